@@ -1,0 +1,1 @@
+"""Coders and reviewers behind stepkit_implement and stepkit_review."""

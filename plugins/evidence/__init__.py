@@ -1,0 +1,1 @@
+"""Evidence condensers: one parser per tool behind stepkit_condense_output."""

@@ -1,0 +1,1 @@
+"""LLM engines and the model-facing tools (imported lazily by the stages)."""

@@ -1,0 +1,1 @@
+"""Observers: the JSONL event log and the terminal progress display."""

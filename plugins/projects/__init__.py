@@ -1,0 +1,1 @@
+"""Project-type plugins: each returns gate commands as data, never runs them."""

@@ -1,0 +1,1 @@
+"""TODO(placeholder): not implemented yet."""

@@ -1,0 +1,1 @@
+"""Default stage implementations (orient, sweep, handoff, check_handoff)."""

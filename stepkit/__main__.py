@@ -1,0 +1,3 @@
+from stepkit.cli import main
+
+raise SystemExit(main())

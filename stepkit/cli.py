@@ -1,0 +1,162 @@
+"""The ``stepkit`` command line: a thin layer that parses arguments and hands
+them to one module per command in :mod:`stepkit.commands`.
+
+Command modules are imported only when their command runs, so ``stepkit
+--version`` and ``stepkit status`` never pay for the model SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from stepkit import __version__
+from stepkit.errors import StepkitError
+
+#: Commands whose parser plugins may extend (they load the project's plugins).
+PLUGIN_COMMANDS = ("run", "resume", "verify", "detect", "stage", "plugins")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise StepkitError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="stepkit", description="Execute one step of a phased implementation plan.")
+    parser.add_argument("--version", action="version", version=f"stepkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name in PLUGIN_COMMANDS:
+            p.add_argument("-p", dest="plugin_flags", action="append", default=[], metavar="no:NAME",
+                           help="disable a plugin by name (repeatable)")
+        return p
+
+    def run_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--step", help="step number or 'next' (default: from the prompt, else next)")
+        p.add_argument("--plans-dir", help="plan repo (default: plans, relative to the project dir)")
+        p.add_argument("--project-dir", default=".", help="the project to change (default: .)")
+        p.add_argument("--engine", help="LLM engine: anthropic[:MODEL] (default) or scripted:FILE")
+        p.add_argument("--coder", help="coder: anthropic, command:SHELL, claude, codex, aider, opencode")
+        p.add_argument("--reviewer", help="reviewer: anthropic, command:SHELL or a preset")
+        p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                       help="tune the initial state, e.g. max_fix_attempts=3 (repeatable)")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = command("run", "Run one step of the plan through the step-runner graph.")
+    p.add_argument("prompt", nargs="?", default="Execute the next step")
+    run_options(p)
+    p.add_argument("--graph", help="a graph YAML file (default: the built-in step-runner)")
+    p.add_argument("--answer", dest="answers", action="append", default=[], metavar="NODE=TEXT",
+                   help="pre-answer gate_blocked or gate_deviation")
+
+    p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
+    p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")
+    p.add_argument("--answer", help="the answer to the question the run paused at")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument("--json", action="store_true")
+
+    p = command("status", "Show the plan repo: steps, status, dependencies, handoffs.")
+    p.add_argument("--plans-dir")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument("--json", action="store_true")
+
+    p = command("verify", "Run the format, lint, build and test gates and print the evidence.")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument("--json", action="store_true")
+
+    p = command("detect", "Show the command each gate would run and the plugin that chose it.")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument("--json", action="store_true")
+
+    p = command("stage", "Run one protocol stage on its own and print its result.")
+    p.add_argument("stage", choices=["orient", "implement", "verify", "sweep", "review", "handoff"])
+    run_options(p)
+
+    p = command("graph", "Draw the step-runner graph (or another graph file).")
+    p.add_argument("--graph", help="a graph YAML file")
+    p.add_argument("--run", dest="run_id", help="highlight the path a run took")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument("--format", choices=["mermaid", "json"], default="mermaid")
+
+    p = command("check-handoff", "Check a handoff file against the protocol's schema.")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+
+    p = command("plugins", "List plugins, their versions and the hooks each implements.")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument("--json", action="store_true")
+
+    command("demo", "Run step 1 of a bundled example project, up to the final approval gate.")
+    return parser
+
+
+def disabled_plugins(args: argparse.Namespace) -> list[str]:
+    """Plugin names from ``-p no:NAME`` flags."""
+    names = []
+    for flag in getattr(args, "plugin_flags", []) or []:
+        if not flag.startswith("no:"):
+            raise StepkitError(f"-p {flag}: only 'no:NAME' is supported (disable a plugin)")
+        names.append(flag[3:])
+    return names
+
+
+def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Let plugins add options to the chosen command before the full parse."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("command", nargs="?")
+    pre.add_argument("--project-dir", default=".")
+    pre.add_argument("-p", dest="plugin_flags", action="append", default=[])
+    known, _ = pre.parse_known_args(argv)
+    if known.command not in PLUGIN_COMMANDS:
+        return
+    from stepkit.config import load_config
+    from stepkit.pluginmanager import get_plugin_manager
+
+    project_dir = Path(known.project_dir).resolve()
+    if not project_dir.is_dir():
+        return  # the command itself reports the bad directory
+    pm = get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(known))
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    pm.hook.stepkit_add_options(parser=subparsers.choices[known.command], command=known.command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        parser = build_parser()
+        _add_plugin_options(parser, argv)
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        module = importlib.import_module(f"stepkit.commands.{args.command.replace('-', '_')}")
+        return int(module.run(args))
+    except StepkitError as exc:
+        _print_error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _print_error("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # an internal bug: still one line unless debugging
+        if os.environ.get("STEPKIT_DEBUG"):
+            traceback.print_exc()
+        _print_error(f"internal error: {type(exc).__name__}: {exc} (STEPKIT_DEBUG=1 shows the traceback)")
+        return 1
+
+
+def _print_error(message: str) -> None:
+    if os.environ.get("STEPKIT_DEBUG") and sys.exc_info()[0] is not None:
+        traceback.print_exc()
+    first_line = message.strip().splitlines()[0] if message.strip() else "error"
+    print(f"stepkit: error: {first_line}", file=sys.stderr)

@@ -1,0 +1,89 @@
+"""Project configuration: ``stepkit.toml`` or ``[tool.stepkit]`` in ``pyproject.toml``.
+
+``stepkit.toml`` holds the same keys at its top level and wins when both exist.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stepkit.errors import UsageError
+
+
+class Timeouts(BaseModel):
+    """Wall-clock and no-output limits in seconds (PROTOCOL.md defaults)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: float = 300
+    lint: float = 300
+    build: float = 600
+    tests: float = 1200
+    no_output: float = 600
+    coder: float = 3600
+    reviewer: float = 1200
+    run: float = 7200
+
+
+class Commands(BaseModel):
+    """Explicit gate commands; an empty string means "this gate has no command"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: str | None = None
+    lint: str | None = None
+    build: str | None = None
+    test: str | None = None
+
+
+class Config(BaseModel):
+    """The ``[tool.stepkit]`` table."""
+
+    model_config = ConfigDict(extra="allow")
+
+    plugins: list[str] = Field(default_factory=list)
+    commands: Commands = Field(default_factory=Commands)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    models: dict[str, str] = Field(default_factory=dict)
+    engine: str | None = None
+    coder: str | None = None
+    reviewer: str | None = None
+    plans_dir: str = "plans"
+    reuse_coder_evidence: bool = True
+    source: str | None = None
+
+
+def load_config(project_dir: Path) -> Config:
+    """Read the project's stepkit configuration; defaults when there is none.
+
+    Raises :class:`UsageError` (one line naming the file) when a file is
+    unreadable or a value has the wrong type.
+    """
+    stepkit_toml = project_dir / "stepkit.toml"
+    pyproject = project_dir / "pyproject.toml"
+    if stepkit_toml.is_file():
+        table, source = _read_toml(stepkit_toml), stepkit_toml
+    elif pyproject.is_file():
+        table, source = _read_toml(pyproject).get("tool", {}).get("stepkit", {}), pyproject
+    else:
+        return Config()
+    try:
+        config = Config.model_validate(table)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise UsageError(f"{source}: stepkit setting {where}: {err['msg']}") from None
+    config.source = str(source)
+    return config
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read configuration: {exc}") from None

@@ -1,0 +1,322 @@
+"""Hook specifications: every extension point of stepkit, grouped by stage.
+
+Plugins implement these with ``@stepkit.hookimpl``.  Built-in plugins register
+first, then entry points (group ``stepkit``), then the project's ``stepconf.py``
+and the modules in ``[tool.stepkit] plugins``; pluggy calls the last
+registered first, so local beats third-party beats built-in.  For
+firstresult hooks the first non-None answer wins and the run records which
+plugin gave it.  hooks.md documents each hook with an example.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from stepkit.config import Config
+from stepkit.results import (
+    CoderResult,
+    GateResult,
+    Question,
+    ReviewResult,
+    StageContext,
+)
+
+hookspec = pluggy.HookspecMarker("stepkit")
+hookimpl = pluggy.HookimplMarker("stepkit")
+
+
+# -- configuration -----------------------------------------------------------
+
+
+@hookspec
+def stepkit_add_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add command-line options to a stepkit command.
+
+    :param parser: the argparse parser of the command being built.
+    :param command: the command name (``run``, ``verify``, ``stage`` …).
+
+    Called for every plugin.  Usable in ``stepconf.py``: yes, but only options
+    of commands that load the project's plugins (all but ``graph`` and
+    ``check-handoff``).
+    """
+
+
+@hookspec
+def stepkit_configure(config: Config, settings: dict[str, Any]) -> None:
+    """Inspect or adjust the configuration before a command does its work.
+
+    :param config: the project's configuration (``stepkit.toml`` /
+        ``[tool.stepkit]``), mutable.
+    :param settings: the run settings (``--set`` values, engine/coder/reviewer
+        specs, parsed plugin options), mutable.
+
+    Called for every plugin.  Usable in ``stepconf.py``: yes.
+    """
+
+
+# -- project -----------------------------------------------------------------
+
+
+@hookspec
+def stepkit_detect_project(project_dir: Path) -> str | None:
+    """Name the project type this plugin recognises in ``project_dir``.
+
+    :param project_dir: the project root.
+    :return: a short type name (``python``, ``node``, ``rust`` …) or None.
+
+    Called for every plugin; the answers, in call order, are the project
+    types (the first is the primary one).  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
+    """Return the shell command that formats the project in place.
+
+    :param project_dir: the project root (the command runs there).
+    :param config: the project's configuration.
+    :return: a shell command string; ``""`` to say "this project has no
+        formatter" and stop the search; None for no opinion.
+
+    firstresult: the first non-None answer wins (environment overrides and
+    ``[tool.stepkit.commands]`` answer first, then task runners, then language
+    plugins).  Return commands as data; never run them here.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_lint_command(project_dir: Path, config: Config) -> str | None:
+    """Return the shell command that lints the project.
+
+    :param project_dir: the project root.
+    :param config: the project's configuration.
+    :return: a shell command, ``""`` for "no linter", None for no opinion.
+
+    firstresult.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_build_command(project_dir: Path, config: Config) -> str | None:
+    """Return the shell command that builds or type-checks the project.
+
+    :param project_dir: the project root.
+    :param config: the project's configuration.
+    :return: a shell command, ``""`` for "nothing to build", None for no opinion.
+
+    firstresult.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_test_command(project_dir: Path, config: Config) -> str | None:
+    """Return the shell command that runs the project's FULL test suite.
+
+    :param project_dir: the project root.
+    :param config: the project's configuration.
+    :return: a shell command, ``""`` for "no tests", None for no opinion.
+
+    firstresult.  Usable in ``stepconf.py``: yes.
+    """
+
+
+# -- evidence ----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def stepkit_condense_output(
+    gate: str, command: str, output: str, exit_code: int | None, log_path: Path | None
+) -> str | None:
+    """Condense a gate's output into evidence a model and a handoff can carry.
+
+    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param command: the command that ran (parsers pick themselves by it and by
+        the output's shape).
+    :param output: the output text; for very large outputs the head and the
+        tail joined by a ``[... N bytes omitted ...]`` line.
+    :param exit_code: the command's exit code (None when it never finished).
+    :param log_path: the full log on disk, to name in the cut marker.
+    :return: the condensed text (the failing ids, the first error of each
+        failure, the summary line), or None when this parser does not
+        recognise the output.  The harness caps the result at 200 lines /
+        16 KB and appends ``[kept X of Y lines; full log: PATH]`` when cut.
+
+    firstresult; the generic head+tail parser answers last.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+# -- stages ------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def stepkit_orient(ctx: StageContext) -> dict[str, Any] | None:
+    """Read-only orientation and staleness check for the step.
+
+    :param ctx: the stage context; ``ctx.state`` holds ``plan_text``,
+        ``previous_handoff``, ``notes`` and the step's metadata.
+    :return: a dict with ``plan_summary``, ``implementation_brief``,
+        ``staleness_report`` ("clean" if none), ``has_major_deviation`` (bool),
+        ``deviation_summary``; None for no opinion.
+    :raises StageFault: the stage could not produce a result (routed to
+        note_llm_fault).
+
+    firstresult; the built-in LLM implementation is trylast.  Must not change
+    the project tree (a change is detected and is a fault).  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_implement(ctx: StageContext) -> CoderResult | None:
+    """Delegate the step (or a fix) to a coder and return its result.
+
+    :param ctx: the stage context; ``ctx.state`` holds the plan, the
+        implementation brief, ``user_guidance`` and ``fix_instructions``;
+        ``ctx.settings["coder"]`` is the coder spec.
+    :return: a :class:`~stepkit.results.CoderResult`; ``crashed=True`` when
+        the coder died (the run fails, the coder is never re-run).
+
+    firstresult; built-ins answer for ``anthropic``, ``command:SHELL`` and the
+    presets and return None for a spec they do not own.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_sweep(ctx: StageContext) -> dict[str, Any] | None:
+    """Edge-case sweep over the changed code.
+
+    :param ctx: the stage context; ``ctx.state["changed_files"]`` lists the
+        files the step changed.
+    :return: a dict with ``edge_case_report``, ``downstream_updates``,
+        ``needs_independent_review`` (bool) and ``annotations``: a list of
+        ``{"step": N, "edge_case": "text"}`` that the harness appends to the
+        ``Edge cases`` section of later step plans (nothing else in those
+        plans can change).
+    :raises StageFault: routed to write_handoff, flagged as not run.
+
+    firstresult; the built-in LLM implementation is trylast.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_review(ctx: StageContext) -> ReviewResult | None:
+    """Independent review of the step's diff against its acceptance criteria.
+
+    :param ctx: the stage context; ``ctx.settings["reviewer"]`` is the
+        reviewer spec; ``ctx.state["diff"]`` the step's diff.
+    :return: a :class:`~stepkit.results.ReviewResult`; critical findings are
+        marked with 🔴.  Set ``fault`` (or raise StageFault) when the review
+        did not run: a fault is never read as findings.
+
+    firstresult.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any] | None:
+    """Write the prose of the step's handoff.
+
+    :param ctx: the stage context; ``ctx.state`` holds the gate results,
+        fix history, staleness report, sweep report, review, faults, and
+        ``handoff_feedback`` (problems from a failed check to fix exactly).
+    :return: a dict with ``step_summary``, ``result``
+        (complete|partial|blocked), the prose sections ``summary``,
+        ``completed``, ``not_completed``, ``deviations``,
+        ``downstream_plan_updates``, ``edge_cases_discovered``,
+        ``notes_for_next_step``, and ``notes_facts`` (lines for NOTES.md).
+        The harness renders the file and builds the Evidence section from the
+        recorded gates itself.
+    :raises StageFault: routed to note_llm_fault.
+
+    firstresult; the built-in LLM implementation is trylast.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_check_handoff(path: Path, text: str, gates: list[GateResult]) -> list[str]:
+    """Check a handoff file; return the problems found (empty when valid).
+
+    :param path: the handoff file.
+    :param text: its content.
+    :param gates: the gates the run recorded (empty outside a run: then the
+        Evidence is checked for shape only).
+    :return: a list of one-line problems.
+
+    Collect-all: every plugin's problems are joined.  Usable in
+    ``stepconf.py``: yes, to add project rules.
+    """
+
+
+# -- gates -------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
+    """Answer an approval or input node.
+
+    :param question: what the node asks (text, options, whether free text is
+        allowed).
+    :param settings: run settings; ``settings["answers"]`` holds answers given
+        with ``--answer`` / ``stepkit resume --answer``.
+    :return: the answer text, or None for no opinion.
+    :raises stepkit.engine.Paused: to pause the run at this node (the
+        built-in does so when stdin is not a TTY).
+
+    firstresult.  The final ``gate_user_review`` is answered only after its
+    question was shown.  Usable in ``stepconf.py``: yes (e.g. a chat bridge).
+    """
+
+
+# -- observers ---------------------------------------------------------------
+
+
+@hookspec
+def stepkit_node_started(run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
+    """A node is about to run.
+
+    :param run_id: the run.
+    :param node: the node id.
+    :param kind: the node kind (script, stage, approval, input, end).
+    :param state: the run state (read-only).
+
+    Called for every plugin.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_node_finished(
+    run_id: str, node: str, route: str | None, duration_s: float, state: dict[str, Any]
+) -> None:
+    """A node finished.
+
+    :param run_id: the run.
+    :param node: the node id.
+    :param route: the next node id (None at an end node).
+    :param duration_s: how long the node took.
+    :param state: the run state after the node (read-only); ``gates`` and
+        ``usage`` carry gate results and tokens so far.
+
+    Called for every plugin.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_run_finished(run_id: str, outcome: str, exit_code: int, output: str) -> None:
+    """The run ended at an end node or paused.
+
+    :param run_id: the run.
+    :param outcome: a sentinel (``STEP_COMPLETE`` …) or ``PAUSED``.
+    :param exit_code: the process exit code stepkit will use.
+    :param output: the end node's full text (first line the sentinel).
+
+    Called for every plugin.  Usable in ``stepconf.py``: yes.
+    """

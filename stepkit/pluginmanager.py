@@ -1,0 +1,218 @@
+"""Build a plugin manager: built-ins, entry points, the project's own plugins.
+
+A fresh manager is built per command (never at import).  Registration order is
+built-in → entry points (group ``stepkit``) → ``[tool.stepkit] plugins`` →
+``stepconf.py``; pluggy calls the last registered first, so local beats
+third-party beats built-in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from stepkit import hookspecs
+from stepkit.config import Config
+from stepkit.errors import PluginError
+
+#: Built-in plugins, in registration order.  Language plugins come before the
+#: task runners so that a Makefile target answers before a language default;
+#: the overrides plugin answers first of all through ``tryfirst``.
+DEFAULT_PLUGINS: list[str] = [
+    "stepkit.plugins.projects.zig",
+    "stepkit.plugins.projects.swift",
+    "stepkit.plugins.projects.php",
+    "stepkit.plugins.projects.elixir",
+    "stepkit.plugins.projects.ruby",
+    "stepkit.plugins.projects.cmake",
+    "stepkit.plugins.projects.dotnet",
+    "stepkit.plugins.projects.jvm",
+    "stepkit.plugins.projects.python",
+    "stepkit.plugins.projects.node",
+    "stepkit.plugins.projects.deno",
+    "stepkit.plugins.projects.go",
+    "stepkit.plugins.projects.rust",
+    "stepkit.plugins.projects.taskrunners",
+    "stepkit.plugins.overrides",
+    "stepkit.plugins.evidence.generic",
+    "stepkit.plugins.evidence.pytest",
+    "stepkit.plugins.evidence.unittest",
+    "stepkit.plugins.evidence.cargo",
+    "stepkit.plugins.evidence.gotest",
+    "stepkit.plugins.evidence.jest",
+    "stepkit.plugins.evidence.ruff",
+    "stepkit.plugins.evidence.mypy",
+    "stepkit.plugins.evidence.eslint",
+    "stepkit.plugins.evidence.tsc",
+    "stepkit.plugins.ask",
+    "stepkit.plugins.stages.orient",
+    "stepkit.plugins.stages.sweep",
+    "stepkit.plugins.stages.handoff",
+    "stepkit.plugins.stages.check_handoff",
+    "stepkit.plugins.coders.command",
+    "stepkit.plugins.coders.anthropic",
+    "stepkit.plugins.coders.reviewer",
+    "stepkit.plugins.observers.eventlog",
+    "stepkit.plugins.observers.progress",
+]
+
+ENTRY_POINT_GROUP = "stepkit"
+ALLOW_LIST_ENV = "STEPKIT_LOAD_PLUGINS"
+
+
+class StepkitPluginManager(pluggy.PluginManager):
+    """pluggy's manager plus a record of plugins that failed to load."""
+
+    def __init__(self) -> None:
+        super().__init__("stepkit")
+        self.add_hookspecs(hookspecs)
+        self.load_errors: dict[str, str] = {}
+        self.origins: dict[str, str] = {}
+
+
+def get_plugin_manager(
+    project_dir: Path | None = None,
+    config: Config | None = None,
+    disabled: tuple[str, ...] | list[str] = (),
+    builtins: list[str] | None = None,
+) -> StepkitPluginManager:
+    """Build a fresh plugin manager for one command.
+
+    :param project_dir: the project whose ``stepconf.py`` and configured
+        plugins are loaded (None: built-ins and entry points only).
+    :param config: the project's configuration (for ``plugins``).
+    :param disabled: names from ``-p no:NAME``.
+    :param builtins: override :data:`DEFAULT_PLUGINS` (tests, custom hosts).
+    :raises PluginError: a plugin the project asked for (``stepconf.py`` or a
+        ``[tool.stepkit] plugins`` entry) failed to load, or a plugin
+        implements a hook that does not exist.
+    """
+    pm = StepkitPluginManager()
+    blocked = set(disabled)
+    allow = _allow_list()
+
+    for module_name in DEFAULT_PLUGINS if builtins is None else builtins:
+        if _is_blocked(module_name, blocked):
+            continue
+        _register(pm, importlib.import_module(module_name), module_name, "builtin")
+
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in blocked or (allow is not None and ep.name not in allow):
+            continue
+        try:
+            _register(pm, ep.load(), ep.name, f"entry point {ep.value}")
+        except Exception as exc:  # a broken third-party plugin must not kill the run
+            pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
+
+    if project_dir is not None:
+        for spec in (config.plugins if config else []):
+            if spec in blocked or (allow is not None and spec not in allow):
+                continue
+            _register(pm, _load_configured(project_dir, spec), spec, "[tool.stepkit] plugins")
+        stepconf = project_dir / "stepconf.py"
+        if stepconf.is_file() and "stepconf" not in blocked and (allow is None or "stepconf" in allow):
+            _register(pm, _load_from_path(stepconf), "stepconf", str(stepconf))
+
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise PluginError(f"plugin {exc.plugin!r}: {exc}") from None
+    return pm
+
+
+def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tuple[Any, str | None]:
+    """Call a firstresult hook and also say which plugin answered.
+
+    Calls the implementations in pluggy's order (tryfirst, last registered,
+    …, trylast) and stops at the first non-None result.
+    """
+    hook = getattr(pm.hook, hook_name)
+    for impl in reversed(hook.get_hookimpls()):
+        args = {name: kwargs[name] for name in impl.argnames if name in kwargs}
+        result = impl.function(**args)
+        if result is not None:
+            return result, impl.plugin_name
+    return None, None
+
+
+def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
+    """Describe every registered plugin: name, origin, version and hooks."""
+    hooks_by_plugin: dict[str, list[str]] = {}
+    for name, plugin in pm.list_name_plugin():
+        hooks_by_plugin[name] = sorted(impl.name for impl in pm.get_hookcallers(plugin) or [])
+    result = []
+    for name, plugin in pm.list_name_plugin():
+        result.append(
+            {
+                "name": name,
+                "origin": pm.origins.get(name, ""),
+                "version": _version_of(plugin),
+                "hooks": hooks_by_plugin[name],
+            }
+        )
+    for name, error in pm.load_errors.items():
+        result.append({"name": name, "origin": "failed to load", "version": None, "hooks": [], "error": error})
+    return result
+
+
+def _register(pm: StepkitPluginManager, module: ModuleType, name: str, origin: str) -> None:
+    pm.register(module, name=name)
+    pm.origins[name] = origin
+
+
+def _is_blocked(module_name: str, blocked: set[str]) -> bool:
+    short = module_name.rsplit(".", 1)[-1]
+    return module_name in blocked or short in blocked
+
+
+def _allow_list() -> set[str] | None:
+    raw = os.environ.get(ALLOW_LIST_ENV)
+    if raw is None:
+        return None
+    return {item.strip() for item in raw.split(",") if item.strip()}
+
+
+def _load_configured(project_dir: Path, spec: str) -> ModuleType:
+    """A ``[tool.stepkit] plugins`` entry: a path to a ``.py`` file (relative to
+    the project) or an importable module name."""
+    if spec.endswith(".py"):
+        return _load_from_path(project_dir / spec)
+    try:
+        return importlib.import_module(spec)
+    except Exception as exc:
+        raise PluginError(f"plugin {spec!r} (from [tool.stepkit] plugins) failed to import: {type(exc).__name__}: {exc}") from None
+
+
+def _load_from_path(path: Path) -> ModuleType:
+    """Load a plugin module from its file without touching ``sys.path``."""
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(f"_stepkit_local_{path.stem}_{digest}", path)
+    if spec is None or spec.loader is None:
+        raise PluginError(f"plugin {path}: cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise PluginError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _version_of(plugin: Any) -> str | None:
+    module_name = getattr(plugin, "__name__", "")
+    if module_name.startswith("stepkit."):
+        from stepkit import __version__
+
+        return __version__
+    top = module_name.split(".", 1)[0]
+    try:
+        return importlib.metadata.version(top)
+    except importlib.metadata.PackageNotFoundError:
+        return None

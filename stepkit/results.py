@@ -1,0 +1,156 @@
+"""Records exchanged between the core and plugins.
+
+These are the data contracts of the hooks in :mod:`stepkit.hookspecs`: what a
+gate run records, what a coder returns, what an approval node asks, and what a
+stage hook receives.  They are plain pydantic models (or a dataclass where a
+live object such as the plugin manager has to travel along) so that a plugin
+author can build them without knowing the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, Field
+
+GateName = Literal["format", "lint", "build", "tests"]
+GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
+GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
+
+CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
+CODER_SENTINELS: tuple[str, ...] = ("CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED")
+
+
+class GateResult(BaseModel):
+    """One verification gate as it ran (or did not run): the evidence record.
+
+    ``evidence`` is the condensed output that the model and the handoff get;
+    ``log`` is the full output on disk.  ``status`` is decided by the harness
+    from the exit code, never by a model.
+    """
+
+    name: GateName
+    status: GateStatus
+    command: str | None = None
+    plugin: str | None = None
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    log: str | None = None
+    summary: str = ""
+    evidence: str = ""
+    tree_hash: str | None = None
+    started_at: str | None = None
+
+    @property
+    def ran(self) -> bool:
+        return self.status not in ("not_run", "error")
+
+
+class CoderResult(BaseModel):
+    """What a coder (built-in or an external CLI) handed back.
+
+    ``crashed`` means the coder died (killed by a signal, could not start, or
+    timed out): the run fails at once and the coder is never re-run.
+    ``sentinel`` is None when the output carried none (route_coder_result
+    turns that into a failure with "no recognizable sentinel").
+    """
+
+    sentinel: CoderSentinel | None = None
+    crashed: bool = False
+    text: str = ""
+    exit_code: int | None = None
+    changed_files: list[str] = Field(default_factory=list)
+    cost_usd: float | None = None
+    session_id: str | None = None
+    gates: list[GateResult] = Field(default_factory=list)
+    log: str | None = None
+
+
+class ReviewResult(BaseModel):
+    """An independent review.  ``fault`` is set when the reviewer did not run
+    properly; then ``review_report`` is never treated as findings."""
+
+    review_report: str = ""
+    fault: str | None = None
+
+
+class Question(BaseModel):
+    """What an approval or input node asks a human.
+
+    ``kind`` is ``approval`` (pick an option, or free text when
+    ``allow_other``) or ``input`` (free text; ``non_empty`` enforced).
+    """
+
+    node: str
+    kind: Literal["approval", "input"]
+    text: str
+    options: list[str] = Field(default_factory=list)
+    allow_other: bool = False
+    non_empty: bool = False
+
+
+class Usage(BaseModel):
+    """Model usage; summed per node and per run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 6),
+        )
+
+
+class StageFault(Exception):
+    """A stage could not produce its result (engine error, invalid output twice,
+    budget exceeded, a read-only node that wrote).  The graph routes it along
+    the node's fault edge; ``note`` is the one-paragraph explanation."""
+
+    def __init__(self, note: str):
+        super().__init__(note)
+        self.note = note
+
+
+@dataclass
+class StageContext:
+    """Everything a stage hook needs to do its job for one node of one run.
+
+    :ivar node: the graph node id calling the stage (``orient``, ``implement`` …).
+    :ivar project_dir: the project being changed (absolute).
+    :ivar plans_dir: the plan repo (absolute).
+    :ivar state: the run state (read it; return updates instead of mutating).
+    :ivar settings: run settings: ``engine``, ``coder``, ``reviewer`` specs,
+        budgets and the ``--set`` values.
+    :ivar config: the project's stepkit configuration.
+    :ivar pm: the plugin manager of this run (to call other hooks).
+    :ivar run_dir: the run's directory under ``.stepkit/runs`` (None outside a run).
+    :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
+    :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
+    """
+
+    node: str
+    project_dir: Path
+    plans_dir: Path
+    state: dict[str, Any]
+    settings: dict[str, Any]
+    config: Any
+    pm: Any
+    run_dir: Path | None = None
+    emit: Callable[..., None] = field(default=lambda kind, **fields: None)
+    ask: Callable[[Question], str] | None = None
+
+    def log_dir(self) -> Path:
+        """Directory for full logs of this run (a temp-like dir outside runs)."""
+        base = self.run_dir if self.run_dir else self.project_dir / ".stepkit" / "adhoc"
+        path = base / "logs"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
