@@ -110,14 +110,36 @@ class Usage(BaseModel):
         )
 
 
+class Outcome(BaseModel):
+    """What a script or stage node returns to the graph driver: the route label
+    to take (a key of the node's ``routes``; None = its ``next``) and the
+    state updates to merge."""
+
+    route: str | None = None
+    updates: dict[str, Any] = Field(default_factory=dict)
+
+
+class Paused(Exception):
+    """Raised by a ``stepkit_ask`` implementation to pause the run at an
+    approval or input node until ``stepkit resume --answer`` supplies the
+    answer."""
+
+    def __init__(self, question: "Question"):
+        super().__init__(question.text)
+        self.question = question
+
+
 class StageFault(Exception):
     """A stage could not produce its result (engine error, invalid output twice,
     budget exceeded, a read-only node that wrote).  The graph routes it along
     the node's fault edge; ``note`` is the one-paragraph explanation."""
 
-    def __init__(self, note: str):
+    def __init__(self, note: str, updates: dict[str, Any] | None = None):
         super().__init__(note)
         self.note = note
+        #: state updates to keep even though the node faulted (e.g. the text
+        #: of a crashed coder, which lands in ``coder_result``).
+        self.updates = updates or {}
 
 
 @dataclass
@@ -147,6 +169,7 @@ class StageContext:
     run_dir: Path | None = None
     emit: Callable[..., None] = field(default=lambda kind, **fields: None)
     ask: Callable[[Question], str] | None = None
+    usage: Usage = field(default_factory=lambda: Usage())
 
     def log_dir(self) -> Path:
         """Directory for full logs of this run (a temp-like dir outside runs)."""
