@@ -1,0 +1,95 @@
+"""The LLM engine interface the stages call, and the factory that picks one.
+
+A stage asks an engine for one structured answer::
+
+    engine = make_engine(ctx.settings.get("engine"), ctx)
+    answer = engine.structured(
+        node=ctx.node, system=SYSTEM, prefix=plan_block, prompt=task,
+        schema=OrientAnswer, tools=read_only_tools(ctx.project_dir), ctx=ctx,
+    )
+
+Engines (``--engine SPEC``):
+
+- ``anthropic`` or ``anthropic:MODEL`` (the default): the Anthropic Messages
+  API through the official SDK (:mod:`stepkit.plugins.llm.anthropic_engine`).
+- ``scripted:FILE``: offline answers per node id from a YAML file
+  (:mod:`stepkit.plugins.llm.scripted`), for the demo and for tests of custom
+  graphs and plugins.
+
+Every engine failure (HTTP error after retries, invalid output twice, budget
+exceeded, tool loop too long) is raised as :class:`~stepkit.results.StageFault`
+whose ``note`` is one paragraph without a traceback or a secret.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from stepkit.errors import UsageError
+from stepkit.results import StageContext
+
+if TYPE_CHECKING:
+    from stepkit.plugins.llm.tools import Tool
+
+DEFAULT_ENGINE = "anthropic"
+M = TypeVar("M", bound=BaseModel)
+
+
+class Engine(Protocol):
+    """Something that turns a prompt into a validated pydantic answer."""
+
+    def structured(
+        self,
+        *,
+        node: str,
+        system: str,
+        prompt: str,
+        schema: type[M],
+        tools: list[Tool] | None,
+        ctx: StageContext,
+        max_turns: int = 20,
+        prefix: str | None = None,
+    ) -> M:
+        """Ask the model and return its answer validated by ``schema``.
+
+        :param node: the graph node asking (selects the model and the scripted
+            answer; named in events and fault notes).
+        :param system: the node's instructions (stable: cached).
+        :param prompt: the task for this call (changes from call to call).
+        :param schema: the pydantic model the answer must validate against.
+        :param tools: model-facing tools the model may call (None = none).
+        :param ctx: the stage context: settings (model, budgets, retries),
+            usage (updated in place) and ``emit`` (one ``llm_call`` event per
+            API call).
+        :param max_turns: bound on model round trips in the tool loop.
+        :param prefix: stable material sent before ``prompt`` (the step plan,
+            the previous handoff); marked for prompt caching.
+        :raises StageFault: the engine could not produce a valid answer.
+        """
+        ...
+
+
+def make_engine(spec: str | None, ctx: StageContext) -> Engine:
+    """Build the engine named by ``spec``.
+
+    ``spec`` falls back to ``ctx.settings["engine"]``, then the project's
+    ``engine`` setting, then ``anthropic``.
+
+    :raises UsageError: unknown engine kind, or a scripted file that is
+        missing or malformed (a configuration error, one line).
+    """
+    spec = spec or ctx.settings.get("engine") or getattr(ctx.config, "engine", None)
+    kind, _, arg = (spec or DEFAULT_ENGINE).partition(":")
+    if kind == "anthropic":
+        from stepkit.plugins.llm.anthropic_engine import AnthropicEngine
+
+        return AnthropicEngine(model=arg or None)
+    if kind == "scripted":
+        from stepkit.plugins.llm.scripted import ScriptedEngine
+
+        if not arg:
+            raise UsageError("--engine scripted:FILE needs a file name")
+        return ScriptedEngine.load(arg, ctx)
+    raise UsageError(f"unknown engine {spec!r}: use anthropic[:MODEL] or scripted:FILE")
