@@ -1,1 +1,16 @@
-"""TODO(placeholder): not implemented yet."""
+"""Built-in ``stepkit_check_handoff``: the protocol's schema and the Evidence
+agreeing with the recorded gates (see :func:`stepkit.handoff.check_handoff_text`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stepkit.handoff import check_handoff_text
+from stepkit.hookspecs import hookimpl
+from stepkit.results import GateResult
+
+
+@hookimpl
+def stepkit_check_handoff(path: Path, text: str, gates: list[GateResult]) -> list[str]:
+    """Return the schema and evidence problems of one handoff file."""
+    return check_handoff_text(text, gates)

@@ -1,0 +1,45 @@
+"""``stepkit check-handoff PATH [--json]``: check any handoff file.
+
+Exit 0 when valid, 1 with one problem per line, 2 when the file cannot be
+read.  Outside a run there are no recorded gates, so the Evidence section is
+checked for shape only.  Plugins from entry points add their own rules; the
+project's ``stepconf.py`` is not loaded (no project is named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from stepkit.errors import StepkitError
+
+
+def check_file(path: Path) -> list[str]:
+    """Run every ``stepkit_check_handoff`` implementation on one file.
+
+    :raises StepkitError: the file cannot be read.
+    """
+    from stepkit.pluginmanager import get_plugin_manager
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise StepkitError(f"cannot read handoff {path}: {reason}") from None
+    pm = get_plugin_manager()
+    answers = pm.hook.stepkit_check_handoff(path=path, text=text, gates=[])
+    return [problem for answer in answers for problem in (answer or [])]
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    problems = check_file(path)
+    if args.json:
+        print(json.dumps({"path": str(path), "ok": not problems, "problems": problems}))
+    else:
+        for problem in problems:
+            print(problem)
+        if not problems:
+            print(f"{path}: valid handoff")
+    return 1 if problems else 0
