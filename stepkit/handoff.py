@@ -73,7 +73,7 @@ def render_handoff(
     changed_files: Sequence[str] = (),
     fix_attempts: int | None = None,
     max_fix_attempts: int | None = None,
-    tamper_flags: Sequence[str] = (),
+    deviations: Sequence[str] = (),
 ) -> str:
     """Render a handoff file: frontmatter, then the eight sections in order.
 
@@ -85,8 +85,10 @@ def render_handoff(
     :param gates: the recorded gate results (models or their dicts).
     :param faults: pipeline faults, e.g. :data:`SWEEP_FAULT`; a line not
         starting with ``PIPELINE-FAULT:`` gets that prefix.
-    :param tamper_flags: harness findings (e.g. plan-repo edits by the coder
-        that were undone); added to Deviations.
+    :param deviations: deviations the harness recorded (e.g. plan-repo edits
+        by the coder that were undone); added to Deviations after the prose.
+    :param fix_attempts: fix attempts used (with ``max_fix_attempts``, the
+        budget) and ``fix_history``: the fix-loop record in Evidence.
     :return: the file's text.  Evidence is built here from ``gates``,
         never from prose.
     """
@@ -101,8 +103,8 @@ def render_handoff(
                              max_fix_attempts)
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))
-            if section == "Deviations" and tamper_flags:
-                flagged = "\n".join(f"- Recorded by stepkit: {flag}" for flag in tamper_flags)
+            if section == "Deviations" and deviations:
+                flagged = "\n".join(f"- Recorded by stepkit: {item}" for item in deviations)
                 body = flagged if body == "None" else f"{body}\n\n{flagged}"
             if section == "Edge cases discovered":
                 sweep = [line for line in fault_lines if line.startswith(SWEEP_FAULT)]
@@ -110,36 +112,6 @@ def render_handoff(
                     body = "\n".join(sweep) + ("" if body == "None" else f"\n\n{body}")
         parts.append(f"\n## {section}\n\n{body}\n")
     return "".join(parts)
-
-
-def render_handoff_from_state(state: Mapping[str, Any], answer: Mapping[str, Any]) -> str:
-    """Render the handoff from the run state and the write_handoff answer.
-
-    Reads ``step``, ``title``, ``gates``, ``fix_history``, ``changed_files``,
-    ``fix_attempts``, ``max_fix_attempts``, ``tamper_flags``, and turns a
-    non-empty ``sweep_fault`` / ``review_fault`` into PIPELINE-FAULT lines
-    carrying the fault's first line as the reason.
-    """
-    faults = []
-    for key, line in (("sweep_fault", SWEEP_FAULT), ("review_fault", REVIEW_FAULT)):
-        note = state.get(key)
-        if not note:
-            continue
-        reason = note.strip().splitlines()[0] if isinstance(note, str) and note.strip() else ""
-        faults.append(f"{line} ({reason})" if reason else line)
-    return render_handoff(
-        step=int(state["step"]),
-        title=str(state.get("title") or ""),
-        result=str(answer.get("result") or "partial"),
-        prose=answer,
-        gates=state.get("gates") or [],
-        faults=faults,
-        fix_history=state.get("fix_history") or [],
-        changed_files=state.get("changed_files") or [],
-        fix_attempts=state.get("fix_attempts"),
-        max_fix_attempts=state.get("max_fix_attempts"),
-        tamper_flags=state.get("tamper_flags") or [],
-    )
 
 
 def _fault_line(fault: str) -> str:
