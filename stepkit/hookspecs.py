@@ -268,7 +268,7 @@ def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
     :param settings: run settings; ``settings["answers"]`` holds answers given
         with ``--answer`` / ``stepkit resume --answer``.
     :return: the answer text, or None for no opinion.
-    :raises stepkit.engine.Paused: to pause the run at this node (the
+    :raises stepkit.results.Paused: to pause the run at this node (the
         built-in does so when stdin is not a TTY).
 
     firstresult.  The final ``gate_user_review`` is answered only after its

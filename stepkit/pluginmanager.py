@@ -61,7 +61,6 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.coders.anthropic",
     "stepkit.plugins.coders.reviewer",
     "stepkit.plugins.observers.eventlog",
-    "stepkit.plugins.observers.progress",
 ]
 
 ENTRY_POINT_GROUP = "stepkit"

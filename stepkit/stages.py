@@ -1,0 +1,258 @@
+"""Stage adapters: call a stage hook and apply the harness's mechanics around it.
+
+The hooks (``stepkit_orient`` …) only produce results; the harness is what
+makes the protocol's rules hold whatever a plugin or a model does:
+
+- orient is read-only in fact: the tree is compared before and after;
+- the step's scope snapshot is taken when the step starts, and after the
+  coder the changed files, the diff, tamper flags are computed and edits to
+  the plan repo are undone and recorded as a deviation;
+- the sweep's annotations are applied only as additions to the ``Edge cases``
+  section of LATER step plans;
+- the handoff file is rendered by the harness, with an Evidence section built
+  from the recorded gates; NOTES.md is only appended to.
+
+``run_stage(name, ctx)`` is what the graph's stage nodes, ``stepkit stage``
+and :func:`stepkit.api.run_stage` call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from stepkit.pluginmanager import first_answer
+from stepkit.results import CoderResult, GateResult, Outcome, ReviewResult, StageContext, StageFault
+
+
+class OrientResult(BaseModel):
+    plan_summary: str
+    implementation_brief: str
+    staleness_report: str
+    has_major_deviation: bool
+    deviation_summary: str = ""
+
+
+class SweepResult(BaseModel):
+    edge_case_report: str
+    downstream_updates: Any = ""
+    needs_independent_review: bool = False
+    annotations: list[dict[str, Any]] = []
+
+
+class HandoffProse(BaseModel):
+    step_summary: str
+    result: str = "complete"
+    summary: str = ""
+    completed: str = ""
+    not_completed: str = ""
+    deviations: str = ""
+    downstream_plan_updates: str = ""
+    edge_cases_discovered: str = ""
+    notes_for_next_step: str = ""
+    notes_facts: list[str] = []
+
+
+def run_stage(name: str, ctx: StageContext) -> Outcome:
+    """Run the stage ``name`` (orient, implement, sweep, review, handoff, verify)."""
+    try:
+        stage = STAGES[name]
+    except KeyError:
+        raise StageFault(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})") from None
+    return stage(ctx)
+
+
+def _call_hook(ctx: StageContext, hook: str) -> tuple[Any, str]:
+    result, plugin = first_answer(ctx.pm, hook, ctx=ctx)
+    if result is None:
+        raise StageFault(f"no plugin answered {hook} (is the plugin that provides it disabled?)")
+    ctx.emit("hook_answered", hook=hook, plugin=plugin)
+    return result, plugin
+
+
+def _validated(model: type[BaseModel], data: Any, hook: str) -> BaseModel:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise StageFault(f"{hook} returned an invalid result: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+# -- orient ------------------------------------------------------------------
+
+
+def orient(ctx: StageContext) -> Outcome:
+    """Mark the step in-progress (it really starts now), snapshot the scope,
+    and run the read-only orientation; a change to the tree is a fault."""
+    from stepkit.plan import set_status
+    from stepkit.snapshot import diff_snapshots, tree_snapshot
+
+    plan_path = ctx.state.get("plan_path")
+    if plan_path:
+        set_status(Path(plan_path), "in-progress")
+    _save_scope_snapshot(ctx)
+    before = tree_snapshot(ctx.project_dir)
+    data, plugin = _call_hook(ctx, "stepkit_orient")
+    changed = diff_snapshots(before, tree_snapshot(ctx.project_dir))
+    if changed:
+        raise StageFault(f"orient is read-only but the project tree changed during it: {', '.join(changed[:10])}")
+    result = _validated(OrientResult, data, "stepkit_orient")
+    return Outcome(updates={**result.model_dump(), "orient_plugin": plugin})
+
+
+# -- implement ---------------------------------------------------------------
+
+
+def implement(ctx: StageContext) -> Outcome:
+    """Delegate to the coder; then the scope guard looks at what it did."""
+    from stepkit import scope
+
+    result, plugin = _call_hook(ctx, "stepkit_implement")
+    coder = result if isinstance(result, CoderResult) else CoderResult.model_validate(result)
+    snapshot = _load_scope_snapshot(ctx)
+    undone = scope.restore_plan_repo(snapshot, ctx.project_dir, ctx.plans_dir) if snapshot else []
+    updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin}
+    if snapshot:
+        updates["changed_files"] = scope.changed_files(snapshot, ctx.project_dir)
+        updates["diff"] = scope.step_diff(snapshot, ctx.project_dir)
+        updates["tamper_flags"] = scope.tamper_flags(snapshot, ctx.project_dir)
+    if undone:
+        deviation = f"the coder edited the plan repo; undone by the harness: {', '.join(undone)}"
+        updates["scope_deviations"] = [*ctx.state.get("scope_deviations", []), deviation]
+    if coder.crashed:
+        raise StageFault(f"the coder crashed: {_last_line(coder.text)}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
+    return Outcome(updates=updates)
+
+
+def _scope_path(ctx: StageContext) -> Path | None:
+    return ctx.run_dir / "scope_snapshot.json" if ctx.run_dir else None
+
+
+def _save_scope_snapshot(ctx: StageContext) -> None:
+    from stepkit import scope
+
+    path = _scope_path(ctx)
+    if path is not None and not path.exists():
+        snapshot = scope.take_snapshot(ctx.project_dir, ctx.plans_dir)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(snapshot.model_dump_json(), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def _load_scope_snapshot(ctx: StageContext):
+    from stepkit import scope
+
+    path = _scope_path(ctx)
+    if path is None:
+        return None
+    if not path.exists():
+        _save_scope_snapshot(ctx)
+    return scope.Snapshot.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+# -- sweep -------------------------------------------------------------------
+
+
+def sweep(ctx: StageContext) -> Outcome:
+    """Edge-case sweep; annotations of LATER steps land only in their Edge cases."""
+    from stepkit.plan import append_edge_case
+
+    data, plugin = _call_hook(ctx, "stepkit_sweep")
+    result = _validated(SweepResult, data, "stepkit_sweep")
+    later = {int(s["step"]): Path(s["path"]) for s in ctx.state.get("later_steps", [])}
+    applied, refused = [], []
+    for note in result.annotations:
+        step, text = note.get("step"), str(note.get("edge_case") or "").strip()
+        path = later.get(int(step)) if isinstance(step, int) or str(step).isdigit() else None
+        if path is None or not text:
+            refused.append(note)
+            continue
+        if append_edge_case(path, text):
+            applied.append({"step": int(step), "edge_case": text})
+    updates = result.model_dump(exclude={"annotations"})
+    updates.update({"applied_annotations": [*ctx.state.get("applied_annotations", []), *applied],
+                    "refused_annotations": refused, "sweep_plugin": plugin})
+    return Outcome(updates=updates)
+
+
+# -- review ------------------------------------------------------------------
+
+
+def review(ctx: StageContext) -> Outcome:
+    """Independent review; a reviewer fault is a fault, never findings."""
+    result, plugin = _call_hook(ctx, "stepkit_review")
+    review_result = result if isinstance(result, ReviewResult) else ReviewResult.model_validate(result)
+    if review_result.fault:
+        raise StageFault(f"independent review did not run: {review_result.fault}")
+    return Outcome(updates={"review_report": review_result.review_report, "review_plugin": plugin,
+                            "independent_review_fault": None})
+
+
+# -- handoff -----------------------------------------------------------------
+
+
+def handoff(ctx: StageContext) -> Outcome:
+    """The model writes the prose; the harness renders the file and its Evidence."""
+    from stepkit.handoff import append_notes, render_handoff, write_handoff_file
+
+    state = ctx.state
+    data, plugin = _call_hook(ctx, "stepkit_write_handoff")
+    prose = _validated(HandoffProse, data, "stepkit_write_handoff")
+    gates = [GateResult.model_validate(g) for g in state.get("gates", [])]
+    text = render_handoff(
+        step=state.get("step"),
+        title=state.get("title", ""),
+        result=prose.result,
+        prose=prose.model_dump(),
+        gates=gates,
+        faults=pipeline_faults(state),
+        fix_history=state.get("fix_history", []),
+        changed_files=state.get("changed_files", []),
+        deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
+    )
+    path = Path(str(state["handoff_path"]))
+    write_handoff_file(path, text)
+    if prose.notes_facts:
+        append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
+    return Outcome(updates={"step_summary": prose.step_summary, "handoff_result": prose.result,
+                            "handoff_plugin": plugin})
+
+
+def pipeline_faults(state: dict[str, Any]) -> list[str]:
+    """PIPELINE-FAULT lines for stages that did not run."""
+    faults = []
+    if state.get("edge_case_sweep_fault"):
+        faults.append(f"PIPELINE-FAULT: edge-case sweep did not run ({state['edge_case_sweep_fault']})")
+    if state.get("independent_review_fault"):
+        faults.append(f"PIPELINE-FAULT: independent review did not run ({state['independent_review_fault']})")
+    return faults
+
+
+# -- verify ------------------------------------------------------------------
+
+
+def verify(ctx: StageContext) -> Outcome:
+    """All four gates in order (``stepkit stage verify``)."""
+    from stepkit.gates import run_gates
+
+    results = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir())
+    return Outcome(updates={"gates": [r.model_dump() for r in results]})
+
+
+STAGES: dict[str, Callable[[StageContext], Outcome]] = {
+    "orient": orient,
+    "implement": implement,
+    "sweep": sweep,
+    "review": review,
+    "handoff": handoff,
+    "verify": verify,
+}
