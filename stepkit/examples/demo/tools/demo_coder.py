@@ -22,7 +22,7 @@ def slugify(text: str) -> str:
     return _SEPARATORS.sub("-", text.lower()).strip("-")
 '''
 
-TESTS = '''from textkit import slugify
+TESTS = """from textkit import slugify
 
 
 def test_title_becomes_slug():
@@ -39,7 +39,7 @@ def test_empty_text():
 
 def test_non_ascii_letters_are_dropped():
     assert slugify("Café au lait") == "caf-au-lait"
-'''
+"""
 
 INIT = '''"""textkit: small text helpers."""
 
