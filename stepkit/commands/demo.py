@@ -1,0 +1,60 @@
+"""``stepkit demo``: run step 1 of the bundled example project, for real.
+
+The example (a small Python package with a three-step plan) is copied to a
+temporary directory and made a git repository; step 1 then runs through the
+whole step-runner graph with the scripted engine (offline answers for the
+LLM nodes), a command coder that makes the real change, real ruff and pytest
+gates and a real handoff, and stops at the final approval gate: answered on a
+TTY, otherwise paused with the resume command printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib.resources import files
+from pathlib import Path
+
+from stepkit.errors import UsageError
+
+
+def prepare_demo_project(parent: Path | None = None) -> Path:
+    """Copy the example project into a fresh directory and commit it to git."""
+    source = Path(str(files("stepkit") / "examples" / "demo"))
+    base = Path(tempfile.mkdtemp(prefix="stepkit-demo-", dir=parent))
+    project = base / "textkit"
+    shutil.copytree(source, project, ignore=shutil.ignore_patterns("__pycache__", ".stepkit"))
+    if shutil.which("git"):
+        env = {**os.environ, "GIT_AUTHOR_NAME": "stepkit demo", "GIT_AUTHOR_EMAIL": "demo@stepkit.invalid",
+               "GIT_COMMITTER_NAME": "stepkit demo", "GIT_COMMITTER_EMAIL": "demo@stepkit.invalid"}
+        for command in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "textkit before step 1"]):
+            subprocess.run(command, cwd=project, env=env, check=True, capture_output=True)
+    return project
+
+
+def demo_run_args(project: Path) -> argparse.Namespace:
+    """The arguments of the ``stepkit run`` the demo performs."""
+    coder = f"command:{shlex.quote(sys.executable)} tools/demo_coder.py"
+    return argparse.Namespace(
+        command="run", prompt="Execute step 1", step="1", plans_dir=None, project_dir=str(project),
+        engine=f"scripted:{project / 'tools' / 'demo_answers.yaml'}", coder=coder, reviewer=None,
+        graph=None, sets=[], answers=[], json=False, plugin_flags=[],
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from stepkit.commands import run as run_command
+
+    if shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists():
+        raise UsageError("the demo's gates need ruff and pytest: install stepkit with its dev extras (pip install -e '.[dev]')")
+    # The gates run ruff and pytest from the environment stepkit is installed in.
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    project = prepare_demo_project()
+    print(f"Demo project: {project}")
+    print("Running step 1 (scripted engine, command coder, real ruff/pytest gates)…\n", flush=True)
+    return run_command.run(demo_run_args(project))
