@@ -1,0 +1,118 @@
+"""check_handoff_text: schema, and Evidence agreeing with the recorded gates."""
+
+import pytest
+
+from stepkit.handoff import HANDOFF_SECTIONS, check_handoff_text, render_handoff
+from stepkit.results import GateResult
+
+GATES = [
+    GateResult(name="format", status="pass", command="ruff format .", exit_code=0),
+    GateResult(name="lint", status="pass", command="ruff check .", exit_code=0),
+    GateResult(name="build", status="not_run"),
+    GateResult(name="tests", status="fail", command="pytest -q", exit_code=1, evidence="1 failed"),
+]
+
+
+def handoff(summary="Did the step.", gates=GATES, result="partial"):
+    return render_handoff(step=2, title="Two", result=result, prose={"summary": summary}, gates=gates)
+
+
+def written(evidence: str, front="---\nstep: 2\ntitle: Two\nresult: complete\n---\n") -> str:
+    """A hand-written handoff with the given Evidence body."""
+    body = "".join(f"\n## {name}\n\n{evidence if name == 'Evidence' else 'None'}\n"
+                   for name in HANDOFF_SECTIONS)
+    return front + body
+
+
+def test_rendered_handoff_is_valid():
+    assert check_handoff_text(handoff(), GATES) == []
+
+
+@pytest.mark.parametrize("front, problem", [
+    ("", "frontmatter missing"),
+    ("---\nresult: [unclosed\n---\n", "frontmatter is not valid YAML"),
+    ("---\n- a list\n---\n", "frontmatter is not a mapping"),
+    ("---\nstep: 2\n---\n", "frontmatter has no 'result'"),
+    ("---\nresult: done\n---\n", "frontmatter result is 'done'"),
+])
+def test_frontmatter_problems(front, problem):
+    problems = check_handoff_text(written("$ make\nexit code: 0", front=front), [])
+    assert len(problems) == 1 and problems[0].startswith(problem), problems
+
+
+@pytest.mark.parametrize("result", ["complete", "partial", "blocked"])
+def test_each_result_is_accepted(result):
+    assert check_handoff_text(handoff(result=result), GATES) == []
+
+
+def test_missing_duplicate_and_empty_sections():
+    text = handoff().replace("## Deviations", "## Deviation")
+    text = text.replace("## Notes for next step\n\nNone\n", "## Notes for next step\n\n")
+    text += "\n## summary\n\nagain\n"
+    problems = check_handoff_text(text, GATES)
+    assert "missing section '## Deviations'" in problems
+    assert "section '## Notes for next step' is empty (write None when there is nothing)" in problems
+    assert "section '## summary' appears more than once" in problems
+    assert len(problems) == 3
+
+
+def test_section_names_are_case_insensitive_and_crlf_is_fine():
+    text = handoff().replace("## Not completed", "## NOT COMPLETED").replace("\n", "\r\n")
+    assert check_handoff_text(text, GATES) == []
+
+
+def test_headings_inside_code_fences_do_not_count():
+    text = handoff(summary="```\n## Evidence\n```")
+    assert check_handoff_text(text, GATES) == []
+    only_fenced = written("$ make\nexit code: 0\n```\n## Summary\n```").replace(
+        "\n## Summary\n\nNone\n", "\n", 1)
+    assert check_handoff_text(only_fenced, []) == ["missing section '## Summary'"]
+
+
+def test_every_gate_that_ran_needs_its_command_and_exit_code():
+    text = handoff().replace("$ pytest -q", "$ pytest")
+    assert check_handoff_text(text, GATES) == ["Evidence lacks the tests gate's command: pytest -q"]
+    text = handoff().replace("$ ruff check .\nexit code: 0", "$ ruff check .\nresult: ok")
+    assert check_handoff_text(text, GATES) == [
+        "Evidence lacks the lint gate's exit code (0) next to its command"]
+
+
+def test_exit_code_must_be_the_recorded_one_and_next_to_its_own_command():
+    text = handoff().replace("$ pytest -q\nexit code: 1", "$ pytest -q\nexit code: 0")
+    assert check_handoff_text(text, GATES) == [
+        "Evidence lacks the tests gate's exit code (1) next to its command"]
+
+
+def test_timed_out_gate_has_exit_code_none():
+    gates = [*GATES[:3], GateResult(name="tests", status="timeout", command="pytest -q")]
+    text = handoff(gates=gates)
+    assert check_handoff_text(text, gates) == []
+    assert check_handoff_text(text.replace("exit code: none", "exit code: 0"), gates) != []
+
+
+def test_not_run_gate_must_be_marked_not_run():
+    text = handoff().replace("### build — NOT RUN", "### build").replace(
+        "NOT RUN — this is NOT evidence that build passed", "skipped")
+    assert check_handoff_text(text, GATES) == [
+        "Evidence does not mark the build gate as NOT RUN (it did not run)"]
+
+
+def test_not_run_gate_described_as_passing_anywhere_is_a_problem():
+    problems = check_handoff_text(handoff(summary="All good: the build passed."), GATES)
+    assert problems == ["the build gate did not run but this line says it passed: "
+                        "All good: the build passed."]
+
+
+def test_negated_or_fenced_mentions_are_not_claims():
+    summary = "The build did not run, so nothing says it passed.\n```\nbuild passed\n```"
+    assert check_handoff_text(handoff(summary=summary), GATES) == []
+
+
+def test_without_recorded_gates_evidence_is_checked_for_shape():
+    assert check_handoff_text(written("$ make test\nexit code: 0"), []) == []
+    assert check_handoff_text(written("None"), []) == [
+        "Evidence records no gate: list each command with its exit code, or NOT RUN"]
+    lying = written("tests: NOT RUN (no command)").replace(
+        "## Summary\n\nNone", "## Summary\n\nAll tests pass.")
+    assert check_handoff_text(lying, []) == [
+        "the tests gate did not run but this line says it passed: All tests pass."]
