@@ -1,0 +1,117 @@
+"""The step-runner's routers: pure functions of the state, one label per edge."""
+
+from pathlib import Path
+
+import pytest
+
+from stepkit import steprunner
+from stepkit.config import Config
+from stepkit.results import GateResult, StageContext
+
+
+def ctx(state, tmp_path=Path(".")):
+    return StageContext(node="n", project_dir=tmp_path, plans_dir=tmp_path / "plans", state=state,
+                        settings={}, config=Config(), pm=None)
+
+
+def gate(name, status, evidence="", command="cmd", summary=""):
+    return GateResult(name=name, status=status, command=command, exit_code=0 if status == "pass" else 1,
+                      evidence=evidence, summary=summary).model_dump()
+
+
+def test_route_staleness_asks_only_on_major_deviation(monkeypatch):
+    assert steprunner.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
+    assert steprunner.route_staleness(ctx({"has_major_deviation": False})).route == "else"
+
+
+def test_step_autoapprove_skips_only_the_deviation_gate(monkeypatch):
+    monkeypatch.setenv("STEP_AUTOAPPROVE", "1")
+    outcome = steprunner.route_staleness(ctx({"has_major_deviation": True}))
+    assert outcome.route == "else"
+    assert outcome.updates["deviation_autoapproved"] is True
+
+
+@pytest.mark.parametrize(("sentinel", "route", "reason"), [
+    ("CODER_COMPLETE", "CODER_COMPLETE", None),
+    ("CODER_REJECTED", "CODER_REJECTED", None),
+    ("CODER_FAILED", "REJECTED / FAILED", "coder fix-loop exhausted"),
+    (None, "REJECTED / FAILED", "no recognizable sentinel in the coder's output"),
+])
+def test_route_coder_result(sentinel, route, reason):
+    outcome = steprunner.route_coder_result(ctx({"coder_result": {"sentinel": sentinel}}))
+    assert outcome.route == route
+    assert outcome.updates.get("failure_reason") == reason
+
+
+def test_route_sweep(monkeypatch):
+    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 4})).route == "else"
+    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 5})).route == "5+ files or boundary"
+    assert steprunner.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route == "5+ files or boundary"
+    monkeypatch.setenv("STEP_SKIP_REVIEW", "1")
+    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "else"
+
+
+def test_route_review_sends_only_critical_findings_back():
+    state = {"review_report": "🔴 SQL injection in q()\n🟡 naming\n🟢 tests ok", "review_attempts": 0, "max_review_attempts": 1}
+    outcome = steprunner.route_review(ctx(state))
+    assert outcome.route == "🔴 critical findings"
+    assert "SQL injection" in outcome.updates["fix_instructions"]
+    assert "naming" not in outcome.updates["fix_instructions"]
+    assert outcome.updates["review_attempts"] == 1
+
+
+def test_route_review_budget_and_faults_never_spend_a_fix():
+    spent = {"review_report": "🔴 bug", "review_attempts": 1, "max_review_attempts": 1}
+    assert steprunner.route_review(ctx(spent)).route == "else"
+    fault = {"review_report": "🔴 looks like a finding but the reviewer crashed", "independent_review_fault": "timeout",
+             "review_attempts": 0, "max_review_attempts": 1}
+    outcome = steprunner.route_review(ctx(fault))
+    assert outcome.route == "else"
+    assert "review_attempts" not in outcome.updates
+    assert steprunner.route_review(ctx({"review_report": "🟡 nit", "review_attempts": 0})).route == "else"
+
+
+def test_fix_loop_gate_spends_the_budget_on_the_first_failing_gate():
+    state = {"gates": [gate("lint", "pass"), gate("build", "fail", "error: E1"), gate("tests", "fail", "FAILED t")],
+             "fix_attempts": 0, "max_fix_attempts": 2}
+    outcome = steprunner.fix_loop_gate(ctx(state))
+    assert outcome.route == "budget left"
+    assert outcome.updates["fix_attempts"] == 1
+    assert "build gate failed" in outcome.updates["fix_instructions"]
+    assert "minimal fix" in outcome.updates["fix_instructions"]
+
+
+def test_fix_loop_gate_stops_when_the_budget_is_spent():
+    state = {"gates": [gate("tests", "fail", "FAILED a")], "fix_attempts": 2, "max_fix_attempts": 2,
+             "last_failure_signature": "something else"}
+    outcome = steprunner.fix_loop_gate(ctx(state))
+    assert outcome.route == "budget spent"
+    assert "2 of 2" in outcome.updates["failure_reason"]
+
+
+def test_fix_loop_gate_stops_at_once_when_a_fix_made_no_progress():
+    failing = [gate("tests", "fail", "FAILED tests/test_a.py::test_x - assert 1 == 2", summary="1 failed")]
+    first = steprunner.fix_loop_gate(ctx({"gates": failing, "fix_attempts": 0, "max_fix_attempts": 5}))
+    assert first.route == "budget left"
+    again = steprunner.fix_loop_gate(ctx({"gates": failing, "fix_attempts": 1, "max_fix_attempts": 5,
+                                          "last_failure_signature": first.updates["last_failure_signature"]}))
+    assert again.route == "budget spent"
+    assert again.updates["failure_reason"].startswith("no progress")
+
+
+def test_gates_report_never_says_passed_for_a_gate_that_did_not_run():
+    state = {"gates": [gate("format", "pass"), gate("lint", "not_run", command=None)]}
+    lines = steprunner.gates_report(state)
+    assert any("lint: NOT RUN" in line and "NOT evidence" in line for line in lines)
+    assert any(line.startswith("- build: NOT RUN") for line in lines)
+    assert not any("lint" in line and "PASS" in line for line in lines)
+
+
+def test_note_llm_fault_keeps_a_short_first_paragraph():
+    outcome = steprunner.note_llm_fault(ctx({"fault_note": "HTTP 529 overloaded_error at orient after 3 attempts.\n\nstack..."}))
+    assert outcome.updates["fault_note"] == "HTTP 529 overloaded_error at orient after 3 attempts."
+
+
+def test_revise_from_choice_turns_free_text_into_fix_instructions():
+    outcome = steprunner.revise_from_choice(ctx({"revision_choice": "rename slugify to slug"}))
+    assert outcome.updates["fix_instructions"] == "Revision requested at the approval gate: rename slugify to slug"
