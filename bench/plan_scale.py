@@ -1,0 +1,116 @@
+"""How ``stepkit status --json`` scales with the size of the plan repo.
+
+Generates plan repos of 100, 1,000 and 10,000 steps (each step depends on one
+to three earlier steps; the first half has complete handoffs), times
+``python -m stepkit status --json`` on each (median of 3 runs, whole process)
+against ``python -c pass``, prints a table and returns the figures.
+
+Run it directly (``python bench/plan_scale.py``) or call :func:`run`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = (100, 1_000, 10_000)
+REPEAT = 3
+
+_BODY = """\
+# {title}
+
+## Objective
+Make step {n} of the benchmark plan work end to end.
+
+## Context
+```python
+def handler_{n}(request):  # existing pattern to follow
+    return respond(request, code=200)
+```
+
+## Tasks
+- Add the handler for part {n}.
+- Wire it into the router.
+
+## Acceptance criteria
+- `pytest tests/test_part_{n}.py` passes.
+
+## Test commands
+- `pytest -q`
+
+## Edge cases
+- Empty request body.
+
+## Out of scope
+- Anything in step {later}.
+"""
+
+
+def make_repo(root: Path, steps: int) -> Path:
+    """Write a plan repo of ``steps`` steps with dependencies under ``root``."""
+    plans = root / "plans"
+    (plans / "steps").mkdir(parents=True)
+    (plans / "handoffs").mkdir()
+    width = len(str(steps))
+    for n in range(1, steps + 1):
+        deps = sorted({d for d in (n - 1, n // 2, n - 7) if d >= 1})
+        status = "complete" if n <= steps // 2 else "pending"
+        name = f"{n:0{width}d}-part-{n}.md"
+        title = f"Part {n} of the benchmark plan"
+        (plans / "steps" / name).write_text(
+            f"---\nstep: {n}\ntitle: {title}\nstatus: {status}  # set by stepkit\n"
+            f"depends_on: [{', '.join(map(str, deps))}]\n---\n"
+            + _BODY.format(title=title, n=n, later=n + 1),
+            encoding="utf-8",
+        )
+        if status == "complete":
+            (plans / "handoffs" / name).write_text(
+                f"---\nstep: {n}\ntitle: {title}\nresult: complete\n---\n## Summary\nDone.\n",
+                encoding="utf-8",
+            )
+    (plans / "NOTES.md").write_text("# Notes\n- benchmark repo\n", encoding="utf-8")
+    return plans
+
+
+def _median_seconds(command: list[str], check_steps: int | None = None) -> float:
+    times = []
+    for _ in range(REPEAT):
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        times.append(time.perf_counter() - start)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+        if check_steps is not None and len(json.loads(done.stdout)["steps"]) != check_steps:
+            raise SystemExit(f"stepkit status reported the wrong number of steps for {check_steps}")
+    return statistics.median(times)
+
+
+def run(sizes: tuple[int, ...] = SIZES) -> dict:
+    """Time ``stepkit status --json`` per repo size; print and return the figures."""
+    baseline = _median_seconds([sys.executable, "-c", "pass"])
+    results: dict = {"baseline_s": round(baseline, 4), "repeat": REPEAT, "sizes": {}}
+    with tempfile.TemporaryDirectory(prefix="stepkit-plan-scale-") as tmp:
+        for size in sizes:
+            plans = make_repo(Path(tmp) / str(size), size)
+            command = [sys.executable, "-m", "stepkit", "status", "--json", "--plans-dir", str(plans)]
+            seconds = _median_seconds(command, check_steps=size)
+            results["sizes"][size] = {
+                "seconds": round(seconds, 4),
+                "over_baseline_s": round(seconds - baseline, 4),
+                "ms_per_step": round((seconds - baseline) * 1000 / size, 4),
+            }
+    print(f"stepkit status --json, median of {REPEAT} (python -c pass: {baseline:.3f} s)")
+    print(f"{'steps':>7}  {'total s':>8}  {'over baseline s':>15}  {'ms/step':>8}")
+    for size, row in results["sizes"].items():
+        print(f"{size:>7}  {row['seconds']:>8.3f}  {row['over_baseline_s']:>15.3f}  "
+              f"{row['ms_per_step']:>8.4f}")
+    return results
+
+
+if __name__ == "__main__":
+    run()
