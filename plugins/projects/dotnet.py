@@ -1,1 +1,62 @@
-"""TODO(placeholder): not implemented yet."""
+""".NET (a solution ``*.sln``/``*.slnx`` or a project ``*.csproj``/``*.fsproj``/
+``*.vbproj`` at the root): ``dotnet format``, ``dotnet build``, ``dotnet test``.
+
+dotnet refuses to guess between several solutions (or, without a solution,
+several projects) in one folder, and so does this plugin: the file is named
+only when it is the one candidate; with several, there is no command.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from stepkit.hookspecs import hookimpl
+
+_SOLUTIONS = ("*.sln", "*.slnx")
+_PROJECTS = ("*.csproj", "*.fsproj", "*.vbproj")
+
+
+def _target(project_dir: Path) -> str | None:
+    """The solution or project file dotnet will use; None when none or ambiguous."""
+    for patterns in (_SOLUTIONS, _PROJECTS):
+        found = sorted(p.name for pattern in patterns for p in project_dir.glob(pattern) if p.is_file())
+        if found:
+            return found[0] if len(found) == 1 else None
+    return None
+
+
+def _is_dotnet(project_dir: Path) -> bool:
+    return any(p.is_file() for pattern in (*_SOLUTIONS, *_PROJECTS) for p in project_dir.glob(pattern))
+
+
+def _commands(project_dir: Path) -> dict[str, str]:
+    target = _target(project_dir)
+    if target is None:
+        return {}
+    quoted = shlex.quote(target)
+    return {
+        "format": f"dotnet format {quoted}",
+        "build": f"dotnet build {quoted}",
+        "tests": f"dotnet test {quoted}",
+    }
+
+
+@hookimpl
+def stepkit_detect_project(project_dir: Path) -> str | None:
+    return "dotnet" if _is_dotnet(project_dir) else None
+
+
+@hookimpl
+def stepkit_format_command(project_dir: Path) -> str | None:
+    return _commands(project_dir).get("format")
+
+
+@hookimpl
+def stepkit_build_command(project_dir: Path) -> str | None:
+    return _commands(project_dir).get("build")
+
+
+@hookimpl
+def stepkit_test_command(project_dir: Path) -> str | None:
+    return _commands(project_dir).get("tests")

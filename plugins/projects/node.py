@@ -1,1 +1,89 @@
-"""TODO(placeholder): not implemented yet."""
+"""Node (``package.json``): the package's own scripts, run with the package
+manager its lockfile names.
+
+Only scripts that exist in package.json answer; nothing falls back to a
+guessed ``npx`` tool.  The package manager is the ``packageManager`` field
+when set, else the lockfile's (``pnpm-lock.yaml`` → pnpm, ``yarn.lock`` →
+yarn, ``bun.lock``/``bun.lockb`` → bun, ``package-lock.json`` /
+``npm-shrinkwrap.json`` → npm), else npm.  npm's placeholder test script
+(``echo "Error: no test specified" && exit 1``) is not a test suite and does
+not answer.
+
+Script names per gate, in preference order: format ``format``, ``fmt``;
+lint ``lint``, ``eslint``; build ``build``, ``typecheck``, ``type-check``,
+``check-types``, ``tsc``; tests ``test``, ``tests``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stepkit.plugins.projects import _shared
+
+from stepkit.hookspecs import hookimpl
+
+_SCRIPT_NAMES = {
+    "format": ("format", "fmt"),
+    "lint": ("lint", "eslint"),
+    "build": ("build", "typecheck", "type-check", "check-types", "tsc"),
+    "tests": ("test", "tests"),
+}
+_LOCKFILES = (
+    ("pnpm-lock.yaml", "pnpm"),
+    ("yarn.lock", "yarn"),
+    ("bun.lock", "bun"),
+    ("bun.lockb", "bun"),
+    ("package-lock.json", "npm"),
+    ("npm-shrinkwrap.json", "npm"),
+)
+_MANAGERS = {"npm", "pnpm", "yarn", "bun"}
+_NPM_PLACEHOLDER = "Error: no test specified"
+
+
+def package_manager(project_dir: Path) -> str:
+    """npm, pnpm, yarn or bun: the ``packageManager`` field, else the lockfile, else npm."""
+    declared = _shared.read_json(project_dir / "package.json").get("packageManager")
+    if isinstance(declared, str) and declared.split("@", 1)[0] in _MANAGERS:
+        return declared.split("@", 1)[0]
+    return _shared.which_lockfile(project_dir, _LOCKFILES) or "npm"
+
+
+def _commands(project_dir: Path) -> dict[str, str] | None:
+    """Gate commands from the scripts; None when there is no package.json."""
+    if not (project_dir / "package.json").is_file():
+        return None
+    scripts = _shared.package_scripts(project_dir / "package.json")
+    if _NPM_PLACEHOLDER in scripts.get("test", ""):
+        del scripts["test"]
+    manager = package_manager(project_dir)
+    commands = {}
+    for gate, names in _SCRIPT_NAMES.items():
+        script = _shared.pick(scripts, names)
+        if script:
+            commands[gate] = f"{manager} run {script}"
+    return commands
+
+
+@hookimpl
+def stepkit_detect_project(project_dir: Path) -> str | None:
+    return "node" if _commands(project_dir) is not None else None
+
+
+@hookimpl
+def stepkit_format_command(project_dir: Path) -> str | None:
+    return (_commands(project_dir) or {}).get("format")
+
+
+@hookimpl
+def stepkit_lint_command(project_dir: Path) -> str | None:
+    return (_commands(project_dir) or {}).get("lint")
+
+
+@hookimpl
+def stepkit_build_command(project_dir: Path) -> str | None:
+    return (_commands(project_dir) or {}).get("build")
+
+
+@hookimpl
+def stepkit_test_command(project_dir: Path) -> str | None:
+    return (_commands(project_dir) or {}).get("tests")

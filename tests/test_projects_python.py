@@ -1,0 +1,119 @@
+"""Python plugin: pytest, ruff/black, mypy/pyright — only what the project uses."""
+
+import pytest
+
+from stepkit.testing import resolve_gates
+
+pytest_plugins = ["stepkit.testing"]
+
+PY = "stepkit.plugins.projects.python"
+
+
+def commands(project):
+    return {gate: command for gate, (command, _) in resolve_gates(project).items()}
+
+
+def test_ruff_and_pytest_configured_in_pyproject(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n\n'
+                          '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    })
+    assert resolve_gates(project) == {
+        "format": ("ruff format", PY),
+        "lint": ("ruff check", PY),
+        "build": (None, None),
+        "tests": ("python -m pytest", PY),
+    }
+
+
+def test_a_bare_project_gets_nothing_guessed(stepkit_project):
+    project = stepkit_project({"pyproject.toml": '[project]\nname = "demo"\n', "demo.py": ""})
+    assert commands(project) == {"format": None, "lint": None, "build": None, "tests": None}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"tests/test_x.py": ""},
+        {"test/test_x.py": ""},
+        {"pytest.ini": "[pytest]\n"},
+        {"conftest.py": ""},
+        {"tox.ini": "[pytest]\naddopts = -q\n"},
+        {"setup.cfg": "[tool:pytest]\naddopts = -q\n"},
+        {"requirements-dev.txt": "# dev tools\n-r requirements.txt\npytest>=8\n"},
+    ],
+    ids=["tests-dir", "test-dir", "pytest.ini", "conftest", "tox.ini", "setup.cfg", "requirements"],
+)
+def test_pytest_signals(stepkit_project, files):
+    project = stepkit_project({"setup.py": "from setuptools import setup\nsetup()\n", **files})
+    assert commands(project)["tests"] == "python -m pytest"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"ruff.toml": "line-length = 90\n"},
+        {".ruff.toml": "line-length = 90\n"},
+        {"pyproject.toml": '[project]\nname = "d"\n[dependency-groups]\ndev = ["Ruff>=0.5", {include-group = "x"}]\n'},
+        {"pyproject.toml": '[project]\nname = "d"\n[project.optional-dependencies]\ndev = ["ruff"]\n'},
+        {"pyproject.toml": '[tool.poetry.group.dev.dependencies]\nruff = "^0.5"\n'},
+        {"pyproject.toml": '[tool.uv]\ndev-dependencies = ["ruff==0.6.0"]\n'},
+    ],
+    ids=["ruff.toml", ".ruff.toml", "dependency-groups", "optional-deps", "poetry-group", "uv-dev"],
+)
+def test_ruff_signals(stepkit_project, files):
+    project = stepkit_project({"setup.cfg": "[metadata]\nname = d\n", **files})
+    assert commands(project)["lint"] == "ruff check"
+    assert commands(project)["format"] == "ruff format"
+
+
+def test_black_formats_when_the_project_uses_it_next_to_ruff(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": '[tool.black]\nline-length = 88\n[tool.ruff]\nselect = ["E"]\n',
+    })
+    assert commands(project)["format"] == "black ."
+    assert commands(project)["lint"] == "ruff check"
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "prefix"),
+    [("uv.lock", "uv run "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run ")],
+)
+def test_lockfile_picks_the_runner(stepkit_project, lockfile, prefix):
+    project = stepkit_project({
+        "pyproject.toml": '[tool.ruff]\n[tool.mypy]\nstrict = true\n',
+        "tests/test_a.py": "",
+        lockfile: "",
+    })
+    assert commands(project) == {
+        "format": f"{prefix}ruff format",
+        "lint": f"{prefix}ruff check",
+        "build": f"{prefix}mypy .",
+        "tests": f"{prefix}python -m pytest",
+    }
+
+
+@pytest.mark.parametrize(
+    ("files", "build"),
+    [
+        ({"pyproject.toml": '[tool.mypy]\nfiles = ["src"]\n'}, "mypy"),
+        ({"mypy.ini": "[mypy]\nfiles = src\n", "setup.py": ""}, "mypy"),
+        ({"setup.cfg": "[mypy]\nstrict = True\n"}, "mypy ."),
+        ({"requirements.txt": "mypy==1.10\n"}, "mypy ."),
+        ({"pyproject.toml": "[tool.pyright]\n"}, "pyright"),
+        ({"pyrightconfig.json": "{}", "setup.py": ""}, "pyright"),
+        ({"pyproject.toml": '[tool.mypy]\n[tool.pyright]\n'}, "mypy ."),
+    ],
+    ids=["mypy-files", "mypy.ini-files", "setup.cfg", "requirements", "pyright", "pyrightconfig", "both"],
+)
+def test_type_checker_is_the_build_gate(stepkit_project, files, build):
+    assert commands(stepkit_project(files))["build"] == build
+
+
+def test_malformed_pyproject_is_python_without_commands(tmp_path):
+    # stepkit itself refuses a malformed pyproject (UsageError), so ask the plugin directly.
+    from stepkit.plugins.projects import python
+
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff\n")
+    assert python.stepkit_detect_project(tmp_path) == "python"
+    assert python.stepkit_lint_command(tmp_path) is None
