@@ -1,0 +1,70 @@
+"""The delegation prompt every coder gets (built-in or an external CLI).
+
+It follows the implement row of PROTOCOL.md: task, expected outcome, must
+do, must not, then the material (fix instructions and user guidance first,
+because they are what this round is about; then the brief and the plan).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SENTINEL_RULE = (
+    "End your final message with exactly one of these words on a line of its own:\n"
+    "- CODER_COMPLETE: the work is done and the build and the full test suite pass;\n"
+    "- CODER_REJECTED: the step cannot or should not be done as planned (say why);\n"
+    "- CODER_FAILED: you tried and could not make it work (say what is still failing)."
+)
+
+
+def build_coder_prompt(state: dict[str, Any]) -> str:
+    """Build the coder's prompt from the run state.
+
+    :param state: uses ``step``, ``title``, ``plan_text``,
+        ``implementation_brief``, ``user_guidance``, ``fix_instructions`` and
+        ``plans_dir``; missing keys are left out.
+    """
+    step = state.get("step", "?")
+    title = str(state.get("title") or "").strip()
+    plans_dir = str(state.get("plans_dir") or "plans")
+    fix = str(state.get("fix_instructions") or "").strip()
+    guidance = str(state.get("user_guidance") or "").strip()
+    brief = str(state.get("implementation_brief") or "").strip()
+    plan = str(state.get("plan_text") or "").strip()
+    name = f"step {step}" + (f" ({title})" if title else "")
+
+    if fix:
+        task = (f"Apply the fix instructions below to your implementation of {name}. "
+                "The rest of the step is already implemented; keep it.")
+    else:
+        task = f"Implement {name} of the plan below in this project."
+    must_do = (
+        "# Must do\n"
+        "- Follow the implementation brief over the raw plan where they differ: the brief is "
+        "the plan checked against the current code.\n"
+        "- Match the patterns shown in the plan's Context section (names, structure, style).\n"
+        "- Write tests from the Acceptance criteria."
+    )
+    must_not = (
+        "# Must not\n"
+        "- Touch anything the plan lists under Out of scope.\n"
+        f"- Modify the plan repo ({plans_dir}/): edits there are undone and reported.\n"
+        "- Do other steps' work.\n"
+        "- Weaken verification: no deleted or skipped tests, no new ignore markers, no "
+        "loosened lint or coverage settings."
+    )
+    outcome = (
+        "# Expected outcome\n"
+        "The step's Acceptance criteria hold, covered by tests; the project builds and its "
+        f"FULL test suite passes.\n{SENTINEL_RULE}"
+    )
+    sections = [f"# Task\n{task}", outcome, must_do, must_not]
+    if fix:
+        sections.append(f"# Fix instructions\n{fix}")
+    if guidance:
+        sections.append(f"# User guidance\n{guidance}")
+    if brief:
+        sections.append(f"# Implementation brief\n{brief}")
+    if plan:
+        sections.append(f"# Plan of {name}\n{plan}")
+    return "\n\n".join(sections) + "\n"

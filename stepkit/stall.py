@@ -1,0 +1,97 @@
+"""Stall detection for fix loops: the same failure twice means no progress.
+
+A failure's signature is the gate, the failing test or file ids and the first
+error line, normalised so that what changes from run to run without meaning
+anything (temporary paths, durations, line numbers, addresses, timestamps)
+does not make two identical failures look different.  Literal values in
+messages are kept: ``assert 3 == 4`` becoming ``assert 5 == 4`` is progress.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stepkit.results import GateResult
+
+MAX_IDS = 20
+
+# failing test ids, per tool
+_ID_PATTERNS = tuple(re.compile(p, re.MULTILINE) for p in (
+    r"^(?:FAILED|ERROR)\s+(\S+::\S+)",  # pytest short summary
+    r"^(?:FAIL|ERROR):\s+(\w+)\s+\(([\w.]+)\)",  # unittest
+    r"^\s*--- FAIL:\s+(\S+)",  # go test
+    r"^test\s+(\S+)\s+\.\.\.\s+FAILED",  # cargo test
+    r"^\s*●\s+(.+?)\s*$",  # jest / vitest
+    r"^\s*(?:FAIL)\s+(\S+\.(?:[cm]?[jt]sx?))",  # jest file lines
+    r"^(\S+?):\d+(?::\d+)?:\s*(?:error|E\d+|F\d+|W\d+)\b",  # compilers, linters: file:line[:col]: error
+))
+_ERROR_LINE = re.compile(
+    r"\b(error|errors|exception|failed|failure|fail|assert\w*|panic\w*|traceback|fatal|"
+    r"not found|cannot|undefined|timed out)\b|^E\s", re.IGNORECASE
+)
+_NORMALISERS = tuple((re.compile(p, re.IGNORECASE), repl) for p, repl in (
+    (r"\x1b\[[0-9;]*[A-Za-z]", ""),  # terminal colours
+    (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?", "<time>"),
+    (r"\b\d\d:\d\d:\d\d(\.\d+)?\b", "<time>"),
+    (r"(/private)?/(tmp|var/folders/[^/\s]+/[^/\s]+/T|var/tmp)/[^\s:'\"]*", "<tmp>"),
+    (r"\b[A-Za-z]:\\[^\s:'\"]*\\(Temp|tmp)\\[^\s:'\"]*", "<tmp>"),
+    (r"\b0x[0-9a-f]{4,}\b", "0x?"),
+    (r"\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|µs|us|ns|m|min)\b", "<dur>"),
+    (r"\bin <dur>|\(<dur>\)", "<dur>"),
+    (r"(\.\w{1,5}|\)|\w):\d+(:\d+)?\b", r"\1:N"),  # file.py:12:5 → file.py:N
+    (r"\b(line|lines|col|column)\s+\d+", r"\1 N"),
+    (r"\bpid[ =:]\s*\d+", "pid N"),
+    (r"\s+", " "),
+))
+
+
+def failure_signature(failure: GateResult | str) -> str:
+    """A normalised one-line signature of a failure.
+
+    :param failure: a gate result (its name, status and evidence are used) or
+        the text of a failure (a tool result, a coder's output).
+    :return: ``"<gate> | <failing ids> | <first error line>"``; ``""`` for a
+        gate that passed or did not run.
+    """
+    if isinstance(failure, GateResult):
+        if failure.status in ("pass", "not_run"):
+            return ""
+        gate, text = failure.name, failure.evidence or failure.summary
+        if failure.status == "timeout" and "timed out" not in text:
+            text = f"timed out\n{text}"
+    else:
+        gate, text = "", str(failure)
+    ids = _failing_ids(text)
+    return " | ".join((gate, ",".join(ids), _normalise(_first_error(text, ids))))
+
+
+def is_stalled(previous_signature: str | None, current: str | None) -> bool:
+    """True when a fix attempt ended with exactly the failure it started from."""
+    return bool(previous_signature) and previous_signature == current
+
+
+def _failing_ids(text: str) -> list[str]:
+    ids = set()
+    for pattern in _ID_PATTERNS:
+        for match in pattern.finditer(text):
+            ids.add(_normalise(" ".join(g for g in match.groups() if g)))
+    return sorted(ids)[:MAX_IDS]
+
+
+def _first_error(text: str, ids: list[str]) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if _ERROR_LINE.search(line) and not _is_summary(line):
+            return line[:300]
+    return lines[0][:300] if lines else ""
+
+
+def _is_summary(line: str) -> bool:
+    """Framework banners that say nothing about the cause."""
+    return bool(re.match(r"^[=\-_*]{3,}|^(FAILED|ERROR)\s+\S+::", line))
+
+
+def _normalise(text: str) -> str:
+    for pattern, repl in _NORMALISERS:
+        text = pattern.sub(repl, text)
+    return text.strip()
