@@ -1,0 +1,348 @@
+"""The Anthropic Messages API engine (``--engine anthropic[:MODEL]``).
+
+Design choices:
+
+- **Structured output** is requested with ``output_config.format`` (a JSON
+  schema made strict by the SDK's ``transform_schema``), and the final text
+  is validated by the pydantic schema.  A forced final "submit" tool was
+  rejected: current models (Claude Sonnet 5.5) answer a forced
+  ``tool_choice`` with HTTP 400, and forcing a tool would also stop the
+  model from using the real tools first.  A reply that does not validate
+  (or was cut at ``max_tokens``) is retried once with the error sent back.
+- **Retries** are owned here, in one loop, with the SDK's ``max_retries=0``:
+  the SDK honours Retry-After but never caps it (a server could park a run
+  for hours) and would hide the attempt count the fault note needs.  429,
+  408, 409, 5xx (529 included), timeouts and connection errors are retried
+  up to ``llm_max_retries`` times, waiting Retry-After (or exponential
+  backoff) capped at ``llm_max_retry_wait_s``.
+- **Tool calls** run only when the reply stopped with ``tool_use``; a call
+  in a reply cut at ``max_tokens`` is answered "not executed" instead.
+  Before each request the history is checked: every ``tool_use`` answered
+  by exactly one ``tool_result``.
+- **Prompt caching**: ``cache_control`` on the last tool, the system
+  instructions and the stable ``prefix`` block, plus the request-level
+  automatic marker that caches the growing tool-loop history.
+- **Usage and budget**: every call adds to ``ctx.usage`` (taken to be the
+  run's usage so far) and emits an ``llm_call`` event; before each call the
+  run budget (``max_cost_usd``, ``max_tokens``: all four token kinds) is
+  checked against the usage so far plus the request's estimated input.
+
+Settings read from ``ctx.settings`` (``--set``): ``model_<node>``,
+``llm_max_retries`` (4), ``llm_max_retry_wait_s`` (60), ``llm_timeout_s``
+(600), ``llm_max_output_tokens`` (16000), ``max_cost_usd``, ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections import Counter
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from stepkit.plugins.llm.pricing import estimate_cost
+from stepkit.plugins.llm.tools import Tool
+
+from stepkit.redact import redact
+from stepkit.results import StageContext, StageFault, Usage
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+_CACHE = {"type": "ephemeral"}
+_RETRY_STATUS = frozenset({408, 409, 429})
+M = TypeVar("M", bound=BaseModel)
+
+
+class AnthropicEngine:
+    """Structured answers from the Messages API, with a bounded tool loop."""
+
+    def __init__(self, model: str | None = None):
+        self.model = model
+
+    def structured(
+        self,
+        *,
+        node: str,
+        system: str,
+        prompt: str,
+        schema: type[M],
+        tools: list[Tool] | None,
+        ctx: StageContext,
+        max_turns: int = 20,
+        prefix: str | None = None,
+    ) -> M:
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        model = resolve_model(node, ctx, self.model)
+        conversation = _Conversation(node, model, schema, tools or [], ctx)
+        return conversation.run(system, prefix, prompt, max_turns)
+
+
+def resolve_model(node: str, ctx: StageContext, spec_model: str | None) -> str:
+    """The model for ``node``: ``--set model_<node>=``, then ``[tool.stepkit.models]``
+    ``<node>``, then the engine spec's model, then ``models.default``, then
+    :data:`DEFAULT_MODEL`."""
+    models = getattr(ctx.config, "models", None) or {}
+    return (
+        ctx.settings.get(f"model_{node}")
+        or models.get(node)
+        or spec_model
+        or models.get("default")
+        or DEFAULT_MODEL
+    )
+
+
+class _Conversation:
+    """One structured call: the message history and its tool loop."""
+
+    def __init__(self, node: str, model: str, schema: type[M], tools: list[Tool], ctx: StageContext):
+        self.node, self.model, self.schema, self.ctx = node, model, schema, ctx
+        self.tools = {tool.name: tool for tool in tools}
+        self.messages: list[dict[str, Any]] = []
+        self.calls = 0
+
+    def run(self, system: str, prefix: str | None, prompt: str, max_turns: int) -> Any:
+        import anthropic
+
+        params = self._params(system, anthropic.transform_schema(self.schema))
+        first: list[dict[str, Any]] = []
+        if prefix:
+            first.append({"type": "text", "text": redact(prefix), "cache_control": _CACHE})
+        first.append({"type": "text", "text": redact(prompt)})
+        self.messages.append({"role": "user", "content": first})
+        client = _client(self.ctx, self.node)
+        try:
+            return self._loop(client, params, max_turns)
+        finally:
+            client.close()
+
+    def _loop(self, client: Any, params: dict[str, Any], max_turns: int) -> Any:
+        corrected = False
+        for _ in range(max_turns):
+            response = self._send(client, params)
+            self.messages.append({"role": "assistant", "content": [
+                block.to_dict(mode="json", exclude_none=True) for block in response.content]})
+            calls = [block for block in response.content if block.type == "tool_use"]
+            if calls:
+                self.messages.append({"role": "user", "content": [
+                    self._answer(call, response.stop_reason) for call in calls]})
+                continue
+            if response.stop_reason == "pause_turn":
+                continue
+            if response.stop_reason not in ("end_turn", "stop_sequence", "max_tokens"):
+                raise StageFault(self._note(f"the model stopped with {response.stop_reason!r} "
+                                            "instead of answering"))
+            answer, problem = self._validate(response)
+            if answer is not None:
+                return answer
+            if corrected:
+                raise StageFault(self._note(f"the answer was invalid twice: {problem}"))
+            corrected = True
+            self.messages.append({"role": "user", "content": [{"type": "text", "text": (
+                f"Your reply was not accepted: {problem}\nReply again with only the JSON object "
+                f"that matches the {self.schema.__name__} schema, shorter if it was cut off.")}]})
+        raise StageFault(self._note(f"no answer after {max_turns} model turns (tool loop bound)"))
+
+    def _params(self, system: str, json_schema: dict[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": _setting(self.ctx, "llm_max_output_tokens", int, 16000),
+            "system": [{"type": "text", "text": redact(system), "cache_control": _CACHE}],
+            "messages": self.messages,
+            "output_config": {"format": {"type": "json_schema", "schema": json_schema}},
+            "cache_control": _CACHE,
+        }
+        if self.tools:
+            defs = [tool.to_param() for tool in self.tools.values()]
+            defs[-1] = {**defs[-1], "cache_control": _CACHE}
+            params["tools"] = defs
+        return params
+
+    def _answer(self, call: Any, stop_reason: str | None) -> dict[str, Any]:
+        """The tool_result for one tool_use block (run only after a clean tool_use stop)."""
+        tool = self.tools.get(call.name)
+        if stop_reason != "tool_use":
+            text, is_error = (f"error: not executed: your reply stopped with {stop_reason!r} "
+                              "before it was complete; send the call again."), True
+        elif tool is None:
+            text, is_error = f"error: no tool named {call.name!r}", True
+        else:
+            text, is_error = tool.call(call.input)
+            self.ctx.emit("llm_tool", node=self.node, tool=call.name, is_error=is_error,
+                          chars=len(text))
+        result = {"type": "tool_result", "tool_use_id": call.id, "content": redact(text)}
+        if is_error:
+            result["is_error"] = True
+        return result
+
+    def _validate(self, response: Any) -> tuple[Any, str]:
+        text = "".join(block.text for block in response.content if block.type == "text").strip()
+        if response.stop_reason == "max_tokens":
+            return None, f"the reply was cut off at max_tokens ({len(text)} characters)"
+        if text.startswith("```"):
+            text = text.strip("`").removeprefix("json").strip()
+        try:
+            return self.schema.model_validate_json(text), ""
+        except ValidationError as exc:
+            return None, _summarize(exc)
+
+    def _send(self, client: Any, params: dict[str, Any]) -> Any:
+        """One request, with the budget and history checks and the retry loop."""
+        import anthropic
+
+        check_history(self.messages, self.node)
+        self._check_budget(params)
+        max_retries = _setting(self.ctx, "llm_max_retries", int, 4)
+        max_wait = _setting(self.ctx, "llm_max_retry_wait_s", float, 60.0)
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            retry_after: float | None = None
+            try:
+                response = client.messages.create(**params)
+            except anthropic.APIStatusError as exc:
+                failure = f"HTTP {exc.status_code} {exc.type or type(exc).__name__}"
+                if exc.api_message:
+                    failure += f" ({exc.api_message})"
+                retryable = exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+                if exc.response.headers.get("x-should-retry") == "false":
+                    retryable = False
+                retry_after = _retry_after(exc.response.headers)
+            except anthropic.APITimeoutError:
+                failure, retryable = "request timed out", True
+            except anthropic.APIConnectionError as exc:
+                failure, retryable = f"connection error ({exc})", True
+            except (anthropic.AnthropicError, TypeError) as exc:
+                # TypeError: the SDK found no credentials (no ANTHROPIC_API_KEY)
+                failure, retryable = f"{type(exc).__name__}: {exc}", False
+            else:
+                self._record(response, attempt, time.monotonic() - started)
+                return response
+            if not retryable or attempt > max_retries:
+                raise StageFault(self._note(
+                    f"the Anthropic API call failed after {attempt} attempt(s): {failure}"))
+            wait = min(retry_after if retry_after is not None else _backoff(attempt), max_wait)
+            self.ctx.emit("llm_retry", node=self.node, model=self.model, attempt=attempt,
+                          error=redact(failure)[:300], wait_s=round(wait, 3))
+            time.sleep(wait)
+
+    def _record(self, response: Any, attempts: int, duration: float) -> None:
+        u = response.usage
+        tokens = {
+            "input_tokens": u.input_tokens or 0,
+            "output_tokens": u.output_tokens or 0,
+            "cache_read_tokens": u.cache_read_input_tokens or 0,
+            "cache_write_tokens": u.cache_creation_input_tokens or 0,
+        }
+        cost = estimate_cost(self.model, tokens["input_tokens"], tokens["output_tokens"],
+                             tokens["cache_write_tokens"], tokens["cache_read_tokens"])
+        usage = Usage(**tokens, cost_usd=cost)
+        self.ctx.usage = self.ctx.usage.add(usage)
+        self.calls += 1
+        self.ctx.emit(
+            "llm_call", node=self.node, engine="anthropic", model=self.model, call=self.calls,
+            attempts=attempts, stop_reason=response.stop_reason, duration_s=round(duration, 3),
+            **usage.model_dump(),
+        )
+
+    def _check_budget(self, params: dict[str, Any]) -> None:
+        max_cost = _setting(self.ctx, "max_cost_usd", float, None)
+        max_tokens = _setting(self.ctx, "max_tokens", int, None)
+        if max_cost is None and max_tokens is None:
+            return
+        used = self.ctx.usage
+        used_tokens = (used.input_tokens + used.output_tokens + used.cache_read_tokens
+                       + used.cache_write_tokens)
+        # about 4 characters per token; the whole request counted as fresh input
+        next_input = len(json.dumps([params.get("system"), params.get("tools"), self.messages])) // 4
+        next_cost = estimate_cost(self.model, next_input, 0, 0, 0)
+        if max_cost is not None and used.cost_usd + next_cost > max_cost:
+            raise StageFault(self._note(
+                f"budget exceeded: the run has spent an estimated ${used.cost_usd:.4f} and the "
+                f"next request (~{next_input} input tokens, ~${next_cost:.4f}) would pass "
+                f"max_cost_usd={max_cost:g}; the request was not sent"))
+        if max_tokens is not None and used_tokens + next_input > max_tokens:
+            raise StageFault(self._note(
+                f"budget exceeded: the run has used {used_tokens} tokens and the next request "
+                f"(~{next_input} input tokens) would pass max_tokens={max_tokens}; "
+                "the request was not sent"))
+
+    def _note(self, what: str) -> str:
+        text = f"LLM fault in node {self.node} (model {self.model}): {what}."
+        return " ".join(redact(text).split())
+
+
+def check_history(messages: list[dict[str, Any]], node: str) -> None:
+    """Every tool_use must be answered by exactly one tool_result in the next
+    user message, and no tool_result may answer anything else.
+
+    :raises StageFault: "history invariant broken" with what is wrong.
+    """
+    pending: Counter[str] = Counter()
+    for index, message in enumerate(messages):
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        if message["role"] == "assistant":
+            if pending:
+                break
+            pending = Counter(b["id"] for b in blocks if b.get("type") == "tool_use")
+            continue
+        answered = Counter(b["tool_use_id"] for b in blocks if b.get("type") == "tool_result")
+        if answered != pending:
+            raise StageFault(
+                f"LLM fault in node {node}: history invariant broken at message {index}: "
+                f"tool_use ids {sorted(pending)} answered by tool_result ids {sorted(answered)}."
+            )
+        pending = Counter()
+    if pending:
+        raise StageFault(f"LLM fault in node {node}: history invariant broken: tool_use ids "
+                         f"{sorted(pending)} have no tool_result.")
+
+
+def _client(ctx: StageContext, node: str) -> Any:
+    import anthropic
+
+    timeout = _setting(ctx, "llm_timeout_s", float, 600.0)
+    try:
+        return anthropic.Anthropic(max_retries=0, timeout=timeout)
+    except anthropic.AnthropicError as exc:
+        raise StageFault(" ".join(redact(
+            f"LLM fault in node {node}: cannot set up the Anthropic client: {exc}").split())
+        ) from None
+
+
+def _setting(ctx: StageContext, name: str, kind: type, default: Any) -> Any:
+    value = ctx.settings.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise StageFault(f"setting {name}={value!r} is not a valid {kind.__name__}") from None
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds asked for by ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(float(value) * scale, 0.0)
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value)
+            if parsed is not None:
+                return max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+    return None
+
+
+def _backoff(attempt: int) -> float:
+    return 0.5 * 2 ** (attempt - 1) * random.uniform(0.75, 1.0)
+
+
+def _summarize(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False)[:8]:
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        problems.append(f"{where}: {err['msg']}")
+    return "; ".join(problems)[:1500]

@@ -1,0 +1,60 @@
+"""Estimated cost of a model call, from a small price table per model family.
+
+Prices are USD per million tokens (input, output, 5-minute cache write,
+cache read) as published on Anthropic's pricing page; they are estimates
+for budgets and reports, not an invoice.  A model not in the table is
+priced like the current Sonnet so that a budget still applies.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Price(NamedTuple):
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+
+# first matching prefix wins, so specific versions come before their family
+_PRICES: tuple[tuple[str, Price], ...] = (
+    ("claude-fable-5-", Price(10.0, 50.0, 12.5, 0.25)),
+    ("claude-mythos-5-", Price(10.0, 50.0, 12.5, 0.25)),
+    ("claude-fable", Price(10.0, 50.0, 12.5, 1.0)),
+    ("claude-mythos", Price(10.0, 50.0, 12.5, 1.0)),
+    ("claude-opus-5-5", Price(4.0, 20.0, 5.0, 0.2)),
+    ("claude-opus-4-0", Price(15.0, 75.0, 18.75, 1.5)),
+    ("claude-opus-4-1", Price(15.0, 75.0, 18.75, 1.5)),
+    ("claude-opus-4-2025", Price(15.0, 75.0, 18.75, 1.5)),
+    ("claude-opus", Price(5.0, 25.0, 6.25, 0.5)),
+    ("claude-sonnet-5-5", Price(2.0, 10.0, 2.5, 0.1)),
+    ("claude-sonnet-5", Price(2.0, 10.0, 2.5, 0.2)),
+    ("claude-sonnet", Price(3.0, 15.0, 3.75, 0.3)),
+    ("claude-haiku-5-5", Price(0.1, 0.5, 0.125, 0.01)),
+    ("claude-haiku", Price(1.0, 5.0, 1.25, 0.1)),
+)
+_FALLBACK = Price(3.0, 15.0, 3.75, 0.3)
+
+
+def price_for(model: str) -> Price:
+    """The price row for ``model`` (prefix match; the fallback otherwise)."""
+    for prefix, price in _PRICES:
+        if model.startswith(prefix):
+            return price
+    return _FALLBACK
+
+
+def estimate_cost(
+    model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int, cache_read_tokens: int
+) -> float:
+    """Estimated USD cost of one call."""
+    price = price_for(model)
+    total = (
+        input_tokens * price.input
+        + output_tokens * price.output
+        + cache_write_tokens * price.cache_write
+        + cache_read_tokens * price.cache_read
+    )
+    return round(total / 1_000_000, 6)
