@@ -76,3 +76,20 @@ def test_rust_answers_before_node_and_python(stepkit_project, stepkit_pm):
     })
     assert project_types(stepkit_pm(project), project) == ["rust", "node", "python"]
     assert resolve_gates(project)["tests"] == ("cargo test", "stepkit.plugins.projects.rust")
+
+
+def test_each_command_hook_called_through_pluggy_gives_the_first_answer(stepkit_project, stepkit_pm):
+    from stepkit.config import load_config
+
+    project = stepkit_project({
+        "Makefile": "fmt:\n\ttrue\n",
+        "pyproject.toml": PYPROJECT,
+        "stepconf.py": "import stepkit\n\n@stepkit.hookimpl\ndef stepkit_build_command():\n    return 'local-build'\n",
+    })
+    pm, config = stepkit_pm(project), load_config(project)
+    hook = pm.hook
+    assert hook.stepkit_format_command(project_dir=project, config=config) == "make fmt"
+    assert hook.stepkit_lint_command(project_dir=project, config=config) == "ruff check"
+    assert hook.stepkit_build_command(project_dir=project, config=config) == "local-build"
+    assert hook.stepkit_test_command(project_dir=project, config=config) is None
+    assert hook.stepkit_detect_project(project_dir=project) == ["make", "python"]
