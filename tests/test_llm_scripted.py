@@ -1,0 +1,109 @@
+"""The scripted offline engine: answers per node id, lists in order, faults, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+from stepkit.plugins.llm.engine import make_engine
+from stepkit.plugins.llm.scripted import ScriptedEngine
+
+from stepkit.config import Config
+from stepkit.errors import UsageError
+from stepkit.results import StageContext, StageFault
+
+ANSWERS = """\
+orient:
+  plan_summary: adds slugify
+  has_major_deviation: false
+write_handoff:
+  - {fault: "model overloaded"}
+  - plan_summary: second
+    has_major_deviation: true
+bad_node:
+  plan_summary: 3
+"""
+
+
+class Answer(BaseModel):
+    plan_summary: str
+    has_major_deviation: bool
+
+
+def make_ctx(tmp_path: Path, run_dir: Path | None = None, node: str = "orient") -> StageContext:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    (project / "answers.yaml").write_text(ANSWERS)
+    events: list[dict] = []
+    ctx = StageContext(node=node, project_dir=project, plans_dir=project / "plans", state={},
+                       settings={}, config=Config(), pm=None, run_dir=run_dir,
+                       emit=lambda kind, **f: events.append({"kind": kind, **f}))
+    ctx.events = events
+    return ctx
+
+
+def ask(engine, ctx: StageContext, node: str) -> Answer:
+    return engine.structured(node=node, system="s", prompt="p", schema=Answer, tools=None, ctx=ctx)
+
+
+def test_a_single_answer_is_given_at_every_call(tmp_path):
+    ctx = make_ctx(tmp_path)
+    engine = make_engine("scripted:answers.yaml", ctx)  # relative: found in the project dir
+    assert isinstance(engine, ScriptedEngine)
+    assert ask(engine, ctx, "orient") == ask(engine, ctx, "orient") == Answer(
+        plan_summary="adds slugify", has_major_deviation=False)
+    assert [e["engine"] for e in ctx.events] == ["scripted", "scripted"]
+    assert ctx.events[0]["input_tokens"] == 0 and ctx.usage.cost_usd == 0
+
+
+def test_a_list_is_consumed_in_order_then_runs_out(tmp_path):
+    ctx = make_ctx(tmp_path)
+    engine = make_engine("scripted:answers.yaml", ctx)
+    with pytest.raises(StageFault) as info:
+        ask(engine, ctx, "write_handoff")
+    assert info.value.note == "model overloaded"
+    assert ask(engine, ctx, "write_handoff").plan_summary == "second"
+    with pytest.raises(StageFault, match="called 3 times but .* has 2 answer"):
+        ask(engine, ctx, "write_handoff")
+
+
+def test_the_position_survives_a_new_engine_in_the_same_run(tmp_path):
+    run_dir = tmp_path / "project" / ".stepkit" / "runs" / "r1"
+    ctx = make_ctx(tmp_path, run_dir)
+    with pytest.raises(StageFault):
+        ask(make_engine("scripted:answers.yaml", ctx), ctx, "write_handoff")
+    # a resumed run builds a new engine in a new process: the counter is on disk
+    assert ask(make_engine("scripted:answers.yaml", ctx), ctx, "write_handoff").plan_summary == (
+        "second")
+    assert json.loads((run_dir / "scripted_calls.json").read_text()) == {"write_handoff": 2}
+
+
+def test_missing_node_and_invalid_answer_are_faults(tmp_path):
+    ctx = make_ctx(tmp_path)
+    engine = make_engine("scripted:answers.yaml", ctx)
+    with pytest.raises(StageFault, match="has no answer for node sweep"):
+        ask(engine, ctx, "sweep")
+    with pytest.raises(StageFault, match="bad_node .* does not match Answer: plan_summary"):
+        ask(engine, ctx, "bad_node")
+
+
+def test_the_engine_is_picked_from_settings(tmp_path):
+    ctx = make_ctx(tmp_path)
+    ctx.settings["engine"] = f"scripted:{ctx.project_dir / 'answers.yaml'}"
+    assert isinstance(make_engine(None, ctx), ScriptedEngine)
+
+
+@pytest.mark.parametrize("spec, content, message", [
+    ("scripted:", None, "needs a file name"),
+    ("scripted:nope.yaml", None, "cannot read nope.yaml"),
+    ("scripted:bad.yaml", "a: [1,\n", "is not valid YAML"),
+    ("scripted:bad.yaml", "- 1\n- 2\n", "must map node ids to answers"),
+])
+def test_bad_files_are_usage_errors(tmp_path, spec, content, message):
+    ctx = make_ctx(tmp_path)
+    if content is not None:
+        (ctx.project_dir / "bad.yaml").write_text(content)
+    with pytest.raises(UsageError, match=message):
+        make_engine(spec, ctx)

@@ -1,0 +1,156 @@
+"""The model-facing tools: confinement, forbidden writes, condensing, redaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from stepkit.plugins.llm.tools import (
+    MAX_OUTPUT_CHARS,
+    coder_tools,
+    condense_text,
+    read_only_tools,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "plans" / "steps").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("".join(f"line {n}\n" for n in range(1, 11)))
+    (root / "plans" / "steps" / "01-a.md").write_text("# plan\n")
+    (tmp_path / "outside.txt").write_text("outside secret\n")
+    return root
+
+
+def tools(project: Path, coder: bool = False):
+    chosen = coder_tools(project, [project / "plans"]) if coder else read_only_tools(project)
+    return {t.name: t for t in chosen}
+
+
+def test_tool_names_and_arguments_are_the_fixed_ones(project):
+    schemas = {name: t.input_schema for name, t in tools(project, coder=True).items()}
+    assert {n: (sorted(s["properties"]), s["required"]) for n, s in schemas.items()} == {
+        "read_file": (["limit", "offset", "path"], ["path"]),
+        "list_dir": (["path"], ["path"]),
+        "search": (["path", "pattern"], ["pattern"]),
+        "run_command": (["command", "timeout"], ["command"]),
+        "write_file": (["content", "path"], ["path", "content"]),
+        "edit_file": (["new_text", "old_text", "path"], ["path", "old_text", "new_text"]),
+    }
+    assert sorted(tools(project)) == ["list_dir", "read_file", "run_command", "search"]
+
+
+def test_read_file_numbers_lines_and_pages(project):
+    text, is_error = tools(project)["read_file"].call({"path": "src/app.py", "offset": 3, "limit": 2})
+    assert not is_error
+    assert text.splitlines() == ["     3\tline 3", "     4\tline 4",
+                                 "[6 more lines; continue with offset=5]"]
+
+
+@pytest.mark.parametrize("path", ["../outside.txt", "../../etc/passwd", "/etc/passwd",
+                                  "src/../../outside.txt"])
+def test_paths_outside_the_project_are_refused(project, path):
+    text, is_error = tools(project)["read_file"].call({"path": path})
+    assert is_error and "outside the project directory" in text
+
+
+def test_symlink_escapes_are_refused(project, tmp_path):
+    (project / "link.txt").symlink_to(tmp_path / "outside.txt")
+    (project / "linkdir").symlink_to(tmp_path)
+    t = tools(project)
+    assert t["read_file"].call({"path": "link.txt"})[1] is True
+    assert t["list_dir"].call({"path": "linkdir"})[1] is True
+    text, is_error = t["search"].call({"pattern": "outside secret"})
+    assert not is_error and text == "[no matches]"
+
+
+def test_symlink_inside_the_project_is_followed(project):
+    (project / "alias.py").symlink_to(project / "src" / "app.py")
+    assert "line 1" in tools(project)["read_file"].run({"path": "alias.py"})
+
+
+def test_list_dir_and_search(project):
+    t = tools(project)
+    assert t["list_dir"].run({"path": "."}).splitlines() == ["plans/", "src/"]
+    assert t["search"].run({"pattern": r"line 1\d?$", "path": "src"}).splitlines() == [
+        "src/app.py:1: line 1", "src/app.py:10: line 10"]
+    text, is_error = t["search"].call({"pattern": "("})
+    assert is_error and "bad regular expression" in text
+
+
+def test_run_command_reports_exit_code_and_hides_the_api_key(project, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-abcdef0123456789")
+    text, is_error = tools(project)["run_command"].call(
+        {"command": 'echo "key=[$ANTHROPIC_API_KEY]"; exit 3'})
+    assert not is_error
+    assert text == "exit code: 3\nkey=[]\n"
+
+
+def test_run_command_timeout_kills_the_process_group(project):
+    text, _ = tools(project)["run_command"].call(
+        {"command": "sleep 30 & sleep 30; echo never", "timeout": 1})
+    assert text.startswith("timed out after 1 s") and "never" not in text
+
+
+def test_coder_cannot_write_the_plan_repo_git_or_run_store(project):
+    t = tools(project, coder=True)
+    for path in ("plans/steps/01-a.md", "plans/new.md", ".git/config", ".stepkit/x",
+                 "../escape.txt"):
+        text, is_error = t["write_file"].call({"path": path, "content": "x"})
+        assert is_error, path
+    text, is_error = t["edit_file"].call({"path": "plans/steps/01-a.md", "old_text": "plan",
+                                          "new_text": "hacked"})
+    assert is_error and "writing under plans/ is not allowed" in text
+    assert (project / "plans" / "steps" / "01-a.md").read_text() == "# plan\n"
+    assert not (project.parent / "escape.txt").exists()
+
+
+def test_write_and_edit_inside_the_project(project):
+    t = tools(project, coder=True)
+    assert t["write_file"].run({"path": "src/new/mod.py", "content": "a = 1\r\nb = 1\r\n"}) == (
+        "wrote 14 bytes to src/new/mod.py")
+    text, is_error = t["edit_file"].call({"path": "src/new/mod.py", "old_text": "= 1",
+                                          "new_text": "= 2"})
+    assert is_error and "found 2 times" in text
+    assert t["edit_file"].run({"path": "src/new/mod.py", "old_text": "b = 1",
+                               "new_text": "b = 2"}) == "edited src/new/mod.py"
+    assert (project / "src" / "new" / "mod.py").read_bytes() == b"a = 1\r\nb = 2\r\n"
+
+
+def test_bad_arguments_are_tool_errors(project):
+    t = tools(project)
+    assert t["read_file"].call({}) == ("error: missing argument(s): path", True)
+    assert t["read_file"].call({"path": 3}) == ("error: argument path must be a string", True)
+    assert t["read_file"].call({"path": "src"})[1] is True
+    assert t["run_command"].call({"command": "true", "timeout": "9"})[1] is True
+
+
+def test_output_is_condensed_head_and_tail(project):
+    (project / "big.log").write_text("".join(f"row {n}\n" for n in range(20000)))
+    text = tools(project)["run_command"].run({"command": "cat big.log"})
+    assert len(text) <= MAX_OUTPUT_CHARS + 100
+    assert "row 0\n" in text and "row 19999" in text and "characters omitted" in text
+
+
+def test_condense_text_keeps_short_text():
+    assert condense_text("abc", limit=10) == "abc"
+    out = condense_text("x" * 50 + "y" * 50, limit=30)
+    assert out.startswith("x" * 20) and out.endswith("y" * 10) and "70 characters omitted" in out
+
+
+def test_tool_output_is_redacted(project, monkeypatch):
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    (project / ".env").write_text(f"GITHUB_TOKEN={secret}\nPORT=8000\n")
+    t = tools(project)
+    for name, args in (("read_file", {"path": ".env"}), ("search", {"pattern": "TOKEN"}),
+                       ("run_command", {"command": "cat .env"})):
+        text = t[name].run(args)
+        assert secret not in text and "[REDACTED]" in text, name
+
+
+def test_binary_files_are_not_dumped(project):
+    (project / "blob.bin").write_bytes(b"\x00\x01binary")
+    text, is_error = tools(project)["read_file"].call({"path": "blob.bin"})
+    assert is_error and "binary file" in text
