@@ -1,1 +1,97 @@
-"""TODO(placeholder): not implemented yet."""
+"""Evidence from pytest: failing test ids, the first ``E`` lines of each
+failure, and the final ``N failed, M passed`` line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from stepkit.plugins.evidence._shared import ERROR_LINES, clean_lines, mentions, render, unique
+
+from stepkit.hookspecs import hookimpl
+
+_OUTCOME = r"(?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)"
+_COUNTS = rf"\d+ {_OUTCOME}(?:, \d+ {_OUTCOME})*"
+# "=== 5 failed, 1995 passed in 12.3s ===" (also bare, as -q prints it)
+_SUMMARY = re.compile(rf"^=*\s*(?P<counts>{_COUNTS}|no tests ran)(?: in [\d.]+s\b.*?)?\s*=*$")
+_INTERRUPTED = re.compile(r"^!*\s*(?P<text>Interrupted: .*?)\s*!*$")
+_SHORT = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<rest>\S.*)$")
+_VERBOSE = re.compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (?P<kind1>FAILED|ERROR) (?P<id1>\S.*)"
+                      r"|(?P<id2>\S+::\S.*?) (?P<kind2>FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$")
+_BANNER = re.compile(r"^={3,} ?(?P<title>.*?) ?={3,}$")
+_SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
+_ERROR_LINE = re.compile(r"^\s*E\s{2,}\S|^E\s+\S")
+_LOCATION = re.compile(r"^(?P<where>[^\s:]+:\d+): (?P<what>\w[\w.]*)$")
+
+
+@hookimpl
+def stepkit_condense_output(command: str, output: str) -> str | None:
+    """Condense pytest output; None when it is not pytest's."""
+    lines = clean_lines(output)
+    summary_line = next((line for line in reversed(lines) if _SUMMARY.match(line)), None)
+    if not (mentions(command, "pytest", "py.test") or summary_line or "test session starts" in output):
+        return None
+    failing = _failing(lines)
+    errors = _first_errors(lines)
+    interrupted = next((m for line in lines if (m := _INTERRUPTED.match(line))), None)
+    if summary_line is None and not failing and not errors and interrupted is None:
+        return None  # pytest never got as far as testing: the generic view is better
+    tool_summary = [summary_line] if summary_line else []
+    summary = _SUMMARY.match(summary_line)["counts"] if summary_line else None
+    if interrupted is not None:
+        tool_summary.insert(0, interrupted["text"])
+        summary = f"{summary}; {interrupted['text']}" if summary else interrupted["text"]
+    return render(failing=failing, errors=errors, tool_summary=tool_summary, summary=summary)
+
+
+def _failing(lines: list[str]) -> list[str]:
+    """Failing ids with their message, from the short test summary; from the
+    verbose progress lines when there is no short summary."""
+    short = []
+    for line in lines:
+        m = _SHORT.match(line)
+        if m:
+            short.append(f"{m['kind']} {m['rest']}")
+    if short:
+        return unique(short)
+    verbose = []
+    for line in lines:
+        m = _VERBOSE.match(line)
+        if m:
+            verbose.append(f"{m['kind1'] or m['kind2']} {m['id1'] or m['id2']}")
+    return unique(verbose)
+
+
+def _first_errors(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Per section of the FAILURES / ERRORS blocks: its name with the crash
+    location, and its first ``E`` lines."""
+    result: list[tuple[str, list[str]]] = []
+    in_block = False
+    name: str | None = None
+    e_lines: list[str] = []
+    where = ""
+
+    def close() -> None:
+        if name is not None:
+            result.append((f"{name}{f'  ({where})' if where else ''}", e_lines[:ERROR_LINES]))
+
+    for line in lines:
+        banner = _BANNER.match(line)
+        if banner:
+            close()
+            name, e_lines, where = None, [], ""
+            in_block = banner["title"] in ("FAILURES", "ERRORS")
+            continue
+        if not in_block:
+            continue
+        section = _SECTION.match(line)
+        if section:
+            close()
+            name, e_lines, where = section["name"], [], ""
+        elif name is not None:
+            if _ERROR_LINE.match(line):
+                e_lines.append(line.strip())
+            elif (loc := _LOCATION.match(line)) and Path(loc["where"].split(":")[0]).suffix == ".py":
+                where = f"{loc['where']}: {loc['what']}"
+    close()
+    return result

@@ -1,0 +1,97 @@
+"""Parsing helpers shared by the evidence condensers.
+
+Every condenser returns its findings through :func:`render`, so all of them
+read alike: the failing ids first (the part that must survive any cut), then
+the first error lines of each failure, then the tool's own summary line(s),
+and last a ``summary: …`` line that the gate runner takes as the gate's
+one-line summary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from stepkit.evidence import strip_ansi
+
+#: How many lines of a single failure's first error to keep.
+ERROR_LINES = 3
+
+
+def clean_lines(output: str) -> list[str]:
+    """The output split into lines, without colour codes or trailing blanks."""
+    return [line.rstrip() for line in strip_ansi(output).replace("\r\n", "\n").split("\n")]
+
+
+def mentions(command: str, *tools: str) -> bool:
+    """True when the command runs one of ``tools`` (a whole word, e.g. ``pytest``
+    in ``uv run pytest -q`` but not in ``pytest_cov``)."""
+    return any(re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", command) for tool in tools)
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """Items in first-seen order, duplicates dropped."""
+    seen: set[str] = set()
+    result = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            result.append(item)
+    return result
+
+
+def first_nonblank(lines: list[str], start: int, limit: int = ERROR_LINES, stop: re.Pattern[str] | None = None) -> list[str]:
+    """Up to ``limit`` non-blank lines from ``start`` (stripped), ending early
+    at a line matching ``stop``."""
+    kept = []
+    for line in lines[start:]:
+        if stop is not None and stop.search(line):
+            break
+        if line.strip():
+            kept.append(line.strip())
+            if len(kept) >= limit:
+                break
+    return kept
+
+
+def render(
+    *,
+    failing: list[str] | None = None,
+    failing_label: str = "failing tests",
+    errors: list[tuple[str, list[str]]] | None = None,
+    more: dict[str, list[str]] | None = None,
+    tool_summary: list[str] | None = None,
+    summary: str | None = None,
+) -> str:
+    """Assemble a condenser's answer.
+
+    :param failing: one line per failing test or diagnostic (its id, maybe
+        with its error message).
+    :param failing_label: the heading of that list.
+    :param errors: ``(heading, first error lines)`` per failure.
+    :param more: further labelled lists (warnings …), after the errors.
+    :param tool_summary: the tool's own summary line(s), verbatim.
+    :param summary: the gate's one-line summary (``5 failed, 1995 passed``).
+    """
+    parts: list[str] = []
+    if failing:
+        parts.append(f"{failing_label} ({len(failing)}):")
+        parts.extend(f"  {item}" for item in failing)
+    if errors:
+        parts.append("first error of each failure:")
+        for heading, lines in errors:
+            parts.append(f"  {heading}")
+            parts.extend(f"    {line}" for line in lines)
+    for label, items in (more or {}).items():
+        if items:
+            parts.append(f"{label}:")
+            parts.extend(f"  {item}" for item in items)
+    parts.extend(tool_summary or [])
+    if summary:
+        parts.append(f"summary: {summary}")
+    return "\n".join(parts)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 error`` / ``2 errors``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,144 @@
+"""Condensed evidence: what a model and a handoff get instead of a full log.
+
+A parser plugin (``stepkit_condense_output``) picks out what matters — the
+failing ids, the first error of each failure, the summary line — and this
+module frames and caps the result: it always starts with the command and its
+exit code, is at most :data:`MAX_LINES` lines and :data:`MAX_BYTES` bytes, and
+ends with ``[kept X of Y lines; full log: PATH]`` whenever any line of the
+output is missing from it.  Secrets are masked before anything is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from stepkit.pluginmanager import first_answer
+from stepkit.redact import redact
+
+MAX_LINES = 200
+MAX_BYTES = 16 * 1024
+#: A longer line is clipped (minified code, progress bars on one line).
+MAX_LINE_CHARS = 500
+#: Lines kept from the end of a condensed text that is too long: the tool's
+#: summary lines live there.
+TAIL_KEEP = 12
+SUMMARY_PREFIX = "summary: "
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+def strip_ansi(text: str) -> str:
+    """Text without terminal colour and cursor codes."""
+    return _ANSI.sub("", text)
+
+
+def condense(
+    pm,
+    gate: str,
+    command: str,
+    output: str,
+    exit_code: int | None,
+    log_path: Path | str | None,
+    *,
+    total_lines: int | None = None,
+    note: str | None = None,
+) -> str:
+    """Condense a gate's output into capped, secret-free evidence.
+
+    :param pm: the plugin manager whose ``stepkit_condense_output`` parsers run.
+    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param command: the command that ran.
+    :param output: its output (for a huge output: head and tail joined by an
+        omission line).
+    :param exit_code: its exit code, None when it never finished.
+    :param log_path: the full log, named in the cut marker.
+    :param total_lines: the line count of the full output when ``output`` is
+        only its head and tail.
+    :param note: a line placed right after the exit code (``timed out after
+        300 s`` …).
+    :return: ``$ command`` / ``exit code: N`` / [note] / the parser's text /
+        ``[kept X of Y lines; full log: PATH]`` (the last only when cut).
+    """
+    output = redact(output)
+    try:
+        answer, _plugin = first_answer(
+            pm, "stepkit_condense_output",
+            gate=gate, command=command, output=output, exit_code=exit_code,
+            log_path=Path(log_path) if log_path else None,
+        )
+    except Exception as exc:  # noqa: BLE001 - a broken parser must not lose the gate's record
+        answer = f"[evidence parser failed: {type(exc).__name__}: {exc}; raw output follows]\n{output}"
+    body = _clip_lines(redact(strip_ansi(answer if answer is not None else output)).split("\n"))
+    while body and not body[-1].strip():
+        body.pop()
+    while body and not body[0].strip():
+        body.pop(0)
+
+    header = [redact(f"$ {command}"), f"exit code: {'none' if exit_code is None else exit_code}"]
+    if note:
+        header.append(note)
+    output_lines = output.split("\n")
+    if output_lines and output_lines[-1] == "":
+        output_lines.pop()
+    total = max(total_lines or 0, len(output_lines))
+    kept_set = {line.strip() for line in body}
+    cut = total > len(output_lines) or any(
+        line.strip() and line.strip() not in kept_set for line in strip_ansi(output).split("\n")
+    )
+    marker = f"[kept {{kept}} of {total} lines; full log: {log_path or '(none)'}]"
+
+    body, capped = _cap(body, header, marker)
+    if capped:
+        cut = True
+    if not cut:
+        return "\n".join(header + body)
+    kept = min(sum(1 for line in body if not _is_synthetic(line)), total)
+    return "\n".join(header + body + [marker.format(kept=kept)])
+
+
+def summary_of(evidence: str, output: str) -> str:
+    """The gate's one-line summary: the parser's ``summary: …`` line, else the
+    last non-empty line of the output."""
+    for line in reversed(evidence.split("\n")):
+        if line.startswith(SUMMARY_PREFIX):
+            return line[len(SUMMARY_PREFIX):].strip()[:200]
+    for line in reversed(strip_ansi(output).split("\n")):
+        if line.strip():
+            return redact(line.strip())[:200]
+    return ""
+
+
+def _clip_lines(lines: list[str]) -> list[str]:
+    return [
+        f"{line[:MAX_LINE_CHARS]}… [+{len(line) - MAX_LINE_CHARS} chars]" if len(line) > MAX_LINE_CHARS else line
+        for line in lines
+    ]
+
+
+def _cap(body: list[str], header: list[str], marker: str) -> tuple[list[str], bool]:
+    """Keep the head and the last :data:`TAIL_KEEP` lines of ``body`` within the
+    line and byte budget (the header, the omission line and the marker count)."""
+
+    def size(lines: list[str]) -> int:
+        return sum(len(line.encode()) + 1 for line in lines)
+
+    fixed = size(header) + len(marker.encode()) + 20  # + the digits of X
+    if len(header) + len(body) + 1 <= MAX_LINES and fixed + size(body) <= MAX_BYTES:
+        return body, False
+    tail = body[-TAIL_KEEP:]
+    line_budget = MAX_LINES - len(header) - len(tail) - 2
+    byte_budget = MAX_BYTES - fixed - size(tail) - 64
+    head: list[str] = []
+    for line in body[:-TAIL_KEEP]:
+        cost = len(line.encode()) + 1
+        if len(head) >= line_budget or cost > byte_budget:
+            break
+        head.append(line)
+        byte_budget -= cost
+    omitted = len(body) - len(head) - len(tail)
+    return head + [f"[... {omitted} lines omitted ...]"] + tail, True
+
+
+def _is_synthetic(line: str) -> bool:
+    return line.startswith(("[... ", SUMMARY_PREFIX))

@@ -1,0 +1,90 @@
+"""stepkit.evidence.condense: the frame, the caps, the cut marker, secrets."""
+
+import pytest
+
+from stepkit import hookimpl
+from stepkit.evidence import MAX_BYTES, MAX_LINES, condense, summary_of
+from tests.evidence_logs import evidence_pm
+
+
+@pytest.fixture
+def pm():
+    return evidence_pm()
+
+
+def test_starts_with_command_and_exit_code_and_keeps_short_output_whole(pm):
+    evidence = condense(pm, "build", "make all", "cc -o app main.c\nok\n", 0, "/l/build-1.log")
+    assert evidence == "$ make all\nexit code: 0\ncc -o app main.c\nok"
+
+
+def test_note_follows_the_exit_code(pm):
+    evidence = condense(pm, "tests", "sleep 9", "", None, "/l/t.log", note="timed out after 1 s")
+    assert evidence.split("\n")[:3] == ["$ sleep 9", "exit code: none", "timed out after 1 s"]
+
+
+def test_many_failures_are_capped_but_keep_the_summary_and_the_marker(pm):
+    failures = [f"FAILED tests/test_x.py::test_{i} - assert {i} == -1" for i in range(600)]
+    output = "\n".join(failures + ["=== 600 failed, 10 passed in 3.00s ==="]) + "\n"
+    evidence = condense(pm, "tests", "pytest", output, 1, "/l/tests-2.log")
+    lines = evidence.split("\n")
+    assert len(lines) <= MAX_LINES
+    assert len(evidence.encode()) <= MAX_BYTES
+    assert "FAILED tests/test_x.py::test_0 - assert 0 == -1" in evidence
+    assert "summary: 600 failed, 10 passed" in lines
+    assert any(line.startswith("[... ") and line.endswith(" lines omitted ...]") for line in lines)
+    kept = int(lines[-1].split()[1])
+    assert lines[-1] == f"[kept {kept} of 601 lines; full log: /l/tests-2.log]"
+
+
+def test_huge_lines_are_clipped_within_the_byte_cap(pm):
+    output = "\n".join("é" * 5000 for _ in range(50))
+    evidence = condense(pm, "build", "webpack", output, 2, None)
+    assert len(evidence.encode()) <= MAX_BYTES
+    assert "… [+4500 chars]" in evidence
+    assert evidence.endswith("full log: (none)]")
+
+
+def test_head_and_tail_input_counts_all_lines(pm):
+    output = "start\n[... 1000 bytes omitted ...]\nend\n"
+    evidence = condense(pm, "build", "gen", output, 0, "/l/b.log", total_lines=5000)
+    assert evidence.endswith("[kept 2 of 5000 lines; full log: /l/b.log]")
+
+
+def test_secrets_never_reach_the_evidence(pm, monkeypatch):
+    monkeypatch.setenv("DEPLOY_TOKEN", "hunter2-very-secret-value")
+    output = "using key sk-ant-api03-abcdefghijklmnop\ntoken hunter2-very-secret-value\n"
+    evidence = condense(pm, "tests", "TOKEN=hunter2-very-secret-value ./t.sh", output, 1, None)
+    assert "sk-ant-api03" not in evidence
+    assert "hunter2-very-secret-value" not in evidence
+    assert "[REDACTED]" in evidence
+
+
+class _Broken:
+    @hookimpl(tryfirst=True)
+    def stepkit_condense_output(self, output):
+        raise RuntimeError("parser bug")
+
+
+class _Custom:
+    @hookimpl
+    def stepkit_condense_output(self, command, output):
+        return "custom view\nsummary: all good" if command.startswith("mytool") else None
+
+
+def test_a_broken_parser_falls_back_to_the_raw_output(pm):
+    pm.register(_Broken(), name="broken")
+    evidence = condense(pm, "tests", "x", "line one\n", 1, None)
+    assert "[evidence parser failed: RuntimeError: parser bug; raw output follows]" in evidence
+    assert "line one" in evidence
+
+
+def test_a_registered_parser_answers_before_the_builtins(pm):
+    pm.register(_Custom(), name="custom")
+    evidence = condense(pm, "tests", "mytool run", "lots\nof\noutput\n", 0, "/l/t.log")
+    assert evidence.startswith("$ mytool run\nexit code: 0\ncustom view\nsummary: all good\n[kept ")
+    assert summary_of(evidence, "x") == "all good"
+
+
+def test_summary_falls_back_to_the_last_output_line():
+    assert summary_of("$ x\nexit code: 0\nfoo", "a\n\x1b[1mlast words\x1b[0m\n\n") == "last words"
+    assert summary_of("", "") == ""
