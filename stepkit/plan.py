@@ -320,9 +320,13 @@ class PlanRepo:
 
 
 def _numbered_files(directory: Path, problems: list[str]) -> list[tuple[int, str, Path]]:
-    """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``."""
+    """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``.
+
+    A dangling symlink counts as a file, so that it is reported as unreadable.
+    """
     try:
-        entries = sorted((e.name, e.is_file()) for e in os.scandir(directory))
+        entries = sorted((e.name, e.is_file() or (e.is_symlink() and not os.path.exists(e.path)))
+                         for e in os.scandir(directory))
     except OSError as exc:
         raise PlanError(f"cannot read {directory}: {exc.strerror or exc}") from None
     found = []
@@ -349,7 +353,8 @@ def _read_document(path: Path, problems: list[str]) -> tuple[dict[str, Any], str
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        problems.append(f"{path}: not UTF-8 (invalid byte at offset {exc.start})")
+        line = data.count(b"\n", 0, exc.start) + 1
+        problems.append(f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})")
         return None
     try:
         return parse_document(text)
