@@ -1,0 +1,123 @@
+"""Stub script callables, a stub stage runner and graph-file builders for the
+graph, engine and resume tests (imported as ``graph_helpers:<name>`` by the
+graphs the tests write; the tests directory is on sys.path under pytest and
+is put on PYTHONPATH for subprocess runs).
+
+``scripted`` is the workhorse: ``state["script"][node]`` says what the node
+does on each visit — a route label, ``next``, ``fault`` (StageFault),
+``crash`` (an exception), or a list of those consumed one per visit (the
+last repeats).  Visits are counted in ``state["calls"]``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stepkit.results import Outcome, Question, StageContext, StageFault, Usage
+
+TESTS_DIR = Path(__file__).resolve().parent
+#: set at test teardown so abandoned (timed-out) node threads end
+RELEASE = threading.Event()
+
+
+def scripted(ctx: StageContext) -> Outcome:
+    calls = dict(ctx.state.get("calls") or {})
+    n = calls.get(ctx.node, 0)
+    calls[ctx.node] = n + 1
+    plan = (ctx.state.get("script") or {}).get(ctx.node, "next")
+    action = plan[min(n, len(plan) - 1)] if isinstance(plan, list) else plan
+    updates: dict[str, Any] = {"calls": calls, **(ctx.state.get("stub_updates") or {}).get(ctx.node, {})}
+    if action == "fault":
+        raise StageFault(f"{ctx.node} fault #{n + 1}", updates={"partial": ctx.node})
+    if action == "crash":
+        raise ValueError(f"{ctx.node} crashed #{n + 1}")
+    return Outcome(route=None if action == "next" else action, updates=updates)
+
+
+def stage_runner(name: str, ctx: StageContext) -> Outcome:
+    """A stub for stepkit.stages.run_stage: scripted by node id, records the stage name."""
+    outcome = scripted(ctx)
+    outcome.updates["stages_run"] = [*ctx.state.get("stages_run", []), name]
+    return outcome
+
+
+def go(ctx: StageContext) -> Outcome:
+    return Outcome()
+
+
+def bump(ctx: StageContext) -> Outcome:
+    return Outcome(updates={"count": int(ctx.state.get("count", 0)) + 1})
+
+
+def loop_until(ctx: StageContext) -> Outcome:
+    """Route 'again' until count reaches state['stop_at'] (None: forever)."""
+    count = int(ctx.state.get("count", 0)) + 1
+    stop_at = ctx.state.get("stop_at")
+    return Outcome(route="done" if stop_at is not None and count >= stop_at else "again",
+                   updates={"count": count})
+
+
+def hang(ctx: StageContext) -> Outcome:
+    RELEASE.wait(20)
+    return Outcome()
+
+
+def wrong_type(ctx: StageContext) -> Any:
+    return {"route": "x"}
+
+
+def spend_tokens(ctx: StageContext) -> Outcome:
+    ctx.usage = ctx.usage.add(Usage(input_tokens=100, output_tokens=20, cost_usd=0.5))
+    ctx.emit("llm_call", node="spoofed", model="stub", api_key="sk-ant-abcdefghijklmnop1234")
+    return Outcome(updates={"secret_echo": "token=abcd1234efgh5678"})
+
+
+def ask_inside(ctx: StageContext) -> Outcome:
+    assert ctx.ask is not None
+    answer = ctx.ask(Question(node=ctx.node, kind="input", text="Which colour?", non_empty=True))
+    return Outcome(updates={"colour": answer})
+
+
+def wait_for_go(ctx: StageContext) -> Outcome:
+    """A barrier: record a start, then wait for the test's "go" file (bounded)."""
+    barrier = Path(ctx.state["barrier"])
+    with open(barrier / "started", "a") as fh:
+        fh.write(f"{ctx.node}\n")
+    deadline = time.monotonic() + 20
+    while not (barrier / "go").exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the test never wrote the go file")
+        time.sleep(0.01)
+    return Outcome(updates={"slow_done": True})
+
+
+def render_plain(ctx: StageContext) -> str:
+    """An end renderer that does not start with the sentinel (the engine adds it)."""
+    return f"ended at {ctx.node}; reason: {ctx.state.get('failure_reason')}"
+
+
+def render_crash(ctx: StageContext) -> str:
+    raise RuntimeError("renderer broke")
+
+
+END_NODES = {
+    "end_success": {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0,
+                    "output": "STEP_COMPLETE\ncount={count}"},
+    "end_failure": {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1,
+                    "output": "STEP_FAILED\nReason: {failure_reason}"},
+}
+
+
+def write_graph(directory: Path, nodes: dict[str, Any], name: str = "g.yaml", **settings: Any) -> Path:
+    """Write a graph file: the given nodes plus the two standard end nodes."""
+    data = {"name": name.removesuffix(".yaml"), "start": next(iter(nodes)),
+            "initial_state": {"count": 0}, **settings,
+            "nodes": {**nodes, **{k: v for k, v in END_NODES.items() if k not in nodes}}}
+    path = directory / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return path
