@@ -25,6 +25,11 @@ _ID_PATTERNS = tuple(re.compile(p, re.MULTILINE) for p in (
     r"^\s*(?:FAIL)\s+(\S+\.(?:[cm]?[jt]sx?))",  # jest file lines
     r"^(\S+?):\d+(?::\d+)?:\s*(?:error|E\d+|F\d+|W\d+)\b",  # compilers, linters: file:line[:col]: error
 ))
+# the line that names the error itself (preferred over banners like "Traceback …")
+_SPECIFIC_ERROR = re.compile(
+    r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
+    r"|^(---\s*)?FAIL\b|timed out", re.IGNORECASE
+)
 _ERROR_LINE = re.compile(
     r"\b(error|errors|exception|failed|failure|fail|assert\w*|panic\w*|traceback|fatal|"
     r"not found|cannot|undefined|timed out)\b|^E\s", re.IGNORECASE
@@ -80,15 +85,16 @@ def _failing_ids(text: str) -> list[str]:
 
 def _first_error(text: str, ids: list[str]) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
-        if _ERROR_LINE.search(line) and not _is_summary(line):
-            return line[:300]
+    for pattern in (_SPECIFIC_ERROR, _ERROR_LINE):
+        for line in lines:
+            if pattern.search(line) and not _is_summary(line):
+                return line[:300]
     return lines[0][:300] if lines else ""
 
 
 def _is_summary(line: str) -> bool:
     """Framework banners that say nothing about the cause."""
-    return bool(re.match(r"^[=\-_*]{3,}|^(FAILED|ERROR)\s+\S+::", line))
+    return bool(re.match(r"^[=\-_*]{3,}|^(FAILED|ERROR)\s+\S+::|^Traceback \(most recent", line))
 
 
 def _normalise(text: str) -> str:

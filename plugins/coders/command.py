@@ -208,7 +208,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
 
     spec = coder_spec(ctx)
     kind, _, arg = spec.partition(":")
-    prompt = build_coder_prompt({**ctx.state, "plans_dir": _plans_name(ctx)})
+    prompt = build_coder_prompt({**ctx.state, "plans_dir": plans_display(ctx)})
     timeout = timeout_of(ctx, "coder")
     if kind == "command":
         if not arg.strip():
@@ -321,7 +321,8 @@ def _unique(directory: Path, base: str) -> str:
     return name
 
 
-def _plans_name(ctx: StageContext) -> str:
+def plans_display(ctx: StageContext) -> str:
+    """The plan repo as the coder's prompt names it (relative when inside the project)."""
     try:
         return Path(ctx.plans_dir).relative_to(ctx.project_dir).as_posix()
     except ValueError:

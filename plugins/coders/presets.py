@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepkit.plugins.coders.command import ProcessRun, find_sentinel, generic_result
+
 from stepkit.results import CoderResult
 
 DEFAULT_MAX_TURNS = 60
@@ -154,7 +155,7 @@ def _codex_read(output: str) -> Parsed | None:
 # -- aider ---------------------------------------------------------------------
 
 _AIDER_COST = re.compile(r"Cost: \$(?P<message>[\d.]+) message, \$(?P<session>[\d.]+) session")
-_AIDER_ERROR = re.compile(r"^(litellm\.\w*Error\b.*|\w*(API|Authentication|RateLimit)Error: .*)$", re.M)
+_AIDER_ERROR = re.compile(r"^(litellm\.\w*Error\b.*|\w*(API|Authentication|RateLimit)Error: .*)$", re.MULTILINE)
 
 
 def _aider_command(settings: dict[str, Any], review: bool) -> str:
