@@ -51,6 +51,7 @@ class Scripted:
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     always: bool = False
+    delay_s: float = 0.0
 
 
 class MessagesAPI:
@@ -84,13 +85,14 @@ class MessagesAPI:
     # -- scripting ---------------------------------------------------------
 
     def respond(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None,
-                always: bool = False) -> None:
-        """Queue a raw response."""
+                always: bool = False, delay_s: float = 0.0) -> None:
+        """Queue a raw response; ``delay_s`` makes the server slow (for client timeouts)."""
         with self._lock:
-            self._queue.append(Scripted(status, body, headers or {}, always))
+            self._queue.append(Scripted(status, body, headers or {}, always, delay_s))
 
     def reply(self, content: list[dict[str, Any]], stop_reason: str = "end_turn",
-              usage: dict[str, int] | None = None, model: str = "claude-test") -> None:
+              usage: dict[str, int] | None = None, model: str = "claude-test",
+              delay_s: float = 0.0) -> None:
         """Queue a 200 message with these content blocks."""
         self.respond(200, {
             "id": f"msg_{next(self._ids):04d}", "type": "message", "role": "assistant",
@@ -98,7 +100,7 @@ class MessagesAPI:
             "stop_sequence": None,
             "usage": usage or {"input_tokens": 100, "output_tokens": 20,
                                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-        })
+        }, delay_s=delay_s)
 
     def reply_text(self, text: str, **kwargs: Any) -> None:
         """Queue a message with one text block (e.g. malformed JSON)."""
@@ -150,15 +152,19 @@ class MessagesAPI:
                     body=json.loads(raw or b"{}"), raw=raw, at=time.monotonic(),
                 ))
                 scripted = api._next()
+                time.sleep(scripted.delay_s)
                 data = json.dumps(scripted.body).encode()
-                self.send_response(scripted.status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.send_header("request-id", f"req_{len(api.requests):04d}")
-                for name, value in scripted.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(scripted.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.send_header("request-id", f"req_{len(api.requests):04d}")
+                    for name, value in scripted.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (its timeout): nothing to answer
 
             def log_message(self, *args: Any) -> None:
                 pass

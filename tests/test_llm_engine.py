@@ -125,6 +125,18 @@ def test_retry_after_is_capped(tmp_path, messages_api):
     assert events(ctx, "llm_retry")[0]["wait_s"] == 0.2
 
 
+def test_a_timed_out_request_is_retried(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, {"llm_timeout_s": 0.2})
+    messages_api.reply_json(GOOD, delay_s=1.0)
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    [retry] = events(ctx, "llm_retry")
+    assert retry["error"] == "request timed out"
+    assert len(messages_api.requests) == 2
+
+
 def test_529_forever_is_a_fault_with_a_clear_note(tmp_path, messages_api):
     ctx = make_ctx(tmp_path, {"llm_max_retries": 2})
     messages_api.error(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.05"},
@@ -234,7 +246,7 @@ def test_secrets_are_masked_in_requests_and_run_files(tmp_path, messages_api):
         if path.is_file():
             text = path.read_text()
             assert secret not in text and messages_api.api_key not in text, path
-    assert secret in answer.plan_summary  # the answer itself is the caller's to handle
+    assert answer.plan_summary == "found [REDACTED]"
 
 
 def test_budget_exceeded_before_the_call(tmp_path, messages_api):

@@ -181,6 +181,7 @@ class _Conversation:
             return None, f"the reply was cut off at max_tokens ({len(text)} characters)"
         if text.startswith("```"):
             text = text.strip("`").removeprefix("json").strip()
+        text = redact(text)  # the answer lands in the run state and the handoff
         try:
             return self.schema.model_validate_json(text), ""
         except ValidationError as exc:
