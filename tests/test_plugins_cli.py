@@ -1,0 +1,81 @@
+"""``stepkit plugins``: every plugin with origin, version and hooks; load errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from stepkit.cli import main
+
+STEPCONF = """\
+from stepkit import hookimpl
+
+@hookimpl
+def stepkit_test_command(project_dir, config):
+    return "./run-tests"
+"""
+
+
+def plugins_json(capsys, project, *extra):
+    assert main(["plugins", "--project-dir", str(project), "--json", *extra]) == 0
+    return {p["name"]: p for p in json.loads(capsys.readouterr().out)["plugins"]}
+
+
+def test_json_lists_builtins_with_origin_version_and_hooks(tmp_path, capsys):
+    plugins = plugins_json(capsys, tmp_path)
+    pytest_parser = plugins["stepkit.plugins.evidence.pytest"]
+    assert pytest_parser["origin"] == "builtin"
+    assert pytest_parser["version"]
+    assert pytest_parser["hooks"] == ["stepkit_condense_output"]
+    assert "stepkit_test_command" in plugins["stepkit.plugins.overrides"]["hooks"]
+
+
+def test_stepconf_is_listed_with_its_path(tmp_path, capsys):
+    (tmp_path / "stepconf.py").write_text(STEPCONF)
+    plugins = plugins_json(capsys, tmp_path)
+    assert plugins["stepconf"]["origin"] == str(tmp_path / "stepconf.py")
+    assert plugins["stepconf"]["hooks"] == ["stepkit_test_command"]
+
+
+def test_a_disabled_plugin_is_not_listed(tmp_path, capsys):
+    plugins = plugins_json(capsys, tmp_path, "-p", "no:generic")
+    assert "stepkit.plugins.evidence.generic" not in plugins
+    assert "stepkit.plugins.evidence.pytest" in plugins
+
+
+def test_table_output(tmp_path, capsys):
+    assert main(["plugins", "--project-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "ORIGIN", "VERSION", "HOOKS"]
+    row = next(line for line in lines if line.startswith("stepkit.plugins.evidence.pytest "))
+    assert row.split()[1:] == ["builtin", row.split()[2], "condense_output"]
+
+
+@pytest.fixture
+def broken_entry_point(tmp_path, monkeypatch):
+    """An installed distribution whose ``stepkit`` entry point cannot be imported."""
+    site = tmp_path / "site"
+    dist = site / "brokenplug-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[stepkit]\nbrokenplug = brokenplug_missing_module_6e2\n")
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    return "brokenplug"
+
+
+def test_load_errors_are_shown(tmp_path, capsys, broken_entry_point):
+    project = tmp_path / "project"
+    project.mkdir()
+    plugins = plugins_json(capsys, project)
+    assert plugins[broken_entry_point]["origin"] == "failed to load"
+    assert "No module named 'brokenplug_missing_module_6e2'" in plugins[broken_entry_point]["error"]
+    assert main(["plugins", "--project-dir", str(project)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(broken_entry_point))
+    assert "FAILED TO LOAD: ModuleNotFoundError: No module named 'brokenplug_missing_module_6e2'" in row
+
+
+def test_a_bad_project_dir_is_a_usage_error(tmp_path, capsys):
+    assert main(["plugins", "--project-dir", str(tmp_path / "nope")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
