@@ -10,20 +10,16 @@ plugin gave it.  hooks.md documents each hook with an example.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from stepkit.config import Config
-from stepkit.results import (
-    CoderResult,
-    GateResult,
-    Question,
-    ReviewResult,
-    StageContext,
-)
+if TYPE_CHECKING:  # annotations only: importing this module stays cheap
+    import argparse
+    from pathlib import Path
+
+    from stepkit.config import Config
+    from stepkit.results import CoderResult, GateResult, Question, ReviewResult, StageContext
 
 hookspec = pluggy.HookspecMarker("stepkit")
 hookimpl = pluggy.HookimplMarker("stepkit")
