@@ -99,8 +99,8 @@ def test_not_run_gate_must_be_marked_not_run():
 
 def test_not_run_gate_described_as_passing_anywhere_is_a_problem():
     problems = check_handoff_text(handoff(summary="All good: the build passed."), GATES)
-    assert problems == ["the build gate did not run but this line says it passed: "
-                        "All good: the build passed."]
+    assert problems == [
+        "the build gate did not run but this line says it passed: All good: the build passed."]
 
 
 def test_negated_or_fenced_mentions_are_not_claims():

@@ -38,7 +38,8 @@ PROSE = {
 
 
 def render(**overrides):
-    args = dict(step=3, title="Parser: ints & floats", result="partial", prose=PROSE, gates=GATES)
+    args = {"step": 3, "title": "Parser: ints & floats", "result": "partial", "prose": PROSE,
+            "gates": GATES}
     args.update(overrides)
     return render_handoff(**args)
 
