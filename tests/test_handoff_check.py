@@ -116,3 +116,24 @@ def test_without_recorded_gates_evidence_is_checked_for_shape():
         "## Summary\n\nNone", "## Summary\n\nAll tests pass.")
     assert check_handoff_text(lying, []) == [
         "the tests gate did not run but this line says it passed: All tests pass."]
+
+
+def test_stepkit_check_handoff_is_collect_all_with_project_rules(tmp_path):
+    from stepkit.hookspecs import hookimpl
+    from stepkit.pluginmanager import get_plugin_manager
+
+    class ProjectRule:
+        @hookimpl
+        def stepkit_check_handoff(self, path, text, gates):
+            return [] if "JIRA-" in text else [f"{path.name}: no ticket id"]
+
+    pm = get_plugin_manager(builtins=["stepkit.plugins.stages.check_handoff"])
+    pm.register(ProjectRule(), name="stepconf")
+    path = tmp_path / "02-two.md"
+    text = handoff().replace("result: partial", "result: maybe")
+
+    answers = pm.hook.stepkit_check_handoff(path=path, text=text, gates=GATES)
+
+    problems = sorted(p for answer in answers for p in answer)
+    assert problems == ["02-two.md: no ticket id",
+                        "frontmatter result is 'maybe'; expected complete, partial or blocked"]

@@ -171,6 +171,21 @@ def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(tm
     assert "cache_control" not in first_user_blocks(messages_api)[1]
 
 
+def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
+    from stepkit.plugins.stages import prompts
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    ctx = make_ctx(tmp_path, "edge_case_sweep")
+    messages_api.reply_json(SWEEP)
+
+    assert stepkit_sweep(ctx) == SWEEP
+
+    body = messages_api.requests[0].body
+    assert body["system"][0]["text"] == prompts.SWEEP_SYSTEM
+    assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+    assert set(body["output_config"]["format"]["schema"]["properties"]) == set(SWEEP)
+
+
 def test_sweep_through_the_harness_changes_only_the_later_edge_cases(tmp_path, messages_api):
     from stepkit.stages import sweep
 
@@ -192,6 +207,17 @@ def test_sweep_through_the_harness_changes_only_the_later_edge_cases(tmp_path, m
     prompt = first_user_blocks(messages_api)[1]["text"]
     assert "* empty report" in prompt and "- src/text.py" in prompt
     assert messages_api.requests[0].body["tools"][0]["name"] == "read_file"
+
+
+def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
+    from stepkit.plugins.stages.handoff import stepkit_write_handoff
+
+    ctx = make_ctx(tmp_path, "write_handoff")
+    messages_api.reply_json(HANDOFF)
+
+    assert stepkit_write_handoff(ctx) == HANDOFF
+    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    assert set(schema["properties"]) == set(HANDOFF)
 
 
 def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_path, messages_api):
