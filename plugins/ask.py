@@ -1,1 +1,71 @@
-"""TODO(placeholder): not implemented yet."""
+"""The built-in ``stepkit_ask``: answers approval and input nodes.
+
+In order: an answer given for this node (``--answer NODE=TEXT`` on ``run``
+for the pre-answerable gates, ``stepkit resume --answer``) is used; else, when
+stdin is a terminal, the question is asked there (on stderr, so ``--json``
+output stays clean); else the run pauses.  ``settings["interactive"] =
+False`` forces the pause even on a terminal.  No environment variable is
+read: the final approval gate is never answered by the environment.
+
+trylast, so a plugin (a chat bridge, a web UI) answers first.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from stepkit.hookspecs import hookimpl
+from stepkit.results import Paused, Question
+
+
+@hookimpl(trylast=True)
+def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
+    """A given answer, else a terminal prompt, else :class:`Paused`."""
+    given = (settings.get("answers") or {}).get(question.node)
+    if given is not None and (str(given).strip() or not question.non_empty):
+        return str(given)
+    if settings.get("interactive", True) and _stdin_is_terminal():
+        return prompt(question)
+    raise Paused(question)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except ValueError:  # stdin closed
+        return False
+
+
+def prompt(question: Question, console: Any = None, read: Any = None) -> str:
+    """Ask on the terminal until the answer is acceptable; EOF pauses the run.
+
+    :param console: a rich console (default: stderr).
+    :param read: reads one line (default: ``console.input``).
+    """
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = console or Console(stderr=True, highlight=False)
+    read = read or (lambda: console.input("[bold]> [/]"))
+    console.print()
+    console.print(f"[bold]{escape(question.node)}[/]")
+    console.print(escape(question.text))
+    if question.options:
+        free = " — or type your own text" if question.allow_other else ""
+        console.print(f"Options: {escape(' / '.join(question.options))}{free}")
+    while True:
+        try:
+            answer = read().strip()
+        except EOFError:
+            raise Paused(question) from None
+        if question.kind == "input":
+            if answer or not question.non_empty:
+                return answer
+            console.print("An answer is needed.")
+            continue
+        if any(answer.casefold() == o.casefold() for o in question.options):
+            return answer
+        if question.allow_other and answer:
+            return answer
+        console.print(f"Please answer one of: {escape(', '.join(question.options))}")

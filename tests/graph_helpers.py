@@ -5,7 +5,8 @@ is put on PYTHONPATH for subprocess runs).
 
 ``scripted`` is the workhorse: ``state["script"][node]`` says what the node
 does on each visit — a route label, ``next``, ``fault`` (StageFault),
-``crash`` (an exception), or a list of those consumed one per visit (the
+``crash`` (an exception), ``interrupt`` (Ctrl-C; ``interrupt/X`` only the
+first time, then X), or a list of those consumed one per visit (the
 last repeats).  Visits are counted in ``state["calls"]``.
 """
 
@@ -36,6 +37,12 @@ def scripted(ctx: StageContext) -> Outcome:
         raise StageFault(f"{ctx.node} fault #{n + 1}", updates={"partial": ctx.node})
     if action == "crash":
         raise ValueError(f"{ctx.node} crashed #{n + 1}")
+    if action.startswith("interrupt"):  # Ctrl-C while the node runs; "interrupt/X": once, then X
+        marker = Path(ctx.settings["project_dir"]) / f"interrupted-{ctx.node}"
+        if not marker.exists() or "/" not in action:
+            marker.touch()
+            raise KeyboardInterrupt
+        action = action.split("/", 1)[1]
     return Outcome(route=None if action == "next" else action, updates=updates)
 
 
@@ -65,6 +72,26 @@ def loop_until(ctx: StageContext) -> Outcome:
 def hang(ctx: StageContext) -> Outcome:
     RELEASE.wait(20)
     return Outcome()
+
+
+def flaky(ctx: StageContext) -> Outcome:
+    """Fail (StageFault) the first ``state["fail_times"]`` attempts, counted in a file
+    (attempts of one visit share their state, so the count cannot live there)."""
+    counter = Path(ctx.settings["project_dir"]) / "flaky.count"
+    attempt = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(attempt))
+    if attempt <= int(ctx.state.get("fail_times", 0)):
+        raise StageFault(f"attempt {attempt} failed")
+    return Outcome(updates={"attempts_used": attempt})
+
+
+def peek_checkpoint(ctx: StageContext) -> Outcome:
+    """What state.json says while this node runs."""
+    import json
+
+    checkpoint = json.loads((ctx.run_dir / "state.json").read_text())
+    return Outcome(updates={"seen": {"node": checkpoint["node"], "phase": checkpoint["phase"],
+                                     "status": checkpoint["status"]}})
 
 
 def wrong_type(ctx: StageContext) -> Any:

@@ -1,0 +1,246 @@
+"""The Python API: what the CLI calls, usable from any program.
+
+``run_step`` runs one step through the step-runner graph (or another graph
+file); ``resume_run`` continues a paused or interrupted run.  Both return a
+:class:`RunResult`; ``RunResult.to_json()`` is the ``--json`` object of
+``stepkit run`` / ``stepkit resume`` (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stepkit.engine import RunInterrupted, StageRunner
+from stepkit.engine import RunResult as _EngineResult
+from stepkit.errors import UsageError
+from stepkit.results import Usage
+
+__all__ = ["RunInterrupted", "RunResult", "parse_answers", "parse_sets", "resume_run", "run_step"]
+
+#: The fields of a gate in ``--json`` (DESIGN.md, the same as ``stepkit verify``).
+GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
+
+
+class RunResult(_EngineResult):
+    """How a run ended: ``outcome`` (a sentinel or ``PAUSED``), ``exit_code``,
+    ``run_id``, ``output`` (first line the sentinel), the final ``state`` and,
+    when paused, ``pending`` (the question)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` object of ``stepkit run`` / ``stepkit resume``."""
+        state = self.state
+        handoff = state.get("handoff_path")
+        obj: dict[str, Any] = {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "run_id": self.run_id,
+            "step": state.get("step"),
+            "title": state.get("title"),
+            "plan": state.get("plan_path"),
+            "handoff": handoff if handoff and Path(handoff).is_file() else None,
+            "gates": [{k: g.get(k) for k in GATE_JSON_FIELDS} for g in state.get("gates") or []],
+            "fix_attempts": int(state.get("fix_attempts") or 0),
+            "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
+            "output": self.output,
+        }
+        if self.pending:
+            pending = self.pending
+            obj["pending"] = {"node": pending.get("node"), "question": pending.get("question"),
+                              "options": pending.get("options") or []}
+        return obj
+
+
+def run_step(
+    prompt: str | None = None,
+    step: int | str | None = None,
+    plans_dir: str | Path | None = None,
+    project_dir: str | Path = ".",
+    engine: str | None = None,
+    coder: str | None = None,
+    reviewer: str | None = None,
+    graph: str | Path | None = None,
+    sets: Mapping[str, Any] | Iterable[str] | None = None,
+    answers: Mapping[str, str] | Iterable[str] | None = None,
+    pm: Any = None,
+    *,
+    options: Mapping[str, Any] | None = None,
+    disabled_plugins: Iterable[str] = (),
+    observers: Iterable[Any] = (),
+    stage_runner: StageRunner | None = None,
+) -> RunResult:
+    """Run one step of the plan through a graph and return how it ended.
+
+    :param prompt: free text ("execute step 3" selects step 3 when ``step``
+        is not given).
+    :param step: a step number or ``next`` (default).
+    :param plans_dir: the plan repo (default: the project's configured
+        ``plans_dir``, ``plans``), relative to ``project_dir``.
+    :param engine: LLM engine spec; ``coder``, ``reviewer``: their specs.
+    :param graph: a graph YAML file (default: the built-in step-runner).
+    :param sets: initial-state overrides, a mapping or ``KEY=VALUE`` strings.
+    :param answers: pre-answers by node, a mapping or ``NODE=TEXT`` strings;
+        only nodes marked ``pre_answer`` (gate_blocked, gate_deviation) take one.
+    :param pm: a plugin manager (default: the project's).
+    :param options: plugin-added command-line options (for ``stepkit_configure``).
+    :param disabled_plugins: names from ``-p no:NAME``.
+    :param observers: plugin objects registered for this run (e.g. a display).
+    :param stage_runner: runs stage nodes (default ``stepkit.stages.run_stage``).
+    :raises UsageError: bad input; no run was started (exit 2).
+    :raises GraphError: the graph is invalid; no run was started.
+    :raises RunInterrupted: Ctrl-C; the run is saved as interrupted.
+    """
+    from stepkit.config import load_config
+    from stepkit.engine import start_run
+    from stepkit.graph import load_graph
+    from stepkit.runstore import RunStore
+
+    project = _project(project_dir)
+    config = load_config(project)
+    the_graph = load_graph(graph)
+    initial = parse_sets(sets)
+    pre_answers = parse_answers(answers, the_graph)
+    settings: dict[str, Any] = {
+        "prompt": prompt or "Execute the next step",
+        "step": str(step) if step is not None else "next",
+        "project_dir": str(project),
+        "plans_dir": str((project / (plans_dir or config.plans_dir)).resolve()),
+        "engine": engine or config.engine,
+        "coder": coder or config.coder,
+        "reviewer": reviewer or config.reviewer,
+        "sets": initial,
+        "answers": pre_answers,
+        "options": dict(options or {}),
+    }
+    pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+    pm.hook.stepkit_configure(config=config, settings=settings)
+    if "run" in config.timeouts.model_fields_set:
+        the_graph.timeout = config.timeouts.run
+    state = {**the_graph.initial_state, **initial,
+             "prompt": settings["prompt"], "step_request": settings["step"]}
+    run = RunStore(project).create()
+    try:
+        result = start_run(the_graph, run, pm, settings, config, state, stage_runner)
+    finally:
+        _unregister(pm, observers)
+    return RunResult.model_validate(result.model_dump())
+
+
+def resume_run(
+    run_id: str | None = None,
+    answer: str | None = None,
+    project_dir: str | Path = ".",
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+    observers: Iterable[Any] = (),
+    stage_runner: StageRunner | None = None,
+) -> RunResult:
+    """Continue a paused or interrupted run from its checkpoint.
+
+    :param run_id: the run (default: the latest unfinished one).
+    :param answer: the answer to the question it paused at.
+    :raises UsageError: no such run, it finished, it is still running, or
+        ``answer`` was given to a run that is not waiting for one.
+    :raises RunInterrupted: Ctrl-C again.
+    """
+    from stepkit.config import load_config
+    from stepkit.engine import resume_run as resume
+    from stepkit.graph import load_graph
+    from stepkit.runstore import RunStore
+
+    project = _project(project_dir)
+    store = RunStore(project)
+    run = store.open(run_id) if run_id else store.latest_unfinished()
+    checkpoint = run.load()
+    config = load_config(project)
+    source = checkpoint.get("graph", "builtin")
+    the_graph = load_graph(None if source == "builtin" else source)
+    if "run" in config.timeouts.model_fields_set:
+        the_graph.timeout = config.timeouts.run
+    pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+    try:
+        result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner)
+    finally:
+        _unregister(pm, observers)
+    return RunResult.model_validate(result.model_dump())
+
+
+def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` strings (values read as YAML: ``3`` is a number) or a mapping.
+
+    :raises UsageError: a malformed entry.
+    """
+    if sets is None:
+        return {}
+    if isinstance(sets, Mapping):
+        return dict(sets)
+    result: dict[str, Any] = {}
+    for item in sets:
+        key, sep, raw = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--set {item}: expected KEY=VALUE with KEY a name (e.g. max_fix_attempts=3)")
+        try:
+            result[key] = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            raise UsageError(f"--set {item}: the value is not valid YAML") from None
+    return result
+
+
+def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any) -> dict[str, str]:
+    """``NODE=TEXT`` strings or a mapping, checked against the graph: only
+    approval/input nodes marked ``pre_answer`` take an answer before their
+    question is shown.
+
+    :raises UsageError: a malformed entry, an unknown node, or a node that
+        cannot be pre-answered (gate_user_review).
+    """
+    if answers is None:
+        return {}
+    pairs = list(answers.items()) if isinstance(answers, Mapping) else []
+    if not isinstance(answers, Mapping):
+        for item in answers:
+            node, sep, text = str(item).partition("=")
+            if not sep or not node.strip():
+                raise UsageError(f"--answer {item}: expected NODE=TEXT (e.g. gate_deviation=proceed)")
+            pairs.append((node.strip(), text))
+    allowed = [n.id for n in graph.nodes.values() if n.kind in ("approval", "input") and n.pre_answer]
+    result = {}
+    for node_id, text in pairs:
+        node = graph.nodes.get(node_id)
+        if node is None or node.kind not in ("approval", "input"):
+            raise UsageError(f"--answer {node_id}=…: no approval or input node '{node_id}' in graph "
+                             f"{graph.name} (pre-answerable: {', '.join(allowed) or 'none'})")
+        if not node.pre_answer:
+            what = "the final approval gate" if node_id == "gate_user_review" else f"node {node_id}"
+            raise UsageError(f"--answer {node_id}=…: {what} can only be answered after its question is "
+                             f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
+        result[node_id] = str(text)
+    return result
+
+
+def _project(project_dir: str | Path) -> Path:
+    project = Path(project_dir).expanduser().resolve()
+    if not project.is_dir():
+        raise UsageError(f"project dir {project_dir} is not a directory")
+    return project
+
+
+def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:
+    if pm is None:
+        from stepkit.pluginmanager import get_plugin_manager
+
+        pm = get_plugin_manager(project, config, list(disabled))
+    for observer in observers:
+        pm.register(observer)
+    return pm
+
+
+def _unregister(pm: Any, observers: Iterable[Any]) -> None:
+    for observer in observers:
+        if pm.is_registered(observer):
+            pm.unregister(observer)

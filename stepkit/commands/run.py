@@ -1,0 +1,64 @@
+"""``stepkit run``: run one step of the plan through the step-runner graph.
+
+Prints the end node's output (first line the sentinel), or with ``--json``
+one JSON object; a paused run prints its question and the exact resume
+command and exits 5; Ctrl-C saves the run as interrupted and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from stepkit.cli import disabled_plugins
+
+#: Options of ``run`` itself; any other attribute came from a plugin's
+#: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
+OWN_OPTIONS = {"command", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
+               "coder", "reviewer", "graph", "sets", "answers", "json", "run_id", "answer"}
+
+
+def run(args: argparse.Namespace) -> int:
+    from stepkit.api import RunInterrupted, run_step
+
+    try:
+        result = run_step(
+            prompt=args.prompt, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
+            engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
+            sets=args.sets, answers=args.answers, options=plugin_options(args),
+            disabled_plugins=disabled_plugins(args), observers=observers(args),
+        )
+    except RunInterrupted as exc:
+        return interrupted(exc)
+    return report(result, args.json)
+
+
+def plugin_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of options that plugins added to the command."""
+    return {k: v for k, v in vars(args).items() if k not in OWN_OPTIONS}
+
+
+def observers(args: argparse.Namespace) -> list[Any]:
+    """The progress display on stderr, unless ``--json`` asked for one object only."""
+    if args.json:
+        return []
+    from stepkit.plugins.observers.progress import ProgressDisplay
+
+    return [ProgressDisplay()]
+
+
+def report(result: Any, as_json: bool) -> int:
+    """Print a run's result; return its exit code."""
+    if as_json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(result.output)
+    return result.exit_code
+
+
+def interrupted(exc: Any) -> int:
+    """Ctrl-C: say how to continue; exit 130."""
+    print(f"stepkit: interrupted; run {exc.run_id} saved. Resume with: {exc.resume_command}", file=sys.stderr)
+    return 130

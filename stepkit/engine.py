@@ -1,0 +1,579 @@
+"""The graph driver: runs a validated :class:`~stepkit.graph.Graph` node by
+node, checkpointing after every node so a run can pause and resume.
+
+What the engine guarantees:
+
+- every path ends at an end node with a reason, never a traceback: a node
+  that faults (StageFault, an exception, a timeout) takes its ``fallback``,
+  else the graph's ``failure_node`` with ``state["failure_reason"]`` set;
+  ``max_attempts`` retries a node only where it is set;
+- a node entered more than ``max_loop_iterations`` times, and a run longer
+  than the graph's ``timeout`` (active time, pauses excluded), end at the
+  failure node;
+- ``state.json`` is replaced atomically before a node starts (phase
+  ``started``) and after it finishes (phase ``finished``, with the next
+  node), so a resumed run never re-runs a finished node and knows which node
+  was cut off;
+- approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
+  saves the run as paused (exit code 5);
+- the first line of the output is the end node's sentinel.
+
+The engine never prints: it writes the run store and calls the observer hooks
+(``stepkit_node_started``, ``stepkit_node_finished``,
+``stepkit_run_finished``); the CLI and observers print.  The JSONL event log
+is written here, through the run store, rather than by an observer plugin: it
+is part of the run store's contract, it must also carry what stages
+``ctx.emit``, and ``-p no:…`` must not be able to switch it off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from stepkit.errors import UsageError
+from stepkit.graph import Graph, Node, render_template
+from stepkit.pluginmanager import first_answer
+from stepkit.results import Outcome, Paused, Question, StageContext, StageFault, Usage
+from stepkit.runstore import RunDir, is_live, jsonable
+
+PAUSED_EXIT = 5
+INTERRUPTED_EXIT = 130
+
+StageRunner = Callable[[str, StageContext], Outcome]
+
+
+class RunResult(BaseModel):
+    """How a run (or a resumed run) ended: a sentinel or ``PAUSED``."""
+
+    outcome: str
+    exit_code: int
+    run_id: str
+    output: str
+    state: dict[str, Any]
+    pending: dict[str, Any] | None = None
+    run_dir: str = ""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: the checkpoint was saved as ``interrupted``."""
+
+    def __init__(self, run_id: str, project_dir: str):
+        super().__init__(run_id)
+        self.run_id = run_id
+        self.project_dir = project_dir
+
+    @property
+    def resume_command(self) -> str:
+        return f"stepkit resume {self.run_id} --project-dir {shlex.quote(self.project_dir)}"
+
+
+class _NodeTimeout(Exception):
+    pass
+
+
+class _BadOutcome(Exception):
+    """A node returned something the graph cannot route."""
+
+
+@dataclass
+class _Step:
+    target: str
+    key: str
+    updates: dict[str, Any] = field(default_factory=dict)
+    usage: Usage | None = None
+    plugin: str | None = None
+
+
+def start_run(
+    graph: Graph,
+    run: RunDir,
+    pm: Any,
+    settings: dict[str, Any],
+    config: Any,
+    state: dict[str, Any],
+    stage_runner: StageRunner | None = None,
+) -> RunResult:
+    """Run ``graph`` from its start node with ``state`` as the initial state.
+
+    :param settings: run settings (``project_dir`` and ``plans_dir`` as
+        absolute paths, ``answers`` by node, engine/coder/reviewer specs …);
+        stored in the checkpoint so ``resume`` can rebuild the run.
+    :param stage_runner: runs stage nodes (default
+        :func:`stepkit.stages.run_stage`).
+    :raises RunInterrupted: Ctrl-C; the checkpoint is saved as interrupted.
+    """
+    engine = _Engine(graph, run, pm, settings, config, stage_runner)
+    now = _now()
+    engine.cp = {
+        "run_id": run.run_id,
+        "graph": graph.source,
+        "graph_name": graph.name,
+        "settings": settings,
+        "status": "running",
+        "node": None,
+        "phase": None,
+        "next": graph.start,
+        "visits": {},
+        "path": [],
+        "edges": [],
+        "pending": None,
+        "outcome": None,
+        "exit_code": None,
+        "output": None,
+        "started_at": now,
+        "updated_at": now,
+        "finished_at": None,
+        "active_s": 0.0,
+        "pid": os.getpid(),
+        "resumes": 0,
+        "state": _plain(state),
+    }
+    engine.run.event("run_started", graph=graph.source, start=graph.start)
+    return engine.drive(graph.start)
+
+
+def resume_run(
+    graph: Graph,
+    run: RunDir,
+    pm: Any,
+    config: Any,
+    checkpoint: dict[str, Any],
+    answer: str | None = None,
+    stage_runner: StageRunner | None = None,
+) -> RunResult:
+    """Continue a paused, interrupted or killed run from its checkpoint.
+
+    Finished nodes never run again.  The node that was cut off runs again
+    when its ``rerun_on_resume`` allows (or it was a question); otherwise the
+    run ends at the failure node with the node's ``interrupted_reason``.
+
+    :param answer: the answer to the question the run paused at.
+    :raises UsageError: the run finished, is still running, the answer is
+        for a run that is not waiting for one, or the graph lost the node.
+    """
+    run_id = run.run_id
+    status = checkpoint.get("status")
+    if status == "finished":
+        raise UsageError(f"run {run_id} already finished ({checkpoint.get('outcome')}); start a new run")
+    if is_live(checkpoint):
+        raise UsageError(f"run {run_id} is still running (pid {checkpoint.get('pid')})")
+    node_id = checkpoint.get("node")
+    pending = checkpoint.get("pending") if status == "paused" else None
+    if answer is not None and not pending:
+        raise UsageError(f"run {run_id} is not waiting for an answer (it was {status} at {node_id}); "
+                         "resume it without --answer")
+    for name in filter(None, (node_id, checkpoint.get("next"))):
+        if name not in graph.nodes:
+            raise UsageError(f"run {run_id}: its graph ({graph.source}) has no node '{name}' any more")
+
+    settings = checkpoint["settings"]
+    settings["answers"] = dict(settings.get("answers") or {})
+    if answer is not None:
+        settings["answers"][pending["node"]] = answer
+    engine = _Engine(graph, run, pm, settings, config, stage_runner)
+    engine.cp = checkpoint
+    checkpoint.update(status="running", pending=None, outcome=None, exit_code=None, output=None,
+                      pid=os.getpid(), resumes=int(checkpoint.get("resumes", 0)) + 1)
+
+    if node_id is None or checkpoint.get("phase") == "finished":
+        current = checkpoint.get("next") or graph.start
+    else:
+        visits = checkpoint["visits"]
+        visits[node_id] = max(0, visits.get(node_id, 1) - 1)  # it is entered again below
+        node = graph.nodes[node_id]
+        if pending or node.rerun_on_resume:
+            current = node_id
+        else:
+            reason = node.interrupted_reason or (
+                f"{node_id} was interrupted mid-run and is not safe to re-run "
+                "(rerun_on_resume: false); inspect the project and start a new run")
+            engine.fail_over(node_id, "interrupted", reason)
+            current = graph.failure_node
+    engine.run.event("run_resumed", node=current, answered=answer is not None, was=status)
+    return engine.drive(current)
+
+
+def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
+    """What a paused run prints: the question, the options and the exact
+    command that answers it."""
+    node, options = pending["node"], pending.get("options") or []
+    resume = f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)} --answer"
+    lines = ["PAUSED", f"Run {run_id} is waiting for an answer at {node}:", "", pending["question"], ""]
+    if options:
+        extra = " (or free text)" if pending.get("allow_other") else ""
+        lines.append(f"Options: {', '.join(options)}{extra}")
+        lines.append("Answer with one of:")
+        lines.extend(f'  {resume} "{option}"' for option in options)
+    else:
+        lines.append("Answer with:")
+        lines.append(f'  {resume} "<your answer>"')
+    return "\n".join(lines)
+
+
+class _Engine:
+    def __init__(self, graph: Graph, run: RunDir, pm: Any, settings: dict[str, Any], config: Any,
+                 stage_runner: StageRunner | None):
+        self.graph = graph
+        self.run = run
+        self.pm = pm
+        self.settings = settings
+        self.config = config
+        self._stage_runner = stage_runner
+        self.cp: dict[str, Any] = {}
+        self._session_start = time.monotonic()
+        self._active_base = 0.0
+        self._attempt = 0
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.cp["state"]
+
+    # -- the loop --------------------------------------------------------------
+
+    def drive(self, current: str) -> RunResult:
+        self._active_base = float(self.cp.get("active_s") or 0.0)
+        self._session_start = time.monotonic()
+        try:
+            while True:
+                node = self.graph.nodes[current]
+                if node.kind == "end":
+                    return self._end(node)
+                failure = self._entry_failure(node)
+                if failure:
+                    self.fail_over(current, *failure)
+                    current = self.graph.failure_node
+                    continue
+                try:
+                    current = self._run_node(node)
+                except Paused as paused:
+                    return self._pause(paused.question)
+        except KeyboardInterrupt:
+            self.cp["status"] = "interrupted"
+            self._save()
+            self.run.event("interrupted", node=self.cp.get("node"), phase=self.cp.get("phase"))
+            raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", "."))) from None
+        finally:
+            self.run.close()
+
+    def _entry_failure(self, node: Node) -> tuple[str, str] | None:
+        if self._remaining() <= 0:
+            return "run timeout", f"run timed out after {_secs(self.graph.timeout)} s"
+        visits = self.cp["visits"].get(node.id, 0) + 1
+        cap = self.graph.max_loop_iterations
+        if visits > cap:
+            return "loop cap", f"node {node.id} entered {visits} times (loop cap {cap})"
+        return None
+
+    def fail_over(self, node_id: str, key: str, reason: str) -> None:
+        """An engine-level failure: record it and head for the failure node."""
+        self.state["failure_reason"] = reason
+        self.cp["edges"].append([node_id, self.graph.failure_node, key])
+        self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
+
+    def _run_node(self, node: Node) -> str:
+        nid = node.id
+        visit = self.cp["visits"].get(nid, 0) + 1
+        self.cp["visits"][nid] = visit
+        self.cp.update(node=nid, phase="started", next=None, status="running")
+        self._save()
+        self.run.event("node_started", node=nid, kind=node.kind, visit=visit)
+        self._notify("stepkit_node_started", run_id=self.run.run_id, node=nid, kind=node.kind,
+                     state=self.state)
+        started = time.monotonic()
+        if node.kind in ("approval", "input"):
+            step = self._ask_node(node)
+        else:
+            step = self._call_node(node)
+        duration = round(time.monotonic() - started, 4)
+        self._apply(step.updates, step.usage)
+        self.cp["path"].append(nid)
+        self.cp["edges"].append([nid, step.target, step.key])
+        self.cp.update(phase="finished", next=step.target)
+        self._save()
+        event: dict[str, Any] = {"node": nid, "route": step.key, "to": step.target, "duration_s": duration}
+        if step.usage is not None and step.usage != Usage():
+            event["tokens"] = step.usage.model_dump()
+        if step.plugin:
+            event["plugin"] = step.plugin
+        self.run.event("node_finished", **event)
+        self._notify("stepkit_node_finished", run_id=self.run.run_id, node=nid, route=step.target,
+                     duration_s=duration, state=self.state)
+        return step.target
+
+    # -- script and stage nodes -----------------------------------------------
+
+    def _call_node(self, node: Node) -> _Step:
+        nid = node.id
+        if node.kind == "script":
+            fn = node.function
+        else:
+            runner = self._stage_runner or _default_stage_runner()
+            stage = node.stage
+
+            def fn(ctx: StageContext) -> Outcome:
+                return runner(stage, ctx)
+
+        attempts = node.max_attempts or 1
+        usage = Usage()
+        for attempt in range(1, attempts + 1):
+            ctx = self._context(node)
+            timeout, run_limited = self._timeout_for(node)
+            is_fault, fault_updates = False, {}
+            try:
+                result = _call_with_timeout(fn, ctx, timeout, nid)
+                step = self._route(node, result)
+                step.usage = usage.add(ctx.usage)
+                return step
+            except Paused:
+                self._apply({}, usage.add(ctx.usage))
+                raise
+            except _NodeTimeout:
+                if run_limited:
+                    reason = f"run timed out after {_secs(self.graph.timeout)} s"
+                    self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
+                    return _Step(self.graph.failure_node, "run timeout", {"failure_reason": reason},
+                                 usage.add(ctx.usage))
+                text = f"node {nid} timed out after {_secs(timeout)} s"
+            except StageFault as fault:
+                text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
+            except _BadOutcome as exc:
+                text = str(exc)
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - any crash is routed, never raised
+                text = f"node {nid} crashed: {type(exc).__name__}: {exc}"
+            usage = usage.add(ctx.usage)
+            self.run.event("node_fault", node=nid, attempt=attempt, attempts=attempts, error=text)
+        updates = {**fault_updates, f"{nid}_fault": text, "last_fault_node": nid}
+        updates["fault_note" if is_fault else "failure_reason"] = text
+        if node.fallback:
+            return _Step(node.fallback, "fallback", updates, usage)
+        updates.setdefault("failure_reason", f"node {nid} faulted: {text}")
+        return _Step(self.graph.failure_node, "failure", updates, usage)
+
+    def _route(self, node: Node, result: Any) -> _Step:
+        if not isinstance(result, Outcome):
+            raise _BadOutcome(f"node {node.id} returned {type(result).__name__}, not an Outcome")
+        expected = ", ".join(repr(k) for k in node.routes) or "none (it has only next)"
+        if result.route is None:
+            if node.next:
+                return _Step(node.next, "next", result.updates)
+            raise _BadOutcome(f"node {node.id} returned no route (expected one of: {expected})")
+        if result.route in node.routes:
+            return _Step(node.routes[result.route], result.route, result.updates)
+        raise _BadOutcome(f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})")
+
+    def _timeout_for(self, node: Node) -> tuple[float, bool]:
+        remaining = self._remaining()
+        if node.timeout is not None and node.timeout < remaining:
+            return node.timeout, False
+        return remaining, True
+
+    def _context(self, node: Node) -> StageContext:
+        self._attempt += 1
+        token = self._attempt
+
+        def emit(kind: str, **fields: Any) -> None:
+            if token == self._attempt:  # an abandoned (timed-out) attempt writes nothing
+                self.run.event(kind, **{"node": node.id, **fields})
+
+        return StageContext(
+            node=node.id,
+            project_dir=Path(self.settings["project_dir"]),
+            plans_dir=Path(self.settings["plans_dir"]),
+            state=dict(self.state),
+            settings=self.settings,
+            config=self.config,
+            pm=self.pm,
+            run_dir=self.run.path,
+            emit=emit,
+            ask=lambda question: self._ask(question)[0],
+        )
+
+    # -- approval and input nodes --------------------------------------------
+
+    def _ask(self, question: Question) -> tuple[str, str | None]:
+        answer, plugin = first_answer(self.pm, "stepkit_ask", question=question, settings=self.settings)
+        if answer is None:
+            raise Paused(question)
+        (self.settings.get("answers") or {}).pop(question.node, None)  # an answer is used once
+        self.run.event("answered", node=question.node, plugin=plugin)
+        return str(answer), plugin
+
+    def _ask_node(self, node: Node) -> _Step:
+        nid = node.id
+        question = Question(
+            node=nid,
+            kind=node.kind,
+            text=render_template(node.question or "", self.state),
+            options=node.options,
+            allow_other=bool(node.on_other or node.other_as),
+            non_empty=node.non_empty,
+        )
+        try:
+            answer, plugin = self._ask(question)
+        except Paused:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken ask plugin ends the run visibly
+            reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
+            return _Step(self.graph.failure_node, "failure", {"failure_reason": reason, "last_fault_node": nid})
+        recorded = {f"{nid}_answer": answer}
+        if node.kind == "input":
+            if node.non_empty and not answer.strip():
+                raise Paused(question)
+            return _Step(node.next or "", "next", {node.key or nid: answer, **recorded}, plugin=plugin)
+        choice = _match(answer, node.options) or node.other_as
+        if choice is not None:
+            return _Step(node.routes[choice], choice, {**node.updates.get(choice, {}), **recorded}, plugin=plugin)
+        if node.on_other and answer.strip():
+            updates = {**node.updates.get("other", {}), **recorded}
+            if node.other_key:
+                updates[node.other_key] = answer
+            return _Step(node.on_other, "other", updates, plugin=plugin)
+        raise Paused(question)  # not an option, and free text goes nowhere: ask again
+
+    def _pause(self, question: Question) -> RunResult:
+        pending = {"node": question.node, "kind": question.kind, "question": question.text,
+                   "options": question.options, "allow_other": question.allow_other,
+                   "non_empty": question.non_empty}
+        output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
+        self.cp.update(status="paused", pending=pending, outcome="PAUSED", exit_code=PAUSED_EXIT, output=output)
+        self._save()
+        self.run.event("paused", node=question.node, question=question.text, options=question.options)
+        self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome="PAUSED",
+                     exit_code=PAUSED_EXIT, output=output)
+        return self._result()
+
+    # -- end nodes -------------------------------------------------------------
+
+    def _end(self, node: Node) -> RunResult:
+        nid = node.id
+        sentinel = node.sentinel or ""
+        self.cp["visits"][nid] = self.cp["visits"].get(nid, 0) + 1
+        self.cp.update(node=nid, phase="started", next=None, status="running")
+        self._save()
+        self.run.event("node_started", node=nid, kind="end", visit=self.cp["visits"][nid])
+        self._notify("stepkit_node_started", run_id=self.run.run_id, node=nid, kind="end", state=self.state)
+        started = time.monotonic()
+        ctx = self._context(node)
+        try:
+            text = str(node.function(ctx)) if node.function else render_template(node.output or "", self.state)
+        except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
+            reason = self.state.get("failure_reason")
+            text = f"(the output of {nid} could not be rendered: {type(exc).__name__}: {exc})"
+            if reason:
+                text += f"\nReason: {reason}"
+        if text.split("\n", 1)[0].strip() != sentinel:
+            text = f"{sentinel}\n{text}" if text.strip() else sentinel
+        self._apply({}, ctx.usage)
+        self.cp["path"].append(nid)
+        self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=node.exit_code,
+                       output=text, finished_at=_now())
+        self.run.write_output(text)
+        self._save()
+        duration = round(time.monotonic() - started, 4)
+        self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
+        self.run.event("run_finished", outcome=sentinel, exit_code=node.exit_code)
+        self._notify("stepkit_node_finished", run_id=self.run.run_id, node=nid, route=None,
+                     duration_s=duration, state=self.state)
+        self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome=sentinel,
+                     exit_code=int(node.exit_code or 0), output=text)
+        return self._result()
+
+    # -- bookkeeping -----------------------------------------------------------
+
+    def _apply(self, updates: dict[str, Any], usage: Usage | None) -> None:
+        if updates:
+            self.state.update(_plain(updates))
+        if usage is not None and usage != Usage():
+            total = Usage.model_validate(self.state.get("usage") or {}).add(usage)
+            self.state["usage"] = total.model_dump()
+
+    def _remaining(self) -> float:
+        return self.graph.timeout - self._active_s()
+
+    def _active_s(self) -> float:
+        return self._active_base + (time.monotonic() - self._session_start)
+
+    def _save(self) -> None:
+        self.cp["active_s"] = round(self._active_s(), 3)
+        self.cp["updated_at"] = _now()
+        self.run.save(self.cp)
+
+    def _notify(self, hook: str, **kwargs: Any) -> None:
+        try:
+            getattr(self.pm.hook, hook)(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - an observer must not break the run
+            self.run.event("observer_error", hook=hook, error=f"{type(exc).__name__}: {exc}")
+
+    def _result(self) -> RunResult:
+        cp = self.cp
+        return RunResult(
+            outcome=cp["outcome"],
+            exit_code=cp["exit_code"],
+            run_id=self.run.run_id,
+            output=cp["output"] or "",
+            state=cp["state"],
+            pending=cp.get("pending"),
+            run_dir=str(self.run.path),
+        )
+
+
+def _call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str) -> Any:
+    """Call ``fn(ctx)`` in a worker thread and wait at most ``timeout`` seconds.
+
+    A timed-out call cannot be killed: its thread is abandoned (a daemon; the
+    stage's own subprocesses carry their own time limits).  The wait is in
+    the main thread, so Ctrl-C still interrupts it.
+    """
+    if timeout <= 0:
+        raise _NodeTimeout()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn(ctx)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise _NodeTimeout()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _default_stage_runner() -> StageRunner:
+    from stepkit.stages import run_stage
+
+    return run_stage
+
+
+def _match(answer: str, options: list[str]) -> str | None:
+    wanted = answer.strip().casefold()
+    return next((option for option in options if option.casefold() == wanted), None)
+
+
+def _plain(value: dict[str, Any]) -> dict[str, Any]:
+    """Plain JSON data (what the checkpoint can hold and give back unchanged)."""
+    return json.loads(json.dumps(value, default=jsonable))
+
+
+def _secs(value: float) -> str:
+    return f"{value:g}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")

@@ -1,0 +1,183 @@
+"""The run store: ``<project>/.stepkit/runs/<run_id>/``.
+
+Each run directory holds ``state.json`` (the checkpoint, replaced atomically
+after every node), ``events.jsonl`` (one JSON object per line, appended and
+flushed as it happens), ``logs/`` (full gate and coder output) and
+``output.txt`` (the end node's text).  ``.stepkit/`` carries its own
+``.gitignore`` so runs never end up in the project's history.  Everything
+written here goes through :func:`stepkit.redact.redact`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from stepkit.errors import UsageError
+from stepkit.redact import redact
+
+UNFINISHED = ("paused", "interrupted", "running")
+
+
+class RunDir:
+    """One run's directory: checkpoint, events, logs, output."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.run_id = path.name
+        self.logs = path / "logs"
+        self._events = None
+        self._lock = threading.Lock()
+
+    @property
+    def state_file(self) -> Path:
+        return self.path / "state.json"
+
+    def save(self, checkpoint: dict[str, Any]) -> None:
+        """Write the checkpoint atomically: temp file, fsync, rename."""
+        text = redact(json.dumps(checkpoint, ensure_ascii=False, indent=1, default=jsonable))
+        tmp = self.path / "state.json.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.state_file)
+
+    def load(self) -> dict[str, Any]:
+        """The last checkpoint.
+
+        :raises UsageError: the run has no readable checkpoint.
+        """
+        try:
+            return json.loads(self.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"run {self.run_id}: cannot read its checkpoint: {exc}") from None
+
+    def event(self, name: str, /, **fields: Any) -> None:
+        """Append one event line (``{"t", "event", **fields}``) and flush it."""
+        record = {"t": round(time.time(), 3), "event": name}
+        record.update((k, v) for k, v in fields.items() if k not in record)
+        line = redact(json.dumps(record, ensure_ascii=False, default=jsonable)) + "\n"
+        with self._lock:
+            if self._events is None:
+                # held open for the run: one open per event would dominate the overhead
+                self._events = open(self.path / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115
+            self._events.write(line)
+            self._events.flush()
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every event recorded so far."""
+        path = self.path / "events.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+    def write_output(self, text: str) -> None:
+        """The end node's text, as ``output.txt``."""
+        tmp = self.path / "output.txt.tmp"
+        tmp.write_text(redact(text), encoding="utf-8")
+        os.replace(tmp, self.path / "output.txt")
+
+    def close(self) -> None:
+        """Close the event log (a later event reopens it)."""
+        with self._lock:
+            if self._events is not None:
+                self._events.close()
+                self._events = None
+
+
+class RunStore:
+    """The runs of one project."""
+
+    def __init__(self, project_dir: Path):
+        self.root = Path(project_dir) / ".stepkit"
+        self.runs = self.root / "runs"
+
+    def create(self) -> RunDir:
+        """A new, empty run directory with a time-sortable id."""
+        self.runs.mkdir(parents=True, exist_ok=True)
+        ignore = self.root / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")
+        while True:
+            run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+            try:
+                (self.runs / run_id).mkdir()
+            except FileExistsError:
+                continue
+            run = RunDir(self.runs / run_id)
+            run.logs.mkdir()
+            return run
+
+    def open(self, run_id: str) -> RunDir:
+        """An existing run.
+
+        :raises UsageError: no such run in this project.
+        """
+        path = self.runs / run_id
+        if not run_id or "/" in run_id or not (path / "state.json").is_file():
+            raise UsageError(f"no run '{run_id}' in {self.runs}")
+        return RunDir(path)
+
+    def run_ids(self) -> list[str]:
+        """Every run with a checkpoint, oldest first."""
+        if not self.runs.is_dir():
+            return []
+        return sorted(p.name for p in self.runs.iterdir() if (p / "state.json").is_file())
+
+    def latest_unfinished(self) -> RunDir:
+        """The most recently started run that is paused, interrupted, or was
+        killed while running.
+
+        :raises UsageError: there is none.
+        """
+        candidates = []
+        for run_id in self.run_ids():
+            run = RunDir(self.runs / run_id)
+            try:
+                checkpoint = run.load()
+            except UsageError:
+                continue
+            if checkpoint.get("status") in UNFINISHED and not is_live(checkpoint):
+                candidates.append((checkpoint.get("started_at", ""), run_id, run))
+        if not candidates:
+            raise UsageError(f"no paused or interrupted run in {self.runs}")
+        return max(candidates, key=lambda c: (c[0], c[1]))[2]
+
+
+def is_live(checkpoint: dict[str, Any]) -> bool:
+    """True when the checkpoint says running and its process still exists."""
+    if checkpoint.get("status") != "running":
+        return False
+    pid = checkpoint.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _not_zombie(pid)
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs: trust kill(0)
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def jsonable(value: Any) -> Any:
+    """JSON form of the values plugins put in state: pydantic models, paths, sets."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
