@@ -60,7 +60,6 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.coders.command",
     "stepkit.plugins.coders.anthropic",
     "stepkit.plugins.coders.reviewer",
-    "stepkit.plugins.observers.eventlog",
 ]
 
 ENTRY_POINT_GROUP = "stepkit"

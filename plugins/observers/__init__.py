@@ -1,1 +1,2 @@
-"""Observers: the JSONL event log and the terminal progress display."""
+"""Observers: the terminal progress display.  (The JSONL event log is written
+by the engine through the run store, not by an observer.)"""

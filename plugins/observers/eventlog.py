@@ -1,1 +1,0 @@
-"""TODO(placeholder): not implemented yet."""
