@@ -28,8 +28,10 @@ _ID_PATTERNS = tuple(re.compile(p, re.MULTILINE) for p in (
 # the line that names the error itself (preferred over banners like "Traceback …")
 _SPECIFIC_ERROR = re.compile(
     r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
-    r"|^(---\s*)?FAIL\b|timed out", re.IGNORECASE
+    r"|timed out", re.IGNORECASE
 )
+# a message at a source location (go test, linters): "file.go:9: got Hi"
+_LOCATED_MESSAGE = re.compile(r"^\S+\.\w+:\d+(:\d+)?:\s*(?!in\s)\S")
 _ERROR_LINE = re.compile(
     r"\b(error|errors|exception|failed|failure|fail|assert\w*|panic\w*|traceback|fatal|"
     r"not found|cannot|undefined|timed out)\b|^E\s", re.IGNORECASE
@@ -67,7 +69,7 @@ def failure_signature(failure: GateResult | str) -> str:
     else:
         gate, text = "", str(failure)
     ids = _failing_ids(text)
-    return " | ".join((gate, ",".join(ids), _normalise(_first_error(text, ids))))
+    return " | ".join((gate, ",".join(ids), _normalise(_first_error(text))))
 
 
 def is_stalled(previous_signature: str | None, current: str | None) -> bool:
@@ -83,9 +85,9 @@ def _failing_ids(text: str) -> list[str]:
     return sorted(ids)[:MAX_IDS]
 
 
-def _first_error(text: str, ids: list[str]) -> str:
+def _first_error(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for pattern in (_SPECIFIC_ERROR, _ERROR_LINE):
+    for pattern in (_SPECIFIC_ERROR, _LOCATED_MESSAGE, _ERROR_LINE):
         for line in lines:
             if pattern.search(line) and not _is_summary(line):
                 return line[:300]

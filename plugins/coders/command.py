@@ -110,6 +110,7 @@ def run_process(
         log_path.write_text(run.start_error + "\n", encoding="utf-8")
         return run
 
+    group = _own_group(proc)
     kept = _HeadTail()
     with log_path.open("w", encoding="utf-8") as log:
         reader = threading.Thread(target=_pump, args=(proc.stdout, log, kept, run), daemon=True)
@@ -120,15 +121,15 @@ def run_process(
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             run.timed_out = True
-            _kill_group(proc, signal.SIGTERM)
+            _kill_group(group, signal.SIGTERM)
             try:
                 proc.wait(timeout=KILL_GRACE_S)
             except subprocess.TimeoutExpired:
                 pass
-            _kill_group(proc, signal.SIGKILL)
+            _kill_group(group, signal.SIGKILL)
             proc.wait()
         # whatever the command left running would hold the pipe open forever
-        _kill_group(proc, signal.SIGKILL)
+        _kill_group(group, signal.SIGKILL)
         reader.join(timeout=READER_GRACE_S)
         writer.join(timeout=1)
         if reader.is_alive():  # a process that left the group still holds the pipe
@@ -281,11 +282,27 @@ def _feed(stdin, text: str) -> None:
         pass  # a command that does not read its stdin is fine
 
 
-def _kill_group(proc: subprocess.Popen, sig: int) -> None:
-    # pid 0 would mean our own process group
-    if proc.pid and proc.pid > 0:
+def _own_group(proc: subprocess.Popen) -> int | None:
+    """The process group ``proc`` leads, checked to be our child's own new
+    group (start_new_session), or None: a foreign group is never signalled."""
+    pid = getattr(proc, "pid", 0) or 0
+    if pid <= 1:
+        return None
+    try:
+        if os.getpgid(pid) != pid or pid == os.getpgrp():
+            return None
+        stat = Path(f"/proc/{pid}/stat")
+        if stat.exists() and int(stat.read_text().rsplit(")", 1)[1].split()[1]) != os.getpid():
+            return None
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid
+
+
+def _kill_group(group: int | None, sig: int) -> None:
+    if group is not None:
         try:
-            os.killpg(proc.pid, sig)
+            os.killpg(group, sig)
         except (ProcessLookupError, PermissionError):
             pass
 
