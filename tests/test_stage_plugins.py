@@ -225,7 +225,8 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     from stepkit.stages import handoff
 
     ctx = make_ctx(tmp_path, "write_handoff", edge_case_sweep_fault="engine: 529 overloaded",
-                   handoff_feedback=["missing section '## Deviations'"])
+                   handoff_feedback=["missing section '## Deviations'"],
+                   unresolved_critical=["🔴 path traversal in export"])
     messages_api.reply_json(HANDOFF)
 
     outcome = handoff(ctx)
@@ -235,6 +236,7 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     prompt = first_user_blocks(messages_api)[1]["text"]
     assert "- build: NOT RUN (no build command)" in prompt
     assert "PIPELINE-FAULT: edge-case sweep did not run (engine: 529 overloaded)" in prompt
+    assert "still open (review budget spent): 🔴 path traversal in export" in prompt
     assert "<document title=\"Problems to fix\">\n- missing section '## Deviations'" in prompt
     assert outcome.updates["step_summary"] == "slugify added; tests pass"
     text = (tmp_path / "project" / "plans" / "handoffs" / "02-slugify.md").read_text()

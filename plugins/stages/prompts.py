@@ -242,6 +242,7 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         _doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         _doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
         _doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
+        _doc("Gate decisions", _decisions(state), SHORT_CHARS * 2),
         _doc("Fix loop", _fix_loop(state), SHORT_CHARS * 2),
         _doc("Changed files", "\n".join(f"- {n}" for n in state.get("changed_files") or []),
              SHORT_CHARS * 2),
@@ -275,11 +276,30 @@ def _gate_table(gates: Sequence[Mapping[str, Any]]) -> str:
     for gate in gates:
         status = gate.get("status")
         if status in ("not_run", "error"):
-            rows.append(f"- {gate.get('name')}: NOT RUN ({gate.get('summary') or status})")
+            why = gate.get("summary") or ("the command could not run" if status == "error" else "")
+            rows.append(f"- {gate.get('name')}: NOT RUN" + (f" ({why})" if why else ""))
         else:
             rows.append(f"- {gate.get('name')}: {status}, exit code {gate.get('exit_code')}, "
                         f"`{gate.get('command')}` — {gate.get('summary') or ''}".rstrip(" —"))
     return "\n".join(rows) or "None recorded"
+
+
+def _decisions(state: Mapping[str, Any]) -> str:
+    """What the approval gates and routers decided, for the Deviations section."""
+    lines = []
+    if state.get("unsatisfied"):
+        lines.append("- gate_blocked: dependencies unsatisfied, the user chose to proceed: "
+                     + "; ".join(map(str, state["unsatisfied"])))
+    if state.get("has_major_deviation"):
+        how = ("auto-approved (STEP_AUTOAPPROVE=1)" if state.get("deviation_autoapproved")
+               else "the user chose to proceed")
+        lines.append(f"- gate_deviation: major deviation, {how}")
+    if state.get("review_skipped"):
+        lines.append(f"- independent review skipped: {state['review_skipped']}")
+    if state.get("unresolved_critical"):
+        lines.append("- critical review findings still open (review budget spent): "
+                     + "; ".join(map(str, state["unresolved_critical"])))
+    return "\n".join(lines)
 
 
 def _fix_loop(state: Mapping[str, Any]) -> str:
