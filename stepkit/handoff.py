@@ -121,7 +121,8 @@ def _fault_line(fault: str) -> str:
 
 def _prose(value: Any) -> str:
     """Normalise one prose section: lists become bullets, empty becomes None,
-    and ``#``/``##`` headings are demoted to ``###`` outside code fences."""
+    ``#``/``##`` headings are demoted to ``###`` outside code fences, and a
+    fence left open is closed so it cannot swallow the sections after it."""
     if isinstance(value, (list, tuple)):
         value = "\n".join(f"- {item}" for item in value if str(item).strip())
     text = str(value or "").replace("\r\n", "\n").strip()
@@ -133,6 +134,8 @@ def _prose(value: Any) -> str:
         if fence is None and re.match(r"^#{1,2}\s", line):
             line = "### " + line.lstrip("#").lstrip()
         out.append(line)
+    if fence is not None:
+        out.append(fence)
     return "\n".join(out)
 
 

@@ -103,3 +103,11 @@ def test_write_handoff_file_is_atomic_and_leaves_no_temp(tmp_path):
     write_handoff_file(path, render())
     assert path.read_text(encoding="utf-8") == render()
     assert sorted(p.name for p in path.parent.iterdir()) == ["03-parser.md"]
+
+
+def test_an_unclosed_fence_in_prose_cannot_swallow_later_sections():
+    text = render(prose={**PROSE, "summary": "Output:\n````\n## Completed\nstill code"})
+    sections, _ = split_sections(text)
+    assert sections["summary"].strip().endswith("still code\n````")
+    assert list(sections) == [name.lower() for name in HANDOFF_SECTIONS]
+    assert check_handoff_text(text, GATES) == []
