@@ -45,7 +45,7 @@ from stepkit.errors import UsageError
 from stepkit.graph import Graph, Node, render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.results import Outcome, Paused, Question, StageContext, StageFault, Usage
-from stepkit.runstore import RunDir, is_live, jsonable
+from stepkit.runstore import RunDir, is_live, jsonable, redacted
 
 PAUSED_EXIT = 5
 INTERRUPTED_EXIT = 130
@@ -505,6 +505,8 @@ class _Engine:
         return self._active_base + (time.monotonic() - self._session_start)
 
     def _save(self) -> None:
+        # the live settings keep any secret a spec needs; the stored copy does not
+        self.cp["settings"] = redacted(self.settings)
         self.cp["active_s"] = round(self._active_s(), 3)
         self.cp["updated_at"] = _now()
         self.run.save(self.cp)
@@ -567,8 +569,9 @@ def _match(answer: str, options: list[str]) -> str | None:
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:
-    """Plain JSON data (what the checkpoint can hold and give back unchanged)."""
-    return json.loads(json.dumps(value, default=jsonable))
+    """Plain JSON data (what the checkpoint can hold and give back unchanged),
+    with secrets masked: nothing unredacted ever enters the state."""
+    return redacted(json.loads(json.dumps(value, default=jsonable)))
 
 
 def _secs(value: float) -> str:

@@ -4,8 +4,13 @@ Each run directory holds ``state.json`` (the checkpoint, replaced atomically
 after every node), ``events.jsonl`` (one JSON object per line, appended and
 flushed as it happens), ``logs/`` (full gate and coder output) and
 ``output.txt`` (the end node's text).  ``.stepkit/`` carries its own
-``.gitignore`` so runs never end up in the project's history.  Everything
-written here goes through :func:`stepkit.redact.redact`.
+``.gitignore`` so runs never end up in the project's history.
+
+Secrets: events and the output go through :func:`stepkit.redact.redact`.
+The checkpoint is rewritten after every node, so a full redaction pass over
+it each time would cost O(state) per node; instead the engine redacts every
+value as it enters the state (see :func:`redacted`), and :meth:`RunDir.save`
+only re-checks the text for the values of secret environment variables.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from stepkit.errors import UsageError
 from stepkit.redact import redact
 
 UNFINISHED = ("paused", "interrupted", "running")
+_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 
 
 class RunDir:
@@ -40,7 +46,10 @@ class RunDir:
 
     def save(self, checkpoint: dict[str, Any]) -> None:
         """Write the checkpoint atomically: temp file, fsync, rename."""
-        text = redact(json.dumps(checkpoint, ensure_ascii=False, indent=1, default=jsonable))
+        # compact: with indent, json falls back to its pure-Python encoder (10x slower)
+        text = json.dumps(checkpoint, ensure_ascii=False, default=jsonable)
+        if any(value in text for value in _secret_env_values()):
+            text = redact(text)
         tmp = self.path / "state.json.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -172,6 +181,22 @@ def _not_zombie(pid: int) -> bool:
     except OSError:
         return True  # no procfs: trust kill(0)
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every string in it (at any depth) redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return value
+
+
+def _secret_env_values() -> list[str]:
+    return [value for name, value in os.environ.items()
+            if (name == "ANTHROPIC_API_KEY" or name.upper().endswith(_SECRET_SUFFIXES)) and len(value) >= 8]
 
 
 def jsonable(value: Any) -> Any:
