@@ -35,7 +35,7 @@ from stepkit.redact import redact
 from stepkit.results import CoderResult, StageContext
 
 HEAD_CHARS = 64_000
-TAIL_CHARS = 1_000_000
+TAIL_CHARS = 256_000
 READ_CHUNK = 1 << 20
 KILL_GRACE_S = 3.0
 READER_GRACE_S = 10.0
@@ -121,12 +121,12 @@ def run_process(
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             run.timed_out = True
-            _kill_group(group, signal.SIGTERM)
+            _kill_group(group, signal.SIGTERM, proc)
             try:
                 proc.wait(timeout=KILL_GRACE_S)
             except subprocess.TimeoutExpired:
                 pass
-            _kill_group(group, signal.SIGKILL)
+            _kill_group(group, signal.SIGKILL, proc)
             proc.wait()
         # whatever the command left running would hold the pipe open forever
         _kill_group(group, signal.SIGKILL)
@@ -299,12 +299,15 @@ def _own_group(proc: subprocess.Popen) -> int | None:
     return pid
 
 
-def _kill_group(group: int | None, sig: int) -> None:
-    if group is not None:
-        try:
+def _kill_group(group: int | None, sig: int, proc: subprocess.Popen | None = None) -> None:
+    """Signal the group; without a verified group, only ``proc`` itself."""
+    try:
+        if group is not None:
             os.killpg(group, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        elif proc is not None and proc.poll() is None:
+            proc.send_signal(sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _signal_of(exit_code: int | None) -> int | None:
