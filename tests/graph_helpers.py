@@ -94,6 +94,11 @@ def peek_checkpoint(ctx: StageContext) -> Outcome:
                                      "status": checkpoint["status"]}})
 
 
+def settings_probe(ctx: StageContext) -> Outcome:
+    """Copy what stepkit_configure put in the settings into the state."""
+    return Outcome(updates={"probe": ctx.settings.get("colour_seen")})
+
+
 def wrong_type(ctx: StageContext) -> Any:
     return {"route": "x"}
 

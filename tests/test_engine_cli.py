@@ -109,6 +109,30 @@ def test_set_values_are_yaml_and_malformed_ones_are_usage_errors(project, graph,
     assert not (project / ".stepkit").exists()
 
 
+STEPCONF = '''
+import stepkit
+
+@stepkit.hookimpl
+def stepkit_add_options(parser, command):
+    if command == "run":
+        parser.add_argument("--colour", default="grey")
+
+@stepkit.hookimpl
+def stepkit_configure(config, settings):
+    settings["colour_seen"] = settings["options"].get("colour")
+'''
+
+
+def test_plugin_options_reach_stepkit_configure_and_the_nodes(project, capsys):
+    (project / "stepconf.py").write_text(STEPCONF)
+    graph = write_graph(project, {
+        "probe": {"kind": "script", "call": "graph_helpers:settings_probe", "next": "end_success", "outputs": ["probe"]},
+        "end_success": {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0, "output": "colour: {probe}"},
+    })
+    assert main(["run", "--graph", str(graph), "--project-dir", str(project), "--colour", "teal"]) == 0
+    assert capsys.readouterr().out == "STEP_COMPLETE\ncolour: teal\n"
+
+
 def test_bad_project_dir_and_bad_graph_start_no_run(tmp_path, capsys):
     assert main(["run", "--project-dir", str(tmp_path / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
