@@ -112,10 +112,11 @@ def _claude_read(output: str) -> Parsed | None:
     subtype = str(result.get("subtype") or "")
     if result.get("is_error") or (subtype and subtype != "success"):
         errors.insert(0, f"{subtype or 'error'}: {result.get('result') or 'claude reported an error'}")
+    text = str(result.get("result") or "")
     denials = result.get("permission_denials") or []
-    if denials:
-        errors.append(f"{len(denials)} tool call(s) were denied permission")
-    return Parsed(text=str(result.get("result") or ""), errors=tuple(errors),
+    if denials:  # worth knowing (e.g. tests it could not run), not a failure by itself
+        text += f"\n[claude: {len(denials)} tool call(s) were denied permission]"
+    return Parsed(text=text, errors=tuple(errors),
                   cost_usd=_number(result.get("total_cost_usd", result.get("cost_usd"))),
                   session_id=result.get("session_id"))
 
