@@ -111,10 +111,13 @@ def implement(ctx: StageContext) -> Outcome:
     """Delegate to the coder; then the scope guard looks at what it did."""
     from stepkit import scope
 
+    # The plan repo is restored to what it was just before THIS coder round:
+    # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
+    plan_before = scope.take_snapshot(ctx.project_dir, ctx.plans_dir, plan_only=True)
     result, plugin = _call_hook(ctx, "stepkit_implement")
     coder = result if isinstance(result, CoderResult) else CoderResult.model_validate(result)
     snapshot = _load_scope_snapshot(ctx)
-    undone = scope.restore_plan_repo(snapshot, ctx.project_dir, ctx.plans_dir) if snapshot else []
+    undone = scope.restore_plan_repo(plan_before, ctx.project_dir, ctx.plans_dir)
     updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin}
     if snapshot:
         updates["changed_files"] = scope.changed_files(snapshot, ctx.project_dir)
@@ -217,6 +220,8 @@ def handoff(ctx: StageContext) -> Outcome:
         faults=pipeline_faults(state),
         fix_history=state.get("fix_history", []),
         changed_files=state.get("changed_files", []),
+        fix_attempts=state.get("fix_attempts", 0),
+        max_fix_attempts=state.get("max_fix_attempts", 2),
         deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
     )
     path = Path(str(state["handoff_path"]))

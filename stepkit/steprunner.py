@@ -351,8 +351,9 @@ def render_success(ctx: StageContext) -> str:
     lines.append("Gates:")
     lines.extend(gates_report(state))
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
-    for fault in _pipeline_faults(state):
-        lines.append(fault)
+    from stepkit.stages import pipeline_faults
+
+    lines.extend(pipeline_faults(state))
     lines.append("")
     lines.append("Summary:")
     lines.append(str(state.get("step_summary") or "None"))
@@ -406,15 +407,6 @@ def render_failure(ctx: StageContext) -> str:
                 lines.append(f"Last {gate['name']} output:")
                 lines.append(_tail(gate.get("evidence") or ""))
     return "\n".join(lines)
-
-
-def _pipeline_faults(state: dict[str, Any]) -> list[str]:
-    faults = []
-    if state.get("edge_case_sweep_fault"):
-        faults.append("PIPELINE-FAULT: edge-case sweep did not run")
-    if state.get("independent_review_fault"):
-        faults.append("PIPELINE-FAULT: independent review did not run")
-    return faults
 
 
 def _text(value: Any) -> str:
