@@ -33,6 +33,13 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+def terminal_line(line: str) -> str:
+    """A line as a terminal shows it: the text after its last carriage return
+    (progress bars rewrite themselves), without trailing blanks."""
+    line = line.rstrip()
+    return line.rsplit("\r", 1)[-1] if "\r" in line else line
+
+
 def condense(
     pm,
     gate: str,
@@ -69,7 +76,8 @@ def condense(
         )
     except Exception as exc:  # noqa: BLE001 - a broken parser must not lose the gate's record
         answer = f"[evidence parser failed: {type(exc).__name__}: {exc}; raw output follows]\n{output}"
-    body = _clip_lines(redact(strip_ansi(answer if answer is not None else output)).split("\n"))
+    text = redact(strip_ansi(answer if answer is not None else output))
+    body = _clip_lines([terminal_line(line) for line in text.split("\n")])
     while body and not body[-1].strip():
         body.pop()
     while body and not body[0].strip():
@@ -84,7 +92,8 @@ def condense(
     total = max(total_lines or 0, len(output_lines))
     kept_set = {line.strip() for line in body}
     cut = total > len(output_lines) or any(
-        line.strip() and line.strip() not in kept_set for line in strip_ansi(output).split("\n")
+        (shown := terminal_line(line).strip()) and shown not in kept_set
+        for line in strip_ansi(output).split("\n")
     )
     marker = f"[kept {{kept}} of {total} lines; full log: {log_path or '(none)'}]"
 

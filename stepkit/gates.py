@@ -24,6 +24,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -229,8 +230,7 @@ def _execute(
     capture: _Capture,
 ) -> tuple[int, str | None]:
     """Run ``command`` to the end; (exit code, expiry reason or None)."""
-    previous = _set_subreaper(True)
-    try:
+    with _SUBREAPER:
         proc = subprocess.Popen(
             command, shell=True, cwd=cwd, env=dict(env) if env is not None else None,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -245,8 +245,6 @@ def _execute(
             proc.wait()
             _reap_group(proc.pid)
             proc.stdout.close()
-    finally:
-        _set_subreaper(previous)
     return proc.returncode, expired
 
 
@@ -354,26 +352,49 @@ def _reap_group(pgid: int) -> None:
             return
 
 
-@functools.cache
-def _prctl():
-    import ctypes
+class _Subreaper:
+    """While any gate runs, this process is the reaper of its orphaned
+    descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a killed grandchild is then
+    reaped here instead of lingering as a zombie where PID 1 does not reap
+    (containers).  Counted, so concurrent gates share it; the previous setting
+    is restored when the last one ends."""
 
-    return ctypes.CDLL(None, use_errno=True).prctl
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._previous = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._users == 0 and sys.platform.startswith("linux"):
+                self._previous = self._prctl(37)  # PR_GET_CHILD_SUBREAPER
+                self._prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+            self._users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and sys.platform.startswith("linux"):
+                self._prctl(36, self._previous)
+
+    @staticmethod
+    @functools.cache
+    def _libc():
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+
+    def _prctl(self, option: int, value: int | None = None) -> int:
+        import ctypes
+
+        if value is not None:
+            return self._libc().prctl(option, value, 0, 0, 0)
+        current = ctypes.c_int(0)
+        self._libc().prctl(option, ctypes.byref(current), 0, 0, 0)
+        return current.value
 
 
-def _set_subreaper(on: bool) -> bool:
-    """Make this process the reaper of its orphaned descendants (Linux), so a
-    killed grandchild is reaped here rather than left as a zombie when PID 1
-    does not reap (containers).  Returns the previous setting."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    prctl = _prctl()
-    current = ctypes.c_int(0)
-    prctl(37, ctypes.byref(current), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
-    prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    return bool(current.value)
+_SUBREAPER = _Subreaper()
 
 
 class _Capture:

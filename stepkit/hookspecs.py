@@ -139,8 +139,12 @@ def stepkit_condense_output(
     :param log_path: the full log on disk, to name in the cut marker.
     :return: the condensed text (the failing ids, the first error of each
         failure, the summary line), or None when this parser does not
-        recognise the output.  The harness caps the result at 200 lines /
-        16 KB and appends ``[kept X of Y lines; full log: PATH]`` when cut.
+        recognise the output.  A last line ``summary: <one line>`` (e.g.
+        ``summary: 5 failed, 1995 passed``) becomes the gate's summary;
+        without it the output's last non-empty line is used.  The harness
+        prefixes ``$ command`` / ``exit code: N``, caps the result at 200
+        lines / 16 KB and appends ``[kept X of Y lines; full log: PATH]``
+        when anything was cut.
 
     firstresult; the generic head+tail parser answers last.  Usable in
     ``stepconf.py``: yes.

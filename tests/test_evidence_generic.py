@@ -8,6 +8,11 @@ def test_short_output_is_kept_whole():
     assert generic.stepkit_condense_output(output=output) == "compiling\ndone"
 
 
+def test_progress_bars_show_their_final_state():
+    output = "downloading  10%\r downloading 100%\r\ndone\r\n"
+    assert generic.stepkit_condense_output(output=output) == " downloading 100%\ndone"
+
+
 def test_long_output_keeps_head_error_lines_and_tail():
     lines = [f"step {i}" for i in range(1000)]
     lines[500] = "FATAL: disk full"

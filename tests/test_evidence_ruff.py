@@ -58,7 +58,7 @@ def test_concise_format():
 
 def test_format_check_names_the_files():
     text = parser.stepkit_condense_output(command="ruff format --check", output=FORMAT_CHECK)
-    assert "a.py:2:1: unformatted File would be reformatted" in text
+    assert "diagnostics (1):\n  a.py: would be reformatted" in text
     assert text.endswith("summary: 2 files would be reformatted, 1 file already formatted")
 
 

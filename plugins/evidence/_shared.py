@@ -12,15 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from stepkit.evidence import strip_ansi
+from stepkit.evidence import strip_ansi, terminal_line
 
 #: How many lines of a single failure's first error to keep.
 ERROR_LINES = 3
 
 
 def clean_lines(output: str) -> list[str]:
-    """The output split into lines, without colour codes or trailing blanks."""
-    return [line.rstrip() for line in strip_ansi(output).replace("\r\n", "\n").split("\n")]
+    """The output split into lines as a terminal shows them: no colour codes,
+    no trailing blanks, only the last ``\\r`` rewrite of a progress line."""
+    return [terminal_line(line) for line in strip_ansi(output).split("\n")]
 
 
 def mentions(command: str, *tools: str) -> bool:

@@ -56,4 +56,7 @@ def _diagnostics(lines: list[str]):
         head = _FULL_HEAD.match(line)
         if head and i + 1 < len(lines) and (arrow := _ARROW.match(lines[i + 1])):
             code, msg = head["code"] or head["code2"], head["msg"] or head["msg2"]
-            yield f"{arrow['where']}: {code} {msg}"
+            if code == "unformatted":
+                yield f"{arrow['where'].split(':')[0]}: would be reformatted"
+            else:
+                yield f"{arrow['where']}: {code} {msg}"
