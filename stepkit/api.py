@@ -156,6 +156,7 @@ def resume_run(
     store = RunStore(project)
     run = store.open(run_id) if run_id else store.latest_unfinished()
     checkpoint = run.load()
+    _rebase(checkpoint.setdefault("settings", {}), project)
     config = load_config(project)
     source = checkpoint.get("graph", "builtin")
     the_graph = load_graph(None if source == "builtin" else source)
@@ -228,6 +229,15 @@ def _project(project_dir: str | Path) -> Path:
     if not project.is_dir():
         raise UsageError(f"project dir {project_dir} is not a directory")
     return project
+
+
+def _rebase(settings: dict[str, Any], project: Path) -> None:
+    """A project moved since the run started: its paths follow it."""
+    old = Path(settings.get("project_dir") or project)
+    settings["project_dir"] = str(project)
+    plans = Path(settings.get("plans_dir") or project / "plans")
+    if plans.is_relative_to(old):
+        settings["plans_dir"] = str(project / plans.relative_to(old))
 
 
 def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:

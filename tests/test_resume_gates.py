@@ -220,6 +220,24 @@ def test_interrupted_gate_node_is_rerun(project):
     assert resumed.state["calls"]["verify_build"] == 1
 
 
+def test_default_run_is_the_latest_unfinished_one(project):
+    older = start(project, resolve_step="deps unsatisfied")
+    newer = start(project, route_staleness="major deviation")
+    finished = resume(project, start(project).run_id, "approve")
+    assert finished.exit_code == 0
+    assert resume(project, None, "abort").run_id == newer.run_id  # not the finished one
+    assert resume(project, None, "no").run_id == older.run_id
+
+
+def test_a_moved_project_resumes_in_its_new_place(project, tmp_path):
+    paused = start(project, resolve_step="deps unsatisfied")
+    moved = project.rename(tmp_path / "moved")
+    done = resume(moved, paused.run_id, "no")
+    assert done.exit_code == 3
+    settings = json.loads((moved / ".stepkit" / "runs" / paused.run_id / "state.json").read_text())["settings"]
+    assert (settings["project_dir"], settings["plans_dir"]) == (str(moved), str(moved / "plans"))
+
+
 def test_resume_errors(project):
     with pytest.raises(UsageError, match="no paused or interrupted run"):
         resume(project, None)
