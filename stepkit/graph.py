@@ -10,6 +10,55 @@ answered through ``stepkit_ask``), ``input`` (a free-text question) and
 ``end`` (emits a sentinel and an exit code).  :func:`load_graph` validates
 the whole graph before any run and raises :class:`~stepkit.errors.GraphError`
 with one line naming the node and the field.
+
+Schema (``stepkit/step_runner.yaml`` is the full example)::
+
+    name: my_graph                # optional
+    start: first_node             # required
+    failure_node: end_failure     # an end node; engine-level failures go there
+    max_loop_iterations: 20       # a node entered more often fails the run
+    timeout: 7200                 # whole run, seconds of active time
+    initial_state: {key: value}   # --set KEY=VALUE overrides / adds keys
+    nodes:
+      <id>:                       # letters, digits, _ (not a mermaid keyword)
+        kind: script|stage|approval|input|end
+        description: text
+        label: text               # kind line in the diagram (default: the kind)
+        outputs: [key, ...]       # state keys it sets (for the template check)
+        edge_labels: {<route>|next|other|fallback: text}   # diagram labels
+        # script and stage:
+        call: module:function     # script: f(StageContext) -> Outcome
+        stage: name               # stage: run_stage(name, ctx) -> Outcome
+        agent: true               # stage drawn as [[subroutine]]
+        next: <id>                # taken when the Outcome's route is None
+        routes: {<route label>: <id>}
+        fallback: <id>            # on StageFault, exception or timeout
+        max_attempts: 2           # retries only where set
+        timeout: 60               # seconds per attempt
+        rerun_on_resume: true     # false: an interrupted run fails instead
+        interrupted_reason: text  # the failure reason when it does
+        # approval (answered through stepkit_ask):
+        question: "template {key}"
+        options: [a, b]
+        routes: {a: <id>, b: <id>}  # one per option
+        on_other: <id>            # free text goes there ...
+        other_key: key            # ... and is stored in this state key
+        other_as: b               # or: any other answer counts as option b
+        updates: {a: {key: value}, other: {...}}
+        pre_answer: true          # --answer NODE=TEXT may answer it up front
+        # input:
+        question: "template"
+        key: key                  # the answer's state key
+        non_empty: true
+        next: <id>
+        # end:
+        sentinel: STEP_COMPLETE   # always the output's first line
+        exit_code: 0
+        output: "template"        # or
+        render: module:function   # f(StageContext) -> str
+
+Templates are ``str.format`` fields over the state; a list renders as
+``- item`` lines, a missing or None value as ``(none)``.
 """
 
 from __future__ import annotations
