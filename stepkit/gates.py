@@ -146,9 +146,10 @@ def run_gate(
     evidence = condense(
         pm, name, command, output, exit_code, log_path, total_lines=capture.lines, note=note,
     )
-    summary = summary_of(evidence, output)
+    summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
     if headline:
-        summary = headline if status == "timeout" or not summary else f"{headline}: {summary}"
+        alone = status == "timeout" or spawn_error is not None or not summary
+        summary = headline if alone else f"{headline}: {summary}"
     return GateResult(
         name=name, status=status, command=command, plugin=plugin, exit_code=exit_code,
         duration_s=duration, log=str(log_path), summary=summary, evidence=evidence,

@@ -76,6 +76,11 @@ def test_pass_records_command_exit_code_duration_and_log(pm, project):
     assert result.summary == str(project)
 
 
+def test_a_silent_command_says_so_in_its_summary(pm, project):
+    result = gate(pm, project, "true")
+    assert (result.status, result.summary, result.evidence) == ("pass", "no output (exit code 0)", "$ true\nexit code: 0")
+
+
 def test_nonzero_exit_is_fail_with_the_last_line_as_summary(pm, project):
     result = gate(pm, project, "echo working; printf 'it broke'; exit 3")
     assert (result.status, result.exit_code, result.summary) == ("fail", 3, "it broke")
@@ -106,6 +111,7 @@ def test_a_command_that_cannot_start_is_error(pm, tmp_path):
     result = run_gate("build", "true", None, tmp_path / "missing", tmp_path / "logs", 30, 30, pm)
     assert (result.status, result.exit_code) == ("error", None)
     assert "could not start the command" in result.evidence
+    assert result.summary.startswith("could not start the command: ") and result.summary.count("could not") == 1
     assert "could not start the command" in Path(result.log).read_text()
 
 
