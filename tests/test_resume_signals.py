@@ -1,5 +1,6 @@
-"""A run killed with SIGKILL in the middle of a slow node, resumed with
-``stepkit resume``, ends in the same final state as a run never interrupted."""
+"""Signals: a run killed with SIGKILL in the middle of a slow node, resumed with
+``stepkit resume``, ends in the same final state as a run never interrupted;
+Ctrl-C (SIGINT) saves the run as interrupted and exits 130."""
 
 from __future__ import annotations
 
@@ -75,3 +76,32 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
     reference_id = json.loads(straight.stdout)["run_id"]
     assert final(killed, run_id) == final(reference, reference_id)
     assert final(killed, run_id)["state"]["count"] == 2
+
+
+def test_ctrl_c_saves_an_interrupted_checkpoint_and_exits_130(tmp_path):
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    graph = write_graph(tmp_path, {
+        "slow": {"kind": "script", "call": "graph_helpers:wait_for_go", "next": "end_success"},
+    }, name="slow.yaml")
+    project = tmp_path / "project"
+    project.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "stepkit", "run", "--graph", str(graph), "--project-dir",
+                             str(project), "--set", f"barrier={barrier}"],
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(barrier / "started", proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    (run_id,) = os.listdir(project / ".stepkit" / "runs")
+    assert f"Resume with: stepkit resume {run_id} --project-dir {project}" in err
+    cut = final(project, run_id)
+    assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "slow", "started")
+    (barrier / "go").touch()
+    resumed = stepkit("resume", run_id, "--project-dir", str(project))
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.startswith("STEP_COMPLETE")
