@@ -23,8 +23,8 @@ from stepkit.results import Paused, Question
 def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
     """A given answer, else a terminal prompt, else :class:`Paused`."""
     given = (settings.get("answers") or {}).get(question.node)
-    if given is not None and (str(given).strip() or not question.non_empty):
-        return str(given)
+    if given is not None:
+        return str(given)  # the engine checks it against the question
     if settings.get("interactive", True) and _stdin_is_terminal():
         return prompt(question)
     raise Paused(question)

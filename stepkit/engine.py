@@ -82,6 +82,14 @@ class _NodeTimeout(Exception):
     pass
 
 
+class _Rejected(Paused):
+    """The answer given does not fit the question: pause and ask again."""
+
+    def __init__(self, question: Question, note: str):
+        super().__init__(question)
+        self.note = note
+
+
 class _BadOutcome(Exception):
     """A node returned something the graph cannot route."""
 
@@ -210,6 +218,8 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
     node, options = pending["node"], pending.get("options") or []
     resume = f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)} --answer"
     lines = ["PAUSED", f"Run {run_id} is waiting for an answer at {node}:", "", pending["question"], ""]
+    if pending.get("note"):
+        lines[1:1] = [f"The answer was not accepted: {pending['note']}."]
     if options:
         extra = " (or free text)" if pending.get("allow_other") else ""
         lines.append(f"Options: {', '.join(options)}{extra}")
@@ -257,7 +267,7 @@ class _Engine:
                 try:
                     current = self._run_node(node)
                 except Paused as paused:
-                    return self._pause(paused.question)
+                    return self._pause(paused)
         except KeyboardInterrupt:
             self.cp["status"] = "interrupted"
             self._save()
@@ -429,7 +439,7 @@ class _Engine:
         recorded = {f"{nid}_answer": answer}
         if node.kind == "input":
             if node.non_empty and not answer.strip():
-                raise Paused(question)
+                raise _Rejected(question, "an empty answer is not accepted")
             return _Step(node.next or "", "next", {node.key or nid: answer, **recorded}, plugin=plugin)
         choice = _match(answer, node.options) or node.other_as
         if choice is not None:
@@ -439,12 +449,15 @@ class _Engine:
             if node.other_key:
                 updates[node.other_key] = answer
             return _Step(node.on_other, "other", updates, plugin=plugin)
-        raise Paused(question)  # not an option, and free text goes nowhere: ask again
+        raise _Rejected(question, f"{answer!r} is not one of the options")  # ask again
 
-    def _pause(self, question: Question) -> RunResult:
+    def _pause(self, paused: Paused) -> RunResult:
+        question = paused.question
         pending = {"node": question.node, "kind": question.kind, "question": question.text,
                    "options": question.options, "allow_other": question.allow_other,
                    "non_empty": question.non_empty}
+        if isinstance(paused, _Rejected):
+            pending["note"] = paused.note
         output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
         self.cp.update(status="paused", pending=pending, outcome="PAUSED", exit_code=PAUSED_EXIT, output=output)
         self._save()

@@ -6,8 +6,8 @@ import io
 
 import pytest
 from rich.console import Console
-from stepkit.plugins import ask
 
+from stepkit.plugins import ask
 from stepkit.results import Paused, Question
 
 APPROVAL = Question(node="gate_user_review", kind="approval", text="Approve step 1?",
@@ -39,9 +39,8 @@ def test_a_given_answer_is_used_for_its_node_only():
     assert info.value.question == STRICT
 
 
-def test_an_empty_given_answer_to_a_non_empty_input_pauses_again():
-    with pytest.raises(Paused):
-        ask.stepkit_ask(question=INPUT, settings={"answers": {"get_revision": "  "}})
+def test_a_given_answer_is_returned_as_given_for_the_engine_to_check():
+    assert ask.stepkit_ask(question=INPUT, settings={"answers": {"get_revision": "  "}}) == "  "
 
 
 def test_no_terminal_pauses_and_the_environment_never_answers(monkeypatch):

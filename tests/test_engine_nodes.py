@@ -138,6 +138,8 @@ def test_approval_other_as_and_unmatched_answer(project):
     strict["ask"].pop("other_as")
     paused = run(project, strict, answers={"ask": "maybe"})
     assert paused.outcome == "PAUSED" and paused.pending["node"] == "ask"
+    assert paused.pending["note"] == "'maybe' is not one of the options"
+    assert paused.output.splitlines()[1] == "The answer was not accepted: 'maybe' is not one of the options."
 
 
 def test_input_node_stores_the_answer_and_refuses_empty(project):
@@ -146,6 +148,7 @@ def test_input_node_stores_the_answer_and_refuses_empty(project):
     assert run(project, nodes, answers={"why": "because"}).state["reason"] == "because"
     empty = run(project, nodes, answers={"why": "  "})
     assert empty.exit_code == 5 and empty.pending["kind"] == "input" and empty.pending["non_empty"] is True
+    assert empty.pending["note"] == "an empty answer is not accepted"
 
 
 def test_end_output_always_starts_with_the_sentinel(project):
