@@ -1,7 +1,12 @@
 """The cargo evidence parser: cargo test failures and compiler diagnostics."""
 
 import pytest
+
 from stepkit.plugins.evidence import cargo as parser
+
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
 
 from stepkit.evidence import condense
 from tests.evidence_logs import cargo_log, evidence_pm
@@ -75,7 +80,7 @@ error: could not compile `crate_x` (lib) due to 2 previous errors; 1 warning emi
 
 
 def test_failing_tests_with_their_panic():
-    text = parser.stepkit_condense_output(command="cargo test", output=TEST_OUTPUT)
+    text = parse(command="cargo test", output=TEST_OUTPUT)
     assert "failing tests (2):\n  tests::bad\n  tests::boom" in text
     assert "panicked at src/lib.rs:6:24" in text
     assert "assertion `left == right` failed" in text and "right: 4" in text
@@ -86,7 +91,7 @@ def test_failing_tests_with_their_panic():
 
 
 def test_compile_errors_with_their_location():
-    text = parser.stepkit_condense_output(command="cargo build", output=BUILD_OUTPUT)
+    text = parse(command="cargo build", output=BUILD_OUTPUT)
     assert "error[E0277]: cannot add `&str` to `i32`  (src/lib.rs:1:55)" in text
     assert "error[E0425]: cannot find function `missing` in this scope  (src/lib.rs:2:20)" in text
     assert "warning: unused variable: `unused`  (src/lib.rs:1:41)" in text
@@ -95,12 +100,12 @@ def test_compile_errors_with_their_location():
 
 def test_clippy_output_is_recognised_by_its_shape():
     output = "    Checking x v0.1.0 (/p)\nerror: this looks like a bug\n --> src/main.rs:3:5\n"
-    text = parser.stepkit_condense_output(command="make lint", output=output + "   Compiling y v0.1.0\n")
+    text = parse(command="make lint", output=output + "   Compiling y v0.1.0\n")
     assert "error: this looks like a bug  (src/main.rs:3:5)" in text
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="pytest", output="3 passed in 0.1s") is None
+    assert parse(command="pytest", output="3 passed in 0.1s") is None
 
 
 def test_2000_tests_with_5_failures():
@@ -113,4 +118,4 @@ def test_2000_tests_with_5_failures():
 
 @pytest.mark.parametrize("output", ["", "random text\n"])
 def test_cargo_command_without_cargo_output_falls_through(output):
-    assert parser.stepkit_condense_output(command="cargo test", output=output) is None
+    assert parse(command="cargo test", output=output) is None

@@ -87,3 +87,15 @@ def test_a_registered_parser_answers_before_the_builtins(pm):
 def test_summary_falls_back_to_the_last_output_line():
     assert summary_of("$ x\nexit code: 0\nfoo", "a\n\x1b[1mlast words\x1b[0m\n\n") == "last words"
     assert summary_of("", "") == ""
+
+
+def test_a_parser_that_finds_nothing_failing_in_a_failed_run_passes_it_on(pm):
+    # make check: ruff passed, then pytest failed; ruff's parser must not claim the run
+    output = (
+        "ruff check .\nAll checks passed!\npytest -q\n.F.\n"
+        "=== short test summary info ===\nFAILED tests/test_a.py::test_b - assert 1 == 2\n"
+        "1 failed, 2 passed in 0.05s\nmake: *** [Makefile:4: check] Error 1\n"
+    )
+    evidence = condense(pm, "tests", "make check", output, 2, "/l/t.log")
+    assert "FAILED tests/test_a.py::test_b - assert 1 == 2" in evidence
+    assert summary_of(evidence, output) == "1 failed, 2 passed"

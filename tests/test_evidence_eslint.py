@@ -2,6 +2,10 @@
 
 from stepkit.plugins.evidence import eslint as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 STYLISH = """\
 
 /home/dev/app/src/index.js
@@ -19,7 +23,7 @@ COMPACT = "/app/src/a.js: line 2, col 5, Error - 'x' is not defined. (no-undef)\
 
 
 def test_stylish_errors_with_file_and_rule():
-    text = parser.stepkit_condense_output(command="npx eslint .", output=STYLISH)
+    text = parse(command="npx eslint .", output=STYLISH)
     assert "errors (2):" in text
     assert "/home/dev/app/src/index.js:1:7: 'unused' is assigned a value but never used (no-unused-vars)" in text
     assert "/home/dev/app/src/util.js:10:1: Parsing error: Unexpected token }" in text
@@ -28,9 +32,9 @@ def test_stylish_errors_with_file_and_rule():
 
 
 def test_compact_format():
-    text = parser.stepkit_condense_output(command="eslint -f compact .", output=COMPACT)
+    text = parse(command="eslint -f compact .", output=COMPACT)
     assert "/app/src/a.js:2:5: 'x' is not defined. (no-undef)" in text
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="pytest", output="1 passed in 0.1s") is None
+    assert parse(command="pytest", output="1 passed in 0.1s") is None

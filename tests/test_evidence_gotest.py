@@ -2,6 +2,10 @@
 
 from stepkit.plugins.evidence import gotest as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 PLAIN = """\
 --- FAIL: TestAdd (0.00s)
     add_test.go:10: Add(1, 2) = 4; want 3
@@ -34,7 +38,7 @@ FAIL
 
 
 def test_failing_tests_with_their_messages_and_packages():
-    text = parser.stepkit_condense_output(command="go test ./...", output=PLAIN)
+    text = parse(command="go test ./...", output=PLAIN)
     assert "failing tests (2):\n  TestAdd\n  TestSub" in text
     assert "add_test.go:10: Add(1, 2) = 4; want 3" in text
     assert "FAIL\texample.com/calc\t0.002s" in text
@@ -42,17 +46,17 @@ def test_failing_tests_with_their_messages_and_packages():
 
 
 def test_verbose_output_finds_the_message_under_the_run_line():
-    text = parser.stepkit_condense_output(command="go test -v ./...", output=VERBOSE)
+    text = parse(command="go test -v ./...", output=VERBOSE)
     assert "TestAdd\n    add_test.go:10: Add(1, 2) = 4; want 3" in text
     assert "summary: 1 failed, 1 passed; packages: 0 ok, 1 failed" in text
 
 
 def test_build_failure_lists_the_compiler_errors():
-    text = parser.stepkit_condense_output(command="make test", output=BUILD_FAILED)
+    text = parse(command="make test", output=BUILD_FAILED)
     assert "./add.go:5:9: undefined: missing" in text
     assert "./add.go:7:2: declared and not used: x" in text
     assert text.endswith("summary: 2 compile errors; packages: 0 ok, 1 failed")
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="cargo test", output="ok then\nFAIL maybe\n") is None
+    assert parse(command="cargo test", output="ok then\nFAIL maybe\n") is None

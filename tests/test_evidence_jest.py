@@ -2,6 +2,10 @@
 
 from stepkit.plugins.evidence import jest as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 from stepkit.evidence import condense
 from tests.evidence_logs import evidence_pm, jest_log
 
@@ -62,7 +66,7 @@ AssertionError: expected 3 to be 4 // Object.is equality
 
 
 def test_jest_failures_suite_errors_and_summary():
-    text = parser.stepkit_condense_output(command="npm test", output=JEST)
+    text = parse(command="npm test", output=JEST)
     assert "src/sum.test.js › sum › adds 1 + 2 to equal 3" in text
     assert "src/broken.test.js › Test suite failed to run" in text
     assert "Cannot find module './missing' from 'src/broken.test.js'" in text
@@ -73,14 +77,14 @@ def test_jest_failures_suite_errors_and_summary():
 
 
 def test_vitest_failures_and_summary():
-    text = parser.stepkit_condense_output(command="npx vitest run", output=VITEST)
+    text = parse(command="npx vitest run", output=VITEST)
     assert "failing tests (1):\n  src/sum.test.ts > sum > adds two numbers" in text
     assert "AssertionError: expected 3 to be 4 // Object.is equality" in text
     assert text.endswith("summary: 1 failed | 2 passed (3)")
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="pytest", output="1 failed in 0.1s") is None
+    assert parse(command="pytest", output="1 failed in 0.1s") is None
 
 
 def test_2000_tests_with_5_failures():

@@ -2,6 +2,10 @@
 
 from stepkit.plugins.evidence import mypy as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 MYPY = """\
 src/app.py:3: error: Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]
 src/app.py:7: note: Revealed type is "builtins.int"
@@ -19,7 +23,7 @@ PYRIGHT = """\
 
 
 def test_mypy_errors_and_summary():
-    text = parser.stepkit_condense_output(command="mypy src", output=MYPY)
+    text = parse(command="mypy src", output=MYPY)
     assert "type errors (2):" in text
     assert 'src/app.py:3: Incompatible types in assignment (expression has type "str"' in text
     assert "src/util.py:12: Missing return statement  [return]" in text
@@ -28,16 +32,16 @@ def test_mypy_errors_and_summary():
 
 
 def test_mypy_success():
-    text = parser.stepkit_condense_output(command="mypy .", output="Success: no issues found in 5 source files\n")
+    text = parse(command="mypy .", output="Success: no issues found in 5 source files\n", exit_code=0)
     assert text.endswith("summary: Success: no issues found in 5 source files")
 
 
 def test_pyright_errors_and_summary():
-    text = parser.stepkit_condense_output(command="pyright", output=PYRIGHT)
+    text = parse(command="pyright", output=PYRIGHT)
     assert "/home/dev/proj/src/app.py:3:9: Type \"Literal['a']\" is not assignable" in text
     assert "could not be resolved" not in text
     assert text.endswith("summary: 1 error, 1 warning, 0 informations")
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="make", output="main.c:3:5: error: expected ';'\n") is None
+    assert parse(command="make", output="main.c:3:5: error: expected ';'\n") is None

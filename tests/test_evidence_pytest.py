@@ -1,7 +1,12 @@
 """The pytest evidence parser, on real and generated pytest output."""
 
 import pytest
+
 from stepkit.plugins.evidence import pytest as parser
+
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
 
 from stepkit.evidence import condense, summary_of
 from tests.evidence_logs import evidence_pm, pytest_log
@@ -74,7 +79,7 @@ def pm():
 
 
 def test_failing_ids_first_errors_and_summary():
-    text = parser.stepkit_condense_output(command="python -m pytest -v", output=VERBOSE)
+    text = parse(command="python -m pytest -v", output=VERBOSE)
     for test_id in ("test_a.py::test_bad", "test_a.py::TestK::test_m", "test_a.py::test_p[2]"):
         assert f"FAILED {test_id}" in text
     assert "E   AssertionError: nope" in text
@@ -86,13 +91,13 @@ def test_failing_ids_first_errors_and_summary():
 
 def test_quiet_output_without_the_command_name_is_recognised_by_its_summary():
     output = "..F.\n=== short test summary info ===\nFAILED t.py::test_x - assert 0\n1 failed, 3 passed in 0.02s\n"
-    text = parser.stepkit_condense_output(command="make test", output=output)
+    text = parse(command="make test", output=output)
     assert "FAILED t.py::test_x - assert 0" in text
     assert text.endswith("summary: 1 failed, 3 passed")
 
 
 def test_collection_error_is_reported_with_its_cause():
-    text = parser.stepkit_condense_output(command="pytest", output=COLLECTION_ERROR)
+    text = parse(command="pytest", output=COLLECTION_ERROR)
     assert "ERROR tests/test_broken.py" in text
     assert "ModuleNotFoundError: No module named 'missing_dep'" in text
     assert "summary: 1 error; Interrupted: 1 error during collection" in text
@@ -100,15 +105,15 @@ def test_collection_error_is_reported_with_its_cause():
 
 def test_verbose_lines_give_the_ids_when_there_is_no_short_summary():
     output = "t.py::test_a PASSED  [ 50%]\nt.py::test_b FAILED  [100%]\n=== 1 failed, 1 passed in 0.1s ===\n"
-    text = parser.stepkit_condense_output(command="pytest -rN -v", output=output)
+    text = parse(command="pytest -rN -v", output=output)
     assert "FAILED t.py::test_b" in text and "test_a" not in text
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="cargo test", output="test result: ok. 3 passed; 0 failed") is None
+    assert parse(command="cargo test", output="test result: ok. 3 passed; 0 failed") is None
     # pytest that never reached its tests: the generic view is better
     usage = "ERROR: usage: pytest [options]\npytest: error: unrecognized arguments: --bogus\n"
-    assert parser.stepkit_condense_output(command="pytest --bogus", output=usage) is None
+    assert parse(command="pytest --bogus", output=usage) is None
 
 
 def test_2000_tests_with_5_failures_condense_under_5_percent(pm):

@@ -3,6 +3,10 @@ formats, ``ruff format --check``)."""
 
 from stepkit.plugins.evidence import ruff as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 FULL = """\
 F401 [*] `os` imported but unused
  --> a.py:1:8
@@ -43,7 +47,7 @@ unformatted: File would be reformatted
 
 
 def test_full_format_diagnostics_with_locations():
-    text = parser.stepkit_condense_output(command="ruff check", output=FULL)
+    text = parse(command="ruff check", output=FULL)
     assert "a.py:1:8: F401 `os` imported but unused" in text
     assert "test_a.py:3:24: PLR0133 Two constants compared" in text
     assert "help:" not in text
@@ -51,25 +55,25 @@ def test_full_format_diagnostics_with_locations():
 
 
 def test_concise_format():
-    text = parser.stepkit_condense_output(command="uv run ruff check --output-format=concise", output=CONCISE)
+    text = parse(command="uv run ruff check --output-format=concise", output=CONCISE)
     assert "diagnostics (2):" in text
     assert "a.py:1:1: I001 Import block is un-sorted or un-formatted" in text
 
 
 def test_format_check_names_the_files():
-    text = parser.stepkit_condense_output(command="ruff format --check", output=FORMAT_CHECK)
+    text = parse(command="ruff format --check", output=FORMAT_CHECK)
     assert "diagnostics (1):\n  a.py: would be reformatted" in text
     assert text.endswith("summary: 2 files would be reformatted, 1 file already formatted")
 
 
 def test_clean_runs():
-    assert parser.stepkit_condense_output(command="ruff check", output="All checks passed!\n").endswith(
+    assert parse(command="ruff check", output="All checks passed!\n", exit_code=0).endswith(
         "summary: All checks passed!"
     )
-    assert parser.stepkit_condense_output(command="ruff format", output="3 files left unchanged\n").endswith(
+    assert parse(command="ruff format", output="3 files left unchanged\n", exit_code=0).endswith(
         "summary: 3 files left unchanged"
     )
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="pytest", output="1 passed in 0.1s") is None
+    assert parse(command="pytest", output="1 passed in 0.1s") is None

@@ -2,6 +2,10 @@
 
 from stepkit.plugins.evidence import tsc as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 PLAIN = """\
 src/index.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.
 src/util.ts(9,1): error TS2304: Cannot find name 'missing'.
@@ -18,17 +22,17 @@ Found 1 error in src/index.ts:3
 
 
 def test_plain_format():
-    text = parser.stepkit_condense_output(command="npx tsc --noEmit", output=PLAIN)
+    text = parse(command="npx tsc --noEmit", output=PLAIN)
     assert "src/index.ts:3:7: TS2322 Type 'string' is not assignable to type 'number'." in text
     assert "src/util.ts:9:1: TS2304 Cannot find name 'missing'." in text
     assert text.endswith("summary: 2 errors")
 
 
 def test_pretty_format_and_summary():
-    text = parser.stepkit_condense_output(command="npm run typecheck", output=PRETTY)
+    text = parse(command="npm run typecheck", output=PRETTY)
     assert "type errors (1):\n  src/index.ts:3:7: TS2322" in text
     assert text.endswith("summary: Found 1 error in src/index.ts:3")
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="mypy", output="Found 2 errors in 1 file\n") is None
+    assert parse(command="mypy", output="Found 2 errors in 1 file\n") is None

@@ -2,6 +2,10 @@
 
 from stepkit.plugins.evidence import unittest as parser
 
+
+def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
 OUTPUT = """\
 EF.
 ======================================================================
@@ -33,7 +37,7 @@ FAILED (failures=1, errors=1)
 
 
 def test_each_failure_with_its_exception_line_and_the_summary():
-    text = parser.stepkit_condense_output(command="python -m unittest", output=OUTPUT)
+    text = parse(command="python -m unittest", output=OUTPUT)
     assert "ERROR test_err (ut_test.T.test_err)" in text
     assert "FAIL test_fail (ut_test.T.test_fail)" in text
     assert "KeyError: 'k'" in text
@@ -45,9 +49,9 @@ def test_each_failure_with_its_exception_line_and_the_summary():
 
 
 def test_a_passing_run():
-    text = parser.stepkit_condense_output(command="make test", output="...\n" + "-" * 70 + "\nRan 3 tests in 0.01s\n\nOK\n")
+    text = parse(command="make test", output="...\n" + "-" * 70 + "\nRan 3 tests in 0.01s\n\nOK\n", exit_code=0)
     assert text.endswith("summary: OK: 3 tests")
 
 
 def test_other_output_is_not_claimed():
-    assert parser.stepkit_condense_output(command="pytest", output="1 failed, 2 passed in 0.1s") is None
+    assert parse(command="pytest", output="1 failed, 2 passed in 0.1s") is None

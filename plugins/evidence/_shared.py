@@ -93,6 +93,13 @@ def render(
     return "\n".join(parts)
 
 
+def failed_silently(exit_code: int | None, found: object) -> bool:
+    """A failed run in which the parser found nothing failing: it does not
+    understand this output (``make check`` ran several tools and another one
+    failed), so it should leave it to the next parser."""
+    return exit_code not in (0, None) and not found
+
+
 def plural(count: int, noun: str) -> str:
     """``1 error`` / ``2 errors``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines, mentions, plural, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import (
+    clean_lines,
+    failed_silently,
+    mentions,
+    plural,
+    render,
+    unique,
+)
 
 _TEST = re.compile(r"^test (?P<id>.+?) \.\.\. (?P<status>FAILED|ok|ignored)\b")
 _RESULT = re.compile(
@@ -23,7 +29,7 @@ _MORE_WARNINGS = 10
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense cargo output; None when it is not cargo's."""
     lines = clean_lines(output)
     if not (
@@ -50,6 +56,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
     shown_warnings = [located(msg, where) for msg, where in warnings[:_MORE_WARNINGS]]
     if len(warnings) > _MORE_WARNINGS:
         shown_warnings.append(f"(+{len(warnings) - _MORE_WARNINGS} more)")
+    if failed_silently(exit_code, failing or errors):
+        return None
     return render(
         failing=failing or [located(msg, where) for msg, where in errors],
         failing_label="failing tests" if failing else "errors",

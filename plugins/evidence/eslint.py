@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
 _FILE = re.compile(r"^(?P<file>(?:/|\.{0,2}/|[A-Za-z]:\\|[\w@.-]+/)\S*\.\w+)$")
 _STYLISH = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>\S+))?$")
@@ -17,7 +16,7 @@ _SUMMARY = re.compile(r"^[✖×]\s+\d+ problems? .*|^\d+ problems?$|^\s*\d+ erro
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense eslint output; None when it is not eslint's."""
     lines = clean_lines(output)
     tool_summary = [line.strip() for line in lines if _SUMMARY.match(line)]
@@ -43,6 +42,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
         return None
     problems = next((line for line in tool_summary if "problem" in line), None)
     summary = problems.lstrip("✖× ").strip() if problems else f"{len(errors)} errors, {len(warnings)} warnings"
+    if failed_silently(exit_code, errors):
+        return None
     return render(
         failing=unique(errors),
         failing_label="errors",

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import clean_lines
 
 HEAD_LINES = 20
 TAIL_LINES = 40

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import re
 
+from stepkit.hookspecs import hookimpl
 from stepkit.plugins.evidence._shared import (
     ERROR_LINES,
     clean_lines,
+    failed_silently,
     mentions,
     plural,
     render,
     unique,
 )
-
-from stepkit.hookspecs import hookimpl
 
 _FAIL = re.compile(r"^\s*--- FAIL: (?P<id>\S+) \([\d.]+s\)$")
 _PASS = re.compile(r"^\s*--- PASS: ")
@@ -26,7 +26,7 @@ _STOP = re.compile(r"^\s*(?:--- |=== |FAIL\b|ok\s|PASS$)")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense go test output; None when it is not Go's."""
     lines = clean_lines(output)
     packages = [m for line in lines if (m := _PACKAGE.match(line)) and _looks_like_package(m)]
@@ -50,6 +50,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
     summary = ", ".join(parts) + f"; packages: {ok} ok, {len(failed_pkgs)} failed"
     if compile_errors and not fails:
         summary = f"{plural(len(compile_errors), 'compile error')}; packages: {ok} ok, {len(failed_pkgs)} failed"
+    if failed_silently(exit_code, fails or compile_errors or panic or failed_pkgs):
+        return None
     return render(
         failing=unique(test_id for _, test_id in fails) or compile_errors,
         failing_label="failing tests" if fails else "compile errors",

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import re
 
+from stepkit.hookspecs import hookimpl
 from stepkit.plugins.evidence._shared import (
     ERROR_LINES,
     clean_lines,
+    failed_silently,
     first_nonblank,
     mentions,
     render,
     unique,
 )
-
-from stepkit.hookspecs import hookimpl
 
 # jest
 _JEST_FILE = re.compile(r"^\s*FAIL\s+(?P<file>\S+)\s*(?:\(.*\))?$")
@@ -28,7 +28,7 @@ _STOP = re.compile(r"^\s*(?:●|FAIL\s|PASS\s|⎯{3,}|at )")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense jest or vitest output; None when it is neither."""
     lines = clean_lines(output)
     jest_summary = [line.strip() for line in lines if _JEST_SUMMARY.match(line)]
@@ -49,6 +49,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
         return None
     if summary is None and summary_lines:
         summary = summary_lines[0]
+    if failed_silently(exit_code, failing):
+        return None
     return render(failing=failing, errors=errors, tool_summary=summary_lines, summary=summary)
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
 _MYPY = re.compile(r"^(?P<where>[^\s:][^:]*:\d+(?::\d+)?): error: (?P<msg>.+)$")
 _PYRIGHT = re.compile(r"^\s*(?P<where>\S.*?:\d+:\d+) - error: (?P<msg>.+)$")
@@ -19,7 +18,7 @@ _SUMMARY = re.compile(
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense mypy or pyright output; None when it is neither."""
     lines = clean_lines(output)
     tool_summary = [line.strip() for line in lines if _SUMMARY.match(line.strip())]
@@ -31,4 +30,6 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
     if not (errors or tool_summary):
         return None
     summary = tool_summary[-1].rstrip(".") if tool_summary else f"{len(errors)} errors"
+    if failed_silently(exit_code, errors):
+        return None
     return render(failing=errors, failing_label="type errors", tool_summary=tool_summary, summary=summary)

@@ -6,9 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from stepkit.plugins.evidence._shared import ERROR_LINES, clean_lines, mentions, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import (
+    ERROR_LINES,
+    clean_lines,
+    failed_silently,
+    mentions,
+    render,
+    unique,
+)
 
 _OUTCOME = r"(?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)"
 _COUNTS = rf"\d+ {_OUTCOME}(?:, \d+ {_OUTCOME})*"
@@ -25,7 +31,7 @@ _LOCATION = re.compile(r"^(?P<where>[^\s:]+:\d+): (?P<what>\w[\w.]*)$")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense pytest output; None when it is not pytest's."""
     lines = clean_lines(output)
     summary_line = next((line for line in reversed(lines) if _SUMMARY.match(line)), None)
@@ -41,6 +47,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
     if interrupted is not None:
         tool_summary.insert(0, interrupted["text"])
         summary = f"{summary}; {interrupted['text']}" if summary else interrupted["text"]
+    if failed_silently(exit_code, failing or errors or interrupted):
+        return None
     return render(failing=failing, errors=errors, tool_summary=tool_summary, summary=summary)
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
 _CONCISE = re.compile(r"^(?P<where>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
 _FULL_HEAD = re.compile(r"^(?P<code>[A-Z]+\d+|unformatted|invalid-syntax) (?:\[\*\] )?(?P<msg>.+)$|^(?P<code2>invalid-syntax|unformatted): (?P<msg2>.+)$")
@@ -23,7 +22,7 @@ _SUMMARY = re.compile(
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense ruff output; None when it is not ruff's."""
     lines = clean_lines(output)
     tool_summary = [line for line in lines if _SUMMARY.match(line)]
@@ -35,6 +34,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
         return None
     counts = [line for line in tool_summary if not line.startswith("[*]")]
     summary = counts[-1].rstrip(".") if counts else (f"{len(diagnostics)} diagnostics" if diagnostics else None)
+    if failed_silently(exit_code, diagnostics or parse_errors):
+        return None
     return render(
         failing=parse_errors + diagnostics,
         failing_label="diagnostics",

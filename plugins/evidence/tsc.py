@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
 _PLAIN = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$")
 _PRETTY = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$")
@@ -17,7 +16,7 @@ _SUMMARY = re.compile(r"^Found \d+ errors?\b.*$")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense tsc output; None when it is not the TypeScript compiler's."""
     lines = clean_lines(output)
     errors = []
@@ -31,4 +30,6 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
     if not (errors or (mentions(command, "tsc", "vue-tsc") and tool_summary)):
         return None
     summary = tool_summary[-1].rstrip(".") if tool_summary else f"{len(errors)} errors"
+    if failed_silently(exit_code, errors):
+        return None
     return render(failing=unique(errors), failing_label="type errors", tool_summary=tool_summary, summary=summary)

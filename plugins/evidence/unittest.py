@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
 _RAN = re.compile(r"^Ran (?P<n>\d+) tests? in [\d.]+s$")
 _RESULT = re.compile(r"^(?P<text>OK|FAILED)(?: \((?P<detail>[^)]*)\))?$")
@@ -18,7 +17,7 @@ _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense a unittest report; None when the output is not one."""
     lines = clean_lines(output)
     ran_at = next((i for i in range(len(lines) - 1, -1, -1) if _RAN.match(lines[i])), None)
@@ -43,6 +42,8 @@ def stepkit_condense_output(command: str, output: str) -> str | None:
         else:
             detail = f" ({result['detail']})" if result["detail"] else ""
             summary = f"FAILED{detail}: {count} tests"
+    if failed_silently(exit_code, blocks):
+        return None
     return render(failing=failing, errors=errors, tool_summary=tool_summary, summary=summary)
 
 
