@@ -82,12 +82,8 @@ def _mask(match: re.Match[str]) -> str:
 
 
 def _secret_env_values() -> tuple[str, ...]:
-    # scanning os.environ costs ~20 us; rescan when the key or the variable count changes
-    return _scan_env(os.environ.get("ANTHROPIC_API_KEY"), len(os.environ))
-
-
-@lru_cache(maxsize=4)
-def _scan_env(_api_key: str | None, _count: int) -> tuple[str, ...]:
+    # rescanned on every call (~20 us): a cache keyed on anything cheaper than
+    # the values themselves misses a secret that replaced another one
     values = {
         value
         for name, value in os.environ.items()

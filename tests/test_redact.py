@@ -75,3 +75,13 @@ def test_large_text_is_redacted_line_by_line_and_fast():
 
 def test_empty_text():
     assert redact("") == ""
+
+
+def test_a_secret_that_replaces_another_with_the_same_variable_count_is_masked(monkeypatch):
+    from stepkit.redact import redact
+
+    monkeypatch.setenv("A_TOKEN", "first-secret-123")
+    assert "first-secret-123" not in redact("x first-secret-123")
+    monkeypatch.delenv("A_TOKEN")
+    monkeypatch.setenv("B_TOKEN", "second-secret-456")
+    assert "second-secret-456" not in redact("x second-secret-456")
