@@ -14,7 +14,7 @@ import json
 import pytest
 
 from stepkit.graph import load_graph
-from tests.e2e_support import GOOD_MUL, HANDOFF, ORIENT, TRAVERSED, WRONG_MUL, make_project
+from tests.e2e_support import CALC, GOOD_MUL, HANDOFF, ORIENT, TRAVERSED, WRONG_MUL, make_project
 
 COMPLETE = {"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"}
 
@@ -186,12 +186,12 @@ def test_build_failure_goes_to_the_fix_loop(project):
 
 def test_fix_budget_spent_fails_with_the_last_test_output(project):
     # each attempt fails differently, so only the budget stops the loop
-    project.coder_actions(*({"write": {"calc.py": WRONG_MUL + "\n" + "x = 1\n" * i}, "sentinel": "CODER_COMPLETE"}
-                            for i in range(3)))
+    project.coder_actions(*({"write": {"calc.py": CALC + f"\n\ndef mul(a, b):\n    return a * b + {i + 1}\n"},
+                             "sentinel": "CODER_COMPLETE"} for i in range(3)))
     result = project.run("--set", "max_fix_attempts=1")
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "fix budget spent: 1 of 1" in result.output
-    assert "mul(2, 3) == 4" in result.output
+    assert "mul(2, 3) == 8, expected 6" in result.output
     assert project.coder_calls() == 2
 
 
