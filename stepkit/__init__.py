@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 from stepkit.hookspecs import hookimpl  # noqa: E402  (plugins write @stepkit.hookimpl)
 
-_API = ("run_step", "resume_run", "run_stage", "verify", "detect", "plan_status")
+_API = ("run_step", "resume_run", "run_stage", "verify", "detect_gates", "plan_status")
 
 
 def __getattr__(name: str) -> Any:

@@ -19,7 +19,10 @@ from stepkit.engine import RunResult as _EngineResult
 from stepkit.errors import UsageError
 from stepkit.results import Usage
 
-__all__ = ["RunInterrupted", "RunResult", "parse_answers", "parse_sets", "resume_run", "run_step"]
+__all__ = [
+    "RunInterrupted", "RunResult", "detect_gates", "parse_answers", "parse_sets", "plan_status",
+    "resume_run", "run_stage", "run_step", "verify",
+]
 
 #: The fields of a gate in ``--json`` (DESIGN.md, the same as ``stepkit verify``).
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
@@ -102,19 +105,8 @@ def run_step(
     config = load_config(project)
     the_graph = load_graph(graph)
     initial = parse_sets(sets)
-    pre_answers = parse_answers(answers, the_graph)
-    settings: dict[str, Any] = {
-        "prompt": prompt or "Execute the next step",
-        "step": str(step) if step is not None else "next",
-        "project_dir": str(project),
-        "plans_dir": str((project / (plans_dir or config.plans_dir)).resolve()),
-        "engine": engine or config.engine,
-        "coder": coder or config.coder,
-        "reviewer": reviewer or config.reviewer,
-        "sets": initial,
-        "answers": pre_answers,
-        "options": dict(options or {}),
-    }
+    settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial,
+                         parse_answers(answers, the_graph), options)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     pm.hook.stepkit_configure(config=config, settings=settings)
     if "run" in config.timeouts.model_fields_set:
@@ -222,6 +214,162 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
                              f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
         result[node_id] = str(text)
     return result
+
+
+def run_stage(
+    name: str,
+    step: int | str | None = None,
+    prompt: str | None = None,
+    plans_dir: str | Path | None = None,
+    project_dir: str | Path = ".",
+    engine: str | None = None,
+    coder: str | None = None,
+    reviewer: str | None = None,
+    sets: Mapping[str, Any] | Iterable[str] | None = None,
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Run one protocol stage on its own, outside the step-runner graph.
+
+    The step is resolved as ``stepkit run`` would; the stage then runs through
+    the same hook and harness mechanics as in a run (orient must not write,
+    sweep annotations only into later plans' Edge cases, the handoff is
+    rendered by the harness), except what belongs to a run: the plan status
+    is not changed and there is no step-start snapshot.  For ``sweep`` and
+    ``review`` the step's changes are the git work tree against HEAD.
+
+    :param name: ``orient``, ``implement``, ``verify``, ``sweep``, ``review``
+        or ``handoff``.
+    :return: the stage's result (the state updates it produced).
+    :raises UsageError: bad input, the step cannot be resolved, or the stage
+        needs a human answer that cannot be given here.
+    :raises StageFault: the stage could not produce its result.
+    """
+    from stepkit.config import load_config
+    from stepkit.graph import load_graph
+    from stepkit.results import Paused, StageContext, StageFault
+    from stepkit.stages import STAGES
+    from stepkit.stages import run_stage as run_one
+    from stepkit.steprunner import resolve_step
+
+    if name not in STAGES:
+        raise UsageError(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})")
+    project = _project(project_dir)
+    config = load_config(project)
+    initial = parse_sets(sets)
+    settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial, {}, None)
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    pm.hook.stepkit_configure(config=config, settings=settings)
+    state: dict[str, Any] = {**load_graph(None).initial_state, **initial,
+                             "prompt": settings["prompt"], "step_request": settings["step"]}
+
+    def context(node: str) -> StageContext:
+        return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
+                            state=dict(state), settings=settings, config=config, pm=pm, ask=ask)
+
+    def ask(question: Any) -> str:
+        from stepkit.pluginmanager import first_answer
+
+        try:
+            answer, _ = first_answer(pm, "stepkit_ask", question=question, settings=settings)
+        except Paused:
+            raise UsageError(f"stage {name} needs an answer at {question.node} ({question.text.splitlines()[0]}); "
+                             "run it on a terminal") from None
+        return str(answer or "")
+
+    resolved = resolve_step(context("resolve_step"))
+    if resolved.route == "error":
+        raise UsageError(resolved.updates["failure_reason"])
+    state.update(resolved.updates)
+    if name in ("sweep", "review"):
+        state.update(_working_tree_changes(project))
+    try:
+        outcome = run_one(name, context(_STAGE_NODES[name]))
+    except StageFault as fault:
+        raise UsageError(f"stage {name} failed: {fault.note}") from None
+    return outcome.updates
+
+
+_STAGE_NODES = {"orient": "orient", "implement": "implement", "verify": "verify", "sweep": "edge_case_sweep",
+                "review": "independent_review", "handoff": "write_handoff"}
+
+
+def _working_tree_changes(project: Path) -> dict[str, Any]:
+    """The work tree's changes against HEAD, for a sweep or review outside a run."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=False)
+        return done.stdout if done.returncode == 0 else ""
+
+    names = git("diff", "--name-only", "HEAD").splitlines() + git("ls-files", "--others", "--exclude-standard").splitlines()
+    return {"changed_files": sorted(set(filter(None, names))), "diff": git("diff", "HEAD")}
+
+
+def verify(project_dir: str | Path = ".", pm: Any = None, *, disabled_plugins: Iterable[str] = ()) -> dict[str, Any]:
+    """Run the format, lint, build and test gates; return ``stepkit verify --json``'s object."""
+    from stepkit.commands.verify import new_log_dir, passed, report
+    from stepkit.config import load_config
+    from stepkit.detect import project_types
+    from stepkit.gates import run_gates
+
+    project = _project(project_dir)
+    config = load_config(project)
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    results = run_gates(pm, project, config, new_log_dir(project))
+    return report(passed(results), project_types(pm, project), results)
+
+
+def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plugins: Iterable[str] = ()) -> dict[str, Any]:
+    """Each gate's command and the plugin that chose it, without running anything
+    (``stepkit detect --json``'s object)."""
+    from stepkit.config import load_config
+    from stepkit.detect import GATE_HOOKS, project_types, resolve_command
+
+    project = _project(project_dir)
+    config = load_config(project)
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    gates = []
+    for gate in GATE_HOOKS:
+        command, plugin = resolve_command(pm, gate, project, config)
+        gates.append({"name": gate, "command": command, "plugin": plugin})
+    return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
+            "load_errors": dict(pm.load_errors)}
+
+
+def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
+    """The plan repo's steps, dependencies and problems (``stepkit status --json``'s object)."""
+    from stepkit.commands.status import report
+    from stepkit.config import load_config
+    from stepkit.plan import PlanRepo, resolve_plans_dir
+
+    project = _project(project_dir)
+    plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
+    return report(PlanRepo.load(plans))
+
+
+def _settings(project: Path, config: Any, prompt: str | None, step: int | str | None,
+              plans_dir: str | Path | None, engine: str | None, coder: str | None, reviewer: str | None,
+              sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Run settings: what stages and plugins read from ``ctx.settings``.
+
+    ``--set`` values are both initial state and settings, so engine and coder
+    knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
+    the plugins; they cannot replace the run's own keys below."""
+    return {
+        **sets,
+        "prompt": prompt or "Execute the next step",
+        "step": str(step) if step is not None else "next",
+        "project_dir": str(project),
+        "plans_dir": str((project / (plans_dir or config.plans_dir)).resolve()),
+        "engine": engine or config.engine,
+        "coder": coder or config.coder,
+        "reviewer": reviewer or config.reviewer,
+        "sets": sets,
+        "answers": answers,
+        "options": dict(options or {}),
+    }
 
 
 def _project(project_dir: str | Path) -> Path:

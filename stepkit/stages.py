@@ -92,7 +92,7 @@ def orient(ctx: StageContext) -> Outcome:
     from stepkit.snapshot import diff_snapshots, tree_snapshot
 
     plan_path = ctx.state.get("plan_path")
-    if plan_path:
+    if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
         set_status(Path(plan_path), "in-progress")
     _save_scope_snapshot(ctx)
     before = tree_snapshot(ctx.project_dir)
