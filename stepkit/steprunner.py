@@ -283,7 +283,8 @@ def check_handoff(ctx: StageContext) -> Outcome:
         problems = [p for batch in ctx.pm.hook.stepkit_check_handoff(path=path, text=text, gates=gates) for p in batch]
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
-        return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})
+        return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": [],
+                                                      "gates_text": "\n".join(gates_report(ctx.state))})
     if checks < 2:
         return Outcome(route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems})
     return Outcome(route="invalid twice", updates={
