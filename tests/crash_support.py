@@ -1,0 +1,131 @@
+"""Crash-test helpers: a project-local plugin that SIGKILLs the run at a node
+boundary, a driver that resumes a killed run to its end, and a snapshot of
+the project's files with the run-specific parts of the text normalised.
+
+The killer is a real ``stepconf.py`` in the test project.  It kills the
+process once: it creates its marker file before the kill, so the resumed
+process (same environment) does not kill itself again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from typing import Any
+
+from tests.e2e_support import Project, Result
+
+KILLER = '''import os
+import pathlib
+import signal
+
+import stepkit
+
+
+def _maybe_kill(node, phase):
+    if node != os.environ.get("E2E_KILL_AT") or phase != os.environ.get("E2E_KILL_PHASE", "finished"):
+        return
+    marker = pathlib.Path(os.environ["E2E_STATE_DIR"]) / "killed"
+    if marker.exists():
+        return
+    marker.write_text(f"{node} {phase}")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@stepkit.hookimpl
+def stepkit_node_started(run_id, node, kind, state):
+    _maybe_kill(node, "started")
+
+
+@stepkit.hookimpl
+def stepkit_node_finished(run_id, node, route, duration_s, state):
+    _maybe_kill(node, "finished")
+'''
+
+KILLED = -signal.SIGKILL
+#: Checkpoint fields that must equal an uninterrupted run's.
+ROUTE_FIELDS = ("path", "edges", "visits", "outcome", "exit_code")
+SKIP_DIRS = {".git", ".stepkit", "__pycache__"}
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4,}")
+DURATION = re.compile(r"\d+(\.\d+)? ?s\b")
+LOG_PATH = re.compile(r"(full log: )\S+")
+
+
+def install_killer(project: Project) -> None:
+    """Write the killing ``stepconf.py`` into the project (committed, so the
+    tree the run starts from is clean)."""
+    (project.root / "stepconf.py").write_text(KILLER)
+    project.git("add", "stepconf.py")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "killer plugin")
+
+
+def kill_env(project: Project, node: str | None, phase: str = "finished") -> dict[str, str]:
+    """The environment of every command of a crash test: kill once at
+    ``node``'s ``phase`` ("started" or "finished")."""
+    if node is None:
+        return project.env()
+    return project.env(E2E_KILL_AT=node, E2E_KILL_PHASE=phase)
+
+
+def was_killed(project: Project) -> str | None:
+    """``"<node> <phase>"`` where the killer struck, or None."""
+    marker = project.state_dir / "killed"
+    return marker.read_text() if marker.exists() else None
+
+
+def drive(project: Project, env: dict[str, str], first: Result, approve: bool = True) -> tuple[Result, list[int]]:
+    """Resume ``first`` until it ends: a killed run is resumed as it is; a
+    run paused at the final gate is answered ``approve`` (when ``approve``).
+
+    :return: the last result and the exit codes seen on the way.
+    """
+    result, codes = first, [first.code]
+    for _ in range(6):
+        if result.code == KILLED:
+            result = project.resume(env=env)
+        elif approve and result.code == 5 and result.data["pending"]["node"] == "gate_user_review":
+            result = project.resume("approve", env=env)
+        else:
+            return result, codes
+        codes.append(result.code)
+    raise AssertionError(f"the run did not end: exit codes {codes}")
+
+
+def checkpoint(project: Project, run_id: str) -> dict[str, Any]:
+    """The run's final checkpoint."""
+    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())
+
+
+def route_of(project: Project, run_id: str) -> dict[str, Any]:
+    """What must not depend on a crash: the nodes run, the edges taken, the
+    visit counts and the outcome."""
+    cp = checkpoint(project, run_id)
+    return {key: cp[key] for key in ROUTE_FIELDS}
+
+
+def normalise(text: str, project: Project) -> str:
+    """``text`` without what differs between two runs of the same step: the
+    project's location, run ids, durations and log paths."""
+    text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
+    text = LOG_PATH.sub(r"\1<LOG>", text)
+    text = RUN_ID.sub("<RUN>", text)
+    return DURATION.sub("<DUR>", text)
+
+
+def files(project: Project) -> dict[str, str]:
+    """Every file of the project outside ``.git``, ``.stepkit`` and
+    ``__pycache__``, by relative path; handoffs normalised, the rest with
+    only the test's own paths replaced."""
+    found = {}
+    for path in sorted(project.root.rglob("*")):
+        rel = path.relative_to(project.root)
+        if not path.is_file() or SKIP_DIRS & set(rel.parts):
+            continue
+        text = path.read_bytes().decode("utf-8")
+        if rel.parts[:2] == ("plans", "handoffs"):
+            text = normalise(text, project)
+        else:
+            text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
+        found[rel.as_posix()] = text
+    return found
