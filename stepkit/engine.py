@@ -16,7 +16,10 @@ What the engine guarantees:
   was cut off;
 - approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
   saves the run as paused (exit code 5);
-- the first line of the output is the end node's sentinel.
+- the first line of the output is the end node's sentinel;
+- a node's ``ctx.usage`` starts at the run's usage so far (so a budget
+  checked against it is a per-run budget), and only what the node spent is
+  added to ``state["usage"]``, whether it finished, faulted or paused.
 
 The engine never prints: it writes the run store and calls the observer hooks
 (``stepkit_node_started``, ``stepkit_node_finished``,
@@ -335,25 +338,28 @@ class _Engine:
                 return runner(stage, ctx)
 
         attempts = node.max_attempts or 1
-        usage = Usage()
+        run_usage = Usage.model_validate(self.state.get("usage") or {})
+        usage = Usage()  # this node's own usage, over all its attempts
         for attempt in range(1, attempts + 1):
-            ctx = self._context(node)
+            # the stage sees the run's usage so far, so a budget is per run
+            seed = run_usage.add(usage)
+            ctx = self._context(node, seed)
             timeout, run_limited = self._timeout_for(node)
             is_fault, fault_updates = False, {}
             try:
                 result = _call_with_timeout(fn, ctx, timeout, nid)
                 step = self._route(node, result)
-                step.usage = usage.add(ctx.usage)
+                step.usage = usage.add(_spent(ctx.usage, seed))
                 return step
             except Paused:
-                self._apply({}, usage.add(ctx.usage))
+                self._apply({}, usage.add(_spent(ctx.usage, seed)))
                 raise
             except _NodeTimeout:
                 if run_limited:
                     reason = f"run timed out after {_secs(self.graph.timeout)} s"
                     self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
                     return _Step(self.graph.failure_node, "run timeout", {"failure_reason": reason},
-                                 usage.add(ctx.usage))
+                                 usage.add(_spent(ctx.usage, seed)))
                 text = f"node {nid} timed out after {_secs(timeout)} s"
             except StageFault as fault:
                 text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
@@ -361,7 +367,7 @@ class _Engine:
                 text = str(exc)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - any crash is routed, never raised
                 text = f"node {nid} crashed: {type(exc).__name__}: {exc}"
-            usage = usage.add(ctx.usage)
+            usage = usage.add(_spent(ctx.usage, seed))
             self.run.event("node_fault", node=nid, attempt=attempt, attempts=attempts, error=text)
         updates = {**fault_updates, f"{nid}_fault": text, "last_fault_node": nid}
         updates["fault_note" if is_fault else "failure_reason"] = text
@@ -388,7 +394,9 @@ class _Engine:
             return node.timeout, False
         return remaining, True
 
-    def _context(self, node: Node) -> StageContext:
+    def _context(self, node: Node, usage: Usage) -> StageContext:
+        """A node's context; ``usage`` is the run's usage before the node
+        (the engine adds back only what the node spent, see :func:`_spent`)."""
         self._attempt += 1
         token = self._attempt
 
@@ -407,6 +415,7 @@ class _Engine:
             run_dir=self.run.path,
             emit=emit,
             ask=lambda question: self._ask(question)[0],
+            usage=usage,
         )
 
     # -- approval and input nodes --------------------------------------------
@@ -477,7 +486,8 @@ class _Engine:
         self.run.event("node_started", node=nid, kind="end", visit=self.cp["visits"][nid])
         self._notify("stepkit_node_started", run_id=self.run.run_id, node=nid, kind="end", state=self.state)
         started = time.monotonic()
-        ctx = self._context(node)
+        seed = Usage.model_validate(self.state.get("usage") or {})
+        ctx = self._context(node, seed)
         try:
             text = str(node.function(ctx)) if node.function else render_template(node.output or "", self.state)
         except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
@@ -487,7 +497,7 @@ class _Engine:
                 text += f"\nReason: {reason}"
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
-        self._apply({}, ctx.usage)
+        self._apply({}, _spent(ctx.usage, seed))
         self.cp["path"].append(nid)
         self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=node.exit_code,
                        output=text, finished_at=_now())
@@ -568,6 +578,18 @@ def _call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, tim
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _spent(after: Usage, before: Usage) -> Usage:
+    """What a node spent: its context's usage minus the run's usage it was
+    seeded with."""
+    return Usage(
+        input_tokens=after.input_tokens - before.input_tokens,
+        output_tokens=after.output_tokens - before.output_tokens,
+        cache_read_tokens=after.cache_read_tokens - before.cache_read_tokens,
+        cache_write_tokens=after.cache_write_tokens - before.cache_write_tokens,
+        cost_usd=round(after.cost_usd - before.cost_usd, 6),
+    )
 
 
 def _default_stage_runner() -> StageRunner:
