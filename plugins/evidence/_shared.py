@@ -10,9 +10,12 @@ one-line summary.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import TypeVar
 
 from stepkit.evidence import strip_ansi, terminal_line
+
+T = TypeVar("T")
 
 #: How many lines of a single failure's first error to keep.
 ERROR_LINES = 3
@@ -30,13 +33,15 @@ def mentions(command: str, *tools: str) -> bool:
     return any(re.search(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", command) for tool in tools)
 
 
-def unique(items: Iterable[str]) -> list[str]:
-    """Items in first-seen order, duplicates dropped."""
-    seen: set[str] = set()
+def unique(items: Iterable[T], key: Callable[[T], Hashable] | None = None) -> list[T]:
+    """Items in first-seen order, duplicates dropped; with ``key``, an item is
+    a duplicate when an earlier one has the same key."""
+    seen: set[Hashable] = set()
     result = []
     for item in items:
-        if item not in seen:
-            seen.add(item)
+        k = item if key is None else key(item)
+        if k not in seen:
+            seen.add(k)
             result.append(item)
     return result
 

@@ -98,12 +98,7 @@ def _diagnostics(lines: list[str]) -> tuple[list[tuple[str, str]], list[tuple[st
         code = f"[{m['code']}]" if m["code"] else ""
         entry = (f"{m['level']}{code}: {m['msg']}", where)
         (errors if m["level"] == "error" else warnings).append(entry)
-    return unique_pairs(errors), unique_pairs(warnings)
-
-
-def unique_pairs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Diagnostics in first-seen order, repeats (several targets) dropped."""
-    return list(dict.fromkeys(pairs))
+    return unique(errors), unique(warnings)  # several targets repeat a diagnostic
 
 
 def _summary(results, errors, warnings, finals) -> str:

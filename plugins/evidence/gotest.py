@@ -8,9 +8,9 @@ import re
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.evidence._shared import (
-    ERROR_LINES,
     clean_lines,
     failed_silently,
+    first_nonblank,
     mentions,
     plural,
     render,
@@ -22,7 +22,8 @@ _PASS = re.compile(r"^\s*--- PASS: ")
 _PACKAGE = re.compile(r"^(?P<word>ok|FAIL|\?)\s+(?P<pkg>\S+)(?:\s+(?P<rest>.*))?$")
 _COMPILE = re.compile(r"^(?:\./|\.\./|/)?[\w./-]+\.go:\d+(?::\d+)?: .+$")
 _PANIC = re.compile(r"^panic: .+")
-_STOP = re.compile(r"^\s*(?:--- |=== |FAIL\b|ok\s|PASS$)")
+# a test logs indented lines: the next test, package or unindented line ends them
+_STOP = re.compile(r"^\s*(?:--- |=== |FAIL\b|ok\s|PASS$)|^\S")
 
 
 @hookimpl
@@ -72,22 +73,10 @@ def _looks_like_package(m: re.Match[str]) -> bool:
 def _messages(lines: list[str], at: int) -> list[str]:
     """The indented lines a failing test logged: right under ``--- FAIL``, or
     (``go test -v`` streams them) under its ``=== RUN`` line."""
-    kept = _indented_after(lines, at + 1)
+    kept = first_nonblank(lines, at + 1, stop=_STOP)
     if not kept:
         test_id = _FAIL.match(lines[at])["id"]
         run = next((i for i in range(at - 1, -1, -1) if lines[i].strip() == f"=== RUN   {test_id}"), None)
         if run is not None:
-            kept = _indented_after(lines, run + 1)
-    return kept
-
-
-def _indented_after(lines: list[str], start: int) -> list[str]:
-    kept = []
-    for line in lines[start:]:
-        if _STOP.match(line) or (line and not line[0].isspace()):
-            break
-        if line.strip():
-            kept.append(line.strip())
-        if len(kept) >= ERROR_LINES:
-            break
+            kept = first_nonblank(lines, run + 1, stop=_STOP)
     return kept

@@ -84,10 +84,4 @@ def _vitest(lines: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
 
 def _merge(failing: list[str], errors: list[tuple[str, list[str]]]) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """A test reported twice (watch mode, retries) is listed once."""
-    seen: set[str] = set()
-    kept = []
-    for test_id, lines in errors:
-        if test_id not in seen:
-            seen.add(test_id)
-            kept.append((test_id, lines))
-    return unique(failing), kept
+    return unique(failing), unique(errors, key=lambda error: error[0])

@@ -1,10 +1,12 @@
 """Project-type plugins: each returns gate commands as data, never runs them.
 
-Each module implements ``stepkit_detect_project`` (its type name when it
+Each module defines ``commands(project_dir)`` — its gate commands as a dict,
+None when the project is not of its type — and binds, with
+``_shared.gate_hooks``, ``stepkit_detect_project`` (its type name when it
 recognises the project) and the command hooks for the gates it has an
 opinion on (``stepkit_format_command``, ``stepkit_lint_command``,
-``stepkit_build_command``, ``stepkit_test_command``), answering None when it
-has none.  Shared file readers live in ``_shared``.
+``stepkit_build_command``, ``stepkit_test_command``), which answer None for a
+gate without a command.  Shared file readers live in ``_shared`` too.
 
 Priority — per gate, the first plugin with an answer wins:
 

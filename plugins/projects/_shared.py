@@ -1,5 +1,6 @@
-"""Helpers shared by the project-type plugins: reading manifests, finding
-lockfiles, listing the targets a task-runner file really defines.
+"""Helpers shared by the project-type plugins: the hooks every plugin binds
+(:func:`gate_hooks`), reading manifests, finding lockfiles, listing the
+targets a task-runner file really defines.
 
 Every reader is forgiving: a missing, unreadable or malformed file reads as
 "nothing there" (None, ``{}`` or an empty set), so detection never fails a
@@ -16,14 +17,22 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from stepkit.hookspecs import hookimpl
+
 #: The gates, in the order they run, with the hook that answers each.
-GATES = ("format", "lint", "build", "tests")
+GATE_HOOKS = {
+    "format": "stepkit_format_command",
+    "lint": "stepkit_lint_command",
+    "build": "stepkit_build_command",
+    "tests": "stepkit_test_command",
+}
+GATES = tuple(GATE_HOOKS)
 
 #: The names a task-runner target may carry for each gate, in preference order.
 TARGET_NAMES: dict[str, tuple[str, ...]] = {
@@ -32,6 +41,57 @@ TARGET_NAMES: dict[str, tuple[str, ...]] = {
     "build": ("build", "typecheck", "type-check", "compile"),
     "tests": ("test", "tests"),
 }
+
+#: A hook of a project-type plugin: the project dir in, a type name or a command out.
+Hook = Callable[[Path], str | None]
+
+
+# -- hooks -------------------------------------------------------------------
+
+
+def gate_hooks(
+    project_type: str | Hook,
+    commands: Callable[[Path], dict[str, str] | None],
+    gates: Iterable[str] = GATES,
+) -> tuple[Hook, ...]:
+    """The hookimpls of a project-type plugin: ``stepkit_detect_project``, then
+    one command hook per gate of ``gates``, in that order.
+
+    :param project_type: the name detection answers when ``commands`` is not
+        None; or, for a plugin whose type name depends on the project (jvm:
+        ``maven`` or ``gradle``), the function that answers detection.
+    :param commands: ``commands(project_dir)`` — the gate commands (a gate
+        without one is missing); ``{}`` when the project is of this type but
+        has none, None when it is not of this type.
+    :param gates: the gates the plugin has an opinion on; it implements no
+        hook for the others, so ``stepkit plugins`` does not list them.
+
+    pluggy finds a hook by the module attribute's name, so a module binds them
+    in one statement::
+
+        (stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+         stepkit_build_command, stepkit_test_command) = gate_hooks("go", commands)
+    """
+
+    @hookimpl
+    def stepkit_detect_project(project_dir: Path) -> str | None:
+        if callable(project_type):
+            return project_type(project_dir)
+        return project_type if commands(project_dir) is not None else None
+
+    return (stepkit_detect_project, *(_gate_hook(gate, commands) for gate in gates))
+
+
+def _gate_hook(gate: str, commands: Callable[[Path], dict[str, str] | None]) -> Hook:
+    @hookimpl
+    def hook(project_dir: Path) -> str | None:
+        return (commands(project_dir) or {}).get(gate)
+
+    hook.__name__ = hook.__qualname__ = GATE_HOOKS[gate]
+    return hook
+
+
+# -- files -------------------------------------------------------------------
 
 
 def first_file(project_dir: Path, names: Iterable[str]) -> Path | None:
@@ -114,6 +174,21 @@ def pick(available: Iterable[str], names: Iterable[str]) -> str | None:
     """The first of ``names`` that is in ``available`` (a target or script that exists)."""
     present = set(available)
     return next((name for name in names if name in present), None)
+
+
+def runner_commands(
+    defined: Iterable[str], names: dict[str, tuple[str, ...]], runner: str
+) -> dict[str, str]:
+    """Per gate of ``names``: ``runner`` and the first of the gate's names that
+    is in ``defined`` (``npm run lint``); a gate with none of its names defined
+    is missing."""
+    present = set(defined)
+    found = {}
+    for gate, candidates in names.items():
+        name = pick(present, candidates)
+        if name:
+            found[gate] = f"{runner} {name}"
+    return found
 
 
 def package_scripts(path: Path) -> dict[str, str]:

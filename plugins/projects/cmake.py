@@ -12,28 +12,23 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _BUILD = "cmake -S . -B build && cmake --build build"
 _TESTING = re.compile(
     r"^\s*(?:enable_testing\s*\(|add_test\s*\(|include\s*\(\s*CTest\s*\))", re.IGNORECASE | re.MULTILINE
 )
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "cmake" if (project_dir / "CMakeLists.txt").is_file() else None
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    if not (project_dir / "CMakeLists.txt").is_file():
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """The build, and the tests when CMakeLists.txt enables testing; None
+    without a CMakeLists.txt."""
+    lists = project_dir / "CMakeLists.txt"
+    if not lists.is_file():
         return None
-    return _BUILD
+    found = {"build": _BUILD}
+    if _TESTING.search(_shared.read_text(lists)):
+        found["tests"] = f"{_BUILD} && ctest --test-dir build --output-on-failure"
+    return found
 
 
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    if not _TESTING.search(_shared.read_text(project_dir / "CMakeLists.txt")):
-        return None
-    return f"{_BUILD} && ctest --test-dir build --output-on-failure"
+(stepkit_detect_project, stepkit_build_command,
+ stepkit_test_command) = _shared.gate_hooks("cmake", commands, gates=("build", "tests"))

@@ -13,8 +13,6 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _TASK_NAMES = {
     "format": ("format", "fmt"),
     "lint": ("lint",),
@@ -24,40 +22,15 @@ _TASK_NAMES = {
 _DEFAULTS = {"format": "deno fmt", "lint": "deno lint", "tests": "deno test -A"}
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """A task per gate, else deno's own; None without a deno config."""
     config = _shared.first_file(project_dir, ("deno.json", "deno.jsonc"))
     if config is None:
-        return {}
+        return None
     tasks = _shared.read_json(config, comments=True).get("tasks")
     tasks = tasks if isinstance(tasks, dict) else {}
-    commands = dict(_DEFAULTS)
-    for gate, names in _TASK_NAMES.items():
-        task = _shared.pick(tasks, names)
-        if task:
-            commands[gate] = f"deno task {task}"
-    return commands
+    return {**_DEFAULTS, **_shared.runner_commands(tasks, _TASK_NAMES, "deno task")}
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "deno" if _commands(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("deno", commands)

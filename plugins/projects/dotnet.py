@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from stepkit.hookspecs import hookimpl
+from stepkit.plugins.projects import _shared
 
 _SOLUTIONS = ("*.sln", "*.slnx")
 _PROJECTS = ("*.csproj", "*.fsproj", "*.vbproj")
@@ -30,7 +30,11 @@ def _is_dotnet(project_dir: Path) -> bool:
     return any(p.is_file() for pattern in (*_SOLUTIONS, *_PROJECTS) for p in project_dir.glob(pattern))
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """dotnet's gate commands; ``{}`` when the solution or project is
+    ambiguous, None when this is not a .NET project."""
+    if not _is_dotnet(project_dir):
+        return None
     target = _target(project_dir)
     if target is None:
         return {}
@@ -42,21 +46,5 @@ def _commands(project_dir: Path) -> dict[str, str]:
     }
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "dotnet" if _is_dotnet(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_build_command,
+ stepkit_test_command) = _shared.gate_hooks("dotnet", commands, gates=("format", "build", "tests"))

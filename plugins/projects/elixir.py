@@ -9,43 +9,21 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _CREDO = re.compile(r"\{\s*:credo\b")
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """mix's gate commands; None without a mix.exs."""
     mix = project_dir / "mix.exs"
     if not mix.is_file():
-        return {}
-    commands = {"build": "mix compile --warnings-as-errors", "tests": "mix test"}
+        return None
+    found = {"build": "mix compile --warnings-as-errors", "tests": "mix test"}
     if (project_dir / ".formatter.exs").is_file():
-        commands["format"] = "mix format"
+        found["format"] = "mix format"
     if _CREDO.search(_shared.read_text(mix)):
-        commands["lint"] = "mix credo"
-    return commands
+        found["lint"] = "mix credo"
+    return found
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "elixir" if _commands(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("elixir", commands)

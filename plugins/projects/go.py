@@ -6,16 +6,15 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _GOLANGCI_CONFIGS = (
     ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
 )
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """Go's gate commands; None without a go.mod."""
     if not (project_dir / "go.mod").is_file():
-        return {}
+        return None
     golangci = _shared.first_file(project_dir, _GOLANGCI_CONFIGS)
     return {
         "format": "gofmt -l -w .",
@@ -25,26 +24,5 @@ def _commands(project_dir: Path) -> dict[str, str]:
     }
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "go" if _commands(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("go", commands)

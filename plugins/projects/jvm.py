@@ -18,8 +18,6 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _GRADLE_FILES = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
 
 
@@ -52,35 +50,15 @@ def _detect(project_dir: Path) -> str | None:
     return None
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """Maven's or Gradle's gate commands; None when the project uses neither."""
     kind = _detect(project_dir)
     if kind == "maven":
         return _maven(project_dir)
     if kind == "gradle":
         return _gradle(project_dir)
-    return {}
+    return None
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return _detect(project_dir)
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks(_detect, commands)

@@ -20,8 +20,6 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _SCRIPT_NAMES = {
     "format": ("format", "fmt"),
     "lint": ("lint", "eslint"),
@@ -48,42 +46,15 @@ def package_manager(project_dir: Path) -> str:
     return _shared.which_lockfile(project_dir, _LOCKFILES) or "npm"
 
 
-def _commands(project_dir: Path) -> dict[str, str] | None:
-    """Gate commands from the scripts; None when there is no package.json."""
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """Gate commands from the scripts (maybe none); None when there is no package.json."""
     if not (project_dir / "package.json").is_file():
         return None
     scripts = _shared.package_scripts(project_dir / "package.json")
     if _NPM_PLACEHOLDER in scripts.get("test", ""):
         del scripts["test"]
-    manager = package_manager(project_dir)
-    commands = {}
-    for gate, names in _SCRIPT_NAMES.items():
-        script = _shared.pick(scripts, names)
-        if script:
-            commands[gate] = f"{manager} run {script}"
-    return commands
+    return _shared.runner_commands(scripts, _SCRIPT_NAMES, f"{package_manager(project_dir)} run")
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "node" if _commands(project_dir) is not None else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("node", commands)

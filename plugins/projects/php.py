@@ -18,8 +18,6 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _SCRIPT_NAMES = {
     "format": ("format", "fmt", "cs-fix"),
     "lint": ("lint", "cs", "cs-check"),
@@ -48,39 +46,17 @@ def _tools(project_dir: Path, composer: dict) -> dict[str, str]:
     return tools
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """Scripts first, then configured tools (maybe none); None without a
+    composer.json."""
     path = project_dir / "composer.json"
     if not path.is_file():
-        return {}
-    scripts = _shared.package_scripts(path)
-    commands = _tools(project_dir, _shared.read_json(path))
-    for gate, names in _SCRIPT_NAMES.items():
-        script = _shared.pick(scripts, names)
-        if script:
-            commands[gate] = f"composer run-script {script}"
-    return commands
+        return None
+    scripts = _shared.runner_commands(
+        _shared.package_scripts(path), _SCRIPT_NAMES, "composer run-script"
+    )
+    return {**_tools(project_dir, _shared.read_json(path)), **scripts}
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "php" if (project_dir / "composer.json").is_file() else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("php", commands)

@@ -32,8 +32,6 @@ from typing import Any
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile")
 _RUNNERS = (("uv.lock", "uv run "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -137,33 +135,12 @@ def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[
     return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
 
 
-def _commands(project_dir: Path) -> dict[str, str] | None:
-    """Gate commands; None when this is not a Python project."""
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """Gate commands (maybe none); None when this is not a Python project."""
     if _shared.first_file(project_dir, _MARKERS) is None:
         return None
     return _Project(project_dir).commands()
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "python" if _commands(project_dir) is not None else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return (_commands(project_dir) or {}).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("python", commands)

@@ -16,8 +16,6 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _RAKE_TEST = re.compile(r"Rake::TestTask|\btask\s*\(?\s*[:\"']test\b")
 
 
@@ -25,33 +23,23 @@ def _gems(gemfile: str) -> set[str]:
     return set(re.findall(r"^\s*gem\s+[\"']([^\"']+)[\"']", gemfile, re.MULTILINE))
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """Lint and tests commands (maybe none); None without a Gemfile."""
     gemfile = project_dir / "Gemfile"
     if not gemfile.is_file():
-        return {}
+        return None
     gems = _gems(_shared.read_text(gemfile))
-    commands = {}
+    found = {}
     if (project_dir / "spec").is_dir() and ("rspec" in gems or (project_dir / ".rspec").is_file()):
-        commands["tests"] = "bundle exec rspec"
+        found["tests"] = "bundle exec rspec"
     elif _RAKE_TEST.search(_shared.read_text(project_dir / "Rakefile")):
-        commands["tests"] = "bundle exec rake test"
+        found["tests"] = "bundle exec rake test"
     if "rubocop" in gems or (project_dir / ".rubocop.yml").is_file():
-        commands["lint"] = "bundle exec rubocop"
+        found["lint"] = "bundle exec rubocop"
     elif "standard" in gems:
-        commands["lint"] = "bundle exec standardrb"
-    return commands
+        found["lint"] = "bundle exec standardrb"
+    return found
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "ruby" if (project_dir / "Gemfile").is_file() else None
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_lint_command,
+ stepkit_test_command) = _shared.gate_hooks("ruby", commands, gates=("lint", "tests"))

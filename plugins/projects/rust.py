@@ -10,13 +10,12 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
 
-
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """cargo's gate commands; None without a Cargo.toml."""
     manifest = project_dir / "Cargo.toml"
     if not manifest.is_file():
-        return {}
+        return None
     workspace = " --workspace" if "workspace" in _shared.read_toml(manifest) else ""
     return {
         "format": "cargo fmt --all" if workspace else "cargo fmt",
@@ -26,26 +25,5 @@ def _commands(project_dir: Path) -> dict[str, str]:
     }
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "rust" if _commands(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("rust", commands)

@@ -7,42 +7,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stepkit.hookspecs import hookimpl
+from stepkit.plugins.projects import _shared
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """SwiftPM's gate commands; None without a Package.swift."""
     if not (project_dir / "Package.swift").is_file():
-        return {}
-    commands = {"build": "swift build"}
+        return None
+    found = {"build": "swift build"}
     if (project_dir / "Tests").is_dir():
-        commands["tests"] = "swift test"
+        found["tests"] = "swift test"
     if (project_dir / ".swift-format").is_file():
-        commands["format"] = "swift format --in-place --recursive ."
+        found["format"] = "swift format --in-place --recursive ."
     if (project_dir / ".swiftlint.yml").is_file():
-        commands["lint"] = "swiftlint"
-    return commands
+        found["lint"] = "swiftlint"
+    return found
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "swift" if _commands(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("swift", commands)

@@ -19,8 +19,6 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _MAKE_NAMES = {**_shared.TARGET_NAMES, "tests": (*_shared.TARGET_NAMES["tests"], "check")}
 
 
@@ -39,38 +37,23 @@ def _runners(project_dir: Path) -> list[tuple[str, dict[str, tuple[str, ...]], s
     return found
 
 
-def _command(project_dir: Path, gate: str) -> str | None:
+def commands(project_dir: Path) -> dict[str, str]:
+    """Per gate, the first runner's target for it (``make test``); a gate no
+    runner defines a target for is missing."""
+    found: dict[str, str] = {}
     for runner, names, targets in _runners(project_dir):
-        target = _shared.pick(targets, names[gate])
-        if target:
-            return f"{runner} {target}"
-    return None
+        for gate, command in _shared.runner_commands(targets, names, runner).items():
+            found.setdefault(gate, command)
+    return found
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
+def _detect(project_dir: Path) -> str | None:
     """``task``, ``just`` or ``make``: the first runner that defines a gate target."""
     for runner, names, targets in _runners(project_dir):
-        if any(_shared.pick(targets, names[gate]) for gate in _shared.GATES):
+        if _shared.runner_commands(targets, names, runner):
             return runner
     return None
 
 
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _command(project_dir, "format")
-
-
-@hookimpl
-def stepkit_lint_command(project_dir: Path) -> str | None:
-    return _command(project_dir, "lint")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _command(project_dir, "build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _command(project_dir, "tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
+ stepkit_build_command, stepkit_test_command) = _shared.gate_hooks(_detect, commands)

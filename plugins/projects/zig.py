@@ -8,36 +8,19 @@ from pathlib import Path
 
 from stepkit.plugins.projects import _shared
 
-from stepkit.hookspecs import hookimpl
-
 _TEST_STEP = re.compile(r"\.step\(\s*\"test\"")
 
 
-def _commands(project_dir: Path) -> dict[str, str]:
+def commands(project_dir: Path) -> dict[str, str] | None:
+    """zig's gate commands; None without a build.zig."""
     build = project_dir / "build.zig"
     if not build.is_file():
-        return {}
-    commands = {"format": "zig fmt .", "build": "zig build"}
+        return None
+    found = {"format": "zig fmt .", "build": "zig build"}
     if _TEST_STEP.search(_shared.read_text(build)):
-        commands["tests"] = "zig build test"
-    return commands
+        found["tests"] = "zig build test"
+    return found
 
 
-@hookimpl
-def stepkit_detect_project(project_dir: Path) -> str | None:
-    return "zig" if _commands(project_dir) else None
-
-
-@hookimpl
-def stepkit_format_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("format")
-
-
-@hookimpl
-def stepkit_build_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("build")
-
-
-@hookimpl
-def stepkit_test_command(project_dir: Path) -> str | None:
-    return _commands(project_dir).get("tests")
+(stepkit_detect_project, stepkit_format_command, stepkit_build_command,
+ stepkit_test_command) = _shared.gate_hooks("zig", commands, gates=("format", "build", "tests"))
