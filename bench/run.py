@@ -1,0 +1,261 @@
+"""Every benchmark figure of stepkit, each against a baseline measured in the same run.
+
+    .venv/bin/python bench/run.py            # every figure (about a minute)
+    .venv/bin/python bench/run.py --quick    # fewer repeats, 100 MB instead of 500 MB
+
+Prints one table (figure, value, baseline, ratio, target, met?) and writes
+``bench/results.json`` (the rows, every area's raw figures, the machine).
+The areas are the scripts next to this file, each with ``run() -> dict``:
+``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
+``big_output``, ``evidence_size`` and ``model_traffic``.
+
+Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
+is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
+start-up figures without it would mostly time the compiler.  Every area
+works in fresh temporary directories it removes; nothing uses the network or
+an API key (the model traffic goes to a loopback server with a fake key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import contextlib
+import io
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path[:0] = [str(BENCH), str(REPO)]
+
+QUICK = {"startup": {"repeat": 5}, "full_run": {"repeat": 2}, "big_output": {"size_mb": 100}}
+COLUMNS = ("figure", "value", "baseline", "ratio", "target", "met?")
+
+
+def row(figure: str, value: str, baseline: str = "—", ratio: float | None = None,
+        target: str = "—", met: bool | None = None, **numbers: Any) -> dict[str, Any]:
+    """One table row; ``numbers`` are the raw values kept in results.json."""
+    return {"figure": figure, "value": value, "baseline": baseline, "ratio": ratio,
+            "target": target, "met": met, **numbers}
+
+
+def _ratio(value: float, baseline: float) -> float | None:
+    return round(value / baseline, 3) if baseline else None
+
+
+# -- rows per area ---------------------------------------------------------------
+
+
+def startup_rows(f: dict) -> list[dict]:
+    base = f["python_c_pass_s"]
+    names = {"version": "stepkit --version", "status": "stepkit status (10-step repo)",
+             "graph": "stepkit graph"}
+    rows = []
+    for key, name in names.items():
+        seconds = f["commands"][key]["seconds"]
+        target, met = (f"< {f['target_status_s']} s", seconds < f["target_status_s"]) if key == "status" else ("—", None)
+        rows.append(row(f"1 {name}", f"{seconds:.3f} s", f"{base:.3f} s python -c pass",
+                        _ratio(seconds, base), target, met, seconds=seconds, baseline_s=base))
+    imported = f["anthropic_imported"]
+    rows.append(row("1 anthropic imported by status / graph",
+                    f"{'yes' if imported['status'] else 'no'} / {'yes' if imported['graph'] else 'no'}",
+                    target="no (status)", met=not imported["status"]))
+    return rows
+
+
+def plan_scale_rows(f: dict) -> list[dict]:
+    base = f["baseline_s"]
+    sizes = sorted(f["sizes"], key=int)
+    rows = []
+    for size in sizes:
+        seconds = f["sizes"][size]["seconds"]
+        target, met = ("< 2 s", seconds < 2) if int(size) == 10_000 else ("—", None)
+        rows.append(row(f"2 status --json, {int(size):,} steps", f"{seconds:.3f} s",
+                        f"{base:.3f} s python -c pass", _ratio(seconds, base), target, met,
+                        seconds=seconds, baseline_s=base))
+    for small, big in itertools.pairwise(sizes):
+        growth = f["sizes"][big]["over_baseline_s"] / f["sizes"][small]["over_baseline_s"]
+        factor = int(big) / int(small)
+        rows.append(row(f"2 growth {int(small):,} → {int(big):,} (time over python)", f"x{growth:.2f}",
+                        f"x{factor:g} (linear)", _ratio(growth, factor), f"≤ x{factor:g}", growth <= factor,
+                        growth=round(growth, 3)))
+    return rows
+
+
+def engine_rows(full: dict, line: dict) -> list[dict]:
+    spawn = full["shell_ms_per_spawn"]
+    spawn_text = f"{spawn:.2f} ms one sh -c true"
+    return [
+        row(f"3 full step run: run + resume, {full['nodes']} nodes", f"{full['total_s']:.3f} s",
+            f"{full['shell_baseline_s']:.4f} s sh script, {full['commands_spawned']} spawns",
+            _ratio(full["total_s"], full["shell_baseline_s"]), seconds=full["total_s"]),
+        row("3 overhead per node, whole processes", f"{full['overhead_ms_per_node']:.1f} ms", spawn_text,
+            _ratio(full["overhead_ms_per_node"], spawn), f"< {full['target_ms_per_node']:g} ms", full["ok"],
+            ms=full["overhead_ms_per_node"]),
+        row("3 overhead in total (over sh script + 2 python)", f"{full['overhead_s']:.3f} s",
+            f"{full['shell_baseline_s']:.4f} s sh script", _ratio(full["overhead_s"], full["shell_baseline_s"]),
+            seconds=full["overhead_s"]),
+        row("3 ↳ outside the graph: 2 processes' start, imports, CLI", f"{full['outside_graph_s']:.3f} s",
+            f"{2 * full['python_startup_s']:.3f} s 2 × python -c pass",
+            _ratio(full["outside_graph_s"], 2 * full["python_startup_s"]), seconds=full["outside_graph_s"]),
+        row("3 ↳ git processes spawned by run + resume", str(full["git_spawns"]),
+            f"{full['commands_spawned']} command spawns", _ratio(full["git_spawns"], full["commands_spawned"]),
+            count=full["git_spawns"]),
+        row("3 ↳ inside the graph, per node (events.jsonl)", f"{full['in_graph_overhead_ms_per_node']:.1f} ms",
+            spawn_text, _ratio(full["in_graph_overhead_ms_per_node"], spawn),
+            ms=full["in_graph_overhead_ms_per_node"]),
+        row(f"3 ↳ engine transition, {line['nodes']} trivial nodes", f"{line['ms_per_node_median']:.2f} ms",
+            spawn_text, _ratio(line["ms_per_node_median"], spawn), f"< {line['target_ms']:g} ms", line["ok"],
+            ms=line["ms_per_node_median"]),
+    ]
+
+
+def big_output_rows(f: dict) -> list[dict]:
+    mb = f["output_mb"]
+    return [
+        row(f"4 peak RSS, {mb:g} MB gate output", f"{f['runner_peak_mb']:.1f} MB",
+            f"{f['runner_baseline_mb']:.1f} MB before the gate", _ratio(f["runner_peak_mb"], f["runner_baseline_mb"]),
+            f"< {f['target_peak_mb']} MB", f["ok"], mb=f["runner_peak_mb"]),
+        row(f"4 time, {mb:g} MB gate output", f"{f['gate_s']:.2f} s", f"{f['devnull_s']:.2f} s cmd > /dev/null",
+            _ratio(f["gate_s"], f["devnull_s"]), seconds=f["gate_s"]),
+    ]
+
+
+def evidence_rows(f: dict) -> list[dict]:
+    return [
+        row(f"5 evidence, {tool} log", f"{t['condensed_bytes']:,} B", f"{t['raw_bytes']:,} B raw",
+            t["ratio"], "< 5 %, all failing ids", t["ok"], bytes=t["condensed_bytes"])
+        for tool, t in f.items()
+    ]
+
+
+def traffic_rows(f: dict) -> list[dict]:
+    rows = []
+    for node, t in f["traffic"].items():
+        rows.append(row(f"6 {node}: request bytes ({t['requests']} req.)", f"{t['raw_bytes']:,} B",
+                        f"{t['content_bytes']:,} B its text", t["ratio_to_content"], bytes=t["raw_bytes"]))
+        rows.append(row(f"6 {node}: cached prefix", f"{t['prefix_bytes']:,} B", f"{t['bytes']:,} B request",
+                        t["prefix_share"], bytes=t["prefix_bytes"]))
+    rows.append(row("6 test-command runs per step (coder's gates passed)", str(f["test_runs_per_step"]),
+                    f"{f['test_runs_without_reuse']} without reuse", _ratio(f["test_runs_per_step"],
+                                                                            f["test_runs_without_reuse"]),
+                    str(f["target_test_runs"]), f["ok"], runs=f["test_runs_per_step"]))
+    return rows
+
+
+# -- running -----------------------------------------------------------------------
+
+
+def _prepare_environment() -> None:
+    """Bytecode cache on for child processes, and warm for stepkit's own modules."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    for package in ("stepkit", "plugins"):
+        compileall.compile_dir(REPO / package, quiet=1)
+
+
+def _measure(name: str, call: Callable[[], dict]) -> tuple[dict, float]:
+    print(f"… {name}", end="", file=sys.stderr, flush=True)
+    started = time.monotonic()
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):
+        figures = call()
+    elapsed = time.monotonic() - started
+    print(f" {elapsed:.1f} s", file=sys.stderr, flush=True)
+    return figures, elapsed
+
+
+def _machine() -> dict[str, Any]:
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=REPO,
+                            capture_output=True, text=True, check=False).stdout.strip()
+    return {"platform": platform.platform(), "python": platform.python_version(),
+            "cpus": os.cpu_count(), "commit": commit or None}
+
+
+def render(rows: list[dict]) -> str:
+    """The rows as a plain-text table."""
+    cells = [COLUMNS] + [
+        (r["figure"], r["value"], r["baseline"], "—" if r["ratio"] is None else f"{r['ratio']:g}",
+         r["target"], {True: "yes", False: "NO", None: "—"}[r["met"]])
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    lines = ["  ".join(text.ljust(width) for text, width in zip(line, widths, strict=True)).rstrip()
+             for line in cells]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repeats and a 100 MB big output (not the reference figures)")
+    parser.add_argument("--out", type=Path, default=BENCH / "results.json", help="where to write the JSON")
+    args = parser.parse_args(argv)
+    options = QUICK if args.quick else {}
+
+    _prepare_environment()
+    import big_output
+    import engine_overhead
+    import evidence_size
+    import full_run
+    import model_traffic
+    import plan_scale
+    import startup
+
+    load_before = os.getloadavg()
+    started = time.monotonic()
+    areas = {
+        "startup": lambda: startup.run(**options.get("startup", {})),
+        "plan_scale": plan_scale.run,
+        "engine_overhead": engine_overhead.run,
+        "full_run": lambda: full_run.run(**options.get("full_run", {})),
+        "big_output": lambda: big_output.run(**options.get("big_output", {})),
+        "evidence_size": evidence_size.run,
+        "model_traffic": model_traffic.run,
+    }
+    figures, seconds = {}, {}
+    for name, call in areas.items():
+        figures[name], seconds[name] = _measure(name, call)
+    rows = [
+        *startup_rows(figures["startup"]),
+        *plan_scale_rows(figures["plan_scale"]),
+        *engine_rows(figures["full_run"], figures["engine_overhead"]),
+        *big_output_rows(figures["big_output"]),
+        *evidence_rows(figures["evidence_size"]),
+        *traffic_rows(figures["model_traffic"]),
+    ]
+    total_s = time.monotonic() - started
+    print(render(rows))
+    judged = [r for r in rows if r["met"] is not None]
+    missed = [r["figure"] for r in judged if not r["met"]]
+    print(f"\n{len(judged) - len(missed)} of {len(judged)} targets met"
+          + (f"; missed: {', '.join(missed)}" if missed else "") + f"  ({total_s:.0f} s)")
+    results = {
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "python bench/run.py" + (" --quick" if args.quick else ""),
+        "quick": args.quick,
+        "machine": {**_machine(), "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
+        "seconds": {**{k: round(v, 1) for k, v in seconds.items()}, "total": round(total_s, 1)},
+        "targets_met": len(judged) - len(missed),
+        "targets": len(judged),
+        "missed": missed,
+        "rows": rows,
+        "figures": figures,
+    }
+    args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
