@@ -27,10 +27,10 @@ import os
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from stepkit.plugins.coders.command import coder_spec, plans_display
-from stepkit.plugins.coders.prompt import build_coder_prompt
 
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.coders.command import coder_spec, plans_display
+from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.results import CoderResult, GateResult, Question, StageContext, StageFault
 
 FIX_BUDGET = 3
@@ -96,9 +96,8 @@ class BuiltinCoder:
         self.fixes = 0
 
     def run(self) -> CoderResult:
-        from stepkit.plugins.llm.engine import make_engine
-
         from stepkit import scope
+        from stepkit.plugins.llm.engine import make_engine
 
         ctx = self.ctx
         spent_before = ctx.usage.cost_usd
@@ -162,7 +161,6 @@ class BuiltinCoder:
 
     def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
         from stepkit.plugins.llm.tools import coder_tools
-
         from stepkit.stall import failure_signature, is_stalled
 
         tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir])

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stepkit.plugins.coders.prompt import build_coder_prompt
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.redact import redact
 from stepkit.results import CoderResult, StageContext
 

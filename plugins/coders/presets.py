@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepkit.plugins.coders.command import ProcessRun, find_sentinel, generic_result
-
 from stepkit.results import CoderResult
 
 DEFAULT_MAX_TURNS = 60

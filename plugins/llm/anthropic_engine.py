@@ -42,9 +42,9 @@ from collections import Counter
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.tools import Tool
-
 from stepkit.redact import redact
 from stepkit.results import StageContext, StageFault, Usage
 

@@ -36,9 +36,9 @@ from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
-from stepkit.plugins.llm.tools import Tool
 
 from stepkit.errors import UsageError
+from stepkit.plugins.llm.tools import Tool
 from stepkit.results import StageContext, StageFault
 
 M = TypeVar("M", bound=BaseModel)

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from stepkit.plugins.stages import prompts
 
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.stages import prompts
 from stepkit.results import StageContext
 
 
@@ -34,7 +34,6 @@ class HandoffAnswer(BaseModel):
 def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any]:
     """Ask the engine (no tools) for the handoff's prose sections."""
     from stepkit.plugins.llm.engine import make_engine
-
     from stepkit.stages import pipeline_faults
 
     engine = make_engine(ctx.settings.get("engine"), ctx)

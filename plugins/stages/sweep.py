@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, Field
-from stepkit.plugins.stages import prompts
 
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.stages import prompts
 from stepkit.results import StageContext
 
 
