@@ -10,7 +10,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-from stepkit.hookspecs import hookimpl  # noqa: E402  (plugins write @stepkit.hookimpl)
+from stepkit.hookspecs import hookimpl
 
 _API = ("run_step", "resume_run", "run_stage", "verify", "detect_gates", "plan_status")
 
@@ -21,4 +21,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'stepkit' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "hookimpl", *_API]
+__all__ = ["__version__", "detect_gates", "hookimpl", "plan_status", "resume_run", "run_stage", "run_step", "verify"]

@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
-    except Exception as exc:  # an internal bug: still one line unless debugging
+    except Exception as exc:  # noqa: BLE001 - an internal bug: still one line unless debugging
         if os.environ.get("STEPKIT_DEBUG"):
             traceback.print_exc()
         _print_error(f"internal error: {type(exc).__name__}: {exc} (STEPKIT_DEBUG=1 shows the traceback)")

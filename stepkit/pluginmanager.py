@@ -107,7 +107,7 @@ def get_plugin_manager(
             continue
         try:
             _register(pm, ep.load(), ep.name, f"entry point {ep.value}")
-        except Exception as exc:  # a broken third-party plugin must not kill the run
+        except Exception as exc:  # noqa: BLE001 - a broken third-party plugin must not kill the run
             pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
 
     if project_dir is not None:
@@ -185,7 +185,7 @@ def _load_configured(project_dir: Path, spec: str) -> ModuleType:
         return _load_from_path(project_dir / spec)
     try:
         return importlib.import_module(spec)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported by name
         raise PluginError(f"plugin {spec!r} (from [tool.stepkit] plugins) failed to import: {type(exc).__name__}: {exc}") from None
 
 
@@ -198,7 +198,7 @@ def _load_from_path(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported by name
         raise PluginError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None
     return module
 

@@ -9,9 +9,10 @@ author can build them without knowing the engine.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -100,7 +101,7 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
 
-    def add(self, other: "Usage") -> "Usage":
+    def add(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -124,7 +125,7 @@ class Paused(Exception):
     approval or input node until ``stepkit resume --answer`` supplies the
     answer."""
 
-    def __init__(self, question: "Question"):
+    def __init__(self, question: Question):
         super().__init__(question.text)
         self.question = question
 

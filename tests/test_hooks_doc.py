@@ -4,7 +4,7 @@ import inspect
 import re
 from pathlib import Path
 
-import stepkit.hookspecs as hookspecs
+from stepkit import hookspecs
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = {
@@ -16,7 +16,7 @@ HOOKS = {
 
 def test_every_hook_has_a_section_headed_by_its_exact_signature():
     doc = (ROOT / "hooks.md").read_text(encoding="utf-8")
-    headings = set(re.findall(r"^### `(.+)`$", doc, flags=re.M))
+    headings = set(re.findall(r"^### `(.+)`$", doc, flags=re.MULTILINE))
     missing = [sig for sig in HOOKS.values() if sig not in headings]
     assert not missing, f"hooks.md lacks a section for: {missing}"
     stale = [h for h in headings if h.split("(")[0] not in HOOKS]

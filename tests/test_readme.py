@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def setup_commands() -> list[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.+?)\n```", section, flags=re.S)
+    return re.findall(r"```sh\n(.+?)\n```", section, flags=re.DOTALL)
 
 
 def test_exactly_two_setup_commands_demo_then_tests():
