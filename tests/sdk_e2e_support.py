@@ -29,10 +29,11 @@ SYSTEMS = {
 
 #: A test command that counts its own invocations (in a file outside the
 #: project, so counting does not change the tree) and then runs check.py.
-COUNTED_TEST = '''import os, pathlib, runpy, sys
+COUNTED_TEST = '''import os, runpy, sys
 with open(sys.argv[1], "a") as counter:
     counter.write("run\\n")
 sys.argv = ["check.py"]
+sys.path.insert(0, os.getcwd())
 runpy.run_path("check.py", run_name="__main__")
 '''
 
@@ -64,12 +65,11 @@ def nodes(api: Any) -> list[str]:
     return [node_of(request) for request in api.requests]
 
 
-def queue_stages(api: Any, orient: dict[str, Any] | None = None,
-                 sweep: dict[str, Any] | None = None, handoff: dict[str, Any] | None = None) -> None:
+def queue_stages(api: Any) -> None:
     """Queue one structured answer for orient, the sweep and the handoff writer."""
-    api.reply_json(orient or ORIENT)
-    api.reply_json(sweep or SWEEP)
-    api.reply_json(handoff or HANDOFF)
+    api.reply_json(ORIENT)
+    api.reply_json(SWEEP)
+    api.reply_json(HANDOFF)
 
 
 def counted_tests(project: Project) -> tuple[str, Path]:

@@ -10,10 +10,11 @@ per step unless evidence reuse is switched off) and the built-in reviewer.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
-from tests.e2e_support import GOOD_MUL, ORIENT, make_project
+from tests.e2e_support import GOOD_MUL, HANDOFF, ORIENT, make_project
 from tests.sdk_e2e_support import (
     NO_SWEEP_ANNOTATIONS,
     builtin_edit,
@@ -32,6 +33,11 @@ pytest_plugins = ["tests.messages_api"]
 @pytest.fixture
 def project(tmp_path):
     return make_project(tmp_path)
+
+
+def run_events(project, result):
+    log = project.root / ".stepkit" / "runs" / result.data["run_id"] / "events.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()]
 
 
 def test_happy_path_with_a_tool_call_pauses_then_completes(project, messages_api):
@@ -97,10 +103,111 @@ def test_the_budget_is_per_run_and_stops_the_sweep_before_its_request(project, m
     assert result.code == 1 and result.outcome == "STEP_FAILED", result.stderr + result.stdout
     assert "budget exceeded" in result.output and "max_tokens=10000" in result.output
     assert project.coder_calls() == 1  # the step ran up to the sweep
-    log = project.root / ".stepkit" / "runs" / result.data["run_id"] / "events.jsonl"
-    faults = {e["node"]: e["error"] for e in map(json.loads, log.read_text().splitlines())
-              if e["event"] == "node_fault"}
+    faults = {e["node"]: e["error"] for e in run_events(project, result) if e["event"] == "node_fault"}
     assert "budget exceeded: the run has used 10000 tokens" in faults["edge_case_sweep"]
     usage = result.data["usage"]
     assert {k: v for k, v in usage.items() if k != "cost_usd"} == token_sum(served).model_dump(exclude={"cost_usd"})
-    assert usage["cost_usd"] > 0
+    calls = [e for e in run_events(project, result) if e["event"] == "llm_call"]
+    assert len(calls) == 1 and usage["cost_usd"] == calls[0]["cost_usd"] > 0
+
+
+def builtin_run(project, api, counter_cmd):
+    """A run with --coder anthropic: orient, the coder's plan and tool edits,
+    the sweep and the handoff, all through the SDK; pauses at the final gate."""
+    api.reply_json(ORIENT)
+    builtin_edit(api)
+    api.reply_json(NO_SWEEP_ANNOTATIONS)
+    api.reply_json(HANDOFF)
+    return run_sdk(project, api, coder="anthropic", env=sdk_env(project, api, TEST_CMD=counter_cmd))
+
+
+def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project, messages_api):
+    api = messages_api
+    command, counter = counted_tests(project)
+    result = builtin_run(project, api, command)
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
+    assert nodes(api) == ["orient", "coder_plan", "coder_edit", "coder_edit", "coder_edit",
+                          "edge_case_sweep", "write_handoff"]
+    assert (project.root / "calc.py").read_text() == GOOD_MUL
+    assert [r["content"] for i in (3, 4) for r in api.tool_results(i)] == [
+        "wrote 66 bytes to calc.py", "edited calc.py"]
+    events = run_events(project, result)
+    assert [(e["name"], e["status"]) for e in events if e["event"] == "coder_gate"] == [
+        ("build", "pass"), ("tests", "pass")]
+
+    assert runs_of(counter) == 1  # the coder's own run; the step-level gate reused it
+    tests = next(g for g in result.data["gates"] if g["name"] == "tests")
+    assert tests["status"] == "pass" and tests["command"] == command
+    assert re.match(r"\[reused: same tree [0-9a-f]{12}, run at \S+ by the coder's own gate\]\n",
+                    tests["evidence"])
+    assert "2 passed, 0 failed" in tests["evidence"]
+    assert "[reused: same tree" in project.handoff(1).read_text().split("### tests", 1)[1]
+
+
+def test_without_evidence_reuse_the_step_runs_the_tests_again(project, messages_api):
+    config = project.root / "stepkit.toml"
+    config.write_text("reuse_coder_evidence = false\n" + config.read_text())
+    command, counter = counted_tests(project)
+    result = builtin_run(project, messages_api, command)
+    assert result.code == 5, result.stderr + result.stdout
+    assert runs_of(counter) == 2
+    tests = next(g for g in result.data["gates"] if g["name"] == "tests")
+    assert tests["status"] == "pass" and "reused" not in tests["evidence"]
+
+
+def test_builtin_coder_writes_into_the_plan_repo_or_outside_are_refused(project, messages_api, tmp_path):
+    api = messages_api
+    plan = project.plans / "steps" / "02-div.md"
+    original = plan.read_bytes()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not yours\n")
+    api.reply_json(ORIENT)
+    api.reply_json({"files_to_touch": ["calc.py"], "risks": [], "complexity": 1, "approach": "Add mul."})
+    api.reply_tool("write_file", {"path": "plans/steps/02-div.md", "content": "rewritten"})
+    api.reply_tool("edit_file", {"path": "../outside.txt", "old_text": "not yours", "new_text": "mine"})
+    api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
+    api.reply_json({"status": "done", "summary": "Added calc.mul."})
+    api.reply_json(NO_SWEEP_ANNOTATIONS)
+    api.reply_json(HANDOFF)
+    result = run_sdk(project, api, coder="anthropic")
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
+
+    refused = [api.tool_results(i)[0] for i in (3, 4)]
+    assert all(r["is_error"] for r in refused)
+    assert "plans/steps/02-div.md: writing under plans/ is not allowed" in refused[0]["content"]
+    assert "../outside.txt: outside the project directory (refused)" in refused[1]["content"]
+    assert plan.read_bytes() == original
+    assert outside.read_text() == "not yours\n"
+    assert (project.root / "calc.py").read_text() == GOOD_MUL  # the allowed write went through
+
+
+def five_files(extra=""):
+    files = {"calc.py": GOOD_MUL}
+    files.update({f"helpers/h{i}.py": f"X = {i}{extra}\n" for i in range(4)})
+    return {"write": files, "sentinel": "CODER_COMPLETE"}
+
+
+def test_builtin_reviewer_sends_a_critical_finding_back_then_passes(project, messages_api):
+    api = messages_api
+    project.coder_actions(five_files(), five_files(" + 0"))
+    api.reply_json(ORIENT)
+    api.reply_json(NO_SWEEP_ANNOTATIONS)
+    api.reply_json({"review_report": "🔴 calc.py: mul ignores floats\n🟡 helpers/h0.py: naming"})
+    api.reply_json(NO_SWEEP_ANNOTATIONS)
+    api.reply_json({"review_report": "🟢 helpers/h1.py: a nit"})
+    api.reply_json(HANDOFF)
+    result = run_sdk(project, api, "--reviewer", "anthropic")
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
+    assert nodes(api) == ["orient", "edge_case_sweep", "independent_review",
+                          "edge_case_sweep", "independent_review", "write_handoff"]
+    assert not (project.state_dir / "reviewer_calls").exists()  # the configured command reviewer was overridden
+
+    review = api.requests[2].body
+    assert {t["name"] for t in review["tools"]} == {"read_file", "list_dir", "search", "run_command"}
+    material = review["messages"][0]["content"][0]["text"]
+    assert "`python check.py` passes." in material  # the acceptance criteria
+    assert all(f"helpers/h{i}.py" in material for i in range(4))  # the changed files and the diff
+    assert project.coder_calls() == 2
+    fix_prompt = project.coder_prompt(1)
+    assert "mul ignores floats" in fix_prompt and "naming" not in fix_prompt
+    assert "Fix attempts used: 0 of 2" in result.data["pending"]["question"]  # a review round is not a fix attempt
