@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     import plan_scale
     import startup
 
-    load_before = os.getloadavg()
+    load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.monotonic()
     areas = {
         "startup": lambda: startup.run(**options.get("startup", {})),
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python bench/run.py" + (" --quick" if args.quick else ""),
         "quick": args.quick,
-        "machine": {**_machine(), "loadavg_before": load_before, "loadavg_after": os.getloadavg()},
+        "machine": {**_machine(), "loadavg_before": load_before, "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
         "seconds": {**{k: round(v, 1) for k, v in seconds.items()}, "total": round(total_s, 1)},
         "targets_met": len(judged) - len(missed),
         "targets": len(judged),
