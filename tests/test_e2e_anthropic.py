@@ -211,3 +211,22 @@ def test_builtin_reviewer_sends_a_critical_finding_back_then_passes(project, mes
     fix_prompt = project.coder_prompt(1)
     assert "mul ignores floats" in fix_prompt and "naming" not in fix_prompt
     assert "Fix attempts used: 0 of 2" in result.data["pending"]["question"]  # a review round is not a fix attempt
+
+
+def test_a_run_paused_inside_a_node_counts_each_call_once(project, messages_api):
+    api = messages_api
+    api.reply_json(ORIENT)
+    api.reply_json({"files_to_touch": ["calc.py"], "risks": ["wide"], "complexity": 8, "approach": "Add mul."})
+    paused = run_sdk(project, api, coder="anthropic")
+    assert paused.code == 5 and paused.data["pending"]["node"] == "coder_plan_approval", paused.stderr + paused.stdout
+    assert paused.data["usage"]["input_tokens"] == 200  # orient and the plan, kept across the pause
+
+    api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
+    api.reply_json({"status": "done", "summary": "Added calc.mul."})
+    api.reply_json(NO_SWEEP_ANNOTATIONS)
+    api.reply_json(HANDOFF)
+    resumed = project.resume("yes", env=sdk_env(project, api))
+    assert resumed.data["pending"]["node"] == "gate_user_review", resumed.stderr + resumed.stdout
+    assert nodes(api) == ["orient", "coder_plan", "coder_edit", "coder_edit", "edge_case_sweep", "write_handoff"]
+    assert resumed.data["usage"]["input_tokens"] == 100 * len(api.requests)
+    assert resumed.data["usage"]["output_tokens"] == 20 * len(api.requests)
