@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -52,6 +53,8 @@ from stepkit.runstore import RunDir, is_live, jsonable, redacted
 
 PAUSED_EXIT = 5
 INTERRUPTED_EXIT = 130
+#: Seconds an interrupted node gets to clean up after its commands got SIGINT.
+INTERRUPT_GRACE_S = 5.0
 
 StageRunner = Callable[[str, StageContext], Outcome]
 
@@ -558,7 +561,8 @@ def _call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, tim
 
     A timed-out call cannot be killed: its thread is abandoned (a daemon; the
     stage's own subprocesses carry their own time limits).  The wait is in
-    the main thread, so Ctrl-C still interrupts it.
+    the main thread, so Ctrl-C still interrupts it; the commands the node
+    started are then stopped (:func:`_stop_commands`).
     """
     if timeout <= 0:
         raise _NodeTimeout()
@@ -571,13 +575,71 @@ def _call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, tim
             box["error"] = exc
 
     thread = threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True)
+    before = _child_groups()
     thread.start()
-    thread.join(timeout)
+    try:
+        thread.join(timeout)
+    except KeyboardInterrupt:
+        _stop_commands(thread, before)
+        raise
     if thread.is_alive():
         raise _NodeTimeout()
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+def _stop_commands(worker: threading.Thread, before: set[int]) -> None:
+    """Ctrl-C during a node: stop the commands it started.
+
+    Gates, coders and reviewers run their commands in a new session, so the
+    terminal's SIGINT never reaches them and, unstopped, they outlive stepkit
+    (a coder still editing the tree after "interrupted").  Each process group
+    led by a child started during the node gets the SIGINT the terminal
+    would have sent; the node gets :data:`INTERRUPT_GRACE_S` to clean up
+    after its commands; what is left gets SIGKILL.
+    """
+    groups = _child_groups() - before
+    _signal_groups(groups, signal.SIGINT)
+    if groups:
+        try:
+            worker.join(INTERRUPT_GRACE_S)
+        except KeyboardInterrupt:
+            pass  # a second Ctrl-C: stop waiting
+    _signal_groups(groups & _child_groups(), signal.SIGKILL)
+
+
+def _child_groups() -> set[int]:
+    """The process groups this process's own children lead (Linux
+    ``/proc/self/task/*/children``; elsewhere none are known)."""
+    children: set[int] = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return children
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children", encoding="ascii") as fh:
+                children.update(int(pid) for pid in fh.read().split())
+        except OSError:
+            continue
+    own = os.getpgrp()
+    groups = set()
+    for pid in children:
+        try:
+            if os.getpgid(pid) == pid != own:
+                groups.add(pid)
+        except OSError:
+            continue
+    return groups
+
+
+def _signal_groups(groups: set[int], sig: signal.Signals) -> None:
+    for group in groups:
+        try:
+            os.killpg(group, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _spent(after: Usage, before: Usage) -> Usage:
