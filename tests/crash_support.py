@@ -9,12 +9,16 @@ process (same environment) does not kill itself again.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import signal
+import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
-from tests.e2e_support import Project, Result
+from tests.e2e_support import PY, Project, Result
 
 KILLER = '''import os
 import pathlib
@@ -129,3 +133,55 @@ def files(project: Project) -> dict[str, str]:
             text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
         found[rel.as_posix()] = text
     return found
+
+
+WAITER = '''import os
+import pathlib
+import sys
+import time
+
+state = pathlib.Path(os.environ["E2E_STATE_DIR"])
+if not (state / "go").exists():
+    (state / "started.tmp").write_text(str(os.getpid()))
+    os.replace(state / "started.tmp", state / "started")  # seen whole or not at all
+    while not (state / "go").exists():
+        time.sleep(0.02)
+os.execv(sys.executable, [sys.executable, "check.py"])
+'''
+
+
+def waiting_test_cmd(project: Project) -> str:
+    """A TEST_CMD that writes ``started`` (its pid) in the state dir, then
+    waits for ``go`` there before running the real tests."""
+    path = project.state_dir / "waiter.py"
+    path.write_text(WAITER)
+    return f"{PY} {path}"
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen, seconds: float = 30) -> None:
+    """Poll (bounded) until ``path`` exists; fail if ``proc`` ends first."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.01)
+
+
+def is_running(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return False
+    return fields[0] != "Z"
+
+
+def diff_files(actual: dict[str, str], expected: dict[str, str]) -> str:
+    """A unified diff of two :func:`files` results ("" when equal)."""
+    out = []
+    for name in sorted(set(actual) | set(expected)):
+        a, b = expected.get(name), actual.get(name)
+        if a != b:
+            out.extend(difflib.unified_diff((a or "").splitlines(), (b or "").splitlines(),
+                                            f"expected/{name}", f"actual/{name}", lineterm=""))
+    return "\n".join(out)

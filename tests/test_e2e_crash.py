@@ -12,19 +12,28 @@ mid-edit is never re-run, and the run ends failed and says why.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+
 import pytest
 
 from tests.crash_support import (
     KILLED,
+    checkpoint,
+    diff_files,
     drive,
     files,
     install_killer,
+    is_running,
     kill_env,
     normalise,
     route_of,
+    wait_for_file,
+    waiting_test_cmd,
     was_killed,
 )
-from tests.e2e_support import make_project
+from tests.e2e_support import PY, make_project
 
 HAPPY_PATH = ["resolve_step", "orient", "route_staleness", "implement", "route_coder_result",
               "verify_format_lint", "verify_build", "verify_tests", "edge_case_sweep", "route_sweep",
@@ -65,7 +74,8 @@ def assert_same_as_baseline(project, result, baseline):
     expected = baseline["result"]
     assert (result.outcome, result.code) == (expected.outcome, expected.code), result.stderr + result.output
     assert route_of(project, result.data["run_id"]) == baseline["route"]
-    assert files(project) == baseline["files"]
+    changed = diff_files(files(project), baseline["files"])
+    assert not changed, changed
     assert normalise(result.output, project) == baseline["output"]
     assert project.coder_calls() == baseline["coder_calls"] == 1
 
@@ -78,6 +88,7 @@ def test_sigkill_after_a_node_finished_then_resume_matches_an_uninterrupted_run(
     assert was_killed(project) == f"{node} finished"
     assert codes.count(KILLED) == 1, codes
     assert_same_as_baseline(project, result, baseline)
+    assert codes == ([5, KILLED, 0] if node == "gate_user_review" else [KILLED, 5, 0])
 
 
 @pytest.mark.parametrize("node", RERUNNABLE)
@@ -108,3 +119,49 @@ def test_sigkill_as_implement_started_ends_failed_and_never_reruns_the_coder(tmp
     assert route["edges"][-1] == ["implement", "end_failure", "interrupted"]
     assert project.plan_status(1) == "in-progress"  # never marked complete
     assert not project.handoff(1).is_file()
+
+
+def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_it(tmp_path, baseline):
+    project = crash_project(tmp_path)
+    waiting = waiting_test_cmd(project)
+    env = project.env(TEST_CMD=waiting)
+    cmd = [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
+           f"scripted:{project.script()}", "--coder", f"command:{PY} {project.state_dir / 'coder.py'}"]
+    proc = subprocess.Popen(cmd, cwd=project.root, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_file(project.state_dir / "started", proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    assert f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}" in err
+    assert "Traceback" not in err and out == ""
+    cut = checkpoint(project, run_id)
+    assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "verify_tests", "started")
+    # the gate's command runs in its own session, out of the terminal's reach: stepkit stops it
+    gate_pid = int((project.state_dir / "started").read_text())
+    leaked = is_running(gate_pid)
+    if leaked:
+        os.kill(gate_pid, signal.SIGKILL)
+    assert not leaked, "the gate's command outlived the interrupted run"
+
+    (project.state_dir / "go").touch()
+    result, codes = drive(project, env, project.resume(env=env))
+    assert codes == [5, 0]
+    assert result.data["run_id"] == run_id
+
+    def as_baseline(text):  # the same run, with the baseline's test command
+        shown = waiting.replace(str(project.state_dir), "<STATE>")
+        return text.replace(waiting, f"{PY} check.py").replace(shown, f"{PY} check.py")
+
+    expected = baseline["result"]
+    assert (result.outcome, result.code) == (expected.outcome, expected.code)
+    assert route_of(project, run_id) == baseline["route"]
+    changed = diff_files({k: as_baseline(v) for k, v in files(project).items()}, baseline["files"])
+    assert not changed, changed
+    assert normalise(as_baseline(result.output), project) == baseline["output"]
