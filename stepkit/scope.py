@@ -35,6 +35,8 @@ EXCLUDED_DIRS = frozenset({
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".idea",
     ".next", ".cache", "target", "build", "dist",
 })
+#: Never the step's changes, even when git tracks or does not ignore them.
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".stepkit"})
 STORE_FILE_LIMIT = 1_000_000  # bytes of one text file kept for the diff
 STORE_TOTAL_LIMIT = 100_000_000  # bytes kept per snapshot
 PLAN_FILE_LIMIT = 5_000_000
@@ -463,7 +465,9 @@ def _plan_prefix(snap: Snapshot) -> str | None:
 
 
 def _excluded(rel: str, plan_prefix: str | None) -> bool:
-    if rel.startswith(".stepkit/"):
+    # caches and tool dirs never count as the step's changes, in git mode too
+    # (a project without a .gitignore still has __pycache__ after its tests)
+    if rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1]):
         return True
     return plan_prefix is not None and (plan_prefix == "" or rel.startswith(plan_prefix))
 

@@ -201,3 +201,20 @@ def test_tree_hash_follows_content_only(project):
     assert scope.tree_hash(project) == first
     (project / "src/untracked.py").write_text("new\n")
     assert scope.tree_hash(project) not in (first, changed)
+
+
+def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
+    import subprocess
+
+    from stepkit.scope import changed_files, take_snapshot
+
+    (tmp_path / "plans" / "steps").mkdir(parents=True)
+    (tmp_path / "calc.py").write_text("x = 1\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, capture_output=True, env={**__import__("os").environ, **env})
+    before = take_snapshot(tmp_path, tmp_path / "plans")
+    (tmp_path / "calc.py").write_text("x = 2\n")
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"\x00")
+    assert changed_files(before, tmp_path) == ["calc.py"]
