@@ -1,13 +1,16 @@
 """Terminal progress of a run, on stderr (stdout carries the final output).
 
-On a TTY: a live status line (current node, elapsed time, tokens and cost so
-far) above a log of finished nodes and gates, drawn with rich.  Not on a TTY:
-one plain line per event, easy to grep in CI logs.  ``stepkit run --json``
-registers no display at all.
+On a TTY: a live status line (current node, its elapsed time, the run's
+elapsed time, tokens and cost so far; redrawn as time passes) below a log
+of finished nodes, each gate's status printed as it finishes, drawn with
+rich.  Not on a TTY: one plain line per event, easy to grep in CI logs.
+``stepkit run --json`` registers no display at all.
 
-The command registers an instance (``pm.register(ProgressDisplay(...))``);
-it is not a default plugin, so library callers of :func:`stepkit.run_step`
-get no output they did not ask for.
+The command registers an instance (``pm.register(ProgressDisplay(...))``)
+and calls :meth:`ProgressDisplay.close` when the command ends, however it
+ends (Ctrl-C included, so the terminal gets its cursor back); it is not a
+default plugin, so library callers of :func:`stepkit.run_step` get no
+output they did not ask for.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 import stepkit
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "red", "error": "magenta", "not_run": "yellow"}
+FAILED = {"fail", "timeout", "error"}
 GATE_NODES = {"verify_format_lint", "verify_build", "verify_tests"}
 HUMAN_KINDS = {"approval", "input"}
 
@@ -33,56 +38,85 @@ class ProgressDisplay:
         self.live = self.console.is_terminal
         self.started = time.monotonic()
         self.status = None
-        self.seen_gates: dict[str, int] = {}
-
-    def _elapsed(self) -> str:
-        seconds = time.monotonic() - self.started
-        return f"{int(seconds // 60):02d}:{seconds % 60:04.1f}"
+        self.node: str | None = None
+        self.node_started = self.started
+        self.usage: dict[str, Any] = {}
+        self.seen_gates: int | None = None  # gates already shown (a resumed run's earlier ones too)
+        self._fault_before: Any = None
 
     @stepkit.hookimpl
     def stepkit_node_started(self, run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
+        self.node, self.node_started = node, time.monotonic()
+        self.usage = dict(state.get("usage") or {})
+        self._fault_before = state.get(f"{node}_fault")
+        if self.seen_gates is None:
+            self.seen_gates = len(state.get("gate_history", []))
         if not self.live:
-            self.console.print(f"[{self._elapsed()}] {node} ({kind}) started", markup=False)
+            self._plain(f"{node} ({kind}) started")
             return
         if kind in HUMAN_KINDS:
             self._stop_status()  # a question is about to be asked on this terminal
-            return
-        text = f"[bold]{escape(node)}[/] · {self._elapsed()} · {_usage_text(state)}"
-        if self.status is None:
-            self.status = self.console.status(text, spinner="dots")
+        elif self.status is None:
+            self.status = self.console.status(_StatusLine(self), spinner="dots")
             self.status.start()
-        else:
-            self.status.update(text)
 
     @stepkit.hookimpl
     def stepkit_node_finished(
         self, run_id: str, node: str, route: str | None, duration_s: float, state: dict[str, Any]
     ) -> None:
+        self.usage = dict(state.get("usage") or {})
         arrow = f" → {route}" if route else ""
-        if self.live:
-            self.console.print(f"[green]✓[/] {escape(node)}{escape(arrow)} [dim]({duration_s:.1f}s)[/]")
+        gates = self._new_gates(state) if node in GATE_NODES else []
+        if not self.live:
+            self._plain(f"{node}{arrow} ({duration_s:.2f}s)")
+            for gate in gates:
+                self.console.print(_gate_line(gate), markup=False, soft_wrap=True)
+            return
+        if any(g["status"] in FAILED for g in gates):
+            mark = "[red]✗[/]"
+        elif state.get(f"{node}_fault") not in (None, self._fault_before):
+            mark = "[yellow]![/]"  # the node faulted; the route is its fallback
         else:
-            self.console.print(f"[{self._elapsed()}] {node}{arrow} ({duration_s:.2f}s)", markup=False)
-        if node in GATE_NODES:
-            self._print_new_gates(state)
+            mark = "[green]✓[/]"
+        self.console.print(f"{mark} {escape(node)}{escape(arrow)} [dim]({duration_s:.1f}s)[/]")
+        for gate in gates:
+            self.console.print(f"[{STATUS_STYLE.get(gate['status'], 'white')}]{escape(_gate_line(gate))}[/]")
 
     @stepkit.hookimpl
     def stepkit_run_finished(self, run_id: str, outcome: str, exit_code: int, output: str) -> None:
         self._stop_status()
-        self.console.print(f"[{self._elapsed()}] run {run_id}: {outcome} (exit {exit_code})", markup=False)
+        line = (f"run {run_id}: {outcome} (exit {exit_code}) · {_clock(self._elapsed())} this session · "
+                f"{_usage_text(self.usage)}")
+        if self.live:
+            style = "green" if exit_code == 0 else "yellow" if outcome == "PAUSED" else "red"
+            self.console.print(f"[bold {style}]{escape(line)}[/]")
+        else:
+            self._plain(line)
 
-    def _print_new_gates(self, state: dict[str, Any]) -> None:
+    def close(self) -> None:
+        """Stop the live line (restoring the cursor); safe to call twice."""
+        self._stop_status()
+
+    def status_text(self) -> Text:
+        """The live line: current node, elapsed times, tokens and cost."""
+        now = time.monotonic()
+        text = Text()
+        text.append(self.node or "starting", style="bold")
+        text.append(f" {now - self.node_started:.1f}s · run {_clock(now - self.started)} · {_usage_text(self.usage)}")
+        return text
+
+    def _plain(self, text: str) -> None:
+        """One line, never wrapped, for logs."""
+        self.console.print(f"[{_clock(self._elapsed())}] {text}", markup=False, soft_wrap=True)
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _new_gates(self, state: dict[str, Any]) -> list[dict[str, Any]]:
         history = state.get("gate_history", [])
-        for gate in history[self.seen_gates.get("count", 0):]:
-            status = gate["status"]
-            label = "NOT RUN (not evidence of a pass)" if status == "not_run" else status.upper()
-            command = gate.get("command") or "no command"
-            line = f"  gate {gate['name']}: {label} — {command} ({gate.get('duration_s', 0):.1f}s)"
-            if self.live:
-                self.console.print(f"[{STATUS_STYLE.get(status, 'white')}]{escape(line)}[/]")
-            else:
-                self.console.print(line, markup=False)
-        self.seen_gates["count"] = len(history)
+        new = history[self.seen_gates or 0:]
+        self.seen_gates = len(history)
+        return new
 
     def _stop_status(self) -> None:
         if self.status is not None:
@@ -90,7 +124,31 @@ class ProgressDisplay:
             self.status = None
 
 
-def _usage_text(state: dict[str, Any]) -> str:
-    usage = state.get("usage") or {}
+class _StatusLine:
+    """Rendered on every refresh of the spinner, so the times keep moving
+    while a long node (a coder, a test suite) runs."""
+
+    def __init__(self, display: ProgressDisplay) -> None:
+        self.display = display
+
+    def __rich__(self) -> Text:
+        return self.display.status_text()
+
+
+def _gate_line(gate: dict[str, Any]) -> str:
+    status = gate["status"]
+    summary = (str(gate.get("summary") or "").strip().splitlines() or [""])[0][:100]
+    if status == "not_run":
+        reason = summary.removeprefix("not run: ") or "no command"
+        return f"  gate {gate['name']}: NOT RUN (not evidence of a pass) — {reason}"
+    line = f"  gate {gate['name']}: {status.upper()} — {gate.get('command') or 'no command'} ({gate.get('duration_s', 0):.1f}s)"
+    return f"{line} · {summary}" if summary else line
+
+
+def _clock(seconds: float) -> str:
+    return f"{int(seconds // 60):02d}:{seconds % 60:04.1f}"
+
+
+def _usage_text(usage: dict[str, Any]) -> str:
     tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
     return f"{tokens:,} tokens · ${float(usage.get('cost_usd', 0.0)):.4f}"

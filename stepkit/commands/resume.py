@@ -10,15 +10,16 @@ from __future__ import annotations
 import argparse
 
 from stepkit.cli import disabled_plugins
-from stepkit.commands.run import interrupted, observers, report
+from stepkit.commands.run import displays, interrupted, report
 
 
 def run(args: argparse.Namespace) -> int:
     from stepkit.api import RunInterrupted, resume_run
 
     try:
-        result = resume_run(run_id=args.run_id, answer=args.answer, project_dir=args.project_dir,
-                            disabled_plugins=disabled_plugins(args), observers=observers(args))
+        with displays(args) as shown:
+            result = resume_run(run_id=args.run_id, answer=args.answer, project_dir=args.project_dir,
+                                disabled_plugins=disabled_plugins(args), observers=shown)
     except RunInterrupted as exc:
         return interrupted(exc)
     return report(result, args.json)

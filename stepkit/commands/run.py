@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from stepkit.cli import disabled_plugins
@@ -24,12 +26,13 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.api import RunInterrupted, run_step
 
     try:
-        result = run_step(
-            prompt=args.prompt, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
-            engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
-            sets=args.sets, answers=args.answers, options=plugin_options(args),
-            disabled_plugins=disabled_plugins(args), observers=observers(args),
-        )
+        with displays(args) as shown:
+            result = run_step(
+                prompt=args.prompt, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
+                engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
+                sets=args.sets, answers=args.answers, options=plugin_options(args),
+                disabled_plugins=disabled_plugins(args), observers=shown,
+            )
     except RunInterrupted as exc:
         return interrupted(exc)
     return report(result, args.json)
@@ -47,6 +50,18 @@ def observers(args: argparse.Namespace) -> list[Any]:
     from stepkit.plugins.observers.progress import ProgressDisplay
 
     return [ProgressDisplay()]
+
+
+@contextmanager
+def displays(args: argparse.Namespace) -> Iterator[list[Any]]:
+    """The :func:`observers`, closed however the command ends (Ctrl-C too),
+    so a live display gives the terminal back before anything else prints."""
+    shown = observers(args)
+    try:
+        yield shown
+    finally:
+        for display in shown:
+            display.close()
 
 
 def report(result: Any, as_json: bool) -> int:
