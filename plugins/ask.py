@@ -18,6 +18,10 @@ from typing import Any
 from stepkit.hookspecs import hookimpl
 from stepkit.results import Paused, Question
 
+#: Gate statuses in a question's text, coloured as the progress display does.
+STATUS_STYLES = ((r"\bPASS\b", "green"), (r"\b(FAIL|TIMEOUT)\b", "red"), (r"\bNOT RUN\b", "yellow"),
+                 (r"\bERROR\b", "magenta"))
+
 
 @hookimpl(trylast=True)
 def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
@@ -49,11 +53,14 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     console = console or Console(stderr=True, highlight=False)
     read = read or (lambda: console.input("[bold]> [/]"))
     console.print()
-    console.print(f"[bold]{escape(question.node)}[/]")
-    console.print(escape(question.text))
+    console.rule(f"[bold]{escape(question.node)}[/]", align="left")
+    console.print(_styled(question.text))
     if question.options:
         free = " — or type your own text" if question.allow_other else ""
-        console.print(f"Options: {escape(' / '.join(question.options))}{free}")
+        options = " / ".join(f"[bold cyan]{escape(option)}[/]" for option in question.options)
+        console.print(f"Options: {options}{free}")
+    else:
+        console.print("Type your answer and press Enter.")
     while True:
         try:
             answer = read().strip()
@@ -69,3 +76,12 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
         if question.allow_other and answer:
             return answer
         console.print(f"Please answer one of: {escape(', '.join(question.options))}")
+
+
+def _styled(text: str) -> Any:
+    from rich.text import Text
+
+    styled = Text(text)
+    for pattern, style in STATUS_STYLES:
+        styled.highlight_regex(pattern, style)
+    return styled
