@@ -185,7 +185,10 @@ def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = Non
 
     commands = gates.resolve_commands(ctx.pm, ctx.project_dir, ctx.config)
     command, plugin = commands[name]
-    before = tree_hash(ctx.project_dir) if name == "format" else None
+    # Hashing the tree costs git processes: only the formatter's run needs it
+    # (did it change the bytes the coder's gates saw?), and reuse checks it.
+    hash_around = name == "format" and command is not None
+    before = tree_hash(ctx.project_dir) if hash_around else None
     reused = None if name == "format" or formatter_changed else _reusable(ctx, name, command)
     if reused is not None:
         return {"result": reused}
@@ -194,22 +197,25 @@ def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = Non
         name, command, plugin, ctx.project_dir, ctx.log_dir(),
         timeout=getattr(timeouts, name), no_output_timeout=timeouts.no_output, pm=ctx.pm,
     )
-    after = tree_hash(ctx.project_dir)
-    result.tree_hash = after
+    if hash_around:
+        result.tree_hash = tree_hash(ctx.project_dir)
     ctx.emit("gate", **result.model_dump(exclude={"evidence"}))
-    return {"result": result, "changed": before is not None and before != after}
+    return {"result": result, "changed": hash_around and before != result.tree_hash}
 
 
 def _reusable(ctx: StageContext, name: str, command: str | None) -> GateResult | None:
-    """The coder's own run of the same command on byte-identical files."""
+    """The coder's own passing run of the same command on byte-identical files."""
     if command is None or not ctx.config.reuse_coder_evidence:
+        return None
+    candidates = [GateResult.model_validate(raw) for raw in (ctx.state.get("coder_result") or {}).get("gates", [])]
+    candidates = [g for g in candidates if g.name == name and g.command == command and g.status == "pass"]
+    if not candidates:
         return None
     from stepkit.scope import tree_hash
 
     current = tree_hash(ctx.project_dir)
-    for raw in (ctx.state.get("coder_result") or {}).get("gates", []):
-        gate = GateResult.model_validate(raw)
-        if gate.name == name and gate.command == command and gate.status == "pass" and gate.tree_hash == current:
+    for gate in candidates:
+        if gate.tree_hash == current:
             note = f"[reused: same tree {current[:12]}, run at {gate.started_at} by the coder's own gate]"
             ctx.emit("gate_reused", gate=name, tree_hash=current)
             return gate.model_copy(update={"evidence": f"{note}\n{gate.evidence}"})
