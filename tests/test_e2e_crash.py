@@ -38,7 +38,7 @@ from tests.e2e_support import PY, make_project
 HAPPY_PATH = ["resolve_step", "orient", "route_staleness", "implement", "route_coder_result",
               "verify_format_lint", "verify_build", "verify_tests", "edge_case_sweep", "route_sweep",
               "write_handoff", "check_handoff", "gate_user_review"]
-RERUNNABLE = ["orient", "verify_tests", "write_handoff", "check_handoff"]
+RERUNNABLE = ["orient", "verify_tests", "write_handoff", "check_handoff", "end_success"]
 
 
 def crash_project(tmp_path):
