@@ -185,3 +185,24 @@ def diff_files(actual: dict[str, str], expected: dict[str, str]) -> str:
             out.extend(difflib.unified_diff((a or "").splitlines(), (b or "").splitlines(),
                                             f"expected/{name}", f"actual/{name}", lineterm=""))
     return "\n".join(out)
+
+
+SLOW_CODER = '''import os
+import pathlib
+import time
+
+state = pathlib.Path(os.environ["E2E_STATE_DIR"])
+(state / "coder.tmp").write_text(str(os.getpid()))
+os.replace(state / "coder.tmp", state / "coder_started")
+pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"], "calc.py").write_text("def add(a, b):\\n    return a +")
+while True:
+    time.sleep(0.02)  # mid-edit, until stopped
+'''
+
+
+def slow_coder(project: Project) -> str:
+    """A coder spec whose coder writes ``coder_started`` (its pid), leaves
+    calc.py half-edited and never finishes."""
+    path = project.state_dir / "slow_coder.py"
+    path.write_text(SLOW_CODER)
+    return f"command:{PY} {path}"

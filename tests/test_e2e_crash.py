@@ -29,6 +29,7 @@ from tests.crash_support import (
     kill_env,
     normalise,
     route_of,
+    slow_coder,
     wait_for_file,
     waiting_test_cmd,
     was_killed,
@@ -165,3 +166,31 @@ def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_i
     changed = diff_files({k: as_baseline(v) for k, v in files(project).items()}, baseline["files"])
     assert not changed, changed
     assert normalise(as_baseline(result.output), project) == baseline["output"]
+
+
+def test_ctrl_c_while_the_coder_edits_stops_it_and_resume_fails_honestly(tmp_path):
+    project = crash_project(tmp_path)
+    cmd = [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
+           f"scripted:{project.script()}", "--coder", slow_coder(project)]
+    proc = subprocess.Popen(cmd, cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_file(project.state_dir / "coder_started", proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    coder_pid = int((project.state_dir / "coder_started").read_text())
+    leaked = is_running(coder_pid)
+    if leaked:
+        os.kill(coder_pid, signal.SIGKILL)
+    assert not leaked, "the coder kept editing after the run was interrupted"
+
+    result = project.resume()
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "implement was interrupted mid-edit" in result.output
+    assert route_of(project, result.data["run_id"])["edges"][-1] == ["implement", "end_failure", "interrupted"]
+    assert (project.root / "calc.py").read_text() == "def add(a, b):\n    return a +"  # left for the user to inspect
