@@ -63,10 +63,27 @@ def redact(text: str) -> str:
         text = _PEM.sub(MASK, text)
     if len(text) <= 4096:
         return _redact_piece(text, pattern, env_values)
-    # line by line, so the cheap trigger test skips the many lines without one
-    return "".join(
-        _redact_piece(line, pattern, env_values) for line in text.splitlines(keepends=True)
-    )
+    # Big texts (gate logs): find the lines holding a trigger word with
+    # str.find over the lower-cased text (C speed, no per-line Python loop);
+    # only those lines go through the pattern.
+    lower = text.lower()
+    starts: set[int] = set()
+    for needle in (*_TRIGGERS, *(v.lower() for v in env_values)):
+        at = lower.find(needle)
+        while at != -1:
+            line_start = lower.rfind("\n", 0, at) + 1
+            starts.add(line_start)
+            next_line = lower.find("\n", at)
+            at = -1 if next_line == -1 else lower.find(needle, next_line)
+    parts, pos = [], 0
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end + 1
+        parts.append(text[pos:start])
+        parts.append(pattern.sub(_mask, text[start:end]))
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 def _redact_piece(piece: str, pattern: re.Pattern[str], env_values: tuple[str, ...]) -> str:
