@@ -16,6 +16,9 @@ What the engine guarantees:
   was cut off;
 - approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
   saves the run as paused (exit code 5);
+- Ctrl-C saves the run as ``interrupted`` and stops the commands the
+  running node started (they run in their own sessions, out of the
+  terminal's reach);
 - the first line of the output is the end node's sentinel;
 - a node's ``ctx.usage`` starts at the run's usage so far (so a budget
   checked against it is a per-run budget), and only what the node spent is
