@@ -183,6 +183,7 @@ def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(t
         assert term.wait() == 0
     finally:
         term.kill()
+        (project.state_dir / "go").touch()  # a waiter left by a failure ends too
     screen = term.screen
     after = screen.split("> approve", 1)[1]
     assert "STEP_COMPLETE" in after and "- tests: PASS" in after
@@ -199,8 +200,17 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
         term.read_while(lambda: not (project.state_dir / "started").exists())
         term.type("\x03")  # Ctrl-C: the terminal signals its foreground group
         assert term.wait() == 130
+    except BaseException:
+        (project.state_dir / "go").touch()  # a waiter left by a failure ends too
+        raise
     finally:
         term.kill()
+    gate_pid = int((project.state_dir / "started").read_text())
+    leaked = is_running(gate_pid)
+    if leaked:
+        os.kill(gate_pid, signal.SIGKILL)
+    assert not leaked, "the gate's command outlived the interrupted run"
+    (project.state_dir / "go").touch()
     (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
     assert checkpoint(project, run_id)["status"] == "interrupted"
     lines = term.screen.splitlines()
@@ -208,10 +218,8 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
     assert resume.startswith("stepkit: interrupted;"), lines  # on its own line, not after the live one
     assert f"stepkit resume {run_id} --project-dir {project.root}" in resume
     assert cursor_restored(term.text)
-    assert not is_running(int((project.state_dir / "started").read_text()))
 
     # resumed on the terminal: the cut-off gate runs again and only it is shown
-    (project.state_dir / "go").touch()
     term = Terminal([PY, "-m", "stepkit", "resume", "--project-dir", str(project.root)], project.root, env)
     try:
         term.read_until(r"Options: approve / revise.*\n> ")
