@@ -4,6 +4,10 @@ import os
 
 import pytest
 
+# Loaded here, before any test module imports them, so pytest can rewrite
+# their asserts; test modules use the fixtures without declaring them.
+pytest_plugins = ["stepkit.testing", "tests.messages_api"]
+
 
 @pytest.fixture(autouse=True)
 def _isolate_environment(monkeypatch, tmp_path_factory):
