@@ -66,10 +66,12 @@ def run_stage(name: str, ctx: StageContext) -> Outcome:
     return stage(ctx)
 
 
-def _call_hook(ctx: StageContext, hook: str) -> tuple[Any, str]:
+def _call_hook(ctx: StageContext, hook: str, spec_key: str | None = None) -> tuple[Any, str]:
     result, plugin = first_answer(ctx.pm, hook, ctx=ctx)
     if result is None:
-        raise StageFault(f"no plugin answered {hook} (is the plugin that provides it disabled?)")
+        spec = ctx.settings.get(spec_key) or getattr(ctx.config, spec_key, None) if spec_key else None
+        owner = f" for {spec_key} {spec!r} (check --{spec_key}; `stepkit plugins` lists who implements it)" if spec else ""
+        raise StageFault(f"no plugin answered {hook}{owner} (is the plugin that provides it disabled?)")
     ctx.emit("hook_answered", hook=hook, plugin=plugin)
     return result, plugin
 
@@ -114,7 +116,7 @@ def implement(ctx: StageContext) -> Outcome:
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
     plan_before = scope.take_snapshot(ctx.project_dir, ctx.plans_dir, plan_only=True)
-    result, plugin = _call_hook(ctx, "stepkit_implement")
+    result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
     coder = result if isinstance(result, CoderResult) else CoderResult.model_validate(result)
     snapshot = _load_scope_snapshot(ctx)
     undone = scope.restore_plan_repo(plan_before, ctx.project_dir, ctx.plans_dir)
@@ -192,7 +194,7 @@ def sweep(ctx: StageContext) -> Outcome:
 
 def review(ctx: StageContext) -> Outcome:
     """Independent review; a reviewer fault is a fault, never findings."""
-    result, plugin = _call_hook(ctx, "stepkit_review")
+    result, plugin = _call_hook(ctx, "stepkit_review", "reviewer")
     review_result = result if isinstance(result, ReviewResult) else ReviewResult.model_validate(result)
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")

@@ -398,7 +398,8 @@ def render_failure(ctx: StageContext) -> str:
     """STEP_FAILED: never an empty shell — reason, coder result, last gate output."""
     state = ctx.state
     lines = _head("STEP_FAILED", state)
-    lines.append(f"Reason: {state.get('failure_reason') or 'unknown'}")
+    reason = state.get("failure_reason") or ("a pipeline stage faulted" if state.get("fault_note") else "unknown")
+    lines.append(f"Reason: {reason}")
     if state.get("fault_note"):
         lines.append(f"Pipeline fault: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -27,7 +28,9 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.redact import redact
@@ -198,6 +201,20 @@ def generic_result(run: ProcessRun) -> CoderResult:
         note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
     return CoderResult(sentinel=sentinel, text=_join(run.output, note), exit_code=run.exit_code,
                        log=run.log)
+
+
+@hookimpl
+def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
+    """A coder or reviewer spec this plugin owns must be usable before the run
+    starts: ``command:`` needs a command, a preset's CLI must be on PATH."""
+    from stepkit.plugins.coders.presets import PRESETS
+
+    for role in ("coder", "reviewer"):
+        spec = str(settings.get(role) or getattr(config, role, None) or "")
+        if spec.startswith("command:") and not spec[len("command:"):].strip():
+            raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
+        if spec in PRESETS and shutil.which(spec) is None:
+            raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it, or use command:SHELL)")
 
 
 @hookimpl

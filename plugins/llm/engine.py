@@ -23,6 +23,7 @@ whose ``note`` is one paragraph without a traceback or a secret.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -81,6 +82,17 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
         missing or malformed (a configuration error, one line).
     """
     spec = spec or ctx.settings.get("engine") or getattr(ctx.config, "engine", None)
+    return _build(spec, Path(ctx.project_dir))
+
+
+def check_engine_spec(spec: str | None, project_dir: Path) -> None:
+    """Build the engine once before a run starts, so a bad ``--engine`` (an
+    unknown kind, a missing or malformed scripted file) is a usage error
+    (exit 2, no run) instead of a fault in the first LLM node."""
+    _build(spec, project_dir)
+
+
+def _build(spec: str | None, project_dir: Path) -> Engine:
     kind, _, arg = (spec or DEFAULT_ENGINE).partition(":")
     if kind == "anthropic":
         from stepkit.plugins.llm.anthropic_engine import AnthropicEngine
@@ -91,5 +103,5 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
 
         if not arg:
             raise UsageError("--engine scripted:FILE needs a file name")
-        return ScriptedEngine.load(arg, ctx)
+        return ScriptedEngine.load(arg, project_dir)
     raise UsageError(f"unknown engine {spec!r}: use anthropic[:MODEL] or scripted:FILE")

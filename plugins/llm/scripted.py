@@ -54,11 +54,12 @@ class ScriptedEngine:
         self._counts: dict[str, int] = {}
 
     @classmethod
-    def load(cls, name: str, ctx: StageContext) -> ScriptedEngine:
-        """Read FILE; a missing or malformed file is a :class:`UsageError`."""
+    def load(cls, name: str, project_dir: Path) -> ScriptedEngine:
+        """Read FILE (relative: to the current dir, else the project dir); a
+        missing or malformed file is a :class:`UsageError`."""
         path = Path(name).expanduser()
         if not path.is_absolute() and not path.exists():
-            path = Path(ctx.project_dir) / path
+            path = Path(project_dir) / path
         try:
             answers = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as exc:

@@ -3,6 +3,7 @@ the LLM engine.  trylast, so a project's own implementation answers first."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,6 +21,16 @@ class OrientAnswer(BaseModel):
     staleness_report: str = Field(description='Bullets tagged [minor]/[major]; exactly "clean" if none.')
     has_major_deviation: bool = Field(description="True only when a [major] item exists.")
     deviation_summary: str = Field(description='What differs, why it matters, options; "None" if none.')
+
+
+@hookimpl
+def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
+    """Check the engine spec that every built-in LLM stage uses before the run
+    starts: an unknown engine or a missing scripted file is a usage error."""
+    from stepkit.plugins.llm.engine import check_engine_spec
+
+    if settings.get("project_dir"):
+        check_engine_spec(settings.get("engine") or config.engine, Path(settings["project_dir"]))
 
 
 @hookimpl(trylast=True)
