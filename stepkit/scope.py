@@ -197,10 +197,10 @@ def tamper_flags(before: Snapshot, project_dir: Path) -> list[str]:
     return flags
 
 
-def tree_hash(project_dir: Path) -> str:
-    """Content hash of the tracked and untracked non-ignored files (all files
-    outside git, minus :data:`EXCLUDED_DIRS`): equal hashes mean the gates
-    would see byte-identical files."""
+def file_ids(project_dir: Path) -> dict[str, str]:
+    """``{path: content id}`` of the tracked and untracked non-ignored files
+    (all files outside git, minus :data:`EXCLUDED_DIRS`), ``.stepkit/`` and
+    caches left out.  Two maps compare equal when the files are byte-identical."""
     project = Path(project_dir).resolve()
     git = _git_location(project)
     ids: dict[str, str | None] = {}
@@ -219,10 +219,20 @@ def tree_hash(project_dir: Path) -> str:
     else:
         for rel in _walk(project, EXCLUDED_DIRS):
             ids[rel] = _blob_id(project / rel)
+    return {rel: i for rel, i in ids.items() if i is not None and not _excluded(rel, None)}
+
+
+def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Paths added, removed or changed between two :func:`file_ids` maps, sorted."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+def tree_hash(project_dir: Path) -> str:
+    """One hash of :func:`file_ids`: equal hashes mean the gates would see
+    byte-identical files."""
     digest = hashlib.sha256()
-    for rel in sorted(ids):
-        if ids[rel] is not None and not rel.startswith(".stepkit/"):
-            digest.update(f"{rel}\0{ids[rel]}\n".encode("utf-8", "surrogateescape"))
+    for rel, blob in sorted(file_ids(project_dir).items()):
+        digest.update(f"{rel}\0{blob}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 

@@ -84,6 +84,20 @@ def _validated(model: type[BaseModel], data: Any, hook: str) -> BaseModel:
         raise StageFault(f"{hook} returned an invalid result: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
+def _read_only(ctx: StageContext, what: str, hook: str, spec_key: str | None = None) -> tuple[Any, str]:
+    """Call a read-only stage's hook; a change to the project tree is a fault,
+    whichever plugin answered."""
+    from stepkit.scope import changed_between, file_ids
+
+    before = file_ids(ctx.project_dir)
+    answer = _call_hook(ctx, hook, spec_key)
+    changed = changed_between(before, file_ids(ctx.project_dir))
+    if changed:
+        shown = ", ".join(changed[:10]) + (" …" if len(changed) > 10 else "")
+        raise StageFault(f"{what} is read-only but the project tree changed during it: {shown}")
+    return answer
+
+
 # -- orient ------------------------------------------------------------------
 
 
@@ -91,17 +105,12 @@ def orient(ctx: StageContext) -> Outcome:
     """Mark the step in-progress (it really starts now), snapshot the scope,
     and run the read-only orientation; a change to the tree is a fault."""
     from stepkit.plan import set_status
-    from stepkit.snapshot import diff_snapshots, tree_snapshot
 
     plan_path = ctx.state.get("plan_path")
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
         set_status(Path(plan_path), "in-progress")
     _save_scope_snapshot(ctx)
-    before = tree_snapshot(ctx.project_dir)
-    data, plugin = _call_hook(ctx, "stepkit_orient")
-    changed = diff_snapshots(before, tree_snapshot(ctx.project_dir))
-    if changed:
-        raise StageFault(f"orient is read-only but the project tree changed during it: {', '.join(changed[:10])}")
+    data, plugin = _read_only(ctx, "orient", "stepkit_orient")
     result = _validated(OrientResult, data, "stepkit_orient")
     return Outcome(updates={**result.model_dump(), "orient_plugin": plugin})
 
@@ -194,7 +203,7 @@ def sweep(ctx: StageContext) -> Outcome:
 
 def review(ctx: StageContext) -> Outcome:
     """Independent review; a reviewer fault is a fault, never findings."""
-    result, plugin = _call_hook(ctx, "stepkit_review", "reviewer")
+    result, plugin = _read_only(ctx, "the independent review", "stepkit_review", "reviewer")
     review_result = result if isinstance(result, ReviewResult) else ReviewResult.model_validate(result)
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")

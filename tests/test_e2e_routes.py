@@ -131,6 +131,25 @@ def test_orient_fault_fails_with_a_pipeline_fault_note(project):
     assert project.coder_calls() == 0
 
 
+ORIENT_THAT_WRITES = '''import stepkit
+
+
+@stepkit.hookimpl
+def stepkit_orient(ctx):
+    (ctx.project_dir / "calc.py").write_text("tampered = True\\n")
+    return {"plan_summary": "s", "implementation_brief": "b", "staleness_report": "clean",
+            "has_major_deviation": False, "deviation_summary": ""}
+'''
+
+
+def test_an_orient_that_writes_is_a_pipeline_fault_whoever_implements_it(project):
+    (project.root / "stepconf.py").write_text(ORIENT_THAT_WRITES)
+    result = project.run()
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "Pipeline fault: orient is read-only but the project tree changed during it: calc.py" in result.output
+    assert project.coder_calls() == 0
+
+
 # -- the coder ----------------------------------------------------------------
 
 

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 from coder_support import init_repo, make_ctx
-from stepkit.plugins.coders.presets import PRESETS
-from stepkit.plugins.coders.reviewer import stepkit_review
 
 from stepkit import scope
+from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.reviewer import stepkit_review
 
 pytest_plugins = ["tests.messages_api"]
 
@@ -106,10 +106,17 @@ def test_command_reviewer_timeout_is_a_fault(step):
 
 
 def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.results import StageFault
+    from stepkit.stages import review as review_stage
+
+    project, state = step
     body = f"{sys.executable} -c \"open('greet.py', 'a').write('# reviewed')\"\necho 'No findings.'\n"
-    result = review(step, script(step[0], body))
-    assert result.review_report == ""
-    assert result.fault == "the reviewer changed the project tree (reviews are read-only): greet.py"
+    ctx = make_ctx(project, reviewer=script(project, body), state=state, settings=FAST)
+    ctx.node = "independent_review"
+    ctx.pm = get_plugin_manager(builtins=["stepkit.plugins.coders.reviewer"])
+    with pytest.raises(StageFault, match="the independent review is read-only but the project tree changed during it: greet.py"):
+        review_stage(ctx)
 
 
 def test_preset_reviewer_reads_the_tool_result(step, fp):

@@ -78,15 +78,15 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     spec = str(ctx.settings.get("reviewer") or getattr(ctx.config, "reviewer", None) or "anthropic")
     kind, _, arg = spec.partition(":")
     if kind == "anthropic":
-        return _read_only(ctx, lambda: _llm_review(ctx, f"anthropic:{arg}" if arg else None))
+        return _llm_review(ctx, f"anthropic:{arg}" if arg else None)
     if kind == "command":
         if not arg.strip():
             return ReviewResult(fault="--reviewer command: names no command")
-        return _read_only(ctx, lambda: _command_review(ctx, arg.strip(), None))
+        return _command_review(ctx, arg.strip(), None)
     preset = PRESETS.get(spec)
     if preset is None:
         return None
-    return _read_only(ctx, lambda: _command_review(ctx, preset.command(ctx.settings, review=True), preset))
+    return _command_review(ctx, preset.command(ctx.settings, review=True), preset)
 
 
 def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
@@ -132,15 +132,3 @@ def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")
     return ReviewResult(review_report=report.strip())
 
-
-def _read_only(ctx: StageContext, review) -> ReviewResult:
-    """Run ``review``; a reviewer that changed the project tree is a fault."""
-    from stepkit.snapshot import diff_snapshots, tree_snapshot
-
-    before = tree_snapshot(ctx.project_dir)
-    result = review()
-    changed = diff_snapshots(before, tree_snapshot(ctx.project_dir))
-    if changed and not result.fault:
-        shown = ", ".join(changed[:10]) + (" …" if len(changed) > 10 else "")
-        return ReviewResult(fault=f"the reviewer changed the project tree (reviews are read-only): {shown}")
-    return result

@@ -1,0 +1,57 @@
+"""file_ids: what the read-only checks and the tree hash compare."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from stepkit.scope import changed_between, file_ids, tree_hash
+
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def make_tree(root, git=False):
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("a = 1\n")
+    (root / "README.md").write_text("readme\n")
+    (root / ".stepkit" / "runs").mkdir(parents=True)
+    (root / "node_modules" / "x").mkdir(parents=True)
+    if git:
+        (root / ".gitignore").write_text("node_modules/\n")
+        for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+            subprocess.run(["git", *cmd], cwd=root, check=True, capture_output=True, env=GIT_ENV)
+
+
+def test_changes_are_found_with_and_without_git(tmp_path):
+    for name, git in (("plain", False), ("repo", True)):
+        root = tmp_path / name
+        make_tree(root, git)
+        before = file_ids(root)
+        assert {"README.md", "src/a.py"} <= set(before)
+        (root / "src" / "a.py").write_text("a = 2\n")
+        (root / "README.md").unlink()
+        (root / "src" / "new.py").write_text("")
+        assert changed_between(before, file_ids(root)) == ["README.md", "src/a.py", "src/new.py"]
+
+
+def test_same_bytes_rewritten_is_no_change_and_keeps_the_hash(tmp_path):
+    make_tree(tmp_path, git=True)
+    before, digest = file_ids(tmp_path), tree_hash(tmp_path)
+    (tmp_path / "README.md").write_text("readme\n")
+    assert changed_between(before, file_ids(tmp_path)) == []
+    assert tree_hash(tmp_path) == digest
+    (tmp_path / "README.md").write_text("changed\n")
+    assert tree_hash(tmp_path) != digest
+
+
+def test_the_run_store_and_caches_are_never_changes(tmp_path):
+    for name, git in (("plain", False), ("repo", True)):
+        root = tmp_path / name
+        make_tree(root, git)
+        before = file_ids(root)
+        (root / ".stepkit" / "runs" / "events.jsonl").write_text("{}\n")
+        (root / "src" / "__pycache__").mkdir()
+        (root / "src" / "__pycache__" / "a.pyc").write_bytes(b"\0")
+        (root / "node_modules" / "x" / "i.js").write_text("")
+        assert changed_between(before, file_ids(root)) == []
