@@ -9,15 +9,14 @@ written by hand) agrees with those records.
 
 from __future__ import annotations
 
-import os
 import re
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from stepkit.fsutil import atomic_write
 from stepkit.results import GateResult
 
 #: The handoff's sections, all required, in this order.
@@ -367,11 +366,6 @@ def _track_fence(line: str, fence: str | None) -> str | None:
 # -- files -------------------------------------------------------------------
 
 
-def write_handoff_file(path: Path, text: str) -> None:
-    """Write the handoff atomically (temp file in the same dir, then rename)."""
-    _atomic_write(Path(path), text.encode("utf-8"))
-
-
 def append_notes(notes_path: Path, facts: Sequence[str], step: int) -> list[str]:
     """Append durable facts to NOTES.md, never rewriting what is there.
 
@@ -403,30 +397,9 @@ def append_notes(notes_path: Path, facts: Sequence[str], step: int) -> list[str]
         prefix = newline
     addition = prefix + "".join(f"- {fact} (step {step}){newline}" for fact in added)
     notes_path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(notes_path, existing + addition.encode("utf-8"))
+    atomic_write(notes_path, existing + addition.encode("utf-8"))
     return added
 
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temp file beside ``path`` and rename it over ``path``.
-
-    The temp file is created with mode 0666 filtered by the umask (what a
-    plain ``open`` gives); an existing file's mode is kept."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -9,12 +9,9 @@ byte, and replace the file atomically.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
-import stat
-import tempfile
 from bisect import bisect_left
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepkit.errors import PlanError
+from stepkit.fsutil import atomic_write
 from stepkit.plan_check import (
     STATUSES,
     check_depends_on,
@@ -606,23 +604,8 @@ def _read_text(path: Path, action: str) -> str:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` (through a symlink, keeping its mode) by a temp file + rename."""
-    target = path.resolve()
+    """:func:`stepkit.fsutil.atomic_write`, its errors as one-line PlanErrors."""
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        atomic_write(path, data)
     except OSError as exc:
         raise PlanError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise PlanError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        raise

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.errors import UsageError
+from stepkit.fsutil import atomic_write
 from stepkit.redact import redact
 
 UNFINISHED = ("paused", "interrupted", "running")
@@ -50,12 +51,7 @@ class RunDir:
         text = json.dumps(checkpoint, ensure_ascii=False, default=jsonable)
         if any(value in text for value in _secret_env_values()):
             text = redact(text)
-        tmp = self.path / "state.json.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.state_file)
+        atomic_write(self.state_file, text)
 
     def load(self) -> dict[str, Any]:
         """The last checkpoint.
@@ -88,9 +84,7 @@ class RunDir:
 
     def write_output(self, text: str) -> None:
         """The end node's text, as ``output.txt``."""
-        tmp = self.path / "output.txt.tmp"
-        tmp.write_text(redact(text), encoding="utf-8")
-        os.replace(tmp, self.path / "output.txt")
+        atomic_write(self.path / "output.txt", redact(text))
 
     def close(self) -> None:
         """Close the event log (a later event reopens it)."""
@@ -98,6 +92,30 @@ class RunDir:
             if self._events is not None:
                 self._events.close()
                 self._events = None
+
+
+def stepkit_dir(project_dir: Path) -> Path:
+    """``<project>/.stepkit``, created with its own ``.gitignore`` (``*``) so
+    nothing in it is ever committed."""
+    root = Path(project_dir) / ".stepkit"
+    root.mkdir(parents=True, exist_ok=True)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    return root
+
+
+def new_stamped_dir(parent: Path) -> Path:
+    """A new directory under ``parent`` named by the time (sortable) plus a
+    random suffix, e.g. ``20261130-141502-3f9a``."""
+    parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        path = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
 
 
 class RunStore:
@@ -109,19 +127,10 @@ class RunStore:
 
     def create(self) -> RunDir:
         """A new, empty run directory with a time-sortable id."""
-        self.runs.mkdir(parents=True, exist_ok=True)
-        ignore = self.root / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
-        while True:
-            run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-            try:
-                (self.runs / run_id).mkdir()
-            except FileExistsError:
-                continue
-            run = RunDir(self.runs / run_id)
-            run.logs.mkdir()
-            return run
+        stepkit_dir(self.root.parent)
+        run = RunDir(new_stamped_dir(self.runs))
+        run.logs.mkdir()
+        return run
 
     def open(self, run_id: str) -> RunDir:
         """An existing run.

@@ -29,6 +29,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from stepkit.fsutil import atomic_write
+from stepkit.runstore import stepkit_dir
+
 #: Directories never walked outside git (caches, dependencies, build output).
 EXCLUDED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".stepkit", "node_modules", "__pycache__", ".venv", "venv",
@@ -163,7 +166,7 @@ def restore_plan_repo(before: Snapshot, project_dir: Path, plans_dir: Path) -> l
         if data is None:
             undone.append(f"{shown} (changed, but its saved copy is missing: left as it is)")
             continue
-        _write_atomic(path, data)
+        atomic_write(path, data)
         undone.append(f"{shown} ({'deleted' if current is None else 'modified'}; restored)")
     for rel in _walk(plans):
         if rel not in before.plan_files:
@@ -415,8 +418,8 @@ class _Store:
         if (text_only and b"\0" in data[:8192]) or self._path(oid).exists():
             return oid
         try:
-            _ensure_run_store(self.root.parent)
-            _write_atomic(self._path(oid), data)
+            stepkit_dir(self.root.parent.parent)
+            atomic_write(self._path(oid), data)
             self.kept += len(data)
         except OSError:
             pass  # an unwritable store only costs the "before" side of the diff
@@ -446,21 +449,6 @@ class _Reader:
         if data is None and self.git_root is not None:
             data = _run_git(["cat-file", "blob", oid], self.git_root)
         return data
-
-
-def _ensure_run_store(stepkit_dir: Path) -> None:
-    """``.stepkit/`` ignores itself, so its copies never show up in git."""
-    gitignore = stepkit_dir / ".gitignore"
-    if not gitignore.exists():
-        stepkit_dir.mkdir(parents=True, exist_ok=True)
-        gitignore.write_text("*\n", encoding="utf-8")
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def _plan_prefix(snap: Snapshot) -> str | None:

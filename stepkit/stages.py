@@ -18,13 +18,13 @@ and :func:`stepkit.api.run_stage` call.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from stepkit.fsutil import atomic_write
 from stepkit.pluginmanager import first_answer
 from stepkit.results import CoderResult, GateResult, Outcome, ReviewResult, StageContext, StageFault
 
@@ -151,10 +151,7 @@ def _save_scope_snapshot(ctx: StageContext) -> None:
 
     path = _scope_path(ctx)
     if path is not None and not path.exists():
-        snapshot = scope.take_snapshot(ctx.project_dir, ctx.plans_dir)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(snapshot.model_dump_json(), encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(path, scope.take_snapshot(ctx.project_dir, ctx.plans_dir).model_dump_json())
 
 
 def _load_scope_snapshot(ctx: StageContext):
@@ -216,7 +213,7 @@ def review(ctx: StageContext) -> Outcome:
 
 def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its Evidence."""
-    from stepkit.handoff import append_notes, render_handoff, write_handoff_file
+    from stepkit.handoff import append_notes, render_handoff
 
     state = ctx.state
     data, plugin = _call_hook(ctx, "stepkit_write_handoff")
@@ -236,7 +233,7 @@ def handoff(ctx: StageContext) -> Outcome:
         deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
     )
     path = Path(str(state["handoff_path"]))
-    write_handoff_file(path, text)
+    atomic_write(path, text)
     if prose.notes_facts:
         append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
     return Outcome(updates={"step_summary": prose.step_summary, "handoff_result": prose.result,

@@ -11,7 +11,6 @@ from stepkit.handoff import (
     check_handoff_text,
     render_handoff,
     split_sections,
-    write_handoff_file,
 )
 from stepkit.results import GateResult
 
@@ -95,14 +94,6 @@ def test_faults_fix_loop_changed_files_and_harness_deviations():
 def test_gate_dicts_are_accepted_and_the_render_passes_its_own_check():
     text = render(gates=[g.model_dump() for g in GATES])
     assert check_handoff_text(text, GATES) == []
-
-
-def test_write_handoff_file_is_atomic_and_leaves_no_temp(tmp_path):
-    path = tmp_path / "handoffs" / "03-parser.md"
-    write_handoff_file(path, "first")
-    write_handoff_file(path, render())
-    assert path.read_text(encoding="utf-8") == render()
-    assert sorted(p.name for p in path.parent.iterdir()) == ["03-parser.md"]
 
 
 def test_an_unclosed_fence_in_prose_cannot_swallow_later_sections():

@@ -30,7 +30,6 @@ directory.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,6 +37,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import UsageError
+from stepkit.fsutil import atomic_write
 from stepkit.plugins.llm.tools import Tool
 from stepkit.results import StageContext, StageFault
 
@@ -116,7 +116,5 @@ class ScriptedEngine:
         counts = json.loads(counter.read_text()) if counter.exists() else {}
         index = counts.get(node, 0)
         counts[node] = index + 1
-        tmp = counter.with_suffix(".tmp")
-        tmp.write_text(json.dumps(counts, indent=1))
-        os.replace(tmp, counter)
+        atomic_write(counter, json.dumps(counts, indent=1))
         return index

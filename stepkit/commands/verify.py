@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +63,11 @@ def report(ok: bool, types: list[str], results: list[GateResult]) -> dict[str, A
 def new_log_dir(project_dir: Path) -> Path:
     """``<project>/.stepkit/verify/<timestamp>/logs``, and ``.stepkit/.gitignore``
     so that none of it is ever committed."""
-    root = project_dir / ".stepkit"
-    root.mkdir(exist_ok=True)
-    ignore = root / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
-    (root / "verify").mkdir(exist_ok=True)
-    while True:
-        run_dir = root / "verify" / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-        try:
-            run_dir.mkdir()
-        except FileExistsError:
-            continue
-        (run_dir / "logs").mkdir()
-        return run_dir / "logs"
+    from stepkit.runstore import new_stamped_dir, stepkit_dir
+
+    logs = new_stamped_dir(stepkit_dir(project_dir) / "verify") / "logs"
+    logs.mkdir()
+    return logs
 
 
 def _print_start(gate: str, command: str | None) -> None:
