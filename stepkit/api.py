@@ -8,24 +8,23 @@ file); ``resume_run`` continues a paused or interrupted run.  Both return a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from stepkit.config import resolve_project_dir
 from stepkit.engine import RunInterrupted, StageRunner
 from stepkit.engine import RunResult as _EngineResult
 from stepkit.errors import UsageError
-from stepkit.results import Usage
+from stepkit.results import GateResult, Usage
 
 __all__ = [
     "RunInterrupted", "RunResult", "detect_gates", "parse_answers", "parse_sets", "plan_status",
     "resume_run", "run_stage", "run_step", "verify",
 ]
 
-#: The fields of a gate in ``--json`` (DESIGN.md, the same as ``stepkit verify``).
-GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
 
 
 class RunResult(_EngineResult):
@@ -45,7 +44,7 @@ class RunResult(_EngineResult):
             "title": state.get("title"),
             "plan": state.get("plan_path"),
             "handoff": handoff if handoff and Path(handoff).is_file() else None,
-            "gates": [{k: g.get(k) for k in GATE_JSON_FIELDS} for g in state.get("gates") or []],
+            "gates": [GateResult.model_validate(g).public() for g in state.get("gates") or []],
             "fix_attempts": int(state.get("fix_attempts") or 0),
             "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
             "output": self.output,
@@ -101,7 +100,7 @@ def run_step(
     from stepkit.graph import load_graph
     from stepkit.runstore import RunStore
 
-    project = _project(project_dir)
+    project = resolve_project_dir(project_dir)
     config = load_config(project)
     the_graph = load_graph(graph)
     initial = parse_sets(sets)
@@ -144,7 +143,7 @@ def resume_run(
     from stepkit.graph import load_graph
     from stepkit.runstore import RunStore
 
-    project = _project(project_dir)
+    project = resolve_project_dir(project_dir)
     store = RunStore(project)
     run = store.open(run_id) if run_id else store.latest_unfinished()
     checkpoint = run.load()
@@ -255,7 +254,7 @@ def run_stage(
 
     if name not in STAGES:
         raise UsageError(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})")
-    project = _project(project_dir)
+    project = resolve_project_dir(project_dir)
     config = load_config(project)
     initial = parse_sets(sets)
     settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial, {}, None)
@@ -307,18 +306,33 @@ def _working_tree_changes(project: Path) -> dict[str, Any]:
     return {"changed_files": sorted(set(filter(None, names))), "diff": git("diff", "HEAD")}
 
 
-def verify(project_dir: str | Path = ".", pm: Any = None, *, disabled_plugins: Iterable[str] = ()) -> dict[str, Any]:
-    """Run the format, lint, build and test gates; return ``stepkit verify --json``'s object."""
-    from stepkit.commands.verify import new_log_dir, passed, report
+def verify(
+    project_dir: str | Path = ".",
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+    on_start: Callable[[str, str | None], None] | None = None,
+    on_gate: Callable[[GateResult], None] | None = None,
+) -> dict[str, Any]:
+    """Run the format, lint, build and test gates; return ``stepkit verify
+    --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
+    ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate."""
     from stepkit.config import load_config
     from stepkit.detect import project_types
     from stepkit.gates import run_gates
+    from stepkit.runstore import new_stamped_dir, stepkit_dir
 
-    project = _project(project_dir)
+    project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    results = run_gates(pm, project, config, new_log_dir(project))
-    return report(passed(results), project_types(pm, project), results)
+    logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
+    results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate)
+    types = project_types(pm, project)
+    return {
+        "ok": not any(r.failed for r in results),
+        "project_type": types[0] if types else None,
+        "gates": [r.public() for r in results],
+    }
 
 
 def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plugins: Iterable[str] = ()) -> dict[str, Any]:
@@ -327,7 +341,7 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     from stepkit.config import load_config
     from stepkit.detect import GATE_HOOKS, project_types, resolve_command
 
-    project = _project(project_dir)
+    project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     gates = []
@@ -344,7 +358,7 @@ def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = No
     from stepkit.config import load_config
     from stepkit.plan import PlanRepo, resolve_plans_dir
 
-    project = _project(project_dir)
+    project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
     return report(PlanRepo.load(plans))
 
@@ -370,13 +384,6 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
         "answers": answers,
         "options": dict(options or {}),
     }
-
-
-def _project(project_dir: str | Path) -> Path:
-    project = Path(project_dir).expanduser().resolve()
-    if not project.is_dir():
-        raise UsageError(f"project dir {project_dir} is not a directory")
-    return project
 
 
 def _rebase(settings: dict[str, Any], project: Path) -> None:

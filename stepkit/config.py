@@ -57,6 +57,17 @@ class Config(BaseModel):
     source: str | None = None
 
 
+def resolve_project_dir(project_dir: str | Path) -> Path:
+    """The project dir as an absolute path.
+
+    :raises UsageError: it is not a directory.
+    """
+    project = Path(project_dir).expanduser().resolve()
+    if not project.is_dir():
+        raise UsageError(f"project dir {project_dir} is not a directory")
+    return project
+
+
 def load_config(project_dir: Path) -> Config:
     """Read the project's stepkit configuration; defaults when there is none.
 

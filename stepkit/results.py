@@ -20,6 +20,9 @@ GateName = Literal["format", "lint", "build", "tests"]
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
 GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 
+#: The fields of a gate in every ``--json`` (DESIGN.md, fixed).
+GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
+
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
 CODER_SENTINELS: tuple[str, ...] = ("CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED")
 
@@ -47,6 +50,15 @@ class GateResult(BaseModel):
     @property
     def ran(self) -> bool:
         return self.status not in ("not_run", "error")
+
+    @property
+    def failed(self) -> bool:
+        """The gate ran, or tried to, and did not pass."""
+        return self.status in ("fail", "timeout", "error")
+
+    def public(self) -> dict[str, Any]:
+        """The gate as the ``--json`` outputs show it."""
+        return {key: getattr(self, key) for key in GATE_JSON_FIELDS}
 
 
 class CoderResult(BaseModel):

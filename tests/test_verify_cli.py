@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.cli import main
-from stepkit.commands.verify import JSON_FIELDS
+from stepkit.results import GATE_JSON_FIELDS as JSON_FIELDS
 
 MAKEFILE = "lint:\n\t@echo lint clean\n\ntest:\n\t@echo 'ran 4 checks'\n\t@test -f ready.txt\n"
 
@@ -65,7 +65,7 @@ def test_human_output_shows_progress_evidence_and_verdict(make_project, capsys):
     code = main(["verify", "--project-dir", str(make_project)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "(make)" in out.splitlines()[0]
+    assert out.splitlines()[0] == f"stepkit verify: {make_project.resolve()}"
     order = [
         "[format] NOT RUN",
         "GATE NOT RUN: no format command was found for this project.",
@@ -75,7 +75,7 @@ def test_human_output_shows_progress_evidence_and_verdict(make_project, capsys):
         "[tests] running: make test",
         "[tests] FAIL in",
         "    exit code: 2",
-        "verify: FAILED — tests fail; NOT RUN (not evidence of a pass): format, build",
+        "verify (make project): FAILED — tests fail; NOT RUN (not evidence of a pass): format, build",
     ]
     positions = [out.index(text) for text in order]
     assert positions == sorted(positions)

@@ -5,40 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from stepkit.cli import disabled_plugins
-from stepkit.config import load_config
-from stepkit.detect import GATE_HOOKS, project_types, resolve_command
-from stepkit.errors import UsageError
-from stepkit.pluginmanager import get_plugin_manager
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the detection report; 0 when the project could be inspected."""
-    project_dir = Path(args.project_dir).resolve()
-    if not project_dir.is_dir():
-        raise UsageError(f"project dir {args.project_dir} is not a directory")
-    data = report(args, project_dir)
+    from stepkit.api import detect_gates
+
+    data = detect_gates(args.project_dir, disabled_plugins=disabled_plugins(args))
     print(json.dumps(data, indent=2) if args.json else render(data))
     return 0
-
-
-def report(args: argparse.Namespace, project_dir: Path) -> dict[str, Any]:
-    """The ``--json`` object: project dir, project types, gates, plugin load errors."""
-    config = load_config(project_dir)
-    pm = get_plugin_manager(project_dir, config, disabled_plugins(args))
-    gates = []
-    for gate in GATE_HOOKS:
-        command, plugin = resolve_command(pm, gate, project_dir, config)
-        gates.append({"name": gate, "command": command, "plugin": plugin})
-    return {
-        "project_dir": str(project_dir),
-        "project_types": project_types(pm, project_dir),
-        "gates": gates,
-        "load_errors": dict(pm.load_errors),
-    }
 
 
 def render(data: dict[str, Any]) -> str:

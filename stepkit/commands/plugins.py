@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from stepkit.cli import disabled_plugins
-from stepkit.config import load_config
-from stepkit.errors import UsageError
+from stepkit.config import load_config, resolve_project_dir
 from stepkit.pluginmanager import get_plugin_manager, get_plugins
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the plugin table (or ``{"plugins": [...]}`` with ``--json``)."""
-    project_dir = Path(args.project_dir).resolve()
-    if not project_dir.is_dir():
-        raise UsageError(f"project dir {args.project_dir} is not a directory")
+    project_dir = resolve_project_dir(args.project_dir)
     pm = get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
     plugins = get_plugins(pm)
     print(json.dumps({"plugins": plugins}, indent=2) if args.json else render(plugins))

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stepkit.config import load_config
-from stepkit.errors import UsageError
+from stepkit.config import load_config, resolve_project_dir
 from stepkit.plan import PlanRepo, resolve_plans_dir
 
 _TITLE_WIDTH = 48
@@ -20,9 +19,8 @@ _TITLE_WIDTH = 48
 
 def run(args: argparse.Namespace) -> int:
     """Print the plan repo's steps and problems; 0 when it could be read."""
+    resolve_project_dir(args.project_dir)  # a bad dir is one line; paths stay as the user gave them
     project_dir = Path(args.project_dir)
-    if not project_dir.is_dir():
-        raise UsageError(f"project dir {project_dir} is not a directory")
     config = load_config(project_dir)
     repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
     if args.json:
