@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 from stepkit import __version__
 from stepkit.errors import StepkitError
@@ -109,32 +110,35 @@ def disabled_plugins(args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
-    """Let plugins add options to the chosen command before the full parse."""
+def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> Any:
+    """Let plugins add options to the chosen command before the full parse;
+    return the plugin manager built for that, so the command reuses it."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("command", nargs="?")
     pre.add_argument("--project-dir", default=".")
     pre.add_argument("-p", dest="plugin_flags", action="append", default=[])
     known, _ = pre.parse_known_args(argv)
     if known.command not in PLUGIN_COMMANDS:
-        return
+        return None
     from stepkit.config import load_config
     from stepkit.pluginmanager import get_plugin_manager
 
     project_dir = Path(known.project_dir).resolve()
     if not project_dir.is_dir():
-        return  # the command itself reports the bad directory
+        return None  # the command itself reports the bad directory
     pm = get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(known))
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     pm.hook.stepkit_add_options(parser=subparsers.choices[known.command], command=known.command)
+    return pm
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         parser = build_parser()
-        _add_plugin_options(parser, argv)
+        pm = _add_plugin_options(parser, argv)
         args = parser.parse_args(argv)
+        args.pm = pm
         if not args.command:
             parser.print_help()
             return 2

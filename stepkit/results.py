@@ -20,6 +20,8 @@ GateName = Literal["format", "lint", "build", "tests"]
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
 GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 
+#: Statuses of a gate that ran, or tried to, and did not pass.
+FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 #: The fields of a gate in every ``--json`` (DESIGN.md, fixed).
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
 
@@ -54,7 +56,7 @@ class GateResult(BaseModel):
     @property
     def failed(self) -> bool:
         """The gate ran, or tried to, and did not pass."""
-        return self.status in ("fail", "timeout", "error")
+        return self.status in FAILED_STATUSES
 
     def public(self) -> dict[str, Any]:
         """The gate as the ``--json`` outputs show it."""

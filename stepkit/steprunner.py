@@ -159,7 +159,7 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     lint = _run_gate(ctx, "lint", formatter_changed=fmt.get("changed"))
     updates = _merge_gates(ctx.state, [fmt["result"], lint["result"]])
     updates["format_changed_tree"] = bool(fmt.get("changed"))
-    return Outcome(route="fail" if lint["result"].status in ("fail", "timeout", "error") else "pass", updates=updates)
+    return Outcome(route="fail" if lint["result"].failed else "pass", updates=updates)
 
 
 def verify_build(ctx: StageContext) -> Outcome:
@@ -175,16 +175,16 @@ def verify_tests(ctx: StageContext) -> Outcome:
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
     run = _run_gate(ctx, name, formatter_changed=ctx.state.get("format_changed_tree"))
     result: GateResult = run["result"]
-    return Outcome(route="fail" if result.status in ("fail", "timeout", "error") else "pass", updates=_merge_gates(ctx.state, [result]))
+    return Outcome(route="fail" if result.failed else "pass", updates=_merge_gates(ctx.state, [result]))
 
 
 def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = None) -> dict[str, Any]:
     """Run one gate, or reuse the coder's evidence for the same bytes."""
     from stepkit import gates
+    from stepkit.detect import resolve_command
     from stepkit.scope import tree_hash
 
-    commands = gates.resolve_commands(ctx.pm, ctx.project_dir, ctx.config)
-    command, plugin = commands[name]
+    command, plugin = resolve_command(ctx.pm, name, ctx.project_dir, ctx.config)
     # Hashing the tree costs git processes: only the formatter's run needs it
     # (did it change the bytes the coder's gates saw?), and reuse checks it.
     hash_around = name == "format" and command is not None
@@ -270,7 +270,7 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
     by_name = {g["name"]: GateResult.model_validate(g) for g in state.get("gates", [])}
     for name in ("lint", "build", "tests"):
         gate = by_name.get(name)
-        if gate and gate.status in ("fail", "timeout", "error"):
+        if gate and gate.failed:
             return gate
     return None
 

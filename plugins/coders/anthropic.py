@@ -204,7 +204,7 @@ class BuiltinCoder:
         self.gates = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
                                gates=("build", "tests"), on_gate=stamp)
         for result in self.gates:
-            if result.status in ("fail", "timeout", "error"):
+            if result.failed:
                 return result
         return None
 

@@ -23,9 +23,9 @@ from rich.markup import escape
 from rich.text import Text
 
 import stepkit
+from stepkit.results import FAILED_STATUSES
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "red", "error": "magenta", "not_run": "yellow"}
-FAILED = {"fail", "timeout", "error"}
 GATE_NODES = {"verify_format_lint", "verify_build", "verify_tests"}
 HUMAN_KINDS = {"approval", "input"}
 
@@ -72,7 +72,7 @@ class ProgressDisplay:
             for gate in gates:
                 self.console.print(_gate_line(gate), markup=False, soft_wrap=True)
             return
-        if any(g["status"] in FAILED for g in gates):
+        if any(g["status"] in FAILED_STATUSES for g in gates):
             mark = "[red]✗[/]"
         elif state.get(f"{node}_fault") not in (None, self._fault_before):
             mark = "[yellow]![/]"  # the node faulted; the route is its fallback

@@ -43,7 +43,7 @@ def demo_run_args(project: Path) -> argparse.Namespace:
     return argparse.Namespace(
         command="run", prompt="Execute step 1", step="1", plans_dir=None, project_dir=str(project),
         engine=f"scripted:{project / 'tools' / 'demo_answers.yaml'}", coder=coder, reviewer=None,
-        graph=None, sets=[], answers=[], json=False, plugin_flags=[],
+        graph=None, sets=[], answers=[], json=False, plugin_flags=[], pm=None,
     )
 
 

@@ -14,7 +14,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the detection report; 0 when the project could be inspected."""
     from stepkit.api import detect_gates
 
-    data = detect_gates(args.project_dir, disabled_plugins=disabled_plugins(args))
+    data = detect_gates(args.project_dir, args.pm, disabled_plugins=disabled_plugins(args))
     print(json.dumps(data, indent=2) if args.json else render(data))
     return 0
 

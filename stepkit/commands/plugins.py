@@ -15,7 +15,7 @@ from stepkit.pluginmanager import get_plugin_manager, get_plugins
 def run(args: argparse.Namespace) -> int:
     """Print the plugin table (or ``{"plugins": [...]}`` with ``--json``)."""
     project_dir = resolve_project_dir(args.project_dir)
-    pm = get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
+    pm = args.pm or get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
     plugins = get_plugins(pm)
     print(json.dumps({"plugins": plugins}, indent=2) if args.json else render(plugins))
     return 0

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_stage(
         args.stage, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
         engine=args.engine, coder=args.coder, reviewer=args.reviewer, sets=args.sets,
-        disabled_plugins=disabled_plugins(args),
+        pm=args.pm, disabled_plugins=disabled_plugins(args),
     )
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))

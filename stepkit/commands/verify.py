@@ -20,11 +20,11 @@ def run(args: argparse.Namespace) -> int:
 
     project = resolve_project_dir(args.project_dir)
     if args.json:
-        data = verify(project, disabled_plugins=disabled_plugins(args))
+        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args))
         print(json.dumps(data, indent=2))
     else:
         print(f"stepkit verify: {project}", flush=True)
-        data = verify(project, disabled_plugins=disabled_plugins(args), on_start=_print_start,
+        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), on_start=_print_start,
                       on_gate=_print_result)
         print(_verdict(data))
     return 0 if data["ok"] else 1
