@@ -91,6 +91,49 @@ class ReviewResult(BaseModel):
     fault: str | None = None
 
 
+class OrientResult(BaseModel):
+    """What ``stepkit_orient`` returns (field names fixed by the protocol);
+    also the schema the built-in LLM stage asks the engine for."""
+
+    plan_summary: str = Field(description="What the step delivers, 2-5 sentences.")
+    implementation_brief: str = Field(description="What the coder must do, corrections folded in.")
+    staleness_report: str = Field(description='Bullets tagged [minor]/[major]; exactly "clean" if none.')
+    has_major_deviation: bool = Field(description="True only when a [major] item exists.")
+    deviation_summary: str = Field(description='What differs, why it matters, options; "None" if none.')
+
+
+class Annotation(BaseModel):
+    """An edge case to add to a LATER step's Edge cases section."""
+
+    step: int = Field(description="The later step's number.")
+    edge_case: str = Field(description="One sentence.")
+
+
+class SweepResult(BaseModel):
+    """What ``stepkit_sweep`` returns; also the built-in sweep's engine schema."""
+
+    edge_case_report: str = Field(description='Bullets starting "handled:" or "punted:".')
+    downstream_updates: str | list[str] = Field(description='Before/after proposals for later steps; "None".')
+    needs_independent_review: bool = Field(description="5+ files changed or a boundary crossed.")
+    annotations: list[Annotation] = Field(default_factory=list, description="Edge cases for later steps only.")
+
+
+class HandoffProse(BaseModel):
+    """What ``stepkit_write_handoff`` returns: the prose; the harness renders
+    the file and its Evidence.  Also the built-in writer's engine schema."""
+
+    step_summary: str = Field(description="One line for the final approval prompt.")
+    result: Literal["complete", "partial", "blocked"] = "complete"
+    summary: str = ""
+    completed: str = ""
+    not_completed: str = ""
+    deviations: str = ""
+    downstream_plan_updates: str = ""
+    edge_cases_discovered: str = ""
+    notes_for_next_step: str = ""
+    notes_facts: list[str] = Field(default_factory=list, description="Durable step-independent facts for NOTES.md.")
+
+
 class Question(BaseModel):
     """What an approval or input node asks a human.
 

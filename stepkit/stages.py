@@ -26,35 +26,17 @@ from pydantic import BaseModel, ValidationError
 
 from stepkit.fsutil import atomic_write
 from stepkit.pluginmanager import first_answer
-from stepkit.results import CoderResult, GateResult, Outcome, ReviewResult, StageContext, StageFault
-
-
-class OrientResult(BaseModel):
-    plan_summary: str
-    implementation_brief: str
-    staleness_report: str
-    has_major_deviation: bool
-    deviation_summary: str = ""
-
-
-class SweepResult(BaseModel):
-    edge_case_report: str
-    downstream_updates: Any = ""
-    needs_independent_review: bool = False
-    annotations: list[dict[str, Any]] = []
-
-
-class HandoffProse(BaseModel):
-    step_summary: str
-    result: str = "complete"
-    summary: str = ""
-    completed: str = ""
-    not_completed: str = ""
-    deviations: str = ""
-    downstream_plan_updates: str = ""
-    edge_cases_discovered: str = ""
-    notes_for_next_step: str = ""
-    notes_facts: list[str] = []
+from stepkit.results import (
+    CoderResult,
+    GateResult,
+    HandoffProse,
+    OrientResult,
+    Outcome,
+    ReviewResult,
+    StageContext,
+    StageFault,
+    SweepResult,
+)
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
@@ -182,13 +164,12 @@ def sweep(ctx: StageContext) -> Outcome:
     later = {int(s["step"]): Path(s["path"]) for s in ctx.state.get("later_steps", [])}
     applied, refused = [], []
     for note in result.annotations:
-        step, text = note.get("step"), str(note.get("edge_case") or "").strip()
-        path = later.get(int(step)) if isinstance(step, int) or str(step).isdigit() else None
+        path, text = later.get(note.step), note.edge_case.strip()
         if path is None or not text:
-            refused.append(note)
+            refused.append(note.model_dump())
             continue
         if append_edge_case(path, text):
-            applied.append({"step": int(step), "edge_case": text})
+            applied.append({"step": note.step, "edge_case": text})
     updates = result.model_dump(exclude={"annotations"})
     updates.update({"applied_annotations": [*ctx.state.get("applied_annotations", []), *applied],
                     "refused_annotations": refused, "sweep_plugin": plugin})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from stepkit.plugins.stages.sweep import SweepAnswer
+
+from stepkit.results import SweepResult as SweepAnswer
 
 pytest_plugins = ["tests.messages_api"]
 

@@ -1,12 +1,9 @@
 """The LLM engine interface the stages call, and the factory that picks one.
 
-A stage asks an engine for one structured answer::
+A stage asks the run's engine for one structured answer::
 
-    engine = make_engine(ctx.settings.get("engine"), ctx)
-    answer = engine.structured(
-        node=ctx.node, system=SYSTEM, prefix=plan_block, prompt=task,
-        schema=OrientAnswer, tools=read_only_tools(ctx.project_dir), ctx=ctx,
-    )
+    answer = ask(ctx, system=SYSTEM, prefix=plan_block, prompt=task,
+                 schema=OrientResult, tools=read_only_tools(ctx.project_dir))
 
 Engines (``--engine SPEC``):
 
@@ -24,7 +21,7 @@ whose ``note`` is one paragraph without a traceback or a secret.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -70,6 +67,16 @@ class Engine(Protocol):
         :raises StageFault: the engine could not produce a valid answer.
         """
         ...
+
+
+def ask(ctx: StageContext, *, system: str, prefix: str, prompt: str, schema: type[M],
+        tools: list[Tool] | None) -> dict[str, Any]:
+    """One structured answer from the run's engine for ``ctx.node``, as a dict
+    (what a stage hook returns)."""
+    engine = make_engine(None, ctx)
+    answer = engine.structured(node=ctx.node, system=system, prefix=prefix, prompt=prompt,
+                               schema=schema, tools=tools, ctx=ctx)
+    return answer.model_dump()
 
 
 def make_engine(spec: str | None, ctx: StageContext) -> Engine:

@@ -6,21 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages import prompts
-from stepkit.results import StageContext
-
-
-class OrientAnswer(BaseModel):
-    """The orient stage's structured answer (field names fixed by the protocol)."""
-
-    plan_summary: str = Field(description="What the step delivers, 2-5 sentences.")
-    implementation_brief: str = Field(description="What the coder must do, corrections folded in.")
-    staleness_report: str = Field(description='Bullets tagged [minor]/[major]; exactly "clean" if none.')
-    has_major_deviation: bool = Field(description="True only when a [major] item exists.")
-    deviation_summary: str = Field(description='What differs, why it matters, options; "None" if none.')
+from stepkit.results import OrientResult, StageContext
 
 
 @hookimpl
@@ -36,17 +24,9 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 @hookimpl(trylast=True)
 def stepkit_orient(ctx: StageContext) -> dict[str, Any]:
     """Ask the engine, with the read-only tools, to orient for the step."""
-    from stepkit.plugins.llm.engine import make_engine
+    from stepkit.plugins.llm.engine import ask
     from stepkit.plugins.llm.tools import read_only_tools
 
-    engine = make_engine(ctx.settings.get("engine"), ctx)
-    answer = engine.structured(
-        node=ctx.node,
-        system=prompts.ORIENT_SYSTEM,
-        prefix=prompts.plan_prefix(ctx.state),
-        prompt=prompts.orient_prompt(ctx.state),
-        schema=OrientAnswer,
-        tools=read_only_tools(ctx.project_dir),
-        ctx=ctx,
-    )
-    return answer.model_dump()
+    return ask(ctx, system=prompts.ORIENT_SYSTEM, prefix=prompts.plan_prefix(ctx.state),
+               prompt=prompts.orient_prompt(ctx.state), schema=OrientResult,
+               tools=read_only_tools(ctx.project_dir))
