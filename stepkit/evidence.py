@@ -40,6 +40,21 @@ def terminal_line(line: str) -> str:
     return line.rsplit("\r", 1)[-1] if "\r" in line else line
 
 
+def clip_middle(text: str, max_chars: int, label: str = "output") -> str:
+    """``text`` cut to about ``max_chars``: its head (two thirds) and tail (one
+    third), cut at line boundaries, joined by ``[... label: N lines, M chars
+    omitted ...]``.  Shorter text is returned as it is."""
+    if len(text) <= max_chars:
+        return text
+    head = text[: max_chars * 2 // 3]
+    head = head[: head.rfind("\n") + 1] or head
+    tail = text[len(text) - max_chars // 3:]
+    tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
+    omitted = text[len(head): len(text) - len(tail)]
+    marker = f"[... {label}: {omitted.count(chr(10))} lines, {len(omitted)} chars omitted ...]\n"
+    return head + marker + tail
+
+
 def condense(
     pm,
     gate: str,

@@ -99,3 +99,15 @@ def test_a_parser_that_finds_nothing_failing_in_a_failed_run_passes_it_on(pm):
     evidence = condense(pm, "tests", "make check", output, 2, "/l/t.log")
     assert "FAILED tests/test_a.py::test_b - assert 1 == 2" in evidence
     assert summary_of(evidence, output) == "1 failed, 2 passed"
+
+
+def test_clip_middle_keeps_head_and_tail_at_line_boundaries():
+    from stepkit.evidence import clip_middle
+
+    text = "".join(f"line {i}\n" for i in range(1000))
+    clipped = clip_middle(text, 300, "log")
+    assert len(clipped) < 400
+    assert clipped.startswith("line 0\n") and clipped.endswith("line 999\n")
+    assert "[... log: " in clipped and " lines, " in clipped
+    assert all(line.startswith(("line ", "[... log")) for line in clipped.splitlines())
+    assert clip_middle("short", 300) == "short"

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stepkit.evidence import clip_middle
 from stepkit.redact import redact
 
 # Caps per inserted document, in characters.  Together they bound a request
@@ -146,16 +147,7 @@ def clip(text: Any, max_chars: int, label: str) -> str:
     over ``max_chars`` keeps its head (two thirds) and tail (one third),
     joined by a ``[... label: N lines omitted ...]`` marker.
     """
-    text = redact(_shrink_fences(str(text or "").replace("\r\n", "\n"), label))
-    if len(text) <= max_chars:
-        return text
-    head = text[: max_chars * 2 // 3]
-    head = head[: head.rfind("\n") + 1] or head
-    tail = text[len(text) - max_chars // 3:]
-    tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
-    omitted = text[len(head): len(text) - len(tail)]
-    marker = f"[... {label}: {omitted.count(chr(10))} lines, {len(omitted)} chars omitted ...]\n"
-    return head + marker + tail
+    return clip_middle(redact(_shrink_fences(str(text or "").replace("\r\n", "\n"), label)), max_chars, label)
 
 
 def _shrink_fences(text: str, label: str) -> str:
