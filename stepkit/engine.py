@@ -51,6 +51,7 @@ from pydantic import BaseModel
 from stepkit.errors import UsageError
 from stepkit.graph import Graph, Node, render_template
 from stepkit.pluginmanager import first_answer
+from stepkit.process import own_group, signal_group
 from stepkit.results import Outcome, Paused, Question, StageContext, StageFault, Usage
 from stepkit.runstore import RunDir, is_live, jsonable, redacted
 
@@ -84,7 +85,7 @@ class RunInterrupted(KeyboardInterrupt):
 
     @property
     def resume_command(self) -> str:
-        return f"stepkit resume {self.run_id} --project-dir {shlex.quote(self.project_dir)}"
+        return resume_command(self.run_id, self.project_dir)
 
 
 class _NodeTimeout(Exception):
@@ -221,11 +222,16 @@ def resume_run(
     return engine.drive(current)
 
 
+def resume_command(run_id: str, project_dir: str) -> str:
+    """The command that continues ``run_id``."""
+    return f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)}"
+
+
 def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
     """What a paused run prints: the question, the options and the exact
     command that answers it."""
     node, options = pending["node"], pending.get("options") or []
-    resume = f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)} --answer"
+    resume = f"{resume_command(run_id, project_dir)} --answer"
     lines = ["PAUSED", f"Run {run_id} is waiting for an answer at {node}:", "", pending["question"], ""]
     if pending.get("note"):
         lines[1:1] = [f"The answer was not accepted: {pending['note']}."]
@@ -355,17 +361,17 @@ class _Engine:
             try:
                 result = _call_with_timeout(fn, ctx, timeout, nid)
                 step = self._route(node, result)
-                step.usage = usage.add(_spent(ctx.usage, seed))
+                step.usage = usage.add(ctx.usage.since(seed))
                 return step
             except Paused:
-                self._apply({}, usage.add(_spent(ctx.usage, seed)))
+                self._apply({}, usage.add(ctx.usage.since(seed)))
                 raise
             except _NodeTimeout:
                 if run_limited:
                     reason = f"run timed out after {_secs(self.graph.timeout)} s"
                     self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
                     return _Step(self.graph.failure_node, "run timeout", {"failure_reason": reason},
-                                 usage.add(_spent(ctx.usage, seed)))
+                                 usage.add(ctx.usage.since(seed)))
                 text = f"node {nid} timed out after {_secs(timeout)} s"
             except StageFault as fault:
                 text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
@@ -373,7 +379,7 @@ class _Engine:
                 text = str(exc)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - any crash is routed, never raised
                 text = f"node {nid} crashed: {type(exc).__name__}: {exc}"
-            usage = usage.add(_spent(ctx.usage, seed))
+            usage = usage.add(ctx.usage.since(seed))
             self.run.event("node_fault", node=nid, attempt=attempt, attempts=attempts, error=text)
         updates = {**fault_updates, f"{nid}_fault": text, "last_fault_node": nid}
         updates["fault_note" if is_fault else "failure_reason"] = text
@@ -402,7 +408,7 @@ class _Engine:
 
     def _context(self, node: Node, usage: Usage) -> StageContext:
         """A node's context; ``usage`` is the run's usage before the node
-        (the engine adds back only what the node spent, see :func:`_spent`)."""
+        (the engine adds back only what the node spent, ``ctx.usage.since(usage)``)."""
         self._attempt += 1
         token = self._attempt
 
@@ -503,7 +509,7 @@ class _Engine:
                 text += f"\nReason: {reason}"
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
-        self._apply({}, _spent(ctx.usage, seed))
+        self._apply({}, ctx.usage.since(seed))
         self.cp["path"].append(nid)
         self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=node.exit_code,
                        output=text, finished_at=_now())
@@ -603,13 +609,15 @@ def _stop_commands(worker: threading.Thread, before: set[int]) -> None:
     after its commands; what is left gets SIGKILL.
     """
     groups = _child_groups() - before
-    _signal_groups(groups, signal.SIGINT)
+    for group in groups:
+        signal_group(group, signal.SIGINT)
     if groups:
         try:
             worker.join(INTERRUPT_GRACE_S)
         except KeyboardInterrupt:
             pass  # a second Ctrl-C: stop waiting
-    _signal_groups(groups & _child_groups(), signal.SIGKILL)
+    for group in groups & _child_groups():
+        signal_group(group, signal.SIGKILL)
 
 
 def _child_groups() -> set[int]:
@@ -626,35 +634,7 @@ def _child_groups() -> set[int]:
                 children.update(int(pid) for pid in fh.read().split())
         except OSError:
             continue
-    own = os.getpgrp()
-    groups = set()
-    for pid in children:
-        try:
-            if os.getpgid(pid) == pid != own:
-                groups.add(pid)
-        except OSError:
-            continue
-    return groups
-
-
-def _signal_groups(groups: set[int], sig: signal.Signals) -> None:
-    for group in groups:
-        try:
-            os.killpg(group, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _spent(after: Usage, before: Usage) -> Usage:
-    """What a node spent: its context's usage minus the run's usage it was
-    seeded with."""
-    return Usage(
-        input_tokens=after.input_tokens - before.input_tokens,
-        output_tokens=after.output_tokens - before.output_tokens,
-        cache_read_tokens=after.cache_read_tokens - before.cache_read_tokens,
-        cache_write_tokens=after.cache_write_tokens - before.cache_write_tokens,
-        cost_usd=round(after.cost_usd - before.cost_usd, 6),
-    )
+    return {pid for pid in children if own_group(pid)}
 
 
 def _default_stage_runner() -> StageRunner:

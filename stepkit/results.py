@@ -159,13 +159,17 @@ class Usage(BaseModel):
     cost_usd: float = 0.0
 
     def add(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            cost_usd=round(self.cost_usd + other.cost_usd, 6),
-        )
+        """This usage plus ``other``."""
+        return self._combine(other, 1)
+
+    def since(self, before: Usage) -> Usage:
+        """What was spent from ``before`` to this usage."""
+        return self._combine(before, -1)
+
+    def _combine(self, other: Usage, sign: int) -> Usage:
+        values = {name: getattr(self, name) + sign * getattr(other, name) for name in Usage.model_fields}
+        values["cost_usd"] = round(values["cost_usd"], 6)
+        return Usage(**values)
 
 
 class Outcome(BaseModel):
