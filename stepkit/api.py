@@ -97,21 +97,17 @@ def run_step(
     """
     from stepkit.config import load_config
     from stepkit.engine import start_run
-    from stepkit.graph import load_graph
     from stepkit.runstore import RunStore
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
-    the_graph = load_graph(graph)
+    the_graph = _load_graph(graph, config)
     initial = parse_sets(sets)
     settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial,
                          parse_answers(answers, the_graph), options)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     pm.hook.stepkit_configure(config=config, settings=settings)
-    if "run" in config.timeouts.model_fields_set:
-        the_graph.timeout = config.timeouts.run
-    state = {**the_graph.initial_state, **initial,
-             "prompt": settings["prompt"], "step_request": settings["step"]}
+    state = _initial_state(the_graph, settings)
     run = RunStore(project).create()
     try:
         result = start_run(the_graph, run, pm, settings, config, state, stage_runner)
@@ -140,7 +136,6 @@ def resume_run(
     """
     from stepkit.config import load_config
     from stepkit.engine import resume_run as resume
-    from stepkit.graph import load_graph
     from stepkit.runstore import RunStore
 
     project = resolve_project_dir(project_dir)
@@ -150,9 +145,7 @@ def resume_run(
     _rebase(checkpoint.setdefault("settings", {}), project)
     config = load_config(project)
     source = checkpoint.get("graph", "builtin")
-    the_graph = load_graph(None if source == "builtin" else source)
-    if "run" in config.timeouts.model_fields_set:
-        the_graph.timeout = config.timeouts.run
+    the_graph = _load_graph(None if source == "builtin" else source, config)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner)
@@ -246,7 +239,6 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
-    from stepkit.graph import load_graph
     from stepkit.results import Paused, StageContext, StageFault
     from stepkit.stages import STAGES
     from stepkit.stages import run_stage as run_one
@@ -260,8 +252,7 @@ def run_stage(
     settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial, {}, None)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     pm.hook.stepkit_configure(config=config, settings=settings)
-    state: dict[str, Any] = {**load_graph(None).initial_state, **initial,
-                             "prompt": settings["prompt"], "step_request": settings["step"]}
+    state = _initial_state(_load_graph(None, config), settings)
 
     def context(node: str) -> StageContext:
         return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
@@ -361,6 +352,23 @@ def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = No
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
     return report(PlanRepo.load(plans))
+
+
+def _load_graph(source: str | Path | None, config: Any) -> Any:
+    """The graph (None: the built-in step-runner), with the project's run
+    timeout when it sets one."""
+    from stepkit.graph import load_graph
+
+    graph = load_graph(source)
+    if "run" in config.timeouts.model_fields_set:
+        graph.timeout = config.timeouts.run
+    return graph
+
+
+def _initial_state(graph: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """The graph's initial state, the ``--set`` values, the prompt and the step asked for."""
+    return {**graph.initial_state, **settings["sets"], "prompt": settings["prompt"],
+            "step_request": settings["step"]}
 
 
 def _settings(project: Path, config: Any, prompt: str | None, step: int | str | None,
