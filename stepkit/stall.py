@@ -1,7 +1,7 @@
 """Stall detection for fix loops: the same failure twice means no progress.
 
-A failure's signature is the gate, the failing test or file ids and the first
-error line, normalised so that what changes from run to run without meaning
+A failure's signature is the gate, the failing test or file ids (as the
+evidence parsers listed them) and the first error line, normalised so that what changes from run to run without meaning
 anything (temporary paths, durations, line numbers, addresses, timestamps)
 does not make two identical failures look different.  Literal values in
 messages are kept: ``assert 3 == 4`` becoming ``assert 5 == 4`` is progress.
@@ -15,16 +15,10 @@ from stepkit.results import GateResult
 
 MAX_IDS = 20
 
-# failing test ids, per tool
-_ID_PATTERNS = tuple(re.compile(p, re.MULTILINE) for p in (
-    r"^(?:FAILED|ERROR)\s+(\S+::\S+)",  # pytest short summary
-    r"^(?:FAIL|ERROR):\s+(\w+)\s+\(([\w.]+)\)",  # unittest
-    r"^\s*--- FAIL:\s+(\S+)",  # go test
-    r"^test\s+(\S+)\s+\.\.\.\s+FAILED",  # cargo test
-    r"^\s*●\s+(.+?)\s*$",  # jest / vitest
-    r"^\s*(?:FAIL)\s+(\S+\.(?:[cm]?[jt]sx?))",  # jest file lines
-    r"^(\S+?):\d+(?::\d+)?:\s*(?:error|E\d+|F\d+|W\d+)\b",  # compilers, linters: file:line[:col]: error
-))
+# the heading of a list of failing ids in condensed evidence ("failing tests (2):"),
+# as every built-in parser renders it (plugins/evidence/_shared.render)
+_ID_LIST_HEADING = re.compile(r"^[a-z][a-z ]* \(\d+\):$")
+_ERRORS_HEADING = "first error of each failure:"
 # the line that names the error itself (preferred over banners like "Traceback …")
 _SPECIFIC_ERROR = re.compile(
     r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
@@ -69,7 +63,10 @@ def failure_signature(failure: GateResult | str) -> str:
     else:
         gate, text = "", str(failure)
     ids = _failing_ids(text)
-    return " | ".join((gate, ",".join(ids), _normalise(_first_error(text))))
+    # with the parsers' list of failures, their messages already say it; the
+    # tool's count line ("1 failed, 4 passed") is not an error
+    error = _first_error(text) if not ids or _ERRORS_HEADING in text else ""
+    return " | ".join((gate, ",".join(ids), _normalise(error)))
 
 
 def is_stalled(previous_signature: str | None, current: str | None) -> bool:
@@ -78,20 +75,41 @@ def is_stalled(previous_signature: str | None, current: str | None) -> bool:
 
 
 def _failing_ids(text: str) -> list[str]:
-    ids = set()
-    for pattern in _ID_PATTERNS:
-        for match in pattern.finditer(text):
-            ids.add(_normalise(" ".join(g for g in match.groups() if g)))
+    """The items of the evidence's failing-id lists: the parsers already found
+    them, so the stall check reads their result instead of parsing tools again."""
+    ids, in_list = set(), False
+    for line in text.splitlines():
+        if _ID_LIST_HEADING.match(line):
+            in_list = True
+        elif in_list and line.startswith("  ") and not line.startswith("   "):
+            ids.add(_normalise(line.strip()))
+        else:
+            in_list = False
     return sorted(ids)[:MAX_IDS]
 
 
 def _first_error(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    """The first error line: from the evidence's "first error of each failure"
+    section when a parser wrote one, else the most specific error-looking line."""
+    lines = text.splitlines()
+    if _ERRORS_HEADING in lines:
+        details = lines[lines.index(_ERRORS_HEADING) + 1:]
+        for line in details:
+            if line.startswith("    ") and line.strip():
+                return line.strip()[:300]
+            if not line.startswith("  "):
+                break
+    lines = [line.strip() for line in lines if line.strip() and not _is_frame(line)]
     for pattern in (_SPECIFIC_ERROR, _LOCATED_MESSAGE, _ERROR_LINE):
         for line in lines:
             if pattern.search(line) and not _is_summary(line):
                 return line[:300]
     return lines[0][:300] if lines else ""
+
+
+def _is_frame(line: str) -> bool:
+    """The evidence's own framing (command, exit code, summary, cut marker, list headings)."""
+    return line.startswith(("$ ", "exit code:", "summary:", "[kept ")) or bool(_ID_LIST_HEADING.match(line))
 
 
 def _is_summary(line: str) -> bool:

@@ -1,13 +1,29 @@
-"""Failure signatures: the same failure twice is no progress; noise is not a change."""
+"""Failure signatures: the same failure twice is no progress; noise is not a change.
+
+Gates are built the way the runner builds them: the raw output condensed by
+the built-in evidence parsers, whose lists the signature reads."""
 
 from __future__ import annotations
 
+import pytest
+
+from stepkit.evidence import condense
+from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 from stepkit.results import GateResult
 from stepkit.stall import failure_signature, is_stalled
 
 
-def gate(evidence: str, name: str = "tests", status: str = "fail") -> GateResult:
-    return GateResult(name=name, status=status, command="pytest -q", exit_code=1, evidence=evidence)
+@pytest.fixture(scope="module")
+def parsers():
+    return get_plugin_manager(builtins=[m for m in DEFAULT_PLUGINS if ".evidence." in m])
+
+
+@pytest.fixture
+def gate(parsers):
+    def make(output: str, command: str = "pytest -q", name: str = "tests", status: str = "fail") -> GateResult:
+        evidence = condense(parsers, name, command, output, 1, None)
+        return GateResult(name=name, status=status, command=command, exit_code=1, evidence=evidence)
+    return make
 
 
 PYTEST_RUN_1 = """\
@@ -19,18 +35,18 @@ FAILED tests/test_greet.py::test_greet - AssertionError: assert 'Hi Ann' == 'Hel
 1 failed, 4 passed in 0.31s
 """
 PYTEST_RUN_2 = (PYTEST_RUN_1.replace("pytest-17/test_x0", "pytest-18/test_x1")
-                .replace(":12:", ":14:").replace("0.31s", "1.07s"))
+                .replace(":12:", ":14:").replace("0.31s", "1.07s").replace("4 passed", "5 passed"))
 
 
-def test_noise_does_not_change_the_signature():
+def test_noise_does_not_change_the_signature(gate):
     first, second = failure_signature(gate(PYTEST_RUN_1)), failure_signature(gate(PYTEST_RUN_2))
     assert first == second
-    assert first == ("tests | tests/test_greet.py::test_greet | "
-                     "E AssertionError: assert 'Hi Ann' == 'Hello, Ann!'")
+    assert first == ("tests | FAILED tests/test_greet.py::test_greet - "
+                     "AssertionError: assert 'Hi Ann' == 'Hello, Ann!' | ")
     assert is_stalled(first, second)
 
 
-def test_a_different_value_or_test_is_progress():
+def test_a_different_value_or_test_or_gate_is_progress(gate):
     base = failure_signature(gate(PYTEST_RUN_1))
     other_value = failure_signature(gate(PYTEST_RUN_1.replace("'Hi Ann'", "'Hello Ann'")))
     other_test = failure_signature(gate(PYTEST_RUN_1.replace("::test_greet -", "::test_farewell -")))
@@ -39,21 +55,24 @@ def test_a_different_value_or_test_is_progress():
     assert not is_stalled(base, other_value)
 
 
-def test_python_traceback_names_the_exception_not_the_banner():
+def test_a_python_traceback_names_the_exception_not_the_banner(gate):
     text = ('Traceback (most recent call last):\n  File "/tmp/tmpab12cd34/check.py", line 3, in <module>\n'
             "    assert value == 'Hello, Ann!'\nAssertionError: greet returned 'attempt 1'\n")
-    assert failure_signature(gate(text)).endswith("| AssertionError: greet returned 'attempt 1'")
+    assert failure_signature(gate(text, "python check.py")).endswith("| AssertionError: greet returned 'attempt 1'")
 
 
-def test_ids_of_other_tools():
+def test_the_first_error_comes_from_the_parsers_error_section(gate):
+    cargo = ("test greet::tests::hello ... FAILED\n\nfailures:\n\n---- greet::tests::hello stdout ----\n"
+             "thread 'greet::tests::hello' panicked at src/lib.rs:9:5:\nassertion failed: left == right\n\n"
+             "failures:\n    greet::tests::hello\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored\n")
+    assert failure_signature(gate(cargo, "cargo test")) == "tests | greet::tests::hello | panicked at src/lib.rs:N"
+
+
+def test_ids_of_other_tools(gate):
     go = "--- FAIL: TestGreet (0.00s)\n    greet_test.go:9: got Hi\nFAIL\nFAIL\texample.com/g\t0.004s\n"
-    cargo = "test greet::tests::hello ... FAILED\n\nfailures:\n    greet::tests::hello\n"
-    unittest = "FAIL: test_greet (tests.test_greet.GreetTest)\nAssertionError: 'Hi' != 'Hello'\n"
     ruff = "src/app.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.\n"
-    assert failure_signature(gate(go)) == "tests | TestGreet | greet_test.go:N: got Hi"
-    assert failure_signature(gate(cargo)).startswith("tests | greet::tests::hello |")
-    assert failure_signature(gate(unittest)).startswith("tests | test_greet tests.test_greet.GreetTest |")
-    assert failure_signature(gate(ruff, name="lint")).startswith("lint | src/app.py |")
+    assert failure_signature(gate(go, "go test ./...")) == "tests | TestGreet | greet_test.go:N: got Hi"
+    assert failure_signature(gate(ruff, "ruff check .", "lint")).startswith("lint | src/app.py:N: F401")
 
 
 def test_addresses_and_timestamps_are_normalised():
@@ -63,13 +82,13 @@ def test_addresses_and_timestamps_are_normalised():
     assert failure_signature(one).startswith(" |  | ")
 
 
-def test_passing_and_not_run_gates_have_no_signature():
+def test_passing_and_not_run_gates_have_no_signature(gate):
     assert failure_signature(gate("ok", status="pass")) == ""
     assert failure_signature(gate("", status="not_run")) == ""
     assert not is_stalled("", "")
     assert not is_stalled(None, "tests | x | y")
 
 
-def test_a_timeout_says_so():
+def test_a_timeout_says_so(gate):
     signature = failure_signature(gate("collected 3 items\n", status="timeout"))
     assert signature == "tests |  | timed out"
