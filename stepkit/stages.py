@@ -223,11 +223,13 @@ def handoff(ctx: StageContext) -> Outcome:
 
 def pipeline_faults(state: dict[str, Any]) -> list[str]:
     """PIPELINE-FAULT lines for stages that did not run."""
+    from stepkit.handoff import REVIEW_FAULT, SWEEP_FAULT
+
     faults = []
     if state.get("edge_case_sweep_fault"):
-        faults.append(f"PIPELINE-FAULT: edge-case sweep did not run ({state['edge_case_sweep_fault']})")
+        faults.append(f"{SWEEP_FAULT} ({state['edge_case_sweep_fault']})")
     if state.get("independent_review_fault"):
-        faults.append(f"PIPELINE-FAULT: independent review did not run ({state['independent_review_fault']})")
+        faults.append(f"{REVIEW_FAULT} ({state['independent_review_fault']})")
     return faults
 
 
