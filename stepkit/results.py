@@ -58,6 +58,16 @@ class GateResult(BaseModel):
         """The gate ran, or tried to, and did not pass."""
         return self.status in FAILED_STATUSES
 
+    def status_line(self) -> str:
+        """The gate in one line, as every display shows it; a gate without a
+        command is said plainly not to be evidence of a pass."""
+        if self.status == "not_run":
+            return f"{self.name}: NOT RUN (no command; this is NOT evidence that {self.name} passed)"
+        exit_text = "none" if self.exit_code is None else self.exit_code
+        line = f"{self.name}: {self.status.upper()} (`{self.command}`, exit {exit_text}, {self.duration_s:.1f}s)"
+        summary = (self.summary.strip().splitlines() or [""])[0][:100]
+        return f"{line} — {summary}" if summary else line
+
     def public(self) -> dict[str, Any]:
         """The gate as the ``--json`` outputs show it."""
         return {key: getattr(self, key) for key in GATE_JSON_FIELDS}

@@ -331,11 +331,8 @@ def gates_report(state: dict[str, Any]) -> list[str]:
         gate = by_name.get(name)
         if gate is None:
             lines.append(f"- {name}: NOT RUN (the run ended before this gate)")
-        elif gate["status"] == "not_run":
-            lines.append(f"- {name}: NOT RUN (no command; this is NOT evidence that {name} passed)")
         else:
-            code = gate.get("exit_code")
-            lines.append(f"- {name}: {gate['status'].upper()} (`{gate.get('command')}`, exit {code}, {gate.get('duration_s', 0):.1f}s)")
+            lines.append(f"- {GateResult.model_validate(gate).status_line()}")
     return lines
 
 

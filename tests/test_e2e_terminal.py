@@ -169,7 +169,7 @@ def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(t
         term.read_until(r"> ")
         screen = term.screen
         for line in ("✓ resolve_step → orient", "✓ verify_build → verify_tests",
-                     "gate format: NOT RUN (not evidence of a pass)", "gate lint: PASS",
+                     "gate format: NOT RUN (no command; this is NOT evidence that format passed)", "gate lint: PASS",
                      "gate build: PASS", "gate tests: PASS"):
             assert line in screen, screen
         question = screen.rsplit("\ngate_user_review ──", 1)[1].splitlines()[1:]
@@ -248,7 +248,7 @@ def test_without_a_terminal_progress_is_one_plain_line_per_event(tmp_path):
     events = result.stderr.splitlines()
     assert re.fullmatch(r"\[\d\d:\d\d\.\d\] resolve_step \(script\) started", events[0]), events
     assert any(re.fullmatch(r"\[\d\d:\d\d\.\d\] verify_tests → edge_case_sweep \(\d+\.\d\ds\)", e) for e in events)
-    assert "  gate tests: PASS — " in result.stderr
+    assert "  gate tests: PASS (`" in result.stderr
     assert re.search(r"run \S+: PAUSED \(exit 5\)", events[-1])
     started = [e for e in events if e.endswith(" started")]
     finished = [e for e in events if " → " in e]

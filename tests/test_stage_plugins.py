@@ -235,7 +235,7 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     body = messages_api.requests[0].body
     assert not body.get("tools")
     prompt = first_user_blocks(messages_api)[1]["text"]
-    assert "- build: NOT RUN (no build command)" in prompt
+    assert "- build: NOT RUN (no command; this is NOT evidence that build passed)" in prompt
     assert "PIPELINE-FAULT: edge-case sweep did not run (engine: 529 overloaded)" in prompt
     assert "still open (review budget spent): 🔴 path traversal in export" in prompt
     assert "<document title=\"Problems to fix\">\n- missing section '## Deviations'" in prompt

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.text import Text
 
 import stepkit
-from stepkit.results import FAILED_STATUSES
+from stepkit.results import FAILED_STATUSES, GateResult
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "red", "error": "magenta", "not_run": "yellow"}
 GATE_NODES = {"verify_format_lint", "verify_build", "verify_tests"}
@@ -136,13 +136,7 @@ class _StatusLine:
 
 
 def _gate_line(gate: dict[str, Any]) -> str:
-    status = gate["status"]
-    summary = (str(gate.get("summary") or "").strip().splitlines() or [""])[0][:100]
-    if status == "not_run":
-        reason = summary.removeprefix("not run: ") or "no command"
-        return f"  gate {gate['name']}: NOT RUN (not evidence of a pass) — {reason}"
-    line = f"  gate {gate['name']}: {status.upper()} — {gate.get('command') or 'no command'} ({gate.get('duration_s', 0):.1f}s)"
-    return f"{line} · {summary}" if summary else line
+    return f"  gate {GateResult.model_validate(gate).status_line()}"
 
 
 def _clock(seconds: float) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from stepkit.evidence import clip_middle
 from stepkit.redact import redact
+from stepkit.results import GateResult
 
 # Caps per inserted document, in characters.  Together they bound a request
 # whatever the plan repo holds.
@@ -264,15 +265,7 @@ def _later_steps(later: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _gate_table(gates: Sequence[Mapping[str, Any]]) -> str:
-    rows = []
-    for gate in gates:
-        status = gate.get("status")
-        if status in ("not_run", "error"):
-            why = gate.get("summary") or ("the command could not run" if status == "error" else "")
-            rows.append(f"- {gate.get('name')}: NOT RUN" + (f" ({why})" if why else ""))
-        else:
-            rows.append(f"- {gate.get('name')}: {status}, exit code {gate.get('exit_code')}, "
-                        f"`{gate.get('command')}` — {gate.get('summary') or ''}".rstrip(" —"))
+    rows = [f"- {GateResult.model_validate(gate).status_line()}" for gate in gates]
     return "\n".join(rows) or "None recorded"
 
 
