@@ -135,8 +135,8 @@ def test_long_output_is_kept_bounded_and_the_sentinel_still_found(project):
     body = "yes 'line of coder chatter' | head -c 3000000\necho\necho CODER_REJECTED\n"
     result = stepkit_implement(make_ctx(project, coder=script(project, body)))
     assert result.sentinel == "CODER_REJECTED"
-    assert len(result.text) < command.HEAD_CHARS + command.TAIL_CHARS + 500
-    assert "characters omitted" in result.text
+    assert len(result.text) < command.HEAD_BYTES + command.TAIL_BYTES + 500
+    assert "bytes omitted" in result.text
     assert os.path.getsize(result.log) > 3_000_000
 
 

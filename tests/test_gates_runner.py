@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stepkit import gates, hookimpl
+from stepkit import hookimpl, process
 from stepkit.config import Config, Timeouts
 from stepkit.gates import resolve_commands, run_gate, run_gates
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
@@ -131,7 +131,7 @@ def test_timeout_kills_the_whole_process_group(pm, project):
     assert result.exit_code is None
     assert "timed out after 1 s" in result.evidence
     assert result.summary == "timed out after 1 s"
-    assert result.duration_s < 1 + gates.KILL_GRACE_S
+    assert result.duration_s < 1 + process.KILL_GRACE_S
     assert pid_gone(int((project / "grandchild.pid").read_text()))
 
 
@@ -143,7 +143,7 @@ def test_no_output_limit(pm, project):
 
 
 def test_a_group_that_ignores_sigterm_gets_sigkill(pm, project, monkeypatch):
-    monkeypatch.setattr(gates, "KILL_GRACE_S", 0.5)
+    monkeypatch.setattr(process, "KILL_GRACE_S", 0.5)
     command = "trap '' TERM; sh -c 'echo $$ > child.pid; exec sleep 300' & wait"
     result = gate(pm, project, command, timeout=1)
     assert result.status == "timeout"
@@ -155,7 +155,7 @@ def test_processes_left_behind_after_a_normal_exit_are_killed(pm, project):
     # the background sleep keeps the output pipe open after the shell exits
     result = gate(pm, project, "sleep 300 & echo $! > bg.pid; echo done")
     assert result.status == "pass"
-    assert result.duration_s < gates.DRAIN_S + 5
+    assert result.duration_s < process.DRAIN_S + 5
     assert pid_gone(int((project / "bg.pid").read_text()))
 
 

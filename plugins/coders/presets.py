@@ -37,7 +37,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from stepkit.plugins.coders.command import ProcessRun, find_sentinel, generic_result
+from stepkit.plugins.coders.command import find_sentinel, generic_result
+from stepkit.process import ProcessResult
 from stepkit.results import CoderResult
 
 DEFAULT_MAX_TURNS = 60
@@ -66,11 +67,13 @@ class Preset:
         """The shell command line (``review``: the read-only variant)."""
         return self.build(settings, review)
 
-    def parse(self, run: ProcessRun) -> CoderResult:
-        """Turn one run of the tool into a :class:`CoderResult`."""
+    def parse(self, run: ProcessResult, stream_sentinel: str | None) -> CoderResult:
+        """Turn one run of the tool into a :class:`CoderResult`
+        (``stream_sentinel``: the last sentinel line of its raw output, which
+        decides when its format cannot be read)."""
         parsed = self.read(run.output) if run.output.strip() else None
         if run.crash() or parsed is None:
-            result = generic_result(run)
+            result = generic_result(run, stream_sentinel)
             if parsed is None and not run.crash():
                 result.text += f"\n[stepkit: could not read {self.name}'s output format; judged by exit code]"
             return result

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stepkit import process
 from stepkit.redact import redact
 from stepkit.snapshot import DEFAULT_EXCLUDE
 
@@ -246,18 +245,11 @@ class _Workspace:
     def run_command(self, args: dict[str, Any]) -> str:
         timeout = min(max(int(args.get("timeout") or _COMMAND_TIMEOUT_S), 1), _COMMAND_MAX_TIMEOUT_S)
         env = {k: v for k, v in os.environ.items() if k not in _HIDDEN_ENV}
-        proc = subprocess.Popen(
-            args["command"], shell=True, cwd=self.root, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            out, _ = proc.communicate(timeout=timeout)
-            status = f"exit code: {proc.returncode}"
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            status = f"timed out after {timeout} s (killed)"
-        return f"{status}\n{out.decode('utf-8', errors='replace')}"
+        result = process.run(args["command"], cwd=self.root, env=env, timeout=timeout)
+        if result.start_error:
+            raise ToolError(f"could not start the command: {result.start_error}")
+        status = f"{result.expired} (killed)" if result.expired else f"exit code: {result.exit_code}"
+        return f"{status}\n{result.output}"
 
     def write_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])

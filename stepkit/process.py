@@ -1,0 +1,449 @@
+"""Run a shell command the way every stepkit command runs: gates, external
+coders and reviewers, and the model's ``run_command`` tool.
+
+The command runs through the shell in its own process group (a new session).
+Its stdout and stderr, merged, stream to an optional log file with secrets
+masked line by line (:func:`stepkit.redact.redact`; a secret split across
+reads is still seen whole); memory stays bounded however large the output,
+only its head and a rolling tail are kept.  A wall-clock limit and a
+no-output limit end the whole group: SIGTERM, :data:`KILL_GRACE_S` to exit,
+then SIGKILL.  When the command ends, whatever it left running in its group
+is killed and, with this process as their subreaper, reaped.
+
+A group is only ever signalled when it is verified to be the new group of a
+child of this process (:func:`own_group`); otherwise only the process itself
+is.  Fake processes (pytest-subprocess) report made-up pids such as 1, and
+signalling group 1 kills far more than the command.
+
+One reader thread per output pipe, a writer thread for stdin and
+``proc.wait(timeout)`` in the caller's thread: that is all a process object
+needs to offer, so fake processes run through the same code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from stepkit.redact import redact
+
+#: Bytes of the start of the output kept in memory by default.
+HEAD_BYTES = 256 * 1024
+#: Bytes of the end of the output kept in memory by default.
+TAIL_BYTES = 2 * 1024 * 1024
+#: Seconds between SIGTERM and SIGKILL when a limit expires.
+KILL_GRACE_S = 5.0
+#: Seconds to wait for the output to close once the group is dead (a process
+#: that left the group with setsid may hold it open forever).
+DRAIN_S = 2.0
+#: Shell exit codes that mean the command could not be run at all.
+NOT_RUNNABLE = {126: "not executable", 127: "command not found"}
+
+_READ_CHUNK = 256 * 1024
+#: A line longer than this is written out without waiting for its newline.
+_MAX_PENDING = 1024 * 1024
+_DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """How one command ran.
+
+    :ivar exit_code: the exit status (negative: killed by that signal; None:
+        never started).
+    :ivar expired: the limit that ended it (``timed out after N s``,
+        ``timed out: no output for N s``), or None.
+    :ivar start_error: why it could not be started (the spawn failed), or None.
+    :ivar output: stdout+stderr with secrets masked; for a large output its
+        head and tail joined by a ``[... N bytes omitted ...]`` line.
+    :ivar lines: lines of output (a last line without newline counts).
+    :ivar size: bytes of output (after masking), all of it.
+    :ivar log: the log file with the whole masked output, or None.
+    """
+
+    command: str
+    exit_code: int | None
+    expired: str | None
+    start_error: str | None
+    output: str
+    lines: int
+    size: int
+    duration_s: float
+    log: str | None
+
+    def crash(self, who: str = "the command") -> str | None:
+        """One line saying why the run did not end on its own terms (a limit
+        expired, it could not start, a signal killed it), or None."""
+        if self.expired:
+            return f"{who} {self.expired}; its process group was killed"
+        if self.start_error:
+            return f"{who} could not start: {self.start_error}"
+        if self.exit_code in NOT_RUNNABLE:
+            return f"{who} could not start: {NOT_RUNNABLE[self.exit_code]} (exit {self.exit_code}): {self.command}"
+        sig = signal_of(self.exit_code)
+        if sig is not None:
+            return f"{who} was killed by signal {signal_name(sig)}"
+        return None
+
+
+def run(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    stdin_text: str | None = None,
+    timeout: float | None = None,
+    no_output_timeout: float | None = None,
+    log_path: Path | None = None,
+    on_text: Callable[[str], None] | None = None,
+    head_bytes: int = HEAD_BYTES,
+    tail_bytes: int = TAIL_BYTES,
+) -> ProcessResult:
+    """Run ``command`` through the shell in ``cwd``, in its own process group.
+
+    :param env: its environment (default: this process's).
+    :param stdin_text: written to its stdin (default: stdin is /dev/null).
+    :param timeout: wall-clock limit in seconds (None: none).
+    :param no_output_timeout: limit in seconds without any output (None: none).
+    :param log_path: where the whole masked output is written (truncated
+        first; None: no log).
+    :param on_text: called, in a reader thread, with each masked block of
+        whole lines as it arrives, including what is not kept in memory.
+    :param head_bytes: bytes of the start of the output kept for ``output``.
+    :param tail_bytes: bytes of the end of the output kept for ``output``.
+    """
+    start = time.monotonic()
+    exit_code = expired = start_error = None
+    with (open(log_path, "wb") if log_path is not None else contextlib.nullcontext()) as log:
+        capture = _Capture(log, head_bytes, tail_bytes, on_text)
+        with _SUBREAPER:
+            try:
+                proc = subprocess.Popen(
+                    command, shell=True, cwd=cwd, env=dict(env) if env is not None else None,
+                    stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                )
+            except OSError as exc:
+                start_error = _spawn_error(exc)
+                capture.feed(f"could not start the command: {start_error}\n".encode())
+                capture.close()
+            else:
+                expired = _supervise(proc, capture, stdin_text, timeout, no_output_timeout)
+                exit_code = proc.returncode
+    return ProcessResult(
+        command=command, exit_code=exit_code, expired=expired, start_error=start_error,
+        output=capture.text(), lines=capture.lines, size=capture.size,
+        duration_s=round(time.monotonic() - start, 3), log=str(log_path) if log_path is not None else None,
+    )
+
+
+def signal_of(exit_code: int | None) -> int | None:
+    """The signal that ended the process: a negative status, or the shell's
+    128+N for a child it did not exec; None for a normal exit."""
+    if exit_code is None:
+        return None
+    if exit_code < 0:
+        return -exit_code
+    if 128 < exit_code < 128 + signal.NSIG:
+        return exit_code - 128
+    return None
+
+
+def signal_name(sig: int) -> str:
+    """``SIGKILL (9)``; the bare number for an unknown signal."""
+    try:
+        return f"{signal.Signals(sig).name} ({sig})"
+    except ValueError:
+        return str(sig)
+
+
+def own_group(pid: int) -> int | None:
+    """``pid`` when it leads its own process group and is a child of this
+    process (a command started with ``start_new_session``); else None: that
+    group is not ours to signal."""
+    if pid <= 1:
+        return None
+    try:
+        if os.getpgid(pid) != pid or pid == os.getpgrp():
+            return None
+        stat = Path(f"/proc/{pid}/stat")
+        if stat.exists() and int(stat.read_text().rsplit(")", 1)[1].split()[1]) != os.getpid():
+            return None
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid
+
+
+def signal_group(group: int, sig: int) -> None:
+    """Send ``sig`` to process group ``group`` (one that is gone already is fine)."""
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# -- supervising a running command ---------------------------------------------
+
+
+def _supervise(
+    proc: subprocess.Popen, capture: _Capture, stdin_text: str | None,
+    timeout: float | None, no_output_timeout: float | None,
+) -> str | None:
+    """Feed stdin, copy the output to ``capture`` and wait for the command,
+    enforcing the limits; kill and reap what it leaves behind.  Returns the
+    limit that expired, if any."""
+    group = own_group(getattr(proc, "pid", 0) or 0)
+    reader = _Reader(proc.stdout, capture)
+    reader.start()
+    if stdin_text is not None:
+        threading.Thread(target=_write_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
+    expired = None
+    try:
+        expired = _wait(proc, reader, timeout, no_output_timeout)
+        if expired is not None:
+            _terminate(proc, group)
+    finally:
+        # Whatever the command left running would hold the output open forever.
+        # The leader may be reaped already: while any member of its group
+        # lives, the group id cannot be handed to a new process.
+        _signal(proc, group, signal.SIGKILL)
+        proc.wait()
+        if group is not None:
+            _reap_group(group)
+        reader.join(DRAIN_S)
+        capture.close(_DETACHED_NOTE if reader.is_alive() else "")
+    if reader.error is not None:
+        raise reader.error  # e.g. the log's disk is full: the caller's failure, as if it had read itself
+    return expired
+
+
+def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_output_timeout: float | None) -> str | None:
+    """Wait for the command to exit, waking at the nearest deadline; the limit
+    that expired first, or None when it exited in time."""
+    start = time.monotonic()
+    while True:
+        limits = []
+        if timeout:
+            limits.append((start + timeout, f"timed out after {timeout:g} s"))
+        if no_output_timeout:
+            limits.append((reader.last_output + no_output_timeout, f"timed out: no output for {no_output_timeout:g} s"))
+        if not limits:
+            proc.wait()
+            return None
+        deadline, reason = min(limits)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return reason
+        try:
+            proc.wait(timeout=left)
+            return None
+        except subprocess.TimeoutExpired:
+            continue  # a deadline passed, or output moved the no-output one
+
+
+def _terminate(proc: subprocess.Popen, group: int | None) -> None:
+    """SIGTERM, then up to :data:`KILL_GRACE_S` for the command to exit (the
+    caller sends the SIGKILL)."""
+    _signal(proc, group, signal.SIGTERM)
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _signal(proc: subprocess.Popen, group: int | None, sig: int) -> None:
+    """Signal the verified group; without one, only the process, if it runs."""
+    if group is not None:
+        signal_group(group, sig)
+    elif proc.poll() is None:
+        proc.send_signal(sig)
+
+
+def _reap_group(group: int) -> None:
+    """Reap the group's processes that were handed to us as their subreaper."""
+    while True:
+        try:
+            os.waitpid(-group, 0)
+        except ChildProcessError:
+            return
+
+
+def _write_stdin(stream: IO[bytes], text: str) -> None:
+    try:
+        with stream:
+            stream.write(text.encode("utf-8"))
+    except (OSError, ValueError):
+        pass  # a command that does not read its stdin is fine
+
+
+def _spawn_error(exc: OSError) -> str:
+    where = f": {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or exc}{where} ({type(exc).__name__})"
+
+
+class _Reader(threading.Thread):
+    """Copies one output pipe into the capture until it closes, noting when
+    output last arrived (the no-output limit) and what went wrong, if
+    anything (for the caller to raise)."""
+
+    def __init__(self, stream: IO[bytes], capture: _Capture):
+        super().__init__(name="stepkit-output", daemon=True)
+        self._stream = stream
+        self._capture = capture
+        self.last_output = time.monotonic()
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            with self._stream:
+                while chunk := self._stream.read1(_READ_CHUNK):
+                    self.last_output = time.monotonic()
+                    self._capture.feed(chunk)
+        except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            self.error = exc
+
+
+class _Subreaper:
+    """While any command runs, this process is the reaper of its orphaned
+    descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a killed grandchild is then
+    reaped here instead of lingering as a zombie where PID 1 does not reap
+    (containers).  Counted, so concurrent commands share it; the previous
+    setting is restored when the last one ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._previous = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._users == 0 and sys.platform.startswith("linux"):
+                self._previous = self._prctl(37)  # PR_GET_CHILD_SUBREAPER
+                self._prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+            self._users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and sys.platform.startswith("linux"):
+                self._prctl(36, self._previous)
+
+    @staticmethod
+    @functools.cache
+    def _libc():
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+
+    def _prctl(self, option: int, value: int | None = None) -> int:
+        import ctypes
+
+        if value is not None:
+            return self._libc().prctl(option, value, 0, 0, 0)
+        current = ctypes.c_int(0)
+        self._libc().prctl(option, ctypes.byref(current), 0, 0, 0)
+        return current.value
+
+
+_SUBREAPER = _Subreaper()
+
+
+class _Capture:
+    """Masks the output line by line, streams it to the log and keeps only
+    its head and a rolling tail in memory.  Fed by the reader thread; once
+    closed it takes nothing more."""
+
+    def __init__(self, log: BinaryIO | None, head_bytes: int, tail_bytes: int,
+                 on_text: Callable[[str], None] | None):
+        self._log = log
+        self._head_bytes = head_bytes
+        self._tail_bytes = tail_bytes
+        self._on_text = on_text
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pending = b""
+        self._head = bytearray()
+        self._tail: deque[bytes] = deque()
+        self._tail_size = 0
+        self.size = 0
+        self._newlines = 0
+        self._last_byte = b""
+
+    def feed(self, data: bytes) -> None:
+        """Take a chunk; whole lines are masked and kept, a partial last line
+        waits for the next chunk (so a secret split across chunks is still
+        seen whole)."""
+        with self._lock:
+            if self._closed:
+                return
+            data = self._pending + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) < _MAX_PENDING:
+                self._pending = data
+                return
+            if cut == 0:
+                cut = len(data)
+            self._pending = data[cut:]
+            self._keep(data[:cut])
+
+    def close(self, note: str = "") -> None:
+        """Keep a final line that had no newline, then ``note``; take no more."""
+        with self._lock:
+            for block in (self._pending, note.encode()):
+                if block:
+                    self._keep(block)
+            self._pending = b""
+            self._closed = True
+            if self._log is not None:
+                self._log.flush()
+
+    @property
+    def lines(self) -> int:
+        """Lines kept so far (a last line without newline counts)."""
+        return self._newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
+
+    def _keep(self, block: bytes) -> None:
+        masked = redact(block.decode("utf-8", "surrogateescape"))
+        if self._on_text is not None:
+            self._on_text(masked)
+        block = masked.encode("utf-8", "surrogateescape")
+        if self._log is not None:
+            self._log.write(block)
+        self.size += len(block)
+        self._newlines += block.count(b"\n")
+        self._last_byte = block[-1:]
+        room = self._head_bytes - len(self._head)
+        if room > 0:
+            self._head += block[:room]
+            block = block[room:]
+        if block:
+            self._tail.append(block)
+            self._tail_size += len(block)
+            while self._tail and self._tail_size - len(self._tail[0]) >= self._tail_bytes:
+                self._tail_size -= len(self._tail.popleft())
+
+    def text(self) -> str:
+        """The whole output, or for a large one its head and tail joined by a
+        ``[... N bytes omitted ...]`` line (both cut at line boundaries)."""
+        head, tail = bytes(self._head), b"".join(self._tail)[-self._tail_bytes:]
+        if len(head) + len(tail) >= self.size:
+            return (head + tail).decode("utf-8", "replace")
+        head = head[: head.rfind(b"\n") + 1] or head
+        tail = tail[tail.find(b"\n") + 1:] or tail
+        omitted = self.size - len(head) - len(tail)
+        return (
+            head.decode("utf-8", "replace")
+            + f"[... {omitted} bytes omitted ...]\n"
+            + tail.decode("utf-8", "replace")
+        )

@@ -1,0 +1,83 @@
+"""The process runner on its own: stdin, no log, the stream callback, the
+subreaper, group safety and exit-code interpretation.  Limits, group kills
+and bounded logs are exercised through the gates and coders that use it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+from stepkit import process
+from stepkit.process import ProcessResult, own_group, signal_name, signal_of
+
+
+def result(exit_code: int | None, expired: str | None = None) -> ProcessResult:
+    return ProcessResult(command="tool --go", exit_code=exit_code, expired=expired, start_error=None,
+                         output="", lines=0, size=0, duration_s=0.0, log=None)
+
+
+def test_stdin_text_reaches_the_command_and_no_log_is_written(tmp_path):
+    run = process.run("tr a-z A-Z", cwd=tmp_path, stdin_text="hello\nworld")
+    assert (run.exit_code, run.output, run.lines, run.size, run.log) == (0, "HELLO\nWORLD", 2, 11, None)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_on_text_sees_what_memory_does_not_keep(tmp_path):
+    seen = []
+    command = "seq 1 20000; echo 'marker line'; seq 1 20000"
+    run = process.run(command, cwd=tmp_path, log_path=tmp_path / "out.log", on_text=seen.append,
+                      head_bytes=1000, tail_bytes=1000)
+    assert "marker line" not in run.output and "bytes omitted ...]" in run.output
+    assert any("marker line\n" in text for text in seen)
+    assert "".join(seen) == (tmp_path / "out.log").read_text()
+    assert run.lines == 40001
+
+
+def test_the_subreaper_is_set_while_a_command_runs_and_restored_after(tmp_path):
+    before = process._SUBREAPER._prctl(37)
+    during = []
+    process.run("echo x", cwd=tmp_path, on_text=lambda _: during.append(process._SUBREAPER._prctl(37)))
+    assert during == [1]
+    assert process._SUBREAPER._prctl(37) == before
+
+
+def test_a_fake_process_is_never_signalled_as_a_group(tmp_path, fp, monkeypatch):
+    signalled = []
+    monkeypatch.setattr(os, "killpg", lambda group, sig: signalled.append(group))
+    fp.register("claude -p", stdout="done\n", returncode=3)
+    run = process.run("claude -p", cwd=tmp_path, stdin_text="prompt", timeout=30)
+    assert (run.exit_code, run.output) == (3, "done\n")
+    assert signalled == []
+
+
+def test_only_our_own_new_group_is_ours(tmp_path):
+    assert own_group(1) is None and own_group(0) is None
+    ours = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    shared = subprocess.Popen(["sleep", "30"])
+    try:
+        assert own_group(ours.pid) == ours.pid
+        assert own_group(shared.pid) is None
+    finally:
+        for proc in (ours, shared):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_command_that_cannot_start(tmp_path):
+    run = process.run("true", cwd=tmp_path / "missing", log_path=tmp_path / "out.log")
+    assert run.exit_code is None
+    assert run.start_error == f"No such file or directory: {tmp_path / 'missing'} (FileNotFoundError)"
+    assert (tmp_path / "out.log").read_text() == f"could not start the command: {run.start_error}\n"
+    assert run.crash("the coder") == f"the coder could not start: {run.start_error}"
+
+
+def test_exit_codes_are_interpreted():
+    assert [signal_of(code) for code in (None, 0, 1, 127, -9, 137, 255)] == [None, None, None, None, 9, 9, None]
+    assert signal_name(9) == "SIGKILL (9)" and signal_name(200) == "200"
+    assert result(exit_code=1).crash() is None
+    assert result(exit_code=127).crash() == "the command could not start: command not found (exit 127): tool --go"
+    assert result(exit_code=126).crash("the coder") == "the coder could not start: not executable (exit 126): tool --go"
+    assert result(exit_code=-signal.SIGTERM).crash() == "the command was killed by signal SIGTERM (15)"
+    assert result(exit_code=-15, expired="timed out after 2 s").crash("the reviewer") == (
+        "the reviewer timed out after 2 s; its process group was killed")
