@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from stepkit.fsutil import atomic_write
+from stepkit.plan import DocumentError, parse_document, track_fence
 from stepkit.results import GateResult
 
 #: The handoff's sections, all required, in this order.
@@ -46,7 +47,6 @@ RESULTS: tuple[str, ...] = ("complete", "partial", "blocked")
 SWEEP_FAULT = "PIPELINE-FAULT: edge-case sweep did not run"
 REVIEW_FAULT = "PIPELINE-FAULT: independent review did not run"
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _PASS_WORDS = re.compile(r"\b(pass|passed|passes|passing|succeeded|successful)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(not|never|no|without|skipped)\b|n't\b", re.IGNORECASE)
@@ -129,7 +129,7 @@ def _prose(value: Any) -> str:
         return "None"
     out, fence = [], None
     for line in text.split("\n"):
-        fence = _track_fence(line, fence)
+        fence = track_fence(line, fence)
         if fence is None and re.match(r"^#{1,2}\s", line):
             line = "### " + line.lstrip("#").lstrip()
         out.append(line)
@@ -249,7 +249,7 @@ def split_sections(body: str) -> tuple[dict[str, str], list[str]]:
     fence = None
     for line in body.split("\n"):
         was_in_fence = fence is not None
-        fence = _track_fence(line, fence)
+        fence = track_fence(line, fence)
         match = None if was_in_fence else _HEADING.match(line)
         if match:
             if current is not None:
@@ -266,18 +266,12 @@ def split_sections(body: str) -> tuple[dict[str, str], list[str]]:
 
 def _check_frontmatter(text: str) -> tuple[list[str], str]:
     """Return the frontmatter problems and the body after the frontmatter."""
-    match = re.match(r"\A---[ \t]*\n(.*?)^---[ \t]*(?:\n|\Z)", text, re.DOTALL | re.MULTILINE)
-    if not match:
-        missing = "frontmatter missing: the file must start with a '---' block (step, title, result)"
-        return [missing], text
-    body = text[match.end():]
+    if not text.lstrip("\ufeff").lstrip().startswith("---"):
+        return ["frontmatter missing: the file must start with a '---' block (step, title, result)"], text
     try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        first = str(exc).strip().splitlines()[0]
-        return [f"frontmatter is not valid YAML: {first}"], body
-    if not isinstance(data, dict):
-        return ["frontmatter is not a mapping of keys to values"], body
+        data, body = parse_document(text)
+    except DocumentError as exc:
+        return [str(exc)], text
     result = data.get("result")
     if result is None:
         return ["frontmatter has no 'result' (expected complete, partial or blocked)"], body
@@ -337,7 +331,7 @@ def _check_not_run_claims(not_run: Iterable[str], body: str) -> list[str]:
     lines, fence = [], None
     for line in body.split("\n"):
         was_in_fence = fence is not None
-        fence = _track_fence(line, fence)
+        fence = track_fence(line, fence)
         if not was_in_fence and fence is None:
             lines.append(line)
     for name in not_run:
@@ -348,19 +342,6 @@ def _check_not_run_claims(not_run: Iterable[str], body: str) -> list[str]:
                                 f"{line.strip()[:160]}")
                 break
     return problems
-
-
-def _track_fence(line: str, fence: str | None) -> str | None:
-    """Follow code fences line by line: return the open fence marker or None."""
-    match = _FENCE.match(line)
-    if not match:
-        return fence
-    marker = match.group(1)
-    if fence is None:
-        return marker
-    if marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker):]:
-        return None
-    return fence
 
 
 # -- files -------------------------------------------------------------------

@@ -549,22 +549,30 @@ def _with_status_value(line: str, status: str) -> str:
     return f"{key}{status}{rest}"
 
 
+def track_fence(line: str, fence: str | None) -> str | None:
+    """Follow markdown code fences line by line: the marker of the fence open
+    after ``line`` (``fence`` is the one open before it), or None."""
+    match = _FENCE.match(line)
+    if not match:
+        return fence
+    marker = match.group(1)
+    if fence is None:
+        return marker
+    if marker[0] == fence[0] and len(marker) >= len(fence) and not line[match.end():].strip():
+        return None
+    return fence
+
+
 def _section_span(lines: list[str], start: int, name: str) -> tuple[int, int] | None:
     """(heading index, end index) of the first section called ``name``."""
     wanted = " ".join(name.split()).lower()
-    fence = ""
+    fence: str | None = None
     section: tuple[int, int] | None = None
     for i in range(start, len(lines)):
         line = lines[i].rstrip("\r\n")
-        fence_match = _FENCE.match(line)
-        if fence:
-            closing = fence_match and fence_match.group(1)
-            if closing and closing[0] == fence[0] and len(closing) >= len(fence) \
-                    and not line[fence_match.end():].strip():
-                fence = ""
-            continue
-        if fence_match:
-            fence = fence_match.group(1)
+        was_in_fence = fence is not None
+        fence = track_fence(line, fence)
+        if was_in_fence or fence is not None:
             continue
         heading = _HEADING.match(line)
         if heading is None:

@@ -30,8 +30,8 @@ def test_rendered_handoff_is_valid():
 
 @pytest.mark.parametrize("front, problem", [
     ("", "frontmatter missing"),
-    ("---\nresult: [unclosed\n---\n", "frontmatter is not valid YAML"),
-    ("---\n- a list\n---\n", "frontmatter is not a mapping"),
+    ("---\nresult: [unclosed\n---\n", "malformed frontmatter: did not find expected"),
+    ("---\n- a list\n---\n", "malformed frontmatter: a YAML list, not a mapping"),
     ("---\nstep: 2\n---\n", "frontmatter has no 'result'"),
     ("---\nresult: done\n---\n", "frontmatter result is 'done'"),
 ])
