@@ -101,7 +101,9 @@ class BuiltinCoder:
 
         ctx = self.ctx
         spent_before = ctx.usage.cost_usd
-        self.before = scope.take_snapshot(ctx.project_dir, ctx.plans_dir)
+        # file ids, not a full scope snapshot: the stage adapter keeps the
+        # step's snapshot; the coder only names the files its round changed
+        self.before = scope.file_ids(ctx.project_dir)
         engine = make_engine(self.engine_spec, ctx)
         try:
             plan = self._plan(engine)
@@ -216,7 +218,9 @@ class BuiltinCoder:
         is then the reason, and the last line)."""
         from stepkit import scope
 
-        changed = scope.changed_files(self.before, self.ctx.project_dir)
+        plans = self.ctx.plans_dir.resolve()
+        changed = [path for path in scope.changed_between(self.before, scope.file_ids(self.ctx.project_dir))
+                   if not (self.ctx.project_dir.resolve() / path).is_relative_to(plans)]
         lines = [f"Built-in coder: {report}"]
         if plan is not None:
             lines.append(f"Plan: complexity {plan.complexity}/10; files to touch: "
