@@ -18,9 +18,6 @@ from typing import Any
 from stepkit.hookspecs import hookimpl
 from stepkit.results import Paused, Question
 
-#: Gate statuses in a question's text, coloured as the progress display does.
-STATUS_STYLES = ((r"\bPASS\b", "green"), (r"\b(FAIL|TIMEOUT)\b", "red"), (r"\bNOT RUN\b", "yellow"),
-                 (r"\bERROR\b", "magenta"))
 
 
 @hookimpl(trylast=True)
@@ -81,7 +78,9 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
 def _styled(text: str) -> Any:
     from rich.text import Text
 
+    from stepkit.plugins.observers.progress import STATUS_STYLE
+
     styled = Text(text)
-    for pattern, style in STATUS_STYLES:
-        styled.highlight_regex(pattern, style)
+    for status, style in STATUS_STYLE.items():  # gate statuses coloured as the live view does
+        styled.highlight_regex(rf"\b{status.upper().replace('_', ' ')}\b", style)
     return styled
