@@ -19,7 +19,6 @@ from stepkit.hookspecs import hookimpl
 from stepkit.results import Paused, Question
 
 
-
 @hookimpl(trylast=True)
 def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
     """A given answer, else a terminal prompt, else :class:`Paused`."""
