@@ -94,7 +94,7 @@ def take_snapshot(
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     snap.plan_files = {rel: store.put_file(plans / rel, PLAN_FILE_LIMIT, text_only=False)
-                       for rel in _walk(plans)}
+                       for rel in walk_files(plans)}
     if plan_only:
         return snap
     git = _git_location(project)
@@ -107,7 +107,7 @@ def take_snapshot(
                 snap.files[rel] = store.put_file(project / rel, STORE_FILE_LIMIT)
     else:
         snap.mode = "files"
-        for rel in _walk(project, EXCLUDED_DIRS):
+        for rel in walk_files(project, EXCLUDED_DIRS):
             if _excluded(rel, skip):
                 continue
             st = (project / rel).lstat()
@@ -168,7 +168,7 @@ def restore_plan_repo(before: Snapshot, project_dir: Path, plans_dir: Path) -> l
             continue
         atomic_write(path, data)
         undone.append(f"{shown} ({'deleted' if current is None else 'modified'}; restored)")
-    for rel in _walk(plans):
+    for rel in walk_files(plans):
         if rel not in before.plan_files:
             (plans / rel).unlink()
             undone.append(f"{_display(plans / rel, project)} (added; removed)")
@@ -220,7 +220,7 @@ def file_ids(project_dir: Path) -> dict[str, str]:
         for rel in _git_dirty(probe):
             ids[rel] = _blob_id(project / rel)
     else:
-        for rel in _walk(project, EXCLUDED_DIRS):
+        for rel in walk_files(project, EXCLUDED_DIRS):
             ids[rel] = _blob_id(project / rel)
     return {rel: i for rel, i in ids.items() if i is not None and not _excluded(rel, None)}
 
@@ -252,7 +252,7 @@ def _changes(before: Snapshot, project_dir: Path) -> list[tuple[str, str | None,
         old_ids = _git_before_ids(before, project)
         new_ids = {rel: _blob_id(project / rel) for rel in old_ids}
     else:
-        now = {rel: (project / rel).lstat() for rel in _walk(project, EXCLUDED_DIRS)}
+        now = {rel: (project / rel).lstat() for rel in walk_files(project, EXCLUDED_DIRS)}
         old_ids = {rel: before.files.get(rel) for rel in set(now) | set(before.files)}
         new_ids = {}
         for rel in old_ids:
@@ -356,7 +356,7 @@ def _project_rel(repo_path: str, prefix: str) -> str | None:
 # -- files and the object store ------------------------------------------------
 
 
-def _walk(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> list[str]:
+def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> list[str]:
     """Relative posix paths of the files (and symlinks) under ``root``."""
     if not root.is_dir():
         return []

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from stepkit import process
+from stepkit.evidence import clip_middle
 from stepkit.redact import redact
-from stepkit.snapshot import DEFAULT_EXCLUDE
+from stepkit.scope import EXCLUDED_DIRS, walk_files
 
 MAX_OUTPUT_CHARS = 16_000
 ERROR_PREFIX = "error: "
@@ -59,10 +60,10 @@ class Tool:
             _check_args(self.input_schema, args)
             text = self.handler(args)
         except ToolError as exc:
-            return condense_text(redact(f"{ERROR_PREFIX}{exc}")), True
+            return clip_middle(redact(f"{ERROR_PREFIX}{exc}"), MAX_OUTPUT_CHARS), True
         except (OSError, ValueError) as exc:
-            return condense_text(redact(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}")), True
-        return condense_text(redact(text)), False
+            return clip_middle(redact(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"), MAX_OUTPUT_CHARS), True
+        return clip_middle(redact(text), MAX_OUTPUT_CHARS), False
 
     def run(self, args: dict[str, Any]) -> str:
         """Run the tool and return the text the model sees."""
@@ -99,14 +100,6 @@ def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = ()) -> list[
              ws.edit_file),
     ]
 
-
-def condense_text(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
-    """Cap ``text`` at about ``limit`` characters, keeping its head and tail."""
-    if len(text) <= limit:
-        return text
-    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
-    omitted = len(text) - len(head) - len(tail)
-    return f"{head}\n[... {omitted} characters omitted ...]\n{tail}"
 
 
 _READ_DOC = (
@@ -215,8 +208,9 @@ class _Workspace:
         start = self._resolve(args.get("path") or ".")
         if not start.exists():
             raise ToolError(f"{args.get('path')}: no such file or directory")
+        files = [start] if start.is_file() else [start / rel for rel in walk_files(start, EXCLUDED_DIRS)]
         hits: list[str] = []
-        for path in _walk_files(start):
+        for path in files:
             if len(hits) >= _SEARCH_MATCHES:
                 hits.append(f"[stopped after {_SEARCH_MATCHES} matches; narrow the search]")
                 break
@@ -282,14 +276,3 @@ def _read_text(path: Path, strict: bool = False) -> str:
         return data.decode("utf-8", errors="strict" if strict else "replace")
     except UnicodeDecodeError:
         raise ToolError(f"{path.name}: not UTF-8 text; it cannot be edited") from None
-
-
-def _walk_files(start: Path) -> Iterable[Path]:
-    if start.is_file():
-        yield start
-        return
-    skip = set(DEFAULT_EXCLUDE)
-    for dirpath, dirnames, filenames in os.walk(start):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip)
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
