@@ -384,10 +384,7 @@ def render_rejected(ctx: StageContext) -> str:
     lines = _head("STEP_REJECTED", state)
     lines.append(f"Rejected at: {state.get('rejected_at') or 'the deviation gate'}")
     lines.append(f"Deviation summary: {state.get('deviation_summary') or 'None'}")
-    coder = (state.get("coder_result") or {}).get("text")
-    if coder:
-        lines.append("Coder result:")
-        lines.append(_tail(coder))
+    lines.extend(_coder_lines(state))
     return "\n".join(lines)
 
 
@@ -400,10 +397,7 @@ def render_failure(ctx: StageContext) -> str:
     if state.get("fault_note"):
         lines.append(f"Pipeline fault: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
-    coder = (state.get("coder_result") or {}).get("text")
-    if coder:
-        lines.append("Coder result:")
-        lines.append(_tail(coder))
+    lines.extend(_coder_lines(state))
     if state.get("gates"):
         lines.append("Gates:")
         lines.extend(gates_report(state))
@@ -412,6 +406,12 @@ def render_failure(ctx: StageContext) -> str:
                 lines.append(f"Last {gate['name']} output:")
                 lines.append(_tail(gate.get("evidence") or ""))
     return "\n".join(lines)
+
+
+def _coder_lines(state: dict[str, Any]) -> list[str]:
+    """The tail of the coder's result, when there is one."""
+    coder = (state.get("coder_result") or {}).get("text")
+    return ["Coder result:", _tail(coder)] if coder else []
 
 
 def _text(value: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -174,6 +175,16 @@ def is_running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return fields[0] != "Z"
+
+
+def assert_gate_stopped(project) -> None:
+    """The waiting gate command (its pid in the ``started`` file) did not
+    outlive the interrupted run; a leaked one is killed before failing."""
+    gate_pid = int((project.state_dir / "started").read_text())
+    leaked = is_running(gate_pid)
+    if leaked:
+        os.kill(gate_pid, signal.SIGKILL)
+    assert not leaked, "the gate's command outlived the interrupted run"
 
 
 def diff_files(actual: dict[str, str], expected: dict[str, str]) -> str:

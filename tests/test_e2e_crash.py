@@ -20,6 +20,7 @@ import pytest
 
 from tests.crash_support import (
     KILLED,
+    assert_gate_stopped,
     checkpoint,
     diff_files,
     drive,
@@ -145,11 +146,7 @@ def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_i
     cut = checkpoint(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "verify_tests", "started")
     # the gate's command runs in its own session, out of the terminal's reach: stepkit stops it
-    gate_pid = int((project.state_dir / "started").read_text())
-    leaked = is_running(gate_pid)
-    if leaked:
-        os.kill(gate_pid, signal.SIGKILL)
-    assert not leaked, "the gate's command outlived the interrupted run"
+    assert_gate_stopped(project)
 
     (project.state_dir / "go").touch()
     result, codes = drive(project, env, project.resume(env=env))

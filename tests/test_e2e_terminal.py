@@ -18,7 +18,7 @@ import select
 import signal
 import time
 
-from tests.crash_support import checkpoint, is_running, waiting_test_cmd
+from tests.crash_support import assert_gate_stopped, checkpoint, waiting_test_cmd
 from tests.e2e_support import ORIENT, PY, make_project
 
 CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
@@ -205,11 +205,7 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
         raise
     finally:
         term.kill()
-    gate_pid = int((project.state_dir / "started").read_text())
-    leaked = is_running(gate_pid)
-    if leaked:
-        os.kill(gate_pid, signal.SIGKILL)
-    assert not leaked, "the gate's command outlived the interrupted run"
+    assert_gate_stopped(project)
     (project.state_dir / "go").touch()
     (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
     assert checkpoint(project, run_id)["status"] == "interrupted"
