@@ -330,15 +330,13 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     """Each gate's command and the plugin that chose it, without running anything
     (``stepkit detect --json``'s object)."""
     from stepkit.config import load_config
-    from stepkit.detect import GATE_HOOKS, project_types, resolve_command
+    from stepkit.detect import project_types, resolve_commands
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    gates = []
-    for gate in GATE_HOOKS:
-        command, plugin = resolve_command(pm, gate, project, config)
-        gates.append({"name": gate, "command": command, "plugin": plugin})
+    gates = [{"name": gate, "command": command, "plugin": plugin}
+             for gate, (command, plugin) in resolve_commands(pm, project, config).items()]
     return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
             "load_errors": dict(pm.load_errors)}
 

@@ -47,6 +47,11 @@ def resolve_command(
     return command or None, plugin
 
 
+def resolve_commands(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> dict[str, tuple[str | None, str | None]]:
+    """Every gate's ``(command, plugin)`` (see :func:`resolve_command`), in gate order."""
+    return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_HOOKS}
+
+
 def project_types(pm: pluggy.PluginManager, project_dir: Path) -> list[str]:
     """The project types the plugins recognise, in call order (the first is the primary)."""
     types: list[str] = []

@@ -28,12 +28,6 @@ from stepkit.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 from stepkit.results import GATE_ORDER, GateResult
 
 
-def resolve_commands(pm, project_dir: Path, config: Config) -> dict[str, tuple[str | None, str | None]]:
-    """Each gate's ``(command, plugin)``, resolved through the project hooks
-    without running anything (command None: the gate has no command)."""
-    return {gate: resolve_command(pm, gate, Path(project_dir), config) for gate in GATE_ORDER}
-
-
 def run_gates(
     pm,
     project_dir: Path,

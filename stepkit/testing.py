@@ -53,7 +53,7 @@ from typing import Any
 import pytest
 
 from stepkit.config import load_config
-from stepkit.detect import GATE_HOOKS, resolve_command
+from stepkit.detect import resolve_command, resolve_commands
 from stepkit.pluginmanager import ALLOW_LIST_ENV, StepkitPluginManager, get_plugin_manager
 from stepkit.plugins.overrides import OVERRIDES
 
@@ -109,9 +109,7 @@ def resolve_gates(
     project_dir: Path, plugins: Iterable[Any] = ()
 ) -> dict[str, tuple[str | None, str | None]]:
     """Every gate's ``(command, plugin)``, in gate order, from one plugin manager."""
-    pm = make_plugin_manager(project_dir, plugins)
-    config = load_config(project_dir)
-    return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_HOOKS}
+    return resolve_commands(make_plugin_manager(project_dir, plugins), project_dir, load_config(project_dir))
 
 
 def _clear_overrides(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from stepkit import hookimpl, process
 from stepkit.config import Config, Timeouts
-from stepkit.gates import resolve_commands, run_gate, run_gates
+from stepkit.detect import resolve_commands
+from stepkit.gates import run_gate, run_gates
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 from tests.evidence_logs import evidence_pm
 
