@@ -478,9 +478,10 @@ class _TemplateState(dict):
 
 
 def _item_text(item: Any) -> str:
-    if isinstance(item, dict) and "name" in item and "status" in item:
-        summary = f" — {item['summary']}" if item.get("summary") else ""
-        return f"{item['name']}: {item['status']}{summary}"
+    if isinstance(item, dict) and "name" in item and "status" in item:  # a gate record
+        from stepkit.results import GateResult
+
+        return GateResult.model_validate(item).status_line()
     return str(item)
 
 

@@ -76,10 +76,8 @@ def resolve_step(ctx: StageContext) -> Outcome:
         "plan_text": step.path.read_text(encoding="utf-8"),
         "handoff_path": str(repo.handoff_path(step)),
         "previous_handoff": previous.path.read_text(encoding="utf-8") if previous else "",
-        "previous_handoff_path": str(previous.path) if previous else None,
         "notes": repo.notes_text,
         "unsatisfied": unsatisfied,
-        "unsatisfied_text": "\n".join(f"- {line}" for line in unsatisfied) or "None",
         "later_steps": [
             {"step": s.number, "title": s.title, "path": str(s.path), "edge_cases": plan_section(s.body, "Edge cases") or ""}
             for s in later
@@ -289,8 +287,7 @@ def check_handoff(ctx: StageContext) -> Outcome:
         problems = [p for batch in ctx.pm.hook.stepkit_check_handoff(path=path, text=text, gates=gates) for p in batch]
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
-        return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": [],
-                                                      "gates_text": "\n".join(gates_report(ctx.state))})
+        return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})
     if checks < 2:
         return Outcome(route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems})
     return Outcome(route="invalid twice", updates={
@@ -374,7 +371,7 @@ def render_blocked(ctx: StageContext) -> str:
     """STEP_BLOCKED: dependencies unsatisfied and the user declined."""
     lines = _head("STEP_BLOCKED", ctx.state)
     lines.append("Unsatisfied dependencies:")
-    lines.append(str(ctx.state.get("unsatisfied_text") or "None"))
+    lines.extend(f"- {reason}" for reason in ctx.state.get("unsatisfied") or ["None"])
     return "\n".join(lines)
 
 

@@ -146,8 +146,9 @@ def test_template_keys_from_outputs_answers_and_engine_records_are_known():
 def test_template_rendering_lists_none_and_gate_records():
     assert template_keys("{a} and {b.c} and {d[0]}") == ["a", "b", "d"]
     text = render_template("{x}|{y}|{z}|{gates}", {"x": ["one", "two"], "y": None,
-                                                  "gates": [{"name": "tests", "status": "fail", "summary": "1 failed"}]})
-    assert text == "- one\n- two|(none)|(none)|- tests: fail — 1 failed"
+                                                  "gates": [{"name": "tests", "status": "fail", "command": "pytest",
+                                                             "exit_code": 1, "summary": "1 failed"}]})
+    assert text == "- one\n- two|(none)|(none)|- tests: FAIL (`pytest`, exit 1, 0.0s) — 1 failed"
 
 
 def test_cli_graph_with_bad_file_exits_2_with_the_line(tmp_path, capsys):
