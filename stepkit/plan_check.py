@@ -42,14 +42,10 @@ def check_depends_on(value: Any) -> tuple[list[int], str | None]:
     numbers: list[int] = []
     bad: list[str] = []
     for item in items:
-        if isinstance(item, int) and not isinstance(item, bool) and item >= 0:
-            number = item
-        elif isinstance(item, str) and item.strip().isdigit():
-            number = int(item.strip())
-        else:
+        number = _step_number(item)
+        if number is None:
             bad.append(repr(item))
-            continue
-        if number not in numbers:
+        elif number not in numbers:
             numbers.append(number)
     if bad:
         return numbers, f"depends_on must list step numbers; cannot use {', '.join(bad)}"
@@ -58,13 +54,18 @@ def check_depends_on(value: Any) -> tuple[list[int], str | None]:
 
 def check_step_key(value: Any, number: int) -> str | None:
     """A ``step:`` key in the frontmatter must agree with the file name."""
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and value == number:
-        return None
-    if isinstance(value, str) and value.strip().isdigit() and int(value) == number:
+    if value is None or _step_number(value) == number:
         return None
     return f"frontmatter step {value!r} does not match the file name (step {number})"
+
+
+def _step_number(value: Any) -> int | None:
+    """A step number written as a non-negative int or a string of ASCII digits, else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        return int(value)
+    return None
 
 
 def graph_problems(steps: list[StepPlan], unreadable: dict[int, Path]) -> list[str]:

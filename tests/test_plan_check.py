@@ -139,6 +139,18 @@ def test_frontmatter_step_must_match_the_file_name(plans):
     assert problems(plans) == [f"{path}: frontmatter step 10 does not match the file name (step 9)"]
 
 
+def test_step_numbers_in_other_scripts_are_problems_not_crashes(plans):
+    """"²" and "٣" pass str.isdigit(); a step number is ASCII digits only."""
+    path = step(plans, "03-c.md", "step: '٣'\ndepends_on: ['²', '1']\n")
+    step(plans, "01-a.md")
+    repo = PlanRepo.load(plans)
+    assert repo.step(3).depends_on == [1]
+    assert repo.problems == [
+        f"{path}: depends_on must list step numbers; cannot use '²'",
+        f"{path}: frontmatter step '٣' does not match the file name (step 3)",
+    ]
+
+
 def test_dependency_on_an_unreadable_plan_is_not_reported_as_missing(plans):
     (plans / "steps" / "01-bin.md").write_bytes(b"\xff")
     two = step(plans, "02-b.md", "depends_on: [1]\n")
