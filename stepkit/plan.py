@@ -30,8 +30,6 @@ from stepkit.plan_check import (
     graph_problems,
 )
 
-HANDOFF_RESULTS = ("complete", "partial", "blocked")
-
 _YAML = frontmatter.YAMLHandler()
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 _STEP_WORD = re.compile(r"(?<![\w-])step[ \t]+#?([0-9]+)\b", re.IGNORECASE)
