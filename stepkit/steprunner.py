@@ -128,7 +128,7 @@ def route_review(ctx: StageContext) -> Outcome:
     A reviewer fault is never read as findings, so it never spends a fix
     attempt."""
     state = ctx.state
-    if state.get("independent_review_fault") or state.get("review_fault"):
+    if state.get("independent_review_fault"):
         return Outcome(route="else")
     report = str(state.get("review_report") or "")
     critical = [line.strip() for line in report.splitlines() if CRITICAL in line]
@@ -239,28 +239,26 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
 
     state = ctx.state
     failing = _first_failing_gate(state)
+    if failing is None:  # only a custom graph can get here without a failing gate
+        return Outcome(route="budget spent", updates={"failure_reason": "fix loop entered with no failing gate"})
     attempts = int(state.get("fix_attempts", 0))
     budget = int(state.get("max_fix_attempts", 2))
-    signature = failure_signature(failing) if failing else ""
-    if failing and attempts > 0 and signature == state.get("last_failure_signature"):
+    signature = failure_signature(failing)
+    if attempts > 0 and signature == state.get("last_failure_signature"):
         return Outcome(route="budget spent", updates={
             "failure_reason": f"no progress: the {failing.name} gate failed the same way after fix attempt {attempts}",
         })
     if attempts >= budget:
         return Outcome(route="budget spent", updates={
-            "failure_reason": f"fix budget spent: {attempts} of {budget} fix attempts used and the {failing.name if failing else 'verification'} gate still fails",
+            "failure_reason": f"fix budget spent: {attempts} of {budget} fix attempts used and the {failing.name} gate still fails",
         })
-    gate_name = failing.name if failing else "verification"
-    instructions = (
-        f"The {gate_name} gate failed after your change.\n"
-        f"$ {failing.command if failing else ''}\nexit code: {failing.exit_code if failing else ''}\n"
-        f"{failing.evidence if failing else ''}\n{FIX_RULES}"
-    )
+    instructions = (f"The {failing.name} gate failed after your change.\n$ {failing.command}\n"
+                    f"exit code: {failing.exit_code}\n{failing.evidence}\n{FIX_RULES}")
     return Outcome(route="budget left", updates={
         "fix_attempts": attempts + 1,
         "fix_instructions": instructions,
         "last_failure_signature": signature,
-        "fix_history": [*state.get("fix_history", []), f"fix attempt {attempts + 1}: {gate_name} failed ({failing.summary if failing else ''})"],
+        "fix_history": [*state.get("fix_history", []), f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"],
     })
 
 
@@ -278,13 +276,10 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
-    path = Path(str(ctx.state.get("handoff_path") or ""))
+    from stepkit.handoff import handoff_problems
+
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
-    if not path.is_file():
-        problems = [f"handoff file {path} does not exist"]
-    else:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        problems = [p for batch in ctx.pm.hook.stepkit_check_handoff(path=path, text=text, gates=gates) for p in batch]
+    problems = handoff_problems(ctx.pm, Path(str(ctx.state.get("handoff_path") or "")), gates)
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
         return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})
