@@ -25,10 +25,9 @@ from typing import Any
 
 from stepkit.errors import UsageError
 from stepkit.fsutil import atomic_write
-from stepkit.redact import redact
+from stepkit.redact import _secret_env_values, redact
 
 UNFINISHED = ("paused", "interrupted", "running")
-_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 
 
 class RunDir:
@@ -50,7 +49,7 @@ class RunDir:
         # compact: with indent, json falls back to its pure-Python encoder (10x slower)
         text = json.dumps(checkpoint, ensure_ascii=False, default=jsonable)
         if any(value in text for value in _secret_env_values()):
-            text = redact(text)
+            text = redact(text)  # the same secret-env list redact() masks
         atomic_write(self.state_file, text)
 
     def load(self) -> dict[str, Any]:
@@ -74,13 +73,6 @@ class RunDir:
                 self._events = open(self.path / "events.jsonl", "a", encoding="utf-8")  # noqa: SIM115
             self._events.write(line)
             self._events.flush()
-
-    def events(self) -> list[dict[str, Any]]:
-        """Every event recorded so far."""
-        path = self.path / "events.jsonl"
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
     def write_output(self, text: str) -> None:
         """The end node's text, as ``output.txt``."""
@@ -201,11 +193,6 @@ def redacted(value: Any) -> Any:
     if isinstance(value, list):
         return [redacted(v) for v in value]
     return value
-
-
-def _secret_env_values() -> list[str]:
-    return [value for name, value in os.environ.items()
-            if (name == "ANTHROPIC_API_KEY" or name.upper().endswith(_SECRET_SUFFIXES)) and len(value) >= 8]
 
 
 def jsonable(value: Any) -> Any:
