@@ -103,7 +103,7 @@ def get_plugin_manager(
         _register(pm, importlib.import_module(module_name), module_name, "builtin")
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in blocked or (allow is not None and ep.name not in allow):
+        if not _wanted(ep.name, blocked, allow):
             continue
         try:
             _register(pm, ep.load(), ep.name, f"entry point {ep.value}")
@@ -112,11 +112,11 @@ def get_plugin_manager(
 
     if project_dir is not None:
         for spec in (config.plugins if config else []):
-            if spec in blocked or (allow is not None and spec not in allow):
+            if not _wanted(spec, blocked, allow):
                 continue
             _register(pm, _load_configured(project_dir, spec), spec, "[tool.stepkit] plugins")
         stepconf = project_dir / "stepconf.py"
-        if stepconf.is_file() and "stepconf" not in blocked and (allow is None or "stepconf" in allow):
+        if stepconf.is_file() and _wanted("stepconf", blocked, allow):
             _register(pm, _load_from_path(stepconf), "stepconf", str(stepconf))
 
     try:
@@ -169,6 +169,12 @@ def _register(pm: StepkitPluginManager, module: ModuleType, name: str, origin: s
 def _is_blocked(module_name: str, blocked: set[str]) -> bool:
     short = module_name.rsplit(".", 1)[-1]
     return module_name in blocked or short in blocked
+
+
+def _wanted(name: str, blocked: set[str], allow: set[str] | None) -> bool:
+    """A non-built-in plugin loads unless ``-p no:NAME`` blocks it or the
+    ``STEPKIT_LOAD_PLUGINS`` allow-list leaves it out."""
+    return name not in blocked and (allow is None or name in allow)
 
 
 def _allow_list() -> set[str] | None:
