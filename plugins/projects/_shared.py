@@ -23,16 +23,8 @@ from typing import Any
 
 import yaml
 
+from stepkit.detect import GATE_HOOKS
 from stepkit.hookspecs import hookimpl
-
-#: The gates, in the order they run, with the hook that answers each.
-GATE_HOOKS = {
-    "format": "stepkit_format_command",
-    "lint": "stepkit_lint_command",
-    "build": "stepkit_build_command",
-    "tests": "stepkit_test_command",
-}
-GATES = tuple(GATE_HOOKS)
 
 #: The names a task-runner target may carry for each gate, in preference order.
 TARGET_NAMES: dict[str, tuple[str, ...]] = {
@@ -52,7 +44,7 @@ Hook = Callable[[Path], str | None]
 def gate_hooks(
     project_type: str | Hook,
     commands: Callable[[Path], dict[str, str] | None],
-    gates: Iterable[str] = GATES,
+    gates: Iterable[str] = tuple(GATE_HOOKS),
 ) -> tuple[Hook, ...]:
     """The hookimpls of a project-type plugin: ``stepkit_detect_project``, then
     one command hook per gate of ``gates``, in that order.
@@ -101,11 +93,6 @@ def first_file(project_dir: Path, names: Iterable[str]) -> Path | None:
         if path.is_file():
             return path
     return None
-
-
-def has_files(project_dir: Path, *patterns: str) -> bool:
-    """Whether any file in ``project_dir`` (not below) matches one of the globs."""
-    return any(path.is_file() for pattern in patterns for path in project_dir.glob(pattern))
 
 
 def read_text(path: Path) -> str:
