@@ -33,7 +33,7 @@ HAPPY = {
     "check_handoff": "schema valid",
 }
 UPDATES = {
-    "resolve_step": {"step": 3, "title": "Add slugify", "unsatisfied_text": "- step 2: no handoff"},
+    "resolve_step": {"step": 3, "title": "Add slugify", "unsatisfied": ["step 2: no handoff"]},
     "orient": {"has_major_deviation": True, "deviation_summary": "the API moved", "staleness_report": "stale"},
     "write_handoff": {"step_summary": "slugify added"},
 }
