@@ -64,9 +64,12 @@ def render(repo: PlanRepo) -> str:
     following = repo.next_step()
     arrow, ellipsis = _symbols()
     rows = [("", "STEP", "TITLE", "STATUS", "DEPS", "HANDOFF")]
+    following_unmet: list[str] = []
     for step in repo.steps:
         handoff = repo.handoffs.get(step.number)
         unmet = repo.unsatisfied(step)
+        if step is following:
+            following_unmet = unmet
         deps = ", ".join(str(d) for d in step.depends_on) or "-"
         if unmet:
             deps += f" ({len(unmet)} unmet)"
@@ -84,7 +87,7 @@ def render(repo: PlanRepo) -> str:
         lines.append("next: none (no in-progress or pending step)")
     else:
         lines.append(f"next: step {following.number} ({following.title})")
-        lines += [f"  unmet: {reason}" for reason in repo.unsatisfied(following)]
+        lines += [f"  unmet: {reason}" for reason in following_unmet]
     if repo.problems:
         lines.append(f"\nProblems ({len(repo.problems)}):")
         lines += [f"  - {problem}" for problem in repo.problems]
