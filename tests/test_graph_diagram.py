@@ -102,3 +102,6 @@ def test_run_highlights_the_path_it_took(tmp_path, capsys):
     taken = [links[int(i)] for i in style.split(",")]
     assert taken == ['first -->|"again"| first', 'first -->|"done"| second', 'second{"second<br/>script"} --> end_success']
     assert main(["graph", "--run", "nope", "--project-dir", str(project)]) == 2
+    capsys.readouterr()
+    assert main(["graph", "--run", result.run_id, "--project-dir", str(project / "missing")]) == 2
+    assert "is not a directory" in capsys.readouterr().err

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from stepkit.diagram import render_json, render_mermaid
 from stepkit.graph import load_graph
@@ -20,7 +19,9 @@ def run(args: argparse.Namespace) -> int:
     path, edges = None, None
     graph_file = args.graph
     if args.run_id:
-        checkpoint = RunStore(Path(args.project_dir).resolve()).open(args.run_id).load()
+        from stepkit.config import resolve_project_dir
+
+        checkpoint = RunStore(resolve_project_dir(args.project_dir)).open(args.run_id).load()
         path, edges = checkpoint.get("path", []), checkpoint.get("edges", [])
         if graph_file is None and checkpoint.get("graph") not in (None, "builtin"):
             graph_file = checkpoint["graph"]
