@@ -19,6 +19,8 @@ T = TypeVar("T")
 
 #: How many lines of a single failure's first error to keep.
 ERROR_LINES = 3
+#: The location line under a rustc-style diagnostic (cargo, clippy, ruff's full format).
+ARROW = re.compile(r"^\s*--> (?P<where>\S+)")
 
 
 def clean_lines(output: str) -> list[str]:

@@ -8,6 +8,7 @@ import re
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.evidence._shared import (
+    ARROW,
     clean_lines,
     failed_silently,
     mentions,
@@ -23,7 +24,6 @@ _RESULT = re.compile(
 _STDOUT = re.compile(r"^---- (?P<id>.+?) std(?:out|err) ----$")
 _PANIC = re.compile(r"^thread '.*' (?:\(\d+\) )?panicked at (?P<where>.*?):?$")
 _DIAG = re.compile(r"^(?P<level>error|warning)(?:\[(?P<code>[\w]+)\])?: (?P<msg>.+)$")
-_ARROW = re.compile(r"^\s*--> (?P<where>\S+)")
 _FINAL = re.compile(r"^error: (could not compile|test failed|\d+ targets? failed)|^warning: .* generated \d+ warnings?")
 _MORE_WARNINGS = 10
 
@@ -94,7 +94,7 @@ def _diagnostics(lines: list[str]) -> tuple[list[tuple[str, str]], list[tuple[st
         m = _DIAG.match(line)
         if not m or _FINAL.match(line) or line.startswith("error: test failed"):
             continue
-        where = next((a["where"] for follow in lines[i + 1:i + 4] if (a := _ARROW.match(follow))), "")
+        where = next((a["where"] for follow in lines[i + 1:i + 4] if (a := ARROW.match(follow))), "")
         code = f"[{m['code']}]" if m["code"] else ""
         entry = (f"{m['level']}{code}: {m['msg']}", where)
         (errors if m["level"] == "error" else warnings).append(entry)

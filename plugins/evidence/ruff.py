@@ -7,11 +7,17 @@ from __future__ import annotations
 import re
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
+from stepkit.plugins.evidence._shared import (
+    ARROW,
+    clean_lines,
+    failed_silently,
+    mentions,
+    render,
+    unique,
+)
 
 _CONCISE = re.compile(r"^(?P<where>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
 _FULL_HEAD = re.compile(r"^(?P<code>[A-Z]+\d+|unformatted|invalid-syntax) (?:\[\*\] )?(?P<msg>.+)$|^(?P<code2>invalid-syntax|unformatted): (?P<msg2>.+)$")
-_ARROW = re.compile(r"^\s*--> (?P<where>\S+)")
 _WOULD = re.compile(r"^Would reformat: (?P<path>.+)$")
 _PARSE = re.compile(r"^error: (?P<msg>.+)$")
 _SUMMARY = re.compile(
@@ -55,7 +61,7 @@ def _diagnostics(lines: list[str]):
             yield f"{would['path']}: would be reformatted"
             continue
         head = _FULL_HEAD.match(line)
-        if head and i + 1 < len(lines) and (arrow := _ARROW.match(lines[i + 1])):
+        if head and i + 1 < len(lines) and (arrow := ARROW.match(lines[i + 1])):
             code, msg = head["code"] or head["code2"], head["msg"] or head["msg2"]
             if code == "unformatted":
                 yield f"{arrow['where'].split(':')[0]}: would be reformatted"
