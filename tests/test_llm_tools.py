@@ -68,13 +68,13 @@ def test_symlink_escapes_are_refused(project, tmp_path):
 
 def test_symlink_inside_the_project_is_followed(project):
     (project / "alias.py").symlink_to(project / "src" / "app.py")
-    assert "line 1" in tools(project)["read_file"].run({"path": "alias.py"})
+    assert "line 1" in tools(project)["read_file"].call({"path": "alias.py"})[0]
 
 
 def test_list_dir_and_search(project):
     t = tools(project)
-    assert t["list_dir"].run({"path": "."}).splitlines() == ["plans/", "src/"]
-    assert t["search"].run({"pattern": r"line 1\d?$", "path": "src"}).splitlines() == [
+    assert t["list_dir"].call({"path": "."})[0].splitlines() == ["plans/", "src/"]
+    assert t["search"].call({"pattern": r"line 1\d?$", "path": "src"})[0].splitlines() == [
         "src/app.py:1: line 1", "src/app.py:10: line 10"]
     text, is_error = t["search"].call({"pattern": "("})
     assert is_error and "bad regular expression" in text
@@ -109,13 +109,13 @@ def test_coder_cannot_write_the_plan_repo_git_or_run_store(project):
 
 def test_write_and_edit_inside_the_project(project):
     t = tools(project, coder=True)
-    assert t["write_file"].run({"path": "src/new/mod.py", "content": "a = 1\r\nb = 1\r\n"}) == (
+    assert t["write_file"].call({"path": "src/new/mod.py", "content": "a = 1\r\nb = 1\r\n"})[0] == (
         "wrote 14 bytes to src/new/mod.py")
     text, is_error = t["edit_file"].call({"path": "src/new/mod.py", "old_text": "= 1",
                                           "new_text": "= 2"})
     assert is_error and "found 2 times" in text
-    assert t["edit_file"].run({"path": "src/new/mod.py", "old_text": "b = 1",
-                               "new_text": "b = 2"}) == "edited src/new/mod.py"
+    assert t["edit_file"].call({"path": "src/new/mod.py", "old_text": "b = 1",
+                               "new_text": "b = 2"})[0] == "edited src/new/mod.py"
     assert (project / "src" / "new" / "mod.py").read_bytes() == b"a = 1\r\nb = 2\r\n"
 
 
@@ -129,7 +129,7 @@ def test_bad_arguments_are_tool_errors(project):
 
 def test_output_is_condensed_head_and_tail(project):
     (project / "big.log").write_text("".join(f"row {n}\n" for n in range(20000)))
-    text = tools(project)["run_command"].run({"command": "cat big.log"})
+    text = tools(project)["run_command"].call({"command": "cat big.log"})[0]
     assert len(text) <= MAX_OUTPUT_CHARS + 100
     assert "row 0\n" in text and "row 19999" in text and "chars omitted" in text
 
@@ -140,7 +140,7 @@ def test_tool_output_is_redacted(project, monkeypatch):
     t = tools(project)
     for name, args in (("read_file", {"path": ".env"}), ("search", {"pattern": "TOKEN"}),
                        ("run_command", {"command": "cat .env"})):
-        text = t[name].run(args)
+        text = t[name].call(args)[0]
         assert secret not in text and "[REDACTED]" in text, name
 
 

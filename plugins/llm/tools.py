@@ -58,16 +58,12 @@ class Tool:
         call: the error is text for the model."""
         try:
             _check_args(self.input_schema, args)
-            text = self.handler(args)
+            text, is_error = self.handler(args), False
         except ToolError as exc:
-            return clip_middle(redact(f"{ERROR_PREFIX}{exc}"), MAX_OUTPUT_CHARS), True
+            text, is_error = f"{ERROR_PREFIX}{exc}", True
         except (OSError, ValueError) as exc:
-            return clip_middle(redact(f"{ERROR_PREFIX}{type(exc).__name__}: {exc}"), MAX_OUTPUT_CHARS), True
-        return clip_middle(redact(text), MAX_OUTPUT_CHARS), False
-
-    def run(self, args: dict[str, Any]) -> str:
-        """Run the tool and return the text the model sees."""
-        return self.call(args)[0]
+            text, is_error = f"{ERROR_PREFIX}{type(exc).__name__}: {exc}", True
+        return clip_middle(redact(text), MAX_OUTPUT_CHARS), is_error
 
     def to_param(self) -> dict[str, Any]:
         """The tool definition in the Messages API shape."""
@@ -99,7 +95,6 @@ def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = ()) -> list[
                                              required=("path", "old_text", "new_text")),
              ws.edit_file),
     ]
-
 
 
 _READ_DOC = (
