@@ -26,13 +26,14 @@ OVERRIDES: dict[str, tuple[str, str]] = {
 
 
 def override(gate: str, config: Config) -> str | None:
-    """The explicit command for ``gate``: the env variable, else the config; None if unset."""
+    """The explicit command for ``gate``: the env variable, else the config; None if unset.
+
+    Returned as written: :func:`stepkit.detect.resolve_command` strips it and
+    reads a blank one as "no command".
+    """
     env_name, key = OVERRIDES[gate]
     value = os.environ.get(env_name)
-    if value is not None:
-        return value.strip()
-    value = getattr(config.commands, key)
-    return value.strip() if value is not None else None
+    return value if value is not None else getattr(config.commands, key)
 
 
 @hookimpl(tryfirst=True)
