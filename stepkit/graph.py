@@ -280,9 +280,7 @@ def _build(data: Any, source: str) -> tuple[Graph | None, list[str]]:
     try:
         graph = Graph.model_validate({**settings, "nodes": {}, "source": source})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        return None, [f"{field}: {_message(err)}", *problems]
+        return None, [_first_error(exc), *problems]
     if problems:
         return None, problems
     graph.nodes = nodes
@@ -308,21 +306,19 @@ def _build_node(node_id: str, raw: Any) -> tuple[Node | None, str | None]:
     try:
         node = Node.model_validate({**raw, "id": node_id})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        return None, f"{where} {field}: {_message(err)}"
+        return None, f"{where} {_first_error(exc)}"
     for field in REQUIRED[kind]:
         if field not in node.model_fields_set or getattr(node, field) in (None, "", [], {}):
             return None, f"{where} {field}: missing (required for {kind} nodes)"
     return node, None
 
 
-def _message(err: dict[str, Any]) -> str:
-    if err["type"] == "extra_forbidden":
-        return "unknown field"
-    if err["type"] == "missing":
-        return "missing"
-    return str(err["msg"])
+def _first_error(exc: ValidationError) -> str:
+    """``<field>: <problem>`` for the first error pydantic found."""
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"])
+    messages = {"extra_forbidden": "unknown field", "missing": "missing"}
+    return f"{field}: {messages.get(err['type'], err['msg'])}"
 
 
 def validate(graph: Graph) -> list[str]:
@@ -464,9 +460,6 @@ def template_problems(template: str, known: set[str]) -> list[str]:
 class _TemplateState(dict):
     """State as templates see it: lists become bullet lines, missing or None
     values ``(none)``."""
-
-    def __missing__(self, key: str) -> str:
-        return "(none)"
 
     def __getitem__(self, key: str) -> Any:
         value = dict.get(self, key)
