@@ -230,15 +230,13 @@ class _Conversation:
 
     def _record(self, response: Any, attempts: int, duration: float) -> None:
         u = response.usage
-        tokens = {
-            "input_tokens": u.input_tokens or 0,
-            "output_tokens": u.output_tokens or 0,
-            "cache_read_tokens": u.cache_read_input_tokens or 0,
-            "cache_write_tokens": u.cache_creation_input_tokens or 0,
-        }
-        cost = estimate_cost(self.model, tokens["input_tokens"], tokens["output_tokens"],
-                             tokens["cache_write_tokens"], tokens["cache_read_tokens"])
-        usage = Usage(**tokens, cost_usd=cost)
+        usage = Usage(
+            input_tokens=u.input_tokens or 0,
+            output_tokens=u.output_tokens or 0,
+            cache_read_tokens=u.cache_read_input_tokens or 0,
+            cache_write_tokens=u.cache_creation_input_tokens or 0,
+        )
+        usage.cost_usd = estimate_cost(self.model, usage)
         self.ctx.usage = self.ctx.usage.add(usage)
         self.calls += 1
         self.ctx.emit(
@@ -257,7 +255,7 @@ class _Conversation:
                        + used.cache_write_tokens)
         # about 4 characters per token; the whole request counted as fresh input
         next_input = len(json.dumps([params.get("system"), params.get("tools"), self.messages])) // 4
-        next_cost = estimate_cost(self.model, next_input, 0, 0, 0)
+        next_cost = estimate_cost(self.model, Usage(input_tokens=next_input))
         if max_cost is not None and used.cost_usd + next_cost > max_cost:
             raise StageFault(self._note(
                 f"budget exceeded: the run has spent an estimated ${used.cost_usd:.4f} and the "

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from stepkit.results import Usage
+
 
 class Price(NamedTuple):
     input: float
@@ -46,15 +48,13 @@ def price_for(model: str) -> Price:
     return _FALLBACK
 
 
-def estimate_cost(
-    model: str, input_tokens: int, output_tokens: int, cache_write_tokens: int, cache_read_tokens: int
-) -> float:
-    """Estimated USD cost of one call."""
+def estimate_cost(model: str, usage: Usage) -> float:
+    """Estimated USD cost of ``usage`` (its token counts; its cost is ignored)."""
     price = price_for(model)
     total = (
-        input_tokens * price.input
-        + output_tokens * price.output
-        + cache_write_tokens * price.cache_write
-        + cache_read_tokens * price.cache_read
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_write_tokens * price.cache_write
+        + usage.cache_read_tokens * price.cache_read
     )
     return round(total / 1_000_000, 6)
