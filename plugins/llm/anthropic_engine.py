@@ -167,10 +167,10 @@ class _Conversation:
         elif tool is None:
             text, is_error = f"error: no tool named {call.name!r}", True
         else:
-            text, is_error = tool.call(call.input)
+            text, is_error = tool.call(call.input)  # clipped and redacted by the tool
             self.ctx.emit("llm_tool", node=self.node, tool=call.name, is_error=is_error,
                           chars=len(text))
-        result = {"type": "tool_result", "tool_use_id": call.id, "content": redact(text)}
+        result = {"type": "tool_result", "tool_use_id": call.id, "content": text}
         if is_error:
             result["is_error"] = True
         return result
