@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.coders.command import coder_spec, plans_display
+from stepkit.plugins.coders.command import delegate_spec, plans_display
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.results import CoderResult, GateResult, Question, StageContext, StageFault
 
@@ -78,7 +78,7 @@ When the change is made, answer with status "done" and a short summary; answer
 @hookimpl(trylast=True)
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``anthropic`` and ``anthropic:MODEL`` (the default coder)."""
-    kind, _, model = coder_spec(ctx).partition(":")
+    kind, _, model = delegate_spec(ctx.settings, "coder").partition(":")
     if kind != "anthropic":
         return None
     return BuiltinCoder(ctx, f"anthropic:{model}" if model else None).run()

@@ -63,9 +63,11 @@ def find_sentinel(text: str) -> str | None:
     return found
 
 
-def coder_spec(ctx: StageContext) -> str:
-    """The coder spec of this run: ``--coder``, else the project's setting."""
-    return str(ctx.settings.get("coder") or getattr(ctx.config, "coder", None) or "anthropic")
+def delegate_spec(settings: dict[str, Any], role: str) -> str:
+    """The run's spec for ``role`` (``coder`` or ``reviewer``): the run settings
+    already hold ``--coder``/``--reviewer`` or else the project's setting;
+    ``anthropic`` when neither names one."""
+    return str(settings.get(role) or "anthropic")
 
 
 def timeout_of(ctx: StageContext, name: str) -> float:
@@ -126,7 +128,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     from stepkit.plugins.coders.presets import PRESETS
 
     for role in ("coder", "reviewer"):
-        spec = str(settings.get(role) or getattr(config, role, None) or "")
+        spec = delegate_spec(settings, role)
         if spec.startswith("command:") and not spec[len("command:"):].strip():
             raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
         if spec in PRESETS and shutil.which(spec) is None:
@@ -139,7 +141,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     opencode); None for any other coder spec."""
     from stepkit.plugins.coders.presets import PRESETS
 
-    spec = coder_spec(ctx)
+    spec = delegate_spec(ctx.settings, "coder")
     kind, _, arg = spec.partition(":")
     prompt = build_coder_prompt({**ctx.state, "plans_dir": plans_display(ctx)})
     timeout = timeout_of(ctx, "coder")

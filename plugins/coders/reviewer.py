@@ -73,9 +73,10 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
 @hookimpl(trylast=True)
 def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     """Answer for ``anthropic[:MODEL]``, ``command:SHELL`` and the presets."""
+    from stepkit.plugins.coders.command import delegate_spec
     from stepkit.plugins.coders.presets import PRESETS
 
-    spec = str(ctx.settings.get("reviewer") or getattr(ctx.config, "reviewer", None) or "anthropic")
+    spec = delegate_spec(ctx.settings, "reviewer")
     kind, _, arg = spec.partition(":")
     if kind == "anthropic":
         return _llm_review(ctx, f"anthropic:{arg}" if arg else None)
