@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.coders.command import delegate_spec, plans_display
+from stepkit.plugins.coders.command import delegate_spec
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.results import CoderResult, GateResult, Question, StageContext, StageFault
 
@@ -91,7 +91,7 @@ class BuiltinCoder:
         self.ctx = ctx
         self.engine_spec = engine_spec
         self.budget = int(ctx.settings.get("coder_fix_budget") or FIX_BUDGET)
-        self.prompt = build_coder_prompt({**ctx.state, "plans_dir": plans_display(ctx)})
+        self.prompt = build_coder_prompt(ctx)
         self.gates: list[GateResult] = []
         self.fixes = 0
 

@@ -143,20 +143,19 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
 
     spec = delegate_spec(ctx.settings, "coder")
     kind, _, arg = spec.partition(":")
-    prompt = build_coder_prompt({**ctx.state, "plans_dir": plans_display(ctx)})
-    timeout = timeout_of(ctx, "coder")
-    watch = SentinelWatch()
+    preset = PRESETS.get(spec)
     if kind == "command":
         if not arg.strip():
             return CoderResult(crashed=True, text="the coder could not start: --coder command: names no command")
-        run = run_delegate(ctx, arg.strip(), prompt, name="coder", timeout=timeout, on_text=watch)
-        return generic_result(run, watch.last)
-    preset = PRESETS.get(spec)
-    if preset is None:
+        command, name = arg.strip(), "coder"
+    elif preset is not None:
+        command, name = preset.command(ctx.settings, review=False), f"coder-{spec}"
+    else:
         return None
-    run = run_delegate(ctx, preset.command(ctx.settings, review=False), prompt, name=f"coder-{spec}",
-                       timeout=timeout, on_text=watch)
-    return preset.parse(run, watch.last)
+    watch = SentinelWatch()
+    run = run_delegate(ctx, command, build_coder_prompt(ctx), name=name, timeout=timeout_of(ctx, "coder"),
+                       on_text=watch)
+    return preset.parse(run, watch.last) if preset is not None else generic_result(run, watch.last)
 
 
 def _join(*parts: str | None) -> str:
@@ -170,10 +169,3 @@ def _unique(directory: Path, base: str) -> str:
         name = f"{base}-{n}"
     return name
 
-
-def plans_display(ctx: StageContext) -> str:
-    """The plan repo as the coder's prompt names it (relative when inside the project)."""
-    try:
-        return Path(ctx.plans_dir).relative_to(ctx.project_dir).as_posix()
-    except ValueError:
-        return str(ctx.plans_dir)

@@ -7,7 +7,9 @@ because they are what this round is about; then the brief and the plan).
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+
+from stepkit.results import StageContext
 
 SENTINEL_RULE = (
     "End your final message with exactly one of these words on a line of its own:\n"
@@ -17,16 +19,14 @@ SENTINEL_RULE = (
 )
 
 
-def build_coder_prompt(state: dict[str, Any]) -> str:
-    """Build the coder's prompt from the run state.
-
-    :param state: uses ``step``, ``title``, ``plan_text``,
-        ``implementation_brief``, ``user_guidance``, ``fix_instructions`` and
-        ``plans_dir``; missing keys are left out.
-    """
+def build_coder_prompt(ctx: StageContext) -> str:
+    """Build the coder's prompt from the run state (``step``, ``title``,
+    ``plan_text``, ``implementation_brief``, ``user_guidance``,
+    ``fix_instructions``; missing keys are left out) and the plan repo."""
+    state = ctx.state
     step = state.get("step", "?")
     title = str(state.get("title") or "").strip()
-    plans_dir = str(state.get("plans_dir") or "plans")
+    plans_dir = _plans_display(ctx)
     fix = str(state.get("fix_instructions") or "").strip()
     guidance = str(state.get("user_guidance") or "").strip()
     brief = str(state.get("implementation_brief") or "").strip()
@@ -68,3 +68,11 @@ def build_coder_prompt(state: dict[str, Any]) -> str:
     if plan:
         sections.append(f"# Plan of {name}\n{plan}")
     return "\n\n".join(sections) + "\n"
+
+
+def _plans_display(ctx: StageContext) -> str:
+    """The plan repo as the prompt names it (relative when inside the project)."""
+    try:
+        return Path(ctx.plans_dir).relative_to(ctx.project_dir).as_posix()
+    except ValueError:
+        return str(ctx.plans_dir)
