@@ -57,7 +57,7 @@ def redact(text: str) -> str:
     """Return ``text`` with API keys and token-like strings masked."""
     if not text:
         return text
-    env_values = _secret_env_values()
+    env_values = secret_env_values()
     pattern = _pattern(env_values)
     if "PRIVATE KEY-----" in text:
         text = _PEM.sub(MASK, text)
@@ -98,7 +98,7 @@ def _mask(match: re.Match[str]) -> str:
     return (prefix or "") + MASK
 
 
-def _secret_env_values() -> tuple[str, ...]:
+def secret_env_values() -> tuple[str, ...]:
     # rescanned on every call (~20 us): a cache keyed on anything cheaper than
     # the values themselves misses a secret that replaced another one
     values = {

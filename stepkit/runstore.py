@@ -25,7 +25,7 @@ from typing import Any
 
 from stepkit.errors import UsageError
 from stepkit.fsutil import atomic_write
-from stepkit.redact import _secret_env_values, redact
+from stepkit.redact import redact, secret_env_values
 
 UNFINISHED = ("paused", "interrupted", "running")
 
@@ -48,7 +48,7 @@ class RunDir:
         """Write the checkpoint atomically: temp file, fsync, rename."""
         # compact: with indent, json falls back to its pure-Python encoder (10x slower)
         text = json.dumps(checkpoint, ensure_ascii=False, default=jsonable)
-        if any(value in text for value in _secret_env_values()):
+        if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
         atomic_write(self.state_file, text)
 
