@@ -227,8 +227,7 @@ class BuiltinCoder:
                          f"{', '.join(plan.files_to_touch) or 'none named'}")
         lines.append(f"Changed files: {', '.join(changed) if changed else 'none'}")
         if self.gates:
-            lines.append("Gates: " + "; ".join(
-                f"{g.name} {g.status}" + (f" ({g.command})" if g.command else "") for g in self.gates))
+            lines.append("Gates: " + "; ".join(g.status_line() for g in self.gates))
         lines.append(f"Fix attempts: {self.fixes} of {self.budget}")
         lines.append(sentinel or report)
         spent = round(self.ctx.usage.cost_usd - spent_before, 6)
@@ -243,6 +242,6 @@ def _describe(plan: CoderPlan) -> str:
 
 
 def _gate_text(gate: GateResult) -> str:
-    return (f"$ {gate.command}\nexit code: {gate.exit_code} ({gate.status})\n"
-            f"{gate.evidence or gate.summary}")
+    # the evidence already starts with "$ command" and "exit code: N"
+    return gate.evidence or gate.status_line()
 
