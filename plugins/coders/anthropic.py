@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import delegate_spec
 from stepkit.plugins.coders.prompt import build_coder_prompt
-from stepkit.results import CoderResult, GateResult, Question, StageContext, StageFault
+from stepkit.results import CoderResult, GateResult, Question, StageContext, StageFault, Usage
 
 FIX_BUDGET = 3
 APPROVAL_COMPLEXITY = 7
@@ -100,7 +100,7 @@ class BuiltinCoder:
         from stepkit.plugins.llm.engine import make_engine
 
         ctx = self.ctx
-        spent_before = ctx.usage.cost_usd
+        spent_before = ctx.usage
         # file ids, not a full scope snapshot: the stage adapter keeps the
         # step's snapshot; the coder only names the files its round changed
         self.before = scope.file_ids(ctx.project_dir)
@@ -213,14 +213,14 @@ class BuiltinCoder:
     # -- result ----------------------------------------------------------------
 
     def _result(self, sentinel: str | None, report: str, plan: CoderPlan | None,
-                spent_before: float) -> CoderResult:
+                spent_before: Usage) -> CoderResult:
         """The report; ``sentinel`` None means the coder crashed (``report``
         is then the reason, and the last line)."""
         from stepkit import scope
 
-        plans = self.ctx.plans_dir.resolve()
-        changed = [path for path in scope.changed_between(self.before, scope.file_ids(self.ctx.project_dir))
-                   if not (self.ctx.project_dir.resolve() / path).is_relative_to(plans)]
+        plans, project = self.ctx.plans_dir.resolve(), self.ctx.project_dir.resolve()
+        changed = [path for path in scope.changed_between(self.before, scope.file_ids(project))
+                   if not (project / path).is_relative_to(plans)]
         lines = [f"Built-in coder: {report}"]
         if plan is not None:
             lines.append(f"Plan: complexity {plan.complexity}/10; files to touch: "
@@ -230,9 +230,9 @@ class BuiltinCoder:
             lines.append("Gates: " + "; ".join(g.status_line() for g in self.gates))
         lines.append(f"Fix attempts: {self.fixes} of {self.budget}")
         lines.append(sentinel or report)
-        spent = round(self.ctx.usage.cost_usd - spent_before, 6)
         return CoderResult(sentinel=sentinel, crashed=sentinel is None, text="\n".join(lines),
-                           changed_files=changed, gates=self.gates, cost_usd=spent)
+                           changed_files=changed, gates=self.gates,
+                           cost_usd=self.ctx.usage.since(spent_before).cost_usd)
 
 
 def _describe(plan: CoderPlan) -> str:
