@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from stepkit.fsutil import atomic_write
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import delegate_spec
 from stepkit.plugins.coders.prompt import build_coder_prompt
@@ -130,7 +131,7 @@ class BuiltinCoder:
             tools=read_only_tools(self.ctx.project_dir), ctx=self.ctx, max_turns=PLAN_TURNS,
         )
         if cache is not None:
-            cache.write_text(plan.model_dump_json(), encoding="utf-8")
+            atomic_write(cache, plan.model_dump_json())
         self.ctx.emit("coder_plan", complexity=plan.complexity, files=plan.files_to_touch)
         return plan
 
