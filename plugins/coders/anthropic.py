@@ -201,7 +201,8 @@ class BuiltinCoder:
         ctx = self.ctx
 
         def stamp(result: GateResult) -> None:
-            result.tree_hash = tree_hash(ctx.project_dir)
+            if result.status == "pass":  # only a passing run is ever reused by the step
+                result.tree_hash = tree_hash(ctx.project_dir)
             ctx.emit("coder_gate", name=result.name, status=result.status, command=result.command)
 
         self.gates = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
