@@ -60,21 +60,25 @@ class Preset:
     """A coding CLI: how to call it and how to read its output."""
 
     name: str
-    build: Callable[[dict[str, Any], bool], str]
-    read: Callable[[str], Parsed | None]
+    #: ``command(settings, review=...)``: the shell command line
+    #: (``review``: the read-only variant).
+    command: Callable[..., str]
+    reader: Callable[[str], Parsed | None]
 
-    def command(self, settings: dict[str, Any], *, review: bool) -> str:
-        """The shell command line (``review``: the read-only variant)."""
-        return self.build(settings, review)
+    def read(self, output: str) -> Parsed | None:
+        """What the tool's output says; None when it is empty or not in the
+        tool's format."""
+        return self.reader(output) if output.strip() else None
 
     def parse(self, run: ProcessResult, stream_sentinel: str | None) -> CoderResult:
         """Turn one run of the tool into a :class:`CoderResult`
         (``stream_sentinel``: the last sentinel line of its raw output, which
         decides when its format cannot be read)."""
-        parsed = self.read(run.output) if run.output.strip() else None
-        if run.crash() or parsed is None:
+        parsed = self.read(run.output)
+        crashed = run.crash() is not None
+        if crashed or parsed is None:
             result = generic_result(run, stream_sentinel)
-            if parsed is None and not run.crash():
+            if not crashed:
                 result.text += f"\n[stepkit: could not read {self.name}'s output format; judged by exit code]"
             return result
         sentinel = find_sentinel(parsed.text)

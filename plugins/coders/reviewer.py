@@ -123,7 +123,7 @@ def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
         return ReviewResult(fault=f"the reviewer exited with code {run.exit_code} (log: {run.log})")
     report = run.output
     if preset is not None:
-        parsed = preset.read(run.output) if run.output.strip() else None
+        parsed = preset.read(run.output)
         if parsed is None:
             return ReviewResult(fault=f"could not read {preset.name}'s output (log: {run.log})")
         if parsed.errors:
