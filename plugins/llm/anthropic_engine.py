@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from stepkit.plugins.llm.engine import describe_invalid
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.tools import Tool
 from stepkit.redact import redact
@@ -185,7 +186,7 @@ class _Conversation:
         try:
             return self.schema.model_validate_json(text), ""
         except ValidationError as exc:
-            return None, _summarize(exc)
+            return None, describe_invalid(exc)
 
     def _send(self, client: Any, params: dict[str, Any]) -> Any:
         """One request, with the budget and history checks and the retry loop."""
@@ -338,10 +339,3 @@ def _retry_after(headers: Any) -> float | None:
 def _backoff(attempt: int) -> float:
     return 0.5 * 2 ** (attempt - 1) * random.uniform(0.75, 1.0)
 
-
-def _summarize(exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors(include_url=False)[:8]:
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        problems.append(f"{where}: {err['msg']}")
-    return "; ".join(problems)[:1500]

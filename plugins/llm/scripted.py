@@ -38,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import UsageError
 from stepkit.fsutil import atomic_write
+from stepkit.plugins.llm.engine import describe_invalid
 from stepkit.plugins.llm.tools import Tool
 from stepkit.results import StageContext, StageFault
 
@@ -100,10 +101,8 @@ class ScriptedEngine:
         try:
             return schema.model_validate(entry)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(root)"
             raise StageFault(f"scripted engine: the answer for node {node} in {self.path} does "
-                             f"not match {schema.__name__}: {where}: {first['msg']}") from None
+                             f"not match {schema.__name__}: {describe_invalid(exc, limit=1)}") from None
 
     def _take(self, node: str, ctx: StageContext) -> int:
         """The node's call index (0-based), advancing the persisted counter."""
