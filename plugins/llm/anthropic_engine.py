@@ -338,4 +338,3 @@ def _retry_after(headers: Any) -> float | None:
 
 def _backoff(attempt: int) -> float:
     return 0.5 * 2 ** (attempt - 1) * random.uniform(0.75, 1.0)
-

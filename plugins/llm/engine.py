@@ -92,14 +92,14 @@ def describe_invalid(exc: ValidationError, limit: int = 8) -> str:
 def make_engine(spec: str | None, ctx: StageContext) -> Engine:
     """Build the engine named by ``spec``.
 
-    ``spec`` falls back to ``ctx.settings["engine"]``, then the project's
-    ``engine`` setting, then ``anthropic``.
+    ``spec`` falls back to ``ctx.settings["engine"]`` (``--engine``, else the
+    project's ``engine`` setting, folded in when the run starts), then
+    ``anthropic``.
 
     :raises UsageError: unknown engine kind, or a scripted file that is
         missing or malformed (a configuration error, one line).
     """
-    spec = spec or ctx.settings.get("engine") or getattr(ctx.config, "engine", None)
-    return _build(spec, Path(ctx.project_dir))
+    return _build(spec or ctx.settings.get("engine"), Path(ctx.project_dir))
 
 
 def check_engine_spec(spec: str | None, project_dir: Path) -> None:
