@@ -73,7 +73,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from stepkit.errors import GraphError
+from stepkit.errors import GraphError, describe_validation
 
 BUILTIN_GRAPH = Path(__file__).with_name("step_runner.yaml")
 KINDS = ("script", "stage", "approval", "input", "end")
@@ -280,7 +280,7 @@ def _build(data: Any, source: str) -> tuple[Graph | None, list[str]]:
     try:
         graph = Graph.model_validate({**settings, "nodes": {}, "source": source})
     except ValidationError as exc:
-        return None, [_first_error(exc), *problems]
+        return None, [describe_validation(exc), *problems]
     if problems:
         return None, problems
     graph.nodes = nodes
@@ -306,19 +306,11 @@ def _build_node(node_id: str, raw: Any) -> tuple[Node | None, str | None]:
     try:
         node = Node.model_validate({**raw, "id": node_id})
     except ValidationError as exc:
-        return None, f"{where} {_first_error(exc)}"
+        return None, f"{where} {describe_validation(exc)}"
     for field in REQUIRED[kind]:
         if field not in node.model_fields_set or getattr(node, field) in (None, "", [], {}):
             return None, f"{where} {field}: missing (required for {kind} nodes)"
     return node, None
-
-
-def _first_error(exc: ValidationError) -> str:
-    """``<field>: <problem>`` for the first error pydantic found."""
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"])
-    messages = {"extra_forbidden": "unknown field", "missing": "missing"}
-    return f"{field}: {messages.get(err['type'], err['msg'])}"
 
 
 def validate(graph: Graph) -> list[str]:

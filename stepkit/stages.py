@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from stepkit.errors import describe_validation
 from stepkit.fsutil import atomic_write
 from stepkit.pluginmanager import first_answer
 from stepkit.results import (
@@ -51,7 +52,7 @@ def run_stage(name: str, ctx: StageContext) -> Outcome:
 def _call_hook(ctx: StageContext, hook: str, spec_key: str | None = None) -> tuple[Any, str]:
     result, plugin = first_answer(ctx.pm, hook, ctx=ctx)
     if result is None:
-        spec = ctx.settings.get(spec_key) or getattr(ctx.config, spec_key, None) if spec_key else None
+        spec = ctx.settings.get(spec_key) if spec_key else None
         owner = f" for {spec_key} {spec!r} (check --{spec_key}; `stepkit plugins` lists who implements it)" if spec else ""
         raise StageFault(f"no plugin answered {hook}{owner} (is the plugin that provides it disabled?)")
     ctx.emit("hook_answered", hook=hook, plugin=plugin)
@@ -62,8 +63,7 @@ def _validated(model: type[BaseModel], data: Any, hook: str) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise StageFault(f"{hook} returned an invalid result: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise StageFault(f"{hook} returned an invalid result: {describe_validation(exc)}") from None
 
 
 def _read_only(ctx: StageContext, what: str, hook: str, spec_key: str | None = None) -> tuple[Any, str]:

@@ -275,3 +275,12 @@ def test_clip_keeps_head_and_tail_and_masks_secrets():
     assert "line 9999" in clipped and "line 0\n" in clipped
     assert "[... log: " in clipped and " lines, " in clipped
     assert clip("short", 2_000, "x") == "short"
+
+
+def test_the_plans_context_snippets_reach_orient_whole():
+    from stepkit.plugins.stages.prompts import plan_prefix
+
+    snippet = "\n".join(f"    line_{i} = {i}" for i in range(60))
+    plan = f"## Context\n```python\n{snippet}\n```\n\n## Tasks\n- do it\n"
+    prefix = plan_prefix({"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan})
+    assert snippet in prefix

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from stepkit.plugins.llm.engine import describe_invalid
+from stepkit.errors import describe_validation
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.tools import Tool
 from stepkit.redact import redact
@@ -186,7 +186,7 @@ class _Conversation:
         try:
             return self.schema.model_validate_json(text), ""
         except ValidationError as exc:
-            return None, describe_invalid(exc)
+            return None, describe_validation(exc, limit=8)
 
     def _send(self, client: Any, params: dict[str, Any]) -> Any:
         """One request, with the budget and history checks and the retry loop."""

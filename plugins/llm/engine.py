@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from stepkit.errors import UsageError
 from stepkit.results import StageContext
@@ -77,16 +77,6 @@ def ask(ctx: StageContext, *, system: str, prefix: str, prompt: str, schema: typ
     answer = engine.structured(node=ctx.node, system=system, prefix=prefix, prompt=prompt,
                                schema=schema, tools=tools, ctx=ctx)
     return answer.model_dump()
-
-
-def describe_invalid(exc: ValidationError, limit: int = 8) -> str:
-    """The first ``limit`` problems of an answer that did not validate, as
-    ``field.path: message; ...`` (what a fault note and a correction say)."""
-    problems = []
-    for err in exc.errors(include_url=False)[:limit]:
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        problems.append(f"{where}: {err['msg']}")
-    return "; ".join(problems)[:1500]
 
 
 def make_engine(spec: str | None, ctx: StageContext) -> Engine:

@@ -36,9 +36,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from stepkit.errors import UsageError
+from stepkit.errors import UsageError, describe_validation
 from stepkit.fsutil import atomic_write
-from stepkit.plugins.llm.engine import describe_invalid
 from stepkit.plugins.llm.tools import Tool
 from stepkit.results import StageContext, StageFault
 
@@ -102,7 +101,7 @@ class ScriptedEngine:
             return schema.model_validate(entry)
         except ValidationError as exc:
             raise StageFault(f"scripted engine: the answer for node {node} in {self.path} does "
-                             f"not match {schema.__name__}: {describe_invalid(exc, limit=1)}") from None
+                             f"not match {schema.__name__}: {describe_validation(exc)}") from None
 
     def _take(self, node: str, ctx: StageContext) -> int:
         """The node's call index (0-based), advancing the persisted counter."""

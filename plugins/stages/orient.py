@@ -18,7 +18,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     from stepkit.plugins.llm.engine import check_engine_spec
 
     if settings.get("project_dir"):
-        check_engine_spec(settings.get("engine") or config.engine, Path(settings["project_dir"]))
+        check_engine_spec(settings.get("engine"), Path(settings["project_dir"]))
 
 
 @hookimpl(trylast=True)

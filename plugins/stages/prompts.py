@@ -140,15 +140,19 @@ Rules:
 # -- condensing --------------------------------------------------------------
 
 
-def clip(text: Any, max_chars: int, label: str) -> str:
+def clip(text: Any, max_chars: int, label: str, shrink_fences: bool = True) -> str:
     """Bound one document for a prompt and mask its secrets.
 
     Long fenced code blocks (pasted logs) are first cut to their first
-    ``FENCE_KEEP_HEAD`` and last ``FENCE_KEEP_TAIL`` lines; a document still
-    over ``max_chars`` keeps its head (two thirds) and tail (one third),
-    joined by a ``[... label: N lines omitted ...]`` marker.
+    ``FENCE_KEEP_HEAD`` and last ``FENCE_KEEP_TAIL`` lines, unless
+    ``shrink_fences`` is False (the step plan, whose Context snippets orient
+    must compare whole); a document still over ``max_chars`` keeps its head
+    (two thirds) and tail (one third), joined by an omission marker.
     """
-    return clip_middle(redact(_shrink_fences(str(text or "").replace("\r\n", "\n"), label)), max_chars, label)
+    text = str(text or "").replace("\r\n", "\n")
+    if shrink_fences:
+        text = _shrink_fences(text, label)
+    return clip_middle(redact(text), max_chars, label)
 
 
 def _shrink_fences(text: str, label: str) -> str:
@@ -175,9 +179,9 @@ def _shrink_fences(text: str, label: str) -> str:
     return "\n".join(out)
 
 
-def _doc(title: str, body: Any, max_chars: int) -> str:
+def _doc(title: str, body: Any, max_chars: int, shrink_fences: bool = True) -> str:
     """One document of a prompt, clipped, between tags that mark it as data."""
-    text = clip(body, max_chars, title).strip()
+    text = clip(body, max_chars, title, shrink_fences).strip()
     return f'<document title="{title}">\n{text or "None"}\n</document>\n'
 
 
@@ -196,7 +200,7 @@ def _text(value: Any) -> str:
 def plan_prefix(state: Mapping[str, Any]) -> str:
     """The cached part after the instructions: the step plan itself."""
     header = f"# Step {state.get('step')}: {state.get('title') or ''}\nPlan file: {state.get('plan_path')}"
-    return f"{header}\n\n{_doc('Step plan', state.get('plan_text'), PLAN_CHARS)}"
+    return f"{header}\n\n{_doc('Step plan', state.get('plan_text'), PLAN_CHARS, shrink_fences=False)}"
 
 
 def orient_prompt(state: Mapping[str, Any]) -> str:
