@@ -168,6 +168,11 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
 
+    @property
+    def total_tokens(self) -> int:
+        """Every token counted against a ``max_tokens`` budget."""
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
     def add(self, other: Usage) -> Usage:
         """This usage plus ``other``."""
         return self._combine(other, 1)

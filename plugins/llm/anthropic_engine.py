@@ -252,8 +252,7 @@ class _Conversation:
         if max_cost is None and max_tokens is None:
             return
         used = self.ctx.usage
-        used_tokens = (used.input_tokens + used.output_tokens + used.cache_read_tokens
-                       + used.cache_write_tokens)
+        used_tokens = used.total_tokens
         # about 4 characters per token; the whole request counted as fresh input
         next_input = len(json.dumps([params.get("system"), params.get("tools"), self.messages])) // 4
         next_cost = estimate_cost(self.model, Usage(input_tokens=next_input))
