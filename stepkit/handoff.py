@@ -200,16 +200,20 @@ def _as_gate(gate: GateResult | Mapping[str, Any]) -> GateResult:
 # -- checking ----------------------------------------------------------------
 
 
-def handoff_problems(pm: Any, path: Path, gates: Sequence[GateResult] = ()) -> list[str]:
-    """Every ``stepkit_check_handoff`` plugin's problems with the handoff at
-    ``path`` (collect-all), or why it cannot be read."""
+def read_handoff(path: Path) -> str:
+    """The handoff's text.
+
+    :raises OSError: it cannot be read (``strerror`` says why), also when it
+        is not UTF-8.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return [f"handoff file {path} does not exist"]
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return [f"cannot read handoff {path}: {reason}"]
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise OSError(0, "not UTF-8 text") from None
+
+
+def handoff_problems(pm: Any, path: Path, text: str, gates: Sequence[GateResult] = ()) -> list[str]:
+    """Every ``stepkit_check_handoff`` plugin's problems with a handoff (collect-all)."""
     answers = pm.hook.stepkit_check_handoff(path=path, text=text, gates=list(gates))
     return [problem for answer in answers for problem in (answer or [])]
 

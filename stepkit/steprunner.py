@@ -276,10 +276,14 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
-    from stepkit.handoff import handoff_problems
+    from stepkit.handoff import handoff_problems, read_handoff
 
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
-    problems = handoff_problems(ctx.pm, Path(str(ctx.state.get("handoff_path") or "")), gates)
+    path = Path(str(ctx.state.get("handoff_path") or ""))
+    try:
+        problems = handoff_problems(ctx.pm, path, read_handoff(path), gates)
+    except OSError as exc:
+        problems = [f"handoff file {path} cannot be read: {exc.strerror or exc}"]
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
         return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})

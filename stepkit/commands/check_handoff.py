@@ -20,16 +20,14 @@ def check_file(path: Path) -> list[str]:
 
     :raises StepkitError: the file cannot be read.
     """
+    from stepkit.handoff import handoff_problems, read_handoff
     from stepkit.pluginmanager import get_plugin_manager
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise StepkitError(f"cannot read handoff {path}: {reason}") from None
-    pm = get_plugin_manager()
-    answers = pm.hook.stepkit_check_handoff(path=path, text=text, gates=[])
-    return [problem for answer in answers for problem in (answer or [])]
+        text = read_handoff(path)
+    except OSError as exc:
+        raise StepkitError(f"cannot read handoff {path}: {exc.strerror or exc}") from None
+    return handoff_problems(get_plugin_manager(), path, text)
 
 
 def run(args: argparse.Namespace) -> int:
