@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from coder_support import init_repo, make_ctx
-from stepkit.plugins.coders.anthropic import stepkit_implement
 
 from stepkit import scope
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.plugins.coders.anthropic import stepkit_implement
 from stepkit.results import Paused, Question
 
 pytest_plugins = ["tests.messages_api"]

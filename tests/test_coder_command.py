@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from coder_support import make_ctx, process_gone
+
 from stepkit.plugins.coders import command
 from stepkit.plugins.coders.command import find_sentinel, stepkit_implement
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from coder_support import make_ctx
+
 from stepkit.plugins.coders.command import stepkit_implement
 from stepkit.plugins.coders.presets import PRESETS
 

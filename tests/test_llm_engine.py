@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
+
+from stepkit.config import Config
 from stepkit.plugins.llm.anthropic_engine import DEFAULT_MODEL, check_history
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.tools import read_only_tools
-
-from stepkit.config import Config
 from stepkit.results import StageContext, StageFault, Usage
 
 pytest_plugins = ["tests.messages_api"]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-from stepkit.plugins.llm.engine import make_engine
-from stepkit.plugins.llm.scripted import ScriptedEngine
 
 from stepkit.config import Config
 from stepkit.errors import UsageError
+from stepkit.plugins.llm.engine import make_engine
+from stepkit.plugins.llm.scripted import ScriptedEngine
 from stepkit.results import StageContext, StageFault
 
 ANSWERS = """\

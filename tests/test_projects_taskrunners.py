@@ -6,8 +6,8 @@ import shutil
 import subprocess
 
 import pytest
-from stepkit.plugins.projects._shared import justfile_recipes, makefile_targets
 
+from stepkit.plugins.projects._shared import justfile_recipes, makefile_targets
 from stepkit.testing import resolve_gates
 
 pytest_plugins = ["stepkit.testing"]
