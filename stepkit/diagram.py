@@ -68,6 +68,8 @@ def render_json(graph: Graph) -> dict[str, Any]:
             value = getattr(node, field)
             if value is not None:
                 entry[field] = value
+        if node.when:
+            entry["when"] = {key: ending.sentinel for key, ending in node.when.items()}
         if node.options:
             entry["options"] = node.options
         if node.kind == "stage":

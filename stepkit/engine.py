@@ -491,7 +491,8 @@ class _Engine:
 
     def _end(self, node: Node) -> RunResult:
         nid = node.id
-        sentinel = node.sentinel or ""
+        ending = node.ending(self.state)
+        sentinel = ending.sentinel
         self.cp["visits"][nid] = self.cp["visits"].get(nid, 0) + 1
         self.cp.update(node=nid, phase="started", next=None, status="running")
         self._save()
@@ -501,7 +502,7 @@ class _Engine:
         seed = Usage.model_validate(self.state.get("usage") or {})
         ctx = self._context(node, seed)
         try:
-            text = str(node.function(ctx)) if node.function else render_template(node.output or "", self.state)
+            text = str(ending.function(ctx)) if ending.function else render_template(ending.output or "", self.state)
         except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
             reason = self.state.get("failure_reason")
             text = f"(the output of {nid} could not be rendered: {type(exc).__name__}: {exc})"
@@ -511,17 +512,17 @@ class _Engine:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
         self._apply({}, ctx.usage.since(seed))
         self.cp["path"].append(nid)
-        self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=node.exit_code,
+        self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=ending.exit_code,
                        output=text, finished_at=_now())
         self.run.write_output(text)
         self._save()
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
-        self.run.event("run_finished", outcome=sentinel, exit_code=node.exit_code)
+        self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
         self._notify("stepkit_node_finished", run_id=self.run.run_id, node=nid, route=None,
                      duration_s=duration, state=self.state)
         self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome=sentinel,
-                     exit_code=int(node.exit_code or 0), output=text)
+                     exit_code=ending.exit_code, output=text)
         return self._result()
 
     # -- bookkeeping -----------------------------------------------------------

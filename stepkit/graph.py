@@ -56,6 +56,8 @@ Schema (``stepkit/step_runner.yaml`` is the full example)::
         exit_code: 0
         output: "template"        # or
         render: module:function   # f(StageContext) -> str
+        when:                     # another outcome when a state key is set
+          <key>: {sentinel: ..., exit_code: ..., output|render: ...}
 
 Templates are ``str.format`` fields over the state; a list renders as
 ``- item`` lines, a missing or None value as ``(none)``.
@@ -93,7 +95,7 @@ FIELDS = {
                  "on_other", "other_key", "other_as", "updates"} | _ASK,
     "input": {"kind", "description", "next", "edge_labels", "outputs", "label", "key",
               "non_empty"} | _ASK,
-    "end": {"kind", "description", "outputs", "label", "sentinel", "exit_code", "output", "render"},
+    "end": {"kind", "description", "outputs", "label", "sentinel", "exit_code", "output", "render", "when"},
 }
 #: Fields each kind must carry.
 REQUIRED = {
@@ -107,6 +109,26 @@ _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # mermaid flowchart keywords cannot be node ids
 _RESERVED_IDS = {"end", "graph", "subgraph", "flowchart", "style", "class", "classDef",
                  "click", "linkStyle", "direction", "default"}
+
+
+class Ending(BaseModel):
+    """How an end node ends the run: the sentinel (always the output's first
+    line), the exit code, and the output (a template or a render function).
+    Also the shape of each entry of an end node's ``when``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sentinel: str = Field(min_length=1)
+    exit_code: int = Field(ge=0, le=255)
+    output: str | None = None
+    render: str | None = None
+
+    _fn: Callable[..., Any] | None = PrivateAttr(default=None)
+
+    @property
+    def function(self) -> Callable[..., Any] | None:
+        """The imported ``render`` function."""
+        return self._fn
 
 
 class Node(BaseModel):
@@ -148,6 +170,8 @@ class Node(BaseModel):
     exit_code: int | None = Field(default=None, ge=0, le=255)
     output: str | None = None
     render: str | None = None
+    #: end: state key → the ending to use instead when that key is set (first set key wins)
+    when: dict[str, Ending] = Field(default_factory=dict)
 
     _fn: Callable[..., Any] | None = PrivateAttr(default=None)
 
@@ -155,6 +179,17 @@ class Node(BaseModel):
     def function(self) -> Callable[..., Any] | None:
         """The imported ``call`` (script) or ``render`` (end) function."""
         return self._fn
+
+    def ending(self, state: dict[str, Any]) -> Ending:
+        """An end node's ending for this state: the first ``when`` entry whose
+        key is set, else the node's own sentinel, exit code and output."""
+        for key, ending in self.when.items():
+            if state.get(key):
+                return ending
+        own = Ending(sentinel=self.sentinel or "end", exit_code=self.exit_code or 0,
+                     output=self.output, render=self.render)
+        own._fn = self._fn
+        return own
 
     def targets(self) -> list[str]:
         """Every node this node can route to (drawn edges)."""
@@ -334,6 +369,12 @@ def validate(graph: Graph) -> list[str]:
             template = getattr(node, field)
             if template:
                 problems.extend(f"node '{node.id}' {field}: {p}" for p in template_problems(template, known))
+        for key, ending in node.when.items():
+            if key not in known:
+                problems.append(f"node '{node.id}' when.{key}: no node sets '{key}' (list it in a node's outputs)")
+            if ending.output:
+                problems.extend(f"node '{node.id}' when.{key}.output: {p}"
+                                for p in template_problems(ending.output, known))
     if not problems:
         problems.extend(_check_reachability(graph))
     return problems
@@ -380,6 +421,13 @@ def _check_node(node: Node, nodes: dict[str, Node]) -> list[str]:
             node._fn = fn
     if node.kind == "end" and not node.output and not node.render:
         problems.append(f"{where} output: missing (an end node needs output or render)")
+    for key, ending in node.when.items():
+        if not ending.output and not ending.render:
+            problems.append(f"{where} when.{key}.output: missing (an ending needs output or render)")
+        if ending.render:
+            ending._fn, problem = import_callable(ending.render)
+            if problem:
+                problems.append(f"{where} when.{key}.render: {problem}")
     return problems
 
 

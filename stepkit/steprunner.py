@@ -10,7 +10,7 @@ node                   route labels
 =====================  =====================================================
 resolve_step           ``deps satisfied`` · ``deps unsatisfied`` · ``error``
 route_staleness        ``major deviation`` · ``else``
-route_coder_result     ``CODER_COMPLETE`` · ``CODER_REJECTED`` · ``REJECTED / FAILED``
+route_coder_result     ``CODER_COMPLETE`` · ``REJECTED / FAILED``
 verify_format_lint     ``pass`` · ``fail``
 verify_build           ``pass`` · ``fail``
 verify_tests           ``pass`` · ``fail``
@@ -107,7 +107,8 @@ def route_coder_result(ctx: StageContext) -> Outcome:
     if sentinel == "CODER_COMPLETE":
         return Outcome(route="CODER_COMPLETE")
     if sentinel == "CODER_REJECTED":
-        return Outcome(route="CODER_REJECTED", updates={"rejected_at": "the coder's own plan-approval gate"})
+        # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
+        return Outcome(route="REJECTED / FAILED", updates={"rejected_at": "the coder's own plan-approval gate"})
     reason = "coder fix-loop exhausted" if sentinel == "CODER_FAILED" else "no recognizable sentinel in the coder's output"
     return Outcome(route="REJECTED / FAILED", updates={"failure_reason": reason})
 

@@ -165,6 +165,7 @@ def test_coder_rejected_ends_rejected(project):
     project.coder_actions({"say": "plan rejected at my approval gate", "sentinel": "CODER_REJECTED"})
     result = project.run()
     assert result.code == 4 and result.outcome == "STEP_REJECTED"
+    assert "Rejected at: the coder's own plan-approval gate" in result.output
     assert "plan rejected at my approval gate" in result.output
 
 

@@ -165,6 +165,25 @@ def test_end_output_always_starts_with_the_sentinel(project):
         "STEP_COMPLETE", "(the output of end_success could not be rendered: RuntimeError: renderer broke)"]
 
 
+def test_end_node_when_gives_another_ending_when_its_key_is_set(project):
+    nodes = {"a": script(routes={"x": "end_failure", "y": "end_success"}, outputs=["refused"]),
+             "end_failure": {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1,
+                             "render": "graph_helpers:render_plain",
+                             "when": {"refused": {"sentinel": "STEP_REJECTED", "exit_code": 4,
+                                                  "output": "refused by {refused}"}}}}
+    plain = run(project, nodes, sets={"script": {"a": "x"}}, observers=[recorder := Recorder()])
+    assert (plain.outcome, plain.exit_code) == ("STEP_FAILED", 1)
+    assert plain.output == "STEP_FAILED\nended at end_failure; reason: None"
+    refused = run(project, nodes, sets={"script": {"a": "x"}, "stub_updates": {"a": {"refused": "the coder"}}},
+                  observers=[recorder])
+    assert (refused.outcome, refused.exit_code) == ("STEP_REJECTED", 4)
+    assert refused.output == "STEP_REJECTED\nrefused by the coder"
+    assert checkpoint(refused)["outcome"] == "STEP_REJECTED" and checkpoint(refused)["exit_code"] == 4
+    finished = events(refused, "run_finished")[0]
+    assert (finished["outcome"], finished["exit_code"]) == ("STEP_REJECTED", 4)
+    assert [c for c in recorder.calls if c[0] == "run"] == [("run", "STEP_FAILED", 1), ("run", "STEP_REJECTED", 4)]
+
+
 # -- failures -------------------------------------------------------------------
 
 

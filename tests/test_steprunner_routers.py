@@ -33,7 +33,7 @@ def test_step_autoapprove_skips_only_the_deviation_gate(monkeypatch):
 
 @pytest.mark.parametrize(("sentinel", "route", "reason"), [
     ("CODER_COMPLETE", "CODER_COMPLETE", None),
-    ("CODER_REJECTED", "CODER_REJECTED", None),
+    ("CODER_REJECTED", "REJECTED / FAILED", None),
     ("CODER_FAILED", "REJECTED / FAILED", "coder fix-loop exhausted"),
     (None, "REJECTED / FAILED", "no recognizable sentinel in the coder's output"),
 ])
@@ -41,6 +41,8 @@ def test_route_coder_result(sentinel, route, reason):
     outcome = steprunner.route_coder_result(ctx({"coder_result": {"sentinel": sentinel}}))
     assert outcome.route == route
     assert outcome.updates.get("failure_reason") == reason
+    # end_failure ends a run that records a rejection as STEP_REJECTED
+    assert bool(outcome.updates.get("rejected_at")) == (sentinel == "CODER_REJECTED")
 
 
 def test_route_sweep(monkeypatch):
