@@ -236,7 +236,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
 
     A failure whose signature repeats after a fix attempt ends the loop at
     once ("no progress") instead of spending the rest of the budget."""
-    from stepkit.stall import failure_signature
+    from stepkit.stall import failure_signature, is_stalled
 
     state = ctx.state
     failing = _first_failing_gate(state)
@@ -245,7 +245,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     attempts = int(state.get("fix_attempts", 0))
     budget = int(state.get("max_fix_attempts", 2))
     signature = failure_signature(failing)
-    if attempts > 0 and signature == state.get("last_failure_signature"):
+    if is_stalled(state.get("last_failure_signature"), signature):
         return Outcome(route="budget spent", updates={
             "failure_reason": f"no progress: the {failing.name} gate failed the same way after fix attempt {attempts}",
         })
