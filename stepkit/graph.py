@@ -112,9 +112,9 @@ _RESERVED_IDS = {"end", "graph", "subgraph", "flowchart", "style", "class", "cla
 
 
 class Ending(BaseModel):
-    """How an end node ends the run: the sentinel (always the output's first
-    line), the exit code, and the output (a template or a render function).
-    Also the shape of each entry of an end node's ``when``."""
+    """One entry of an end node's ``when``: another way to end the run, with
+    the end node's own ending fields: the sentinel (always the output's first
+    line), the exit code, and the output (a template or a render function)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -180,16 +180,14 @@ class Node(BaseModel):
         """The imported ``call`` (script) or ``render`` (end) function."""
         return self._fn
 
-    def ending(self, state: dict[str, Any]) -> Ending:
+    def ending(self, state: dict[str, Any]) -> Node | Ending:
         """An end node's ending for this state: the first ``when`` entry whose
-        key is set, else the node's own sentinel, exit code and output."""
+        key is set, else the node itself (its own sentinel, exit code, output
+        and render function)."""
         for key, ending in self.when.items():
             if state.get(key):
                 return ending
-        own = Ending(sentinel=self.sentinel or "end", exit_code=self.exit_code or 0,
-                     output=self.output, render=self.render)
-        own._fn = self._fn
-        return own
+        return self
 
     def targets(self) -> list[str]:
         """Every node this node can route to (drawn edges)."""
@@ -365,16 +363,13 @@ def validate(graph: Graph) -> list[str]:
         problems.extend(_check_node(node, nodes))
     known = graph.known_keys()
     for node in nodes.values():
-        for field in ("question", "output"):
-            template = getattr(node, field)
+        templates = [("question", node.question), *((f"{at}output", e.output) for at, e in _endings(node))]
+        for field, template in templates:
             if template:
                 problems.extend(f"node '{node.id}' {field}: {p}" for p in template_problems(template, known))
-        for key, ending in node.when.items():
+        for key in node.when:
             if key not in known:
                 problems.append(f"node '{node.id}' when.{key}: no node sets '{key}' (list it in a node's outputs)")
-            if ending.output:
-                problems.extend(f"node '{node.id}' when.{key}.output: {p}"
-                                for p in template_problems(ending.output, known))
     if not problems:
         problems.extend(_check_reachability(graph))
     return problems
@@ -412,23 +407,26 @@ def _check_node(node: Node, nodes: dict[str, Node]) -> list[str]:
     for key in node.edge_labels:
         if key not in allowed_labels:
             problems.append(f"{where} edge_labels.{key}: no such edge")
-    for field in ("call", "render"):
-        spec = getattr(node, field)
-        if spec:
-            fn, problem = import_callable(spec)
-            if problem:
-                problems.append(f"{where} {field}: {problem}")
-            node._fn = fn
-    if node.kind == "end" and not node.output and not node.render:
-        problems.append(f"{where} output: missing (an end node needs output or render)")
-    for key, ending in node.when.items():
+    if node.call:
+        node._fn, problem = import_callable(node.call)
+        if problem:
+            problems.append(f"{where} call: {problem}")
+    for at, ending in _endings(node):
         if not ending.output and not ending.render:
-            problems.append(f"{where} when.{key}.output: missing (an ending needs output or render)")
+            problems.append(f"{where} {at}output: missing (an end node needs output or render)")
         if ending.render:
             ending._fn, problem = import_callable(ending.render)
             if problem:
-                problems.append(f"{where} when.{key}.render: {problem}")
+                problems.append(f"{where} {at}render: {problem}")
     return problems
+
+
+def _endings(node: Node) -> list[tuple[str, Node | Ending]]:
+    """An end node's endings, each with the prefix its fields have in errors:
+    the node's own (``output``) and each ``when`` entry (``when.KEY.output``)."""
+    if node.kind != "end":
+        return []
+    return [("", node), *((f"when.{key}.", ending) for key, ending in node.when.items())]
 
 
 def _check_reachability(graph: Graph) -> list[str]:

@@ -79,7 +79,7 @@ def test_builtin_step_runner_graph_is_valid():
                      id="when-key-nobody-sets"),
         pytest.param({"a": SCRIPT, "end_failure": {**END_NODES["end_failure"],
                                                    "when": {"count": {"sentinel": "X", "exit_code": 4}}}}, {},
-                     "graph bad.yaml: node 'end_failure' when.count.output: missing (an ending needs output or render)",
+                     "graph bad.yaml: node 'end_failure' when.count.output: missing (an end node needs output or render)",
                      id="when-without-output"),
         pytest.param({"a": SCRIPT, "end_failure": {**END_NODES["end_failure"],
                                                    "when": {"count": {"sentinel": "X", "output": "X"}}}}, {},
