@@ -155,7 +155,8 @@ def route_review(ctx: StageContext) -> Outcome:
 def verify_format_lint(ctx: StageContext) -> Outcome:
     """Format first (recorded, never fails the step), then lint."""
     fmt = _run_gate(ctx, "format")
-    lint = _run_gate(ctx, "lint", formatter_changed=fmt.get("changed"))
+    # the formatter's run already hashed the tree the lint gate would see
+    lint = _run_gate(ctx, "lint", formatter_changed=fmt.get("changed"), tree=fmt["result"].tree_hash)
     updates = _merge_gates(ctx.state, [fmt["result"], lint["result"]])
     updates["format_changed_tree"] = bool(fmt.get("changed"))
     return Outcome(route="fail" if lint["result"].failed else "pass", updates=updates)
@@ -177,8 +178,10 @@ def _single_gate(ctx: StageContext, name: str) -> Outcome:
     return Outcome(route="fail" if result.failed else "pass", updates=_merge_gates(ctx.state, [result]))
 
 
-def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = None) -> dict[str, Any]:
-    """Run one gate, or reuse the coder's evidence for the same bytes."""
+def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = None,
+              tree: str | None = None) -> dict[str, Any]:
+    """Run one gate, or reuse the coder's evidence for the same bytes
+    (``tree``: the tree's hash when the caller already knows it)."""
     from stepkit import gates
     from stepkit.detect import resolve_command
     from stepkit.scope import tree_hash
@@ -188,7 +191,7 @@ def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = Non
     # (did it change the bytes the coder's gates saw?), and reuse checks it.
     hash_around = name == "format" and command is not None
     before = tree_hash(ctx.project_dir) if hash_around else None
-    reused = None if name == "format" or formatter_changed else _reusable(ctx, name, command)
+    reused = None if name == "format" or formatter_changed else _reusable(ctx, name, command, tree)
     if reused is not None:
         return {"result": reused}
     timeouts = ctx.config.timeouts
@@ -202,7 +205,7 @@ def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = Non
     return {"result": result, "changed": hash_around and before != result.tree_hash}
 
 
-def _reusable(ctx: StageContext, name: str, command: str | None) -> GateResult | None:
+def _reusable(ctx: StageContext, name: str, command: str | None, tree: str | None) -> GateResult | None:
     """The coder's own passing run of the same command on byte-identical files."""
     if command is None or not ctx.config.reuse_coder_evidence:
         return None
@@ -212,7 +215,7 @@ def _reusable(ctx: StageContext, name: str, command: str | None) -> GateResult |
         return None
     from stepkit.scope import tree_hash
 
-    current = tree_hash(ctx.project_dir)
+    current = tree or tree_hash(ctx.project_dir)
     for gate in candidates:
         if gate.tree_hash == current:
             note = f"[reused: same tree {current[:12]}, run at {gate.started_at} by the coder's own gate]"

@@ -117,3 +117,27 @@ def test_note_llm_fault_keeps_a_short_first_paragraph():
 def test_revise_from_choice_turns_free_text_into_fix_instructions():
     outcome = steprunner.revise_from_choice(ctx({"revision_choice": "rename slugify to slug"}))
     assert outcome.updates["fix_instructions"] == "Revision requested at the approval gate: rename slugify to slug"
+
+
+def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monkeypatch):
+    """The formatter's run hashes the tree before and after; lint's reuse
+    check takes that hash instead of hashing the same tree again."""
+    from stepkit import scope
+    from stepkit.config import Commands
+    from stepkit.pluginmanager import get_plugin_manager
+
+    (tmp_path / "app.py").write_text("x = 1\n")
+    calls = []
+    real_hash = scope.tree_hash
+    monkeypatch.setattr(scope, "tree_hash", lambda project: calls.append(project) or real_hash(project))
+    lint_cmd = "python -c \"raise SystemExit(1)\""  # would fail if it ran
+    coder_lint = GateResult(name="lint", status="pass", command=lint_cmd, exit_code=0,
+                            tree_hash=real_hash(tmp_path), evidence="clean")
+    context = StageContext(node="verify_format_lint", project_dir=tmp_path, plans_dir=tmp_path / "plans",
+                           state={"coder_result": {"gates": [coder_lint.model_dump()]}}, settings={},
+                           config=Config(commands=Commands(format="python -c pass", lint=lint_cmd)),
+                           pm=get_plugin_manager())
+    outcome = steprunner.verify_format_lint(context)
+    lint = GateResult.model_validate(outcome.updates["gates"][1])
+    assert outcome.route == "pass" and lint.evidence.startswith("[reused: same tree")
+    assert len(calls) == 2  # before and after the formatter, none for lint
