@@ -306,16 +306,20 @@ class _Engine:
         self.cp["edges"].append([node_id, self.graph.failure_node, key])
         self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
 
+    def _enter(self, node: Node) -> float:
+        """Checkpoint and announce that ``node`` starts; return its start time."""
+        visit = self.cp["visits"].get(node.id, 0) + 1
+        self.cp["visits"][node.id] = visit
+        self.cp.update(node=node.id, phase="started", next=None, status="running")
+        self._save()
+        self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
+        self._notify("stepkit_node_started", run_id=self.run.run_id, node=node.id, kind=node.kind,
+                     state=self.state)
+        return time.monotonic()
+
     def _run_node(self, node: Node) -> str:
         nid = node.id
-        visit = self.cp["visits"].get(nid, 0) + 1
-        self.cp["visits"][nid] = visit
-        self.cp.update(node=nid, phase="started", next=None, status="running")
-        self._save()
-        self.run.event("node_started", node=nid, kind=node.kind, visit=visit)
-        self._notify("stepkit_node_started", run_id=self.run.run_id, node=nid, kind=node.kind,
-                     state=self.state)
-        started = time.monotonic()
+        started = self._enter(node)
         if node.kind in ("approval", "input"):
             step = self._ask_node(node)
         else:
@@ -493,12 +497,7 @@ class _Engine:
         nid = node.id
         ending = node.ending(self.state)
         sentinel = ending.sentinel
-        self.cp["visits"][nid] = self.cp["visits"].get(nid, 0) + 1
-        self.cp.update(node=nid, phase="started", next=None, status="running")
-        self._save()
-        self.run.event("node_started", node=nid, kind="end", visit=self.cp["visits"][nid])
-        self._notify("stepkit_node_started", run_id=self.run.run_id, node=nid, kind="end", state=self.state)
-        started = time.monotonic()
+        started = self._enter(node)
         seed = Usage.model_validate(self.state.get("usage") or {})
         ctx = self._context(node, seed)
         try:
