@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from stepkit import process
-from stepkit.config import Config, Timeouts
+from stepkit.config import Config
 from stepkit.detect import resolve_command
 from stepkit.evidence import condense, summary_of
 from stepkit.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
@@ -35,7 +34,6 @@ def run_gates(
     log_dir: Path,
     gates: Iterable[str] = GATE_ORDER,
     on_gate: Callable[[GateResult], None] | None = None,
-    timeouts: Timeouts | Mapping[str, float] | None = None,
     on_start: Callable[[str, str | None], None] | None = None,
 ) -> list[GateResult]:
     """Run the requested gates in protocol order (format first, so the other
@@ -43,8 +41,6 @@ def run_gates(
 
     :param gates: the gates to run (any order; unknown names raise ValueError).
     :param on_gate: called with each result as soon as its gate finished.
-    :param timeouts: limits in seconds by gate name and ``no_output``;
-        default ``config.timeouts``.
     :param on_start: called with ``(gate, command)`` before each gate runs.
     :return: one :class:`GateResult` per gate, in run order.
     """
@@ -52,7 +48,7 @@ def run_gates(
     unknown = wanted - set(GATE_ORDER)
     if unknown:
         raise ValueError(f"unknown gate(s): {', '.join(sorted(unknown))}")
-    limits = timeouts if timeouts is not None else config.timeouts
+    limits = config.timeouts
     results = []
     for gate in (g for g in GATE_ORDER if g in wanted):
         command, plugin = resolve_command(pm, gate, Path(project_dir), config)
@@ -60,7 +56,7 @@ def run_gates(
             on_start(gate, command)
         result = run_gate(
             gate, command, plugin, project_dir, log_dir,
-            timeout=_limit(limits, gate), no_output_timeout=_limit(limits, "no_output"), pm=pm,
+            timeout=getattr(limits, gate), no_output_timeout=limits.no_output, pm=pm,
         )
         results.append(result)
         if on_gate is not None:
@@ -151,11 +147,6 @@ def _classify(result: ProcessResult) -> tuple[str, str | None, int | None, str |
         killed = f"killed by signal {signal_name(sig)}"
         return "fail", killed, code, killed
     return ("pass" if code == 0 else "fail"), None, code, None
-
-
-def _limit(limits: Any, name: str) -> float | None:
-    value = limits.get(name) if isinstance(limits, Mapping) else getattr(limits, name, None)
-    return float(value) if value else None
 
 
 def _new_log(log_dir: Path, name: str) -> Path:
