@@ -157,12 +157,6 @@ def table(data: dict[str, Any], *keys: str) -> dict[str, Any]:
     return data
 
 
-def pick(available: Iterable[str], names: Iterable[str]) -> str | None:
-    """The first of ``names`` that is in ``available`` (a target or script that exists)."""
-    present = set(available)
-    return next((name for name in names if name in present), None)
-
-
 def runner_commands(
     defined: Iterable[str], names: dict[str, tuple[str, ...]], runner: str
 ) -> dict[str, str]:
@@ -172,7 +166,7 @@ def runner_commands(
     present = set(defined)
     found = {}
     for gate, candidates in names.items():
-        name = pick(present, candidates)
+        name = next((name for name in candidates if name in present), None)
         if name:
             found[gate] = f"{runner} {name}"
     return found

@@ -17,28 +17,24 @@ _SOLUTIONS = ("*.sln", "*.slnx")
 _PROJECTS = ("*.csproj", "*.fsproj", "*.vbproj")
 
 
-def _target(project_dir: Path) -> str | None:
-    """The solution or project file dotnet will use; None when none or ambiguous."""
+def _targets(project_dir: Path) -> list[str]:
+    """The solution files, else the project files: what dotnet chooses from."""
     for patterns in (_SOLUTIONS, _PROJECTS):
         found = sorted(p.name for pattern in patterns for p in project_dir.glob(pattern) if p.is_file())
         if found:
-            return found[0] if len(found) == 1 else None
-    return None
-
-
-def _is_dotnet(project_dir: Path) -> bool:
-    return any(p.is_file() for pattern in (*_SOLUTIONS, *_PROJECTS) for p in project_dir.glob(pattern))
+            return found
+    return []
 
 
 def commands(project_dir: Path) -> dict[str, str] | None:
     """dotnet's gate commands; ``{}`` when the solution or project is
     ambiguous, None when this is not a .NET project."""
-    if not _is_dotnet(project_dir):
+    targets = _targets(project_dir)
+    if not targets:
         return None
-    target = _target(project_dir)
-    if target is None:
+    if len(targets) > 1:
         return {}
-    quoted = shlex.quote(target)
+    quoted = shlex.quote(targets[0])
     return {
         "format": f"dotnet format {quoted}",
         "build": f"dotnet build {quoted}",
