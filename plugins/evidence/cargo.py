@@ -32,15 +32,16 @@ _MORE_WARNINGS = 10
 def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense cargo output; None when it is not cargo's."""
     lines = clean_lines(output)
+    results = [m for line in lines if (m := _RESULT.match(line))]
     if not (
         mentions(command, "cargo", "rustc")
-        or any(_RESULT.match(line) or re.match(r"^\s+Compiling \S+ v\d", line) for line in lines)
+        or results
+        or any(re.match(r"^\s+Compiling \S+ v\d", line) for line in lines)
     ):
         return None
     failing = unique(m["id"] for line in lines if (m := _TEST.match(line)) and m["status"] == "FAILED")
     panics = _panics(lines)
     errors, warnings = _diagnostics(lines)
-    results = [m for line in lines if (m := _RESULT.match(line))]
     finals = unique(line for line in lines if _FINAL.match(line))
     if not (failing or errors or warnings or results or finals):
         return None
@@ -63,7 +64,7 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
         failing_label="failing tests" if failing else "errors",
         errors=details,
         more={f"warnings ({len(warnings)})": shown_warnings},
-        tool_summary=unique(line for line in lines if _RESULT.match(line)) + finals,
+        tool_summary=unique(m.string for m in results) + finals,
         summary=_summary(results, errors, warnings, finals),
     )
 
