@@ -277,6 +277,23 @@ def test_clip_keeps_head_and_tail_and_masks_secrets():
     assert clip("short", 2_000, "x") == "short"
 
 
+def test_clip_cuts_long_fenced_logs_as_markdown_sees_fences():
+    """Fences are followed the way the handoff checker follows them (plan.track_fence):
+    a closing run needs the same character and at least the opening's length, and
+    a fence left open runs to the end."""
+    from stepkit.plugins.stages.prompts import FENCE_KEEP_HEAD, FENCE_KEEP_TAIL, clip
+
+    log = [f"log {i}" for i in range(100)]
+    text = "\n".join(["before", "````text", *log[:50], "```", *log[50:], "````", "after", "~~~", *log])
+
+    def shrunk(cut):
+        return [*log[:FENCE_KEEP_HEAD], f"[... L: {cut} log lines omitted ...]", *log[-FENCE_KEEP_TAIL:]]
+
+    kept = FENCE_KEEP_HEAD + FENCE_KEEP_TAIL
+    assert clip(text, 100_000, "L").split("\n") == [
+        "before", "````text", *shrunk(101 - kept), "````", "after", "~~~", *shrunk(100 - kept)]
+
+
 def test_the_plans_context_snippets_reach_orient_whole():
     from stepkit.plugins.stages.prompts import plan_prefix
 
