@@ -377,12 +377,14 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
     the plugins; they cannot replace the run's own keys below."""
+    from stepkit.plan import resolve_plans_dir
+
     return {
         **sets,
         "prompt": prompt or "Execute the next step",
         "step": str(step) if step is not None else "next",
         "project_dir": str(project),
-        "plans_dir": str((project / (plans_dir or config.plans_dir)).resolve()),
+        "plans_dir": str(resolve_plans_dir(project, plans_dir, config.plans_dir).resolve()),
         "engine": engine or config.engine,
         "coder": coder or config.coder,
         "reviewer": reviewer or config.reviewer,
