@@ -19,7 +19,7 @@ from stepkit.cli import disabled_plugins
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
 OWN_OPTIONS = {"command", "pm", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
-               "coder", "reviewer", "graph", "sets", "answers", "json", "run_id", "answer"}
+               "coder", "reviewer", "graph", "sets", "answers", "json"}
 
 
 def run(args: argparse.Namespace) -> int:
