@@ -252,7 +252,7 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
         if evidence.strip().lower() in ("", "none", "none."):
             problems.append("Evidence records no gate: list each command with its exit code, "
                             "or NOT RUN")
-        not_run = _gates_marked_not_run(evidence)
+        not_run = [name for name in _GATE_WORDS if _marked_not_run(name, evidence)]
     problems += _check_not_run_claims(not_run, body)
     return problems
 
@@ -303,8 +303,7 @@ def _check_gates_against_evidence(gates: Sequence[GateResult], evidence: str) ->
     commands = [g.command for g in gates if g.ran and g.command]
     for gate in gates:
         if not gate.ran:
-            if not any(re.search(_GATE_WORDS[gate.name], line, re.IGNORECASE)
-                       and "not run" in line.lower() for line in evidence.split("\n")):
+            if not _marked_not_run(gate.name, evidence):
                 problems.append(f"Evidence does not mark the {gate.name} gate as NOT RUN "
                                 f"(it did not run)")
             continue
@@ -332,14 +331,10 @@ def _exit_code_near(evidence: str, command: str, code: int | None, commands: Seq
     return False
 
 
-def _gates_marked_not_run(evidence: str) -> list[str]:
-    names = []
-    for name, words in _GATE_WORDS.items():
-        for line in evidence.split("\n"):
-            if re.search(words, line, re.IGNORECASE) and "not run" in line.lower():
-                names.append(name)
-                break
-    return names
+def _marked_not_run(gate: str, evidence: str) -> bool:
+    """Does a line of Evidence name the gate and say "not run"?"""
+    return any(re.search(_GATE_WORDS[gate], line, re.IGNORECASE) and "not run" in line.lower()
+               for line in evidence.split("\n"))
 
 
 def _check_not_run_claims(not_run: Iterable[str], body: str) -> list[str]:
