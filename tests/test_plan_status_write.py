@@ -48,43 +48,25 @@ def test_set_status_changes_only_the_status_value(tmp_path, original, expected):
     assert status_of(path) == "complete"
 
 
-def test_added_status_line_uses_the_files_crlf(tmp_path):
-    original = b"---\r\ntitle: T\r\n---\r\nbody"
+@pytest.mark.parametrize(("original", "status", "expected"), [
+    (b"---\r\ntitle: T\r\n---\r\nbody", "complete",
+     b"---\r\ntitle: T\r\nstatus: complete\r\n---\r\nbody"),
+    (b"---\nstatus: \"pending\" # q\ntitle: t\n---\n", "complete",
+     b"---\nstatus: \"complete\" # q\ntitle: t\n---\n"),
+    (b"---\nstatus: 'pending'\n---\n", "in-progress", b"---\nstatus: 'in-progress'\n---\n"),
+    (b"---\nstatus:\ntitle: t\n---\n", "complete", b"---\nstatus: complete\ntitle: t\n---\n"),
+    (b"# Plain plan\r\n\r\nNo frontmatter.", "in-progress",
+     b"---\r\nstatus: in-progress\r\n---\r\n# Plain plan\r\n\r\nNo frontmatter."),
+    (b"---\nmeta:\n  status: nested\nstatus: pending\n---\nstatus: pending\n", "complete",
+     b"---\nmeta:\n  status: nested\nstatus: complete\n---\nstatus: pending\n"),
+    (b"\xef\xbb\xbf---\nstatus: pending\n---\nx\n", "complete", b"\xef\xbb\xbf---\nstatus: complete\n---\nx\n"),
+], ids=["added-line-uses-crlf", "double-quotes-kept", "single-quotes-kept", "empty-value",
+        "no-frontmatter", "body-and-nested-untouched", "bom-kept"])
+def test_set_status_writes_exactly(tmp_path, original, status, expected):
     path = put(tmp_path, original)
-    set_status(path, "complete")
-    assert path.read_bytes() == b"---\r\ntitle: T\r\nstatus: complete\r\n---\r\nbody"
-
-
-def test_quoted_status_keeps_its_quotes(tmp_path):
-    path = put(tmp_path, b"---\nstatus: \"pending\" # q\ntitle: t\n---\n")
-    set_status(path, "complete")
-    assert path.read_bytes() == b"---\nstatus: \"complete\" # q\ntitle: t\n---\n"
-    path = put(tmp_path, b"---\nstatus: 'pending'\n---\n")
-    set_status(path, "in-progress")
-    assert path.read_bytes() == b"---\nstatus: 'in-progress'\n---\n"
-
-
-def test_empty_status_value_and_no_frontmatter(tmp_path):
-    path = put(tmp_path, b"---\nstatus:\ntitle: t\n---\n")
-    set_status(path, "complete")
-    assert path.read_bytes() == b"---\nstatus: complete\ntitle: t\n---\n"
-    path = put(tmp_path, b"# Plain plan\r\n\r\nNo frontmatter.")
-    set_status(path, "in-progress")
-    assert path.read_bytes() == b"---\r\nstatus: in-progress\r\n---\r\n# Plain plan\r\n\r\nNo frontmatter."
-    assert status_of(path) == "in-progress"
-
-
-def test_status_in_body_and_nested_keys_are_untouched(tmp_path):
-    original = b"---\nmeta:\n  status: nested\nstatus: pending\n---\nstatus: pending\n"
-    path = put(tmp_path, original)
-    set_status(path, "complete")
-    assert path.read_bytes() == b"---\nmeta:\n  status: nested\nstatus: complete\n---\nstatus: pending\n"
-
-
-def test_bom_is_kept(tmp_path):
-    path = put(tmp_path, b"\xef\xbb\xbf---\nstatus: pending\n---\nx\n")
-    set_status(path, "complete")
-    assert path.read_bytes() == b"\xef\xbb\xbf---\nstatus: complete\n---\nx\n"
+    set_status(path, status)
+    assert path.read_bytes() == expected
+    assert status_of(path) == status
 
 
 def test_write_is_atomic_keeps_mode_and_leaves_no_temp_file(tmp_path):
