@@ -1,5 +1,6 @@
 """Generated test-run logs in the real formats of pytest, cargo test and jest,
-for the evidence parser tests and ``bench/evidence_size.py``.
+for the evidence parser tests and ``bench/evidence_size.py``, and the helpers
+those tests share.
 
 Each generator returns ``(log_text, failing_ids, summary_line)``; the failing
 tests are spread evenly over the run.
@@ -156,3 +157,13 @@ def evidence_pm():
     from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 
     return get_plugin_manager(builtins=[m for m in DEFAULT_PLUGINS if ".evidence." in m])
+
+
+def condenser(module):
+    """``parse(command, output, exit_code=1)``: ``module``'s
+    ``stepkit_condense_output`` called on its own, as pluggy would call it."""
+
+    def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
+        return module.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+
+    return parse

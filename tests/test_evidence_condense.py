@@ -1,15 +1,36 @@
-"""stepkit.evidence.condense: the frame, the caps, the cut marker, secrets."""
+"""stepkit.evidence.condense: the frame, the caps, the cut marker, secrets,
+and what the built-in parsers make of large generated test runs."""
 
 import pytest
 
 from stepkit import hookimpl
 from stepkit.evidence import MAX_BYTES, MAX_LINES, condense, summary_of
-from tests.evidence_logs import evidence_pm
+from tests.evidence_logs import cargo_log, evidence_pm, jest_log, pytest_log
 
 
 @pytest.fixture
 def pm():
     return evidence_pm()
+
+
+@pytest.mark.parametrize(
+    ("make_log", "command", "summary"),
+    [
+        (pytest_log, "python -m pytest -v", "5 failed, 1995 passed"),
+        (cargo_log, "cargo test", "5 failed, 1995 passed"),
+        (jest_log, "npm test", "5 failed, 1995 passed, 2000 total"),
+    ],
+    ids=["pytest", "cargo", "jest"],
+)
+def test_2000_tests_with_5_failures_condense_under_5_percent(pm, make_log, command, summary):
+    log, failing_ids, summary_line = make_log(2000, 5)
+    evidence = condense(pm, "tests", command, log, 1, "/logs/tests-1.log")
+    assert len(evidence.encode()) < 0.05 * len(log.encode())
+    assert all(test_id in evidence for test_id in failing_ids)
+    assert summary_line in evidence
+    assert summary_of(evidence, log) == summary
+    total = log.count("\n")
+    assert evidence.endswith(f" of {total} lines; full log: /logs/tests-1.log]")
 
 
 def test_starts_with_command_and_exit_code_and_keeps_short_output_whole(pm):

@@ -1,10 +1,9 @@
 """The go test evidence parser."""
 
 from stepkit.plugins.evidence import gotest as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+parse = condenser(parser)
 
 PLAIN = """\
 --- FAIL: TestAdd (0.00s)

@@ -1,13 +1,9 @@
 """The jest / vitest evidence parser."""
 
 from stepkit.plugins.evidence import jest as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
-
-from stepkit.evidence import condense
-from tests.evidence_logs import evidence_pm, jest_log
+parse = condenser(parser)
 
 JEST = """\
  FAIL  src/sum.test.js
@@ -85,11 +81,3 @@ def test_vitest_failures_and_summary():
 
 def test_other_output_is_not_claimed():
     assert parse(command="pytest", output="1 failed in 0.1s") is None
-
-
-def test_2000_tests_with_5_failures():
-    log, failing_ids, summary_line = jest_log(2000, 5)
-    evidence = condense(evidence_pm(), "tests", "npm test", log, 1, "/l/tests-1.log")
-    assert len(evidence.encode()) < 0.05 * len(log.encode())
-    assert all(test_id in evidence for test_id in failing_ids)
-    assert summary_line in evidence

@@ -1,10 +1,9 @@
 """The type-checker evidence parser (mypy and pyright)."""
 
 from stepkit.plugins.evidence import mypy as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+parse = condenser(parser)
 
 MYPY = """\
 src/app.py:3: error: Incompatible types in assignment (expression has type "str", variable has type "int")  [assignment]

@@ -1,15 +1,9 @@
-"""The pytest evidence parser, on real and generated pytest output."""
-
-import pytest
+"""The pytest evidence parser, on real pytest output (generated runs: test_evidence_condense)."""
 
 from stepkit.plugins.evidence import pytest as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
-
-from stepkit.evidence import condense, summary_of
-from tests.evidence_logs import evidence_pm, pytest_log
+parse = condenser(parser)
 
 VERBOSE = """\
 ============================= test session starts ==============================
@@ -73,11 +67,6 @@ ERROR tests/test_broken.py
 """
 
 
-@pytest.fixture(scope="module")
-def pm():
-    return evidence_pm()
-
-
 def test_failing_ids_first_errors_and_summary():
     text = parse(command="python -m pytest -v", output=VERBOSE)
     for test_id in ("test_a.py::test_bad", "test_a.py::TestK::test_m", "test_a.py::test_p[2]"):
@@ -114,14 +103,3 @@ def test_other_output_is_not_claimed():
     # pytest that never reached its tests: the generic view is better
     usage = "ERROR: usage: pytest [options]\npytest: error: unrecognized arguments: --bogus\n"
     assert parse(command="pytest --bogus", output=usage) is None
-
-
-def test_2000_tests_with_5_failures_condense_under_5_percent(pm):
-    log, failing_ids, summary_line = pytest_log(total=2000, failing=5)
-    evidence = condense(pm, "tests", "python -m pytest -v", log, 1, "/logs/tests-1.log")
-    assert len(evidence.encode()) < 0.05 * len(log.encode())
-    for test_id in failing_ids:
-        assert test_id in evidence
-    assert summary_line in evidence
-    assert summary_of(evidence, log) == "5 failed, 1995 passed"
-    assert evidence.endswith("[kept 23 of 2062 lines; full log: /logs/tests-1.log]")

@@ -2,10 +2,9 @@
 formats, ``ruff format --check``)."""
 
 from stepkit.plugins.evidence import ruff as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+parse = condenser(parser)
 
 FULL = """\
 F401 [*] `os` imported but unused

@@ -1,10 +1,9 @@
 """The TypeScript compiler evidence parser."""
 
 from stepkit.plugins.evidence import tsc as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+parse = condenser(parser)
 
 PLAIN = """\
 src/index.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.

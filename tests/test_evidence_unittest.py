@@ -1,10 +1,9 @@
 """The unittest evidence parser, on real ``python -m unittest`` output."""
 
 from stepkit.plugins.evidence import unittest as parser
+from tests.evidence_logs import condenser
 
-
-def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-    return parser.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+parse = condenser(parser)
 
 OUTPUT = """\
 EF.
