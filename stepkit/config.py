@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from stepkit.errors import UsageError
+from stepkit.errors import UsageError, describe_validation
 
 
 class Timeouts(BaseModel):
@@ -85,9 +85,7 @@ def load_config(project_dir: Path) -> Config:
     try:
         config = Config.model_validate(table)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise UsageError(f"{source}: stepkit setting {where}: {err['msg']}") from None
+        raise UsageError(f"{source}: stepkit setting {describe_validation(exc)}") from None
     config.source = str(source)
     return config
 

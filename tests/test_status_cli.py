@@ -152,3 +152,16 @@ def test_empty_steps_dir_reads_fine(tmp_path):
     table = stepkit("status", cwd=tmp_path)
     assert "next: none (no in-progress or pending step)" in table.stdout
     assert "No problems." in table.stdout
+
+
+@pytest.mark.parametrize(("table", "expected"), [
+    ('[tool.stepkit.timeouts]\ntests = "slow"\n',
+     "stepkit setting timeouts.tests: Input should be a valid number"),
+    ('[tool.stepkit.commands]\ntset = "pytest"\n', "stepkit setting commands.tset: unknown field"),
+])
+def test_a_bad_setting_is_one_line_naming_the_file_and_the_key(project, table, expected):
+    write(project / "pyproject.toml", table)
+    done = stepkit("status", cwd=project)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"stepkit: error: pyproject.toml: {expected}")
+    assert len(done.stderr.splitlines()) == 1
