@@ -215,7 +215,7 @@ class PlanRepo:
     """A loaded plan repo.  Build it with :meth:`PlanRepo.load`."""
 
     def __init__(self, plans_dir: Path, steps: list[StepPlan], handoffs: dict[int, Handoff],
-                 problems: list[str], unreadable: set[int] | None = None) -> None:
+                 problems: list[str], unreadable: set[int]) -> None:
         self.plans_dir = plans_dir
         self.steps = steps
         self.handoffs = handoffs
@@ -224,7 +224,7 @@ class PlanRepo:
         for step in steps:
             self._by_number.setdefault(step.number, step)
         self._handoff_numbers = sorted(handoffs)
-        self._unreadable = unreadable or set()
+        self._unreadable = unreadable
 
     @property
     def steps_dir(self) -> Path:
@@ -260,18 +260,18 @@ class PlanRepo:
             raise PlanError(f"no plan repo at {plans_dir} (expected {steps_dir}/)")
         problems: list[str] = []
         steps: list[StepPlan] = []
-        unreadable: dict[int, Path] = {}
+        unreadable: set[int] = set()
         for number, slug, path in _numbered_files(steps_dir, problems):
             document = _read_document(path, problems)
             if document is None:
-                unreadable[number] = path
+                unreadable.add(number)
                 continue
             metadata, body = document
             steps.append(_step_plan(number, slug, path, metadata, body, problems))
         steps.sort(key=lambda s: (s.number, s.path.name))
         problems.extend(graph_problems(steps, unreadable))
         handoffs = _load_handoffs(plans_dir / "handoffs", steps, problems)
-        return cls(plans_dir, steps, handoffs, problems, set(unreadable))
+        return cls(plans_dir, steps, handoffs, problems, unreadable)
 
     def step(self, number: int) -> StepPlan | None:
         """The plan of step ``number`` (the first by file name if it is duplicated)."""

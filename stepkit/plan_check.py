@@ -8,7 +8,6 @@ a step with one bad field still shows up with everything else it declares.
 from __future__ import annotations
 
 from collections import deque
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -68,13 +67,13 @@ def _step_number(value: Any) -> int | None:
     return None
 
 
-def graph_problems(steps: list[StepPlan], unreadable: dict[int, Path]) -> list[str]:
+def graph_problems(steps: list[StepPlan], unreadable: set[int]) -> list[str]:
     """Cross-step problems: duplicate numbers, self-dependencies, dependencies
     on missing steps and dependency cycles (each cycle named, e.g.
     ``dependency cycle: 2 -> 5 -> 2``).
 
-    ``unreadable`` maps the numbers of plan files that exist but could not be
-    parsed; a dependency on one is not reported as missing (the file already
+    ``unreadable`` holds the numbers of plan files that exist but could not
+    be parsed; a dependency on one is not reported as missing (the file already
     has its own problem).
     """
     problems: list[str] = []
