@@ -7,8 +7,6 @@ import pytest
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 CMAKE = "stepkit.plugins.projects.cmake"
 BUILD = "cmake -S . -B build && cmake --build build"
 TESTED = """cmake_minimum_required(VERSION 3.20)

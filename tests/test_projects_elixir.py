@@ -2,8 +2,6 @@
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 ELIXIR = "stepkit.plugins.projects.elixir"
 MIX = """defmodule Demo.MixProject do
   use Mix.Project

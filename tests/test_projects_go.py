@@ -2,8 +2,6 @@
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 GO = "stepkit.plugins.projects.go"
 GO_MOD = "module example.com/demo\n\ngo 1.22\n"
 

@@ -4,8 +4,6 @@ import pytest
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 JVM = "stepkit.plugins.projects.jvm"
 POM = "<project><modelVersion>4.0.0</modelVersion>{plugins}</project>\n"
 

@@ -6,8 +6,6 @@ import pytest
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 NODE = "stepkit.plugins.projects.node"
 
 

@@ -4,8 +4,6 @@ import json
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 PHP = "stepkit.plugins.projects.php"
 
 

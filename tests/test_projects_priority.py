@@ -2,8 +2,6 @@
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 PY = "stepkit.plugins.projects.python"
 TR = "stepkit.plugins.projects.taskrunners"
 OV = "stepkit.plugins.overrides"

@@ -4,8 +4,6 @@ import pytest
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 PY = "stepkit.plugins.projects.python"
 
 

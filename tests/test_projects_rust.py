@@ -2,8 +2,6 @@
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 RUST = "stepkit.plugins.projects.rust"
 CRATE = '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'
 

@@ -2,8 +2,6 @@
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 SWIFT = "stepkit.plugins.projects.swift"
 PACKAGE = "// swift-tools-version:5.9\nimport PackageDescription\n"
 

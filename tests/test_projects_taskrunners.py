@@ -10,8 +10,6 @@ import pytest
 from stepkit.plugins.projects._shared import justfile_recipes, makefile_targets
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 TR = "stepkit.plugins.projects.taskrunners"
 
 # Every construct the reader must get right, next to real rules.

@@ -2,8 +2,6 @@
 
 from stepkit.testing import resolve_gates
 
-pytest_plugins = ["stepkit.testing"]
-
 ZIG = "stepkit.plugins.projects.zig"
 BUILD_ZIG = """const std = @import("std");
 pub fn build(b: *std.Build) void {
