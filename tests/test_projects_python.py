@@ -60,17 +60,16 @@ def test_pytest_signals(stepkit_project, files):
     ids=["ruff.toml", ".ruff.toml", "dependency-groups", "optional-deps", "poetry-group", "uv-dev"],
 )
 def test_ruff_signals(stepkit_project, files):
-    project = stepkit_project({"setup.cfg": "[metadata]\nname = d\n", **files})
-    assert commands(project)["lint"] == "ruff check"
-    assert commands(project)["format"] == "ruff format"
+    gates = commands(stepkit_project({"setup.cfg": "[metadata]\nname = d\n", **files}))
+    assert (gates["format"], gates["lint"]) == ("ruff format", "ruff check")
 
 
 def test_black_formats_when_the_project_uses_it_next_to_ruff(stepkit_project):
     project = stepkit_project({
         "pyproject.toml": '[tool.black]\nline-length = 88\n[tool.ruff]\nselect = ["E"]\n',
     })
-    assert commands(project)["format"] == "black ."
-    assert commands(project)["lint"] == "ruff check"
+    gates = commands(project)
+    assert (gates["format"], gates["lint"]) == ("black .", "ruff check")
 
 
 @pytest.mark.parametrize(
