@@ -249,8 +249,14 @@ class StageContext:
     usage: Usage = field(default_factory=lambda: Usage())
 
     def log_dir(self) -> Path:
-        """Directory for full logs of this run (a temp-like dir outside runs)."""
-        base = self.run_dir if self.run_dir else self.project_dir / ".stepkit" / "adhoc"
+        """Directory for full logs of this run (outside a run: ``.stepkit/adhoc``,
+        which :func:`~stepkit.runstore.stepkit_dir` keeps out of git)."""
+        if self.run_dir:
+            base = self.run_dir
+        else:
+            from stepkit.runstore import stepkit_dir
+
+            base = stepkit_dir(self.project_dir) / "adhoc"
         path = base / "logs"
         path.mkdir(parents=True, exist_ok=True)
         return path

@@ -46,6 +46,8 @@ def test_stage_verify_runs_the_gates_and_fails_on_a_failing_gate(tmp_path):
     done = stage(project, "verify", "--step", "1")
     assert done.returncode == 1  # calc has no mul yet: the tests gate fails
     assert "tests" in done.stdout and "fail" in done.stdout
+    assert list((project.root / ".stepkit" / "adhoc" / "logs").iterdir())  # the full gate logs ...
+    assert ".stepkit" not in project.git("status", "--porcelain")  # ... never show up as changes to commit
 
 
 def test_stage_with_an_unknown_step_is_one_line(tmp_path):
