@@ -56,7 +56,6 @@ from stepkit.results import Outcome, Paused, Question, StageContext, StageFault,
 from stepkit.runstore import RunDir, is_live, jsonable, redacted
 
 PAUSED_EXIT = 5
-INTERRUPTED_EXIT = 130
 #: Seconds an interrupted node gets to clean up after its commands got SIGINT.
 INTERRUPT_GRACE_S = 5.0
 

@@ -26,7 +26,6 @@ FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
 
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
-CODER_SENTINELS: tuple[str, ...] = ("CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED")
 
 
 class GateResult(BaseModel):
