@@ -108,7 +108,7 @@ def implement(ctx: StageContext) -> Outcome:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
     plan_before = scope.take_snapshot(ctx.project_dir, ctx.plans_dir, plan_only=True)
     result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
-    coder = result if isinstance(result, CoderResult) else CoderResult.model_validate(result)
+    coder = _validated(CoderResult, result, "stepkit_implement")
     snapshot = _load_scope_snapshot(ctx)
     undone = scope.restore_plan_repo(plan_before, ctx.project_dir, ctx.plans_dir)
     updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin}
@@ -182,7 +182,7 @@ def sweep(ctx: StageContext) -> Outcome:
 def review(ctx: StageContext) -> Outcome:
     """Independent review; a reviewer fault is a fault, never findings."""
     result, plugin = _read_only(ctx, "the independent review", "stepkit_review", "reviewer")
-    review_result = result if isinstance(result, ReviewResult) else ReviewResult.model_validate(result)
+    review_result = _validated(ReviewResult, result, "stepkit_review")
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")
     return Outcome(updates={"review_report": review_result.review_report, "review_plugin": plugin,

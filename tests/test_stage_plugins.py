@@ -301,3 +301,25 @@ def test_the_plans_context_snippets_reach_orient_whole():
     plan = f"## Context\n```python\n{snippet}\n```\n\n## Tasks\n- do it\n"
     prefix = plan_prefix({"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan})
     assert snippet in prefix
+
+
+@pytest.mark.parametrize(("stage", "hook", "answer"), [
+    ("implement", "stepkit_implement", {"sentinel": "DONE"}),
+    ("review", "stepkit_review", {"review_report": ["not", "text"]}),
+])
+def test_an_invalid_coder_or_reviewer_answer_is_a_one_line_stage_fault(tmp_path, stage, hook, answer):
+    """As for orient, sweep and handoff: the node's fallback gets a fault, not a crash."""
+    from stepkit.hookspecs import hookimpl
+    from stepkit.results import StageFault
+    from stepkit.stages import run_stage
+
+    class Broken:
+        pass
+
+    setattr(Broken, hook, hookimpl(lambda self, ctx: answer))
+    ctx = make_ctx(tmp_path, stage)
+    ctx.pm.register(Broken(), name="broken")
+    with pytest.raises(StageFault) as fault:
+        run_stage(stage, ctx)
+    assert fault.value.note.startswith(f"{hook} returned an invalid result: ")
+    assert "\n" not in fault.value.note
