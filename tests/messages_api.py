@@ -43,6 +43,7 @@ class Recorded:
     body: dict[str, Any]
     raw: bytes
     at: float
+    peer: tuple[str, int]  #: the client's address: one connection, one peer
 
 
 @dataclass
@@ -145,11 +146,14 @@ class MessagesAPI:
         api = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the real API: a client reuses its connection
+
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 api.requests.append(Recorded(
                     path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
                     body=json.loads(raw or b"{}"), raw=raw, at=time.monotonic(),
+                    peer=self.client_address[:2],
                 ))
                 scripted = api._next()
                 time.sleep(scripted.delay_s)

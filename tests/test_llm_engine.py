@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,20 @@ def test_structured_answer_through_the_tool_loop(tmp_path, messages_api):
     assert [c["call"] for c in calls] == [1, 2]
     assert ctx.usage.input_tokens == 200 and ctx.usage.output_tokens == 40
     assert ctx.usage.cost_usd > 0 and calls[0]["cost_usd"] > 0
+
+
+def test_the_nodes_of_a_run_share_one_client(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    for _ in range(3):
+        messages_api.reply_json(GOOD)
+
+    ask(ctx)
+    ask(replace(ctx, node="edge_case_sweep"))
+    ask(replace(ctx, run_dir=ctx.run_dir.parent / "r2"))
+
+    first, second, other_run = (r.peer for r in messages_api.requests)
+    assert first == second  # the second node reused the run's connection
+    assert other_run != first
 
 
 def test_cache_markers_on_the_stable_prefix(tmp_path, messages_api):

@@ -74,9 +74,10 @@ def test_the_position_survives_a_new_engine_in_the_same_run(tmp_path):
     ctx = make_ctx(tmp_path, run_dir)
     with pytest.raises(StageFault):
         ask(make_engine("scripted:answers.yaml", ctx), ctx, "write_handoff")
+    assert make_engine("scripted:answers.yaml", ctx) is make_engine("scripted:answers.yaml", ctx)
     # a resumed run builds a new engine in a new process: the counter is on disk
-    assert ask(make_engine("scripted:answers.yaml", ctx), ctx, "write_handoff").plan_summary == (
-        "second")
+    fresh = ScriptedEngine.load("answers.yaml", ctx.project_dir)
+    assert ask(fresh, ctx, "write_handoff").plan_summary == "second"
     assert json.loads((run_dir / "scripted_calls.json").read_text()) == {"write_handoff": 2}
 
 

@@ -9,6 +9,8 @@ Design choices:
   ``tool_choice`` with HTTP 400, and forcing a tool would also stop the
   model from using the real tools first.  A reply that does not validate
   (or was cut at ``max_tokens``) is retried once with the error sent back.
+- **One SDK client per engine**, built at its first call; the factory
+  keeps one engine per run, so every node of a run shares its connections.
 - **Retries** are owned here, in one loop, with the SDK's ``max_retries=0``:
   the SDK honours Retry-After but never caps it (a server could park a run
   for hours) and would hide the attempt count the fault note needs.  429,
@@ -60,6 +62,7 @@ class AnthropicEngine:
 
     def __init__(self, model: str | None = None):
         self.model = model
+        self.client: Any = None  # the SDK client, built at the first call
 
     def structured(
         self,
@@ -76,7 +79,9 @@ class AnthropicEngine:
         """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
         model = resolve_model(node, ctx, self.model)
         conversation = _Conversation(node, model, schema, tools or [], ctx)
-        return conversation.run(system, prefix, prompt, max_turns)
+        if self.client is None:
+            self.client = conversation.new_client()
+        return conversation.run(self.client, system, prefix, prompt, max_turns)
 
 
 def resolve_model(node: str, ctx: StageContext, spec_model: str | None) -> str:
@@ -102,7 +107,16 @@ class _Conversation:
         self.messages: list[dict[str, Any]] = []
         self.calls = 0
 
-    def run(self, system: str, prefix: str | None, prompt: str, max_turns: int) -> Any:
+    def new_client(self) -> Any:
+        """An SDK client without its own retries (:meth:`_send` retries)."""
+        import anthropic
+
+        try:
+            return anthropic.Anthropic(max_retries=0)
+        except anthropic.AnthropicError as exc:
+            raise StageFault(self._note(f"cannot set up the Anthropic client: {exc}")) from None
+
+    def run(self, client: Any, system: str, prefix: str | None, prompt: str, max_turns: int) -> Any:
         import anthropic
 
         params = self._params(system, anthropic.transform_schema(self.schema))
@@ -111,11 +125,7 @@ class _Conversation:
             first.append({"type": "text", "text": redact(prefix), "cache_control": _CACHE})
         first.append({"type": "text", "text": redact(prompt)})
         self.messages.append({"role": "user", "content": first})
-        client = _client(self.ctx, self.node)
-        try:
-            return self._loop(client, params, max_turns)
-        finally:
-            client.close()
+        return self._loop(client, params, max_turns)
 
     def _loop(self, client: Any, params: dict[str, Any], max_turns: int) -> Any:
         corrected = False
@@ -196,13 +206,14 @@ class _Conversation:
         self._check_budget(params)
         max_retries = _setting(self.ctx, "llm_max_retries", int, 4)
         max_wait = _setting(self.ctx, "llm_max_retry_wait_s", float, 60.0)
+        timeout = _setting(self.ctx, "llm_timeout_s", float, 600.0)
         attempt = 0
         while True:
             attempt += 1
             started = time.monotonic()
             retry_after: float | None = None
             try:
-                response = client.messages.create(**params)
+                response = client.messages.create(**params, timeout=timeout)
             except anthropic.APIStatusError as exc:
                 failure = f"HTTP {exc.status_code} {exc.type or type(exc).__name__}"
                 if exc.api_message:
@@ -296,18 +307,6 @@ def check_history(messages: list[dict[str, Any]], node: str) -> None:
     if pending:
         raise StageFault(f"LLM fault in node {node}: history invariant broken: tool_use ids "
                          f"{sorted(pending)} have no tool_result.")
-
-
-def _client(ctx: StageContext, node: str) -> Any:
-    import anthropic
-
-    timeout = _setting(ctx, "llm_timeout_s", float, 600.0)
-    try:
-        return anthropic.Anthropic(max_retries=0, timeout=timeout)
-    except anthropic.AnthropicError as exc:
-        raise StageFault(" ".join(redact(
-            f"LLM fault in node {node}: cannot set up the Anthropic client: {exc}").split())
-        ) from None
 
 
 def _setting(ctx: StageContext, name: str, kind: type, default: Any) -> Any:

@@ -79,8 +79,15 @@ def ask(ctx: StageContext, *, system: str, prefix: str, prompt: str, schema: typ
     return answer.model_dump()
 
 
+#: The engines of the current run by spec: every node of a run asks the same
+#: engine, so the run has one SDK client (one connection pool) and reads a
+#: scripted file once.  Starting another run lets the previous run's go.
+_run_engines: dict[tuple[Path, str | None], Engine] = {}
+
+
 def make_engine(spec: str | None, ctx: StageContext) -> Engine:
-    """Build the engine named by ``spec``.
+    """The engine named by ``spec``, built once per run (``ctx.run_dir``;
+    outside a run, a new one at each call).
 
     ``spec`` falls back to ``ctx.settings["engine"]`` (``--engine``, else the
     project's ``engine`` setting, folded in when the run starts), then
@@ -89,7 +96,16 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
     :raises UsageError: unknown engine kind, or a scripted file that is
         missing or malformed (a configuration error, one line).
     """
-    return _build(spec or ctx.settings.get("engine"), Path(ctx.project_dir))
+    spec = spec or ctx.settings.get("engine")
+    if ctx.run_dir is None:
+        return _build(spec, Path(ctx.project_dir))
+    key = (Path(ctx.run_dir), spec)
+    engine = _run_engines.get(key)
+    if engine is None:
+        for other in [k for k in _run_engines if k[0] != key[0]]:
+            del _run_engines[other]
+        engine = _run_engines[key] = _build(spec, Path(ctx.project_dir))
+    return engine
 
 
 def check_engine_spec(spec: str | None, project_dir: Path) -> None:
