@@ -165,17 +165,13 @@ def traffic_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str,
 def demo_traffic(parent: Path) -> dict[str, dict[str, Any]]:
     """The demo step with the demo's command coder; traffic of the three LLM nodes."""
     project = prepare_demo_project(parent)
-    api = MessagesAPI()
-    api.start()
-    try:
+    with MessagesAPI() as api:
         answers = _answers(project)
         _queue_orient(api, answers)
         _queue_after_coder(api, answers)
         coder = f"command:{sys.executable} tools/demo_coder.py"
         _, events = _run_step(project, api, coder)
         return traffic_by_node(api, events)
-    finally:
-        api.stop()
 
 
 def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
@@ -185,9 +181,7 @@ def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
         (project / "stepkit.toml").write_text("reuse_coder_evidence = false\n", encoding="utf-8")
     counter = project.parent / "test_command.sh"
     counter.write_text(COUNTER_SCRIPT, encoding="utf-8")
-    api = MessagesAPI()
-    api.start()
-    try:
+    with MessagesAPI() as api:
         answers = _answers(project)
         _queue_orient(api, answers)
         _queue_builtin_coder(api, project)
@@ -203,8 +197,6 @@ def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
             "traffic": {node: row for node, row in traffic_by_node(api, events).items()
                         if node.startswith("coder_")},
         }
-    finally:
-        api.stop()
 
 
 def run() -> dict:

@@ -27,7 +27,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -75,10 +75,11 @@ class MessagesAPI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> None:
+    def __enter__(self) -> Self:
         self._thread.start()
+        return self
 
-    def stop(self) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -179,11 +180,7 @@ class MessagesAPI:
 @pytest.fixture
 def messages_api(monkeypatch: pytest.MonkeyPatch):
     """A running loopback Messages API; the SDK is pointed at it."""
-    api = MessagesAPI()
-    api.start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-    try:
+    with MessagesAPI() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
         yield api
-    finally:
-        api.stop()
