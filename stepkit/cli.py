@@ -12,7 +12,6 @@ import importlib
 import os
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 from stepkit import __version__
@@ -120,11 +119,12 @@ def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> Any
     known, _ = pre.parse_known_args(argv)
     if known.command not in PLUGIN_COMMANDS:
         return None
-    from stepkit.config import load_config
+    from stepkit.config import load_config, resolve_project_dir
     from stepkit.pluginmanager import get_plugin_manager
 
-    project_dir = Path(known.project_dir).resolve()
-    if not project_dir.is_dir():
+    try:
+        project_dir = resolve_project_dir(known.project_dir)
+    except StepkitError:
         return None  # the command itself reports the bad directory
     pm = get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(known))
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

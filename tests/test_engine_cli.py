@@ -123,13 +123,18 @@ def stepkit_configure(config, settings):
 '''
 
 
-def test_plugin_options_reach_stepkit_configure_and_the_nodes(project, capsys):
+@pytest.mark.parametrize("home_relative", [False, True])
+def test_plugin_options_reach_stepkit_configure_and_the_nodes(project, capsys, monkeypatch, home_relative):
     (project / "stepconf.py").write_text(STEPCONF)
     graph = write_graph(project, {
         "probe": {"kind": "script", "call": "graph_helpers:settings_probe", "next": "end_success", "outputs": ["probe"]},
         "end_success": {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0, "output": "colour: {probe}"},
     })
-    assert main(["run", "--graph", str(graph), "--project-dir", str(project), "--colour", "teal"]) == 0
+    project_dir = str(project)
+    if home_relative:  # the plugins that add options are found the way the command finds the project
+        monkeypatch.setenv("HOME", str(project.parent))
+        project_dir = f"~/{project.name}"
+    assert main(["run", "--graph", str(graph), "--project-dir", project_dir, "--colour", "teal"]) == 0
     assert capsys.readouterr().out == "STEP_COMPLETE\ncolour: teal\n"
 
 
