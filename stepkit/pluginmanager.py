@@ -143,19 +143,15 @@ def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tup
 
 def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
     """Describe every registered plugin: name, origin, version and hooks."""
-    hooks_by_plugin: dict[str, list[str]] = {}
-    for name, plugin in pm.list_name_plugin():
-        hooks_by_plugin[name] = sorted(impl.name for impl in pm.get_hookcallers(plugin) or [])
-    result = []
-    for name, plugin in pm.list_name_plugin():
-        result.append(
-            {
-                "name": name,
-                "origin": pm.origins.get(name, ""),
-                "version": _version_of(plugin),
-                "hooks": hooks_by_plugin[name],
-            }
-        )
+    result = [
+        {
+            "name": name,
+            "origin": pm.origins.get(name, ""),
+            "version": _version_of(plugin),
+            "hooks": sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
+        }
+        for name, plugin in pm.list_name_plugin()
+    ]
     for name, error in pm.load_errors.items():
         result.append({"name": name, "origin": "failed to load", "version": None, "hooks": [], "error": error})
     return result
