@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from stepkit.cli import disabled_plugins
+from stepkit.results import FAILED_STATUSES
 
 #: Long values shown in full only with --json.
 _TEXT_LIMIT = 4000
@@ -49,7 +50,7 @@ def render(stage: str, result: dict[str, Any]) -> str:
 def _exit_code(stage: str, result: dict[str, Any]) -> int:
     """0 when the stage did its job; 1 when its own verdict is a failure."""
     if stage == "verify":
-        return 0 if all(g["status"] in ("pass", "not_run") for g in result.get("gates", [])) else 1
+        return 1 if any(g["status"] in FAILED_STATUSES for g in result.get("gates", [])) else 0
     if stage == "implement":
         return 0 if (result.get("coder_result") or {}).get("sentinel") == "CODER_COMPLETE" else 1
     return 0

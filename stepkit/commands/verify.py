@@ -11,7 +11,7 @@ from typing import Any
 
 from stepkit.cli import disabled_plugins
 from stepkit.config import resolve_project_dir
-from stepkit.results import GateResult
+from stepkit.results import FAILED_STATUSES, GateResult
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +49,7 @@ def _print_result(result: GateResult) -> None:
 def _verdict(data: dict[str, Any]) -> str:
     gates = data["gates"]
     not_run = [g["name"] for g in gates if g["status"] == "not_run"]
-    bad = [f"{g['name']} {g['status']}" for g in gates if g["status"] not in ("pass", "not_run")]
+    bad = [f"{g['name']} {g['status']}" for g in gates if g["status"] in FAILED_STATUSES]
     tail = f"; NOT RUN (not evidence of a pass): {', '.join(not_run)}" if not_run else ""
     ran = len(gates) - len(not_run)
     kind = f" ({data['project_type']} project)" if data["project_type"] else ""
