@@ -25,7 +25,7 @@ import stat
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -101,8 +101,8 @@ def take_snapshot(
     skip = _plan_prefix(snap)
     if git is not None:
         snap.mode, (snap.git_root, snap.prefix) = "git", git
-        snap.head = _git_head(Path(snap.git_root))
-        for rel in sorted(_git_dirty(snap)):
+        snap.head, dirty = _git_status(snap)
+        for rel in sorted(dirty):
             if not _excluded(rel, skip):
                 snap.files[rel] = store.put_file(project / rel, STORE_FILE_LIMIT)
     else:
@@ -114,6 +114,43 @@ def take_snapshot(
             snap.files[rel] = store.put_file(project / rel, STORE_FILE_LIMIT)
             snap.stats[rel] = [st.st_size, st.st_mtime_ns]
     return snap
+
+
+class StepChanges(NamedTuple):
+    """What the step changed since its snapshot (fields named as the run
+    state names them)."""
+
+    changed_files: list[str]
+    diff: str
+    tamper_flags: list[str]
+
+
+def step_changes(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHARS) -> StepChanges:
+    """The changed files, the step diff and the tamper flags from one look at
+    the tree: each changed file's before and now bytes are read once.
+
+    See :func:`changed_files`, :func:`step_diff` and :func:`tamper_flags`.
+    """
+    project = Path(project_dir).resolve()
+    changes = _changes(before, project)
+    reader = _Reader(before)
+    parts: list[str] = []
+    flags: list[str] = []
+    total, truncated = 0, False
+    for index, (path, old_id, new_id) in enumerate(changes):
+        old = reader.read(old_id)
+        new = _read_bytes(project / path) if new_id is not None else None
+        flags.extend(_file_flags(path, old_id, new_id, old, new))
+        if truncated:
+            continue
+        piece = _file_diff(path, old_id, new_id, old, new)
+        if total + len(piece) > max_chars:
+            parts.append(f"[... diff truncated: {len(changes) - index} more file(s) not shown ...]\n")
+            truncated = True
+            continue
+        parts.append(piece)
+        total += len(piece)
+    return StepChanges([path for path, _old, _new in changes], "".join(parts), flags)
 
 
 def changed_files(before: Snapshot, project_dir: Path) -> list[str]:
@@ -129,21 +166,7 @@ def step_diff(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHA
     at :data:`DIFF_FILE_MAX_CHARS` and the whole at ``max_chars``, with a
     marker saying what was left out.
     """
-    project = Path(project_dir).resolve()
-    reader = _Reader(before)
-    parts: list[str] = []
-    total = 0
-    changes = _changes(before, project)
-    for index, (path, old_id, new_id) in enumerate(changes):
-        old = reader.read(old_id)
-        new = _read_bytes(project / path) if new_id is not None else None
-        piece = _file_diff(path, old_id, new_id, old, new)
-        if total + len(piece) > max_chars:
-            parts.append(f"[... diff truncated: {len(changes) - index} more file(s) not shown ...]\n")
-            break
-        parts.append(piece)
-        total += len(piece)
-    return "".join(parts)
+    return step_changes(before, project_dir, max_chars).diff
 
 
 def restore_plan_repo(before: Snapshot, project_dir: Path, plans_dir: Path) -> list[str]:
@@ -180,24 +203,7 @@ def tamper_flags(before: Snapshot, project_dir: Path) -> list[str]:
     test files, new skip/xfail/ignore markers in changed files, loosened
     lint or coverage configuration (lowered thresholds, new ignore/exclude
     entries, deleted config files)."""
-    project = Path(project_dir).resolve()
-    reader = _Reader(before)
-    flags: list[str] = []
-    for path, old_id, new_id in _changes(before, project):
-        old = _text(reader.read(old_id)) if old_id else ""
-        if new_id is None:
-            if _TEST_PATH.search(path):
-                flags.append(f"deleted test file: {path}")
-            elif _is_quality_config(path):
-                flags.append(f"deleted lint/coverage config: {path}")
-            continue
-        new = _text(_read_bytes(project / path))
-        if new is None or old is None:
-            continue
-        flags.extend(_new_markers(path, old, new))
-        if _is_quality_config(path):
-            flags.extend(_loosened_config(path, old, new))
-    return flags
+    return step_changes(before, project_dir).tamper_flags
 
 
 def file_ids(project_dir: Path) -> dict[str, str]:
@@ -205,20 +211,29 @@ def file_ids(project_dir: Path) -> dict[str, str]:
     (all files outside git, minus :data:`EXCLUDED_DIRS`), ``.stepkit/`` and
     caches left out.  Two maps compare equal when the files are byte-identical."""
     project = Path(project_dir).resolve()
-    git = _git_location(project)
+    # one git process: the index ids (H), the files whose bytes differ from
+    # them (C changed, R removed, M unmerged) and the untracked ones (?),
+    # paths relative to the project dir
+    listing = _run_git(["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"], project)
     ids: dict[str, str | None] = {}
-    if git is not None:
-        probe = Snapshot(project_dir=str(project), mode="git", git_root=git[0], prefix=git[1],
-                         store="", taken_at="")
-        listing = _run_git(["ls-files", "-s", "-z", "--full-name", "--", "."], project) or b""
+    if listing is not None:
+        dirty: set[str] = set()
         for entry in listing.split(b"\0"):
-            if b"\t" in entry:
-                meta, name = entry.split(b"\t", 1)
-                rel = _project_rel(name.decode("utf-8", "surrogateescape"), git[1])
-                if rel is not None:
-                    ids[rel] = meta.split()[1].decode()
-        for rel in _git_dirty(probe):
-            ids[rel] = _blob_id(project / rel)
+            tag, _, rest = entry.partition(b" ")
+            meta, tab, name = rest.partition(b"\t")
+            if not tab:
+                if tag == b"?":
+                    dirty.add(rest.decode("utf-8", "surrogateescape"))
+                continue
+            rel = name.decode("utf-8", "surrogateescape")
+            mode, oid = meta.split()[:2]
+            if tag in (b"C", b"R", b"M") and mode != b"160000":  # a submodule: its recorded commit
+                dirty.add(rel)
+            else:
+                ids[rel] = oid.decode()
+        for rel in dirty:
+            if not _excluded(rel, None):
+                ids[rel] = _blob_id(project / rel)
     else:
         for rel in walk_files(project, EXCLUDED_DIRS):
             ids[rel] = _blob_id(project / rel)
@@ -270,23 +285,21 @@ def _changes(before: Snapshot, project_dir: Path) -> list[tuple[str, str | None,
 def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:
     """Ids before the step of every file that may have changed since."""
     root = Path(before.git_root or project)
-    candidates = set(_git_dirty(before)) | set(before.files)
-    head = _git_head(root)
-    if head != before.head:
-        if before.head and head:
-            out = _run_git(["diff", "--name-only", "-z", "--no-renames", before.head, head], root)
-        else:
-            out = _run_git(["ls-tree", "-r", "-z", "--name-only", head or before.head or "HEAD"], root)
-        for name in (out or b"").split(b"\0"):
-            rel = _project_rel(name.decode("utf-8", "surrogateescape"), before.prefix)
-            if name and rel is not None:
-                candidates.add(rel)
-    ids: dict[str, str | None] = {rel: before.files[rel] for rel in candidates if rel in before.files}
-    clean = candidates - set(ids)
-    if clean:
-        tracked = _ls_tree(root, before.head, before.prefix) if before.head else {}
-        ids.update({rel: tracked.get(rel) for rel in clean})
-    return ids
+    head, dirty = _git_status(before)
+    if head == before.head:
+        # a file clean when the step started was as HEAD has it
+        return {**dirty, **before.files}
+    candidates = set(dirty)
+    if before.head and head:
+        out = _run_git(["diff", "--name-only", "-z", "--no-renames", before.head, head], root)
+    else:
+        out = _run_git(["ls-tree", "-r", "-z", "--name-only", head or before.head or "HEAD"], root)
+    for name in (out or b"").split(b"\0"):
+        rel = _project_rel(name.decode("utf-8", "surrogateescape"), before.prefix)
+        if name and rel is not None:
+            candidates.add(rel)
+    tracked = _ls_tree(root, before.head, before.prefix) if before.head else {}
+    return {**{rel: tracked.get(rel) for rel in candidates}, **before.files}
 
 
 def _ls_tree(root: Path, commit: str, prefix: str) -> dict[str, str]:
@@ -328,23 +341,39 @@ def _git_location(project: Path) -> tuple[str, str] | None:
     return lines[0], lines[1] if len(lines) > 1 else ""
 
 
-def _git_head(root: Path) -> str | None:
-    out = _run_git(["rev-parse", "--verify", "-q", "HEAD"], root)
-    return out.decode().strip() if out else None
-
-
-def _git_dirty(snap: Snapshot) -> set[str]:
-    """Project-relative paths git sees as modified, staged, deleted or untracked."""
+def _git_status(snap: Snapshot) -> tuple[str | None, dict[str, str | None]]:
+    """HEAD (None before the first commit) and the project-relative paths git
+    sees as modified, staged, deleted or untracked, each with its id in HEAD
+    (None: not in HEAD)."""
     root = Path(snap.git_root or snap.project_dir)
-    out = _run_git(["status", "--porcelain=v1", "-z", "-uall", "--no-renames",
+    out = _run_git(["status", "--porcelain=v2", "-z", "--branch", "-uall", "--no-renames",
                     "--ignore-submodules=all"], root) or b""
-    paths = set()
+    head = None
+    paths: dict[str, str | None] = {}
     for entry in out.split(b"\0"):
-        if len(entry) > 3:
-            rel = _project_rel(entry[3:].decode("utf-8", "surrogateescape"), snap.prefix)
-            if rel is not None and not rel.startswith(".stepkit/"):
-                paths.add(rel)
-    return paths
+        kind = entry[:2]
+        if kind == b"# ":
+            key, _, value = entry[2:].partition(b" ")
+            if key == b"branch.oid" and value != b"(initial)":
+                head = value.decode()
+            continue
+        if kind == b"1 ":  # 1 XY sub mH mI mW hH hI path
+            fields = entry.split(b" ", 8)
+            name, oid = fields[8], fields[6]
+        elif kind == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path: stage 2 is HEAD's
+            fields = entry.split(b" ", 10)
+            name, oid = fields[10], fields[8]
+        elif kind == b"? ":
+            name, oid = entry[2:], None
+        else:
+            continue
+        rel = _project_rel(name.decode("utf-8", "surrogateescape"), snap.prefix)
+        if rel is None or rel.startswith(".stepkit/"):
+            continue
+        # setdefault: a path both deleted from the index and untracked keeps
+        # the id of its tracked entry, which comes first
+        paths.setdefault(rel, oid.decode() if oid and oid.strip(b"0") else None)
+    return head, paths
 
 
 def _project_rel(repo_path: str, prefix: str) -> str | None:
@@ -532,6 +561,24 @@ _MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("//nolint", r"//\s*nolint\b"),
     )
 )
+
+
+def _file_flags(path: str, old_id: str | None, new_id: str | None,
+                old: bytes | None, new: bytes | None) -> list[str]:
+    """The tamper flags of one changed file (:func:`tamper_flags`)."""
+    if new_id is None:
+        if _TEST_PATH.search(path):
+            return [f"deleted test file: {path}"]
+        if _is_quality_config(path):
+            return [f"deleted lint/coverage config: {path}"]
+        return []
+    old_text, new_text = _text(old) if old_id else "", _text(new)
+    if old_text is None or new_text is None:
+        return []
+    flags = _new_markers(path, old_text, new_text)
+    if _is_quality_config(path):
+        flags.extend(_loosened_config(path, old_text, new_text))
+    return flags
 
 
 def _new_markers(path: str, old: str, new: str) -> list[str]:

@@ -218,3 +218,38 @@ def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"\x00")
     assert changed_files(before, tmp_path) == ["calc.py"]
+
+
+def test_index_states_count_by_bytes_only(tmp_path):
+    project = make_project(tmp_path, "git")
+    before, ids = scope.take_snapshot(project, project / "plans"), scope.file_ids(project)
+    (project / "src/app.py").write_text("def main():\n    return 4\n")
+    (project / "src/staged.py").write_text("Z = 1\n")
+    git(project, "add", "src/app.py", "src/staged.py")
+    git(project, "rm", "-q", "--cached", "src/util.py")  # untracked now, same bytes: no change
+    assert scope.changed_files(before, project) == ["src/app.py", "src/staged.py"]
+    assert scope.changed_between(ids, scope.file_ids(project)) == ["src/app.py", "src/staged.py"]
+    assert "-    return 1\n+    return 4\n" in scope.step_diff(before, project)
+
+
+def test_a_repository_without_commits(tmp_path):
+    project = tmp_path / "fresh"
+    write_files(project, BASE)
+    git(project, "init", "-q")
+    before = scope.take_snapshot(project, project / "plans")
+    assert before.mode == "git" and before.head is None
+    (project / "src/app.py").write_text("changed\n")
+    (project / "src/new.py").write_text("new\n")
+    assert scope.changed_files(before, project) == ["src/app.py", "src/new.py"]
+    assert "-def main():\n" in scope.step_diff(before, project)
+
+
+def test_step_changes_gives_the_three_views_at_once(project):
+    before = scope.take_snapshot(project, project / "plans")
+    (project / "src/app.py").write_text("import os  # noqa\n")
+    (project / "tests/test_app.py").unlink()
+    changes = scope.step_changes(before, project)
+    assert changes == (scope.changed_files(before, project), scope.step_diff(before, project),
+                       scope.tamper_flags(before, project))
+    assert changes.changed_files == ["src/app.py", "tests/test_app.py"]
+    assert changes.tamper_flags == ["new # noqa in src/app.py (+1)", "deleted test file: tests/test_app.py"]
