@@ -354,27 +354,27 @@ class _Engine:
 
         attempts = node.max_attempts or 1
         run_usage = Usage.model_validate(self.state.get("usage") or {})
-        usage = Usage()  # this node's own usage, over all its attempts
+        # each attempt starts at the run's usage so far (a budget is per run);
+        # what the node spent, over all its attempts, is the usage since run_usage
+        seed = run_usage
         for attempt in range(1, attempts + 1):
-            # the stage sees the run's usage so far, so a budget is per run
-            seed = run_usage.add(usage)
             ctx = self._context(node, seed)
             timeout, run_limited = self._timeout_for(node)
             is_fault, fault_updates = False, {}
             try:
                 result = _call_with_timeout(fn, ctx, timeout, nid)
                 step = self._route(node, result)
-                step.usage = usage.add(ctx.usage.since(seed))
+                step.usage = ctx.usage.since(run_usage)
                 return step
             except Paused:
-                self._apply({}, usage.add(ctx.usage.since(seed)))
+                self._apply({}, ctx.usage.since(run_usage))
                 raise
             except _NodeTimeout:
                 if run_limited:
                     reason = f"run timed out after {_secs(self.graph.timeout)} s"
                     self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
                     return _Step(self.graph.failure_node, "run timeout", {"failure_reason": reason},
-                                 usage.add(ctx.usage.since(seed)))
+                                 ctx.usage.since(run_usage))
                 text = f"node {nid} timed out after {_secs(timeout)} s"
             except StageFault as fault:
                 text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
@@ -382,8 +382,9 @@ class _Engine:
                 text = str(exc)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - any crash is routed, never raised
                 text = f"node {nid} crashed: {type(exc).__name__}: {exc}"
-            usage = usage.add(ctx.usage.since(seed))
+            seed = ctx.usage
             self.run.event("node_fault", node=nid, attempt=attempt, attempts=attempts, error=text)
+        usage = seed.since(run_usage)
         updates = {**fault_updates, f"{nid}_fault": text, "last_fault_node": nid}
         updates["fault_note" if is_fault else "failure_reason"] = text
         if node.fallback:

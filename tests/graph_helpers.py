@@ -109,6 +109,16 @@ def spend_tokens(ctx: StageContext) -> Outcome:
     return Outcome(updates={"secret_echo": "token=abcd1234efgh5678"})
 
 
+def spend_then_fault(ctx: StageContext) -> Outcome:
+    """Spend 100 input tokens per attempt and fault the first ``state["fail_times"]``
+    attempts; the attempt number is read off the usage the attempt starts from."""
+    started_at = ctx.usage.input_tokens
+    ctx.usage = ctx.usage.add(Usage(input_tokens=100))
+    if started_at // 100 < int(ctx.state.get("fail_times", 0)):
+        raise StageFault(f"attempt {started_at // 100 + 1} failed")
+    return Outcome(updates={"started_at_tokens": started_at})
+
+
 def ask_inside(ctx: StageContext) -> Outcome:
     assert ctx.ask is not None
     answer = ctx.ask(Question(node=ctx.node, kind="input", text="Which colour?", non_empty=True))

@@ -296,6 +296,18 @@ def test_usage_is_summed_and_secrets_never_reach_the_run_store(project, monkeypa
         assert "sk-ant-" not in text and "abcd1234efgh5678" not in text, name
 
 
+@pytest.mark.parametrize(("fail_times", "exit_code", "spent"), [(2, 0, 300), (5, 1, 300)])
+def test_usage_of_every_attempt_counts_and_each_attempt_starts_where_the_last_stopped(
+        project, fail_times, exit_code, spent):
+    result = run(project, {"a": script("spend_then_fault", next="end_success", max_attempts=3, fallback="end_failure")},
+                 sets={"fail_times": fail_times})
+    assert result.exit_code == exit_code
+    assert result.state["usage"]["input_tokens"] == spent
+    assert events(result, "node_finished")[0]["tokens"]["input_tokens"] == spent
+    if exit_code == 0:
+        assert result.state["started_at_tokens"] == 200  # a budget checked against ctx.usage is per run
+
+
 def test_ask_from_inside_a_script_pauses_and_resumes(project):
     result = run(project, {"a": script("ask_inside", next="end_success")})
     assert result.exit_code == 5 and result.pending["node"] == "a"
