@@ -248,8 +248,13 @@ def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
 def tree_hash(project_dir: Path) -> str:
     """One hash of :func:`file_ids`: equal hashes mean the gates would see
     byte-identical files."""
+    return hash_ids(file_ids(project_dir))
+
+
+def hash_ids(ids: dict[str, str]) -> str:
+    """The :func:`tree_hash` of a :func:`file_ids` map already taken."""
     digest = hashlib.sha256()
-    for rel, blob in sorted(file_ids(project_dir).items()):
+    for rel, blob in sorted(ids.items()):
         digest.update(f"{rel}\0{blob}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 

@@ -89,6 +89,19 @@ def test_a_scripted_edit_that_passes(project, messages_api):
     assert result.cost_usd is not None and result.cost_usd > 0
 
 
+def test_the_report_names_what_the_last_gate_left(project, messages_api, monkeypatch):
+    monkeypatch.setenv("TEST_CMD", f"{sys.executable} check_greet.py > report.txt")
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD))
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert result.changed_files == ["greet.py", "report.txt"]
+    build, tests = result.gates
+    assert tests.tree_hash == scope.tree_hash(project) != build.tree_hash
+
+
 def test_a_failure_then_a_fix(project, messages_api):
     messages_api.reply_json(PLAN)
     queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")))

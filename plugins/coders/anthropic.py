@@ -94,6 +94,7 @@ class BuiltinCoder:
         self.budget = int(ctx.settings.get("coder_fix_budget") or FIX_BUDGET)
         self.prompt = build_coder_prompt(ctx)
         self.gates: list[GateResult] = []
+        self.tree: dict[str, str] | None = None  # file ids after the last gate, if it passed
         self.fixes = 0
 
     def run(self) -> CoderResult:
@@ -195,14 +196,17 @@ class BuiltinCoder:
 
     def _verify(self) -> GateResult | None:
         """Run build and tests; return the first failing gate (None: all good)."""
+        from stepkit import scope
         from stepkit.gates import run_gates
-        from stepkit.scope import tree_hash
 
         ctx = self.ctx
 
         def stamp(result: GateResult) -> None:
-            if result.status == "pass":  # only a passing run is ever reused by the step
-                result.tree_hash = tree_hash(ctx.project_dir)
+            # only a passing run is ever reused by the step; the ids taken
+            # after the last gate are also the tree the report compares
+            self.tree = scope.file_ids(ctx.project_dir) if result.status == "pass" else None
+            if self.tree is not None:
+                result.tree_hash = scope.hash_ids(self.tree)
             ctx.emit("coder_gate", name=result.name, status=result.status, command=result.command)
 
         self.gates = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
@@ -221,7 +225,10 @@ class BuiltinCoder:
         from stepkit import scope
 
         plans, project = self.ctx.plans_dir.resolve(), self.ctx.project_dir.resolve()
-        changed = [path for path in scope.changed_between(self.before, scope.file_ids(project))
+        # CODER_COMPLETE comes straight from a verify whose gates all passed
+        # or did not run: the last passing gate's ids are the tree as it is
+        after = self.tree if sentinel == COMPLETE and self.tree is not None else scope.file_ids(project)
+        changed = [path for path in scope.changed_between(self.before, after)
                    if not (project / path).is_relative_to(plans)]
         lines = [f"Built-in coder: {report}"]
         if plan is not None:
