@@ -37,7 +37,6 @@ from stepkit.results import CoderResult, StageContext
 #: Bytes of the start and of the end of a delegate's output kept for its result text.
 HEAD_BYTES = 64_000
 TAIL_BYTES = 256_000
-DEFAULT_TIMEOUT_S = 3600.0
 
 _SENTINEL_LINE = re.compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$")
 
@@ -68,12 +67,6 @@ def delegate_spec(settings: dict[str, Any], role: str) -> str:
     already hold ``--coder``/``--reviewer`` or else the project's setting;
     ``anthropic`` when neither names one."""
     return str(settings.get(role) or "anthropic")
-
-
-def timeout_of(ctx: StageContext, name: str) -> float:
-    """``timeouts.<name>`` from the project's configuration."""
-    timeouts = getattr(ctx.config, "timeouts", None)
-    return float(getattr(timeouts, name, DEFAULT_TIMEOUT_S))
 
 
 def run_delegate(
@@ -153,7 +146,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     else:
         return None
     watch = SentinelWatch()
-    run = run_delegate(ctx, command, build_coder_prompt(ctx), name=name, timeout=timeout_of(ctx, "coder"),
+    run = run_delegate(ctx, command, build_coder_prompt(ctx), name=name, timeout=ctx.config.timeouts.coder,
                        on_text=watch)
     return preset.parse(run, watch.last) if preset is not None else generic_result(run, watch.last)
 

@@ -111,11 +111,11 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
 
 
 def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
-    from stepkit.plugins.coders.command import run_delegate, timeout_of
+    from stepkit.plugins.coders.command import run_delegate
 
     name = f"reviewer-{preset.name}" if preset else "reviewer"
     run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
-                       timeout=timeout_of(ctx, "reviewer"))
+                       timeout=ctx.config.timeouts.reviewer)
     crash = run.crash("the reviewer")
     if crash:
         return ReviewResult(fault=f"{crash} (log: {run.log})")
