@@ -177,14 +177,42 @@ def is_running(pid: int) -> bool:
     return fields[0] != "Z"
 
 
+def interrupt_run(project: Project, marker: str, coder: str | None = None,
+                  env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Start ``stepkit run`` (scripted engine), send it SIGINT once ``marker``
+    exists in the state dir, and wait (bounded) for it to end.
+
+    :return: its exit code, stdout and stderr.
+    """
+    cmd = [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
+           f"scripted:{project.script()}", "--coder", coder or project.scripted_coder]
+    proc = subprocess.Popen(cmd, cwd=project.root, env=env or project.env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_file(project.state_dir / marker, proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err
+
+
+def assert_stopped(pid_file: Path, what: str) -> None:
+    """The process whose pid ``pid_file`` holds did not outlive the
+    interrupted run; a leaked one is killed before failing."""
+    pid = int(pid_file.read_text())
+    leaked = is_running(pid)
+    if leaked:
+        os.kill(pid, signal.SIGKILL)
+    assert not leaked, f"{what} outlived the interrupted run"
+
+
 def assert_gate_stopped(project) -> None:
     """The waiting gate command (its pid in the ``started`` file) did not
-    outlive the interrupted run; a leaked one is killed before failing."""
-    gate_pid = int((project.state_dir / "started").read_text())
-    leaked = is_running(gate_pid)
-    if leaked:
-        os.kill(gate_pid, signal.SIGKILL)
-    assert not leaked, "the gate's command outlived the interrupted run"
+    outlive the interrupted run."""
+    assert_stopped(project.state_dir / "started", "the gate's command")
 
 
 def diff_files(actual: dict[str, str], expected: dict[str, str]) -> str:

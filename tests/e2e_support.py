@@ -137,6 +137,11 @@ class Project:
     def plans(self) -> Path:
         return self.root / "plans"
 
+    @property
+    def scripted_coder(self) -> str:
+        """The ``--coder`` spec of the coder script (its actions: :meth:`coder_actions`)."""
+        return f"command:{PY} {self.state_dir / 'coder.py'}"
+
     def plan_status(self, step: int) -> str:
         path = next((self.plans / "steps").glob(f"{step:02d}-*.md"))
         for line in path.read_text().splitlines():
@@ -189,7 +194,7 @@ class Project:
     def run(self, *args: str, engine: Path | None = None, coder: str | None = None,
             env: dict[str, str] | None = None, json_out: bool = True) -> Result:
         engine = engine or self.script()
-        coder = coder or f"command:{PY} {self.state_dir / 'coder.py'}"
+        coder = coder or self.scripted_coder
         return self.stepkit("run", "--project-dir", str(self.root), "--engine", f"scripted:{engine}",
                             "--coder", coder, *args, env=env, json_out=json_out)
 

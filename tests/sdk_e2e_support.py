@@ -49,9 +49,9 @@ def run_sdk(project: Project, api: Any, *args: str, coder: str | None = None,
             env: dict[str, str] | None = None) -> Result:
     """``stepkit run --engine anthropic --json`` on the project (the command
     coder of e2e_support unless ``coder`` is given)."""
-    coder = coder or f"command:{PY} {project.state_dir / 'coder.py'}"
     return project.stepkit("run", "--project-dir", str(project.root), "--engine", "anthropic",
-                           "--coder", coder, *args, env=env or sdk_env(project, api))
+                           "--coder", coder or project.scripted_coder, *args,
+                           env=env or sdk_env(project, api))
 
 
 def node_of(request: Any) -> str:

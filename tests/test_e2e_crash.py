@@ -12,26 +12,22 @@ mid-edit is never re-run, and the run ends failed and says why.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-
 import pytest
 
 from tests.crash_support import (
     KILLED,
     assert_gate_stopped,
+    assert_stopped,
     checkpoint,
     diff_files,
     drive,
     files,
     install_killer,
-    is_running,
+    interrupt_run,
     kill_env,
     normalise,
     route_of,
     slow_coder,
-    wait_for_file,
     waiting_test_cmd,
     was_killed,
 )
@@ -127,19 +123,8 @@ def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_i
     project = crash_project(tmp_path)
     waiting = waiting_test_cmd(project)
     env = project.env(TEST_CMD=waiting)
-    cmd = [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
-           f"scripted:{project.script()}", "--coder", f"command:{PY} {project.state_dir / 'coder.py'}"]
-    proc = subprocess.Popen(cmd, cwd=project.root, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_file(project.state_dir / "started", proc)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
+    code, out, err = interrupt_run(project, "started", env=env)
+    assert code == 130, err
     (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
     assert f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}" in err
     assert "Traceback" not in err and out == ""
@@ -167,24 +152,9 @@ def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_i
 
 def test_ctrl_c_while_the_coder_edits_stops_it_and_resume_fails_honestly(tmp_path):
     project = crash_project(tmp_path)
-    cmd = [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
-           f"scripted:{project.script()}", "--coder", slow_coder(project)]
-    proc = subprocess.Popen(cmd, cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_file(project.state_dir / "coder_started", proc)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
-    coder_pid = int((project.state_dir / "coder_started").read_text())
-    leaked = is_running(coder_pid)
-    if leaked:
-        os.kill(coder_pid, signal.SIGKILL)
-    assert not leaked, "the coder kept editing after the run was interrupted"
+    code, _, err = interrupt_run(project, "coder_started", coder=slow_coder(project))
+    assert code == 130, err
+    assert_stopped(project.state_dir / "coder_started", "the coder")
 
     result = project.resume()
     assert result.code == 1 and result.outcome == "STEP_FAILED"
