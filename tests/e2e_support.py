@@ -23,16 +23,25 @@ PY = sys.executable
 #: Every (from, to, label) edge any end-to-end run traversed in this session.
 TRAVERSED: set[tuple[str, str, str]] = set()
 
-CODER = r'''
+#: The head of both scripts: ``take(name, entries)`` counts the call in
+#: ``<name>_calls`` and returns its number and its entry of the JSON list in
+#: the file ``entries`` (the last entry serves every later call).
+_TAKE = r'''
 import json, os, pathlib, signal, sys
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
-actions = json.loads((state / "coder_actions.json").read_text())
-counter = state / "coder_calls"
-n = int(counter.read_text()) if counter.exists() else 0
-counter.write_text(str(n + 1))
+
+def take(name, entries):
+    scripted = json.loads((state / entries).read_text())
+    counter = state / f"{name}_calls"
+    n = int(counter.read_text()) if counter.exists() else 0
+    counter.write_text(str(n + 1))
+    return n, scripted[min(n, len(scripted) - 1)]
+'''
+
+CODER = _TAKE + r'''
+n, action = take("coder", "coder_actions.json")
 prompt = sys.stdin.read()
 (state / f"coder_prompt_{n}.txt").write_text(prompt)
-action = actions[min(n, len(actions) - 1)]
 project = pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"])
 for rel, content in action.get("write", {}).items():
     path = project / rel
@@ -46,15 +55,9 @@ if action.get("sentinel"):
 sys.exit(action.get("exit", 0))
 '''
 
-REVIEWER = r'''
-import json, os, pathlib, signal, sys
-state = pathlib.Path(os.environ["E2E_STATE_DIR"])
-reports = json.loads((state / "reviewer_reports.json").read_text())
-counter = state / "reviewer_calls"
-n = int(counter.read_text()) if counter.exists() else 0
-counter.write_text(str(n + 1))
+REVIEWER = _TAKE + r'''
+_, report = take("reviewer", "reviewer_reports.json")
 sys.stdin.read()
-report = reports[min(n, len(reports) - 1)]
 if report == "CRASH":
     os.kill(os.getpid(), signal.SIGKILL)
 print(report)
