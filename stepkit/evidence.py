@@ -24,6 +24,8 @@ MAX_LINE_CHARS = 500
 #: summary lines live there.
 TAIL_KEEP = 12
 SUMMARY_PREFIX = "summary: "
+#: The heading of the parsers' per-failure error section; the stall check reads it.
+ERRORS_HEADING = "first error of each failure:"
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 

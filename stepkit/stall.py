@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from stepkit.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi
 from stepkit.results import GateResult
 
 MAX_IDS = 20
@@ -18,7 +19,6 @@ MAX_IDS = 20
 # the heading of a list of failing ids in condensed evidence ("failing tests (2):"),
 # as every built-in parser renders it (plugins/evidence/_shared.render)
 _ID_LIST_HEADING = re.compile(r"^[a-z][a-z ]* \(\d+\):$")
-_ERRORS_HEADING = "first error of each failure:"
 # the line that names the error itself (preferred over banners like "Traceback …")
 _SPECIFIC_ERROR = re.compile(
     r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
@@ -31,7 +31,6 @@ _ERROR_LINE = re.compile(
     r"not found|cannot|undefined|timed out)\b|^E\s", re.IGNORECASE
 )
 _NORMALISERS = tuple((re.compile(p, re.IGNORECASE), repl) for p, repl in (
-    (r"\x1b\[[0-9;]*[A-Za-z]", ""),  # terminal colours
     (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?", "<time>"),
     (r"\b\d\d:\d\d:\d\d(\.\d+)?\b", "<time>"),
     (r"(/private)?/(tmp|var/folders/[^/\s]+/[^/\s]+/T|var/tmp)/[^\s:'\"]*", "<tmp>"),
@@ -61,11 +60,11 @@ def failure_signature(failure: GateResult | str) -> str:
         if failure.status == "timeout" and "timed out" not in text:
             text = f"timed out\n{text}"
     else:
-        gate, text = "", str(failure)
+        gate, text = "", strip_ansi(str(failure))
     ids = _failing_ids(text)
     # with the parsers' list of failures, their messages already say it; the
     # tool's count line ("1 failed, 4 passed") is not an error
-    error = _first_error(text) if not ids or _ERRORS_HEADING in text else ""
+    error = _first_error(text) if not ids or ERRORS_HEADING in text else ""
     return " | ".join((gate, ",".join(ids), _normalise(error)))
 
 
@@ -92,8 +91,8 @@ def _first_error(text: str) -> str:
     """The first error line: from the evidence's "first error of each failure"
     section when a parser wrote one, else the most specific error-looking line."""
     lines = text.splitlines()
-    if _ERRORS_HEADING in lines:
-        details = lines[lines.index(_ERRORS_HEADING) + 1:]
+    if ERRORS_HEADING in lines:
+        details = lines[lines.index(ERRORS_HEADING) + 1:]
         for line in details:
             if line.startswith("    ") and line.strip():
                 return line.strip()[:300]
@@ -109,7 +108,7 @@ def _first_error(text: str) -> str:
 
 def _is_frame(line: str) -> bool:
     """The evidence's own framing (command, exit code, summary, cut marker, list headings)."""
-    return line.startswith(("$ ", "exit code:", "summary:", "[kept ")) or bool(_ID_LIST_HEADING.match(line))
+    return line.startswith(("$ ", "exit code:", SUMMARY_PREFIX, "[kept ")) or bool(_ID_LIST_HEADING.match(line))
 
 
 def _is_summary(line: str) -> bool:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from stepkit.evidence import strip_ansi, terminal_line
+from stepkit.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi, terminal_line
 
 T = TypeVar("T")
 
@@ -86,7 +86,7 @@ def render(
         parts.append(f"{failing_label} ({len(failing)}):")
         parts.extend(f"  {item}" for item in failing)
     if errors:
-        parts.append("first error of each failure:")
+        parts.append(ERRORS_HEADING)
         for heading, lines in errors:
             parts.append(f"  {heading}")
             parts.extend(f"    {line}" for line in lines)
@@ -96,7 +96,7 @@ def render(
             parts.extend(f"  {item}" for item in items)
     parts.extend(tool_summary or [])
     if summary:
-        parts.append(f"summary: {summary}")
+        parts.append(f"{SUMMARY_PREFIX}{summary}")
     return "\n".join(parts)
 
 
