@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from tests.e2e_support import DEVELOPER_PREFIXES, GATE_VARIABLES
+
 # Loaded here, before any test module imports them, so pytest can rewrite
 # their asserts; test modules use the fixtures without declaring them.
 pytest_plugins = ["stepkit.testing", "tests.messages_api"]
@@ -13,7 +15,5 @@ pytest_plugins = ["stepkit.testing", "tests.messages_api"]
 def _isolate_environment(monkeypatch, tmp_path_factory):
     """Tests never see the developer's keys, overrides or plugin allow-list."""
     for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "STEPKIT_", "STEP_", "CODER_")) or name in (
-            "FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD",
-        ):
+        if name.startswith(DEVELOPER_PREFIXES) or name in GATE_VARIABLES:
             monkeypatch.delenv(name, raising=False)

@@ -40,6 +40,10 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.e2e_support import clean_env
+
 TARGET_MS = 5.0
 REPEAT = 5
 SPAWNS = 5  # the coder and the format, lint, build and tests gates
@@ -100,10 +104,7 @@ def make_project(root: Path) -> Path:
 def bench_env() -> dict[str, str]:
     """The environment of the stepkit processes: ``true`` for every gate, nothing inherited
     that could change the route."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("STEP_", "STEPKIT_", "CODER_", "ANTHROPIC_"))}
-    env.update(FORMAT_CMD="true", LINT_CMD="true", BUILD_CMD="true", TEST_CMD="true")
-    return env
+    return clean_env(FORMAT_CMD="true", LINT_CMD="true", BUILD_CMD="true", TEST_CMD="true")
 
 
 def _timed(command: list[str], cwd: Path, env: dict[str, str], expect: int) -> float:

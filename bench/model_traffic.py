@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from stepkit.commands.demo import prepare_demo_project
+from tests.e2e_support import clean_env
 from tests.messages_api import API_KEY, MessagesAPI
 
 TARGET_TEST_RUNS = 1
@@ -52,12 +53,9 @@ PLAN = {"files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test
 
 
 def _env(api: MessagesAPI, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("STEP_", "STEPKIT_", "CODER_", "ANTHROPIC_"))}
     # the demo's gates run ruff and pytest from the environment stepkit runs in
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.update(ANTHROPIC_BASE_URL=api.base_url, ANTHROPIC_API_KEY=API_KEY, **extra)
-    return env
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return clean_env(PATH=path, ANTHROPIC_BASE_URL=api.base_url, ANTHROPIC_API_KEY=API_KEY, **extra)
 
 
 def _stepkit(project: Path, args: list[str], env: dict[str, str], expect: int) -> dict[str, Any]:

@@ -20,6 +20,10 @@ from typing import Any
 import yaml
 
 PY = sys.executable
+#: The developer's variables that would steer a test or benchmark run (its
+#: answers, coder, plugins, gate commands) or reach the real API.
+DEVELOPER_PREFIXES = ("STEP_", "STEPKIT_", "CODER_", "ANTHROPIC_")
+GATE_VARIABLES = ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD")
 #: Every (from, to, label) edge any end-to-end run traversed in this session.
 TRAVERSED: set[tuple[str, str, str]] = set()
 
@@ -129,6 +133,13 @@ HANDOFF = {
 }
 
 
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without the developer's variables, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(DEVELOPER_PREFIXES) and k not in GATE_VARIABLES}
+    return {**env, **extra}
+
+
 @dataclass
 class Project:
     root: Path
@@ -176,11 +187,7 @@ class Project:
         return path
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("STEP_", "STEPKIT_", "CODER_", "ANTHROPIC_"))}
-        env.update({"E2E_STATE_DIR": str(self.state_dir), "PYTHONDONTWRITEBYTECODE": "1"})
-        env.update(extra)
-        return env
+        return clean_env(E2E_STATE_DIR=str(self.state_dir), PYTHONDONTWRITEBYTECODE="1", **extra)
 
     def stepkit(self, *args: str, env: dict[str, str] | None = None, json_out: bool = True) -> Result:
         cmd = [PY, "-m", "stepkit", *args]
