@@ -42,6 +42,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from startup import median_seconds
+
 from tests.e2e_support import clean_env
 
 TARGET_MS = 5.0
@@ -175,27 +177,6 @@ def git_spawns(root: Path) -> dict[str, int]:
     return dict(Counter(log.read_text(encoding="utf-8").split()))
 
 
-def shell_baseline(repeat: int) -> float:
-    """Median wall time of a shell script spawning the same five ``sh -c true``."""
-    script = "; ".join(["sh -c true"] * SPAWNS)
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(["sh", "-c", script], check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def python_baseline(repeat: int) -> float:
-    """Median wall time of ``python -c pass``."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def run(repeat: int = REPEAT) -> dict:
     """Time ``repeat`` full runs against the baselines; print and return the figures."""
     runs = []
@@ -208,8 +189,9 @@ def run(repeat: int = REPEAT) -> dict:
         raise SystemExit(f"command:true printed something: {runs[0]['coder_output']!r}")
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-full-") as tmp:
         git = git_spawns(Path(tmp))
-    shell_s = shell_baseline(repeat * 3)
-    python_s = python_baseline(repeat * 3)
+    # the baseline: a shell script spawning the same five ``sh -c true``
+    shell_s = median_seconds(["sh", "-c", "; ".join(["sh -c true"] * SPAWNS)], repeat * 3)
+    python_s = median_seconds([sys.executable, "-c", "pass"], repeat * 3)
     nodes = runs[0]["nodes"]
 
     def med(key: str) -> float:
