@@ -7,8 +7,8 @@ blob ids (sha1 of ``blob <size>\\0<bytes>``), so a clean file's id comes from
 git and a dirty one's from its bytes, and the two compare.  The bytes of the
 dirty/untracked text files (all text files outside git) and of every plan repo
 file are kept in a content-addressed store under ``.stepkit/objects``, so that
-:func:`step_diff` and :func:`tamper_flags` can read the "before" side and
-:func:`restore_plan_repo` can put the plan repo back.
+:func:`step_changes` can read the "before" side (for the diff and the
+tamper flags) and :func:`restore_plan_repo` can put the plan repo back.
 
 The plan repo is the harness's business: its files never count as changed
 files, never enter the diff and are never flagged; edits the coder makes
@@ -120,17 +120,22 @@ class StepChanges(NamedTuple):
     """What the step changed since its snapshot (fields named as the run
     state names them)."""
 
+    #: project-relative paths (sorted) whose content differs: modified, added
+    #: and deleted files, the plan repo excluded
     changed_files: list[str]
+    #: unified diff (``a/`` before, ``b/`` now); binary or very large files are
+    #: named, not diffed; each file's diff is cut at DIFF_FILE_MAX_CHARS and the
+    #: whole at ``max_chars``, with a marker saying what was left out
     diff: str
+    #: signs that verification was weakened, each naming its file: deleted test
+    #: files, new skip/xfail/ignore markers, loosened lint or coverage
+    #: configuration (lowered thresholds, new ignore/exclude entries, deleted configs)
     tamper_flags: list[str]
 
 
 def step_changes(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHARS) -> StepChanges:
     """The changed files, the step diff and the tamper flags from one look at
-    the tree: each changed file's before and now bytes are read once.
-
-    See :func:`changed_files`, :func:`step_diff` and :func:`tamper_flags`.
-    """
+    the tree: each changed file's before and now bytes are read once."""
     project = Path(project_dir).resolve()
     changes = _changes(before, project)
     reader = _Reader(before)
@@ -151,22 +156,6 @@ def step_changes(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_
         parts.append(piece)
         total += len(piece)
     return StepChanges([path for path, _old, _new in changes], "".join(parts), flags)
-
-
-def changed_files(before: Snapshot, project_dir: Path) -> list[str]:
-    """Project-relative paths (sorted) whose content differs from ``before``:
-    modified, added and deleted files, the plan repo excluded."""
-    return [path for path, _old, _new in _changes(before, project_dir)]
-
-
-def step_diff(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHARS) -> str:
-    """Unified diff of the step's changes (``a/`` before, ``b/`` now).
-
-    Binary or very large files are named, not diffed; each file's diff is cut
-    at :data:`DIFF_FILE_MAX_CHARS` and the whole at ``max_chars``, with a
-    marker saying what was left out.
-    """
-    return step_changes(before, project_dir, max_chars).diff
 
 
 def restore_plan_repo(before: Snapshot, project_dir: Path, plans_dir: Path) -> list[str]:
@@ -196,14 +185,6 @@ def restore_plan_repo(before: Snapshot, project_dir: Path, plans_dir: Path) -> l
             (plans / rel).unlink()
             undone.append(f"{_display(plans / rel, project)} (added; removed)")
     return undone
-
-
-def tamper_flags(before: Snapshot, project_dir: Path) -> list[str]:
-    """Signs that verification was weakened, each naming its file: deleted
-    test files, new skip/xfail/ignore markers in changed files, loosened
-    lint or coverage configuration (lowered thresholds, new ignore/exclude
-    entries, deleted config files)."""
-    return step_changes(before, project_dir).tamper_flags
 
 
 def file_ids(project_dir: Path) -> dict[str, str]:

@@ -113,9 +113,7 @@ def implement(ctx: StageContext) -> Outcome:
     undone = scope.restore_plan_repo(plan_before, ctx.project_dir, ctx.plans_dir)
     updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin}
     if snapshot:
-        updates["changed_files"] = scope.changed_files(snapshot, ctx.project_dir)
-        updates["diff"] = scope.step_diff(snapshot, ctx.project_dir)
-        updates["tamper_flags"] = scope.tamper_flags(snapshot, ctx.project_dir)
+        updates.update(scope.step_changes(snapshot, ctx.project_dir)._asdict())
     if undone:
         deviation = f"the coder edited the plan repo; undone by the harness: {', '.join(undone)}"
         updates["scope_deviations"] = [*ctx.state.get("scope_deviations", []), deviation]

@@ -28,9 +28,9 @@ def step(tmp_path):
     before = scope.take_snapshot(root, root / "plans")
     (root / "greet.py").write_text("def greet(name):  # noqa\n    return 'Hi Ann'\n")
     return root, {
-        "diff": scope.step_diff(before, root),
-        "changed_files": scope.changed_files(before, root),
-        "tamper_flags": scope.tamper_flags(before, root),
+        "diff": scope.step_changes(before, root).diff,
+        "changed_files": scope.step_changes(before, root).changed_files,
+        "tamper_flags": scope.step_changes(before, root).tamper_flags,
     }
 
 

@@ -45,7 +45,7 @@ def test_changed_files_lists_modified_added_deleted_and_skips_the_plan_repo(proj
     (project / "plans/steps/02-b.md").write_text("edited by the coder\n")
     (project / ".stepkit").mkdir(exist_ok=True)
     (project / ".stepkit" / "junk.txt").write_text("x")
-    assert scope.changed_files(before, project) == ["src/app.py", "src/new.py", "src/util.py"]
+    assert scope.step_changes(before, project).changed_files == ["src/app.py", "src/new.py", "src/util.py"]
 
 
 def test_a_file_dirty_before_the_step_counts_only_when_the_step_changes_it(tmp_path):
@@ -53,10 +53,10 @@ def test_a_file_dirty_before_the_step_counts_only_when_the_step_changes_it(tmp_p
     (project / "src/util.py").write_text("X = 'user work in progress'\n")
     (project / "notes.txt").write_text("untracked before\n")
     before = scope.take_snapshot(project, project / "plans")
-    assert scope.changed_files(before, project) == []
+    assert scope.step_changes(before, project).changed_files == []
     (project / "src/util.py").write_text("X = 'changed by the coder'\n")
-    assert scope.changed_files(before, project) == ["src/util.py"]
-    diff = scope.step_diff(before, project)
+    assert scope.step_changes(before, project).changed_files == ["src/util.py"]
+    diff = scope.step_changes(before, project).diff
     assert "-X = 'user work in progress'" in diff  # against the step's start, not HEAD
     assert "+X = 'changed by the coder'" in diff
 
@@ -67,8 +67,8 @@ def test_commits_made_by_the_coder_are_still_its_changes(tmp_path):
     (project / "src/app.py").write_text("def main():\n    return 3\n")
     git(project, "commit", "-qam", "coder commit")
     assert git(project, "status", "--porcelain") == ""
-    assert scope.changed_files(before, project) == ["src/app.py"]
-    assert "+    return 3" in scope.step_diff(before, project)
+    assert scope.step_changes(before, project).changed_files == ["src/app.py"]
+    assert "+    return 3" in scope.step_changes(before, project).diff
 
 
 def test_a_project_inside_a_bigger_repository(tmp_path):
@@ -78,7 +78,7 @@ def test_a_project_inside_a_bigger_repository(tmp_path):
     assert before.prefix == "svc/"
     (project / "src/app.py").write_text("changed\n")
     (repo / "other/x.py").write_text("2\n")  # outside the project: not the step's
-    assert scope.changed_files(before, project) == ["src/app.py"]
+    assert scope.step_changes(before, project).changed_files == ["src/app.py"]
 
 
 def test_step_diff_shows_added_modified_and_deleted_files(project):
@@ -86,7 +86,7 @@ def test_step_diff_shows_added_modified_and_deleted_files(project):
     (project / "src/app.py").write_text("def main():\n    return 2\n")
     (project / "src/new.py").write_text("Y = 2\n")
     (project / "src/util.py").unlink()
-    diff = scope.step_diff(before, project)
+    diff = scope.step_changes(before, project).diff
     assert "--- a/src/app.py\n+++ b/src/app.py\n" in diff
     assert "-    return 1\n+    return 2\n" in diff
     assert "--- /dev/null\n+++ b/src/new.py\n" in diff and "+Y = 2\n" in diff
@@ -98,7 +98,7 @@ def test_step_diff_is_bounded(project):
     before = scope.take_snapshot(project, project / "plans")
     for n in range(30):
         (project / f"src/gen{n:02}.py").write_text("".join(f"value_{i} = {i}\n" for i in range(3000)))
-    diff = scope.step_diff(before, project, max_chars=100_000)
+    diff = scope.step_changes(before, project, max_chars=100_000).diff
     assert len(diff) < 100_000 + 200
     assert "diff of src/gen00.py cut at" in diff
     assert "more file(s) not shown" in diff
@@ -132,9 +132,9 @@ def test_a_plan_only_snapshot_taken_before_the_coder_keeps_the_harness_own_edits
     assert scope.restore_plan_repo(before_coder, project, project / "plans") == [
         "plans/steps/02-b.md (modified; restored)"]
     assert "## Edge cases\n* new" in (project / "plans/steps/02-b.md").read_text()
-    assert scope.changed_files(step_start, project) == []
+    assert scope.step_changes(step_start, project).changed_files == []
     with pytest.raises(ValueError):
-        scope.changed_files(before_coder, project)
+        scope.step_changes(before_coder, project)
 
 
 def test_a_plan_repo_outside_the_project(tmp_path):
@@ -165,7 +165,7 @@ def test_tamper_flags_name_each_weakening_with_its_file(project):
     (project / "pyproject.toml").write_text(
         '[tool.ruff.lint]\nignore = [\n    "E501",\n    "F401",\n]\n\n'
         "[tool.coverage.report]\nfail_under = 60\n\n[project]\nname = 'x'\nskip = 1\n")
-    flags = scope.tamper_flags(before, project)
+    flags = scope.step_changes(before, project).tamper_flags
     assert flags == [
         "coverage threshold lowered in pyproject.toml: fail_under 90 -> 60",
         'loosened lint/coverage config in pyproject.toml: "F401",',
@@ -182,7 +182,7 @@ def test_tamper_flags_ignore_markers_that_were_already_there(project):
     before = scope.take_snapshot(project, project / "plans")
     (project / "src/app.py").write_text("x = 2  # type: ignore\n")
     (project / "src/other.js").write_text("// eslint-disable-next-line\nfoo()\n")
-    assert scope.tamper_flags(before, project) == ["new eslint-disable in src/other.js (+1)"]
+    assert scope.step_changes(before, project).tamper_flags == ["new eslint-disable in src/other.js (+1)"]
 
 
 def test_tree_hash_follows_content_only(project):
@@ -206,7 +206,7 @@ def test_tree_hash_follows_content_only(project):
 def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
     import subprocess
 
-    from stepkit.scope import changed_files, take_snapshot
+    from stepkit.scope import step_changes, take_snapshot
 
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     (tmp_path / "calc.py").write_text("x = 1\n")
@@ -217,7 +217,7 @@ def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
     (tmp_path / "calc.py").write_text("x = 2\n")
     (tmp_path / "__pycache__").mkdir()
     (tmp_path / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"\x00")
-    assert changed_files(before, tmp_path) == ["calc.py"]
+    assert step_changes(before, tmp_path).changed_files == ["calc.py"]
 
 
 def test_index_states_count_by_bytes_only(tmp_path):
@@ -227,9 +227,9 @@ def test_index_states_count_by_bytes_only(tmp_path):
     (project / "src/staged.py").write_text("Z = 1\n")
     git(project, "add", "src/app.py", "src/staged.py")
     git(project, "rm", "-q", "--cached", "src/util.py")  # untracked now, same bytes: no change
-    assert scope.changed_files(before, project) == ["src/app.py", "src/staged.py"]
+    assert scope.step_changes(before, project).changed_files == ["src/app.py", "src/staged.py"]
     assert scope.changed_between(ids, scope.file_ids(project)) == ["src/app.py", "src/staged.py"]
-    assert "-    return 1\n+    return 4\n" in scope.step_diff(before, project)
+    assert "-    return 1\n+    return 4\n" in scope.step_changes(before, project).diff
 
 
 def test_a_repository_without_commits(tmp_path):
@@ -240,8 +240,8 @@ def test_a_repository_without_commits(tmp_path):
     assert before.mode == "git" and before.head is None
     (project / "src/app.py").write_text("changed\n")
     (project / "src/new.py").write_text("new\n")
-    assert scope.changed_files(before, project) == ["src/app.py", "src/new.py"]
-    assert "-def main():\n" in scope.step_diff(before, project)
+    assert scope.step_changes(before, project).changed_files == ["src/app.py", "src/new.py"]
+    assert "-def main():\n" in scope.step_changes(before, project).diff
 
 
 def test_step_changes_gives_the_three_views_at_once(project):
@@ -249,7 +249,6 @@ def test_step_changes_gives_the_three_views_at_once(project):
     (project / "src/app.py").write_text("import os  # noqa\n")
     (project / "tests/test_app.py").unlink()
     changes = scope.step_changes(before, project)
-    assert changes == (scope.changed_files(before, project), scope.step_diff(before, project),
-                       scope.tamper_flags(before, project))
+    assert "+import os  # noqa" in changes.diff and "+++ /dev/null" in changes.diff
     assert changes.changed_files == ["src/app.py", "tests/test_app.py"]
     assert changes.tamper_flags == ["new # noqa in src/app.py (+1)", "deleted test file: tests/test_app.py"]
