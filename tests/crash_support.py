@@ -184,8 +184,7 @@ def interrupt_run(project: Project, marker: str, coder: str | None = None,
 
     :return: its exit code, stdout and stderr.
     """
-    cmd = [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
-           f"scripted:{project.script()}", "--coder", coder or project.scripted_coder]
+    cmd = [PY, "-m", "stepkit", *project.run_args(coder=coder)]
     proc = subprocess.Popen(cmd, cwd=project.root, env=env or project.env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

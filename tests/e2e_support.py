@@ -201,12 +201,14 @@ class Project:
             self.record_edges(result.data.get("run_id"))
         return result
 
+    def run_args(self, *extra: str, engine: Path | None = None, coder: str | None = None) -> list[str]:
+        """``run`` and its arguments: this project, the scripted engine and coder."""
+        return ["run", "--project-dir", str(self.root), "--engine", f"scripted:{engine or self.script()}",
+                "--coder", coder or self.scripted_coder, *extra]
+
     def run(self, *args: str, engine: Path | None = None, coder: str | None = None,
             env: dict[str, str] | None = None, json_out: bool = True) -> Result:
-        engine = engine or self.script()
-        coder = coder or self.scripted_coder
-        return self.stepkit("run", "--project-dir", str(self.root), "--engine", f"scripted:{engine}",
-                            "--coder", coder, *args, env=env, json_out=json_out)
+        return self.stepkit(*self.run_args(*args, engine=engine, coder=coder), env=env, json_out=json_out)
 
     def resume(self, answer: str | None = None, env: dict[str, str] | None = None) -> Result:
         args = ["resume", "--project-dir", str(self.root)]

@@ -60,7 +60,7 @@ def test_stage_with_an_unknown_step_is_one_line(tmp_path):
 
 def test_python_api_runs_a_step_and_reuses_stages(tmp_path):
     project = make_project(tmp_path)
-    coder = f"command:{PY} {project.state_dir / 'coder.py'}"
+    coder = project.scripted_coder
     engine = f"scripted:{project.script()}"
     import os
 

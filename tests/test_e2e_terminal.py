@@ -142,9 +142,8 @@ def render(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def run_argv(project, *extra: str) -> list[str]:
-    return [PY, "-m", "stepkit", "run", "--project-dir", str(project.root), "--engine",
-            f"scripted:{project.script()}", "--coder", f"command:{PY} {project.state_dir / 'coder.py'}", *extra]
+def run_argv(project) -> list[str]:
+    return [PY, "-m", "stepkit", *project.run_args()]
 
 
 def cursor_restored(text: str) -> bool:
