@@ -1,7 +1,7 @@
 """Peak memory and speed of the gate runner on a huge output.
 
 A generator writes 500 MB of 100-byte lines to stdout.  A child Python
-process runs it through :func:`stepkit.gates.run_gate` (log on disk, secrets
+process runs it through :func:`stepkit.workspace.gates.run_gate` (log on disk, secrets
 masked, evidence condensed) and reports its own peak resident set size
 (``VmHWM`` from ``/proc/self/status``: the runner only, not the generator).
 For speed, the same generator is timed with its output sent to
@@ -45,7 +45,7 @@ def peak_kb():
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
-from stepkit.gates import run_gate
+from stepkit.workspace.gates import run_gate
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 
 pm = get_plugin_manager(builtins=[m for m in DEFAULT_PLUGINS if ".evidence." in m])

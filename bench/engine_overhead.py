@@ -29,7 +29,7 @@ REPEATS = 7
 
 def trivial(ctx):
     """The node under test: no work at all, so what is timed is the engine."""
-    from stepkit.results import Outcome
+    from stepkit.records import Outcome
 
     return Outcome()
 
@@ -51,10 +51,10 @@ def run() -> dict:
     """Time REPEATS runs of the 25-node line; report ms per node transition."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # "engine_overhead:trivial"
     from stepkit.config import Config
-    from stepkit.engine import start_run
-    from stepkit.graph import load_graph
+    from stepkit.engine.driver import start_run
+    from stepkit.engine.runstore import RunStore
+    from stepkit.graph.model import load_graph
     from stepkit.pluginmanager import get_plugin_manager
-    from stepkit.runstore import RunStore
 
     per_node = []
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-") as tmp:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stepkit.evidence import condense
+from stepkit.workspace.evidence import condense
 from tests.evidence_logs import cargo_log, evidence_pm, jest_log, pytest_log
 
 TARGET_RATIO = 0.05

@@ -42,7 +42,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from stepkit.commands.demo import prepare_demo_project
+from stepkit.cli.demo import prepare_demo_project
 from tests.e2e_support import clean_env
 from tests.messages_api import API_KEY, MessagesAPI
 

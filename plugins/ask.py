@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from stepkit.hookspecs import hookimpl
-from stepkit.results import Paused, Question
+from stepkit.records import Paused, Question
 
 
 @hookimpl(trylast=True)

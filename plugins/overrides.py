@@ -28,7 +28,7 @@ OVERRIDES: dict[str, tuple[str, str]] = {
 def override(gate: str, config: Config) -> str | None:
     """The explicit command for ``gate``: the env variable, else the config; None if unset.
 
-    Returned as written: :func:`stepkit.detect.resolve_command` strips it and
+    Returned as written: :func:`stepkit.workspace.gate_commands.resolve_command` strips it and
     reads a blank one as "no command".
     """
     env_name, key = OVERRIDES[gate]

@@ -15,10 +15,10 @@ from typing import Any
 import yaml
 
 from stepkit.config import resolve_project_dir
-from stepkit.engine import RunInterrupted, StageRunner
-from stepkit.engine import RunResult as _EngineResult
+from stepkit.engine.driver import RunInterrupted, StageRunner
+from stepkit.engine.driver import RunResult as _EngineResult
 from stepkit.errors import UsageError
-from stepkit.results import GateResult, Usage
+from stepkit.records import GateResult, Usage
 
 __all__ = [
     "RunInterrupted", "RunResult", "detect_gates", "parse_answers", "parse_sets", "plan_status",
@@ -90,14 +90,14 @@ def run_step(
     :param options: plugin-added command-line options (for ``stepkit_configure``).
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
-    :param stage_runner: runs stage nodes (default ``stepkit.stages.run_stage``).
+    :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
     :raises UsageError: bad input; no run was started (exit 2).
     :raises GraphError: the graph is invalid; no run was started.
     :raises RunInterrupted: Ctrl-C; the run is saved as interrupted.
     """
     from stepkit.config import load_config
-    from stepkit.engine import start_run
-    from stepkit.runstore import RunStore
+    from stepkit.engine.driver import start_run
+    from stepkit.engine.runstore import RunStore
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -110,7 +110,7 @@ def run_step(
     state = _initial_state(the_graph, settings)
     run = RunStore(project).create()
     try:
-        result = start_run(the_graph, run, pm, settings, config, state, stage_runner)
+        result = start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
     return RunResult.model_validate(result.model_dump())
@@ -135,8 +135,8 @@ def resume_run(
     :raises RunInterrupted: Ctrl-C again.
     """
     from stepkit.config import load_config
-    from stepkit.engine import resume_run as resume
-    from stepkit.runstore import RunStore
+    from stepkit.engine.driver import resume_run as resume
+    from stepkit.engine.runstore import RunStore
 
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
@@ -144,11 +144,10 @@ def resume_run(
     checkpoint = run.load()
     _rebase(checkpoint.setdefault("settings", {}), project)
     config = load_config(project)
-    source = checkpoint.get("graph", "builtin")
-    the_graph = _load_graph(None if source == "builtin" else source, config)
+    the_graph = _load_graph(checkpoint.get("graph"), config)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
-        result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner)
+        result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
     return RunResult.model_validate(result.model_dump())
@@ -239,10 +238,10 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
-    from stepkit.results import Paused, StageContext, StageFault
-    from stepkit.stages import STAGES
-    from stepkit.stages import run_stage as run_one
-    from stepkit.steprunner import resolve_step
+    from stepkit.protocol.nodes import resolve_step
+    from stepkit.protocol.stages import STAGES
+    from stepkit.protocol.stages import run_stage as run_one
+    from stepkit.records import Paused, StageContext, StageFault
 
     if name not in STAGES:
         raise UsageError(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})")
@@ -309,9 +308,9 @@ def verify(
     --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate."""
     from stepkit.config import load_config
-    from stepkit.detect import project_types
-    from stepkit.gates import run_gates
-    from stepkit.runstore import new_stamped_dir, stepkit_dir
+    from stepkit.workspace.files import new_stamped_dir, stepkit_dir
+    from stepkit.workspace.gate_commands import project_types
+    from stepkit.workspace.gates import run_gates
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -330,7 +329,7 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     """Each gate's command and the plugin that chose it, without running anything
     (``stepkit detect --json``'s object)."""
     from stepkit.config import load_config
-    from stepkit.detect import project_types, resolve_commands
+    from stepkit.workspace.gate_commands import project_types, resolve_commands
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -343,21 +342,27 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
     """The plan repo's steps, dependencies and problems (``stepkit status --json``'s object)."""
-    from stepkit.commands.status import report
+    from stepkit.cli.status import report
     from stepkit.config import load_config
-    from stepkit.plan import PlanRepo, resolve_plans_dir
+    from stepkit.planrepo.repo import PlanRepo, resolve_plans_dir
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
     return report(PlanRepo.load(plans))
 
 
+def _run_stage(name: str, ctx: Any) -> Any:
+    from stepkit.protocol.stages import run_stage
+
+    return run_stage(name, ctx)
+
+
 def _load_graph(source: str | Path | None, config: Any) -> Any:
     """The graph (None: the built-in step-runner), with the project's run
     timeout when it sets one."""
-    from stepkit.graph import load_graph
+    from stepkit.protocol.graphs import load_protocol_graph
 
-    graph = load_graph(source)
+    graph = load_protocol_graph(source)
     if "run" in config.timeouts.model_fields_set:
         graph.timeout = config.timeouts.run
     return graph
@@ -377,7 +382,7 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
     the plugins; they cannot replace the run's own keys below."""
-    from stepkit.plan import resolve_plans_dir
+    from stepkit.planrepo.repo import resolve_plans_dir
 
     return {
         **sets,

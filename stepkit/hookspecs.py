@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     from pathlib import Path
 
     from stepkit.config import Config
-    from stepkit.results import CoderResult, GateResult, Question, ReviewResult, StageContext
+    from stepkit.records import CoderResult, GateResult, Question, ReviewResult, StageContext
 
 hookspec = pluggy.HookspecMarker("stepkit")
 hookimpl = pluggy.HookimplMarker("stepkit")
@@ -179,7 +179,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     :param ctx: the stage context; ``ctx.state`` holds the plan, the
         implementation brief, ``user_guidance`` and ``fix_instructions``;
         ``ctx.settings["coder"]`` is the coder spec.
-    :return: a :class:`~stepkit.results.CoderResult`; ``crashed=True`` when
+    :return: a :class:`~stepkit.records.CoderResult`; ``crashed=True`` when
         the coder died (the run fails, the coder is never re-run).
 
     firstresult; built-ins answer for ``anthropic``, ``command:SHELL`` and the
@@ -212,7 +212,7 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
 
     :param ctx: the stage context; ``ctx.settings["reviewer"]`` is the
         reviewer spec; ``ctx.state["diff"]`` the step's diff.
-    :return: a :class:`~stepkit.results.ReviewResult`; critical findings are
+    :return: a :class:`~stepkit.records.ReviewResult`; critical findings are
         marked with 🔴.  Set ``fault`` (or raise StageFault) when the review
         did not run: a fault is never read as findings.
 
@@ -268,7 +268,7 @@ def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
     :param settings: run settings; ``settings["answers"]`` holds answers given
         with ``--answer`` / ``stepkit resume --answer``.
     :return: the answer text, or None for no opinion.
-    :raises stepkit.results.Paused: to pause the run at this node (the
+    :raises stepkit.records.Paused: to pause the run at this node (the
         built-in does so when stdin is not a TTY).
 
     firstresult.  The final ``gate_user_review`` is answered only after its

@@ -53,9 +53,9 @@ from typing import Any
 import pytest
 
 from stepkit.config import load_config
-from stepkit.detect import resolve_command, resolve_commands
 from stepkit.pluginmanager import ALLOW_LIST_ENV, StepkitPluginManager, get_plugin_manager
 from stepkit.plugins.overrides import OVERRIDES
+from stepkit.workspace.gate_commands import resolve_command, resolve_commands
 
 __all__ = ["build_project", "make_plugin_manager", "resolve_gate_command", "resolve_gates"]
 
@@ -98,7 +98,7 @@ def resolve_gate_command(
     :param gate: ``format``, ``lint``, ``build`` or ``tests``.
     :param plugins: extra plugin objects, registered last (see
         :func:`make_plugin_manager`).
-    :return: ``(command, plugin)`` as :func:`stepkit.detect.resolve_command`
+    :return: ``(command, plugin)`` as :func:`stepkit.workspace.gate_commands.resolve_command`
         gives it: command None when the gate would be NOT RUN.
     """
     pm = make_plugin_manager(project_dir, plugins)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.config import Config
-from stepkit.results import StageContext
+from stepkit.records import StageContext
 
 PLAN_TEXT = """---
 step: 3

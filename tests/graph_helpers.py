@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from stepkit.results import Outcome, Question, StageContext, StageFault, Usage
+from stepkit.records import Outcome, Question, StageContext, StageFault, Usage
 
 TESTS_DIR = Path(__file__).resolve().parent
 #: set at test teardown so abandoned (timed-out) node threads end
@@ -47,7 +47,7 @@ def scripted(ctx: StageContext) -> Outcome:
 
 
 def stage_runner(name: str, ctx: StageContext) -> Outcome:
-    """A stub for stepkit.stages.run_stage: scripted by node id, records the stage name."""
+    """A stub for stepkit.protocol.stages.run_stage: scripted by node id, records the stage name."""
     outcome = scripted(ctx)
     outcome.updates["stages_run"] = [*ctx.state.get("stages_run", []), name]
     return outcome

@@ -15,7 +15,7 @@ from typing import Any
 from stepkit.plugins.coders.anthropic import EDIT_SYSTEM, PLAN_SYSTEM
 from stepkit.plugins.coders.reviewer import REVIEW_SYSTEM
 from stepkit.plugins.stages.prompts import HANDOFF_SYSTEM, ORIENT_SYSTEM, SWEEP_SYSTEM
-from stepkit.results import Usage
+from stepkit.records import Usage
 from tests.e2e_support import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Result
 
 SYSTEMS = {

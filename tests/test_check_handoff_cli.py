@@ -4,8 +4,8 @@ import json
 import subprocess
 import sys
 
-from stepkit.handoff import render_handoff
-from stepkit.results import GateResult
+from stepkit.protocol.handoff import render_handoff
+from stepkit.records import GateResult
 
 
 def stepkit(*args, cwd):

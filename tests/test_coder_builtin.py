@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from coder_support import init_repo, make_ctx
 
-from stepkit import scope
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.coders.anthropic import stepkit_implement
-from stepkit.results import Paused, Question
+from stepkit.records import Paused, Question
+from stepkit.workspace import scope
 
 pytest_plugins = ["tests.messages_api"]
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from stepkit.graph import load_graph
+from stepkit.protocol.graphs import load_protocol_graph
 from tests.e2e_support import CALC, GOOD_MUL, HANDOFF, ORIENT, TRAVERSED, WRONG_MUL, make_project
 
 COMPLETE = {"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"}
@@ -332,7 +332,7 @@ def test_no_environment_variable_answers_the_final_gate(project):
 def test_every_edge_of_the_step_runner_graph_was_traversed():
     if len(TRAVERSED) < 10:
         pytest.skip("run the whole module: this test checks what the others traversed")
-    graph = load_graph(None)
+    graph = load_protocol_graph()
     edges = {(n.id, target) for n in graph.nodes.values() for target in n.targets()}
     seen = {(a, b) for a, b, _ in TRAVERSED}
     missing = sorted(edges - seen)

@@ -26,7 +26,7 @@ HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 
 #: A project-local orient that spends tokens, so the live line has some to show.
 SPENDING_ORIENT = f'''import stepkit
-from stepkit.results import Usage
+from stepkit.records import Usage
 
 
 @stepkit.hookimpl

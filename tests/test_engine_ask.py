@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from stepkit.plugins import ask
-from stepkit.results import Paused, Question
+from stepkit.records import Paused, Question
 
 APPROVAL = Question(node="gate_user_review", kind="approval", text="Approve step 1?",
                     options=["approve", "revise"], allow_other=True)

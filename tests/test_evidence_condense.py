@@ -1,10 +1,10 @@
-"""stepkit.evidence.condense: the frame, the caps, the cut marker, secrets,
+"""stepkit.workspace.evidence.condense: the frame, the caps, the cut marker, secrets,
 and what the built-in parsers make of large generated test runs."""
 
 import pytest
 
 from stepkit import hookimpl
-from stepkit.evidence import MAX_BYTES, MAX_LINES, condense, summary_of
+from stepkit.workspace.evidence import MAX_BYTES, MAX_LINES, condense, summary_of
 from tests.evidence_logs import cargo_log, evidence_pm, jest_log, pytest_log
 
 
@@ -123,7 +123,7 @@ def test_a_parser_that_finds_nothing_failing_in_a_failed_run_passes_it_on(pm):
 
 
 def test_clip_middle_keeps_head_and_tail_at_line_boundaries():
-    from stepkit.evidence import clip_middle
+    from stepkit.workspace.evidence import clip_middle
 
     text = "".join(f"line {i}\n" for i in range(1000))
     clipped = clip_middle(text, 300, "log")

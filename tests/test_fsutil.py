@@ -2,7 +2,7 @@
 
 import os
 
-from stepkit.fsutil import atomic_write
+from stepkit.workspace.files import atomic_write
 
 
 def test_replaces_the_file_and_leaves_no_temp(tmp_path):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from stepkit.config import load_config
-from stepkit.gates import run_gates
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
+from stepkit.workspace.gates import run_gates
 
 VENV_BIN = Path("/work/venv/bin")
 GATE_PLUGINS = [m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")]

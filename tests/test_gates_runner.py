@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from stepkit import hookimpl, process
+from stepkit import hookimpl
 from stepkit.config import Config, Timeouts
-from stepkit.detect import resolve_commands
-from stepkit.gates import run_gate, run_gates
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
+from stepkit.workspace import process
+from stepkit.workspace.gate_commands import resolve_commands
+from stepkit.workspace.gates import run_gate, run_gates
 from tests.evidence_logs import evidence_pm
 
 
@@ -179,7 +180,7 @@ def test_50mb_of_output_is_logged_whole_and_condensed(pm, project):
 
 
 def test_secrets_are_masked_in_log_and_evidence(pm, project):
-    # which strings count as secrets is stepkit.redact's business (tested there);
+    # which strings count as secrets is stepkit.workspace.redact's business (tested there);
     # here: everything the runner writes or returns goes through it
     command = "echo 'export API_KEY=a1b2c3d4e5f6g7h8'; echo key sk-ant-api03-abcdefghijklmnopqrstuv; exit 1"
     result = gate(pm, project, command)

@@ -12,9 +12,9 @@ from graph_helpers import write_graph
 
 from stepkit.api import run_step
 from stepkit.cli import main
-from stepkit.diagram import render_json, render_mermaid
-from stepkit.graph import load_graph
+from stepkit.graph.diagram import render_json, render_mermaid
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.protocol.graphs import load_protocol_graph
 
 TESTS = Path(__file__).resolve().parent
 SEED = (TESTS / "graph_seed_diagram.mmd").read_text(encoding="utf-8")
@@ -41,7 +41,7 @@ def parse(mermaid: str) -> tuple[list[tuple[str, str, str, bool]], dict[str, str
 
 def test_every_seed_edge_is_drawn_and_every_other_edge_goes_to_end_failure():
     seed_edges, _ = parse(SEED)
-    drawn_edges, _ = parse(render_mermaid(load_graph()))
+    drawn_edges, _ = parse(render_mermaid(load_protocol_graph()))
     seed_pairs = {(s, t) for s, t, _, _ in seed_edges}
     drawn_pairs = {(s, t) for s, t, _, _ in drawn_edges}
     assert len(seed_edges) == 41 and len(seed_pairs) == 40
@@ -53,7 +53,7 @@ def test_every_seed_edge_is_drawn_and_every_other_edge_goes_to_end_failure():
 
 def test_seed_labels_dotted_fault_edges_and_node_shapes_are_kept():
     seed_edges, seed_decls = parse(SEED)
-    drawn_edges, drawn_decls = parse(render_mermaid(load_graph()))
+    drawn_edges, drawn_decls = parse(render_mermaid(load_protocol_graph()))
     assert set(seed_edges) <= set(drawn_edges)  # same label, same dotted/solid
     assert seed_decls == {k: v for k, v in drawn_decls.items() if k in seed_decls}
     assert set(drawn_decls) == set(seed_decls)
@@ -62,13 +62,13 @@ def test_seed_labels_dotted_fault_edges_and_node_shapes_are_kept():
 def test_readme_workflow_diagram_is_the_rendered_graph():
     readme = (TESTS.parent / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```mermaid\n(.*?)```", readme, flags=re.DOTALL)
-    assert render_mermaid(load_graph()) in blocks, "regenerate the README diagram with: stepkit graph"
+    assert render_mermaid(load_protocol_graph()) in blocks, "regenerate the README diagram with: stepkit graph"
 
 
 def test_json_format_lists_nodes_and_edges(capsys):
     assert main(["graph", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data == render_json(load_graph())
+    assert data == render_json(load_protocol_graph())
     assert len(data["nodes"]) == 25
     assert {"from": "implement", "to": "end_failure", "label": "coder crashed\n(no retries)", "fault": True} in data["edges"]
     assert {"from": "gate_blocked", "to": "end_blocked", "label": "no", "fault": False} in data["edges"]

@@ -9,7 +9,8 @@ from graph_helpers import END_NODES, write_graph
 
 from stepkit.cli import main
 from stepkit.errors import GraphError
-from stepkit.graph import load_graph, parse_graph, render_template, template_keys
+from stepkit.graph.model import parse_graph, render_template, template_keys
+from stepkit.protocol.graphs import load_protocol_graph
 
 SCRIPT = {"kind": "script", "call": "graph_helpers:go", "next": "end_success"}
 
@@ -27,7 +28,7 @@ def error_of(text: str) -> str:
 
 
 def test_builtin_step_runner_graph_is_valid():
-    graph = load_graph()
+    graph = load_protocol_graph()
     assert graph.start == "resolve_step"
     assert graph.failure_node == "end_failure"
     assert graph.max_loop_iterations == 20 and graph.timeout == 7200

@@ -2,8 +2,8 @@
 
 import pytest
 
-from stepkit.handoff import HANDOFF_SECTIONS, check_handoff_text, render_handoff
-from stepkit.results import GateResult
+from stepkit.protocol.handoff import HANDOFF_SECTIONS, check_handoff_text, render_handoff
+from stepkit.records import GateResult
 
 GATES = [
     GateResult(name="format", status="pass", command="ruff format .", exit_code=0),

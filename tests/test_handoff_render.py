@@ -4,7 +4,7 @@ import re
 
 import yaml
 
-from stepkit.handoff import (
+from stepkit.protocol.handoff import (
     HANDOFF_SECTIONS,
     REVIEW_FAULT,
     SWEEP_FAULT,
@@ -12,7 +12,7 @@ from stepkit.handoff import (
     render_handoff,
     split_sections,
 )
-from stepkit.results import GateResult
+from stepkit.records import GateResult
 
 GATES = [
     GateResult(name="format", status="pass", command="ruff format .", exit_code=0, duration_s=0.25,

@@ -13,7 +13,7 @@ from stepkit.config import Config
 from stepkit.plugins.llm.anthropic_engine import DEFAULT_MODEL, check_history
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.tools import read_only_tools
-from stepkit.results import StageContext, StageFault, Usage
+from stepkit.records import StageContext, StageFault, Usage
 
 pytest_plugins = ["tests.messages_api"]
 

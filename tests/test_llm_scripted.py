@@ -12,7 +12,7 @@ from stepkit.config import Config
 from stepkit.errors import UsageError
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.scripted import ScriptedEngine
-from stepkit.results import StageContext, StageFault
+from stepkit.records import StageContext, StageFault
 
 ANSWERS = """\
 orient:

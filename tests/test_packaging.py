@@ -29,6 +29,6 @@ def test_wheel_maps_plugins_to_stepkit_plugins(tmp_path):
     wheel = next(tmp_path.glob("stepkit-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "stepkit/plugins/__init__.py" in names
-    assert "stepkit/step_runner.yaml" in names
+    assert "stepkit/protocol/step_runner.yaml" in names
     assert "stepkit/examples/demo/plans/steps/01-slugify.md" in names
     assert not any(n.startswith("plugins/") for n in names)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stepkit.plan import PlanRepo
-from stepkit.plan_check import find_cycles
+from stepkit.planrepo.checks import find_cycles
+from stepkit.planrepo.repo import PlanRepo
 
 
 @pytest.fixture

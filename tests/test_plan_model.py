@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from stepkit.errors import PlanError
-from stepkit.plan import (
+from stepkit.planrepo.repo import (
     PlanRepo,
     _simple_mapping,
     parse_document,

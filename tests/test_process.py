@@ -8,8 +8,8 @@ import os
 import signal
 import subprocess
 
-from stepkit import process
-from stepkit.process import ProcessResult, own_group, signal_name, signal_of
+from stepkit.workspace import process
+from stepkit.workspace.process import ProcessResult, own_group, signal_name, signal_of
 
 
 def result(exit_code: int | None, expired: str | None = None) -> ProcessResult:

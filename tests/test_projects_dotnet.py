@@ -21,7 +21,7 @@ def test_a_single_project_file_with_a_space_is_quoted(stepkit_project):
 
 
 def test_several_solutions_are_not_guessed(stepkit_project, stepkit_pm):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     project = stepkit_project({"A.sln": "", "B.sln": ""})
     assert project_types(stepkit_pm(project), project) == ["dotnet"]

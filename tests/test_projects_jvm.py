@@ -34,7 +34,7 @@ def test_maven_wrapper_and_configured_plugins(stepkit_project):
 
 @pytest.mark.parametrize("build_file", ["build.gradle", "build.gradle.kts", "settings.gradle.kts"])
 def test_gradle_without_wrapper(stepkit_project, stepkit_pm, build_file):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     project = stepkit_project({build_file: "plugins { java }\n"})
     assert project_types(stepkit_pm(project), project) == ["gradle"]

@@ -71,7 +71,7 @@ def test_npm_init_placeholder_is_not_a_test_suite(stepkit_project):
 
 
 def test_malformed_package_json_is_node_without_commands(stepkit_project, stepkit_pm):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     project = stepkit_project({"package.json": "{not json"})
     assert project_types(stepkit_pm(project), project) == ["node"]

@@ -65,7 +65,7 @@ def test_stepconf_beats_task_runners(stepkit_project):
 
 
 def test_rust_answers_before_node_and_python(stepkit_project, stepkit_pm):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     project = stepkit_project({
         "Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\n',

@@ -30,7 +30,7 @@ def test_rake_test_task(stepkit_project):
 
 
 def test_no_test_task_no_tests_gate(stepkit_project, stepkit_pm):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     project = stepkit_project({"Gemfile": "gem 'rails'\n", "Rakefile": "task :deploy do\nend\n"})
     assert project_types(stepkit_pm(project), project) == ["ruby"]

@@ -28,7 +28,7 @@ def test_a_workspace_root_covers_every_member(stepkit_project):
 
 
 def test_detects_rust_only_with_a_cargo_manifest(stepkit_project, stepkit_pm):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     crate = stepkit_project({"Cargo.toml": CRATE})
     other = stepkit_project({"src/main.rs": "fn main() {}\n"})

@@ -144,7 +144,7 @@ def test_runner_order_is_per_gate_taskfile_then_just_then_make(stepkit_project, 
 
 
 def test_detected_type_is_the_first_runner_with_a_gate_target(stepkit_project, stepkit_pm):
-    from stepkit.detect import project_types
+    from stepkit.workspace.gate_commands import project_types
 
     project = stepkit_project({
         "Taskfile.yaml": "version: '3'\ntasks:\n  deploy: {cmds: [echo]}\n",

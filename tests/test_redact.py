@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from stepkit.redact import MASK, redact
+from stepkit.workspace.redact import MASK, redact
 
 SECRETS = [
     "sk-ant-api03-Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz",
@@ -78,7 +78,7 @@ def test_empty_text():
 
 
 def test_a_secret_that_replaces_another_with_the_same_variable_count_is_masked(monkeypatch):
-    from stepkit.redact import redact
+    from stepkit.workspace.redact import redact
 
     monkeypatch.setenv("A_TOKEN", "first-secret-123")
     assert "first-secret-123" not in redact("x first-secret-123")

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from graph_helpers import render_plain, scripted, stage_runner
 
-import stepkit.steprunner
+import stepkit.protocol.nodes
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
 from stepkit.cli import main
 from stepkit.errors import UsageError
-from stepkit.graph import load_graph
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.protocol.graphs import load_protocol_graph
 
 HAPPY = {
     "resolve_step": "deps satisfied",
@@ -41,11 +41,11 @@ UPDATES = {
 
 @pytest.fixture(autouse=True)
 def stub_steprunner(monkeypatch):
-    for node in load_graph().nodes.values():
+    for node in load_protocol_graph().nodes.values():
         if node.call:
-            monkeypatch.setattr(stepkit.steprunner, node.call.split(":")[1], scripted)
+            monkeypatch.setattr(stepkit.protocol.nodes, node.call.split(":")[1], scripted)
         if node.render:
-            monkeypatch.setattr(stepkit.steprunner, node.render.split(":")[1], render_plain)
+            monkeypatch.setattr(stepkit.protocol.nodes, node.render.split(":")[1], render_plain)
 
 
 @pytest.fixture

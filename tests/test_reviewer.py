@@ -10,9 +10,9 @@ import sys
 import pytest
 from coder_support import init_repo, make_ctx
 
-from stepkit import scope
 from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.reviewer import stepkit_review
+from stepkit.workspace import scope
 
 pytest_plugins = ["tests.messages_api"]
 
@@ -107,8 +107,8 @@ def test_command_reviewer_timeout_is_a_fault(step):
 
 def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
     from stepkit.pluginmanager import get_plugin_manager
-    from stepkit.results import StageFault
-    from stepkit.stages import review as review_stage
+    from stepkit.protocol.stages import review as review_stage
+    from stepkit.records import StageFault
 
     project, state = step
     body = f"{sys.executable} -c \"open('greet.py', 'a').write('# reviewed')\"\necho 'No findings.'\n"

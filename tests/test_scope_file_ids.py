@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from stepkit.scope import changed_between, file_ids, tree_hash
+from stepkit.workspace.scope import changed_between, file_ids, tree_hash
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}

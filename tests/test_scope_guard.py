@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from coder_support import git, init_repo, write_files
 
-from stepkit import scope
+from stepkit.workspace import scope
 
 BASE = {
     "src/app.py": "def main():\n    return 1\n",
@@ -206,7 +206,7 @@ def test_tree_hash_follows_content_only(project):
 def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
     import subprocess
 
-    from stepkit.scope import step_changes, take_snapshot
+    from stepkit.workspace.scope import step_changes, take_snapshot
 
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     (tmp_path / "calc.py").write_text("x = 1\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stepkit.results import SweepResult as SweepAnswer
+from stepkit.records import SweepResult as SweepAnswer
 
 pytest_plugins = ["tests.messages_api"]
 
@@ -26,7 +26,7 @@ def test_sweep_annotations_change_only_the_edge_cases_section(tmp_path):
     """A sweep that wants to change a later plan's Tasks: the proposal stays in
     downstream_updates, the annotation (even one smuggling a heading) lands as
     one bullet of Edge cases, and every other byte of the plan is unchanged."""
-    from stepkit.plan import append_edge_case
+    from stepkit.planrepo.repo import append_edge_case
 
     plan = tmp_path / "04-export.md"
     plan.write_bytes(LATER_PLAN.encode())
@@ -95,7 +95,7 @@ GATES = [
 def make_ctx(tmp_path, node: str, **state):
     from stepkit.config import Config
     from stepkit.pluginmanager import get_plugin_manager
-    from stepkit.results import StageContext
+    from stepkit.records import StageContext
 
     project = tmp_path / "project"
     steps = project / "plans" / "steps"
@@ -188,7 +188,7 @@ def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_a
 
 
 def test_sweep_through_the_harness_changes_only_the_later_edge_cases(tmp_path, messages_api):
-    from stepkit.stages import sweep
+    from stepkit.protocol.stages import sweep
 
     ctx = make_ctx(tmp_path, "edge_case_sweep")
     later = tmp_path / "project" / "plans" / "steps" / "03-export.md"
@@ -222,8 +222,8 @@ def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
 
 
 def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_path, messages_api):
-    from stepkit.handoff import check_handoff_text
-    from stepkit.stages import handoff
+    from stepkit.protocol.handoff import check_handoff_text
+    from stepkit.protocol.stages import handoff
 
     ctx = make_ctx(tmp_path, "write_handoff", edge_case_sweep_fault="engine: 529 overloaded",
                    handoff_feedback=["missing section '## Deviations'"],
@@ -310,8 +310,8 @@ def test_the_plans_context_snippets_reach_orient_whole():
 def test_an_invalid_coder_or_reviewer_answer_is_a_one_line_stage_fault(tmp_path, stage, hook, answer):
     """As for orient, sweep and handoff: the node's fallback gets a fault, not a crash."""
     from stepkit.hookspecs import hookimpl
-    from stepkit.results import StageFault
-    from stepkit.stages import run_stage
+    from stepkit.protocol.stages import run_stage
+    from stepkit.records import StageFault
 
     class Broken:
         pass

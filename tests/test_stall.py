@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from stepkit.evidence import condense
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
-from stepkit.results import GateResult
-from stepkit.stall import failure_signature, is_stalled
+from stepkit.records import GateResult
+from stepkit.workspace.evidence import condense
+from stepkit.workspace.stall import failure_signature, is_stalled
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from stepkit import steprunner
 from stepkit.config import Config
-from stepkit.results import GateResult, StageContext
+from stepkit.protocol import nodes as steprunner
+from stepkit.records import GateResult, StageContext
 
 
 def ctx(state, tmp_path=Path(".")):
@@ -122,9 +122,9 @@ def test_revise_from_choice_turns_free_text_into_fix_instructions():
 def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monkeypatch):
     """The formatter's run hashes the tree before and after; lint's reuse
     check takes that hash instead of hashing the same tree again."""
-    from stepkit import scope
     from stepkit.config import Commands
     from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.workspace import scope
 
     (tmp_path / "app.py").write_text("x = 1\n")
     calls = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.cli import main
-from stepkit.results import GATE_JSON_FIELDS as JSON_FIELDS
+from stepkit.records import GATE_JSON_FIELDS as JSON_FIELDS
 
 MAKEFILE = "lint:\n\t@echo lint clean\n\ntest:\n\t@echo 'ran 4 checks'\n\t@test -f ready.txt\n"
 

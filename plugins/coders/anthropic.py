@@ -28,11 +28,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from stepkit.fsutil import atomic_write
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import delegate_spec
 from stepkit.plugins.coders.prompt import build_coder_prompt
-from stepkit.results import CoderResult, GateResult, Question, StageContext, StageFault, Usage
+from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
+from stepkit.workspace.files import atomic_write
 
 FIX_BUDGET = 3
 APPROVAL_COMPLEXITY = 7
@@ -98,8 +98,8 @@ class BuiltinCoder:
         self.fixes = 0
 
     def run(self) -> CoderResult:
-        from stepkit import scope
         from stepkit.plugins.llm.engine import make_engine
+        from stepkit.workspace import scope
 
         ctx = self.ctx
         spent_before = ctx.usage
@@ -165,7 +165,7 @@ class BuiltinCoder:
 
     def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
         from stepkit.plugins.llm.tools import coder_tools
-        from stepkit.stall import failure_signature, is_stalled
+        from stepkit.workspace.stall import failure_signature, is_stalled
 
         tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir])
         task = f"Make the change now. Your plan:\n{_describe(plan)}"
@@ -196,8 +196,8 @@ class BuiltinCoder:
 
     def _verify(self) -> GateResult | None:
         """Run build and tests; return the first failing gate (None: all good)."""
-        from stepkit import scope
-        from stepkit.gates import run_gates
+        from stepkit.workspace import scope
+        from stepkit.workspace.gates import run_gates
 
         ctx = self.ctx
 
@@ -222,7 +222,7 @@ class BuiltinCoder:
                 spent_before: Usage) -> CoderResult:
         """The report; ``sentinel`` None means the coder crashed (``report``
         is then the reason, and the last line)."""
-        from stepkit import scope
+        from stepkit.workspace import scope
 
         plans, project = self.ctx.plans_dir.resolve(), self.ctx.project_dir.resolve()
         # CODER_COMPLETE comes straight from a verify whose gates all passed

@@ -11,7 +11,7 @@ shell), or past ``timeouts.coder`` (its whole process group is killed): the
 coder crashed.
 
 :func:`run_delegate` runs an external coder or reviewer through
-:func:`stepkit.process.run` (output streamed to a redacted log, bounded
+:func:`stepkit.workspace.process.run` (output streamed to a redacted log, bounded
 memory, group kill on timeout); :class:`SentinelWatch` finds the last
 sentinel anywhere in the stream, also in what is not kept in memory.
 """
@@ -26,13 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepkit import process
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.prompt import build_coder_prompt
-from stepkit.process import ProcessResult
-from stepkit.redact import redact
-from stepkit.results import CoderResult, StageContext
+from stepkit.records import CoderResult, StageContext
+from stepkit.workspace import process
+from stepkit.workspace.process import ProcessResult
+from stepkit.workspace.redact import redact
 
 #: Bytes of the start and of the end of a delegate's output kept for its result text.
 HEAD_BYTES = 64_000
@@ -42,7 +42,7 @@ _SENTINEL_LINE = re.compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_F
 
 
 class SentinelWatch:
-    """An ``on_text`` callback for :func:`stepkit.process.run`: remembers the
+    """An ``on_text`` callback for :func:`stepkit.workspace.process.run`: remembers the
     last sentinel line of the whole stream."""
 
     def __init__(self) -> None:

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepkit.plugins.coders.command import find_sentinel, generic_result
-from stepkit.process import ProcessResult
-from stepkit.results import CoderResult
+from stepkit.records import CoderResult
+from stepkit.workspace.process import ProcessResult
 
 DEFAULT_MAX_TURNS = 60
 DEFAULT_MAX_BUDGET_USD = 10.0

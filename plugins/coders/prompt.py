@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stepkit.results import StageContext
+from stepkit.records import StageContext
 
 SENTINEL_RULE = (
     "End your final message with exactly one of these words on a line of its own:\n"

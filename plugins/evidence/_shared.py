@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from stepkit.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi, terminal_line
+from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi, terminal_line
 
 T = TypeVar("T")
 

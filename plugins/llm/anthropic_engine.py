@@ -48,8 +48,8 @@ from pydantic import BaseModel, ValidationError
 from stepkit.errors import describe_validation
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.tools import Tool
-from stepkit.redact import redact
-from stepkit.results import StageContext, StageFault, Usage
+from stepkit.records import StageContext, StageFault, Usage
+from stepkit.workspace.redact import redact
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 _CACHE = {"type": "ephemeral"}

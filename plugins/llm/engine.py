@@ -14,7 +14,7 @@ Engines (``--engine SPEC``):
   graphs and plugins.
 
 Every engine failure (HTTP error after retries, invalid output twice, budget
-exceeded, tool loop too long) is raised as :class:`~stepkit.results.StageFault`
+exceeded, tool loop too long) is raised as :class:`~stepkit.records.StageFault`
 whose ``note`` is one paragraph without a traceback or a secret.
 """
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from stepkit.errors import UsageError
-from stepkit.results import StageContext
+from stepkit.records import StageContext
 
 if TYPE_CHECKING:
     from stepkit.plugins.llm.tools import Tool

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from stepkit.results import Usage
+from stepkit.records import Usage
 
 
 class Price(NamedTuple):

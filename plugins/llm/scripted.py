@@ -37,9 +37,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import UsageError, describe_validation
-from stepkit.fsutil import atomic_write
 from stepkit.plugins.llm.tools import Tool
-from stepkit.results import StageContext, StageFault
+from stepkit.records import StageContext, StageFault
+from stepkit.workspace.files import atomic_write
 
 M = TypeVar("M", bound=BaseModel)
 COUNTER_FILE = "scripted_calls.json"

@@ -9,7 +9,7 @@ Every path resolves inside the project directory with symlinks resolved;
 an escape, a write into a forbidden directory (the plan repo, ``.git``,
 ``.stepkit``), a bad argument or a failing command come back as a tool
 error the model reads (text starting with ``error:``), never as an
-exception.  All output is redacted (:func:`stepkit.redact.redact`) and
+exception.  All output is redacted (:func:`stepkit.workspace.redact.redact`) and
 condensed to about 16 KB (head and tail kept).
 """
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit import process
-from stepkit.evidence import clip_middle
-from stepkit.redact import redact
-from stepkit.scope import EXCLUDED_DIRS, walk_files
+from stepkit.workspace import process
+from stepkit.workspace.evidence import clip_middle
+from stepkit.workspace.redact import redact
+from stepkit.workspace.scope import EXCLUDED_DIRS, walk_files
 
 MAX_OUTPUT_CHARS = 16_000
 ERROR_PREFIX = "error: "

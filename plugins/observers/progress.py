@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.text import Text
 
 import stepkit
-from stepkit.results import FAILED_STATUSES, GateResult
+from stepkit.records import FAILED_STATUSES, GateResult
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "red", "error": "magenta", "not_run": "yellow"}
 GATE_NODES = {"verify_format_lint", "verify_build", "verify_tests"}

@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from stepkit.detect import GATE_HOOKS
 from stepkit.hookspecs import hookimpl
+from stepkit.workspace.gate_commands import GATE_HOOKS
 
 #: The names a task-runner target may carry for each gate, in preference order.
 TARGET_NAMES: dict[str, tuple[str, ...]] = {

@@ -8,7 +8,7 @@ from typing import Any
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages import prompts
-from stepkit.results import OrientResult, StageContext
+from stepkit.records import OrientResult, StageContext
 
 
 @hookimpl

@@ -14,10 +14,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stepkit.evidence import clip_middle
-from stepkit.plan import track_fence
-from stepkit.redact import redact
-from stepkit.results import GateResult
+from stepkit.planrepo.repo import track_fence
+from stepkit.records import GateResult
+from stepkit.workspace.evidence import clip_middle
+from stepkit.workspace.redact import redact
 
 # Caps per inserted document, in characters.  Together they bound a request
 # whatever the plan repo holds.

@@ -9,7 +9,7 @@ from typing import Any
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages import prompts
-from stepkit.results import StageContext, SweepResult
+from stepkit.records import StageContext, SweepResult
 
 
 @hookimpl(trylast=True)

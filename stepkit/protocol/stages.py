@@ -25,9 +25,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
-from stepkit.fsutil import atomic_write
 from stepkit.pluginmanager import first_answer
-from stepkit.results import (
+from stepkit.records import (
     CoderResult,
     GateResult,
     HandoffProse,
@@ -38,6 +37,7 @@ from stepkit.results import (
     StageFault,
     SweepResult,
 )
+from stepkit.workspace.files import atomic_write
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
@@ -69,7 +69,7 @@ def _validated(model: type[BaseModel], data: Any, hook: str) -> BaseModel:
 def _read_only(ctx: StageContext, what: str, hook: str, spec_key: str | None = None) -> tuple[Any, str]:
     """Call a read-only stage's hook; a change to the project tree is a fault,
     whichever plugin answered."""
-    from stepkit.scope import changed_between, file_ids
+    from stepkit.workspace.scope import changed_between, file_ids
 
     before = file_ids(ctx.project_dir)
     answer = _call_hook(ctx, hook, spec_key)
@@ -86,7 +86,7 @@ def _read_only(ctx: StageContext, what: str, hook: str, spec_key: str | None = N
 def orient(ctx: StageContext) -> Outcome:
     """Mark the step in-progress (it really starts now), snapshot the scope,
     and run the read-only orientation; a change to the tree is a fault."""
-    from stepkit.plan import set_status
+    from stepkit.planrepo.repo import set_status
 
     plan_path = ctx.state.get("plan_path")
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
@@ -102,7 +102,7 @@ def orient(ctx: StageContext) -> Outcome:
 
 def implement(ctx: StageContext) -> Outcome:
     """Delegate to the coder; then the scope guard looks at what it did."""
-    from stepkit import scope
+    from stepkit.workspace import scope
 
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
@@ -127,7 +127,7 @@ def _scope_path(ctx: StageContext) -> Path | None:
 
 
 def _save_scope_snapshot(ctx: StageContext) -> None:
-    from stepkit import scope
+    from stepkit.workspace import scope
 
     path = _scope_path(ctx)
     if path is not None and not path.exists():
@@ -135,7 +135,7 @@ def _save_scope_snapshot(ctx: StageContext) -> None:
 
 
 def _load_scope_snapshot(ctx: StageContext):
-    from stepkit import scope
+    from stepkit.workspace import scope
 
     path = _scope_path(ctx)
     if path is None:
@@ -155,7 +155,7 @@ def _last_line(text: str) -> str:
 
 def sweep(ctx: StageContext) -> Outcome:
     """Edge-case sweep; annotations of LATER steps land only in their Edge cases."""
-    from stepkit.plan import append_edge_case
+    from stepkit.planrepo.repo import append_edge_case
 
     data, plugin = _call_hook(ctx, "stepkit_sweep")
     result = _validated(SweepResult, data, "stepkit_sweep")
@@ -192,7 +192,7 @@ def review(ctx: StageContext) -> Outcome:
 
 def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its Evidence."""
-    from stepkit.handoff import append_notes, render_handoff
+    from stepkit.protocol.handoff import append_notes, render_handoff
 
     state = ctx.state
     data, plugin = _call_hook(ctx, "stepkit_write_handoff")
@@ -221,7 +221,7 @@ def handoff(ctx: StageContext) -> Outcome:
 
 def pipeline_faults(state: dict[str, Any]) -> list[str]:
     """PIPELINE-FAULT lines for stages that did not run."""
-    from stepkit.handoff import REVIEW_FAULT, SWEEP_FAULT
+    from stepkit.protocol.handoff import REVIEW_FAULT, SWEEP_FAULT
 
     faults = []
     if state.get("edge_case_sweep_fault"):
@@ -236,7 +236,7 @@ def pipeline_faults(state: dict[str, Any]) -> list[str]:
 
 def verify(ctx: StageContext) -> Outcome:
     """All four gates in order (``stepkit stage verify``)."""
-    from stepkit.gates import run_gates
+    from stepkit.workspace.gates import run_gates
 
     results = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir())
     return Outcome(updates={"gates": [r.model_dump() for r in results]})

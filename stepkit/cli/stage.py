@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from stepkit.cli import disabled_plugins
-from stepkit.results import FAILED_STATUSES
+from stepkit.records import FAILED_STATUSES
 
 #: Long values shown in full only with --json.
 _TEXT_LIMIT = 4000

@@ -1,6 +1,6 @@
 """The gate runner: run a verification command and record the evidence.
 
-Each gate's command runs through :func:`stepkit.process.run`: with the shell
+Each gate's command runs through :func:`stepkit.workspace.process.run`: with the shell
 in the project directory, in its own process group, under a wall-clock limit
 and a no-output limit (on expiry the whole group is killed), its output
 (stdout and stderr merged) streamed to ``<log_dir>/<gate>-<n>.log`` with
@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stepkit import process
 from stepkit.config import Config
-from stepkit.detect import resolve_command
-from stepkit.evidence import condense, summary_of
-from stepkit.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
-from stepkit.results import GATE_ORDER, GateResult
+from stepkit.records import GATE_ORDER, GateResult
+from stepkit.workspace import process
+from stepkit.workspace.evidence import condense, summary_of
+from stepkit.workspace.gate_commands import resolve_command
+from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 
 
 def run_gates(

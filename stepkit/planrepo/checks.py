@@ -11,7 +11,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stepkit.plan import StepPlan
+    from stepkit.planrepo.repo import StepPlan
 
 STATUSES = ("pending", "in-progress", "complete")
 

@@ -20,8 +20,8 @@ def check_file(path: Path) -> list[str]:
 
     :raises StepkitError: the file cannot be read.
     """
-    from stepkit.handoff import handoff_problems, read_handoff
     from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.protocol.handoff import handoff_problems, read_handoff
 
     try:
         text = read_handoff(path)

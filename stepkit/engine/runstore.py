@@ -6,7 +6,7 @@ flushed as it happens), ``logs/`` (full gate and coder output) and
 ``output.txt`` (the end node's text).  ``.stepkit/`` carries its own
 ``.gitignore`` so runs never end up in the project's history.
 
-Secrets: events and the output go through :func:`stepkit.redact.redact`.
+Secrets: events and the output go through :func:`stepkit.workspace.redact.redact`.
 The checkpoint is rewritten after every node, so a full redaction pass over
 it each time would cost O(state) per node; instead the engine redacts every
 value as it enters the state (see :func:`redacted`), and :meth:`RunDir.save`
@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from stepkit.errors import UsageError
-from stepkit.fsutil import atomic_write
-from stepkit.redact import redact, secret_env_values
+from stepkit.workspace.files import atomic_write, new_stamped_dir, stepkit_dir
+from stepkit.workspace.redact import redact, secret_env_values
 
 UNFINISHED = ("paused", "interrupted", "running")
 
@@ -84,30 +83,6 @@ class RunDir:
             if self._events is not None:
                 self._events.close()
                 self._events = None
-
-
-def stepkit_dir(project_dir: Path) -> Path:
-    """``<project>/.stepkit``, created with its own ``.gitignore`` (``*``) so
-    nothing in it is ever committed."""
-    root = Path(project_dir) / ".stepkit"
-    root.mkdir(parents=True, exist_ok=True)
-    ignore = root / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
-    return root
-
-
-def new_stamped_dir(parent: Path) -> Path:
-    """A new directory under ``parent`` named by the time (sortable) plus a
-    random suffix, e.g. ``20261130-141502-3f9a``."""
-    parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        path = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return path
 
 
 class RunStore:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from stepkit.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi
-from stepkit.results import GateResult
+from stepkit.records import GateResult
+from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi
 
 MAX_IDS = 20
 

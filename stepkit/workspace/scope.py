@@ -29,8 +29,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from stepkit.fsutil import atomic_write
-from stepkit.runstore import stepkit_dir
+from stepkit.workspace.files import atomic_write, stepkit_dir
 
 #: Directories never walked outside git (caches, dependencies, build output).
 EXCLUDED_DIRS = frozenset({

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from stepkit.pluginmanager import first_answer
-from stepkit.redact import redact
+from stepkit.workspace.redact import redact
 
 MAX_LINES = 200
 MAX_BYTES = 16 * 1024

@@ -1,4 +1,4 @@
-"""The graph driver: runs a validated :class:`~stepkit.graph.Graph` node by
+"""The graph driver: runs a validated :class:`~stepkit.graph.model.Graph` node by
 node, checkpointing after every node so a run can pause and resume.
 
 What the engine guarantees:
@@ -48,12 +48,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
-from stepkit.graph import Graph, Node, render_template
+from stepkit.graph.model import Graph, Node, render_template
 from stepkit.pluginmanager import first_answer
-from stepkit.process import own_group, signal_group
-from stepkit.results import Outcome, Paused, Question, StageContext, StageFault, Usage
-from stepkit.runstore import RunDir, is_live, jsonable, redacted
+from stepkit.records import Outcome, Paused, Question, StageContext, StageFault, Usage
+from stepkit.workspace.process import own_group, signal_group
 
 PAUSED_EXIT = 5
 #: Seconds an interrupted node gets to clean up after its commands got SIGINT.
@@ -119,15 +119,14 @@ def start_run(
     settings: dict[str, Any],
     config: Any,
     state: dict[str, Any],
-    stage_runner: StageRunner | None = None,
+    stage_runner: StageRunner,
 ) -> RunResult:
     """Run ``graph`` from its start node with ``state`` as the initial state.
 
     :param settings: run settings (``project_dir`` and ``plans_dir`` as
         absolute paths, ``answers`` by node, engine/coder/reviewer specs …);
         stored in the checkpoint so ``resume`` can rebuild the run.
-    :param stage_runner: runs stage nodes (default
-        :func:`stepkit.stages.run_stage`).
+    :param stage_runner: runs stage nodes (the engine knows no stage).
     :raises RunInterrupted: Ctrl-C; the checkpoint is saved as interrupted.
     """
     engine = _Engine(graph, run, pm, settings, config, stage_runner)
@@ -166,8 +165,8 @@ def resume_run(
     pm: Any,
     config: Any,
     checkpoint: dict[str, Any],
-    answer: str | None = None,
-    stage_runner: StageRunner | None = None,
+    answer: str | None,
+    stage_runner: StageRunner,
 ) -> RunResult:
     """Continue a paused, interrupted or killed run from its checkpoint.
 
@@ -247,7 +246,7 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
 
 class _Engine:
     def __init__(self, graph: Graph, run: RunDir, pm: Any, settings: dict[str, Any], config: Any,
-                 stage_runner: StageRunner | None):
+                 stage_runner: StageRunner):
         self.graph = graph
         self.run = run
         self.pm = pm
@@ -346,7 +345,7 @@ class _Engine:
         if node.kind == "script":
             fn = node.function
         else:
-            runner = self._stage_runner or _default_stage_runner()
+            runner = self._stage_runner
             stage = node.stage
 
             def fn(ctx: StageContext) -> Outcome:
@@ -635,12 +634,6 @@ def _child_groups() -> set[int]:
         except OSError:
             continue
     return {pid for pid in children if own_group(pid)}
-
-
-def _default_stage_runner() -> StageRunner:
-    from stepkit.stages import run_stage
-
-    return run_stage
 
 
 def _match(answer: str, options: list[str]) -> str | None:

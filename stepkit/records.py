@@ -249,11 +249,11 @@ class StageContext:
 
     def log_dir(self) -> Path:
         """Directory for full logs of this run (outside a run: ``.stepkit/adhoc``,
-        which :func:`~stepkit.runstore.stepkit_dir` keeps out of git)."""
+        which :func:`~stepkit.workspace.files.stepkit_dir` keeps out of git)."""
         if self.run_dir:
             base = self.run_dir
         else:
-            from stepkit.runstore import stepkit_dir
+            from stepkit.workspace.files import stepkit_dir
 
             base = stepkit_dir(self.project_dir) / "adhoc"
         path = base / "logs"

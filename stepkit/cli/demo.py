@@ -48,7 +48,7 @@ def demo_run_args(project: Path) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    from stepkit.commands import run as run_command
+    from stepkit.cli import run as run_command
 
     if shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists():
         raise UsageError("the demo's gates need ruff and pytest: install stepkit with its dev extras (pip install -e '.[dev]')")

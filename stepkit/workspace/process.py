@@ -3,7 +3,7 @@ coders and reviewers, and the model's ``run_command`` tool.
 
 The command runs through the shell in its own process group (a new session).
 Its stdout and stderr, merged, stream to an optional log file with secrets
-masked line by line (:func:`stepkit.redact.redact`; a secret split across
+masked line by line (:func:`stepkit.workspace.redact.redact`; a secret split across
 reads is still seen whole); memory stays bounded however large the output,
 only its head and a rolling tail are kept.  A wall-clock limit and a
 no-output limit end the whole group: SIGTERM, :data:`KILL_GRACE_S` to exit,
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from stepkit.redact import redact
+from stepkit.workspace.redact import redact
 
 #: Bytes of the start of the output kept in memory by default.
 HEAD_BYTES = 256 * 1024

@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from stepkit.diagram import render_json, render_mermaid
-from stepkit.graph import load_graph
-from stepkit.runstore import RunStore
+from stepkit.engine.runstore import RunStore
+from stepkit.graph.diagram import render_json, render_mermaid
+from stepkit.protocol.graphs import BUILTIN, load_protocol_graph
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,9 +23,9 @@ def run(args: argparse.Namespace) -> int:
 
         checkpoint = RunStore(resolve_project_dir(args.project_dir)).open(args.run_id).load()
         path, edges = checkpoint.get("path", []), checkpoint.get("edges", [])
-        if graph_file is None and checkpoint.get("graph") not in (None, "builtin"):
+        if graph_file is None and checkpoint.get("graph") not in (None, BUILTIN):
             graph_file = checkpoint["graph"]
-    graph = load_graph(graph_file)
+    graph = load_protocol_graph(graph_file)
     if args.format == "json":
         data = render_json(graph)
         if args.run_id:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from stepkit.cli import disabled_plugins
-from stepkit.commands.run import displays, interrupted, report
+from stepkit.cli.run import displays, interrupted, report
 
 
 def run(args: argparse.Namespace) -> int:

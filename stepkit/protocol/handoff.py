@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from stepkit.fsutil import atomic_write
-from stepkit.plan import DocumentError, parse_document, track_fence
-from stepkit.results import GateResult
+from stepkit.planrepo.repo import DocumentError, parse_document, track_fence
+from stepkit.records import GateResult
+from stepkit.workspace.files import atomic_write
 
 #: The handoff's sections, all required, in this order.
 HANDOFF_SECTIONS: tuple[str, ...] = (

@@ -1,11 +1,14 @@
-"""Writing files so that a crash never leaves a half-written one."""
+"""Writing files so that a crash never leaves a half-written one, and the
+``.stepkit/`` directory that holds what stepkit writes in a project."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -35,3 +38,27 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def stepkit_dir(project_dir: Path) -> Path:
+    """``<project>/.stepkit``, created with its own ``.gitignore`` (``*``) so
+    nothing in it is ever committed."""
+    root = Path(project_dir) / ".stepkit"
+    root.mkdir(parents=True, exist_ok=True)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    return root
+
+
+def new_stamped_dir(parent: Path) -> Path:
+    """A new directory under ``parent`` named by the time (sortable) plus a
+    random suffix, e.g. ``20261130-141502-3f9a``."""
+    parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        path = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from stepkit.graph import Edge, Graph, Node
+from stepkit.graph.model import Edge, Graph, Node
 
 TAKEN_STYLE = "fill:#e3f2e1,stroke:#2e7d32,stroke-width:2px"
 TAKEN_LINK = "stroke:#2e7d32,stroke-width:3px"

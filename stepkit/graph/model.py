@@ -3,15 +3,15 @@ its validator.
 
 A graph file is a mapping with graph settings and ``nodes`` (node id → node).
 Node kinds: ``script`` (a Python callable ``module:function`` taking one
-:class:`~stepkit.results.StageContext` and returning an
-:class:`~stepkit.results.Outcome`), ``stage`` (a named stage run by
-:func:`stepkit.stages.run_stage`), ``approval`` (a question with options,
+:class:`~stepkit.records.StageContext` and returning an
+:class:`~stepkit.records.Outcome`), ``stage`` (a named stage run by
+:func:`stepkit.protocol.stages.run_stage`), ``approval`` (a question with options,
 answered through ``stepkit_ask``), ``input`` (a free-text question) and
 ``end`` (emits a sentinel and an exit code).  :func:`load_graph` validates
 the whole graph before any run and raises :class:`~stepkit.errors.GraphError`
 with one line naming the node and the field.
 
-Schema (``stepkit/step_runner.yaml`` is the full example)::
+Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
 
     name: my_graph                # optional
     start: first_node             # required
@@ -77,7 +77,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from stepkit.errors import GraphError, describe_validation
 
-BUILTIN_GRAPH = Path(__file__).with_name("step_runner.yaml")
 KINDS = ("script", "stage", "approval", "input", "end")
 
 #: State keys every run has without any node declaring them: the run inputs
@@ -259,19 +258,20 @@ class Graph(BaseModel):
         return keys
 
 
-def load_graph(path: str | Path | None = None) -> Graph:
-    """Load and validate a graph file (None: the built-in step-runner graph).
+def load_graph(path: str | Path, source: str | None = None) -> Graph:
+    """Load and validate a graph file.
 
+    :param source: what checkpoints record as the graph's source (default:
+        the file's absolute path).
     :raises GraphError: one line, ``graph <file>: node '<id>' <field>: <problem>``.
     """
-    file = BUILTIN_GRAPH if path is None else Path(path)
-    shown = file.name if path is None else str(path)
+    file = Path(path)
+    shown = str(path) if source is None else file.name
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise GraphError(f"graph {shown}: cannot read: {exc.strerror or exc}") from None
-    source = "builtin" if path is None else str(file.resolve())
-    return parse_graph(text, shown, source)
+    return parse_graph(text, shown, source or str(file.resolve()))
 
 
 def parse_graph(text: str, shown: str = "graph.yaml", source: str = "builtin") -> Graph:
@@ -510,7 +510,7 @@ class _TemplateState(dict):
 
 def _item_text(item: Any) -> str:
     if isinstance(item, dict) and "name" in item and "status" in item:  # a gate record
-        from stepkit.results import GateResult
+        from stepkit.records import GateResult
 
         return GateResult.model_validate(item).status_line()
     return str(item)

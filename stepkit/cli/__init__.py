@@ -1,5 +1,5 @@
 """The ``stepkit`` command line: a thin layer that parses arguments and hands
-them to one module per command in :mod:`stepkit.commands`.
+them to one module per command in :mod:`stepkit.cli`.
 
 Command modules are imported only when their command runs, so ``stepkit
 --version`` and ``stepkit status`` never pay for the model SDK.
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return 2
-        module = importlib.import_module(f"stepkit.commands.{args.command.replace('-', '_')}")
+        module = importlib.import_module(f"stepkit.cli.{args.command.replace('-', '_')}")
         return int(module.run(args))
     except StepkitError as exc:
         _print_error(str(exc))

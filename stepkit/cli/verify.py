@@ -11,7 +11,7 @@ from typing import Any
 
 from stepkit.cli import disabled_plugins
 from stepkit.config import resolve_project_dir
-from stepkit.results import FAILED_STATUSES, GateResult
+from stepkit.records import FAILED_STATUSES, GateResult
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,8 +1,8 @@
 """The step-runner graph's script nodes and end-node renderers.
 
 Each function is named after its node in ``step_runner.yaml``, takes the
-node's :class:`~stepkit.results.StageContext` and returns an
-:class:`~stepkit.results.Outcome` whose ``route`` is one of the labels drawn
+node's :class:`~stepkit.records.StageContext` and returns an
+:class:`~stepkit.records.Outcome` whose ``route`` is one of the labels drawn
 on that node's edges in the seed diagram:
 
 =====================  =====================================================
@@ -32,7 +32,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from stepkit.results import GATE_ORDER, GateResult, Outcome, StageContext
+from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
 
 CRITICAL = "🔴"
 REVIEW_FILE_THRESHOLD = 5
@@ -45,7 +45,7 @@ FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this ch
 def resolve_step(ctx: StageContext) -> Outcome:
     """Find the step, load its plan, previous handoff and NOTES.md, check deps."""
     from stepkit.errors import PlanError
-    from stepkit.plan import PlanRepo, plan_section, step_from_prompt
+    from stepkit.planrepo.repo import PlanRepo, plan_section, step_from_prompt
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
@@ -182,9 +182,9 @@ def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = Non
               tree: str | None = None) -> dict[str, Any]:
     """Run one gate, or reuse the coder's evidence for the same bytes
     (``tree``: the tree's hash when the caller already knows it)."""
-    from stepkit import gates
-    from stepkit.detect import resolve_command
-    from stepkit.scope import tree_hash
+    from stepkit.workspace import gates
+    from stepkit.workspace.gate_commands import resolve_command
+    from stepkit.workspace.scope import tree_hash
 
     command, plugin = resolve_command(ctx.pm, name, ctx.project_dir, ctx.config)
     # Hashing the tree costs git processes: only the formatter's run needs it
@@ -213,7 +213,7 @@ def _reusable(ctx: StageContext, name: str, command: str | None, tree: str | Non
     candidates = [g for g in candidates if g.name == name and g.command == command and g.status == "pass"]
     if not candidates:
         return None
-    from stepkit.scope import tree_hash
+    from stepkit.workspace.scope import tree_hash
 
     current = tree or tree_hash(ctx.project_dir)
     for gate in candidates:
@@ -239,7 +239,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
 
     A failure whose signature repeats after a fix attempt ends the loop at
     once ("no progress") instead of spending the rest of the budget."""
-    from stepkit.stall import failure_signature, is_stalled
+    from stepkit.workspace.stall import failure_signature, is_stalled
 
     state = ctx.state
     failing = _first_failing_gate(state)
@@ -280,7 +280,7 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
-    from stepkit.handoff import handoff_problems, read_handoff
+    from stepkit.protocol.handoff import handoff_problems, read_handoff
 
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
     path = Path(str(ctx.state.get("handoff_path") or ""))
@@ -345,7 +345,7 @@ def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
 
 def render_success(ctx: StageContext) -> str:
     """STEP_COMPLETE: the user approved; only now is the plan marked complete."""
-    from stepkit.plan import set_status
+    from stepkit.planrepo.repo import set_status
 
     state = ctx.state
     if state.get("plan_path"):
@@ -355,7 +355,7 @@ def render_success(ctx: StageContext) -> str:
     lines.append("Gates:")
     lines.extend(gates_report(state))
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
-    from stepkit.stages import pipeline_faults
+    from stepkit.protocol.stages import pipeline_faults
 
     lines.extend(pipeline_faults(state))
     lines.append("")

@@ -21,14 +21,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepkit.errors import PlanError
-from stepkit.fsutil import atomic_write
-from stepkit.plan_check import (
+from stepkit.planrepo.checks import (
     STATUSES,
     check_depends_on,
     check_status,
     check_step_key,
     graph_problems,
 )
+from stepkit.workspace.files import atomic_write
 
 _YAML = frontmatter.YAMLHandler()
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
@@ -610,7 +610,7 @@ def _read_text(path: Path, action: str) -> str:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """:func:`stepkit.fsutil.atomic_write`, its errors as one-line PlanErrors."""
+    """:func:`stepkit.workspace.files.atomic_write`, its errors as one-line PlanErrors."""
     try:
         atomic_write(path, data)
     except OSError as exc:

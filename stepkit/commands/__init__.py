@@ -1,1 +1,0 @@
-"""One module per CLI command; each has ``run(args) -> exit code``."""
