@@ -344,7 +344,7 @@ def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = No
     """The plan repo's steps, dependencies and problems (``stepkit status --json``'s object)."""
     from stepkit.cli.status import report
     from stepkit.config import load_config
-    from stepkit.planrepo.repo import PlanRepo, resolve_plans_dir
+    from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
@@ -382,7 +382,7 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
     the plugins; they cannot replace the run's own keys below."""
-    from stepkit.planrepo.repo import resolve_plans_dir
+    from stepkit.planrepo.model import resolve_plans_dir
 
     return {
         **sets,

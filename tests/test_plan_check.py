@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.planrepo.checks import find_cycles
-from stepkit.planrepo.repo import PlanRepo
+from stepkit.planrepo.model import PlanRepo
 
 
 @pytest.fixture

@@ -8,14 +8,9 @@ import pytest
 import yaml
 
 from stepkit.errors import PlanError
-from stepkit.planrepo.repo import (
-    PlanRepo,
-    _simple_mapping,
-    parse_document,
-    plan_section,
-    resolve_plans_dir,
-    step_from_prompt,
-)
+from stepkit.planrepo.document import _simple_mapping, parse_document
+from stepkit.planrepo.model import PlanRepo, resolve_plans_dir, step_from_prompt
+from stepkit.planrepo.sections import plan_section
 
 
 def write(path: Path, text: str) -> Path:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from stepkit.errors import PlanError
-from stepkit.planrepo.repo import PlanRepo, append_edge_case, set_status
+from stepkit.planrepo.edits import append_edge_case, set_status
+from stepkit.planrepo.model import PlanRepo
 
 
 def put(tmp_path: Path, data: bytes, name: str = "03-step.md") -> Path:

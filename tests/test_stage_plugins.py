@@ -26,7 +26,7 @@ def test_sweep_annotations_change_only_the_edge_cases_section(tmp_path):
     """A sweep that wants to change a later plan's Tasks: the proposal stays in
     downstream_updates, the annotation (even one smuggling a heading) lands as
     one bullet of Edge cases, and every other byte of the plan is unchanged."""
-    from stepkit.planrepo.repo import append_edge_case
+    from stepkit.planrepo.edits import append_edge_case
 
     plan = tmp_path / "04-export.md"
     plan.write_bytes(LATER_PLAN.encode())

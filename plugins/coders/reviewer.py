@@ -50,7 +50,7 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
     ``title``, ``plan_text``, ``diff``, ``changed_files``, ``tamper_flags``);
     ``with_instructions`` adds :data:`REVIEW_SYSTEM` (for external CLIs, which
     get no system prompt from stepkit)."""
-    from stepkit.planrepo.repo import plan_section
+    from stepkit.planrepo.sections import plan_section
 
     plan = str(state.get("plan_text") or "")
     criteria = plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"

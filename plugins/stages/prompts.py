@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stepkit.planrepo.repo import track_fence
+from stepkit.planrepo.sections import track_fence
 from stepkit.records import GateResult
 from stepkit.workspace.evidence import clip_middle
 from stepkit.workspace.redact import redact

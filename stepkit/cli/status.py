@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.config import load_config, resolve_project_dir
-from stepkit.planrepo.repo import PlanRepo, resolve_plans_dir
+from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 
 _TITLE_WIDTH = 48
 

@@ -1,6 +1,10 @@
-"""The plan repo: the step plan and handoff model, frontmatter reading,
-byte-preserving edits of plan files, plan checks and markdown section
-helpers.
+"""The plan repo: step plans, handoffs and NOTES.md.
+
+- ``model``: the step plan and handoff model and :class:`PlanRepo` (lenient loading);
+- ``document``: frontmatter reading;
+- ``edits``: byte-preserving edits of plan files (status, edge cases);
+- ``sections``: markdown section, fence and bullet helpers;
+- ``checks``: per-file field checks and cross-step checks.
 
 It may import ``workspace.files`` and the top-level modules; never
 ``engine``, ``protocol``, ``graph`` or ``cli``.

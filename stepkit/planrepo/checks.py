@@ -8,12 +8,25 @@ a step with one bad field still shows up with everything else it declares.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from stepkit.planrepo.repo import StepPlan
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 STATUSES = ("pending", "in-progress", "complete")
+
+
+class NumberedStep(Protocol):
+    """What the cross-step checks read of a step plan
+    (:class:`~stepkit.planrepo.model.StepPlan` has it)."""
+
+    @property
+    def number(self) -> int: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def depends_on(self) -> list[int]: ...
 
 
 def check_status(value: Any) -> tuple[str, str | None]:
@@ -67,7 +80,7 @@ def _step_number(value: Any) -> int | None:
     return None
 
 
-def graph_problems(steps: list[StepPlan], unreadable: set[int]) -> list[str]:
+def graph_problems(steps: Sequence[NumberedStep], unreadable: set[int]) -> list[str]:
     """Cross-step problems: duplicate numbers, self-dependencies, dependencies
     on missing steps and dependency cycles (each cycle named, e.g.
     ``dependency cycle: 2 -> 5 -> 2``).
@@ -77,7 +90,7 @@ def graph_problems(steps: list[StepPlan], unreadable: set[int]) -> list[str]:
     has its own problem).
     """
     problems: list[str] = []
-    first: dict[int, StepPlan] = {}
+    first: dict[int, NumberedStep] = {}
     for step in steps:
         if step.number in first:
             problems.append(f"{step.path}: duplicate step number {step.number} "

@@ -16,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from stepkit.planrepo.repo import DocumentError, parse_document, track_fence
+from stepkit.planrepo.document import DocumentError, parse_document
+from stepkit.planrepo.sections import track_fence
 from stepkit.records import GateResult
 from stepkit.workspace.files import atomic_write
 

@@ -45,7 +45,8 @@ FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this ch
 def resolve_step(ctx: StageContext) -> Outcome:
     """Find the step, load its plan, previous handoff and NOTES.md, check deps."""
     from stepkit.errors import PlanError
-    from stepkit.planrepo.repo import PlanRepo, plan_section, step_from_prompt
+    from stepkit.planrepo.model import PlanRepo, step_from_prompt
+    from stepkit.planrepo.sections import plan_section
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
@@ -345,7 +346,7 @@ def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
 
 def render_success(ctx: StageContext) -> str:
     """STEP_COMPLETE: the user approved; only now is the plan marked complete."""
-    from stepkit.planrepo.repo import set_status
+    from stepkit.planrepo.edits import set_status
 
     state = ctx.state
     if state.get("plan_path"):

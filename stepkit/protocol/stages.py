@@ -86,7 +86,7 @@ def _read_only(ctx: StageContext, what: str, hook: str, spec_key: str | None = N
 def orient(ctx: StageContext) -> Outcome:
     """Mark the step in-progress (it really starts now), snapshot the scope,
     and run the read-only orientation; a change to the tree is a fault."""
-    from stepkit.planrepo.repo import set_status
+    from stepkit.planrepo.edits import set_status
 
     plan_path = ctx.state.get("plan_path")
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
@@ -155,7 +155,7 @@ def _last_line(text: str) -> str:
 
 def sweep(ctx: StageContext) -> Outcome:
     """Edge-case sweep; annotations of LATER steps land only in their Edge cases."""
-    from stepkit.planrepo.repo import append_edge_case
+    from stepkit.planrepo.edits import append_edge_case
 
     data, plugin = _call_hook(ctx, "stepkit_sweep")
     result = _validated(SweepResult, data, "stepkit_sweep")

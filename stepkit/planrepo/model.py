@@ -1,0 +1,252 @@
+"""The plan repo of PROTOCOL.md: step plans, handoffs and NOTES.md.
+
+Reading is lenient: a file that cannot be used becomes one line in
+:attr:`PlanRepo.problems` instead of an exception, so ``stepkit status`` can
+show everything it could read.  Writing lives in :mod:`stepkit.planrepo.edits`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_left
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stepkit.errors import PlanError
+from stepkit.planrepo.checks import check_depends_on, check_status, check_step_key, graph_problems
+from stepkit.planrepo.document import DocumentError, parse_document
+
+_LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
+_STEP_WORD = re.compile(r"(?<![\w-])step[ \t]+#?([0-9]+)\b", re.IGNORECASE)
+
+class StepPlan(BaseModel):
+    """One ``steps/NN-<slug>.md`` file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    slug: str
+    title: str
+    status: str = "pending"
+    depends_on: list[int] = Field(default_factory=list)
+    path: Path
+    body: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Handoff(BaseModel):
+    """One ``handoffs/NN-<slug>.md`` file; ``result`` is lower-cased, None if absent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    title: str | None = None
+    result: str | None = None
+    path: Path
+    body: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def resolve_plans_dir(project_dir: Path | str, plans_dir: Path | str | None,
+                      default: str = "plans") -> Path:
+    """The plan repo path: ``plans_dir`` (else ``default``) relative to the project dir."""
+    return Path(project_dir) / (plans_dir or default)
+
+
+class PlanRepo:
+    """A loaded plan repo.  Build it with :meth:`PlanRepo.load`."""
+
+    def __init__(self, plans_dir: Path, steps: list[StepPlan], handoffs: dict[int, Handoff],
+                 problems: list[str], unreadable: set[int]) -> None:
+        self.plans_dir = plans_dir
+        self.steps = steps
+        self.handoffs = handoffs
+        self.problems = problems
+        self._by_number: dict[int, StepPlan] = {}
+        for step in steps:
+            self._by_number.setdefault(step.number, step)
+        self._handoff_numbers = sorted(handoffs)
+        self._unreadable = unreadable
+
+    @property
+    def steps_dir(self) -> Path:
+        return self.plans_dir / "steps"
+
+    @property
+    def handoffs_dir(self) -> Path:
+        return self.plans_dir / "handoffs"
+
+    @property
+    def notes_path(self) -> Path:
+        return self.plans_dir / "NOTES.md"
+
+    @property
+    def notes_text(self) -> str:
+        """NOTES.md as text ("" when it does not exist or cannot be read)."""
+        try:
+            return self.notes_path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    @classmethod
+    def load(cls, plans_dir: Path | str) -> PlanRepo:
+        """Read every step plan and handoff under ``plans_dir``.
+
+        Raises :class:`PlanError` only when there is no plan repo at all (no
+        such directory, or no ``steps/`` inside it); every problem with a
+        single file is listed in :attr:`problems` instead.
+        """
+        plans_dir = Path(plans_dir)
+        steps_dir = plans_dir / "steps"
+        if not steps_dir.is_dir():
+            raise PlanError(f"no plan repo at {plans_dir} (expected {steps_dir}/)")
+        problems: list[str] = []
+        steps: list[StepPlan] = []
+        unreadable: set[int] = set()
+        for number, slug, path in _numbered_files(steps_dir, problems):
+            document = _read_document(path, problems)
+            if document is None:
+                unreadable.add(number)
+                continue
+            metadata, body = document
+            steps.append(_step_plan(number, slug, path, metadata, body, problems))
+        steps.sort(key=lambda s: (s.number, s.path.name))
+        problems.extend(graph_problems(steps, unreadable))
+        handoffs = _load_handoffs(plans_dir / "handoffs", steps, problems)
+        return cls(plans_dir, steps, handoffs, problems, unreadable)
+
+    def step(self, number: int) -> StepPlan | None:
+        """The plan of step ``number`` (the first by file name if it is duplicated)."""
+        return self._by_number.get(number)
+
+    def next_step(self) -> StepPlan | None:
+        """The first in-progress step by number, else the first pending one."""
+        for wanted in ("in-progress", "pending"):
+            for step in self.steps:
+                if step.status == wanted:
+                    return step
+        return None
+
+    def unsatisfied(self, step: StepPlan) -> list[str]:
+        """One line per dependency of ``step`` without a ``result: complete`` handoff."""
+        reasons = []
+        for dep in step.depends_on:
+            handoff = self.handoffs.get(dep)
+            if handoff is not None and handoff.result == "complete":
+                continue
+            plan = self._by_number.get(dep)
+            name = f"step {dep} ({plan.title})" if plan else f"step {dep}"
+            if handoff is None and plan is None:
+                missing = "plan unreadable" if dep in self._unreadable else "no such step"
+                reasons.append(f"{name}: {missing}, no handoff")
+            elif handoff is None:
+                reasons.append(f"{name}: no handoff")
+            elif handoff.result is None:
+                reasons.append(f"{name}: handoff {handoff.path.name} has no result")
+            else:
+                reasons.append(f"{name}: result is {handoff.result}")
+        return reasons
+
+    def previous_handoff(self, step: StepPlan) -> Handoff | None:
+        """The highest-numbered handoff below ``step``."""
+        below = bisect_left(self._handoff_numbers, step.number)
+        return self.handoffs[self._handoff_numbers[below - 1]] if below else None
+
+    def handoff_path(self, step: StepPlan) -> Path:
+        """Where ``step``'s handoff belongs: ``handoffs/`` + the plan's basename."""
+        return self.handoffs_dir / step.path.name
+
+
+def _numbered_files(directory: Path, problems: list[str]) -> list[tuple[int, str, Path]]:
+    """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``.
+
+    A dangling symlink counts as a file, so that it is reported as unreadable.
+    """
+    try:
+        entries = sorted((e.name, e.is_file() or (e.is_symlink() and not os.path.exists(e.path)))
+                         for e in os.scandir(directory))
+    except OSError as exc:
+        raise PlanError(f"cannot read {directory}: {exc.strerror or exc}") from None
+    found = []
+    for name, is_file in entries:
+        if name.startswith(".") or not name.lower().endswith(".md") or not is_file:
+            continue
+        path = directory / name
+        match = _LEADING_NUMBER.match(name[:-3])
+        if match is None:
+            problems.append(f"{path}: file name does not start with a step number "
+                            "(expected NN-<slug>.md)")
+            continue
+        found.append((int(match.group(1)), match.group(2) or name[:-3], path))
+    return found
+
+
+def _read_document(path: Path, problems: list[str]) -> tuple[dict[str, Any], str] | None:
+    """Parse one file, or record why it cannot be used and return None."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.append(f"{path}: unreadable: {exc.strerror or exc}")
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problems.append(f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})")
+        return None
+    try:
+        return parse_document(text)
+    except DocumentError as exc:
+        problems.append(f"{path}: {exc}")
+        return None
+
+
+def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], body: str,
+               problems: list[str]) -> StepPlan:
+    status, status_problem = check_status(metadata.get("status"))
+    depends_on, deps_problem = check_depends_on(metadata.get("depends_on"))
+    step_problem = check_step_key(metadata.get("step"), number)
+    problems.extend(f"{path}: {p}" for p in (status_problem, deps_problem, step_problem) if p)
+    title = metadata.get("title")
+    title = " ".join(str(title).split()) if title is not None else ""
+    return StepPlan.model_construct(number=number, slug=slug, title=title or slug, status=status,
+                                    depends_on=depends_on, path=path, body=body,
+                                    metadata=metadata)
+
+
+def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) -> dict[int, Handoff]:
+    """Handoffs by step number; for duplicates, the one named like the plan wins."""
+    if not directory.is_dir():
+        return {}
+    plan_names = {step.number: step.path.name for step in steps}
+    handoffs: dict[int, Handoff] = {}
+    for number, _slug, path in _numbered_files(directory, problems):
+        document = _read_document(path, problems)
+        if document is None:
+            continue
+        metadata, body = document
+        result = metadata.get("result")
+        title = metadata.get("title")
+        handoff = Handoff.model_construct(
+            step=number, title=None if title is None else str(title),
+            result=None if result is None else str(result).strip().lower(),
+            path=path, body=body, metadata=metadata)
+        if number in handoffs:
+            kept = handoffs[number]
+            problems.append(f"{path}: duplicate handoff for step {number} (also {kept.path})")
+            if path.name != plan_names.get(number) or kept.path.name == plan_names.get(number):
+                continue
+        handoffs[number] = handoff
+    return handoffs
+
+
+def step_from_prompt(text: str) -> int | None:
+    """The step a prompt names ("execute step 3", "Step 12"), or None.
+
+    "steps 3" and "step-by-step" name no step.
+    """
+    match = _STEP_WORD.search(text or "")
+    return int(match.group(1)) if match else None
