@@ -342,13 +342,13 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
     """The plan repo's steps, dependencies and problems (``stepkit status --json``'s object)."""
-    from stepkit.cli.status import report
     from stepkit.config import load_config
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+    from stepkit.planrepo.status import status_report
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
-    return report(PlanRepo.load(plans))
+    return status_report(PlanRepo.load(plans))
 
 
 def _run_stage(name: str, ctx: Any) -> Any:

@@ -52,6 +52,14 @@ def test_json_has_the_design_shape(project):
     assert data["problems"] == [f"{Path('plans/steps/03-ui.md')}: depends on step 9, which does not exist"]
 
 
+def test_the_python_api_returns_the_same_object(project):
+    from stepkit.api import plan_status
+
+    root = project.resolve()
+    done = stepkit("status", "--json", "--project-dir", str(root), cwd=root)
+    assert json.loads(done.stdout) == plan_status(root)
+
+
 def test_table_marks_next_and_lists_problems_without_colour(project):
     done = stepkit("status", cwd=project)
     assert done.returncode == 0, done.stderr

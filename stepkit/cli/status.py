@@ -1,4 +1,5 @@
-"""``stepkit status``: the plan repo as a table, or as the JSON of DESIGN.md.
+"""``stepkit status``: the plan repo as a table, or as the JSON of DESIGN.md
+(:func:`stepkit.planrepo.status.status_report`).
 
 Needs no plugin and no model SDK, so it stays fast on large plan repos.
 """
@@ -9,10 +10,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from stepkit.config import load_config, resolve_project_dir
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+from stepkit.planrepo.status import status_report
 
 _TITLE_WIDTH = 48
 
@@ -24,39 +25,12 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(project_dir)
     repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
     if args.json:
-        print(json.dumps(report(repo)))
+        print(json.dumps(status_report(repo)))
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
         print(render(repo))
     return 0
-
-
-def report(repo: PlanRepo) -> dict[str, Any]:
-    """The ``--json`` object of DESIGN.md ("--json of status")."""
-    following = repo.next_step()
-    steps = []
-    for step in repo.steps:
-        unsatisfied = repo.unsatisfied(step)
-        handoff = repo.handoffs.get(step.number)
-        steps.append({
-            "step": step.number,
-            "slug": step.slug,
-            "title": step.title,
-            "status": step.status,
-            "path": str(step.path),
-            "depends_on": step.depends_on,
-            "deps_satisfied": not unsatisfied,
-            "unsatisfied": unsatisfied,
-            "handoff": str(handoff.path) if handoff else None,
-            "handoff_result": handoff.result if handoff else None,
-        })
-    return {
-        "plans_dir": str(repo.plans_dir),
-        "next": following.number if following else None,
-        "steps": steps,
-        "problems": list(repo.problems),
-    }
 
 
 def render(repo: PlanRepo) -> str:
