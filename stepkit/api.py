@@ -8,6 +8,7 @@ file); ``resume_run`` continues a paused or interrupted run.  Both return a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -381,8 +382,10 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
-    the plugins; they cannot replace the run's own keys below."""
+    the plugins; they cannot replace the run's own keys below.  The
+    environment switches are read here, once: a resume keeps them."""
     from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.protocol.switches import read_switches
 
     return {
         **sets,
@@ -396,6 +399,7 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
         "sets": sets,
         "answers": answers,
         "options": dict(options or {}),
+        "switches": read_switches(os.environ),
     }
 
 

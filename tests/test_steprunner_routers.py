@@ -9,9 +9,10 @@ from stepkit.protocol import nodes as steprunner
 from stepkit.records import GateResult, StageContext
 
 
-def ctx(state, tmp_path=Path(".")):
+def ctx(state, tmp_path=Path("."), **switches):
+    """A router's context; ``switches``: the environment switches the run started with."""
     return StageContext(node="n", project_dir=tmp_path, plans_dir=tmp_path / "plans", state=state,
-                        settings={}, config=Config(), pm=None)
+                        settings={"switches": switches}, config=Config(), pm=None)
 
 
 def gate(name, status, evidence="", command="cmd", summary=""):
@@ -19,14 +20,15 @@ def gate(name, status, evidence="", command="cmd", summary=""):
                       evidence=evidence, summary=summary).model_dump()
 
 
-def test_route_staleness_asks_only_on_major_deviation(monkeypatch):
+def test_route_staleness_asks_only_on_major_deviation():
     assert steprunner.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
     assert steprunner.route_staleness(ctx({"has_major_deviation": False})).route == "else"
 
 
 def test_step_autoapprove_skips_only_the_deviation_gate(monkeypatch):
-    monkeypatch.setenv("STEP_AUTOAPPROVE", "1")
-    outcome = steprunner.route_staleness(ctx({"has_major_deviation": True}))
+    monkeypatch.setenv("STEP_AUTOAPPROVE", "1")  # the environment now is not what the run started with
+    assert steprunner.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
+    outcome = steprunner.route_staleness(ctx({"has_major_deviation": True}, STEP_AUTOAPPROVE=True))
     assert outcome.route == "else"
     assert outcome.updates["deviation_autoapproved"] is True
 
@@ -49,8 +51,10 @@ def test_route_sweep(monkeypatch):
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 4})).route == "else"
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 5})).route == "5+ files or boundary"
     assert steprunner.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route == "5+ files or boundary"
-    monkeypatch.setenv("STEP_SKIP_REVIEW", "1")
-    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "else"
+    monkeypatch.setenv("STEP_SKIP_REVIEW", "1")  # the environment now is not what the run started with
+    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "5+ files or boundary"
+    skipped = steprunner.route_sweep(ctx({"changed_files": ["a"] * 9}, STEP_SKIP_REVIEW=True))
+    assert skipped.route == "else" and skipped.updates["review_skipped"] == "STEP_SKIP_REVIEW=1"
 
 
 def test_route_review_sends_only_critical_findings_back():

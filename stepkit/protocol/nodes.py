@@ -22,16 +22,17 @@ revise_from_choice     (next)
 note_llm_fault         (next)
 =====================  =====================================================
 
-Routers are pure functions of the state; the verify nodes run the gates.  The
+Routers are pure functions of the state and the switches the run started
+with; the verify nodes run the gates.  The
 harness, never a model, decides what passed.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from stepkit.protocol.switches import switch_on
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
 
 CRITICAL = "🔴"
@@ -95,8 +96,8 @@ def _error(reason: str) -> Outcome:
 
 
 def route_staleness(ctx: StageContext) -> Outcome:
-    """STEP_AUTOAPPROVE=1 skips the deviation gate; a major deviation asks."""
-    if os.environ.get("STEP_AUTOAPPROVE") == "1":
+    """STEP_AUTOAPPROVE=1 (at the run's start) skips the deviation gate; a major deviation asks."""
+    if switch_on(ctx.settings, "STEP_AUTOAPPROVE"):
         return Outcome(route="else", updates={"deviation_autoapproved": bool(ctx.state.get("has_major_deviation"))})
     return Outcome(route="major deviation" if ctx.state.get("has_major_deviation") else "else")
 
@@ -115,8 +116,9 @@ def route_coder_result(ctx: StageContext) -> Outcome:
 
 
 def route_sweep(ctx: StageContext) -> Outcome:
-    """Review when the sweep asks for it or 5+ files changed; STEP_SKIP_REVIEW=1 never."""
-    if os.environ.get("STEP_SKIP_REVIEW") == "1":
+    """Review when the sweep asks for it or 5+ files changed; STEP_SKIP_REVIEW=1
+    (at the run's start) never."""
+    if switch_on(ctx.settings, "STEP_SKIP_REVIEW"):
         return Outcome(route="else", updates={"review_skipped": "STEP_SKIP_REVIEW=1"})
     many_files = len(ctx.state.get("changed_files") or []) >= REVIEW_FILE_THRESHOLD
     if many_files or ctx.state.get("needs_independent_review"):
