@@ -104,8 +104,8 @@ def run_step(
     config = load_config(project)
     the_graph = _load_graph(graph, config)
     initial = parse_sets(sets)
-    settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial,
-                         parse_answers(answers, the_graph), options)
+    settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
+                         initial, parse_answers(answers, the_graph), options)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     pm.hook.stepkit_configure(config=config, settings=settings)
     state = _initial_state(the_graph, settings)
@@ -182,7 +182,7 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
     question is shown.
 
     :raises UsageError: a malformed entry, an unknown node, or a node that
-        cannot be pre-answered (gate_user_review).
+        cannot be pre-answered (the final approval gate).
     """
     if answers is None:
         return {}
@@ -201,11 +201,18 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
             raise UsageError(f"--answer {node_id}=…: no approval or input node '{node_id}' in graph "
                              f"{graph.name} (pre-answerable: {', '.join(allowed) or 'none'})")
         if not node.pre_answer:
-            what = "the final approval gate" if node_id == "gate_user_review" else f"node {node_id}"
+            what = "the final approval gate" if _approves_the_step(graph, node) else f"node {node_id}"
             raise UsageError(f"--answer {node_id}=…: {what} can only be answered after its question is "
                              f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
         result[node_id] = str(text)
     return result
+
+
+def _approves_the_step(graph: Any, node: Any) -> bool:
+    """An approval node with a route straight to a successful end (the
+    step-runner's gate_user_review)."""
+    ends = [graph.nodes[target] for target in node.routes.values()]
+    return node.kind == "approval" and any(end.kind == "end" and end.exit_code == 0 for end in ends)
 
 
 def run_stage(
@@ -248,11 +255,13 @@ def run_stage(
         raise UsageError(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})")
     project = resolve_project_dir(project_dir)
     config = load_config(project)
+    the_graph = _load_graph(None, config)
     initial = parse_sets(sets)
-    settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial, {}, None)
+    settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
+                         initial, {}, None)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     pm.hook.stepkit_configure(config=config, settings=settings)
-    state = _initial_state(_load_graph(None, config), settings)
+    state = _initial_state(the_graph, settings)
 
     def context(node: str) -> StageContext:
         return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
@@ -275,14 +284,13 @@ def run_stage(
     if name in ("sweep", "review"):
         state.update(_working_tree_changes(project))
     try:
-        outcome = run_one(name, context(_STAGE_NODES[name]))
+        # the node the step-runner runs the stage at (the scripted engine and
+        # model_<node> settings key on it); verify is no stage node there
+        node = (settings["stage_nodes"].get(name) or [name])[0]
+        outcome = run_one(name, context(node))
     except StageFault as fault:
         raise UsageError(f"stage {name} failed: {fault.note}") from None
     return outcome.updates
-
-
-_STAGE_NODES = {"orient": "orient", "implement": "implement", "verify": "verify", "sweep": "edge_case_sweep",
-                "review": "independent_review", "handoff": "write_handoff"}
 
 
 def _working_tree_changes(project: Path) -> dict[str, Any]:
@@ -375,7 +383,7 @@ def _initial_state(graph: Any, settings: dict[str, Any]) -> dict[str, Any]:
             "step_request": settings["step"]}
 
 
-def _settings(project: Path, config: Any, prompt: str | None, step: int | str | None,
+def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: int | str | None,
               plans_dir: str | Path | None, engine: str | None, coder: str | None, reviewer: str | None,
               sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Run settings: what stages and plugins read from ``ctx.settings``.
@@ -383,8 +391,10 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
     the plugins; they cannot replace the run's own keys below.  The
-    environment switches are read here, once: a resume keeps them."""
+    environment switches are read here, once: a resume keeps them.
+    ``stage_nodes`` tells the protocol which of the graph's nodes run each stage."""
     from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.protocol.stages import stage_nodes
     from stepkit.protocol.switches import read_switches
 
     return {
@@ -400,6 +410,7 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
         "answers": answers,
         "options": dict(options or {}),
         "switches": read_switches(os.environ),
+        "stage_nodes": stage_nodes(graph),
     }
 
 

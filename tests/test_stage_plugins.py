@@ -228,6 +228,7 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     ctx = make_ctx(tmp_path, "write_handoff", edge_case_sweep_fault="engine: 529 overloaded",
                    handoff_feedback=["missing section '## Deviations'"],
                    unresolved_critical=["🔴 path traversal in export"])
+    ctx.settings["stage_nodes"] = {"sweep": ["edge_case_sweep"]}
     messages_api.reply_json(HANDOFF)
 
     outcome = handoff(ctx)

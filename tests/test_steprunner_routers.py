@@ -9,10 +9,12 @@ from stepkit.protocol import nodes as steprunner
 from stepkit.records import GateResult, StageContext
 
 
-def ctx(state, tmp_path=Path("."), **switches):
-    """A router's context; ``switches``: the environment switches the run started with."""
+def ctx(state, tmp_path=Path("."), stage_nodes=None, **switches):
+    """A router's context; ``stage_nodes``: the graph's stage nodes by stage,
+    ``switches``: the environment switches the run started with."""
+    settings = {"switches": switches, "stage_nodes": stage_nodes or {}}
     return StageContext(node="n", project_dir=tmp_path, plans_dir=tmp_path / "plans", state=state,
-                        settings={"switches": switches}, config=Config(), pm=None)
+                        settings=settings, config=Config(), pm=None)
 
 
 def gate(name, status, evidence="", command="cmd", summary=""):
@@ -69,9 +71,9 @@ def test_route_review_sends_only_critical_findings_back():
 def test_route_review_budget_and_faults_never_spend_a_fix():
     spent = {"review_report": "🔴 bug", "review_attempts": 1, "max_review_attempts": 1}
     assert steprunner.route_review(ctx(spent)).route == "else"
-    fault = {"review_report": "🔴 looks like a finding but the reviewer crashed", "independent_review_fault": "timeout",
+    fault = {"review_report": "🔴 looks like a finding but the reviewer crashed", "critique_fault": "timeout",
              "review_attempts": 0, "max_review_attempts": 1}
-    outcome = steprunner.route_review(ctx(fault))
+    outcome = steprunner.route_review(ctx(fault, stage_nodes={"review": ["critique"]}))  # any node id
     assert outcome.route == "else"
     assert "review_attempts" not in outcome.updates
     assert steprunner.route_review(ctx({"review_report": "🟡 nit", "review_attempts": 0})).route == "else"

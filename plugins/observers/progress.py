@@ -26,7 +26,6 @@ import stepkit
 from stepkit.records import FAILED_STATUSES, GateResult
 
 STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "red", "error": "magenta", "not_run": "yellow"}
-GATE_NODES = {"verify_format_lint", "verify_build", "verify_tests"}
 HUMAN_KINDS = {"approval", "input"}
 
 
@@ -66,7 +65,7 @@ class ProgressDisplay:
     ) -> None:
         self.usage = dict(state.get("usage") or {})
         arrow = f" → {route}" if route else ""
-        gates = self._new_gates(state) if node in GATE_NODES else []
+        gates = self._new_gates(state)  # whichever node ran them
         if not self.live:
             self._plain(f"{node}{arrow} ({duration_s:.2f}s)")
             for gate in gates:

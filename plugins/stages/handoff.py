@@ -19,5 +19,5 @@ def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any]:
     from stepkit.protocol.stages import pipeline_faults
 
     return ask(ctx, system=prompts.HANDOFF_SYSTEM, prefix=prompts.plan_prefix(ctx.state),
-               prompt=prompts.handoff_prompt(ctx.state, pipeline_faults(ctx.state)),
+               prompt=prompts.handoff_prompt(ctx.state, pipeline_faults(ctx)),
                schema=HandoffProse, tools=None)

@@ -131,8 +131,10 @@ def route_review(ctx: StageContext) -> Outcome:
 
     A reviewer fault is never read as findings, so it never spends a fix
     attempt."""
+    from stepkit.protocol.stages import stage_fault
+
     state = ctx.state
-    if state.get("independent_review_fault"):
+    if stage_fault(ctx, "review"):
         return Outcome(route="else")
     report = str(state.get("review_report") or "")
     critical = [line.strip() for line in report.splitlines() if CRITICAL in line]
@@ -360,7 +362,7 @@ def render_success(ctx: StageContext) -> str:
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
     from stepkit.protocol.stages import pipeline_faults
 
-    lines.extend(pipeline_faults(state))
+    lines.extend(pipeline_faults(ctx))
     lines.append("")
     lines.append("Summary:")
     lines.append(str(state.get("step_summary") or "None"))

@@ -13,7 +13,10 @@ makes the protocol's rules hold whatever a plugin or a model does:
   from the recorded gates; NOTES.md is only appended to.
 
 ``run_stage(name, ctx)`` is what the graph's stage nodes, ``stepkit stage``
-and :func:`stepkit.api.run_stage` call.
+and :func:`stepkit.api.run_stage` call.  Rules about a stage (did the sweep
+run?) find its nodes by stage name, through the run's ``stage_nodes``
+setting (:func:`stage_nodes`), never by node id: any graph file may reuse
+the stages under its own ids.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
+from stepkit.graph.model import Graph
 from stepkit.pluginmanager import first_answer
 from stepkit.records import (
     CoderResult,
@@ -184,7 +188,7 @@ def review(ctx: StageContext) -> Outcome:
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")
     return Outcome(updates={"review_report": review_result.review_report, "review_plugin": plugin,
-                            "independent_review_fault": None})
+                            f"{ctx.node}_fault": None})
 
 
 # -- handoff -----------------------------------------------------------------
@@ -204,7 +208,7 @@ def handoff(ctx: StageContext) -> Outcome:
         result=prose.result,
         prose=prose.model_dump(),
         gates=gates,
-        faults=pipeline_faults(state),
+        faults=pipeline_faults(ctx),
         fix_history=state.get("fix_history", []),
         changed_files=state.get("changed_files", []),
         fix_attempts=state.get("fix_attempts", 0),
@@ -219,16 +223,36 @@ def handoff(ctx: StageContext) -> Outcome:
                             "handoff_plugin": plugin})
 
 
-def pipeline_faults(state: dict[str, Any]) -> list[str]:
-    """PIPELINE-FAULT lines for stages that did not run."""
+def pipeline_faults(ctx: StageContext) -> list[str]:
+    """PIPELINE-FAULT lines for the sweep and the review when they did not run."""
     from stepkit.protocol.handoff import REVIEW_FAULT, SWEEP_FAULT
 
     faults = []
-    if state.get("edge_case_sweep_fault"):
-        faults.append(f"{SWEEP_FAULT} ({state['edge_case_sweep_fault']})")
-    if state.get("independent_review_fault"):
-        faults.append(f"{REVIEW_FAULT} ({state['independent_review_fault']})")
+    for stage, flag in (("sweep", SWEEP_FAULT), ("review", REVIEW_FAULT)):
+        fault = stage_fault(ctx, stage)
+        if fault:
+            faults.append(f"{flag} ({fault})")
     return faults
+
+
+def stage_fault(ctx: StageContext, stage: str) -> str | None:
+    """Why ``stage`` did not run: the fault the engine recorded for a node
+    running it (``<node id>_fault``), or None."""
+    for node in (ctx.settings.get("stage_nodes") or {}).get(stage, ()):
+        fault = ctx.state.get(f"{node}_fault")
+        if fault:
+            return str(fault)
+    return None
+
+
+def stage_nodes(graph: Graph) -> dict[str, list[str]]:
+    """The ids of the graph's stage nodes by stage name, e.g. ``{"review":
+    ["independent_review"]}``: a run's ``stage_nodes`` setting."""
+    nodes: dict[str, list[str]] = {}
+    for node in graph.nodes.values():
+        if node.kind == "stage" and node.stage:
+            nodes.setdefault(node.stage, []).append(node.id)
+    return nodes
 
 
 # -- verify ------------------------------------------------------------------
