@@ -114,3 +114,9 @@ def test_step_skip_review_skips_the_review_node_whatever_its_id(project):
     paused = project.run("--graph", str(project.graph), engine=engine, env=project.env(STEP_SKIP_REVIEW="1"))
     assert paused.data["pending"]["node"] == "approve", paused.stderr
     assert not (project.state_dir / "reviewer_calls").exists()
+
+
+def test_its_final_approval_node_cannot_be_pre_answered(project):
+    refused = project.run("--graph", str(project.graph), "--answer", "approve=approve", json_out=False)
+    assert refused.code == 2
+    assert "the final approval gate can only be answered after its question is shown" in refused.stderr
