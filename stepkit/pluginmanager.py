@@ -13,13 +13,14 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pluggy
 
-from stepkit import hookspecs
+from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
 
@@ -73,17 +74,21 @@ ESSENTIAL_PLUGINS: tuple[str, ...] = ("stepkit.plugins.stages.check_handoff", "s
 
 
 class StepkitPluginManager(pluggy.PluginManager):
-    """pluggy's manager plus where each plugin came from and the plugins that
-    failed to load."""
+    """pluggy's manager plus where each plugin came from, its version when
+    known at loading, and the plugins that failed to load."""
 
     def __init__(self) -> None:
         super().__init__("stepkit")
         self.add_hookspecs(hookspecs)
         self.load_errors: dict[str, str] = {}
         self.origins: dict[str, str] = {}
+        self.versions: dict[str, str] = {}
 
-    def register(self, plugin: object, name: str | None = None, origin: str = "") -> str | None:
-        """pluggy's ``register``, also recording the plugin's ``origin``.
+    def register(
+        self, plugin: object, name: str | None = None, origin: str = "", version: str | None = None
+    ) -> str | None:
+        """pluggy's ``register``, also recording the plugin's ``origin`` and
+        ``version`` (built-ins: stepkit's; entry points: their distribution's).
 
         :return: the name registered, or None when the name is blocked
             (``-p no:NAME``, the allow-list): nothing is registered then.
@@ -91,6 +96,8 @@ class StepkitPluginManager(pluggy.PluginManager):
         registered = super().register(plugin, name)
         if registered is not None:
             self.origins[registered] = origin
+            if version is not None:
+                self.versions[registered] = version
         return registered
 
 
@@ -122,13 +129,13 @@ def get_plugin_manager(
 
     for module_name in builtins:
         if not pm.is_blocked(module_name):
-            pm.register(importlib.import_module(module_name), module_name, "builtin")
+            pm.register(importlib.import_module(module_name), module_name, "builtin", __version__)
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if not _wanted(pm, ep.name, allow):
             continue
         try:
-            pm.register(ep.load(), ep.name, f"entry point {ep.value}")
+            pm.register(ep.load(), ep.name, f"entry point {ep.value}", ep.dist.version if ep.dist else None)
         except Exception as exc:  # noqa: BLE001 - a broken third-party plugin must not kill the run
             pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
 
@@ -163,12 +170,19 @@ def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tup
 
 
 def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
-    """Describe every registered plugin: name, origin, version and hooks."""
+    """Describe every registered plugin: name, origin, version and hooks.
+
+    The version is the one recorded at loading, else (a ``[tool.stepkit]
+    plugins`` module, a plugin registered by other code) that of the installed
+    distribution providing the plugin's module; None for a module no
+    distribution provides (``stepconf.py``, a path plugin) or a plugin object.
+    """
+    provided = _Provided()
     result = [
         {
             "name": name,
             "origin": pm.origins.get(name, ""),
-            "version": _version_of(plugin),
+            "version": pm.versions.get(name) or provided.version(plugin),
             "hooks": sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
         }
         for name, plugin in pm.list_name_plugin()
@@ -241,14 +255,19 @@ def _load_from_path(path: Path) -> ModuleType:
     return module
 
 
-def _version_of(plugin: Any) -> str | None:
-    module_name = getattr(plugin, "__name__", "")
-    if module_name.startswith("stepkit."):
-        from stepkit import __version__
+class _Provided:
+    """Which installed distribution provides a module, read once on first use
+    (reading every distribution's file list takes tens of milliseconds)."""
 
-        return __version__
-    top = module_name.split(".", 1)[0]
-    try:
-        return importlib.metadata.version(top)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    def __init__(self) -> None:
+        self._by_package: Mapping[str, list[str]] | None = None
+
+    def version(self, plugin: object) -> str | None:
+        """The version of the one distribution providing ``plugin``'s top-level
+        package; None for a plugin that is not a module, or no (or several) distributions."""
+        if not isinstance(plugin, ModuleType):
+            return None
+        if self._by_package is None:
+            self._by_package = importlib.metadata.packages_distributions()
+        names = set(self._by_package.get(plugin.__name__.split(".", 1)[0], ()))
+        return importlib.metadata.version(names.pop()) if len(names) == 1 else None
