@@ -8,6 +8,7 @@ third-party beats built-in.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import importlib.metadata
@@ -155,18 +156,48 @@ def get_plugin_manager(
 
 
 def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tuple[Any, str | None]:
-    """Call a firstresult hook and also say which plugin answered.
+    """Call a firstresult hook as pluggy calls it, and also say which plugin answered.
 
-    Calls the implementations in pluggy's order (tryfirst, last registered,
-    …, trylast) and stops at the first non-None result.
+    The call goes through pluggy's own call loop, so its order (tryfirst,
+    last registered, …, trylast), its wrappers (``wrapper=True`` and the older
+    ``hookwrapper=True``), exceptions and hook-call monitoring all apply; each
+    plain implementation is traced on the way.
+
+    :return: ``(answer, plugin)``: the hook's result, as the wrappers left it,
+        and the plugin whose implementation returned the first non-None
+        result.  A wrapper may change the answer but is not the plugin that
+        gave it; ``plugin`` is None when no implementation answered.
+    :raises ValueError: ``hook_name`` is not a firstresult hook.
     """
     hook = getattr(pm.hook, hook_name)
-    for impl in reversed(hook.get_hookimpls()):
-        args = {name: kwargs[name] for name in impl.argnames if name in kwargs}
-        result = impl.function(**args)
+    if hook.spec is None or not hook.spec.opts.get("firstresult"):
+        raise ValueError(f"{hook_name} is not a firstresult hook")
+    answered: list[str] = []
+    impls = [
+        impl if impl.wrapper or impl.hookwrapper else _traced(impl, answered)
+        for impl in hook.get_hookimpls()
+    ]
+    # The executor HookCaller.__call__ hands its implementations to; this
+    # call hands it the traced copies instead (a list of its own, so
+    # concurrent and nested calls do not meet).
+    answer = hook._hookexec(hook.name, impls, kwargs, True)
+    return answer, answered[0] if answered else None
+
+
+def _traced(impl: pluggy.HookImpl, answered: list[str]) -> pluggy.HookImpl:
+    """A copy of a plain implementation that appends its plugin's name to
+    ``answered`` when it returns something other than None."""
+    function = impl.function
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
         if result is not None:
-            return result, impl.plugin_name
-    return None, None
+            answered.append(impl.plugin_name)
+        return result
+
+    twin = copy.copy(impl)  # same argument names, options and plugin
+    twin.function = traced  # type: ignore[misc]  # Final for type checkers only
+    return twin
 
 
 def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
