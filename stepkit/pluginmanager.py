@@ -8,18 +8,20 @@ third-party beats built-in.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pluggy
 
-from stepkit import hookspecs
+from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
 
@@ -65,15 +67,39 @@ DEFAULT_PLUGINS: list[str] = [
 ENTRY_POINT_GROUP = "stepkit"
 ALLOW_LIST_ENV = "STEPKIT_LOAD_PLUGINS"
 
+#: Built-ins that neither ``-p no:NAME`` nor the allow-list can switch off (as
+#: pytest keeps its essential plugins): the deterministic handoff check, and
+#: the gate answers (given answers, the terminal, the pause) that every
+#: approval node relies on.
+ESSENTIAL_PLUGINS: tuple[str, ...] = ("stepkit.plugins.stages.check_handoff", "stepkit.plugins.ask")
+
 
 class StepkitPluginManager(pluggy.PluginManager):
-    """pluggy's manager plus a record of plugins that failed to load."""
+    """pluggy's manager plus where each plugin came from, its version when
+    known at loading, and the plugins that failed to load."""
 
     def __init__(self) -> None:
         super().__init__("stepkit")
         self.add_hookspecs(hookspecs)
         self.load_errors: dict[str, str] = {}
         self.origins: dict[str, str] = {}
+        self.versions: dict[str, str] = {}
+
+    def register(
+        self, plugin: object, name: str | None = None, origin: str = "", version: str | None = None
+    ) -> str | None:
+        """pluggy's ``register``, also recording the plugin's ``origin`` and
+        ``version`` (built-ins: stepkit's; entry points: their distribution's).
+
+        :return: the name registered, or None when the name is blocked
+            (``-p no:NAME``, the allow-list): nothing is registered then.
+        """
+        registered = super().register(plugin, name)
+        if registered is not None:
+            self.origins[registered] = origin
+            if version is not None:
+                self.versions[registered] = version
+        return registered
 
 
 def get_plugin_manager(
@@ -87,37 +113,40 @@ def get_plugin_manager(
     :param project_dir: the project whose ``stepconf.py`` and configured
         plugins are loaded (None: built-ins and entry points only).
     :param config: the project's configuration (for ``plugins``).
-    :param disabled: names from ``-p no:NAME``.
-    :param builtins: override :data:`DEFAULT_PLUGINS` (tests, custom hosts).
-    :raises PluginError: a plugin the project asked for (``stepconf.py`` or a
-        ``[tool.stepkit] plugins`` entry) failed to load, or a plugin
-        implements a hook that does not exist.
+    :param disabled: names from ``-p no:NAME`` (see :func:`_block`); blocked
+        in the manager, so nothing registers under them later either.
+    :param builtins: override :data:`DEFAULT_PLUGINS` (tests, custom hosts);
+        the list is taken as given, essential plugins included or not.
+    :raises PluginError: ``disabled`` names an essential plugin; a plugin the
+        project asked for (``stepconf.py`` or a ``[tool.stepkit] plugins``
+        entry) failed to load; or a plugin implements a hook that does not
+        exist.
     """
     pm = StepkitPluginManager()
-    blocked = set(disabled)
+    builtins = DEFAULT_PLUGINS if builtins is None else builtins
+    for name in disabled:
+        _block(pm, name, builtins)
     allow = _allow_list()
 
-    for module_name in DEFAULT_PLUGINS if builtins is None else builtins:
-        if _is_blocked(module_name, blocked):
-            continue
-        _register(pm, importlib.import_module(module_name), module_name, "builtin")
+    for module_name in builtins:
+        if not pm.is_blocked(module_name):
+            pm.register(importlib.import_module(module_name), module_name, "builtin", __version__)
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if not _wanted(ep.name, blocked, allow):
+        if not _wanted(pm, ep.name, allow):
             continue
         try:
-            _register(pm, ep.load(), ep.name, f"entry point {ep.value}")
+            pm.register(ep.load(), ep.name, f"entry point {ep.value}", ep.dist.version if ep.dist else None)
         except Exception as exc:  # noqa: BLE001 - a broken third-party plugin must not kill the run
             pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
 
     if project_dir is not None:
         for spec in (config.plugins if config else []):
-            if not _wanted(spec, blocked, allow):
-                continue
-            _register(pm, _load_configured(project_dir, spec), spec, "[tool.stepkit] plugins")
+            if _wanted(pm, spec, allow):
+                pm.register(_load_configured(project_dir, spec), spec, "[tool.stepkit] plugins")
         stepconf = project_dir / "stepconf.py"
-        if stepconf.is_file() and _wanted("stepconf", blocked, allow):
-            _register(pm, _load_from_path(stepconf), "stepconf", str(stepconf))
+        if stepconf.is_file() and _wanted(pm, "stepconf", allow):
+            pm.register(_load_from_path(stepconf), "stepconf", str(stepconf))
 
     try:
         pm.check_pending()
@@ -127,50 +156,102 @@ def get_plugin_manager(
 
 
 def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tuple[Any, str | None]:
-    """Call a firstresult hook and also say which plugin answered.
+    """Call a firstresult hook as pluggy calls it, and also say which plugin answered.
 
-    Calls the implementations in pluggy's order (tryfirst, last registered,
-    …, trylast) and stops at the first non-None result.
+    The call goes through pluggy's own call loop, so its order (tryfirst,
+    last registered, …, trylast), its wrappers (``wrapper=True`` and the older
+    ``hookwrapper=True``), exceptions and hook-call monitoring all apply; each
+    plain implementation is traced on the way.
+
+    :return: ``(answer, plugin)``: the hook's result, as the wrappers left it,
+        and the plugin whose implementation returned the first non-None
+        result.  A wrapper may change the answer but is not the plugin that
+        gave it; ``plugin`` is None when no implementation answered.
+    :raises ValueError: ``hook_name`` is not a firstresult hook.
     """
     hook = getattr(pm.hook, hook_name)
-    for impl in reversed(hook.get_hookimpls()):
-        args = {name: kwargs[name] for name in impl.argnames if name in kwargs}
-        result = impl.function(**args)
+    if hook.spec is None or not hook.spec.opts.get("firstresult"):
+        raise ValueError(f"{hook_name} is not a firstresult hook")
+    answered: list[str] = []
+    impls = [
+        impl if impl.wrapper or impl.hookwrapper else _traced(impl, answered)
+        for impl in hook.get_hookimpls()
+    ]
+    # The executor HookCaller.__call__ hands its implementations to; this
+    # call hands it the traced copies instead (a list of its own, so
+    # concurrent and nested calls do not meet).
+    answer = hook._hookexec(hook.name, impls, kwargs, True)
+    return answer, answered[0] if answered else None
+
+
+def _traced(impl: pluggy.HookImpl, answered: list[str]) -> pluggy.HookImpl:
+    """A copy of a plain implementation that appends its plugin's name to
+    ``answered`` when it returns something other than None."""
+    function = impl.function
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
         if result is not None:
-            return result, impl.plugin_name
-    return None, None
+            answered.append(impl.plugin_name)
+        return result
+
+    twin = copy.copy(impl)  # same argument names, options and plugin
+    twin.function = traced  # type: ignore[misc]  # Final for type checkers only
+    return twin
 
 
 def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
-    """Describe every registered plugin: name, origin, version and hooks."""
+    """Describe every registered plugin: name, origin, version and hooks.
+
+    The version is the one recorded at loading, else (a ``[tool.stepkit]
+    plugins`` module, a plugin registered by other code) that of the installed
+    distribution providing the plugin's module; None for a module no
+    distribution provides (``stepconf.py``, a path plugin) or a plugin object.
+    """
+    provided = _Provided()
     result = [
         {
             "name": name,
             "origin": pm.origins.get(name, ""),
-            "version": _version_of(plugin),
+            "version": pm.versions.get(name) or provided.version(plugin),
             "hooks": sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
         }
         for name, plugin in pm.list_name_plugin()
+        if plugin is not None  # a blocked name
     ]
     for name, error in pm.load_errors.items():
         result.append({"name": name, "origin": "failed to load", "version": None, "hooks": [], "error": error})
     return result
 
 
-def _register(pm: StepkitPluginManager, module: ModuleType, name: str, origin: str) -> None:
-    pm.register(module, name=name)
-    pm.origins[name] = origin
+def _short_name(module_name: str) -> str:
+    return module_name.rsplit(".", 1)[-1]
 
 
-def _is_blocked(module_name: str, blocked: set[str]) -> bool:
-    short = module_name.rsplit(".", 1)[-1]
-    return module_name in blocked or short in blocked
+def _block(pm: pluggy.PluginManager, name: str, builtins: list[str]) -> None:
+    """``-p no:NAME``: block ``name`` (an entry point's name, ``stepconf``, a
+    ``[tool.stepkit] plugins`` entry, a built-in's module name) and every
+    built-in whose module's last part it is (``python``), so that nothing can
+    register under those names later.
+
+    :raises PluginError: ``name`` is one of :data:`ESSENTIAL_PLUGINS`.
+    """
+    essential = [m for m in ESSENTIAL_PLUGINS if name in (m, _short_name(m))]
+    if essential:
+        raise PluginError(f"-p no:{name}: {essential[0]} is essential and cannot be disabled")
+    pm.set_blocked(name)
+    for module_name in builtins:
+        if _short_name(module_name) == name:
+            pm.set_blocked(module_name)
 
 
-def _wanted(name: str, blocked: set[str], allow: set[str] | None) -> bool:
-    """A non-built-in plugin loads unless ``-p no:NAME`` blocks it or the
-    ``STEPKIT_LOAD_PLUGINS`` allow-list leaves it out."""
-    return name not in blocked and (allow is None or name in allow)
+def _wanted(pm: pluggy.PluginManager, name: str, allow: set[str] | None) -> bool:
+    """Whether a non-built-in plugin may load: not blocked, and named by the
+    ``STEPKIT_LOAD_PLUGINS`` allow-list when there is one (a name it leaves
+    out is blocked)."""
+    if allow is not None and name not in allow:
+        pm.set_blocked(name)
+    return not pm.is_blocked(name)
 
 
 def _allow_list() -> set[str] | None:
@@ -205,14 +286,19 @@ def _load_from_path(path: Path) -> ModuleType:
     return module
 
 
-def _version_of(plugin: Any) -> str | None:
-    module_name = getattr(plugin, "__name__", "")
-    if module_name.startswith("stepkit."):
-        from stepkit import __version__
+class _Provided:
+    """Which installed distribution provides a module, read once on first use
+    (reading every distribution's file list takes tens of milliseconds)."""
 
-        return __version__
-    top = module_name.split(".", 1)[0]
-    try:
-        return importlib.metadata.version(top)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    def __init__(self) -> None:
+        self._by_package: Mapping[str, list[str]] | None = None
+
+    def version(self, plugin: object) -> str | None:
+        """The version of the one distribution providing ``plugin``'s top-level
+        package; None for a plugin that is not a module, or no (or several) distributions."""
+        if not isinstance(plugin, ModuleType):
+            return None
+        if self._by_package is None:
+            self._by_package = importlib.metadata.packages_distributions()
+        names = set(self._by_package.get(plugin.__name__.split(".", 1)[0], ()))
+        return importlib.metadata.version(names.pop()) if len(names) == 1 else None

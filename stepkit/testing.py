@@ -79,13 +79,11 @@ def make_plugin_manager(
     """The project's plugin manager with ``plugins`` registered last.
 
     A plugin is registered under its ``__name__`` (modules, classes) or its
-    class name (instances).
+    class name (instances); one whose name ``disabled`` blocks is not.
     """
     pm = get_plugin_manager(project_dir, load_config(project_dir), list(disabled))
     for plugin in plugins:
-        name = getattr(plugin, "__name__", None) or type(plugin).__name__
-        pm.register(plugin, name=name)
-        pm.origins[name] = "stepkit.testing"
+        pm.register(plugin, getattr(plugin, "__name__", None) or type(plugin).__name__, "stepkit.testing")
     pm.check_pending()
     return pm
 

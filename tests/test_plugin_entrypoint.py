@@ -27,6 +27,11 @@ version = "1.2.3"
 [project.entry-points.stepkit]
 myplug = "myplug"
 brokenplug = "myplug.broken"
+gatekeeper = "gatekeeper_hooks"
+
+[tool.setuptools]
+packages = ["myplug"]
+py-modules = ["gatekeeper_hooks"]
 """
 PLUGIN_MODULE = """\
 import stepkit
@@ -37,6 +42,15 @@ def stepkit_test_command(project_dir):
     return "myplug-tests --all"
 """
 BROKEN_MODULE = "raise ImportError('libfoo is not installed')\n"
+# A module whose name is not its distribution's: its version comes from the entry point.
+GATEKEEPER_MODULE = """\
+import stepkit
+
+
+@stepkit.hookimpl
+def stepkit_detect_project(project_dir):
+    return None
+"""
 STEPCONF = """\
 import stepkit
 
@@ -56,6 +70,7 @@ def site_dir(tmp_path_factory):
     (src / "pyproject.toml").write_text(PLUGIN_PYPROJECT)
     (src / "myplug" / "__init__.py").write_text(PLUGIN_MODULE)
     (src / "myplug" / "broken.py").write_text(BROKEN_MODULE)
+    (src / "gatekeeper_hooks.py").write_text(GATEKEEPER_MODULE)
     site = root / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
@@ -66,14 +81,17 @@ def site_dir(tmp_path_factory):
     return site
 
 
-def detect(project, site, *flags, **env):
+def stepkit(command, project, site, *flags, **env):
     environment = {k: v for k, v in os.environ.items() if not k.startswith("STEPKIT_")}
     environment.update(PYTHONPATH=str(site), **env)
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project), *flags],
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", command, "--project-dir", str(project), *flags],
         capture_output=True, text=True, env=environment, timeout=60, check=False,
     )
-    return done
+
+
+def detect(project, site, *flags, **env):
+    return stepkit("detect", project, site, *flags, **env)
 
 
 def the_tests_gate(done):
@@ -123,3 +141,16 @@ def test_text_output_names_the_plugin_and_the_load_error(stepkit_project, site_d
     assert any(line.startswith("tests") and "myplug-tests --all" in line and "[myplug]" in line for line in lines)
     assert any(line.startswith("lint") and "NOT RUN" in line for line in lines)
     assert "plugin brokenplug failed to load and was skipped: ImportError: libfoo is not installed" in lines
+
+
+def test_versions_come_from_the_entry_points_distribution(stepkit_project, site_dir):
+    from stepkit import __version__
+
+    done = stepkit("plugins", stepkit_project({"stepconf.py": STEPCONF}), site_dir, "--json")
+    assert done.returncode == 0, done.stderr
+    plugins = {p["name"]: p for p in json.loads(done.stdout)["plugins"]}
+    assert plugins["myplug"]["version"] == "1.2.3"
+    assert plugins["gatekeeper"]["version"] == "1.2.3"  # module gatekeeper_hooks, distribution myplug
+    assert plugins["gatekeeper"]["origin"] == "entry point gatekeeper_hooks"
+    assert plugins["stepkit.plugins.ask"]["version"] == __version__
+    assert plugins["stepconf"]["version"] is None

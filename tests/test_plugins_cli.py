@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import sys
 
@@ -37,6 +38,13 @@ def test_stepconf_is_listed_with_its_path(tmp_path, capsys):
     plugins = plugins_json(capsys, tmp_path)
     assert plugins["stepconf"]["origin"] == str(tmp_path / "stepconf.py")
     assert plugins["stepconf"]["hooks"] == ["stepkit_test_command"]
+
+
+def test_a_configured_module_has_the_version_of_the_distribution_providing_it(tmp_path, capsys):
+    (tmp_path / "stepkit.toml").write_text('plugins = ["yaml"]\n')  # module yaml, distribution PyYAML
+    plugins = plugins_json(capsys, tmp_path)
+    assert plugins["yaml"]["origin"] == "[tool.stepkit] plugins"
+    assert plugins["yaml"]["version"] == importlib.metadata.version("PyYAML")
 
 
 def test_a_disabled_plugin_is_not_listed(tmp_path, capsys):

@@ -1,12 +1,12 @@
 """Project-type plugins: each returns gate commands as data, never runs them.
 
-Each module defines ``commands(project_dir)`` — its gate commands as a dict,
-None when the project is not of its type — and binds, with
-``_shared.gate_hooks``, ``stepkit_detect_project`` (its type name when it
-recognises the project) and the command hooks for the gates it has an
-opinion on (``stepkit_format_command``, ``stepkit_lint_command``,
-``stepkit_build_command``, ``stepkit_test_command``), which answer None for a
-gate without a command.  Shared file readers live in ``_shared`` too.
+Each module declares one :class:`~stepkit.plugins.projects._base.ProjectType`
+— how it reads a project (None: not of its type), its type name, and the
+command of each gate it has an opinion on (``format``, ``lint``, ``build``,
+``tests``), by name — and binds the hookimpls the declaration makes:
+``stepkit_detect_project`` and the command hook of each gate declared, which
+answers None for a project without a command for it.  Shared file readers
+live in ``_shared``.
 
 Priority — per gate, the first plugin with an answer wins:
 

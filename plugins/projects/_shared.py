@@ -1,6 +1,6 @@
-"""Helpers shared by the project-type plugins: the hooks every plugin binds
-(:func:`gate_hooks`), reading manifests, finding lockfiles, listing the
-targets a task-runner file really defines.
+"""Helpers shared by the project-type plugins: recognising a project by a
+file, reading manifests, finding lockfiles, listing the targets a
+task-runner file really defines.
 
 Every reader is forgiving: a missing, unreadable or malformed file reads as
 "nothing there" (None, ``{}`` or an empty set), so detection never fails a
@@ -17,73 +17,19 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
-from stepkit.hookspecs import hookimpl
-from stepkit.workspace.gate_commands import GATE_HOOKS
-
-#: The names a task-runner target may carry for each gate, in preference order.
-TARGET_NAMES: dict[str, tuple[str, ...]] = {
-    "format": ("format", "fmt"),
-    "lint": ("lint",),
-    "build": ("build", "typecheck", "type-check", "compile"),
-    "tests": ("test", "tests"),
-}
-
-#: A hook of a project-type plugin: the project dir in, a type name or a command out.
-Hook = Callable[[Path], str | None]
-
-
-# -- hooks -------------------------------------------------------------------
-
-
-def gate_hooks(
-    project_type: str | Hook,
-    commands: Callable[[Path], dict[str, str] | None],
-    gates: Iterable[str] = tuple(GATE_HOOKS),
-) -> tuple[Hook, ...]:
-    """The hookimpls of a project-type plugin: ``stepkit_detect_project``, then
-    one command hook per gate of ``gates``, in that order.
-
-    :param project_type: the name detection answers when ``commands`` is not
-        None; or, for a plugin whose type name depends on the project (jvm:
-        ``maven`` or ``gradle``), the function that answers detection.
-    :param commands: ``commands(project_dir)`` — the gate commands (a gate
-        without one is missing); ``{}`` when the project is of this type but
-        has none, None when it is not of this type.
-    :param gates: the gates the plugin has an opinion on; it implements no
-        hook for the others, so ``stepkit plugins`` does not list them.
-
-    pluggy finds a hook by the module attribute's name, so a module binds them
-    in one statement::
-
-        (stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
-         stepkit_build_command, stepkit_test_command) = gate_hooks("go", commands)
-    """
-
-    @hookimpl
-    def stepkit_detect_project(project_dir: Path) -> str | None:
-        if callable(project_type):
-            return project_type(project_dir)
-        return project_type if commands(project_dir) is not None else None
-
-    return (stepkit_detect_project, *(_gate_hook(gate, commands) for gate in gates))
-
-
-def _gate_hook(gate: str, commands: Callable[[Path], dict[str, str] | None]) -> Hook:
-    @hookimpl
-    def hook(project_dir: Path) -> str | None:
-        return (commands(project_dir) or {}).get(gate)
-
-    hook.__name__ = hook.__qualname__ = GATE_HOOKS[gate]
-    return hook
-
-
 # -- files -------------------------------------------------------------------
+
+
+def recognised_by(*names: str) -> Callable[[Path], Path | None]:
+    """A ``read`` for a project type recognised by a file (``go.mod``): the
+    project dir when one of ``names`` is a file in it, else None."""
+    return lambda project_dir: project_dir if first_file(project_dir, names) else None
 
 
 def first_file(project_dir: Path, names: Iterable[str]) -> Path | None:
@@ -157,19 +103,20 @@ def table(data: dict[str, Any], *keys: str) -> dict[str, Any]:
     return data
 
 
-def runner_commands(
-    defined: Iterable[str], names: dict[str, tuple[str, ...]], runner: str
-) -> dict[str, str]:
-    """Per gate of ``names``: ``runner`` and the first of the gate's names that
-    is in ``defined`` (``npm run lint``); a gate with none of its names defined
-    is missing."""
-    present = set(defined)
-    found = {}
-    for gate, candidates in names.items():
-        name = next((name for name in candidates if name in present), None)
-        if name:
-            found[gate] = f"{runner} {name}"
-    return found
+class Targets(NamedTuple):
+    """What a runner defines (npm scripts, deno tasks, Makefile targets) and
+    how it runs one."""
+
+    #: the command that runs a target: ``npm run``, ``deno task``, ``make``.
+    runner: str
+    #: the names defined.
+    defined: Container[str]
+
+    def command(self, *names: str) -> str | None:
+        """``runner`` and the first of ``names`` that is defined (``npm run
+        lint``); None when none is."""
+        name = next((name for name in names if name in self.defined), None)
+        return f"{self.runner} {name}" if name else None
 
 
 def package_scripts(path: Path) -> dict[str, str]:

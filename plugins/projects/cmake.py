@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _BUILD = "cmake -S . -B build && cmake --build build"
 _TESTING = re.compile(
@@ -18,17 +19,16 @@ _TESTING = re.compile(
 )
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """The build, and the tests when CMakeLists.txt enables testing; None
-    without a CMakeLists.txt."""
-    lists = project_dir / "CMakeLists.txt"
-    if not lists.is_file():
+def _tests(project_dir: Path) -> str | None:
+    if not _TESTING.search(_shared.read_text(project_dir / "CMakeLists.txt")):
         return None
-    found = {"build": _BUILD}
-    if _TESTING.search(_shared.read_text(lists)):
-        found["tests"] = f"{_BUILD} && ctest --test-dir build --output-on-failure"
-    return found
+    return f"{_BUILD} && ctest --test-dir build --output-on-failure"
 
 
-(stepkit_detect_project, stepkit_build_command,
- stepkit_test_command) = _shared.gate_hooks("cmake", commands, gates=("build", "tests"))
+CMAKE = ProjectType(
+    read=_shared.recognised_by("CMakeLists.txt"),
+    name="cmake",
+    build=_BUILD,
+    tests=_tests,
+)
+globals().update(CMAKE.hookimpls())

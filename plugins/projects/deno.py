@@ -12,25 +12,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
-
-_TASK_NAMES = {
-    "format": ("format", "fmt"),
-    "lint": ("lint",),
-    "build": ("build", "typecheck", "check"),
-    "tests": ("test",),
-}
-_DEFAULTS = {"format": "deno fmt", "lint": "deno lint", "tests": "deno test -A"}
+from stepkit.plugins.projects._base import ProjectType
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """A task per gate, else deno's own; None without a deno config."""
+def _tasks(project_dir: Path) -> _shared.Targets | None:
+    """The config's tasks; None without a deno config."""
     config = _shared.first_file(project_dir, ("deno.json", "deno.jsonc"))
     if config is None:
         return None
     tasks = _shared.read_json(config, comments=True).get("tasks")
-    tasks = tasks if isinstance(tasks, dict) else {}
-    return {**_DEFAULTS, **_shared.runner_commands(tasks, _TASK_NAMES, "deno task")}
+    return _shared.Targets("deno task", tasks if isinstance(tasks, dict) else {})
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("deno", commands)
+DENO = ProjectType(
+    read=_tasks,
+    name="deno",
+    format=lambda tasks: tasks.command("format", "fmt") or "deno fmt",
+    lint=lambda tasks: tasks.command("lint") or "deno lint",
+    build=lambda tasks: tasks.command("build", "typecheck", "check"),
+    tests=lambda tasks: tasks.command("test") or "deno test -A",
+)
+globals().update(DENO.hookimpls())

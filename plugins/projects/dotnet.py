@@ -9,38 +9,35 @@ only when it is the one candidate; with several, there is no command.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _SOLUTIONS = ("*.sln", "*.slnx")
 _PROJECTS = ("*.csproj", "*.fsproj", "*.vbproj")
 
 
-def _targets(project_dir: Path) -> list[str]:
-    """The solution files, else the project files: what dotnet chooses from."""
+def _targets(project_dir: Path) -> list[str] | None:
+    """The solution files, else the project files: what dotnet chooses from;
+    None when there are none (not a .NET project)."""
     for patterns in (_SOLUTIONS, _PROJECTS):
         found = sorted(p.name for pattern in patterns for p in project_dir.glob(pattern) if p.is_file())
         if found:
             return found
-    return []
+    return None
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """dotnet's gate commands; ``{}`` when the solution or project is
-    ambiguous, None when this is not a .NET project."""
-    targets = _targets(project_dir)
-    if not targets:
-        return None
-    if len(targets) > 1:
-        return {}
-    quoted = shlex.quote(targets[0])
-    return {
-        "format": f"dotnet format {quoted}",
-        "build": f"dotnet build {quoted}",
-        "tests": f"dotnet test {quoted}",
-    }
+def _dotnet(verb: str) -> Callable[[list[str]], str | None]:
+    """``dotnet VERB TARGET`` when there is one target; None when it is ambiguous."""
+    return lambda targets: f"dotnet {verb} {shlex.quote(targets[0])}" if len(targets) == 1 else None
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_build_command,
- stepkit_test_command) = _shared.gate_hooks("dotnet", commands, gates=("format", "build", "tests"))
+DOTNET = ProjectType(
+    read=_targets,
+    name="dotnet",
+    format=_dotnet("format"),
+    build=_dotnet("build"),
+    tests=_dotnet("test"),
+)
+globals().update(DOTNET.hookimpls())

@@ -8,22 +8,21 @@ import re
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _CREDO = re.compile(r"\{\s*:credo\b")
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """mix's gate commands; None without a mix.exs."""
-    mix = project_dir / "mix.exs"
-    if not mix.is_file():
-        return None
-    found = {"build": "mix compile --warnings-as-errors", "tests": "mix test"}
-    if (project_dir / ".formatter.exs").is_file():
-        found["format"] = "mix format"
-    if _CREDO.search(_shared.read_text(mix)):
-        found["lint"] = "mix credo"
-    return found
+def _lint(project_dir: Path) -> str | None:
+    return "mix credo" if _CREDO.search(_shared.read_text(project_dir / "mix.exs")) else None
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("elixir", commands)
+ELIXIR = ProjectType(
+    read=_shared.recognised_by("mix.exs"),
+    name="elixir",
+    format=lambda d: "mix format" if (d / ".formatter.exs").is_file() else None,
+    lint=_lint,
+    build="mix compile --warnings-as-errors",
+    tests="mix test",
+)
+globals().update(ELIXIR.hookimpls())

@@ -5,24 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _GOLANGCI_CONFIGS = (
     ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
 )
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """Go's gate commands; None without a go.mod."""
-    if not (project_dir / "go.mod").is_file():
-        return None
-    golangci = _shared.first_file(project_dir, _GOLANGCI_CONFIGS)
-    return {
-        "format": "gofmt -l -w .",
-        "lint": "golangci-lint run ./..." if golangci else "go vet ./...",
-        "build": "go build ./...",
-        "tests": "go test ./...",
-    }
+def _lint(project_dir: Path) -> str:
+    if _shared.first_file(project_dir, _GOLANGCI_CONFIGS):
+        return "golangci-lint run ./..."
+    return "go vet ./..."
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("go", commands)
+GO = ProjectType(
+    read=_shared.recognised_by("go.mod"),
+    name="go",
+    format="gofmt -l -w .",
+    lint=_lint,
+    build="go build ./...",
+    tests="go test ./...",
+)
+globals().update(GO.hookimpls())

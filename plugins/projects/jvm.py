@@ -14,51 +14,55 @@ Maven wins when a project has both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _GRADLE_FILES = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
 
 
-def _maven(project_dir: Path) -> dict[str, str]:
-    pom = _shared.read_text(project_dir / "pom.xml")
-    mvn = "./mvnw" if (project_dir / "mvnw").is_file() else "mvn"
-    commands = {"build": f"{mvn} -q test-compile", "tests": f"{mvn} -q verify"}
-    if "spotless-maven-plugin" in pom:
-        commands["format"] = f"{mvn} -q spotless:apply"
-    if "maven-checkstyle-plugin" in pom:
-        commands["lint"] = f"{mvn} -q checkstyle:check"
-    return commands
+class _Build(NamedTuple):
+    #: ``maven`` or ``gradle``.
+    tool: str
+    #: how a goal or task runs: ``./mvnw -q``, ``mvn -q``, ``./gradlew``, ``gradle``.
+    run: str
+    #: the pom, or the Gradle build files joined: where plugins are named.
+    text: str
 
 
-def _gradle(project_dir: Path) -> dict[str, str]:
-    build = "".join(_shared.read_text(project_dir / name) for name in _GRADLE_FILES)
-    gradle = "./gradlew" if (project_dir / "gradlew").is_file() else "gradle"
-    commands = {"build": f"{gradle} assemble", "tests": f"{gradle} test"}
-    if "spotless" in build:
-        commands["format"] = f"{gradle} spotlessApply"
-        commands["lint"] = f"{gradle} spotlessCheck"
-    return commands
-
-
-def _detect(project_dir: Path) -> str | None:
+def _read(project_dir: Path) -> _Build | None:
     if (project_dir / "pom.xml").is_file():
-        return "maven"
+        mvn = "./mvnw" if (project_dir / "mvnw").is_file() else "mvn"
+        return _Build("maven", f"{mvn} -q", _shared.read_text(project_dir / "pom.xml"))
     if _shared.first_file(project_dir, _GRADLE_FILES):
-        return "gradle"
+        gradle = "./gradlew" if (project_dir / "gradlew").is_file() else "gradle"
+        text = "".join(_shared.read_text(project_dir / name) for name in _GRADLE_FILES)
+        return _Build("gradle", gradle, text)
     return None
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """Maven's or Gradle's gate commands; None when the project uses neither."""
-    kind = _detect(project_dir)
-    if kind == "maven":
-        return _maven(project_dir)
-    if kind == "gradle":
-        return _gradle(project_dir)
-    return None
+def _goal(
+    maven: str, gradle: str, *, maven_needs: str = "", gradle_needs: str = ""
+) -> Callable[[_Build], str | None]:
+    """A gate's command: the Maven goal or the Gradle task, each only when the
+    build names the plugin it ``needs``."""
+
+    def command(build: _Build) -> str | None:
+        goal, needs = (maven, maven_needs) if build.tool == "maven" else (gradle, gradle_needs)
+        return f"{build.run} {goal}" if needs in build.text else None
+
+    return command
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks(_detect, commands)
+JVM = ProjectType(
+    read=_read,
+    name=lambda build: build.tool,
+    format=_goal("spotless:apply", "spotlessApply", maven_needs="spotless-maven-plugin", gradle_needs="spotless"),
+    lint=_goal("checkstyle:check", "spotlessCheck", maven_needs="maven-checkstyle-plugin", gradle_needs="spotless"),
+    build=_goal("test-compile", "assemble"),
+    tests=_goal("verify", "test"),
+)
+globals().update(JVM.hookimpls())

@@ -19,13 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
-_SCRIPT_NAMES = {
-    "format": ("format", "fmt"),
-    "lint": ("lint", "eslint"),
-    "build": ("build", "typecheck", "type-check", "check-types", "tsc"),
-    "tests": ("test", "tests"),
-}
 _LOCKFILES = (
     ("pnpm-lock.yaml", "pnpm"),
     ("yarn.lock", "yarn"),
@@ -46,15 +41,22 @@ def package_manager(project_dir: Path) -> str:
     return _shared.which_lockfile(project_dir, _LOCKFILES) or "npm"
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """Gate commands from the scripts (maybe none); None when there is no package.json."""
+def _scripts(project_dir: Path) -> _shared.Targets | None:
+    """The package's scripts, run with its package manager; None without a package.json."""
     if not (project_dir / "package.json").is_file():
         return None
     scripts = _shared.package_scripts(project_dir / "package.json")
     if _NPM_PLACEHOLDER in scripts.get("test", ""):
         del scripts["test"]
-    return _shared.runner_commands(scripts, _SCRIPT_NAMES, f"{package_manager(project_dir)} run")
+    return _shared.Targets(f"{package_manager(project_dir)} run", scripts)
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("node", commands)
+NODE = ProjectType(
+    read=_scripts,
+    name="node",
+    format=lambda scripts: scripts.command("format", "fmt"),
+    lint=lambda scripts: scripts.command("lint", "eslint"),
+    build=lambda scripts: scripts.command("build", "typecheck", "type-check", "check-types", "tsc"),
+    tests=lambda scripts: scripts.command("test", "tests"),
+)
+globals().update(NODE.hookimpls())

@@ -15,48 +15,60 @@ configures, run from ``vendor/bin``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from stepkit.plugins.projects import _shared
-
-_SCRIPT_NAMES = {
-    "format": ("format", "fmt", "cs-fix"),
-    "lint": ("lint", "cs", "cs-check"),
-    "build": ("analyse", "analyze", "phpstan", "psalm"),
-    "tests": ("test", "tests"),
-}
+from stepkit.plugins.projects._base import ProjectType
 
 
-def _tools(project_dir: Path, composer: dict) -> dict[str, str]:
-    """Commands from the tools' own config files, when no script answers."""
-    first = _shared.first_file
-    required = {**_shared.table(composer, "require"), **_shared.table(composer, "require-dev")}
-    tools = {}
-    if first(project_dir, (".php-cs-fixer.php", ".php-cs-fixer.dist.php")):
-        tools["format"] = "vendor/bin/php-cs-fixer fix"
-    if first(project_dir, ("phpcs.xml", "phpcs.xml.dist", ".phpcs.xml", ".phpcs.xml.dist")):
-        tools["lint"] = "vendor/bin/phpcs"
-    if first(project_dir, ("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon")):
-        tools["build"] = "vendor/bin/phpstan analyse"
-    elif first(project_dir, ("psalm.xml", "psalm.xml.dist")):
-        tools["build"] = "vendor/bin/psalm"
-    if "pestphp/pest" in required:
-        tools["tests"] = "vendor/bin/pest"
-    elif first(project_dir, ("phpunit.xml", "phpunit.xml.dist")):
-        tools["tests"] = "vendor/bin/phpunit"
-    return tools
+class _Composer(NamedTuple):
+    dir: Path
+    scripts: _shared.Targets
+    #: the packages required, dev ones included.
+    required: set[str]
+
+    def tool(self, config_files: tuple[str, ...], command: str) -> str | None:
+        """``command`` when one of the tool's ``config_files`` exists."""
+        return command if _shared.first_file(self.dir, config_files) else None
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """Scripts first, then configured tools (maybe none); None without a
-    composer.json."""
+def _read(project_dir: Path) -> _Composer | None:
     path = project_dir / "composer.json"
     if not path.is_file():
         return None
-    scripts = _shared.runner_commands(
-        _shared.package_scripts(path), _SCRIPT_NAMES, "composer run-script"
+    composer = _shared.read_json(path)
+    required = {*_shared.table(composer, "require"), *_shared.table(composer, "require-dev")}
+    scripts = _shared.Targets("composer run-script", _shared.package_scripts(path))
+    return _Composer(project_dir, scripts, required)
+
+
+def _format(composer: _Composer) -> str | None:
+    return composer.scripts.command("format", "fmt", "cs-fix") or composer.tool(
+        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"), "vendor/bin/php-cs-fixer fix"
     )
-    return {**_tools(project_dir, _shared.read_json(path)), **scripts}
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("php", commands)
+def _lint(composer: _Composer) -> str | None:
+    return composer.scripts.command("lint", "cs", "cs-check") or composer.tool(
+        ("phpcs.xml", "phpcs.xml.dist", ".phpcs.xml", ".phpcs.xml.dist"), "vendor/bin/phpcs"
+    )
+
+
+def _build(composer: _Composer) -> str | None:
+    return (
+        composer.scripts.command("analyse", "analyze", "phpstan", "psalm")
+        or composer.tool(("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"), "vendor/bin/phpstan analyse")
+        or composer.tool(("psalm.xml", "psalm.xml.dist"), "vendor/bin/psalm")
+    )
+
+
+def _tests(composer: _Composer) -> str | None:
+    return (
+        composer.scripts.command("test", "tests")
+        or ("vendor/bin/pest" if "pestphp/pest" in composer.required else None)
+        or composer.tool(("phpunit.xml", "phpunit.xml.dist"), "vendor/bin/phpunit")
+    )
+
+
+PHP = ProjectType(read=_read, name="php", format=_format, lint=_lint, build=_build, tests=_tests)
+globals().update(PHP.hookimpls())

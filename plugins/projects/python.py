@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile")
 _RUNNERS = (("uv.lock", "uv run "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
@@ -90,23 +91,22 @@ class _Project:
             or (self.dir / "pyrightconfig.json").is_file()
         )
 
-    def commands(self) -> dict[str, str]:
-        run = self.prefix
-        commands = {}
+    def format_command(self) -> str | None:
         if self.uses_black():
-            commands["format"] = f"{run}black ."
-        elif self.uses_ruff():
-            commands["format"] = f"{run}ruff format"
-        if self.uses_ruff():
-            commands["lint"] = f"{run}ruff check"
+            return f"{self.prefix}black ."
+        return f"{self.prefix}ruff format" if self.uses_ruff() else None
+
+    def lint_command(self) -> str | None:
+        return f"{self.prefix}ruff check" if self.uses_ruff() else None
+
+    def build_command(self) -> str | None:
         mypy = self.mypy_command()
         if mypy:
-            commands["build"] = f"{run}{mypy}"
-        elif self.uses_pyright():
-            commands["build"] = f"{run}pyright"
-        if self.uses_pytest():
-            commands["tests"] = f"{run}python -m pytest"
-        return commands
+            return f"{self.prefix}{mypy}"
+        return f"{self.prefix}pyright" if self.uses_pyright() else None
+
+    def test_command(self) -> str | None:
+        return f"{self.prefix}python -m pytest" if self.uses_pytest() else None
 
 
 def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[str]:
@@ -135,12 +135,19 @@ def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[
     return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """Gate commands (maybe none); None when this is not a Python project."""
+def _read(project_dir: Path) -> _Project | None:
+    """What the project declares; None when this is not a Python project."""
     if _shared.first_file(project_dir, _MARKERS) is None:
         return None
-    return _Project(project_dir).commands()
+    return _Project(project_dir)
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("python", commands)
+PYTHON = ProjectType(
+    read=_read,
+    name="python",
+    format=_Project.format_command,
+    lint=_Project.lint_command,
+    build=_Project.build_command,
+    tests=_Project.test_command,
+)
+globals().update(PYTHON.hookimpls())

@@ -13,33 +13,43 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _RAKE_TEST = re.compile(r"Rake::TestTask|\btask\s*\(?\s*[:\"']test\b")
 
 
-def _gems(gemfile: str) -> set[str]:
-    return set(re.findall(r"^\s*gem\s+[\"']([^\"']+)[\"']", gemfile, re.MULTILINE))
+class _Bundle(NamedTuple):
+    dir: Path
+    #: the gems the Gemfile names.
+    gems: set[str]
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """Lint and tests commands (maybe none); None without a Gemfile."""
+def _read(project_dir: Path) -> _Bundle | None:
     gemfile = project_dir / "Gemfile"
     if not gemfile.is_file():
         return None
-    gems = _gems(_shared.read_text(gemfile))
-    found = {}
-    if (project_dir / "spec").is_dir() and ("rspec" in gems or (project_dir / ".rspec").is_file()):
-        found["tests"] = "bundle exec rspec"
-    elif _RAKE_TEST.search(_shared.read_text(project_dir / "Rakefile")):
-        found["tests"] = "bundle exec rake test"
-    if "rubocop" in gems or (project_dir / ".rubocop.yml").is_file():
-        found["lint"] = "bundle exec rubocop"
-    elif "standard" in gems:
-        found["lint"] = "bundle exec standardrb"
-    return found
+    gems = set(re.findall(r"^\s*gem\s+[\"']([^\"']+)[\"']", _shared.read_text(gemfile), re.MULTILINE))
+    return _Bundle(project_dir, gems)
 
 
-(stepkit_detect_project, stepkit_lint_command,
- stepkit_test_command) = _shared.gate_hooks("ruby", commands, gates=("lint", "tests"))
+def _lint(bundle: _Bundle) -> str | None:
+    if "rubocop" in bundle.gems or (bundle.dir / ".rubocop.yml").is_file():
+        return "bundle exec rubocop"
+    if "standard" in bundle.gems:
+        return "bundle exec standardrb"
+    return None
+
+
+def _tests(bundle: _Bundle) -> str | None:
+    if (bundle.dir / "spec").is_dir() and ("rspec" in bundle.gems or (bundle.dir / ".rspec").is_file()):
+        return "bundle exec rspec"
+    if _RAKE_TEST.search(_shared.read_text(bundle.dir / "Rakefile")):
+        return "bundle exec rake test"
+    return None
+
+
+RUBY = ProjectType(read=_read, name="ruby", lint=_lint, tests=_tests)
+globals().update(RUBY.hookimpls())

@@ -9,21 +9,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """cargo's gate commands; None without a Cargo.toml."""
+def _workspace_flag(project_dir: Path) -> str | None:
+    """``" --workspace"`` at a workspace root, ``""`` for one package, None
+    without a Cargo.toml."""
     manifest = project_dir / "Cargo.toml"
     if not manifest.is_file():
         return None
-    workspace = " --workspace" if "workspace" in _shared.read_toml(manifest) else ""
-    return {
-        "format": "cargo fmt --all" if workspace else "cargo fmt",
-        "lint": f"cargo clippy{workspace} --all-targets -- -D warnings",
-        "build": f"cargo build{workspace} --all-targets",
-        "tests": f"cargo test{workspace}",
-    }
+    return " --workspace" if "workspace" in _shared.read_toml(manifest) else ""
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("rust", commands)
+RUST = ProjectType(
+    read=_workspace_flag,
+    name="rust",
+    format=lambda workspace: "cargo fmt --all" if workspace else "cargo fmt",
+    lint=lambda workspace: f"cargo clippy{workspace} --all-targets -- -D warnings",
+    build=lambda workspace: f"cargo build{workspace} --all-targets",
+    tests=lambda workspace: f"cargo test{workspace}",
+)
+globals().update(RUST.hookimpls())

@@ -5,24 +5,15 @@ when ``.swiftlint.yml`` does."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
-
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """SwiftPM's gate commands; None without a Package.swift."""
-    if not (project_dir / "Package.swift").is_file():
-        return None
-    found = {"build": "swift build"}
-    if (project_dir / "Tests").is_dir():
-        found["tests"] = "swift test"
-    if (project_dir / ".swift-format").is_file():
-        found["format"] = "swift format --in-place --recursive ."
-    if (project_dir / ".swiftlint.yml").is_file():
-        found["lint"] = "swiftlint"
-    return found
-
-
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks("swift", commands)
+SWIFT = ProjectType(
+    read=_shared.recognised_by("Package.swift"),
+    name="swift",
+    format=lambda d: "swift format --in-place --recursive ." if (d / ".swift-format").is_file() else None,
+    lint=lambda d: "swiftlint" if (d / ".swiftlint.yml").is_file() else None,
+    build="swift build",
+    tests=lambda d: "swift test" if (d / "Tests").is_dir() else None,
+)
+globals().update(SWIFT.hookimpls())

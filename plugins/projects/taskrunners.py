@@ -15,45 +15,64 @@ answers the lint gate.  Target names per gate, in preference order:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
-_MAKE_NAMES = {**_shared.TARGET_NAMES, "tests": (*_shared.TARGET_NAMES["tests"], "check")}
+#: A gate's command from the runners present: the first runner's target for it.
+_Gate = Callable[[list[_shared.Targets]], str | None]
 
 
-def _runners(project_dir: Path) -> list[tuple[str, dict[str, tuple[str, ...]], set[str]]]:
-    """(runner command, target names per gate, defined targets) of each runner present."""
+def _runners(project_dir: Path) -> list[_shared.Targets]:
+    """The targets of each runner present, in the order runners are asked."""
     found = []
     taskfile = _shared.first_file(project_dir, _shared.TASKFILE_NAMES)
     if taskfile:
-        found.append(("task", _shared.TARGET_NAMES, _shared.taskfile_tasks(taskfile)))
+        found.append(_shared.Targets("task", _shared.taskfile_tasks(taskfile)))
     justfile = _shared.first_file(project_dir, _shared.JUSTFILE_NAMES)
     if justfile:
-        found.append(("just", _shared.TARGET_NAMES, _shared.justfile_recipes(justfile)))
+        found.append(_shared.Targets("just", _shared.justfile_recipes(justfile)))
     makefile = _shared.first_file(project_dir, _shared.MAKEFILE_NAMES)
     if makefile:
-        found.append(("make", _MAKE_NAMES, _shared.makefile_targets(makefile)))
+        found.append(_shared.Targets("make", _shared.makefile_targets(makefile)))
     return found
 
 
-def commands(project_dir: Path) -> dict[str, str]:
-    """Per gate, the first runner's target for it (``make test``); a gate no
-    runner defines a target for is missing."""
-    found: dict[str, str] = {}
-    for runner, names, targets in _runners(project_dir):
-        for gate, command in _shared.runner_commands(targets, names, runner).items():
-            found.setdefault(gate, command)
-    return found
+def _target(*names: str, make_also: tuple[str, ...] = ()) -> _Gate:
+    """The first runner's target among ``names`` (for a Makefile, also ``make_also``)."""
+
+    def command(runners: list[_shared.Targets]) -> str | None:
+        for runner in runners:
+            found = runner.command(*names, *(make_also if runner.runner == "make" else ()))
+            if found:
+                return found
+        return None
+
+    return command
 
 
-def _detect(project_dir: Path) -> str | None:
+_FORMAT = _target("format", "fmt")
+_LINT = _target("lint")
+_BUILD = _target("build", "typecheck", "type-check", "compile")
+_TESTS = _target("test", "tests", make_also=("check",))
+
+
+def _first_runner(runners: list[_shared.Targets]) -> str | None:
     """``task``, ``just`` or ``make``: the first runner that defines a gate target."""
-    for runner, names, targets in _runners(project_dir):
-        if _shared.runner_commands(targets, names, runner):
-            return runner
+    for runner in runners:
+        if any(gate([runner]) for gate in (_FORMAT, _LINT, _BUILD, _TESTS)):
+            return runner.runner
     return None
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_lint_command,
- stepkit_build_command, stepkit_test_command) = _shared.gate_hooks(_detect, commands)
+TASK_RUNNERS = ProjectType(
+    read=_runners,
+    name=_first_runner,
+    format=_FORMAT,
+    lint=_LINT,
+    build=_BUILD,
+    tests=_TESTS,
+)
+globals().update(TASK_RUNNERS.hookimpls())

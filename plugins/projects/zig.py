@@ -7,20 +7,20 @@ import re
 from pathlib import Path
 
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects._base import ProjectType
 
 _TEST_STEP = re.compile(r"\.step\(\s*\"test\"")
 
 
-def commands(project_dir: Path) -> dict[str, str] | None:
-    """zig's gate commands; None without a build.zig."""
-    build = project_dir / "build.zig"
-    if not build.is_file():
-        return None
-    found = {"format": "zig fmt .", "build": "zig build"}
-    if _TEST_STEP.search(_shared.read_text(build)):
-        found["tests"] = "zig build test"
-    return found
+def _tests(project_dir: Path) -> str | None:
+    return "zig build test" if _TEST_STEP.search(_shared.read_text(project_dir / "build.zig")) else None
 
 
-(stepkit_detect_project, stepkit_format_command, stepkit_build_command,
- stepkit_test_command) = _shared.gate_hooks("zig", commands, gates=("format", "build", "tests"))
+ZIG = ProjectType(
+    read=_shared.recognised_by("build.zig"),
+    name="zig",
+    format="zig fmt .",
+    build="zig build",
+    tests=_tests,
+)
+globals().update(ZIG.hookimpls())

@@ -1,0 +1,98 @@
+"""The declared type every project-type plugin binds its hooks through.
+
+A project-type module declares one :class:`ProjectType` — how it reads a
+project, its type name, and each gate's command, by name — and binds the
+hookimpls that declaration makes::
+
+    GO = ProjectType(
+        read=_shared.recognised_by("go.mod"),
+        name="go",
+        format="gofmt -l -w .",
+        lint=_lint,
+        build="go build ./...",
+        tests="go test ./...",
+    )
+    globals().update(GO.hookimpls())
+
+pluggy finds a hook by the module attribute's name, and :meth:`ProjectType.hookimpls`
+names each one after its hook, so no order has to be kept anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from stepkit.hookspecs import hookimpl
+from stepkit.workspace.gate_commands import GATE_HOOKS
+
+#: What a project type reads from a project (its parsed manifest, its scripts …).
+Seen = TypeVar("Seen")
+
+#: A gate's command: a fixed string, or a function of what the type read
+#: giving the command or None (no command for this project).
+Command = str | Callable[[Seen], str | None]
+
+#: A hook of a project-type plugin: the project dir in, a type name or a command out.
+Hook = Callable[[Path], str | None]
+
+
+@dataclass(frozen=True)
+class ProjectType(Generic[Seen]):
+    """One project type, declared by name.
+
+    :param read: reads what the type needs from the project dir, once per hook
+        call; None when the project is not of this type (then every hook of
+        the type answers None).
+    :param name: the type name ``stepkit_detect_project`` answers, or a
+        function of what was read for a type whose name depends on the
+        project (jvm: ``maven`` or ``gradle``).
+    :param format: the format gate's command (:data:`Command`); likewise
+        ``lint``, ``build`` and ``tests``.  A gate left None is one the type
+        has no opinion on: it implements no hook for it, so ``stepkit
+        plugins`` does not list one.
+    """
+
+    read: Callable[[Path], Seen | None]
+    name: str | Callable[[Seen], str | None]
+    format: Command[Seen] | None = None
+    lint: Command[Seen] | None = None
+    build: Command[Seen] | None = None
+    tests: Command[Seen] | None = None
+
+    def detect(self, project_dir: Path) -> str | None:
+        """The type name when ``project_dir`` is of this type, else None."""
+        seen = self.read(project_dir)
+        if seen is None:
+            return None
+        return self.name if isinstance(self.name, str) else self.name(seen)
+
+    def command(self, gate: str, project_dir: Path) -> str | None:
+        """``gate``'s command for ``project_dir``; None when the project is not
+        of this type or the gate has no command in it."""
+        declared: Command[Seen] | None = getattr(self, gate)
+        seen = self.read(project_dir) if declared is not None else None
+        if seen is None:
+            return None
+        return declared if isinstance(declared, str) else declared(seen)
+
+    def hookimpls(self) -> dict[str, Hook]:
+        """The hookimpls by hook name: ``stepkit_detect_project`` and the
+        command hook of each gate declared."""
+        hooks = {"stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)}
+        for gate, hook_name in GATE_HOOKS.items():
+            if getattr(self, gate) is not None:
+                hooks[hook_name] = _hookimpl(hook_name, partial(self.command, gate))
+        return hooks
+
+
+def _hookimpl(hook_name: str, answer: Hook) -> Hook:
+    @hookimpl
+    def hook(project_dir: Path) -> str | None:
+        return answer(project_dir)
+
+    hook.__name__ = hook.__qualname__ = hook_name
+    return hook

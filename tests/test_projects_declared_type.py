@@ -1,0 +1,38 @@
+"""A project type is one declaration whose gates bind to their hooks by name."""
+
+from types import SimpleNamespace
+
+from stepkit.plugins.projects._base import ProjectType
+from stepkit.plugins.projects._shared import recognised_by
+
+BAZEL = ProjectType(
+    read=recognised_by("MODULE.bazel", "WORKSPACE"),
+    name="bazel",
+    tests=lambda d: "bazel test //..." if (d / "tests").is_dir() else None,
+    build="bazel build //...",
+)
+
+
+def test_the_hooks_are_those_of_the_gates_declared_whatever_their_order():
+    assert sorted(BAZEL.hookimpls()) == [
+        "stepkit_build_command", "stepkit_detect_project", "stepkit_test_command",
+    ]
+
+
+def test_a_declared_type_answers_through_pluggy_only_for_its_projects(stepkit_project, stepkit_pm):
+    from stepkit.config import load_config
+    from stepkit.workspace.gate_commands import project_types, resolve_commands
+
+    plugin = SimpleNamespace(__name__="bazel", **BAZEL.hookimpls())
+    bazel = stepkit_project({"MODULE.bazel": "", "tests/BUILD": ""})
+    pm = stepkit_pm(bazel, plugin)
+    assert project_types(pm, bazel) == ["bazel"]
+    assert resolve_commands(pm, bazel, load_config(bazel)) == {
+        "format": (None, None),
+        "lint": (None, None),
+        "build": ("bazel build //...", "bazel"),
+        "tests": ("bazel test //...", "bazel"),
+    }
+    other = stepkit_project({"README": ""})
+    assert project_types(stepkit_pm(other, plugin), other) == []
+    assert resolve_commands(stepkit_pm(other, plugin), other, load_config(other))["build"] == (None, None)
