@@ -3,11 +3,37 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 from pathlib import Path
 
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.workspace.scope import git
+
+ROOT = Path(__file__).resolve().parent.parent
+GIT_MODULE = ROOT / "stepkit" / "workspace" / "scope" / "git.py"
+
+
+def git_calls(path: Path) -> list[int]:
+    """Lines of ``path`` with a call naming the git executable: an argv
+    starting with "git" (``subprocess.run(["git", ...])``) or ``shutil.which("git")``."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        first = node.args[0]
+        if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
+            first = first.elts[0]
+        if isinstance(first, ast.Constant) and first.value == "git":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_git_module_runs_git():
+    sources = [*(ROOT / "stepkit").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]
+    assert git_calls(GIT_MODULE)  # the scan sees the module's own calls
+    offenders = {str(p.relative_to(ROOT)): git_calls(p) for p in sources if p != GIT_MODULE}
+    assert {p: lines for p, lines in offenders.items() if lines} == {}
 
 
 def test_the_demo_project_is_one_clean_commit(tmp_path):
