@@ -1,8 +1,9 @@
 """The one gate runner: run the verification commands and record the evidence.
 
-:class:`GateRunner` is what every caller runs gates with: ``stepkit verify``
-(:func:`run_gates`), the step's verify nodes and the built-in coder, which
-differ only in the options they pass (tree hashing, reuse, callbacks).
+:class:`GateRunner` is what every caller runs gates with: ``stepkit verify`` and
+``stepkit stage verify`` (:func:`run_gates`), the step's verify nodes and the
+built-in coder, which differ only in the options they pass (tree hashing,
+reuse, callbacks).
 
 Each gate's command runs through :func:`stepkit.workspace.process.run`: with the shell
 in the project directory, in its own process group, under a wall-clock limit
