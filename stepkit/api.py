@@ -236,7 +236,8 @@ def run_stage(
     sweep annotations only into later plans' Edge cases, the handoff is
     rendered by the harness), except what belongs to a run: the plan status
     is not changed and there is no step-start snapshot.  For ``sweep`` and
-    ``review`` the step's changes are the git work tree against HEAD.
+    ``review`` the step's changes are the git work tree against HEAD, seen as
+    a run sees them: the plan repo left out, tamper flags raised.
 
     :param name: ``orient``, ``implement``, ``verify``, ``sweep``, ``review``
         or ``handoff``.
@@ -282,7 +283,9 @@ def run_stage(
         raise UsageError(resolved.updates["failure_reason"])
     state.update(resolved.updates)
     if name in ("sweep", "review"):
-        state.update(_working_tree_changes(project))
+        from stepkit.workspace.scope import working_tree_changes
+
+        state.update(working_tree_changes(project, Path(settings["plans_dir"]))._asdict())
     try:
         # the node the step-runner runs the stage at (the scripted engine and
         # model_<node> settings key on it); verify is no stage node there
@@ -293,16 +296,6 @@ def run_stage(
     return outcome.updates
 
 
-def _working_tree_changes(project: Path) -> dict[str, Any]:
-    """The work tree's changes against HEAD, for a sweep or review outside a run."""
-    import subprocess
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=False)
-        return done.stdout if done.returncode == 0 else ""
-
-    names = git("diff", "--name-only", "HEAD").splitlines() + git("ls-files", "--others", "--exclude-standard").splitlines()
-    return {"changed_files": sorted(set(filter(None, names))), "diff": git("diff", "HEAD")}
 
 
 def verify(

@@ -41,6 +41,30 @@ def test_stage_sweep_sees_the_work_tree_and_only_touches_later_edge_cases(tmp_pa
     assert after.replace("- Division by zero must raise ValueError.\n", "") == before
 
 
+def test_stage_review_reviews_the_diff_a_run_would(tmp_path):
+    """Outside a run, the reviewer gets the project's changes as a run shows
+    them: the plan repo left out, tampering with the tests flagged."""
+    project = make_project(tmp_path)
+    (project.root / "test_calc.py").write_text("import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n")
+    project.git("add", "test_calc.py")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a test")
+    (project.root / "calc.py").write_text(GOOD_MUL)
+    (project.root / "test_calc.py").unlink()
+    (project.plans / "steps" / "02-div.md").write_text("edited by hand\n")
+    keep_prompt = project.state_dir / "keep_prompt.py"
+    keep_prompt.write_text("import pathlib, sys\n"
+                           f"pathlib.Path({str(project.state_dir / 'review_prompt.txt')!r}).write_text(sys.stdin.read())\n"
+                           "print('🟢 looks good')\n")
+    done = stage(project, "review", "--step", "1", "--reviewer", f"command:{PY} {keep_prompt}", "--json")
+    assert done.returncode == 0, done.stderr
+    prompt = (project.state_dir / "review_prompt.txt").read_text()
+    changed = prompt.split("## Changed files\n", 1)[1].split("\n\n", 1)[0]
+    assert changed.splitlines() == ["- calc.py", "- test_calc.py"]
+    assert "- deleted test file: test_calc.py" in prompt
+    diff = prompt.split("## Diff\n", 1)[1].split("## Plan\n", 1)[0]
+    assert "+def mul(a, b):" in diff and "edited by hand" not in diff and "02-div.md" not in diff
+
+
 def test_stage_verify_runs_the_gates_and_fails_on_a_failing_gate(tmp_path):
     project = make_project(tmp_path)
     done = stage(project, "verify", "--step", "1")

@@ -13,6 +13,7 @@ import pytest
 from stepkit import hookimpl
 from stepkit.config import Config, Timeouts
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
+from stepkit.records import GateResult
 from stepkit.workspace import process
 from stepkit.workspace.gate_commands import resolve_commands
 from stepkit.workspace.gates import run_gate, run_gates
@@ -254,3 +255,79 @@ def test_environment_override_commands_are_run(project, monkeypatch):
     monkeypatch.setenv("TEST_CMD", "echo from-override")
     (result,) = run_gates(pm, project, Config(), project / "logs", gates=["tests"])
     assert (result.status, result.command, result.plugin) == ("pass", "echo from-override", "stepkit.plugins.overrides")
+
+
+#: a formatter that rewrites app.py as ``x = 1``
+FORMAT_APP = f"{sys.executable} -c \"open('app.py', 'w').write('x = 1\\\\n')\""
+
+
+def runner(project, pm=None, **options):
+    from stepkit.workspace.gates import GateRunner
+
+    return GateRunner(pm or evidence_pm(), project, Config(), project / ".stepkit" / "logs", **options)
+
+
+def commands_pm(**commands):
+    pm = evidence_pm()
+    pm.register(Commands(**commands), name="testcommands")
+    return pm
+
+
+def test_a_watched_formatter_records_whether_it_changed_the_tree(project):
+    from stepkit.workspace.scope import tree_hash
+
+    (project / "app.py").write_text("x=1\n")
+    watched = runner(project, commands_pm(format=FORMAT_APP), watch_format=True)
+    (result,) = watched.run(["format"])
+    assert watched.format_changed_tree and result.tree_hash == tree_hash(project)
+    again = runner(project, commands_pm(format=FORMAT_APP), watch_format=True)
+    again.run(["format"])
+    assert not again.format_changed_tree  # the bytes were already formatted
+    plain = runner(project, commands_pm(format=FORMAT_APP))
+    (result,) = plain.run(["format"])
+    assert result.tree_hash is None and not plain.format_changed_tree
+
+
+def test_an_earlier_pass_on_the_same_bytes_stands_in_for_the_gate(project):
+    from stepkit.workspace.scope import tree_hash
+
+    (project / "app.py").write_text("x = 1\n")
+    earlier = GateResult(name="tests", status="pass", command="exit 1", exit_code=0, evidence="1 passed",
+                         tree_hash=tree_hash(project), started_at="2026-01-01T00:00:00+00:00")
+    ran, reused = [], []
+    gates = runner(project, commands_pm(tests="exit 1"), reusable=[earlier], reused_from="the coder",
+                   on_gate=ran.append, on_reused=lambda result, tree: reused.append((result.name, tree)))
+    (result,) = gates.run(["tests"])
+    assert result.status == "pass" and ran == []  # "exit 1" would have failed
+    assert reused == [("tests", earlier.tree_hash)]
+    assert result.evidence == (f"[reused: same tree {earlier.tree_hash[:12]}, run at "
+                               "2026-01-01T00:00:00+00:00 by the coder]\n1 passed")
+    (project / "app.py").write_text("x = 2\n")
+    (changed,) = runner(project, commands_pm(tests="exit 1"), reusable=[earlier]).run(["tests"])
+    assert changed.status == "fail"
+    (other_command,) = runner(project, commands_pm(tests="exit 2"), reusable=[earlier]).run(["tests"])
+    assert other_command.status == "fail"
+
+
+def test_nothing_is_reused_once_the_formatter_changed_the_tree(project):
+    from stepkit.workspace.scope import tree_hash
+
+    (project / "app.py").write_text("x=1\n")
+    earlier = GateResult(name="lint", status="pass", command="exit 1", tree_hash=tree_hash(project))
+    gates = runner(project, commands_pm(format=FORMAT_APP, lint="exit 1"), watch_format=True, reusable=[earlier])
+    assert [r.status for r in gates.run(["format", "lint"])] == ["pass", "fail"]
+    (project / "app.py").write_text("x=1\n")
+    told = runner(project, commands_pm(lint="exit 1"), reusable=[earlier], format_changed_tree=True)
+    assert [r.status for r in told.run(["lint"])] == ["fail"]
+
+
+def test_stamped_passes_carry_the_tree_they_left(project):
+    from stepkit.workspace.scope import file_ids, tree_hash
+
+    gates = runner(project, commands_pm(build="echo built > out.txt", tests="exit 1"), stamp_passes=True)
+    build, tests = gates.run(["build", "tests"])
+    assert build.tree_hash == tree_hash(project) and tests.tree_hash is None
+    assert gates.tree_ids is None  # the last gate failed
+    gates = runner(project, commands_pm(build="exit 1", tests="true"), stamp_passes=True)
+    build, tests = gates.run(["build", "tests"])
+    assert build.tree_hash is None and gates.tree_ids == file_ids(project)

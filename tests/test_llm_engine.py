@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from stepkit.config import Config
+from stepkit.pluginmanager import StepkitPluginManager
 from stepkit.plugins.llm.anthropic_engine import DEFAULT_MODEL, check_history
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.tools import read_only_tools
@@ -44,7 +45,7 @@ def make_ctx(tmp_path: Path, settings: dict | None = None, config: Config | None
 
     return StageContext(
         node="orient", project_dir=project, plans_dir=project / "plans", state={},
-        settings={**FAST, **(settings or {})}, config=config or Config(), pm=None,
+        settings={**FAST, **(settings or {})}, config=config or Config(), pm=StepkitPluginManager(),
         run_dir=run_dir, emit=emit, usage=usage or Usage(),
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from pydantic import BaseModel
 
 from stepkit.config import Config
 from stepkit.errors import UsageError
+from stepkit.pluginmanager import StepkitPluginManager
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.scripted import ScriptedEngine
 from stepkit.records import StageContext, StageFault
@@ -32,13 +34,14 @@ class Answer(BaseModel):
     has_major_deviation: bool
 
 
-def make_ctx(tmp_path: Path, run_dir: Path | None = None, node: str = "orient") -> StageContext:
+def make_ctx(tmp_path: Path, run_dir: Path | None = None, node: str = "orient",
+             pm: StepkitPluginManager | None = None) -> StageContext:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     (project / "answers.yaml").write_text(ANSWERS)
     events: list[dict] = []
     ctx = StageContext(node=node, project_dir=project, plans_dir=project / "plans", state={},
-                       settings={}, config=Config(), pm=None, run_dir=run_dir,
+                       settings={}, config=Config(), pm=pm or StepkitPluginManager(), run_dir=run_dir,
                        emit=lambda kind, **f: events.append({"kind": kind, **f}))
     ctx.events = events
     return ctx
@@ -108,3 +111,48 @@ def test_bad_files_are_usage_errors(tmp_path, spec, content, message):
         (ctx.project_dir / "bad.yaml").write_text(content)
     with pytest.raises(UsageError, match=message):
         make_engine(spec, ctx)
+
+
+def run_dir(tmp_path: Path, run_id: str) -> Path:
+    return tmp_path / "project" / ".stepkit" / "runs" / run_id
+
+
+@pytest.mark.parametrize("one_pm", [False, True], ids=["a plugin manager each", "one plugin manager"])
+def test_two_runs_in_one_process_keep_their_own_engines(tmp_path, one_pm):
+    shared = StepkitPluginManager()
+    a = make_ctx(tmp_path, run_dir(tmp_path, "a"), pm=shared)
+    b = make_ctx(tmp_path, run_dir(tmp_path, "b"), pm=shared if one_pm else StepkitPluginManager())
+    first_a = make_engine("scripted:answers.yaml", a)
+    first_b = make_engine("scripted:answers.yaml", b)
+    assert first_a is not first_b
+    assert make_engine("scripted:answers.yaml", a) is first_a
+    assert make_engine("scripted:answers.yaml", b) is first_b
+
+
+def test_runs_on_parallel_threads_never_see_each_others_engine(tmp_path):
+    runs, rounds = 6, 50
+    barrier = threading.Barrier(runs)
+    pm = StepkitPluginManager()
+    seen: dict[int, set[int]] = {}
+
+    def run(n: int) -> None:
+        ctx = make_ctx(tmp_path, run_dir(tmp_path, f"r{n}"), pm=pm)
+        barrier.wait()
+        seen[n] = {id(make_engine("scripted:answers.yaml", ctx)) for _ in range(rounds)}
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(runs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(len(ids) == 1 for ids in seen.values())  # one engine per run, never rebuilt
+    assert len(set().union(*seen.values())) == runs  # and no two runs share one
+
+
+def test_a_finished_run_lets_its_engines_go(tmp_path):
+    ctx = make_ctx(tmp_path, run_dir(tmp_path, "done"))
+    other = make_ctx(tmp_path, run_dir(tmp_path, "going"), pm=ctx.pm)
+    finished, going = make_engine("scripted:answers.yaml", ctx), make_engine("scripted:answers.yaml", other)
+    ctx.pm.hook.stepkit_run_finished(run_id="done", outcome="STEP_COMPLETE", exit_code=0, output="")
+    assert make_engine("scripted:answers.yaml", ctx) is not finished
+    assert make_engine("scripted:answers.yaml", other) is going

@@ -130,12 +130,12 @@ def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monk
     check takes that hash instead of hashing the same tree again."""
     from stepkit.config import Commands
     from stepkit.pluginmanager import get_plugin_manager
-    from stepkit.workspace import scope
+    from stepkit.workspace import gates
 
     (tmp_path / "app.py").write_text("x = 1\n")
     calls = []
-    real_hash = scope.tree_hash
-    monkeypatch.setattr(scope, "tree_hash", lambda project: calls.append(project) or real_hash(project))
+    real_hash = gates.tree_hash
+    monkeypatch.setattr(gates, "tree_hash", lambda project: calls.append(project) or real_hash(project))
     lint_cmd = "python -c \"raise SystemExit(1)\""  # would fail if it ran
     coder_lint = GateResult(name="lint", status="pass", command=lint_cmd, exit_code=0,
                             tree_hash=real_hash(tmp_path), evidence="clean")

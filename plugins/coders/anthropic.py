@@ -9,8 +9,8 @@ tests → fix loop, in stepkit's own tool loop.
 2. **Edit** with the coder tools: writes outside the project dir or into
    the plan repo come back to the model as tool errors.
 3. **Verify** with the build and test gates of the same gate runner the
-   step uses; each result carries the tree hash of the bytes it saw, so the
-   step-level gate can reuse it instead of running it again.
+   step uses; each passing result carries the hash of the tree it left, so
+   the step-level gate can reuse it instead of running it again.
 4. **Fix loop**: the first failing gate's evidence goes back to the model,
    at most ``coder_fix_budget`` (3) times; a failure whose signature repeats
    after a fix ends the loop at once with "no progress".
@@ -196,21 +196,17 @@ class BuiltinCoder:
 
     def _verify(self) -> GateResult | None:
         """Run build and tests; return the first failing gate (None: all good)."""
-        from stepkit.workspace import scope
-        from stepkit.workspace.gates import run_gates
+        from stepkit.workspace.gates import GateRunner
 
         ctx = self.ctx
-
-        def stamp(result: GateResult) -> None:
-            # only a passing run is ever reused by the step; the ids taken
-            # after the last gate are also the tree the report compares
-            self.tree = scope.file_ids(ctx.project_dir) if result.status == "pass" else None
-            if self.tree is not None:
-                result.tree_hash = scope.hash_ids(self.tree)
-            ctx.emit("coder_gate", name=result.name, status=result.status, command=result.command)
-
-        self.gates = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
-                               gates=("build", "tests"), on_gate=stamp)
+        # a passing gate is stamped with the tree it left, so the step's gate
+        # can reuse it; the last stamp's ids are also the tree the report compares
+        runner = GateRunner(
+            ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(), stamp_passes=True,
+            on_gate=lambda r: ctx.emit("coder_gate", name=r.name, status=r.status, command=r.command),
+        )
+        self.gates = runner.run(("build", "tests"))
+        self.tree = runner.tree_ids
         for result in self.gates:
             if result.failed:
                 return result

@@ -52,7 +52,7 @@ from stepkit.records import StageContext, StageFault, Usage
 from stepkit.workspace.redact import redact
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-_CACHE = {"type": "ephemeral"}
+_EPHEMERAL = {"type": "ephemeral"}
 _RETRY_STATUS = frozenset({408, 409, 429})
 M = TypeVar("M", bound=BaseModel)
 
@@ -122,7 +122,7 @@ class _Conversation:
         params = self._params(system, anthropic.transform_schema(self.schema))
         first: list[dict[str, Any]] = []
         if prefix:
-            first.append({"type": "text", "text": redact(prefix), "cache_control": _CACHE})
+            first.append({"type": "text", "text": redact(prefix), "cache_control": _EPHEMERAL})
         first.append({"type": "text", "text": redact(prompt)})
         self.messages.append({"role": "user", "content": first})
         return self._loop(client, params, max_turns)
@@ -158,14 +158,14 @@ class _Conversation:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": _setting(self.ctx, "llm_max_output_tokens", int, 16000),
-            "system": [{"type": "text", "text": redact(system), "cache_control": _CACHE}],
+            "system": [{"type": "text", "text": redact(system), "cache_control": _EPHEMERAL}],
             "messages": self.messages,
             "output_config": {"format": {"type": "json_schema", "schema": json_schema}},
-            "cache_control": _CACHE,
+            "cache_control": _EPHEMERAL,
         }
         if self.tools:
             defs = [tool.to_param() for tool in self.tools.values()]
-            defs[-1] = {**defs[-1], "cache_control": _CACHE}
+            defs[-1] = {**defs[-1], "cache_control": _EPHEMERAL}
             params["tools"] = defs
         return params
 

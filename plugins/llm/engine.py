@@ -20,12 +20,15 @@ whose ``note`` is one paragraph without a traceback or a secret.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from stepkit.errors import UsageError
+from stepkit.hookspecs import hookimpl
 from stepkit.records import StageContext
 
 if TYPE_CHECKING:
@@ -79,14 +82,8 @@ def ask(ctx: StageContext, *, system: str, prefix: str, prompt: str, schema: typ
     return answer.model_dump()
 
 
-#: The engines of the current run by spec: every node of a run asks the same
-#: engine, so the run has one SDK client (one connection pool) and reads a
-#: scripted file once.  Starting another run lets the previous run's go.
-_run_engines: dict[tuple[Path, str | None], Engine] = {}
-
-
 def make_engine(spec: str | None, ctx: StageContext) -> Engine:
-    """The engine named by ``spec``, built once per run (``ctx.run_dir``;
+    """The engine named by ``spec``, built once per run (:class:`RunEngines`;
     outside a run, a new one at each call).
 
     ``spec`` falls back to ``ctx.settings["engine"]`` (``--engine``, else the
@@ -97,15 +94,53 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
         missing or malformed (a configuration error, one line).
     """
     spec = spec or ctx.settings.get("engine")
-    if ctx.run_dir is None:
+    if ctx.run_dir is None or ctx.pm is None:
         return _build(spec, Path(ctx.project_dir))
-    key = (Path(ctx.run_dir), spec)
-    engine = _run_engines.get(key)
-    if engine is None:
-        for other in [k for k in _run_engines if k[0] != key[0]]:
-            del _run_engines[other]
-        engine = _run_engines[key] = _build(spec, Path(ctx.project_dir))
-    return engine
+    return RunEngines.of(ctx.pm).get(Path(ctx.run_dir), spec, lambda: _build(spec, Path(ctx.project_dir)))
+
+
+class RunEngines:
+    """The engines of the runs one plugin manager serves, by run and spec.
+
+    Every node of a run asks the same engine, so the run has one SDK client
+    (one connection pool) and reads a scripted file once; runs never share
+    one, whether they share the plugin manager or not.  It is registered on
+    the run's plugin manager at the first engine a run asks for, and lets a
+    run's engines go when that run finishes or pauses (``stepkit_run_finished``).
+    Nodes run in worker threads, so every access holds the lock.
+    """
+
+    NAME = "stepkit.plugins.llm.run-engines"
+    _registering = threading.Lock()  # one holder per plugin manager, even when two threads ask at once
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._engines: dict[tuple[Path, str | None], Engine] = {}
+
+    @classmethod
+    def of(cls, pm: Any) -> RunEngines:
+        """The holder registered on ``pm`` (registered now if it has none)."""
+        with cls._registering:
+            holder = pm.get_plugin(cls.NAME)
+            if holder is None:
+                holder = cls()
+                pm.register(holder, name=cls.NAME)
+            return holder
+
+    def get(self, run_dir: Path, spec: str | None, build: Callable[[], Engine]) -> Engine:
+        """The run's engine for ``spec``, built by ``build`` the first time."""
+        with self._lock:
+            engine = self._engines.get((run_dir, spec))
+            if engine is None:
+                engine = self._engines[(run_dir, spec)] = build()
+            return engine
+
+    @hookimpl
+    def stepkit_run_finished(self, run_id: str) -> None:
+        """Let the finished (or paused) run's engines go."""
+        with self._lock:
+            for key in [key for key in self._engines if key[0].name == run_id]:
+                del self._engines[key]
 
 
 def check_engine_spec(spec: str | None, project_dir: Path) -> None:

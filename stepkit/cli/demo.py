@@ -14,26 +14,23 @@ import argparse
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from importlib.resources import files
 from pathlib import Path
 
 from stepkit.errors import UsageError
+from stepkit.workspace.scope import git
 
 
 def prepare_demo_project(parent: Path | None = None) -> Path:
-    """Copy the example project into a fresh directory and commit it to git."""
+    """Copy the example project into a fresh directory and commit it to git
+    (when git is installed)."""
     source = Path(str(files("stepkit") / "examples" / "demo"))
     base = Path(tempfile.mkdtemp(prefix="stepkit-demo-", dir=parent))
     project = base / "textkit"
     shutil.copytree(source, project, ignore=shutil.ignore_patterns("__pycache__", ".stepkit"))
-    if shutil.which("git"):
-        env = {**os.environ, "GIT_AUTHOR_NAME": "stepkit demo", "GIT_AUTHOR_EMAIL": "demo@stepkit.invalid",
-               "GIT_COMMITTER_NAME": "stepkit demo", "GIT_COMMITTER_EMAIL": "demo@stepkit.invalid"}
-        for command in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "textkit before step 1"]):
-            subprocess.run(command, cwd=project, env=env, check=True, capture_output=True)
+    git.commit_all(project, "textkit before step 1", name="stepkit demo", email="demo@stepkit.invalid")
     return project
 
 

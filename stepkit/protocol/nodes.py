@@ -159,12 +159,11 @@ def route_review(ctx: StageContext) -> Outcome:
 
 def verify_format_lint(ctx: StageContext) -> Outcome:
     """Format first (recorded, never fails the step), then lint."""
-    fmt = _run_gate(ctx, "format")
-    # the formatter's run already hashed the tree the lint gate would see
-    lint = _run_gate(ctx, "lint", formatter_changed=fmt.get("changed"), tree=fmt["result"].tree_hash)
-    updates = _merge_gates(ctx.state, [fmt["result"], lint["result"]])
-    updates["format_changed_tree"] = bool(fmt.get("changed"))
-    return Outcome(route="fail" if lint["result"].failed else "pass", updates=updates)
+    runner = _gate_runner(ctx, watch_format=True)
+    fmt, lint = runner.run(("format", "lint"))
+    updates = _merge_gates(ctx.state, [fmt, lint])
+    updates["format_changed_tree"] = runner.format_changed_tree
+    return Outcome(route="fail" if lint.failed else "pass", updates=updates)
 
 
 def verify_build(ctx: StageContext) -> Outcome:
@@ -178,55 +177,24 @@ def verify_tests(ctx: StageContext) -> Outcome:
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
-    run = _run_gate(ctx, name, formatter_changed=ctx.state.get("format_changed_tree"))
-    result: GateResult = run["result"]
+    runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")))
+    (result,) = runner.run((name,))
     return Outcome(route="fail" if result.failed else "pass", updates=_merge_gates(ctx.state, [result]))
 
 
-def _run_gate(ctx: StageContext, name: str, formatter_changed: bool | None = None,
-              tree: str | None = None) -> dict[str, Any]:
-    """Run one gate, or reuse the coder's evidence for the same bytes
-    (``tree``: the tree's hash when the caller already knows it)."""
-    from stepkit.workspace import gates
-    from stepkit.workspace.gate_commands import resolve_command
-    from stepkit.workspace.scope import tree_hash
+def _gate_runner(ctx: StageContext, **options: Any):
+    """The step's gate runner: each result is a ``gate`` event of the run, and
+    the coder's own passing gates may stand in for a gate on the same bytes."""
+    from stepkit.workspace.gates import GateRunner
 
-    command, plugin = resolve_command(ctx.pm, name, ctx.project_dir, ctx.config)
-    # Hashing the tree costs git processes: only the formatter's run needs it
-    # (did it change the bytes the coder's gates saw?), and reuse checks it.
-    hash_around = name == "format" and command is not None
-    before = tree_hash(ctx.project_dir) if hash_around else None
-    reused = None if name == "format" or formatter_changed else _reusable(ctx, name, command, tree)
-    if reused is not None:
-        return {"result": reused}
-    timeouts = ctx.config.timeouts
-    result = gates.run_gate(
-        name, command, plugin, ctx.project_dir, ctx.log_dir(),
-        timeout=getattr(timeouts, name), no_output_timeout=timeouts.no_output, pm=ctx.pm,
+    coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
+    reusable = [GateResult.model_validate(raw) for raw in coder_gates] if ctx.config.reuse_coder_evidence else []
+    return GateRunner(
+        ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
+        on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
+        on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
+        reusable=reusable, reused_from="the coder's own gate", **options,
     )
-    if hash_around:
-        result.tree_hash = tree_hash(ctx.project_dir)
-    ctx.emit("gate", **result.model_dump(exclude={"evidence"}))
-    return {"result": result, "changed": hash_around and before != result.tree_hash}
-
-
-def _reusable(ctx: StageContext, name: str, command: str | None, tree: str | None) -> GateResult | None:
-    """The coder's own passing run of the same command on byte-identical files."""
-    if command is None or not ctx.config.reuse_coder_evidence:
-        return None
-    candidates = [GateResult.model_validate(raw) for raw in (ctx.state.get("coder_result") or {}).get("gates", [])]
-    candidates = [g for g in candidates if g.name == name and g.command == command and g.status == "pass"]
-    if not candidates:
-        return None
-    from stepkit.workspace.scope import tree_hash
-
-    current = tree or tree_hash(ctx.project_dir)
-    for gate in candidates:
-        if gate.tree_hash == current:
-            note = f"[reused: same tree {current[:12]}, run at {gate.started_at} by the coder's own gate]"
-            ctx.emit("gate_reused", gate=name, tree_hash=current)
-            return gate.model_copy(update={"evidence": f"{note}\n{gate.evidence}"})
-    return None
 
 
 def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:

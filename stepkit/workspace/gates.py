@@ -1,4 +1,9 @@
-"""The gate runner: run a verification command and record the evidence.
+"""The one gate runner: run the verification commands and record the evidence.
+
+:class:`GateRunner` is what every caller runs gates with: ``stepkit verify`` and
+``stepkit stage verify`` (:func:`run_gates`), the step's verify nodes and the
+built-in coder, which differ only in the options they pass (tree hashing,
+reuse, callbacks).
 
 Each gate's command runs through :func:`stepkit.workspace.process.run`: with the shell
 in the project directory, in its own process group, under a wall-clock limit
@@ -25,6 +30,7 @@ from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
 from stepkit.workspace.gate_commands import resolve_command
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
+from stepkit.workspace.scope.tree import file_ids, hash_ids, tree_hash
 
 
 def run_gates(
@@ -36,32 +42,120 @@ def run_gates(
     on_gate: Callable[[GateResult], None] | None = None,
     on_start: Callable[[str, str | None], None] | None = None,
 ) -> list[GateResult]:
-    """Run the requested gates in protocol order (format first, so the other
-    gates' evidence describes the formatted bytes).
+    """Run the requested gates in protocol order with a plain :class:`GateRunner`
+    (no tree hashing, no reuse); the arguments are the runner's."""
+    return GateRunner(pm, project_dir, config, log_dir, on_gate=on_gate, on_start=on_start).run(gates)
 
-    :param gates: the gates to run (any order; unknown names raise ValueError).
-    :param on_gate: called with each result as soon as its gate finished.
+
+class GateRunner:
+    """Runs gates in protocol order (format first, so the other gates'
+    evidence describes the formatted bytes) and records their evidence.
+
+    What it costs beyond the commands is opt-in, since hashing the tree
+    starts a git process:
+
+    - ``watch_format``: hash the tree before and after the formatter; its
+      result carries the hash of the tree it left, and
+      :attr:`format_changed_tree` says whether it changed the bytes.  The
+      formatter is recorded and never fails the step.
+    - ``stamp_passes``: stamp each passing gate with the hash of the tree it
+      left (so a later runner can reuse it); :attr:`tree_ids` keeps the file
+      ids behind the stamp of the last gate.
+    - ``reusable``: earlier passing results that stand in for a gate whose
+      command is the same and whose tree is byte-identical, their evidence
+      headed ``[reused: same tree …]``; never the formatter, and nothing once
+      the formatter changed the tree.
+
     :param on_start: called with ``(gate, command)`` before each gate runs.
-    :return: one :class:`GateResult` per gate, in run order.
+    :param on_gate: called with each result as soon as its gate ran.
+    :param on_reused: called with each reused result and the tree's hash.
+    :param reused_from: who ran the reusable results (named in the note).
+    :param format_changed_tree: the formatter already changed the tree
+        (in an earlier runner of the same step): reuse nothing.
     """
-    wanted = set(gates)
-    unknown = wanted - set(GATE_ORDER)
-    if unknown:
-        raise ValueError(f"unknown gate(s): {', '.join(sorted(unknown))}")
-    limits = config.timeouts
-    results = []
-    for gate in (g for g in GATE_ORDER if g in wanted):
-        command, plugin = resolve_command(pm, gate, Path(project_dir), config)
-        if on_start is not None:
-            on_start(gate, command)
+
+    def __init__(
+        self,
+        pm,
+        project_dir: Path,
+        config: Config,
+        log_dir: Path,
+        *,
+        on_start: Callable[[str, str | None], None] | None = None,
+        on_gate: Callable[[GateResult], None] | None = None,
+        on_reused: Callable[[GateResult, str], None] | None = None,
+        watch_format: bool = False,
+        stamp_passes: bool = False,
+        reusable: Iterable[GateResult] = (),
+        reused_from: str = "an earlier run",
+        format_changed_tree: bool = False,
+    ):
+        self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
+        self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
+        self.watch_format, self.stamp_passes = watch_format, stamp_passes
+        self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
+        self.reused_from = reused_from
+        #: the formatter changed the bytes the earlier results saw
+        self.format_changed_tree = format_changed_tree
+        #: file ids of the tree as the last gate left it, when it passed (``stamp_passes``)
+        self.tree_ids: dict[str, str] | None = None
+        self._tree: str | None = None  # the tree's hash now, when known without hashing again
+
+    def run(self, gates: Iterable[str] = GATE_ORDER) -> list[GateResult]:
+        """Run the requested gates (any order; unknown names raise ValueError).
+
+        :return: one :class:`GateResult` per gate, in run order.
+        """
+        wanted = set(gates)
+        unknown = wanted - set(GATE_ORDER)
+        if unknown:
+            raise ValueError(f"unknown gate(s): {', '.join(sorted(unknown))}")
+        return [self._run_one(gate) for gate in GATE_ORDER if gate in wanted]
+
+    def _run_one(self, name: str) -> GateResult:
+        """Run one gate, or reuse an earlier result of it."""
+        command, plugin = resolve_command(self.pm, name, self.project_dir, self.config)
+        reused = self._reuse(name, command)
+        if reused is not None:
+            return reused
+        watch = name == "format" and self.watch_format and command is not None
+        before = tree_hash(self.project_dir) if watch else None
+        if self.on_start is not None:
+            self.on_start(name, command)
+        limits = self.config.timeouts
         result = run_gate(
-            gate, command, plugin, project_dir, log_dir,
-            timeout=getattr(limits, gate), no_output_timeout=limits.no_output, pm=pm,
+            name, command, plugin, self.project_dir, self.log_dir,
+            timeout=getattr(limits, name), no_output_timeout=limits.no_output, pm=self.pm,
         )
-        results.append(result)
-        if on_gate is not None:
-            on_gate(result)
-    return results
+        self._tree = None  # a command ran: the tree may have changed
+        if watch:
+            result.tree_hash = self._tree = tree_hash(self.project_dir)
+            self.format_changed_tree = self.format_changed_tree or before != self._tree
+        if self.stamp_passes:
+            self.tree_ids = file_ids(self.project_dir) if result.status == "pass" else None
+            if self.tree_ids is not None:
+                result.tree_hash = self._tree = hash_ids(self.tree_ids)
+        if self.on_gate is not None:
+            self.on_gate(result)
+        return result
+
+    def _reuse(self, name: str, command: str | None) -> GateResult | None:
+        """An earlier passing run of the same command on byte-identical files."""
+        if name == "format" or command is None or self.format_changed_tree:
+            return None
+        candidates = [g for g in self.reusable if g.name == name and g.command == command]
+        if not candidates:
+            return None
+        if self._tree is None:
+            self._tree = tree_hash(self.project_dir)
+        for gate in candidates:
+            if gate.tree_hash == self._tree:
+                note = f"[reused: same tree {self._tree[:12]}, run at {gate.started_at} by {self.reused_from}]"
+                reused = gate.model_copy(update={"evidence": f"{note}\n{gate.evidence}"})
+                if self.on_reused is not None:
+                    self.on_reused(reused, self._tree)
+                return reused
+        return None
 
 
 def run_gate(

@@ -1,0 +1,38 @@
+"""Scope guard: what a step changed, undoing plan-repo edits, tamper flags.
+
+One module per job:
+
+- :mod:`~stepkit.workspace.scope.git`: the one place stepkit runs git;
+- :mod:`~stepkit.workspace.scope.tree`: the files as they are now (walking,
+  blob ids, :func:`file_ids`, :func:`tree_hash`);
+- :mod:`~stepkit.workspace.scope.snapshot`: the tree when the step started
+  (:class:`Snapshot`) and the object store of its bytes;
+- :mod:`~stepkit.workspace.scope.diff`: :func:`step_changes` (changed files,
+  diff and tamper flags in one look) and :func:`working_tree_changes` (the
+  same view of the work tree against HEAD, outside a run);
+- :mod:`~stepkit.workspace.scope.tamper`: the tamper flags of one file;
+- :mod:`~stepkit.workspace.scope.restore`: :func:`restore_plan_repo`.
+
+The plan repo is the harness's business: its files never count as changed
+files, never enter the diff and are never flagged; edits the coder makes
+there are undone by :func:`restore_plan_repo`.  The names below are the
+package's public API.
+"""
+
+from stepkit.workspace.scope.diff import StepChanges, step_changes, working_tree_changes
+from stepkit.workspace.scope.restore import restore_plan_repo
+from stepkit.workspace.scope.snapshot import Snapshot, take_snapshot
+from stepkit.workspace.scope.tree import (
+    EXCLUDED_DIRS,
+    changed_between,
+    file_ids,
+    hash_ids,
+    tree_hash,
+    walk_files,
+)
+
+__all__ = [
+    "EXCLUDED_DIRS", "Snapshot", "StepChanges", "changed_between", "file_ids", "hash_ids",
+    "restore_plan_repo", "step_changes", "take_snapshot", "tree_hash", "walk_files",
+    "working_tree_changes",
+]

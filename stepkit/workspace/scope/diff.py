@@ -1,0 +1,135 @@
+"""What the step changed since its snapshot: the changed files, the diff, the tamper flags.
+
+The plan repo is the harness's business: its files never count as changed
+files, never enter the diff and are never flagged.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import NamedTuple
+
+from stepkit.workspace.scope import git
+from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot, head_snapshot
+from stepkit.workspace.scope.tamper import file_flags
+from stepkit.workspace.scope.tree import (
+    EXCLUDED_DIRS,
+    blob_id,
+    is_excluded,
+    read_bytes,
+    text_of,
+    walk_files,
+)
+
+DIFF_MAX_CHARS = 200_000
+DIFF_FILE_MAX_CHARS = 40_000
+
+
+class StepChanges(NamedTuple):
+    """What the step changed since its snapshot (fields named as the run
+    state names them)."""
+
+    #: project-relative paths (sorted) whose content differs: modified, added
+    #: and deleted files, the plan repo excluded
+    changed_files: list[str]
+    #: unified diff (``a/`` before, ``b/`` now); binary or very large files are
+    #: named, not diffed; each file's diff is cut at DIFF_FILE_MAX_CHARS and the
+    #: whole at ``max_chars``, with a marker saying what was left out
+    diff: str
+    #: signs that verification was weakened, each naming its file: deleted test
+    #: files, new skip/xfail/ignore markers, loosened lint or coverage
+    #: configuration (lowered thresholds, new ignore/exclude entries, deleted configs)
+    tamper_flags: list[str]
+
+
+def step_changes(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHARS) -> StepChanges:
+    """The changed files, the step diff and the tamper flags from one look at
+    the tree: each changed file's before and now bytes are read once."""
+    project = Path(project_dir).resolve()
+    changes = _changes(before, project)
+    reader = BeforeReader(before)
+    parts: list[str] = []
+    flags: list[str] = []
+    total, truncated = 0, False
+    for index, (path, old_id, new_id) in enumerate(changes):
+        old = reader.read(old_id)
+        new = read_bytes(project / path) if new_id is not None else None
+        flags.extend(file_flags(path, old_id, new_id, old, new))
+        if truncated:
+            continue
+        piece = file_diff(path, old_id, new_id, old, new)
+        if total + len(piece) > max_chars:
+            parts.append(f"[... diff truncated: {len(changes) - index} more file(s) not shown ...]\n")
+            truncated = True
+            continue
+        parts.append(piece)
+        total += len(piece)
+    return StepChanges([path for path, _old, _new in changes], "".join(parts), flags)
+
+
+def working_tree_changes(project_dir: Path, plans_dir: Path) -> StepChanges:
+    """The work tree's changes against HEAD, seen as a run sees a step's
+    changes (plan repo left out, tamper flags raised); nothing outside git."""
+    before = head_snapshot(project_dir, plans_dir)
+    if before is None:
+        return StepChanges([], "", [])
+    return step_changes(before, project_dir)
+
+
+def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str | None]]:
+    """(path, id before, id now) of every changed file, sorted by path."""
+    if before.mode == "plan":
+        raise ValueError("a plan-only snapshot records no project files")
+    skip = before.plan_prefix()
+    if before.mode == "git":
+        old_ids = _git_before_ids(before, project)
+        new_ids = {rel: blob_id(project / rel) for rel in old_ids}
+    else:
+        now = {rel: (project / rel).lstat() for rel in walk_files(project, EXCLUDED_DIRS)}
+        old_ids = {rel: before.files.get(rel) for rel in set(now) | set(before.files)}
+        new_ids = {}
+        for rel in old_ids:
+            st = now.get(rel)
+            if st is None:
+                new_ids[rel] = None
+            elif before.stats.get(rel) == [st.st_size, st.st_mtime_ns]:
+                new_ids[rel] = old_ids[rel]
+            else:
+                new_ids[rel] = blob_id(project / rel)
+    return [(rel, old_ids[rel], new_ids[rel]) for rel in sorted(old_ids)
+            if old_ids[rel] != new_ids[rel] and not is_excluded(rel, skip)]
+
+
+def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:
+    """Ids before the step of every file that may have changed since."""
+    root = Path(before.git_root or project)
+    head, dirty = git.status(root, before.prefix)
+    if head == before.head:
+        # a file clean when the step started was as HEAD has it
+        return {**dirty, **before.files}
+    # the coder committed: whatever the commits touched may have changed too
+    candidates = set(dirty) | git.paths_between(root, before.head, head, before.prefix)
+    tracked = git.commit_ids(root, before.head, before.prefix) if before.head else {}
+    return {**{rel: tracked.get(rel) for rel in candidates}, **before.files}
+
+
+def file_diff(path: str, old_id: str | None, new_id: str | None,
+              old: bytes | None, new: bytes | None) -> str:
+    """The unified diff of one changed file (``old_id`` None: added, ``new_id`` None: deleted)."""
+    if old_id is not None and old is None:
+        return f"--- a/{path}\n+++ b/{path}\n[content before the step was not kept; file changed]\n"
+    old_text = text_of(old) if old is not None else ""
+    new_text = text_of(new) if new is not None else ""
+    if old_text is None or new_text is None:
+        return f"Binary or large file changed: {path}\n"
+    lines = difflib.unified_diff(
+        old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+        fromfile="/dev/null" if old_id is None else f"a/{path}",
+        tofile="/dev/null" if new_id is None else f"b/{path}",
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
+    if len(text) > DIFF_FILE_MAX_CHARS:
+        text = text[:DIFF_FILE_MAX_CHARS] + f"\n[... diff of {path} cut at {DIFF_FILE_MAX_CHARS} characters ...]\n"
+    return text

@@ -1,0 +1,176 @@
+"""The one place stepkit runs git.
+
+Every git process stepkit starts is spawned here, each with
+``GIT_OPTIONAL_LOCKS=0`` (a read never takes the index lock a user's git
+may be waiting for) and ``LC_ALL=C`` (stable output).  The readers return
+None (or an empty answer) when git is missing, the directory is not a work
+tree or the command failed: the callers then fall back to walking files.
+
+Paths git prints are relative to the work tree's root; :func:`project_rel`
+turns them into paths relative to the project, which may be a subdirectory
+of the work tree (its ``prefix``, ending in ``/``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def run(args: list[str], cwd: Path) -> bytes | None:
+    """``git ARGS`` in ``cwd``: its stdout, or None when it failed or git is missing."""
+    try:
+        proc = _spawn(args, cwd, check=False)
+    except OSError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def location(project: Path) -> tuple[str, str] | None:
+    """(work tree root, the project's prefix inside it), None outside git."""
+    out = run(["rev-parse", "--show-toplevel", "--show-prefix"], project)
+    if out is None:
+        return None
+    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    if not lines[0]:
+        return None
+    return lines[0], lines[1] if len(lines) > 1 else ""
+
+
+def head(root: Path) -> str | None:
+    """The commit HEAD names, None before the first commit (or outside git)."""
+    out = run(["rev-parse", "-q", "--verify", "HEAD"], root)
+    if out is None:
+        return None
+    return out.decode().strip() or None
+
+
+def status(root: Path, prefix: str) -> tuple[str | None, dict[str, str | None]]:
+    """HEAD (None before the first commit) and the project-relative paths git
+    sees as modified, staged, deleted or untracked, each with its id in HEAD
+    (None: not in HEAD)."""
+    out = run(["status", "--porcelain=v2", "-z", "--branch", "-uall", "--no-renames",
+               "--ignore-submodules=all"], root) or b""
+    commit = None
+    paths: dict[str, str | None] = {}
+    for entry in out.split(b"\0"):
+        kind = entry[:2]
+        if kind == b"# ":
+            key, _, value = entry[2:].partition(b" ")
+            if key == b"branch.oid" and value != b"(initial)":
+                commit = value.decode()
+            continue
+        if kind == b"1 ":  # 1 XY sub mH mI mW hH hI path
+            fields = entry.split(b" ", 8)
+            name, oid = fields[8], fields[6]
+        elif kind == b"u ":  # u XY sub m1 m2 m3 mW h1 h2 h3 path: stage 2 is HEAD's
+            fields = entry.split(b" ", 10)
+            name, oid = fields[10], fields[8]
+        elif kind == b"? ":
+            name, oid = entry[2:], None
+        else:
+            continue
+        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix)
+        if rel is None:
+            continue
+        # setdefault: a path both deleted from the index and untracked keeps
+        # the id of its tracked entry, which comes first
+        paths.setdefault(rel, oid.decode() if oid and oid.strip(b"0") else None)
+    return commit, paths
+
+
+def paths_between(root: Path, old: str | None, new: str | None, prefix: str) -> set[str]:
+    """Project-relative paths that differ between two commits (one of them
+    None: every path of the other)."""
+    if old and new:
+        out = run(["diff", "--name-only", "-z", "--no-renames", old, new], root)
+    else:
+        out = run(["ls-tree", "-r", "-z", "--name-only", new or old or "HEAD"], root)
+    paths = set()
+    for name in (out or b"").split(b"\0"):
+        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix)
+        if name and rel is not None:
+            paths.add(rel)
+    return paths
+
+
+def commit_ids(root: Path, commit: str, prefix: str) -> dict[str, str]:
+    """Project-relative path → blob id of every file in ``commit``."""
+    args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+    if prefix:
+        args += ["--", prefix.rstrip("/")]
+    ids = {}
+    for entry in (run(args, root) or b"").split(b"\0"):
+        if b"\t" not in entry:
+            continue
+        meta, name = entry.split(b"\t", 1)
+        kind, oid = meta.split()[1:3]
+        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix)
+        if kind == b"blob" and rel is not None:
+            ids[rel] = oid.decode()
+    return ids
+
+
+def index_ids(project: Path) -> tuple[dict[str, str], set[str]] | None:
+    """What the index knows of the project's files, in one git process:
+    (path → id of the files whose bytes match the index, the paths whose
+    bytes differ from it or that are untracked and not ignored), paths
+    relative to the project; None outside git."""
+    # -t tags each entry: H cached, C changed, R removed, M unmerged, ? other
+    out = run(["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"], project)
+    if out is None:
+        return None
+    ids: dict[str, str] = {}
+    dirty: set[str] = set()
+    for entry in out.split(b"\0"):
+        tag, _, rest = entry.partition(b" ")
+        meta, tab, name = rest.partition(b"\t")
+        if not tab:
+            if tag == b"?":
+                dirty.add(rest.decode("utf-8", "surrogateescape"))
+            continue
+        rel = name.decode("utf-8", "surrogateescape")
+        mode, oid = meta.split()[:2]
+        if tag in (b"C", b"R", b"M") and mode != b"160000":  # a submodule: its recorded commit
+            dirty.add(rel)
+        else:
+            ids[rel] = oid.decode()
+    for rel in dirty:
+        ids.pop(rel, None)
+    return ids, dirty
+
+
+def blob(root: Path, oid: str) -> bytes | None:
+    """The bytes of a blob in the repository at ``root``."""
+    return run(["cat-file", "blob", oid], root)
+
+
+def commit_all(project: Path, message: str, name: str, email: str) -> bool:
+    """Make ``project`` a git repository whose first commit holds all its files.
+
+    :return: False when git is not installed (nothing done).
+    :raises subprocess.CalledProcessError: a git command failed.
+    """
+    if shutil.which("git") is None:
+        return False
+    identity = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+                "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", message]):
+        _spawn(args, project, check=True, env=identity)
+    return True
+
+
+def _spawn(args: list[str], cwd: Path, check: bool,
+           env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=check,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})})
+
+
+def project_rel(repo_path: str, prefix: str) -> str | None:
+    """A path relative to the work tree as the project sees it (None: outside the project)."""
+    if prefix and not repo_path.startswith(prefix):
+        return None
+    return repo_path[len(prefix):]

@@ -1,0 +1,152 @@
+"""Tamper flags: signs in a step's changes that verification was weakened.
+
+Each flag names its file: a deleted test file, a new skip/xfail/ignore
+marker, a loosened lint or coverage configuration (a lowered or removed
+threshold, a new ignore/exclude entry, a deleted config).  Flags are for
+the sweep, the reviewer and the user to judge; they never fail a step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from stepkit.workspace.scope.tree import text_of
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|spec|specs|__tests__)/"
+    r"|(^|/)test_[^/]*\.(py|rb)$|_test\.(py|go|rb|exs)$|_spec\.rb$"
+    r"|\.(test|spec)\.[cm]?[jt]sx?$|(^|/)[^/]*Tests?\.(java|kt|cs|swift)$"
+)
+
+_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, re.compile(pattern)) for label, pattern in (
+        ("pytest skip/xfail marker", r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\("),
+        ("unittest skip", r"@unittest\.skip\w*|\bunittest\.skip\w*\(|\.skipTest\("),
+        ("skipped JS test", r"\b(it|test|describe)\.(skip|todo)\(|\bx(it|test|describe)\("),
+        ("JUnit @Disabled/@Ignore", r"@(Disabled|Ignore)\b"),
+        ("#[ignore]", r"#\[ignore\b"),
+        ("t.Skip", r"\bt\.Skip(Now|f)?\("),
+        ("# noqa", r"#\s*noqa\b"),
+        ("# type: ignore", r"#\s*type:\s*ignore"),
+        ("pylint disable", r"pylint:\s*disable"),
+        ("eslint-disable", r"eslint-disable"),
+        ("@ts-ignore/@ts-nocheck", r"@ts-(ignore|nocheck|expect-error)"),
+        ("pragma: no cover", r"pragma:\s*no\s*cover"),
+        ("//nolint", r"//\s*nolint\b"),
+    )
+)
+
+
+def file_flags(path: str, old_id: str | None, new_id: str | None,
+               old: bytes | None, new: bytes | None) -> list[str]:
+    """The tamper flags of one changed file (``old_id`` None: added, ``new_id``
+    None: deleted; ``old``, ``new``: its bytes before and now)."""
+    if new_id is None:
+        if _TEST_PATH.search(path):
+            return [f"deleted test file: {path}"]
+        if _is_quality_config(path):
+            return [f"deleted lint/coverage config: {path}"]
+        return []
+    old_text, new_text = text_of(old) if old_id else "", text_of(new)
+    if old_text is None or new_text is None:
+        return []
+    flags = _new_markers(path, old_text, new_text)
+    if _is_quality_config(path):
+        flags.extend(_loosened_config(path, old_text, new_text))
+    return flags
+
+
+def _new_markers(path: str, old: str, new: str) -> list[str]:
+    flags = []
+    for label, pattern in _MARKERS:
+        added = len(pattern.findall(new)) - len(pattern.findall(old))
+        if added > 0:
+            flags.append(f"new {label} in {path} (+{added})")
+    return flags
+
+
+_QUALITY_CONFIG = re.compile(
+    r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini|\.flake8|\.?ruff\.toml|\.coveragerc|\.?pylintrc"
+    r"|\.?mypy\.ini|pytest\.ini|package\.json|\.eslintrc(\.\w+)?|eslint\.config\.\w+"
+    r"|(jest|vitest)\.config\.\w+|\.golangci\.(yml|yaml|toml)|\.?clippy\.toml|codecov\.ya?ml"
+    r"|\.nycrc(\.\w+)?|\.c8rc(\.\w+)?|\.rubocop\.yml|phpstan\.neon(\.dist)?|phpunit\.xml(\.dist)?"
+    r"|\.swiftlint\.yml|detekt\.yml|tsconfig\.json)$"
+)
+# INI/TOML files that also hold unrelated settings: only these sections count
+_SHARED_CONFIG = re.compile(r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini)$")
+_QUALITY_SECTION = re.compile(
+    r"ruff|flake8|coverage|pylint|mypy|pytest|isort|black|bandit|pyright|pycodestyle|pydocstyle", re.IGNORECASE
+)
+_LOOSENING_KEY = re.compile(
+    r"ignore|exclude|omit|disable|skip|allow|noqa", re.IGNORECASE
+)
+_LOOSENING_VALUE = re.compile(r"[\"']off[\"']|:\s*off\b|[\"']?strict[\"']?\s*[:=]\s*false|--no-cov|-p\s+no:", re.IGNORECASE)
+_THRESHOLD = re.compile(
+    r"(?P<key>fail[_-]under|cov-fail-under|min(?:imum)?[_-]coverage|[\"']?(?:lines|branches|functions|statements)[\"']?)"
+    r"\s*[=:]\s*(?P<value>\d+(?:\.\d+)?)", re.IGNORECASE
+)
+_KEY_LINE = re.compile(r"^\s*[\"']?(?P<key>[\w.\-]+)[\"']?\s*[=:]")
+_SECTION_LINE = re.compile(r"^\s*\[+(?P<name>[^\]]+)\]+\s*$")
+
+
+def _is_quality_config(path: str) -> bool:
+    return bool(_QUALITY_CONFIG.search(path))
+
+
+def _loosened_config(path: str, old: str, new: str) -> list[str]:
+    flags = []
+    shared = bool(_SHARED_CONFIG.search(path))
+    before, after = _thresholds(old, shared), _thresholds(new, shared)
+    for key, value in sorted(before.items()):
+        if key not in after:
+            flags.append(f"coverage threshold removed in {path}: {key} was {value:g}")
+        elif after[key] < value:
+            flags.append(f"coverage threshold lowered in {path}: {key} {value:g} -> {after[key]:g}")
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag not in ("insert", "replace"):
+            continue
+        for index in range(j1, j2):
+            line = new_lines[index].strip()
+            if not line or line.startswith(("#", "//", ";")):
+                continue
+            section, key = _context(new_lines, index)
+            if shared and not _QUALITY_SECTION.search(section):
+                continue
+            if _LOOSENING_KEY.search(key) or _LOOSENING_VALUE.search(line):
+                flags.append(f"loosened lint/coverage config in {path}: {line[:120]}")
+    return flags
+
+
+def _thresholds(text: str, shared: bool) -> dict[str, float]:
+    found: dict[str, float] = {}
+    section = ""
+    for line in text.splitlines():
+        header = _SECTION_LINE.match(line)
+        if header:
+            section = header.group("name")
+            continue
+        if shared and not _QUALITY_SECTION.search(section) and "cov-fail-under" not in line:
+            continue
+        for match in _THRESHOLD.finditer(line):
+            key = match.group("key").strip("\"'").lower().replace("-", "_")
+            found[key] = max(found.get(key, 0.0), float(match.group("value")))
+    return found
+
+
+def _context(lines: list[str], index: int) -> tuple[str, str]:
+    """(section header, nearest key) governing line ``index``: a list item
+    belongs to the key that opened the list above it."""
+    section = key = ""
+    for line in reversed(lines[: index + 1]):
+        if not key:
+            match = _KEY_LINE.match(line)
+            if match:
+                key = match.group("key")
+        header = _SECTION_LINE.match(line)
+        if header:
+            section = header.group("name")
+            break
+    return section, key

@@ -1,0 +1,118 @@
+"""The project's files as they are now: walking them, their ids, the tree hash.
+
+A file's id is its git blob id (sha1 of ``blob <size>\\0<bytes>``), so an id
+git recorded and one computed from the bytes compare.  :func:`file_ids` and
+:func:`tree_hash` are what the read-only checks and the gate runner's reuse
+compare: equal hashes mean the gates would see byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from stepkit.workspace.scope import git
+
+#: Directories never walked outside git (caches, dependencies, build output).
+EXCLUDED_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".stepkit", "node_modules", "__pycache__", ".venv", "venv",
+    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".idea",
+    ".next", ".cache", "target", "build", "dist",
+})
+#: Never the step's changes, even when git tracks or does not ignore them.
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".stepkit"})
+TEXT_LIMIT = 1_000_000  # larger files are named, not read as text
+
+
+def file_ids(project_dir: Path) -> dict[str, str]:
+    """``{path: content id}`` of the tracked and untracked non-ignored files
+    (all files outside git, minus :data:`EXCLUDED_DIRS`), ``.stepkit/`` and
+    caches left out.  Two maps compare equal when the files are byte-identical."""
+    project = Path(project_dir).resolve()
+    listing = git.index_ids(project)
+    ids: dict[str, str | None]
+    if listing is not None:
+        clean, dirty = listing
+        ids = {**clean, **{rel: blob_id(project / rel) for rel in dirty if not is_excluded(rel, None)}}
+    else:
+        ids = {rel: blob_id(project / rel) for rel in walk_files(project, EXCLUDED_DIRS)}
+    return {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel, None)}
+
+
+def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Paths added, removed or changed between two :func:`file_ids` maps, sorted."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+def tree_hash(project_dir: Path) -> str:
+    """One hash of :func:`file_ids`: equal hashes mean the gates would see
+    byte-identical files."""
+    return hash_ids(file_ids(project_dir))
+
+
+def hash_ids(ids: dict[str, str]) -> str:
+    """The :func:`tree_hash` of a :func:`file_ids` map already taken."""
+    digest = hashlib.sha256()
+    for rel, blob in sorted(ids.items()):
+        digest.update(f"{rel}\0{blob}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> list[str]:
+    """Relative posix paths of the files (and symlinks) under ``root``."""
+    if not root.is_dir():
+        return []
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in excluded)
+        base = Path(dirpath)
+        found.extend((base / name).relative_to(root).as_posix() for name in filenames)
+    return sorted(found)
+
+
+def is_excluded(rel: str, plan_prefix: str | None) -> bool:
+    """Never the step's changes: ``.stepkit/``, cache directories, and the plan
+    repo when ``plan_prefix`` (its project-relative prefix, ``""`` for the
+    project itself) is given."""
+    # in git mode too: a project without a .gitignore still has __pycache__ after its tests
+    if rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1]):
+        return True
+    return plan_prefix is not None and (plan_prefix == "" or rel.startswith(plan_prefix))
+
+
+def data_id(data: bytes) -> str:
+    """The git blob id of ``data``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def blob_id(path: Path) -> str | None:
+    """Git blob id of a file (of the link text for a symlink), None if absent."""
+    try:
+        if path.is_symlink():
+            return data_id(os.readlink(path).encode("utf-8", "surrogateescape"))
+        digest = hashlib.sha1()
+        with path.open("rb") as fh:
+            digest.update(b"blob %d\0" % os.fstat(fh.fileno()).st_size)
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+        return None
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """A file's bytes (a symlink's link text), None if unreadable."""
+    try:
+        if path.is_symlink():
+            return os.readlink(path).encode("utf-8", "surrogateescape")
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def text_of(data: bytes | None) -> str | None:
+    """Decoded text, or None for binary or too large content."""
+    if data is None or len(data) > TEXT_LIMIT or b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", "replace")
