@@ -100,6 +100,12 @@ def test_script_routes_loop_and_checkpoint(project):
     assert recorder.calls[-1] == ("run", "STEP_COMPLETE", 0)
 
 
+def test_the_engine_returns_the_public_run_result_itself(project):
+    result = run(project, {"a": script("go", next="end_success")})
+    assert type(result) is stepkit.RunResult is RunResult
+    assert result.to_json()["outcome"] == "STEP_COMPLETE"
+
+
 def test_checkpoint_says_started_while_a_node_runs(project):
     result = run(project, {"peek": script("peek_checkpoint", next="end_success")})
     assert result.state["seen"] == {"node": "peek", "phase": "started", "status": "running"}

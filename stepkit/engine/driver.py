@@ -46,13 +46,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
 from stepkit.graph.model import Graph, Node, render_template
 from stepkit.pluginmanager import first_answer
-from stepkit.records import Outcome, Paused, Question, StageContext, StageFault, Usage
+from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
 from stepkit.workspace.process import own_group, signal_group
 
 PAUSED_EXIT = 5
@@ -60,18 +58,6 @@ PAUSED_EXIT = 5
 INTERRUPT_GRACE_S = 5.0
 
 StageRunner = Callable[[str, StageContext], Outcome]
-
-
-class RunResult(BaseModel):
-    """How a run (or a resumed run) ended: a sentinel or ``PAUSED``."""
-
-    outcome: str
-    exit_code: int
-    run_id: str
-    output: str
-    state: dict[str, Any]
-    pending: dict[str, Any] | None = None
-    run_dir: str = ""
 
 
 class RunInterrupted(KeyboardInterrupt):
