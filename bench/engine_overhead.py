@@ -58,7 +58,7 @@ def run() -> dict:
     from stepkit.config import Config
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
-    from stepkit.graph.model import load_graph
+    from stepkit.graph.load import load_graph
     from stepkit.pluginmanager import get_plugin_manager
 
     per_node = []

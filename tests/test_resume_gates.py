@@ -19,6 +19,7 @@ import stepkit.protocol.nodes
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
 from stepkit.cli import main
 from stepkit.errors import UsageError
+from stepkit.graph.nodes import EndNode, ScriptNode
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.graphs import load_protocol_graph
 
@@ -42,9 +43,9 @@ UPDATES = {
 @pytest.fixture(autouse=True)
 def stub_steprunner(monkeypatch):
     for node in load_protocol_graph().nodes.values():
-        if node.call:
+        if isinstance(node, ScriptNode):
             monkeypatch.setattr(stepkit.protocol.nodes, node.call.split(":")[1], scripted)
-        if node.render:
+        if isinstance(node, EndNode) and node.render:
             monkeypatch.setattr(stepkit.protocol.nodes, node.render.split(":")[1], render_plain)
 
 

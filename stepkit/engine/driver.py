@@ -48,7 +48,17 @@ from typing import Any
 
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
-from stepkit.graph.model import Graph, Node, render_template
+from stepkit.graph.model import Graph
+from stepkit.graph.nodes import (
+    ApprovalNode,
+    AskNode,
+    EndNode,
+    InputNode,
+    Node,
+    ScriptNode,
+    WorkNode,
+)
+from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
 from stepkit.workspace.process import own_group, signal_group
@@ -194,7 +204,7 @@ def resume_run(
         visits = checkpoint["visits"]
         visits[node_id] = max(0, visits.get(node_id, 1) - 1)  # it is entered again below
         node = graph.nodes[node_id]
-        if pending or node.rerun_on_resume:
+        if pending or not isinstance(node, WorkNode) or node.rerun_on_resume:
             current = node_id
         else:
             reason = node.interrupted_reason or (
@@ -256,7 +266,7 @@ class _Engine:
         try:
             while True:
                 node = self.graph.nodes[current]
-                if node.kind == "end":
+                if isinstance(node, EndNode):
                     return self._end(node)
                 failure = self._entry_failure(node)
                 if failure:
@@ -304,7 +314,7 @@ class _Engine:
     def _run_node(self, node: Node) -> str:
         nid = node.id
         started = self._enter(node)
-        if node.kind in ("approval", "input"):
+        if isinstance(node, AskNode):
             step = self._ask_node(node)
         else:
             step = self._call_node(node)
@@ -326,9 +336,9 @@ class _Engine:
 
     # -- script and stage nodes -----------------------------------------------
 
-    def _call_node(self, node: Node) -> _Step:
+    def _call_node(self, node: WorkNode) -> _Step:
         nid = node.id
-        if node.kind == "script":
+        if isinstance(node, ScriptNode):
             fn = node.function
         else:
             runner = self._stage_runner
@@ -377,7 +387,7 @@ class _Engine:
         updates.setdefault("failure_reason", f"node {nid} faulted: {text}")
         return _Step(self.graph.failure_node, "failure", updates, usage)
 
-    def _route(self, node: Node, result: Any) -> _Step:
+    def _route(self, node: WorkNode, result: Any) -> _Step:
         if not isinstance(result, Outcome):
             raise _BadOutcome(f"node {node.id} returned {type(result).__name__}, not an Outcome")
         expected = ", ".join(repr(k) for k in node.routes) or "none (it has only next)"
@@ -389,7 +399,7 @@ class _Engine:
             return _Step(node.routes[result.route], result.route, result.updates)
         raise _BadOutcome(f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})")
 
-    def _timeout_for(self, node: Node) -> tuple[float, bool]:
+    def _timeout_for(self, node: WorkNode) -> tuple[float, bool]:
         remaining = self._remaining()
         if node.timeout is not None and node.timeout < remaining:
             return node.timeout, False
@@ -429,15 +439,16 @@ class _Engine:
         self.run.event("answered", node=question.node, plugin=plugin)
         return str(answer), plugin
 
-    def _ask_node(self, node: Node) -> _Step:
+    def _ask_node(self, node: AskNode) -> _Step:
         nid = node.id
+        approval = isinstance(node, ApprovalNode)
         question = Question(
             node=nid,
             kind=node.kind,
-            text=render_template(node.question or "", self.state),
-            options=node.options,
-            allow_other=bool(node.on_other or node.other_as),
-            non_empty=node.non_empty,
+            text=render_template(node.question, self.state),
+            options=node.options if approval else [],
+            allow_other=approval and bool(node.on_other or node.other_as),
+            non_empty=isinstance(node, InputNode) and node.non_empty,
         )
         try:
             answer, plugin = self._ask(question)
@@ -447,10 +458,11 @@ class _Engine:
             reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
             return _Step(self.graph.failure_node, "failure", {"failure_reason": reason, "last_fault_node": nid})
         recorded = {f"{nid}_answer": answer}
-        if node.kind == "input":
+        if isinstance(node, InputNode):
             if node.non_empty and not answer.strip():
                 raise _Rejected(question, "an empty answer is not accepted")
-            return _Step(node.next or "", "next", {node.key or nid: answer, **recorded}, plugin=plugin)
+            return _Step(node.next, "next", {node.key: answer, **recorded}, plugin=plugin)
+        assert isinstance(node, ApprovalNode)
         choice = _match(answer, node.options) or node.other_as
         if choice is not None:
             return _Step(node.routes[choice], choice, {**node.updates.get(choice, {}), **recorded}, plugin=plugin)
@@ -478,7 +490,7 @@ class _Engine:
 
     # -- end nodes -------------------------------------------------------------
 
-    def _end(self, node: Node) -> RunResult:
+    def _end(self, node: EndNode) -> RunResult:
         nid = node.id
         ending = node.ending(self.state)
         sentinel = ending.sentinel
