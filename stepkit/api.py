@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from stepkit.config import resolve_project_dir
-from stepkit.engine.driver import RunInterrupted, StageRunner
+from stepkit.engine.driver import StageRunner
+from stepkit.engine.interrupts import RunInterrupted
 from stepkit.errors import UsageError
 from stepkit.records import GateResult, RunResult
 

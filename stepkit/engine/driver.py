@@ -36,9 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,53 +43,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from stepkit.engine.asking import answer_route, pending_record, question_for
+from stepkit.engine.interrupts import NodeTimeout, RunInterrupted, call_with_timeout
+from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
 from stepkit.graph.model import Graph
-from stepkit.graph.nodes import (
-    ApprovalNode,
-    AskNode,
-    EndNode,
-    InputNode,
-    Node,
-    ScriptNode,
-    WorkNode,
-)
+from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
-from stepkit.workspace.process import own_group, signal_group
-
-PAUSED_EXIT = 5
-#: Seconds an interrupted node gets to clean up after its commands got SIGINT.
-INTERRUPT_GRACE_S = 5.0
 
 StageRunner = Callable[[str, StageContext], Outcome]
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run: the checkpoint was saved as ``interrupted``."""
-
-    def __init__(self, run_id: str, project_dir: str):
-        super().__init__(run_id)
-        self.run_id = run_id
-        self.project_dir = project_dir
-
-    @property
-    def resume_command(self) -> str:
-        return resume_command(self.run_id, self.project_dir)
-
-
-class _NodeTimeout(Exception):
-    pass
-
-
-class _Rejected(Paused):
-    """The answer given does not fit the question: pause and ask again."""
-
-    def __init__(self, question: Question, note: str):
-        super().__init__(question)
-        self.note = note
 
 
 class _BadOutcome(Exception):
@@ -216,30 +178,6 @@ def resume_run(
     return engine.drive(current)
 
 
-def resume_command(run_id: str, project_dir: str) -> str:
-    """The command that continues ``run_id``."""
-    return f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)}"
-
-
-def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
-    """What a paused run prints: the question, the options and the exact
-    command that answers it."""
-    node, options = pending["node"], pending.get("options") or []
-    resume = f"{resume_command(run_id, project_dir)} --answer"
-    lines = ["PAUSED", f"Run {run_id} is waiting for an answer at {node}:", "", pending["question"], ""]
-    if pending.get("note"):
-        lines[1:1] = [f"The answer was not accepted: {pending['note']}."]
-    if options:
-        extra = " (or free text)" if pending.get("allow_other") else ""
-        lines.append(f"Options: {', '.join(options)}{extra}")
-        lines.append("Answer with one of:")
-        lines.extend(f'  {resume} "{option}"' for option in options)
-    else:
-        lines.append("Answer with:")
-        lines.append(f'  {resume} "<your answer>"')
-    return "\n".join(lines)
-
-
 class _Engine:
     def __init__(self, graph: Graph, run: RunDir, pm: Any, settings: dict[str, Any], config: Any,
                  stage_runner: StageRunner):
@@ -357,14 +295,14 @@ class _Engine:
             timeout, run_limited = self._timeout_for(node)
             is_fault, fault_updates = False, {}
             try:
-                result = _call_with_timeout(fn, ctx, timeout, nid)
+                result = call_with_timeout(fn, ctx, timeout, nid)
                 step = self._route(node, result)
                 step.usage = ctx.usage.since(run_usage)
                 return step
             except Paused:
                 self._apply({}, ctx.usage.since(run_usage))
                 raise
-            except _NodeTimeout:
+            except NodeTimeout:
                 if run_limited:
                     reason = f"run timed out after {_secs(self.graph.timeout)} s"
                     self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
@@ -441,15 +379,7 @@ class _Engine:
 
     def _ask_node(self, node: AskNode) -> _Step:
         nid = node.id
-        approval = isinstance(node, ApprovalNode)
-        question = Question(
-            node=nid,
-            kind=node.kind,
-            text=render_template(node.question, self.state),
-            options=node.options if approval else [],
-            allow_other=approval and bool(node.on_other or node.other_as),
-            non_empty=isinstance(node, InputNode) and node.non_empty,
-        )
+        question = question_for(node, self.state)
         try:
             answer, plugin = self._ask(question)
         except Paused:
@@ -457,29 +387,12 @@ class _Engine:
         except Exception as exc:  # noqa: BLE001 - a broken ask plugin ends the run visibly
             reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
             return _Step(self.graph.failure_node, "failure", {"failure_reason": reason, "last_fault_node": nid})
-        recorded = {f"{nid}_answer": answer}
-        if isinstance(node, InputNode):
-            if node.non_empty and not answer.strip():
-                raise _Rejected(question, "an empty answer is not accepted")
-            return _Step(node.next, "next", {node.key: answer, **recorded}, plugin=plugin)
-        assert isinstance(node, ApprovalNode)
-        choice = _match(answer, node.options) or node.other_as
-        if choice is not None:
-            return _Step(node.routes[choice], choice, {**node.updates.get(choice, {}), **recorded}, plugin=plugin)
-        if node.on_other and answer.strip():
-            updates = {**node.updates.get("other", {}), **recorded}
-            if node.other_key:
-                updates[node.other_key] = answer
-            return _Step(node.on_other, "other", updates, plugin=plugin)
-        raise _Rejected(question, f"{answer!r} is not one of the options")  # ask again
+        target, key, updates = answer_route(node, question, answer)
+        return _Step(target, key, updates, plugin=plugin)
 
     def _pause(self, paused: Paused) -> RunResult:
         question = paused.question
-        pending = {"node": question.node, "kind": question.kind, "question": question.text,
-                   "options": question.options, "allow_other": question.allow_other,
-                   "non_empty": question.non_empty}
-        if isinstance(paused, _Rejected):
-            pending["note"] = paused.note
+        pending = pending_record(paused)
         output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
         self.cp.update(status="paused", pending=pending, outcome="PAUSED", exit_code=PAUSED_EXIT, output=output)
         self._save()
@@ -560,83 +473,6 @@ class _Engine:
             pending=cp.get("pending"),
             run_dir=str(self.run.path),
         )
-
-
-def _call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str) -> Any:
-    """Call ``fn(ctx)`` in a worker thread and wait at most ``timeout`` seconds.
-
-    A timed-out call cannot be killed: its thread is abandoned (a daemon; the
-    stage's own subprocesses carry their own time limits).  The wait is in
-    the main thread, so Ctrl-C still interrupts it; the commands the node
-    started are then stopped (:func:`_stop_commands`).
-    """
-    if timeout <= 0:
-        raise _NodeTimeout()
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn(ctx)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True)
-    before = _child_groups()
-    thread.start()
-    try:
-        thread.join(timeout)
-    except KeyboardInterrupt:
-        _stop_commands(thread, before)
-        raise
-    if thread.is_alive():
-        raise _NodeTimeout()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _stop_commands(worker: threading.Thread, before: set[int]) -> None:
-    """Ctrl-C during a node: stop the commands it started.
-
-    Gates, coders and reviewers run their commands in a new session, so the
-    terminal's SIGINT never reaches them and, unstopped, they outlive stepkit
-    (a coder still editing the tree after "interrupted").  Each process group
-    led by a child started during the node gets the SIGINT the terminal
-    would have sent; the node gets :data:`INTERRUPT_GRACE_S` to clean up
-    after its commands; what is left gets SIGKILL.
-    """
-    groups = _child_groups() - before
-    for group in groups:
-        signal_group(group, signal.SIGINT)
-    if groups:
-        try:
-            worker.join(INTERRUPT_GRACE_S)
-        except KeyboardInterrupt:
-            pass  # a second Ctrl-C: stop waiting
-    for group in groups & _child_groups():
-        signal_group(group, signal.SIGKILL)
-
-
-def _child_groups() -> set[int]:
-    """The process groups this process's own children lead (Linux
-    ``/proc/self/task/*/children``; elsewhere none are known)."""
-    children: set[int] = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return children
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/children", encoding="ascii") as fh:
-                children.update(int(pid) for pid in fh.read().split())
-        except OSError:
-            continue
-    return {pid for pid in children if own_group(pid)}
-
-
-def _match(answer: str, options: list[str]) -> str | None:
-    wanted = answer.strip().casefold()
-    return next((option for option in options if option.casefold() == wanted), None)
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:
