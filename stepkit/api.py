@@ -111,9 +111,9 @@ def resume_run(
     store = RunStore(project)
     run = store.open(run_id) if run_id else store.latest_unfinished()
     checkpoint = run.load()
-    _rebase(checkpoint.setdefault("settings", {}), project)
+    _rebase(checkpoint.settings, project)
     config = load_config(project)
-    the_graph = _load_graph(checkpoint.get("graph"), config)
+    the_graph = _load_graph(checkpoint.graph, config)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.engine.asking import answer_route, pending_record, question_for
+from stepkit.engine.checkpoint import Checkpoint
 from stepkit.engine.interrupts import NodeTimeout, RunInterrupted, call_with_timeout
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
@@ -87,32 +88,9 @@ def start_run(
     :param stage_runner: runs stage nodes (the engine knows no stage).
     :raises RunInterrupted: Ctrl-C; the checkpoint is saved as interrupted.
     """
-    engine = _Engine(graph, run, pm, settings, config, stage_runner)
-    now = _now()
-    engine.cp = {
-        "run_id": run.run_id,
-        "graph": graph.source,
-        "graph_name": graph.name,
-        "settings": settings,
-        "status": "running",
-        "node": None,
-        "phase": None,
-        "next": graph.start,
-        "visits": {},
-        "path": [],
-        "edges": [],
-        "pending": None,
-        "outcome": None,
-        "exit_code": None,
-        "output": None,
-        "started_at": now,
-        "updated_at": now,
-        "finished_at": None,
-        "active_s": 0.0,
-        "pid": os.getpid(),
-        "resumes": 0,
-        "state": _plain(state),
-    }
+    checkpoint = Checkpoint.start(run.run_id, graph.source, graph.name, graph.start, settings,
+                                  _plain(state), _now(), os.getpid())
+    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
     engine.run.event("run_started", graph=graph.source, start=graph.start)
     return engine.drive(graph.start)
 
@@ -122,7 +100,7 @@ def resume_run(
     run: RunDir,
     pm: Any,
     config: Any,
-    checkpoint: dict[str, Any],
+    checkpoint: Checkpoint,
     answer: str | None,
     stage_runner: StageRunner,
 ) -> RunResult:
@@ -137,33 +115,33 @@ def resume_run(
         for a run that is not waiting for one, or the graph lost the node.
     """
     run_id = run.run_id
-    status = checkpoint.get("status")
+    status = checkpoint.status
     if status == "finished":
-        raise UsageError(f"run {run_id} already finished ({checkpoint.get('outcome')}); start a new run")
+        raise UsageError(f"run {run_id} already finished ({checkpoint.outcome}); start a new run")
     if is_live(checkpoint):
-        raise UsageError(f"run {run_id} is still running (pid {checkpoint.get('pid')})")
-    node_id = checkpoint.get("node")
-    pending = checkpoint.get("pending") if status == "paused" else None
+        raise UsageError(f"run {run_id} is still running (pid {checkpoint.pid})")
+    node_id = checkpoint.node
+    pending = checkpoint.pending if status == "paused" else None
     if answer is not None and not pending:
         raise UsageError(f"run {run_id} is not waiting for an answer (it was {status} at {node_id}); "
                          "resume it without --answer")
-    for name in filter(None, (node_id, checkpoint.get("next"))):
+    for name in filter(None, (node_id, checkpoint.next)):
         if name not in graph.nodes:
             raise UsageError(f"run {run_id}: its graph ({graph.source}) has no node '{name}' any more")
 
-    settings = checkpoint["settings"]
+    settings = checkpoint.settings
     settings["answers"] = dict(settings.get("answers") or {})
     if answer is not None:
         settings["answers"][pending["node"]] = answer
-    engine = _Engine(graph, run, pm, settings, config, stage_runner)
-    engine.cp = checkpoint
-    checkpoint.update(status="running", pending=None, outcome=None, exit_code=None, output=None,
-                      pid=os.getpid(), resumes=int(checkpoint.get("resumes", 0)) + 1)
+    checkpoint.status, checkpoint.pending, checkpoint.pid = "running", None, os.getpid()
+    checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
+    checkpoint.resumes += 1
+    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
 
-    if node_id is None or checkpoint.get("phase") == "finished":
-        current = checkpoint.get("next") or graph.start
+    if node_id is None or checkpoint.phase == "finished":
+        current = checkpoint.next or graph.start
     else:
-        visits = checkpoint["visits"]
+        visits = checkpoint.visits
         visits[node_id] = max(0, visits.get(node_id, 1) - 1)  # it is entered again below
         node = graph.nodes[node_id]
         if pending or not isinstance(node, WorkNode) or node.rerun_on_resume:
@@ -180,26 +158,26 @@ def resume_run(
 
 class _Engine:
     def __init__(self, graph: Graph, run: RunDir, pm: Any, settings: dict[str, Any], config: Any,
-                 stage_runner: StageRunner):
+                 stage_runner: StageRunner, checkpoint: Checkpoint):
         self.graph = graph
         self.run = run
         self.pm = pm
         self.settings = settings
         self.config = config
         self._stage_runner = stage_runner
-        self.cp: dict[str, Any] = {}
+        self.cp = checkpoint
         self._session_start = time.monotonic()
         self._active_base = 0.0
         self._attempt = 0
 
     @property
     def state(self) -> dict[str, Any]:
-        return self.cp["state"]
+        return self.cp.state
 
     # -- the loop --------------------------------------------------------------
 
     def drive(self, current: str) -> RunResult:
-        self._active_base = float(self.cp.get("active_s") or 0.0)
+        self._active_base = self.cp.active_s
         self._session_start = time.monotonic()
         try:
             while True:
@@ -216,9 +194,9 @@ class _Engine:
                 except Paused as paused:
                     return self._pause(paused)
         except KeyboardInterrupt:
-            self.cp["status"] = "interrupted"
+            self.cp.status = "interrupted"
             self._save()
-            self.run.event("interrupted", node=self.cp.get("node"), phase=self.cp.get("phase"))
+            self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase)
             raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", "."))) from None
         finally:
             self.run.close()
@@ -226,7 +204,7 @@ class _Engine:
     def _entry_failure(self, node: Node) -> tuple[str, str] | None:
         if self._remaining() <= 0:
             return "run timeout", f"run timed out after {_secs(self.graph.timeout)} s"
-        visits = self.cp["visits"].get(node.id, 0) + 1
+        visits = self.cp.visits.get(node.id, 0) + 1
         cap = self.graph.max_loop_iterations
         if visits > cap:
             return "loop cap", f"node {node.id} entered {visits} times (loop cap {cap})"
@@ -235,14 +213,14 @@ class _Engine:
     def fail_over(self, node_id: str, key: str, reason: str) -> None:
         """An engine-level failure: record it and head for the failure node."""
         self.state["failure_reason"] = reason
-        self.cp["edges"].append([node_id, self.graph.failure_node, key])
+        self.cp.edges.append([node_id, self.graph.failure_node, key])
         self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
 
     def _enter(self, node: Node) -> float:
         """Checkpoint and announce that ``node`` starts; return its start time."""
-        visit = self.cp["visits"].get(node.id, 0) + 1
-        self.cp["visits"][node.id] = visit
-        self.cp.update(node=node.id, phase="started", next=None, status="running")
+        cp = self.cp
+        visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
+        cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
         self._save()
         self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
         self._notify("stepkit_node_started", run_id=self.run.run_id, node=node.id, kind=node.kind,
@@ -258,9 +236,9 @@ class _Engine:
             step = self._call_node(node)
         duration = round(time.monotonic() - started, 4)
         self._apply(step.updates, step.usage)
-        self.cp["path"].append(nid)
-        self.cp["edges"].append([nid, step.target, step.key])
-        self.cp.update(phase="finished", next=step.target)
+        self.cp.path.append(nid)
+        self.cp.edges.append([nid, step.target, step.key])
+        self.cp.phase, self.cp.next = "finished", step.target
         self._save()
         event: dict[str, Any] = {"node": nid, "route": step.key, "to": step.target, "duration_s": duration}
         if step.usage is not None and step.usage != Usage():
@@ -394,7 +372,8 @@ class _Engine:
         question = paused.question
         pending = pending_record(paused)
         output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
-        self.cp.update(status="paused", pending=pending, outcome="PAUSED", exit_code=PAUSED_EXIT, output=output)
+        cp = self.cp
+        cp.status, cp.pending, cp.outcome, cp.exit_code, cp.output = "paused", pending, "PAUSED", PAUSED_EXIT, output
         self._save()
         self.run.event("paused", node=question.node, question=question.text, options=question.options)
         self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome="PAUSED",
@@ -420,9 +399,10 @@ class _Engine:
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
         self._apply({}, ctx.usage.since(seed))
-        self.cp["path"].append(nid)
-        self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=ending.exit_code,
-                       output=text, finished_at=_now())
+        cp = self.cp
+        cp.path.append(nid)
+        cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
+        cp.output, cp.finished_at = text, _now()
         self.run.write_output(text)
         self._save()
         duration = round(time.monotonic() - started, 4)
@@ -451,9 +431,9 @@ class _Engine:
 
     def _save(self) -> None:
         # the live settings keep any secret a spec needs; the stored copy does not
-        self.cp["settings"] = redacted(self.settings)
-        self.cp["active_s"] = round(self._active_s(), 3)
-        self.cp["updated_at"] = _now()
+        self.cp.settings = redacted(self.settings)
+        self.cp.active_s = round(self._active_s(), 3)
+        self.cp.updated_at = _now()
         self.run.save(self.cp)
 
     def _notify(self, hook: str, **kwargs: Any) -> None:
@@ -465,12 +445,12 @@ class _Engine:
     def _result(self) -> RunResult:
         cp = self.cp
         return RunResult(
-            outcome=cp["outcome"],
-            exit_code=cp["exit_code"],
+            outcome=cp.outcome,
+            exit_code=cp.exit_code,
             run_id=self.run.run_id,
-            output=cp["output"] or "",
-            state=cp["state"],
-            pending=cp.get("pending"),
+            output=cp.output or "",
+            state=cp.state,
+            pending=cp.pending,
             run_dir=str(self.run.path),
         )
 
