@@ -163,3 +163,13 @@ def write_graph(directory: Path, nodes: dict[str, Any], name: str = "g.yaml", **
     path = directory / name
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
+
+
+def add_history(ctx: StageContext) -> Outcome:
+    """Add one item, ``"<node>"``, to the ``history`` list (the graph appends it)."""
+    return Outcome(updates={"history": [ctx.node]})
+
+
+def whole_history(ctx: StageContext) -> Outcome:
+    """Return ``history`` as one string: not what an append field takes."""
+    return Outcome(updates={"history": ctx.node})

@@ -153,6 +153,7 @@ def test_gate_user_review_revise_asks_get_revision_then_loops_back(project):
     back = resume(project, at_review.run_id, "rename slug to slugify")
     assert_paused_at(back, "gate_user_review")  # the earlier "revise" is not reused
     assert back.state["fix_instructions"] == "rename slug to slugify"
+    assert back.state["fix_history"] == ["revision requested: rename slug to slugify"]
     assert back.state["stages_run"].count("implement") == 2
     done = resume(project, at_review.run_id, "approve")
     assert done.exit_code == 0

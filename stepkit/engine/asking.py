@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from stepkit.graph.nodes import ApprovalNode, AskNode, InputNode
-from stepkit.graph.templates import render_template
+from stepkit.graph.templates import render_template, render_values
 from stepkit.records import Paused, Question
 
 
@@ -31,25 +31,31 @@ def question_for(node: AskNode, state: dict[str, Any]) -> Question:
     )
 
 
-def answer_route(node: AskNode, question: Question, answer: str) -> tuple[str, str, dict[str, Any]]:
+def answer_route(node: AskNode, question: Question, answer: str,
+                 state: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """Where ``answer`` takes the run: the target node, the route key the
-    checkpoint records, and the state updates (the answer itself is always
-    kept as ``<node>_answer``).
+    checkpoint records, and the state updates: the answer itself (always kept
+    as ``<node>_answer``) and the node's ``updates`` for that route, their
+    templates filled from ``state`` and the answer.
 
     :raises Rejected: the answer fits none of the options (or is empty where
         that is not accepted).
     """
     recorded = {f"{node.id}_answer": answer}
+
+    def updates_for(route: str) -> dict[str, Any]:
+        return {**render_values(node.updates.get(route, {}), {**state, **recorded}), **recorded}
+
     if isinstance(node, InputNode):
         if node.non_empty and not answer.strip():
             raise Rejected(question, "an empty answer is not accepted")
-        return node.next, "next", {node.key: answer, **recorded}
+        return node.next, "next", {**updates_for("next"), node.key: answer}
     assert isinstance(node, ApprovalNode)
     choice = _match(answer, node.options) or node.other_as
     if choice is not None:
-        return node.routes[choice], choice, {**node.updates.get(choice, {}), **recorded}
+        return node.routes[choice], choice, updates_for(choice)
     if node.on_other and answer.strip():
-        updates = {**node.updates.get("other", {}), **recorded}
+        updates = updates_for("other")
         if node.other_key:
             updates[node.other_key] = answer
         return node.on_other, "other", updates

@@ -165,6 +165,7 @@ class _Engine:
         self.settings = settings
         self.config = config
         self._stage_runner = stage_runner
+        self._append = frozenset(graph.append)
         self.cp = checkpoint
         self._session_start = time.monotonic()
         self._active_base = 0.0
@@ -289,6 +290,9 @@ class _Engine:
                 text = f"node {nid} timed out after {_secs(timeout)} s"
             except StageFault as fault:
                 text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
+                problem = self._updates_problem(node, fault_updates)
+                if problem:
+                    text, fault_updates = f"{text} (its updates were not kept: {problem})", {}
             except _BadOutcome as exc:
                 text = str(exc)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - any crash is routed, never raised
@@ -306,6 +310,9 @@ class _Engine:
     def _route(self, node: WorkNode, result: Any) -> _Step:
         if not isinstance(result, Outcome):
             raise _BadOutcome(f"node {node.id} returned {type(result).__name__}, not an Outcome")
+        problem = self._updates_problem(node, result.updates)
+        if problem:
+            raise _BadOutcome(problem)
         expected = ", ".join(repr(k) for k in node.routes) or "none (it has only next)"
         if result.route is None:
             if node.next:
@@ -314,6 +321,14 @@ class _Engine:
         if result.route in node.routes:
             return _Step(node.routes[result.route], result.route, result.updates)
         raise _BadOutcome(f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})")
+
+    def _updates_problem(self, node: WorkNode, updates: dict[str, Any]) -> str | None:
+        """Why the graph cannot take these updates from ``node``, if it cannot."""
+        not_lists = [key for key in self._append.intersection(updates) if not isinstance(updates[key], list)]
+        if not_lists:
+            return (f"node {node.id} gave {_keys(not_lists)} as a single value; the graph appends to "
+                    "it, so the node returns a list of the new items")
+        return None
 
     def _timeout_for(self, node: WorkNode) -> tuple[float, bool]:
         remaining = self._remaining()
@@ -365,7 +380,7 @@ class _Engine:
         except Exception as exc:  # noqa: BLE001 - a broken ask plugin ends the run visibly
             reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
             return _Step(self.graph.failure_node, "failure", {"failure_reason": reason, "last_fault_node": nid})
-        target, key, updates = answer_route(node, question, answer)
+        target, key, updates = answer_route(node, question, answer, self.state)
         return _Step(target, key, updates, plugin=plugin)
 
     def _pause(self, paused: Paused) -> RunResult:
@@ -417,8 +432,14 @@ class _Engine:
     # -- bookkeeping -----------------------------------------------------------
 
     def _apply(self, updates: dict[str, Any], usage: Usage | None) -> None:
+        """Merge ``updates`` into the state (the graph's ``append`` fields get
+        the new items added) and add ``usage`` to the run's."""
         if updates:
-            self.state.update(_plain(updates))
+            plain = _plain(updates)
+            for key in self._append.intersection(plain):
+                kept = self.state.get(key)
+                plain[key] = [*(kept if isinstance(kept, list) else []), *plain[key]]
+            self.state.update(plain)
         if usage is not None and usage != Usage():
             total = Usage.model_validate(self.state.get("usage") or {}).add(usage)
             self.state["usage"] = total.model_dump()
@@ -459,6 +480,10 @@ def _plain(value: dict[str, Any]) -> dict[str, Any]:
     """Plain JSON data (what the checkpoint can hold and give back unchanged),
     with secrets masked: nothing unredacted ever enters the state."""
     return redacted(json.loads(json.dumps(value, default=jsonable)))
+
+
+def _keys(keys: list[str]) -> str:
+    return ", ".join(repr(key) for key in sorted(keys))
 
 
 def _secs(value: float) -> str:

@@ -27,12 +27,13 @@ from stepkit.graph.nodes import (
     AskNode,
     Ending,
     EndNode,
+    InputNode,
     LinkedNode,
     NodeBase,
     ScriptNode,
     WorkNode,
 )
-from stepkit.graph.templates import template_problems
+from stepkit.graph.templates import strings_in, template_problems
 
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # mermaid flowchart keywords cannot be node ids
@@ -161,6 +162,11 @@ def validate(graph: Graph) -> list[str]:
         for key in node.when if isinstance(node, EndNode) else ():
             if key not in known:
                 problems.append(f"node '{node.id}' when.{key}: no node sets '{key}' (list it in a node's outputs)")
+        for route, updates in node.updates.items() if isinstance(node, AskNode) else ():
+            for key, value in updates.items():
+                problems.extend(f"node '{node.id}' updates.{route}.{key}: {p}"
+                                for template in strings_in(value) for p in template_problems(template, known))
+    problems.extend(_check_appends(graph, known))
     if not problems:
         problems.extend(_check_reachability(graph))
     return problems
@@ -174,6 +180,9 @@ def _check_node(node: NodeBase, nodes: dict[str, Any]) -> list[str]:
     problems += [f"{where} {edge.field}: unknown target '{edge.to}'" for edge in node.edges() if edge.to not in nodes]
     if isinstance(node, ApprovalNode):
         problems.extend(_check_approval(node, where))
+    if isinstance(node, InputNode):
+        problems += [f"{where} updates.{route}: an input node's only route is 'next'"
+                     for route in node.updates if route != "next"]
     if isinstance(node, LinkedNode):
         routes = node.routes if isinstance(node, (WorkNode, ApprovalNode)) else {}
         problems += [f"{where} edge_labels.{key}: no such edge" for key in node.edge_labels
@@ -205,6 +214,30 @@ def _check_approval(node: ApprovalNode, where: str) -> list[str]:
         problems.append(f"{where} other_key: only used with on_other")
     problems += [f"{where} updates.{option}: not an option (or 'other')"
                  for option in node.updates if option not in node.options and option != "other"]
+    return problems
+
+
+def _check_appends(graph: Graph, known: set[str]) -> list[str]:
+    """The ``append`` fields: set by some node, lists where the graph gives
+    a value, never replaced by an answer."""
+    problems = []
+    for key in graph.append:
+        if key not in known:
+            problems.append(f"append.{key}: no node sets '{key}' (list it in a node's outputs)")
+        elif not isinstance(graph.initial_state.get(key, []), list):
+            problems.append(f"append.{key}: initial_state gives it {graph.initial_state[key]!r}, not a list")
+    appended = set(graph.append)
+    for node in graph.nodes.values():
+        if not isinstance(node, AskNode):
+            continue
+        where = f"node '{node.id}'"
+        answer_key = node.key if isinstance(node, InputNode) else node.other_key
+        if answer_key in appended:
+            field = "key" if isinstance(node, InputNode) else "other_key"
+            problems.append(f"{where} {field}: '{answer_key}' is an append field; an answer cannot replace it")
+        for route, updates in node.updates.items():
+            problems += [f"{where} updates.{route}.{key}: '{key}' is an append field; give a list of new items"
+                         for key, value in updates.items() if key in appended and not isinstance(value, list)]
     return problems
 
 

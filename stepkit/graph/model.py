@@ -19,6 +19,7 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
     max_loop_iterations: 20       # a node entered more often fails the run
     timeout: 7200                 # whole run, seconds of active time
     initial_state: {key: value}   # --set KEY=VALUE overrides / adds keys
+    append: [key, ...]            # list fields: a node returns only its new items
     nodes:
       <id>:                       # letters, digits, _ (not a mermaid keyword)
         kind: script|stage|approval|input|end
@@ -44,13 +45,14 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
         on_other: <id>            # free text goes there ...
         other_key: key            # ... and is stored in this state key
         other_as: b               # or: any other answer counts as option b
-        updates: {a: {key: value}, other: {...}}
+        updates: {a: {key: value}, other: {...}}   # strings are templates
         pre_answer: true          # --answer NODE=TEXT may answer it up front
         # input:
         question: "template"
         key: key                  # the answer's state key
         non_empty: true
         next: <id>
+        updates: {next: {key: value}}   # strings are templates
         # end:
         sentinel: STEP_COMPLETE   # always the output's first line
         exit_code: 0
@@ -87,6 +89,8 @@ class Graph(BaseModel):
     max_loop_iterations: int = Field(default=20, ge=1)
     timeout: float = Field(default=7200, gt=0)
     initial_state: dict[str, Any] = Field(default_factory=dict)
+    #: list fields of the state a node's updates append to (its new items) instead of replacing
+    append: list[str] = Field(default_factory=list)
     nodes: dict[str, Node]
     #: where the graph came from: "builtin" or an absolute file path
     source: str = "builtin"

@@ -127,9 +127,15 @@ class AskNode(LinkedNode):
     question: str
     #: ``--answer NODE=TEXT`` may answer it before the question is shown
     pre_answer: bool = False
+    #: route taken (an option, ``other``, or an input node's ``next``) → state
+    #: updates; their strings are templates over the state and the answer
+    updates: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def state_keys(self) -> set[str]:
-        return {*self.outputs, f"{self.id}_answer"}
+        keys = {*self.outputs, f"{self.id}_answer"}
+        for updates in self.updates.values():
+            keys.update(updates)
+        return keys
 
 
 class ApprovalNode(AskNode):
@@ -143,8 +149,6 @@ class ApprovalNode(AskNode):
     on_other: str | None = None
     other_key: str | None = None
     other_as: str | None = None
-    #: option (or ``other``) → state updates when it is chosen
-    updates: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def edges(self) -> list[Edge]:
         return self._edges(routes=self.routes, other=self.on_other)
@@ -153,8 +157,6 @@ class ApprovalNode(AskNode):
         keys = super().state_keys()
         if self.other_key:
             keys.add(self.other_key)
-        for updates in self.updates.values():
-            keys.update(updates)
         return keys
 
 

@@ -1,4 +1,5 @@
-"""State templates: the ``{key}`` fields of questions and end-node outputs.
+"""State templates: the ``{key}`` fields of questions, end-node outputs and
+the strings in an approval or input node's ``updates``.
 
 Templates are ``str.format`` fields over the state; a list renders as
 ``- item`` lines, a missing or None value as ``(none)``.
@@ -61,3 +62,25 @@ def _item_text(item: Any) -> str:
 def render_template(template: str, state: dict[str, Any]) -> str:
     """Fill ``{key}`` fields from the state (see :class:`_TemplateState`)."""
     return template.format_map(_TemplateState(state))
+
+
+def render_values(value: Any, state: dict[str, Any]) -> Any:
+    """``value`` with every string in it (at any depth) rendered as a template."""
+    if isinstance(value, str):
+        return render_template(value, state)
+    if isinstance(value, dict):
+        return {k: render_values(v, state) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render_values(v, state) for v in value]
+    return value
+
+
+def strings_in(value: Any) -> list[str]:
+    """Every string in ``value`` (at any depth): the templates :func:`render_values` renders."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings_in(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings_in(v)]
+    return []
