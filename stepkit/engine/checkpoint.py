@@ -73,13 +73,6 @@ class Checkpoint(BaseModel):
         return cls(run_id=run_id, graph=graph, graph_name=graph_name, settings=settings, status="running",
                    next=start, started_at=now, updated_at=now, pid=pid, state=state)
 
-    def to_json(self, default: Any = None) -> str:
-        """The ``state.json`` text (compact: the encoder's fast path).
-
-        :param default: turns a value JSON cannot hold into one it can.
-        """
-        return json.dumps(self.__dict__, ensure_ascii=False, default=default)
-
 
 def read_checkpoint(text: str, run_id: str) -> Checkpoint:
     """The checkpoint in ``text`` (a run's ``state.json``), in the current format.

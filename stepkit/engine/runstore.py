@@ -48,7 +48,8 @@ class RunDir:
 
     def save(self, checkpoint: Checkpoint) -> None:
         """Write the checkpoint atomically: temp file, fsync, rename."""
-        text = checkpoint.to_json(default=jsonable)
+        # pydantic's own encoder: compact, and several times faster than json.dumps here
+        text = checkpoint.model_dump_json(fallback=jsonable)
         if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
         atomic_write(self.state_file, text)
