@@ -13,13 +13,14 @@ import json
 from pathlib import Path
 
 import pytest
-from graph_helpers import render_plain, scripted, stage_runner
+from graph_helpers import STUB_OUTPUTS, render_plain, scripted, stage_runner
 
+import stepkit.protocol.graphs
 import stepkit.protocol.nodes
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
 from stepkit.cli import main
 from stepkit.errors import UsageError
-from stepkit.graph.nodes import EndNode, ScriptNode
+from stepkit.graph.nodes import EndNode, ScriptNode, WorkNode
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.graphs import load_protocol_graph
 
@@ -42,6 +43,18 @@ UPDATES = {
 
 @pytest.fixture(autouse=True)
 def stub_steprunner(monkeypatch):
+    """The step-runner graph with its script nodes and renderers stubbed; its
+    script and stage nodes also declare the keys the stubs set."""
+    load = stepkit.protocol.graphs.load_protocol_graph
+
+    def load_declaring_stub_outputs(path=None):
+        graph = load(path)
+        for node in graph.nodes.values():
+            if isinstance(node, WorkNode):
+                node.outputs = [*node.outputs, *STUB_OUTPUTS]
+        return graph
+
+    monkeypatch.setattr(stepkit.protocol.graphs, "load_protocol_graph", load_declaring_stub_outputs)
     for node in load_protocol_graph().nodes.values():
         if isinstance(node, ScriptNode):
             monkeypatch.setattr(stepkit.protocol.nodes, node.call.split(":")[1], scripted)

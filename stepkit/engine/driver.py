@@ -6,7 +6,10 @@ What the engine guarantees:
 - every path ends at an end node with a reason, never a traceback: a node
   that faults (StageFault, an exception, a timeout) takes its ``fallback``,
   else the graph's ``failure_node`` with ``state["failure_reason"]`` set;
-  ``max_attempts`` retries a node only where it is set;
+  ``max_attempts`` retries a node only where it is set; a node whose
+  updates set a key its ``outputs`` do not declare (the engine's own records
+  aside) faults the same way;
+- the graph's ``append`` fields get a node's new items added, in one place;
 - a node entered more than ``max_loop_iterations`` times, and a run longer
   than the graph's ``timeout`` (active time, pauses excluded), end at the
   failure node;
@@ -49,7 +52,7 @@ from stepkit.engine.interrupts import NodeTimeout, RunInterrupted, call_with_tim
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
-from stepkit.graph.model import Graph
+from stepkit.graph.model import ENGINE_KEYS, Graph
 from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
@@ -166,6 +169,8 @@ class _Engine:
         self.config = config
         self._stage_runner = stage_runner
         self._append = frozenset(graph.append)
+        self._may_set = {node.id: frozenset(node.state_keys()).union(ENGINE_KEYS)
+                         for node in graph.nodes.values() if isinstance(node, WorkNode)}
         self.cp = checkpoint
         self._session_start = time.monotonic()
         self._active_base = 0.0
@@ -323,7 +328,12 @@ class _Engine:
         raise _BadOutcome(f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})")
 
     def _updates_problem(self, node: WorkNode, updates: dict[str, Any]) -> str | None:
-        """Why the graph cannot take these updates from ``node``, if it cannot."""
+        """Why the graph cannot take these updates from ``node``, if it cannot:
+        a key the node does not declare (its ``outputs``; the engine's own
+        records are always allowed), or one value for an append field."""
+        undeclared = [key for key in updates if key not in self._may_set[node.id]]
+        if undeclared:
+            return f"node {node.id} set {_keys(undeclared)}, which its outputs do not declare"
         not_lists = [key for key in self._append.intersection(updates) if not isinstance(updates[key], list)]
         if not_lists:
             return (f"node {node.id} gave {_keys(not_lists)} as a single value; the graph appends to "
