@@ -194,3 +194,7 @@ def set_undeclared(ctx: StageContext) -> Outcome:
 def set_engine_keys(ctx: StageContext) -> Outcome:
     """Set only keys the engine owns (its records, the node's own ``_fault``)."""
     return Outcome(updates={"fault_note": "noted", "last_fault_node": ctx.node, f"{ctx.node}_fault": "none"})
+
+
+def fault_with_undeclared(ctx: StageContext) -> Outcome:
+    raise StageFault("broke", updates={"partial": ctx.node, "stray": 1})

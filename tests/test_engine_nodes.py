@@ -287,6 +287,13 @@ def test_a_key_the_node_does_not_declare_is_a_node_fault(project):
     assert declared.exit_code == 0 and declared.state["surprise"] is True
 
 
+def test_a_faults_updates_with_an_undeclared_key_are_not_kept(project):
+    result = run(project, {"a": script("fault_with_undeclared", next="end_success")})
+    assert result.state["failure_reason"] == ("node a faulted: broke (its updates were not kept: node a set "
+                                              "'stray', which its outputs do not declare)")
+    assert "partial" not in result.state and "stray" not in result.state
+
+
 def test_the_engines_own_keys_need_no_declaring(project):
     result = run(project, {"a": script("set_engine_keys", next="end_success")})
     assert result.exit_code == 0
