@@ -11,7 +11,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_API = ("run_step", "resume_run", "run_stage", "verify", "detect_gates", "plan_status")
+_API = ("run_step", "resume_run", "run_stage", "verify", "detect_gates", "plan_status", "RunResult")
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +22,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'stepkit' has no attribute {name!r}")
 
 
-__all__ = ["__version__", "detect_gates", "hookimpl", "plan_status", "resume_run", "run_stage", "run_step", "verify"]
+__all__ = ["RunResult", "__version__", "detect_gates", "hookimpl", "plan_status", "resume_run", "run_stage", "run_step", "verify"]

@@ -16,45 +16,15 @@ from typing import Any
 import yaml
 
 from stepkit.config import resolve_project_dir
-from stepkit.engine.driver import RunInterrupted, StageRunner
-from stepkit.engine.driver import RunResult as _EngineResult
+from stepkit.engine.driver import StageRunner
+from stepkit.engine.interrupts import RunInterrupted
 from stepkit.errors import UsageError
-from stepkit.records import GateResult, Usage
+from stepkit.records import GateResult, RunResult
 
 __all__ = [
     "RunInterrupted", "RunResult", "detect_gates", "parse_answers", "parse_sets", "plan_status",
     "resume_run", "run_stage", "run_step", "verify",
 ]
-
-
-
-class RunResult(_EngineResult):
-    """How a run ended: ``outcome`` (a sentinel or ``PAUSED``), ``exit_code``,
-    ``run_id``, ``output`` (first line the sentinel), the final ``state`` and,
-    when paused, ``pending`` (the question)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``--json`` object of ``stepkit run`` / ``stepkit resume``."""
-        state = self.state
-        handoff = state.get("handoff_path")
-        obj: dict[str, Any] = {
-            "outcome": self.outcome,
-            "exit_code": self.exit_code,
-            "run_id": self.run_id,
-            "step": state.get("step"),
-            "title": state.get("title"),
-            "plan": state.get("plan_path"),
-            "handoff": handoff if handoff and Path(handoff).is_file() else None,
-            "gates": [GateResult.model_validate(g).public() for g in state.get("gates") or []],
-            "fix_attempts": int(state.get("fix_attempts") or 0),
-            "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
-            "output": self.output,
-        }
-        if self.pending:
-            pending = self.pending
-            obj["pending"] = {"node": pending.get("node"), "question": pending.get("question"),
-                              "options": pending.get("options") or []}
-        return obj
 
 
 def run_step(
@@ -111,10 +81,9 @@ def run_step(
     state = _initial_state(the_graph, settings)
     run = RunStore(project).create()
     try:
-        result = start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
+        return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
-    return RunResult.model_validate(result.model_dump())
 
 
 def resume_run(
@@ -143,15 +112,14 @@ def resume_run(
     store = RunStore(project)
     run = store.open(run_id) if run_id else store.latest_unfinished()
     checkpoint = run.load()
-    _rebase(checkpoint.setdefault("settings", {}), project)
+    _rebase(checkpoint.settings, project)
     config = load_config(project)
-    the_graph = _load_graph(checkpoint.get("graph"), config)
+    the_graph = _load_graph(checkpoint.graph, config)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
-        result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+        return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
-    return RunResult.model_validate(result.model_dump())
 
 
 def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None) -> dict[str, Any]:

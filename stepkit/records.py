@@ -1,8 +1,8 @@
 """Records exchanged between the core and plugins.
 
 These are the data contracts of the hooks in :mod:`stepkit.hookspecs`: what a
-gate run records, what a coder returns, what an approval node asks, and what a
-stage hook receives.  They are plain pydantic models (or a dataclass where a
+gate run records, what a coder returns, what an approval node asks, what a
+stage hook receives, and how a run ended (:class:`RunResult`).  They are plain pydantic models (or a dataclass where a
 live object such as the plugin manager has to travel along) so that a plugin
 author can build them without knowing the engine.
 """
@@ -193,6 +193,48 @@ class Outcome(BaseModel):
 
     route: str | None = None
     updates: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunResult(BaseModel):
+    """How a run (or a resumed run) ended: ``outcome`` (a sentinel or
+    ``PAUSED``), ``exit_code``, ``run_id``, ``output`` (first line the
+    sentinel), the final ``state``, when paused ``pending`` (the question),
+    and the run's directory.
+
+    The engine fills it from the checkpoint; :meth:`to_json` reads the step
+    protocol's state keys, so it lives here with the other records rather
+    than in the generic engine."""
+
+    outcome: str
+    exit_code: int
+    run_id: str
+    output: str
+    state: dict[str, Any]
+    pending: dict[str, Any] | None = None
+    run_dir: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (DESIGN.md)."""
+        state = self.state
+        handoff = state.get("handoff_path")
+        obj: dict[str, Any] = {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "run_id": self.run_id,
+            "step": state.get("step"),
+            "title": state.get("title"),
+            "plan": state.get("plan_path"),
+            "handoff": handoff if handoff and Path(handoff).is_file() else None,
+            "gates": [GateResult.model_validate(g).public() for g in state.get("gates") or []],
+            "fix_attempts": int(state.get("fix_attempts") or 0),
+            "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
+            "output": self.output,
+        }
+        if self.pending:
+            pending = self.pending
+            obj["pending"] = {"node": pending.get("node"), "question": pending.get("question"),
+                              "options": pending.get("options") or []}
+        return obj
 
 
 class Paused(Exception):

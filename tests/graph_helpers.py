@@ -8,6 +8,11 @@ does on each visit — a route label, ``next``, ``fault`` (StageFault),
 ``crash`` (an exception), ``interrupt`` (Ctrl-C; ``interrupt/X`` only the
 first time, then X), or a list of those consumed one per visit (the
 last repeats).  Visits are counted in ``state["calls"]``.
+
+The engine refuses updates a node's ``outputs`` do not declare, so
+:func:`write_graph` declares :data:`STUB_OUTPUTS` (the keys these stubs set)
+on every script and stage node; a test that makes a stub set other keys
+(``stub_updates``) lists them in the node's ``outputs``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ import yaml
 from stepkit.records import Outcome, Question, StageContext, StageFault, Usage
 
 TESTS_DIR = Path(__file__).resolve().parent
+#: The state keys the callables below set.
+STUB_OUTPUTS = ["calls", "stages_run", "partial", "count", "attempts_used", "seen", "probe", "secret_echo",
+                "started_at_tokens", "colour", "slow_done"]
 #: set at test teardown so abandoned (timed-out) node threads end
 RELEASE = threading.Event()
 
@@ -156,10 +164,37 @@ END_NODES = {
 
 
 def write_graph(directory: Path, nodes: dict[str, Any], name: str = "g.yaml", **settings: Any) -> Path:
-    """Write a graph file: the given nodes plus the two standard end nodes."""
+    """Write a graph file: the given nodes (script and stage nodes declaring
+    :data:`STUB_OUTPUTS` too) plus the two standard end nodes."""
+    declared = {node_id: {**node, "outputs": list(dict.fromkeys([*node.get("outputs", []), *STUB_OUTPUTS]))}
+                if node.get("kind") in ("script", "stage") else node for node_id, node in nodes.items()}
     data = {"name": name.removesuffix(".yaml"), "start": next(iter(nodes)),
             "initial_state": {"count": 0}, **settings,
-            "nodes": {**nodes, **{k: v for k, v in END_NODES.items() if k not in nodes}}}
+            "nodes": {**declared, **{k: v for k, v in END_NODES.items() if k not in nodes}}}
     path = directory / name
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
+
+
+def add_history(ctx: StageContext) -> Outcome:
+    """Add one item, ``"<node>"``, to the ``history`` list (the graph appends it)."""
+    return Outcome(updates={"history": [ctx.node]})
+
+
+def whole_history(ctx: StageContext) -> Outcome:
+    """Return ``history`` as one string: not what an append field takes."""
+    return Outcome(updates={"history": ctx.node})
+
+
+def set_undeclared(ctx: StageContext) -> Outcome:
+    """Set keys no stub declares (``surprise``, ``other``) beside a declared one."""
+    return Outcome(updates={"count": 1, "surprise": True, "other": 2})
+
+
+def set_engine_keys(ctx: StageContext) -> Outcome:
+    """Set only keys the engine owns (its records, the node's own ``_fault``)."""
+    return Outcome(updates={"fault_note": "noted", "last_fault_node": ctx.node, f"{ctx.node}_fault": "none"})
+
+
+def fault_with_undeclared(ctx: StageContext) -> Outcome:
+    raise StageFault("broke", updates={"partial": ctx.node, "stray": 1})

@@ -31,7 +31,8 @@ def graph(project: Path) -> Path:
         "rejected": {"kind": "end", "sentinel": "STEP_REJECTED", "exit_code": 4, "output": "STEP_REJECTED"},
     }
     return write_graph(project, {
-        "first": {"kind": "script", "call": "graph_helpers:scripted", "next": "choose", "outputs": ["step", "title"]},
+        "first": {"kind": "script", "call": "graph_helpers:scripted", "next": "choose",
+                  "outputs": ["step", "title", "gates"]},
         "choose": {"kind": "approval", "question": "Which end for step {step}?", "pre_answer": True,
                    "options": ["complete", "failed", "blocked", "rejected"],
                    "routes": {"complete": "end_success", "failed": "end_failure", "blocked": "blocked",

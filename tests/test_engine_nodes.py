@@ -100,13 +100,20 @@ def test_script_routes_loop_and_checkpoint(project):
     assert recorder.calls[-1] == ("run", "STEP_COMPLETE", 0)
 
 
+def test_the_engine_returns_the_public_run_result_itself(project):
+    result = run(project, {"a": script("go", next="end_success")})
+    assert type(result) is stepkit.RunResult is RunResult
+    assert result.to_json()["outcome"] == "STEP_COMPLETE"
+
+
 def test_checkpoint_says_started_while_a_node_runs(project):
     result = run(project, {"peek": script("peek_checkpoint", next="end_success")})
     assert result.state["seen"] == {"node": "peek", "phase": "started", "status": "running"}
 
 
 def test_stage_node_runs_the_named_stage(project):
-    result = run(project, {"orient": {"kind": "stage", "stage": "orient", "next": "end_success"}},
+    result = run(project, {"orient": {"kind": "stage", "stage": "orient", "next": "end_success",
+                                      "outputs": ["plan_summary"]}},
                  sets={"stub_updates": {"orient": {"plan_summary": "ok"}}})
     assert result.exit_code == 0
     assert result.state["stages_run"] == ["orient"] and result.state["plan_summary"] == "ok"
@@ -268,6 +275,29 @@ def test_unknown_route_and_wrong_return_type_are_crashes(project):
     assert result.state["failure_reason"] == "node a returned unknown route 'sideways' (expected one of: 'ok')"
     result = run(project, {"a": script("wrong_type", next="end_success")})
     assert result.state["failure_reason"] == "node a returned dict, not an Outcome"
+
+
+def test_a_key_the_node_does_not_declare_is_a_node_fault(project):
+    result = run(project, {"a": script("set_undeclared", next="end_success")})
+    assert result.exit_code == 1
+    assert result.output == ("STEP_FAILED\nReason: node a set 'other', 'surprise', which its outputs do not "
+                             "declare")
+    assert "surprise" not in result.state and result.state["count"] == 0
+    declared = run(project, {"a": script("set_undeclared", next="end_success", outputs=["surprise", "other"])})
+    assert declared.exit_code == 0 and declared.state["surprise"] is True
+
+
+def test_a_faults_updates_with_an_undeclared_key_are_not_kept(project):
+    result = run(project, {"a": script("fault_with_undeclared", next="end_success")})
+    assert result.state["failure_reason"] == ("node a faulted: broke (its updates were not kept: node a set "
+                                              "'stray', which its outputs do not declare)")
+    assert "partial" not in result.state and "stray" not in result.state
+
+
+def test_the_engines_own_keys_need_no_declaring(project):
+    result = run(project, {"a": script("set_engine_keys", next="end_success")})
+    assert result.exit_code == 0
+    assert (result.state["fault_note"], result.state["a_fault"]) == ("noted", "none")
 
 
 def test_observer_errors_do_not_break_the_run(project):

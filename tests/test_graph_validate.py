@@ -9,7 +9,10 @@ from graph_helpers import END_NODES, write_graph
 
 from stepkit.cli import main
 from stepkit.errors import GraphError
-from stepkit.graph.model import parse_graph, render_template, template_keys
+from stepkit.graph.load import parse_graph
+from stepkit.graph.model import Graph
+from stepkit.graph.nodes import NODE_TYPES, AskNode
+from stepkit.graph.templates import render_template, template_keys
 from stepkit.protocol.graphs import load_protocol_graph
 
 SCRIPT = {"kind": "script", "call": "graph_helpers:go", "next": "end_success"}
@@ -37,9 +40,19 @@ def test_builtin_step_runner_graph_is_valid():
     assert graph.nodes["implement"].rerun_on_resume is False
     assert graph.nodes["implement"].max_attempts is None
     assert graph.nodes["independent_review"].max_attempts == 2
-    assert {n.id for n in graph.nodes.values() if n.pre_answer} == {"gate_blocked", "gate_deviation"}
+    assert {n.id for n in graph.nodes.values() if isinstance(n, AskNode) and n.pre_answer} == {
+        "gate_blocked", "gate_deviation"}
     assert {n.sentinel: n.exit_code for n in graph.nodes.values() if n.kind == "end"} == {
         "STEP_COMPLETE": 0, "STEP_FAILED": 1, "STEP_BLOCKED": 3, "STEP_REJECTED": 4}
+
+
+def test_each_node_is_its_kinds_model_and_round_trips_through_the_union():
+    graph = load_protocol_graph()
+    assert {type(n) for n in graph.nodes.values()} == set(NODE_TYPES.values())
+    assert all(type(n) is NODE_TYPES[n.kind] for n in graph.nodes.values())
+    again = Graph.model_validate(graph.model_dump())
+    assert [type(n) for n in again.nodes.values()] == [type(n) for n in graph.nodes.values()]
+    assert again.edges() == graph.edges()
 
 
 @pytest.mark.parametrize(

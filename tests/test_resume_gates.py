@@ -13,12 +13,14 @@ import json
 from pathlib import Path
 
 import pytest
-from graph_helpers import render_plain, scripted, stage_runner
+from graph_helpers import STUB_OUTPUTS, render_plain, scripted, stage_runner
 
+import stepkit.protocol.graphs
 import stepkit.protocol.nodes
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
 from stepkit.cli import main
 from stepkit.errors import UsageError
+from stepkit.graph.nodes import EndNode, ScriptNode, WorkNode
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.graphs import load_protocol_graph
 
@@ -41,10 +43,22 @@ UPDATES = {
 
 @pytest.fixture(autouse=True)
 def stub_steprunner(monkeypatch):
+    """The step-runner graph with its script nodes and renderers stubbed; its
+    script and stage nodes also declare the keys the stubs set."""
+    load = stepkit.protocol.graphs.load_protocol_graph
+
+    def load_declaring_stub_outputs(path=None):
+        graph = load(path)
+        for node in graph.nodes.values():
+            if isinstance(node, WorkNode):
+                node.outputs = [*node.outputs, *STUB_OUTPUTS]
+        return graph
+
+    monkeypatch.setattr(stepkit.protocol.graphs, "load_protocol_graph", load_declaring_stub_outputs)
     for node in load_protocol_graph().nodes.values():
-        if node.call:
+        if isinstance(node, ScriptNode):
             monkeypatch.setattr(stepkit.protocol.nodes, node.call.split(":")[1], scripted)
-        if node.render:
+        if isinstance(node, EndNode) and node.render:
             monkeypatch.setattr(stepkit.protocol.nodes, node.render.split(":")[1], render_plain)
 
 
@@ -152,6 +166,7 @@ def test_gate_user_review_revise_asks_get_revision_then_loops_back(project):
     back = resume(project, at_review.run_id, "rename slug to slugify")
     assert_paused_at(back, "gate_user_review")  # the earlier "revise" is not reused
     assert back.state["fix_instructions"] == "rename slug to slugify"
+    assert back.state["fix_history"] == ["revision requested: rename slug to slugify"]
     assert back.state["stages_run"].count("implement") == 2
     done = resume(project, at_review.run_id, "approve")
     assert done.exit_code == 0

@@ -22,9 +22,9 @@ def run(args: argparse.Namespace) -> int:
         from stepkit.config import resolve_project_dir
 
         checkpoint = RunStore(resolve_project_dir(args.project_dir)).open(args.run_id).load()
-        path, edges = checkpoint.get("path", []), checkpoint.get("edges", [])
-        if graph_file is None and checkpoint.get("graph") not in (None, BUILTIN):
-            graph_file = checkpoint["graph"]
+        path, edges = checkpoint.path, checkpoint.edges
+        if graph_file is None and checkpoint.graph != BUILTIN:
+            graph_file = checkpoint.graph
     graph = load_protocol_graph(graph_file)
     if args.format == "json":
         data = render_json(graph)

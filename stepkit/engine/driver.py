@@ -6,7 +6,10 @@ What the engine guarantees:
 - every path ends at an end node with a reason, never a traceback: a node
   that faults (StageFault, an exception, a timeout) takes its ``fallback``,
   else the graph's ``failure_node`` with ``state["failure_reason"]`` set;
-  ``max_attempts`` retries a node only where it is set;
+  ``max_attempts`` retries a node only where it is set; a node whose
+  updates set a key its ``outputs`` do not declare (the engine's own records
+  aside) faults the same way;
+- the graph's ``append`` fields get a node's new items added, in one place;
 - a node entered more than ``max_loop_iterations`` times, and a run longer
   than the graph's ``timeout`` (active time, pauses excluded), end at the
   failure node;
@@ -36,9 +39,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import signal
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,57 +46,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from stepkit.engine.asking import answer_route, pending_record, question_for
+from stepkit.engine.checkpoint import Checkpoint
+from stepkit.engine.interrupts import NodeTimeout, RunInterrupted, call_with_timeout
+from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
-from stepkit.graph.model import Graph, Node, render_template
+from stepkit.graph.model import ENGINE_KEYS, Graph
+from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
+from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
-from stepkit.records import Outcome, Paused, Question, StageContext, StageFault, Usage
-from stepkit.workspace.process import own_group, signal_group
-
-PAUSED_EXIT = 5
-#: Seconds an interrupted node gets to clean up after its commands got SIGINT.
-INTERRUPT_GRACE_S = 5.0
+from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
 
 StageRunner = Callable[[str, StageContext], Outcome]
-
-
-class RunResult(BaseModel):
-    """How a run (or a resumed run) ended: a sentinel or ``PAUSED``."""
-
-    outcome: str
-    exit_code: int
-    run_id: str
-    output: str
-    state: dict[str, Any]
-    pending: dict[str, Any] | None = None
-    run_dir: str = ""
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run: the checkpoint was saved as ``interrupted``."""
-
-    def __init__(self, run_id: str, project_dir: str):
-        super().__init__(run_id)
-        self.run_id = run_id
-        self.project_dir = project_dir
-
-    @property
-    def resume_command(self) -> str:
-        return resume_command(self.run_id, self.project_dir)
-
-
-class _NodeTimeout(Exception):
-    pass
-
-
-class _Rejected(Paused):
-    """The answer given does not fit the question: pause and ask again."""
-
-    def __init__(self, question: Question, note: str):
-        super().__init__(question)
-        self.note = note
 
 
 class _BadOutcome(Exception):
@@ -129,32 +91,9 @@ def start_run(
     :param stage_runner: runs stage nodes (the engine knows no stage).
     :raises RunInterrupted: Ctrl-C; the checkpoint is saved as interrupted.
     """
-    engine = _Engine(graph, run, pm, settings, config, stage_runner)
-    now = _now()
-    engine.cp = {
-        "run_id": run.run_id,
-        "graph": graph.source,
-        "graph_name": graph.name,
-        "settings": settings,
-        "status": "running",
-        "node": None,
-        "phase": None,
-        "next": graph.start,
-        "visits": {},
-        "path": [],
-        "edges": [],
-        "pending": None,
-        "outcome": None,
-        "exit_code": None,
-        "output": None,
-        "started_at": now,
-        "updated_at": now,
-        "finished_at": None,
-        "active_s": 0.0,
-        "pid": os.getpid(),
-        "resumes": 0,
-        "state": _plain(state),
-    }
+    checkpoint = Checkpoint.start(run.run_id, graph.source, graph.name, graph.start, settings,
+                                  _plain(state), _now(), os.getpid())
+    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
     engine.run.event("run_started", graph=graph.source, start=graph.start)
     return engine.drive(graph.start)
 
@@ -164,7 +103,7 @@ def resume_run(
     run: RunDir,
     pm: Any,
     config: Any,
-    checkpoint: dict[str, Any],
+    checkpoint: Checkpoint,
     answer: str | None,
     stage_runner: StageRunner,
 ) -> RunResult:
@@ -179,36 +118,36 @@ def resume_run(
         for a run that is not waiting for one, or the graph lost the node.
     """
     run_id = run.run_id
-    status = checkpoint.get("status")
+    status = checkpoint.status
     if status == "finished":
-        raise UsageError(f"run {run_id} already finished ({checkpoint.get('outcome')}); start a new run")
+        raise UsageError(f"run {run_id} already finished ({checkpoint.outcome}); start a new run")
     if is_live(checkpoint):
-        raise UsageError(f"run {run_id} is still running (pid {checkpoint.get('pid')})")
-    node_id = checkpoint.get("node")
-    pending = checkpoint.get("pending") if status == "paused" else None
+        raise UsageError(f"run {run_id} is still running (pid {checkpoint.pid})")
+    node_id = checkpoint.node
+    pending = checkpoint.pending if status == "paused" else None
     if answer is not None and not pending:
         raise UsageError(f"run {run_id} is not waiting for an answer (it was {status} at {node_id}); "
                          "resume it without --answer")
-    for name in filter(None, (node_id, checkpoint.get("next"))):
+    for name in filter(None, (node_id, checkpoint.next)):
         if name not in graph.nodes:
             raise UsageError(f"run {run_id}: its graph ({graph.source}) has no node '{name}' any more")
 
-    settings = checkpoint["settings"]
+    settings = checkpoint.settings
     settings["answers"] = dict(settings.get("answers") or {})
     if answer is not None:
         settings["answers"][pending["node"]] = answer
-    engine = _Engine(graph, run, pm, settings, config, stage_runner)
-    engine.cp = checkpoint
-    checkpoint.update(status="running", pending=None, outcome=None, exit_code=None, output=None,
-                      pid=os.getpid(), resumes=int(checkpoint.get("resumes", 0)) + 1)
+    checkpoint.status, checkpoint.pending, checkpoint.pid = "running", None, os.getpid()
+    checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
+    checkpoint.resumes += 1
+    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
 
-    if node_id is None or checkpoint.get("phase") == "finished":
-        current = checkpoint.get("next") or graph.start
+    if node_id is None or checkpoint.phase == "finished":
+        current = checkpoint.next or graph.start
     else:
-        visits = checkpoint["visits"]
+        visits = checkpoint.visits
         visits[node_id] = max(0, visits.get(node_id, 1) - 1)  # it is entered again below
         node = graph.nodes[node_id]
-        if pending or node.rerun_on_resume:
+        if pending or not isinstance(node, WorkNode) or node.rerun_on_resume:
             current = node_id
         else:
             reason = node.interrupted_reason or (
@@ -220,57 +159,36 @@ def resume_run(
     return engine.drive(current)
 
 
-def resume_command(run_id: str, project_dir: str) -> str:
-    """The command that continues ``run_id``."""
-    return f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)}"
-
-
-def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
-    """What a paused run prints: the question, the options and the exact
-    command that answers it."""
-    node, options = pending["node"], pending.get("options") or []
-    resume = f"{resume_command(run_id, project_dir)} --answer"
-    lines = ["PAUSED", f"Run {run_id} is waiting for an answer at {node}:", "", pending["question"], ""]
-    if pending.get("note"):
-        lines[1:1] = [f"The answer was not accepted: {pending['note']}."]
-    if options:
-        extra = " (or free text)" if pending.get("allow_other") else ""
-        lines.append(f"Options: {', '.join(options)}{extra}")
-        lines.append("Answer with one of:")
-        lines.extend(f'  {resume} "{option}"' for option in options)
-    else:
-        lines.append("Answer with:")
-        lines.append(f'  {resume} "<your answer>"')
-    return "\n".join(lines)
-
-
 class _Engine:
     def __init__(self, graph: Graph, run: RunDir, pm: Any, settings: dict[str, Any], config: Any,
-                 stage_runner: StageRunner):
+                 stage_runner: StageRunner, checkpoint: Checkpoint):
         self.graph = graph
         self.run = run
         self.pm = pm
         self.settings = settings
         self.config = config
         self._stage_runner = stage_runner
-        self.cp: dict[str, Any] = {}
+        self._append = frozenset(graph.append)
+        self._may_set = {node.id: frozenset(node.state_keys()).union(ENGINE_KEYS)
+                         for node in graph.nodes.values() if isinstance(node, WorkNode)}
+        self.cp = checkpoint
         self._session_start = time.monotonic()
         self._active_base = 0.0
         self._attempt = 0
 
     @property
     def state(self) -> dict[str, Any]:
-        return self.cp["state"]
+        return self.cp.state
 
     # -- the loop --------------------------------------------------------------
 
     def drive(self, current: str) -> RunResult:
-        self._active_base = float(self.cp.get("active_s") or 0.0)
+        self._active_base = self.cp.active_s
         self._session_start = time.monotonic()
         try:
             while True:
                 node = self.graph.nodes[current]
-                if node.kind == "end":
+                if isinstance(node, EndNode):
                     return self._end(node)
                 failure = self._entry_failure(node)
                 if failure:
@@ -282,9 +200,9 @@ class _Engine:
                 except Paused as paused:
                     return self._pause(paused)
         except KeyboardInterrupt:
-            self.cp["status"] = "interrupted"
+            self.cp.status = "interrupted"
             self._save()
-            self.run.event("interrupted", node=self.cp.get("node"), phase=self.cp.get("phase"))
+            self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase)
             raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", "."))) from None
         finally:
             self.run.close()
@@ -292,7 +210,7 @@ class _Engine:
     def _entry_failure(self, node: Node) -> tuple[str, str] | None:
         if self._remaining() <= 0:
             return "run timeout", f"run timed out after {_secs(self.graph.timeout)} s"
-        visits = self.cp["visits"].get(node.id, 0) + 1
+        visits = self.cp.visits.get(node.id, 0) + 1
         cap = self.graph.max_loop_iterations
         if visits > cap:
             return "loop cap", f"node {node.id} entered {visits} times (loop cap {cap})"
@@ -301,14 +219,14 @@ class _Engine:
     def fail_over(self, node_id: str, key: str, reason: str) -> None:
         """An engine-level failure: record it and head for the failure node."""
         self.state["failure_reason"] = reason
-        self.cp["edges"].append([node_id, self.graph.failure_node, key])
+        self.cp.edges.append([node_id, self.graph.failure_node, key])
         self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
 
     def _enter(self, node: Node) -> float:
         """Checkpoint and announce that ``node`` starts; return its start time."""
-        visit = self.cp["visits"].get(node.id, 0) + 1
-        self.cp["visits"][node.id] = visit
-        self.cp.update(node=node.id, phase="started", next=None, status="running")
+        cp = self.cp
+        visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
+        cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
         self._save()
         self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
         self._notify("stepkit_node_started", run_id=self.run.run_id, node=node.id, kind=node.kind,
@@ -318,15 +236,15 @@ class _Engine:
     def _run_node(self, node: Node) -> str:
         nid = node.id
         started = self._enter(node)
-        if node.kind in ("approval", "input"):
+        if isinstance(node, AskNode):
             step = self._ask_node(node)
         else:
             step = self._call_node(node)
         duration = round(time.monotonic() - started, 4)
         self._apply(step.updates, step.usage)
-        self.cp["path"].append(nid)
-        self.cp["edges"].append([nid, step.target, step.key])
-        self.cp.update(phase="finished", next=step.target)
+        self.cp.path.append(nid)
+        self.cp.edges.append([nid, step.target, step.key])
+        self.cp.phase, self.cp.next = "finished", step.target
         self._save()
         event: dict[str, Any] = {"node": nid, "route": step.key, "to": step.target, "duration_s": duration}
         if step.usage is not None and step.usage != Usage():
@@ -340,9 +258,9 @@ class _Engine:
 
     # -- script and stage nodes -----------------------------------------------
 
-    def _call_node(self, node: Node) -> _Step:
+    def _call_node(self, node: WorkNode) -> _Step:
         nid = node.id
-        if node.kind == "script":
+        if isinstance(node, ScriptNode):
             fn = node.function
         else:
             runner = self._stage_runner
@@ -361,14 +279,14 @@ class _Engine:
             timeout, run_limited = self._timeout_for(node)
             is_fault, fault_updates = False, {}
             try:
-                result = _call_with_timeout(fn, ctx, timeout, nid)
+                result = call_with_timeout(fn, ctx, timeout, nid)
                 step = self._route(node, result)
                 step.usage = ctx.usage.since(run_usage)
                 return step
             except Paused:
                 self._apply({}, ctx.usage.since(run_usage))
                 raise
-            except _NodeTimeout:
+            except NodeTimeout:
                 if run_limited:
                     reason = f"run timed out after {_secs(self.graph.timeout)} s"
                     self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
@@ -377,6 +295,9 @@ class _Engine:
                 text = f"node {nid} timed out after {_secs(timeout)} s"
             except StageFault as fault:
                 text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
+                problem = self._updates_problem(node, fault_updates)
+                if problem:
+                    text, fault_updates = f"{text} (its updates were not kept: {problem})", {}
             except _BadOutcome as exc:
                 text = str(exc)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - any crash is routed, never raised
@@ -391,9 +312,12 @@ class _Engine:
         updates.setdefault("failure_reason", f"node {nid} faulted: {text}")
         return _Step(self.graph.failure_node, "failure", updates, usage)
 
-    def _route(self, node: Node, result: Any) -> _Step:
+    def _route(self, node: WorkNode, result: Any) -> _Step:
         if not isinstance(result, Outcome):
             raise _BadOutcome(f"node {node.id} returned {type(result).__name__}, not an Outcome")
+        problem = self._updates_problem(node, result.updates)
+        if problem:
+            raise _BadOutcome(problem)
         expected = ", ".join(repr(k) for k in node.routes) or "none (it has only next)"
         if result.route is None:
             if node.next:
@@ -403,7 +327,20 @@ class _Engine:
             return _Step(node.routes[result.route], result.route, result.updates)
         raise _BadOutcome(f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})")
 
-    def _timeout_for(self, node: Node) -> tuple[float, bool]:
+    def _updates_problem(self, node: WorkNode, updates: dict[str, Any]) -> str | None:
+        """Why the graph cannot take these updates from ``node``, if it cannot:
+        a key the node does not declare (its ``outputs``; the engine's own
+        records are always allowed), or one value for an append field."""
+        undeclared = [key for key in updates if key not in self._may_set[node.id]]
+        if undeclared:
+            return f"node {node.id} set {_keys(undeclared)}, which its outputs do not declare"
+        not_lists = [key for key in self._append.intersection(updates) if not isinstance(updates[key], list)]
+        if not_lists:
+            return (f"node {node.id} gave {_keys(not_lists)} as a single value; the graph appends to "
+                    "it, so the node returns a list of the new items")
+        return None
+
+    def _timeout_for(self, node: WorkNode) -> tuple[float, bool]:
         remaining = self._remaining()
         if node.timeout is not None and node.timeout < remaining:
             return node.timeout, False
@@ -443,16 +380,9 @@ class _Engine:
         self.run.event("answered", node=question.node, plugin=plugin)
         return str(answer), plugin
 
-    def _ask_node(self, node: Node) -> _Step:
+    def _ask_node(self, node: AskNode) -> _Step:
         nid = node.id
-        question = Question(
-            node=nid,
-            kind=node.kind,
-            text=render_template(node.question or "", self.state),
-            options=node.options,
-            allow_other=bool(node.on_other or node.other_as),
-            non_empty=node.non_empty,
-        )
+        question = question_for(node, self.state)
         try:
             answer, plugin = self._ask(question)
         except Paused:
@@ -460,30 +390,15 @@ class _Engine:
         except Exception as exc:  # noqa: BLE001 - a broken ask plugin ends the run visibly
             reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
             return _Step(self.graph.failure_node, "failure", {"failure_reason": reason, "last_fault_node": nid})
-        recorded = {f"{nid}_answer": answer}
-        if node.kind == "input":
-            if node.non_empty and not answer.strip():
-                raise _Rejected(question, "an empty answer is not accepted")
-            return _Step(node.next or "", "next", {node.key or nid: answer, **recorded}, plugin=plugin)
-        choice = _match(answer, node.options) or node.other_as
-        if choice is not None:
-            return _Step(node.routes[choice], choice, {**node.updates.get(choice, {}), **recorded}, plugin=plugin)
-        if node.on_other and answer.strip():
-            updates = {**node.updates.get("other", {}), **recorded}
-            if node.other_key:
-                updates[node.other_key] = answer
-            return _Step(node.on_other, "other", updates, plugin=plugin)
-        raise _Rejected(question, f"{answer!r} is not one of the options")  # ask again
+        target, key, updates = answer_route(node, question, answer, self.state)
+        return _Step(target, key, updates, plugin=plugin)
 
     def _pause(self, paused: Paused) -> RunResult:
         question = paused.question
-        pending = {"node": question.node, "kind": question.kind, "question": question.text,
-                   "options": question.options, "allow_other": question.allow_other,
-                   "non_empty": question.non_empty}
-        if isinstance(paused, _Rejected):
-            pending["note"] = paused.note
+        pending = pending_record(paused)
         output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
-        self.cp.update(status="paused", pending=pending, outcome="PAUSED", exit_code=PAUSED_EXIT, output=output)
+        cp = self.cp
+        cp.status, cp.pending, cp.outcome, cp.exit_code, cp.output = "paused", pending, "PAUSED", PAUSED_EXIT, output
         self._save()
         self.run.event("paused", node=question.node, question=question.text, options=question.options)
         self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome="PAUSED",
@@ -492,7 +407,7 @@ class _Engine:
 
     # -- end nodes -------------------------------------------------------------
 
-    def _end(self, node: Node) -> RunResult:
+    def _end(self, node: EndNode) -> RunResult:
         nid = node.id
         ending = node.ending(self.state)
         sentinel = ending.sentinel
@@ -509,9 +424,10 @@ class _Engine:
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
         self._apply({}, ctx.usage.since(seed))
-        self.cp["path"].append(nid)
-        self.cp.update(status="finished", phase="finished", outcome=sentinel, exit_code=ending.exit_code,
-                       output=text, finished_at=_now())
+        cp = self.cp
+        cp.path.append(nid)
+        cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
+        cp.output, cp.finished_at = text, _now()
         self.run.write_output(text)
         self._save()
         duration = round(time.monotonic() - started, 4)
@@ -526,8 +442,14 @@ class _Engine:
     # -- bookkeeping -----------------------------------------------------------
 
     def _apply(self, updates: dict[str, Any], usage: Usage | None) -> None:
+        """Merge ``updates`` into the state (the graph's ``append`` fields get
+        the new items added) and add ``usage`` to the run's."""
         if updates:
-            self.state.update(_plain(updates))
+            plain = _plain(updates)
+            for key in self._append.intersection(plain):
+                kept = self.state.get(key)
+                plain[key] = [*(kept if isinstance(kept, list) else []), *plain[key]]
+            self.state.update(plain)
         if usage is not None and usage != Usage():
             total = Usage.model_validate(self.state.get("usage") or {}).add(usage)
             self.state["usage"] = total.model_dump()
@@ -540,9 +462,9 @@ class _Engine:
 
     def _save(self) -> None:
         # the live settings keep any secret a spec needs; the stored copy does not
-        self.cp["settings"] = redacted(self.settings)
-        self.cp["active_s"] = round(self._active_s(), 3)
-        self.cp["updated_at"] = _now()
+        self.cp.settings = redacted(self.settings)
+        self.cp.active_s = round(self._active_s(), 3)
+        self.cp.updated_at = _now()
         self.run.save(self.cp)
 
     def _notify(self, hook: str, **kwargs: Any) -> None:
@@ -554,97 +476,24 @@ class _Engine:
     def _result(self) -> RunResult:
         cp = self.cp
         return RunResult(
-            outcome=cp["outcome"],
-            exit_code=cp["exit_code"],
+            outcome=cp.outcome,
+            exit_code=cp.exit_code,
             run_id=self.run.run_id,
-            output=cp["output"] or "",
-            state=cp["state"],
-            pending=cp.get("pending"),
+            output=cp.output or "",
+            state=cp.state,
+            pending=cp.pending,
             run_dir=str(self.run.path),
         )
-
-
-def _call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str) -> Any:
-    """Call ``fn(ctx)`` in a worker thread and wait at most ``timeout`` seconds.
-
-    A timed-out call cannot be killed: its thread is abandoned (a daemon; the
-    stage's own subprocesses carry their own time limits).  The wait is in
-    the main thread, so Ctrl-C still interrupts it; the commands the node
-    started are then stopped (:func:`_stop_commands`).
-    """
-    if timeout <= 0:
-        raise _NodeTimeout()
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn(ctx)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True)
-    before = _child_groups()
-    thread.start()
-    try:
-        thread.join(timeout)
-    except KeyboardInterrupt:
-        _stop_commands(thread, before)
-        raise
-    if thread.is_alive():
-        raise _NodeTimeout()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _stop_commands(worker: threading.Thread, before: set[int]) -> None:
-    """Ctrl-C during a node: stop the commands it started.
-
-    Gates, coders and reviewers run their commands in a new session, so the
-    terminal's SIGINT never reaches them and, unstopped, they outlive stepkit
-    (a coder still editing the tree after "interrupted").  Each process group
-    led by a child started during the node gets the SIGINT the terminal
-    would have sent; the node gets :data:`INTERRUPT_GRACE_S` to clean up
-    after its commands; what is left gets SIGKILL.
-    """
-    groups = _child_groups() - before
-    for group in groups:
-        signal_group(group, signal.SIGINT)
-    if groups:
-        try:
-            worker.join(INTERRUPT_GRACE_S)
-        except KeyboardInterrupt:
-            pass  # a second Ctrl-C: stop waiting
-    for group in groups & _child_groups():
-        signal_group(group, signal.SIGKILL)
-
-
-def _child_groups() -> set[int]:
-    """The process groups this process's own children lead (Linux
-    ``/proc/self/task/*/children``; elsewhere none are known)."""
-    children: set[int] = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return children
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/children", encoding="ascii") as fh:
-                children.update(int(pid) for pid in fh.read().split())
-        except OSError:
-            continue
-    return {pid for pid in children if own_group(pid)}
-
-
-def _match(answer: str, options: list[str]) -> str | None:
-    wanted = answer.strip().casefold()
-    return next((option for option in options if option.casefold() == wanted), None)
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:
     """Plain JSON data (what the checkpoint can hold and give back unchanged),
     with secrets masked: nothing unredacted ever enters the state."""
     return redacted(json.loads(json.dumps(value, default=jsonable)))
+
+
+def _keys(keys: list[str]) -> str:
+    return ", ".join(repr(key) for key in sorted(keys))
 
 
 def _secs(value: float) -> str:

@@ -1,7 +1,9 @@
 """The run store: ``<project>/.stepkit/runs/<run_id>/``.
 
-Each run directory holds ``state.json`` (the checkpoint, replaced atomically
-after every node), ``events.jsonl`` (one JSON object per line, appended and
+Each run directory holds ``state.json`` (the
+:class:`~stepkit.engine.checkpoint.Checkpoint`, replaced atomically after
+every node; :meth:`RunDir.save` and :meth:`RunDir.load` are the one way it is
+written and read), ``events.jsonl`` (one JSON object per line, appended and
 flushed as it happens), ``logs/`` (full gate and coder output) and
 ``output.txt`` (the end node's text).  ``.stepkit/`` carries its own
 ``.gitignore`` so runs never end up in the project's history.
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stepkit.engine.checkpoint import Checkpoint, read_checkpoint
 from stepkit.errors import UsageError
 from stepkit.workspace.files import atomic_write, new_stamped_dir, stepkit_dir
 from stepkit.workspace.redact import redact, secret_env_values
@@ -43,23 +46,26 @@ class RunDir:
     def state_file(self) -> Path:
         return self.path / "state.json"
 
-    def save(self, checkpoint: dict[str, Any]) -> None:
+    def save(self, checkpoint: Checkpoint) -> None:
         """Write the checkpoint atomically: temp file, fsync, rename."""
-        # compact: with indent, json falls back to its pure-Python encoder (10x slower)
-        text = json.dumps(checkpoint, ensure_ascii=False, default=jsonable)
+        # pydantic's own encoder: compact, and several times faster than json.dumps here
+        text = checkpoint.model_dump_json(fallback=jsonable)
         if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
         atomic_write(self.state_file, text)
 
-    def load(self) -> dict[str, Any]:
-        """The last checkpoint.
+    def load(self) -> Checkpoint:
+        """The last checkpoint (one written before checkpoints had a format
+        version reads as the current format).
 
-        :raises UsageError: the run has no readable checkpoint.
+        :raises UsageError: the run has no readable checkpoint, or its format
+            is newer than this stepkit knows.
         """
         try:
-            return json.loads(self.state_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            text = self.state_file.read_text(encoding="utf-8")
+        except OSError as exc:
             raise UsageError(f"run {self.run_id}: cannot read its checkpoint: {exc}") from None
+        return read_checkpoint(text, self.run_id)
 
     def event(self, name: str, /, **fields: Any) -> None:
         """Append one event line (``{"t", "event", **fields}``) and flush it."""
@@ -128,19 +134,19 @@ class RunStore:
                 checkpoint = run.load()
             except UsageError:
                 continue
-            if checkpoint.get("status") in UNFINISHED and not is_live(checkpoint):
-                candidates.append((checkpoint.get("started_at", ""), run_id, run))
+            if checkpoint.status in UNFINISHED and not is_live(checkpoint):
+                candidates.append((checkpoint.started_at, run_id, run))
         if not candidates:
             raise UsageError(f"no paused or interrupted run in {self.runs}")
         return max(candidates, key=lambda c: (c[0], c[1]))[2]
 
 
-def is_live(checkpoint: dict[str, Any]) -> bool:
+def is_live(checkpoint: Checkpoint) -> bool:
     """True when the checkpoint says running and its process still exists."""
-    if checkpoint.get("status") != "running":
+    if checkpoint.status != "running":
         return False
-    pid = checkpoint.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
+    pid = checkpoint.pid
+    if pid is None or pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from stepkit.graph.model import Edge, Graph, Node
+from stepkit.graph.model import Graph
+from stepkit.graph.nodes import ApprovalNode, Edge, EndNode, NodeBase, StageNode
 
 TAKEN_STYLE = "fill:#e3f2e1,stroke:#2e7d32,stroke-width:2px"
 TAKEN_LINK = "stroke:#2e7d32,stroke-width:3px"
@@ -65,30 +66,30 @@ def render_json(graph: Graph) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": node.id, "kind": node.kind, "label": kind_line(node),
                                  "description": node.description}
         for field in ("call", "stage", "sentinel", "exit_code", "render"):
-            value = getattr(node, field)
+            value = getattr(node, field, None)  # each kind has some of them
             if value is not None:
                 entry[field] = value
-        if node.when:
+        if isinstance(node, EndNode) and node.when:
             entry["when"] = {key: ending.sentinel for key, ending in node.when.items()}
-        if node.options:
+        if isinstance(node, ApprovalNode) and node.options:
             entry["options"] = node.options
-        if node.kind == "stage":
+        if isinstance(node, StageNode):
             entry["agent"] = node.agent
         nodes.append(entry)
     edges = [{"from": e.source, "to": e.to, "label": e.label, "fault": e.fault} for e in graph.edges()]
     return {"name": graph.name, "start": graph.start, "nodes": nodes, "edges": edges}
 
 
-def kind_line(node: Node) -> str:
+def kind_line(node: NodeBase) -> str:
     """The second line of a node's box: its label, the sentinel, or the kind."""
     if node.label:
         return node.label
-    if node.kind == "end":
-        return node.sentinel or "end"
+    if isinstance(node, EndNode):
+        return node.sentinel
     return node.kind
 
 
-def _declare(node: Node) -> str:
+def _declare(node: NodeBase) -> str:
     text = _text(f"{node.id}\n{kind_line(node)}")
     if node.kind == "script":
         return f'{node.id}{{"{text}"}}'
@@ -98,7 +99,7 @@ def _declare(node: Node) -> str:
         return f'{node.id}[/"{text}"/]'
     if node.kind == "end":
         return f'{node.id}(["{text}"])'
-    if node.agent:
+    if isinstance(node, StageNode) and node.agent:
         return f'{node.id}[["{text}"]]'
     return f'{node.id}["{text}"]'
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stepkit.graph.model import Graph, load_graph
+from stepkit.graph.load import load_graph
+from stepkit.graph.model import Graph
 
 STEP_RUNNER = Path(__file__).with_name("step_runner.yaml")
 #: How checkpoints name the built-in graph (they name any other by its path).

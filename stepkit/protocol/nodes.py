@@ -149,7 +149,7 @@ def route_review(ctx: StageContext) -> Outcome:
         updates={
             "review_attempts": attempts + 1,
             "fix_instructions": f"{instructions}\n{FIX_RULES}",
-            "fix_history": [*state.get("fix_history", []), f"review fix {attempts + 1}: {len(critical)} critical finding(s)"],
+            "fix_history": [f"review fix {attempts + 1}: {len(critical)} critical finding(s)"],
         },
     )
 
@@ -198,13 +198,13 @@ def _gate_runner(ctx: StageContext, **options: Any):
 
 
 def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:
-    """Replace the latest record of each gate; keep every run in gate_history."""
+    """Replace the latest record of each gate; add every run to gate_history
+    (which the graph appends to)."""
     latest = {g["name"]: g for g in state.get("gates", [])}
     for result in results:
         latest[result.name] = result.model_dump()
     ordered = [latest[name] for name in GATE_ORDER if name in latest]
-    history = [*state.get("gate_history", []), *(r.model_dump(exclude={"evidence"}) for r in results)]
-    return {"gates": ordered, "gate_history": history}
+    return {"gates": ordered, "gate_history": [r.model_dump(exclude={"evidence"}) for r in results]}
 
 
 def fix_loop_gate(ctx: StageContext) -> Outcome:
@@ -235,7 +235,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
         "fix_attempts": attempts + 1,
         "fix_instructions": instructions,
         "last_failure_signature": signature,
-        "fix_history": [*state.get("fix_history", []), f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"],
+        "fix_history": [f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"],
     })
 
 
@@ -281,7 +281,7 @@ def revise_from_choice(ctx: StageContext) -> Outcome:
     text = str(ctx.state.get("revision_choice") or "").strip()
     return Outcome(updates={
         "fix_instructions": f"Revision requested at the approval gate: {text}",
-        "fix_history": [*ctx.state.get("fix_history", []), f"revision requested: {text}"],
+        "fix_history": [f"revision requested: {text}"],
     })
 
 
