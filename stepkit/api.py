@@ -179,8 +179,10 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
 def _approves_the_step(graph: Any, node: Any) -> bool:
     """An approval node with a route straight to a successful end (the
     step-runner's gate_user_review)."""
+    if node.kind != "approval":
+        return False
     ends = [graph.nodes[target] for target in node.routes.values()]
-    return node.kind == "approval" and any(end.kind == "end" and end.exit_code == 0 for end in ends)
+    return any(end.kind == "end" and end.exit_code == 0 for end in ends)
 
 
 def run_stage(

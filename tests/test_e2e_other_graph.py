@@ -16,7 +16,8 @@ from tests.e2e_support import HANDOFF, ORIENT, SWEEP, make_project
 
 NODES = "stepkit.protocol.nodes"
 #: the state keys each script function or stage sets, as the step-runner declares them
-OUTPUTS = {node.call or node.stage: node.outputs for node in load_protocol_graph().nodes.values()}
+OUTPUTS = {getattr(node, "call", None) or node.stage: node.outputs
+           for node in load_protocol_graph().nodes.values() if node.kind in ("script", "stage")}
 
 
 def script(call: str, **fields):
@@ -32,6 +33,7 @@ OTHER_GRAPH = {
     "start": "find",
     "failure_node": "failed",
     "initial_state": load_protocol_graph().initial_state,
+    "append": load_protocol_graph().append,
     "nodes": {
         "find": script("resolve_step", routes={"deps satisfied": "look", "deps unsatisfied": "failed",
                                                "error": "failed"}),
