@@ -17,7 +17,9 @@ import yaml
 from stepkit.config import resolve_project_dir
 from stepkit.engine.driver import RunInterrupted, StageRunner
 from stepkit.engine.driver import RunResult as _EngineResult
+from stepkit.engine.lock import ProjectLock
 from stepkit.errors import UsageError
+from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, Usage
 
 __all__ = [
@@ -92,6 +94,8 @@ def run_step(
     :param observers: plugin objects registered for this run (e.g. a display).
     :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
     :raises UsageError: bad input; no run was started (exit 2).
+    :raises ProjectBusy: another run, resume, stage or verify of the project
+        is live (a :class:`UsageError`); no run was started.
     :raises GraphError: the graph is invalid; no run was started.
     :raises RunInterrupted: Ctrl-C; the run is saved as interrupted.
     """
@@ -105,14 +109,19 @@ def run_step(
     initial = parse_sets(sets)
     settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial,
                          parse_answers(answers, the_graph), options)
+    lock = ProjectLock(project)
+    observers = [*observers, _LockNamesStep(lock)]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
-    pm.hook.stepkit_configure(config=config, settings=settings)
-    state = _initial_state(the_graph, settings)
-    run = RunStore(project).create()
     try:
+        pm.hook.stepkit_configure(config=config, settings=settings)
+        state = _initial_state(the_graph, settings)
+        with lock.taking("run", step=settings["step"]) as holder:
+            run = RunStore(project).create()
+            holder.run_id = run.run_id
         result = start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
+        lock.release()
     return RunResult.model_validate(result.model_dump())
 
 
@@ -130,8 +139,10 @@ def resume_run(
 
     :param run_id: the run (default: the latest unfinished one).
     :param answer: the answer to the question it paused at.
-    :raises UsageError: no such run, it finished, it is still running, or
-        ``answer`` was given to a run that is not waiting for one.
+    :raises UsageError: no such run, it finished, or ``answer`` was given to
+        a run that is not waiting for one.
+    :raises ProjectBusy: another command of the project is live (this run
+        included), a :class:`UsageError`.
     :raises RunInterrupted: Ctrl-C again.
     """
     from stepkit.config import load_config
@@ -140,16 +151,22 @@ def resume_run(
 
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
-    run = store.open(run_id) if run_id else store.latest_unfinished()
-    checkpoint = run.load()
-    _rebase(checkpoint.setdefault("settings", {}), project)
-    config = load_config(project)
-    the_graph = _load_graph(checkpoint.get("graph"), config)
-    pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+    lock = ProjectLock(project)
+    with lock.taking("resume") as holder:
+        run = store.open(run_id) if run_id else store.latest_unfinished()
+        checkpoint = run.load()
+        holder.run_id, holder.step = run.run_id, (checkpoint.get("state") or {}).get("step")
     try:
-        result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+        _rebase(checkpoint.setdefault("settings", {}), project)
+        config = load_config(project)
+        the_graph = _load_graph(checkpoint.get("graph"), config)
+        pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+        try:
+            result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+        finally:
+            _unregister(pm, observers)
     finally:
-        _unregister(pm, observers)
+        lock.release()
     return RunResult.model_validate(result.model_dump())
 
 
@@ -273,11 +290,28 @@ def run_stage(
     state.update(resolved.updates)
     if name in ("sweep", "review"):
         state.update(_working_tree_changes(project))
+    lock = _stage_lock(project, name, state.get("step"))
     try:
         outcome = run_one(name, context(_STAGE_NODES[name]))
     except StageFault as fault:
         raise UsageError(f"stage {name} failed: {fault.note}") from None
+    finally:
+        if lock is not None:
+            lock.release()
     return outcome.updates
+
+
+#: Stages that run a coder or a gate: they take the project's lock.
+LOCKED_STAGES = ("implement", "verify", "review")
+
+
+def _stage_lock(project: Path, name: str, step: Any) -> ProjectLock | None:
+    """The project's lock, taken for a stage that runs a coder or a gate; None for the others."""
+    if name not in LOCKED_STAGES:
+        return None
+    lock = ProjectLock(project)
+    lock.acquire(f"stage {name}", step=step)
+    return lock
 
 
 _STAGE_NODES = {"orient": "orient", "implement": "implement", "verify": "verify", "sweep": "edge_case_sweep",
@@ -306,7 +340,9 @@ def verify(
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
     --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
-    ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate."""
+    ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
+
+    :raises ProjectBusy: a run or another verify of the project is live."""
     from stepkit.config import load_config
     from stepkit.workspace.files import new_stamped_dir, stepkit_dir
     from stepkit.workspace.gate_commands import project_types
@@ -315,8 +351,10 @@ def verify(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
-    results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate)
+    with ProjectLock(project) as lock:
+        lock.acquire("verify")
+        logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
+        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate)
     types = project_types(pm, project)
     return {
         "ok": not any(r.failed for r in results),
@@ -397,6 +435,18 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
         "answers": answers,
         "options": dict(options or {}),
     }
+
+
+class _LockNamesStep:
+    """Keeps the project lock's record naming the run's step once it is resolved."""
+
+    def __init__(self, lock: ProjectLock):
+        self.lock = lock
+
+    @hookimpl
+    def stepkit_node_finished(self, run_id: str, node: str, route: str | None, duration_s: float,
+                              state: dict[str, Any]) -> None:
+        self.lock.name_step(state.get("step"))
 
 
 def _rebase(settings: dict[str, Any], project: Path) -> None:

@@ -182,7 +182,7 @@ def resume_run(
     status = checkpoint.get("status")
     if status == "finished":
         raise UsageError(f"run {run_id} already finished ({checkpoint.get('outcome')}); start a new run")
-    if is_live(checkpoint):
+    if is_live(run, checkpoint):
         raise UsageError(f"run {run_id} is still running (pid {checkpoint.get('pid')})")
     node_id = checkpoint.get("node")
     pending = checkpoint.get("pending") if status == "paused" else None

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stepkit.engine.lock import live_holder
 from stepkit.errors import UsageError
 from stepkit.workspace.files import atomic_write, new_stamped_dir, stepkit_dir
 from stepkit.workspace.redact import redact, secret_env_values
@@ -128,35 +129,22 @@ class RunStore:
                 checkpoint = run.load()
             except UsageError:
                 continue
-            if checkpoint.get("status") in UNFINISHED and not is_live(checkpoint):
+            if checkpoint.get("status") in UNFINISHED and not is_live(run, checkpoint):
                 candidates.append((checkpoint.get("started_at", ""), run_id, run))
         if not candidates:
             raise UsageError(f"no paused or interrupted run in {self.runs}")
         return max(candidates, key=lambda c: (c[0], c[1]))[2]
 
 
-def is_live(checkpoint: dict[str, Any]) -> bool:
-    """True when the checkpoint says running and its process still exists."""
+def is_live(run: RunDir, checkpoint: dict[str, Any]) -> bool:
+    """True when another live process is running ``run`` now: its checkpoint
+    says running and the project's lock is held by a command working on it.
+    The lock is the only judge (see :mod:`stepkit.engine.lock`): a killed
+    run's checkpoint still says running, but its lock died with it."""
     if checkpoint.get("status") != "running":
         return False
-    pid = checkpoint.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _not_zombie(pid)
-
-
-def _not_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no procfs: trust kill(0)
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    holder = live_holder(run.path.parents[2])
+    return holder is not None and holder.run_id == run.run_id and holder.pid != os.getpid()
 
 
 def redacted(value: Any) -> Any:
