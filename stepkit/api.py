@@ -8,6 +8,7 @@ file); ``resume_run`` continues a paused or interrupted run.  Both return a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -106,17 +107,19 @@ def run_step(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     the_graph = _load_graph(graph, config)
-    initial = parse_sets(sets)
+    initial = parse_sets(sets, the_graph)
+    stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
     settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial,
-                         parse_answers(answers, the_graph), options)
+                         parse_answers(answers, the_graph), options, stages)
     lock = ProjectLock(project)
     observers = [*observers, _LockNamesStep(lock)]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         pm.hook.stepkit_configure(config=config, settings=settings)
+        _check_delegates(pm, settings)
         state = _initial_state(the_graph, settings)
         with lock.taking("run", step=settings["step"]) as holder:
-            run = RunStore(project).create()
+            run = _new_run(RunStore(project))
             holder.run_id = run.run_id
         result = start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
     finally:
@@ -170,15 +173,27 @@ def resume_run(
     return RunResult.model_validate(result.model_dump())
 
 
-def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` strings (values read as YAML: ``3`` is a number) or a mapping.
+def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None) -> dict[str, Any]:
+    """``KEY=VALUE`` strings (values read as YAML: ``3`` is a number) or a mapping;
+    with ``graph``, checked against its tunables (:mod:`stepkit.tunables`).
 
-    :raises UsageError: a malformed entry.
+    :raises UsageError: a malformed entry, an unknown key, a value of the
+        wrong type or range, or a key that is the run's own state.
     """
     if sets is None:
         return {}
     if isinstance(sets, Mapping):
-        return dict(sets)
+        values = dict(sets)
+    else:
+        values = _parse_set_strings(sets)
+    if graph is None:
+        return values
+    from stepkit.tunables import check_sets
+
+    return check_sets(values, graph, own_keys=isinstance(sets, Mapping) or graph.source != "builtin")
+
+
+def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for item in sets:
         key, sep, raw = str(item).partition("=")
@@ -264,11 +279,14 @@ def run_stage(
         raise UsageError(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})")
     project = resolve_project_dir(project_dir)
     config = load_config(project)
-    initial = parse_sets(sets)
-    settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial, {}, None)
+    the_graph = _load_graph(None, config)
+    initial = parse_sets(sets, the_graph)
+    settings = _settings(project, config, prompt, step, plans_dir, engine, coder, reviewer, initial, {}, None,
+                         [name])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     pm.hook.stepkit_configure(config=config, settings=settings)
-    state = _initial_state(_load_graph(None, config), settings)
+    _check_delegates(pm, settings)
+    state = _initial_state(the_graph, settings)
 
     def context(node: str) -> StageContext:
         return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
@@ -414,18 +432,23 @@ def _initial_state(graph: Any, settings: dict[str, Any]) -> dict[str, Any]:
 
 def _settings(project: Path, config: Any, prompt: str | None, step: int | str | None,
               plans_dir: str | Path | None, engine: str | None, coder: str | None, reviewer: str | None,
-              sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
+              sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None,
+              stages: list[str]) -> dict[str, Any]:
     """Run settings: what stages and plugins read from ``ctx.settings``.
 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
-    the plugins; they cannot replace the run's own keys below."""
+    the plugins; they cannot replace the run's own keys below.  ``stages``
+    names the stages the command will run, so ``stepkit_configure`` can check
+    up front what they will need (an engine's credentials).
+
+    :raises UsageError: ``step`` is neither a step number nor ``next``."""
     from stepkit.planrepo.repo import resolve_plans_dir
 
     return {
         **sets,
         "prompt": prompt or "Execute the next step",
-        "step": str(step) if step is not None else "next",
+        "step": _step_request(step),
         "project_dir": str(project),
         "plans_dir": str(resolve_plans_dir(project, plans_dir, config.plans_dir).resolve()),
         "engine": engine or config.engine,
@@ -434,7 +457,44 @@ def _settings(project: Path, config: Any, prompt: str | None, step: int | str | 
         "sets": sets,
         "answers": answers,
         "options": dict(options or {}),
+        "stages": stages,
     }
+
+
+def _step_request(step: int | str | None) -> str:
+    """``--step`` as the graph's ``step_request``: a step number (1, 2, …) or ``next``."""
+    text = "next" if step is None else str(step).strip()
+    if text == "next" or (re.fullmatch(r"[0-9]+", text) and int(text) > 0):
+        return text
+    raise UsageError(f"--step {step}: expected a step number (1, 2, …) or 'next'")
+
+
+def _new_run(store: Any) -> Any:
+    """A new run directory, or one line saying why ``.stepkit/runs`` cannot hold one."""
+    try:
+        return store.create()
+    except OSError as exc:
+        reason = "it is not a directory" if store.runs.exists() and not store.runs.is_dir() else exc.strerror
+        raise UsageError(f"cannot create a run in {store.runs}: {reason}") from None
+
+
+def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
+    """A coder or reviewer spec that no plugin answers for is a usage error
+    before the run starts.  When only built-in plugins implement the hook,
+    the built-ins' own spec parser decides; a spec another plugin may own
+    is left to that plugin."""
+    from stepkit.plugins.coders.command import builtin_spec, delegate_spec
+    from stepkit.plugins.coders.presets import PRESETS
+
+    origins = getattr(pm, "origins", {})
+    for role, stage, hook in (("coder", "implement", "stepkit_implement"), ("reviewer", "review", "stepkit_review")):
+        impls = getattr(pm.hook, hook).get_hookimpls()
+        if stage not in settings["stages"] or not impls:
+            continue
+        spec = delegate_spec(settings, role)
+        if all(origins.get(i.plugin_name) == "builtin" for i in impls) and builtin_spec(spec) is None:
+            raise UsageError(f"--{role} {spec}: unknown {role} (use anthropic[:MODEL], command:SHELL or a preset: "
+                             f"{', '.join(PRESETS)}; a plugin may add others)")
 
 
 class _LockNamesStep:

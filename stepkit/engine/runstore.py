@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -28,6 +29,8 @@ from stepkit.workspace.files import atomic_write, new_stamped_dir, stepkit_dir
 from stepkit.workspace.redact import redact, secret_env_values
 
 UNFINISHED = ("paused", "interrupted", "running")
+#: What a run id may look like: one directory name, never ``..`` or a path.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
 class RunDir:
@@ -103,10 +106,14 @@ class RunStore:
     def open(self, run_id: str) -> RunDir:
         """An existing run.
 
-        :raises UsageError: no such run in this project.
+        :raises UsageError: ``run_id`` is not a run id (``..``, a path), or
+            there is no such run in this project.
         """
+        if not RUN_ID.fullmatch(run_id or ""):
+            raise UsageError(f"{run_id!r} is not a run id (a directory name under {self.runs}, "
+                             "e.g. 20261201-101500-ab12)")
         path = self.runs / run_id
-        if not run_id or "/" in run_id or not (path / "state.json").is_file():
+        if not (path / "state.json").is_file():
             raise UsageError(f"no run '{run_id}' in {self.runs}")
         return RunDir(path)
 
