@@ -9,6 +9,7 @@ file); ``resume_run`` continues a paused or interrupted run.  Both return a
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ import yaml
 from stepkit.config import resolve_project_dir
 from stepkit.engine.driver import StageRunner
 from stepkit.engine.interrupts import RunInterrupted
+from stepkit.engine.lock import ProjectLock
 from stepkit.errors import UsageError
+from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, RunResult
 
 __all__ = [
@@ -63,6 +66,8 @@ def run_step(
     :param observers: plugin objects registered for this run (e.g. a display).
     :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
     :raises UsageError: bad input; no run was started (exit 2).
+    :raises ProjectBusy: another run, resume, stage or verify of the project
+        is live (a :class:`UsageError`); no run was started.
     :raises GraphError: the graph is invalid; no run was started.
     :raises RunInterrupted: Ctrl-C; the run is saved as interrupted.
     """
@@ -73,17 +78,24 @@ def run_step(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     the_graph = _load_graph(graph, config)
-    initial = parse_sets(sets)
+    initial = parse_sets(sets, the_graph)
+    stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
-                         initial, parse_answers(answers, the_graph), options)
+                         initial, parse_answers(answers, the_graph), options, stages)
+    lock = ProjectLock(project)
+    observers = [*observers, _LockNamesStep(lock)]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
-    pm.hook.stepkit_configure(config=config, settings=settings)
-    state = _initial_state(the_graph, settings)
-    run = RunStore(project).create()
     try:
+        pm.hook.stepkit_configure(config=config, settings=settings)
+        _check_delegates(pm, settings)
+        state = _initial_state(the_graph, settings)
+        with lock.taking("run", step=settings["step"]) as holder:
+            run = _new_run(RunStore(project))
+            holder.run_id = run.run_id
         return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
+        lock.release()
 
 
 def resume_run(
@@ -100,8 +112,10 @@ def resume_run(
 
     :param run_id: the run (default: the latest unfinished one).
     :param answer: the answer to the question it paused at.
-    :raises UsageError: no such run, it finished, it is still running, or
-        ``answer`` was given to a run that is not waiting for one.
+    :raises UsageError: no such run, it finished, or ``answer`` was given to
+        a run that is not waiting for one.
+    :raises ProjectBusy: another command of the project is live (this run
+        included), a :class:`UsageError`.
     :raises RunInterrupted: Ctrl-C again.
     """
     from stepkit.config import load_config
@@ -110,27 +124,45 @@ def resume_run(
 
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
-    run = store.open(run_id) if run_id else store.latest_unfinished()
-    checkpoint = run.load()
-    _rebase(checkpoint.settings, project)
-    config = load_config(project)
-    the_graph = _load_graph(checkpoint.graph, config)
-    pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+    lock = ProjectLock(project)
+    with lock.taking("resume") as holder:
+        run = store.open(run_id) if run_id else store.latest_unfinished()
+        checkpoint = run.load()
+        holder.run_id, holder.step = run.run_id, checkpoint.state.get("step")
     try:
-        return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+        _rebase(checkpoint.settings, project)
+        config = load_config(project)
+        the_graph = _load_graph(checkpoint.graph, config)
+        pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+        try:
+            return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+        finally:
+            _unregister(pm, observers)
     finally:
-        _unregister(pm, observers)
+        lock.release()
 
 
-def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` strings (values read as YAML: ``3`` is a number) or a mapping.
+def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None) -> dict[str, Any]:
+    """``KEY=VALUE`` strings (values read as YAML: ``3`` is a number) or a mapping;
+    with ``graph``, checked against its tunables (:mod:`stepkit.tunables`).
 
-    :raises UsageError: a malformed entry.
+    :raises UsageError: a malformed entry, an unknown key, a value of the
+        wrong type or range, or a key that is the run's own state.
     """
     if sets is None:
         return {}
     if isinstance(sets, Mapping):
-        return dict(sets)
+        values = dict(sets)
+    else:
+        values = _parse_set_strings(sets)
+    if graph is None:
+        return values
+    from stepkit.tunables import check_sets
+
+    return check_sets(values, graph, own_keys=isinstance(sets, Mapping) or graph.source != "builtin")
+
+
+def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for item in sets:
         key, sep, raw = str(item).partition("=")
@@ -227,11 +259,12 @@ def run_stage(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     the_graph = _load_graph(None, config)
-    initial = parse_sets(sets)
+    initial = parse_sets(sets, the_graph)
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
-                         initial, {}, None)
+                         initial, {}, None, [name])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     pm.hook.stepkit_configure(config=config, settings=settings)
+    _check_delegates(pm, settings)
     state = _initial_state(the_graph, settings)
 
     def context(node: str) -> StageContext:
@@ -256,6 +289,7 @@ def run_stage(
         from stepkit.workspace.scope import working_tree_changes
 
         state.update(working_tree_changes(project, Path(settings["plans_dir"]))._asdict())
+    lock = _stage_lock(project, name, state.get("step"))
     try:
         # the node the step-runner runs the stage at (the scripted engine and
         # model_<node> settings key on it); verify is no stage node there
@@ -263,9 +297,23 @@ def run_stage(
         outcome = run_one(name, context(node))
     except StageFault as fault:
         raise UsageError(f"stage {name} failed: {fault.note}") from None
+    finally:
+        if lock is not None:
+            lock.release()
     return outcome.updates
 
 
+#: Stages that run a coder or a gate: they take the project's lock.
+LOCKED_STAGES = ("implement", "verify", "review")
+
+
+def _stage_lock(project: Path, name: str, step: Any) -> ProjectLock | None:
+    """The project's lock, taken for a stage that runs a coder or a gate; None for the others."""
+    if name not in LOCKED_STAGES:
+        return None
+    lock = ProjectLock(project)
+    lock.acquire(f"stage {name}", step=step)
+    return lock
 
 
 def verify(
@@ -278,7 +326,9 @@ def verify(
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
     --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
-    ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate."""
+    ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
+
+    :raises ProjectBusy: a run or another verify of the project is live."""
     from stepkit.config import load_config
     from stepkit.workspace.files import new_stamped_dir, stepkit_dir
     from stepkit.workspace.gate_commands import project_types
@@ -287,8 +337,10 @@ def verify(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
-    results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate)
+    with ProjectLock(project) as lock:
+        lock.acquire("verify")
+        logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
+        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate)
     types = project_types(pm, project)
     return {
         "ok": not any(r.failed for r in results),
@@ -348,14 +400,20 @@ def _initial_state(graph: Any, settings: dict[str, Any]) -> dict[str, Any]:
 
 def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: int | str | None,
               plans_dir: str | Path | None, engine: str | None, coder: str | None, reviewer: str | None,
-              sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
+              sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None,
+              stages: list[str]) -> dict[str, Any]:
     """Run settings: what stages and plugins read from ``ctx.settings``.
 
     ``--set`` values are both initial state and settings, so engine and coder
     knobs (``max_cost_usd``, ``llm_max_retries``, ``model_orient`` …) reach
     the plugins; they cannot replace the run's own keys below.  The
     environment switches are read here, once: a resume keeps them.
-    ``stage_nodes`` tells the protocol which of the graph's nodes run each stage."""
+    ``stage_nodes`` tells the protocol which of the graph's nodes run each
+    stage; ``stages`` names the stages the command will run, so
+    ``stepkit_configure`` can check up front what they will need (an
+    engine's credentials).
+
+    :raises UsageError: ``step`` is neither a step number nor ``next``."""
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.protocol.stages import stage_nodes
     from stepkit.protocol.switches import read_switches
@@ -363,7 +421,7 @@ def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: 
     return {
         **sets,
         "prompt": prompt or "Execute the next step",
-        "step": str(step) if step is not None else "next",
+        "step": _step_request(step),
         "project_dir": str(project),
         "plans_dir": str(resolve_plans_dir(project, plans_dir, config.plans_dir).resolve()),
         "engine": engine or config.engine,
@@ -374,7 +432,56 @@ def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: 
         "options": dict(options or {}),
         "switches": read_switches(os.environ),
         "stage_nodes": stage_nodes(graph),
+        "stages": stages,
     }
+
+
+def _step_request(step: int | str | None) -> str:
+    """``--step`` as the graph's ``step_request``: a step number (1, 2, …) or ``next``."""
+    text = "next" if step is None else str(step).strip()
+    if text == "next" or (re.fullmatch(r"[0-9]+", text) and int(text) > 0):
+        return text
+    raise UsageError(f"--step {step}: expected a step number (1, 2, …) or 'next'")
+
+
+def _new_run(store: Any) -> Any:
+    """A new run directory, or one line saying why ``.stepkit/runs`` cannot hold one."""
+    try:
+        return store.create()
+    except OSError as exc:
+        reason = "it is not a directory" if store.runs.exists() and not store.runs.is_dir() else exc.strerror
+        raise UsageError(f"cannot create a run in {store.runs}: {reason}") from None
+
+
+def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
+    """A coder or reviewer spec that no plugin answers for is a usage error
+    before the run starts.  When only built-in plugins implement the hook,
+    the built-ins' own spec parser decides; a spec another plugin may own
+    is left to that plugin."""
+    from stepkit.plugins.coders.command import builtin_spec, delegate_spec
+    from stepkit.plugins.coders.presets import PRESETS
+
+    origins = getattr(pm, "origins", {})
+    for role, stage, hook in (("coder", "implement", "stepkit_implement"), ("reviewer", "review", "stepkit_review")):
+        impls = getattr(pm.hook, hook).get_hookimpls()
+        if stage not in settings["stages"] or not impls:
+            continue
+        spec = delegate_spec(settings, role)
+        if all(origins.get(i.plugin_name) == "builtin" for i in impls) and builtin_spec(spec) is None:
+            raise UsageError(f"--{role} {spec}: unknown {role} (use anthropic[:MODEL], command:SHELL or a preset: "
+                             f"{', '.join(PRESETS)}; a plugin may add others)")
+
+
+class _LockNamesStep:
+    """Keeps the project lock's record naming the run's step once it is resolved."""
+
+    def __init__(self, lock: ProjectLock):
+        self.lock = lock
+
+    @hookimpl
+    def stepkit_node_finished(self, run_id: str, node: str, route: str | None, duration_s: float,
+                              state: dict[str, Any]) -> None:
+        self.lock.name_step(state.get("step"))
 
 
 def _rebase(settings: dict[str, Any], project: Path) -> None:

@@ -48,7 +48,8 @@ def stepkit_configure(config: Config, settings: dict[str, Any]) -> None:
     :param config: the project's configuration (``stepkit.toml`` /
         ``[tool.stepkit]``), mutable.
     :param settings: the run settings (``--set`` values, engine/coder/reviewer
-        specs, parsed plugin options), mutable.
+        specs, parsed plugin options, ``stages``: the stages the command will
+        run), mutable.
 
     Called for every plugin.  Usable in ``stepconf.py``: yes.
     """

@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.coders.command import delegate_spec
+from stepkit.plugins.coders.command import builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
 from stepkit.workspace.files import atomic_write
@@ -79,7 +79,7 @@ When the change is made, answer with status "done" and a short summary; answer
 @hookimpl(trylast=True)
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``anthropic`` and ``anthropic:MODEL`` (the default coder)."""
-    kind, _, model = delegate_spec(ctx.settings, "coder").partition(":")
+    kind, model = builtin_spec(delegate_spec(ctx.settings, "coder")) or ("", "")
     if kind != "anthropic":
         return None
     return BuiltinCoder(ctx, f"anthropic:{model}" if model else None).run()

@@ -69,6 +69,18 @@ def delegate_spec(settings: dict[str, Any], role: str) -> str:
     return str(settings.get(role) or "anthropic")
 
 
+def builtin_spec(spec: str) -> tuple[str, str] | None:
+    """How the built-in coders and reviewers read a spec: ``("anthropic",
+    MODEL)``, ``("command", SHELL)`` or ``("preset", NAME)``; None for a spec
+    no built-in owns (another plugin's, or a mistake)."""
+    from stepkit.plugins.coders.presets import PRESETS
+
+    kind, _, arg = spec.partition(":")
+    if kind in ("anthropic", "command"):
+        return kind, arg
+    return ("preset", spec) if spec in PRESETS else None
+
+
 def run_delegate(
     ctx: StageContext, command: str, prompt: str, *, name: str, timeout: float,
     on_text: Callable[[str], None] | None = None,
@@ -116,16 +128,22 @@ def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
 
 @hookimpl
 def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
-    """A coder or reviewer spec this plugin owns must be usable before the run
-    starts: ``command:`` needs a command, a preset's CLI must be on PATH."""
-    from stepkit.plugins.coders.presets import PRESETS
+    """A built-in coder or reviewer spec must be usable before the run starts:
+    ``command:`` needs a command, a preset's CLI must be on PATH, and
+    ``anthropic[:MODEL]`` needs an engine that can be called when its stage
+    is among the command's ``settings["stages"]``."""
+    from stepkit.plugins.llm.engine import check_engine_spec
 
-    for role in ("coder", "reviewer"):
+    for role, stage in (("coder", "implement"), ("reviewer", "review")):
         spec = delegate_spec(settings, role)
-        if spec.startswith("command:") and not spec[len("command:"):].strip():
+        kind, arg = builtin_spec(spec) or ("", "")
+        if kind == "command" and not arg.strip():
             raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
-        if spec in PRESETS and shutil.which(spec) is None:
+        if kind == "preset" and shutil.which(spec) is None:
             raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it, or use command:SHELL)")
+        if kind == "anthropic" and stage in settings.get("stages", ()) and settings.get("project_dir"):
+            check_engine_spec(f"anthropic:{arg}" if arg else settings.get("engine"), Path(settings["project_dir"]),
+                              calls=True)
 
 
 @hookimpl
@@ -135,8 +153,8 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     from stepkit.plugins.coders.presets import PRESETS
 
     spec = delegate_spec(ctx.settings, "coder")
-    kind, _, arg = spec.partition(":")
-    preset = PRESETS.get(spec)
+    kind, arg = builtin_spec(spec) or ("", "")
+    preset = PRESETS.get(arg) if kind == "preset" else None
     if kind == "command":
         if not arg.strip():
             return CoderResult(crashed=True, text="the coder could not start: --coder command: names no command")

@@ -73,20 +73,19 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
 @hookimpl(trylast=True)
 def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     """Answer for ``anthropic[:MODEL]``, ``command:SHELL`` and the presets."""
-    from stepkit.plugins.coders.command import delegate_spec
+    from stepkit.plugins.coders.command import builtin_spec, delegate_spec
     from stepkit.plugins.coders.presets import PRESETS
 
-    spec = delegate_spec(ctx.settings, "reviewer")
-    kind, _, arg = spec.partition(":")
+    kind, arg = builtin_spec(delegate_spec(ctx.settings, "reviewer")) or ("", "")
     if kind == "anthropic":
         return _llm_review(ctx, f"anthropic:{arg}" if arg else None)
     if kind == "command":
         if not arg.strip():
             return ReviewResult(fault="--reviewer command: names no command")
         return _command_review(ctx, arg.strip(), None)
-    preset = PRESETS.get(spec)
-    if preset is None:
+    if kind != "preset":
         return None
+    preset = PRESETS[arg]
     return _command_review(ctx, preset.command(ctx.settings, review=True), preset)
 
 

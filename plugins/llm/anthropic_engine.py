@@ -64,6 +64,22 @@ class AnthropicEngine:
         self.model = model
         self.client: Any = None  # the SDK client, built at the first call
 
+    def setup_problem(self) -> str | None:
+        """Why no call could be made, said before any is: the SDK resolves no
+        credentials (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, a
+        profile, an ``Authorization`` header in ``ANTHROPIC_CUSTOM_HEADERS``)."""
+        import anthropic
+
+        try:
+            client = anthropic.Anthropic(max_retries=0)
+        except anthropic.AnthropicError as exc:
+            return f"--engine anthropic: cannot set up the Anthropic client: {redact(str(exc))}"
+        headers = {k.lower() for k in client.default_headers}
+        if getattr(client, "credentials", None) is not None or headers & {"x-api-key", "authorization"}:
+            return None
+        return ("--engine anthropic: no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+                "or choose another --engine")
+
     def structured(
         self,
         *,

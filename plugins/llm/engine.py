@@ -143,11 +143,18 @@ class RunEngines:
                 del self._engines[key]
 
 
-def check_engine_spec(spec: str | None, project_dir: Path) -> None:
+def check_engine_spec(spec: str | None, project_dir: Path, *, calls: bool = False) -> None:
     """Build the engine once before a run starts, so a bad ``--engine`` (an
     unknown kind, a missing or malformed scripted file) is a usage error
-    (exit 2, no run) instead of a fault in the first LLM node."""
-    _build(spec, project_dir)
+    (exit 2, no run) instead of a fault in the first LLM node.
+
+    :param calls: the run will call it: an engine that says it cannot be
+        called (``setup_problem()``: no credentials) is a usage error too.
+    """
+    engine = _build(spec, project_dir)
+    problem = getattr(engine, "setup_problem", None) if calls else None
+    if problem is not None and (reason := problem()):
+        raise UsageError(reason)
 
 
 def _build(spec: str | None, project_dir: Path) -> Engine:

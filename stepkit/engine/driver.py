@@ -121,7 +121,7 @@ def resume_run(
     status = checkpoint.status
     if status == "finished":
         raise UsageError(f"run {run_id} already finished ({checkpoint.outcome}); start a new run")
-    if is_live(checkpoint):
+    if is_live(run, checkpoint):
         raise UsageError(f"run {run_id} is still running (pid {checkpoint.pid})")
     node_id = checkpoint.node
     pending = checkpoint.pending if status == "paused" else None

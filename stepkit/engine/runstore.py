@@ -19,17 +19,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from stepkit.engine.checkpoint import Checkpoint, read_checkpoint
+from stepkit.engine.lock import live_holder
 from stepkit.errors import UsageError
 from stepkit.workspace.files import atomic_write, new_stamped_dir, stepkit_dir
 from stepkit.workspace.redact import redact, secret_env_values
 
 UNFINISHED = ("paused", "interrupted", "running")
+#: What a run id may look like: one directory name, never ``..`` or a path.
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
 class RunDir:
@@ -108,10 +112,14 @@ class RunStore:
     def open(self, run_id: str) -> RunDir:
         """An existing run.
 
-        :raises UsageError: no such run in this project.
+        :raises UsageError: ``run_id`` is not a run id (``..``, a path), or
+            there is no such run in this project.
         """
+        if not RUN_ID.fullmatch(run_id or ""):
+            raise UsageError(f"{run_id!r} is not a run id (a directory name under {self.runs}, "
+                             "e.g. 20261201-101500-ab12)")
         path = self.runs / run_id
-        if not run_id or "/" in run_id or not (path / "state.json").is_file():
+        if not (path / "state.json").is_file():
             raise UsageError(f"no run '{run_id}' in {self.runs}")
         return RunDir(path)
 
@@ -134,35 +142,22 @@ class RunStore:
                 checkpoint = run.load()
             except UsageError:
                 continue
-            if checkpoint.status in UNFINISHED and not is_live(checkpoint):
+            if checkpoint.status in UNFINISHED and not is_live(run, checkpoint):
                 candidates.append((checkpoint.started_at, run_id, run))
         if not candidates:
             raise UsageError(f"no paused or interrupted run in {self.runs}")
         return max(candidates, key=lambda c: (c[0], c[1]))[2]
 
 
-def is_live(checkpoint: Checkpoint) -> bool:
-    """True when the checkpoint says running and its process still exists."""
+def is_live(run: RunDir, checkpoint: Checkpoint) -> bool:
+    """True when another live process is running ``run`` now: its checkpoint
+    says running and the project's lock is held by a command working on it.
+    The lock is the only judge (see :mod:`stepkit.engine.lock`): a killed
+    run's checkpoint still says running, but its lock died with it."""
     if checkpoint.status != "running":
         return False
-    pid = checkpoint.pid
-    if pid is None or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _not_zombie(pid)
-
-
-def _not_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no procfs: trust kill(0)
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    holder = live_holder(run.path.parents[2])
+    return holder is not None and holder.run_id == run.run_id and holder.pid != os.getpid()
 
 
 def redacted(value: Any) -> Any:
