@@ -19,9 +19,9 @@ ASK = {"kind": "input", "question": "Why?", "key": "reason", "pre_answer": True,
        "updates": {"next": {"history": ["asked: {why_answer}"]}}}
 
 
-def run(project: Path, nodes: dict, answers: dict | None = None, sets: dict | None = None, **settings):
+def run(project: Path, nodes: dict, answers: dict | None = None, **settings):
     graph = write_graph(project, nodes, append=["history"], **settings)
-    return run_step(project_dir=project, graph=graph, answers=answers, sets=sets or {},
+    return run_step(project_dir=project, graph=graph, answers=answers,
                     pm=get_plugin_manager(builtins=["stepkit.plugins.ask"]), stage_runner=stage_runner)
 
 
@@ -37,14 +37,14 @@ def test_every_node_adds_its_items_to_what_the_list_held(project):
         "a": {"kind": "script", "call": "graph_helpers:add_history", "next": "b", "outputs": ["history"]},
         "b": {"kind": "script", "call": "graph_helpers:add_history", "next": "why", "outputs": ["history"]},
         "why": ASK,
-    }, answers={"why": "because"}, sets={"history": ["seed"]})
+    }, answers={"why": "because"}, initial_state={"history": ["seed"]})
     assert result.exit_code == 0
     assert result.state["history"] == ["seed", "a", "b", "asked: because"]
 
 
 def test_a_single_value_for_an_append_field_is_a_node_fault(project):
     result = run(project, {"a": {"kind": "script", "call": "graph_helpers:whole_history", "next": "end_success",
-                                 "outputs": ["history"]}}, sets={"history": ["seed"]})
+                                 "outputs": ["history"]}}, initial_state={"history": ["seed"]})
     assert result.exit_code == 1
     assert result.state["failure_reason"] == ("node a gave 'history' as a single value; the graph appends "
                                               "to it, so the node returns a list of the new items")
