@@ -252,3 +252,13 @@ def test_a_stream_in_pieces_is_masked_as_the_whole_text(monkeypatch, seed):
     assert fed_in_pieces(text, sizes) == whole
     for secret in ("CorrectHorse", "abc DEF", "Pg5ecret", "B000/XXXX", "ghp_a1B2", "env-secret", "k e y", "MIIE"):
         assert secret not in whole
+
+
+def test_secrets_inside_serialized_json_are_masked():
+    # events are redacted after json.dumps: quotes escaped, newlines as \n
+    import json
+
+    line = redact(json.dumps({"event": "gate_finished", "output": "\n".join([*LEAKED, PEM])}))
+    for secret in [*LEAKED.values(), "MIIE"]:
+        assert secret not in line
+    assert json.loads(line)["event"] == "gate_finished"

@@ -133,10 +133,10 @@ _URLS = (
     _Shape(re.compile(r"://[^\s:/?#@\"'<>\[\]]{0,128}:(?P<password>[^\s/?#\"'<>]{1,256})(?=@)"),
            _url_password),
     _Shape(re.compile(r"hooks\.(?:slack\.com/(?:services|workflows|triggers)|zapier\.com/hooks/catch)/"
-                      r"(?P<path>[\w\-][^\s\"'<>)\]]{3,1023})"), _group("path")),
-    _Shape(re.compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]]{3,1023})"),
+                      r"(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"), _group("path")),
+    _Shape(re.compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
            _group("path")),
-    _Shape(re.compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]]{3,1023})"),
+    _Shape(re.compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
            _group("path")),
 )
 
@@ -180,7 +180,7 @@ _ASSIGNED = (
     r"[ \t]{0,4}(?:(?:bearer|basic|token|digest)[ \t]+)?"  # an auth scheme stays
     r"(?P<value>\"(?:[^\"\\\n]|\\.){1,8192}\"|'(?:[^'\\\n]|\\.){1,8192}'"
     r"|\\\"(?:[^\"\\\n]|\\[^\"\n]){1,8192}\\\""
-    rf"|(?P<bare>[\"']?[^{_VALUE_END}\\][^{_VALUE_END}]{{0,1023}}|(?=[(\[{{<])))"
+    rf"|(?P<bare>[\"']?[^{_VALUE_END}\\](?:[^{_VALUE_END}\\]|\\(?![nrt\"\\])){{0,1023}}|(?=[(\[{{<])))"
 )
 
 #: Values that are not secrets: empty words, masks, placeholders, references, YAML block indicators.
@@ -236,6 +236,8 @@ def _key_start(text: str, word_at: int) -> int:
     """Where the key that ends in the word at ``word_at`` starts."""
     at, lowest = word_at, max(0, word_at - 128)
     while at > lowest and (text[at - 1].isalnum() or text[at - 1] in "_.-"):
+        if at >= 2 and text[at - 2] == "\\" and text[at - 1] in "nrt":
+            break  # an escaped newline or tab before the key (inside a JSON string)
         at -= 1
     return at
 
@@ -420,7 +422,7 @@ class Redactor:
             reaches += ((span[0], span[1]) for span in found)
         lower = None
         for needles, shapes in _FAMILIES:
-            if not any(text.find(needle, start, end) != -1 for needle in needles):
+            if not any(_holds(text, needle, start, end) for needle in needles):
                 continue
             for shape in shapes:
                 haystack = text
@@ -458,6 +460,13 @@ def _apply(text: str, start: int, end: int, spans: list[Span]) -> str:
     return "".join(out)
 
 
+def _holds(text: str, needle: str, start: int, end: int) -> bool:
+    """``needle in text[start:end]``; its first character is looked for first
+    (memchr speed: most texts hold no ``-`` or no ``e`` and never need the search)."""
+    return text.find(needle[0], start, end) != -1 and (
+        len(needle) == 1 or text.find(needle, start, end) != -1)
+
+
 def _lower(text: str) -> str:
     """``text`` lower-cased, character for character (the positions match)."""
     lower = text.lower()
@@ -467,7 +476,7 @@ def _lower(text: str) -> str:
 def _open_pem(text: str, pos: int) -> int:
     """Where a BEGIN marker with no END on its line starts, or -1 (a block on
     one line is masked as one span)."""
-    at = text.find("-----BEGIN", pos)
+    at = text.find("-----BEGIN", pos) if _holds(text, "-", pos, len(text)) else -1
     while at != -1:
         begin = _PEM_BEGIN.match(text, at)
         if begin is not None:
