@@ -1,11 +1,20 @@
-"""Peak memory and speed of the gate runner on a huge output.
+"""Peak memory and speed of the gate runner on a huge output, and the speed of
+secret masking.
 
 A generator writes 500 MB of 100-byte lines to stdout.  A child Python
 process runs it through :func:`stepkit.workspace.gates.run_gate` (log on disk, secrets
 masked, evidence condensed) and reports its own peak resident set size
 (``VmHWM`` from ``/proc/self/status``: the runner only, not the generator).
-For speed, the same generator is timed with its output sent to
-``/dev/null``.  Target: peak RSS under 100 MB.
+Baselines measured in the same run: the generator with its output sent to
+``/dev/null``, and the same gate run again with masking taken out of the
+capture (a pass-through in place of :class:`stepkit.workspace.redact.Redactor`),
+so the ratio of the two gate runs is what masking costs.  Target: peak RSS
+under 100 MB and at least 200 MB/s through the masking gate.
+
+Masking alone, in memory: 20 MB of log-like lines (pytest, logging
+``key=value``, JSON, tracebacks, URLs, some secrets of every shape) fed to a
+Redactor in 256 KiB pieces, against the pass-through; every secret must come
+out masked.
 
 Run it directly (``python bench/big_output.py [MB]``) or call :func:`run`.
 """
@@ -13,6 +22,7 @@ Run it directly (``python bench/big_output.py [MB]``) or call :func:`run`.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -20,7 +30,31 @@ import time
 from pathlib import Path
 
 TARGET_PEAK_MB = 100
+TARGET_MB_S = 200
 LINE = 100  # bytes per generated line
+LOG_SAMPLE_MB = 20
+
+#: Log-like lines; ``{n}`` is a number.  The secrets are the SECRETS below.
+LOG_LINES = (
+    "tests/test_api.py::test_create_user[case{n}] PASSED                        [ 12%]",
+    "2024-05-01 12:00:{n},123 INFO  worker.py:88 processed batch id=42 size=128 took=0.5s",
+    '{{"level": "info", "msg": "request done", "status": 200, "path": "/api/v1/items/{n}"}}',
+    '  File "/usr/lib/python3.11/site-packages/pkg/module.py", line {n}, in handler',
+    "error[E0308]: mismatched types --> src/main.rs:{n}:5 expected `u32`, found `&str`",
+    "--- PASS: TestHandler{n} (0.00s)",
+    "Downloading https://files.pythonhosted.org/packages/ab/cd/pkg-{n}.0-py3-none-any.whl",
+    "E       KeyError: 'user_{n}'",
+    "    token = tokenizer.next_token({n})",
+    "tests/test_auth.py::test_token_refresh_{n} PASSED",
+)
+SECRETS = {
+    "DB_PASSWORD=CorrectHorseBatteryStaple": "CorrectHorseBatteryStaple",
+    'db_password: "P@ss-w0rd!Strong#2024"': "P@ss-w0rd!Strong#2024",
+    "connecting to postgres://admin:Pg5ecret@db": "Pg5ecret",
+    "posting to https://hooks.slack.com/services/T000/B000/XXXX": "T000/B000/XXXX",
+    'client_secret="abc DEF ghi 123"': "abc DEF ghi 123",
+    "using ghp_a1B2c3D4e5F6g7H8i9J0a1B2c3D4e5F6g7H8": "ghp_a1B2c3D4e5F6g7H8i9J0",
+}
 
 
 def _generator(blocks: int) -> str:
@@ -34,6 +68,17 @@ def _generator(blocks: int) -> str:
     )
 
 
+def log_sample(size: int) -> str:
+    """``size`` characters of log-like lines, one in 200 a secret (fixed seed)."""
+    rng = random.Random(13)
+    lines, total, secrets = [], 0, list(SECRETS)
+    while total < size:
+        line = rng.choice(secrets) if rng.random() < 0.005 else rng.choice(LOG_LINES).format(n=rng.randint(0, 99))
+        lines.append(line + "\n")
+        total += len(line) + 1
+    return "".join(lines)
+
+
 _RUNNER = """\
 import json, sys, time
 from pathlib import Path
@@ -45,22 +90,58 @@ def peak_kb():
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
+from stepkit.workspace import process
 from stepkit.workspace.gates import run_gate
+from stepkit.workspace.redact import Redactor
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
+
+class PassThrough:
+    "The capture's redactor with the masking taken out."
+    def feed(self, text):
+        return text
+    def close(self):
+        return ""
 
 pm = get_plugin_manager(builtins=[m for m in DEFAULT_PLUGINS if ".evidence." in m])
 baseline = peak_kb()
-work = Path(sys.argv[1])
-start = time.monotonic()
-result = run_gate("tests", sys.argv[2], None, work, work / "logs", 3600, 600, pm)
+work, command = Path(sys.argv[1]), sys.argv[2]
+
+def gate():
+    start = time.monotonic()
+    result = run_gate("tests", command, None, work, work / "logs", 3600, 600, pm)
+    seconds = time.monotonic() - start
+    size = Path(result.log).stat().st_size
+    Path(result.log).unlink()
+    return result, seconds, size
+
+result, seconds, log_bytes = gate()
+peak = peak_kb()
+process.Redactor = PassThrough
+_, unmasked_seconds, _ = gate()
+
+sample = Path(sys.argv[3]).read_text()
+def feed_all(redactor):
+    start, out = time.perf_counter(), []
+    for at in range(0, len(sample), 256 * 1024):
+        out.append(redactor.feed(sample[at:at + 256 * 1024]))
+    out.append(redactor.close())
+    return time.perf_counter() - start, "".join(out)
+
+masking_s, masked = feed_all(Redactor())
+copy_s, _ = feed_all(PassThrough())
 print(json.dumps({
     "status": result.status,
-    "seconds": time.monotonic() - start,
-    "log_bytes": Path(result.log).stat().st_size,
+    "seconds": seconds,
+    "unmasked_seconds": unmasked_seconds,
+    "log_bytes": log_bytes,
     "evidence_bytes": len(result.evidence.encode()),
     "summary": result.summary,
     "baseline_kb": baseline,
-    "peak_kb": peak_kb(),
+    "peak_kb": peak,
+    "sample_chars": len(sample),
+    "masking_s": masking_s,
+    "copy_s": copy_s,
+    "leaked": [secret for secret in json.loads(sys.argv[4]) if secret in masked],
 }))
 """
 
@@ -71,6 +152,7 @@ def run(size_mb: int = 500) -> dict:
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-") as tmp:
         work = Path(tmp)
         (work / "gen.py").write_text(_generator(blocks))
+        (work / "sample.log").write_text(log_sample(LOG_SAMPLE_MB * 1_000_000))
         command = f"{sys.executable} gen.py"
 
         start = time.monotonic()
@@ -79,12 +161,14 @@ def run(size_mb: int = 500) -> dict:
 
         repo = Path(__file__).resolve().parents[1]
         proc = subprocess.run(
-            [sys.executable, "-c", _RUNNER, str(work), command],
+            [sys.executable, "-c", _RUNNER, str(work), command, str(work / "sample.log"),
+             json.dumps(list(SECRETS.values()))],
             cwd=repo, capture_output=True, text=True, check=True,
         )
         child = json.loads(proc.stdout)
 
     expected = blocks * 10000 * LINE + len(f"generator done: {blocks} blocks\n")
+    sample_mb = child["sample_chars"] / 1e6
     figures = {
         "output_mb": round(expected / 1e6, 1),
         "status": child["status"],
@@ -97,9 +181,17 @@ def run(size_mb: int = 500) -> dict:
         "gate_s": round(child["seconds"], 2),
         "devnull_s": round(devnull_s, 2),
         "throughput_mb_s": round(expected / 1e6 / child["seconds"], 1),
+        "unmasked_gate_s": round(child["unmasked_seconds"], 2),
+        "unmasked_throughput_mb_s": round(expected / 1e6 / child["unmasked_seconds"], 1),
+        "target_mb_s": TARGET_MB_S,
+        "log_sample_mb": round(sample_mb, 1),
+        "masking_log_mb_s": round(sample_mb / child["masking_s"], 1),
+        "copy_log_mb_s": round(sample_mb / child["copy_s"], 1),
+        "log_sample_leaked": child["leaked"],
     }
     figures["ok"] = (
         figures["status"] == "pass" and figures["log_complete"] and figures["runner_peak_mb"] < TARGET_PEAK_MB
+        and figures["throughput_mb_s"] >= TARGET_MB_S and not figures["log_sample_leaked"]
     )
     width = max(len(k) for k in figures)
     for key, value in figures.items():

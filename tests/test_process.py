@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 
 from stepkit.workspace import process
 from stepkit.workspace.process import ProcessResult, own_group, signal_name, signal_of
@@ -81,3 +82,33 @@ def test_exit_codes_are_interpreted():
     assert result(exit_code=-signal.SIGTERM).crash() == "the command was killed by signal SIGTERM (15)"
     assert result(exit_code=-15, expired="timed out after 2 s").crash("the reviewer") == (
         "the reviewer timed out after 2 s; its process group was killed")
+
+
+def test_a_secret_across_a_read_or_flush_boundary_of_a_long_line_is_masked(tmp_path):
+    # one 3 MB line (longer than a read and than the line buffer) of assignments:
+    # wherever the reads and flushes cut it, some assignment straddles the cut
+    segment = "DB_PASSWORD=CorrectHorseBatteryStaple "
+    count = 3_000_000 // len(segment)
+    script = tmp_path / "long_line.py"
+    script.write_text(f"import sys\nsys.stdout.write({segment!r} * {count} + 'end\\n')\n")
+    seen = []
+    run = process.run(f"{sys.executable} {script}", cwd=tmp_path, log_path=tmp_path / "out.log",
+                      on_text=seen.append)
+    log = (tmp_path / "out.log").read_text()
+    assert log == "DB_PASSWORD=[REDACTED] " * count + "end\n"
+    assert len(seen) > 1  # the line was passed on in pieces, before its newline
+    assert run.lines == 1
+
+
+def test_a_pem_block_split_across_reads_is_masked_whole(tmp_path):
+    body = "".join(f"MIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aozN3tihPmljnnudb{n:09d}\n" for n in range(40))
+    script = tmp_path / "pem.py"
+    script.write_text(
+        "import sys, time\n"
+        "sys.stdout.write('start\\n-----BEGIN RSA PRIVATE KEY-----\\n'); sys.stdout.flush()\n"
+        f"for line in {body.splitlines(True)!r}:\n"
+        "    sys.stdout.write(line); sys.stdout.flush()\n"
+        "sys.stdout.write('-----END RSA PRIVATE KEY-----\\nafter\\n')\n"
+    )
+    process.run(f"{sys.executable} {script}", cwd=tmp_path, log_path=tmp_path / "out.log")
+    assert (tmp_path / "out.log").read_text() == "start\n[REDACTED]\nafter\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -64,12 +63,11 @@ def test_private_key_blocks_are_masked():
     assert redact(f"x\n{pem}\ny") == f"x\n{MASK}\ny"
 
 
-def test_large_text_is_redacted_line_by_line_and_fast():
+def test_large_text_is_redacted_line_by_line():
+    """Speed is bench/big_output.py's to show, as a ratio; here only the result counts."""
     line = "tests/test_x.py::test_foo PASSED [ 10%]\n"
     text = line * 50_000 + "API_KEY=0123456789abcdef0123\n" + line * 50_000
-    started = time.perf_counter()
     out = redact(text)
-    assert time.perf_counter() - started < 1.0
     assert out == line * 50_000 + f"API_KEY={MASK}\n" + line * 50_000
 
 
@@ -85,3 +83,180 @@ def test_a_secret_that_replaces_another_with_the_same_variable_count_is_masked(m
     monkeypatch.delenv("A_TOKEN")
     monkeypatch.setenv("B_TOKEN", "second-secret-456")
     assert "second-secret-456" not in redact("x second-secret-456")
+
+
+# -- secrets by their shape --------------------------------------------------------
+
+#: The five shapes that leaked into .stepkit/, model requests and the handoff.
+LEAKED = {
+    "DB_PASSWORD=CorrectHorseBatteryStaple": "CorrectHorseBatteryStaple",
+    'db_password: "P@ss-w0rd!Strong#2024"': "P@ss-w0rd!Strong#2024",
+    "postgres://admin:Pg5ecret@db": "Pg5ecret",
+    "https://hooks.slack.com/services/T000/B000/XXXX": "T000/B000/XXXX",
+    'client_secret="abc DEF ghi 123"': "abc DEF ghi 123",
+}
+
+
+@pytest.mark.parametrize("text", LEAKED)
+def test_the_shapes_that_leaked_are_masked(text):
+    out = redact(f"config: {text}\n")
+    assert LEAKED[text] not in out and MASK in out
+
+
+@pytest.mark.parametrize("text, expected", [
+    # env / shell
+    ("DB_PASSWORD=CorrectHorseBatteryStaple", f"DB_PASSWORD={MASK}"),
+    ('export GITHUB_TOKEN="tok en"', f'export GITHUB_TOKEN="{MASK}"'),
+    ("SMTP_PASS=hunter2", f"SMTP_PASS={MASK}"),
+    ("mysql_pwd=Tr0ub4dor", f"mysql_pwd={MASK}"),
+    # INI / TOML: the rest of the line is the value
+    ('db.password = "P@ss word"', f'db.password = "{MASK}"'),
+    ("passphrase = correct horse battery", f"passphrase = {MASK}"),
+    # YAML
+    ('db_password: "P@ss-w0rd!Strong#2024"', f'db_password: "{MASK}"'),
+    ("  api_key: abc'def", f"  api_key: {MASK}"),
+    ("- auth: s3cr3t!", f"- auth: {MASK}"),
+    # JSON, Python reprs, hashes
+    ('{"password": "a,b}c", "user": "bob"}', f'{{"password": "{MASK}", "user": "bob"}}'),
+    ('{"clientSecret":"x y z"}', f'{{"clientSecret":"{MASK}"}}'),
+    ("Config(private_key='k', name='n')", f"Config(private_key='{MASK}', name='n')"),
+    ("'password' => 'pa$$'", f"'password' => '{MASK}'"),
+    ('token := "abc"', f'token := "{MASK}"'),
+    # inside a JSON string (events, logs of JSON)
+    ('"msg": "set password=\\"abc def\\" ok"', f'"msg": "set password=\\"{MASK}\\" ok"'),
+    # inline in a log line: up to the end of the word
+    ("login with password=hunter2 from 10.0.0.1", f"login with password={MASK} from 10.0.0.1"),
+    ("GET /cb?access_token=abc123&state=x", f"GET /cb?access_token={MASK}&state=x"),
+    ("curl -H 'X-Api-Key: k3y' https://api", f"curl -H 'X-Api-Key: {MASK}' https://api"),
+    ("--password=s3cret --user=bob", f"--password={MASK} --user=bob"),
+    ("AccountName=acct;AccountKey=Zm9vYmFy==;Endpoint", f"AccountName=acct;AccountKey={MASK};Endpoint"),
+    ("Authorization: Basic dXNlcjpwYXNz", f"Authorization: Basic {MASK}"),
+    ("dbPassword=Hunter22 userName=bob", f"dbPassword={MASK} userName=bob"),
+    # credentials in URLs: the password only
+    ("postgres://admin:Pg5ecret@db:5432/app", f"postgres://admin:{MASK}@db:5432/app"),
+    ("redis://:p@ss@cache", f"redis://:{MASK}@cache"),
+    # webhooks: the secret path
+    ("https://hooks.slack.com/services/T000/B000/XXXX", f"https://hooks.slack.com/services/{MASK}"),
+    ("https://discord.com/api/webhooks/123/abc-DEF", f"https://discord.com/api/webhooks/{MASK}"),
+    ("https://acme.webhook.office.com/webhookb2/a-b@c/IncomingWebhook/d/e",
+     f"https://acme.webhook.office.com/webhookb2/{MASK}"),
+])
+def test_assignments_urls_and_webhooks_are_masked_and_keys_kept(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("secret", [
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+])
+def test_more_token_formats_are_masked(secret):
+    assert redact(f"got {secret} here") == f"got {MASK} here"
+
+
+@pytest.mark.parametrize("text", [
+    "the token expired, ask for a new password",
+    "tests/test_auth.py::test_token_refresh PASSED",
+    "--- PASS: TestLogin (0.00s)",
+    "PWD=/home/ci/project",
+    "password_length = 12",
+    "token_count: 3",
+    "if password == 'x':",
+    "password = getpass.getpass()",
+    "token = tokens[0]",
+    "export GITHUB_TOKEN=$CI_TOKEN",
+    'password: "${DB_PASSWORD}"',
+    "api_key: null",
+    "private_key: |",
+    "https://user@example.com:8443/path",
+    "http://localhost:8080/api?limit=10",
+    "author: Jane Doe",
+    "cat: /etc/passwd: No such file or directory",
+    "monkey=banana",
+    f"password={MASK}",
+])
+def test_prose_and_non_secrets_are_left_alone(text):
+    assert redact(text) == text
+
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "Proc-Type: 4,ENCRYPTED\n"
+    "\n"
+    "MIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aozN3tihPmljnnudb9G3HecKJW\n"
+    "tT1zdp7dcNryP4J3jVmNHl0w5N/XgL0n3I9PlFUP0THsR8UaozN3tihPmljnnud=\n"
+    "-----END RSA PRIVATE KEY-----\n"
+)
+
+
+def test_a_pem_block_across_lines_is_masked_whole():
+    out = redact(f"before\n{PEM}after\n")
+    assert out == f"before\n{MASK}\nafter\n"
+
+
+def test_an_indented_or_prefixed_pem_block_is_masked():
+    indented = "".join(f"E       {line}\n" for line in PEM.splitlines())
+    out = redact(f"key: |\n{indented}E       done\n")
+    assert "MIIE" not in out and "tT1zdp" not in out and out.endswith("E       done\n")
+
+
+def test_a_pem_begin_line_alone_does_not_swallow_the_log():
+    out = redact("grep '-----BEGIN RSA PRIVATE KEY-----' found nothing\n3 passed in 0.1s\n")
+    assert out.endswith("\n3 passed in 0.1s\n")
+
+
+def test_masking_is_idempotent():
+    text = "\n".join([*LEAKED, "Authorization: Bearer abcdef0123456789abcdef", PEM])
+    once = redact(text)
+    assert redact(once) == once
+
+
+# -- a stream fed in pieces ----------------------------------------------------------
+
+MIXED = [
+    "DB_PASSWORD=CorrectHorseBatteryStaple ", 'client_secret="abc DEF ghi 123" ',
+    "postgres://admin:Pg5ecret@db ", "https://hooks.slack.com/services/T000/B000/XXXX ",
+    "ghp_a1B2c3D4e5F6g7H8i9J0a1B2c3D4e5F6g7H8 ", "env-secret-value-42 ", "plain words here ",
+    "x_api_key: 'k e y' ",
+]
+
+
+def fed_in_pieces(text: str, sizes: list[int]) -> str:
+    from stepkit.workspace.redact import Redactor
+
+    redactor, out, at = Redactor(), [], 0
+    for size in sizes:
+        out.append(redactor.feed(text[at:at + size]))
+        at += size
+    out.append(redactor.feed(text[at:]))
+    return "".join(out) + redactor.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_stream_in_pieces_is_masked_as_the_whole_text(monkeypatch, seed):
+    import random
+
+    from stepkit.workspace.redact import LINE_LIMIT
+
+    monkeypatch.setenv("SOME_TOKEN", "env-secret-value-42")
+    rng = random.Random(seed)
+    long_line = "".join(rng.choice(MIXED) for _ in range(3 * LINE_LIMIT // 30)) + "\n"
+    short_lines = "".join(rng.choice(MIXED) + "\n" for _ in range(2000))
+    text = short_lines + long_line + PEM + short_lines + long_line.rstrip("\n")
+    sizes = [rng.choice([1, 7, 4096, 65536, 300_000]) for _ in range(200)]
+
+    whole = redact(text)
+    assert fed_in_pieces(text, sizes) == whole
+    for secret in ("CorrectHorse", "abc DEF", "Pg5ecret", "B000/XXXX", "ghp_a1B2", "env-secret", "k e y", "MIIE"):
+        assert secret not in whole
+
+
+def test_secrets_inside_serialized_json_are_masked():
+    # events are redacted after json.dumps: quotes escaped, newlines as \n
+    import json
+
+    line = redact(json.dumps({"event": "gate_finished", "output": "\n".join([*LEAKED, PEM])}))
+    for secret in [*LEAKED.values(), "MIIE"]:
+        assert secret not in line
+    assert json.loads(line)["event"] == "gate_finished"

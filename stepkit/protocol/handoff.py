@@ -20,6 +20,7 @@ from stepkit.planrepo.document import DocumentError, parse_document
 from stepkit.planrepo.sections import track_fence
 from stepkit.records import GateResult
 from stepkit.workspace.files import atomic_write
+from stepkit.workspace.redact import redact
 
 #: The handoff's sections, all required, in this order.
 HANDOFF_SECTIONS: tuple[str, ...] = (
@@ -89,8 +90,8 @@ def render_handoff(
         by the coder that were undone); added to Deviations after the prose.
     :param fix_attempts: fix attempts used (with ``max_fix_attempts``, the
         budget) and ``fix_history``: the fix-loop record in Evidence.
-    :return: the file's text.  Evidence is built here from ``gates``,
-        never from prose.
+    :return: the file's text, secrets masked (the prose comes from any
+        handoff plugin).  Evidence is built here from ``gates``, never from prose.
     """
     fault_lines = [_fault_line(f) for f in faults if f and f.strip()]
     front = yaml.safe_dump(
@@ -111,7 +112,7 @@ def render_handoff(
                 if sweep:
                     body = "\n".join(sweep) + ("" if body == "None" else f"\n\n{body}")
         parts.append(f"\n## {section}\n\n{body}\n")
-    return "".join(parts)
+    return redact("".join(parts))
 
 
 def _fault_line(fault: str) -> str:
@@ -379,7 +380,7 @@ def append_notes(notes_path: Path, facts: Sequence[str], step: int) -> list[str]
     seen = _norm(text)
     added: list[str] = []
     for fact in facts:
-        one_line = " ".join(str(fact).split())
+        one_line = redact(" ".join(str(fact).split()))
         one_line = one_line.removeprefix("- ")
         if not one_line or _norm(one_line) in seen:
             continue

@@ -3,8 +3,9 @@ coders and reviewers, and the model's ``run_command`` tool.
 
 The command runs through the shell in its own process group (a new session).
 Its stdout and stderr, merged, stream to an optional log file with secrets
-masked line by line (:func:`stepkit.workspace.redact.redact`; a secret split across
-reads is still seen whole); memory stays bounded however large the output,
+masked as they arrive (:class:`stepkit.workspace.redact.Redactor`: a secret or a
+PEM block split across reads, or inside a line longer than the line buffer,
+is still seen whole); memory stays bounded however large the output,
 only its head and a rolling tail are kept.  A wall-clock limit and a
 no-output limit end the whole group: SIGTERM, :data:`KILL_GRACE_S` to exit,
 then SIGKILL.  When the command ends, whatever it left running in its group
@@ -22,6 +23,7 @@ needs to offer, so fake processes run through the same code.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import functools
 import os
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from stepkit.workspace.redact import redact
+from stepkit.workspace.redact import Redactor
 
 #: Bytes of the start of the output kept in memory by default.
 HEAD_BYTES = 256 * 1024
@@ -51,8 +53,6 @@ DRAIN_S = 2.0
 NOT_RUNNABLE = {126: "not executable", 127: "command not found"}
 
 _READ_CHUNK = 256 * 1024
-#: A line longer than this is written out without waiting for its newline.
-_MAX_PENDING = 1024 * 1024
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
 
 
@@ -360,7 +360,7 @@ _SUBREAPER = _Subreaper()
 
 
 class _Capture:
-    """Masks the output line by line, streams it to the log and keeps only
+    """Masks the output as it arrives, streams it to the log and keeps only
     its head and a rolling tail in memory.  Fed by the reader thread; once
     closed it takes nothing more."""
 
@@ -372,7 +372,9 @@ class _Capture:
         self._on_text = on_text
         self._lock = threading.Lock()
         self._closed = False
-        self._pending = b""
+        # bytes that are not UTF-8 survive as surrogates and are written back as they came
+        self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self._redactor = Redactor()
         self._head = bytearray()
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -381,29 +383,20 @@ class _Capture:
         self._last_byte = b""
 
     def feed(self, data: bytes) -> None:
-        """Take a chunk; whole lines are masked and kept, a partial last line
-        waits for the next chunk (so a secret split across chunks is still
-        seen whole)."""
+        """Take a chunk; what the redactor has masked for good is kept (whole
+        lines; a partial last line waits for the next chunk, so a secret split
+        across chunks is still seen whole)."""
         with self._lock:
-            if self._closed:
-                return
-            data = self._pending + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0 and len(data) < _MAX_PENDING:
-                self._pending = data
-                return
-            if cut == 0:
-                cut = len(data)
-            self._pending = data[cut:]
-            self._keep(data[:cut])
+            if not self._closed:
+                self._keep(self._redactor.feed(self._decoder.decode(data)))
 
     def close(self, note: str = "") -> None:
         """Keep a final line that had no newline, then ``note``; take no more."""
         with self._lock:
-            for block in (self._pending, note.encode()):
-                if block:
-                    self._keep(block)
-            self._pending = b""
+            if not self._closed:
+                self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
+                self._keep(self._redactor.close())
+                self._keep(note)
             self._closed = True
             if self._log is not None:
                 self._log.flush()
@@ -413,8 +406,9 @@ class _Capture:
         """Lines kept so far (a last line without newline counts)."""
         return self._newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
 
-    def _keep(self, block: bytes) -> None:
-        masked = redact(block.decode("utf-8", "surrogateescape"))
+    def _keep(self, masked: str) -> None:
+        if not masked:
+            return
         if self._on_text is not None:
             self._on_text(masked)
         block = masked.encode("utf-8", "surrogateescape")

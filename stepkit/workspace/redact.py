@@ -1,104 +1,296 @@
 """Mask secrets in text before it is shown to a model or written to disk.
 
-What is masked (replaced by ``[REDACTED]``):
+What is masked (replaced by ``[REDACTED]``; the key or name in front stays):
 
-- the values of secret-named environment variables: ``ANTHROPIC_API_KEY``
-  and any variable whose name ends in ``_KEY``, ``_TOKEN``, ``_SECRET``,
-  ``_PASSWORD`` (values of 8+ characters);
-- well-known token formats: ``sk-ant-…``, ``sk-…``, GitHub (``ghp_…``,
-  ``github_pat_…``), AWS access key ids (``AKIA…``), Slack (``xox?-…``),
-  GitLab (``glpat-…``), ``Bearer …`` headers, PEM private key blocks;
-- the value in an assignment whose name mentions key, token, secret,
-  password or credential (``API_KEY=…``, ``"token": "…"``) when the value
-  is 8+ token characters with letters and digits (hex, base64, random strings),
-  so ordinary code such as ``token = next_token()`` stays readable.
+- the values of secret-named environment variables, wherever they appear:
+  ``ANTHROPIC_API_KEY`` and any variable whose name ends in ``_KEY``,
+  ``_TOKEN``, ``_SECRET``, ``_PASSWORD`` (values of 8+ characters);
+- token formats: Anthropic and OpenAI (``sk-…``), GitHub (``ghp_…``,
+  ``github_pat_…``), GitLab (``glpat-…``), AWS access key ids (``AKIA…``),
+  Slack (``xox?-…``), Stripe, npm, PyPI, Google API keys, SendGrid, Hugging
+  Face, JWTs, ``Bearer …``;
+- the value assigned to a key whose last word names a secret: password,
+  passwd, passphrase, secret, token, credential(s), creds, auth,
+  authorization, and api / access / private / secret / encryption / signing /
+  master / account / shared / client *key* (``DB_PASSWORD=…``,
+  ``db.password: …``, ``"clientSecret": "…"``, ``X-Api-Key: …``); ``pass``
+  and ``pwd`` only after another word (``DB_PASS``, not ``PASS:`` or
+  ``PWD=``).  Env, shell, INI, TOML, YAML, JSON and repr forms: a quoted
+  value is masked whole, whatever it holds; an unquoted one up to the end of
+  its word, or to the end of the line when the key opens a config line
+  (``key: …``, ``key = …``).  References are not values: ``$VAR``,
+  ``${{ … }}``, ``null``, calls (``get_token()``), names of secrets
+  (``api_key = api_key``); nor is a key that only starts with a secret word
+  (``password_length = 12``) or prose (``the token expired``);
+- the password in a URL (``postgres://user:…@host``) and the secret path of
+  Slack, Discord, Teams and Zapier webhook URLs;
+- PEM private key blocks (``-----BEGIN … PRIVATE KEY-----`` to ``-----END
+  …``), on one line or across lines, indented or behind a line prefix.
 
-It is applied to every gate log line, event and tool result, so it is one
-pre-compiled regex pass per call.
+The key words and value shapes follow detect-secrets' keyword plugin and
+gitleaks' generic-api-key rule; the token formats come from both rule sets.
+
+Speed: the regex engine tries every alternative of an alternation at every
+position, so each shape is its own pattern that starts with a literal (which
+the engine finds at C speed), and a text is only searched for the families
+whose characters it holds (``=`` or ``:`` for an assignment, ``/`` for a URL,
+``-``, ``_``, ``.`` or ``A`` for a token format: ``str.find`` of one
+character is memchr-fast).  The matches become spans, merged leftmost first.
+
+:class:`Redactor` masks a stream fed in pieces (a gate's output): whole lines
+are masked as they complete, a PEM block that spans pieces is masked to its
+end, and a line longer than :data:`LINE_LIMIT` is passed on in pieces cut
+where no secret straddles the cut.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from dataclasses import dataclass
 
 MASK = "[REDACTED]"
 
+#: A line longer than this is masked and passed on before its newline comes.
+LINE_LIMIT = 1024 * 1024
+#: What a piece of a long line keeps back for the next one: longer than any
+#: shape reaches, so a secret is never cut in two.
+_WINDOW = 64 * 1024
+#: Text kept before a piece of a long line, for looking back at a key.
+_CONTEXT = 256
+
 _SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 
-_TOKEN_FORMATS = (
-    r"sk-ant-[A-Za-z0-9_\-]{8,}",
-    r"\bsk-[A-Za-z0-9_\-]{16,}",
-    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bglpat-[A-Za-z0-9_\-]{20,}",
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
-)
-_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.DOTALL)
+#: A span of text and what replaces it.
+Span = tuple[int, int, str]
 
-# a line containing none of these (lower-cased) cannot match any pattern above
-_TRIGGERS = (
-    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "akia", "asia",
-    "xox", "bearer", "key", "token", "secret", "passw", "pwd", "credential",
+
+@dataclass(frozen=True)
+class _Shape:
+    """One secret shape: its pattern (searched in the lower-cased text when
+    ``lower``) and how a match becomes a span (None: not a secret after all)."""
+
+    pattern: re.Pattern[str]
+    span: Callable[[re.Match[str], str, int], Span | None]
+    lower: bool = False
+
+
+def _whole(match: re.Match[str], text: str, end: int) -> Span:
+    return match.start(), match.end(), MASK
+
+
+def _group(name: str) -> Callable[[re.Match[str], str, int], Span]:
+    def span(match: re.Match[str], text: str, end: int) -> Span:
+        return match.start(name), match.end(name), MASK
+    return span
+
+
+def _after(letters: str) -> Callable[[re.Match[str], str, int], Span | None]:
+    """The match and the character before it, which must be one of ``letters``
+    at a word start (patterns that start past their first letter: ``k_live_``)."""
+    def span(match: re.Match[str], text: str, end: int) -> Span | None:
+        at = match.start() - 1
+        if at < 0 or text[at] not in letters or (at > 0 and text[at - 1].isalnum()):
+            return None
+        return at, match.end(), MASK
+    return span
+
+
+# -- token formats (detect-secrets and gitleaks rules) -----------------------------
+
+_NOT_AFTER_ALNUM = "(?<![A-Za-z0-9]{})"  # a word boundary before a literal already matched
+_TOKENS = (
+    _Shape(re.compile(r"sk-" + _NOT_AFTER_ALNUM.format("sk-")
+                      + r"(?:ant-[A-Za-z0-9_\-]{8,512}|[A-Za-z0-9_\-]{16,512})"), _whole),
+    _Shape(re.compile(r"g" + _NOT_AFTER_ALNUM.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{20,255}"
+                      r"|ithub_pat_[A-Za-z0-9_]{20,255}|lpat-[A-Za-z0-9_\-]{20,255})"), _whole),
+    _Shape(re.compile(r"A" + _NOT_AFTER_ALNUM.format("A")
+                      + r"(?:[KS]IA[0-9A-Z]{16}\b|Iza[0-9A-Za-z_\-]{35}\b)"), _whole),
+    _Shape(re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,255}"), _whole),
+    _Shape(re.compile(r"k_(?:live|test)_[0-9A-Za-z]{16,255}"), _after("sr")),  # Stripe
+    _Shape(re.compile(r"npm_" + _NOT_AFTER_ALNUM.format("npm_") + r"[A-Za-z0-9]{36}\b"), _whole),
+    _Shape(re.compile(r"pypi-AgE[A-Za-z0-9_\-]{50,512}"), _whole),
+    _Shape(re.compile(r"SG\.[\w\-]{22}\.[\w\-]{43}\b"), _whole),  # SendGrid
+    _Shape(re.compile(r"hf_" + _NOT_AFTER_ALNUM.format("hf_") + r"[A-Za-z0-9]{34}\b"), _whole),
+    _Shape(re.compile(r"eyJ[\w\-]{8,2048}\.eyJ[\w\-]{8,2048}\.[\w\-]{8,2048}"), _whole),  # JWT
+    # Bearer: a value with letters and digits ("Bearer tokens are..." stays)
+    _Shape(re.compile(r"earer(?<=[Bb]earer)" + _NOT_AFTER_ALNUM.format("[Bb]earer")
+                      + r"[ \t]+(?P<value>(?=[\w+/.=\-~]{0,2047}\d)(?=[\w+/.=\-~]{0,2047}[A-Za-z])"
+                      r"[\w+/.=\-~]{8,2048})"), _group("value")),
 )
 
-# the "name" group (name and separator) is kept; the value after it is masked
-_ASSIGNMENT = (
-    r"(?P<name>(?i:bearer\s+"
-    r"|(?<![\w.\-])[\w.\-]*(?:key|token|secret|passw(?:or)?d|pwd|credential)s?[\"']?\s*[:=]\s*[\"']?))"
-    r"(?=[A-Za-z0-9+/_.=\-~]*\d)(?=[A-Za-z0-9+/_.=\-~]*[A-Za-z])"
-    r"[A-Za-z0-9+/_.=\-~]{8,}(?![\w(\[])"
+# -- URLs ------------------------------------------------------------------------------
+
+
+def _url_password(match: re.Match[str], text: str, end: int) -> Span | None:
+    if _NOT_A_VALUE.fullmatch(match["password"]):
+        return None
+    return match.start("password"), match.end("password"), MASK
+
+
+_URLS = (
+    _Shape(re.compile(r"://[^\s:/?#@\"'<>\[\]]{0,128}:(?P<password>[^\s/?#\"'<>]{1,256})(?=@)"),
+           _url_password),
+    _Shape(re.compile(r"hooks\.(?:slack\.com/(?:services|workflows|triggers)|zapier\.com/hooks/catch)/"
+                      r"(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"), _group("path")),
+    _Shape(re.compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
+           _group("path")),
+    _Shape(re.compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
+           _group("path")),
 )
+
+# -- PEM blocks ------------------------------------------------------------------------
+
+_PEM_MARKER = r"PRIVATE KEY(?: BLOCK)?-----"
+_PEM_BEGIN = re.compile(rf"-----BEGIN[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
+_PEM_END = re.compile(rf"-----END[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
+#: A block on one line (JSON with \n escapes), or a BEGIN whose END is past 16 KiB.
+_PEM_ONE_LINE = (
+    _Shape(re.compile(rf"{_PEM_BEGIN.pattern}(?:[^\n]{{0,16384}}?{_PEM_END.pattern}|[^\n]{{0,16384}})"),
+           _whole),
+)
+#: A line inside a PEM block (after the BEGIN line's prefix): base64, a header, or empty.
+_PEM_BODY = re.compile(
+    r"[ \t]*(?:[A-Za-z0-9+/=]{1,256}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):[^\n]{0,256})?"
+    r"[ \t\r]*"
+)
+
+# -- assignments (detect-secrets' keyword plugin, gitleaks' generic-api-key) ----------
+
+#: ``<kind> key`` names a secret (``api_key``, ``AccountKey``); ``key`` alone does not.
+_KEY_KINDS = ("api", "access", "private", "secret", "encryption", "signing", "master", "account",
+              "shared", "client")
+#: The secret words, by the literal their pattern starts with (lower case).
+_KEY_WORDS = {
+    "pass": "pass(?:word|wd|phrase)?", "pwd": "pwd", "secret": "secret", "token": "token",
+    "cred": "cred(?:entials?|s)", "auth": "auth(?:orization)?", "key": "key",
+}
+#: Words that name a secret only after another word of the key (``DB_PASS``).
+_AFTER_ANOTHER_WORD = ("pass", "pwd")
+_KIND_BEFORE_KEY = re.compile(rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?$")
+_SECRET_WORD = re.compile(
+    rf"(?:(?:{'|'.join(_KEY_KINDS)})[_.\-]?key|"
+    + "|".join(w for k, w in _KEY_WORDS.items() if k != "key") + r")\d{0,4}"
+)
+_VALUE_END = r"\s\"'`,;&<>()\[\]{}"
+_ASSIGNED = (
+    r"\d{0,4}(?:\\?[\"'])?[ \t]{0,4}"  # digits, the key's closing quote (escaped inside a JSON string)
+    r"(?P<sep>=>|:=|=(?![=~])|:(?=[ \t\"'\\])|(?<=[\"']):)"
+    r"[ \t]{0,4}(?:(?:bearer|basic|token|digest)[ \t]+)?"  # an auth scheme stays
+    r"(?P<value>\"(?:[^\"\\\n]|\\.){1,8192}\"|'(?:[^'\\\n]|\\.){1,8192}'"
+    r"|\\\"(?:[^\"\\\n]|\\[^\"\n]){1,8192}\\\""
+    rf"|(?P<bare>[\"']?[^{_VALUE_END}\\](?:[^{_VALUE_END}\\]|\\(?![nrt\"\\])){{0,1023}}|(?=[(\[{{<])))"
+)
+
+#: Values that are not secrets: empty words, masks, placeholders, references, YAML block indicators.
+_NOT_A_VALUE = re.compile(
+    r"(?i:null|none|nil|undefined|true|false)|\*+|\[REDACTED\]|<[^<>]*>|[|>][-+]?"
+    r"|\$\{?[A-Z_][A-Z0-9_]*\}?|\$\{\{.*\}\}|\{\{.*\}\}|%[A-Za-z_]\w*%|\$\(.*\)",
+    re.DOTALL,
+)
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_LINE_HEAD = re.compile(r"[ \t]*(?:(?:export|set|setx|declare)[ \t]+|-[ \t]+)?")
+
+
+def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
+    """The value of ``key <sep> value`` when the key's last word names a secret."""
+    word_at = match.start()
+    if match["word"] == "key":
+        kind = _KIND_BEFORE_KEY.search(text[max(0, word_at - 13):word_at].lower())
+        if kind is None:
+            return None
+        word_at -= len(kind.group())
+    key_at = _key_start(text, word_at)
+    if not _part_starts(text, word_at) or (key_at == word_at and match["word"] in _AFTER_ANOTHER_WORD):
+        return None
+    if key_at > 0 and text[key_at - 1] in "/\\":
+        return None  # a path (/etc/passwd: No such file)
+    value_at, value = match.start("value"), text[match.start("value"):match.end("value")]
+    bare = match["bare"]
+    if bare is None:  # quoted: the inside, whatever it holds
+        quote = 2 if value.startswith("\\") else 1
+        if _NOT_A_VALUE.fullmatch(value[quote:-quote]):
+            return None
+        return value_at + quote, match.end() - quote, MASK
+    after = match.end("bare")
+    if after < end and text[after] in "([":
+        return None  # a call or a subscript: code, not a value
+    if _NAME.fullmatch(value) and _names_secret(value):
+        return None  # api_key = api_key: a name, not a value
+    if _opens_config_line(match, text, key_at):
+        line_end = text.find("\n", value_at, min(end, value_at + 2048))
+        value = text[value_at:line_end if line_end != -1 else min(end, value_at + 2048)].rstrip()
+    if not value or _NOT_A_VALUE.fullmatch(value):
+        return None
+    return value_at, value_at + len(value), MASK
+
+
+_ASSIGNMENTS = tuple(
+    _Shape(re.compile(f"(?P<word>{word}){_ASSIGNED}"), _assignment, lower=True)
+    for word in _KEY_WORDS.values()
+)
+
+
+def _key_start(text: str, word_at: int) -> int:
+    """Where the key that ends in the word at ``word_at`` starts."""
+    at, lowest = word_at, max(0, word_at - 128)
+    while at > lowest and (text[at - 1].isalnum() or text[at - 1] in "_.-"):
+        if at >= 2 and text[at - 2] == "\\" and text[at - 1] in "nrt":
+            break  # an escaped newline or tab before the key (inside a JSON string)
+        at -= 1
+    return at
+
+
+def _part_starts(text: str, at: int) -> bool:
+    """True when a word of a name starts at ``at``: after a separator or at a
+    camel-case hump (``dbPassword``, ``DBPassword``; not ``mypassword``)."""
+    if at == 0 or not text[at - 1].isalpha():
+        return True
+    if not text[at].isupper():
+        return False
+    return text[at - 1].islower() or (at + 1 < len(text) and text[at + 1].islower())
+
+
+def _names_secret(name: str) -> bool:
+    """True when ``name`` ends in a secret word (``self.api_key``, ``password``)."""
+    lower = name.lower()
+    return any(_part_starts(name, at) and _SECRET_WORD.fullmatch(lower, at) for at in range(len(name)))
+
+
+def _opens_config_line(match: re.Match[str], text: str, key_at: int) -> bool:
+    """A config line (``key: value``, ``key = value``, ``- key: value``): the
+    rest of the line is the value; ``KEY=value`` and ``--key=value`` take one word."""
+    sep = match["sep"]
+    spaced = " " in text[match.end("word"):match.start("value")]
+    if text[key_at] == "-" or not (sep == ":" or (sep == "=" and spaced)):
+        return False
+    head_end = key_at - 1 if key_at > 0 and text[key_at - 1] in "\"'" else key_at
+    newline = text.rfind("\n", max(0, head_end - 64), head_end)
+    if newline == -1 and head_end > 64:
+        return False
+    return _LINE_HEAD.fullmatch(text, newline + 1, head_end) is not None
+
+
+#: The families of shapes, each with the characters (any one of them) its shapes need.
+_FAMILIES: tuple[tuple[tuple[str, ...], tuple[_Shape, ...]], ...] = (
+    (("-----BEGIN",), _PEM_ONE_LINE),
+    (("-", "_", ".", "A", "earer"), _TOKENS),
+    (("/",), _URLS),
+    (("=", ":"), _ASSIGNMENTS),
+)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def redact(text: str) -> str:
-    """Return ``text`` with API keys and token-like strings masked."""
+    """Return ``text`` with secrets masked (see the module docstring)."""
     if not text:
         return text
-    env_values = secret_env_values()
-    pattern = _pattern(env_values)
-    if "PRIVATE KEY-----" in text:
-        text = _PEM.sub(MASK, text)
-    if len(text) <= 4096:
-        return _redact_piece(text, pattern, env_values)
-    # Big texts (gate logs): find the lines holding a trigger word with
-    # str.find over the lower-cased text (C speed, no per-line Python loop);
-    # only those lines go through the pattern.
-    lower = text.lower()
-    starts: set[int] = set()
-    for needle in (*_TRIGGERS, *(v.lower() for v in env_values)):
-        at = lower.find(needle)
-        while at != -1:
-            line_start = lower.rfind("\n", 0, at) + 1
-            starts.add(line_start)
-            next_line = lower.find("\n", at)
-            at = -1 if next_line == -1 else lower.find(needle, next_line)
-    parts, pos = [], 0
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        end = len(text) if end == -1 else end + 1
-        parts.append(text[pos:start])
-        parts.append(pattern.sub(_mask, text[start:end]))
-        pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
-def _redact_piece(piece: str, pattern: re.Pattern[str], env_values: tuple[str, ...]) -> str:
-    lower = piece.lower()
-    if not any(t in lower for t in _TRIGGERS) and not any(v in piece for v in env_values):
-        return piece
-    return pattern.sub(_mask, piece)
-
-
-def _mask(match: re.Match[str]) -> str:
-    prefix = match.group("name")
-    return (prefix or "") + MASK
+    return Redactor()._mask_lines(text, 0)
 
 
 def secret_env_values() -> tuple[str, ...]:
+    """The values of this process's secret environment variables, longest first."""
     # rescanned on every call (~20 us): a cache keyed on anything cheaper than
     # the values themselves misses a secret that replaced another one
     values = {
@@ -111,7 +303,186 @@ def secret_env_values() -> tuple[str, ...]:
     return tuple(sorted(values, key=len, reverse=True))
 
 
-@lru_cache(maxsize=8)
-def _pattern(env_values: tuple[str, ...]) -> re.Pattern[str]:
-    parts = [re.escape(v) for v in env_values] + list(_TOKEN_FORMATS) + [_ASSIGNMENT]
-    return re.compile("|".join(f"(?:{p})" for p in parts))
+class Redactor:
+    """Masks a stream of text fed in pieces; what :meth:`feed` returns is
+    final.  Whole lines are masked as they complete; a partial line waits for
+    its newline, or, past :data:`LINE_LIMIT`, is passed on in pieces cut where
+    no secret straddles the cut."""
+
+    def __init__(self) -> None:
+        self._env = secret_env_values()
+        self._window = max(_WINDOW, 2 * max(map(len, self._env), default=0))
+        self._pending = ""
+        self._context = ""  # the unmasked text just before _pending, on its line
+        self._pem: str | None = None  # inside a PEM block: the prefix of its BEGIN line
+        self._pem_newline_owed = False
+
+    def feed(self, text: str) -> str:
+        """Take the next piece; return the masked text that is now final."""
+        newline = text.rfind("\n")
+        if newline == -1:
+            self._pending += text
+            if len(self._pending) < LINE_LIMIT:
+                return ""
+            return self._flush_long_line()
+        lines = self._context + self._pending + text[: newline + 1]
+        start = len(self._context)
+        self._pending, self._context = text[newline + 1:], ""
+        return self._mask_lines(lines, start)
+
+    def close(self) -> str:
+        """The masked rest: a last line without newline."""
+        text = self._context + self._pending
+        start = len(self._context)
+        self._pending = self._context = ""
+        return self._mask_lines(text, start) if len(text) > start else ""
+
+    # -- whole lines -----------------------------------------------------------
+
+    def _mask_lines(self, text: str, start: int) -> str:
+        """Mask ``text[start:]`` (whole lines; ``text[:start]`` is context)."""
+        out: list[str] = []
+        pos = start
+        if self._pem is not None:
+            pos = self._skip_pem_body(text, pos)
+            if self._pem is None and self._pem_newline_owed and pos == start:
+                out.append("\n")  # the block ended without END: its dropped last newline
+        while pos < len(text):
+            begin = _open_pem(text, pos)
+            if begin == -1:
+                out.append(self._mask_span(text, pos, len(text)))
+                break
+            out += (self._mask_span(text, pos, begin), MASK)
+            line_start = text.rfind("\n", 0, begin) + 1
+            self._pem = text[line_start:begin].rstrip()
+            newline = text.find("\n", begin)
+            if newline == -1:
+                break  # the text ends inside the block
+            pos = self._skip_pem_body(text, newline + 1)
+        self._pem_newline_owed = self._pem is not None
+        return "".join(out)
+
+    def _skip_pem_body(self, text: str, pos: int) -> int:
+        """Drop the lines of the open PEM block from ``pos``; returns where the
+        text after it starts: the END marker's end, the newline before the
+        first line that is no part of a block, or ``len(text)`` (still inside)."""
+        prefix = self._pem or ""
+        while pos < len(text):
+            newline = text.find("\n", pos, pos + 400)
+            line_end = newline if newline != -1 else min(len(text), pos + 400)
+            line = text[pos:line_end]
+            if line.startswith(prefix):
+                body = line[len(prefix):]
+                close = _PEM_END.search(body)
+                if close:
+                    self._pem = None
+                    return pos + len(prefix) + close.end()
+                if _PEM_BODY.fullmatch(body) and (newline != -1 or line_end == len(text)):
+                    pos = line_end + 1
+                    continue
+            self._pem = None
+            return pos - 1 if pos > 0 and text[pos - 1] == "\n" else pos
+        return len(text)
+
+    # -- spans -----------------------------------------------------------------
+
+    def _mask_span(self, text: str, start: int, end: int) -> str:
+        """Mask ``text[start:end]``; the text around it is only looked at."""
+        return _apply(text, start, end, self._spans(text, start, end))
+
+    def _flush_long_line(self) -> str:
+        """Mask and return the pending line but its last :data:`_WINDOW`
+        characters, cut before any secret that reaches past the cut."""
+        self._pem = None  # a line this long is no part of a PEM block
+        text = self._context + self._pending
+        start = len(self._context)
+        reaches: list[tuple[int, int]] = []
+        spans = self._spans(text, start, len(text), reaches)
+        cut = len(text) - self._window
+        for match_start, reach in reaches:
+            if match_start < cut < reach:
+                cut = match_start
+        out = _apply(text, start, cut, [span for span in spans if span[1] <= cut])
+        self._context = text[max(0, cut - _CONTEXT):cut]
+        self._pending = text[cut:]
+        return out
+
+    def _spans(self, text: str, start: int, end: int,
+               reaches: list[tuple[int, int]] | None = None) -> list[Span]:
+        """The secrets in ``text[start:end]``, sorted, overlaps merged;
+        ``reaches`` gets where each match starts and how far it (or its span)
+        reaches, secret or not."""
+        found: list[Span] = []
+        for value in self._env:
+            at = text.find(value, start, end)
+            while at != -1:
+                found.append((at, at + len(value), MASK))
+                at = text.find(value, at + len(value), end)
+        if reaches is not None:
+            reaches += ((span[0], span[1]) for span in found)
+        lower = None
+        for needles, shapes in _FAMILIES:
+            if not any(_holds(text, needle, start, end) for needle in needles):
+                continue
+            for shape in shapes:
+                haystack = text
+                if shape.lower:
+                    lower = lower if lower is not None else _lower(text)
+                    haystack = lower
+                for match in shape.pattern.finditer(haystack, start, end):
+                    span = shape.span(match, text, end)
+                    if span is not None:
+                        found.append(span)
+                    if reaches is not None:
+                        reaches.append((match.start(), max(match.end(), span[1] if span else 0)))
+        if len(found) < 2:
+            return found
+        found.sort(key=lambda span: (span[0], -span[1]))
+        merged = [found[0]]
+        for span in found[1:]:
+            last = merged[-1]
+            if span[0] >= last[1]:
+                merged.append(span)
+            elif span[1] > last[1]:  # overlaps the end of the last: one mask for both
+                merged[-1] = (last[0], span[1], last[2])
+        return merged
+
+
+def _apply(text: str, start: int, end: int, spans: list[Span]) -> str:
+    """``text[start:end]`` with each span replaced."""
+    if not spans:
+        return text if start == 0 and end == len(text) else text[start:end]
+    out, pos = [], start
+    for span_start, span_end, replacement in spans:
+        out += (text[pos:span_start], replacement)
+        pos = span_end
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+def _holds(text: str, needle: str, start: int, end: int) -> bool:
+    """``needle in text[start:end]``; its first character is looked for first
+    (memchr speed: most texts hold no ``-`` or no ``e`` and never need the search)."""
+    return text.find(needle[0], start, end) != -1 and (
+        len(needle) == 1 or text.find(needle, start, end) != -1)
+
+
+def _lower(text: str) -> str:
+    """``text`` lower-cased, character for character (the positions match)."""
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
+
+
+def _open_pem(text: str, pos: int) -> int:
+    """Where a BEGIN marker with no END on its line starts, or -1 (a block on
+    one line is masked as one span)."""
+    at = text.find("-----BEGIN", pos) if _holds(text, "-", pos, len(text)) else -1
+    while at != -1:
+        begin = _PEM_BEGIN.match(text, at)
+        if begin is not None:
+            newline = text.find("\n", begin.end())
+            line_end = len(text) if newline == -1 else newline
+            if _PEM_END.search(text, begin.end(), min(line_end, begin.end() + 16384)) is None:
+                return at
+        at = text.find("-----BEGIN", at + 1)
+    return -1
