@@ -8,6 +8,11 @@ reports whether ``anthropic`` ended up in ``sys.modules`` (it must not: the
 SDK costs 1-2 s to import).  Target: ``stepkit status`` under 0.3 s.
 
 Run it directly (``python bench/startup.py``) or call :func:`run`.
+``python bench/startup.py --against OTHER_PYTHON`` compares this install with
+another one (e.g. a venv of an earlier commit) in the same run: the two
+interpreters take turns, and each command's ratio this/other is the median
+of the pair-by-pair ratios, so a machine whose speed drifts still compares
+fairly.
 """
 
 from __future__ import annotations
@@ -90,7 +95,31 @@ def run(repeat: int = REPEAT) -> dict:
     return figures
 
 
+def compare(other_python: str, repeat: int = REPEAT) -> dict:
+    """Each command's median seconds under this interpreter and ``other_python``,
+    run in turns, and the median of the pair-by-pair ratios (this / other)."""
+    with tempfile.TemporaryDirectory(prefix="stepkit-bench-startup-") as tmp:
+        root = Path(tmp)
+        plans = make_repo(root, 10)
+        commands = {"version": ["--version"], "status": ["status", "--plans-dir", str(plans)]}
+        rows = {}
+        for name, args in commands.items():
+            pairs = [(median_seconds([sys.executable, "-m", "stepkit", *args], 1, cwd=root),
+                      median_seconds([other_python, "-m", "stepkit", *args], 1, cwd=root))
+                     for _ in range(repeat)]
+            rows[name] = {"this_s": round(statistics.median(a for a, _ in pairs), 4),
+                          "other_s": round(statistics.median(b for _, b in pairs), 4),
+                          "ratio": round(statistics.median(a / b for a, b in pairs), 3)}
+    for name, row in rows.items():
+        print(f"stepkit {name:<8} this {row['this_s']:.3f} s  other {row['other_s']:.3f} s  "
+              f"ratio {row['ratio']}")
+    return {"repeat": repeat, "other_python": other_python, "commands": rows}
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--against"]:
+        print(json.dumps(compare(sys.argv[2], repeat=31), indent=2))
+        sys.exit(0)
     result = run()
     print(json.dumps(result, indent=2))
     sys.exit(0 if result["ok"] else 1)
