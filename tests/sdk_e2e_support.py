@@ -14,7 +14,9 @@ from typing import Any
 
 from stepkit.plugins.coders.anthropic import EDIT_SYSTEM, PLAN_SYSTEM
 from stepkit.plugins.coders.reviewer import REVIEW_SYSTEM
-from stepkit.plugins.stages.prompts import HANDOFF_SYSTEM, ORIENT_SYSTEM, SWEEP_SYSTEM
+from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM
+from stepkit.plugins.stages.orient import ORIENT_SYSTEM
+from stepkit.plugins.stages.sweep import SWEEP_SYSTEM
 from stepkit.records import Usage
 from tests.e2e_support import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Result
 

@@ -127,8 +127,7 @@ def first_user_blocks(messages_api, index: int = 0) -> list[dict]:
 
 
 def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
-    from stepkit.plugins.stages import prompts
-    from stepkit.plugins.stages.orient import stepkit_orient
+    from stepkit.plugins.stages.orient import ORIENT_SYSTEM, stepkit_orient
 
     ctx = make_ctx(tmp_path, "orient")
     messages_api.reply_tool("read_file", {"path": "src/text.py"})
@@ -138,7 +137,7 @@ def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_
 
     body = messages_api.requests[0].body
     assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
-    assert body["system"][0]["text"] == prompts.ORIENT_SYSTEM
+    assert body["system"][0]["text"] == ORIENT_SYSTEM
     prefix, prompt = first_user_blocks(messages_api)
     assert "- [ ] slugify() in src/text.py" in prefix["text"]
     assert "Orient for step 2" in prompt["text"]
@@ -173,8 +172,7 @@ def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(tm
 
 
 def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
-    from stepkit.plugins.stages import prompts
-    from stepkit.plugins.stages.sweep import stepkit_sweep
+    from stepkit.plugins.stages.sweep import SWEEP_SYSTEM, stepkit_sweep
 
     ctx = make_ctx(tmp_path, "edge_case_sweep")
     messages_api.reply_json(SWEEP)
@@ -182,7 +180,7 @@ def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_a
     assert stepkit_sweep(ctx) == SWEEP
 
     body = messages_api.requests[0].body
-    assert body["system"][0]["text"] == prompts.SWEEP_SYSTEM
+    assert body["system"][0]["text"] == SWEEP_SYSTEM
     assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
     assert set(body["output_config"]["format"]["schema"]["properties"]) == set(SWEEP)
 
@@ -267,7 +265,7 @@ def test_a_project_plugin_answers_before_the_llm_default(tmp_path, messages_api)
 
 
 def test_clip_keeps_head_and_tail_and_masks_secrets():
-    from stepkit.plugins.stages.prompts import clip
+    from stepkit.plugins.stages.documents import clip
 
     text = "KEY=sk-ant-api03-abcdefghijklmnop\n" + "".join(f"line {i}\n" for i in range(10_000))
     clipped = clip(text, 2_000, "log")
@@ -282,7 +280,7 @@ def test_clip_cuts_long_fenced_logs_as_markdown_sees_fences():
     """Fences are followed the way the handoff checker follows them (plan.track_fence):
     a closing run needs the same character and at least the opening's length, and
     a fence left open runs to the end."""
-    from stepkit.plugins.stages.prompts import FENCE_KEEP_HEAD, FENCE_KEEP_TAIL, clip
+    from stepkit.plugins.stages.documents import FENCE_KEEP_HEAD, FENCE_KEEP_TAIL, clip
 
     log = [f"log {i}" for i in range(100)]
     text = "\n".join(["before", "````text", *log[:50], "```", *log[50:], "````", "after", "~~~", *log])
@@ -296,7 +294,7 @@ def test_clip_cuts_long_fenced_logs_as_markdown_sees_fences():
 
 
 def test_the_plans_context_snippets_reach_orient_whole():
-    from stepkit.plugins.stages.prompts import plan_prefix
+    from stepkit.plugins.stages.documents import plan_prefix
 
     snippet = "\n".join(f"    line_{i} = {i}" for i in range(60))
     plan = f"## Context\n```python\n{snippet}\n```\n\n## Tasks\n- do it\n"

@@ -5,11 +5,122 @@ The model gets no tools and writes no Evidence: the harness renders the file
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.stages import prompts
-from stepkit.records import HandoffProse, StageContext
+from stepkit.plugins.stages.documents import (
+    NOTES_CHARS,
+    REPORT_CHARS,
+    SHARED_RULES,
+    SHORT_CHARS,
+    doc,
+    plan_prefix,
+    text,
+)
+from stepkit.records import GateResult, HandoffProse, StageContext
+
+HANDOFF_SYSTEM = f"""\
+You write the prose of the handoff for the step stepkit just executed.  The
+harness renders the file: the frontmatter, the eight sections, and the
+Evidence section, which it builds from the recorded gate runs.  Never write
+evidence yourself: no gate output, commands or exit codes offered as proof.
+
+Rules:
+- Honesty first.  A gate marked NOT RUN did not run: never say or imply
+  that it passed or that anything is covered by it.  A PIPELINE-FAULT (the
+  edge-case sweep or the independent review did not run) is stated as such,
+  never presented as findings or as a clean result.
+- result: "complete" only when the step's Tasks are done and every gate
+  that ran passed; "partial" when work remains or a gate failed; "blocked"
+  when the step could not proceed.
+- summary: what the step did, 2-4 sentences.
+- completed / not_completed: bullets against the plan's Tasks and
+  Acceptance criteria.
+- deviations: each staleness-report item and what was done about it; the
+  deviation-gate decision and any user guidance; the fix-loop history
+  (attempt, what failed, what fixed it); fixes asked by the review.
+- downstream_plan_updates: the sweep's proposals for later steps and the
+  Edge cases annotations the harness applied.
+- edge_cases_discovered: from the sweep report, handled vs punted.
+- notes_for_next_step: directives the next step must act on.
+- notes_facts: durable, step-independent facts about the project for
+  NOTES.md (commands, conventions, gotchas), one line each; nothing about
+  this step's status and nothing NOTES.md already says; [] when none.
+- step_summary: one line for the final approval prompt.
+- When "Problems to fix" is present, your previous handoff failed the
+  checker: fix exactly those problems and keep everything else.
+
+{SHARED_RULES}"""
+
+
+def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
+    """The volatile part of the write_handoff request.
+
+    :param faults: the PIPELINE-FAULT lines of this run (sweep or review
+        that did not run).
+    """
+    parts = [
+        doc("Gates (recorded by the harness; Evidence is written from these)",
+             _gate_table(state.get("gates") or []), SHORT_CHARS * 2),
+        doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
+        doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
+        doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
+        doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
+        doc("Gate decisions", _decisions(state), SHORT_CHARS * 2),
+        doc("Fix loop", _fix_loop(state), SHORT_CHARS * 2),
+        doc("Changed files", "\n".join(f"- {n}" for n in state.get("changed_files") or []),
+             SHORT_CHARS * 2),
+        doc("Edge-case sweep report", state.get("edge_case_report"), REPORT_CHARS),
+        doc("Downstream updates proposed by the sweep", text(state.get("downstream_updates")),
+             REPORT_CHARS),
+        doc("Annotations applied to later plans", _annotations(state), SHORT_CHARS),
+        doc("Independent review", state.get("review_report"), REPORT_CHARS),
+        doc("Harness flags", "\n".join(f"- {f}" for f in state.get("tamper_flags") or []),
+             SHORT_CHARS),
+        doc("NOTES.md (already recorded; do not repeat)", state.get("notes"), NOTES_CHARS),
+    ]
+    feedback = state.get("handoff_feedback") or []
+    if feedback:
+        parts.append(doc("Problems to fix", "\n".join(f"- {p}" for p in feedback), SHORT_CHARS))
+    parts.append(f"Write the handoff prose for step {state.get('step')}.")
+    return "\n".join(parts)
+
+
+def _gate_table(gates: Sequence[Mapping[str, Any]]) -> str:
+    rows = [f"- {GateResult.model_validate(gate).status_line()}" for gate in gates]
+    return "\n".join(rows) or "None recorded"
+
+
+def _decisions(state: Mapping[str, Any]) -> str:
+    """What the approval gates and routers decided, for the Deviations section."""
+    lines = []
+    if state.get("unsatisfied"):
+        lines.append("- gate_blocked: dependencies unsatisfied, the user chose to proceed: "
+                     + "; ".join(map(str, state["unsatisfied"])))
+    if state.get("has_major_deviation"):
+        how = ("auto-approved (STEP_AUTOAPPROVE=1)" if state.get("deviation_autoapproved")
+               else "the user chose to proceed")
+        lines.append(f"- gate_deviation: major deviation, {how}")
+    if state.get("review_skipped"):
+        lines.append(f"- independent review skipped: {state['review_skipped']}")
+    if state.get("unresolved_critical"):
+        lines.append("- critical review findings still open (review budget spent): "
+                     + "; ".join(map(str, state["unresolved_critical"])))
+    return "\n".join(lines)
+
+
+def _fix_loop(state: Mapping[str, Any]) -> str:
+    used = state.get("fix_attempts") or 0
+    budget = state.get("max_fix_attempts")
+    lines = [f"Fix attempts used: {used}" + (f" of {budget}" if budget is not None else "")]
+    lines += [f"- {item}" for item in state.get("fix_history") or []]
+    return "\n".join(lines)
+
+
+def _annotations(state: Mapping[str, Any]) -> str:
+    applied = state.get("applied_annotations") or []
+    return "\n".join(f"- step {a.get('step')}: {a.get('edge_case')}" for a in applied)
 
 
 @hookimpl(trylast=True)
@@ -18,6 +129,6 @@ def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any]:
     from stepkit.plugins.llm.engine import ask
     from stepkit.protocol.stages import pipeline_faults
 
-    return ask(ctx, system=prompts.HANDOFF_SYSTEM, prefix=prompts.plan_prefix(ctx.state),
-               prompt=prompts.handoff_prompt(ctx.state, pipeline_faults(ctx)),
+    return ask(ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
+               prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)),
                schema=HandoffProse, tools=None)

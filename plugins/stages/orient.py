@@ -3,15 +3,70 @@ the LLM engine.  trylast, so a project's own implementation answers first."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.stages import prompts
+from stepkit.plugins.stages.documents import (
+    HANDOFF_CHARS,
+    NOTES_CHARS,
+    SHARED_RULES,
+    doc,
+    plan_prefix,
+)
 from stepkit.records import OrientResult, StageContext
 
 #: The stages whose built-in implementation asks the run's engine.
 LLM_STAGES = ("orient", "sweep", "handoff")
+
+
+ORIENT_SYSTEM = f"""\
+You are the orient stage of stepkit.  stepkit executes ONE step of a phased
+implementation plan; a coder will implement the step after you, guided by
+your brief.
+
+You are read-only.  Use the tools to inspect the project; never change a
+file (a change to the tree during this stage fails the run).  run_command is
+for read-only inspection only.
+
+Do this:
+1. Merge the previous handoff's directives (Not completed, Downstream plan
+   updates, Notes for next step) and NOTES.md with the step plan.
+2. Check the plan's assumptions against the current code:
+   - every file, module, function, class or symbol the plan references
+     exists with the shape the plan expects;
+   - every snippet in the plan's Context section still matches the code;
+   - every command in Test commands exists in this project (check the
+     manifests and scripts; do not run the full test suite).
+3. Classify each discrepancy:
+   - minor: a moved file, a renamed helper, a small signature difference.
+     Fold the correction into the implementation brief.
+   - major: it changes the step's scope, approach or interfaces, or it
+     affects later steps.
+
+Answer fields:
+- plan_summary: what the step delivers, 2-5 sentences.
+- implementation_brief: what the coder must do, with the minor corrections
+  folded in: files to change, patterns to match from Context, tests to write
+  from the Acceptance criteria, what is Out of scope.
+- staleness_report: one bullet per discrepancy, tagged [minor] or [major],
+  with the evidence (path:line).  Exactly "clean" when there is none.
+- has_major_deviation: true only when the report has a [major] item.
+- deviation_summary: for a major deviation, what differs, why it matters
+  and the options; "None" otherwise.
+
+{SHARED_RULES}"""
+
+
+def orient_prompt(state: Mapping[str, Any]) -> str:
+    """The volatile part of the orient request."""
+    return "\n".join([
+        doc("Previous handoff", state.get("previous_handoff") or "None (this is the first step)",
+             HANDOFF_CHARS),
+        doc("NOTES.md", state.get("notes"), NOTES_CHARS),
+        f"Orient for step {state.get('step')}: check the plan against the code and answer.",
+    ])
 
 
 @hookimpl
@@ -33,6 +88,6 @@ def stepkit_orient(ctx: StageContext) -> dict[str, Any]:
     from stepkit.plugins.llm.engine import ask
     from stepkit.plugins.llm.tools import read_only_tools
 
-    return ask(ctx, system=prompts.ORIENT_SYSTEM, prefix=prompts.plan_prefix(ctx.state),
-               prompt=prompts.orient_prompt(ctx.state), schema=OrientResult,
+    return ask(ctx, system=ORIENT_SYSTEM, prefix=plan_prefix(ctx.state),
+               prompt=orient_prompt(ctx.state), schema=OrientResult,
                tools=read_only_tools(ctx.project_dir))
