@@ -4,11 +4,11 @@ import os
 
 import pytest
 
-from tests.e2e_support import DEVELOPER_PREFIXES, GATE_VARIABLES
+from tests.support.e2e import DEVELOPER_PREFIXES, GATE_VARIABLES
 
 # Loaded here, before any test module imports them, so pytest can rewrite
 # their asserts; test modules use the fixtures without declaring them.
-pytest_plugins = ["stepkit.testing", "tests.messages_api"]
+pytest_plugins = ["stepkit.testing", "tests.support.messages_api"]
 
 
 @pytest.fixture(autouse=True)

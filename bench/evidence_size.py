@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stepkit.workspace.evidence import condense
-from tests.evidence_logs import cargo_log, evidence_pm, jest_log, pytest_log
+from tests.support.evidence_logs import cargo_log, evidence_pm, jest_log, pytest_log
 
 TARGET_RATIO = 0.05
 CASES = {

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from startup import median_seconds
 
-from tests.e2e_support import clean_env
+from tests.support.e2e import clean_env
 
 TARGET_MS = 5.0
 REPEAT = 5

@@ -43,8 +43,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from stepkit.cli.demo import prepare_demo_project
-from tests.e2e_support import clean_env
-from tests.messages_api import API_KEY, MessagesAPI
+from tests.support.e2e import clean_env
+from tests.support.messages_api import API_KEY, MessagesAPI
 
 TARGET_TEST_RUNS = 1
 COUNTER_SCRIPT = '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed"\n'

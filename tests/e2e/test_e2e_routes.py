@@ -1,0 +1,342 @@
+"""End to end: every route of the step-runner diagram, through the real CLI.
+
+Real processes, real files, a real git repo; gates are real commands; the
+coder and the reviewer are small scripts run as command coders; the LLM
+nodes use the scripted engine here (test_e2e_anthropic.py runs the real SDK
+against a loopback Messages API).  The last test fails when any edge of the
+step-runner graph was never traversed by the tests of this module.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stepkit.protocol.graphs import load_protocol_graph
+from tests.support.e2e import (
+    CALC,
+    DEVIATION,
+    GOOD_MUL,
+    HANDOFF,
+    TRAVERSED,
+    WRONG_MUL,
+    make_project,
+)
+
+COMPLETE = {"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"}
+
+
+@pytest.fixture
+def project(tmp_path):
+    return make_project(tmp_path)
+
+
+def finish(project, result):
+    """Answer the final gate with approve and return the final result."""
+    assert result.code == 5, result.stderr + result.stdout
+    assert result.data["pending"]["node"] == "gate_user_review"
+    return project.resume("approve")
+
+
+# -- the main path -----------------------------------------------------------
+
+
+def test_happy_path_pauses_at_the_final_gate_then_completes(project):
+    paused = project.run()
+    assert paused.code == 5 and paused.outcome == "PAUSED"
+    assert paused.data["pending"]["options"] == ["approve", "revise"]
+    assert project.plan_status(1) == "in-progress"  # complete only on approval
+    assert project.handoff(1).is_file()
+
+    done = project.resume("approve")
+    assert done.code == 0 and done.outcome == "STEP_COMPLETE"
+    assert done.output.splitlines()[0] == "STEP_COMPLETE"
+    assert "- tests: PASS" in done.output and "- format: NOT RUN" in done.output
+    assert "Fix attempts: 0 of 2" in done.output
+    assert project.plan_status(1) == "complete"
+    notes = (project.plans / "NOTES.md").read_text()
+    assert notes.startswith("# Notes\n\n- calc is a tiny module.\n")
+    assert "calc functions take two numbers" in notes
+    later = (project.plans / "steps" / "03-pow.md").read_text()
+    assert "Division by zero must raise ValueError." in later.split("## Edge cases", 1)[1]
+    assert {g["name"]: g["status"] for g in done.data["gates"]} == {
+        "format": "not_run", "lint": "pass", "build": "pass", "tests": "pass"}
+
+
+def test_the_step_is_parsed_from_the_prompt(project):
+    result = project.run("execute step 9")
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "step 9 not found" in result.output
+    assert project.coder_calls() == 0
+
+
+# -- resolve and gate_blocked --------------------------------------------------
+
+
+def test_unsatisfied_dependency_pauses_then_no_blocks(project):
+    paused = project.run("--step", "2")
+    assert paused.code == 5 and paused.data["pending"]["node"] == "gate_blocked"
+    assert "step 1 (Add mul): no handoff" in paused.data["pending"]["question"]
+    assert project.plan_status(2) == "pending"  # not started while blocked
+    blocked = project.resume("no")
+    assert blocked.code == 3 and blocked.outcome == "STEP_BLOCKED"
+    assert "step 1 (Add mul): no handoff" in blocked.output
+    assert project.plan_status(2) == "pending"
+    assert project.coder_calls() == 0
+
+
+def test_blocked_step_proceeds_on_a_pre_answered_yes(project):
+    result = project.run("--step", "2", "--answer", "gate_blocked=yes")
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review"
+    assert project.plan_status(2) == "in-progress"
+
+
+def test_the_final_gate_cannot_be_pre_answered(project):
+    result = project.run("--answer", "gate_user_review=approve", json_out=False)
+    assert result.code == 2
+    assert "Traceback" not in result.stderr
+    assert not (project.root / ".stepkit" / "runs").exists() or not any((project.root / ".stepkit" / "runs").iterdir())
+
+
+# -- orient and the deviation gate --------------------------------------------
+
+def test_major_deviation_abort_rejects(project):
+    paused = project.run(engine=project.script(orient=DEVIATION))
+    assert paused.data["pending"]["node"] == "gate_deviation"
+    assert "calc.py was renamed" in paused.data["pending"]["question"]
+    rejected = project.resume("abort")
+    assert rejected.code == 4 and rejected.outcome == "STEP_REJECTED"
+    assert "deviation gate" in rejected.output and "calc.py was renamed" in rejected.output
+    assert project.coder_calls() == 0
+
+
+def test_major_deviation_proceed_implements(project):
+    paused = project.run(engine=project.script(orient=DEVIATION))
+    assert paused.data["pending"]["node"] == "gate_deviation"
+    assert finish(project, project.resume("proceed")).outcome == "STEP_COMPLETE"
+
+
+def test_free_text_at_the_deviation_gate_reaches_the_coder_as_guidance(project):
+    project.run("--answer", "gate_deviation=keep the name calc.py", engine=project.script(orient=DEVIATION))
+    assert "keep the name calc.py" in project.coder_prompt(0)
+
+
+def test_step_autoapprove_skips_the_deviation_gate_only(project):
+    result = project.run(engine=project.script(orient=DEVIATION), env=project.env(STEP_AUTOAPPROVE="1"))
+    assert result.data["pending"]["node"] == "gate_user_review"
+
+
+def test_orient_fault_fails_with_a_pipeline_fault_note(project):
+    result = project.run(engine=project.script(orient={"fault": "HTTP 529 overloaded_error after 3 attempts"}))
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "Pipeline fault: HTTP 529 overloaded_error after 3 attempts" in result.output
+    assert project.coder_calls() == 0
+
+
+ORIENT_THAT_WRITES = '''import stepkit
+
+
+@stepkit.hookimpl
+def stepkit_orient(ctx):
+    (ctx.project_dir / "calc.py").write_text("tampered = True\\n")
+    return {"plan_summary": "s", "implementation_brief": "b", "staleness_report": "clean",
+            "has_major_deviation": False, "deviation_summary": ""}
+'''
+
+
+def test_an_orient_that_writes_is_a_pipeline_fault_whoever_implements_it(project):
+    (project.root / "stepconf.py").write_text(ORIENT_THAT_WRITES)
+    result = project.run()
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "Pipeline fault: orient is read-only but the project tree changed during it: calc.py" in result.output
+    assert project.coder_calls() == 0
+
+
+# -- the coder ----------------------------------------------------------------
+
+
+def test_coder_crash_fails_at_once_and_is_never_retried(project):
+    project.coder_actions({"write": {"calc.py": "half-edited"}, "kill": True})
+    result = project.run()
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "crashed" in result.output
+    assert project.coder_calls() == 1
+
+
+def test_coder_rejected_ends_rejected(project):
+    project.coder_actions({"say": "plan rejected at my approval gate", "sentinel": "CODER_REJECTED"})
+    result = project.run()
+    assert result.code == 4 and result.outcome == "STEP_REJECTED"
+    assert "Rejected at: the coder's own plan-approval gate" in result.output
+    assert "plan rejected at my approval gate" in result.output
+
+
+def test_coder_failed_ends_failed_with_its_text(project):
+    project.coder_actions({"say": "could not make tests pass", "exit": 1})
+    result = project.run()
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "coder fix-loop exhausted" in result.output
+    assert "could not make tests pass" in result.output
+
+
+def test_coder_edits_to_the_plan_repo_are_undone_and_recorded(project):
+    original = (project.plans / "steps" / "02-div.md").read_bytes()
+    project.coder_actions({"write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"}, "sentinel": "CODER_COMPLETE"})
+    result = finish(project, project.run())
+    assert result.outcome == "STEP_COMPLETE"
+    assert (project.plans / "steps" / "02-div.md").read_bytes() == original
+    assert "plans/steps/02-div.md" in project.handoff(1).read_text().split("## Deviations", 1)[1]
+
+
+# -- gates and the fix loop ----------------------------------------------------
+
+
+def test_lint_failure_is_fixed_within_the_budget(project):
+    project.coder_actions({"write": {"calc.py": GOOD_MUL + "# LINTFAIL\n"}, "sentinel": "CODER_COMPLETE"}, COMPLETE)
+    done = finish(project, project.run())
+    assert done.outcome == "STEP_COMPLETE"
+    assert "Fix attempts: 1 of 2" in done.output
+    assert "lint gate failed" in project.coder_prompt(1)
+
+
+def test_build_failure_goes_to_the_fix_loop(project):
+    project.coder_actions({"write": {"calc.py": "def mul(:\n"}, "sentinel": "CODER_COMPLETE"}, COMPLETE)
+    done = finish(project, project.run())
+    assert done.outcome == "STEP_COMPLETE"
+    assert "build gate failed" in project.coder_prompt(1)
+
+
+def test_fix_budget_spent_fails_with_the_last_test_output(project):
+    # each attempt fails differently, so only the budget stops the loop
+    project.coder_actions(*({"write": {"calc.py": CALC + f"\n\ndef mul(a, b):\n    return a * b + {i + 1}\n"},
+                             "sentinel": "CODER_COMPLETE"} for i in range(3)))
+    result = project.run("--set", "max_fix_attempts=1")
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "fix budget spent: 1 of 1" in result.output
+    assert "mul(2, 3) == 8, expected 6" in result.output
+    assert project.coder_calls() == 2
+
+
+def test_a_fix_that_changes_nothing_stops_the_loop_as_no_progress(project):
+    project.coder_actions({"write": {"calc.py": WRONG_MUL}, "sentinel": "CODER_COMPLETE"})
+    result = project.run("--set", "max_fix_attempts=5")
+    assert result.outcome == "STEP_FAILED"
+    assert "no progress" in result.output
+    assert project.coder_calls() == 2
+
+
+# -- sweep and review ---------------------------------------------------------
+
+
+def test_sweep_fault_is_flagged_in_the_handoff_and_the_step_goes_on(project):
+    done = finish(project, project.run(engine=project.script(edge_case_sweep={"fault": "sweep engine down"})))
+    assert done.outcome == "STEP_COMPLETE"
+    assert "PIPELINE-FAULT: edge-case sweep did not run" in project.handoff(1).read_text()
+
+
+def five_files(extra=""):
+    files = {"calc.py": GOOD_MUL}
+    files.update({f"helpers/h{i}.py": f"X = {i}{extra}\n" for i in range(4)})
+    return {"write": files, "sentinel": "CODER_COMPLETE"}
+
+
+def test_five_changed_files_get_a_review_and_critical_findings_go_back(project):
+    project.coder_actions(five_files(), five_files(" + 0"))
+    project.reviewer_reports("🔴 mul ignores floats\n🟡 naming", "🟢 fixed")
+    done = finish(project, project.run())
+    assert done.outcome == "STEP_COMPLETE"
+    assert "mul ignores floats" in project.coder_prompt(1)
+    assert "naming" not in project.coder_prompt(1)
+
+
+def test_reviewer_failing_twice_is_a_fault_not_findings(project):
+    project.coder_actions(five_files())
+    project.reviewer_reports("CRASH")
+    done = finish(project, project.run())
+    assert done.outcome == "STEP_COMPLETE"
+    assert project.coder_calls() == 1  # a fault never spends a fix attempt
+    assert "PIPELINE-FAULT: independent review did not run" in project.handoff(1).read_text()
+    assert int((project.state_dir / "reviewer_calls").read_text()) == 2
+
+
+def test_step_skip_review_never_reviews(project):
+    project.coder_actions(five_files())
+    project.reviewer_reports("🔴 would block")
+    done = finish(project, project.run(env=project.env(STEP_SKIP_REVIEW="1")))
+    assert done.outcome == "STEP_COMPLETE"
+    assert not (project.state_dir / "reviewer_calls").exists()
+
+
+# -- handoff ----------------------------------------------------------------
+
+TICKET_RULE = '''import stepkit
+
+
+@stepkit.hookimpl
+def stepkit_check_handoff(path, text, gates):
+    return [] if "TICKET-7" in text else ["the handoff must name TICKET-7"]
+'''
+
+
+def test_handoff_failing_its_check_is_rewritten_once(project):
+    (project.root / "stepconf.py").write_text(TICKET_RULE)
+    answers = project.script(write_handoff=[HANDOFF, {**HANDOFF, "summary": "Added calc.mul (TICKET-7)."}])
+    done = finish(project, project.run(engine=answers))
+    assert done.outcome == "STEP_COMPLETE"
+    assert "TICKET-7" in project.handoff(1).read_text()
+
+
+def test_handoff_failing_its_check_twice_fails(project):
+    (project.root / "stepconf.py").write_text(TICKET_RULE)
+    result = project.run()
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "handoff failed validation twice" in result.output
+    assert "TICKET-7" in result.output
+
+
+def test_handoff_writer_fault_fails_with_a_pipeline_fault(project):
+    result = project.run(engine=project.script(write_handoff={"fault": "invalid output twice"}))
+    assert result.code == 1 and "Pipeline fault: invalid output twice" in result.output
+
+
+# -- the final gate -------------------------------------------------------------
+
+
+def test_revise_asks_what_should_change_then_reimplements(project):
+    project.coder_actions(COMPLETE, COMPLETE)
+    paused = project.run()
+    assert paused.data["pending"]["node"] == "gate_user_review"
+    asked = project.resume("revise")
+    assert asked.code == 5 and asked.data["pending"]["node"] == "get_revision"
+    again = project.resume("add a docstring to mul")
+    assert again.data["pending"]["node"] == "gate_user_review"
+    assert "add a docstring to mul" in project.coder_prompt(1)
+    assert project.resume("approve").outcome == "STEP_COMPLETE"
+
+
+def test_free_text_at_the_final_gate_becomes_fix_instructions(project):
+    project.coder_actions(COMPLETE, COMPLETE)
+    project.run()
+    again = project.resume("please also handle floats")
+    assert again.data["pending"]["node"] == "gate_user_review"
+    assert "Revision requested at the approval gate: please also handle floats" in project.coder_prompt(1)
+
+
+def test_no_environment_variable_answers_the_final_gate(project):
+    env = project.env(STEP_AUTOAPPROVE="1", STEP_SKIP_REVIEW="1", CODER_AUTOAPPROVE="1")
+    result = project.run(env=env)
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review"
+
+
+# -- every edge ---------------------------------------------------------------
+
+
+def test_every_edge_of_the_step_runner_graph_was_traversed():
+    if len(TRAVERSED) < 10:
+        pytest.skip("run the whole module: this test checks what the others traversed")
+    graph = load_protocol_graph()
+    edges = {(n.id, target) for n in graph.nodes.values() for target in n.targets()}
+    seen = {(a, b) for a, b, _ in TRAVERSED}
+    missing = sorted(edges - seen)
+    assert not missing, f"edges no end-to-end test traversed: {json.dumps(missing)}"

@@ -1,0 +1,86 @@
+"""The checkpoint's format version: ``state.json`` keeps every key of the run
+store's contract and adds ``format_version``; a checkpoint written before
+formats existed resumes; a newer format, or a file that is not a
+checkpoint, is refused with one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stepkit.api import resume_run, run_step
+from stepkit.cli import main
+from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
+from stepkit.pluginmanager import get_plugin_manager
+from tests.support.graph_helpers import write_graph
+
+#: The keys of state.json in the release before format versions (the run store's contract).
+PREVIOUS_KEYS = {"run_id", "graph", "graph_name", "settings", "status", "node", "phase", "next", "visits",
+                 "path", "edges", "pending", "outcome", "exit_code", "output", "started_at", "updated_at",
+                 "finished_at", "active_s", "pid", "resumes", "state"}
+
+
+def pm():
+    return get_plugin_manager(builtins=["stepkit.plugins.ask"])
+
+
+@pytest.fixture
+def paused(tmp_path: Path):
+    """A run paused at an input node: (project, run id, its state.json)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    graph = write_graph(project, {
+        "first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "why", "outputs": ["count"]},
+        "why": {"kind": "input", "question": "Why?", "key": "reason", "next": "end_success"},
+    })
+    result = run_step(project_dir=project, graph=graph, pm=pm())
+    assert result.outcome == "PAUSED"
+    return project, result.run_id, Path(result.run_dir) / "state.json"
+
+
+def rewrite(state_file: Path, change) -> None:
+    data = json.loads(state_file.read_text())
+    change(data)
+    state_file.write_text(json.dumps(data))
+
+
+def test_state_json_keeps_every_key_and_adds_the_format(paused):
+    _, _, state_file = paused
+    data = json.loads(state_file.read_text())
+    assert set(data) == PREVIOUS_KEYS | {"format_version"}
+    assert data["format_version"] == CHECKPOINT_FORMAT == 1
+    assert (data["status"], data["pending"]["node"], data["state"]["count"]) == ("paused", "why", 1)
+
+
+def test_a_checkpoint_without_a_format_resumes_and_is_saved_in_the_current_one(paused):
+    project, run_id, state_file = paused
+    rewrite(state_file, lambda data: data.pop("format_version"))
+    done = resume_run(run_id, answer="because", project_dir=project, pm=pm())
+    assert (done.outcome, done.state["reason"], done.state["count"]) == ("STEP_COMPLETE", "because", 1)
+    data = json.loads(state_file.read_text())
+    assert data["format_version"] == 1 and data["status"] == "finished" and data["resumes"] == 1
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda data: data.update(format_version=2),
+     "checkpoint format 2 is newer than this stepkit understands (1); upgrade stepkit"),
+    (lambda data: data.pop("state"), "state.json is not a stepkit checkpoint: state: missing"),
+    (lambda data: data.update(status="asleep"),
+     ("state.json is not a stepkit checkpoint: status: Input should be 'running', 'paused', "
+      "'interrupted' or 'finished'")),
+])
+def test_a_newer_or_foreign_checkpoint_is_refused_with_one_line(paused, capsys, change, message):
+    project, run_id, state_file = paused
+    rewrite(state_file, change)
+    assert main(["resume", run_id, "--project-dir", str(project), "--answer", "because"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"stepkit: error: run {run_id}: {message}"]
+
+
+def test_state_json_that_is_not_json_is_refused_with_one_line(paused, capsys):
+    project, run_id, state_file = paused
+    state_file.write_text("[1, 2]")
+    assert main(["resume", run_id, "--project-dir", str(project)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"stepkit: error: run {run_id}: state.json is not a stepkit checkpoint: not a JSON object"]

@@ -1,0 +1,107 @@
+"""Signals: a run killed with SIGKILL in the middle of a slow node, resumed with
+``stepkit resume``, ends in the same final state as a run never interrupted;
+Ctrl-C (SIGINT) saves the run as interrupted and exits 130."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.support.graph_helpers import IMPORT_ROOT, write_graph
+
+KEEP = ("status", "node", "phase", "visits", "path", "edges", "outcome", "exit_code", "output", "state")
+
+
+def stepkit(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "stepkit", *args], check=False, env=env(),
+                          capture_output=True, text=True, timeout=60, **kwargs)
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def final(project: Path, run_id: str) -> dict:
+    cp = json.loads((project / ".stepkit" / "runs" / run_id / "state.json").read_text())
+    return {k: cp[k] for k in KEEP}
+
+
+def wait_for(path: Path, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the slow node never started"
+        time.sleep(0.01)
+
+
+def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    graph = write_graph(tmp_path, {
+        "first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "slow"},
+        "slow": {"kind": "script", "call": "tests.support.graph_helpers:wait_for_go", "next": "last"},
+        "last": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "end_success"},
+    }, name="slow.yaml")
+    killed, reference = tmp_path / "killed", tmp_path / "reference"
+    killed.mkdir()
+    reference.mkdir()
+    run_args = ["run", "--graph", str(graph), "--set", f"barrier={barrier}", "--json"]
+
+    proc = subprocess.Popen([sys.executable, "-m", "stepkit", *run_args, "--project-dir", str(killed)],
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(barrier / "started", proc)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    (run_id,) = os.listdir(killed / ".stepkit" / "runs")
+    cut = final(killed, run_id)
+    assert (cut["status"], cut["node"], cut["phase"], cut["path"]) == ("running", "slow", "started", ["first"])
+
+    (barrier / "go").touch()
+    resumed = stepkit("resume", "--project-dir", str(killed), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    data = json.loads(resumed.stdout)
+    assert (data["outcome"], data["exit_code"], data["run_id"]) == ("STEP_COMPLETE", 0, run_id)
+    assert (barrier / "started").read_text() == "slow\nslow\n"  # re-run once, nothing else re-ran
+
+    straight = stepkit(*run_args, "--project-dir", str(reference))
+    assert straight.returncode == 0, straight.stderr
+    reference_id = json.loads(straight.stdout)["run_id"]
+    assert final(killed, run_id) == final(reference, reference_id)
+    assert final(killed, run_id)["state"]["count"] == 2
+
+
+def test_ctrl_c_saves_an_interrupted_checkpoint_and_exits_130(tmp_path):
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    graph = write_graph(tmp_path, {
+        "slow": {"kind": "script", "call": "tests.support.graph_helpers:wait_for_go", "next": "end_success"},
+    }, name="slow.yaml")
+    project = tmp_path / "project"
+    project.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "stepkit", "run", "--graph", str(graph), "--project-dir",
+                             str(project), "--set", f"barrier={barrier}"],
+                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(barrier / "started", proc)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    (run_id,) = os.listdir(project / ".stepkit" / "runs")
+    assert f"Resume with: stepkit resume {run_id} --project-dir {project}" in err
+    cut = final(project, run_id)
+    assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "slow", "started")
+    (barrier / "go").touch()
+    resumed = stepkit("resume", run_id, "--project-dir", str(project))
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.startswith("STEP_COMPLETE")

@@ -1,0 +1,228 @@
+"""The built-in coder through the real SDK against the loopback Messages API,
+with the real gate runner on a tiny project (BUILD_CMD / TEST_CMD)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepkit.pluginmanager import get_plugin_manager
+from stepkit.plugins.coders.anthropic import stepkit_implement
+from stepkit.records import Paused, Question
+from stepkit.workspace import scope
+from tests.support.coder import init_repo, make_ctx
+
+pytest_plugins = ["tests.support.messages_api"]
+
+FAST = {"llm_max_retry_wait_s": 2, "llm_timeout_s": 10}
+PLAN_FILE = "plans/steps/03-add-greeting.md"
+PLAN_BYTES = "---\nstep: 3\ntitle: Add greeting\n---\n## Acceptance criteria\n- greet\n"
+CHECK = ("from greet import greet\n"
+         "value = greet('Ann')\n"
+         "assert value == 'Hello, Ann!', f'greet returned {value!r}'\n"
+         "print('1 passed')\n")
+GOOD = "def greet(name):\n    return f'Hello, {name}!'\n"
+PLAN = {"files_to_touch": ["greet.py"], "risks": ["none"], "complexity": 3,
+        "approach": "write greet() in greet.py"}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    root = init_repo(tmp_path / "project", {"check_greet.py": CHECK, PLAN_FILE: PLAN_BYTES,
+                                            ".gitignore": "__pycache__/\n"})
+    monkeypatch.setenv("BUILD_CMD", f"{sys.executable} -m py_compile greet.py")
+    monkeypatch.setenv("TEST_CMD", f"{sys.executable} check_greet.py")
+    monkeypatch.delenv("CODER_AUTOAPPROVE", raising=False)
+    return root
+
+
+def ctx_for(project: Path, **kwargs):
+    return make_ctx(project, coder="anthropic", pm=get_plugin_manager(project),
+                    settings={**FAST, **kwargs.pop("settings", {})}, **kwargs)
+
+
+def greet_returning(value: str) -> str:
+    return f"def greet(name):\n    return {value!r}\n"
+
+
+def queue_edit(api, *writes: tuple[str, str], summary: str = "wrote greet()") -> list[str]:
+    ids = [api.reply_tool("write_file", {"path": path, "content": text}) for path, text in writes]
+    api.reply_json({"status": "done", "summary": summary})
+    return ids
+
+
+def tool_result(api, tool_id: str) -> dict:
+    for request in api.requests:
+        for message in request.body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_result" and block["tool_use_id"] == tool_id:
+                    return block
+    raise AssertionError(f"no tool_result for {tool_id}")
+
+
+def tool_names(request) -> list[str]:
+    return [tool["name"] for tool in request.body.get("tools", [])]
+
+
+def test_a_scripted_edit_that_passes(project, messages_api):
+    messages_api.reply_tool("list_dir", {"path": "."})
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD))
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert not result.crashed
+    assert result.changed_files == ["greet.py"]
+    assert [(g.name, g.status) for g in result.gates] == [("build", "pass"), ("tests", "pass")]
+    assert all(g.tree_hash == scope.tree_hash(project) for g in result.gates)
+    assert all(g.started_at for g in result.gates)
+    assert "Changed files: greet.py" in result.text
+    assert result.text.splitlines()[-1] == "CODER_COMPLETE"
+    assert (project / "greet.py").read_text() == GOOD
+    plan_request, edit_request = messages_api.requests[0], messages_api.requests[2]
+    assert tool_names(plan_request) == ["read_file", "list_dir", "search", "run_command"]
+    assert {"write_file", "edit_file"} <= set(tool_names(edit_request))
+    assert "Acceptance criteria" in plan_request.raw.decode()
+    assert result.cost_usd is not None and result.cost_usd > 0
+
+
+def test_the_report_names_what_the_last_gate_left(project, messages_api, monkeypatch):
+    monkeypatch.setenv("TEST_CMD", f"{sys.executable} check_greet.py > report.txt")
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD))
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert result.changed_files == ["greet.py", "report.txt"]
+    build, tests = result.gates
+    assert tests.tree_hash == scope.tree_hash(project) != build.tree_hash
+
+
+def test_a_failure_then_a_fix(project, messages_api):
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")))
+    queue_edit(messages_api, ("greet.py", GOOD), summary="fixed the greeting")
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert "Fix attempts: 1 of 3" in result.text
+    fix_request = messages_api.requests[3]
+    fix_prompt = fix_request.body["messages"][0]["content"][-1]["text"]
+    assert "The tests gate failed after your change (fix attempt 1 of 3)" in fix_prompt
+    assert "greet returned 'Hi Ann'" in fix_prompt
+    assert "minimal fix" in fix_prompt
+
+
+def test_never_passing_fails_after_the_budget(project, messages_api):
+    messages_api.reply_json(PLAN)
+    for n in range(4):  # the first edit and three fixes, each failing differently
+        queue_edit(messages_api, ("greet.py", greet_returning(f"attempt {n}")))
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_FAILED"
+    assert not result.crashed
+    assert "fix budget spent: 3 of 3 fix attempts used and the tests gate still fails" in result.text
+    assert "greet returned 'attempt 3'" in result.text
+    assert [(g.name, g.status) for g in result.gates] == [("build", "pass"), ("tests", "fail")]
+    assert len(messages_api.requests) == 1 + 4 * 2
+
+
+def test_the_same_failure_after_a_fix_stops_at_once_with_no_progress(project, messages_api):
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")))
+    queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")), summary="tried again")
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_FAILED"
+    assert "no progress: the tests gate failed the same way after fix attempt 1" in result.text
+    assert len(messages_api.requests) == 1 + 2 * 2
+
+
+def test_writes_outside_the_project_and_into_the_plan_repo_are_refused(project, messages_api):
+    outside = project.parent / "outside.txt"
+    messages_api.reply_json(PLAN)
+    escape, plan_edit, good = queue_edit(
+        messages_api, ("../outside.txt", "x"), (PLAN_FILE, "status: complete\n"), ("greet.py", GOOD))
+
+    result = stepkit_implement(ctx_for(project))
+
+    for tool_id in (escape, plan_edit):
+        block = tool_result(messages_api, tool_id)
+        assert block.get("is_error") is True
+        assert block["content"].startswith("error:")
+    assert "outside the project" in tool_result(messages_api, escape)["content"]
+    assert not tool_result(messages_api, good).get("is_error")
+    assert not outside.exists()
+    assert (project / PLAN_FILE).read_text() == PLAN_BYTES
+    assert result.sentinel == "CODER_COMPLETE"
+    assert result.changed_files == ["greet.py"]
+
+
+def test_a_complex_plan_asks_and_no_rejects(project, messages_api):
+    asked: list[Question] = []
+    messages_api.reply_json({**PLAN, "complexity": 8, "risks": ["touches the public API"]})
+
+    def ask(question: Question) -> str:
+        asked.append(question)
+        return "no"
+
+    result = stepkit_implement(ctx_for(project, ask=ask))
+
+    assert result.sentinel == "CODER_REJECTED"
+    assert [(q.node, q.kind, q.options) for q in asked] == [("coder_plan_approval", "approval", ["yes", "no"])]
+    assert "complexity 8/10" in asked[0].text and "touches the public API" in asked[0].text
+    assert "not approved" in result.text
+    assert len(messages_api.requests) == 1  # no edit round
+    assert result.changed_files == []
+
+
+def test_a_paused_approval_resumes_with_the_same_plan(project, messages_api):
+    messages_api.reply_json({**PLAN, "complexity": 9})
+
+    def pause(question: Question) -> str:
+        raise Paused(question)
+
+    with pytest.raises(Paused):
+        stepkit_implement(ctx_for(project, ask=pause))
+    queue_edit(messages_api, ("greet.py", GOOD))
+
+    result = stepkit_implement(ctx_for(project, ask=lambda question: "yes"))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert len(messages_api.requests) == 1 + 2  # the plan was not asked for again
+
+
+def test_coder_autoapprove_skips_the_gate(project, messages_api, monkeypatch):
+    monkeypatch.setenv("CODER_AUTOAPPROVE", "1")
+    messages_api.reply_json({**PLAN, "complexity": 10})
+    queue_edit(messages_api, ("greet.py", GOOD))
+
+    def ask(question: Question) -> str:
+        raise AssertionError("must not ask")
+
+    assert stepkit_implement(ctx_for(project, ask=ask)).sentinel == "CODER_COMPLETE"
+
+
+def test_a_model_fault_is_a_crash_with_the_reason_last(project, messages_api):
+    messages_api.reply_json(PLAN)
+    messages_api.reply_tool("write_file", {"path": "greet.py", "content": GOOD})
+    # nothing more queued: the loopback answers 400, which is not retried
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.crashed
+    assert result.sentinel is None
+    assert result.changed_files == ["greet.py"]
+    assert result.text.splitlines()[-1].startswith("the built-in coder crashed: its model call failed")
+
+
+def test_other_coder_specs_are_not_its_business(project):
+    assert stepkit_implement(make_ctx(project, coder="command:true")) is None
+    assert stepkit_implement(make_ctx(project, coder="claude")) is None

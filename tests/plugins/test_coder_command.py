@@ -1,0 +1,159 @@
+"""The command coder: real shell scripts play the coding CLI."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from stepkit.plugins.coders import command
+from stepkit.plugins.coders.command import find_sentinel, stepkit_implement
+from tests.support.coder import make_ctx, process_gone
+
+
+def script(project: Path, body: str, name: str = "coder.sh") -> str:
+    path = project / name
+    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return f"command:./{name}"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "project"
+    (root / "plans" / "steps").mkdir(parents=True)
+    return root
+
+
+def test_exit_zero_without_a_sentinel_is_complete(project):
+    result = stepkit_implement(make_ctx(project, coder=script(project, "echo edited greet.py\n")))
+    assert result.sentinel == "CODER_COMPLETE"
+    assert not result.crashed
+    assert result.exit_code == 0
+    assert "edited greet.py" in result.text
+    assert "no sentinel" in result.text
+    assert Path(result.log).read_text() == "edited greet.py\n"
+
+
+def test_an_explicit_sentinel_wins_over_exit_zero_and_the_last_one_counts(project):
+    body = "echo CODER_COMPLETE\necho 'tests still red'\necho '  **CODER_FAILED**  '\nexit 0\n"
+    result = stepkit_implement(make_ctx(project, coder=script(project, body)))
+    assert result.sentinel == "CODER_FAILED"
+    assert not result.crashed
+
+
+def test_a_sentinel_inside_a_sentence_does_not_count(project):
+    body = "echo 'I will print CODER_REJECTED later'\nexit 3\n"
+    result = stepkit_implement(make_ctx(project, coder=script(project, body)))
+    assert result.sentinel == "CODER_FAILED"
+    assert result.exit_code == 3
+
+
+def test_non_zero_exit_is_failed_not_crashed(project):
+    result = stepkit_implement(make_ctx(project, coder=script(project, "echo boom >&2\nexit 2\n")))
+    assert result.sentinel == "CODER_FAILED"
+    assert not result.crashed
+    assert "boom" in result.text  # stderr is part of the result
+
+
+def test_killed_by_sigkill_is_a_crash(project):
+    result = stepkit_implement(make_ctx(project, coder=script(project, "echo half done\nkill -9 $$\n")))
+    assert result.crashed
+    assert result.sentinel is None
+    assert "half done" in result.text
+    assert result.text.splitlines()[-1] == "the coder was killed by signal SIGKILL (9)"
+
+
+def test_timeout_kills_the_whole_process_group(project):
+    body = "sleep 300 &\necho $! > child.pid\necho started\nsleep 300\n"
+    started = time.monotonic()
+    result = stepkit_implement(make_ctx(project, coder=script(project, body), timeout=1))
+    assert time.monotonic() - started < 10
+    assert result.crashed
+    assert "timed out after 1 s" in result.text
+    assert "started" in result.text
+    child = int((project / "child.pid").read_text())
+    assert process_gone(child)
+
+
+def test_processes_left_behind_are_killed_and_do_not_hang_the_run(project):
+    body = "sleep 300 &\necho $! > bg.pid\necho CODER_COMPLETE\n"
+    result = stepkit_implement(make_ctx(project, coder=script(project, body)))
+    assert result.sentinel == "CODER_COMPLETE"
+    assert process_gone(int((project / "bg.pid").read_text()))
+
+
+def test_missing_executable_is_a_crash(project):
+    result = stepkit_implement(make_ctx(project, coder="command:no-such-coder-cli --go"))
+    assert result.crashed
+    assert result.exit_code == 127
+    assert "could not start: command not found" in result.text
+
+
+def test_not_executable_is_a_crash(project):
+    (project / "coder.sh").write_text("echo hi\n")
+    result = stepkit_implement(make_ctx(project, coder="command:./coder.sh"))
+    assert result.crashed
+    assert "not executable (exit 126)" in result.text
+
+
+def test_prompt_arrives_on_stdin_and_in_the_prompt_file_with_env_in_the_project_dir(project):
+    body = (
+        'cat > stdin.txt\ncp "$STEPKIT_PROMPT_FILE" file.txt\n'
+        'env | grep ^STEPKIT_ | sort > env.txt\npwd > cwd.txt\necho CODER_COMPLETE\n'
+    )
+    ctx = make_ctx(project, coder=script(project, body),
+                   state={"fix_instructions": "tests/test_greet.py fails: fix greet()",
+                          "user_guidance": "keep it short"})
+    result = stepkit_implement(ctx)
+    assert result.sentinel == "CODER_COMPLETE"
+    stdin = (project / "stdin.txt").read_text()
+    assert stdin == (project / "file.txt").read_text()
+    for expected in ("greet(\"Ann\") returns", "Put greet() in greet.py.", "keep it short",
+                     "tests/test_greet.py fails", "Out of scope", "plans/", "CODER_COMPLETE"):
+        assert expected in stdin
+    env = dict(line.split("=", 1) for line in (project / "env.txt").read_text().splitlines())
+    assert env["STEPKIT_STEP"] == "3"
+    assert env["STEPKIT_PROJECT_DIR"] == str(project)
+    assert env["STEPKIT_PLANS_DIR"] == str(project / "plans")
+    assert Path(env["STEPKIT_PROMPT_FILE"]).parent == ctx.log_dir()
+    assert Path((project / "cwd.txt").read_text().strip()).resolve() == project.resolve()
+
+
+def test_secrets_never_reach_the_result_or_the_log(project, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-secretvalue123456")
+    body = 'echo "using $ANTHROPIC_API_KEY"\necho CODER_COMPLETE\n'
+    result = stepkit_implement(make_ctx(project, coder=script(project, body)))
+    assert "secretvalue" not in result.text
+    assert "secretvalue" not in Path(result.log).read_text()
+    assert "[REDACTED]" in result.text
+
+
+def test_long_output_is_kept_bounded_and_the_sentinel_still_found(project):
+    body = "yes 'line of coder chatter' | head -c 3000000\necho\necho CODER_REJECTED\n"
+    result = stepkit_implement(make_ctx(project, coder=script(project, body)))
+    assert result.sentinel == "CODER_REJECTED"
+    assert len(result.text) < command.HEAD_BYTES + command.TAIL_BYTES + 500
+    assert "bytes omitted" in result.text
+    assert os.path.getsize(result.log) > 3_000_000
+
+
+def test_specs_it_does_not_own_get_no_answer(project):
+    assert stepkit_implement(make_ctx(project, coder="anthropic")) is None
+    assert stepkit_implement(make_ctx(project, coder="somebody-elses-coder")) is None
+
+
+def test_an_empty_command_is_a_crash_with_a_clear_text(project):
+    result = stepkit_implement(make_ctx(project, coder="command:  "))
+    assert result.crashed
+    assert "names no command" in result.text
+
+
+def test_find_sentinel_needs_its_own_line():
+    assert find_sentinel("done\nCODER_COMPLETE\n") == "CODER_COMPLETE"
+    assert find_sentinel("`CODER_REJECTED`") == "CODER_REJECTED"
+    assert find_sentinel("say CODER_COMPLETE when done") is None
+    assert find_sentinel("CODER_COMPLETE\nCODER_FAILED") == "CODER_FAILED"

@@ -1,0 +1,351 @@
+"""The Anthropic engine, with the real SDK talking to a loopback Messages API."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from stepkit.config import Config
+from stepkit.pluginmanager import StepkitPluginManager
+from stepkit.plugins.llm.anthropic_engine import DEFAULT_MODEL, check_history
+from stepkit.plugins.llm.engine import make_engine
+from stepkit.plugins.llm.tools import read_only_tools
+from stepkit.records import StageContext, StageFault, Usage
+
+pytest_plugins = ["tests.support.messages_api"]
+
+FAST = {"llm_max_retry_wait_s": 2, "llm_timeout_s": 10}
+
+
+class Answer(BaseModel):
+    plan_summary: str
+    has_major_deviation: bool
+
+
+GOOD = {"plan_summary": "adds slugify", "has_major_deviation": False}
+
+
+def make_ctx(tmp_path: Path, settings: dict | None = None, config: Config | None = None,
+             usage: Usage | None = None) -> StageContext:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True, exist_ok=True)
+    (project / "src" / "a.py").write_text("def slugify(text):\n    return text\n")
+    run_dir = project / ".stepkit" / "runs" / "r1"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    events = run_dir / "events.jsonl"
+
+    def emit(kind: str, **fields) -> None:
+        # written raw on purpose: the engine alone must keep secrets out of events
+        with events.open("a") as fh:
+            fh.write(json.dumps({"kind": kind, **fields}) + "\n")
+
+    return StageContext(
+        node="orient", project_dir=project, plans_dir=project / "plans", state={},
+        settings={**FAST, **(settings or {})}, config=config or Config(), pm=StepkitPluginManager(),
+        run_dir=run_dir, emit=emit, usage=usage or Usage(),
+    )
+
+
+def events(ctx: StageContext, kind: str) -> list[dict]:
+    lines = (ctx.run_dir / "events.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["kind"] == kind]
+
+
+def ask(ctx: StageContext, prompt: str = "Orient for step 1.", tools: bool = True,
+        prefix: str | None = "# Step 1 plan\nAdd slugify.", spec: str | None = None) -> Answer:
+    engine = make_engine(spec, ctx)
+    return engine.structured(
+        node=ctx.node, system="You orient.", prefix=prefix, prompt=prompt, schema=Answer,
+        tools=read_only_tools(ctx.project_dir) if tools else None, ctx=ctx,
+    )
+
+
+def test_structured_answer_through_the_tool_loop(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_tool("read_file", {"path": "src/a.py"})
+    messages_api.reply_json(GOOD)
+
+    answer = ask(ctx)
+
+    assert answer == Answer(**GOOD)
+    assert len(messages_api.requests) == 2
+    first, second = (r.body for r in messages_api.requests)
+    assert first["model"] == DEFAULT_MODEL
+    assert first["output_config"]["format"]["type"] == "json_schema"
+    assert set(first["output_config"]["format"]["schema"]["properties"]) == set(GOOD)
+    [result] = messages_api.tool_results()
+    assert "def slugify(text):" in result["content"] and "is_error" not in result
+    assert second["messages"][1]["content"][0]["type"] == "tool_use"
+    calls = events(ctx, "llm_call")
+    assert [c["call"] for c in calls] == [1, 2]
+    assert ctx.usage.input_tokens == 200 and ctx.usage.output_tokens == 40
+    assert ctx.usage.cost_usd > 0 and calls[0]["cost_usd"] > 0
+
+
+def test_the_nodes_of_a_run_share_one_client(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    for _ in range(3):
+        messages_api.reply_json(GOOD)
+
+    ask(ctx)
+    ask(replace(ctx, node="edge_case_sweep"))
+    ask(replace(ctx, run_dir=ctx.run_dir.parent / "r2"))
+
+    first, second, other_run = (r.peer for r in messages_api.requests)
+    assert first == second  # the second node reused the run's connection
+    assert other_run != first
+
+
+def test_cache_markers_on_the_stable_prefix(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_json(GOOD)
+
+    ask(ctx)
+
+    body = messages_api.requests[0].body
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert all("cache_control" not in t for t in body["tools"][:-1])
+    prefix_block, prompt_block = body["messages"][0]["content"]
+    assert prefix_block["text"].startswith("# Step 1 plan")
+    assert prefix_block["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in prompt_block
+    assert body["cache_control"] == {"type": "ephemeral"}
+    assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+
+
+def test_529_then_success_waits_retry_after(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.error(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.3"})
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    first, second = messages_api.requests
+    assert second.at - first.at >= 0.3
+    [retry] = events(ctx, "llm_retry")
+    assert retry["attempt"] == 1 and retry["wait_s"] == 0.3 and "529" in retry["error"]
+    assert events(ctx, "llm_call")[0]["attempts"] == 2
+
+
+def test_retry_after_is_capped(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, {"llm_max_retry_wait_s": 0.2})
+    messages_api.error(429, "rate_limit_error", headers={"retry-after": "3600"})
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+    assert events(ctx, "llm_retry")[0]["wait_s"] == 0.2
+
+
+def test_a_timed_out_request_is_retried(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, {"llm_timeout_s": 0.2})
+    messages_api.reply_json(GOOD, delay_s=1.0)
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    [retry] = events(ctx, "llm_retry")
+    assert retry["error"] == "request timed out"
+    assert len(messages_api.requests) == 2
+
+
+def test_529_forever_is_a_fault_with_a_clear_note(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, {"llm_max_retries": 2})
+    messages_api.error(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.05"},
+                       always=True)
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+
+    note = info.value.note
+    assert len(messages_api.requests) == 3
+    for needle in ("orient", "3 attempt", "HTTP 529", "overloaded_error", "Overloaded"):
+        assert needle in note
+    assert "Traceback" not in note and "\n" not in note
+    assert messages_api.api_key not in note
+    assert ctx.usage == Usage()
+
+
+def test_client_errors_are_not_retried(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.error(401, "authentication_error", "invalid x-api-key")
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+
+    assert len(messages_api.requests) == 1
+    assert "1 attempt" in info.value.note and "HTTP 401 authentication_error" in info.value.note
+
+
+def test_malformed_json_is_retried_once_with_the_error(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_text('{"plan_summary": "x", "has_major_')
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    correction = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+    assert "not accepted" in correction and "Invalid JSON" in correction
+
+
+def test_invalid_answer_twice_is_a_fault(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_text("not json at all")
+    messages_api.reply_json({"plan_summary": "x"})
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+
+    assert len(messages_api.requests) == 2
+    assert "invalid twice" in info.value.note and "has_major_deviation" in info.value.note
+
+
+def test_tool_call_cut_at_max_tokens_is_not_executed(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    tool_id = messages_api.reply_tool("run_command", {"command": "touch pwned"},
+                                      stop_reason="max_tokens")
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    assert not (ctx.project_dir / "pwned").exists()
+    [result] = messages_api.tool_results()
+    assert result["tool_use_id"] == tool_id and result["is_error"] is True
+    assert "not executed" in result["content"]
+    assert events(ctx, "llm_tool") == []
+
+
+def test_reading_outside_the_project_is_a_tool_error(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_tool("read_file", {"path": "../../etc/passwd"})
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    [result] = messages_api.tool_results()
+    assert result["is_error"] is True and "outside the project" in result["content"]
+    assert b"root:" not in messages_api.requests[1].raw
+
+
+def test_unknown_tool_is_a_tool_error(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_tool("write_file", {"path": "x", "content": "y"})
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+    [result] = messages_api.tool_results()
+    assert result["is_error"] is True and "no tool named 'write_file'" in result["content"]
+    assert not (ctx.project_dir / "x").exists()
+
+
+def test_secrets_are_masked_in_requests_and_run_files(tmp_path, messages_api):
+    secret = "sk-ant-api03-Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz"
+    ctx = make_ctx(tmp_path)
+    (ctx.project_dir / "settings.env").write_text(f"API_KEY={secret}\nDEBUG=1\n")
+    (ctx.project_dir / "run.log").write_text(f"using key {messages_api.api_key}\n")
+    messages_api.reply_tool("read_file", {"path": "settings.env"})
+    messages_api.reply_tool("run_command", {"command": "cat run.log; echo $ANTHROPIC_API_KEY"})
+    messages_api.error(500, "api_error", f"echo {secret}", headers={"retry-after": "0"})
+    messages_api.reply_json({"plan_summary": f"found {secret}", "has_major_deviation": False})
+
+    answer = ask(ctx, prompt=f"The previous handoff says: token={secret}")
+
+    assert "DEBUG=1" in messages_api.tool_results(1)[0]["content"]
+    for request in messages_api.requests:
+        assert secret.encode() not in request.raw
+        assert messages_api.api_key.encode() not in request.raw
+    for path in (ctx.project_dir / ".stepkit").rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert secret not in text and messages_api.api_key not in text, path
+    assert answer.plan_summary == "found [REDACTED]"
+
+
+def test_budget_exceeded_before_the_call(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, {"max_cost_usd": "0.01"}, usage=Usage(cost_usd=0.02))
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+
+    assert messages_api.requests == []
+    assert info.value.note.startswith("LLM fault in node orient")
+    assert "budget exceeded" in info.value.note and "max_cost_usd=0.01" in info.value.note
+
+
+def test_token_budget_stops_the_tool_loop_before_the_next_call(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, {"max_tokens": 1500})
+    messages_api.reply_tool("list_dir", {"path": "."},
+                            usage={"input_tokens": 1000, "output_tokens": 200})
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+
+    assert len(messages_api.requests) == 1
+    assert "budget exceeded" in info.value.note and "max_tokens=1500" in info.value.note
+
+
+def test_model_per_node(tmp_path, messages_api):
+    config = Config(models={"orient": "claude-haiku-4-5", "default": "claude-opus-5-5"})
+    messages_api.reply_json(GOOD)
+    messages_api.reply_json(GOOD)
+    messages_api.reply_json(GOOD)
+
+    ask(make_ctx(tmp_path, {"model_orient": "claude-opus-4-8"}, config), spec="anthropic:x")
+    ask(make_ctx(tmp_path, config=config), spec="anthropic:claude-sonnet-5")
+    ask(make_ctx(tmp_path, config=Config(models={"default": "claude-opus-5-5"})))
+
+    models = [r.body["model"] for r in messages_api.requests]
+    assert models == ["claude-opus-4-8", "claude-haiku-4-5", "claude-opus-5-5"]
+
+
+def test_tool_loop_is_bounded(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    for _ in range(3):
+        messages_api.reply_tool("list_dir", {"path": "."})
+    engine = make_engine(None, ctx)
+
+    with pytest.raises(StageFault) as info:
+        engine.structured(node="orient", system="s", prompt="p", schema=Answer,
+                          tools=read_only_tools(ctx.project_dir), ctx=ctx, max_turns=3)
+
+    assert "no answer after 3 model turns" in info.value.note
+
+
+@pytest.mark.parametrize("messages, problem", [
+    ([{"role": "user", "content": "q"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]}], "no tool_result"),
+    ([{"role": "user", "content": "q"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"},
+                                   {"type": "tool_result", "tool_use_id": "t1"}]}], "message 2"),
+    ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t9"}]}], "message 0"),
+    ([{"role": "user", "content": "q"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
+      {"role": "assistant", "content": [{"type": "text", "text": "x"}]}], "no tool_result"),
+])
+def test_history_invariant(messages, problem):
+    with pytest.raises(StageFault) as info:
+        check_history(messages, "orient")
+    assert "history invariant broken" in info.value.note and problem in info.value.note
+
+
+def test_history_invariant_accepts_a_well_formed_loop():
+    check_history([
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"},
+                                          {"type": "tool_use", "id": "t2"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2"},
+                                     {"type": "tool_result", "tool_use_id": "t1"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "{}"}]},
+    ], "orient")
+
+
+def test_unknown_engine_is_a_usage_error(tmp_path):
+    from stepkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown engine 'openai:gpt'"):
+        make_engine("openai:gpt", make_ctx(tmp_path))

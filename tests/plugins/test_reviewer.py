@@ -1,0 +1,143 @@
+"""The independent reviewer: built-in (real SDK, loopback API), command, presets.
+A reviewer that did not run properly is a fault, never findings."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+
+import pytest
+
+from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.reviewer import stepkit_review
+from stepkit.workspace import scope
+from tests.support.coder import init_repo, make_ctx
+
+pytest_plugins = ["tests.support.messages_api"]
+
+FAST = {"llm_max_retry_wait_s": 2, "llm_timeout_s": 10}
+REPORT = "🔴 critical: greet.py: greet('Ann') returns 'Hi Ann' (criterion 1)\n🟢 minor: docstring"
+
+
+@pytest.fixture
+def step(tmp_path):
+    """A repo where the step changed greet.py, and the state implement leaves."""
+    root = init_repo(tmp_path / "project", {"greet.py": "def greet(name):\n    return None\n",
+                                            "plans/steps/03-add-greeting.md": "plan\n"})
+    before = scope.take_snapshot(root, root / "plans")
+    (root / "greet.py").write_text("def greet(name):  # noqa\n    return 'Hi Ann'\n")
+    return root, {
+        "diff": scope.step_changes(before, root).diff,
+        "changed_files": scope.step_changes(before, root).changed_files,
+        "tamper_flags": scope.step_changes(before, root).tamper_flags,
+    }
+
+
+def review(step, reviewer: str, **kwargs):
+    project, state = step
+    ctx = make_ctx(project, reviewer=reviewer, state=state, settings=FAST, **kwargs)
+    ctx.node = "independent_review"
+    return stepkit_review(ctx)
+
+
+def test_builtin_reviewer_reads_and_reports_with_severity_tags(step, messages_api):
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
+    messages_api.reply_json({"review_report": REPORT})
+
+    result = review(step, "anthropic")
+
+    assert result.fault is None
+    assert result.review_report == REPORT
+    first = messages_api.requests[0]
+    assert [t["name"] for t in first.body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+    sent = first.raw.decode("unicode_escape")
+    for expected in ('greet("Ann") returns', "+    return 'Hi Ann'", "new # noqa in greet.py (+1)",
+                     "- greet.py"):
+        assert expected in sent
+    assert "🔴 critical" in json.dumps(first.body["system"], ensure_ascii=False)
+
+
+def test_builtin_reviewer_model_fault_is_a_fault_not_findings(step, messages_api):
+    result = review(step, "anthropic")  # nothing queued: HTTP 400, not retried
+    assert result.review_report == ""
+    assert result.fault.startswith("LLM fault in node independent_review")
+
+
+def script(project, body: str) -> str:
+    path = project / "review.sh"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return "command:./review.sh"
+
+
+def test_command_reviewer_report_is_its_output(step):
+    body = f"cat > /dev/null\nprintf '%s\\n' \"{REPORT}\"\n"
+    result = review(step, script(step[0], body))
+    assert result.fault is None
+    assert result.review_report == REPORT
+
+
+def test_command_reviewer_gets_the_review_prompt_on_stdin(step, tmp_path):
+    seen = tmp_path / "prompt.txt"
+    result = review(step, script(step[0], f"cat > {seen}\necho 'No findings.'\n"))
+    assert result.review_report == "No findings."
+    prompt = seen.read_text()
+    for expected in ("🔴 critical", "## Acceptance criteria", "+    return 'Hi Ann'",
+                     "new # noqa in greet.py (+1)"):
+        assert expected in prompt
+
+
+@pytest.mark.parametrize("body, fault", [
+    ("echo '🔴 critical: everything'\nexit 1\n", "the reviewer exited with code 1"),
+    ("echo '🔴 critical: half a review'\nkill -9 $$\n", "the reviewer was killed by signal SIGKILL"),
+    ("exit 0\n", "the reviewer printed no report"),
+])
+def test_command_reviewer_failures_are_faults(step, body, fault):
+    result = review(step, script(step[0], body))
+    assert result.review_report == ""
+    assert result.fault.startswith(fault)
+
+
+def test_command_reviewer_timeout_is_a_fault(step):
+    result = review(step, script(step[0], "echo '🔴 critical: x'\nsleep 30\n"), timeout=1)
+    assert result.review_report == ""
+    assert result.fault.startswith("the reviewer timed out after 1 s")
+
+
+def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.protocol.stages import review as review_stage
+    from stepkit.records import StageFault
+
+    project, state = step
+    body = f"{sys.executable} -c \"open('greet.py', 'a').write('# reviewed')\"\necho 'No findings.'\n"
+    ctx = make_ctx(project, reviewer=script(project, body), state=state, settings=FAST)
+    ctx.node = "independent_review"
+    ctx.pm = get_plugin_manager(builtins=["stepkit.plugins.coders.reviewer"])
+    with pytest.raises(StageFault, match="the independent review is read-only but the project tree changed during it: greet.py"):
+        review_stage(ctx)
+
+
+def test_preset_reviewer_reads_the_tool_result(step, fp):
+    command = PRESETS["claude"].command({}, review=True)
+    fp.register(command, stdout=json.dumps({"type": "result", "subtype": "success",
+                                            "is_error": False, "result": REPORT,
+                                            "session_id": "s1", "total_cost_usd": 0.05}))
+    result = review(step, "claude")
+    assert result.fault is None
+    assert result.review_report == REPORT
+
+
+def test_preset_reviewer_error_is_a_fault(step, fp):
+    command = PRESETS["claude"].command({}, review=True)
+    fp.register(command, stdout=json.dumps({"type": "result", "subtype": "error_during_execution",
+                                            "is_error": True, "result": "🔴 critical: API down"}))
+    result = review(step, "claude")
+    assert result.review_report == ""
+    assert result.fault.startswith("claude reported: error_during_execution")
+
+
+def test_specs_it_does_not_own(step):
+    assert review(step, "somebody-else") is None
+    assert review(step, "command:").fault == "--reviewer command: names no command"

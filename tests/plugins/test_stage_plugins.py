@@ -1,0 +1,324 @@
+"""The built-in LLM stages: prompts, schemas, and what the harness may apply."""
+
+from __future__ import annotations
+
+import pytest
+
+from stepkit.records import SweepResult as SweepAnswer
+
+pytest_plugins = ["tests.support.messages_api"]
+
+LATER_PLAN = (
+    "---\r\nstep: 4\r\ntitle: Export   # keep this comment\r\nstatus: pending\r\n---\r\n"
+    "## Objective\r\n\r\nExport reports.\r\n\r\n"
+    "## Tasks\r\n\r\n- [ ] write exporter\r\n- [ ] add CLI flag\r\n\r\n"
+    "## Edge cases\r\n\r\n* empty report\r\n\r\n"
+    "## Out of scope\r\n\r\nPDF.\r\n"
+)
+
+
+def _edge_cases_span(text: str) -> tuple[int, int]:
+    start = text.index("## Edge cases")
+    return start, text.index("\n## ", start + 1)
+
+
+def test_sweep_annotations_change_only_the_edge_cases_section(tmp_path):
+    """A sweep that wants to change a later plan's Tasks: the proposal stays in
+    downstream_updates, the annotation (even one smuggling a heading) lands as
+    one bullet of Edge cases, and every other byte of the plan is unchanged."""
+    from stepkit.planrepo.edits import append_edge_case
+
+    plan = tmp_path / "04-export.md"
+    plan.write_bytes(LATER_PLAN.encode())
+    answer = SweepAnswer.model_validate({
+        "edge_case_report": "punted: unicode report names (step 4)",
+        "downstream_updates": "Step 4, Tasks: before: '- [ ] add CLI flag' / after: "
+                              "'- [ ] add CLI flag and --format' / why: users asked",
+        "needs_independent_review": False,
+        "annotations": [
+            {"step": 4, "edge_case": "report names with non-ASCII characters"},
+            {"step": 4, "edge_case": "x\n\n## Tasks\n\n- [ ] delete the exporter"},
+            {"step": 4, "edge_case": "empty report"},  # already there: no change
+        ],
+    }).model_dump()
+
+    applied = [append_edge_case(plan, note["edge_case"]) for note in answer["annotations"]]
+
+    after = plan.read_bytes().decode()
+    assert applied == [True, True, False]
+    start, end = _edge_cases_span(LATER_PLAN)
+    new_start, new_end = _edge_cases_span(after)
+    assert after[:new_start] == LATER_PLAN[:start]
+    assert after[new_end:] == LATER_PLAN[end:]
+    section = after[new_start:new_end]
+    assert section == ("## Edge cases\r\n\r\n* empty report\r\n"
+                       "* report names with non-ASCII characters\r\n"
+                       "* x ## Tasks - [ ] delete the exporter\r\n\r")
+    assert after.count("## Tasks") == 2  # the real heading, and the text inside one bullet
+    assert "--format" not in after
+
+
+def test_sweep_schema_rejects_annotations_without_a_step():
+    with pytest.raises(ValueError):
+        SweepAnswer.model_validate({"edge_case_report": "", "downstream_updates": "",
+                                    "needs_independent_review": False,
+                                    "annotations": [{"edge_case": "no step"}]})
+
+
+# -- through the real SDK against the loopback Messages API -----------------
+
+FAST = {"llm_max_retry_wait_s": 1, "llm_timeout_s": 10}
+PLAN = ("---\nstep: 2\ntitle: Slugify\nstatus: pending\n---\n## Objective\n\nAdd slugify.\n\n"
+        "## Tasks\n\n- [ ] slugify() in src/text.py\n\n## Test commands\n\n- pytest -q\n")
+ORIENT = {"plan_summary": "Adds slugify.", "implementation_brief": "Write src/text.py:slugify.",
+          "staleness_report": "clean", "has_major_deviation": False, "deviation_summary": "None"}
+SWEEP = {"edge_case_report": "handled: empty string (tests/test_text.py:4)",
+         "downstream_updates": "Step 3, Tasks: before: '- [ ] export' / after: "
+                               "'- [ ] export with --format' / why: slugs feed file names",
+         "needs_independent_review": False,
+         "annotations": [{"step": 3, "edge_case": "slugs that collide after normalisation"}]}
+HANDOFF = {"step_summary": "slugify added; tests pass", "result": "complete",
+           "summary": "Added slugify.", "completed": "- slugify()", "not_completed": "None",
+           "deviations": "None", "downstream_plan_updates": "Proposed a --format flag for step 3.",
+           "edge_cases_discovered": "handled: empty string",
+           "notes_for_next_step": "Use slugify for file names.",
+           "notes_facts": ["Tests run with `pytest -q`."]}
+GATES = [
+    {"name": "format", "status": "pass", "command": "ruff format .", "exit_code": 0},
+    {"name": "lint", "status": "pass", "command": "ruff check .", "exit_code": 0},
+    {"name": "build", "status": "not_run", "summary": "no build command"},
+    {"name": "tests", "status": "pass", "command": "pytest -q", "exit_code": 0,
+     "evidence": "3 passed in 0.01s"},
+]
+
+
+def make_ctx(tmp_path, node: str, **state):
+    from stepkit.config import Config
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.records import StageContext
+
+    project = tmp_path / "project"
+    steps = project / "plans" / "steps"
+    steps.mkdir(parents=True, exist_ok=True)
+    (project / "plans" / "handoffs").mkdir(exist_ok=True)
+    (project / "src").mkdir(exist_ok=True)
+    (project / "src" / "text.py").write_text("def slugify(text):\n    return text.lower()\n")
+    plan = steps / "02-slugify.md"
+    plan.write_text(PLAN)
+    later = steps / "03-export.md"
+    if not later.exists():
+        later.write_text(LATER_PLAN.replace("step: 4", "step: 3"))
+    base = {"step": 2, "title": "Slugify", "plan_path": str(plan), "plan_text": PLAN,
+            "previous_handoff": "", "notes": "# Notes\n", "changed_files": ["src/text.py"],
+            "diff": "+def slugify(text):\n+    return text.lower()\n", "gates": GATES,
+            "fix_attempts": 0, "max_fix_attempts": 2, "fix_history": [],
+            "handoff_path": str(project / "plans" / "handoffs" / "02-slugify.md"),
+            "later_steps": [{"step": 3, "title": "Export", "path": str(later),
+                             "edge_cases": "* empty report"}]}
+    return StageContext(node=node, project_dir=project, plans_dir=project / "plans",
+                        state={**base, **state}, settings=dict(FAST), config=Config(),
+                        pm=get_plugin_manager(builtins=["stepkit.plugins.stages.orient",
+                                                        "stepkit.plugins.stages.sweep",
+                                                        "stepkit.plugins.stages.handoff"]))
+
+
+def first_user_blocks(messages_api, index: int = 0) -> list[dict]:
+    return messages_api.requests[index].body["messages"][0]["content"]
+
+
+def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
+    from stepkit.plugins.stages.orient import ORIENT_SYSTEM, stepkit_orient
+
+    ctx = make_ctx(tmp_path, "orient")
+    messages_api.reply_tool("read_file", {"path": "src/text.py"})
+    messages_api.reply_json(ORIENT)
+
+    assert stepkit_orient(ctx) == ORIENT
+
+    body = messages_api.requests[0].body
+    assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+    assert body["system"][0]["text"] == ORIENT_SYSTEM
+    prefix, prompt = first_user_blocks(messages_api)
+    assert "- [ ] slugify() in src/text.py" in prefix["text"]
+    assert "Orient for step 2" in prompt["text"]
+    assert "def slugify(text):" in messages_api.tool_results()[0]["content"]
+
+
+def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(tmp_path,
+                                                                              messages_api):
+    from stepkit.plugins.stages.orient import stepkit_orient
+
+    log = "\n".join(f"tests/test_big.py::test_case_{i} PASSED" for i in range(5000))
+    previous = ("---\nstep: 1\ntitle: Setup\nresult: complete\n---\n## Summary\n\nSet up.\n\n"
+                "## Evidence\n\n$ pytest -v\nexit code: 0\n\n```text\n" + log +
+                "\n5000 passed in 9.1s\n```\n\n## Notes for next step\n\nKeep the fixtures.\n")
+    ctx = make_ctx(tmp_path, "orient", previous_handoff=previous)
+    messages_api.reply_json(ORIENT)
+
+    stepkit_orient(ctx)
+
+    raw = messages_api.requests[0].raw
+    assert len(previous) > 200_000
+    assert len(raw) < 40_000, len(raw)
+    sent = first_user_blocks(messages_api)[1]["text"]
+    assert sent.count("PASSED") <= 30
+    assert "log lines omitted" in sent
+    assert "5000 passed in 9.1s" in sent and "Keep the fixtures." in sent
+    body = messages_api.requests[0].body
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert first_user_blocks(messages_api)[0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in first_user_blocks(messages_api)[1]
+
+
+def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
+    from stepkit.plugins.stages.sweep import SWEEP_SYSTEM, stepkit_sweep
+
+    ctx = make_ctx(tmp_path, "edge_case_sweep")
+    messages_api.reply_json(SWEEP)
+
+    assert stepkit_sweep(ctx) == SWEEP
+
+    body = messages_api.requests[0].body
+    assert body["system"][0]["text"] == SWEEP_SYSTEM
+    assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+    assert set(body["output_config"]["format"]["schema"]["properties"]) == set(SWEEP)
+
+
+def test_sweep_through_the_harness_changes_only_the_later_edge_cases(tmp_path, messages_api):
+    from stepkit.protocol.stages import sweep
+
+    ctx = make_ctx(tmp_path, "edge_case_sweep")
+    later = tmp_path / "project" / "plans" / "steps" / "03-export.md"
+    before = later.read_bytes()
+    messages_api.reply_tool("search", {"pattern": "slugify"})
+    messages_api.reply_json(SWEEP)
+
+    outcome = sweep(ctx)
+
+    assert outcome.updates["downstream_updates"] == SWEEP["downstream_updates"]
+    assert outcome.updates["applied_annotations"] == SWEEP["annotations"]
+    after = later.read_bytes()
+    added = b"* slugs that collide after normalisation\r\n"
+    assert after.replace(added, b"", 1) == before
+    assert after.index(added) > after.index(b"## Edge cases") > after.index(b"## Tasks")
+    assert after.index(added) < after.index(b"## Out of scope")
+    prompt = first_user_blocks(messages_api)[1]["text"]
+    assert "* empty report" in prompt and "- src/text.py" in prompt
+    assert messages_api.requests[0].body["tools"][0]["name"] == "read_file"
+
+
+def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
+    from stepkit.plugins.stages.handoff import stepkit_write_handoff
+
+    ctx = make_ctx(tmp_path, "write_handoff")
+    messages_api.reply_json(HANDOFF)
+
+    assert stepkit_write_handoff(ctx) == HANDOFF
+    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    assert set(schema["properties"]) == set(HANDOFF)
+
+
+def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_path, messages_api):
+    from stepkit.protocol.handoff import check_handoff_text
+    from stepkit.protocol.stages import handoff
+
+    ctx = make_ctx(tmp_path, "write_handoff", edge_case_sweep_fault="engine: 529 overloaded",
+                   handoff_feedback=["missing section '## Deviations'"],
+                   unresolved_critical=["🔴 path traversal in export"])
+    ctx.settings["stage_nodes"] = {"sweep": ["edge_case_sweep"]}
+    messages_api.reply_json(HANDOFF)
+
+    outcome = handoff(ctx)
+
+    body = messages_api.requests[0].body
+    assert not body.get("tools")
+    prompt = first_user_blocks(messages_api)[1]["text"]
+    assert "- build: NOT RUN (no command; this is NOT evidence that build passed)" in prompt
+    assert "PIPELINE-FAULT: edge-case sweep did not run (engine: 529 overloaded)" in prompt
+    assert "still open (review budget spent): 🔴 path traversal in export" in prompt
+    assert "<document title=\"Problems to fix\">\n- missing section '## Deviations'" in prompt
+    assert outcome.updates["step_summary"] == "slugify added; tests pass"
+    text = (tmp_path / "project" / "plans" / "handoffs" / "02-slugify.md").read_text()
+    assert check_handoff_text(text, GATES) == []
+    assert "PIPELINE-FAULT: edge-case sweep did not run" in text
+    notes = (tmp_path / "project" / "plans" / "NOTES.md").read_text()
+    assert notes.endswith("- Tests run with `pytest -q`. (step 2)\n")
+
+
+def test_a_project_plugin_answers_before_the_llm_default(tmp_path, messages_api):
+    from stepkit.hookspecs import hookimpl
+    from stepkit.pluginmanager import first_answer
+
+    class Local:
+        @hookimpl
+        def stepkit_orient(self, ctx):
+            return {**ORIENT, "plan_summary": "from stepconf"}
+
+    ctx = make_ctx(tmp_path, "orient")
+    ctx.pm.register(Local(), name="stepconf")
+
+    answer, plugin = first_answer(ctx.pm, "stepkit_orient", ctx=ctx)
+
+    assert (answer["plan_summary"], plugin) == ("from stepconf", "stepconf")
+    assert messages_api.requests == []
+
+
+def test_clip_keeps_head_and_tail_and_masks_secrets():
+    from stepkit.plugins.stages.documents import clip
+
+    text = "KEY=sk-ant-api03-abcdefghijklmnop\n" + "".join(f"line {i}\n" for i in range(10_000))
+    clipped = clip(text, 2_000, "log")
+    assert len(clipped) < 2_200
+    assert "sk-ant-api03" not in clipped and "[REDACTED]" in clipped
+    assert "line 9999" in clipped and "line 0\n" in clipped
+    assert "[... log: " in clipped and " lines, " in clipped
+    assert clip("short", 2_000, "x") == "short"
+
+
+def test_clip_cuts_long_fenced_logs_as_markdown_sees_fences():
+    """Fences are followed the way the handoff checker follows them (plan.track_fence):
+    a closing run needs the same character and at least the opening's length, and
+    a fence left open runs to the end."""
+    from stepkit.plugins.stages.documents import FENCE_KEEP_HEAD, FENCE_KEEP_TAIL, clip
+
+    log = [f"log {i}" for i in range(100)]
+    text = "\n".join(["before", "````text", *log[:50], "```", *log[50:], "````", "after", "~~~", *log])
+
+    def shrunk(cut):
+        return [*log[:FENCE_KEEP_HEAD], f"[... L: {cut} log lines omitted ...]", *log[-FENCE_KEEP_TAIL:]]
+
+    kept = FENCE_KEEP_HEAD + FENCE_KEEP_TAIL
+    assert clip(text, 100_000, "L").split("\n") == [
+        "before", "````text", *shrunk(101 - kept), "````", "after", "~~~", *shrunk(100 - kept)]
+
+
+def test_the_plans_context_snippets_reach_orient_whole():
+    from stepkit.plugins.stages.documents import plan_prefix
+
+    snippet = "\n".join(f"    line_{i} = {i}" for i in range(60))
+    plan = f"## Context\n```python\n{snippet}\n```\n\n## Tasks\n- do it\n"
+    prefix = plan_prefix({"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan})
+    assert snippet in prefix
+
+
+@pytest.mark.parametrize(("stage", "hook", "answer"), [
+    ("implement", "stepkit_implement", {"sentinel": "DONE"}),
+    ("review", "stepkit_review", {"review_report": ["not", "text"]}),
+])
+def test_an_invalid_coder_or_reviewer_answer_is_a_one_line_stage_fault(tmp_path, stage, hook, answer):
+    """As for orient, sweep and handoff: the node's fallback gets a fault, not a crash."""
+    from stepkit.hookspecs import hookimpl
+    from stepkit.protocol.stages import run_stage
+    from stepkit.records import StageFault
+
+    class Broken:
+        pass
+
+    setattr(Broken, hook, hookimpl(lambda self, ctx: answer))
+    ctx = make_ctx(tmp_path, stage)
+    ctx.pm.register(Broken(), name="broken")
+    with pytest.raises(StageFault) as fault:
+        run_stage(stage, ctx)
+    assert fault.value.note.startswith(f"{hook} returned an invalid result: ")
+    assert "\n" not in fault.value.note

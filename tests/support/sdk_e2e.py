@@ -1,0 +1,109 @@
+"""End-to-end helpers for runs of the real CLI on the real Anthropic SDK.
+
+The CLI runs as a subprocess with ``ANTHROPIC_BASE_URL`` pointing at the
+loopback Messages API of :mod:`tests.support.messages_api`, which lives in the test
+process; the project, the command coder and the gates come from
+:mod:`tests.support.e2e`.  Requests are told apart by their system prompt,
+so a test can check which node sent what.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stepkit.plugins.coders.anthropic import EDIT_SYSTEM, PLAN_SYSTEM
+from stepkit.plugins.coders.reviewer import REVIEW_SYSTEM
+from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM
+from stepkit.plugins.stages.orient import ORIENT_SYSTEM
+from stepkit.plugins.stages.sweep import SWEEP_SYSTEM
+from stepkit.records import Usage
+from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Result
+
+SYSTEMS = {
+    ORIENT_SYSTEM: "orient",
+    SWEEP_SYSTEM: "edge_case_sweep",
+    HANDOFF_SYSTEM: "write_handoff",
+    PLAN_SYSTEM: "coder_plan",
+    EDIT_SYSTEM: "coder_edit",
+    REVIEW_SYSTEM: "independent_review",
+}
+
+#: A test command that counts its own invocations (in a file outside the
+#: project, so counting does not change the tree) and then runs check.py.
+COUNTED_TEST = '''import os, runpy, sys
+with open(sys.argv[1], "a") as counter:
+    counter.write("run\\n")
+sys.argv = ["check.py"]
+sys.path.insert(0, os.getcwd())
+runpy.run_path("check.py", run_name="__main__")
+'''
+
+NO_SWEEP_ANNOTATIONS = {**SWEEP, "annotations": []}
+
+
+def sdk_env(project: Project, api: Any, **extra: str) -> dict[str, str]:
+    """The CLI's environment: the project's, plus the loopback API."""
+    return project.env(ANTHROPIC_BASE_URL=api.base_url, ANTHROPIC_API_KEY=api.api_key, **extra)
+
+
+def run_sdk(project: Project, api: Any, *args: str, coder: str | None = None,
+            env: dict[str, str] | None = None) -> Result:
+    """``stepkit run --engine anthropic --json`` on the project (the command
+    coder of e2e_support unless ``coder`` is given)."""
+    return project.stepkit("run", "--project-dir", str(project.root), "--engine", "anthropic",
+                           "--coder", coder or project.scripted_coder, *args,
+                           env=env or sdk_env(project, api))
+
+
+def node_of(request: Any) -> str:
+    """The node that sent a recorded request (by its system prompt)."""
+    system = request.body.get("system") or [{}]
+    return SYSTEMS.get(system[0].get("text", ""), "unknown")
+
+
+def nodes(api: Any) -> list[str]:
+    """The nodes of every request the server received, in order."""
+    return [node_of(request) for request in api.requests]
+
+
+def queue_stages(api: Any) -> None:
+    """Queue one structured answer for orient, the sweep and the handoff writer."""
+    api.reply_json(ORIENT)
+    api.reply_json(SWEEP)
+    api.reply_json(HANDOFF)
+
+
+def counted_tests(project: Project) -> tuple[str, Path]:
+    """A TEST_CMD that counts its runs; returns (command, counter file)."""
+    script = project.state_dir / "counted_test.py"
+    script.write_text(COUNTED_TEST)
+    counter = project.state_dir / "test_runs"
+    return f"{PY} {script} {counter}", counter
+
+
+def runs_of(counter: Path) -> int:
+    """How many times the counted test command ran."""
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def token_sum(usages: list[dict[str, int]]) -> Usage:
+    """The run usage the engine should record for these reply usages."""
+    total = Usage()
+    for u in usages:
+        total = total.add(Usage(input_tokens=u.get("input_tokens", 0),
+                                output_tokens=u.get("output_tokens", 0),
+                                cache_read_tokens=u.get("cache_read_input_tokens", 0),
+                                cache_write_tokens=u.get("cache_creation_input_tokens", 0)))
+    return total
+
+
+def builtin_edit(api: Any) -> None:
+    """The built-in coder's scripted work: a plan, then write_file and
+    edit_file that together add a correct ``mul``, then "done"."""
+    api.reply_json({"files_to_touch": ["calc.py"], "risks": ["none"], "complexity": 2,
+                    "approach": "Add mul next to add."})
+    api.reply_tool("write_file", {"path": "calc.py",
+                                  "content": GOOD_MUL.replace("a * b", "a * 1")})
+    api.reply_tool("edit_file", {"path": "calc.py", "old_text": "a * 1", "new_text": "a * b"})
+    api.reply_json({"status": "done", "summary": "Added calc.mul."})
