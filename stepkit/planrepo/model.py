@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepkit.errors import PlanError
 from stepkit.planrepo.checks import check_depends_on, check_status, check_step_key, graph_problems
 from stepkit.planrepo.document import DocumentError, parse_document
+from stepkit.records import one_line
 
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 _STEP_WORD = re.compile(r"(?<![\w-])step[ \t]+#?([0-9]+)\b", re.IGNORECASE)
@@ -211,7 +212,7 @@ def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], bod
     step_problem = check_step_key(metadata.get("step"), number)
     problems.extend(f"{path}: {p}" for p in (status_problem, deps_problem, step_problem) if p)
     title = metadata.get("title")
-    title = " ".join(str(title).split()) if title is not None else ""
+    title = one_line(str(title)) if title is not None else ""
     return StepPlan.model_construct(number=number, slug=slug, title=title or slug, status=status,
                                     depends_on=depends_on, path=path, body=body,
                                     metadata=metadata)
