@@ -16,7 +16,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepkit.errors import PlanError
-from stepkit.planrepo.checks import check_depends_on, check_status, check_step_key, graph_problems
+from stepkit.planrepo.checks import (
+    check_depends_on,
+    check_result,
+    check_status,
+    check_step_key,
+    graph_problems,
+)
 from stepkit.planrepo.document import DocumentError, parse_document
 from stepkit.records import one_line
 
@@ -39,7 +45,8 @@ class StepPlan(BaseModel):
 
 
 class Handoff(BaseModel):
-    """One ``handoffs/NN-<slug>.md`` file; ``result`` is lower-cased, None if absent."""
+    """One ``handoffs/NN-<slug>.md`` file; ``result`` as the file writes it
+    (:func:`~stepkit.planrepo.checks.check_result`), None if absent."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -229,11 +236,12 @@ def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) 
         if document is None:
             continue
         metadata, body = document
-        result = metadata.get("result")
+        result, result_problem = check_result(metadata.get("result"))
+        if result_problem:
+            problems.append(f"{path}: {result_problem}")
         title = metadata.get("title")
         handoff = Handoff.model_construct(
-            step=number, title=None if title is None else str(title),
-            result=None if result is None else str(result).strip().lower(),
+            step=number, title=None if title is None else str(title), result=result,
             path=path, body=body, metadata=metadata)
         if number in handoffs:
             kept = handoffs[number]
