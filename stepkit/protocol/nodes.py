@@ -46,28 +46,14 @@ FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this ch
 def resolve_step(ctx: StageContext) -> Outcome:
     """Find the step, load its plan, previous handoff and NOTES.md, check deps."""
     from stepkit.errors import PlanError
-    from stepkit.planrepo.model import PlanRepo, step_from_prompt
+    from stepkit.planrepo.model import PlanRepo
     from stepkit.planrepo.sections import plan_section
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
+        step = repo.resolve(str(ctx.state.get("step_request") or "next"), str(ctx.state.get("prompt") or ""))
     except PlanError as exc:
         return _error(str(exc))
-    requested = str(ctx.state.get("step_request") or "next")
-    if requested == "next":
-        from_prompt = step_from_prompt(str(ctx.state.get("prompt") or ""))
-        requested = str(from_prompt) if from_prompt is not None else "next"
-    if requested == "next":
-        step = repo.next_step()
-        if step is None:
-            return _error(f"no in-progress or pending step in {repo.steps_dir}")
-    else:
-        if not requested.isdigit():
-            return _error(f"step {requested!r} is not a step number or 'next'")
-        step = repo.step(int(requested))
-        if step is None:
-            return _error(f"step {requested} not found in {repo.steps_dir}")
-
     previous = repo.previous_handoff(step)
     unsatisfied = repo.unsatisfied(step)
     later = [s for s in repo.steps if s.number > step.number]
@@ -345,6 +331,8 @@ def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
     lines = [sentinel, f"Step: {state.get('step', '?')} — {state.get('title', '')}".rstrip(" —")]
     if state.get("plan_path"):
         lines.append(f"Plan: {state['plan_path']}")
+    if state.get("kept_handoff"):
+        lines.append(f"Previous handoff kept at: {state['kept_handoff']}")
     return lines
 
 
