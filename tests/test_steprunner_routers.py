@@ -53,6 +53,9 @@ def test_route_sweep(monkeypatch):
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 4})).route == "else"
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 5})).route == "5+ files or boundary"
     assert steprunner.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route == "5+ files or boundary"
+    flagged = {"changed_files": ["a"], "tamper_flags": ["deleted test file: tests/test_a.py"]}
+    assert steprunner.route_sweep(ctx(flagged)).route == "5+ files or boundary"
+    assert steprunner.route_sweep(ctx(flagged, STEP_SKIP_REVIEW=True)).route == "else"
     monkeypatch.setenv("STEP_SKIP_REVIEW", "1")  # the environment now is not what the run started with
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "5+ files or boundary"
     skipped = steprunner.route_sweep(ctx({"changed_files": ["a"] * 9}, STEP_SKIP_REVIEW=True))

@@ -22,18 +22,20 @@ revise_from_choice     (next)
 note_llm_fault         (next)
 =====================  =====================================================
 
-Routers are pure functions of the state and the switches the run started
-with; the verify nodes run the gates.  The
-harness, never a model, decides what passed.
+Routers are functions of the state and the switches the run started with
+(route_coder_result also reads the files the step changed, to tell whether
+the round changed anything); the verify nodes run the gates.  The harness,
+never a model, decides what passed.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.switches import switch_on
-from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
+from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext, one_line
 
 CRITICAL = "🔴"
 REVIEW_FILE_THRESHOLD = 5
@@ -89,25 +91,76 @@ def route_staleness(ctx: StageContext) -> Outcome:
 
 
 def route_coder_result(ctx: StageContext) -> Outcome:
-    """Read the coder's sentinel; anything but CODER_COMPLETE ends the run."""
+    """Read the coder's sentinel; anything but CODER_COMPLETE ends the run.
+    Each round is recorded in ``coder_rounds`` (:func:`_coder_round`)."""
     result = ctx.state.get("coder_result") or {}
     sentinel = result.get("sentinel")
+    rounds = _coder_round(ctx)
     if sentinel == "CODER_COMPLETE":
-        return Outcome(route="CODER_COMPLETE")
+        return Outcome(route="CODER_COMPLETE", updates=rounds)
     if sentinel == "CODER_REJECTED":
         # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
-        return Outcome(route="REJECTED / FAILED", updates={"rejected_at": "the coder's own plan-approval gate"})
+        return Outcome(route="REJECTED / FAILED",
+                       updates={**rounds, "rejected_at": "the coder's own plan-approval gate"})
     reason = "coder fix-loop exhausted" if sentinel == "CODER_FAILED" else "no recognizable sentinel in the coder's output"
-    return Outcome(route="REJECTED / FAILED", updates={"failure_reason": reason})
+    return Outcome(route="REJECTED / FAILED", updates={**rounds, "failure_reason": reason})
+
+
+def _coder_round(ctx: StageContext) -> dict[str, Any]:
+    """One line for this coder round in ``coder_rounds``: what it was for and
+    whether it changed the tree outside the plan repo, and the fingerprint of
+    the step's changed files (``coder_tree``) the next round is compared with.
+
+    The first round changed nothing when the step changed no file; a later
+    one when the changed files' bytes are those the previous round left (a
+    formatter run in between counts as a change: the claim stays on the safe
+    side)."""
+    state = ctx.state
+    rounds = list(state.get("coder_rounds") or [])
+    number = len(rounds) + 1
+    why = "the step"
+    if number > 1:
+        asked = str(state.get("fix_instructions") or "").strip().splitlines() or ["(no instructions)"]
+        why = f'"{one_line(asked[0])[:100]}"'
+    changed = state.get("changed_files")
+    tree = _fingerprint(ctx.project_dir, changed) if changed is not None else None
+    if changed is None:
+        what = "its changes are unknown (no scope snapshot)"
+    elif number == 1 and not changed:
+        what = "CHANGED NOTHING: no file outside the plan repo differs from the step's start"
+    elif number > 1 and tree == state.get("coder_tree"):
+        what = f"CHANGED NOTHING: no file outside the plan repo differs from after round {number - 1}"
+    elif number == 1:
+        what = f"changed {len(changed)} file(s)"
+    else:
+        what = f"changed the tree ({len(changed)} file(s) differ from the step's start)"
+    return {"coder_rounds": [*rounds, f"round {number} ({why}): {what}"], "coder_tree": tree}
+
+
+def _fingerprint(project_dir: Path, changed: list[str]) -> str:
+    """A digest of the changed files' paths and bytes (a link's target, a
+    deleted file's absence)."""
+    digest = hashlib.sha256()
+    for rel in sorted(changed):
+        path = Path(project_dir) / rel
+        try:
+            data = (b"link:" + str(path.readlink()).encode()) if path.is_symlink() else path.read_bytes()
+        except IsADirectoryError:
+            data = b"directory"
+        except OSError:
+            data = b"absent"
+        digest.update(f"{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def route_sweep(ctx: StageContext) -> Outcome:
-    """Review when the sweep asks for it or 5+ files changed; STEP_SKIP_REVIEW=1
-    (at the run's start) never."""
+    """Review when the sweep asks for it, 5+ files changed or a tamper flag
+    was raised; STEP_SKIP_REVIEW=1 (at the run's start) never."""
     if switch_on(ctx.settings, "STEP_SKIP_REVIEW"):
         return Outcome(route="else", updates={"review_skipped": "STEP_SKIP_REVIEW=1"})
     many_files = len(ctx.state.get("changed_files") or []) >= REVIEW_FILE_THRESHOLD
-    if many_files or ctx.state.get("needs_independent_review"):
+    if many_files or ctx.state.get("needs_independent_review") or ctx.state.get("tamper_flags"):
         return Outcome(route="5+ files or boundary")
     return Outcome(route="else")
 
@@ -351,6 +404,7 @@ def render_success(ctx: StageContext) -> str:
     from stepkit.protocol.stages import pipeline_faults
 
     lines.extend(pipeline_faults(ctx))
+    lines.extend(_flag_lines(state))
     lines.append("")
     lines.append("Summary:")
     lines.append(str(state.get("step_summary") or "None"))
@@ -377,6 +431,7 @@ def render_rejected(ctx: StageContext) -> str:
     lines = _head("STEP_REJECTED", state)
     lines.append(f"Rejected at: {state.get('rejected_at') or 'the deviation gate'}")
     lines.append(f"Deviation summary: {state.get('deviation_summary') or 'None'}")
+    lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
     return "\n".join(lines)
 
@@ -390,6 +445,7 @@ def render_failure(ctx: StageContext) -> str:
     if state.get("fault_note"):
         lines.append(f"Pipeline fault: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
+    lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
     if state.get("gates"):
         lines.append("Gates:")
@@ -399,6 +455,17 @@ def render_failure(ctx: StageContext) -> str:
                 lines.append(f"Last {gate['name']} output:")
                 lines.append(_tail(gate.get("evidence") or ""))
     return "\n".join(lines)
+
+
+def _flag_lines(state: dict[str, Any]) -> list[str]:
+    """Every tamper flag and scope deviation the harness recorded."""
+    lines = []
+    for key, title in (("tamper_flags", "Tamper flags (signs that verification was weakened):"),
+                       ("scope_deviations", "Scope deviations (recorded by stepkit):")):
+        if state.get(key):
+            lines.append(title)
+            lines.extend(f"- {item}" for item in state[key])
+    return lines
 
 
 def _coder_lines(state: dict[str, Any]) -> list[str]:
