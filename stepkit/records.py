@@ -104,10 +104,13 @@ class CoderResult(BaseModel):
     ``crashed`` means the coder died (killed by a signal, could not start, or
     timed out): the run fails at once and the coder is never re-run.
     ``sentinel`` is None when the output carried none (route_coder_result
-    turns that into a failure with "no recognizable sentinel").
+    turns that into a failure with "no recognizable sentinel");
+    ``sentinel_inferred`` says the output carried none and the coder plugin
+    read ``sentinel`` from the exit code (or the tool's own error report).
     """
 
     sentinel: CoderSentinel | None = None
+    sentinel_inferred: bool = False
     crashed: bool = False
     text: str = ""
     exit_code: int | None = None

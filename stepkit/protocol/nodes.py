@@ -38,6 +38,8 @@ from stepkit.protocol.switches import switch_on
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext, one_line
 
 CRITICAL = "🔴"
+#: The sentinels that open stepkit's output (first line only).
+SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
 REVIEW_FILE_THRESHOLD = 5
 FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this change are in scope."
 
@@ -102,8 +104,19 @@ def route_coder_result(ctx: StageContext) -> Outcome:
         # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
         return Outcome(route="REJECTED / FAILED",
                        updates={**rounds, "rejected_at": "the coder's own plan-approval gate"})
-    reason = "coder fix-loop exhausted" if sentinel == "CODER_FAILED" else "no recognizable sentinel in the coder's output"
-    return Outcome(route="REJECTED / FAILED", updates={**rounds, "failure_reason": reason})
+    return Outcome(route="REJECTED / FAILED", updates={**rounds, "failure_reason": _coder_failure(result)})
+
+
+def _coder_failure(result: dict[str, Any]) -> str:
+    """Why a coder result that is neither complete nor rejected ends the run."""
+    if result.get("sentinel") != "CODER_FAILED":
+        return "no recognizable sentinel in the coder's output"
+    if not result.get("sentinel_inferred"):
+        return "coder fix-loop exhausted"
+    code = result.get("exit_code")
+    if code not in (None, 0):
+        return f"the coder exited {code} without a sentinel"
+    return "the coder reported an error without a sentinel"
 
 
 def _coder_round(ctx: StageContext) -> dict[str, Any]:
@@ -414,7 +427,7 @@ def render_success(ctx: StageContext) -> str:
     if state.get("applied_annotations"):
         lines.append("Edge cases added to later plans:")
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
-    return "\n".join(lines)
+    return _output(lines)
 
 
 def render_blocked(ctx: StageContext) -> str:
@@ -422,7 +435,7 @@ def render_blocked(ctx: StageContext) -> str:
     lines = _head("STEP_BLOCKED", ctx.state)
     lines.append("Unsatisfied dependencies:")
     lines.extend(f"- {reason}" for reason in ctx.state.get("unsatisfied") or ["None"])
-    return "\n".join(lines)
+    return _output(lines)
 
 
 def render_rejected(ctx: StageContext) -> str:
@@ -433,7 +446,7 @@ def render_rejected(ctx: StageContext) -> str:
     lines.append(f"Deviation summary: {state.get('deviation_summary') or 'None'}")
     lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
-    return "\n".join(lines)
+    return _output(lines)
 
 
 def render_failure(ctx: StageContext) -> str:
@@ -443,7 +456,7 @@ def render_failure(ctx: StageContext) -> str:
     reason = state.get("failure_reason") or ("a pipeline stage faulted" if state.get("fault_note") else "unknown")
     lines.append(f"Reason: {reason}")
     if state.get("fault_note"):
-        lines.append(f"Pipeline fault: {state['fault_note']}")
+        lines.append(f"{_fault_label(ctx)}: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
     lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
@@ -453,8 +466,16 @@ def render_failure(ctx: StageContext) -> str:
         for gate in state["gates"]:
             if gate["name"] in ("build", "tests") and gate["status"] not in ("not_run",):
                 lines.append(f"Last {gate['name']} output:")
-                lines.append(_tail(gate.get("evidence") or ""))
-    return "\n".join(lines)
+                lines.append(_quoted(gate.get("evidence") or ""))
+    return _output(lines)
+
+
+def _fault_label(ctx: StageContext) -> str:
+    """``Coder failure`` when the node that faulted ran the coder, else
+    ``Pipeline fault`` (an LLM stage or another node)."""
+    node = ctx.state.get("last_fault_node")
+    coder_nodes = (ctx.settings.get("stage_nodes") or {}).get("implement") or ()
+    return "Coder failure" if node in coder_nodes else "Pipeline fault"
 
 
 def _flag_lines(state: dict[str, Any]) -> list[str]:
@@ -469,9 +490,9 @@ def _flag_lines(state: dict[str, Any]) -> list[str]:
 
 
 def _coder_lines(state: dict[str, Any]) -> list[str]:
-    """The tail of the coder's result, when there is one."""
+    """The tail of the coder's result, quoted, when there is one."""
     coder = (state.get("coder_result") or {}).get("text")
-    return ["Coder result:", _tail(coder)] if coder else []
+    return ["Coder result:", _quoted(coder)] if coder else []
 
 
 def _text(value: Any) -> str:
@@ -482,6 +503,16 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _tail(text: str, lines: int = 40) -> str:
+def _quoted(text: str, lines: int = 40) -> str:
+    """The last ``lines`` lines of text that is not stepkit's (a coder's, a
+    gate's), each prefixed with ``> ``."""
     parts = str(text).rstrip().splitlines()
-    return "\n".join(parts[-lines:]) if parts else "None"
+    return "\n".join(f"> {line}" for line in parts[-lines:]) if parts else "None"
+
+
+def _output(lines: list[str]) -> str:
+    """An end node's output: no line but the first (the sentinel) starts with
+    a sentinel, wherever the text came from (a model's summary, a path)."""
+    guarded = lines[:1] + [f"> {line}" if line.lstrip().startswith(SENTINELS) else line
+                           for line in "\n".join(lines[1:]).split("\n")]
+    return "\n".join(guarded)
