@@ -56,6 +56,7 @@ def test_every_such_sentence_is_reported_not_only_the_first():
     "Lint did not pass.",
     "Step 2 must make the tests pass.",
     "The build passed.",  # it did
+    "The build passed, the tests did not run.",  # the clause that says passed is about the build
     "Lint: 3 passed, 1 failed.",
     "All 12 tests failed to start.",
 ])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,23 +59,19 @@ _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 #: the only lines that can open or close a fence or a section
 _SPECIAL_LINE = re.compile(r"^(?: {0,3}(?:`{3,}|~{3,})|##)[^\n]*", re.MULTILINE)
 _MARKER = re.compile(rf"<!-- {EVIDENCE_MARKER} sha256:([0-9a-f]{{64}}) -->")
-_GATE_WORDS = {
-    "format": re.compile(r"\bformat(ter|ting|ted)?\b", re.IGNORECASE),
-    "lint": re.compile(r"\blint(er|ing)?\b", re.IGNORECASE),
-    "build": re.compile(r"\bbuild\b", re.IGNORECASE),
-    "tests": re.compile(r"\btests?\b|\btest suite\b", re.IGNORECASE),
-}
+#: each gate's words, searched in lower-cased text (a literal start is fast)
+_GATE_MENTIONS = {name: re.compile(core) for name, core in (
+    ("format", r"format(?:ter|ting|ted)?\b"), ("lint", r"lint(?:er|ing)?\b"), ("build", r"build\b"),
+    ("tests", r"tests?\b"),
+)}
+_GATE_WORDS = {name: re.compile(rf"\b{p.pattern}", re.IGNORECASE) for name, p in _GATE_MENTIONS.items()}
 _NOT_RUN_LINE = re.compile(r"^.*not run.*$", re.IGNORECASE | re.MULTILINE)
 _STATUS_HEADING = re.compile(r"^#{2,4}[ \t]+(format|lint|build|tests)[ \t]+[—–-]+[ \t]+(.+?)[ \t]*$",
                              re.IGNORECASE | re.MULTILINE)
-#: words and phrases that say a gate passed, each searched on its own in the
-#: lower-cased text: a literal start lets the regex engine skip ahead (one
-#: alternation of them all is several times slower on a 10 MB handoff)
-_CLAIMS = tuple(re.compile(p) for p in (
-    r"pass(?:es|ed|ing)?\b", r"succe(?:ss|ssful|ssfully|eds?|eded)\b", r"green\b",
-    r"ok(?:ay)?\b", r"clean\b", r"all\s+\d[\d,]*\s+(?:tests?|checks?)\b",
-    *(rf"{no}\s+(?:failures?|failed|failing|errors?)\b" for no in ("no", "zero", "0")),
-))
+#: words and phrases that say a gate passed (searched in lower-cased text)
+_CLAIM = re.compile(
+    r"pass(?:es|ed|ing)?\b|succe(?:ss|ssful|ssfully|eds?|eded)\b|green\b|ok(?:ay)?\b|clean\b"
+    r"|all\s+\d[\d,]*\s+(?:tests?|checks?)\b|(?:no|zero|0)\s+(?:failures?|failed|failing|errors?)\b")
 #: what makes a pass word no claim when it comes shortly before it in the clause
 _NOT_A_CLAIM = frozenset({
     "not", "never", "no", "none", "nothing", "nor", "neither", "without", "cannot",
@@ -90,6 +85,7 @@ _COUNT_BEFORE = re.compile(r"(\ball\s+)?\b\d[\d,]*\s+(?:(?:unit\s+)?(?:tests?|ch
 _CLAUSE_SEP = re.compile(r"[,;]|\s(?:but|while|whereas|although|though|so|yet)\s|\s[—–-]\s",
                          re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\n|[.!?](?=[ \t])")
+_STOPS = (". ", "! ", "? ")
 #: characters of a sentence looked at on each side of a pass word
 _SENTENCE_MAX = 1000
 _BULLET_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -468,34 +464,38 @@ def _false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
     sentence names; it is no claim when a negation or a wish (not, never,
     must, should, to …) comes shortly before it in its clause, when it counts
     ("3 passed"), or when its clause also says something failed.  Sentences
-    end at a line break or at ``. `` / ``! `` / ``? ``; the text is searched
-    once per pattern, never sentence by sentence."""
+    end at a line break or at ``. `` / ``! `` / ``? ``.  Only the sentences
+    that name such a gate are read (found by one search per gate), so a long
+    handoff costs little beyond those searches."""
     lower = _lower(prose)
-    hits = _claim_words(lower)
-    if not hits:
-        return []
-    stops = [m.end() for m in _SENTENCE_END.finditer(prose)]
-    mentions = {gate: [m.start() for m in _GATE_WORDS[gate].finditer(lower)] for gate in not_passed}
+    sentences: dict[int, int] = {}
+    for gate in not_passed:
+        end = -1
+        for match in _GATE_MENTIONS[gate].finditer(lower):
+            if match.start() >= end and _word_start(lower, match.start()):  # not in the last one
+                start, end = _sentence_at(prose, match.start())
+                sentences[start] = max(end, sentences.get(start, end))
     problems: list[str] = []
     seen: set[tuple[str, int]] = set()
-    for at, word in hits:
-        index = bisect_right(stops, at)
-        start = max(stops[index - 1] if index else 0, at - _SENTENCE_MAX)
-        end = min(stops[index] if index < len(stops) else len(prose), at + _SENTENCE_MAX)
-        named = [g for g in not_passed if (g, start) not in seen and _mentioned(mentions[g], start, end)]
-        if not named:
-            continue
-        sentence = prose[start:end]
-        clause, offset = _clause_at(sentence, at - start)
-        if not _is_claim(clause, offset, word):
-            continue
-        about = [g for g in named if _GATE_WORDS[g].search(clause)] or named
-        shown = _BULLET_MARK.sub("", sentence.strip())[:200]
-        for gate in about:
-            seen.add((gate, start))
-            status = not_passed[gate]
-            did = "did not run" if status in ("not_run", "not run") else f"did not pass ({status})"
-            problems.append(f"the {gate} gate {did} but the handoff says it passed: {shown}")
+    for start in sorted(sentences):
+        sentence = prose[start:sentences[start]]
+        named = [g for g in not_passed if _GATE_WORDS[g].search(sentence)]
+        for hit in _CLAIM.finditer(lower, start, sentences[start]):
+            if not _word_start(lower, hit.start()):
+                continue
+            clause, offset = _clause_at(sentence, hit.start() - start)
+            if not _is_claim(clause, offset, hit.group(0)):
+                continue
+            in_clause = [g for g, words in _GATE_WORDS.items() if words.search(clause)]
+            about = [g for g in in_clause if g in not_passed] if in_clause else named
+            shown = _BULLET_MARK.sub("", sentence.strip())[:200]
+            for gate in about:
+                if (gate, start) in seen:
+                    continue
+                seen.add((gate, start))
+                status = not_passed[gate]
+                did = "did not run" if status in ("not_run", "not run") else f"did not pass ({status})"
+                problems.append(f"the {gate} gate {did} but the handoff says it passed: {shown}")
     return problems
 
 
@@ -508,20 +508,22 @@ def _lower(text: str) -> str:
     return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
 
 
-def _claim_words(lower: str) -> list[tuple[int, str]]:
-    """(position, text) of every pass word or phrase of lower-cased text, in order."""
-    hits = []
-    for pattern in _CLAIMS:
-        for match in pattern.finditer(lower):
-            at = match.start()
-            if at == 0 or not (lower[at - 1].isalnum() or lower[at - 1] == "_"):
-                hits.append((at, match.group(0)))
-    return sorted(hits)
+def _word_start(text: str, at: int) -> bool:
+    return at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")
 
 
-def _mentioned(positions: list[int], start: int, end: int) -> bool:
-    index = bisect_left(positions, start)
-    return index < len(positions) and positions[index] < end
+def _sentence_at(text: str, at: int) -> tuple[int, int]:
+    """(start, end) of the sentence around position ``at``, looked for
+    within :data:`_SENTENCE_MAX` characters on each side."""
+    low, high = max(0, at - _SENTENCE_MAX), min(len(text), at + _SENTENCE_MAX)
+    newline = text.rfind("\n", low, at)
+    start = newline + 1 if newline != -1 else low
+    for mark in _STOPS:
+        stop = text.rfind(mark, start, at)
+        if stop != -1:
+            start = stop + len(mark)
+    end = _SENTENCE_END.search(text, at, high)
+    return start, end.end() if end else high
 
 
 def _clause_at(sentence: str, at: int) -> tuple[str, int]:
