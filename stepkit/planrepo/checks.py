@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from stepkit.records import one_line
-
 STATUSES = ("pending", "in-progress", "complete")
 #: A handoff's ``result``, exactly (lower case): the one rule ``status``,
 #: dependency checks and ``check-handoff`` share.
@@ -47,6 +45,16 @@ def check_status(value: Any) -> tuple[str, str | None]:
     return status, f"unknown status {status!r} (expected pending, in-progress or complete)"
 
 
+def shown(text: str) -> str:
+    """``text`` as one printable line (:func:`stepkit.records.one_line`);
+    printable text is only re-spaced, without importing the records."""
+    if text.isprintable():
+        return " ".join(text.split())
+    from stepkit.records import one_line
+
+    return one_line(text)
+
+
 def check_result(value: Any) -> tuple[str | None, str | None]:
     """A handoff's ``result`` as shown (None when absent) and, when it is not
     exactly one of :data:`HANDOFF_RESULTS`, why.  ``Complete`` is not
@@ -56,10 +64,10 @@ def check_result(value: Any) -> tuple[str | None, str | None]:
     text = str(value)
     if text in HANDOFF_RESULTS:
         return text, None
-    shown = one_line(text)
-    if shown in HANDOFF_RESULTS:  # it only looks valid once its control bytes are gone
-        shown = one_line(repr(text))
-    return shown, f"result {text!r} is not one of complete, partial or blocked (exact, lower case)"
+    as_shown = shown(text)
+    if as_shown in HANDOFF_RESULTS:  # it only looks valid once its control bytes are gone
+        as_shown = shown(repr(text))
+    return as_shown, f"result {text!r} is not one of complete, partial or blocked (exact, lower case)"
 
 
 def check_depends_on(value: Any) -> tuple[list[int], str | None]:

@@ -22,9 +22,9 @@ from stepkit.planrepo.checks import (
     check_status,
     check_step_key,
     graph_problems,
+    shown,
 )
 from stepkit.planrepo.document import DocumentError, parse_document
-from stepkit.records import one_line
 
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 #: "execute step 3", "Run the step #3", "implement step 3", "do step 3"
@@ -255,7 +255,7 @@ def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], bod
     step_problem = check_step_key(metadata.get("step"), number)
     problems.extend(f"{path}: {p}" for p in (status_problem, deps_problem, step_problem) if p)
     title = metadata.get("title")
-    title = one_line(str(title)) if title is not None else ""
+    title = shown(str(title)) if title is not None else ""
     return StepPlan.model_construct(number=number, slug=slug, title=title or slug, status=status,
                                     depends_on=depends_on, path=path, body=body,
                                     metadata=metadata)
