@@ -171,6 +171,11 @@ class HandoffProse(BaseModel):
     notes_for_next_step: str = ""
     notes_facts: list[str] = Field(default_factory=list, description="Durable step-independent facts for NOTES.md.")
 
+    @field_validator("step_summary")
+    @classmethod
+    def _summary_is_one_line(cls, value: str) -> str:
+        return one_line(value)
+
 
 class Question(BaseModel):
     """What an approval or input node asks a human.

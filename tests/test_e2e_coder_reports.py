@@ -69,6 +69,8 @@ def test_sentinels_in_the_model_s_prose_are_quoted(project):
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     paused = project.run(engine=project.script(write_handoff=handoff, edge_case_sweep=sweep))
     assert paused.code == 5, paused.stderr
+    question = paused.data["pending"]["question"].splitlines()
+    assert not any(line.lstrip().startswith(SENTINELS) for line in question), question
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE"
     assert only_the_first_line_is_a_sentinel(done.output), done.output
