@@ -66,6 +66,11 @@ def startup_rows(f: dict) -> list[dict]:
         target, met = (f"< {f['target_status_s']} s", seconds < f["target_status_s"]) if key == "status" else ("—", None)
         rows.append(row(f"1 {name}", f"{seconds:.3f} s", f"{base:.3f} s python -c pass",
                         _ratio(seconds, base), target, met, seconds=seconds, baseline_s=base))
+    check = f["check_handoff"]
+    rows.append(row(f"1 stepkit check-handoff, {check['bytes'] / 1e6:.0f} MB handoff", f"{check['seconds']:.3f} s",
+                    f"{check['small_seconds']:.3f} s same, {check['small_bytes'] / 1e3:.0f} KB handoff", check["ratio_to_small"],
+                    f"< {check['target_s']:g} s", check["seconds"] < check["target_s"],
+                    seconds=check["seconds"], baseline_s=check["small_seconds"]))
     imported = f["anthropic_imported"]
     rows.append(row("1 anthropic imported by status / graph",
                     f"{'yes' if imported['status'] else 'no'} / {'yes' if imported['graph'] else 'no'}",

@@ -7,6 +7,10 @@ Then runs ``stepkit status`` and ``stepkit graph`` in a process that
 reports whether ``anthropic`` ended up in ``sys.modules`` (it must not: the
 SDK costs 1-2 s to import).  Target: ``stepkit status`` under 0.3 s.
 
+Then times ``stepkit check-handoff`` on a 10 MB handoff (:func:`big_handoff`:
+a long Completed list, a pasted test log, sentences about a gate that did not
+run) against the same command on a small handoff.  Target: under 1 s.
+
 Run it directly (``python bench/startup.py``) or call :func:`run`.
 ``python bench/startup.py --against OTHER_PYTHON`` compares this install with
 another one (e.g. a venv of an earlier commit) in the same run: the two
@@ -25,11 +29,16 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 from plan_scale import make_repo
 
+from stepkit.protocol.handoff import render_handoff
+from stepkit.records import GateResult
+
 TARGET_STATUS_S = 0.3
+TARGET_CHECK_HANDOFF_S = 1.0
+HANDOFF_BYTES = 10_000_000
 REPEAT = 11
 
 _IMPORT_PROBE = (
@@ -62,6 +71,27 @@ def imports_anthropic(args: list[str], cwd: Path) -> bool:
     return last == "True"
 
 
+def big_handoff(size: int = HANDOFF_BYTES) -> str:
+    """A valid handoff of about ``size`` bytes as a big step writes one: 60 %
+    a Completed list (every 50th item says the build, which did not run, was
+    not checked), 40 % a fenced test log in Notes, Evidence rendered by stepkit."""
+    gates = [GateResult(name="lint", status="pass", command="ruff check .", exit_code=0),
+             GateResult(name="build", status="not_run"),
+             GateResult(name="tests", status="pass", command="pytest -q", exit_code=0, evidence="2 passed")]
+    items, total = [], 0
+    while total < size * 0.6:
+        n = len(items) + 1
+        note = " The build did not run for it, so nothing says it passed." if n % 50 == 0 else ""
+        items.append(f"- Renamed `helper_{n}` to `util_{n}` in pkg/module_{n % 97}.py; its tests pass.{note}")
+        total += len(items[-1]) + 1
+    line = "tests/test_mod_{0}.py::test_case_{0} PASSED [{1:3d}%]"
+    per_line = len(line.format(10**5, 50)) + 1
+    log = "\n".join(line.format(i, i % 100) for i in range(int(size * 0.4) // per_line))
+    prose = {"summary": "Renamed the helpers; all tests passed and lint is clean. The build did not run.",
+             "completed": "\n".join(items), "notes_for_next_step": f"The full run:\n```text\n{log}\n```"}
+    return render_handoff(step=1, title="Rename", result="complete", prose=prose, gates=gates)
+
+
 def run(repeat: int = REPEAT) -> dict:
     """Time the commands; print and return the figures."""
     py = [sys.executable]
@@ -77,6 +107,11 @@ def run(repeat: int = REPEAT) -> dict:
         seconds = {name: median_seconds([*py, "-m", "stepkit", *args], repeat, cwd=root)
                    for name, args in commands.items()}
         anthropic = {name: imports_anthropic(commands[name], root) for name in ("status", "graph")}
+        (root / "small.md").write_text(big_handoff(2_000), encoding="utf-8")
+        (root / "big.md").write_text(big_handoff(), encoding="utf-8")
+        sizes = {name: (root / f"{name}.md").stat().st_size for name in ("small", "big")}
+        checks = {name: median_seconds([*py, "-m", "stepkit", "check-handoff", f"{name}.md"], min(repeat, 5), cwd=root)
+                  for name in ("small", "big")}
     figures = {
         "repeat": repeat,
         "python_c_pass_s": round(baseline, 4),
@@ -86,12 +121,20 @@ def run(repeat: int = REPEAT) -> dict:
         },
         "anthropic_imported": anthropic,
         "target_status_s": TARGET_STATUS_S,
+        "check_handoff": {"bytes": sizes["big"], "seconds": round(checks["big"], 4),
+                          "small_bytes": sizes["small"], "small_seconds": round(checks["small"], 4),
+                          "ratio_to_small": round(checks["big"] / checks["small"], 2),
+                          "target_s": TARGET_CHECK_HANDOFF_S},
     }
-    figures["ok"] = seconds["status"] < TARGET_STATUS_S and not anthropic["status"]
+    figures["ok"] = (seconds["status"] < TARGET_STATUS_S and not anthropic["status"]
+                     and checks["big"] < TARGET_CHECK_HANDOFF_S)
     print(f"median of {repeat} (python -c pass: {baseline:.3f} s)")
     for name, row in figures["commands"].items():
         print(f"stepkit {name:<8} {row['seconds']:.3f} s  x{row['ratio_to_python']}")
     print(f"anthropic imported: {anthropic}")
+    check = figures["check_handoff"]
+    print(f"stepkit check-handoff, {check['bytes']:,} B: {check['seconds']:.3f} s "
+          f"(small handoff: {check['small_seconds']:.3f} s)")
     return figures
 
 

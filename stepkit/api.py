@@ -43,6 +43,7 @@ def run_step(
     answers: Mapping[str, str] | Iterable[str] | None = None,
     pm: Any = None,
     *,
+    rerun: bool = False,
     options: Mapping[str, Any] | None = None,
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
@@ -61,11 +62,15 @@ def run_step(
     :param answers: pre-answers by node, a mapping or ``NODE=TEXT`` strings;
         only nodes marked ``pre_answer`` (gate_blocked, gate_deviation) take one.
     :param pm: a plugin manager (default: the project's).
+    :param rerun: run the step even when it is already complete (its status,
+        or its handoff's ``result: complete``); its handoff is first copied
+        into the run dir, and the run's output says where.
     :param options: plugin-added command-line options (for ``stepkit_configure``).
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
     :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
-    :raises UsageError: bad input; no run was started (exit 2).
+    :raises UsageError: bad input, or the step is already complete and
+        ``rerun`` is not set; no run was started (exit 2).
     :raises ProjectBusy: another run, resume, stage or verify of the project
         is live (a :class:`UsageError`); no run was started.
     :raises GraphError: the graph is invalid; no run was started.
@@ -82,6 +87,7 @@ def run_step(
     stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
                          initial, parse_answers(answers, the_graph), options, stages)
+    handoff = _finished_step_handoff(the_graph, settings, rerun)
     lock = ProjectLock(project)
     observers = [*observers, _LockNamesStep(lock)]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -92,10 +98,49 @@ def run_step(
         with lock.taking("run", step=settings["step"]) as holder:
             run = _new_run(RunStore(project))
             holder.run_id = run.run_id
+        if handoff is not None:
+            state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
         return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
     finally:
         _unregister(pm, observers)
         lock.release()
+
+
+def _finished_step_handoff(graph: Any, settings: dict[str, Any], rerun: bool) -> Path | None:
+    """Refuse a run of a step that is already done, unless ``rerun``; for a
+    rerun, the handoff file the run will overwrite (None: there is none).
+
+    The step is resolved as the graph's resolve_step node will resolve it;
+    a graph without that node, or a step that cannot be resolved (the run
+    reports why), is not checked.
+
+    :raises UsageError: the step is complete and ``rerun`` is not set.
+    """
+    from stepkit.errors import PlanError
+    from stepkit.planrepo.model import PlanRepo
+    from stepkit.protocol.nodes import resolve_step
+
+    if not any(node.function is resolve_step for node in graph.nodes.values()):
+        return None
+    try:
+        repo = PlanRepo.load(settings["plans_dir"])
+        step = repo.resolve(settings["step"], settings["prompt"])
+    except PlanError:
+        return None
+    done = repo.finished(step)
+    if done and not rerun:
+        raise UsageError(f"step {step.number} ({step.title}) is already complete ({done}): "
+                         "it is not run again unless you pass --rerun")
+    path = repo.handoff_path(step)
+    return path if rerun and path.is_file() else None
+
+
+def _keep(path: Path, directory: Path) -> Path:
+    """A copy of ``path`` in ``directory`` (created), bytes and times kept."""
+    import shutil
+
+    directory.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy2(path, directory / path.name))
 
 
 def resume_run(

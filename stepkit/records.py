@@ -9,12 +9,13 @@ author can build them without knowing the engine.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 GateName = Literal["format", "lint", "build", "tests"]
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
@@ -26,6 +27,25 @@ FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
 
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
+
+#: Characters that reorder how a terminal shows a line (bidirectional overrides).
+_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: colour codes dropped, each line as a
+    terminal shows it (the text after its last carriage return), lines joined
+    by a space, bidirectional overrides dropped, every other control
+    character a space, runs of blanks one."""
+    text = str(text)
+    if text.isprintable():  # the usual case, without the imports below
+        return " ".join(text.split())
+    from stepkit.workspace.evidence import strip_ansi, terminal_line
+
+    lines = (terminal_line(line) for line in strip_ansi(text).split("\n"))
+    joined = " ".join(lines).translate(_BIDI_CONTROLS)
+    printable = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in joined)
+    return " ".join(printable.split())
 
 
 class GateResult(BaseModel):
@@ -48,6 +68,11 @@ class GateResult(BaseModel):
     tree_hash: str | None = None
     started_at: str | None = None
 
+    @field_validator("summary")
+    @classmethod
+    def _summary_is_one_line(cls, value: str) -> str:
+        return one_line(value)
+
     @property
     def ran(self) -> bool:
         return self.status not in ("not_run", "error")
@@ -63,8 +88,9 @@ class GateResult(BaseModel):
         if self.status == "not_run":
             return f"{self.name}: NOT RUN (no command; this is NOT evidence that {self.name} passed)"
         exit_text = "none" if self.exit_code is None else self.exit_code
-        line = f"{self.name}: {self.status.upper()} (`{self.command}`, exit {exit_text}, {self.duration_s:.1f}s)"
-        summary = (self.summary.strip().splitlines() or [""])[0][:100]
+        command = one_line(self.command or "")
+        line = f"{self.name}: {self.status.upper()} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
+        summary = one_line(self.summary)[:100]
         return f"{line} — {summary}" if summary else line
 
     def public(self) -> dict[str, Any]:
@@ -78,10 +104,13 @@ class CoderResult(BaseModel):
     ``crashed`` means the coder died (killed by a signal, could not start, or
     timed out): the run fails at once and the coder is never re-run.
     ``sentinel`` is None when the output carried none (route_coder_result
-    turns that into a failure with "no recognizable sentinel").
+    turns that into a failure with "no recognizable sentinel");
+    ``sentinel_inferred`` says the output carried none and the coder plugin
+    read ``sentinel`` from the exit code (or the tool's own error report).
     """
 
     sentinel: CoderSentinel | None = None
+    sentinel_inferred: bool = False
     crashed: bool = False
     text: str = ""
     exit_code: int | None = None
@@ -141,6 +170,11 @@ class HandoffProse(BaseModel):
     edge_cases_discovered: str = ""
     notes_for_next_step: str = ""
     notes_facts: list[str] = Field(default_factory=list, description="Durable step-independent facts for NOTES.md.")
+
+    @field_validator("step_summary")
+    @classmethod
+    def _summary_is_one_line(cls, value: str) -> str:
+        return one_line(value)
 
 
 class Question(BaseModel):

@@ -119,11 +119,12 @@ def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
         return CoderResult(crashed=True, text=_join(run.output, crash), exit_code=run.exit_code,
                            log=run.log)
     note = None
-    if sentinel is None:
+    inferred = sentinel is None
+    if inferred:
         sentinel = "CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED"
         note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
-    return CoderResult(sentinel=sentinel, text=_join(run.output, note), exit_code=run.exit_code,
-                       log=run.log)
+    return CoderResult(sentinel=sentinel, sentinel_inferred=inferred, text=_join(run.output, note),
+                       exit_code=run.exit_code, log=run.log)
 
 
 @hookimpl

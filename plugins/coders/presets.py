@@ -92,8 +92,9 @@ class Preset:
                 note = f"[stepkit: no sentinel; {self.name} finished without error]"
         errors = "\n".join(f"error: {e}" for e in parsed.errors)
         text = "\n".join(p for p in (parsed.text.strip(), errors, note) if p)
-        return CoderResult(sentinel=sentinel, text=text, exit_code=run.exit_code, log=run.log,
-                           cost_usd=parsed.cost_usd, session_id=parsed.session_id)
+        return CoderResult(sentinel=sentinel, sentinel_inferred=note is not None, text=text,
+                           exit_code=run.exit_code, log=run.log, cost_usd=parsed.cost_usd,
+                           session_id=parsed.session_id)
 
 
 # -- claude --------------------------------------------------------------------

@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--graph", help="a graph YAML file (default: the built-in step-runner)")
     p.add_argument("--answer", dest="answers", action="append", default=[], metavar="NODE=TEXT",
                    help="pre-answer gate_blocked or gate_deviation")
+    p.add_argument("--rerun", action="store_true",
+                   help="run a step that is already complete again (its handoff is kept in the run dir)")
 
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")

@@ -1,9 +1,11 @@
 """``stepkit check-handoff PATH [--json]``: check any handoff file.
 
 Exit 0 when valid, 1 with one problem per line, 2 when the file cannot be
-read.  Outside a run there are no recorded gates, so the Evidence section is
-checked for shape only.  Plugins from entry points add their own rules; the
-project's ``stepconf.py`` is not loaded (no project is named).
+read.  Outside a run there are no recorded gates: an Evidence section stepkit
+rendered is checked against its digest and tells which gates did not pass
+(no sentence may say they passed); a hand-written one is checked for shape.
+Plugins from entry points add their own rules; the project's ``stepconf.py``
+is not loaded (no project is named).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from stepkit.cli import disabled_plugins
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
 OWN_OPTIONS = {"command", "pm", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
-               "coder", "reviewer", "graph", "sets", "answers", "json"}
+               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             result = run_step(
                 prompt=args.prompt, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
                 engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
-                sets=args.sets, answers=args.answers, options=plugin_options(args),
+                sets=args.sets, answers=args.answers, rerun=args.rerun, options=plugin_options(args),
                 pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown,
             )
     except RunInterrupted as exc:

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 STATUSES = ("pending", "in-progress", "complete")
+#: A handoff's ``result``, exactly (lower case): the one rule ``status``,
+#: dependency checks and ``check-handoff`` share.
+HANDOFF_RESULTS = ("complete", "partial", "blocked")
 
 
 class NumberedStep(Protocol):
@@ -40,6 +43,31 @@ def check_status(value: Any) -> tuple[str, str | None]:
     if status in STATUSES:
         return status, None
     return status, f"unknown status {status!r} (expected pending, in-progress or complete)"
+
+
+def shown(text: str) -> str:
+    """``text`` as one printable line (:func:`stepkit.records.one_line`);
+    printable text is only re-spaced, without importing the records."""
+    if text.isprintable():
+        return " ".join(text.split())
+    from stepkit.records import one_line
+
+    return one_line(text)
+
+
+def check_result(value: Any) -> tuple[str | None, str | None]:
+    """A handoff's ``result`` as shown (None when absent) and, when it is not
+    exactly one of :data:`HANDOFF_RESULTS`, why.  ``Complete`` is not
+    ``complete``: a result that is not exact counts as no result anywhere."""
+    if value is None:
+        return None, None
+    text = str(value)
+    if text in HANDOFF_RESULTS:
+        return text, None
+    as_shown = shown(text)
+    if as_shown in HANDOFF_RESULTS:  # it only looks valid once its control bytes are gone
+        as_shown = shown(repr(text))
+    return as_shown, f"result {text!r} is not one of complete, partial or blocked (exact, lower case)"
 
 
 def check_depends_on(value: Any) -> tuple[list[int], str | None]:

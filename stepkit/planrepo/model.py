@@ -16,11 +16,22 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepkit.errors import PlanError
-from stepkit.planrepo.checks import check_depends_on, check_status, check_step_key, graph_problems
+from stepkit.planrepo.checks import (
+    check_depends_on,
+    check_result,
+    check_status,
+    check_step_key,
+    graph_problems,
+    shown,
+)
 from stepkit.planrepo.document import DocumentError, parse_document
 
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
-_STEP_WORD = re.compile(r"(?<![\w-])step[ \t]+#?([0-9]+)\b", re.IGNORECASE)
+#: "execute step 3", "Run the step #3", "implement step 3", "do step 3"
+_RUN_STEP = re.compile(r"(?<![\w-])(execute|run|implement|do)[ \t]+(?:the[ \t]+)?step[ \t]+#?([0-9]+)\b",
+                       re.IGNORECASE)
+#: words that, just before the verb, say the step is NOT to be run
+_NEGATED = re.compile(r"(?:\bnot|\bnever|\bno|n't)[ \t]+\Z", re.IGNORECASE)
 
 class StepPlan(BaseModel):
     """One ``steps/NN-<slug>.md`` file."""
@@ -38,7 +49,8 @@ class StepPlan(BaseModel):
 
 
 class Handoff(BaseModel):
-    """One ``handoffs/NN-<slug>.md`` file; ``result`` is lower-cased, None if absent."""
+    """One ``handoffs/NN-<slug>.md`` file; ``result`` as the file writes it
+    (:func:`~stepkit.planrepo.checks.check_result`), None if absent."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -121,6 +133,38 @@ class PlanRepo:
     def step(self, number: int) -> StepPlan | None:
         """The plan of step ``number`` (the first by file name if it is duplicated)."""
         return self._by_number.get(number)
+
+    def resolve(self, requested: str = "next", prompt: str = "") -> StepPlan:
+        """The step a run works on: ``requested`` (a number, or ``next``); for
+        ``next``, the step the prompt names (:func:`step_from_prompt`), else
+        :meth:`next_step`.
+
+        :raises PlanError: no such step, ``requested`` is not a step number,
+            or no step is left to run (the reason in one line).
+        """
+        if requested == "next":
+            from_prompt = step_from_prompt(prompt)
+            requested = str(from_prompt) if from_prompt is not None else "next"
+        if requested == "next":
+            step = self.next_step()
+            if step is None:
+                raise PlanError(f"no in-progress or pending step in {self.steps_dir}")
+            return step
+        if not requested.isdigit():
+            raise PlanError(f"step {requested!r} is not a step number or 'next'")
+        step = self.step(int(requested))
+        if step is None:
+            raise PlanError(f"step {requested} not found in {self.steps_dir}")
+        return step
+
+    def finished(self, step: StepPlan) -> str | None:
+        """Why ``step`` counts as done (its status is complete, or its handoff
+        says ``result: complete``), or None."""
+        reasons = ["status: complete"] if step.status == "complete" else []
+        handoff = self.handoffs.get(step.number)
+        if handoff is not None and handoff.result == "complete":
+            reasons.append(f"handoff {handoff.path.name} says result: complete")
+        return "; ".join(reasons) or None
 
     def next_step(self) -> StepPlan | None:
         """The first in-progress step by number, else the first pending one."""
@@ -211,7 +255,7 @@ def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], bod
     step_problem = check_step_key(metadata.get("step"), number)
     problems.extend(f"{path}: {p}" for p in (status_problem, deps_problem, step_problem) if p)
     title = metadata.get("title")
-    title = " ".join(str(title).split()) if title is not None else ""
+    title = shown(str(title)) if title is not None else ""
     return StepPlan.model_construct(number=number, slug=slug, title=title or slug, status=status,
                                     depends_on=depends_on, path=path, body=body,
                                     metadata=metadata)
@@ -228,11 +272,12 @@ def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) 
         if document is None:
             continue
         metadata, body = document
-        result = metadata.get("result")
+        result, result_problem = check_result(metadata.get("result"))
+        if result_problem:
+            problems.append(f"{path}: {result_problem}")
         title = metadata.get("title")
         handoff = Handoff.model_construct(
-            step=number, title=None if title is None else str(title),
-            result=None if result is None else str(result).strip().lower(),
+            step=number, title=None if title is None else str(title), result=result,
             path=path, body=body, metadata=metadata)
         if number in handoffs:
             kept = handoffs[number]
@@ -244,9 +289,13 @@ def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) 
 
 
 def step_from_prompt(text: str) -> int | None:
-    """The step a prompt names ("execute step 3", "Step 12"), or None.
+    """The step a prompt asks to run, or None: only explicit wording selects
+    one (execute / run / implement / do step N, "the" allowed before "step").
 
-    "steps 3" and "step-by-step" name no step.
+    A prompt that only mentions a step ("Step 1 is done; continue"), says not
+    to run it ("do not run step 1") or writes "steps 3" names no step.
     """
-    match = _STEP_WORD.search(text or "")
-    return int(match.group(1)) if match else None
+    for match in _RUN_STEP.finditer(text or ""):
+        if not _NEGATED.search(text[:match.start()]):
+            return int(match.group(2))
+    return None

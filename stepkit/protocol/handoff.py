@@ -2,20 +2,24 @@
 check them against the protocol's schema, and append durable facts to NOTES.md.
 
 The model writes prose only.  The Evidence section is built here from the
-gate results the harness recorded, so a handoff cannot claim a gate that did
-not run, and :func:`check_handoff_text` verifies that a handoff (ours or one
-written by hand) agrees with those records.
+gate results the harness recorded and closed by a comment holding its digest,
+so a handoff cannot claim a gate that did not run and an Evidence edited
+afterwards is seen; :func:`check_handoff_text` verifies that a handoff (ours
+or one written by hand) agrees with those records, and that no sentence of
+it says a gate passed when the records say it did not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from stepkit.planrepo.checks import HANDOFF_RESULTS, check_result
 from stepkit.planrepo.document import DocumentError, parse_document
 from stepkit.planrepo.sections import track_fence
 from stepkit.records import GateResult
@@ -45,19 +49,47 @@ PROSE_KEYS: dict[str, str] = {
     "Notes for next step": "notes_for_next_step",
 }
 
-RESULTS: tuple[str, ...] = ("complete", "partial", "blocked")
+RESULTS: tuple[str, ...] = HANDOFF_RESULTS
 SWEEP_FAULT = "PIPELINE-FAULT: edge-case sweep did not run"
 REVIEW_FAULT = "PIPELINE-FAULT: independent review did not run"
 
+#: The comment closing stepkit's Evidence: the digest of what it rendered there.
+EVIDENCE_MARKER = "stepkit-evidence"
+
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_PASS_WORDS = re.compile(r"\b(pass|passed|passes|passing|succeeded|successful)\b", re.IGNORECASE)
-_NEGATION = re.compile(r"\b(not|never|no|without|skipped)\b|n't\b", re.IGNORECASE)
-_GATE_WORDS = {
-    "format": r"\bformat(ter|ting)?\b",
-    "lint": r"\blint(er|ing)?\b",
-    "build": r"\bbuild\b",
-    "tests": r"\btests?\b|\btest suite\b",
-}
+#: the only lines that can open or close a fence or a section
+_SPECIAL_LINE = re.compile(r"^(?: {0,3}(?:`{3,}|~{3,})|##)[^\n]*", re.MULTILINE)
+_MARKER = re.compile(rf"<!-- {EVIDENCE_MARKER} sha256:([0-9a-f]{{64}}) -->")
+#: each gate's words, searched in lower-cased text (a literal start is fast)
+_GATE_MENTIONS = {name: re.compile(core) for name, core in (
+    ("format", r"format(?:ter|ting|ted)?\b"), ("lint", r"lint(?:er|ing)?\b"), ("build", r"build\b"),
+    ("tests", r"tests?\b"),
+)}
+_GATE_WORDS = {name: re.compile(rf"\b{p.pattern}", re.IGNORECASE) for name, p in _GATE_MENTIONS.items()}
+_NOT_RUN_LINE = re.compile(r"^.*not run.*$", re.IGNORECASE | re.MULTILINE)
+_STATUS_HEADING = re.compile(r"^#{2,4}[ \t]+(format|lint|build|tests)[ \t]+[—–-]+[ \t]+(.+?)[ \t]*$",
+                             re.IGNORECASE | re.MULTILINE)
+#: words and phrases that say a gate passed (searched in lower-cased text)
+_CLAIM = re.compile(
+    r"pass(?:es|ed|ing)?\b|succe(?:ss|ssful|ssfully|eds?|eded)\b|green\b|ok(?:ay)?\b|clean\b"
+    r"|all\s+\d[\d,]*\s+(?:tests?|checks?)\b|(?:no|zero|0)\s+(?:failures?|failed|failing|errors?)\b")
+#: what makes a pass word no claim when it comes shortly before it in the clause
+_NOT_A_CLAIM = frozenset({
+    "not", "never", "no", "none", "nothing", "nor", "neither", "without", "cannot",
+    "should", "would", "will", "must", "to", "make", "makes", "ensure", "until", "once", "if",
+    "unless", "when", "expect", "expected", "need", "needs", "want", "can", "could", "might",
+    "may", "keep",
+})
+_FAILURE = re.compile(r"\b(?:fail(?:s|ed|ing|ures?)?|errors?|broken|red)\b", re.IGNORECASE)
+_COUNT_BEFORE = re.compile(r"(\ball\s+)?\b\d[\d,]*\s+(?:(?:unit\s+)?(?:tests?|checks?)\s+)?$",
+                           re.IGNORECASE)
+_CLAUSE_SEP = re.compile(r"[,;]|\s(?:but|while|whereas|although|though|so|yet)\s|\s[—–-]\s",
+                         re.IGNORECASE)
+_SENTENCE_END = re.compile(r"\n|[.!?](?=[ \t])")
+_STOPS = (". ", "! ", "? ")
+#: characters of a sentence looked at on each side of a pass word
+_SENTENCE_MAX = 1000
+_BULLET_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
 # -- rendering ---------------------------------------------------------------
@@ -91,7 +123,9 @@ def render_handoff(
     :param fix_attempts: fix attempts used (with ``max_fix_attempts``, the
         budget) and ``fix_history``: the fix-loop record in Evidence.
     :return: the file's text, secrets masked (the prose comes from any
-        handoff plugin).  Evidence is built here from ``gates``, never from prose.
+        handoff plugin).  Evidence is built here from ``gates``, never from
+        prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
+        :func:`check_handoff_text` compares).
     """
     fault_lines = [_fault_line(f) for f in faults if f and f.strip()]
     front = yaml.safe_dump(
@@ -100,8 +134,10 @@ def render_handoff(
     parts = [f"---\n{front}---\n"]
     for section in HANDOFF_SECTIONS:
         if section == "Evidence":
-            body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts,
-                             max_fix_attempts)
+            # masked before the digest, so the digest covers the bytes written
+            body = redact(_evidence(gates, fault_lines, fix_history, changed_files, fix_attempts,
+                                    max_fix_attempts))
+            body = f"{body}\n\n{_evidence_marker(body)}"
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))
             if section == "Deviations" and deviations:
@@ -223,65 +259,121 @@ def handoff_problems(pm: Any, path: Path, text: str, gates: Sequence[GateResult]
 def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]] = ()) -> list[str]:
     """Check a handoff against the protocol's schema and the recorded gates.
 
-    Checks: the frontmatter parses and ``result`` is complete, partial or
-    blocked; all eight sections are present (``## `` headings, names
-    case-insensitive), once each and not empty; every recorded gate that ran
-    has its command and exit code in Evidence; a gate that did not run is
-    marked NOT RUN there and no line outside code blocks pairs it with
-    "passed".  With no recorded gates (outside a run) the Evidence is checked
-    for shape: not empty, and gates it marks NOT RUN are not called passing.
+    Checks: the frontmatter parses and ``result`` is exactly complete,
+    partial or blocked (:func:`~stepkit.planrepo.checks.check_result`); all
+    eight sections are present (``## `` headings, names case-insensitive),
+    once each and not empty; the Evidence section is the one stepkit rendered
+    (its marker's digest matches; in a run it must carry one); every recorded
+    gate that ran has its command and exit code in Evidence; a gate that did
+    not run is marked NOT RUN there; and no sentence outside code blocks (and
+    outside stepkit's own Evidence) says that a gate passed when it did not.
+    With no recorded gates (outside a run) the Evidence is checked for shape
+    and tells which gates did not pass.
 
     :return: one-line problems; empty when the handoff is valid.
     """
     text = text.replace("\r\n", "\n").removeprefix("\ufeff")
     problems, body = _check_frontmatter(text)
-    sections, duplicates = split_sections(body)
-    problems += [f"section '## {name}' appears more than once" for name in duplicates]
+    scan = _scan(body)
+    problems += [f"section '## {name}' appears more than once" for name in scan.duplicates]
     for name in HANDOFF_SECTIONS:
-        content = sections.get(name.lower())
+        content = scan.content(name)
         if content is None:
             problems.append(f"missing section '## {name}'")
         elif not content.strip():
             problems.append(f"section '## {name}' is empty (write None when there is nothing)")
-    evidence = sections.get("evidence")
+    evidence = scan.content("Evidence")
     if evidence is None:
         return problems
     records = [_as_gate(g) for g in gates]
+    rendered = _rendered_by_stepkit(evidence)
+    if rendered is False:
+        problems.append("the Evidence section is not the one stepkit rendered: it was changed after rendering")
+    elif rendered is None and records:
+        problems.append("the Evidence section was not rendered by stepkit "
+                        f"(its {EVIDENCE_MARKER} marker is missing)")
     if records:
         problems += _check_gates_against_evidence(records, evidence)
-        not_run = [g.name for g in records if not g.ran]
+        not_passed = {g.name: g.status for g in records if g.status != "pass"}
     else:
         if evidence.strip().lower() in ("", "none", "none."):
             problems.append("Evidence records no gate: list each command with its exit code, "
                             "or NOT RUN")
-        not_run = [name for name in _GATE_WORDS if _marked_not_run(name, evidence)]
-    problems += _check_not_run_claims(not_run, body)
+        not_passed = _statuses_in_evidence(evidence)
+    if not_passed:
+        skipped = ["evidence"] if rendered else []
+        problems += _false_pass_claims(not_passed, scan.prose(body, skipped))
     return problems
 
 
 def split_sections(body: str) -> tuple[dict[str, str], list[str]]:
     """Split markdown into its ``## `` sections (headings inside code fences
     ignored).  Returns ``{lowercased name: content}`` and the names seen twice."""
-    sections: dict[str, str] = {}
-    duplicates: list[str] = []
-    current: str | None = None
-    buffer: list[str] = []
-    fence = None
-    for line in body.split("\n"):
+    scan = _scan(body)
+    return {name: body[start:end] for name, (start, end) in scan.sections.items()}, scan.duplicates
+
+
+class _Scan:
+    """Where a body's ``## `` sections and code fences are (character offsets)."""
+
+    def __init__(self) -> None:
+        self.body = ""
+        #: lowercased name -> (content start, content end); the last one of a name wins
+        self.sections: dict[str, tuple[int, int]] = {}
+        #: (heading start, content end) of every section, in order
+        self.spans: dict[str, tuple[int, int]] = {}
+        self.duplicates: list[str] = []
+        #: (start, end) of every fenced code block, fences included
+        self.fenced: list[tuple[int, int]] = []
+
+    def content(self, name: str) -> str | None:
+        span = self.sections.get(name.lower())
+        return None if span is None else self.body[span[0]:span[1]]
+
+    def prose(self, body: str, skipped: Sequence[str] = ()) -> str:
+        """The body without its code blocks and the sections named in ``skipped``."""
+        cuts = sorted([*self.fenced, *(self.spans[name] for name in skipped if name in self.spans)])
+        pieces, at = [], 0
+        for start, end in cuts:
+            if start > at:
+                pieces.append(body[at:start])
+            at = max(at, end)
+        pieces.append(body[at:])
+        return "\n".join(pieces)
+
+
+def _scan(body: str) -> _Scan:
+    """One pass over the lines that can open a fence or a section; the text
+    between them is never looked at line by line (a 10 MB handoff stays fast)."""
+    scan = _Scan()
+    scan.body = body
+    current: tuple[str, int, int] | None = None  # name, heading start, content start
+    fence: str | None = None
+    fence_start = 0
+    for match in _SPECIAL_LINE.finditer(body):
+        line = match.group(0)
         was_in_fence = fence is not None
         fence = track_fence(line, fence)
-        match = None if was_in_fence else _HEADING.match(line)
-        if match:
-            if current is not None:
-                sections[current] = "\n".join(buffer)
-            current, buffer = match.group(1).strip().lower(), []
-            if current in sections:
-                duplicates.append(match.group(1).strip())
-        elif current is not None:
-            buffer.append(line)
+        if not was_in_fence and fence is not None:
+            fence_start = match.start()
+        elif was_in_fence and fence is None:
+            scan.fenced.append((fence_start, match.end()))
+        heading = None if was_in_fence else _HEADING.match(line)
+        if heading is None:
+            continue
+        if current is not None:
+            scan.sections[current[0]] = (current[2], match.start() - 1)
+            scan.spans[current[0]] = (current[1], match.start())
+        name = heading.group(1).strip()
+        if name.lower() in scan.sections:
+            scan.duplicates.append(name)
+        current = (name.lower(), match.start(), min(match.end() + 1, len(body)))
+    if fence is not None:
+        scan.fenced.append((fence_start, len(body)))
     if current is not None:
-        sections[current] = "\n".join(buffer)
-    return sections, duplicates
+        scan.sections[current[0]] = (current[2], len(body))
+        scan.spans[current[0]] = (current[1], len(body))
+    return scan
 
 
 def _check_frontmatter(text: str) -> tuple[list[str], str]:
@@ -295,9 +387,28 @@ def _check_frontmatter(text: str) -> tuple[list[str], str]:
     result = data.get("result")
     if result is None:
         return ["frontmatter has no 'result' (expected complete, partial or blocked)"], body
-    if str(result).strip() not in RESULTS:
+    if check_result(result)[1]:
         return [f"frontmatter result is {result!r}; expected complete, partial or blocked"], body
     return [], body
+
+
+def _rendered_by_stepkit(evidence: str) -> bool | None:
+    """True: the Evidence is byte for byte what stepkit rendered; False: it
+    carries stepkit's marker but was changed; None: it carries no marker."""
+    content = evidence.rstrip()
+    cut = content.rfind("\n") + 1
+    marker = _MARKER.fullmatch(content[cut:].strip())
+    if marker is None:
+        return None
+    return marker.group(1) == _digest(content[:cut])
+
+
+def _evidence_marker(evidence: str) -> str:
+    return f"<!-- {EVIDENCE_MARKER} sha256:{_digest(evidence)} -->"
+
+
+def _digest(evidence: str) -> str:
+    return hashlib.sha256(evidence.strip().encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _check_gates_against_evidence(gates: Sequence[GateResult], evidence: str) -> list[str]:
@@ -335,28 +446,110 @@ def _exit_code_near(evidence: str, command: str, code: int | None, commands: Seq
 
 def _marked_not_run(gate: str, evidence: str) -> bool:
     """Does a line of Evidence name the gate and say "not run"?"""
-    return any(re.search(_GATE_WORDS[gate], line, re.IGNORECASE) and "not run" in line.lower()
-               for line in evidence.split("\n"))
+    return any(_GATE_WORDS[gate].search(line.group(0)) for line in _NOT_RUN_LINE.finditer(evidence))
 
 
-def _check_not_run_claims(not_run: Iterable[str], body: str) -> list[str]:
-    """A line (outside code blocks) that names a not-run gate and says it
-    passed, without a negation, is a false claim."""
-    problems = []
-    lines, fence = [], None
-    for line in body.split("\n"):
-        was_in_fence = fence is not None
-        fence = track_fence(line, fence)
-        if not was_in_fence and fence is None:
-            lines.append(line)
-    for name in not_run:
-        for line in lines:
-            if (re.search(_GATE_WORDS[name], line, re.IGNORECASE) and _PASS_WORDS.search(line)
-                    and not _NEGATION.search(line)):
-                problems.append(f"the {name} gate did not run but this line says it passed: "
-                                f"{line.strip()[:160]}")
-                break
+def _statuses_in_evidence(evidence: str) -> dict[str, str]:
+    """The gates Evidence says did not pass, by name: its ``### <gate> — <status>``
+    headings (stepkit's form) and its lines marking a gate NOT RUN."""
+    statuses = {m.group(1).lower(): m.group(2).strip().lower() for m in _STATUS_HEADING.finditer(evidence)}
+    for name in _GATE_WORDS:
+        if name not in statuses and _marked_not_run(name, evidence):
+            statuses[name] = "not_run"
+    return {name: status for name, status in statuses.items() if status != "pass"}
+
+
+def _false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
+    """Every sentence of ``prose`` that says a gate in ``not_passed`` passed.
+
+    A pass word (passed, green, OK, succeeded, "all N tests", "no failures"
+    …) is a claim about the gates its clause names, else the gates its
+    sentence names; it is no claim when a negation or a wish (not, never,
+    must, should, to …) comes shortly before it in its clause, when it counts
+    ("3 passed"), or when its clause also says something failed.  Sentences
+    end at a line break or at ``. `` / ``! `` / ``? ``.  Only the sentences
+    that name such a gate are read (found by one search per gate), so a long
+    handoff costs little beyond those searches."""
+    lower = _lower(prose)
+    sentences: dict[int, int] = {}
+    for gate in not_passed:
+        end = -1
+        for match in _GATE_MENTIONS[gate].finditer(lower):
+            if match.start() >= end and _word_start(lower, match.start()):  # not in the last one
+                start, end = _sentence_at(prose, match.start())
+                sentences[start] = max(end, sentences.get(start, end))
+    problems: list[str] = []
+    seen: set[tuple[str, int]] = set()
+    for start in sorted(sentences):
+        sentence = prose[start:sentences[start]]
+        named = [g for g in not_passed if _GATE_WORDS[g].search(sentence)]
+        for hit in _CLAIM.finditer(lower, start, sentences[start]):
+            if not _word_start(lower, hit.start()):
+                continue
+            clause, offset = _clause_at(sentence, hit.start() - start)
+            if not _is_claim(clause, offset, hit.group(0)):
+                continue
+            in_clause = [g for g, words in _GATE_WORDS.items() if words.search(clause)]
+            about = [g for g in in_clause if g in not_passed] if in_clause else named
+            shown = _BULLET_MARK.sub("", sentence.strip())[:200]
+            for gate in about:
+                if (gate, start) in seen:
+                    continue
+                seen.add((gate, start))
+                status = not_passed[gate]
+                did = "did not run" if status in ("not_run", "not run") else f"did not pass ({status})"
+                problems.append(f"the {gate} gate {did} but the handoff says it passed: {shown}")
     return problems
+
+
+def _lower(text: str) -> str:
+    """``text`` lower-cased, position for position (the few characters whose
+    lower case is longer stay as they are)."""
+    lower = text.lower()
+    if len(lower) == len(text):
+        return lower
+    return "".join(ch if len(ch.lower()) != 1 else ch.lower() for ch in text)
+
+
+def _word_start(text: str, at: int) -> bool:
+    return at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")
+
+
+def _sentence_at(text: str, at: int) -> tuple[int, int]:
+    """(start, end) of the sentence around position ``at``, looked for
+    within :data:`_SENTENCE_MAX` characters on each side."""
+    low, high = max(0, at - _SENTENCE_MAX), min(len(text), at + _SENTENCE_MAX)
+    newline = text.rfind("\n", low, at)
+    start = newline + 1 if newline != -1 else low
+    for mark in _STOPS:
+        stop = text.rfind(mark, start, at)
+        if stop != -1:
+            start = stop + len(mark)
+    end = _SENTENCE_END.search(text, at, high)
+    return start, end.end() if end else high
+
+
+def _clause_at(sentence: str, at: int) -> tuple[str, int]:
+    """The clause of ``sentence`` holding position ``at``, and ``at`` within it."""
+    start, end = 0, len(sentence)
+    for sep in _CLAUSE_SEP.finditer(sentence):
+        if sep.end() <= at:
+            start = sep.end()
+        elif sep.start() >= at:
+            end = sep.start()
+            break
+    return sentence[start:end], at - start
+
+
+def _is_claim(clause: str, offset: int, word: str) -> bool:
+    before = clause[:offset]
+    if _FAILURE.search(before) or _FAILURE.search(clause, offset + len(word)):
+        return False
+    words = [w.strip(".,;:!?()\"'`*").lower() for w in before.split()[-5:]]
+    if any(w in _NOT_A_CLAIM or w.endswith("n't") for w in words):
+        return False
+    counted = _COUNT_BEFORE.search(before)
+    return not (counted and not counted.group(1) and not word.lower().startswith("all"))
 
 
 # -- files -------------------------------------------------------------------

@@ -22,20 +22,24 @@ revise_from_choice     (next)
 note_llm_fault         (next)
 =====================  =====================================================
 
-Routers are pure functions of the state and the switches the run started
-with; the verify nodes run the gates.  The
-harness, never a model, decides what passed.
+Routers are functions of the state and the switches the run started with
+(route_coder_result also reads the files the step changed, to tell whether
+the round changed anything); the verify nodes run the gates.  The harness,
+never a model, decides what passed.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.switches import switch_on
-from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
+from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext, one_line
 
 CRITICAL = "🔴"
+#: The sentinels that open stepkit's output (first line only).
+SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
 REVIEW_FILE_THRESHOLD = 5
 FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this change are in scope."
 
@@ -46,28 +50,14 @@ FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this ch
 def resolve_step(ctx: StageContext) -> Outcome:
     """Find the step, load its plan, previous handoff and NOTES.md, check deps."""
     from stepkit.errors import PlanError
-    from stepkit.planrepo.model import PlanRepo, step_from_prompt
+    from stepkit.planrepo.model import PlanRepo
     from stepkit.planrepo.sections import plan_section
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
+        step = repo.resolve(str(ctx.state.get("step_request") or "next"), str(ctx.state.get("prompt") or ""))
     except PlanError as exc:
         return _error(str(exc))
-    requested = str(ctx.state.get("step_request") or "next")
-    if requested == "next":
-        from_prompt = step_from_prompt(str(ctx.state.get("prompt") or ""))
-        requested = str(from_prompt) if from_prompt is not None else "next"
-    if requested == "next":
-        step = repo.next_step()
-        if step is None:
-            return _error(f"no in-progress or pending step in {repo.steps_dir}")
-    else:
-        if not requested.isdigit():
-            return _error(f"step {requested!r} is not a step number or 'next'")
-        step = repo.step(int(requested))
-        if step is None:
-            return _error(f"step {requested} not found in {repo.steps_dir}")
-
     previous = repo.previous_handoff(step)
     unsatisfied = repo.unsatisfied(step)
     later = [s for s in repo.steps if s.number > step.number]
@@ -103,25 +93,87 @@ def route_staleness(ctx: StageContext) -> Outcome:
 
 
 def route_coder_result(ctx: StageContext) -> Outcome:
-    """Read the coder's sentinel; anything but CODER_COMPLETE ends the run."""
+    """Read the coder's sentinel; anything but CODER_COMPLETE ends the run.
+    Each round is recorded in ``coder_rounds`` (:func:`_coder_round`)."""
     result = ctx.state.get("coder_result") or {}
     sentinel = result.get("sentinel")
+    rounds = _coder_round(ctx)
     if sentinel == "CODER_COMPLETE":
-        return Outcome(route="CODER_COMPLETE")
+        return Outcome(route="CODER_COMPLETE", updates=rounds)
     if sentinel == "CODER_REJECTED":
         # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
-        return Outcome(route="REJECTED / FAILED", updates={"rejected_at": "the coder's own plan-approval gate"})
-    reason = "coder fix-loop exhausted" if sentinel == "CODER_FAILED" else "no recognizable sentinel in the coder's output"
-    return Outcome(route="REJECTED / FAILED", updates={"failure_reason": reason})
+        return Outcome(route="REJECTED / FAILED",
+                       updates={**rounds, "rejected_at": "the coder's own plan-approval gate"})
+    return Outcome(route="REJECTED / FAILED", updates={**rounds, "failure_reason": _coder_failure(result)})
+
+
+def _coder_failure(result: dict[str, Any]) -> str:
+    """Why a coder result that is neither complete nor rejected ends the run."""
+    if result.get("sentinel") != "CODER_FAILED":
+        return "no recognizable sentinel in the coder's output"
+    if not result.get("sentinel_inferred"):
+        return "coder fix-loop exhausted"
+    code = result.get("exit_code")
+    if code not in (None, 0):
+        return f"the coder exited {code} without a sentinel"
+    return "the coder reported an error without a sentinel"
+
+
+def _coder_round(ctx: StageContext) -> dict[str, Any]:
+    """One line for this coder round in ``coder_rounds``: what it was for and
+    whether it changed the tree outside the plan repo, and the fingerprint of
+    the step's changed files (``coder_tree``) the next round is compared with.
+
+    The first round changed nothing when the step changed no file; a later
+    one when the changed files' bytes are those the previous round left (a
+    formatter run in between counts as a change: the claim stays on the safe
+    side)."""
+    state = ctx.state
+    rounds = list(state.get("coder_rounds") or [])
+    number = len(rounds) + 1
+    why = "the step"
+    if number > 1:
+        asked = str(state.get("fix_instructions") or "").strip().splitlines() or ["(no instructions)"]
+        why = f'"{one_line(asked[0])[:100]}"'
+    changed = state.get("changed_files")
+    tree = _fingerprint(ctx.project_dir, changed) if changed is not None else None
+    if changed is None:
+        what = "its changes are unknown (no scope snapshot)"
+    elif number == 1 and not changed:
+        what = "CHANGED NOTHING: no file outside the plan repo differs from the step's start"
+    elif number > 1 and tree == state.get("coder_tree"):
+        what = f"CHANGED NOTHING: no file outside the plan repo differs from after round {number - 1}"
+    elif number == 1:
+        what = f"changed {len(changed)} file(s)"
+    else:
+        what = f"changed the tree ({len(changed)} file(s) differ from the step's start)"
+    return {"coder_rounds": [*rounds, f"round {number} ({why}): {what}"], "coder_tree": tree}
+
+
+def _fingerprint(project_dir: Path, changed: list[str]) -> str:
+    """A digest of the changed files' paths and bytes (a link's target, a
+    deleted file's absence)."""
+    digest = hashlib.sha256()
+    for rel in sorted(changed):
+        path = Path(project_dir) / rel
+        try:
+            data = (b"link:" + str(path.readlink()).encode()) if path.is_symlink() else path.read_bytes()
+        except IsADirectoryError:
+            data = b"directory"
+        except OSError:
+            data = b"absent"
+        digest.update(f"{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 def route_sweep(ctx: StageContext) -> Outcome:
-    """Review when the sweep asks for it or 5+ files changed; STEP_SKIP_REVIEW=1
-    (at the run's start) never."""
+    """Review when the sweep asks for it, 5+ files changed or a tamper flag
+    was raised; STEP_SKIP_REVIEW=1 (at the run's start) never."""
     if switch_on(ctx.settings, "STEP_SKIP_REVIEW"):
         return Outcome(route="else", updates={"review_skipped": "STEP_SKIP_REVIEW=1"})
     many_files = len(ctx.state.get("changed_files") or []) >= REVIEW_FILE_THRESHOLD
-    if many_files or ctx.state.get("needs_independent_review"):
+    if many_files or ctx.state.get("needs_independent_review") or ctx.state.get("tamper_flags"):
         return Outcome(route="5+ files or boundary")
     return Outcome(route="else")
 
@@ -313,6 +365,8 @@ def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
     lines = [sentinel, f"Step: {state.get('step', '?')} — {state.get('title', '')}".rstrip(" —")]
     if state.get("plan_path"):
         lines.append(f"Plan: {state['plan_path']}")
+    if state.get("kept_handoff"):
+        lines.append(f"Previous handoff kept at: {state['kept_handoff']}")
     return lines
 
 
@@ -331,6 +385,7 @@ def render_success(ctx: StageContext) -> str:
     from stepkit.protocol.stages import pipeline_faults
 
     lines.extend(pipeline_faults(ctx))
+    lines.extend(_flag_lines(state))
     lines.append("")
     lines.append("Summary:")
     lines.append(str(state.get("step_summary") or "None"))
@@ -340,7 +395,7 @@ def render_success(ctx: StageContext) -> str:
     if state.get("applied_annotations"):
         lines.append("Edge cases added to later plans:")
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
-    return "\n".join(lines)
+    return _output(lines)
 
 
 def render_blocked(ctx: StageContext) -> str:
@@ -348,7 +403,7 @@ def render_blocked(ctx: StageContext) -> str:
     lines = _head("STEP_BLOCKED", ctx.state)
     lines.append("Unsatisfied dependencies:")
     lines.extend(f"- {reason}" for reason in ctx.state.get("unsatisfied") or ["None"])
-    return "\n".join(lines)
+    return _output(lines)
 
 
 def render_rejected(ctx: StageContext) -> str:
@@ -357,8 +412,9 @@ def render_rejected(ctx: StageContext) -> str:
     lines = _head("STEP_REJECTED", state)
     lines.append(f"Rejected at: {state.get('rejected_at') or 'the deviation gate'}")
     lines.append(f"Deviation summary: {state.get('deviation_summary') or 'None'}")
+    lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
-    return "\n".join(lines)
+    return _output(lines)
 
 
 def render_failure(ctx: StageContext) -> str:
@@ -368,8 +424,9 @@ def render_failure(ctx: StageContext) -> str:
     reason = state.get("failure_reason") or ("a pipeline stage faulted" if state.get("fault_note") else "unknown")
     lines.append(f"Reason: {reason}")
     if state.get("fault_note"):
-        lines.append(f"Pipeline fault: {state['fault_note']}")
+        lines.append(f"{_fault_label(ctx)}: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
+    lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
     if state.get("gates"):
         lines.append("Gates:")
@@ -377,14 +434,33 @@ def render_failure(ctx: StageContext) -> str:
         for gate in state["gates"]:
             if gate["name"] in ("build", "tests") and gate["status"] not in ("not_run",):
                 lines.append(f"Last {gate['name']} output:")
-                lines.append(_tail(gate.get("evidence") or ""))
-    return "\n".join(lines)
+                lines.append(_quoted(gate.get("evidence") or ""))
+    return _output(lines)
+
+
+def _fault_label(ctx: StageContext) -> str:
+    """``Coder failure`` when the node that faulted ran the coder, else
+    ``Pipeline fault`` (an LLM stage or another node)."""
+    node = ctx.state.get("last_fault_node")
+    coder_nodes = (ctx.settings.get("stage_nodes") or {}).get("implement") or ()
+    return "Coder failure" if node in coder_nodes else "Pipeline fault"
+
+
+def _flag_lines(state: dict[str, Any]) -> list[str]:
+    """Every tamper flag and scope deviation the harness recorded."""
+    lines = []
+    for key, title in (("tamper_flags", "Tamper flags (signs that verification was weakened):"),
+                       ("scope_deviations", "Scope deviations (recorded by stepkit):")):
+        if state.get(key):
+            lines.append(title)
+            lines.extend(f"- {item}" for item in state[key])
+    return lines
 
 
 def _coder_lines(state: dict[str, Any]) -> list[str]:
-    """The tail of the coder's result, when there is one."""
+    """The tail of the coder's result, quoted, when there is one."""
     coder = (state.get("coder_result") or {}).get("text")
-    return ["Coder result:", _tail(coder)] if coder else []
+    return ["Coder result:", _quoted(coder)] if coder else []
 
 
 def _text(value: Any) -> str:
@@ -395,6 +471,16 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _tail(text: str, lines: int = 40) -> str:
+def _quoted(text: str, lines: int = 40) -> str:
+    """The last ``lines`` lines of text that is not stepkit's (a coder's, a
+    gate's), each prefixed with ``> ``."""
     parts = str(text).rstrip().splitlines()
-    return "\n".join(parts[-lines:]) if parts else "None"
+    return "\n".join(f"> {line}" for line in parts[-lines:]) if parts else "None"
+
+
+def _output(lines: list[str]) -> str:
+    """An end node's output: no line but the first (the sentinel) starts with
+    a sentinel, wherever the text came from (a model's summary, a path)."""
+    guarded = lines[:1] + [f"> {line}" if line.lstrip().startswith(SENTINELS) else line
+                           for line in "\n".join(lines[1:]).split("\n")]
+    return "\n".join(guarded)

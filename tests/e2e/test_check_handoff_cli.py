@@ -47,7 +47,7 @@ def test_not_run_gate_claimed_as_passing_is_caught_without_a_run(tmp_path):
     path.write_text(valid_handoff().replace("## Summary\n\nok", "## Summary\n\nThe build passed."))
     done = stepkit(str(path), cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stdout.strip() == ("the build gate did not run but this line says it passed: "
+    assert done.stdout.strip() == ("the build gate did not run but the handoff says it passed: "
                                    "The build passed.")
 
 

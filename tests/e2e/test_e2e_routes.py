@@ -173,7 +173,7 @@ def test_coder_rejected_ends_rejected(project):
 
 
 def test_coder_failed_ends_failed_with_its_text(project):
-    project.coder_actions({"say": "could not make tests pass", "exit": 1})
+    project.coder_actions({"say": "could not make tests pass", "sentinel": "CODER_FAILED", "exit": 1})
     result = project.run()
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "coder fix-loop exhausted" in result.output

@@ -55,6 +55,8 @@ SKIP_DIRS = {".git", ".stepkit", "__pycache__"}
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4,}")
 DURATION = re.compile(r"\d+(\.\d+)? ?s\b")
 LOG_PATH = re.compile(r"(full log: )\S+")
+#: the digest closing stepkit's Evidence (it covers the paths and durations above)
+EVIDENCE_DIGEST = re.compile(r"(stepkit-evidence sha256:)[0-9a-f]{64}")
 
 
 def install_killer(project: Project) -> None:
@@ -114,6 +116,7 @@ def normalise(text: str, project: Project) -> str:
     project's location, run ids, durations and log paths."""
     text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
     text = LOG_PATH.sub(r"\1<LOG>", text)
+    text = EVIDENCE_DIGEST.sub(r"\1<DIGEST>", text)
     text = RUN_ID.sub("<RUN>", text)
     return DURATION.sub("<DUR>", text)
 

@@ -13,6 +13,10 @@ GATES = [
 ]
 
 
+#: what an Evidence edited after stepkit rendered it adds to the problems
+EDITED = "the Evidence section is not the one stepkit rendered: it was changed after rendering"
+
+
 def handoff(summary="Did the step.", gates=GATES, result="partial"):
     return render_handoff(step=2, title="Two", result=result, prose={"summary": summary}, gates=gates)
 
@@ -71,16 +75,16 @@ def test_headings_inside_code_fences_do_not_count():
 
 def test_every_gate_that_ran_needs_its_command_and_exit_code():
     text = handoff().replace("$ pytest -q", "$ pytest")
-    assert check_handoff_text(text, GATES) == ["Evidence lacks the tests gate's command: pytest -q"]
+    assert check_handoff_text(text, GATES) == [EDITED, "Evidence lacks the tests gate's command: pytest -q"]
     text = handoff().replace("$ ruff check .\nexit code: 0", "$ ruff check .\nresult: ok")
     assert check_handoff_text(text, GATES) == [
-        "Evidence lacks the lint gate's exit code (0) next to its command"]
+        EDITED, "Evidence lacks the lint gate's exit code (0) next to its command"]
 
 
 def test_exit_code_must_be_the_recorded_one_and_next_to_its_own_command():
     text = handoff().replace("$ pytest -q\nexit code: 1", "$ pytest -q\nexit code: 0")
     assert check_handoff_text(text, GATES) == [
-        "Evidence lacks the tests gate's exit code (1) next to its command"]
+        EDITED, "Evidence lacks the tests gate's exit code (1) next to its command"]
 
 
 def test_timed_out_gate_has_exit_code_none():
@@ -94,13 +98,13 @@ def test_not_run_gate_must_be_marked_not_run():
     text = handoff().replace("### build — NOT RUN", "### build").replace(
         "NOT RUN — this is NOT evidence that build passed", "skipped")
     assert check_handoff_text(text, GATES) == [
-        "Evidence does not mark the build gate as NOT RUN (it did not run)"]
+        EDITED, "Evidence does not mark the build gate as NOT RUN (it did not run)"]
 
 
 def test_not_run_gate_described_as_passing_anywhere_is_a_problem():
     problems = check_handoff_text(handoff(summary="All good: the build passed."), GATES)
     assert problems == [
-        "the build gate did not run but this line says it passed: All good: the build passed."]
+        "the build gate did not run but the handoff says it passed: All good: the build passed."]
 
 
 def test_negated_or_fenced_mentions_are_not_claims():
@@ -115,7 +119,7 @@ def test_without_recorded_gates_evidence_is_checked_for_shape():
     lying = written("tests: NOT RUN (no command)").replace(
         "## Summary\n\nNone", "## Summary\n\nAll tests pass.")
     assert check_handoff_text(lying, []) == [
-        "the tests gate did not run but this line says it passed: All tests pass."]
+        "the tests gate did not run but the handoff says it passed: All tests pass."]
 
 
 def test_stepkit_check_handoff_is_collect_all_with_project_rules(tmp_path):

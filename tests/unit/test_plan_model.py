@@ -125,15 +125,17 @@ def test_dependency_satisfaction_from_handoffs(plans):
     assert repo.unsatisfied(repo.step(1)) == []
 
 
-def test_blocked_result_and_case_insensitive_complete(plans):
+def test_blocked_result_and_a_result_that_is_not_exactly_complete(plans):
     plan(plans, "01-a.md", "title: A\n")
     plan(plans, "02-b.md", "title: B\n")
     plan(plans, "03-c.md", "depends_on: [1, 2]\n")
     handoff(plans, "01-a.md", "Complete")
     handoff(plans, "02-b.md", "blocked")
     repo = PlanRepo.load(plans)
-    assert repo.handoffs[1].result == "complete"
-    assert repo.unsatisfied(repo.step(3)) == ["step 2 (B): result is blocked"]
+    assert repo.handoffs[1].result == "Complete"  # as check-handoff sees it: not complete
+    assert repo.unsatisfied(repo.step(3)) == ["step 1 (A): result is Complete", "step 2 (B): result is blocked"]
+    assert [p.split(": ", 1)[1] for p in repo.problems] == [
+        "result 'Complete' is not one of complete, partial or blocked (exact, lower case)"]
 
 
 def test_complete_handoff_satisfies_even_without_the_plan(plans):
@@ -224,8 +226,15 @@ def test_thousand_step_repo(plans):
 @pytest.mark.parametrize(("prompt", "expected"), [
     ("Execute step 3", 3),
     ("execute STEP 12 now", 12),
-    ("Step #4, please", 4),
+    ("Run the step #4, please", 4),
     ("run step 5.", 5),
+    ("implement step 6", 6),
+    ("then do step 7", 7),
+    ("Step #4, please", None),
+    ("Step 1 is done and approved; continue with the plan", None),
+    ("do not run step 1, run step 2", 2),
+    ("don't execute step 3", None),
+    ("rerun step 3", None),
     ("Execute the next step", None),
     ("do steps 3 and 4", None),
     ("a step-by-step guide", None),

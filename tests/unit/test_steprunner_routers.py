@@ -49,10 +49,22 @@ def test_route_coder_result(sentinel, route, reason):
     assert bool(outcome.updates.get("rejected_at")) == (sentinel == "CODER_REJECTED")
 
 
+@pytest.mark.parametrize(("exit_code", "reason"), [
+    (3, "the coder exited 3 without a sentinel"),
+    (0, "the coder reported an error without a sentinel"),
+])
+def test_a_coder_failure_read_from_the_exit_code_says_so(exit_code, reason):
+    result = {"sentinel": "CODER_FAILED", "sentinel_inferred": True, "exit_code": exit_code}
+    assert steprunner.route_coder_result(ctx({"coder_result": result})).updates["failure_reason"] == reason
+
+
 def test_route_sweep(monkeypatch):
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 4})).route == "else"
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 5})).route == "5+ files or boundary"
     assert steprunner.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route == "5+ files or boundary"
+    flagged = {"changed_files": ["a"], "tamper_flags": ["deleted test file: tests/test_a.py"]}
+    assert steprunner.route_sweep(ctx(flagged)).route == "5+ files or boundary"
+    assert steprunner.route_sweep(ctx(flagged, STEP_SKIP_REVIEW=True)).route == "else"
     monkeypatch.setenv("STEP_SKIP_REVIEW", "1")  # the environment now is not what the run started with
     assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "5+ files or boundary"
     skipped = steprunner.route_sweep(ctx({"changed_files": ["a"] * 9}, STEP_SKIP_REVIEW=True))
