@@ -4,7 +4,7 @@ code, same route through the graph, same plan files, NOTES.md, source files
 and (normalised) handoff and output.
 
 The kill comes from a real project-local plugin (``stepconf.py``, see
-tests/crash_support.py) at ``stepkit_node_finished`` (the checkpoint says the
+tests/support/crash.py) at ``stepkit_node_finished`` (the checkpoint says the
 node finished) or ``stepkit_node_started`` (the checkpoint says it started:
 it runs again on resume).  ``implement`` is the exception: a coder cut off
 mid-edit is never re-run, and the run ends failed and says why.

@@ -1,7 +1,7 @@
 """A finished step is not redone by accident: a prompt names a step only by
 explicit wording, ``run`` on a complete step exits 2 before anything runs
 unless ``--rerun``, and a rerun keeps the previous handoff.  Real CLI, real
-git project (tests/e2e_support.py)."""
+git project (tests/support/e2e.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import make_project
+from tests.support.e2e import make_project
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

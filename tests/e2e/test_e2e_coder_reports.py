@@ -1,13 +1,13 @@
 """How a coder's end is reported: a non-zero exit without a sentinel says so,
 a coder timeout is no pipeline fault, and text quoted from the coder, a gate
 or the model can never put a sentinel at the start of a line of stepkit's
-output.  Real CLI, real git project (tests/e2e_support.py)."""
+output.  Real CLI, real git project (tests/support/e2e.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e_support import GOOD_MUL, HANDOFF, PY, SWEEP, make_project
+from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP, make_project
 
 SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
 

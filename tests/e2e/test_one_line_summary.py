@@ -9,7 +9,7 @@ import sys
 import unicodedata
 
 from stepkit.records import GateResult, one_line
-from tests.e2e_support import clean_env
+from tests.support.e2e import clean_env
 
 #: a last line as a progress bar and a coloured runner print it
 NOISY = r"print('progress 10%\r50%\r\x1b[32m3 passed\x1b[0m\x07 in\tno time\x00\u202e!')"

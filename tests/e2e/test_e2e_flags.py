@@ -2,13 +2,13 @@
 approval question and in the STEP_COMPLETE / STEP_FAILED output, a tamper
 flag forces the independent review (unless STEP_SKIP_REVIEW=1), and a coder
 round that changed nothing is said plainly.  Real CLI, real git project,
-command coder and reviewer scripts (tests/e2e_support.py)."""
+command coder and reviewer scripts (tests/support/e2e.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e_support import GOOD_MUL, make_project
+from tests.support.e2e import GOOD_MUL, make_project
 
 TAMPER = "new # noqa in calc.py (+1)"
 PLAN_EDIT = "plans/steps/02-div.md (modified; restored)"
