@@ -110,20 +110,46 @@ def implement(ctx: StageContext) -> Outcome:
 
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
-    plan_before = scope.take_snapshot(ctx.project_dir, ctx.plans_dir, plan_only=True)
+    plan_before = scope.copy_plan_repo(ctx.project_dir, ctx.plans_dir)
     result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
     coder = _validated(CoderResult, result, "stepkit_implement")
     snapshot = _load_scope_snapshot(ctx)
-    undone = scope.restore_plan_repo(plan_before, ctx.project_dir, ctx.plans_dir)
-    updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin}
+    updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin,
+                               **undo_plan_edits(ctx, plan_before, "coder")}
     if snapshot:
         updates.update(scope.step_changes(snapshot, ctx.project_dir)._asdict())
-    if undone:
-        deviation = f"the coder edited the plan repo; undone by the harness: {', '.join(undone)}"
-        updates["scope_deviations"] = [*ctx.state.get("scope_deviations", []), deviation]
     if coder.crashed:
         raise StageFault(f"the coder crashed: {_last_line(coder.text)}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
     return Outcome(updates=updates)
+
+
+def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:
+    """Put the plan repo back as ``before`` (a
+    :class:`~stepkit.workspace.scope.PlanCopy`) holds it after ``who`` ran
+    (``coder``, or a gate's name), keeping every file the restore removes or
+    overwrites under the run's ``displaced/<who>-<n>/``.
+
+    :return: the state updates: the deviation naming each undone path and
+        where its copy is, appended to ``scope_deviations`` (none: untouched).
+    """
+    from stepkit.workspace import scope
+
+    undone = scope.restore_plan_repo(before, _keep_dir(ctx, who))
+    if not undone:
+        return {}
+    doer = "the coder" if who == "coder" else f"the {who} gate"
+    deviation = f"{doer} edited the plan repo; undone by the harness: {', '.join(undone)}"
+    return {"scope_deviations": [*ctx.state.get("scope_deviations", []), deviation]}
+
+
+def _keep_dir(ctx: StageContext, who: str) -> Path:
+    """``displaced/<who>-<n>`` of the run (outside a run, of ``.stepkit/adhoc``),
+    n the first one not taken: created only when the restore keeps something."""
+    base = (ctx.run_dir or ctx.project_dir / ".stepkit" / "adhoc") / "displaced"
+    n = 1
+    while (base / f"{who}-{n}").exists():
+        n += 1
+    return base / f"{who}-{n}"
 
 
 def _scope_path(ctx: StageContext) -> Path | None:

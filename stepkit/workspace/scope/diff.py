@@ -79,9 +79,7 @@ def working_tree_changes(project_dir: Path, plans_dir: Path) -> StepChanges:
 
 def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str | None]]:
     """(path, id before, id now) of every changed file, sorted by path."""
-    if before.mode == "plan":
-        raise ValueError("a plan-only snapshot records no project files")
-    skip = before.plan_prefix()
+    plan = before.plan_scope()
     if before.mode == "git":
         old_ids = _git_before_ids(before, project)
         new_ids = {rel: blob_id(project / rel) for rel in old_ids}
@@ -98,7 +96,7 @@ def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str
             else:
                 new_ids[rel] = blob_id(project / rel)
     return [(rel, old_ids[rel], new_ids[rel]) for rel in sorted(old_ids)
-            if old_ids[rel] != new_ids[rel] and not is_excluded(rel, skip)]
+            if old_ids[rel] != new_ids[rel] and not is_excluded(rel) and not plan.covers(rel)]
 
 
 def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:

@@ -34,10 +34,10 @@ def file_ids(project_dir: Path) -> dict[str, str]:
     ids: dict[str, str | None]
     if listing is not None:
         clean, dirty = listing
-        ids = {**clean, **{rel: blob_id(project / rel) for rel in dirty if not is_excluded(rel, None)}}
+        ids = {**clean, **{rel: blob_id(project / rel) for rel in dirty if not is_excluded(rel)}}
     else:
         ids = {rel: blob_id(project / rel) for rel in walk_files(project, EXCLUDED_DIRS)}
-    return {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel, None)}
+    return {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel)}
 
 
 def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
@@ -71,14 +71,10 @@ def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> li
     return sorted(found)
 
 
-def is_excluded(rel: str, plan_prefix: str | None) -> bool:
-    """Never the step's changes: ``.stepkit/``, cache directories, and the plan
-    repo when ``plan_prefix`` (its project-relative prefix, ``""`` for the
-    project itself) is given."""
+def is_excluded(rel: str) -> bool:
+    """Never the step's changes: ``.stepkit/`` and cache directories."""
     # in git mode too: a project without a .gitignore still has __pycache__ after its tests
-    if rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1]):
-        return True
-    return plan_prefix is not None and (plan_prefix == "" or rel.startswith(plan_prefix))
+    return rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1])
 
 
 def data_id(data: bytes) -> str:
