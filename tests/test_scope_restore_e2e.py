@@ -1,10 +1,10 @@
 """End to end, through the CLI: what the plan-repo restore keeps, that it never
-writes through a link, and a plans dir that holds the project (issue 13,
-items 2 to 4).
+writes through a link, a plans dir that holds the project, and a coder that
+cannot hide what it did (issue 13, items 2 to 5).
 
 Real runs: a real git project, real gate commands, a coder that is a shell
 script doing what a careless or hostile coder does (hand edits, symlinks to
-files outside the project).
+files outside the project, deleting stepkit's run store), a real submodule.
 """
 
 from __future__ import annotations
@@ -12,11 +12,15 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import GOOD_MUL, PY, make_project
+from tests.e2e_support import GOOD_MUL, ORIENT, PY, make_project
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
 
 
 @pytest.fixture
@@ -165,3 +169,61 @@ def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plan
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE", done.stdout
     assert (plans / "handoffs").is_dir()
+
+
+# -- 5. a coder cannot hide what it did --------------------------------------------
+
+
+def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
+    (project.root / "tests").mkdir()
+    (project.root / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
+    project.git("add", "-A")
+    project.git("commit", "-qm", "a test")
+    coder = shell_coder(project, "rm tests/test_calc.py\nrm -f .stepkit/runs/*/scope_snapshot.json\n")
+    state = paused_state(project, project.run(coder=coder))
+    assert "tests/test_calc.py" in state["changed_files"]
+    assert "deleted test file: tests/test_calc.py" in state["tamper_flags"]
+    assert "--- a/tests/test_calc.py" in state["diff"]
+    assert any("touched stepkit's run store" in flag and "scope_snapshot.json (deleted)" in flag
+               for flag in state["tamper_flags"])
+
+
+def test_deleting_the_object_store_keeps_the_diff_and_the_restore(project):
+    (project.root / "wip.py").write_text("# the user's work in progress\n")  # untracked: kept in the store
+    later = (project.plans / "steps" / "02-div.md").read_bytes()
+    coder = shell_coder(project, "echo 'x = 2' > wip.py\nrm -rf .stepkit/objects\n"
+                                 "sed -i 's/^Add div\\./Do something else./' plans/steps/02-div.md\n")
+    state = paused_state(project, project.run(coder=coder))
+    assert (project.plans / "steps" / "02-div.md").read_bytes() == later
+    assert "-# the user's work in progress\n+x = 2\n" in state["diff"]
+    assert any("touched stepkit's run store" in flag and ".stepkit/objects" in flag
+               for flag in state["tamper_flags"])
+
+
+def test_an_edit_inside_a_submodule_is_a_change(project, tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "helper.py").write_text("def helper():\n    return 1\n")
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "lib"]):
+        subprocess.run(["git", *cmd], cwd=lib, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib"],
+                   cwd=project.root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+    project.git("commit", "-qm", "a submodule")
+    coder = shell_coder(project, "printf 'def helper():\\n    return 2  # noqa\\n' > vendor/lib/helper.py\n")
+    state = paused_state(project, project.run(coder=coder))
+    assert state["changed_files"] == ["calc.py", "vendor/lib/helper.py"]
+    assert "--- a/vendor/lib/helper.py\n+++ b/vendor/lib/helper.py\n" in state["diff"]
+    assert "-    return 1\n+    return 2  # noqa\n" in state["diff"]
+    assert "new # noqa in vendor/lib/helper.py (+1)" in state["tamper_flags"]
+
+
+def test_a_snapshot_altered_while_the_run_is_paused_is_retaken_and_flagged(project):
+    deviation = {**ORIENT, "has_major_deviation": True, "deviation_summary": "calc.py moved"}
+    paused = project.run(engine=project.script(orient=deviation), coder=shell_coder(project, ""))
+    assert paused.data["pending"]["node"] == "gate_deviation"
+    snapshot = project.root / ".stepkit" / "runs" / paused.data["run_id"] / "scope_snapshot.json"
+    snapshot.write_text(snapshot.read_text().replace('"files":{', '"files":{"forged.py":null,'))
+    state = paused_state(project, project.resume("proceed"))
+    assert any("scope snapshot" in flag and "was missing or altered before this coder round" in flag
+               for flag in state["tamper_flags"])
+    assert "forged.py" not in snapshot.read_text()

@@ -100,16 +100,26 @@ def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str
 
 
 def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:
-    """Ids before the step of every file that may have changed since."""
-    root = Path(before.git_root or project)
-    head, dirty = git.status(root, before.prefix)
-    if head == before.head:
+    """Ids before the step of every file that may have changed since, in the
+    project's work tree and in each submodule."""
+    ids = _work_tree_before_ids(Path(before.git_root or project), before.prefix, "", before.head)
+    for base, head in before.submodules.items():
+        ids.update(_work_tree_before_ids(project / base, "", base, head))
+    return {**ids, **before.files}
+
+
+def _work_tree_before_ids(root: Path, prefix: str, base: str,
+                          head_before: str | None) -> dict[str, str | None]:
+    """Ids in ``head_before`` of the paths of one work tree that git sees as
+    changed now (the files dirty when the step started aside)."""
+    head, dirty = git.status(root, prefix, base)
+    if head == head_before:
         # a file clean when the step started was as HEAD has it
-        return {**dirty, **before.files}
+        return dirty
     # the coder committed: whatever the commits touched may have changed too
-    candidates = set(dirty) | git.paths_between(root, before.head, head, before.prefix)
-    tracked = git.commit_ids(root, before.head, before.prefix) if before.head else {}
-    return {**{rel: tracked.get(rel) for rel in candidates}, **before.files}
+    candidates = set(dirty) | git.paths_between(root, head_before, head, prefix, base)
+    tracked = git.commit_ids(root, head_before, prefix, base) if head_before else {}
+    return {rel: tracked.get(rel) for rel in candidates}
 
 
 def file_diff(path: str, old_id: str | None, new_id: str | None,

@@ -5,21 +5,30 @@ records HEAD plus the id of every dirty or untracked file (the clean ones are
 known to git); elsewhere it records the id of every file.  The bytes of the
 dirty/untracked text files (all text files outside git) are kept in a
 content-addressed store under ``.stepkit/objects``, so that the "before" side
-of a diff can be read back (:class:`BeforeReader`).  The plan repo is left
-out: it is copied right before each coder round instead
+of a diff can be read back (:class:`BeforeReader`).  Checked-out submodules
+are looked at from the inside, as work trees of their own.  The plan repo is
+left out: it is copied right before each coder round instead
 (:func:`~stepkit.workspace.scope.plancopy.copy_plan_repo`).
+
+A run persists its snapshot (:func:`save_snapshot`) and keeps the digest in
+its checkpoint; before each coder round it loads it back, checked against
+that digest, with every kept byte held in memory (:func:`load_snapshot`), so
+that whatever the coder does to ``.stepkit/`` the changes are computed from
+what the step started with; afterwards :meth:`Snapshot.persist` puts back on
+disk anything the coder took away, for a later resume.
 """
 
 from __future__ import annotations
 
+import hashlib
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
-from stepkit.workspace.files import atomic_write, stepkit_dir
+from stepkit.workspace.files import real_dir, replace_entry, stepkit_dir
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.tree import (
@@ -43,6 +52,8 @@ class Snapshot(BaseModel):
         tree): in git mode the dirty and untracked files, else every file;
         the plan repo left out.
     :ivar stats: ``files`` mode: path → [size, mtime_ns], to skip re-hashing.
+    :ivar submodules: git mode: each checked-out submodule's place in the
+        project (``vendor/lib/``) → its HEAD.
     :ivar store: the object store holding the kept bytes.
     """
 
@@ -53,13 +64,44 @@ class Snapshot(BaseModel):
     prefix: str = ""
     files: dict[str, str | None] = Field(default_factory=dict)
     stats: dict[str, list[int]] = Field(default_factory=dict)
+    submodules: dict[str, str | None] = Field(default_factory=dict)
     plans_dir: str
     store: str
     taken_at: str
+    #: the bytes :func:`load_snapshot` read, and the kept objects by id (held in memory)
+    _text: bytes | None = PrivateAttr(None)
+    _held: dict[str, bytes] = PrivateAttr(default_factory=dict)
 
     def plan_scope(self) -> PlanScope:
         """Which project paths are the plan repo (never the step's changes)."""
         return PlanScope.of(self.project_dir, self.plans_dir)
+
+    def git_roots(self) -> list[Path]:
+        """The work trees whose objects hold the "before" bytes: the project's, its submodules'."""
+        if self.git_root is None:
+            return []
+        return [Path(self.git_root), *(Path(self.project_dir) / base for base in self.submodules)]
+
+    def held(self, oid: str) -> bytes | None:
+        """The kept bytes of ``oid`` held in memory (see :func:`load_snapshot`)."""
+        return self._held.get(oid)
+
+    def persist(self, path: Path) -> None:
+        """Put back on disk what :func:`load_snapshot` read from ``path`` and
+        from the object store, where anything deleted or altered it since
+        (never writing through a link; a store that cannot be written is
+        left as it is)."""
+        if self._text is None:
+            return
+        project, store = Path(self.project_dir), ObjectStore(Path(self.store))
+        try:
+            if _read(path) != self._text:
+                real_dir(path.parent, project)
+                replace_entry(path, self._text)
+            for data in self._held.values():
+                store.put(data)
+        except (OSError, ValueError):
+            pass
 
 
 def take_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot:
@@ -74,6 +116,9 @@ def take_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot:
     if where is not None:
         snap.mode, (snap.git_root, snap.prefix) = "git", where
         snap.head, dirty = git.status(Path(snap.git_root), snap.prefix)
+        for root, base in git.submodules(Path(snap.git_root), snap.prefix):
+            snap.submodules[base], inside = git.status(root, "", base)
+            dirty.update(inside)
         for rel in sorted(dirty):
             if not is_excluded(rel) and not plan.covers(rel):
                 snap.files[rel] = store.put_file(project / rel, STORE_FILE_LIMIT)
@@ -96,7 +141,57 @@ def head_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot 
         return None
     snap.mode, (snap.git_root, snap.prefix) = "git", where
     snap.head = git.head(Path(snap.git_root))
+    snap.submodules = {base: git.head(root) for root, base in git.submodules(Path(snap.git_root), snap.prefix)}
     return snap
+
+
+def save_snapshot(snap: Snapshot, path: Path) -> str:
+    """Write ``snap`` to ``path`` (never through a link) and return its digest,
+    for the checkpoint to keep and :func:`load_snapshot` to check."""
+    text = snap.model_dump_json().encode("utf-8")
+    replace_entry(real_dir(path.parent, Path(snap.project_dir)) / path.name, text)
+    return _digest(text)
+
+
+def snapshot_digest(path: Path) -> str | None:
+    """The digest of the snapshot written at ``path`` (None: none there)."""
+    text = _read(path)
+    return None if text is None else _digest(text)
+
+
+def load_snapshot(path: Path, digest: str | None) -> Snapshot | None:
+    """The snapshot at ``path`` with every byte it kept held in memory, so
+    nothing done to the run store afterwards changes what it says.
+
+    :param digest: what :func:`save_snapshot` returned (None: not checked).
+    :return: None when there is none, or it is unreadable, or it is not the
+        one ``digest`` names.
+    """
+    text = _read(path)
+    if text is None or (digest is not None and _digest(text) != digest):
+        return None
+    try:
+        snap = Snapshot.model_validate_json(text)
+    except ValueError:
+        return None
+    store = ObjectStore(Path(snap.store))
+    snap._text = text
+    for oid in {oid for oid in snap.files.values() if oid is not None}:
+        data = store.get(oid)
+        if data is not None:
+            snap._held[oid] = data
+    return snap
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _digest(text: bytes) -> str:
+    return hashlib.sha256(text).hexdigest()
 
 
 def _empty(project_dir: Path, plans_dir: Path | None) -> Snapshot:
@@ -127,40 +222,55 @@ class ObjectStore:
         data = read_bytes(path)
         if data is None:
             return None
+        if b"\0" in data[:8192]:
+            return data_id(data)
+        return self.put(data)
+
+    def put(self, data: bytes) -> str:
+        """Keep ``data`` (unless already kept) and return its blob id; the
+        store is never written through a link."""
         oid = data_id(data)
-        if b"\0" in data[:8192] or self._path(oid).exists():
+        if self.get(oid) is not None:
             return oid
+        project = self.root.parent.parent
         try:
-            stepkit_dir(self.root.parent.parent)
-            atomic_write(self._path(oid), data)
+            stepkit_dir(project)
+            replace_entry(real_dir(self._path(oid).parent, project) / oid[2:], data)
             self.kept += len(data)
-        except OSError:
+        except (OSError, ValueError):
             pass  # an unwritable store only costs the "before" side of the diff
         return oid
 
     def get(self, oid: str) -> bytes | None:
-        """The kept bytes of ``oid``, None when they were not kept."""
+        """The kept bytes of ``oid``, None when they were not kept (or are
+        not those bytes any more)."""
         try:
-            return self._path(oid).read_bytes()
+            data = self._path(oid).read_bytes()
         except OSError:
             return None
+        return data if data_id(data) == oid else None
 
     def _path(self, oid: str) -> Path:
         return self.root / oid[:2] / oid[2:]
 
 
 class BeforeReader:
-    """Bytes of a file as it was before: the object store, else git's objects."""
+    """Bytes of a file as it was before: held in memory, else the object
+    store, else git's objects (of the project's work tree or a submodule's)."""
 
     def __init__(self, before: Snapshot):
+        self.before = before
         self.store = ObjectStore(Path(before.store))
-        self.git_root = Path(before.git_root) if before.git_root else None
 
     def read(self, oid: str | None) -> bytes | None:
         """The bytes of ``oid`` (None for None: the file did not exist)."""
         if oid is None:
             return None
-        data = self.store.get(oid)
-        if data is None and self.git_root is not None:
-            data = git.blob(self.git_root, oid)
+        data = self.before.held(oid)
+        if data is None:
+            data = self.store.get(oid)
+        for root in self.before.git_roots() if data is None else ():
+            data = git.blob(root, oid)
+            if data is not None:
+                break
         return data
