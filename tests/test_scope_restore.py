@@ -135,6 +135,18 @@ def test_modes_and_crlf_bytes_come_back(project):
     assert notes.stat().st_mode & 0o777 == 0o640
 
 
+def test_a_file_too_large_to_hold_is_never_overwritten_nor_lost(project, monkeypatch):
+    from stepkit.workspace.scope import plancopy
+
+    monkeypatch.setattr(plancopy, "PLAN_FILE_LIMIT", len("# Notes\n") - 1)
+    before = scope.copy_plan_repo(project, project / "plans")
+    (project / "plans/NOTES.md").write_text("a hand edit\n")
+    assert restore(project, before) == ["plans/NOTES.md (changed; not restored: it was too large to hold a copy of)"]
+    assert (project / "plans/NOTES.md").read_text() == "a hand edit\n"
+    (project / "plans/NOTES.md").unlink()
+    assert restore(project, before) == ["plans/NOTES.md (deleted; not restored: it was too large to hold a copy of)"]
+
+
 # -- which paths are the plan repo --------------------------------------------------
 
 

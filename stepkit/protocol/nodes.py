@@ -171,7 +171,8 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     updates = {**_merge_gates(ctx.state, [fmt, lint]), **guarded}
     updates["format_changed_tree"] = runner.format_changed_tree
     if guarded:
-        updates["gates_edited_plan_repo"] = sorted({*ctx.state.get("gates_edited_plan_repo", []), "format"})
+        edited_by = {*ctx.state.get("gates_edited_plan_repo", []), "format"}
+        updates["gates_edited_plan_repo"] = sorted(edited_by)
     return Outcome(route="fail" if lint.failed else "pass", updates=updates)
 
 

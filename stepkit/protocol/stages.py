@@ -189,7 +189,8 @@ def _save_scope_snapshot(ctx: StageContext) -> dict[str, Any]:
     path = _scope_path(ctx)
     if path is None:
         return {}
-    return {"scope_snapshot_digest": scope.snapshot_digest(path) or _write_scope_snapshot(ctx, path)}
+    digest = scope.snapshot_digest(path) or _write_scope_snapshot(ctx, path)
+    return {"scope_snapshot_digest": digest}
 
 
 def _write_scope_snapshot(ctx: StageContext, path: Path) -> str:
@@ -213,7 +214,7 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
         return snapshot, {} if digest else {"scope_snapshot_digest": scope.snapshot_digest(path)}
     updates: dict[str, Any] = {"scope_snapshot_digest": _write_scope_snapshot(ctx, path)}
     if digest:
-        shown = path.relative_to(ctx.project_dir).as_posix() if path.is_relative_to(ctx.project_dir) else path
+        shown = scope.shown_path(path, ctx.project_dir)
         flag = (f"the step-start scope snapshot ({shown}) was missing or altered before this coder "
                 "round: retaken, so what changed before the round is not among the step's changes")
         updates["run_store_flags"] = [*ctx.state.get("run_store_flags", []), flag]

@@ -40,6 +40,7 @@ from stepkit.workspace.scope.tree import (
     changed_between,
     file_ids,
     hash_ids,
+    shown_path,
     tree_hash,
     walk_files,
 )
@@ -48,6 +49,7 @@ from stepkit.workspace.scope.watch import StoreWatch, run_store_paths, store_fla
 __all__ = [
     "EXCLUDED_DIRS", "PlanCopy", "PlanScope", "Snapshot", "StepChanges", "StoreWatch",
     "changed_between", "copy_plan_repo", "file_ids", "hash_ids", "load_snapshot",
-    "restore_plan_repo", "run_store_paths", "save_snapshot", "snapshot_digest", "step_changes",
-    "store_flag", "take_snapshot", "tree_hash", "walk_files", "working_tree_changes",
+    "restore_plan_repo", "run_store_paths", "save_snapshot", "shown_path", "snapshot_digest",
+    "step_changes", "store_flag", "take_snapshot", "tree_hash", "walk_files",
+    "working_tree_changes",
 ]

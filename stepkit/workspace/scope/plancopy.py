@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stepkit.workspace.scope.tree import data_id
+from stepkit.workspace.scope.tree import data_id, shown_path
 
 #: What the plan repo is when the plans dir holds the project (PROTOCOL.md's layout).
 PLAN_ENTRIES = frozenset({"steps", "handoffs", "NOTES.md", "plan.md"})
@@ -58,8 +58,7 @@ class PlanScope:
 
     def show(self, rel: str) -> str:
         """A plan-repo path as messages name it: project-relative when inside."""
-        path = self.root / rel if rel else self.root
-        return path.relative_to(self.project).as_posix() if path.is_relative_to(self.project) else str(path)
+        return shown_path(self.root / rel if rel else self.root, self.project)
 
     def walk(self) -> tuple[dict[str, os.stat_result], set[str]]:
         """(every entry that is not a directory, by its path relative to the
@@ -126,7 +125,8 @@ def copy_plan_repo(project_dir: Path | str, plans_dir: Path | str) -> PlanCopy:
                 data = path.read_bytes()
                 keep = len(data) <= PLAN_FILE_LIMIT and held + len(data) <= PLAN_COPY_LIMIT
                 held += len(data) if keep else 0
-                copy.files[rel] = PlanFile(data_id(data), stat.S_IMODE(st.st_mode), data if keep else None)
+                copy.files[rel] = PlanFile(data_id(data), stat.S_IMODE(st.st_mode),
+                                           data if keep else None)
         except OSError:
             continue  # gone or unreadable: not the plan repo's to restore
     return copy

@@ -21,7 +21,9 @@ from pathlib import Path
 
 from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
 from stepkit.workspace.scope.plancopy import PlanCopy
-from stepkit.workspace.scope.tree import blob_id
+from stepkit.workspace.scope.tree import blob_id, shown_path
+
+NOT_HELD = "not restored: it was too large to hold a copy of"
 
 
 def restore_plan_repo(before: PlanCopy, keep_dir: Path) -> list[str]:
@@ -60,7 +62,10 @@ class _Restore:
         for rel in sorted(dirs - self.before.dirs, reverse=True):
             self._remove_empty(rel)
         for rel in sorted(self.before.files.keys() - entries.keys()):
-            self._write(rel, "deleted; restored")
+            if self.before.files[rel].data is None:
+                self.lines.append(f"{self.scope.show(rel)} (deleted; {NOT_HELD})")
+            else:
+                self._write(rel, "deleted; restored")
         for rel in sorted(self.before.links.keys() - entries.keys()):
             self._link(rel, "deleted; restored")
         return self.lines
@@ -104,7 +109,7 @@ class _Restore:
         path, old = self.scope.root / rel, self.before.files.get(rel)
         existed = old is not None or rel in self.before.links
         if old is not None and old.data is None:
-            self.lines.append(f"{self.scope.show(rel)} (changed, but its saved copy is missing: left as it is)")
+            self.lines.append(f"{self.scope.show(rel)} (changed; {NOT_HELD})")
             return
         if stat.S_ISREG(st.st_mode) and existed:
             what, kept = "modified", f"the changed file kept at {self._keep(rel)}"
@@ -129,8 +134,9 @@ class _Restore:
         it) was, so the plan repo is rebuilt as a real directory."""
         rel = blocked.relative_to(self.scope.anchor()).as_posix()
         text = f"a symlink to {_link_text(blocked)}" if blocked.is_symlink() else "not a directory"
-        self.lines.append(f"{_show(blocked, self.scope.project)} (replaced by {text}; removed, "
-                          f"kept at {self._keep_path(rel)})")
+        kept = self._keep_path(rel)
+        self.lines.append(f"{shown_path(blocked, self.scope.project)} (replaced by {text}; "
+                          f"removed, kept at {kept})")
 
     def _keep(self, rel: str) -> str:
         """Move the plan-repo entry ``rel`` into the keep directory; the copy's path as shown."""
@@ -143,7 +149,7 @@ class _Restore:
         # a rename moves a link as the link itself; across file systems
         # shutil.move recreates the link (or copies the tree, links as links)
         shutil.move(source, target)
-        return _show(target, self.scope.project)
+        return shown_path(target, self.scope.project)
 
     def _remove_empty(self, rel: str) -> None:
         try:
@@ -152,11 +158,9 @@ class _Restore:
             pass  # not empty (a .git in it, say): left as it is
 
     def _write(self, rel: str, how: str) -> None:
+        """Write back the held bytes of ``rel`` (the callers report a file too large to hold)."""
         old = self.before.files[rel]
         path = self.scope.root / rel
-        if old.data is None:
-            self.lines.append(f"{self.scope.show(rel)} ({how.split(';')[0]}, but its saved copy is missing: left as it is)")
-            return
         real_dir(path.parent, self.scope.anchor())
         replace_entry(path, old.data, old.mode)
         self.lines.append(f"{self.scope.show(rel)} ({how})")
@@ -174,6 +178,3 @@ def _link_text(path: Path) -> str | None:
     except OSError:
         return None
 
-
-def _show(path: Path, project: Path) -> str:
-    return path.relative_to(project).as_posix() if path.is_relative_to(project) else str(path)

@@ -141,7 +141,8 @@ def head_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot 
         return None
     snap.mode, (snap.git_root, snap.prefix) = "git", where
     snap.head = git.head(Path(snap.git_root))
-    snap.submodules = {base: git.head(root) for root, base in git.submodules(Path(snap.git_root), snap.prefix)}
+    snap.submodules = {base: git.head(root)
+                       for root, base in git.submodules(Path(snap.git_root), snap.prefix)}
     return snap
 
 

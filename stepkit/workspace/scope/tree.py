@@ -89,6 +89,11 @@ def is_excluded(rel: str) -> bool:
     return rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1])
 
 
+def shown_path(path: Path, project: Path) -> str:
+    """A path as messages name it: project-relative inside the project, else absolute."""
+    return path.relative_to(project).as_posix() if path.is_relative_to(project) else str(path)
+
+
 def data_id(data: bytes) -> str:
     """The git blob id of ``data``."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

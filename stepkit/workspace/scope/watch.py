@@ -14,6 +14,8 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from stepkit.workspace.scope.tree import shown_path
+
 MAX_NAMED = 5  # paths named in one flag
 
 
@@ -24,8 +26,9 @@ def run_store_paths(project_dir: Path, run_dir: Path) -> tuple[list[Path], list[
     the copies restores kept.  The run's logs and events, which stepkit
     itself writes while the coder runs, are not among them."""
     store = Path(project_dir) / ".stepkit"
-    paths = [store, store / "runs", run_dir, run_dir / "state.json", run_dir / "scope_snapshot.json"]
-    return paths, [store / "objects", run_dir / "displaced"]
+    run = Path(run_dir)
+    paths = [store, store / "runs", run, run / "state.json", run / "scope_snapshot.json"]
+    return paths, [store / "objects", run / "displaced"]
 
 
 class StoreWatch:
@@ -45,9 +48,9 @@ class StoreWatch:
         named = []
         for path in sorted(self.before.keys() | now.keys()):
             old, new = self.before.get(path), now.get(path)
-            how = "added" if old is None else "deleted" if new is None else "changed" if old != new else None
-            if how is None:
+            if old == new:
                 continue
+            how = "added" if old is None else "deleted" if new is None else "changed"
             seen[path] = how
             if how == "changed" or seen.get(path.rpartition("/")[0]) != how:
                 named.append(f"{path} ({how})")
@@ -70,12 +73,12 @@ class StoreWatch:
             st = path.lstat()
         except OSError:
             return False
-        rel = path.relative_to(self.project).as_posix() if path.is_relative_to(self.project) else str(path)
+        kind, rel = stat.S_IFMT(st.st_mode), shown_path(path, self.project)
         if stat.S_ISDIR(st.st_mode):
             # a directory's own times change as stepkit adds its logs: its identity is what counts
-            found[rel] = (stat.S_IFMT(st.st_mode), st.st_ino)
+            found[rel] = (kind, st.st_ino)
             return True
-        found[rel] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        found[rel] = (kind, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         return False
 
 
