@@ -210,11 +210,21 @@ def route_review(ctx: StageContext) -> Outcome:
 
 
 def verify_format_lint(ctx: StageContext) -> Outcome:
-    """Format first (recorded, never fails the step), then lint."""
+    """Format first (recorded, never fails the step), then lint.  What the
+    formatter did to the plan repo is undone (a copy kept) and flagged."""
+    from stepkit.protocol.stages import undo_plan_edits
+    from stepkit.workspace.scope import copy_plan_repo
+
     runner = _gate_runner(ctx, watch_format=True)
-    fmt, lint = runner.run(("format", "lint"))
-    updates = _merge_gates(ctx.state, [fmt, lint])
+    plan_before = copy_plan_repo(ctx.project_dir, ctx.plans_dir)
+    (fmt,) = runner.run(("format",))
+    guarded = undo_plan_edits(ctx, plan_before, "format")
+    (lint,) = runner.run(("lint",))
+    updates = {**_merge_gates(ctx.state, [fmt, lint]), **guarded}
     updates["format_changed_tree"] = runner.format_changed_tree
+    if guarded:
+        edited_by = {*ctx.state.get("gates_edited_plan_repo", []), "format"}
+        updates["gates_edited_plan_repo"] = sorted(edited_by)
     return Outcome(route="fail" if lint.failed else "pass", updates=updates)
 
 

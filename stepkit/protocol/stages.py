@@ -5,8 +5,10 @@ makes the protocol's rules hold whatever a plugin or a model does:
 
 - orient is read-only in fact: the tree is compared before and after;
 - the step's scope snapshot is taken when the step starts, and after the
-  coder the changed files, the diff, tamper flags are computed and edits to
-  the plan repo are undone and recorded as a deviation;
+  coder the changed files, the diff, tamper flags are computed (against a
+  snapshot held in memory for the round, whatever the coder does to
+  ``.stepkit/``, which is itself flagged) and edits to the plan repo are
+  undone, each displaced file kept, and recorded as a deviation;
 - the sweep's annotations are applied only as additions to the ``Edge cases``
   section of LATER step plans;
 - the handoff file is rendered by the harness, with an Evidence section built
@@ -95,58 +97,128 @@ def orient(ctx: StageContext) -> Outcome:
     plan_path = ctx.state.get("plan_path")
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
         set_status(Path(plan_path), "in-progress")
-    _save_scope_snapshot(ctx)
+    snapshot = _save_scope_snapshot(ctx)
     data, plugin = _read_only(ctx, "orient", "stepkit_orient")
     result = _validated(OrientResult, data, "stepkit_orient")
-    return Outcome(updates={**result.model_dump(), "orient_plugin": plugin})
+    return Outcome(updates={**result.model_dump(), "orient_plugin": plugin, **snapshot})
 
 
 # -- implement ---------------------------------------------------------------
 
 
 def implement(ctx: StageContext) -> Outcome:
-    """Delegate to the coder; then the scope guard looks at what it did."""
+    """Delegate to the coder; then the scope guard looks at what it did.
+
+    What the guard compares with is out of the coder's reach: the step-start
+    snapshot is loaded (checked against the digest in the state) and held in
+    memory, with the bytes it kept, before the coder runs, and so is the copy
+    of the plan repo; touching the run store meanwhile is a tamper flag."""
     from stepkit.workspace import scope
 
+    snapshot, updates = _step_snapshot(ctx)
+    watch = _run_store_watch(ctx)
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
-    plan_before = scope.take_snapshot(ctx.project_dir, ctx.plans_dir, plan_only=True)
+    plan_before = scope.copy_plan_repo(ctx.project_dir, ctx.plans_dir)
     result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
     coder = _validated(CoderResult, result, "stepkit_implement")
-    snapshot = _load_scope_snapshot(ctx)
-    undone = scope.restore_plan_repo(plan_before, ctx.project_dir, ctx.plans_dir)
-    updates: dict[str, Any] = {"coder_result": coder.model_dump(), "coder_plugin": plugin}
-    if snapshot:
-        updates.update(scope.step_changes(snapshot, ctx.project_dir)._asdict())
-    if undone:
-        deviation = f"the coder edited the plan repo; undone by the harness: {', '.join(undone)}"
-        updates["scope_deviations"] = [*ctx.state.get("scope_deviations", []), deviation]
+    touched = watch.changes() if watch else []
+    updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
+                    **undo_plan_edits(ctx, plan_before, "coder")})
+    store_flags = [*updates.get("run_store_flags", ctx.state.get("run_store_flags", [])),
+                   *([scope.store_flag(touched)] if touched else [])]
+    if store_flags:
+        updates["run_store_flags"] = store_flags
+    if snapshot is not None:
+        changes = scope.step_changes(snapshot, ctx.project_dir)
+        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *store_flags])
+        if touched:  # for a later resume: put back what the coder took away
+            snapshot.persist(_scope_path(ctx))
     if coder.crashed:
         raise StageFault(f"the coder crashed: {_last_line(coder.text)}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
     return Outcome(updates=updates)
+
+
+def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:
+    """Put the plan repo back as ``before`` (a
+    :class:`~stepkit.workspace.scope.PlanCopy`) holds it after ``who`` ran
+    (``coder``, or a gate's name), keeping every file the restore removes or
+    overwrites under the run's ``displaced/<who>-<n>/``.
+
+    :return: the state updates: the deviation naming each undone path and
+        where its copy is, appended to ``scope_deviations`` (none: untouched).
+    """
+    from stepkit.workspace import scope
+
+    undone = scope.restore_plan_repo(before, _keep_dir(ctx, who))
+    if not undone:
+        return {}
+    doer = "the coder" if who == "coder" else f"the {who} gate"
+    deviation = f"{doer} edited the plan repo; undone by the harness: {', '.join(undone)}"
+    return {"scope_deviations": [*ctx.state.get("scope_deviations", []), deviation]}
+
+
+def _keep_dir(ctx: StageContext, who: str) -> Path:
+    """``displaced/<who>-<n>`` of the run (outside a run, of ``.stepkit/adhoc``),
+    n the first one not taken: created only when the restore keeps something."""
+    base = (ctx.run_dir or ctx.project_dir / ".stepkit" / "adhoc") / "displaced"
+    n = 1
+    while (base / f"{who}-{n}").exists():
+        n += 1
+    return base / f"{who}-{n}"
+
+
+def _run_store_watch(ctx: StageContext) -> Any:
+    """A watch on what the scope guard and the checkpoint read back (none outside a run)."""
+    from stepkit.workspace import scope
+
+    if ctx.run_dir is None:
+        return None
+    return scope.StoreWatch(ctx.project_dir, *scope.run_store_paths(ctx.project_dir, ctx.run_dir))
 
 
 def _scope_path(ctx: StageContext) -> Path | None:
     return ctx.run_dir / "scope_snapshot.json" if ctx.run_dir else None
 
 
-def _save_scope_snapshot(ctx: StageContext) -> None:
-    from stepkit.workspace import scope
-
-    path = _scope_path(ctx)
-    if path is not None and not path.exists():
-        atomic_write(path, scope.take_snapshot(ctx.project_dir, ctx.plans_dir).model_dump_json())
-
-
-def _load_scope_snapshot(ctx: StageContext):
+def _save_scope_snapshot(ctx: StageContext) -> dict[str, Any]:
+    """Persist the step-start snapshot (unless an earlier attempt of this
+    run did); the state keeps its digest."""
     from stepkit.workspace import scope
 
     path = _scope_path(ctx)
     if path is None:
-        return None
-    if not path.exists():
-        _save_scope_snapshot(ctx)
-    return scope.Snapshot.model_validate_json(path.read_text(encoding="utf-8"))
+        return {}
+    digest = scope.snapshot_digest(path) or _write_scope_snapshot(ctx, path)
+    return {"scope_snapshot_digest": digest}
+
+
+def _write_scope_snapshot(ctx: StageContext, path: Path) -> str:
+    from stepkit.workspace import scope
+
+    return scope.save_snapshot(scope.take_snapshot(ctx.project_dir, ctx.plans_dir), path)
+
+
+def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
+    """The step-start snapshot held in memory, and state updates.  One that
+    is missing, or is not the one the state's digest names, is retaken now,
+    before the coder, and flagged when the state named one."""
+    from stepkit.workspace import scope
+
+    path = _scope_path(ctx)
+    if path is None:
+        return None, {}
+    digest = ctx.state.get("scope_snapshot_digest")
+    snapshot = scope.load_snapshot(path, digest)
+    if snapshot is not None:
+        return snapshot, {} if digest else {"scope_snapshot_digest": scope.snapshot_digest(path)}
+    updates: dict[str, Any] = {"scope_snapshot_digest": _write_scope_snapshot(ctx, path)}
+    if digest:
+        shown = scope.shown_path(path, ctx.project_dir)
+        flag = (f"the step-start scope snapshot ({shown}) was missing or altered before this coder "
+                "round: retaken, so what changed before the round is not among the step's changes")
+        updates["run_store_flags"] = [*ctx.state.get("run_store_flags", []), flag]
+    return scope.load_snapshot(path, updates["scope_snapshot_digest"]), updates
 
 
 def _last_line(text: str) -> str:

@@ -19,10 +19,24 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     umask, as a plain ``open`` would give it."""
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
+        mode = None
+    _replace(target, data, mode)
+
+
+def replace_entry(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Put a regular file holding ``data`` at ``path`` (temp file, fsync,
+    rename), never writing through a link: a symlink at ``path`` is replaced
+    itself, its target is left alone.  The parent must be a real directory
+    (see :func:`real_dir`).  ``mode`` None: 0666 minus the umask."""
+    _replace(Path(path), data, mode)
+
+
+def _replace(target: Path, data: bytes | str, mode: int | None) -> None:
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if mode is None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
@@ -38,6 +52,33 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+class LinkInTheWay(OSError):
+    """A symlink or a non-directory where a directory was to be."""
+
+
+def real_dir(path: Path, anchor: Path) -> Path:
+    """Make sure ``path`` is a real directory below ``anchor`` (created as
+    needed, one level at a time, never through a link), so that what is
+    written in it lands under ``anchor``.
+
+    :raises LinkInTheWay: a component below ``anchor`` is a symlink or not a
+        directory (nothing is created below it).
+    :raises ValueError: ``path`` is not below ``anchor``.
+    """
+    current = Path(anchor)
+    for part in Path(path).relative_to(anchor).parts:
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except FileNotFoundError:
+            current.mkdir()
+            continue
+        if not stat.S_ISDIR(mode):
+            what = "a symlink" if stat.S_ISLNK(mode) else "not a directory"
+            raise LinkInTheWay(f"{current} is {what}")
+    return current
 
 
 def stepkit_dir(project_dir: Path) -> Path:

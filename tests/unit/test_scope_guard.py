@@ -106,46 +106,49 @@ def test_step_diff_is_bounded(project):
 
 def test_restore_plan_repo_undoes_every_kind_of_edit_byte_for_byte(project):
     original = {p: (project / p).read_bytes() for p in BASE if p.startswith("plans/")}
-    before = scope.take_snapshot(project, project / "plans")
+    before = scope.copy_plan_repo(project, project / "plans")
+    keep = project / ".stepkit" / "kept"
     (project / "plans/steps/01-a.md").write_bytes(b"---\nstatus: complete\n---\n")
     (project / "plans/steps/02-b.md").unlink()
     (project / "plans/steps/09-sneaky.md").write_text("new plan\n")
     (project / "src/app.py").write_text("code changes stay\n")
-    undone = scope.restore_plan_repo(roundtrip(before), project, project / "plans")
+    undone = scope.restore_plan_repo(before, keep)
     assert undone == [
-        "plans/steps/01-a.md (modified; restored)",
+        "plans/steps/01-a.md (modified; restored; the changed file kept at .stepkit/kept/plans/steps/01-a.md)",
+        "plans/steps/09-sneaky.md (added; removed, kept at .stepkit/kept/plans/steps/09-sneaky.md)",
         "plans/steps/02-b.md (deleted; restored)",
-        "plans/steps/09-sneaky.md (added; removed)",
     ]
     assert {p: (project / p).read_bytes() for p in original} == original
     assert not (project / "plans/steps/09-sneaky.md").exists()
+    assert (keep / "plans/steps/01-a.md").read_bytes() == b"---\nstatus: complete\n---\n"
+    assert (keep / "plans/steps/09-sneaky.md").read_text() == "new plan\n"
     assert (project / "src/app.py").read_text() == "code changes stay\n"
-    assert scope.restore_plan_repo(before, project, project / "plans") == []
+    assert scope.restore_plan_repo(before, project / ".stepkit" / "kept-again") == []
+    assert not (project / ".stepkit" / "kept-again").exists()
 
 
-def test_a_plan_only_snapshot_taken_before_the_coder_keeps_the_harness_own_edits(project):
+def test_a_copy_taken_before_the_coder_keeps_the_harness_own_edits(project):
     step_start = scope.take_snapshot(project, project / "plans")
     (project / "plans/steps/02-b.md").write_text("---\nstep: 2\n---\nlater\n## Edge cases\n* new\n")
-    before_coder = scope.take_snapshot(project, project / "plans", plan_only=True)
-    assert before_coder.mode == "plan"
+    before_coder = scope.copy_plan_repo(project, project / "plans")
     (project / "plans/steps/02-b.md").write_text("rewritten by the coder\n")
-    assert scope.restore_plan_repo(before_coder, project, project / "plans") == [
-        "plans/steps/02-b.md (modified; restored)"]
+    assert scope.restore_plan_repo(before_coder, project / ".stepkit" / "kept") == [
+        "plans/steps/02-b.md (modified; restored; the changed file kept at .stepkit/kept/plans/steps/02-b.md)"]
     assert "## Edge cases\n* new" in (project / "plans/steps/02-b.md").read_text()
     assert scope.step_changes(step_start, project).changed_files == []
-    with pytest.raises(ValueError):
-        scope.step_changes(before_coder, project)
 
 
 def test_a_plan_repo_outside_the_project(tmp_path):
     project = make_project(tmp_path, "git")
     plans = tmp_path / "elsewhere" / "plans"
     write_files(plans, {"steps/01-a.md": "plan\n"})
-    before = scope.take_snapshot(project, plans)
+    before = scope.copy_plan_repo(project, plans)
     (plans / "steps/01-a.md").write_text("edited\n")
-    undone = scope.restore_plan_repo(before, project, plans)
-    assert undone == [f"{plans / 'steps/01-a.md'} (modified; restored)"]
+    undone = scope.restore_plan_repo(before, project / ".stepkit" / "kept")
+    assert undone == [(f"{plans / 'steps/01-a.md'} (modified; restored; the changed file kept at "
+                       ".stepkit/kept/plans/steps/01-a.md)")]
     assert (plans / "steps/01-a.md").read_text() == "plan\n"
+    assert (project / ".stepkit/kept/plans/steps/01-a.md").read_text() == "edited\n"
 
 
 def test_tamper_flags_name_each_weakening_with_its_file(project):

@@ -6,33 +6,50 @@ One module per job:
 - :mod:`~stepkit.workspace.scope.tree`: the files as they are now (walking,
   blob ids, :func:`file_ids`, :func:`tree_hash`);
 - :mod:`~stepkit.workspace.scope.snapshot`: the tree when the step started
-  (:class:`Snapshot`) and the object store of its bytes;
+  (:class:`Snapshot`), the object store of its bytes, and persisting it
+  (:func:`save_snapshot`, :func:`load_snapshot`);
+- :mod:`~stepkit.workspace.scope.plancopy`: which paths are the plan repo
+  (:class:`PlanScope`) and a copy of it in memory (:func:`copy_plan_repo`);
 - :mod:`~stepkit.workspace.scope.diff`: :func:`step_changes` (changed files,
   diff and tamper flags in one look) and :func:`working_tree_changes` (the
   same view of the work tree against HEAD, outside a run);
 - :mod:`~stepkit.workspace.scope.tamper`: the tamper flags of one file;
-- :mod:`~stepkit.workspace.scope.restore`: :func:`restore_plan_repo`.
+- :mod:`~stepkit.workspace.scope.restore`: :func:`restore_plan_repo`;
+- :mod:`~stepkit.workspace.scope.watch`: :class:`StoreWatch`, what touched
+  the run store while a coder ran.
 
 The plan repo is the harness's business: its files never count as changed
-files, never enter the diff and are never flagged; edits the coder makes
-there are undone by :func:`restore_plan_repo`.  The names below are the
+files, never enter the diff and are never flagged; edits the coder (or a
+gate) makes there are undone by :func:`restore_plan_repo`, which keeps a
+copy of everything it removes or overwrites.  The names below are the
 package's public API.
 """
 
 from stepkit.workspace.scope.diff import StepChanges, step_changes, working_tree_changes
+from stepkit.workspace.scope.plancopy import PlanCopy, PlanScope, copy_plan_repo
 from stepkit.workspace.scope.restore import restore_plan_repo
-from stepkit.workspace.scope.snapshot import Snapshot, take_snapshot
+from stepkit.workspace.scope.snapshot import (
+    Snapshot,
+    load_snapshot,
+    save_snapshot,
+    snapshot_digest,
+    take_snapshot,
+)
 from stepkit.workspace.scope.tree import (
     EXCLUDED_DIRS,
     changed_between,
     file_ids,
     hash_ids,
+    shown_path,
     tree_hash,
     walk_files,
 )
+from stepkit.workspace.scope.watch import StoreWatch, run_store_paths, store_flag
 
 __all__ = [
-    "EXCLUDED_DIRS", "Snapshot", "StepChanges", "changed_between", "file_ids", "hash_ids",
-    "restore_plan_repo", "step_changes", "take_snapshot", "tree_hash", "walk_files",
+    "EXCLUDED_DIRS", "PlanCopy", "PlanScope", "Snapshot", "StepChanges", "StoreWatch",
+    "changed_between", "copy_plan_repo", "file_ids", "hash_ids", "load_snapshot",
+    "restore_plan_repo", "run_store_paths", "save_snapshot", "shown_path", "snapshot_digest",
+    "step_changes", "store_flag", "take_snapshot", "tree_hash", "walk_files",
     "working_tree_changes",
 ]

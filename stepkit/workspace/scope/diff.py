@@ -79,9 +79,7 @@ def working_tree_changes(project_dir: Path, plans_dir: Path) -> StepChanges:
 
 def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str | None]]:
     """(path, id before, id now) of every changed file, sorted by path."""
-    if before.mode == "plan":
-        raise ValueError("a plan-only snapshot records no project files")
-    skip = before.plan_prefix()
+    plan = before.plan_scope()
     if before.mode == "git":
         old_ids = _git_before_ids(before, project)
         new_ids = {rel: blob_id(project / rel) for rel in old_ids}
@@ -98,20 +96,30 @@ def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str
             else:
                 new_ids[rel] = blob_id(project / rel)
     return [(rel, old_ids[rel], new_ids[rel]) for rel in sorted(old_ids)
-            if old_ids[rel] != new_ids[rel] and not is_excluded(rel, skip)]
+            if old_ids[rel] != new_ids[rel] and not is_excluded(rel) and not plan.covers(rel)]
 
 
 def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:
-    """Ids before the step of every file that may have changed since."""
-    root = Path(before.git_root or project)
-    head, dirty = git.status(root, before.prefix)
-    if head == before.head:
+    """Ids before the step of every file that may have changed since, in the
+    project's work tree and in each submodule."""
+    ids = _work_tree_before_ids(Path(before.git_root or project), before.prefix, "", before.head)
+    for base, head in before.submodules.items():
+        ids.update(_work_tree_before_ids(project / base, "", base, head))
+    return {**ids, **before.files}
+
+
+def _work_tree_before_ids(root: Path, prefix: str, base: str,
+                          head_before: str | None) -> dict[str, str | None]:
+    """Ids in ``head_before`` of the paths of one work tree that git sees as
+    changed now (the files dirty when the step started aside)."""
+    head, dirty = git.status(root, prefix, base)
+    if head == head_before:
         # a file clean when the step started was as HEAD has it
-        return {**dirty, **before.files}
+        return dirty
     # the coder committed: whatever the commits touched may have changed too
-    candidates = set(dirty) | git.paths_between(root, before.head, head, before.prefix)
-    tracked = git.commit_ids(root, before.head, before.prefix) if before.head else {}
-    return {**{rel: tracked.get(rel) for rel in candidates}, **before.files}
+    candidates = set(dirty) | git.paths_between(root, head_before, head, prefix, base)
+    tracked = git.commit_ids(root, head_before, prefix, base) if head_before else {}
+    return {rel: tracked.get(rel) for rel in candidates}
 
 
 def file_diff(path: str, old_id: str | None, new_id: str | None,

@@ -8,7 +8,9 @@ tree or the command failed: the callers then fall back to walking files.
 
 Paths git prints are relative to the work tree's root; :func:`project_rel`
 turns them into paths relative to the project, which may be a subdirectory
-of the work tree (its ``prefix``, ending in ``/``).
+of the work tree (its ``prefix``, ending in ``/``).  A submodule is a work
+tree of its own: its paths are put under its place in the project (its
+``base``, e.g. ``vendor/lib/``), so a change inside it is a change like any.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
+
+GITLINK = b"160000"  # the index mode of a submodule
 
 
 def run(args: list[str], cwd: Path) -> bytes | None:
@@ -48,10 +53,11 @@ def head(root: Path) -> str | None:
     return out.decode().strip() or None
 
 
-def status(root: Path, prefix: str) -> tuple[str | None, dict[str, str | None]]:
+def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[str, str | None]]:
     """HEAD (None before the first commit) and the project-relative paths git
     sees as modified, staged, deleted or untracked, each with its id in HEAD
-    (None: not in HEAD)."""
+    (None: not in HEAD).  Submodules are left out: each is looked at from
+    the inside (:func:`submodules`), by its own status."""
     out = run(["status", "--porcelain=v2", "-z", "--branch", "-uall", "--no-renames",
                "--ignore-submodules=all"], root) or b""
     commit = None
@@ -73,7 +79,7 @@ def status(root: Path, prefix: str) -> tuple[str | None, dict[str, str | None]]:
             name, oid = entry[2:], None
         else:
             continue
-        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix)
+        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix, base)
         if rel is None:
             continue
         # setdefault: a path both deleted from the index and untracked keeps
@@ -82,7 +88,8 @@ def status(root: Path, prefix: str) -> tuple[str | None, dict[str, str | None]]:
     return commit, paths
 
 
-def paths_between(root: Path, old: str | None, new: str | None, prefix: str) -> set[str]:
+def paths_between(root: Path, old: str | None, new: str | None, prefix: str,
+                  base: str = "") -> set[str]:
     """Project-relative paths that differ between two commits (one of them
     None: every path of the other)."""
     if old and new:
@@ -91,13 +98,13 @@ def paths_between(root: Path, old: str | None, new: str | None, prefix: str) -> 
         out = run(["ls-tree", "-r", "-z", "--name-only", new or old or "HEAD"], root)
     paths = set()
     for name in (out or b"").split(b"\0"):
-        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix)
+        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix, base)
         if name and rel is not None:
             paths.add(rel)
     return paths
 
 
-def commit_ids(root: Path, commit: str, prefix: str) -> dict[str, str]:
+def commit_ids(root: Path, commit: str, prefix: str, base: str = "") -> dict[str, str]:
     """Project-relative path → blob id of every file in ``commit``."""
     args = ["ls-tree", "-r", "-z", "--full-tree", commit]
     if prefix:
@@ -108,23 +115,32 @@ def commit_ids(root: Path, commit: str, prefix: str) -> dict[str, str]:
             continue
         meta, name = entry.split(b"\t", 1)
         kind, oid = meta.split()[1:3]
-        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix)
+        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix, base)
         if kind == b"blob" and rel is not None:
             ids[rel] = oid.decode()
     return ids
 
 
-def index_ids(project: Path) -> tuple[dict[str, str], set[str]] | None:
-    """What the index knows of the project's files, in one git process:
-    (path → id of the files whose bytes match the index, the paths whose
-    bytes differ from it or that are untracked and not ignored), paths
-    relative to the project; None outside git."""
+class Index(NamedTuple):
+    """What the index knows of a directory's files (paths relative to it)."""
+
+    #: path → id of the files whose bytes match the index (a submodule: its recorded commit)
+    ids: dict[str, str]
+    #: the paths whose bytes differ from the index, or that are untracked and not ignored
+    dirty: set[str]
+    #: the submodules (gitlinks) among the paths
+    submodules: list[str]
+
+
+def index_ids(directory: Path) -> Index | None:
+    """The index's view of ``directory``'s files, in one git process; None outside git."""
     # -t tags each entry: H cached, C changed, R removed, M unmerged, ? other
-    out = run(["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"], project)
+    out = run(["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"], directory)
     if out is None:
         return None
     ids: dict[str, str] = {}
     dirty: set[str] = set()
+    gitlinks: list[str] = []
     for entry in out.split(b"\0"):
         tag, _, rest = entry.partition(b" ")
         meta, tab, name = rest.partition(b"\t")
@@ -134,13 +150,35 @@ def index_ids(project: Path) -> tuple[dict[str, str], set[str]] | None:
             continue
         rel = name.decode("utf-8", "surrogateescape")
         mode, oid = meta.split()[:2]
-        if tag in (b"C", b"R", b"M") and mode != b"160000":  # a submodule: its recorded commit
+        if mode == GITLINK:
+            if rel not in gitlinks:
+                gitlinks.append(rel)
+            ids[rel] = oid.decode()
+        elif tag in (b"C", b"R", b"M"):
             dirty.add(rel)
         else:
             ids[rel] = oid.decode()
     for rel in dirty:
         ids.pop(rel, None)
-    return ids, dirty
+    return Index(ids, dirty, gitlinks)
+
+
+def submodules(root: Path, prefix: str, base: str = "") -> list[tuple[Path, str]]:
+    """(work tree root, base) of each checked-out submodule ``.gitmodules``
+    declares inside the project, nested ones too (none without ``.gitmodules``:
+    no git process then)."""
+    if not (root / ".gitmodules").is_file():
+        return []
+    out = run(["config", "-z", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"], root)
+    found: list[tuple[Path, str]] = []
+    for entry in (out or b"").split(b"\0"):
+        path = entry.partition(b"\n")[2].decode("utf-8", "surrogateescape").strip("/")
+        rel = project_rel(path, prefix, base) if path else None
+        if rel is None or not (root / path / ".git").exists():
+            continue  # outside the project, or not checked out
+        found.append((root / path, rel + "/"))
+        found.extend(submodules(root / path, "", rel + "/"))
+    return found
 
 
 def blob(root: Path, oid: str) -> bytes | None:
@@ -169,8 +207,10 @@ def _spawn(args: list[str], cwd: Path, check: bool,
                           env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})})
 
 
-def project_rel(repo_path: str, prefix: str) -> str | None:
-    """A path relative to the work tree as the project sees it (None: outside the project)."""
+def project_rel(repo_path: str, prefix: str, base: str = "") -> str | None:
+    """A path relative to the work tree as the project sees it (None: outside
+    the project): the project's ``prefix`` cut off, the work tree's ``base``
+    put in front."""
     if prefix and not repo_path.startswith(prefix):
         return None
-    return repo_path[len(prefix):]
+    return base + repo_path[len(prefix):]

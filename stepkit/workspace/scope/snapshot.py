@@ -3,23 +3,34 @@
 A :class:`Snapshot` is taken when the step starts.  In a git work tree it
 records HEAD plus the id of every dirty or untracked file (the clean ones are
 known to git); elsewhere it records the id of every file.  The bytes of the
-dirty/untracked text files (all text files outside git) and of every plan
-repo file are kept in a content-addressed store under ``.stepkit/objects``,
-so that the "before" side of a diff can be read back (:class:`BeforeReader`)
-and the plan repo can be put back.
+dirty/untracked text files (all text files outside git) are kept in a
+content-addressed store under ``.stepkit/objects``, so that the "before" side
+of a diff can be read back (:class:`BeforeReader`).  Checked-out submodules
+are looked at from the inside, as work trees of their own.  The plan repo is
+left out: it is copied right before each coder round instead
+(:func:`~stepkit.workspace.scope.plancopy.copy_plan_repo`).
+
+A run persists its snapshot (:func:`save_snapshot`) and keeps the digest in
+its checkpoint; before each coder round it loads it back, checked against
+that digest, with every kept byte held in memory (:func:`load_snapshot`), so
+that whatever the coder does to ``.stepkit/`` the changes are computed from
+what the step started with; afterwards :meth:`Snapshot.persist` puts back on
+disk anything the coder took away, for a later resume.
 """
 
 from __future__ import annotations
 
+import hashlib
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
-from stepkit.workspace.files import atomic_write, stepkit_dir
+from stepkit.workspace.files import real_dir, replace_entry, stepkit_dir
 from stepkit.workspace.scope import git
+from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.tree import (
     EXCLUDED_DIRS,
     blob_id,
@@ -31,73 +42,89 @@ from stepkit.workspace.scope.tree import (
 
 STORE_FILE_LIMIT = 1_000_000  # bytes of one text file kept for the diff
 STORE_TOTAL_LIMIT = 100_000_000  # bytes kept per snapshot
-PLAN_FILE_LIMIT = 5_000_000
 
 
 class Snapshot(BaseModel):
     """The tree as it was when the step started (JSON-serialisable).
 
-    :ivar mode: ``git`` (HEAD + dirty files), ``files`` (every file) or
-        ``plan`` (only the plan repo copy, for restoring it).
+    :ivar mode: ``git`` (HEAD + dirty files) or ``files`` (every file).
     :ivar files: project-relative path → blob id (None = deleted in the work
-        tree): in git mode the dirty and untracked files, else every file.
+        tree): in git mode the dirty and untracked files, else every file;
+        the plan repo left out.
     :ivar stats: ``files`` mode: path → [size, mtime_ns], to skip re-hashing.
-    :ivar plan_files: path relative to ``plans_dir`` → blob id.
+    :ivar submodules: git mode: each checked-out submodule's place in the
+        project (``vendor/lib/``) → its HEAD.
     :ivar store: the object store holding the kept bytes.
     """
 
     project_dir: str
-    mode: Literal["git", "files", "plan"]
+    mode: Literal["git", "files"]
     head: str | None = None
     git_root: str | None = None
     prefix: str = ""
     files: dict[str, str | None] = Field(default_factory=dict)
     stats: dict[str, list[int]] = Field(default_factory=dict)
-    plans_dir: str | None = None
-    plan_files: dict[str, str] = Field(default_factory=dict)
+    submodules: dict[str, str | None] = Field(default_factory=dict)
+    plans_dir: str
     store: str
     taken_at: str
+    #: the bytes :func:`load_snapshot` read, and the kept objects by id (held in memory)
+    _text: bytes | None = PrivateAttr(None)
+    _held: dict[str, bytes] = PrivateAttr(default_factory=dict)
 
-    def plan_prefix(self) -> str | None:
-        """The plan repo's project-relative prefix (``plans/``), None if outside."""
-        if not self.plans_dir:
-            return None
+    def plan_scope(self) -> PlanScope:
+        """Which project paths are the plan repo (never the step's changes)."""
+        return PlanScope.of(self.project_dir, self.plans_dir)
+
+    def git_roots(self) -> list[Path]:
+        """The work trees whose objects hold the "before" bytes: the project's, its submodules'."""
+        if self.git_root is None:
+            return []
+        return [Path(self.git_root), *(Path(self.project_dir) / base for base in self.submodules)]
+
+    def held(self, oid: str) -> bytes | None:
+        """The kept bytes of ``oid`` held in memory (see :func:`load_snapshot`)."""
+        return self._held.get(oid)
+
+    def persist(self, path: Path) -> None:
+        """Put back on disk what :func:`load_snapshot` read from ``path`` and
+        from the object store, where anything deleted or altered it since
+        (never writing through a link; a store that cannot be written is
+        left as it is)."""
+        if self._text is None:
+            return
+        project, store = Path(self.project_dir), ObjectStore(Path(self.store))
         try:
-            rel = Path(self.plans_dir).relative_to(self.project_dir).as_posix()
-        except ValueError:
-            return None
-        return "" if rel == "." else rel + "/"
+            if _read(path) != self._text:
+                real_dir(path.parent, project)
+                replace_entry(path, self._text)
+            for data in self._held.values():
+                store.put(data)
+        except (OSError, ValueError):
+            pass
 
 
-def take_snapshot(
-    project_dir: Path, plans_dir: Path | None = None, *, plan_only: bool = False
-) -> Snapshot:
-    """Record the tree of ``project_dir`` and a byte copy of the plan repo.
+def take_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot:
+    """Record the tree of ``project_dir``, the plan repo left out.
 
     :param project_dir: the project root.
     :param plans_dir: the plan repo (default ``<project_dir>/plans``).
-    :param plan_only: copy only the plan repo (cheap; take one right before
-        each coder run so restoring the plan repo undoes exactly the coder's
-        edits and not the harness's own, such as sweep annotations).
     """
     snap = _empty(project_dir, plans_dir)
-    project, plans, store = Path(snap.project_dir), Path(snap.plans_dir or ""), ObjectStore(Path(snap.store))
-    snap.plan_files = {rel: store.put_file(plans / rel, PLAN_FILE_LIMIT, text_only=False)
-                       for rel in walk_files(plans)}
-    if plan_only:
-        return snap
+    project, store, plan = Path(snap.project_dir), ObjectStore(Path(snap.store)), snap.plan_scope()
     where = git.location(project)
-    skip = snap.plan_prefix()
     if where is not None:
         snap.mode, (snap.git_root, snap.prefix) = "git", where
         snap.head, dirty = git.status(Path(snap.git_root), snap.prefix)
+        for root, base in git.submodules(Path(snap.git_root), snap.prefix):
+            snap.submodules[base], inside = git.status(root, "", base)
+            dirty.update(inside)
         for rel in sorted(dirty):
-            if not is_excluded(rel, skip):
+            if not is_excluded(rel) and not plan.covers(rel):
                 snap.files[rel] = store.put_file(project / rel, STORE_FILE_LIMIT)
     else:
-        snap.mode = "files"
         for rel in walk_files(project, EXCLUDED_DIRS):
-            if is_excluded(rel, skip):
+            if is_excluded(rel) or plan.covers(rel):
                 continue
             st = (project / rel).lstat()
             snap.files[rel] = store.put_file(project / rel, STORE_FILE_LIMIT)
@@ -114,14 +141,65 @@ def head_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot 
         return None
     snap.mode, (snap.git_root, snap.prefix) = "git", where
     snap.head = git.head(Path(snap.git_root))
+    snap.submodules = {base: git.head(root)
+                       for root, base in git.submodules(Path(snap.git_root), snap.prefix)}
     return snap
+
+
+def save_snapshot(snap: Snapshot, path: Path) -> str:
+    """Write ``snap`` to ``path`` (never through a link) and return its digest,
+    for the checkpoint to keep and :func:`load_snapshot` to check."""
+    text = snap.model_dump_json().encode("utf-8")
+    replace_entry(real_dir(path.parent, Path(snap.project_dir)) / path.name, text)
+    return _digest(text)
+
+
+def snapshot_digest(path: Path) -> str | None:
+    """The digest of the snapshot written at ``path`` (None: none there)."""
+    text = _read(path)
+    return None if text is None else _digest(text)
+
+
+def load_snapshot(path: Path, digest: str | None) -> Snapshot | None:
+    """The snapshot at ``path`` with every byte it kept held in memory, so
+    nothing done to the run store afterwards changes what it says.
+
+    :param digest: what :func:`save_snapshot` returned (None: not checked).
+    :return: None when there is none, or it is unreadable, or it is not the
+        one ``digest`` names.
+    """
+    text = _read(path)
+    if text is None or (digest is not None and _digest(text) != digest):
+        return None
+    try:
+        snap = Snapshot.model_validate_json(text)
+    except ValueError:
+        return None
+    store = ObjectStore(Path(snap.store))
+    snap._text = text
+    for oid in {oid for oid in snap.files.values() if oid is not None}:
+        data = store.get(oid)
+        if data is not None:
+            snap._held[oid] = data
+    return snap
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _digest(text: bytes) -> str:
+    return hashlib.sha256(text).hexdigest()
 
 
 def _empty(project_dir: Path, plans_dir: Path | None) -> Snapshot:
     project = Path(project_dir).resolve()
     plans = Path(plans_dir).resolve() if plans_dir is not None else project / "plans"
     return Snapshot(
-        project_dir=str(project), mode="plan", plans_dir=str(plans),
+        project_dir=str(project), mode="files", plans_dir=str(plans),
         store=str(project / ".stepkit" / "objects"),
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -134,7 +212,7 @@ class ObjectStore:
         self.root = root
         self.kept = 0
 
-    def put_file(self, path: Path, limit: int, text_only: bool = True) -> str | None:
+    def put_file(self, path: Path, limit: int) -> str | None:
         """Keep a copy of ``path`` (when small enough) and return its blob id."""
         try:
             st = path.lstat()
@@ -145,40 +223,55 @@ class ObjectStore:
         data = read_bytes(path)
         if data is None:
             return None
+        if b"\0" in data[:8192]:
+            return data_id(data)
+        return self.put(data)
+
+    def put(self, data: bytes) -> str:
+        """Keep ``data`` (unless already kept) and return its blob id; the
+        store is never written through a link."""
         oid = data_id(data)
-        if (text_only and b"\0" in data[:8192]) or self._path(oid).exists():
+        if self.get(oid) is not None:
             return oid
+        project = self.root.parent.parent
         try:
-            stepkit_dir(self.root.parent.parent)
-            atomic_write(self._path(oid), data)
+            stepkit_dir(project)
+            replace_entry(real_dir(self._path(oid).parent, project) / oid[2:], data)
             self.kept += len(data)
-        except OSError:
+        except (OSError, ValueError):
             pass  # an unwritable store only costs the "before" side of the diff
         return oid
 
     def get(self, oid: str) -> bytes | None:
-        """The kept bytes of ``oid``, None when they were not kept."""
+        """The kept bytes of ``oid``, None when they were not kept (or are
+        not those bytes any more)."""
         try:
-            return self._path(oid).read_bytes()
+            data = self._path(oid).read_bytes()
         except OSError:
             return None
+        return data if data_id(data) == oid else None
 
     def _path(self, oid: str) -> Path:
         return self.root / oid[:2] / oid[2:]
 
 
 class BeforeReader:
-    """Bytes of a file as it was before: the object store, else git's objects."""
+    """Bytes of a file as it was before: held in memory, else the object
+    store, else git's objects (of the project's work tree or a submodule's)."""
 
     def __init__(self, before: Snapshot):
+        self.before = before
         self.store = ObjectStore(Path(before.store))
-        self.git_root = Path(before.git_root) if before.git_root else None
 
     def read(self, oid: str | None) -> bytes | None:
         """The bytes of ``oid`` (None for None: the file did not exist)."""
         if oid is None:
             return None
-        data = self.store.get(oid)
-        if data is None and self.git_root is not None:
-            data = git.blob(self.git_root, oid)
+        data = self.before.held(oid)
+        if data is None:
+            data = self.store.get(oid)
+        for root in self.before.git_roots() if data is None else ():
+            data = git.blob(root, oid)
+            if data is not None:
+                break
         return data

@@ -26,18 +26,30 @@ TEXT_LIMIT = 1_000_000  # larger files are named, not read as text
 
 
 def file_ids(project_dir: Path) -> dict[str, str]:
-    """``{path: content id}`` of the tracked and untracked non-ignored files
-    (all files outside git, minus :data:`EXCLUDED_DIRS`), ``.stepkit/`` and
-    caches left out.  Two maps compare equal when the files are byte-identical."""
+    """``{path: content id}`` of the tracked and untracked non-ignored files,
+    those inside checked-out submodules too (all files outside git, minus
+    :data:`EXCLUDED_DIRS`), ``.stepkit/`` and caches left out.  Two maps
+    compare equal when the files are byte-identical."""
     project = Path(project_dir).resolve()
-    listing = git.index_ids(project)
-    ids: dict[str, str | None]
-    if listing is not None:
-        clean, dirty = listing
-        ids = {**clean, **{rel: blob_id(project / rel) for rel in dirty if not is_excluded(rel, None)}}
-    else:
+    ids = _git_ids(project, "")
+    if ids is None:
         ids = {rel: blob_id(project / rel) for rel in walk_files(project, EXCLUDED_DIRS)}
-    return {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel, None)}
+    return {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel)}
+
+
+def _git_ids(directory: Path, base: str) -> dict[str, str | None] | None:
+    """The ids of the files git knows in ``directory`` (paths under ``base``),
+    recursing into the checked-out submodules; None outside git."""
+    listing = git.index_ids(directory)
+    if listing is None:
+        return None
+    ids: dict[str, str | None] = {base + rel: oid for rel, oid in listing.ids.items()}
+    ids.update((base + rel, blob_id(directory / rel)) for rel in listing.dirty
+               if not is_excluded(base + rel))
+    for rel in listing.submodules:
+        if (directory / rel / ".git").exists():
+            ids.update(_git_ids(directory / rel, f"{base}{rel}/") or {})
+    return ids
 
 
 def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
@@ -71,14 +83,15 @@ def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> li
     return sorted(found)
 
 
-def is_excluded(rel: str, plan_prefix: str | None) -> bool:
-    """Never the step's changes: ``.stepkit/``, cache directories, and the plan
-    repo when ``plan_prefix`` (its project-relative prefix, ``""`` for the
-    project itself) is given."""
+def is_excluded(rel: str) -> bool:
+    """Never the step's changes: ``.stepkit/`` and cache directories."""
     # in git mode too: a project without a .gitignore still has __pycache__ after its tests
-    if rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1]):
-        return True
-    return plan_prefix is not None and (plan_prefix == "" or rel.startswith(plan_prefix))
+    return rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1])
+
+
+def shown_path(path: Path, project: Path) -> str:
+    """A path as messages name it: project-relative inside the project, else absolute."""
+    return path.relative_to(project).as_posix() if path.is_relative_to(project) else str(path)
 
 
 def data_id(data: bytes) -> str:
