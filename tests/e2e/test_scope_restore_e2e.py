@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_support import GOOD_MUL, ORIENT, PY, make_project
+from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}

@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-from coder_support import write_files
 
 from stepkit.workspace import scope
 from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
+from tests.support.coder import write_files
 
 PLANS = {"plans/steps/01-a.md": "step one\n", "plans/steps/02-b.md": "step two\n",
          "plans/NOTES.md": "# Notes\n", "src/app.py": "x = 1\n"}

@@ -9,9 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from coder_support import git, init_repo, write_files
 
 from stepkit.workspace import scope
+from tests.support.coder import git, init_repo, write_files
 
 BASE = {"src/app.py": "x = 1\n", "plans/steps/01-a.md": "plan\n", "tests/test_app.py": "def test(): pass\n"}
 
