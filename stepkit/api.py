@@ -120,7 +120,7 @@ def _finished_step_handoff(graph: Any, settings: dict[str, Any], rerun: bool) ->
     from stepkit.planrepo.model import PlanRepo
     from stepkit.protocol.nodes import resolve_step
 
-    if not any(node.function is resolve_step for node in graph.nodes.values()):
+    if not any(node.kind == "script" and node.function is resolve_step for node in graph.nodes.values()):
         return None
     try:
         repo = PlanRepo.load(settings["plans_dir"])

@@ -11,7 +11,8 @@ import pytest
 from tests.support.e2e import GOOD_MUL, make_project
 
 TAMPER = "new # noqa in calc.py (+1)"
-PLAN_EDIT = "plans/steps/02-div.md (modified; restored)"
+#: the deviation names the restored file (and where its copy is kept)
+PLAN_EDIT = "plans/steps/02-div.md (modified; restored; the changed file kept at"
 CHEATING = {"write": {"calc.py": GOOD_MUL + "# noqa\n", "plans/steps/02-div.md": "rewritten"},
             "sentinel": "CODER_COMPLETE"}
 NOTHING = {"say": "nothing left to do", "sentinel": "CODER_COMPLETE"}
