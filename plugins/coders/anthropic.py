@@ -23,7 +23,6 @@ half edited; the coder is never re-run).
 from __future__ import annotations
 
 import hashlib
-import os
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -31,6 +30,7 @@ from pydantic import BaseModel, Field
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import build_coder_prompt
+from stepkit.protocol.switches import switch_on
 from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
 from stepkit.workspace.files import atomic_write
 
@@ -144,7 +144,7 @@ class BuiltinCoder:
 
     def _approve(self, plan: CoderPlan) -> str | None:
         """None to go ahead, else why the plan was rejected."""
-        if plan.complexity < APPROVAL_COMPLEXITY or os.environ.get("CODER_AUTOAPPROVE") == "1":
+        if plan.complexity < APPROVAL_COMPLEXITY or switch_on(self.ctx.settings, "CODER_AUTOAPPROVE"):
             return None
         if self.ctx.state.get("fix_instructions"):
             return None  # a fix round: the step's plan was already approved

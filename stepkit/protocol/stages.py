@@ -125,12 +125,12 @@ def implement(ctx: StageContext) -> Outcome:
     touched = watch.changes() if watch else []
     updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
                     **undo_plan_edits(ctx, plan_before, "coder")})
-    store_flags = [*updates.get("run_store_flags", ctx.state.get("run_store_flags", [])),
-                   *([scope.store_flag(touched)] if touched else [])]
-    if store_flags:
-        updates["run_store_flags"] = store_flags
+    new_store_flags = [*updates.get("run_store_flags", []), *([scope.store_flag(touched)] if touched else [])]
+    if new_store_flags:
+        updates["run_store_flags"] = new_store_flags  # an append field: the engine adds them
     if snapshot is not None:
         changes = scope.step_changes(snapshot, ctx.project_dir)
+        store_flags = [*ctx.state.get("run_store_flags", []), *new_store_flags]
         updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *store_flags])
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(_scope_path(ctx))
@@ -155,7 +155,7 @@ def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:
         return {}
     doer = "the coder" if who == "coder" else f"the {who} gate"
     deviation = f"{doer} edited the plan repo; undone by the harness: {', '.join(undone)}"
-    return {"scope_deviations": [*ctx.state.get("scope_deviations", []), deviation]}
+    return {"scope_deviations": [deviation]}
 
 
 def _keep_dir(ctx: StageContext, who: str) -> Path:
@@ -217,7 +217,7 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
         shown = scope.shown_path(path, ctx.project_dir)
         flag = (f"the step-start scope snapshot ({shown}) was missing or altered before this coder "
                 "round: retaken, so what changed before the round is not among the step's changes")
-        updates["run_store_flags"] = [*ctx.state.get("run_store_flags", []), flag]
+        updates["run_store_flags"] = [flag]
     return scope.load_snapshot(path, updates["scope_snapshot_digest"]), updates
 
 
@@ -245,7 +245,7 @@ def sweep(ctx: StageContext) -> Outcome:
         if append_edge_case(path, text):
             applied.append({"step": note.step, "edge_case": text})
     updates = result.model_dump(exclude={"annotations"})
-    updates.update({"applied_annotations": [*ctx.state.get("applied_annotations", []), *applied],
+    updates.update({"applied_annotations": applied,
                     "refused_annotations": refused, "sweep_plugin": plugin})
     return Outcome(updates=updates)
 

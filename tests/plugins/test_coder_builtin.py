@@ -10,6 +10,7 @@ import pytest
 
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.coders.anthropic import stepkit_implement
+from stepkit.protocol.switches import read_switches
 from stepkit.records import Paused, Question
 from stepkit.workspace import scope
 from tests.support.coder import init_repo, make_ctx
@@ -199,15 +200,33 @@ def test_a_paused_approval_resumes_with_the_same_plan(project, messages_api):
     assert len(messages_api.requests) == 1 + 2  # the plan was not asked for again
 
 
-def test_coder_autoapprove_skips_the_gate(project, messages_api, monkeypatch):
-    monkeypatch.setenv("CODER_AUTOAPPROVE", "1")
+def test_coder_autoapprove_skips_the_gate(project, messages_api):
+    """CODER_AUTOAPPROVE=1 as the run started it (settings["switches"])."""
     messages_api.reply_json({**PLAN, "complexity": 10})
     queue_edit(messages_api, ("greet.py", GOOD))
 
     def ask(question: Question) -> str:
         raise AssertionError("must not ask")
 
-    assert stepkit_implement(ctx_for(project, ask=ask)).sentinel == "CODER_COMPLETE"
+    switches = {"switches": read_switches({"CODER_AUTOAPPROVE": "1"})}
+    assert stepkit_implement(ctx_for(project, ask=ask, settings=switches)).sentinel == "CODER_COMPLETE"
+
+
+def test_coder_autoapprove_set_after_the_run_started_does_not_skip_the_gate(project, messages_api,
+                                                                            monkeypatch):
+    """A resumed run keeps the switches it started with, whatever the resuming shell sets."""
+    monkeypatch.setenv("CODER_AUTOAPPROVE", "1")
+    messages_api.reply_json({**PLAN, "complexity": 10})
+    queue_edit(messages_api, ("greet.py", GOOD))
+    asked = []
+
+    def ask(question: Question) -> str:
+        asked.append(question.node)
+        return "yes"
+
+    switches = {"switches": read_switches({})}
+    assert stepkit_implement(ctx_for(project, ask=ask, settings=switches)).sentinel == "CODER_COMPLETE"
+    assert asked
 
 
 def test_a_model_fault_is_a_crash_with_the_reason_last(project, messages_api):
