@@ -210,22 +210,11 @@ def route_review(ctx: StageContext) -> Outcome:
 
 
 def verify_format_lint(ctx: StageContext) -> Outcome:
-    """Format first (recorded, never fails the step), then lint.  What the
-    formatter did to the plan repo is undone (a copy kept) and flagged."""
-    from stepkit.protocol.stages import undo_plan_edits
-    from stepkit.workspace.scope import copy_plan_repo
-
+    """Format first (recorded, never fails the step), then lint."""
     runner = _gate_runner(ctx, watch_format=True)
-    plan_before = copy_plan_repo(ctx.project_dir, ctx.plans_dir)
-    (fmt,) = runner.run(("format",))
-    guarded = undo_plan_edits(ctx, plan_before, "format")
-    (lint,) = runner.run(("lint",))
-    updates = {**_merge_gates(ctx.state, [fmt, lint]), **guarded}
+    results, updates = _run_guarded(ctx, runner, ("format", "lint"))
     updates["format_changed_tree"] = runner.format_changed_tree
-    if guarded:
-        edited_by = {*ctx.state.get("gates_edited_plan_repo", []), "format"}
-        updates["gates_edited_plan_repo"] = sorted(edited_by)
-    return Outcome(route="fail" if lint.failed else "pass", updates=updates)
+    return Outcome(route="fail" if results[-1].failed else "pass", updates=updates)
 
 
 def verify_build(ctx: StageContext) -> Outcome:
@@ -240,8 +229,31 @@ def verify_tests(ctx: StageContext) -> Outcome:
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
     runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")))
-    (result,) = runner.run((name,))
-    return Outcome(route="fail" if result.failed else "pass", updates=_merge_gates(ctx.state, [result]))
+    (result,), updates = _run_guarded(ctx, runner, (name,))
+    return Outcome(route="fail" if result.failed else "pass", updates=updates)
+
+
+def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tuple[list[GateResult], dict[str, Any]]:
+    """Run gates one by one with the plan repo held: what a gate does to it (a
+    formatter that also formats markdown, a test that writes there) is undone
+    before the next gate, every displaced file kept in the run dir, and the
+    gate named in ``scope_deviations`` and ``gates_edited_plan_repo``."""
+    from stepkit.protocol.stages import undo_plan_edits
+    from stepkit.workspace.scope import copy_plan_repo
+
+    results, deviations, edited = [], [], []
+    for name in names:
+        before = copy_plan_repo(ctx.project_dir, ctx.plans_dir)
+        (result,) = runner.run((name,))
+        undone = undo_plan_edits(ctx, before, name).get("scope_deviations", [])
+        results.append(result)
+        deviations += undone
+        edited += [name] if undone else []
+    updates = _merge_gates(ctx.state, results)
+    if edited:
+        updates["scope_deviations"] = deviations
+        updates["gates_edited_plan_repo"] = sorted({*ctx.state.get("gates_edited_plan_repo", []), *edited})
+    return results, updates
 
 
 def _gate_runner(ctx: StageContext, **options: Any):

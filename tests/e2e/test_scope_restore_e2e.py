@@ -101,6 +101,27 @@ def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(proje
     assert f"plans/NOTES.md (modified; restored; the changed file kept at {rel(project, copy)})" in deviation
 
 
+def test_a_test_suite_that_writes_into_the_plan_repo_is_undone_kept_and_flagged(project):
+    """Any gate, not only the formatter: here the tests gate appends to NOTES.md."""
+    notes = (project.plans / "NOTES.md").read_bytes()
+    suite = project.state_dir / "suite.py"
+    suite.write_text("import pathlib, runpy, sys\n"
+                     "p = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text() + '- written by a test\\n')\n"
+                     "sys.argv = ['check.py']\nsys.path.insert(0, '.')\nrunpy.run_path('check.py', run_name='__main__')\n")
+    config = (project.root / "stepkit.toml").read_text().replace(f'test = "{PY} check.py"',
+                                                                  f'test = "{PY} {suite}"')
+    (project.root / "stepkit.toml").write_text(config)
+    project.git("commit", "-qam", "a suite that writes the plan repo")
+    result = project.run(coder=shell_coder(project, ""))
+    state = paused_state(project, result)
+    assert (project.plans / "NOTES.md").read_text() == notes.decode() + NOTES_FACT
+    copy = kept(project, result, "tests-1", "plans", "NOTES.md")
+    assert copy.read_bytes() == notes + b"- written by a test\n"
+    assert state["gates_edited_plan_repo"] == ["tests"]
+    (deviation,) = state["scope_deviations"]
+    assert deviation.startswith("the tests gate edited the plan repo; undone by the harness:")
+
+
 # -- 3. no write through links -------------------------------------------------
 
 
