@@ -19,9 +19,9 @@ What the engine guarantees:
   was cut off;
 - approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
   saves the run as paused (exit code 5);
-- Ctrl-C saves the run as ``interrupted`` and stops the commands the
-  running node started (they run in their own sessions, out of the
-  terminal's reach);
+- Ctrl-C, SIGTERM and SIGHUP save the run as ``interrupted`` and stop the
+  commands the running node started (they run in their own sessions, out
+  of the terminal's reach), with what they detached;
 - the first line of the output is the end node's sentinel;
 - a node's ``ctx.usage`` starts at the run's usage so far (so a budget
   checked against it is a per-run budget), and only what the node spent is
@@ -48,7 +48,14 @@ from typing import Any
 
 from stepkit.engine.asking import answer_route, pending_record, question_for
 from stepkit.engine.checkpoint import Checkpoint
-from stepkit.engine.interrupts import NodeTimeout, RunInterrupted, call_with_timeout
+from stepkit.engine.interrupts import (
+    NodeTimeout,
+    RunInterrupted,
+    call_with_timeout,
+    signal_label,
+    signal_number,
+    stop_signals,
+)
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
@@ -89,7 +96,8 @@ def start_run(
         absolute paths, ``answers`` by node, engine/coder/reviewer specs …);
         stored in the checkpoint so ``resume`` can rebuild the run.
     :param stage_runner: runs stage nodes (the engine knows no stage).
-    :raises RunInterrupted: Ctrl-C; the checkpoint is saved as interrupted.
+    :raises RunInterrupted: a stop signal (Ctrl-C, SIGTERM, SIGHUP); the
+        checkpoint is saved as interrupted.
     """
     checkpoint = Checkpoint.start(run.run_id, graph.source, graph.name, graph.start, settings,
                                   _plain(state), _now(), os.getpid())
@@ -186,24 +194,26 @@ class _Engine:
         self._active_base = self.cp.active_s
         self._session_start = time.monotonic()
         try:
-            while True:
-                node = self.graph.nodes[current]
-                if isinstance(node, EndNode):
-                    return self._end(node)
-                failure = self._entry_failure(node)
-                if failure:
-                    self.fail_over(current, *failure)
-                    current = self.graph.failure_node
-                    continue
-                try:
-                    current = self._run_node(node)
-                except Paused as paused:
-                    return self._pause(paused)
-        except KeyboardInterrupt:
+            with stop_signals():
+                while True:
+                    node = self.graph.nodes[current]
+                    if isinstance(node, EndNode):
+                        return self._end(node)
+                    failure = self._entry_failure(node)
+                    if failure:
+                        self.fail_over(current, *failure)
+                        current = self.graph.failure_node
+                        continue
+                    try:
+                        current = self._run_node(node)
+                    except Paused as paused:
+                        return self._pause(paused)
+        except KeyboardInterrupt as exc:
+            signum = signal_number(exc)
             self.cp.status = "interrupted"
             self._save()
-            self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase)
-            raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", "."))) from None
+            self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase, signal=signal_label(signum))
+            raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", ".")), signum) from None
         finally:
             self.run.close()
 
