@@ -22,7 +22,9 @@ What the engine guarantees:
 - Ctrl-C, SIGTERM and SIGHUP save the run as ``interrupted`` and stop the
   commands the running node started (they run in their own sessions, out
   of the terminal's reach), with what they detached;
-- the first line of the output is the end node's sentinel;
+- the first line of the output is the end node's sentinel; an end node
+  whose renderer fails (the step-runner's success could not mark the plan
+  complete) ends the run at the failure node with the reason instead;
 - a node's ``ctx.usage`` starts at the run's usage so far (so a budget
   checked against it is a per-run budget), and only what the node spent is
   added to ``state["usage"]``, whether it finished, faulted or paused.
@@ -427,8 +429,16 @@ class _Engine:
         try:
             text = str(ending.function(ctx)) if ending.function else render_template(ending.output or "", self.state)
         except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
+            problem = f"{type(exc).__name__}: {exc}"
+            if nid != self.graph.failure_node:
+                # what the renderer does (the step-runner's success marks the plan
+                # complete) did not happen: the run did not end as this node says
+                self._apply({}, ctx.usage.since(seed))
+                self.fail_over(nid, "failure", f"node {nid} failed: {problem}")
+                self.state["last_fault_node"] = nid
+                return self._end(self.graph.nodes[self.graph.failure_node])
             reason = self.state.get("failure_reason")
-            text = f"(the output of {nid} could not be rendered: {type(exc).__name__}: {exc})"
+            text = f"(the output of {nid} could not be rendered: {problem})"
             if reason:
                 text += f"\nReason: {reason}"
         if text.split("\n", 1)[0].strip() != sentinel:
