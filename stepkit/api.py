@@ -111,8 +111,7 @@ def resume_run(
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
     run = store.open(run_id) if run_id else store.latest_unfinished()
-    checkpoint = run.load()
-    _rebase(checkpoint.settings, project)
+    checkpoint = run.load()  # its paths in this project, wherever the run started
     config = load_config(project)
     the_graph = _load_graph(checkpoint.graph, config)
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -375,15 +374,6 @@ def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: 
         "switches": read_switches(os.environ),
         "stage_nodes": stage_nodes(graph),
     }
-
-
-def _rebase(settings: dict[str, Any], project: Path) -> None:
-    """A project moved since the run started: its paths follow it."""
-    old = Path(settings.get("project_dir") or project)
-    settings["project_dir"] = str(project)
-    plans = Path(settings.get("plans_dir") or project / "plans")
-    if plans.is_relative_to(old):
-        settings["plans_dir"] = str(project / plans.relative_to(old))
 
 
 def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:

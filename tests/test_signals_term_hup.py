@@ -67,8 +67,8 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
 
     assert code == 128 + sig, (code, err)
     (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
-    assert f"run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}" in err
-    assert sig.name in err
+    assert (f"stepkit: interrupted by {sig.name}; run {run_id} saved. "
+            f"Resume with: stepkit resume {run_id} --project-dir {project.root}") in err
     assert "Traceback" not in err and out == ""
     cut = checkpoint(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "implement", "started")

@@ -76,11 +76,14 @@ def report(result: Any, as_json: bool) -> int:
 
 def interrupted(exc: Any) -> int:
     """A stop signal: say how to continue; exit 128 + the signal (130 for Ctrl-C)."""
+    import signal
+
     from stepkit.engine.interrupts import signal_label
 
+    by = "" if exc.signum == signal.SIGINT else f" by {signal_label(exc.signum)}"
     try:
-        print(f"stepkit: {signal_label(exc.signum)}: interrupted; run {exc.run_id} saved. "
-              f"Resume with: {exc.resume_command}", file=sys.stderr)
+        print(f"stepkit: interrupted{by}; run {exc.run_id} saved. Resume with: {exc.resume_command}",
+              file=sys.stderr)
     except OSError:
         pass  # SIGHUP: the terminal may be gone; the exit code still tells
     return exc.exit_code
