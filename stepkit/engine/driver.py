@@ -16,7 +16,9 @@ What the engine guarantees:
 - ``state.json`` is replaced atomically before a node starts (phase
   ``started``) and after it finishes (phase ``finished``, with the next
   node), so a resumed run never re-runs a finished node and knows which node
-  was cut off;
+  was cut off; stop signals are held back while it is brought up to date,
+  so it is never saved half-updated, and one that comes once the run has
+  ended (finished or paused) leaves that ending as it is;
 - approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
   saves the run as paused (exit code 5);
 - Ctrl-C, SIGTERM and SIGHUP save the run as ``interrupted`` and stop the
@@ -53,7 +55,10 @@ from stepkit.engine.checkpoint import Checkpoint
 from stepkit.engine.interrupts import (
     NodeTimeout,
     RunInterrupted,
+    StopSignal,
     call_with_timeout,
+    drop_held_signal,
+    held_signals,
     signal_label,
     signal_number,
     stop_signals,
@@ -104,6 +109,7 @@ def start_run(
     checkpoint = Checkpoint.start(run.run_id, graph.source, graph.name, graph.start, settings,
                                   _plain(state), _now(), os.getpid())
     engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
+    engine.save()  # a run whose events say it started can be resumed, however soon it is killed
     engine.run.event("run_started", graph=graph.source, start=graph.start)
     return engine.drive(graph.start)
 
@@ -211,10 +217,18 @@ class _Engine:
                     except Paused as paused:
                         return self._pause(paused)
         except KeyboardInterrupt as exc:
+            if self.cp.status in ("finished", "paused"):
+                drop_held_signal()
+                return self._result()  # the signal came after the run ended: its result stands
             signum = signal_number(exc)
-            self.cp.status = "interrupted"
-            self._save()
-            self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase, signal=signal_label(signum))
+            try:
+                with held_signals():
+                    self.cp.status = "interrupted"
+                    self.save()
+                    self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase,
+                                   signal=signal_label(signum))
+            except StopSignal:
+                pass  # a second signal: this one is stopping the run already
             raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", ".")), signum) from None
         finally:
             self.run.close()
@@ -230,16 +244,18 @@ class _Engine:
 
     def fail_over(self, node_id: str, key: str, reason: str) -> None:
         """An engine-level failure: record it and head for the failure node."""
-        self.state["failure_reason"] = reason
-        self.cp.edges.append([node_id, self.graph.failure_node, key])
+        with held_signals():
+            self.state["failure_reason"] = reason
+            self.cp.edges.append([node_id, self.graph.failure_node, key])
         self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
 
     def _enter(self, node: Node) -> float:
         """Checkpoint and announce that ``node`` starts; return its start time."""
         cp = self.cp
-        visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
-        cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
-        self._save()
+        with held_signals():
+            visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
+            cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
+            self.save()
         self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
         self._notify("stepkit_node_started", run_id=self.run.run_id, node=node.id, kind=node.kind,
                      state=self.state)
@@ -253,11 +269,12 @@ class _Engine:
         else:
             step = self._call_node(node)
         duration = round(time.monotonic() - started, 4)
-        self._apply(step.updates, step.usage)
-        self.cp.path.append(nid)
-        self.cp.edges.append([nid, step.target, step.key])
-        self.cp.phase, self.cp.next = "finished", step.target
-        self._save()
+        with held_signals():
+            self._apply(step.updates, step.usage)
+            self.cp.path.append(nid)
+            self.cp.edges.append([nid, step.target, step.key])
+            self.cp.phase, self.cp.next = "finished", step.target
+            self.save()
         event: dict[str, Any] = {"node": nid, "route": step.key, "to": step.target, "duration_s": duration}
         if step.usage is not None and step.usage != Usage():
             event["tokens"] = step.usage.model_dump()
@@ -410,8 +427,10 @@ class _Engine:
         pending = pending_record(paused)
         output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
         cp = self.cp
-        cp.status, cp.pending, cp.outcome, cp.exit_code, cp.output = "paused", pending, "PAUSED", PAUSED_EXIT, output
-        self._save()
+        with held_signals():
+            cp.status, cp.pending, cp.outcome, cp.exit_code = "paused", pending, "PAUSED", PAUSED_EXIT
+            cp.output = output
+            self.save()
         self.run.event("paused", node=question.node, question=question.text, options=question.options)
         self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome="PAUSED",
                      exit_code=PAUSED_EXIT, output=output)
@@ -433,9 +452,10 @@ class _Engine:
             if nid != self.graph.failure_node:
                 # what the renderer does (the step-runner's success marks the plan
                 # complete) did not happen: the run did not end as this node says
-                self._apply({}, ctx.usage.since(seed))
-                self.fail_over(nid, "failure", f"node {nid} failed: {problem}")
-                self.state["last_fault_node"] = nid
+                with held_signals():
+                    self._apply({}, ctx.usage.since(seed))
+                    self.fail_over(nid, "failure", f"node {nid} failed: {problem}")
+                    self.state["last_fault_node"] = nid
                 return self._end(self.graph.nodes[self.graph.failure_node])
             reason = self.state.get("failure_reason")
             text = f"(the output of {nid} could not be rendered: {problem})"
@@ -443,13 +463,14 @@ class _Engine:
                 text += f"\nReason: {reason}"
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
-        self._apply({}, ctx.usage.since(seed))
         cp = self.cp
-        cp.path.append(nid)
-        cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
-        cp.output, cp.finished_at = text, _now()
-        self.run.write_output(text)
-        self._save()
+        with held_signals():
+            self._apply({}, ctx.usage.since(seed))
+            cp.path.append(nid)
+            cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
+            cp.output, cp.finished_at = text, _now()
+            self.run.write_output(text)
+            self.save()
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
         self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
@@ -480,7 +501,8 @@ class _Engine:
     def _active_s(self) -> float:
         return self._active_base + (time.monotonic() - self._session_start)
 
-    def _save(self) -> None:
+    def save(self) -> None:
+        """Write the checkpoint (its stored settings without secrets)."""
         # the live settings keep any secret a spec needs; the stored copy does not
         self.cp.settings = redacted(self.settings)
         self.cp.active_s = round(self._active_s(), 3)

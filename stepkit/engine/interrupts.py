@@ -89,10 +89,11 @@ def stop_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    drop_held_signal()  # one an earlier block held and never raised (it ended in an error)
     previous: dict[int, Any] = {}
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:
-            previous[sig] = signal.signal(sig, _raise_stop)
+            previous[sig] = signal.signal(sig, _HOLD.handle)
     try:
         yield
     finally:
@@ -100,8 +101,46 @@ def stop_signals() -> Iterator[None]:
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
-def _raise_stop(signum: int, frame: object) -> None:
-    raise StopSignal(signum)
+class _Hold:
+    """Stop signals held back while the main thread records something that
+    must not be cut in half (:func:`held_signals`)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: int | None = None
+
+    def handle(self, signum: int, frame: object) -> None:
+        if self.depth:
+            self.pending = self.pending or signum
+            return
+        raise StopSignal(signum)
+
+
+_HOLD = _Hold()  # signal handlers are the process's: so is what they hold
+
+
+@contextmanager
+def held_signals() -> Iterator[None]:
+    """Hold stop signals back for the block (the driver's bookkeeping: the
+    checkpoint and the state must never be saved half-updated); one that
+    arrived meanwhile is raised when the outermost block ends without an
+    error.  Only the main thread holds (it alone runs signal handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _HOLD.depth += 1
+    try:
+        yield
+    finally:
+        _HOLD.depth -= 1
+    if not _HOLD.depth and _HOLD.pending is not None:
+        signum, _HOLD.pending = _HOLD.pending, None
+        raise StopSignal(signum)
+
+
+def drop_held_signal() -> None:
+    """Forget a held signal (the run it would have stopped has been stopped)."""
+    _HOLD.pending = None
 
 
 class NodeTimeout(Exception):
