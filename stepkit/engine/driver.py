@@ -71,6 +71,7 @@ from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
+from stepkit.workspace import supervision
 
 StageRunner = Callable[[str, StageContext], Outcome]
 
@@ -125,7 +126,8 @@ def resume_run(
 ) -> RunResult:
     """Continue a paused, interrupted or killed run from its checkpoint.
 
-    Finished nodes never run again.  The node that was cut off runs again
+    What the run's commands left running when its process was killed is
+    stopped first (a ``leftovers_stopped`` event).  Finished nodes never run again.  The node that was cut off runs again
     when its ``rerun_on_resume`` allows (or it was a question); otherwise the
     run ends at the failure node with the node's ``interrupted_reason``.
 
@@ -156,6 +158,9 @@ def resume_run(
     checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
     checkpoint.resumes += 1
     engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
+    leftovers = supervision.stop_leftovers(str(run.path))  # a SIGKILLed run's coder may still be editing
+    if leftovers:
+        engine.run.event("leftovers_stopped", processes=[{"pid": p.pid, "command": p.command} for p in leftovers])
 
     if node_id is None or checkpoint.phase == "finished":
         current = checkpoint.next or graph.start

@@ -167,7 +167,7 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
         ctx.emit("detached_stopped", command=command,
                  processes=[{"pid": p.pid, "command": p.command} for p in stopped])
 
-    watch = Supervision(on_detached=report)
+    watch = Supervision(on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)})
 
     def work() -> None:
         try:

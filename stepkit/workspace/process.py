@@ -145,7 +145,8 @@ def run(
                     raise _Refused
                 proc = subprocess.Popen(
                     command, shell=True, cwd=cwd,
-                    env={**(os.environ if env is None else env), supervision.TOKEN_VARIABLE: token},
+                    env={**(os.environ if env is None else env), **(watch.env if watch else {}),
+                         supervision.TOKEN_VARIABLE: token},
                     stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                 )

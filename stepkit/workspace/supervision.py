@@ -12,9 +12,12 @@ among this process's children by its token and stopped
 (:func:`stop_detached`).  Other systems have no ``/proc``: nothing is found
 there.
 
-A caller says how it wants to hear about what was stopped, and can stop
-new commands from starting, through a :class:`Supervision` it sets for its
-thread (:func:`supervised`); the engine sets one per node.
+A caller says how it wants to hear about what was stopped, adds to the
+commands' environment and can stop new commands from starting, through a
+:class:`Supervision` it sets for its thread (:func:`supervised`); the
+engine sets one per node, naming the run (``STEPKIT_RUN_DIR``), so that
+what a SIGKILLed stepkit left running is found by its resume
+(:func:`stop_leftovers`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from pathlib import Path
 
 #: The environment variable that carries a command's token to its descendants.
 TOKEN_VARIABLE = "STEPKIT_COMMAND_ID"
+#: The environment variable that names the run (its directory) a command is part of.
+RUN_VARIABLE = "STEPKIT_RUN_DIR"
 #: Rounds of :func:`stop_detached`: each stopped process's own detached
 #: children become this process's children, and the next round finds them.
 _ROUNDS = 8
@@ -54,11 +59,13 @@ class Supervision:
 
     :ivar on_detached: told ``(command, stopped)`` when a command ended and
         detached processes it left were stopped.
+    :ivar env: added to each command's environment.
     :ivar stopping: set when the caller is being stopped: a command that
         would start now is refused.
     """
 
     on_detached: Callable[[str, tuple[DetachedProcess, ...]], None] | None = None
+    env: dict[str, str] = field(default_factory=dict)
     stopping: bool = False
 
 
@@ -133,6 +140,25 @@ def stop_detached(token: str | None = None) -> tuple[DetachedProcess, ...]:
     return tuple(stopped)
 
 
+def stop_leftovers(run_dir: str) -> tuple[DetachedProcess, ...]:
+    """SIGKILL every other process whose environment names ``run_dir`` as
+    its run (what a killed stepkit's commands left running), with their
+    process groups; return what was stopped."""
+    entry = f"{RUN_VARIABLE}={run_dir}".encode()
+    found = [pid for pid in _all_pids() if pid != os.getpid() and entry in _environment(pid)]
+    stopped = tuple(DetachedProcess(pid, _command_line(pid)) for pid in found)
+    for pid in found:
+        _kill(pid)
+    return stopped
+
+
+def _all_pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
 def _children() -> list[int]:
     """This process's children (every thread's: ``/proc/self/task/*/children``)."""
     children: list[int] = []
@@ -148,14 +174,18 @@ def _children() -> list[int]:
     return children
 
 
+def _environment(pid: int) -> list[bytes]:
+    """The ``NAME=value`` entries a process was started with (none when unreadable)."""
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
 def _token_of(pid: int) -> str | None:
     """The ``STEPKIT_COMMAND_ID`` a process was started with (None: none, or unreadable)."""
-    try:
-        environ = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return None
     prefix = f"{TOKEN_VARIABLE}=".encode()
-    for entry in environ.split(b"\0"):
+    for entry in _environment(pid):
         if entry.startswith(prefix):
             return entry[len(prefix):].decode("ascii", "replace")
     return None
