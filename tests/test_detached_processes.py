@@ -72,3 +72,19 @@ def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_pat
     else:
         assert line in json.loads((run_dir / "state.json").read_text())["state"]["coder_result"]["text"]
     assert "kept the output open" not in json.dumps(result.data)
+
+
+def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
+    from stepkit.workspace import process
+
+    command = ("setsid sh -c 'setsid sleep 300 & echo $! > inner.pid; exec sleep 300' & "
+               "while [ ! -s inner.pid ]; do sleep 0.01; done; echo started")
+    run = process.run(command, cwd=tmp_path, timeout=60)
+    inner = int((tmp_path / "inner.pid").read_text())
+    pids = [p.pid for p in run.detached]
+    leaked = wait_until_gone([*pids, inner], 0)
+    assert not leaked
+    assert inner in pids and len(pids) == 2, run.detached
+    assert run.exit_code == 0 and run.output.startswith("started\n")
+    assert all(p.note() in run.output for p in run.detached)
+    assert "kept the output open" not in run.output and run.duration_s < process.DRAIN_S
