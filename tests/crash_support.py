@@ -184,18 +184,25 @@ def interrupt_run(project: Project, marker: str, coder: str | None = None,
 
     :return: its exit code, stdout and stderr.
     """
+    return signal_run(project, marker, coder, env, sig)[:3]
+
+
+def signal_run(project: Project, marker: str, coder: str | None = None, env: dict[str, str] | None = None,
+               sig: int = signal.SIGINT) -> tuple[int, str, str, float]:
+    """:func:`interrupt_run`, and the ``time.monotonic()`` at which the signal was sent."""
     cmd = [PY, "-m", "stepkit", *project.run_args(coder=coder)]
     proc = subprocess.Popen(cmd, cwd=project.root, env=env or project.env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_file(project.state_dir / marker, proc)
         proc.send_signal(sig)
+        signalled = time.monotonic()
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return proc.returncode, out, err
+    return proc.returncode, out, err, signalled
 
 
 def wait_until_gone(pids: list[int], seconds: float = 5.0) -> list[int]:

@@ -18,6 +18,7 @@ from tests.crash_support import (
     install_killer,
     interrupt_run,
     is_running,
+    signal_run,
     wait_until_gone,
     waiting_test_cmd,
 )
@@ -27,11 +28,25 @@ from tests.e2e_support import PY, make_project
 #: their pids in ``coder_started``, then edits calc.py until it is stopped.
 FAMILY_CODER = '''import os
 import pathlib
+import signal
 import subprocess
 import sys
 import time
 
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
+if os.environ.get("DEAF_CODER"):  # a coder that ignores the stop signals (so do its children)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def clean_up(signum, frame):
+    time.sleep(0.2)  # what a coder saving its session takes
+    (state / "cleaned_up").write_text(signal.Signals(signum).name)
+    sys.exit(0)
+
+
+if os.environ.get("TIDY_CODER"):  # a coder that cleans up when told to stop
+    signal.signal(signal.SIGTERM, clean_up)
 forever = [sys.executable, "-c", "import time\\nwhile True: time.sleep(0.05)"]
 child = subprocess.Popen(forever)
 detached = subprocess.Popen(forever, start_new_session=True)
@@ -59,8 +74,7 @@ def pids(project, name: str) -> list[int]:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_path, sig):
     project = make_project(tmp_path)
-    code, out, err = interrupt_run(project, "coder_started", coder=family_coder(project), sig=sig)
-    signalled = time.monotonic()
+    code, out, err, signalled = signal_run(project, "coder_started", coder=family_coder(project), sig=sig)
     started = pids(project, "coder_started")
     left = wait_until_gone(started, 5.0 - (time.monotonic() - signalled))
     assert not left, f"still running 5 s after {sig.name}: {left} of coder, child, detached {started}"
@@ -77,6 +91,27 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
     result = project.resume()  # a coder cut off mid-edit is never re-run
     assert (result.code, result.outcome) == (1, "STEP_FAILED"), result.stderr
     assert (project.root / "calc.py").read_text() == edited  # nothing kept editing the tree
+
+
+def test_a_coder_deaf_to_sigterm_is_killed_within_5_s(tmp_path):
+    project = make_project(tmp_path)
+    env = project.env(DEAF_CODER="1")
+    coder = family_coder(project).replace("command:", "command:exec ")  # the deaf one leads its group
+    code, _, err, signalled = signal_run(project, "coder_started", coder=coder, env=env, sig=signal.SIGTERM)
+    started = pids(project, "coder_started")
+    left = wait_until_gone(started, 5.0 - (time.monotonic() - signalled))
+    assert not left, f"still running 5 s after SIGTERM: {left} of coder, child, detached {started}"
+    assert code == 143, err
+
+
+def test_a_coder_gets_its_grace_to_clean_up_before_sigkill(tmp_path):
+    project = make_project(tmp_path)
+    coder = family_coder(project).replace("command:", "command:exec ")
+    code, _, err, _ = signal_run(project, "coder_started", coder=coder, env=project.env(TIDY_CODER="1"),
+                                 sig=signal.SIGTERM)
+    assert not wait_until_gone(pids(project, "coder_started"))
+    assert code == 143, err
+    assert (project.state_dir / "cleaned_up").read_text() == "SIGTERM"
 
 
 def test_sigterm_during_a_gate_stops_it_and_resume_finishes_the_run(tmp_path):

@@ -168,6 +168,9 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
                  processes=[{"pid": p.pid, "command": p.command} for p in stopped])
 
     watch = Supervision(on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)})
+    # waited for through an Event, not Thread.join: a join cut short by a signal
+    # marks a running thread as stopped (CPython 3.11), and every later join returns at once
+    done = threading.Event()
 
     def work() -> None:
         try:
@@ -175,23 +178,24 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
                 box["value"] = fn(ctx)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True)
-    thread.start()
+    threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True).start()
     try:
-        thread.join(timeout)
+        finished = done.wait(timeout)
     except KeyboardInterrupt as exc:
         watch.stopping = True
-        stop_commands(thread, signal_number(exc))
+        stop_commands(done, signal_number(exc))
         raise
-    if thread.is_alive():
+    if not finished:
         raise NodeTimeout()
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-def stop_commands(worker: threading.Thread, signum: int = signal.SIGINT) -> None:
+def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> None:
     """A stop signal during a node: stop the commands running now.
 
     Gates, coders and reviewers run their commands in a new session, so the
@@ -199,20 +203,21 @@ def stop_commands(worker: threading.Thread, signum: int = signal.SIGINT) -> None
     (a coder still editing the tree after "interrupted").  Each command's
     process group gets the signal stepkit got; the node gets
     :data:`INTERRUPT_GRACE_S` to clean up after them (a second signal cuts
-    that short); what is left gets SIGKILL, and so does whatever a command
-    detached into a session of its own.
+    that short; ``node_done`` is set when its call returns); what is left
+    gets SIGKILL, and so does whatever a command detached into a session of
+    its own.
     """
     groups = supervision.live_groups()
     for group in groups:
         signal_group(group, signum)
     try:
         if groups:
-            worker.join(INTERRUPT_GRACE_S)
+            node_done.wait(INTERRUPT_GRACE_S)
         left = groups & supervision.live_groups()
         for group in left:
             signal_group(group, signal.SIGKILL)
         if left:
-            worker.join(_KILLED_WAIT_S)  # the command's own clean-up: reap, stop what it detached
+            node_done.wait(_KILLED_WAIT_S)  # the command's own clean-up: reap, stop what it detached
     except KeyboardInterrupt:
         pass  # a second signal: stop waiting
     supervision.stop_detached()
