@@ -64,7 +64,8 @@ def run_step(
     :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
     :raises UsageError: bad input; no run was started (exit 2).
     :raises GraphError: the graph is invalid; no run was started.
-    :raises RunInterrupted: Ctrl-C; the run is saved as interrupted.
+    :raises RunInterrupted: a stop signal (Ctrl-C, SIGTERM, SIGHUP); the run
+        is saved as interrupted (its ``exit_code`` is 128 + the signal).
     """
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
@@ -102,7 +103,7 @@ def resume_run(
     :param answer: the answer to the question it paused at.
     :raises UsageError: no such run, it finished, it is still running, or
         ``answer`` was given to a run that is not waiting for one.
-    :raises RunInterrupted: Ctrl-C again.
+    :raises RunInterrupted: a stop signal again.
     """
     from stepkit.config import load_config
     from stepkit.engine.driver import resume_run as resume
