@@ -74,7 +74,8 @@ def run_step(
     :raises ProjectBusy: another run, resume, stage or verify of the project
         is live (a :class:`UsageError`); no run was started.
     :raises GraphError: the graph is invalid; no run was started.
-    :raises RunInterrupted: Ctrl-C; the run is saved as interrupted.
+    :raises RunInterrupted: a stop signal (Ctrl-C, SIGTERM, SIGHUP); the run
+        is saved as interrupted (its ``exit_code`` is 128 + the signal).
     """
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
@@ -161,7 +162,7 @@ def resume_run(
         a run that is not waiting for one.
     :raises ProjectBusy: another command of the project is live (this run
         included), a :class:`UsageError`.
-    :raises RunInterrupted: Ctrl-C again.
+    :raises RunInterrupted: a stop signal again.
     """
     from stepkit.config import load_config
     from stepkit.engine.driver import resume_run as resume
@@ -172,10 +173,9 @@ def resume_run(
     lock = ProjectLock(project)
     with lock.taking("resume") as holder:
         run = store.open(run_id) if run_id else store.latest_unfinished()
-        checkpoint = run.load()
+        checkpoint = run.load()  # its paths in this project, wherever the run started
         holder.run_id, holder.step = run.run_id, checkpoint.state.get("step")
     try:
-        _rebase(checkpoint.settings, project)
         config = load_config(project)
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -527,15 +527,6 @@ class _LockNamesStep:
     def stepkit_node_finished(self, run_id: str, node: str, route: str | None, duration_s: float,
                               state: dict[str, Any]) -> None:
         self.lock.name_step(state.get("step"))
-
-
-def _rebase(settings: dict[str, Any], project: Path) -> None:
-    """A project moved since the run started: its paths follow it."""
-    old = Path(settings.get("project_dir") or project)
-    settings["project_dir"] = str(project)
-    plans = Path(settings.get("plans_dir") or project / "plans")
-    if plans.is_relative_to(old):
-        settings["plans_dir"] = str(project / plans.relative_to(old))
 
 
 def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:

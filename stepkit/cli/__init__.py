@@ -144,14 +144,20 @@ def main(argv: list[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return 2
+        from stepkit.engine.interrupts import stop_signals
+
         module = importlib.import_module(f"stepkit.cli.{args.command.replace('-', '_')}")
-        return int(module.run(args))
+        with stop_signals():  # SIGTERM and SIGHUP end a command as Ctrl-C does
+            return int(module.run(args))
     except StepkitError as exc:
         _print_error(str(exc))
         return exc.exit_code
-    except KeyboardInterrupt:
-        _print_error("interrupted")
-        return 130
+    except KeyboardInterrupt as exc:
+        from stepkit.engine.interrupts import signal_label, signal_number
+
+        signum = signal_number(exc)
+        _print_error(f"interrupted ({signal_label(signum)})")
+        return 128 + signum
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - an internal bug: still one line unless debugging

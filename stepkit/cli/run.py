@@ -2,7 +2,8 @@
 
 Prints the end node's output (first line the sentinel), or with ``--json``
 one JSON object; a paused run prints its question and the exact resume
-command and exits 5; Ctrl-C saves the run as interrupted and exits 130.
+command and exits 5; a stop signal saves the run as interrupted and exits
+128 + the signal (Ctrl-C 130, SIGTERM 143, SIGHUP 129).
 """
 
 from __future__ import annotations
@@ -74,6 +75,15 @@ def report(result: Any, as_json: bool) -> int:
 
 
 def interrupted(exc: Any) -> int:
-    """Ctrl-C: say how to continue; exit 130."""
-    print(f"stepkit: interrupted; run {exc.run_id} saved. Resume with: {exc.resume_command}", file=sys.stderr)
-    return 130
+    """A stop signal: say how to continue; exit 128 + the signal (130 for Ctrl-C)."""
+    import signal
+
+    from stepkit.engine.interrupts import signal_label
+
+    by = "" if exc.signum == signal.SIGINT else f" by {signal_label(exc.signum)}"
+    try:
+        print(f"stepkit: interrupted{by}; run {exc.run_id} saved. Resume with: {exc.resume_command}",
+              file=sys.stderr)
+    except OSError:
+        pass  # SIGHUP: the terminal may be gone; the exit code still tells
+    return exc.exit_code

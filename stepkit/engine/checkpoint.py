@@ -3,15 +3,27 @@ or a kill, saved as the run's ``state.json`` after every node.
 
 Its keys are part of the run store's contract (DESIGN.md): programs outside
 stepkit read ``status``, ``outcome``, ``pending``, ``state`` … so fields are
-only ever added.  ``format_version`` says which layout a file has: a file
-without one was written before checkpoints carried it (the same fields) and
-is read as format 1; a newer format, or a file that is not a checkpoint, is
-refused with one line.
+only ever added.  ``format_version`` says which layout a file has:
+
+- format 2 (this one) is portable: every string of ``settings`` and
+  ``state`` that is the project dir or a path inside it is stored relative
+  to the project (``.`` for the project itself), and ``relative_paths``
+  lists where those are (key and index lists).  A run moved with its
+  project, or copied with it (a CI job restoring ``.stepkit/`` into another
+  checkout), goes on in the project its run store is in
+  (:meth:`Checkpoint.portable` and :meth:`Checkpoint.placed`);
+- format 1 held absolute paths; a file without a format is format 1 too
+  (written before checkpoints carried one).  It is read by making its paths
+  relative to the project dir it names, then placing them as format 2's.
+
+A newer format, or a file that is not a checkpoint, is refused with one line.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -19,7 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stepkit.errors import UsageError, describe_validation
 
 #: The layout this stepkit writes.
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
+#: The layout with absolute paths (and of files without a format).
+ABSOLUTE_FORMAT = 1
+#: How the stored form names the project dir itself.
+PROJECT = "."
+#: Where a stored path is: keys and list indexes from the checkpoint's top.
+Where = list[str | int]
 
 RunStatus = Literal["running", "paused", "interrupted", "finished"]
 
@@ -37,6 +55,9 @@ class Checkpoint(BaseModel):
     :ivar active_s: seconds the run was active (pauses excluded).
     :ivar settings: the run settings, secrets masked.
     :ivar state: the run state.
+    :ivar relative_paths: in the stored form, where ``settings`` and
+        ``state`` hold paths relative to the project; empty in memory, where
+        every path is absolute.
     """
 
     # a field a later release adds without a new format is dropped, not refused
@@ -65,6 +86,7 @@ class Checkpoint(BaseModel):
     pid: int | None = None
     resumes: int = 0
     state: dict[str, Any]
+    relative_paths: list[Where] = Field(default_factory=list)
 
     @classmethod
     def start(cls, run_id: str, graph: str, graph_name: str, start: str, settings: dict[str, Any],
@@ -73,9 +95,31 @@ class Checkpoint(BaseModel):
         return cls(run_id=run_id, graph=graph, graph_name=graph_name, settings=settings, status="running",
                    next=start, started_at=now, updated_at=now, pid=pid, state=state)
 
+    def portable(self, project: Path | str) -> Checkpoint:
+        """This checkpoint as stored: a copy whose paths inside ``project``
+        are relative to it and listed in ``relative_paths`` (this one is not
+        changed)."""
+        root, found = str(project), []
+        settings = _relative(self.settings, root, ["settings"], found)
+        state = _relative(self.state, root, ["state"], found)
+        return self.model_copy(update={"settings": settings, "state": state, "relative_paths": found})
 
-def read_checkpoint(text: str, run_id: str) -> Checkpoint:
-    """The checkpoint in ``text`` (a run's ``state.json``), in the current format.
+    def placed(self, project: Path | str) -> Checkpoint:
+        """Make this stored checkpoint's relative paths absolute in
+        ``project``, the project it is resumed in (in place; returns it)."""
+        root = str(project)
+        data = {"settings": self.settings, "state": self.state}
+        for where in self.relative_paths:
+            holder, key = _holder(data, where)
+            if holder is not None and isinstance(holder[key], str):
+                holder[key] = _absolute(holder[key], root)
+        self.relative_paths = []
+        return self
+
+
+def read_checkpoint(text: str, run_id: str, project: Path | str) -> Checkpoint:
+    """The checkpoint in ``text`` (a run's ``state.json``), in the current
+    format, its paths placed in ``project`` (where its run store is).
 
     :raises UsageError: one line: the file is in a newer format than this
         stepkit knows, or is not a checkpoint (the first problem).
@@ -87,11 +131,62 @@ def read_checkpoint(text: str, run_id: str) -> Checkpoint:
         raise UsageError(f"{not_one}: not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise UsageError(f"{not_one}: not a JSON object")
-    version = data.get("format_version", CHECKPOINT_FORMAT)  # absent: written before formats
+    version = data.get("format_version", ABSOLUTE_FORMAT)  # absent: written before formats
     if isinstance(version, int) and not isinstance(version, bool) and version > CHECKPOINT_FORMAT:
         raise UsageError(f"run {run_id}: checkpoint format {version} is newer than this stepkit "
                          f"understands ({CHECKPOINT_FORMAT}); upgrade stepkit")
     try:
-        return Checkpoint.model_validate(data)
+        checkpoint = Checkpoint.model_validate(data)
     except ValidationError as exc:
         raise UsageError(f"{not_one}: {describe_validation(exc)}") from None
+    if version == ABSOLUTE_FORMAT:
+        checkpoint = checkpoint.portable(str(checkpoint.settings.get("project_dir") or project))
+    checkpoint.format_version = CHECKPOINT_FORMAT
+    return checkpoint.placed(project)
+
+
+def _relative(value: Any, root: str, where: Where, found: list[Where]) -> Any:
+    """``value`` with each string that is ``root`` or a path inside it made
+    relative (containers copied, nothing else); each one's place in ``found``."""
+    if isinstance(value, str):
+        relative = _inside(value, root)
+        if relative is None:
+            return value
+        found.append(list(where))
+        return relative
+    if isinstance(value, dict):
+        return {key: _relative(item, root, [*where, key], found) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_relative(item, root, [*where, index], found) for index, item in enumerate(value)]
+    return value
+
+
+def _inside(text: str, root: str) -> str | None:
+    """``text`` relative to ``root`` when it is ``root`` or a path inside it (one line)."""
+    if text == root:
+        return PROJECT
+    prefix = root.rstrip(os.sep) + os.sep
+    if text.startswith(prefix) and "\n" not in text and len(text) > len(prefix):
+        return text[len(prefix):]
+    return None
+
+
+def _absolute(relative: str, root: str) -> str:
+    return root if relative == PROJECT else root.rstrip(os.sep) + os.sep + relative
+
+
+def _holder(data: dict[str, Any], where: Where) -> tuple[Any, str | int]:
+    """The container that holds the value at ``where``, and its key; (None,
+    …) when the place is not there (a hand-edited file)."""
+    holder: Any = data
+    for key in where[:-1]:
+        try:
+            holder = holder[key]
+        except (KeyError, IndexError, TypeError):
+            return None, where[-1]
+    key = where[-1]
+    try:
+        holder[key]
+    except (KeyError, IndexError, TypeError):
+        return None, key
+    return holder, key

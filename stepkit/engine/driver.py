@@ -16,13 +16,17 @@ What the engine guarantees:
 - ``state.json`` is replaced atomically before a node starts (phase
   ``started``) and after it finishes (phase ``finished``, with the next
   node), so a resumed run never re-runs a finished node and knows which node
-  was cut off;
+  was cut off; stop signals are held back while it is brought up to date,
+  so it is never saved half-updated, and one that comes once the run has
+  ended (finished or paused) leaves that ending as it is;
 - approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
   saves the run as paused (exit code 5);
-- Ctrl-C saves the run as ``interrupted`` and stops the commands the
-  running node started (they run in their own sessions, out of the
-  terminal's reach);
-- the first line of the output is the end node's sentinel;
+- Ctrl-C, SIGTERM and SIGHUP save the run as ``interrupted`` and stop the
+  commands the running node started (they run in their own sessions, out
+  of the terminal's reach), with what they detached;
+- the first line of the output is the end node's sentinel; an end node
+  whose renderer fails (the step-runner's success could not mark the plan
+  complete) ends the run at the failure node with the reason instead;
 - a node's ``ctx.usage`` starts at the run's usage so far (so a budget
   checked against it is a per-run budget), and only what the node spent is
   added to ``state["usage"]``, whether it finished, faulted or paused.
@@ -48,7 +52,17 @@ from typing import Any
 
 from stepkit.engine.asking import answer_route, pending_record, question_for
 from stepkit.engine.checkpoint import Checkpoint
-from stepkit.engine.interrupts import NodeTimeout, RunInterrupted, call_with_timeout
+from stepkit.engine.interrupts import (
+    NodeTimeout,
+    RunInterrupted,
+    StopSignal,
+    call_with_timeout,
+    drop_held_signal,
+    held_signals,
+    signal_label,
+    signal_number,
+    stop_signals,
+)
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
@@ -57,6 +71,7 @@ from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
+from stepkit.workspace import supervision
 
 StageRunner = Callable[[str, StageContext], Outcome]
 
@@ -89,11 +104,13 @@ def start_run(
         absolute paths, ``answers`` by node, engine/coder/reviewer specs …);
         stored in the checkpoint so ``resume`` can rebuild the run.
     :param stage_runner: runs stage nodes (the engine knows no stage).
-    :raises RunInterrupted: Ctrl-C; the checkpoint is saved as interrupted.
+    :raises RunInterrupted: a stop signal (Ctrl-C, SIGTERM, SIGHUP); the
+        checkpoint is saved as interrupted.
     """
     checkpoint = Checkpoint.start(run.run_id, graph.source, graph.name, graph.start, settings,
                                   _plain(state), _now(), os.getpid())
     engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
+    engine.save()  # a run whose events say it started can be resumed, however soon it is killed
     engine.run.event("run_started", graph=graph.source, start=graph.start)
     return engine.drive(graph.start)
 
@@ -109,7 +126,8 @@ def resume_run(
 ) -> RunResult:
     """Continue a paused, interrupted or killed run from its checkpoint.
 
-    Finished nodes never run again.  The node that was cut off runs again
+    What the run's commands left running when its process was killed is
+    stopped first (a ``leftovers_stopped`` event).  Finished nodes never run again.  The node that was cut off runs again
     when its ``rerun_on_resume`` allows (or it was a question); otherwise the
     run ends at the failure node with the node's ``interrupted_reason``.
 
@@ -140,6 +158,9 @@ def resume_run(
     checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
     checkpoint.resumes += 1
     engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
+    leftovers = supervision.stop_leftovers(str(run.path))  # a SIGKILLed run's coder may still be editing
+    if leftovers:
+        engine.run.event("leftovers_stopped", processes=[{"pid": p.pid, "command": p.command} for p in leftovers])
 
     if node_id is None or checkpoint.phase == "finished":
         current = checkpoint.next or graph.start
@@ -186,24 +207,34 @@ class _Engine:
         self._active_base = self.cp.active_s
         self._session_start = time.monotonic()
         try:
-            while True:
-                node = self.graph.nodes[current]
-                if isinstance(node, EndNode):
-                    return self._end(node)
-                failure = self._entry_failure(node)
-                if failure:
-                    self.fail_over(current, *failure)
-                    current = self.graph.failure_node
-                    continue
-                try:
-                    current = self._run_node(node)
-                except Paused as paused:
-                    return self._pause(paused)
-        except KeyboardInterrupt:
-            self.cp.status = "interrupted"
-            self._save()
-            self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase)
-            raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", "."))) from None
+            with stop_signals():
+                while True:
+                    node = self.graph.nodes[current]
+                    if isinstance(node, EndNode):
+                        return self._end(node)
+                    failure = self._entry_failure(node)
+                    if failure:
+                        self.fail_over(current, *failure)
+                        current = self.graph.failure_node
+                        continue
+                    try:
+                        current = self._run_node(node)
+                    except Paused as paused:
+                        return self._pause(paused)
+        except KeyboardInterrupt as exc:
+            if self.cp.status in ("finished", "paused"):
+                drop_held_signal()
+                return self._result()  # the signal came after the run ended: its result stands
+            signum = signal_number(exc)
+            try:
+                with held_signals():
+                    self.cp.status = "interrupted"
+                    self.save()
+                    self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase,
+                                   signal=signal_label(signum))
+            except StopSignal:
+                pass  # a second signal: this one is stopping the run already
+            raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", ".")), signum) from None
         finally:
             self.run.close()
 
@@ -218,16 +249,18 @@ class _Engine:
 
     def fail_over(self, node_id: str, key: str, reason: str) -> None:
         """An engine-level failure: record it and head for the failure node."""
-        self.state["failure_reason"] = reason
-        self.cp.edges.append([node_id, self.graph.failure_node, key])
+        with held_signals():
+            self.state["failure_reason"] = reason
+            self.cp.edges.append([node_id, self.graph.failure_node, key])
         self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
 
     def _enter(self, node: Node) -> float:
         """Checkpoint and announce that ``node`` starts; return its start time."""
         cp = self.cp
-        visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
-        cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
-        self._save()
+        with held_signals():
+            visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
+            cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
+            self.save()
         self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
         self._notify("stepkit_node_started", run_id=self.run.run_id, node=node.id, kind=node.kind,
                      state=self.state)
@@ -241,11 +274,12 @@ class _Engine:
         else:
             step = self._call_node(node)
         duration = round(time.monotonic() - started, 4)
-        self._apply(step.updates, step.usage)
-        self.cp.path.append(nid)
-        self.cp.edges.append([nid, step.target, step.key])
-        self.cp.phase, self.cp.next = "finished", step.target
-        self._save()
+        with held_signals():
+            self._apply(step.updates, step.usage)
+            self.cp.path.append(nid)
+            self.cp.edges.append([nid, step.target, step.key])
+            self.cp.phase, self.cp.next = "finished", step.target
+            self.save()
         event: dict[str, Any] = {"node": nid, "route": step.key, "to": step.target, "duration_s": duration}
         if step.usage is not None and step.usage != Usage():
             event["tokens"] = step.usage.model_dump()
@@ -398,8 +432,10 @@ class _Engine:
         pending = pending_record(paused)
         output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
         cp = self.cp
-        cp.status, cp.pending, cp.outcome, cp.exit_code, cp.output = "paused", pending, "PAUSED", PAUSED_EXIT, output
-        self._save()
+        with held_signals():
+            cp.status, cp.pending, cp.outcome, cp.exit_code = "paused", pending, "PAUSED", PAUSED_EXIT
+            cp.output = output
+            self.save()
         self.run.event("paused", node=question.node, question=question.text, options=question.options)
         self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome="PAUSED",
                      exit_code=PAUSED_EXIT, output=output)
@@ -417,19 +453,29 @@ class _Engine:
         try:
             text = str(ending.function(ctx)) if ending.function else render_template(ending.output or "", self.state)
         except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
+            problem = f"{type(exc).__name__}: {exc}"
+            if nid != self.graph.failure_node:
+                # what the renderer does (the step-runner's success marks the plan
+                # complete) did not happen: the run did not end as this node says
+                with held_signals():
+                    self._apply({}, ctx.usage.since(seed))
+                    self.fail_over(nid, "failure", f"node {nid} failed: {problem}")
+                    self.state["last_fault_node"] = nid
+                return self._end(self.graph.nodes[self.graph.failure_node])
             reason = self.state.get("failure_reason")
-            text = f"(the output of {nid} could not be rendered: {type(exc).__name__}: {exc})"
+            text = f"(the output of {nid} could not be rendered: {problem})"
             if reason:
                 text += f"\nReason: {reason}"
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
-        self._apply({}, ctx.usage.since(seed))
         cp = self.cp
-        cp.path.append(nid)
-        cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
-        cp.output, cp.finished_at = text, _now()
-        self.run.write_output(text)
-        self._save()
+        with held_signals():
+            self._apply({}, ctx.usage.since(seed))
+            cp.path.append(nid)
+            cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
+            cp.output, cp.finished_at = text, _now()
+            self.run.write_output(text)
+            self.save()
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
         self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
@@ -460,7 +506,8 @@ class _Engine:
     def _active_s(self) -> float:
         return self._active_base + (time.monotonic() - self._session_start)
 
-    def _save(self) -> None:
+    def save(self) -> None:
+        """Write the checkpoint (its stored settings without secrets)."""
         # the live settings keep any secret a spec needs; the stored copy does not
         self.cp.settings = redacted(self.settings)
         self.cp.active_s = round(self._active_s(), 3)

@@ -1,39 +1,146 @@
-"""Time limits and Ctrl-C while a node runs.
+"""Time limits and stop signals while a node runs.
 
 A node runs in a worker thread (:func:`call_with_timeout`) so the main
-thread can enforce its time limit and still take Ctrl-C; on Ctrl-C the
-commands the node started are stopped (:func:`stop_commands`) and the
-driver saves the run as interrupted (:class:`RunInterrupted`).
+thread can enforce its time limit and still take a stop signal: SIGINT
+(Ctrl-C), SIGTERM and SIGHUP (what ``timeout``, CI cancellation and ``docker
+stop`` send) all raise :class:`StopSignal` in the main thread while
+:func:`stop_signals` is in force.  The commands the node runs are then
+stopped (:func:`stop_commands`) and the driver saves the run as interrupted
+(:class:`RunInterrupted`, exit code 128 + the signal).
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from stepkit.engine.pause import resume_command
-from stepkit.records import StageContext
-from stepkit.workspace.process import own_group, signal_group
+from stepkit.workspace import supervision
+from stepkit.workspace.process import signal_group
+from stepkit.workspace.supervision import DetachedProcess, Supervision
 
-#: Seconds an interrupted node gets to clean up after its commands got SIGINT.
-INTERRUPT_GRACE_S = 5.0
+if TYPE_CHECKING:
+    from stepkit.records import StageContext
+
+#: Seconds an interrupted node's commands get to exit after the signal is
+#: passed on to them, before SIGKILL (well within the 10 s ``docker stop`` grants).
+INTERRUPT_GRACE_S = 3.0
+#: Seconds to wait for the node's commands to be reaped once SIGKILLed.
+_KILLED_WAIT_S = 1.0
+#: The signals that stop a run the way Ctrl-C does.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class StopSignal(KeyboardInterrupt):
+    """A stop signal arrived; :attr:`signum` says which."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_number(exc: BaseException) -> int:
+    """The signal behind an interrupt (a bare KeyboardInterrupt is Ctrl-C)."""
+    return getattr(exc, "signum", signal.SIGINT)
+
+
+def signal_label(signum: int) -> str:
+    """``SIGTERM``; the bare number for an unknown signal."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run: the checkpoint was saved as ``interrupted``."""
+    """A stop signal during a run: the checkpoint was saved as ``interrupted``."""
 
-    def __init__(self, run_id: str, project_dir: str):
+    def __init__(self, run_id: str, project_dir: str, signum: int = signal.SIGINT):
         super().__init__(run_id)
         self.run_id = run_id
         self.project_dir = project_dir
+        self.signum = signum
 
     @property
     def resume_command(self) -> str:
         """The command that continues the run."""
         return resume_command(self.run_id, self.project_dir)
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal, as a shell reports a process it killed."""
+        return 128 + self.signum
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """In the main thread, make SIGINT, SIGTERM and SIGHUP raise
+    :class:`StopSignal` there for the duration of the block.
+
+    Untouched, SIGTERM and SIGHUP end the process at once: its commands,
+    each in its own session, go on (a coder still editing the tree) and the
+    checkpoint stays ``running``.  A signal that is ignored (``nohup``) stays
+    ignored; the previous handlers come back after the block.  Elsewhere
+    than the main thread this does nothing (signals are only delivered there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    drop_held_signal()  # one an earlier block held and never raised (it ended in an error)
+    previous: dict[int, Any] = {}
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            previous[sig] = signal.signal(sig, _HOLD.handle)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+class _Hold:
+    """Stop signals held back while the main thread records something that
+    must not be cut in half (:func:`held_signals`)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.pending: int | None = None
+
+    def handle(self, signum: int, frame: object) -> None:
+        if self.depth:
+            self.pending = self.pending or signum
+            return
+        raise StopSignal(signum)
+
+
+_HOLD = _Hold()  # signal handlers are the process's: so is what they hold
+
+
+@contextmanager
+def held_signals() -> Iterator[None]:
+    """Hold stop signals back for the block (the driver's bookkeeping: the
+    checkpoint and the state must never be saved half-updated); one that
+    arrived meanwhile is raised when the outermost block ends without an
+    error.  Only the main thread holds (it alone runs signal handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _HOLD.depth += 1
+    try:
+        yield
+    finally:
+        _HOLD.depth -= 1
+    if not _HOLD.depth and _HOLD.pending is not None:
+        signum, _HOLD.pending = _HOLD.pending, None
+        raise StopSignal(signum)
+
+
+def drop_held_signal() -> None:
+    """Forget a held signal (the run it would have stopped has been stopped)."""
+    _HOLD.pending = None
 
 
 class NodeTimeout(Exception):
@@ -45,8 +152,10 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
 
     A timed-out call cannot be killed: its thread is abandoned (a daemon; the
     stage's own subprocesses carry their own time limits).  The wait is in
-    the main thread, so Ctrl-C still interrupts it; the commands the node
-    started are then stopped (:func:`stop_commands`).
+    the main thread, so a stop signal still interrupts it; the node's
+    commands are then stopped (:func:`stop_commands`).  Detached processes a
+    command left running are stopped when it ends and reported as a
+    ``detached_stopped`` event of the node.
 
     :raises NodeTimeout: the call did not return in time.
     """
@@ -54,61 +163,61 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
         raise NodeTimeout()
     box: dict[str, Any] = {}
 
+    def report(command: str, stopped: tuple[DetachedProcess, ...]) -> None:
+        ctx.emit("detached_stopped", command=command,
+                 processes=[{"pid": p.pid, "command": p.command} for p in stopped])
+
+    watch = Supervision(on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)})
+    # waited for through an Event, not Thread.join: a join cut short by a signal
+    # marks a running thread as stopped (CPython 3.11), and every later join returns at once
+    done = threading.Event()
+
     def work() -> None:
         try:
-            box["value"] = fn(ctx)
+            with supervision.supervised(watch):
+                box["value"] = fn(ctx)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
+        finally:
+            done.set()
 
-    thread = threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True)
-    before = child_groups()
-    thread.start()
+    threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True).start()
     try:
-        thread.join(timeout)
-    except KeyboardInterrupt:
-        stop_commands(thread, before)
+        finished = done.wait(timeout)
+    except KeyboardInterrupt as exc:
+        watch.stopping = True
+        stop_commands(done, signal_number(exc))
         raise
-    if thread.is_alive():
+    if not finished:
         raise NodeTimeout()
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-def stop_commands(worker: threading.Thread, before: set[int]) -> None:
-    """Ctrl-C during a node: stop the commands it started.
+def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> None:
+    """A stop signal during a node: stop the commands running now.
 
     Gates, coders and reviewers run their commands in a new session, so the
     terminal's SIGINT never reaches them and, unstopped, they outlive stepkit
-    (a coder still editing the tree after "interrupted").  Each process group
-    led by a child started during the node gets the SIGINT the terminal
-    would have sent; the node gets :data:`INTERRUPT_GRACE_S` to clean up
-    after its commands; what is left gets SIGKILL.
+    (a coder still editing the tree after "interrupted").  Each command's
+    process group gets the signal stepkit got; the node gets
+    :data:`INTERRUPT_GRACE_S` to clean up after them (a second signal cuts
+    that short; ``node_done`` is set when its call returns); what is left
+    gets SIGKILL, and so does whatever a command detached into a session of
+    its own.
     """
-    groups = child_groups() - before
+    groups = supervision.live_groups()
     for group in groups:
-        signal_group(group, signal.SIGINT)
-    if groups:
-        try:
-            worker.join(INTERRUPT_GRACE_S)
-        except KeyboardInterrupt:
-            pass  # a second Ctrl-C: stop waiting
-    for group in groups & child_groups():
-        signal_group(group, signal.SIGKILL)
-
-
-def child_groups() -> set[int]:
-    """The process groups this process's own children lead (Linux
-    ``/proc/self/task/*/children``; elsewhere none are known)."""
-    children: set[int] = set()
+        signal_group(group, signum)
     try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return children
-    for tid in tasks:
-        try:
-            with open(f"/proc/self/task/{tid}/children", encoding="ascii") as fh:
-                children.update(int(pid) for pid in fh.read().split())
-        except OSError:
-            continue
-    return {pid for pid in children if own_group(pid)}
+        if groups:
+            node_done.wait(INTERRUPT_GRACE_S)
+        left = groups & supervision.live_groups()
+        for group in left:
+            signal_group(group, signal.SIGKILL)
+        if left:
+            node_done.wait(_KILLED_WAIT_S)  # the command's own clean-up: reap, stop what it detached
+    except KeyboardInterrupt:
+        pass  # a second signal: stop waiting
+    supervision.stop_detached()

@@ -37,10 +37,15 @@ RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 
 class RunDir:
-    """One run's directory: checkpoint, events, logs, output."""
+    """One run's directory: checkpoint, events, logs, output.
 
-    def __init__(self, path: Path):
+    :param project: the project whose run store holds it: the checkpoint's
+        paths are stored relative to it and placed in it when read.
+    """
+
+    def __init__(self, path: Path, project: Path):
         self.path = path
+        self.project = project
         self.run_id = path.name
         self.logs = path / "logs"
         self._events = None
@@ -51,16 +56,17 @@ class RunDir:
         return self.path / "state.json"
 
     def save(self, checkpoint: Checkpoint) -> None:
-        """Write the checkpoint atomically: temp file, fsync, rename."""
+        """Write the checkpoint atomically (temp file, fsync, rename), its
+        paths relative to the project."""
         # pydantic's own encoder: compact, and several times faster than json.dumps here
-        text = checkpoint.model_dump_json(fallback=jsonable)
+        text = checkpoint.portable(self.project).model_dump_json(fallback=jsonable)
         if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
         atomic_write(self.state_file, text)
 
     def load(self) -> Checkpoint:
-        """The last checkpoint (one written before checkpoints had a format
-        version reads as the current format).
+        """The last checkpoint, its paths in this project (one in an older
+        format reads as the current one).
 
         :raises UsageError: the run has no readable checkpoint, or its format
             is newer than this stepkit knows.
@@ -69,7 +75,7 @@ class RunDir:
             text = self.state_file.read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"run {self.run_id}: cannot read its checkpoint: {exc}") from None
-        return read_checkpoint(text, self.run_id)
+        return read_checkpoint(text, self.run_id, self.project)
 
     def event(self, name: str, /, **fields: Any) -> None:
         """Append one event line (``{"t", "event", **fields}``) and flush it."""
@@ -99,13 +105,14 @@ class RunStore:
     """The runs of one project."""
 
     def __init__(self, project_dir: Path):
-        self.root = Path(project_dir) / ".stepkit"
+        self.project = Path(project_dir)
+        self.root = self.project / ".stepkit"
         self.runs = self.root / "runs"
 
     def create(self) -> RunDir:
         """A new, empty run directory with a time-sortable id."""
         stepkit_dir(self.root.parent)
-        run = RunDir(new_stamped_dir(self.runs))
+        run = RunDir(new_stamped_dir(self.runs), self.project)
         run.logs.mkdir()
         return run
 
@@ -121,7 +128,7 @@ class RunStore:
         path = self.runs / run_id
         if not (path / "state.json").is_file():
             raise UsageError(f"no run '{run_id}' in {self.runs}")
-        return RunDir(path)
+        return RunDir(path, self.project)
 
     def run_ids(self) -> list[str]:
         """Every run with a checkpoint, oldest first."""
@@ -137,7 +144,7 @@ class RunStore:
         """
         candidates = []
         for run_id in self.run_ids():
-            run = RunDir(self.runs / run_id)
+            run = RunDir(self.runs / run_id, self.project)
             try:
                 checkpoint = run.load()
             except UsageError:

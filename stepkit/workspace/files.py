@@ -16,7 +16,9 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     """Replace ``path`` with ``data`` (str is written as UTF-8): a temp file in
     the same directory, fsync, rename.  Through a symlink the target is
     replaced; an existing file keeps its mode, a new one gets 0666 minus the
-    umask, as a plain ``open`` would give it."""
+    umask, as a plain ``open`` would give it.  The temp file is named after
+    the writer's pid, so the temp file of a writer killed mid-write is
+    removed by the next write of the same file."""
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -40,7 +42,8 @@ def _replace(target: Path, data: bytes | str, mode: int | None) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    _remove_killed_writers_temps(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -79,6 +82,30 @@ def real_dir(path: Path, anchor: Path) -> Path:
             what = "a symlink" if stat.S_ISLNK(mode) else "not a directory"
             raise LinkInTheWay(f"{current} is {what}")
     return current
+
+
+def _remove_killed_writers_temps(target: Path) -> None:
+    """Remove ``.<name>.<pid>-….tmp`` beside ``target`` whose writer is gone."""
+    prefix = f".{target.name}."
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(target.parent / name)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's: running
+    return True
 
 
 def stepkit_dir(project_dir: Path) -> Path:

@@ -9,7 +9,9 @@ is still seen whole); memory stays bounded however large the output,
 only its head and a rolling tail are kept.  A wall-clock limit and a
 no-output limit end the whole group: SIGTERM, :data:`KILL_GRACE_S` to exit,
 then SIGKILL.  When the command ends, whatever it left running in its group
-is killed and, with this process as their subreaper, reaped.
+is killed and, with this process as their subreaper, reaped; what it
+detached into another session is found by its token and stopped too, and
+said in its output (:mod:`stepkit.workspace.supervision`).
 
 A group is only ever signalled when it is verified to be the new group of a
 child of this process (:func:`own_group`); otherwise only the process itself
@@ -38,7 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from stepkit.workspace import supervision
 from stepkit.workspace.redact import Redactor
+from stepkit.workspace.supervision import DetachedProcess
 
 #: Bytes of the start of the output kept in memory by default.
 HEAD_BYTES = 256 * 1024
@@ -51,6 +55,8 @@ KILL_GRACE_S = 5.0
 DRAIN_S = 2.0
 #: Shell exit codes that mean the command could not be run at all.
 NOT_RUNNABLE = {126: "not executable", 127: "command not found"}
+#: Why a command was not started while its caller is being stopped.
+STOPPING = "stepkit is stopping the run; no new command starts"
 
 _READ_CHUNK = 256 * 1024
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
@@ -70,6 +76,8 @@ class ProcessResult:
     :ivar lines: lines of output (a last line without newline counts).
     :ivar size: bytes of output (after masking), all of it.
     :ivar log: the log file with the whole masked output, or None.
+    :ivar detached: processes it left running outside its process group,
+        which were stopped when it ended (each also a line of the output).
     """
 
     command: str
@@ -81,6 +89,7 @@ class ProcessResult:
     size: int
     duration_s: float
     log: str | None
+    detached: tuple[DetachedProcess, ...] = ()
 
     def crash(self, who: str = "the command") -> str | None:
         """One line saying why the run did not end on its own terms (a limit
@@ -125,26 +134,40 @@ def run(
     """
     start = time.monotonic()
     exit_code = expired = start_error = None
+    detached: tuple[DetachedProcess, ...] = ()
+    watch = supervision.current()
+    token = supervision.new_token()
     with (open(log_path, "wb") if log_path is not None else contextlib.nullcontext()) as log:
         capture = _Capture(log, head_bytes, tail_bytes, on_text)
         with _SUBREAPER:
             try:
+                if watch is not None and watch.stopping:
+                    raise _Refused
                 proc = subprocess.Popen(
-                    command, shell=True, cwd=cwd, env=dict(env) if env is not None else None,
+                    command, shell=True, cwd=cwd,
+                    env={**(os.environ if env is None else env), **(watch.env if watch else {}),
+                         supervision.TOKEN_VARIABLE: token},
                     stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                 )
-            except OSError as exc:
-                start_error = _spawn_error(exc)
+            except (OSError, _Refused) as exc:
+                start_error = STOPPING if isinstance(exc, _Refused) else _spawn_error(exc)
                 capture.feed(f"could not start the command: {start_error}\n".encode())
                 capture.close()
             else:
-                expired = _supervise(proc, capture, stdin_text, timeout, no_output_timeout)
+                supervision.register(token, own_group(getattr(proc, "pid", 0) or 0))
+                try:
+                    expired, detached = _supervise(proc, capture, stdin_text, timeout, no_output_timeout, token)
+                finally:
+                    supervision.unregister(token)
                 exit_code = proc.returncode
+    if detached and watch is not None and watch.on_detached is not None:
+        watch.on_detached(command, detached)
     return ProcessResult(
         command=command, exit_code=exit_code, expired=expired, start_error=start_error,
         output=capture.text(), lines=capture.lines, size=capture.size,
         duration_s=round(time.monotonic() - start, 3), log=str(log_path) if log_path is not None else None,
+        detached=detached,
     )
 
 
@@ -196,19 +219,26 @@ def signal_group(group: int, sig: int) -> None:
 # -- supervising a running command ---------------------------------------------
 
 
+class _Refused(Exception):
+    """The caller is being stopped (its :class:`~stepkit.workspace.supervision.Supervision`
+    says so): no new command starts."""
+
+
 def _supervise(
     proc: subprocess.Popen, capture: _Capture, stdin_text: str | None,
-    timeout: float | None, no_output_timeout: float | None,
-) -> str | None:
+    timeout: float | None, no_output_timeout: float | None, token: str,
+) -> tuple[str | None, tuple[DetachedProcess, ...]]:
     """Feed stdin, copy the output to ``capture`` and wait for the command,
-    enforcing the limits; kill and reap what it leaves behind.  Returns the
-    limit that expired, if any."""
+    enforcing the limits; kill and reap what it leaves behind, detached
+    processes too.  Returns the limit that expired, if any, and the detached
+    processes stopped."""
     group = own_group(getattr(proc, "pid", 0) or 0)
     reader = _Reader(proc.stdout, capture)
     reader.start()
     if stdin_text is not None:
         threading.Thread(target=_write_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
     expired = None
+    detached: tuple[DetachedProcess, ...] = ()
     try:
         expired = _wait(proc, reader, timeout, no_output_timeout)
         if expired is not None:
@@ -221,11 +251,13 @@ def _supervise(
         proc.wait()
         if group is not None:
             _reap_group(group)
+        detached = supervision.stop_detached(token)  # now orphans: our children
         reader.join(DRAIN_S)
-        capture.close(_DETACHED_NOTE if reader.is_alive() else "")
+        notes = "".join(f"{process.note()}\n" for process in detached)
+        capture.close((f"\n{notes}" if notes else "") + (_DETACHED_NOTE if reader.is_alive() else ""))
     if reader.error is not None:
         raise reader.error  # e.g. the log's disk is full: the caller's failure, as if it had read itself
-    return expired
+    return expired, detached
 
 
 def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_output_timeout: float | None) -> str | None:

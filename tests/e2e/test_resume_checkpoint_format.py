@@ -1,7 +1,7 @@
 """The checkpoint's format version: ``state.json`` keeps every key of the run
-store's contract and adds ``format_version``; a checkpoint written before
-formats existed resumes; a newer format, or a file that is not a
-checkpoint, is refused with one line (exit 2)."""
+store's contract and adds ``format_version`` and ``relative_paths``; a
+checkpoint written before formats existed resumes; a newer format, or a
+file that is not a checkpoint, is refused with one line (exit 2)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def rewrite(state_file: Path, change) -> None:
 def test_state_json_keeps_every_key_and_adds_the_format(paused):
     _, _, state_file = paused
     data = json.loads(state_file.read_text())
-    assert set(data) == PREVIOUS_KEYS | {"format_version"}
-    assert data["format_version"] == CHECKPOINT_FORMAT == 1
+    assert set(data) == PREVIOUS_KEYS | {"format_version", "relative_paths"}
+    assert data["format_version"] == CHECKPOINT_FORMAT == 2
     assert (data["status"], data["pending"]["node"], data["state"]["count"]) == ("paused", "why", 1)
 
 
@@ -60,12 +60,12 @@ def test_a_checkpoint_without_a_format_resumes_and_is_saved_in_the_current_one(p
     done = resume_run(run_id, answer="because", project_dir=project, pm=pm())
     assert (done.outcome, done.state["reason"], done.state["count"]) == ("STEP_COMPLETE", "because", 1)
     data = json.loads(state_file.read_text())
-    assert data["format_version"] == 1 and data["status"] == "finished" and data["resumes"] == 1
+    assert data["format_version"] == 2 and data["status"] == "finished" and data["resumes"] == 1
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (lambda data: data.update(format_version=2),
-     "checkpoint format 2 is newer than this stepkit understands (1); upgrade stepkit"),
+    (lambda data: data.update(format_version=3),
+     "checkpoint format 3 is newer than this stepkit understands (2); upgrade stepkit"),
     (lambda data: data.pop("state"), "state.json is not a stepkit checkpoint: state: missing"),
     (lambda data: data.update(status="asleep"),
      ("state.json is not a stepkit checkpoint: status: Input should be 'running', 'paused', "

@@ -18,6 +18,7 @@ import stepkit.protocol.graphs
 import stepkit.protocol.nodes
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
 from stepkit.cli import main
+from stepkit.engine.runstore import RunStore
 from stepkit.errors import UsageError
 from stepkit.graph.nodes import EndNode, ScriptNode, WorkNode
 from stepkit.pluginmanager import get_plugin_manager
@@ -249,7 +250,9 @@ def test_a_moved_project_resumes_in_its_new_place(project, tmp_path):
     moved = project.rename(tmp_path / "moved")
     done = resume(moved, paused.run_id, "no")
     assert done.exit_code == 3
-    settings = json.loads((moved / ".stepkit" / "runs" / paused.run_id / "state.json").read_text())["settings"]
+    stored = json.loads((moved / ".stepkit" / "runs" / paused.run_id / "state.json").read_text())["settings"]
+    assert (stored["project_dir"], stored["plans_dir"]) == (".", "plans")  # relative to the project
+    settings = RunStore(moved).open(paused.run_id).load().settings
     assert (settings["project_dir"], settings["plans_dir"]) == (str(moved), str(moved / "plans"))
 
 

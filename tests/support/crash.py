@@ -181,24 +181,43 @@ def is_running(pid: int) -> bool:
 
 
 def interrupt_run(project: Project, marker: str, coder: str | None = None,
-                  env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Start ``stepkit run`` (scripted engine), send it SIGINT once ``marker``
+                  env: dict[str, str] | None = None, sig: int = signal.SIGINT) -> tuple[int, str, str]:
+    """Start ``stepkit run`` (scripted engine), send it ``sig`` once ``marker``
     exists in the state dir, and wait (bounded) for it to end.
 
     :return: its exit code, stdout and stderr.
     """
+    return signal_run(project, marker, coder, env, sig)[:3]
+
+
+def signal_run(project: Project, marker: str, coder: str | None = None, env: dict[str, str] | None = None,
+               sig: int = signal.SIGINT) -> tuple[int, str, str, float]:
+    """:func:`interrupt_run`, and the ``time.monotonic()`` at which the signal was sent."""
     cmd = [PY, "-m", "stepkit", *project.run_args(coder=coder)]
     proc = subprocess.Popen(cmd, cwd=project.root, env=env or project.env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_file(project.state_dir / marker, proc)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
+        signalled = time.monotonic()
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return proc.returncode, out, err
+    return proc.returncode, out, err, signalled
+
+
+def wait_until_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
+    """Poll until none of ``pids`` runs or ``seconds`` pass; the ones still
+    running then are SIGKILLed (so a failing test leaks nothing) and returned."""
+    deadline = time.monotonic() + seconds
+    while any(is_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    alive = [pid for pid in pids if is_running(pid)]
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    return alive
 
 
 def assert_stopped(pid_file: Path, what: str) -> None:

@@ -1,0 +1,90 @@
+"""A process that a gate or the coder detached into its own session
+(``setsid``) escapes the kill of the command's process group.  stepkit,
+their subreaper, finds it when the command ends and stops it before the next
+gate runs; it says so in the command's output (log and evidence) and in an
+``events.jsonl`` event.  The real CLI runs the step; the test gate checks
+that the detached process is gone before it passes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.crash_support import wait_until_gone
+from tests.e2e_support import PY, make_project
+
+#: Detaches ``sleep 300`` into its own session (it keeps the output pipe
+#: open), waits until it told its pid in ``<name>.pid``, and goes on.
+DETACH = ("setsid sh -c 'echo $$ > {state}/{name}.tmp; mv {state}/{name}.tmp {state}/{name}.pid; "
+          "exec sleep 300' & while [ ! -e {state}/{name}.pid ]; do sleep 0.01; done; ")
+
+#: The tests gate: fails while the detached process still runs, else the real tests.
+CHECK_GONE = '''import pathlib
+import subprocess
+import sys
+
+pid = int(pathlib.Path(sys.argv[1]).read_text())
+try:
+    state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+except FileNotFoundError:
+    state = "gone"
+if state not in ("gone", "Z"):
+    print(f"FAILED detached process {pid} still runs")
+    sys.exit(1)
+sys.exit(subprocess.call([sys.executable, "check.py"]))
+'''
+
+
+@pytest.mark.parametrize("who", ["build", "coder"])
+def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_path, who):
+    project = make_project(tmp_path, reviewer=False)
+    state = project.state_dir
+    detach = DETACH.format(state=state, name=who)
+    (state / "check_gone.py").write_text(CHECK_GONE)
+    env = project.env(TEST_CMD=f"{PY} {state / 'check_gone.py'} {state / f'{who}.pid'}")
+    coder = None
+    if who == "build":
+        env["BUILD_CMD"] = f"{detach}{PY} -m py_compile calc.py"
+    else:
+        coder = f"command:{detach}{PY} {state / 'coder.py'}"
+    try:
+        result = project.run(coder=coder, env=env)
+    finally:
+        pid = int((state / f"{who}.pid").read_text())
+        leaked = wait_until_gone([pid], 0)
+    assert not leaked, "the detached process outlived its command"
+    assert (result.code, result.data["pending"]["node"]) == (5, "gate_user_review"), result.stdout
+    gates = {gate["name"]: gate for gate in result.data["gates"]}
+    assert gates["tests"]["status"] == "pass"
+
+    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    stopped = [e for e in events if e["event"] == "detached_stopped"]
+    node = "verify_build" if who == "build" else "implement"
+    assert [(e["node"], [p["pid"] for p in e["processes"]]) for e in stopped] == [(node, [pid])]
+    assert "sleep 300" in stopped[0]["processes"][0]["command"]
+
+    line = f"[stepkit: stopped a detached process the command left running: pid {pid} (sleep 300)]"
+    if who == "build":
+        assert line in gates["build"]["evidence"]
+        assert line in (run_dir / "logs").joinpath(gates["build"]["log"]).read_text()
+    else:
+        assert line in json.loads((run_dir / "state.json").read_text())["state"]["coder_result"]["text"]
+    assert "kept the output open" not in json.dumps(result.data)
+
+
+def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
+    from stepkit.workspace import process
+
+    command = ("setsid sh -c 'setsid sleep 300 & echo $! > inner.pid; exec sleep 300' & "
+               "while [ ! -s inner.pid ]; do sleep 0.01; done; echo started")
+    run = process.run(command, cwd=tmp_path, timeout=60)
+    inner = int((tmp_path / "inner.pid").read_text())
+    pids = [p.pid for p in run.detached]
+    leaked = wait_until_gone([*pids, inner], 0)
+    assert not leaked
+    assert inner in pids and len(pids) == 2, run.detached
+    assert run.exit_code == 0 and run.output.startswith("started\n")
+    assert all(p.note() in run.output for p in run.detached)
+    assert "kept the output open" not in run.output and run.duration_s < process.DRAIN_S

@@ -1,0 +1,134 @@
+"""SIGTERM and SIGHUP (what ``timeout``, CI cancellation and ``docker stop``
+send) stop a run the way Ctrl-C does: the running coder's or gate's
+processes are stopped, detached ones included, the checkpoint says
+interrupted, the resume command is printed, and stepkit exits 128+signal
+(an exit, not death by the signal).  A real ``stepkit run`` gets the real
+signal; the coder and gate tell the test their pids through files."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from tests.crash_support import (
+    checkpoint,
+    drive,
+    install_killer,
+    interrupt_run,
+    is_running,
+    signal_run,
+    wait_until_gone,
+    waiting_test_cmd,
+)
+from tests.e2e_support import PY, make_project
+
+#: A coder that starts a child and a detached process (its own session), tells
+#: their pids in ``coder_started``, then edits calc.py until it is stopped.
+FAMILY_CODER = '''import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+state = pathlib.Path(os.environ["E2E_STATE_DIR"])
+if os.environ.get("DEAF_CODER"):  # a coder that ignores the stop signals (so do its children)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def clean_up(signum, frame):
+    time.sleep(0.2)  # what a coder saving its session takes
+    (state / "cleaned_up").write_text(signal.Signals(signum).name)
+    sys.exit(0)
+
+
+if os.environ.get("TIDY_CODER"):  # a coder that cleans up when told to stop
+    signal.signal(signal.SIGTERM, clean_up)
+forever = [sys.executable, "-c", "import time\\nwhile True: time.sleep(0.05)"]
+child = subprocess.Popen(forever)
+detached = subprocess.Popen(forever, start_new_session=True)
+(state / "coder.tmp").write_text(f"{os.getpid()} {child.pid} {detached.pid}")
+os.replace(state / "coder.tmp", state / "coder_started")
+calc = pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"], "calc.py")
+edits = 0
+while True:
+    edits += 1
+    calc.write_text(f"# edit {edits}\\n")
+    time.sleep(0.01)
+'''
+
+
+def family_coder(project) -> str:
+    path = project.state_dir / "family_coder.py"
+    path.write_text(FAMILY_CODER)
+    return f"command:{PY} {path}"
+
+
+def pids(project, name: str) -> list[int]:
+    return [int(pid) for pid in (project.state_dir / name).read_text().split()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_path, sig):
+    project = make_project(tmp_path)
+    code, out, err, signalled = signal_run(project, "coder_started", coder=family_coder(project), sig=sig)
+    started = pids(project, "coder_started")
+    left = wait_until_gone(started, 5.0 - (time.monotonic() - signalled))
+    assert not left, f"still running 5 s after {sig.name}: {left} of coder, child, detached {started}"
+
+    assert code == 128 + sig, (code, err)
+    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    assert (f"stepkit: interrupted by {sig.name}; run {run_id} saved. "
+            f"Resume with: stepkit resume {run_id} --project-dir {project.root}") in err
+    assert "Traceback" not in err and out == ""
+    cut = checkpoint(project, run_id)
+    assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "implement", "started")
+
+    edited = (project.root / "calc.py").read_text()
+    result = project.resume()  # a coder cut off mid-edit is never re-run
+    assert (result.code, result.outcome) == (1, "STEP_FAILED"), result.stderr
+    assert (project.root / "calc.py").read_text() == edited  # nothing kept editing the tree
+
+
+def test_a_coder_deaf_to_sigterm_is_killed_within_5_s(tmp_path):
+    project = make_project(tmp_path)
+    env = project.env(DEAF_CODER="1")
+    coder = family_coder(project).replace("command:", "command:exec ")  # the deaf one leads its group
+    code, _, err, signalled = signal_run(project, "coder_started", coder=coder, env=env, sig=signal.SIGTERM)
+    started = pids(project, "coder_started")
+    left = wait_until_gone(started, 5.0 - (time.monotonic() - signalled))
+    assert not left, f"still running 5 s after SIGTERM: {left} of coder, child, detached {started}"
+    assert code == 143, err
+
+
+def test_a_coder_gets_its_grace_to_clean_up_before_sigkill(tmp_path):
+    project = make_project(tmp_path)
+    coder = family_coder(project).replace("command:", "command:exec ")
+    code, _, err, _ = signal_run(project, "coder_started", coder=coder, env=project.env(TIDY_CODER="1"),
+                                 sig=signal.SIGTERM)
+    assert not wait_until_gone(pids(project, "coder_started"))
+    assert code == 143, err
+    assert (project.state_dir / "cleaned_up").read_text() == "SIGTERM"
+
+
+def test_sigterm_during_a_gate_stops_it_and_resume_finishes_the_run(tmp_path):
+    project = make_project(tmp_path)
+    install_killer(project)  # never fires: the same project as the crash tests
+    env = project.env(TEST_CMD=waiting_test_cmd(project))
+    code, _, err = interrupt_run(project, "started", env=env, sig=signal.SIGTERM)
+    gate = int((project.state_dir / "started").read_text())
+    assert not wait_until_gone([gate]), "the gate's command outlived the run"
+    assert code == 143, err
+    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    cut = checkpoint(project, run_id)
+    assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "verify_tests", "started")
+
+    (project.state_dir / "go").touch()
+    result, codes = drive(project, env, project.resume(env=env))
+    assert codes == [5, 0] and result.outcome == "STEP_COMPLETE", result.stderr
+    assert result.data["run_id"] == run_id
+    assert project.plan_status(1) == "complete"
+    assert not is_running(gate)
