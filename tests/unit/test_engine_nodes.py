@@ -166,20 +166,16 @@ def test_end_output_always_starts_with_the_sentinel(project):
     assert result.output == "STEP_COMPLETE\nended at end_success; reason: None"
     # a success whose renderer fails did not succeed: the run ends at the failure node
     broken = {"a": script("go", next="end_success"),
-<<<<<<< HEAD:tests/unit/test_engine_nodes.py
-              "end_success": {**plain["end_success"], "render": "tests.support.graph_helpers:render_crash"}}
-=======
-              "end_success": {**plain["end_success"], "render": "graph_helpers:render_crash"},
+              "end_success": {**plain["end_success"], "render": "tests.support.graph_helpers:render_crash"},
               "end_failure": {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1,
-                              "render": "graph_helpers:render_plain"}}
->>>>>>> i-signals:tests/test_engine_nodes.py
+                              "render": "tests.support.graph_helpers:render_plain"}}
     result = run(project, broken)
     assert (result.outcome, result.exit_code) == ("STEP_FAILED", 1)
     assert result.output == ("STEP_FAILED\nended at end_failure; reason: "
                              "node end_success failed: RuntimeError: renderer broke")
     assert checkpoint(result)["edges"][-1] == ["end_success", "end_failure", "failure"]
     # the failure node's own renderer failing still ends with its sentinel and the reason
-    both = {**broken, "end_failure": {**broken["end_failure"], "render": "graph_helpers:render_crash"}}
+    both = {**broken, "end_failure": {**broken["end_failure"], "render": "tests.support.graph_helpers:render_crash"}}
     assert run(project, both).output.splitlines() == [
         "STEP_FAILED", "(the output of end_failure could not be rendered: RuntimeError: renderer broke)",
         "Reason: node end_success failed: RuntimeError: renderer broke"]

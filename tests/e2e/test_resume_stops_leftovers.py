@@ -11,9 +11,8 @@ import os
 import signal
 import subprocess
 
-from tests.crash_support import is_running, wait_for_file, wait_until_gone
-from tests.e2e_support import PY, make_project
-from tests.test_signals_term_hup import family_coder, pids
+from tests.support.crash import family_coder, is_running, pids, wait_for_file, wait_until_gone
+from tests.support.e2e import PY, make_project
 
 
 def test_resume_stops_what_a_killed_run_left_running(tmp_path):

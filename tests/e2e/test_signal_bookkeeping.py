@@ -13,12 +13,12 @@ import signal
 from pathlib import Path
 
 import pytest
-from graph_helpers import write_graph
 
 from stepkit.api import RunInterrupted, resume_run, run_step
 from stepkit.engine.runstore import RunDir
 from stepkit.errors import UsageError
 from stepkit.pluginmanager import get_plugin_manager
+from tests.support.graph_helpers import write_graph
 
 
 def pm():
@@ -27,7 +27,7 @@ def pm():
 
 @pytest.fixture
 def graph(tmp_path: Path) -> Path:
-    return write_graph(tmp_path, {"first": {"kind": "script", "call": "graph_helpers:bump", "next": "end_success"}})
+    return write_graph(tmp_path, {"first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "end_success"}})
 
 
 def sigterm_during(monkeypatch, method: str, when) -> None:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.crash_support import is_running
-from tests.e2e_support import GOOD_MUL, HANDOFF, PY, SWEEP, Project, make_project
+from tests.support.crash import is_running
+from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP, Project, make_project
 
 ROUNDS = 30
 #: Rounds at a time: each mostly waits (for its subprocesses, fsync, its random delays).

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from tests.crash_support import files
-from tests.e2e_support import Project, make_project
+from tests.support.crash import files
+from tests.support.e2e import Project, make_project
 
 
 def paused_at_final_gate(tmp_path) -> tuple[Project, str]:

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from tests.crash_support import wait_until_gone
-from tests.e2e_support import PY, make_project
+from tests.support.crash import wait_until_gone
+from tests.support.e2e import PY, make_project
 
 #: Detaches ``sleep 300`` into its own session (it keeps the output pipe
 #: open), waits until it told its pid in ``<name>.pid``, and goes on.

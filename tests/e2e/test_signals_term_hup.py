@@ -12,63 +12,19 @@ import time
 
 import pytest
 
-from tests.crash_support import (
+from tests.support.crash import (
     checkpoint,
     drive,
+    family_coder,
     install_killer,
     interrupt_run,
     is_running,
+    pids,
     signal_run,
     wait_until_gone,
     waiting_test_cmd,
 )
-from tests.e2e_support import PY, make_project
-
-#: A coder that starts a child and a detached process (its own session), tells
-#: their pids in ``coder_started``, then edits calc.py until it is stopped.
-FAMILY_CODER = '''import os
-import pathlib
-import signal
-import subprocess
-import sys
-import time
-
-state = pathlib.Path(os.environ["E2E_STATE_DIR"])
-if os.environ.get("DEAF_CODER"):  # a coder that ignores the stop signals (so do its children)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_IGN)
-
-
-def clean_up(signum, frame):
-    time.sleep(0.2)  # what a coder saving its session takes
-    (state / "cleaned_up").write_text(signal.Signals(signum).name)
-    sys.exit(0)
-
-
-if os.environ.get("TIDY_CODER"):  # a coder that cleans up when told to stop
-    signal.signal(signal.SIGTERM, clean_up)
-forever = [sys.executable, "-c", "import time\\nwhile True: time.sleep(0.05)"]
-child = subprocess.Popen(forever)
-detached = subprocess.Popen(forever, start_new_session=True)
-(state / "coder.tmp").write_text(f"{os.getpid()} {child.pid} {detached.pid}")
-os.replace(state / "coder.tmp", state / "coder_started")
-calc = pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"], "calc.py")
-edits = 0
-while True:
-    edits += 1
-    calc.write_text(f"# edit {edits}\\n")
-    time.sleep(0.01)
-'''
-
-
-def family_coder(project) -> str:
-    path = project.state_dir / "family_coder.py"
-    path.write_text(FAMILY_CODER)
-    return f"command:{PY} {path}"
-
-
-def pids(project, name: str) -> list[int]:
-    return [int(pid) for pid in (project.state_dir / name).read_text().split()]
+from tests.support.e2e import make_project
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
