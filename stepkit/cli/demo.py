@@ -35,13 +35,16 @@ def prepare_demo_project(parent: Path | None = None) -> Path:
 
 
 def demo_run_args(project: Path) -> argparse.Namespace:
-    """The arguments of the ``stepkit run`` the demo performs."""
+    """The arguments of the ``stepkit run`` the demo performs, parsed by the
+    real ``run`` parser (so every option it has gets its default)."""
+    from stepkit.cli import build_parser
+
     coder = f"command:{shlex.quote(sys.executable)} tools/demo_coder.py"
-    return argparse.Namespace(
-        command="run", prompt="Execute step 1", step="1", plans_dir=None, project_dir=str(project),
-        engine=f"scripted:{project / 'tools' / 'demo_answers.yaml'}", coder=coder, reviewer=None,
-        graph=None, sets=[], answers=[], json=False, plugin_flags=[], pm=None,
-    )
+    engine = f"scripted:{project / 'tools' / 'demo_answers.yaml'}"
+    args = build_parser().parse_args(["run", "Execute step 1", "--step", "1", "--project-dir", str(project),
+                                      "--engine", engine, "--coder", coder])
+    args.pm = None
+    return args
 
 
 def run(args: argparse.Namespace) -> int:
