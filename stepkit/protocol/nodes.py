@@ -30,7 +30,6 @@ never a model, decides what passed.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -151,20 +150,11 @@ def _coder_round(ctx: StageContext) -> dict[str, Any]:
 
 
 def _fingerprint(project_dir: Path, changed: list[str]) -> str:
-    """A digest of the changed files' paths and bytes (a link's target, a
-    deleted file's absence)."""
-    digest = hashlib.sha256()
-    for rel in sorted(changed):
-        path = Path(project_dir) / rel
-        try:
-            data = (b"link:" + str(path.readlink()).encode()) if path.is_symlink() else path.read_bytes()
-        except IsADirectoryError:
-            data = b"directory"
-        except OSError:
-            data = b"absent"
-        digest.update(f"{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
-        digest.update(data)
-    return digest.hexdigest()
+    """A digest of the changed files' contents (a link's target; None for a
+    file that is absent or unreadable), as the scope guard hashes a tree."""
+    from stepkit.workspace.scope.tree import blob_id, hash_ids
+
+    return hash_ids({rel: blob_id(Path(project_dir) / rel) or "absent" for rel in changed})
 
 
 def route_sweep(ctx: StageContext) -> Outcome:
