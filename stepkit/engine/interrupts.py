@@ -18,12 +18,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from stepkit.engine.pause import resume_command
-from stepkit.workspace import supervision
-from stepkit.workspace.process import signal_group
-from stepkit.workspace.supervision import DetachedProcess, Supervision
 
 if TYPE_CHECKING:
     from stepkit.records import StageContext
+    from stepkit.workspace.supervision import DetachedProcess
 
 #: Seconds an interrupted node's commands get to exit after the signal is
 #: passed on to them, before SIGKILL (well within the 10 s ``docker stop`` grants).
@@ -159,6 +157,8 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
 
     :raises NodeTimeout: the call did not return in time.
     """
+    from stepkit.workspace import supervision
+
     if timeout <= 0:
         raise NodeTimeout()
     box: dict[str, Any] = {}
@@ -167,7 +167,7 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
         ctx.emit("detached_stopped", command=command,
                  processes=[{"pid": p.pid, "command": p.command} for p in stopped])
 
-    watch = Supervision(on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)})
+    watch = supervision.Supervision(on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)})
     # waited for through an Event, not Thread.join: a join cut short by a signal
     # marks a running thread as stopped (CPython 3.11), and every later join returns at once
     done = threading.Event()
@@ -207,6 +207,9 @@ def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> No
     gets SIGKILL, and so does whatever a command detached into a session of
     its own.
     """
+    from stepkit.workspace import supervision
+    from stepkit.workspace.process import signal_group
+
     groups = supervision.live_groups()
     for group in groups:
         signal_group(group, signum)

@@ -232,8 +232,9 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
     from stepkit.workspace.scope import copy_plan_repo
 
     results, deviations, edited = [], [], []
+    # one copy serves every gate: after each, the plan repo is put back to it
+    before = copy_plan_repo(ctx.project_dir, ctx.plans_dir)
     for name in names:
-        before = copy_plan_repo(ctx.project_dir, ctx.plans_dir)
         (result,) = runner.run((name,))
         undone = undo_plan_edits(ctx, before, name).get("scope_deviations", [])
         results.append(result)

@@ -43,6 +43,7 @@ from stepkit.records import (
     StageFault,
     SweepResult,
 )
+from stepkit.workspace.evidence import summary_of
 from stepkit.workspace.files import atomic_write
 
 
@@ -135,7 +136,7 @@ def implement(ctx: StageContext) -> Outcome:
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(_scope_path(ctx))
     if coder.crashed:
-        raise StageFault(f"the coder crashed: {_last_line(coder.text)}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
+        raise StageFault(f"the coder crashed: {summary_of('', coder.text) or 'no output'}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
     return Outcome(updates=updates)
 
 
@@ -219,11 +220,6 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
                 "round: retaken, so what changed before the round is not among the step's changes")
         updates["run_store_flags"] = [flag]
     return scope.load_snapshot(path, updates["scope_snapshot_digest"]), updates
-
-
-def _last_line(text: str) -> str:
-    lines = [line for line in str(text).strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
 
 
 # -- sweep -------------------------------------------------------------------

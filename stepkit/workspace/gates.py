@@ -128,13 +128,16 @@ class GateRunner:
             timeout=getattr(limits, name), no_output_timeout=limits.no_output, pm=self.pm,
         )
         self._tree = None  # a command ran: the tree may have changed
-        if watch:
-            result.tree_hash = self._tree = tree_hash(self.project_dir)
-            self.format_changed_tree = self.format_changed_tree or before != self._tree
+        stamp = self.stamp_passes and result.status == "pass"
         if self.stamp_passes:
-            self.tree_ids = file_ids(self.project_dir) if result.status == "pass" else None
-            if self.tree_ids is not None:
-                result.tree_hash = self._tree = hash_ids(self.tree_ids)
+            self.tree_ids = None
+        if watch or stamp:
+            ids = file_ids(self.project_dir)  # one look at the tree serves both
+            result.tree_hash = self._tree = hash_ids(ids)
+            if stamp:
+                self.tree_ids = ids
+        if watch:
+            self.format_changed_tree = self.format_changed_tree or before != self._tree
         if self.on_gate is not None:
             self.on_gate(result)
         return result

@@ -147,7 +147,9 @@ def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monk
     (tmp_path / "app.py").write_text("x = 1\n")
     calls = []
     real_hash = gates.tree_hash
+    real_ids = gates.file_ids
     monkeypatch.setattr(gates, "tree_hash", lambda project: calls.append(project) or real_hash(project))
+    monkeypatch.setattr(gates, "file_ids", lambda project: calls.append(project) or real_ids(project))
     lint_cmd = "python -c \"raise SystemExit(1)\""  # would fail if it ran
     coder_lint = GateResult(name="lint", status="pass", command=lint_cmd, exit_code=0,
                             tree_hash=real_hash(tmp_path), evidence="clean")
@@ -158,4 +160,4 @@ def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monk
     outcome = steprunner.verify_format_lint(context)
     lint = GateResult.model_validate(outcome.updates["gates"][1])
     assert outcome.route == "pass" and lint.evidence.startswith("[reused: same tree")
-    assert len(calls) == 2  # before and after the formatter, none for lint
+    assert len(calls) == 2  # the tree looked at before and after the formatter, not for lint
