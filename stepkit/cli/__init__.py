@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", "Run step 1 of a bundled example project, up to the final approval gate.")
+
+    p = command("mcp", "Serve stepkit's commands as MCP tools over stdio (for orchestrating agents).")
+    p.add_argument("--project-dir", default=".", help="the project a tool call without project_dir uses")
     return parser
 
 
