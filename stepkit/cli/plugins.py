@@ -1,5 +1,6 @@
 """``stepkit plugins``: every registered plugin with its origin, version and
-the hooks it implements, and every plugin that failed to load."""
+the hooks it implements, every plugin that failed to load, and the engine
+kinds (``--engine``) the plugins build."""
 
 from __future__ import annotations
 
@@ -17,8 +18,30 @@ def run(args: argparse.Namespace) -> int:
     project_dir = resolve_project_dir(args.project_dir)
     pm = args.pm or get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
     plugins = get_plugins(pm)
-    print(json.dumps({"plugins": plugins}, indent=2) if args.json else render(plugins))
+    engines = engine_list(pm)
+    if args.json:
+        print(json.dumps({"plugins": plugins, "engines": engines}, indent=2))
+    else:
+        print(render(plugins))
+        print("\n" + render_engines(engines))
     return 0
+
+
+def engine_list(pm: Any) -> list[dict[str, str]]:
+    """Every engine kind: ``usage`` (``claude[:MODEL]``), ``description`` and
+    the ``plugin`` that names it, built-ins first."""
+    engines = []
+    for impl in reversed(pm.hook.stepkit_engine_kinds.get_hookimpls()):
+        for usage, description in (impl.function() or {}).items():
+            engines.append({"usage": usage, "description": description, "plugin": impl.plugin_name})
+    return engines
+
+
+def render_engines(engines: list[dict[str, str]]) -> str:
+    """A table: engine usage, plugin, description."""
+    rows = [("ENGINE", "PLUGIN", "DESCRIPTION")] + [(e["usage"], e["plugin"], e["description"]) for e in engines]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    return "\n".join(f"{usage:<{widths[0]}}  {plugin:<{widths[1]}}  {text}".rstrip() for usage, plugin, text in rows)
 
 
 def render(plugins: list[dict[str, Any]]) -> str:

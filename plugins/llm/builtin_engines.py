@@ -1,0 +1,38 @@
+"""The built-in engine kinds (``--engine KIND[:ARG]``), registered through
+``stepkit_make_engine`` like any third-party engine.  Each engine module is
+imported only when its kind is asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stepkit.errors import UsageError
+from stepkit.hookspecs import hookimpl
+
+KINDS = {
+    "anthropic[:MODEL]": "the Anthropic Messages API (ANTHROPIC_API_KEY; the default)",
+    "scripted:FILE": "offline answers per node id from a YAML file (demos, tests of graphs and plugins)",
+}
+
+
+@hookimpl
+def stepkit_engine_kinds() -> dict[str, str]:
+    """The built-in kinds and what each one runs on."""
+    return KINDS
+
+
+@hookimpl(trylast=True)
+def stepkit_make_engine(kind: str, arg: str, project_dir: Path) -> Any | None:
+    """The built-in engine of ``kind``; None for a kind that is not built in."""
+    if kind == "anthropic":
+        from stepkit.plugins.llm.anthropic_engine import AnthropicEngine
+
+        return AnthropicEngine(model=arg or None)
+    if kind == "scripted":
+        from stepkit.plugins.llm.scripted import ScriptedEngine
+
+        if not arg:
+            raise UsageError("--engine scripted:FILE needs a file name")
+        return ScriptedEngine.load(arg, project_dir)
+    return None
