@@ -13,6 +13,7 @@ from stepkit.hookspecs import hookimpl
 KINDS = {
     "anthropic[:MODEL]": "the Anthropic Messages API (ANTHROPIC_API_KEY; the default)",
     "scripted:FILE": "offline answers per node id from a YAML file (demos, tests of graphs and plugins)",
+    "claude[:MODEL]": "Claude Code headless (claude -p): a Claude subscription, no API key",
 }
 
 
@@ -29,6 +30,10 @@ def stepkit_make_engine(kind: str, arg: str, project_dir: Path) -> Any | None:
         from stepkit.plugins.llm.anthropic_engine import AnthropicEngine
 
         return AnthropicEngine(model=arg or None)
+    if kind == "claude":
+        from stepkit.plugins.llm.claude_engine import ClaudeCodeEngine
+
+        return ClaudeCodeEngine(model=arg or None)
     if kind == "scripted":
         from stepkit.plugins.llm.scripted import ScriptedEngine
 
