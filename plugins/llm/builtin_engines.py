@@ -14,6 +14,7 @@ KINDS = {
     "anthropic[:MODEL]": "the Anthropic Messages API (ANTHROPIC_API_KEY; the default)",
     "scripted:FILE": "offline answers per node id from a YAML file (demos, tests of graphs and plugins)",
     "claude[:MODEL]": "Claude Code headless (claude -p): a Claude subscription, no API key",
+    "codex[:MODEL]": "Codex headless (codex exec): a ChatGPT plan or Codex's configured provider",
 }
 
 
@@ -34,6 +35,10 @@ def stepkit_make_engine(kind: str, arg: str, project_dir: Path) -> Any | None:
         from stepkit.plugins.llm.claude_engine import ClaudeCodeEngine
 
         return ClaudeCodeEngine(model=arg or None)
+    if kind == "codex":
+        from stepkit.plugins.llm.codex_engine import CodexEngine
+
+        return CodexEngine(model=arg or None)
     if kind == "scripted":
         from stepkit.plugins.llm.scripted import ScriptedEngine
 

@@ -95,11 +95,8 @@ class CliRun:
 def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: str) -> CliRun:
     """Run ``argv`` in the project directory with the prompt on stdin, in its
     own process group, bounded by ``llm_timeout_s``; its whole (masked)
-    output goes to ``<run_dir>/logs/<log_name>.log`` when there is a run."""
-    log = None
-    if ctx.run_dir is not None:
-        log = Path(ctx.run_dir) / "logs" / f"{log_name}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
+    output goes to ``<log_dir>/<log_name>.log``."""
+    log = ctx.log_dir() / f"{log_name}.log"
     result = process.run(shlex.join(argv), cwd=Path(ctx.project_dir), stdin_text=stdin_text,
                          timeout=setting(ctx, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
     objects, other = [], []

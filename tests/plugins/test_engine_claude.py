@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from stepkit.config import Config
-from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.llm.engine import check_engine_spec, make_engine
 from stepkit.plugins.llm.tools import coder_tools, read_only_tools
 from stepkit.records import StageContext, StageFault, Usage
@@ -42,19 +40,7 @@ def success(answer: dict) -> dict:
 
 
 def make_ctx(tmp_path: Path, settings: dict | None = None, usage: Usage | None = None) -> StageContext:
-    project = tmp_path / "project"
-    project.mkdir(exist_ok=True)
-    run_dir = project / ".stepkit" / "runs" / "r1"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    events = run_dir / "events.jsonl"
-
-    def emit(kind: str, **fields) -> None:
-        with events.open("a") as fh:
-            fh.write(json.dumps({"kind": kind, **fields}) + "\n")
-
-    return StageContext(node="orient", project_dir=project, plans_dir=project / "plans", state={},
-                        settings={"engine": "claude", **(settings or {})}, config=Config(),
-                        pm=get_plugin_manager(), run_dir=run_dir, emit=emit, usage=usage or Usage())
+    return fake_cli.stage_context(tmp_path, "claude", settings, usage)
 
 
 def ask(ctx: StageContext, tools: str = "read", spec: str | None = None, node: str = "orient") -> Answer:
@@ -94,8 +80,8 @@ def test_usage_and_cost_come_from_the_result(tmp_path, cli):
     ask(ctx)
     assert ctx.usage == Usage(input_tokens=2405, output_tokens=160, cache_read_tokens=600,
                               cache_write_tokens=0, cost_usd=0.01978)
-    (event,) = [json.loads(line) for line in (ctx.run_dir / "events.jsonl").read_text().splitlines()]
-    assert event["kind"] == "llm_call" and event["engine"] == "claude" and event["cost_usd"] == 0.00978
+    (event,) = fake_cli.events(ctx)
+    assert event["engine"] == "claude" and event["cost_usd"] == 0.00978
     assert event["model"] == "claude-sonnet-4-5"  # the model the CLI reports it used
 
 

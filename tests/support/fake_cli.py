@@ -93,3 +93,33 @@ def recorded(name: str) -> list[Any]:
 def path_with(bin_dir: Path) -> str:
     """PATH with ``bin_dir`` first."""
     return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def stage_context(tmp_path: Path, engine: str, settings: dict[str, Any] | None = None,
+                  usage: Any = None) -> Any:
+    """A stage context of node ``orient`` in run ``r1`` of a project under
+    ``tmp_path``, the run's engine ``engine``; events go to the run's
+    ``events.jsonl`` (:func:`events`)."""
+    from stepkit.config import Config
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.records import StageContext, Usage
+
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    run_dir = project / ".stepkit" / "runs" / "r1"
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    def emit(kind: str, **fields: Any) -> None:
+        with (run_dir / "events.jsonl").open("a") as fh:
+            fh.write(json.dumps({"kind": kind, **fields}) + "\n")
+
+    return StageContext(node="orient", project_dir=project, plans_dir=project / "plans", state={},
+                        settings={"engine": engine, **(settings or {})}, config=Config(),
+                        pm=get_plugin_manager(), run_dir=run_dir, emit=emit, usage=usage or Usage())
+
+
+def events(ctx: Any, kind: str = "llm_call") -> list[dict[str, Any]]:
+    """The run's events of ``kind``."""
+    path = Path(ctx.run_dir) / "events.jsonl"
+    found = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [event for event in found if event["kind"] == kind]
