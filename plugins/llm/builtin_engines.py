@@ -15,6 +15,7 @@ KINDS = {
     "scripted:FILE": "offline answers per node id from a YAML file (demos, tests of graphs and plugins)",
     "claude[:MODEL]": "Claude Code headless (claude -p): a Claude subscription, no API key",
     "codex[:MODEL]": "Codex headless (codex exec): a ChatGPT plan or Codex's configured provider",
+    "openai:MODEL": "any OpenAI-compatible chat-completions server (OPENAI_BASE_URL or [engines.openai])",
 }
 
 
@@ -39,6 +40,10 @@ def stepkit_make_engine(kind: str, arg: str, project_dir: Path) -> Any | None:
         from stepkit.plugins.llm.codex_engine import CodexEngine
 
         return CodexEngine(model=arg or None)
+    if kind == "openai":
+        from stepkit.plugins.llm.openai_engine import OpenAIEngine
+
+        return OpenAIEngine(model=arg or None, project_dir=project_dir)
     if kind == "scripted":
         from stepkit.plugins.llm.scripted import ScriptedEngine
 
