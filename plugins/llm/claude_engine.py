@@ -19,7 +19,9 @@ tool with SCHEMA), validated again by the stage's pydantic schema.
   Bash as well in ``acceptEdits`` mode; a node without tools gets none.
   The stages' own checks (orient must not write …) apply as with any engine.
 - **Usage**: tokens from the result's ``usage``, cost from its
-  ``total_cost_usd`` (the CLI's own figure); one ``llm_call`` event.
+  ``total_cost_usd`` (the CLI's own figure); one ``llm_call`` event, whose
+  ``auth`` says whether an ``ANTHROPIC_API_KEY`` (API billing) or the
+  subscription login paid for it.
 - **Faults**, in the CLI's own words: ``is_error`` (with
   ``api_error_status`` when the API refused), ``error_max_turns``, a result
   without ``structured_output``, a kill or a timeout, no result at all, a
@@ -30,6 +32,7 @@ tool with SCHEMA), validated again by the stage's pydantic schema.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from typing import Any, TypeVar
 
@@ -145,7 +148,9 @@ def _record(ctx: StageContext, node: str, model: str | None, result: dict[str, A
                   cache_write_tokens=u.get("cache_creation_input_tokens") or 0,
                   cost_usd=round(float(result.get("total_cost_usd") or 0.0), 6))
     used = model or ",".join(result.get("modelUsage") or {}) or None
-    record(ctx, usage, node=node, engine="claude", model=used, call=1, attempts=1,
+    # which credentials Claude Code billed: an API key in its environment wins over the login
+    auth = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "claude login"
+    record(ctx, usage, node=node, engine="claude", model=used, call=1, attempts=1, auth=auth,
            turns=result.get("num_turns"), stop_reason=result.get("subtype"),
            duration_s=run.result.duration_s)
 

@@ -74,7 +74,8 @@ def test_a_read_only_node_gets_read_grep_glob_in_plan_mode_and_the_answer_is_str
     assert call["cwd"] == str(ctx.project_dir)
 
 
-def test_usage_and_cost_come_from_the_result(tmp_path, cli):
+def test_usage_and_cost_come_from_the_result_and_the_event_says_who_pays(tmp_path, cli, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     fake_cli.script(cli, {"lines": [success(GOOD)]})
     ctx = make_ctx(tmp_path, usage=Usage(input_tokens=5, cost_usd=0.01))
     ask(ctx)
@@ -83,6 +84,10 @@ def test_usage_and_cost_come_from_the_result(tmp_path, cli):
     (event,) = fake_cli.events(ctx)
     assert event["engine"] == "claude" and event["cost_usd"] == 0.00978
     assert event["model"] == "claude-sonnet-4-5"  # the model the CLI reports it used
+    assert event["auth"] == "claude login"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
+    ask(ctx)
+    assert fake_cli.events(ctx)[-1]["auth"] == "ANTHROPIC_API_KEY"  # Claude Code bills the API then
 
 
 def test_a_writing_node_gets_edit_write_bash_and_accept_edits_a_node_without_tools_none(tmp_path, cli):
