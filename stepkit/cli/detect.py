@@ -32,6 +32,7 @@ def render(data: dict[str, Any]) -> str:
     for name, text, plugin in shown:
         chooser = f"  [{plugin}]" if plugin else ""
         lines.append(f"{name:<7} {text:<{width}}{chooser}".rstrip())
+    lines += [f"note:   {note}" for note in data["notes"]]
     for name, error in data["load_errors"].items():
         lines.append(f"plugin {name} failed to load and was skipped: {error}")
     return "\n".join(lines)

@@ -5,14 +5,14 @@ from stepkit.testing import resolve_gates
 PY = "stepkit.plugins.projects.python"
 TR = "stepkit.plugins.projects.taskrunners"
 OV = "stepkit.plugins.overrides"
-PYPROJECT = '[project]\nname = "demo"\n\n[tool.ruff]\n\n[tool.mypy]\nfiles = ["demo"]\n'
+PYPROJECT = '[project]\nname = "demo"\n\n[tool.ruff.format]\n\n[tool.mypy]\nfiles = ["demo"]\n'
 MAKEFILE = "test:\n\tpython -m pytest -x\nlint:\n\truff check .\n"
 
 
 def test_makefile_targets_win_python_fills_the_rest(stepkit_project):
     project = stepkit_project({"Makefile": MAKEFILE, "pyproject.toml": PYPROJECT, "tests/test_a.py": ""})
     assert resolve_gates(project) == {
-        "format": ("ruff format", PY),
+        "format": ("ruff format --force-exclude {files:.py,.pyi}", PY),
         "lint": ("make lint", TR),
         "build": ("mypy", PY),
         "tests": ("make test", TR),

@@ -181,6 +181,16 @@ def submodules(root: Path, prefix: str, base: str = "") -> list[tuple[Path, str]
     return found
 
 
+def tracked(directory: Path, names: list[str]) -> set[str] | None:
+    """Which of ``names`` (paths relative to ``directory``) git tracks, as
+    given; None when ``directory`` is not in a work tree (or git is missing)."""
+    out = run(["ls-files", "-z", "--", *names], directory)
+    if out is None:
+        return None
+    listed = set(out.decode("utf-8", "surrogateescape").split("\0"))
+    return {name for name in names if name in listed}
+
+
 def blob(root: Path, oid: str) -> bytes | None:
     """The bytes of a blob in the repository at ``root``."""
     return run(["cat-file", "blob", oid], root)
