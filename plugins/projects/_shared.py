@@ -187,12 +187,16 @@ def automation_text(project_dir: Path) -> str:
     return "\n".join(texts)
 
 
-def runs(project_dir: Path, command: str) -> bool:
-    """The project runs ``command`` (``ruff format``, ``cargo clippy``) in a
-    task runner, CI workflow, pre-commit hook or tox/nox session: the words,
-    as a command, appear in one of those files."""
-    words = r"\s+".join(re.escape(word) for word in command.split())
-    return re.search(rf"(?<![\w./-]){words}(?![\w-])", automation_text(project_dir)) is not None
+def runs(project_dir: Path, *commands: str) -> bool:
+    """The project runs one of ``commands`` (``ruff format``, ``cargo clippy``)
+    in a task runner, CI workflow, pre-commit hook or tox/nox session: its
+    words, as a command, appear in one of those files."""
+    text = automation_text(project_dir)
+    for command in commands:
+        words = r"\s+".join(re.escape(word) for word in command.split())
+        if re.search(rf"(?<![\w./-]){words}(?![\w-])", text):
+            return True
+    return False
 
 
 def precommit_hooks(project_dir: Path) -> set[str]:

@@ -91,3 +91,15 @@ def test_each_command_hook_called_through_pluggy_gives_the_first_answer(stepkit_
     assert hook.stepkit_build_command(project_dir=project, config=config) == "local-build"
     assert hook.stepkit_test_command(project_dir=project, config=config) is None
     assert hook.stepkit_detect_project(project_dir=project) == ["make", "python"]
+
+
+def test_a_cargo_workspace_stub_does_not_outrank_a_root_deno_json(stepkit_project, stepkit_pm):
+    from stepkit.workspace.gate_commands import project_types
+
+    project = stepkit_project({
+        "Cargo.toml": '[workspace]\nmembers = ["ext"]\n',
+        "ext/Cargo.toml": '[package]\nname = "ext"\nversion = "0.1.0"\n',
+        "deno.json": '{"tasks": {"test": "deno test -A"}}',
+    })
+    assert project_types(stepkit_pm(project), project) == ["deno"]
+    assert resolve_gates(project)["tests"] == ("deno task test", "stepkit.plugins.projects.deno")
