@@ -1,12 +1,15 @@
 """Helpers shared by the project-type plugins: recognising a project by a
-file, reading manifests, finding lockfiles, listing the targets a
-task-runner file really defines.
+file, reading manifests, finding the lockfiles git tracks, the format
+placeholder for the changed files, what the project runs (task runners, CI,
+pre-commit, tox/nox), the targets a task-runner file really defines and
+what they run, and which commands need a terminal.
 
 Every reader is forgiving: a missing, unreadable or malformed file reads as
 "nothing there" (None, ``{}`` or an empty set), so detection never fails a
 command and never invents a target.  Nothing here runs a project's tools,
 except ``just --summary`` (which only parses the justfile) when ``just`` is
-installed.
+installed; git is asked which lockfiles it tracks through
+:mod:`stepkit.workspace.scope.git`.
 """
 
 from __future__ import annotations
