@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from tests.support.e2e import PY, GOOD_MUL, make_project
+from tests.support.e2e import GOOD_MUL, PY, make_project
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
 

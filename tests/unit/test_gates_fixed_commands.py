@@ -57,7 +57,7 @@ def test_the_runner_asks_the_plugins_once_before_the_first_gate(tmp_path):
 
 
 def test_a_run_keeps_its_plan_in_the_settings_and_uses_it_afterwards(tmp_path):
-    pm, plugin = minded_pm()
+    pm, _ = minded_pm()
     settings: dict = {}
     first = run_gate_plan(settings, pm, tmp_path, Config())
     (tmp_path / "uv.lock").write_text("")

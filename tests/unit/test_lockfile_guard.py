@@ -4,8 +4,8 @@ git repos)."""
 
 from __future__ import annotations
 
-import shutil
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
