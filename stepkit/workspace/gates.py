@@ -48,8 +48,10 @@ from stepkit.workspace.scope.tree import (
     tree_hash,
 )
 
-#: the largest file held in memory before a gate, to put it back after
-HOLD_LIMIT = 16_000_000
+#: the largest file, and the most bytes in all, held in memory before a
+#: gate to put back after it (beyond: named as not restored)
+HOLD_FILE_LIMIT = 16_000_000
+HOLD_TOTAL_LIMIT = 256_000_000
 
 
 def run_gates(
@@ -366,6 +368,7 @@ def _hold(project: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
     """The bytes of each regular file (None: absent) small enough to hold;
     the others are left out."""
     held: dict[str, bytes | None] = {}
+    total = 0
     for rel in paths:
         path = project / rel
         try:
@@ -373,10 +376,11 @@ def _hold(project: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
         except OSError:
             held[rel] = None
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_size <= HOLD_LIMIT:
+        if stat.S_ISREG(st.st_mode) and st.st_size <= HOLD_FILE_LIMIT and total + st.st_size <= HOLD_TOTAL_LIMIT:
             data = read_bytes(path)
             if data is not None:
                 held[rel] = data
+                total += len(data)
     return held
 
 
