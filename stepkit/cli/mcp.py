@@ -129,7 +129,7 @@ def build_server(default_project: str = ".") -> Any:
         "the outcome (STEP_COMPLETE, STEP_BLOCKED, STEP_REJECTED, STEP_FAILED or PAUSED), run_id, "
         "gate summaries and, when PAUSED, the pending question and its options: ask your human "
         "and call resume with their answer. The final approval is never answered for them."))
-    async def run_step(ctx: Context, step: str | None = None, prompt: str | None = None,
+    async def run_step(ctx: Context, step: int | str | None = None, prompt: str | None = None,
                        project_dir: str | None = None, plans_dir: str | None = None,
                        engine: str | None = None, coder: str | None = None,
                        reviewer: str | None = None, sets: dict[str, Any] | None = None,

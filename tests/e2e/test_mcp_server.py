@@ -65,7 +65,7 @@ def test_status_run_step_paused_at_the_final_gate_then_resume_approve(tmp_path):
         status = data(await client.call("status"))
         seen["status"] = status
 
-        paused = data(await client.call("run_step", step="1", engine=f"scripted:{script}",
+        paused = data(await client.call("run_step", step=1, engine=f"scripted:{script}",
                                         coder=project.scripted_coder))
         seen["paused"], seen["progress"] = paused, list(client.progress)
         done = data(await client.call("resume", run_id=paused["run_id"], answer="approve"))
