@@ -32,13 +32,15 @@ class Client:
         return await self.session.call_tool(tool, arguments, progress_callback=on_progress)
 
 
-def serve(project, scenario) -> None:
-    """Run ``scenario(client)`` against a server started in the project."""
+def serve(project, scenario, errlog=None) -> None:
+    """Run ``scenario(client)`` against a server started in the project
+    (its stderr into ``errlog``, default this process's)."""
     params = StdioServerParameters(command=PY, args=["-m", "stepkit", "mcp"], cwd=str(project.root),
                                    env=project.env())
 
     async def main() -> None:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        async with (stdio_client(params, **({"errlog": errlog} if errlog else {})) as (read, write),
+                    ClientSession(read, write) as session):
             await session.initialize()
             await scenario(Client(session))
 
@@ -109,8 +111,19 @@ def test_the_final_approval_cannot_be_pre_answered_and_bad_arguments_are_tool_er
     assert not (project.root / ".stepkit" / "runs").exists() or not any((project.root / ".stepkit" / "runs").iterdir())
 
 
+NOISY_STEPCONF = """\
+from stepkit import hookimpl
+
+@hookimpl
+def stepkit_detect_project(project_dir):
+    print("NOISE from a plugin")
+"""
+
+
 def test_verify_detect_check_handoff_and_graph_are_bounded_objects(tmp_path):
+    """... and what a plugin prints misses the protocol (it goes to stderr)."""
     project = make_project(tmp_path)
+    (project.root / "stepconf.py").write_text(NOISY_STEPCONF)
     bad_handoff = project.root / "handoff.md"
     bad_handoff.write_text("# not a handoff\n")
     seen: dict[str, Any] = {}
@@ -122,7 +135,9 @@ def test_verify_detect_check_handoff_and_graph_are_bounded_objects(tmp_path):
         seen["handoff"] = data(await client.call("check_handoff", path=str(bad_handoff)))
         seen["graph"] = data(await client.call("graph"))
 
-    serve(project, scenario)
+    with (tmp_path / "server-stderr.txt").open("w") as errlog:
+        serve(project, scenario, errlog)
+    assert "NOISE from a plugin" in (tmp_path / "server-stderr.txt").read_text()
     verify = seen["verify"]
     assert verify["ok"] is False  # calc has no mul yet
     tests = next(g for g in verify["gates"] if g["name"] == "tests")
