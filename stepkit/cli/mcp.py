@@ -29,6 +29,7 @@ Needs the MCP SDK: ``pip install 'stepkit[mcp]'``.
 # parameter, and Context is imported only when the server is built.
 
 import argparse
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,9 @@ def build_server(default_project: str = ".") -> Any:
         token = anyio.lowlevel.current_token()
 
         def send(done: float, message: str) -> None:
-            anyio.from_thread.run(ctx.report_progress, done, total, message, token=token)
+            # a client gone or slow must never break the run it is told about
+            with contextlib.suppress(Exception):
+                anyio.from_thread.run(ctx.report_progress, done, total, message, token=token)
 
         return Progress(send)
 
