@@ -12,6 +12,7 @@ gets: none, read-only, or writes (a list with ``write_file``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
 from dataclasses import dataclass
@@ -95,8 +96,10 @@ class CliRun:
 def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: str) -> CliRun:
     """Run ``argv`` in the project directory with the prompt on stdin, in its
     own process group, bounded by ``llm_timeout_s``; its whole (masked)
-    output goes to ``<log_dir>/<log_name>.log``."""
-    log = ctx.log_dir() / f"{log_name}.log"
+    output goes to ``<log_dir>/<log_name>-<N>.log``, N counting the calls
+    (a fix round's log never replaces the first one's)."""
+    logs = ctx.log_dir()
+    log = next(path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists())
     result = process.run(shlex.join(argv), cwd=Path(ctx.project_dir), stdin_text=stdin_text,
                          timeout=setting(ctx, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
     objects, other = [], []

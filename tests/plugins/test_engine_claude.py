@@ -96,6 +96,10 @@ def test_a_writing_node_gets_edit_write_bash_and_accept_edits_a_node_without_too
     ask(ctx, tools="write", node="coder_edit")
     ask(ctx, tools="none", spec="claude:haiku")
     writing, bare = (c["argv"] for c in fake_cli.calls(cli))
+    logs = sorted(p.name for p in (ctx.run_dir / "logs").iterdir())
+    assert logs == ["llm-coder_edit-claude-1.log", "llm-orient-claude-1.log"]
+    ask(ctx, tools="none")
+    assert (ctx.run_dir / "logs" / "llm-orient-claude-2.log").is_file()  # the first call's log is kept
     assert option(writing, "--tools") == "Read,Grep,Glob,Edit,Write,Bash"
     assert option(writing, "--permission-mode") == "acceptEdits"
     assert option(writing, "--model") == "opus"  # --set model_<node> wins
