@@ -32,10 +32,23 @@ WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 
 
 def access(tools: list[Any] | None) -> str:
-    """``none``, ``read`` or ``write``: what the stage's tool list allows."""
+    """``none``, ``read`` or ``write``: what the stage's tool list allows.
+
+    The CLI's own tools stand in for stepkit's and cannot refuse a call the
+    way a stepkit handler can, so only stepkit's own workspace writers give
+    write access: a write tool whose handler was replaced (the built-in
+    coder refusing writes while it plans, a plugin's wrapper) leaves the
+    node read-only."""
     if not tools:
         return "none"
-    return "write" if WRITE_TOOLS & {tool.name for tool in tools} else "read"
+    return "write" if any(_writes(tool) for tool in tools) else "read"
+
+
+def _writes(tool: Any) -> bool:
+    from stepkit.plugins.llm import tools as stepkit_tools
+
+    owner = getattr(tool.handler, "__self__", None)
+    return tool.name in WRITE_TOOLS and type(owner).__module__ == stepkit_tools.__name__
 
 
 def node_model(node: str, ctx: StageContext, spec_model: str | None) -> str | None:

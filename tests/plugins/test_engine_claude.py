@@ -51,6 +51,25 @@ def ask(ctx: StageContext, tools: str = "read", spec: str | None = None, node: s
                                              ctx=ctx, max_turns=7)
 
 
+def test_write_tools_whose_handler_refuses_leave_the_node_read_only(tmp_path, cli):
+    """A coder that plans with its write tools refusing (one set of tool
+    definitions for every round) must not hand Claude Code its writers."""
+    from dataclasses import replace
+
+    fake_cli.script(cli, {"lines": [success(GOOD)]})
+    ctx = make_ctx(tmp_path)
+
+    def refuse(args):
+        raise ValueError("not while planning")
+
+    planning = [replace(t, handler=refuse) if t.name in ("write_file", "edit_file") else t
+                for t in coder_tools(ctx.project_dir)]
+    make_engine(None, ctx).structured(node="coder_plan", system="Plan.", prompt="Plan now.", schema=Answer,
+                                      tools=planning, ctx=ctx)
+    argv = fake_cli.calls(cli)[0]["argv"]
+    assert option(argv, "--tools") == "Read,Grep,Glob" and option(argv, "--permission-mode") == "plan"
+
+
 def option(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
