@@ -20,8 +20,8 @@ tool with SCHEMA), validated again by the stage's pydantic schema.
   The stages' own checks (orient must not write …) apply as with any engine.
 - **Usage**: tokens from the result's ``usage``, cost from its
   ``total_cost_usd`` (the CLI's own figure); one ``llm_call`` event, whose
-  ``auth`` says whether an ``ANTHROPIC_API_KEY`` (API billing) or the
-  subscription login paid for it.
+  ``billed_to`` says who paid: ``api`` (an ``ANTHROPIC_API_KEY`` was set)
+  or ``subscription`` (the login).
 - **Faults**, in the CLI's own words: ``is_error`` (with
   ``api_error_status`` when the API refused), ``error_max_turns``, a result
   without ``structured_output``, a kill or a timeout, no result at all, a
@@ -148,9 +148,9 @@ def _record(ctx: StageContext, node: str, model: str | None, result: dict[str, A
                   cache_write_tokens=u.get("cache_creation_input_tokens") or 0,
                   cost_usd=round(float(result.get("total_cost_usd") or 0.0), 6))
     used = model or ",".join(result.get("modelUsage") or {}) or None
-    # which credentials Claude Code billed: an API key in its environment wins over the login
-    auth = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "claude login"
-    record(ctx, usage, node=node, engine="claude", model=used, call=1, attempts=1, auth=auth,
+    # who Claude Code billed: an API key in its environment wins over the subscription login
+    billed_to = "api" if os.environ.get("ANTHROPIC_API_KEY") else "subscription"
+    record(ctx, usage, node=node, engine="claude", model=used, call=1, attempts=1, billed_to=billed_to,
            turns=result.get("num_turns"), stop_reason=result.get("subtype"),
            duration_s=run.result.duration_s)
 

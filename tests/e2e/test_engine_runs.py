@@ -40,6 +40,8 @@ def check_the_step(project, paused, engine_name, env):
     # one call per node (an API engine makes one more for a tool round)
     assert [n for i, n in enumerate(nodes) if i == 0 or nodes[i - 1] != n] == [node for node, _ in STEP]
     assert paused.data["usage"]["input_tokens"] > 0
+    if engine_name == "claude":  # who paid, as the run's event log keeps it (no API key here)
+        assert {e["billed_to"] for e in calls if e["event"] == "llm_call"} == {"subscription"}
     assert "Added calc.mul." in project.handoff(1).read_text()
     done = project.resume("approve", env=env)
     assert done.outcome == "STEP_COMPLETE", done.stderr

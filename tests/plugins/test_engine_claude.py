@@ -103,10 +103,10 @@ def test_usage_and_cost_come_from_the_result_and_the_event_says_who_pays(tmp_pat
     (event,) = fake_cli.events(ctx)
     assert event["engine"] == "claude" and event["cost_usd"] == 0.00978
     assert event["model"] == "claude-sonnet-4-5"  # the model the CLI reports it used
-    assert event["auth"] == "claude login"
+    assert event["billed_to"] == "subscription"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789abcdef")
     ask(ctx)
-    assert fake_cli.events(ctx)[-1]["auth"] == "ANTHROPIC_API_KEY"  # Claude Code bills the API then
+    assert fake_cli.events(ctx)[-1]["billed_to"] == "api"  # Claude Code bills the API then
 
 
 def test_a_writing_node_gets_edit_write_bash_and_accept_edits_a_node_without_tools_none(tmp_path, cli):
