@@ -51,8 +51,21 @@ _RUNNER_FAILURES = _any_of(
 )
 
 
+#: Words every line the patterns below can match holds (lower case): only
+#: those lines are searched, so a megabyte of passing output costs little.
+_FAILURE_WORDS = ("fail", "error")
+_RAN_WORDS = ("passed", "failed", "error", "running", "ok", "--- ", "tests", "ran ", "example", "total")
+_NO_TEST_WORDS = ("no test", "0 test", "zero test", "no-source", "0 example", "no example", "0 passed",
+                  "tests run: 0", "deselected", "skipped", "did not discover")
+
+
 def _lines(output: str) -> list[str]:
     return [terminal_line(line) for line in strip_ansi(output).split("\n")]
+
+
+def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
+    """The lines that hold one of ``words`` (any case), joined."""
+    return "\n".join(line for line in lines if any(word in line.lower() for word in words))
 
 
 def _tail(lines: list[str]) -> list[str]:
@@ -176,9 +189,12 @@ def environment_fault(output: str, exit_code: int | None) -> str | None:
         ``make: clang-format: command not found (not installed or not on
         PATH)``; None when the output shows no fault, or shows failing tests.
     """
-    if exit_code in (0, None) or _RUNNER_FAILURES.search(strip_ansi(output)):
+    if exit_code in (0, None):
         return None
-    lines = _tail(_lines(output))
+    every = _lines(output)
+    if _RUNNER_FAILURES.search(_with_words(every, _FAILURE_WORDS)):
+        return None
+    lines = _tail(every)
     if exit_code in (126, 127):
         return _shell_fault(lines, exit_code)
     make_cause = _make_fault(lines)
@@ -304,26 +320,35 @@ def no_tests_reason(output: str, exit_code: int | None) -> str | None:
     """
     if exit_code is None:
         return None
-    text = "\n".join(_lines(output))
-    if _RUNNER_FAILURES.search(text) or _TESTS_RAN.search(text):
+    lines = _lines(output)
+    reason, codes = _no_tests_said(lines, exit_code)
+    if reason is None or not _exit_allowed(exit_code, codes, lines):
         return None
-    lines = text.split("\n")
-    found = [(rule, m) for rule in _NO_TESTS if (m := rule.pattern.search(text))]
+    if _RUNNER_FAILURES.search(_with_words(lines, _FAILURE_WORDS)) or _TESTS_RAN.search(
+            _with_words(lines, _RAN_WORDS)):
+        return None  # another runner in the same output ran tests, or some failed
+    return reason
+
+
+def _no_tests_said(lines: list[str], exit_code: int) -> tuple[str | None, frozenset[int]]:
+    """What the runners in ``lines`` said about finding no test, and the exit
+    codes they give it (none said: ``(None, ∅)``)."""
+    said = _with_words(lines, _NO_TEST_WORDS)
+    found = [rule for rule in _NO_TESTS if rule.pattern.search(said)]
     if found:
-        codes = frozenset().union(*(rule.codes for rule, _ in found))
-        if not _exit_allowed(exit_code, codes, lines):
-            return None
-        rule = found[0][0]
-        return f"{rule.runner}: {rule.what} (exit {exit_code})"
-    if exit_code != 0 and not _exit_allowed(exit_code, frozenset({0}), lines):
-        return None
+        return f"{found[0].runner}: {found[0].what} (exit {exit_code})", frozenset().union(*(r.codes for r in found))
     packages = [line for line in lines if _GO_ANY_PACKAGE.match(line)]
     if packages and all(_GO_PACKAGE.match(line) for line in packages):
-        return f"go: no test files in any of {len(packages)} package{'s' if len(packages) != 1 else ''}"
+        return f"go: no test files in any of {_plural(len(packages), 'package')}", frozenset({0})
     counts = [int(m.group(1)) for line in lines if (m := _CARGO_RUNNING.match(line.strip()))]
-    if counts and not any(counts) and exit_code == 0:
-        return f"cargo: running 0 tests in each of {len(counts)} test target{'s' if len(counts) != 1 else ''}"
-    return None
+    if counts and not any(counts):
+        return f"cargo: running 0 tests in each of {_plural(len(counts), 'test target')}", frozenset({0})
+    return None, frozenset()
+
+
+def _plural(count: int, noun: str) -> str:
+    """``1 package`` / ``2 packages``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bool:
