@@ -252,3 +252,12 @@ def test_rfe_names_failing_ids_with_their_file_even_under_quiet_addopts(stepkit_
     done = run_shell(command, project)
     assert done.returncode == 1
     assert "FAILED tests/test_a.py::test_fails" in done.stdout
+
+
+def test_a_comment_naming_a_formatter_does_not_choose_it(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": "[tool.ruff]\n",
+        "tox.ini": "[flake8]\nextend-ignore = E203  # black compat\n",
+        "Makefile": "# ruff format is not used here yet\nlint:\n\truff check .\n",
+    })
+    assert commands(project)["format"] is None
