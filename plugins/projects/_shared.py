@@ -140,7 +140,7 @@ def which_lockfile(project_dir: Path, lockfiles: Iterable[tuple[str, str]]) -> s
     present = [(name, tool) for name, tool in lockfiles if (project_dir / name).is_file()]
     if not present:
         return None
-    tracked = git.tracked(project_dir, [name for name, _ in present])
+    tracked = git.tracked_named(project_dir, tuple(name for name, _ in present))
     return next((tool for name, tool in present if tracked is None or name in tracked), None)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from stepkit.testing import resolve_gates
+from stepkit.workspace.gate_commands import expand_files
 from tests.support.coder import git, init_repo
 from tests.support.detect import detected, need, run_shell
 
@@ -68,7 +69,7 @@ def test_the_real_ruff_formats_only_the_file_named(stepkit_project):
     need("ruff")
     ugly = "x = {  'a':1 }\n"
     project = stepkit_project({"pyproject.toml": "[tool.ruff.format]\n", "changed.py": ugly, "other.py": ugly})
-    command = commands(project)["format"].replace("{files:.py,.pyi}", "changed.py")  # as the gate runner does
+    command, _ = expand_files(commands(project)["format"], ["changed.py", "notes.md"])  # the gate runner's
     done = run_shell(command, project)
     assert done.returncode == 0, done.stderr
     assert (project / "changed.py").read_text() == 'x = {"a": 1}\n'
