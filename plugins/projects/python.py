@@ -57,6 +57,7 @@ _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipf
 _RUNNERS = (("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PYTHON_FILES = _shared.changed_files(".py", ".pyi")
+_PYTEST = "python -m pytest -rfE"
 #: Top-level dirs that are never the project's package, even with an ``__init__.py``.
 _NOT_PACKAGES = {"build", "dist", "docs", "doc", "tests", "test", "testing", "examples", "example",
                  "benchmarks", "venv"}
@@ -183,7 +184,15 @@ class _Project:
         env = _sessions.test_env(self.dir)
         if env is not None and env.setup:
             return f"{self.prefix}{env.command}"
-        return f"{self.prefix}python -m pytest -rfE" if self.uses_pytest() else None
+        return f"{self.prefix}{_PYTEST}" if self.uses_pytest() else None
+
+    def notes(self) -> list[str]:
+        """Why the tests run through tox or nox rather than pytest, when they do."""
+        env = _sessions.test_env(self.dir)
+        if env is None or not env.setup:
+            return []
+        why = "; ".join(env.setup)
+        return [f"tests: `{env.command}` rather than `{_PYTEST}`: it {why}, which pytest alone would not"]
 
 
 def _names(value: Any) -> list[str]:
@@ -252,5 +261,6 @@ PYTHON = ProjectType(
     lint=_Project.lint_command,
     build=_Project.build_command,
     tests=_Project.test_command,
+    notes=_Project.notes,
 )
 globals().update(PYTHON.hookimpls())

@@ -9,7 +9,7 @@ import pytest
 from stepkit.testing import resolve_gates
 from stepkit.workspace.gate_commands import expand_files
 from tests.support.coder import git, init_repo
-from tests.support.detect import detected, need, run_shell
+from tests.support.detect import detect_json, detected, need, run_shell
 
 RUFF_FORMAT = "ruff format --force-exclude {files:.py,.pyi}"
 BLACK = "black {files:.py,.pyi}"
@@ -212,9 +212,13 @@ def lint(session):
 """
 
 
-def test_nox_drives_the_tests_when_its_session_installs_extras(stepkit_project):
+def test_nox_drives_the_tests_when_its_session_installs_extras_and_detect_says_why(stepkit_project):
     project = stepkit_project({"noxfile.py": NOXFILE, "pyproject.toml": "[tool.ruff]\n", "tests/test_a.py": ""})
-    assert detected(project)["tests"] == "nox -s tests"
+    data = detect_json(project)
+    assert {g["name"]: g["command"] for g in data["gates"]}["tests"] == "nox -s tests"
+    assert data["notes"] == [
+        "tests: `nox -s tests` rather than `python -m pytest -rfE`: it installs the project, which pytest alone would not"
+    ]
 
 
 def test_a_plain_nox_session_keeps_the_plain_runner(stepkit_project):
