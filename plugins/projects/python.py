@@ -21,7 +21,8 @@ it happens to be installed.
   formatter the project shows it formats with: ``ruff format
   --force-exclude`` when ``[tool.ruff.format]`` (or ``[format]`` in
   ruff.toml) exists, a ``ruff-format`` pre-commit hook is listed, or a task
-  runner, tox/nox session or CI step runs ``ruff format``; else ``black``
+  runner, tox/nox session or CI step runs ``ruff format`` (or ``hatch fmt``,
+  which is ruff's formatter); else ``black``
   when ``[tool.black]`` exists, a black hook is listed or something runs
   black.  A lint-only ``[tool.ruff]`` gets no formatter.
 - lint: ``ruff check`` when the project uses ruff.
@@ -101,7 +102,7 @@ class _Project:
             "format" in _shared.table(self.tool, "ruff")
             or (ruff_toml is not None and "format" in _shared.read_toml(ruff_toml))
             or "ruff-format" in _shared.precommit_hooks(self.dir)
-            or _shared.runs(self.dir, "ruff format")
+            or _shared.runs(self.dir, "ruff format", "hatch fmt")  # hatch fmt is ruff's formatter
         )
 
     def formats_with_black(self) -> bool:

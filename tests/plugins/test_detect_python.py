@@ -38,8 +38,11 @@ def test_a_lint_only_ruff_project_gets_no_formatter_from_the_real_cli(stepkit_pr
         {"pyproject.toml": "[tool.ruff]\n", ".github/workflows/ci.yml":
             "jobs:\n  lint:\n    steps:\n      - run: ruff format --diff .\n"},
         {"pyproject.toml": '[tool.ruff]\n[tool.poe.tasks]\nfmt = "ruff format"\n'},
+        {"pyproject.toml": "[tool.ruff]\n", ".github/workflows/lint.yml": "jobs:\n  l:\n    steps:\n"
+                                                                         "      - run: hatch fmt --check\n"},
     ],
-    ids=["format-table", "ruff.toml-format", "pre-commit-hook", "makefile-step", "ci-step", "poe-task"],
+    ids=["format-table", "ruff.toml-format", "pre-commit-hook", "makefile-step", "ci-step", "poe-task",
+         "hatch-fmt"],
 )
 def test_ruff_formats_the_changed_files_when_the_project_formats_with_it(stepkit_project, files):
     assert commands(stepkit_project(files))["format"] == RUFF_FORMAT
