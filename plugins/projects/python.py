@@ -146,7 +146,8 @@ class _Project:
         """The project's packages as paths: those its build config lists
         (setuptools, poetry, hatch), else ``src/<pkg>`` and top-level dirs
         with an ``__init__.py``, else the root module named for the project."""
-        found = _configured_packages(self.tool) or [
+        configured = [path for path in _configured_packages(self.tool) if (self.dir / path).exists()]
+        found = configured or [
             str(path.relative_to(self.dir))
             for base in (self.dir / "src", self.dir)
             if base.is_dir()
@@ -157,7 +158,6 @@ class _Project:
         name = str(_shared.table(self.pyproject, "project").get("name", "")).replace("-", "_")
         if not found and name and (self.dir / f"{name}.py").is_file():
             found = [f"{name}.py"]
-        found = [path for path in found if (self.dir / path).exists()]
         return " ".join(shlex.quote(path) for path in found) or None
 
     def format_command(self) -> str | None:
