@@ -269,3 +269,19 @@ def test_a_comment_naming_a_formatter_does_not_choose_it(stepkit_project):
         "Makefile": "# ruff format is not used here yet\nlint:\n\truff check .\n",
     })
     assert commands(project)["format"] is None
+
+
+def test_the_real_black_from_a_pre_commit_hook_formats_only_the_changed_file(stepkit_project):
+    need("black")
+    ugly = "x = {  'a':1 }\n"
+    project = stepkit_project({
+        "setup.py": "",
+        ".pre-commit-config.yaml": "repos:\n- repo: https://github.com/psf/black\n  rev: 24.1.0\n"
+                                   "  hooks:\n  - id: black\n",
+        "changed.py": ugly, "other.py": ugly,
+    })
+    command, _ = expand_files(commands(project)["format"], ["changed.py", "README.md"])
+    done = run_shell(command, project, BLACK_CACHE_DIR=str(project.parent / "black-cache"))
+    assert done.returncode == 0, done.stderr
+    assert (project / "changed.py").read_text() == 'x = {"a": 1}\n'
+    assert (project / "other.py").read_text() == ugly
