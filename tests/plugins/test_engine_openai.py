@@ -128,3 +128,12 @@ def test_setup_problems_are_usage_errors_before_the_run(tmp_path, monkeypatch):
         check_engine_spec("openai:gpt-5.5", tmp_path, calls=True)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")  # a local server needs no key
     check_engine_spec("openai:llama3.2", tmp_path, calls=True)
+
+
+def test_without_the_sdk_the_engine_says_what_to_install(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # as if the extra were not installed
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    with pytest.raises(UsageError, match=r"needs the OpenAI SDK: pip install 'stepkit\[openai\]'"):
+        check_engine_spec("openai:gpt-5.5", tmp_path, calls=True)
