@@ -183,6 +183,18 @@ class Preset:
         return match.group(0) if match else None
 
 
+def preset_status() -> list[dict[str, Any]]:
+    """Every preset: its CLI on PATH (``path``, ``version``: None when it is
+    missing), the versions it was checked against and how to install it."""
+    rows = []
+    for preset in PRESETS.values():
+        version = preset.version()
+        rows.append({"name": preset.name, "path": shutil.which(preset.name), "version": version,
+                     "checked": list(preset.checked), "checked_version": version in preset.checked,
+                     "install": preset.install})
+    return rows
+
+
 # -- claude --------------------------------------------------------------------
 
 

@@ -193,3 +193,17 @@ def test_a_spent_budget_stops_the_delegate_before_it_starts(project, settings, s
     with pytest.raises(StageFault, match=re.escape(f"budget exceeded: {message}")):
         stepkit_implement(ctx)
     assert not marker.exists()
+
+
+def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(monkeypatch, tmp_path):
+    from stepkit.config import Config
+    from stepkit.errors import UsageError
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    settings = {"reviewer": "opencode", "stages": ("implement", "review")}
+    with pytest.raises(UsageError, match=re.escape(
+            "--reviewer opencode: the 'opencode' CLI is not on PATH (install it: npm install -g opencode-ai; "
+            "or use command:SHELL)")):
+        command.stepkit_configure(Config(), {**settings, "coder": "command:true"})
+    # a command that does not run the review does not need the reviewer's CLI
+    command.stepkit_configure(Config(), {**settings, "coder": "command:true", "stages": ("implement",)})

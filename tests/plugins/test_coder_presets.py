@@ -254,3 +254,28 @@ def test_a_preset_reviewers_usage_is_the_runs_too(tmp_path, fp):
     assert stepkit_review(ctx).review_report.startswith("🟡 greet.py")
     assert ctx.usage.cost_usd > 0 and ctx.usage.input_tokens == 1200
     assert events[-1][0] == "delegate_usage" and events[-1][1]["who"] == "reviewer-opencode"
+
+
+def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(tmp_path, capsys, monkeypatch):
+    from stepkit.cli import main
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+    fake.chmod(0o755)
+    old = bin_dir / "codex"
+    old.write_text("#!/bin/sh\necho 'codex-cli 0.1.0'\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert main(["plugins", "--project-dir", str(tmp_path), "--json"]) == 0
+    presets = {p["name"]: p for p in json.loads(capsys.readouterr().out)["presets"]}
+    assert list(presets) == ["claude", "codex", "aider", "opencode"]
+    assert presets["claude"] == {"name": "claude", "path": str(fake), "version": "2.1.332", "checked": ["2.1.332"],
+                                 "checked_version": True, "install": "npm install -g @anthropic-ai/claude-code"}
+    assert presets["codex"]["version"] == "0.1.0" and not presets["codex"]["checked_version"]
+    assert presets["aider"]["path"] is None and presets["aider"]["version"] is None
+    assert main(["plugins", "--project-dir", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert "opencode  not on PATH (install: npm install -g opencode-ai)" in table
+    assert "0.1.0 (" in table and "[not a checked version]" in table
