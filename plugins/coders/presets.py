@@ -31,7 +31,8 @@ reviewer leaves the project tree untouched.
   are warnings, e.g. missing model metadata), ``turn.completed`` (its
   ``usage``) / ``turn.failed``, and ``error`` (a retry notice when a
   ``turn.completed`` follows).  Codex reports tokens, not cost.
-- ``aider``: ``--message-file``, ``--yes-always``, ``--no-auto-commits``,
+- ``aider``: (an error after its last reply, or edits that never applied,
+  fail the run whatever the reply said) ``--message-file``, ``--yes-always``, ``--no-auto-commits``,
   ``--no-dirty-commits`` (the scope guard needs the changes in the work
   tree), ``--no-gitignore``, ``--no-git`` outside git, history files in the
   scratch dir, and in git a throwaway index (``GIT_INDEX_FILE``) so the files
@@ -344,9 +345,23 @@ def _aider_read(output: str, scratch: Path) -> Parsed:
     gave_up = _AIDER_GAVE_UP.search(output)
     failed = ("could not apply its edits (they did not conform to the edit format: "
               f"\"{gave_up.group(0)}\")") if gave_up else None
+    last_error = errors[-1] if errors else None
+    if failed is None and last_error and output.rfind(last_error) > _last_sentinel_at(output):
+        # e.g. the reply named a file not in the chat, and asking again failed: nothing applied
+        failed = f"ended on an error after its last reply ({last_error[:200]})"
     answer = _aider_answer(scratch / "chat.history.md")
     return Parsed(text=answer if answer is not None else output, errors=tuple(errors), notes=tuple(notes),
                   failed=failed, usage=usage, cost_usd=cost)
+
+
+def _last_sentinel_at(output: str) -> int:
+    """Where the last sentinel line of ``output`` starts (-1: none)."""
+    at, offset = -1, 0
+    for line in output.splitlines(keepends=True):
+        if find_sentinel(line):
+            at = offset
+        offset += len(line)
+    return at
 
 
 def _aider_tokens(fields: str) -> Usage:

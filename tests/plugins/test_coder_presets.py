@@ -135,6 +135,14 @@ def test_aider_edits_that_never_applied_are_failed_even_when_the_reply_says_comp
     assert "its reply said CODER_COMPLETE" in result.text
 
 
+def test_aider_ending_on_an_error_after_its_reply_is_failed(tmp_path):
+    # the reply named a file not in the chat; aider added it, asked again, and that request failed
+    result, parsed = replay("aider", "error_after_reply", tmp_path)
+    assert "CODER_COMPLETE" in parsed.text
+    assert result.sentinel == "CODER_FAILED"
+    assert "ended on an error after its last reply (litellm.BadRequestError" in result.text
+
+
 def test_aider_answer_is_the_models_reply_only_once(tmp_path):
     _, parsed = replay("aider", "review", tmp_path)
     assert parsed.text == "🟡 greet.py: greet() has no test.\n🟢 greet.py: fine otherwise."

@@ -77,6 +77,7 @@ class Model:
         self.root = root
         self.api: Any = ResponsesAPI() if name == "codex" else MessagesAPI()
         self._aider_reply: list[str] = []
+        self._aider_repeat = False
 
     def __enter__(self) -> Self:
         self.api.__enter__()
@@ -122,14 +123,20 @@ class Model:
         """A turn that writes ``content`` to ``path`` (aider: an edit block
         replacing ``old``, sent with the next :meth:`say`)."""
         if self.name == "claude":
+            if path.exists():  # claude and opencode overwrite only a file they have read
+                self.api.reply_tool("Read", {"file_path": str(path)})
             self.api.reply_tool("Write", {"file_path": str(path), "content": content})
         elif self.name == "opencode":
+            if path.exists():
+                self.api.reply_tool("read", {"filePath": str(path)})
             self.api.reply_tool("write", {"filePath": str(path), "content": content})
         elif self.name == "codex":
             self.api.reply_call("exec_command", {"cmd": f"cat > {path} <<'STEPKIT_EOF'\n{content}STEPKIT_EOF"})
         else:
             self._aider_reply.append(f"{path.name}\n```python\n<<<<<<< SEARCH\n{old}=======\n{content}"
                                      ">>>>>>> REPLACE\n```\n")
+            # a file not in the chat yet: aider adds it and asks again, the model repeats itself
+            self._aider_repeat = self._aider_repeat or path.exists()
 
     def shell(self, command: str) -> None:
         """A turn that runs ``command``."""
@@ -148,8 +155,9 @@ class Model:
             self.api.reply_text(text, usage=OPENAI_USAGE, delay_s=delay_s)
             return
         body = "\n".join([*self._aider_reply, text])
-        self._aider_reply = []
-        self.api.reply_text(body, usage=USAGE, model=ANTHROPIC_MODEL, delay_s=delay_s)
+        for _ in range(2 if self._aider_repeat else 1):
+            self.api.reply_text(body, usage=USAGE, model=ANTHROPIC_MODEL, delay_s=delay_s)
+        self._aider_reply, self._aider_repeat = [], False
 
     def fail(self, status: int, kind: str = "api_error", message: str = "scripted failure") -> None:
         """One API error response."""

@@ -97,6 +97,15 @@ def bad_edits(model: Model, project: Path) -> dict:
     return {}
 
 
+def error_after_reply(model: Model, project: Path) -> dict:
+    """aider: the reply edits a file not in the chat; aider adds it and asks
+    again, and that request fails: the edit never applied."""
+    block = "app.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"
+    model.api.reply_text(block + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20})
+    model.fail(400, "invalid_request_error", "scripted refusal")
+    return {}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "claude": {"success": success, "failure": failure, "retried": retried, "killed": killed,
                "review": review, "review_denied": review_denied},
@@ -105,7 +114,8 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
               "review": review, "review_denied": review_denied},
     "aider": {"success": success, "success_no_git": success, "failure": failure, "retried": retried,
               "killed": killed,
-              "review": review, "bad_edits": bad_edits},
+              "review": review, "bad_edits": bad_edits,
+              "error_after_reply": error_after_reply},
     "opencode": {"success": success, "failure": failure, "retried": retried, "killed": killed,
                  "review": review, "review_denied": review_denied, "outside_project": outside_project},
 }
