@@ -77,12 +77,10 @@ class Model:
         self.root = root
         self.api: Any = ResponsesAPI() if name == "codex" else MessagesAPI()
         self._aider_reply: list[str] = []
-        self._aider_repeat = False
 
     def __enter__(self) -> Self:
         self.api.__enter__()
-        if self.name in ("claude", "opencode"):  # aider's requests never carry tools
-            self.api.responder = _side_requests
+        self.api.responder = _aider_asks_again if self.name == "aider" else _side_requests
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -135,8 +133,7 @@ class Model:
         else:
             self._aider_reply.append(f"{path.name}\n```python\n<<<<<<< SEARCH\n{old}=======\n{content}"
                                      ">>>>>>> REPLACE\n```\n")
-            # a file not in the chat yet: aider adds it and asks again, the model repeats itself
-            self._aider_repeat = self._aider_repeat or path.exists()
+
 
     def shell(self, command: str) -> None:
         """A turn that runs ``command``."""
@@ -155,13 +152,26 @@ class Model:
             self.api.reply_text(text, usage=OPENAI_USAGE, delay_s=delay_s)
             return
         body = "\n".join([*self._aider_reply, text])
-        for _ in range(2 if self._aider_repeat else 1):
-            self.api.reply_text(body, usage=USAGE, model=ANTHROPIC_MODEL, delay_s=delay_s)
-        self._aider_reply, self._aider_repeat = [], False
+        self._aider_reply = []
+        self.api.reply_text(body, usage=USAGE, model=ANTHROPIC_MODEL, delay_s=delay_s)
 
     def fail(self, status: int, kind: str = "api_error", message: str = "scripted failure") -> None:
         """One API error response."""
         self.api.error(status, kind, message)
+
+
+def _aider_asks_again(body: dict[str, Any]) -> Scripted | None:
+    """aider adds the files a reply named that were not in the chat and asks
+    again: the model gives the same answer, now that it sees them."""
+    messages = body.get("messages") or []
+    if not messages or "I added these files to the chat" not in json.dumps(messages[-1].get("content")):
+        return None
+    previous = next(m for m in reversed(messages) if m.get("role") == "assistant")
+    content = previous["content"]
+    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    return Scripted(200, {"id": "msg_again", "type": "message", "role": "assistant", "model": body.get("model"),
+                          "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                          "stop_sequence": None, "usage": {"input_tokens": 300, "output_tokens": 20}})
 
 
 def _side_requests(body: dict[str, Any]) -> Scripted | None:

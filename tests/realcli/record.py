@@ -101,6 +101,7 @@ def error_after_reply(model: Model, project: Path) -> dict:
     """aider: the reply edits a file not in the chat; aider adds it and asks
     again, and that request fails: the edit never applied."""
     block = "app.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"
+    model.api.responder = None  # the request that asks again gets the error, not the same answer
     model.api.reply_text(block + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20})
     model.fail(400, "invalid_request_error", "scripted refusal")
     return {}

@@ -81,10 +81,13 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
         assert data["pending"]["node"] == "gate_user_review"
         done, final = stepkit(project, env, "resume", "--answer", "approve")
     assert done.returncode == 0 and final["outcome"] == "STEP_COMPLETE", done.stderr + done.stdout
+    assert (project.root / "calc.py").read_text() == GOOD_MUL
+    run_dir = project.root / ".stepkit" / "runs" / final["run_id"]
+    state = json.loads((run_dir / "state.json").read_text())
+    assert REPORT in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
     usage = final["usage"]
     assert usage["output_tokens"] > 0
     assert usage["cost_usd"] > 0 or cli == "codex"  # codex reports tokens, not cost
-    events = [json.loads(line) for line in (project.root / ".stepkit" / "runs" / final["run_id"] / "events.jsonl")
-              .read_text().splitlines()]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     who = {e.get("who") for e in events if e["event"] == "delegate_usage"}
     assert who == {f"coder-{cli}", f"reviewer-{cli}"}
