@@ -15,8 +15,8 @@ coder crashed.  A command may report what it spent by writing a JSON object
 
 What every delegate (coder or reviewer, command or preset) spent is added to
 the run's usage and recorded in a ``delegate_usage`` event; before one
-starts, a run that has already spent its budget (``max_cost_usd``,
-``max_tokens``) faults instead.
+starts, a run whose budget (``max_cost_usd``, ``max_tokens``) leaves it
+nothing faults instead.
 
 :func:`run_delegate` runs an external coder or reviewer through
 :func:`stepkit.workspace.process.run` (output streamed to a redacted log, bounded
@@ -92,16 +92,16 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
 
 def run_delegate(
     ctx: StageContext, command: str, prompt: str, *, name: str, timeout: float,
-    on_text: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
+    on_text: Callable[[str], None] | None = None, env: dict[str, str] | None = None, spends: bool = False,
 ) -> ProcessResult:
     """Run an external coder or reviewer with the DESIGN.md contract: the
     prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env (and
     ``env``), the project dir as the working directory; ``on_text`` sees the
-    output as it streams.
+    output as it streams; ``spends``: it is a coding CLI (see :func:`check_budget`).
 
-    :raises StageFault: the run's budget is already spent (nothing is started).
+    :raises StageFault: the run's budget is spent (nothing is started).
     """
-    check_budget(ctx, name)
+    check_budget(ctx, name, spends=spends)
     logs = ctx.log_dir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = _unique(logs, f"{name}-{stamp}")
@@ -126,15 +126,19 @@ def run_delegate(
     return run
 
 
-def check_budget(ctx: StageContext, who: str) -> None:
-    """Fault before ``who`` starts when the run has spent its ``max_cost_usd``
-    or ``max_tokens`` (a delegate's spending is known only once it ends)."""
+def check_budget(ctx: StageContext, who: str, *, spends: bool) -> None:
+    """Fault before ``who`` starts when the run's ``max_cost_usd`` or
+    ``max_tokens`` leaves it nothing: a delegate's spending is known only once
+    it ends, so a coding CLI (``spends``: every request costs) needs some of
+    the budget left, a command (which may call no model) a budget not passed."""
     used = ctx.usage
     max_cost, max_tokens = ctx.settings.get("max_cost_usd"), ctx.settings.get("max_tokens")
-    if max_cost not in (None, "") and used.cost_usd >= float(max_cost):
+    if max_cost not in (None, "") and (used.cost_usd >= float(max_cost) if spends
+                                       else used.cost_usd > float(max_cost)):
         raise StageFault(f"budget exceeded: the run has spent ${used.cost_usd:.4f} of "
                          f"max_cost_usd={float(max_cost):g}; {who} was not started")
-    if max_tokens not in (None, "") and used.total_tokens >= int(max_tokens):
+    if max_tokens not in (None, "") and (used.total_tokens >= int(max_tokens) if spends
+                                         else used.total_tokens > int(max_tokens)):
         raise StageFault(f"budget exceeded: the run has used {used.total_tokens} tokens of "
                          f"max_tokens={int(max_tokens)}; {who} was not started")
 
@@ -220,7 +224,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
         name = f"coder-{spec}"
         with preset.session(ctx, review=False) as call:
             run = run_delegate(ctx, preset.command(call), build_coder_prompt(ctx), name=name, timeout=timeout,
-                               on_text=watch, env=preset.env(call))
+                               on_text=watch, env=preset.env(call), spends=True)
             result = preset.parse(run, watch.last, call.scratch)
     else:
         return None

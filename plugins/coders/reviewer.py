@@ -116,7 +116,8 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
     name = f"reviewer-{preset.name}" if preset else "reviewer"
     try:
         run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
-                           timeout=ctx.config.timeouts.reviewer, env=preset.env(call) if preset else None)
+                           timeout=ctx.config.timeouts.reviewer, env=preset.env(call) if preset else None,
+                           spends=preset is not None)
     except StageFault as fault:  # the budget is spent
         return ReviewResult(fault=fault.note)
     parsed = preset.read(run.output, call.scratch) if preset is not None else None

@@ -180,11 +180,11 @@ def test_a_command_that_reports_nothing_adds_no_usage(project):
 
 
 @pytest.mark.parametrize("settings, spent, message", [
-    ({"max_cost_usd": 1.0}, {"cost_usd": 1.0}, "the run has spent $1.0000 of max_cost_usd=1; coder was not started"),
-    ({"max_tokens": 500}, {"input_tokens": 400, "output_tokens": 100},
-     "the run has used 500 tokens of max_tokens=500; coder was not started"),
+    ({"max_cost_usd": 1.0}, {"cost_usd": 1.01}, "the run has spent $1.0100 of max_cost_usd=1; coder was not started"),
+    ({"max_tokens": 500}, {"input_tokens": 400, "output_tokens": 101},
+     "the run has used 501 tokens of max_tokens=500; coder was not started"),
 ])
-def test_a_spent_budget_stops_the_delegate_before_it_starts(project, settings, spent, message):
+def test_a_passed_budget_stops_a_command_before_it_starts(project, settings, spent, message):
     from stepkit.records import StageFault, Usage
 
     marker = project / "started"
@@ -207,3 +207,11 @@ def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(mo
         command.stepkit_configure(Config(), {**settings, "coder": "command:true"})
     # a command that does not run the review does not need the reviewer's CLI
     command.stepkit_configure(Config(), {**settings, "coder": "command:true", "stages": ("implement",)})
+
+
+def test_a_command_may_still_run_on_a_budget_used_to_the_last_token(project):
+    from stepkit.records import Usage
+
+    ctx = make_ctx(project, coder=script(project, "echo CODER_COMPLETE\n"), settings={"max_tokens": 500})
+    ctx.usage = Usage(input_tokens=500)  # a command may call no model at all
+    assert stepkit_implement(ctx).sentinel == "CODER_COMPLETE"

@@ -287,3 +287,16 @@ def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(tmp_
     table = capsys.readouterr().out
     assert "opencode  not on PATH (install: npm install -g opencode-ai)" in table
     assert "0.1.0 (" in table and "[not a checked version]" in table
+
+
+def test_a_coding_cli_needs_some_budget_left_to_start(tmp_path, fp):
+    from stepkit.records import StageFault
+
+    project = tmp_path / "project"
+    project.mkdir()
+    fp.allow_unregistered(True)
+    ctx = make_ctx(project, coder="claude", settings={"max_cost_usd": 2})
+    ctx.usage = Usage(cost_usd=2.0)
+    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2; "
+                                         "coder-claude was not started"):
+        stepkit_implement(ctx)
