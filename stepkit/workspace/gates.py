@@ -178,20 +178,13 @@ class GateRunner:
             return reused
         formats = name == "format" and command is not None
         scope = self.change_set() if formats else None
-        to_run, skipped = command, None
-        if formats and has_files_placeholder(command):
-            if scope is None:
-                skipped = "not_run", "not run: the change set is unknown outside git, so no file is given"
-            else:
-                to_run, why = expand_files(command, scope)
-                skipped = ("pass", why) if to_run is None else None
+        to_run, skipped = _scoped(command, scope) if formats else (command, None)
         if skipped is not None:
             return self._record(_skipped(name, command, plugin, *skipped))
-        guard = formats and scope is not None
-        watch = formats or self.watch_every_gate
-        before = (self._seen or listing(self.project_dir)) if watch else None
-        guard = guard and before is not None and before.git
-        outside = [p for p in before.hashed if p not in set(scope or ())] if guard and before else []
+        before = (self._seen or listing(self.project_dir)) if formats or self.watch_every_gate else None
+        # the files the formatter may change: known in a git work tree only
+        allowed = set(scope) if scope is not None and before is not None and before.git else None
+        outside = [] if allowed is None or before is None else sorted(before.hashed - allowed)
         held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, command)
@@ -202,28 +195,36 @@ class GateRunner:
         )
         result.command = command  # as planned (and as detect prints it); the evidence shows what ran
         self._tree = None  # a command ran: the tree may have changed
-        keep = _numbered(self.keep_dir, name)
-        restored = self._restore_lockfiles(held, keep)
         stamp = self.stamp_passes and result.status == "pass"
-        if self.stamp_passes:
-            self.tree_ids = None
-        after = listing(self.project_dir) if watch or stamp else None
-        if before is not None and after is not None:
-            result.changed_files = _changed(before.ids, after.ids, restored)
-            if guard:
-                wrong = [p for p in result.changed_files
-                         if p not in set(scope or ()) and p not in self.plan.lockfiles]
-                restored.update(self._restore(wrong, before, held, keep))
-            _refresh(after, self.project_dir, restored)
-        _note_restored(result, restored, formats)
+        after = self._look_after(result, before, allowed, held, stamp)
         self._seen = after
         if after is not None and (stamp or (formats and self.watch_format)):
             result.tree_hash = self._tree = hash_ids(after.ids)
-            if stamp:
-                self.tree_ids = after.ids
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
+
+    def _look_after(self, result: GateResult, before: Listing | None, allowed: set[str] | None,
+                    held: dict[str, bytes | None], stamp: bool) -> Listing | None:
+        """After a gate: put back what it had no business changing (tracked
+        lockfiles; files outside ``allowed``, when given) and record what it
+        changed; the tree as it is now, when looked at (``before`` given, or
+        ``stamp``: keep its ids in :attr:`tree_ids`)."""
+        keep = _numbered(self.keep_dir, result.name)
+        restored = self._restore_lockfiles(held, keep)
+        if self.stamp_passes:
+            self.tree_ids = None
+        after = listing(self.project_dir) if before is not None or stamp else None
+        if before is not None and after is not None:
+            result.changed_files = _changed(before.ids, after.ids, restored)
+            if allowed is not None:
+                wrong = [p for p in result.changed_files if p not in allowed and p not in restored]
+                restored.update(self._restore(wrong, before, held, keep))
+            _refresh(after, self.project_dir, restored)
+        _note_restored(result, restored, result.name == "format")
+        if after is not None and stamp:
+            self.tree_ids = after.ids
+        return after
 
     def _record(self, result: GateResult) -> GateResult:
         if self.on_gate is not None:
@@ -238,17 +239,20 @@ class GateRunner:
 
     def _restore(self, paths: list[str], before: Listing, held: dict[str, bytes | None],
                  keep: Path) -> dict[str, str]:
-        """Put back the files the formatter changed outside the change set."""
+        """Put back the files the formatter changed outside the change set:
+        path → what was done."""
         originals: dict[str, bytes | None] = {}
         lost: dict[str, str] = {}
         for rel in paths:
             oid = before.ids.get(rel)
-            data = None if oid is None else held[rel] if rel in held else \
-                None if rel in before.hashed else committed_bytes(self.project_dir, rel, oid)
-            if oid is not None and data is None:
-                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
-            else:
+            if oid is None:
+                originals[rel] = None  # it did not exist
+            elif rel in held:
+                originals[rel] = held[rel]
+            elif rel not in before.hashed and (data := committed_bytes(self.project_dir, rel, oid)) is not None:
                 originals[rel] = data
+            else:
+                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
         return {**_lines(restore_files(self.project_dir, originals, keep), originals), **lost}
 
     def _reuse(self, name: str, command: str | None) -> GateResult | None:
@@ -353,6 +357,17 @@ def _classify(result: ProcessResult) -> tuple[str, str | None, int | None, str |
         killed = f"killed by signal {signal_name(sig)}"
         return "fail", killed, code, killed
     return ("pass" if code == 0 else "fail"), None, code, None
+
+
+def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, tuple[str, str] | None]:
+    """The format command to run, its ``{files}`` given the change set, or
+    why it does not run: ``(command, None)`` or ``(None, (status, why))``."""
+    if command is None or not has_files_placeholder(command):
+        return command, None
+    if scope is None:
+        return None, ("not_run", "not run: the change set is unknown outside git, so no file is given")
+    expanded, why = expand_files(command, scope)
+    return (expanded, None) if expanded is not None else (None, ("pass", why))
 
 
 def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:

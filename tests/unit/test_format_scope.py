@@ -114,3 +114,15 @@ def test_a_real_ruff_formats_only_the_changed_file(tmp_path):
     assert gate["status"] == "pass", gate["evidence"]
     assert (project / "a.py").read_text() == "a = 2\n"
     assert (project / "b.py").read_text() == "b=1\n"
+
+
+def test_files_are_shell_quoted_filtered_and_never_read_as_options():
+    from stepkit.workspace.gate_commands import expand_files
+
+    files = ["a b.py", "-x.py", "c.pyi", "d.md"]
+    assert expand_files("fmt {files:.py, .pyi}", files) == ("fmt ./-x.py 'a b.py' c.pyi", "")
+    assert expand_files("fmt {files}", files) == ("fmt ./-x.py 'a b.py' c.pyi d.md", "")
+    # one placeholder left empty would hand its tool no file, and most then format everything
+    assert expand_files("ruff format {files:.py} && prettier -w {files:.js,.ts}", files) == (
+        None, "nothing to format: no changed .js or .ts file")
+    assert expand_files("fmt {files}", []) == (None, "nothing to format: no changed file")
