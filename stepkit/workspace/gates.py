@@ -37,6 +37,7 @@ from stepkit.workspace.gate_commands import (
 )
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 from stepkit.workspace.scope.diff import working_tree_files
+from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.restore import restore_files
 from stepkit.workspace.scope.tree import (
     Listing,
@@ -120,6 +121,9 @@ class GateRunner:
         (in an earlier runner of the same step): reuse nothing.
     :param keep_dir: where displaced versions go (default: ``displaced``
         beside ``log_dir``).
+    :param held_plans_dir: a plan repo the caller holds and restores itself
+        after each gate (flagging the gate): the formatter's edits there are
+        left to it.
     """
 
     def __init__(
@@ -132,6 +136,7 @@ class GateRunner:
         plan: GatePlan | None = None,
         change_set: Callable[[], list[str] | None] | None = None,
         keep_dir: Path | None = None,
+        held_plans_dir: Path | None = None,
         on_start: Callable[[str, str | None], None] | None = None,
         on_gate: Callable[[GateResult], None] | None = None,
         on_reused: Callable[[GateResult, str], None] | None = None,
@@ -147,6 +152,7 @@ class GateRunner:
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
         self.keep_dir = Path(keep_dir) if keep_dir is not None else self.log_dir.parent / "displaced"
+        self.held_plan = PlanScope.of(self.project_dir, held_plans_dir) if held_plans_dir is not None else None
         self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
         self.watch_format, self.watch_every_gate, self.stamp_passes = watch_format, watch_every_gate, stamp_passes
         self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
@@ -184,7 +190,8 @@ class GateRunner:
         before = (self._seen or listing(self.project_dir)) if formats or self.watch_every_gate else None
         # the files the formatter may change: known in a git work tree only
         allowed = set(scope) if scope is not None and before is not None and before.git else None
-        outside = [] if allowed is None or before is None else sorted(before.hashed - allowed)
+        outside = [] if allowed is None or before is None else \
+            [p for p in sorted(before.hashed - allowed) if not self._plan_holds(p)]
         held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, command)
@@ -218,13 +225,18 @@ class GateRunner:
         if before is not None and after is not None:
             result.changed_files = _changed(before.ids, after.ids, restored)
             if allowed is not None:
-                wrong = [p for p in result.changed_files if p not in allowed and p not in restored]
+                wrong = [p for p in result.changed_files
+                         if p not in allowed and p not in restored and not self._plan_holds(p)]
                 restored.update(self._restore(wrong, before, held, keep))
             _refresh(after, self.project_dir, restored)
         _note_restored(result, restored, result.name == "format")
         if after is not None and stamp:
             self.tree_ids = after.ids
         return after
+
+    def _plan_holds(self, rel: str) -> bool:
+        """``rel`` is in the plan repo the caller restores itself."""
+        return self.held_plan is not None and self.held_plan.covers(rel)
 
     def _record(self, result: GateResult) -> GateResult:
         if self.on_gate is not None:
