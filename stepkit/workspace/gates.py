@@ -87,15 +87,16 @@ class GateRunner:
     are never asked again, whatever a gate leaves behind.
 
     What no gate may change is put back after it, the version it left kept
-    under ``<keep_dir>/<gate>-<n>/`` and named in its summary and evidence:
+    under ``displaced/<gate>-<n>/`` beside ``log_dir`` (a run's dir, a
+    verify's) and named in its summary and evidence:
 
     - a lockfile git tracks (the plan's ``lockfiles``), after every gate;
     - after the formatter, any file outside the change set (``change_set``:
       the step's changed files; default the work tree's changes against
       HEAD).  ``{files}`` in the format command is that change set
       (:func:`~stepkit.workspace.gate_commands.expand_files`); when it
-      holds no file to format the formatter does not run.  Outside git the
-      change set is unknown and nothing is restored.
+      holds no file to format the formatter does not run.  Outside git
+      nothing is restored (and ``{files}`` is unknown in ``stepkit verify``).
 
     The tree is looked at (one git process) before and after the formatter,
     and, with ``watch_every_gate``, around every gate: each such result's
@@ -119,8 +120,6 @@ class GateRunner:
     :param reused_from: who ran the reusable results (named in the note).
     :param format_changed_tree: the formatter already changed the tree
         (in an earlier runner of the same step): reuse nothing.
-    :param keep_dir: where displaced versions go (default: ``displaced``
-        beside ``log_dir``).
     :param held_plans_dir: a plan repo the caller holds and restores itself
         after each gate (flagging the gate): the formatter's edits there are
         left to it.
@@ -135,7 +134,6 @@ class GateRunner:
         *,
         plan: GatePlan | None = None,
         change_set: Callable[[], list[str] | None] | None = None,
-        keep_dir: Path | None = None,
         held_plans_dir: Path | None = None,
         on_start: Callable[[str, str | None], None] | None = None,
         on_gate: Callable[[GateResult], None] | None = None,
@@ -151,7 +149,7 @@ class GateRunner:
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
-        self.keep_dir = Path(keep_dir) if keep_dir is not None else self.log_dir.parent / "displaced"
+        self.keep_dir = self.log_dir.parent / "displaced"
         self.held_plan = PlanScope.of(self.project_dir, held_plans_dir) if held_plans_dir is not None else None
         self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
         self.watch_format, self.watch_every_gate, self.stamp_passes = watch_format, watch_every_gate, stamp_passes
