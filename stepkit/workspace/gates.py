@@ -114,7 +114,8 @@ class GateRunner:
       headed ``[reused: same tree …]``; never the formatter, and nothing once
       the formatter changed the tree.
 
-    :param on_start: called with ``(gate, command)`` before each gate runs.
+    :param on_start: called with ``(gate, command)`` before each gate runs
+        (the format command with its files in place).
     :param on_gate: called with each result as soon as its gate ran.
     :param on_reused: called with each reused result and the tree's hash.
     :param reused_from: who ran the reusable results (named in the note).
@@ -192,7 +193,7 @@ class GateRunner:
             [p for p in sorted(before.hashed - allowed) if not self._plan_holds(p)]
         held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
-            self.on_start(name, command)
+            self.on_start(name, to_run)
         limits = self.config.timeouts
         result = run_gate(
             name, to_run, plugin, self.project_dir, self.log_dir,

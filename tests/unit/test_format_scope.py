@@ -126,3 +126,14 @@ def test_files_are_shell_quoted_filtered_and_never_read_as_options():
     assert expand_files("ruff format {files:.py} && prettier -w {files:.js,.ts}", files) == (
         None, "nothing to format: no changed .js or .ts file")
     assert expand_files("fmt {files}", []) == (None, "nothing to format: no changed file")
+
+
+def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(tmp_path, formatter, capsys):
+    from stepkit.cli import main
+
+    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    (project / "a.py").write_text("a = 2\n")
+    assert main(["verify", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert f"[format] running: {PY} {formatter} a.py\n" in out
+    assert "    changed by this gate: a.py\n" in out
