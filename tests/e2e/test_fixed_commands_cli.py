@@ -26,6 +26,8 @@ def test_detect_prints_what_verify_runs_when_the_first_gate_creates_a_lockfile(t
     (root / "app").mkdir()
     (root / "app" / "__init__.py").write_text("")
     (root / "Makefile").write_text("lint:\n\t@echo 'version = 1' > uv.lock\n")
+    (root / "x").mkdir()
+    (root / "x" / "__init__.py").write_text("")  # the package mypy checks
     (root / ".gitignore").write_text("uv.lock\n")
     git(root, "init", "-q")
     git(root, "add", "-A")
