@@ -137,3 +137,13 @@ def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(tmp
     out = capsys.readouterr().out
     assert f"[format] running: {PY} {formatter} a.py\n" in out
     assert "    changed by this gate: a.py\n" in out
+
+
+def test_outside_git_a_files_formatter_is_not_run_for_want_of_a_change_set(tmp_path, formatter):
+    project = tmp_path / "plain"
+    project.mkdir()
+    (project / "a.py").write_text("a = 1\n")
+    (project / "stepkit.toml").write_text(f"[commands]\nformat = {json.dumps(f'{PY} {formatter} {{files}}')}\n")
+    gate = format_gate(project)
+    assert gate["status"] == "not_run" and "change set is unknown" in gate["summary"]
+    assert (project / "a.py").read_text() == "a = 1\n"
