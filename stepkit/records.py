@@ -114,6 +114,8 @@ class CoderResult(BaseModel):
     turns that into a failure with "no recognizable sentinel");
     ``sentinel_inferred`` says the output carried none and the coder plugin
     read ``sentinel`` from the exit code (or the tool's own error report).
+    ``usage``: the tokens and cost the coder reported (an external CLI's
+    own count; None when it reported none); ``cost_usd`` is its cost.
     """
 
     sentinel: CoderSentinel | None = None
@@ -123,6 +125,7 @@ class CoderResult(BaseModel):
     exit_code: int | None = None
     changed_files: list[str] = Field(default_factory=list)
     cost_usd: float | None = None
+    usage: Usage | None = None
     session_id: str | None = None
     gates: list[GateResult] = Field(default_factory=list)
     log: str | None = None

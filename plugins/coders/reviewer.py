@@ -86,7 +86,8 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     if kind != "preset":
         return None
     preset = PRESETS[arg]
-    return _command_review(ctx, preset.command(ctx.settings, review=True), preset)
+    with preset.session(ctx, review=True) as call:
+        return _command_review(ctx, preset.command(call), preset, call)
 
 
 def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
@@ -109,12 +110,18 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
     return ReviewResult(review_report=answer.review_report.strip())
 
 
-def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
-    from stepkit.plugins.coders.command import run_delegate
+def _command_review(ctx: StageContext, command: str, preset, call=None) -> ReviewResult:
+    from stepkit.plugins.coders.command import record_usage, reported_usage, run_delegate
 
     name = f"reviewer-{preset.name}" if preset else "reviewer"
-    run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
-                       timeout=ctx.config.timeouts.reviewer)
+    try:
+        run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
+                           timeout=ctx.config.timeouts.reviewer, env=preset.env(call) if preset else None,
+                           spends=preset is not None)
+    except StageFault as fault:  # the budget is spent
+        return ReviewResult(fault=fault.note)
+    parsed = preset.read(run.output, call.scratch) if preset is not None else None
+    record_usage(ctx, name, parsed.usage if parsed is not None else reported_usage(run))
     crash = run.crash("the reviewer")
     if crash:
         return ReviewResult(fault=f"{crash} (log: {run.log})")
@@ -122,11 +129,11 @@ def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
         return ReviewResult(fault=f"the reviewer exited with code {run.exit_code} (log: {run.log})")
     report = run.output
     if preset is not None:
-        parsed = preset.read(run.output)
         if parsed is None:
             return ReviewResult(fault=f"could not read {preset.name}'s output (log: {run.log})")
-        if parsed.errors:
-            return ReviewResult(fault=f"{preset.name} reported: {'; '.join(parsed.errors)[:500]}")
+        if parsed.errors or parsed.failed:
+            problems = [*parsed.errors, *([parsed.failed] if parsed.failed else [])]
+            return ReviewResult(fault=f"{preset.name} reported: {'; '.join(problems)[:500]}")
         report = parsed.text
     if not report.strip():
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")

@@ -41,6 +41,8 @@ def _print_result(result: GateResult) -> None:
     else:
         chooser = f"  (chosen by {result.plugin})" if result.plugin else ""
         print(f"[{result.name}] {result.status.upper()} in {result.duration_s:.2f} s — {result.summary}{chooser}")
+    if result.changed_files:
+        print(f"    changed by this gate: {', '.join(result.changed_files)}")
     for line in result.evidence.split("\n"):
         print(f"    {line}".rstrip())
     sys.stdout.flush()

@@ -285,6 +285,7 @@ def _gate_runner(ctx: StageContext, **options: Any):
         ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
         plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
         change_set=None if changed is None else lambda: existing_files(ctx.project_dir, changed),
+        held_plans_dir=ctx.plans_dir,  # _run_guarded restores the plan repo and flags the gate
         on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
         on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
         reusable=reusable, reused_from="the coder's own gate", **options,

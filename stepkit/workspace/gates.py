@@ -40,6 +40,7 @@ from stepkit.workspace.gate_commands import (
 )
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 from stepkit.workspace.scope.diff import working_tree_files
+from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.restore import restore_files
 from stepkit.workspace.scope.tree import (
     Listing,
@@ -89,15 +90,16 @@ class GateRunner:
     are never asked again, whatever a gate leaves behind.
 
     What no gate may change is put back after it, the version it left kept
-    under ``<keep_dir>/<gate>-<n>/`` and named in its summary and evidence:
+    under ``displaced/<gate>-<n>/`` beside ``log_dir`` (a run's dir, a
+    verify's) and named in its summary and evidence:
 
     - a lockfile git tracks (the plan's ``lockfiles``), after every gate;
     - after the formatter, any file outside the change set (``change_set``:
       the step's changed files; default the work tree's changes against
       HEAD).  ``{files}`` in the format command is that change set
       (:func:`~stepkit.workspace.gate_commands.expand_files`); when it
-      holds no file to format the formatter does not run.  Outside git the
-      change set is unknown and nothing is restored.
+      holds no file to format the formatter does not run.  Outside git
+      nothing is restored (and ``{files}`` is unknown in ``stepkit verify``).
 
     The tree is looked at (one git process) before and after the formatter,
     and, with ``watch_every_gate``, around every gate: each such result's
@@ -115,14 +117,16 @@ class GateRunner:
       headed ``[reused: same tree …]``; never the formatter, and nothing once
       the formatter changed the tree.
 
-    :param on_start: called with ``(gate, command)`` before each gate runs.
+    :param on_start: called with ``(gate, command)`` before each gate runs
+        (the format command with its files in place).
     :param on_gate: called with each result as soon as its gate ran.
     :param on_reused: called with each reused result and the tree's hash.
     :param reused_from: who ran the reusable results (named in the note).
     :param format_changed_tree: the formatter already changed the tree
         (in an earlier runner of the same step): reuse nothing.
-    :param keep_dir: where displaced versions go (default: ``displaced``
-        beside ``log_dir``).
+    :param held_plans_dir: a plan repo the caller holds and restores itself
+        after each gate (flagging the gate): the formatter's edits there are
+        left to it.
     """
 
     def __init__(
@@ -134,7 +138,7 @@ class GateRunner:
         *,
         plan: GatePlan | None = None,
         change_set: Callable[[], list[str] | None] | None = None,
-        keep_dir: Path | None = None,
+        held_plans_dir: Path | None = None,
         on_start: Callable[[str, str | None], None] | None = None,
         on_gate: Callable[[GateResult], None] | None = None,
         on_reused: Callable[[GateResult, str], None] | None = None,
@@ -149,7 +153,8 @@ class GateRunner:
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
-        self.keep_dir = Path(keep_dir) if keep_dir is not None else self.log_dir.parent / "displaced"
+        self.keep_dir = self.log_dir.parent / "displaced"
+        self.held_plan = PlanScope.of(self.project_dir, held_plans_dir) if held_plans_dir is not None else None
         self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
         self.watch_format, self.watch_every_gate, self.stamp_passes = watch_format, watch_every_gate, stamp_passes
         self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
@@ -181,23 +186,17 @@ class GateRunner:
             return reused
         formats = name == "format" and command is not None
         scope = self.change_set() if formats else None
-        to_run, skipped = command, None
-        if formats and has_files_placeholder(command):
-            if scope is None:
-                skipped = "not_run", "not run: the change set is unknown outside git, so no file is given"
-            else:
-                to_run, why = expand_files(command, scope)
-                skipped = ("pass", why) if to_run is None else None
+        to_run, skipped = _scoped(command, scope) if formats else (command, None)
         if skipped is not None:
             return self._record(_skipped(name, command, plugin, *skipped))
-        guard = formats and scope is not None
-        watch = formats or self.watch_every_gate
-        before = (self._seen or listing(self.project_dir)) if watch else None
-        guard = guard and before is not None and before.git
-        outside = [p for p in before.hashed if p not in set(scope or ())] if guard and before else []
+        before = (self._seen or listing(self.project_dir)) if formats or self.watch_every_gate else None
+        # the files the formatter may change: known in a git work tree only
+        allowed = set(scope) if scope is not None and before is not None and before.git else None
+        outside = [] if allowed is None or before is None else \
+            [p for p in sorted(before.hashed - allowed) if not self._plan_holds(p)]
         held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
-            self.on_start(name, command)
+            self.on_start(name, to_run)
         limits = self.config.timeouts
         result = run_gate(
             name, to_run, plugin, self.project_dir, self.log_dir,
@@ -205,28 +204,41 @@ class GateRunner:
         )
         result.command = command  # as planned (and as detect prints it); the evidence shows what ran
         self._tree = None  # a command ran: the tree may have changed
-        keep = _numbered(self.keep_dir, name)
-        restored = self._restore_lockfiles(held, keep)
         stamp = self.stamp_passes and result.status == "pass"
-        if self.stamp_passes:
-            self.tree_ids = None
-        after = listing(self.project_dir) if watch or stamp else None
-        if before is not None and after is not None:
-            result.changed_files = _changed(before.ids, after.ids, restored)
-            if guard:
-                wrong = [p for p in result.changed_files
-                         if p not in set(scope or ()) and p not in self.plan.lockfiles]
-                restored.update(self._restore(wrong, before, held, keep))
-            _refresh(after, self.project_dir, restored)
-        _note_restored(result, restored, formats)
+        after = self._look_after(result, before, allowed, held, stamp)
         self._seen = after
         if after is not None and (stamp or (formats and self.watch_format)):
             result.tree_hash = self._tree = hash_ids(after.ids)
-            if stamp:
-                self.tree_ids = after.ids
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
+
+    def _look_after(self, result: GateResult, before: Listing | None, allowed: set[str] | None,
+                    held: dict[str, bytes | None], stamp: bool) -> Listing | None:
+        """After a gate: put back what it had no business changing (tracked
+        lockfiles; files outside ``allowed``, when given) and record what it
+        changed; the tree as it is now, when looked at (``before`` given, or
+        ``stamp``: keep its ids in :attr:`tree_ids`)."""
+        keep = _numbered(self.keep_dir, result.name)
+        restored = self._restore_lockfiles(held, keep)
+        if self.stamp_passes:
+            self.tree_ids = None
+        after = listing(self.project_dir) if before is not None or stamp else None
+        if before is not None and after is not None:
+            result.changed_files = _changed(before.ids, after.ids, restored)
+            if allowed is not None:
+                wrong = [p for p in result.changed_files
+                         if p not in allowed and p not in restored and not self._plan_holds(p)]
+                restored.update(self._restore(wrong, before, held, keep))
+            _refresh(after, self.project_dir, restored)
+        _note_restored(result, restored, result.name == "format")
+        if after is not None and stamp:
+            self.tree_ids = after.ids
+        return after
+
+    def _plan_holds(self, rel: str) -> bool:
+        """``rel`` is in the plan repo the caller restores itself."""
+        return self.held_plan is not None and self.held_plan.covers(rel)
 
     def _record(self, result: GateResult) -> GateResult:
         if self.on_gate is not None:
@@ -241,17 +253,20 @@ class GateRunner:
 
     def _restore(self, paths: list[str], before: Listing, held: dict[str, bytes | None],
                  keep: Path) -> dict[str, str]:
-        """Put back the files the formatter changed outside the change set."""
+        """Put back the files the formatter changed outside the change set:
+        path → what was done."""
         originals: dict[str, bytes | None] = {}
         lost: dict[str, str] = {}
         for rel in paths:
             oid = before.ids.get(rel)
-            data = None if oid is None else held[rel] if rel in held else \
-                None if rel in before.hashed else committed_bytes(self.project_dir, rel, oid)
-            if oid is not None and data is None:
-                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
-            else:
+            if oid is None:
+                originals[rel] = None  # it did not exist
+            elif rel in held:
+                originals[rel] = held[rel]
+            elif rel not in before.hashed and (data := committed_bytes(self.project_dir, rel, oid)) is not None:
                 originals[rel] = data
+            else:
+                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
         return {**_lines(restore_files(self.project_dir, originals, keep), originals), **lost}
 
     def _reuse(self, name: str, command: str | None) -> GateResult | None:
@@ -363,6 +378,17 @@ def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | 
     if reason is not None:
         return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", code, f"{reason}; {NO_TEST_NOTE}", True
     return ("pass" if code == 0 else "fail"), None, code, None, False
+
+
+def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, tuple[str, str] | None]:
+    """The format command to run, its ``{files}`` given the change set, or
+    why it does not run: ``(command, None)`` or ``(None, (status, why))``."""
+    if command is None or not has_files_placeholder(command):
+        return command, None
+    if scope is None:
+        return None, ("not_run", "not run: the change set is unknown outside git, so no file is given")
+    expanded, why = expand_files(command, scope)
+    return (expanded, None) if expanded is not None else (None, ("pass", why))
 
 
 def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:

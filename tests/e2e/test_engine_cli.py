@@ -60,7 +60,8 @@ def test_exit_codes_and_json(project, graph, capsys, answer, code, sentinel):
     assert (data["outcome"], data["exit_code"], data["step"], data["title"]) == (sentinel, code, 7, "Seven")
     assert data["output"].splitlines()[0] == sentinel
     assert data["gates"] == [{"name": "tests", "status": "pass", "command": None, "plugin": None, "exit_code": None,
-                              "duration_s": 0.0, "log": None, "summary": "", "evidence": ""}]
+                              "duration_s": 0.0, "log": None, "summary": "", "evidence": "",
+                              "changed_files": None}]
     assert data["handoff"] is None and data["plan"] is None and data["fix_attempts"] == 0
     assert data["usage"] == {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
                              "cache_write_tokens": 0, "cost_usd": 0.0}

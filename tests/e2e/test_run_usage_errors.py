@@ -51,7 +51,8 @@ def test_missing_scripted_answers_file(project):
 def test_preset_coder_that_is_not_installed(project):
     env = project.env(PATH="/nonexistent")
     result = project.run("--coder", "aider", env=env, json_out=False)
-    assert_no_run(project, result, "--coder aider: the 'aider' CLI is not on PATH (install it, or use command:SHELL)")
+    assert_no_run(project, result, "--coder aider: the 'aider' CLI is not on PATH (install it: "
+                                     "python -m pip install aider-chat; or use command:SHELL)")
 
 
 def test_empty_command_reviewer(project):

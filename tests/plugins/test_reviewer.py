@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.presets import PRESETS, Call
 from stepkit.plugins.coders.reviewer import stepkit_review
 from stepkit.workspace import scope
 from tests.support.coder import init_repo, make_ctx
@@ -120,7 +120,8 @@ def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
 
 
 def test_preset_reviewer_reads_the_tool_result(step, fp):
-    command = PRESETS["claude"].command({}, review=True)
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    fp.allow_unregistered(True)  # git, run for real
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "success",
                                             "is_error": False, "result": REPORT,
                                             "session_id": "s1", "total_cost_usd": 0.05}))
@@ -130,7 +131,8 @@ def test_preset_reviewer_reads_the_tool_result(step, fp):
 
 
 def test_preset_reviewer_error_is_a_fault(step, fp):
-    command = PRESETS["claude"].command({}, review=True)
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    fp.allow_unregistered(True)
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "error_during_execution",
                                             "is_error": True, "result": "🔴 critical: API down"}))
     result = review(step, "claude")
