@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from tests.realcli.harness import Model
-from tests.support.e2e import HANDOFF, ORIENT, PY, SWEEP, make_project
+from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, make_project
 
 pytestmark = pytest.mark.realcli
 
@@ -49,6 +49,29 @@ def test_a_step_reaches_the_final_gate_on_codex(tmp_path, cli_bin):
     requests = run_to_the_final_gate(tmp_path, cli_bin, "codex")
     formats = [r.body["text"]["format"] for r in requests]
     assert all(f["type"] == "json_schema" and f["strict"] for f in formats)
+
+
+def test_a_whole_step_on_claude_code_alone(tmp_path, cli_bin):
+    """--engine claude --coder claude --reviewer claude: the LLM nodes, the coder
+    and the reviewer all on Claude Code."""
+    project = make_project(tmp_path, reviewer=False)
+    with Model("claude", tmp_path) as model:
+        model.api.reply_tool("StructuredOutput", ORIENT)
+        model.write(project.root / "calc.py", GOOD_MUL)  # the claude preset, as coder
+        model.say("Added calc.mul.\n\nCODER_COMPLETE")
+        model.api.reply_tool("StructuredOutput", {**SWEEP, "needs_independent_review": True})
+        model.say("🟢 calc.py: mul is fine.")  # the claude preset, as reviewer
+        model.api.reply_tool("StructuredOutput", HANDOFF)
+        env = project.env(**model.env(cli_bin("claude")))
+        paused = project.stepkit("run", "--project-dir", str(project.root), "--engine", "claude",
+                                 "--coder", "claude", "--reviewer", "claude", env=env)
+        assert paused.code == 5, paused.stderr + paused.stdout
+        assert paused.data["pending"]["node"] == "gate_user_review"
+        done = project.resume("approve", env=env)
+    assert done.outcome == "STEP_COMPLETE", done.stderr
+    assert (project.root / "calc.py").read_text() == GOOD_MUL
+    state = (project.root / ".stepkit" / "runs" / paused.data["run_id"] / "state.json").read_text()
+    assert "mul is fine" in state  # the review ran on Claude Code and was recorded
 
 
 def test_claude_code_calls_the_status_tool_of_stepkit_mcp(tmp_path, cli_bin):
