@@ -1,6 +1,7 @@
 """``--engine claude``: headless Claude Code, tested against a stand-in CLI
-that replays JSON recorded from the real one (Claude Code 2.1.197 against a
-loopback Messages API; tests/support/recorded/claude_*.json)."""
+that replays JSON recorded from the real one (Claude Code 2.1.332, the
+claude preset's checked version, against a loopback Messages API;
+tests/support/recorded/claude_*.json)."""
 
 from __future__ import annotations
 
