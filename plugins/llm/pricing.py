@@ -58,3 +58,29 @@ def estimate_cost(model: str, usage: Usage) -> float:
         + usage.cache_read_tokens * price.cache_read
     )
     return round(total / 1_000_000, 6)
+
+
+#: The minimum cacheable prefix per model family, in tokens (Anthropic's
+#: prompt-caching documentation; first matching prefix wins).  A shorter
+#: prefix marked with cache_control is not cached and costs a breakpoint.
+_MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
+    ("claude-opus-4-5", 4096),
+    ("claude-opus-4-6", 4096),
+    ("claude-opus-4-7", 2048),
+    ("claude-sonnet-4-6", 2048),
+    ("claude-haiku-4-5", 4096),
+    ("claude-haiku-3", 2048),
+    ("claude-opus-5", 512),
+    ("claude-fable-5", 512),
+    ("claude-mythos-5", 512),
+    ("claude-haiku", 4096),
+)
+_MIN_CACHEABLE_FALLBACK = 1024  # Sonnet 5 / 4.x, Opus 4.8, 4.1, 4
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """The shortest prefix, in tokens, that the API caches for ``model``."""
+    for prefix, tokens in _MIN_CACHEABLE:
+        if model.startswith(prefix):
+            return tokens
+    return _MIN_CACHEABLE_FALLBACK
