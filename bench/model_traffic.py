@@ -60,6 +60,8 @@ from tests.support.e2e import clean_env
 from tests.support.messages_api import API_KEY, MessagesAPI
 
 TARGET_TEST_RUNS = 1
+#: the check the scripted coder runs before it answers (not the counted test command)
+CODER_CHECK = "python -c 'import textkit; print(textkit.slugify(\"Hello, World!\"))'"
 COUNTER_SCRIPT = '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed"\n'
 PLAN = {"files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test_slug.py"],
         "risks": ["none"], "complexity": 3, "approach": "add slugify in its own module, re-export it"}
@@ -120,6 +122,7 @@ def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
     api.reply([{"type": "tool_use", "id": f"toolu_w{n}", "name": "write_file",
                 "input": {"path": path, "content": text}} for n, (path, text) in enumerate(writes.items())],
               stop_reason="tool_use")
+    api.reply_tool("run_command", {"command": CODER_CHECK})
     api.reply_json({"status": "done", "summary": "added textkit.slugify with tests"})
 
 
@@ -392,8 +395,10 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})
     api.reply_tool("write_file", {"path": "tests/test_slug.py", "content": demo["TESTS"]})
     api.reply_tool("write_file", {"path": "textkit/__init__.py", "content": demo["INIT"]})
+    api.reply_tool("run_command", {"command": CODER_CHECK})
     api.reply_json({"status": "done", "summary": "added textkit.slugify with tests"})
     api.reply_tool("read_file", {"path": "textkit/slug.py"})  # the fix round
+    api.reply_tool("run_command", {"command": CODER_CHECK})
     api.reply_json({"status": "done", "summary": "fixed the empty-text case"})
     api.reply_tool("read_file", {"path": "textkit/slug.py"})
     api.reply_tool("search", {"pattern": "slugify"})
