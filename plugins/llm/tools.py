@@ -168,8 +168,9 @@ _LIST_DOC = (f"{_READ_ONLY_RULE}List a directory of the project (at most {_LIST_
 _SEARCH_DOC = (
     f"{_READ_ONLY_RULE}Search the project's text files for a Python regular expression, line by "
     f"line; `path` (a file or directory) narrows it. Returns `path:line: text` (lines cut at "
-    f"{SEARCH_LINE_CHARS} characters), at most {SEARCH_MATCHES} matches: when it stops there it "
-    "says so; narrow the pattern or the path. Files over 2 MB and .git, .stepkit and "
+    f"{SEARCH_LINE_CHARS} characters), at most {SEARCH_MATCHES} matches or about "
+    f"{READ_WINDOW_CHARS:,} characters: when it stops it says so; narrow the pattern or the path. "
+    "Files over 2 MB and .git, .stepkit and "
     "dependency directories are skipped."
 )
 _RUN_DOC = (
@@ -281,12 +282,18 @@ class _Workspace:
             raise ToolError(f"{args.get('path')}: no such file or directory")
         files = [start] if start.is_file() else [start / rel for rel in walk_files(start, EXCLUDED_DIRS)]
         hits: list[str] = []
+        size, full = 0, False
         for path in files:
-            if len(hits) >= SEARCH_MATCHES:
-                hits.append(f"[stopped at {SEARCH_MATCHES} matches; narrow the pattern or the path "
+            for hit in self._search_file(path, regex, SEARCH_MATCHES + 1 - len(hits)):
+                if len(hits) >= SEARCH_MATCHES or size + len(hit) > READ_WINDOW_CHARS:
+                    full = True
+                    break
+                hits.append(hit)
+                size += len(hit) + 1
+            if full:
+                hits.append(f"[stopped at {len(hits)} matches; narrow the pattern or the path "
                             "to see the rest]")
                 break
-            hits.extend(self._search_file(path, regex, SEARCH_MATCHES - len(hits)))
         return "\n".join(hits) if hits else "[no matches]"
 
     def _search_file(self, path: Path, regex: re.Pattern[str], room: int) -> list[str]:

@@ -176,6 +176,9 @@ def test_search_stops_with_a_hint(project):
     (project / "many.txt").write_text("hit\n" * 500)
     lines = tools(project)["search"].call({"pattern": "hit"})[0].splitlines()
     assert len(lines) == SEARCH_MATCHES + 1 and "narrow the pattern or the path" in lines[-1]
+    (project / "many.txt").write_text(("hit " + "y" * 290 + "\n") * 99)
+    text = tools(project)["search"].call({"pattern": "hit"})[0]
+    assert len(text) < 12_500 and text.endswith("narrow the pattern or the path to see the rest]")
 
 
 def test_tool_output_is_redacted(project, monkeypatch):
