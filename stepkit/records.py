@@ -24,7 +24,8 @@ GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 #: Statuses of a gate that ran, or tried to, and did not pass.
 FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 #: The fields of a gate in every ``--json`` (DESIGN.md, fixed).
-GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
+GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence",
+                    "changed_files")
 
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
 
@@ -67,6 +68,9 @@ class GateResult(BaseModel):
     evidence: str = ""
     tree_hash: str | None = None
     started_at: str | None = None
+    #: the files the gate changed (those it had no business changing are
+    #: restored and still named); None: the runner did not look
+    changed_files: list[str] | None = None
 
     @field_validator("summary")
     @classmethod
