@@ -465,3 +465,24 @@ def test_unknown_engine_is_a_usage_error(tmp_path):
 
     with pytest.raises(UsageError, match="unknown engine 'openai:gpt'"):
         make_engine("openai:gpt", make_ctx(tmp_path))
+
+
+def test_a_model_pages_through_a_5000_line_file_to_its_end(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    (ctx.project_dir / "src" / "long.py").write_text("".join(f"n{i} = {i}\n" for i in range(1, 5001)))
+    offsets = list(range(1, 5001, 400))  # short lines: each window is 400 whole lines
+    for offset in offsets:
+        messages_api.reply_tool("read_file", {"path": "src/long.py", "offset": offset})
+    messages_api.reply_json(GOOD)
+
+    ask(ctx)
+
+    results = [messages_api.tool_results(i)[0]["content"] for i in range(1, len(offsets) + 1)]
+    footers = [text.splitlines()[-1] for text in results]
+    assert footers[0] == "[lines 1–400 of 5,000; continue with offset=401]"
+    assert all(f"continue with offset={offset}]" in footer
+               for footer, offset in zip(footers, offsets[1:], strict=False))
+    assert footers[-1] == "[lines 4,801–5,000 of 5,000; end of file]"
+    assert "  5000\tn5000 = 5000" in results[-1]
+    seen = [line for text in results for line in text.splitlines()[:-1]]
+    assert len(seen) == 5000
