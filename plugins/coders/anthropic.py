@@ -374,16 +374,11 @@ def _refuse_while_planning(args: dict[str, Any]) -> str:
 
 def _untested(messages: list[dict[str, Any]]) -> bool:
     """Did the conversation write a file after its last run_command?"""
-    last_write = last_run = -1
-    for index, message in enumerate(messages):
-        if message["role"] != "assistant" or not isinstance(message["content"], list):
-            continue
-        for block in message["content"]:
-            if block.get("type") == "tool_use":
-                if block.get("name") in _WRITE_TOOLS:
-                    last_write = index
-                elif block.get("name") == "run_command":
-                    last_run = index
+    calls = [block.get("name") for message in messages
+             if message["role"] == "assistant" and isinstance(message["content"], list)
+             for block in message["content"] if block.get("type") == "tool_use"]
+    last_write = max((i for i, name in enumerate(calls) if name in _WRITE_TOOLS), default=-1)
+    last_run = max((i for i, name in enumerate(calls) if name == "run_command"), default=-1)
     return last_write > last_run
 
 
