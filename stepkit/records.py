@@ -88,13 +88,16 @@ class GateResult(BaseModel):
 
     def status_line(self) -> str:
         """The gate in one line, as every display shows it; a gate without a
-        command is said plainly not to be evidence of a pass."""
-        if self.status == "not_run":
+        command, or whose command ran no test, is said plainly not to be
+        evidence of a pass (its summary says so)."""
+        if self.status == "not_run" and self.command is None:
             return f"{self.name}: NOT RUN (no command; this is NOT evidence that {self.name} passed)"
         exit_text = "none" if self.exit_code is None else self.exit_code
         command = one_line(self.command or "")
-        line = f"{self.name}: {self.status.upper()} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
-        summary = one_line(self.summary)[:100]
+        word = "NOT RUN" if self.status == "not_run" else self.status.upper()
+        line = f"{self.name}: {word} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
+        summary = one_line(self.summary)
+        summary = summary if self.status == "not_run" else summary[:100]  # the whole "NOT evidence" clause
         return f"{line} — {summary}" if summary else line
 
     def public(self) -> dict[str, Any]:

@@ -283,6 +283,9 @@ class BuiltinCoder:
             failing = self._verify()
             if failing is None:
                 return COMPLETE, edit.summary
+            if failing.status == "error":  # the machine, not the code: the step's own gate ends the run
+                return COMPLETE, (f"{edit.summary} (not verified: the {failing.name} gate hit an environment "
+                                  f"fault: {failing.summary})")
             signature = failure_signature(failing)
             if is_stalled(previous, signature):
                 return FAILED, (f"no progress: the {failing.name} gate failed the same way after "

@@ -11,11 +11,13 @@ and a no-output limit (on expiry the whole group is killed), its output
 (stdout and stderr merged) streamed to ``<log_dir>/<gate>-<n>.log`` with
 secrets masked and kept in bounded memory for the evidence.
 
-Status is decided here from the exit code, never by a model: ``pass`` (0),
-``fail`` (any other code, or killed by a signal), ``timeout`` (a limit
-expired), ``error`` (exit 126/127 or the command could not be started: the
-tool is missing or not executable — an environment fault, not the code's),
-``not_run`` (no command: NOT evidence of a pass).
+Status is decided here from the exit code and the tools' own messages, never
+by a model: ``pass`` (0), ``fail`` (any other code, or killed by a signal),
+``timeout`` (a limit expired), ``error`` (an environment fault, not the
+code's: exit 126/127, the command could not be started, or its output names a
+missing tool or toolchain, an unreachable registry or a terminal it needs —
+see :mod:`stepkit.workspace.faults`), ``not_run`` (no command, or a tests
+command that ran no test: NOT evidence of a pass).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
+from stepkit.workspace.faults import NO_TEST_NOTE, environment_fault, no_tests_reason
 from stepkit.workspace.gate_commands import (
     GatePlan,
     expand_files,
@@ -300,15 +303,14 @@ def run_gate(
         command, cwd=Path(project_dir), env=env, timeout=timeout, no_output_timeout=no_output_timeout,
         log_path=_new_log(Path(log_dir), name),
     )
-    status, note, exit_code, headline = _classify(result)
+    status, note, exit_code, headline, alone = _classify(name, result)
     output = result.output
     evidence = condense(
         pm, name, command, output, exit_code, result.log, total_lines=result.lines, note=note,
     )
     summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
     if headline:
-        alone = status == "timeout" or result.start_error is not None or not summary
-        summary = headline if alone else f"{headline}: {summary}"
+        summary = headline if alone or not summary else f"{headline}: {summary}"
     return GateResult(
         name=name, status=status, command=command, plugin=plugin, exit_code=exit_code,
         duration_s=result.duration_s, log=result.log, summary=summary, evidence=evidence,
@@ -335,24 +337,32 @@ def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
     )
 
 
-def _classify(result: ProcessResult) -> tuple[str, str | None, int | None, str | None]:
-    """(status, note for the evidence, recorded exit code, summary headline)."""
+def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | None, str | None, bool]:
+    """(status, note for the evidence, recorded exit code, summary headline,
+    whether the headline is the whole summary)."""
     fault = " — an environment fault, not a failure of the code"
     if result.start_error is not None:
         headline = f"could not start the command: {result.start_error}"
-        return "error", f"error: {headline}{fault}", None, headline
+        return "error", f"error: {headline}{fault}", None, headline, True
     if result.expired is not None:
-        return "timeout", f"{result.expired}; its process group was killed", None, result.expired
+        return "timeout", f"{result.expired}; its process group was killed", None, result.expired, True
     code = result.exit_code
     assert code is not None
+    cause = environment_fault(result.output, code)
     if code in NOT_RUNNABLE:
         why = f"tool missing or not executable (exit {code}: {NOT_RUNNABLE[code]})"
-        return "error", f"error: {why}{fault}", code, why
+        named = f"{why}: {cause}" if cause else why
+        return "error", f"error: {named}{fault}", code, cause or why, cause is not None
     sig = signal_of(code)
     if sig is not None:
         killed = f"killed by signal {signal_name(sig)}"
-        return "fail", killed, code, killed
-    return ("pass" if code == 0 else "fail"), None, code, None
+        return "fail", killed, code, killed, False
+    if cause is not None:
+        return "error", f"error: {cause}{fault}", code, cause, True
+    reason = no_tests_reason(result.output, code) if name == "tests" else None
+    if reason is not None:
+        return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", code, f"{reason}; {NO_TEST_NOTE}", True
+    return ("pass" if code == 0 else "fail"), None, code, None, False
 
 
 def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:
