@@ -44,7 +44,9 @@ Design choices:
 - **Effort**: ``effort_<node>`` (low, medium, high, max; defaults in
   :data:`DEFAULT_EFFORT`) is sent as ``output_config.effort`` with adaptive
   thinking, for models that support it
-  (:func:`~stepkit.plugins.llm.pricing.supports_effort`).
+  (:func:`~stepkit.plugins.llm.pricing.supports_effort`); a 400 that
+  refuses them sends the call again without them (an ``llm_effort_dropped``
+  event), so a wrong entry in that table never fails a node.
 - **Usage and budget**: every call adds to ``ctx.usage`` (taken to be the
   run's usage so far) and emits an ``llm_call`` event; before each call the
   run budget (``max_cost_usd``, ``max_tokens``: all four token kinds) is
@@ -367,6 +369,9 @@ class _Conversation:
                 if exc.response.headers.get("x-should-retry") == "false":
                     retryable = False
                 retry_after = _retry_after(exc.response.headers)
+                if exc.status_code == 400 and self._without_effort(params, request, exc.api_message):
+                    attempt -= 1  # the model refused the effort settings: the same call without them
+                    continue
             except anthropic.APITimeoutError:
                 failure, retryable = "request timed out", True
             except anthropic.APIConnectionError as exc:
@@ -384,6 +389,21 @@ class _Conversation:
             self.ctx.emit("llm_retry", node=self.node, model=self.model, attempt=attempt,
                           error=redact(failure)[:300], wait_s=round(wait, 3))
             time.sleep(wait)
+
+    def _without_effort(self, params: dict[str, Any], request: dict[str, Any],
+                        message: str | None) -> bool:
+        """A 400 about thinking or effort, on a request that set them: drop
+        them for the rest of this call (the model does not take them) and
+        say so; False when that is not the refusal."""
+        text = (message or "").lower()
+        if "thinking" not in params or not ("thinking" in text or "effort" in text):
+            return False
+        for target in (params, request):
+            target.pop("thinking", None)
+            target["output_config"] = {k: v for k, v in target["output_config"].items() if k != "effort"}
+        self.ctx.emit("llm_effort_dropped", node=self.node, model=self.model,
+                      error=redact(message or "")[:300])
+        return True
 
     def _record(self, response: Any, attempts: int, duration: float) -> None:
         u = response.usage

@@ -486,3 +486,25 @@ def test_a_model_pages_through_a_5000_line_file_to_its_end(tmp_path, messages_ap
     assert "  5000\tn5000 = 5000" in results[-1]
     seen = [line for text in results for line in text.splitlines()[:-1]]
     assert len(seen) == 5000
+
+
+def test_a_model_that_refuses_the_effort_settings_is_asked_again_without_them(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, settings={"model_orient": "claude-opus-5-5"})
+    messages_api.error(400, "invalid_request_error", "thinking.type: adaptive is not supported")
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    refused, accepted = (r.body for r in messages_api.requests)
+    assert refused["thinking"] == {"type": "adaptive"} and refused["output_config"]["effort"] == "high"
+    assert "thinking" not in accepted and "effort" not in accepted["output_config"]
+    assert events(ctx, "llm_effort_dropped")
+
+
+def test_other_client_errors_still_fail_at_once_with_effort_set(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, settings={"model_orient": "claude-opus-5-5"})
+    messages_api.error(400, "invalid_request_error", "messages: roles must alternate")
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+    assert "roles must alternate" in info.value.note and len(messages_api.requests) == 1
