@@ -30,6 +30,7 @@ never a model, decides what passed.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -178,8 +179,7 @@ def route_review(ctx: StageContext) -> Outcome:
     state = ctx.state
     if stage_fault(ctx, "review"):
         return Outcome(route="else")
-    report = str(state.get("review_report") or "")
-    critical = [line.strip() for line in report.splitlines() if CRITICAL in line]
+    critical = critical_findings(str(state.get("review_report") or ""))
     if not critical:
         return Outcome(route="else")
     attempts = int(state.get("review_attempts", 0))
@@ -194,6 +194,21 @@ def route_review(ctx: StageContext) -> Outcome:
             "fix_history": [f"review fix {attempts + 1}: {len(critical)} critical finding(s)"],
         },
     )
+
+
+def critical_findings(report: str) -> list[str]:
+    """The lines of a review that are critical findings: those that START
+    with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and blanks
+    are set aside, so "No 🔴 critical findings." is none."""
+    found = []
+    for line in report.splitlines():
+        text = _LIST_MARKER.sub("", line.strip())
+        if text.startswith(CRITICAL):
+            found.append(line.strip())
+    return found
+
+
+_LIST_MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])\s*)+")
 
 
 # -- gates -------------------------------------------------------------------

@@ -24,6 +24,7 @@ def test_a_missing_build_tool_is_handed_back_without_a_fix_request(tmp_path, mes
     monkeypatch.delenv("CODER_AUTOAPPROVE", raising=False)
     messages_api.reply_json(PLAN)
     messages_api.reply_tool("write_file", {"path": "greet.py", "content": "def greet(name):\n    return name\n"})
+    messages_api.reply_tool("run_command", {"command": "true"})  # the coder runs its tests before answering
     messages_api.reply_json({"status": "done", "summary": "wrote greet()"})
     ctx = make_ctx(project, coder="anthropic", pm=get_plugin_manager(project),
                    settings={"llm_max_retry_wait_s": 2, "llm_timeout_s": 10})
@@ -34,4 +35,4 @@ def test_a_missing_build_tool_is_handed_back_without_a_fix_request(tmp_path, mes
     assert [(g.name, g.status) for g in result.gates] == [("build", "error"), ("tests", "pass")]
     assert "environment fault: no-such-compiler-9d2: command not found" in result.text
     assert "Fix attempts: 0 of" in result.text
-    assert len(messages_api.requests) == 3  # plan, edit, the edit's end: no fix was asked for
+    assert len(messages_api.requests) == 4  # plan, edit, test run, the edit's end: no fix was asked for
