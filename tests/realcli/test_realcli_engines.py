@@ -17,8 +17,13 @@ from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, make_project
 
 pytestmark = pytest.mark.realcli
 
+#: orient's answer in its engine schema (a real CLI enforces the JSON schema;
+#: the protocol-field shape of ORIENT is accepted only by stepkit's own validation)
+ORIENT_ANSWER = {"plan_summary": ORIENT["plan_summary"],
+                 "implementation_brief": ORIENT["implementation_brief"],
+                 "findings": [], "deviation_summary": "None"}
 #: the LLM nodes of a step the command coder implements, in order
-ANSWERS = (ORIENT, SWEEP, HANDOFF)
+ANSWERS = (ORIENT_ANSWER, SWEEP, HANDOFF)
 
 
 def run_to_the_final_gate(tmp_path, cli_bin, cli: str):
@@ -56,7 +61,7 @@ def test_a_whole_step_on_claude_code_alone(tmp_path, cli_bin):
     and the reviewer all on Claude Code."""
     project = make_project(tmp_path, reviewer=False)
     with Model("claude", tmp_path) as model:
-        model.api.reply_tool("StructuredOutput", ORIENT)
+        model.api.reply_tool("StructuredOutput", ORIENT_ANSWER)
         model.write(project.root / "calc.py", GOOD_MUL)  # the claude preset, as coder
         model.say("Added calc.mul.\n\nCODER_COMPLETE")
         model.api.reply_tool("StructuredOutput", {**SWEEP, "needs_independent_review": True})
