@@ -39,7 +39,8 @@ def assert_no_run(project, result, message):
 
 def test_unknown_engine(project):
     result = project.stepkit("run", "--project-dir", str(project.root), "--engine", "nope", json_out=False)
-    assert_no_run(project, result, "unknown engine 'nope': use anthropic[:MODEL] or scripted:FILE")
+    assert_no_run(project, result, "unknown engine 'nope': use anthropic[:MODEL] or scripted:FILE or "
+                  "claude[:MODEL] or codex[:MODEL] or openai:MODEL")
 
 
 def test_missing_scripted_answers_file(project):
