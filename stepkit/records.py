@@ -217,6 +217,18 @@ class SweepResult(BaseModel):
     annotations: list[Annotation] = Field(default_factory=list, description="Edge cases for later steps only.")
 
 
+class CriterionTests(BaseModel):
+    """One entry of the handoff's acceptance-criteria map: a bullet of the
+    plan's Acceptance criteria and the test ids that cover it (none: it is
+    not covered by a test).  stepkit, not the writer, says whether it saw
+    each of them pass."""
+
+    criterion: str = Field(description="The Acceptance-criteria bullet, as the plan words it.")
+    tests: list[str] = Field(default_factory=list, description=(
+        "Ids of the tests that check it, as the tests gate recorded them "
+        "(e.g. tests/test_calc.py::test_mul); [] when no automated test covers it."))
+
+
 class HandoffProse(BaseModel):
     """What ``stepkit_write_handoff`` returns: the prose; the harness renders
     the file and its Evidence.  Also the built-in writer's engine schema."""
@@ -231,6 +243,8 @@ class HandoffProse(BaseModel):
     edge_cases_discovered: str = ""
     notes_for_next_step: str = ""
     notes_facts: list[str] = Field(default_factory=list, description="Durable step-independent facts for NOTES.md.")
+    acceptance_criteria: list[CriterionTests] = Field(default_factory=list, description=(
+        "Every bullet of the plan's Acceptance criteria with the test ids that cover it."))
 
     @field_validator("step_summary")
     @classmethod

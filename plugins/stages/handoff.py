@@ -48,6 +48,11 @@ Rules:
   NOTES.md (commands, conventions, gotchas), one line each; nothing about
   this step's status and nothing NOTES.md already says; [] when none.
 - step_summary: one line for the final approval prompt.
+- acceptance_criteria: one entry per bullet of the plan's Acceptance
+  criteria, worded as the plan words it, with the ids of the tests that
+  check it, as the tests gate recorded them (see "Tests stepkit saw pass");
+  tests [] when no automated test covers it (it is then shown as "not
+  covered by a test").  Never cite a test that is not listed as passed.
 - When "Problems to fix" is present, your previous handoff failed the
   checker: fix exactly those problems and keep everything else.
 
@@ -64,6 +69,7 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         doc("Gates (recorded by the harness; Evidence is written from these)",
              _gate_table(state.get("gates") or []), SHORT_CHARS * 2),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
+        doc("Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2),
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
         doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
@@ -85,6 +91,14 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         parts.append(doc("Problems to fix", "\n".join(f"- {p}" for p in feedback), SHORT_CHARS))
     parts.append(f"Write the handoff prose for step {state.get('step')}.")
     return "\n".join(parts)
+
+
+def _passed_tests(state: Mapping[str, Any]) -> str:
+    """The ids the final tests gate saw pass, for the criteria map."""
+    from stepkit.protocol.criteria import final_tests_gate, statuses_seen
+
+    seen = statuses_seen(final_tests_gate(state.get("gates") or []))
+    return "\n".join(f"- {test_id}" for test_id, status in seen.items() if status == "passed")
 
 
 def _gate_table(gates: Sequence[Mapping[str, Any]]) -> str:

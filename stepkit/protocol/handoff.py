@@ -107,6 +107,7 @@ def render_handoff(
     fix_attempts: int | None = None,
     max_fix_attempts: int | None = None,
     deviations: Sequence[str] = (),
+    criteria: str = "",
 ) -> str:
     """Render a handoff file: frontmatter, then the eight sections in order.
 
@@ -122,6 +123,8 @@ def render_handoff(
         by the coder that were undone); added to Deviations after the prose.
     :param fix_attempts: fix attempts used (with ``max_fix_attempts``, the
         budget) and ``fix_history``: the fix-loop record in Evidence.
+    :param criteria: the acceptance-criteria part of Evidence
+        (:func:`stepkit.protocol.criteria.render_criteria`), after the gates.
     :return: the file's text, secrets masked (the prose comes from any
         handoff plugin).  Evidence is built here from ``gates``, never from
         prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
@@ -135,8 +138,8 @@ def render_handoff(
     for section in HANDOFF_SECTIONS:
         if section == "Evidence":
             # masked before the digest, so the digest covers the bytes written
-            body = redact(_evidence(gates, fault_lines, fix_history, changed_files, fix_attempts,
-                                    max_fix_attempts))
+            body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts, max_fix_attempts)
+            body = redact(f"{body}\n\n{criteria}" if criteria else body)
             body = f"{body}\n\n{_evidence_marker(body)}"
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))

@@ -263,13 +263,29 @@ _LIBTEST = re.compile(r"^test (?P<id>.+?) \.\.\. (?P<status>ok|FAILED|ignored)\b
 _LIBTEST_STATUS: dict[str, TestStatus] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
 
 
+_TERSE_FAILED = re.compile(r"^(?P<id>\S.*?) --- FAILED$")
+_FAILURES_LIST = re.compile(r"^    (?P<id>\S.*)$")
+
+
 def read_libtest(output: str) -> TestResults | None:
-    """Results from the ``test NAME ... ok`` lines libtest prints for every test."""
+    """Results from the ``test NAME ... ok`` lines libtest prints for every
+    test; under ``-q`` (terse: a dot per pass) only the failed ones, from
+    their ``NAME --- FAILED`` lines and the closing ``failures:`` list."""
     results = TestResults(source="cargo test output")
-    for line in output.splitlines():
-        m = _LIBTEST.match(line.rstrip())
+    listing = False
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        m = _LIBTEST.match(line) or _TERSE_FAILED.match(line)
         if m:
-            results.add(m["id"], _LIBTEST_STATUS[m["status"]])
+            results.add(m["id"], _LIBTEST_STATUS[m["status"]] if "status" in m.groupdict() else "failed")
+            if "status" not in m.groupdict():
+                results.complete = False
+        elif line == "failures:":
+            listing = True
+        elif listing and (f := _FAILURES_LIST.match(line)) and not line.strip().startswith("----"):
+            results.add(f["id"], "failed")
+        elif listing and line and not line.startswith(" "):
+            listing = False
     return results if results.outcomes else None
 
 

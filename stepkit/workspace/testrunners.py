@@ -175,7 +175,9 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
             return None
         ids = " ".join(shlex.quote(i) for i in failing)
         words = shape.arguments()
-        base.command = _append(command, shape, f"--exact {ids}" if "--" in words else f"-- --exact {ids}")
+        # pretty: one line per test even under -q, so a pass on the re-run is seen
+        selection = f"--exact --format=pretty {ids}"
+        base.command = _append(command, shape, selection if "--" in words else f"-- {selection}")
         return base
     if runner == "ctest":
         pattern = "^(" + "|".join(re.escape(i) for i in failing) + ")$"

@@ -42,9 +42,9 @@ BaselineMode = Literal["new-failures", "strict", "off"]
 VERDICT_OPEN = "[stepkit verdict"
 VERDICT_CLOSE = "[end of stepkit verdict]"
 
-#: Runs a gate's command: (gate, command or None for the gate's own, ids to
-#: select or None for all, project dir, log dir) → the result.
-RunGate = Callable[[str, list[str] | None, Path, Path], GateResult]
+#: Runs a gate's command: (gate, the test ids to select or None for all,
+#: project dir, log dir) → the result (None: those ids cannot be selected).
+RunGate = Callable[[str, list[str] | None, Path, Path], "GateResult | None"]
 
 
 class Judge:
@@ -105,6 +105,8 @@ class Judge:
     def _flaky(self, result: GateResult, keys: list[str]) -> list[str]:
         """The failing ids that pass when re-run once on the same tree."""
         rerun = self.run(result.name, keys, self.project_dir, self.log_dir)
+        if rerun is None:  # the runner's tests cannot be selected: nothing is re-run
+            return []
         self.extra_runs.append(f"re-run of {len(keys)} failing test(s)")
         outcomes = (rerun.tests.outcomes() if rerun.tests is not None else None) or {}
         return [k for k in keys if outcomes.get(k) == "passed"]
@@ -118,6 +120,7 @@ class Judge:
 
         def run(where: Path, log_dir: Path):
             gate = self.run(result.name, None, where, log_dir)
+            assert gate is not None  # the whole command can always run
             self.extra_runs.append(f"baseline run of {result.name} on {base.label}")
             return gate.status, gate.summary, gate.log, _log_text(gate), _tests(gate)
 

@@ -81,6 +81,11 @@ def test_go_ids_carry_their_package_from_json_and_from_text():
 def test_libtest_trx_and_the_evidence_fallback(tmp_path):
     text = "running 3 tests\ntest a::one ... ok\ntest a::two ... FAILED\ntest b ... ignored\n"
     assert tr.read_libtest(text).outcomes == {"a::one": "passed", "a::two": "failed", "b": "skipped"}
+    terse = ("running 2 tests\n. 1/2\nt::old --- FAILED\n\nfailures:\n\n---- t::old stdout ----\n"
+             "thread 't::old' panicked at src/lib.rs:16:9:\n\nfailures:\n    t::old\n    t::other\n\n"
+             "test result: FAILED. 0 passed; 2 failed\n")
+    found = tr.read_libtest(terse)
+    assert found.outcomes == {"t::old": "failed", "t::other": "failed"} and not found.complete
     trx = tmp_path / "r.trx"
     trx.write_text('<TestRun xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010"><Results>'
                    '<UnitTestResult testName="N.C.Ok" outcome="Passed"/>'
@@ -107,9 +112,9 @@ def test_report_flags_go_on_the_runner_also_behind_npm_test(tmp_path):
 
 def test_rerun_selections_per_runner(tmp_path):
     cargo = rerun_invocation("cargo test -q", tmp_path, tmp_path / "r", ["a::one", "two"])
-    assert cargo.command == "cargo test -q -- --exact a::one two"
+    assert cargo.command == "cargo test -q -- --exact --format=pretty a::one two"
     cargo = rerun_invocation("cargo test -- --nocapture", tmp_path, tmp_path / "r", ["x"])
-    assert cargo.command == "cargo test -- --nocapture --exact x"
+    assert cargo.command == "cargo test -- --nocapture --exact --format=pretty x"
     go = rerun_invocation("go test ./...", tmp_path, tmp_path / "r", ["ex.com/m::TestA", "ex.com/m::TestB/sub"])
     assert go.command == "go test -json -count=1 -run '^(TestA|TestB)$' ex.com/m"
     jest = rerun_invocation("npx jest", tmp_path, tmp_path / "r", ["src/a.test.js › math › muls"])
