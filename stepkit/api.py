@@ -418,8 +418,9 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     gates = [{"name": gate, "command": command, "plugin": plugin}
              for gate, (command, plugin) in resolve_commands(pm, project, config).items()]
+    notes = [note for answer in pm.hook.stepkit_detect_notes(project_dir=project) for note in answer or ()]
     return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
-            "load_errors": dict(pm.load_errors)}
+            "notes": notes, "load_errors": dict(pm.load_errors)}
 
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:

@@ -70,6 +70,22 @@ def stepkit_detect_project(project_dir: Path) -> str | None:
     """
 
 
+@hookspec
+def stepkit_detect_notes(project_dir: Path) -> list[str]:
+    """Say why detection passed over a command the project has.
+
+    :param project_dir: the project root.
+    :return: one line per command passed over, naming the gate, the
+        command and the reason (``tests: skipped `make test`: it runs
+        `docker run -it`, which needs a terminal; a gate has none``); ``[]``
+        when there is nothing to say.
+
+    Called for every plugin; the lines are joined in call order and shown by
+    ``stepkit detect`` (``notes`` in its ``--json``).  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
 def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
     """Return the shell command that formats the project in place.
@@ -78,6 +94,17 @@ def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
     :param config: the project's configuration.
     :return: a shell command string; ``""`` to say "this project has no
         formatter" and stop the search; None for no opinion.
+
+    A formatter should touch only the step's changed files, as pre-commit
+    does.  A command that takes file arguments names them with the
+    placeholder ``{files}``, or ``{files:.py,.pyi}`` for only the changed
+    files with one of those extensions: the gate runner replaces it with
+    those files' shell-quoted paths, relative to the project (in a run, the
+    coder's changes; in ``stepkit verify``, the working tree's changes
+    against HEAD), and skips the command when there are none
+    (``ruff format --force-exclude {files:.py,.pyi}``).  A command without
+    the placeholder formats what it formats (``cargo fmt``): return one
+    only when the project shows it uses that tool.
 
     firstresult: the first non-None answer wins (environment overrides and
     ``[tool.stepkit.commands]`` answer first, then task runners, then language

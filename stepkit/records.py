@@ -24,7 +24,8 @@ GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 #: Statuses of a gate that ran, or tried to, and did not pass.
 FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 #: The fields of a gate in every ``--json`` (DESIGN.md, fixed).
-GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence")
+GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence",
+                    "changed_files")
 
 #: Fields added to each gate of the ``--json`` outputs (issue 15).
 GATE_JSON_VERDICT_FIELDS = ("new_failures", "preexisting_failures", "flaky")
@@ -116,6 +117,9 @@ class GateResult(BaseModel):
     preexisting_failures: list[str] = Field(default_factory=list)
     #: tests that failed and then passed when re-run once: not failures, never evidence of a pass
     flaky: list[str] = Field(default_factory=list)
+    #: the files the gate changed (those it had no business changing are
+    #: restored and still named); None: the runner did not look
+    changed_files: list[str] | None = None
 
     @field_validator("summary")
     @classmethod

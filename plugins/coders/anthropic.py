@@ -196,6 +196,7 @@ class BuiltinCoder:
 
     def _verify(self) -> GateResult | None:
         """Run build and tests; return the first failing gate (None: all good)."""
+        from stepkit.workspace.gate_commands import run_gate_plan
         from stepkit.workspace.gates import GateRunner
 
         ctx = self.ctx
@@ -203,6 +204,7 @@ class BuiltinCoder:
         # can reuse it; the last stamp's ids are also the tree the report compares
         runner = GateRunner(
             ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(), stamp_passes=True,
+            plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
             on_gate=lambda r: ctx.emit("coder_gate", name=r.name, status=r.status, command=r.command),
         )
         self.gates = runner.run(("build", "tests"))

@@ -28,5 +28,11 @@ pluggy calls the last registered plugin first, so
 reverse of this order.  The priority is per gate: a Makefile with a ``test``
 target but no ``lint`` target in a ruff project gives ``make test`` and
 ``ruff check``.  ``stepkit detect`` shows, for each gate, the command and the
-plugin that chose it.
+plugin that chose it, and the notes (``stepkit_detect_notes``) of commands a
+plugin passed over.
+
+A format command that takes files names the step's changed files with the
+placeholder ``{files}`` / ``{files:.ext,…}`` (``_shared.changed_files``),
+which the gate runner fills in; the README's Detection section states every
+rule.
 """

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from stepkit.hookspecs import hookimpl
 from stepkit.workspace.gate_commands import GATE_HOOKS
@@ -36,8 +36,8 @@ Seen = TypeVar("Seen")
 #: giving the command or None (no command for this project).
 Command = str | Callable[[Seen], str | None]
 
-#: A hook of a project-type plugin: the project dir in, a type name or a command out.
-Hook = Callable[[Path], str | None]
+#: A hook of a project-type plugin: the project dir in, a type name, a command or notes out.
+Hook = Callable[[Path], Any]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,8 @@ class ProjectType(Generic[Seen]):
         ``lint``, ``build`` and ``tests``.  A gate left None is one the type
         has no opinion on: it implements no hook for it, so ``stepkit
         plugins`` does not list one.
+    :param notes: why the type passed over a command the project has (see
+        ``stepkit_detect_notes``), from what it read; None: it never does.
     """
 
     read: Callable[[Path], Seen | None]
@@ -62,6 +64,7 @@ class ProjectType(Generic[Seen]):
     lint: Command[Seen] | None = None
     build: Command[Seen] | None = None
     tests: Command[Seen] | None = None
+    notes: Callable[[Seen], list[str]] | None = None
 
     def detect(self, project_dir: Path) -> str | None:
         """The type name when ``project_dir`` is of this type, else None."""
@@ -79,19 +82,28 @@ class ProjectType(Generic[Seen]):
             return None
         return declared if isinstance(declared, str) else declared(seen)
 
+    def detect_notes(self, project_dir: Path) -> list[str]:
+        """Why the type passed over commands ``project_dir`` has; ``[]`` when
+        it is not of this type or there is nothing to say."""
+        seen = self.read(project_dir) if self.notes is not None else None
+        return [] if seen is None or self.notes is None else self.notes(seen)
+
     def hookimpls(self) -> dict[str, Hook]:
-        """The hookimpls by hook name: ``stepkit_detect_project`` and the
-        command hook of each gate declared."""
-        hooks = {"stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)}
+        """The hookimpls by hook name: ``stepkit_detect_project``, the
+        command hook of each gate declared and ``stepkit_detect_notes`` when
+        the type has notes."""
+        hooks: dict[str, Hook] = {"stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)}
         for gate, hook_name in GATE_HOOKS.items():
             if getattr(self, gate) is not None:
                 hooks[hook_name] = _hookimpl(hook_name, partial(self.command, gate))
+        if self.notes is not None:
+            hooks["stepkit_detect_notes"] = _hookimpl("stepkit_detect_notes", self.detect_notes)
         return hooks
 
 
 def _hookimpl(hook_name: str, answer: Hook) -> Hook:
     @hookimpl
-    def hook(project_dir: Path) -> str | None:
+    def hook(project_dir: Path) -> Any:
         return answer(project_dir)
 
     hook.__name__ = hook.__qualname__ = hook_name

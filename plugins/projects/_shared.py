@@ -1,12 +1,15 @@
 """Helpers shared by the project-type plugins: recognising a project by a
-file, reading manifests, finding lockfiles, listing the targets a
-task-runner file really defines.
+file, reading manifests, finding the lockfiles git tracks, the format
+placeholder for the changed files, what the project runs (task runners, CI,
+pre-commit, tox/nox), the targets a task-runner file really defines and
+what they run, and which commands need a terminal.
 
 Every reader is forgiving: a missing, unreadable or malformed file reads as
 "nothing there" (None, ``{}`` or an empty set), so detection never fails a
 command and never invents a target.  Nothing here runs a project's tools,
 except ``just --summary`` (which only parses the justfile) when ``just`` is
-installed.
+installed; git is asked which lockfiles it tracks through
+:mod:`stepkit.workspace.scope.git`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
+
+from stepkit.workspace.scope import git
 
 # -- files -------------------------------------------------------------------
 
@@ -128,10 +133,102 @@ def package_scripts(path: Path) -> dict[str, str]:
 
 
 def which_lockfile(project_dir: Path, lockfiles: Iterable[tuple[str, str]]) -> str | None:
-    """The tool of the first ``(lockfile, tool)`` pair whose lockfile exists."""
-    for name, tool in lockfiles:
-        if (project_dir / name).is_file():
-            return tool
+    """The tool of the first ``(lockfile, tool)`` pair whose lockfile is the
+    project's: it exists and git tracks it (any lockfile that exists counts
+    in a project outside git).  An untracked lockfile is one a tool left
+    behind (a ``uv run`` creates ``uv.lock``), not a choice the project made."""
+    present = [(name, tool) for name, tool in lockfiles if (project_dir / name).is_file()]
+    if not present:
+        return None
+    tracked = git.tracked(project_dir, [name for name, _ in present])
+    return next((tool for name, tool in present if tracked is None or name in tracked), None)
+
+
+def is_tracked(project_dir: Path, name: str) -> bool:
+    """``name`` exists and is the project's: git tracks it, or the project is not in git."""
+    return which_lockfile(project_dir, [(name, name)]) is not None
+
+
+def changed_files(*extensions: str) -> str:
+    """The placeholder a format command takes its files from: the gate runner
+    replaces it with the step's changed files (shell-quoted, relative to the
+    project), only those with one of ``extensions`` when given, and skips the
+    command when there are none — ``{files}`` or ``{files:.py,.pyi}``."""
+    return f"{{files:{','.join(extensions)}}}" if extensions else "{files}"
+
+
+# -- what the project runs ----------------------------------------------------
+
+#: Files where a project says which tools it runs, beside its task runners:
+#: pre-commit hooks, tox and nox sessions, CI configuration.
+_AUTOMATION_FILES = (".pre-commit-config.yaml", "tox.ini", "tox.toml", "noxfile.py", ".gitlab-ci.yml")
+_CI_DIRS = (".github/workflows", ".circleci", ".gitlab")
+#: The tables of manifests that hold commands (a dependency list does not say a tool runs).
+_SCRIPT_TABLES = (
+    ("pyproject.toml", ("tool", "poe")), ("pyproject.toml", ("tool", "hatch", "envs")),
+    ("pyproject.toml", ("tool", "pdm", "scripts")), ("pyproject.toml", ("tool", "taskipy")),
+    ("pyproject.toml", ("tool", "tox")),
+)
+
+
+def automation_text(project_dir: Path) -> str:
+    """The text of everything where the project says what it runs: its
+    Makefile, justfile and Taskfile, pre-commit config, tox and nox files,
+    CI workflows, the scripts of package.json and deno.json and the task
+    tables of pyproject.toml (poe, hatch, pdm, taskipy, tox)."""
+    names = (*MAKEFILE_NAMES, *JUSTFILE_NAMES, *TASKFILE_NAMES, *_AUTOMATION_FILES)
+    paths = [project_dir / name for name in names]
+    for folder in _CI_DIRS:
+        if (project_dir / folder).is_dir():
+            paths += sorted(p for p in (project_dir / folder).rglob("*") if p.suffix in (".yml", ".yaml"))
+    texts = [read_text(path) for path in paths if path.is_file()]
+    texts += [json.dumps(package_scripts(project_dir / "package.json"))]
+    for name in ("deno.json", "deno.jsonc"):
+        texts.append(json.dumps(read_json(project_dir / name, comments=True).get("tasks") or {}))
+    for name, keys in _SCRIPT_TABLES:
+        texts.append(json.dumps(table(read_toml(project_dir / name), *keys)))
+    return "\n".join(texts)
+
+
+def runs(project_dir: Path, *commands: str) -> bool:
+    """The project runs one of ``commands`` (``ruff format``, ``cargo clippy``)
+    in a task runner, CI workflow, pre-commit hook or tox/nox session: its
+    words, as a command, appear in one of those files."""
+    text = automation_text(project_dir)
+    for command in commands:
+        words = r"\s+".join(re.escape(word) for word in command.split())
+        if re.search(rf"(?<![\w./-]){words}(?![\w-])", text):
+            return True
+    return False
+
+
+def precommit_hooks(project_dir: Path) -> set[str]:
+    """The ids of the hooks ``.pre-commit-config.yaml`` lists."""
+    ids = set()
+    for repo in read_yaml(project_dir / ".pre-commit-config.yaml").get("repos") or []:
+        for hook in (repo.get("hooks") or []) if isinstance(repo, dict) else []:
+            if isinstance(hook, dict) and isinstance(hook.get("id"), str):
+                ids.add(hook["id"])
+    return ids
+
+
+# -- commands that need a terminal --------------------------------------------
+
+_NEEDS_TERMINAL = (
+    re.compile(r"\b(?:docker|podman)\s+(?:container\s+)?(?:run|exec|create)\b[^\n;&|]*?"
+               r"\s(?:-[a-zA-Z]*t[a-zA-Z]*|--tty)(?=\s|$)"),
+    re.compile(r"\b(?:docker[\s-]compose|podman-compose)\b[^\n;&|]*?\s(?:run|exec)\b"
+               r"(?![^\n;&|]*\s(?:-[a-zA-Z]*T[a-zA-Z]*|--no-TTY|--no-tty)(?=\s|$))"),
+)
+
+
+def needs_terminal(script: str) -> str | None:
+    """The part of ``script`` that needs a terminal a gate does not have
+    (``docker run -it``, ``docker compose run`` without ``-T``), else None."""
+    for pattern in _NEEDS_TERMINAL:
+        match = pattern.search(script)
+        if match:
+            return " ".join(match.group(0).split())
     return None
 
 
@@ -156,16 +253,32 @@ def makefile_targets(path: Path) -> set[str]:
     named through variables are skipped; ``include`` lines naming plain
     files are followed.
     """
-    return _makefile_targets(path, seen=set())
+    return set(makefile_recipes(path))
 
 
-def _makefile_targets(path: Path, seen: set[Path]) -> set[str]:
+def makefile_recipes(path: Path) -> dict[str, str]:
+    """Each explicit target (as :func:`makefile_targets` finds them) and what
+    making it runs: its recipe lines, then its prerequisites' recipes."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    _read_makefile(path, rules, seen=set())
+
+    def recipe(name: str, seen: set[str]) -> list[str]:
+        seen.add(name)
+        prerequisites, lines = rules[name]
+        below = [recipe(p, seen) for p in prerequisites if p in rules and p not in seen]
+        return lines + [line for lines_ in below for line in lines_]
+
+    return {name: "\n".join(recipe(name, set())) for name in rules}
+
+
+def _read_makefile(path: Path, rules: dict[str, tuple[list[str], list[str]]], seen: set[Path]) -> None:
+    """Add ``path``'s rules to ``rules`` (target → prerequisites, recipe lines)."""
     resolved = path.resolve()
     if resolved in seen or not path.is_file():
-        return set()
+        return
     seen.add(resolved)
-    targets: set[str] = set()
     in_define = 0
+    current: list[str] = []  # the targets of the rule whose recipe is being read
     for line in _logical_lines(read_text(path)):
         stripped = line.strip()
         if re.match(r"^(?:override\s+|export\s+)?define(?:\s|$)", stripped):
@@ -174,13 +287,18 @@ def _makefile_targets(path: Path, seen: set[Path]) -> set[str]:
         if in_define:
             in_define -= stripped == "endef"
             continue
-        if line.startswith("\t") or not stripped or stripped.startswith("#"):
+        if line.startswith("\t"):
+            for name in current:
+                rules[name][1].append(stripped)
             continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        current = []
         include = _INCLUDE.match(stripped)
         if include:
             for name in include.group("files").split():
                 if "$" not in name and "%" not in name:
-                    targets |= _makefile_targets(path.parent / name, seen)
+                    _read_makefile(path.parent / name, rules, seen)
             continue
         if _ASSIGNMENT.match(line) or _DIRECTIVE.match(stripped):
             continue
@@ -189,10 +307,13 @@ def _makefile_targets(path: Path, seen: set[Path]) -> set[str]:
             continue  # ':=' / '::=' assignments
         if _ASSIGNMENT.match(rule.group("rest").split(";", 1)[0]) and "=" in rule.group("rest"):
             continue  # target-specific variable: 'test: VAR = value'
-        for name in rule.group("targets").split():
-            if not name.startswith(".") and "%" not in name and "$" not in name:
-                targets.add(name)
-    return targets
+        prerequisites, _, inline = rule.group("rest").partition(";")
+        current = [name for name in rule.group("targets").split()
+                   if not name.startswith(".") and "%" not in name and "$" not in name]
+        for name in current:
+            rules.setdefault(name, ([], []))[0].extend(prerequisites.split())
+            if inline.strip():
+                rules[name][1].append(inline.strip())
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -218,34 +339,47 @@ _RECIPE = re.compile(r"^@?(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\s+[^:]*?)?\s*:(?!
 _JUST_KEYWORDS = {"alias", "export", "set", "import", "mod", "unexport"}
 
 
-def justfile_recipes(path: Path) -> set[str]:
-    """The recipes a justfile defines.
+def justfile_recipes(path: Path) -> dict[str, str]:
+    """The recipes a justfile defines, each with its body (``""`` for one
+    whose body is not in this file: an imported recipe).
 
     Asks ``just --summary`` (which parses without running anything) when
     ``just`` is installed, so imports and modules count; otherwise reads the
-    file: a recipe is a line at column 0 of the form ``name params…:``.
+    file: a recipe is a line at column 0 of the form ``name params…:``, its
+    body the indented lines below it.
     """
     if not path.is_file():
-        return set()
-    just = shutil.which("just")
-    if just:
-        try:
-            done = subprocess.run(
-                [just, "--justfile", str(path), "--working-directory", str(path.parent), "--summary"],
-                capture_output=True, text=True, timeout=20, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            done = None
-        if done is not None and done.returncode == 0:
-            return set(done.stdout.split())
-    recipes = set()
+        return {}
+    bodies: dict[str, list[str]] = {}
+    body: list[str] | None = None
     for line in read_text(path).splitlines():
-        if line[:1].isspace() or line.startswith("#"):
+        if line[:1].isspace():
+            if body is not None and line.strip():
+                body.append(line.strip())
+            continue
+        if not line.strip() or line.startswith("#"):
             continue
         match = _RECIPE.match(line)
+        body = None
         if match and match.group("name") not in _JUST_KEYWORDS:
-            recipes.add(match.group("name"))
-    return recipes
+            body = bodies.setdefault(match.group("name"), [])
+    names = _just_summary(path)
+    return {name: "\n".join(bodies.get(name, [])) for name in (bodies if names is None else names)}
+
+
+def _just_summary(path: Path) -> list[str] | None:
+    """The recipe names ``just --summary`` lists; None when just is missing or fails."""
+    just = shutil.which("just")
+    if not just:
+        return None
+    try:
+        done = subprocess.run(
+            [just, "--justfile", str(path), "--working-directory", str(path.parent), "--summary"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.split() if done.returncode == 0 else None
 
 
 # -- Taskfile ----------------------------------------------------------------
@@ -256,10 +390,23 @@ TASKFILE_NAMES = (
 )
 
 
-def taskfile_tasks(path: Path) -> set[str]:
-    """The task names a Taskfile defines (the keys of its ``tasks`` mapping)."""
+def taskfile_tasks(path: Path) -> dict[str, str]:
+    """The tasks a Taskfile defines (the keys of its ``tasks`` mapping), each
+    with the commands it lists."""
     tasks = read_yaml(path).get("tasks")
-    return {str(name) for name in tasks} if isinstance(tasks, dict) else set()
+    return {str(name): "\n".join(_strings(task)) for name, task in tasks.items()} if isinstance(tasks, dict) else {}
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string inside a parsed YAML value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 # -- JSONC -------------------------------------------------------------------

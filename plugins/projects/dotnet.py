@@ -1,5 +1,6 @@
 """.NET (a solution ``*.sln``/``*.slnx`` or a project ``*.csproj``/``*.fsproj``/
-``*.vbproj`` at the root): ``dotnet format``, ``dotnet build``, ``dotnet test``.
+``*.vbproj`` at the root): ``dotnet format`` (only the step's changed ``.cs`` and
+``.vb`` files, through ``--include``), ``dotnet build``, ``dotnet test``.
 
 dotnet refuses to guess between several solutions (or, without a solution,
 several projects) in one folder, and so does this plugin: the file is named
@@ -12,6 +13,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _SOLUTIONS = ("*.sln", "*.slnx")
@@ -28,15 +30,15 @@ def _targets(project_dir: Path) -> list[str] | None:
     return None
 
 
-def _dotnet(verb: str) -> Callable[[list[str]], str | None]:
-    """``dotnet VERB TARGET`` when there is one target; None when it is ambiguous."""
-    return lambda targets: f"dotnet {verb} {shlex.quote(targets[0])}" if len(targets) == 1 else None
+def _dotnet(verb: str, options: str = "") -> Callable[[list[str]], str | None]:
+    """``dotnet VERB TARGET OPTIONS`` when there is one target; None when it is ambiguous."""
+    return lambda targets: f"dotnet {verb} {shlex.quote(targets[0])}{options}" if len(targets) == 1 else None
 
 
 DOTNET = ProjectType(
     read=_targets,
     name="dotnet",
-    format=_dotnet("format"),
+    format=_dotnet("format", f" --include {_shared.changed_files('.cs', '.vb')}"),
     build=_dotnet("build"),
     tests=_dotnet("test"),
 )

@@ -1,5 +1,5 @@
-"""Elixir (``mix.exs``): ``mix format`` when ``.formatter.exs`` exists (without
-it mix format has no inputs and fails), ``mix credo`` when credo is a
+"""Elixir (``mix.exs``): ``mix format`` on the step's changed ``.ex``/``.exs``
+files when ``.formatter.exs`` exists (the project's formatter settings), ``mix credo`` when credo is a
 dependency, ``mix compile --warnings-as-errors``, ``mix test``."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _CREDO = re.compile(r"\{\s*:credo\b")
+_FILES = _shared.changed_files(".ex", ".exs")
 
 
 def _lint(project_dir: Path) -> str | None:
@@ -20,7 +21,7 @@ def _lint(project_dir: Path) -> str | None:
 ELIXIR = ProjectType(
     read=_shared.recognised_by("mix.exs"),
     name="elixir",
-    format=lambda d: "mix format" if (d / ".formatter.exs").is_file() else None,
+    format=lambda d: f"mix format {_FILES}" if (d / ".formatter.exs").is_file() else None,
     lint=_lint,
     build="mix compile --warnings-as-errors",
     tests="mix test",

@@ -1,4 +1,5 @@
-"""Go (``go.mod``): gofmt, go vet (or golangci-lint when configured), build, test."""
+"""Go (``go.mod``): gofmt on the step's changed ``.go`` files, go vet (or
+golangci-lint when configured), build, test."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _lint(project_dir: Path) -> str:
 GO = ProjectType(
     read=_shared.recognised_by("go.mod"),
     name="go",
-    format="gofmt -l -w .",
+    format=f"gofmt -l -w {_shared.changed_files('.go')}",
     lint=_lint,
     build="go build ./...",
     tests="go test ./...",

@@ -1,22 +1,28 @@
 """Node (``package.json``): the package's own scripts, run with the package
 manager its lockfile names.
 
-Only scripts that exist in package.json answer; nothing falls back to a
-guessed ``npx`` tool.  The package manager is the ``packageManager`` field
-when set, else the lockfile's (``pnpm-lock.yaml`` → pnpm, ``yarn.lock`` →
-yarn, ``bun.lock``/``bun.lockb`` → bun, ``package-lock.json`` /
-``npm-shrinkwrap.json`` → npm), else npm.  npm's placeholder test script
+Only scripts that exist in package.json answer, and prettier when the
+project configures it (a ``.prettierrc*`` / ``prettier.config.*`` file or a
+``prettier`` key) and depends on it: ``prettier --write --ignore-unknown`` on
+the step's changed files, run from the project's own install (``npx --no``,
+``pnpm exec``, ``yarn``, ``bunx``).  The package manager is the
+``packageManager`` field when set, else the lockfile's when git tracks it
+(``pnpm-lock.yaml`` → pnpm, ``yarn.lock`` → yarn, ``bun.lock``/``bun.lockb`` →
+bun, ``package-lock.json`` / ``npm-shrinkwrap.json`` → npm), else npm; none of
+their ``run`` commands writes the lockfile.  npm's placeholder test script
 (``echo "Error: no test specified" && exit 1``) is not a test suite and does
 not answer.
 
 Script names per gate, in preference order: format ``format``, ``fmt``;
-lint ``lint``, ``eslint``; build ``build``, ``typecheck``, ``type-check``,
-``check-types``, ``tsc``; tests ``test``, ``tests``.
+lint ``lint``, ``eslint``; build the type-check names first (``typecheck``,
+``type-check``, ``check-types``, ``types``, ``lint:types``, ``tsc``), then
+``build``; tests ``test``, ``tests``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
@@ -31,6 +37,9 @@ _LOCKFILES = (
 )
 _MANAGERS = {"npm", "pnpm", "yarn", "bun"}
 _NPM_PLACEHOLDER = "Error: no test specified"
+_PRETTIER_CONFIGS = (".prettierrc", ".prettierrc.*", "prettier.config.*")
+#: How each package manager runs a tool the project installed (never downloading one).
+_EXEC = {"npm": "npx --no", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
 
 
 def package_manager(project_dir: Path) -> str:
@@ -41,22 +50,45 @@ def package_manager(project_dir: Path) -> str:
     return _shared.which_lockfile(project_dir, _LOCKFILES) or "npm"
 
 
-def _scripts(project_dir: Path) -> _shared.Targets | None:
+class _Package(NamedTuple):
+    dir: Path
+    manager: str
+    scripts: _shared.Targets
+
+
+def _read(project_dir: Path) -> _Package | None:
     """The package's scripts, run with its package manager; None without a package.json."""
     if not (project_dir / "package.json").is_file():
         return None
     scripts = _shared.package_scripts(project_dir / "package.json")
     if _NPM_PLACEHOLDER in scripts.get("test", ""):
         del scripts["test"]
-    return _shared.Targets(f"{package_manager(project_dir)} run", scripts)
+    manager = package_manager(project_dir)
+    return _Package(project_dir, manager, _shared.Targets(f"{manager} run", scripts))
+
+
+def _format(package: _Package) -> str | None:
+    script = package.scripts.command("format", "fmt")
+    if script:
+        return script
+    manifest = _shared.read_json(package.dir / "package.json")
+    declared = {*_shared.table(manifest, "dependencies"), *_shared.table(manifest, "devDependencies")}
+    configured = "prettier" in manifest or any(
+        path.is_file() for pattern in _PRETTIER_CONFIGS for path in package.dir.glob(pattern)
+    )
+    if "prettier" not in declared or not configured:
+        return None
+    return f"{_EXEC[package.manager]} prettier --write --ignore-unknown {_shared.changed_files()}"
 
 
 NODE = ProjectType(
-    read=_scripts,
+    read=_read,
     name="node",
-    format=lambda scripts: scripts.command("format", "fmt"),
-    lint=lambda scripts: scripts.command("lint", "eslint"),
-    build=lambda scripts: scripts.command("build", "typecheck", "type-check", "check-types", "tsc"),
-    tests=lambda scripts: scripts.command("test", "tests"),
+    format=_format,
+    lint=lambda package: package.scripts.command("lint", "eslint"),
+    build=lambda package: package.scripts.command(
+        "typecheck", "type-check", "check-types", "types", "lint:types", "tsc", "build"
+    ),
+    tests=lambda package: package.scripts.command("test", "tests"),
 )
 globals().update(NODE.hookimpls())

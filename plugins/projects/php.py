@@ -1,8 +1,10 @@
 """PHP (``composer.json``): composer scripts first, then the tools the project
 configures, run from ``vendor/bin``.
 
-- format: script ``format``/``fmt``/``cs-fix``; else ``php-cs-fixer fix``
-  when ``.php-cs-fixer.php``/``.php-cs-fixer.dist.php`` exists.
+- format: script ``format``/``fmt``/``cs-fix``; else ``php-cs-fixer fix`` on
+  the step's changed ``.php`` files (``--path-mode=intersection``: the
+  config's finder still excludes) when ``.php-cs-fixer.php`` /
+  ``.php-cs-fixer.dist.php`` exists.
 - lint: script ``lint``/``cs``/``cs-check``; else ``phpcs`` when
   ``phpcs.xml``/``phpcs.xml.dist``/``.phpcs.xml`` exists.
 - build: script ``analyse``/``analyze``/``phpstan``/``psalm``; else
@@ -44,7 +46,7 @@ def _read(project_dir: Path) -> _Composer | None:
 
 def _format(composer: _Composer) -> str | None:
     return composer.scripts.command("format", "fmt", "cs-fix") or composer.tool(
-        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"), "vendor/bin/php-cs-fixer fix"
+        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"), f"vendor/bin/php-cs-fixer fix --path-mode=intersection {_shared.changed_files('.php')}"
     )
 
 

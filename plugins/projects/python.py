@@ -1,41 +1,65 @@
 """Python (``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``requirements.txt``,
-``Pipfile``): pytest, ruff (or black), mypy or pyright.
+``Pipfile``, ``tox.ini``, ``noxfile.py``): pytest, ruff (or black), mypy or pyright.
 
-What the project uses is read from its configuration and its declared
+What the project uses is read from its configuration, its declared
 dependencies (``[project]`` dependencies and optional dependencies,
 ``[dependency-groups]``, uv, poetry and pdm dev dependencies,
-``requirements*.txt``); a tool is never chosen only because it happens to be
-installed.
+``requirements*.txt``) and what it runs (task runners, CI workflows,
+pre-commit hooks, tox and nox sessions); a tool is never chosen only because
+it happens to be installed.
 
-- tests: ``python -m pytest`` when pytest is configured (``[tool.pytest…]``,
-  ``pytest.ini``, ``[pytest]`` in tox.ini, ``[tool:pytest]`` in setup.cfg, a
-  root ``conftest.py``), declared, or a ``tests``/``test`` directory exists.
-- format: ``black .`` when black is configured or declared, else ``ruff
-  format`` when the project uses ruff (``[tool.ruff]``, ``ruff.toml``,
-  ``.ruff.toml`` or a declared dependency).
+- tests: ``python -m pytest -rfE`` when pytest is configured
+  (``[tool.pytest…]``, ``pytest.ini``, ``[pytest]`` in tox.ini,
+  ``[tool:pytest]`` in setup.cfg, a root ``conftest.py``), declared, or a
+  ``tests``/``test`` directory exists.  ``-rfE`` lists every failing and
+  erroring test id with its file, even when the project's ``addopts`` hide
+  the summary.  A project whose tests tox or nox drive gets that
+  environment instead (``tox -e py``, ``nox -s tests``) when it does set-up
+  the plain runner would miss: extras or the project installed into it,
+  environment variables, another directory, a command other than pytest.
+- format, only on the step's changed ``.py``/``.pyi`` files and only with a
+  formatter the project shows it formats with: ``ruff format
+  --force-exclude`` when ``[tool.ruff.format]`` (or ``[format]`` in
+  ruff.toml) exists, a ``ruff-format`` pre-commit hook is listed, or a task
+  runner, tox/nox session or CI step runs ``ruff format``; else ``black``
+  when ``[tool.black]`` exists, a black hook is listed or something runs
+  black.  A lint-only ``[tool.ruff]`` gets no formatter.
 - lint: ``ruff check`` when the project uses ruff.
-- build: a type check — ``mypy`` when mypy is configured or declared (with
-  ``.`` as the target unless its config sets ``files``), else ``pyright``
-  when pyright is; no build gate otherwise.
+- build: a type check.  A tox env or nox session named for one (``mypy``,
+  ``typecheck``, ``types`` …); else, when mypy is configured or declared,
+  what its config names (``files`` → ``mypy``; ``packages``/``modules`` →
+  ``mypy -p …``/``-m …``), else the project's package dirs (``src/<pkg>``,
+  the packages its build config lists, top-level dirs with an
+  ``__init__.py`` — never ``build/``, ``docs/``, ``tests/``); likewise
+  ``pyright`` (its ``include``, else the package dirs).  Never ``mypy .``:
+  without a target there is no build gate.
 
-Commands run through the project's runner when its lockfile says so: ``uv
-run`` (``uv.lock``), ``poetry run`` (``poetry.lock``), ``pdm run``
-(``pdm.lock``).
+Commands run through the project's runner when its lockfile is the
+project's (git tracks it, or the project is not in git): ``uv run --frozen``
+(``uv.lock``; ``--frozen`` so no gate rewrites the lockfile), ``poetry run``
+(``poetry.lock``), ``pdm run`` (``pdm.lock``) — neither of which writes its
+lockfile.
 """
 
 from __future__ import annotations
 
 import configparser
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import _sessions, _shared
 from stepkit.plugins.projects._base import ProjectType
 
-_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile")
-_RUNNERS = (("uv.lock", "uv run "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini",
+            "noxfile.py")
+_RUNNERS = (("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_PYTHON_FILES = _shared.changed_files(".py", ".pyi")
+#: Top-level dirs that are never the project's package, even with an ``__init__.py``.
+_NOT_PACKAGES = {"build", "dist", "docs", "doc", "tests", "test", "testing", "examples", "example",
+                 "benchmarks", "venv"}
 
 
 class _Project:
@@ -47,6 +71,8 @@ class _Project:
         self.tool = _shared.table(self.pyproject, "tool")
         self.setup_cfg = _shared.read_ini(project_dir / "setup.cfg")
         self.tox_ini = _shared.read_ini(project_dir / "tox.ini")
+        ini_path = _shared.first_file(project_dir, ("mypy.ini", ".mypy.ini"))
+        self.mypy_ini = _shared.read_ini(ini_path) if ini_path else configparser.ConfigParser()
         self.deps = _declared_dependencies(project_dir, self.pyproject)
         self.prefix = _shared.which_lockfile(project_dir, _RUNNERS) or ""
 
@@ -68,21 +94,44 @@ class _Project:
             or _shared.first_file(self.dir, ("ruff.toml", ".ruff.toml")) is not None
         )
 
-    def uses_black(self) -> bool:
-        return "black" in self.tool or "black" in self.deps
-
-    def mypy_command(self) -> str | None:
-        ini_path = _shared.first_file(self.dir, ("mypy.ini", ".mypy.ini"))
-        ini = _shared.read_ini(ini_path) if ini_path else configparser.ConfigParser()
-        configured = "mypy" in self.tool or ini.has_section("mypy") or self.setup_cfg.has_section("mypy")
-        if not configured and "mypy" not in self.deps:
-            return None
-        has_files = (
-            "files" in _shared.table(self.tool, "mypy")
-            or ini.has_option("mypy", "files")
-            or self.setup_cfg.has_option("mypy", "files")
+    def formats_with_ruff(self) -> bool:
+        ruff_toml = _shared.first_file(self.dir, ("ruff.toml", ".ruff.toml"))
+        return (
+            "format" in _shared.table(self.tool, "ruff")
+            or (ruff_toml is not None and "format" in _shared.read_toml(ruff_toml))
+            or "ruff-format" in _shared.precommit_hooks(self.dir)
+            or _shared.runs(self.dir, "ruff format")
         )
-        return "mypy" if has_files else "mypy ."
+
+    def formats_with_black(self) -> bool:
+        return (
+            "black" in self.tool
+            or bool({"black", "black-jupyter"} & _shared.precommit_hooks(self.dir))
+            or _shared.runs(self.dir, "black")
+        )
+
+    def mypy_configured(self) -> bool:
+        return "mypy" in self.tool or self.mypy_ini.has_section("mypy") or self.setup_cfg.has_section("mypy")
+
+    def mypy_targets(self) -> str | None:
+        """What mypy checks: ``""`` when its config names files, else ``-p``/``-m``
+        options or the package dirs; None when there is nothing to name."""
+        config = _shared.table(self.tool, "mypy")
+        for ini in (self.mypy_ini, self.setup_cfg):
+            if ini.has_section("mypy"):
+                config = {**dict(ini["mypy"]), **config}
+        if config.get("files"):
+            return ""
+        named = [f"-p {p}" for p in _names(config.get("packages"))]
+        named += [f"-m {m}" for m in _names(config.get("modules"))]
+        return " ".join(named) or self.package_dirs()
+
+    def pyright_targets(self) -> str | None:
+        """What pyright checks: ``""`` when its config has ``include``, else the
+        package dirs; None when there is nothing to name."""
+        config = {**_shared.read_json(self.dir / "pyrightconfig.json", comments=True),
+                  **_shared.table(self.tool, "pyright")}
+        return "" if config.get("include") else self.package_dirs()
 
     def uses_pyright(self) -> bool:
         return (
@@ -91,22 +140,76 @@ class _Project:
             or (self.dir / "pyrightconfig.json").is_file()
         )
 
+    def package_dirs(self) -> str | None:
+        """The project's packages as paths: those its build config lists
+        (setuptools, poetry, hatch), else ``src/<pkg>`` and top-level dirs
+        with an ``__init__.py``, else the root module named for the project."""
+        found = _configured_packages(self.tool) or [
+            str(path.relative_to(self.dir))
+            for base in (self.dir / "src", self.dir)
+            if base.is_dir()
+            for path in sorted(base.iterdir())
+            if (path / "__init__.py").is_file() and path.name not in _NOT_PACKAGES
+            and not path.name.startswith(".")
+        ]
+        name = str(_shared.table(self.pyproject, "project").get("name", "")).replace("-", "_")
+        if not found and name and (self.dir / f"{name}.py").is_file():
+            found = [f"{name}.py"]
+        found = [path for path in found if (self.dir / path).exists()]
+        return " ".join(shlex.quote(path) for path in found) or None
+
     def format_command(self) -> str | None:
-        if self.uses_black():
-            return f"{self.prefix}black ."
-        return f"{self.prefix}ruff format" if self.uses_ruff() else None
+        if self.formats_with_ruff():
+            return f"{self.prefix}ruff format --force-exclude {_PYTHON_FILES}"
+        return f"{self.prefix}black {_PYTHON_FILES}" if self.formats_with_black() else None
 
     def lint_command(self) -> str | None:
         return f"{self.prefix}ruff check" if self.uses_ruff() else None
 
     def build_command(self) -> str | None:
-        mypy = self.mypy_command()
-        if mypy:
-            return f"{self.prefix}{mypy}"
-        return f"{self.prefix}pyright" if self.uses_pyright() else None
+        env = _sessions.type_check_env(self.dir)
+        if env:
+            return f"{self.prefix}{env}"
+        for uses, tool, targets in (
+            (self.mypy_configured() or "mypy" in self.deps, "mypy", self.mypy_targets),
+            (self.uses_pyright(), "pyright", self.pyright_targets),
+        ):
+            if uses:
+                named = targets()
+                return None if named is None else f"{self.prefix}{tool} {named}".rstrip()
+        return None
 
     def test_command(self) -> str | None:
-        return f"{self.prefix}python -m pytest" if self.uses_pytest() else None
+        env = _sessions.test_env(self.dir)
+        if env is not None and env.setup:
+            return f"{self.prefix}{env.command}"
+        return f"{self.prefix}python -m pytest -rfE" if self.uses_pytest() else None
+
+
+def _names(value: Any) -> list[str]:
+    """A mypy option naming packages or modules (a list, or comma-separated text)."""
+    items = value if isinstance(value, list) else str(value or "").split(",")
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
+def _configured_packages(tool: dict[str, Any]) -> list[str]:
+    """The package paths the build backend's config lists: ``[tool.setuptools]
+    packages`` (top-level ones, under ``package-dir``), poetry's ``packages``,
+    hatch's wheel ``packages``."""
+    setuptools = _shared.table(tool, "setuptools")
+    packages = setuptools.get("packages")  # a list, or a table asking setuptools to find them
+    base = str(_shared.table(setuptools, "package-dir").get("", "")).strip("/")
+    found = [
+        f"{base}/{p}" if base else p
+        for p in (packages if isinstance(packages, list) else [])
+        if isinstance(p, str) and "." not in p
+    ]
+    for entry in _shared.table(tool, "poetry").get("packages") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("include"), str) and "*" not in entry["include"]:
+            found.append("/".join(filter(None, (entry.get("from"), entry["include"]))))
+    wheel = _shared.table(tool, "hatch", "build", "targets", "wheel")
+    found += [p for p in wheel.get("packages") or [] if isinstance(p, str)]
+    return found
 
 
 def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[str]:

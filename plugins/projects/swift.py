@@ -1,6 +1,7 @@
 """Swift packages (``Package.swift``): ``swift build``; ``swift test`` when a
 ``Tests/`` directory exists (without test targets it fails with "no tests
-found"); ``swift format`` when ``.swift-format`` configures it; ``swiftlint``
+found"); ``swift format`` on the step's changed ``.swift`` files when
+``.swift-format`` configures it; ``swiftlint``
 when ``.swiftlint.yml`` does."""
 
 from __future__ import annotations
@@ -8,10 +9,12 @@ from __future__ import annotations
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
+_FILES = _shared.changed_files(".swift")
+
 SWIFT = ProjectType(
     read=_shared.recognised_by("Package.swift"),
     name="swift",
-    format=lambda d: "swift format --in-place --recursive ." if (d / ".swift-format").is_file() else None,
+    format=lambda d: f"swift format --in-place {_FILES}" if (d / ".swift-format").is_file() else None,
     lint=lambda d: "swiftlint" if (d / ".swiftlint.yml").is_file() else None,
     build="swift build",
     tests=lambda d: "swift test" if (d / "Tests").is_dir() else None,

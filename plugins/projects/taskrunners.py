@@ -8,71 +8,105 @@ answers the lint gate.  Target names per gate, in preference order:
 
 - format: ``format``, ``fmt``
 - lint: ``lint``
-- build: ``build``, ``typecheck``, ``type-check``, ``compile``
+- build: the type-check names first (``typecheck``, ``type-check``,
+  ``types``, ``check-types``, ``mypy``, ``pyright``), then ``build``,
+  ``compile``
 - tests: ``test``, ``tests`` (and ``check`` for a Makefile: the GNU
   convention for "run the test suite")
+
+A target whose recipe (with its prerequisites', for make) needs a terminal —
+``docker run -it``/``-t``, ``podman run -it``, ``docker exec -it``, ``docker
+compose run`` without ``-T`` — is passed over: a gate has no terminal, so it
+would fail with "the input device is not a TTY".  The gate then goes to the
+next name, the next runner or the language's own command, and ``stepkit
+detect`` shows the target skipped and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
-#: A gate's command from the runners present: the first runner's target for it.
-_Gate = Callable[[list[_shared.Targets]], str | None]
+
+class _Runner(NamedTuple):
+    #: ``task``, ``just`` or ``make``.
+    name: str
+    #: each target defined, with what running it runs.
+    recipes: dict[str, str]
 
 
-def _runners(project_dir: Path) -> list[_shared.Targets]:
+#: Target names per gate, in preference order; ``make`` also tries its extra names.
+_NAMES = {
+    "format": ("format", "fmt"),
+    "lint": ("lint",),
+    "build": ("typecheck", "type-check", "types", "check-types", "mypy", "pyright", "build", "compile"),
+    "tests": ("test", "tests"),
+}
+_MAKE_ALSO = {"tests": ("check",)}
+
+
+def _runners(project_dir: Path) -> list[_Runner]:
     """The targets of each runner present, in the order runners are asked."""
     found = []
     taskfile = _shared.first_file(project_dir, _shared.TASKFILE_NAMES)
     if taskfile:
-        found.append(_shared.Targets("task", _shared.taskfile_tasks(taskfile)))
+        found.append(_Runner("task", _shared.taskfile_tasks(taskfile)))
     justfile = _shared.first_file(project_dir, _shared.JUSTFILE_NAMES)
     if justfile:
-        found.append(_shared.Targets("just", _shared.justfile_recipes(justfile)))
+        found.append(_Runner("just", _shared.justfile_recipes(justfile)))
     makefile = _shared.first_file(project_dir, _shared.MAKEFILE_NAMES)
     if makefile:
-        found.append(_shared.Targets("make", _shared.makefile_targets(makefile)))
+        found.append(_Runner("make", _shared.makefile_recipes(makefile)))
     return found
 
 
-def _target(*names: str, make_also: tuple[str, ...] = ()) -> _Gate:
-    """The first runner's target among ``names`` (for a Makefile, also ``make_also``)."""
+def _candidates(gate: str, runners: list[_Runner]) -> Iterator[tuple[str, str | None]]:
+    """Each defined target for ``gate``, in order, as ``(command, what needs
+    a terminal in it or None)``."""
+    for runner in runners:
+        for name in (*_NAMES[gate], *(_MAKE_ALSO.get(gate, ()) if runner.name == "make" else ())):
+            if name in runner.recipes:
+                yield f"{runner.name} {name}", _shared.needs_terminal(runner.recipes[name])
 
-    def command(runners: list[_shared.Targets]) -> str | None:
-        for runner in runners:
-            found = runner.command(*names, *(make_also if runner.runner == "make" else ()))
-            if found:
-                return found
-        return None
+
+def _gate(gate: str) -> Callable[[list[_Runner]], str | None]:
+    """The gate's command: its first target that needs no terminal."""
+
+    def command(runners: list[_Runner]) -> str | None:
+        return next((found for found, terminal in _candidates(gate, runners) if terminal is None), None)
 
     return command
 
 
-_FORMAT = _target("format", "fmt")
-_LINT = _target("lint")
-_BUILD = _target("build", "typecheck", "type-check", "compile")
-_TESTS = _target("test", "tests", make_also=("check",))
+def _notes(runners: list[_Runner]) -> list[str]:
+    """A line for each target passed over because it needs a terminal."""
+    return [
+        f"{gate}: skipped `{command}`: it runs `{terminal}`, which needs a terminal; a gate has none"
+        for gate in _NAMES
+        for command, terminal in _candidates(gate, runners)
+        if terminal is not None
+    ]
 
 
-def _first_runner(runners: list[_shared.Targets]) -> str | None:
+def _first_runner(runners: list[_Runner]) -> str | None:
     """``task``, ``just`` or ``make``: the first runner that defines a gate target."""
     for runner in runners:
-        if any(gate([runner]) for gate in (_FORMAT, _LINT, _BUILD, _TESTS)):
-            return runner.runner
+        if any(_gate(gate)([runner]) for gate in _NAMES):
+            return runner.name
     return None
 
 
 TASK_RUNNERS = ProjectType(
     read=_runners,
     name=_first_runner,
-    format=_FORMAT,
-    lint=_LINT,
-    build=_BUILD,
-    tests=_TESTS,
+    format=_gate("format"),
+    lint=_gate("lint"),
+    build=_gate("build"),
+    tests=_gate("tests"),
+    notes=_notes,
 )
 globals().update(TASK_RUNNERS.hookimpls())

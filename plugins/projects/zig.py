@@ -1,5 +1,6 @@
-"""Zig (``build.zig``): ``zig fmt .``, ``zig build``, and ``zig build test``
-only when build.zig declares a ``test`` step (``b.step("test", …)``)."""
+"""Zig (``build.zig``): ``zig fmt`` on the step's changed ``.zig`` files, ``zig
+build``, and ``zig build test`` only when build.zig declares a ``test`` step
+(``b.step("test", …)``)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def _tests(project_dir: Path) -> str | None:
 ZIG = ProjectType(
     read=_shared.recognised_by("build.zig"),
     name="zig",
-    format="zig fmt .",
+    format=f"zig fmt {_shared.changed_files('.zig')}",
     build="zig build",
     tests=_tests,
 )

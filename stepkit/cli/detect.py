@@ -21,6 +21,8 @@ def run(args: argparse.Namespace) -> int:
 
 def render(data: dict[str, Any]) -> str:
     """The report as text: one line per gate, then any plugin that failed to load."""
+    from stepkit.workspace.gate_commands import has_files_placeholder
+
     types = data["project_types"]
     lines = [
         f"project: {data['project_dir']}",
@@ -32,6 +34,10 @@ def render(data: dict[str, Any]) -> str:
     for name, text, plugin in shown:
         chooser = f"  [{plugin}]" if plugin else ""
         lines.append(f"{name:<7} {text:<{width}}{chooser}".rstrip())
+    lines += [f"note:   {note}" for note in data["notes"]]
+    if has_files_placeholder(next((g["command"] for g in data["gates"] if g["name"] == "format"), None)):
+        lines.append("{files}: the changed files (in a run the coder's, in verify the work tree's "
+                     "against HEAD); none changed: the formatter does not run")
     for name, error in data["load_errors"].items():
         lines.append(f"plugin {name} failed to load and was skipped: {error}")
     return "\n".join(lines)

@@ -53,7 +53,11 @@ class Checkpoint(BaseModel):
         ``[from, to, route]`` edges taken.
     :ivar pending: the question a paused run waits at.
     :ivar active_s: seconds the run was active (pauses excluded).
-    :ivar settings: the run settings, secrets masked.
+    :ivar settings: the run settings, secrets masked.  Among them
+        ``gate_plan``: the gate commands (and tracked lockfiles) the run
+        fixed at its first gate, which a resume runs again; a setting, not
+        a new field, so formats 1 and 2 hold it alike (a checkpoint without
+        it gets one at its first gate after the resume).
     :ivar state: the run state.
     :ivar relative_paths: in the stored form, where ``settings`` and
         ``state`` hold paths relative to the project; empty in memory, where

@@ -249,13 +249,19 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
 
 def _gate_runner(ctx: StageContext, **options: Any):
     """The step's gate runner: each result is a ``gate`` event of the run, and
-    the coder's own passing gates may stand in for a gate on the same bytes."""
-    from stepkit.workspace.gates import GateRunner
+    the coder's own passing gates may stand in for a gate on the same bytes.
+    It runs the commands the run fixed at its first gate, and the formatter
+    gets the coder's changes since the step started."""
+    from stepkit.workspace.gate_commands import run_gate_plan
+    from stepkit.workspace.gates import GateRunner, existing_files
 
     coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
     reusable = [GateResult.model_validate(raw) for raw in coder_gates] if ctx.config.reuse_coder_evidence else []
+    changed = ctx.state.get("changed_files")  # absent without a scope snapshot: the changes against HEAD
     return GateRunner(
         ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
+        plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
+        change_set=None if changed is None else lambda: existing_files(ctx.project_dir, changed),
         on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
         on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
         reusable=reusable, reused_from="the coder's own gate", baseline=lambda: _start_tree(ctx), **options,

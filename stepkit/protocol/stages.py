@@ -346,10 +346,12 @@ def stage_nodes(graph: Graph) -> dict[str, list[str]]:
 
 
 def verify(ctx: StageContext) -> Outcome:
-    """All four gates in order (``stepkit stage verify``)."""
+    """All four gates in order (``stepkit stage verify``), with the run's commands in a run."""
+    from stepkit.workspace.gate_commands import run_gate_plan
     from stepkit.workspace.gates import run_gates
 
-    results = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir())
+    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+    results = run_gates(ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(), plan=plan)
     return Outcome(updates={"gates": [r.model_dump() for r in results]})
 
 

@@ -3,13 +3,28 @@
 The one place that maps a gate to its hook, turns a plugin's ``""`` ("no
 command for this gate") into None, and records which plugin chose.  Used by
 ``stepkit detect``, the gate runner and :mod:`stepkit.testing`.
+
+Commands are fixed once: :func:`plan_gates` resolves the four before the
+first gate of a verify or a run (a gate that leaves a lockfile behind must
+not change the next gate's command), and a run keeps its
+:class:`GatePlan` in its settings, stored in its checkpoint, so a resume
+runs the same commands (:func:`run_gate_plan`).
+
+A format command may name the files it formats with ``{files}`` or
+``{files:.ext1,.ext2}``: :func:`expand_files` puts there the step's changed
+files (those extensions only, when given), so a formatter touches nothing
+else.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 
 import pluggy
+from pydantic import BaseModel, ValidationError
 
 from stepkit.config import Config
 from stepkit.errors import PluginError
@@ -50,6 +65,92 @@ def resolve_command(
 def resolve_commands(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> dict[str, tuple[str | None, str | None]]:
     """Every gate's ``(command, plugin)`` (see :func:`resolve_command`), in gate order."""
     return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_HOOKS}
+
+
+class PlannedCommand(BaseModel):
+    """One gate's command (None: the gate has none) and the plugin that chose it."""
+
+    command: str | None = None
+    plugin: str | None = None
+
+
+class GatePlan(BaseModel):
+    """What the gates of one verify or run execute, fixed before the first
+    gate: each gate's command, and the lockfiles git tracks, which no gate
+    may change."""
+
+    commands: dict[str, PlannedCommand]
+    lockfiles: list[str] = []
+
+    def command(self, gate: str) -> tuple[str | None, str | None]:
+        """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""
+        planned = self.commands.get(gate) or PlannedCommand()
+        return planned.command, planned.plugin
+
+
+#: The run setting that holds a run's :class:`GatePlan` (stored with the checkpoint).
+RUN_PLAN_KEY = "gate_plan"
+
+
+def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> GatePlan:
+    """Resolve every gate's command (one :func:`resolve_commands`) and find the tracked lockfiles."""
+    from stepkit.workspace.scope.lockfiles import tracked_lockfiles
+
+    commands = {gate: PlannedCommand(command=command, plugin=plugin)
+                for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
+    return GatePlan(commands=commands, lockfiles=tracked_lockfiles(project_dir))
+
+
+def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path,
+                  config: Config) -> GatePlan:
+    """The run's gate plan: the one its settings hold (a resumed run's too),
+    else one made now and put in the settings, which the run's checkpoint
+    stores.  A run whose checkpoint predates gate plans gets one at its
+    first gate after the resume."""
+    stored = settings.get(RUN_PLAN_KEY)
+    if stored is not None:
+        try:
+            return GatePlan.model_validate(stored)
+        except ValidationError:
+            pass  # a hand-edited checkpoint: plan again
+    plan = plan_gates(pm, project_dir, config)
+    settings[RUN_PLAN_KEY] = plan.model_dump()
+    return plan
+
+
+#: ``{files}`` or ``{files:.py,.pyi}`` in a format command.
+FILES_PLACEHOLDER = re.compile(r"\{files(?::([^{}]*))?\}")
+
+
+def expand_files(command: str, files: Iterable[str]) -> tuple[str | None, str]:
+    """``command`` with each ``{files}`` placeholder replaced by the
+    shell-quoted paths among ``files`` that end in one of its extensions
+    (all of them without any).
+
+    :return: ``(command to run, "")``, or ``(None, why)`` when a placeholder
+        gets no file: the command must not run (given no file, most
+        formatters format the whole tree).
+    """
+    files = sorted(files)
+    empty: list[str] = []
+
+    def paths(match: re.Match[str]) -> str:
+        extensions = tuple(e.strip() for e in (match.group(1) or "").split(",") if e.strip())
+        chosen = [f for f in files if not extensions or f.endswith(extensions)]
+        if not chosen:
+            empty.append(" or ".join(extensions) + " file" if extensions else "file")
+        # a path starting with "-" would be read as an option
+        return " ".join(shlex.quote(f"./{f}" if f.startswith("-") else f) for f in chosen)
+
+    expanded = FILES_PLACEHOLDER.sub(paths, command)
+    if empty:
+        return None, f"nothing to format: no changed {empty[0]}"
+    return expanded, ""
+
+
+def has_files_placeholder(command: str | None) -> bool:
+    """The command names its files with ``{files}``."""
+    return command is not None and FILES_PLACEHOLDER.search(command) is not None
 
 
 def project_types(pm: pluggy.PluginManager, project_dir: Path) -> list[str]:

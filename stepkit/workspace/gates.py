@@ -29,6 +29,7 @@ pre-existing (the project's ``baseline`` setting decides the verdict).
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -38,11 +39,31 @@ from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
-from stepkit.workspace.gate_commands import resolve_command
+from stepkit.workspace.gate_commands import (
+    GatePlan,
+    expand_files,
+    has_files_placeholder,
+    plan_gates,
+)
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
-from stepkit.workspace.scope.tree import file_ids, hash_ids, tree_hash
+from stepkit.workspace.scope.diff import working_tree_files
+from stepkit.workspace.scope.restore import restore_files
+from stepkit.workspace.scope.tree import (
+    Listing,
+    blob_id,
+    committed_bytes,
+    hash_ids,
+    listing,
+    read_bytes,
+    tree_hash,
+)
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.verdicts import Judge
+
+#: the largest file, and the most bytes in all, held in memory before a
+#: gate to put back after it (beyond: named as not restored)
+HOLD_FILE_LIMIT = 16_000_000
+HOLD_TOTAL_LIMIT = 256_000_000
 
 
 def run_gates(
@@ -53,25 +74,49 @@ def run_gates(
     gates: Iterable[str] = GATE_ORDER,
     on_gate: Callable[[GateResult], None] | None = None,
     on_start: Callable[[str, str | None], None] | None = None,
+    plan: GatePlan | None = None,
     baseline: object = None,
 ) -> list[GateResult]:
-    """Run the requested gates in protocol order with a plain :class:`GateRunner`
-    (no tree hashing, no reuse); the arguments are the runner's."""
-    return GateRunner(pm, project_dir, config, log_dir, on_gate=on_gate, on_start=on_start,
-                      baseline=baseline).run(gates)
+    """Run the requested gates in protocol order with a :class:`GateRunner`
+    that looks at the tree around every gate (each result names the files
+    its gate changed) and reuses nothing; the arguments are the runner's."""
+    return GateRunner(pm, project_dir, config, log_dir, plan=plan, on_gate=on_gate, on_start=on_start,
+                      watch_every_gate=True, baseline=baseline).run(gates)
+
+
+def existing_files(project_dir: Path, paths: Iterable[str]) -> list[str]:
+    """The paths (project-relative) that are files now: a change set without its deletions."""
+    return [rel for rel in paths if (Path(project_dir) / rel).is_file()]
 
 
 class GateRunner:
     """Runs gates in protocol order (format first, so the other gates'
     evidence describes the formatted bytes) and records their evidence.
 
-    What it costs beyond the commands is opt-in, since hashing the tree
-    starts a git process:
+    The commands are fixed when the runner is made: ``plan`` (a run's
+    :class:`~stepkit.workspace.gate_commands.GatePlan`), else one
+    :func:`~stepkit.workspace.gate_commands.plan_gates` then; the plugins
+    are never asked again, whatever a gate leaves behind.
 
-    - ``watch_format``: hash the tree before and after the formatter; its
-      result carries the hash of the tree it left, and
-      :attr:`format_changed_tree` says whether it changed the bytes.  The
-      formatter is recorded and never fails the step.
+    What no gate may change is put back after it, the version it left kept
+    under ``<keep_dir>/<gate>-<n>/`` and named in its summary and evidence:
+
+    - a lockfile git tracks (the plan's ``lockfiles``), after every gate;
+    - after the formatter, any file outside the change set (``change_set``:
+      the step's changed files; default the work tree's changes against
+      HEAD).  ``{files}`` in the format command is that change set
+      (:func:`~stepkit.workspace.gate_commands.expand_files`); when it
+      holds no file to format the formatter does not run.  Outside git the
+      change set is unknown and nothing is restored.
+
+    The tree is looked at (one git process) before and after the formatter,
+    and, with ``watch_every_gate``, around every gate: each such result's
+    ``changed_files`` names what its gate changed (None: not looked at).
+    Other costs are opt-in:
+
+    - ``watch_format``: the formatter's result carries the hash of the tree
+      it left, and :attr:`format_changed_tree` says whether it changed the
+      bytes.  The formatter is recorded and never fails the step.
     - ``stamp_passes``: stamp each passing gate with the hash of the tree it
       left (so a later runner can reuse it); :attr:`tree_ids` keeps the file
       ids behind the stamp of the last gate.
@@ -86,6 +131,8 @@ class GateRunner:
     :param reused_from: who ran the reusable results (named in the note).
     :param format_changed_tree: the formatter already changed the tree
         (in an earlier runner of the same step): reuse nothing.
+    :param keep_dir: where displaced versions go (default: ``displaced``
+        beside ``log_dir``).
     :param baseline: the tree before the change (a
         :class:`~stepkit.workspace.baseline.BaseTree`, or a function giving
         one or None, called only when a gate fails): failing gates are judged
@@ -99,10 +146,14 @@ class GateRunner:
         config: Config,
         log_dir: Path,
         *,
+        plan: GatePlan | None = None,
+        change_set: Callable[[], list[str] | None] | None = None,
+        keep_dir: Path | None = None,
         on_start: Callable[[str, str | None], None] | None = None,
         on_gate: Callable[[GateResult], None] | None = None,
         on_reused: Callable[[GateResult, str], None] | None = None,
         watch_format: bool = False,
+        watch_every_gate: bool = False,
         stamp_passes: bool = False,
         reusable: Iterable[GateResult] = (),
         reused_from: str = "an earlier run",
@@ -110,8 +161,12 @@ class GateRunner:
         baseline: object = None,
     ):
         self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
+        self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
+        self.change_set = change_set or (
+            lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
+        self.keep_dir = Path(keep_dir) if keep_dir is not None else self.log_dir.parent / "displaced"
         self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
-        self.watch_format, self.stamp_passes = watch_format, stamp_passes
+        self.watch_format, self.watch_every_gate, self.stamp_passes = watch_format, watch_every_gate, stamp_passes
         self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
         self.reused_from = reused_from
         #: the formatter changed the bytes the earlier results saw
@@ -119,6 +174,7 @@ class GateRunner:
         #: file ids of the tree as the last gate left it, when it passed (``stamp_passes``)
         self.tree_ids: dict[str, str] | None = None
         self._tree: str | None = None  # the tree's hash now, when known without hashing again
+        self._seen: Listing | None = None  # the tree as the last gate of this run() left it
         #: judges failing gates against the baseline (None: no baseline given)
         self.judge = None if baseline is None else Judge(
             config.baseline, self.project_dir, self.log_dir, baseline, self._run_for_judge)
@@ -132,45 +188,71 @@ class GateRunner:
         unknown = wanted - set(GATE_ORDER)
         if unknown:
             raise ValueError(f"unknown gate(s): {', '.join(sorted(unknown))}")
+        self._seen = None  # between two calls the caller may change the tree
         return [self._run_one(gate) for gate in GATE_ORDER if gate in wanted]
 
     def _run_one(self, name: str) -> GateResult:
         """Run one gate, or reuse an earlier result of it."""
-        command, plugin = resolve_command(self.pm, name, self.project_dir, self.config)
+        command, plugin = self.plan.command(name)
         reused = self._reuse(name, command)
         if reused is not None:
             return reused
-        watch = name == "format" and self.watch_format and command is not None
-        before = tree_hash(self.project_dir) if watch else None
+        formats = name == "format" and command is not None
+        scope = self.change_set() if formats else None
+        to_run, skipped = command, None
+        if formats and has_files_placeholder(command):
+            if scope is None:
+                skipped = "not_run", "not run: the change set is unknown outside git, so no file is given"
+            else:
+                to_run, why = expand_files(command, scope)
+                skipped = ("pass", why) if to_run is None else None
+        if skipped is not None:
+            return self._record(_skipped(name, command, plugin, *skipped))
+        guard = formats and scope is not None
+        watch = formats or self.watch_every_gate
+        before = (self._seen or listing(self.project_dir)) if watch else None
+        guard = guard and before is not None and before.git
+        outside = [p for p in before.hashed if p not in set(scope or ())] if guard and before else []
+        held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, command)
         limits = self.config.timeouts
         result = run_gate(
-            name, command, plugin, self.project_dir, self.log_dir,
+            name, to_run, plugin, self.project_dir, self.log_dir,
             timeout=getattr(limits, name), no_output_timeout=limits.no_output, pm=self.pm,
         )
+        result.command = command  # as planned (and as detect prints it); the evidence shows what ran
         self._tree = None  # a command ran: the tree may have changed
+        keep = _numbered(self.keep_dir, name)
+        restored = self._restore_lockfiles(held, keep)
         stamp = self.stamp_passes and result.status == "pass"
         if self.stamp_passes:
             self.tree_ids = None
-        if watch or stamp:
-            ids = file_ids(self.project_dir)  # one look at the tree serves both
-            result.tree_hash = self._tree = hash_ids(ids)
+        after = listing(self.project_dir) if watch or stamp else None
+        if before is not None and after is not None:
+            result.changed_files = _changed(before.ids, after.ids, restored)
+            if guard:
+                wrong = [p for p in result.changed_files
+                         if p not in set(scope or ()) and p not in self.plan.lockfiles]
+                restored.update(self._restore(wrong, before, held, keep))
+            _refresh(after, self.project_dir, restored)
+        _note_restored(result, restored, formats)
+        self._seen = after
+        if after is not None and (stamp or (formats and self.watch_format)):
+            result.tree_hash = self._tree = hash_ids(after.ids)
             if stamp:
-                self.tree_ids = ids
-        if watch:
-            self.format_changed_tree = self.format_changed_tree or before != self._tree
+                self.tree_ids = after.ids
+        if formats and self.watch_format and before is not None and after is not None:
+            self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         if self.judge is not None and result.status == "fail":
             result = self.judge.judge(result)
-            self._tree = None
-        if self.on_gate is not None:
-            self.on_gate(result)
-        return result
+            self._tree, self._seen = None, None  # the re-run and the baseline ran commands
+        return self._record(result)
 
     def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path) -> GateResult | None:
         """The gate's command again for the judge: just ``ids`` (None when the
         runner cannot select them), or all of it in ``where`` (the baseline tree)."""
-        command, plugin = resolve_command(self.pm, name, self.project_dir, self.config)
+        command, plugin = self.plan.command(name)
         invocation = None
         if ids is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
@@ -181,6 +263,32 @@ class GateRunner:
         limits = self.config.timeouts
         return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
                         no_output_timeout=limits.no_output, pm=self.pm, invocation=invocation)
+
+    def _record(self, result: GateResult) -> GateResult:
+        if self.on_gate is not None:
+            self.on_gate(result)
+        return result
+
+    def _restore_lockfiles(self, held: dict[str, bytes | None], keep: Path) -> dict[str, str]:
+        """Put back each tracked lockfile the gate changed: path → what was done."""
+        changed = {p: held[p] for p in self.plan.lockfiles if p in held
+                   and _read(self.project_dir / p) != held[p]}
+        return _lines(restore_files(self.project_dir, changed, keep), changed)
+
+    def _restore(self, paths: list[str], before: Listing, held: dict[str, bytes | None],
+                 keep: Path) -> dict[str, str]:
+        """Put back the files the formatter changed outside the change set."""
+        originals: dict[str, bytes | None] = {}
+        lost: dict[str, str] = {}
+        for rel in paths:
+            oid = before.ids.get(rel)
+            data = None if oid is None else held[rel] if rel in held else \
+                None if rel in before.hashed else committed_bytes(self.project_dir, rel, oid)
+            if oid is not None and data is None:
+                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
+            else:
+                originals[rel] = data
+        return {**_lines(restore_files(self.project_dir, originals, keep), originals), **lost}
 
     def _reuse(self, name: str, command: str | None) -> GateResult | None:
         """An earlier passing run of the same command on byte-identical files."""
@@ -307,6 +415,78 @@ def _classify(result: ProcessResult) -> tuple[str, str | None, int | None, str |
         killed = f"killed by signal {signal_name(sig)}"
         return "fail", killed, code, killed
     return ("pass" if code == 0 else "fail"), None, code, None
+
+
+def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:
+    """A formatter given no file: not run, and saying why."""
+    return GateResult(
+        name=name, status=status, command=command, plugin=plugin, exit_code=None, summary=why,
+        evidence=f"{why}; the command was not run\n$ {command}", changed_files=[],
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _hold(project: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
+    """The bytes of each regular file (None: absent) small enough to hold;
+    the others are left out."""
+    held: dict[str, bytes | None] = {}
+    total = 0
+    for rel in paths:
+        path = project / rel
+        try:
+            st = path.lstat()
+        except OSError:
+            held[rel] = None
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size <= HOLD_FILE_LIMIT and total + st.st_size <= HOLD_TOTAL_LIMIT:
+            data = read_bytes(path)
+            if data is not None:
+                held[rel] = data
+                total += len(data)
+    return held
+
+
+def _read(path: Path) -> bytes | None:
+    return read_bytes(path) if path.is_file() and not path.is_symlink() else None
+
+
+def _lines(lines: list[str], paths: Mapping[str, object]) -> dict[str, str]:
+    """restore_files' lines (one per path, in sorted order) by path."""
+    return dict(zip(sorted(paths), lines, strict=True))
+
+
+def _changed(before: dict[str, str], after: dict[str, str], also: Iterable[str]) -> list[str]:
+    return sorted({p for p in before.keys() | after.keys() if before.get(p) != after.get(p)} | set(also))
+
+
+def _refresh(seen: Listing, project: Path, paths: Iterable[str]) -> None:
+    """Bring a listing up to date with the files a restore rewrote."""
+    for rel in paths:
+        oid = blob_id(project / rel)
+        if oid is None:
+            seen.ids.pop(rel, None)
+        else:
+            seen.ids[rel] = oid
+
+
+def _note_restored(result: GateResult, restored: dict[str, str], formats: bool) -> None:
+    """Name what was put back in the gate's summary and evidence."""
+    if not restored:
+        return
+    what = "file(s) it changed outside the change set" if formats else "tracked lockfile(s) it changed"
+    note = f"restored {len(restored)} {what}: {', '.join(sorted(restored))}"
+    result.summary = f"{result.summary}; {note}" if result.summary else note
+    lines = "\n".join(f"- {restored[p]}" for p in sorted(restored))
+    result.evidence = (f"{result.evidence}\n\n[stepkit put back what this gate had no business "
+                       f"changing; each changed version is kept]\n{lines}")
+
+
+def _numbered(base: Path, name: str) -> Path:
+    """``<base>/<name>-<n>`` with the first n not taken (made only when something is kept)."""
+    n = 1
+    while (base / f"{name}-{n}").exists():
+        n += 1
+    return base / f"{name}-{n}"
 
 
 def _new_log(log_dir: Path, name: str) -> Path:

@@ -10,7 +10,7 @@ PY = "stepkit.plugins.projects.python"
 TR = "stepkit.plugins.projects.taskrunners"
 MIXED = {
     "Makefile": "test:\n\tpython -m pytest\n",
-    "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\n',
+    "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff.format]\n',
 }
 
 
@@ -28,11 +28,12 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
         "project_dir": str(project.resolve()),
         "project_types": ["make", "python"],
         "gates": [
-            {"name": "format", "command": "ruff format", "plugin": PY},
+            {"name": "format", "command": "ruff format --force-exclude {files:.py,.pyi}", "plugin": PY},
             {"name": "lint", "command": "ruff check", "plugin": PY},
             {"name": "build", "command": None, "plugin": None},
             {"name": "tests", "command": "make test", "plugin": TR},
         ],
+        "notes": [],
         "load_errors": {},
     }
 
@@ -43,7 +44,7 @@ def test_text_shows_each_gate_and_says_not_run_plainly(stepkit_project, capsys):
     lines = out.splitlines()
     assert code == 0
     assert lines[1].split() == ["types:", "make,", "python", "(primary:", "make)"]
-    assert lines[2].split() == ["format", "ruff", "format", f"[{PY}]"]
+    assert lines[2].split() == ["format", "ruff", "format", "--force-exclude", "{files:.py,.pyi}", f"[{PY}]"]
     assert " ".join(lines[4].split()) == "build no command — this gate will be NOT RUN"
     assert lines[5].split() == ["tests", "make", "test", f"[{TR}]"]
 
@@ -61,7 +62,7 @@ def test_disabling_a_builtin_with_dash_p(stepkit_project, capsys):
     data = json.loads(out)
     assert code == 0
     assert data["project_types"] == ["python"]
-    assert data["gates"][3] == {"name": "tests", "command": "python -m pytest", "plugin": PY}
+    assert data["gates"][3] == {"name": "tests", "command": "python -m pytest -rfE", "plugin": PY}
 
 
 def test_nothing_detected(stepkit_project, capsys):

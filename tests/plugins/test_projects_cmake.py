@@ -23,7 +23,7 @@ def test_build_and_tests_when_testing_is_enabled(stepkit_project):
         "format": (None, None),
         "lint": (None, None),
         "build": (BUILD, CMAKE),
-        "tests": (f"{BUILD} && ctest --test-dir build --output-on-failure", CMAKE),
+        "tests": (f"{BUILD} && ctest --test-dir build --output-on-failure --no-tests=error", CMAKE),
     }
 
 

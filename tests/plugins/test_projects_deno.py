@@ -8,7 +8,7 @@ DENO = "stepkit.plugins.projects.deno"
 def test_plain_config_uses_deno_tools_and_no_build(stepkit_project):
     project = stepkit_project({"deno.json": '{"imports": {}}'})
     assert resolve_gates(project) == {
-        "format": ("deno fmt", DENO),
+        "format": ("deno fmt {files:.js,.jsx,.ts,.tsx,.mjs,.cjs,.mts,.cts,.json,.jsonc,.md,.markdown}", DENO),
         "lint": ("deno lint", DENO),
         "build": (None, None),
         "tests": ("deno test -A", DENO),
@@ -28,7 +28,7 @@ def test_tasks_in_a_jsonc_config_win(stepkit_project):
     gates = resolve_gates(project)
     assert gates["build"] == ("deno task check", DENO)
     assert gates["tests"] == ("deno task test", DENO)
-    assert gates["format"] == ("deno fmt", DENO)
+    assert gates["format"] == ("deno fmt {files:.js,.jsx,.ts,.tsx,.mjs,.cjs,.mts,.cts,.json,.jsonc,.md,.markdown}", DENO)
 
 
 def test_a_string_with_slashes_is_not_a_comment(stepkit_project):

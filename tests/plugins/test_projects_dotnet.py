@@ -8,7 +8,7 @@ DOTNET = "stepkit.plugins.projects.dotnet"
 def test_a_single_solution_is_named(stepkit_project):
     project = stepkit_project({"App.sln": "", "src/App/App.csproj": "<Project/>"})
     assert resolve_gates(project) == {
-        "format": ("dotnet format App.sln", DOTNET),
+        "format": ("dotnet format App.sln --include {files:.cs,.vb}", DOTNET),
         "lint": (None, None),
         "build": ("dotnet build App.sln", DOTNET),
         "tests": ("dotnet test App.sln", DOTNET),

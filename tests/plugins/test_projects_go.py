@@ -9,7 +9,7 @@ GO_MOD = "module example.com/demo\n\ngo 1.22\n"
 def test_a_module_gets_gofmt_vet_build_test(stepkit_project):
     project = stepkit_project({"go.mod": GO_MOD, "main.go": "package main\n"})
     assert resolve_gates(project) == {
-        "format": ("gofmt -l -w .", GO),
+        "format": ("gofmt -l -w {files:.go}", GO),
         "lint": ("go vet ./...", GO),
         "build": ("go build ./...", GO),
         "tests": ("go test ./...", GO),

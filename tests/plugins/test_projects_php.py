@@ -27,7 +27,7 @@ def test_tool_configs_without_scripts(stepkit_project):
         "phpunit.xml.dist": "<phpunit/>",
     })
     assert {gate: cmd for gate, (cmd, _) in resolve_gates(project).items()} == {
-        "format": "vendor/bin/php-cs-fixer fix",
+        "format": "vendor/bin/php-cs-fixer fix --path-mode=intersection {files:.php}",
         "lint": "vendor/bin/phpcs",
         "build": "vendor/bin/phpstan analyse",
         "tests": "vendor/bin/phpunit",

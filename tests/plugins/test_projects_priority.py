@@ -5,14 +5,14 @@ from stepkit.testing import resolve_gates
 PY = "stepkit.plugins.projects.python"
 TR = "stepkit.plugins.projects.taskrunners"
 OV = "stepkit.plugins.overrides"
-PYPROJECT = '[project]\nname = "demo"\n\n[tool.ruff]\n\n[tool.mypy]\nfiles = ["demo"]\n'
+PYPROJECT = '[project]\nname = "demo"\n\n[tool.ruff.format]\n\n[tool.mypy]\nfiles = ["demo"]\n'
 MAKEFILE = "test:\n\tpython -m pytest -x\nlint:\n\truff check .\n"
 
 
 def test_makefile_targets_win_python_fills_the_rest(stepkit_project):
     project = stepkit_project({"Makefile": MAKEFILE, "pyproject.toml": PYPROJECT, "tests/test_a.py": ""})
     assert resolve_gates(project) == {
-        "format": ("ruff format", PY),
+        "format": ("ruff format --force-exclude {files:.py,.pyi}", PY),
         "lint": ("make lint", TR),
         "build": ("mypy", PY),
         "tests": ("make test", TR),
@@ -91,3 +91,15 @@ def test_each_command_hook_called_through_pluggy_gives_the_first_answer(stepkit_
     assert hook.stepkit_build_command(project_dir=project, config=config) == "local-build"
     assert hook.stepkit_test_command(project_dir=project, config=config) is None
     assert hook.stepkit_detect_project(project_dir=project) == ["make", "python"]
+
+
+def test_a_cargo_workspace_stub_does_not_outrank_a_root_deno_json(stepkit_project, stepkit_pm):
+    from stepkit.workspace.gate_commands import project_types
+
+    project = stepkit_project({
+        "Cargo.toml": '[workspace]\nmembers = ["ext"]\n',
+        "ext/Cargo.toml": '[package]\nname = "ext"\nversion = "0.1.0"\n',
+        "deno.json": '{"tasks": {"test": "deno test -A"}}',
+    })
+    assert project_types(stepkit_pm(project), project) == ["deno"]
+    assert resolve_gates(project)["tests"] == ("deno task test", "stepkit.plugins.projects.deno")

@@ -11,16 +11,16 @@ def commands(project):
     return {gate: command for gate, (command, _) in resolve_gates(project).items()}
 
 
-def test_ruff_and_pytest_configured_in_pyproject(stepkit_project):
+def test_a_lint_only_ruff_table_gets_ruff_check_and_no_formatter(stepkit_project):
     project = stepkit_project({
         "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n\n'
                           '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
     })
     assert resolve_gates(project) == {
-        "format": ("ruff format", PY),
+        "format": (None, None),
         "lint": ("ruff check", PY),
         "build": (None, None),
-        "tests": ("python -m pytest", PY),
+        "tests": ("python -m pytest -rfE", PY),
     }
 
 
@@ -44,7 +44,7 @@ def test_a_bare_project_gets_nothing_guessed(stepkit_project):
 )
 def test_pytest_signals(stepkit_project, files):
     project = stepkit_project({"setup.py": "from setuptools import setup\nsetup()\n", **files})
-    assert commands(project)["tests"] == "python -m pytest"
+    assert commands(project)["tests"] == "python -m pytest -rfE"
 
 
 @pytest.mark.parametrize(
@@ -59,34 +59,35 @@ def test_pytest_signals(stepkit_project, files):
     ],
     ids=["ruff.toml", ".ruff.toml", "dependency-groups", "optional-deps", "poetry-group", "uv-dev"],
 )
-def test_ruff_signals(stepkit_project, files):
+def test_ruff_signals_choose_the_linter_not_a_formatter(stepkit_project, files):
     gates = commands(stepkit_project({"setup.cfg": "[metadata]\nname = d\n", **files}))
-    assert (gates["format"], gates["lint"]) == ("ruff format", "ruff check")
+    assert (gates["format"], gates["lint"]) == (None, "ruff check")
 
 
-def test_black_formats_when_the_project_uses_it_next_to_ruff(stepkit_project):
+def test_black_formats_the_changed_files_when_the_project_uses_it_next_to_ruff(stepkit_project):
     project = stepkit_project({
         "pyproject.toml": '[tool.black]\nline-length = 88\n[tool.ruff]\nselect = ["E"]\n',
     })
     gates = commands(project)
-    assert (gates["format"], gates["lint"]) == ("black .", "ruff check")
+    assert (gates["format"], gates["lint"]) == ("black {files:.py,.pyi}", "ruff check")
 
 
 @pytest.mark.parametrize(
     ("lockfile", "prefix"),
-    [("uv.lock", "uv run "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run ")],
+    [("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run ")],
 )
-def test_lockfile_picks_the_runner(stepkit_project, lockfile, prefix):
+def test_lockfile_picks_the_runner_outside_git(stepkit_project, lockfile, prefix):
     project = stepkit_project({
-        "pyproject.toml": '[tool.ruff]\n[tool.mypy]\nstrict = true\n',
+        "pyproject.toml": '[tool.ruff.format]\n[tool.mypy]\nstrict = true\n',
+        "demo/__init__.py": "",
         "tests/test_a.py": "",
         lockfile: "",
     })
     assert commands(project) == {
-        "format": f"{prefix}ruff format",
+        "format": f"{prefix}ruff format --force-exclude {{files:.py,.pyi}}",
         "lint": f"{prefix}ruff check",
-        "build": f"{prefix}mypy .",
-        "tests": f"{prefix}python -m pytest",
+        "build": f"{prefix}mypy demo",
+        "tests": f"{prefix}python -m pytest -rfE",
     }
 
 
@@ -95,16 +96,23 @@ def test_lockfile_picks_the_runner(stepkit_project, lockfile, prefix):
     [
         ({"pyproject.toml": '[tool.mypy]\nfiles = ["src"]\n'}, "mypy"),
         ({"mypy.ini": "[mypy]\nfiles = src\n", "setup.py": ""}, "mypy"),
-        ({"setup.cfg": "[mypy]\nstrict = True\n"}, "mypy ."),
-        ({"requirements.txt": "mypy==1.10\n"}, "mypy ."),
-        ({"pyproject.toml": "[tool.pyright]\n"}, "pyright"),
-        ({"pyrightconfig.json": "{}", "setup.py": ""}, "pyright"),
-        ({"pyproject.toml": '[tool.mypy]\n[tool.pyright]\n'}, "mypy ."),
+        ({"setup.cfg": "[mypy]\nstrict = True\n"}, "mypy app"),
+        ({"requirements.txt": "mypy==1.10\n"}, "mypy app"),
+        ({"pyproject.toml": "[tool.pyright]\n"}, "pyright app"),
+        ({"pyproject.toml": '[tool.pyright]\ninclude = ["app"]\n'}, "pyright"),
+        ({"pyrightconfig.json": "{}", "setup.py": ""}, "pyright app"),
+        ({"pyproject.toml": '[tool.mypy]\n[tool.pyright]\n'}, "mypy app"),
     ],
-    ids=["mypy-files", "mypy.ini-files", "setup.cfg", "requirements", "pyright", "pyrightconfig", "both"],
+    ids=["mypy-files", "mypy.ini-files", "setup.cfg", "requirements", "pyright", "pyright-include",
+         "pyrightconfig", "both"],
 )
 def test_type_checker_is_the_build_gate(stepkit_project, files, build):
-    assert commands(stepkit_project(files))["build"] == build
+    assert commands(stepkit_project({**files, "app/__init__.py": ""}))["build"] == build
+
+
+def test_no_type_check_target_no_build_gate(stepkit_project):
+    project = stepkit_project({"pyproject.toml": "[tool.mypy]\nstrict = true\n", "script.py": ""})
+    assert commands(project)["build"] is None  # never `mypy .`
 
 
 def test_malformed_pyproject_is_python_without_commands(tmp_path):

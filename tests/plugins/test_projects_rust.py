@@ -1,4 +1,5 @@
-"""Rust plugin: cargo commands from Cargo.toml; a workspace root covers every member."""
+"""Rust plugin: cargo commands from Cargo.toml; a workspace root covers every
+member; rustfmt and clippy only when the project uses them."""
 
 from stepkit.testing import resolve_gates
 
@@ -6,23 +7,32 @@ RUST = "stepkit.plugins.projects.rust"
 CRATE = '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'
 
 
-def test_a_crate_gets_fmt_clippy_build_test(stepkit_project):
+def test_a_plain_crate_gets_build_and_test_only(stepkit_project):
     project = stepkit_project({"Cargo.toml": CRATE, "src/lib.rs": "pub fn f() {}\n"})
     assert resolve_gates(project) == {
-        "format": ("cargo fmt", RUST),
-        "lint": ("cargo clippy --all-targets -- -D warnings", RUST),
+        "format": (None, None),
+        "lint": (None, None),
         "build": ("cargo build --all-targets", RUST),
         "tests": ("cargo test", RUST),
     }
 
 
+def test_a_crate_that_uses_rustfmt_and_clippy(stepkit_project):
+    project = stepkit_project({
+        "Cargo.toml": CRATE + "\n[lints.clippy]\npedantic = \"warn\"\n",
+        "rustfmt.toml": "max_width = 100\n",
+    })
+    gates = resolve_gates(project)
+    assert gates["format"] == ("rustfmt --edition 2021 {files:.rs}", RUST)
+    assert gates["lint"] == ("cargo clippy --all-targets -- -D warnings", RUST)
+
+
 def test_a_workspace_root_covers_every_member(stepkit_project):
     project = stepkit_project({
-        "Cargo.toml": '[workspace]\nmembers = ["a"]\n',
+        "Cargo.toml": '[workspace]\nmembers = ["a"]\n\n[workspace.lints.clippy]\nall = "warn"\n',
         "a/Cargo.toml": CRATE,
     })
     gates = resolve_gates(project)
-    assert gates["format"] == ("cargo fmt --all", RUST)
     assert gates["tests"] == ("cargo test --workspace", RUST)
     assert gates["lint"][0] == "cargo clippy --workspace --all-targets -- -D warnings"
 

@@ -14,7 +14,7 @@ def test_package_with_tests_and_tool_configs(stepkit_project):
         ".swiftlint.yml": "disabled_rules: []\n",
     })
     assert resolve_gates(project) == {
-        "format": ("swift format --in-place --recursive .", SWIFT),
+        "format": ("swift format --in-place {files:.swift}", SWIFT),
         "lint": ("swiftlint", SWIFT),
         "build": ("swift build", SWIFT),
         "tests": ("swift test", SWIFT),

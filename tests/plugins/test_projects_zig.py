@@ -14,7 +14,7 @@ pub fn build(b: *std.Build) void {
 def test_build_with_a_test_step(stepkit_project):
     project = stepkit_project({"build.zig": BUILD_ZIG})
     assert resolve_gates(project) == {
-        "format": ("zig fmt .", ZIG),
+        "format": ("zig fmt {files:.zig}", ZIG),
         "lint": (None, None),
         "build": ("zig build", ZIG),
         "tests": ("zig build test", ZIG),

@@ -77,6 +77,17 @@ def working_tree_changes(project_dir: Path, plans_dir: Path) -> StepChanges:
     return step_changes(before, project_dir)
 
 
+def working_tree_files(project_dir: Path, plans_dir: Path) -> list[str] | None:
+    """The files of the work tree's changes against HEAD that still exist
+    (tracked and modified, or untracked and not ignored; plan repo and
+    ``.stepkit/`` left out), sorted; None outside git.  Without the diff:
+    what a formatter is given outside a run."""
+    before = head_snapshot(project_dir, plans_dir)
+    if before is None:
+        return None
+    return [path for path, _old, new in _changes(before, Path(project_dir).resolve()) if new is not None]
+
+
 def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str | None]]:
     """(path, id before, id now) of every changed file, sorted by path."""
     plan = before.plan_scope()

@@ -1,4 +1,5 @@
-"""Undoing edits to the plan repo from a :class:`PlanCopy`, losing nothing.
+"""Undoing edits to the plan repo from a :class:`PlanCopy`, and a gate's
+edits to files it had no business changing (:func:`restore_files`), losing nothing.
 
 Every entry the restore removes or overwrites is first moved into a keep
 directory (``<keep_dir>/<its path>``, the path as messages show it), so a
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
@@ -143,13 +145,7 @@ class _Restore:
         return self._keep_path((self.scope.root / rel).relative_to(self.scope.anchor()).as_posix())
 
     def _keep_path(self, anchor_rel: str) -> str:
-        source = self.scope.anchor() / anchor_rel
-        target = self.keep_dir / anchor_rel
-        real_dir(target.parent, self.scope.project)
-        # a rename moves a link as the link itself; across file systems
-        # shutil.move recreates the link (or copies the tree, links as links)
-        shutil.move(source, target)
-        return shown_path(target, self.scope.project)
+        return keep_entry(self.scope.anchor() / anchor_rel, self.keep_dir / anchor_rel, self.scope.project)
 
     def _remove_empty(self, rel: str) -> None:
         try:
@@ -170,6 +166,43 @@ class _Restore:
         real_dir(path.parent, self.scope.anchor())
         os.symlink(self.before.links[rel], path)
         self.lines.append(f"{self.scope.show(rel)} ({how})")
+
+
+def restore_files(project: Path, before: Mapping[str, bytes | None], keep_dir: Path) -> list[str]:
+    """Put project files back as ``before`` holds them (None: the file did
+    not exist), each one there now first moved to ``keep_dir/<path>`` (a
+    directory inside the project, created only when something is kept).
+
+    :param before: project-relative path → its bytes before; a path whose
+        bytes are missing from it is named as not restored.
+    :return: one line per path, naming where its displaced version is kept.
+    """
+    project = Path(project)
+    lines = []
+    for rel in sorted(before):
+        path, old = project / rel, before[rel]
+        try:
+            mode = stat.S_IMODE(path.lstat().st_mode) if path.is_file() and not path.is_symlink() else None
+            kept = keep_entry(path, keep_dir / rel, project) if os.path.lexists(path) else None
+            if old is not None:
+                replace_entry(real_dir(path.parent, project) / path.name, old, mode)
+        except (OSError, ValueError) as exc:
+            lines.append(f"{rel} (left as it is: cannot restore it, {exc})")
+            continue
+        what = "restored" if old is not None else "removed: it did not exist before"
+        lines.append(f"{rel} ({what}; the changed version kept at {kept})" if kept else f"{rel} ({what})")
+    return lines
+
+
+def keep_entry(source: Path, target: Path, project: Path) -> str:
+    """Move the entry ``source`` (a link as the link itself) to ``target``,
+    whose directories are made below ``project`` never through a link;
+    return ``target`` as messages show it."""
+    real_dir(target.parent, project)
+    # a rename moves a link as the link itself; across file systems
+    # shutil.move recreates the link (or copies the tree, links as links)
+    shutil.move(source, target)
+    return shown_path(target, project)
 
 
 def _link_text(path: Path) -> str | None:

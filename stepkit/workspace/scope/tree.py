@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from stepkit.workspace.scope import git
 
@@ -25,31 +26,64 @@ CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_ca
 TEXT_LIMIT = 1_000_000  # larger files are named, not read as text
 
 
+class Listing(NamedTuple):
+    """One look at the tree: every file's id, and which ids were hashed
+    from the bytes (git holds no copy of those)."""
+
+    #: ``{path: content id}``, as :func:`file_ids` has it
+    ids: dict[str, str]
+    #: the paths whose bytes differ from git's index or that git does not
+    #: track (every file outside git)
+    hashed: frozenset[str]
+    #: the tree is a git work tree
+    git: bool
+
+
 def file_ids(project_dir: Path) -> dict[str, str]:
     """``{path: content id}`` of the tracked and untracked non-ignored files,
     those inside checked-out submodules too (all files outside git, minus
     :data:`EXCLUDED_DIRS`), ``.stepkit/`` and caches left out.  Two maps
     compare equal when the files are byte-identical."""
+    return listing(project_dir).ids
+
+
+def listing(project_dir: Path) -> Listing:
+    """:func:`file_ids` with what it learnt on the way (one git process per work tree)."""
     project = Path(project_dir).resolve()
-    ids = _git_ids(project, "")
+    hashed: set[str] = set()
+    ids = _git_ids(project, "", hashed)
+    in_git = ids is not None
     if ids is None:
         ids = {rel: blob_id(project / rel) for rel in walk_files(project, EXCLUDED_DIRS)}
-    return {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel)}
+        hashed = set(ids)
+    kept = {rel: i for rel, i in ids.items() if i is not None and not is_excluded(rel)}
+    return Listing(kept, frozenset(hashed & kept.keys()), in_git)
 
 
-def _git_ids(directory: Path, base: str) -> dict[str, str | None] | None:
+def _git_ids(directory: Path, base: str, hashed: set[str]) -> dict[str, str | None] | None:
     """The ids of the files git knows in ``directory`` (paths under ``base``),
-    recursing into the checked-out submodules; None outside git."""
-    listing = git.index_ids(directory)
-    if listing is None:
+    recursing into the checked-out submodules; None outside git.  The paths
+    whose id was hashed from the bytes are added to ``hashed``."""
+    listed = git.index_ids(directory)
+    if listed is None:
         return None
-    ids: dict[str, str | None] = {base + rel: oid for rel, oid in listing.ids.items()}
-    ids.update((base + rel, blob_id(directory / rel)) for rel in listing.dirty
-               if not is_excluded(base + rel))
-    for rel in listing.submodules:
+    ids: dict[str, str | None] = {base + rel: oid for rel, oid in listed.ids.items()}
+    dirty = [base + rel for rel in listed.dirty if not is_excluded(base + rel)]
+    ids.update((rel, blob_id(directory / rel[len(base):])) for rel in dirty)
+    hashed.update(dirty)
+    for rel in listed.submodules:
         if (directory / rel / ".git").exists():
-            ids.update(_git_ids(directory / rel, f"{base}{rel}/") or {})
+            ids.update(_git_ids(directory / rel, f"{base}{rel}/", hashed) or {})
     return ids
+
+
+def committed_bytes(project_dir: Path, rel: str, oid: str) -> bytes | None:
+    """The bytes of the blob ``oid`` that git's index held for ``rel``
+    (looked up in the repository of the file's directory: a submodule's own)."""
+    where = (Path(project_dir) / rel).parent
+    while not where.is_dir() and where != Path(project_dir):
+        where = where.parent
+    return git.blob(where, oid)
 
 
 def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:

@@ -1,0 +1,116 @@
+"""Formatters touch only the change set: ``{files}`` is the step's changed
+files, and whatever a formatter changes outside them is restored, its
+version kept and named (``stepkit verify`` on real git repos)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepkit.api import verify
+
+PY = sys.executable
+#: a formatter that marks every file it is given (every .py under the
+#: current directory when given none) as formatted
+FORMATTER = '''import pathlib, sys
+paths = [pathlib.Path(p) for p in sys.argv[1:]] or sorted(pathlib.Path(".").rglob("*.py"))
+for path in paths:
+    text = path.read_text()
+    if not text.startswith("# formatted"):
+        path.write_text("# formatted\\n" + text)
+'''
+GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
+
+
+def git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def formatter(tmp_path) -> Path:
+    path = tmp_path / "fmt.py"
+    path.write_text(FORMATTER)
+    return path
+
+
+def repo(tmp_path: Path, format_command: str) -> Path:
+    """A committed project: two Python modules and a README, only a format command."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_text("a = 1\n")
+    (project / "b.py").write_text("b = 1\n")
+    (project / "README.md").write_text("readme\n")
+    (project / "stepkit.toml").write_text(
+        f"[commands]\nformat = {json.dumps(format_command)}\nlint = \"\"\nbuild = \"\"\ntest = \"\"\n")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "start")
+    return project
+
+
+def format_gate(project: Path) -> dict:
+    return next(g for g in verify(project)["gates"] if g["name"] == "format")
+
+
+def test_files_is_the_working_trees_changes_against_head(tmp_path, formatter):
+    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    (project / "a.py").write_text("a = 2\n")
+    (project / "new.py").write_text("n = 1\n")
+    (project / "notes.txt").write_text("not python\n")
+    gate = format_gate(project)
+    assert gate["status"] == "pass"
+    assert (project / "a.py").read_text() == "# formatted\na = 2\n"
+    assert (project / "new.py").read_text().startswith("# formatted")
+    assert (project / "b.py").read_text() == "b = 1\n"  # not changed: not given to the formatter
+    assert gate["command"] == f"{PY} {formatter} {{files:.py}}"  # as detect prints it
+    assert gate["changed_files"] == ["a.py", "new.py"]
+
+
+def test_a_deleted_file_is_not_given_to_the_formatter(tmp_path, formatter):
+    project = repo(tmp_path, f"{PY} {formatter} {{files}}")
+    (project / "b.py").unlink()
+    (project / "a.py").write_text("a = 2\n")
+    gate = format_gate(project)
+    assert gate["status"] == "pass", gate["evidence"]
+    assert not (project / "b.py").exists()
+
+
+def test_an_empty_change_set_runs_no_formatter(tmp_path, formatter):
+    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    (project / "README.md").write_text("changed, but not python\n")
+    gate = format_gate(project)
+    assert (gate["status"], gate["exit_code"], gate["changed_files"]) == ("pass", None, [])
+    assert gate["summary"] == "nothing to format: no changed .py file"
+    assert (project / "a.py").read_text() == "a = 1\n"
+
+
+def test_a_whole_tree_formatters_edits_outside_the_change_set_are_restored_kept_and_named(tmp_path, formatter):
+    project = repo(tmp_path, f"{PY} {formatter}")
+    (project / "a.py").write_text("a = 2\n")
+    gate = format_gate(project)
+    assert (project / "a.py").read_text() == "# formatted\na = 2\n"  # in the change set: kept
+    assert (project / "b.py").read_text() == "b = 1\n"  # outside it: restored
+    assert git(project, "status", "--porcelain") == " M a.py\n"
+    (kept,) = (project / ".stepkit" / "verify").glob("*/displaced/format-1/b.py")
+    assert kept.read_text() == "# formatted\nb = 1\n"
+    assert gate["changed_files"] == ["a.py", "b.py"]
+    assert "b.py" in gate["summary"] and "restored" in gate["summary"]
+    assert kept.relative_to(project).as_posix() in gate["evidence"]
+
+
+def test_a_real_ruff_formats_only_the_changed_file(tmp_path):
+    ruff = pytest.importorskip("ruff")
+    binary = Path(ruff.find_ruff_bin())
+    project = repo(tmp_path, f"{binary} format {{files:.py,.pyi}}")
+    (project / "b.py").write_text("b=1\n")
+    git(project, "commit", "-qam", "unformatted b")
+    (project / "a.py").write_text("a=2\n")
+    gate = format_gate(project)
+    assert gate["status"] == "pass", gate["evidence"]
+    assert (project / "a.py").read_text() == "a = 2\n"
+    assert (project / "b.py").read_text() == "b=1\n"
