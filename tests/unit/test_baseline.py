@@ -3,8 +3,6 @@ failures are named and split into new and pre-existing."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,25 +17,13 @@ from stepkit.workspace.baseline import (
     split_failures,
 )
 from stepkit.workspace.scope import take_snapshot
-
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-
-
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}).stdout
+from tests.support.coder import git as _git
+from tests.support.coder import init_repo
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    (root / "a.txt").write_text("committed\n")
-    (root / "gone.txt").write_text("committed, deleted before the step\n")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "start")
-    return root
+    return init_repo(tmp_path / "repo", {"a.txt": "committed\n", "gone.txt": "committed, deleted before the step\n"})
 
 
 def test_the_start_tree_is_the_commit_plus_the_uncommitted_files_and_the_user_tree_is_untouched(repo):

@@ -1,0 +1,70 @@
+"""The acceptance-criteria map: rendered from the final tests gate, checked
+for criteria without an entry and cited tests that did not pass."""
+
+from __future__ import annotations
+
+from stepkit.protocol.criteria import (
+    criteria_problems,
+    criteria_rows,
+    plan_criteria,
+    render_criteria,
+)
+from stepkit.records import GateResult
+from stepkit.workspace.testresults import TestResults
+
+PLAN = """---
+step: 1
+---
+
+## Acceptance criteria
+- `mul(2, 3) == 6`.
+- Negative numbers
+  work too.
+- The docs say so.
+
+## Edge cases
+- none
+"""
+
+
+def _tests_gate(tmp_path, outcomes, flaky=(), pre=()):
+    results = TestResults(source="junit XML", outcomes=outcomes)
+    return GateResult(name="tests", status="pass", command="pytest", tests=results.record(tmp_path / "t.json"),
+                      flaky=list(flaky), preexisting_failures=list(pre))
+
+
+def test_the_plan_bullets_continuation_lines_joined():
+    assert plan_criteria(PLAN) == ["`mul(2, 3) == 6`.", "Negative numbers work too.", "The docs say so."]
+
+
+def test_rows_and_problems(tmp_path):
+    gate = _tests_gate(tmp_path, {"t.py::test_mul": "passed", "t.py::test_neg": "failed", "t.py::test_f": "passed"},
+                       flaky=["t.py::test_f"])
+    criteria = plan_criteria(PLAN)
+    entries = [{"criterion": "`mul(2, 3) == 6`", "tests": ["test_mul"]},
+               {"criterion": "Negative numbers work too.", "tests": ["t.py::test_neg", "t.py::test_f", "t.py::gone"]},
+               {"criterion": "Something else", "tests": []}]
+    rows = criteria_rows(criteria, entries, gate)
+    assert rows[0] == "- `mul(2, 3) == 6`. — `t.py::test_mul`: passed"
+    assert "`t.py::test_neg`: FAILED" in rows[1] and "`t.py::test_f`: FLAKY" in rows[1]
+    assert "`t.py::gone`: DID NOT RUN" in rows[1]
+    assert rows[2] == "- The docs say so. — NO ENTRY in the handoff's criteria map"
+    problems = criteria_problems(criteria, entries, gate)
+    assert len(problems) == 5
+    assert any("cites test 't.py::test_neg', which did not pass" in p for p in problems)
+    assert any("cites test 't.py::test_f', which did not pass" in p and "FLAKY" in p for p in problems)
+    assert any("'t.py::gone', which did not run" in p for p in problems)
+    assert any("'The docs say so.' has no entry" in p for p in problems)
+    assert any("'Something else', which is not a bullet" in p for p in problems)
+    assert render_criteria(criteria, entries, gate).startswith("### Acceptance criteria → tests")
+
+
+def test_not_covered_is_allowed_and_a_test_gate_that_did_not_run_runs_nothing(tmp_path):
+    criteria = ["The docs say so."]
+    entries = [{"criterion": "The docs say so.", "tests": []}]
+    assert criteria_problems(criteria, entries, None) == []
+    assert criteria_rows(criteria, entries, None) == ["- The docs say so. — not covered by a test"]
+    not_run = GateResult(name="tests", status="not_run")
+    problems = criteria_problems(criteria, [{"criterion": "The docs say so.", "tests": ["t.py::a"]}], not_run)
+    assert problems == [("acceptance criterion 'The docs say so.' cites test 't.py::a', which did not run in "
+                         "the final tests gate")]
