@@ -220,3 +220,61 @@ def test_cargo_test_preexisting_and_new_failures_against_a_ref(tmp_path):
     gate = gate_of_tests(broken.data)
     assert broken.code == 1 and gate["new_failures"] == ["tests::adds"]
     assert gate["preexisting_failures"] == ["tests::old_bug"]
+
+
+VITEST_SUITE = '''import { describe, expect, it } from "vitest";
+import { add } from "./calc.js";
+
+describe("calc", () => {
+  it("adds", () => expect(add(2, 3)).toBe(5));
+  it("has an old bug", () => expect(add(0.1, 0.2)).toBe(0.3));
+});
+'''
+
+
+@pytest.fixture(scope="module")
+def vitest_modules(tmp_path_factory) -> Path:
+    """node_modules with vitest, installed once into a tmp dir (skips when npm
+    or the registry is not there)."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    cache = tmp_path_factory.mktemp("vitest")
+    (cache / "package.json").write_text('{"name": "vitest-cache", "private": true}')
+    try:
+        done = subprocess.run(["npm", "i", "--no-audit", "--no-fund", "vitest@3"], cwd=cache, check=False,
+                              capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        pytest.skip("npm install of vitest timed out")
+    if done.returncode != 0 or not (cache / "node_modules" / ".bin" / "vitest").exists():
+        pytest.skip(f"npm could not install vitest: {done.stderr.strip()[-200:]}")
+    return cache / "node_modules"
+
+
+def test_vitest_behind_npm_test_preexisting_and_new_failures_against_a_ref(tmp_path, vitest_modules):
+    root = tmp_path / "web"
+    (root / "src").mkdir(parents=True)
+    files = {
+        "package.json": json.dumps({"name": "web", "private": True, "type": "module",
+                                    "scripts": {"test": "vitest run"}}),
+        "src/calc.js": "export function add(a, b) {\n  return a + b;\n}\n",
+        "src/calc.test.js": VITEST_SUITE,
+        ".gitignore": "node_modules\n",
+        "stepkit.toml": '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "npm test"\n',
+    }
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    (root / "node_modules").symlink_to(vitest_modules, target_is_directory=True)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "web"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **env})
+    project = Project(root, tmp_path)
+    old, adds = "src/calc.test.js › calc › has an old bug", "src/calc.test.js › calc › adds"
+
+    same = project.stepkit("verify", "--project-dir", str(root), "--baseline", "HEAD")
+    assert same.code == 0, same.stdout + same.stderr
+    assert gate_of_tests(same.data)["preexisting_failures"] == [old]
+
+    (root / "src" / "calc.js").write_text("export function add(a, b) {\n  return a - b;\n}\n")
+    broken = project.stepkit("verify", "--project-dir", str(root), "--baseline", "HEAD")
+    gate = gate_of_tests(broken.data)
+    assert broken.code == 1 and gate["new_failures"] == [adds] and gate["preexisting_failures"] == [old]
