@@ -298,6 +298,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     A failure whose signature repeats after a fix attempt ends the loop at
     once ("no progress") instead of spending the rest of the budget."""
     from stepkit.workspace.stall import failure_signature, is_stalled
+    from stepkit.workspace.verdicts import evidence_for_fix
 
     state = ctx.state
     failing = _first_failing_gate(state)
@@ -305,7 +306,9 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
         return Outcome(route="budget spent", updates={"failure_reason": "fix loop entered with no failing gate"})
     attempts = int(state.get("fix_attempts", 0))
     budget = int(state.get("max_fix_attempts", 2))
-    signature = failure_signature(failing)
+    # what the coder is asked to fix (the new failures), not the baseline's notes
+    fix_evidence = evidence_for_fix(failing)
+    signature = failure_signature(failing.model_copy(update={"evidence": fix_evidence}))
     if is_stalled(state.get("last_failure_signature"), signature):
         return Outcome(route="budget spent", updates={
             "failure_reason": f"no progress: the {failing.name} gate failed the same way after fix attempt {attempts}",
@@ -314,10 +317,8 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
         return Outcome(route="budget spent", updates={
             "failure_reason": f"fix budget spent: {attempts} of {budget} fix attempts used and the {failing.name} gate still fails",
         })
-    from stepkit.workspace.verdicts import evidence_for_fix
-
     instructions = (f"The {failing.name} gate failed after your change.\n$ {failing.command}\n"
-                    f"exit code: {failing.exit_code}\n{evidence_for_fix(failing)}\n{FIX_RULES}")
+                    f"exit code: {failing.exit_code}\n{fix_evidence}\n{FIX_RULES}")
     return Outcome(route="budget left", updates={
         "fix_attempts": attempts + 1,
         "fix_instructions": instructions,
