@@ -31,6 +31,9 @@ Rules:
   that it passed or that anything is covered by it.  A PIPELINE-FAULT (the
   edge-case sweep or the independent review did not run) is stated as such,
   never presented as findings or as a clean result.
+- A gate that lists PRE-EXISTING failures (they failed before the step
+  too) or FLAKY tests (failed, then passed on one re-run) is not a clean
+  pass: name those tests as such; never say the suite or they passed.
 - result: "complete" only when the step's Tasks are done and every gate
   that ran passed; "partial" when work remains or a gate failed; "blocked"
   when the step could not proceed.

@@ -298,6 +298,9 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
     if records:
         problems += _check_gates_against_evidence(records, evidence)
         not_passed = {g.name: g.status for g in records if g.status != "pass"}
+        # a gate passed on the baseline rule still had failing tests: never "passed" in prose
+        not_passed.update({g.name: "its failures are PRE-EXISTING or FLAKY, not passing" for g in records
+                           if g.status == "pass" and (g.preexisting_failures or g.flaky)})
     else:
         if evidence.strip().lower() in ("", "none", "none."):
             problems.append("Evidence records no gate: list each command with its exit code, "

@@ -68,3 +68,17 @@ def test_not_covered_is_allowed_and_a_test_gate_that_did_not_run_runs_nothing(tm
     problems = criteria_problems(criteria, [{"criterion": "The docs say so.", "tests": ["t.py::a"]}], not_run)
     assert problems == [("acceptance criterion 'The docs say so.' cites test 't.py::a', which did not run in "
                          "the final tests gate")]
+
+
+def test_a_handoff_calling_a_suite_with_preexisting_failures_passing_is_rejected():
+    from stepkit.protocol.handoff import check_handoff_text, render_handoff
+
+    gate = GateResult(name="tests", status="pass", command="pytest", exit_code=1, summary="0 new failures",
+                      preexisting_failures=["t.py::old"])
+    prose = {"summary": "All tests pass.", "completed": "- mul", "not_completed": "None", "deviations": "None",
+             "downstream_plan_updates": "None", "edge_cases_discovered": "None", "notes_for_next_step": "None"}
+    text = render_handoff(1, "Mul", "complete", prose, [gate])
+    problems = check_handoff_text(text, [gate])
+    assert any("the tests gate did not pass (its failures are PRE-EXISTING" in p for p in problems)
+    honest = render_handoff(1, "Mul", "complete", {**prose, "summary": "Added mul."}, [gate])
+    assert check_handoff_text(honest, [gate]) == []
