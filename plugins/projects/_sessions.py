@@ -24,10 +24,19 @@ TYPE_CHECK_NAMES = ("typecheck", "type-check", "type_check", "types", "typing", 
 _PLAIN_TEST = re.compile(
     r"^(?:\{envpython\}\s+-m\s+|python3?\s+-m\s+|coverage\s+run\s+(?:\S+\s+)*?-m\s+)?pytest(?:\s|$)"
 )
-#: Set-up in a tox env or nox session the plain runner does not do.
-_TOX_SETUP_KEYS = ("extras", "setenv", "set_env", "changedir", "change_dir")
+#: Set-up in a tox env the plain runner does not do: setting -> what it does.
+_TOX_SETUP = {
+    "extras": "installs extras", "setenv": "sets environment variables",
+    "set_env": "sets environment variables", "changedir": "changes directory",
+    "change_dir": "changes directory",
+}
 _EXTRAS_IN_DEPS = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[|\s|$)|\{toxinidir\}")
-_NOX_SETUP = re.compile(r"session\.env\b|\benv\s*=|session\.chdir\(|\.\[\w")
+#: Set-up in a nox session the plain runner does not do, and what it does.
+_NOX_SETUP = (
+    (re.compile(r"session\.env\b|\benv\s*="), "sets environment variables"),
+    (re.compile(r"session\.chdir\("), "changes directory"),
+    (re.compile(r"session\.install\([^)]*[\"'](?:-e\s*)?\.(?:\[|[\"'])"), "installs the project"),
+)
 _NOX_RUN = re.compile(r"session\.run\(\s*(?P<args>[^)]*)\)")
 _NOX_SESSION = re.compile(
     r"^@(?:nox\.)?session\b(?P<decorator>[^\n]*)\n(?:@[^\n]*\n)*def\s+(?P<function>\w+)\s*\(",
@@ -40,8 +49,8 @@ class Env(NamedTuple):
 
     #: the command that runs it: ``tox -e py``, ``nox -s tests``.
     command: str
-    #: the set-up it does that the plain runner does not (``extras``, ``set_env``,
-    #: ``runs python runtests.py``); empty when there is none.
+    #: the set-up it does that the plain runner does not (``installs extras``,
+    #: ``runs python runtests.py`` …); empty when there is none.
     setup: tuple[str, ...]
 
 
@@ -111,9 +120,9 @@ def _tox_test_env(project_dir: Path) -> Env | None:
     if name is None and "" not in envs:
         return None
     settings = {**envs.get("", {}), **envs.get(name or "", {})}
-    setup = [key for key in _TOX_SETUP_KEYS if settings.get(key, "").strip()]
+    setup = list(dict.fromkeys(does for key, does in _TOX_SETUP.items() if settings.get(key, "").strip()))
     if _EXTRAS_IN_DEPS.search(settings.get("deps", "")):
-        setup.append("deps install the project")
+        setup.append("installs the project")
     commands = [line.strip() for line in settings.get("commands", "").splitlines() if line.strip()]
     setup += [f"runs {command}" for command in commands if not _PLAIN_TEST.match(command)]
     return Env(f"tox -e {name or 'py'}", tuple(setup))
@@ -140,7 +149,7 @@ def _nox_test_session(project_dir: Path) -> Env | None:
     if name is None:
         return None
     body = sessions[name]
-    setup = [f"sets up {m.group(0)}" for m in _NOX_SETUP.finditer(body)]
+    setup = [does for pattern, does in _NOX_SETUP if pattern.search(body)]
     for run in _NOX_RUN.finditer(body):
         words = " ".join(re.findall(r"[\"']([^\"']*)[\"']", run.group("args")))
         if not _PLAIN_TEST.match(words):

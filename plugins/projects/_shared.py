@@ -140,7 +140,7 @@ def which_lockfile(project_dir: Path, lockfiles: Iterable[tuple[str, str]]) -> s
     present = [(name, tool) for name, tool in lockfiles if (project_dir / name).is_file()]
     if not present:
         return None
-    tracked = git.tracked(project_dir, [name for name, _ in present])
+    tracked = git.tracked_named(project_dir, tuple(name for name, _ in present))
     return next((tool for name, tool in present if tracked is None or name in tracked), None)
 
 
@@ -171,17 +171,21 @@ _SCRIPT_TABLES = (
 )
 
 
+#: A ``#`` comment of a Makefile, YAML, INI or Python file (``# black compat`` runs nothing).
+_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
+
+
 def automation_text(project_dir: Path) -> str:
     """The text of everything where the project says what it runs: its
     Makefile, justfile and Taskfile, pre-commit config, tox and nox files,
     CI workflows, the scripts of package.json and deno.json and the task
-    tables of pyproject.toml (poe, hatch, pdm, taskipy, tox)."""
+    tables of pyproject.toml (poe, hatch, pdm, taskipy, tox); comments left out."""
     names = (*MAKEFILE_NAMES, *JUSTFILE_NAMES, *TASKFILE_NAMES, *_AUTOMATION_FILES)
     paths = [project_dir / name for name in names]
     for folder in _CI_DIRS:
         if (project_dir / folder).is_dir():
             paths += sorted(p for p in (project_dir / folder).rglob("*") if p.suffix in (".yml", ".yaml"))
-    texts = [read_text(path) for path in paths if path.is_file()]
+    texts = [_COMMENT.sub("", read_text(path)) for path in paths if path.is_file()]
     texts += [json.dumps(package_scripts(project_dir / "package.json"))]
     for name in ("deno.json", "deno.jsonc"):
         texts.append(json.dumps(read_json(project_dir / name, comments=True).get("tasks") or {}))

@@ -4,7 +4,7 @@ manager its lockfile names.
 Only scripts that exist in package.json answer, and prettier when the
 project configures it (a ``.prettierrc*`` / ``prettier.config.*`` file or a
 ``prettier`` key) and depends on it: ``prettier --write --ignore-unknown`` on
-the step's changed files, run from the project's own install (``npx --no``,
+the step's changed files, run from the project's own install (``npx --no --``,
 ``pnpm exec``, ``yarn``, ``bunx``).  The package manager is the
 ``packageManager`` field when set, else the lockfile's when git tracks it
 (``pnpm-lock.yaml`` → pnpm, ``yarn.lock`` → yarn, ``bun.lock``/``bun.lockb`` →
@@ -39,7 +39,7 @@ _MANAGERS = {"npm", "pnpm", "yarn", "bun"}
 _NPM_PLACEHOLDER = "Error: no test specified"
 _PRETTIER_CONFIGS = (".prettierrc", ".prettierrc.*", "prettier.config.*")
 #: How each package manager runs a tool the project installed (never downloading one).
-_EXEC = {"npm": "npx --no", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
+_EXEC = {"npm": "npx --no --", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
 
 
 def package_manager(project_dir: Path) -> str:

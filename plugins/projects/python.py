@@ -21,7 +21,8 @@ it happens to be installed.
   formatter the project shows it formats with: ``ruff format
   --force-exclude`` when ``[tool.ruff.format]`` (or ``[format]`` in
   ruff.toml) exists, a ``ruff-format`` pre-commit hook is listed, or a task
-  runner, tox/nox session or CI step runs ``ruff format``; else ``black``
+  runner, tox/nox session or CI step runs ``ruff format`` (or ``hatch fmt``,
+  which is ruff's formatter); else ``black``
   when ``[tool.black]`` exists, a black hook is listed or something runs
   black.  A lint-only ``[tool.ruff]`` gets no formatter.
 - lint: ``ruff check`` when the project uses ruff.
@@ -57,6 +58,7 @@ _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipf
 _RUNNERS = (("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PYTHON_FILES = _shared.changed_files(".py", ".pyi")
+_PYTEST = "python -m pytest -rfE"
 #: Top-level dirs that are never the project's package, even with an ``__init__.py``.
 _NOT_PACKAGES = {"build", "dist", "docs", "doc", "tests", "test", "testing", "examples", "example",
                  "benchmarks", "venv"}
@@ -100,7 +102,7 @@ class _Project:
             "format" in _shared.table(self.tool, "ruff")
             or (ruff_toml is not None and "format" in _shared.read_toml(ruff_toml))
             or "ruff-format" in _shared.precommit_hooks(self.dir)
-            or _shared.runs(self.dir, "ruff format")
+            or _shared.runs(self.dir, "ruff format", "hatch fmt")  # hatch fmt is ruff's formatter
         )
 
     def formats_with_black(self) -> bool:
@@ -144,7 +146,8 @@ class _Project:
         """The project's packages as paths: those its build config lists
         (setuptools, poetry, hatch), else ``src/<pkg>`` and top-level dirs
         with an ``__init__.py``, else the root module named for the project."""
-        found = _configured_packages(self.tool) or [
+        configured = [path for path in _configured_packages(self.tool) if (self.dir / path).exists()]
+        found = configured or [
             str(path.relative_to(self.dir))
             for base in (self.dir / "src", self.dir)
             if base.is_dir()
@@ -155,7 +158,6 @@ class _Project:
         name = str(_shared.table(self.pyproject, "project").get("name", "")).replace("-", "_")
         if not found and name and (self.dir / f"{name}.py").is_file():
             found = [f"{name}.py"]
-        found = [path for path in found if (self.dir / path).exists()]
         return " ".join(shlex.quote(path) for path in found) or None
 
     def format_command(self) -> str | None:
@@ -183,7 +185,15 @@ class _Project:
         env = _sessions.test_env(self.dir)
         if env is not None and env.setup:
             return f"{self.prefix}{env.command}"
-        return f"{self.prefix}python -m pytest -rfE" if self.uses_pytest() else None
+        return f"{self.prefix}{_PYTEST}" if self.uses_pytest() else None
+
+    def notes(self) -> list[str]:
+        """Why the tests run through tox or nox rather than pytest, when they do."""
+        env = _sessions.test_env(self.dir)
+        if env is None or not env.setup:
+            return []
+        why = "; ".join(env.setup)
+        return [f"tests: `{env.command}` rather than `{_PYTEST}`: it {why}, which pytest alone would not"]
 
 
 def _names(value: Any) -> list[str]:
@@ -252,5 +262,6 @@ PYTHON = ProjectType(
     lint=_Project.lint_command,
     build=_Project.build_command,
     tests=_Project.test_command,
+    notes=_Project.notes,
 )
 globals().update(PYTHON.hookimpls())

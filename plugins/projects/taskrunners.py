@@ -9,8 +9,8 @@ answers the lint gate.  Target names per gate, in preference order:
 - format: ``format``, ``fmt``
 - lint: ``lint``
 - build: the type-check names first (``typecheck``, ``type-check``,
-  ``types``, ``check-types``, ``mypy``, ``pyright``), then ``build``,
-  ``compile``
+  ``types``, ``check-types``, ``lint:types``, ``mypy``, ``pyright``), then
+  ``build``, ``compile``
 - tests: ``test``, ``tests`` (and ``check`` for a Makefile: the GNU
   convention for "run the test suite")
 
@@ -43,7 +43,8 @@ class _Runner(NamedTuple):
 _NAMES = {
     "format": ("format", "fmt"),
     "lint": ("lint",),
-    "build": ("typecheck", "type-check", "types", "check-types", "mypy", "pyright", "build", "compile"),
+    "build": ("typecheck", "type-check", "types", "check-types", "lint:types", "mypy", "pyright", "build",
+              "compile"),
     "tests": ("test", "tests"),
 }
 _MAKE_ALSO = {"tests": ("check",)}

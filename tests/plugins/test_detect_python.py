@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from stepkit.testing import resolve_gates
+from stepkit.workspace.gate_commands import expand_files
 from tests.support.coder import git, init_repo
-from tests.support.detect import detected, need, run_shell
+from tests.support.detect import detect_json, detected, need, run_shell
 
 RUFF_FORMAT = "ruff format --force-exclude {files:.py,.pyi}"
 BLACK = "black {files:.py,.pyi}"
@@ -37,8 +38,11 @@ def test_a_lint_only_ruff_project_gets_no_formatter_from_the_real_cli(stepkit_pr
         {"pyproject.toml": "[tool.ruff]\n", ".github/workflows/ci.yml":
             "jobs:\n  lint:\n    steps:\n      - run: ruff format --diff .\n"},
         {"pyproject.toml": '[tool.ruff]\n[tool.poe.tasks]\nfmt = "ruff format"\n'},
+        {"pyproject.toml": "[tool.ruff]\n", ".github/workflows/lint.yml": "jobs:\n  l:\n    steps:\n"
+                                                                         "      - run: hatch fmt --check\n"},
     ],
-    ids=["format-table", "ruff.toml-format", "pre-commit-hook", "makefile-step", "ci-step", "poe-task"],
+    ids=["format-table", "ruff.toml-format", "pre-commit-hook", "makefile-step", "ci-step", "poe-task",
+         "hatch-fmt"],
 )
 def test_ruff_formats_the_changed_files_when_the_project_formats_with_it(stepkit_project, files):
     assert commands(stepkit_project(files))["format"] == RUFF_FORMAT
@@ -68,7 +72,7 @@ def test_the_real_ruff_formats_only_the_file_named(stepkit_project):
     need("ruff")
     ugly = "x = {  'a':1 }\n"
     project = stepkit_project({"pyproject.toml": "[tool.ruff.format]\n", "changed.py": ugly, "other.py": ugly})
-    command = commands(project)["format"].replace("{files:.py,.pyi}", "changed.py")  # as the gate runner does
+    command, _ = expand_files(commands(project)["format"], ["changed.py", "notes.md"])  # the gate runner's
     done = run_shell(command, project)
     assert done.returncode == 0, done.stderr
     assert (project / "changed.py").read_text() == 'x = {"a": 1}\n'
@@ -211,9 +215,13 @@ def lint(session):
 """
 
 
-def test_nox_drives_the_tests_when_its_session_installs_extras(stepkit_project):
+def test_nox_drives_the_tests_when_its_session_installs_extras_and_detect_says_why(stepkit_project):
     project = stepkit_project({"noxfile.py": NOXFILE, "pyproject.toml": "[tool.ruff]\n", "tests/test_a.py": ""})
-    assert detected(project)["tests"] == "nox -s tests"
+    data = detect_json(project)
+    assert {g["name"]: g["command"] for g in data["gates"]}["tests"] == "nox -s tests"
+    assert data["notes"] == [
+        "tests: `nox -s tests` rather than `python -m pytest -rfE`: it installs the project, which pytest alone would not"
+    ]
 
 
 def test_a_plain_nox_session_keeps_the_plain_runner(stepkit_project):
@@ -252,3 +260,28 @@ def test_rfe_names_failing_ids_with_their_file_even_under_quiet_addopts(stepkit_
     done = run_shell(command, project)
     assert done.returncode == 1
     assert "FAILED tests/test_a.py::test_fails" in done.stdout
+
+
+def test_a_comment_naming_a_formatter_does_not_choose_it(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": "[tool.ruff]\n",
+        "tox.ini": "[flake8]\nextend-ignore = E203  # black compat\n",
+        "Makefile": "# ruff format is not used here yet\nlint:\n\truff check .\n",
+    })
+    assert commands(project)["format"] is None
+
+
+def test_the_real_black_from_a_pre_commit_hook_formats_only_the_changed_file(stepkit_project):
+    need("black")
+    ugly = "x = {  'a':1 }\n"
+    project = stepkit_project({
+        "setup.py": "",
+        ".pre-commit-config.yaml": "repos:\n- repo: https://github.com/psf/black\n  rev: 24.1.0\n"
+                                   "  hooks:\n  - id: black\n",
+        "changed.py": ugly, "other.py": ugly,
+    })
+    command, _ = expand_files(commands(project)["format"], ["changed.py", "README.md"])
+    done = run_shell(command, project, BLACK_CACHE_DIR=str(project.parent / "black-cache"))
+    assert done.returncode == 0, done.stderr
+    assert (project / "changed.py").read_text() == 'x = {"a": 1}\n'
+    assert (project / "other.py").read_text() == ugly

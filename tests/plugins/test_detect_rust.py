@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from stepkit.testing import resolve_gates
+from stepkit.workspace.gate_commands import expand_files
 from tests.support.coder import init_repo
 from tests.support.detect import detected, need, run_shell
 
@@ -45,7 +46,7 @@ def test_the_real_rustfmt_formats_the_changed_file(stepkit_project):
     tidy = "pub fn g() -> u8 {\n    2\n}\n"
     project = stepkit_project({"Cargo.toml": CRATE, "rustfmt.toml": "",
                                "src/lib.rs": "pub mod other;\npub fn f( )->u8{1}\n", "src/other.rs": tidy})
-    command = resolve_gates(project)["format"][0].replace("{files:.rs}", "src/lib.rs")  # as the gate runner does
+    command, _ = expand_files(resolve_gates(project)["format"][0], ["src/lib.rs", "Cargo.toml"])  # the gate runner's
     done = run_shell(command, project)
     assert done.returncode == 0, done.stderr
     assert (project / "src/lib.rs").read_text() == "pub mod other;\npub fn f() -> u8 {\n    1\n}\n"

@@ -181,16 +181,6 @@ def submodules(root: Path, prefix: str, base: str = "") -> list[tuple[Path, str]
     return found
 
 
-def tracked(directory: Path, names: list[str]) -> set[str] | None:
-    """Which of ``names`` (paths relative to ``directory``) git tracks, as
-    given; None when ``directory`` is not in a work tree (or git is missing)."""
-    out = run(["ls-files", "-z", "--", *names], directory)
-    if out is None:
-        return None
-    listed = set(out.decode("utf-8", "surrogateescape").split("\0"))
-    return {name for name in names if name in listed}
-
-
 def tracked_named(directory: Path, names: tuple[str, ...]) -> list[str] | None:
     """The files git tracks anywhere under ``directory`` whose name is one of
     ``names``, relative to it, in one git process; None outside git."""
