@@ -22,11 +22,23 @@ outside the project.  The coder's own tests gate passes; the step-level
 run with ``reuse_coder_evidence = false``.  Target: 1 run per step.  The
 coder's two nodes are added to the traffic figures.
 
+**Billed input tokens** (:func:`billed_step`): a step of realistic size
+(the demo's step 1 with a detailed plan, a long NOTES.md and a previous
+handoff, a 1,200-line module to read) with the built-in coder (plan, edit,
+one fix round after a failing test run), the sweep asking for a review, the
+built-in reviewer and the handoff; tool loops of two to three turns per node.
+The loopback API does not cache, so :class:`CacheModel` bills the requests
+it received by the API's documented rules (:data:`CACHE_MODEL`): full-price
+input, cache writes and cache reads, and the billed-equivalent total
+(writes ×1.25, reads ×0.1).  The scripted replies are the same whatever the
+code under test does, so the figure compares request shapes.
+
 Run it directly (``python bench/model_traffic.py``) or call :func:`run`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import runpy
@@ -43,10 +55,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from stepkit.cli.demo import prepare_demo_project
+from stepkit.workspace.scope import git
 from tests.support.e2e import clean_env
 from tests.support.messages_api import API_KEY, MessagesAPI
 
 TARGET_TEST_RUNS = 1
+#: the check the scripted coder runs before it answers (not the counted test command)
+CODER_CHECK = "python -c 'import textkit; print(textkit.slugify(\"Hello, World!\"))'"
 COUNTER_SCRIPT = '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed"\n'
 PLAN = {"files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test_slug.py"],
         "risks": ["none"], "complexity": 3, "approach": "add slugify in its own module, re-export it"}
@@ -107,6 +122,7 @@ def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
     api.reply([{"type": "tool_use", "id": f"toolu_w{n}", "name": "write_file",
                 "input": {"path": path, "content": text}} for n, (path, text) in enumerate(writes.items())],
               stop_reason="tool_use")
+    api.reply_tool("run_command", {"command": CODER_CHECK})
     api.reply_json({"status": "done", "summary": "added textkit.slugify with tests"})
 
 
@@ -197,6 +213,214 @@ def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
         }
 
 
+# -- billed input tokens -------------------------------------------------------
+
+#: The cache model :class:`CacheModel` applies (the API's documented rules).
+CACHE_MODEL = (
+    "prefix order tools → system → messages; a breakpoint (a block's cache_control, or the "
+    "request-level one on the last block) caches the prefix up to it when that prefix has at "
+    "least the model's minimum (claude-sonnet-5*: 1,024 tokens); at most 4 breakpoints; a hit "
+    "is looked for at each breakpoint and up to 20 blocks before it; tool definitions key "
+    "everything, the output format, tool_choice and thinking key system and messages (a change "
+    "there misses from the system on); the 5-minute TTL never lapses within a step; tokens ≈ "
+    "compact-JSON characters / 4"
+)
+CACHE_LOOKBACK = 20
+MAX_BREAKPOINTS = 4
+CHARS_PER_TOKEN = 4
+
+
+def min_cacheable(model: str) -> int:
+    """The minimum cacheable prefix of ``model``, in tokens (the price table's)."""
+    from stepkit.plugins.llm.pricing import min_cacheable_tokens
+
+    return min_cacheable_tokens(model)
+
+
+class CacheModel:
+    """Bills a sequence of Messages API request bodies as the API would, by
+    :data:`CACHE_MODEL` (one cache, shared by every request of the step)."""
+
+    def __init__(self) -> None:
+        self.cached: set[str] = set()
+
+    def bill(self, body: dict[str, Any]) -> dict[str, int]:
+        """``input`` (full price), ``cache_write`` and ``cache_read`` tokens of one request."""
+        units = _units(body)
+        tokens = [len(json.dumps(u, separators=(",", ":"), ensure_ascii=False)) // CHARS_PER_TOKEN
+                  for u, _ in units]
+        keys = self._keys(body, units)
+        marks = [i for i, (u, _) in enumerate(units) if "cache_control" in u]
+        if body.get("cache_control") and units:
+            marks.append(len(units) - 1)
+        if len(marks) > MAX_BREAKPOINTS:
+            raise SystemExit(f"{len(marks)} cache breakpoints in one request: the API refuses more "
+                             f"than {MAX_BREAKPOINTS}")
+        marks = sorted(set(marks))
+        hit = -1
+        for mark in marks:
+            for at in range(mark, max(mark - CACHE_LOOKBACK, -1), -1):
+                if keys[at] in self.cached:
+                    hit = max(hit, at)
+                    break
+        prefix = [sum(tokens[: i + 1]) for i in range(len(tokens))]
+        minimum = min_cacheable(str(body.get("model")))
+        written = [m for m in marks if m > hit and prefix[m] >= minimum]
+        for mark in written:
+            self.cached.add(keys[mark])
+        read = prefix[hit] if hit >= 0 else 0
+        write = prefix[written[-1]] - read if written else 0
+        return {"input": prefix[-1] - read - write if tokens else 0, "cache_write": write,
+                "cache_read": read}
+
+    @staticmethod
+    def _keys(body: dict[str, Any], units: list[tuple[dict[str, Any], str]]) -> list[str]:
+        """The cumulative cache key of the prefix ending at each unit."""
+        settings = json.dumps([body.get("output_config"), body.get("tool_choice"),
+                               body.get("thinking")], sort_keys=True)
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        keys, past_tools = [], False
+        for unit, level in units:
+            if level != "tools" and not past_tools:
+                digest.update(settings.encode())
+                past_tools = True
+            plain = {k: v for k, v in unit.items() if k != "cache_control"}
+            digest.update(json.dumps(plain, sort_keys=True).encode())
+            keys.append(digest.copy().hexdigest())
+        return keys
+
+
+def _units(body: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """The request's blocks in cache order, each with its level."""
+    units = [(tool, "tools") for tool in body.get("tools") or []]
+    system = body.get("system") or []
+    units += [({"type": "text", "text": system} if isinstance(system, str) else block, "system")
+              for block in (system if isinstance(system, list) else [system])]
+    for message in body["messages"]:
+        content = message["content"]
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        units += [({**block, "role": message["role"]}, "messages") for block in blocks]
+    return units
+
+
+def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, Any]]:
+    """Per node and in total: requests, full-price input, cache writes and
+    reads, and the billed-equivalent input tokens."""
+    nodes = [e["node"] for e in events if e["event"] == "llm_call"]
+    if len(nodes) != len(api.requests):
+        raise SystemExit(f"{len(api.requests)} requests reached the server but {len(nodes)} "
+                         "llm_call events were recorded")
+    cache = CacheModel()
+    per: dict[str, dict[str, Any]] = {}
+    for node, request in zip(nodes, api.requests, strict=True):
+        billed = cache.bill(request.body)
+        for name in (node, "total"):
+            row = per.setdefault(name, {"requests": 0, "input": 0, "cache_write": 0, "cache_read": 0})
+            row["requests"] += 1
+            for key, value in billed.items():
+                row[key] += value
+    for row in per.values():
+        row["billed_equivalent"] = round(row["input"] + 1.25 * row["cache_write"]
+                                         + 0.1 * row["cache_read"])
+    per["total"] = per.pop("total")
+    return per
+
+
+#: answers valid for the code before and after structured verdicts (extra keys are ignored)
+REALISTIC_ANSWERS: dict[str, Any] = {
+    "orient": {"plan_summary": "Add textkit.slugify with tests, exported from the package.",
+               "implementation_brief": "Create textkit/slug.py; re-export; tests/test_slug.py.",
+               "staleness_report": "clean", "has_major_deviation": False,
+               "deviation_summary": "None", "findings": []},
+    "sweep": {"edge_case_report": "- handled: empty text (tests/test_slug.py:12)\n"
+                                  "- punted: transliteration (step 3)",
+              "downstream_updates": "None", "needs_independent_review": True,
+              "annotations": [{"step": 3, "edge_case": "`slug -` reads stdin."}]},
+    "review": {"review_report": "🟢 minor: textkit/slug.py: the docstring could name the regex",
+               "findings": [{"severity": "minor", "file": "textkit/slug.py", "criterion": "none",
+                             "problem": "the docstring could name the regex"}]},
+    "handoff": {"step_summary": "Added textkit.slugify with tests.", "result": "complete",
+                "summary": "textkit.slugify turns titles into URL slugs.",
+                "completed": "- textkit/slug.py\n- re-export\n- tests", "not_completed": "None",
+                "deviations": "- tests fix 1: the empty-text test failed; fixed the strip",
+                "downstream_plan_updates": "Step 3: an edge case for `slug -`.",
+                "edge_cases_discovered": "Non-ASCII letters are dropped.",
+                "notes_for_next_step": "Follow the module + re-export pattern.", "notes_facts": []},
+}
+FAILING_ONCE = ('#!/bin/sh\nrun="$(dirname "$0")/test_runs.txt"\necho run >> "$run"\n'
+                'if [ "$(wc -l < "$run")" -le 1 ]; then echo "FAILED tests/test_slug.py::test_empty_text"; '
+                'echo "1 failed, 3 passed"; exit 1; fi\necho "4 passed"\n')
+
+
+def _prose(topic: str, paragraphs: int) -> str:
+    """Plan-like text of a realistic density (no repeated sentence)."""
+    return "\n\n".join(
+        f"- {topic} {n}: the helper keeps the module boundary of textkit/{topic}_{n}.py, "
+        f"documents its inputs (empty, whitespace only, mixed case, digits, punctuation run "
+        f"number {n}) and is covered by a test named test_{topic}_{n} that states the expected "
+        f"output literally, so a reviewer can compare it with the acceptance criterion {n % 5}."
+        for n in range(paragraphs))
+
+
+def realistic_project(parent: Path) -> Path:
+    """The demo project grown to a step of realistic size."""
+    project = prepare_demo_project(parent)
+    plans = project / "plans"
+    plan = plans / "steps" / "01-slugify.md"
+    plan.write_text(plan.read_text(encoding="utf-8") + "\n## Details\n\n" + _prose("detail", 40)
+                    + "\n", encoding="utf-8")
+    (plans / "NOTES.md").write_text("# Notes\n\n" + _prose("note", 25) + "\n", encoding="utf-8")
+    handoffs = plans / "handoffs"
+    handoffs.mkdir(exist_ok=True)
+    (handoffs / "00-bootstrap.md").write_text(
+        "---\nstep: 0\ntitle: Bootstrap\nresult: complete\n---\n\n## Summary\n\nSet up textkit.\n\n"
+        "## Notes for next step\n\n" + _prose("handoff", 30) + "\n", encoding="utf-8")
+    (project / "textkit" / "tables.py").write_text("".join(
+        f"TABLE_{n} = {{'key': {n}, 'name': 'entry {n}', 'weight': {n * 7 % 13}}}\n"
+        for n in range(1200)), encoding="utf-8")
+    git.commit_all(project, "a step of realistic size", name="bench", email="bench@stepkit.invalid")
+    return project
+
+
+def _queue_realistic(api: MessagesAPI, project: Path) -> None:
+    demo = runpy.run_path(str(project / "tools" / "demo_coder.py"))
+    a = REALISTIC_ANSWERS
+    for path in ("textkit/__init__.py", "textkit/tables.py"):
+        api.reply_tool("read_file", {"path": path})
+    api.reply_tool("search", {"pattern": "def word_count"})
+    api.reply_json(a["orient"])
+    api.reply_tool("read_file", {"path": "textkit/counting.py"})
+    api.reply_tool("list_dir", {"path": "textkit"})
+    api.reply_json(PLAN)
+    api.reply_tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})
+    api.reply_tool("write_file", {"path": "tests/test_slug.py", "content": demo["TESTS"]})
+    api.reply_tool("write_file", {"path": "textkit/__init__.py", "content": demo["INIT"]})
+    api.reply_tool("run_command", {"command": CODER_CHECK})
+    api.reply_json({"status": "done", "summary": "added textkit.slugify with tests"})
+    api.reply_tool("read_file", {"path": "textkit/slug.py"})  # the fix round
+    api.reply_tool("run_command", {"command": CODER_CHECK})
+    api.reply_json({"status": "done", "summary": "fixed the empty-text case"})
+    api.reply_tool("read_file", {"path": "textkit/slug.py"})
+    api.reply_tool("search", {"pattern": "slugify"})
+    api.reply_json(a["sweep"])
+    api.reply_tool("read_file", {"path": "textkit/slug.py"})
+    api.reply_tool("read_file", {"path": "tests/test_slug.py"})
+    api.reply_json(a["review"])
+    api.reply_json(a["handoff"])
+
+
+def billed_step(parent: Path) -> dict[str, Any]:
+    """The realistic step through the real CLI; its input tokens as billed."""
+    project = realistic_project(parent)
+    counter = project.parent / "test_command.sh"
+    counter.write_text(FAILING_ONCE, encoding="utf-8")
+    with MessagesAPI() as api:
+        _queue_realistic(api, project)
+        _, events = _run_step(project, api, "anthropic", TEST_CMD=f"sh {counter}",
+                              CODER_AUTOAPPROVE="1")
+        return {"nodes": billed_by_node(api, events), "cache_model": CACHE_MODEL}
+
+
 def run() -> dict:
     """Both measurements; print and return the figures."""
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-traffic-") as tmp:
@@ -204,6 +428,7 @@ def run() -> dict:
         traffic = demo_traffic(parent)
         with_reuse = test_runs(parent, reuse=True)
         without_reuse = test_runs(parent, reuse=False)
+        billed = billed_step(parent)
         shutil.rmtree(parent, ignore_errors=True)
     traffic.update(with_reuse.pop("traffic"))
     without_reuse.pop("traffic")
@@ -214,6 +439,7 @@ def run() -> dict:
         "coder_gates": with_reuse["coder_gates"],
         "reused_gates": with_reuse["reused"],
         "target_test_runs": TARGET_TEST_RUNS,
+        "billed": billed,
     }
     figures["ok"] = figures["test_runs_per_step"] == TARGET_TEST_RUNS
     print(f"{'node':<16}{'requests':>9}{'bytes':>9}{'content':>9}{'x':>7}{'prefix':>9}{'share':>8}")
@@ -222,8 +448,18 @@ def run() -> dict:
               f"{row['ratio_to_content']:>7}{row['prefix_bytes']:>9}{row['prefix_share']:>8.1%}")
     print(f"test-command runs per step: {figures['test_runs_per_step']} "
           f"(without reuse: {figures['test_runs_without_reuse']}); reused: {figures['reused_gates']}")
+    print(f"\nbilled input tokens, realistic step ({CACHE_MODEL})")
+    print(f"{'node':<20}{'requests':>9}{'input':>9}{'writes':>9}{'reads':>9}{'billed eq.':>11}")
+    for node, row in billed["nodes"].items():
+        print(f"{node:<20}{row['requests']:>9}{row['input']:>9}{row['cache_write']:>9}"
+              f"{row['cache_read']:>9}{row['billed_equivalent']:>11}")
     return figures
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--billed"]:  # the billed-token figure alone
+        with tempfile.TemporaryDirectory(prefix="stepkit-bench-billed-") as tmp:
+            result = billed_step(Path(tmp))
+        print(json.dumps(result, indent=1))
+        sys.exit(0)
     sys.exit(0 if run()["ok"] else 1)

@@ -158,6 +158,13 @@ def traffic_rows(f: dict) -> list[dict]:
                         f"{t['content_bytes']:,} B its text", t["ratio_to_content"], bytes=t["raw_bytes"]))
         rows.append(row(f"6 {node}: cached prefix", f"{t['prefix_bytes']:,} B", f"{t['bytes']:,} B request",
                         t["prefix_share"], bytes=t["prefix_bytes"]))
+    for node, t in f["billed"]["nodes"].items():
+        uncached = t["input"] + t["cache_write"] + t["cache_read"]
+        name = "realistic step, all nodes" if node == "total" else f"realistic step, {node}"
+        rows.append(row(f"6 billed input tokens, {name} ({t['requests']} req.)",
+                        f"{t['billed_equivalent']:,} (full {t['input']:,} + writes {t['cache_write']:,} "
+                        f"×1.25 + reads {t['cache_read']:,} ×0.1)", f"{uncached:,} with no cache",
+                        _ratio(t["billed_equivalent"], uncached), tokens=t["billed_equivalent"]))
     rows.append(row("6 test-command runs per step (coder's gates passed)", str(f["test_runs_per_step"]),
                     f"{f['test_runs_without_reuse']} without reuse", _ratio(f["test_runs_per_step"],
                                                                             f["test_runs_without_reuse"]),
@@ -271,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     total_s = time.monotonic() - started
     print(render(rows))
+    print(f"\ncache model of the billed tokens: {figures['model_traffic']['billed']['cache_model']}")
     judged = [r for r in rows if r["met"] is not None]
     missed = [r["figure"] for r in judged if not r["met"]]
     print(f"\n{len(judged) - len(missed)} of {len(judged)} targets met"

@@ -54,6 +54,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.evidence.mypy",
     "stepkit.plugins.evidence.eslint",
     "stepkit.plugins.evidence.tsc",
+    "stepkit.plugins.evidence.maven",
     "stepkit.plugins.ask",
     "stepkit.plugins.stages.orient",
     "stepkit.plugins.stages.sweep",

@@ -137,13 +137,16 @@ class GateResult(BaseModel):
 
     def status_line(self) -> str:
         """The gate in one line, as every display shows it; a gate without a
-        command is said plainly not to be evidence of a pass."""
-        if self.status == "not_run":
+        command, or whose command ran no test, is said plainly not to be
+        evidence of a pass (its summary says so)."""
+        if self.status == "not_run" and self.command is None:
             return f"{self.name}: NOT RUN (no command; this is NOT evidence that {self.name} passed)"
         exit_text = "none" if self.exit_code is None else self.exit_code
         command = one_line(self.command or "")
-        line = f"{self.name}: {self.status.upper()} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
-        summary = one_line(self.summary)[:100]
+        word = "NOT RUN" if self.status == "not_run" else self.status.upper()
+        line = f"{self.name}: {word} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
+        summary = one_line(self.summary)
+        summary = summary if self.status == "not_run" else summary[:100]  # the whole "NOT evidence" clause
         line = f"{line} — {summary}" if summary else line
         return line + "".join(f"; {text}" for text in self.verdict_lines())
 
@@ -172,6 +175,8 @@ class CoderResult(BaseModel):
     turns that into a failure with "no recognizable sentinel");
     ``sentinel_inferred`` says the output carried none and the coder plugin
     read ``sentinel`` from the exit code (or the tool's own error report).
+    ``usage``: the tokens and cost the coder reported (an external CLI's
+    own count; None when it reported none); ``cost_usd`` is its cost.
     """
 
     sentinel: CoderSentinel | None = None
@@ -181,6 +186,7 @@ class CoderResult(BaseModel):
     exit_code: int | None = None
     changed_files: list[str] = Field(default_factory=list)
     cost_usd: float | None = None
+    usage: Usage | None = None
     session_id: str | None = None
     gates: list[GateResult] = Field(default_factory=list)
     log: str | None = None

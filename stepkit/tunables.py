@@ -7,7 +7,8 @@ Two kinds, checked before anything runs:
   the step-runner), from 0 to one less than the graph's
   ``max_loop_iterations`` (a node entered more often fails the run anyway);
 - the settings that the built-in plugins read from ``ctx.settings``
-  (:data:`SETTINGS`), and ``model_<node>`` for a node of the graph.
+  (:data:`SETTINGS`), and ``model_<node>`` and ``effort_<node>`` (one of
+  :data:`EFFORTS`) for a node of the graph.
 
 Every other key the graph's state uses (counters, records, node outputs:
 ``fix_attempts``, ``gates``, ``usage`` …) is run state that ``--set`` cannot
@@ -39,11 +40,14 @@ class Tunable:
     minimum: float = 0
     maximum: float | None = None
     above: bool = False
+    choices: tuple[str, ...] = ()
 
     def takes(self) -> str:
         """What the key takes, for the error message."""
         if self.kind is bool:
             return "true or false"
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
         if self.kind is str:
             return "a model name"
         noun = "a whole number" if self.kind is int else "a number"
@@ -64,6 +68,8 @@ class Tunable:
         if self.kind is str:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError
+            if self.choices and value.strip() not in self.choices:
+                raise ValueError
             return value.strip()
         if isinstance(value, bool) or (self.kind is int and not isinstance(value, int)):
             raise ValueError
@@ -74,6 +80,9 @@ class Tunable:
         return number
 
 
+#: The effort levels ``effort_<node>`` takes (the Messages API's ``output_config.effort``).
+EFFORTS = ("low", "medium", "high", "max")
+
 #: The settings the built-in plugins read (the engine, the coders, the ask plugin).
 SETTINGS = (
     Tunable("max_cost_usd", float, above=True),
@@ -83,6 +92,7 @@ SETTINGS = (
     Tunable("llm_max_retry_wait_s", float),
     Tunable("llm_timeout_s", float, above=True),
     Tunable("llm_max_output_tokens", int, 1),
+    Tunable("llm_context_budget_tokens", int, 1000),
     Tunable("coder_max_turns", int, 1),
     Tunable("coder_max_budget_usd", float, above=True),
     Tunable("coder_fix_budget", int, 1),
@@ -115,9 +125,10 @@ def check_sets(values: dict[str, Any], graph: Graph, *, own_keys: bool) -> dict[
         elif key in state_keys:
             raise UsageError(f"--set {key}=…: {key} is run state the graph keeps itself, not a tunable "
                              f"(tunables: {_names(tunables)})")
-        elif key.startswith("model_"):
+        elif key.startswith(_PER_NODE):
             stages = ", ".join(n.id for n in graph.nodes.values() if n.kind == "stage")
-            raise UsageError(f"--set {key}=…: graph {graph.name} has no node '{key[len('model_'):]}' "
+            node = key.split("_", 1)[1]
+            raise UsageError(f"--set {key}=…: graph {graph.name} has no node '{node}' "
                              f"(nodes that ask a model: {stages})")
         elif own_keys:
             result[key] = value
@@ -126,13 +137,19 @@ def check_sets(values: dict[str, Any], graph: Graph, *, own_keys: bool) -> dict[
     return result
 
 
+#: the per-node keys: ``model_<node>`` (a model name), ``effort_<node>``
+_PER_NODE = ("model_", "effort_")
+
+
 def _model_tunable(key: str, graph: Graph) -> Tunable | None:
-    node = key[len("model_"):] if key.startswith("model_") else None
-    return Tunable(key, str) if node in graph.nodes else None
+    for prefix in _PER_NODE:
+        if key.startswith(prefix) and key[len(prefix):] in graph.nodes:
+            return Tunable(key, str, choices=EFFORTS if prefix == "effort_" else ())
+    return None
 
 
 def _names(tunables: dict[str, Tunable]) -> str:
-    return ", ".join([*tunables, "model_<node>"])
+    return ", ".join([*tunables, "model_<node>", "effort_<node>"])
 
 
 def _shown(value: Any) -> str:

@@ -1,13 +1,25 @@
 """The built-in coder (``--coder anthropic[:MODEL]``): plan → edit → build →
 tests → fix loop, in stepkit's own tool loop.
 
-1. **Plan** with the read-only tools: files to touch, risks, complexity 1–10.
+Plan, edit and every fix round are ONE conversation (an engine thread, kept
+in the run dir between the implement rounds of a step): a fix round sees
+what it changed and why, and the earlier turns are read from the prompt
+cache.  Every round sends the same instructions and tool definitions, so
+the cached prefix stays valid; in the plan round the write tools answer
+with an error.  (An engine without threads, such as the scripted one, gets
+one call per round.)
+
+1. **Plan** (writes refused): files to touch, risks, complexity 1–10.
    A plan of complexity 7 or more is shown at the ``coder_plan_approval``
    gate (unless ``CODER_AUTOAPPROVE=1``, or this is a fix round); any answer
    but "yes" ends with CODER_REJECTED.  The plan is cached in the run dir
    by prompt, so a run paused at that gate resumes with the same plan.
 2. **Edit** with the coder tools: writes outside the project dir or into
-   the plan repo come back to the model as tool errors.
+   the plan repo come back to the model as tool errors.  The model runs the
+   tests it wrote before it answers (an answer "done" after an edit with no
+   test run since is sent back once); it answers done, rejected or failed
+   (with the reason).  When its turns run out it is asked for its answer
+   without tools (the engine's final turn).
 3. **Verify** with the build and test gates of the same gate runner the
    step uses; each passing result carries the hash of the tree it left, so
    the step-level gate can reuse it instead of running it again.
@@ -23,13 +35,15 @@ half edited; the coder is never re-run).
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+import json
+from dataclasses import replace
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import builtin_spec, delegate_spec
-from stepkit.plugins.coders.prompt import build_coder_prompt
+from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
 from stepkit.protocol.switches import switch_on
 from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
 from stepkit.workspace.files import atomic_write
@@ -50,30 +64,77 @@ class CoderPlan(BaseModel):
     approach: str = Field(description="how the change will be made, in a few sentences")
 
 
-class CoderEdit(BaseModel):
-    """The coder's answer after an edit round."""
+class CoderAnswer(BaseModel):
+    """The coder's answer in every round of its conversation: one output
+    format for all of them, so the cached prefix stays valid from the plan
+    round to the last fix.  :class:`PlanRound` and :class:`EditRound` check
+    that it fits the round (same JSON schema, title included)."""
 
-    status: Literal["done", "rejected"] = Field(
-        description="done: the change is made; rejected: the step cannot or should not be "
-                    "done as planned")
-    summary: str = Field(description="what was changed, or why it was rejected")
+    model_config = ConfigDict(title="CoderAnswer", json_schema_extra={"description": (
+        "The coder's answer in every round of its conversation.")})
+
+    status: Literal["plan", "done", "rejected", "failed"] = Field(
+        description="plan: the answer to the plan round (fill `plan`); done: the change is made "
+                    "and the tests you wrote pass; rejected: the step cannot or should not be "
+                    "done as planned; failed: you tried and could not make it work")
+    summary: str = Field(description="what was changed; or why it was rejected; or what still "
+                                     "fails and why; for the plan, one sentence")
+    plan: CoderPlan | None = Field(None, description="the plan (status plan only); null otherwise")
 
 
-PLAN_SYSTEM = """You are the coder of one step of a phased implementation plan.
-First, plan the change: read the code you need with the tools (read_file, list_dir,
-search, run_command; you cannot edit yet). Then answer with the plan: the files to
-touch, the risks, the complexity from 1 (trivial) to 10 (very large or risky) and
-the approach. Keep to the step; follow the implementation brief over the raw plan."""
+# The two rounds' answers have no docstring of their own: a description would
+# differ in their JSON schemas, and one output format is what keeps the cache.
+class PlanRound(CoderAnswer):  # the plan round: status plan, with the plan
 
-EDIT_SYSTEM = """You are the coder of one step of a phased implementation plan.
-Make the change with the tools: read_file, list_dir, search, run_command, write_file,
-edit_file. Paths are relative to the project root; the plan repo is read-only.
+    @model_validator(mode="before")
+    @classmethod
+    def _a_bare_plan(cls, data: Any) -> Any:
+        """A plan given on its own (a scripted engine's file) is the plan round's answer."""
+        if isinstance(data, dict) and "status" not in data and "files_to_touch" in data:
+            return {"status": "plan", "summary": data.get("approach", ""), "plan": data}
+        return data
+
+    @model_validator(mode="after")
+    def _has_a_plan(self) -> PlanRound:
+        if self.status != "plan" or self.plan is None:
+            raise ValueError("this round asks for the plan: status plan, with `plan` filled in")
+        return self
+
+
+class EditRound(CoderAnswer):  # an edit or fix round: done, rejected or failed
+
+    @model_validator(mode="after")
+    def _is_an_outcome(self) -> EditRound:
+        if self.status == "plan":
+            raise ValueError("this round asks for the outcome: status done, rejected or failed")
+        return self
+
+
+CODER_SYSTEM = """You are the coder of one step of a phased implementation plan, in one
+conversation: first you plan, then you make the change, then you fix what the harness's
+gates report. Tools: read_file, list_dir, search, run_command, write_file, edit_file
+(write_file and edit_file are refused while you plan). Paths are relative to the project
+root; the plan repo is read-only.
 Follow the implementation brief over the raw plan, match the patterns of the plan's
-Context section and write tests from the Acceptance criteria. Do not weaken
-verification (no skipped or deleted tests, no new ignore markers, no loosened lint
-or coverage settings). stepkit runs the build and the full test suite after you.
-When the change is made, answer with status "done" and a short summary; answer
-"rejected" with the reason only if the step cannot or should not be done as planned."""
+Context section and write tests from the Acceptance criteria. Do not weaken verification
+(no skipped or deleted tests, no new ignore markers, no loosened lint or coverage
+settings). Before you answer "done", run the tests you wrote (and the project's test
+command) with run_command; stepkit runs the build and the full test suite after you and
+decides what passed."""
+
+#: What replaces the delegation prompt's sentinel rule: this coder answers in fields.
+ANSWER_RULE = (
+    "Answer each round with the JSON object asked for: the plan when asked to plan; after the "
+    "change, status done (the change is made and its tests pass), rejected (the step cannot or "
+    "should not be done as planned: say why) or failed (you tried and could not make it work: "
+    "say what still fails)."
+)
+PLAN_TASK = ("Plan the change now: read what you need first (you cannot edit yet), then answer "
+             "with status plan and the plan: the files to touch, the risks, the complexity from 1 "
+             "(trivial) to 10 (very large or risky) and the approach. Keep to the step.")
+UNTESTED = ("You changed files after your last test run. Run the tests you wrote with "
+            "run_command, fix what fails, then answer again.")
+_WRITE_TOOLS = ("write_file", "edit_file")
 
 
 @hookimpl(trylast=True)
@@ -92,7 +153,8 @@ class BuiltinCoder:
         self.ctx = ctx
         self.engine_spec = engine_spec
         self.budget = int(ctx.settings.get("coder_fix_budget") or FIX_BUDGET)
-        self.prompt = build_coder_prompt(ctx)
+        self.turns = int(ctx.settings.get("coder_max_turns") or EDIT_TURNS)
+        self.prompt = build_coder_prompt(ctx).replace(SENTINEL_RULE, ANSWER_RULE)
         self.gates: list[GateResult] = []
         self.tree: dict[str, str] | None = None  # file ids after the last gate, if it passed
         self.fixes = 0
@@ -107,6 +169,8 @@ class BuiltinCoder:
         # step's snapshot; the coder only names the files its round changed
         self.before = scope.file_ids(ctx.project_dir)
         engine = make_engine(self.engine_spec, ctx)
+        self.thread = self._load_thread(engine)
+        self.intro: str | None = None  # what a later implement round of the step is about
         try:
             plan = self._plan(engine)
             rejection = self._approve(plan)
@@ -120,21 +184,63 @@ class BuiltinCoder:
 
     # -- plan ----------------------------------------------------------------
 
-    def _plan(self, engine) -> CoderPlan:
-        from stepkit.plugins.llm.tools import read_only_tools
+    def _ask(self, engine, node: str, task: str, schema: type[BaseModel], writes: bool,
+             max_turns: int) -> Any:
+        """One round of the conversation: the same instructions and tool
+        definitions every round (writes refused while planning)."""
+        from stepkit.plugins.llm.tools import coder_tools
 
+        tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir])
+        if not writes:
+            tools = [replace(t, handler=_refuse_while_planning) if t.name in _WRITE_TOOLS else t
+                     for t in tools]
+        extra = {"thread": self.thread} if self.thread is not None else {}
+        if self.thread is not None and self.thread.messages and self.intro is None:
+            self.intro = _new_round(self.ctx.state)  # the prefix opened the thread in an earlier round
+            task = f"{self.intro}\n\n{task}" if self.intro else task
+        answer = engine.structured(node=node, system=CODER_SYSTEM, prefix=self.prompt, prompt=task,
+                                   schema=schema, tools=tools, ctx=self.ctx, max_turns=max_turns,
+                                   **extra)
+        self._save_thread()
+        return answer
+
+    def _plan(self, engine) -> CoderPlan:
         cache = self._plan_cache()
         if cache is not None and cache.is_file():
             return CoderPlan.model_validate_json(cache.read_text(encoding="utf-8"))
-        plan = engine.structured(
-            node="coder_plan", system=PLAN_SYSTEM, prefix=self.prompt,
-            prompt="Plan the change now (read what you need first).", schema=CoderPlan,
-            tools=read_only_tools(self.ctx.project_dir), ctx=self.ctx, max_turns=PLAN_TURNS,
-        )
+        plan = self._ask(engine, "coder_plan", PLAN_TASK, PlanRound, writes=False,
+                         max_turns=PLAN_TURNS).plan
         if cache is not None:
             atomic_write(cache, plan.model_dump_json())
         self.ctx.emit("coder_plan", complexity=plan.complexity, files=plan.files_to_touch)
         return plan
+
+    # -- the conversation, kept between the implement rounds of a step ----------
+
+    def _thread_path(self):
+        if self.ctx.run_dir is None:
+            return None
+        return self.ctx.run_dir / f"coder_thread-{self.ctx.state.get('step', 'x')}.json"
+
+    def _load_thread(self, engine):
+        """The step's conversation so far (a new one for its first round);
+        None when the engine keeps no threads."""
+        new_thread = getattr(engine, "new_thread", None)
+        if new_thread is None:
+            return None
+        thread = new_thread()
+        path = self._thread_path()
+        if path is not None and path.is_file():
+            try:
+                thread.messages[:] = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                thread.messages.clear()  # unreadable: this round starts a new conversation
+        return thread
+
+    def _save_thread(self) -> None:
+        path = self._thread_path()
+        if self.thread is not None and path is not None:
+            atomic_write(path, json.dumps(self.thread.messages, ensure_ascii=False))
 
     def _plan_cache(self):
         if self.ctx.run_dir is None:
@@ -164,22 +270,22 @@ class BuiltinCoder:
     # -- edit, verify, fix -----------------------------------------------------
 
     def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
-        from stepkit.plugins.llm.tools import coder_tools
         from stepkit.workspace.stall import failure_signature, is_stalled
 
-        tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir])
         task = f"Make the change now. Your plan:\n{_describe(plan)}"
         previous = None
         while True:
-            edit = engine.structured(
-                node="coder_edit", system=EDIT_SYSTEM, prefix=self.prompt, prompt=task,
-                schema=CoderEdit, tools=tools, ctx=self.ctx, max_turns=EDIT_TURNS,
-            )
+            edit = self._edit(engine, task)
             if edit.status == "rejected":
                 return REJECTED, f"the coder rejected the step: {edit.summary}"
+            if edit.status == "failed":
+                return FAILED, f"the coder could not make it work: {edit.summary}"
             failing = self._verify()
             if failing is None:
                 return COMPLETE, edit.summary
+            if failing.status == "error":  # the machine, not the code: the step's own gate ends the run
+                return COMPLETE, (f"{edit.summary} (not verified: the {failing.name} gate hit an environment "
+                                  f"fault: {failing.summary})")
             signature = failure_signature(failing)
             if is_stalled(previous, signature):
                 return FAILED, (f"no progress: the {failing.name} gate failed the same way after "
@@ -193,6 +299,16 @@ class BuiltinCoder:
                     f"of {self.budget}).\n{_gate_text(failing)}\n"
                     "Make the minimal fix, no refactoring. Regressions caused by this change are "
                     "in scope.")
+
+    def _edit(self, engine, task: str) -> EditRound:
+        """One edit round; a "done" with files changed since the last test
+        run is sent back once to run the tests first."""
+        edit = self._ask(engine, "coder_edit", task, EditRound, writes=True, max_turns=self.turns)
+        if edit.status == "done" and self.thread is not None and _untested(self.thread.messages):
+            self.ctx.emit("coder_untested", note="asked to run its tests before answering")
+            edit = self._ask(engine, "coder_edit", UNTESTED, EditRound, writes=True,
+                             max_turns=self.turns)
+        return edit
 
     def _verify(self) -> GateResult | None:
         """Run build and tests; return the first failing gate (None: all good)."""
@@ -240,6 +356,33 @@ class BuiltinCoder:
         return CoderResult(sentinel=sentinel, crashed=sentinel is None, text="\n".join(lines),
                            changed_files=changed, gates=self.gates,
                            cost_usd=self.ctx.usage.since(spent_before).cost_usd)
+
+
+def _new_round(state: dict[str, Any]) -> str:
+    """The opening of a later implement round of the step, in the step's
+    conversation: what the harness asks for now."""
+    parts = [f"# {title}\n{text}" for key, title in (("fix_instructions", "Fix instructions"),
+                                                     ("user_guidance", "User guidance"))
+             if (text := str(state.get(key) or "").strip())]
+    if not parts:
+        return ""  # the same round, resumed (after an approval pause)
+    return "\n\n".join(["A new implement round of this step: the harness asks for more work.", *parts])
+
+
+def _refuse_while_planning(args: dict[str, Any]) -> str:
+    from stepkit.plugins.llm.tools import ToolError
+
+    raise ToolError("not while planning: answer with the plan first; you edit in the next round")
+
+
+def _untested(messages: list[dict[str, Any]]) -> bool:
+    """Did the conversation write a file after its last run_command?"""
+    calls = [block.get("name") for message in messages
+             if message["role"] == "assistant" and isinstance(message["content"], list)
+             for block in message["content"] if block.get("type") == "tool_use"]
+    last_write = max((i for i, name in enumerate(calls) if name in _WRITE_TOOLS), default=-1)
+    last_run = max((i for i, name in enumerate(calls) if name == "run_command"), default=-1)
+    return last_write > last_run
 
 
 def _describe(plan: CoderPlan) -> str:

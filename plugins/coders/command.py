@@ -8,7 +8,15 @@ sentinel line (``CODER_COMPLETE`` / ``CODER_REJECTED`` / ``CODER_FAILED``,
 the last one wins) decides; otherwise exit 0 is CODER_COMPLETE and any other
 exit CODER_FAILED.  Killed by a signal, not startable (exit 127/126 or no
 shell), or past ``timeouts.coder`` (its whole process group is killed): the
-coder crashed.
+coder crashed.  A command may report what it spent by writing a JSON object
+(``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
+``cache_write_tokens``, ``cost_usd``) to the file named by
+``STEPKIT_USAGE_FILE``.
+
+What every delegate (coder or reviewer, command or preset) spent is added to
+the run's usage and recorded in a ``delegate_usage`` event; before one
+starts, a run whose budget (``max_cost_usd``, ``max_tokens``) leaves it
+nothing faults instead.
 
 :func:`run_delegate` runs an external coder or reviewer through
 :func:`stepkit.workspace.process.run` (output streamed to a redacted log, bounded
@@ -18,6 +26,7 @@ sentinel anywhere in the stream, also in what is not kept in memory.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -29,7 +38,7 @@ from typing import Any
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.prompt import build_coder_prompt
-from stepkit.records import CoderResult, StageContext
+from stepkit.records import CoderResult, StageContext, StageFault, Usage
 from stepkit.workspace import process
 from stepkit.workspace.process import ProcessResult
 from stepkit.workspace.redact import redact
@@ -83,12 +92,16 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
 
 def run_delegate(
     ctx: StageContext, command: str, prompt: str, *, name: str, timeout: float,
-    on_text: Callable[[str], None] | None = None,
+    on_text: Callable[[str], None] | None = None, env: dict[str, str] | None = None, spends: bool = False,
 ) -> ProcessResult:
     """Run an external coder or reviewer with the DESIGN.md contract: the
-    prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env, the
-    project dir as the working directory; ``on_text`` sees the output as it
-    streams."""
+    prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env (and
+    ``env``), the project dir as the working directory; ``on_text`` sees the
+    output as it streams; ``spends``: it is a coding CLI (see :func:`check_budget`).
+
+    :raises StageFault: the run's budget is spent (nothing is started).
+    """
+    check_budget(ctx, name, spends=spends)
     logs = ctx.log_dir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = _unique(logs, f"{name}-{stamp}")
@@ -97,7 +110,9 @@ def run_delegate(
     prompt_file.write_text(prompt_text, encoding="utf-8")
     env = {
         **os.environ,
+        **(env or {}),
         "STEPKIT_PROMPT_FILE": str(prompt_file),
+        "STEPKIT_USAGE_FILE": str(logs / f"{base}-usage.json"),
         "STEPKIT_STEP": str(ctx.state.get("step", "")),
         "STEPKIT_PROJECT_DIR": str(ctx.project_dir),
         "STEPKIT_PLANS_DIR": str(ctx.plans_dir),
@@ -111,20 +126,59 @@ def run_delegate(
     return run
 
 
+def check_budget(ctx: StageContext, who: str, *, spends: bool) -> None:
+    """Fault before ``who`` starts when the run's ``max_cost_usd`` or
+    ``max_tokens`` leaves it nothing: a delegate's spending is known only once
+    it ends, so a coding CLI (``spends``: every request costs) needs some of
+    the budget left, a command (which may call no model) a budget not passed."""
+    used = ctx.usage
+    max_cost, max_tokens = ctx.settings.get("max_cost_usd"), ctx.settings.get("max_tokens")
+    if max_cost not in (None, "") and (used.cost_usd >= float(max_cost) if spends
+                                       else used.cost_usd > float(max_cost)):
+        raise StageFault(f"budget exceeded: the run has spent ${used.cost_usd:.4f} of "
+                         f"max_cost_usd={float(max_cost):g}; {who} was not started")
+    if max_tokens not in (None, "") and (used.total_tokens >= int(max_tokens) if spends
+                                         else used.total_tokens > int(max_tokens)):
+        raise StageFault(f"budget exceeded: the run has used {used.total_tokens} tokens of "
+                         f"max_tokens={int(max_tokens)}; {who} was not started")
+
+
+def record_usage(ctx: StageContext, who: str, usage: Usage | None) -> None:
+    """Add what a delegate spent to the run's usage and record it."""
+    if usage is None or usage == Usage():
+        return
+    ctx.usage = ctx.usage.add(usage)
+    ctx.emit("delegate_usage", node=ctx.node, who=who, **usage.model_dump())
+
+
+def reported_usage(run: ProcessResult) -> Usage | None:
+    """What a command wrote to its ``STEPKIT_USAGE_FILE``; None when it wrote
+    nothing readable."""
+    if not run.log:
+        return None
+    path = Path(run.log).with_name(Path(run.log).stem + "-usage.json")
+    try:
+        return Usage.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
 def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
     """The command-coder rules: crash, else ``sentinel`` (the last one in the
-    stream), else exit code."""
+    stream), else exit code; the usage the command reported."""
+    usage = reported_usage(run)
+    cost = usage.cost_usd if usage is not None else None
     crash = run.crash("the coder")
     if crash:
         return CoderResult(crashed=True, text=_join(run.output, crash), exit_code=run.exit_code,
-                           log=run.log)
+                           log=run.log, usage=usage, cost_usd=cost)
     note = None
     inferred = sentinel is None
     if inferred:
         sentinel = "CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED"
         note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
     return CoderResult(sentinel=sentinel, sentinel_inferred=inferred, text=_join(run.output, note),
-                       exit_code=run.exit_code, log=run.log)
+                       exit_code=run.exit_code, log=run.log, usage=usage, cost_usd=cost)
 
 
 @hookimpl
@@ -140,8 +194,11 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
         kind, arg = builtin_spec(spec) or ("", "")
         if kind == "command" and not arg.strip():
             raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
-        if kind == "preset" and shutil.which(spec) is None:
-            raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it, or use command:SHELL)")
+        if kind == "preset" and stage in settings.get("stages", (stage,)) and shutil.which(spec) is None:
+            from stepkit.plugins.coders.presets import PRESETS
+
+            raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it: "
+                             f"{PRESETS[spec].install}; or use command:SHELL)")
         if kind == "anthropic" and stage in settings.get("stages", ()) and settings.get("project_dir"):
             check_engine_spec(f"anthropic:{arg}" if arg else settings.get("engine"), Path(settings["project_dir"]),
                               calls=True)
@@ -156,18 +213,23 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     spec = delegate_spec(ctx.settings, "coder")
     kind, arg = builtin_spec(spec) or ("", "")
     preset = PRESETS.get(arg) if kind == "preset" else None
+    watch = SentinelWatch()
+    timeout = ctx.config.timeouts.coder
     if kind == "command":
         if not arg.strip():
             return CoderResult(crashed=True, text="the coder could not start: --coder command: names no command")
-        command, name = arg.strip(), "coder"
+        run = run_delegate(ctx, arg.strip(), build_coder_prompt(ctx), name="coder", timeout=timeout, on_text=watch)
+        result = generic_result(run, watch.last)
     elif preset is not None:
-        command, name = preset.command(ctx.settings, review=False), f"coder-{spec}"
+        name = f"coder-{spec}"
+        with preset.session(ctx, review=False) as call:
+            run = run_delegate(ctx, preset.command(call), build_coder_prompt(ctx), name=name, timeout=timeout,
+                               on_text=watch, env=preset.env(call), spends=True)
+            result = preset.parse(run, watch.last, call.scratch)
     else:
         return None
-    watch = SentinelWatch()
-    run = run_delegate(ctx, command, build_coder_prompt(ctx), name=name, timeout=ctx.config.timeouts.coder,
-                       on_text=watch)
-    return preset.parse(run, watch.last) if preset is not None else generic_result(run, watch.last)
+    record_usage(ctx, f"coder-{spec}" if preset else "coder", result.usage)
+    return result
 
 
 def _join(*parts: str | None) -> str:

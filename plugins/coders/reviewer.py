@@ -1,10 +1,13 @@
 """The independent reviewer (``--reviewer anthropic[:MODEL] | command:SHELL |
 claude | codex | aider | opencode``).
 
-Every reviewer gets the same prompt: the step's Acceptance criteria, the
-changed files, the harness's tamper flags, the step's diff and the plan.
-Its report is the review; each finding carries a severity tag and 🔴 marks
-a critical one (what route_review sends back to the coder).
+Every reviewer gets the same material: the step's Acceptance criteria, the
+changed files, the harness's tamper flags, the gate results, the sweep
+report, the step's diff (bounded like the sweep's) and the plan.  The
+built-in reviewer answers with structured findings, each with a severity,
+which stepkit renders as the report; a text reviewer writes one finding per
+line.  Either way only a line that STARTS with 🔴 is critical (what
+route_review sends back to the coder).
 
 A review that did not run properly is a fault, never findings: a model
 fault, a command that crashed, timed out, exited non-zero or printed
@@ -15,58 +18,119 @@ independent_review are the graph's business; nothing is retried here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.records import ReviewResult, StageContext, StageFault
 
 REVIEW_TURNS = 40
 
-REVIEW_SYSTEM = """You are an independent code reviewer. You did not write this change.
+REVIEW_RULES = """You are an independent code reviewer. You did not write this change.
 Review the step's diff against the plan's Acceptance criteria, reading the project with
-the tools where the diff is not enough. Do not change anything.
+the tools where the diff is not enough. Do not change anything. The gate results and the
+edge-case sweep report are the harness's records: use them, but judge the code yourself.
 
-Write the review as findings, one per line, each starting with its severity tag:
-- 🔴 critical: an Acceptance criterion not met, a bug or regression, a security problem,
+Severities:
+- critical: an Acceptance criterion not met, a bug or regression, a security problem,
   or weakened verification (deleted or skipped tests, new ignore markers, loosened lint
   or coverage settings). The step is not done until it is fixed.
-- 🟡 should fix: a real problem that does not block the step.
-- 🟢 minor: style, naming, a nit.
-Name the file (and the criterion) each finding is about. Use 🔴 only for critical
-findings. If there is nothing to report, write "No findings." """
+- should_fix: a real problem that does not block the step.
+- minor: style, naming, a nit.
+Name the file (and the criterion) each finding is about."""
+
+REVIEW_SYSTEM = REVIEW_RULES + """
+Answer with the findings: each with its severity, file, criterion ("none" when no
+Acceptance criterion is concerned) and problem (one sentence); an empty list when there
+is nothing to report."""
+
+#: How a text reviewer (an external CLI) writes the same findings.
+TEXT_FORMAT = """Write the review as findings, one per line, each STARTING with its severity tag:
+🔴 critical, 🟡 should fix, 🟢 minor. Only a line that starts with 🔴 is critical.
+If there is nothing to report, write "No findings." """
+
+_TAGS = {"critical": "🔴 critical", "should_fix": "🟡 should fix", "minor": "🟢 minor"}
+
+
+class ReviewFinding(BaseModel):
+    """One finding of the built-in reviewer."""
+
+    severity: Literal["critical", "should_fix", "minor"] = Field(
+        description="critical blocks the step; should_fix does not; minor is a nit")
+    file: str = Field(description="the project-relative file the finding is about")
+    criterion: str = Field(description='the Acceptance criterion concerned, or "none"')
+    problem: str = Field(description="what is wrong, in one sentence")
 
 
 class ReviewAnswer(BaseModel):
-    """The structured output of independent_review (field name fixed by DESIGN.md)."""
+    """The built-in reviewer's structured answer; stepkit renders it as the
+    node's ``review_report`` (field name fixed by DESIGN.md)."""
 
-    review_report: str = Field(description="the findings, one per line, each starting with "
-                                           "🔴, 🟡 or 🟢; or 'No findings.'")
+    findings: list[ReviewFinding] = Field(description="every finding; [] when there is none")
+    _report: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _or_a_text_report(cls, data: Any, handler: Any) -> ReviewAnswer:
+        """A report already written as text (a scripted engine's
+        ``review_report``) is taken as a text reviewer's."""
+        if isinstance(data, dict) and "findings" not in data and isinstance(data.get("review_report"), str):
+            answer = cls.model_construct(findings=[])
+            answer._report = data["review_report"].strip()
+            return answer
+        return handler(data)
+
+    def report(self) -> str:
+        """The review report: the text given, else the rendered findings."""
+        return self._report if self._report is not None else render_findings(self.findings)
+
+
+def render_findings(findings: list[ReviewFinding]) -> str:
+    """The review report: one line per finding, its severity tag first, so
+    that routing (a line starting with 🔴) reads exactly the critical ones."""
+    from stepkit.records import one_line
+
+    lines = [f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
+             f"{one_line(f.problem)}" for f in findings]
+    return "\n".join(lines) or "No findings."
 
 
 def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -> str:
     """The reviewer's task and material, from the run state (``step``,
-    ``title``, ``plan_text``, ``diff``, ``changed_files``, ``tamper_flags``);
-    ``with_instructions`` adds :data:`REVIEW_SYSTEM` (for external CLIs, which
-    get no system prompt from stepkit)."""
+    ``title``, ``plan_text``, ``diff``, ``changed_files``, ``tamper_flags``,
+    ``gates``, ``edge_case_report``); ``with_instructions`` adds the rules
+    and the text format (for external CLIs, which get no system prompt
+    from stepkit).  Every document is bounded by the limits of
+    :mod:`stepkit.plugins.stages.documents`."""
     from stepkit.planrepo.sections import plan_section
+    from stepkit.plugins.stages.documents import (
+        DIFF_CHARS,
+        PLAN_CHARS,
+        REPORT_CHARS,
+        SHORT_CHARS,
+        clip,
+        gate_table,
+    )
 
     plan = str(state.get("plan_text") or "")
     criteria = plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"
     changed = state.get("changed_files") or []
     flags = state.get("tamper_flags") or []
-    diff = str(state.get("diff") or "").strip() or "(empty diff)"
+    diff = clip(state.get("diff"), DIFF_CHARS, "diff", shrink_fences=False).strip() or "(empty diff)"
     title = str(state.get("title") or "")
+    sweep = clip(state.get("edge_case_report"), REPORT_CHARS, "sweep report").strip()
     return "\n\n".join([
         f"# Review step {state.get('step', '?')}" + (f": {title}" if title else ""),
-        *([REVIEW_SYSTEM] if with_instructions else []),
-        f"## Acceptance criteria\n{criteria.strip()}",
+        *([REVIEW_RULES, TEXT_FORMAT] if with_instructions else []),
+        f"## Acceptance criteria\n{clip(criteria, SHORT_CHARS * 2, 'criteria').strip()}",
         "## Changed files\n" + ("\n".join(f"- {f}" for f in changed) or "none"),
         "## Tamper flags raised by the harness (judge each)\n"
         + ("\n".join(f"- {f}" for f in flags) or "none"),
+        f"## Gate results (recorded by the harness)\n{gate_table(state.get('gates') or [])}",
+        f"## Edge-case sweep report\n{sweep or 'none (the sweep did not run or found nothing)'}",
         f"## Diff\n```diff\n{diff}\n```",
-        f"## Plan\n{plan.strip()}",
+        f"## Plan\n{clip(plan, PLAN_CHARS, 'plan', shrink_fences=False).strip()}",
     ]) + "\n"
 
 
@@ -86,7 +150,8 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     if kind != "preset":
         return None
     preset = PRESETS[arg]
-    return _command_review(ctx, preset.command(ctx.settings, review=True), preset)
+    with preset.session(ctx, review=True) as call:
+        return _command_review(ctx, preset.command(call), preset, call)
 
 
 def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
@@ -98,23 +163,30 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
         answer = engine.structured(
             node=ctx.node or "independent_review", system=REVIEW_SYSTEM,
             prefix=build_review_prompt(ctx.state, with_instructions=False),
-            prompt="Review the change now and answer with the review_report.",
+            prompt="Review the change now and answer with the findings.",
             schema=ReviewAnswer, tools=read_only_tools(ctx.project_dir), ctx=ctx,
             max_turns=REVIEW_TURNS,
         )
     except StageFault as fault:
         return ReviewResult(fault=fault.note)
-    if not answer.review_report.strip():
+    report = answer.report()
+    if not report:
         return ReviewResult(fault="the reviewer returned an empty report")
-    return ReviewResult(review_report=answer.review_report.strip())
+    return ReviewResult(review_report=report)
 
 
-def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
-    from stepkit.plugins.coders.command import run_delegate
+def _command_review(ctx: StageContext, command: str, preset, call=None) -> ReviewResult:
+    from stepkit.plugins.coders.command import record_usage, reported_usage, run_delegate
 
     name = f"reviewer-{preset.name}" if preset else "reviewer"
-    run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
-                       timeout=ctx.config.timeouts.reviewer)
+    try:
+        run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
+                           timeout=ctx.config.timeouts.reviewer, env=preset.env(call) if preset else None,
+                           spends=preset is not None)
+    except StageFault as fault:  # the budget is spent
+        return ReviewResult(fault=fault.note)
+    parsed = preset.read(run.output, call.scratch) if preset is not None else None
+    record_usage(ctx, name, parsed.usage if parsed is not None else reported_usage(run))
     crash = run.crash("the reviewer")
     if crash:
         return ReviewResult(fault=f"{crash} (log: {run.log})")
@@ -122,11 +194,11 @@ def _command_review(ctx: StageContext, command: str, preset) -> ReviewResult:
         return ReviewResult(fault=f"the reviewer exited with code {run.exit_code} (log: {run.log})")
     report = run.output
     if preset is not None:
-        parsed = preset.read(run.output)
         if parsed is None:
             return ReviewResult(fault=f"could not read {preset.name}'s output (log: {run.log})")
-        if parsed.errors:
-            return ReviewResult(fault=f"{preset.name} reported: {'; '.join(parsed.errors)[:500]}")
+        if parsed.errors or parsed.failed:
+            problems = [*parsed.errors, *([parsed.failed] if parsed.failed else [])]
+            return ReviewResult(fault=f"{preset.name} reported: {'; '.join(problems)[:500]}")
         report = parsed.text
     if not report.strip():
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")

@@ -1,5 +1,10 @@
 """Evidence from pytest: failing test ids, the first ``E`` lines of each
-failure, and the final ``N failed, M passed`` line."""
+failure, and the final ``N failed, M passed`` line.
+
+The ids come from the short test summary (``-rfE``), else from ``-v``
+progress lines, else (a project's options hide both) from the FAILURES /
+ERRORS section headers, with the file of each section's first traceback
+location: ``FAILED tests/test_a.py::TestA::test_m``."""
 
 from __future__ import annotations
 
@@ -28,6 +33,10 @@ _BANNER = re.compile(r"^={3,} ?(?P<title>.*?) ?={3,}$")
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 _ERROR_LINE = re.compile(r"^\s*E\s{2,}\S|^E\s+\S")
 _LOCATION = re.compile(r"^(?P<where>[^\s:]+:\d+): (?P<what>\w[\w.]*)$")
+# the first location of a section's traceback is the test's own file: "tests/test_a.py:5:"
+# (long), "tests/test_a.py:5: in test_m" (short), "tests/test_a.py:8: AssertionError"
+_TEST_FILE = re.compile(r"^(?P<file>[^\s:]+\.py):\d+:")
+_SETUP = re.compile(r"^ERROR at (?:setup|teardown) of (?P<name>.+)$")
 
 
 @hookimpl
@@ -37,8 +46,10 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     summary_line = next((line for line in reversed(lines) if _SUMMARY.match(line)), None)
     if not (mentions(command, "pytest", "py.test") or summary_line or "test session starts" in output):
         return None
-    failing = _failing(lines)
-    errors = _first_errors(lines)
+    sections = _sections(lines)
+    failing = _failing(lines) or _failing_from_sections(sections)
+    errors = [(f"{name}{f'  ({where})' if where else ''}", e_lines[:ERROR_LINES])
+              for _kind, name, _file, where, e_lines in sections]
     interrupted = next((m for line in lines if (m := _INTERRUPTED.match(line))), None)
     if summary_line is None and not failing and not errors and interrupted is None:
         return None  # pytest never got as far as testing: the generic view is better
@@ -70,36 +81,52 @@ def _failing(lines: list[str]) -> list[str]:
     return unique(verbose)
 
 
-def _first_errors(lines: list[str]) -> list[tuple[str, list[str]]]:
-    """Per section of the FAILURES / ERRORS blocks: its name with the crash
-    location, and its first ``E`` lines."""
-    result: list[tuple[str, list[str]]] = []
-    in_block = False
+def _failing_from_sections(sections: list[tuple[str, str, str, str, list[str]]]) -> list[str]:
+    """``FAILED file::Class::test`` per section (the file from its first
+    traceback location), for output without a short summary or ``-v`` lines."""
+    result = []
+    for kind, name, file, _where, _e_lines in sections:
+        setup = _SETUP.match(name)
+        test = setup["name"] if setup else name
+        head, bracket, params = test.partition("[")  # a parameter may hold dots
+        node = head.replace(".", "::") + bracket + params
+        result.append(f"{'ERROR' if kind == 'ERRORS' else 'FAILED'} {f'{file}::' if file else ''}{node}")
+    return unique(result)
+
+
+def _sections(lines: list[str]) -> list[tuple[str, str, str, str, list[str]]]:
+    """Per section of the FAILURES / ERRORS blocks: (block, name, the test's
+    file, the crash location, its ``E`` lines)."""
+    result: list[tuple[str, str, str, str, list[str]]] = []
+    block = ""
     name: str | None = None
     e_lines: list[str] = []
-    where = ""
+    where = file = ""
 
     def close() -> None:
         if name is not None:
-            result.append((f"{name}{f'  ({where})' if where else ''}", e_lines[:ERROR_LINES]))
+            result.append((block, name, file, where, e_lines))
 
     for line in lines:
         banner = _BANNER.match(line)
         if banner:
             close()
-            name, e_lines, where = None, [], ""
-            in_block = banner["title"] in ("FAILURES", "ERRORS")
+            name, e_lines, where, file = None, [], "", ""
+            block = banner["title"] if banner["title"] in ("FAILURES", "ERRORS") else ""
             continue
-        if not in_block:
+        if not block:
             continue
         section = _SECTION.match(line)
         if section:
             close()
-            name, e_lines, where = section["name"], [], ""
+            name, e_lines, where, file = section["name"], [], "", ""
         elif name is not None:
             if _ERROR_LINE.match(line):
                 e_lines.append(line.strip())
-            elif (loc := _LOCATION.match(line)) and Path(loc["where"].split(":")[0]).suffix == ".py":
+                continue
+            if not file and (first := _TEST_FILE.match(line)):
+                file = first["file"]
+            if (loc := _LOCATION.match(line)) and Path(loc["where"].split(":")[0]).suffix == ".py":
                 where = f"{loc['where']}: {loc['what']}"
     close()
     return result

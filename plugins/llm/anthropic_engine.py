@@ -20,18 +20,42 @@ Design choices:
 - **Tool calls** run only when the reply stopped with ``tool_use``; a call
   in a reply cut at ``max_tokens`` is answered "not executed" instead.
   Before each request the history is checked: every ``tool_use`` answered
-  by exactly one ``tool_result``.
-- **Prompt caching**: ``cache_control`` on the last tool, the system
-  instructions and the stable ``prefix`` block, plus the request-level
-  automatic marker that caches the growing tool-loop history.
+  by exactly one ``tool_result``.  When the turns run out, the model is
+  asked once more for its answer with ``tool_choice: none``; only if that
+  fails too is it a fault.
+- **Context budget**: before each request, when the history passes the
+  model's budget (:func:`~stepkit.plugins.llm.pricing.context_budget_tokens`,
+  or ``llm_context_budget_tokens``), the oldest tool results are replaced by
+  a one-line note until it is at three quarters of it (in one go, so the
+  cached prefix changes rarely); the last two turns are kept whole.
+- **Prompt caching**, by the API's rules (tools → system → messages; at
+  most 4 breakpoints; a prefix shorter than the model's minimum is not
+  cached, so no breakpoint is spent on it): the stable ``prefix`` block is
+  marked when tools + system + prefix reach the minimum, the last tool
+  when the tool definitions alone do (they are shared by every node with
+  the same tools); in a tool loop or a thread the request-level marker
+  caches the growing history, and the end of the previous request is
+  marked too, so a turn that adds more than 20 blocks still finds it.  A
+  single request without tools caches nothing: nothing would read it.
+- **Threads**: :meth:`AnthropicEngine.new_thread` gives a conversation that
+  several calls continue (the built-in coder's plan, edit and fix rounds):
+  each call appends its prompt to the same history, so later rounds see
+  the earlier ones and read them from the cache.
+- **Effort**: ``effort_<node>`` (low, medium, high, max; defaults in
+  :data:`DEFAULT_EFFORT`) is sent as ``output_config.effort`` with adaptive
+  thinking, for models that support it
+  (:func:`~stepkit.plugins.llm.pricing.supports_effort`); a 400 that
+  refuses them sends the call again without them (an ``llm_effort_dropped``
+  event), so a wrong entry in that table never fails a node.
 - **Usage and budget**: every call adds to ``ctx.usage`` (taken to be the
   run's usage so far) and emits an ``llm_call`` event; before each call the
   run budget (``max_cost_usd``, ``max_tokens``: all four token kinds) is
   checked against the usage so far plus the request's estimated input.
 
 Settings read from ``ctx.settings`` (``--set``): ``model_<node>``,
-``llm_max_retries`` (4), ``llm_max_retry_wait_s`` (60), ``llm_timeout_s``
-(600), ``llm_max_output_tokens`` (16000), ``max_cost_usd``, ``max_tokens``.
+``effort_<node>``, ``llm_max_retries`` (4), ``llm_max_retry_wait_s`` (60),
+``llm_timeout_s`` (600), ``llm_max_output_tokens`` (16000),
+``llm_context_budget_tokens``, ``max_cost_usd``, ``max_tokens``.
 """
 
 from __future__ import annotations
@@ -41,20 +65,44 @@ import json
 import random
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
-from stepkit.plugins.llm.pricing import estimate_cost
+from stepkit.plugins.llm.pricing import (
+    context_budget_tokens,
+    estimate_cost,
+    min_cacheable_tokens,
+    supports_effort,
+)
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault, Usage
+from stepkit.tunables import EFFORTS
 from stepkit.workspace.redact import redact
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 _EPHEMERAL = {"type": "ephemeral"}
 _RETRY_STATUS = frozenset({408, 409, 429})
 M = TypeVar("M", bound=BaseModel)
+#: Effort per node when ``effort_<node>`` is not set: the nodes that judge
+#: (orient's staleness verdict, the review) gain most from thinking.
+DEFAULT_EFFORT = {"orient": "high", "independent_review": "high"}
+CHARS_PER_TOKEN = 4  # the estimate used for budgets and cache thresholds
+LOOKBACK_BLOCKS = 20  # how far back the API looks for a cached prefix
+TRIMMED = ("[tool result trimmed to keep the conversation within its context budget; "
+           "call the tool again if you need it]")
+FINAL_TURN = ("You have used all your turns for tools. Answer now, without tools, with the JSON "
+              "object the schema asks for, from what you have found so far.")
+
+
+@dataclass
+class Thread:
+    """A conversation that several :meth:`AnthropicEngine.structured` calls
+    continue: the first call's prefix opens it, later calls add their prompt."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AnthropicEngine:
@@ -91,13 +139,38 @@ class AnthropicEngine:
         ctx: StageContext,
         max_turns: int = 20,
         prefix: str | None = None,
+        thread: Thread | None = None,
     ) -> M:
-        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`.
+
+        :param thread: continue this conversation (from :meth:`new_thread`):
+            its history comes first and this call's turns are added to it;
+            ``prefix`` is sent only by the call that opens it.  The calls
+            of a thread should share ``system`` and ``tools`` (what the
+            cached prefix is made of).
+        """
         model = resolve_model(node, ctx, self.model)
-        conversation = _Conversation(node, model, schema, tools or [], ctx)
+        messages = thread.messages if thread is not None else []
+        conversation = _Conversation(node, model, schema, tools or [], ctx, messages,
+                                     keep_caching=thread is not None)
         if self.client is None:
             self.client = conversation.new_client()
         return conversation.run(self.client, system, prefix, prompt, max_turns)
+
+    def new_thread(self) -> Thread:
+        """A new conversation for :meth:`structured` calls to continue."""
+        return Thread()
+
+
+def resolve_effort(node: str, ctx: StageContext, model: str) -> str | None:
+    """The effort for ``node``: ``--set effort_<node>=``, else
+    :data:`DEFAULT_EFFORT`; None when the model does not support it."""
+    effort = ctx.settings.get(f"effort_{node}") or DEFAULT_EFFORT.get(node)
+    if not effort or not supports_effort(model):
+        return None
+    if effort not in EFFORTS:
+        raise StageFault(f"setting effort_{node}={effort!r} is not one of {', '.join(EFFORTS)}")
+    return str(effort)
 
 
 def resolve_model(node: str, ctx: StageContext, spec_model: str | None) -> str:
@@ -117,11 +190,16 @@ def resolve_model(node: str, ctx: StageContext, spec_model: str | None) -> str:
 class _Conversation:
     """One structured call: the message history and its tool loop."""
 
-    def __init__(self, node: str, model: str, schema: type[M], tools: list[Tool], ctx: StageContext):
+    def __init__(self, node: str, model: str, schema: type[M], tools: list[Tool], ctx: StageContext,
+                 messages: list[dict[str, Any]], keep_caching: bool = False):
         self.node, self.model, self.schema, self.ctx = node, model, schema, ctx
         self.tools = {tool.name: tool for tool in tools}
-        self.messages: list[dict[str, Any]] = []
+        self.messages = messages
+        self.keep_caching = keep_caching or bool(tools)  # a loop or a thread reads what it caches
         self.calls = 0
+        self.sent_blocks = 0  # blocks in the messages of the previous request
+        self.prefix_marked = False
+        self.final_asked = False
 
     def new_client(self) -> Any:
         """An SDK client without its own retries (:meth:`_send` retries)."""
@@ -136,24 +214,38 @@ class _Conversation:
         import anthropic
 
         params = self._params(system, anthropic.transform_schema(self.schema))
-        first: list[dict[str, Any]] = []
-        if prefix:
-            first.append({"type": "text", "text": redact(prefix), "cache_control": _EPHEMERAL})
-        first.append({"type": "text", "text": redact(prompt)})
-        self.messages.append({"role": "user", "content": first})
+        if self.messages:  # a thread goes on: this call's task comes after the earlier turns
+            self.messages.append({"role": "user", "content": [{"type": "text", "text": redact(prompt)}]})
+            self.sent_blocks = _blocks(self.messages[:-1])
+        else:
+            first: list[dict[str, Any]] = []
+            if prefix:
+                first.append({"type": "text", "text": redact(prefix)})
+                stable = _tokens(params.get("tools"), params["system"], first)
+                self.prefix_marked = self.keep_caching and stable >= min_cacheable_tokens(self.model)
+            first.append({"type": "text", "text": redact(prompt)})
+            self.messages.append({"role": "user", "content": first})
         return self._loop(client, params, max_turns)
 
     def _loop(self, client: Any, params: dict[str, Any], max_turns: int) -> Any:
         corrected = False
-        for _ in range(max_turns):
+        turn = 0
+        while True:
+            turn += 1
+            final = turn > max_turns
+            if final:
+                self._ask_without_tools(params, max_turns)
             response = self._send(client, params)
             self.messages.append({"role": "assistant", "content": [
                 block.to_dict(mode="json", exclude_none=True) for block in response.content]})
             calls = [block for block in response.content if block.type == "tool_use"]
-            if calls:
+            if calls and not final:
                 self.messages.append({"role": "user", "content": [
                     self._answer(call, response.stop_reason) for call in calls]})
                 continue
+            if (calls or response.stop_reason == "pause_turn") and final:
+                raise StageFault(self._note(f"no answer after {max_turns} model turns and a final "
+                                            "turn without tools (tool loop bound)"))
             if response.stop_reason == "pause_turn":
                 continue
             if response.stop_reason not in ("end_turn", "stop_sequence", "max_tokens"):
@@ -168,22 +260,59 @@ class _Conversation:
             self.messages.append({"role": "user", "content": [{"type": "text", "text": (
                 f"Your reply was not accepted: {problem}\nReply again with only the JSON object "
                 f"that matches the {self.schema.__name__} schema, shorter if it was cut off.")}]})
-        raise StageFault(self._note(f"no answer after {max_turns} model turns (tool loop bound)"))
+            if final:
+                turn -= 1  # the correction is one more answer turn, still without tools
+
+    def _ask_without_tools(self, params: dict[str, Any], max_turns: int) -> None:
+        """The turns ran out: ask for the answer, tools off (once per call)."""
+        if self.final_asked:
+            return
+        self.final_asked = True
+        self.ctx.emit("llm_final_turn", node=self.node, model=self.model, turns=max_turns)
+        note = {"type": "text", "text": FINAL_TURN}
+        last = self.messages[-1]
+        if last["role"] == "user":
+            last["content"] = [*last["content"], note]
+        else:
+            self.messages.append({"role": "user", "content": [note]})
+        if params.get("tools"):
+            params["tool_choice"] = {"type": "none"}
 
     def _params(self, system: str, json_schema: dict[str, Any]) -> dict[str, Any]:
+        output: dict[str, Any] = {"format": {"type": "json_schema", "schema": json_schema}}
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": _setting(self.ctx, "llm_max_output_tokens", int, 16000),
-            "system": [{"type": "text", "text": redact(system), "cache_control": _EPHEMERAL}],
-            "messages": self.messages,
-            "output_config": {"format": {"type": "json_schema", "schema": json_schema}},
-            "cache_control": _EPHEMERAL,
+            "system": [{"type": "text", "text": redact(system)}],
+            "output_config": output,
         }
+        effort = resolve_effort(self.node, self.ctx, self.model)
+        if effort:
+            output["effort"] = effort
+            params["thinking"] = {"type": "adaptive"}
         if self.tools:
             defs = [tool.to_param() for tool in self.tools.values()]
-            defs[-1] = {**defs[-1], "cache_control": _EPHEMERAL}
+            if _tokens(defs) >= min_cacheable_tokens(self.model):
+                defs[-1] = {**defs[-1], "cache_control": _EPHEMERAL}
             params["tools"] = defs
         return params
+
+    def _request(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The request as sent: the history with this request's cache markers
+        (the history itself carries none, so markers never pile up)."""
+        messages = [{**m, "content": list(m["content"]) if isinstance(m["content"], list) else m["content"]}
+                    for m in self.messages]
+        if self.prefix_marked:
+            first = messages[0]["content"]
+            first[0] = {**first[0], "cache_control": _EPHEMERAL}
+        request = {**params, "messages": messages}
+        if self.keep_caching:
+            request["cache_control"] = _EPHEMERAL  # the growing history, up to its last block
+            total = _blocks(messages)
+            if self.sent_blocks and total - self.sent_blocks >= LOOKBACK_BLOCKS - 1:
+                _mark_block(messages, self.sent_blocks - 1)  # where the previous request ended
+            self.sent_blocks = total
+        return request
 
     def _answer(self, call: Any, stop_reason: str | None) -> dict[str, Any]:
         """The tool_result for one tool_use block (run only after a clean tool_use stop)."""
@@ -219,7 +348,9 @@ class _Conversation:
         import anthropic
 
         check_history(self.messages, self.node)
-        self._check_budget(params)
+        self._trim_to_budget()
+        request = self._request(params)
+        self._check_budget(request)
         max_retries = _setting(self.ctx, "llm_max_retries", int, 4)
         max_wait = _setting(self.ctx, "llm_max_retry_wait_s", float, 60.0)
         timeout = _setting(self.ctx, "llm_timeout_s", float, 600.0)
@@ -229,7 +360,7 @@ class _Conversation:
             started = time.monotonic()
             retry_after: float | None = None
             try:
-                response = client.messages.create(**params, timeout=timeout)
+                response = client.messages.create(**request, timeout=timeout)
             except anthropic.APIStatusError as exc:
                 failure = f"HTTP {exc.status_code} {exc.type or type(exc).__name__}"
                 if exc.api_message:
@@ -238,6 +369,9 @@ class _Conversation:
                 if exc.response.headers.get("x-should-retry") == "false":
                     retryable = False
                 retry_after = _retry_after(exc.response.headers)
+                if exc.status_code == 400 and self._without_effort(params, request, exc.api_message):
+                    attempt -= 1  # the model refused the effort settings: the same call without them
+                    continue
             except anthropic.APITimeoutError:
                 failure, retryable = "request timed out", True
             except anthropic.APIConnectionError as exc:
@@ -255,6 +389,21 @@ class _Conversation:
             self.ctx.emit("llm_retry", node=self.node, model=self.model, attempt=attempt,
                           error=redact(failure)[:300], wait_s=round(wait, 3))
             time.sleep(wait)
+
+    def _without_effort(self, params: dict[str, Any], request: dict[str, Any],
+                        message: str | None) -> bool:
+        """A 400 about thinking or effort, on a request that set them: drop
+        them for the rest of this call (the model does not take them) and
+        say so; False when that is not the refusal."""
+        text = (message or "").lower()
+        if "thinking" not in params or not ("thinking" in text or "effort" in text):
+            return False
+        for target in (params, request):
+            target.pop("thinking", None)
+            target["output_config"] = {k: v for k, v in target["output_config"].items() if k != "effort"}
+        self.ctx.emit("llm_effort_dropped", node=self.node, model=self.model,
+                      error=redact(message or "")[:300])
+        return True
 
     def _record(self, response: Any, attempts: int, duration: float) -> None:
         u = response.usage
@@ -281,7 +430,7 @@ class _Conversation:
         used = self.ctx.usage
         used_tokens = used.total_tokens
         # about 4 characters per token; the whole request counted as fresh input
-        next_input = len(json.dumps([params.get("system"), params.get("tools"), self.messages])) // 4
+        next_input = _tokens(params.get("system"), params.get("tools"), params["messages"])
         next_cost = estimate_cost(self.model, Usage(input_tokens=next_input))
         if max_cost is not None and used.cost_usd + next_cost > max_cost:
             raise StageFault(self._note(
@@ -293,6 +442,27 @@ class _Conversation:
                 f"budget exceeded: the run has used {used_tokens} tokens and the next request "
                 f"(~{next_input} input tokens) would pass max_tokens={max_tokens}; "
                 "the request was not sent"))
+
+    def _trim_to_budget(self) -> None:
+        """Old tool results out, oldest first, when the history passes the
+        context budget; the last two turns stay whole."""
+        budget = _setting(self.ctx, "llm_context_budget_tokens", int, None) or context_budget_tokens(self.model)
+        used = _tokens(self.messages)
+        if used <= budget:
+            return
+        trimmed = 0
+        for message in self.messages[:-4]:
+            if used <= budget * 3 // 4:
+                break
+            if message["role"] != "user" or not isinstance(message["content"], list):
+                continue
+            for block in message["content"]:
+                if block.get("type") == "tool_result" and block.get("content") != TRIMMED:
+                    used -= _tokens(block.get("content")) - _tokens(TRIMMED)
+                    block["content"] = TRIMMED
+                    trimmed += 1
+        self.ctx.emit("llm_trimmed", node=self.node, model=self.model, tool_results=trimmed,
+                      estimated_tokens=used, budget=budget)
 
     def _note(self, what: str) -> str:
         text = f"LLM fault in node {self.node} (model {self.model}): {what}."
@@ -323,6 +493,27 @@ def check_history(messages: list[dict[str, Any]], node: str) -> None:
     if pending:
         raise StageFault(f"LLM fault in node {node}: history invariant broken: tool_use ids "
                          f"{sorted(pending)} have no tool_result.")
+
+
+def _tokens(*parts: Any) -> int:
+    """Estimated tokens of JSON-able request parts (about 4 characters each)."""
+    return len(json.dumps(parts, ensure_ascii=False)) // CHARS_PER_TOKEN
+
+
+def _blocks(messages: list[dict[str, Any]]) -> int:
+    return sum(len(m["content"]) if isinstance(m["content"], list) else 1 for m in messages)
+
+
+def _mark_block(messages: list[dict[str, Any]], index: int) -> None:
+    """Put a cache marker on the ``index``-th content block of ``messages``."""
+    for message in messages:
+        content = message["content"]
+        count = len(content) if isinstance(content, list) else 1
+        if index < count:
+            if isinstance(content, list):
+                content[index] = {**content[index], "cache_control": _EPHEMERAL}
+            return
+        index -= count
 
 
 def _setting(ctx: StageContext, name: str, kind: type, default: Any) -> Any:

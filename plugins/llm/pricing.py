@@ -58,3 +58,60 @@ def estimate_cost(model: str, usage: Usage) -> float:
         + usage.cache_read_tokens * price.cache_read
     )
     return round(total / 1_000_000, 6)
+
+
+#: The minimum cacheable prefix per model family, in tokens (Anthropic's
+#: prompt-caching documentation; first matching prefix wins).  A shorter
+#: prefix marked with cache_control is not cached and costs a breakpoint.
+_MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
+    ("claude-opus-4-5", 4096),
+    ("claude-opus-4-6", 4096),
+    ("claude-opus-4-7", 2048),
+    ("claude-sonnet-4-6", 2048),
+    ("claude-haiku-4-5", 4096),
+    ("claude-haiku-3", 2048),
+    ("claude-opus-5", 512),
+    ("claude-fable-5", 512),
+    ("claude-mythos-5", 512),
+    ("claude-haiku", 4096),
+)
+_MIN_CACHEABLE_FALLBACK = 1024  # Sonnet 5 / 4.x, Opus 4.8, 4.1, 4
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """The shortest prefix, in tokens, that the API caches for ``model``."""
+    for prefix, tokens in _MIN_CACHEABLE:
+        if model.startswith(prefix):
+            return tokens
+    return _MIN_CACHEABLE_FALLBACK
+
+
+#: Context window per model family, in tokens (first matching prefix wins).
+_CONTEXT_WINDOW: tuple[tuple[str, int], ...] = (
+    ("claude-sonnet-5", 1_000_000),
+    ("claude-opus-5", 1_000_000),
+)
+_CONTEXT_WINDOW_FALLBACK = 200_000
+#: The share of the window a conversation's history may fill before old
+#: tool results are trimmed (room for the system, tools, output, thinking).
+CONTEXT_BUDGET_SHARE = 0.5
+#: The ceiling of that budget, whatever the window: a long history costs on
+#: every turn even when cached, and old tool output is rarely still needed.
+CONTEXT_BUDGET_MAX = 150_000
+
+
+def context_budget_tokens(model: str) -> int:
+    """How many tokens of history a conversation with ``model`` may hold."""
+    window = next((tokens for prefix, tokens in _CONTEXT_WINDOW if model.startswith(prefix)),
+                  _CONTEXT_WINDOW_FALLBACK)
+    return min(int(window * CONTEXT_BUDGET_SHARE), CONTEXT_BUDGET_MAX)
+
+
+#: Model families that take ``output_config.effort`` with adaptive thinking.
+_EFFORT_MODELS = ("claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6",
+                  "claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5")
+
+
+def supports_effort(model: str) -> bool:
+    """Does ``model`` take an effort level (and adaptive thinking)?"""
+    return model.startswith(_EFFORT_MODELS)

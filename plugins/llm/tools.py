@@ -3,14 +3,19 @@
 ``read_file{path, offset?, limit?}``, ``list_dir{path}``, ``search{pattern,
 path?}``, ``run_command{command, timeout?}`` for every node;
 ``write_file{path, content}`` and ``edit_file{path, old_text, new_text}``
-for the coder as well.
+for the coder as well.  Each tool's arguments are a pydantic model whose
+field descriptions are what the model reads (:data:`ARGUMENTS`).
 
 Every path resolves inside the project directory with symlinks resolved;
 an escape, a write into a forbidden directory (the plan repo, ``.git``,
 ``.stepkit``), a bad argument or a failing command come back as a tool
 error the model reads (text starting with ``error:``), never as an
-exception.  All output is redacted (:func:`stepkit.workspace.redact.redact`) and
-condensed to about 16 KB (head and tail kept).
+exception.  Output is bounded so the model can page through it: read_file
+returns a window of whole lines and says how to go on, search stops at
+:data:`SEARCH_MATCHES` matches and run_command keeps the head and tail of
+its output, each with a hint for narrowing.  All output is redacted
+(:func:`stepkit.workspace.redact.redact`), and nothing passes
+:data:`MAX_OUTPUT_CHARS`.
 """
 
 from __future__ import annotations
@@ -22,17 +27,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from stepkit.workspace import process
 from stepkit.workspace.evidence import clip_middle
 from stepkit.workspace.redact import redact
 from stepkit.workspace.scope import EXCLUDED_DIRS, walk_files
 
+# The bounds of every tool's output, in one place.
 MAX_OUTPUT_CHARS = 16_000
+READ_WINDOW_LINES = 400
+READ_WINDOW_CHARS = 12_000
+READ_MAX_LINES = 2_000
+LINE_CHARS = 2_000
+SEARCH_MATCHES = 100
+SEARCH_LINE_CHARS = 300
+COMMAND_OUTPUT_CHARS = 12_000
 ERROR_PREFIX = "error: "
-_READ_LIMIT_LINES = 2000
-_LINE_CHARS = 2000
 _LIST_LIMIT = 1000
-_SEARCH_MATCHES = 200
 _SEARCH_MAX_FILE_BYTES = 2_000_000
 _COMMAND_TIMEOUT_S = 120
 _COMMAND_MAX_TIMEOUT_S = 600
@@ -41,6 +53,51 @@ _HIDDEN_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 class ToolError(Exception):
     """A failure the model should read and can react to."""
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class ReadFileArgs(_Args):
+    path: str = Field(description="file path, relative to the project root")
+    offset: int = Field(1, ge=1, description="first line to return (1-based); default 1")
+    limit: int = Field(READ_WINDOW_LINES, ge=1, le=READ_MAX_LINES,
+                       description=f"most lines to return; default {READ_WINDOW_LINES}")
+
+
+class ListDirArgs(_Args):
+    path: str = Field(description='directory path, relative to the project root ("." for it)')
+
+
+class SearchArgs(_Args):
+    pattern: str = Field(description="a Python regular expression, matched line by line")
+    path: str = Field(".", description="file or directory to search; default the project root")
+
+
+class RunCommandArgs(_Args):
+    command: str = Field(description="a shell command, run in the project root")
+    timeout: int = Field(_COMMAND_TIMEOUT_S, ge=1, le=_COMMAND_MAX_TIMEOUT_S,
+                         description=f"seconds before the command is killed; default "
+                                     f"{_COMMAND_TIMEOUT_S}, at most {_COMMAND_MAX_TIMEOUT_S}")
+
+
+class WriteFileArgs(_Args):
+    path: str = Field(description="file path, relative to the project root")
+    content: str = Field(description="the whole new content of the file")
+
+
+class EditFileArgs(_Args):
+    path: str = Field(description="file path, relative to the project root")
+    old_text: str = Field(description="text that occurs exactly once in the file")
+    new_text: str = Field(description="the text that replaces it")
+
+
+#: Each tool's argument model.
+ARGUMENTS: dict[str, type[_Args]] = {
+    "read_file": ReadFileArgs, "list_dir": ListDirArgs, "search": SearchArgs,
+    "run_command": RunCommandArgs, "write_file": WriteFileArgs, "edit_file": EditFileArgs,
+}
 
 
 @dataclass(frozen=True)
@@ -57,8 +114,8 @@ class Tool:
         """Run the tool; return ``(text, is_error)``.  Never raises for a bad
         call: the error is text for the model."""
         try:
-            _check_args(self.input_schema, args)
-            text, is_error = self.handler(args), False
+            parsed = _parse(self.name, args)
+            text, is_error = self.handler(parsed), False
         except ToolError as exc:
             text, is_error = f"{ERROR_PREFIX}{exc}", True
         except (OSError, ValueError) as exc:
@@ -73,76 +130,85 @@ class Tool:
 def read_only_tools(project_dir: Path) -> list[Tool]:
     """``read_file``, ``list_dir``, ``search``, ``run_command`` on ``project_dir``."""
     ws = _Workspace(project_dir, ())
-    return [
-        Tool("read_file", _READ_DOC, _schema(path="string", offset="integer", limit="integer",
-                                             required=("path",)), ws.read_file),
-        Tool("list_dir", _LIST_DOC, _schema(path="string", required=("path",)), ws.list_dir),
-        Tool("search", _SEARCH_DOC, _schema(pattern="string", path="string",
-                                            required=("pattern",)), ws.search),
-        Tool("run_command", _RUN_DOC, _schema(command="string", timeout="integer",
-                                              required=("command",)), ws.run_command),
-    ]
+    return [_tool("read_file", _READ_DOC, ws.read_file), _tool("list_dir", _LIST_DOC, ws.list_dir),
+            _tool("search", _SEARCH_DOC, ws.search), _tool("run_command", _RUN_DOC, ws.run_command)]
 
 
 def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = ()) -> list[Tool]:
     """The read-only tools plus ``write_file`` and ``edit_file``; writes under
     ``forbidden_dirs`` (the plan repo), ``.git`` and ``.stepkit`` are refused."""
     ws = _Workspace(project_dir, forbidden_dirs)
-    return read_only_tools(project_dir) + [
-        Tool("write_file", _WRITE_DOC, _schema(path="string", content="string",
-                                               required=("path", "content")), ws.write_file),
-        Tool("edit_file", _EDIT_DOC, _schema(path="string", old_text="string", new_text="string",
-                                             required=("path", "old_text", "new_text")),
-             ws.edit_file),
-    ]
+    return read_only_tools(project_dir) + [_tool("write_file", _WRITE_DOC, ws.write_file),
+                                           _tool("edit_file", _EDIT_DOC, ws.edit_file)]
 
 
+def _tool(name: str, doc: str, handler: Callable[[dict[str, Any]], str]) -> Tool:
+    return Tool(name, doc, input_schema(ARGUMENTS[name]), handler)
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of an argument model as the API takes it: its
+    properties (type, description, bounds, default) and the required ones."""
+    schema = model.model_json_schema()
+    properties = {name: {k: v for k, v in prop.items() if k != "title"}
+                  for name, prop in schema["properties"].items()}
+    return {"type": "object", "properties": properties, "required": schema.get("required", [])}
+
+
+_READ_ONLY_RULE = ("Read-only: it never changes a file. ")
 _READ_DOC = (
-    "Read a text file of the project. Lines are numbered. `offset` is the first line "
-    f"(1-based, default 1), `limit` the number of lines (default {_READ_LIMIT_LINES})."
+    f"{_READ_ONLY_RULE}Read a text file of the project as numbered lines, a window at a time: "
+    f"from line `offset` (default 1), at most `limit` lines (default {READ_WINDOW_LINES}) and "
+    f"about {READ_WINDOW_CHARS:,} characters, always whole lines (a line over {LINE_CHARS:,} "
+    "characters is cut). The last line says which lines you got and the `offset` to continue "
+    "with, or that the file ends there."
 )
-_LIST_DOC = "List a directory of the project; sub-directories end with '/'."
+_LIST_DOC = (f"{_READ_ONLY_RULE}List a directory of the project (at most {_LIST_LIMIT} entries); "
+             "sub-directories end with '/'.")
 _SEARCH_DOC = (
-    "Search project files for a Python regular expression; `path` (file or directory, "
-    "default the project root) narrows the search. Returns path:line: text for each match."
+    f"{_READ_ONLY_RULE}Search the project's text files for a Python regular expression, line by "
+    f"line; `path` (a file or directory) narrows it. Returns `path:line: text` (lines cut at "
+    f"{SEARCH_LINE_CHARS} characters), at most {SEARCH_MATCHES} matches or about "
+    f"{READ_WINDOW_CHARS:,} characters: when it stops it says so; narrow the pattern or the path. "
+    "Files over 2 MB and .git, .stepkit and "
+    "dependency directories are skipped."
 )
 _RUN_DOC = (
-    "Run a shell command in the project directory (e.g. a test or a grep) and return its "
-    f"exit code and combined output. `timeout` in seconds (default {_COMMAND_TIMEOUT_S}, "
-    f"at most {_COMMAND_MAX_TIMEOUT_S})."
+    "Run a shell command in the project directory (a test run, a build, a grep) and return its "
+    f"exit code and combined output. `timeout` in seconds (default {_COMMAND_TIMEOUT_S}, at most "
+    f"{_COMMAND_MAX_TIMEOUT_S}). Output over {COMMAND_OUTPUT_CHARS:,} characters keeps its head and "
+    "tail and says how much was left out: rerun with a filter (grep, tail, head) to see a part. "
+    "In a read-only stage, run only commands that change nothing."
 )
-_WRITE_DOC = "Create or overwrite a file of the project with `content`."
+_WRITE_DOC = "Create or overwrite a file of the project with `content` (the plan repo is read-only)."
 _EDIT_DOC = (
     "Replace `old_text`, which must occur exactly once in the file, with `new_text`. "
     "Include enough surrounding lines to make `old_text` unique."
 )
 
 
-def _schema(*, required: tuple[str, ...], **props: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {name: {"type": kind} for name, kind in props.items()},
-        "required": list(required),
-    }
-
-
-def _check_args(schema: dict[str, Any], args: Any) -> None:
+def _parse(name: str, args: Any) -> dict[str, Any]:
+    """``args`` checked by the tool's argument model, defaults filled in."""
     if not isinstance(args, dict):
         raise ToolError("arguments must be an object")
-    missing = [name for name in schema.get("required", ()) if name not in args]
+    given = {key: value for key, value in args.items() if value is not None}  # null: not given
+    try:
+        return ARGUMENTS[name].model_validate(given).model_dump()
+    except ValidationError as exc:
+        raise ToolError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    missing = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "missing"]
     if missing:
-        raise ToolError(f"missing argument(s): {', '.join(missing)}")
-    for name, prop in schema.get("properties", {}).items():
-        if name not in args or args[name] is None:
-            continue
-        value = args[name]
-        ok = (
-            isinstance(value, str)
-            if prop["type"] == "string"
-            else isinstance(value, int) and not isinstance(value, bool)
-        )
-        if not ok:
-            raise ToolError(f"argument {name} must be a {prop['type']}")
+        return f"missing argument(s): {', '.join(missing)}"
+    error = exc.errors()[0]
+    name = ".".join(map(str, error["loc"])) or "arguments"
+    if error["type"] == "extra_forbidden":
+        return f"unknown argument {name}"
+    if error["type"] in ("string_type", "int_type"):
+        return f"argument {name} must be {'a string' if error['type'] == 'string_type' else 'an integer'}"
+    return f"argument {name}: {error['msg']}"
 
 
 class _Workspace:
@@ -174,16 +240,27 @@ class _Workspace:
         full = self._resolve(args["path"])
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
-        text = _read_text(full)
-        offset = max(int(args.get("offset") or 1), 1)
-        limit = max(int(args.get("limit") or _READ_LIMIT_LINES), 1)
-        lines = text.splitlines()
-        chosen = lines[offset - 1 : offset - 1 + limit]
-        out = [f"{n:6}\t{line[:_LINE_CHARS]}" for n, line in enumerate(chosen, start=offset)]
-        rest = len(lines) - (offset - 1 + len(chosen))
-        if rest > 0:
-            out.append(f"[{rest} more lines; continue with offset={offset + len(chosen)}]")
-        return "\n".join(out) if out else f"[{args['path']}: no lines at offset {offset}]"
+        lines = _read_text(full).splitlines()
+        offset, limit = args["offset"], args["limit"]
+        if not lines:
+            return f"[{args['path']}: empty file]"
+        if offset > len(lines):
+            return f"[{args['path']}: no line {offset}; the file has {len(lines):,} lines]"
+        out, size, last = [], 0, offset - 1
+        for number in range(offset, min(offset - 1 + limit, len(lines)) + 1):
+            line = lines[number - 1]
+            shown = line if len(line) <= LINE_CHARS else f"{line[:LINE_CHARS]} [line cut]"
+            row = f"{number:6}\t{shown}"
+            if out and size + len(row) + 1 > READ_WINDOW_CHARS:
+                break
+            out.append(row)
+            size += len(row) + 1
+            last = number
+        if last < len(lines):
+            out.append(f"[lines {offset:,}–{last:,} of {len(lines):,}; continue with offset={last + 1}]")
+        elif offset > 1:
+            out.append(f"[lines {offset:,}–{last:,} of {len(lines):,}; end of file]")
+        return "\n".join(out)
 
     def list_dir(self, args: dict[str, Any]) -> str:
         full = self._resolve(args["path"])
@@ -200,16 +277,23 @@ class _Workspace:
             regex = re.compile(args["pattern"])
         except re.error as exc:
             raise ToolError(f"bad regular expression: {exc}") from None
-        start = self._resolve(args.get("path") or ".")
+        start = self._resolve(args["path"] or ".")
         if not start.exists():
             raise ToolError(f"{args.get('path')}: no such file or directory")
         files = [start] if start.is_file() else [start / rel for rel in walk_files(start, EXCLUDED_DIRS)]
         hits: list[str] = []
+        size, full = 0, False
         for path in files:
-            if len(hits) >= _SEARCH_MATCHES:
-                hits.append(f"[stopped after {_SEARCH_MATCHES} matches; narrow the search]")
+            for hit in self._search_file(path, regex, SEARCH_MATCHES + 1 - len(hits)):
+                if len(hits) >= SEARCH_MATCHES or size + len(hit) > READ_WINDOW_CHARS:
+                    full = True
+                    break
+                hits.append(hit)
+                size += len(hit) + 1
+            if full:
+                hits.append(f"[stopped at {len(hits)} matches; narrow the pattern or the path "
+                            "to see the rest]")
                 break
-            hits.extend(self._search_file(path, regex, _SEARCH_MATCHES - len(hits)))
         return "\n".join(hits) if hits else "[no matches]"
 
     def _search_file(self, path: Path, regex: re.Pattern[str], room: int) -> list[str]:
@@ -226,19 +310,23 @@ class _Workspace:
         found = []
         for n, line in enumerate(text.splitlines(), start=1):
             if regex.search(line):
-                found.append(f"{rel}:{n}: {line.strip()[:300]}")
+                found.append(f"{rel}:{n}: {line.strip()[:SEARCH_LINE_CHARS]}")
                 if len(found) >= room:
                     break
         return found
 
     def run_command(self, args: dict[str, Any]) -> str:
-        timeout = min(max(int(args.get("timeout") or _COMMAND_TIMEOUT_S), 1), _COMMAND_MAX_TIMEOUT_S)
+        timeout = args["timeout"]
         env = {k: v for k, v in os.environ.items() if k not in _HIDDEN_ENV}
         result = process.run(args["command"], cwd=self.root, env=env, timeout=timeout)
         if result.start_error:
             raise ToolError(f"could not start the command: {result.start_error}")
         status = f"{result.expired} (killed)" if result.expired else f"exit code: {result.exit_code}"
-        return f"{status}\n{result.output}"
+        output = clip_middle(result.output, COMMAND_OUTPUT_CHARS)
+        if output != result.output:
+            output += ("\n[the output was cut: rerun the command with a filter (grep, tail -n, head -n) "
+                       "to see the part you need]\n")
+        return f"{status}\n{output}"
 
     def write_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])

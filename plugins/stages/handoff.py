@@ -6,19 +6,24 @@ The model gets no tools and writes no Evidence: the harness renders the file
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages.documents import (
+    DIFF_SUMMARY_CHARS,
     NOTES_CHARS,
     REPORT_CHARS,
     SHARED_RULES,
     SHORT_CHARS,
+    diff_summary,
     doc,
+    gate_table,
     plan_prefix,
     text,
 )
-from stepkit.records import GateResult, HandoffProse, StageContext
+from stepkit.records import HandoffProse, StageContext
 
 HANDOFF_SYSTEM = f"""\
 You write the prose of the handoff for the step stepkit just executed.  The
@@ -34,9 +39,13 @@ Rules:
 - A gate that lists PRE-EXISTING failures (they failed before the step
   too) or FLAKY tests (failed, then passed on one re-run) is not a clean
   pass: name those tests as such; never say the suite or they passed.
-- result: "complete" only when the step's Tasks are done and every gate
-  that ran passed; "partial" when work remains or a gate failed; "blocked"
-  when the step could not proceed.
+- result: "complete" only when the step's Tasks are done, every gate
+  that ran passed and no critical review finding is open (the checker
+  refuses it otherwise); "partial" when work remains, a gate failed or a
+  critical finding is open; "blocked" when the step could not proceed.
+- Judge Completed / Not completed from the diff summary, the coder report
+  and the implementation brief against the plan's Tasks, never from file
+  names or green gates alone.
 - summary: what the step did, 2-4 sentences.
 - completed / not_completed: bullets against the plan's Tasks and
   Acceptance criteria.
@@ -62,6 +71,33 @@ Rules:
 {SHARED_RULES}"""
 
 
+def _written(value: str) -> str:
+    if not value.strip():
+        raise ValueError('must not be empty: write "None" when there is nothing')
+    return value
+
+
+_Prose = Annotated[str, AfterValidator(_written)]
+
+
+class HandoffAnswer(HandoffProse):
+    """The built-in writer's engine schema: every prose field and the
+    verdict are required (no defaults), so an answer that drops a section
+    or ``result`` is refused at the model boundary and asked for again."""
+
+    step_summary: _Prose = Field(description="One line for the final approval prompt.")
+    result: Literal["complete", "partial", "blocked"] = Field(
+        description="complete only when the Tasks are done and every gate that ran passed")
+    summary: _Prose = Field(description="What the step did, 2-4 sentences.")
+    completed: _Prose = Field(description="Bullets against the plan's Tasks and criteria.")
+    not_completed: _Prose = Field(description='What remains; "None" when nothing.')
+    deviations: _Prose = Field(description="Staleness items, gate decisions, fix history, review fixes.")
+    downstream_plan_updates: _Prose = Field(description="The sweep's proposals and annotations.")
+    edge_cases_discovered: _Prose = Field(description="From the sweep report: handled vs punted.")
+    notes_for_next_step: _Prose = Field(description="Directives the next step must act on.")
+    notes_facts: list[str] = Field(description="Durable step-independent facts for NOTES.md; [] if none.")
+
+
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
     """The volatile part of the write_handoff request.
 
@@ -70,7 +106,12 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
     """
     parts = [
         doc("Gates (recorded by the harness; Evidence is written from these)",
-             _gate_table(state.get("gates") or []), SHORT_CHARS * 2),
+             gate_table(state.get("gates") or []), SHORT_CHARS * 2),
+        doc("Implementation brief (what orient asked the coder to do)",
+            state.get("implementation_brief"), REPORT_CHARS),
+        doc("Coder report", _coder_report(state), REPORT_CHARS),
+        doc("Diff summary (files, lines added/removed, excerpts)", diff_summary(state.get("diff")),
+            DIFF_SUMMARY_CHARS),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
         doc("Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2),
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
@@ -104,9 +145,9 @@ def _passed_tests(state: Mapping[str, Any]) -> str:
     return "\n".join(f"- {test_id}" for test_id, status in seen.items() if status == "passed")
 
 
-def _gate_table(gates: Sequence[Mapping[str, Any]]) -> str:
-    rows = [f"- {GateResult.model_validate(gate).status_line()}" for gate in gates]
-    return "\n".join(rows) or "None recorded"
+def _coder_report(state: Mapping[str, Any]) -> str:
+    coder = state.get("coder_result") or {}
+    return str(coder.get("text") or "None (no coder report was recorded)")
 
 
 def _decisions(state: Mapping[str, Any]) -> str:
@@ -148,4 +189,4 @@ def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any]:
 
     return ask(ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
                prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)),
-               schema=HandoffProse, tools=None)
+               schema=HandoffAnswer, tools=None)

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages.documents import (
     HANDOFF_CHARS,
+    LATER_STEPS_CHARS,
     NOTES_CHARS,
+    ORIENT_LATER_SECTIONS,
     SHARED_RULES,
     doc,
+    later_steps,
     plan_prefix,
 )
 from stepkit.records import OrientResult, StageContext
@@ -39,32 +44,93 @@ Do this:
    - every snippet in the plan's Context section still matches the code;
    - every command in Test commands exists in this project (check the
      manifests and scripts; do not run the full test suite).
-3. Classify each discrepancy:
+3. Record each discrepancy as a finding:
    - minor: a moved file, a renamed helper, a small signature difference.
      Fold the correction into the implementation brief.
    - major: it changes the step's scope, approach or interfaces, or it
-     affects later steps.
+     affects later steps (their Objectives and stated assumptions are
+     listed under "Later steps").
 
 Answer fields:
 - plan_summary: what the step delivers, 2-5 sentences.
 - implementation_brief: what the coder must do, with the minor corrections
   folded in: files to change, patterns to match from Context, tests to write
   from the Acceptance criteria, what is Out of scope.
-- staleness_report: one bullet per discrepancy, tagged [minor] or [major],
-  with the evidence (path:line).  Exactly "clean" when there is none.
-- has_major_deviation: true only when the report has a [major] item.
-- deviation_summary: for a major deviation, what differs, why it matters
+- findings: one per discrepancy: severity (minor or major), plan_says,
+  code_has, evidence (path:line), correction; [] when the plan matches the
+  code.  stepkit derives the staleness report and the deviation verdict
+  from them.
+- deviation_summary: for a major finding, what differs, why it matters
   and the options; "None" otherwise.
 
 {SHARED_RULES}"""
 
 
+class OrientFinding(BaseModel):
+    """One discrepancy between the plan and the code."""
+
+    severity: Literal["minor", "major"] = Field(
+        description="major: changes scope, approach or interfaces, or affects later steps")
+    plan_says: str = Field(description="what the plan assumes")
+    code_has: str = Field(description="what the code has instead")
+    evidence: str = Field(description="where: path:line")
+    correction: str = Field(description="the correction folded into the brief, or the options")
+
+
+class OrientAnswer(BaseModel):
+    """The built-in orient's engine schema; :func:`orient_result` turns it
+    into the protocol's orient output (:class:`~stepkit.records.OrientResult`)."""
+
+    plan_summary: str = Field(description="What the step delivers, 2-5 sentences.")
+    implementation_brief: str = Field(description="What the coder must do, corrections folded in.")
+    findings: list[OrientFinding] = Field(description="Every discrepancy; [] when there is none.")
+    deviation_summary: str = Field(description='For a major finding: what differs, why it matters, '
+                                               'the options; "None" otherwise.')
+    _given: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _or_the_protocol_fields(cls, data: Any, handler: Any) -> OrientAnswer:
+        """An answer already in the protocol's fields (a scripted engine's
+        file, written for the node's output) is taken as it is."""
+        if isinstance(data, dict) and "findings" not in data and "has_major_deviation" in data:
+            given = OrientResult.model_validate(data)
+            answer = cls.model_construct(plan_summary=given.plan_summary, findings=[],
+                                         implementation_brief=given.implementation_brief,
+                                         deviation_summary=given.deviation_summary)
+            answer._given = given.model_dump()
+            return answer
+        return handler(data)
+
+
+def orient_result(answer: OrientAnswer) -> dict[str, Any]:
+    """The orient output fields of DESIGN.md, derived by stepkit from the
+    findings: ``has_major_deviation`` is whether one is major, and the
+    staleness report lists them all ("clean" when there is none)."""
+    from stepkit.records import one_line
+
+    if answer._given is not None:
+        return answer._given
+    report = "\n".join(
+        f"- [{f.severity}] plan says: {one_line(f.plan_says)}; code has: {one_line(f.code_has)} "
+        f"({one_line(f.evidence)}); correction: {one_line(f.correction)}"
+        for f in answer.findings)
+    major = any(f.severity == "major" for f in answer.findings)
+    return OrientResult(
+        plan_summary=answer.plan_summary, implementation_brief=answer.implementation_brief,
+        staleness_report=report or "clean", has_major_deviation=major,
+        deviation_summary=answer.deviation_summary if major else "None",
+    ).model_dump()
+
+
 def orient_prompt(state: Mapping[str, Any]) -> str:
     """The volatile part of the orient request."""
+    later = later_steps(state, ORIENT_LATER_SECTIONS) or "None (this is the last step)"
     return "\n".join([
         doc("Previous handoff", state.get("previous_handoff") or "None (this is the first step)",
              HANDOFF_CHARS),
         doc("NOTES.md", state.get("notes"), NOTES_CHARS),
+        doc("Later steps (Objectives and stated assumptions)", later, LATER_STEPS_CHARS),
         f"Orient for step {state.get('step')}: check the plan against the code and answer.",
     ])
 
@@ -85,9 +151,11 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 @hookimpl(trylast=True)
 def stepkit_orient(ctx: StageContext) -> dict[str, Any]:
     """Ask the engine, with the read-only tools, to orient for the step."""
-    from stepkit.plugins.llm.engine import ask
+    from stepkit.plugins.llm.engine import make_engine
     from stepkit.plugins.llm.tools import read_only_tools
 
-    return ask(ctx, system=ORIENT_SYSTEM, prefix=plan_prefix(ctx.state),
-               prompt=orient_prompt(ctx.state), schema=OrientResult,
-               tools=read_only_tools(ctx.project_dir))
+    answer = make_engine(None, ctx).structured(
+        node=ctx.node, system=ORIENT_SYSTEM, prefix=plan_prefix(ctx.state),
+        prompt=orient_prompt(ctx.state), schema=OrientAnswer,
+        tools=read_only_tools(ctx.project_dir), ctx=ctx)
+    return orient_result(answer)

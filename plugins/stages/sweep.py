@@ -5,20 +5,24 @@ additions to those plans' Edge cases sections and nothing else."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages.documents import (
     DIFF_CHARS,
+    LATER_STEPS_CHARS,
     REPORT_CHARS,
     SHARED_RULES,
     SHORT_CHARS,
-    clip,
+    SWEEP_LATER_SECTIONS,
     doc,
+    later_steps,
     plan_prefix,
 )
-from stepkit.records import StageContext, SweepResult
+from stepkit.records import Annotation, StageContext, SweepResult
 
 SWEEP_SYSTEM = f"""\
 You are the edge-case sweep of stepkit.  The current step's code is written
@@ -53,23 +57,36 @@ Rules:
 def sweep_prompt(state: Mapping[str, Any]) -> str:
     """The volatile part of the sweep request."""
     changed = state.get("changed_files") or []
+    later = later_steps(state, SWEEP_LATER_SECTIONS)
     return "\n".join([
         doc("Implementation brief", state.get("implementation_brief"), REPORT_CHARS),
         doc(f"Changed files ({len(changed)})", "\n".join(f"- {name}" for name in changed),
              SHORT_CHARS * 2),
         doc("Diff", state.get("diff"), DIFF_CHARS),
-        _later_steps(state.get("later_steps") or []),
+        doc("Later steps (annotation and proposal targets)",
+            later or "None (this is the last step: no annotations)", LATER_STEPS_CHARS),
         f"Sweep step {state.get('step')}'s changes for edge cases and answer.",
     ])
 
 
-def _later_steps(later: Sequence[Mapping[str, Any]]) -> str:
-    if not later:
-        return doc("Later steps", "None (this is the last step: no annotations)", SHORT_CHARS)
-    blocks = [f"### Step {s.get('step')}: {s.get('title') or ''}\nEdge cases:\n"
-              f"{clip(s.get('edge_cases') or 'None', SHORT_CHARS, 'edge cases').strip()}"
-              for s in later]
-    return doc("Later steps (annotation targets)", "\n\n".join(blocks), SHORT_CHARS * 8)
+def sweep_schema(state: Mapping[str, Any]) -> type[BaseModel]:
+    """The sweep's engine schema for this call: an annotation can name only
+    one of the later steps listed in the request (none: no annotations)."""
+    numbers = tuple(int(s["step"]) for s in state.get("later_steps") or [])
+    if not numbers:
+        return create_model("SweepAnswer", __base__=_SweepFields)
+    target = create_model("LaterAnnotation", __base__=Annotation,
+                          step=(Literal[numbers], Field(description="a later step listed under "
+                                                                    "Later steps")))
+    return create_model("SweepAnswer", __base__=_SweepFields,
+                        annotations=(list[target], Field(description="Edge cases for later steps "
+                                                                     "only; [] when none.")))
+
+
+class _SweepFields(BaseModel):
+    edge_case_report: str = SweepResult.model_fields["edge_case_report"]
+    downstream_updates: str = Field(description='Before/after proposals for later steps; "None".')
+    needs_independent_review: bool = SweepResult.model_fields["needs_independent_review"]
 
 
 @hookimpl(trylast=True)
@@ -78,6 +95,7 @@ def stepkit_sweep(ctx: StageContext) -> dict[str, Any]:
     from stepkit.plugins.llm.engine import ask
     from stepkit.plugins.llm.tools import read_only_tools
 
-    return ask(ctx, system=SWEEP_SYSTEM, prefix=plan_prefix(ctx.state),
-               prompt=sweep_prompt(ctx.state), schema=SweepResult,
-               tools=read_only_tools(ctx.project_dir))
+    answer = ask(ctx, system=SWEEP_SYSTEM, prefix=plan_prefix(ctx.state),
+                 prompt=sweep_prompt(ctx.state), schema=sweep_schema(ctx.state),
+                 tools=read_only_tools(ctx.project_dir))
+    return {"annotations": [], **answer}

@@ -1,5 +1,6 @@
 """``stepkit plugins``: every registered plugin with its origin, version and
-the hooks it implements, and every plugin that failed to load."""
+the hooks it implements, every plugin that failed to load, and the coding-CLI
+presets with their CLI found on PATH (and its version) or how to install it."""
 
 from __future__ import annotations
 
@@ -16,8 +17,13 @@ def run(args: argparse.Namespace) -> int:
     """Print the plugin table (or ``{"plugins": [...]}`` with ``--json``)."""
     project_dir = resolve_project_dir(args.project_dir)
     pm = args.pm or get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
-    plugins = get_plugins(pm)
-    print(json.dumps({"plugins": plugins}, indent=2) if args.json else render(plugins))
+    from stepkit.plugins.coders.presets import preset_status
+
+    plugins, presets = get_plugins(pm), preset_status()
+    if args.json:
+        print(json.dumps({"plugins": plugins, "presets": presets}, indent=2))
+    else:
+        print(render(plugins) + "\n\n" + render_presets(presets))
     return 0
 
 
@@ -35,3 +41,20 @@ def render(plugins: list[dict[str, Any]]) -> str:
         f"{name:<{widths[0]}}  {origin:<{widths[1]}}  {version:<{widths[2]}}  {hooks}".rstrip()
         for name, origin, version, hooks in rows
     )
+
+
+def render_presets(presets: list[dict[str, Any]]) -> str:
+    """A table: preset, the CLI's version found on PATH (or how to install it),
+    the versions the preset was checked against."""
+    rows = [("PRESET", "CLI", "CHECKED AGAINST")]
+    for preset in presets:
+        if preset["path"] is None:
+            found = f"not on PATH (install: {preset['install']})"
+        else:
+            found = f"{preset['version'] or 'unknown version'} ({preset['path']})"
+            if not preset["checked_version"]:
+                found += " [not a checked version]"
+        rows.append((preset["name"], found, ", ".join(preset["checked"])))
+    width = max(len(row[0]) for row in rows)
+    found_width = max(len(row[1]) for row in rows)
+    return "\n".join(f"{name:<{width}}  {found:<{found_width}}  {checked}".rstrip() for name, found, checked in rows)

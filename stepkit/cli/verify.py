@@ -44,6 +44,8 @@ def _print_result(result: GateResult) -> None:
         print(f"[{result.name}] {result.status.upper()} in {result.duration_s:.2f} s — {result.summary}{chooser}")
         for line in result.verdict_lines():
             print(f"[{result.name}] {line}")
+    if result.changed_files:
+        print(f"    changed by this gate: {', '.join(result.changed_files)}")
     for line in result.evidence.split("\n"):
         print(f"    {line}".rstrip())
     sys.stdout.flush()

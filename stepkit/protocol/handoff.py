@@ -52,6 +52,8 @@ PROSE_KEYS: dict[str, str] = {
 RESULTS: tuple[str, ...] = HANDOFF_RESULTS
 SWEEP_FAULT = "PIPELINE-FAULT: edge-case sweep did not run"
 REVIEW_FAULT = "PIPELINE-FAULT: independent review did not run"
+#: The Evidence heading of the critical review findings left open.
+OPEN_CRITICAL = "Critical review findings still open (review budget spent):"
 
 #: The comment closing stepkit's Evidence: the digest of what it rendered there.
 EVIDENCE_MARKER = "stepkit-evidence"
@@ -107,6 +109,7 @@ def render_handoff(
     fix_attempts: int | None = None,
     max_fix_attempts: int | None = None,
     deviations: Sequence[str] = (),
+    open_critical: Sequence[str] = (),
     criteria: str = "",
 ) -> str:
     """Render a handoff file: frontmatter, then the eight sections in order.
@@ -123,6 +126,9 @@ def render_handoff(
         by the coder that were undone); added to Deviations after the prose.
     :param fix_attempts: fix attempts used (with ``max_fix_attempts``, the
         budget) and ``fix_history``: the fix-loop record in Evidence.
+    :param open_critical: critical review findings still open (the review
+        budget was spent); listed in Evidence under :data:`OPEN_CRITICAL`,
+        where :func:`check_handoff_text` finds them.
     :param criteria: the acceptance-criteria part of Evidence
         (:func:`stepkit.protocol.criteria.render_criteria`), after the gates.
     :return: the file's text, secrets masked (the prose comes from any
@@ -138,7 +144,8 @@ def render_handoff(
     for section in HANDOFF_SECTIONS:
         if section == "Evidence":
             # masked before the digest, so the digest covers the bytes written
-            body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts, max_fix_attempts)
+            body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts, max_fix_attempts,
+                             open_critical)
             body = redact(f"{body}\n\n{criteria}" if criteria else body)
             body = f"{body}\n\n{_evidence_marker(body)}"
         else:
@@ -186,9 +193,12 @@ def _evidence(
     changed_files: Sequence[str],
     fix_attempts: int | None,
     max_fix_attempts: int | None,
+    open_critical: Sequence[str] = (),
 ) -> str:
     blocks = ["Recorded by stepkit from the gate runs; not written by the model."]
     blocks.extend(fault_lines)
+    if open_critical:
+        blocks.append(OPEN_CRITICAL + "".join(f"\n- {' '.join(str(f).split())}" for f in open_critical))
     for gate in (_as_gate(g) for g in gates):
         blocks.append(_gate_block(gate))
     if fix_attempts is not None:
@@ -269,14 +279,15 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
     (its marker's digest matches; in a run it must carry one); every recorded
     gate that ran has its command and exit code in Evidence; a gate that did
     not run is marked NOT RUN there; and no sentence outside code blocks (and
-    outside stepkit's own Evidence) says that a gate passed when it did not.
-    With no recorded gates (outside a run) the Evidence is checked for shape
+    outside stepkit's own Evidence) says that a gate passed when it did not;
+    and ``result: complete`` is refused while a gate failed or stepkit's
+    Evidence lists critical review findings still open.  With no recorded gates (outside a run) the Evidence is checked for shape
     and tells which gates did not pass.
 
     :return: one-line problems; empty when the handoff is valid.
     """
     text = text.replace("\r\n", "\n").removeprefix("\ufeff")
-    problems, body = _check_frontmatter(text)
+    problems, body, result = _check_frontmatter(text)
     scan = _scan(body)
     problems += [f"section '## {name}' appears more than once" for name in scan.duplicates]
     for name in HANDOFF_SECTIONS:
@@ -301,11 +312,15 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
         # a gate passed on the baseline rule still had failing tests: never "passed" in prose
         not_passed.update({g.name: "its failures are PRE-EXISTING or FLAKY, not passing" for g in records
                            if g.status == "pass" and (g.preexisting_failures or g.flaky)})
+        failed = [g.name for g in records if g.failed]
     else:
         if evidence.strip().lower() in ("", "none", "none."):
             problems.append("Evidence records no gate: list each command with its exit code, "
                             "or NOT RUN")
         not_passed = _statuses_in_evidence(evidence)
+        failed = [name for name, status in not_passed.items() if status not in ("not_run", "not run")]
+    if result == "complete":
+        problems += _complete_contradicted(failed, evidence if rendered else "")
     if not_passed:
         skipped = ["evidence"] if rendered else []
         problems += _false_pass_claims(not_passed, scan.prose(body, skipped))
@@ -382,20 +397,30 @@ def _scan(body: str) -> _Scan:
     return scan
 
 
-def _check_frontmatter(text: str) -> tuple[list[str], str]:
-    """Return the frontmatter problems and the body after the frontmatter."""
+def _check_frontmatter(text: str) -> tuple[list[str], str, str | None]:
+    """Return the frontmatter problems, the body after the frontmatter and
+    the valid ``result`` (None when it is missing or invalid)."""
     if not text.lstrip("\ufeff").lstrip().startswith("---"):
-        return ["frontmatter missing: the file must start with a '---' block (step, title, result)"], text
+        return ["frontmatter missing: the file must start with a '---' block (step, title, result)"], text, None
     try:
         data, body = parse_document(text)
     except DocumentError as exc:
-        return [str(exc)], text
+        return [str(exc)], text, None
     result = data.get("result")
     if result is None:
-        return ["frontmatter has no 'result' (expected complete, partial or blocked)"], body
+        return ["frontmatter has no 'result' (expected complete, partial or blocked)"], body, None
     if check_result(result)[1]:
-        return [f"frontmatter result is {result!r}; expected complete, partial or blocked"], body
-    return [], body
+        return [f"frontmatter result is {result!r}; expected complete, partial or blocked"], body, None
+    return [], body, result
+
+
+def _complete_contradicted(failed: Sequence[str], evidence: str) -> list[str]:
+    """``result: complete`` said of a step whose gate failed, or whose
+    stepkit-rendered Evidence lists critical review findings still open."""
+    problems = [f"result is complete but the {name} gate failed: use partial" for name in failed]
+    if OPEN_CRITICAL in evidence:
+        problems.append("result is complete but critical review findings are still open: use partial")
+    return problems
 
 
 def _rendered_by_stepkit(evidence: str) -> bool | None:

@@ -11,9 +11,9 @@ node                   route labels
 resolve_step           ``deps satisfied`` · ``deps unsatisfied`` · ``error``
 route_staleness        ``major deviation`` · ``else``
 route_coder_result     ``CODER_COMPLETE`` · ``REJECTED / FAILED``
-verify_format_lint     ``pass`` · ``fail``
-verify_build           ``pass`` · ``fail``
-verify_tests           ``pass`` · ``fail``
+verify_format_lint     ``pass`` · ``fail`` · ``error``
+verify_build           ``pass`` · ``fail`` · ``error``
+verify_tests           ``pass`` · ``fail`` · ``error``
 fix_loop_gate          ``budget left`` · ``budget spent``
 route_sweep            ``5+ files or boundary`` · ``else``
 route_review           ``🔴 critical findings`` · ``else``
@@ -30,6 +30,7 @@ never a model, decides what passed.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -178,8 +179,7 @@ def route_review(ctx: StageContext) -> Outcome:
     state = ctx.state
     if stage_fault(ctx, "review"):
         return Outcome(route="else")
-    report = str(state.get("review_report") or "")
-    critical = [line.strip() for line in report.splitlines() if CRITICAL in line]
+    critical = critical_findings(str(state.get("review_report") or ""))
     if not critical:
         return Outcome(route="else")
     attempts = int(state.get("review_attempts", 0))
@@ -196,6 +196,21 @@ def route_review(ctx: StageContext) -> Outcome:
     )
 
 
+def critical_findings(report: str) -> list[str]:
+    """The lines of a review that are critical findings: those that START
+    with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and blanks
+    are set aside, so "No 🔴 critical findings." is none."""
+    found = []
+    for line in report.splitlines():
+        text = _LIST_MARKER.sub("", line.strip())
+        if text.startswith(CRITICAL):
+            found.append(line.strip())
+    return found
+
+
+_LIST_MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])\s*)+")
+
+
 # -- gates -------------------------------------------------------------------
 
 
@@ -204,7 +219,7 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     runner = _gate_runner(ctx, watch_format=True)
     results, updates = _run_guarded(ctx, runner, ("format", "lint"))
     updates["format_changed_tree"] = runner.format_changed_tree
-    return Outcome(route="fail" if results[-1].failed else "pass", updates=updates)
+    return _gate_route(results[-1], updates)
 
 
 def verify_build(ctx: StageContext) -> Outcome:
@@ -220,7 +235,30 @@ def verify_tests(ctx: StageContext) -> Outcome:
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
     runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")))
     (result,), updates = _run_guarded(ctx, runner, (name,))
+    return _gate_route(result, updates)
+
+
+def _gate_route(result: GateResult, updates: dict[str, Any]) -> Outcome:
+    """``pass`` (a pass, or NOT RUN: the step goes on, the gate marked NOT RUN
+    everywhere), ``fail`` (the fix loop), or ``error``: an environment fault
+    ends the run without spending a fix attempt — no coder can fix the machine."""
+    if result.status == "error":
+        return Outcome(route="error", updates={**updates, "failure_reason": environment_fault_reason(result)})
     return Outcome(route="fail" if result.failed else "pass", updates=updates)
+
+
+def environment_fault_reason(gate: GateResult) -> str:
+    """``Environment fault: <gate>: <cause>`` and what the user can do about it."""
+    from stepkit.plugins.overrides import OVERRIDES
+
+    variable, key = OVERRIDES[gate.name]
+    return (
+        f"Environment fault: {gate.name}: {gate.summary or 'the command could not run'}. "
+        f"This is the machine, not the code: no fix attempt was spent. Install what is missing "
+        f"(or make it reachable), or set the {gate.name} command ({variable}, or {key} = \"…\" under "
+        f"[tool.stepkit.commands] in pyproject.toml, [commands] in stepkit.toml, or stepconf.py), "
+        f"then run the step again."
+    )
 
 
 def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tuple[list[GateResult], dict[str, Any]]:
@@ -262,6 +300,7 @@ def _gate_runner(ctx: StageContext, **options: Any):
         ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
         plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
         change_set=None if changed is None else lambda: existing_files(ctx.project_dir, changed),
+        held_plans_dir=ctx.plans_dir,  # _run_guarded restores the plan repo and flags the gate
         on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
         on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
         reusable=reusable, reused_from="the coder's own gate", baseline=lambda: _start_tree(ctx), **options,

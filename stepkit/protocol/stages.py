@@ -284,6 +284,7 @@ def handoff(ctx: StageContext) -> Outcome:
         max_fix_attempts=state.get("max_fix_attempts", 2),
         deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
         criteria=criteria["criteria_evidence"],
+        open_critical=state.get("unresolved_critical") or [],
     )
     path = Path(str(state["handoff_path"]))
     atomic_write(path, text)

@@ -11,11 +11,13 @@ and a no-output limit (on expiry the whole group is killed), its output
 (stdout and stderr merged) streamed to ``<log_dir>/<gate>-<n>.log`` with
 secrets masked and kept in bounded memory for the evidence.
 
-Status is decided here from the exit code, never by a model: ``pass`` (0),
-``fail`` (any other code, or killed by a signal), ``timeout`` (a limit
-expired), ``error`` (exit 126/127 or the command could not be started: the
-tool is missing or not executable — an environment fault, not the code's),
-``not_run`` (no command: NOT evidence of a pass).
+Status is decided here from the exit code and the tools' own messages, never
+by a model: ``pass`` (0), ``fail`` (any other code, or killed by a signal),
+``timeout`` (a limit expired), ``error`` (an environment fault, not the
+code's: exit 126/127, the command could not be started, or its output names a
+missing tool or toolchain, an unreachable registry or a terminal it needs —
+see :mod:`stepkit.workspace.faults`), ``not_run`` (no command, or a tests
+command that ran no test: NOT evidence of a pass).
 
 The tests gate asks its runner for a machine-readable report
 (:func:`~stepkit.workspace.testrunners.report_invocation`) and records
@@ -39,6 +41,7 @@ from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
+from stepkit.workspace.faults import NO_TEST_NOTE, environment_fault, no_tests_reason
 from stepkit.workspace.gate_commands import (
     GatePlan,
     expand_files,
@@ -47,6 +50,7 @@ from stepkit.workspace.gate_commands import (
 )
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 from stepkit.workspace.scope.diff import working_tree_files
+from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.restore import restore_files
 from stepkit.workspace.scope.tree import (
     Listing,
@@ -99,15 +103,16 @@ class GateRunner:
     are never asked again, whatever a gate leaves behind.
 
     What no gate may change is put back after it, the version it left kept
-    under ``<keep_dir>/<gate>-<n>/`` and named in its summary and evidence:
+    under ``displaced/<gate>-<n>/`` beside ``log_dir`` (a run's dir, a
+    verify's) and named in its summary and evidence:
 
     - a lockfile git tracks (the plan's ``lockfiles``), after every gate;
     - after the formatter, any file outside the change set (``change_set``:
       the step's changed files; default the work tree's changes against
       HEAD).  ``{files}`` in the format command is that change set
       (:func:`~stepkit.workspace.gate_commands.expand_files`); when it
-      holds no file to format the formatter does not run.  Outside git the
-      change set is unknown and nothing is restored.
+      holds no file to format the formatter does not run.  Outside git
+      nothing is restored (and ``{files}`` is unknown in ``stepkit verify``).
 
     The tree is looked at (one git process) before and after the formatter,
     and, with ``watch_every_gate``, around every gate: each such result's
@@ -125,7 +130,8 @@ class GateRunner:
       headed ``[reused: same tree …]``; never the formatter, and nothing once
       the formatter changed the tree.
 
-    :param on_start: called with ``(gate, command)`` before each gate runs.
+    :param on_start: called with ``(gate, command)`` before each gate runs
+        (the format command with its files in place).
     :param on_gate: called with each result as soon as its gate ran.
     :param on_reused: called with each reused result and the tree's hash.
     :param reused_from: who ran the reusable results (named in the note).
@@ -137,6 +143,9 @@ class GateRunner:
         :class:`~stepkit.workspace.baseline.BaseTree`, or a function giving
         one or None, called only when a gate fails): failing gates are judged
         against it (:attr:`judge`); None: no judging, the exit code decides.
+    :param held_plans_dir: a plan repo the caller holds and restores itself
+        after each gate (flagging the gate): the formatter's edits there are
+        left to it.
     """
 
     def __init__(
@@ -148,7 +157,7 @@ class GateRunner:
         *,
         plan: GatePlan | None = None,
         change_set: Callable[[], list[str] | None] | None = None,
-        keep_dir: Path | None = None,
+        held_plans_dir: Path | None = None,
         on_start: Callable[[str, str | None], None] | None = None,
         on_gate: Callable[[GateResult], None] | None = None,
         on_reused: Callable[[GateResult, str], None] | None = None,
@@ -164,7 +173,8 @@ class GateRunner:
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
-        self.keep_dir = Path(keep_dir) if keep_dir is not None else self.log_dir.parent / "displaced"
+        self.keep_dir = self.log_dir.parent / "displaced"
+        self.held_plan = PlanScope.of(self.project_dir, held_plans_dir) if held_plans_dir is not None else None
         self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
         self.watch_format, self.watch_every_gate, self.stamp_passes = watch_format, watch_every_gate, stamp_passes
         self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
@@ -199,23 +209,17 @@ class GateRunner:
             return reused
         formats = name == "format" and command is not None
         scope = self.change_set() if formats else None
-        to_run, skipped = command, None
-        if formats and has_files_placeholder(command):
-            if scope is None:
-                skipped = "not_run", "not run: the change set is unknown outside git, so no file is given"
-            else:
-                to_run, why = expand_files(command, scope)
-                skipped = ("pass", why) if to_run is None else None
+        to_run, skipped = _scoped(command, scope) if formats else (command, None)
         if skipped is not None:
             return self._record(_skipped(name, command, plugin, *skipped))
-        guard = formats and scope is not None
-        watch = formats or self.watch_every_gate
-        before = (self._seen or listing(self.project_dir)) if watch else None
-        guard = guard and before is not None and before.git
-        outside = [p for p in before.hashed if p not in set(scope or ())] if guard and before else []
+        before = (self._seen or listing(self.project_dir)) if formats or self.watch_every_gate else None
+        # the files the formatter may change: known in a git work tree only
+        allowed = set(scope) if scope is not None and before is not None and before.git else None
+        outside = [] if allowed is None or before is None else \
+            [p for p in sorted(before.hashed - allowed) if not self._plan_holds(p)]
         held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
-            self.on_start(name, command)
+            self.on_start(name, to_run)
         limits = self.config.timeouts
         result = run_gate(
             name, to_run, plugin, self.project_dir, self.log_dir,
@@ -223,25 +227,11 @@ class GateRunner:
         )
         result.command = command  # as planned (and as detect prints it); the evidence shows what ran
         self._tree = None  # a command ran: the tree may have changed
-        keep = _numbered(self.keep_dir, name)
-        restored = self._restore_lockfiles(held, keep)
         stamp = self.stamp_passes and result.status == "pass"
-        if self.stamp_passes:
-            self.tree_ids = None
-        after = listing(self.project_dir) if watch or stamp else None
-        if before is not None and after is not None:
-            result.changed_files = _changed(before.ids, after.ids, restored)
-            if guard:
-                wrong = [p for p in result.changed_files
-                         if p not in set(scope or ()) and p not in self.plan.lockfiles]
-                restored.update(self._restore(wrong, before, held, keep))
-            _refresh(after, self.project_dir, restored)
-        _note_restored(result, restored, formats)
+        after = self._look_after(result, before, allowed, held, stamp)
         self._seen = after
         if after is not None and (stamp or (formats and self.watch_format)):
             result.tree_hash = self._tree = hash_ids(after.ids)
-            if stamp:
-                self.tree_ids = after.ids
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         if self.judge is not None and result.status == "fail":
@@ -264,6 +254,33 @@ class GateRunner:
         return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
                         no_output_timeout=limits.no_output, pm=self.pm, invocation=invocation)
 
+    def _look_after(self, result: GateResult, before: Listing | None, allowed: set[str] | None,
+                    held: dict[str, bytes | None], stamp: bool) -> Listing | None:
+        """After a gate: put back what it had no business changing (tracked
+        lockfiles; files outside ``allowed``, when given) and record what it
+        changed; the tree as it is now, when looked at (``before`` given, or
+        ``stamp``: keep its ids in :attr:`tree_ids`)."""
+        keep = _numbered(self.keep_dir, result.name)
+        restored = self._restore_lockfiles(held, keep)
+        if self.stamp_passes:
+            self.tree_ids = None
+        after = listing(self.project_dir) if before is not None or stamp else None
+        if before is not None and after is not None:
+            result.changed_files = _changed(before.ids, after.ids, restored)
+            if allowed is not None:
+                wrong = [p for p in result.changed_files
+                         if p not in allowed and p not in restored and not self._plan_holds(p)]
+                restored.update(self._restore(wrong, before, held, keep))
+            _refresh(after, self.project_dir, restored)
+        _note_restored(result, restored, result.name == "format")
+        if after is not None and stamp:
+            self.tree_ids = after.ids
+        return after
+
+    def _plan_holds(self, rel: str) -> bool:
+        """``rel`` is in the plan repo the caller restores itself."""
+        return self.held_plan is not None and self.held_plan.covers(rel)
+
     def _record(self, result: GateResult) -> GateResult:
         if self.on_gate is not None:
             self.on_gate(result)
@@ -277,17 +294,20 @@ class GateRunner:
 
     def _restore(self, paths: list[str], before: Listing, held: dict[str, bytes | None],
                  keep: Path) -> dict[str, str]:
-        """Put back the files the formatter changed outside the change set."""
+        """Put back the files the formatter changed outside the change set:
+        path → what was done."""
         originals: dict[str, bytes | None] = {}
         lost: dict[str, str] = {}
         for rel in paths:
             oid = before.ids.get(rel)
-            data = None if oid is None else held[rel] if rel in held else \
-                None if rel in before.hashed else committed_bytes(self.project_dir, rel, oid)
-            if oid is not None and data is None:
-                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
-            else:
+            if oid is None:
+                originals[rel] = None  # it did not exist
+            elif rel in held:
+                originals[rel] = held[rel]
+            elif rel not in before.hashed and (data := committed_bytes(self.project_dir, rel, oid)) is not None:
                 originals[rel] = data
+            else:
+                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
         return {**_lines(restore_files(self.project_dir, originals, keep), originals), **lost}
 
     def _reuse(self, name: str, command: str | None) -> GateResult | None:
@@ -348,7 +368,7 @@ def run_gate(
         invocation.command if invocation is not None else command, cwd=Path(project_dir), env=run_env,
         timeout=timeout, no_output_timeout=no_output_timeout, log_path=log_path,
     )
-    status, note, exit_code, headline = _classify(result)
+    status, note, exit_code, headline, alone = _classify(name, result)
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
@@ -361,8 +381,7 @@ def run_gate(
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
     summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
     if headline:
-        alone = status == "timeout" or result.start_error is not None or not summary
-        summary = headline if alone else f"{headline}: {summary}"
+        summary = headline if alone or not summary else f"{headline}: {summary}"
     return GateResult(
         name=name, status=status, command=command, plugin=plugin, exit_code=exit_code,
         duration_s=result.duration_s, log=result.log, summary=summary, evidence=evidence,
@@ -397,24 +416,43 @@ def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
     )
 
 
-def _classify(result: ProcessResult) -> tuple[str, str | None, int | None, str | None]:
-    """(status, note for the evidence, recorded exit code, summary headline)."""
+def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | None, str | None, bool]:
+    """(status, note for the evidence, recorded exit code, summary headline,
+    whether the headline is the whole summary)."""
     fault = " — an environment fault, not a failure of the code"
     if result.start_error is not None:
         headline = f"could not start the command: {result.start_error}"
-        return "error", f"error: {headline}{fault}", None, headline
+        return "error", f"error: {headline}{fault}", None, headline, True
     if result.expired is not None:
-        return "timeout", f"{result.expired}; its process group was killed", None, result.expired
+        return "timeout", f"{result.expired}; its process group was killed", None, result.expired, True
     code = result.exit_code
     assert code is not None
+    cause = environment_fault(result.output, code)
     if code in NOT_RUNNABLE:
         why = f"tool missing or not executable (exit {code}: {NOT_RUNNABLE[code]})"
-        return "error", f"error: {why}{fault}", code, why
+        named = f"{why}: {cause}" if cause else why
+        return "error", f"error: {named}{fault}", code, cause or why, cause is not None
     sig = signal_of(code)
     if sig is not None:
         killed = f"killed by signal {signal_name(sig)}"
-        return "fail", killed, code, killed
-    return ("pass" if code == 0 else "fail"), None, code, None
+        return "fail", killed, code, killed, False
+    if cause is not None:
+        return "error", f"error: {cause}{fault}", code, cause, True
+    reason = no_tests_reason(result.output, code) if name == "tests" else None
+    if reason is not None:
+        return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", code, f"{reason}; {NO_TEST_NOTE}", True
+    return ("pass" if code == 0 else "fail"), None, code, None, False
+
+
+def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, tuple[str, str] | None]:
+    """The format command to run, its ``{files}`` given the change set, or
+    why it does not run: ``(command, None)`` or ``(None, (status, why))``."""
+    if command is None or not has_files_placeholder(command):
+        return command, None
+    if scope is None:
+        return None, ("not_run", "not run: the change set is unknown outside git, so no file is given")
+    expanded, why = expand_files(command, scope)
+    return (expanded, None) if expanded is not None else (None, ("pass", why))
 
 
 def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:

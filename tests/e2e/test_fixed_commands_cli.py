@@ -23,6 +23,8 @@ def test_detect_prints_what_verify_runs_when_the_first_gate_creates_a_lockfile(t
     root = tmp_path / "project"
     root.mkdir()
     (root / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n\n[tool.mypy]\nstrict = false\n')
+    (root / "app").mkdir()
+    (root / "app" / "__init__.py").write_text("")
     (root / "Makefile").write_text("lint:\n\t@echo 'version = 1' > uv.lock\n")
     (root / "x").mkdir()
     (root / "x" / "__init__.py").write_text("")  # the package mypy checks

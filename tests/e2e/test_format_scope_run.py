@@ -45,11 +45,13 @@ def test_a_files_formatter_formats_only_what_the_coder_changed(tmp_path):
 
 def test_a_whole_tree_formatters_edits_outside_the_coders_changes_are_undone_and_kept(tmp_path):
     project = project_formatting_with(tmp_path, "")
+    (project.root / "wip.py").write_text("mine = 1\n")  # the user's, untracked, before the step
     result = project.run()
     assert result.code == 5, result.stderr
     gate = format_gate(result)
-    assert gate["changed_files"] == ["calc.py", "check.py", "lint.py"]
-    assert "restored 2 file(s)" in gate["summary"] and "check.py" in gate["summary"]
+    assert gate["changed_files"] == ["calc.py", "check.py", "lint.py", "wip.py"]
+    assert "restored 3 file(s)" in gate["summary"] and "check.py" in gate["summary"]
+    assert (project.root / "wip.py").read_text() == "mine = 1\n"  # git holds no copy: held before the gate
     assert project.git("diff", "--name-only", "--", ".", ":!plans") == "calc.py\n"
     run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
     kept = run_dir / "displaced" / "format-1" / "check.py"

@@ -51,7 +51,8 @@ def test_missing_scripted_answers_file(project):
 def test_preset_coder_that_is_not_installed(project):
     env = project.env(PATH="/nonexistent")
     result = project.run("--coder", "aider", env=env, json_out=False)
-    assert_no_run(project, result, "--coder aider: the 'aider' CLI is not on PATH (install it, or use command:SHELL)")
+    assert_no_run(project, result, "--coder aider: the 'aider' CLI is not on PATH (install it: "
+                                     "python -m pip install aider-chat; or use command:SHELL)")
 
 
 def test_empty_command_reviewer(project):
@@ -76,8 +77,8 @@ def test_a_coder_another_plugin_may_own_is_left_to_the_run_which_names_it(projec
 
 
 TUNABLES = ("max_fix_attempts, max_review_attempts, max_cost_usd, max_tokens, interactive, llm_max_retries, "
-            "llm_max_retry_wait_s, llm_timeout_s, llm_max_output_tokens, coder_max_turns, coder_max_budget_usd, "
-            "coder_fix_budget, model_<node>")
+            "llm_max_retry_wait_s, llm_timeout_s, llm_max_output_tokens, llm_context_budget_tokens, coder_max_turns, "
+            "coder_max_budget_usd, coder_fix_budget, model_<node>, effort_<node>")
 
 
 @pytest.mark.parametrize("setting, message", [
@@ -92,6 +93,7 @@ TUNABLES = ("max_fix_attempts, max_review_attempts, max_cost_usd, max_tokens, in
     ("max_tokens=true", "--set max_tokens=true: max_tokens takes a whole number of at least 1"),
     ("interactive=maybe", "--set interactive=maybe: interactive takes true or false"),
     ("model_orient=", "--set model_orient=: model_orient takes a model name"),
+    ("effort_orient=huge", "--set effort_orient=huge: effort_orient takes one of low, medium, high, max"),
     ("model_orinet=claude", ("--set model_orinet=…: graph step_runner has no node 'orinet' (nodes that ask a "
                              "model: orient, implement, edge_case_sweep, independent_review, write_handoff)")),
     ("max_fix_atempts=3", f"--set max_fix_atempts=…: unknown key 'max_fix_atempts' (tunables: {TUNABLES})"),

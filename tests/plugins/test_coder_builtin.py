@@ -3,6 +3,7 @@ with the real gate runner on a tiny project (BUILD_CMD / TEST_CMD)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -49,7 +50,9 @@ def greet_returning(value: str) -> str:
 
 
 def queue_edit(api, *writes: tuple[str, str], summary: str = "wrote greet()") -> list[str]:
+    """The model's edit round: its writes, a test run, then "done"."""
     ids = [api.reply_tool("write_file", {"path": path, "content": text}) for path, text in writes]
+    api.reply_tool("run_command", {"command": f"{sys.executable} check_greet.py"})
     api.reply_json({"status": "done", "summary": summary})
     return ids
 
@@ -84,9 +87,14 @@ def test_a_scripted_edit_that_passes(project, messages_api):
     assert result.text.splitlines()[-1] == "CODER_COMPLETE"
     assert (project / "greet.py").read_text() == GOOD
     plan_request, edit_request = messages_api.requests[0], messages_api.requests[2]
-    assert tool_names(plan_request) == ["read_file", "list_dir", "search", "run_command"]
-    assert {"write_file", "edit_file"} <= set(tool_names(edit_request))
+    # one conversation: the same instructions and tool definitions in every round
+    assert tool_names(plan_request) == ["read_file", "list_dir", "search", "run_command",
+                                        "write_file", "edit_file"]
+    assert plan_request.body["tools"] == edit_request.body["tools"]
+    assert plan_request.body["system"] == edit_request.body["system"]
+    assert plan_request.body["output_config"] == edit_request.body["output_config"]
     assert "Acceptance criteria" in plan_request.raw.decode()
+    assert "CODER_COMPLETE" not in plan_request.raw.decode()  # it answers in fields, not a sentinel
     assert result.cost_usd is not None and result.cost_usd > 0
 
 
@@ -112,11 +120,16 @@ def test_a_failure_then_a_fix(project, messages_api):
 
     assert result.sentinel == "CODER_COMPLETE"
     assert "Fix attempts: 1 of 3" in result.text
-    fix_request = messages_api.requests[3]
-    fix_prompt = fix_request.body["messages"][0]["content"][-1]["text"]
+    fix_request = messages_api.requests[4]
+    fix_prompt = fix_request.body["messages"][-1]["content"][-1]["text"]
     assert "The tests gate failed after your change (fix attempt 1 of 3)" in fix_prompt
     assert "greet returned 'Hi Ann'" in fix_prompt
     assert "minimal fix" in fix_prompt
+    # the fix round holds the earlier turns: the plan, the edit that failed, its test run
+    earlier = json.dumps(fix_request.body["messages"][:-1])
+    assert "write greet() in greet.py" in earlier  # the plan's answer
+    assert "Hi Ann" in earlier and "run_command" in earlier
+    assert fix_request.body["cache_control"] == {"type": "ephemeral"}
 
 
 def test_never_passing_fails_after_the_budget(project, messages_api):
@@ -131,7 +144,7 @@ def test_never_passing_fails_after_the_budget(project, messages_api):
     assert "fix budget spent: 3 of 3 fix attempts used and the tests gate still fails" in result.text
     assert "greet returned 'attempt 3'" in result.text
     assert [(g.name, g.status) for g in result.gates] == [("build", "pass"), ("tests", "fail")]
-    assert len(messages_api.requests) == 1 + 4 * 2
+    assert len(messages_api.requests) == 1 + 4 * 3  # plan; each round: write, test run, answer
 
 
 def test_the_same_failure_after_a_fix_stops_at_once_with_no_progress(project, messages_api):
@@ -143,7 +156,7 @@ def test_the_same_failure_after_a_fix_stops_at_once_with_no_progress(project, me
 
     assert result.sentinel == "CODER_FAILED"
     assert "no progress: the tests gate failed the same way after fix attempt 1" in result.text
-    assert len(messages_api.requests) == 1 + 2 * 2
+    assert len(messages_api.requests) == 1 + 2 * 3
 
 
 def test_writes_outside_the_project_and_into_the_plan_repo_are_refused(project, messages_api):
@@ -197,7 +210,7 @@ def test_a_paused_approval_resumes_with_the_same_plan(project, messages_api):
     result = stepkit_implement(ctx_for(project, ask=lambda question: "yes"))
 
     assert result.sentinel == "CODER_COMPLETE"
-    assert len(messages_api.requests) == 1 + 2  # the plan was not asked for again
+    assert len(messages_api.requests) == 1 + 3  # the plan was not asked for again
 
 
 def test_coder_autoapprove_skips_the_gate(project, messages_api):
@@ -245,3 +258,74 @@ def test_a_model_fault_is_a_crash_with_the_reason_last(project, messages_api):
 def test_other_coder_specs_are_not_its_business(project):
     assert stepkit_implement(make_ctx(project, coder="command:true")) is None
     assert stepkit_implement(make_ctx(project, coder="claude")) is None
+
+
+def test_a_done_without_a_test_run_after_the_last_edit_is_sent_back_once(project, messages_api):
+    messages_api.reply_json(PLAN)
+    messages_api.reply_tool("write_file", {"path": "greet.py", "content": GOOD})
+    messages_api.reply_json({"status": "done", "summary": "wrote greet()"})
+    messages_api.reply_tool("run_command", {"command": f"{sys.executable} check_greet.py"})
+    messages_api.reply_json({"status": "done", "summary": "wrote and tested greet()"})
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE" and "wrote and tested greet()" in result.text
+    sent_back = messages_api.requests[3].body["messages"][-1]["content"][-1]["text"]
+    assert sent_back.startswith("You changed files after your last test run")
+    assert "1 passed" in messages_api.tool_results(4)[0]["content"]
+
+
+def test_the_coder_can_answer_failed_with_its_reason(project, messages_api):
+    messages_api.reply_json(PLAN)
+    messages_api.reply_json({"status": "failed", "summary": "greet needs a locale table we lack"})
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_FAILED" and not result.crashed
+    assert "the coder could not make it work: greet needs a locale table we lack" in result.text
+    assert result.gates == []  # nothing to verify
+
+
+def test_writes_are_refused_while_planning(project, messages_api):
+    tool_id = messages_api.reply_tool("write_file", {"path": "greet.py", "content": GOOD})
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD))
+
+    stepkit_implement(ctx_for(project))
+
+    block = tool_result(messages_api, tool_id)
+    assert block["is_error"] and "not while planning" in block["content"]
+
+
+def test_when_its_turns_run_out_the_coder_is_asked_for_its_answer_without_tools(project,
+                                                                                messages_api):
+    messages_api.reply_json(PLAN)
+    messages_api.reply_tool("write_file", {"path": "greet.py", "content": GOOD})
+    messages_api.reply_tool("run_command", {"command": f"{sys.executable} check_greet.py"})
+    messages_api.reply_json({"status": "done", "summary": "wrote greet(), out of turns"})
+
+    result = stepkit_implement(ctx_for(project, settings={"coder_max_turns": 2}))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    final = messages_api.requests[-1].body
+    assert final["tool_choice"] == {"type": "none"}
+    assert "Answer now, without tools" in final["messages"][-1]["content"][-1]["text"]
+
+
+def test_a_later_implement_round_of_the_step_continues_the_conversation(project, messages_api):
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")), summary="first try")
+    queue_edit(messages_api, ("greet.py", GOOD), summary="fixed")
+    stepkit_implement(ctx_for(project))
+    first_round = len(messages_api.requests)
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")
+
+    result = stepkit_implement(ctx_for(project, state={"fix_instructions": "Fix the lint error E501."}))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    plan_again = messages_api.requests[first_round].body["messages"]
+    assert "first try" in json.dumps(plan_again)  # the earlier round's turns are there
+    opening = plan_again[-1]["content"][-1]["text"]
+    assert opening.startswith("A new implement round of this step")
+    assert "Fix the lint error E501." in opening

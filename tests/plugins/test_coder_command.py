@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -157,3 +158,60 @@ def test_find_sentinel_needs_its_own_line():
     assert find_sentinel("`CODER_REJECTED`") == "CODER_REJECTED"
     assert find_sentinel("say CODER_COMPLETE when done") is None
     assert find_sentinel("CODER_COMPLETE\nCODER_FAILED") == "CODER_FAILED"
+
+
+def test_a_command_reports_its_usage_through_the_usage_file_and_the_run_counts_it(project):
+    events: list = []
+    body = ('printf \'{"input_tokens": 1200, "output_tokens": 80, "cost_usd": 0.0123456789}\' '
+            '> "$STEPKIT_USAGE_FILE"\necho CODER_COMPLETE\n')
+    ctx = make_ctx(project, coder=script(project, body), events=events)
+    result = stepkit_implement(ctx)
+    assert result.usage.input_tokens == 1200 and result.cost_usd == pytest.approx(0.0123456789)
+    assert ctx.usage.total_tokens == 1280 and ctx.usage.cost_usd == 0.012346  # rounded
+    kind, fields = events[-1]
+    assert kind == "delegate_usage" and fields["who"] == "coder" and fields["output_tokens"] == 80
+
+
+def test_a_command_that_reports_nothing_adds_no_usage(project):
+    events: list = []
+    ctx = make_ctx(project, coder=script(project, "echo CODER_COMPLETE\n"), events=events)
+    assert stepkit_implement(ctx).usage is None
+    assert ctx.usage.total_tokens == 0 and "delegate_usage" not in [kind for kind, _ in events]
+
+
+@pytest.mark.parametrize("settings, spent, message", [
+    ({"max_cost_usd": 1.0}, {"cost_usd": 1.01}, "the run has spent $1.0100 of max_cost_usd=1; coder was not started"),
+    ({"max_tokens": 500}, {"input_tokens": 400, "output_tokens": 101},
+     "the run has used 501 tokens of max_tokens=500; coder was not started"),
+])
+def test_a_passed_budget_stops_a_command_before_it_starts(project, settings, spent, message):
+    from stepkit.records import StageFault, Usage
+
+    marker = project / "started"
+    ctx = make_ctx(project, coder=script(project, f"touch {marker}\n"), settings=settings)
+    ctx.usage = Usage(**spent)
+    with pytest.raises(StageFault, match=re.escape(f"budget exceeded: {message}")):
+        stepkit_implement(ctx)
+    assert not marker.exists()
+
+
+def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(monkeypatch, tmp_path):
+    from stepkit.config import Config
+    from stepkit.errors import UsageError
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    settings = {"reviewer": "opencode", "stages": ("implement", "review")}
+    with pytest.raises(UsageError, match=re.escape(
+            "--reviewer opencode: the 'opencode' CLI is not on PATH (install it: npm install -g opencode-ai; "
+            "or use command:SHELL)")):
+        command.stepkit_configure(Config(), {**settings, "coder": "command:true"})
+    # a command that does not run the review does not need the reviewer's CLI
+    command.stepkit_configure(Config(), {**settings, "coder": "command:true", "stages": ("implement",)})
+
+
+def test_a_command_may_still_run_on_a_budget_used_to_the_last_token(project):
+    from stepkit.records import Usage
+
+    ctx = make_ctx(project, coder=script(project, "echo CODER_COMPLETE\n"), settings={"max_tokens": 500})
+    ctx.usage = Usage(input_tokens=500)  # a command may call no model at all
+    assert stepkit_implement(ctx).sentinel == "CODER_COMPLETE"

@@ -1,239 +1,302 @@
-"""Coder presets: the CLIs are faked with pytest-subprocess (``fp``), their
-outputs shaped like the real tools' (JSON result, JSONL events, text)."""
+"""Coder presets: contract tests on transcripts of the real CLIs.
+
+Every fixture under tests/fixtures/transcripts/<cli>-<version>/ is one run
+of the real tool at that version, recorded through the preset's own command
+line, environment and runner against a loopback API
+(``python -m tests.realcli.record``): its exit code, its output as stepkit
+reads it and what it wrote into its scratch dir.  The command lines and the
+runner are driven with pytest-subprocess (``fp``) and real processes.
+"""
 
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from stepkit.plugins.coders.command import stepkit_implement
-from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.presets import PRESETS, Call
+from stepkit.records import Usage
+from stepkit.workspace.process import ProcessResult
 from tests.support.coder import make_ctx
 
-CLAUDE_OK = {
-    "type": "result", "subtype": "success", "is_error": False, "duration_ms": 48211,
-    "duration_api_ms": 45102, "num_turns": 14,
-    "result": "Added greet() in greet.py and tests/test_greet.py.\n\nCODER_COMPLETE",
-    "stop_reason": "end_turn", "session_id": "9f0c6c1e-4b7e-4a57-9d36-2f0f4a1c1b55",
-    "total_cost_usd": 0.2841, "usage": {"input_tokens": 1203, "output_tokens": 2210,
-                                        "cache_read_input_tokens": 88120},
-    "permission_denials": [],
-}
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
 
-@pytest.fixture
-def project(tmp_path):
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
+def transcript(cli: str, scenario: str) -> dict:
+    version = PRESETS[cli].checked[-1]
+    return json.loads((TRANSCRIPTS / f"{cli}-{version}" / f"{scenario}.json").read_text())
 
 
-def command_of(name: str, **settings) -> str:
-    return PRESETS[name].command(settings, review=False)
+def replay(cli: str, scenario: str, tmp_path: Path):
+    """The preset's reading of a recorded run: (CoderResult, Parsed)."""
+    t = transcript(cli, scenario)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    for name, text in t["scratch_files"].items():
+        (scratch / name).write_text(text)
+    run = ProcessResult(command=t["command"], exit_code=t["exit_code"], expired=t["expired"], start_error=None,
+                        output=t["output"], lines=t["output"].count("\n"), size=len(t["output"]),
+                        duration_s=1.0, log=None)
+    preset = PRESETS[cli]
+    return preset.parse(run, None, scratch), preset.read(t["output"], scratch)
 
 
-def implement(project, coder: str, **settings):
-    return stepkit_implement(make_ctx(project, coder=coder, settings=settings))
+def call(tmp_path: Path, review: bool = False, **settings) -> Call:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return Call(settings, review, project, tmp_path / "scratch")
 
 
-def test_claude_command_line_and_a_successful_result(project, fp):
-    cmd = command_of("claude")
-    assert cmd == ("claude -p --output-format json --permission-mode acceptEdits "
-                   "--max-turns 60 --max-budget-usd 10")
-    fp.register(cmd, stdout=json.dumps(CLAUDE_OK))
-    result = implement(project, "claude")
+@pytest.mark.parametrize("cli", list(PRESETS))
+def test_every_preset_names_the_versions_it_was_checked_against_and_has_their_transcripts(cli):
+    preset = PRESETS[cli]
+    assert preset.checked and preset.install
+    for version in preset.checked:
+        assert (TRANSCRIPTS / f"{cli}-{version}" / "success.json").is_file()
+
+
+@pytest.mark.parametrize("cli", list(PRESETS))
+def test_success_with_its_tokens_and_cost(cli, tmp_path):
+    result, _ = replay(cli, "success", tmp_path)
+    assert result.sentinel == "CODER_COMPLETE" and not result.sentinel_inferred
+    assert "Added greet() in greet.py." in result.text
+    assert result.usage is not None and result.usage.output_tokens > 0 and result.usage.input_tokens > 0
+    if cli == "codex":
+        assert result.cost_usd is None  # codex reports tokens, not cost
+    else:
+        assert result.cost_usd and result.usage.cost_usd == pytest.approx(result.cost_usd)
+    assert result.session_id or cli == "aider"
+
+
+def test_token_counts_as_each_cli_reports_them(tmp_path):
+    claude = replay("claude", "success", tmp_path)[0].usage
+    # claude's usage: the three requests summed; cache tokens apart
+    assert (claude.cache_read_tokens, claude.cache_write_tokens) == (500, 100)
+    codex = replay("codex", "success", tmp_path)[0].usage
+    # codex's input_tokens include the cached ones
+    assert codex.cache_read_tokens == 300 and codex.input_tokens == 1100 - 300
+    aider = replay("aider", "success", tmp_path)[0].usage
+    assert aider == Usage(input_tokens=1300, output_tokens=30, cache_read_tokens=500, cache_write_tokens=100,
+                          cost_usd=aider.cost_usd)
+    opencode = replay("opencode", "success", tmp_path)[0].usage
+    assert opencode.cache_read_tokens == 500 and opencode.cost_usd > 0
+
+
+@pytest.mark.parametrize("cli", list(PRESETS))
+def test_an_api_failure_is_failed_with_the_tools_own_reason(cli, tmp_path):
+    result, _ = replay(cli, "failure", tmp_path)
+    assert result.sentinel == "CODER_FAILED" and not result.crashed
+    assert "error: " in result.text
+
+
+def test_claude_api_error_is_labelled_by_its_status_not_its_subtype(tmp_path):
+    # the real result: subtype "success", is_error true, api_error_status 400
+    result, _ = replay("claude", "failure", tmp_path)
+    assert "error: API error 400: API Error: 400" in result.text
+    assert "success:" not in result.text
+
+
+@pytest.mark.parametrize("cli", list(PRESETS))
+def test_a_transient_error_that_was_retried_is_no_failure(cli, tmp_path):
+    result, _ = replay(cli, "retried", tmp_path)
+    assert result.sentinel == "CODER_COMPLETE", result.text
+    assert "error: " not in result.text
+
+
+def test_codex_retry_notice_and_warning_items_are_notes_not_errors(tmp_path):
+    result, parsed = replay("codex", "retried_notice", tmp_path)
     assert result.sentinel == "CODER_COMPLETE"
-    assert result.text.startswith("Added greet() in greet.py")
-    assert result.cost_usd == pytest.approx(0.2841)
-    assert result.session_id == "9f0c6c1e-4b7e-4a57-9d36-2f0f4a1c1b55"
-    assert not result.crashed
+    assert parsed.errors == ()
+    assert any(n.startswith("retried: Reconnecting... 1/1") for n in parsed.notes)
+    assert any("Model metadata for `gpt-test` not found" in n for n in parsed.notes)
 
 
-def test_claude_turn_and_budget_limits_come_from_the_settings(project, fp):
-    cmd = command_of("claude", coder_max_turns=12, coder_max_budget_usd=2.5)
-    assert cmd.endswith("--max-turns 12 --max-budget-usd 2.5")
-    fp.register(cmd, stdout=json.dumps(CLAUDE_OK))
-    assert implement(project, "claude", coder_max_turns=12, coder_max_budget_usd=2.5).sentinel == "CODER_COMPLETE"
-
-
-def test_claude_error_result_is_failed_with_its_reason_and_cost(project, fp):
-    error = {**CLAUDE_OK, "subtype": "error_max_turns", "is_error": True,
-             "result": "Reached max turns (60)", "total_cost_usd": 1.75,
-             "permission_denials": [{"tool_name": "Bash", "tool_input": {"command": "pytest"}}]}
-    fp.register(command_of("claude"), stdout=json.dumps(error), returncode=1)
-    result = implement(project, "claude")
+def test_codex_error_then_turn_failed_is_failed(tmp_path):
+    result, parsed = replay("codex", "failure", tmp_path)
     assert result.sentinel == "CODER_FAILED"
-    assert "error: error_max_turns: Reached max turns (60)" in result.text
-    assert "[claude: 1 tool call(s) were denied permission]" in result.text
-    assert result.cost_usd == pytest.approx(1.75)
-    assert result.exit_code == 1
+    assert "no response queued" in parsed.errors[-1]
 
 
-def test_claude_sentinel_in_its_result_wins(project, fp):
-    rejected = {**CLAUDE_OK, "result": "The plan contradicts the code.\nCODER_REJECTED"}
-    fp.register(command_of("claude"), stdout=json.dumps(rejected))
-    assert implement(project, "claude").sentinel == "CODER_REJECTED"
+def test_aider_retried_litellm_error_is_a_note(tmp_path):
+    result, parsed = replay("aider", "retried", tmp_path)
+    assert parsed.errors == ()
+    assert parsed.notes[0].startswith("retried: litellm.InternalServerError")
+    assert "[aider: retried: litellm.InternalServerError" in result.text
 
 
-def test_claude_without_a_sentinel_is_judged_by_its_own_report(project, fp):
-    denied = [{"tool_name": "Bash", "tool_input": {"command": "pytest -q"}}]
-    fp.register(command_of("claude"), stdout=json.dumps(
-        {**CLAUDE_OK, "result": "Done.", "permission_denials": denied}))
-    result = implement(project, "claude")
-    assert result.sentinel == "CODER_COMPLETE"  # a denied test run is not a failure
-    assert "1 tool call(s) were denied permission" in result.text
-    assert "claude finished without error" in result.text
-
-
-def test_claude_output_that_is_not_json_falls_back_to_the_exit_code(project, fp):
-    fp.register(command_of("claude"), stdout="Error: Invalid API key · Please run /login\n",
-                returncode=1)
-    result = implement(project, "claude")
+def test_aider_edits_that_never_applied_are_failed_even_when_the_reply_says_complete(tmp_path):
+    result, parsed = replay("aider", "bad_edits", tmp_path)
+    assert "CODER_COMPLETE" in parsed.text
     assert result.sentinel == "CODER_FAILED"
-    assert "could not read claude's output format" in result.text
-    assert "Invalid API key" in result.text
+    assert "Only 3 reflections allowed, stopping." in result.text
+    assert "its reply said CODER_COMPLETE" in result.text
 
 
-def test_a_preset_cli_that_is_missing_or_killed_crashed(project, fp):
-    fp.register(command_of("claude"), stderr="/bin/sh: 1: claude: not found\n", returncode=127)
-    missing = implement(project, "claude")
-    assert missing.crashed and "command not found (exit 127)" in missing.text
-    fp.register(command_of("codex"), stdout='{"type":"thread.started","thread_id":"t1"}\n',
-                returncode=-9)
-    killed = implement(project, "codex")
-    assert killed.crashed and "killed by signal SIGKILL" in killed.text
+def test_aider_ending_on_an_error_after_its_reply_is_failed(tmp_path):
+    # the reply named a file not in the chat; aider added it, asked again, and that request failed
+    result, parsed = replay("aider", "error_after_reply", tmp_path)
+    assert "CODER_COMPLETE" in parsed.text
+    assert result.sentinel == "CODER_FAILED"
+    assert "ended on an error after its last reply (litellm.BadRequestError" in result.text
 
 
-CODEX_EVENTS = [
-    {"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
-    {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "item_0", "type": "reasoning",
-                                        "text": "**Reading greet.py**"}},
-    {"type": "item.completed", "item": {"id": "item_1", "type": "command_execution",
-                                        "command": "bash -lc 'pytest -q'",
-                                        "aggregated_output": "1 passed\n", "exit_code": 0,
-                                        "status": "completed"}},
-    {"type": "item.completed", "item": {"id": "item_2", "type": "file_change", "status": "completed",
-                                        "changes": [{"path": "greet.py", "kind": "add"}]}},
-    {"type": "item.completed", "item": {"id": "item_3", "type": "agent_message",
-                                        "text": "Implemented greet(); tests pass.\nCODER_COMPLETE"}},
-    {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448,
-                                         "output_tokens": 122}},
-]
+def test_aider_answer_is_the_models_reply_only_once(tmp_path):
+    _, parsed = replay("aider", "review", tmp_path)
+    assert parsed.text == "🟡 greet.py: greet() has no test.\n🟢 greet.py: fine otherwise."
 
 
-def jsonl(events) -> str:
-    return "".join(json.dumps(e) + "\n" for e in events)
+@pytest.mark.parametrize("cli", list(PRESETS))
+def test_a_killed_cli_crashed(cli, tmp_path):
+    result, _ = replay(cli, "killed", tmp_path)
+    assert result.crashed
+    assert "timed out after 8 s" in result.text
 
 
-def test_codex_command_line_and_events(project, fp):
-    cmd = command_of("codex")
-    assert cmd == "codex exec --sandbox workspace-write --json --skip-git-repo-check -"
-    fp.register(cmd, stdout=jsonl(CODEX_EVENTS), stderr="Reading prompt from stdin...\n")
-    result = implement(project, "codex")
+def test_claude_denied_permissions_are_noted_not_failures(tmp_path):
+    result, parsed = replay("claude", "review_denied", tmp_path)
     assert result.sentinel == "CODER_COMPLETE"
-    assert result.text.startswith("Implemented greet(); tests pass.")
-    assert result.session_id == "0199a213-81c0-7800-8aa1-bbab2a035a53"
-    assert result.cost_usd is None  # codex reports tokens, not cost
+    assert parsed.notes == ("2 tool call(s) were denied permission (Bash, Write)",)
+    assert transcript("claude", "review_denied")["git_status_after"] == ""
 
 
-def test_codex_turn_failed_is_failed(project, fp):
-    events = CODEX_EVENTS[:2] + [
-        {"type": "error", "message": "stream disconnected before completion"},
-        {"type": "turn.failed", "error": {"message": "stream disconnected before completion"}},
-    ]
-    fp.register(command_of("codex"), stdout=jsonl(events), returncode=1)
-    result = implement(project, "codex")
+@pytest.mark.parametrize("cli", ["codex", "opencode"])
+def test_a_read_only_reviewer_that_tried_to_write_wrote_nothing(cli, tmp_path):
+    _, parsed = replay(cli, "review_denied", tmp_path)
+    assert parsed.text == "🟢 No findings." and parsed.errors == ()
+    assert transcript(cli, "review_denied")["git_status_after"] == ""
+
+
+def test_opencode_auto_rejected_permission_with_no_answer_is_failed(tmp_path):
+    result, parsed = replay("opencode", "outside_project", tmp_path)
+    assert parsed.text == ""
     assert result.sentinel == "CODER_FAILED"
-    assert "error: stream disconnected before completion" in result.text
+    assert "stopped after a tool call without answering" in result.text
+    assert "external_directory" in parsed.failed
 
 
-AIDER_OUTPUT = """Aider v0.86.1
-Main model: anthropic/claude-sonnet-4-5 with diff edit format
-Git repo: .git with 3 files
-Repo-map: using 4096 tokens, auto refresh
-
-I'll add greet() to greet.py.
-
-greet.py
-<<<<<<< SEARCH
-=======
-def greet(name):
-    return f"Hello, {name}!"
->>>>>>> REPLACE
-
-Tokens: 4.1k sent, 112 received. Cost: $0.01 message, $0.01 session.
-Applied edit to greet.py
-Tokens: 5.0k sent, 40 received. Cost: $0.0061 message, $0.02 session.
-CODER_COMPLETE
-"""
+def test_aider_leaves_no_repository_ignore_file_or_cache_and_stages_nothing():
+    outside = transcript("aider", "success_no_git")
+    assert "--no-git" in outside["command"] and outside["dot_files_after"] == []
+    inside = transcript("aider", "success")
+    assert inside["dot_files_after"] == [".git"]  # no .gitignore, no .aider.tags.cache
+    assert inside["git_status_after"] == "?? greet.py\n"  # the new file is not git-added
 
 
-def test_aider_command_line_cost_and_sentinel(project, fp):
-    cmd = command_of("aider")
-    assert cmd == ('aider --message-file "$STEPKIT_PROMPT_FILE" --yes-always --no-auto-commits '
-                   "--no-pretty --no-stream --no-check-update")
-    fp.register(cmd, stdout=AIDER_OUTPUT)
-    result = implement(project, "aider")
-    assert result.sentinel == "CODER_COMPLETE"
-    assert result.cost_usd == pytest.approx(0.02)
-    assert result.session_id is None
-    assert "Applied edit to greet.py" in result.text
+# -- command lines ---------------------------------------------------------------
 
 
-def test_aider_api_error_is_failed_even_with_exit_zero(project, fp):
-    output = ("Aider v0.86.1\nlitellm.AuthenticationError: AnthropicException - "
-              '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}\n')
-    fp.register(command_of("aider"), stdout=output)
-    result = implement(project, "aider")
-    assert result.sentinel == "CODER_FAILED"
-    assert "error: litellm.AuthenticationError" in result.text
+def test_claude_coder_may_run_commands_and_its_budget_is_what_the_run_has_left(tmp_path):
+    line = PRESETS["claude"].command(call(tmp_path))
+    assert line == ("claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash "
+                    "--max-turns 60 --max-budget-usd 10")
+    spent = Call({"max_cost_usd": 5, "coder_max_turns": 12}, False, tmp_path, tmp_path,
+                 Usage(cost_usd=3.75))
+    assert PRESETS["claude"].command(spent).endswith("--max-turns 12 --max-budget-usd 1.25")
 
 
-OPENCODE_EVENTS = [
-    {"type": "step_start", "timestamp": 1768191337567, "sessionID": "ses_44f9562d4ffe",
-     "part": {"type": "step-start"}},
-    {"type": "tool_use", "timestamp": 1768191339001, "sessionID": "ses_44f9562d4ffe",
-     "part": {"type": "tool", "tool": "write", "state": {"status": "completed",
-                                                        "input": {"filePath": "greet.py"}}}},
-    {"type": "step_finish", "timestamp": 1768191339100, "sessionID": "ses_44f9562d4ffe",
-     "part": {"type": "step-finish", "reason": "tool-calls", "cost": 0.0125,
-              "tokens": {"input": 9120, "output": 310}}},
-    {"type": "text", "timestamp": 1768191341000, "sessionID": "ses_44f9562d4ffe",
-     "part": {"type": "text", "text": "greet() added.\n\nCODER_COMPLETE"}},
-    {"type": "step_finish", "timestamp": 1768191341200, "sessionID": "ses_44f9562d4ffe",
-     "part": {"type": "step-finish", "reason": "stop", "cost": 0.0031,
-              "tokens": {"input": 9500, "output": 20}}},
-]
-
-
-def test_opencode_command_line_cost_and_session(project, fp):
-    cmd = command_of("opencode")
-    assert cmd == "opencode run --format json"
-    fp.register(cmd, stdout=jsonl(OPENCODE_EVENTS))
-    result = implement(project, "opencode")
-    assert result.sentinel == "CODER_COMPLETE"
-    assert result.cost_usd == pytest.approx(0.0156)
-    assert result.session_id == "ses_44f9562d4ffe"
-    assert result.text.startswith("greet() added.")
-
-
-def test_opencode_error_event_is_failed(project, fp):
-    events = OPENCODE_EVENTS[:1] + [
-        {"type": "error", "timestamp": 1768191337600, "sessionID": "ses_44f9562d4ffe",
-         "error": {"name": "ProviderAuthError", "data": {"message": "No API key for anthropic"}}},
-    ]
-    fp.register(command_of("opencode"), stdout=jsonl(events))
-    result = implement(project, "opencode")
-    assert result.sentinel == "CODER_FAILED"
-    assert "error: No API key for anthropic" in result.text
-    assert result.session_id == "ses_44f9562d4ffe"
-
-
-def test_reviewer_variants_are_read_only():
-    review = {name: preset.command({}, review=True) for name, preset in PRESETS.items()}
-    assert "--permission-mode plan" in review["claude"]
+def test_reviewer_variants_are_read_only(tmp_path):
+    review = {name: preset.command(call(tmp_path, review=True)) for name, preset in PRESETS.items()}
+    assert "--permission-mode plan" in review["claude"] and "Bash" not in review["claude"]
     assert "--sandbox read-only" in review["codex"]
-    assert review["aider"].endswith("--dry-run")
+    assert review["aider"].endswith("--dry-run --chat-mode ask --map-tokens 0")
     assert review["opencode"] == "opencode run --format json --agent plan"
+    assert json.loads(PRESETS["opencode"].env(call(tmp_path, review=True))["OPENCODE_PERMISSION"]) == {
+        "edit": "deny", "bash": "deny"}
+
+
+def test_aider_keeps_its_files_in_the_scratch_dir_and_git_add_in_a_throwaway_index(tmp_path):
+    c = call(tmp_path)
+    c.scratch.mkdir()
+    line = PRESETS["aider"].command(c)
+    assert f"--chat-history-file {c.scratch}/chat.history.md" in line
+    assert f"--input-history-file {c.scratch}/input.history" in line
+    assert "--no-gitignore" in line and "--no-dirty-commits" in line and "--no-git" in line.split()
+    assert PRESETS["aider"].env(c) == {}
+    subprocess.run(["git", "init", "-q"], cwd=c.project_dir, check=True)
+    assert "--no-git" not in PRESETS["aider"].command(c).split()
+    assert PRESETS["aider"].env(c) == {"GIT_INDEX_FILE": str(c.scratch / "index")}
+
+
+def test_a_preset_session_removes_its_scratch_dir_and_the_cache_it_left(tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    ctx = make_ctx(project, coder="aider")
+    with PRESETS["aider"].session(ctx, review=False) as c:
+        (project / ".aider.tags.cache.v4").mkdir()
+        (project / ".aider.tags.cache.v4" / "cache.db").write_text("x")
+        assert c.scratch.is_dir() and not c.scratch.is_relative_to(project)
+    assert not c.scratch.exists()
+    assert not (project / ".aider.tags.cache.v4").exists()
+
+
+def test_the_preset_runs_through_the_runner_and_its_usage_is_the_runs(tmp_path, fp):
+    project = tmp_path / "project"
+    project.mkdir()
+    t = transcript("claude", "success")
+    fp.allow_unregistered(True)  # git, run for real
+    fp.register(t["command"], stdout=t["output"])
+    events: list = []
+    ctx = make_ctx(project, coder="claude", events=events)
+    result = stepkit_implement(ctx)
+    assert result.sentinel == "CODER_COMPLETE"
+    assert ctx.usage == result.usage and ctx.usage.cost_usd == pytest.approx(0.005775)
+    kinds = [kind for kind, _ in events]
+    assert kinds == ["delegate_started", "delegate_finished", "delegate_usage"]
+    assert events[-1][1]["who"] == "coder-claude" and events[-1][1]["cache_read_tokens"] == 500
+
+
+def test_a_preset_reviewers_usage_is_the_runs_too(tmp_path, fp):
+    from stepkit.plugins.coders.reviewer import stepkit_review
+
+    project = tmp_path / "project"
+    project.mkdir()
+    t = transcript("opencode", "review")
+    fp.allow_unregistered(True)
+    fp.register(t["command"], stdout=t["output"])
+    events: list = []
+    ctx = make_ctx(project, reviewer="opencode", events=events)
+    assert stepkit_review(ctx).review_report.startswith("🟡 greet.py")
+    assert ctx.usage.cost_usd > 0 and ctx.usage.input_tokens == 1200
+    assert events[-1][0] == "delegate_usage" and events[-1][1]["who"] == "reviewer-opencode"
+
+
+def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(tmp_path, capsys, monkeypatch):
+    from stepkit.cli import main
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text("#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+    fake.chmod(0o755)
+    old = bin_dir / "codex"
+    old.write_text("#!/bin/sh\necho 'codex-cli 0.1.0'\n")
+    old.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert main(["plugins", "--project-dir", str(tmp_path), "--json"]) == 0
+    presets = {p["name"]: p for p in json.loads(capsys.readouterr().out)["presets"]}
+    assert list(presets) == ["claude", "codex", "aider", "opencode"]
+    assert presets["claude"] == {"name": "claude", "path": str(fake), "version": "2.1.332", "checked": ["2.1.332"],
+                                 "checked_version": True, "install": "npm install -g @anthropic-ai/claude-code"}
+    assert presets["codex"]["version"] == "0.1.0" and not presets["codex"]["checked_version"]
+    assert presets["aider"]["path"] is None and presets["aider"]["version"] is None
+    assert main(["plugins", "--project-dir", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert "opencode  not on PATH (install: npm install -g opencode-ai)" in table
+    assert "0.1.0 (" in table and "[not a checked version]" in table
+
+
+def test_a_coding_cli_needs_some_budget_left_to_start(tmp_path, fp):
+    from stepkit.records import StageFault
+
+    project = tmp_path / "project"
+    project.mkdir()
+    fp.allow_unregistered(True)
+    ctx = make_ctx(project, coder="claude", settings={"max_cost_usd": 2})
+    ctx.usage = Usage(cost_usd=2.0)
+    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2; "
+                                         "coder-claude was not started"):
+        stepkit_implement(ctx)

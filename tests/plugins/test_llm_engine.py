@@ -100,22 +100,57 @@ def test_the_nodes_of_a_run_share_one_client(tmp_path, messages_api):
     assert other_run != first
 
 
-def test_cache_markers_on_the_stable_prefix(tmp_path, messages_api):
+LONG_PLAN = "# Step 1 plan\n" + "".join(f"- task {n}: add slugify case {n} with its test\n"
+                                      for n in range(400))
+
+
+def test_cache_markers_only_on_prefixes_long_enough_to_be_cached(tmp_path, messages_api):
     ctx = make_ctx(tmp_path)
     messages_api.reply_json(GOOD)
+    messages_api.reply_json(GOOD)
 
-    ask(ctx)
+    ask(ctx)  # a short plan: tools + system + plan are under the 1,024-token minimum
+    ask(ctx, prefix=LONG_PLAN)
 
-    body = messages_api.requests[0].body
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert all("cache_control" not in t for t in body["tools"][:-1])
-    prefix_block, prompt_block = body["messages"][0]["content"]
+    short, long = (r.body for r in messages_api.requests)
+    assert [t["name"] for t in short["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+    assert "cache_control" not in short["system"][0]
+    assert all("cache_control" not in t for t in short["tools"])  # tools alone are too short
+    assert all("cache_control" not in b for b in short["messages"][0]["content"])
+    assert short["cache_control"] == {"type": "ephemeral"}  # the tool loop's growing history
+    prefix_block, prompt_block = long["messages"][0]["content"]
     assert prefix_block["text"].startswith("# Step 1 plan")
     assert prefix_block["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in prompt_block
-    assert body["cache_control"] == {"type": "ephemeral"}
-    assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
+
+
+def test_a_single_request_without_tools_caches_nothing(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_json(GOOD)
+
+    ask(ctx, tools=False, prefix=LONG_PLAN)
+
+    body = messages_api.requests[0].body
+    assert "cache_control" not in body and "cache_control" not in json.dumps(body["messages"])
+
+
+def test_a_long_tool_loop_keeps_its_cache_within_four_breakpoints(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    for batch in range(3):  # 12 parallel calls a turn: 24 new blocks, past the 20-block lookback
+        messages_api.reply([{"type": "tool_use", "id": f"toolu_{batch}_{n}", "name": "list_dir",
+                             "input": {"path": "."}} for n in range(12)], stop_reason="tool_use")
+    messages_api.reply_json(GOOD)
+
+    ask(ctx, prefix=LONG_PLAN)
+
+    for request in messages_api.requests:
+        text = json.dumps(request.body)
+        assert text.count('"cache_control"') <= 4
+    last = messages_api.requests[-1].body
+    marked = [i for i, block in enumerate(b for m in last["messages"] for b in m["content"])
+              if "cache_control" in block]
+    blocks_before_last_turn = 1 + 2 * (12 * 2) + 1  # the first message, 2 turns, the 3rd's calls
+    assert marked == [0, blocks_before_last_turn - 1]  # the plan, and where the last request ended
 
 
 def test_529_then_success_waits_retry_after(tmp_path, messages_api):
@@ -302,9 +337,28 @@ def test_model_per_node(tmp_path, messages_api):
     assert models == ["claude-opus-4-8", "claude-haiku-4-5", "claude-opus-5-5"]
 
 
-def test_tool_loop_is_bounded(tmp_path, messages_api):
+def test_when_the_turns_run_out_the_model_is_asked_to_answer_without_tools(tmp_path, messages_api):
     ctx = make_ctx(tmp_path)
     for _ in range(3):
+        messages_api.reply_tool("list_dir", {"path": "."})
+    messages_api.reply_json(GOOD)
+    engine = make_engine(None, ctx)
+
+    answer = engine.structured(node="orient", system="s", prompt="p", schema=Answer,
+                               tools=read_only_tools(ctx.project_dir), ctx=ctx, max_turns=3)
+
+    assert answer == Answer(**GOOD)
+    *loop, final = (r.body for r in messages_api.requests)
+    assert len(loop) == 3 and all("tool_choice" not in body for body in loop)
+    assert final["tool_choice"] == {"type": "none"}
+    last = final["messages"][-1]["content"]
+    assert last[0]["type"] == "tool_result" and "Answer now, without tools" in last[-1]["text"]
+    assert events(ctx, "llm_final_turn")[0]["turns"] == 3
+
+
+def test_a_tool_call_in_the_final_turn_is_a_fault_with_a_clear_note(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    for _ in range(4):
         messages_api.reply_tool("list_dir", {"path": "."})
     engine = make_engine(None, ctx)
 
@@ -312,7 +366,69 @@ def test_tool_loop_is_bounded(tmp_path, messages_api):
         engine.structured(node="orient", system="s", prompt="p", schema=Answer,
                           tools=read_only_tools(ctx.project_dir), ctx=ctx, max_turns=3)
 
-    assert "no answer after 3 model turns" in info.value.note
+    assert "no answer after 3 model turns and a final turn without tools" in info.value.note
+
+
+def test_a_thread_keeps_the_conversation_across_calls(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_tool("read_file", {"path": "src/a.py"})
+    messages_api.reply_json(GOOD)
+    messages_api.reply_json(GOOD)
+    engine = make_engine(None, ctx)
+    thread = engine.new_thread()
+
+    for prompt in ("first task", "second task"):
+        engine.structured(node="coder_edit", system="s", prefix="the plan", prompt=prompt,
+                          schema=Answer, tools=read_only_tools(ctx.project_dir), ctx=ctx,
+                          thread=thread)
+
+    second = messages_api.requests[-1].body["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user", "assistant", "user"]
+    assert second[0]["content"][0]["text"] == "the plan"
+    assert "def slugify" in second[2]["content"][0]["content"]
+    assert second[-1]["content"] == [{"type": "text", "text": "second task"}]
+    assert len(thread.messages) == 6
+
+
+def test_old_tool_results_are_trimmed_to_the_context_budget(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, settings={"llm_context_budget_tokens": 3000})
+    (ctx.project_dir / "src" / "big.py").write_text("".join(f"row_{n} = {n}\n" for n in range(300)))
+    for _ in range(4):
+        messages_api.reply_tool("read_file", {"path": "src/big.py"})
+    messages_api.reply_json(GOOD)
+
+    ask(ctx)
+
+    results = [b for m in messages_api.requests[-1].body["messages"] if m["role"] == "user"
+               for b in m["content"] if b.get("type") == "tool_result"]
+    assert [r["content"].startswith("[tool result trimmed") for r in results] == [
+        True, True, False, False]
+    assert "row_299 = 299" in results[-1]["content"]
+    assert events(ctx, "llm_trimmed")
+
+
+@pytest.mark.parametrize("model, settings, effort", [
+    ("claude-opus-5-5", {}, "high"),  # orient's default
+    ("claude-opus-5-5", {"effort_orient": "low"}, "low"),
+    ("claude-haiku-4-5", {"effort_orient": "max"}, None),  # no effort on this model
+])
+def test_effort_and_thinking_per_node(tmp_path, messages_api, model, settings, effort):
+    ctx = make_ctx(tmp_path, settings={"model_orient": model, **settings})
+    messages_api.reply_json(GOOD)
+
+    ask(ctx)
+
+    body = messages_api.requests[0].body
+    assert body["output_config"].get("effort") == effort
+    assert body.get("thinking") == ({"type": "adaptive"} if effort else None)
+
+
+def test_a_node_without_a_default_effort_sends_none(tmp_path, messages_api):
+    ctx = replace(make_ctx(tmp_path, settings={"model_write_handoff": "claude-opus-5-5"}),
+                  node="write_handoff")
+    messages_api.reply_json(GOOD)
+    ask(ctx, tools=False)
+    assert "effort" not in messages_api.requests[0].body["output_config"]
 
 
 @pytest.mark.parametrize("messages, problem", [
@@ -349,3 +465,46 @@ def test_unknown_engine_is_a_usage_error(tmp_path):
 
     with pytest.raises(UsageError, match="unknown engine 'openai:gpt'"):
         make_engine("openai:gpt", make_ctx(tmp_path))
+
+
+def test_a_model_pages_through_a_5000_line_file_to_its_end(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path)
+    (ctx.project_dir / "src" / "long.py").write_text("".join(f"n{i} = {i}\n" for i in range(1, 5001)))
+    offsets = list(range(1, 5001, 400))  # short lines: each window is 400 whole lines
+    for offset in offsets:
+        messages_api.reply_tool("read_file", {"path": "src/long.py", "offset": offset})
+    messages_api.reply_json(GOOD)
+
+    ask(ctx)
+
+    results = [messages_api.tool_results(i)[0]["content"] for i in range(1, len(offsets) + 1)]
+    footers = [text.splitlines()[-1] for text in results]
+    assert footers[0] == "[lines 1–400 of 5,000; continue with offset=401]"
+    assert all(f"continue with offset={offset}]" in footer
+               for footer, offset in zip(footers, offsets[1:], strict=False))
+    assert footers[-1] == "[lines 4,801–5,000 of 5,000; end of file]"
+    assert "  5000\tn5000 = 5000" in results[-1]
+    seen = [line for text in results for line in text.splitlines()[:-1]]
+    assert len(seen) == 5000
+
+
+def test_a_model_that_refuses_the_effort_settings_is_asked_again_without_them(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, settings={"model_orient": "claude-opus-5-5"})
+    messages_api.error(400, "invalid_request_error", "thinking.type: adaptive is not supported")
+    messages_api.reply_json(GOOD)
+
+    assert ask(ctx) == Answer(**GOOD)
+
+    refused, accepted = (r.body for r in messages_api.requests)
+    assert refused["thinking"] == {"type": "adaptive"} and refused["output_config"]["effort"] == "high"
+    assert "thinking" not in accepted and "effort" not in accepted["output_config"]
+    assert events(ctx, "llm_effort_dropped")
+
+
+def test_other_client_errors_still_fail_at_once_with_effort_set(tmp_path, messages_api):
+    ctx = make_ctx(tmp_path, settings={"model_orient": "claude-opus-5-5"})
+    messages_api.error(400, "invalid_request_error", "messages: roles must alternate")
+
+    with pytest.raises(StageFault) as info:
+        ask(ctx)
+    assert "roles must alternate" in info.value.note and len(messages_api.requests) == 1

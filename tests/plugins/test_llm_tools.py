@@ -46,7 +46,42 @@ def test_read_file_numbers_lines_and_pages(project):
     text, is_error = tools(project)["read_file"].call({"path": "src/app.py", "offset": 3, "limit": 2})
     assert not is_error
     assert text.splitlines() == ["     3\tline 3", "     4\tline 4",
-                                 "[6 more lines; continue with offset=5]"]
+                                 "[lines 3–4 of 10; continue with offset=5]"]
+    whole = tools(project)["read_file"].call({"path": "src/app.py"})[0].splitlines()
+    assert len(whole) == 10 and whole[-1] == "    10\tline 10"  # the whole file: no footer
+
+
+def test_read_file_pages_whole_lines_to_the_end_of_a_5000_line_file(project):
+    from stepkit.plugins.llm.tools import READ_WINDOW_CHARS
+
+    (project / "big.py").write_text("".join(f"value_{n} = {'x' * (n % 90)}\n" for n in range(1, 5001)))
+    read, seen, offset, calls = tools(project)["read_file"], [], 1, 0
+    while True:
+        text, is_error = read.call({"path": "big.py", "offset": offset})
+        assert not is_error and len(text) <= READ_WINDOW_CHARS + 100
+        *rows, footer = text.splitlines()
+        seen += [int(row.split("\t")[0]) for row in rows]
+        assert all(row.endswith("x" * (int(row.split("\t")[0]) % 90)) for row in rows)  # whole lines
+        calls += 1
+        if footer.endswith("end of file]"):
+            break
+        assert footer.startswith(f"[lines {offset:,}–") and " of 5,000; continue with offset=" in footer
+        offset = int(footer.rsplit("=", 1)[1].rstrip("]"))
+    assert seen == list(range(1, 5001)) and calls > 10
+    assert footer == f"[lines {seen[-len(rows)]:,}–5,000 of 5,000; end of file]"
+    assert read.call({"path": "big.py", "offset": 6000})[0] == "[big.py: no line 6000; the file has 5,000 lines]"
+
+
+def test_tool_descriptions_state_their_bounds_and_read_only_rules(project):
+    t = tools(project, coder=True)
+    for name in ("read_file", "list_dir", "search"):
+        assert t[name].description.startswith("Read-only")
+    assert "400" in t["read_file"].description and "offset" in t["read_file"].description
+    assert "100 matches" in t["search"].description
+    assert "head and tail" in t["run_command"].description
+    assert "change nothing" in t["run_command"].description
+    props = t["read_file"].input_schema["properties"]
+    assert props["offset"]["description"].startswith("first line") and props["limit"]["maximum"] == 2000
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "../../etc/passwd", "/etc/passwd",
@@ -132,6 +167,18 @@ def test_output_is_condensed_head_and_tail(project):
     text = tools(project)["run_command"].call({"command": "cat big.log"})[0]
     assert len(text) <= MAX_OUTPUT_CHARS + 100
     assert "row 0\n" in text and "row 19999" in text and "chars omitted" in text
+    assert "rerun the command with a filter" in text
+
+
+def test_search_stops_with_a_hint(project):
+    from stepkit.plugins.llm.tools import SEARCH_MATCHES
+
+    (project / "many.txt").write_text("hit\n" * 500)
+    lines = tools(project)["search"].call({"pattern": "hit"})[0].splitlines()
+    assert len(lines) == SEARCH_MATCHES + 1 and "narrow the pattern or the path" in lines[-1]
+    (project / "many.txt").write_text(("hit " + "y" * 290 + "\n") * 99)
+    text = tools(project)["search"].call({"pattern": "hit"})[0]
+    assert len(text) < 12_500 and text.endswith("narrow the pattern or the path to see the rest]")
 
 
 def test_tool_output_is_redacted(project, monkeypatch):

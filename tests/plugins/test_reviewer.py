@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
-from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.presets import PRESETS, Call
 from stepkit.plugins.coders.reviewer import stepkit_review
 from stepkit.workspace import scope
 from tests.support.coder import init_repo, make_ctx
@@ -18,6 +19,11 @@ pytest_plugins = ["tests.support.messages_api"]
 
 FAST = {"llm_max_retry_wait_s": 2, "llm_timeout_s": 10}
 REPORT = "🔴 critical: greet.py: greet('Ann') returns 'Hi Ann' (criterion 1)\n🟢 minor: docstring"
+FINDINGS = [{"severity": "critical", "file": "greet.py", "criterion": "greet('Ann') is 'Hello, Ann!'",
+             "problem": "greet('Ann') returns 'Hi Ann'"},
+            {"severity": "minor", "file": "greet.py", "criterion": "none", "problem": "no docstring"}]
+RENDERED = ("🔴 critical: greet.py (greet('Ann') is 'Hello, Ann!'): greet('Ann') returns 'Hi Ann'\n"
+            "🟢 minor: greet.py (none): no docstring")
 
 
 @pytest.fixture
@@ -43,19 +49,91 @@ def review(step, reviewer: str, **kwargs):
 
 def test_builtin_reviewer_reads_and_reports_with_severity_tags(step, messages_api):
     messages_api.reply_tool("read_file", {"path": "greet.py"})
-    messages_api.reply_json({"review_report": REPORT})
+    messages_api.reply_json({"findings": FINDINGS})
 
     result = review(step, "anthropic")
 
     assert result.fault is None
-    assert result.review_report == REPORT
+    assert result.review_report == RENDERED
     first = messages_api.requests[0]
     assert [t["name"] for t in first.body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
     sent = first.raw.decode("unicode_escape")
     for expected in ('greet("Ann") returns', "+    return 'Hi Ann'", "new # noqa in greet.py (+1)",
                      "- greet.py"):
         assert expected in sent
-    assert "🔴 critical" in json.dumps(first.body["system"], ensure_ascii=False)
+    schema = first.body["output_config"]["format"]["schema"]
+    finding = next(iter(schema["$defs"].values()))
+    assert finding["properties"]["severity"]["enum"] == ["critical", "should_fix", "minor"]
+
+
+def route(report: str, **state):
+    from stepkit.protocol.nodes import route_review
+
+    ctx = make_ctx(Path("."), state={"review_report": report, "review_attempts": 0,
+                                     "max_review_attempts": 1, **state})
+    return route_review(ctx)
+
+
+def target(outcome) -> str:
+    """The node route_review's outcome leads to in the step-runner graph."""
+    from stepkit.protocol.graphs import load_protocol_graph
+
+    return load_protocol_graph().nodes["route_review"].routes[outcome.route]
+
+
+@pytest.mark.parametrize("report", [
+    "No 🔴 critical findings.",
+    "🟡 should fix: a.py: the 🔴 case is not logged",
+    "Summary: nothing blocks; 🔴 none.",
+])
+def test_a_review_that_only_mentions_the_red_mark_routes_to_the_handoff(report):
+    assert target(route(report)) == "write_handoff"
+
+
+@pytest.mark.parametrize("line", ["🔴 critical: a.py: bug", "- 🔴 a.py: bug", "  1. 🔴 a.py: bug",
+                                  "* 🔴 a.py: bug"])
+def test_a_line_starting_with_the_red_mark_after_list_markers_is_critical(line):
+    outcome = route(f"Review:\n{line}\n🟢 minor: style")
+    assert outcome.route == "🔴 critical findings"
+    assert outcome.updates["fix_instructions"].splitlines()[1] == line.strip()
+
+
+def test_a_structured_critical_finding_routes_back_to_the_coder(step, messages_api):
+    messages_api.reply_json({"findings": FINDINGS})
+    report = review(step, "anthropic").review_report
+
+    outcome = route(report)
+
+    assert target(outcome) == "implement"
+    instructions = outcome.updates["fix_instructions"]
+    assert "greet('Ann') returns 'Hi Ann'" in instructions and "no docstring" not in instructions
+
+
+def test_findings_that_are_not_critical_never_route_back(step, messages_api):
+    messages_api.reply_json({"findings": [{**FINDINGS[0], "severity": "should_fix",
+                                           "problem": "🔴 mark inside the text"}]})
+    report = review(step, "anthropic").review_report
+    assert report.startswith("🟡 should fix") and route(report).route == "else"
+    messages_api.reply_json({"findings": []})
+    assert review(step, "anthropic").review_report == "No findings."
+
+
+def test_the_reviewer_sees_the_gate_results_and_sweep_report_and_a_bounded_diff(step, messages_api):
+    from stepkit.plugins.stages.documents import DIFF_CHARS
+
+    project, state = step
+    huge = state["diff"] + "".join(f"+line {i}\n" for i in range(40_000))
+    gates = [{"name": "tests", "status": "fail", "command": "pytest -q", "exit_code": 1}]
+    messages_api.reply_json({"findings": []})
+
+    review((project, {**state, "diff": huge, "gates": gates,
+                      "edge_case_report": "punted: unicode names (step 4)"}), "anthropic")
+
+    body = messages_api.requests[0].body
+    sent = body["messages"][0]["content"][0]["text"]
+    assert "tests: FAIL (`pytest -q`, exit 1" in sent
+    assert "punted: unicode names (step 4)" in sent
+    assert len(huge) > 200_000 and len(sent) < DIFF_CHARS + 10_000
 
 
 def test_builtin_reviewer_model_fault_is_a_fault_not_findings(step, messages_api):
@@ -120,7 +198,8 @@ def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
 
 
 def test_preset_reviewer_reads_the_tool_result(step, fp):
-    command = PRESETS["claude"].command({}, review=True)
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    fp.allow_unregistered(True)  # git, run for real
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "success",
                                             "is_error": False, "result": REPORT,
                                             "session_id": "s1", "total_cost_usd": 0.05}))
@@ -130,7 +209,8 @@ def test_preset_reviewer_reads_the_tool_result(step, fp):
 
 
 def test_preset_reviewer_error_is_a_fault(step, fp):
-    command = PRESETS["claude"].command({}, review=True)
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    fp.allow_unregistered(True)
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "error_during_execution",
                                             "is_error": True, "result": "🔴 critical: API down"}))
     result = review(step, "claude")

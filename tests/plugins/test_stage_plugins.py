@@ -72,6 +72,9 @@ PLAN = ("---\nstep: 2\ntitle: Slugify\nstatus: pending\n---\n## Objective\n\nAdd
         "## Tasks\n\n- [ ] slugify() in src/text.py\n\n## Test commands\n\n- pytest -q\n")
 ORIENT = {"plan_summary": "Adds slugify.", "implementation_brief": "Write src/text.py:slugify.",
           "staleness_report": "clean", "has_major_deviation": False, "deviation_summary": "None"}
+#: what the model answers for ORIENT: findings; stepkit derives the rest
+ORIENT_ANSWER = {"plan_summary": "Adds slugify.", "implementation_brief": "Write src/text.py:slugify.",
+                 "findings": [], "deviation_summary": "None"}
 SWEEP = {"edge_case_report": "handled: empty string (tests/test_text.py:4)",
          "downstream_updates": "Step 3, Tasks: before: '- [ ] export' / after: "
                                "'- [ ] export with --format' / why: slugs feed file names",
@@ -132,7 +135,7 @@ def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_
 
     ctx = make_ctx(tmp_path, "orient")
     messages_api.reply_tool("read_file", {"path": "src/text.py"})
-    messages_api.reply_json(ORIENT)
+    messages_api.reply_json(ORIENT_ANSWER)
 
     assert stepkit_orient(ctx) == ORIENT
 
@@ -154,7 +157,7 @@ def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(tm
                 "## Evidence\n\n$ pytest -v\nexit code: 0\n\n```text\n" + log +
                 "\n5000 passed in 9.1s\n```\n\n## Notes for next step\n\nKeep the fixtures.\n")
     ctx = make_ctx(tmp_path, "orient", previous_handoff=previous)
-    messages_api.reply_json(ORIENT)
+    messages_api.reply_json(ORIENT_ANSWER)
 
     stepkit_orient(ctx)
 
@@ -166,9 +169,7 @@ def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(tm
     assert "log lines omitted" in sent
     assert "5000 passed in 9.1s" in sent and "Keep the fixtures." in sent
     body = messages_api.requests[0].body
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
-    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert first_user_blocks(messages_api)[0]["cache_control"] == {"type": "ephemeral"}
+    assert body["cache_control"] == {"type": "ephemeral"}  # the tool loop's history
     assert "cache_control" not in first_user_blocks(messages_api)[1]
 
 
@@ -228,7 +229,7 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
                    handoff_feedback=["missing section '## Deviations'"],
                    unresolved_critical=["🔴 path traversal in export"])
     ctx.settings["stage_nodes"] = {"sweep": ["edge_case_sweep"]}
-    messages_api.reply_json(HANDOFF)
+    messages_api.reply_json({**HANDOFF, "result": "partial"})
 
     outcome = handoff(ctx)
 
@@ -323,3 +324,120 @@ def test_an_invalid_coder_or_reviewer_answer_is_a_one_line_stage_fault(tmp_path,
         run_stage(stage, ctx)
     assert fault.value.note.startswith(f"{hook} returned an invalid result: ")
     assert "\n" not in fault.value.note
+
+
+# -- each node sees what its instructions assume -----------------------------
+
+
+def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, messages_api):
+    from stepkit.plugins.stages.orient import stepkit_orient
+
+    ctx = make_ctx(tmp_path, "orient")
+    major = {"severity": "major", "plan_says": "export reads slugs from src/text.py",
+             "code_has": "no slug module", "evidence": "src/text.py:1",
+             "correction": "step 3 must import slugify"}
+    messages_api.reply_json({**ORIENT_ANSWER, "findings": [major],
+                             "deviation_summary": "Step 3 assumes a module that differs."})
+
+    answer = stepkit_orient(ctx)
+
+    prompt = first_user_blocks(messages_api)[1]["text"]
+    assert "### Step 3: Export" in prompt and "Objective:\nExport reports." in prompt
+    assert "write exporter" not in prompt  # orient gets Objectives and assumptions only
+    assert answer["has_major_deviation"] is True
+    assert answer["staleness_report"] == (
+        "- [major] plan says: export reads slugs from src/text.py; code has: no slug module "
+        "(src/text.py:1); correction: step 3 must import slugify")
+    assert answer["deviation_summary"] == "Step 3 assumes a module that differs."
+    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    assert "has_major_deviation" not in schema["properties"] and "findings" in schema["properties"]
+
+
+def test_a_minor_finding_is_no_major_deviation(tmp_path, messages_api):
+    from stepkit.plugins.stages.orient import stepkit_orient
+
+    minor = {"severity": "minor", "plan_says": "text.py", "code_has": "src/text.py",
+             "evidence": "src/text.py:1", "correction": "use src/text.py"}
+    messages_api.reply_json({**ORIENT_ANSWER, "findings": [minor], "deviation_summary": "x"})
+
+    answer = stepkit_orient(make_ctx(tmp_path, "orient"))
+
+    assert answer["has_major_deviation"] is False and answer["deviation_summary"] == "None"
+    assert answer["staleness_report"].startswith("- [minor] plan says: text.py")
+
+
+def test_the_sweep_sees_the_later_steps_sections_with_their_paths(tmp_path, messages_api):
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    ctx = make_ctx(tmp_path, "edge_case_sweep")
+    messages_api.reply_json(SWEEP)
+
+    stepkit_sweep(ctx)
+
+    prompt = first_user_blocks(messages_api)[1]["text"]
+    later = tmp_path / "project" / "plans" / "steps" / "03-export.md"
+    for expected in (f"Plan file: {later}", "Objective:\nExport reports.",
+                     "Tasks:\n- [ ] write exporter", "Out of scope:\nPDF.", "Edge cases:\n* empty report"):
+        assert expected in prompt.replace("\r", "")
+    step = messages_api.requests[0].body["output_config"]["format"]["schema"]["$defs"]
+    target = next(iter(step.values()))["properties"]["step"]
+    assert target.get("enum", [target.get("const")]) == [3]
+
+
+def test_a_sweep_annotation_of_a_step_not_listed_is_refused_and_asked_again(tmp_path, messages_api):
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    messages_api.reply_json({**SWEEP, "annotations": [{"step": 2, "edge_case": "the current step"}]})
+    messages_api.reply_json(SWEEP)
+
+    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep"))["annotations"] == SWEEP["annotations"]
+    assert len(messages_api.requests) == 2
+    assert "not accepted" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+
+
+def test_the_handoff_writer_sees_the_diff_summary_coder_report_brief_and_fixes(tmp_path,
+                                                                             messages_api):
+    from stepkit.plugins.stages.handoff import stepkit_write_handoff
+
+    diff = ("--- a/src/text.py\n+++ b/src/text.py\n@@ -1,2 +1,3 @@\n def slugify(text):\n"
+            "-    return text\n+    text = text.strip()\n+    return text.lower()\n")
+    ctx = make_ctx(tmp_path, "write_handoff", diff=diff,
+                   implementation_brief="Write slugify in src/text.py; test empty input.",
+                   coder_result={"sentinel": "CODER_COMPLETE", "text": "Built-in coder: added slugify"},
+                   fix_attempts=1, fix_history=["tests fix 1: test_empty failed"])
+    messages_api.reply_json(HANDOFF)
+
+    stepkit_write_handoff(ctx)
+
+    prompt = first_user_blocks(messages_api)[1]["text"]
+    for expected in ("- src/text.py: +2 -1", "+    text = text.strip()",
+                     "Built-in coder: added slugify",
+                     "Write slugify in src/text.py; test empty input.",
+                     "Fix attempts used: 1 of 2\n- tests fix 1: test_empty failed"):
+        assert expected in prompt
+
+
+@pytest.mark.parametrize("dropped", ["result", "deviations"])
+def test_a_handoff_missing_a_section_or_its_result_is_refused_and_asked_again(tmp_path,
+                                                                              messages_api, dropped):
+    from stepkit.plugins.stages.handoff import stepkit_write_handoff
+
+    messages_api.reply_json({k: v for k, v in HANDOFF.items() if k != dropped})
+    messages_api.reply_json(HANDOFF)
+
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HANDOFF
+    assert len(messages_api.requests) == 2
+    retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+    assert "not accepted" in retry and dropped in retry
+    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    assert set(schema["required"]) == set(HANDOFF)
+
+
+def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
+    from stepkit.plugins.stages.handoff import stepkit_write_handoff
+
+    messages_api.reply_json({**HANDOFF, "not_completed": "  "})
+    messages_api.reply_json(HANDOFF)
+
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HANDOFF
+    assert "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]

@@ -17,6 +17,12 @@ serving forever.  When nothing is queued the server answers 400
 ``invalid_request_error`` ("no response queued"), which the SDK does not
 retry, so a missing script fails the test at once.  The fixture sets
 ``ANTHROPIC_BASE_URL`` and a fake ``ANTHROPIC_API_KEY`` (``messages_api.api_key``).
+
+A request with ``"stream": true`` gets its 200 message as server-sent events
+(``message_start`` … ``message_stop``), as the real API streams it; errors
+stay JSON.  ``responder`` (request body -> Scripted or None) answers before
+the queue: a coding CLI's side requests (titles, summaries) can be answered
+without spending the scripted turns.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -65,6 +72,8 @@ class MessagesAPI:
         self._queue: list[Scripted] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        #: answers a request before the queue when it returns a response
+        self.responder: Callable[[dict[str, Any]], Scripted | None] | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -133,7 +142,10 @@ class MessagesAPI:
         last = self.requests[index].body["messages"][-1]
         return [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
 
-    def _next(self) -> Scripted:
+    def _next(self, body: dict[str, Any]) -> Scripted:
+        answer = self.responder(body) if self.responder else None
+        if answer is not None:
+            return answer
         with self._lock:
             if not self._queue:
                 return Scripted(400, {"type": "error", "error": {
@@ -156,12 +168,17 @@ class MessagesAPI:
                     body=json.loads(raw or b"{}"), raw=raw, at=time.monotonic(),
                     peer=self.client_address[:2],
                 ))
-                scripted = api._next()
+                body = api.requests[-1].body
+                scripted = api._next(body)
                 time.sleep(scripted.delay_s)
-                data = json.dumps(scripted.body).encode()
+                streamed = bool(body.get("stream")) and scripted.status == 200
+                if streamed:
+                    data = b"".join(_sse(kind, event) for kind, event in stream_events(scripted.body))
+                else:
+                    data = json.dumps(scripted.body).encode()
                 try:
                     self.send_response(scripted.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", "text/event-stream" if streamed else "application/json")
                     self.send_header("content-length", str(len(data)))
                     self.send_header("request-id", f"req_{len(api.requests):04d}")
                     for name, value in scripted.headers.items():
@@ -175,6 +192,31 @@ class MessagesAPI:
                 pass
 
         return Handler
+
+
+def stream_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A complete message as the Messages API streams it."""
+    usage = message.get("usage") or {}
+    yield "message_start", {"type": "message_start", "message": {
+        **message, "content": [], "stop_reason": None,
+        "usage": {**usage, "output_tokens": 1}}}
+    for index, block in enumerate(message.get("content") or []):
+        if block.get("type") == "tool_use":
+            start, delta = {**block, "input": {}}, {"type": "input_json_delta",
+                                                   "partial_json": json.dumps(block.get("input") or {})}
+        else:
+            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block.get("text", "")}
+        yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {"type": "message_delta", "delta": {
+        "stop_reason": message.get("stop_reason"), "stop_sequence": None},
+        "usage": {"output_tokens": usage.get("output_tokens", 0)}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _sse(kind: str, event: dict[str, Any]) -> bytes:
+    return f"event: {kind}\ndata: {json.dumps(event)}\n\n".encode()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stepkit.plugins.coders.anthropic import EDIT_SYSTEM, PLAN_SYSTEM
+from stepkit.plugins.coders.anthropic import CODER_SYSTEM, PLAN_TASK
 from stepkit.plugins.coders.reviewer import REVIEW_SYSTEM
 from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM
 from stepkit.plugins.stages.orient import ORIENT_SYSTEM
@@ -24,8 +24,7 @@ SYSTEMS = {
     ORIENT_SYSTEM: "orient",
     SWEEP_SYSTEM: "edge_case_sweep",
     HANDOFF_SYSTEM: "write_handoff",
-    PLAN_SYSTEM: "coder_plan",
-    EDIT_SYSTEM: "coder_edit",
+    CODER_SYSTEM: "coder",
     REVIEW_SYSTEM: "independent_review",
 }
 
@@ -59,7 +58,13 @@ def run_sdk(project: Project, api: Any, *args: str, coder: str | None = None,
 def node_of(request: Any) -> str:
     """The node that sent a recorded request (by its system prompt)."""
     system = request.body.get("system") or [{}]
-    return SYSTEMS.get(system[0].get("text", ""), "unknown")
+    node = SYSTEMS.get(system[0].get("text", ""), "unknown")
+    if node == "coder":  # one conversation: the round is the last task it was given
+        tasks = [block["text"] for message in request.body["messages"] if message["role"] == "user"
+                 for block in message["content"] if block.get("type") == "text"
+                 and not block["text"].startswith(("You have used all your turns", "Your reply was not"))]
+        return "coder_plan" if PLAN_TASK in tasks[-1] else "coder_edit"
+    return node
 
 
 def nodes(api: Any) -> list[str]:
@@ -106,4 +111,5 @@ def builtin_edit(api: Any) -> None:
     api.reply_tool("write_file", {"path": "calc.py",
                                   "content": GOOD_MUL.replace("a * b", "a * 1")})
     api.reply_tool("edit_file", {"path": "calc.py", "old_text": "a * 1", "new_text": "a * b"})
+    api.reply_tool("run_command", {"command": "true"})  # it runs its tests before answering
     api.reply_json({"status": "done", "summary": "Added calc.mul."})

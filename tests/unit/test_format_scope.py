@@ -114,3 +114,36 @@ def test_a_real_ruff_formats_only_the_changed_file(tmp_path):
     assert gate["status"] == "pass", gate["evidence"]
     assert (project / "a.py").read_text() == "a = 2\n"
     assert (project / "b.py").read_text() == "b=1\n"
+
+
+def test_files_are_shell_quoted_filtered_and_never_read_as_options():
+    from stepkit.workspace.gate_commands import expand_files
+
+    files = ["a b.py", "-x.py", "c.pyi", "d.md"]
+    assert expand_files("fmt {files:.py, .pyi}", files) == ("fmt ./-x.py 'a b.py' c.pyi", "")
+    assert expand_files("fmt {files}", files) == ("fmt ./-x.py 'a b.py' c.pyi d.md", "")
+    # one placeholder left empty would hand its tool no file, and most then format everything
+    assert expand_files("ruff format {files:.py} && prettier -w {files:.js,.ts}", files) == (
+        None, "nothing to format: no changed .js or .ts file")
+    assert expand_files("fmt {files}", []) == (None, "nothing to format: no changed file")
+
+
+def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(tmp_path, formatter, capsys):
+    from stepkit.cli import main
+
+    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    (project / "a.py").write_text("a = 2\n")
+    assert main(["verify", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert f"[format] running: {PY} {formatter} a.py\n" in out
+    assert "    changed by this gate: a.py\n" in out
+
+
+def test_outside_git_a_files_formatter_is_not_run_for_want_of_a_change_set(tmp_path, formatter):
+    project = tmp_path / "plain"
+    project.mkdir()
+    (project / "a.py").write_text("a = 1\n")
+    (project / "stepkit.toml").write_text(f"[commands]\nformat = {json.dumps(f'{PY} {formatter} {{files}}')}\n")
+    gate = format_gate(project)
+    assert gate["status"] == "not_run" and "change set is unknown" in gate["summary"]
+    assert (project / "a.py").read_text() == "a = 1\n"

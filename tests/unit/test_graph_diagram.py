@@ -47,7 +47,7 @@ def test_every_seed_edge_is_drawn_and_every_other_edge_goes_to_end_failure():
     assert seed_pairs - drawn_pairs == set()
     extra = drawn_pairs - seed_pairs
     assert {t for _, t in extra} == {"end_failure"}
-    assert {s for s, _ in extra} == {"resolve_step", "check_handoff"}
+    assert {s for s, _ in extra} == {"resolve_step", "check_handoff", "verify_format_lint", "verify_build", "verify_tests"}
 
 
 def test_seed_labels_dotted_fault_edges_and_node_shapes_are_kept():

@@ -44,9 +44,26 @@ def test_frontmatter_problems(front, problem):
     assert len(problems) == 1 and problems[0].startswith(problem), problems
 
 
+GREEN = [*GATES[:3], GateResult(name="tests", status="pass", command="pytest -q", exit_code=0)]
+
+
 @pytest.mark.parametrize("result", ["complete", "partial", "blocked"])
 def test_each_result_is_accepted(result):
-    assert check_handoff_text(handoff(result=result), GATES) == []
+    assert check_handoff_text(handoff(result=result, gates=GREEN), GREEN) == []
+
+
+def test_complete_is_refused_while_a_gate_failed_or_a_critical_finding_is_open():
+    assert check_handoff_text(handoff(result="complete"), GATES) == [
+        "result is complete but the tests gate failed: use partial"]
+    open_finding = render_handoff(step=2, title="Two", result="complete", prose={"summary": "x"},
+                                  gates=GREEN, open_critical=["🔴 critical: a.py: path traversal"])
+    assert "- 🔴 critical: a.py: path traversal" in open_finding
+    assert check_handoff_text(open_finding, GREEN) == [
+        "result is complete but critical review findings are still open: use partial"]
+    partial = open_finding.replace("result: complete", "result: partial", 1)
+    assert check_handoff_text(partial, GREEN) == []
+    # outside a run, the failures Evidence names are enough
+    assert "the tests gate failed" in " ".join(check_handoff_text(handoff(result="complete"), []))
 
 
 def test_missing_duplicate_and_empty_sections():

@@ -18,7 +18,7 @@ GATES = [
 ]
 
 
-def handoff(summary="Did the step.", gates=GATES, result="complete"):
+def handoff(summary="Did the step.", gates=GATES, result="partial"):
     return render_handoff(step=1, title="One", result=result, prose={"summary": summary}, gates=gates)
 
 
@@ -67,7 +67,7 @@ def test_negated_counted_wished_or_true_statements_are_not_claims(sentence):
 def test_stepkit_s_own_evidence_is_no_claim_even_when_it_says_passed():
     gates = [*GATES[:3], GateResult(name="tests", status="fail", command="pytest -q", exit_code=1,
                                     summary="3 tests passed, 1 failed", evidence="FAILED t::x")]
-    assert check_handoff_text(handoff(gates=gates), gates) == []
+    assert check_handoff_text(handoff(gates=gates, result="partial"), gates) == []
 
 
 def test_an_evidence_section_stepkit_did_not_render_is_a_problem():
@@ -112,7 +112,7 @@ def test_result_is_compared_the_same_way_by_check_handoff_and_status(tmp_path):
     handoffs.mkdir()
     (steps / "01-one.md").write_text("---\ntitle: One\nstatus: complete\n---\n")
     (steps / "02-two.md").write_text("---\ntitle: Two\ndepends_on: [1]\n---\n")
-    (handoffs / "01-one.md").write_text(handoff().replace("result: complete", "result: Complete"))
+    (handoffs / "01-one.md").write_text(handoff(result="complete").replace("result: complete", "result: Complete"))
 
     checked = stepkit("check-handoff", str(handoffs / "01-one.md"), cwd=tmp_path)
     status = json.loads(stepkit("status", "--json", cwd=tmp_path).stdout)

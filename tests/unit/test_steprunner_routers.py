@@ -147,9 +147,9 @@ def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monk
     (tmp_path / "app.py").write_text("x = 1\n")
     calls = []
     real_hash = gates.tree_hash
-    real_ids = gates.file_ids
+    real_listing = gates.listing
     monkeypatch.setattr(gates, "tree_hash", lambda project: calls.append(project) or real_hash(project))
-    monkeypatch.setattr(gates, "file_ids", lambda project: calls.append(project) or real_ids(project))
+    monkeypatch.setattr(gates, "listing", lambda project: calls.append(project) or real_listing(project))
     lint_cmd = "python -c \"raise SystemExit(1)\""  # would fail if it ran
     coder_lint = GateResult(name="lint", status="pass", command=lint_cmd, exit_code=0,
                             tree_hash=real_hash(tmp_path), evidence="clean")

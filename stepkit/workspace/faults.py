@@ -1,0 +1,362 @@
+"""What a gate's exit code cannot tell: an environment fault, or a test run that ran no test.
+
+A missing tool behind ``make``, ``uv run``, ``poetry run`` or ``npx`` makes
+the wrapper exit 1 or 2, like a failing check; a runner that found no test
+exits 0 (cargo, go, ctest) or with its own code (pytest 5, jest 1).  Both
+are told here from the tools' own messages, the ones they really print, so
+that the gate runner records ``error`` (the machine, not the code: no fix
+attempt is spent on it) or ``not_run`` (NOT evidence that tests passed).
+
+Conservative by design: a message counts only in the output's last lines
+(where these tools put them), only with the exit code the tool gives it, and
+never when a test runner in the same output reports failing tests, so a
+test that prints "command not found" and fails stays a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from stepkit.workspace.evidence import strip_ansi, terminal_line
+
+#: How many non-blank lines at the end of the output a fault message may be in.
+TAIL_LINES = 40
+#: Said of every test gate that ran no test.
+NO_TEST_NOTE = "the command ran no test; this is NOT evidence that tests passed"
+_MISSING = "not installed or not on PATH"
+
+def _any_of(*patterns: str) -> re.Pattern[str]:
+    """One multi-line pattern matching any of ``patterns``."""
+    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.MULTILINE)
+
+
+# -- test runners that report failures: their output is never a fault ------
+
+_RUNNER_FAILURES = _any_of(
+    r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in [\d.]+s",  # pytest totals
+    r"^(?:FAILED|ERROR) \S+::",  # pytest short summary
+    r"^test result: FAILED\.",  # cargo
+    r"^\s*--- FAIL: ",  # go
+    r"^Tests:\s+.*\b\d+ failed",  # jest
+    r"^\s*Tests\s+\d+ failed",  # vitest
+    r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",  # surefire
+    r"\b[1-9]\d* tests? failed out of\b",  # ctest
+    r"^\d+ examples?, [1-9]\d* failures?",  # rspec
+    r"^FAILED \((?:failures|errors)=",  # unittest
+    r"^FAILURES!$",  # phpunit
+    r"^Failed!\s+- Failed:\s+[1-9]",  # dotnet
+    r"^\d+ tests?, [1-9]\d* failures?",  # mix
+)
+
+
+#: Words every line the patterns below can match holds (lower case): only
+#: those lines are searched, so a megabyte of passing output costs little.
+_FAILURE_WORDS = ("fail", "error")
+_RAN_WORDS = ("passed", "failed", "error", "running", "ok", "--- ", "tests", "ran ", "example", "total")
+_NO_TEST_WORDS = ("no test", "0 test", "zero test", "no-source", "0 example", "no example", "0 passed",
+                  "tests run: 0", "deselected", "skipped", "did not discover")
+
+
+def _lines(output: str) -> list[str]:
+    return [terminal_line(line) for line in strip_ansi(output).split("\n")]
+
+
+def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
+    """The lines that hold one of ``words`` (any case), joined."""
+    return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+
+
+def _tail(lines: list[str]) -> list[str]:
+    return [line for line in lines if line.strip()][-TAIL_LINES:]
+
+
+# -- environment faults -----------------------------------------------------
+
+# "/bin/sh: 1: clang-format: not found" (dash), "bash: line 1: mypy: command not found",
+# "sh: mypy: not found" (busybox), "./ci.sh: line 3: tox: command not found",
+# "zsh: command not found: mypy", "make: clang-format: No such file or directory"
+_SHELL_MISSING = re.compile(
+    r"^(?:\S*\b(?:sh|bash|dash|ksh)|\S+\.sh): (?:(?:line )?\d+: )?(?P<tool>[^:\s][^:]*): (?:command )?not found$"
+    r"|^zsh: command not found: (?P<ztool>\S+)$"
+)
+_MAKE_MISSING = re.compile(
+    r"^make(?:\[\d+\])?: (?P<tool>[^:*\s][^:*]*): (?:No such file or directory|Command not found)$"
+)
+_NOT_EXECUTABLE = re.compile(r"^(?:\S*\b(?:sh|bash|dash)|make(?:\[\d+\])?): (?:(?:line )?\d+: )?(?P<tool>[^:]+): Permission denied$")
+# "make: *** [Makefile:2: lint] Error 127", "make[1]: *** [lint] Error 127"
+_MAKE_ERROR = re.compile(r"^make(?:\[(?P<level>\d+)\])?: \*\*\* \[.*\] Error (?P<code>\d+)$")
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """A tool's own message for an environment fault, and the cause it names."""
+
+    pattern: re.Pattern[str]
+    #: the cause from the match, the tail lines and the match's line; None when
+    #: the tail lacks the tool's context for this message
+    cause: Callable[[re.Match[str], list[str], int], str | None]
+
+
+def _after(lines: list[str], at: int, pattern: str, span: int = 8) -> re.Match[str] | None:
+    """The first match of ``pattern`` in the ``span`` lines after ``at``."""
+    return next((m for line in lines[at + 1:at + 1 + span] if (m := re.search(pattern, line))), None)
+
+
+def _uv_spawn(m: re.Match[str], lines: list[str], at: int) -> str:
+    # uv 0.13: "error: Failed to spawn: mypy" / "  cause: No such file or directory (os error 2)";
+    # older: "error: Failed to spawn: `mypy`" / "  Caused by: No such file or directory (os error 2)"
+    denied = _after(lines, at, r"(?:Caused by|cause): Permission denied")
+    return f"uv: failed to spawn {m['tool']} ({'not executable' if denied else 'not installed'})"
+
+
+def _uv_network(m: re.Match[str], lines: list[str], at: int) -> str:
+    causes = [c["why"] for line in lines[at + 1:at + 12] if (c := re.match(r"^\s*(?:Caused by|cause): (?P<why>.+)$", line))]
+    url = next((u["url"] for why in causes if (u := re.search(r"(?:Failed to fetch:|for url) `?\(?(?P<url>https?://[^`)\s]+)", why))), "")
+    where = f" at {url}" if url else ""
+    return f"uv: package index unreachable{where} ({causes[-1] if causes else m.group(0)})"
+
+
+def _npm_network(m: re.Match[str], lines: list[str], at: int) -> str:
+    request = _after(lines, at, r"network request to (?P<url>\S+) failed, reason: (?P<why>.+)$")
+    detail = f"{request['why']}" if request else m["code"]
+    return f"npm: registry unreachable ({detail})"
+
+
+def _cargo_network(m: re.Match[str], lines: list[str], at: int) -> str | None:
+    # "error: failed to get `serde` as a dependency of package …" / … / "Caused by:" /
+    # "  [6] Could not resolve hostname (Could not resolve host: index.crates.io)"
+    if not any(re.match(r"^error: failed to (?:get|download|load|query|update|fetch)\b", line) for line in lines):
+        return None
+    return f"cargo: registry unreachable ({m['why']})"
+
+
+def _pip_network(m: re.Match[str], lines: list[str], at: int) -> str | None:
+    # urllib3's retry warning counts only when pip then gave up on the requirement
+    if not any(re.match(r"^ERROR: (?:Could not find a version|No matching distribution)", line) for line in lines):
+        return None
+    return f"pip: package index unreachable ({m['why'].strip()})"
+
+
+def _maven_transfer(m: re.Match[str], lines: list[str], at: int) -> str:
+    why = re.search(r"(Unknown host [^:\s]+|Connection refused|Connect timed out|Network is unreachable"
+                    r"|No route to host|Read timed out)", m["why"])
+    return f"maven: repository {m['repo']} ({m['url']}) unreachable ({why.group(1) if why else m['why'][:80]})"
+
+
+_FAULTS: tuple[_Rule, ...] = (
+    _Rule(re.compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
+          lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed"),
+    _Rule(re.compile(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$"), _uv_spawn),
+    _Rule(re.compile(r"^Command not found: (?P<tool>\S+)$"),
+          lambda m, _lines, _at: f"poetry: {m['tool']}: command not found (not installed in the project's environment)"),
+    _Rule(re.compile(r"^npm (?:error|ERR!) could not determine executable to run$"),
+          lambda m, _lines, _at: "npx: could not determine executable to run (the package is not installed or has no such command)"),
+    _Rule(re.compile(r"^npm (?:error|ERR!) npx canceled due to missing packages and no YES option: \[(?P<pkgs>.*)\]$"),
+          lambda m, _lines, _at: f"npx: {m['pkgs'].replace(chr(34), '')} not installed"),
+    _Rule(re.compile(r"^npm (?:error|ERR!) code (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
+                     r"|ENETUNREACH|EHOSTUNREACH)$"), _npm_network),
+    _Rule(re.compile(r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b"), _uv_network),
+    _Rule(re.compile(r"(?P<why>Could not resolve host(?:name)?(?: \(Could not resolve host: [^)]+\)|: \S+)"
+                     r"|Couldn't resolve host name)"), _cargo_network),
+    _Rule(re.compile(r"Failed to establish a new connection: (?P<why>[^')]+)"), _pip_network),
+    _Rule(re.compile(r"^(?:ERROR: )?Could not fetch URL (?P<url>\S+?):? (?P<why>There was a problem .+)$"),
+          lambda m, _lines, _at: f"pip: could not fetch {m['url']} ({m['why'][:80]})"),
+    _Rule(re.compile(r"dial tcp(?: [^:\s]+:\d+)?: (?P<why>lookup \S+(?: on \S+)?: no such host"
+                     r"|connect: (?:connection refused|network is unreachable)|i/o timeout)"),
+          lambda m, lines, _at: f"go: module proxy unreachable ({m['why']})"
+          if any(line.startswith("go: ") for line in lines) else None),
+    _Rule(re.compile(r"Could not transfer artifact \S+ from/to (?P<repo>\S+) \((?P<url>[^)]+)\): (?P<why>.+?)(?: -> \[Help \d+\])?$"),
+          _maven_transfer),
+    _Rule(re.compile(r"Cannot access (?P<repo>\S+) \((?P<url>[^)]+)\) in offline mode and the artifact (?P<art>\S+) "
+                     r"has not been downloaded from it before"),
+          lambda m, _lines, _at: f"maven: offline and {m['art']} is not in the local repository"),
+    # docker's cli (cli/command/container/run.go): "the input device is not a TTY"
+    _Rule(re.compile(r"the input device is not a TTY", re.IGNORECASE),
+          lambda m, _lines, _at: "the command needs a terminal (docker: the input device is not a TTY)"),
+    _Rule(re.compile(r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"),
+          lambda m, _lines, _at: f"docker: cannot connect to the Docker daemon at {m['host']} (is it running?)"),
+)
+
+
+def environment_fault(output: str, exit_code: int | None) -> str | None:
+    """The environment fault a failed gate's output names, as a one-line cause.
+
+    :param output: the gate's output (stdout and stderr merged).
+    :param exit_code: its exit code; a command that succeeded has no fault.
+    :return: e.g. ``uv: failed to spawn mypy (not installed)``,
+        ``make: clang-format: command not found (not installed or not on
+        PATH)``; None when the output shows no fault, or shows failing tests.
+    """
+    if exit_code in (0, None):
+        return None
+    every = _lines(output)
+    if _RUNNER_FAILURES.search(_with_words(every, _FAILURE_WORDS)):
+        return None
+    lines = _tail(every)
+    if exit_code in (126, 127):
+        return _shell_fault(lines, exit_code)
+    make_cause = _make_fault(lines)
+    if make_cause:
+        return make_cause
+    for rule in _FAULTS:
+        for at, line in enumerate(lines):
+            m = rule.pattern.search(line)
+            cause = rule.cause(m, lines, at) if m else None
+            if cause:
+                return cause
+    return None
+
+
+def _shell_fault(lines: list[str], exit_code: int) -> str | None:
+    """A command the shell itself could not find (127) or run (126)."""
+    for line in reversed(lines):
+        if exit_code == 127 and (m := _SHELL_MISSING.match(line) or _MAKE_MISSING.match(line)):
+            return f"{_tool(m)}: command not found ({_MISSING})"
+        if exit_code == 126 and (m := _NOT_EXECUTABLE.match(line)):
+            return f"{m['tool']}: permission denied (not executable)"
+    return None
+
+
+def _tool(m: re.Match[str]) -> str:
+    """The missing tool's name from a shell's or make's "not found" line."""
+    found = m.groupdict()
+    return found.get("tool") or found["ztool"]
+
+
+def _make_fault(lines: list[str]) -> str | None:
+    """make reporting that a recipe's command was not found (``Error 127``).
+
+    Only when that is why make stopped: every ``Error N`` it reports is 127,
+    or the 2 an outer make reports for an inner one."""
+    errors = [(int(m["level"] or 0), int(m["code"])) for line in lines if (m := _MAKE_ERROR.match(line))]
+    missing = [level for level, code in errors if code in (126, 127)]
+    if not missing or any(code not in (126, 127) and not (code == 2 and level < max(missing))
+                          for level, code in errors):
+        return None
+    for line in reversed(lines):
+        m = _MAKE_MISSING.match(line) or _SHELL_MISSING.match(line)
+        if m:
+            return f"make: {_tool(m)}: command not found ({_MISSING})"
+        if (d := _NOT_EXECUTABLE.match(line)):
+            return f"make: {d['tool']}: permission denied (not executable)"
+    return f"make: a recipe's command was not found (Error {127 if 127 in dict(errors).values() else 126})"
+
+
+# -- test runs that ran no test ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _NoTests:
+    """A runner's words for "no test ran", and the exit codes it gives them."""
+
+    runner: str
+    pattern: re.Pattern[str]
+    codes: frozenset[int]
+    what: str
+
+
+def _no_tests(runner: str, pattern: str, codes: tuple[int, ...], what: str) -> _NoTests:
+    return _NoTests(runner, re.compile(pattern, re.MULTILINE), frozenset(codes), what)
+
+
+_NO_TESTS: tuple[_NoTests, ...] = (
+    _no_tests("pytest", r"^=*\s*no tests ran(?: in [\d.]+s)?\s*=*$", (5,), "no tests collected"),
+    _no_tests("pytest", r"^=*\s*\d+ deselected(?:, \d+ warnings?)? in [\d.]+s\b.*$", (5,), "every test was deselected"),
+    _no_tests("pytest", r"^=*\s*\d+ skipped(?:, \d+ (?:deselected|warnings?))* in [\d.]+s\b.*$", (0,),
+              "every test was skipped"),
+    _no_tests("unittest", r"^(?:Ran 0 tests in [\d.]+s|NO TESTS RAN)$", (0, 5), "ran 0 tests"),
+    _no_tests("jest", r"^No tests found, exiting with code \d+", (0, 1), "no tests found"),
+    _no_tests("vitest", r"^No test files found, exiting with code \d+", (0, 1), "no test files found"),
+    _no_tests("ctest", r"^No tests were found!!!$", (0, 8), "no tests were found"),
+    _no_tests("cargo nextest", r"^\s*error: no tests to run$", (4,), "no tests to run"),
+    _no_tests("maven", r"No tests to run\.|Tests run: 0, Failures: 0, Errors: 0", (0,), "no tests to run"),
+    _no_tests("maven", r"No tests were executed!|No tests matching pattern", (1,), "no tests were executed"),
+    _no_tests("gradle", r"No tests found for given includes|did not discover any tests to execute", (1,),
+              "no tests found"),
+    _no_tests("gradle", r"^> Task :(?:\S+:)?test NO-SOURCE$", (0,), "the test task has no source"),
+    _no_tests("dotnet", r"No test is available in |No test matches the given testcase filter", (0,),
+              "no test is available"),
+    _no_tests("dotnet", r"Zero tests ran", (8,), "zero tests ran"),
+    _no_tests("mix", r"^There are no tests to run$|^0 tests, 0 failures", (0, 1), "there are no tests to run"),
+    _no_tests("phpunit", r"^No tests executed!$", (0, 1), "no tests executed"),
+    _no_tests("rspec", r"^0 examples, 0 failures|^No examples found\.$", (0,), "0 examples"),
+    _no_tests("deno", r"^error: No test modules found$", (1,), "no test modules found"),
+    _no_tests("deno", r"^ok \| 0 passed \| 0 failed", (0,), "0 tests"),
+    _no_tests("swift", r"^error: no tests found", (1,), "no tests found"),
+)
+
+#: Signs that some runner in the output did run a test.
+_TESTS_RAN = _any_of(
+    r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in [\d.]+s",  # pytest
+    r"^running [1-9]\d* tests?$",  # cargo
+    r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))(?!.*\[no tests to run\])",  # go
+    r"^\s*--- (?:PASS|FAIL): ",  # go -v
+    r"Tests run: [1-9]",  # surefire, gradle
+    r"^Tests?:?\s+.*\b\d+ (?:passed|failed)",  # jest, vitest
+    r"tests? failed out of [1-9]",  # ctest
+    r"^Ran [1-9]\d* tests? in",  # unittest
+    r"^[1-9]\d* examples?, ",  # rspec
+    r"^[1-9]\d* tests?, \d+ failures?",  # mix
+    r"^(?:ok|FAILED) \| [1-9]\d* passed|^(?:ok|FAILED) \| \d+ passed \| [1-9]",  # deno
+    r"^\s*(?:Passed|Failed)!\s+- |Total tests: [1-9]",  # dotnet
+    r"^OK \([1-9]\d* tests?|^Tests: [1-9]",  # phpunit
+)
+_GO_PACKAGE = re.compile(r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$")
+_GO_ANY_PACKAGE = re.compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[)")
+_CARGO_RUNNING = re.compile(r"^running (\d+) tests?$")
+
+
+def no_tests_reason(output: str, exit_code: int | None) -> str | None:
+    """Why a test gate's command ran no test, read from its runner's output.
+
+    :param output: the tests gate's output.
+    :param exit_code: its exit code: 0, or the code the runner gives "no
+        tests" (pytest 5, jest 1, ctest 8 …), also through ``make``.
+    :return: e.g. ``pytest: no tests collected (exit 5)``, ``go: no test
+        files in any package``; None when a test ran, a test failed, or the
+        output shows no runner saying it found none.
+    """
+    if exit_code is None:
+        return None
+    lines = _lines(output)
+    reason, codes = _no_tests_said(lines, exit_code)
+    if reason is None or not _exit_allowed(exit_code, codes, lines):
+        return None
+    if _RUNNER_FAILURES.search(_with_words(lines, _FAILURE_WORDS)) or _TESTS_RAN.search(
+            _with_words(lines, _RAN_WORDS)):
+        return None  # another runner in the same output ran tests, or some failed
+    return reason
+
+
+def _no_tests_said(lines: list[str], exit_code: int) -> tuple[str | None, frozenset[int]]:
+    """What the runners in ``lines`` said about finding no test, and the exit
+    codes they give it (none said: ``(None, ∅)``)."""
+    said = _with_words(lines, _NO_TEST_WORDS)
+    found = [rule for rule in _NO_TESTS if rule.pattern.search(said)]
+    if found:
+        return f"{found[0].runner}: {found[0].what} (exit {exit_code})", frozenset().union(*(r.codes for r in found))
+    packages = [line for line in lines if _GO_ANY_PACKAGE.match(line)]
+    if packages and all(_GO_PACKAGE.match(line) for line in packages):
+        return f"go: no test files in any of {_plural(len(packages), 'package')}", frozenset({0})
+    counts = [int(m.group(1)) for line in lines if (m := _CARGO_RUNNING.match(line.strip()))]
+    if counts and not any(counts):
+        return f"cargo: running 0 tests in each of {_plural(len(counts), 'test target')}", frozenset({0})
+    return None, frozenset()
+
+
+def _plural(count: int, noun: str) -> str:
+    """``1 package`` / ``2 packages``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bool:
+    """The exit code is the runner's for "no tests", or make's 2 around it."""
+    if exit_code in codes:
+        return True
+    errors = [(int(m["level"] or 0), int(m["code"])) for line in lines if (m := _MAKE_ERROR.match(line))]
+    inner = [level for level, code in errors if code in codes]
+    return exit_code == 2 and bool(inner) and all(
+        code in codes or (code == 2 and level < max(inner)) for level, code in errors
+    )

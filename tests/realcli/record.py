@@ -1,0 +1,184 @@
+"""Record the transcripts the presets' contract tests replay.
+
+``python -m tests.realcli.record [CLI ...]`` installs each CLI (see
+:mod:`tests.realcli.harness`), runs every scenario of it once through the
+preset's own command line, environment and runner against the loopback
+API, and writes one JSON file per scenario to
+``tests/fixtures/transcripts/<cli>-<version>/<scenario>.json``: the command,
+the exit code, the output as stepkit reads it, and the files the tool wrote
+into its scratch dir (aider's chat history).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from stepkit.plugins.coders.command import run_delegate
+from stepkit.plugins.coders.presets import PRESETS
+from tests.realcli.harness import Model, install, version
+from tests.support.coder import make_ctx
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+GREET = 'def greet(name):\n    return f"Hello, {name}!"\n'
+SCRATCH_FILES = ("chat.history.md",)
+
+Scenario = Callable[[Model, Path], dict]
+
+
+def success(model: Model, project: Path) -> dict:
+    model.write(project / "greet.py", GREET)
+    if model.name != "aider":
+        model.shell("ls")
+    model.say("Added greet() in greet.py.\n\nCODER_COMPLETE")
+    return {}
+
+
+def failure(model: Model, project: Path) -> dict:
+    model.fail(401, "authentication_error", "invalid x-api-key")
+    return {}
+
+
+def retried(model: Model, project: Path) -> dict:
+    model.fail(500, "api_error", "scripted transient failure")
+    model.write(project / "greet.py", GREET)
+    model.say("Added greet() after a retry.\n\nCODER_COMPLETE")
+    return {}
+
+
+def retried_notice(model: Model, project: Path) -> dict:
+    """codex: a first attempt that fails with a notice ("Reconnecting... 1/1")."""
+    model.fail(401, "invalid_api_key", "scripted refusal")
+    model.write(project / "greet.py", GREET)
+    model.say("Added greet() after reconnecting.\n\nCODER_COMPLETE")
+    return {}
+
+
+def killed(model: Model, project: Path) -> dict:
+    model.say("too late\nCODER_COMPLETE", delay_s=60)
+    return {"timeout": 8}
+
+
+def review(model: Model, project: Path) -> dict:
+    (project / "greet.py").write_text(GREET)
+    model.say("🟡 greet.py: greet() has no test.\n🟢 greet.py: fine otherwise.")
+    return {"review": True}
+
+
+def review_denied(model: Model, project: Path) -> dict:
+    """A reviewer that tries to change the project: its tool must refuse."""
+    if model.name == "aider":
+        model.write(project / "greet.py", GREET)
+    else:
+        model.shell(f"touch {project / 'written-by-reviewer.txt'}")
+        model.write(project / "written-by-reviewer.py", "x = 1\n")
+    model.say("🟢 No findings.")
+    return {"review": True}
+
+
+def outside_project(model: Model, project: Path) -> dict:
+    """A write outside the project (opencode asks, and auto-rejects in run mode)."""
+    model.write(project.parent / "outside.txt", "x\n")
+    model.say("Wrote outside.\nCODER_COMPLETE")
+    return {}
+
+
+def bad_edits(model: Model, project: Path) -> dict:
+    """aider: every reply's edit fails to apply, yet each says CODER_COMPLETE."""
+    broken = "greet.py\n```python\n<<<<<<< SEARCH\ndef nowhere():\n=======\ndef greet():\n>>>>>>> REPLACE\n```\n"
+    for _ in range(4):
+        model.api.reply_text(broken + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20})
+    (project / "greet.py").write_text("x = 1\n")
+    return {}
+
+
+def error_after_reply(model: Model, project: Path) -> dict:
+    """aider: the reply edits a file not in the chat; aider adds it and asks
+    again, and that request fails: the edit never applied."""
+    block = "app.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"
+    model.api.responder = None  # the request that asks again gets the error, not the same answer
+    model.api.reply_text(block + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20})
+    model.fail(400, "invalid_request_error", "scripted refusal")
+    return {}
+
+
+SCENARIOS: dict[str, dict[str, Scenario]] = {
+    "claude": {"success": success, "failure": failure, "retried": retried, "killed": killed,
+               "review": review, "review_denied": review_denied},
+    "codex": {"success": success, "failure": failure, "retried": retried, "retried_notice": retried_notice,
+              "killed": killed,
+              "review": review, "review_denied": review_denied},
+    "aider": {"success": success, "success_no_git": success, "failure": failure, "retried": retried,
+              "killed": killed,
+              "review": review, "bad_edits": bad_edits,
+              "error_after_reply": error_after_reply},
+    "opencode": {"success": success, "failure": failure, "retried": retried, "killed": killed,
+                 "review": review, "review_denied": review_denied, "outside_project": outside_project},
+}
+
+
+def record(name: str, scenario: str) -> dict:
+    """Run one scenario of ``name`` (``*_no_git``: in a project outside git); the transcript."""
+    git = not scenario.endswith("_no_git")
+    bin_dir = install(name)
+    preset = PRESETS[name]
+    with tempfile.TemporaryDirectory(prefix=f"record-{name}-") as tmp:
+        root = Path(tmp)
+        project = root / "project"
+        project.mkdir()
+        (project / "app.py").write_text("x = 1\n")
+        if git:
+            _git(project, "init", "-q")
+            _git(project, "add", "-A")
+            _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+        with Model(name, root) as model:
+            options = SCENARIOS[name][scenario](model, project)
+            saved = os.environ.copy()
+            os.environ.update(model.env(bin_dir))
+            try:
+                review_run = bool(options.get("review"))
+                ctx = make_ctx(project, coder=name, reviewer=name, timeout=options.get("timeout", 120))
+                with preset.session(ctx, review=review_run) as call:
+                    command = preset.command(call)
+                    run = run_delegate(ctx, command, "Implement greet() in greet.py.", name=f"record-{name}",
+                                       timeout=ctx.config.timeouts.coder, env=preset.env(call))
+                    files = {f: (call.scratch / f).read_text() for f in SCRATCH_FILES if (call.scratch / f).is_file()}
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+        leftovers = sorted(p.name for p in project.iterdir() if p.name.startswith((".aider", ".git")))
+        status = _git(project, "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.stepkit") if git else ""
+        return {"cli": name, "version": version(name), "scenario": scenario, "review": review_run,
+                "command": command, "exit_code": run.exit_code, "expired": run.expired,
+                "output": _portable(run.output, root), "scratch_files": {k: _portable(v, root) for k, v in files.items()},
+                "git_status_after": _portable(status, root), "dot_files_after": leftovers}
+
+
+def _portable(text: str, root: Path) -> str:
+    return text.replace(str(root), "/TMP")
+
+
+def _git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, text=True).stdout
+
+
+def main(argv: list[str]) -> int:
+    """``[CLI[:SCENARIO] ...]``: record these (default: all)."""
+    for spec in argv or list(SCENARIOS):
+        name, _, only = spec.partition(":")
+        folder = FIXTURES / f"{name}-{version(name)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for scenario in [only] if only else SCENARIOS[name]:
+            transcript = record(name, scenario)
+            (folder / f"{scenario}.json").write_text(json.dumps(transcript, indent=1, ensure_ascii=False) + "\n")
+            print(f"{name} {scenario}: exit {transcript['exit_code']}, {len(transcript['output'])} chars")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

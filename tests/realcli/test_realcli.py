@@ -1,0 +1,93 @@
+"""Each preset driven through the real CLI: ``stepkit stage implement``,
+``stepkit stage review`` and a full ``stepkit run`` (scripted engine for the
+LLM nodes, the real CLI as coder and reviewer) against the loopback API the
+CLI speaks.  Opt-in (see conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.realcli.harness import Model, version
+from tests.support.e2e import CALC, GOOD_MUL, PY, SWEEP, make_project
+
+pytestmark = pytest.mark.realcli
+
+CLIS = ["claude", "codex", "aider", "opencode"]
+REPORT = "🟢 calc.py: mul is fine."
+
+
+def stepkit(project, env, *args):
+    proc = subprocess.run([PY, "-m", "stepkit", *args, "--project-dir", str(project.root), "--json"],
+                          cwd=project.root, env=project.env(**env), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=600, check=False)
+    data = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
+    return proc, data
+
+
+def changes(project) -> str:
+    """The project's git status (the run store left out)."""
+    return project.git("status", "--porcelain", "--untracked-files=all", "--", ".", ":!.stepkit")
+
+
+def implement_turns(model: Model, project) -> None:
+    model.write(project.root / "calc.py", GOOD_MUL, old=CALC)
+    model.say("Added calc.mul.\n\nCODER_COMPLETE")
+
+
+@pytest.fixture
+def project(tmp_path):
+    return make_project(tmp_path, reviewer=False)
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_stage_implement(cli, project, cli_bin, tmp_path):
+    with Model(cli, tmp_path) as model:
+        implement_turns(model, project)
+        proc, data = stepkit(project, model.env(cli_bin(cli)), "stage", "implement", "--step", "1",
+                             "--coder", cli, "--engine", f"scripted:{project.script()}")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    coder = data["coder_result"]
+    assert coder["sentinel"] == "CODER_COMPLETE", coder["text"]
+    assert (project.root / "calc.py").read_text() == GOOD_MUL, coder["text"]
+    assert changes(project) == " M calc.py\n", f"{cli} {version(cli)} left more than its edit"
+    assert coder["usage"]["output_tokens"] > 0
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_stage_review_is_read_only_and_reports_the_answer(cli, project, cli_bin, tmp_path):
+    (project.root / "calc.py").write_text(GOOD_MUL)
+    with Model(cli, tmp_path) as model:
+        model.say(REPORT)
+        proc, data = stepkit(project, model.env(cli_bin(cli)), "stage", "review", "--step", "1",
+                             "--reviewer", cli, "--engine", f"scripted:{project.script()}")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert data["review_report"] == REPORT
+    assert changes(project) == " M calc.py\n"
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tmp_path):
+    engine = project.script(edge_case_sweep={**SWEEP, "needs_independent_review": True})
+    with Model(cli, tmp_path) as model:
+        implement_turns(model, project)
+        model.say(REPORT)
+        env = model.env(cli_bin(cli))
+        proc, data = stepkit(project, env, "run", "--step", "1", "--coder", cli, "--reviewer", cli,
+                             "--engine", f"scripted:{engine}")
+        assert proc.returncode == 5, proc.stderr + proc.stdout
+        assert data["pending"]["node"] == "gate_user_review"
+        done, final = stepkit(project, env, "resume", "--answer", "approve")
+    assert done.returncode == 0 and final["outcome"] == "STEP_COMPLETE", done.stderr + done.stdout
+    assert (project.root / "calc.py").read_text() == GOOD_MUL
+    run_dir = project.root / ".stepkit" / "runs" / final["run_id"]
+    state = json.loads((run_dir / "state.json").read_text())
+    assert REPORT in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
+    usage = final["usage"]
+    assert usage["output_tokens"] > 0
+    assert usage["cost_usd"] > 0 or cli == "codex"  # codex reports tokens, not cost
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    who = {e.get("who") for e in events if e["event"] == "delegate_usage"}
+    assert who == {f"coder-{cli}", f"reviewer-{cli}"}
