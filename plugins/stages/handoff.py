@@ -23,7 +23,7 @@ from stepkit.plugins.stages.documents import (
     plan_prefix,
     text,
 )
-from stepkit.records import HandoffProse, StageContext
+from stepkit.records import CriterionTests, HandoffProse, StageContext
 
 HANDOFF_SYSTEM = f"""\
 You write the prose of the handoff for the step stepkit just executed.  The
@@ -96,6 +96,8 @@ class HandoffAnswer(HandoffProse):
     edge_cases_discovered: _Prose = Field(description="From the sweep report: handled vs punted.")
     notes_for_next_step: _Prose = Field(description="Directives the next step must act on.")
     notes_facts: list[str] = Field(description="Durable step-independent facts for NOTES.md; [] if none.")
+    acceptance_criteria: list[CriterionTests] = Field(
+        description="Each Acceptance-criteria bullet with the ids of the tests that cover it ([]: none).")
 
 
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
