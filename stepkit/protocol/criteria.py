@@ -148,6 +148,36 @@ def criteria_problems(criteria: list[str], entries: Sequence[Any] | None, gate: 
     return problems
 
 
+_CITED = re.compile(r"`(?P<id>[^`]+)`: (?P<status>[^;]+)")
+
+
+def rendered_criteria_problems(evidence: str) -> list[str]:
+    """:func:`criteria_problems` read back from the part stepkit rendered into
+    a handoff's Evidence (for a handoff checked outside its run, when the
+    records are not at hand; the Evidence's digest vouches for the part)."""
+    lines = evidence.splitlines()
+    if HEADING not in lines:
+        return []
+    problems = []
+    for line in lines[lines.index(HEADING) + 1:]:
+        if not line.strip():
+            continue
+        if not line.startswith("- "):
+            break
+        criterion, _, rest = line[2:].rpartition(" — ")
+        if rest.startswith("NO ENTRY"):
+            problems.append(f"acceptance criterion {criterion!r} has no entry in acceptance_criteria")
+        for cited in _CITED.finditer(rest):
+            status = cited["status"].strip()
+            if status == "DID NOT RUN":
+                problems.append(f"acceptance criterion {criterion!r} cites test {cited['id']!r}, which did not "
+                                "run in the final tests gate")
+            elif status != "passed":
+                problems.append(f"acceptance criterion {criterion!r} cites test {cited['id']!r}, which did not "
+                                f"pass in the final tests gate ({status})")
+    return problems
+
+
 def final_tests_gate(gates: Sequence[GateResult | Mapping[str, Any]]) -> GateResult | None:
     """The tests gate among the recorded gates (None: it never ran)."""
     for gate in gates:

@@ -319,6 +319,10 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
                             "or NOT RUN")
         not_passed = _statuses_in_evidence(evidence)
         failed = [name for name, status in not_passed.items() if status not in ("not_run", "not run")]
+        if rendered:  # in a run, the check_handoff node checks the map against the records
+            from stepkit.protocol.criteria import rendered_criteria_problems
+
+            problems += rendered_criteria_problems(evidence)
     if result == "complete":
         problems += _complete_contradicted(failed, evidence if rendered else "")
     if not_passed:

@@ -82,3 +82,19 @@ def test_a_handoff_calling_a_suite_with_preexisting_failures_passing_is_rejected
     assert any("the tests gate did not pass (its failures are PRE-EXISTING" in p for p in problems)
     honest = render_handoff(1, "Mul", "complete", {**prose, "summary": "Added mul."}, [gate])
     assert check_handoff_text(honest, [gate]) == []
+
+
+def test_outside_its_run_a_handoff_is_checked_by_the_map_stepkit_rendered(tmp_path):
+    from stepkit.protocol.handoff import check_handoff_text, render_handoff
+
+    gate = _tests_gate(tmp_path, {"t.py::test_mul": "passed", "t.py::test_neg": "failed"})
+    prose = {"summary": "Added mul.", "completed": "- mul", "not_completed": "None", "deviations": "None",
+             "downstream_plan_updates": "None", "edge_cases_discovered": "None", "notes_for_next_step": "None"}
+    criteria = plan_criteria(PLAN)
+    entries = [{"criterion": criteria[0], "tests": ["t.py::test_mul"]},
+               {"criterion": criteria[1], "tests": ["t.py::test_neg"]},
+               {"criterion": criteria[2], "tests": []}]
+    text = render_handoff(1, "Mul", "partial", prose, [gate], criteria=render_criteria(criteria, entries, gate))
+    assert check_handoff_text(text) == [
+        ("acceptance criterion 'Negative numbers work too.' cites test 't.py::test_neg', which did not pass in "
+         "the final tests gate (FAILED)")]
