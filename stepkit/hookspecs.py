@@ -179,6 +179,42 @@ def stepkit_condense_output(
     """
 
 
+# -- engines -----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def stepkit_make_engine(kind: str, arg: str, project_dir: Path) -> Any | None:
+    """Build the LLM engine that ``--engine KIND[:ARG]`` names.
+
+    :param kind: the part of the spec before the first ``:`` (``anthropic``,
+        ``claude``, ``scripted`` …).
+    :param arg: the rest (a model, a file; ``""`` when there is none).
+    :param project_dir: the project root (relative files resolve there).
+    :return: an object with the ``structured(...)`` method of
+        :class:`stepkit.plugins.llm.engine.Engine` (optionally
+        ``setup_problem() -> str | None``: why no call could be made, asked
+        before a run that will call it); None when ``kind`` is not this
+        plugin's.
+    :raises UsageError: the spec is this plugin's but unusable (a missing
+        file, a missing argument): one line, exit 2, no run.
+
+    firstresult; built-ins answer for ``anthropic``, ``scripted``,
+    ``claude``, ``codex`` and ``openai``.  Called once per run and spec (the
+    run's nodes share the engine).  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_engine_kinds() -> dict[str, str] | None:
+    """Name the engine kinds this plugin builds, for ``stepkit plugins`` and
+    the unknown-engine message.
+
+    :return: usage (``claude[:MODEL]``) → one-line description.
+
+    Called for every plugin.  Usable in ``stepconf.py``: yes.
+    """
+
+
 # -- stages ------------------------------------------------------------------
 
 

@@ -56,6 +56,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.evidence.tsc",
     "stepkit.plugins.evidence.maven",
     "stepkit.plugins.ask",
+    "stepkit.plugins.llm.builtin_engines",
     "stepkit.plugins.stages.orient",
     "stepkit.plugins.stages.sweep",
     "stepkit.plugins.stages.handoff",

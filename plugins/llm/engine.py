@@ -5,7 +5,10 @@ A stage asks the run's engine for one structured answer::
     answer = ask(ctx, system=SYSTEM, prefix=plan_block, prompt=task,
                  schema=OrientResult, tools=read_only_tools(ctx.project_dir))
 
-Engines (``--engine SPEC``):
+Engines (``--engine KIND[:ARG]``) are plugins: the ``stepkit_make_engine``
+hook builds one from the spec (firstresult, so a project's engine beats a
+built-in of the same kind) and ``stepkit_engine_kinds`` names them.  The
+built-in kinds (:mod:`stepkit.plugins.llm.builtin_engines`):
 
 - ``anthropic`` or ``anthropic:MODEL`` (the default): the Anthropic Messages
   API through the official SDK (:mod:`stepkit.plugins.llm.anthropic_engine`).
@@ -20,8 +23,9 @@ whose ``note`` is one paragraph without a traceback or a secret.
 
 from __future__ import annotations
 
+import importlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
     from stepkit.plugins.llm.tools import Tool
 
 DEFAULT_ENGINE = "anthropic"
+BUILTIN_ENGINES = "stepkit.plugins.llm.builtin_engines"
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -95,8 +100,9 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
     """
     spec = spec or ctx.settings.get("engine")
     if ctx.run_dir is None or ctx.pm is None:
-        return _build(spec, Path(ctx.project_dir))
-    return RunEngines.of(ctx.pm).get(Path(ctx.run_dir), spec, lambda: _build(spec, Path(ctx.project_dir)))
+        return build_engine(spec, Path(ctx.project_dir), ctx.pm)
+    return RunEngines.of(ctx.pm).get(Path(ctx.run_dir), spec,
+                                     lambda: build_engine(spec, Path(ctx.project_dir), ctx.pm))
 
 
 class RunEngines:
@@ -143,30 +149,64 @@ class RunEngines:
                 del self._engines[key]
 
 
-def check_engine_spec(spec: str | None, project_dir: Path, *, calls: bool = False) -> None:
+def check_engine_spec(spec: str | None, project_dir: Path, *, calls: bool = False, pm: Any = None) -> None:
     """Build the engine once before a run starts, so a bad ``--engine`` (an
     unknown kind, a missing or malformed scripted file) is a usage error
     (exit 2, no run) instead of a fault in the first LLM node.
 
     :param calls: the run will call it: an engine that says it cannot be
         called (``setup_problem()``: no credentials) is a usage error too.
+    :param pm: the plugin manager whose engines count (default: see
+        :func:`build_engine`).
     """
-    engine = _build(spec, project_dir)
+    engine = build_engine(spec, project_dir, pm)
     problem = getattr(engine, "setup_problem", None) if calls else None
     if problem is not None and (reason := problem()):
         raise UsageError(reason)
 
 
-def _build(spec: str | None, project_dir: Path) -> Engine:
+def build_engine(spec: str | None, project_dir: Path, pm: Any = None) -> Engine:
+    """A new engine for ``spec`` (default :data:`DEFAULT_ENGINE`), built by
+    the first plugin of ``pm`` that answers ``stepkit_make_engine``.
+
+    Without ``pm`` the built-ins and entry points are asked, then, only for a
+    kind none of them builds, the project's own plugins (``stepconf.py``,
+    ``[tool.stepkit] plugins``).  A ``pm`` built without the built-in
+    engines (a host's or a test's own list; not ``-p no:``) still has them.
+
+    :raises UsageError: no plugin builds that kind, or the one that does
+        finds the spec unusable.
+    """
     kind, _, arg = (spec or DEFAULT_ENGINE).partition(":")
-    if kind == "anthropic":
-        from stepkit.plugins.llm.anthropic_engine import AnthropicEngine
+    kinds: dict[str, str] = {}
+    for manager in _managers(pm, project_dir):
+        engine = manager.hook.stepkit_make_engine(kind=kind, arg=arg, project_dir=project_dir)
+        if engine is not None:
+            return engine
+        kinds = engine_kinds(manager)
+    raise UsageError(f"unknown engine {spec!r}: use {' or '.join(kinds) or 'a kind a plugin adds'}")
 
-        return AnthropicEngine(model=arg or None)
-    if kind == "scripted":
-        from stepkit.plugins.llm.scripted import ScriptedEngine
 
-        if not arg:
-            raise UsageError("--engine scripted:FILE needs a file name")
-        return ScriptedEngine.load(arg, project_dir)
-    raise UsageError(f"unknown engine {spec!r}: use anthropic[:MODEL] or scripted:FILE")
+def engine_kinds(pm: Any) -> dict[str, str]:
+    """Every engine kind the plugins of ``pm`` name: usage → description."""
+    kinds: dict[str, str] = {}
+    for answer in reversed(pm.hook.stepkit_engine_kinds()):  # built-ins first
+        kinds.update(answer or {})
+    return kinds
+
+
+def _managers(pm: Any, project_dir: Path) -> Iterator[Any]:
+    """The plugin managers to ask for an engine, in order (see :func:`build_engine`)."""
+    from stepkit.pluginmanager import StepkitPluginManager, get_plugin_manager
+
+    if pm is None:
+        from stepkit.config import load_config
+
+        yield get_plugin_manager()
+        yield get_plugin_manager(project_dir, load_config(project_dir))
+        return
+    yield pm
+    if not pm.has_plugin(BUILTIN_ENGINES) and not pm.is_blocked(BUILTIN_ENGINES):
+        builtins = StepkitPluginManager()
+        builtins.register(importlib.import_module(BUILTIN_ENGINES), BUILTIN_ENGINES, "builtin")
+        yield builtins

@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--step", help="step number or 'next' (default: from the prompt, else next)")
         p.add_argument("--plans-dir", help="plan repo (default: plans, relative to the project dir)")
         p.add_argument("--project-dir", default=".", help="the project to change (default: .)")
-        p.add_argument("--engine", help="LLM engine: anthropic[:MODEL] (default) or scripted:FILE")
+        p.add_argument("--engine", help="LLM engine: anthropic[:MODEL] (default), claude[:MODEL], codex[:MODEL], "
+                            "openai:MODEL, scripted:FILE, or one a plugin adds")
         p.add_argument("--coder", help="coder: anthropic, command:SHELL, claude, codex, aider, opencode")
         p.add_argument("--reviewer", help="reviewer: anthropic, command:SHELL or a preset")
         p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
@@ -100,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     command("demo", "Run step 1 of a bundled example project, up to the final approval gate.")
+
+    p = command("mcp", "Serve stepkit's commands as MCP tools over stdio (for orchestrating agents).")
+    p.add_argument("--project-dir", default=".", help="the project a tool call without project_dir uses")
     return parser
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from stepkit.engine.runstore import RunStore
 from stepkit.graph.diagram import render_json, render_mermaid
@@ -16,21 +17,31 @@ from stepkit.protocol.graphs import BUILTIN, load_protocol_graph
 
 
 def run(args: argparse.Namespace) -> int:
-    path, edges = None, None
-    graph_file = args.graph
-    if args.run_id:
-        from stepkit.config import resolve_project_dir
-
-        checkpoint = RunStore(resolve_project_dir(args.project_dir)).open(args.run_id).load()
-        path, edges = checkpoint.path, checkpoint.edges
-        if graph_file is None and checkpoint.graph != BUILTIN:
-            graph_file = checkpoint.graph
-    graph = load_protocol_graph(graph_file)
+    graph, path, edges = run_graph(args.graph, args.run_id, args.project_dir)
     if args.format == "json":
-        data = render_json(graph)
-        if args.run_id:
-            data["run"] = {"run_id": args.run_id, "path": path, "edges": edges}
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json.dumps(graph_json(graph, args.run_id, path, edges), indent=2, ensure_ascii=False))
     else:
         print(render_mermaid(graph, highlight_path=path, highlight_edges=edges), end="")
     return 0
+
+
+def run_graph(graph_file: str | None, run_id: str | None, project_dir: str) -> tuple[Any, Any, Any]:
+    """The graph to draw and, with ``run_id``, the nodes and edges that run
+    took (its graph unless ``graph_file`` is given)."""
+    path, edges = None, None
+    if run_id:
+        from stepkit.config import resolve_project_dir
+
+        checkpoint = RunStore(resolve_project_dir(project_dir)).open(run_id).load()
+        path, edges = checkpoint.path, checkpoint.edges
+        if graph_file is None and checkpoint.graph != BUILTIN:
+            graph_file = checkpoint.graph
+    return load_protocol_graph(graph_file), path, edges
+
+
+def graph_json(graph: Any, run_id: str | None, path: Any, edges: Any) -> dict[str, Any]:
+    """``--format json``'s object: the graph, and the run's path when there is one."""
+    data = render_json(graph)
+    if run_id:
+        data["run"] = {"run_id": run_id, "path": path, "edges": edges}
+    return data

@@ -1,6 +1,7 @@
 """``stepkit plugins``: every registered plugin with its origin, version and
-the hooks it implements, every plugin that failed to load, and the coding-CLI
-presets with their CLI found on PATH (and its version) or how to install it."""
+the hooks it implements, every plugin that failed to load, the coding-CLI
+presets with their CLI found on PATH (and its version) or how to install it,
+and the engine kinds (``--engine``) the plugins build."""
 
 from __future__ import annotations
 
@@ -19,12 +20,29 @@ def run(args: argparse.Namespace) -> int:
     pm = args.pm or get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
     from stepkit.plugins.coders.presets import preset_status
 
-    plugins, presets = get_plugins(pm), preset_status()
+    plugins, presets, engines = get_plugins(pm), preset_status(), engine_list(pm)
     if args.json:
-        print(json.dumps({"plugins": plugins, "presets": presets}, indent=2))
+        print(json.dumps({"plugins": plugins, "presets": presets, "engines": engines}, indent=2))
     else:
-        print(render(plugins) + "\n\n" + render_presets(presets))
+        print(render(plugins) + "\n\n" + render_presets(presets) + "\n\n" + render_engines(engines))
     return 0
+
+
+def engine_list(pm: Any) -> list[dict[str, str]]:
+    """Every engine kind: ``usage`` (``claude[:MODEL]``), ``description`` and
+    the ``plugin`` that names it, built-ins first."""
+    engines = []
+    for impl in reversed(pm.hook.stepkit_engine_kinds.get_hookimpls()):
+        for usage, description in (impl.function() or {}).items():
+            engines.append({"usage": usage, "description": description, "plugin": impl.plugin_name})
+    return engines
+
+
+def render_engines(engines: list[dict[str, str]]) -> str:
+    """A table: engine usage, plugin, description."""
+    rows = [("ENGINE", "PLUGIN", "DESCRIPTION")] + [(e["usage"], e["plugin"], e["description"]) for e in engines]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    return "\n".join(f"{usage:<{widths[0]}}  {plugin:<{widths[1]}}  {text}".rstrip() for usage, plugin, text in rows)
 
 
 def render(plugins: list[dict[str, Any]]) -> str:

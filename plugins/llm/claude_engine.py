@@ -1,0 +1,176 @@
+"""The Claude Code engine (``--engine claude[:MODEL]``): each structured
+answer is one headless Claude Code call, so a Claude subscription runs the
+LLM nodes with no API key (headless use draws on the plan's Agent SDK
+credit; with ``ANTHROPIC_API_KEY`` set, Claude Code bills the API instead).
+
+One call::
+
+    claude -p --output-format json --json-schema SCHEMA --append-system-prompt SYSTEM
+           --tools T --allowedTools T --permission-mode MODE --max-turns N
+           [--model M] [--max-budget-usd D] --strict-mcp-config --no-session-persistence
+
+with the prefix and the prompt on stdin.  The answer is the result's
+``structured_output`` (Claude Code makes the model call its StructuredOutput
+tool with SCHEMA), validated again by the stage's pydantic schema.
+
+- **Access**: a read-only node (orient, sweep, handoff, the reviewer, the
+  built-in coder's plan) gets Read, Grep and Glob in ``plan`` permission
+  mode; a node that writes (the built-in coder's edits) gets Edit, Write and
+  Bash as well in ``acceptEdits`` mode; a node without tools gets none.
+  The stages' own checks (orient must not write …) apply as with any engine.
+- **Usage**: tokens from the result's ``usage``, cost from its
+  ``total_cost_usd`` (the CLI's own figure); one ``llm_call`` event, whose
+  ``billed_to`` says who paid: ``api`` (an ``ANTHROPIC_API_KEY`` was set)
+  or ``subscription`` (the login).
+- **Faults**, in the CLI's own words: ``is_error`` (with
+  ``api_error_status`` when the API refused), ``error_max_turns``, a result
+  without ``structured_output``, a kill or a timeout, no result at all, a
+  missing ``claude``.  Never retried here: Claude Code retries the API
+  itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from stepkit.errors import describe_validation
+from stepkit.plugins.llm.cli_engine import (
+    CliRun,
+    access,
+    fault_note,
+    node_model,
+    record,
+    remaining_budget,
+    run_cli,
+)
+from stepkit.plugins.llm.tools import Tool
+from stepkit.records import StageContext, StageFault, Usage
+from stepkit.workspace.redact import redact
+
+M = TypeVar("M", bound=BaseModel)
+EXECUTABLE = "claude"
+READ_TOOLS = "Read,Grep,Glob"
+WRITE_TOOLS = "Read,Grep,Glob,Edit,Write,Bash"
+#: (tools, permission mode) per kind of access
+ACCESS = {"none": ("", "plan"), "read": (READ_TOOLS, "plan"), "write": (WRITE_TOOLS, "acceptEdits")}
+
+
+class ClaudeCodeEngine:
+    """Structured answers from headless Claude Code."""
+
+    def __init__(self, model: str | None = None, executable: str = EXECUTABLE):
+        self.model = model
+        self.executable = executable
+
+    def setup_problem(self) -> str | None:
+        """Why no call could be made: the CLI is not on PATH."""
+        if shutil.which(self.executable) is None:
+            return (f"--engine claude: the '{self.executable}' CLI (Claude Code) is not on PATH: "
+                    "install it (npm i -g @anthropic-ai/claude-code) or choose another --engine")
+        return None
+
+    def structured(
+        self,
+        *,
+        node: str,
+        system: str,
+        prompt: str,
+        schema: type[M],
+        tools: list[Tool] | None,
+        ctx: StageContext,
+        max_turns: int = 20,
+        prefix: str | None = None,
+    ) -> M:
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        model = node_model(node, ctx, self.model)
+
+        def note(what: str) -> str:
+            return fault_note(node, "claude CLI", model, what)
+
+        if (problem := self.setup_problem()) is not None:
+            raise StageFault(note(problem))
+        budget = remaining_budget(ctx, note)
+        argv = self.argv(system, schema, access(tools), max_turns, model, budget)
+        stdin = redact(f"{prefix}\n\n{prompt}" if prefix else prompt)
+        run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-claude")
+        result = _result(run, note)
+        _record(ctx, node, model, result, run)
+        return _answer(result, schema, note)
+
+    def argv(self, system: str, schema: type[BaseModel], kind: str, max_turns: int,
+             model: str | None, budget: float | None) -> list[str]:
+        """The ``claude -p`` command line of one call."""
+        tools, mode = ACCESS[kind]
+        argv = [self.executable, "-p", "--output-format", "json",
+                "--json-schema", json.dumps(schema.model_json_schema()),
+                "--append-system-prompt", redact(system) + _tool_note(tools),
+                "--tools", tools, "--allowedTools", tools, "--permission-mode", mode,
+                "--max-turns", str(max_turns), "--strict-mcp-config", "--no-session-persistence"]
+        if model:
+            argv += ["--model", model]
+        if budget is not None:
+            argv += ["--max-budget-usd", f"{budget:.4f}"]
+        return argv
+
+
+def _tool_note(tools: str) -> str:
+    """The instructions name stepkit's tools; say which of Claude Code's stand in."""
+    if not tools:
+        return "\n\nYou have no tools here: answer from what you are given."
+    return (f"\n\nUse your own tools ({tools.replace(',', ', ')}) where these instructions name "
+            "read_file, list_dir, search, run_command, write_file or edit_file.")
+
+
+def _result(run: CliRun, note: Any) -> dict[str, Any]:
+    """The CLI's result object.
+
+    :raises StageFault: it was killed, timed out, could not start, or printed
+        no result."""
+    crash = run.result.crash("the claude CLI")
+    if crash:
+        raise StageFault(note(f"{crash}: {run.words()}"))
+    results = [obj for obj in run.objects if obj.get("type") == "result"]
+    if not results:
+        raise StageFault(note(f"the claude CLI printed no result (exit {run.result.exit_code}): "
+                              f"{run.words()}"))
+    return results[-1]
+
+
+def _record(ctx: StageContext, node: str, model: str | None, result: dict[str, Any], run: CliRun) -> None:
+    u = result.get("usage") or {}
+    usage = Usage(input_tokens=u.get("input_tokens") or 0, output_tokens=u.get("output_tokens") or 0,
+                  cache_read_tokens=u.get("cache_read_input_tokens") or 0,
+                  cache_write_tokens=u.get("cache_creation_input_tokens") or 0,
+                  cost_usd=round(float(result.get("total_cost_usd") or 0.0), 6))
+    used = model or ",".join(result.get("modelUsage") or {}) or None
+    # who Claude Code billed: an API key in its environment wins over the subscription login
+    billed_to = "api" if os.environ.get("ANTHROPIC_API_KEY") else "subscription"
+    record(ctx, usage, node=node, engine="claude", model=used, call=1, attempts=1, billed_to=billed_to,
+           turns=result.get("num_turns"), stop_reason=result.get("subtype"),
+           duration_s=run.result.duration_s)
+
+
+def _answer(result: dict[str, Any], schema: type[M], note: Any) -> M:
+    """The validated ``structured_output``.
+
+    :raises StageFault: the CLI reported an error, or gave no valid answer."""
+    words = str(result.get("result") or "; ".join(map(str, result.get("errors") or [])) or "")
+    if result.get("subtype") == "error_max_turns":
+        raise StageFault(note(f"the claude CLI stopped at its turn limit: {words}"))
+    if result.get("is_error") or result.get("subtype") != "success":
+        status = result.get("api_error_status")
+        what = f"API error {status}" if status else f"error ({result.get('subtype')})"
+        raise StageFault(note(f"the claude CLI reported an {what}: {words}"))
+    answer = result.get("structured_output")
+    if answer is None:
+        raise StageFault(note(f"the claude CLI answered without the structured output: {words[:300]}"))
+    try:
+        return schema.model_validate_json(redact(json.dumps(answer)))
+    except ValidationError as exc:
+        raise StageFault(note(f"the answer does not match {schema.__name__}: "
+                              f"{describe_validation(exc, limit=8)}")) from None

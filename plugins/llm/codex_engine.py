@@ -1,0 +1,161 @@
+"""The Codex engine (``--engine codex[:MODEL]``): each structured answer is
+one ``codex exec`` call, so a ChatGPT plan (or Codex's own configured
+provider) runs the LLM nodes.
+
+One call::
+
+    codex exec --json --output-schema FILE --sandbox read-only
+               --skip-git-repo-check --ephemeral [-m MODEL] -
+
+with the instructions, the prefix and the prompt on stdin (Codex takes no
+separate system prompt) and FILE the answer's strict JSON schema
+(:mod:`stepkit.plugins.llm.strict_schema`).  ``--json`` prints one event per
+line; the answer is the text of the last ``agent_message`` item, validated
+by the stage's schema.
+
+- **Access**: every node runs in the ``read-only`` sandbox except one that
+  writes (the built-in coder's edits): ``workspace-write``.  Codex has no
+  turn limit to pass on.
+- **Usage**: summed over the ``turn.completed`` events (``cached_input_tokens``
+  counted as cache reads); Codex reports no cost, so it is estimated from
+  the token counts (:mod:`stepkit.plugins.llm.pricing`) and budgets apply.
+- **Faults**, in Codex's own words: ``turn.failed``, no final message, a
+  final message that is not the JSON asked for, a kill or a timeout, a
+  missing ``codex``.  ``error`` events and ``error`` items that a turn
+  survives (``Reconnecting... 2/5``, a transport fallback) are notices, not
+  failures.  Never retried here: Codex retries its own requests.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from stepkit.errors import describe_validation
+from stepkit.plugins.llm.cli_engine import (
+    CliRun,
+    access,
+    fault_note,
+    node_model,
+    record,
+    remaining_budget,
+    run_cli,
+)
+from stepkit.plugins.llm.pricing import estimate_cost
+from stepkit.plugins.llm.strict_schema import strict_json_schema
+from stepkit.plugins.llm.tools import Tool
+from stepkit.records import StageContext, StageFault, Usage
+from stepkit.workspace.files import atomic_write
+from stepkit.workspace.redact import redact
+
+M = TypeVar("M", bound=BaseModel)
+EXECUTABLE = "codex"
+
+
+class CodexEngine:
+    """Structured answers from ``codex exec``."""
+
+    def __init__(self, model: str | None = None, executable: str = EXECUTABLE):
+        self.model = model
+        self.executable = executable
+
+    def setup_problem(self) -> str | None:
+        """Why no call could be made: the CLI is not on PATH."""
+        if shutil.which(self.executable) is None:
+            return (f"--engine codex: the '{self.executable}' CLI is not on PATH: install it "
+                    "(npm i -g @openai/codex) or choose another --engine")
+        return None
+
+    def structured(
+        self,
+        *,
+        node: str,
+        system: str,
+        prompt: str,
+        schema: type[M],
+        tools: list[Tool] | None,
+        ctx: StageContext,
+        max_turns: int = 20,
+        prefix: str | None = None,
+    ) -> M:
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        model = node_model(node, ctx, self.model)
+
+        def note(what: str) -> str:
+            return fault_note(node, "codex CLI", model, what)
+
+        if (problem := self.setup_problem()) is not None:
+            raise StageFault(note(problem))
+        remaining_budget(ctx, note)
+        schema_file = ctx.log_dir() / f"llm-{node}-codex-schema.json"
+        atomic_write(schema_file, json.dumps(strict_json_schema(schema), indent=1))
+        argv = [self.executable, "exec", "--json", "--output-schema", str(schema_file),
+                "--sandbox", "workspace-write" if access(tools) == "write" else "read-only",
+                "--skip-git-repo-check", "--ephemeral"]
+        if model:
+            argv += ["-m", model]
+        argv.append("-")
+        stdin = redact("\n\n".join(part for part in (system, prefix, prompt) if part))
+        run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-codex")
+        crash = run.result.crash("the codex CLI")
+        if crash:
+            raise StageFault(note(f"{crash}: {_words(run)}"))
+        _record(ctx, node, model, run)
+        return _answer(run, schema, note)
+
+
+def _record(ctx: StageContext, node: str, model: str | None, run: CliRun) -> None:
+    usage = Usage()
+    for event in run.objects:
+        if event.get("type") == "turn.completed":
+            u = event.get("usage") or {}
+            cached = u.get("cached_input_tokens") or 0
+            usage = usage.add(Usage(input_tokens=max((u.get("input_tokens") or 0) - cached, 0),
+                                    cache_read_tokens=cached,
+                                    cache_write_tokens=u.get("cache_write_input_tokens") or 0,
+                                    output_tokens=u.get("output_tokens") or 0))
+    usage.cost_usd = estimate_cost(model or "", usage)
+    record(ctx, usage, node=node, engine="codex", model=model, call=1, attempts=1,
+           duration_s=run.result.duration_s)
+
+
+def _answer(run: CliRun, schema: type[M], note: Any) -> M:
+    """The validated final message.
+
+    :raises StageFault: the turn failed, or its final message is missing or
+        not a valid answer."""
+    failed = [e for e in run.objects if e.get("type") == "turn.failed"]
+    if failed:
+        raise StageFault(note(f"the codex turn failed: {_message(failed[-1].get('error'))}"))
+    messages = [e["item"] for e in run.objects if e.get("type") == "item.completed"
+                and (e.get("item") or {}).get("type") == "agent_message"]
+    if not messages:
+        raise StageFault(note(f"the codex CLI gave no final message (exit {run.result.exit_code}): "
+                              f"{_words(run)}"))
+    text = redact(str(messages[-1].get("text") or "").strip())
+    try:
+        return schema.model_validate_json(text)
+    except ValidationError as exc:
+        raise StageFault(note(f"the final message is not a valid {schema.__name__}: "
+                              f"{describe_validation(exc, limit=8)}; it was: {text[:300]}")) from None
+
+
+def _words(run: CliRun) -> str:
+    """What Codex said last: its last error event, else its other output."""
+    errors = [_message(e) for e in run.objects if e.get("type") == "error"]
+    return errors[-1] if errors else run.words()
+
+
+def _message(error: Any) -> str:
+    """An error's message; an API error passed on as JSON text, unwrapped."""
+    text = str((error or {}).get("message") or error or "") if isinstance(error, dict) else str(error or "")
+    try:
+        inner = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(inner, dict) and isinstance(inner.get("error"), dict):
+        return str(inner["error"].get("message") or text)
+    return text

@@ -1,0 +1,116 @@
+"""``--engine codex``: ``codex exec --json``, tested against a stand-in CLI
+that replays the JSON lines recorded from the real one (Codex 0.171.0
+against a loopback Responses API; tests/support/recorded/codex_*.jsonl)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import BaseModel, Field
+
+from stepkit.plugins.llm.engine import check_engine_spec, make_engine
+from stepkit.plugins.llm.tools import coder_tools, read_only_tools
+from stepkit.records import StageFault, Usage
+from tests.support import fake_cli
+
+
+class Answer(BaseModel):
+    plan_summary: str
+    has_major_deviation: bool
+    risks: list[str] = Field(default_factory=list)
+
+
+GOOD = {"plan_summary": "Add calc.mul next to add.", "has_major_deviation": False}
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    state = tmp_path / "codex-state"
+    fake_cli.install(tmp_path / "bin", "codex", state)
+    monkeypatch.setenv("PATH", fake_cli.path_with(tmp_path / "bin"))
+    return state
+
+
+def make_ctx(tmp_path, settings=None, usage=None):
+    return fake_cli.stage_context(tmp_path, "codex", settings, usage)
+
+
+def ask(ctx, tools="read", spec=None, node="orient"):
+    tool_list = {"read": read_only_tools(ctx.project_dir), "write": coder_tools(ctx.project_dir),
+                 "none": None}[tools]
+    return make_engine(spec, ctx).structured(node=node, system="You orient.", prefix="# Step 1 plan",
+                                             prompt="Orient now.", schema=Answer, tools=tool_list, ctx=ctx)
+
+
+def test_the_final_agent_message_is_the_answer_and_the_schema_file_is_strict(tmp_path, cli):
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_command_then_answer.jsonl")})
+    ctx = make_ctx(tmp_path)
+    assert ask(ctx) == Answer(**GOOD)
+
+    (call,) = fake_cli.calls(cli)
+    argv = call["argv"]
+    assert argv[:2] == ["exec", "--json"] and argv[-1] == "-"
+    assert argv[argv.index("--sandbox") + 1] == "read-only"
+    assert "-m" not in argv  # no model named: Codex's own default
+    assert call["stdin"] == "You orient.\n\n# Step 1 plan\n\nOrient now."
+    schema = call["output_schema"]
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["plan_summary", "has_major_deviation", "risks"]  # strict: all of them
+    assert "default" not in json.dumps(schema)
+
+
+def test_usage_is_summed_from_turn_completed_and_priced_for_budgets(tmp_path, cli):
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_command_then_answer.jsonl")})
+    ctx = make_ctx(tmp_path, usage=Usage(output_tokens=1))
+    ask(ctx, spec="codex:gpt-5.5")
+    assert (ctx.usage.input_tokens, ctx.usage.cache_read_tokens, ctx.usage.output_tokens) == (2200, 800, 181)
+    (event,) = fake_cli.events(ctx)
+    assert event["engine"] == "codex" and event["model"] == "gpt-5.5" and event["cost_usd"] > 0
+    assert fake_cli.calls(cli)[0]["argv"][-3:] == ["-m", "gpt-5.5", "-"]
+
+
+def test_a_writing_node_runs_in_the_workspace_write_sandbox(tmp_path, cli):
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")})
+    ask(make_ctx(tmp_path), tools="write", node="coder_edit")
+    argv = fake_cli.calls(cli)[0]["argv"]
+    assert argv[argv.index("--sandbox") + 1] == "workspace-write"
+
+
+def test_reconnect_notices_and_error_items_are_not_failures(tmp_path, cli):
+    notices = fake_cli.recorded("codex_reconnecting.jsonl")[2:7]  # error events and a transport error item
+    assert {line["type"] for line in notices} == {"error", "item.completed"}
+    ok = fake_cli.recorded("codex_success.jsonl")
+    fake_cli.script(cli, {"lines": ok[:2] + notices + ok[2:],
+                          "stderr": "WARNING: proceeding, even though we could not create PATH aliases"})
+    assert ask(make_ctx(tmp_path)) == Answer(**GOOD)
+
+
+@pytest.mark.parametrize("fixture, exit_code, words", [
+    ("codex_turn_failed.jsonl", 1, "the codex turn failed: Invalid schema for response_format codex_output_schema"),
+    ("codex_not_json.jsonl", 0, "the final message is not a valid Answer: .* it was: I think the plan is fine"),
+    ("codex_reconnecting.jsonl", 1, r"the codex CLI gave no final message \(exit 1\): Reconnecting\.\.\. waiting for network"),
+])
+def test_codex_failures_are_llm_faults_in_its_own_words_never_retried(tmp_path, cli, fixture, exit_code, words):
+    fake_cli.script(cli, {"lines": fake_cli.recorded(fixture), "exit": exit_code})
+    with pytest.raises(StageFault, match=r"^LLM fault in node orient \(codex CLI\): " + words):
+        ask(make_ctx(tmp_path))
+    assert len(fake_cli.calls(cli)) == 1
+
+
+def test_a_killed_codex_is_a_fault_and_a_missing_one_a_usage_error(tmp_path, cli, monkeypatch):
+    from stepkit.errors import UsageError
+
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")[:2], "kill": True})
+    with pytest.raises(StageFault, match=r"the codex CLI was killed by signal SIGKILL"):
+        ask(make_ctx(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(UsageError, match="the 'codex' CLI is not on PATH"):
+        check_engine_spec("codex", tmp_path, calls=True)
+
+
+def test_a_spent_budget_starts_no_codex(tmp_path, cli):
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")})
+    with pytest.raises(StageFault, match="budget exceeded"):
+        ask(make_ctx(tmp_path, settings={"max_tokens": 100}, usage=Usage(input_tokens=100)))
+    assert fake_cli.calls(cli) == []

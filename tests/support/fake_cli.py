@@ -1,0 +1,125 @@
+"""A stand-in for an agent CLI (``claude``, ``codex``) that replays output
+recorded from the real one (tests/support/recorded/), so the engines are
+tested against exactly what the CLI prints.
+
+``install(bin_dir, name, state_dir)`` writes an executable ``name`` into
+``bin_dir``; put ``bin_dir`` first on PATH and script each call with
+``script(state_dir, *actions)``.  An action (one per call, the last one
+serves every later call):
+
+- ``lines``: the output lines to print (JSON objects are dumped), usually
+  :func:`recorded` with fields replaced;
+- ``stderr``: text printed on stderr first (a warning, an error);
+- ``exit``: the exit code (default 0); ``kill``: SIGKILL itself after printing;
+- ``write``: ``{path: content}`` files written into the working directory
+  (a coder's edit, or a read-only node that writes anyway).
+
+Every call is recorded in ``calls.jsonl``: argv, stdin, cwd and, for codex,
+the ``--output-schema`` file's content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+RECORDED = Path(__file__).parent / "recorded"
+
+FAKE = r'''#!{python}
+import json, os, pathlib, signal, sys
+state = pathlib.Path({state!r})
+actions = json.loads((state / "actions.json").read_text())
+counter = state / "calls"
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+action = actions[min(n, len(actions) - 1)]
+argv = sys.argv[1:]
+call = {{"argv": argv, "stdin": sys.stdin.read(), "cwd": os.getcwd()}}
+if "--output-schema" in argv:
+    call["output_schema"] = json.loads(pathlib.Path(argv[argv.index("--output-schema") + 1]).read_text())
+with (state / "calls.jsonl").open("a") as fh:
+    fh.write(json.dumps(call) + "\n")
+for rel, content in action.get("write", {{}}).items():
+    pathlib.Path(rel).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(rel).write_text(content)
+if action.get("stderr"):
+    print(action["stderr"], file=sys.stderr, flush=True)
+for line in action.get("lines", []):
+    print(line if isinstance(line, str) else json.dumps(line), flush=True)
+if action.get("kill"):
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(action.get("exit", 0))
+'''
+
+
+def install(bin_dir: Path, name: str, state_dir: Path) -> Path:
+    """Write the fake ``name`` into ``bin_dir``; its calls are kept in ``state_dir``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = bin_dir / name
+    path.write_text(FAKE.format(python=sys.executable, state=str(state_dir)))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def script(state_dir: Path, *actions: dict[str, Any]) -> None:
+    """The actions of the next calls, in order (see the module docstring)."""
+    (state_dir / "actions.json").write_text(json.dumps(list(actions)))
+    for old in ("calls", "calls.jsonl"):
+        (state_dir / old).unlink(missing_ok=True)
+
+
+def calls(state_dir: Path) -> list[dict[str, Any]]:
+    """Every recorded call: argv, stdin, cwd (and output_schema for codex)."""
+    path = state_dir / "calls.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def recorded(name: str) -> list[Any]:
+    """The lines of a recorded output: JSON objects parsed, other lines as text."""
+    lines: list[Any] = []
+    for line in (RECORDED / name).read_text().splitlines():
+        try:
+            lines.append(json.loads(line))
+        except ValueError:
+            lines.append(line)
+    return lines
+
+
+def path_with(bin_dir: Path) -> str:
+    """PATH with ``bin_dir`` first."""
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def stage_context(tmp_path: Path, engine: str, settings: dict[str, Any] | None = None,
+                  usage: Any = None) -> Any:
+    """A stage context of node ``orient`` in run ``r1`` of a project under
+    ``tmp_path``, the run's engine ``engine``; events go to the run's
+    ``events.jsonl`` (:func:`events`)."""
+    from stepkit.config import Config
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.records import StageContext, Usage
+
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    run_dir = project / ".stepkit" / "runs" / "r1"
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    def emit(kind: str, **fields: Any) -> None:
+        with (run_dir / "events.jsonl").open("a") as fh:
+            fh.write(json.dumps({"kind": kind, **fields}) + "\n")
+
+    return StageContext(node="orient", project_dir=project, plans_dir=project / "plans", state={},
+                        settings={"engine": engine, **(settings or {})}, config=Config(),
+                        pm=get_plugin_manager(), run_dir=run_dir, emit=emit, usage=usage or Usage())
+
+
+def events(ctx: Any, kind: str = "llm_call") -> list[dict[str, Any]]:
+    """The run's events of ``kind``."""
+    path = Path(ctx.run_dir) / "events.jsonl"
+    found = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [event for event in found if event["kind"] == kind]
