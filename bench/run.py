@@ -7,7 +7,7 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 ``bench/results.json`` (the rows, every area's raw figures, the machine).
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
-``big_output``, ``evidence_size`` and ``model_traffic``.
+``big_output``, ``evidence_size``, ``model_traffic`` and ``baseline_cost``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -172,6 +172,26 @@ def traffic_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- issue 15: the baseline's cost (bench/baseline_cost.py) -------------------------
+
+
+def baseline_rows(f: dict) -> list[dict]:
+    """Extra test runs per step: 0 on a green suite; 1 baseline run + the
+    re-run of the failing ids otherwise; a later run of the same base hits the cache."""
+    rows = []
+    for case, label, target in (("green", "green suite", 0), ("preexisting", "a pre-existing failure", 2),
+                                ("second_run", "same base again (cached)", 1)):
+        c = f[case]
+        rows.append(row(f"7 extra test runs per step: {label}", str(c["extra_runs"]),
+                        f"{c['plain_seconds']:.2f} s plain gate", _ratio(c["seconds"], c["plain_seconds"]),
+                        str(target), c["extra_runs"] == target and c["status"] == "pass", runs=c["extra_runs"],
+                        seconds=c["seconds"]))
+    hit = f["second_run"]["baseline_cache_hit"]
+    rows.append(row("7 baseline cache hit on a second run of the same base", "yes" if hit else "no",
+                    target="yes", met=hit))
+    return rows
+
+
 # -- running -----------------------------------------------------------------------
 
 
@@ -223,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     options = QUICK if args.quick else {}
 
     _prepare_environment()
+    import baseline_cost
     import big_output
     import engine_overhead
     import evidence_size
@@ -241,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         "big_output": lambda: big_output.run(**options.get("big_output", {})),
         "evidence_size": evidence_size.run,
         "model_traffic": model_traffic.run,
+        "baseline_cost": baseline_cost.run,
     }
     figures, seconds = {}, {}
     for name, call in areas.items():
@@ -252,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         *big_output_rows(figures["big_output"]),
         *evidence_rows(figures["evidence_size"]),
         *traffic_rows(figures["model_traffic"]),
+        *baseline_rows(figures["baseline_cost"]),
     ]
     total_s = time.monotonic() - started
     print(render(rows))

@@ -368,12 +368,18 @@ def verify(
     disabled_plugins: Iterable[str] = (),
     on_start: Callable[[str, str | None], None] | None = None,
     on_gate: Callable[[GateResult], None] | None = None,
+    baseline: str | None = None,
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
     --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
 
-    :raises ProjectBusy: a run or another verify of the project is live."""
+    :param baseline: a git ref: a failing gate is judged against the same
+        command on that commit (pre-existing failures listed, not failing,
+        under the default ``baseline = "new-failures"``; ``off`` in the
+        project's settings counts as the default when a ref is given).
+    :raises ProjectBusy: a run or another verify of the project is live.
+    :raises UsageError: ``baseline`` names no commit of the project's repository."""
     from stepkit.config import load_config
     from stepkit.workspace.files import new_stamped_dir, stepkit_dir
     from stepkit.workspace.gate_commands import project_types
@@ -382,10 +388,17 @@ def verify(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    base = None
+    if baseline is not None:
+        from stepkit.workspace.baseline import ref_tree
+
+        base = ref_tree(project, baseline)
+        if config.baseline == "off":
+            config = config.model_copy(update={"baseline": "new-failures"})
     with ProjectLock(project) as lock:
         lock.acquire("verify")
         logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
-        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate)
+        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, baseline=base)
     types = project_types(pm, project)
     return {
         "ok": not any(r.failed for r in results),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -54,6 +54,11 @@ class Config(BaseModel):
     reviewer: str | None = None
     plans_dir: str = "plans"
     reuse_coder_evidence: bool = True
+    #: how a failing gate is judged against the tree before the step (see
+    #: :mod:`stepkit.workspace.verdicts`): ``new-failures`` passes it when
+    #: every failure is pre-existing or flaky, ``strict`` lists them but keeps
+    #: the exit code's verdict, ``off`` re-runs nothing and runs no baseline
+    baseline: Literal["new-failures", "strict", "off"] = "new-failures"
     source: str | None = None
 
 

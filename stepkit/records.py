@@ -27,6 +27,12 @@ FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence",
                     "changed_files")
 
+#: Fields added to each gate of the ``--json`` outputs (issue 15).
+GATE_JSON_VERDICT_FIELDS = ("new_failures", "preexisting_failures", "flaky")
+NEW_LABEL = "NEW failures"
+PREEXISTING_LABEL = "PRE-EXISTING failures (failed before the step too; not passing)"
+FLAKY_LABEL = "FLAKY tests (failed, passed on one re-run; not evidence of a pass)"
+
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
 
 #: Characters that reorder how a terminal shows a line (bidirectional overrides).
@@ -49,6 +55,41 @@ def one_line(text: str) -> str:
     return " ".join(printable.split())
 
 
+class TestsRecord(BaseModel):
+    """The per-test results a tests gate keeps (the full list is in ``file``;
+    :mod:`stepkit.workspace.testresults` reads and writes it).
+
+    :ivar source: where the ids came from (``junit XML``, ``jest JSON``,
+        ``cargo test output`` …).
+    :ivar complete: every test that ran is listed (a report, or a runner
+        that prints each test); False when only failing ids were found.
+    :ivar counts: tests per status (passed, failed, errored, skipped).
+    :ivar failing: the failed and errored ids (the first 100).
+    :ivar file: the JSON file holding every id with its status.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    source: str
+    complete: bool = True
+    counts: dict[str, int] = Field(default_factory=dict)
+    failing: list[str] = Field(default_factory=list)
+    file: str | None = None
+
+    def outcomes(self) -> dict[str, str] | None:
+        """Every id with its status, from :attr:`file` (None: gone or unreadable)."""
+        import json
+
+        if not self.file:
+            return None
+        try:
+            data = json.loads(Path(self.file).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        outcomes = data.get("outcomes") if isinstance(data, dict) else None
+        return outcomes if isinstance(outcomes, dict) else None
+
+
 class GateResult(BaseModel):
     """One verification gate as it ran (or did not run): the evidence record.
 
@@ -68,6 +109,14 @@ class GateResult(BaseModel):
     evidence: str = ""
     tree_hash: str | None = None
     started_at: str | None = None
+    #: per-test results of a tests gate (None: not a tests gate, or no test ids found)
+    tests: TestsRecord | None = None
+    #: failures that fail the gate: test ids, or build/lint error lines (the fix loop gets these only)
+    new_failures: list[str] = Field(default_factory=list)
+    #: failures the tree had before the step too (the baseline); never a pass
+    preexisting_failures: list[str] = Field(default_factory=list)
+    #: tests that failed and then passed when re-run once: not failures, never evidence of a pass
+    flaky: list[str] = Field(default_factory=list)
     #: the files the gate changed (those it had no business changing are
     #: restored and still named); None: the runner did not look
     changed_files: list[str] | None = None
@@ -98,11 +147,23 @@ class GateResult(BaseModel):
         line = f"{self.name}: {word} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
         summary = one_line(self.summary)
         summary = summary if self.status == "not_run" else summary[:100]  # the whole "NOT evidence" clause
-        return f"{line} — {summary}" if summary else line
+        line = f"{line} — {summary}" if summary else line
+        return line + "".join(f"; {text}" for text in self.verdict_lines())
+
+    def verdict_lines(self) -> list[str]:
+        """The failures judged against the baseline, each list by id: new
+        ones, pre-existing ones and flaky tests (never called passing)."""
+        lines = []
+        for label, ids in ((NEW_LABEL, self.new_failures), (PREEXISTING_LABEL, self.preexisting_failures),
+                           (FLAKY_LABEL, self.flaky)):
+            if ids:
+                lines.append(f"{label} ({len(ids)}): {', '.join(one_line(i) for i in ids)}")
+        return lines
 
     def public(self) -> dict[str, Any]:
-        """The gate as the ``--json`` outputs show it."""
-        return {key: getattr(self, key) for key in GATE_JSON_FIELDS}
+        """The gate as the ``--json`` outputs show it (the fixed fields, then the added ones)."""
+        return {**{key: getattr(self, key) for key in GATE_JSON_FIELDS},
+                **{key: list(getattr(self, key)) for key in GATE_JSON_VERDICT_FIELDS}}
 
 
 class CoderResult(BaseModel):
@@ -166,6 +227,18 @@ class SweepResult(BaseModel):
     annotations: list[Annotation] = Field(default_factory=list, description="Edge cases for later steps only.")
 
 
+class CriterionTests(BaseModel):
+    """One entry of the handoff's acceptance-criteria map: a bullet of the
+    plan's Acceptance criteria and the test ids that cover it (none: it is
+    not covered by a test).  stepkit, not the writer, says whether it saw
+    each of them pass."""
+
+    criterion: str = Field(description="The Acceptance-criteria bullet, as the plan words it.")
+    tests: list[str] = Field(default_factory=list, description=(
+        "Ids of the tests that check it, as the tests gate recorded them "
+        "(e.g. tests/test_calc.py::test_mul); [] when no automated test covers it."))
+
+
 class HandoffProse(BaseModel):
     """What ``stepkit_write_handoff`` returns: the prose; the harness renders
     the file and its Evidence.  Also the built-in writer's engine schema."""
@@ -180,6 +253,8 @@ class HandoffProse(BaseModel):
     edge_cases_discovered: str = ""
     notes_for_next_step: str = ""
     notes_facts: list[str] = Field(default_factory=list, description="Durable step-independent facts for NOTES.md.")
+    acceptance_criteria: list[CriterionTests] = Field(default_factory=list, description=(
+        "Every bullet of the plan's Acceptance criteria with the test ids that cover it."))
 
     @field_validator("step_summary")
     @classmethod

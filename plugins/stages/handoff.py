@@ -23,7 +23,7 @@ from stepkit.plugins.stages.documents import (
     plan_prefix,
     text,
 )
-from stepkit.records import HandoffProse, StageContext
+from stepkit.records import CriterionTests, HandoffProse, StageContext
 
 HANDOFF_SYSTEM = f"""\
 You write the prose of the handoff for the step stepkit just executed.  The
@@ -36,6 +36,9 @@ Rules:
   that it passed or that anything is covered by it.  A PIPELINE-FAULT (the
   edge-case sweep or the independent review did not run) is stated as such,
   never presented as findings or as a clean result.
+- A gate that lists PRE-EXISTING failures (they failed before the step
+  too) or FLAKY tests (failed, then passed on one re-run) is not a clean
+  pass: name those tests as such; never say the suite or they passed.
 - result: "complete" only when the step's Tasks are done, every gate
   that ran passed and no critical review finding is open (the checker
   refuses it otherwise); "partial" when work remains, a gate failed or a
@@ -57,6 +60,11 @@ Rules:
   NOTES.md (commands, conventions, gotchas), one line each; nothing about
   this step's status and nothing NOTES.md already says; [] when none.
 - step_summary: one line for the final approval prompt.
+- acceptance_criteria: one entry per bullet of the plan's Acceptance
+  criteria, worded as the plan words it, with the ids of the tests that
+  check it, as the tests gate recorded them (see "Tests stepkit saw pass");
+  tests [] when no automated test covers it (it is then shown as "not
+  covered by a test").  Never cite a test that is not listed as passed.
 - When "Problems to fix" is present, your previous handoff failed the
   checker: fix exactly those problems and keep everything else.
 
@@ -88,6 +96,8 @@ class HandoffAnswer(HandoffProse):
     edge_cases_discovered: _Prose = Field(description="From the sweep report: handled vs punted.")
     notes_for_next_step: _Prose = Field(description="Directives the next step must act on.")
     notes_facts: list[str] = Field(description="Durable step-independent facts for NOTES.md; [] if none.")
+    acceptance_criteria: list[CriterionTests] = Field(
+        description="Each Acceptance-criteria bullet with the ids of the tests that cover it ([]: none).")
 
 
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
@@ -105,6 +115,7 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         doc("Diff summary (files, lines added/removed, excerpts)", diff_summary(state.get("diff")),
             DIFF_SUMMARY_CHARS),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
+        doc("Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2),
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
         doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
@@ -126,6 +137,14 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         parts.append(doc("Problems to fix", "\n".join(f"- {p}" for p in feedback), SHORT_CHARS))
     parts.append(f"Write the handoff prose for step {state.get('step')}.")
     return "\n".join(parts)
+
+
+def _passed_tests(state: Mapping[str, Any]) -> str:
+    """The ids the final tests gate saw pass, for the criteria map."""
+    from stepkit.protocol.criteria import final_tests_gate, statuses_seen
+
+    seen = statuses_seen(final_tests_gate(state.get("gates") or []))
+    return "\n".join(f"- {test_id}" for test_id, status in seen.items() if status == "passed")
 
 
 def _coder_report(state: Mapping[str, Any]) -> str:

@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("verify", "Run the format, lint, build and test gates and print the evidence.")
     p.add_argument("--project-dir", default=".")
+    p.add_argument("--baseline", metavar="REF",
+                   help="judge failures against the git ref REF: pre-existing ones are listed, not failing")
     p.add_argument("--json", action="store_true")
 
     p = command("detect", "Show the command each gate would run and the plugin that chose it.")

@@ -19,13 +19,14 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.api import verify
 
     project = resolve_project_dir(args.project_dir)
+    baseline = getattr(args, "baseline", None)
     if args.json:
-        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args))
+        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline)
         print(json.dumps(data, indent=2))
     else:
         print(f"stepkit verify: {project}", flush=True)
         data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), on_start=_print_start,
-                      on_gate=_print_result)
+                      on_gate=_print_result, baseline=baseline)
         print(_verdict(data))
     return 0 if data["ok"] else 1
 
@@ -41,6 +42,8 @@ def _print_result(result: GateResult) -> None:
     else:
         chooser = f"  (chosen by {result.plugin})" if result.plugin else ""
         print(f"[{result.name}] {result.status.upper()} in {result.duration_s:.2f} s — {result.summary}{chooser}")
+        for line in result.verdict_lines():
+            print(f"[{result.name}] {line}")
     if result.changed_files:
         print(f"    changed by this gate: {', '.join(result.changed_files)}")
     for line in result.evidence.split("\n"):
@@ -53,6 +56,10 @@ def _verdict(data: dict[str, Any]) -> str:
     not_run = [g["name"] for g in gates if g["status"] == "not_run"]
     bad = [f"{g['name']} {g['status']}" for g in gates if g["status"] in FAILED_STATUSES]
     tail = f"; NOT RUN (not evidence of a pass): {', '.join(not_run)}" if not_run else ""
+    judged = [f"{g['name']}: {len(g[key])} {word}" for g in gates
+              for key, word in (("preexisting_failures", "PRE-EXISTING failure(s), not passing"),
+                                ("flaky", "FLAKY test(s)")) if g.get(key)]
+    tail += f"; {'; '.join(judged)}" if judged else ""
     ran = len(gates) - len(not_run)
     kind = f" ({data['project_type']} project)" if data["project_type"] else ""
     if ran == 0:

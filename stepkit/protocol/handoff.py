@@ -110,6 +110,7 @@ def render_handoff(
     max_fix_attempts: int | None = None,
     deviations: Sequence[str] = (),
     open_critical: Sequence[str] = (),
+    criteria: str = "",
 ) -> str:
     """Render a handoff file: frontmatter, then the eight sections in order.
 
@@ -128,6 +129,8 @@ def render_handoff(
     :param open_critical: critical review findings still open (the review
         budget was spent); listed in Evidence under :data:`OPEN_CRITICAL`,
         where :func:`check_handoff_text` finds them.
+    :param criteria: the acceptance-criteria part of Evidence
+        (:func:`stepkit.protocol.criteria.render_criteria`), after the gates.
     :return: the file's text, secrets masked (the prose comes from any
         handoff plugin).  Evidence is built here from ``gates``, never from
         prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
@@ -141,8 +144,9 @@ def render_handoff(
     for section in HANDOFF_SECTIONS:
         if section == "Evidence":
             # masked before the digest, so the digest covers the bytes written
-            body = redact(_evidence(gates, fault_lines, fix_history, changed_files, fix_attempts,
-                                    max_fix_attempts, open_critical))
+            body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts, max_fix_attempts,
+                             open_critical)
+            body = redact(f"{body}\n\n{criteria}" if criteria else body)
             body = f"{body}\n\n{_evidence_marker(body)}"
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))
@@ -305,6 +309,9 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
     if records:
         problems += _check_gates_against_evidence(records, evidence)
         not_passed = {g.name: g.status for g in records if g.status != "pass"}
+        # a gate passed on the baseline rule still had failing tests: never "passed" in prose
+        not_passed.update({g.name: "its failures are PRE-EXISTING or FLAKY, not passing" for g in records
+                           if g.status == "pass" and (g.preexisting_failures or g.flaky)})
         failed = [g.name for g in records if g.failed]
     else:
         if evidence.strip().lower() in ("", "none", "none."):
@@ -312,6 +319,10 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
                             "or NOT RUN")
         not_passed = _statuses_in_evidence(evidence)
         failed = [name for name, status in not_passed.items() if status not in ("not_run", "not run")]
+        if rendered:  # in a run, the check_handoff node checks the map against the records
+            from stepkit.protocol.criteria import rendered_criteria_problems
+
+            problems += rendered_criteria_problems(evidence)
     if result == "complete":
         problems += _complete_contradicted(failed, evidence if rendered else "")
     if not_passed:

@@ -303,8 +303,22 @@ def _gate_runner(ctx: StageContext, **options: Any):
         held_plans_dir=ctx.plans_dir,  # _run_guarded restores the plan repo and flags the gate
         on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
         on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
-        reusable=reusable, reused_from="the coder's own gate", **options,
+        reusable=reusable, reused_from="the coder's own gate", baseline=lambda: _start_tree(ctx), **options,
     )
+
+
+def _start_tree(ctx: StageContext):
+    """The tree the step started from, for the gates' baseline (None: the
+    run kept no step-start snapshot, or it was altered)."""
+    from stepkit.protocol.stages import _scope_path
+    from stepkit.workspace.baseline import snapshot_tree
+    from stepkit.workspace.scope import load_snapshot
+
+    path = _scope_path(ctx)
+    if path is None:
+        return None
+    snapshot = load_snapshot(path, ctx.state.get("scope_snapshot_digest"))
+    return snapshot_tree(snapshot) if snapshot is not None else None
 
 
 def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:
@@ -323,6 +337,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     A failure whose signature repeats after a fix attempt ends the loop at
     once ("no progress") instead of spending the rest of the budget."""
     from stepkit.workspace.stall import failure_signature, is_stalled
+    from stepkit.workspace.verdicts import evidence_for_fix
 
     state = ctx.state
     failing = _first_failing_gate(state)
@@ -330,7 +345,9 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
         return Outcome(route="budget spent", updates={"failure_reason": "fix loop entered with no failing gate"})
     attempts = int(state.get("fix_attempts", 0))
     budget = int(state.get("max_fix_attempts", 2))
-    signature = failure_signature(failing)
+    # what the coder is asked to fix (the new failures), not the baseline's notes
+    fix_evidence = evidence_for_fix(failing)
+    signature = failure_signature(failing.model_copy(update={"evidence": fix_evidence}))
     if is_stalled(state.get("last_failure_signature"), signature):
         return Outcome(route="budget spent", updates={
             "failure_reason": f"no progress: the {failing.name} gate failed the same way after fix attempt {attempts}",
@@ -340,7 +357,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
             "failure_reason": f"fix budget spent: {attempts} of {budget} fix attempts used and the {failing.name} gate still fails",
         })
     instructions = (f"The {failing.name} gate failed after your change.\n$ {failing.command}\n"
-                    f"exit code: {failing.exit_code}\n{failing.evidence}\n{FIX_RULES}")
+                    f"exit code: {failing.exit_code}\n{fix_evidence}\n{FIX_RULES}")
     return Outcome(route="budget left", updates={
         "fix_attempts": attempts + 1,
         "fix_instructions": instructions,
@@ -371,6 +388,7 @@ def check_handoff(ctx: StageContext) -> Outcome:
         problems = handoff_problems(ctx.pm, path, read_handoff(path), gates)
     except OSError as exc:
         problems = [f"handoff file {path} cannot be read: {exc.strerror or exc}"]
+    problems += _criteria_problems(ctx.state, gates)
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
         return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})
@@ -381,6 +399,15 @@ def check_handoff(ctx: StageContext) -> Outcome:
         "handoff_feedback": problems,
         "failure_reason": "handoff failed validation twice: " + "; ".join(problems),
     })
+
+
+def _criteria_problems(state: dict[str, Any], gates: list[GateResult]) -> list[str]:
+    """The acceptance-criteria map the handoff writer gave, checked against
+    the plan and the final tests gate (:mod:`stepkit.protocol.criteria`)."""
+    from stepkit.protocol.criteria import criteria_problems, final_tests_gate, plan_criteria
+
+    criteria = plan_criteria(str(state.get("plan_text") or ""))
+    return criteria_problems(criteria, state.get("acceptance_criteria"), final_tests_gate(gates))
 
 
 # -- revision and faults -----------------------------------------------------

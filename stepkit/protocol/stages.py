@@ -270,6 +270,7 @@ def handoff(ctx: StageContext) -> Outcome:
     data, plugin = _call_hook(ctx, "stepkit_write_handoff")
     prose = _validated(HandoffProse, data, "stepkit_write_handoff")
     gates = [GateResult.model_validate(g) for g in state.get("gates", [])]
+    criteria = _criteria_evidence(state, prose, gates)
     text = render_handoff(
         step=state.get("step"),
         title=state.get("title", ""),
@@ -282,6 +283,7 @@ def handoff(ctx: StageContext) -> Outcome:
         fix_attempts=state.get("fix_attempts", 0),
         max_fix_attempts=state.get("max_fix_attempts", 2),
         deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
+        criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],
     )
     path = Path(str(state["handoff_path"]))
@@ -289,7 +291,24 @@ def handoff(ctx: StageContext) -> Outcome:
     if prose.notes_facts:
         append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
     return Outcome(updates={"step_summary": prose.step_summary, "handoff_result": prose.result,
-                            "handoff_plugin": plugin})
+                            "handoff_plugin": plugin, "acceptance_criteria": criteria["acceptance_criteria"],
+                            "criteria_report": criteria["criteria_report"]})
+
+
+def _criteria_evidence(state: dict[str, Any], prose: HandoffProse, gates: list[GateResult]) -> dict[str, Any]:
+    """The acceptance-criteria map the writer gave, the lines stepkit renders
+    from it against the final tests gate, and that part of the Evidence."""
+    from stepkit.protocol.criteria import (
+        criteria_rows,
+        final_tests_gate,
+        plan_criteria,
+        render_criteria,
+    )
+
+    criteria, gate = plan_criteria(str(state.get("plan_text") or "")), final_tests_gate(gates)
+    return {"acceptance_criteria": [entry.model_dump() for entry in prose.acceptance_criteria],
+            "criteria_report": criteria_rows(criteria, prose.acceptance_criteria, gate),
+            "criteria_evidence": render_criteria(criteria, prose.acceptance_criteria, gate)}
 
 
 def pipeline_faults(ctx: StageContext) -> list[str]:

@@ -18,11 +18,21 @@ code's: exit 126/127, the command could not be started, or its output names a
 missing tool or toolchain, an unreachable registry or a terminal it needs —
 see :mod:`stepkit.workspace.faults`), ``not_run`` (no command, or a tests
 command that ran no test: NOT evidence of a pass).
+
+The tests gate asks its runner for a machine-readable report
+(:func:`~stepkit.workspace.testrunners.report_invocation`) and records
+which test ids passed, failed, errored or were skipped (``tests``).  Given
+the tree before the change (``baseline``), a failing gate is then judged by
+:class:`~stepkit.workspace.verdicts.Judge`: the failing ids re-run once,
+the same command run on that tree, the failures split into new and
+pre-existing (the project's ``baseline`` setting decides the verdict).
 """
 
 from __future__ import annotations
 
+import os
 import stat
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +61,8 @@ from stepkit.workspace.scope.tree import (
     read_bytes,
     tree_hash,
 )
+from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
+from stepkit.workspace.verdicts import Judge
 
 #: the largest file, and the most bytes in all, held in memory before a
 #: gate to put back after it (beyond: named as not restored)
@@ -67,12 +79,13 @@ def run_gates(
     on_gate: Callable[[GateResult], None] | None = None,
     on_start: Callable[[str, str | None], None] | None = None,
     plan: GatePlan | None = None,
+    baseline: object = None,
 ) -> list[GateResult]:
     """Run the requested gates in protocol order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
     its gate changed) and reuses nothing; the arguments are the runner's."""
     return GateRunner(pm, project_dir, config, log_dir, plan=plan, on_gate=on_gate, on_start=on_start,
-                      watch_every_gate=True).run(gates)
+                      watch_every_gate=True, baseline=baseline).run(gates)
 
 
 def existing_files(project_dir: Path, paths: Iterable[str]) -> list[str]:
@@ -124,6 +137,12 @@ class GateRunner:
     :param reused_from: who ran the reusable results (named in the note).
     :param format_changed_tree: the formatter already changed the tree
         (in an earlier runner of the same step): reuse nothing.
+    :param keep_dir: where displaced versions go (default: ``displaced``
+        beside ``log_dir``).
+    :param baseline: the tree before the change (a
+        :class:`~stepkit.workspace.baseline.BaseTree`, or a function giving
+        one or None, called only when a gate fails): failing gates are judged
+        against it (:attr:`judge`); None: no judging, the exit code decides.
     :param held_plans_dir: a plan repo the caller holds and restores itself
         after each gate (flagging the gate): the formatter's edits there are
         left to it.
@@ -148,6 +167,7 @@ class GateRunner:
         reusable: Iterable[GateResult] = (),
         reused_from: str = "an earlier run",
         format_changed_tree: bool = False,
+        baseline: object = None,
     ):
         self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
@@ -165,6 +185,9 @@ class GateRunner:
         self.tree_ids: dict[str, str] | None = None
         self._tree: str | None = None  # the tree's hash now, when known without hashing again
         self._seen: Listing | None = None  # the tree as the last gate of this run() left it
+        #: judges failing gates against the baseline (None: no baseline given)
+        self.judge = None if baseline is None else Judge(
+            config.baseline, self.project_dir, self.log_dir, baseline, self._run_for_judge)
 
     def run(self, gates: Iterable[str] = GATE_ORDER) -> list[GateResult]:
         """Run the requested gates (any order; unknown names raise ValueError).
@@ -211,7 +234,25 @@ class GateRunner:
             result.tree_hash = self._tree = hash_ids(after.ids)
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
+        if self.judge is not None and result.status == "fail":
+            result = self.judge.judge(result)
+            self._tree, self._seen = None, None  # the re-run and the baseline ran commands
         return self._record(result)
+
+    def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path) -> GateResult | None:
+        """The gate's command again for the judge: just ``ids`` (None when the
+        runner cannot select them), or all of it in ``where`` (the baseline tree)."""
+        command, plugin = self.plan.command(name)
+        invocation = None
+        if ids is not None:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            report_dir = Path(tempfile.mkdtemp(prefix=f"{name}-rerun-", suffix=".report", dir=log_dir))
+            invocation = rerun_invocation(command or "", where, report_dir, ids)
+            if invocation is None:
+                return None
+        limits = self.config.timeouts
+        return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
+                        no_output_timeout=limits.no_output, pm=self.pm, invocation=invocation)
 
     def _look_after(self, result: GateResult, before: Listing | None, allowed: set[str] | None,
                     held: dict[str, bytes | None], stamp: bool) -> Listing | None:
@@ -298,6 +339,7 @@ def run_gate(
     no_output_timeout: float | None,
     pm,
     env: Mapping[str, str] | None = None,
+    invocation: TestInvocation | None = None,
 ) -> GateResult:
     """Run one gate's command and record it.
 
@@ -310,27 +352,49 @@ def run_gate(
     :param no_output_timeout: limit in seconds without any output (None: no limit).
     :param pm: the plugin manager whose parsers condense the output.
     :param env: the command's environment (default: this process's).
+    :param invocation: for the tests gate, the command as it runs (default:
+        ``command`` asking its runner for a report beside the log).
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     if command is None:
         return _not_run(name, plugin, started_at)
+    log_path = _new_log(Path(log_dir), name)
+    if name == "tests" and invocation is None:
+        invocation = report_invocation(command, Path(project_dir), log_path.with_suffix(".report"), env)
+    run_env = env
+    if invocation is not None:
+        run_env = {**(env if env is not None else os.environ), **invocation.env}
     result = process.run(
-        command, cwd=Path(project_dir), env=env, timeout=timeout, no_output_timeout=no_output_timeout,
-        log_path=_new_log(Path(log_dir), name),
+        invocation.command if invocation is not None else command, cwd=Path(project_dir), env=run_env,
+        timeout=timeout, no_output_timeout=no_output_timeout, log_path=log_path,
     )
     status, note, exit_code, headline, alone = _classify(name, result)
+    if invocation is not None and invocation.note:
+        note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
     evidence = condense(
         pm, name, command, output, exit_code, result.log, total_lines=result.lines, note=note,
     )
+    tests = None
+    if invocation is not None and result.start_error is None:
+        found = invocation.results(_full_output(result.log, output), evidence)
+        tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
     summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
     if headline:
         summary = headline if alone or not summary else f"{headline}: {summary}"
     return GateResult(
         name=name, status=status, command=command, plugin=plugin, exit_code=exit_code,
         duration_s=result.duration_s, log=result.log, summary=summary, evidence=evidence,
-        started_at=started_at,
+        started_at=started_at, tests=tests,
     )
+
+
+def _full_output(log: str | None, output: str) -> str:
+    """The whole output from the log (the kept head and tail when it is gone)."""
+    try:
+        return Path(log).read_text(encoding="utf-8", errors="replace") if log else output
+    except OSError:
+        return output
 
 
 def not_run_text(name: str, plugin: str | None = None) -> str:

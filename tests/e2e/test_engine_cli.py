@@ -59,9 +59,11 @@ def test_exit_codes_and_json(project, graph, capsys, answer, code, sentinel):
     assert set(data) == JSON_KEYS
     assert (data["outcome"], data["exit_code"], data["step"], data["title"]) == (sentinel, code, 7, "Seven")
     assert data["output"].splitlines()[0] == sentinel
-    assert data["gates"] == [{"name": "tests", "status": "pass", "command": None, "plugin": None, "exit_code": None,
-                              "duration_s": 0.0, "log": None, "summary": "", "evidence": "",
-                              "changed_files": None}]
+    fixed = {"name": "tests", "status": "pass", "command": None, "plugin": None, "exit_code": None,
+             "duration_s": 0.0, "log": None, "summary": "", "evidence": ""}
+    # the design's fields, then added ones (changed_files, the verdict lists)
+    assert [{key: gate[key] for key in fixed} for gate in data["gates"]] == [fixed]
+    assert data["gates"][0]["new_failures"] == data["gates"][0]["preexisting_failures"] == []
     assert data["handoff"] is None and data["plan"] is None and data["fix_attempts"] == 0
     assert data["usage"] == {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
                              "cache_write_tokens": 0, "cost_usd": 0.0}

@@ -10,6 +10,7 @@ import pytest
 
 from stepkit.cli import main
 from stepkit.records import GATE_JSON_FIELDS as JSON_FIELDS
+from stepkit.records import GATE_JSON_VERDICT_FIELDS
 
 MAKEFILE = "lint:\n\t@echo lint clean\n\ntest:\n\t@echo 'ran 4 checks'\n\t@test -f ready.txt\n"
 
@@ -32,7 +33,7 @@ def test_json_has_exactly_the_design_shape(make_project, capsys):
     assert (data["ok"], data["project_type"]) == (False, "make")
     assert [g["name"] for g in data["gates"]] == ["format", "lint", "build", "tests"]
     for gate in data["gates"]:
-        assert tuple(gate) == JSON_FIELDS
+        assert tuple(gate) == (*JSON_FIELDS, *GATE_JSON_VERDICT_FIELDS)  # the fixed fields, then the added
     by_name = {g["name"]: g for g in data["gates"]}
     assert by_name["format"]["status"] == "not_run" and by_name["format"]["log"] is None
     lint, tests = by_name["lint"], by_name["tests"]

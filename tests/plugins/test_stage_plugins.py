@@ -85,7 +85,8 @@ HANDOFF = {"step_summary": "slugify added; tests pass", "result": "complete",
            "deviations": "None", "downstream_plan_updates": "Proposed a --format flag for step 3.",
            "edge_cases_discovered": "handled: empty string",
            "notes_for_next_step": "Use slugify for file names.",
-           "notes_facts": ["Tests run with `pytest -q`."]}
+           "notes_facts": ["Tests run with `pytest -q`."],
+           "acceptance_criteria": [{"criterion": "slugify works", "tests": ["tests/test_slug.py::test_slug"]}]}
 GATES = [
     {"name": "format", "status": "pass", "command": "ruff format .", "exit_code": 0},
     {"name": "lint", "status": "pass", "command": "ruff check .", "exit_code": 0},

@@ -195,6 +195,27 @@ def blob(root: Path, oid: str) -> bytes | None:
     return run(["cat-file", "blob", oid], root)
 
 
+def resolve_commit(root: Path, ref: str) -> str | None:
+    """The commit ``ref`` names (a branch, tag, sha, ``HEAD~1`` …), None when it names none."""
+    if not ref or ref.startswith("-"):
+        return None
+    out = run(["rev-parse", "-q", "--verify", "--end-of-options", f"{ref}^{{commit}}"], root)
+    return out.decode().strip() or None if out is not None else None
+
+
+def worktree_add(root: Path, path: Path, commit: str) -> bool:
+    """Check ``commit`` out, detached, into a new work tree at ``path`` (the
+    user's work tree, index and branches untouched); False when git failed."""
+    return run(["worktree", "add", "--detach", "--force", "-q", str(path), commit], root) is not None
+
+
+def worktree_remove(root: Path, path: Path) -> None:
+    """Remove the work tree at ``path`` that :func:`worktree_add` made, and
+    git's record of it (also when its directory is already gone)."""
+    run(["worktree", "remove", "--force", "--force", str(path)], root)
+    run(["worktree", "prune"], root)
+
+
 def commit_all(project: Path, message: str, name: str, email: str) -> bool:
     """Make ``project`` a git repository whose first commit holds all its files.
 

@@ -1,0 +1,187 @@
+"""Acceptance criteria tied to the tests stepkit saw pass.
+
+The handoff writer fills a structured map (``acceptance_criteria`` of
+:class:`~stepkit.records.HandoffProse`): each bullet of the plan's
+Acceptance criteria with the test ids that cover it, or none when no
+automated test does.  The harness, never the writer, says how each cited
+test did in the final tests gate, from its per-test record:
+
+- ``passed``: stepkit saw it pass (not after a re-run);
+- ``FLAKY``: it failed, then passed on one re-run — not evidence of a pass;
+- ``PRE-EXISTING FAILURE`` / ``FAILED``: it failed;
+- ``DID NOT RUN``: the final tests gate has no result for it.
+
+:func:`render_criteria` is the part of the handoff's Evidence this becomes
+(and the lines the final approval shows); :func:`criteria_problems` is what
+the handoff check reports: a criterion with no entry, an entry for no
+criterion of the plan, a cited test that did not run or did not pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from stepkit.planrepo.sections import plan_section
+from stepkit.records import CriterionTests, GateResult
+
+NOT_COVERED = "not covered by a test"
+HEADING = "### Acceptance criteria → tests (checked by stepkit against the final tests gate)"
+_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+(?P<text>\S.*)$")
+
+
+def plan_criteria(plan_text: str) -> list[str]:
+    """The bullets of the plan's ``## Acceptance criteria`` (a line that
+    continues a bullet is joined to it)."""
+    section = plan_section(plan_text or "", "Acceptance criteria") or ""
+    bullets: list[str] = []
+    for line in section.splitlines():
+        m = _BULLET.match(line)
+        if m:
+            bullets.append(m["text"].strip())
+        elif line.strip() and bullets:
+            bullets[-1] += " " + line.strip()
+    return bullets
+
+
+def statuses_seen(gate: GateResult | None) -> dict[str, str]:
+    """Each test id of the final tests gate with how stepkit saw it end
+    (``passed``, ``FLAKY``, ``PRE-EXISTING FAILURE``, ``FAILED``, ``SKIPPED``)."""
+    if gate is None or gate.status == "not_run" or gate.tests is None:
+        return {}
+    outcomes = gate.tests.outcomes() or {i: "failed" for i in gate.tests.failing}
+    flaky, pre = set(gate.flaky), set(gate.preexisting_failures)
+    shown = {"passed": "passed", "skipped": "SKIPPED", "failed": "FAILED", "errored": "FAILED"}
+    statuses = {}
+    for test_id, status in outcomes.items():
+        if test_id in flaky:
+            statuses[test_id] = "FLAKY (failed, passed on a re-run: not evidence of a pass)"
+        elif test_id in pre:
+            statuses[test_id] = "PRE-EXISTING FAILURE"
+        else:
+            statuses[test_id] = shown.get(status, status.upper())
+    return statuses
+
+
+def find_test(cited: str, statuses: Mapping[str, str]) -> str | None:
+    """The recorded id a cited one names: itself, else the one id that ends
+    with it after a ``::`` / `` › `` / ``#`` boundary (``test_mul`` for
+    ``tests/test_calc.py::test_mul``)."""
+    cited = cited.strip().strip("`")
+    if cited in statuses:
+        return cited
+    ends = [i for i in statuses if i.endswith((f"::{cited}", f" › {cited}", f"#{cited}", f"/{cited}"))]
+    return ends[0] if len(ends) == 1 else None
+
+
+def _entries(value: Sequence[CriterionTests | Mapping[str, Any]] | None) -> list[CriterionTests]:
+    return [e if isinstance(e, CriterionTests) else CriterionTests.model_validate(e) for e in value or []]
+
+
+def _key(text: str) -> str:
+    return " ".join(re.sub(r"[`*_]", "", text).lower().split()).rstrip(".")
+
+
+def _entry_for(criterion: str, entries: list[CriterionTests]) -> CriterionTests | None:
+    key = _key(criterion)
+    for entry in entries:
+        other = _key(entry.criterion)
+        if other and (other == key or key.startswith(other) or other.startswith(key)):
+            return entry
+    return None
+
+
+def criteria_rows(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:
+    """One line per plan criterion: the tests that cover it and how each
+    ended in the final tests gate, ``not covered by a test``, or that the
+    handoff gave it no entry."""
+    statuses = statuses_seen(gate)
+    parsed = _entries(entries)
+    rows = []
+    for criterion in criteria:
+        entry = _entry_for(criterion, parsed)
+        if entry is None:
+            rows.append(f"- {criterion} — NO ENTRY in the handoff's criteria map")
+        elif not entry.tests:
+            rows.append(f"- {criterion} — {NOT_COVERED}")
+        else:
+            cited = []
+            for test_id in entry.tests:
+                found = find_test(test_id, statuses)
+                cited.append(f"`{found or test_id}`: {statuses[found] if found else 'DID NOT RUN'}")
+            rows.append(f"- {criterion} — " + "; ".join(cited))
+    return rows
+
+
+def render_criteria(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> str:
+    """The Evidence part: :data:`HEADING` and :func:`criteria_rows` (empty
+    when the plan has no Acceptance criteria)."""
+    if not criteria:
+        return ""
+    return "\n".join([HEADING, "", *criteria_rows(criteria, entries, gate)])
+
+
+def criteria_problems(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:
+    """What the handoff check reports about the criteria map (one line each)."""
+    statuses = statuses_seen(gate)
+    parsed = _entries(entries)
+    problems = []
+    for criterion in criteria:
+        entry = _entry_for(criterion, parsed)
+        if entry is None:
+            problems.append(f"acceptance criterion {criterion!r} has no entry in acceptance_criteria "
+                            f"(list the test ids that cover it, or none when it is {NOT_COVERED})")
+            continue
+        for test_id in entry.tests:
+            found = find_test(test_id, statuses)
+            if found is None:
+                problems.append(f"acceptance criterion {criterion!r} cites test {test_id!r}, which did not "
+                                "run in the final tests gate")
+            elif statuses[found] != "passed":
+                problems.append(f"acceptance criterion {criterion!r} cites test {found!r}, which did not pass "
+                                f"in the final tests gate ({statuses[found]})")
+    for entry in parsed:
+        if not any(_entry_for(c, [entry]) for c in criteria):
+            problems.append(f"acceptance_criteria names {entry.criterion!r}, which is not a bullet of the "
+                            "plan's Acceptance criteria")
+    return problems
+
+
+_CITED = re.compile(r"`(?P<id>[^`]+)`: (?P<status>[^;]+)")
+
+
+def rendered_criteria_problems(evidence: str) -> list[str]:
+    """:func:`criteria_problems` read back from the part stepkit rendered into
+    a handoff's Evidence (for a handoff checked outside its run, when the
+    records are not at hand; the Evidence's digest vouches for the part)."""
+    lines = evidence.splitlines()
+    if HEADING not in lines:
+        return []
+    problems = []
+    for line in lines[lines.index(HEADING) + 1:]:
+        if not line.strip():
+            continue
+        if not line.startswith("- "):
+            break
+        criterion, _, rest = line[2:].rpartition(" — ")
+        if rest.startswith("NO ENTRY"):
+            problems.append(f"acceptance criterion {criterion!r} has no entry in acceptance_criteria")
+        for cited in _CITED.finditer(rest):
+            status = cited["status"].strip()
+            if status == "DID NOT RUN":
+                problems.append(f"acceptance criterion {criterion!r} cites test {cited['id']!r}, which did not "
+                                "run in the final tests gate")
+            elif status != "passed":
+                problems.append(f"acceptance criterion {criterion!r} cites test {cited['id']!r}, which did not "
+                                f"pass in the final tests gate ({status})")
+    return problems
+
+
+def final_tests_gate(gates: Sequence[GateResult | Mapping[str, Any]]) -> GateResult | None:
+    """The tests gate among the recorded gates (None: it never ran)."""
+    for gate in gates:
+        result = gate if isinstance(gate, GateResult) else GateResult.model_validate(gate)
+        if result.name == "tests":
+            return result
+    return None

@@ -1,0 +1,275 @@
+"""The baseline: a gate's command run on the tree as it was before — when
+the step started, or at a git ref — to tell a new failure from one that was
+already there.
+
+The tree is rebuilt outside the user's: a temporary ``git worktree add
+--detach`` of the start commit with the start snapshot's uncommitted files
+written over it (outside git: the snapshot's files in a temporary
+directory).  The project's dependency directories that git ignores
+(``node_modules``, ``.venv``, ``venv``) are linked in, so the command finds
+what it found in the project.  When a byte of that tree cannot be had (a
+large or binary uncommitted file the snapshot did not keep) there is no
+baseline: every failure counts as new.
+
+A baseline is cached under ``.stepkit/baseline/`` by the tree's key, the
+gate and the command, so it runs once per run and not again for a later
+run of the same base.
+
+:func:`failure_keys` names what failed, comparably between two trees: test
+ids for the tests gate; for build and lint the error lines, file, code and
+message kept and line and column numbers dropped (an edit above a
+pre-existing error moves it without making it new).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from stepkit.errors import UsageError
+from stepkit.workspace.files import atomic_write, stepkit_dir
+from stepkit.workspace.scope import git
+from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
+from stepkit.workspace.testresults import TestResults, TestsRecord
+
+#: Ignored dependency directories linked into the baseline tree when it lacks them.
+DEPENDENCY_DIRS = ("node_modules", ".venv", "venv")
+
+
+class BaselineUnavailable(Exception):
+    """The earlier tree cannot be rebuilt exactly (the message says why)."""
+
+
+@dataclass
+class BaseTree:
+    """A tree to rebuild: a commit (None: none) plus files over it.
+
+    :ivar files: project-relative path → blob id (None: absent).
+    :ivar label: how messages name it (``the step's start``, ``main``).
+    """
+
+    project_dir: Path
+    label: str
+    head: str | None = None
+    git_root: Path | None = None
+    prefix: str = ""
+    files: dict[str, str | None] = field(default_factory=dict)
+    reader: BeforeReader | None = None
+
+    @property
+    def key(self) -> str:
+        """Equal keys: byte-identical trees."""
+        digest = hashlib.sha256(f"{self.head}\0{self.prefix}\n".encode())
+        for rel, oid in sorted(self.files.items()):
+            digest.update(f"{rel}\0{oid}\n".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+
+def snapshot_tree(snapshot: Snapshot) -> BaseTree:
+    """The tree the step started from, as its scope snapshot recorded it."""
+    root = Path(snapshot.git_root) if snapshot.git_root else None
+    return BaseTree(Path(snapshot.project_dir), "the step's start", head=snapshot.head, git_root=root,
+                    prefix=snapshot.prefix, files=dict(snapshot.files), reader=BeforeReader(snapshot))
+
+
+def ref_tree(project_dir: Path, ref: str) -> BaseTree:
+    """The tree of the git ref ``ref``.
+
+    :raises UsageError: the project is not in git, or ``ref`` names no commit.
+    """
+    where = git.location(Path(project_dir))
+    if where is None:
+        raise UsageError(f"--baseline {ref}: {project_dir} is not in a git work tree")
+    root, prefix = Path(where[0]), where[1]
+    commit = git.resolve_commit(root, ref)
+    if commit is None:
+        raise UsageError(f"--baseline {ref}: no such commit in {root}")
+    return BaseTree(Path(project_dir), ref, head=commit, git_root=root, prefix=prefix)
+
+
+@contextlib.contextmanager
+def checked_out(tree: BaseTree) -> Iterator[Path]:
+    """Rebuild ``tree`` in a temporary directory; yield the project's place in
+    it; remove it (and git's record of the work tree) afterwards.
+
+    :raises BaselineUnavailable: it cannot be rebuilt exactly.
+    """
+    temp = Path(tempfile.mkdtemp(prefix="stepkit-baseline-"))
+    checkout = temp / "tree"
+    added = False
+    try:
+        if tree.head is not None and tree.git_root is not None:
+            added = git.worktree_add(tree.git_root, checkout, tree.head)
+            if not added:
+                raise BaselineUnavailable(f"git could not check out {tree.head[:12]}")
+        else:
+            checkout.mkdir()
+        project = checkout / tree.prefix if tree.prefix else checkout
+        _overlay(tree, project)
+        _link_dependencies(tree.project_dir, project)
+        yield project
+    finally:
+        if added and tree.git_root is not None:
+            git.worktree_remove(tree.git_root, checkout)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _overlay(tree: BaseTree, project: Path) -> None:
+    """Write the tree's files over the checkout (None: remove the file)."""
+    for rel, oid in sorted(tree.files.items()):
+        target = project / rel
+        if oid is None:
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                target.unlink()
+            continue
+        data = tree.reader.read(oid) if tree.reader is not None else None
+        if data is None:
+            raise BaselineUnavailable(f"the bytes of {rel} as they were at {tree.label} were not kept")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def _link_dependencies(source: Path, project: Path) -> None:
+    for name in DEPENDENCY_DIRS:
+        if (source / name).is_dir() and not os.path.lexists(project / name):
+            (project / name).symlink_to(source / name, target_is_directory=True)
+
+
+# -- the record and its cache ------------------------------------------------
+
+
+class BaselineRecord(BaseModel):
+    """How a gate's command did on the earlier tree.
+
+    :ivar failures: what failed there (:func:`failure_keys`); None when the
+        run's failures could not be named (then no comparison is possible).
+    :ivar status: the gate's status there.
+    """
+
+    gate: str
+    command: str
+    tree: str
+    label: str
+    status: str
+    summary: str = ""
+    failures: list[str] | None = None
+    tests: TestsRecord | None = None
+    log: str | None = None
+    ran_at: str = ""
+    cached: bool = False
+
+
+#: What runs the gate in the rebuilt tree: (its project dir, its log dir) →
+#: (status, summary, log path, the output's text, the per-test results).
+GateRun = Callable[[Path, Path], tuple[str, str, str | None, str, TestResults | None]]
+
+
+def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, run: GateRun) -> BaselineRecord:
+    """The baseline of ``gate`` on ``tree``: from the cache, else run now
+    (and cached unless it hit an environment fault or a time limit).
+
+    :raises BaselineUnavailable: the tree cannot be rebuilt.
+    """
+    cache = _cache_path(project_dir, tree, gate, command)
+    try:
+        record = BaselineRecord.model_validate_json(cache.read_text(encoding="utf-8"))
+        return record.model_copy(update={"cached": True})
+    except (OSError, ValueError):
+        pass
+    log_dir = cache.parent / "logs" / cache.stem
+    with checked_out(tree) as where:
+        status, summary, log, output, tests = run(where, log_dir)
+        keys = failure_keys(gate, status, tests, output, [where, where.resolve()])
+    record = BaselineRecord(
+        gate=gate, command=command, tree=tree.key, label=tree.label, status=status, summary=summary,
+        failures=keys, log=log, ran_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        tests=tests.record(log_dir / "tests.json") if tests is not None else None,
+    )
+    if status in ("pass", "fail"):
+        atomic_write(cache, record.model_dump_json(indent=1))
+    return record
+
+
+def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> Path:
+    digest = hashlib.sha256(f"{tree.key}\0{gate}\0{command}".encode()).hexdigest()[:40]
+    return stepkit_dir(project_dir) / "baseline" / f"{gate}-{digest}.json"
+
+
+# -- naming failures ---------------------------------------------------------
+
+#: ``file.ext:12:3``, ``file.ext(12,3)``, ``file.ext:12``: a location in a line
+_LOCATION = re.compile(r"(?P<file>[\w./\\@+-]*\w\.[A-Za-z]\w*)(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\))")
+_NUMBERS = re.compile(r"(?<=[\w)\]])(?::\d+)+|\(\d+(?:,\d+)?\)")
+_ARROW = re.compile(r"^\s*--> (?P<file>\S+?)(?::\d+)*\s*$")
+_DIAGNOSTIC = re.compile(r"^(?P<level>error|warning)(?:\[(?P<code>\w+)\])?: (?P<msg>.+)$")
+#: eslint's stylish format: a file on its own line, then ``  3:5  error  msg  rule``
+_STYLISH = re.compile(r"^\s+\d+:\d+\s+(?P<rest>(?:error|warning)\s.+)$")
+_BARE_FILE = re.compile(r"^(?:/|\./)?[\w./\\@+-]+\.[A-Za-z]\w*$")
+
+
+def failure_keys(gate: str, status: str, tests: TestResults | None, output: str,
+                 roots: list[Path] = ()) -> list[str] | None:
+    """What failed, named comparably between two trees.
+
+    Tests: the failed and errored ids.  Build and lint: each error line
+    (:func:`error_lines`).  None when the gate failed and nothing that
+    failed could be named (a crash before any test, output no rule reads).
+    """
+    if gate == "tests":
+        failing = tests.failing if tests is not None else []
+        return failing if failing or status == "pass" else None
+    lines = error_lines(output, roots)
+    return lines if lines or status == "pass" else None
+
+
+def error_lines(output: str, roots: list[Path] = ()) -> list[str]:
+    """The error lines of a build or lint output, each as file + code +
+    message with line and column numbers dropped and ``roots`` (the tree's
+    absolute paths) cut from paths; in first-seen order, each once."""
+    prefixes = sorted({f"{Path(r).as_posix().rstrip('/')}/" for r in roots}, key=len, reverse=True)
+    keys: list[str] = []
+    diagnostic: str | None = None
+    current_file: str | None = None
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        for prefix in prefixes:
+            line = line.replace(prefix, "")
+        arrow = _ARROW.match(line)
+        if arrow and diagnostic:
+            keys.append(f"{arrow['file']}: {diagnostic}")
+            diagnostic = None
+            continue
+        diag = _DIAGNOSTIC.match(line)
+        if diag and not _LOCATION.search(line):
+            diagnostic = " ".join(line.split())
+            continue
+        stylish = _STYLISH.match(line)
+        if stylish and current_file:
+            keys.append(f"{current_file}: {' '.join(stylish['rest'].split())}")
+            continue
+        if _BARE_FILE.match(line.strip()):
+            current_file = line.strip()
+            continue
+        if _LOCATION.search(line):
+            keys.append(" ".join(_NUMBERS.sub("", line).split()))
+    seen: set[str] = set()
+    return [k for k in keys if not (k in seen or seen.add(k))]
+
+
+def split_failures(current: list[str], before: list[str] | None) -> tuple[list[str], list[str]]:
+    """(new, pre-existing): a current failure is pre-existing when it failed
+    before too; with nothing known of before, every one is new."""
+    if before is None:
+        return list(current), []
+    earlier = set(before)
+    return [k for k in current if k not in earlier], [k for k in current if k in earlier]

@@ -1,0 +1,322 @@
+"""What stepkit knows about each test runner: how to ask it for a
+machine-readable report, and how to run just some of its tests again.
+
+:func:`report_invocation` is how the tests gate runs its command: the runner
+it recognises is asked for a report written into a directory of the run's
+logs (never the project tree) — pytest through ``PYTEST_ADDOPTS``, so it
+works through ``make``, ``tox``, ``uv run`` and the like; jest, vitest,
+ctest and ``dotnet test`` by flags added to the command when it is the
+command's last one (also behind ``npm test`` when the ``test`` script is
+that runner); surefire and gradle write their reports anyway; go and cargo
+print every test's result.  :func:`rerun_invocation` selects the failing
+ids only (pytest ``-k``, jest/vitest ``-t``, ``go test -run`` per package,
+cargo's ``--exact`` filters, ctest ``-R``, maven ``-Dtest``, gradle
+``--tests``, dotnet ``--filter``), or says it cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stepkit.workspace import testresults as tr
+from stepkit.workspace.testresults import TestResults
+
+#: Wrappers in front of a runner, skipped to find it (``uv run pytest``).
+_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "run", "exec", "npx", "bunx", "dlx",
+                       "pnpx", "env", "time", "nice", "-m", "--", "python", "python3", "node"})
+_JEST_FLAGS = "--json --outputFile={path}"
+_VITEST_FLAGS = "--reporter=default --reporter=json --outputFile.json={path}"
+
+
+@dataclass
+class TestInvocation:
+    """A tests command as stepkit runs it.
+
+    :ivar command: the shell command to run.
+    :ivar env: variables added to the environment.
+    :ivar runner: the runner recognised (``pytest``, ``jest`` …), None if none.
+    :ivar note: one line for the evidence saying what stepkit asked for.
+    """
+
+    __test__ = False
+
+    command: str
+    env: dict[str, str] = field(default_factory=dict)
+    runner: str | None = None
+    note: str | None = None
+    reader: Callable[[str, str], TestResults | None] | None = None
+
+    def results(self, output: str, evidence: str) -> TestResults | None:
+        """The per-test results of the run: the report (or the runner's
+        per-test text), else the failing ids of the condensed evidence."""
+        found = self.reader(output, evidence) if self.reader is not None else None
+        return found or tr.read_evidence(evidence)
+
+
+@dataclass
+class _Shape:
+    """The command's last simple command, split, and where the runner is in it."""
+
+    words: list[str]
+    runner: str | None
+    at: int = 0
+    #: the runner sits behind ``npm test``: flags go after ``--``
+    via_script: str | None = None
+
+    def arguments(self) -> list[str]:
+        return self.words[self.at + 1:]
+
+
+def report_invocation(command: str, project_dir: Path, report_dir: Path,
+                    base_env: dict[str, str] | None = None) -> TestInvocation:
+    """``command`` as the tests gate runs it, asking its runner for a report in
+    ``report_dir`` (created here).
+
+    :param base_env: the environment the command would get (default: this
+        process's), whose ``PYTEST_ADDOPTS`` is kept.
+    """
+    report_dir.mkdir(parents=True, exist_ok=True)
+    started = time.time() - 1
+    project = Path(project_dir)
+    shape = _shape(command, project)
+    junit = report_dir / "pytest-junit.xml"
+    env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit}")}
+
+    def pytest_report(output: str, evidence: str) -> TestResults | None:
+        return tr.read_junit([junit], project, "pytest") if junit.is_file() else None
+
+    invocation = TestInvocation(command, env, "pytest" if shape.runner == "pytest" else None,
+                                reader=pytest_report)
+    runner = shape.runner
+    if runner in ("jest", "vitest"):
+        path = report_dir / f"{runner}.json"
+        flags = (_JEST_FLAGS if runner == "jest" else _VITEST_FLAGS).format(path=shlex.quote(str(path)))
+        invocation.command = _append(command, shape, flags)
+        invocation.reader = _either(pytest_report, lambda o, e: tr.read_jest_json(path, project))
+        invocation.note = f"stepkit asked {runner} for a JSON report: {flags}"
+    elif runner == "ctest":
+        path = report_dir / "ctest-junit.xml"
+        flags = f"--output-junit {shlex.quote(str(path))}"
+        invocation.command = _append(command, shape, flags)
+        invocation.reader = lambda o, e: tr.read_junit([path], project, "name")
+        invocation.note = f"stepkit asked ctest for a junit report: {flags}"
+    elif runner == "dotnet":
+        flags = f"--logger trx --results-directory {shlex.quote(str(report_dir / 'trx'))}"
+        invocation.command = _append(command, shape, flags)
+        invocation.reader = lambda o, e: tr.read_trx(sorted((report_dir / "trx").rglob("*.trx")))
+        invocation.note = f"stepkit asked dotnet test for a trx report: {flags}"
+    elif runner == "go":
+        words = shape.arguments()
+        invocation.reader = (lambda o, e: tr.read_go_json(o)) if "-json" in words else \
+            (lambda o, e: tr.read_go_text(o, verbose="-v" in words))
+    elif runner == "cargo":
+        invocation.reader = _either(lambda o, e: tr.read_libtest(o),
+                                    lambda o, e: _fresh_junit(_nextest_reports(project, shape), started,
+                                                              project, "name"))
+    elif runner in ("maven", "gradle"):
+        patterns = (["target/surefire-reports/TEST-*.xml", "*/target/surefire-reports/TEST-*.xml",
+                     "target/failsafe-reports/TEST-*.xml"] if runner == "maven" else
+                    ["build/test-results/*/*.xml", "*/build/test-results/*/*.xml"])
+        invocation.reader = lambda o, e: _fresh_junit(
+            [p for pattern in patterns for p in project.glob(pattern)], started, project, "jvm")
+    if runner is not None:
+        invocation.runner = runner
+    return invocation
+
+
+def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing: list[str],
+                     base_env: dict[str, str] | None = None) -> TestInvocation | None:
+    """``command`` narrowed to the ``failing`` ids, reporting into ``report_dir``;
+    None when stepkit does not know how to select tests of this runner.
+
+    A selection may run a few more tests than asked (pytest's ``-k`` matches
+    names); only the asked ids' results are read from it."""
+    if not failing:
+        return None
+    project = Path(project_dir)
+    base = report_invocation(command, project, report_dir, base_env)
+    shape = _shape(command, project)
+    runner = shape.runner
+    names = [i.rsplit("::", 1)[-1] for i in failing]
+    if runner == "pytest" or (runner is None and all("::" in i or i.endswith(".py") for i in failing)):
+        junit = report_dir / "pytest-junit.xml"
+        selection = " or ".join(names)
+        base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} -k {shlex.quote(selection)}")}
+        base.note = f"stepkit re-ran the failing tests: -k {selection!r}"
+        return base
+    if runner in ("jest", "vitest"):
+        parts = [tr.jest_parts(i) for i in failing]
+        pattern = "^(?:" + "|".join(re.escape(name) for _, name in parts) + ")$"
+        files = sorted({file for file, _ in parts if file})
+        extra = f"-t {shlex.quote(pattern)} " + " ".join(shlex.quote(f) for f in files)
+        base.command = _append(base.command, _shape(base.command, project), extra.strip())
+        return base
+    if runner == "go":
+        by_package: dict[str, list[str]] = {}
+        for test_id in failing:
+            package, sep, name = test_id.rpartition(tr.GO_SEPARATOR)
+            if not sep:
+                return None
+            by_package.setdefault(package, []).append(re.escape(name.split("/")[0]))
+        base.command = " ; ".join(
+            f"go test -json -count=1 -run {shlex.quote('^(' + '|'.join(sorted(set(names))) + ')$')} "
+            f"{shlex.quote(package)}" for package, names in by_package.items())
+        base.reader = lambda o, e: tr.read_go_json(o)
+        return base
+    if runner == "cargo":
+        if any(" " in i for i in failing) or "nextest" in shape.words:
+            return None
+        ids = " ".join(shlex.quote(i) for i in failing)
+        words = shape.arguments()
+        # pretty: one line per test even under -q, so a pass on the re-run is seen
+        selection = f"--exact --format=pretty {ids}"
+        base.command = _append(command, shape, selection if "--" in words else f"-- {selection}")
+        return base
+    if runner == "ctest":
+        pattern = "^(" + "|".join(re.escape(i) for i in failing) + ")$"
+        base.command = _append(base.command, _shape(base.command, project), f"-R {shlex.quote(pattern)}")
+        return base
+    if runner == "maven":
+        methods: dict[str, list[str]] = {}
+        for test_id in failing:
+            cls, _, method = test_id.partition("#")
+            methods.setdefault(cls, []).append(method)
+        selection = ",".join(f"{cls}#{'+'.join(m)}" if all(m) else cls for cls, m in methods.items())
+        base.command = _append(command, shape, f"-Dtest={shlex.quote(selection)} "
+                                               "-Dsurefire.failIfNoSpecifiedTests=false")
+        return base
+    if runner == "gradle":
+        selection = " ".join(f"--tests {shlex.quote(i.replace('#', '.'))}" for i in failing)
+        base.command = _append(command, shape, selection)
+        return base
+    if runner == "dotnet":
+        selection = "|".join(f"FullyQualifiedName={i}" for i in failing)
+        base.command = _append(base.command, _shape(base.command, project), f"--filter {shlex.quote(selection)}")
+        return base
+    return None
+
+
+# -- recognising the runner --------------------------------------------------
+
+
+def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
+    """The command's last simple command and its runner (None when it pipes
+    or the runner is not one stepkit knows)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return _Shape([], None)
+    if "|" in tokens:
+        return _Shape(tokens, None)
+    last: list[str] = []
+    for token in tokens:
+        if token in ("&&", "||", ";", "&"):
+            last = []
+        else:
+            last.append(token)
+    words = [w for w in last if not re.match(r"^\d?[<>]", w)]
+    for at, word in enumerate(words):
+        name = os.path.basename(word)
+        following = words[at + 1] if at + 1 < len(words) else ""
+        runner = _runner_of(name, following)
+        if runner is not None:
+            return _Shape(words, runner, at)
+        if name in ("npm", "pnpm", "yarn", "bun") and depth == 0:
+            rest = [w for w in words[at + 1:] if w != "run"]
+            if rest[:1] == ["test"]:
+                script = _test_script(project)
+                inner = _shape(script, project, depth + 1) if script else None
+                if inner is not None and inner.runner in ("jest", "vitest"):
+                    return _Shape(words, inner.runner, at, via_script=name)
+            return _Shape(words, None)
+        if not (name in _WRAPPERS or "=" in word or word.startswith("-") or word.isdigit()):
+            return _Shape(words, None)
+    return _Shape(words, None)
+
+
+def _runner_of(name: str, following: str) -> str | None:
+    if name in ("pytest", "py.test"):
+        return "pytest"
+    if name in ("jest", "vitest", "ctest"):
+        return name
+    if name == "go" and following == "test":
+        return "go"
+    if name == "cargo" and following in ("test", "nextest", "t"):
+        return "cargo"
+    if name in ("mvn", "mvnw"):
+        return "maven"
+    if name in ("gradle", "gradlew"):
+        return "gradle"
+    if name == "dotnet" and following == "test":
+        return "dotnet"
+    return None
+
+
+def _test_script(project: Path) -> str | None:
+    try:
+        scripts = json.loads((project / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    script = scripts.get("test")
+    return script if isinstance(script, str) else None
+
+
+def _append(command: str, shape: _Shape, flags: str) -> str:
+    """``command`` with ``flags`` after its last simple command (behind
+    ``npm test`` after ``--``, which npm needs to pass them on)."""
+    if shape.via_script == "npm" and "--" not in shape.words:
+        flags = f"-- {flags}"
+    return f"{command.rstrip()} {flags}"
+
+
+def _addopts(base_env: dict[str, str] | None, options: str) -> str:
+    existing = (base_env if base_env is not None else os.environ).get("PYTEST_ADDOPTS", "").strip()
+    return f"{existing} {options}".strip()
+
+
+def _either(*readers: Callable[[str, str], TestResults | None]) -> Callable[[str, str], TestResults | None]:
+    def read(output: str, evidence: str) -> TestResults | None:
+        for reader in readers:
+            found = reader(output, evidence)
+            if found is not None:
+                return found
+        return None
+    return read
+
+
+def _fresh_junit(paths: list[Path], since: float, project: Path, flavour: str) -> TestResults | None:
+    """JUnit files written by this run (older ones are a previous run's)."""
+    fresh = []
+    for path in paths:
+        try:
+            if path.stat().st_mtime >= since:
+                fresh.append(path)
+        except OSError:
+            continue
+    return tr.read_junit(sorted(fresh), project, flavour) if fresh else None
+
+
+def _nextest_reports(project: Path, shape: _Shape) -> list[Path]:
+    """The junit file a nextest profile configures (``[profile.P.junit] path``)."""
+    import tomllib
+
+    if "nextest" not in shape.words:
+        return []
+    words = shape.arguments()
+    profile = words[words.index("--profile") + 1] if "--profile" in words[:-1] else "default"
+    try:
+        config = tomllib.loads((project / ".config" / "nextest.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    junit = ((config.get("profile") or {}).get(profile) or {}).get("junit") or {}
+    path = junit.get("path")
+    return [project / "target" / "nextest" / profile / path] if isinstance(path, str) else []

@@ -1,0 +1,215 @@
+"""Test-level verdicts: a failing gate judged against a re-run and the baseline.
+
+When a gate fails, :class:`Judge` names what failed
+(:func:`~stepkit.workspace.baseline.failure_keys`), re-runs the failing
+test ids once on the same tree (one that passes then is **flaky**: not a
+failure, never evidence of a pass), runs the gate's command on the earlier
+tree (:mod:`~stepkit.workspace.baseline`, once per tree and cached) and
+splits the rest into **new** and **pre-existing** failures.  The mode is the
+project's ``baseline`` setting:
+
+- ``new-failures`` (default): the gate passes when no failure is new;
+- ``strict``: the failures are classified and listed, but the gate's status
+  stays what its exit code says (today's rule);
+- ``off``: nothing is re-run, no baseline runs.
+
+A gate whose failures cannot be named (it crashed before any test, its
+output is one no rule reads) is left failing.  Every pre-existing and flaky
+failure is listed by id in the gate's evidence and summary; the fix loop
+gets the evidence with them taken out (:func:`evidence_for_fix`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from stepkit.records import FLAKY_LABEL, NEW_LABEL, PREEXISTING_LABEL, GateResult
+from stepkit.workspace.baseline import (
+    BaselineRecord,
+    BaselineUnavailable,
+    BaseTree,
+    baseline_record,
+    failure_keys,
+    split_failures,
+)
+from stepkit.workspace.testresults import TestResults
+
+BaselineMode = Literal["new-failures", "strict", "off"]
+#: Opens and closes the verdict block stepkit puts before a judged gate's evidence.
+VERDICT_OPEN = "[stepkit verdict"
+VERDICT_CLOSE = "[end of stepkit verdict]"
+
+#: Runs a gate's command: (gate, the test ids to select or None for all,
+#: project dir, log dir) → the result (None: those ids cannot be selected).
+RunGate = Callable[[str, list[str] | None, Path, Path], "GateResult | None"]
+
+
+class Judge:
+    """Judges the failing gates of one runner (one baseline per gate and tree).
+
+    :param mode: the ``baseline`` setting.
+    :param base: the earlier tree, or a function giving it (None: no
+        baseline can be had, e.g. outside a run without ``--baseline``).
+    :param run: runs a gate's command (all tests, or just some ids) in a
+        directory, with its logs in another.
+    :param log_dir: where the re-runs' logs go.
+    """
+
+    def __init__(self, mode: BaselineMode, project_dir: Path, log_dir: Path,
+                 base: BaseTree | Callable[[], BaseTree | None] | None, run: RunGate):
+        self.mode, self.project_dir, self.log_dir = mode, Path(project_dir), Path(log_dir)
+        self._base, self.run = base, run
+        #: every test command the judge ran (re-runs and baselines run, not cached)
+        self.extra_runs: list[str] = []
+        self.baselines: list[BaselineRecord] = []
+
+    def base(self) -> BaseTree | None:
+        if callable(self._base):
+            self._base = self._base()
+        return self._base
+
+    def judge(self, result: GateResult) -> GateResult:
+        """``result`` with its failures classified (unchanged when it did not
+        fail, when the mode is ``off``, or for the formatter)."""
+        if self.mode == "off" or result.status != "fail" or result.name == "format":
+            return result
+        keys = failure_keys(result.name, result.status, _tests(result), _log_text(result),
+                            [self.project_dir])
+        if keys is None:
+            unnamed = ("the failures could not be named (no failing test id or error line in the output): "
+                       "nothing was re-run or compared, the gate fails")
+            return _with_block(result, [unnamed])
+        flaky: list[str] = []
+        if result.name == "tests":
+            flaky = self._flaky(result, keys)
+        remaining = [k for k in keys if k not in flaky]
+        notes: list[str] = []
+        before: list[str] | None = None
+        if remaining:
+            before, note = self._baseline(result)
+            notes.append(note)
+        new, preexisting = split_failures(remaining, before)
+        passes = self.mode == "new-failures" and not new
+        status = "pass" if passes else result.status
+        judged = result.model_copy(update={
+            "status": status, "new_failures": new, "preexisting_failures": preexisting, "flaky": flaky,
+            "summary": _summary(result, status, new, preexisting, flaky),
+        })
+        rule = ("the gate passes when no failure is new" if self.mode == "new-failures"
+                else "strict: any failure fails the gate")
+        return _with_block(judged, [f"baseline = {self.mode} ({rule})", *notes])
+
+    def _flaky(self, result: GateResult, keys: list[str]) -> list[str]:
+        """The failing ids that pass when re-run once on the same tree."""
+        rerun = self.run(result.name, keys, self.project_dir, self.log_dir)
+        if rerun is None:  # the runner's tests cannot be selected: nothing is re-run
+            return []
+        self.extra_runs.append(f"re-run of {len(keys)} failing test(s)")
+        outcomes = (rerun.tests.outcomes() if rerun.tests is not None else None) or {}
+        return [k for k in keys if outcomes.get(k) == "passed"]
+
+    def _baseline(self, result: GateResult) -> tuple[list[str] | None, str]:
+        """What failed on the earlier tree (None: unknown), and a line saying how it was found."""
+        base = self.base()
+        if base is None:
+            return None, "no baseline: the tree before the step is not known, so every failure counts as new"
+        assert result.command is not None
+
+        def run(where: Path, log_dir: Path):
+            gate = self.run(result.name, None, where, log_dir)
+            assert gate is not None  # the whole command can always run
+            self.extra_runs.append(f"baseline run of {result.name} on {base.label}")
+            return gate.status, gate.summary, gate.log, _log_text(gate), _tests(gate)
+
+        try:
+            record = baseline_record(self.project_dir, base, result.name, result.command, run)
+        except BaselineUnavailable as exc:
+            return None, f"no baseline: {exc}; every failure counts as new"
+        self.baselines.append(record)
+        how = "cached" if record.cached else "ran"
+        where = f" (log: {record.log})" if record.log else ""
+        if record.status not in ("pass", "fail"):
+            return None, (f"no baseline: on {base.label} the command ended {record.status} "
+                          f"({record.summary}); every failure counts as new{where}")
+        return record.failures, (f"baseline: the same command on {base.label} ({how}, {record.status}: "
+                                 f"{record.summary}){where}")
+
+
+def evidence_for_fix(gate: GateResult) -> str:
+    """The gate's evidence as the fix loop gets it: the new failures named
+    first, and no line about a pre-existing or flaky failure."""
+    text = _without_block(gate.evidence)
+    hidden = [*gate.preexisting_failures, *gate.flaky]
+    if not hidden:
+        return text
+    lines = [line for line in _drop_sections(text.split("\n"), hidden) if not any(h in line for h in hidden)]
+    head = [f"Fix these failures only ({len(gate.new_failures)}):", *(f"- {k}" for k in gate.new_failures)]
+    return "\n".join([*head, "", *lines])
+
+
+def _drop_sections(lines: list[str], hidden: list[str]) -> list[str]:
+    """Without each per-failure error section (a two-space heading and its
+    deeper lines) whose heading names a hidden failure's test."""
+    names = {h.rsplit("::", 1)[-1].rsplit(" › ", 1)[-1] for h in hidden}
+    kept, dropping = [], False
+    for line in lines:
+        if line.startswith("  ") and not line.startswith("   "):
+            head = line.strip()
+            dropping = any(head == n or head.startswith((f"{n} ", f"{n}  (")) for n in names)
+        elif not line.startswith("    "):
+            dropping = False
+        if not dropping:
+            kept.append(line)
+    return kept
+
+
+def _summary(result: GateResult, status: str, new: list[str], pre: list[str], flaky: list[str]) -> str:
+    parts = [f"{len(new)} new failure{'s' if len(new) != 1 else ''}"]
+    if pre:
+        parts.append(f"{len(pre)} pre-existing")
+    if flaky:
+        parts.append(f"{len(flaky)} flaky")
+    return f"{', '.join(parts)} ({result.summary})" if result.summary else ", ".join(parts)
+
+
+def _with_block(result: GateResult, notes: list[str]) -> GateResult:
+    """``result`` with the verdict block before its evidence."""
+    lines = [f"{VERDICT_OPEN}: {result.name} {result.status.upper()}]", *notes]
+    for label, ids in ((NEW_LABEL, result.new_failures), (PREEXISTING_LABEL, result.preexisting_failures),
+                       (FLAKY_LABEL, result.flaky)):
+        if ids:
+            lines.append(f"{label} ({len(ids)}):")
+            lines.extend(f"  {k}" for k in ids)
+    lines.append(VERDICT_CLOSE)
+    return result.model_copy(update={"evidence": "\n".join(lines) + "\n" + _without_block(result.evidence)})
+
+
+def _without_block(evidence: str) -> str:
+    if evidence.startswith(VERDICT_OPEN) and VERDICT_CLOSE in evidence:
+        return evidence.split(VERDICT_CLOSE, 1)[1].lstrip("\n")
+    return evidence
+
+
+def _tests(result: GateResult) -> TestResults | None:
+    if result.tests is None:
+        return None
+    outcomes = result.tests.outcomes()
+    if outcomes is None:  # the file is gone: the failing ids the record kept
+        found = TestResults(source=result.tests.source, complete=False)
+        for test_id in result.tests.failing:
+            found.add(test_id, "failed")
+        return found
+    return TestResults(source=result.tests.source, complete=result.tests.complete, outcomes=outcomes)
+
+
+def _log_text(result: GateResult) -> str:
+    """The gate's whole output from its log (its evidence when the log is gone)."""
+    if result.log and os.path.isfile(result.log):
+        try:
+            return Path(result.log).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            pass
+    return result.evidence
