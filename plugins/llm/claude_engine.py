@@ -33,17 +33,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
 from stepkit.plugins.llm.cli_engine import (
+    CliEngine,
     CliRun,
     access,
-    fault_note,
-    node_model,
     record,
     remaining_budget,
     run_cli,
@@ -53,26 +51,18 @@ from stepkit.records import StageContext, StageFault, Usage
 from stepkit.workspace.redact import redact
 
 M = TypeVar("M", bound=BaseModel)
-EXECUTABLE = "claude"
 READ_TOOLS = "Read,Grep,Glob"
 WRITE_TOOLS = "Read,Grep,Glob,Edit,Write,Bash"
 #: (tools, permission mode) per kind of access
 ACCESS = {"none": ("", "plan"), "read": (READ_TOOLS, "plan"), "write": (WRITE_TOOLS, "acceptEdits")}
 
 
-class ClaudeCodeEngine:
+class ClaudeCodeEngine(CliEngine):
     """Structured answers from headless Claude Code."""
 
-    def __init__(self, model: str | None = None, executable: str = EXECUTABLE):
-        self.model = model
-        self.executable = executable
-
-    def setup_problem(self) -> str | None:
-        """Why no call could be made: the CLI is not on PATH."""
-        if shutil.which(self.executable) is None:
-            return (f"--engine claude: the '{self.executable}' CLI (Claude Code) is not on PATH: "
-                    "install it (npm i -g @anthropic-ai/claude-code) or choose another --engine")
-        return None
+    kind = "claude"
+    product = "Claude Code"
+    install = "npm i -g @anthropic-ai/claude-code"
 
     def structured(
         self,
@@ -87,13 +77,7 @@ class ClaudeCodeEngine:
         prefix: str | None = None,
     ) -> M:
         """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
-        model = node_model(node, ctx, self.model)
-
-        def note(what: str) -> str:
-            return fault_note(node, "claude CLI", model, what)
-
-        if (problem := self.setup_problem()) is not None:
-            raise StageFault(note(problem))
+        model, note = self.start(node, ctx)
         budget = remaining_budget(ctx, note)
         argv = self.argv(system, schema, access(tools), max_turns, model, budget)
         stdin = redact(f"{prefix}\n\n{prompt}" if prefix else prompt)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,44 @@ DEFAULT_TIMEOUT_S = 600.0
 #: Characters of the CLI's own words kept in a fault note.
 NOTE_CHARS = 600
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+
+
+class CliEngine:
+    """What a CLI engine is before its call: the CLI it runs and the model it
+    asks for, and the check that the CLI is there.
+
+    :cvar kind: the ``--engine`` kind (named in notes).
+    :cvar product: what the CLI is, when its name does not say (named when it is missing).
+    :cvar install: how to install the CLI (named when it is missing).
+    """
+
+    kind = ""
+    product = ""
+    install = ""
+
+    def __init__(self, model: str | None = None, executable: str | None = None):
+        self.model = model
+        self.executable = executable or self.kind
+
+    def setup_problem(self) -> str | None:
+        """Why no call could be made: the CLI is not on PATH."""
+        if shutil.which(self.executable) is None:
+            what = f" ({self.product})" if self.product else ""
+            return (f"--engine {self.kind}: the '{self.executable}' CLI{what} is not on PATH: "
+                    f"install it ({self.install}) or choose another --engine")
+        return None
+
+    def start(self, node: str, ctx: StageContext) -> tuple[str | None, Any]:
+        """The node's model and its fault-note writer, once the CLI is known
+        to be there (else a StageFault)."""
+        model = node_model(node, ctx, self.model)
+
+        def note(what: str) -> str:
+            return fault_note(node, f"{self.kind} CLI", model, what)
+
+        if (problem := self.setup_problem()) is not None:
+            raise StageFault(note(problem))
+        return model, note
 
 
 def access(tools: list[Any] | None) -> str:

@@ -29,17 +29,15 @@ by the stage's schema.
 from __future__ import annotations
 
 import json
-import shutil
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
 from stepkit.plugins.llm.cli_engine import (
+    CliEngine,
     CliRun,
     access,
-    fault_note,
-    node_model,
     record,
     remaining_budget,
     run_cli,
@@ -52,22 +50,13 @@ from stepkit.workspace.files import atomic_write
 from stepkit.workspace.redact import redact
 
 M = TypeVar("M", bound=BaseModel)
-EXECUTABLE = "codex"
 
 
-class CodexEngine:
+class CodexEngine(CliEngine):
     """Structured answers from ``codex exec``."""
 
-    def __init__(self, model: str | None = None, executable: str = EXECUTABLE):
-        self.model = model
-        self.executable = executable
-
-    def setup_problem(self) -> str | None:
-        """Why no call could be made: the CLI is not on PATH."""
-        if shutil.which(self.executable) is None:
-            return (f"--engine codex: the '{self.executable}' CLI is not on PATH: install it "
-                    "(npm i -g @openai/codex) or choose another --engine")
-        return None
+    kind = "codex"
+    install = "npm i -g @openai/codex"
 
     def structured(
         self,
@@ -82,13 +71,7 @@ class CodexEngine:
         prefix: str | None = None,
     ) -> M:
         """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
-        model = node_model(node, ctx, self.model)
-
-        def note(what: str) -> str:
-            return fault_note(node, "codex CLI", model, what)
-
-        if (problem := self.setup_problem()) is not None:
-            raise StageFault(note(problem))
+        model, note = self.start(node, ctx)
         remaining_budget(ctx, note)
         schema_file = ctx.log_dir() / f"llm-{node}-codex-schema.json"
         atomic_write(schema_file, json.dumps(strict_json_schema(schema), indent=1))
