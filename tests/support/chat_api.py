@@ -20,17 +20,20 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import pytest
+
+from tests.support.loopback import LoopbackServer
 
 API_KEY = "sk-test-0123456789abcdefLOOPBACK"
 
 
-class ChatAPI:
+class ChatAPI(LoopbackServer):
     """The scripted server: queue responses, read the recorded request bodies."""
 
+    api_root = "/v1"
     api_key = API_KEY
 
     def __init__(self) -> None:
@@ -39,24 +42,7 @@ class ChatAPI:
         self._queue: list[tuple[int, dict[str, Any], dict[str, str]]] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
 
     def respond(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         """Queue a raw response."""

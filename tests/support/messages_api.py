@@ -33,10 +33,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import pytest
+
+from tests.support.loopback import LoopbackServer
 
 API_KEY = "sk-ant-test-0123456789abcdefLOOPBACK"
 
@@ -62,7 +64,7 @@ class Scripted:
     delay_s: float = 0.0
 
 
-class MessagesAPI:
+class MessagesAPI(LoopbackServer):
     """The scripted server: queue responses, read the recorded requests."""
 
     api_key = API_KEY
@@ -74,24 +76,7 @@ class MessagesAPI:
         self._ids = itertools.count(1)
         #: answers a request before the queue when it returns a response
         self.responder: Callable[[dict[str, Any]], Scripted | None] | None = None
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
 
     # -- scripting ---------------------------------------------------------
 

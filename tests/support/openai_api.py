@@ -25,8 +25,10 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.support.loopback import LoopbackServer
 
 API_KEY = "sk-test-0123456789abcdefLOOPBACK"
 
@@ -54,9 +56,10 @@ class Scripted:
     delay_s: float = 0.0
 
 
-class ResponsesAPI:
+class ResponsesAPI(LoopbackServer):
     """The scripted server: queue responses, read the recorded requests."""
 
+    api_root = "/v1"
     api_key = API_KEY
 
     def __init__(self) -> None:
@@ -64,25 +67,7 @@ class ResponsesAPI:
         self._queue: list[Scripted] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        """The API root a client is pointed at (ends in ``/v1``)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().__init__()
 
     # -- scripting ---------------------------------------------------------
 
