@@ -59,6 +59,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stepkit.plugins.agent_clis import (
+    INSTALL,
+    claude_cost,
+    claude_usage,
+    codex_turn_usage,
+    count,
+    number,
+)
 from stepkit.plugins.coders.command import find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace.process import ProcessResult
@@ -231,13 +239,8 @@ def _claude_read(output: str, scratch: Path) -> Parsed | None:
     if denials:  # worth knowing (e.g. a command it could not run), not a failure by itself
         tools = ", ".join(sorted({str(d.get("tool_name")) for d in denials}))
         notes.append(f"{len(denials)} tool call(s) were denied permission ({tools})")
-    cost = _number(result.get("total_cost_usd", result.get("cost_usd")))
-    cost = round(cost, 6) if cost is not None else None
-    u = result.get("usage") or {}
-    usage = Usage(input_tokens=_int(u.get("input_tokens")), output_tokens=_int(u.get("output_tokens")),
-                  cache_read_tokens=_int(u.get("cache_read_input_tokens")),
-                  cache_write_tokens=_int(u.get("cache_creation_input_tokens")), cost_usd=cost or 0.0)
-    return Parsed(text=text, errors=tuple(errors), notes=tuple(notes), usage=usage, cost_usd=cost,
+    return Parsed(text=text, errors=tuple(errors), notes=tuple(notes), usage=claude_usage(result),
+                  cost_usd=claude_cost(result),
                   session_id=result.get("session_id"))
 
 
@@ -269,12 +272,7 @@ def _codex_read(output: str, scratch: Path) -> Parsed | None:
         elif kind == "turn.completed":
             notes.extend(f"retried: {p}" for p in pending)
             pending = []
-            u = event.get("usage") or {}
-            cached = _int(u.get("cached_input_tokens"))
-            usage = usage.add(Usage(input_tokens=max(0, _int(u.get("input_tokens")) - cached),
-                                    cache_read_tokens=cached,
-                                    cache_write_tokens=_int(u.get("cache_write_input_tokens")),
-                                    output_tokens=_int(u.get("output_tokens"))))
+            usage = usage.add(codex_turn_usage(event))
         elif kind == "turn.failed":
             pending = []
             errors.append(str((event.get("error") or {}).get("message") or "turn failed"))
@@ -429,11 +427,11 @@ def _opencode_read(output: str, scratch: Path) -> Parsed | None:
             answered = answered and last_reason != "tool-calls"
             tokens = part.get("tokens") or {}
             cache = tokens.get("cache") or {}
-            usage = usage.add(Usage(input_tokens=_int(tokens.get("input")),
-                                    output_tokens=_int(tokens.get("output")) + _int(tokens.get("reasoning")),
-                                    cache_read_tokens=_int(cache.get("read")),
-                                    cache_write_tokens=_int(cache.get("write")),
-                                    cost_usd=_number(part.get("cost")) or 0.0))
+            usage = usage.add(Usage(input_tokens=count(tokens.get("input")),
+                                    output_tokens=count(tokens.get("output")) + count(tokens.get("reasoning")),
+                                    cache_read_tokens=count(cache.get("read")),
+                                    cache_write_tokens=count(cache.get("write")),
+                                    cost_usd=number(part.get("cost")) or 0.0))
         elif kind == "error":
             error = event.get("error") or {}
             data = error.get("data") or {}
@@ -481,25 +479,13 @@ def _json_objects(output: str) -> Iterator[dict[str, Any]]:
                 yield value
 
 
-def _number(value: Any) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _int(value: Any) -> int:
-    number = _number(value)
-    return int(number) if number is not None else 0
-
-
 PRESETS: dict[str, Preset] = {
     "claude": Preset("claude", _claude_command, _claude_read, checked=("2.1.332",),
-                     install="npm install -g @anthropic-ai/claude-code"),
+                     install=INSTALL["claude"]),
     "codex": Preset("codex", _codex_command, _codex_read, checked=("0.171.0",),
-                    install="npm install -g @openai/codex"),
+                    install=INSTALL["codex"]),
     "aider": Preset("aider", _aider_command, _aider_read, checked=("0.86.2",),
-                    install="python -m pip install aider-chat", env=_aider_env, leftovers=(AIDER_CACHE,)),
+                    install=INSTALL["aider"], env=_aider_env, leftovers=(AIDER_CACHE,)),
     "opencode": Preset("opencode", _opencode_command, _opencode_read, checked=("1.18.33",),
-                       install="npm install -g opencode-ai", env=_opencode_env),
+                       install=INSTALL["opencode"], env=_opencode_env),
 }

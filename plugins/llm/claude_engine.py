@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
+from stepkit.plugins.agent_clis import INSTALL, claude_usage
 from stepkit.plugins.llm.cli_engine import (
     CliEngine,
     CliRun,
@@ -47,7 +48,7 @@ from stepkit.plugins.llm.cli_engine import (
     run_cli,
 )
 from stepkit.plugins.llm.tools import Tool
-from stepkit.records import StageContext, StageFault, Usage
+from stepkit.records import StageContext, StageFault
 from stepkit.workspace.redact import redact
 
 M = TypeVar("M", bound=BaseModel)
@@ -62,7 +63,7 @@ class ClaudeCodeEngine(CliEngine):
 
     kind = "claude"
     product = "Claude Code"
-    install = "npm i -g @anthropic-ai/claude-code"
+    install = INSTALL["claude"]
 
     def structured(
         self,
@@ -126,11 +127,7 @@ def _result(run: CliRun, note: Any) -> dict[str, Any]:
 
 
 def _record(ctx: StageContext, node: str, model: str | None, result: dict[str, Any], run: CliRun) -> None:
-    u = result.get("usage") or {}
-    usage = Usage(input_tokens=u.get("input_tokens") or 0, output_tokens=u.get("output_tokens") or 0,
-                  cache_read_tokens=u.get("cache_read_input_tokens") or 0,
-                  cache_write_tokens=u.get("cache_creation_input_tokens") or 0,
-                  cost_usd=round(float(result.get("total_cost_usd") or 0.0), 6))
+    usage = claude_usage(result)
     used = model or ",".join(result.get("modelUsage") or {}) or None
     # who Claude Code billed: an API key in its environment wins over the subscription login
     billed_to = "api" if os.environ.get("ANTHROPIC_API_KEY") else "subscription"

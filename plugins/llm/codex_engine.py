@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import describe_validation
+from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage
 from stepkit.plugins.llm.cli_engine import (
     CliEngine,
     CliRun,
@@ -56,7 +57,7 @@ class CodexEngine(CliEngine):
     """Structured answers from ``codex exec``."""
 
     kind = "codex"
-    install = "npm i -g @openai/codex"
+    install = INSTALL["codex"]
 
     def structured(
         self,
@@ -94,12 +95,7 @@ def _record(ctx: StageContext, node: str, model: str | None, run: CliRun) -> Non
     usage = Usage()
     for event in run.objects:
         if event.get("type") == "turn.completed":
-            u = event.get("usage") or {}
-            cached = u.get("cached_input_tokens") or 0
-            usage = usage.add(Usage(input_tokens=max((u.get("input_tokens") or 0) - cached, 0),
-                                    cache_read_tokens=cached,
-                                    cache_write_tokens=u.get("cache_write_input_tokens") or 0,
-                                    output_tokens=u.get("output_tokens") or 0))
+            usage = usage.add(codex_turn_usage(event))
     usage.cost_usd = estimate_cost(model or "", usage)
     record(ctx, usage, node=node, engine="codex", model=model, call=1, attempts=1,
            duration_s=run.result.duration_s)
