@@ -90,17 +90,25 @@ def read_junit(paths: list[Path], project_dir: Path, flavour: str = "junit") -> 
         ``name`` (the test's name alone: ctest, nextest), ``junit``
         (``classname.name``).
     """
+    roots = _xml_roots(paths)
+    if not roots:
+        return None
     results = TestResults(source="junit XML")
-    read_any = False
-    for path in paths:
-        try:
-            root = ET.parse(path).getroot()
-        except (OSError, ET.ParseError):
-            continue
-        read_any = True
+    for root in roots:
         for case in root.iter("testcase"):
             results.add(_junit_id(case, project_dir, flavour), _junit_status(case))
-    return results if read_any else None
+    return results
+
+
+def _xml_roots(paths: list[Path]) -> list[ET.Element]:
+    """The root elements of the files that parse as XML (the others are skipped)."""
+    roots = []
+    for path in paths:
+        try:
+            roots.append(ET.parse(path).getroot())
+        except (OSError, ET.ParseError):
+            continue
+    return roots
 
 
 def _junit_status(case: ET.Element) -> TestStatus:
@@ -194,18 +202,15 @@ _TRX_STATUS: dict[str, TestStatus] = {"Passed": "passed", "Failed": "failed", "N
 
 def read_trx(paths: list[Path]) -> TestResults | None:
     """Results from dotnet ``.trx`` files (the test's name as its id)."""
+    roots = _xml_roots(paths)
+    if not roots:
+        return None
     results = TestResults(source="trx")
-    read_any = False
-    for path in paths:
-        try:
-            root = ET.parse(path).getroot()
-        except (OSError, ET.ParseError):
-            continue
-        read_any = True
+    for root in roots:
         for result in root.iter():
             if result.tag.rsplit("}", 1)[-1] == "UnitTestResult":
                 results.add(result.get("testName", ""), _TRX_STATUS.get(result.get("outcome", ""), "errored"))
-    return results if read_any else None
+    return results
 
 
 # -- go ----------------------------------------------------------------------
