@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from stepkit.cli import main
+from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.e2e import PY, make_project
 
 NO_TEST = "the command ran no test; this is NOT evidence that tests passed"
@@ -59,21 +60,12 @@ def test_a_tests_gate_that_ran_no_test_is_not_run_up_to_step_complete(project):
     assert {g["name"]: g["status"] for g in done.data["gates"]}["tests"] == "not_run"
 
 
-CMAKE = """cmake_minimum_required(VERSION 3.10)
-project(demo C)
-include(CTest)
-option(ENABLE_TESTS "build the tests" OFF)
-add_executable(demo main.c)
-if(ENABLE_TESTS)
-  add_test(NAME runs COMMAND demo)
-endif()
-"""
 
 
 def test_verify_of_a_cmake_project_whose_tests_sit_behind_an_option_is_no_false_green(tmp_path, capsys):
     if shutil.which("cmake") is None or shutil.which("ctest") is None:
         pytest.skip("cmake is not installed on this machine")
-    (tmp_path / "CMakeLists.txt").write_text(CMAKE)
+    (tmp_path / "CMakeLists.txt").write_text(CMAKE_TESTS_BEHIND_AN_OPTION)
     (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
     code = main(["verify", "--project-dir", str(tmp_path), "--json"])
     data = json.loads(capsys.readouterr().out)

@@ -7,23 +7,13 @@ import shutil
 import pytest
 
 from stepkit.testing import resolve_gates
-from tests.support.detect import detected, run_shell
+from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION, detected, run_shell
 
 CMAKE = "stepkit.plugins.projects.cmake"
-BEHIND_AN_OPTION = """\
-cmake_minimum_required(VERSION 3.20)
-project(demo C)
-include(CTest)
-option(ENABLE_TESTS "build the tests" OFF)
-add_executable(demo main.c)
-if(ENABLE_TESTS)
-  add_test(NAME runs COMMAND demo)
-endif()
-"""
 
 
 def test_ctest_is_asked_to_fail_when_it_finds_no_test(stepkit_project):
-    project = stepkit_project({"CMakeLists.txt": BEHIND_AN_OPTION})
+    project = stepkit_project({"CMakeLists.txt": CMAKE_TESTS_BEHIND_AN_OPTION})
     assert detected(project)["tests"] == (
         "cmake -S . -B build && cmake --build build && "
         "ctest --test-dir build --output-on-failure --no-tests=error"
@@ -32,7 +22,7 @@ def test_ctest_is_asked_to_fail_when_it_finds_no_test(stepkit_project):
 
 @pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("cc")), reason="needs cmake and a C compiler")
 def test_the_real_ctest_fails_on_tests_behind_an_option_that_is_off(stepkit_project):
-    project = stepkit_project({"CMakeLists.txt": BEHIND_AN_OPTION, "main.c": "int main(void) { return 0; }\n"})
+    project = stepkit_project({"CMakeLists.txt": CMAKE_TESTS_BEHIND_AN_OPTION, "main.c": "int main(void) { return 0; }\n"})
     command, _ = resolve_gates(project)["tests"]
     done = run_shell(command, project)
     assert done.returncode != 0

@@ -12,6 +12,18 @@ from typing import Any
 
 import pytest
 
+#: A CTest project whose tests sit behind an option that is off: ctest finds no test.
+CMAKE_TESTS_BEHIND_AN_OPTION = """\
+cmake_minimum_required(VERSION 3.10)
+project(demo C)
+include(CTest)
+option(ENABLE_TESTS "build the tests" OFF)
+add_executable(demo main.c)
+if(ENABLE_TESTS)
+  add_test(NAME runs COMMAND demo)
+endif()
+"""
+
 #: The venv's own scripts (ruff, black, mypy, uv …), which PATH may not list.
 VENV_BIN = Path(sys.executable).parent
 

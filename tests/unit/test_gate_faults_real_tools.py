@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.gates import run_gate
+from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.evidence_logs import evidence_pm
 
 PY = sys.executable
@@ -147,21 +148,12 @@ def test_cargo_running_0_tests_is_not_run(pm, tmp_path):
 
 # -- cmake / ctest with the tests behind an option ------------------------------
 
-CMAKE = """cmake_minimum_required(VERSION 3.10)
-project(demo C)
-include(CTest)
-option(ENABLE_TESTS "build the tests" OFF)
-add_executable(demo main.c)
-if(ENABLE_TESTS)
-  add_test(NAME runs COMMAND demo)
-endif()
-"""
 
 
 @pytest.mark.parametrize("flags, code", [("", 0), (" --no-tests=error", 8)])
 def test_ctest_with_the_tests_behind_an_option_is_not_run(pm, tmp_path, flags, code):
     tool("cmake"), tool("ctest")
-    project = write(tmp_path / "p", {"CMakeLists.txt": CMAKE, "main.c": "int main(void) { return 0; }\n"})
+    project = write(tmp_path / "p", {"CMakeLists.txt": CMAKE_TESTS_BEHIND_AN_OPTION, "main.c": "int main(void) { return 0; }\n"})
     subprocess.run(["cmake", "-S", ".", "-B", "build"], cwd=project, check=True, capture_output=True)
     result = gate(pm, project, f"ctest --test-dir build{flags}", name="tests")
     assert (result.status, result.exit_code) == ("not_run", code)
