@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,8 @@ import pytest
 from stepkit.config import load_config
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 from stepkit.workspace.gates import run_gates
+from tests.support.detect import VENV_BIN
 
-VENV_BIN = Path("/work/venv/bin")
 GATE_PLUGINS = [m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")]
 
 
@@ -36,7 +37,7 @@ def verify(project: Path, gates=("format", "lint", "build", "tests")):
 @pytest.fixture
 def venv_path(monkeypatch):
     if not (VENV_BIN / "ruff").exists():
-        pytest.skip("needs ruff and pytest in /work/venv/bin")
+        pytest.skip(f"needs ruff and pytest in {VENV_BIN}")
     monkeypatch.setenv("PATH", f"{VENV_BIN}:{os.environ['PATH']}")
 
 
@@ -47,6 +48,8 @@ version = "0.1.0"
 
 [tool.ruff]
 line-length = 100
+
+[tool.ruff.format]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
@@ -59,6 +62,10 @@ def test_python_project_passing(tmp_path, venv_path):
         "calc.py": "def add(a,b):\n    return a+b\n",
         "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
     })
+    # the formatter takes the work tree's changes against HEAD: calc.py is the new file
+    for args in (["init", "-q"], ["add", "pyproject.toml", "tests"],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
     results = verify(project)
     assert {name: r.status for name, r in results.items()} == {
         "format": "pass", "lint": "pass", "build": "not_run", "tests": "pass",
