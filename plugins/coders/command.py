@@ -20,15 +20,14 @@ nothing faults instead.
 
 :func:`run_delegate` runs an external coder or reviewer through
 :func:`stepkit.workspace.process.run` (output streamed to a redacted log, bounded
-memory, group kill on timeout); :class:`SentinelWatch` finds the last
-sentinel anywhere in the stream, also in what is not kept in memory.
+memory, group kill on timeout); how a run is judged (its last sentinel,
+anywhere in the stream, else its exit code) is
+:mod:`stepkit.plugins.coders.results`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -38,6 +37,7 @@ from typing import Any
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.prompt import build_coder_prompt
+from stepkit.plugins.coders.results import SentinelWatch, generic_result
 from stepkit.records import CoderResult, StageContext, StageFault, Usage
 from stepkit.workspace import process
 from stepkit.workspace.process import ProcessResult
@@ -46,30 +46,6 @@ from stepkit.workspace.redact import redact
 #: Bytes of the start and of the end of a delegate's output kept for its result text.
 HEAD_BYTES = 64_000
 TAIL_BYTES = 256_000
-
-_SENTINEL_LINE = re.compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$")
-
-
-class SentinelWatch:
-    """An ``on_text`` callback for :func:`stepkit.workspace.process.run`: remembers the
-    last sentinel line of the whole stream."""
-
-    def __init__(self) -> None:
-        self.last: str | None = None
-
-    def __call__(self, text: str) -> None:
-        self.last = find_sentinel(text) or self.last
-
-
-def find_sentinel(text: str) -> str | None:
-    """The last sentinel standing on a line of its own in ``text``."""
-    found = None
-    for line in text.splitlines():
-        match = _SENTINEL_LINE.match(line)
-        if match:
-            found = match.group(1)
-    return found
-
 
 def delegate_spec(settings: dict[str, Any], role: str) -> str:
     """The run's spec for ``role`` (``coder`` or ``reviewer``): the run settings
@@ -151,36 +127,6 @@ def record_usage(ctx: StageContext, who: str, usage: Usage | None) -> None:
     ctx.emit("delegate_usage", node=ctx.node, who=who, **usage.model_dump())
 
 
-def reported_usage(run: ProcessResult) -> Usage | None:
-    """What a command wrote to its ``STEPKIT_USAGE_FILE``; None when it wrote
-    nothing readable."""
-    if not run.log:
-        return None
-    path = Path(run.log).with_name(Path(run.log).stem + "-usage.json")
-    try:
-        return Usage.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return None
-
-
-def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
-    """The command-coder rules: crash, else ``sentinel`` (the last one in the
-    stream), else exit code; the usage the command reported."""
-    usage = reported_usage(run)
-    cost = usage.cost_usd if usage is not None else None
-    crash = run.crash("the coder")
-    if crash:
-        return CoderResult(crashed=True, text=_join(run.output, crash), exit_code=run.exit_code,
-                           log=run.log, usage=usage, cost_usd=cost)
-    note = None
-    inferred = sentinel is None
-    if inferred:
-        sentinel = "CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED"
-        note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
-    return CoderResult(sentinel=sentinel, sentinel_inferred=inferred, text=_join(run.output, note),
-                       exit_code=run.exit_code, log=run.log, usage=usage, cost_usd=cost)
-
-
 @hookimpl
 def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     """A built-in coder or reviewer spec must be usable before the run starts:
@@ -230,10 +176,6 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
         return None
     record_usage(ctx, f"coder-{spec}" if preset else "coder", result.usage)
     return result
-
-
-def _join(*parts: str | None) -> str:
-    return "\n".join(p.rstrip("\n") for p in parts if p)
 
 
 def _unique(directory: Path, base: str) -> str:

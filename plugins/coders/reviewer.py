@@ -176,7 +176,8 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
 
 
 def _command_review(ctx: StageContext, command: str, preset, call=None) -> ReviewResult:
-    from stepkit.plugins.coders.command import record_usage, reported_usage, run_delegate
+    from stepkit.plugins.coders.command import record_usage, run_delegate
+    from stepkit.plugins.coders.results import reported_usage
 
     name = f"reviewer-{preset.name}" if preset else "reviewer"
     try:

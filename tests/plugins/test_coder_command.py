@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from stepkit.plugins.coders import command
-from stepkit.plugins.coders.command import find_sentinel, stepkit_implement
+from stepkit.plugins.coders.command import stepkit_implement
+from stepkit.plugins.coders.results import find_sentinel
 from tests.support.coder import make_ctx, process_gone
 
 

@@ -67,7 +67,7 @@ from stepkit.plugins.agent_clis import (
     count,
     number,
 )
-from stepkit.plugins.coders.command import find_sentinel, generic_result
+from stepkit.plugins.coders.results import find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace.process import ProcessResult
 

@@ -1,0 +1,74 @@
+"""How the run of an external coder or reviewer (a command or a preset's
+CLI) is judged: the last sentinel line of its output, else its exit code,
+and the usage it reported in ``STEPKIT_USAGE_FILE``.
+
+The command coder (:mod:`stepkit.plugins.coders.command`) and the presets
+(:mod:`stepkit.plugins.coders.presets`) both read a run with these rules,
+so both import this module and neither imports the other for them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from stepkit.records import CoderResult, Usage
+from stepkit.workspace.process import ProcessResult
+
+_SENTINEL_LINE = re.compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$")
+
+
+class SentinelWatch:
+    """An ``on_text`` callback for :func:`stepkit.workspace.process.run`: remembers the
+    last sentinel line of the whole stream."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+
+    def __call__(self, text: str) -> None:
+        self.last = find_sentinel(text) or self.last
+
+
+def find_sentinel(text: str) -> str | None:
+    """The last sentinel standing on a line of its own in ``text``."""
+    found = None
+    for line in text.splitlines():
+        match = _SENTINEL_LINE.match(line)
+        if match:
+            found = match.group(1)
+    return found
+
+
+def reported_usage(run: ProcessResult) -> Usage | None:
+    """What a command wrote to its ``STEPKIT_USAGE_FILE``; None when it wrote
+    nothing readable."""
+    if not run.log:
+        return None
+    path = Path(run.log).with_name(Path(run.log).stem + "-usage.json")
+    try:
+        return Usage.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return None
+
+
+def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
+    """The command-coder rules: crash, else ``sentinel`` (the last one in the
+    stream), else exit code; the usage the command reported."""
+    usage = reported_usage(run)
+    cost = usage.cost_usd if usage is not None else None
+    crash = run.crash("the coder")
+    if crash:
+        return CoderResult(crashed=True, text=_join(run.output, crash), exit_code=run.exit_code,
+                           log=run.log, usage=usage, cost_usd=cost)
+    note = None
+    inferred = sentinel is None
+    if inferred:
+        sentinel = "CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED"
+        note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
+    return CoderResult(sentinel=sentinel, sentinel_inferred=inferred, text=_join(run.output, note),
+                       exit_code=run.exit_code, log=run.log, usage=usage, cost_usd=cost)
+
+
+def _join(*parts: str | None) -> str:
+    return "\n".join(p.rstrip("\n") for p in parts if p)
