@@ -1,10 +1,11 @@
 """What the coding CLIs report about themselves, read in one place for the
 presets (``--coder claude``, ``--coder codex`` …) and the CLI engines
-(``--engine claude``, ``--engine codex``): how each is installed and how
-its usage figures read."""
+(``--engine claude``, ``--engine codex``): how each is installed, how a
+line of their JSON output reads and how their usage figures read."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from stepkit.records import Usage
@@ -16,6 +17,18 @@ INSTALL = {
     "aider": "python -m pip install aider-chat",
     "opencode": "npm install -g opencode-ai",
 }
+
+
+def json_object(line: str) -> dict[str, Any] | None:
+    """One line of a CLI's output as the JSON object it holds; None when it holds none."""
+    line = line.strip()
+    if not line.startswith("{"):
+        return None
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def number(value: Any) -> float | None:

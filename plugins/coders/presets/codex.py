@@ -1,0 +1,56 @@
+"""The ``codex`` preset: ``codex exec --json --skip-git-repo-check -`` with
+``--sandbox workspace-write`` (reviewer: ``read-only``).  JSONL events:
+``thread.started``, ``item.completed`` (``agent_message``; ``error`` items
+are warnings, e.g. missing model metadata), ``turn.completed`` (its
+``usage``) / ``turn.failed``, and ``error`` (a retry notice when a
+``turn.completed`` follows).  Codex reports tokens, not cost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage
+from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
+from stepkit.records import Usage
+
+
+def command(call: Call) -> str:
+    sandbox = "read-only" if call.review else "workspace-write"
+    return f"codex exec --sandbox {sandbox} --json --skip-git-repo-check -"
+
+
+def read(output: str, scratch: Path) -> Parsed | None:
+    seen = False
+    session_id = None
+    messages: list[str] = []
+    errors: list[str] = []
+    notes: list[str] = []
+    pending: list[str] = []  # error events: retry notices unless no turn completes after them
+    usage = Usage()
+    for event in json_objects(output):
+        kind = event.get("type")
+        item = event.get("item") or {}
+        if kind == "thread.started":
+            session_id = event.get("thread_id")
+        elif kind == "item.completed" and item.get("type") == "agent_message":
+            messages.append(str(item.get("text") or ""))
+        elif kind == "item.completed" and item.get("type") == "error":
+            notes.append(f"warning: {item.get('message') or 'error item'}")
+        elif kind == "turn.completed":
+            notes.extend(f"retried: {p}" for p in pending)
+            pending = []
+            usage = usage.add(codex_turn_usage(event))
+        elif kind == "turn.failed":
+            pending = []
+            errors.append(str((event.get("error") or {}).get("message") or "turn failed"))
+        elif kind == "error":
+            pending.append(str(event.get("message") or "error"))
+        seen = seen or isinstance(kind, str)
+    if not seen:
+        return None
+    return Parsed(text=messages[-1] if messages else "", errors=tuple(errors + pending), notes=tuple(notes),
+                  usage=usage, session_id=session_id)
+
+
+PRESET = Preset("codex", command, read, checked=("0.171.0",), install=INSTALL["codex"])
