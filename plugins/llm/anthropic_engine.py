@@ -50,7 +50,8 @@ Design choices:
 - **Usage and budget**: every call adds to ``ctx.usage`` (taken to be the
   run's usage so far) and emits an ``llm_call`` event; before each call the
   run budget (``max_cost_usd``, ``max_tokens``: all four token kinds) is
-  checked against the usage so far plus the request's estimated input.
+  checked against the usage so far plus the request's estimated input, by
+  the rule of :mod:`stepkit.plugins.llm.budget`.
 
 Settings read from ``ctx.settings`` (``--set``): ``model_<node>``,
 ``effort_<node>``, ``llm_max_retries`` (4), ``llm_max_retry_wait_s`` (60),
@@ -68,9 +69,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from stepkit.errors import describe_validation
+from stepkit.plugins.llm import budget
+from stepkit.plugins.llm.helpers import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    correction,
+    fault_note,
+    node_model,
+    parse_answer,
+    record,
+    setting,
+)
 from stepkit.plugins.llm.pricing import (
     context_budget_tokens,
     estimate_cost,
@@ -174,17 +185,9 @@ def resolve_effort(node: str, ctx: StageContext, model: str) -> str | None:
 
 
 def resolve_model(node: str, ctx: StageContext, spec_model: str | None) -> str:
-    """The model for ``node``: ``--set model_<node>=``, then ``[tool.stepkit.models]``
-    ``<node>``, then the engine spec's model, then ``models.default``, then
-    :data:`DEFAULT_MODEL`."""
-    models = getattr(ctx.config, "models", None) or {}
-    return (
-        ctx.settings.get(f"model_{node}")
-        or models.get(node)
-        or spec_model
-        or models.get("default")
-        or DEFAULT_MODEL
-    )
+    """The model for ``node`` (:func:`~stepkit.plugins.llm.helpers.node_model`),
+    :data:`DEFAULT_MODEL` when nothing names one."""
+    return str(node_model(node, ctx, spec_model, DEFAULT_MODEL))
 
 
 class _Conversation:
@@ -257,9 +260,8 @@ class _Conversation:
             if corrected:
                 raise StageFault(self._note(f"the answer was invalid twice: {problem}"))
             corrected = True
-            self.messages.append({"role": "user", "content": [{"type": "text", "text": (
-                f"Your reply was not accepted: {problem}\nReply again with only the JSON object "
-                f"that matches the {self.schema.__name__} schema, shorter if it was cut off.")}]})
+            self.messages.append({"role": "user", "content": [
+                {"type": "text", "text": correction(problem, self.schema)}]})
             if final:
                 turn -= 1  # the correction is one more answer turn, still without tools
 
@@ -282,7 +284,7 @@ class _Conversation:
         output: dict[str, Any] = {"format": {"type": "json_schema", "schema": json_schema}}
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": _setting(self.ctx, "llm_max_output_tokens", int, 16000),
+            "max_tokens": setting(self.ctx.settings, "llm_max_output_tokens", int, 16000),
             "system": [{"type": "text", "text": redact(system)}],
             "output_config": output,
         }
@@ -332,16 +334,8 @@ class _Conversation:
         return result
 
     def _validate(self, response: Any) -> tuple[Any, str]:
-        text = "".join(block.text for block in response.content if block.type == "text").strip()
-        if response.stop_reason == "max_tokens":
-            return None, f"the reply was cut off at max_tokens ({len(text)} characters)"
-        if text.startswith("```"):
-            text = text.strip("`").removeprefix("json").strip()
-        text = redact(text)  # the answer lands in the run state and the handoff
-        try:
-            return self.schema.model_validate_json(text), ""
-        except ValidationError as exc:
-            return None, describe_validation(exc, limit=8)
+        text = "".join(block.text for block in response.content if block.type == "text")
+        return parse_answer(text, self.schema, cut_at="max_tokens" if response.stop_reason == "max_tokens" else None)
 
     def _send(self, client: Any, params: dict[str, Any]) -> Any:
         """One request, with the budget and history checks and the retry loop."""
@@ -351,9 +345,9 @@ class _Conversation:
         self._trim_to_budget()
         request = self._request(params)
         self._check_budget(request)
-        max_retries = _setting(self.ctx, "llm_max_retries", int, 4)
-        max_wait = _setting(self.ctx, "llm_max_retry_wait_s", float, 60.0)
-        timeout = _setting(self.ctx, "llm_timeout_s", float, 600.0)
+        max_retries = setting(self.ctx.settings, "llm_max_retries", int, DEFAULT_MAX_RETRIES)
+        max_wait = setting(self.ctx.settings, "llm_max_retry_wait_s", float, 60.0)
+        timeout = setting(self.ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S)
         attempt = 0
         while True:
             attempt += 1
@@ -414,45 +408,29 @@ class _Conversation:
             cache_write_tokens=u.cache_creation_input_tokens or 0,
         )
         usage.cost_usd = estimate_cost(self.model, usage)
-        self.ctx.usage = self.ctx.usage.add(usage)
         self.calls += 1
-        self.ctx.emit(
-            "llm_call", node=self.node, engine="anthropic", model=self.model, call=self.calls,
-            attempts=attempts, stop_reason=response.stop_reason, duration_s=round(duration, 3),
-            **usage.model_dump(),
-        )
+        record(self.ctx, usage, node=self.node, engine="anthropic", model=self.model, call=self.calls,
+               attempts=attempts, stop_reason=response.stop_reason, duration_s=round(duration, 3))
 
-    def _check_budget(self, params: dict[str, Any]) -> None:
-        max_cost = _setting(self.ctx, "max_cost_usd", float, None)
-        max_tokens = _setting(self.ctx, "max_tokens", int, None)
-        if max_cost is None and max_tokens is None:
-            return
-        used = self.ctx.usage
-        used_tokens = used.total_tokens
-        # about 4 characters per token; the whole request counted as fresh input
-        next_input = _tokens(params.get("system"), params.get("tools"), params["messages"])
-        next_cost = estimate_cost(self.model, Usage(input_tokens=next_input))
-        if max_cost is not None and used.cost_usd + next_cost > max_cost:
-            raise StageFault(self._note(
-                f"budget exceeded: the run has spent an estimated ${used.cost_usd:.4f} and the "
-                f"next request (~{next_input} input tokens, ~${next_cost:.4f}) would pass "
-                f"max_cost_usd={max_cost:g}; the request was not sent"))
-        if max_tokens is not None and used_tokens + next_input > max_tokens:
-            raise StageFault(self._note(
-                f"budget exceeded: the run has used {used_tokens} tokens and the next request "
-                f"(~{next_input} input tokens) would pass max_tokens={max_tokens}; "
-                "the request was not sent"))
+    def _check_budget(self, request: dict[str, Any]) -> None:
+        """The run budget (:mod:`stepkit.plugins.llm.budget`), the whole request
+        estimated as fresh input (about 4 characters per token)."""
+        estimate = Usage(input_tokens=_tokens(request.get("system"), request.get("tools"), request["messages"]))
+        estimate.cost_usd = estimate_cost(self.model, estimate)
+        budget.check(self.ctx.settings, self.ctx.usage, refused="the request was not sent", estimate=estimate,
+                     note=self._note)
 
     def _trim_to_budget(self) -> None:
         """Old tool results out, oldest first, when the history passes the
         context budget; the last two turns stay whole."""
-        budget = _setting(self.ctx, "llm_context_budget_tokens", int, None) or context_budget_tokens(self.model)
+        limit = (setting(self.ctx.settings, "llm_context_budget_tokens", int, None)
+                 or context_budget_tokens(self.model))
         used = _tokens(self.messages)
-        if used <= budget:
+        if used <= limit:
             return
         trimmed = 0
         for message in self.messages[:-4]:
-            if used <= budget * 3 // 4:
+            if used <= limit * 3 // 4:
                 break
             if message["role"] != "user" or not isinstance(message["content"], list):
                 continue
@@ -462,11 +440,10 @@ class _Conversation:
                     block["content"] = TRIMMED
                     trimmed += 1
         self.ctx.emit("llm_trimmed", node=self.node, model=self.model, tool_results=trimmed,
-                      estimated_tokens=used, budget=budget)
+                      estimated_tokens=used, budget=limit)
 
     def _note(self, what: str) -> str:
-        text = f"LLM fault in node {self.node} (model {self.model}): {what}."
-        return " ".join(redact(text).split())
+        return fault_note(self.node, "anthropic", self.model, what)
 
 
 def check_history(messages: list[dict[str, Any]], node: str) -> None:
@@ -514,16 +491,6 @@ def _mark_block(messages: list[dict[str, Any]], index: int) -> None:
                 content[index] = {**content[index], "cache_control": _EPHEMERAL}
             return
         index -= count
-
-
-def _setting(ctx: StageContext, name: str, kind: type, default: Any) -> Any:
-    value = ctx.settings.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise StageFault(f"setting {name}={value!r} is not a valid {kind.__name__}") from None
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -35,18 +35,12 @@ import json
 import os
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from stepkit.errors import describe_validation
 from stepkit.plugins.agent_clis import INSTALL, claude_usage
-from stepkit.plugins.llm.cli_engine import (
-    CliEngine,
-    CliRun,
-    access,
-    record,
-    remaining_budget,
-    run_cli,
-)
+from stepkit.plugins.llm.budget import cost_left
+from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
+from stepkit.plugins.llm.helpers import parse_answer, record
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault
 from stepkit.workspace.redact import redact
@@ -79,8 +73,7 @@ class ClaudeCodeEngine(CliEngine):
     ) -> M:
         """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
         model, note = self.start(node, ctx)
-        budget = remaining_budget(ctx, note)
-        argv = self.argv(system, schema, access(tools), max_turns, model, budget)
+        argv = self.argv(system, schema, access(tools), max_turns, model, cost_left(ctx.settings, ctx.usage))
         stdin = redact(f"{prefix}\n\n{prompt}" if prefix else prompt)
         run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-claude")
         result = _result(run, note)
@@ -150,8 +143,7 @@ def _answer(result: dict[str, Any], schema: type[M], note: Any) -> M:
     answer = result.get("structured_output")
     if answer is None:
         raise StageFault(note(f"the claude CLI answered without the structured output: {words[:300]}"))
-    try:
-        return schema.model_validate_json(redact(json.dumps(answer)))
-    except ValidationError as exc:
-        raise StageFault(note(f"the answer does not match {schema.__name__}: "
-                              f"{describe_validation(exc, limit=8)}")) from None
+    parsed, problem = parse_answer(json.dumps(answer), schema)
+    if parsed is None:
+        raise StageFault(note(f"the answer does not match {schema.__name__}: {problem}"))
+    return parsed

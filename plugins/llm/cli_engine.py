@@ -1,7 +1,8 @@
 """What the engines that drive an agent CLI headless share (``--engine
-claude``, ``--engine codex``): the model a node runs on, the budget check
-before a call, running the CLI, reading its JSON lines, recording usage and
-saying a fault in the CLI's own words.
+claude``, ``--engine codex``): the check that the CLI is there and the
+budget allows a call, the kind of access a node gets, running the CLI and
+splitting its output into JSON lines and the CLI's own words.  What every
+engine shares is :mod:`stepkit.plugins.llm.helpers`.
 
 The CLI owns its tool loop and its retries: the engine makes one call per
 structured answer and never retries on top (a retry would double the CLI's
@@ -13,20 +14,19 @@ gets: none, read-only, or writes (a list with ``write_file``).
 from __future__ import annotations
 
 import itertools
-import json
 import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.records import StageContext, StageFault, Usage
+from stepkit.plugins.agent_clis import json_object
+from stepkit.plugins.llm import budget
+from stepkit.plugins.llm.helpers import DEFAULT_TIMEOUT_S, fault_note, node_model, setting
+from stepkit.records import StageContext, StageFault
 from stepkit.workspace import process
 from stepkit.workspace.evidence import clip_middle
-from stepkit.workspace.redact import redact
 
-#: Seconds one CLI call may take (``--set llm_timeout_s=``).
-DEFAULT_TIMEOUT_S = 600.0
 #: Characters of the CLI's own words kept in a fault note.
 NOTE_CHARS = 600
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -59,7 +59,7 @@ class CliEngine:
 
     def start(self, node: str, ctx: StageContext) -> tuple[str | None, Any]:
         """The node's model and its fault-note writer, once the CLI is known
-        to be there (else a StageFault)."""
+        to be there and the run's budget allows a call (else a StageFault)."""
         model = node_model(node, ctx, self.model)
 
         def note(what: str) -> str:
@@ -67,6 +67,7 @@ class CliEngine:
 
         if (problem := self.setup_problem()) is not None:
             raise StageFault(note(problem))
+        budget.check(ctx.settings, ctx.usage, refused="the CLI was not started", note=note)
         return model, note
 
 
@@ -88,47 +89,6 @@ def _writes(tool: Any) -> bool:
 
     owner = getattr(tool.handler, "__self__", None)
     return tool.name in WRITE_TOOLS and type(owner).__module__ == stepkit_tools.__name__
-
-
-def node_model(node: str, ctx: StageContext, spec_model: str | None) -> str | None:
-    """The model for ``node``: ``--set model_<node>=``, ``[models] <node>``, the
-    spec's model, ``[models] default``; None leaves the choice to the CLI
-    (its own configured default), never a model of another vendor."""
-    models = getattr(ctx.config, "models", None) or {}
-    return (ctx.settings.get(f"model_{node}") or models.get(node) or spec_model
-            or models.get("default") or None)
-
-
-def setting(ctx: StageContext, name: str, kind: type, default: Any) -> Any:
-    """``ctx.settings[name]`` as ``kind`` (``default`` when unset).
-
-    :raises StageFault: the value is not a valid ``kind``."""
-    value = ctx.settings.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise StageFault(f"setting {name}={value!r} is not a valid {kind.__name__}") from None
-
-
-def remaining_budget(ctx: StageContext, note: Any) -> float | None:
-    """Dollars left of ``max_cost_usd`` (None: no cost budget).
-
-    :raises StageFault: the budget (``max_cost_usd`` or ``max_tokens``) is
-        already spent; the CLI is not started."""
-    used = ctx.usage
-    max_cost = setting(ctx, "max_cost_usd", float, None)
-    max_tokens = setting(ctx, "max_tokens", int, None)
-    if max_tokens is not None and used.total_tokens >= max_tokens:
-        raise StageFault(note(f"budget exceeded: the run has used {used.total_tokens} tokens of "
-                              f"max_tokens={max_tokens}; the CLI was not started"))
-    if max_cost is None:
-        return None
-    if used.cost_usd >= max_cost:
-        raise StageFault(note(f"budget exceeded: the run has spent ${used.cost_usd:.4f} of "
-                              f"max_cost_usd={max_cost:g}; the CLI was not started"))
-    return max_cost - used.cost_usd
 
 
 @dataclass(frozen=True)
@@ -153,36 +113,12 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
     logs = ctx.log_dir()
     log = next(path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists())
     result = process.run(shlex.join(argv), cwd=Path(ctx.project_dir), stdin_text=stdin_text,
-                         timeout=setting(ctx, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
+                         timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
     objects, other = [], []
     for line in result.output.splitlines():
-        parsed = _json_object(line)
+        parsed = json_object(line)
         if parsed is None:
             other.append(line)
         else:
             objects.append(parsed)
     return CliRun(result, objects, "\n".join(other))
-
-
-def _json_object(line: str) -> dict[str, Any] | None:
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def record(ctx: StageContext, usage: Usage, **event: Any) -> None:
-    """Add one call's usage to the run's and emit its ``llm_call`` event."""
-    ctx.usage = ctx.usage.add(usage)
-    ctx.emit("llm_call", **event, **usage.model_dump())
-
-
-def fault_note(node: str, engine: str, model: str | None, what: str) -> str:
-    """``LLM fault in node N (engine, model M): what.`` on one line, masked."""
-    on = f"{engine}, model {model}" if model else engine
-    text = f"LLM fault in node {node} ({on}): {what.rstrip('.')}."
-    return " ".join(redact(text).split())

@@ -31,18 +31,11 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from stepkit.errors import describe_validation
 from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage
-from stepkit.plugins.llm.cli_engine import (
-    CliEngine,
-    CliRun,
-    access,
-    record,
-    remaining_budget,
-    run_cli,
-)
+from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
+from stepkit.plugins.llm.helpers import parse_answer, record
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.strict_schema import strict_json_schema
 from stepkit.plugins.llm.tools import Tool
@@ -73,7 +66,6 @@ class CodexEngine(CliEngine):
     ) -> M:
         """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
         model, note = self.start(node, ctx)
-        remaining_budget(ctx, note)
         schema_file = ctx.log_dir() / f"llm-{node}-codex-schema.json"
         atomic_write(schema_file, json.dumps(strict_json_schema(schema), indent=1))
         argv = [self.executable, "exec", "--json", "--output-schema", str(schema_file),
@@ -114,12 +106,12 @@ def _answer(run: CliRun, schema: type[M], note: Any) -> M:
     if not messages:
         raise StageFault(note(f"the codex CLI gave no final message (exit {run.result.exit_code}): "
                               f"{_words(run)}"))
-    text = redact(str(messages[-1].get("text") or "").strip())
-    try:
-        return schema.model_validate_json(text)
-    except ValidationError as exc:
-        raise StageFault(note(f"the final message is not a valid {schema.__name__}: "
-                              f"{describe_validation(exc, limit=8)}; it was: {text[:300]}")) from None
+    text = str(messages[-1].get("text") or "")
+    answer, problem = parse_answer(text, schema)
+    if answer is None:
+        raise StageFault(note(f"the final message is not a valid {schema.__name__}: {problem}; "
+                              f"it was: {redact(text.strip())[:300]}"))
+    return answer
 
 
 def _words(run: CliRun) -> str:

@@ -32,10 +32,20 @@ import time
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from stepkit.errors import UsageError, describe_validation
-from stepkit.plugins.llm.cli_engine import fault_note, node_model, record, remaining_budget, setting
+from stepkit.errors import UsageError
+from stepkit.plugins.llm import budget
+from stepkit.plugins.llm.helpers import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    correction,
+    fault_note,
+    node_model,
+    parse_answer,
+    record,
+    setting,
+)
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.strict_schema import strict_json_schema
 from stepkit.plugins.llm.tools import Tool
@@ -108,8 +118,8 @@ class OpenAIEngine:
         import openai
 
         return openai.OpenAI(api_key=self._api_key(), base_url=self.base_url,
-                             max_retries=setting(ctx, "llm_max_retries", int, 4),
-                             timeout=setting(ctx, "llm_timeout_s", float, 600.0))
+                             max_retries=setting(ctx.settings, "llm_max_retries", int, DEFAULT_MAX_RETRIES),
+                             timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S))
 
 
 class _Chat:
@@ -137,21 +147,20 @@ class _Chat:
                 continue
             if getattr(message, "refusal", None):
                 raise StageFault(self.note(f"the model refused: {message.refusal}"))
-            answer, problem = self._validate(message.content or "", choice.finish_reason)
+            answer, problem = parse_answer(message.content or "", self.schema,
+                                           cut_at="the output limit" if choice.finish_reason == "length" else None)
             if answer is not None:
                 return answer
             if corrected:
                 raise StageFault(self.note(f"the answer was invalid twice: {problem}"))
             corrected = True
-            self.messages.append({"role": "user", "content": (
-                f"Your reply was not accepted: {problem}\nReply again with only the JSON object "
-                f"that matches the {self.schema.__name__} schema, shorter if it was cut off.")})
+            self.messages.append({"role": "user", "content": correction(problem, self.schema)})
         raise StageFault(self.note(f"no answer after {max_turns} model turns (tool loop bound)"))
 
     def _send(self) -> Any:
         import openai
 
-        remaining_budget(self.ctx, self.note)
+        budget.check(self.ctx.settings, self.ctx.usage, refused="the request was not sent", note=self.note)
         params: dict[str, Any] = {
             "model": self.model, "messages": self.messages,
             "response_format": {"type": "json_schema", "json_schema": {
@@ -194,17 +203,6 @@ class _Chat:
             text, is_error = tool.call(args)  # clipped and redacted by the tool
             self.ctx.emit("llm_tool", node=self.node, tool=tool.name, is_error=is_error, chars=len(text))
         return {"role": "tool", "tool_call_id": call.id, "content": text}
-
-    def _validate(self, text: str, finish_reason: str | None) -> tuple[Any, str]:
-        text = text.strip()
-        if finish_reason == "length":
-            return None, f"the reply was cut off at the output limit ({len(text)} characters)"
-        if text.startswith("```"):
-            text = text.strip("`").removeprefix("json").strip()
-        try:
-            return self.schema.model_validate_json(redact(text)), ""
-        except ValidationError as exc:
-            return None, describe_validation(exc, limit=8)
 
     def _record(self, u: Any, finish_reason: str | None, duration: float) -> None:
         prompt = getattr(u, "prompt_tokens", 0) or 0
