@@ -15,8 +15,8 @@ coder crashed.  A command may report what it spent by writing a JSON object
 
 What every delegate (coder or reviewer, command or preset) spent is added to
 the run's usage and recorded in a ``delegate_usage`` event; before one
-starts, a run whose budget (``max_cost_usd``, ``max_tokens``) leaves it
-nothing faults instead.
+starts, a run whose budget (``max_cost_usd``, ``max_tokens``) does not
+allow it faults instead (:mod:`stepkit.plugins.llm.budget`).
 
 :func:`run_delegate` runs an external coder or reviewer through
 :func:`stepkit.workspace.process.run` (output streamed to a redacted log, bounded
@@ -38,7 +38,8 @@ from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.plugins.coders.results import SentinelWatch, generic_result
-from stepkit.records import CoderResult, StageContext, StageFault, Usage
+from stepkit.plugins.llm import budget
+from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace import process
 from stepkit.workspace.process import ProcessResult
 from stepkit.workspace.redact import redact
@@ -73,11 +74,13 @@ def run_delegate(
     """Run an external coder or reviewer with the DESIGN.md contract: the
     prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env (and
     ``env``), the project dir as the working directory; ``on_text`` sees the
-    output as it streams; ``spends``: it is a coding CLI (see :func:`check_budget`).
+    output as it streams; ``spends``: it is a coding CLI, which certainly
+    spends, not a command, which may call no model (the budget rule of
+    :mod:`stepkit.plugins.llm.budget`).
 
-    :raises StageFault: the run's budget is spent (nothing is started).
+    :raises StageFault: the run's budget does not allow it (nothing is started).
     """
-    check_budget(ctx, name, spends=spends)
+    budget.check(ctx.settings, ctx.usage, refused=f"{name} was not started", certain=spends)
     logs = ctx.log_dir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = _unique(logs, f"{name}-{stamp}")
@@ -100,23 +103,6 @@ def run_delegate(
     ctx.emit("delegate_finished", who=name, exit_code=run.exit_code, duration_s=run.duration_s,
              timed_out=run.expired is not None, log=run.log)
     return run
-
-
-def check_budget(ctx: StageContext, who: str, *, spends: bool) -> None:
-    """Fault before ``who`` starts when the run's ``max_cost_usd`` or
-    ``max_tokens`` leaves it nothing: a delegate's spending is known only once
-    it ends, so a coding CLI (``spends``: every request costs) needs some of
-    the budget left, a command (which may call no model) a budget not passed."""
-    used = ctx.usage
-    max_cost, max_tokens = ctx.settings.get("max_cost_usd"), ctx.settings.get("max_tokens")
-    if max_cost not in (None, "") and (used.cost_usd >= float(max_cost) if spends
-                                       else used.cost_usd > float(max_cost)):
-        raise StageFault(f"budget exceeded: the run has spent ${used.cost_usd:.4f} of "
-                         f"max_cost_usd={float(max_cost):g}; {who} was not started")
-    if max_tokens not in (None, "") and (used.total_tokens >= int(max_tokens) if spends
-                                         else used.total_tokens > int(max_tokens)):
-        raise StageFault(f"budget exceeded: the run has used {used.total_tokens} tokens of "
-                         f"max_tokens={int(max_tokens)}; {who} was not started")
 
 
 def record_usage(ctx: StageContext, who: str, usage: Usage | None) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
+from stepkit.plugins.llm.budget import cost_left
 
 DEFAULT_MAX_TURNS = 60
 DEFAULT_MAX_BUDGET_USD = 10.0
@@ -22,8 +23,9 @@ DEFAULT_MAX_BUDGET_USD = 10.0
 def command(call: Call) -> str:
     turns = int(call.settings.get("coder_max_turns") or DEFAULT_MAX_TURNS)
     budget = float(call.settings.get("coder_max_budget_usd") or DEFAULT_MAX_BUDGET_USD)
-    if call.settings.get("max_cost_usd") is not None:
-        budget = max(0.0, min(budget, float(call.settings["max_cost_usd"]) - call.spent.cost_usd))
+    left = cost_left(call.settings, call.spent)
+    if left is not None:
+        budget = min(budget, left)
     mode = "plan" if call.review else "acceptEdits --allowedTools Bash"
     return (f"claude -p --output-format json --permission-mode {mode} "
             f"--max-turns {turns} --max-budget-usd {round(budget, 4):g}")
