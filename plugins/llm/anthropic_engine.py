@@ -462,14 +462,13 @@ def check_history(messages: list[dict[str, Any]], node: str) -> None:
             continue
         answered = Counter(b["tool_use_id"] for b in blocks if b.get("type") == "tool_result")
         if answered != pending:
-            raise StageFault(
-                f"LLM fault in node {node}: history invariant broken at message {index}: "
-                f"tool_use ids {sorted(pending)} answered by tool_result ids {sorted(answered)}."
-            )
+            raise StageFault(fault_note(node, "anthropic", None, f"history invariant broken at message {index}: "
+                                        f"tool_use ids {sorted(pending)} answered by tool_result ids "
+                                        f"{sorted(answered)}"))
         pending = Counter()
     if pending:
-        raise StageFault(f"LLM fault in node {node}: history invariant broken: tool_use ids "
-                         f"{sorted(pending)} have no tool_result.")
+        raise StageFault(fault_note(node, "anthropic", None, f"history invariant broken: tool_use ids "
+                                    f"{sorted(pending)} have no tool_result"))
 
 
 def _tokens(*parts: Any) -> int:
