@@ -36,6 +36,7 @@ from typing import Any
 
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.plugins.coders.results import SentinelWatch, generic_result
 from stepkit.plugins.llm import budget
@@ -59,8 +60,6 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
     """How the built-in coders and reviewers read a spec: ``("anthropic",
     MODEL)``, ``("command", SHELL)`` or ``("preset", NAME)``; None for a spec
     no built-in owns (another plugin's, or a mistake)."""
-    from stepkit.plugins.coders.presets import PRESETS
-
     kind, _, arg = spec.partition(":")
     if kind in ("anthropic", "command"):
         return kind, arg
@@ -127,9 +126,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
         if kind == "command" and not arg.strip():
             raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
         if kind == "preset" and stage in settings.get("stages", (stage,)) and shutil.which(spec) is None:
-            from stepkit.plugins.coders.presets import PRESETS
-
-            raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it: "
+                    raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it: "
                              f"{PRESETS[spec].install}; or use command:SHELL)")
         if kind == "anthropic" and stage in settings.get("stages", ()) and settings.get("project_dir"):
             check_engine_spec(f"anthropic:{arg}" if arg else settings.get("engine"), Path(settings["project_dir"]),
@@ -140,8 +137,6 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``command:SHELL`` and the presets (claude, codex, aider,
     opencode); None for any other coder spec."""
-    from stepkit.plugins.coders.presets import PRESETS
-
     spec = delegate_spec(ctx.settings, "coder")
     kind, arg = builtin_spec(spec) or ("", "")
     preset = PRESETS.get(arg) if kind == "preset" else None
