@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from stepkit.plugins.coders.command import stepkit_implement
-from stepkit.plugins.coders.presets import PRESETS, Call
+from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.presets.base import Call
 from stepkit.records import Usage
 from stepkit.workspace.process import ProcessResult
 from tests.support.coder import make_ctx

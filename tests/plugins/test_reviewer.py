@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from stepkit.plugins.coders.presets import PRESETS, Call
+from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.presets.base import Call
 from stepkit.plugins.coders.reviewer import stepkit_review
 from stepkit.workspace import scope
 from tests.support.coder import init_repo, make_ctx

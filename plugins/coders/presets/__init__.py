@@ -18,9 +18,7 @@ import shutil
 from typing import Any
 
 from stepkit.plugins.coders.presets import aider, claude, codex, opencode
-from stepkit.plugins.coders.presets.base import Call, Parsed, Preset
-
-__all__ = ["PRESETS", "Call", "Parsed", "Preset", "preset_status"]
+from stepkit.plugins.coders.presets.base import Preset
 
 PRESETS: dict[str, Preset] = {module.PRESET.name: module.PRESET for module in (claude, codex, aider, opencode)}
 
