@@ -18,7 +18,7 @@ from stepkit import __version__
 from stepkit.errors import StepkitError
 
 #: Commands whose parser plugins may extend (they load the project's plugins).
-PLUGIN_COMMANDS = ("run", "resume", "verify", "detect", "stage", "plugins")
+PLUGIN_COMMANDS = ("init", "run", "resume", "verify", "detect", "stage", "plugins")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                        help="tune the initial state, e.g. max_fix_attempts=3 (repeatable)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = command("init", "Write a first step plan, NOTES.md and handoffs/; show the detected gates.")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument("--plans-dir", help="plan repo to create (default: plans, relative to the project dir)")
 
     p = command("run", "Run one step of the plan through the step-runner graph.")
     p.add_argument("prompt", nargs="?", default="Execute the next step")
