@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from stepkit.config import resolve_project_dir
+from stepkit.engine.asking import slips
 from stepkit.engine.driver import StageRunner
 from stepkit.engine.interrupts import RunInterrupted
 from stepkit.engine.lock import ProjectLock
@@ -180,11 +181,15 @@ def resume_run(
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
         try:
-            return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+            result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
         finally:
             _unregister(pm, observers)
     finally:
         lock.release()
+    if (result.pending or {}).get("slip"):
+        # the answer is a slip of an option: the run stays paused, asking again
+        raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
+    return result
 
 
 def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None) -> dict[str, Any]:
@@ -249,6 +254,10 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
             what = "the final approval gate" if _approves_the_step(graph, node) else f"node {node_id}"
             raise UsageError(f"--answer {node_id}=…: {what} can only be answered after its question is "
                              f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
+        meant = slips(str(text), node.options) if node.kind == "approval" else []
+        if meant:
+            raise UsageError(f"--answer {node_id}={text}: not an option: did you mean {' or '.join(meant)}? "
+                             f"(options: {', '.join(node.options)})")
         result[node_id] = str(text)
     return result
 

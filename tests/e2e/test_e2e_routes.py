@@ -45,7 +45,7 @@ def finish(project, result):
 def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     paused = project.run()
     assert paused.code == 5 and paused.outcome == "PAUSED"
-    assert paused.data["pending"]["options"] == ["approve", "revise"]
+    assert paused.data["pending"]["options"] == ["approve", "revise", "reject", "abort"]
     assert project.plan_status(1) == "in-progress"  # complete only on approval
     assert project.handoff(1).is_file()
 
@@ -329,6 +329,34 @@ def test_free_text_at_the_final_gate_becomes_fix_instructions(project):
     again = project.resume("please also handle floats")
     assert again.data["pending"]["node"] == "gate_user_review"
     assert "Revision requested at the approval gate: please also handle floats" in project.coder_prompt(1)
+
+
+@pytest.mark.parametrize("answer", ["reject", "abort", "Reject"])
+def test_reject_at_the_final_gate_ends_rejected(project, answer):
+    project.run()
+    done = project.resume(answer)
+    assert done.code == 4 and done.outcome == "STEP_REJECTED"
+    assert "Rejected at: the final approval" in done.output
+    assert project.plan_status(1) != "complete"
+
+
+@pytest.mark.parametrize("slip", ["aprove", "aprov", "revsie", "APROVE", "rejct", "abrot"])
+def test_a_slip_of_an_option_at_the_final_gate_is_refused_and_the_run_stays_paused(project, slip):
+    project.coder_actions(COMPLETE, COMPLETE)
+    project.run()
+    rounds = len(list(project.state_dir.glob("coder_prompt_*")))
+    refused = project.resume(slip)
+    assert refused.code == 2, refused.stderr + refused.stdout
+    assert refused.stdout == "" and len(refused.stderr.strip().splitlines()) == 1
+    assert "did you mean" in refused.stderr and "approve, revise, reject, abort" in refused.stderr
+    assert len(list(project.state_dir.glob("coder_prompt_*"))) == rounds  # never sent to the coder
+    assert project.resume("approve").outcome == "STEP_COMPLETE"
+
+
+def test_a_slip_of_a_pre_answer_starts_no_run(project):
+    refused = project.run("--answer", "gate_deviation=procede")
+    assert refused.code == 2 and "did you mean proceed?" in refused.stderr
+    assert not list(project.root.glob(".stepkit/runs/*"))
 
 
 def test_no_environment_variable_answers_the_final_gate(project):
