@@ -9,7 +9,6 @@ from stepkit.graph.nodes import ApprovalNode, AskNode, InputNode
 from stepkit.graph.templates import render_template, render_values
 from stepkit.records import Paused, Question
 
-
 #: A one-word answer this many edits or fewer from an option is a slip of that option.
 SLIP_DISTANCE = 2
 
