@@ -89,7 +89,7 @@ def run_step(
     stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
                          initial, parse_answers(answers, the_graph), options, stages)
-    handoff = _finished_step_handoff(the_graph, settings, rerun)
+    handoff, choice = _resolve_up_front(the_graph, settings, rerun)
     lock = ProjectLock(project)
     observers = [*observers, _LockNamesStep(lock)]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -100,6 +100,8 @@ def run_step(
         with lock.taking("run", step=settings["step"]) as holder:
             run = _new_run(RunStore(project))
             holder.run_id = run.run_id
+        if choice:
+            state["step_choice"] = choice
         if handoff is not None:
             state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
         return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
@@ -108,33 +110,33 @@ def run_step(
         lock.release()
 
 
-def _finished_step_handoff(graph: Any, settings: dict[str, Any], rerun: bool) -> Path | None:
-    """Refuse a run of a step that is already done, unless ``rerun``; for a
-    rerun, the handoff file the run will overwrite (None: there is none).
+def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:
+    """Resolve the step as the graph's resolve_step node will, before any run
+    starts: a step that cannot be resolved is a usage error, and so is a run
+    of a step that is already done, unless ``rerun``.  Returns the handoff
+    file a rerun will overwrite (None: there is none) and why this step was
+    chosen; a graph without resolve_step is not checked.
 
-    The step is resolved as the graph's resolve_step node will resolve it;
-    a graph without that node, or a step that cannot be resolved (the run
-    reports why), is not checked.
-
-    :raises UsageError: the step is complete and ``rerun`` is not set.
+    :raises UsageError: no plan repo, no such step, its plan cannot be read,
+        no step left to run, or the step is complete and ``rerun`` is not set.
     """
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
     from stepkit.protocol.nodes import resolve_step
 
     if not any(node.kind == "script" and node.function is resolve_step for node in graph.nodes.values()):
-        return None
+        return None, ""
     try:
         repo = PlanRepo.load(settings["plans_dir"])
-        step = repo.resolve(settings["step"], settings["prompt"])
-    except PlanError:
-        return None
+        step, why = repo.choose(settings["step"], settings["prompt"])
+    except PlanError as exc:
+        raise UsageError(f"{exc}; no run was started") from None
     done = repo.finished(step)
     if done and not rerun:
         raise UsageError(f"step {step.number} ({step.title}) is already complete ({done}): "
                          "it is not run again unless you pass --rerun")
     path = repo.handoff_path(step)
-    return path if rerun and path.is_file() else None
+    return (path if rerun and path.is_file() else None), why
 
 
 def _keep(path: Path, directory: Path) -> Path:

@@ -448,6 +448,8 @@ def gates_report(state: dict[str, Any]) -> list[str]:
 
 def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
     lines = [sentinel, f"Step: {state.get('step', '?')} — {state.get('title', '')}".rstrip(" —")]
+    if state.get("step_choice"):
+        lines.append(f"Chosen: {state['step_choice']}")
     if state.get("plan_path"):
         lines.append(f"Plan: {state['plan_path']}")
     if state.get("kept_handoff"):

@@ -64,11 +64,29 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
         "format": "not_run", "lint": "pass", "build": "pass", "tests": "pass"}
 
 
-def test_the_step_is_parsed_from_the_prompt(project):
-    result = project.run("execute step 9")
+def test_a_plan_that_goes_missing_after_the_start_fails_at_resolve(project):
+    # a step that cannot be resolved is a usage error before any run starts
+    # (test_run_usage_errors.py); once the run started, resolve_step fails it
+    (project.root / "stepconf.py").write_text(
+        "import pathlib\nimport stepkit\n\n\n@stepkit.hookimpl\n"
+        "def stepkit_node_started(run_id, node, kind, state):\n"
+        "    if node == 'resolve_step':\n"
+        "        for plan in pathlib.Path('plans/steps').glob('01-*.md'):\n"
+        "            plan.unlink()\n")
+    result = project.run("--step", "1")
     assert result.code == 1 and result.outcome == "STEP_FAILED"
-    assert "step 9 not found" in result.output
+    assert "step 1 not found" in result.output
     assert project.coder_calls() == 0
+
+
+@pytest.mark.parametrize("prompt, chosen", [
+    ("carry on with the plan", "Chosen: the first pending step (no step given in the prompt)"),
+    ("step 1 please", "Chosen: named in the prompt ('step 1 please')"),
+])
+def test_the_output_says_which_step_was_chosen_and_why(project, prompt, chosen):
+    done = finish(project, project.run(prompt))
+    assert done.outcome == "STEP_COMPLETE"
+    assert done.output.splitlines()[1:3] == ["Step: 1 — Add mul", chosen]
 
 
 # -- resolve and gate_blocked --------------------------------------------------
