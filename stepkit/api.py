@@ -380,10 +380,13 @@ def verify(
     on_start: Callable[[str, str | None], None] | None = None,
     on_gate: Callable[[GateResult], None] | None = None,
     baseline: str | None = None,
+    fix: bool = False,
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
     --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
+
+    The formatter runs in its check mode and rewrites nothing, unless ``fix``.
 
     :param baseline: a git ref: a failing gate is judged against the same
         command on that commit (pre-existing failures listed, not failing,
@@ -393,7 +396,7 @@ def verify(
     :raises UsageError: ``baseline`` names no commit of the project's repository."""
     from stepkit.config import load_config
     from stepkit.workspace.files import new_stamped_dir, stepkit_dir
-    from stepkit.workspace.gate_commands import project_types
+    from stepkit.workspace.gate_commands import check_mode, plan_gates, project_types
     from stepkit.workspace.gates import run_gates
 
     project = resolve_project_dir(project_dir)
@@ -409,7 +412,10 @@ def verify(
     with ProjectLock(project) as lock:
         lock.acquire("verify")
         logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
-        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, baseline=base)
+        plan = plan_gates(pm, project, config)
+        plan = plan if fix else check_mode(plan, pm, project, config)
+        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, plan=plan,
+                            baseline=base)
     types = project_types(pm, project)
     return {
         "ok": not any(r.failed for r in results),

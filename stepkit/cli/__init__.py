@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project-dir", default=".")
     p.add_argument("--baseline", metavar="REF",
                    help="judge failures against the git ref REF: pre-existing ones are listed, not failing")
+    p.add_argument("--fix", action="store_true",
+                   help="let the formatter rewrite files (default: its check mode, which changes nothing)")
     p.add_argument("--json", action="store_true")
 
     p = command("detect", "Show the command each gate would run and the plugin that chose it.")
