@@ -25,7 +25,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line with exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise StepkitError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("stepkit").strip()  # "stepkit: error: " names stepkit once
+        raise StepkitError(f"{command}: {message}" if command else message)
 
 
 def build_parser() -> argparse.ArgumentParser:

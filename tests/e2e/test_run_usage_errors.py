@@ -213,3 +213,11 @@ def test_no_step_left_to_run(project):
     project.plan_bytes = plan_bytes(project)
     result = project.run(json_out=False)
     assert_no_run(project, result, re.compile(r"no in-progress or pending step in .*; no run was started"))
+
+
+@pytest.mark.parametrize("args", [("run", "--bogus"), ("--bogus",), ("status", "--nope")])
+def test_an_unknown_option_names_stepkit_once(project, args):
+    result = project.stepkit(*args, json_out=False)
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"stepkit: error: unrecognized arguments: {args[-1]}"]
