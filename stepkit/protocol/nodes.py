@@ -482,6 +482,9 @@ def render_success(ctx: StageContext) -> str:
     if state.get("applied_annotations"):
         lines.append("Edge cases added to later plans:")
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
+    from stepkit.protocol.commit_hint import commit_hint
+
+    lines.extend(commit_hint(state, ctx.project_dir))
     return _output(lines)
 
 

@@ -10,6 +10,7 @@ step-runner graph was never traversed by the tests of this module.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -46,6 +47,8 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     paused = project.run()
     assert paused.code == 5 and paused.outcome == "PAUSED"
     assert paused.data["pending"]["options"] == ["approve", "revise", "reject", "abort"]
+    question = paused.data["pending"]["question"]
+    assert "- `python check.py` passes." in question and "- - " not in question  # one bullet each
     assert project.plan_status(1) == "in-progress"  # complete only on approval
     assert project.handoff(1).is_file()
 
@@ -62,6 +65,19 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     assert "Division by zero must raise ValueError." in later.split("## Edge cases", 1)[1]
     assert {g["name"]: g["status"] for g in done.data["gates"]} == {
         "format": "not_run", "lint": "pass", "build": "pass", "tests": "pass"}
+    # what to do next: stepkit never commits; the output names the files and the command
+    tail = done.output.split("Files the step changed (stepkit never commits):\n", 1)[1].splitlines()
+    assert tail[:5] == ["- calc.py", "- plans/steps/01-mul.md", "- plans/handoffs/01-mul.md",
+                        "- plans/steps/03-pow.md", "- plans/NOTES.md"], tail
+    assert tail[-1].startswith("  git add -- calc.py plans/steps/01-mul.md plans/handoffs/01-mul.md "
+                               "plans/steps/03-pow.md plans/NOTES.md && git commit -m ")
+    committed = subprocess.run(tail[-1].strip(), shell=True, cwd=project.root, capture_output=True, text=True,
+                               env=project.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                                               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+    assert committed.returncode == 0, committed.stderr
+    left = subprocess.run(["git", "status", "--porcelain", "--", "calc.py", "plans"], cwd=project.root,
+                          capture_output=True, text=True, check=True).stdout
+    assert left == ""
 
 
 def test_a_plan_that_goes_missing_after_the_start_fails_at_resolve(project):
