@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from stepkit.engine.asking import slips
 from stepkit.hookspecs import hookimpl
 from stepkit.records import Paused, Question
 
@@ -69,6 +70,11 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
             continue
         if any(answer.casefold() == o.casefold() for o in question.options):
             return answer
+        meant = slips(answer, question.options)
+        if meant:
+            console.print(f"Did you mean {escape(' or '.join(meant))}? Type the option in full"
+                          + (", or comments of two words or more." if question.allow_other else "."))
+            continue
         if question.allow_other and answer:
             return answer
         console.print(f"Please answer one of: {escape(', '.join(question.options))}")

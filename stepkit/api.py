@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from stepkit.config import resolve_project_dir
+from stepkit.engine.asking import slips
 from stepkit.engine.driver import StageRunner
 from stepkit.engine.interrupts import RunInterrupted
 from stepkit.engine.lock import ProjectLock
@@ -88,7 +89,7 @@ def run_step(
     stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
                          initial, parse_answers(answers, the_graph), options, stages)
-    handoff = _finished_step_handoff(the_graph, settings, rerun)
+    handoff, choice = _resolve_up_front(the_graph, settings, rerun)
     lock = ProjectLock(project)
     observers = [*observers, _LockNamesStep(lock)]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -99,6 +100,8 @@ def run_step(
         with lock.taking("run", step=settings["step"]) as holder:
             run = _new_run(RunStore(project))
             holder.run_id = run.run_id
+        if choice:
+            state["step_choice"] = choice
         if handoff is not None:
             state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
         return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
@@ -107,33 +110,33 @@ def run_step(
         lock.release()
 
 
-def _finished_step_handoff(graph: Any, settings: dict[str, Any], rerun: bool) -> Path | None:
-    """Refuse a run of a step that is already done, unless ``rerun``; for a
-    rerun, the handoff file the run will overwrite (None: there is none).
+def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:
+    """Resolve the step as the graph's resolve_step node will, before any run
+    starts: a step that cannot be resolved is a usage error, and so is a run
+    of a step that is already done, unless ``rerun``.  Returns the handoff
+    file a rerun will overwrite (None: there is none) and why this step was
+    chosen; a graph without resolve_step is not checked.
 
-    The step is resolved as the graph's resolve_step node will resolve it;
-    a graph without that node, or a step that cannot be resolved (the run
-    reports why), is not checked.
-
-    :raises UsageError: the step is complete and ``rerun`` is not set.
+    :raises UsageError: no plan repo, no such step, its plan cannot be read,
+        no step left to run, or the step is complete and ``rerun`` is not set.
     """
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
     from stepkit.protocol.nodes import resolve_step
 
     if not any(node.kind == "script" and node.function is resolve_step for node in graph.nodes.values()):
-        return None
+        return None, ""
     try:
         repo = PlanRepo.load(settings["plans_dir"])
-        step = repo.resolve(settings["step"], settings["prompt"])
-    except PlanError:
-        return None
+        step, why = repo.choose(settings["step"], settings["prompt"])
+    except PlanError as exc:
+        raise UsageError(f"{exc}; no run was started") from None
     done = repo.finished(step)
     if done and not rerun:
         raise UsageError(f"step {step.number} ({step.title}) is already complete ({done}): "
                          "it is not run again unless you pass --rerun")
     path = repo.handoff_path(step)
-    return path if rerun and path.is_file() else None
+    return (path if rerun and path.is_file() else None), why
 
 
 def _keep(path: Path, directory: Path) -> Path:
@@ -180,11 +183,15 @@ def resume_run(
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
         try:
-            return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+            result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
         finally:
             _unregister(pm, observers)
     finally:
         lock.release()
+    if (result.pending or {}).get("slip"):
+        # the answer is a slip of an option: the run stays paused, asking again
+        raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
+    return result
 
 
 def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None) -> dict[str, Any]:
@@ -249,6 +256,10 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
             what = "the final approval gate" if _approves_the_step(graph, node) else f"node {node_id}"
             raise UsageError(f"--answer {node_id}=…: {what} can only be answered after its question is "
                              f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
+        meant = slips(str(text), node.options) if node.kind == "approval" else []
+        if meant:
+            raise UsageError(f"--answer {node_id}={text}: not an option: did you mean {' or '.join(meant)}? "
+                             f"(options: {', '.join(node.options)})")
         result[node_id] = str(text)
     return result
 
@@ -369,10 +380,13 @@ def verify(
     on_start: Callable[[str, str | None], None] | None = None,
     on_gate: Callable[[GateResult], None] | None = None,
     baseline: str | None = None,
+    fix: bool = False,
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
     --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
+
+    The formatter runs in its check mode and rewrites nothing, unless ``fix``.
 
     :param baseline: a git ref: a failing gate is judged against the same
         command on that commit (pre-existing failures listed, not failing,
@@ -382,7 +396,7 @@ def verify(
     :raises UsageError: ``baseline`` names no commit of the project's repository."""
     from stepkit.config import load_config
     from stepkit.workspace.files import new_stamped_dir, stepkit_dir
-    from stepkit.workspace.gate_commands import project_types
+    from stepkit.workspace.gate_commands import check_mode, plan_gates, project_types
     from stepkit.workspace.gates import run_gates
 
     project = resolve_project_dir(project_dir)
@@ -398,7 +412,10 @@ def verify(
     with ProjectLock(project) as lock:
         lock.acquire("verify")
         logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
-        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, baseline=base)
+        plan = plan_gates(pm, project, config)
+        plan = plan if fix else check_mode(plan, pm, project, config)
+        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, plan=plan,
+                            baseline=base)
     types = project_types(pm, project)
     return {
         "ok": not any(r.failed for r in results),

@@ -9,20 +9,23 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from stepkit.errors import UsageError, describe_validation
 
+#: ``[commands]`` and ``[timeouts]`` take the tests gate as ``test`` or ``tests``.
+_TESTS_GATE = AliasChoices("tests", "test")
+
 
 class Timeouts(BaseModel):
-    """Wall-clock and no-output limits in seconds (PROTOCOL.md defaults)."""
+    """Wall-clock and no-output limits in seconds (the protocol's defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     format: float = 300
     lint: float = 300
     build: float = 600
-    tests: float = 1200
+    tests: float = Field(default=1200, validation_alias=_TESTS_GATE)
     no_output: float = 600
     coder: float = 3600
     reviewer: float = 1200
@@ -32,12 +35,12 @@ class Timeouts(BaseModel):
 class Commands(BaseModel):
     """Explicit gate commands; an empty string means "this gate has no command"."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     format: str | None = None
     lint: str | None = None
     build: str | None = None
-    test: str | None = None
+    test: str | None = Field(default=None, validation_alias=_TESTS_GATE)
 
 
 class Config(BaseModel):

@@ -114,6 +114,28 @@ def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
 
 
 @hookspec(firstresult=True)
+def stepkit_format_check_command(command: str, project_dir: Path, config: Config) -> str | None:
+    """Return the check mode of a format command, for ``stepkit verify``,
+    which reports what would change and rewrites nothing.
+
+    :param command: the format gate's command as planned (``{files}``
+        placeholders kept: the gate runner fills them in).
+    :param project_dir: the project root (the command runs there).
+    :param config: the project's configuration.
+    :return: a command that changes no file and exits non-zero when a file
+        would change, naming the files (``ruff format --check {files:.py}``);
+        ``""`` when this formatter has no check mode (verify then records the
+        format gate as NOT RUN and ``stepkit verify --fix`` runs the
+        formatter itself); None for no opinion.
+
+    firstresult: the first non-None answer wins; the built-in answer
+    (``stepkit.plugins.projects.format_check``) is trylast, so a plugin that
+    chose a formatter of its own can answer for it.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
 def stepkit_lint_command(project_dir: Path, config: Config) -> str | None:
     """Return the shell command that lints the project.
 

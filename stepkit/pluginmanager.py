@@ -43,6 +43,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.projects.go",
     "stepkit.plugins.projects.rust",
     "stepkit.plugins.projects.taskrunners",
+    "stepkit.plugins.projects.format_check",
     "stepkit.plugins.overrides",
     "stepkit.plugins.evidence.generic",
     "stepkit.plugins.evidence.pytest",

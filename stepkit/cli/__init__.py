@@ -18,14 +18,15 @@ from stepkit import __version__
 from stepkit.errors import StepkitError
 
 #: Commands whose parser plugins may extend (they load the project's plugins).
-PLUGIN_COMMANDS = ("run", "resume", "verify", "detect", "stage", "plugins")
+PLUGIN_COMMANDS = ("init", "run", "resume", "verify", "detect", "stage", "plugins")
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line with exit code 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise StepkitError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("stepkit").strip()  # "stepkit: error: " names stepkit once
+        raise StepkitError(f"{command}: {message}" if command else message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tune the initial state, e.g. max_fix_attempts=3 (repeatable)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = command("init", "Write a first step plan, NOTES.md and handoffs/; show the detected gates.")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument("--plans-dir", help="plan repo to create (default: plans, relative to the project dir)")
+
     p = command("run", "Run one step of the plan through the step-runner graph.")
     p.add_argument("prompt", nargs="?", default="Execute the next step")
     run_options(p)
@@ -76,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project-dir", default=".")
     p.add_argument("--baseline", metavar="REF",
                    help="judge failures against the git ref REF: pre-existing ones are listed, not failing")
+    p.add_argument("--fix", action="store_true",
+                   help="let the formatter rewrite files (default: its check mode, which changes nothing)")
     p.add_argument("--json", action="store_true")
 
     p = command("detect", "Show the command each gate would run and the plugin that chose it.")

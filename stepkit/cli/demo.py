@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     # The gates run ruff and pytest from the environment stepkit is installed in.
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     project = prepare_demo_project()
-    print(f"Demo project: {project}")
-    print("Running step 1 (scripted engine, command coder, real ruff/pytest gates)…\n", flush=True)
+    # on stderr: stdout's first line is always the outcome
+    print(f"Demo project: {project}", file=sys.stderr)
+    print("Running step 1 (scripted engine, command coder, real ruff/pytest gates)…\n", file=sys.stderr,
+          flush=True)
     return run_command.run(demo_run_args(project))

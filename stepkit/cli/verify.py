@@ -1,6 +1,8 @@
 """``stepkit verify``: run the format, lint, build and test gates on a project
 and print the evidence.  Exit 0 when every gate that ran passed, 1 otherwise
-(a gate with no command is NOT RUN and does not count either way)."""
+(a gate with no command is NOT RUN and does not count either way), 2 when no
+gate could run at all.  The formatter runs in its check mode; ``--fix`` lets
+it rewrite the files, as a run does."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 from stepkit.cli import disabled_plugins
 from stepkit.config import resolve_project_dir
+from stepkit.errors import StepkitError
 from stepkit.records import FAILED_STATUSES, GateResult
 
 
@@ -19,15 +22,19 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.api import verify
 
     project = resolve_project_dir(args.project_dir)
-    baseline = getattr(args, "baseline", None)
+    baseline, fix = getattr(args, "baseline", None), getattr(args, "fix", False)
     if args.json:
-        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline)
+        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline, fix=fix)
         print(json.dumps(data, indent=2))
     else:
         print(f"stepkit verify: {project}", flush=True)
         data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), on_start=_print_start,
-                      on_gate=_print_result, baseline=baseline)
+                      on_gate=_print_result, baseline=baseline, fix=fix)
         print(_verdict(data))
+    if all(g["status"] == "not_run" for g in data["gates"]):
+        kind = f"{data['project_type']} project" if data["project_type"] else "no project type stepkit knows"
+        raise StepkitError(f"no gate could run ({kind}): no command was found for format, lint, build or "
+                           "tests; `stepkit detect` shows what was looked for, stepkit.toml [commands] sets them")
     return 0 if data["ok"] else 1
 
 

@@ -9,6 +9,9 @@ from stepkit.graph.nodes import ApprovalNode, AskNode, InputNode
 from stepkit.graph.templates import render_template, render_values
 from stepkit.records import Paused, Question
 
+#: A one-word answer this many edits or fewer from an option is a slip of that option.
+SLIP_DISTANCE = 2
+
 
 class Rejected(Paused):
     """The answer given does not fit the question: pause and ask again."""
@@ -16,6 +19,34 @@ class Rejected(Paused):
     def __init__(self, question: Question, note: str):
         super().__init__(question)
         self.note = note
+
+
+class Slip(Rejected):
+    """A one-word answer within :data:`SLIP_DISTANCE` edits of an option
+    (``aprove``): never taken as free text or as the fallback option."""
+
+    def __init__(self, question: Question, answer: str, meant: list[str]):
+        super().__init__(question, f"{answer!r} is not an option: did you mean {' or '.join(meant)}? "
+                                   f"(options: {', '.join(question.options)})")
+        self.meant = meant
+
+
+def slips(answer: str, options: list[str]) -> list[str]:
+    """The options a one-word ``answer`` that is none of them is a slip of."""
+    word = answer.strip().casefold()
+    if not word or len(word.split()) != 1 or any(word == o.casefold() for o in options):
+        return []
+    return [o for o in options if _edits(word, o.casefold()) <= SLIP_DISTANCE]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance of ``a`` and ``b``."""
+    row = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, other in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (char != other))
+    return row[-1]
 
 
 def question_for(node: AskNode, state: dict[str, Any]) -> Question:
@@ -38,6 +69,7 @@ def answer_route(node: AskNode, question: Question, answer: str,
     as ``<node>_answer``) and the node's ``updates`` for that route, their
     templates filled from ``state`` and the answer.
 
+    :raises Slip: a one-word answer within two edits of an option.
     :raises Rejected: the answer fits none of the options (or is empty where
         that is not accepted).
     """
@@ -51,6 +83,9 @@ def answer_route(node: AskNode, question: Question, answer: str,
             raise Rejected(question, "an empty answer is not accepted")
         return node.next, "next", {**updates_for("next"), node.key: answer}
     assert isinstance(node, ApprovalNode)
+    meant = slips(answer, node.options)
+    if meant:
+        raise Slip(question, answer.strip(), meant)
     choice = _match(answer, node.options) or node.other_as
     if choice is not None:
         return node.routes[choice], choice, updates_for(choice)
@@ -71,6 +106,8 @@ def pending_record(paused: Paused) -> dict[str, Any]:
                "non_empty": question.non_empty}
     if isinstance(paused, Rejected):
         pending["note"] = paused.note
+    if isinstance(paused, Slip):
+        pending["slip"] = True
     return pending
 
 

@@ -30,6 +30,10 @@ _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 #: "execute step 3", "Run the step #3", "implement step 3", "do step 3"
 _RUN_STEP = re.compile(r"(?<![\w-])(execute|run|implement|do)[ \t]+(?:the[ \t]+)?step[ \t]+#?([0-9]+)\b",
                        re.IGNORECASE)
+#: a prompt that starts with the step ("step 3 please", "Step 3, go"), unless it says
+#: what that step is or did ("Step 1 is done; continue")
+_LEADING_STEP = re.compile(r"\W*step[ \t]+#?([0-9]+)\b(?![ \t]+(?:is|was|has|had|are|were|got)\b)",
+                           re.IGNORECASE)
 #: words that, just before the verb, say the step is NOT to be run
 _NEGATED = re.compile(r"(?:\bnot|\bnever|\bno|n't)[ \t]+\Z", re.IGNORECASE)
 
@@ -72,7 +76,7 @@ class PlanRepo:
     """A loaded plan repo.  Build it with :meth:`PlanRepo.load`."""
 
     def __init__(self, plans_dir: Path, steps: list[StepPlan], handoffs: dict[int, Handoff],
-                 problems: list[str], unreadable: set[int]) -> None:
+                 problems: list[str], unreadable: dict[int, Path]) -> None:
         self.plans_dir = plans_dir
         self.steps = steps
         self.handoffs = handoffs
@@ -117,16 +121,16 @@ class PlanRepo:
             raise PlanError(f"no plan repo at {plans_dir} (expected {steps_dir}/)")
         problems: list[str] = []
         steps: list[StepPlan] = []
-        unreadable: set[int] = set()
+        unreadable: dict[int, Path] = {}
         for number, slug, path in _numbered_files(steps_dir, problems):
             document = _read_document(path, problems)
             if document is None:
-                unreadable.add(number)
+                unreadable.setdefault(number, path)
                 continue
             metadata, body = document
             steps.append(_step_plan(number, slug, path, metadata, body, problems))
         steps.sort(key=lambda s: (s.number, s.path.name))
-        problems.extend(graph_problems(steps, unreadable))
+        problems.extend(graph_problems(steps, set(unreadable)))
         handoffs = _load_handoffs(plans_dir / "handoffs", steps, problems)
         return cls(plans_dir, steps, handoffs, problems, unreadable)
 
@@ -135,27 +139,45 @@ class PlanRepo:
         return self._by_number.get(number)
 
     def resolve(self, requested: str = "next", prompt: str = "") -> StepPlan:
-        """The step a run works on: ``requested`` (a number, or ``next``); for
-        ``next``, the step the prompt names (:func:`step_from_prompt`), else
-        :meth:`next_step`.
+        """The step a run works on (:meth:`choose` without the reason)."""
+        return self.choose(requested, prompt)[0]
 
-        :raises PlanError: no such step, ``requested`` is not a step number,
-            or no step is left to run (the reason in one line).
+    def choose(self, requested: str = "next", prompt: str = "") -> tuple[StepPlan, str]:
+        """The step a run works on and why: ``requested`` (a number, or
+        ``next``); for ``next``, the step the prompt names
+        (:func:`step_from_prompt`), else :meth:`next_step`.
+
+        :raises PlanError: no such step, its file cannot be read, ``requested``
+            is not a step number, or no step is left to run (one line).
         """
+        why = "--step"
         if requested == "next":
             from_prompt = step_from_prompt(prompt)
-            requested = str(from_prompt) if from_prompt is not None else "next"
+            if from_prompt is not None:
+                requested, why = str(from_prompt), f"named in the prompt ({prompt.strip()!r})"
         if requested == "next":
             step = self.next_step()
+            self._refuse_unreadable(below=step.number if step else None)
             if step is None:
                 raise PlanError(f"no in-progress or pending step in {self.steps_dir}")
-            return step
+            return step, f"the first {step.status} step (no step given{' in the prompt' if prompt else ''})"
         if not requested.isdigit():
             raise PlanError(f"step {requested!r} is not a step number or 'next'")
-        step = self.step(int(requested))
+        number = int(requested)
+        self._refuse_unreadable(only=number)
+        step = self.step(number)
         if step is None:
             raise PlanError(f"step {requested} not found in {self.steps_dir}")
-        return step
+        return step, why
+
+    def _refuse_unreadable(self, *, only: int | None = None, below: int | None = None) -> None:
+        """Raise for a step file that could not be read and may be the one
+        wanted: step ``only``, or (choosing the next step) any step numbered
+        ``below`` the one chosen, or any at all when none was."""
+        for number, path in sorted(self._unreadable.items()):
+            if (number == only) if only is not None else (below is None or number < below):
+                problem = next((p for p in self.problems if p.startswith(f"{path}:")), f"{path}: unreadable")
+                raise PlanError(f"step {number}'s plan cannot be read: {problem}")
 
     def finished(self, step: StepPlan) -> str | None:
         """Why ``step`` counts as done (its status is complete, or its handoff
@@ -290,7 +312,8 @@ def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) 
 
 def step_from_prompt(text: str) -> int | None:
     """The step a prompt asks to run, or None: only explicit wording selects
-    one (execute / run / implement / do step N, "the" allowed before "step").
+    one (execute / run / implement / do step N, "the" allowed before "step",
+    or a prompt that starts with it: "step 3 please").
 
     A prompt that only mentions a step ("Step 1 is done; continue"), says not
     to run it ("do not run step 1") or writes "steps 3" names no step.
@@ -298,4 +321,5 @@ def step_from_prompt(text: str) -> int | None:
     for match in _RUN_STEP.finditer(text or ""):
         if not _NEGATED.search(text[:match.start()]):
             return int(match.group(2))
-    return None
+    leading = _LEADING_STEP.match(text or "")
+    return int(leading.group(1)) if leading else None

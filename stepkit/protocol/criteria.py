@@ -93,24 +93,24 @@ def _entry_for(criterion: str, entries: list[CriterionTests]) -> CriterionTests 
 
 
 def criteria_rows(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:
-    """One line per plan criterion: the tests that cover it and how each
-    ended in the final tests gate, ``not covered by a test``, or that the
-    handoff gave it no entry."""
+    """One line per plan criterion (no bullet: a template renders a list as
+    bullets): the tests that cover it and how each ended in the final tests
+    gate, ``not covered by a test``, or that the handoff gave it no entry."""
     statuses = statuses_seen(gate)
     parsed = _entries(entries)
     rows = []
     for criterion in criteria:
         entry = _entry_for(criterion, parsed)
         if entry is None:
-            rows.append(f"- {criterion} — NO ENTRY in the handoff's criteria map")
+            rows.append(f"{criterion} — NO ENTRY in the handoff's criteria map")
         elif not entry.tests:
-            rows.append(f"- {criterion} — {NOT_COVERED}")
+            rows.append(f"{criterion} — {NOT_COVERED}")
         else:
             cited = []
             for test_id in entry.tests:
                 found = find_test(test_id, statuses)
                 cited.append(f"`{found or test_id}`: {statuses[found] if found else 'DID NOT RUN'}")
-            rows.append(f"- {criterion} — " + "; ".join(cited))
+            rows.append(f"{criterion} — " + "; ".join(cited))
     return rows
 
 
@@ -119,7 +119,7 @@ def render_criteria(criteria: list[str], entries: Sequence[Any] | None, gate: Ga
     when the plan has no Acceptance criteria)."""
     if not criteria:
         return ""
-    return "\n".join([HEADING, "", *criteria_rows(criteria, entries, gate)])
+    return "\n".join([HEADING, "", *(f"- {row}" for row in criteria_rows(criteria, entries, gate))])
 
 
 def criteria_problems(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:

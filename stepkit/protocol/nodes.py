@@ -448,6 +448,8 @@ def gates_report(state: dict[str, Any]) -> list[str]:
 
 def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
     lines = [sentinel, f"Step: {state.get('step', '?')} — {state.get('title', '')}".rstrip(" —")]
+    if state.get("step_choice"):
+        lines.append(f"Chosen: {state['step_choice']}")
     if state.get("plan_path"):
         lines.append(f"Plan: {state['plan_path']}")
     if state.get("kept_handoff"):
@@ -480,6 +482,9 @@ def render_success(ctx: StageContext) -> str:
     if state.get("applied_annotations"):
         lines.append("Edge cases added to later plans:")
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
+    from stepkit.protocol.commit_hint import commit_hint
+
+    lines.extend(commit_hint(state, ctx.project_dir))
     return _output(lines)
 
 

@@ -68,10 +68,12 @@ def resolve_commands(pm: pluggy.PluginManager, project_dir: Path, config: Config
 
 
 class PlannedCommand(BaseModel):
-    """One gate's command (None: the gate has none) and the plugin that chose it."""
+    """One gate's command (None: the gate has none) and the plugin that chose
+    it; ``not_run`` says why a gate that has a command will not run it."""
 
     command: str | None = None
     plugin: str | None = None
+    not_run: str = ""
 
 
 class GatePlan(BaseModel):
@@ -86,6 +88,21 @@ class GatePlan(BaseModel):
         """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""
         planned = self.commands.get(gate) or PlannedCommand()
         return planned.command, planned.plugin
+
+
+def check_mode(plan: GatePlan, pm: pluggy.PluginManager, project_dir: Path, config: Config) -> GatePlan:
+    """``plan`` with the format command in its check mode
+    (``stepkit_format_check_command``), which rewrites nothing: ``stepkit
+    verify`` without ``--fix``.  A formatter with no check mode is not run."""
+    command, plugin = plan.command("format")
+    if command is None:
+        return plan
+    check, _ = first_answer(pm, "stepkit_format_check_command", command=command, project_dir=project_dir,
+                            config=config)
+    planned = PlannedCommand(command=check, plugin=plugin) if check else PlannedCommand(
+        plugin=plugin, not_run=f"not run: no check mode is known for `{command}` "
+                               "(stepkit verify --fix runs it, rewriting files)")
+    return plan.model_copy(update={"commands": {**plan.commands, "format": planned}})
 
 
 #: The run setting that holds a run's :class:`GatePlan` (stored with the checkpoint).

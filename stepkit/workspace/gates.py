@@ -44,6 +44,7 @@ from stepkit.workspace.evidence import condense, summary_of
 from stepkit.workspace.faults import NO_TEST_NOTE, environment_fault, no_tests_reason
 from stepkit.workspace.gate_commands import (
     GatePlan,
+    PlannedCommand,
     expand_files,
     has_files_placeholder,
     plan_gates,
@@ -207,6 +208,9 @@ class GateRunner:
         reused = self._reuse(name, command)
         if reused is not None:
             return reused
+        why_not = (self.plan.commands.get(name) or PlannedCommand()).not_run
+        if why_not:
+            return self._record(_skipped(name, None, plugin, "not_run", why_not))
         formats = name == "format" and command is not None
         scope = self.change_set() if formats else None
         to_run, skipped = _scoped(command, scope) if formats else (command, None)
@@ -459,7 +463,7 @@ def _skipped(name: str, command: str | None, plugin: str | None, status: str, wh
     """A formatter given no file: not run, and saying why."""
     return GateResult(
         name=name, status=status, command=command, plugin=plugin, exit_code=None, summary=why,
-        evidence=f"{why}; the command was not run\n$ {command}", changed_files=[],
+        evidence=f"{why}; the command was not run" + (f"\n$ {command}" if command else ""), changed_files=[],
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 

@@ -3,8 +3,11 @@
 What is masked (replaced by ``[REDACTED]``; the key or name in front stays):
 
 - the values of secret-named environment variables, wherever they appear:
-  ``ANTHROPIC_API_KEY`` and any variable whose name ends in ``_KEY``,
-  ``_TOKEN``, ``_SECRET``, ``_PASSWORD`` (values of 8+ characters);
+  any variable whose name holds ``PASSWORD``, ``PASSWD``, ``TOKEN``,
+  ``SECRET``, ``CREDENTIAL`` or ``AUTH`` (not ``AUTHOR``), or ends in
+  ``PASS``, ``_PWD`` or ``_KEY`` (``PGPASSWORD``, ``MYSQL_PWD``,
+  ``REDISCLI_AUTH``, ``SSHPASS``, ``ANTHROPIC_API_KEY``; values of 6+
+  characters);
 - token formats: Anthropic and OpenAI (``sk-…``), GitHub (``ghp_…``,
   ``github_pat_…``), GitLab (``glpat-…``), AWS access key ids (``AKIA…``),
   Slack (``xox?-…``), Stripe, npm, PyPI, Google API keys, SendGrid, Hugging
@@ -18,10 +21,13 @@ What is masked (replaced by ``[REDACTED]``; the key or name in front stays):
   ``PWD=``).  Env, shell, INI, TOML, YAML, JSON and repr forms: a quoted
   value is masked whole, whatever it holds; an unquoted one up to the end of
   its word, or to the end of the line when the key opens a config line
-  (``key: …``, ``key = …``).  References are not values: ``$VAR``,
+  (``key: …``, ``key = …``, or an all-lower-case INI key ``password=…``).  References are not values: ``$VAR``,
   ``${{ … }}``, ``null``, calls (``get_token()``), names of secrets
   (``api_key = api_key``); nor is a key that only starts with a secret word
   (``password_length = 12``) or prose (``the token expired``);
+- passwords on command lines: ``mysql -p…`` (glued to ``-p``), ``sshpass
+  -p …``, ``curl -u user:…``; an env-style ``PGPASSWORD=…`` is an assignment;
+- the text of XML elements named for a secret (``<password>…</password>``);
 - the password in a URL (``postgres://user:…@host``) and the secret path of
   Slack, Discord, Teams and Zapier webhook URLs;
 - PEM private key blocks (``-----BEGIN … PRIVATE KEY-----`` to ``-----END
@@ -60,7 +66,15 @@ _WINDOW = 64 * 1024
 #: Text kept before a piece of a long line, for looking back at a key.
 _CONTEXT = 256
 
-_SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+#: Environment variable names whose values are secrets wherever they appear
+#: (``PGPASSWORD``, ``MYSQL_PWD``, ``REDISCLI_AUTH``, ``SSHPASS``, ``GH_TOKEN``);
+#: ``AUTHOR`` is a name, not a secret (``GIT_AUTHOR_NAME``).
+_SECRET_ENV_NAME = re.compile(
+    r"[A-Z0-9_]*(?:PASSWORD|PASSWD|TOKEN|SECRET|CREDENTIAL|AUTH(?!OR))[A-Z0-9_]*"
+    r"|[A-Z0-9_]*(?:PASS|_PWD|_KEY)"
+)
+#: A shorter value is too likely to be an ordinary word to mask everywhere.
+_SECRET_ENV_MIN_LENGTH = 6
 
 #: A span of text and what replaces it.
 Span = tuple[int, int, str]
@@ -140,6 +154,44 @@ _URLS = (
            _group("path")),
 )
 
+# -- command lines and markup ------------------------------------------------------
+
+#: A password argument: quoted (the inside is masked) or one word.
+_ARG_VALUE = r"(?:'(?P<sq>[^'\n]{1,1024})'|\"(?P<dq>[^\"\n]{1,1024})\"|(?P<word>[^\s'\"]{1,1024}))"
+
+
+def _argument(match: re.Match[str], text: str, end: int) -> Span | None:
+    name = match.lastgroup or "word"
+    if _NOT_A_VALUE.fullmatch(match[name]):
+        return None
+    return match.start(name), match.end(name), MASK
+
+
+_COMMANDS = (
+    # mysql -pSECRET (the password is glued to -p; "-p SECRET" makes mysql prompt)
+    _Shape(re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,512}?[ \t]-p" + _ARG_VALUE),
+           _argument),
+    # sshpass [options] -p SECRET
+    _Shape(re.compile(r"sshpass(?:[ \t]+-[^p\s]\S*)*[ \t]+-p[ \t]*" + _ARG_VALUE), _argument),
+    # curl -u user:SECRET, curl --user=user:SECRET
+    _Shape(re.compile(r"curl\b[^\n]{0,1024}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:"
+                      r"(?P<word>[^\s'\"]{1,1024})"), _argument),
+)
+
+
+def _element(match: re.Match[str], text: str, end: int) -> Span | None:
+    if _NOT_A_VALUE.fullmatch(match["value"].strip()):
+        return None
+    return match.start("value"), match.end("value"), MASK
+
+
+#: ``<password>…</password>``, ``<db:Password a="b">…</db:Password>`` (searched lower-cased).
+_ELEMENTS = (
+    _Shape(re.compile(r"<(?P<tag>[\w.:\-]{0,64}?(?:password|passwd|secret|token|apikey|api_key"
+                      r"|credentials?))(?:[ \t][^<>\n]{0,256})?>(?P<value>[^<\n]{1,1024})</(?P=tag)>"),
+           _element, lower=True),
+)
+
 # -- PEM blocks ------------------------------------------------------------------------
 
 _PEM_MARKER = r"PRIVATE KEY(?: BLOCK)?-----"
@@ -190,6 +242,8 @@ _NOT_A_VALUE = re.compile(
     re.DOTALL,
 )
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
+#: An environment variable's name: the secret word may end it unseparated (``PGPASSWORD``).
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _LINE_HEAD = re.compile(r"[ \t]*(?:(?:export|set|setx|declare)[ \t]+|-[ \t]+)?")
 
 
@@ -202,7 +256,9 @@ def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
             return None
         word_at -= len(kind.group())
     key_at = _key_start(text, word_at)
-    if not _part_starts(text, word_at) or (key_at == word_at and match["word"] in _AFTER_ANOTHER_WORD):
+    env_style = key_at < word_at and _ENV_NAME.fullmatch(text, key_at, match.end("word"))
+    if not (_part_starts(text, word_at) or env_style) or (
+            key_at == word_at and match["word"] in _AFTER_ANOTHER_WORD):
         return None
     if key_at > 0 and text[key_at - 1] in "/\\":
         return None  # a path (/etc/passwd: No such file)
@@ -216,8 +272,8 @@ def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
     after = match.end("bare")
     if after < end and text[after] in "([":
         return None  # a call or a subscript: code, not a value
-    if _NAME.fullmatch(value) and _names_secret(value):
-        return None  # api_key = api_key: a name, not a value
+    if not env_style and _NAME.fullmatch(value) and _names_secret(value):
+        return None  # api_key = api_key: a name, not a value (PGPASSWORD=pgSecret is one)
     if _opens_config_line(match, text, key_at):
         line_end = text.find("\n", value_at, min(end, value_at + 2048))
         value = text[value_at:line_end if line_end != -1 else min(end, value_at + 2048)].rstrip()
@@ -263,7 +319,10 @@ def _opens_config_line(match: re.Match[str], text: str, key_at: int) -> bool:
     rest of the line is the value; ``KEY=value`` and ``--key=value`` take one word."""
     sep = match["sep"]
     spaced = " " in text[match.end("word"):match.start("value")]
-    if text[key_at] == "-" or not (sep == ":" or (sep == "=" and spaced)):
+    # an INI or properties line (an all-lower-case key) may glue "=" to its key; a
+    # KEY=value or camelCase=value at a line start takes one word (shell, logs)
+    ini_key = text[key_at:match.end("word")].islower()
+    if text[key_at] == "-" or not (sep == ":" or (sep == "=" and (spaced or ini_key))):
         return False
     head_end = key_at - 1 if key_at > 0 and text[key_at - 1] in "\"'" else key_at
     newline = text.rfind("\n", max(0, head_end - 64), head_end)
@@ -277,6 +336,8 @@ _FAMILIES: tuple[tuple[tuple[str, ...], tuple[_Shape, ...]], ...] = (
     (("-----BEGIN",), _PEM_ONE_LINE),
     (("-", "_", ".", "A", "earer"), _TOKENS),
     (("/",), _URLS),
+    (("mysql", "mariadb", "sshpass", "curl"), _COMMANDS),
+    (("</",), _ELEMENTS),
     (("=", ":"), _ASSIGNMENTS),
 )
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -296,8 +357,7 @@ def secret_env_values() -> tuple[str, ...]:
     values = {
         value
         for name, value in os.environ.items()
-        if (name == "ANTHROPIC_API_KEY" or name.upper().endswith(_SECRET_ENV_SUFFIXES))
-        and len(value) >= 8
+        if _SECRET_ENV_NAME.fullmatch(name.upper()) and len(value) >= _SECRET_ENV_MIN_LENGTH
     }
     # longest first so a value that contains another is masked whole
     return tuple(sorted(values, key=len, reverse=True))

@@ -16,6 +16,7 @@ def test_the_demo_runs_step_1_and_pauses_at_the_final_approval(tmp_path):
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
     assert done.returncode == 5, done.stderr
     lines = done.stdout.splitlines()
-    assert "PAUSED" in lines
+    assert lines[0] == "PAUSED"  # stdout's first line is the outcome; the demo's notes go to stderr
+    assert "Demo project: " in done.stderr
     assert any("waiting for an answer at gate_user_review" in line for line in lines)
     assert "stepkit resume" in done.stdout

@@ -1,6 +1,7 @@
-"""The issue's headline, through the real ``stepkit verify`` and the real ruff:
-a lint-only ``[tool.ruff]`` project is not reformatted, and a project that
-formats with ruff gets only its changed file formatted."""
+"""Through the real ``stepkit verify`` and the real ruff and black: a
+lint-only ``[tool.ruff]`` project is not reformatted; verify checks a
+project's formatting and rewrites nothing, and ``verify --fix`` formats only
+the changed file."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.coder import init_repo
 from tests.support.detect import need, tool_env
 
 UGLY = "x = {  'a':1 }\n"
 
 
-def verify(project):
-    done = subprocess.run([sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
+def verify(project, *args):
+    done = subprocess.run([sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project),
+                           *args],
                           capture_output=True, text=True, timeout=120, check=False, env=tool_env())
     return done.returncode, {gate["name"]: gate for gate in json.loads(done.stdout)["gates"]}
 
@@ -32,12 +36,29 @@ def test_a_lint_only_ruff_project_is_not_reformatted(tmp_path):
     assert (project / "old.py").read_text() == UGLY and (project / "new.py").read_text() == UGLY
 
 
-def test_a_project_that_formats_with_ruff_gets_only_its_changed_file_formatted(tmp_path):
+@pytest.mark.parametrize("tool, config, check", [
+    ("ruff", "[tool.ruff.format]\n", "ruff format --check --force-exclude"),
+    ("black", "[tool.black]\n", "black --check"),
+])
+def test_verify_checks_the_formatting_of_the_changed_files_and_rewrites_nothing(tmp_path, tool, config, check):
+    need(tool)
+    project = init_repo(tmp_path / "repo", {"pyproject.toml": f'[project]\nname = "demo"\n\n{config}',
+                                            "old.py": UGLY})
+    (project / "new.py").write_text(UGLY)
+    code, gates = verify(project)
+    assert code == 1 and gates["format"]["status"] == "fail"
+    assert check in gates["format"]["evidence"] and "new.py" in gates["format"]["evidence"]
+    assert "old.py" not in gates["format"]["evidence"]
+    assert (project / "new.py").read_text() == UGLY and (project / "old.py").read_text() == UGLY
+    assert gates["format"]["changed_files"] == []
+
+
+def test_verify_fix_formats_only_the_changed_file(tmp_path):
     need("ruff")
     project = init_repo(tmp_path / "repo", {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff.format]\n',
                                             "old.py": UGLY})
     (project / "new.py").write_text(UGLY)
-    code, gates = verify(project)
+    code, gates = verify(project, "--fix")
     assert code == 0
     assert gates["format"]["changed_files"] == ["new.py"]
     assert (project / "new.py").read_text() == 'x = {"a": 1}\n'

@@ -10,6 +10,7 @@ step-runner graph was never traversed by the tests of this module.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -45,7 +46,9 @@ def finish(project, result):
 def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     paused = project.run()
     assert paused.code == 5 and paused.outcome == "PAUSED"
-    assert paused.data["pending"]["options"] == ["approve", "revise"]
+    assert paused.data["pending"]["options"] == ["approve", "revise", "reject", "abort"]
+    question = paused.data["pending"]["question"]
+    assert "- `python check.py` passes." in question and "- - " not in question  # one bullet each
     assert project.plan_status(1) == "in-progress"  # complete only on approval
     assert project.handoff(1).is_file()
 
@@ -62,13 +65,45 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     assert "Division by zero must raise ValueError." in later.split("## Edge cases", 1)[1]
     assert {g["name"]: g["status"] for g in done.data["gates"]} == {
         "format": "not_run", "lint": "pass", "build": "pass", "tests": "pass"}
+    # what to do next: stepkit never commits; the output names the files and the command
+    tail = done.output.split("Files the step changed (stepkit never commits):\n", 1)[1].splitlines()
+    assert tail[:5] == ["- calc.py", "- plans/steps/01-mul.md", "- plans/handoffs/01-mul.md",
+                        "- plans/steps/03-pow.md", "- plans/NOTES.md"], tail
+    assert tail[-1].startswith("  git add -- calc.py plans/steps/01-mul.md plans/handoffs/01-mul.md "
+                               "plans/steps/03-pow.md plans/NOTES.md && git commit -m ")
+    committed = subprocess.run(tail[-1].strip(), shell=True, cwd=project.root, capture_output=True, text=True,
+                               check=False,
+                               env=project.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                                               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+    assert committed.returncode == 0, committed.stderr
+    left = subprocess.run(["git", "status", "--porcelain", "--", "calc.py", "plans"], cwd=project.root,
+                          capture_output=True, text=True, check=True).stdout
+    assert left == ""
 
 
-def test_the_step_is_parsed_from_the_prompt(project):
-    result = project.run("execute step 9")
+def test_a_plan_that_goes_missing_after_the_start_fails_at_resolve(project):
+    # a step that cannot be resolved is a usage error before any run starts
+    # (test_run_usage_errors.py); once the run started, resolve_step fails it
+    (project.root / "stepconf.py").write_text(
+        "import pathlib\nimport stepkit\n\n\n@stepkit.hookimpl\n"
+        "def stepkit_node_started(run_id, node, kind, state):\n"
+        "    if node == 'resolve_step':\n"
+        "        for plan in pathlib.Path('plans/steps').glob('01-*.md'):\n"
+        "            plan.unlink()\n")
+    result = project.run("--step", "1")
     assert result.code == 1 and result.outcome == "STEP_FAILED"
-    assert "step 9 not found" in result.output
+    assert "step 1 not found" in result.output
     assert project.coder_calls() == 0
+
+
+@pytest.mark.parametrize("prompt, chosen", [
+    ("carry on with the plan", "Chosen: the first pending step (no step given in the prompt)"),
+    ("step 1 please", "Chosen: named in the prompt ('step 1 please')"),
+])
+def test_the_output_says_which_step_was_chosen_and_why(project, prompt, chosen):
+    done = finish(project, project.run(prompt))
+    assert done.outcome == "STEP_COMPLETE"
+    assert done.output.splitlines()[1:3] == ["Step: 1 — Add mul", chosen]
 
 
 # -- resolve and gate_blocked --------------------------------------------------
@@ -329,6 +364,34 @@ def test_free_text_at_the_final_gate_becomes_fix_instructions(project):
     again = project.resume("please also handle floats")
     assert again.data["pending"]["node"] == "gate_user_review"
     assert "Revision requested at the approval gate: please also handle floats" in project.coder_prompt(1)
+
+
+@pytest.mark.parametrize("answer", ["reject", "abort", "Reject"])
+def test_reject_at_the_final_gate_ends_rejected(project, answer):
+    project.run()
+    done = project.resume(answer)
+    assert done.code == 4 and done.outcome == "STEP_REJECTED"
+    assert "Rejected at: the final approval" in done.output
+    assert project.plan_status(1) != "complete"
+
+
+@pytest.mark.parametrize("slip", ["aprove", "aprov", "revsie", "APROVE", "rejct", "abrot"])
+def test_a_slip_of_an_option_at_the_final_gate_is_refused_and_the_run_stays_paused(project, slip):
+    project.coder_actions(COMPLETE, COMPLETE)
+    project.run()
+    rounds = len(list(project.state_dir.glob("coder_prompt_*")))
+    refused = project.resume(slip)
+    assert refused.code == 2, refused.stderr + refused.stdout
+    assert refused.stdout == "" and len(refused.stderr.strip().splitlines()) == 1
+    assert "did you mean" in refused.stderr and "approve, revise, reject, abort" in refused.stderr
+    assert len(list(project.state_dir.glob("coder_prompt_*"))) == rounds  # never sent to the coder
+    assert project.resume("approve").outcome == "STEP_COMPLETE"
+
+
+def test_a_slip_of_a_pre_answer_starts_no_run(project):
+    refused = project.run("--answer", "gate_deviation=procede")
+    assert refused.code == 2 and "did you mean proceed?" in refused.stderr
+    assert not list(project.root.glob(".stepkit/runs/*"))
 
 
 def test_no_environment_variable_answers_the_final_gate(project):

@@ -175,7 +175,7 @@ def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(t
         assert question[0] == "Step 1 (Add mul) is implemented and verified.", screen
         assert "- format: NOT RUN (no command; this is NOT evidence that format passed)" in question
         assert any(line.startswith("- tests: PASS (") for line in question)
-        assert question[-2:] == ["Options: approve / revise — or type your own text", ">"], screen
+        assert question[-2:] == ["Options: approve / revise / reject / abort — or type your own text", ">"], screen
         assert re.search(r"- tests: \x1b\[[0-9;]*32mPASS", term.text)  # in green
 
         term.type("approve\n")
@@ -189,6 +189,22 @@ def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(t
     assert re.search(r"run \S+: STEP_COMPLETE \(exit 0\) · \d\d:\d\d\.\d this session · 1,234 tokens", after), after
     assert cursor_restored(term.text)
     assert project.plan_status(1) == "complete"
+
+
+def test_a_slip_typed_at_the_final_question_is_asked_again_never_sent_to_the_coder(tmp_path):
+    project = make_project(tmp_path)
+    term = Terminal(run_argv(project), project.root, project.env())
+    try:
+        term.read_until(r"Options: approve / revise / reject / abort.*\n> ")
+        term.type("aprove\n")
+        term.read_until(r"Did you mean approve\? Type the option in full, or comments of two words or more\.")
+        term.read_until(r"> ")
+        term.type("approve\n")
+        assert term.wait() == 0
+    finally:
+        term.kill()
+    assert "STEP_COMPLETE" in term.screen.split("> approve", 1)[1]
+    assert not (project.state_dir / "coder_prompt_1.txt").exists()  # one coder round only
 
 
 def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):

@@ -109,7 +109,7 @@ def test_gate_blocked_pauses_then_yes_runs_the_step_to_the_final_gate(project):
     assert second.run_id == first.run_id
     assert_paused_at(second, "gate_user_review")
     assert "slugify added" in second.pending["question"]
-    assert second.pending["options"] == ["approve", "revise"]
+    assert second.pending["options"] == ["approve", "revise", "reject", "abort"]
 
     done = resume(project, None, "approve")  # default: the latest unfinished run
     assert (done.outcome, done.exit_code) == ("STEP_COMPLETE", 0)

@@ -175,3 +175,49 @@ def test_a_run_id_that_is_not_one(project, run_id):
                   message)
     result = project.stepkit("graph", "--run", run_id, "--project-dir", str(project.root), json_out=False)
     assert (result.code, result.stderr) == (2, f"stepkit: error: {message}\n")
+
+
+# -- the step cannot be resolved: no run starts ---------------------------------
+
+
+def test_no_plans_dir(project):
+    result = project.run("--plans-dir", "nowhere", json_out=False)
+    assert_no_run(project, result, re.compile(r"no plan repo at .*nowhere \(expected .*nowhere/steps/\); "
+                                              r"no run was started"))
+
+
+def test_a_step_that_does_not_exist(project):
+    result = project.run("--step", "9", json_out=False)
+    assert_no_run(project, result, re.compile(r"step 9 not found in .*steps; no run was started"))
+
+
+@pytest.mark.parametrize("prompt", ["execute step 9", "step 9 please", "let's do step 9"])
+def test_a_prompt_that_names_a_step_that_does_not_exist(project, prompt):
+    result = project.run(prompt, json_out=False)
+    assert_no_run(project, result, re.compile(r"step 9 not found in .*steps; no run was started"))
+
+
+def test_a_malformed_step_file_is_named_with_its_problem(project):
+    bad = project.plans / "steps" / "01-mul.md"
+    bad.write_text("---\ntitle: [unclosed\n---\nbody\n")
+    project.plan_bytes = plan_bytes(project)
+    for args in (("--step", "1"), ()):  # asked for, or the next step could be it
+        result = project.run(*args, json_out=False)
+        assert_no_run(project, result, re.compile(r"step 1's plan cannot be read: .*01-mul\.md: .+; "
+                                                  r"no run was started"))
+
+
+def test_no_step_left_to_run(project):
+    for plan in (project.plans / "steps").glob("*.md"):
+        plan.write_text(plan.read_text().replace("status: pending", "status: complete"))
+    project.plan_bytes = plan_bytes(project)
+    result = project.run(json_out=False)
+    assert_no_run(project, result, re.compile(r"no in-progress or pending step in .*; no run was started"))
+
+
+@pytest.mark.parametrize("args", [("run", "--bogus"), ("--bogus",), ("status", "--nope")])
+def test_an_unknown_option_names_stepkit_once(project, args):
+    result = project.stepkit(*args, json_out=False)
+    assert result.code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"stepkit: error: unrecognized arguments: {args[-1]}"]

@@ -82,11 +82,15 @@ def test_human_output_shows_progress_evidence_and_verdict(make_project, capsys):
     assert positions == sorted(positions)
 
 
-def test_nothing_to_run_exits_0_but_says_it_is_no_evidence(tmp_path, capsys):
+def test_nothing_to_run_exits_2_and_says_it_is_no_evidence(tmp_path, capsys):
     code = main(["verify", "--project-dir", str(tmp_path)])
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "no gate ran — this is NOT evidence that the project passes" in out
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "no gate ran — this is NOT evidence that the project passes" in captured.out
+    assert captured.err.strip() == (
+        "stepkit: error: no gate could run (no project type stepkit knows): no command was found for "
+        "format, lint, build or tests; `stepkit detect` shows what was looked for, stepkit.toml "
+        "[commands] sets them")
 
 
 def test_an_existing_gitignore_is_kept(make_project, capsys):
@@ -98,7 +102,7 @@ def test_an_existing_gitignore_is_kept(make_project, capsys):
 
 def test_a_disabled_plugin_leaves_its_gates_not_run(make_project, capsys):
     code, data = verify_json(capsys, make_project, "-p", "no:taskrunners")
-    assert code == 0
+    assert code == 2  # no gate could run
     assert {g["status"] for g in data["gates"]} == {"not_run"}
 
 

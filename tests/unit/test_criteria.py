@@ -45,10 +45,10 @@ def test_rows_and_problems(tmp_path):
                {"criterion": "Negative numbers work too.", "tests": ["t.py::test_neg", "t.py::test_f", "t.py::gone"]},
                {"criterion": "Something else", "tests": []}]
     rows = criteria_rows(criteria, entries, gate)
-    assert rows[0] == "- `mul(2, 3) == 6`. — `t.py::test_mul`: passed"
+    assert rows[0] == "`mul(2, 3) == 6`. — `t.py::test_mul`: passed"
     assert "`t.py::test_neg`: FAILED" in rows[1] and "`t.py::test_f`: FLAKY" in rows[1]
     assert "`t.py::gone`: DID NOT RUN" in rows[1]
-    assert rows[2] == "- The docs say so. — NO ENTRY in the handoff's criteria map"
+    assert rows[2] == "The docs say so. — NO ENTRY in the handoff's criteria map"
     problems = criteria_problems(criteria, entries, gate)
     assert len(problems) == 5
     assert any("cites test 't.py::test_neg', which did not pass" in p for p in problems)
@@ -63,7 +63,7 @@ def test_not_covered_is_allowed_and_a_test_gate_that_did_not_run_runs_nothing(tm
     criteria = ["The docs say so."]
     entries = [{"criterion": "The docs say so.", "tests": []}]
     assert criteria_problems(criteria, entries, None) == []
-    assert criteria_rows(criteria, entries, None) == ["- The docs say so. — not covered by a test"]
+    assert criteria_rows(criteria, entries, None) == ["The docs say so. — not covered by a test"]
     not_run = GateResult(name="tests", status="not_run")
     problems = criteria_problems(criteria, [{"criterion": "The docs say so.", "tests": ["t.py::a"]}], not_run)
     assert problems == [("acceptance criterion 'The docs say so.' cites test 't.py::a', which did not run in "

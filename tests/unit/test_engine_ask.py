@@ -76,3 +76,13 @@ def test_prompt_takes_free_text_where_allowed_and_non_empty_input():
 def test_end_of_input_at_the_prompt_pauses():
     with pytest.raises(Paused):
         ask.prompt(INPUT, console=console(), read=reader())
+
+
+@pytest.mark.parametrize("answer, meant", [
+    ("aprove", ["approve"]), ("aprov", ["approve"]), ("revsie", ["revise"]), ("APROVE", ["approve"]),
+    ("approve", []), ("approve it now", []), ("fix the docstring", []), ("", []), ("documentation", []),
+])
+def test_a_one_word_answer_within_two_edits_of_an_option_is_a_slip(answer, meant):
+    from stepkit.engine.asking import slips
+
+    assert slips(answer, ["approve", "revise", "reject", "abort"]) == meant

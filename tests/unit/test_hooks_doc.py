@@ -46,3 +46,23 @@ def test_every_hook_has_a_test():
     )
     untested = [name for name in HOOKS if name not in texts]
     assert not untested, f"no test mentions: {untested}"
+
+
+def test_the_testing_example_runs_as_written(tmp_path):
+    import subprocess
+    import sys
+
+    doc = (ROOT / "hooks.md").read_text(encoding="utf-8")
+    section = doc.split("## Testing a plugin", 1)[1]
+    example = re.search(r"```python\n(.+?)\n```", section, flags=re.DOTALL).group(1)
+    (tmp_path / "test_example.py").write_text(example + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_observer_examples_print_to_stderr():
+    doc = (ROOT / "hooks.md").read_text(encoding="utf-8")
+    prints = re.findall(r"^\s+print\(.*$", doc, flags=re.MULTILINE)
+    assert prints and all("file=sys.stderr" in line for line in prints), prints

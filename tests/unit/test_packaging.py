@@ -31,4 +31,5 @@ def test_wheel_maps_plugins_to_stepkit_plugins(tmp_path):
     assert "stepkit/plugins/__init__.py" in names
     assert "stepkit/protocol/step_runner.yaml" in names
     assert "stepkit/examples/demo/plans/steps/01-slugify.md" in names
+    assert "stepkit/planrepo/step_template.md" in names  # stepkit init's template
     assert not any(n.startswith("plugins/") for n in names)

@@ -259,3 +259,54 @@ def test_secrets_inside_serialized_json_are_masked():
     for secret in [*LEAKED.values(), "MIIE"]:
         assert secret not in line
     assert json.loads(line)["event"] == "gate_finished"
+
+
+# -- issue: secrets that were written unmasked ------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("PGPASSWORD=pg-s3cret psql -h db", f"PGPASSWORD={MASK} psql -h db"),
+    ("$ mysql -u root -pHunter2xyz app", f"$ mysql -u root -p{MASK} app"),
+    ("mysqldump --user=root -p'quoted pw' app", f"mysqldump --user=root -p'{MASK}' app"),
+    ("curl -u alice:Sw0rdfish https://x.test", f"curl -u alice:{MASK} https://x.test"),
+    ("curl --user alice:Sw0rdfish https://x.test", f"curl --user alice:{MASK} https://x.test"),
+    ("sshpass -p 'letmein99' ssh host", f"sshpass -p '{MASK}' ssh host"),
+    ("sshpass -pletmein99 ssh host", f"sshpass -p{MASK} ssh host"),
+    ("<password>hunter2-xml</password>", f"<password>{MASK}</password>"),
+    ('<db:Password type="x">open sesame</db:Password>',
+     f'<db:Password type="x">{MASK}</db:Password>'),
+    ("[db]\npassword = correct horse battery staple\nhost = h",
+     f"[db]\npassword = {MASK}\nhost = h"),
+    ("[db]\npassword=correct horse battery\n", f"[db]\npassword={MASK}\n"),
+    ("db.password=open sesame now", f"db.password={MASK}"),
+    ("PGPASSWORD=pgSup3rSecret psql", f"PGPASSWORD={MASK} psql"),
+    ("SSHPASS=letmein99 sshpass -e ssh host", f"SSHPASS={MASK} sshpass -e ssh host"),
+])
+def test_database_cli_and_markup_secrets_are_masked(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -p 3306 is the port flag of another tool",  # -p then a space: mysql prompts
+    "curl -u $USER:$TOKEN https://x.test",
+    "cp -p src dst",
+    "<password/>",
+    "the sshpass tool reads -p from the command line",
+])
+def test_lookalikes_of_those_shapes_stay(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("name", [
+    "PGPASSWORD", "MYSQL_PWD", "REDISCLI_AUTH", "SSHPASS", "GH_TOKEN", "CI_JOB_TOKEN_X",
+    "VAULT_SECRET_ID", "SIGNING_KEY", "BASIC_AUTH_USER_PASS", "GOOGLE_CREDENTIALS",
+    "DB_PASSWORD_FILE_CONTENT",
+])
+def test_values_of_secret_named_environment_variables_are_masked(monkeypatch, name):
+    monkeypatch.setenv(name, "v4lue-of-secret")
+    assert redact("gate printed v4lue-of-secret here") == f"gate printed {MASK} here"
+
+
+def test_values_of_ordinary_environment_variables_stay(monkeypatch):
+    monkeypatch.setenv("PATHEXT_KEYBOARD_LAYOUT", "dvorak-layout-x")
+    monkeypatch.setenv("HOME_DIRECTORY", "/home/someone")
+    assert redact("dvorak-layout-x /home/someone") == "dvorak-layout-x /home/someone"

@@ -21,7 +21,16 @@ SECRETS = {
     'client_secret="abc DEF ghi 123"': "abc DEF ghi 123",
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c7z5Pad7Oejecs\n-----END RSA PRIVATE KEY-----":
         "MIIEpAIBAAKCAQEA1c7z5Pad7Oejecs",
+    "PGPASSWORD=pgSup3rSecret psql -h db": "pgSup3rSecret",
+    "mysql -u root -pMy5qlS3cret app": "My5qlS3cret",
+    "curl -u alice:CurlS3cret https://x.test": "CurlS3cret",
+    "sshpass -p 'SshS3cret' ssh host": "SshS3cret",
+    "<password>XmlS3cret</password>": "XmlS3cret",
+    "[db]\npassword=ini value with spaces": "ini value with spaces",
 }
+#: Secret-named environment variables whose values the gate prints bare.
+SECRET_ENV = {"PGPASSWORD": "envPgValue1", "MYSQL_PWD": "envMyValue2",
+              "REDISCLI_AUTH": "envRedisValue3", "SSHPASS": "envSshValue4"}
 LEAK = "\n".join(SECRETS)
 
 
@@ -33,6 +42,7 @@ def project(tmp_path):
     leak.write_text(
         "import pathlib, sys\n"
         f"print({LEAK!r})\n"
+        f"print(' '.join(__import__('os').environ[name] for name in {sorted(SECRET_ENV)!r}))\n"
         f"runs = pathlib.Path({str(project.state_dir / 'leak_runs')!r})\n"
         "first = not runs.exists()\n"
         "runs.write_text('ran')\n"
@@ -55,16 +65,17 @@ def stored_files(project):
 
 
 def assert_no_secret(text: str, where: object) -> None:
-    for secret in SECRETS.values():
+    for secret in (*SECRETS.values(), *SECRET_ENV.values()):
         assert secret not in text, (secret, where)
 
 
 def test_no_sink_of_a_run_holds_a_secret(project):
     prose = {**HANDOFF, "summary": f"Added calc.mul; used {LEAK}",
              "notes_facts": ["the database is postgres://admin:Pg5ecret@db"]}
-    paused = project.run(engine=project.script(write_handoff=prose))
+    env = project.env(**SECRET_ENV)
+    paused = project.run(engine=project.script(write_handoff=prose), env=env)
     assert paused.code == 5, paused.stderr + paused.stdout
-    done = project.resume("approve")
+    done = project.resume("approve", env=env)
     assert done.outcome == "STEP_COMPLETE", done.stderr + done.stdout
 
     run_dir = project.root / ".stepkit" / "runs" / done.data["run_id"]
@@ -82,12 +93,13 @@ def test_no_sink_of_a_run_holds_a_secret(project):
 
 def test_model_requests_hold_no_secret(project, messages_api):
     queue_stages(messages_api)
-    paused = run_sdk(project, messages_api)
+    env = sdk_env(project, messages_api, **SECRET_ENV)
+    paused = run_sdk(project, messages_api, env=env)
     assert paused.code == 5, paused.stderr + paused.stdout
     assert any("+DB_PASSWORD=[REDACTED]" in r.raw.decode() for r in messages_api.requests)
     for request in messages_api.requests:
         assert_no_secret(request.raw.decode(), request.body.get("system"))
-    done = project.resume("approve", env=sdk_env(project, messages_api))
+    done = project.resume("approve", env=env)
     assert done.outcome == "STEP_COMPLETE", done.stderr + done.stdout
     for path in stored_files(project):
         assert_no_secret(path.read_text(), path)

@@ -1,0 +1,63 @@
+"""The check mode of the formatters the project plugins choose, for
+``stepkit verify``: the same tool, told to change nothing and to exit
+non-zero, naming the files, when a file would change.
+
+A command is rewritten part by part (``a && b``); one part with no known
+check mode (a project's own ``npm run format`` or ``make fmt`` script) means
+the whole command has none, and the gate is NOT RUN in verify (``--fix``
+runs it as a run does).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from stepkit.config import Config
+from stepkit.hookspecs import hookimpl
+
+#: ``gofmt -l`` lists the files that would change but exits 0: fail when it lists any.
+_GOFMT_CHECK = ("sh -c 'files=$(gofmt -l \"$@\") || exit 2; [ -z \"$files\" ] || "
+                "{ echo \"would reformat:\"; echo \"$files\"; exit 1; }' gofmt")
+
+#: (the formatter's fix mode, its check mode): the first pattern that matches a part rewrites it.
+_CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement) for pattern, replacement in (
+        (r"\bruff format\b", "ruff format --check"),
+        (r"(?<![\w-])black\b", "black --check"),
+        (r"\bprettier\b(.*?)[ \t](?:--write|-w)\b", r"prettier\1 --check"),
+        (r"\bcargo fmt\b", "cargo fmt --check"),
+        (r"(?<![\w-])rustfmt\b", "rustfmt --check"),
+        (r"\bgofmt -l -w\b", _GOFMT_CHECK),
+        (r"\bclang-format -i\b", "clang-format --dry-run --Werror"),
+        (r"\bdeno fmt\b", "deno fmt --check"),
+        (r"\bmix format\b", "mix format --check-formatted"),
+        (r"\bdotnet format\b", "dotnet format --verify-no-changes"),
+        (r"\bspotless:apply\b", "spotless:check"),
+        (r"\bspotlessApply\b", "spotlessCheck"),
+        (r"\bphp-cs-fixer fix\b", "php-cs-fixer fix --dry-run --diff"),
+        (r"\bswift format --in-place\b", "swift format lint --strict"),
+        (r"\bzig fmt\b", "zig fmt --check"),
+    )
+)
+_PARTS = re.compile(r"(\s*(?:&&|;)\s*)")
+
+
+@hookimpl(trylast=True)
+def stepkit_format_check_command(command: str, project_dir: Path, config: Config) -> str | None:
+    """The check mode of each part of ``command``, or "" when a part has none."""
+    pieces = _PARTS.split(command)
+    for at in range(0, len(pieces), 2):
+        checked = _check_mode(pieces[at])
+        if checked is None:
+            return ""
+        pieces[at] = checked
+    return "".join(pieces)
+
+
+def _check_mode(part: str) -> str | None:
+    for pattern, replacement in _CHECK_MODES:
+        checked, count = pattern.subn(replacement, part, count=1)
+        if count:
+            return checked
+    return None

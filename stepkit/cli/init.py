@@ -1,0 +1,52 @@
+"""``stepkit init``: scaffold the plan repo, then say what stepkit detected
+and what to run next."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from stepkit.cli import disabled_plugins
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write ``plans/``; 2 (nothing written) when any of it already exists."""
+    from stepkit.api import detect_gates
+    from stepkit.config import load_config, resolve_project_dir
+    from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.planrepo.scaffold import scaffold
+
+    project = resolve_project_dir(args.project_dir)
+    plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
+    written = scaffold(plans)
+    detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
+    print(render(project, plans, written, detected))
+    return 0
+
+
+def render(project: Path, plans: Path, written: list[Path], detected: dict) -> str:
+    types = detected["project_types"]
+    lines = ["Wrote:"]
+    lines += [f"  {_shown(path, project)}" for path in written]
+    lines += ["", f"Project type: {types[0] if types else 'none detected'}", "Gates stepkit will run:"]
+    for gate in detected["gates"]:
+        if gate["command"]:
+            lines.append(f"  {gate['name']:<7} {gate['command']}  (chosen by {gate['plugin']})")
+        else:
+            lines.append(f"  {gate['name']:<7} none found: NOT RUN (set it in stepkit.toml [commands])")
+    lines += [f"  note: {note}" for note in detected["notes"]]
+    step = _shown(written[0], project)
+    plans_option = "" if plans == project / "plans" else f" --plans-dir {_shown(plans, project)}"
+    lines += ["", "Next:",
+              f"  1. edit {step}: its objective, tasks and acceptance criteria",
+              f"  2. stepkit status{plans_option}     # the step and whether it is ready",
+              f"  3. stepkit run{plans_option}        # run it; answer the final approval",
+              "  4. git add and commit what the step changed (stepkit never commits)"]
+    return "\n".join(lines)
+
+
+def _shown(path: Path, project: Path) -> str:
+    try:
+        return str(path.relative_to(project))
+    except ValueError:
+        return str(path)
