@@ -81,6 +81,7 @@ def run_step(
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
+    from stepkit.workspace.gate_commands import start_fingerprint
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -96,6 +97,7 @@ def run_step(
     try:
         pm.hook.stepkit_configure(config=config, settings=settings)
         _check_delegates(pm, settings)
+        start_fingerprint(settings, pm, project)
         state = _initial_state(the_graph, settings)
         with lock.taking("run", step=settings["step"]) as holder:
             run = _new_run(RunStore(project))
@@ -429,6 +431,7 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     (``stepkit detect --json``'s object)."""
     from stepkit.config import load_config
     from stepkit.workspace.gate_commands import project_types, resolve_commands
+    from stepkit.workspace.toolpath import tool_dirs
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -437,7 +440,7 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
              for gate, (command, plugin) in resolve_commands(pm, project, config).items()]
     notes = [note for answer in pm.hook.stepkit_detect_notes(project_dir=project) for note in answer or ()]
     return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
-            "notes": notes, "load_errors": dict(pm.load_errors)}
+            "tool_dirs": tool_dirs(pm, project), "notes": notes, "load_errors": dict(pm.load_errors)}
 
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:

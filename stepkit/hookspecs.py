@@ -86,6 +86,22 @@ def stepkit_detect_notes(project_dir: Path) -> list[str]:
     """
 
 
+@hookspec
+def stepkit_tool_dirs(project_dir: Path) -> list[str]:
+    """Name the project's own tool directories, which the gates put first on PATH.
+
+    :param project_dir: the project root.
+    :return: directories relative to ``project_dir`` that exist and hold the
+        project's tools (a virtualenv's ``bin``, ``node_modules/.bin``); an
+        empty list for none.
+
+    Called for every plugin; the answers are joined in call order, each
+    directory once.  The directories are fixed with the gate commands, named
+    in ``stepkit detect`` and in each gate's evidence, and a tool in them
+    that the step changes fails the tests gate.  Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
 def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
     """Return the shell command that formats the project in place.

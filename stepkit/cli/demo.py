@@ -11,7 +11,6 @@ TTY, otherwise paused with the resume command printed.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
 import sys
@@ -52,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
 
     if shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists():
         raise UsageError("the demo's gates need ruff and pytest: install stepkit with its dev extras (pip install -e '.[dev]')")
-    # The gates run ruff and pytest from the environment stepkit is installed in.
-    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     project = prepare_demo_project()
+    # the demo project's own environment is the one stepkit is installed in:
+    # its gates find ruff and pytest there as any project's gates find its .venv
+    (project / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     # on stderr: stdout's first line is always the outcome
     print(f"Demo project: {project}", file=sys.stderr)
     print("Running step 1 (scripted engine, command coder, real ruff/pytest gates)…\n", file=sys.stderr,

@@ -34,6 +34,8 @@ def render(data: dict[str, Any]) -> str:
     for name, text, plugin in shown:
         chooser = f"  [{plugin}]" if plugin else ""
         lines.append(f"{name:<7} {text:<{width}}{chooser}".rstrip())
+    if data.get("tool_dirs"):
+        lines.append(f"env:    {', '.join(data['tool_dirs'])} first on PATH (the project's own tools)")
     lines += [f"note:   {note}" for note in data["notes"]]
     if has_files_placeholder(next((g["command"] for g in data["gates"] if g["name"] == "format"), None)):
         lines.append("{files}: the changed files (in a run the coder's, in verify the work tree's "

@@ -83,6 +83,11 @@ class GatePlan(BaseModel):
 
     commands: dict[str, PlannedCommand]
     lockfiles: list[str] = []
+    #: the project's tool directories, first on the gates' PATH (``stepkit_tool_dirs``)
+    tool_dirs: list[str] = []
+    #: tools in them the step changed (:func:`~stepkit.workspace.toolpath.tool_changes`):
+    #: they fail the tests gate
+    tool_changes: list[str] = []
 
     def command(self, gate: str) -> tuple[str | None, str | None]:
         """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""
@@ -107,15 +112,27 @@ def check_mode(plan: GatePlan, pm: pluggy.PluginManager, project_dir: Path, conf
 
 #: The run setting that holds a run's :class:`GatePlan` (stored with the checkpoint).
 RUN_PLAN_KEY = "gate_plan"
+#: The run setting that holds the fingerprint of the project's tool
+#: directories taken when the run started (:func:`start_fingerprint`).
+TOOLS_KEY = "tool_fingerprint"
+
+
+def start_fingerprint(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path) -> None:
+    """Fingerprint the project's tool directories before the coder runs, into the run's settings."""
+    from stepkit.workspace.toolpath import fingerprint, tool_dirs
+
+    settings[TOOLS_KEY] = fingerprint(project_dir, tool_dirs(pm, project_dir))
 
 
 def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> GatePlan:
     """Resolve every gate's command (one :func:`resolve_commands`) and find the tracked lockfiles."""
     from stepkit.workspace.scope.lockfiles import tracked_lockfiles
+    from stepkit.workspace.toolpath import tool_dirs
 
     commands = {gate: PlannedCommand(command=command, plugin=plugin)
                 for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
-    return GatePlan(commands=commands, lockfiles=tracked_lockfiles(project_dir))
+    return GatePlan(commands=commands, lockfiles=tracked_lockfiles(project_dir),
+                    tool_dirs=tool_dirs(pm, project_dir))
 
 
 def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path,
@@ -125,14 +142,28 @@ def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManage
     stores.  A run whose checkpoint predates gate plans gets one at its
     first gate after the resume."""
     stored = settings.get(RUN_PLAN_KEY)
+    plan = None
     if stored is not None:
         try:
-            return GatePlan.model_validate(stored)
+            plan = GatePlan.model_validate(stored)
         except ValidationError:
             pass  # a hand-edited checkpoint: plan again
-    plan = plan_gates(pm, project_dir, config)
-    settings[RUN_PLAN_KEY] = plan.model_dump()
-    return plan
+    if plan is None:
+        plan = plan_gates(pm, project_dir, config)
+        settings[RUN_PLAN_KEY] = plan.model_dump()
+    return _with_tool_changes(plan, settings.get(TOOLS_KEY), project_dir)
+
+
+def _with_tool_changes(plan: GatePlan, before: object, project_dir: Path) -> GatePlan:
+    """``plan`` with the tools the step changed since the run's start (every
+    gate looks again: a later coder round may change them too)."""
+    from stepkit.workspace.toolpath import fingerprint, tool_changes
+
+    if not isinstance(before, dict):
+        return plan
+    now = fingerprint(project_dir, plan.tool_dirs)
+    commands = [planned.command for planned in plan.commands.values()]
+    return plan.model_copy(update={"tool_changes": tool_changes(before, now, commands)})
 
 
 #: ``{files}`` or ``{files:.py,.pyi}`` in a format command.

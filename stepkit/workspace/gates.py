@@ -63,6 +63,7 @@ from stepkit.workspace.scope.tree import (
     tree_hash,
 )
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
+from stepkit.workspace.toolpath import tool_env
 from stepkit.workspace.verdicts import Judge
 
 #: the largest file, and the most bytes in all, held in memory before a
@@ -172,6 +173,7 @@ class GateRunner:
     ):
         self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
+        self.env = tool_env(self.project_dir, self.plan.tool_dirs)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
         self.keep_dir = self.log_dir.parent / "displaced"
@@ -227,9 +229,10 @@ class GateRunner:
         limits = self.config.timeouts
         result = run_gate(
             name, to_run, plugin, self.project_dir, self.log_dir,
-            timeout=getattr(limits, name), no_output_timeout=limits.no_output, pm=self.pm,
+            timeout=getattr(limits, name), no_output_timeout=limits.no_output, pm=self.pm, env=self.env,
         )
         result.command = command  # as planned (and as detect prints it); the evidence shows what ran
+        self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
         after = self._look_after(result, before, allowed, held, stamp)
@@ -256,7 +259,20 @@ class GateRunner:
                 return None
         limits = self.config.timeouts
         return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
-                        no_output_timeout=limits.no_output, pm=self.pm, invocation=invocation)
+                        no_output_timeout=limits.no_output, pm=self.pm, env=self.env, invocation=invocation)
+
+    def _name_tools(self, result: GateResult) -> None:
+        """Name the tool directories the gate ran with; a tests gate whose
+        tools the step changed fails, whatever its command said."""
+        if self.plan.tool_dirs and result.command is not None:
+            result.evidence = (f"environment: {', '.join(self.plan.tool_dirs)} first on PATH "
+                               f"(the project's own tools)\n{result.evidence}")
+        if result.name == "tests" and self.plan.tool_changes and result.status == "pass":
+            changed = ", ".join(self.plan.tool_changes)
+            result.status = "fail"
+            result.summary = f"the step changed tools the gates run: {changed}"
+            result.evidence = (f"FAIL: the step changed tools the gates run ({changed}); changing the "
+                               f"tools that judge the step is not a fix\n{result.evidence}")
 
     def _look_after(self, result: GateResult, before: Listing | None, allowed: set[str] | None,
                     held: dict[str, bytes | None], stamp: bool) -> Listing | None:

@@ -33,6 +33,7 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
             {"name": "build", "command": None, "plugin": None},
             {"name": "tests", "command": "make test", "plugin": TR},
         ],
+        "tool_dirs": [],
         "notes": [],
         "load_errors": {},
     }

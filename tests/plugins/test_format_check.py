@@ -55,3 +55,4 @@ def test_gofmt_check_fails_and_names_the_files_when_one_would_change(tmp_path):
     ugly, tidy = run("ugly.go"), run("tidy.go")
     assert (ugly.returncode, ugly.stdout) == (1, "would reformat:\nugly.go\n")
     assert (tidy.returncode, tidy.stdout) == (0, "")
+

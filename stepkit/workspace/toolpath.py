@@ -1,0 +1,81 @@
+"""The project's own tools on the gates' PATH, and the tools the step changed.
+
+The directories come from ``stepkit_tool_dirs`` (a virtualenv inside the
+project, ``node_modules/.bin``): the gates run with them first on PATH, so
+``ruff`` is the project's ruff.  They are inside the coder's reach, so a run
+takes a :func:`fingerprint` of them when it starts; a tool the step changed
+or added under a name a gate command uses (:func:`tool_changes`) fails the
+tests gate: changing the tools that judge the step is not a fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+#: Entries of one tool directory read for a fingerprint at most (node_modules/.bin is wide).
+MAX_ENTRIES = 5000
+
+
+def tool_dirs(pm, project_dir: Path) -> list[str]:
+    """The project's tool directories (project-relative, existing, each once, in hook order)."""
+    found: list[str] = []
+    for answer in pm.hook.stepkit_tool_dirs(project_dir=project_dir):
+        for rel in answer or ():
+            if rel not in found and (project_dir / rel).is_dir():
+                found.append(rel)
+    return found
+
+
+def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """The gates' environment: ``base`` (this process's) with ``dirs`` first
+    on PATH; None when there are none (the environment as it is)."""
+    paths = [str(Path(project_dir, rel).resolve()) for rel in dirs]
+    if not paths:
+        return None
+    env = dict(os.environ if base is None else base)
+    env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
+    return env
+
+
+def fingerprint(project_dir: Path, dirs: Iterable[str]) -> dict[str, str]:
+    """``{"<dir>/<name>": id}`` of every entry of ``dirs`` (a file's sha256,
+    a symlink's target)."""
+    ids: dict[str, str] = {}
+    for rel in dirs:
+        try:
+            entries = sorted(os.scandir(Path(project_dir, rel)), key=lambda e: e.name)[:MAX_ENTRIES]
+        except OSError:
+            continue
+        for entry in entries:
+            ids[f"{rel}/{entry.name}"] = _entry_id(entry)
+    return ids
+
+
+def tool_changes(before: Mapping[str, str], now: Mapping[str, str], commands: Iterable[str | None]) -> list[str]:
+    """The tools the step changed: an entry that was there and changed or
+    went, and an added one named like a word of a gate command (``pytest``
+    in ``uv run pytest``)."""
+    words = {word for command in commands if command for word in re.findall(r"[\w.+-]+", command)}
+    changed = [f"{path} (changed)" for path, id_ in now.items() if path in before and before[path] != id_]
+    changed += [f"{path} (removed)" for path in before if path not in now]
+    changed += [f"{path} (added)" for path in now if path not in before and path.rsplit("/", 1)[-1] in words]
+    return sorted(changed)
+
+
+def _entry_id(entry: os.DirEntry) -> str:
+    try:
+        if entry.is_symlink():
+            return f"link:{os.readlink(entry.path)}"
+        if not entry.is_file():
+            return "dir"
+        digest = hashlib.sha256()
+        with open(entry.path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return "unreadable"
