@@ -30,6 +30,9 @@ Needs the MCP SDK: ``pip install 'stepkit[mcp]'``.
 
 import argparse
 import contextlib
+import os
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,10 +46,55 @@ MAX_QUESTION_CHARS = 4000
 MAX_EVIDENCE_CHARS = 1500
 
 
+#: How long a stop signal waits for the steps being run to save their checkpoints.
+STOP_WAIT_S = 60.0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Serve until the client closes the connection."""
-    build_server(args.project_dir).run("stdio")
+    """Serve until the client closes the connection.  SIGTERM and SIGHUP
+    (and Ctrl-C) stop it as they stop ``stepkit run``: each step being run
+    stops its commands and saves its checkpoint as interrupted (a later
+    resume goes on), then the server exits 128 + the signal."""
+    from stepkit.engine.interrupts import request_stop, signal_label, signal_number
+
+    server = build_server(args.project_dir)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt as exc:
+        signum = signal_number(exc)
+        request_stop(signum)  # the steps run in worker threads: no signal reaches them
+        _RUNS.wait_idle(STOP_WAIT_S)
+        print(f"stepkit: error: interrupted ({signal_label(signum)})", file=sys.stderr, flush=True)
+        # the event loop was cut short, and its idle worker threads (not
+        # daemons) would keep the process alive: every checkpoint is saved
+        os._exit(128 + signum)
     return 0
+
+
+class _Runs:
+    """The tool calls running in worker threads now."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.idle = threading.Condition()
+
+    @contextlib.contextmanager
+    def running(self) -> Any:
+        with self.idle:
+            self.count += 1
+        try:
+            yield
+        finally:
+            with self.idle:
+                self.count -= 1
+                self.idle.notify_all()
+
+    def wait_idle(self, seconds: float) -> None:
+        with self.idle:
+            self.idle.wait_for(lambda: self.count == 0, timeout=seconds)
+
+
+_RUNS = _Runs()
 
 
 def build_server(default_project: str = ".") -> Any:
@@ -71,8 +119,12 @@ def build_server(default_project: str = ".") -> Any:
     async def call(work: Callable[[], Any]) -> Any:
         """``work()`` in a worker thread (a run blocks for minutes), a stepkit
         error coming back as a tool error with its one-line message."""
+        def tracked() -> Any:
+            with _RUNS.running():
+                return work()
+
         try:
-            return await anyio.to_thread.run_sync(work)
+            return await anyio.to_thread.run_sync(tracked)
         except StepkitError as exc:
             raise ToolError(one_line(str(exc))) from None
         except api.RunInterrupted as exc:

@@ -136,6 +136,30 @@ def held_signals() -> Iterator[None]:
         raise StopSignal(signum)
 
 
+class _StopRequest:
+    """A stop asked for from another thread than the one running the node:
+    ``stepkit mcp`` runs a step in a worker thread, where no signal arrives,
+    so its main thread asks here and every node waiting wakes."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.waiting: set[threading.Event] = set()
+        self.lock = threading.Lock()
+
+
+_STOP = _StopRequest()
+
+
+def request_stop(signum: int) -> None:
+    """Stop the runs of this process as signal ``signum`` would: each node
+    waiting in :func:`call_with_timeout` stops its commands and raises
+    :class:`StopSignal` in its own thread, and so does every node after."""
+    with _STOP.lock:
+        _STOP.signum = signum
+        for wake in _STOP.waiting:
+            wake.set()
+
+
 def drop_held_signal() -> None:
     """Forget a held signal (the run it would have stopped has been stopped)."""
     _HOLD.pending = None
@@ -159,6 +183,8 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
     """
     from stepkit.workspace import supervision
 
+    if _STOP.signum is not None:
+        raise StopSignal(_STOP.signum)
     if timeout <= 0:
         raise NodeTimeout()
     box: dict[str, Any] = {}
@@ -171,6 +197,7 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
     # waited for through an Event, not Thread.join: a join cut short by a signal
     # marks a running thread as stopped (CPython 3.11), and every later join returns at once
     done = threading.Event()
+    wake = threading.Event()  # the call returned, or another thread asked to stop (request_stop)
 
     def work() -> None:
         try:
@@ -180,14 +207,22 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
             box["error"] = exc
         finally:
             done.set()
+            wake.set()
 
+    with _STOP.lock:
+        _STOP.waiting.add(wake)
     threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True).start()
     try:
-        finished = done.wait(timeout)
+        finished = wake.wait(timeout)
+        if not done.is_set() and _STOP.signum is not None:
+            raise StopSignal(_STOP.signum)
     except KeyboardInterrupt as exc:
         watch.stopping = True
         stop_commands(done, signal_number(exc))
         raise
+    finally:
+        with _STOP.lock:
+            _STOP.waiting.discard(wake)
     if not finished:
         raise NodeTimeout()
     if "error" in box:
