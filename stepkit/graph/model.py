@@ -74,7 +74,8 @@ from stepkit.graph.nodes import Edge, Node
 
 #: State keys every run has without any node declaring them: the run inputs
 #: set by :func:`stepkit.api.run_step` and what the engine records itself.
-ENGINE_KEYS = ("prompt", "step_request", "usage", "fault_note", "failure_reason", "last_fault_node")
+ENGINE_KEYS = ("prompt", "step_request", "step_choice", "kept_handoff", "usage", "fault_note", "failure_reason",
+               "last_fault_node")
 
 
 class Graph(BaseModel):

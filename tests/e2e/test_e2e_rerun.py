@@ -66,6 +66,10 @@ def test_a_rerun_keeps_the_previous_handoff_and_says_where(done):
     approved = done.handoff(1).read_bytes()
     paused = done.run("--step", "1", "--rerun")
     assert paused.code == 5, paused.stderr
+    # where the user decides, the question says where the previous handoff went
+    asked = next(line for line in paused.data["pending"]["question"].splitlines()
+                 if line.startswith("Previous handoff kept at (a rerun): "))
+    assert Path(asked.removeprefix("Previous handoff kept at (a rerun): ")).read_bytes() == approved
     finished = done.resume("approve")
     assert finished.outcome == "STEP_COMPLETE"
     line = next(line for line in finished.output.splitlines() if line.startswith("Previous handoff kept at: "))
