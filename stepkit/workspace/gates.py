@@ -16,8 +16,10 @@ by a model: ``pass`` (0), ``fail`` (any other code, or killed by a signal),
 ``timeout`` (a limit expired), ``error`` (an environment fault, not the
 code's: exit 126/127, the command could not be started, or its output names a
 missing tool or toolchain, an unreachable registry or a terminal it needs —
-see :mod:`stepkit.workspace.faults`), ``not_run`` (no command, or a tests
-command that ran no test: NOT evidence of a pass).
+see :mod:`stepkit.workspace.faults`), ``not_run`` (no command; a tests
+command that ran no test — its runner said so, it printed nothing, its
+runner never wrote the report it was asked for, or no test in the report
+passed; a formatter that had nothing to format: NOT evidence of a pass).
 
 The tests gate asks its runner for a machine-readable report
 (:func:`~stepkit.workspace.testrunners.report_invocation`) and records
@@ -41,7 +43,12 @@ from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
-from stepkit.workspace.faults import NO_TEST_NOTE, environment_fault, no_tests_reason
+from stepkit.workspace.faults import (
+    NO_TEST_NOTE,
+    environment_fault,
+    no_tests_reason,
+    nothing_to_format_reason,
+)
 from stepkit.workspace.gate_commands import (
     GatePlan,
     expand_files,
@@ -379,6 +386,11 @@ def run_gate(
     if invocation is not None and result.start_error is None:
         found = invocation.results(_full_output(result.log, output), evidence)
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
+        reason = invocation.ran_no_test(output, found) if status == "pass" else None
+        if reason is not None:
+            status, note, headline, alone = _no_test_ran(reason)
+            evidence = condense(pm, name, command, output, exit_code, result.log, total_lines=result.lines,
+                                note=f"{note}\n{invocation.note}" if invocation.note else note)
     summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
     if headline:
         summary = headline if alone or not summary else f"{headline}: {summary}"
@@ -440,8 +452,17 @@ def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | 
         return "error", f"error: {cause}{fault}", code, cause, True
     reason = no_tests_reason(result.output, code) if name == "tests" else None
     if reason is not None:
-        return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", code, f"{reason}; {NO_TEST_NOTE}", True
+        status, note, headline, alone = _no_test_ran(reason)
+        return status, note, code, headline, alone
+    nothing = nothing_to_format_reason(result.output, code) if name == "format" else None
+    if nothing is not None:
+        return "not_run", f"NOT RUN: {nothing}", code, nothing, True
     return ("pass" if code == 0 else "fail"), None, code, None, False
+
+
+def _no_test_ran(reason: str) -> tuple[str, str, str, bool]:
+    """(status, note, headline, alone) of a tests gate whose command ran no test."""
+    return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", f"{reason}; {NO_TEST_NOTE}", True
 
 
 def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, tuple[str, str] | None]:
@@ -452,7 +473,7 @@ def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, t
     if scope is None:
         return None, ("not_run", "not run: the change set is unknown outside git, so no file is given")
     expanded, why = expand_files(command, scope)
-    return (expanded, None) if expanded is not None else (None, ("pass", why))
+    return (expanded, None) if expanded is not None else (None, ("not_run", why))
 
 
 def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:

@@ -43,6 +43,9 @@ class TestInvocation:
     :ivar env: variables added to the environment.
     :ivar runner: the runner recognised (``pytest``, ``jest`` …), None if none.
     :ivar note: one line for the evidence saying what stepkit asked for.
+    :ivar report: the report the recognised runner writes whenever it runs
+        (None: none is required); a run that exits 0 without it verified no
+        test (:meth:`ran_no_test`).
     """
 
     __test__ = False
@@ -52,6 +55,26 @@ class TestInvocation:
     runner: str | None = None
     note: str | None = None
     reader: Callable[[str, str], TestResults | None] | None = None
+    report: Path | None = None
+
+    def ran_no_test(self, output: str, results: TestResults | None) -> str | None:
+        """Why a run that exited 0 verified no test (None: it did): it printed
+        nothing, its runner never wrote the report it was asked for (it was
+        stopped before reporting, or replaced), or the report holds no test
+        that passed."""
+        if self.report is not None and not self.report.is_file():
+            return (f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
+                    "it stopped before reporting, so no test it ran can be verified")
+        if not output.strip():
+            return "the command printed nothing (exit 0)"
+        if results is None or not results.complete:
+            return None
+        counts = results.counts()
+        if counts["passed"] or counts["failed"] or counts["errored"]:
+            return None
+        if counts["skipped"]:
+            return f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
+        return f"{results.source}: the report lists no test"
 
     def results(self, output: str, evidence: str) -> TestResults | None:
         """The per-test results of the run: the report (or the runner's
@@ -93,7 +116,7 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
         return tr.read_junit([junit], project, "pytest") if junit.is_file() else None
 
     invocation = TestInvocation(command, env, "pytest" if shape.runner == "pytest" else None,
-                                reader=pytest_report)
+                                reader=pytest_report, report=junit if shape.runner == "pytest" else None)
     runner = shape.runner
     if runner in ("jest", "vitest"):
         path = report_dir / f"{runner}.json"
