@@ -246,15 +246,17 @@ class GateRunner:
             self._tree, self._seen = None, None  # the re-run and the baseline ran commands
         return self._record(result)
 
-    def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path) -> GateResult | None:
+    def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
+                       suite: list[str] | None) -> GateResult | None:
         """The gate's command again for the judge: just ``ids`` (None when the
-        runner cannot select them), or all of it in ``where`` (the baseline tree)."""
+        runner cannot select them; ``suite``: every id, to select exactly),
+        or all of it in ``where`` (the project, or the baseline tree)."""
         command, plugin = self.plan.command(name)
         invocation = None
         if ids is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
             report_dir = Path(tempfile.mkdtemp(prefix=f"{name}-rerun-", suffix=".report", dir=log_dir))
-            invocation = rerun_invocation(command or "", where, report_dir, ids)
+            invocation = rerun_invocation(command or "", where, report_dir, ids, suite=suite)
             if invocation is None:
                 return None
         limits = self.config.timeouts

@@ -154,13 +154,21 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
     return invocation
 
 
+#: The longest ``--deselect`` list put in PYTEST_ADDOPTS (beyond: ``-k``).
+_DESELECT_CHARS = 100_000
+
+
 def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing: list[str],
-                     base_env: dict[str, str] | None = None) -> TestInvocation | None:
+                     base_env: dict[str, str] | None = None, suite: list[str] | None = None) -> TestInvocation | None:
     """``command`` narrowed to the ``failing`` ids, reporting into ``report_dir``;
     None when stepkit does not know how to select tests of this runner.
 
-    A selection may run a few more tests than asked (pytest's ``-k`` matches
-    names); only the asked ids' results are read from it."""
+    The selected tests run in the suite's order.  Given ``suite`` (every id
+    of the run), pytest deselects all the others by id, so exactly those
+    run (``--deselect`` matches id prefixes: an id that starts with a
+    deselected one is dropped too); else a selection may run a few more
+    tests than asked (``-k`` matches names): only the asked ids' results are
+    read from it."""
     if not failing:
         return None
     project = Path(project_dir)
@@ -170,6 +178,13 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
     names = [i.rsplit("::", 1)[-1] for i in failing]
     if runner == "pytest" or (runner is None and all("::" in i or i.endswith(".py") for i in failing)):
         junit = report_dir / "pytest-junit.xml"
+        wanted = set(failing)
+        others = [i for i in suite or [] if i not in wanted]
+        deselect = " ".join(f"--deselect {shlex.quote(i)}" for i in others)
+        if suite and wanted <= set(suite) and len(deselect) <= _DESELECT_CHARS:
+            base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} {deselect}".strip())}
+            base.note = f"stepkit re-ran {len(failing)} test(s), the other {len(others)} deselected by id"
+            return base
         selection = " or ".join(names)
         base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} -k {shlex.quote(selection)}")}
         base.note = f"stepkit re-ran the failing tests: -k {selection!r}"

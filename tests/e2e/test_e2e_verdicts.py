@@ -110,8 +110,8 @@ def test_a_test_that_passes_on_the_rerun_is_flaky_and_the_step_goes_on(tmp_path)
     gate = gate_of_tests(paused.data)
     assert gate["status"] == "pass" and gate["flaky"] == ["tests/test_flaky.py::test_sometimes"]
     assert gate["new_failures"] == [] and gate["preexisting_failures"] == []
-    assert "FLAKY tests (failed, passed on one re-run; not evidence of a pass) (1)" in paused.data["pending"]["question"]
-    assert (project.state_dir / "flaky_runs").read_text() == "2"  # the run and one re-run, no baseline
+    assert "FLAKY tests (failed, passed when the suite was re-run; not evidence of a pass) (1)" in paused.data["pending"]["question"]
+    assert (project.state_dir / "flaky_runs").read_text() == "3"  # the run, alone, the whole command; no baseline
     assert not (project.root / ".stepkit" / "baseline").exists()
 
 
