@@ -57,7 +57,7 @@ _RUNNER_FAILURES = _any_of(
 _FAILURE_WORDS = ("fail", "error")
 _RAN_WORDS = ("passed", "failed", "error", "running", "ok", "--- ", "tests", "ran ", "example", "total")
 _NO_TEST_WORDS = ("no test", "0 test", "zero test", "no-source", "0 example", "no example", "0 passed",
-                  "tests run: 0", "deselected", "skipped", "did not discover")
+                  "tests run: 0", "deselected", "skipped", "did not discover", "pass 0")
 
 
 def _lines(output: str) -> list[str]:
@@ -286,6 +286,8 @@ _NO_TESTS: tuple[_NoTests, ...] = (
     _no_tests("deno", r"^error: No test modules found$", (1,), "no test modules found"),
     _no_tests("deno", r"^ok \| 0 passed \| 0 failed", (0,), "0 tests"),
     _no_tests("swift", r"^error: no tests found", (1,), "no tests found"),
+    # node --test's totals, TAP (``# pass 0``) or spec (``ℹ pass 0``): exit 0 means no failure either
+    _no_tests("node --test", r"^(?:# |ℹ )pass 0$", (0,), "no test passed (every test was skipped, or none ran)"),
 )
 
 #: Signs that some runner in the output did run a test.

@@ -388,6 +388,9 @@ def run_gate(
     if invocation is not None and result.start_error is None:
         found = invocation.results(_full_output(result.log, output), evidence)
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
+        if found is not None and found.failing and "failing tests (" not in evidence:
+            # the report names failures the output's parser did not (node's test runner)
+            evidence = "\n".join([evidence, "[from the runner's report]", *found.failing_lines()])
         reason = invocation.ran_no_test(output, found) if status == "pass" else None
         if reason is not None:
             status, note, headline, alone = _no_test_ran(reason)

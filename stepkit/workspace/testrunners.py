@@ -4,7 +4,8 @@ machine-readable report, and how to run just some of its tests again.
 :func:`report_invocation` is how the tests gate runs its command: the runner
 it recognises is asked for a report written into a directory of the run's
 logs (never the project tree) — pytest through ``PYTEST_ADDOPTS``, so it
-works through ``make``, ``tox``, ``uv run`` and the like; jest, vitest,
+works through ``make``, ``tox``, ``uv run`` and the like; node's test
+runner through ``NODE_OPTIONS`` (also behind ``npm test``); jest, vitest,
 ctest and ``dotnet test`` by flags added to the command when it is the
 command's last one (also behind ``npm test`` when the ``test`` script is
 that runner); surefire and gradle write their reports anyway; go and cargo
@@ -149,11 +150,54 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
                     ["build/test-results/*/*.xml", "*/build/test-results/*/*.xml"])
         invocation.reader = lambda o, e: _fresh_junit(
             [p for pattern in patterns for p in project.glob(pattern)], started, project, "jvm")
+    elif runner == "node-test":
+        _node_reports(invocation, command, report_dir, project, base_env)
     if runner is not None:
         invocation.runner = runner
     return invocation
 
 
+def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, project: Path,
+                  base_env: dict[str, str] | None) -> None:
+    """node's test runner writes TAP into ``report_dir`` (asked through
+    ``NODE_OPTIONS``, so it works behind ``npm test``; the spec reporter
+    keeps the output readable), unless the command picks its reporters
+    itself: then its output is read."""
+    if "--test-reporter" in command:
+        invocation.reader = _either(invocation.reader, lambda o, e: tr.read_node_output(o, project))
+        return
+    reporter = report_dir / "stepkit-reporter.mjs"
+    reporter.write_text(NODE_REPORTER, encoding="utf-8")
+    events = report_dir / "node-test.jsonl"
+    flags = (f"--test-reporter={shlex.quote(str(reporter))} --test-reporter-destination={shlex.quote(str(events))} "
+             "--test-reporter=spec --test-reporter-destination=stdout")
+    existing = (base_env if base_env is not None else os.environ).get("NODE_OPTIONS", "").strip()
+    invocation.env["NODE_OPTIONS"] = f"{existing} {flags}".strip()
+
+    def read(output: str, evidence: str) -> TestResults | None:
+        try:
+            return tr.read_node_events(events.read_text(encoding="utf-8", errors="replace"), project)
+        except OSError:
+            return None
+
+    invocation.reader = read
+    invocation.report = events
+    invocation.note = f"stepkit asked node's test runner for a report of every test: NODE_OPTIONS={flags}"
+
+
+#: A reporter for node's test runner: one JSON line per test started,
+#: passed or failed, with its file and nesting (node's own reporters name no
+#: file for a passing test).
+NODE_REPORTER = """export default async function* stepkitReporter(source) {
+  for await (const event of source) {
+    const type = {"test:start": "start", "test:pass": "pass", "test:fail": "fail"}[event.type];
+    if (!type) continue;
+    const d = event.data;
+    yield JSON.stringify({type, name: d.name, nesting: d.nesting, file: d.file, skip: Boolean(d.skip),
+                          todo: Boolean(d.todo), kind: d.details && d.details.type}) + "\\n";
+  }
+}
+"""
 #: The longest ``--deselect`` list put in PYTEST_ADDOPTS (beyond: ``-k``).
 _DESELECT_CHARS = 100_000
 
@@ -265,7 +309,7 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
     for at, word in enumerate(words):
         name = os.path.basename(word)
         following = words[at + 1] if at + 1 < len(words) else ""
-        runner = _runner_of(name, following)
+        runner = "node-test" if name == "node" and "--test" in words[at + 1:] else _runner_of(name, following)
         if runner is not None:
             return _Shape(words, runner, at)
         if name in ("npm", "pnpm", "yarn", "bun") and depth == 0:
@@ -273,7 +317,7 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
             if rest[:1] == ["test"]:
                 script = _test_script(project)
                 inner = _shape(script, project, depth + 1) if script else None
-                if inner is not None and inner.runner in ("jest", "vitest"):
+                if inner is not None and inner.runner in ("jest", "vitest", "node-test"):
                     return _Shape(words, inner.runner, at, via_script=name)
             return _Shape(words, None)
         if not (name in _WRAPPERS or "=" in word or word.startswith("-") or word.isdigit()):
