@@ -208,16 +208,19 @@ class Judge:
 
 def evidence_for_fix(gate: GateResult) -> str:
     """The gate's evidence as the fix loop gets it: the new failures named
-    first, and no line about a pre-existing or flaky failure."""
+    first, and no line about a pre-existing or flaky failure; each
+    order-dependent failure named with the test it fails after."""
     text = _without_block(gate.evidence)
     hidden = [*gate.preexisting_failures, *gate.flaky]
-    if not hidden:
-        return text
-    lines = [line for line in _drop_sections(text.split("\n"), hidden) if not any(h in line for h in hidden)]
-    head = [f"Fix these failures only ({len(gate.new_failures)}):", *(f"- {k}" for k in gate.new_failures),
-            *(f"- order-dependent: {d} (it passes alone: shared state leaks between them)"
-              for d in gate.order_dependent)]
-    return "\n".join([*head, "", *lines])
+    lines = text.split("\n")
+    head: list[str] = []
+    if hidden:
+        lines = [line for line in _drop_sections(lines, hidden) if not any(h in line for h in hidden)]
+        head = [f"Fix these failures only ({len(gate.new_failures)}):", *(f"- {k}" for k in gate.new_failures)]
+    if gate.order_dependent:
+        head += ["Order-dependent failures (each passes alone: state leaks from a test that ran before it):",
+                 *(f"- order-dependent: {d}" for d in gate.order_dependent)]
+    return "\n".join([*head, "", *lines]) if head else text
 
 
 def _drop_sections(lines: list[str], hidden: list[str]) -> list[str]:
