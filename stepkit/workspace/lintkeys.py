@@ -67,12 +67,13 @@ def lint_keys(output: str, roots: Iterable[Path] = ()) -> list[str]:
 def _json_diagnostics(output: str) -> Iterator[Diagnostic]:
     """Diagnostics from a JSON document or JSON lines (none: not JSON)."""
     text = output.strip()
-    if not text.startswith(("[", "{")):
+    if "{" not in text:
         return
     try:
-        documents = [json.loads(text)]
+        documents = [json.loads(text)] if text.startswith(("[", "{")) else []
     except ValueError:
         documents = []
+    if not documents:  # JSON lines, or a document under a wrapper's header (npm run lint)
         for line in text.splitlines():
             if line.startswith(("{", "[")):
                 try:

@@ -63,7 +63,7 @@ class TestInvocation:
         nothing, its runner never wrote the report it was asked for (it was
         stopped before reporting, or replaced), or the report holds no test
         that passed."""
-        if self.report is not None and not self.report.is_file():
+        if self.report is not None and not _written(self.report):
             return (f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
                     "it stopped before reporting, so no test it ran can be verified")
         if not output.strip():
@@ -151,7 +151,8 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
         invocation.reader = lambda o, e: _fresh_junit(
             [p for pattern in patterns for p in project.glob(pattern)], started, project, "jvm")
     elif runner == "node-test":
-        _node_reports(invocation, command, report_dir, project, base_env)
+        script = _test_script(project) if shape.via_script else None
+        _node_reports(invocation, f"{command}\n{script or ''}", report_dir, project, base_env)
     if runner is not None:
         invocation.runner = runner
     return invocation
@@ -159,11 +160,12 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
 
 def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, project: Path,
                   base_env: dict[str, str] | None) -> None:
-    """node's test runner writes TAP into ``report_dir`` (asked through
-    ``NODE_OPTIONS``, so it works behind ``npm test``; the spec reporter
-    keeps the output readable), unless the command picks its reporters
-    itself: then its output is read."""
-    if "--test-reporter" in command:
+    """node's test runner reports every test into ``report_dir`` (asked
+    through ``NODE_OPTIONS``, so it works behind ``npm test``; the spec
+    reporter keeps the output readable), unless the command (or the ``test``
+    script behind it) picks its reporters or sets ``NODE_OPTIONS`` itself:
+    then its output is read."""
+    if "--test-reporter" in command or "NODE_OPTIONS" in command:
         invocation.reader = _either(invocation.reader, lambda o, e: tr.read_node_output(o, project))
         return
     reporter = report_dir / "stepkit-reporter.mjs"
@@ -309,7 +311,7 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
     for at, word in enumerate(words):
         name = os.path.basename(word)
         following = words[at + 1] if at + 1 < len(words) else ""
-        runner = "node-test" if name == "node" and "--test" in words[at + 1:] else _runner_of(name, following)
+        runner = "node-test" if name == "node" and _node_test(words[at + 1:]) else _runner_of(name, following)
         if runner is not None:
             return _Shape(words, runner, at)
         if name in ("npm", "pnpm", "yarn", "bun") and depth == 0:
@@ -323,6 +325,17 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
         if not (name in _WRAPPERS or "=" in word or word.startswith("-") or word.isdigit()):
             return _Shape(words, None)
     return _Shape(words, None)
+
+
+def _node_test(arguments: list[str]) -> bool:
+    """node's arguments start its test runner: ``--test`` among the options
+    before the script (after it, they are the script's)."""
+    for word in arguments:
+        if word == "--test":
+            return True
+        if not word.startswith("-"):
+            return False
+    return False
 
 
 def _runner_of(name: str, following: str) -> str | None:
@@ -358,6 +371,14 @@ def _append(command: str, shape: _Shape, flags: str) -> str:
     if shape.via_script == "npm" and "--" not in shape.words:
         flags = f"-- {flags}"
     return f"{command.rstrip()} {flags}"
+
+
+def _written(report: Path) -> bool:
+    """The report exists and holds something."""
+    try:
+        return report.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _addopts(base_env: dict[str, str] | None, options: str) -> str:

@@ -147,3 +147,9 @@ def test_failure_keys_of_a_lint_gate_use_the_keys():
     assert failure_keys("lint", "fail", None, "a.py:3:1: F401 `os` imported but unused\n") == [
         "a.py: F401 `os` imported but unused"]
     assert failure_keys("build", "fail", None, "Segmentation fault\n") is None
+
+
+def test_eslint_json_under_npm_s_header_is_still_read():
+    npm = "\n> web@1.0.0 lint\n> eslint -f json .\n\n" + ESLINT_JSON + "\n"
+    first = lint_keys(npm, [Path("/tmp/x/tree")])[0]
+    assert first == "src/app.js: no-unused-vars 'unused' is assigned a value but never used"

@@ -81,3 +81,12 @@ def test_a_command_choosing_its_own_reporter_still_names_its_failures(tmp_path, 
     for name in ("breaks", "divides", "deep fail"):
         assert f"test/a.test.js › {name}" in gate["evidence"], gate["evidence"]
     assert gate["summary"] == "4 failed", gate["summary"]  # the failures it names; node prints no id for a pass
+
+
+def test_a_script_given_a_test_flag_is_not_node_s_test_runner(tmp_path):
+    from stepkit.workspace.testrunners import report_invocation
+
+    assert report_invocation("node check.js --test", tmp_path, tmp_path / "r").runner is None
+    assert report_invocation("node --experimental-vm-modules --test", tmp_path, tmp_path / "r").runner == "node-test"
+    own = report_invocation("NODE_OPTIONS=--max-old-space-size=4096 node --test", tmp_path, tmp_path / "r")
+    assert own.runner == "node-test" and own.report is None and "NODE_OPTIONS" not in own.env

@@ -92,3 +92,10 @@ def test_a_formatter_with_nothing_to_format_is_not_run(tmp_path, capsys):
     gate = verify(capsys, tmp_path, format=f"{shlex.quote(str(ruff))} format .")["format"]
     assert gate["status"] == "not_run", gate["evidence"]
     assert "nothing to format" in gate["summary"]
+
+
+def test_a_report_emptied_after_the_run_verifies_no_test(tmp_path, capsys):
+    emptier = "def pytest_unconfigure(config):\n    open(config.option.xmlpath, 'w').close()\n"
+    project = pytest_project(tmp_path, conftest=emptier, test="def test_a():\n    assert 1 == 1\n")
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
+    assert_not_run(gate, "pytest wrote no report")
