@@ -25,8 +25,8 @@ The tests gate asks its runner for a machine-readable report
 (:func:`~stepkit.workspace.testrunners.report_invocation`) and records
 which test ids passed, failed, errored or were skipped (``tests``).  Given
 the tree before the change (``baseline``), a failing gate is then judged by
-:class:`~stepkit.workspace.verdicts.Judge`: the failing ids re-run once,
-the same command run on that tree, the failures split into new and
+:class:`~stepkit.workspace.verdicts.Judge`: the failing ids re-run (flaky
+or order-dependent), the same command run on that tree, the failures split into new and
 pre-existing (the project's ``baseline`` setting decides the verdict).
 """
 
