@@ -14,7 +14,9 @@ rustc/clippy (``error[E0308]: message`` over ``--> path``), mypy and pyright,
 tsc, eslint's stylish, compact and unix formats, and any ``path:line[:col]:
 message`` line.  Notes, help and info lines are never failures; warnings
 count only in an output that has no error (``--max-warnings 0``, ``-W
-error``: then the warnings are what failed).
+error``: then the warnings are what failed).  An output none of these
+reads is keyed by each line that names a location anywhere, its numbers
+dropped.
 """
 
 from __future__ import annotations
@@ -52,13 +54,26 @@ def lint_keys(output: str, roots: Iterable[Path] = ()) -> list[str]:
     errors = [d for d in found if d.level == "error"]
     chosen = errors or [d for d in found if d.level == "warning"]
     keys: list[str] = []
-    for diagnostic in chosen:
-        key = diagnostic.key()
+    for key in [d.key() for d in chosen] or _located_anywhere(output):
         for prefix in prefixes:
             key = key.replace(prefix, "")
         if key not in keys:
             keys.append(key)
     return keys
+
+
+#: ``file.ext:12:3``, ``file.ext(12,3)``, ``file.ext:12`` anywhere in a line, and those numbers
+_ANYWHERE = re.compile(r"[\w./\\@+-]*\w\.[A-Za-z]\w*(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\))")
+_NUMBERS = re.compile(r"(?<=[\w)\]])(?::\d+)+|\(\d+(?:,\d+)?\)")
+_NOT_A_FAILURE = re.compile(r"\b(?:note|help|info|hint):", re.IGNORECASE)
+
+
+def _located_anywhere(output: str) -> list[str]:
+    """For formats none of the rules below reads (``e: file:///A.kt:3:5
+    Unresolved reference``, credo's boxes): each line naming a location,
+    without its numbers, notes left out."""
+    return [" ".join(_NUMBERS.sub("", line).split()) for line in output.splitlines()
+            if _ANYWHERE.search(line) and not _NOT_A_FAILURE.search(line)]
 
 
 # -- machine-readable formats -------------------------------------------------

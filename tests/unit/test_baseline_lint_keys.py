@@ -153,3 +153,10 @@ def test_eslint_json_under_npm_s_header_is_still_read():
     npm = "\n> web@1.0.0 lint\n> eslint -f json .\n\n" + ESLINT_JSON + "\n"
     first = lint_keys(npm, [Path("/tmp/x/tree")])[0]
     assert first == "src/app.js: no-unused-vars 'unused' is assigned a value but never used"
+
+
+def test_a_format_no_rule_reads_is_still_keyed_by_its_located_lines():
+    kotlin = ("e: file:///p/src/A.kt:3:5 Unresolved reference: foo\n"
+              "e: file:///p/src/A.kt:9:1 Unresolved reference: bar\n")
+    assert lint_keys(kotlin) == ["e: file:///p/src/A.kt Unresolved reference: foo",
+                                 "e: file:///p/src/A.kt Unresolved reference: bar"]
