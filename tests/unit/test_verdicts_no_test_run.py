@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -99,3 +100,33 @@ def test_a_report_emptied_after_the_run_verifies_no_test(tmp_path, capsys):
     project = pytest_project(tmp_path, conftest=emptier, test="def test_a():\n    assert 1 == 1\n")
     gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
     assert_not_run(gate, "pytest wrote no report")
+
+
+IGNORED_CRATE = """pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[ignore]
+    fn adds() {
+        assert_eq!(super::add(2, 3), 5);
+    }
+
+    #[test]
+    #[ignore]
+    fn adds_again() {
+        assert_eq!(super::add(2, 2), 4);
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
+def test_cargo_with_every_test_ignored_is_not_run(tmp_path, capsys):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "src" / "lib.rs").write_text(IGNORED_CRATE)
+    gate = verify(capsys, tmp_path, test="cargo test --offline")["tests"]
+    assert_not_run(gate, "every test was skipped")
