@@ -28,10 +28,11 @@ GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duratio
                     "changed_files")
 
 #: Fields added to each gate of the ``--json`` outputs (issue 15).
-GATE_JSON_VERDICT_FIELDS = ("new_failures", "preexisting_failures", "flaky")
+GATE_JSON_VERDICT_FIELDS = ("new_failures", "preexisting_failures", "flaky", "order_dependent")
 NEW_LABEL = "NEW failures"
 PREEXISTING_LABEL = "PRE-EXISTING failures (failed before the step too; not passing)"
-FLAKY_LABEL = "FLAKY tests (failed, passed on one re-run; not evidence of a pass)"
+FLAKY_LABEL = "FLAKY tests (failed, passed when the suite was re-run; not evidence of a pass)"
+ORDER_DEPENDENT_LABEL = "ORDER-DEPENDENT failures (fail in the suite, pass alone; not flaky)"
 
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
 
@@ -117,6 +118,8 @@ class GateResult(BaseModel):
     preexisting_failures: list[str] = Field(default_factory=list)
     #: tests that failed and then passed when re-run once: not failures, never evidence of a pass
     flaky: list[str] = Field(default_factory=list)
+    #: failing tests that pass alone, each as ``<id> fails after <id>``: failures, never flaky
+    order_dependent: list[str] = Field(default_factory=list)
     #: the files the gate changed (those it had no business changing are
     #: restored and still named); None: the runner did not look
     changed_files: list[str] | None = None
@@ -152,10 +155,11 @@ class GateResult(BaseModel):
 
     def verdict_lines(self) -> list[str]:
         """The failures judged against the baseline, each list by id: new
-        ones, pre-existing ones and flaky tests (never called passing)."""
+        ones, pre-existing ones, flaky tests (never called passing) and
+        order-dependent failures with the test each fails after."""
         lines = []
         for label, ids in ((NEW_LABEL, self.new_failures), (PREEXISTING_LABEL, self.preexisting_failures),
-                           (FLAKY_LABEL, self.flaky)):
+                           (FLAKY_LABEL, self.flaky), (ORDER_DEPENDENT_LABEL, self.order_dependent)):
             if ids:
                 lines.append(f"{label} ({len(ids)}): {', '.join(one_line(i) for i in ids)}")
         return lines

@@ -37,7 +37,7 @@ Rules:
   edge-case sweep or the independent review did not run) is stated as such,
   never presented as findings or as a clean result.
 - A gate that lists PRE-EXISTING failures (they failed before the step
-  too) or FLAKY tests (failed, then passed on one re-run) is not a clean
+  too) or FLAKY tests (failed, then passed when the suite was re-run) is not a clean
   pass: name those tests as such; never say the suite or they passed.
 - result: "complete" only when the step's Tasks are done, every gate
   that ran passed and no critical review finding is open (the checker

@@ -7,7 +7,7 @@ automated test does.  The harness, never the writer, says how each cited
 test did in the final tests gate, from its per-test record:
 
 - ``passed``: stepkit saw it pass (not after a re-run);
-- ``FLAKY``: it failed, then passed on one re-run — not evidence of a pass;
+- ``FLAKY``: it failed, then passed when the suite was re-run — not evidence of a pass;
 - ``PRE-EXISTING FAILURE`` / ``FAILED``: it failed;
 - ``DID NOT RUN``: the final tests gate has no result for it.
 

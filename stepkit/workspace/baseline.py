@@ -16,9 +16,10 @@ gate and the command, so it runs once per run and not again for a later
 run of the same base.
 
 :func:`failure_keys` names what failed, comparably between two trees: test
-ids for the tests gate; for build and lint the error lines, file, code and
-message kept and line and column numbers dropped (an edit above a
-pre-existing error moves it without making it new).
+ids for the tests gate; for build and lint each error by file, rule and
+message, line and column numbers dropped (an edit above a pre-existing
+error moves it without making it new; a second error in the same file is
+new).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -38,6 +38,7 @@ from pydantic import BaseModel
 
 from stepkit.errors import UsageError
 from stepkit.workspace.files import atomic_write, stepkit_dir
+from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.testresults import TestResults, TestsRecord
@@ -207,63 +208,21 @@ def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> P
 
 # -- naming failures ---------------------------------------------------------
 
-#: ``file.ext:12:3``, ``file.ext(12,3)``, ``file.ext:12``: a location in a line
-_LOCATION = re.compile(r"(?P<file>[\w./\\@+-]*\w\.[A-Za-z]\w*)(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\))")
-_NUMBERS = re.compile(r"(?<=[\w)\]])(?::\d+)+|\(\d+(?:,\d+)?\)")
-_ARROW = re.compile(r"^\s*--> (?P<file>\S+?)(?::\d+)*\s*$")
-_DIAGNOSTIC = re.compile(r"^(?P<level>error|warning)(?:\[(?P<code>\w+)\])?: (?P<msg>.+)$")
-#: eslint's stylish format: a file on its own line, then ``  3:5  error  msg  rule``
-_STYLISH = re.compile(r"^\s+\d+:\d+\s+(?P<rest>(?:error|warning)\s.+)$")
-_BARE_FILE = re.compile(r"^(?:/|\./)?[\w./\\@+-]+\.[A-Za-z]\w*$")
-
 
 def failure_keys(gate: str, status: str, tests: TestResults | None, output: str,
                  roots: list[Path] = ()) -> list[str] | None:
     """What failed, named comparably between two trees.
 
-    Tests: the failed and errored ids.  Build and lint: each error line
-    (:func:`error_lines`).  None when the gate failed and nothing that
-    failed could be named (a crash before any test, output no rule reads).
+    Tests: the failed and errored ids.  Build and lint: each error keyed by
+    file, rule and message (:func:`~stepkit.workspace.lintkeys.lint_keys`).
+    None when the gate failed and nothing that failed could be named (a
+    crash before any test, output no rule reads).
     """
     if gate == "tests":
         failing = tests.failing if tests is not None else []
         return failing if failing or status == "pass" else None
-    lines = error_lines(output, roots)
-    return lines if lines or status == "pass" else None
-
-
-def error_lines(output: str, roots: list[Path] = ()) -> list[str]:
-    """The error lines of a build or lint output, each as file + code +
-    message with line and column numbers dropped and ``roots`` (the tree's
-    absolute paths) cut from paths; in first-seen order, each once."""
-    prefixes = sorted({f"{Path(r).as_posix().rstrip('/')}/" for r in roots}, key=len, reverse=True)
-    keys: list[str] = []
-    diagnostic: str | None = None
-    current_file: str | None = None
-    for raw in output.splitlines():
-        line = raw.rstrip()
-        for prefix in prefixes:
-            line = line.replace(prefix, "")
-        arrow = _ARROW.match(line)
-        if arrow and diagnostic:
-            keys.append(f"{arrow['file']}: {diagnostic}")
-            diagnostic = None
-            continue
-        diag = _DIAGNOSTIC.match(line)
-        if diag and not _LOCATION.search(line):
-            diagnostic = " ".join(line.split())
-            continue
-        stylish = _STYLISH.match(line)
-        if stylish and current_file:
-            keys.append(f"{current_file}: {' '.join(stylish['rest'].split())}")
-            continue
-        if _BARE_FILE.match(line.strip()):
-            current_file = line.strip()
-            continue
-        if _LOCATION.search(line):
-            keys.append(" ".join(_NUMBERS.sub("", line).split()))
-    seen: set[str] = set()
-    return [k for k in keys if not (k in seen or seen.add(k))]
+    keys = lint_keys(output, roots)
+    return keys if keys or status == "pass" else None
 
 
 def split_failures(current: list[str], before: list[str] | None) -> tuple[list[str], list[str]]:

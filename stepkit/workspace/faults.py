@@ -1,4 +1,5 @@
-"""What a gate's exit code cannot tell: an environment fault, or a test run that ran no test.
+"""What a gate's exit code cannot tell: an environment fault, a test run that
+ran no test, or a formatter that had nothing to format.
 
 A missing tool behind ``make``, ``uv run``, ``poetry run`` or ``npx`` makes
 the wrapper exit 1 or 2, like a failing check; a runner that found no test
@@ -24,7 +25,7 @@ from stepkit.workspace.evidence import strip_ansi, terminal_line
 #: How many non-blank lines at the end of the output a fault message may be in.
 TAIL_LINES = 40
 #: Said of every test gate that ran no test.
-NO_TEST_NOTE = "the command ran no test; this is NOT evidence that tests passed"
+NO_TEST_NOTE = "the command ran no test. This is NOT evidence that tests passed"
 _MISSING = "not installed or not on PATH"
 
 def _any_of(*patterns: str) -> re.Pattern[str]:
@@ -56,7 +57,7 @@ _RUNNER_FAILURES = _any_of(
 _FAILURE_WORDS = ("fail", "error")
 _RAN_WORDS = ("passed", "failed", "error", "running", "ok", "--- ", "tests", "ran ", "example", "total")
 _NO_TEST_WORDS = ("no test", "0 test", "zero test", "no-source", "0 example", "no example", "0 passed",
-                  "tests run: 0", "deselected", "skipped", "did not discover")
+                  "tests run: 0", "deselected", "skipped", "did not discover", "pass 0")
 
 
 def _lines(output: str) -> list[str]:
@@ -285,6 +286,8 @@ _NO_TESTS: tuple[_NoTests, ...] = (
     _no_tests("deno", r"^error: No test modules found$", (1,), "no test modules found"),
     _no_tests("deno", r"^ok \| 0 passed \| 0 failed", (0,), "0 tests"),
     _no_tests("swift", r"^error: no tests found", (1,), "no tests found"),
+    # node --test's totals, TAP (``# pass 0``) or spec (``ℹ pass 0``): exit 0 means no failure either
+    _no_tests("node --test", r"^(?:# |ℹ )pass 0$", (0,), "no test passed (every test was skipped, or none ran)"),
 )
 
 #: Signs that some runner in the output did run a test.
@@ -360,3 +363,26 @@ def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bo
     return exit_code == 2 and bool(inner) and all(
         code in codes or (code == 2 and level < max(inner)) for level, code in errors
     )
+
+
+# -- formatters that had nothing to format ----------------------------------
+
+#: A formatter's own words for "no file to format" (black, ruff format, prettier).
+_NOTHING_TO_FORMAT = _any_of(
+    r"^No Python files are present to be formatted\. Nothing to do",  # black
+    r"^warning: No Python files found under the given path\(s\)",  # ruff format
+    r"^\[error\] No files matching the pattern were found",  # prettier
+    r"^\[warn\] No files matching the pattern were found",  # prettier --no-error-on-unmatched-pattern
+)
+
+
+def nothing_to_format_reason(output: str, exit_code: int | None) -> str | None:
+    """Why a format gate's command formatted nothing: the formatter's own
+    message that it found no file (``nothing to format: …``); None when it
+    does not say so."""
+    if exit_code is None:
+        return None
+    found = _NOTHING_TO_FORMAT.search("\n".join(_lines(output)))
+    if found is None:
+        return None
+    return f"nothing to format: {found.group(0).strip()} (exit {exit_code})"

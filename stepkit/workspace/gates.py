@@ -16,15 +16,17 @@ by a model: ``pass`` (0), ``fail`` (any other code, or killed by a signal),
 ``timeout`` (a limit expired), ``error`` (an environment fault, not the
 code's: exit 126/127, the command could not be started, or its output names a
 missing tool or toolchain, an unreachable registry or a terminal it needs —
-see :mod:`stepkit.workspace.faults`), ``not_run`` (no command, or a tests
-command that ran no test: NOT evidence of a pass).
+see :mod:`stepkit.workspace.faults`), ``not_run`` (no command; a tests
+command that ran no test — its runner said so, it printed nothing, its
+runner never wrote the report it was asked for, or no test in the report
+passed; a formatter that had nothing to format: NOT evidence of a pass).
 
 The tests gate asks its runner for a machine-readable report
 (:func:`~stepkit.workspace.testrunners.report_invocation`) and records
 which test ids passed, failed, errored or were skipped (``tests``).  Given
 the tree before the change (``baseline``), a failing gate is then judged by
-:class:`~stepkit.workspace.verdicts.Judge`: the failing ids re-run once,
-the same command run on that tree, the failures split into new and
+:class:`~stepkit.workspace.verdicts.Judge`: the failing ids re-run (flaky
+or order-dependent), the same command run on that tree, the failures split into new and
 pre-existing (the project's ``baseline`` setting decides the verdict).
 """
 
@@ -41,7 +43,12 @@ from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
-from stepkit.workspace.faults import NO_TEST_NOTE, environment_fault, no_tests_reason
+from stepkit.workspace.faults import (
+    NO_TEST_NOTE,
+    environment_fault,
+    no_tests_reason,
+    nothing_to_format_reason,
+)
 from stepkit.workspace.gate_commands import (
     GatePlan,
     PlannedCommand,
@@ -246,15 +253,17 @@ class GateRunner:
             self._tree, self._seen = None, None  # the re-run and the baseline ran commands
         return self._record(result)
 
-    def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path) -> GateResult | None:
+    def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
+                       suite: list[str] | None) -> GateResult | None:
         """The gate's command again for the judge: just ``ids`` (None when the
-        runner cannot select them), or all of it in ``where`` (the baseline tree)."""
+        runner cannot select them; ``suite``: every id, to select exactly),
+        or all of it in ``where`` (the project, or the baseline tree)."""
         command, plugin = self.plan.command(name)
         invocation = None
         if ids is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
             report_dir = Path(tempfile.mkdtemp(prefix=f"{name}-rerun-", suffix=".report", dir=log_dir))
-            invocation = rerun_invocation(command or "", where, report_dir, ids)
+            invocation = rerun_invocation(command or "", where, report_dir, ids, suite=suite)
             if invocation is None:
                 return None
         limits = self.config.timeouts
@@ -399,6 +408,14 @@ def run_gate(
     if invocation is not None and result.start_error is None:
         found = invocation.results(_full_output(result.log, output), evidence)
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
+        if found is not None and found.failing and "failing tests (" not in evidence:
+            # the report names failures the output's parser did not (node's test runner)
+            evidence = "\n".join([evidence, "[from the runner's report]", *found.failing_lines()])
+        reason = invocation.ran_no_test(output, found) if status == "pass" else None
+        if reason is not None:
+            status, note, headline, alone = _no_test_ran(reason)
+            evidence = condense(pm, name, command, output, exit_code, result.log, total_lines=result.lines,
+                                note=f"{note}\n{invocation.note}" if invocation.note else note)
     summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
     if headline:
         summary = headline if alone or not summary else f"{headline}: {summary}"
@@ -460,8 +477,17 @@ def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | 
         return "error", f"error: {cause}{fault}", code, cause, True
     reason = no_tests_reason(result.output, code) if name == "tests" else None
     if reason is not None:
-        return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", code, f"{reason}; {NO_TEST_NOTE}", True
+        status, note, headline, alone = _no_test_ran(reason)
+        return status, note, code, headline, alone
+    nothing = nothing_to_format_reason(result.output, code) if name == "format" else None
+    if nothing is not None:
+        return "not_run", f"NOT RUN: {nothing}", code, nothing, True
     return ("pass" if code == 0 else "fail"), None, code, None, False
+
+
+def _no_test_ran(reason: str) -> tuple[str, str, str, bool]:
+    """(status, note, headline, alone) of a tests gate whose command ran no test."""
+    return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", f"{reason}; {NO_TEST_NOTE}", True
 
 
 def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, tuple[str, str] | None]:
@@ -472,7 +498,7 @@ def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, t
     if scope is None:
         return None, ("not_run", "not run: the change set is unknown outside git, so no file is given")
     expanded, why = expand_files(command, scope)
-    return (expanded, None) if expanded is not None else (None, ("pass", why))
+    return (expanded, None) if expanded is not None else (None, ("not_run", why))
 
 
 def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:

@@ -3,13 +3,14 @@ were skipped, read from the runner's machine-readable report.
 
 The readers here know the formats: JUnit XML (pytest ``--junitxml``,
 ``ctest --output-junit``, surefire/gradle reports, nextest), jest/vitest
-JSON, dotnet's trx, ``go test -json`` lines and the text that ``go test``
-and cargo's libtest print for every test.  Which report a command is asked
+JSON, dotnet's trx, ``go test -json`` lines, the text that ``go test``
+and cargo's libtest print for every test, and node's test runner (TAP, or
+the spec reporter's list of failures).  Which report a command is asked
 for, and how, is :mod:`stepkit.workspace.testrunners`' job.
 
 An id is stable across runs of the same tests: a pytest node id
 (``tests/test_calc.py::test_add[1-2]``), ``file › describe › name`` for
-jest/vitest, ``package::TestName`` for go, the test path for cargo,
+jest/vitest and node's test runner, ``package::TestName`` for go, the test path for cargo,
 ``Class#method`` for JVM runners, the test's name for ctest and dotnet.
 
 :class:`TestResults` is the full list; :meth:`TestResults.record` writes it
@@ -71,6 +72,20 @@ class TestResults(BaseModel):
         """Tests per status (every status present, zeros included)."""
         counted = Counter(self.outcomes.values())
         return {status: counted.get(status, 0) for status in STATUSES}
+
+    def counts_line(self) -> str:
+        """``4 failed, 2 passed, 1 skipped``: the statuses that occur, failures first."""
+        counts = self.counts()
+        return ", ".join(f"{counts[s]} {s}" for s in ("failed", "errored", "passed", "skipped") if counts[s])
+
+    def failing_lines(self, limit: int = 30) -> list[str]:
+        """The failing ids as the condensed evidence lists them (``failing
+        tests (N):`` and up to ``limit`` ids), then ``summary:`` and the counts."""
+        failing = self.failing
+        lines = [f"failing tests ({len(failing)}):", *(f"  {i}" for i in failing[:limit])]
+        if len(failing) > limit:
+            lines.append(f"  … and {len(failing) - limit} more (every id is in the gate's tests.json)")
+        return [*lines, f"summary: {self.counts_line()}"]
 
     def record(self, path: Path) -> TestsRecord:
         """Write every id to ``path`` (JSON) and return the compact record."""
@@ -317,3 +332,106 @@ def read_evidence(evidence: str) -> TestResults | None:
             kind = "errored" if line.strip().startswith("ERROR ") else "failed"
             results.add(_MESSAGE.sub("", _KIND.sub("", line.strip())), kind)
     return results if results.outcomes else None
+
+
+# -- node's test runner (node --test) ------------------------------------------
+
+_TAP_SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
+_TAP_RESULT = re.compile(r"^(?P<indent>\s*)(?P<ok>ok|not ok) \d+ - (?P<name>.*?)"
+                         r"(?: # (?P<directive>SKIP|TODO)\b.*)?$", re.IGNORECASE)
+_TAP_LOCATION = re.compile(r"^\s*location: '(?P<file>.+?)(?::\d+){1,2}'$")
+_TAP_SUITE = re.compile(r"^\s*type: 'suite'$")
+
+
+def read_node_events(text: str, project_dir: Path) -> TestResults | None:
+    """Results from the JSON lines of stepkit's reporter for node's test
+    runner (:data:`stepkit.workspace.testrunners.NODE_REPORTER`): one
+    ``start``, ``pass`` or ``fail`` event per test with its file and nesting;
+    ``file › suite › name`` ids, suites left out."""
+    results = TestResults(source="node --test report")
+    stack: list[str] = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or not isinstance(event.get("nesting"), int):
+            continue
+        depth, name = event["nesting"], str(event.get("name", ""))
+        if event.get("type") == "start":
+            stack = [*stack[:depth], name]
+        elif event.get("kind") != "suite":
+            status: TestStatus = "skipped" if event.get("skip") or event.get("todo") else (
+                "passed" if event.get("type") == "pass" else "failed")
+            parts = [_relative(str(event.get("file") or ""), project_dir), *stack[:depth], name]
+            results.add(JEST_SEPARATOR.join(p for p in parts if p), status)
+    return results
+
+
+def read_node_tap(text: str, project_dir: Path) -> TestResults | None:
+    """Results from node's TAP reporter (``file › suite › name`` ids, the
+    file from each failure's ``location``: TAP names none for a pass, so the
+    list is incomplete; suites are not tests).  None: no test result in it."""
+    results = TestResults(source="node --test TAP", complete=False)
+    stack: list[str] = []
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        opened = _TAP_SUBTEST.match(line)
+        if opened:
+            depth = len(opened["indent"]) // 4
+            stack = [*stack[:depth], opened["name"]]
+            continue
+        m = _TAP_RESULT.match(line)
+        if not m:
+            continue
+        depth = len(m["indent"]) // 4
+        file, suite = _tap_details(lines, at + 1)
+        if not suite:
+            parts = [_relative(file, project_dir) if file else "", *stack[:depth], m["name"]]
+            status: TestStatus = "skipped" if m["directive"] else ("passed" if m["ok"] == "ok" else "failed")
+            results.add(JEST_SEPARATOR.join(p for p in parts if p), status)
+        stack = stack[:depth]
+    return results if results.outcomes else None
+
+
+def _tap_details(lines: list[str], start: int) -> tuple[str | None, bool]:
+    """(the file of its location, whether it is a suite) from the YAML block
+    under a TAP result line."""
+    if start >= len(lines) or lines[start].strip() != "---":
+        return None, False
+    file, suite = None, False
+    for line in lines[start + 1:]:
+        if line.strip() == "...":
+            break
+        if (loc := _TAP_LOCATION.match(line)):
+            file = loc["file"]
+        suite = suite or bool(_TAP_SUITE.match(line))
+    return file, suite
+
+
+_SPEC_FAILING = re.compile(r"^✖ failing tests:$")
+_SPEC_AT = re.compile(r"^test at (?P<file>.+?)(?::\d+){1,2}$")
+_SPEC_NAME = re.compile(r"^✖ (?P<name>.+?) \([\d.]+m?s\)")
+
+
+def read_node_spec(text: str, project_dir: Path) -> TestResults | None:
+    """The failing tests of node's spec reporter, from its closing ``✖
+    failing tests:`` list (``file › name``): incomplete, since the passes
+    are not named there."""
+    results = TestResults(source="node --test spec", complete=False)
+    listing, file = False, None
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if _SPEC_FAILING.match(line):
+            listing = True
+        elif listing and (at := _SPEC_AT.match(line)):
+            file = _relative(at["file"], project_dir)
+        elif listing and file and (name := _SPEC_NAME.match(line)):
+            results.add(f"{file}{JEST_SEPARATOR}{name['name']}", "failed")
+            file = None
+    return results if results.outcomes else None
+
+
+def read_node_output(text: str, project_dir: Path) -> TestResults | None:
+    """node's test results from its output, TAP or spec."""
+    return read_node_tap(text, project_dir) or read_node_spec(text, project_dir)

@@ -4,7 +4,8 @@ machine-readable report, and how to run just some of its tests again.
 :func:`report_invocation` is how the tests gate runs its command: the runner
 it recognises is asked for a report written into a directory of the run's
 logs (never the project tree) — pytest through ``PYTEST_ADDOPTS``, so it
-works through ``make``, ``tox``, ``uv run`` and the like; jest, vitest,
+works through ``make``, ``tox``, ``uv run`` and the like; node's test
+runner through ``NODE_OPTIONS`` (also behind ``npm test``); jest, vitest,
 ctest and ``dotnet test`` by flags added to the command when it is the
 command's last one (also behind ``npm test`` when the ``test`` script is
 that runner); surefire and gradle write their reports anyway; go and cargo
@@ -43,6 +44,9 @@ class TestInvocation:
     :ivar env: variables added to the environment.
     :ivar runner: the runner recognised (``pytest``, ``jest`` …), None if none.
     :ivar note: one line for the evidence saying what stepkit asked for.
+    :ivar report: the report the recognised runner writes whenever it runs
+        (None: none is required); a run that exits 0 without it verified no
+        test (:meth:`ran_no_test`).
     """
 
     __test__ = False
@@ -52,6 +56,26 @@ class TestInvocation:
     runner: str | None = None
     note: str | None = None
     reader: Callable[[str, str], TestResults | None] | None = None
+    report: Path | None = None
+
+    def ran_no_test(self, output: str, results: TestResults | None) -> str | None:
+        """Why a run that exited 0 verified no test (None: it did): it printed
+        nothing, its runner never wrote the report it was asked for (it was
+        stopped before reporting, or replaced), or the report of the runner
+        the command is holds no test that passed."""
+        if self.report is not None and not _written(self.report):
+            return (f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
+                    "it stopped before reporting, so no test it ran can be verified")
+        if not output.strip():
+            return "the command printed nothing (exit 0)"
+        if results is None or not results.complete or self.runner is None:
+            return None  # a command stepkit does not know may run more than the report saw
+        counts = results.counts()
+        if counts["passed"] or counts["failed"] or counts["errored"]:
+            return None
+        if counts["skipped"]:
+            return f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
+        return f"{results.source}: the report lists no test"
 
     def results(self, output: str, evidence: str) -> TestResults | None:
         """The per-test results of the run: the report (or the runner's
@@ -93,7 +117,7 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
         return tr.read_junit([junit], project, "pytest") if junit.is_file() else None
 
     invocation = TestInvocation(command, env, "pytest" if shape.runner == "pytest" else None,
-                                reader=pytest_report)
+                                reader=pytest_report, report=junit if shape.runner == "pytest" else None)
     runner = shape.runner
     if runner in ("jest", "vitest"):
         path = report_dir / f"{runner}.json"
@@ -126,18 +150,71 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
                     ["build/test-results/*/*.xml", "*/build/test-results/*/*.xml"])
         invocation.reader = lambda o, e: _fresh_junit(
             [p for pattern in patterns for p in project.glob(pattern)], started, project, "jvm")
+    elif runner == "node-test":
+        script = _test_script(project) if shape.via_script else None
+        _node_reports(invocation, f"{command}\n{script or ''}", report_dir, project, base_env)
     if runner is not None:
         invocation.runner = runner
     return invocation
 
 
+def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, project: Path,
+                  base_env: dict[str, str] | None) -> None:
+    """node's test runner reports every test into ``report_dir`` (asked
+    through ``NODE_OPTIONS``, so it works behind ``npm test``; the spec
+    reporter keeps the output readable), unless the command (or the ``test``
+    script behind it) picks its reporters or sets ``NODE_OPTIONS`` itself:
+    then its output is read."""
+    if "--test-reporter" in command or "NODE_OPTIONS" in command:
+        invocation.reader = _either(invocation.reader, lambda o, e: tr.read_node_output(o, project))
+        return
+    reporter = report_dir / "stepkit-reporter.mjs"
+    reporter.write_text(NODE_REPORTER, encoding="utf-8")
+    events = report_dir / "node-test.jsonl"
+    flags = (f"--test-reporter={shlex.quote(str(reporter))} --test-reporter-destination={shlex.quote(str(events))} "
+             "--test-reporter=spec --test-reporter-destination=stdout")
+    existing = (base_env if base_env is not None else os.environ).get("NODE_OPTIONS", "").strip()
+    invocation.env["NODE_OPTIONS"] = f"{existing} {flags}".strip()
+
+    def read(output: str, evidence: str) -> TestResults | None:
+        try:
+            return tr.read_node_events(events.read_text(encoding="utf-8", errors="replace"), project)
+        except OSError:
+            return None
+
+    invocation.reader = read
+    invocation.report = events
+    invocation.note = f"stepkit asked node's test runner for a report of every test: NODE_OPTIONS={flags}"
+
+
+#: A reporter for node's test runner: one JSON line per test started,
+#: passed or failed, with its file and nesting (node's own reporters name no
+#: file for a passing test).
+NODE_REPORTER = """export default async function* stepkitReporter(source) {
+  for await (const event of source) {
+    const type = {"test:start": "start", "test:pass": "pass", "test:fail": "fail"}[event.type];
+    if (!type) continue;
+    const d = event.data;
+    yield JSON.stringify({type, name: d.name, nesting: d.nesting, file: d.file, skip: Boolean(d.skip),
+                          todo: Boolean(d.todo), kind: d.details && d.details.type}) + "\\n";
+  }
+}
+"""
+#: The longest ``--deselect`` list put in PYTEST_ADDOPTS (beyond: ``-k``).
+_DESELECT_CHARS = 100_000
+
+
 def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing: list[str],
-                     base_env: dict[str, str] | None = None) -> TestInvocation | None:
+                     base_env: dict[str, str] | None = None, suite: list[str] | None = None) -> TestInvocation | None:
     """``command`` narrowed to the ``failing`` ids, reporting into ``report_dir``;
     None when stepkit does not know how to select tests of this runner.
 
-    A selection may run a few more tests than asked (pytest's ``-k`` matches
-    names); only the asked ids' results are read from it."""
+    The selected tests run in the suite's order.  Given ``suite`` (every id
+    of the run), pytest deselects all the others by id, so exactly those
+    run (``--deselect`` matches id prefixes: an id that starts with a
+    deselected one is dropped too); else a selection may run a few more
+    tests than asked (``-k`` matches names): only the asked ids' results are
+    read from it."""
     if not failing:
         return None
     project = Path(project_dir)
@@ -147,6 +224,13 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
     names = [i.rsplit("::", 1)[-1] for i in failing]
     if runner == "pytest" or (runner is None and all("::" in i or i.endswith(".py") for i in failing)):
         junit = report_dir / "pytest-junit.xml"
+        wanted = set(failing)
+        others = [i for i in suite or [] if i not in wanted]
+        deselect = " ".join(f"--deselect {shlex.quote(i)}" for i in others)
+        if suite and wanted <= set(suite) and len(deselect) <= _DESELECT_CHARS:
+            base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} {deselect}".strip())}
+            base.note = f"stepkit re-ran {len(failing)} test(s), the other {len(others)} deselected by id"
+            return base
         selection = " or ".join(names)
         base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} -k {shlex.quote(selection)}")}
         base.note = f"stepkit re-ran the failing tests: -k {selection!r}"
@@ -227,7 +311,7 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
     for at, word in enumerate(words):
         name = os.path.basename(word)
         following = words[at + 1] if at + 1 < len(words) else ""
-        runner = _runner_of(name, following)
+        runner = "node-test" if name == "node" and _node_test(words[at + 1:]) else _runner_of(name, following)
         if runner is not None:
             return _Shape(words, runner, at)
         if name in ("npm", "pnpm", "yarn", "bun") and depth == 0:
@@ -235,12 +319,23 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
             if rest[:1] == ["test"]:
                 script = _test_script(project)
                 inner = _shape(script, project, depth + 1) if script else None
-                if inner is not None and inner.runner in ("jest", "vitest"):
+                if inner is not None and inner.runner in ("jest", "vitest", "node-test"):
                     return _Shape(words, inner.runner, at, via_script=name)
             return _Shape(words, None)
         if not (name in _WRAPPERS or "=" in word or word.startswith("-") or word.isdigit()):
             return _Shape(words, None)
     return _Shape(words, None)
+
+
+def _node_test(arguments: list[str]) -> bool:
+    """node's arguments start its test runner: ``--test`` among the options
+    before the script (after it, they are the script's)."""
+    for word in arguments:
+        if word == "--test":
+            return True
+        if not word.startswith("-"):
+            return False
+    return False
 
 
 def _runner_of(name: str, following: str) -> str | None:
@@ -276,6 +371,14 @@ def _append(command: str, shape: _Shape, flags: str) -> str:
     if shape.via_script == "npm" and "--" not in shape.words:
         flags = f"-- {flags}"
     return f"{command.rstrip()} {flags}"
+
+
+def _written(report: Path) -> bool:
+    """The report exists and holds something."""
+    try:
+        return report.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def _addopts(base_env: dict[str, str] | None, options: str) -> str:

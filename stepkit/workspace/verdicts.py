@@ -1,9 +1,13 @@
 """Test-level verdicts: a failing gate judged against a re-run and the baseline.
 
 When a gate fails, :class:`Judge` names what failed
-(:func:`~stepkit.workspace.baseline.failure_keys`), re-runs the failing
-test ids once on the same tree (one that passes then is **flaky**: not a
-failure, never evidence of a pass), runs the gate's command on the earlier
+(:func:`~stepkit.workspace.baseline.failure_keys`) and re-runs the failing
+test ids alone on the same tree.  One that passes alone is re-run the way it
+failed, the whole command: passing there too it is **flaky** (not a failure,
+never evidence of a pass); failing again it is an **order-dependent
+failure** — it fails in the suite and passes alone — which stays a failure,
+named with the test it fails after (found by re-running halves of the tests
+that ran before it, in their order).  The judge then runs the gate's command on the earlier
 tree (:mod:`~stepkit.workspace.baseline`, once per tree and cached) and
 splits the rest into **new** and **pre-existing** failures.  The mode is the
 project's ``baseline`` setting:
@@ -26,7 +30,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from stepkit.records import FLAKY_LABEL, NEW_LABEL, PREEXISTING_LABEL, GateResult
+from stepkit.records import (
+    FLAKY_LABEL,
+    NEW_LABEL,
+    ORDER_DEPENDENT_LABEL,
+    PREEXISTING_LABEL,
+    GateResult,
+)
 from stepkit.workspace.baseline import (
     BaselineRecord,
     BaselineUnavailable,
@@ -43,8 +53,14 @@ VERDICT_OPEN = "[stepkit verdict"
 VERDICT_CLOSE = "[end of stepkit verdict]"
 
 #: Runs a gate's command: (gate, the test ids to select or None for all,
-#: project dir, log dir) → the result (None: those ids cannot be selected).
-RunGate = Callable[[str, list[str] | None, Path, Path], "GateResult | None"]
+#: project dir, log dir, every id of the suite in its order or None) → the
+#: result (None: those ids cannot be selected).  Selected ids run in the
+#: suite's order; knowing the suite, a runner may select exactly them.
+RunGate = Callable[[str, list[str] | None, Path, Path, list[str] | None], "GateResult | None"]
+#: The most selected runs spent finding the test an order-dependent failure fails after.
+BISECT_RUNS = 8
+#: The most order-dependent failures whose culprit is looked for (the others are named without it).
+BISECT_TESTS = 3
 
 
 class Judge:
@@ -83,8 +99,9 @@ class Judge:
                        "nothing was re-run or compared, the gate fails")
             return _with_block(result, [unnamed])
         flaky: list[str] = []
+        order_dependent: list[str] = []
         if result.name == "tests":
-            flaky = self._flaky(result, keys)
+            flaky, order_dependent = self._flaky(result, keys)
         remaining = [k for k in keys if k not in flaky]
         notes: list[str] = []
         before: list[str] | None = None
@@ -96,20 +113,71 @@ class Judge:
         status = "pass" if passes else result.status
         judged = result.model_copy(update={
             "status": status, "new_failures": new, "preexisting_failures": preexisting, "flaky": flaky,
-            "summary": _summary(result, status, new, preexisting, flaky),
+            "order_dependent": order_dependent,
+            "summary": _summary(result, status, new, preexisting, flaky, order_dependent),
         })
         rule = ("the gate passes when no failure is new" if self.mode == "new-failures"
                 else "strict: any failure fails the gate")
         return _with_block(judged, [f"baseline = {self.mode} ({rule})", *notes])
 
-    def _flaky(self, result: GateResult, keys: list[str]) -> list[str]:
-        """The failing ids that pass when re-run once on the same tree."""
-        rerun = self.run(result.name, keys, self.project_dir, self.log_dir)
-        if rerun is None:  # the runner's tests cannot be selected: nothing is re-run
-            return []
-        self.extra_runs.append(f"re-run of {len(keys)} failing test(s)")
-        outcomes = (rerun.tests.outcomes() if rerun.tests is not None else None) or {}
-        return [k for k in keys if outcomes.get(k) == "passed"]
+    def _flaky(self, result: GateResult, keys: list[str]) -> tuple[list[str], list[str]]:
+        """(the failing ids that are flaky, the order-dependent failures as
+        ``<id> fails after <id>``): each failing id is re-run alone; one
+        that passes alone is re-run with the whole command, the way it
+        failed.  Runners whose tests cannot be selected re-run nothing."""
+        order = list(_outcomes(result))
+        alone = self.run(result.name, keys, self.project_dir, self.log_dir, order or None)
+        if alone is None:  # the runner's tests cannot be selected: nothing is re-run
+            return [], []
+        self.extra_runs.append(f"re-run of {len(keys)} failing test(s) alone")
+        passed_alone = [k for k in keys if _outcomes(alone).get(k) == "passed"]
+        if not passed_alone:
+            return [], []
+        again = self.run(result.name, None, self.project_dir, self.log_dir, None)
+        assert again is not None  # the whole command can always run
+        self.extra_runs.append(f"re-run of the whole command for {len(passed_alone)} test(s) that passed alone")
+        outcomes = _outcomes(again)
+        flaky = [k for k in passed_alone if outcomes.get(k) == "passed"]
+        dependent = [k for k in passed_alone if outcomes.get(k) in ("failed", "errored")]
+        described = [self._fails_after(result.name, k, order) if n < BISECT_TESTS else
+                     f"{k} fails after some of the tests that ran before it" for n, k in enumerate(dependent)]
+        return flaky, described
+
+    def _fails_after(self, gate: str, victim: str, order: list[str]) -> str:
+        """``<victim> fails after <id>``: the test that ran before ``victim``
+        in the suite and makes it fail, found by re-running halves of those
+        that ran before it (each in the suite's order) with it; when no
+        single one is found, the tests it may fail after are named."""
+        candidates = order[:order.index(victim)] if victim in order else []
+        confirmed = False
+        for _ in range(BISECT_RUNS):
+            if not candidates or (len(candidates) == 1 and confirmed):
+                break
+            half = candidates[:max(1, len(candidates) // 2)]
+            run = self.run(gate, [*half, victim], self.project_dir, self.log_dir, order)
+            if run is None:
+                break
+            self.extra_runs.append(f"re-run of {victim} after {len(half)} test(s) that ran before it")
+            ran = list(_outcomes(run))
+            before = set(ran[:ran.index(victim)]) if victim in ran else set()
+            outcome = _outcomes(run).get(victim)
+            if outcome in ("failed", "errored"):
+                narrowed = [c for c in candidates if c in before]
+                confirmed = True
+            elif outcome == "passed":
+                narrowed = [c for c in candidates if c not in before]
+                confirmed = False
+            else:
+                break
+            if not narrowed or len(narrowed) == len(candidates) and not (len(narrowed) == 1 and confirmed):
+                break
+            candidates = narrowed
+        if len(candidates) == 1 and confirmed:
+            return f"{victim} fails after {candidates[0]}"
+        if not candidates:
+            return f"{victim} fails in the suite and passes alone"
+        shown = ", ".join(candidates[:3]) + (f" and {len(candidates) - 3} more" if len(candidates) > 3 else "")
+        return f"{victim} fails after one or more of {shown}"
 
     def _baseline(self, result: GateResult) -> tuple[list[str] | None, str]:
         """What failed on the earlier tree (None: unknown), and a line saying how it was found."""
@@ -119,7 +187,7 @@ class Judge:
         assert result.command is not None
 
         def run(where: Path, log_dir: Path):
-            gate = self.run(result.name, None, where, log_dir)
+            gate = self.run(result.name, None, where, log_dir, None)
             assert gate is not None  # the whole command can always run
             self.extra_runs.append(f"baseline run of {result.name} on {base.label}")
             return gate.status, gate.summary, gate.log, _log_text(gate), _tests(gate)
@@ -140,14 +208,19 @@ class Judge:
 
 def evidence_for_fix(gate: GateResult) -> str:
     """The gate's evidence as the fix loop gets it: the new failures named
-    first, and no line about a pre-existing or flaky failure."""
+    first, and no line about a pre-existing or flaky failure; each
+    order-dependent failure named with the test it fails after."""
     text = _without_block(gate.evidence)
     hidden = [*gate.preexisting_failures, *gate.flaky]
-    if not hidden:
-        return text
-    lines = [line for line in _drop_sections(text.split("\n"), hidden) if not any(h in line for h in hidden)]
-    head = [f"Fix these failures only ({len(gate.new_failures)}):", *(f"- {k}" for k in gate.new_failures)]
-    return "\n".join([*head, "", *lines])
+    lines = text.split("\n")
+    head: list[str] = []
+    if hidden:
+        lines = [line for line in _drop_sections(lines, hidden) if not any(h in line for h in hidden)]
+        head = [f"Fix these failures only ({len(gate.new_failures)}):", *(f"- {k}" for k in gate.new_failures)]
+    if gate.order_dependent:
+        head += ["Order-dependent failures (each passes alone: state leaks from a test that ran before it):",
+                 *(f"- order-dependent: {d}" for d in gate.order_dependent)]
+    return "\n".join([*head, "", *lines]) if head else text
 
 
 def _drop_sections(lines: list[str], hidden: list[str]) -> list[str]:
@@ -166,12 +239,15 @@ def _drop_sections(lines: list[str], hidden: list[str]) -> list[str]:
     return kept
 
 
-def _summary(result: GateResult, status: str, new: list[str], pre: list[str], flaky: list[str]) -> str:
+def _summary(result: GateResult, status: str, new: list[str], pre: list[str], flaky: list[str],
+             order_dependent: list[str]) -> str:
     parts = [f"{len(new)} new failure{'s' if len(new) != 1 else ''}"]
     if pre:
         parts.append(f"{len(pre)} pre-existing")
     if flaky:
         parts.append(f"{len(flaky)} flaky")
+    if order_dependent:
+        parts.append(f"{len(order_dependent)} order-dependent")
     return f"{', '.join(parts)} ({result.summary})" if result.summary else ", ".join(parts)
 
 
@@ -183,6 +259,9 @@ def _with_block(result: GateResult, notes: list[str]) -> GateResult:
         if ids:
             lines.append(f"{label} ({len(ids)}):")
             lines.extend(f"  {k}" for k in ids)
+    if result.order_dependent:
+        lines.append(f"{ORDER_DEPENDENT_LABEL} ({len(result.order_dependent)}):")
+        lines.extend(f"  order-dependent: {d}" for d in result.order_dependent)
     lines.append(VERDICT_CLOSE)
     return result.model_copy(update={"evidence": "\n".join(lines) + "\n" + _without_block(result.evidence)})
 
@@ -203,6 +282,11 @@ def _tests(result: GateResult) -> TestResults | None:
             found.add(test_id, "failed")
         return found
     return TestResults(source=result.tests.source, complete=result.tests.complete, outcomes=outcomes)
+
+
+def _outcomes(result: GateResult) -> dict[str, str]:
+    """Every test id the run reported, in run order, with its status (empty: none known)."""
+    return (result.tests.outcomes() if result.tests is not None else None) or {}
 
 
 def _log_text(result: GateResult) -> str:

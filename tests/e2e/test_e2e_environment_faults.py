@@ -15,7 +15,7 @@ from stepkit.cli import main
 from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.e2e import PY, make_project
 
-NO_TEST = "the command ran no test; this is NOT evidence that tests passed"
+NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
 
 
 @pytest.fixture

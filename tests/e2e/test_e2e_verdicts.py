@@ -110,8 +110,8 @@ def test_a_test_that_passes_on_the_rerun_is_flaky_and_the_step_goes_on(tmp_path)
     gate = gate_of_tests(paused.data)
     assert gate["status"] == "pass" and gate["flaky"] == ["tests/test_flaky.py::test_sometimes"]
     assert gate["new_failures"] == [] and gate["preexisting_failures"] == []
-    assert "FLAKY tests (failed, passed on one re-run; not evidence of a pass) (1)" in paused.data["pending"]["question"]
-    assert (project.state_dir / "flaky_runs").read_text() == "2"  # the run and one re-run, no baseline
+    assert "FLAKY tests (failed, passed when the suite was re-run; not evidence of a pass) (1)" in paused.data["pending"]["question"]
+    assert (project.state_dir / "flaky_runs").read_text() == "3"  # the run, alone, the whole command; no baseline
     assert not (project.root / ".stepkit" / "baseline").exists()
 
 
@@ -278,3 +278,38 @@ def test_vitest_behind_npm_test_preexisting_and_new_failures_against_a_ref(tmp_p
     broken = project.stepkit("verify", "--project-dir", str(root), "--baseline", "HEAD")
     gate = gate_of_tests(broken.data)
     assert broken.code == 1 and gate["new_failures"] == [adds] and gate["preexisting_failures"] == [old]
+
+
+#: the step's calc keeps state between calls: the second call of add is wrong
+LEAKY_ADD = ("_calls = []\n\n\ndef add(a, b):\n    _calls.append((a, b))\n"
+             "    return a + b if len(_calls) == 1 else a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+ADD_AGAIN = "import calc\n\n\ndef test_add_again():\n    assert calc.add(2, 3) == 5\n"
+
+
+def test_a_test_that_fails_after_another_and_passes_alone_is_order_dependent_not_flaky(tmp_path):
+    project = pytest_project(tmp_path, extra={"tests/test_calc.py": SUITE.split("\n\ndef test_old_bug")[0] + "\n",
+                                              "tests/test_z.py": ADD_AGAIN})
+    leaky = {"write": {"calc.py": LEAKY_ADD, "tests/test_mul.py": MUL_TEST}, "sentinel": "CODER_COMPLETE"}
+    project.coder_actions(leaky, FEATURE)
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert project.coder_calls() == 2  # the order-dependent failure went to the fix loop
+    named = "tests/test_z.py::test_add_again fails after tests/test_calc.py::test_add"
+    assert f"order-dependent: {named}" in project.coder_prompt(1)
+    history = json.loads((project.root / ".stepkit" / "runs" / paused.data["run_id"] / "state.json").read_text())
+    first_tests = next(g for g in history["state"]["gate_history"] if g["name"] == "tests")
+    assert (first_tests["status"], first_tests["flaky"]) == ("fail", [])
+    assert first_tests["order_dependent"] == [named]
+    assert first_tests["new_failures"] == ["tests/test_z.py::test_add_again"]
+
+
+def test_os_exit_in_a_conftest_the_step_adds_is_not_run_never_pass(tmp_path):
+    project = pytest_project(tmp_path)
+    trick = {"write": {"calc.py": BROKEN_ADD, "tests/test_mul.py": MUL_TEST, "conftest.py": "import os\nos._exit(0)\n"},
+             "sentinel": "CODER_COMPLETE"}
+    project.coder_actions(trick)
+    paused = project.run()
+    gate = gate_of_tests(paused.data)
+    assert gate["status"] == "not_run", gate
+    assert "This is NOT evidence that tests passed" in gate["summary"]
+    assert "tests: PASS" not in paused.output

@@ -11,11 +11,11 @@ from stepkit.workspace.baseline import (
     BaselineUnavailable,
     baseline_record,
     checked_out,
-    error_lines,
     ref_tree,
     snapshot_tree,
     split_failures,
 )
+from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import take_snapshot
 from tests.support.coder import git as _git
 from tests.support.coder import init_repo
@@ -78,20 +78,20 @@ def test_a_baseline_runs_once_per_tree_and_is_cached(repo):
     assert len(calls) == 2  # another command is another baseline
 
 
-def test_error_lines_ignore_line_numbers_and_the_tree_root():
+def test_lint_keys_ignore_line_numbers_and_the_tree_root():
     out = ("/tmp/x/tree/src/a.py:12:5: F401 `os` imported but unused\n"
            "src/b.ts(3,7): error TS2322: Type 'string' is not assignable\n"
            "error[E0308]: mismatched types\n  --> src/main.rs:4:9\n"
            "/tmp/x/tree/src/c.js\n  3:5  error  'x' is unused  no-unused-vars\n"
            "Found 3 errors.\n")
-    assert error_lines(out, [Path("/tmp/x/tree")]) == [
+    assert lint_keys(out, [Path("/tmp/x/tree")]) == [
         "src/a.py: F401 `os` imported but unused",
-        "src/b.ts: error TS2322: Type 'string' is not assignable",
-        "src/main.rs: error[E0308]: mismatched types",
-        "src/c.js: error 'x' is unused no-unused-vars",
+        "src/b.ts: TS2322 Type 'string' is not assignable",
+        "src/main.rs: E0308 mismatched types",
+        "src/c.js: no-unused-vars 'x' is unused",
     ]
     moved = "src/a.py:40:1: F401 `os` imported but unused\n"
-    assert error_lines(moved) == ["src/a.py: F401 `os` imported but unused"]
+    assert lint_keys(moved) == ["src/a.py: F401 `os` imported but unused"]
 
 
 def test_split_failures():

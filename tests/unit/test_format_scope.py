@@ -84,7 +84,7 @@ def test_an_empty_change_set_runs_no_formatter(tmp_path, formatter):
     project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
     (project / "README.md").write_text("changed, but not python\n")
     gate = format_gate(project)
-    assert (gate["status"], gate["exit_code"], gate["changed_files"]) == ("pass", None, [])
+    assert (gate["status"], gate["exit_code"], gate["changed_files"]) == ("not_run", None, [])
     assert gate["summary"] == "nothing to format: no changed .py file"
     assert (project / "a.py").read_text() == "a = 1\n"
 

@@ -22,7 +22,7 @@ from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.evidence_logs import evidence_pm
 
 PY = sys.executable
-NO_TEST = "the command ran no test; this is NOT evidence that tests passed"
+NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
 
 
 def tool(name: str) -> str:

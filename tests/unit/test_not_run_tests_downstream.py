@@ -10,7 +10,7 @@ from stepkit.protocol.handoff import check_handoff_text, render_handoff
 from stepkit.records import GateResult
 from stepkit.workspace.stall import failure_signature
 
-NO_TEST = "the command ran no test; this is NOT evidence that tests passed"
+NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
 TESTS = GateResult(name="tests", status="not_run", command="pytest -q", exit_code=5,
                    summary=f"pytest: no tests collected (exit 5); {NO_TEST}",
                    evidence=f"$ pytest -q\nexit code: 5\nNOT RUN: pytest: no tests collected (exit 5): {NO_TEST}")

@@ -35,14 +35,20 @@ def _gate(tmp_path: Path, name: str, output: str, status: str = "fail", failing:
 class Runs:
     """The judge's runner: what the re-run and the baseline report."""
 
-    def __init__(self, tmp_path: Path, rerun: dict | None, base_output: str = "", base: dict | None = None):
+    def __init__(self, tmp_path: Path, rerun: dict | None, base_output: str = "", base: dict | None = None,
+                 project: Path | None = None, again: dict | None = None):
         self.tmp, self.rerun, self.base_output, self.base = tmp_path, rerun, base_output, base
+        #: the whole command re-run in the project (default: as the re-run alone went)
+        self.project, self.again = project, again
         self.calls: list[str] = []
 
-    def __call__(self, name, ids, where, log_dir):
+    def __call__(self, name, ids, where, log_dir, suite):
         if ids is not None:
             self.calls.append("rerun")
             return None if self.rerun is None else _gate(self.tmp, name, "", failing=self.rerun)
+        if where == self.project:
+            self.calls.append("again")
+            return _gate(self.tmp, name, "", failing=self.again if self.again is not None else self.rerun)
         self.calls.append("baseline")
         status = "fail" if self.base_output or (self.base and any(v != "passed" for v in self.base.values())) else "pass"
         return _gate(self.tmp, name, self.base_output, status, failing=self.base)
@@ -65,13 +71,13 @@ def test_lint_errors_are_compared_without_line_numbers(tmp_path, repo):
 
 def test_a_flaky_test_is_not_a_failure_and_the_rest_meets_the_baseline(tmp_path, repo):
     runs = Runs(tmp_path, rerun={"t.py::flaky": "passed", "t.py::old": "failed"},
-                base={"t.py::old": "failed", "t.py::ok": "passed"})
+                base={"t.py::old": "failed", "t.py::ok": "passed"}, project=repo)
     judge = Judge("new-failures", repo, tmp_path, ref_tree(repo, "HEAD"), runs)
     gate = _gate(tmp_path, "tests", "", failing={"t.py::flaky": "failed", "t.py::old": "failed", "t.py::ok": "passed"})
     judged = judge.judge(gate)
     assert (judged.status, judged.flaky, judged.preexisting_failures, judged.new_failures) == (
         "pass", ["t.py::flaky"], ["t.py::old"], [])
-    assert runs.calls == ["rerun", "baseline"]
+    assert runs.calls == ["rerun", "again", "baseline"]  # alone, then the whole command: it passed both times
     assert judged.exit_code == 1  # the command's own exit code is kept
 
 

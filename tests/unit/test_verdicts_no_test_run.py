@@ -1,0 +1,132 @@
+"""No verdict without a test run: a tests gate in which no test ran is NOT
+RUN, never a pass, however the command got to exit 0 — no output at all, a
+pytest that never wrote the report stepkit asked it for (``os._exit(0)`` in
+a conftest.py), every test skipped; and a formatter that had nothing to
+format is NOT RUN too.  Real commands, real pytest, in tmp dirs."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepkit.cli import main
+
+PY = shlex.quote(sys.executable)
+NOT_EVIDENCE = "This is NOT evidence that tests passed"
+
+
+def verify(capsys, project: Path, **commands: str) -> dict:
+    """``stepkit verify --json`` on ``project`` with these gate commands (the others empty)."""
+    table = {"format": "", "lint": "", "build": "", "test": "", **commands}
+    (project / "stepkit.toml").write_text(
+        "[commands]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+    main(["verify", "--project-dir", str(project), "--json"])
+    return {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
+
+
+def pytest_project(root: Path, conftest: str | None = None, test: str = "def test_a():\n    assert 1 == 2\n") -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_a.py").write_text(test)
+    if conftest is not None:
+        (root / "conftest.py").write_text(conftest)
+    return root
+
+
+def assert_not_run(gate: dict, reason: str) -> None:
+    assert gate["status"] == "not_run", gate
+    assert reason in gate["summary"] and NOT_EVIDENCE in gate["evidence"], gate
+
+
+def test_exit_0_with_no_output_ran_no_test(tmp_path, capsys):
+    gate = verify(capsys, tmp_path, test="true")["tests"]
+    assert_not_run(gate, "printed nothing")
+    assert gate["exit_code"] == 0
+
+
+@pytest.mark.parametrize("options", ["", "-s"])  # -s: the conftest's forged summary line reaches the output
+def test_os_exit_in_conftest_wrote_no_report_so_no_test_was_verified(tmp_path, capsys, options):
+    conftest = "import os\nprint('2 passed in 0.01s', flush=True)\nos._exit(0)\n"
+    project = pytest_project(tmp_path, conftest=conftest)
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider {options} tests")["tests"]
+    assert gate["exit_code"] == 0
+    assert_not_run(gate, "pytest wrote no report")
+
+
+def test_a_pytest_report_with_no_test_in_it_is_not_a_run(tmp_path, capsys):
+    # the hook runs before any test: pytest writes a report with no testcase and exits 0
+    hook = "import os\n\ndef pytest_runtestloop(session):\n    return True\n"
+    project = pytest_project(tmp_path, conftest=hook)
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
+    assert gate["exit_code"] == 0
+    assert_not_run(gate, "no test")
+
+
+def test_every_test_skipped_is_not_run_whatever_the_runner_says(tmp_path, capsys):
+    project = pytest_project(tmp_path, test="import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    pass\n\n\n"
+                                            "@pytest.mark.skip\ndef test_b():\n    pass\n")
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
+    assert_not_run(gate, "skipped")
+
+
+def test_an_honest_pytest_run_still_passes(tmp_path, capsys):
+    project = pytest_project(tmp_path, test="def test_a():\n    assert 1 == 1\n")
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
+    assert gate["status"] == "pass", gate
+
+
+def test_a_wrapper_with_its_own_output_and_exit_0_is_still_judged_by_its_exit_code(tmp_path, capsys):
+    gate = verify(capsys, tmp_path, test="echo ran 4 checks")["tests"]
+    assert gate["status"] == "pass", gate
+
+
+def test_a_formatter_with_nothing_to_format_is_not_run(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("no python here\n")
+    gate = verify(capsys, tmp_path, format=f"{PY} -m black .")["format"]
+    assert gate["status"] == "not_run", gate
+    assert "nothing to format" in gate["summary"]
+    ruff = Path(sys.executable).with_name("ruff")
+    gate = verify(capsys, tmp_path, format=f"{shlex.quote(str(ruff))} format .")["format"]
+    assert gate["status"] == "not_run", gate["evidence"]
+    assert "nothing to format" in gate["summary"]
+
+
+def test_a_report_emptied_after_the_run_verifies_no_test(tmp_path, capsys):
+    emptier = "def pytest_unconfigure(config):\n    open(config.option.xmlpath, 'w').close()\n"
+    project = pytest_project(tmp_path, conftest=emptier, test="def test_a():\n    assert 1 == 1\n")
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
+    assert_not_run(gate, "pytest wrote no report")
+
+
+IGNORED_CRATE = """pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[ignore]
+    fn adds() {
+        assert_eq!(super::add(2, 3), 5);
+    }
+
+    #[test]
+    #[ignore]
+    fn adds_again() {
+        assert_eq!(super::add(2, 2), 4);
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
+def test_cargo_with_every_test_ignored_is_not_run(tmp_path, capsys):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "src" / "lib.rs").write_text(IGNORED_CRATE)
+    gate = verify(capsys, tmp_path, test="cargo test --offline")["tests"]
+    assert_not_run(gate, "every test was skipped")
