@@ -1,6 +1,6 @@
 """Formatters touch only the change set: ``{files}`` is the step's changed
 files, and whatever a formatter changes outside them is restored, its
-version kept and named (``stepkit verify`` on real git repos)."""
+version kept and named (``stepkit verify --fix`` on real git repos)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def repo(tmp_path: Path, format_command: str) -> Path:
 
 
 def format_gate(project: Path) -> dict:
-    return next(g for g in verify(project)["gates"] if g["name"] == "format")
+    return next(g for g in verify(project, fix=True)["gates"] if g["name"] == "format")
 
 
 def test_files_is_the_working_trees_changes_against_head(tmp_path, formatter):
@@ -133,7 +133,7 @@ def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(tmp
 
     project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
     (project / "a.py").write_text("a = 2\n")
-    assert main(["verify", "--project-dir", str(project)]) == 0
+    assert main(["verify", "--fix", "--project-dir", str(project)]) == 0
     out = capsys.readouterr().out
     assert f"[format] running: {PY} {formatter} a.py\n" in out
     assert "    changed by this gate: a.py\n" in out
