@@ -252,6 +252,31 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """
 
 
+@hookspec
+def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+    """Say, before a command starts, whether a ``--coder`` or ``--reviewer``
+    spec is one this plugin's ``stepkit_implement`` or ``stepkit_review``
+    answers for.
+
+    :param role: ``coder`` (``stepkit_implement``) or ``reviewer``
+        (``stepkit_review``).
+    :param spec: the run's spec for that role (``anthropic:MODEL``,
+        ``command:SHELL``, ``claude`` …); None when neither the command nor
+        the project names one.
+    :return: ``""`` when ``spec`` is this plugin's; when it is not, the specs
+        it does answer for, as words for the message
+        (``anthropic[:MODEL], command:SHELL or a preset: claude, codex``);
+        None when the plugin has no coder (or reviewer) at all.
+
+    Called for every plugin.  A spec that no answer claims is a usage error
+    (one line, exit 2, nothing run: ``--coder X: unknown coder (use WORDS; a
+    plugin may add others)``), but only when every plugin implementing the
+    role's stage hook also implements this one: a plugin without it may own
+    any spec, and then its stage hook is left to answer.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
 def stepkit_sweep(ctx: StageContext) -> dict[str, Any] | None:
     """Edge-case sweep over the changed code.

@@ -22,10 +22,6 @@ from stepkit.plugins.stages.documents import (
 )
 from stepkit.records import OrientResult, StageContext
 
-#: The stages whose built-in implementation asks the run's engine.
-LLM_STAGES = ("orient", "sweep", "handoff")
-
-
 ORIENT_SYSTEM = f"""\
 You are the orient stage of stepkit.  stepkit executes ONE step of a phased
 implementation plan; a coder will implement the step after you, guided by
@@ -142,9 +138,10 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     so is an engine that cannot be called (no credentials) when one of those
     stages is among the command's ``settings["stages"]``."""
     from stepkit.plugins.llm.engine import check_engine_spec
+    from stepkit.protocol.stages import STAGES
 
     if settings.get("project_dir"):
-        calls = any(stage in LLM_STAGES for stage in settings.get("stages", ()))
+        calls = any(STAGES[stage].calls_model for stage in settings.get("stages", ()) if stage in STAGES)
         check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), calls=calls)
 
 
