@@ -19,7 +19,16 @@ if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     from pathlib import Path
 
     from stepkit.config import Config
-    from stepkit.records import CoderResult, GateResult, Question, ReviewResult, StageContext
+    from stepkit.records import (
+        CoderResult,
+        GateResult,
+        HandoffProse,
+        OrientResult,
+        Question,
+        ReviewResult,
+        StageContext,
+        SweepResult,
+    )
 
 hookspec = pluggy.HookspecMarker("stepkit")
 hookimpl = pluggy.HookimplMarker("stepkit")
@@ -219,14 +228,16 @@ def stepkit_engine_kinds() -> dict[str, str] | None:
 
 
 @hookspec(firstresult=True)
-def stepkit_orient(ctx: StageContext) -> dict[str, Any] | None:
+def stepkit_orient(ctx: StageContext) -> OrientResult | dict[str, Any] | None:
     """Read-only orientation and staleness check for the step.
 
     :param ctx: the stage context; ``ctx.state`` holds ``plan_text``,
         ``previous_handoff``, ``notes`` and the step's metadata.
-    :return: a dict with ``plan_summary``, ``implementation_brief``,
-        ``staleness_report`` ("clean" if none), ``has_major_deviation`` (bool),
-        ``deviation_summary``; None for no opinion.
+    :return: a :class:`~stepkit.records.OrientResult` (or a dict of its
+        fields: ``plan_summary``, ``implementation_brief``,
+        ``staleness_report`` ("clean" if none), ``has_major_deviation``
+        (bool), ``deviation_summary``), validated by the harness (an invalid
+        one is a stage fault naming the field); None for no opinion.
     :raises StageFault: the stage could not produce a result (routed to
         note_llm_fault).
 
@@ -278,12 +289,13 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
 
 
 @hookspec(firstresult=True)
-def stepkit_sweep(ctx: StageContext) -> dict[str, Any] | None:
+def stepkit_sweep(ctx: StageContext) -> SweepResult | dict[str, Any] | None:
     """Edge-case sweep over the changed code.
 
     :param ctx: the stage context; ``ctx.state["changed_files"]`` lists the
         files the step changed.
-    :return: a dict with ``edge_case_report``, ``downstream_updates``,
+    :return: a :class:`~stepkit.records.SweepResult` (or a dict of its
+        fields, validated the same way): ``edge_case_report``, ``downstream_updates``,
         ``needs_independent_review`` (bool) and ``annotations``: a list of
         ``{"step": N, "edge_case": "text"}`` that the harness appends to the
         ``Edge cases`` section of later step plans (nothing else in those
@@ -310,13 +322,14 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
 
 
 @hookspec(firstresult=True)
-def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any] | None:
+def stepkit_write_handoff(ctx: StageContext) -> HandoffProse | dict[str, Any] | None:
     """Write the prose of the step's handoff.
 
     :param ctx: the stage context; ``ctx.state`` holds the gate results,
         fix history, staleness report, sweep report, review, faults, and
         ``handoff_feedback`` (problems from a failed check to fix exactly).
-    :return: a dict with ``step_summary``, ``result``
+    :return: a :class:`~stepkit.records.HandoffProse` (or a dict of its
+        fields, validated the same way): ``step_summary``, ``result``
         (complete|partial|blocked), the prose sections ``summary``,
         ``completed``, ``not_completed``, ``deviations``,
         ``downstream_plan_updates``, ``edge_cases_discovered``,

@@ -99,14 +99,14 @@ class OrientAnswer(BaseModel):
         return handler(data)
 
 
-def orient_result(answer: OrientAnswer) -> dict[str, Any]:
+def orient_result(answer: OrientAnswer) -> OrientResult:
     """The orient output fields of DESIGN.md, derived by stepkit from the
     findings: ``has_major_deviation`` is whether one is major, and the
     staleness report lists them all ("clean" when there is none)."""
     from stepkit.records import one_line
 
     if answer._given is not None:
-        return answer._given
+        return OrientResult.model_validate(answer._given)
     report = "\n".join(
         f"- [{f.severity}] plan says: {one_line(f.plan_says)}; code has: {one_line(f.code_has)} "
         f"({one_line(f.evidence)}); correction: {one_line(f.correction)}"
@@ -116,7 +116,7 @@ def orient_result(answer: OrientAnswer) -> dict[str, Any]:
         plan_summary=answer.plan_summary, implementation_brief=answer.implementation_brief,
         staleness_report=report or "clean", has_major_deviation=major,
         deviation_summary=answer.deviation_summary if major else "None",
-    ).model_dump()
+    )
 
 
 def orient_prompt(state: Mapping[str, Any]) -> str:
@@ -146,7 +146,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 
 
 @hookimpl(trylast=True)
-def stepkit_orient(ctx: StageContext) -> dict[str, Any]:
+def stepkit_orient(ctx: StageContext) -> OrientResult:
     """Ask the engine, with the read-only tools, to orient for the step."""
     from stepkit.plugins.llm.engine import make_engine
     from stepkit.plugins.llm.tools import read_only_tools
