@@ -529,7 +529,8 @@ def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
         if not owners or not owners <= checkers:
             continue
         spec = settings.get(role)
-        answers = [a for a in pm.hook.stepkit_check_delegate(role=role, spec=spec) if a is not None]
+        answers = [a for a in reversed(pm.hook.stepkit_check_delegate(role=role, spec=spec))  # built-ins first
+                   if a is not None]
         if answers and "" not in answers:
             raise UsageError(f"--{role} {spec}: unknown {role} (use {'; '.join(dict.fromkeys(answers))}; "
                              "a plugin may add others)")
