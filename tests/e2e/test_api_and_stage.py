@@ -133,3 +133,11 @@ def test_a_stage_that_locks_waits_for_no_one_while_a_run_is_live(tmp_path, name)
             "wait for it or stop it")
     assert done.stderr.strip().splitlines() == [busy]
     assert {p: p.read_bytes() for p in project.plans.rglob("*.md")} == before
+
+
+def test_an_unknown_stage_is_one_line_naming_the_tables_stages(tmp_path):
+    project = make_project(tmp_path)
+    done = stage(project, "deploy", "--step", "1")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"stepkit: error: stepkit stage: argument STAGE: unknown stage 'deploy' (known: {', '.join(STAGES)})"]
