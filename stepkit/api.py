@@ -286,11 +286,14 @@ def run_stage(
     ``review`` the step's changes are the git work tree against HEAD, seen as
     a run sees them: the plan repo left out, tamper flags raised.
 
-    :param name: ``orient``, ``implement``, ``verify``, ``sweep``, ``review``
-        or ``handoff``.
+    :param name: a stage of :data:`stepkit.protocol.stages.STAGES` (``orient``,
+        ``implement``, ``verify``, ``sweep``, ``review``, ``handoff``); one whose
+        row says it locks holds the project lock while it runs.
     :return: the stage's result (the state updates it produced).
     :raises UsageError: bad input, the step cannot be resolved, or the stage
         needs a human answer that cannot be given here.
+    :raises ProjectBusy: another command of the project is live (a
+        :class:`UsageError`); the stage did not run.
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config

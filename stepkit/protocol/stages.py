@@ -34,6 +34,7 @@ from stepkit.errors import describe_validation
 from stepkit.graph.model import Graph
 from stepkit.pluginmanager import first_answer
 from stepkit.records import (
+    FAILED_STATUSES,
     CoderResult,
     GateResult,
     HandoffProse,
@@ -49,7 +50,7 @@ from stepkit.workspace.files import atomic_write
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
-    """Run the stage ``name`` (orient, implement, sweep, review, handoff, verify)."""
+    """Run the stage ``name`` (a key of :data:`STAGES`)."""
     try:
         stage = STAGES[name]
     except KeyError:
@@ -386,6 +387,8 @@ class Stage:
     :ivar effort: the reasoning effort its model call asks for by default
         (an engine that has the notion reads it; ``effort_<node>`` overrides).
     :ivar title: how fault notes name it (default: its name).
+    :ivar failed: whether its result (the state updates it produced) is its
+        own verdict of failure (``stepkit stage`` exits 1 then); None: never.
     """
 
     name: str
@@ -400,14 +403,23 @@ class Stage:
     reads_changes: bool = False
     effort: str | None = None
     title: str | None = None
+    failed: Callable[[dict[str, Any]], bool] | None = None
+
+
+def _coder_did_not_complete(updates: dict[str, Any]) -> bool:
+    return (updates.get("coder_result") or {}).get("sentinel") != "CODER_COMPLETE"
+
+
+def _a_gate_failed(updates: dict[str, Any]) -> bool:
+    return any(gate["status"] in FAILED_STATUSES for gate in updates.get("gates", []))
 
 
 #: Every stage, in the order a step runs them.
 STAGES: dict[str, Stage] = {stage.name: stage for stage in (
     Stage("orient", orient, "stepkit_orient", OrientResult, read_only=True, calls_model=True, effort="high"),
     Stage("implement", implement, "stepkit_implement", CoderResult, read_only=False, calls_model=False,
-          delegate="coder", rerun_on_resume=False),
-    Stage("verify", verify, None, None, read_only=False, calls_model=False),
+          delegate="coder", rerun_on_resume=False, failed=_coder_did_not_complete),
+    Stage("verify", verify, None, None, read_only=False, calls_model=False, failed=_a_gate_failed),
     Stage("sweep", sweep, "stepkit_sweep", SweepResult, read_only=False, calls_model=True,
           reads_changes=True),
     Stage("review", review, "stepkit_review", ReviewResult, read_only=True, calls_model=False,

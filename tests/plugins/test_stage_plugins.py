@@ -391,7 +391,7 @@ def test_a_sweep_annotation_of_a_step_not_listed_is_refused_and_asked_again(tmp_
     messages_api.reply_json({**SWEEP, "annotations": [{"step": 2, "edge_case": "the current step"}]})
     messages_api.reply_json(SWEEP)
 
-    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep"))["annotations"] == SWEEP["annotations"]
+    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")).annotations == SweepAnswer(**SWEEP).annotations
     assert len(messages_api.requests) == 2
     assert "not accepted" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
 
@@ -426,7 +426,7 @@ def test_a_handoff_missing_a_section_or_its_result_is_refused_and_asked_again(tm
     messages_api.reply_json({k: v for k, v in HANDOFF.items() if k != dropped})
     messages_api.reply_json(HANDOFF)
 
-    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HANDOFF
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
     assert len(messages_api.requests) == 2
     retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
     assert "not accepted" in retry and dropped in retry
@@ -440,5 +440,5 @@ def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
     messages_api.reply_json({**HANDOFF, "not_completed": "  "})
     messages_api.reply_json(HANDOFF)
 
-    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HANDOFF
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
     assert "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
