@@ -141,7 +141,8 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     from stepkit.protocol.stages import STAGES
 
     if settings.get("project_dir"):
-        calls = any(STAGES[stage].calls_model for stage in settings.get("stages", ()) if stage in STAGES)
+        asks = [STAGES[name] for name in settings.get("stages", ()) if name in STAGES]
+        calls = any(stage.calls_model and not stage.delegate for stage in asks)
         check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), calls=calls)
 
 

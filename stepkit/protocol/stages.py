@@ -93,7 +93,7 @@ def _validated(model: type[BaseModel], data: Any, hook: str) -> Any:
     """``data`` as ``model``: a model instance is checked again (a plugin may
     have built it with ``model_construct``), a dict is validated."""
     try:
-        return model.model_validate(data.model_dump() if isinstance(data, BaseModel) else data)
+        return model.model_validate(data.model_dump(warnings=False) if isinstance(data, BaseModel) else data)
     except ValidationError as exc:
         raise StageFault(f"{hook} returned an invalid result: {describe_validation(exc)}") from None
 
@@ -373,8 +373,10 @@ class Stage:
     :ivar result: the model the hook's answer is validated against (a
         plugin may answer with the model or with a dict of its fields).
     :ivar read_only: the project tree must not change while the hook runs.
-    :ivar calls_model: the built-in implementation asks the run's engine
-        (``--engine``); its credentials are checked before a command that runs it.
+    :ivar calls_model: it calls a model: through the run's engine
+        (``--engine``, whose credentials are checked before a command that
+        runs the stage), or, for a stage with a ``delegate``, through the
+        coder or reviewer its spec names.
     :ivar delegate: the setting naming who answers (``coder``, ``reviewer``):
         an unknown spec is refused before the command starts.
     :ivar locks: it runs a coder, a gate or writes the plan repo: it holds
@@ -417,20 +419,21 @@ def _a_gate_failed(updates: dict[str, Any]) -> bool:
 #: Every stage, in the order a step runs them.
 STAGES: dict[str, Stage] = {stage.name: stage for stage in (
     Stage("orient", orient, "stepkit_orient", OrientResult, read_only=True, calls_model=True, effort="high"),
-    Stage("implement", implement, "stepkit_implement", CoderResult, read_only=False, calls_model=False,
+    Stage("implement", implement, "stepkit_implement", CoderResult, read_only=False, calls_model=True,
           delegate="coder", rerun_on_resume=False, failed=_coder_did_not_complete),
     Stage("verify", verify, None, None, read_only=False, calls_model=False, failed=_a_gate_failed),
     Stage("sweep", sweep, "stepkit_sweep", SweepResult, read_only=False, calls_model=True,
           reads_changes=True),
-    Stage("review", review, "stepkit_review", ReviewResult, read_only=True, calls_model=False,
+    Stage("review", review, "stepkit_review", ReviewResult, read_only=True, calls_model=True,
           delegate="reviewer", reads_changes=True, effort="high", title="the independent review"),
     Stage("handoff", handoff, "stepkit_write_handoff", HandoffProse, read_only=False, calls_model=True),
 )}
 
 
 def stage_of(ctx: StageContext) -> Stage | None:
-    """The stage the node ``ctx`` serves runs (None: the node runs none of them),
-    found through the run's ``stage_nodes`` setting."""
+    """The stage that the node ``ctx.node`` runs, found through the run's
+    ``stage_nodes`` setting (without one, a node named after its stage);
+    None for a node that runs no stage."""
     for name, nodes in (ctx.settings.get("stage_nodes") or {}).items():
         if ctx.node in nodes and name in STAGES:
             return STAGES[name]

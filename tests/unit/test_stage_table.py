@@ -114,3 +114,15 @@ def test_a_bad_result_is_a_stage_fault_naming_the_field(tmp_path, stage, answer,
     note = fault.value.note
     assert note.startswith(f"{STAGES[stage].hook} returned an invalid result: ")
     assert field in note and "\n" not in note
+
+
+@pytest.mark.parametrize("stage, node, effort", [
+    ("orient", "my_orient", "high"),
+    ("review", "second_opinion", "high"),
+    ("handoff", "independent_review", None),  # a node id means nothing; its stage decides
+])
+def test_the_default_effort_is_the_stage_s_whatever_the_node_is_called(stage, node, effort):
+    from stepkit.plugins.llm.anthropic_engine import resolve_effort
+
+    ctx = context(Path("."), node=node, settings={"stage_nodes": {stage: [node]}})
+    assert resolve_effort(node, ctx, "claude-opus-5-5") == effort
