@@ -379,8 +379,9 @@ class Stage:
         coder or reviewer its spec names.
     :ivar delegate: the setting naming who answers (``coder``, ``reviewer``):
         an unknown spec is refused before the command starts.
-    :ivar locks: it runs a coder, a gate or writes the plan repo: it holds
-        the project's lock, alone as in a run.
+    :ivar locks: it holds the project's lock while it runs, so it never
+        meets a live run (even a read-only stage would read a tree that a
+        run's coder is changing).
     :ivar rerun_on_resume: a node running it may simply run again when an
         interrupted run resumes (false: the run fails instead; a graph may
         be stricter, never looser).
