@@ -288,6 +288,22 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
     """
 
 
+@hookspec
+def stepkit_coder_presets() -> list[dict[str, Any]] | None:
+    """Describe the coding-CLI presets this plugin's coder and reviewer run,
+    for ``stepkit plugins`` (its table and the ``presets`` of its ``--json``).
+
+    :return: one dict per preset: ``name``, ``path`` (the CLI found on PATH,
+        None when missing), ``version`` (None when unknown), ``checked`` (the
+        versions the preset was checked against), ``checked_version``
+        (bool), ``install`` (how to install the CLI); None or ``[]`` when
+        the plugin has none.
+
+    Called for every plugin; the rows are joined, built-ins first.  Usable
+    in ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
 def stepkit_sweep(ctx: StageContext) -> SweepResult | dict[str, Any] | None:
     """Edge-case sweep over the changed code.

@@ -222,6 +222,14 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
 
 
 @hookimpl
+def stepkit_coder_presets() -> list[dict[str, Any]]:
+    """The presets (claude, codex, aider, opencode) and their CLIs on PATH."""
+    from stepkit.plugins.coders.presets import preset_status
+
+    return preset_status()
+
+
+@hookimpl
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``command:SHELL`` and the presets (claude, codex, aider,
     opencode); None for any other coder spec."""

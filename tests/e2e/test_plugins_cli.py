@@ -87,3 +87,29 @@ def test_load_errors_are_shown(tmp_path, capsys, broken_entry_point):
 def test_a_bad_project_dir_is_a_usage_error(tmp_path, capsys):
     assert main(["plugins", "--project-dir", str(tmp_path / "nope")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+MY_PRESET = """\
+from stepkit import hookimpl
+
+@hookimpl
+def stepkit_coder_presets():
+    return [{"name": "mycli", "path": None, "version": None, "checked": ["1.0"], "checked_version": False,
+             "install": "pipx install mycli"}]
+"""
+
+
+def test_the_presets_come_from_the_plugins_built_ins_first(tmp_path, capsys):
+    """stepkit_coder_presets: a project's preset is listed after the
+    built-ins', and switching the built-in command coder off drops its presets."""
+    (tmp_path / "stepconf.py").write_text(MY_PRESET)
+
+    def presets(*extra):
+        assert main(["plugins", "--project-dir", str(tmp_path), "--json", *extra]) == 0
+        return [p["name"] for p in json.loads(capsys.readouterr().out)["presets"]]
+
+    assert presets() == ["claude", "codex", "aider", "opencode", "mycli"]
+    assert presets("-p", "no:command") == ["mycli"]
+    assert main(["plugins", "--project-dir", str(tmp_path)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["mycli", "not", "on", "PATH", "(install:", "pipx", "install", "mycli)", "1.0"] in rows
