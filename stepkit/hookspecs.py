@@ -398,6 +398,24 @@ def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
 
 
 @hookspec
+def stepkit_run_observers(command: str) -> list[Any] | None:
+    """Give the observers that show a run started on the command line.
+
+    :param command: ``run`` or ``resume``.
+    :return: observer objects (plugins implementing ``stepkit_node_started``
+        and the other observer hooks, and a ``close()`` method); each is
+        registered for the run only and closed when the command ends,
+        however it ends (Ctrl-C too).  None or ``[]`` for none.
+
+    Called for every plugin, built-ins' observers first; not called for
+    ``--json`` (one object on stdout, nothing else) nor by the Python API,
+    whose callers pass their own ``observers``.  The built-in
+    (:mod:`stepkit.plugins.observers.display`) gives the terminal progress
+    display; ``-p no:display`` turns it off.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
 def stepkit_node_started(run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
     """A node is about to run.
 

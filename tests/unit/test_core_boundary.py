@@ -25,7 +25,6 @@ PLUGIN_PACKAGES = ("stepkit.plugins", "plugins")
 NOT_YET = {
     "stepkit.protocol.nodes": "its environment-fault text reads stepkit.plugins.overrides.OVERRIDES "
                               "(now stepkit.config.OVERRIDES); the module is being split elsewhere",
-    "stepkit.cli.run": "the progress display (stepkit.plugins.observers.progress) is built by the CLI",
 }
 CORE = sorted(name for name in MODULES if not name.startswith("stepkit.plugins"))
 
