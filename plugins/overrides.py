@@ -13,16 +13,8 @@ from __future__ import annotations
 
 import os
 
-from stepkit.config import Config
+from stepkit.config import OVERRIDES, Config
 from stepkit.hookspecs import hookimpl
-
-#: Environment variable and ``[tool.stepkit.commands]`` key of each gate.
-OVERRIDES: dict[str, tuple[str, str]] = {
-    "format": ("FORMAT_CMD", "format"),
-    "lint": ("LINT_CMD", "lint"),
-    "build": ("BUILD_CMD", "build"),
-    "tests": ("TEST_CMD", "test"),
-}
 
 
 def override(gate: str, config: Config) -> str | None:

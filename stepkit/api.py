@@ -299,11 +299,14 @@ def run_stage(
     ``review`` the step's changes are the git work tree against HEAD, seen as
     a run sees them: the plan repo left out, tamper flags raised.
 
-    :param name: ``orient``, ``implement``, ``verify``, ``sweep``, ``review``
-        or ``handoff``.
+    :param name: a stage of :data:`stepkit.protocol.stages.STAGES` (``orient``,
+        ``implement``, ``verify``, ``sweep``, ``review``, ``handoff``); one whose
+        row says it locks holds the project lock while it runs.
     :return: the stage's result (the state updates it produced).
     :raises UsageError: bad input, the step cannot be resolved, or the stage
         needs a human answer that cannot be given here.
+    :raises ProjectBusy: another command of the project is live (a
+        :class:`UsageError`); the stage did not run.
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
@@ -343,11 +346,12 @@ def run_stage(
     if resolved.route == "error":
         raise UsageError(resolved.updates["failure_reason"])
     state.update(resolved.updates)
-    if name in ("sweep", "review"):
+    stage = STAGES[name]
+    if stage.reads_changes:
         from stepkit.workspace.scope import working_tree_changes
 
         state.update(working_tree_changes(project, Path(settings["plans_dir"]))._asdict())
-    lock = _stage_lock(project, name, state.get("step"))
+    lock = _stage_lock(project, stage, state.get("step"))
     try:
         # the node the step-runner runs the stage at (the scripted engine and
         # model_<node> settings key on it); verify is no stage node there
@@ -361,16 +365,16 @@ def run_stage(
     return outcome.updates
 
 
-#: Stages that run a coder or a gate: they take the project's lock.
-LOCKED_STAGES = ("implement", "verify", "review")
+def _stage_lock(project: Path, stage: Any, step: Any) -> ProjectLock | None:
+    """The project's lock, taken for a stage whose row of
+    :data:`stepkit.protocol.stages.STAGES` says it locks; None for the others.
 
-
-def _stage_lock(project: Path, name: str, step: Any) -> ProjectLock | None:
-    """The project's lock, taken for a stage that runs a coder or a gate; None for the others."""
-    if name not in LOCKED_STAGES:
+    :raises ProjectBusy: another command of the project is live.
+    """
+    if not stage.locks:
         return None
     lock = ProjectLock(project)
-    lock.acquire(f"stage {name}", step=step)
+    lock.acquire(f"stage {stage.name}", step=step)
     return lock
 
 
@@ -534,21 +538,25 @@ def _new_run(store: Any) -> Any:
 
 def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
     """A coder or reviewer spec that no plugin answers for is a usage error
-    before the run starts.  When only built-in plugins implement the hook,
-    the built-ins' own spec parser decides; a spec another plugin may own
-    is left to that plugin."""
-    from stepkit.plugins.coders.command import builtin_spec, delegate_spec
-    from stepkit.plugins.coders.presets import PRESETS
+    before the run starts: asked through ``stepkit_check_delegate`` of the
+    plugins, and only when each plugin implementing the stage's hook
+    implements that check too (one that does not may own any spec)."""
+    from stepkit.protocol.stages import STAGES
 
-    origins = getattr(pm, "origins", {})
-    for role, stage, hook in (("coder", "implement", "stepkit_implement"), ("reviewer", "review", "stepkit_review")):
-        impls = getattr(pm.hook, hook).get_hookimpls()
-        if stage not in settings["stages"] or not impls:
+    for stage in STAGES.values():
+        role = stage.delegate
+        if role is None or stage.hook is None or stage.name not in settings["stages"]:
             continue
-        spec = delegate_spec(settings, role)
-        if all(origins.get(i.plugin_name) == "builtin" for i in impls) and builtin_spec(spec) is None:
-            raise UsageError(f"--{role} {spec}: unknown {role} (use anthropic[:MODEL], command:SHELL or a preset: "
-                             f"{', '.join(PRESETS)}; a plugin may add others)")
+        owners = {impl.plugin_name for impl in getattr(pm.hook, stage.hook).get_hookimpls()}
+        checkers = {impl.plugin_name for impl in pm.hook.stepkit_check_delegate.get_hookimpls()}
+        if not owners or not owners <= checkers:
+            continue
+        spec = settings.get(role)
+        answers = [a for a in reversed(pm.hook.stepkit_check_delegate(role=role, spec=spec))  # built-ins first
+                   if a is not None]
+        if answers and "" not in answers:
+            raise UsageError(f"--{role} {spec}: unknown {role} (use {'; '.join(dict.fromkeys(answers))}; "
+                             "a plugin may add others)")
 
 
 class _LockNamesStep:

@@ -32,6 +32,17 @@ class Timeouts(BaseModel):
     run: float = 7200
 
 
+#: Per gate, the environment variable and the ``[tool.stepkit.commands]``
+#: key that set its command explicitly (the built-in overrides plugin
+#: answers with them first).
+OVERRIDES: dict[str, tuple[str, str]] = {
+    "format": ("FORMAT_CMD", "format"),
+    "lint": ("LINT_CMD", "lint"),
+    "build": ("BUILD_CMD", "build"),
+    "tests": ("TEST_CMD", "test"),
+}
+
+
 class Commands(BaseModel):
     """Explicit gate commands; an empty string means "this gate has no command"."""
 

@@ -19,7 +19,16 @@ if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     from pathlib import Path
 
     from stepkit.config import Config
-    from stepkit.records import CoderResult, GateResult, Question, ReviewResult, StageContext
+    from stepkit.records import (
+        CoderResult,
+        GateResult,
+        HandoffProse,
+        OrientResult,
+        Question,
+        ReviewResult,
+        StageContext,
+        SweepResult,
+    )
 
 hookspec = pluggy.HookspecMarker("stepkit")
 hookimpl = pluggy.HookimplMarker("stepkit")
@@ -257,14 +266,16 @@ def stepkit_engine_kinds() -> dict[str, str] | None:
 
 
 @hookspec(firstresult=True)
-def stepkit_orient(ctx: StageContext) -> dict[str, Any] | None:
+def stepkit_orient(ctx: StageContext) -> OrientResult | dict[str, Any] | None:
     """Read-only orientation and staleness check for the step.
 
     :param ctx: the stage context; ``ctx.state`` holds ``plan_text``,
         ``previous_handoff``, ``notes`` and the step's metadata.
-    :return: a dict with ``plan_summary``, ``implementation_brief``,
-        ``staleness_report`` ("clean" if none), ``has_major_deviation`` (bool),
-        ``deviation_summary``; None for no opinion.
+    :return: a :class:`~stepkit.records.OrientResult` (or a dict of its
+        fields: ``plan_summary``, ``implementation_brief``,
+        ``staleness_report`` ("clean" if none), ``has_major_deviation``
+        (bool), ``deviation_summary``), validated by the harness (an invalid
+        one is a stage fault naming the field); None for no opinion.
     :raises StageFault: the stage could not produce a result (routed to
         note_llm_fault).
 
@@ -290,13 +301,55 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """
 
 
+@hookspec
+def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+    """Say, before a command starts, whether a ``--coder`` or ``--reviewer``
+    spec is one this plugin's ``stepkit_implement`` or ``stepkit_review``
+    answers for.
+
+    :param role: ``coder`` (``stepkit_implement``) or ``reviewer``
+        (``stepkit_review``).
+    :param spec: the run's spec for that role (``anthropic:MODEL``,
+        ``command:SHELL``, ``claude`` …); None when neither the command nor
+        the project names one.
+    :return: ``""`` when ``spec`` is this plugin's; when it is not, the specs
+        it does answer for, as words for the message
+        (``anthropic[:MODEL], command:SHELL or a preset: claude, codex``);
+        None when the plugin has no coder (or reviewer) at all.
+
+    Called for every plugin.  A spec that no answer claims is a usage error
+    (one line, exit 2, nothing run: ``--coder X: unknown coder (use WORDS; a
+    plugin may add others)``), but only when every plugin implementing the
+    role's stage hook also implements this one: a plugin without it may own
+    any spec, and then its stage hook is left to answer.  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_coder_presets() -> list[dict[str, Any]] | None:
+    """Describe the coding-CLI presets this plugin's coder and reviewer run,
+    for ``stepkit plugins`` (its table and the ``presets`` of its ``--json``).
+
+    :return: one dict per preset: ``name``, ``path`` (the CLI found on PATH,
+        None when missing), ``version`` (None when unknown), ``checked`` (the
+        versions the preset was checked against), ``checked_version``
+        (bool), ``install`` (how to install the CLI); None or ``[]`` when
+        the plugin has none.
+
+    Called for every plugin; the rows are joined, built-ins first.  Usable
+    in ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
-def stepkit_sweep(ctx: StageContext) -> dict[str, Any] | None:
+def stepkit_sweep(ctx: StageContext) -> SweepResult | dict[str, Any] | None:
     """Edge-case sweep over the changed code.
 
     :param ctx: the stage context; ``ctx.state["changed_files"]`` lists the
         files the step changed.
-    :return: a dict with ``edge_case_report``, ``downstream_updates``,
+    :return: a :class:`~stepkit.records.SweepResult` (or a dict of its
+        fields, validated the same way): ``edge_case_report``, ``downstream_updates``,
         ``needs_independent_review`` (bool) and ``annotations``: a list of
         ``{"step": N, "edge_case": "text"}`` that the harness appends to the
         ``Edge cases`` section of later step plans (nothing else in those
@@ -323,13 +376,14 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
 
 
 @hookspec(firstresult=True)
-def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any] | None:
+def stepkit_write_handoff(ctx: StageContext) -> HandoffProse | dict[str, Any] | None:
     """Write the prose of the step's handoff.
 
     :param ctx: the stage context; ``ctx.state`` holds the gate results,
         fix history, staleness report, sweep report, review, faults, and
         ``handoff_feedback`` (problems from a failed check to fix exactly).
-    :return: a dict with ``step_summary``, ``result``
+    :return: a :class:`~stepkit.records.HandoffProse` (or a dict of its
+        fields, validated the same way): ``step_summary``, ``result``
         (complete|partial|blocked), the prose sections ``summary``,
         ``completed``, ``not_completed``, ``deviations``,
         ``downstream_plan_updates``, ``edge_cases_discovered``,
@@ -379,6 +433,24 @@ def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
 
 
 # -- observers ---------------------------------------------------------------
+
+
+@hookspec
+def stepkit_run_observers(command: str) -> list[Any] | None:
+    """Give the observers that show a run started on the command line.
+
+    :param command: ``run`` or ``resume``.
+    :return: observer objects (plugins implementing ``stepkit_node_started``
+        and the other observer hooks, and a ``close()`` method); each is
+        registered for the run only and closed when the command ends,
+        however it ends (Ctrl-C too).  None or ``[]`` for none.
+
+    Called for every plugin, built-ins' observers first; not called for
+    ``--json`` (one object on stdout, nothing else) nor by the Python API,
+    whose callers pass their own ``observers``.  The built-in
+    (:mod:`stepkit.plugins.observers.display`) gives the terminal progress
+    display; ``-p no:display`` turns it off.  Usable in ``stepconf.py``: yes.
+    """
 
 
 @hookspec

@@ -66,6 +66,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.coders.command",
     "stepkit.plugins.coders.anthropic",
     "stepkit.plugins.coders.reviewer",
+    "stepkit.plugins.observers.display",
 ]
 
 ENTRY_POINT_GROUP = "stepkit"

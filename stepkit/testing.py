@@ -52,9 +52,8 @@ from typing import Any
 
 import pytest
 
-from stepkit.config import load_config
+from stepkit.config import OVERRIDES, load_config
 from stepkit.pluginmanager import ALLOW_LIST_ENV, StepkitPluginManager, get_plugin_manager
-from stepkit.plugins.overrides import OVERRIDES
 from stepkit.workspace.gate_commands import resolve_command, resolve_commands
 
 __all__ = ["build_project", "make_plugin_manager", "resolve_gate_command", "resolve_gates"]

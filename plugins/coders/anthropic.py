@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.coders.command import builtin_spec, delegate_spec
+from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
 from stepkit.protocol.switches import switch_on
 from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
@@ -135,6 +135,13 @@ PLAN_TASK = ("Plan the change now: read what you need first (you cannot edit yet
 UNTESTED = ("You changed files after your last test run. Run the tests you wrote with "
             "run_command, fix what fails, then answer again.")
 _WRITE_TOOLS = ("write_file", "edit_file")
+
+
+@hookimpl
+def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+    """``anthropic[:MODEL]`` as the coder (the reviewer's is
+    :mod:`stepkit.plugins.coders.reviewer`'s)."""
+    return check_builtin_spec(spec) if role == "coder" else None
 
 
 @hookimpl(trylast=True)

@@ -66,6 +66,16 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
     return ("preset", spec) if spec in PRESETS else None
 
 
+def check_builtin_spec(spec: str | None) -> str:
+    """The built-in coders' and reviewers' answer to ``stepkit_check_delegate``:
+    ``""`` for a spec one of them owns, else the specs they take."""
+    from stepkit.plugins.coders.presets import PRESETS
+
+    if builtin_spec(spec or "anthropic") is not None:
+        return ""
+    return f"anthropic[:MODEL], command:SHELL or a preset: {', '.join(PRESETS)}"
+
+
 def run_delegate(
     ctx: StageContext, command: str, prompt: str, *, name: str, timeout: float,
     on_text: Callable[[str], None] | None = None, env: dict[str, str] | None = None, spends: bool = False,
@@ -119,8 +129,9 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     ``anthropic[:MODEL]`` needs an engine that can be called when its stage
     is among the command's ``settings["stages"]``."""
     from stepkit.plugins.llm.engine import check_engine_spec
+    from stepkit.protocol.stages import STAGES
 
-    for role, stage in (("coder", "implement"), ("reviewer", "review")):
+    for role, stage in ((s.delegate, s.name) for s in STAGES.values() if s.delegate):
         spec = delegate_spec(settings, role)
         kind, arg = builtin_spec(spec) or ("", "")
         if kind == "command" and not arg.strip():
@@ -131,6 +142,20 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
         if kind == "anthropic" and stage in settings.get("stages", ()) and settings.get("project_dir"):
             check_engine_spec(f"anthropic:{arg}" if arg else settings.get("engine"), Path(settings["project_dir"]),
                               calls=True)
+
+
+@hookimpl
+def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+    """``command:SHELL`` and the presets, as a coder or as a reviewer."""
+    return check_builtin_spec(spec)
+
+
+@hookimpl
+def stepkit_coder_presets() -> list[dict[str, Any]]:
+    """The presets (claude, codex, aider, opencode) and their CLIs on PATH."""
+    from stepkit.plugins.coders.presets import preset_status
+
+    return preset_status()
 
 
 @hookimpl

@@ -13,7 +13,7 @@ A review that did not run properly is a fault, never findings: a model
 fault, a command that crashed, timed out, exited non-zero or printed
 nothing, a preset whose tool reported an error, and a reviewer that changed
 the project tree (reviews are read-only).  The two attempts of
-independent_review are the graph's business; nothing is retried here.
+the review are the graph's business; nothing is retried here.
 """
 
 from __future__ import annotations
@@ -134,6 +134,14 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
     ]) + "\n"
 
 
+@hookimpl
+def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+    """The reviewers :func:`stepkit_review` answers for."""
+    from stepkit.plugins.coders.command import check_builtin_spec
+
+    return check_builtin_spec(spec) if role == "reviewer" else None
+
+
 @hookimpl(trylast=True)
 def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     """Answer for ``anthropic[:MODEL]``, ``command:SHELL`` and the presets."""
@@ -161,7 +169,7 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
     engine = make_engine(engine_spec, ctx)
     try:
         answer = engine.structured(
-            node=ctx.node or "independent_review", system=REVIEW_SYSTEM,
+            node=ctx.node, system=REVIEW_SYSTEM,
             prefix=build_review_prompt(ctx.state, with_instructions=False),
             prompt="Review the change now and answer with the findings.",
             schema=ReviewAnswer, tools=read_only_tools(ctx.project_dir), ctx=ctx,

@@ -41,8 +41,8 @@ Design choices:
   several calls continue (the built-in coder's plan, edit and fix rounds):
   each call appends its prompt to the same history, so later rounds see
   the earlier ones and read them from the cache.
-- **Effort**: ``effort_<node>`` (low, medium, high, max; defaults in
-  :data:`DEFAULT_EFFORT`) is sent as ``output_config.effort`` with adaptive
+- **Effort**: ``effort_<node>`` (low, medium, high, max; by default the
+  ``effort`` of the node's stage in :data:`stepkit.protocol.stages.STAGES`) is sent as ``output_config.effort`` with adaptive
   thinking, for models that support it
   (:func:`~stepkit.plugins.llm.pricing.supports_effort`); a 400 that
   refuses them sends the call again without them (an ``llm_effort_dropped``
@@ -97,9 +97,6 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 _EPHEMERAL = {"type": "ephemeral"}
 _RETRY_STATUS = frozenset({408, 409, 429})
 M = TypeVar("M", bound=BaseModel)
-#: Effort per node when ``effort_<node>`` is not set: the nodes that judge
-#: (orient's staleness verdict, the review) gain most from thinking.
-DEFAULT_EFFORT = {"orient": "high", "independent_review": "high"}
 CHARS_PER_TOKEN = 4  # the estimate used for budgets and cache thresholds
 LOOKBACK_BLOCKS = 20  # how far back the API looks for a cached prefix
 TRIMMED = ("[tool result trimmed to keep the conversation within its context budget; "
@@ -175,8 +172,11 @@ class AnthropicEngine:
 
 def resolve_effort(node: str, ctx: StageContext, model: str) -> str | None:
     """The effort for ``node``: ``--set effort_<node>=``, else
-    :data:`DEFAULT_EFFORT`; None when the model does not support it."""
-    effort = ctx.settings.get(f"effort_{node}") or DEFAULT_EFFORT.get(node)
+    the default of the stage the node runs; None when the model does not support it."""
+    from stepkit.protocol.stages import stage_of
+
+    stage = stage_of(ctx)
+    effort = ctx.settings.get(f"effort_{node}") or (stage.effort if stage else None)
     if not effort or not supports_effort(model):
         return None
     if effort not in EFFORTS:

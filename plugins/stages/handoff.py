@@ -184,11 +184,11 @@ def _annotations(state: Mapping[str, Any]) -> str:
 
 
 @hookimpl(trylast=True)
-def stepkit_write_handoff(ctx: StageContext) -> dict[str, Any]:
+def stepkit_write_handoff(ctx: StageContext) -> HandoffProse:
     """Ask the engine (no tools) for the handoff's prose sections."""
     from stepkit.plugins.llm.engine import ask
     from stepkit.protocol.stages import pipeline_faults
 
-    return ask(ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
-               prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)),
-               schema=HandoffAnswer, tools=None)
+    return HandoffProse.model_validate(ask(
+        ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
+        prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)), schema=HandoffAnswer, tools=None))

@@ -22,10 +22,6 @@ from stepkit.plugins.stages.documents import (
 )
 from stepkit.records import OrientResult, StageContext
 
-#: The stages whose built-in implementation asks the run's engine.
-LLM_STAGES = ("orient", "sweep", "handoff")
-
-
 ORIENT_SYSTEM = f"""\
 You are the orient stage of stepkit.  stepkit executes ONE step of a phased
 implementation plan; a coder will implement the step after you, guided by
@@ -103,14 +99,14 @@ class OrientAnswer(BaseModel):
         return handler(data)
 
 
-def orient_result(answer: OrientAnswer) -> dict[str, Any]:
+def orient_result(answer: OrientAnswer) -> OrientResult:
     """The orient output fields of DESIGN.md, derived by stepkit from the
     findings: ``has_major_deviation`` is whether one is major, and the
     staleness report lists them all ("clean" when there is none)."""
     from stepkit.records import one_line
 
     if answer._given is not None:
-        return answer._given
+        return OrientResult.model_validate(answer._given)
     report = "\n".join(
         f"- [{f.severity}] plan says: {one_line(f.plan_says)}; code has: {one_line(f.code_has)} "
         f"({one_line(f.evidence)}); correction: {one_line(f.correction)}"
@@ -120,7 +116,7 @@ def orient_result(answer: OrientAnswer) -> dict[str, Any]:
         plan_summary=answer.plan_summary, implementation_brief=answer.implementation_brief,
         staleness_report=report or "clean", has_major_deviation=major,
         deviation_summary=answer.deviation_summary if major else "None",
-    ).model_dump()
+    )
 
 
 def orient_prompt(state: Mapping[str, Any]) -> str:
@@ -142,14 +138,16 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     so is an engine that cannot be called (no credentials) when one of those
     stages is among the command's ``settings["stages"]``."""
     from stepkit.plugins.llm.engine import check_engine_spec
+    from stepkit.protocol.stages import STAGES
 
     if settings.get("project_dir"):
-        calls = any(stage in LLM_STAGES for stage in settings.get("stages", ()))
+        asks = [STAGES[name] for name in settings.get("stages", ()) if name in STAGES]
+        calls = any(stage.calls_model and not stage.delegate for stage in asks)
         check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), calls=calls)
 
 
 @hookimpl(trylast=True)
-def stepkit_orient(ctx: StageContext) -> dict[str, Any]:
+def stepkit_orient(ctx: StageContext) -> OrientResult:
     """Ask the engine, with the read-only tools, to orient for the step."""
     from stepkit.plugins.llm.engine import make_engine
     from stepkit.plugins.llm.tools import read_only_tools

@@ -90,7 +90,7 @@ class _SweepFields(BaseModel):
 
 
 @hookimpl(trylast=True)
-def stepkit_sweep(ctx: StageContext) -> dict[str, Any]:
+def stepkit_sweep(ctx: StageContext) -> SweepResult:
     """Ask the engine, with the read-only tools, to sweep the changed code."""
     from stepkit.plugins.llm.engine import ask
     from stepkit.plugins.llm.tools import read_only_tools
@@ -98,4 +98,4 @@ def stepkit_sweep(ctx: StageContext) -> dict[str, Any]:
     answer = ask(ctx, system=SWEEP_SYSTEM, prefix=plan_prefix(ctx.state),
                  prompt=sweep_prompt(ctx.state), schema=sweep_schema(ctx.state),
                  tools=read_only_tools(ctx.project_dir))
-    return {"annotations": [], **answer}
+    return SweepResult.model_validate({"annotations": [], **answer})

@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = command("stage", "Run one protocol stage on its own and print its result.")
-    p.add_argument("stage", choices=["orient", "implement", "verify", "sweep", "review", "handoff"])
+    p.add_argument("stage", type=stage_name, metavar="STAGE",
+                   help="the protocol stage to run (a name it does not know lists the stages)")
     run_options(p)
 
     p = command("graph", "Draw the step-runner graph (or another graph file).")
@@ -112,6 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("mcp", "Serve stepkit's commands as MCP tools over stdio (for orchestrating agents).")
     p.add_argument("--project-dir", default=".", help="the project a tool call without project_dir uses")
     return parser
+
+
+def stage_name(text: str) -> str:
+    """``stepkit stage``'s argument, checked against the protocol's table of
+    stages (imported only when that command is parsed)."""
+    from stepkit.protocol.stages import STAGES
+
+    if text not in STAGES:
+        raise argparse.ArgumentTypeError(f"unknown stage {text!r} (known: {', '.join(STAGES)})")
+    return text
 
 
 def disabled_plugins(args: argparse.Namespace) -> list[str]:

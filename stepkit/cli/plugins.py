@@ -18,9 +18,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the plugin table (or ``{"plugins": [...]}`` with ``--json``)."""
     project_dir = resolve_project_dir(args.project_dir)
     pm = args.pm or get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
-    from stepkit.plugins.coders.presets import preset_status
-
-    plugins, presets, engines = get_plugins(pm), preset_status(), engine_list(pm)
+    presets = [row for rows in reversed(pm.hook.stepkit_coder_presets()) for row in rows or ()]  # built-ins first
+    plugins, engines = get_plugins(pm), engine_list(pm)
     if args.json:
         print(json.dumps({"plugins": plugins, "presets": presets, "engines": engines}, indent=2))
     else:

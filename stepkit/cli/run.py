@@ -45,12 +45,14 @@ def plugin_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def observers(args: argparse.Namespace) -> list[Any]:
-    """The progress display on stderr, unless ``--json`` asked for one object only."""
-    if args.json:
+    """What the plugins show the run with (``stepkit_run_observers``: the
+    built-in progress display on stderr), unless ``--json`` asked for one
+    object only; none without the command's plugin manager (a project dir
+    that cannot be read: the command itself says why)."""
+    if args.json or args.pm is None:
         return []
-    from stepkit.plugins.observers.progress import ProgressDisplay
-
-    return [ProgressDisplay()]
+    answers = reversed(args.pm.hook.stepkit_run_observers(command=args.command))  # built-ins first
+    return [observer for answer in answers for observer in answer or ()]
 
 
 @contextmanager

@@ -1,5 +1,5 @@
-"""``stepkit stage orient|implement|verify|sweep|review|handoff``: run one
-protocol stage on its own and print its structured result.
+"""``stepkit stage NAME``: run one protocol stage (a row of
+:data:`stepkit.protocol.stages.STAGES`) on its own and print its structured result.
 
 The same hooks and harness mechanics as in ``stepkit run`` (see
 :func:`stepkit.api.run_stage`), so other pipelines can reuse a stage without
@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 from stepkit.cli import disabled_plugins
-from stepkit.records import FAILED_STATUSES
 
 #: Long values shown in full only with --json.
 _TEXT_LIMIT = 4000
@@ -49,8 +48,7 @@ def render(stage: str, result: dict[str, Any]) -> str:
 
 def _exit_code(stage: str, result: dict[str, Any]) -> int:
     """0 when the stage did its job; 1 when its own verdict is a failure."""
-    if stage == "verify":
-        return 1 if any(g["status"] in FAILED_STATUSES for g in result.get("gates", [])) else 0
-    if stage == "implement":
-        return 0 if (result.get("coder_result") or {}).get("sentinel") == "CODER_COMPLETE" else 1
-    return 0
+    from stepkit.protocol.stages import STAGES
+
+    failed = STAGES[stage].failed
+    return 1 if failed is not None and failed(result) else 0

@@ -1,7 +1,7 @@
 """One run at a time per project: the lock ``<project>/.stepkit/lock``.
 
-Every command that runs a coder or a gate (``run``, ``resume``, ``stage
-implement|verify|review``, ``verify``) holds an exclusive ``flock`` on
+Every command that works on the project (``run``, ``resume``, every
+``stage``, ``verify``) holds an exclusive ``flock`` on
 ``.stepkit/lock`` for as long as it works.  The kernel owns that lock: it is
 released when the holder exits however it exits (``kill -9`` included) and it
 belongs to an open file, not to a pid, so a reused pid can never look like a

@@ -24,6 +24,7 @@ the stages under its own ids.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from stepkit.errors import describe_validation
 from stepkit.graph.model import Graph
 from stepkit.pluginmanager import first_answer
 from stepkit.records import (
+    FAILED_STATUSES,
     CoderResult,
     GateResult,
     HandoffProse,
@@ -48,43 +50,52 @@ from stepkit.workspace.files import atomic_write
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
-    """Run the stage ``name`` (orient, implement, sweep, review, handoff, verify)."""
+    """Run the stage ``name`` (a key of :data:`STAGES`)."""
     try:
         stage = STAGES[name]
     except KeyError:
         raise StageFault(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})") from None
-    return stage(ctx)
+    return stage.run(ctx)
 
 
-def _call_hook(ctx: StageContext, hook: str, spec_key: str | None = None) -> tuple[Any, str]:
-    result, plugin = first_answer(ctx.pm, hook, ctx=ctx)
-    if result is None:
-        spec = ctx.settings.get(spec_key) if spec_key else None
-        owner = f" for {spec_key} {spec!r} (check --{spec_key}; `stepkit plugins` lists who implements it)" if spec else ""
-        raise StageFault(f"no plugin answered {hook}{owner} (is the plugin that provides it disabled?)")
-    ctx.emit("hook_answered", hook=hook, plugin=plugin)
-    return result, plugin
+def _answer(ctx: StageContext, name: str) -> tuple[Any, str]:
+    """Call stage ``name``'s hook as its row of :data:`STAGES` says: the tree
+    compared before and after for a read-only stage (a change is a fault,
+    whichever plugin answered), the answer validated against the stage's
+    result model (a model or a dict of its fields).
 
-
-def _validated(model: type[BaseModel], data: Any, hook: str) -> BaseModel:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise StageFault(f"{hook} returned an invalid result: {describe_validation(exc)}") from None
-
-
-def _read_only(ctx: StageContext, what: str, hook: str, spec_key: str | None = None) -> tuple[Any, str]:
-    """Call a read-only stage's hook; a change to the project tree is a fault,
-    whichever plugin answered."""
+    :return: the validated result and the plugin that gave it.
+    :raises StageFault: no plugin answered, the answer is invalid (naming
+        the field), or a read-only stage changed the tree.
+    """
     from stepkit.workspace.scope import changed_between, file_ids
 
-    before = file_ids(ctx.project_dir)
-    answer = _call_hook(ctx, hook, spec_key)
-    changed = changed_between(before, file_ids(ctx.project_dir))
-    if changed:
-        shown = ", ".join(changed[:10]) + (" …" if len(changed) > 10 else "")
-        raise StageFault(f"{what} is read-only but the project tree changed during it: {shown}")
-    return answer
+    stage = STAGES[name]
+    assert stage.hook is not None and stage.result is not None
+    before = file_ids(ctx.project_dir) if stage.read_only else None
+    data, plugin = first_answer(ctx.pm, stage.hook, ctx=ctx)
+    if data is None:
+        spec = ctx.settings.get(stage.delegate) if stage.delegate else None
+        owner = (f" for {stage.delegate} {spec!r} (check --{stage.delegate}; `stepkit plugins` lists who "
+                 "implements it)") if spec else ""
+        raise StageFault(f"no plugin answered {stage.hook}{owner} (is the plugin that provides it disabled?)")
+    ctx.emit("hook_answered", hook=stage.hook, plugin=plugin)
+    if before is not None:
+        changed = changed_between(before, file_ids(ctx.project_dir))
+        if changed:
+            shown = ", ".join(changed[:10]) + (" …" if len(changed) > 10 else "")
+            raise StageFault(f"{stage.title or name} is read-only but the project tree changed during it: "
+                             f"{shown}")
+    return _validated(stage.result, data, stage.hook), plugin
+
+
+def _validated(model: type[BaseModel], data: Any, hook: str) -> Any:
+    """``data`` as ``model``: a model instance is checked again (a plugin may
+    have built it with ``model_construct``), a dict is validated."""
+    try:
+        return model.model_validate(data.model_dump(warnings=False) if isinstance(data, BaseModel) else data)
+    except ValidationError as exc:
+        raise StageFault(f"{hook} returned an invalid result: {describe_validation(exc)}") from None
 
 
 # -- orient ------------------------------------------------------------------
@@ -99,8 +110,7 @@ def orient(ctx: StageContext) -> Outcome:
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
         set_status(Path(plan_path), "in-progress")
     snapshot = _save_scope_snapshot(ctx)
-    data, plugin = _read_only(ctx, "orient", "stepkit_orient")
-    result = _validated(OrientResult, data, "stepkit_orient")
+    result, plugin = _answer(ctx, "orient")
     return Outcome(updates={**result.model_dump(), "orient_plugin": plugin, **snapshot})
 
 
@@ -121,8 +131,7 @@ def implement(ctx: StageContext) -> Outcome:
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
     plan_before = scope.copy_plan_repo(ctx.project_dir, ctx.plans_dir)
-    result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
-    coder = _validated(CoderResult, result, "stepkit_implement")
+    coder, plugin = _answer(ctx, "implement")
     touched = watch.changes() if watch else []
     updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
                     **undo_plan_edits(ctx, plan_before, "coder")})
@@ -229,8 +238,7 @@ def sweep(ctx: StageContext) -> Outcome:
     """Edge-case sweep; annotations of LATER steps land only in their Edge cases."""
     from stepkit.planrepo.edits import append_edge_case
 
-    data, plugin = _call_hook(ctx, "stepkit_sweep")
-    result = _validated(SweepResult, data, "stepkit_sweep")
+    result, plugin = _answer(ctx, "sweep")
     later = {int(s["step"]): Path(s["path"]) for s in ctx.state.get("later_steps", [])}
     applied, refused = [], []
     for note in result.annotations:
@@ -251,8 +259,7 @@ def sweep(ctx: StageContext) -> Outcome:
 
 def review(ctx: StageContext) -> Outcome:
     """Independent review; a reviewer fault is a fault, never findings."""
-    result, plugin = _read_only(ctx, "the independent review", "stepkit_review", "reviewer")
-    review_result = _validated(ReviewResult, result, "stepkit_review")
+    review_result, plugin = _answer(ctx, "review")
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")
     return Outcome(updates={"review_report": review_result.review_report, "review_plugin": plugin,
@@ -267,8 +274,7 @@ def handoff(ctx: StageContext) -> Outcome:
     from stepkit.protocol.handoff import append_notes, render_handoff
 
     state = ctx.state
-    data, plugin = _call_hook(ctx, "stepkit_write_handoff")
-    prose = _validated(HandoffProse, data, "stepkit_write_handoff")
+    prose, plugin = _answer(ctx, "handoff")
     gates = [GateResult.model_validate(g) for g in state.get("gates", [])]
     criteria = _criteria_evidence(state, prose, gates)
     text = render_handoff(
@@ -356,11 +362,80 @@ def verify(ctx: StageContext) -> Outcome:
     return Outcome(updates={"gates": [r.model_dump() for r in results]})
 
 
-STAGES: dict[str, Callable[[StageContext], Outcome]] = {
-    "orient": orient,
-    "implement": implement,
-    "sweep": sweep,
-    "review": review,
-    "handoff": handoff,
-    "verify": verify,
-}
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the protocol: everything the harness, ``stepkit stage``,
+    the API and the graph loader need to know about it.
+
+    :ivar name: what ``stepkit stage NAME`` and a graph's ``stage:`` call it.
+    :ivar run: the adapter that calls the hook and applies the harness's mechanics.
+    :ivar hook: the hookspec the stage calls (None: verify runs the gates itself).
+    :ivar result: the model the hook's answer is validated against (a
+        plugin may answer with the model or with a dict of its fields).
+    :ivar read_only: the project tree must not change while the hook runs.
+    :ivar calls_model: it calls a model: through the run's engine
+        (``--engine``, whose credentials are checked before a command that
+        runs the stage), or, for a stage with a ``delegate``, through the
+        coder or reviewer its spec names.
+    :ivar delegate: the setting naming who answers (``coder``, ``reviewer``):
+        an unknown spec is refused before the command starts.
+    :ivar locks: it holds the project's lock while it runs, so it never
+        meets a live run (even a read-only stage would read a tree that a
+        run's coder is changing).
+    :ivar rerun_on_resume: a node running it may simply run again when an
+        interrupted run resumes (false: the run fails instead; a graph may
+        be stricter, never looser).
+    :ivar reads_changes: it judges the step's changes; outside a run they
+        are the work tree's against HEAD.
+    :ivar effort: the reasoning effort its model call asks for by default
+        (an engine that has the notion reads it; ``effort_<node>`` overrides).
+    :ivar title: how fault notes name it (default: its name).
+    :ivar failed: whether its result (the state updates it produced) is its
+        own verdict of failure (``stepkit stage`` exits 1 then); None: never.
+    """
+
+    name: str
+    run: Callable[[StageContext], Outcome]
+    hook: str | None
+    result: type[BaseModel] | None
+    read_only: bool
+    calls_model: bool
+    delegate: str | None = None
+    locks: bool = True
+    rerun_on_resume: bool = True
+    reads_changes: bool = False
+    effort: str | None = None
+    title: str | None = None
+    failed: Callable[[dict[str, Any]], bool] | None = None
+
+
+def _coder_did_not_complete(updates: dict[str, Any]) -> bool:
+    return (updates.get("coder_result") or {}).get("sentinel") != "CODER_COMPLETE"
+
+
+def _a_gate_failed(updates: dict[str, Any]) -> bool:
+    return any(gate["status"] in FAILED_STATUSES for gate in updates.get("gates", []))
+
+
+#: Every stage, in the order a step runs them.
+STAGES: dict[str, Stage] = {stage.name: stage for stage in (
+    Stage("orient", orient, "stepkit_orient", OrientResult, read_only=True, calls_model=True, effort="high"),
+    Stage("implement", implement, "stepkit_implement", CoderResult, read_only=False, calls_model=True,
+          delegate="coder", rerun_on_resume=False, failed=_coder_did_not_complete),
+    Stage("verify", verify, None, None, read_only=False, calls_model=False, failed=_a_gate_failed),
+    Stage("sweep", sweep, "stepkit_sweep", SweepResult, read_only=False, calls_model=True,
+          reads_changes=True),
+    Stage("review", review, "stepkit_review", ReviewResult, read_only=True, calls_model=True,
+          delegate="reviewer", reads_changes=True, effort="high", title="the independent review"),
+    Stage("handoff", handoff, "stepkit_write_handoff", HandoffProse, read_only=False, calls_model=True),
+)}
+
+
+def stage_of(ctx: StageContext) -> Stage | None:
+    """The stage that the node ``ctx.node`` runs, found through the run's
+    ``stage_nodes`` setting (without one, a node named after its stage);
+    None for a node that runs no stage."""
+    for name, nodes in (ctx.settings.get("stage_nodes") or {}).items():
+        if ctx.node in nodes and name in STAGES:
+            return STAGES[name]
+    return STAGES.get(ctx.node)

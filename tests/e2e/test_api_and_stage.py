@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
+import pytest
+
 import stepkit
+from stepkit.protocol.stages import STAGES
 from tests.support.e2e import GOOD_MUL, PY, make_project
 
 
@@ -86,8 +90,6 @@ def test_python_api_runs_a_step_and_reuses_stages(tmp_path):
     project = make_project(tmp_path)
     coder = project.scripted_coder
     engine = f"scripted:{project.script()}"
-    import os
-
     os.environ["E2E_STATE_DIR"] = str(project.state_dir)
     try:
         paused = stepkit.run_step(step=1, project_dir=project.root, engine=engine, coder=coder)
@@ -107,3 +109,35 @@ def test_python_api_runs_a_step_and_reuses_stages(tmp_path):
     assert [g["status"] for g in verified["gates"]] == ["not_run", "pass", "pass", "pass"]
     orient = stepkit.run_stage("orient", step=2, project_dir=project.root, engine=engine)
     assert orient["plan_summary"] == "Add calc.mul."
+
+
+@pytest.mark.parametrize("name", [name for name, row in STAGES.items() if row.locks])
+def test_a_stage_that_locks_waits_for_no_one_while_a_run_is_live(tmp_path, name):
+    """Every stage whose row says it locks refuses, in one line and exit 2,
+    while another process holds the project lock for a run (here the test
+    process, through the real flock), and changes nothing."""
+    from stepkit.engine.lock import ProjectLock
+
+    project = make_project(tmp_path)
+    before = {p: p.read_bytes() for p in project.plans.rglob("*.md")}
+    lock = ProjectLock(project.root)
+    with lock.taking("run", step=1) as holder:
+        holder.run_id = "20261201-101500-live"
+    try:
+        done = stage(project, name, "--step", "1")
+    finally:
+        lock.release()
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    busy = (f"stepkit: error: run 20261201-101500-live (step 1) is live in this project (pid {os.getpid()}); "
+            "wait for it or stop it")
+    assert done.stderr.strip().splitlines() == [busy]
+    assert {p: p.read_bytes() for p in project.plans.rglob("*.md")} == before
+
+
+def test_an_unknown_stage_is_one_line_naming_the_tables_stages(tmp_path):
+    project = make_project(tmp_path)
+    done = stage(project, "deploy", "--step", "1")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"stepkit: error: stepkit stage: argument STAGE: unknown stage 'deploy' (known: {', '.join(STAGES)})"]

@@ -87,3 +87,71 @@ def test_load_errors_are_shown(tmp_path, capsys, broken_entry_point):
 def test_a_bad_project_dir_is_a_usage_error(tmp_path, capsys):
     assert main(["plugins", "--project-dir", str(tmp_path / "nope")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+MY_PRESET = """\
+from stepkit import hookimpl
+
+@hookimpl
+def stepkit_coder_presets():
+    return [{"name": "mycli", "path": None, "version": None, "checked": ["1.0"], "checked_version": False,
+             "install": "pipx install mycli"}]
+"""
+
+
+def test_the_presets_come_from_the_plugins_built_ins_first(tmp_path, capsys):
+    """stepkit_coder_presets: a project's preset is listed after the
+    built-ins', and switching the built-in command coder off drops its presets."""
+    (tmp_path / "stepconf.py").write_text(MY_PRESET)
+
+    def presets(*extra):
+        assert main(["plugins", "--project-dir", str(tmp_path), "--json", *extra]) == 0
+        return [p["name"] for p in json.loads(capsys.readouterr().out)["presets"]]
+
+    assert presets() == ["claude", "codex", "aider", "opencode", "mycli"]
+    assert presets("-p", "no:command") == ["mycli"]
+    assert main(["plugins", "--project-dir", str(tmp_path)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["mycli", "not", "on", "PATH", "(install:", "pipx", "install", "mycli)", "1.0"] in rows
+
+
+OBSERVER = """\
+import sys
+
+import stepkit
+
+
+class Tally:
+    nodes = 0
+
+    @stepkit.hookimpl
+    def stepkit_node_finished(self, node):
+        self.nodes += 1
+
+    def close(self):
+        print(f"tally: {self.nodes} nodes", file=sys.stderr)
+
+
+@stepkit.hookimpl
+def stepkit_run_observers(command):
+    return [Tally()] if command == "run" else []
+"""
+
+
+def test_a_run_is_shown_by_the_observers_the_plugins_give(tmp_path):
+    """stepkit_run_observers: the project's observer sees the run and is
+    closed at its end, after the built-in progress display; -p no:display
+    leaves only it; --json asks for none."""
+    from tests.support.e2e import make_project
+
+    project = make_project(tmp_path)
+    (project.root / "stepconf.py").write_text(OBSERVER)
+    shown = project.run(json_out=False)
+    lines = shown.stderr.splitlines()
+    assert shown.code == 5 and "resolve_step (script) started" in lines[0]
+    assert lines[-1].startswith("tally: ") and int(lines[-1].split()[1]) > 5
+    quiet = project.run("-p", "no:display", "--rerun", json_out=False)
+    assert quiet.code == 5, quiet.stderr
+    assert [line for line in quiet.stderr.splitlines() if "started" in line] == []
+    assert quiet.stderr.splitlines()[-1].startswith("tally: ")
+    assert "tally" not in project.run("--rerun").stderr

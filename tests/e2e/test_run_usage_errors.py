@@ -77,6 +77,35 @@ def test_a_coder_another_plugin_may_own_is_left_to_the_run_which_names_it(projec
     assert "Reason: unknown" not in result.output
 
 
+CHECKED_CODER = """import stepkit
+
+@stepkit.hookimpl
+def stepkit_implement(ctx):
+    return None
+
+@stepkit.hookimpl
+def stepkit_check_delegate(role, spec):
+    if role != "coder":
+        return None
+    return "" if spec == "mycoder" else "mycoder"
+"""
+
+
+def test_a_plugin_that_checks_its_coder_spec_has_it_taken(project):
+    """stepkit_check_delegate: the plugin claims its spec, so the run starts."""
+    (project.root / "stepconf.py").write_text(CHECKED_CODER)
+    result = project.run("--coder", "mycoder")
+    assert result.code == 1 and result.outcome == "STEP_FAILED"
+    assert "no plugin answered stepkit_implement for coder 'mycoder'" in result.output
+
+
+def test_a_spec_no_checking_plugin_claims_is_refused_naming_every_plugins_specs(project):
+    (project.root / "stepconf.py").write_text(CHECKED_CODER)
+    result = project.run("--coder", "yourcoder", json_out=False)
+    assert_no_run(project, result, "--coder yourcoder: unknown coder (use anthropic[:MODEL], command:SHELL or a "
+                                   "preset: claude, codex, aider, opencode; mycoder; a plugin may add others)")
+
+
 TUNABLES = ("max_fix_attempts, max_review_attempts, max_cost_usd, max_tokens, interactive, llm_max_retries, "
             "llm_max_retry_wait_s, llm_timeout_s, llm_max_output_tokens, llm_context_budget_tokens, coder_max_turns, "
             "coder_max_budget_usd, coder_fix_budget, model_<node>, effort_<node>")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stepkit.records import HandoffProse, OrientResult
 from stepkit.records import SweepResult as SweepAnswer
 
 pytest_plugins = ["tests.support.messages_api"]
@@ -137,7 +138,7 @@ def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_
     messages_api.reply_tool("read_file", {"path": "src/text.py"})
     messages_api.reply_json(ORIENT_ANSWER)
 
-    assert stepkit_orient(ctx) == ORIENT
+    assert stepkit_orient(ctx) == OrientResult(**ORIENT)  # the built-ins return their result models
 
     body = messages_api.requests[0].body
     assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
@@ -179,7 +180,7 @@ def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_a
     ctx = make_ctx(tmp_path, "edge_case_sweep")
     messages_api.reply_json(SWEEP)
 
-    assert stepkit_sweep(ctx) == SWEEP
+    assert stepkit_sweep(ctx) == SweepAnswer(**SWEEP)
 
     body = messages_api.requests[0].body
     assert body["system"][0]["text"] == SWEEP_SYSTEM
@@ -216,7 +217,7 @@ def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
     ctx = make_ctx(tmp_path, "write_handoff")
     messages_api.reply_json(HANDOFF)
 
-    assert stepkit_write_handoff(ctx) == HANDOFF
+    assert stepkit_write_handoff(ctx) == HandoffProse(**HANDOFF)
     schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
     assert set(schema["properties"]) == set(HANDOFF)
 
@@ -344,11 +345,11 @@ def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, m
     prompt = first_user_blocks(messages_api)[1]["text"]
     assert "### Step 3: Export" in prompt and "Objective:\nExport reports." in prompt
     assert "write exporter" not in prompt  # orient gets Objectives and assumptions only
-    assert answer["has_major_deviation"] is True
-    assert answer["staleness_report"] == (
+    assert answer.has_major_deviation is True
+    assert answer.staleness_report == (
         "- [major] plan says: export reads slugs from src/text.py; code has: no slug module "
         "(src/text.py:1); correction: step 3 must import slugify")
-    assert answer["deviation_summary"] == "Step 3 assumes a module that differs."
+    assert answer.deviation_summary == "Step 3 assumes a module that differs."
     schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
     assert "has_major_deviation" not in schema["properties"] and "findings" in schema["properties"]
 
@@ -362,8 +363,8 @@ def test_a_minor_finding_is_no_major_deviation(tmp_path, messages_api):
 
     answer = stepkit_orient(make_ctx(tmp_path, "orient"))
 
-    assert answer["has_major_deviation"] is False and answer["deviation_summary"] == "None"
-    assert answer["staleness_report"].startswith("- [minor] plan says: text.py")
+    assert answer.has_major_deviation is False and answer.deviation_summary == "None"
+    assert answer.staleness_report.startswith("- [minor] plan says: text.py")
 
 
 def test_the_sweep_sees_the_later_steps_sections_with_their_paths(tmp_path, messages_api):
@@ -390,7 +391,7 @@ def test_a_sweep_annotation_of_a_step_not_listed_is_refused_and_asked_again(tmp_
     messages_api.reply_json({**SWEEP, "annotations": [{"step": 2, "edge_case": "the current step"}]})
     messages_api.reply_json(SWEEP)
 
-    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep"))["annotations"] == SWEEP["annotations"]
+    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")).annotations == SweepAnswer(**SWEEP).annotations
     assert len(messages_api.requests) == 2
     assert "not accepted" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
 
@@ -425,7 +426,7 @@ def test_a_handoff_missing_a_section_or_its_result_is_refused_and_asked_again(tm
     messages_api.reply_json({k: v for k, v in HANDOFF.items() if k != dropped})
     messages_api.reply_json(HANDOFF)
 
-    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HANDOFF
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
     assert len(messages_api.requests) == 2
     retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
     assert "not accepted" in retry and dropped in retry
@@ -439,5 +440,5 @@ def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
     messages_api.reply_json({**HANDOFF, "not_completed": "  "})
     messages_api.reply_json(HANDOFF)
 
-    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HANDOFF
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
     assert "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
