@@ -121,7 +121,13 @@ def implement(ctx: StageContext) -> Outcome:
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
     plan_before = scope.copy_plan_repo(ctx.project_dir, ctx.plans_dir)
+    git_before = scope.git_internals(ctx.project_dir)
     result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
+    # first, before any git call can run what the coder planted in .git/
+    git_flags = scope.undo_git_changes(git_before, _keep_dir(ctx, "coder-git"), ctx.project_dir) \
+        if git_before is not None else []
+    if git_flags:
+        updates["git_flags"] = git_flags  # an append field: the engine adds them
     coder = _validated(CoderResult, result, "stepkit_implement")
     touched = watch.changes() if watch else []
     updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
@@ -132,7 +138,8 @@ def implement(ctx: StageContext) -> Outcome:
     if snapshot is not None:
         changes = scope.step_changes(snapshot, ctx.project_dir)
         store_flags = [*ctx.state.get("run_store_flags", []), *new_store_flags]
-        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *store_flags])
+        round_flags = [*store_flags, *ctx.state.get("git_flags", []), *git_flags]
+        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *round_flags])
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(_scope_path(ctx))
     if coder.crashed:
