@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from stepkit.errors import PluginError
+from stepkit.config import load_config
+from stepkit.errors import PluginError, StepkitError
 from stepkit.workspace.files import atomic_write
 
 #: Lines of a diff shown before it is cut (the whole file stays readable in the project).
@@ -86,6 +87,25 @@ def require_trusted(project_dir: Path, specs: Iterable[str], stepconf: Path | No
     plugins = local_plugins(project_dir, specs, stepconf)
     check_trusted(project_dir, plugins)
     return {plugin.name for plugin in plugins}
+
+
+def untrusted_plugins(project_dir: Path) -> list[str]:
+    """The project's local plugins as its files now name them (the
+    configuration read again) that the next command would not load: one line
+    each, ``<file> is new`` or ``<file> changed since it was trusted``; empty
+    before stepkit first loaded plugins here, or when the configuration
+    cannot be read (the next command says so itself)."""
+    store = TrustStore(project_dir)
+    if not store.exists():
+        return []
+    try:
+        specs = load_config(project_dir).plugins
+    except StepkitError:
+        return []
+    stepconf = project_dir / "stepconf.py"
+    plugins = local_plugins(project_dir, specs, stepconf if stepconf.is_file() else None)
+    return [f"{store.rel(p.path)} {'is new' if store.trusted_bytes(p.path) is None else 'changed since it was trusted'}"
+            for p in store.untrusted(plugins)]
 
 
 def check_trusted(project_dir: Path, plugins: Iterable[LocalPlugin]) -> None:

@@ -126,8 +126,9 @@ def implement(ctx: StageContext) -> Outcome:
     # first, before any git call can run what the coder planted in .git/
     git_flags = scope.undo_git_changes(git_before, _keep_dir(ctx, "coder-git"), ctx.project_dir) \
         if git_before is not None else []
-    if git_flags:
-        updates["git_flags"] = git_flags  # an append field: the engine adds them
+    round_flags = [*git_flags, *_untrusted_plugin_flags(ctx)]
+    if round_flags:
+        updates["round_flags"] = round_flags  # an append field: the engine adds them
     coder = _validated(CoderResult, result, "stepkit_implement")
     touched = watch.changes() if watch else []
     updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
@@ -138,13 +139,25 @@ def implement(ctx: StageContext) -> Outcome:
     if snapshot is not None:
         changes = scope.step_changes(snapshot, ctx.project_dir)
         store_flags = [*ctx.state.get("run_store_flags", []), *new_store_flags]
-        round_flags = [*store_flags, *ctx.state.get("git_flags", []), *git_flags]
-        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *round_flags])
+        harness_flags = [*store_flags, *ctx.state.get("round_flags", []), *round_flags]
+        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *harness_flags])
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(_scope_path(ctx))
     if coder.crashed:
         raise StageFault(f"the coder crashed: {summary_of('', coder.text) or 'no output'}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
     return Outcome(updates=updates)
+
+
+def _untrusted_plugin_flags(ctx: StageContext) -> list[str]:
+    """A flag for each local plugin (``stepconf.py``, a ``[tool.stepkit]
+    plugins`` module) the next command would refuse to load, unless an
+    earlier round raised it already."""
+    from stepkit.trust import untrusted_plugins
+
+    raised = set(ctx.state.get("round_flags", []))
+    flags = [f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
+             for line in untrusted_plugins(ctx.project_dir)]
+    return [flag for flag in flags if flag not in raised]
 
 
 def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ plugin; the terminal prompt runs on a real pseudo-terminal."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -36,6 +37,10 @@ def stepkit_node_started(run_id, node, kind, state):
 '''
 
 
+def run_state(project, run_id: str) -> dict:
+    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
+
+
 def planted(project, plugin_path: str) -> None:
     """The coder breaks add and writes the hostile plugin at ``plugin_path``."""
     project.coder_actions({"write": {"calc.py": BROKEN, plugin_path: HOSTILE}, "sentinel": "CODER_COMPLETE"})
@@ -46,6 +51,8 @@ def test_a_stepconf_the_coder_planted_is_not_loaded_by_the_next_run(tmp_path):
     planted(project, "stepconf.py")
     first = project.run()
     assert first.outcome == "STEP_FAILED", first.stdout  # the real tests gate saw add broken
+    flags = run_state(project, first.data["run_id"])["tamper_flags"]
+    assert "local plugin stepconf.py is new: not loaded until the user trusts it (stepkit trust)" in flags
 
     second = project.run("--rerun")
     assert second.code == 2, second.stdout + second.stderr
