@@ -160,3 +160,19 @@ def test_an_installed_module_named_in_plugins_is_not_a_local_plugin(tmp_path):
     (project.root / "stepkit.toml").write_text('plugins = ["yaml"]\n' + (project.root / "stepkit.toml").read_text())
     assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0
     assert CALC in (project.root / "calc.py").read_text()
+
+
+def test_a_plugins_entry_the_coder_added_for_a_module_of_its_own_is_not_loaded(tmp_path):
+    project = make_project(tmp_path, reviewer=False)
+    toml = (project.root / "stepkit.toml").read_text()
+    project.coder_actions({"write": {"calc.py": BROKEN, "evil.py": HOSTILE,
+                                     "stepkit.toml": 'plugins = ["evil"]\n' + toml},
+                           "sentinel": "CODER_COMPLETE"})
+    first = project.run()
+    assert first.outcome == "STEP_FAILED", first.stdout
+    assert any("local plugin evil.py is new" in f for f in run_state(project, first.data["run_id"])["tamper_flags"])
+
+    second = project.run("--rerun")  # cwd is the project: `python -m stepkit` can import evil
+    assert second.code == 2, second.stdout + second.stderr
+    assert "local plugin evil.py is new" in second.stderr
+    assert "STEP_COMPLETE" not in second.stdout
