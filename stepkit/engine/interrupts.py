@@ -148,8 +148,9 @@ class NodeTimeout(Exception):
 def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str) -> Any:
     """Call ``fn(ctx)`` in a worker thread and wait at most ``timeout`` seconds.
 
-    A timed-out call cannot be killed: its thread is abandoned (a daemon; the
-    stage's own subprocesses carry their own time limits).  The wait is in
+    A timed-out call cannot be killed: its thread is abandoned (a daemon),
+    but its commands are (SIGKILL to their groups; no new one starts), and
+    each stops what it detached as it ends.  The wait is in
     the main thread, so a stop signal still interrupts it; the node's
     commands are then stopped (:func:`stop_commands`).  Detached processes a
     command left running are stopped when it ends, and whatever the node
@@ -197,6 +198,7 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
         stop_commands(done, signal_number(exc))
         raise
     if not finished:
+        watch.stop()  # the abandoned call's commands do not outlive its node
         raise NodeTimeout()
     if "error" in box:
         raise box["error"]

@@ -73,11 +73,24 @@ class Supervision:
     :ivar env: added to each command's environment.
     :ivar stopping: set when the caller is being stopped: a command that
         would start now is refused.
+    :ivar groups: the verified process groups of its running commands.
     """
 
     on_detached: Callable[[str, tuple[DetachedProcess, ...]], None] | None = None
     env: dict[str, str] = field(default_factory=dict)
     stopping: bool = False
+    #: the process groups of the commands running under it now
+    groups: set[int] = field(default_factory=set)
+
+    def stop(self) -> None:
+        """Refuse new commands and SIGKILL the running ones' groups (each
+        command then stops what it detached as it ends)."""
+        self.stopping = True
+        for group in list(self.groups):
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 _SUPERVISION: ContextVar[Supervision | None] = ContextVar("stepkit_supervision", default=None)
@@ -161,15 +174,22 @@ def new_token() -> str:
 
 
 def register(token: str, group: int | None) -> None:
-    """A command with ``token`` started; ``group`` is its verified own group, if any."""
+    """A command with ``token`` started; ``group`` is its verified own group,
+    if any (also counted in the thread's :class:`Supervision`)."""
     with _LIVE.lock:
         _LIVE.groups[token] = group
+        watch = current()
+        if watch is not None and group is not None:
+            watch.groups.add(group)
 
 
 def unregister(token: str) -> None:
     """The command with ``token`` ended."""
     with _LIVE.lock:
-        _LIVE.groups.pop(token, None)
+        group = _LIVE.groups.pop(token, None)
+        watch = current()
+        if watch is not None:
+            watch.groups.discard(group)
 
 
 def live_groups() -> set[int]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from stepkit.engine.interrupts import call_with_timeout
+import pytest
+
+from stepkit.engine.interrupts import NodeTimeout, call_with_timeout
 from stepkit.records import StageContext
 from stepkit.workspace import process
 from tests.support.crash import is_running, wait_until_gone
@@ -51,3 +53,18 @@ def test_what_a_node_starts_itself_ends_with_the_node(tmp_path):
     assert reported == [("detached_stopped", {"command": "node implement",
                                               "processes": [{"pid": pid, "command": "sleep 300"}]})]
     assert Path(f"/proc/{pid}").exists() is False
+
+
+def test_the_commands_of_a_node_that_timed_out_do_not_outlive_it(tmp_path):
+    ctx = StageContext(node="verify_tests", project_dir=tmp_path, plans_dir=tmp_path / "plans", state={},
+                       settings={}, config=None, pm=None, run_dir=tmp_path, emit=lambda kind, **fields: None)
+    started = tmp_path / "started"
+
+    def node(ctx: StageContext) -> object:
+        return process.run(f"echo $$ > {started}.tmp; mv {started}.tmp {started}; exec sleep 300",
+                           cwd=tmp_path, timeout=600)
+
+    with pytest.raises(NodeTimeout):
+        call_with_timeout(node, ctx, 2.0, "verify_tests")  # the node's limit, not a wait for the command
+    pid = int(started.read_text())
+    assert not wait_until_gone([pid], 10), "the timed-out node's command outlived it"
