@@ -122,11 +122,12 @@ def implement(ctx: StageContext) -> Outcome:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
     plan_before = scope.copy_plan_repo(ctx.project_dir, ctx.plans_dir)
     git_before = scope.git_internals(ctx.project_dir)
+    trust_watch = _trust_store_watch(ctx)
     result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
     # first, before any git call can run what the coder planted in .git/
     git_flags = scope.undo_git_changes(git_before, _keep_dir(ctx, "coder-git"), ctx.project_dir) \
         if git_before is not None else []
-    round_flags = [*git_flags, *_untrusted_plugin_flags(ctx)]
+    round_flags = [*git_flags, *_untrusted_plugin_flags(ctx, trust_watch)]
     if round_flags:
         updates["round_flags"] = round_flags  # an append field: the engine adds them
     coder = _validated(CoderResult, result, "stepkit_implement")
@@ -148,15 +149,29 @@ def implement(ctx: StageContext) -> Outcome:
     return Outcome(updates=updates)
 
 
-def _untrusted_plugin_flags(ctx: StageContext) -> list[str]:
+def _trust_store_watch(ctx: StageContext) -> Any:
+    """A watch on the project's plugin trust store (outside the project, but
+    within reach of a coder running as the user)."""
+    from stepkit.trust import TrustStore
+    from stepkit.workspace import scope
+
+    root = TrustStore(ctx.project_dir).root
+    return scope.StoreWatch(ctx.project_dir, [root], [root])
+
+
+def _untrusted_plugin_flags(ctx: StageContext, trust_watch: Any) -> list[str]:
     """A flag for each local plugin (``stepconf.py``, a ``[tool.stepkit]
     plugins`` module) the next command would refuse to load, unless an
-    earlier round raised it already."""
+    earlier round raised it already, and one when the coder touched the
+    trust store."""
     from stepkit.trust import untrusted_plugins
 
     raised = set(ctx.state.get("round_flags", []))
     flags = [f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
              for line in untrusted_plugins(ctx.project_dir)]
+    touched = trust_watch.changes()
+    if touched:
+        flags.append(f"the coder touched stepkit's plugin trust store: {', '.join(touched[:5])}")
     return [flag for flag in flags if flag not in raised]
 
 

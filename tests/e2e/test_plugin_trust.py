@@ -176,3 +176,20 @@ def test_a_plugins_entry_the_coder_added_for_a_module_of_its_own_is_not_loaded(t
     assert second.code == 2, second.stdout + second.stderr
     assert "local plugin evil.py is new" in second.stderr
     assert "STEP_COMPLETE" not in second.stdout
+
+
+def test_a_coder_that_forges_the_trust_store_is_flagged(tmp_path):
+    import hashlib
+
+    from stepkit.trust import TrustStore
+
+    project = make_project(tmp_path, reviewer=False)
+    assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0  # the store exists
+    index = TrustStore(project.root).index
+    forged = json.dumps({"project": str(project.root.resolve()),
+                         "plugins": {"stepconf.py": hashlib.sha256(HOSTILE.encode()).hexdigest()}})
+    project.coder_actions({"write": {"stepconf.py": HOSTILE, str(index): forged}, "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    flags = run_state(project, result.data["run_id"])["tamper_flags"]
+    assert any(f.startswith("the coder touched stepkit's plugin trust store: ") and "trusted.json" in f
+               for f in flags), flags
