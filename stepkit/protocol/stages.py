@@ -125,8 +125,7 @@ def implement(ctx: StageContext) -> Outcome:
     trust_watch = _trust_store_watch(ctx)
     result, plugin = _call_hook(ctx, "stepkit_implement", "coder")
     # first, before any git call can run what the coder planted in .git/
-    git_flags = scope.undo_git_changes(git_before, _keep_dir(ctx, "coder-git"), ctx.project_dir) \
-        if git_before is not None else []
+    git_flags = undo_git_edits(ctx, git_before, "coder")
     round_flags = [*git_flags, *_untrusted_plugin_flags(ctx, trust_watch)]
     if round_flags:
         updates["round_flags"] = round_flags  # an append field: the engine adds them
@@ -147,6 +146,20 @@ def implement(ctx: StageContext) -> Outcome:
     if coder.crashed:
         raise StageFault(f"the coder crashed: {summary_of('', coder.text) or 'no output'}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
     return Outcome(updates=updates)
+
+
+def undo_git_edits(ctx: StageContext, before: Any, who: str) -> list[str]:
+    """Put back the hooks and command-running git config ``before`` (a
+    :class:`~stepkit.workspace.scope.GitInternals`, None outside git) holds
+    after ``who`` ran (``coder``, or a gate's name), keeping what is displaced
+    under the run's ``displaced/<who>-git-<n>/``; the tamper flags, each
+    saying who did it."""
+    from stepkit.workspace import scope
+
+    if before is None:
+        return []
+    flags = scope.undo_git_changes(before, _keep_dir(ctx, f"{who}-git"), ctx.project_dir)
+    return flags if who == "coder" else [f"the {who} gate: {flag}" for flag in flags]
 
 
 def _trust_store_watch(ctx: StageContext) -> Any:

@@ -81,3 +81,17 @@ def test_an_honest_step_and_a_key_that_runs_nothing_have_no_git_flag(tmp_path):
     assert result.code == 5
     assert not [f for f in run_state(project, result.data["run_id"]).get("tamper_flags", []) if "git" in f]
     assert project.git("config", "--get", "user.name") == "coder\n"  # the step's business, left as it is
+
+
+def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
+    from tests.support.e2e import PY
+
+    project = make_project(tmp_path, reviewer=False)
+    hook = planted_script(project, "hook")
+    env = project.env(TEST_CMD=f"cp {hook} .git/hooks/post-commit && {PY} check.py")
+    result = project.run(env=env)
+    assert result.code == 5, result.stdout + result.stderr
+    flags = run_state(project, result.data["run_id"])["tamper_flags"]
+    assert any(f.startswith("the tests gate: git hook .git/hooks/post-commit added") for f in flags), flags
+    assert "post-commit" in result.data["pending"]["question"]
+    assert not (project.root / ".git" / "hooks" / "post-commit").exists()
