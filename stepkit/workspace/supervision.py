@@ -239,8 +239,11 @@ class Mark:
 
 def mark() -> Mark:
     """Now, for :func:`stop_detached`'s ``since``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    now = psutil.boot_time() + math.floor(time.clock_gettime(time.CLOCK_BOOTTIME) * tick) / tick
+    if sys.platform.startswith("linux"):
+        tick = os.sysconf("SC_CLK_TCK")
+        now = psutil.boot_time() + math.floor(time.clock_gettime(time.CLOCK_BOOTTIME) * tick) / tick
+    else:  # psutil dates processes on the wall clock there
+        now = time.time()
     try:
         children = frozenset(child.pid for child in psutil.Process().children())
     except psutil.Error:
