@@ -193,3 +193,17 @@ def test_a_coder_that_forges_the_trust_store_is_flagged(tmp_path):
     flags = run_state(project, result.data["run_id"])["tamper_flags"]
     assert any(f.startswith("the coder touched stepkit's plugin trust store: ") and "trusted.json" in f
                for f in flags), flags
+
+
+def test_a_paused_run_whose_coder_planted_a_plugin_resumes_only_once_it_is_trusted(tmp_path):
+    project = make_project(tmp_path, reviewer=False)
+    project.coder_actions({"write": {"calc.py": GOOD_MUL, "stepconf.py": HOSTILE}, "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert (paused.code, paused.data["pending"]["node"]) == (5, "gate_user_review"), paused.stdout
+    assert "local plugin stepconf.py is new" in paused.data["pending"]["question"]
+
+    refused = project.resume("approve")
+    assert refused.code == 2 and "stepconf.py is new" in refused.stderr
+    assert "STEP_COMPLETE" not in refused.stdout
+    (project.root / "stepconf.py").unlink()  # the user's call: here, drop it
+    assert project.resume("approve").outcome == "STEP_COMPLETE"
