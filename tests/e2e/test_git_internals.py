@@ -95,3 +95,15 @@ def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
     assert any(f.startswith("the tests gate: git hook .git/hooks/post-commit added") for f in flags), flags
     assert "post-commit" in result.data["pending"]["question"]
     assert not (project.root / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_a_file_hidden_through_info_exclude_is_still_a_change_and_the_exclude_is_undone(tmp_path):
+    project = make_project(tmp_path, reviewer=False)
+    exclude = project.root / ".git" / "info" / "exclude"
+    original = exclude.read_text()
+    coder = shell_coder(project, "echo 'x = 1' > hidden.py\necho hidden.py >> .git/info/exclude\n")
+    result = project.run(coder=coder)
+    state = run_state(project, result.data["run_id"])
+    assert "hidden.py" in state["changed_files"]
+    assert any(f.startswith("git info/exclude changed during the step") for f in state["tamper_flags"])
+    assert exclude.read_text() == original

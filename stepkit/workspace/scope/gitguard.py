@@ -8,9 +8,10 @@ with :data:`stepkit.workspace.scope.git.NOTHING_RUNS` anyway) and the
 user's next commit.  :func:`git_internals` holds the hooks directory and the
 config files in memory before the round; :func:`undo_git_changes` compares
 after it, puts back what changed (a hook added, changed or removed; a config
-file in which a key of :data:`COMMAND_KEYS` changed), keeps what it displaces
-under a keep directory, and returns one tamper flag per change naming the
-hook, or the key and its value.
+file in which a key of :data:`COMMAND_KEYS` changed; ``info/exclude``, which
+would hide a new file from the step's changes, and ``info/attributes``),
+keeps what it displaces under a keep directory, and returns one tamper flag
+per change naming the hook or file, or the key and its value.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class GitInternals:
     hooks: dict[str, tuple[bytes, int]] | None
     #: config file -> its bytes (None: it did not exist)
     configs: dict[Path, bytes | None] = field(default_factory=dict)
+    #: the repository's own ignore and attribute files (``info/exclude``
+    #: hides a new file from the step's changes, ``info/attributes`` assigns
+    #: filters) -> their bytes
+    info: dict[Path, bytes | None] = field(default_factory=dict)
 
 
 def git_internals(project_dir: Path) -> GitInternals | None:
@@ -65,7 +70,8 @@ def git_internals(project_dir: Path) -> GitInternals | None:
     common = (Path(project_dir) / lines[1]).resolve() if len(lines) > 1 else git_dir  # relative to the cwd
     hooks_dir = common / "hooks"
     return GitInternals(hooks_dir, _read_hooks(hooks_dir),
-                        {path: _read(path) for path in (common / "config", git_dir / "config.worktree")})
+                        {path: _read(path) for path in (common / "config", git_dir / "config.worktree")},
+                        {path: _read(path) for path in (common / "info" / "exclude", common / "info" / "attributes")})
 
 
 def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) -> list[str]:
@@ -81,17 +87,31 @@ def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) ->
         if not changed:
             continue  # a change that runs nothing (user.name, a remote's url) is the step's business
         kept = _keep(path, keep_dir, project_dir)
-        if old is None:
-            path.unlink()
-        else:
-            replace_entry(path, old)
+        _put_back(path, old)
         where = shown_path(path, project_dir)
         for key, value in changed:
             what = f"set to {value!r}" if value is not None else "removed"
             flags.append(f"git config {key} {what} during the step ({where}): undone by the harness; "
                          f"the changed file is kept at {kept}")
+    for path, old in before.info.items():
+        if _read(path) == old:
+            continue
+        kept = _keep(path, keep_dir, project_dir) if path.exists() or path.is_symlink() else None
+        _put_back(path, old)
+        keeping = f"; the changed file is kept at {kept}" if kept else ""
+        flags.append(f"git {path.parent.name}/{path.name} {'added' if old is None else 'changed'} during the step "
+                     f"({shown_path(path, project_dir)}): undone by the harness{keeping}")
     flags.extend(_undo_hooks(before, keep_dir, project_dir))
     return flags
+
+
+def _put_back(path: Path, old: bytes | None) -> None:
+    """``path`` as it was: ``old``'s bytes, or absent."""
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    if old is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        replace_entry(path, old)
 
 
 def _undo_hooks(before: GitInternals, keep_dir: Path, project_dir: Path) -> list[str]:
