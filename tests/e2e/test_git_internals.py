@@ -107,3 +107,18 @@ def test_a_file_hidden_through_info_exclude_is_still_a_change_and_the_exclude_is
     assert "hidden.py" in state["changed_files"]
     assert any(f.startswith("git info/exclude changed during the step") for f in state["tamper_flags"])
     assert exclude.read_text() == original
+
+
+def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags_are_cleared(tmp_path):
+    project = make_project(tmp_path, reviewer=False)
+    coder = shell_coder(project, "echo '# changed' >> check.py\n"
+                                 "git update-index --assume-unchanged check.py\n"
+                                 "echo '# changed' >> lint.py\n"
+                                 "git update-index --skip-worktree lint.py\n")
+    result = project.run(coder=coder)
+    state = run_state(project, result.data["run_id"])
+    assert {"check.py", "lint.py"} <= set(state["changed_files"]), state["changed_files"]
+    assert any("assume-unchanged" in f and "check.py" in f for f in state["tamper_flags"]), state["tamper_flags"]
+    assert any("skip-worktree" in f and "lint.py" in f for f in state["tamper_flags"]), state["tamper_flags"]
+    tags = {line[2:]: line[0] for line in project.git("ls-files", "-v").splitlines()}
+    assert tags["check.py"] == "H" and tags["lint.py"] == "H"

@@ -9,7 +9,9 @@ user's next commit.  :func:`git_internals` holds the hooks directory and the
 config files in memory before the round; :func:`undo_git_changes` compares
 after it, puts back what changed (a hook added, changed or removed; a config
 file in which a key of :data:`COMMAND_KEYS` changed; ``info/exclude``, which
-would hide a new file from the step's changes, and ``info/attributes``),
+would hide a new file from the step's changes, and ``info/attributes``;
+an ``assume-unchanged`` or ``skip-worktree`` index flag, which hides a
+changed file),
 keeps what it displaces under a keep directory, and returns one tamper flag
 per change naming the hook or file, or the key and its value.
 """
@@ -58,6 +60,10 @@ class GitInternals:
     #: hides a new file from the step's changes, ``info/attributes`` assigns
     #: filters) -> their bytes
     info: dict[Path, bytes | None] = field(default_factory=dict)
+    #: project-relative path -> the index flags that make git status blind
+    #: to its changes (``assume-unchanged``, ``skip-worktree``)
+    blind: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    project: Path = Path(".")
 
 
 def git_internals(project_dir: Path) -> GitInternals | None:
@@ -71,7 +77,8 @@ def git_internals(project_dir: Path) -> GitInternals | None:
     hooks_dir = common / "hooks"
     return GitInternals(hooks_dir, _read_hooks(hooks_dir),
                         {path: _read(path) for path in (common / "config", git_dir / "config.worktree")},
-                        {path: _read(path) for path in (common / "info" / "exclude", common / "info" / "attributes")})
+                        {path: _read(path) for path in (common / "info" / "exclude", common / "info" / "attributes")},
+                        _blind_entries(project_dir), Path(project_dir))
 
 
 def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) -> list[str]:
@@ -102,7 +109,36 @@ def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) ->
         flags.append(f"git {path.parent.name}/{path.name} {'added' if old is None else 'changed'} during the step "
                      f"({shown_path(path, project_dir)}): undone by the harness{keeping}")
     flags.extend(_undo_hooks(before, keep_dir, project_dir))
+    flags.extend(_undo_blind_entries(before))
     return flags
+
+
+def _blind_entries(project_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Index entries git status does not look at (``git ls-files -v``: a
+    lower-case tag is assume-unchanged, ``S`` skip-worktree)."""
+    found = {}
+    for entry in (git.run(["ls-files", "-v", "-z"], project_dir) or b"").split(b"\0"):
+        if len(entry) < 3:
+            continue
+        tag, rel = entry[:1].decode(), entry[2:].decode("utf-8", "surrogateescape")
+        marks = (*(("assume-unchanged",) if tag.islower() else ()), *(("skip-worktree",) if tag in "Ss" else ()))
+        if marks:
+            found[rel] = marks
+    return found
+
+
+def _undo_blind_entries(before: GitInternals) -> list[str]:
+    """Clear the index flags the round set, so that git sees those files' changes again."""
+    new = {rel: added for rel, marks in _blind_entries(before.project).items()
+           if (added := tuple(mark for mark in marks if mark not in before.blind.get(rel, ())))}
+    if not new:
+        return []
+    for mark in ("assume-unchanged", "skip-worktree"):  # one flag per call: git keeps only the last
+        paths = sorted(rel for rel, marks in new.items() if mark in marks)
+        if paths:
+            git.run(["update-index", f"--no-{mark}", "--", *paths], before.project)
+    return [f"git index flag {'/'.join(marks)} set on {rel} during the step (git status no longer sees its "
+            f"changes): cleared by the harness" for rel, marks in sorted(new.items())]
 
 
 def _put_back(path: Path, old: bytes | None) -> None:
