@@ -75,3 +75,13 @@ def test_stepkit_s_own_git_calls_run_no_hook(tmp_path):
     head = git(project, "rev-parse", "HEAD").strip()
     assert git_module.worktree_add(project, tmp_path / "wt", head)
     assert not marker.exists()
+
+
+def test_a_replace_ref_does_not_change_what_stepkit_reads(tmp_path):
+    project = repo(tmp_path)
+    original = git(project, "rev-parse", "HEAD:a.py").strip()
+    (project / "b.py").write_text("x = 2\n")
+    forged = git(project, "hash-object", "-w", "b.py").strip()
+    git(project, "replace", original, forged)
+    assert git(project, "cat-file", "blob", original) == "x = 2\n"  # what a plain git call sees now
+    assert git_module.blob(project, original) == b"x = 1\n"

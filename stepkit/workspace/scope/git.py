@@ -30,8 +30,10 @@ GITLINK = b"160000"  # the index mode of a submodule
 NOTHING_RUNS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
                 "-c", "core.pager=cat", "-c", "core.editor=true", "-c", "sequence.editor=true")
 #: The same for the environment (which outranks configuration for these).
+#: ``GIT_NO_REPLACE_OBJECTS``: a ``git replace`` ref the coder made must not
+#: change what stepkit reads as the step-start bytes.
 _QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_EDITOR": "true",
-              "GIT_TERMINAL_PROMPT": "0"}
+              "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
 
 
 def run(args: list[str], cwd: Path) -> bytes | None:
