@@ -17,3 +17,5 @@ def _isolate_environment(monkeypatch, tmp_path_factory):
     for name in list(os.environ):
         if name.startswith(DEVELOPER_PREFIXES) or name in GATE_VARIABLES:
             monkeypatch.delenv(name, raising=False)
+    # what stepkit keeps outside the project (the trusted plugins) stays in the test's own dir
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

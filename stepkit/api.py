@@ -255,7 +255,7 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
             raise UsageError(f"--answer {node_id}=…: no approval or input node '{node_id}' in graph "
                              f"{graph.name} (pre-answerable: {', '.join(allowed) or 'none'})")
         if not node.pre_answer:
-            what = "the final approval gate" if _approves_the_step(graph, node) else f"node {node_id}"
+            what = "the final approval gate" if graph.approves_the_step(node_id) else f"node {node_id}"
             raise UsageError(f"--answer {node_id}=…: {what} can only be answered after its question is "
                              f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
         meant = slips(str(text), node.options) if node.kind == "approval" else []
@@ -264,15 +264,6 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
                              f"(options: {', '.join(node.options)})")
         result[node_id] = str(text)
     return result
-
-
-def _approves_the_step(graph: Any, node: Any) -> bool:
-    """An approval node with a route straight to a successful end (the
-    step-runner's gate_user_review)."""
-    if node.kind != "approval":
-        return False
-    ends = [graph.nodes[target] for target in node.routes.values()]
-    return any(end.kind == "end" and end.exit_code == 0 for end in ends)
 
 
 def run_stage(

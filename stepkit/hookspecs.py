@@ -428,7 +428,10 @@ def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
         built-in does so when stdin is not a TTY).
 
     firstresult.  The final ``gate_user_review`` is answered only after its
-    question was shown.  Usable in ``stepconf.py``: yes (e.g. a chat bridge).
+    question was shown, and never by a project-local plugin (``stepconf.py``,
+    a ``[tool.stepkit] plugins`` module of the project): those are left out
+    of that call.  Usable in ``stepconf.py``: yes (e.g. a chat bridge), for
+    every other question.
     """
 
 

@@ -14,7 +14,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,6 +24,7 @@ import pluggy
 from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
+from stepkit.trust import require_trusted
 
 #: Built-in plugins, in registration order.  Language plugins come before the
 #: task runners so that a Makefile target answers before a language default;
@@ -89,6 +90,9 @@ class StepkitPluginManager(pluggy.PluginManager):
         self.load_errors: dict[str, str] = {}
         self.origins: dict[str, str] = {}
         self.versions: dict[str, str] = {}
+        #: the project's own plugins (stepconf.py, modules of the project named
+        #: in [tool.stepkit] plugins), loaded because their bytes are trusted
+        self.local: set[str] = set()
 
     def register(
         self, plugin: object, name: str | None = None, origin: str = "", version: str | None = None
@@ -122,7 +126,8 @@ def get_plugin_manager(
         in the manager, so nothing registers under them later either.
     :param builtins: override :data:`DEFAULT_PLUGINS` (tests, custom hosts);
         the list is taken as given, essential plugins included or not.
-    :raises PluginError: ``disabled`` names an essential plugin; a plugin the
+    :raises PluginError: ``disabled`` names an essential plugin; a local plugin
+        is not trusted (:func:`stepkit.trust.require_trusted`); a plugin the
         project asked for (``stepconf.py`` or a ``[tool.stepkit] plugins``
         entry) failed to load; or a plugin implements a hook that does not
         exist.
@@ -146,11 +151,13 @@ def get_plugin_manager(
             pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
 
     if project_dir is not None:
-        for spec in (config.plugins if config else []):
-            if _wanted(pm, spec, allow):
-                pm.register(_load_configured(project_dir, spec), spec, "[tool.stepkit] plugins")
+        specs = [spec for spec in (config.plugins if config else []) if _wanted(pm, spec, allow)]
         stepconf = project_dir / "stepconf.py"
-        if stepconf.is_file() and _wanted(pm, "stepconf", allow):
+        with_stepconf = stepconf.is_file() and _wanted(pm, "stepconf", allow)
+        pm.local = require_trusted(project_dir, specs, stepconf if with_stepconf else None)
+        for spec in specs:
+            pm.register(_load_configured(project_dir, spec), spec, "[tool.stepkit] plugins")
+        if with_stepconf:
             pm.register(_load_from_path(stepconf), "stepconf", str(stepconf))
 
     try:
@@ -160,7 +167,8 @@ def get_plugin_manager(
     return pm
 
 
-def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tuple[Any, str | None]:
+def first_answer(pm: pluggy.PluginManager, hook_name: str, *, without: Collection[str] = (),
+                 **kwargs: Any) -> tuple[Any, str | None]:
     """Call a firstresult hook as pluggy calls it, and also say which plugin answered.
 
     The call goes through pluggy's own call loop, so its order (tryfirst,
@@ -172,9 +180,12 @@ def first_answer(pm: pluggy.PluginManager, hook_name: str, **kwargs: Any) -> tup
         and the plugin whose implementation returned the first non-None
         result.  A wrapper may change the answer but is not the plugin that
         gave it; ``plugin`` is None when no implementation answered.
+    :param without: names of plugins left out of this call, wrappers too
+        (the driver leaves the local plugins out of the final approval).
     :raises ValueError: ``hook_name`` is not a firstresult hook.
     """
-    hook = getattr(pm.hook, hook_name)
+    left_out = [plugin for name in without if (plugin := pm.get_plugin(name)) is not None]
+    hook = pm.subset_hook_caller(hook_name, left_out) if left_out else getattr(pm.hook, hook_name)
     if hook.spec is None or not hook.spec.opts.get("firstresult"):
         raise ValueError(f"{hook_name} is not a firstresult hook")
     answered: list[str] = []

@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
 
+    p = command("trust", "Show how the project's local plugins changed since trusted, and trust them.")
+    p.add_argument("--project-dir", default=".")
+
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")

@@ -407,7 +407,10 @@ class _Engine:
     # -- approval and input nodes --------------------------------------------
 
     def _ask(self, question: Question) -> tuple[str, str | None]:
-        answer, plugin = first_answer(self.pm, "stepkit_ask", question=question, settings=self.settings)
+        # the final approval is a person's: never a project-local plugin's
+        without = getattr(self.pm, "local", set()) if self.graph.approves_the_step(question.node) else ()
+        answer, plugin = first_answer(self.pm, "stepkit_ask", without=without, question=question,
+                                      settings=self.settings)
         if answer is None:
             raise Paused(question)
         (self.settings.get("answers") or {}).pop(question.node, None)  # an answer is used once

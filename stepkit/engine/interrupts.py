@@ -172,12 +172,14 @@ class NodeTimeout(Exception):
 def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str) -> Any:
     """Call ``fn(ctx)`` in a worker thread and wait at most ``timeout`` seconds.
 
-    A timed-out call cannot be killed: its thread is abandoned (a daemon; the
-    stage's own subprocesses carry their own time limits).  The wait is in
+    A timed-out call cannot be killed: its thread is abandoned (a daemon),
+    but its commands are (SIGKILL to their groups; no new one starts), and
+    each stops what it detached as it ends.  The wait is in
     the main thread, so a stop signal still interrupts it; the node's
     commands are then stopped (:func:`stop_commands`).  Detached processes a
-    command left running are stopped when it ends and reported as a
-    ``detached_stopped`` event of the node.
+    command left running are stopped when it ends, and whatever the node
+    left running when the node ends (this process is their subreaper
+    meanwhile); each is reported as a ``detached_stopped`` event of the node.
 
     :raises NodeTimeout: the call did not return in time.
     """
@@ -201,8 +203,15 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
 
     def work() -> None:
         try:
-            with supervision.supervised(watch):
-                box["value"] = fn(ctx)
+            with supervision.supervised(watch), supervision.SUBREAPER:
+                since = supervision.mark()
+                try:
+                    box["value"] = fn(ctx)
+                finally:
+                    # nothing outlives its node: what its commands (or the plugin itself) left running
+                    left = supervision.stop_detached(since=since)
+                    if left:
+                        report(f"node {nid}", left)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
         finally:
@@ -224,6 +233,7 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
         with _STOP.lock:
             _STOP.waiting.discard(wake)
     if not finished:
+        watch.stop()  # the abandoned call's commands do not outlive its node
         raise NodeTimeout()
     if "error" in box:
         raise box["error"]

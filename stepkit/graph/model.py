@@ -100,6 +100,16 @@ class Graph(BaseModel):
         """Every drawn edge of the graph, node by node."""
         return [edge for node in self.nodes.values() for edge in node.edges()]
 
+    def approves_the_step(self, node_id: str) -> bool:
+        """Whether ``node_id`` is an approval node with a route straight to a
+        successful end (the step-runner's gate_user_review): only a person
+        answers it."""
+        node = self.nodes.get(node_id)
+        if node is None or node.kind != "approval":
+            return False
+        ends = [self.nodes[target] for target in node.routes.values()]
+        return any(end.kind == "end" and end.exit_code == 0 for end in ends)
+
     def known_keys(self) -> set[str]:
         """State keys a template may use: initial state, run inputs, engine
         records and everything a node may set."""

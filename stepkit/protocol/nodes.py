@@ -266,19 +266,23 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
     formatter that also formats markdown, a test that writes there) is undone
     before the next gate, every displaced file kept in the run dir, and the
     gate named in ``scope_deviations`` and ``gates_edited_plan_repo``."""
-    from stepkit.protocol.stages import undo_plan_edits
-    from stepkit.workspace.scope import copy_plan_repo
+    from stepkit.protocol.stages import undo_git_edits, undo_plan_edits
+    from stepkit.workspace.scope import copy_plan_repo, git_internals
 
-    results, deviations, edited = [], [], []
+    results, deviations, edited, git_flags = [], [], [], []
     # one copy serves every gate: after each, the plan repo is put back to it
-    before = copy_plan_repo(ctx.project_dir, ctx.plans_dir)
+    before, git_before = copy_plan_repo(ctx.project_dir, ctx.plans_dir), git_internals(ctx.project_dir)
     for name in names:
         (result,) = runner.run((name,))
+        git_flags += undo_git_edits(ctx, git_before, name)  # a test that plants a hook, say
         undone = undo_plan_edits(ctx, before, name).get("scope_deviations", [])
         results.append(result)
         deviations += undone
         edited += [name] if undone else []
     updates = _merge_gates(ctx.state, results)
+    if git_flags:
+        updates["round_flags"] = git_flags  # an append field: kept by later coder rounds too
+        updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), *git_flags]
     if edited:
         updates["scope_deviations"] = deviations
         updates["gates_edited_plan_repo"] = sorted({*ctx.state.get("gates_edited_plan_repo", []), *edited})

@@ -131,7 +131,15 @@ def implement(ctx: StageContext) -> Outcome:
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.
     plan_before = scope.copy_plan_repo(ctx.project_dir, ctx.plans_dir)
-    coder, plugin = _answer(ctx, "implement")
+    git_before = scope.git_internals(ctx.project_dir)
+    trust_watch = _trust_store_watch(ctx)
+    try:
+        coder, plugin = _answer(ctx, "implement")
+    finally:  # first, before any git call can run what the coder planted in .git/ (a bad answer too)
+        git_flags = undo_git_edits(ctx, git_before, "coder")
+    round_flags = [*git_flags, *_untrusted_plugin_flags(ctx, trust_watch)]
+    if round_flags:
+        updates["round_flags"] = round_flags  # an append field: the engine adds them
     touched = watch.changes() if watch else []
     updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
                     **undo_plan_edits(ctx, plan_before, "coder")})
@@ -141,12 +149,53 @@ def implement(ctx: StageContext) -> Outcome:
     if snapshot is not None:
         changes = scope.step_changes(snapshot, ctx.project_dir)
         store_flags = [*ctx.state.get("run_store_flags", []), *new_store_flags]
-        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *store_flags])
+        harness_flags = [*store_flags, *ctx.state.get("round_flags", []), *round_flags]
+        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *harness_flags])
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(_scope_path(ctx))
     if coder.crashed:
         raise StageFault(f"the coder crashed: {summary_of('', coder.text) or 'no output'}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
     return Outcome(updates=updates)
+
+
+def undo_git_edits(ctx: StageContext, before: Any, who: str) -> list[str]:
+    """Put back the hooks and command-running git config ``before`` (a
+    :class:`~stepkit.workspace.scope.GitInternals`, None outside git) holds
+    after ``who`` ran (``coder``, or a gate's name), keeping what is displaced
+    under the run's ``displaced/<who>-git-<n>/``; the tamper flags, each
+    saying who did it."""
+    from stepkit.workspace import scope
+
+    if before is None:
+        return []
+    flags = scope.undo_git_changes(before, _keep_dir(ctx, f"{who}-git"), ctx.project_dir)
+    return flags if who == "coder" else [f"the {who} gate: {flag}" for flag in flags]
+
+
+def _trust_store_watch(ctx: StageContext) -> Any:
+    """A watch on the project's plugin trust store (outside the project, but
+    within reach of a coder running as the user)."""
+    from stepkit.trust import TrustStore
+    from stepkit.workspace import scope
+
+    root = TrustStore(ctx.project_dir).root
+    return scope.StoreWatch(ctx.project_dir, [root], [root])
+
+
+def _untrusted_plugin_flags(ctx: StageContext, trust_watch: Any) -> list[str]:
+    """A flag for each local plugin (``stepconf.py``, a ``[tool.stepkit]
+    plugins`` module) the next command would refuse to load, unless an
+    earlier round raised it already, and one when the coder touched the
+    trust store."""
+    from stepkit.trust import untrusted_plugins
+
+    raised = set(ctx.state.get("round_flags", []))
+    flags = [f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
+             for line in untrusted_plugins(ctx.project_dir)]
+    touched = trust_watch.changes()
+    if touched:
+        flags.append(f"the coder touched stepkit's plugin trust store: {', '.join(touched[:5])}")
+    return [flag for flag in flags if flag not in raised]
 
 
 def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:

@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import functools
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -139,10 +137,11 @@ def run(
     token = supervision.new_token()
     with (open(log_path, "wb") if log_path is not None else contextlib.nullcontext()) as log:
         capture = _Capture(log, head_bytes, tail_bytes, on_text)
-        with _SUBREAPER:
+        with supervision.SUBREAPER:
             try:
                 if watch is not None and watch.stopping:
                     raise _Refused
+                since = supervision.mark()
                 proc = subprocess.Popen(
                     command, shell=True, cwd=cwd,
                     env={**(os.environ if env is None else env), **(watch.env if watch else {}),
@@ -155,9 +154,11 @@ def run(
                 capture.feed(f"could not start the command: {start_error}\n".encode())
                 capture.close()
             else:
-                supervision.register(token, own_group(getattr(proc, "pid", 0) or 0))
+                group = own_group(getattr(proc, "pid", 0) or 0)
+                supervision.register(token, group)
                 try:
-                    expired, detached = _supervise(proc, capture, stdin_text, timeout, no_output_timeout, token)
+                    expired, detached = _supervise(proc, capture, stdin_text, timeout, no_output_timeout, token,
+                                                   since if group is not None else None)
                 finally:
                     supervision.unregister(token)
                 exit_code = proc.returncode
@@ -226,12 +227,14 @@ class _Refused(Exception):
 
 def _supervise(
     proc: subprocess.Popen, capture: _Capture, stdin_text: str | None,
-    timeout: float | None, no_output_timeout: float | None, token: str,
+    timeout: float | None, no_output_timeout: float | None, token: str, since: supervision.Mark | None,
 ) -> tuple[str | None, tuple[DetachedProcess, ...]]:
     """Feed stdin, copy the output to ``capture`` and wait for the command,
     enforcing the limits; kill and reap what it leaves behind, detached
-    processes too.  Returns the limit that expired, if any, and the detached
-    processes stopped."""
+    processes too (``since``: a mark taken just before it started, see
+    :func:`~stepkit.workspace.supervision.stop_detached`; None for a process
+    that is not verifiably ours).  Returns the limit
+    that expired, if any, and the detached processes stopped."""
     group = own_group(getattr(proc, "pid", 0) or 0)
     reader = _Reader(proc.stdout, capture)
     reader.start()
@@ -251,7 +254,7 @@ def _supervise(
         proc.wait()
         if group is not None:
             _reap_group(group)
-        detached = supervision.stop_detached(token)  # now orphans: our children
+        detached = supervision.stop_detached(token, since)  # now orphans: our children
         reader.join(DRAIN_S)
         notes = "".join(f"{process.note()}\n" for process in detached)
         capture.close((f"\n{notes}" if notes else "") + (_DETACHED_NOTE if reader.is_alive() else ""))
@@ -344,51 +347,6 @@ class _Reader(threading.Thread):
                     self._capture.feed(chunk)
         except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
             self.error = exc
-
-
-class _Subreaper:
-    """While any command runs, this process is the reaper of its orphaned
-    descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a killed grandchild is then
-    reaped here instead of lingering as a zombie where PID 1 does not reap
-    (containers).  Counted, so concurrent commands share it; the previous
-    setting is restored when the last one ends."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._previous = 0
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._users == 0 and sys.platform.startswith("linux"):
-                self._previous = self._prctl(37)  # PR_GET_CHILD_SUBREAPER
-                self._prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-            self._users += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._users -= 1
-            if self._users == 0 and sys.platform.startswith("linux"):
-                self._prctl(36, self._previous)
-
-    @staticmethod
-    @functools.cache
-    def _libc():
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True)
-
-    def _prctl(self, option: int, value: int | None = None) -> int:
-        import ctypes
-
-        if value is not None:
-            return self._libc().prctl(option, value, 0, 0, 0)
-        current = ctypes.c_int(0)
-        self._libc().prctl(option, ctypes.byref(current), 0, 0, 0)
-        return current.value
-
-
-_SUBREAPER = _Subreaper()
 
 
 class _Capture:

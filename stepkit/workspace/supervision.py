@@ -1,16 +1,21 @@
-"""Which processes stepkit's commands started, so none outlives its command
-or an interrupted run.
+"""Which processes stepkit's commands started, so none outlives its command,
+its node or an interrupted run.
 
 Every command :func:`stepkit.workspace.process.run` starts is registered
 here while it runs (:func:`live_groups`) and carries a token of its own in
 its environment (``STEPKIT_COMMAND_ID``), which its descendants inherit.
 Killing a command's process group misses a descendant that left the group
-(``setsid``, a double fork into a new session); with this process as the
-subreaper (Linux ``PR_SET_CHILD_SUBREAPER``, set while commands run) such a
-process becomes a child of this one once its parent is gone, so it is found
-among this process's children by its token and stopped
-(:func:`stop_detached`).  Other systems have no ``/proc``: nothing is found
-there.
+(``setsid``, a double fork into a new session).  While commands and nodes
+run, this process is the child subreaper of its descendants (Linux
+``PR_SET_CHILD_SUBREAPER``, as tini and systemd use it: :data:`SUBREAPER`),
+so such a process becomes a child of this one once its parent is gone,
+whatever it did to its session or its environment.  When a command ends,
+:func:`stop_detached` finds those children and ends them with all their
+descendants: the ones carrying the command's token, and the ones that
+carry none (``env -i``) but started after the command did.  A node's end
+ends what is left of everything it started (:func:`stop_detached` with
+``since``: the node's start).  Processes are enumerated with psutil;
+systems without ``/proc`` have no subreaper: nothing is found there.
 
 A caller says how it wants to hear about what was stopped, adds to the
 commands' environment and can stop new commands from starting, through a
@@ -22,15 +27,21 @@ what a SIGKILLed stepkit left running is found by its resume
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 #: The environment variable that carries a command's token to its descendants.
 TOKEN_VARIABLE = "STEPKIT_COMMAND_ID"
@@ -62,11 +73,24 @@ class Supervision:
     :ivar env: added to each command's environment.
     :ivar stopping: set when the caller is being stopped: a command that
         would start now is refused.
+    :ivar groups: the verified process groups of its running commands.
     """
 
     on_detached: Callable[[str, tuple[DetachedProcess, ...]], None] | None = None
     env: dict[str, str] = field(default_factory=dict)
     stopping: bool = False
+    #: the process groups of the commands running under it now
+    groups: set[int] = field(default_factory=set)
+
+    def stop(self) -> None:
+        """Refuse new commands and SIGKILL the running ones' groups (each
+        command then stops what it detached as it ends)."""
+        self.stopping = True
+        for group in list(self.groups):
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 _SUPERVISION: ContextVar[Supervision | None] = ContextVar("stepkit_supervision", default=None)
@@ -97,21 +121,75 @@ class _Registry:
 _LIVE = _Registry()
 
 
+class Subreaper:
+    """While any command or node runs, this process is the reaper of its orphaned
+    descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a killed grandchild is then
+    reaped here instead of lingering as a zombie where PID 1 does not reap
+    (containers), and one that left its session is still found
+    (:func:`stop_detached`).  Counted, so concurrent users share it; the
+    previous setting is restored when the last one ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._previous = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._users == 0 and sys.platform.startswith("linux"):
+                self._previous = self._prctl(37)  # PR_GET_CHILD_SUBREAPER
+                self._prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+            self._users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and sys.platform.startswith("linux"):
+                self._prctl(36, self._previous)
+
+    @staticmethod
+    @functools.cache
+    def _libc():
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+
+    def _prctl(self, option: int, value: int | None = None) -> int:
+        import ctypes
+
+        if value is not None:
+            return self._libc().prctl(option, value, 0, 0, 0)
+        current = ctypes.c_int(0)
+        self._libc().prctl(option, ctypes.byref(current), 0, 0, 0)
+        return current.value
+
+
+#: The one subreaper setting of this process, shared by every command and node.
+SUBREAPER = Subreaper()
+
+
 def new_token() -> str:
     """A token no other command of any process has: this pid and a serial number."""
     return f"{os.getpid()}-{next(_LIVE.counter)}"
 
 
 def register(token: str, group: int | None) -> None:
-    """A command with ``token`` started; ``group`` is its verified own group, if any."""
+    """A command with ``token`` started; ``group`` is its verified own group,
+    if any (also counted in the thread's :class:`Supervision`)."""
     with _LIVE.lock:
         _LIVE.groups[token] = group
+        watch = current()
+        if watch is not None and group is not None:
+            watch.groups.add(group)
 
 
 def unregister(token: str) -> None:
     """The command with ``token`` ended."""
     with _LIVE.lock:
-        _LIVE.groups.pop(token, None)
+        group = _LIVE.groups.pop(token, None)
+        watch = current()
+        if watch is not None:
+            watch.groups.discard(group)
 
 
 def live_groups() -> set[int]:
@@ -120,24 +198,108 @@ def live_groups() -> set[int]:
         return {group for group in _LIVE.groups.values() if group is not None}
 
 
-def stop_detached(token: str | None = None) -> tuple[DetachedProcess, ...]:
-    """SIGKILL and reap the detached processes the command with ``token``
-    left running (None: those of every command this process started), with
-    their process groups; return what was stopped."""
-    mine = f"{os.getpid()}-"
-    stopped: list[DetachedProcess] = []
-    for _ in range(_ROUNDS):
-        found = [pid for pid in _children()
-                 if (tag := _token_of(pid)) is not None
-                 and (tag == token if token is not None else tag.startswith(mine))]
+def stop_detached(token: str | None = None, since: Mark | None = None) -> tuple[DetachedProcess, ...]:
+    """SIGKILL and reap what a command or a node left running outside the
+    command's process group, every descendant of it too; return what was
+    stopped.
+
+    The candidates are this process's children that no running command
+    owns (not the leader of a live command, not in a live command's group,
+    not carrying a live command's token) and that are not in this process's
+    own session (stepkit's own helpers, e.g. git, are there; a command and
+    all it starts are in sessions of their own).  Of those, ``token`` takes
+    the ones that carry it, and with ``since`` (a :func:`mark` taken before
+    the command started) also the ones that carry no token and started after
+    it.  ``token`` None: with ``since``, every candidate started
+    since then (a node's end); without, every candidate (a stop signal).
+    """
+    stopped: dict[int, DetachedProcess] = {}
+    for _ in range(_ROUNDS):  # a process may start another while it is being stopped
+        found = [child for child in _orphans(token) if child.pid in stopped or _belongs(child, token, since)]
         if not found:
             break
-        for pid in found:
-            stopped.append(DetachedProcess(pid, _command_line(pid)))
-            _kill(pid)
-        for pid in found:
-            _reap(pid)
-    return tuple(stopped)
+        for child in found:
+            for victim in [child, *_descendants(child)]:
+                stopped.setdefault(victim.pid, DetachedProcess(victim.pid, _command_line(victim.pid)))
+                _kill(victim.pid)
+        for child in found:
+            _reap(child.pid)  # its killed descendants are handed to us: the next round reaps them
+    return tuple(stopped.values())
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A moment to date processes by: the time (on psutil's clock, cut to the
+    clock tick as the kernel dates a process's start) and this process's
+    children then, which started before it whatever the tick says."""
+
+    time: float
+    children: frozenset[int]
+
+
+def mark() -> Mark:
+    """Now, for :func:`stop_detached`'s ``since``."""
+    if sys.platform.startswith("linux"):
+        tick = os.sysconf("SC_CLK_TCK")
+        now = psutil.boot_time() + math.floor(time.clock_gettime(time.CLOCK_BOOTTIME) * tick) / tick
+    else:  # psutil dates processes on the wall clock there
+        now = time.time()
+    try:
+        children = frozenset(child.pid for child in psutil.Process().children())
+    except psutil.Error:
+        children = frozenset()
+    return Mark(now, children)
+
+
+def _started_since(pid: int, since: Mark) -> bool:
+    if pid in since.children:
+        return False
+    try:
+        return psutil.Process(pid).create_time() >= since.time
+    except psutil.Error:
+        return False
+
+
+def _orphans(ending: str | None) -> list[psutil.Process]:
+    """This process's children, outside its session, that no live command
+    owns but the one ending (its token ``ending``)."""
+    with _LIVE.lock:
+        live = {tag: group for tag, group in _LIVE.groups.items() if tag != ending}
+    live_tokens, live_groups = set(live), {group for group in live.values() if group is not None}
+    try:
+        children = psutil.Process().children()
+        session = os.getsid(0)
+    except (psutil.Error, OSError):
+        return []
+    found = []
+    for child in children:
+        try:
+            if child.pid in live_groups or os.getpgid(child.pid) in live_groups or os.getsid(child.pid) == session:
+                continue
+        except OSError:
+            continue  # gone already
+        if _token_of(child.pid) in live_tokens:
+            continue
+        found.append(child)
+    return found
+
+
+def _belongs(child: psutil.Process, token: str | None, since: float | None) -> bool:
+    tag = _token_of(child.pid)
+    if token is not None and tag == token:
+        return True
+    if token is not None and tag is not None:
+        return False  # another command's, ended before this one
+    if since is None:
+        return token is None
+    return _started_since(child.pid, since)
+
+
+def _descendants(process: psutil.Process) -> list[psutil.Process]:
+    try:
+        return process.children(recursive=True)
+    except psutil.Error:
+        return []
 
 
 def stop_leftovers(run_dir: str) -> tuple[DetachedProcess, ...]:
@@ -157,21 +319,6 @@ def _all_pids() -> list[int]:
         return [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
         return []
-
-
-def _children() -> list[int]:
-    """This process's children (every thread's: ``/proc/self/task/*/children``)."""
-    children: list[int] = []
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return children
-    for tid in tasks:
-        try:
-            children.extend(int(pid) for pid in Path(f"/proc/self/task/{tid}/children").read_text().split())
-        except OSError:
-            continue
-    return children
 
 
 def _environment(pid: int) -> list[bytes]:

@@ -88,3 +88,36 @@ def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
     assert run.exit_code == 0 and run.output.startswith("started\n")
     assert all(p.note() in run.output for p in run.detached)
     assert "kept the output open" not in run.output and run.duration_s < process.DRAIN_S
+
+
+#: Starts a writer that escapes the command's group and environment (``setsid
+#: env -i``), tells its pid, and rewrites calc.py once the marker file appears.
+ESCAPE = ("setsid env -i sh -c 'echo $$ > {state}/writer.tmp; mv {state}/writer.tmp {state}/writer.pid; "
+          "while [ ! -e {state}/marker ]; do sleep 0.05; done; echo BROKEN > {root}/calc.py' "
+          "> /dev/null 2>&1 < /dev/null & while [ ! -e {state}/writer.pid ]; do sleep 0.01; done; ")
+
+
+def test_a_writer_started_with_setsid_env_i_is_ended_with_its_node_and_reported(tmp_path):
+    project = make_project(tmp_path, reviewer=False)
+    state = project.state_dir
+    coder = f"command:{ESCAPE.format(state=state, root=project.root)}{PY} {state / 'coder.py'}"
+    try:
+        result = project.run(coder=coder)
+    finally:
+        pid = int((state / "writer.pid").read_text())
+        leaked = wait_until_gone([pid], 0)
+    assert not leaked, "the writer outlived the coder's node"
+    assert (result.code, result.data["pending"]["node"]) == (5, "gate_user_review"), result.stdout
+
+    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    stopped = [(e["node"], p["pid"], p["command"]) for e in events if e["event"] == "detached_stopped"
+               for p in e["processes"]]
+    assert {node for node, _, _ in stopped} == {"implement"}
+    assert stopped[0][1] == pid and "sh -c echo $$" in stopped[0][2]  # named; its own children follow
+    coder_text = json.loads((run_dir / "state.json").read_text())["state"]["coder_result"]["text"]
+    assert f"pid {pid} (sh -c echo $$" in coder_text
+
+    before = (project.root / "calc.py").read_text()
+    (state / "marker").write_text("go")
+    assert (project.root / "calc.py").read_text() == before  # nobody is left to write it

@@ -82,6 +82,8 @@ def test_missing_project_dir_is_a_one_line_usage_error(tmp_path, capsys):
 
 def test_a_failing_stepconf_is_a_one_line_plugin_error(stepkit_project, capsys):
     project = stepkit_project({"stepconf.py": "import nonexistent_module_xyz\n"})
+    assert main(["trust", "--project-dir", str(project)]) == 0  # no first-use note in the way
+    capsys.readouterr()
     code, _, err = run_detect(capsys, "--project-dir", str(project))
     assert code == 2
     assert len(err.strip().splitlines()) == 1

@@ -98,6 +98,7 @@ def test_the_run_uses_the_plugin_engine_and_its_resume_uses_the_recorded_one(pro
 
 
 def test_an_unknown_engine_names_the_plugin_kinds_and_starts_no_run(project):
+    project.stepkit("trust", "--project-dir", str(project.root), json_out=False)  # no first-use note in the way
     done = project.stepkit("run", "--project-dir", str(project.root), "--engine", "nosuch:x",
                            "--coder", project.scripted_coder)
     assert done.code == 2

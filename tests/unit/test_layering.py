@@ -32,6 +32,7 @@ FORBIDDEN = {
     "stepkit.config": HIGH,
     "stepkit.hookspecs": HIGH,
     "stepkit.pluginmanager": HIGH,
+    "stepkit.trust": HIGH,
 }
 
 

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 
-from stepkit.workspace import process
+from stepkit.workspace import process, supervision
 from stepkit.workspace.process import ProcessResult, own_group, signal_name, signal_of
 
 
@@ -36,11 +36,11 @@ def test_on_text_sees_what_memory_does_not_keep(tmp_path):
 
 
 def test_the_subreaper_is_set_while_a_command_runs_and_restored_after(tmp_path):
-    before = process._SUBREAPER._prctl(37)
+    before = supervision.SUBREAPER._prctl(37)
     during = []
-    process.run("echo x", cwd=tmp_path, on_text=lambda _: during.append(process._SUBREAPER._prctl(37)))
+    process.run("echo x", cwd=tmp_path, on_text=lambda _: during.append(supervision.SUBREAPER._prctl(37)))
     assert during == [1]
-    assert process._SUBREAPER._prctl(37) == before
+    assert supervision.SUBREAPER._prctl(37) == before
 
 
 def test_a_fake_process_is_never_signalled_as_a_group(tmp_path, fp, monkeypatch):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace import scope
+from stepkit.workspace.scope import git as git_module
 from tests.support.coder import git, init_repo, write_files
 
 BASE = {"src/app.py": "x = 1\n", "plans/steps/01-a.md": "plan\n", "tests/test_app.py": "def test(): pass\n"}
@@ -130,4 +131,4 @@ def test_no_gitmodules_no_extra_git_process(project, monkeypatch):
 
     monkeypatch.setattr(subprocess, "run", counting)
     scope.take_snapshot(project, project / "plans")
-    assert [args[1] for args in calls] == ["rev-parse", "status"]
+    assert [args[len(git_module.command([]))] for args in calls] == ["rev-parse", "status"]

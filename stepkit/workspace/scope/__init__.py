@@ -14,6 +14,9 @@ One module per job:
   diff and tamper flags in one look) and :func:`working_tree_changes` (the
   same view of the work tree against HEAD, outside a run);
 - :mod:`~stepkit.workspace.scope.tamper`: the tamper flags of one file;
+- :mod:`~stepkit.workspace.scope.gitguard`: :func:`git_internals` and
+  :func:`undo_git_changes`, the hooks and command-running git config a
+  coder round planted, flagged and undone;
 - :mod:`~stepkit.workspace.scope.restore`: :func:`restore_plan_repo`;
 - :mod:`~stepkit.workspace.scope.watch`: :class:`StoreWatch`, what touched
   the run store while a coder ran.
@@ -26,6 +29,7 @@ package's public API.
 """
 
 from stepkit.workspace.scope.diff import StepChanges, step_changes, working_tree_changes
+from stepkit.workspace.scope.gitguard import GitInternals, git_internals, undo_git_changes
 from stepkit.workspace.scope.plancopy import PlanCopy, PlanScope, copy_plan_repo
 from stepkit.workspace.scope.restore import restore_plan_repo
 from stepkit.workspace.scope.snapshot import (
@@ -47,9 +51,9 @@ from stepkit.workspace.scope.tree import (
 from stepkit.workspace.scope.watch import StoreWatch, run_store_paths, store_flag
 
 __all__ = [
-    "EXCLUDED_DIRS", "PlanCopy", "PlanScope", "Snapshot", "StepChanges", "StoreWatch",
-    "changed_between", "copy_plan_repo", "file_ids", "hash_ids", "load_snapshot",
+    "EXCLUDED_DIRS", "GitInternals", "PlanCopy", "PlanScope", "Snapshot", "StepChanges", "StoreWatch",
+    "changed_between", "copy_plan_repo", "file_ids", "git_internals", "hash_ids", "load_snapshot",
     "restore_plan_repo", "run_store_paths", "save_snapshot", "shown_path", "snapshot_digest",
-    "step_changes", "store_flag", "take_snapshot", "tree_hash", "walk_files",
+    "step_changes", "store_flag", "take_snapshot", "tree_hash", "undo_git_changes", "walk_files",
     "working_tree_changes",
 ]

@@ -1,8 +1,11 @@
 """The one place stepkit runs git.
 
-Every git process stepkit starts is spawned here, each with
-``GIT_OPTIONAL_LOCKS=0`` (a read never takes the index lock a user's git
-may be waiting for) and ``LC_ALL=C`` (stable output).  The readers return
+Every git process stepkit starts is spawned here (:func:`command` builds
+its argv), each with ``GIT_OPTIONAL_LOCKS=0`` (a read never takes the index
+lock a user's git may be waiting for) and ``LC_ALL=C`` (stable output), and
+with nothing the repository configures run along the way: hooks, the
+fsmonitor, a pager or an editor (:data:`NOTHING_RUNS`); the coder can write
+``.git/`` (:mod:`stepkit.workspace.scope.gitguard` flags and undoes that).  The readers return
 None (or an empty answer) when git is missing, the directory is not a work
 tree or the command failed: the callers then fall back to walking files.
 
@@ -23,6 +26,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 GITLINK = b"160000"  # the index mode of a submodule
+#: Options that keep a repository's own commands out of stepkit's git calls.
+NOTHING_RUNS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+                "-c", "core.pager=cat", "-c", "core.editor=true", "-c", "sequence.editor=true")
+#: The same for the environment (which outranks configuration for these).
+#: ``GIT_NO_REPLACE_OBJECTS``: a ``git replace`` ref the coder made must not
+#: change what stepkit reads as the step-start bytes.
+_QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_EDITOR": "true",
+              "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
 
 
 def run(args: list[str], cwd: Path) -> bytes | None:
@@ -231,10 +242,15 @@ def commit_all(project: Path, message: str, name: str, email: str) -> bool:
     return True
 
 
+def command(args: list[str]) -> list[str]:
+    """The argv of ``git ARGS`` as stepkit runs it: :data:`NOTHING_RUNS` first."""
+    return ["git", *NOTHING_RUNS, *args]
+
+
 def _spawn(args: list[str], cwd: Path, check: bool,
            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=check,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})})
+    return subprocess.run(command(args), cwd=cwd, capture_output=True, check=check,
+                          env={**os.environ, **_QUIET_ENV, **(env or {})})
 
 
 def project_rel(repo_path: str, prefix: str, base: str = "") -> str | None:
