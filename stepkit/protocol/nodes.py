@@ -380,7 +380,7 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
-    from stepkit.protocol.handoff import handoff_problems, read_handoff
+    from stepkit.protocol.handoff.check import handoff_problems, read_handoff
 
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
     path = Path(str(ctx.state.get("handoff_path") or ""))

@@ -264,7 +264,8 @@ def review(ctx: StageContext) -> Outcome:
 
 def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its Evidence."""
-    from stepkit.protocol.handoff import append_notes, render_handoff
+    from stepkit.protocol.handoff.notes import append_notes
+    from stepkit.protocol.handoff.render import render_handoff
 
     state = ctx.state
     data, plugin = _call_hook(ctx, "stepkit_write_handoff")
@@ -313,7 +314,7 @@ def _criteria_evidence(state: dict[str, Any], prose: HandoffProse, gates: list[G
 
 def pipeline_faults(ctx: StageContext) -> list[str]:
     """PIPELINE-FAULT lines for the sweep and the review when they did not run."""
-    from stepkit.protocol.handoff import REVIEW_FAULT, SWEEP_FAULT
+    from stepkit.protocol.handoff.render import REVIEW_FAULT, SWEEP_FAULT
 
     faults = []
     for stage, flag in (("sweep", SWEEP_FAULT), ("review", REVIEW_FAULT)):

@@ -6,7 +6,8 @@ fix loop)."""
 
 from __future__ import annotations
 
-from stepkit.protocol.handoff import check_handoff_text, render_handoff
+from stepkit.protocol.handoff.check import check_handoff_text
+from stepkit.protocol.handoff.render import render_handoff
 from stepkit.records import GateResult
 from stepkit.workspace.stall import failure_signature
 
