@@ -119,7 +119,7 @@ def _finished_step_handoff(graph: Any, settings: dict[str, Any], rerun: bool) ->
     """
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
-    from stepkit.protocol.nodes import resolve_step
+    from stepkit.protocol.nodes.routes import resolve_step
 
     if not any(node.kind == "script" and node.function is resolve_step for node in graph.nodes.values()):
         return None
@@ -294,7 +294,7 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
-    from stepkit.protocol.nodes import resolve_step
+    from stepkit.protocol.nodes.routes import resolve_step
     from stepkit.protocol.stages import STAGES
     from stepkit.protocol.stages import run_stage as run_one
     from stepkit.records import Paused, StageContext, StageFault
