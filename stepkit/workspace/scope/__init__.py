@@ -15,6 +15,8 @@ One module per job:
   same view of the work tree against HEAD, outside a run);
 - :mod:`~stepkit.workspace.scope.tamper`: the tamper flags of one file;
 - :mod:`~stepkit.workspace.scope.restore`: :func:`restore_plan_repo`;
+- :mod:`~stepkit.workspace.scope.putback`: what a gate had no business
+  changing held before it and put back after it (the gate runner's);
 - :mod:`~stepkit.workspace.scope.watch`: :class:`StoreWatch`, what touched
   the run store while a coder ran.
 
