@@ -264,6 +264,7 @@ def review(ctx: StageContext) -> Outcome:
 
 def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its Evidence."""
+    from stepkit.protocol.fixloop import step_fix_budget
     from stepkit.protocol.handoff.notes import append_notes
     from stepkit.protocol.handoff.render import render_handoff
 
@@ -282,7 +283,7 @@ def handoff(ctx: StageContext) -> Outcome:
         fix_history=state.get("fix_history", []),
         changed_files=state.get("changed_files", []),
         fix_attempts=state.get("fix_attempts", 0),
-        max_fix_attempts=state.get("max_fix_attempts", 2),
+        max_fix_attempts=step_fix_budget(state),
         deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
         criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],

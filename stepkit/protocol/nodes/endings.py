@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from stepkit.protocol.fixloop import step_fix_budget
 from stepkit.records import GATE_ORDER, GateResult, StageContext
 
 #: The sentinels that open stepkit's output (first line only).
@@ -46,7 +47,7 @@ def render_success(ctx: StageContext) -> str:
     lines.append(f"Handoff: {state.get('handoff_path')}")
     lines.append("Gates:")
     lines.extend(gates_report(state))
-    lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
+    lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {step_fix_budget(state)}")
     from stepkit.protocol.stages import pipeline_faults
 
     lines.extend(pipeline_faults(ctx))
@@ -90,7 +91,7 @@ def render_failure(ctx: StageContext) -> str:
     lines.append(f"Reason: {reason}")
     if state.get("fault_note"):
         lines.append(f"{_fault_label(ctx)}: {state['fault_note']}")
-    lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {state.get('max_fix_attempts', 2)}")
+    lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {step_fix_budget(state)}")
     lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
     if state.get("gates"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stepkit.protocol.fixloop import FIX_RULES
+from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
 
 
@@ -129,11 +129,8 @@ def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, 
 
 
 def fix_loop_gate(ctx: StageContext) -> Outcome:
-    """Spend one step-level fix attempt on the first failing gate, or stop.
-
-    A failure whose signature repeats after a fix attempt ends the loop at
-    once ("no progress") instead of spending the rest of the budget."""
-    from stepkit.workspace.stall import failure_signature, is_stalled
+    """Spend one step-level fix attempt on the first failing gate, or stop
+    (the budget and "no progress" rules: :func:`~stepkit.protocol.fixloop.next_fix`)."""
     from stepkit.workspace.verdicts import evidence_for_fix
 
     state = ctx.state
@@ -141,24 +138,18 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     if failing is None:  # only a custom graph can get here without a failing gate
         return Outcome(route="budget spent", updates={"failure_reason": "fix loop entered with no failing gate"})
     attempts = int(state.get("fix_attempts", 0))
-    budget = int(state.get("max_fix_attempts", 2))
     # what the coder is asked to fix (the new failures), not the baseline's notes
     fix_evidence = evidence_for_fix(failing)
-    signature = failure_signature(failing.model_copy(update={"evidence": fix_evidence}))
-    if is_stalled(state.get("last_failure_signature"), signature):
-        return Outcome(route="budget spent", updates={
-            "failure_reason": f"no progress: the {failing.name} gate failed the same way after fix attempt {attempts}",
-        })
-    if attempts >= budget:
-        return Outcome(route="budget spent", updates={
-            "failure_reason": f"fix budget spent: {attempts} of {budget} fix attempts used and the {failing.name} gate still fails",
-        })
+    verdict = next_fix(failing.model_copy(update={"evidence": fix_evidence}), attempts, step_fix_budget(state),
+                       state.get("last_failure_signature"))
+    if verdict.stop is not None:
+        return Outcome(route="budget spent", updates={"failure_reason": verdict.stop})
     instructions = (f"The {failing.name} gate failed after your change.\n$ {failing.command}\n"
                     f"exit code: {failing.exit_code}\n{fix_evidence}\n{FIX_RULES}")
     return Outcome(route="budget left", updates={
         "fix_attempts": attempts + 1,
         "fix_instructions": instructions,
-        "last_failure_signature": signature,
+        "last_failure_signature": verdict.signature,
         "fix_history": [f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"],
     })
 
