@@ -16,7 +16,7 @@ from typing import Any
 
 from stepkit.planrepo.checks import check_result
 from stepkit.planrepo.document import DocumentError, parse_document
-from stepkit.planrepo.sections import track_fence
+from stepkit.planrepo.sections import Outline, outline
 from stepkit.protocol.handoff.claims import GATE_WORDS, false_pass_claims
 from stepkit.protocol.handoff.render import (
     EVIDENCE_MARKER,
@@ -29,12 +29,9 @@ from stepkit.protocol.handoff.render import (
 )
 from stepkit.records import GateResult
 
-_HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
-#: the only lines that can open or close a fence or a section
-_SPECIAL_LINE = re.compile(r"^(?: {0,3}(?:`{3,}|~{3,})|##)[^\n]*", re.MULTILINE)
 _NOT_RUN_LINE = re.compile(r"^.*not run.*$", re.IGNORECASE | re.MULTILINE)
-_STATUS_HEADING = re.compile(r"^#{2,4}[ \t]+(format|lint|build|tests)[ \t]+[—–-]+[ \t]+(.+?)[ \t]*$",
-                             re.IGNORECASE | re.MULTILINE)
+#: the title of a gate's heading in Evidence: ``<gate> — <status>``
+_STATUS_TITLE = re.compile(r"(format|lint|build|tests)[ \t]+[—–-]+[ \t]+(.+?)[ \t]*", re.IGNORECASE)
 
 
 def read_handoff(path: Path) -> str:
@@ -74,17 +71,18 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
     """
     text = text.replace("\r\n", "\n").removeprefix("\ufeff")
     problems, body, result = _check_frontmatter(text)
-    scan = _scan(body)
-    problems += [f"section '## {name}' appears more than once" for name in scan.duplicates]
-    for name in HANDOFF_SECTIONS:
-        content = scan.content(name)
-        if content is None:
+    found = outline(body)
+    problems += [f"section '## {name}' appears more than once" for name in _duplicates(found)]
+    sections = {name: found.find(name, levels=(2,), last=True) for name in HANDOFF_SECTIONS}
+    for name, heading in sections.items():
+        if heading is None:
             problems.append(f"missing section '## {name}'")
-        elif not content.strip():
+        elif not found.content(heading).strip():
             problems.append(f"section '## {name}' is empty (write None when there is nothing)")
-    evidence = scan.content("Evidence")
-    if evidence is None:
+    evidence_heading = sections["Evidence"]
+    if evidence_heading is None:
         return problems
+    evidence = found.content(evidence_heading)
     records = [as_gate(g) for g in gates]
     rendered = _rendered_by_stepkit(evidence)
     if rendered is False:
@@ -112,79 +110,29 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
     if result == "complete":
         problems += _complete_contradicted(failed, evidence if rendered else "")
     if not_passed:
-        skipped = ["evidence"] if rendered else []
-        problems += false_pass_claims(not_passed, scan.prose(body, skipped))
+        skipped = [(evidence_heading.start, evidence_heading.end)] if rendered else []
+        problems += false_pass_claims(not_passed, found.without(skipped))
     return problems
 
 
 def split_sections(body: str) -> tuple[dict[str, str], list[str]]:
     """Split markdown into its ``## `` sections (headings inside code fences
-    ignored).  Returns ``{lowercased name: content}`` and the names seen twice."""
-    scan = _scan(body)
-    return {name: body[start:end] for name, (start, end) in scan.sections.items()}, scan.duplicates
+    ignored).  Returns ``{name: content}`` (names as
+    :func:`~stepkit.planrepo.sections.section_key` matches them; the last
+    section of a name wins) and the names seen twice."""
+    found = outline(body)
+    return {h.key: found.content(h) for h in found.headings if h.level == 2}, _duplicates(found)
 
 
-class _Scan:
-    """Where a body's ``## `` sections and code fences are (character offsets)."""
-
-    def __init__(self) -> None:
-        self.body = ""
-        #: lowercased name -> (content start, content end); the last one of a name wins
-        self.sections: dict[str, tuple[int, int]] = {}
-        #: (heading start, content end) of every section, in order
-        self.spans: dict[str, tuple[int, int]] = {}
-        self.duplicates: list[str] = []
-        #: (start, end) of every fenced code block, fences included
-        self.fenced: list[tuple[int, int]] = []
-
-    def content(self, name: str) -> str | None:
-        span = self.sections.get(name.lower())
-        return None if span is None else self.body[span[0]:span[1]]
-
-    def prose(self, body: str, skipped: Sequence[str] = ()) -> str:
-        """The body without its code blocks and the sections named in ``skipped``."""
-        cuts = sorted([*self.fenced, *(self.spans[name] for name in skipped if name in self.spans)])
-        pieces, at = [], 0
-        for start, end in cuts:
-            if start > at:
-                pieces.append(body[at:start])
-            at = max(at, end)
-        pieces.append(body[at:])
-        return "\n".join(pieces)
-
-
-def _scan(body: str) -> _Scan:
-    """One pass over the lines that can open a fence or a section; the text
-    between them is never looked at line by line (a 10 MB handoff stays fast)."""
-    scan = _Scan()
-    scan.body = body
-    current: tuple[str, int, int] | None = None  # name, heading start, content start
-    fence: str | None = None
-    fence_start = 0
-    for match in _SPECIAL_LINE.finditer(body):
-        line = match.group(0)
-        was_in_fence = fence is not None
-        fence = track_fence(line, fence)
-        if not was_in_fence and fence is not None:
-            fence_start = match.start()
-        elif was_in_fence and fence is None:
-            scan.fenced.append((fence_start, match.end()))
-        heading = None if was_in_fence else _HEADING.match(line)
-        if heading is None:
-            continue
-        if current is not None:
-            scan.sections[current[0]] = (current[2], match.start() - 1)
-            scan.spans[current[0]] = (current[1], match.start())
-        name = heading.group(1).strip()
-        if name.lower() in scan.sections:
-            scan.duplicates.append(name)
-        current = (name.lower(), match.start(), min(match.end() + 1, len(body)))
-    if fence is not None:
-        scan.fenced.append((fence_start, len(body)))
-    if current is not None:
-        scan.sections[current[0]] = (current[2], len(body))
-        scan.spans[current[0]] = (current[1], len(body))
-    return scan
+def _duplicates(found: Outline) -> list[str]:
+    """The ``## `` sections whose name an earlier one already had."""
+    seen: set[str] = set()
+    duplicates = []
+    for heading in (h for h in found.headings if h.level == 2):
+        if heading.key in seen:
+            duplicates.append(heading.title.strip())
+        seen.add(heading.key)
+    return duplicates
 
 
 def _check_frontmatter(text: str) -> tuple[list[str], str, str | None]:
@@ -265,7 +213,8 @@ def _marked_not_run(gate: str, evidence: str) -> bool:
 def _statuses_in_evidence(evidence: str) -> dict[str, str]:
     """The gates Evidence says did not pass, by name: its ``### <gate> — <status>``
     headings (stepkit's form) and its lines marking a gate NOT RUN."""
-    statuses = {m.group(1).lower(): m.group(2).strip().lower() for m in _STATUS_HEADING.finditer(evidence)}
+    titles = (_STATUS_TITLE.fullmatch(h.title) for h in outline(evidence).headings if 2 <= h.level <= 4)
+    statuses = {m.group(1).lower(): m.group(2).strip().lower() for m in titles if m}
     for name in GATE_WORDS:
         if name not in statuses and _marked_not_run(name, evidence):
             statuses[name] = "not_run"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from stepkit.planrepo.sections import strip_list_markers
+
 #: each gate's words, searched in lower-cased text (a literal start is fast)
 _GATE_MENTIONS = {name: re.compile(core) for name, core in (
     ("format", r"format(?:ter|ting|ted)?\b"), ("lint", r"lint(?:er|ing)?\b"), ("build", r"build\b"),
@@ -37,7 +39,6 @@ _SENTENCE_END = re.compile(r"\n|[.!?](?=[ \t])")
 _STOPS = (". ", "! ", "? ")
 #: characters of a sentence looked at on each side of a pass word
 _SENTENCE_MAX = 1000
-_BULLET_MARK = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 
 
 def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
@@ -72,7 +73,7 @@ def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
                 continue
             in_clause = [g for g, words in GATE_WORDS.items() if words.search(clause)]
             about = [g for g in in_clause if g in not_passed] if in_clause else named
-            shown = _BULLET_MARK.sub("", sentence.strip())[:200]
+            shown = strip_list_markers(sentence.strip())[:200]
             for gate in about:
                 if (gate, start) in seen:
                     continue

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from stepkit.planrepo.sections import track_fence
+from stepkit.planrepo.sections import heading_of, track_fence
 from stepkit.records import GateResult
 from stepkit.workspace.redact import redact
 
@@ -124,7 +124,8 @@ def _fault_line(fault: str) -> str:
 
 def _prose(value: Any) -> str:
     """Normalise one prose section: lists become bullets, empty becomes None,
-    ``#``/``##`` headings are demoted to ``###`` outside code fences, and a
+    ``#``/``##`` headings (as :func:`~stepkit.planrepo.sections.outline`
+    reads them) are demoted to ``###`` outside code fences, and a
     fence left open is closed so it cannot swallow the sections after it."""
     if isinstance(value, (list, tuple)):
         value = "\n".join(f"- {item}" for item in value if str(item).strip())
@@ -134,8 +135,9 @@ def _prose(value: Any) -> str:
     out, fence = [], None
     for line in text.split("\n"):
         fence = track_fence(line, fence)
-        if fence is None and re.match(r"^#{1,2}\s", line):
-            line = "### " + line.lstrip("#").lstrip()
+        level_title = heading_of(line) if fence is None else None
+        if level_title is not None and level_title[0] <= 2:
+            line = f"### {level_title[1]}"
         out.append(line)
     if fence is not None:
         out.append(fence)

@@ -6,7 +6,6 @@ state into state (resolve_step, revise_from_choice, note_llm_fault).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -170,15 +169,9 @@ def critical_findings(report: str) -> list[str]:
     """The lines of a review that are critical findings: those that START
     with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and blanks
     are set aside, so "No 🔴 critical findings." is none."""
-    found = []
-    for line in report.splitlines():
-        text = _LIST_MARKER.sub("", line.strip())
-        if text.startswith(CRITICAL):
-            found.append(line.strip())
-    return found
+    from stepkit.planrepo.sections import strip_list_markers
 
-
-_LIST_MARKER = re.compile(r"^(?:(?:[-*+]|\d+[.)])\s*)+")
+    return [line.strip() for line in report.splitlines() if strip_list_markers(line).startswith(CRITICAL)]
 
 
 def revise_from_choice(ctx: StageContext) -> Outcome:
