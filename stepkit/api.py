@@ -294,6 +294,7 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
+    from stepkit.engine.runstore import adhoc_dir
     from stepkit.protocol.nodes.routes import resolve_step
     from stepkit.protocol.stages import STAGES
     from stepkit.protocol.stages import run_stage as run_one
@@ -314,7 +315,8 @@ def run_stage(
 
     def context(node: str) -> StageContext:
         return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
-                            state=dict(state), settings=settings, config=config, pm=pm, ask=ask)
+                            state=dict(state), settings=settings, config=config, pm=pm, ask=ask,
+                            adhoc_dir=adhoc_dir(project))
 
     def ask(question: Any) -> str:
         from stepkit.pluginmanager import first_answer

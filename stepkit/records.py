@@ -9,13 +9,14 @@ author can build them without knowing the engine.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+from stepkit.text import one_line
 
 GateName = Literal["format", "lint", "build", "tests"]
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
@@ -34,25 +35,6 @@ PREEXISTING_LABEL = "PRE-EXISTING failures (failed before the step too; not pass
 FLAKY_LABEL = "FLAKY tests (failed, passed on one re-run; not evidence of a pass)"
 
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
-
-#: Characters that reorder how a terminal shows a line (bidirectional overrides).
-_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
-
-
-def one_line(text: str) -> str:
-    """``text`` as one printable line: colour codes dropped, each line as a
-    terminal shows it (the text after its last carriage return), lines joined
-    by a space, bidirectional overrides dropped, every other control
-    character a space, runs of blanks one."""
-    text = str(text)
-    if text.isprintable():  # the usual case, without the imports below
-        return " ".join(text.split())
-    from stepkit.workspace.evidence import strip_ansi, terminal_line
-
-    lines = (terminal_line(line) for line in strip_ansi(text).split("\n"))
-    joined = " ".join(lines).translate(_BIDI_CONTROLS)
-    printable = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in joined)
-    return " ".join(printable.split())
 
 
 class TestsRecord(BaseModel):
@@ -392,6 +374,9 @@ class StageContext:
     :ivar config: the project's stepkit configuration.
     :ivar pm: the plugin manager of this run (to call other hooks).
     :ivar run_dir: the run's directory under ``.stepkit/runs`` (None outside a run).
+    :ivar adhoc_dir: outside a run, where the stage keeps its logs and what
+        restores displace (the run store's ad-hoc directory, which the
+        caller takes from :func:`stepkit.engine.runstore.adhoc_dir`).
     :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
     :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
     """
@@ -407,16 +392,22 @@ class StageContext:
     emit: Callable[..., None] = field(default=lambda kind, **fields: None)
     ask: Callable[[Question], str] | None = None
     usage: Usage = field(default_factory=lambda: Usage())
+    adhoc_dir: Path | None = None
+
+    def work_dir(self) -> Path:
+        """Where this stage keeps what it writes: the run's directory, or
+        outside a run :attr:`adhoc_dir`.
+
+        :raises ValueError: the context has neither (it was built by hand
+            without saying where its files go).
+        """
+        base = self.run_dir or self.adhoc_dir
+        if base is None:
+            raise ValueError("this StageContext has neither a run_dir nor an adhoc_dir to keep its files in")
+        return Path(base)
 
     def log_dir(self) -> Path:
-        """Directory for full logs of this run (outside a run: ``.stepkit/adhoc``,
-        which :func:`~stepkit.workspace.files.stepkit_dir` keeps out of git)."""
-        if self.run_dir:
-            base = self.run_dir
-        else:
-            from stepkit.workspace.files import stepkit_dir
-
-            base = stepkit_dir(self.project_dir) / "adhoc"
-        path = base / "logs"
+        """Directory for full logs of this stage (``logs`` of :meth:`work_dir`), created."""
+        path = self.work_dir() / "logs"
         path.mkdir(parents=True, exist_ok=True)
         return path

@@ -89,7 +89,7 @@ class ReviewAnswer(BaseModel):
 def render_findings(findings: list[ReviewFinding]) -> str:
     """The review report: one line per finding, its severity tag first, so
     that routing (a line starting with 🔴) reads exactly the critical ones."""
-    from stepkit.records import one_line
+    from stepkit.text import one_line
 
     lines = [f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
              f"{one_line(f.problem)}" for f in findings]

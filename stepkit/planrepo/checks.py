@@ -50,7 +50,7 @@ def shown(text: str) -> str:
     printable text is only re-spaced, without importing the records."""
     if text.isprintable():
         return " ".join(text.split())
-    from stepkit.records import one_line
+    from stepkit.text import one_line
 
     return one_line(text)
 

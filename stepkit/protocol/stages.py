@@ -160,13 +160,11 @@ def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:
 
 
 def _keep_dir(ctx: StageContext, who: str) -> Path:
-    """``displaced/<who>-<n>`` of the run (outside a run, of ``.stepkit/adhoc``),
-    n the first one not taken: created only when the restore keeps something."""
-    base = (ctx.run_dir or ctx.project_dir / ".stepkit" / "adhoc") / "displaced"
-    n = 1
-    while (base / f"{who}-{n}").exists():
-        n += 1
-    return base / f"{who}-{n}"
+    """``displaced/<who>-<n>`` of the stage's work dir, n the first one not
+    taken: created only when the restore keeps something."""
+    from stepkit.workspace.scope.putback import numbered_dir
+
+    return numbered_dir(ctx.work_dir() / "displaced", who)
 
 
 def _run_store_watch(ctx: StageContext) -> Any:

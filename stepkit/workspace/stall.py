@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from stepkit.records import GateResult
-from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi
+from stepkit.text import strip_ansi
+from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
 
 MAX_IDS = 20
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.config import Config
+from stepkit.engine.runstore import adhoc_dir
 from stepkit.protocol.nodes import endings, routes, verify
 from stepkit.records import GateResult, StageContext
 
@@ -156,7 +157,7 @@ def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monk
     context = StageContext(node="verify_format_lint", project_dir=tmp_path, plans_dir=tmp_path / "plans",
                            state={"coder_result": {"gates": [coder_lint.model_dump()]}}, settings={},
                            config=Config(commands=Commands(format="python -c pass", lint=lint_cmd)),
-                           pm=get_plugin_manager())
+                           pm=get_plugin_manager(), adhoc_dir=adhoc_dir(tmp_path))
     outcome = verify.verify_format_lint(context)
     lint = GateResult.model_validate(outcome.updates["gates"][1])
     assert outcome.route == "pass" and lint.evidence.startswith("[reused: same tree")

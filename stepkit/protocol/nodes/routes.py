@@ -11,7 +11,8 @@ from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES
 from stepkit.protocol.switches import switch_on
-from stepkit.records import Outcome, StageContext, one_line
+from stepkit.records import Outcome, StageContext
+from stepkit.text import one_line
 
 CRITICAL = "🔴"
 REVIEW_FILE_THRESHOLD = 5
