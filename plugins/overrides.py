@@ -36,6 +36,11 @@ def override(gate: str, config: Config) -> str | None:
     return value if value is not None else getattr(config.commands, key)
 
 
+@hookimpl
+def stepkit_command_override_names(gate: str) -> tuple[str, str] | None:
+    return OVERRIDES.get(gate)
+
+
 @hookimpl(tryfirst=True)
 def stepkit_format_command(config: Config) -> str | None:
     return override("format", config)

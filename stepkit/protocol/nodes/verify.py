@@ -16,7 +16,7 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     runner = _gate_runner(ctx, watch_format=True)
     results, updates = _run_guarded(ctx, runner, ("format", "lint"))
     updates["format_changed_tree"] = runner.format_changed_tree
-    return _gate_route(results[-1], updates)
+    return _gate_route(results[-1], updates, ctx.pm)
 
 
 def verify_build(ctx: StageContext) -> Outcome:
@@ -32,28 +32,32 @@ def verify_tests(ctx: StageContext) -> Outcome:
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
     runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")))
     (result,), updates = _run_guarded(ctx, runner, (name,))
-    return _gate_route(result, updates)
+    return _gate_route(result, updates, ctx.pm)
 
 
-def _gate_route(result: GateResult, updates: dict[str, Any]) -> Outcome:
+def _gate_route(result: GateResult, updates: dict[str, Any], pm: Any = None) -> Outcome:
     """``pass`` (a pass, or NOT RUN: the step goes on, the gate marked NOT RUN
     everywhere), ``fail`` (the fix loop), or ``error``: an environment fault
     ends the run without spending a fix attempt — no coder can fix the machine."""
     if result.status == "error":
-        return Outcome(route="error", updates={**updates, "failure_reason": environment_fault_reason(result)})
+        return Outcome(route="error", updates={**updates, "failure_reason": environment_fault_reason(result, pm)})
     return Outcome(route="fail" if result.failed else "pass", updates=updates)
 
 
-def environment_fault_reason(gate: GateResult) -> str:
-    """``Environment fault: <gate>: <cause>`` and what the user can do about it."""
-    from stepkit.plugins.overrides import OVERRIDES
+def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
+    """``Environment fault: <gate>: <cause>`` and what the user can do about
+    it, naming where the gate's command is set by hand as ``pm``'s
+    ``stepkit_command_override_names`` says (None: the built-in plugins')."""
+    from stepkit.pluginmanager import get_plugin_manager
 
-    variable, key = OVERRIDES[gate.name]
+    pm = pm if pm is not None else get_plugin_manager()
+    names = pm.hook.stepkit_command_override_names(gate=gate.name)
+    where = (f"{names[0]}, or {names[1]} = \"…\" under [tool.stepkit.commands] in pyproject.toml, "
+             f"[commands] in stepkit.toml, or stepconf.py" if names else "in stepconf.py")
     return (
         f"Environment fault: {gate.name}: {gate.summary or 'the command could not run'}. "
         f"This is the machine, not the code: no fix attempt was spent. Install what is missing "
-        f"(or make it reachable), or set the {gate.name} command ({variable}, or {key} = \"…\" under "
-        f"[tool.stepkit.commands] in pyproject.toml, [commands] in stepkit.toml, or stepconf.py), "
+        f"(or make it reachable), or set the {gate.name} command ({where}), "
         f"then run the step again."
     )
 
