@@ -3,7 +3,7 @@
 ``run_step`` runs one step through the step-runner graph (or another graph
 file); ``resume_run`` continues a paused or interrupted run.  Both return a
 :class:`RunResult`; ``RunResult.to_json()`` is the ``--json`` object of
-``stepkit run`` / ``stepkit resume`` (DESIGN.md).
+``stepkit run`` / ``stepkit resume``.
 """
 
 from __future__ import annotations

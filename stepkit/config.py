@@ -15,7 +15,7 @@ from stepkit.errors import UsageError, describe_validation
 
 
 class Timeouts(BaseModel):
-    """Wall-clock and no-output limits in seconds (PROTOCOL.md defaults)."""
+    """Wall-clock and no-output limits in seconds (the step protocol's defaults)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -24,11 +24,12 @@ GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 
 #: Statuses of a gate that ran, or tried to, and did not pass.
 FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
-#: The fields of a gate in every ``--json`` (DESIGN.md, fixed).
+#: The fields of a gate in every ``--json`` (fixed: never removed or renamed).
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence",
                     "changed_files")
 
-#: Fields added to each gate of the ``--json`` outputs (issue 15).
+#: Fields added to each gate of the ``--json`` outputs: the baseline's verdict
+#: (:mod:`stepkit.workspace.verdicts`).
 GATE_JSON_VERDICT_FIELDS = ("new_failures", "preexisting_failures", "flaky")
 NEW_LABEL = "NEW failures"
 PREEXISTING_LABEL = "PRE-EXISTING failures (failed before the step too; not passing)"
@@ -201,7 +202,8 @@ class Annotation(BaseModel):
 
 
 class SweepResult(BaseModel):
-    """What ``stepkit_sweep`` returns; also the built-in sweep's engine schema."""
+    """What ``stepkit_sweep`` returns (the built-in sweep builds its engine
+    schema per call from these fields)."""
 
     edge_case_report: str = Field(description='Bullets starting "handled:" or "punted:".')
     downstream_updates: str | list[str] = Field(description='Before/after proposals for later steps; "None".')
@@ -223,7 +225,8 @@ class CriterionTests(BaseModel):
 
 class HandoffProse(BaseModel):
     """What ``stepkit_write_handoff`` returns: the prose; the harness renders
-    the file and its Evidence.  Also the built-in writer's engine schema."""
+    the file and its Evidence.  The built-in writer's engine schema extends it,
+    every field required."""
 
     step_summary: str = Field(description="One line for the final approval prompt.")
     result: Literal["complete", "partial", "blocked"] = "complete"
@@ -315,7 +318,7 @@ class RunResult(BaseModel):
     run_dir: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (DESIGN.md)."""
+        """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (keys only ever added)."""
         state = self.state
         handoff = state.get("handoff_path")
         obj: dict[str, Any] = {

@@ -1,6 +1,6 @@
 """The delegation prompt every coder gets (built-in or an external CLI).
 
-It follows the implement row of PROTOCOL.md: task, expected outcome, must
+It follows the step protocol's implement stage: task, expected outcome, must
 do, must not, then the material (fix instructions and user guidance first,
 because they are what this round is about; then the brief and the plan).
 """

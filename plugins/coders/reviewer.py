@@ -65,7 +65,7 @@ class ReviewFinding(BaseModel):
 
 class ReviewAnswer(BaseModel):
     """The built-in reviewer's structured answer; stepkit renders it as the
-    node's ``review_report`` (field name fixed by DESIGN.md)."""
+    node's ``review_report`` (a fixed field name)."""
 
     findings: list[ReviewFinding] = Field(description="every finding; [] when there is none")
     _report: str | None = PrivateAttr(default=None)

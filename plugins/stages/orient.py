@@ -104,7 +104,7 @@ class OrientAnswer(BaseModel):
 
 
 def orient_result(answer: OrientAnswer) -> dict[str, Any]:
-    """The orient output fields of DESIGN.md, derived by stepkit from the
+    """The orient stage's output fields, derived by stepkit from the
     findings: ``has_major_deviation`` is whether one is major, and the
     staleness report lists them all ("clean" when there is none)."""
     from stepkit.text import one_line
