@@ -32,6 +32,8 @@ FORBIDDEN = {
     "stepkit.config": HIGH,
     "stepkit.hookspecs": HIGH,
     "stepkit.pluginmanager": HIGH,
+    # a leaf: records, evidence and the parsers all use it
+    "stepkit.text": ("stepkit",),
 }
 
 
