@@ -1,5 +1,5 @@
 """Comments and docstrings cite only documents that are in the repository:
-no ``SPEC.md`` that lives elsewhere, no issue number of a tracker the
+no specification that lives elsewhere, no issue number of a tracker the
 reader cannot see."""
 
 from __future__ import annotations
