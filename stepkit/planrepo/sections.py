@@ -66,7 +66,7 @@ def section_key(title: str) -> str:
     return " ".join(title.split()).rstrip(":").strip().lower()
 
 
-@dataclass
+@dataclass(slots=True)
 class Heading:
     """One heading outside code fences (character offsets into the body).
 
@@ -82,10 +82,11 @@ class Heading:
     content_start: int
     end: int = 0
     content_end: int = 0
+    #: the name as sections are matched (:func:`section_key`)
+    key: str = field(init=False)
 
-    @property
-    def key(self) -> str:
-        return section_key(self.title)
+    def __post_init__(self) -> None:
+        self.key = section_key(self.title)
 
 
 @dataclass
@@ -96,11 +97,19 @@ class Outline:
     headings: list[Heading] = field(default_factory=list)
     #: (start, end) of every fenced code block, fences included
     fenced: list[tuple[int, int]] = field(default_factory=list)
+    _by_key: dict[str, list[Heading]] | None = field(default=None, repr=False)
+
+    def named(self, name: str) -> list[Heading]:
+        """Every heading called ``name``, in order."""
+        if self._by_key is None:
+            self._by_key = {}
+            for heading in self.headings:
+                self._by_key.setdefault(heading.key, []).append(heading)
+        return self._by_key.get(section_key(name), [])
 
     def find(self, name: str, levels: Sequence[int] = (2, 3, 4, 5, 6), last: bool = False) -> Heading | None:
         """The first (``last``: the last) heading called ``name`` at one of ``levels``."""
-        key = section_key(name)
-        found = [h for h in self.headings if h.level in levels and h.key == key]
+        found = [h for h in self.named(name) if h.level in levels]
         return (found[-1] if last else found[0]) if found else None
 
     def content(self, heading: Heading) -> str:
@@ -136,10 +145,14 @@ def outline(body: str) -> Outline:
             found.headings.append(Heading(*level_title, match.start(), min(match.end() + 1, len(body))))
     if fence is not None:
         found.fenced.append((fence_start, len(body)))
-    for i, heading in enumerate(found.headings):
-        after = next((h for h in found.headings[i + 1:] if h.level <= heading.level), None)
-        heading.end = after.start if after is not None else len(body)
-        heading.content_end = max(heading.content_start, heading.end - 1) if after is not None else heading.end
+    open_sections: list[Heading] = []  # the headings whose section has not ended yet, levels rising
+    for heading in found.headings:
+        while open_sections and open_sections[-1].level >= heading.level:
+            ended = open_sections.pop()
+            ended.end, ended.content_end = heading.start, max(ended.content_start, heading.start - 1)
+        open_sections.append(heading)
+    for heading in open_sections:
+        heading.end = heading.content_end = len(body)
     return found
 
 
