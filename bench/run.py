@@ -172,7 +172,7 @@ def traffic_rows(f: dict) -> list[dict]:
     return rows
 
 
-# -- issue 15: the baseline's cost (bench/baseline_cost.py) -------------------------
+# -- the baseline's cost (bench/baseline_cost.py) -------------------------
 
 
 def baseline_rows(f: dict) -> list[dict]:

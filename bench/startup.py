@@ -33,7 +33,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 
 from plan_scale import make_repo
 
-from stepkit.protocol.handoff import render_handoff
+from stepkit.protocol.handoff.render import render_handoff
 from stepkit.records import GateResult
 
 TARGET_STATUS_S = 0.3

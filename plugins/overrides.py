@@ -13,8 +13,16 @@ from __future__ import annotations
 
 import os
 
-from stepkit.config import OVERRIDES, Config
+from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
+
+#: Environment variable and ``[tool.stepkit.commands]`` key of each gate.
+OVERRIDES: dict[str, tuple[str, str]] = {
+    "format": ("FORMAT_CMD", "format"),
+    "lint": ("LINT_CMD", "lint"),
+    "build": ("BUILD_CMD", "build"),
+    "tests": ("TEST_CMD", "test"),
+}
 
 
 def override(gate: str, config: Config) -> str | None:
@@ -26,6 +34,11 @@ def override(gate: str, config: Config) -> str | None:
     env_name, key = OVERRIDES[gate]
     value = os.environ.get(env_name)
     return value if value is not None else getattr(config.commands, key)
+
+
+@hookimpl
+def stepkit_command_override_names(gate: str) -> tuple[str, str] | None:
+    return OVERRIDES.get(gate)
 
 
 @hookimpl(tryfirst=True)

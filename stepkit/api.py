@@ -3,7 +3,7 @@
 ``run_step`` runs one step through the step-runner graph (or another graph
 file); ``resume_run`` continues a paused or interrupted run.  Both return a
 :class:`RunResult`; ``RunResult.to_json()`` is the ``--json`` object of
-``stepkit run`` / ``stepkit resume`` (DESIGN.md).
+``stepkit run`` / ``stepkit resume``.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tupl
     """
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
-    from stepkit.protocol.nodes import resolve_step
+    from stepkit.protocol.nodes.routes import resolve_step
 
     if not any(node.kind == "script" and node.function is resolve_step for node in graph.nodes.values()):
         return None, ""
@@ -301,7 +301,8 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
-    from stepkit.protocol.nodes import resolve_step
+    from stepkit.engine.runstore import adhoc_dir
+    from stepkit.protocol.nodes.routes import resolve_step
     from stepkit.protocol.stages import STAGES
     from stepkit.protocol.stages import run_stage as run_one
     from stepkit.records import Paused, StageContext, StageFault
@@ -321,7 +322,8 @@ def run_stage(
 
     def context(node: str) -> StageContext:
         return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
-                            state=dict(state), settings=settings, config=config, pm=pm, ask=ask)
+                            state=dict(state), settings=settings, config=config, pm=pm, ask=ask,
+                            adhoc_dir=adhoc_dir(project))
 
     def ask(question: Any) -> str:
         from stepkit.pluginmanager import first_answer

@@ -18,7 +18,7 @@ _TESTS_GATE = AliasChoices("tests", "test")
 
 
 class Timeouts(BaseModel):
-    """Wall-clock and no-output limits in seconds (the protocol's defaults)."""
+    """Wall-clock and no-output limits in seconds (the step protocol's defaults)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -30,17 +30,6 @@ class Timeouts(BaseModel):
     coder: float = 3600
     reviewer: float = 1200
     run: float = 7200
-
-
-#: Per gate, the environment variable and the ``[tool.stepkit.commands]``
-#: key that set its command explicitly (the built-in overrides plugin
-#: answers with them first).
-OVERRIDES: dict[str, tuple[str, str]] = {
-    "format": ("FORMAT_CMD", "format"),
-    "lint": ("LINT_CMD", "lint"),
-    "build": ("BUILD_CMD", "build"),
-    "tests": ("TEST_CMD", "test"),
-}
 
 
 class Commands(BaseModel):

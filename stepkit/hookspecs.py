@@ -196,6 +196,20 @@ def stepkit_test_command(project_dir: Path, config: Config) -> str | None:
     """
 
 
+@hookspec(firstresult=True)
+def stepkit_command_override_names(gate: str) -> tuple[str, str] | None:
+    """Name where a user sets a gate's command by hand.
+
+    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :return: ``(environment variable, [tool.stepkit.commands] key)``, e.g.
+        ``("TEST_CMD", "test")``; None for no opinion.
+
+    firstresult.  The core never names them itself: the environment-fault
+    message tells the user how to set the command, and ``stepkit.testing``
+    clears the variables for a test.  Usable in ``stepconf.py``: yes.
+    """
+
+
 # -- evidence ----------------------------------------------------------------
 
 

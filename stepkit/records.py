@@ -9,7 +9,6 @@ author can build them without knowing the engine.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,17 +16,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from stepkit.text import one_line
+
 GateName = Literal["format", "lint", "build", "tests"]
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
 GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 
 #: Statuses of a gate that ran, or tried to, and did not pass.
 FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
-#: The fields of a gate in every ``--json`` (DESIGN.md, fixed).
+#: The fields of a gate in every ``--json`` (fixed: never removed or renamed).
 GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence",
                     "changed_files")
 
-#: Fields added to each gate of the ``--json`` outputs (issue 15).
+#: Fields added to each gate of the ``--json`` outputs: the baseline's verdict
+#: (:mod:`stepkit.workspace.verdicts`).
 GATE_JSON_VERDICT_FIELDS = ("new_failures", "preexisting_failures", "flaky", "order_dependent")
 NEW_LABEL = "NEW failures"
 PREEXISTING_LABEL = "PRE-EXISTING failures (failed before the step too; not passing)"
@@ -35,25 +37,6 @@ FLAKY_LABEL = "FLAKY tests (failed, passed when the suite was re-run; not eviden
 ORDER_DEPENDENT_LABEL = "ORDER-DEPENDENT failures (fail in the suite, pass alone; not flaky)"
 
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
-
-#: Characters that reorder how a terminal shows a line (bidirectional overrides).
-_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"))
-
-
-def one_line(text: str) -> str:
-    """``text`` as one printable line: colour codes dropped, each line as a
-    terminal shows it (the text after its last carriage return), lines joined
-    by a space, bidirectional overrides dropped, every other control
-    character a space, runs of blanks one."""
-    text = str(text)
-    if text.isprintable():  # the usual case, without the imports below
-        return " ".join(text.split())
-    from stepkit.workspace.evidence import strip_ansi, terminal_line
-
-    lines = (terminal_line(line) for line in strip_ansi(text).split("\n"))
-    joined = " ".join(lines).translate(_BIDI_CONTROLS)
-    printable = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in joined)
-    return " ".join(printable.split())
 
 
 class TestsRecord(BaseModel):
@@ -223,7 +206,8 @@ class Annotation(BaseModel):
 
 
 class SweepResult(BaseModel):
-    """What ``stepkit_sweep`` returns; also the built-in sweep's engine schema."""
+    """What ``stepkit_sweep`` returns (the built-in sweep builds its engine
+    schema per call from these fields)."""
 
     edge_case_report: str = Field(description='Bullets starting "handled:" or "punted:".')
     downstream_updates: str | list[str] = Field(description='Before/after proposals for later steps; "None".')
@@ -245,7 +229,8 @@ class CriterionTests(BaseModel):
 
 class HandoffProse(BaseModel):
     """What ``stepkit_write_handoff`` returns: the prose; the harness renders
-    the file and its Evidence.  Also the built-in writer's engine schema."""
+    the file and its Evidence.  The built-in writer's engine schema extends it,
+    every field required."""
 
     step_summary: str = Field(description="One line for the final approval prompt.")
     result: Literal["complete", "partial", "blocked"] = "complete"
@@ -337,7 +322,7 @@ class RunResult(BaseModel):
     run_dir: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (DESIGN.md)."""
+        """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (keys only ever added)."""
         state = self.state
         handoff = state.get("handoff_path")
         obj: dict[str, Any] = {
@@ -396,6 +381,9 @@ class StageContext:
     :ivar config: the project's stepkit configuration.
     :ivar pm: the plugin manager of this run (to call other hooks).
     :ivar run_dir: the run's directory under ``.stepkit/runs`` (None outside a run).
+    :ivar adhoc_dir: outside a run, where the stage keeps its logs and what
+        restores displace (the run store's ad-hoc directory, which the
+        caller takes from :func:`stepkit.engine.runstore.adhoc_dir`).
     :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
     :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
     """
@@ -411,16 +399,22 @@ class StageContext:
     emit: Callable[..., None] = field(default=lambda kind, **fields: None)
     ask: Callable[[Question], str] | None = None
     usage: Usage = field(default_factory=lambda: Usage())
+    adhoc_dir: Path | None = None
+
+    def work_dir(self) -> Path:
+        """Where this stage keeps what it writes: the run's directory, or
+        outside a run :attr:`adhoc_dir`.
+
+        :raises ValueError: the context has neither (it was built by hand
+            without saying where its files go).
+        """
+        base = self.run_dir or self.adhoc_dir
+        if base is None:
+            raise ValueError("this StageContext has neither a run_dir nor an adhoc_dir to keep its files in")
+        return Path(base)
 
     def log_dir(self) -> Path:
-        """Directory for full logs of this run (outside a run: ``.stepkit/adhoc``,
-        which :func:`~stepkit.workspace.files.stepkit_dir` keeps out of git)."""
-        if self.run_dir:
-            base = self.run_dir
-        else:
-            from stepkit.workspace.files import stepkit_dir
-
-            base = stepkit_dir(self.project_dir) / "adhoc"
-        path = base / "logs"
+        """Directory for full logs of this stage (``logs`` of :meth:`work_dir`), created."""
+        path = self.work_dir() / "logs"
         path.mkdir(parents=True, exist_ok=True)
         return path

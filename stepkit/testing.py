@@ -52,8 +52,9 @@ from typing import Any
 
 import pytest
 
-from stepkit.config import OVERRIDES, load_config
+from stepkit.config import load_config
 from stepkit.pluginmanager import ALLOW_LIST_ENV, StepkitPluginManager, get_plugin_manager
+from stepkit.records import GATE_ORDER
 from stepkit.workspace.gate_commands import resolve_command, resolve_commands
 
 __all__ = ["build_project", "make_plugin_manager", "resolve_gate_command", "resolve_gates"]
@@ -110,9 +111,14 @@ def resolve_gates(
 
 
 def _clear_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    for env_name, _ in OVERRIDES.values():
-        monkeypatch.delenv(env_name, raising=False)
+    """Clear the allow-list and every gate's override variable, as the
+    built-in plugins name them (``stepkit_command_override_names``)."""
     monkeypatch.delenv(ALLOW_LIST_ENV, raising=False)
+    pm = get_plugin_manager()
+    for gate in GATE_ORDER:
+        names = pm.hook.stepkit_command_override_names(gate=gate)
+        if names:
+            monkeypatch.delenv(names[0], raising=False)
 
 
 @pytest.fixture

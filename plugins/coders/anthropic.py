@@ -25,7 +25,9 @@ one call per round.)
    the step-level gate can reuse it instead of running it again.
 4. **Fix loop**: the first failing gate's evidence goes back to the model,
    at most ``coder_fix_budget`` (3) times; a failure whose signature repeats
-   after a fix ends the loop at once with "no progress".
+   after a fix ends the loop at once with "no progress".  The budget, both
+   rules and the fix-rules sentence are the step's own
+   (:mod:`stepkit.protocol.fixloop`).
 
 It ends with CODER_COMPLETE, CODER_REJECTED or CODER_FAILED and a short
 report naming the changed files.  A model fault is a crash (the tree may be
@@ -44,11 +46,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
+from stepkit.protocol.fixloop import FIX_RULES, coder_fix_budget, next_fix
 from stepkit.protocol.switches import switch_on
 from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
 from stepkit.workspace.files import atomic_write
 
-FIX_BUDGET = 3
 APPROVAL_COMPLEXITY = 7
 PLAN_TURNS = 30
 EDIT_TURNS = 80
@@ -159,7 +161,7 @@ class BuiltinCoder:
     def __init__(self, ctx: StageContext, engine_spec: str | None):
         self.ctx = ctx
         self.engine_spec = engine_spec
-        self.budget = int(ctx.settings.get("coder_fix_budget") or FIX_BUDGET)
+        self.budget = coder_fix_budget(ctx.settings)
         self.turns = int(ctx.settings.get("coder_max_turns") or EDIT_TURNS)
         self.prompt = build_coder_prompt(ctx).replace(SENTINEL_RULE, ANSWER_RULE)
         self.gates: list[GateResult] = []
@@ -277,8 +279,6 @@ class BuiltinCoder:
     # -- edit, verify, fix -----------------------------------------------------
 
     def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
-        from stepkit.workspace.stall import failure_signature, is_stalled
-
         task = f"Make the change now. Your plan:\n{_describe(plan)}"
         previous = None
         while True:
@@ -293,19 +293,13 @@ class BuiltinCoder:
             if failing.status == "error":  # the machine, not the code: the step's own gate ends the run
                 return COMPLETE, (f"{edit.summary} (not verified: the {failing.name} gate hit an environment "
                                   f"fault: {failing.summary})")
-            signature = failure_signature(failing)
-            if is_stalled(previous, signature):
-                return FAILED, (f"no progress: the {failing.name} gate failed the same way after "
-                                f"fix attempt {self.fixes}\n{_gate_text(failing)}")
-            if self.fixes >= self.budget:
-                return FAILED, (f"fix budget spent: {self.fixes} of {self.budget} fix attempts "
-                                f"used and the {failing.name} gate still fails\n{_gate_text(failing)}")
-            previous = signature
+            verdict = next_fix(failing, self.fixes, self.budget, previous)
+            if verdict.stop is not None:
+                return FAILED, f"{verdict.stop}\n{_gate_text(failing)}"
+            previous = verdict.signature
             self.fixes += 1
             task = (f"The {failing.name} gate failed after your change (fix attempt {self.fixes} "
-                    f"of {self.budget}).\n{_gate_text(failing)}\n"
-                    "Make the minimal fix, no refactoring. Regressions caused by this change are "
-                    "in scope.")
+                    f"of {self.budget}).\n{_gate_text(failing)}\n{FIX_RULES}")
 
     def _edit(self, engine, task: str) -> EditRound:
         """One edit round; a "done" with files changed since the last test

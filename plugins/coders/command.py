@@ -1,6 +1,6 @@
 """Any coding CLI as the coder: ``--coder command:SHELL`` and the presets.
 
-The contract (README.md, ``--coder``): SHELL runs in the project dir; the
+The contract (README.md, "Coders, reviewers, engines"): SHELL runs in the project dir; the
 prompt arrives on stdin and in the file named by ``STEPKIT_PROMPT_FILE``; the
 environment carries ``STEPKIT_STEP``, ``STEPKIT_PROJECT_DIR`` and
 ``STEPKIT_PLANS_DIR``.  Its stdout+stderr is the coder's result text.  A
@@ -80,7 +80,7 @@ def run_delegate(
     ctx: StageContext, command: str, prompt: str, *, name: str, timeout: float,
     on_text: Callable[[str], None] | None = None, env: dict[str, str] | None = None, spends: bool = False,
 ) -> ProcessResult:
-    """Run an external coder or reviewer with the command-coder contract: the
+    """Run an external coder or reviewer with the command coder's contract: the
     prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env (and
     ``env``), the project dir as the working directory; ``on_text`` sees the
     output as it streams; ``spends``: it is a coding CLI, which certainly

@@ -1,9 +1,8 @@
 """The delegation prompt every coder gets (built-in or an external CLI).
 
-It follows the step protocol's implement node
-(stepkit/protocol/step_runner.yaml): task, expected outcome, must do, must
-not, then the material (fix instructions and user guidance first, because
-they are what this round is about; then the brief and the plan).
+It follows the step protocol's implement stage: task, expected outcome, must
+do, must not, then the material (fix instructions and user guidance first,
+because they are what this round is about; then the brief and the plan).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class ReviewFinding(BaseModel):
 
 class ReviewAnswer(BaseModel):
     """The built-in reviewer's structured answer; stepkit renders it as the
-    node's ``review_report`` (a field of the public run result)."""
+    node's ``review_report`` (a fixed field name)."""
 
     findings: list[ReviewFinding] = Field(description="every finding; [] when there is none")
     _report: str | None = PrivateAttr(default=None)
@@ -89,7 +89,7 @@ class ReviewAnswer(BaseModel):
 def render_findings(findings: list[ReviewFinding]) -> str:
     """The review report: one line per finding, its severity tag first, so
     that routing (a line starting with 🔴) reads exactly the critical ones."""
-    from stepkit.records import one_line
+    from stepkit.text import one_line
 
     lines = [f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
              f"{one_line(f.problem)}" for f in findings]

@@ -13,7 +13,8 @@ import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
 
-from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi, terminal_line
+from stepkit.text import strip_ansi, terminal_line
+from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""The model-facing tools (names and arguments are a fixed public contract).
+"""The model-facing tools (their names and arguments are fixed: prompts and engines rely on them).
 
 ``read_file{path, offset?, limit?}``, ``list_dir{path}``, ``search{pattern,
 path?}``, ``run_command{command, timeout?}`` for every node;

@@ -1,7 +1,7 @@
 """Built-in ``stepkit_write_handoff``: the handoff's prose by the LLM engine.
 
 The model gets no tools and writes no Evidence: the harness renders the file
-(:func:`stepkit.protocol.handoff.render_handoff`) with Evidence from the recorded gates."""
+(:func:`stepkit.protocol.handoff.render.render_handoff`) with Evidence from the recorded gates."""
 
 from __future__ import annotations
 

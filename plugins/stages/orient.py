@@ -100,10 +100,10 @@ class OrientAnswer(BaseModel):
 
 
 def orient_result(answer: OrientAnswer) -> OrientResult:
-    """The orient output fields of DESIGN.md, derived by stepkit from the
+    """The orient stage's output fields, derived by stepkit from the
     findings: ``has_major_deviation`` is whether one is major, and the
     staleness report lists them all ("clean" when there is none)."""
-    from stepkit.records import one_line
+    from stepkit.text import one_line
 
     if answer._given is not None:
         return OrientResult.model_validate(answer._given)

@@ -23,7 +23,7 @@ def check_file(path: Path) -> list[str]:
     :raises StepkitError: the file cannot be read.
     """
     from stepkit.pluginmanager import get_plugin_manager
-    from stepkit.protocol.handoff import handoff_problems, read_handoff
+    from stepkit.protocol.handoff.check import handoff_problems, read_handoff
 
     try:
         text = read_handoff(path)

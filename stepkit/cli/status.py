@@ -1,4 +1,4 @@
-"""``stepkit status``: the plan repo as a table, or as the JSON of DESIGN.md
+"""``stepkit status``: the plan repo as a table, or as its ``--json`` object
 (:func:`stepkit.planrepo.status.status_report`).
 
 Needs no plugin and no model SDK, so it stays fast on large plan repos.

@@ -1,7 +1,7 @@
 """The checkpoint: everything a run needs to go on after a pause, a Ctrl-C
 or a kill, saved as the run's ``state.json`` after every node.
 
-Its keys are part of the run store's contract (DESIGN.md): programs outside
+Its keys are part of the run store's contract (README.md, "Run directory"): programs outside
 stepkit read ``status``, ``outcome``, ``pending``, ``state`` … so fields are
 only ever added.  ``format_version`` says which layout a file has:
 

@@ -156,6 +156,12 @@ class RunStore:
         return max(candidates, key=lambda c: (c[0], c[1]))[2]
 
 
+def adhoc_dir(project_dir: Path) -> Path:
+    """Where a stage run outside a run (``stepkit stage``) keeps its logs and
+    displaced files: ``.stepkit/adhoc``, kept out of git with the run store."""
+    return stepkit_dir(project_dir) / "adhoc"
+
+
 def is_live(run: RunDir, checkpoint: Checkpoint) -> bool:
     """True when another live process is running ``run`` now: its checkpoint
     says running and the project's lock is held by a command working on it.

@@ -3,7 +3,7 @@
 - ``model``: the step plan and handoff model and :class:`PlanRepo` (lenient loading);
 - ``document``: frontmatter reading;
 - ``edits``: byte-preserving edits of plan files (status, edge cases);
-- ``sections``: markdown section, fence and bullet helpers;
+- ``sections``: the one markdown parser (sections, code fences, list items);
 - ``checks``: per-file field checks and cross-step checks.
 
 It may import ``workspace.files`` and the top-level modules; never

@@ -46,11 +46,11 @@ def check_status(value: Any) -> tuple[str, str | None]:
 
 
 def shown(text: str) -> str:
-    """``text`` as one printable line (:func:`stepkit.records.one_line`);
+    """``text`` as one printable line (:func:`stepkit.text.one_line`);
     printable text is only re-spaced, without importing the records."""
     if text.isprintable():
         return " ".join(text.split())
-    from stepkit.records import one_line
+    from stepkit.text import one_line
 
     return one_line(text)
 

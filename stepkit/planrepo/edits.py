@@ -13,7 +13,7 @@ from pathlib import Path
 from stepkit.errors import PlanError
 from stepkit.planrepo.checks import STATUSES
 from stepkit.planrepo.document import DocumentError, parse_document
-from stepkit.planrepo.sections import BULLET, bullet_texts, section_span, split_lines
+from stepkit.planrepo.sections import bullet_texts, list_item, section_span, split_lines
 from stepkit.workspace.files import atomic_write
 
 _DASHES = re.compile(r"-{3,}\s*\Z")
@@ -77,9 +77,9 @@ def append_edge_case(path: Path | str, text: str) -> bool:
     other byte of the file is kept; the write is atomic.
     """
     item = " ".join(text.split())
-    bullet = BULLET.match(item)
+    bullet = list_item(item)
     if bullet:
-        item = bullet.group(2)
+        item = bullet[1]
     if not item:
         raise ValueError("an edge case needs some text")
     path = Path(path)
@@ -100,9 +100,9 @@ def append_edge_case(path: Path | str, text: str) -> bool:
         for i in range(start + 1, end):
             if lines[i].strip():
                 last = i
-            found = BULLET.match(lines[i].rstrip("\r\n"))
-            if found:
-                marker = found.group(1)
+            found = list_item(lines[i])
+            if found and found[0] in "-*+":  # a numbered item's marker is not repeated
+                marker = found[0]
         if item in bullet_texts(lines[start + 1:end]):
             return False
         if lines[last].endswith("\n"):

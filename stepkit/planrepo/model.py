@@ -1,4 +1,4 @@
-"""The plan repo of PROTOCOL.md: step plans, handoffs and NOTES.md.
+"""The plan repo: step plans, handoffs and NOTES.md.
 
 Reading is lenient: a file that cannot be used becomes one line in
 :attr:`PlanRepo.problems` instead of an exception, so ``stepkit status`` can

@@ -1,5 +1,5 @@
 """The plan repo's state as data: the ``--json`` object of ``stepkit status``
-(DESIGN.md), also what :func:`stepkit.api.plan_status` returns."""
+(fixed keys), also what :func:`stepkit.api.plan_status` returns."""
 
 from __future__ import annotations
 

@@ -23,26 +23,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stepkit.planrepo.sections import plan_section
+from stepkit.planrepo.sections import list_items, plan_section
 from stepkit.records import CriterionTests, GateResult
 
 NOT_COVERED = "not covered by a test"
 HEADING = "### Acceptance criteria → tests (checked by stepkit against the final tests gate)"
-_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+(?P<text>\S.*)$")
 
 
 def plan_criteria(plan_text: str) -> list[str]:
     """The bullets of the plan's ``## Acceptance criteria`` (a line that
     continues a bullet is joined to it)."""
-    section = plan_section(plan_text or "", "Acceptance criteria") or ""
-    bullets: list[str] = []
-    for line in section.splitlines():
-        m = _BULLET.match(line)
-        if m:
-            bullets.append(m["text"].strip())
-        elif line.strip() and bullets:
-            bullets[-1] += " " + line.strip()
-    return bullets
+    return list_items((plan_section(plan_text or "", "Acceptance criteria") or "").splitlines())
 
 
 def statuses_seen(gate: GateResult | None) -> dict[str, str]:

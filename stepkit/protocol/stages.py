@@ -218,13 +218,11 @@ def undo_plan_edits(ctx: StageContext, before: Any, who: str) -> dict[str, Any]:
 
 
 def _keep_dir(ctx: StageContext, who: str) -> Path:
-    """``displaced/<who>-<n>`` of the run (outside a run, of ``.stepkit/adhoc``),
-    n the first one not taken: created only when the restore keeps something."""
-    base = (ctx.run_dir or ctx.project_dir / ".stepkit" / "adhoc") / "displaced"
-    n = 1
-    while (base / f"{who}-{n}").exists():
-        n += 1
-    return base / f"{who}-{n}"
+    """``displaced/<who>-<n>`` of the stage's work dir, n the first one not
+    taken: created only when the restore keeps something."""
+    from stepkit.workspace.scope.putback import numbered_dir
+
+    return numbered_dir(ctx.work_dir() / "displaced", who)
 
 
 def _run_store_watch(ctx: StageContext) -> Any:
@@ -320,7 +318,9 @@ def review(ctx: StageContext) -> Outcome:
 
 def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its Evidence."""
-    from stepkit.protocol.handoff import append_notes, render_handoff
+    from stepkit.protocol.fixloop import step_fix_budget
+    from stepkit.protocol.handoff.notes import append_notes
+    from stepkit.protocol.handoff.render import render_handoff
 
     state = ctx.state
     prose, plugin = _answer(ctx, "handoff")
@@ -336,7 +336,7 @@ def handoff(ctx: StageContext) -> Outcome:
         fix_history=state.get("fix_history", []),
         changed_files=state.get("changed_files", []),
         fix_attempts=state.get("fix_attempts", 0),
-        max_fix_attempts=state.get("max_fix_attempts", 2),
+        max_fix_attempts=step_fix_budget(state),
         deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
         criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],
@@ -368,7 +368,7 @@ def _criteria_evidence(state: dict[str, Any], prose: HandoffProse, gates: list[G
 
 def pipeline_faults(ctx: StageContext) -> list[str]:
     """PIPELINE-FAULT lines for the sweep and the review when they did not run."""
-    from stepkit.protocol.handoff import REVIEW_FAULT, SWEEP_FAULT
+    from stepkit.protocol.handoff.render import REVIEW_FAULT, SWEEP_FAULT
 
     faults = []
     for stage, flag in (("sweep", SWEEP_FAULT), ("review", REVIEW_FAULT)):

@@ -1,4 +1,4 @@
-"""The step protocol's environment switches (PROTOCOL.md).
+"""The step protocol's environment switches.
 
 They are read once, when a run starts, into its settings
 (``settings["switches"]``), which the checkpoint keeps: a resumed run routes

@@ -10,10 +10,10 @@ output is missing from it.  Secrets are masked before anything is kept.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from stepkit.pluginmanager import first_answer
+from stepkit.text import strip_ansi, terminal_line
 from stepkit.workspace.redact import redact
 
 MAX_LINES = 200
@@ -26,21 +26,6 @@ TAIL_KEEP = 12
 SUMMARY_PREFIX = "summary: "
 #: The heading of the parsers' per-failure error section; the stall check reads it.
 ERRORS_HEADING = "first error of each failure:"
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-
-
-def strip_ansi(text: str) -> str:
-    """Text without terminal colour and cursor codes."""
-    return _ANSI.sub("", text)
-
-
-def terminal_line(line: str) -> str:
-    """A line as a terminal shows it: the text after its last carriage return
-    (progress bars rewrite themselves), without trailing blanks."""
-    line = line.rstrip()
-    return line.rsplit("\r", 1)[-1] if "\r" in line else line
-
 
 def clip_middle(text: str, max_chars: int, label: str = "output") -> str:
     """``text`` cut to about ``max_chars``: its head (two thirds) and tail (one

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stepkit.workspace.evidence import strip_ansi, terminal_line
+from stepkit.text import strip_ansi, terminal_line
 
 #: How many non-blank lines at the end of the output a fault message may be in.
 TAIL_LINES = 40

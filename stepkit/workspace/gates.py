@@ -33,7 +33,6 @@ pre-existing (the project's ``baseline`` setting decides the verdict).
 from __future__ import annotations
 
 import os
-import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -59,24 +58,22 @@ from stepkit.workspace.gate_commands import (
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 from stepkit.workspace.scope.diff import working_tree_files
 from stepkit.workspace.scope.plancopy import PlanScope
-from stepkit.workspace.scope.restore import restore_files
+from stepkit.workspace.scope.putback import (
+    hold_files,
+    numbered_dir,
+    refresh_listing,
+    restore_lockfiles,
+    restore_outside,
+)
 from stepkit.workspace.scope.tree import (
     Listing,
-    blob_id,
-    committed_bytes,
     hash_ids,
     listing,
-    read_bytes,
     tree_hash,
 )
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import tool_env
 from stepkit.workspace.verdicts import Judge
-
-#: the largest file, and the most bytes in all, held in memory before a
-#: gate to put back after it (beyond: named as not restored)
-HOLD_FILE_LIMIT = 16_000_000
-HOLD_TOTAL_LIMIT = 256_000_000
 
 
 def run_gates(
@@ -230,7 +227,7 @@ class GateRunner:
         allowed = set(scope) if scope is not None and before is not None and before.git else None
         outside = [] if allowed is None or before is None else \
             [p for p in sorted(before.hashed - allowed) if not self._plan_holds(p)]
-        held = _hold(self.project_dir, [*self.plan.lockfiles, *outside])
+        held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, to_run)
         limits = self.config.timeouts
@@ -289,8 +286,8 @@ class GateRunner:
         lockfiles; files outside ``allowed``, when given) and record what it
         changed; the tree as it is now, when looked at (``before`` given, or
         ``stamp``: keep its ids in :attr:`tree_ids`)."""
-        keep = _numbered(self.keep_dir, result.name)
-        restored = self._restore_lockfiles(held, keep)
+        keep = numbered_dir(self.keep_dir, result.name)
+        restored = restore_lockfiles(self.project_dir, self.plan.lockfiles, held, keep)
         if self.stamp_passes:
             self.tree_ids = None
         after = listing(self.project_dir) if before is not None or stamp else None
@@ -299,8 +296,8 @@ class GateRunner:
             if allowed is not None:
                 wrong = [p for p in result.changed_files
                          if p not in allowed and p not in restored and not self._plan_holds(p)]
-                restored.update(self._restore(wrong, before, held, keep))
-            _refresh(after, self.project_dir, restored)
+                restored.update(restore_outside(self.project_dir, wrong, before, held, keep))
+            refresh_listing(after, self.project_dir, restored)
         _note_restored(result, restored, result.name == "format")
         if after is not None and stamp:
             self.tree_ids = after.ids
@@ -314,30 +311,6 @@ class GateRunner:
         if self.on_gate is not None:
             self.on_gate(result)
         return result
-
-    def _restore_lockfiles(self, held: dict[str, bytes | None], keep: Path) -> dict[str, str]:
-        """Put back each tracked lockfile the gate changed: path → what was done."""
-        changed = {p: held[p] for p in self.plan.lockfiles if p in held
-                   and _read(self.project_dir / p) != held[p]}
-        return _lines(restore_files(self.project_dir, changed, keep), changed)
-
-    def _restore(self, paths: list[str], before: Listing, held: dict[str, bytes | None],
-                 keep: Path) -> dict[str, str]:
-        """Put back the files the formatter changed outside the change set:
-        path → what was done."""
-        originals: dict[str, bytes | None] = {}
-        lost: dict[str, str] = {}
-        for rel in paths:
-            oid = before.ids.get(rel)
-            if oid is None:
-                originals[rel] = None  # it did not exist
-            elif rel in held:
-                originals[rel] = held[rel]
-            elif rel not in before.hashed and (data := committed_bytes(self.project_dir, rel, oid)) is not None:
-                originals[rel] = data
-            else:
-                lost[rel] = f"{rel} (changed; not restored: no copy of it from before the gate)"
-        return {**_lines(restore_files(self.project_dir, originals, keep), originals), **lost}
 
     def _reuse(self, name: str, command: str | None) -> GateResult | None:
         """An earlier passing run of the same command on byte-identical files."""
@@ -510,47 +483,8 @@ def _skipped(name: str, command: str | None, plugin: str | None, status: str, wh
     )
 
 
-def _hold(project: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
-    """The bytes of each regular file (None: absent) small enough to hold;
-    the others are left out."""
-    held: dict[str, bytes | None] = {}
-    total = 0
-    for rel in paths:
-        path = project / rel
-        try:
-            st = path.lstat()
-        except OSError:
-            held[rel] = None
-            continue
-        if stat.S_ISREG(st.st_mode) and st.st_size <= HOLD_FILE_LIMIT and total + st.st_size <= HOLD_TOTAL_LIMIT:
-            data = read_bytes(path)
-            if data is not None:
-                held[rel] = data
-                total += len(data)
-    return held
-
-
-def _read(path: Path) -> bytes | None:
-    return read_bytes(path) if path.is_file() and not path.is_symlink() else None
-
-
-def _lines(lines: list[str], paths: Mapping[str, object]) -> dict[str, str]:
-    """restore_files' lines (one per path, in sorted order) by path."""
-    return dict(zip(sorted(paths), lines, strict=True))
-
-
 def _changed(before: dict[str, str], after: dict[str, str], also: Iterable[str]) -> list[str]:
     return sorted({p for p in before.keys() | after.keys() if before.get(p) != after.get(p)} | set(also))
-
-
-def _refresh(seen: Listing, project: Path, paths: Iterable[str]) -> None:
-    """Bring a listing up to date with the files a restore rewrote."""
-    for rel in paths:
-        oid = blob_id(project / rel)
-        if oid is None:
-            seen.ids.pop(rel, None)
-        else:
-            seen.ids[rel] = oid
 
 
 def _note_restored(result: GateResult, restored: dict[str, str], formats: bool) -> None:
@@ -563,14 +497,6 @@ def _note_restored(result: GateResult, restored: dict[str, str], formats: bool) 
     lines = "\n".join(f"- {restored[p]}" for p in sorted(restored))
     result.evidence = (f"{result.evidence}\n\n[stepkit put back what this gate had no business "
                        f"changing; each changed version is kept]\n{lines}")
-
-
-def _numbered(base: Path, name: str) -> Path:
-    """``<base>/<name>-<n>`` with the first n not taken (made only when something is kept)."""
-    n = 1
-    while (base / f"{name}-{n}").exists():
-        n += 1
-    return base / f"{name}-{n}"
 
 
 def _new_log(log_dir: Path, name: str) -> Path:

@@ -1,4 +1,5 @@
-"""Stall detection for fix loops: the same failure twice means no progress.
+"""Failure signatures: what the fix loops compare to tell "no progress" (the
+same failure twice, :mod:`stepkit.protocol.fixloop`) from a changed failure.
 
 A failure's signature is the gate, the failing test or file ids (as the
 evidence parsers listed them) and the first error line, normalised so that what changes from run to run without meaning
@@ -12,7 +13,8 @@ from __future__ import annotations
 import re
 
 from stepkit.records import GateResult
-from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX, strip_ansi
+from stepkit.text import strip_ansi
+from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
 
 MAX_IDS = 20
 
@@ -66,11 +68,6 @@ def failure_signature(failure: GateResult | str) -> str:
     # tool's count line ("1 failed, 4 passed") is not an error
     error = _first_error(text) if not ids or ERRORS_HEADING in text else ""
     return " | ".join((gate, ",".join(ids), _normalise(error)))
-
-
-def is_stalled(previous_signature: str | None, current: str | None) -> bool:
-    """True when a fix attempt ended with exactly the failure it started from."""
-    return bool(previous_signature) and previous_signature == current
 
 
 def _failing_ids(text: str) -> list[str]:

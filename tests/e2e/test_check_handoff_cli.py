@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from stepkit.protocol.handoff import render_handoff
+from stepkit.protocol.handoff.render import render_handoff
 from stepkit.records import GateResult
 
 

@@ -14,14 +14,16 @@ import yaml
 from stepkit.protocol.graphs import load_protocol_graph
 from tests.support.e2e import HANDOFF, ORIENT, SWEEP, make_project
 
-NODES = "stepkit.protocol.nodes"
+ENDINGS = "stepkit.protocol.nodes.endings"
 #: the state keys each script function or stage sets, as the step-runner declares them
 OUTPUTS = {getattr(node, "call", None) or node.stage: node.outputs
            for node in load_protocol_graph().nodes.values() if node.kind in ("script", "stage")}
+#: each script function's ``module:function``, as the step-runner names it
+CALLS = {call.split(":")[1]: call for call in OUTPUTS if ":" in call}
 
 
 def script(call: str, **fields):
-    return {"kind": "script", "call": f"{NODES}:{call}", "outputs": OUTPUTS[f"{NODES}:{call}"], **fields}
+    return {"kind": "script", "call": CALLS[call], "outputs": OUTPUTS[CALLS[call]], **fields}
 
 
 def stage(name: str, **fields):
@@ -57,9 +59,9 @@ OTHER_GRAPH = {
         "approve": {"kind": "approval", "question": "Step {step} ({title}) done?\n{gates}",
                     "options": ["approve", "revise"], "routes": {"approve": "done", "revise": "failed"}},
         "done": {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0,
-                 "render": f"{NODES}:render_success"},
+                 "render": f"{ENDINGS}:render_success"},
         "failed": {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1,
-                   "render": f"{NODES}:render_failure"},
+                   "render": f"{ENDINGS}:render_failure"},
     },
 }
 

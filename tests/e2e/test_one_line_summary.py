@@ -8,7 +8,8 @@ import subprocess
 import sys
 import unicodedata
 
-from stepkit.records import GateResult, one_line
+from stepkit.records import GateResult
+from stepkit.text import one_line
 from tests.support.e2e import clean_env
 
 #: a last line as a progress bar and a coloured runner print it

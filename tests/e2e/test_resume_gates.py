@@ -9,13 +9,13 @@ runner, so these tests drive the graph itself, not the gates or a model.
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 
 import stepkit.protocol.graphs
-import stepkit.protocol.nodes
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
 from stepkit.cli import main
 from stepkit.engine.runstore import RunStore
@@ -58,9 +58,11 @@ def stub_steprunner(monkeypatch):
     monkeypatch.setattr(stepkit.protocol.graphs, "load_protocol_graph", load_declaring_stub_outputs)
     for node in load_protocol_graph().nodes.values():
         if isinstance(node, ScriptNode):
-            monkeypatch.setattr(stepkit.protocol.nodes, node.call.split(":")[1], scripted)
+            module, name = node.call.split(":")
+            monkeypatch.setattr(importlib.import_module(module), name, scripted)
         if isinstance(node, EndNode) and node.render:
-            monkeypatch.setattr(stepkit.protocol.nodes, node.render.split(":")[1], render_plain)
+            module, name = node.render.split(":")
+            monkeypatch.setattr(importlib.import_module(module), name, render_plain)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """End to end, through the CLI: what the plan-repo restore keeps, that it never
 writes through a link, a plans dir that holds the project, and a coder that
-cannot hide what it did (issue 13, items 2 to 5).
+cannot hide what it did.
 
 Real runs: a real git project, real gate commands, a coder that is a shell
 script doing what a careless or hostile coder does (hand edits, symlinks to

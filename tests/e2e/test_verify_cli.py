@@ -1,4 +1,4 @@
-"""``stepkit verify``: the real plugin manager, real commands, the DESIGN.md
+"""``stepkit verify``: the real plugin manager, real commands, the fixed
 JSON shape, exit codes and the human-readable progress."""
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def test_builtin_reviewer_reads_and_reports_with_severity_tags(step, messages_ap
 
 
 def route(report: str, **state):
-    from stepkit.protocol.nodes import route_review
+    from stepkit.protocol.nodes.routes import route_review
 
     ctx = make_ctx(Path("."), state={"review_report": report, "review_attempts": 0,
                                      "max_review_attempts": 1, **state})

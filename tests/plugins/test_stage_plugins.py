@@ -223,7 +223,7 @@ def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
 
 
 def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_path, messages_api):
-    from stepkit.protocol.handoff import check_handoff_text
+    from stepkit.protocol.handoff.check import check_handoff_text
     from stepkit.protocol.stages import handoff
 
     ctx = make_ctx(tmp_path, "write_handoff", edge_case_sweep_fault="engine: 529 overloaded",

@@ -22,10 +22,7 @@ from tests.unit.test_layering import MODULES, imported
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_PACKAGES = ("stepkit.plugins", "plugins")
 #: modules still importing a built-in plugin, and why they are left for now
-NOT_YET = {
-    "stepkit.protocol.nodes": "its environment-fault text reads stepkit.plugins.overrides.OVERRIDES "
-                              "(now stepkit.config.OVERRIDES); the module is being split elsewhere",
-}
+NOT_YET: dict[str, str] = {}
 CORE = sorted(name for name in MODULES if not name.startswith("stepkit.plugins"))
 
 

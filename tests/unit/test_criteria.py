@@ -71,7 +71,8 @@ def test_not_covered_is_allowed_and_a_test_gate_that_did_not_run_runs_nothing(tm
 
 
 def test_a_handoff_calling_a_suite_with_preexisting_failures_passing_is_rejected():
-    from stepkit.protocol.handoff import check_handoff_text, render_handoff
+    from stepkit.protocol.handoff.check import check_handoff_text
+    from stepkit.protocol.handoff.render import render_handoff
 
     gate = GateResult(name="tests", status="pass", command="pytest", exit_code=1, summary="0 new failures",
                       preexisting_failures=["t.py::old"])
@@ -85,7 +86,8 @@ def test_a_handoff_calling_a_suite_with_preexisting_failures_passing_is_rejected
 
 
 def test_outside_its_run_a_handoff_is_checked_by_the_map_stepkit_rendered(tmp_path):
-    from stepkit.protocol.handoff import check_handoff_text, render_handoff
+    from stepkit.protocol.handoff.check import check_handoff_text
+    from stepkit.protocol.handoff.render import render_handoff
 
     gate = _tests_gate(tmp_path, {"t.py::test_mul": "passed", "t.py::test_neg": "failed"})
     prose = {"summary": "Added mul.", "completed": "- mul", "not_completed": "None", "deviations": "None",

@@ -61,7 +61,7 @@ def test_the_step_runners_revisions_land_in_fix_history(project):
         "get_revision": {"kind": "input", "question": "What should change?", "key": "fix_instructions",
                          "pre_answer": True, "next": "end_success",
                          "updates": {"next": {"fix_history": ["revision requested: {get_revision_answer}"]}}},
-        "revise_from_choice": {"kind": "script", "call": "stepkit.protocol.nodes:revise_from_choice",
+        "revise_from_choice": {"kind": "script", "call": "stepkit.protocol.nodes.routes:revise_from_choice",
                                "next": "end_success", "outputs": ["fix_instructions", "fix_history"]},
     }
     settings = {"append": ["fix_history"], "initial_state": {"count": 0, "fix_history": ["fix attempt 1"]}}

@@ -2,7 +2,8 @@
 
 import pytest
 
-from stepkit.protocol.handoff import HANDOFF_SECTIONS, check_handoff_text, render_handoff
+from stepkit.protocol.handoff.check import check_handoff_text
+from stepkit.protocol.handoff.render import HANDOFF_SECTIONS, render_handoff
 from stepkit.records import GateResult
 
 GATES = [

@@ -4,13 +4,12 @@ import re
 
 import yaml
 
-from stepkit.protocol.handoff import (
+from stepkit.protocol.handoff.check import check_handoff_text, split_sections
+from stepkit.protocol.handoff.render import (
     HANDOFF_SECTIONS,
     REVIEW_FAULT,
     SWEEP_FAULT,
-    check_handoff_text,
     render_handoff,
-    split_sections,
 )
 from stepkit.records import GateResult
 

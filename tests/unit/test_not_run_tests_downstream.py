@@ -6,7 +6,8 @@ fix loop)."""
 
 from __future__ import annotations
 
-from stepkit.protocol.handoff import check_handoff_text, render_handoff
+from stepkit.protocol.handoff.check import check_handoff_text
+from stepkit.protocol.handoff.render import render_handoff
 from stepkit.records import GateResult
 from stepkit.workspace.stall import failure_signature
 
@@ -42,7 +43,7 @@ def test_displays_say_not_run_with_the_command_and_the_whole_reason():
 
 
 def test_a_not_run_tests_gate_goes_on_and_never_reaches_the_fix_loop():
-    from stepkit.protocol.nodes import _gate_route
+    from stepkit.protocol.nodes.verify import _gate_route
 
     assert _gate_route(TESTS, {}).route == "pass"
     error = TESTS.model_copy(update={"status": "error", "summary": "uv: failed to spawn pytest (not installed)"})

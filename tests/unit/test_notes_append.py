@@ -3,7 +3,7 @@
 import os
 import stat
 
-from stepkit.protocol.handoff import append_notes
+from stepkit.protocol.handoff.notes import append_notes
 
 
 def test_creates_the_file_with_a_header(tmp_path):

@@ -1,4 +1,4 @@
-"""The plan repo model: parsing of step plans, handoffs and NOTES.md (PROTOCOL.md)."""
+"""The plan repo model: parsing of step plans, handoffs and NOTES.md."""
 
 from __future__ import annotations
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
+from stepkit.protocol.fixloop import is_stalled
 from stepkit.records import GateResult
 from stepkit.workspace.evidence import condense
-from stepkit.workspace.stall import failure_signature, is_stalled
+from stepkit.workspace.stall import failure_signature
 
 
 @pytest.fixture(scope="module")

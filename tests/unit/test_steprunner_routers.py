@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from stepkit.config import Config
-from stepkit.protocol import nodes as steprunner
+from stepkit.engine.runstore import adhoc_dir
+from stepkit.protocol.nodes import endings, routes, verify
 from stepkit.records import GateResult, StageContext
 
 
@@ -23,14 +24,14 @@ def gate(name, status, evidence="", command="cmd", summary=""):
 
 
 def test_route_staleness_asks_only_on_major_deviation():
-    assert steprunner.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
-    assert steprunner.route_staleness(ctx({"has_major_deviation": False})).route == "else"
+    assert routes.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
+    assert routes.route_staleness(ctx({"has_major_deviation": False})).route == "else"
 
 
 def test_step_autoapprove_skips_only_the_deviation_gate(monkeypatch):
     monkeypatch.setenv("STEP_AUTOAPPROVE", "1")  # the environment now is not what the run started with
-    assert steprunner.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
-    outcome = steprunner.route_staleness(ctx({"has_major_deviation": True}, STEP_AUTOAPPROVE=True))
+    assert routes.route_staleness(ctx({"has_major_deviation": True})).route == "major deviation"
+    outcome = routes.route_staleness(ctx({"has_major_deviation": True}, STEP_AUTOAPPROVE=True))
     assert outcome.route == "else"
     assert outcome.updates["deviation_autoapproved"] is True
 
@@ -42,7 +43,7 @@ def test_step_autoapprove_skips_only_the_deviation_gate(monkeypatch):
     (None, "REJECTED / FAILED", "no recognizable sentinel in the coder's output"),
 ])
 def test_route_coder_result(sentinel, route, reason):
-    outcome = steprunner.route_coder_result(ctx({"coder_result": {"sentinel": sentinel}}))
+    outcome = routes.route_coder_result(ctx({"coder_result": {"sentinel": sentinel}}))
     assert outcome.route == route
     assert outcome.updates.get("failure_reason") == reason
     # end_failure ends a run that records a rejection as STEP_REJECTED
@@ -55,25 +56,25 @@ def test_route_coder_result(sentinel, route, reason):
 ])
 def test_a_coder_failure_read_from_the_exit_code_says_so(exit_code, reason):
     result = {"sentinel": "CODER_FAILED", "sentinel_inferred": True, "exit_code": exit_code}
-    assert steprunner.route_coder_result(ctx({"coder_result": result})).updates["failure_reason"] == reason
+    assert routes.route_coder_result(ctx({"coder_result": result})).updates["failure_reason"] == reason
 
 
 def test_route_sweep(monkeypatch):
-    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 4})).route == "else"
-    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 5})).route == "5+ files or boundary"
-    assert steprunner.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route == "5+ files or boundary"
+    assert routes.route_sweep(ctx({"changed_files": ["a"] * 4})).route == "else"
+    assert routes.route_sweep(ctx({"changed_files": ["a"] * 5})).route == "5+ files or boundary"
+    assert routes.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route == "5+ files or boundary"
     flagged = {"changed_files": ["a"], "tamper_flags": ["deleted test file: tests/test_a.py"]}
-    assert steprunner.route_sweep(ctx(flagged)).route == "5+ files or boundary"
-    assert steprunner.route_sweep(ctx(flagged, STEP_SKIP_REVIEW=True)).route == "else"
+    assert routes.route_sweep(ctx(flagged)).route == "5+ files or boundary"
+    assert routes.route_sweep(ctx(flagged, STEP_SKIP_REVIEW=True)).route == "else"
     monkeypatch.setenv("STEP_SKIP_REVIEW", "1")  # the environment now is not what the run started with
-    assert steprunner.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "5+ files or boundary"
-    skipped = steprunner.route_sweep(ctx({"changed_files": ["a"] * 9}, STEP_SKIP_REVIEW=True))
+    assert routes.route_sweep(ctx({"changed_files": ["a"] * 9})).route == "5+ files or boundary"
+    skipped = routes.route_sweep(ctx({"changed_files": ["a"] * 9}, STEP_SKIP_REVIEW=True))
     assert skipped.route == "else" and skipped.updates["review_skipped"] == "STEP_SKIP_REVIEW=1"
 
 
 def test_route_review_sends_only_critical_findings_back():
     state = {"review_report": "🔴 SQL injection in q()\n🟡 naming\n🟢 tests ok", "review_attempts": 0, "max_review_attempts": 1}
-    outcome = steprunner.route_review(ctx(state))
+    outcome = routes.route_review(ctx(state))
     assert outcome.route == "🔴 critical findings"
     assert "SQL injection" in outcome.updates["fix_instructions"]
     assert "naming" not in outcome.updates["fix_instructions"]
@@ -82,19 +83,19 @@ def test_route_review_sends_only_critical_findings_back():
 
 def test_route_review_budget_and_faults_never_spend_a_fix():
     spent = {"review_report": "🔴 bug", "review_attempts": 1, "max_review_attempts": 1}
-    assert steprunner.route_review(ctx(spent)).route == "else"
+    assert routes.route_review(ctx(spent)).route == "else"
     fault = {"review_report": "🔴 looks like a finding but the reviewer crashed", "critique_fault": "timeout",
              "review_attempts": 0, "max_review_attempts": 1}
-    outcome = steprunner.route_review(ctx(fault, stage_nodes={"review": ["critique"]}))  # any node id
+    outcome = routes.route_review(ctx(fault, stage_nodes={"review": ["critique"]}))  # any node id
     assert outcome.route == "else"
     assert "review_attempts" not in outcome.updates
-    assert steprunner.route_review(ctx({"review_report": "🟡 nit", "review_attempts": 0})).route == "else"
+    assert routes.route_review(ctx({"review_report": "🟡 nit", "review_attempts": 0})).route == "else"
 
 
 def test_fix_loop_gate_spends_the_budget_on_the_first_failing_gate():
     state = {"gates": [gate("lint", "pass"), gate("build", "fail", "error: E1"), gate("tests", "fail", "FAILED t")],
              "fix_attempts": 0, "max_fix_attempts": 2}
-    outcome = steprunner.fix_loop_gate(ctx(state))
+    outcome = verify.fix_loop_gate(ctx(state))
     assert outcome.route == "budget left"
     assert outcome.updates["fix_attempts"] == 1
     assert "build gate failed" in outcome.updates["fix_instructions"]
@@ -104,16 +105,16 @@ def test_fix_loop_gate_spends_the_budget_on_the_first_failing_gate():
 def test_fix_loop_gate_stops_when_the_budget_is_spent():
     state = {"gates": [gate("tests", "fail", "FAILED a")], "fix_attempts": 2, "max_fix_attempts": 2,
              "last_failure_signature": "something else"}
-    outcome = steprunner.fix_loop_gate(ctx(state))
+    outcome = verify.fix_loop_gate(ctx(state))
     assert outcome.route == "budget spent"
     assert "2 of 2" in outcome.updates["failure_reason"]
 
 
 def test_fix_loop_gate_stops_at_once_when_a_fix_made_no_progress():
     failing = [gate("tests", "fail", "FAILED tests/test_a.py::test_x - assert 1 == 2", summary="1 failed")]
-    first = steprunner.fix_loop_gate(ctx({"gates": failing, "fix_attempts": 0, "max_fix_attempts": 5}))
+    first = verify.fix_loop_gate(ctx({"gates": failing, "fix_attempts": 0, "max_fix_attempts": 5}))
     assert first.route == "budget left"
-    again = steprunner.fix_loop_gate(ctx({"gates": failing, "fix_attempts": 1, "max_fix_attempts": 5,
+    again = verify.fix_loop_gate(ctx({"gates": failing, "fix_attempts": 1, "max_fix_attempts": 5,
                                           "last_failure_signature": first.updates["last_failure_signature"]}))
     assert again.route == "budget spent"
     assert again.updates["failure_reason"].startswith("no progress")
@@ -121,19 +122,19 @@ def test_fix_loop_gate_stops_at_once_when_a_fix_made_no_progress():
 
 def test_gates_report_never_says_passed_for_a_gate_that_did_not_run():
     state = {"gates": [gate("format", "pass"), gate("lint", "not_run", command=None)]}
-    lines = steprunner.gates_report(state)
+    lines = endings.gates_report(state)
     assert any("lint: NOT RUN" in line and "NOT evidence" in line for line in lines)
     assert any(line.startswith("- build: NOT RUN") for line in lines)
     assert not any("lint" in line and "PASS" in line for line in lines)
 
 
 def test_note_llm_fault_keeps_a_short_first_paragraph():
-    outcome = steprunner.note_llm_fault(ctx({"fault_note": "HTTP 529 overloaded_error at orient after 3 attempts.\n\nstack..."}))
+    outcome = routes.note_llm_fault(ctx({"fault_note": "HTTP 529 overloaded_error at orient after 3 attempts.\n\nstack..."}))
     assert outcome.updates["fault_note"] == "HTTP 529 overloaded_error at orient after 3 attempts."
 
 
 def test_revise_from_choice_turns_free_text_into_fix_instructions():
-    outcome = steprunner.revise_from_choice(ctx({"revision_choice": "rename slugify to slug"}))
+    outcome = routes.revise_from_choice(ctx({"revision_choice": "rename slugify to slug"}))
     assert outcome.updates["fix_instructions"] == "Revision requested at the approval gate: rename slugify to slug"
 
 
@@ -156,8 +157,8 @@ def test_lint_reuses_the_coders_run_with_the_formatters_tree_hash(tmp_path, monk
     context = StageContext(node="verify_format_lint", project_dir=tmp_path, plans_dir=tmp_path / "plans",
                            state={"coder_result": {"gates": [coder_lint.model_dump()]}}, settings={},
                            config=Config(commands=Commands(format="python -c pass", lint=lint_cmd)),
-                           pm=get_plugin_manager())
-    outcome = steprunner.verify_format_lint(context)
+                           pm=get_plugin_manager(), adhoc_dir=adhoc_dir(tmp_path))
+    outcome = verify.verify_format_lint(context)
     lint = GateResult.model_validate(outcome.updates["gates"][1])
     assert outcome.route == "pass" and lint.evidence.startswith("[reused: same tree")
     assert len(calls) == 2  # the tree looked at before and after the formatter, not for lint

@@ -18,6 +18,8 @@ One module per job:
   :func:`undo_git_changes`, the hooks and command-running git config a
   coder round planted, flagged and undone;
 - :mod:`~stepkit.workspace.scope.restore`: :func:`restore_plan_repo`;
+- :mod:`~stepkit.workspace.scope.putback`: what a gate had no business
+  changing held before it and put back after it (the gate runner's);
 - :mod:`~stepkit.workspace.scope.watch`: :class:`StoreWatch`, what touched
   the run store while a coder ran.
 

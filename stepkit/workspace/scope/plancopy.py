@@ -20,7 +20,7 @@ from pathlib import Path
 
 from stepkit.workspace.scope.tree import data_id, shown_path
 
-#: What the plan repo is when the plans dir holds the project (PROTOCOL.md's layout).
+#: What the plan repo is when the plans dir holds the project (the step protocol's layout).
 PLAN_ENTRIES = frozenset({"steps", "handoffs", "NOTES.md", "plan.md"})
 PLAN_FILE_LIMIT = 5_000_000  # larger plan files are not held (and so never overwritten)
 PLAN_COPY_LIMIT = 100_000_000  # bytes held per copy

@@ -1,0 +1,157 @@
+"""The step-runner's end-node renderers: the text each ending prints, opened by
+its sentinel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stepkit.protocol.fixloop import step_fix_budget
+from stepkit.records import GATE_ORDER, GateResult, StageContext
+
+#: The sentinels that open stepkit's output (first line only).
+SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
+
+
+def gates_report(state: dict[str, Any]) -> list[str]:
+    """One line per gate with its ACTUAL status; never "passed" for a gate that did not run."""
+    by_name = {g["name"]: g for g in state.get("gates", [])}
+    lines = []
+    for name in GATE_ORDER:
+        gate = by_name.get(name)
+        if gate is None:
+            lines.append(f"- {name}: NOT RUN (the run ended before this gate)")
+        else:
+            lines.append(f"- {GateResult.model_validate(gate).status_line()}")
+    return lines
+
+
+def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
+    lines = [sentinel, f"Step: {state.get('step', '?')} — {state.get('title', '')}".rstrip(" —")]
+    if state.get("step_choice"):
+        lines.append(f"Chosen: {state['step_choice']}")
+    if state.get("plan_path"):
+        lines.append(f"Plan: {state['plan_path']}")
+    if state.get("kept_handoff"):
+        lines.append(f"Previous handoff kept at: {state['kept_handoff']}")
+    return lines
+
+
+def render_success(ctx: StageContext) -> str:
+    """STEP_COMPLETE: the user approved; only now is the plan marked complete."""
+    from stepkit.planrepo.edits import set_status
+
+    state = ctx.state
+    if state.get("plan_path"):
+        set_status(Path(state["plan_path"]), "complete")
+    lines = _head("STEP_COMPLETE", state)
+    lines.append(f"Handoff: {state.get('handoff_path')}")
+    lines.append("Gates:")
+    lines.extend(gates_report(state))
+    lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {step_fix_budget(state)}")
+    from stepkit.protocol.stages import pipeline_faults
+
+    lines.extend(pipeline_faults(ctx))
+    lines.extend(_flag_lines(state))
+    lines.append("")
+    lines.append("Summary:")
+    lines.append(str(state.get("step_summary") or "None"))
+    lines.append("")
+    lines.append("Downstream plan updates:")
+    lines.append(_text(state.get("downstream_updates")))
+    if state.get("applied_annotations"):
+        lines.append("Edge cases added to later plans:")
+        lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
+    from stepkit.protocol.commit_hint import commit_hint
+
+    lines.extend(commit_hint(state, ctx.project_dir))
+    return _output(lines)
+
+
+def render_blocked(ctx: StageContext) -> str:
+    """STEP_BLOCKED: dependencies unsatisfied and the user declined."""
+    lines = _head("STEP_BLOCKED", ctx.state)
+    lines.append("Unsatisfied dependencies:")
+    lines.extend(f"- {reason}" for reason in ctx.state.get("unsatisfied") or ["None"])
+    return _output(lines)
+
+
+def render_rejected(ctx: StageContext) -> str:
+    """STEP_REJECTED: aborted at the deviation gate or the coder's approval gate."""
+    state = ctx.state
+    lines = _head("STEP_REJECTED", state)
+    lines.append(f"Rejected at: {state.get('rejected_at') or 'the deviation gate'}")
+    lines.append(f"Deviation summary: {state.get('deviation_summary') or 'None'}")
+    lines.extend(_flag_lines(state))
+    lines.extend(_coder_lines(state))
+    return _output(lines)
+
+
+def render_failure(ctx: StageContext) -> str:
+    """STEP_FAILED: never an empty shell — reason, coder result, last gate output."""
+    state = ctx.state
+    lines = _head("STEP_FAILED", state)
+    reason = state.get("failure_reason") or ("a pipeline stage faulted" if state.get("fault_note") else "unknown")
+    lines.append(f"Reason: {reason}")
+    if state.get("fault_note"):
+        lines.append(f"{_fault_label(ctx)}: {state['fault_note']}")
+    lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {step_fix_budget(state)}")
+    lines.extend(_flag_lines(state))
+    lines.extend(_coder_lines(state))
+    if state.get("gates"):
+        lines.append("Gates:")
+        lines.extend(gates_report(state))
+        for gate in state["gates"]:
+            if gate["name"] in ("build", "tests") and gate["status"] not in ("not_run",):
+                lines.append(f"Last {gate['name']} output:")
+                lines.append(_quoted(gate.get("evidence") or ""))
+    return _output(lines)
+
+
+def _fault_label(ctx: StageContext) -> str:
+    """``Coder failure`` when the node that faulted ran the coder, else
+    ``Pipeline fault`` (an LLM stage or another node)."""
+    node = ctx.state.get("last_fault_node")
+    coder_nodes = (ctx.settings.get("stage_nodes") or {}).get("implement") or ()
+    return "Coder failure" if node in coder_nodes else "Pipeline fault"
+
+
+def _flag_lines(state: dict[str, Any]) -> list[str]:
+    """Every tamper flag and scope deviation the harness recorded."""
+    lines = []
+    for key, title in (("tamper_flags", "Tamper flags (signs that verification was weakened):"),
+                       ("scope_deviations", "Scope deviations (recorded by stepkit):")):
+        if state.get(key):
+            lines.append(title)
+            lines.extend(f"- {item}" for item in state[key])
+    return lines
+
+
+def _coder_lines(state: dict[str, Any]) -> list[str]:
+    """The tail of the coder's result, quoted, when there is one."""
+    coder = (state.get("coder_result") or {}).get("text")
+    return ["Coder result:", _quoted(coder)] if coder else []
+
+
+def _text(value: Any) -> str:
+    if not value:
+        return "None"
+    if isinstance(value, list):
+        return "\n".join(f"- {item}" for item in value)
+    return str(value)
+
+
+def _quoted(text: str, lines: int = 40) -> str:
+    """The last ``lines`` lines of text that is not stepkit's (a coder's, a
+    gate's), each prefixed with ``> ``."""
+    parts = str(text).rstrip().splitlines()
+    return "\n".join(f"> {line}" for line in parts[-lines:]) if parts else "None"
+
+
+def _output(lines: list[str]) -> str:
+    """An end node's output: no line but the first (the sentinel) starts with
+    a sentinel, wherever the text came from (a model's summary, a path)."""
+    guarded = lines[:1] + [f"> {line}" if line.lstrip().startswith(SENTINELS) else line
+                           for line in "\n".join(lines[1:]).split("\n")]
+    return "\n".join(guarded)

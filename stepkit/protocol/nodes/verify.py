@@ -1,0 +1,207 @@
+"""The step-runner's verify nodes: the gates, the step-level fix loop and the
+deterministic handoff check.  The harness, never a model, decides what passed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
+from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
+
+
+def verify_format_lint(ctx: StageContext) -> Outcome:
+    """Format first (recorded, never fails the step), then lint."""
+    runner = _gate_runner(ctx, watch_format=True)
+    results, updates = _run_guarded(ctx, runner, ("format", "lint"))
+    updates["format_changed_tree"] = runner.format_changed_tree
+    return _gate_route(results[-1], updates, ctx.pm)
+
+
+def verify_build(ctx: StageContext) -> Outcome:
+    """Build or type-check; no command is NOT RUN and the step goes on."""
+    return _single_gate(ctx, "build")
+
+
+def verify_tests(ctx: StageContext) -> Outcome:
+    """The FULL test suite, not only the new tests."""
+    return _single_gate(ctx, "tests")
+
+
+def _single_gate(ctx: StageContext, name: str) -> Outcome:
+    runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")))
+    (result,), updates = _run_guarded(ctx, runner, (name,))
+    return _gate_route(result, updates, ctx.pm)
+
+
+def _gate_route(result: GateResult, updates: dict[str, Any], pm: Any = None) -> Outcome:
+    """``pass`` (a pass, or NOT RUN: the step goes on, the gate marked NOT RUN
+    everywhere), ``fail`` (the fix loop), or ``error``: an environment fault
+    ends the run without spending a fix attempt — no coder can fix the machine."""
+    if result.status == "error":
+        return Outcome(route="error", updates={**updates, "failure_reason": environment_fault_reason(result, pm)})
+    return Outcome(route="fail" if result.failed else "pass", updates=updates)
+
+
+def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
+    """``Environment fault: <gate>: <cause>`` and what the user can do about
+    it, naming where the gate's command is set by hand as ``pm``'s
+    ``stepkit_command_override_names`` says (None: the built-in plugins')."""
+    from stepkit.pluginmanager import get_plugin_manager
+
+    pm = pm if pm is not None else get_plugin_manager()
+    names = pm.hook.stepkit_command_override_names(gate=gate.name)
+    where = (f"{names[0]}, or {names[1]} = \"…\" under [tool.stepkit.commands] in pyproject.toml, "
+             f"[commands] in stepkit.toml, or stepconf.py" if names else "in stepconf.py")
+    return (
+        f"Environment fault: {gate.name}: {gate.summary or 'the command could not run'}. "
+        f"This is the machine, not the code: no fix attempt was spent. Install what is missing "
+        f"(or make it reachable), or set the {gate.name} command ({where}), "
+        f"then run the step again."
+    )
+
+
+def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tuple[list[GateResult], dict[str, Any]]:
+    """Run gates one by one with the plan repo held: what a gate does to it (a
+    formatter that also formats markdown, a test that writes there) is undone
+    before the next gate, every displaced file kept in the run dir, and the
+    gate named in ``scope_deviations`` and ``gates_edited_plan_repo``."""
+    from stepkit.protocol.stages import undo_git_edits, undo_plan_edits
+    from stepkit.workspace.scope import copy_plan_repo, git_internals
+
+    results, deviations, edited, git_flags = [], [], [], []
+    # one copy serves every gate: after each, the plan repo is put back to it
+    before, git_before = copy_plan_repo(ctx.project_dir, ctx.plans_dir), git_internals(ctx.project_dir)
+    for name in names:
+        (result,) = runner.run((name,))
+        git_flags += undo_git_edits(ctx, git_before, name)  # a test that plants a hook, say
+        undone = undo_plan_edits(ctx, before, name).get("scope_deviations", [])
+        results.append(result)
+        deviations += undone
+        edited += [name] if undone else []
+    updates = _merge_gates(ctx.state, results)
+    if git_flags:
+        updates["round_flags"] = git_flags  # an append field: kept by later coder rounds too
+        updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), *git_flags]
+    if edited:
+        updates["scope_deviations"] = deviations
+        updates["gates_edited_plan_repo"] = sorted({*ctx.state.get("gates_edited_plan_repo", []), *edited})
+    return results, updates
+
+
+def _gate_runner(ctx: StageContext, **options: Any):
+    """The step's gate runner: each result is a ``gate`` event of the run, and
+    the coder's own passing gates may stand in for a gate on the same bytes.
+    It runs the commands the run fixed at its first gate, and the formatter
+    gets the coder's changes since the step started."""
+    from stepkit.workspace.gate_commands import run_gate_plan
+    from stepkit.workspace.gates import GateRunner, existing_files
+
+    coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
+    reusable = [GateResult.model_validate(raw) for raw in coder_gates] if ctx.config.reuse_coder_evidence else []
+    changed = ctx.state.get("changed_files")  # absent without a scope snapshot: the changes against HEAD
+    return GateRunner(
+        ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
+        plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
+        change_set=None if changed is None else lambda: existing_files(ctx.project_dir, changed),
+        held_plans_dir=ctx.plans_dir,  # _run_guarded restores the plan repo and flags the gate
+        on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
+        on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
+        reusable=reusable, reused_from="the coder's own gate", baseline=lambda: _start_tree(ctx), **options,
+    )
+
+
+def _start_tree(ctx: StageContext):
+    """The tree the step started from, for the gates' baseline (None: the
+    run kept no step-start snapshot, or it was altered)."""
+    from stepkit.protocol.stages import _scope_path
+    from stepkit.workspace.baseline import snapshot_tree
+    from stepkit.workspace.scope import load_snapshot
+
+    path = _scope_path(ctx)
+    if path is None:
+        return None
+    snapshot = load_snapshot(path, ctx.state.get("scope_snapshot_digest"))
+    return snapshot_tree(snapshot) if snapshot is not None else None
+
+
+def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:
+    """Replace the latest record of each gate; add every run to gate_history
+    (which the graph appends to)."""
+    latest = {g["name"]: g for g in state.get("gates", [])}
+    for result in results:
+        latest[result.name] = result.model_dump()
+    ordered = [latest[name] for name in GATE_ORDER if name in latest]
+    return {"gates": ordered, "gate_history": [r.model_dump(exclude={"evidence"}) for r in results]}
+
+
+def fix_loop_gate(ctx: StageContext) -> Outcome:
+    """Spend one step-level fix attempt on the first failing gate, or stop
+    (the budget and "no progress" rules: :func:`~stepkit.protocol.fixloop.next_fix`)."""
+    from stepkit.workspace.verdicts import evidence_for_fix
+
+    state = ctx.state
+    failing = _first_failing_gate(state)
+    if failing is None:  # only a custom graph can get here without a failing gate
+        return Outcome(route="budget spent", updates={"failure_reason": "fix loop entered with no failing gate"})
+    attempts = int(state.get("fix_attempts", 0))
+    # what the coder is asked to fix (the new failures), not the baseline's notes
+    fix_evidence = evidence_for_fix(failing)
+    verdict = next_fix(failing.model_copy(update={"evidence": fix_evidence}), attempts, step_fix_budget(state),
+                       state.get("last_failure_signature"))
+    if verdict.stop is not None:
+        return Outcome(route="budget spent", updates={"failure_reason": verdict.stop})
+    instructions = (f"The {failing.name} gate failed after your change.\n$ {failing.command}\n"
+                    f"exit code: {failing.exit_code}\n{fix_evidence}\n{FIX_RULES}")
+    return Outcome(route="budget left", updates={
+        "fix_attempts": attempts + 1,
+        "fix_instructions": instructions,
+        "last_failure_signature": verdict.signature,
+        "fix_history": [f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"],
+    })
+
+
+def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
+    by_name = {g["name"]: GateResult.model_validate(g) for g in state.get("gates", [])}
+    for name in ("lint", "build", "tests"):
+        gate = by_name.get(name)
+        if gate and gate.failed:
+            return gate
+    return None
+
+
+# -- handoff -----------------------------------------------------------------
+
+
+def check_handoff(ctx: StageContext) -> Outcome:
+    """The deterministic handoff gate: one retry with the list of problems."""
+    from stepkit.protocol.handoff.check import handoff_problems, read_handoff
+
+    gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
+    path = Path(str(ctx.state.get("handoff_path") or ""))
+    try:
+        problems = handoff_problems(ctx.pm, path, read_handoff(path), gates)
+    except OSError as exc:
+        problems = [f"handoff file {path} cannot be read: {exc.strerror or exc}"]
+    problems += _criteria_problems(ctx.state, gates)
+    checks = int(ctx.state.get("handoff_checks", 0)) + 1
+    if not problems:
+        return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})
+    if checks < 2:
+        return Outcome(route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems})
+    return Outcome(route="invalid twice", updates={
+        "handoff_checks": checks,
+        "handoff_feedback": problems,
+        "failure_reason": "handoff failed validation twice: " + "; ".join(problems),
+    })
+
+
+def _criteria_problems(state: dict[str, Any], gates: list[GateResult]) -> list[str]:
+    """The acceptance-criteria map the handoff writer gave, checked against
+    the plan and the final tests gate (:mod:`stepkit.protocol.criteria`)."""
+    from stepkit.protocol.criteria import criteria_problems, final_tests_gate, plan_criteria
+
+    criteria = plan_criteria(str(state.get("plan_text") or ""))
+    return criteria_problems(criteria, state.get("acceptance_criteria"), final_tests_gate(gates))
+
