@@ -37,7 +37,7 @@ def test_json_has_the_design_shape(project):
     done = stepkit("status", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert list(data) == ["plans_dir", "next", "steps", "problems"]
+    assert list(data) == ["plans_dir", "next", "steps", "problems", "paused_runs"]
     assert data["plans_dir"] == "plans" and data["next"] == 2
     assert data["steps"][0] == {
         "step": 1, "slug": "setup", "title": "Set up", "status": "complete",
@@ -159,7 +159,8 @@ def test_empty_steps_dir_reads_fine(tmp_path):
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     done = stepkit("status", "--json", cwd=tmp_path)
     assert done.returncode == 0
-    assert json.loads(done.stdout) == {"plans_dir": "plans", "next": None, "steps": [], "problems": []}
+    assert json.loads(done.stdout) == {"plans_dir": "plans", "next": None, "steps": [], "problems": [],
+                                       "paused_runs": []}
     table = stepkit("status", cwd=tmp_path)
     assert "next: none (no in-progress or pending step)" in table.stdout
     assert "No problems." in table.stdout
