@@ -80,6 +80,7 @@ def run_step(
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
+    from stepkit.protocol.result import with_step_report
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -101,7 +102,7 @@ def run_step(
             holder.run_id = run.run_id
         if handoff is not None:
             state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
-        return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
+        return with_step_report(start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage))
     finally:
         _unregister(pm, observers)
         lock.release()
@@ -170,6 +171,7 @@ def resume_run(
     from stepkit.config import load_config
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
+    from stepkit.protocol.result import with_step_report
 
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
@@ -183,7 +185,7 @@ def resume_run(
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
         try:
-            return resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+            return with_step_report(resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage))
         finally:
             _unregister(pm, observers)
     finally:

@@ -86,3 +86,16 @@ def test_a_set_value_is_state_as_the_user_gave_it(tmp_path):
     assert paused.code == 5, paused.stderr + paused.stdout
     done = project.resume("approve")
     assert done.code == 0 and done.outcome == "STEP_COMPLETE", done.stderr + done.stdout
+
+
+def test_the_json_object_of_run_and_resume_keeps_its_fields_in_order(paused):
+    """The step's fields come from the protocol (stepkit.protocol.result), in the contract's order."""
+    project, run_dir = paused
+    fields = ["outcome", "exit_code", "run_id", "step", "title", "plan", "handoff", "gates", "fix_attempts",
+              "usage", "output"]
+    paused_again = project.stepkit("resume", run_dir.name, "--project-dir", str(project.root))
+    assert list(paused_again.data) == [*fields, "pending"]
+    assert paused_again.data["step"] == 1 and paused_again.data["plan"].endswith("01-mul.md")
+    assert [gate["name"] for gate in paused_again.data["gates"]] == ["format", "lint", "build", "tests"]
+    done = project.resume("approve")
+    assert list(done.data) == fields and done.data["handoff"].endswith("01-mul.md")
