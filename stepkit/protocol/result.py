@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stepkit.records import GateResult, RunResult, Usage
+from stepkit.protocol.state import gate_results
+from stepkit.records import RunResult, Usage
 
 
 def with_step_report(result: RunResult) -> RunResult:
@@ -30,7 +31,7 @@ def step_report(state: dict[str, Any]) -> dict[str, Any]:
         "title": state.get("title"),
         "plan": state.get("plan_path"),
         "handoff": handoff if handoff and Path(handoff).is_file() else None,
-        "gates": [GateResult.model_validate(gate).public() for gate in state.get("gates") or []],
+        "gates": [gate.public() for gate in gate_results(state)],
         "fix_attempts": int(state.get("fix_attempts") or 0),
         "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
     }

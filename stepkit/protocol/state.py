@@ -5,14 +5,15 @@ graph validator holds the YAML to it and the engine refuses a node update or
 a resumed checkpoint that does not fit (:mod:`stepkit.graph.state`).
 
 Values in the run state stay plain JSON data; :func:`step_state` gives the
-typed view (``step_state(state).gates`` are :class:`GateResult` objects).
+typed view (``step_state(state).gates`` are :class:`GateResult` objects) and
+:func:`gate_results` reads only the gates, for a state of any graph.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from stepkit.graph.state import APPEND, RunState, typed
 from stepkit.records import GateResult
@@ -105,3 +106,11 @@ class StepState(RunState):
 def step_state(state: dict[str, Any]) -> StepState:
     """The typed view of a step-runner run's state."""
     return typed(StepState, state)
+
+
+_GATES = TypeAdapter(list[GateResult])
+
+
+def gate_results(state: dict[str, Any]) -> list[GateResult]:
+    """The state's ``gates`` (the latest record of each gate) as :class:`GateResult` objects."""
+    return _GATES.validate_python(state.get("gates") or [])
