@@ -275,7 +275,9 @@ class _Engine:
             raise UsageError(f"the graph's recheck ({self.graph.recheck}): {problem}")
         with held_signals():
             self._apply(result.updates, None)
-            self.cp.edges.append([at, target, "recheck"])
+            # the end node was not entered: the edge leaves the node that routed there
+            source = self.cp.path[-1] if when == "end" and self.cp.path else at
+            self.cp.edges.append([source, target, "recheck"])
             self.save()
         self.run.event("recheck", node=at, when=when, to=target, updates=_plain(result.updates))
         return target

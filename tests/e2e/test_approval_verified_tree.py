@@ -37,6 +37,10 @@ def events(project, run_id, kind):
     return [event for event in map(json.loads, lines) if event["event"] == kind]
 
 
+def result_edges(project, run_id):
+    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["edges"]
+
+
 def state(project, run_id):
     return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
 
@@ -54,6 +58,7 @@ def test_an_edit_while_paused_sends_the_approval_back_to_the_gates(project):
     assert project.plan_status(1) == "in-progress"
     (recheck,) = events(project, run_id, "recheck")
     assert recheck["to"] == "verify_format_lint" and recheck["updates"]["tree_changes"] == ["calc.py"]
+    assert ["gate_user_review", "verify_format_lint", "recheck"] in result_edges(project, run_id)
     assert len([e for e in events(project, run_id, "gate") if e["name"] == "tests"]) == tests_runs + 1
     assert any("calc.py" in line and "gates run again" in line for line in state(project, run_id)["fix_history"])
 
@@ -145,6 +150,7 @@ def test_a_change_made_before_a_live_approval_reruns_the_gates_first(project, mo
     assert asker.asked == 2  # approved again after the gates passed on the edited tree
     (recheck,) = events(project, result.run_id, "recheck")
     assert recheck["when"] == "end" and recheck["updates"]["tree_changes"] == ["calc.py"]
+    assert ["gate_user_review", "verify_format_lint", "recheck"] in result_edges(project, result.run_id)
 
 
 def test_an_untouched_tree_is_approved_with_no_recheck(project):
