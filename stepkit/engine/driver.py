@@ -264,15 +264,23 @@ class _Engine:
         if fn is None:
             return None
         ctx = self._context(self.graph.nodes[at], Usage.model_validate(self.state.get("usage") or {}))
-        result = fn(ctx, list(self.cp.path))
-        if result is None:
-            return None
+        try:
+            result = fn(ctx, list(self.cp.path))
+            if result is None:
+                return None
+            if not isinstance(result, Outcome) or result.route not in self.graph.nodes:
+                raise _BadOutcome(f"named no node of the graph: {getattr(result, 'route', result)!r}")
+            problem = self._model_problem("it", result.updates)
+            if problem:
+                raise _BadOutcome(problem)
+        except Exception as exc:  # noqa: BLE001 - a broken recheck never ends a run as a success
+            text = str(exc) if isinstance(exc, _BadOutcome) else f"crashed: {type(exc).__name__}: {exc}"
+            reason = f"the graph's recheck ({self.graph.recheck}) {text}"
+            if when == "resume":
+                raise UsageError(f"run {self.run.run_id}: {reason}; nothing was run") from None
+            self.fail_over(at, "failure", reason)
+            return self.graph.failure_node
         target = result.route
-        if not isinstance(result, Outcome) or target not in self.graph.nodes:
-            raise UsageError(f"the graph's recheck ({self.graph.recheck}) named no node of the graph: {target!r}")
-        problem = self._model_problem("recheck", result.updates)
-        if problem:
-            raise UsageError(f"the graph's recheck ({self.graph.recheck}): {problem}")
         with held_signals():
             self._apply(result.updates, None)
             # the end node was not entered: the edge leaves the node that routed there
