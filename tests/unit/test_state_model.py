@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import pytest
 import yaml
@@ -183,3 +183,44 @@ def test_a_node_update_of_a_key_the_model_lacks_is_a_node_fault(tmp_path, monkey
     assert "'colour' is not a key of the state (CountState)" in result.state["failure_reason"]
     assert "colour" not in result.state
 
+
+
+class _ReadRecorder(dict):
+    """A node's ``ctx.state`` that notes every key read."""
+
+    seen: ClassVar[set[str]] = set()
+
+    def __getitem__(self, key):
+        _ReadRecorder.seen.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        _ReadRecorder.seen.add(key)
+        return super().get(key, default)
+
+
+def test_every_key_a_built_in_node_reads_in_a_real_run_is_in_the_model(tmp_path, monkeypatch):
+    """A runtime check of reads: a real step (gates, coder, reviewer, sweep, handoff, the
+    final approval) with every node's ``ctx.state`` noting the keys it reads."""
+    from stepkit.api import resume_run
+    from stepkit.engine import driver
+    from tests.support.e2e import make_project
+
+    made = driver._Engine._context
+
+    def recording(self, node, usage):
+        ctx = made(self, node, usage)
+        ctx.state = _ReadRecorder(ctx.state)
+        return ctx
+
+    monkeypatch.setattr(driver._Engine, "_context", recording)
+    project = make_project(tmp_path)
+    for name, value in project.env().items():
+        monkeypatch.setenv(name, value)
+    _ReadRecorder.seen = set()
+    paused = run_step(project_dir=project.root, engine=f"scripted:{project.script()}", coder=project.scripted_coder)
+    assert paused.outcome == "PAUSED"
+    done = resume_run(paused.run_id, answer="approve", project_dir=project.root)
+    assert done.outcome == "STEP_COMPLETE"
+    assert {"gates", "step", "coder_result", "fix_attempts"} <= _ReadRecorder.seen  # it did record the reads
+    assert sorted(key for key in _ReadRecorder.seen if not has_key(StepState, key, NODE_IDS)) == []
