@@ -81,6 +81,7 @@ def run_step(
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
+    from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_fingerprint
 
     project = resolve_project_dir(project_dir)
@@ -106,7 +107,7 @@ def run_step(
             state["step_choice"] = choice
         if handoff is not None:
             state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
-        return start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage)
+        return with_step_report(start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage))
     finally:
         _unregister(pm, observers)
         lock.release()
@@ -161,10 +162,13 @@ def resume_run(
 ) -> RunResult:
     """Continue a paused or interrupted run from its checkpoint.
 
-    :param run_id: the run (default: the latest unfinished one).
+    :param run_id: the run (default: the latest unfinished one, unless
+        several paused runs are of different steps).
     :param answer: the answer to the question it paused at.
-    :raises UsageError: no such run, it finished, or ``answer`` was given to
-        a run that is not waiting for one.
+    :raises UsageError: no such run, it finished, ``answer`` was given to
+        a run that is not waiting for one, no ``run_id`` was given and
+        paused runs of different steps wait (they are named), or the
+        checkpoint does not fit the graph's state (nothing was run).
     :raises ProjectBusy: another command of the project is live (this run
         included), a :class:`UsageError`.
     :raises RunInterrupted: a stop signal again.
@@ -172,12 +176,13 @@ def resume_run(
     from stepkit.config import load_config
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
+    from stepkit.protocol.result import with_step_report
 
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
     lock = ProjectLock(project)
     with lock.taking("resume") as holder:
-        run = store.open(run_id) if run_id else store.latest_unfinished()
+        run = store.open(run_id) if run_id else _only_unfinished_run(store)
         checkpoint = run.load()  # its paths in this project, wherever the run started
         holder.run_id, holder.step = run.run_id, checkpoint.state.get("step")
     try:
@@ -185,7 +190,8 @@ def resume_run(
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
         try:
-            result = resume(the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage)
+            result = with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
+                                             stage_runner or _run_stage))
         finally:
             _unregister(pm, observers)
     finally:
@@ -194,6 +200,22 @@ def resume_run(
         # the answer is a slip of an option: the run stays paused, asking again
         raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
     return result
+
+
+def _only_unfinished_run(store: Any) -> Any:
+    """The run ``stepkit resume`` without a run id continues: the latest
+    unfinished one, but never a guess among paused runs of different steps.
+
+    :raises UsageError: naming the paused runs, when they are of different steps."""
+    from stepkit.engine.pause import paused_runs
+
+    paused = paused_runs(store)
+    if len({run["step"] for run in paused}) > 1:
+        named = "; ".join(f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
+                          for run in paused)
+        raise UsageError(f"{len(paused)} runs of different steps are paused; name the one to resume "
+                         f"(stepkit resume RUN_ID): {named}")
+    return store.latest_unfinished()
 
 
 def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None) -> dict[str, Any]:
@@ -441,14 +463,17 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
 
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
-    """The plan repo's steps, dependencies and problems (``stepkit status --json``'s object)."""
+    """The plan repo's steps, dependencies and problems, and the project's
+    paused runs with their age (``stepkit status --json``'s object)."""
     from stepkit.config import load_config
+    from stepkit.engine.pause import paused_runs
+    from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
     from stepkit.planrepo.status import status_report
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
-    return status_report(PlanRepo.load(plans))
+    return {**status_report(PlanRepo.load(plans)), "paused_runs": paused_runs(RunStore(project))}
 
 
 def _run_stage(name: str, ctx: Any) -> Any:

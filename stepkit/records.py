@@ -307,11 +307,9 @@ class RunResult(BaseModel):
     """How a run (or a resumed run) ended: ``outcome`` (a sentinel or
     ``PAUSED``), ``exit_code``, ``run_id``, ``output`` (first line the
     sentinel), the final ``state``, when paused ``pending`` (the question),
-    and the run's directory.
-
-    The engine fills it from the checkpoint; :meth:`to_json` reads the step
-    protocol's state keys, so it lives here with the other records rather
-    than in the generic engine."""
+    the run's directory, and ``report``: the graph's own fields of the
+    ``--json`` object (the step-runner's: :mod:`stepkit.protocol.result`),
+    which the API fills, so nothing here reads a step-protocol key."""
 
     outcome: str
     exit_code: int
@@ -320,24 +318,12 @@ class RunResult(BaseModel):
     state: dict[str, Any]
     pending: dict[str, Any] | None = None
     run_dir: str = ""
+    report: dict[str, Any] = Field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (keys only ever added)."""
-        state = self.state
-        handoff = state.get("handoff_path")
-        obj: dict[str, Any] = {
-            "outcome": self.outcome,
-            "exit_code": self.exit_code,
-            "run_id": self.run_id,
-            "step": state.get("step"),
-            "title": state.get("title"),
-            "plan": state.get("plan_path"),
-            "handoff": handoff if handoff and Path(handoff).is_file() else None,
-            "gates": [GateResult.model_validate(g).public() for g in state.get("gates") or []],
-            "fix_attempts": int(state.get("fix_attempts") or 0),
-            "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
-            "output": self.output,
-        }
+        obj: dict[str, Any] = {"outcome": self.outcome, "exit_code": self.exit_code, "run_id": self.run_id,
+                               **self.report, "output": self.output}
         if self.pending:
             pending = self.pending
             obj["pending"] = {"node": pending.get("node"), "question": pending.get("question"),

@@ -1,5 +1,6 @@
 """``stepkit status``: the plan repo as a table, or as its ``--json`` object
-(:func:`stepkit.planrepo.status.status_report`).
+(:func:`stepkit.planrepo.status.status_report`), and the project's paused runs
+with their age (``paused_runs``, :func:`stepkit.engine.pause.paused_runs`).
 
 Needs no plugin and no model SDK, so it stays fast on large plan repos.
 """
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 from stepkit.config import load_config, resolve_project_dir
+from stepkit.engine.pause import paused_runs
+from stepkit.engine.runstore import RunStore
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
 
@@ -24,13 +27,24 @@ def run(args: argparse.Namespace) -> int:
     project_dir = Path(args.project_dir)
     config = load_config(project_dir)
     repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
+    paused = paused_runs(RunStore(project_dir.resolve()))
     if args.json:
-        print(json.dumps(status_report(repo)))
+        print(json.dumps({**status_report(repo), "paused_runs": paused}))
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
-        print(render(repo))
+        print(render(repo) + render_paused(paused))
     return 0
+
+
+def render_paused(paused: list[dict]) -> str:
+    """The paused runs, one line each with its age and the command that resumes it ('' when none)."""
+    if not paused:
+        return ""
+    lines = ["", f"Paused runs ({len(paused)}):"]
+    lines += [f"  {run['run_id']}  step {run['step']}  at {run['node']}  paused {run['age']} ago"
+              f"  (stepkit resume {run['run_id']})" for run in paused]
+    return "\n".join(lines)
 
 
 def render(repo: PlanRepo) -> str:

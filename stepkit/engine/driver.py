@@ -9,7 +9,13 @@ What the engine guarantees:
   ``max_attempts`` retries a node only where it is set; a node whose
   updates set a key its ``outputs`` do not declare (the engine's own records
   aside) faults the same way;
+  an update of a key the graph's state model lacks, or of a value of the
+  wrong type, faults the same way, and a checkpoint whose state does not fit
+  the model is not resumed;
 - the graph's ``append`` fields get a node's new items added, in one place;
+- the graph's ``recheck`` runs at every resume and before a successful end;
+  when it names a node, the run goes there instead (the step-runner re-runs
+  its gates when the tree changed since they verified it);
 - a node entered more than ``max_loop_iterations`` times, and a run longer
   than the graph's ``timeout`` (active time, pauses excluded), end at the
   failure node;
@@ -68,6 +74,7 @@ from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
 from stepkit.graph.model import ENGINE_KEYS, Graph
 from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
+from stepkit.graph.state import state_problem, value_problem
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
@@ -149,11 +156,13 @@ def resume_run(
     for name in filter(None, (node_id, checkpoint.next)):
         if name not in graph.nodes:
             raise UsageError(f"run {run_id}: its graph ({graph.source}) has no node '{name}' any more")
+    given = (checkpoint.settings.get("sets") or {}).keys()  # --set values are state as the user gave them
+    problem = state_problem(graph.state_model, checkpoint.state, graph.nodes.keys(), given)
+    if problem:
+        raise UsageError(f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run")
 
     settings = checkpoint.settings
     settings["answers"] = dict(settings.get("answers") or {})
-    if answer is not None:
-        settings["answers"][pending["node"]] = answer
     checkpoint.status, checkpoint.pending, checkpoint.pid = "running", None, os.getpid()
     checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
     checkpoint.resumes += 1
@@ -162,7 +171,10 @@ def resume_run(
     if leftovers:
         engine.run.event("leftovers_stopped", processes=[{"pid": p.pid, "command": p.command} for p in leftovers])
 
-    if node_id is None or checkpoint.phase == "finished":
+    redirect = engine.recheck(node_id or graph.start, "resume")
+    if redirect is not None:
+        current = redirect  # the answer, if one was given, was for a tree that is not there any more
+    elif node_id is None or checkpoint.phase == "finished":
         current = checkpoint.next or graph.start
     else:
         visits = checkpoint.visits
@@ -170,6 +182,8 @@ def resume_run(
         node = graph.nodes[node_id]
         if pending or not isinstance(node, WorkNode) or node.rerun_on_resume:
             current = node_id
+            if pending and answer is not None:
+                settings["answers"][pending["node"]] = answer
         else:
             reason = node.interrupted_reason or (
                 f"{node_id} was interrupted mid-run and is not safe to re-run "
@@ -211,7 +225,11 @@ class _Engine:
                 while True:
                     node = self.graph.nodes[current]
                     if isinstance(node, EndNode):
-                        return self._end(node)
+                        redirect = self.recheck(node.id, "end") if node.ending(self.state).exit_code == 0 else None
+                        if redirect is None:
+                            return self._end(node)
+                        current = redirect
+                        continue
                     failure = self._entry_failure(node)
                     if failure:
                         self.fail_over(current, *failure)
@@ -237,6 +255,40 @@ class _Engine:
             raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", ".")), signum) from None
         finally:
             self.run.close()
+
+    def recheck(self, at: str, when: str) -> str | None:
+        """Run the graph's ``recheck`` (``when``: ``resume`` or ``end``, at
+        node ``at``); the node it sends the run to, with its updates applied
+        and an edge and a ``recheck`` event recorded, or None."""
+        fn = self.graph.recheck_function
+        if fn is None:
+            return None
+        ctx = self._context(self.graph.nodes[at], Usage.model_validate(self.state.get("usage") or {}))
+        try:
+            result = fn(ctx, list(self.cp.path))
+            if result is None:
+                return None
+            if not isinstance(result, Outcome) or result.route not in self.graph.nodes:
+                raise _BadOutcome(f"named no node of the graph: {getattr(result, 'route', result)!r}")
+            problem = self._model_problem("it", result.updates)
+            if problem:
+                raise _BadOutcome(problem)
+        except Exception as exc:  # noqa: BLE001 - a broken recheck never ends a run as a success
+            text = str(exc) if isinstance(exc, _BadOutcome) else f"crashed: {type(exc).__name__}: {exc}"
+            reason = f"the graph's recheck ({self.graph.recheck}) {text}"
+            if when == "resume":
+                raise UsageError(f"run {self.run.run_id}: {reason}; nothing was run") from None
+            self.fail_over(at, "failure", reason)
+            return self.graph.failure_node
+        target = result.route
+        with held_signals():
+            self._apply(result.updates, None)
+            # the end node was not entered: the edge leaves the node that routed there
+            source = self.cp.path[-1] if when == "end" and self.cp.path else at
+            self.cp.edges.append([source, target, "recheck"])
+            self.save()
+        self.run.event("recheck", node=at, when=when, to=target, updates=_plain(result.updates))
+        return target
 
     def _entry_failure(self, node: Node) -> tuple[str, str] | None:
         if self._remaining() <= 0:
@@ -372,6 +424,16 @@ class _Engine:
         if not_lists:
             return (f"node {node.id} gave {_keys(not_lists)} as a single value; the graph appends to "
                     "it, so the node returns a list of the new items")
+        return self._model_problem(f"node {node.id}", updates)
+
+    def _model_problem(self, who: str, updates: dict[str, Any]) -> str | None:
+        """Why the graph's state model refuses ``updates`` (a key it lacks, a
+        value of the wrong type; an append field's value is its new items)."""
+        model, ids = self.graph.state_model, self.graph.nodes.keys()
+        for key, value in _plain(updates).items():
+            problem = value_problem(model, key, value, ids)
+            if problem:
+                return f"{who} set {problem}"
         return None
 
     def _timeout_for(self, node: WorkNode) -> tuple[float, bool]:

@@ -1,9 +1,10 @@
 """What a paused run tells its user: the question, its options and the
-exact command that answers it."""
+exact command that answers it; and which runs are paused, and since when."""
 
 from __future__ import annotations
 
 import shlex
+from datetime import UTC, datetime
 from typing import Any
 
 #: The exit code of a run paused at a question.
@@ -32,3 +33,31 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
         lines.append("Answer with:")
         lines.append(f'  {resume} "<your answer>"')
     return "\n".join(lines)
+
+
+def paused_runs(store: Any, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The project's paused runs (a :class:`~stepkit.engine.runstore.RunStore`),
+    oldest first: ``run_id``, ``step``, ``title``, ``node`` (the question it
+    waits at), ``paused_at``, ``age_s``, ``age`` (e.g. ``3 h``), ``run_dir``."""
+    now = now or datetime.now(UTC)
+    found = []
+    for run, checkpoint in store.unfinished():
+        if checkpoint.status != "paused":
+            continue
+        try:
+            age = max(0.0, (now - datetime.fromisoformat(checkpoint.updated_at)).total_seconds())
+        except (TypeError, ValueError):
+            age = 0.0
+        state = checkpoint.state
+        found.append({"run_id": run.run_id, "step": state.get("step"), "title": state.get("title"),
+                      "node": (checkpoint.pending or {}).get("node"), "paused_at": checkpoint.updated_at,
+                      "age_s": round(age, 1), "age": human_age(age), "run_dir": str(run.path)})
+    return found
+
+
+def human_age(seconds: float) -> str:
+    """``seconds`` as the largest whole unit: ``40 s``, ``3 min``, ``5 h``, ``2 d``."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit}"
+    return f"{int(seconds)} s"

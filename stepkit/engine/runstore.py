@@ -142,7 +142,16 @@ class RunStore:
 
         :raises UsageError: there is none.
         """
-        candidates = []
+        candidates = self.unfinished()
+        if not candidates:
+            raise UsageError(f"no paused or interrupted run in {self.runs}")
+        return candidates[-1][0]
+
+    def unfinished(self) -> list[tuple[RunDir, Checkpoint]]:
+        """The runs that are paused, interrupted or were killed while running
+        (not live ones, nor unreadable ones), with their checkpoints, the
+        most recently started last."""
+        found = []
         for run_id in self.run_ids():
             run = RunDir(self.runs / run_id, self.project)
             try:
@@ -150,10 +159,8 @@ class RunStore:
             except UsageError:
                 continue
             if checkpoint.status in UNFINISHED and not is_live(run, checkpoint):
-                candidates.append((checkpoint.started_at, run_id, run))
-        if not candidates:
-            raise UsageError(f"no paused or interrupted run in {self.runs}")
-        return max(candidates, key=lambda c: (c[0], c[1]))[2]
+                found.append((run, checkpoint))
+        return sorted(found, key=lambda pair: (pair[1].started_at, pair[0].run_id))
 
 
 def adhoc_dir(project_dir: Path) -> Path:

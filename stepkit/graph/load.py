@@ -33,6 +33,7 @@ from stepkit.graph.nodes import (
     ScriptNode,
     WorkNode,
 )
+from stepkit.graph.state import RunState, append_fields, has_key, is_strict, value_problem
 from stepkit.graph.templates import strings_in, template_problems
 
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -152,6 +153,7 @@ def validate(graph: Graph) -> list[str]:
         problems.append(f"failure_node: '{graph.failure_node}' is a {failure.kind} node, not an end node")
     for node in nodes.values():
         problems.extend(_check_node(node, nodes))
+    state_problems = _check_state_model(graph)  # first: the model's keys are keys templates may read
     known = graph.known_keys()
     for node in nodes.values():
         question = node.question if isinstance(node, AskNode) else None
@@ -167,6 +169,11 @@ def validate(graph: Graph) -> list[str]:
                 problems.extend(f"node '{node.id}' updates.{route}.{key}: {p}"
                                 for template in strings_in(value) for p in template_problems(template, known))
     problems.extend(_check_appends(graph, known))
+    problems.extend(state_problems)
+    if graph.recheck:
+        graph._recheck_fn, problem = import_callable(graph.recheck)
+        if problem:
+            problems.append(f"recheck: {problem}")
     if not problems:
         problems.extend(_check_reachability(graph))
     return problems
@@ -238,6 +245,45 @@ def _check_appends(graph: Graph, known: set[str]) -> list[str]:
         for route, updates in node.updates.items():
             problems += [f"{where} updates.{route}.{key}: '{key}' is an append field; give a list of new items"
                          for key, value in updates.items() if key in appended and not isinstance(value, list)]
+    return problems
+
+
+def _check_state_model(graph: Graph) -> list[str]:
+    """``state``: the model imports; with a strict one, every key a node
+    writes (outputs, updates, an answer's key), every ``initial_state``
+    value and the ``append`` list agree with it."""
+    if graph.state:
+        model, problem = import_callable(graph.state)
+        if problem:
+            return [f"state: {problem.replace('module:function', 'module:Class')}"]
+        if not (isinstance(model, type) and issubclass(model, RunState)):
+            return [f"state: '{graph.state}' is not a state model (a subclass of stepkit.graph.state.RunState)"]
+        graph.state_model = model
+    model = graph.state_model
+    if not is_strict(model):
+        return []
+    name, ids = model.__name__, graph.nodes.keys()
+    problems = []
+    for node in graph.nodes.values():
+        fields = [("outputs", key) for key in node.outputs]
+        if isinstance(node, AskNode):
+            fields += [(f"updates.{route}.{key}", key) for route, updates in node.updates.items() for key in updates]
+        if isinstance(node, ApprovalNode) and node.other_key:
+            fields.append(("other_key", node.other_key))
+        if isinstance(node, InputNode):
+            fields.append(("key", node.key))
+        problems += [f"node '{node.id}' {field}: '{key}' is not a key of the state model {name}"
+                     for field, key in fields if not has_key(model, key, ids)]
+        for route, updates in node.updates.items() if isinstance(node, AskNode) else ():
+            problems += [f"node '{node.id}' updates.{route}.{key}: {problem}" for key, value in updates.items()
+                         if has_key(model, key, ids) and (problem := value_problem(model, key, value, ids))]
+    problems += [f"initial_state.{key}: {problem}" for key, value in graph.initial_state.items()
+                 if (problem := value_problem(model, key, value, ids))]
+    appended = append_fields(model)
+    problems += [f"append.{key}: the state model {name} does not append to '{key}' (Annotated[list[...], APPEND])"
+                 for key in graph.append if key not in appended]
+    problems += [f"append: misses '{key}', which the state model {name} appends to"
+                 for key in sorted(appended - set(graph.append))]
     return problems
 
 

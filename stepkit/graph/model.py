@@ -18,8 +18,14 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
     failure_node: end_failure     # an end node; engine-level failures go there
     max_loop_iterations: 20       # a node entered more often fails the run
     timeout: 7200                 # whole run, seconds of active time
+    state: module:Class           # the state's typed model (stepkit.graph.state);
+                                  # default: RunState, which takes any key
+    recheck: module:function      # f(StageContext, path) -> Outcome | None, called at
+                                  # every resume and before a successful end (exit 0):
+                                  # an Outcome sends the run to the node its route names
     initial_state: {key: value}   # --set KEY=VALUE overrides / adds keys
     append: [key, ...]            # list fields: a node returns only its new items
+                                  # (with a strict state model: its APPEND fields)
     nodes:
       <id>:                       # letters, digits, _ (not a mermaid keyword)
         kind: script|stage|approval|input|end
@@ -66,16 +72,15 @@ Templates are ``str.format`` fields over the state (:mod:`stepkit.graph.template
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from stepkit.graph.nodes import Edge, Node
+from stepkit.graph.state import ENGINE_KEYS, RunState, is_strict
 
-#: State keys every run has without any node declaring them: the run inputs
-#: set by :func:`stepkit.api.run_step` and what the engine records itself.
-ENGINE_KEYS = ("prompt", "step_request", "step_choice", "kept_handoff", "usage", "fault_note", "failure_reason",
-               "last_fault_node")
+__all__ = ["ENGINE_KEYS", "Graph"]
 
 
 class Graph(BaseModel):
@@ -89,12 +94,33 @@ class Graph(BaseModel):
     failure_node: str = "end_failure"
     max_loop_iterations: int = Field(default=20, ge=1)
     timeout: float = Field(default=7200, gt=0)
+    #: the state's typed model, ``module:Class`` (empty: :class:`RunState`)
+    state: str = ""
+    #: ``module:function`` run at every resume and before a successful end
+    recheck: str = ""
     initial_state: dict[str, Any] = Field(default_factory=dict)
     #: list fields of the state a node's updates append to (its new items) instead of replacing
     append: list[str] = Field(default_factory=list)
     nodes: dict[str, Node]
     #: where the graph came from: "builtin" or an absolute file path
     source: str = "builtin"
+
+    _state_model: type[RunState] = PrivateAttr(default=RunState)
+    _recheck_fn: Callable[..., Any] | None = PrivateAttr(default=None)
+
+    @property
+    def recheck_function(self) -> Callable[..., Any] | None:
+        """The imported ``recheck`` (set when the graph is validated)."""
+        return self._recheck_fn
+
+    @property
+    def state_model(self) -> type[RunState]:
+        """The class ``state`` names (set when the graph is validated)."""
+        return self._state_model
+
+    @state_model.setter
+    def state_model(self, model: type[RunState]) -> None:
+        self._state_model = model
 
     def edges(self) -> list[Edge]:
         """Every drawn edge of the graph, node by node."""
@@ -116,4 +142,7 @@ class Graph(BaseModel):
         keys = set(self.initial_state) | set(ENGINE_KEYS)
         for node in self.nodes.values():
             keys.update(node.state_keys())
+        model = getattr(self, "_state_model", None)
+        if model is not None and is_strict(model):
+            keys.update(model.model_fields)  # what the caller sets too (a rerun's kept handoff)
         return keys

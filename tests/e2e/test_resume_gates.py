@@ -12,8 +12,10 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import create_model
 
 import stepkit.protocol.graphs
 from stepkit.api import RunInterrupted, RunResult, resume_run, run_step
@@ -23,6 +25,7 @@ from stepkit.errors import UsageError
 from stepkit.graph.nodes import EndNode, ScriptNode, WorkNode
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.graphs import load_protocol_graph
+from stepkit.protocol.state import StepState
 from tests.support.graph_helpers import STUB_OUTPUTS, render_plain, scripted, stage_runner
 
 HAPPY = {
@@ -45,14 +48,17 @@ UPDATES = {
 @pytest.fixture(autouse=True)
 def stub_steprunner(monkeypatch):
     """The step-runner graph with its script nodes and renderers stubbed; its
-    script and stage nodes also declare the keys the stubs set."""
+    script and stage nodes, and its state model, also declare the keys the stubs set."""
     load = stepkit.protocol.graphs.load_protocol_graph
+    stubbed_state = create_model("StubbedStepState", __base__=StepState,
+                                 **{key: (Any, None) for key in STUB_OUTPUTS})
 
     def load_declaring_stub_outputs(path=None):
         graph = load(path)
         for node in graph.nodes.values():
             if isinstance(node, WorkNode):
                 node.outputs = [*node.outputs, *STUB_OUTPUTS]
+        graph.state_model = stubbed_state
         return graph
 
     monkeypatch.setattr(stepkit.protocol.graphs, "load_protocol_graph", load_declaring_stub_outputs)

@@ -37,7 +37,7 @@ def test_json_has_the_design_shape(project):
     done = stepkit("status", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert list(data) == ["plans_dir", "next", "steps", "problems"]
+    assert list(data) == ["plans_dir", "next", "steps", "problems", "paused_runs"]
     assert data["plans_dir"] == "plans" and data["next"] == 2
     assert data["steps"][0] == {
         "step": 1, "slug": "setup", "title": "Set up", "status": "complete",
@@ -144,8 +144,9 @@ def test_commands_without_a_model_do_not_import_anthropic(project, argv):
         "import sys\nfrom stepkit.cli import main\n"
         f"try:\n    code = main({argv!r})\nexcept SystemExit as exc:\n    code = exc.code\n"
         "assert code == 0, code\n"
-        # the engine kinds' registry is light; the SDKs and the engines themselves are not
-        "light = ('stepkit.plugins.llm', 'stepkit.plugins.llm.builtin_engines')\n"
+        # the engine kinds' registry and the budget rule are light; the SDKs and the engines are not
+        "light = ('stepkit.plugins.llm', 'stepkit.plugins.llm.builtin_engines', 'stepkit.plugins.llm.budget',\n"
+        "         'stepkit.plugins.llm.helpers')\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai', 'mcp')\n"
         "         or (m.startswith('stepkit.plugins.llm') and m not in light)]\n"
         "assert not heavy, f'imported: {heavy}'\n"
@@ -159,7 +160,8 @@ def test_empty_steps_dir_reads_fine(tmp_path):
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     done = stepkit("status", "--json", cwd=tmp_path)
     assert done.returncode == 0
-    assert json.loads(done.stdout) == {"plans_dir": "plans", "next": None, "steps": [], "problems": []}
+    assert json.loads(done.stdout) == {"plans_dir": "plans", "next": None, "steps": [], "problems": [],
+                                       "paused_runs": []}
     table = stepkit("status", cwd=tmp_path)
     assert "next: none (no in-progress or pending step)" in table.stdout
     assert "No problems." in table.stdout

@@ -25,8 +25,10 @@ def verify_build(ctx: StageContext) -> Outcome:
 
 
 def verify_tests(ctx: StageContext) -> Outcome:
-    """The FULL test suite, not only the new tests."""
-    return _single_gate(ctx, "tests")
+    """The FULL test suite, not only the new tests; a pass records the tree it verified."""
+    from stepkit.protocol.verified import with_verified_tree
+
+    return with_verified_tree(ctx, _single_gate(ctx, "tests"))
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:

@@ -1,0 +1,37 @@
+"""The step's fields of the ``--json`` object of ``stepkit run`` and
+``stepkit resume``: what the run state says of the step (its number, title,
+plan and handoff), its gates, the fix attempts it used and its usage.
+
+:func:`stepkit.api.run_step` and :func:`stepkit.api.resume_run` put them in
+:attr:`stepkit.records.RunResult.report`, so the result model and the
+generic engine never read a step-protocol key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from stepkit.protocol.state import gate_results
+from stepkit.records import RunResult, Usage
+
+
+def with_step_report(result: RunResult) -> RunResult:
+    """``result`` with :func:`step_report` of its final state (in place; returns it)."""
+    result.report = step_report(result.state)
+    return result
+
+
+def step_report(state: dict[str, Any]) -> dict[str, Any]:
+    """``step``, ``title``, ``plan``, ``handoff`` (the file, when it is
+    there), ``gates``, ``fix_attempts`` and ``usage``, in the object's order."""
+    handoff = state.get("handoff_path")
+    return {
+        "step": state.get("step"),
+        "title": state.get("title"),
+        "plan": state.get("plan_path"),
+        "handoff": handoff if handoff and Path(handoff).is_file() else None,
+        "gates": [gate.public() for gate in gate_results(state)],
+        "fix_attempts": int(state.get("fix_attempts") or 0),
+        "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
+    }

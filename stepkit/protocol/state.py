@@ -1,0 +1,120 @@
+"""The step-runner's state: every key its nodes read or write, with its type
+and how it accumulates (``APPEND`` fields get a node's new items added; every
+other field is replaced).  ``step_runner.yaml`` names it (``state:``), so the
+graph validator holds the YAML to it and the engine refuses a node update or
+a resumed checkpoint that does not fit (:mod:`stepkit.graph.state`).
+
+Values in the run state stay plain JSON data; :func:`step_state` gives the
+typed view (``step_state(state).gates`` are :class:`GateResult` objects) and
+:func:`gate_results` reads only the gates, for a state of any graph.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import ConfigDict, Field, TypeAdapter
+
+from stepkit.graph.state import APPEND, RunState, typed
+from stepkit.records import GateResult
+
+
+class StepState(RunState):
+    """The state of a run of the step-runner graph."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # -- budgets and counters (initial_state; the budgets are --set tunables)
+    max_fix_attempts: int = 2
+    max_review_attempts: int = 1
+    fix_attempts: int = 0
+    review_attempts: int = 0
+    handoff_checks: int = 0
+
+    # -- resolve_step
+    step: int | None = None
+    title: str = ""
+    plan_path: str = ""
+    plan_text: str = ""
+    handoff_path: str = ""
+    previous_handoff: str = ""
+    notes: str = ""
+    unsatisfied: list[str] = Field(default_factory=list)
+    later_steps: list[dict[str, Any]] = Field(default_factory=list)
+    #: a --rerun's copy of the handoff the run overwrites (set by the API)
+    kept_handoff: str = ""
+    #: why this step was chosen: named by --step or the prompt, or the next one (set by the API)
+    step_choice: str = ""
+
+    # -- orient and its gate
+    plan_summary: str = ""
+    implementation_brief: str = ""
+    staleness_report: str = ""
+    has_major_deviation: bool = False
+    deviation_summary: str = ""
+    orient_plugin: str | None = None
+    deviation_autoapproved: bool = False
+    user_guidance: str = ""
+    rejected_at: str = ""
+
+    # -- implement
+    coder_result: dict[str, Any] = Field(default_factory=dict)
+    coder_plugin: str | None = None
+    changed_files: list[str] = Field(default_factory=list)
+    diff: str = ""
+    tamper_flags: list[str] = Field(default_factory=list)
+    scope_snapshot_digest: str | None = None
+    coder_rounds: list[str] = Field(default_factory=list)
+    coder_tree: str = ""
+    scope_deviations: Annotated[list[str], APPEND] = Field(default_factory=list)
+    run_store_flags: Annotated[list[str], APPEND] = Field(default_factory=list)
+    #: harness flags of each coder round and gate (git internals undone, untrusted plugins)
+    round_flags: Annotated[list[str], APPEND] = Field(default_factory=list)
+
+    # -- the gates and the fix loop
+    gates: list[GateResult] = Field(default_factory=list)
+    gate_history: Annotated[list[GateResult], APPEND] = Field(default_factory=list)
+    format_changed_tree: bool = False
+    gates_edited_plan_repo: list[str] = Field(default_factory=list)
+    #: ``{path: content id}`` of the tree the last passing tests gate verified
+    verified_tree: dict[str, str] = Field(default_factory=dict)
+    #: the files that changed after the gates verified the tree (the gates ran again)
+    tree_changes: list[str] = Field(default_factory=list)
+    fix_instructions: str = ""
+    fix_history: Annotated[list[str], APPEND] = Field(default_factory=list)
+    last_failure_signature: str = ""
+
+    # -- sweep and review
+    edge_case_report: str = ""
+    downstream_updates: str | list[str] = ""
+    needs_independent_review: bool = False
+    applied_annotations: Annotated[list[dict[str, Any]], APPEND] = Field(default_factory=list)
+    refused_annotations: list[dict[str, Any]] = Field(default_factory=list)
+    sweep_plugin: str | None = None
+    review_skipped: str = ""
+    review_report: str = ""
+    review_plugin: str | None = None
+    unresolved_critical: list[str] = Field(default_factory=list)
+
+    # -- the handoff and the final gate
+    step_summary: str = ""
+    handoff_result: str | None = None
+    handoff_plugin: str | None = None
+    acceptance_criteria: list[dict[str, Any]] = Field(default_factory=list)
+    criteria_report: list[str] = Field(default_factory=list)
+    handoff_feedback: list[str] = Field(default_factory=list)
+    approved: bool = False
+    revision_choice: str = ""
+
+
+def step_state(state: dict[str, Any]) -> StepState:
+    """The typed view of a step-runner run's state."""
+    return typed(StepState, state)
+
+
+_GATES = TypeAdapter(list[GateResult])
+
+
+def gate_results(state: dict[str, Any]) -> list[GateResult]:
+    """The state's ``gates`` (the latest record of each gate) as :class:`GateResult` objects."""
+    return _GATES.validate_python(state.get("gates") or [])
