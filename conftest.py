@@ -13,7 +13,9 @@ pytest_plugins = ["stepkit.testing", "tests.support.messages_api"]
 
 @pytest.fixture(autouse=True)
 def _isolate_environment(monkeypatch, tmp_path_factory):
-    """Tests never see the developer's keys, overrides or plugin allow-list."""
+    """Tests never see the developer's keys, overrides or plugin allow-list,
+    and never write stepkit's state (locks, secret) into the developer's."""
     for name in list(os.environ):
         if name.startswith(DEVELOPER_PREFIXES) or name in GATE_VARIABLES:
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-state"))

@@ -391,7 +391,7 @@ class StageContext:
         budgets and the ``--set`` values.
     :ivar config: the project's stepkit configuration.
     :ivar pm: the plugin manager of this run (to call other hooks).
-    :ivar run_dir: the run's directory under ``.stepkit/runs`` (None outside a run).
+    :ivar run_dir: the run's directory in the run store (None outside a run).
     :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
     :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
     """
@@ -409,14 +409,14 @@ class StageContext:
     usage: Usage = field(default_factory=lambda: Usage())
 
     def log_dir(self) -> Path:
-        """Directory for full logs of this run (outside a run: ``.stepkit/adhoc``,
-        which :func:`~stepkit.workspace.files.stepkit_dir` keeps out of git)."""
+        """Directory for full logs of this run (outside a run: ``adhoc/`` of
+        the run store, :func:`~stepkit.workspace.store.adhoc_dir`)."""
         if self.run_dir:
             base = self.run_dir
         else:
-            from stepkit.workspace.files import stepkit_dir
+            from stepkit.workspace.store import adhoc_dir
 
-            base = stepkit_dir(self.project_dir) / "adhoc"
+            base = adhoc_dir(self.project_dir)
         path = base / "logs"
         path.mkdir(parents=True, exist_ok=True)
         return path

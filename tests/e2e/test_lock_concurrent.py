@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.seal import write_sealed
+from stepkit.workspace.store import lock_files, store_dir
 from tests.support.e2e import DEVIATION, GOOD_MUL, PY, make_project
 
 BLOCKING_CODER = f'''
@@ -151,7 +153,7 @@ def finish(proc: Stepkit) -> dict:
 
 
 def run_ids(project) -> list[str]:
-    return sorted(p.name for p in (project.root / ".stepkit" / "runs").iterdir())
+    return sorted(p.name for p in (store_dir(project.root) / "runs").iterdir())
 
 
 def test_two_runs_of_one_step_started_at_once_one_runs_the_other_exits_2(project, coders):
@@ -226,11 +228,11 @@ def test_a_run_whose_pid_was_reused_is_not_still_running(project, coders):
     [run_id] = run_ids(project)
     other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     coders.procs.append(other)
-    state_file = project.root / ".stepkit" / "runs" / run_id / "state.json"
+    state_file = store_dir(project.root) / "runs" / run_id / "state.json"
     checkpoint = json.loads(state_file.read_text())
     assert checkpoint["status"] == "running"
-    state_file.write_text(json.dumps({**checkpoint, "pid": other.pid}))
-    (project.root / ".stepkit" / "lock.json").write_text(
+    write_sealed(state_file, json.dumps({**checkpoint, "pid": other.pid}))
+    lock_files(project.root)[1].write_text(
         json.dumps({"command": "run", "pid": other.pid, "run_id": run_id, "step": 1}))
 
     result = project.resume()

@@ -14,6 +14,7 @@ from stepkit.api import resume_run, run_step
 from stepkit.cli import main
 from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.workspace.seal import write_sealed
 from tests.support.graph_helpers import write_graph
 
 #: The keys of state.json in the release before format versions (the run store's contract).
@@ -41,9 +42,10 @@ def paused(tmp_path: Path):
 
 
 def rewrite(state_file: Path, change) -> None:
+    """Change the checkpoint as another stepkit would have written it (sealed)."""
     data = json.loads(state_file.read_text())
     change(data)
-    state_file.write_text(json.dumps(data))
+    write_sealed(state_file, json.dumps(data))
 
 
 def test_state_json_keeps_every_key_and_adds_the_format(paused):
@@ -80,7 +82,7 @@ def test_a_newer_or_foreign_checkpoint_is_refused_with_one_line(paused, capsys, 
 
 def test_state_json_that_is_not_json_is_refused_with_one_line(paused, capsys):
     project, run_id, state_file = paused
-    state_file.write_text("[1, 2]")
+    write_sealed(state_file, "[1, 2]")
     assert main(["resume", run_id, "--project-dir", str(project)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"stepkit: error: run {run_id}: state.json is not a stepkit checkpoint: not a JSON object"]

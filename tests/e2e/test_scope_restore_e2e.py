@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
@@ -46,11 +47,11 @@ def paused_state(project, result) -> dict:
 
 
 def run_state(project, run_id: str) -> dict:
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
 
 
 def kept(project, result, *parts: str) -> Path:
-    return project.root / ".stepkit" / "runs" / result.data["run_id"] / "displaced" / Path(*parts)
+    return store_dir(project.root) / "runs" / result.data["run_id"] / "displaced" / Path(*parts)
 
 
 #: what the scripted handoff appends to NOTES.md
@@ -186,7 +187,7 @@ def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plan
     assert sorted(state["changed_files"]) == ["calc.py", "extra.py"]
     assert (plans / "NOTES.md").read_text() == notes.decode() + NOTES_FACT
     assert "NOTES.md (modified; restored;" in state["scope_deviations"][0]
-    assert list((project.root / ".stepkit" / "runs" / result.data["run_id"] / "logs").iterdir())
+    assert list((store_dir(project.root) / "runs" / result.data["run_id"] / "logs").iterdir())
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE", done.stdout
     assert (plans / "handoffs").is_dir()
@@ -242,7 +243,7 @@ def test_a_snapshot_altered_while_the_run_is_paused_is_retaken_and_flagged(proje
     deviation = {**ORIENT, "has_major_deviation": True, "deviation_summary": "calc.py moved"}
     paused = project.run(engine=project.script(orient=deviation), coder=shell_coder(project, ""))
     assert paused.data["pending"]["node"] == "gate_deviation"
-    snapshot = project.root / ".stepkit" / "runs" / paused.data["run_id"] / "scope_snapshot.json"
+    snapshot = store_dir(project.root) / "runs" / paused.data["run_id"] / "scope_snapshot.json"
     snapshot.write_text(snapshot.read_text().replace('"files":{', '"files":{"forged.py":null,'))
     state = paused_state(project, project.resume("proceed"))
     assert any("scope snapshot" in flag and "was missing or altered before this coder round" in flag
