@@ -120,6 +120,9 @@ class GateResult(BaseModel):
     #: the files the gate changed (those it had no business changing are
     #: restored and still named); None: the runner did not look
     changed_files: list[str] | None = None
+    #: records of stepkit's own that judging the gate found forged or edited
+    #: (a baseline cache entry: discarded and run again), by name
+    store_flags: list[str] = Field(default_factory=list)
 
     @field_validator("summary")
     @classmethod
@@ -348,6 +351,7 @@ class RunResult(BaseModel):
             "fix_attempts": int(state.get("fix_attempts") or 0),
             "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
             "output": self.output,
+            "run_dir": self.run_dir,
         }
         if self.pending:
             pending = self.pending

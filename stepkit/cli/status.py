@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -25,12 +26,25 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(project_dir)
     repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
     if args.json:
-        print(json.dumps(status_report(repo)))
+        print(json.dumps({**status_report(repo), **_run_store(project_dir)}))
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
         print(render(repo))
     return 0
+
+
+def _run_store(project_dir: Path) -> dict[str, str | None]:
+    """``run_store`` (the project's run store) and ``run_dir`` (its latest
+    run's directory, None before the first run), read without moving anything."""
+    from stepkit.workspace.store import store_dir
+
+    store = store_dir(project_dir)
+    try:
+        latest = max(entry.name for entry in os.scandir(store / "runs") if entry.is_dir())
+    except (OSError, ValueError):
+        return {"run_store": str(store), "run_dir": None}
+    return {"run_store": str(store), "run_dir": str(store / "runs" / latest)}
 
 
 def render(repo: PlanRepo) -> str:

@@ -261,3 +261,33 @@ def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_a
     assert coders.read_started() == []
     coders.release()
     assert finish(first)["run_id"] == run_id
+
+
+#: The blocking coder, after deleting the run store and any ``.stepkit/``
+#: (as ``git clean -xfd`` or a careless ``rm -rf`` would).
+DELETING_CODER = '''
+import shutil, subprocess
+common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
+for doomed in (f"{common}/stepkit", ".stepkit"):
+    shutil.rmtree(doomed, ignore_errors=True)
+''' + BLOCKING_CODER
+
+
+def test_a_coder_deleting_the_run_store_does_not_free_the_lock(project, coders, tmp_path):
+    (project.root / ".stepkit").mkdir()  # an earlier version's leftovers, deleted too
+    deleting = tmp_path / "deleting_coder.py"
+    deleting.write_text(DELETING_CODER)
+    first = start(coders, project, *project.run_args("--step", "1", coder=f"command:{PY} {deleting}"))
+    started, exited = watch([first], coders, lambda s, e: s or e)
+    assert started and not exited, first.err
+    assert not store_dir(project.root).exists() and not (project.root / ".stepkit").exists()
+
+    second = start(coders, project, *project.run_args("--step", "1", coder=coders.spec))
+    started, exited = watch([second], coders, lambda s, e: s or e)
+
+    assert not started and exited == [second]
+    busy = BUSY.fullmatch(second.err.decode().strip())
+    assert second.returncode == 2 and busy and busy.group(2) == str(first.pid), second.err
+    coders.release()
+    result = finish(first)
+    assert result["run_id"] == busy.group(1)
