@@ -11,8 +11,8 @@ from pathlib import Path
 
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, make_project
 from tests.e2e.test_e2e_verdicts import ADD, BROKEN_ADD, MUL_TEST, gate_of_tests, pytest_project
+from tests.support.e2e import GOOD_MUL, PY, make_project
 
 #: A whole-tree check as ``prettier .`` or ``eslint .`` does it: every file
 #: on disk outside ``.git`` (and bytecode) must be one git knows, whatever
