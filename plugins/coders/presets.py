@@ -69,6 +69,7 @@ from stepkit.plugins.agent_clis import (
 )
 from stepkit.plugins.coders.command import find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
+from stepkit.workspace.jsonlines import json_lines
 from stepkit.workspace.process import ProcessResult
 
 DEFAULT_MAX_TURNS = 60
@@ -468,15 +469,7 @@ def _json_objects(output: str) -> Iterator[dict[str, Any]]:
     if isinstance(whole, dict):
         yield whole
         return
-    for line in stripped.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                yield value
+    yield from json_lines(stripped)[0]
 
 
 PRESETS: dict[str, Preset] = {

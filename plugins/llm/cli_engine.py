@@ -13,7 +13,6 @@ gets: none, read-only, or writes (a list with ``write_file``).
 from __future__ import annotations
 
 import itertools
-import json
 import shlex
 import shutil
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 from stepkit.records import StageContext, StageFault, Usage
 from stepkit.workspace import process
 from stepkit.workspace.evidence import clip_middle
+from stepkit.workspace.jsonlines import json_lines
 from stepkit.workspace.redact import redact
 
 #: Seconds one CLI call may take (``--set llm_timeout_s=``).
@@ -154,25 +154,8 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
     log = next(path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists())
     result = process.run(shlex.join(argv), cwd=Path(ctx.project_dir), stdin_text=stdin_text,
                          timeout=setting(ctx, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
-    objects, other = [], []
-    for line in result.output.splitlines():
-        parsed = _json_object(line)
-        if parsed is None:
-            other.append(line)
-        else:
-            objects.append(parsed)
+    objects, other = json_lines(result.output)
     return CliRun(result, objects, "\n".join(other))
-
-
-def _json_object(line: str) -> dict[str, Any] | None:
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def record(ctx: StageContext, usage: Usage, **event: Any) -> None:

@@ -92,3 +92,19 @@ def test_one_records_seal_does_not_pass_for_another(tmp_path):
     other.with_name("state.json.seal").write_bytes(mine.with_name("state.json.seal").read_bytes())
     with pytest.raises(seal.SealBroken):
         seal.read_sealed(other)
+
+
+def test_json_lines_keeps_objects_and_the_other_lines_in_order():
+    from stepkit.workspace.jsonlines import json_lines
+
+    text = '{"a": 1}\nplain\n  {"b": 2}  \n{not json\n[1, 2]\n"str"\n'
+    assert json_lines(text) == ([{"a": 1}, {"b": 2}], ["plain", "{not json", "[1, 2]", '"str"'])
+
+
+def test_json_lines_are_read_by_one_function():
+    """No other module parses JSON line by line (``json.loads`` of a line)."""
+    per_line = re.compile(r"json\.loads\((line|stripped_line|raw_line)\b")
+    readers = [str(path.relative_to(ROOT)) for package in ("stepkit", "plugins")
+               for path in sorted((ROOT / package).rglob("*.py"))
+               if per_line.search(path.read_text(encoding="utf-8"))]
+    assert readers == []
