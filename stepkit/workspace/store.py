@@ -32,6 +32,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
+from stepkit.errors import UsageError
 from stepkit.workspace import seal
 from stepkit.workspace.files import state_home
 
@@ -57,20 +58,22 @@ def ensure_store(project_dir: Path) -> Path:
     an earlier version's ``<project>/.stepkit`` moved into the git directory
     first.
 
-    :raises OSError: it cannot be created or moved."""
+    :raises UsageError: it is not a directory, or cannot be created or moved."""
     project = Path(project_dir).resolve()
-    root = _git_store(project)
-    if root is None:
-        root = project / STORE_NAME
+    git_root = _git_store(project)
+    root = git_root or project / STORE_NAME
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} is not a directory (stepkit keeps its runs there); move it away")
+    try:
+        legacy = project / STORE_NAME
+        if git_root is not None and legacy.is_dir() and not root.exists():
+            _move_legacy(legacy, root)
         root.mkdir(parents=True, exist_ok=True)
         ignore = root / ".gitignore"
-        if not ignore.exists():
+        if git_root is None and not ignore.exists():
             ignore.write_text("*\n", encoding="utf-8")
-        return root
-    legacy = project / STORE_NAME
-    if legacy.is_dir() and not root.exists():
-        _move_legacy(legacy, root)
-    root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {root}: {exc.strerror or exc} (stepkit keeps its runs there)") from None
     return root
 
 

@@ -127,17 +127,19 @@ def test_the_default_engine_without_credentials(project, tmp_path):
 
 
 def test_a_stepkit_dir_that_is_a_file(project):
-    store_dir(project.root).write_text("not a directory\n")
-    assert_no_run(project, project.run(json_out=False), f"{project.root / '.stepkit'} is not a directory (stepkit "
-                                                        "keeps its runs and lock there); move it away")
+    store = store_dir(project.root)
+    store.parent.mkdir(parents=True)
+    store.write_text("not a directory\n")
+    assert_no_run(project, project.run(json_out=False), f"{store} is not a directory (stepkit "
+                                                        "keeps its runs there); move it away")
 
 
 def test_a_runs_dir_that_is_a_file(project):
-    store_dir(project.root).mkdir()
+    store_dir(project.root).mkdir(parents=True)
     (store_dir(project.root) / "runs").write_text("not a directory\n")
     result = project.run(json_out=False)
     assert result.code == 2 and result.stderr == (
-        f"stepkit: error: cannot create a run in {project.root / '.stepkit' / 'runs'}: it is not a directory\n")
+        f"stepkit: error: cannot create a run in {store_dir(project.root) / 'runs'}: it is not a directory\n")
     assert plan_bytes(project) == project.plan_bytes
 
 
@@ -163,9 +165,9 @@ def test_a_read_only_project_dir(project):
     finally:
         project.root.chmod(0o755)
     result = type("Result", (), {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr})
-    assert_no_run(project, result, re.compile(re.escape(f"cannot write {project.root / '.stepkit'}: ")
+    assert_no_run(project, result, re.compile(re.escape(f"cannot write {store_dir(project.root)}: ")
                                               + "(Read-only file system|Permission denied) "
-                                              + re.escape("(stepkit keeps its runs and lock there)")))
+                                              + re.escape("(stepkit keeps its runs there)")))
 
 
 @pytest.mark.parametrize("run_id", ["..", "../x", "a/b", ".", "x" * 300])

@@ -51,7 +51,9 @@ def test_the_run_store_and_caches_are_never_changes(tmp_path):
         root = tmp_path / name
         make_tree(root, git)
         before = file_ids(root)
-        (store_dir(root) / "runs" / "events.jsonl").write_text("{}\n")
+        for store in (store_dir(root), root / ".stepkit"):  # the store, and an earlier version's
+            (store / "runs").mkdir(parents=True, exist_ok=True)
+            (store / "runs" / "events.jsonl").write_text("{}\n")
         (root / "src" / "__pycache__").mkdir()
         (root / "src" / "__pycache__" / "a.pyc").write_bytes(b"\0")
         (root / "node_modules" / "x" / "i.js").write_text("")

@@ -44,7 +44,7 @@ def test_changed_files_lists_modified_added_deleted_and_skips_the_plan_repo(proj
     (project / "src/new.py").write_text("Y = 2\n")
     (project / "src/util.py").unlink()
     (project / "plans/steps/02-b.md").write_text("edited by the coder\n")
-    store_dir(project).mkdir(exist_ok=True)
+    store_dir(project).mkdir(parents=True, exist_ok=True)
     (store_dir(project) / "junk.txt").write_text("x")
     assert scope.step_changes(before, project).changed_files == ["src/app.py", "src/new.py", "src/util.py"]
 
@@ -108,7 +108,7 @@ def test_step_diff_is_bounded(project):
 def test_restore_plan_repo_undoes_every_kind_of_edit_byte_for_byte(project):
     original = {p: (project / p).read_bytes() for p in BASE if p.startswith("plans/")}
     before = scope.copy_plan_repo(project, project / "plans")
-    keep = store_dir(project) / "kept"
+    keep = project / ".stepkit" / "kept"
     (project / "plans/steps/01-a.md").write_bytes(b"---\nstatus: complete\n---\n")
     (project / "plans/steps/02-b.md").unlink()
     (project / "plans/steps/09-sneaky.md").write_text("new plan\n")
@@ -133,7 +133,7 @@ def test_a_copy_taken_before_the_coder_keeps_the_harness_own_edits(project):
     (project / "plans/steps/02-b.md").write_text("---\nstep: 2\n---\nlater\n## Edge cases\n* new\n")
     before_coder = scope.copy_plan_repo(project, project / "plans")
     (project / "plans/steps/02-b.md").write_text("rewritten by the coder\n")
-    assert scope.restore_plan_repo(before_coder, store_dir(project) / "kept") == [
+    assert scope.restore_plan_repo(before_coder, project / ".stepkit" / "kept") == [
         "plans/steps/02-b.md (modified; restored; the changed file kept at .stepkit/kept/plans/steps/02-b.md)"]
     assert "## Edge cases\n* new" in (project / "plans/steps/02-b.md").read_text()
     assert scope.step_changes(step_start, project).changed_files == []
@@ -145,7 +145,7 @@ def test_a_plan_repo_outside_the_project(tmp_path):
     write_files(plans, {"steps/01-a.md": "plan\n"})
     before = scope.copy_plan_repo(project, plans)
     (plans / "steps/01-a.md").write_text("edited\n")
-    undone = scope.restore_plan_repo(before, store_dir(project) / "kept")
+    undone = scope.restore_plan_repo(before, project / ".stepkit" / "kept")
     assert undone == [(f"{plans / 'steps/01-a.md'} (modified; restored; the changed file kept at "
                        ".stepkit/kept/plans/steps/01-a.md)")]
     assert (plans / "steps/01-a.md").read_text() == "plan\n"
@@ -193,7 +193,7 @@ def test_tree_hash_follows_content_only(project):
     first = scope.tree_hash(project)
     assert scope.tree_hash(project) == first
     (project / "build.log").write_text("ignored in git\n")
-    store_dir(project).mkdir(exist_ok=True)
+    store_dir(project).mkdir(parents=True, exist_ok=True)
     (store_dir(project) / "state.json").write_text("{}")
     if (project / ".git").exists():
         assert scope.tree_hash(project) == first

@@ -74,10 +74,11 @@ def test_the_watch_names_what_was_added_deleted_or_changed(project):
     (run / "state.json").write_text('{"forged": true}')
     shutil.rmtree(store_dir(project) / "objects")
     write_files(run, {"displaced/coder-1/plans/x.md": "planted\n"})
+    store = scope.shown_path(store_dir(project), project)
     assert watch.changes() == [
-        ".stepkit/objects (deleted)",
-        ".stepkit/runs/r1/displaced (added)",
-        ".stepkit/runs/r1/state.json (changed)",
+        f"{store}/objects (deleted)",
+        f"{store}/runs/r1/displaced (added)",
+        f"{store}/runs/r1/state.json (changed)",
     ]
     assert scope.store_flag(watch.changes()).startswith("the coder touched stepkit's run store: ")
 
