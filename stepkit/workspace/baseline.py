@@ -41,7 +41,7 @@ from pydantic import BaseModel
 from stepkit.errors import UsageError
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
-from stepkit.workspace.seal import SealBroken, discard, read_sealed, write_sealed
+from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
 from stepkit.workspace.store import baseline_dir
 from stepkit.workspace.testresults import TestResults, TestsRecord
 
@@ -193,7 +193,8 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
         return record.model_copy(update={"cached": True})
     except SealBroken as exc:
         flags.append(f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again")
-        discard(cache)
+        with contextlib.suppress(OSError):
+            cache.unlink()
     except (OSError, ValueError):
         pass
     log_dir = cache.parent / "logs" / cache.stem

@@ -1,11 +1,12 @@
 """Seals on the records stepkit trusts later, so that a record a coder
 forged or edited is never believed.
 
-A sealed record is a file plus ``<file>.seal``: the HMAC-SHA256, under a
-secret kept outside every project (``secret`` under
+A sealed record is a JSON object whose last member, ``seal``, is the
+HMAC-SHA256, under a secret kept outside every project (``secret`` under
 :func:`~stepkit.workspace.files.state_home`, created 0600 on first use), of
-the file's bytes and of its name with its directory's name (so a record
-cannot be passed off as another run's or another gate's).  Moving a project
+the rest of its text and of its name with its directory's name (so a record
+cannot be passed off as another run's or another gate's).  Record and seal
+are one file, replaced in one rename: a crash never leaves them apart.  Moving a project
 keeps its seals valid; a coder, who cannot read the secret, cannot make one.
 """
 
@@ -15,12 +16,14 @@ import contextlib
 import hashlib
 import hmac
 import os
+import re
 import secrets
 from pathlib import Path
 
 from stepkit.workspace.files import atomic_write, state_home
 
-SEAL_SUFFIX = ".seal"
+#: The seal as the sealed JSON object's last member.
+_SEAL = re.compile(r',?\s*"seal":\s*"(?P<mac>[0-9a-f]{64})"\s*\}\s*$')
 
 
 class SealBroken(Exception):
@@ -32,51 +35,48 @@ class SealBroken(Exception):
         self.path = path
 
 
-def write_sealed(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` (atomically), then its seal."""
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    atomic_write(path, payload)
-    atomic_write(_seal_path(path), _mac(path, payload))
+def write_sealed(path: Path, text: str) -> None:
+    """Write the JSON object ``text`` to ``path`` (atomically), sealed: the
+    seal is its last member, so record and seal are replaced together."""
+    atomic_write(path, _sealed(path, text))
 
 
 def read_sealed(path: Path) -> str:
-    """The text of a sealed record.
+    """The text of a sealed record, as it was given to :func:`write_sealed`.
 
-    :raises FileNotFoundError: there is no record (a missing seal with it: never written).
-    :raises SealBroken: the record is there and its seal is missing or does not verify.
+    :raises FileNotFoundError: there is no record.
+    :raises SealBroken: the record has no seal, or its seal does not verify.
     """
-    payload = Path(path).read_bytes()
-    try:
-        seal = _seal_path(path).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        raise SealBroken(path, "its seal is missing") from None
-    if not hmac.compare_digest(seal, _mac(path, payload)):
+    text = Path(path).read_bytes().decode("utf-8")
+    found = _SEAL.search(text)
+    if found is None:
+        raise SealBroken(path, "it has no seal")
+    body = text[:found.start()] + "}"
+    if not hmac.compare_digest(found["mac"], _mac(path, body)):
         raise SealBroken(path, "its seal does not verify")
-    return payload.decode("utf-8")
+    return body
 
 
 def adopt(path: Path) -> None:
-    """Seal a record an earlier version of stepkit wrote without one (left
-    as it is when it has a seal already)."""
-    if not _seal_path(path).exists():
-        with contextlib.suppress(OSError):
-            atomic_write(_seal_path(path), _mac(path, Path(path).read_bytes()))
+    """Seal a record an earlier version of stepkit wrote without one."""
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
+        text = Path(path).read_bytes().decode("utf-8")
+        if _SEAL.search(text) is None:
+            atomic_write(path, _sealed(path, text))
 
 
-def discard(path: Path) -> None:
-    """Remove a record and its seal."""
-    for each in (Path(path), _seal_path(path)):
-        with contextlib.suppress(FileNotFoundError):
-            each.unlink()
+def _sealed(path: Path, text: str) -> str:
+    body = text.rstrip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueError(f"{path}: only a JSON object is sealed")
+    separator = "," if body[1:-1].strip() else ""
+    return f'{body[:-1]}{separator}"seal":"{_mac(path, body)}"}}'
 
 
-def _seal_path(path: Path) -> Path:
-    return Path(path).with_name(Path(path).name + SEAL_SUFFIX)
-
-
-def _mac(path: Path, payload: bytes) -> str:
-    name = f"{Path(path).parent.name}/{Path(path).name}".encode("utf-8", "surrogateescape")
-    return hmac.new(_secret(), name + b"\0" + payload, hashlib.sha256).hexdigest()
+def _mac(path: Path, body: str) -> str:
+    name = f"{Path(path).parent.name}/{Path(path).name}"
+    message = f"{name}\0{body}".encode("utf-8", "surrogateescape")
+    return hmac.new(_secret(), message, hashlib.sha256).hexdigest()
 
 
 def _secret() -> bytes:

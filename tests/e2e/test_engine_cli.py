@@ -15,7 +15,7 @@ from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import write_graph
 
 JSON_KEYS = {"outcome", "exit_code", "run_id", "step", "title", "plan", "handoff", "gates",
-             "fix_attempts", "usage", "output"}
+             "fix_attempts", "usage", "output", "run_dir"}
 
 
 @pytest.fixture
@@ -58,6 +58,7 @@ def test_exit_codes_and_json(project, graph, capsys, answer, code, sentinel):
                                "--set", "stub_updates={first: {step: 7, title: Seven, gates: [{name: tests, status: pass, tree_hash: x}]}}")
     assert exit_code == code
     assert set(data) == JSON_KEYS
+    assert Path(data["run_dir"]).name == data["run_id"] and Path(data["run_dir"], "state.json").is_file()
     assert (data["outcome"], data["exit_code"], data["step"], data["title"]) == (sentinel, code, 7, "Seven")
     assert data["output"].splitlines()[0] == sentinel
     fixed = {"name": "tests", "status": "pass", "command": None, "plugin": None, "exit_code": None,

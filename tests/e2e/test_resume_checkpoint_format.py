@@ -51,7 +51,7 @@ def rewrite(state_file: Path, change) -> None:
 def test_state_json_keeps_every_key_and_adds_the_format(paused):
     _, _, state_file = paused
     data = json.loads(state_file.read_text())
-    assert set(data) == PREVIOUS_KEYS | {"format_version", "relative_paths"}
+    assert set(data) == PREVIOUS_KEYS | {"format_version", "relative_paths", "seal"}
     assert data["format_version"] == CHECKPOINT_FORMAT == 2
     assert (data["status"], data["pending"]["node"], data["state"]["count"]) == ("paused", "why", 1)
 
@@ -82,7 +82,8 @@ def test_a_newer_or_foreign_checkpoint_is_refused_with_one_line(paused, capsys, 
 
 def test_state_json_that_is_not_json_is_refused_with_one_line(paused, capsys):
     project, run_id, state_file = paused
-    write_sealed(state_file, "[1, 2]")
+    state_file.write_text("[1, 2]")
     assert main(["resume", run_id, "--project-dir", str(project)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"stepkit: error: run {run_id}: state.json is not a stepkit checkpoint: not a JSON object"]
+    assert err == [(f"stepkit: error: run {run_id}: its checkpoint is not the one stepkit wrote, so it is not "
+                    f"resumed: forged or edited: {state_file} (it has no seal)")]

@@ -29,6 +29,10 @@ def project(tmp_path):
     return make_project(tmp_path)
 
 
+#: The run store, as a coder's shell finds it.
+STORE = '"$(git rev-parse --git-common-dir)/stepkit/main"'
+
+
 def shell_coder(project, body: str) -> str:
     """A ``--coder`` spec: a shell script run in the project dir; it writes
     the good ``calc.mul`` first, then runs ``body``, then says CODER_COMPLETE."""
@@ -201,7 +205,7 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
     (project.root / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "a test")
-    coder = shell_coder(project, "rm tests/test_calc.py\nrm -f .stepkit/runs/*/scope_snapshot.json\n")
+    coder = shell_coder(project, f"rm tests/test_calc.py\nrm -f {STORE}/runs/*/scope_snapshot.json\n")
     state = paused_state(project, project.run(coder=coder))
     assert "tests/test_calc.py" in state["changed_files"]
     assert "deleted test file: tests/test_calc.py" in state["tamper_flags"]
@@ -213,12 +217,12 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
 def test_deleting_the_object_store_keeps_the_diff_and_the_restore(project):
     (project.root / "wip.py").write_text("# the user's work in progress\n")  # untracked: kept in the store
     later = (project.plans / "steps" / "02-div.md").read_bytes()
-    coder = shell_coder(project, "echo 'x = 2' > wip.py\nrm -rf .stepkit/objects\n"
+    coder = shell_coder(project, f"echo 'x = 2' > wip.py\nrm -rf {STORE}/objects\n"
                                  "sed -i 's/^Add div\\./Do something else./' plans/steps/02-div.md\n")
     state = paused_state(project, project.run(coder=coder))
     assert (project.plans / "steps" / "02-div.md").read_bytes() == later
     assert "-# the user's work in progress\n+x = 2\n" in state["diff"]
-    assert any("touched stepkit's run store" in flag and ".stepkit/objects" in flag
+    assert any("touched stepkit's run store" in flag and ".git/stepkit/main/objects" in flag
                for flag in state["tamper_flags"])
 
 

@@ -31,6 +31,9 @@ def graph(tmp_path: Path) -> Path:
     return write_graph(tmp_path, {"first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "end_success"}})
 
 
+SAVE = RunDir.save
+
+
 def sigterm_during(monkeypatch, method: str, when) -> None:
     """SIGTERM this process while ``RunDir.<method>`` runs, the first time ``when(args)`` holds."""
     original = getattr(RunDir, method)
@@ -73,6 +76,6 @@ def test_a_signal_while_a_node_is_recorded_resumes_after_that_node(tmp_path, gra
     stored = json.loads((run_dir / "state.json").read_text())
     assert (stored["status"], stored["node"], stored["phase"], stored["next"], stored["path"]) == \
         ("interrupted", "first", "finished", "end_success", ["first"])
-    monkeypatch.undo()
+    monkeypatch.setattr(RunDir, "save", SAVE)  # not undo(): that would drop the isolated state home too
     done = resume_run(run_dir.name, project_dir=project, pm=pm())
     assert (done.outcome, done.state["count"]) == ("STEP_COMPLETE", 1)
