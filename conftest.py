@@ -13,9 +13,11 @@ pytest_plugins = ["stepkit.testing", "tests.support.messages_api"]
 
 @pytest.fixture(autouse=True)
 def _isolate_environment(monkeypatch, tmp_path_factory):
-    """Tests never see the developer's keys, overrides or plugin allow-list."""
+    """Tests never see the developer's keys, overrides or plugin allow-list,
+    and never write stepkit's state (locks, secret) into the developer's."""
     for name in list(os.environ):
         if name.startswith(DEVELOPER_PREFIXES) or name in GATE_VARIABLES:
             monkeypatch.delenv(name, raising=False)
-    # what stepkit keeps outside the project (the trusted plugins) stays in the test's own dir
+    # what stepkit keeps outside the project (trusted plugins, the record key, locks)
+    # stays in the test's own dir
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from startup import median_seconds
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import clean_env
 
 TARGET_MS = 5.0
@@ -131,7 +132,7 @@ def one_run(root: Path, env: dict[str, str] | None = None) -> dict:
                     "--coder", "command:true", "--json"], project, env, expect=5)
     resume_s = _timed([*stepkit, "resume", "--project-dir", str(project), "--answer", "approve", "--json"],
                       project, env, expect=0)
-    (run_dir,) = (project / ".stepkit" / "runs").iterdir()
+    (run_dir,) = (store_dir(project) / "runs").iterdir()
     state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     coder_log = next((run_dir / "logs").glob("coder-*[0-9].log"))

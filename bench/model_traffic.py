@@ -56,6 +56,7 @@ sys.path.insert(0, str(REPO))
 
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.workspace.scope import git
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import clean_env
 from tests.support.messages_api import API_KEY, MessagesAPI
 
@@ -94,7 +95,7 @@ def _run_step(project: Path, api: MessagesAPI, coder: str, **env: str) -> tuple[
     if paused["pending"]["node"] != "gate_user_review":
         raise SystemExit(f"the run paused at {paused['pending']['node']}, not gate_user_review")
     _stepkit(project, ["resume", paused["run_id"], "--answer", "approve"], environ, expect=0)
-    run_dir = project / ".stepkit" / "runs" / paused["run_id"]
+    run_dir = store_dir(project) / "runs" / paused["run_id"]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     return paused["run_id"], events
 

@@ -5,7 +5,6 @@ line of their JSON output reads and how their usage figures read."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from stepkit.records import Usage
@@ -17,18 +16,6 @@ INSTALL = {
     "aider": "python -m pip install aider-chat",
     "opencode": "npm install -g opencode-ai",
 }
-
-
-def json_object(line: str) -> dict[str, Any] | None:
-    """One line of a CLI's output as the JSON object it holds; None when it holds none."""
-    line = line.strip()
-    if not line.startswith("{"):
-        return None
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def number(value: Any) -> float | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from stepkit.config import resolve_project_dir
 from stepkit.engine.asking import slips
 from stepkit.engine.driver import StageRunner
 from stepkit.engine.interrupts import RunInterrupted
-from stepkit.engine.lock import ProjectLock
+from stepkit.engine.lock import ProjectLock, project_lock
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, RunResult
@@ -92,25 +93,25 @@ def run_step(
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
                          initial, parse_answers(answers, the_graph), options, stages)
     handoff, choice = _resolve_up_front(the_graph, settings, rerun)
-    lock = ProjectLock(project)
-    observers = [*observers, _LockNamesStep(lock)]
+    names_step = _LockNamesStep()
+    observers = [*observers, names_step]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         pm.hook.stepkit_configure(config=config, settings=settings)
         _check_delegates(pm, settings)
         start_fingerprint(settings, pm, project)
         state = _initial_state(the_graph, settings)
-        with lock.taking("run", step=settings["step"]) as holder:
+        with project_lock(project, "run", step=settings["step"]) as names_step.lock:
             run = _new_run(RunStore(project))
-            holder.run_id = run.run_id
-        if choice:
-            state["step_choice"] = choice
-        if handoff is not None:
-            state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
-        return with_step_report(start_run(the_graph, run, pm, settings, config, state, stage_runner or _run_stage))
+            names_step.lock.name(run_id=run.run_id)
+            if choice:
+                state["step_choice"] = choice
+            if handoff is not None:
+                state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
+            return with_step_report(start_run(the_graph, run, pm, settings, config, state,
+                                              stage_runner or _run_stage))
     finally:
         _unregister(pm, observers)
-        lock.release()
 
 
 def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:
@@ -180,12 +181,10 @@ def resume_run(
 
     project = resolve_project_dir(project_dir)
     store = RunStore(project)
-    lock = ProjectLock(project)
-    with lock.taking("resume") as holder:
+    with project_lock(project, "resume") as lock:
         run = store.open(run_id) if run_id else _only_unfinished_run(store)
         checkpoint = run.load()  # its paths in this project, wherever the run started
-        holder.run_id, holder.step = run.run_id, checkpoint.state.get("step")
-    try:
+        lock.name(run_id=run.run_id, step=checkpoint.state.get("step"))
         config = load_config(project)
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -194,8 +193,6 @@ def resume_run(
                                              stage_runner or _run_stage))
         finally:
             _unregister(pm, observers)
-    finally:
-        lock.release()
     if (result.pending or {}).get("slip"):
         # the answer is a slip of an option: the run stays paused, asking again
         raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
@@ -323,11 +320,11 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
-    from stepkit.engine.runstore import adhoc_dir
     from stepkit.protocol.nodes.routes import resolve_step
     from stepkit.protocol.stages import STAGES
     from stepkit.protocol.stages import run_stage as run_one
     from stepkit.records import Paused, StageContext, StageFault
+    from stepkit.workspace.store import adhoc_dir
 
     if name not in STAGES:
         raise UsageError(f"unknown stage {name!r} (known: {', '.join(sorted(STAGES))})")
@@ -366,31 +363,24 @@ def run_stage(
         from stepkit.workspace.scope import working_tree_changes
 
         state.update(working_tree_changes(project, Path(settings["plans_dir"]))._asdict())
-    lock = _stage_lock(project, stage, state.get("step"))
     try:
-        # the node the step-runner runs the stage at (the scripted engine and
-        # model_<node> settings key on it); verify is no stage node there
-        node = (settings["stage_nodes"].get(name) or [name])[0]
-        outcome = run_one(name, context(node))
+        with _stage_lock(project, stage, state.get("step")):
+            # the node the step-runner runs the stage at (the scripted engine and
+            # model_<node> settings key on it); verify is no stage node there
+            node = (settings["stage_nodes"].get(name) or [name])[0]
+            outcome = run_one(name, context(node))
     except StageFault as fault:
         raise UsageError(f"stage {name} failed: {fault.note}") from None
-    finally:
-        if lock is not None:
-            lock.release()
     return outcome.updates
 
 
-def _stage_lock(project: Path, stage: Any, step: Any) -> ProjectLock | None:
+def _stage_lock(project: Path, stage: Any, step: Any) -> AbstractContextManager[Any]:
     """The project's lock, taken for a stage whose row of
-    :data:`stepkit.protocol.stages.STAGES` says it locks; None for the others.
+    :data:`stepkit.protocol.stages.STAGES` says it locks; nothing for the others.
 
     :raises ProjectBusy: another command of the project is live.
     """
-    if not stage.locks:
-        return None
-    lock = ProjectLock(project)
-    lock.acquire(f"stage {stage.name}", step=step)
-    return lock
+    return project_lock(project, f"stage {stage.name}", step=step) if stage.locks else nullcontext()
 
 
 def verify(
@@ -416,7 +406,7 @@ def verify(
     :raises ProjectBusy: a run or another verify of the project is live.
     :raises UsageError: ``baseline`` names no commit of the project's repository."""
     from stepkit.config import load_config
-    from stepkit.workspace.files import new_stamped_dir, stepkit_dir
+    from stepkit.workspace.files import new_stamped_dir
     from stepkit.workspace.gate_commands import check_mode, plan_gates, project_types
     from stepkit.workspace.gates import run_gates
 
@@ -430,9 +420,10 @@ def verify(
         base = ref_tree(project, baseline)
         if config.baseline == "off":
             config = config.model_copy(update={"baseline": "new-failures"})
-    with ProjectLock(project) as lock:
-        lock.acquire("verify")
-        logs = new_stamped_dir(stepkit_dir(project) / "verify") / "logs"
+    from stepkit.workspace.store import verify_dir
+
+    with project_lock(project, "verify"):
+        logs = new_stamped_dir(verify_dir(project)) / "logs"
         plan = plan_gates(pm, project, config)
         plan = plan if fix else check_mode(plan, pm, project, config)
         results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, plan=plan,
@@ -546,7 +537,7 @@ def _step_request(step: int | str | None) -> str:
 
 
 def _new_run(store: Any) -> Any:
-    """A new run directory, or one line saying why ``.stepkit/runs`` cannot hold one."""
+    """A new run directory, or one line saying why the run store cannot hold one."""
     try:
         return store.create()
     except OSError as exc:
@@ -580,13 +571,13 @@ def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
 class _LockNamesStep:
     """Keeps the project lock's record naming the run's step once it is resolved."""
 
-    def __init__(self, lock: ProjectLock):
-        self.lock = lock
+    lock: ProjectLock | None = None
 
     @hookimpl
     def stepkit_node_finished(self, run_id: str, node: str, route: str | None, duration_s: float,
                               state: dict[str, Any]) -> None:
-        self.lock.name_step(state.get("step"))
+        if self.lock is not None:
+            self.lock.name(step=state.get("step"))
 
 
 def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:

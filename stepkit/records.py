@@ -106,6 +106,9 @@ class GateResult(BaseModel):
     #: the files the gate changed (those it had no business changing are
     #: restored and still named); None: the runner did not look
     changed_files: list[str] | None = None
+    #: records of stepkit's own that judging the gate found forged or edited
+    #: (a baseline cache entry: discarded and run again), by name
+    store_flags: list[str] = Field(default_factory=list)
 
     @field_validator("summary")
     @classmethod
@@ -323,7 +326,7 @@ class RunResult(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (keys only ever added)."""
         obj: dict[str, Any] = {"outcome": self.outcome, "exit_code": self.exit_code, "run_id": self.run_id,
-                               **self.report, "output": self.output}
+                               **self.report, "output": self.output, "run_dir": self.run_dir}
         if self.pending:
             pending = self.pending
             obj["pending"] = {"node": pending.get("node"), "question": pending.get("question"),
@@ -366,10 +369,10 @@ class StageContext:
         budgets and the ``--set`` values.
     :ivar config: the project's stepkit configuration.
     :ivar pm: the plugin manager of this run (to call other hooks).
-    :ivar run_dir: the run's directory under ``.stepkit/runs`` (None outside a run).
+    :ivar run_dir: the run's directory in the run store (None outside a run).
     :ivar adhoc_dir: outside a run, where the stage keeps its logs and what
         restores displace (the run store's ad-hoc directory, which the
-        caller takes from :func:`stepkit.engine.runstore.adhoc_dir`).
+        caller takes from :func:`stepkit.workspace.store.adhoc_dir`).
     :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
     :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
     """

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.plugins.agent_clis import json_object
 from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import DEFAULT_TIMEOUT_S, fault_note, node_model, setting
 from stepkit.records import StageContext, StageFault
 from stepkit.workspace import process
 from stepkit.workspace.evidence import clip_middle
+from stepkit.workspace.jsonlines import json_lines
 
 #: Characters of the CLI's own words kept in a fault note.
 NOTE_CHARS = 600
@@ -114,11 +114,5 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
     log = next(path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists())
     result = process.run(shlex.join(argv), cwd=Path(ctx.project_dir), stdin_text=stdin_text,
                          timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
-    objects, other = [], []
-    for line in result.output.splitlines():
-        parsed = json_object(line)
-        if parsed is None:
-            other.append(line)
-        else:
-            objects.append(parsed)
+    objects, other = json_lines(result.output)
     return CliRun(result, objects, "\n".join(other))

@@ -8,7 +8,7 @@ field descriptions are what the model reads (:data:`ARGUMENTS`).
 
 Every path resolves inside the project directory with symlinks resolved;
 an escape, a write into a forbidden directory (the plan repo, ``.git``,
-``.stepkit``), a bad argument or a failing command come back as a tool
+stepkit's run store), a bad argument or a failing command come back as a tool
 error the model reads (text starting with ``error:``), never as an
 exception.  Output is bounded so the model can page through it: read_file
 returns a window of whole lines and says how to go on, search stops at
@@ -33,6 +33,7 @@ from stepkit.workspace import process
 from stepkit.workspace.evidence import clip_middle
 from stepkit.workspace.redact import redact
 from stepkit.workspace.scope import EXCLUDED_DIRS, walk_files
+from stepkit.workspace.store import STORE_NAME, store_dir
 
 # The bounds of every tool's output, in one place.
 MAX_OUTPUT_CHARS = 16_000
@@ -136,7 +137,7 @@ def read_only_tools(project_dir: Path) -> list[Tool]:
 
 def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = ()) -> list[Tool]:
     """The read-only tools plus ``write_file`` and ``edit_file``; writes under
-    ``forbidden_dirs`` (the plan repo), ``.git`` and ``.stepkit`` are refused."""
+    ``forbidden_dirs`` (the plan repo), ``.git`` and the run store are refused."""
     ws = _Workspace(project_dir, forbidden_dirs)
     return read_only_tools(project_dir) + [_tool("write_file", _WRITE_DOC, ws.write_file),
                                            _tool("edit_file", _EDIT_DOC, ws.edit_file)]
@@ -170,7 +171,7 @@ _SEARCH_DOC = (
     f"line; `path` (a file or directory) narrows it. Returns `path:line: text` (lines cut at "
     f"{SEARCH_LINE_CHARS} characters), at most {SEARCH_MATCHES} matches or about "
     f"{READ_WINDOW_CHARS:,} characters: when it stops it says so; narrow the pattern or the path. "
-    "Files over 2 MB and .git, .stepkit and "
+    f"Files over 2 MB and .git, {STORE_NAME} and "
     "dependency directories are skipped."
 )
 _RUN_DOC = (
@@ -217,7 +218,7 @@ class _Workspace:
     def __init__(self, project_dir: Path, forbidden_dirs: Iterable[Path]):
         self.root = Path(project_dir).resolve()
         self.forbidden = [Path(d).resolve() for d in forbidden_dirs]
-        self.forbidden += [self.root / ".git", self.root / ".stepkit"]
+        self.forbidden += [self.root / ".git", self.root / STORE_NAME, store_dir(self.root)]
 
     def _resolve(self, path: str) -> Path:
         raw = Path(path)

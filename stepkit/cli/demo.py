@@ -20,6 +20,7 @@ from pathlib import Path
 
 from stepkit.errors import UsageError
 from stepkit.workspace.scope import git
+from stepkit.workspace.store import STORE_NAME
 
 
 def prepare_demo_project(parent: Path | None = None) -> Path:
@@ -28,7 +29,7 @@ def prepare_demo_project(parent: Path | None = None) -> Path:
     source = Path(str(files("stepkit") / "examples" / "demo"))
     base = Path(tempfile.mkdtemp(prefix="stepkit-demo-", dir=parent))
     project = base / "textkit"
-    shutil.copytree(source, project, ignore=shutil.ignore_patterns("__pycache__", ".stepkit"))
+    shutil.copytree(source, project, ignore=shutil.ignore_patterns("__pycache__", STORE_NAME))
     git.commit_all(project, "textkit before step 1", name="stepkit demo", email="demo@stepkit.invalid")
     return project
 

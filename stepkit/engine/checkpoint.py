@@ -9,7 +9,7 @@ only ever added.  ``format_version`` says which layout a file has:
   ``state`` that is the project dir or a path inside it is stored relative
   to the project (``.`` for the project itself), and ``relative_paths``
   lists where those are (key and index lists).  A run moved with its
-  project, or copied with it (a CI job restoring ``.stepkit/`` into another
+  project, or copied with it (a CI job restoring the run store into another
   checkout), goes on in the project its run store is in
   (:meth:`Checkpoint.portable` and :meth:`Checkpoint.placed`);
 - format 1 held absolute paths; a file without a format is format 1 too

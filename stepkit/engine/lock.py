@@ -1,16 +1,20 @@
-"""One run at a time per project: the lock ``<project>/.stepkit/lock``.
+"""One run at a time per project: the project lock.
 
 Every command that works on the project (``run``, ``resume``, every
-``stage``, ``verify``) holds an exclusive ``flock`` on
-``.stepkit/lock`` for as long as it works.  The kernel owns that lock: it is
+``stage``, ``verify``) holds an exclusive ``flock`` on the project's lock
+file for as long as it works, through :func:`project_lock`.
+The file lives outside the project (:func:`stepkit.workspace.store.lock_files`),
+so a coder deleting the run store (``git clean -xfd``, ``rm -rf``) never
+deletes a live lock.  The kernel owns that lock: it is
 released when the holder exits however it exits (``kill -9`` included) and it
 belongs to an open file, not to a pid, so a reused pid can never look like a
 live holder.  That is why liveness is never judged from a pid here.
 
-``.stepkit/lock.json`` names the holder (command, run id, step, pid) for the
+The holder record beside it names the holder (command, run id, step, pid) for the
 message a second command prints.  It is written and read under a short
 ``flock`` of its own, taken before the run lock is tried, so a second command
-never reads a record that the winner has not written yet, and a record is
+never reads a record that the winner has not written yet (the run is named
+in it as soon as it exists, :meth:`ProjectLock.name`), and a record is
 only believed while the run lock is held (a dead holder's record is stale
 and simply overwritten by the next holder).
 """
@@ -28,7 +32,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ValidationError
 
 from stepkit.errors import UsageError
-from stepkit.workspace.files import stepkit_dir
+from stepkit.workspace.store import lock_files
 
 #: The locks this process holds, by project dir: a process asking about its
 #: own lock must not wait on its own flock (flock locks belong to open files,
@@ -65,63 +69,44 @@ class ProjectBusy(UsageError):
 
 class ProjectLock:
     """The run lock of one project, held from :meth:`acquire` to :meth:`release`
-    (or for a ``with`` block)."""
+    (or for a ``with`` block); commands take it with :func:`project_lock`."""
 
     def __init__(self, project_dir: Path):
         self.project_dir = Path(project_dir).resolve()
-        self.root = self.project_dir / ".stepkit"
-        self.lock_file = self.root / "lock"
-        self.record_file = self.root / "lock.json"
+        self.lock_file, self.record_file = lock_files(self.project_dir)
         self._fd: int | None = None
         self._holder: Holder | None = None
 
     def acquire(self, command: str, *, step: int | str | None = None) -> None:
-        """Take the lock for ``command`` at once, or fail (see :meth:`taking`)."""
-        with self.taking(command, step=step):
-            pass
-
-    @contextmanager
-    def taking(self, command: str, *, step: int | str | None = None) -> Iterator[Holder]:
-        """Take the lock for ``command`` at once, or fail.  The block may fill
-        in the holder it gets (the run it creates or resumes): the record is
-        written when the block ends, before any other command can read it.
-        The lock stays held after the block, until :meth:`release`; if the
-        block raises, it is released.
+        """Take the lock for ``command`` at once, or fail; held until
+        :meth:`release` (or the end of the ``with`` block).
 
         :raises ProjectBusy: another live command holds it.
-        :raises UsageError: ``.stepkit`` cannot be created or written (not a
-            directory, a read-only project dir), or the file system has no locks.
+        :raises UsageError: the lock's directory cannot be created or
+            written, or the file system has no locks.
         """
         held = _HELD.get(self.project_dir)
         if held is not None:
             raise ProjectBusy(held._holder, self.lock_file)
-        _writable_root(self.project_dir)
         holder = Holder(command=command, pid=os.getpid(), step=step)
         with self._record() as record_fd:
-            fd = _open(self.lock_file)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise ProjectBusy(_read(record_fd), self.lock_file) from None
-            except OSError as exc:
-                os.close(fd)
-                raise UsageError(f"cannot lock {self.lock_file}: {_reason(exc)}") from None
-            self._fd, self._holder = fd, holder
+            fd = _try_flock(self.lock_file)
+            if fd is None:
+                raise ProjectBusy(_read(record_fd), self.lock_file)
+            self._fd = fd
             _HELD[self.project_dir] = self
-            try:
-                yield holder
-                self._write(record_fd, holder)
-            except BaseException:
-                self.release()
-                raise
+            self._write(record_fd, holder)
 
-    def name_step(self, step: int | str | None) -> None:
-        """Name the step in the holder record once the run has resolved it."""
-        if self._holder is None or step is None or self._holder.step == step:
+    def name(self, *, run_id: str | None = None, step: int | str | None = None) -> None:
+        """Name the run once it exists, and the step once the run resolved
+        it, in the holder record."""
+        if self._holder is None:
+            return
+        update = {k: v for k, v in (("run_id", run_id), ("step", step)) if v is not None}
+        if all(getattr(self._holder, k) == v for k, v in update.items()):
             return
         with self._record() as record_fd:
-            self._write(record_fd, self._holder.model_copy(update={"step": step}))
+            self._write(record_fd, self._holder.model_copy(update=update))
 
     def release(self) -> None:
         """Let the next command in (closing the file releases the flock)."""
@@ -138,7 +123,7 @@ class ProjectLock:
 
     @contextmanager
     def _record(self) -> Iterator[int]:
-        fd = _open(self.record_file)
+        fd = _open(self.record_file, create_dir=True)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield fd
@@ -162,28 +147,43 @@ def live_holder(project_dir: Path) -> Holder | None:
     if not lock.lock_file.is_file():
         return None
     with lock._record() as record_fd:
-        fd = _open(lock.lock_file)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        fd = _try_flock(lock.lock_file)
+        if fd is None:
             return _read(record_fd)
-        finally:
-            os.close(fd)  # also releases the probe's own lock at once
+        os.close(fd)  # also releases the probe's own lock at once
     return None
 
 
-def _writable_root(project_dir: Path) -> None:
-    root = project_dir / ".stepkit"
-    if root.exists() and not root.is_dir():
-        raise UsageError(f"{root} is not a directory (stepkit keeps its runs and lock there); move it away")
+def project_lock(project_dir: Path, command: str, *, step: int | str | None = None) -> ProjectLock:
+    """The one way a command takes a project's lock:
+    ``with project_lock(project, command, step=...) as lock:`` holds it until
+    the block ends (see :meth:`ProjectLock.acquire` for the errors)."""
+    lock = ProjectLock(project_dir)
+    lock.acquire(command, step=step)
+    return lock
+
+
+def _try_flock(path: Path) -> int | None:
+    """An open file of ``path`` holding its exclusive flock; None when a live
+    process holds it.
+
+    :raises UsageError: it cannot be opened, or the file system has no locks."""
+    fd = _open(path)
     try:
-        stepkit_dir(project_dir)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
     except OSError as exc:
-        raise UsageError(f"cannot write {root}: {_reason(exc)} (stepkit keeps its runs and lock there)") from None
+        os.close(fd)
+        raise UsageError(f"cannot lock {path}: {_reason(exc)}") from None
+    return fd
 
 
-def _open(path: Path) -> int:
+def _open(path: Path, *, create_dir: bool = False) -> int:
     try:
+        if create_dir:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise UsageError(f"cannot open {path}: {_reason(exc)}") from None

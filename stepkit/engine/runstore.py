@@ -1,12 +1,15 @@
-"""The run store: ``<project>/.stepkit/runs/<run_id>/``.
+"""The runs of a project: ``runs/<run_id>/`` of its run store (where that
+is: :mod:`stepkit.workspace.store`).
 
 Each run directory holds ``state.json`` (the
 :class:`~stepkit.engine.checkpoint.Checkpoint`, replaced atomically after
 every node; :meth:`RunDir.save` and :meth:`RunDir.load` are the one way it is
 written and read), ``events.jsonl`` (one JSON object per line, appended and
 flushed as it happens), ``logs/`` (full gate and coder output) and
-``output.txt`` (the end node's text).  ``.stepkit/`` carries its own
-``.gitignore`` so runs never end up in the project's history.
+``output.txt`` (the end node's text).
+
+The checkpoint is sealed (:mod:`stepkit.workspace.seal`): one a coder forged
+or edited, or whose seal it deleted, is refused by name, never resumed.
 
 Secrets: events and the output go through :func:`stepkit.workspace.redact.redact`.
 The checkpoint is rewritten after every node, so a full redaction pass over
@@ -28,8 +31,10 @@ from typing import Any
 from stepkit.engine.checkpoint import Checkpoint, read_checkpoint
 from stepkit.engine.lock import live_holder
 from stepkit.errors import UsageError
-from stepkit.workspace.files import atomic_write, new_stamped_dir, stepkit_dir
+from stepkit.workspace.files import atomic_write, new_stamped_dir
 from stepkit.workspace.redact import redact, secret_env_values
+from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
+from stepkit.workspace.store import ensure_store
 
 UNFINISHED = ("paused", "interrupted", "running")
 #: What a run id may look like: one directory name, never ``..`` or a path.
@@ -57,23 +62,27 @@ class RunDir:
 
     def save(self, checkpoint: Checkpoint) -> None:
         """Write the checkpoint atomically (temp file, fsync, rename), its
-        paths relative to the project."""
+        paths relative to the project, and seal it."""
         # pydantic's own encoder: compact, and several times faster than json.dumps here
         text = checkpoint.portable(self.project).model_dump_json(fallback=jsonable)
         if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
-        atomic_write(self.state_file, text)
+        write_sealed(self.state_file, text)
 
     def load(self) -> Checkpoint:
         """The last checkpoint, its paths in this project (one in an older
         format reads as the current one).
 
-        :raises UsageError: the run has no readable checkpoint, or its format
+        :raises UsageError: the run has no readable checkpoint, it is not the
+            one stepkit wrote (forged, edited, its seal gone), or its format
             is newer than this stepkit knows.
         """
         try:
-            text = self.state_file.read_text(encoding="utf-8")
-        except OSError as exc:
+            text = read_sealed(self.state_file)
+        except SealBroken as exc:
+            raise UsageError(f"run {self.run_id}: its checkpoint is not the one stepkit wrote, "
+                             f"so it is not resumed: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"run {self.run_id}: cannot read its checkpoint: {exc}") from None
         return read_checkpoint(text, self.run_id, self.project)
 
@@ -106,12 +115,11 @@ class RunStore:
 
     def __init__(self, project_dir: Path):
         self.project = Path(project_dir)
-        self.root = self.project / ".stepkit"
+        self.root = ensure_store(self.project)
         self.runs = self.root / "runs"
 
     def create(self) -> RunDir:
         """A new, empty run directory with a time-sortable id."""
-        stepkit_dir(self.root.parent)
         run = RunDir(new_stamped_dir(self.runs), self.project)
         run.logs.mkdir()
         return run
@@ -127,7 +135,8 @@ class RunStore:
                              "e.g. 20261201-101500-ab12)")
         path = self.runs / run_id
         if not (path / "state.json").is_file():
-            raise UsageError(f"no run '{run_id}' in {self.runs}")
+            gone = " (its directory is there: its checkpoint was deleted)" if path.is_dir() else ""
+            raise UsageError(f"no run '{run_id}' in {self.runs}{gone}")
         return RunDir(path, self.project)
 
     def run_ids(self) -> list[str]:
@@ -142,31 +151,31 @@ class RunStore:
 
         :raises UsageError: there is none.
         """
-        candidates = self.unfinished()
-        if not candidates:
-            raise UsageError(f"no paused or interrupted run in {self.runs}")
-        return candidates[-1][0]
+        found, refused = self._unfinished()
+        if not found:
+            unreadable = f" ({'; '.join(refused)})" if refused else ""
+            raise UsageError(f"no paused or interrupted run in {self.runs}{unreadable}")
+        return found[-1][0]
 
     def unfinished(self) -> list[tuple[RunDir, Checkpoint]]:
         """The runs that are paused, interrupted or were killed while running
         (not live ones, nor unreadable ones), with their checkpoints, the
         most recently started last."""
-        found = []
+        return self._unfinished()[0]
+
+    def _unfinished(self) -> tuple[list[tuple[RunDir, Checkpoint]], list[str]]:
+        """:meth:`unfinished`, and why each run that could not be read was refused."""
+        found, refused = [], []
         for run_id in self.run_ids():
             run = RunDir(self.runs / run_id, self.project)
             try:
                 checkpoint = run.load()
-            except UsageError:
+            except UsageError as exc:
+                refused.append(str(exc))
                 continue
             if checkpoint.status in UNFINISHED and not is_live(run, checkpoint):
                 found.append((run, checkpoint))
-        return sorted(found, key=lambda pair: (pair[1].started_at, pair[0].run_id))
-
-
-def adhoc_dir(project_dir: Path) -> Path:
-    """Where a stage run outside a run (``stepkit stage``) keeps its logs and
-    displaced files: ``.stepkit/adhoc``, kept out of git with the run store."""
-    return stepkit_dir(project_dir) / "adhoc"
+        return sorted(found, key=lambda pair: (pair[1].started_at, pair[0].run_id)), refused
 
 
 def is_live(run: RunDir, checkpoint: Checkpoint) -> bool:
@@ -176,7 +185,7 @@ def is_live(run: RunDir, checkpoint: Checkpoint) -> bool:
     run's checkpoint still says running, but its lock died with it."""
     if checkpoint.status != "running":
         return False
-    holder = live_holder(run.path.parents[2])
+    holder = live_holder(run.project)
     return holder is not None and holder.run_id == run.run_id and holder.pid != os.getpid()
 
 

@@ -6,8 +6,8 @@ makes the protocol's rules hold whatever a plugin or a model does:
 - orient is read-only in fact: the tree is compared before and after;
 - the step's scope snapshot is taken when the step starts, and after the
   coder the changed files, the diff, tamper flags are computed (against a
-  snapshot held in memory for the round, whatever the coder does to
-  ``.stepkit/``, which is itself flagged) and edits to the plan repo are
+  snapshot held in memory for the round, whatever the coder does to the
+  run store, which is itself flagged) and edits to the plan repo are
   undone, each displaced file kept, and recorded as a deviation;
 - the sweep's annotations are applied only as additions to the ``Edge cases``
   section of LATER step plans;

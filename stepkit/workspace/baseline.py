@@ -11,9 +11,11 @@ what it found in the project.  When a byte of that tree cannot be had (a
 large or binary uncommitted file the snapshot did not keep) there is no
 baseline: every failure counts as new.
 
-A baseline is cached under ``.stepkit/baseline/`` by the tree's key, the
-gate and the command, so it runs once per run and not again for a later
-run of the same base.
+A baseline is cached in the run store's ``baseline/`` by the tree's key,
+the gate and the command, so it runs once per run and not again for a later
+run of the same base.  The cache is sealed (:mod:`stepkit.workspace.seal`):
+a record the coder forged or edited is discarded, run again, and named in
+the record's ``store_flags``.
 
 :func:`failure_keys` names what failed, comparably between two trees: test
 ids for the tests gate; for build and lint each error by file, rule and
@@ -37,10 +39,11 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from stepkit.errors import UsageError
-from stepkit.workspace.files import atomic_write, stepkit_dir
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
+from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
+from stepkit.workspace.store import baseline_dir
 from stepkit.workspace.testresults import TestResults, TestsRecord
 
 #: Ignored dependency directories linked into the baseline tree when it lacks them.
@@ -155,6 +158,8 @@ class BaselineRecord(BaseModel):
     :ivar failures: what failed there (:func:`failure_keys`); None when the
         run's failures could not be named (then no comparison is possible).
     :ivar status: the gate's status there.
+    :ivar store_flags: what was wrong with the cache when it was read (a
+        record forged or edited: discarded, and the command run again).
     """
 
     gate: str
@@ -168,6 +173,7 @@ class BaselineRecord(BaseModel):
     log: str | None = None
     ran_at: str = ""
     cached: bool = False
+    store_flags: list[str] = []
 
 
 #: What runs the gate in the rebuilt tree: (its project dir, its log dir) →
@@ -182,9 +188,14 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
     :raises BaselineUnavailable: the tree cannot be rebuilt.
     """
     cache = _cache_path(project_dir, tree, gate, command)
+    flags: list[str] = []
     try:
-        record = BaselineRecord.model_validate_json(cache.read_text(encoding="utf-8"))
+        record = BaselineRecord.model_validate_json(read_sealed(cache))
         return record.model_copy(update={"cached": True})
+    except SealBroken as exc:
+        flags.append(f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again")
+        with contextlib.suppress(OSError):
+            cache.unlink()
     except (OSError, ValueError):
         pass
     log_dir = cache.parent / "logs" / cache.stem
@@ -197,13 +208,13 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
         tests=tests.record(log_dir / "tests.json") if tests is not None else None,
     )
     if status in ("pass", "fail"):
-        atomic_write(cache, record.model_dump_json(indent=1))
-    return record
+        write_sealed(cache, record.model_dump_json(indent=1))
+    return record.model_copy(update={"store_flags": flags}) if flags else record
 
 
 def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> Path:
     digest = hashlib.sha256(f"{tree.key}\0{gate}\0{command}".encode()).hexdigest()[:40]
-    return stepkit_dir(project_dir) / "baseline" / f"{gate}-{digest}.json"
+    return baseline_dir(project_dir) / f"{gate}-{digest}.json"
 
 
 # -- naming failures ---------------------------------------------------------

@@ -1,5 +1,5 @@
 """Writing files so that a crash never leaves a half-written one, and the
-``.stepkit/`` directory that holds what stepkit writes in a project."""
+directory outside every project that stepkit keeps its own state in."""
 
 from __future__ import annotations
 
@@ -108,15 +108,12 @@ def _running(pid: int) -> bool:
     return True
 
 
-def stepkit_dir(project_dir: Path) -> Path:
-    """``<project>/.stepkit``, created with its own ``.gitignore`` (``*``) so
-    nothing in it is ever committed."""
-    root = Path(project_dir) / ".stepkit"
-    root.mkdir(parents=True, exist_ok=True)
-    ignore = root / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
-    return root
+def state_home() -> Path:
+    """``$XDG_STATE_HOME/stepkit`` (default ``~/.local/state/stepkit``): the one
+    place outside projects stepkit writes to."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".local" / "state"
+    return root / "stepkit"
 
 
 def new_stamped_dir(parent: Path) -> Path:

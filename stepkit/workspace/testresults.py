@@ -31,6 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from stepkit.records import TestsRecord
+from stepkit.workspace.jsonlines import json_lines
 
 TestStatus = Literal["passed", "failed", "errored", "skipped"]
 STATUSES: tuple[TestStatus, ...] = ("passed", "failed", "errored", "skipped")
@@ -242,13 +243,7 @@ def read_go_json(output: str) -> TestResults | None:
     """Results from ``go test -json`` lines (None: the output has none)."""
     results = TestResults(source="go test -json")
     seen = False
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
+    for event in json_lines(output)[0]:
         action, test = event.get("Action"), event.get("Test")
         if test and action in ("pass", "fail", "skip"):
             seen = True

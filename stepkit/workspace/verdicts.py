@@ -105,15 +105,19 @@ class Judge:
         remaining = [k for k in keys if k not in flaky]
         notes: list[str] = []
         before: list[str] | None = None
+        judged_before = len(self.baselines)
         if remaining:
             before, note = self._baseline(result)
             notes.append(note)
         new, preexisting = split_failures(remaining, before)
         passes = self.mode == "new-failures" and not new
         status = "pass" if passes else result.status
+        store_flags = [flag for record in self.baselines[judged_before:] for flag in record.store_flags]
+        notes += store_flags
         judged = result.model_copy(update={
             "status": status, "new_failures": new, "preexisting_failures": preexisting, "flaky": flaky,
             "order_dependent": order_dependent,
+            "store_flags": store_flags,
             "summary": _summary(result, status, new, preexisting, flaky, order_dependent),
         })
         rule = ("the gate passes when no failure is new" if self.mode == "new-failures"

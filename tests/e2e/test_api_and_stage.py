@@ -10,6 +10,7 @@ import pytest
 
 import stepkit
 from stepkit.protocol.stages import STAGES
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project
 
 
@@ -74,7 +75,7 @@ def test_stage_verify_runs_the_gates_and_fails_on_a_failing_gate(tmp_path):
     done = stage(project, "verify", "--step", "1")
     assert done.returncode == 1  # calc has no mul yet: the tests gate fails
     assert "tests" in done.stdout and "fail" in done.stdout
-    assert list((project.root / ".stepkit" / "adhoc" / "logs").iterdir())  # the full gate logs ...
+    assert list((store_dir(project.root) / "adhoc" / "logs").iterdir())  # the full gate logs ...
     assert ".stepkit" not in project.git("status", "--porcelain")  # ... never show up as changes to commit
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from stepkit.api import run_step
 from stepkit.hookspecs import hookimpl
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, make_project
 
 
@@ -33,16 +34,16 @@ def paused_at_final_gate(project):
 
 
 def events(project, run_id, kind):
-    lines = (project.root / ".stepkit" / "runs" / run_id / "events.jsonl").read_text().splitlines()
+    lines = (store_dir(project.root) / "runs" / run_id / "events.jsonl").read_text().splitlines()
     return [event for event in map(json.loads, lines) if event["event"] == kind]
 
 
 def result_edges(project, run_id):
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["edges"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["edges"]
 
 
 def state(project, run_id):
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
 
 
 def test_an_edit_while_paused_sends_the_approval_back_to_the_gates(project):

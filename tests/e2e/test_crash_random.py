@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import is_running
 from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP, Project, make_project
 
@@ -133,11 +134,11 @@ def invoke(project: Project, kind: str, sig: signal.Signals | None, delay: float
 
 
 def event_count(project: Project) -> int:
-    return sum(len(path.read_bytes().splitlines()) for path in project.root.glob(".stepkit/runs/*/events.jsonl"))
+    return sum(len(path.read_bytes().splitlines()) for path in store_dir(project.root).glob("runs/*/events.jsonl"))
 
 
 def the_checkpoint(project: Project) -> dict | None:
-    found = list(project.root.glob(".stepkit/runs/*/state.json"))
+    found = list(store_dir(project.root).glob("runs/*/state.json"))
     assert len(found) <= 1, found
     return json.loads(found[0].read_text()) if found else None
 

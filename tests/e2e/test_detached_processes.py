@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import wait_until_gone
 from tests.support.e2e import PY, make_project
 
@@ -58,7 +59,7 @@ def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_pat
     gates = {gate["name"]: gate for gate in result.data["gates"]}
     assert gates["tests"]["status"] == "pass"
 
-    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     stopped = [e for e in events if e["event"] == "detached_stopped"]
     node = "verify_build" if who == "build" else "implement"
@@ -109,7 +110,7 @@ def test_a_writer_started_with_setsid_env_i_is_ended_with_its_node_and_reported(
     assert not leaked, "the writer outlived the coder's node"
     assert (result.code, result.data["pending"]["node"]) == (5, "gate_user_review"), result.stdout
 
-    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     stopped = [(e["node"], p["pid"], p["command"]) for e in events if e["event"] == "detached_stopped"
                for p in e["processes"]]

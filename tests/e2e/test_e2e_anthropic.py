@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, make_project
 from tests.support.sdk_e2e import (
     NO_SWEEP_ANNOTATIONS,
@@ -36,7 +37,7 @@ def project(tmp_path):
 
 
 def run_events(project, result):
-    log = project.root / ".stepkit" / "runs" / result.data["run_id"] / "events.jsonl"
+    log = store_dir(project.root) / "runs" / result.data["run_id"] / "events.jsonl"
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
@@ -85,7 +86,7 @@ def test_529_forever_fails_with_a_pipeline_fault_and_no_key_on_disk(project, mes
     assert "Traceback" not in result.stdout + result.stderr
     assert nodes(api) == ["orient", "orient"]  # one retry, then the fault
     assert project.coder_calls() == 0
-    stored = [p for p in (project.root / ".stepkit").rglob("*") if p.is_file()]
+    stored = [p for p in store_dir(project.root).rglob("*") if p.is_file()]
     assert stored
     for path in stored:
         assert api.api_key.encode() not in path.read_bytes(), path

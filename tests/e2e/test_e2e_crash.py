@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import (
     KILLED,
     assert_gate_stopped,
@@ -125,7 +126,7 @@ def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_i
     env = project.env(TEST_CMD=waiting)
     code, out, err = interrupt_run(project, "started", env=env)
     assert code == 130, err
-    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
     assert f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}" in err
     assert "Traceback" not in err and out == ""
     cut = checkpoint(project, run_id)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
 
@@ -17,7 +18,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def runs(root: Path) -> list[str]:
-    store = root / ".stepkit" / "runs"
+    store = store_dir(root) / "runs"
     return sorted(p.name for p in store.iterdir()) if store.is_dir() else []
 
 
@@ -75,7 +76,7 @@ def test_a_rerun_keeps_the_previous_handoff_and_says_where(done):
     line = next(line for line in finished.output.splitlines() if line.startswith("Previous handoff kept at: "))
     kept = Path(line.removeprefix("Previous handoff kept at: "))
     assert kept.read_bytes() == approved
-    assert kept.is_relative_to(done.root / ".stepkit" / "runs" / paused.data["run_id"])
+    assert kept.is_relative_to(store_dir(done.root) / "runs" / paused.data["run_id"])
     assert done.handoff(1).is_file() and done.plan_status(1) == "complete"
 
 

@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from stepkit.protocol.graphs import load_protocol_graph
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import (
     CALC,
     DEVIATION,
@@ -131,7 +132,7 @@ def test_the_final_gate_cannot_be_pre_answered(project):
     result = project.run("--answer", "gate_user_review=approve", json_out=False)
     assert result.code == 2
     assert "Traceback" not in result.stderr
-    assert not (project.root / ".stepkit" / "runs").exists() or not any((project.root / ".stepkit" / "runs").iterdir())
+    assert not (store_dir(project.root) / "runs").exists() or not any((store_dir(project.root) / "runs").iterdir())
 
 
 # -- orient and the deviation gate --------------------------------------------

@@ -18,6 +18,7 @@ import select
 import signal
 import time
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import assert_gate_stopped, checkpoint, waiting_test_cmd
 from tests.support.e2e import ORIENT, PY, make_project
 
@@ -222,7 +223,7 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
         term.kill()
     assert_gate_stopped(project)
     (project.state_dir / "go").touch()
-    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
     assert checkpoint(project, run_id)["status"] == "interrupted"
     lines = term.screen.splitlines()
     resume = next(line for line in lines if "Resume with:" in line)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, HANDOFF, PY, Project, make_project
 
 OLD = "tests/test_calc.py::test_old_bug"
@@ -78,7 +79,7 @@ def test_a_preexisting_failure_is_named_at_the_approval_in_the_output_and_the_ha
     handoff = project.handoff(1).read_text()
     assert OLD in handoff.split("## Evidence", 1)[1] and "PRE-EXISTING" in handoff
     assert project.coder_calls() == 1  # the old bug was never handed to the coder
-    assert list((project.root / ".stepkit" / "baseline").glob("tests-*.json"))
+    assert list((store_dir(project.root) / "baseline").glob("tests-*.json"))
 
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE"
@@ -94,7 +95,7 @@ def test_a_test_the_step_breaks_fails_the_gate_and_only_it_reaches_the_fix_loop(
     assert project.coder_calls() == 2
     fix = project.coder_prompt(1)
     assert ADD in fix and "test_old_bug" not in fix
-    history = json.loads((project.root / ".stepkit" / "runs" / paused.data["run_id"] / "state.json").read_text())
+    history = json.loads((store_dir(project.root) / "runs" / paused.data["run_id"] / "state.json").read_text())
     first_tests = next(g for g in history["state"]["gate_history"] if g["name"] == "tests")
     assert first_tests["status"] == "fail"
     assert first_tests["new_failures"] == [ADD] and first_tests["preexisting_failures"] == [OLD]
@@ -112,7 +113,7 @@ def test_a_test_that_passes_on_the_rerun_is_flaky_and_the_step_goes_on(tmp_path)
     assert gate["new_failures"] == [] and gate["preexisting_failures"] == []
     assert "FLAKY tests (failed, passed when the suite was re-run; not evidence of a pass) (1)" in paused.data["pending"]["question"]
     assert (project.state_dir / "flaky_runs").read_text() == "3"  # the run, alone, the whole command; no baseline
-    assert not (project.root / ".stepkit" / "baseline").exists()
+    assert not (store_dir(project.root) / "baseline").exists()
 
 
 @pytest.mark.parametrize("mode", ["strict", "off"])
@@ -124,7 +125,7 @@ def test_strict_and_off_fail_the_step_on_a_preexisting_failure(tmp_path, mode):
     gate = gate_of_tests(failed.data)
     assert gate["status"] == "fail"
     assert project.coder_calls() == 2  # the old bug went to the fix loop, as before this setting
-    baseline_dir = project.root / ".stepkit" / "baseline"
+    baseline_dir = store_dir(project.root) / "baseline"
     if mode == "strict":
         assert gate["preexisting_failures"] == [OLD] and gate["new_failures"] == []
         assert list(baseline_dir.glob("tests-*.json"))
@@ -296,7 +297,7 @@ def test_a_test_that_fails_after_another_and_passes_alone_is_order_dependent_not
     assert project.coder_calls() == 2  # the order-dependent failure went to the fix loop
     named = "tests/test_z.py::test_add_again fails after tests/test_calc.py::test_add"
     assert f"order-dependent: {named}" in project.coder_prompt(1)
-    history = json.loads((project.root / ".stepkit" / "runs" / paused.data["run_id"] / "state.json").read_text())
+    history = json.loads((store_dir(project.root) / "runs" / paused.data["run_id"] / "state.json").read_text())
     first_tests = next(g for g in history["state"]["gate_history"] if g["name"] == "tests")
     assert (first_tests["status"], first_tests["flaky"]) == ("fail", [])
     assert first_tests["order_dependent"] == [named]

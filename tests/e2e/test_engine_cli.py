@@ -11,10 +11,11 @@ import pytest
 from stepkit.api import parse_sets
 from stepkit.cli import main
 from stepkit.errors import UsageError
+from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import write_graph
 
 JSON_KEYS = {"outcome", "exit_code", "run_id", "step", "title", "plan", "handoff", "gates",
-             "fix_attempts", "usage", "output"}
+             "fix_attempts", "usage", "output", "run_dir"}
 
 
 @pytest.fixture
@@ -57,6 +58,7 @@ def test_exit_codes_and_json(project, graph, capsys, answer, code, sentinel):
                                "--set", "stub_updates={first: {step: 7, title: Seven, gates: [{name: tests, status: pass, tree_hash: x}]}}")
     assert exit_code == code
     assert set(data) == JSON_KEYS
+    assert Path(data["run_dir"]).name == data["run_id"] and Path(data["run_dir"], "state.json").is_file()
     assert (data["outcome"], data["exit_code"], data["step"], data["title"]) == (sentinel, code, 7, "Seven")
     assert data["output"].splitlines()[0] == sentinel
     fixed = {"name": "tests", "status": "pass", "command": None, "plugin": None, "exit_code": None,
@@ -74,7 +76,7 @@ def test_pause_prints_question_and_resume_command_then_resume_json(project, grap
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert lines[0] == "PAUSED" and "Which end for step (none)?" in lines
-    run_id = next(p.name for p in (project / ".stepkit" / "runs").iterdir())
+    run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
     assert f'  stepkit resume {run_id} --project-dir {project} --answer "complete"' in lines
     assert "choose (approval) started" in captured.err  # the progress display, on stderr
 
@@ -94,9 +96,9 @@ def test_ctrl_c_saves_the_run_and_exits_130(project, capsys):
     code = main(["run", "--graph", str(graph), "--project-dir", str(project), "--set", "script={a: interrupt/next}"])
     assert code == 130
     err = capsys.readouterr().err
-    run_id = next(p.name for p in (project / ".stepkit" / "runs").iterdir())
+    run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
     assert f"Resume with: stepkit resume {run_id} --project-dir {project}" in err
-    state = json.loads((project / ".stepkit" / "runs" / run_id / "state.json").read_text())
+    state = json.loads((store_dir(project) / "runs" / run_id / "state.json").read_text())
     assert state["status"] == "interrupted"
     assert main(["resume", "--project-dir", str(project)]) == 0
 
@@ -110,7 +112,7 @@ def test_set_values_are_yaml_and_malformed_ones_are_usage_errors(project, graph,
         parse_sets(["x=[1"])
     assert main(["run", "--graph", str(graph), "--project-dir", str(project), "--set", "=3"]) == 2
     assert "--set =3: expected KEY=VALUE" in capsys.readouterr().err
-    assert not (project / ".stepkit").exists()
+    assert not store_dir(project).exists()
 
 
 STEPCONF = '''
@@ -149,4 +151,4 @@ def test_bad_project_dir_and_bad_graph_start_no_run(tmp_path, capsys):
     bad.write_text("start: a\nnodes: {a: {kind: script}}\n")
     assert main(["run", "--project-dir", str(tmp_path), "--graph", str(bad)]) == 2
     assert capsys.readouterr().err.strip() == f"stepkit: error: graph {bad}: node 'a' call: missing (required for script nodes)"
-    assert not (tmp_path / ".stepkit").exists()
+    assert not store_dir(tmp_path).exists()

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from stepkit.engine.runstore import RunStore
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import DEVIATION, HANDOFF, SWEEP, make_project
 
 #: an engine a third party writes: answers per node from a JSON file, each
@@ -105,4 +106,4 @@ def test_an_unknown_engine_names_the_plugin_kinds_and_starts_no_run(project):
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("stepkit: error: unknown engine 'nosuch:x': use anthropic[:MODEL] or ")
     assert line.endswith(" or canned:FILE")  # built-ins first, then the project's
-    assert not (project.root / ".stepkit" / "runs").exists()
+    assert not (store_dir(project.root) / "runs").exists()

@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support import fake_cli
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, SWEEP, make_project
 
@@ -34,7 +35,7 @@ def check_the_step(project, paused, engine_name, env):
     assert paused.data["pending"]["node"] == "gate_user_review"
     assert {g["name"]: g["status"] for g in paused.data["gates"]}["tests"] == "pass"
     assert (project.root / "calc.py").read_text() == GOOD_MUL
-    run_dir = project.root / ".stepkit" / "runs" / paused.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / paused.data["run_id"]
     calls = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     nodes = [e["node"] for e in calls if e["event"] == "llm_call" and e.get("engine") == engine_name]
     # one call per node (an API engine makes one more for a tool round)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
@@ -46,7 +47,7 @@ def test_resume_runs_the_commands_the_run_fixed_even_after_the_config_changed(tm
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     first = project.run()
     assert first.code == 5, first.stderr  # paused at the final approval
-    state = json.loads((project.root / ".stepkit" / "runs" / first.data["run_id"] / "state.json").read_text())
+    state = json.loads((store_dir(project.root) / "runs" / first.data["run_id"] / "state.json").read_text())
     stored = state["settings"]["gate_plan"]["commands"]
     assert stored["tests"]["command"] == f"{PY} check.py"
     config = project.root / "stepkit.toml"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project
 
 FORMATTER = '''import pathlib, sys
@@ -53,7 +54,7 @@ def test_a_whole_tree_formatters_edits_outside_the_coders_changes_are_undone_and
     assert "restored 3 file(s)" in gate["summary"] and "check.py" in gate["summary"]
     assert (project.root / "wip.py").read_text() == "mine = 1\n"  # git holds no copy: held before the gate
     assert project.git("diff", "--name-only", "--", ".", ":!plans") == "calc.py\n"
-    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     kept = run_dir / "displaced" / "format-1" / "check.py"
     assert kept.read_text().startswith("# formatted")
     assert kept.relative_to(project.root).as_posix() in gate["evidence"]

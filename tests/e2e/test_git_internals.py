@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, make_project
 
 
@@ -30,7 +31,7 @@ def planted_script(project, name: str) -> str:
 def run_state(project, run_id: str) -> dict:
     import json
 
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
 
 
 def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepkit(tmp_path):
@@ -56,7 +57,7 @@ def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepki
     config = subprocess.run(["git", "config", "--get", "core.fsmonitor"], cwd=project.root,
                             capture_output=True, text=True, check=False)
     assert config.stdout == ""
-    kept = list((project.root / ".stepkit").rglob("pre-commit")) + list((project.root / ".stepkit").rglob("config"))
+    kept = list((store_dir(project.root)).rglob("pre-commit")) + list((store_dir(project.root)).rglob("config"))
     kept_texts = {path.name: path.read_text() for path in kept}
     assert "echo ran" in kept_texts["pre-commit"] and monitor in kept_texts["config"]
 

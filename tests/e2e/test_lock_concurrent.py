@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.seal import write_sealed
+from stepkit.workspace.store import lock_files, store_dir
 from tests.support.e2e import DEVIATION, GOOD_MUL, PY, make_project
 
 BLOCKING_CODER = f'''
@@ -151,7 +153,7 @@ def finish(proc: Stepkit) -> dict:
 
 
 def run_ids(project) -> list[str]:
-    return sorted(p.name for p in (project.root / ".stepkit" / "runs").iterdir())
+    return sorted(p.name for p in (store_dir(project.root) / "runs").iterdir())
 
 
 def test_two_runs_of_one_step_started_at_once_one_runs_the_other_exits_2(project, coders):
@@ -226,11 +228,11 @@ def test_a_run_whose_pid_was_reused_is_not_still_running(project, coders):
     [run_id] = run_ids(project)
     other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     coders.procs.append(other)
-    state_file = project.root / ".stepkit" / "runs" / run_id / "state.json"
+    state_file = store_dir(project.root) / "runs" / run_id / "state.json"
     checkpoint = json.loads(state_file.read_text())
     assert checkpoint["status"] == "running"
-    state_file.write_text(json.dumps({**checkpoint, "pid": other.pid}))
-    (project.root / ".stepkit" / "lock.json").write_text(
+    write_sealed(state_file, json.dumps({**checkpoint, "pid": other.pid}))
+    lock_files(project.root)[1].write_text(
         json.dumps({"command": "run", "pid": other.pid, "run_id": run_id, "step": 1}))
 
     result = project.resume()
@@ -259,3 +261,33 @@ def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_a
     assert coders.read_started() == []
     coders.release()
     assert finish(first)["run_id"] == run_id
+
+
+#: The blocking coder, after deleting the run store and any ``.stepkit/``
+#: (as ``git clean -xfd`` or a careless ``rm -rf`` would).
+DELETING_CODER = '''
+import shutil, subprocess
+common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
+for doomed in (f"{common}/stepkit", ".stepkit"):
+    shutil.rmtree(doomed, ignore_errors=True)
+''' + BLOCKING_CODER
+
+
+def test_a_coder_deleting_the_run_store_does_not_free_the_lock(project, coders, tmp_path):
+    (project.root / ".stepkit").mkdir()  # an earlier version's leftovers, deleted too
+    deleting = tmp_path / "deleting_coder.py"
+    deleting.write_text(DELETING_CODER)
+    first = start(coders, project, *project.run_args("--step", "1", coder=f"command:{PY} {deleting}"))
+    started, exited = watch([first], coders, lambda s, e: s or e)
+    assert started and not exited, first.err
+    assert not store_dir(project.root).exists() and not (project.root / ".stepkit").exists()
+
+    second = start(coders, project, *project.run_args("--step", "1", coder=coders.spec))
+    started, exited = watch([second], coders, lambda s, e: s or e)
+
+    assert not started and exited == [second]
+    busy = BUSY.fullmatch(second.err.decode().strip())
+    assert second.returncode == 2 and busy and busy.group(2) == str(first.pid), second.err
+    coders.release()
+    result = finish(first)
+    assert result["run_id"] == busy.group(1)

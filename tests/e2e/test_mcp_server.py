@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import PY, make_project
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'stepkit[mcp]')")
@@ -108,7 +109,7 @@ def test_the_final_approval_cannot_be_pre_answered_and_bad_arguments_are_tool_er
     assert "final approval gate" in seen["pre"].content[0].text
     assert "--step zero" in seen["bad_step"].content[0].text
     assert not seen["status"].is_error
-    assert not (project.root / ".stepkit" / "runs").exists() or not any((project.root / ".stepkit" / "runs").iterdir())
+    assert not (store_dir(project.root) / "runs").exists() or not any((store_dir(project.root) / "runs").iterdir())
 
 
 NOISY_STEPCONF = """\

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import assert_gate_stopped, checkpoint, waiting_test_cmd
 from tests.support.e2e import PY, make_project
 
@@ -82,7 +83,7 @@ def test_a_stop_signal_during_run_step_interrupts_the_run_and_resume_goes_on(tmp
 
     anyio.run(main)
     assert_gate_stopped(project)  # the waiting gate did not outlive the server
-    runs = sorted((project.root / ".stepkit" / "runs").iterdir())
+    runs = sorted((store_dir(project.root) / "runs").iterdir())
     run_id = runs[-1].name
     cp = checkpoint(project, run_id)
     assert cp["status"] == "interrupted" and cp["node"] == "verify_tests", cp["status"]

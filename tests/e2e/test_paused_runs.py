@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
 
@@ -25,7 +26,7 @@ def two_steps_paused(tmp_path):
 
 
 def age_by(project, run_id, hours):
-    path = project.root / ".stepkit" / "runs" / run_id / "state.json"
+    path = store_dir(project.root) / "runs" / run_id / "state.json"
     data = json.loads(path.read_text())
     data["updated_at"] = (datetime.now(UTC) - timedelta(hours=hours)).isoformat()
     path.write_text(json.dumps(data))
@@ -61,12 +62,12 @@ def test_status_without_runs_has_an_empty_list(tmp_path):
 
 def test_resume_without_a_run_id_refuses_to_pick_among_steps_and_names_them(two_steps_paused):
     project, first, second = two_steps_paused
-    before = {run: (project.root / ".stepkit" / "runs" / run / "state.json").read_bytes() for run in (first, second)}
+    before = {run: (store_dir(project.root) / "runs" / run / "state.json").read_bytes() for run in (first, second)}
     refused = project.resume("approve")
     assert refused.code == 2, refused.stderr + refused.stdout
     (line,) = refused.stderr.strip().splitlines()
     assert first in line and second in line and "step 1" in line and "step 2" in line
-    assert {run: (project.root / ".stepkit" / "runs" / run / "state.json").read_bytes()
+    assert {run: (store_dir(project.root) / "runs" / run / "state.json").read_bytes()
             for run in before} == before
 
     named = project.stepkit("resume", first, "--project-dir", str(project.root), "--answer", "approve")

@@ -12,6 +12,7 @@ import pty
 import select
 import subprocess
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import CALC, GOOD_MUL, PY, make_project
 
 #: Breaks add (the committed test of check.py fails for real) and adds mul.
@@ -38,7 +39,7 @@ def stepkit_node_started(run_id, node, kind, state):
 
 
 def run_state(project, run_id: str) -> dict:
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
 
 
 def planted(project, plugin_path: str) -> None:

@@ -13,6 +13,8 @@ import subprocess
 
 import pytest
 
+from stepkit.workspace.seal import write_sealed
+from stepkit.workspace.store import store_dir
 from tests.support.crash import files
 from tests.support.e2e import Project, make_project
 
@@ -25,7 +27,7 @@ def paused_at_final_gate(tmp_path) -> tuple[Project, str]:
 
 
 def state_file(project: Project, run_id: str):
-    return project.root / ".stepkit" / "runs" / run_id / "state.json"
+    return store_dir(project.root) / "runs" / run_id / "state.json"
 
 
 def relocate(project: Project, how: str, target) -> Project:
@@ -65,7 +67,8 @@ def test_the_checkpoint_keeps_project_paths_relative(tmp_path):
     state = stored["state"]
     assert (state["plan_path"], state["handoff_path"]) == ("plans/steps/01-mul.md", "plans/handoffs/01-mul.md")
     assert [s["path"] for s in state["later_steps"]] == ["plans/steps/02-div.md", "plans/steps/03-pow.md"]
-    assert state["coder_result"]["log"].startswith(f".stepkit/runs/{run_id}/logs/")
+    store = store_dir(project.root).relative_to(project.root.resolve()).as_posix()
+    assert state["coder_result"]["log"].startswith(f"{store}/runs/{run_id}/logs/")
     assert ["state", "later_steps", 1, "path"] in stored["relative_paths"]
     assert str(project.root) not in json.dumps({"settings": stored["settings"], "state": state["gates"]})
 
@@ -82,7 +85,7 @@ def test_a_format_1_checkpoint_with_absolute_paths_resumes_after_a_move(tmp_path
         holder[last] = str(project.root) if holder[last] == "." else f"{project.root}/{holder[last]}"
     data["format_version"] = 1
     assert data["state"]["plan_path"] == str(project.plans / "steps" / "01-mul.md")
-    path.write_text(json.dumps(data))
+    write_sealed(path, json.dumps(data))  # as adopted from an earlier version's store
     there = relocate(project, "mv", tmp_path / "moved")
 
     assert_completed_in(there, there.resume("approve"), run_id)
@@ -116,7 +119,7 @@ def test_a_format_1_checkpoint_moved_in_the_old_layout_is_rebased_from_its_own_p
     data["settings"]["project_dir"], data["settings"]["plans_dir"] = str(old), str(old / "plans")
     data["state"]["plan_path"] = str(old / "plans" / "steps" / "01-mul.md")
     data["state"]["handoff_path"] = str(old / "plans" / "handoffs" / "01-mul.md")
-    path.write_text(json.dumps(data))
+    write_sealed(path, json.dumps(data))  # as adopted from an earlier version's store
     shutil.copytree(project.plans, old / "plans")  # a stale copy where the run once was
     stale = {p: p.read_bytes() for p in old.rglob("*") if p.is_file()}
 

@@ -14,6 +14,7 @@ from stepkit.api import resume_run, run_step
 from stepkit.cli import main
 from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.workspace.seal import write_sealed
 from tests.support.graph_helpers import write_graph
 
 #: The keys of state.json in the release before format versions (the run store's contract).
@@ -41,15 +42,16 @@ def paused(tmp_path: Path):
 
 
 def rewrite(state_file: Path, change) -> None:
+    """Change the checkpoint as another stepkit would have written it (sealed)."""
     data = json.loads(state_file.read_text())
     change(data)
-    state_file.write_text(json.dumps(data))
+    write_sealed(state_file, json.dumps(data))
 
 
 def test_state_json_keeps_every_key_and_adds_the_format(paused):
     _, _, state_file = paused
     data = json.loads(state_file.read_text())
-    assert set(data) == PREVIOUS_KEYS | {"format_version", "relative_paths"}
+    assert set(data) == PREVIOUS_KEYS | {"format_version", "relative_paths", "seal"}
     assert data["format_version"] == CHECKPOINT_FORMAT == 2
     assert (data["status"], data["pending"]["node"], data["state"]["count"]) == ("paused", "why", 1)
 
@@ -83,4 +85,5 @@ def test_state_json_that_is_not_json_is_refused_with_one_line(paused, capsys):
     state_file.write_text("[1, 2]")
     assert main(["resume", run_id, "--project-dir", str(project)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"stepkit: error: run {run_id}: state.json is not a stepkit checkpoint: not a JSON object"]
+    assert err == [(f"stepkit: error: run {run_id}: its checkpoint is not the one stepkit wrote, so it is not "
+                    f"resumed: forged or edited: {state_file} (it has no seal)")]

@@ -26,6 +26,7 @@ from stepkit.graph.nodes import EndNode, ScriptNode, WorkNode
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.graphs import load_protocol_graph
 from stepkit.protocol.state import StepState
+from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import STUB_OUTPUTS, render_plain, scripted, stage_runner
 
 HAPPY = {
@@ -206,20 +207,20 @@ def test_pre_answers_only_for_gate_blocked_and_gate_deviation(project, monkeypat
         start(project, answers={"get_revision": "x"})
     with pytest.raises(UsageError, match="no approval or input node 'orient'"):
         start(project, answers={"orient": "x"})
-    runs_before = len(list((project / ".stepkit" / "runs").iterdir()))
+    runs_before = len(list((store_dir(project) / "runs").iterdir()))
     assert main(["run", "--project-dir", str(project), "--answer", "gate_user_review=approve"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [("stepkit: error: --answer gate_user_review=…: the final approval gate can only be answered "
                    "after its question is shown (pre-answerable: gate_blocked, gate_deviation)")]
     assert main(["run", "--project-dir", str(project), "--answer", "gate_blocked"]) == 2
     assert "expected NODE=TEXT" in capsys.readouterr().err
-    assert len(list((project / ".stepkit" / "runs").iterdir())) == runs_before  # no run started
+    assert len(list((store_dir(project) / "runs").iterdir())) == runs_before  # no run started
 
 
 def test_interrupted_implement_is_never_rerun(project):
     with pytest.raises(RunInterrupted) as info:
         start(project, implement="interrupt")
-    cp = json.loads((project / ".stepkit" / "runs" / info.value.run_id / "state.json").read_text())
+    cp = json.loads((store_dir(project) / "runs" / info.value.run_id / "state.json").read_text())
     assert (cp["status"], cp["node"], cp["phase"]) == ("interrupted", "implement", "started")
     assert info.value.resume_command == f"stepkit resume {info.value.run_id} --project-dir {project}"
     with pytest.raises(UsageError, match="is not waiting for an answer"):
@@ -258,7 +259,7 @@ def test_a_moved_project_resumes_in_its_new_place(project, tmp_path):
     moved = project.rename(tmp_path / "moved")
     done = resume(moved, paused.run_id, "no")
     assert done.exit_code == 3
-    stored = json.loads((moved / ".stepkit" / "runs" / paused.run_id / "state.json").read_text())["settings"]
+    stored = json.loads((store_dir(moved) / "runs" / paused.run_id / "state.json").read_text())["settings"]
     assert (stored["project_dir"], stored["plans_dir"]) == (".", "plans")  # relative to the project
     settings = RunStore(moved).open(paused.run_id).load().settings
     assert (settings["project_dir"], settings["plans_dir"]) == (str(moved), str(moved / "plans"))

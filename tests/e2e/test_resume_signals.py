@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import IMPORT_ROOT, write_graph
 
 KEEP = ("status", "node", "phase", "visits", "path", "edges", "outcome", "exit_code", "output", "state")
@@ -27,7 +28,7 @@ def env() -> dict[str, str]:
 
 
 def final(project: Path, run_id: str) -> dict:
-    cp = json.loads((project / ".stepkit" / "runs" / run_id / "state.json").read_text())
+    cp = json.loads((store_dir(project) / "runs" / run_id / "state.json").read_text())
     return {k: cp[k] for k in KEEP}
 
 
@@ -60,7 +61,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    (run_id,) = os.listdir(killed / ".stepkit" / "runs")
+    (run_id,) = os.listdir(store_dir(killed) / "runs")
     cut = final(killed, run_id)
     assert (cut["status"], cut["node"], cut["phase"], cut["path"]) == ("running", "slow", "started", ["first"])
 
@@ -97,7 +98,7 @@ def test_ctrl_c_saves_an_interrupted_checkpoint_and_exits_130(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    (run_id,) = os.listdir(project / ".stepkit" / "runs")
+    (run_id,) = os.listdir(store_dir(project) / "runs")
     assert f"Resume with: stepkit resume {run_id} --project-dir {project}" in err
     cut = final(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "slow", "started")

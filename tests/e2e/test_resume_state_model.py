@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
 
@@ -21,7 +22,7 @@ def paused(tmp_path):
     project = make_project(tmp_path)
     result = project.run()
     assert result.code == 5, result.stderr + result.stdout
-    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     return project, run_dir
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import family_coder, is_running, pids, wait_for_file, wait_until_gone
 from tests.support.e2e import PY, make_project
 
@@ -37,7 +38,7 @@ def test_resume_stops_what_a_killed_run_left_running(tmp_path):
     assert not still, f"{still} of coder, child, detached {left} outlived the resume"
     assert (result.code, result.outcome) == (1, "STEP_FAILED"), result.stderr
     assert "implement was interrupted mid-edit" in result.output
-    run_dir = project.root / ".stepkit" / "runs" / result.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     (stopped,) = [e for e in events if e["event"] == "leftovers_stopped"]
     assert set(left) <= {p["pid"] for p in stopped["processes"]}  # and the shell that ran the coder

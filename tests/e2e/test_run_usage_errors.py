@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import PY, make_project
 
 
@@ -32,7 +33,7 @@ def assert_no_run(project, result, message):
         assert len(lines) == 1 and message.fullmatch(lines[0].removeprefix("stepkit: error: ")), lines
     else:
         assert lines == [f"stepkit: error: {message}"]
-    runs = project.root / ".stepkit" / "runs"
+    runs = store_dir(project.root) / "runs"
     assert not runs.is_dir() or not any(runs.iterdir())
     assert plan_bytes(project) == project.plan_bytes
 
@@ -155,17 +156,19 @@ def test_the_default_engine_without_credentials(project, tmp_path):
 
 
 def test_a_stepkit_dir_that_is_a_file(project):
-    (project.root / ".stepkit").write_text("not a directory\n")
-    assert_no_run(project, project.run(json_out=False), f"{project.root / '.stepkit'} is not a directory (stepkit "
-                                                        "keeps its runs and lock there); move it away")
+    store = store_dir(project.root)
+    store.parent.mkdir(parents=True)
+    store.write_text("not a directory\n")
+    assert_no_run(project, project.run(json_out=False), f"{store} is not a directory (stepkit "
+                                                        "keeps its runs there); move it away")
 
 
 def test_a_runs_dir_that_is_a_file(project):
-    (project.root / ".stepkit").mkdir()
-    (project.root / ".stepkit" / "runs").write_text("not a directory\n")
+    store_dir(project.root).mkdir(parents=True)
+    (store_dir(project.root) / "runs").write_text("not a directory\n")
     result = project.run(json_out=False)
     assert result.code == 2 and result.stderr == (
-        f"stepkit: error: cannot create a run in {project.root / '.stepkit' / 'runs'}: it is not a directory\n")
+        f"stepkit: error: cannot create a run in {store_dir(project.root) / 'runs'}: it is not a directory\n")
     assert plan_bytes(project) == project.plan_bytes
 
 
@@ -191,14 +194,14 @@ def test_a_read_only_project_dir(project):
     finally:
         project.root.chmod(0o755)
     result = type("Result", (), {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr})
-    assert_no_run(project, result, re.compile(re.escape(f"cannot write {project.root / '.stepkit'}: ")
+    assert_no_run(project, result, re.compile(re.escape(f"cannot write {store_dir(project.root)}: ")
                                               + "(Read-only file system|Permission denied) "
-                                              + re.escape("(stepkit keeps its runs and lock there)")))
+                                              + re.escape("(stepkit keeps its runs there)")))
 
 
 @pytest.mark.parametrize("run_id", ["..", "../x", "a/b", ".", "x" * 300])
 def test_a_run_id_that_is_not_one(project, run_id):
-    runs = project.root / ".stepkit" / "runs"
+    runs = store_dir(project.root) / "runs"
     message = f"{run_id!r} is not a run id (a directory name under {runs}, e.g. 20261201-101500-ab12)"
     assert_no_run(project, project.stepkit("resume", run_id, "--project-dir", str(project.root), json_out=False),
                   message)

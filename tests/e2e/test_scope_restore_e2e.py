@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
@@ -26,6 +27,10 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAM
 @pytest.fixture
 def project(tmp_path):
     return make_project(tmp_path)
+
+
+#: The run store, as a coder's shell finds it.
+STORE = '"$(git rev-parse --git-common-dir)/stepkit/main"'
 
 
 def shell_coder(project, body: str) -> str:
@@ -46,11 +51,11 @@ def paused_state(project, result) -> dict:
 
 
 def run_state(project, run_id: str) -> dict:
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
 
 
 def kept(project, result, *parts: str) -> Path:
-    return project.root / ".stepkit" / "runs" / result.data["run_id"] / "displaced" / Path(*parts)
+    return store_dir(project.root) / "runs" / result.data["run_id"] / "displaced" / Path(*parts)
 
 
 #: what the scripted handoff appends to NOTES.md
@@ -186,7 +191,7 @@ def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plan
     assert sorted(state["changed_files"]) == ["calc.py", "extra.py"]
     assert (plans / "NOTES.md").read_text() == notes.decode() + NOTES_FACT
     assert "NOTES.md (modified; restored;" in state["scope_deviations"][0]
-    assert list((project.root / ".stepkit" / "runs" / result.data["run_id"] / "logs").iterdir())
+    assert list((store_dir(project.root) / "runs" / result.data["run_id"] / "logs").iterdir())
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE", done.stdout
     assert (plans / "handoffs").is_dir()
@@ -200,7 +205,7 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
     (project.root / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "a test")
-    coder = shell_coder(project, "rm tests/test_calc.py\nrm -f .stepkit/runs/*/scope_snapshot.json\n")
+    coder = shell_coder(project, f"rm tests/test_calc.py\nrm -f {STORE}/runs/*/scope_snapshot.json\n")
     state = paused_state(project, project.run(coder=coder))
     assert "tests/test_calc.py" in state["changed_files"]
     assert "deleted test file: tests/test_calc.py" in state["tamper_flags"]
@@ -212,12 +217,12 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
 def test_deleting_the_object_store_keeps_the_diff_and_the_restore(project):
     (project.root / "wip.py").write_text("# the user's work in progress\n")  # untracked: kept in the store
     later = (project.plans / "steps" / "02-div.md").read_bytes()
-    coder = shell_coder(project, "echo 'x = 2' > wip.py\nrm -rf .stepkit/objects\n"
+    coder = shell_coder(project, f"echo 'x = 2' > wip.py\nrm -rf {STORE}/objects\n"
                                  "sed -i 's/^Add div\\./Do something else./' plans/steps/02-div.md\n")
     state = paused_state(project, project.run(coder=coder))
     assert (project.plans / "steps" / "02-div.md").read_bytes() == later
     assert "-# the user's work in progress\n+x = 2\n" in state["diff"]
-    assert any("touched stepkit's run store" in flag and ".stepkit/objects" in flag
+    assert any("touched stepkit's run store" in flag and ".git/stepkit/main/objects" in flag
                for flag in state["tamper_flags"])
 
 
@@ -242,7 +247,7 @@ def test_a_snapshot_altered_while_the_run_is_paused_is_retaken_and_flagged(proje
     deviation = {**ORIENT, "has_major_deviation": True, "deviation_summary": "calc.py moved"}
     paused = project.run(engine=project.script(orient=deviation), coder=shell_coder(project, ""))
     assert paused.data["pending"]["node"] == "gate_deviation"
-    snapshot = project.root / ".stepkit" / "runs" / paused.data["run_id"] / "scope_snapshot.json"
+    snapshot = store_dir(project.root) / "runs" / paused.data["run_id"] / "scope_snapshot.json"
     snapshot.write_text(snapshot.read_text().replace('"files":{', '"files":{"forged.py":null,'))
     state = paused_state(project, project.resume("proceed"))
     assert any("scope snapshot" in flag and "was missing or altered before this coder round" in flag

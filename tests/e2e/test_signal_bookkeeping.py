@@ -18,6 +18,7 @@ from stepkit.api import RunInterrupted, resume_run, run_step
 from stepkit.engine.runstore import RunDir
 from stepkit.errors import UsageError
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import write_graph
 
 
@@ -28,6 +29,9 @@ def pm():
 @pytest.fixture
 def graph(tmp_path: Path) -> Path:
     return write_graph(tmp_path, {"first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "end_success"}})
+
+
+SAVE = RunDir.save
 
 
 def sigterm_during(monkeypatch, method: str, when) -> None:
@@ -51,7 +55,7 @@ def test_a_signal_while_the_end_is_recorded_leaves_the_run_finished(tmp_path, gr
     try:
         result = run_step(project_dir=project, graph=graph, pm=pm())
     except RunInterrupted:
-        stored = json.loads(next((project / ".stepkit" / "runs").glob("*/state.json")).read_text())
+        stored = json.loads(next((store_dir(project) / "runs").glob("*/state.json")).read_text())
         pytest.fail(f"a finished run was saved as {stored['status']} at {stored['node']} ({stored['phase']}), "
                     f"next {stored['next']}")
     assert (result.outcome, result.exit_code, result.state["count"]) == ("STEP_COMPLETE", 0, 1)
@@ -68,10 +72,10 @@ def test_a_signal_while_a_node_is_recorded_resumes_after_that_node(tmp_path, gra
     with pytest.raises(RunInterrupted) as info:
         run_step(project_dir=project, graph=graph, pm=pm())
     assert info.value.exit_code == 143
-    (run_dir,) = (project / ".stepkit" / "runs").iterdir()
+    (run_dir,) = (store_dir(project) / "runs").iterdir()
     stored = json.loads((run_dir / "state.json").read_text())
     assert (stored["status"], stored["node"], stored["phase"], stored["next"], stored["path"]) == \
         ("interrupted", "first", "finished", "end_success", ["first"])
-    monkeypatch.undo()
+    monkeypatch.setattr(RunDir, "save", SAVE)  # not undo(): that would drop the isolated state home too
     done = resume_run(run_dir.name, project_dir=project, pm=pm())
     assert (done.outcome, done.state["count"]) == ("STEP_COMPLETE", 1)

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.crash import (
     checkpoint,
     drive,
@@ -36,7 +37,7 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
     assert not left, f"still running 5 s after {sig.name}: {left} of coder, child, detached {started}"
 
     assert code == 128 + sig, (code, err)
-    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
     assert (f"stepkit: interrupted by {sig.name}; run {run_id} saved. "
             f"Resume with: stepkit resume {run_id} --project-dir {project.root}") in err
     assert "Traceback" not in err and out == ""
@@ -78,7 +79,7 @@ def test_sigterm_during_a_gate_stops_it_and_resume_finishes_the_run(tmp_path):
     gate = int((project.state_dir / "started").read_text())
     assert not wait_until_gone([gate]), "the gate's command outlived the run"
     assert code == 143, err
-    (run_id,) = [p.name for p in (project.root / ".stepkit" / "runs").iterdir()]
+    (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
     cut = checkpoint(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "verify_tests", "started")
 

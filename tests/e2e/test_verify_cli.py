@@ -11,6 +11,7 @@ import pytest
 from stepkit.cli import main
 from stepkit.records import GATE_JSON_FIELDS as JSON_FIELDS
 from stepkit.records import GATE_JSON_VERDICT_FIELDS
+from stepkit.workspace.store import store_dir
 
 MAKEFILE = "lint:\n\t@echo lint clean\n\ntest:\n\t@echo 'ran 4 checks'\n\t@test -f ready.txt\n"
 
@@ -45,8 +46,8 @@ def test_json_has_exactly_the_design_shape(make_project, capsys):
     assert isinstance(tests["duration_s"], float)
     log = Path(tests["log"])
     assert log.is_file() and log.parent.name == "logs"
-    assert log.parent.parent.parent == make_project / ".stepkit" / "verify"
-    assert (make_project / ".stepkit" / ".gitignore").read_text() == "*\n"
+    assert log.parent.parent.parent == store_dir(make_project) / "verify"
+    assert (store_dir(make_project) / ".gitignore").read_text() == "*\n"
 
 
 def test_all_gates_that_ran_passed_exits_0(make_project, capsys):
@@ -94,10 +95,10 @@ def test_nothing_to_run_exits_2_and_says_it_is_no_evidence(tmp_path, capsys):
 
 
 def test_an_existing_gitignore_is_kept(make_project, capsys):
-    (make_project / ".stepkit").mkdir()
-    (make_project / ".stepkit" / ".gitignore").write_text("runs/\n")
+    store_dir(make_project).mkdir()
+    (store_dir(make_project) / ".gitignore").write_text("runs/\n")
     verify_json(capsys, make_project)
-    assert (make_project / ".stepkit" / ".gitignore").read_text() == "runs/\n"
+    assert (store_dir(make_project) / ".gitignore").read_text() == "runs/\n"
 
 
 def test_a_disabled_plugin_leaves_its_gates_not_run(make_project, capsys):

@@ -15,6 +15,7 @@ from stepkit.plugins.llm.anthropic_engine import DEFAULT_MODEL, check_history
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.tools import read_only_tools
 from stepkit.records import StageContext, StageFault, Usage
+from stepkit.workspace.store import store_dir
 
 pytest_plugins = ["tests.support.messages_api"]
 
@@ -34,7 +35,7 @@ def make_ctx(tmp_path: Path, settings: dict | None = None, config: Config | None
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True, exist_ok=True)
     (project / "src" / "a.py").write_text("def slugify(text):\n    return text\n")
-    run_dir = project / ".stepkit" / "runs" / "r1"
+    run_dir = store_dir(project) / "runs" / "r1"
     run_dir.mkdir(parents=True, exist_ok=True)
     events = run_dir / "events.jsonl"
 
@@ -293,7 +294,7 @@ def test_secrets_are_masked_in_requests_and_run_files(tmp_path, messages_api):
     for request in messages_api.requests:
         assert secret.encode() not in request.raw
         assert messages_api.api_key.encode() not in request.raw
-    for path in (ctx.project_dir / ".stepkit").rglob("*"):
+    for path in store_dir(ctx.project_dir).rglob("*"):
         if path.is_file():
             text = path.read_text()
             assert secret not in text and messages_api.api_key not in text, path

@@ -15,6 +15,7 @@ from stepkit.pluginmanager import StepkitPluginManager
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.scripted import ScriptedEngine
 from stepkit.records import StageContext, StageFault
+from stepkit.workspace.store import store_dir
 
 ANSWERS = """\
 orient:
@@ -73,7 +74,7 @@ def test_a_list_is_consumed_in_order_then_runs_out(tmp_path):
 
 
 def test_the_position_survives_a_new_engine_in_the_same_run(tmp_path):
-    run_dir = tmp_path / "project" / ".stepkit" / "runs" / "r1"
+    run_dir = store_dir(tmp_path / "project") / "runs" / "r1"
     ctx = make_ctx(tmp_path, run_dir)
     with pytest.raises(StageFault):
         ask(make_engine("scripted:answers.yaml", ctx), ctx, "write_handoff")
@@ -114,7 +115,7 @@ def test_bad_files_are_usage_errors(tmp_path, spec, content, message):
 
 
 def run_dir(tmp_path: Path, run_id: str) -> Path:
-    return tmp_path / "project" / ".stepkit" / "runs" / run_id
+    return store_dir(tmp_path / "project") / "runs" / run_id
 
 
 @pytest.mark.parametrize("one_pm", [False, True], ids=["a plugin manager each", "one plugin manager"])

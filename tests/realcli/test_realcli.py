@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.realcli.harness import Model, version
 from tests.support.e2e import CALC, GOOD_MUL, PY, SWEEP, make_project
 
@@ -82,7 +83,7 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
         done, final = stepkit(project, env, "resume", "--answer", "approve")
     assert done.returncode == 0 and final["outcome"] == "STEP_COMPLETE", done.stderr + done.stdout
     assert (project.root / "calc.py").read_text() == GOOD_MUL
-    run_dir = project.root / ".stepkit" / "runs" / final["run_id"]
+    run_dir = store_dir(project.root) / "runs" / final["run_id"]
     state = json.loads((run_dir / "state.json").read_text())
     assert REPORT in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
     usage = final["usage"]

@@ -12,6 +12,7 @@ import subprocess
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.realcli.harness import Model
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, make_project
 
@@ -75,7 +76,7 @@ def test_a_whole_step_on_claude_code_alone(tmp_path, cli_bin):
         done = project.resume("approve", env=env)
     assert done.outcome == "STEP_COMPLETE", done.stderr
     assert (project.root / "calc.py").read_text() == GOOD_MUL
-    state = (project.root / ".stepkit" / "runs" / paused.data["run_id"] / "state.json").read_text()
+    state = (store_dir(project.root) / "runs" / paused.data["run_id"] / "state.json").read_text()
     assert "mul is fine" in state  # the review ran on Claude Code and was recorded
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from stepkit.config import Config
 from stepkit.records import StageContext
+from stepkit.workspace.store import store_dir
 
 PLAN_TEXT = """---
 step: 3
@@ -42,7 +43,7 @@ def make_ctx(
     config = Config()
     config.timeouts.coder = timeout
     config.timeouts.reviewer = timeout
-    run_dir = project / ".stepkit" / "runs" / "r1"
+    run_dir = store_dir(project) / "runs" / "r1"
     run_dir.mkdir(parents=True, exist_ok=True)
     base_state = {"step": 3, "title": "Add greeting", "plan_text": PLAN_TEXT,
                   "implementation_brief": "Put greet() in greet.py."}

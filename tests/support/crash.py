@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import PY, Project, Result
 
 KILLER = '''import os
@@ -101,7 +102,7 @@ def drive(project: Project, env: dict[str, str], first: Result, approve: bool = 
 
 def checkpoint(project: Project, run_id: str) -> dict[str, Any]:
     """The run's final checkpoint."""
-    return json.loads((project.root / ".stepkit" / "runs" / run_id / "state.json").read_text())
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())
 
 
 def route_of(project: Project, run_id: str) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from stepkit.workspace.store import store_dir
+
 PY = sys.executable
 #: The developer's variables that would steer a test or benchmark run (its
 #: answers, coder, plugins, gate commands) or reach the real API.
@@ -226,7 +228,7 @@ class Project:
     def record_edges(self, run_id: str | None) -> None:
         if not run_id:
             return
-        state = json.loads((self.root / ".stepkit" / "runs" / run_id / "state.json").read_text())
+        state = json.loads((store_dir(self.root) / "runs" / run_id / "state.json").read_text())
         self.edges.update((a, b, label) for a, b, label in state["edges"])
         TRAVERSED.update(self.edges)
 

@@ -27,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from stepkit.workspace.store import store_dir
+
 RECORDED = Path(__file__).parent / "recorded"
 
 FAKE = r'''#!{python}
@@ -106,7 +108,7 @@ def stage_context(tmp_path: Path, engine: str, settings: dict[str, Any] | None =
 
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
-    run_dir = project / ".stepkit" / "runs" / "r1"
+    run_dir = store_dir(project) / "runs" / "r1"
     run_dir.mkdir(parents=True, exist_ok=True)
 
     def emit(kind: str, **fields: Any) -> None:

@@ -13,6 +13,7 @@ import pytest
 import stepkit
 from stepkit.api import RunResult, resume_run, run_step
 from stepkit.pluginmanager import get_plugin_manager
+from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import RELEASE, stage_runner, write_graph
 
 
@@ -88,7 +89,7 @@ def test_script_routes_loop_and_checkpoint(project):
     assert cp["visits"] == {"first": 2, "second": 2, "end_success": 1}
     assert cp["state"]["count"] == 4 and cp["settings"]["sets"] == {"stop_at": 3}
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", result.run_id)
-    assert (project / ".stepkit" / ".gitignore").read_text() == "*\n"
+    assert (store_dir(project) / ".gitignore").read_text() == "*\n"
     assert (Path(result.run_dir) / "output.txt").read_text() == result.output
     assert (Path(result.run_dir) / "logs").is_dir()
     finished = events(result, "node_finished")

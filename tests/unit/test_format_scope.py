@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.api import verify
+from stepkit.workspace.store import store_dir
 
 PY = sys.executable
 #: a formatter that marks every file it is given (every .py under the
@@ -96,7 +97,7 @@ def test_a_whole_tree_formatters_edits_outside_the_change_set_are_restored_kept_
     assert (project / "a.py").read_text() == "# formatted\na = 2\n"  # in the change set: kept
     assert (project / "b.py").read_text() == "b = 1\n"  # outside it: restored
     assert git(project, "status", "--porcelain") == " M a.py\n"
-    (kept,) = (project / ".stepkit" / "verify").glob("*/displaced/format-1/b.py")
+    (kept,) = (store_dir(project) / "verify").glob("*/displaced/format-1/b.py")
     assert kept.read_text() == "# formatted\nb = 1\n"
     assert gate["changed_files"] == ["a.py", "b.py"]
     assert "b.py" in gate["summary"] and "restored" in gate["summary"]

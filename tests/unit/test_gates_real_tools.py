@@ -15,6 +15,7 @@ import pytest
 from stepkit.config import load_config
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 from stepkit.workspace.gates import run_gates
+from stepkit.workspace.store import store_dir
 from tests.support.detect import VENV_BIN
 
 GATE_PLUGINS = [m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")]
@@ -31,7 +32,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
 def verify(project: Path, gates=("format", "lint", "build", "tests")):
     config = load_config(project)
     pm = get_plugin_manager(project, config, builtins=GATE_PLUGINS)
-    return {r.name: r for r in run_gates(pm, project, config, project / ".stepkit" / "logs", gates=gates)}
+    return {r.name: r for r in run_gates(pm, project, config, store_dir(project) / "logs", gates=gates)}
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from stepkit.records import GateResult
 from stepkit.workspace import process
 from stepkit.workspace.gate_commands import resolve_commands
 from stepkit.workspace.gates import run_gate, run_gates
+from stepkit.workspace.store import store_dir
 from tests.support.evidence_logs import evidence_pm
 
 
@@ -264,7 +265,7 @@ FORMAT_APP = f"{sys.executable} -c \"open('app.py', 'w').write('x = 1\\\\n')\""
 def runner(project, pm=None, **options):
     from stepkit.workspace.gates import GateRunner
 
-    return GateRunner(pm or evidence_pm(), project, Config(), project / ".stepkit" / "logs", **options)
+    return GateRunner(pm or evidence_pm(), project, Config(), store_dir(project) / "logs", **options)
 
 
 def commands_pm(**commands):

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.api import verify
+from stepkit.workspace.store import store_dir
 
 PY = sys.executable
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
@@ -48,7 +49,7 @@ def test_a_committed_lockfile_a_gate_rewrites_is_restored_and_recorded(tmp_path)
     assert gate["status"] == "pass"
     assert (project / "uv.lock").read_text() == LOCK
     assert git(project, "status", "--porcelain") == ""
-    (kept,) = (project / ".stepkit" / "verify").glob("*/displaced/lint-1/uv.lock")
+    (kept,) = (store_dir(project) / "verify").glob("*/displaced/lint-1/uv.lock")
     assert kept.read_text() == LOCK + "rewritten = true\n"
     assert "uv.lock" in gate["summary"]
     assert kept.relative_to(project).as_posix() in gate["evidence"]

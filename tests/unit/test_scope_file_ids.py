@@ -6,6 +6,7 @@ import os
 import subprocess
 
 from stepkit.workspace.scope import changed_between, file_ids, tree_hash
+from stepkit.workspace.store import store_dir
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
@@ -15,7 +16,7 @@ def make_tree(root, git=False):
     (root / "src").mkdir(parents=True)
     (root / "src" / "a.py").write_text("a = 1\n")
     (root / "README.md").write_text("readme\n")
-    (root / ".stepkit" / "runs").mkdir(parents=True)
+    (store_dir(root) / "runs").mkdir(parents=True)
     (root / "node_modules" / "x").mkdir(parents=True)
     if git:
         (root / ".gitignore").write_text("node_modules/\n")
@@ -50,7 +51,9 @@ def test_the_run_store_and_caches_are_never_changes(tmp_path):
         root = tmp_path / name
         make_tree(root, git)
         before = file_ids(root)
-        (root / ".stepkit" / "runs" / "events.jsonl").write_text("{}\n")
+        for store in (store_dir(root), store_dir(root)):  # the store, and an earlier version's
+            (store / "runs").mkdir(parents=True, exist_ok=True)
+            (store / "runs" / "events.jsonl").write_text("{}\n")
         (root / "src" / "__pycache__").mkdir()
         (root / "src" / "__pycache__" / "a.pyc").write_bytes(b"\0")
         (root / "node_modules" / "x" / "i.js").write_text("")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace import scope
+from stepkit.workspace.store import store_dir
 from tests.support.coder import git, init_repo, write_files
 
 BASE = {
@@ -43,8 +44,8 @@ def test_changed_files_lists_modified_added_deleted_and_skips_the_plan_repo(proj
     (project / "src/new.py").write_text("Y = 2\n")
     (project / "src/util.py").unlink()
     (project / "plans/steps/02-b.md").write_text("edited by the coder\n")
-    (project / ".stepkit").mkdir(exist_ok=True)
-    (project / ".stepkit" / "junk.txt").write_text("x")
+    store_dir(project).mkdir(parents=True, exist_ok=True)
+    (store_dir(project) / "junk.txt").write_text("x")
     assert scope.step_changes(before, project).changed_files == ["src/app.py", "src/new.py", "src/util.py"]
 
 
@@ -123,8 +124,8 @@ def test_restore_plan_repo_undoes_every_kind_of_edit_byte_for_byte(project):
     assert (keep / "plans/steps/01-a.md").read_bytes() == b"---\nstatus: complete\n---\n"
     assert (keep / "plans/steps/09-sneaky.md").read_text() == "new plan\n"
     assert (project / "src/app.py").read_text() == "code changes stay\n"
-    assert scope.restore_plan_repo(before, project / ".stepkit" / "kept-again") == []
-    assert not (project / ".stepkit" / "kept-again").exists()
+    assert scope.restore_plan_repo(before, store_dir(project) / "kept-again") == []
+    assert not (store_dir(project) / "kept-again").exists()
 
 
 def test_a_copy_taken_before_the_coder_keeps_the_harness_own_edits(project):
@@ -192,8 +193,8 @@ def test_tree_hash_follows_content_only(project):
     first = scope.tree_hash(project)
     assert scope.tree_hash(project) == first
     (project / "build.log").write_text("ignored in git\n")
-    (project / ".stepkit").mkdir(exist_ok=True)
-    (project / ".stepkit" / "state.json").write_text("{}")
+    store_dir(project).mkdir(parents=True, exist_ok=True)
+    (store_dir(project) / "state.json").write_text("{}")
     if (project / ".git").exists():
         assert scope.tree_hash(project) == first
     (project / "src/app.py").write_text("changed\n")

@@ -12,6 +12,7 @@ import pytest
 
 from stepkit.workspace import scope
 from stepkit.workspace.scope import git as git_module
+from stepkit.workspace.store import store_dir
 from tests.support.coder import git, init_repo, write_files
 
 BASE = {"src/app.py": "x = 1\n", "plans/steps/01-a.md": "plan\n", "tests/test_app.py": "def test(): pass\n"}
@@ -25,7 +26,7 @@ def project(tmp_path):
 
 
 def saved(project: Path) -> tuple[Path, str]:
-    path = project / ".stepkit" / "runs" / "r1" / "scope_snapshot.json"
+    path = store_dir(project) / "runs" / "r1" / "scope_snapshot.json"
     return path, scope.save_snapshot(scope.take_snapshot(project, project / "plans"), path)
 
 
@@ -43,7 +44,7 @@ def test_the_held_snapshot_outlives_the_store_and_puts_it_back(project):
     path, digest = saved(project)
     held = scope.load_snapshot(path, digest)
     text = path.read_bytes()
-    shutil.rmtree(project / ".stepkit" / "objects")
+    shutil.rmtree(store_dir(project) / "objects")
     path.unlink()
     (project / "wip.py").write_text("x = 2\n")
     assert "-# work in progress\n+x = 2\n" in scope.step_changes(held, project).diff
@@ -55,7 +56,7 @@ def test_the_held_snapshot_outlives_the_store_and_puts_it_back(project):
 
 def test_a_forged_object_is_not_taken_for_the_bytes_before(project):
     path, digest = saved(project)
-    for kept in (project / ".stepkit" / "objects").rglob("*"):
+    for kept in (store_dir(project) / "objects").rglob("*"):
         if kept.is_file():
             kept.write_text("x = 2\n")  # as if the file had always been what the coder wrote
     (project / "wip.py").write_text("x = 2\n")
@@ -64,7 +65,7 @@ def test_a_forged_object_is_not_taken_for_the_bytes_before(project):
 
 
 def test_the_watch_names_what_was_added_deleted_or_changed(project):
-    run = project / ".stepkit" / "runs" / "r1"
+    run = store_dir(project) / "runs" / "r1"
     saved(project)
     (run / "state.json").write_text("{}")
     (run / "logs").mkdir()
@@ -72,12 +73,13 @@ def test_the_watch_names_what_was_added_deleted_or_changed(project):
     (run / "logs" / "coder.log").write_text("stepkit's own log\n")  # not the coder's doing
     assert watch.changes() == []
     (run / "state.json").write_text('{"forged": true}')
-    shutil.rmtree(project / ".stepkit" / "objects")
+    shutil.rmtree(store_dir(project) / "objects")
     write_files(run, {"displaced/coder-1/plans/x.md": "planted\n"})
+    store = scope.shown_path(store_dir(project), project)
     assert watch.changes() == [
-        ".stepkit/objects (deleted)",
-        ".stepkit/runs/r1/displaced (added)",
-        ".stepkit/runs/r1/state.json (changed)",
+        f"{store}/objects (deleted)",
+        f"{store}/runs/r1/displaced (added)",
+        f"{store}/runs/r1/state.json (changed)",
     ]
     assert scope.store_flag(watch.changes()).startswith("the coder touched stepkit's run store: ")
 

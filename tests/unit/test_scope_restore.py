@@ -11,6 +11,7 @@ import pytest
 
 from stepkit.workspace import scope
 from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
+from stepkit.workspace.store import store_dir
 from tests.support.coder import write_files
 
 PLANS = {"plans/steps/01-a.md": "step one\n", "plans/steps/02-b.md": "step two\n",
@@ -37,7 +38,7 @@ def contents(root: Path) -> dict[str, bytes]:
 
 
 def restore(project: Path, before: scope.PlanCopy) -> list[str]:
-    return scope.restore_plan_repo(before, project / ".stepkit" / "kept")
+    return scope.restore_plan_repo(before, store_dir(project) / "kept")
 
 
 def test_a_file_replaced_by_a_link_to_an_outside_file(project, outside):
@@ -114,7 +115,7 @@ def test_a_file_turned_into_a_directory_and_new_directories(project):
 
 def test_when_no_copy_can_be_kept_safely_nothing_is_touched(project, outside):
     before = scope.copy_plan_repo(project, project / "plans")
-    (project / ".stepkit").symlink_to(outside, target_is_directory=True)
+    store_dir(project).symlink_to(outside, target_is_directory=True)
     untouched = contents(outside)
     (project / "plans/NOTES.md").write_text("a hand edit\n")
     undone = restore(project, before)

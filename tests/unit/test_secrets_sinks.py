@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import HANDOFF, PY, make_project
 from tests.support.sdk_e2e import queue_stages, run_sdk, sdk_env
 
@@ -59,7 +60,7 @@ def project(tmp_path):
 
 
 def stored_files(project):
-    yield from (p for p in (project.root / ".stepkit").rglob("*") if p.is_file())
+    yield from (p for p in store_dir(project.root).rglob("*") if p.is_file())
     yield project.handoff(1)
     yield project.plans / "NOTES.md"
 
@@ -78,7 +79,7 @@ def test_no_sink_of_a_run_holds_a_secret(project):
     done = project.resume("approve", env=env)
     assert done.outcome == "STEP_COMPLETE", done.stderr + done.stdout
 
-    run_dir = project.root / ".stepkit" / "runs" / done.data["run_id"]
+    run_dir = store_dir(project.root) / "runs" / done.data["run_id"]
     logs = sorted((run_dir / "logs").iterdir())
     assert any("DB_PASSWORD=[REDACTED]" in log.read_text() for log in logs)  # the gate ran and printed
     fix_prompt = project.coder_prompt(1)  # the failed gate's evidence, given to the coder

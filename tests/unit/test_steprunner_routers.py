@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from stepkit.config import Config
-from stepkit.engine.runstore import adhoc_dir
 from stepkit.protocol.nodes import endings, routes, verify
 from stepkit.records import GateResult, StageContext
+from stepkit.workspace.store import adhoc_dir
 
 
 def ctx(state, tmp_path=Path("."), stage_nodes=None, **switches):

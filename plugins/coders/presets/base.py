@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stepkit.plugins.agent_clis import json_object
 from stepkit.plugins.coders.results import find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
+from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.process import ProcessResult
 
 

@@ -80,7 +80,7 @@ def working_tree_changes(project_dir: Path, plans_dir: Path) -> StepChanges:
 def working_tree_files(project_dir: Path, plans_dir: Path) -> list[str] | None:
     """The files of the work tree's changes against HEAD that still exist
     (tracked and modified, or untracked and not ignored; plan repo and
-    ``.stepkit/`` left out), sorted; None outside git.  Without the diff:
+    the run store left out), sorted; None outside git.  Without the diff:
     what a formatter is given outside a run."""
     before = head_snapshot(project_dir, plans_dir)
     if before is None:

@@ -4,11 +4,11 @@ The plan repo is the plans dir, except when the plans dir is the project dir
 or holds it (``--plans-dir .``, ``--plans-dir ..``): it is then only the
 protocol's entries there (:data:`PLAN_ENTRIES`), and never a path inside the
 project unless the plans dir is the project dir.  Otherwise every change the
-coder makes, and stepkit's own ``.stepkit/``, would be plan edits to undo.
+coder makes, and stepkit's own run store, would be plan edits to undo.
 
 A :class:`PlanCopy` holds the bytes of the plan repo's files in the stepkit
 process's memory, out of reach of the coder it is taken before: nothing the
-coder does to ``.stepkit/`` can take the copy away.
+coder does to the run store can take the copy away.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A :class:`Snapshot` is taken when the step starts.  In a git work tree it
 records HEAD plus the id of every dirty or untracked file (the clean ones are
 known to git); elsewhere it records the id of every file.  The bytes of the
 dirty/untracked text files (all text files outside git) are kept in a
-content-addressed store under ``.stepkit/objects``, so that the "before" side
+content-addressed store, ``objects/`` of the run store, so that the "before" side
 of a diff can be read back (:class:`BeforeReader`).  Checked-out submodules
 are looked at from the inside, as work trees of their own.  The plan repo is
 left out: it is copied right before each coder round instead
@@ -13,7 +13,7 @@ left out: it is copied right before each coder round instead
 A run persists its snapshot (:func:`save_snapshot`) and keeps the digest in
 its checkpoint; before each coder round it loads it back, checked against
 that digest, with every kept byte held in memory (:func:`load_snapshot`), so
-that whatever the coder does to ``.stepkit/`` the changes are computed from
+that whatever the coder does to the run store the changes are computed from
 what the step started with; afterwards :meth:`Snapshot.persist` puts back on
 disk anything the coder took away, for a later resume.
 """
@@ -28,7 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from stepkit.workspace.files import real_dir, replace_entry, stepkit_dir
+from stepkit.workspace.files import real_dir, replace_entry
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.tree import (
@@ -39,6 +39,7 @@ from stepkit.workspace.scope.tree import (
     read_bytes,
     walk_files,
 )
+from stepkit.workspace.store import objects_dir
 
 STORE_FILE_LIMIT = 1_000_000  # bytes of one text file kept for the diff
 STORE_TOTAL_LIMIT = 100_000_000  # bytes kept per snapshot
@@ -200,7 +201,7 @@ def _empty(project_dir: Path, plans_dir: Path | None) -> Snapshot:
     plans = Path(plans_dir).resolve() if plans_dir is not None else project / "plans"
     return Snapshot(
         project_dir=str(project), mode="files", plans_dir=str(plans),
-        store=str(project / ".stepkit" / "objects"),
+        store=str(objects_dir(project)),
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
@@ -233,10 +234,10 @@ class ObjectStore:
         oid = data_id(data)
         if self.get(oid) is not None:
             return oid
-        project = self.root.parent.parent
+        store = self.root.parent  # the run store
         try:
-            stepkit_dir(project)
-            replace_entry(real_dir(self._path(oid).parent, project) / oid[2:], data)
+            store.mkdir(parents=True, exist_ok=True)
+            replace_entry(real_dir(self._path(oid).parent, store) / oid[2:], data)
             self.kept += len(data)
         except (OSError, ValueError):
             pass  # an unwritable store only costs the "before" side of the diff

@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.workspace.scope import git
+from stepkit.workspace.store import STORE_NAME, in_store
 
 #: Directories never walked outside git (caches, dependencies, build output).
 EXCLUDED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".stepkit", "node_modules", "__pycache__", ".venv", "venv",
+    ".git", ".hg", ".svn", STORE_NAME, "node_modules", "__pycache__", ".venv", "venv",
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".idea",
     ".next", ".cache", "target", "build", "dist",
 })
 #: Never the step's changes, even when git tracks or does not ignore them.
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".stepkit"})
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", STORE_NAME})
 TEXT_LIMIT = 1_000_000  # larger files are named, not read as text
 
 
@@ -42,7 +43,7 @@ class Listing(NamedTuple):
 def file_ids(project_dir: Path) -> dict[str, str]:
     """``{path: content id}`` of the tracked and untracked non-ignored files,
     those inside checked-out submodules too (all files outside git, minus
-    :data:`EXCLUDED_DIRS`), ``.stepkit/`` and caches left out.  Two maps
+    :data:`EXCLUDED_DIRS`), the run store and caches left out.  Two maps
     compare equal when the files are byte-identical."""
     return listing(project_dir).ids
 
@@ -118,9 +119,10 @@ def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> li
 
 
 def is_excluded(rel: str) -> bool:
-    """Never the step's changes: ``.stepkit/`` and cache directories."""
+    """Never the step's changes: the run store (outside git, or an earlier
+    version's) and cache directories."""
     # in git mode too: a project without a .gitignore still has __pycache__ after its tests
-    return rel.startswith(".stepkit/") or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1])
+    return in_store(rel) or not CACHE_DIRS.isdisjoint(rel.split("/")[:-1])
 
 
 def shown_path(path: Path, project: Path) -> str:

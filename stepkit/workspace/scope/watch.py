@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from stepkit.workspace.scope.tree import shown_path
+from stepkit.workspace.store import store_dir
 
 MAX_NAMED = 5  # paths named in one flag
 
@@ -25,7 +26,7 @@ def run_store_paths(project_dir: Path, run_dir: Path) -> tuple[list[Path], list[
     directory, its checkpoint and step-start snapshot, the object store and
     the copies restores kept.  The run's logs and events, which stepkit
     itself writes while the coder runs, are not among them."""
-    store = Path(project_dir) / ".stepkit"
+    store = store_dir(project_dir)
     run = Path(run_dir)
     paths = [store, store / "runs", run, run / "state.json", run / "scope_snapshot.json"]
     return paths, [store / "objects", run / "displaced"]

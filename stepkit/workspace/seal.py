@@ -1,0 +1,103 @@
+"""Seals on the records stepkit trusts later, so that a record a coder
+forged or edited is never believed.
+
+A sealed record is a JSON object whose last member, ``seal``, is the
+HMAC-SHA256, under a secret kept outside every project (``secret`` under
+:func:`~stepkit.workspace.files.state_home`, created 0600 on first use), of
+the rest of its text and of its name with its directory's name (so a record
+cannot be passed off as another run's or another gate's).  Record and seal
+are one file, replaced in one rename: a crash never leaves them apart.  Moving a project
+keeps its seals valid; a coder, who cannot read the secret, cannot make one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import re
+import secrets
+from pathlib import Path
+
+from stepkit.workspace.files import atomic_write, state_home
+
+#: The seal as the sealed JSON object's last member.
+_SEAL = re.compile(r',?\s*"seal":\s*"(?P<mac>[0-9a-f]{64})"\s*\}\s*$')
+
+
+class SealBroken(Exception):
+    """A record is not what stepkit wrote: its seal is missing or does not
+    verify.  The message names the file."""
+
+    def __init__(self, path: Path, why: str):
+        super().__init__(f"forged or edited: {path} ({why})")
+        self.path = path
+
+
+def write_sealed(path: Path, text: str) -> None:
+    """Write the JSON object ``text`` to ``path`` (atomically), sealed: the
+    seal is its last member, so record and seal are replaced together."""
+    atomic_write(path, _sealed(path, text))
+
+
+def read_sealed(path: Path) -> str:
+    """The text of a sealed record, as it was given to :func:`write_sealed`.
+
+    :raises FileNotFoundError: there is no record.
+    :raises SealBroken: the record has no seal, or its seal does not verify.
+    """
+    text = Path(path).read_bytes().decode("utf-8")
+    found = _SEAL.search(text)
+    if found is None:
+        raise SealBroken(path, "it has no seal")
+    body = text[:found.start()] + "}"
+    if not hmac.compare_digest(found["mac"], _mac(path, body)):
+        raise SealBroken(path, "its seal does not verify")
+    return body
+
+
+def adopt(path: Path) -> None:
+    """Seal a record an earlier version of stepkit wrote without one."""
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
+        text = Path(path).read_bytes().decode("utf-8")
+        if _SEAL.search(text) is None:
+            atomic_write(path, _sealed(path, text))
+
+
+def _sealed(path: Path, text: str) -> str:
+    body = text.rstrip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueError(f"{path}: only a JSON object is sealed")
+    separator = "," if body[1:-1].strip() else ""
+    return f'{body[:-1]}{separator}"seal":"{_mac(path, body)}"}}'
+
+
+def _mac(path: Path, body: str) -> str:
+    name = f"{Path(path).parent.name}/{Path(path).name}"
+    message = f"{name}\0{body}".encode("utf-8", "surrogateescape")
+    return hmac.new(_secret(), message, hashlib.sha256).hexdigest()
+
+
+def _secret() -> bytes:
+    """The sealing key, created (0600, whole or not at all) on first use."""
+    path = state_home() / "secret"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temp = path.with_name(f".secret.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, secrets.token_hex(32).encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temp, path)  # never replaces a secret another process made first
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temp)
+    return path.read_bytes()
