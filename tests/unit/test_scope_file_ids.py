@@ -51,7 +51,7 @@ def test_the_run_store_and_caches_are_never_changes(tmp_path):
         root = tmp_path / name
         make_tree(root, git)
         before = file_ids(root)
-        for store in (store_dir(root), store_dir(root)):  # the store, and an earlier version's
+        for store in (store_dir(root), root / ".stepkit"):  # the store, and an earlier version's
             (store / "runs").mkdir(parents=True, exist_ok=True)
             (store / "runs" / "events.jsonl").write_text("{}\n")
         (root / "src" / "__pycache__").mkdir()
