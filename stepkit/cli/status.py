@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from stepkit.engine.pause import paused_runs
 from stepkit.engine.runstore import RunStore
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
+from stepkit.workspace.store import store_report
 
 _TITLE_WIDTH = 48
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
     paused = paused_runs(RunStore(project_dir.resolve()))
     if args.json:
-        print(json.dumps({**status_report(repo), "paused_runs": paused, **_run_store(project_dir)}))
+        print(json.dumps({**status_report(repo), "paused_runs": paused, **store_report(project_dir)}))
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
@@ -46,19 +46,6 @@ def render_paused(paused: list[dict]) -> str:
     lines += [f"  {run['run_id']}  step {run['step']}  at {run['node']}  paused {run['age']} ago"
               f"  (stepkit resume {run['run_id']})" for run in paused]
     return "\n".join(lines)
-def _run_store(project_dir: Path) -> dict[str, str | None]:
-    """``run_store`` (the project's run store) and ``run_dir`` (its latest
-    run's directory, None before the first run), read without moving anything."""
-    from stepkit.workspace.store import store_dir
-
-    store = store_dir(project_dir)
-    try:
-        latest = max(entry.name for entry in os.scandir(store / "runs") if entry.is_dir())
-    except (OSError, ValueError):
-        return {"run_store": str(store), "run_dir": None}
-    return {"run_store": str(store), "run_dir": str(store / "runs" / latest)}
-
-
 def render(repo: PlanRepo) -> str:
     """A plain-text table (no colour codes), the step ``next`` picks, the problems."""
     following = repo.next_step()

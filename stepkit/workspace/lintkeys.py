@@ -26,6 +26,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from stepkit.workspace.jsonlines import json_lines
 
 Level = str  # "error" | "warning" | "note"
 
@@ -79,6 +82,15 @@ def _located_anywhere(output: str) -> list[str]:
 # -- machine-readable formats -------------------------------------------------
 
 
+def _json_array(text: str) -> list[Any]:
+    """A line that is a JSON array (eslint's ``-f json`` under npm's header); [] when not."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
+
+
 def _json_diagnostics(output: str) -> Iterator[Diagnostic]:
     """Diagnostics from a JSON document or JSON lines (none: not JSON)."""
     text = output.strip()
@@ -89,12 +101,8 @@ def _json_diagnostics(output: str) -> Iterator[Diagnostic]:
     except ValueError:
         documents = []
     if not documents:  # JSON lines, or a document under a wrapper's header (npm run lint)
-        for line in text.splitlines():
-            if line.startswith(("{", "[")):
-                try:
-                    documents.append(json.loads(line))
-                except ValueError:
-                    continue
+        documents = [*json_lines(text)[0], *(_json_array(line) for line in text.splitlines()
+                                             if line.startswith("["))]
     for document in documents:
         for item in document if isinstance(document, list) else [document]:
             if isinstance(item, dict):

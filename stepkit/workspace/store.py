@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -169,3 +170,15 @@ def _move_legacy(legacy: Path, root: Path) -> None:
             shutil.rmtree(path) if path.is_dir() else path.unlink()
     for checkpoint in (root / "runs").glob("*/state.json"):
         seal.adopt(checkpoint)
+
+
+def store_report(project_dir: Path) -> dict[str, str | None]:
+    """``run_store`` (the project's run store) and ``run_dir`` (its latest
+    run's directory, None before the first run), read without moving anything
+    (``stepkit status --json``)."""
+    store = store_dir(project_dir)
+    try:
+        latest = max(entry.name for entry in os.scandir(store / "runs") if entry.is_dir())
+    except (OSError, ValueError):
+        return {"run_store": str(store), "run_dir": None}
+    return {"run_store": str(store), "run_dir": str(store / "runs" / latest)}

@@ -345,12 +345,8 @@ def read_node_events(text: str, project_dir: Path) -> TestResults | None:
     ``file › suite › name`` ids, suites left out."""
     results = TestResults(source="node --test report")
     stack: list[str] = []
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or not isinstance(event.get("nesting"), int):
+    for event in json_lines(text)[0]:
+        if not isinstance(event.get("nesting"), int):
             continue
         depth, name = event["nesting"], str(event.get("name", ""))
         if event.get("type") == "start":

@@ -117,17 +117,13 @@ def test_a_stage_that_locks_waits_for_no_one_while_a_run_is_live(tmp_path, name)
     """Every stage whose row says it locks refuses, in one line and exit 2,
     while another process holds the project lock for a run (here the test
     process, through the real flock), and changes nothing."""
-    from stepkit.engine.lock import ProjectLock
+    from stepkit.engine.lock import project_lock
 
     project = make_project(tmp_path)
     before = {p: p.read_bytes() for p in project.plans.rglob("*.md")}
-    lock = ProjectLock(project.root)
-    with lock.taking("run", step=1) as holder:
-        holder.run_id = "20261201-101500-live"
-    try:
+    with project_lock(project.root, "run", step=1) as lock:
+        lock.name(run_id="20261201-101500-live")
         done = stage(project, name, "--step", "1")
-    finally:
-        lock.release()
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     busy = (f"stepkit: error: run 20261201-101500-live (step 1) is live in this project (pid {os.getpid()}); "

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from stepkit.workspace.seal import read_sealed, write_sealed
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
@@ -27,9 +28,9 @@ def two_steps_paused(tmp_path):
 
 def age_by(project, run_id, hours):
     path = store_dir(project.root) / "runs" / run_id / "state.json"
-    data = json.loads(path.read_text())
+    data = json.loads(read_sealed(path))  # the checkpoint is sealed: edited as stepkit writes it
     data["updated_at"] = (datetime.now(UTC) - timedelta(hours=hours)).isoformat()
-    path.write_text(json.dumps(data))
+    write_sealed(path, json.dumps(data))
 
 
 def test_status_lists_paused_runs_with_their_age(two_steps_paused):

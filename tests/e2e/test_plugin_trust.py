@@ -207,4 +207,7 @@ def test_a_paused_run_whose_coder_planted_a_plugin_resumes_only_once_it_is_trust
     assert refused.code == 2 and "stepconf.py is new" in refused.stderr
     assert "STEP_COMPLETE" not in refused.stdout
     (project.root / "stepconf.py").unlink()  # the user's call: here, drop it
+    # the tree is no longer the one the gates verified: they run again, and it asks again
+    again = project.resume("approve")
+    assert (again.code, again.data["pending"]["node"]) == (5, "gate_user_review"), again.stdout
     assert project.resume("approve").outcome == "STEP_COMPLETE"

@@ -146,6 +146,7 @@ def test_a_run_is_shown_by_the_observers_the_plugins_give(tmp_path):
 
     project = make_project(tmp_path)
     (project.root / "stepconf.py").write_text(OBSERVER)
+    project.stepkit("trust", "--project-dir", str(project.root), json_out=False)  # no first-use note
     shown = project.run(json_out=False)
     lines = shown.stderr.splitlines()
     assert shown.code == 5 and "resolve_step (script) started" in lines[0]

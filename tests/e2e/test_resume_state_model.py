@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from stepkit.workspace.seal import read_sealed, write_sealed
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
@@ -28,9 +29,9 @@ def paused(tmp_path):
 
 def edit_state(run_dir, change):
     path = run_dir / "state.json"
-    data = json.loads(path.read_text())
+    data = json.loads(read_sealed(path))  # the checkpoint is sealed: edited as stepkit writes it
     change(data)
-    path.write_text(json.dumps(data))
+    write_sealed(path, json.dumps(data))
 
 
 def refused(project, run_dir, *words):
@@ -95,8 +96,8 @@ def test_the_json_object_of_run_and_resume_keeps_its_fields_in_order(paused):
     fields = ["outcome", "exit_code", "run_id", "step", "title", "plan", "handoff", "gates", "fix_attempts",
               "usage", "output"]
     paused_again = project.stepkit("resume", run_dir.name, "--project-dir", str(project.root))
-    assert list(paused_again.data) == [*fields, "pending"]
+    assert list(paused_again.data) == [*fields, "run_dir", "pending"]
     assert paused_again.data["step"] == 1 and paused_again.data["plan"].endswith("01-mul.md")
     assert [gate["name"] for gate in paused_again.data["gates"]] == ["format", "lint", "build", "tests"]
     done = project.resume("approve")
-    assert list(done.data) == fields and done.data["handoff"].endswith("01-mul.md")
+    assert list(done.data) == [*fields, "run_dir"] and done.data["handoff"].endswith("01-mul.md")

@@ -102,6 +102,7 @@ def test_a_plugin_that_checks_its_coder_spec_has_it_taken(project):
 
 def test_a_spec_no_checking_plugin_claims_is_refused_naming_every_plugins_specs(project):
     (project.root / "stepconf.py").write_text(CHECKED_CODER)
+    project.stepkit("trust", "--project-dir", str(project.root), json_out=False)  # no first-use note
     result = project.run("--coder", "yourcoder", json_out=False)
     assert_no_run(project, result, "--coder yourcoder: unknown coder (use anthropic[:MODEL], command:SHELL or a "
                                    "preset: claude, codex, aider, opencode; mycoder; a plugin may add others)")

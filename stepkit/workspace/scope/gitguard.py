@@ -206,7 +206,7 @@ def _entries(data: bytes | None, path: Path) -> dict[str, list[str]] | None:
     None: git cannot read it."""
     if data is None:
         return {}
-    copy = path.with_name(f".{path.name}.stepkit-read-{os.getpid()}")
+    copy = path.with_name(f".{path.name}.guard-read-{os.getpid()}")
     try:
         copy.write_bytes(data)
         out = git.run(["config", "--file", str(copy), "--no-includes", "--list", "-z"], path.parent)
