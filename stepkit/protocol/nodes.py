@@ -228,8 +228,12 @@ def verify_build(ctx: StageContext) -> Outcome:
 
 
 def verify_tests(ctx: StageContext) -> Outcome:
-    """The FULL test suite, not only the new tests."""
-    return _single_gate(ctx, "tests")
+    """The FULL test suite, not only the new tests; once more without the
+    step's changes to the verification surface when it made any
+    (:mod:`stepkit.workspace.pristine`)."""
+    from stepkit.workspace.pristine import recheck_tests
+
+    return recheck_tests(ctx, _single_gate(ctx, "tests"), _start_snapshot(ctx))
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
@@ -310,15 +314,19 @@ def _gate_runner(ctx: StageContext, **options: Any):
 def _start_tree(ctx: StageContext):
     """The tree the step started from, for the gates' baseline (None: the
     run kept no step-start snapshot, or it was altered)."""
-    from stepkit.protocol.stages import _scope_path
     from stepkit.workspace.baseline import snapshot_tree
+
+    snapshot = _start_snapshot(ctx)
+    return snapshot_tree(snapshot) if snapshot is not None else None
+
+
+def _start_snapshot(ctx: StageContext):
+    """The step-start snapshot (None: the run kept none, or it was altered)."""
+    from stepkit.protocol.stages import _scope_path
     from stepkit.workspace.scope import load_snapshot
 
     path = _scope_path(ctx)
-    if path is None:
-        return None
-    snapshot = load_snapshot(path, ctx.state.get("scope_snapshot_digest"))
-    return snapshot_tree(snapshot) if snapshot is not None else None
+    return load_snapshot(path, ctx.state.get("scope_snapshot_digest")) if path is not None else None
 
 
 def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:
