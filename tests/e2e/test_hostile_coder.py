@@ -24,6 +24,7 @@ import pytest
 from tests.support.e2e import GOOD_MUL, PY, Project, clean_env, make_project, plan
 
 ADD = "tests/unit/test_calc.py::test_add"
+NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
 TEST_CALC = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
 TEST_MUL = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 BROKEN = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -89,9 +90,8 @@ def cheat(project: Project, files: dict[str, str | None]) -> None:
     """Every coder round: break add, add mul with its test, apply the trick."""
     writes = {"calc.py": BROKEN, "tests/unit/test_mul.py": TEST_MUL,
               **{rel: text for rel, text in files.items() if text is not None}}
-    for rel in (rel for rel, text in files.items() if text is None):
-        (project.root / rel).unlink()  # deleted before the run: the coder script only writes
-    project.coder_actions({"write": writes, "sentinel": "CODER_COMPLETE"})
+    deletes = [rel for rel, text in files.items() if text is None]
+    project.coder_actions({"write": writes, "delete": deletes, "sentinel": "CODER_COMPLETE"})
 
 
 def reviewer_calls(project: Project) -> int:
@@ -99,14 +99,14 @@ def reviewer_calls(project: Project) -> int:
     return int(counter.read_text()) if counter.exists() else 0
 
 
-def tests_gate(data: dict) -> dict:
+def gate_of_tests(data: dict) -> dict:
     return next(g for g in data["gates"] if g["name"] == "tests")
 
 
 def assert_caught(project: Project, result, changed: str) -> None:
     """The tests gate failed for the trick, the fix loop heard why, the step failed."""
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
-    gate = tests_gate(result.data)
+    gate = gate_of_tests(result.data)
     assert gate["status"] == "fail", gate
     assert "only with the step's change to" in gate["summary"] or "without the step's change to" in gate["summary"], gate
     assert changed in gate["summary"], gate
@@ -120,7 +120,7 @@ def changed_file(files: dict[str, str | None]) -> str:
 
 
 @pytest.mark.parametrize("trick", list(TRICKS))
-def test_each_trick_fails_the_tests_gate(tmp_path, trick):
+def test_each_trick_fails_the_gate_of_tests(tmp_path, trick):
     project = python_project(tmp_path)
     files = TRICKS[trick]
     cheat(project, files)
@@ -128,7 +128,7 @@ def test_each_trick_fails_the_tests_gate(tmp_path, trick):
     assert_caught(project, result, changed_file(files))
 
 
-def test_a_planted_sitecustomize_fails_the_tests_gate(tmp_path):
+def test_a_planted_sitecustomize_fails_the_gate_of_tests(tmp_path):
     project = python_project(tmp_path, test=f"PYTHONPATH=. {PYTEST}")
     cheat(project, {"sitecustomize.py": MONKEYPATCH})
     assert_caught(project, project.run(), "sitecustomize.py")
@@ -154,8 +154,8 @@ def test_an_honest_step_that_extends_a_test_file_reaches_the_approval_with_no_fl
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
     question = paused.data["pending"]["question"]
-    assert "Tamper flags" not in question or "(none)" in question.split("Tamper flags", 1)[1].splitlines()[0]
-    gate = tests_gate(paused.data)
+    assert NO_FLAGS in question
+    gate = gate_of_tests(paused.data)
     assert gate["status"] == "pass"
     assert "pristine re-check" in gate["evidence"] and "PASS" in gate["evidence"]
     assert reviewer_calls(project) == 0
@@ -170,17 +170,16 @@ def test_a_step_that_leaves_the_surface_alone_runs_no_extra_test_command(tmp_pat
     logs = project.root / ".stepkit" / "runs" / paused.data["run_id"] / "logs"
     assert [p.name for p in logs.glob("tests-*.log")] == ["tests-1.log"]
     assert not (logs / "pristine").exists()
-    assert "pristine" not in tests_gate(paused.data)["evidence"]
+    assert "pristine" not in gate_of_tests(paused.data)["evidence"]
     assert reviewer_calls(project) == 0
 
 
 def test_the_demo_reaches_the_approval_with_no_flag(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "stepkit", "demo", "--json"], check=False, cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "stepkit", "demo"], check=False, cwd=tmp_path,
                           env=clean_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
     assert done.returncode == 5, done.stderr
-    data = json.loads(done.stdout[done.stdout.index("{"):])
-    assert data["pending"]["node"] == "gate_user_review"
-    assert "tamper_flags" not in json.dumps(data) or "Tamper flags" not in data["pending"]["question"]
+    assert "waiting for an answer at gate_user_review" in done.stdout
+    assert NO_FLAGS in done.stdout, done.stdout
 
 
 # -- node --------------------------------------------------------------------
@@ -217,7 +216,7 @@ def node_project(tmp_path: Path) -> Project:
 
 @pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node and npm are needed")
 @pytest.mark.parametrize("trick", list(NODE_TRICKS))
-def test_each_node_trick_fails_the_tests_gate(tmp_path, trick):
+def test_each_node_trick_fails_the_gate_of_tests(tmp_path, trick):
     project = node_project(tmp_path)
     files = NODE_TRICKS[trick]
     project.coder_actions({"write": {"calc.js": BROKEN_JS, "test/mul.test.js": MUL_TEST_JS, **files},
