@@ -120,7 +120,7 @@ def changed_file(files: dict[str, str | None]) -> str:
 
 
 @pytest.mark.parametrize("trick", list(TRICKS))
-def test_each_trick_fails_the_gate_of_tests(tmp_path, trick):
+def test_each_trick_fails_the_tests_gate(tmp_path, trick):
     project = python_project(tmp_path)
     files = TRICKS[trick]
     cheat(project, files)
@@ -128,7 +128,7 @@ def test_each_trick_fails_the_gate_of_tests(tmp_path, trick):
     assert_caught(project, result, changed_file(files))
 
 
-def test_a_planted_sitecustomize_fails_the_gate_of_tests(tmp_path):
+def test_a_planted_sitecustomize_fails_the_tests_gate(tmp_path):
     project = python_project(tmp_path, test=f"PYTHONPATH=. {PYTEST}")
     cheat(project, {"sitecustomize.py": MONKEYPATCH})
     assert_caught(project, project.run(), "sitecustomize.py")
@@ -216,7 +216,7 @@ def node_project(tmp_path: Path) -> Project:
 
 @pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node and npm are needed")
 @pytest.mark.parametrize("trick", list(NODE_TRICKS))
-def test_each_node_trick_fails_the_gate_of_tests(tmp_path, trick):
+def test_each_node_trick_fails_the_tests_gate(tmp_path, trick):
     project = node_project(tmp_path)
     files = NODE_TRICKS[trick]
     project.coder_actions({"write": {"calc.js": BROKEN_JS, "test/mul.test.js": MUL_TEST_JS, **files},
