@@ -49,7 +49,7 @@ def _demo(root: Path) -> tuple[Path, callable]:
 
     def step() -> None:
         subprocess.run([sys.executable, str(root / "tools" / "demo_coder.py")], cwd=root, check=True,
-                       capture_output=True, input="", text=True, env={**os.environ, "STEPKIT_PROJECT_DIR": str(root)})
+                       capture_output=True, input="slugify", text=True, env={**os.environ, "STEPKIT_PROJECT_DIR": str(root)})
         test = root / "tests" / "test_counting.py"
         test.write_text(test.read_text() + "\n# the step touched a pre-existing test\n")
     return root, step
@@ -58,6 +58,7 @@ def _demo(root: Path) -> tuple[Path, callable]:
 def _suite(root: Path, tests: int) -> tuple[Path, callable]:
     (root / "tests").mkdir(parents=True)
     (root / "gen.py").write_text("def double(x):\n    return x * 2\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "gen"\nversion = "0.1"\n')
     per_file = max(1, tests // FILES)
     for n in range(FILES):
         body = "import gen\n" + "".join(f"\n\ndef test_{n}_{i}():\n    assert gen.double({i}) == {2 * i}\n"
