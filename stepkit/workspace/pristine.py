@@ -80,7 +80,7 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
     notes = [(f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
              f"diff: {diff_path}]")]
     updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
-    status, summary = tests.status, tests.summary
+    status, summary, pristine_output = tests.status, tests.summary, ""
     if found.problem is None and not found.failing:
         notes.append(f"pristine re-check (the step's code, the surface as it was before the step): PASS"
                      f" ({found.gate.summary if found.gate else ''}); log: {found.gate.log if found.gate else ''}")
@@ -97,12 +97,13 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
         else:
             status, summary = "fail", reason
             notes.append(f"pristine re-check: FAIL: {reason}{log}\n{NOT_A_FIX}")
-            if found.gate is not None:
-                notes.append(found.gate.evidence)
+            if found.gate is not None:  # last, where a failure's report shows a gate's output
+                pristine_output = f"\n\n[the pristine re-check's run]\n{found.gate.evidence}"
     judged = tests.model_copy(update={
         "status": status, "summary": summary,
         "new_failures": sorted({*tests.new_failures, *found.failing}) if status == "fail" else tests.new_failures,
-        "evidence": "\n".join(notes) + "\n\n" + tests.evidence,
+        "evidence": "\n".join(notes) + "\n\n[the tests gate with the step's changes]\n" + tests.evidence
+                    + pristine_output,
     })
     ctx.emit("pristine_recheck", surface=[c.line() for c in changes], status=status, failing=found.failing,
              problem=found.problem, diff=str(diff_path))
@@ -116,6 +117,7 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
     pre-existing tests that fail there."""
     from stepkit.workspace.gate_commands import run_gate_plan
     from stepkit.workspace.gates import GateRunner
+    from stepkit.workspace.verdicts import Judge
 
     lost = [c.path for c in changes if not c.known]
     if lost:
@@ -125,9 +127,14 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
     plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
     try:
         with checked_out(tree) as where:
-            runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan,
-                                baseline=snapshot_tree(snapshot))
+            runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan)
             (gate,) = runner.run(("tests",))
+            # judged as the project's own tests gate is: its baseline (cached in the
+            # project, so once per run), its failing ids re-run here, in the copy
+            judge = Judge(ctx.config.baseline, ctx.project_dir, log_dir, snapshot_tree(snapshot),
+                          lambda name, ids, at, logs: runner.run_for_judge(
+                              name, ids, where if Path(at) == Path(ctx.project_dir) else at, logs))
+            gate = judge.judge(gate)
     except BaselineUnavailable as exc:
         return Recheck(None, [], f"no pristine re-check: {exc}")
     added = {rel for rel, old, _new in snapshot_changes(snapshot, ctx.project_dir) if old is None}
