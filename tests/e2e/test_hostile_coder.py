@@ -222,3 +222,20 @@ def test_each_node_trick_fails_the_tests_gate(tmp_path, trick):
     project.coder_actions({"write": {"calc.js": BROKEN_JS, "test/mul.test.js": MUL_TEST_JS, **files},
                            "sentinel": "CODER_COMPLETE"})
     assert_caught(project, project.run(), next(iter(files)))
+
+
+def test_a_lint_error_silenced_by_a_new_per_file_ignores_entry_is_flagged_and_forces_the_review(tmp_path):
+    project = python_project(tmp_path)
+    ruff = Path(PY).parent / "ruff"
+    config = (project.root / "stepkit.toml").read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{ruff} check calc.py"')
+    (project.root / "stepkit.toml").write_text(config)
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "ruff lints")
+    silenced = PYPROJECT + '\n[tool.ruff.lint.per-file-ignores]\n"calc.py" = ["F401"]\n'
+    project.coder_actions({"write": {"calc.py": "import os\n\n\n" + GOOD_MUL, "pyproject.toml": silenced},
+                           "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    lint = next(g for g in paused.data["gates"] if g["name"] == "lint")
+    assert lint["status"] == "pass"
+    assert 'loosened lint/coverage config in pyproject.toml: "calc.py" = ["F401"]' in paused.data["pending"]["question"]
+    assert reviewer_calls(project) == 1

@@ -178,6 +178,22 @@ def test_tamper_flags_name_each_weakening_with_its_file(project):
     ]
 
 
+@pytest.mark.parametrize(("path", "before", "after"), [
+    ("pyproject.toml", "[tool.ruff]\nline-length = 100\n",
+     '[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint.per-file-ignores]\n"src/app.py" = ["F401"]\n'),
+    ("ruff.toml", "line-length = 100\n", 'line-length = 100\n\n[lint.per-file-ignores]\n"src/app.py" = ["F401"]\n'),
+])
+def test_a_new_entry_in_an_ignore_table_is_a_loosened_config(project, path, before, after):
+    write_files(project, {path: before})
+    if (project / ".git").exists():
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "config")
+    snapshot = scope.take_snapshot(project, project / "plans")
+    (project / path).write_text(after)
+    flags = scope.step_changes(snapshot, project).tamper_flags
+    assert flags == [f'loosened lint/coverage config in {path}: "src/app.py" = ["F401"]']
+
+
 def test_tamper_flags_ignore_markers_that_were_already_there(project):
     (project / "src/app.py").write_text("x = 1  # type: ignore\n")
     if (project / ".git").exists():

@@ -110,12 +110,14 @@ def _loosened_config(path: str, old: str, new: str) -> list[str]:
             continue
         for index in range(j1, j2):
             line = new_lines[index].strip()
-            if not line or line.startswith(("#", "//", ";")):
+            if not line or line.startswith(("#", "//", ";")) or _SECTION_LINE.match(line):
                 continue
             section, key = _context(new_lines, index)
             if shared and not _QUALITY_SECTION.search(section):
                 continue
-            if _LOOSENING_KEY.search(key) or _LOOSENING_VALUE.search(line):
+            # an entry of an ignore table (``[tool.ruff.lint.per-file-ignores]``) loosens as its key would
+            table = section.rsplit(".", 1)[-1]
+            if _LOOSENING_KEY.search(key) or _LOOSENING_KEY.search(table) or _LOOSENING_VALUE.search(line):
                 flags.append(f"loosened lint/coverage config in {path}: {line[:120]}")
     return flags
 
