@@ -17,7 +17,8 @@ step's change to the surface: the tests gate fails, saying so, and the fix
 loop is told that changing tests or their configuration is not a fix.
 When the step's plan names every such changed file (its Tasks or Context
 mention the path), the gate stands and the run carries a tamper flag with
-the evidence instead, which forces the independent review.
+the evidence instead, which forces the independent review; so it does
+when the scratch copy cannot be built (a pre-step byte was not kept).
 
 A step that changed no protected file pays one look at its changed files
 and runs no extra command.
@@ -50,6 +51,7 @@ FLAG_DIFF_LINES = 30
 class Recheck:
     """What the pristine re-check found.
 
+    :ivar gate: the tests gate in the scratch copy (None: the copy could not be built).
     :ivar failing: pre-existing tests that fail without the step's surface changes.
     :ivar problem: why the re-check could not judge (a copy it could not
         build, a run that failed without naming a test), else None.
@@ -88,12 +90,15 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
         reason = found.problem or (f"{_ids(found.failing)} pass{'es' if len(found.failing) == 1 else ''} "
                                    f"only with the step's change to {changed}")
         log = f"; log: {found.gate.log}" if found.gate and found.gate.log else ""
-        if found.problem is None and named:
-            flag = (f"{reason} (the plan names it among the files to change, so the tests gate stands; "
-                    f"the independent review must judge it){log}; diff: {diff_path}\n"
-                    + _flag_diff(changes))
+        # a copy that cannot be built is no evidence against the code: the review judges the change
+        excused = (f"the plan names {changed} among the files to change" if found.problem is None and named
+                   else "the step's surface changes could not be judged" if found.gate is None else None)
+        if excused is not None:
+            flag = (f"{reason} ({excused}, so the tests gate stands; the independent review must "
+                    f"judge it){log}; diff: {diff_path}\n" + _flag_diff(changes))
             updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), flag]
-            notes.append(f"pristine re-check: FAIL: {reason}; tamper flag raised{log}")
+            notes.append(f"pristine re-check: {'FAIL' if found.gate else 'NOT RUN'}: {reason}; "
+                         f"tamper flag raised{log}")
         else:
             status, summary = "fail", reason
             notes.append(f"pristine re-check: FAIL: {reason}{log}\n{NOT_A_FIX}")

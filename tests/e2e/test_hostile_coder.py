@@ -239,3 +239,15 @@ def test_a_lint_error_silenced_by_a_new_per_file_ignores_entry_is_flagged_and_fo
     assert lint["status"] == "pass"
     assert 'loosened lint/coverage config in pyproject.toml: "calc.py" = ["F401"]' in paused.data["pending"]["question"]
     assert reviewer_calls(project) == 1
+
+
+def test_a_surface_file_whose_pre_step_bytes_were_not_kept_is_a_flag_that_forces_the_review(tmp_path):
+    project = python_project(tmp_path)
+    # uncommitted when the step starts and too large for the snapshot to keep a copy of
+    (project.root / "tests" / "conftest.py").write_text("#" * 1_100_000 + "\n")
+    cheat(project, {"tests/conftest.py": NOOP})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    question = paused.data["pending"]["question"]
+    assert "no pristine re-check: the bytes of tests/conftest.py as they were before the step were not kept" in question
+    assert reviewer_calls(project) == 1
