@@ -94,7 +94,7 @@ def _case(project: Path, step) -> dict:
     (gate,) = GateRunner(pm, project, config, ctx.log_dir()).run(["tests"])
     plain = time.perf_counter() - started
     started = time.perf_counter()
-    judged = recheck_tests(ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot)
+    judged = recheck_tests(ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, "")
     recheck = time.perf_counter() - started
     shutil.rmtree(run_dir, ignore_errors=True)
     tests = next(g for g in judged.updates["gates"] if g["name"] == "tests")

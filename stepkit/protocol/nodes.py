@@ -231,9 +231,12 @@ def verify_tests(ctx: StageContext) -> Outcome:
     """The FULL test suite, not only the new tests; once more without the
     step's changes to the verification surface when it made any
     (:mod:`stepkit.workspace.pristine`)."""
-    from stepkit.workspace.pristine import recheck_tests
+    from stepkit.planrepo.sections import plan_section
+    from stepkit.workspace.pristine import PLAN_SECTIONS, recheck_tests
 
-    return recheck_tests(ctx, _single_gate(ctx, "tests"), _start_snapshot(ctx))
+    plan = str(ctx.state.get("plan_text") or "")
+    plan_files = "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
+    return recheck_tests(ctx, _single_gate(ctx, "tests"), _start_snapshot(ctx), plan_files)
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:

@@ -62,9 +62,14 @@ class Recheck:
     problem: str | None = None
 
 
-def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None) -> Outcome:
+def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None, plan_files: str) -> Outcome:
     """``outcome`` of the verify_tests node, judged once more when the step
-    changed the verification surface (unchanged otherwise)."""
+    changed the verification surface (unchanged otherwise).
+
+    :param snapshot: the step-start snapshot (None: no re-check can be had).
+    :param plan_files: the text of the plan's :data:`PLAN_SECTIONS`: a
+        path it mentions is one the plan names among the files to change.
+    """
     gates = outcome.updates.get("gates") or []
     tests = next((GateResult.model_validate(g) for g in gates if g["name"] == "tests"), None)
     if snapshot is None or tests is None or tests.command is None or tests.status not in ("pass", "not_run"):
@@ -78,7 +83,7 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
     diff_path.write_text("".join(c.diff for c in changes), encoding="utf-8")
     found = _run_pristine(ctx, snapshot, changes, tests, log_dir)
     changed = ", ".join(c.path for c in changes)
-    named = _named_in_plan(str(ctx.state.get("plan_text") or ""), changes)
+    named = bool(plan_files) and all(c.path in plan_files for c in changes)
     notes = [(f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
              f"diff: {diff_path}]")]
     updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
@@ -190,14 +195,6 @@ class _StepReader:
         if oid is None:
             return None
         return self.held.get(oid) or self.before.read(oid)
-
-
-def _named_in_plan(plan_text: str, changes: list[SurfaceChange]) -> bool:
-    """The plan's Tasks or Context mention every changed surface file's path."""
-    from stepkit.planrepo.sections import plan_section
-
-    text = "\n".join(plan_section(plan_text, name) or "" for name in PLAN_SECTIONS)
-    return bool(text) and all(c.path in text for c in changes)
 
 
 def _file_of(test_id: str) -> str:
