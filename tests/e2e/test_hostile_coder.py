@@ -251,3 +251,13 @@ def test_a_surface_file_whose_pre_step_bytes_were_not_kept_is_a_flag_that_forces
     question = paused.data["pending"]["question"]
     assert "no pristine re-check: the bytes of tests/conftest.py as they were before the step were not kept" in question
     assert reviewer_calls(project) == 1
+
+
+def test_a_new_test_module_that_patches_the_code_under_test_is_flagged_and_forces_the_review(tmp_path):
+    # not on the verification surface (a new test is the step's own), and it runs in the pristine copy too
+    project = python_project(tmp_path)
+    cheat(project, {"tests/unit/test_mul.py": MONKEYPATCH + "\n\n" + TEST_MUL})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert "new module-level patch of calc.add in tests/unit/test_mul.py" in paused.data["pending"]["question"]
+    assert reviewer_calls(project) == 1

@@ -271,3 +271,14 @@ def test_step_changes_gives_the_three_views_at_once(project):
     assert "+import os  # noqa" in changes.diff and "+++ /dev/null" in changes.diff
     assert changes.changed_files == ["src/app.py", "tests/test_app.py"]
     assert changes.tamper_flags == ["new # noqa in src/app.py (+1)", "deleted test file: tests/test_app.py"]
+
+
+def test_a_test_module_that_patches_the_code_under_test_when_imported_is_flagged(project):
+    snapshot = scope.take_snapshot(project, project / "plans")
+    (project / "tests/test_new.py").write_text(
+        "import os\nimport sys\n\nimport app\n\napp.main = lambda: 1\nsetattr(app, 'other', None)\n"
+        "sys.modules['app'] = app\nos.environ['MODE'] = 'test'\nLIMIT = 3\n\n\n"
+        "def test_main():\n    app.value = 2\n    assert app.main() == 1\n")
+    assert scope.step_changes(snapshot, project).tamper_flags == [
+        f"new module-level patch of {target} in tests/test_new.py (runs when the tests are collected, for every test)"
+        for target in ("app.main", "setattr(app, 'other', None)", "sys.modules['app']")]
