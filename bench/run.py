@@ -7,7 +7,8 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 ``bench/results.json`` (the rows, every area's raw figures, the machine).
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
-``big_output``, ``evidence_size``, ``model_traffic`` and ``baseline_cost``.
+``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
+``pristine_cost``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -38,7 +39,8 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path[:0] = [str(BENCH), str(REPO)]
 
-QUICK = {"startup": {"repeat": 5}, "full_run": {"repeat": 2}, "big_output": {"size_mb": 100}}
+QUICK = {"startup": {"repeat": 5}, "full_run": {"repeat": 2}, "big_output": {"size_mb": 100},
+         "pristine_cost": {"tests": 200}}
 COLUMNS = ("figure", "value", "baseline", "ratio", "target", "met?")
 
 
@@ -192,6 +194,23 @@ def baseline_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- the pristine re-check's cost (bench/pristine_cost.py) -------------------------
+
+
+def pristine_rows(f: dict) -> list[dict]:
+    """The re-check against the tests gate: about one more run of the suite
+    when the step changed the verification surface, nothing when it did not."""
+    rows = []
+    for case, label, limit in (("demo", "the demo", 2.0), ("suite", f"{f['suite']['tests']}-test suite", 2.0),
+                               ("unchanged", "surface left alone", 0.1)):
+        c = f[case]
+        rows.append(row(f"8 pristine re-check: {label}", f"{c['recheck_seconds']:.2f} s",
+                        f"{c['tests_seconds']:.2f} s tests gate", c["ratio"], f"ratio < {limit:g}",
+                        c["ratio"] is not None and c["ratio"] < limit and c["status"] == "pass",
+                        seconds=c["recheck_seconds"], baseline_s=c["tests_seconds"]))
+    return rows
+
+
 # -- running -----------------------------------------------------------------------
 
 
@@ -250,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     import full_run
     import model_traffic
     import plan_scale
+    import pristine_cost
     import startup
 
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -263,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         "evidence_size": evidence_size.run,
         "model_traffic": model_traffic.run,
         "baseline_cost": baseline_cost.run,
+        "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
     }
     figures, seconds = {}, {}
     for name, call in areas.items():
@@ -275,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         *evidence_rows(figures["evidence_size"]),
         *traffic_rows(figures["model_traffic"]),
         *baseline_rows(figures["baseline_cost"]),
+        *pristine_rows(figures["pristine_cost"]),
     ]
     total_s = time.monotonic() - started
     print(render(rows))

@@ -210,6 +210,32 @@ def stepkit_command_override_names(gate: str) -> tuple[str, str] | None:
     """
 
 
+@hookspec
+def stepkit_verification_surface(project_dir: Path) -> dict[str, list[str]] | None:
+    """Declare the files that decide how this project type's gates judge.
+
+    :param project_dir: the project root.
+    :return: kind → glob patterns, project-relative with ``/``: ``tests``
+        (test files: protected when they existed before the step; the ones
+        the step adds are its new tests), ``config`` (how a gate runs:
+        runner, lint and format configs, build-file targets) and ``startup``
+        (how a gate's tools start: a module named like the tool at the root,
+        ``sitecustomize.py``, a wrapper on PATH inside the project).  ``*``
+        stays within one directory, ``**/`` is any depth, a pattern without
+        ``/`` names a file at the root.  ``PATH#key,key`` protects only
+        those top-level tables of a TOML file or keys of a JSON file
+        (``pyproject.toml#tool``, ``package.json#scripts,jest``).  None
+        when the project is not of this plugin's type.
+
+    Called for every plugin; the patterns are joined (stepkit adds
+    ``stepconf.py``, ``stepkit.toml``, the ``[tool.stepkit] plugins``
+    modules and CI workflow files itself).  When the step changed any of
+    these files, the change is recorded with its diff and the tests gate
+    runs again in a scratch copy with them as they were before the step
+    (``stepkit.workspace.pristine``).  Usable in ``stepconf.py``: yes.
+    """
+
+
 # -- evidence ----------------------------------------------------------------
 
 

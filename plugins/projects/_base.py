@@ -56,6 +56,9 @@ class ProjectType(Generic[Seen]):
         plugins`` does not list one.
     :param notes: why the type passed over a command the project has (see
         ``stepkit_detect_notes``), from what it read; None: it never does.
+    :param surface: the type's verification surface (see
+        ``stepkit_verification_surface``): kind → glob patterns; None: it
+        declares none.
     """
 
     read: Callable[[Path], Seen | None]
@@ -65,6 +68,7 @@ class ProjectType(Generic[Seen]):
     build: Command[Seen] | None = None
     tests: Command[Seen] | None = None
     notes: Callable[[Seen], list[str]] | None = None
+    surface: dict[str, list[str]] | None = None
 
     def detect(self, project_dir: Path) -> str | None:
         """The type name when ``project_dir`` is of this type, else None."""
@@ -88,16 +92,23 @@ class ProjectType(Generic[Seen]):
         seen = self.read(project_dir) if self.notes is not None else None
         return [] if seen is None or self.notes is None else self.notes(seen)
 
+    def verification_surface(self, project_dir: Path) -> dict[str, list[str]] | None:
+        """The declared surface when ``project_dir`` is of this type, else None."""
+        return self.surface if self.surface is not None and self.read(project_dir) is not None else None
+
     def hookimpls(self) -> dict[str, Hook]:
         """The hookimpls by hook name: ``stepkit_detect_project``, the
         command hook of each gate declared and ``stepkit_detect_notes`` when
-        the type has notes."""
+        the type has notes, ``stepkit_verification_surface`` when it declares one."""
         hooks: dict[str, Hook] = {"stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)}
         for gate, hook_name in GATE_HOOKS.items():
             if getattr(self, gate) is not None:
                 hooks[hook_name] = _hookimpl(hook_name, partial(self.command, gate))
         if self.notes is not None:
             hooks["stepkit_detect_notes"] = _hookimpl("stepkit_detect_notes", self.detect_notes)
+        if self.surface is not None:
+            hooks["stepkit_verification_surface"] = _hookimpl(
+                "stepkit_verification_surface", self.verification_surface)
         return hooks
 
 

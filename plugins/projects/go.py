@@ -19,6 +19,13 @@ def _lint(project_dir: Path) -> str:
     return "go vet ./..."
 
 
+#: What decides how go test, go vet, golangci-lint and gofmt judge, and how they start.
+_SURFACE = {
+    "tests": ["**/*_test.go", "**/testdata/**"],
+    "config": [*_GOLANGCI_CONFIGS, "go.work"],
+    "startup": ["bin/go", "bin/gofmt", "bin/golangci-lint"],
+}
+
 GO = ProjectType(
     read=_shared.recognised_by("go.mod"),
     name="go",
@@ -26,5 +33,6 @@ GO = ProjectType(
     lint=_lint,
     build="go build ./...",
     tests="go test ./...",
+    surface=_SURFACE,
 )
 globals().update(GO.hookimpls())

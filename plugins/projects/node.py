@@ -81,6 +81,19 @@ def _format(package: _Package) -> str | None:
     return f"{_EXEC[package.manager]} prettier --write --ignore-unknown {_shared.changed_files()}"
 
 
+#: What decides how the package's scripts, node --test, jest, vitest, mocha,
+#: eslint and prettier judge, and how they start.
+_SURFACE = {
+    "tests": ["**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**"],
+    "config": ["package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
+               "**/jest.config.*", "**/jest.setup.*", "**/vitest.config.*", "**/vitest.setup.*",
+               "**/vite.config.*", ".mocharc*", ".c8rc*", ".nycrc*", "**/.eslintrc*", "eslint.config.*",
+               "**/.eslintignore", ".prettierrc*", "prettier.config.*", ".prettierignore",
+               "tsconfig*.json", "babel.config.*", ".babelrc*", ".npmrc", ".node-options"],
+    "startup": ["node_modules/.bin/*", "bin/node", "bin/npm", "bin/npx", "bin/pnpm", "bin/yarn",
+                "bin/jest", "bin/vitest", "bin/mocha", "bin/eslint", ".pnp.*"],
+}
+
 NODE = ProjectType(
     read=_read,
     name="node",
@@ -90,5 +103,6 @@ NODE = ProjectType(
         "typecheck", "type-check", "check-types", "types", "lint:types", "tsc", "build"
     ),
     tests=lambda package: package.scripts.command("test", "tests"),
+    surface=_SURFACE,
 )
 globals().update(NODE.hookimpls())

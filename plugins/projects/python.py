@@ -255,6 +255,19 @@ def _read(project_dir: Path) -> _Project | None:
     return _Project(project_dir)
 
 
+#: What decides how pytest, ruff, black, mypy and pyright judge, and how they start.
+_SURFACE = {
+    "tests": ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**"],
+    "config": ["**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/setup.cfg",
+               "noxfile.py", "pyproject.toml#tool,project.entry-points", "**/pyproject.toml#tool",
+               ".coveragerc", "ruff.toml", ".ruff.toml", "mypy.ini", ".mypy.ini", ".flake8",
+               "pylintrc", ".pylintrc", "pyrightconfig.json", ".pre-commit-config.yaml"],
+    "startup": ["pytest.py", "pytest/**", "_pytest/**", "py.py", "pluggy.py", "pluggy/**",
+                "ruff.py", "black.py", "black/**", "mypy.py", "mypy/**", "pyright.py", "tox.py",
+                "nox.py", "coverage.py", "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
+                "bin/pytest", "bin/py.test", "bin/python*", "bin/ruff", "bin/black", "bin/mypy", "bin/tox"],
+}
+
 PYTHON = ProjectType(
     read=_read,
     name="python",
@@ -263,5 +276,6 @@ PYTHON = ProjectType(
     build=_Project.build_command,
     tests=_Project.test_command,
     notes=_Project.notes,
+    surface=_SURFACE,
 )
 globals().update(PYTHON.hookimpls())

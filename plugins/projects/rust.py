@@ -86,6 +86,16 @@ def _lint(cargo: _Cargo) -> str | None:
     return f"cargo clippy{cargo.workspace}{cargo.locked} --all-targets -- -D warnings" if configured else None
 
 
+#: What decides how cargo test, clippy and rustfmt judge, and how they start.
+_SURFACE = {
+    "tests": ["tests/**", "benches/**", "**/tests/**"],
+    "config": ["Cargo.toml#lints,workspace.lints,lib,test,bench,bin,profile,features",
+               "**/Cargo.toml#lints,lib,test,bench,features", ".cargo/config", ".cargo/config.toml",
+               "rustfmt.toml", ".rustfmt.toml", "clippy.toml", ".clippy.toml",
+               "rust-toolchain", "rust-toolchain.toml", "build.rs"],
+    "startup": ["bin/cargo", "bin/rustc", "bin/rustfmt"],
+}
+
 RUST = ProjectType(
     read=_read,
     name="rust",
@@ -93,5 +103,6 @@ RUST = ProjectType(
     lint=_lint,
     build=lambda cargo: f"cargo build{cargo.workspace}{cargo.locked} --all-targets",
     tests=lambda cargo: f"cargo test{cargo.workspace}{cargo.locked}",
+    surface=_SURFACE,
 )
 globals().update(RUST.hookimpls())

@@ -101,6 +101,9 @@ def _first_runner(runners: list[_Runner]) -> str | None:
     return None
 
 
+#: The targets a gate may run are configuration of how it runs.
+_SURFACE = {"config": [*_shared.MAKEFILE_NAMES, *_shared.JUSTFILE_NAMES, *_shared.TASKFILE_NAMES, "**/*.mk"]}
+
 TASK_RUNNERS = ProjectType(
     read=_runners,
     name=_first_runner,
@@ -109,5 +112,6 @@ TASK_RUNNERS = ProjectType(
     build=_gate("build"),
     tests=_gate("tests"),
     notes=_notes,
+    surface=_SURFACE,
 )
 globals().update(TASK_RUNNERS.hookimpls())

@@ -78,6 +78,8 @@ class StepState(RunState):
     gates_edited_plan_repo: list[str] = Field(default_factory=list)
     #: ``{path: content id}`` of the tree the last passing tests gate verified
     verified_tree: dict[str, str] = Field(default_factory=dict)
+    #: the step's changes to the verification surface, each with its diff's log
+    surface_changes: list[str] = Field(default_factory=list)
     #: the files that changed after the gates verified the tree (the gates ran again)
     tree_changes: list[str] = Field(default_factory=list)
     fix_instructions: str = ""

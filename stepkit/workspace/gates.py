@@ -194,7 +194,7 @@ class GateRunner:
         self._seen: Listing | None = None  # the tree as the last gate of this run() left it
         #: judges failing gates against the baseline (None: no baseline given)
         self.judge = None if baseline is None else Judge(
-            config.baseline, self.project_dir, self.log_dir, baseline, self._run_for_judge)
+            config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
 
     def run(self, gates: Iterable[str] = GATE_ORDER) -> list[GateResult]:
         """Run the requested gates (any order; unknown names raise ValueError).
@@ -250,8 +250,8 @@ class GateRunner:
             self._tree, self._seen = None, None  # the re-run and the baseline ran commands
         return self._record(result)
 
-    def _run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
-                       suite: list[str] | None) -> GateResult | None:
+    def run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
+                      suite: list[str] | None = None) -> GateResult | None:
         """The gate's command again for the judge: just ``ids`` (None when the
         runner cannot select them; ``suite``: every id, to select exactly),
         or all of it in ``where`` (the project, or the baseline tree)."""

@@ -53,6 +53,8 @@ for rel, content in action.get("write", {}).items():
     path = project / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content)
+for rel in action.get("delete", []):
+    (project / rel).unlink(missing_ok=True)
 if action.get("kill"):
     os.kill(os.getpid(), signal.SIGKILL)
 print(action.get("say", "coder: did the work"))

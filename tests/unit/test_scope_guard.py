@@ -179,6 +179,22 @@ def test_tamper_flags_name_each_weakening_with_its_file(project):
     ]
 
 
+@pytest.mark.parametrize(("path", "before", "after"), [
+    ("pyproject.toml", "[tool.ruff]\nline-length = 100\n",
+     '[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint.per-file-ignores]\n"src/app.py" = ["F401"]\n'),
+    ("ruff.toml", "line-length = 100\n", 'line-length = 100\n\n[lint.per-file-ignores]\n"src/app.py" = ["F401"]\n'),
+])
+def test_a_new_entry_in_an_ignore_table_is_a_loosened_config(project, path, before, after):
+    write_files(project, {path: before})
+    if (project / ".git").exists():
+        git(project, "add", "-A")
+        git(project, "commit", "-qm", "config")
+    snapshot = scope.take_snapshot(project, project / "plans")
+    (project / path).write_text(after)
+    flags = scope.step_changes(snapshot, project).tamper_flags
+    assert flags == [f'loosened lint/coverage config in {path}: "src/app.py" = ["F401"]']
+
+
 def test_tamper_flags_ignore_markers_that_were_already_there(project):
     (project / "src/app.py").write_text("x = 1  # type: ignore\n")
     if (project / ".git").exists():
@@ -256,3 +272,14 @@ def test_step_changes_gives_the_three_views_at_once(project):
     assert "+import os  # noqa" in changes.diff and "+++ /dev/null" in changes.diff
     assert changes.changed_files == ["src/app.py", "tests/test_app.py"]
     assert changes.tamper_flags == ["new # noqa in src/app.py (+1)", "deleted test file: tests/test_app.py"]
+
+
+def test_a_test_module_that_patches_the_code_under_test_when_imported_is_flagged(project):
+    snapshot = scope.take_snapshot(project, project / "plans")
+    (project / "tests/test_new.py").write_text(
+        "import os\nimport sys\n\nimport app\n\napp.main = lambda: 1\nsetattr(app, 'other', None)\n"
+        "sys.modules['app'] = app\nos.environ['MODE'] = 'test'\nLIMIT = 3\n\n\n"
+        "def test_main():\n    app.value = 2\n    assert app.main() == 1\n")
+    assert scope.step_changes(snapshot, project).tamper_flags == [
+        f"new module-level patch of {target} in tests/test_new.py (runs when the tests are collected, for every test)"
+        for target in ("app.main", "setattr(app, 'other', None)", "sys.modules['app']")]

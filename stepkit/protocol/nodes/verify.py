@@ -25,10 +25,17 @@ def verify_build(ctx: StageContext) -> Outcome:
 
 
 def verify_tests(ctx: StageContext) -> Outcome:
-    """The FULL test suite, not only the new tests; a pass records the tree it verified."""
+    """The FULL test suite, not only the new tests; once more without the
+    step's changes to the verification surface when it made any
+    (:mod:`stepkit.workspace.pristine`).  A pass records the tree it verified."""
+    from stepkit.planrepo.sections import plan_section
     from stepkit.protocol.verified import with_verified_tree
+    from stepkit.workspace.pristine import PLAN_SECTIONS, recheck_tests
 
-    return with_verified_tree(ctx, _single_gate(ctx, "tests"))
+    plan = str(ctx.state.get("plan_text") or "")
+    plan_files = "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
+    checked = recheck_tests(ctx, _single_gate(ctx, "tests"), _start_snapshot(ctx), plan_files)
+    return with_verified_tree(ctx, checked)
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
@@ -121,15 +128,19 @@ def _gate_runner(ctx: StageContext, **options: Any):
 def _start_tree(ctx: StageContext):
     """The tree the step started from, for the gates' baseline (None: the
     run kept no step-start snapshot, or it was altered)."""
-    from stepkit.protocol.stages import _scope_path
     from stepkit.workspace.baseline import snapshot_tree
+
+    snapshot = _start_snapshot(ctx)
+    return snapshot_tree(snapshot) if snapshot is not None else None
+
+
+def _start_snapshot(ctx: StageContext):
+    """The step-start snapshot (None: the run kept none, or it was altered)."""
+    from stepkit.protocol.stages import _scope_path
     from stepkit.workspace.scope import load_snapshot
 
     path = _scope_path(ctx)
-    if path is None:
-        return None
-    snapshot = load_snapshot(path, ctx.state.get("scope_snapshot_digest"))
-    return snapshot_tree(snapshot) if snapshot is not None else None
+    return load_snapshot(path, ctx.state.get("scope_snapshot_digest")) if path is not None else None
 
 
 def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:

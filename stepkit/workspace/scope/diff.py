@@ -88,6 +88,12 @@ def working_tree_files(project_dir: Path, plans_dir: Path) -> list[str] | None:
     return [path for path, _old, new in _changes(before, Path(project_dir).resolve()) if new is not None]
 
 
+def snapshot_changes(before: Snapshot, project_dir: Path) -> list[tuple[str, str | None, str | None]]:
+    """(path, blob id before, blob id now; None: absent) of every file the
+    step changed since ``before``, sorted, the plan repo left out."""
+    return _changes(before, Path(project_dir).resolve())
+
+
 def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str | None]]:
     """(path, id before, id now) of every changed file, sorted by path."""
     plan = before.plan_scope()

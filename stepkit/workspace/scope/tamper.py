@@ -1,13 +1,15 @@
 """Tamper flags: signs in a step's changes that verification was weakened.
 
 Each flag names its file: a deleted test file, a new skip/xfail/ignore
-marker, a loosened lint or coverage configuration (a lowered or removed
-threshold, a new ignore/exclude entry, a deleted config).  Flags are for
+marker, a test module that patches another module when it is imported, a
+loosened lint or coverage configuration (a lowered or removed threshold, a
+new ignore/exclude entry, a deleted config).  Flags are for
 the sweep, the reviewer and the user to judge; they never fail a step.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 
@@ -52,6 +54,8 @@ def file_flags(path: str, old_id: str | None, new_id: str | None,
     if old_text is None or new_text is None:
         return []
     flags = _new_markers(path, old_text, new_text)
+    if path.endswith(".py") and _TEST_PATH.search(path):
+        flags.extend(_new_module_patches(path, old_text, new_text))
     if _is_quality_config(path):
         flags.extend(_loosened_config(path, old_text, new_text))
     return flags
@@ -64,6 +68,32 @@ def _new_markers(path: str, old: str, new: str) -> list[str]:
         if added > 0:
             flags.append(f"new {label} in {path} (+{added})")
     return flags
+
+
+def _new_module_patches(path: str, old: str, new: str) -> list[str]:
+    """A test module that rebinds another module's attribute at import time
+    (``calc.add = ...``, ``setattr(calc, ...)``, ``sys.modules[...] = ...``)
+    changes the code under test for every test the session collects."""
+    added = sorted(set(_module_patches(new)) - set(_module_patches(old)))
+    return [f"new module-level patch of {target} in {path} (runs when the tests are collected, for every test)"
+            for target in added]
+
+
+def _module_patches(text: str) -> list[str]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        found += [ast.unparse(t) for t in targets if isinstance(t, ast.Attribute)
+                  or (isinstance(t, ast.Subscript) and ast.unparse(t.value) == "sys.modules")]
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] in ("setattr", "patch"):
+            found.append(ast.unparse(call)[:80])
+    return found
 
 
 _QUALITY_CONFIG = re.compile(
@@ -110,12 +140,14 @@ def _loosened_config(path: str, old: str, new: str) -> list[str]:
             continue
         for index in range(j1, j2):
             line = new_lines[index].strip()
-            if not line or line.startswith(("#", "//", ";")):
+            if not line or line.startswith(("#", "//", ";")) or _SECTION_LINE.match(line):
                 continue
             section, key = _context(new_lines, index)
             if shared and not _QUALITY_SECTION.search(section):
                 continue
-            if _LOOSENING_KEY.search(key) or _LOOSENING_VALUE.search(line):
+            # an entry of an ignore table (``[tool.ruff.lint.per-file-ignores]``) loosens as its key would
+            table = section.rsplit(".", 1)[-1]
+            if _LOOSENING_KEY.search(key) or _LOOSENING_KEY.search(table) or _LOOSENING_VALUE.search(line):
                 flags.append(f"loosened lint/coverage config in {path}: {line[:120]}")
     return flags
 

@@ -1,0 +1,127 @@
+"""What the pristine re-check costs: the tests gate once more, in a scratch
+copy without the step's changes to the verification surface, as a ratio to
+the tests gate itself.
+
+Two projects, each a fresh git repo whose step changes a pre-existing test
+file (a comment: the surface changed, the re-check runs and passes):
+
+- ``demo``: the bundled demo project (``stepkit demo``), with the demo
+  coder's real change of step 1;
+- ``suite``: a generated suite of ``tests`` tests (2,000 by default) in 20
+  files, the step changing the module they test.
+
+Each case times the plain tests gate (:class:`~stepkit.workspace.gates.GateRunner`)
+and :func:`~stepkit.workspace.pristine.recheck_tests` as the verify_tests
+node calls it, and checks that the re-check passed.  ``unchanged`` times
+the re-check on the suite when the step leaves the surface alone: no
+command runs.  Run it directly (``python bench/pristine_cost.py [--quick]``)
+or call :func:`run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+FILES = 20
+
+
+def _commit(root: Path) -> None:
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def _demo(root: Path) -> tuple[Path, callable]:
+    shutil.copytree(REPO / "stepkit" / "examples" / "demo", root)
+    (root / "stepkit.toml").write_text(
+        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q"\n')
+    _commit(root)
+
+    def step() -> None:
+        subprocess.run([sys.executable, str(root / "tools" / "demo_coder.py")], cwd=root, check=True,
+                       capture_output=True, input="slugify", text=True, env={**os.environ, "STEPKIT_PROJECT_DIR": str(root)})
+        test = root / "tests" / "test_counting.py"
+        test.write_text(test.read_text() + "\n# the step touched a pre-existing test\n")
+    return root, step
+
+
+def _suite(root: Path, tests: int) -> tuple[Path, callable]:
+    (root / "tests").mkdir(parents=True)
+    (root / "gen.py").write_text("def double(x):\n    return x * 2\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "gen"\nversion = "0.1"\n')
+    per_file = max(1, tests // FILES)
+    for n in range(FILES):
+        body = "import gen\n" + "".join(f"\n\ndef test_{n}_{i}():\n    assert gen.double({i}) == {2 * i}\n"
+                                        for i in range(per_file))
+        (root / "tests" / f"test_gen_{n:02d}.py").write_text(body)
+    (root / "stepkit.toml").write_text(
+        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q -p no:cacheprovider tests"\n')
+    _commit(root)
+
+    def step() -> None:
+        (root / "gen.py").write_text("def double(x):\n    return x + x\n")
+        test = root / "tests" / "test_gen_00.py"
+        test.write_text(test.read_text() + "\n# the step touched a pre-existing test\n")
+    return root, step
+
+
+def _case(project: Path, step) -> dict:
+    from stepkit.config import load_config
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.records import Outcome, StageContext
+    from stepkit.workspace.gates import GateRunner
+    from stepkit.workspace.pristine import recheck_tests
+    from stepkit.workspace.scope import take_snapshot
+
+    snapshot = take_snapshot(project)
+    step()
+    config = load_config(project)
+    pm = get_plugin_manager(project, config, [])
+    run_dir = Path(tempfile.mkdtemp(prefix="bench-pristine-"))
+    ctx = StageContext(node="verify_tests", project_dir=project, plans_dir=project / "plans",
+                       state={"plan_text": ""}, settings={}, config=config, pm=pm, run_dir=run_dir)
+    started = time.perf_counter()
+    (gate,) = GateRunner(pm, project, config, ctx.log_dir()).run(["tests"])
+    plain = time.perf_counter() - started
+    started = time.perf_counter()
+    judged = recheck_tests(ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, "")
+    recheck = time.perf_counter() - started
+    shutil.rmtree(run_dir, ignore_errors=True)
+    tests = next(g for g in judged.updates["gates"] if g["name"] == "tests")
+    return {"status": tests["status"], "surface": judged.updates.get("surface_changes", []),
+            "tests_seconds": round(plain, 3), "recheck_seconds": round(recheck, 3),
+            "ratio": round(recheck / plain, 3) if plain else None, "plain_summary": gate.summary}
+
+
+def run(tests: int = 2000) -> dict:
+    """The demo, the generated suite, and the suite with the surface left alone."""
+    figures = {}
+    with tempfile.TemporaryDirectory(prefix="bench-pristine-") as tmp:
+        figures["demo"] = _case(*_demo(Path(tmp) / "demo"))
+        figures["suite"] = {**_case(*_suite(Path(tmp) / "suite", tests)), "tests": tests}
+        root, _ = _suite(Path(tmp) / "unchanged", tests)
+        figures["unchanged"] = _case(root, lambda: (root / "gen.py").write_text("def double(x):\n    return x + x\n"))
+    return figures
+
+
+def main() -> int:
+    figures = run(200 if "--quick" in sys.argv else 2000)
+    print(f"{'case':<10} {'status':<6} {'tests gate s':>12} {'re-check s':>10} {'ratio':>6}")
+    for case, f in figures.items():
+        print(f"{case:<10} {f['status']:<6} {f['tests_seconds']:>12.2f} {f['recheck_seconds']:>10.2f} {f['ratio']:>6}")
+    print(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

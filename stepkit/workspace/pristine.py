@@ -1,0 +1,213 @@
+"""The pristine re-check: the step's tests once more, without the step's
+changes to the verification surface.
+
+When the step changed a protected file (:mod:`stepkit.workspace.surface`)
+and its tests gate passed (or ran no test), the tests gate's command runs
+again in a scratch copy — never the user's tree — built with the baseline's
+machinery (:func:`~stepkit.workspace.baseline.checked_out`): the step's
+start commit, the step's changes to every other file written over it,
+every protected file as it was before the step (one the step added is
+left out), the step's new test files kept.  A failure there is judged
+against the step's start as any failing gate is
+(:class:`~stepkit.workspace.verdicts.Judge`: a flaky test and one that
+failed before the step are not counted).
+
+A test that existed before the step and fails there passes only with the
+step's change to the surface: the tests gate fails, saying so, and the fix
+loop is told that changing tests or their configuration is not a fix.
+When the step's plan names every such changed file (its Tasks or Context
+mention the path), the gate stands and the run carries a tamper flag with
+the evidence instead, which forces the independent review; so it does
+when the scratch copy cannot be built (a pre-step byte was not kept).
+
+A step that changed no protected file pays one look at its changed files
+and runs no extra command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stepkit.records import GateResult, Outcome, StageContext
+from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
+from stepkit.workspace.files import new_stamped_dir
+from stepkit.workspace.scope.diff import snapshot_changes
+from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
+from stepkit.workspace.scope.tree import data_id, read_bytes
+from stepkit.workspace.surface import SurfaceChange, surface_changes, surface_rules
+
+NOT_A_FIX = ("Changing tests or their configuration (conftest.py, runner and lint configs, files that "
+             "change how a tool starts) so that they pass is not a fix: they are restored before the "
+             "tests are judged. Fix the code under test.")
+#: the plan sections whose mention of a path names it among the files the step changes
+PLAN_SECTIONS = ("Tasks", "Context")
+#: the most lines of a surface file's diff carried in a tamper flag (the whole diff is in the run's logs)
+FLAG_DIFF_LINES = 30
+
+
+@dataclass
+class Recheck:
+    """What the pristine re-check found.
+
+    :ivar gate: the tests gate in the scratch copy (None: the copy could not be built).
+    :ivar failing: pre-existing tests that fail without the step's surface changes.
+    :ivar problem: why the re-check could not judge (a copy it could not
+        build, a run that failed without naming a test), else None.
+    """
+
+    gate: GateResult | None
+    failing: list[str]
+    problem: str | None = None
+
+
+def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None, plan_files: str) -> Outcome:
+    """``outcome`` of the verify_tests node, judged once more when the step
+    changed the verification surface (unchanged otherwise).
+
+    :param snapshot: the step-start snapshot (None: no re-check can be had).
+    :param plan_files: the text of the plan's :data:`PLAN_SECTIONS`: a
+        path it mentions is one the plan names among the files to change.
+    """
+    gates = outcome.updates.get("gates") or []
+    tests = next((GateResult.model_validate(g) for g in gates if g["name"] == "tests"), None)
+    if snapshot is None or tests is None or tests.command is None or tests.status not in ("pass", "not_run"):
+        return outcome
+    rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config)
+    changes = surface_changes(rules, snapshot, ctx.project_dir)
+    if not changes:
+        return outcome
+    log_dir = new_stamped_dir(ctx.log_dir() / "pristine")
+    diff_path = log_dir / "surface.diff"
+    diff_path.write_text("".join(c.diff for c in changes), encoding="utf-8")
+    found = _run_pristine(ctx, snapshot, changes, tests, log_dir)
+    changed = ", ".join(c.path for c in changes)
+    named = bool(plan_files) and all(c.path in plan_files for c in changes)
+    notes = [(f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
+             f"diff: {diff_path}]")]
+    updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
+    status, summary, pristine_output = tests.status, tests.summary, ""
+    if found.problem is None and not found.failing:
+        notes.append(f"pristine re-check (the step's code, the surface as it was before the step): PASS"
+                     f" ({found.gate.summary if found.gate else ''}); log: {found.gate.log if found.gate else ''}")
+    else:
+        reason = found.problem or (f"{_ids(found.failing)} pass{'es' if len(found.failing) == 1 else ''} "
+                                   f"only with the step's change to {changed}")
+        log = f"; log: {found.gate.log}" if found.gate and found.gate.log else ""
+        # a copy that cannot be built is no evidence against the code: the review judges the change
+        excused = (f"the plan names {changed} among the files to change" if found.problem is None and named
+                   else "the step's surface changes could not be judged" if found.gate is None else None)
+        if excused is not None:
+            flag = (f"{reason} ({excused}, so the tests gate stands; the independent review must "
+                    f"judge it){log}; diff: {diff_path}\n" + _flag_diff(changes))
+            updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), flag]
+            notes.append(f"pristine re-check: {'FAIL' if found.gate else 'NOT RUN'}: {reason}; "
+                         f"tamper flag raised{log}")
+        else:
+            status, summary = "fail", reason
+            notes.append(f"pristine re-check: FAIL: {reason}{log}\n{NOT_A_FIX}")
+            if found.gate is not None:  # last, where a failure's report shows a gate's output
+                pristine_output = f"\n\n[the pristine re-check's run]\n{found.gate.evidence}"
+    judged = tests.model_copy(update={
+        "status": status, "summary": summary,
+        "new_failures": sorted({*tests.new_failures, *found.failing}) if status == "fail" else tests.new_failures,
+        "evidence": "\n".join(notes) + "\n\n[the tests gate with the step's changes]\n" + tests.evidence
+                    + pristine_output,
+    })
+    ctx.emit("pristine_recheck", surface=[c.line() for c in changes], status=status, failing=found.failing,
+             problem=found.problem, diff=str(diff_path))
+    updates["gates"] = [judged.model_dump() if g["name"] == "tests" else g for g in gates]
+    return Outcome(route="fail" if status == "fail" else outcome.route, updates={**outcome.updates, **updates})
+
+
+def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceChange],
+                  tests: GateResult, log_dir: Path) -> Recheck:
+    """Run the tests gate's command in the scratch copy and name the
+    pre-existing tests that fail there."""
+    from stepkit.workspace.gate_commands import run_gate_plan
+    from stepkit.workspace.gates import GateRunner
+    from stepkit.workspace.verdicts import Judge
+
+    lost = [c.path for c in changes if not c.known]
+    if lost:
+        return Recheck(None, [], f"no pristine re-check: the bytes of {', '.join(lost)} as they were "
+                                 f"before the step were not kept, so the surface cannot be restored")
+    tree = pristine_tree(snapshot, changes, ctx.project_dir)
+    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+    try:
+        with checked_out(tree) as where:
+            runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan)
+            (gate,) = runner.run(("tests",))
+            # judged as the project's own tests gate is: its baseline (cached in the
+            # project, so once per run), its failing ids re-run here, in the copy
+            judge = Judge(ctx.config.baseline, ctx.project_dir, log_dir, snapshot_tree(snapshot),
+                          lambda name, ids, at, logs, suite: runner.run_for_judge(
+                              name, ids, where if Path(at) == Path(ctx.project_dir) else at, logs, suite))
+            gate = judge.judge(gate)
+    except BaselineUnavailable as exc:
+        return Recheck(None, [], f"no pristine re-check: {exc}")
+    added = {rel for rel, old, _new in snapshot_changes(snapshot, ctx.project_dir) if old is None}
+    if gate.status == "pass":
+        return Recheck(gate, [])
+    failing = gate.new_failures or (gate.tests.failing if gate.tests else [])
+    if gate.status != "fail" or not failing:
+        return Recheck(gate, [], f"the tests gate ends {gate.status.upper()} ({gate.summary}) without the "
+                                 f"step's change to {', '.join(c.path for c in changes)}")
+    old = [t for t in failing if t not in tests.preexisting_failures and t not in tests.flaky
+           and _file_of(t) not in added]
+    return Recheck(gate, old)
+
+
+def pristine_tree(snapshot: Snapshot, changes: list[SurfaceChange], project_dir: Path) -> BaseTree:
+    """The step's start with the step's changes written over it, but the
+    verification surface as it was before the step."""
+    project = Path(project_dir).resolve()
+    protected = {c.path: c for c in changes}
+    reader = _StepReader(BeforeReader(snapshot))
+    tree = snapshot_tree(snapshot)
+    tree.label = "the step's code with the verification surface as it was before the step"
+    tree.reader = reader
+    for rel, _old, new in snapshot_changes(snapshot, project):
+        change = protected.get(rel)
+        if change is not None:
+            data = change.before
+        else:
+            data = read_bytes(project / rel) if new is not None else None
+            if new is not None and data is None:
+                raise BaselineUnavailable(f"the step's version of {rel} could not be read")
+        tree.files[rel] = reader.hold(data) if data is not None else None
+    return tree
+
+
+class _StepReader:
+    """The before reader, and the bytes the pristine copy takes from the step."""
+
+    def __init__(self, before: BeforeReader):
+        self.before, self.held = before, {}
+
+    def hold(self, data: bytes) -> str:
+        oid = data_id(data)
+        self.held[oid] = data
+        return oid
+
+    def read(self, oid: str | None) -> bytes | None:
+        if oid is None:
+            return None
+        return self.held.get(oid) or self.before.read(oid)
+
+
+def _file_of(test_id: str) -> str:
+    return test_id.split("::", 1)[0]
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _flag_diff(changes: list[SurfaceChange]) -> str:
+    lines = "".join(c.diff for c in changes).splitlines()
+    cut = lines[:FLAG_DIFF_LINES]
+    if len(lines) > len(cut):
+        cut.append(f"[... {len(lines) - len(cut)} more diff lines in the run's logs ...]")
+    return "\n".join(f"    {line}" for line in cut)

@@ -1,0 +1,215 @@
+"""The verification surface: the files that decide how the gates judge, and
+what the step changed of it.
+
+Project types declare their files through ``stepkit_verification_surface``
+(kind → glob patterns); stepkit adds its own (``stepconf.py``,
+``stepkit.toml``, the ``[tool.stepkit] plugins`` modules, CI workflow
+files).  :func:`surface_changes` compares the step-start snapshot with the
+tree now and returns each protected file the step changed, with its diff
+and the bytes it had before the step, which the pristine re-check
+(:mod:`stepkit.workspace.pristine`) puts back in its scratch copy.
+
+A pattern ``PATH#key,key`` protects only those parts of the file: the
+top-level tables of a TOML file (``tool`` covers ``[tool.pytest.ini_options]``),
+the top-level keys of a JSON file.  A change elsewhere in it (a new
+dependency) is not a change of the surface, and the pristine copy gets the
+file as it is now with only those parts as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from stepkit.config import Config
+from stepkit.workspace.scope.diff import file_diff, snapshot_changes
+from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
+from stepkit.workspace.scope.tree import read_bytes, text_of
+
+#: stepkit's own: its configuration, local plugins and CI workflows (what a gate runs elsewhere)
+CORE_SURFACE = {
+    "config": ["stepconf.py", "stepkit.toml", ".github/workflows/**",
+               ".github/actions/**", ".gitlab-ci.yml", ".circleci/**", "azure-pipelines.yml",
+               ".buildkite/**", "Jenkinsfile", ".pre-commit-config.yaml"],
+}
+#: the kinds a pattern may have; a path takes the first kind (in this order) that matches it
+KINDS = ("startup", "config", "tests")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One declared pattern: its kind and the parts of the file it protects (``()``: all)."""
+
+    kind: str
+    pattern: str
+    keys: tuple[str, ...]
+    regex: re.Pattern[str]
+
+    def matches(self, rel: str) -> bool:
+        return self.regex.fullmatch(rel) is not None
+
+
+@dataclass
+class SurfaceChange:
+    """A protected file the step changed.
+
+    :ivar how: ``added``, ``modified`` or ``deleted``.
+    :ivar before: the file's bytes as the pristine copy gets them (None:
+        absent); for a ``#keys`` rule, the file now with those parts as they were.
+    :ivar known: the bytes before the step were kept (else the pristine copy cannot be built).
+    """
+
+    path: str
+    kind: str
+    how: str
+    diff: str
+    before: bytes | None
+    known: bool = True
+
+    def line(self) -> str:
+        return f"{self.path} ({self.kind}, {self.how})"
+
+
+def surface_rules(pm, project_dir: Path, config: Config) -> list[Rule]:
+    """Every pattern stepkit and the project's plugins declare, in :data:`KINDS` order."""
+    declared = [CORE_SURFACE, {"config": [_plugin_path(spec) for spec in config.plugins]}]
+    declared += [answer for answer in pm.hook.stepkit_verification_surface(project_dir=Path(project_dir))
+                 if isinstance(answer, dict)]
+    rules = []
+    for kind in KINDS:
+        for answer in declared:
+            for pattern in answer.get(kind) or ():
+                rules.append(_rule(kind, pattern))
+    return rules
+
+
+def _plugin_path(spec: str) -> str:
+    """A ``[tool.stepkit] plugins`` entry as the file(s) it loads."""
+    if spec.endswith(".py"):
+        return spec
+    return spec.replace(".", "/") + "{.py,/**}"
+
+
+def _rule(kind: str, pattern: str) -> Rule:
+    path, _, keys = pattern.partition("#")
+    return Rule(kind, pattern, tuple(k.strip() for k in keys.split(",") if k.strip()), _compile(path))
+
+
+def _compile(glob: str) -> re.Pattern[str]:
+    """``**/`` any depth, ``*`` within one directory, ``{a,b}`` either."""
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        char = glob[i]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "{" and "}" in glob[i:]:
+            end = glob.index("}", i)
+            out.append("(?:" + "|".join(_compile(alt).pattern.removesuffix(r"\Z")
+                                        for alt in glob[i + 1:end].split(",")) + ")")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def rule_for(rules: list[Rule], rel: str) -> Rule | None:
+    """The first rule that covers ``rel`` (None: not on the surface)."""
+    return next((rule for rule in rules if rule.matches(rel)), None)
+
+
+def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path) -> list[SurfaceChange]:
+    """The protected files the step changed since ``before``.  A test file
+    the step added is its new test, not a change of the surface."""
+    reader = BeforeReader(before)
+    project = Path(project_dir).resolve()
+    found = []
+    for rel, old_id, new_id in snapshot_changes(before, project):
+        rule = rule_for(rules, rel)
+        if rule is None or (rule.kind == "tests" and old_id is None):
+            continue
+        old = reader.read(old_id)
+        new = read_bytes(project / rel) if new_id is not None else None
+        known = old_id is None or old is not None
+        restored: bytes | None = old
+        if rule.keys and known and old is not None and new is not None:
+            parts = _restore_parts(rel, rule.keys, old, new)
+            if parts is not None:
+                if parts == new:
+                    continue  # only unprotected parts changed
+                restored = parts
+        how = "added" if old_id is None else "deleted" if new_id is None else "modified"
+        found.append(SurfaceChange(rel, rule.kind, how, file_diff(rel, old_id, new_id, old, new),
+                                   restored, known))
+    return found
+
+
+def _restore_parts(rel: str, keys: tuple[str, ...], old: bytes, new: bytes) -> bytes | None:
+    """``new`` with the parts ``keys`` names as they are in ``old`` (None:
+    the file cannot be read as TOML sections or JSON: take all of ``old``)."""
+    old_text, new_text = text_of(old), text_of(new)
+    if old_text is None or new_text is None:
+        return None
+    if rel.endswith(".json"):
+        return _json_parts(keys, old_text, new_text)
+    if rel.endswith(".toml"):
+        return _toml_parts(keys, old_text, new_text)
+    return None
+
+
+def _json_parts(keys: tuple[str, ...], old: str, new: str) -> bytes | None:
+    try:
+        before, now = json.loads(old), json.loads(new)
+    except ValueError:
+        return None
+    if not isinstance(before, dict) or not isinstance(now, dict):
+        return None
+    if all(before.get(k) == now.get(k) for k in keys):
+        return new.encode("utf-8")
+    merged = {k: v for k, v in now.items() if k not in keys}
+    merged.update({k: before[k] for k in keys if k in before})
+    return (json.dumps(merged, indent=2) + "\n").encode("utf-8")
+
+
+_TOML_HEADER = re.compile(r"^\s*\[\[?\s*(?P<name>[\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
+
+
+def _toml_parts(keys: tuple[str, ...], old: str, new: str) -> bytes:
+    """``new``'s sections outside ``keys``, then ``old``'s sections inside them."""
+    def protected(name: str) -> bool:
+        bare = name.replace('"', "").replace("'", "").replace(" ", "")
+        return any(bare == key or bare.startswith(f"{key}.") for key in keys)
+
+    old_parts = [text for name, text in _toml_sections(old) if protected(name)]
+    new_parts = [text for name, text in _toml_sections(new) if protected(name)]
+    if old_parts == new_parts:
+        return new.encode("utf-8")
+    kept = [text for name, text in _toml_sections(new) if not protected(name)]
+    body = "".join(kept)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return (body + "".join(old_parts)).encode("utf-8")
+
+
+def _toml_sections(text: str) -> list[tuple[str, str]]:
+    """(table name, its text with its header) in order; the keys before the
+    first header are the table ``""``."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines(keepends=True):
+        header = _TOML_HEADER.match(line)
+        if header:
+            sections.append((header.group("name"), []))
+        sections[-1][1].append(line)
+    return [(name, "".join(lines)) for name, lines in sections if lines]
