@@ -1,5 +1,5 @@
 """The drawn graph against the seed diagram (tests/graph_seed_diagram.mmd is
-the mermaid block of the seed README, verbatim), the JSON form, the README's
+the mermaid block of the seed README, verbatim), the JSON form, docs/protocol.md's
 copy, and ``--run`` highlighting."""
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ def test_seed_labels_dotted_fault_edges_and_node_shapes_are_kept():
 
 
 def test_readme_workflow_diagram_is_the_rendered_graph():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```mermaid\n(.*?)```", readme, flags=re.DOTALL)
-    assert render_mermaid(load_protocol_graph()) in blocks, "regenerate the README diagram with: stepkit graph"
+    assert render_mermaid(load_protocol_graph()) in blocks, "regenerate the diagram in docs/protocol.md with: stepkit graph"
 
 
 def test_json_format_lists_nodes_and_edges(capsys):
