@@ -81,7 +81,8 @@ def test_an_evidence_section_stepkit_did_not_render_is_a_problem():
     build_only = [GateResult(name="build", status="pass", command="make", exit_code=0)]
     assert check_handoff_text(hand_written, build_only) == [
         "the Evidence section was not rendered by stepkit (its stepkit-evidence marker is missing)"]
-    assert check_handoff_text(hand_written, []) == []  # outside a run: checked for shape only
+    assert check_handoff_text(hand_written, []) == [  # outside a run too: only stepkit writes Evidence
+        "the Evidence section was not rendered by stepkit (its stepkit-evidence marker is missing)"]
 
 
 def test_outside_a_run_a_rendered_evidence_tells_which_gates_did_not_pass():
@@ -125,3 +126,46 @@ def test_result_is_compared_the_same_way_by_check_handoff_and_status(tmp_path):
     assert two["unsatisfied"] == ["step 1 (One): result is Complete"]
     assert status["steps"][0]["handoff_result"] == "Complete"
     assert any("01-one.md: result 'Complete'" in p for p in status["problems"])
+
+
+NOT_RUN_TESTS = [GateResult(name="format", status="not_run"),
+                 GateResult(name="lint", status="pass", command="ruff check .", exit_code=0),
+                 GateResult(name="build", status="pass", command="make", exit_code=0),
+                 GateResult(name="tests", status="not_run")]
+
+
+@pytest.mark.parametrize("sentence", [
+    "The full test suite passed without any failures.",
+    "The tests passed without errors.",
+    "12/12 tests passed.",
+    "57 passed in 0.3s.",
+    "The suite is green (57/57 OK).",
+    "Ran the whole suite: all 30 green.",
+    "The test run completed successfully with no failed tests.",
+])
+def test_with_tests_not_run_any_claim_of_a_test_outcome_is_a_problem(sentence):
+    problems = claims(check_handoff_text(handoff(summary=f"Added mul. {sentence}", gates=NOT_RUN_TESTS),
+                                         NOT_RUN_TESTS))
+    assert [p.split(":")[0] for p in problems] == ["the tests gate did not run but the handoff says it passed"]
+
+
+def test_a_claim_that_wraps_across_lines_is_judged_as_one_sentence():
+    summary = "Added mul and its test. The whole test\nsuite passed without a single\nfailure."
+    problems = claims(check_handoff_text(handoff(summary=summary, gates=NOT_RUN_TESTS), NOT_RUN_TESTS))
+    assert len(problems) == 1 and "suite passed" in problems[0]
+
+
+@pytest.mark.parametrize("sentence", [
+    "The build passed without errors.",
+    "No test ran: the project has no test command yet.",
+    "Lint is clean, and the tests did not run.",
+])
+def test_true_or_hoped_for_statements_with_tests_not_run_are_not_claims(sentence):
+    assert claims(check_handoff_text(handoff(summary=sentence, gates=NOT_RUN_TESTS), NOT_RUN_TESTS)) == []
+
+
+def test_hand_written_evidence_is_a_problem_outside_a_run_too():
+    text = handoff(result="complete", gates=[]).split("## Evidence", 1)[0] + (
+        "## Evidence\n\ntests passed (trust me)\n\n## Notes for next step\n\nNone\n")
+    problems = check_handoff_text(text, [])
+    assert any("Evidence section was not rendered by stepkit" in p for p in problems), problems

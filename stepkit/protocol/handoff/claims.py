@@ -16,9 +16,12 @@ from stepkit.planrepo.sections import strip_list_markers
 #: each gate's words, searched in lower-cased text (a literal start is fast)
 _GATE_MENTIONS = {name: re.compile(core) for name, core in (
     ("format", r"format(?:ter|ting|ted)?\b"), ("lint", r"lint(?:er|ing)?\b"), ("build", r"build\b"),
-    ("tests", r"tests?\b"),
+    ("tests", r"tests?\b|(?:test\s+)?suite\b|specs?\b"),
 )}
 GATE_WORDS = {name: re.compile(rf"\b{p.pattern}", re.IGNORECASE) for name, p in _GATE_MENTIONS.items()}
+#: a runner's summary ("57 passed", "12/12 passed") speaks of tests when it names no gate
+_PASS_COUNT = re.compile(r"\d[\d,/]*\s+passed\b")
+_SENTENCE_FINDERS = {**_GATE_MENTIONS, "tests": re.compile(rf"{_GATE_MENTIONS['tests'].pattern}|{_PASS_COUNT.pattern}")}
 #: words and phrases that say a gate passed (searched in lower-cased text)
 _CLAIM = re.compile(
     r"pass(?:es|ed|ing)?\b|succe(?:ss|ssful|ssfully|eds?|eded)\b|green\b|ok(?:ay)?\b|clean\b"
@@ -36,6 +39,8 @@ _COUNT_BEFORE = re.compile(r"(\ball\s+)?\b\d[\d,]*\s+(?:(?:unit\s+)?(?:tests?|ch
 _CLAUSE_SEP = re.compile(r"[,;]|\s(?:but|while|whereas|although|though|so|yet)\s|\s[—–-]\s",
                          re.IGNORECASE)
 _SENTENCE_END = re.compile(r"\n|[.!?](?=[ \t])")
+#: a line break inside a paragraph: not before a blank line, a list item or a heading
+_PARAGRAPH_LINE_BREAK = re.compile(r"(?<=\S)\n(?=[ \t]*[^\s\-*+#\d>|])")
 _STOPS = (". ", "! ", "? ")
 #: characters of a sentence looked at on each side of a pass word
 _SENTENCE_MAX = 1000
@@ -52,11 +57,12 @@ def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
     end at a line break or at ``. `` / ``! `` / ``? ``.  Only the sentences
     that name such a gate are read (found by one search per gate), so a long
     handoff costs little beyond those searches."""
+    prose = _PARAGRAPH_LINE_BREAK.sub(" ", prose)  # a sentence that wraps is one sentence (same offsets)
     lower = _lower(prose)
     sentences: dict[int, int] = {}
     for gate in not_passed:
         end = -1
-        for match in _GATE_MENTIONS[gate].finditer(lower):
+        for match in _SENTENCE_FINDERS[gate].finditer(lower):
             if match.start() >= end and _word_start(lower, match.start()):  # not in the last one
                 start, end = _sentence_at(prose, match.start())
                 sentences[start] = max(end, sentences.get(start, end))
@@ -69,10 +75,15 @@ def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
             if not _word_start(lower, hit.start()):
                 continue
             clause, offset = _clause_at(sentence, hit.start() - start)
-            if not _is_claim(clause, offset, hit.group(0)):
+            kind = _is_claim(clause, offset, hit.group(0))
+            if kind is None:
                 continue
             in_clause = [g for g, words in GATE_WORDS.items() if words.search(clause)]
             about = [g for g in in_clause if g in not_passed] if in_clause else named
+            if not about and "tests" in not_passed and _PASS_COUNT.search(_lower(clause)):
+                about = ["tests"]
+            if kind == "count":  # "57 passed": only a gate that ran no test has no passes to count
+                about = [g for g in about if not_passed[g] in ("not_run", "not run")]
             shown = strip_list_markers(sentence.strip())[:200]
             for gate in about:
                 if (gate, start) in seen:
@@ -123,13 +134,31 @@ def _clause_at(sentence: str, at: int) -> tuple[str, int]:
     return sentence[start:end], at - start
 
 
-def _is_claim(clause: str, offset: int, word: str) -> bool:
+def _is_claim(clause: str, offset: int, word: str) -> str | None:
+    """``"claim"``, ``"count"`` (a count of passes: "3 passed", a claim only
+    about a gate that ran no test) or None."""
     before = clause[:offset]
-    if _FAILURE.search(before) or _FAILURE.search(clause, offset + len(word)):
-        return False
+    if _says_failed(clause, before) or _says_failed(clause, clause[offset + len(word):]):
+        return None
     words = [w.strip(".,;:!?()\"'`*").lower() for w in before.split()[-5:]]
     if any(w in _NOT_A_CLAIM or w.endswith("n't") for w in words):
-        return False
+        return None
     counted = _COUNT_BEFORE.search(before)
-    return not (counted and not counted.group(1) and not word.lower().startswith("all"))
+    if counted and not counted.group(1) and not word.lower().startswith("all"):
+        return "count"
+    return "claim"
+
+
+#: words that, just before a failure word, say there was none ("without any failures")
+_NO_FAILURE = frozenset({"without", "no", "zero", "0", "nor", "single"})
+
+
+def _says_failed(clause: str, part: str) -> bool:
+    """``part`` of ``clause`` names a failure that is not negated
+    ("1 failed" yes; "without any failures", "with no failed tests" no)."""
+    for failure in _FAILURE.finditer(part):
+        near = [w.strip(".,;:!?()\"'`*").lower() for w in part[:failure.start()].split()[-3:]]
+        if not any(w in _NO_FAILURE for w in near):
+            return True
+    return False
 
