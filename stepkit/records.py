@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from stepkit.text import one_line
+from stepkit.text import one_line, visible
 
 GateName = Literal["format", "lint", "build", "tests"]
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
@@ -251,7 +251,7 @@ class HandoffProse(BaseModel):
     @field_validator("step_summary")
     @classmethod
     def _summary_is_one_line(cls, value: str) -> str:
-        return one_line(value)
+        return one_line(visible(value))  # a model's "\r" is shown, never obeyed
 
 
 class Question(BaseModel):

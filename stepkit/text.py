@@ -1,5 +1,7 @@
 """Text as a terminal shows it: colour codes dropped, a line after its last
-carriage return, everything on one printable line.
+carriage return, everything on one printable line; and text that is not
+stepkit's (a model's) made harmless to show: its control characters visible,
+no line of it taken for an outcome line.
 
 A leaf module (it imports nothing of stepkit), so that the records, the
 evidence and the parsers can all use it without importing each other.
@@ -39,3 +41,24 @@ def one_line(text: str) -> str:
     joined = " ".join(lines).translate(_BIDI_CONTROLS)
     printable = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in joined)
     return " ".join(printable.split())
+
+
+#: Characters that move or hide what a terminal shows, or that ``splitlines``
+#: reads as a line break: every control character but newline and tab, the
+#: Unicode line and paragraph separators, the bidirectional overrides.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each such character written as its escape (``\\r``, ``\\x1b``)."""
+    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def guard_lines(text: str, words: tuple[str, ...], keep_first: bool = False) -> str:
+    """``text`` made :func:`visible`, each of its lines that starts with one
+    of ``words`` (the outcome sentinels) quoted with ``> `` (but the first,
+    with ``keep_first``: the outcome's own line)."""
+    lines = visible(text).split("\n")
+    start = 1 if keep_first else 0
+    return "\n".join(lines[:start] + [f"> {line}" if line.lstrip().startswith(words) else line
+                                       for line in lines[start:]])

@@ -78,6 +78,7 @@ from stepkit.graph.state import state_problem, value_problem
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
+from stepkit.text import guard_lines
 from stepkit.workspace import supervision
 
 StageRunner = Callable[[str, StageContext], Outcome]
@@ -495,7 +496,8 @@ class _Engine:
     def _pause(self, paused: Paused) -> RunResult:
         question = paused.question
         pending = pending_record(paused)
-        output = pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending)
+        output = guard_lines(pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending),
+                             self.graph.sentinels(), keep_first=True)
         cp = self.cp
         with held_signals():
             cp.status, cp.pending, cp.outcome, cp.exit_code = "paused", pending, "PAUSED", PAUSED_EXIT
@@ -533,6 +535,8 @@ class _Engine:
                 text += f"\nReason: {reason}"
         if text.split("\n", 1)[0].strip() != sentinel:
             text = f"{sentinel}\n{text}" if text.strip() else sentinel
+        # only the first line is an outcome, whatever the renderer put below it (a model's text)
+        text = guard_lines(text, self.graph.sentinels(), keep_first=True)
         cp = self.cp
         with held_signals():
             self._apply({}, ctx.usage.since(seed))

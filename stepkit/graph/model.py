@@ -122,6 +122,16 @@ class Graph(BaseModel):
     def state_model(self, model: type[RunState]) -> None:
         self._state_model = model
 
+    def sentinels(self) -> tuple[str, ...]:
+        """Every outcome word a run of this graph can print first: its end
+        nodes' sentinels (their ``when`` endings too) and ``PAUSED``."""
+        words = {"PAUSED"}
+        for node in self.nodes.values():
+            if node.kind == "end":
+                words.add(node.sentinel)
+                words.update(ending.sentinel for ending in node.when.values())
+        return tuple(sorted(words))
+
     def edges(self) -> list[Edge]:
         """Every drawn edge of the graph, node by node."""
         return [edge for node in self.nodes.values() for edge in node.edges()]

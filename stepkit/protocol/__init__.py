@@ -6,3 +6,6 @@ The only package that knows the step-runner's nodes.  It may import
 ``engine``, ``graph``, ``planrepo``, ``workspace`` and the top-level
 modules; never ``cli`` or ``api``.
 """
+
+#: The outcome words a step-runner run prints first (``Graph.sentinels`` of the built-in graph).
+SENTINELS = ("PAUSED", "STEP_BLOCKED", "STEP_COMPLETE", "STEP_FAILED", "STEP_REJECTED")

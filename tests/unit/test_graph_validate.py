@@ -199,3 +199,10 @@ def test_cli_graph_with_bad_file_exits_2_with_the_line(tmp_path, capsys):
 def test_cli_graph_with_missing_file_exits_2(tmp_path, capsys):
     assert main(["graph", "--graph", str(tmp_path / "none.yaml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_step_runner_sentinels_are_its_graphs():
+    from stepkit.protocol import SENTINELS
+    from stepkit.protocol.graphs import load_protocol_graph
+
+    assert load_protocol_graph().sentinels() == SENTINELS

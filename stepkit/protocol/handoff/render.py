@@ -17,7 +17,9 @@ from typing import Any
 import yaml
 
 from stepkit.planrepo.sections import heading_of, track_fence
+from stepkit.protocol import SENTINELS
 from stepkit.records import GateResult
+from stepkit.text import guard_lines
 from stepkit.workspace.redact import redact
 
 #: The handoff's sections, all required, in this order.
@@ -132,6 +134,7 @@ def _prose(value: Any) -> str:
     text = str(value or "").replace("\r\n", "\n").strip()
     if not text:
         return "None"
+    text = guard_lines(text, SENTINELS)  # a model's text is never taken for an outcome line
     out, fence = [], None
     for line in text.split("\n"):
         fence = track_fence(line, fence)

@@ -11,7 +11,6 @@ from stepkit.protocol.fixloop import step_fix_budget
 from stepkit.records import GATE_ORDER, GateResult, StageContext
 
 #: The sentinels that open stepkit's output (first line only).
-SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
 
 
 def gates_report(state: dict[str, Any]) -> list[str]:
@@ -150,8 +149,6 @@ def _quoted(text: str, lines: int = 40) -> str:
 
 
 def _output(lines: list[str]) -> str:
-    """An end node's output: no line but the first (the sentinel) starts with
-    a sentinel, wherever the text came from (a model's summary, a path)."""
-    guarded = lines[:1] + [f"> {line}" if line.lstrip().startswith(SENTINELS) else line
-                           for line in "\n".join(lines[1:]).split("\n")]
-    return "\n".join(guarded)
+    """An end node's output (the engine makes sure no line but the first
+    starts with a sentinel, wherever the text came from)."""
+    return "\n".join(lines)
