@@ -167,7 +167,7 @@ def test_a_step_that_leaves_the_surface_alone_runs_no_extra_test_command(tmp_pat
                            "sentinel": "CODER_COMPLETE"})
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
-    logs = project.root / ".stepkit" / "runs" / paused.data["run_id"] / "logs"
+    logs = Path(paused.data["run_dir"]) / "logs"
     assert [p.name for p in logs.glob("tests-*.log")] == ["tests-1.log"]
     assert not (logs / "pristine").exists()
     assert "pristine" not in gate_of_tests(paused.data)["evidence"]
