@@ -84,10 +84,15 @@ def plan_scale_rows(f: dict) -> list[dict]:
     rows = []
     for size in sizes:
         seconds = f["sizes"][size]["seconds"]
-        target, met = ("< 2 s", seconds < 2) if int(size) == 10_000 else ("—", None)
+        big = int(size) == 10_000
+        target, met = (f"<= {f['target_10k_s']} s", seconds <= f["target_10k_s"]) if big else ("—", None)
         rows.append(row(f"2 status --json, {int(size):,} steps", f"{seconds:.3f} s",
                         f"{base:.3f} s python -c pass", _ratio(seconds, base), target, met,
                         seconds=seconds, baseline_s=base))
+        if big:
+            cold = f["sizes"][size]["cold_s"]
+            rows.append(row("2 status --json, 10,000 steps, first run (fills the cache)", f"{cold:.3f} s",
+                            f"{base:.3f} s python -c pass", _ratio(cold, base), seconds=cold))
     for small, big in itertools.pairwise(sizes):
         growth = f["sizes"][big]["over_baseline_s"] / f["sizes"][small]["over_baseline_s"]
         factor = int(big) / int(small)

@@ -11,9 +11,10 @@ import json
 import sys
 from pathlib import Path
 
-from stepkit.config import load_config, resolve_project_dir
+from stepkit.configfile import load_plans_dir, resolve_project_dir
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
+from stepkit.workspace.files import cache_dir
 
 _TITLE_WIDTH = 48
 
@@ -22,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the plan repo's steps and problems; 0 when it could be read."""
     resolve_project_dir(args.project_dir)  # a bad dir is one line; paths stay as the user gave them
     project_dir = Path(args.project_dir)
-    config = load_config(project_dir)
-    repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
+    plans_dir = resolve_plans_dir(project_dir, args.plans_dir, load_plans_dir(project_dir))
+    repo = PlanRepo.load(plans_dir, cache=_plans_cache(project_dir))
     if args.json:
         print(json.dumps(status_report(repo)))
     else:
@@ -31,6 +32,14 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.reconfigure(errors="replace")
         print(render(repo))
     return 0
+
+
+def _plans_cache(project_dir: Path) -> Path | None:
+    """The parse cache's file in the run store (None: the store cannot be made)."""
+    try:
+        return cache_dir(project_dir) / "plans.json"
+    except OSError:
+        return None
 
 
 def render(repo: PlanRepo) -> str:

@@ -119,6 +119,12 @@ def stepkit_dir(project_dir: Path) -> Path:
     return root
 
 
+def cache_dir(project_dir: Path) -> Path:
+    """Where stepkit keeps what it may rebuild at any time (parsed plan files):
+    ``cache/`` in the run store."""
+    return stepkit_dir(project_dir) / "cache"
+
+
 def new_stamped_dir(parent: Path) -> Path:
     """A new directory under ``parent`` named by the time (sortable) plus a
     random suffix, e.g. ``20261130-141502-3f9a``."""
