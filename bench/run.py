@@ -7,7 +7,8 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 ``bench/results.json`` (the rows, every area's raw figures, the machine).
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
-``big_output``, ``evidence_size``, ``model_traffic`` and ``baseline_cost``.
+``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
+``verify_demo``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -153,6 +154,18 @@ def big_output_rows(f: dict) -> list[dict]:
     ]
 
 
+def verify_demo_rows(f: dict) -> list[dict]:
+    projects = f["project_plugins_imported"]
+    return [
+        row("8 stepkit verify on the demo", f"{f['verify_s']:.3f} s", f"{f['shell_s']:.3f} s sh, same commands",
+            f["ratio"], f"<= x{f['target_ratio']:g}", f["ratio"] <= f["target_ratio"], seconds=f["verify_s"]),
+        row("8 ↳ modules imported by verify", str(f["modules_imported"]),
+            f"{f['plugin_modules_imported']} of them built-in plugin modules", count=f["modules_imported"]),
+        row("8 ↳ project-type plugins imported (demo: python)", str(len(projects)), "1 needed",
+            _ratio(len(projects), 1), "1", len(projects) == 1, count=len(projects)),
+    ]
+
+
 def evidence_rows(f: dict) -> list[dict]:
     return [
         row(f"5 evidence, {tool} log", f"{t['condensed_bytes']:,} B", f"{t['raw_bytes']:,} B raw",
@@ -261,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     import model_traffic
     import plan_scale
     import startup
+    import verify_demo
 
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.monotonic()
@@ -273,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         "evidence_size": evidence_size.run,
         "model_traffic": model_traffic.run,
         "baseline_cost": baseline_cost.run,
+        "verify_demo": verify_demo.run,
     }
     figures, seconds = {}, {}
     for name, call in areas.items():
@@ -285,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         *evidence_rows(figures["evidence_size"]),
         *traffic_rows(figures["model_traffic"]),
         *baseline_rows(figures["baseline_cost"]),
+        *verify_demo_rows(figures["verify_demo"]),
     ]
     total_s = time.monotonic() - started
     print(render(rows))
