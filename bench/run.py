@@ -133,7 +133,18 @@ def engine_rows(full: dict, line: dict) -> list[dict]:
 
 def big_output_rows(f: dict) -> list[dict]:
     mb = f["output_mb"]
-    return [
+    names = {"failed": "identical FAILED lines", "log": "ordinary log lines", "line": "one line, no newline"}
+    verify = []
+    for kind, v in f["verify"].items():
+        verify += [
+            row(f"4 stepkit verify peak RSS, {v['mb']:g} MB {names[kind]}", f"{v['peak_mb']:.1f} MB",
+                f"{v['mb']:g} MB output", _ratio(v["peak_mb"], v["mb"]), f"< {f['target_peak_mb']} MB",
+                v["peak_mb"] < f["target_peak_mb"] and v["log_complete"], mb=v["peak_mb"]),
+            row(f"4 stepkit verify time, {v['mb']:g} MB {names[kind]}", f"{v['seconds']:.2f} s",
+                f"{v['pipe_s']:.2f} s generator | cat", _ratio(v["seconds"], v["pipe_s"]),
+                "<= 1.5 × pipe + 1 s", v["seconds"] <= 1.5 * v["pipe_s"] + 1, seconds=v["seconds"]),
+        ]
+    return [*verify,
         row(f"4 peak RSS, {mb:g} MB gate output", f"{f['runner_peak_mb']:.1f} MB",
             f"{f['runner_baseline_mb']:.1f} MB before the gate", _ratio(f["runner_peak_mb"], f["runner_baseline_mb"]),
             f"< {f['target_peak_mb']} MB", f["runner_peak_mb"] < f["target_peak_mb"], mb=f["runner_peak_mb"]),
