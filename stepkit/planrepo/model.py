@@ -134,7 +134,7 @@ class PlanRepo:
         problems: list[str] = []
         steps: list[StepPlan] = []
         unreadable: dict[int, Path] = {}
-        stats: dict[Path, os.stat_result] | None = {} if cache is not None else None
+        stats: dict[str, os.stat_result] | None = {} if cache is not None else None
         for number, slug, path in _numbered_files(steps_dir, problems, stats):
             document = _read_document(path, problems, cache, stats)
             if document is None:
@@ -240,9 +240,9 @@ class PlanRepo:
 
 
 def _numbered_files(directory: Path, problems: list[str],
-                    stats: dict[Path, os.stat_result] | None = None) -> list[tuple[int, str, Path]]:
+                    stats: dict[str, os.stat_result] | None = None) -> list[tuple[int, str, Path]]:
     """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``;
-    given ``stats``, each file's metadata goes there (read with the listing).
+    given ``stats``, each file's metadata goes there by ``str(path)`` (read with the listing).
 
     A dangling symlink counts as a file, so that it is reported as unreadable.
     """
@@ -263,16 +263,16 @@ def _numbered_files(directory: Path, problems: list[str],
             continue
         if stats is not None:
             with contextlib.suppress(OSError):
-                stats[path] = entry.stat()
+                stats[str(path)] = entry.stat()
         found.append((int(match.group(1)), match.group(2) or name[:-3], path))
     return found
 
 
 def _read_document(path: Path, problems: list[str], cache: ParseCache | None = None,
-                   stats: dict[Path, os.stat_result] | None = None) -> tuple[dict[str, Any], str] | None:
+                   stats: dict[str, os.stat_result] | None = None) -> tuple[dict[str, Any], str] | None:
     """Parse one file (or take it from ``cache``, by its metadata in ``stats``),
     or record why it cannot be used and return None."""
-    status = stats.get(path) if stats is not None else None
+    status = stats.get(str(path)) if stats is not None else None
     if cache is not None and status is not None and (kept := cache.get(path, status)) is not None:
         return kept
     try:
@@ -311,7 +311,7 @@ def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], bod
 
 def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str],
                    cache: ParseCache | None = None,
-                   stats: dict[Path, os.stat_result] | None = None) -> dict[int, Handoff]:
+                   stats: dict[str, os.stat_result] | None = None) -> dict[int, Handoff]:
     """Handoffs by step number; for duplicates, the one named like the plan wins."""
     if not directory.is_dir():
         return {}
