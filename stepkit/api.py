@@ -208,7 +208,7 @@ def _only_unfinished_run(store: Any) -> Any:
     :raises UsageError: naming the paused runs, when they are of different steps."""
     from stepkit.engine.pause import paused_runs
 
-    paused = paused_runs(store)
+    paused = paused_runs(store.runs)
     if len({run["step"] for run in paused}) > 1:
         named = "; ".join(f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
                           for run in paused)
@@ -467,7 +467,7 @@ def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = No
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
-    return {**status_report(PlanRepo.load(plans)), "paused_runs": paused_runs(RunStore(project)),
+    return {**status_report(PlanRepo.load(plans)), "paused_runs": paused_runs(RunStore(project).runs),
             **store_report(project)}
 
 

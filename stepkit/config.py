@@ -5,13 +5,15 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
+from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_dir
 from stepkit.errors import UsageError, describe_validation
+
+__all__ = ["Commands", "Config", "Timeouts", "load_config", "resolve_project_dir"]
 
 #: ``[commands]`` and ``[timeouts]`` take the tests gate as ``test`` or ``tests``.
 _TESTS_GATE = AliasChoices("tests", "test")
@@ -55,7 +57,7 @@ class Config(BaseModel):
     engine: str | None = None
     coder: str | None = None
     reviewer: str | None = None
-    plans_dir: str = "plans"
+    plans_dir: str = DEFAULT_PLANS_DIR
     reuse_coder_evidence: bool = True
     #: how a failing gate is judged against the tree before the step (see
     #: :mod:`stepkit.workspace.verdicts`): ``new-failures`` passes it when
@@ -65,30 +67,14 @@ class Config(BaseModel):
     source: str | None = None
 
 
-def resolve_project_dir(project_dir: str | Path) -> Path:
-    """The project dir as an absolute path.
-
-    :raises UsageError: it is not a directory.
-    """
-    project = Path(project_dir).expanduser().resolve()
-    if not project.is_dir():
-        raise UsageError(f"project dir {project_dir} is not a directory")
-    return project
-
-
 def load_config(project_dir: Path) -> Config:
     """Read the project's stepkit configuration; defaults when there is none.
 
     Raises :class:`UsageError` (one line naming the file) when a file is
     unreadable or a value has the wrong type.
     """
-    stepkit_toml = project_dir / "stepkit.toml"
-    pyproject = project_dir / "pyproject.toml"
-    if stepkit_toml.is_file():
-        table, source = _read_toml(stepkit_toml), stepkit_toml
-    elif pyproject.is_file():
-        table, source = _read_toml(pyproject).get("tool", {}).get("stepkit", {}), pyproject
-    else:
+    table, source = config_table(project_dir)
+    if source is None:
         return Config()
     try:
         config = Config.model_validate(table)
@@ -96,11 +82,3 @@ def load_config(project_dir: Path) -> Config:
         raise UsageError(f"{source}: stepkit setting {describe_validation(exc)}") from None
     config.source = str(source)
     return config
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read configuration: {exc}") from None

@@ -12,12 +12,11 @@ import json
 import sys
 from pathlib import Path
 
-from stepkit.config import load_config, resolve_project_dir
+from stepkit.configfile import load_plans_dir, resolve_project_dir
 from stepkit.engine.pause import paused_runs
-from stepkit.engine.runstore import RunStore
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
-from stepkit.workspace.store import store_report
+from stepkit.workspace.store import cache_dir, store_dir, store_report
 
 _TITLE_WIDTH = 48
 
@@ -26,9 +25,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the plan repo's steps and problems; 0 when it could be read."""
     resolve_project_dir(args.project_dir)  # a bad dir is one line; paths stay as the user gave them
     project_dir = Path(args.project_dir)
-    config = load_config(project_dir)
-    repo = PlanRepo.load(resolve_plans_dir(project_dir, args.plans_dir, config.plans_dir))
-    paused = paused_runs(RunStore(project_dir.resolve()))
+    plans_dir = resolve_plans_dir(project_dir, args.plans_dir, load_plans_dir(project_dir))
+    repo = PlanRepo.load(plans_dir, cache=_plans_cache(project_dir))
+    paused = paused_runs(store_dir(project_dir) / "runs")
     if args.json:
         print(json.dumps({**status_report(repo), "paused_runs": paused, **store_report(project_dir)}))
     else:
@@ -46,6 +45,14 @@ def render_paused(paused: list[dict]) -> str:
     lines += [f"  {run['run_id']}  step {run['step']}  at {run['node']}  paused {run['age']} ago"
               f"  (stepkit resume {run['run_id']})" for run in paused]
     return "\n".join(lines)
+def _plans_cache(project_dir: Path) -> Path | None:
+    """The parse cache's file in the run store (None: the store cannot be made)."""
+    try:
+        return cache_dir(project_dir) / "plans.json"
+    except OSError:
+        return None
+
+
 def render(repo: PlanRepo) -> str:
     """A plain-text table (no colour codes), the step ``next`` picks, the problems."""
     following = repo.next_step()

@@ -3,8 +3,11 @@ exact command that answers it; and which runs are paused, and since when."""
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 #: The exit code of a run paused at a question.
@@ -35,23 +38,39 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def paused_runs(store: Any, now: datetime | None = None) -> list[dict[str, Any]]:
-    """The project's paused runs (a :class:`~stepkit.engine.runstore.RunStore`),
-    oldest first: ``run_id``, ``step``, ``title``, ``node`` (the question it
-    waits at), ``paused_at``, ``age_s``, ``age`` (e.g. ``3 h``), ``run_dir``."""
+def paused_runs(runs_dir: Path, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The paused runs under ``runs_dir`` (a run store's ``runs/``), oldest
+    first: ``run_id``, ``step``, ``title``, ``node`` (the question it waits
+    at), ``paused_at``, ``age_s``, ``age`` (e.g. ``3 h``), ``run_dir``.
+
+    Read from the sealed checkpoints as plain JSON (``stepkit status`` stays
+    light); a checkpoint whose seal does not verify is no paused run."""
+    from stepkit.workspace.seal import SealBroken, read_sealed
+
     now = now or datetime.now(UTC)
     found = []
-    for run, checkpoint in store.unfinished():
-        if checkpoint.status != "paused":
-            continue
+    try:
+        entries = [entry for entry in os.scandir(runs_dir) if entry.is_dir()]
+    except OSError:
+        return []
+    for entry in sorted(entries, key=lambda e: e.name):
         try:
-            age = max(0.0, (now - datetime.fromisoformat(checkpoint.updated_at)).total_seconds())
+            checkpoint = json.loads(read_sealed(Path(entry.path) / "state.json"))
+        except (OSError, ValueError, SealBroken):
+            continue
+        if not isinstance(checkpoint, dict) or checkpoint.get("status") != "paused":
+            continue
+        updated = str(checkpoint.get("updated_at") or "")
+        try:
+            age = max(0.0, (now - datetime.fromisoformat(updated)).total_seconds())
         except (TypeError, ValueError):
             age = 0.0
-        state = checkpoint.state
-        found.append({"run_id": run.run_id, "step": state.get("step"), "title": state.get("title"),
-                      "node": (checkpoint.pending or {}).get("node"), "paused_at": checkpoint.updated_at,
-                      "age_s": round(age, 1), "age": human_age(age), "run_dir": str(run.path)})
+        state = checkpoint.get("state") or {}
+        found.append({"run_id": entry.name, "step": state.get("step"), "title": state.get("title"),
+                      "node": (checkpoint.get("pending") or {}).get("node"), "paused_at": updated,
+                      "started_at": str(checkpoint.get("started_at") or ""),
+                      "age_s": round(age, 1), "age": human_age(age), "run_dir": entry.path})
+    found.sort(key=lambda run: (run["started_at"], run["run_id"]))
     return found
 
 

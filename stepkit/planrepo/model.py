@@ -7,13 +7,13 @@ show everything it could read.  Writing lives in :mod:`stepkit.planrepo.edits`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from bisect import bisect_left
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from stepkit.errors import PlanError
 from stepkit.planrepo.checks import (
@@ -25,6 +25,7 @@ from stepkit.planrepo.checks import (
     shown,
 )
 from stepkit.planrepo.document import DocumentError, parse_document
+from stepkit.planrepo.parsecache import ParseCache
 
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 #: "execute step 3", "Run the step #3", "implement step 3", "do step 3"
@@ -37,33 +38,33 @@ _LEADING_STEP = re.compile(r"\W*step[ \t]+#?([0-9]+)\b(?![ \t]+(?:is|was|has|had
 #: words that, just before the verb, say the step is NOT to be run
 _NEGATED = re.compile(r"(?:\bnot|\bnever|\bno|n't)[ \t]+\Z", re.IGNORECASE)
 
-class StepPlan(BaseModel):
+# Plain dataclasses, not pydantic models: the loader checks every field
+# itself, and ``stepkit status`` on a large repo never pays for pydantic.
+@dataclass(frozen=True)
+class StepPlan:
     """One ``steps/NN-<slug>.md`` file."""
-
-    model_config = ConfigDict(frozen=True)
 
     number: int
     slug: str
     title: str
-    status: str = "pending"
-    depends_on: list[int] = Field(default_factory=list)
     path: Path
+    status: str = "pending"
+    depends_on: list[int] = field(default_factory=list)
     body: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class Handoff(BaseModel):
+@dataclass(frozen=True)
+class Handoff:
     """One ``handoffs/NN-<slug>.md`` file; ``result`` as the file writes it
     (:func:`~stepkit.planrepo.checks.check_result`), None if absent."""
 
-    model_config = ConfigDict(frozen=True)
-
     step: int
+    path: Path
     title: str | None = None
     result: str | None = None
-    path: Path
     body: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_plans_dir(project_dir: Path | str, plans_dir: Path | str | None,
@@ -108,22 +109,34 @@ class PlanRepo:
             return ""
 
     @classmethod
-    def load(cls, plans_dir: Path | str) -> PlanRepo:
+    def load(cls, plans_dir: Path | str, cache: Path | None = None) -> PlanRepo:
         """Read every step plan and handoff under ``plans_dir``.
 
         Raises :class:`PlanError` only when there is no plan repo at all (no
         such directory, or no ``steps/`` inside it); every problem with a
         single file is listed in :attr:`problems` instead.
+
+        :param cache: a file keeping what each file parsed to, keyed by its
+            metadata (:class:`~stepkit.planrepo.parsecache.ParseCache`);
+            None reads every file.
         """
-        plans_dir = Path(plans_dir)
+        parsed = ParseCache(cache) if cache is not None else None
+        repo = cls._load(Path(plans_dir), parsed)
+        if parsed is not None:
+            parsed.save()
+        return repo
+
+    @classmethod
+    def _load(cls, plans_dir: Path, cache: ParseCache | None) -> PlanRepo:
         steps_dir = plans_dir / "steps"
         if not steps_dir.is_dir():
             raise PlanError(f"no plan repo at {plans_dir} (expected {steps_dir}/)")
         problems: list[str] = []
         steps: list[StepPlan] = []
         unreadable: dict[int, Path] = {}
-        for number, slug, path in _numbered_files(steps_dir, problems):
-            document = _read_document(path, problems)
+        stats: dict[str, os.stat_result] | None = {} if cache is not None else None
+        for number, slug, path in _numbered_files(steps_dir, problems, stats):
+            document = _read_document(path, problems, cache, stats)
             if document is None:
                 unreadable.setdefault(number, path)
                 continue
@@ -131,7 +144,7 @@ class PlanRepo:
             steps.append(_step_plan(number, slug, path, metadata, body, problems))
         steps.sort(key=lambda s: (s.number, s.path.name))
         problems.extend(graph_problems(steps, set(unreadable)))
-        handoffs = _load_handoffs(plans_dir / "handoffs", steps, problems)
+        handoffs = _load_handoffs(plans_dir / "handoffs", steps, problems, cache, stats)
         return cls(plans_dir, steps, handoffs, problems, unreadable)
 
     def step(self, number: int) -> StepPlan | None:
@@ -226,18 +239,20 @@ class PlanRepo:
         return self.handoffs_dir / step.path.name
 
 
-def _numbered_files(directory: Path, problems: list[str]) -> list[tuple[int, str, Path]]:
-    """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``.
+def _numbered_files(directory: Path, problems: list[str],
+                    stats: dict[str, os.stat_result] | None = None) -> list[tuple[int, str, Path]]:
+    """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``;
+    given ``stats``, each file's metadata goes there by ``str(path)`` (read with the listing).
 
     A dangling symlink counts as a file, so that it is reported as unreadable.
     """
     try:
-        entries = sorted((e.name, e.is_file() or (e.is_symlink() and not os.path.exists(e.path)))
+        entries = sorted((e.name, e.is_file() or (e.is_symlink() and not os.path.exists(e.path)), e)
                          for e in os.scandir(directory))
     except OSError as exc:
         raise PlanError(f"cannot read {directory}: {exc.strerror or exc}") from None
     found = []
-    for name, is_file in entries:
+    for name, is_file, entry in entries:
         if name.startswith(".") or not name.lower().endswith(".md") or not is_file:
             continue
         path = directory / name
@@ -246,12 +261,20 @@ def _numbered_files(directory: Path, problems: list[str]) -> list[tuple[int, str
             problems.append(f"{path}: file name does not start with a step number "
                             "(expected NN-<slug>.md)")
             continue
+        if stats is not None:
+            with contextlib.suppress(OSError):
+                stats[str(path)] = entry.stat()
         found.append((int(match.group(1)), match.group(2) or name[:-3], path))
     return found
 
 
-def _read_document(path: Path, problems: list[str]) -> tuple[dict[str, Any], str] | None:
-    """Parse one file, or record why it cannot be used and return None."""
+def _read_document(path: Path, problems: list[str], cache: ParseCache | None = None,
+                   stats: dict[str, os.stat_result] | None = None) -> tuple[dict[str, Any], str] | None:
+    """Parse one file (or take it from ``cache``, by its metadata in ``stats``),
+    or record why it cannot be used and return None."""
+    status = stats.get(str(path)) if stats is not None else None
+    if cache is not None and status is not None and (kept := cache.get(path, status)) is not None:
+        return kept
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -264,10 +287,13 @@ def _read_document(path: Path, problems: list[str]) -> tuple[dict[str, Any], str
         problems.append(f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})")
         return None
     try:
-        return parse_document(text)
+        document = parse_document(text)
     except DocumentError as exc:
         problems.append(f"{path}: {exc}")
         return None
+    if cache is not None and status is not None:
+        cache.put(path, status, document)
+    return document
 
 
 def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], body: str,
@@ -278,19 +304,21 @@ def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], bod
     problems.extend(f"{path}: {p}" for p in (status_problem, deps_problem, step_problem) if p)
     title = metadata.get("title")
     title = shown(str(title)) if title is not None else ""
-    return StepPlan.model_construct(number=number, slug=slug, title=title or slug, status=status,
+    return StepPlan(number=number, slug=slug, title=title or slug, status=status,
                                     depends_on=depends_on, path=path, body=body,
                                     metadata=metadata)
 
 
-def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) -> dict[int, Handoff]:
+def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str],
+                   cache: ParseCache | None = None,
+                   stats: dict[str, os.stat_result] | None = None) -> dict[int, Handoff]:
     """Handoffs by step number; for duplicates, the one named like the plan wins."""
     if not directory.is_dir():
         return {}
     plan_names = {step.number: step.path.name for step in steps}
     handoffs: dict[int, Handoff] = {}
-    for number, _slug, path in _numbered_files(directory, problems):
-        document = _read_document(path, problems)
+    for number, _slug, path in _numbered_files(directory, problems, stats):
+        document = _read_document(path, problems, cache, stats)
         if document is None:
             continue
         metadata, body = document
@@ -298,7 +326,7 @@ def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str]) 
         if result_problem:
             problems.append(f"{path}: {result_problem}")
         title = metadata.get("title")
-        handoff = Handoff.model_construct(
+        handoff = Handoff(
             step=number, title=None if title is None else str(title), result=result,
             path=path, body=body, metadata=metadata)
         if number in handoffs:

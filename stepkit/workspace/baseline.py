@@ -31,7 +31,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -178,7 +178,7 @@ class BaselineRecord(BaseModel):
 
 #: What runs the gate in the rebuilt tree: (its project dir, its log dir) →
 #: (status, summary, log path, the output's text, the per-test results).
-GateRun = Callable[[Path, Path], tuple[str, str, str | None, str, TestResults | None]]
+GateRun = Callable[[Path, Path], tuple[str, str, str | None, Iterable[str], TestResults | None]]
 
 
 def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, run: GateRun) -> BaselineRecord:
@@ -220,7 +220,7 @@ def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> P
 # -- naming failures ---------------------------------------------------------
 
 
-def failure_keys(gate: str, status: str, tests: TestResults | None, output: str,
+def failure_keys(gate: str, status: str, tests: TestResults | None, output: str | Iterable[str],
                  roots: list[Path] = ()) -> list[str] | None:
     """What failed, named comparably between two trees.
 

@@ -55,6 +55,7 @@ from stepkit.workspace.gate_commands import (
     has_files_placeholder,
     plan_gates,
 )
+from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
 from stepkit.workspace.scope.diff import working_tree_files
 from stepkit.workspace.scope.plancopy import PlanScope
@@ -379,7 +380,7 @@ def run_gate(
     )
     tests = None
     if invocation is not None and result.start_error is None:
-        found = invocation.results(_full_output(result.log, output), evidence)
+        found = invocation.results(LogLines(result.log, output), evidence)
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
         if found is not None and found.failing and "failing tests (" not in evidence:
             # the report names failures the output's parser did not (node's test runner)
@@ -397,14 +398,6 @@ def run_gate(
         duration_s=result.duration_s, log=result.log, summary=summary, evidence=evidence,
         started_at=started_at, tests=tests,
     )
-
-
-def _full_output(log: str | None, output: str) -> str:
-    """The whole output from the log (the kept head and tail when it is gone)."""
-    try:
-        return Path(log).read_text(encoding="utf-8", errors="replace") if log else output
-    except OSError:
-        return output
 
 
 def not_run_text(name: str, plugin: str | None = None) -> str:

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.workspace.jsonlines import json_lines
+from stepkit.workspace.jsonlines import json_object
+from stepkit.workspace.loglines import lines_of
 
 Level = str  # "error" | "warning" | "note"
 
@@ -47,13 +48,15 @@ class Diagnostic:
         return f"{self.file}: {' '.join(what.split())}"
 
 
-def lint_keys(output: str, roots: Iterable[Path] = ()) -> list[str]:
-    """The failures in a lint or build output, keyed (first-seen order, each
-    once): its errors, or its warnings when it has no error."""
+def lint_keys(output: str | Iterable[str], roots: Iterable[Path] = ()) -> list[str]:
+    """The failures in a lint or build output (its text, or its lines as a
+    stream: :class:`~stepkit.workspace.loglines.LogLines`), keyed
+    (first-seen order, each once): its errors, or its warnings when it has no error."""
     prefixes = sorted({f"{Path(r).as_posix().rstrip('/')}/" for r in roots}, key=len, reverse=True)
+    output = lines_of(output)
     found = list(_json_diagnostics(output))
     if not found:
-        found = list(_text_diagnostics(output.splitlines()))
+        found = list(_text_diagnostics(output))
     errors = [d for d in found if d.level == "error"]
     chosen = errors or [d for d in found if d.level == "warning"]
     keys: list[str] = []
@@ -71,11 +74,11 @@ _NUMBERS = re.compile(r"(?<=[\w)\]])(?::\d+)+|\(\d+(?:,\d+)?\)")
 _NOT_A_FAILURE = re.compile(r"\b(?:note|help|info|hint):", re.IGNORECASE)
 
 
-def _located_anywhere(output: str) -> list[str]:
+def _located_anywhere(lines: Iterable[str]) -> list[str]:
     """For formats none of the rules below reads (``e: file:///A.kt:3:5
     Unresolved reference``, credo's boxes): each line naming a location,
     without its numbers, notes left out."""
-    return [" ".join(_NUMBERS.sub("", line).split()) for line in output.splitlines()
+    return [" ".join(_NUMBERS.sub("", line).split()) for line in lines
             if _ANYWHERE.search(line) and not _NOT_A_FAILURE.search(line)]
 
 
@@ -91,22 +94,48 @@ def _json_array(text: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _json_diagnostics(output: str) -> Iterator[Diagnostic]:
-    """Diagnostics from a JSON document or JSON lines (none: not JSON)."""
-    text = output.strip()
-    if "{" not in text:
-        return
-    try:
-        documents = [json.loads(text)] if text.startswith(("[", "{")) else []
-    except ValueError:
-        documents = []
+def _json_diagnostics(lines: Iterable[str]) -> Iterator[Diagnostic]:
+    """Diagnostics from a JSON document (of up to :data:`JSON_DOCUMENT_CHARS`)
+    or JSON lines (none: not JSON)."""
+    documents: list[Any] = []
+    text = _json_document(lines)
+    if text is not None:
+        try:
+            documents = [json.loads(text)]
+        except ValueError:
+            documents = []
     if not documents:  # JSON lines, or a document under a wrapper's header (npm run lint)
-        documents = [*json_lines(text)[0], *(_json_array(line) for line in text.splitlines()
-                                             if line.startswith("["))]
+        for line in lines:
+            if line.startswith("{"):
+                documents.extend([value] if (value := json_object(line)) is not None else [])
+            elif line.startswith("["):
+                documents.append(_json_array(line))
     for document in documents:
         for item in document if isinstance(document, list) else [document]:
             if isinstance(item, dict):
                 yield from _json_item(item)
+
+
+#: Characters of an output read whole as one JSON document (eslint ``-f json``
+#: prints one); a larger output is read as JSON lines only.
+JSON_DOCUMENT_CHARS = 32 * 1024 * 1024
+
+
+def _json_document(lines: Iterable[str]) -> str | None:
+    """The output as one text when it opens like a JSON document and is not
+    larger than :data:`JSON_DOCUMENT_CHARS` (None otherwise)."""
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if not kept and not line.strip():
+            continue
+        if not kept and not line.lstrip().startswith(("[", "{")):
+            return None
+        kept.append(line)
+        size += len(line) + 1
+        if size > JSON_DOCUMENT_CHARS:
+            return None
+    return "\n".join(kept) if kept else None
 
 
 def _json_item(item: dict) -> Iterator[Diagnostic]:

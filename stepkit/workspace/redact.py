@@ -36,12 +36,14 @@ What is masked (replaced by ``[REDACTED]``; the key or name in front stays):
 The key words and value shapes follow detect-secrets' keyword plugin and
 gitleaks' generic-api-key rule; the token formats come from both rule sets.
 
-Speed: the regex engine tries every alternative of an alternation at every
-position, so each shape is its own pattern that starts with a literal (which
-the engine finds at C speed), and a text is only searched for the families
-whose characters it holds (``=`` or ``:`` for an assignment, ``/`` for a URL,
-``-``, ``_``, ``.`` or ``A`` for a token format: ``str.find`` of one
-character is memchr-fast).  The matches become spans, merged leftmost first.
+Speed: Python's regex engine makes one pass over the text per pattern, and
+ordinary log text holds the literals most shapes start with (``-``, ``:``,
+``token``).  So one RE2 set (:func:`_prefilter`: a DFA, one pass for every
+shape at once) first says which shapes can match in a text, then in each
+block of about :data:`_BLOCK` characters of whole lines; only those shapes run,
+on that block only.  Each shape's set regex is a superset of the shape (its
+literal and what must follow it), so the shapes alone still decide what is a
+secret.  The matches become spans, merged leftmost first.
 
 :class:`Redactor` masks a stream fed in pieces (a gate's output): whole lines
 are masked as they complete, a PEM block that spans pieces is masked to its
@@ -331,16 +333,63 @@ def _opens_config_line(match: re.Match[str], text: str, key_at: int) -> bool:
     return _LINE_HEAD.fullmatch(text, newline + 1, head_end) is not None
 
 
-#: The families of shapes, each with the characters (any one of them) its shapes need.
-_FAMILIES: tuple[tuple[tuple[str, ...], tuple[_Shape, ...]], ...] = (
-    (("-----BEGIN",), _PEM_ONE_LINE),
-    (("-", "_", ".", "A", "earer"), _TOKENS),
-    (("/",), _URLS),
-    (("mysql", "mariadb", "sshpass", "curl"), _COMMANDS),
-    (("</",), _ELEMENTS),
-    (("=", ":"), _ASSIGNMENTS),
+#: The secret words as the prefilter finds them: ``pass`` and ``pwd`` after
+#: another word of the key, ``key`` after its kind (what :func:`_assignment` requires).
+_KEY_WORDS_PREFILTER = tuple(
+    r"(?:[a-z0-9_.\-]pass|pass(?:word|wd|phrase))" if k == "pass" else
+    rf"[a-z0-9_.\-]{w}" if k == "pwd" else
+    rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?{w}" if k == "key" else w
+    for k, w in _KEY_WORDS.items()
 )
+#: What follows the word: a separator, then a quote, a bracket or a bare value that
+#: ends where a value ends (not at ``(`` or ``[``: a call or subscript), or a long one
+#: (RE2 counts to 1,000 at most).
+_ASSIGNED_PREFILTER = (
+    r"\d{0,4}(?:\\?[\"'])?[ \t]{0,4}(?:=>|:=|[=:])[ \t]{0,4}(?:(?:bearer|basic|token|digest)[ \t]+)?"
+    rf"(?:[\"'\\(\[{{<]|[^{_VALUE_END}\\]+(?:[\s\"'`,;&<>)\]{{}}\\]|$)|[^{_VALUE_END}\\]{{1000}})"
+)
+#: Every shape, each with a regex (RE2 syntax) that matches wherever the
+#: shape can: its literal and, where ordinary text holds that literal often
+#: (``token``, ``://``, ``curl``), what must follow it.  A superset by design:
+#: the shape itself decides.
+_SHAPES: tuple[tuple[_Shape, str], ...] = (
+    (_PEM_ONE_LINE[0], r"-----BEGIN"),
+    *zip(_TOKENS, (
+        r"sk-", r"gh[pousr]_|github_pat_|glpat-", r"A[KS]IA|AIza", r"xox[abprs]-", r"k_(?:live|test)_",
+        r"npm_", r"pypi-AgE", r"SG\.", r"hf_", r"eyJ", r"[Bb]earer[ \t]",
+    ), strict=True),
+    *zip(_URLS, (
+        r"://[^\s:/?#@\"'<>\[\]]{0,128}:[^\s/?#\"'<>]{1,256}@", r"hooks\.(?:slack|zapier)\.com/",
+        r"discord(?:app)?\.com/api/webhooks/", r"\.webhook\.office\.com/webhookb2/",
+    ), strict=True),
+    *zip(_COMMANDS, (r"(?:mysql|mariadb)[^\n]*[ \t]-p", r"sshpass[^\n]*-p", r"curl[^\n]*[ \t](?:-u|--user)"),
+         strict=True),
+    (_ELEMENTS[0], r"(?i)(?:password|passwd|secret|token|apikey|api_key|credential)[^<>\n]*>[^<\n]+</"),
+    *((shape, rf"(?i){word}{_ASSIGNED_PREFILTER}")
+      for shape, word in zip(_ASSIGNMENTS, _KEY_WORDS_PREFILTER, strict=True)),
+)
+#: Characters of a text the prefilter looks at in one go (whole lines): the
+#: shapes it finds run on that block only.
+_BLOCK = 2048
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_prefilter_set = None
+
+
+def _prefilter():
+    """One RE2 set of every shape's regex: a single pass over a block says
+    which shapes can match in it (built on first use)."""
+    global _prefilter_set
+    if _prefilter_set is None:
+        import re2
+
+        options = re2.Options()
+        options.max_mem = 64 << 20
+        built = re2.Set.SearchSet(options)
+        for _, pattern in _SHAPES:
+            built.Add(pattern)
+        built.Compile()
+        _prefilter_set = built
+    return _prefilter_set
 
 
 def redact(text: str) -> str:
@@ -480,32 +529,39 @@ class Redactor:
                 at = text.find(value, at + len(value), end)
         if reaches is not None:
             reaches += ((span[0], span[1]) for span in found)
+        prefilter = _prefilter()
         lower = None
-        for needles, shapes in _FAMILIES:
-            if not any(_holds(text, needle, start, end) for needle in needles):
-                continue
-            for shape in shapes:
+        if end - start > _BLOCK and not prefilter.Match(text[start:end]):
+            return _merged(found)  # one pass says no shape can match anywhere in it
+        for block_start, block_end in _blocks(text, start, end):
+            for index in prefilter.Match(text[block_start:block_end]) or ():
+                shape = _SHAPES[index][0]
                 haystack = text
                 if shape.lower:
                     lower = lower if lower is not None else _lower(text)
                     haystack = lower
-                for match in shape.pattern.finditer(haystack, start, end):
+                for match in shape.pattern.finditer(haystack, block_start, block_end):
                     span = shape.span(match, text, end)
                     if span is not None:
                         found.append(span)
                     if reaches is not None:
                         reaches.append((match.start(), max(match.end(), span[1] if span else 0)))
-        if len(found) < 2:
-            return found
-        found.sort(key=lambda span: (span[0], -span[1]))
-        merged = [found[0]]
-        for span in found[1:]:
-            last = merged[-1]
-            if span[0] >= last[1]:
-                merged.append(span)
-            elif span[1] > last[1]:  # overlaps the end of the last: one mask for both
-                merged[-1] = (last[0], span[1], last[2])
-        return merged
+        return _merged(found)
+
+
+def _merged(found: list[Span]) -> list[Span]:
+    """The spans sorted, overlaps merged."""
+    if len(found) < 2:
+        return found
+    found.sort(key=lambda span: (span[0], -span[1]))
+    merged = [found[0]]
+    for span in found[1:]:
+        last = merged[-1]
+        if span[0] >= last[1]:
+            merged.append(span)
+        elif span[1] > last[1]:  # overlaps the end of the last: one mask for both
+            merged[-1] = (last[0], span[1], last[2])
+    return merged
 
 
 def _apply(text: str, start: int, end: int, spans: list[Span]) -> str:
@@ -518,6 +574,16 @@ def _apply(text: str, start: int, end: int, spans: list[Span]) -> str:
         pos = span_end
     out.append(text[pos:end])
     return "".join(out)
+
+
+def _blocks(text: str, start: int, end: int):
+    """``text[start:end]`` cut into blocks of whole lines of about :data:`_BLOCK` characters."""
+    at = start
+    while at < end:
+        newline = text.find("\n", min(at + _BLOCK, end), end)
+        stop = end if newline == -1 else newline + 1
+        yield at, stop
+        at = stop
 
 
 def _holds(text: str, needle: str, start: int, end: int) -> bool:

@@ -98,6 +98,11 @@ def adhoc_dir(project_dir: Path) -> Path:
     return ensure_store(project_dir) / "adhoc"
 
 
+def cache_dir(project_dir: Path) -> Path:
+    """``cache/``: what stepkit may rebuild at any time (parsed plan files; created)."""
+    return ensure_store(project_dir) / "cache"
+
+
 def verify_dir(project_dir: Path) -> Path:
     """``verify/``: the logs of ``stepkit verify`` (created)."""
     return ensure_store(project_dir) / "verify"

@@ -25,13 +25,18 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from stepkit.records import TestsRecord
-from stepkit.workspace.jsonlines import json_lines
+from stepkit.workspace.jsonlines import json_object
+from stepkit.workspace.loglines import lines_of
+
+#: A run's output: its text, or its lines as a stream (:class:`~stepkit.workspace.loglines.LogLines`).
+Output = str | Iterable[str]
 
 TestStatus = Literal["passed", "failed", "errored", "skipped"]
 STATUSES: tuple[TestStatus, ...] = ("passed", "failed", "errored", "skipped")
@@ -239,11 +244,14 @@ _GO_STATUS: dict[str, TestStatus] = {"pass": "passed", "fail": "failed", "skip":
                                      "PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 
 
-def read_go_json(output: str) -> TestResults | None:
+def read_go_json(output: Output) -> TestResults | None:
     """Results from ``go test -json`` lines (None: the output has none)."""
     results = TestResults(source="go test -json")
     seen = False
-    for event in json_lines(output)[0]:
+    for line in lines_of(output):
+        event = json_object(line)
+        if event is None:
+            continue
         action, test = event.get("Action"), event.get("Test")
         if test and action in ("pass", "fail", "skip"):
             seen = True
@@ -251,13 +259,13 @@ def read_go_json(output: str) -> TestResults | None:
     return results if seen else None
 
 
-def read_go_text(output: str, verbose: bool) -> TestResults | None:
+def read_go_text(output: Output, verbose: bool) -> TestResults | None:
     """Results from ``go test``'s text: each ``--- FAIL`` (and with ``-v`` each
     ``--- PASS``/``--- SKIP``) line, given the package named by the ``ok`` /
     ``FAIL`` line that closes its package."""
     results = TestResults(source="go test output", complete=verbose)
     pending: list[tuple[str, TestStatus]] = []
-    for line in output.splitlines():
+    for line in lines_of(output):
         test = _GO_TEXT.match(line)
         if test:
             pending.append((test["name"], _GO_STATUS[test["word"]]))
@@ -282,13 +290,13 @@ _TERSE_FAILED = re.compile(r"^(?P<id>\S.*?) --- FAILED$")
 _FAILURES_LIST = re.compile(r"^    (?P<id>\S.*)$")
 
 
-def read_libtest(output: str) -> TestResults | None:
+def read_libtest(output: Output) -> TestResults | None:
     """Results from the ``test NAME ... ok`` lines libtest prints for every
     test; under ``-q`` (terse: a dot per pass) only the failed ones, from
     their ``NAME --- FAILED`` lines and the closing ``failures:`` list."""
     results = TestResults(source="cargo test output")
     listing = False
-    for raw in output.splitlines():
+    for raw in lines_of(output):
         line = raw.rstrip()
         m = _LIBTEST.match(line) or _TERSE_FAILED.match(line)
         if m:
@@ -338,15 +346,16 @@ _TAP_LOCATION = re.compile(r"^\s*location: '(?P<file>.+?)(?::\d+){1,2}'$")
 _TAP_SUITE = re.compile(r"^\s*type: 'suite'$")
 
 
-def read_node_events(text: str, project_dir: Path) -> TestResults | None:
+def read_node_events(text: Output, project_dir: Path) -> TestResults | None:
     """Results from the JSON lines of stepkit's reporter for node's test
     runner (:data:`stepkit.workspace.testrunners.NODE_REPORTER`): one
     ``start``, ``pass`` or ``fail`` event per test with its file and nesting;
     ``file › suite › name`` ids, suites left out."""
     results = TestResults(source="node --test report")
     stack: list[str] = []
-    for event in json_lines(text)[0]:
-        if not isinstance(event.get("nesting"), int):
+    for line in lines_of(text):
+        event = json_object(line)
+        if event is None or not isinstance(event.get("nesting"), int):
             continue
         depth, name = event["nesting"], str(event.get("name", ""))
         if event.get("type") == "start":
@@ -359,14 +368,38 @@ def read_node_events(text: str, project_dir: Path) -> TestResults | None:
     return results
 
 
-def read_node_tap(text: str, project_dir: Path) -> TestResults | None:
+def read_node_tap(text: Output, project_dir: Path) -> TestResults | None:
     """Results from node's TAP reporter (``file › suite › name`` ids, the
     file from each failure's ``location``: TAP names none for a pass, so the
     list is incomplete; suites are not tests).  None: no test result in it."""
     results = TestResults(source="node --test TAP", complete=False)
     stack: list[str] = []
-    lines = text.splitlines()
-    for at, line in enumerate(lines):
+    waiting: tuple[list[str], TestStatus] | None = None  # a result line whose YAML block may follow
+    block: list | None = None  # [file, is a suite] of the YAML block being read
+
+    def settle(file: str | None, suite: bool) -> None:
+        assert waiting is not None
+        parts, status = waiting
+        if not suite:
+            parts[0] = _relative(file, project_dir) if file else ""
+            results.add(JEST_SEPARATOR.join(p for p in parts if p), status)
+
+    for line in lines_of(text):
+        if waiting is not None and block is None and line.strip() == "---":
+            block = [None, False]
+            continue
+        if block is not None:
+            if line.strip() == "...":
+                settle(*block)
+                waiting = block = None
+            elif (loc := _TAP_LOCATION.match(line)):
+                block[0] = loc["file"]
+            else:
+                block[1] = block[1] or bool(_TAP_SUITE.match(line))
+            continue
+        if waiting is not None:
+            settle(None, False)
+            waiting = None
         opened = _TAP_SUBTEST.match(line)
         if opened:
             depth = len(opened["indent"]) // 4
@@ -376,28 +409,12 @@ def read_node_tap(text: str, project_dir: Path) -> TestResults | None:
         if not m:
             continue
         depth = len(m["indent"]) // 4
-        file, suite = _tap_details(lines, at + 1)
-        if not suite:
-            parts = [_relative(file, project_dir) if file else "", *stack[:depth], m["name"]]
-            status: TestStatus = "skipped" if m["directive"] else ("passed" if m["ok"] == "ok" else "failed")
-            results.add(JEST_SEPARATOR.join(p for p in parts if p), status)
+        status: TestStatus = "skipped" if m["directive"] else ("passed" if m["ok"] == "ok" else "failed")
+        waiting = (["", *stack[:depth], m["name"]], status)
         stack = stack[:depth]
+    if waiting is not None:
+        settle(*(block or (None, False)))
     return results if results.outcomes else None
-
-
-def _tap_details(lines: list[str], start: int) -> tuple[str | None, bool]:
-    """(the file of its location, whether it is a suite) from the YAML block
-    under a TAP result line."""
-    if start >= len(lines) or lines[start].strip() != "---":
-        return None, False
-    file, suite = None, False
-    for line in lines[start + 1:]:
-        if line.strip() == "...":
-            break
-        if (loc := _TAP_LOCATION.match(line)):
-            file = loc["file"]
-        suite = suite or bool(_TAP_SUITE.match(line))
-    return file, suite
 
 
 _SPEC_FAILING = re.compile(r"^✖ failing tests:$")
@@ -405,13 +422,13 @@ _SPEC_AT = re.compile(r"^test at (?P<file>.+?)(?::\d+){1,2}$")
 _SPEC_NAME = re.compile(r"^✖ (?P<name>.+?) \([\d.]+m?s\)")
 
 
-def read_node_spec(text: str, project_dir: Path) -> TestResults | None:
+def read_node_spec(text: Output, project_dir: Path) -> TestResults | None:
     """The failing tests of node's spec reporter, from its closing ``✖
     failing tests:`` list (``file › name``): incomplete, since the passes
     are not named there."""
     results = TestResults(source="node --test spec", complete=False)
     listing, file = False, None
-    for raw in text.splitlines():
+    for raw in lines_of(text):
         line = raw.rstrip()
         if _SPEC_FAILING.match(line):
             listing = True
@@ -423,6 +440,6 @@ def read_node_spec(text: str, project_dir: Path) -> TestResults | None:
     return results if results.outcomes else None
 
 
-def read_node_output(text: str, project_dir: Path) -> TestResults | None:
+def read_node_output(text: Output, project_dir: Path) -> TestResults | None:
     """node's test results from its output, TAP or spec."""
     return read_node_tap(text, project_dir) or read_node_spec(text, project_dir)

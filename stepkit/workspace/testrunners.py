@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stepkit.workspace import testresults as tr
+from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.testresults import TestResults
 
 #: Wrappers in front of a runner, skipped to find it (``uv run pytest``).
@@ -55,7 +56,7 @@ class TestInvocation:
     env: dict[str, str] = field(default_factory=dict)
     runner: str | None = None
     note: str | None = None
-    reader: Callable[[str, str], TestResults | None] | None = None
+    reader: Callable[[tr.Output, str], TestResults | None] | None = None
     report: Path | None = None
 
     def ran_no_test(self, output: str, results: TestResults | None) -> str | None:
@@ -77,7 +78,7 @@ class TestInvocation:
             return f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
         return f"{results.source}: the report lists no test"
 
-    def results(self, output: str, evidence: str) -> TestResults | None:
+    def results(self, output: tr.Output, evidence: str) -> TestResults | None:
         """The per-test results of the run: the report (or the runner's
         per-test text), else the failing ids of the condensed evidence."""
         found = self.reader(output, evidence) if self.reader is not None else None
@@ -113,7 +114,7 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
     junit = report_dir / "pytest-junit.xml"
     env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit}")}
 
-    def pytest_report(output: str, evidence: str) -> TestResults | None:
+    def pytest_report(output: tr.Output, evidence: str) -> TestResults | None:
         return tr.read_junit([junit], project, "pytest") if junit.is_file() else None
 
     invocation = TestInvocation(command, env, "pytest" if shape.runner == "pytest" else None,
@@ -176,11 +177,8 @@ def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, pr
     existing = (base_env if base_env is not None else os.environ).get("NODE_OPTIONS", "").strip()
     invocation.env["NODE_OPTIONS"] = f"{existing} {flags}".strip()
 
-    def read(output: str, evidence: str) -> TestResults | None:
-        try:
-            return tr.read_node_events(events.read_text(encoding="utf-8", errors="replace"), project)
-        except OSError:
-            return None
+    def read(output: tr.Output, evidence: str) -> TestResults | None:
+        return tr.read_node_events(LogLines(events), project) if events.is_file() else None
 
     invocation.reader = read
     invocation.report = events
@@ -386,8 +384,8 @@ def _addopts(base_env: dict[str, str] | None, options: str) -> str:
     return f"{existing} {options}".strip()
 
 
-def _either(*readers: Callable[[str, str], TestResults | None]) -> Callable[[str, str], TestResults | None]:
-    def read(output: str, evidence: str) -> TestResults | None:
+def _either(*readers: Callable[[tr.Output, str], TestResults | None]) -> Callable[[tr.Output, str], TestResults | None]:
+    def read(output: tr.Output, evidence: str) -> TestResults | None:
         for reader in readers:
             found = reader(output, evidence)
             if found is not None:

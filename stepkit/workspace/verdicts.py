@@ -45,6 +45,7 @@ from stepkit.workspace.baseline import (
     failure_keys,
     split_failures,
 )
+from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.testresults import TestResults
 
 BaselineMode = Literal["new-failures", "strict", "off"]
@@ -293,11 +294,6 @@ def _outcomes(result: GateResult) -> dict[str, str]:
     return (result.tests.outcomes() if result.tests is not None else None) or {}
 
 
-def _log_text(result: GateResult) -> str:
-    """The gate's whole output from its log (its evidence when the log is gone)."""
-    if result.log and os.path.isfile(result.log):
-        try:
-            return Path(result.log).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            pass
-    return result.evidence
+def _log_text(result: GateResult) -> LogLines:
+    """The gate's output as lines streamed from its log (its evidence when the log is gone)."""
+    return LogLines(result.log if result.log and os.path.isfile(result.log) else None, result.evidence)

@@ -1,0 +1,94 @@
+"""``stepkit verify`` on the bundled demo project against a shell running
+the same gate commands, and what verify imports.
+
+The demo project (:func:`stepkit.cli.demo.prepare_demo_project`) is
+verified once to learn its gate commands (from ``--json``); then, taking
+turns ``repeat`` times, ``python -m stepkit verify --json`` and ``sh -c``
+running those commands one after the other in the project, each timed as a
+whole process.  The figure is the median of the pair-by-pair ratios
+(verify / shell), so a machine whose speed drifts still compares fairly.
+Target: at most 1.3.
+
+Then one verify in a process that reports how many modules it imported and
+which built-in plugins (``stepkit.plugins.*`` top-level plugin modules).
+
+Run it directly (``python bench/verify_demo.py``) or call :func:`run`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
+
+from stepkit.cli.demo import prepare_demo_project
+
+TARGET_RATIO = 1.3
+REPEAT = 7
+
+_IMPORT_PROBE = (
+    "import sys\n"
+    "from stepkit.cli import main\n"
+    "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    "import json\n"
+    "plugins = sorted(m for m in sys.modules if m.startswith('stepkit.plugins.'))\n"
+    "print(json.dumps({'modules': len(sys.modules), 'plugins': plugins}))\n"
+)
+
+
+#: The venv's tools (ruff, pytest) on PATH, as an installed stepkit has them, for both sides.
+ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def _seconds(command: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
+    return time.perf_counter() - start
+
+
+def run(repeat: int = REPEAT) -> dict:
+    """Measure; print and return the figures."""
+    with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
+        project = prepare_demo_project(Path(tmp))
+        verify = [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)]
+        first = subprocess.run(verify, cwd=project, env=ENV, capture_output=True, text=True, check=False)
+        gates = json.loads(first.stdout)["gates"]
+        commands = [g["command"] for g in gates if g["command"]]
+        shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
+        pairs = [(_seconds(verify, project), _seconds(shell, project)) for _ in range(repeat)]
+        probe = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, "verify", "--json", "--project-dir",
+                                str(project)], cwd=project, env=ENV, capture_output=True, text=True, check=False)
+        imported = json.loads(probe.stdout.strip().splitlines()[-1])
+        shutil.rmtree(project.parent, ignore_errors=True)
+    ratio = statistics.median(v / s for v, s in pairs)
+    figures = {
+        "repeat": repeat,
+        "gates": {g["name"]: g["status"] for g in gates},
+        "commands": [shlex.join(["sh", "-c", c]) for c in commands],
+        "verify_s": round(statistics.median(v for v, _ in pairs), 4),
+        "shell_s": round(statistics.median(s for _, s in pairs), 4),
+        "ratio": round(ratio, 3),
+        "target_ratio": TARGET_RATIO,
+        "modules_imported": imported["modules"],
+        "plugin_modules_imported": len(imported["plugins"]),
+        "project_plugins_imported": [m for m in imported["plugins"]
+                                     if m.count(".") == 3 and m.startswith("stepkit.plugins.projects.")
+                                     and not m.rsplit(".", 1)[1].startswith("_")],
+    }
+    figures["ok"] = ratio <= TARGET_RATIO
+    for key, value in figures.items():
+        print(f"{key:<18} {value}")
+    return figures
+
+
+if __name__ == "__main__":
+    sys.exit(0 if run()["ok"] else 1)
