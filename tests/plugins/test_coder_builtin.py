@@ -329,3 +329,31 @@ def test_a_later_implement_round_of_the_step_continues_the_conversation(project,
     opening = plan_again[-1]["content"][-1]["text"]
     assert opening.startswith("A new implement round of this step")
     assert "Fix the lint error E501." in opening
+
+
+def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messages_api):
+    (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
+    messages_api.reply_json(PLAN)
+    read = messages_api.reply_tool("read_file", {"path": "greet.py"})
+
+    def change_behind_its_back(body):  # once the model has read greet.py, it changes on disk
+        if read in json.dumps(body["messages"][-1]) and "Hi!" not in (project / "greet.py").read_text():
+            (project / "greet.py").write_text("def greet(name):\n    return 'Hi!'\n")
+    messages_api.responder = change_behind_its_back
+    stale = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "'Hi!'",
+                                                  "new_text": "f'Hello, {name}!'"})
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
+    miss = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi'\n",
+                                                 "new_text": "return f'Hello, {name}!'\n"})
+    hit = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi!'",
+                                                "new_text": "return f'Hello, {name}!'"})
+    queue_edit(messages_api)
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert tool_result(messages_api, read)["content"]
+    assert "changed since you last read it" in tool_result(messages_api, stale)["content"]
+    missed = tool_result(messages_api, miss)["content"]
+    assert "closest match is lines 2–2" in missed and "return 'Hi!'" in missed
+    assert "lines 2–2 now read" in tool_result(messages_api, hit)["content"]
