@@ -88,6 +88,7 @@ from stepkit.plugins.llm.pricing import (
     min_cacheable_tokens,
     supports_effort,
 )
+from stepkit.plugins.llm.strict_schema import lean_json_schema
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault, Usage
 from stepkit.tunables import EFFORTS
@@ -216,7 +217,7 @@ class _Conversation:
     def run(self, client: Any, system: str, prefix: str | None, prompt: str, max_turns: int) -> Any:
         import anthropic
 
-        params = self._params(system, anthropic.transform_schema(self.schema))
+        params = self._params(system, anthropic.transform_schema(lean_json_schema(self.schema)))
         if self.messages:  # a thread goes on: this call's task comes after the earlier turns
             self.messages.append({"role": "user", "content": [{"type": "text", "text": redact(prompt)}]})
             self.sent_blocks = _blocks(self.messages[:-1])

@@ -41,6 +41,7 @@ from stepkit.plugins.agent_clis import INSTALL, claude_usage
 from stepkit.plugins.llm.budget import cost_left
 from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
 from stepkit.plugins.llm.helpers import parse_answer, record
+from stepkit.plugins.llm.strict_schema import lean_json_schema
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault
 from stepkit.workspace.redact import redact
@@ -85,7 +86,7 @@ class ClaudeCodeEngine(CliEngine):
         """The ``claude -p`` command line of one call."""
         tools, mode = ACCESS[kind]
         argv = [self.executable, "-p", "--output-format", "json",
-                "--json-schema", json.dumps(schema.model_json_schema()),
+                "--json-schema", json.dumps(lean_json_schema(schema)),
                 "--append-system-prompt", redact(system) + _tool_note(tools),
                 "--tools", tools, "--allowedTools", tools, "--permission-mode", mode,
                 "--max-turns", str(max_turns), "--strict-mcp-config", "--no-session-persistence"]
