@@ -260,7 +260,7 @@ def test_a_preset_reviewers_usage_is_the_runs_too(tmp_path, fp):
     fp.register(t["command"], stdout=t["output"])
     events: list = []
     ctx = make_ctx(project, reviewer="opencode", events=events)
-    assert stepkit_review(ctx).review_report.startswith("🟡 greet.py")
+    assert stepkit_review(ctx).review_report.startswith("🟡 should fix: greet.py")
     assert ctx.usage.cost_usd > 0 and ctx.usage.input_tokens == 1200
     assert events[-1][0] == "delegate_usage" and events[-1][1]["who"] == "reviewer-opencode"
 

@@ -12,7 +12,7 @@ import pytest
 
 from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.presets.base import Call
-from stepkit.plugins.coders.reviewer import stepkit_review
+from stepkit.plugins.coders.reviewer import ReviewAnswer, stepkit_review
 from stepkit.workspace import scope
 from tests.support.coder import init_repo, make_ctx
 
@@ -199,7 +199,7 @@ def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
 
 
 def test_preset_reviewer_reads_the_tool_result(step, fp):
-    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0], answer_schema=ReviewAnswer))
     fp.allow_unregistered(True)  # git, run for real
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "success",
                                             "is_error": False, "result": REPORT,
@@ -210,7 +210,7 @@ def test_preset_reviewer_reads_the_tool_result(step, fp):
 
 
 def test_preset_reviewer_error_is_a_fault(step, fp):
-    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0], answer_schema=ReviewAnswer))
     fp.allow_unregistered(True)
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "error_during_execution",
                                             "is_error": True, "result": "🔴 critical: API down"}))
@@ -222,3 +222,69 @@ def test_preset_reviewer_error_is_a_fault(step, fp):
 def test_specs_it_does_not_own(step):
     assert review(step, "somebody-else") is None
     assert review(step, "command:").fault == "--reviewer command: names no command"
+
+
+@pytest.mark.parametrize("text, findings", [
+    ("🔴 critical findings: none\n🟡 should fix: a.py: slow", ["🟡 should fix: a.py: slow"]),
+    ("### 🔴 Critical\n- greet.py: returns 'Hi Ann'\n- b.py: crashes on ''\n\n### 🟢 Minor\n- naming",
+     ["🔴 critical: greet.py: returns 'Hi Ann'", "🔴 critical: b.py: crashes on ''", "🟢 minor: naming"]),
+    ("## Critical\nNone.\n## Should fix\n1. a.py: slow\n## Summary\n- looks fine overall",
+     ["🟡 should fix: a.py: slow"]),
+    ("The fix is critical for users, and it is done.\n**Critical**: greet.py: wrong greeting",
+     ["🔴 critical: greet.py: wrong greeting"]),
+    ("Critical issues:\n- greet.py: wrong\n- None\nMinor: docstring", ["🔴 critical: greet.py: wrong",
+                                                                  "🟢 minor: docstring"]),
+])
+def test_a_text_reviewers_severity_is_read_from_its_finding_lines(step, text, findings):
+    body = f"cat > /dev/null\ncat <<'EOF'\n{text}\nEOF\n"
+    report = review(step, script(step[0], body)).review_report
+    assert report.splitlines() == findings
+    critical = [f for f in findings if f.startswith("🔴")]
+    assert route(report).route == ("🔴 critical findings" if critical else "else")
+
+
+def test_the_claude_and_codex_reviewers_are_asked_for_structured_findings(step, fp):
+    from stepkit.plugins.coders.presets.base import Call
+
+    project = step[0]
+    claude = PRESETS["claude"].command(Call({}, True, project, project, answer_schema=ReviewAnswer))
+    assert "--json-schema '" in claude and '"findings"' in claude and '"title"' not in claude
+    coding = PRESETS["claude"].command(Call({}, False, project, project))
+    assert "--json-schema" not in coding
+    codex = PRESETS["codex"].command(Call({}, True, project, project, answer_schema=ReviewAnswer))
+    schema_file = project / "answer-schema.json"
+    assert f"--output-schema {schema_file} " in codex
+    assert json.loads(schema_file.read_text())["properties"]["findings"]["type"] == "array"
+    # what claude answers with --json-schema: the findings in structured_output
+    fp.allow_unregistered(True)
+    fp.register(claude, stdout=json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                                           "result": "Done.", "structured_output": {"findings": FINDINGS},
+                                           "session_id": "s1", "total_cost_usd": 0.05}))
+    assert review(step, "claude").review_report == RENDERED
+
+
+def test_the_codex_reviewers_structured_answer_is_its_last_message(step, fp):
+    fp.allow_unregistered(True)
+    events = [{"type": "thread.started", "thread_id": "t1"},
+              {"type": "item.completed", "item": {"type": "agent_message",
+                                                  "text": json.dumps({"findings": FINDINGS})}},
+              {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 5}}]
+    fp.register(["codex", "exec", fp.any()], stdout="\n".join(map(json.dumps, events)))
+    assert review(step, "codex").review_report == RENDERED
+
+
+def test_the_aider_reviewers_report_is_its_findings_once(step, tmp_path):
+    """aider's reply reaches stepkit through its chat history, which can hold
+    the reply again (a reflection, a second print): each finding is kept once."""
+    from stepkit.plugins.coders.presets.aider import read
+
+    recorded = json.loads((Path(__file__).parents[1] / "fixtures" / "transcripts" / "aider-0.86.2"
+                           / "review.json").read_text())
+    history = recorded["scratch_files"]["chat.history.md"]
+    reply = "🟡 greet.py: greet() has no test.\n🟢 greet.py: fine otherwise.\n"
+    (tmp_path / "chat.history.md").write_text(history + "\n" + reply)  # the reply written twice
+    parsed = read(recorded["output"], tmp_path)
+    from stepkit.plugins.coders.reviewer import _report
+
+    assert _report(parsed.text, parsed.structured).splitlines() == [
+        "🟡 should fix: greet.py: greet() has no test.", "🟢 minor: greet.py: fine otherwise."]
