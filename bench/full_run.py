@@ -84,7 +84,8 @@ ANSWERS = {
     "write_handoff": {"step_summary": "Nothing changed.", "result": "complete", "summary": "No-op.",
                       "completed": "- nothing", "not_completed": "None", "deviations": "None",
                       "downstream_plan_updates": "None", "edge_cases_discovered": "None",
-                      "notes_for_next_step": "None", "notes_facts": []},
+                      "notes_for_next_step": "None", "notes_facts": [],
+                      "acceptance_criteria": [{"criterion": "`true` passes.", "tests": []}]},
 }
 GIT_ID = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}

@@ -406,7 +406,10 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("read_file", {"path": "textkit/slug.py"})
     api.reply_tool("read_file", {"path": "tests/test_slug.py"})
     api.reply_json(a["review"])
-    api.reply_json(a["handoff"])
+    # the criteria as the demo's own answers word them (they track the plan), citing no test:
+    # the counted test command prints a count, no test ids a citation could be checked against
+    criteria = [{**entry, "tests": []} for entry in _answers(project)["write_handoff"]["acceptance_criteria"]]
+    api.reply_json({**a["handoff"], "acceptance_criteria": criteria})
 
 
 def billed_step(parent: Path) -> dict[str, Any]:
