@@ -66,7 +66,6 @@ import json
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -75,6 +74,7 @@ from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
+    Thread,
     correction,
     fault_note,
     node_model,
@@ -107,14 +107,6 @@ TRIMMED = ("[tool result trimmed to keep the conversation within its context bud
            "call the tool again if you need it]")
 FINAL_TURN = ("You have used all your turns for tools. Answer now, without tools, with the JSON "
               "object the schema asks for, from what you have found so far.")
-
-
-@dataclass
-class Thread:
-    """A conversation that several :meth:`AnthropicEngine.structured` calls
-    continue: the first call's prefix opens it, later calls add their prompt."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AnthropicEngine:
