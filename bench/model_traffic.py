@@ -103,6 +103,13 @@ def _answers(project: Path) -> dict[str, Any]:
     return yaml.safe_load((project / "tools" / "demo_answers.yaml").read_text(encoding="utf-8"))
 
 
+def _criteria_citing_no_test(answers: dict[str, Any]) -> list[dict[str, Any]]:
+    """The demo handoff's criteria as it words them (they track the plan),
+    citing no test: the counted test command prints a count, no test ids a
+    citation could be checked against."""
+    return [{**entry, "tests": []} for entry in answers["write_handoff"]["acceptance_criteria"]]
+
+
 def _queue_orient(api: MessagesAPI, answers: dict[str, Any]) -> None:
     api.reply_tool("read_file", {"path": "textkit/__init__.py"})
     api.reply_json(answers["orient"])
@@ -110,7 +117,7 @@ def _queue_orient(api: MessagesAPI, answers: dict[str, Any]) -> None:
 
 def _queue_after_coder(api: MessagesAPI, answers: dict[str, Any]) -> None:
     api.reply_json(answers["edge_case_sweep"])
-    api.reply_json(answers["write_handoff"])
+    api.reply_json({**answers["write_handoff"], "acceptance_criteria": _criteria_citing_no_test(answers)})
 
 
 def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
@@ -406,10 +413,7 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("read_file", {"path": "textkit/slug.py"})
     api.reply_tool("read_file", {"path": "tests/test_slug.py"})
     api.reply_json(a["review"])
-    # the criteria as the demo's own answers word them (they track the plan), citing no test:
-    # the counted test command prints a count, no test ids a citation could be checked against
-    criteria = [{**entry, "tests": []} for entry in _answers(project)["write_handoff"]["acceptance_criteria"]]
-    api.reply_json({**a["handoff"], "acceptance_criteria": criteria})
+    api.reply_json({**a["handoff"], "acceptance_criteria": _criteria_citing_no_test(_answers(project))})
 
 
 def billed_step(parent: Path) -> dict[str, Any]:

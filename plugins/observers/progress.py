@@ -43,6 +43,15 @@ class ProgressDisplay:
         self.seen_gates: int | None = None  # gates already shown (a resumed run's earlier ones too)
         self._fault_before: Any = None
 
+    @stepkit.hookimpl(trylast=True)
+    def stepkit_configure(self, config: Any, settings: dict[str, Any]) -> None:
+        """Say the run's model budget before the run starts, with how to raise it."""
+        from stepkit.plugins.llm.budget import describe
+
+        line = describe(settings)
+        if line:
+            self.console.print(escape(line), highlight=False, soft_wrap=True)
+
     @stepkit.hookimpl
     def stepkit_node_started(self, run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
         self.node, self.node_started = node, time.monotonic()
