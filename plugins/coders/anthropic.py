@@ -53,6 +53,7 @@ from stepkit.workspace.files import atomic_write
 
 FIX_BUDGET = 3
 DIFF_CHARS = 12_000  # the diff since the last round, in a fix round's task
+KEPT_FILE_BYTES = 200_000  # the largest file whose text is kept for that diff
 APPROVAL_COMPLEXITY = 7
 PLAN_TURNS = 30
 EDIT_TURNS = 80
@@ -263,20 +264,47 @@ class BuiltinCoder:
         """The diff of the project since the coder's last round of this step
         ended (the harness's formatter, the user); None in its first round."""
         from stepkit.workspace import scope
+        from stepkit.workspace.scope.diff import file_diff
 
         path = self._run_file("coder_tree")
-        before = scope.load_snapshot(path, None) if path is not None else None
-        if before is None:
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+        except (OSError, ValueError):
+            kept = None
+        if not kept:
             return None
-        return scope.step_changes(before, self.ctx.project_dir, max_chars=DIFF_CHARS).diff
+        now = scope.file_ids(self.ctx.project_dir)
+        parts = []
+        for rel in scope.changed_between(kept["ids"], now):
+            old_id, new_id = kept["ids"].get(rel), now.get(rel)
+            old = kept["texts"].get(rel)
+            if old_id is not None and old is None:
+                parts.append(f"--- a/{rel}\n+++ b/{rel}\n[changed; read it again]\n")
+                continue
+            new = (self.ctx.project_dir / rel).read_bytes() if new_id is not None else None
+            parts.append(file_diff(rel, old_id, new_id, old.encode() if old is not None else None, new))
+        text = "".join(parts)
+        return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n[... diff cut ...]\n"
 
     def _keep_tree(self) -> None:
-        """The tree this round leaves, for the next round's diff."""
+        """The file ids this round leaves, and the text of the files the step's
+        rounds changed, for the next round's diff (in the run dir: the project's
+        run store is not the coder's to touch)."""
         from stepkit.workspace import scope
 
         path = self._run_file("coder_tree")
-        if path is not None:
-            scope.save_snapshot(scope.take_snapshot(self.ctx.project_dir, self.ctx.plans_dir), path)
+        if path is None:
+            return
+        try:
+            texts = json.loads(path.read_text(encoding="utf-8"))["texts"]
+        except (OSError, ValueError, KeyError):
+            texts = {}
+        ids = scope.file_ids(self.ctx.project_dir)
+        for rel in scope.changed_between(self.before, ids):
+            full = self.ctx.project_dir / rel
+            if rel in ids and full.is_file() and full.stat().st_size <= KEPT_FILE_BYTES:
+                texts[rel] = full.read_text(encoding="utf-8", errors="replace")
+        atomic_write(path, json.dumps({"ids": ids, "texts": texts}, ensure_ascii=False))
 
     def _approve(self, plan: CoderPlan) -> str | None:
         """None to go ahead, else why the plan was rejected."""
