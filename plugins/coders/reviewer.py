@@ -256,6 +256,10 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         return ReviewResult(fault=fault.note)
     parsed = preset.read(run.output, call.scratch) if preset is not None else None
     record_usage(ctx, name, parsed.usage if parsed is not None else reported_usage(run))
+    if parsed is not None and parsed.limit:  # whatever its exit code: the subscription, not the review
+        from stepkit.plugins.coders.presets.base import limit_note
+
+        return ReviewResult(fault=limit_note(preset.name, parsed.limit))
     crash = run.crash("the reviewer")
     if crash:
         return ReviewResult(fault=f"{crash} (log: {run.log})")

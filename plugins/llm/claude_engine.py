@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from stepkit.plugins.agent_clis import INSTALL, claude_usage
+from stepkit.plugins.agent_clis import INSTALL, claude_usage, usage_limit
 from stepkit.plugins.llm.budget import cost_left
 from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
 from stepkit.plugins.llm.helpers import parse_answer, record
@@ -139,6 +139,10 @@ def _answer(result: dict[str, Any], schema: type[M], note: Any) -> M:
         raise StageFault(note(f"the claude CLI stopped at its turn limit: {words}"))
     if result.get("is_error") or result.get("subtype") != "success":
         status = result.get("api_error_status")
+        limit = usage_limit(f"{words} {'429' if status == 429 else ''}")
+        if limit:
+            raise StageFault(note(f"the claude CLI hit {limit}, an environment fault, not a failure "
+                                  f"of the code: {words}"))
         what = f"API error {status}" if status else f"error ({result.get('subtype')})"
         raise StageFault(note(f"the claude CLI reported an {what}: {words}"))
     answer = result.get("structured_output")

@@ -298,6 +298,6 @@ def test_a_coding_cli_needs_some_budget_left_to_start(tmp_path, fp):
     fp.allow_unregistered(True)
     ctx = make_ctx(project, coder="claude", settings={"max_cost_usd": 2})
     ctx.usage = Usage(cost_usd=2.0)
-    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2; "
-                                         "coder-claude was not started"):
+    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2 "
+                                         r"\(raise it with --set max_cost_usd=…\); coder-claude was not started"):
         stepkit_implement(ctx)

@@ -71,6 +71,9 @@ class Parsed:
     session_id: str | None = None
     #: the structured answer, when the call asked for one and the tool gave it
     structured: dict[str, Any] | None = None
+    #: the subscription's usage or rate limit the tool hit (and when it resets):
+    #: an environment fault, never a failure of the code
+    limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,10 @@ class Preset:
             if not crashed:
                 result.text += f"\n[stepkit: could not read {self.name}'s output format; judged by exit code]"
             return result
+        if parsed.limit:
+            return CoderResult(sentinel=None, crashed=True, exit_code=run.exit_code, log=run.log,
+                               text=limit_note(self.name, parsed.limit), usage=parsed.usage,
+                               cost_usd=parsed.cost_usd, session_id=parsed.session_id)
         sentinel = find_sentinel(parsed.text)
         note = None
         if parsed.failed:
@@ -162,6 +169,12 @@ class Preset:
         match = re.search(r"\d+\.\d+\.\d+\S*", run.output)
         return match.group(0) if match else None
 
+
+
+def limit_note(name: str, limit: str) -> str:
+    """What a run says of a CLI that hit its subscription's limit."""
+    return (f"{name} hit {limit}: an environment fault, not a failure of the code; "
+            "no fix was attempted. Run the step again once the limit resets")
 
 
 def git_location(project: Path) -> tuple[str, str] | None:

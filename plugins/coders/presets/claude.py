@@ -15,7 +15,7 @@ import json
 import shlex
 from pathlib import Path
 
-from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage
+from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.plugins.llm.budget import cost_left
 from stepkit.plugins.llm.strict_schema import lean_json_schema
@@ -63,6 +63,7 @@ def read(output: str, scratch: Path) -> Parsed | None:
     return Parsed(text=text, errors=tuple(errors), notes=tuple(notes), usage=claude_usage(result),
                   cost_usd=claude_cost(result),
                   session_id=result.get("session_id"),
+                  limit=usage_limit(" ".join(errors[:1])) if errors else None,
                   structured=structured if isinstance(structured := result.get("structured_output"), dict)
                   else None)
 

@@ -15,7 +15,7 @@ import json
 import shlex
 from pathlib import Path
 
-from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage
+from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.plugins.llm.strict_schema import strict_json_schema
 from stepkit.records import Usage
@@ -60,8 +60,10 @@ def read(output: str, scratch: Path) -> Parsed | None:
         seen = seen or isinstance(kind, str)
     if not seen:
         return None
-    return Parsed(text=messages[-1] if messages else "", errors=tuple(errors + pending), notes=tuple(notes),
-                  usage=usage, session_id=session_id)
+    failures = errors + pending
+    return Parsed(text=messages[-1] if messages else "", errors=tuple(failures), notes=tuple(notes),
+                  usage=usage, session_id=session_id,
+                  limit=next(filter(None, map(usage_limit, reversed(failures))), None))
 
 
 PRESET = Preset("codex", command, read, checked=("0.171.0",), install=INSTALL["codex"])
