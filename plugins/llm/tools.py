@@ -360,8 +360,8 @@ class _Workspace:
         full = self._writable(args["path"])
         if full.is_dir():
             raise ToolError(f"{args['path']}: is a directory")
-        self._refuse_if_stale(args["path"], full,
-                              _read_text(full) if full.is_file() else None)
+        if full in self.seen:  # a file it never read (a binary one too) is simply written
+            self._refuse_if_stale(args["path"], full, _read_text(full) if full.is_file() else None)
         full.parent.mkdir(parents=True, exist_ok=True)
         data = args["content"].encode("utf-8")
         full.write_bytes(data)

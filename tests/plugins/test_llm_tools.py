@@ -244,6 +244,9 @@ def test_a_write_to_a_file_changed_since_the_model_read_it_is_refused(project):
     # its own writes count as seen: a second edit needs no read in between
     assert not t["edit_file"].call({"path": "src/app.py", "old_text": "first", "new_text": "1st"})[1]
     assert not t["write_file"].call({"path": "src/app.py", "content": "new\n"})[1]
+    # a file it never read, a binary one too, is simply written
+    (project / "blob.bin").write_bytes(b"\x00\x01")
+    assert t["write_file"].call({"path": "blob.bin", "content": "text now\n"})[1] is False
     # a file deleted behind its back is refused too
     (project / "src" / "app.py").unlink()
     assert "changed since" in t["write_file"].call({"path": "src/app.py", "content": "x\n"})[0]
