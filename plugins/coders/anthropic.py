@@ -332,7 +332,8 @@ class BuiltinCoder:
 
         if self.later_round:
             diff = self._changes_since_last_round()
-            changed = (f"\nWhat changed in the project since your last round:\n```diff\n{diff}```"
+            changed = ("" if diff is None  # its last round kept no tree (it ended early)
+                       else f"\nWhat changed in the project since your last round:\n```diff\n{diff}```"
                        if diff else "\nNothing changed in the project since your last round.")
             task = FIX_ROUND_TASK + changed
         else:
