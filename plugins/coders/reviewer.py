@@ -272,7 +272,7 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         if parsed.errors or parsed.failed:
             problems = [*parsed.errors, *([parsed.failed] if parsed.failed else [])]
             return ReviewResult(fault=f"{preset.name} reported: {'; '.join(problems)[:500]}")
-        report = parsed.text
+        report = parsed.last_reply or parsed.text  # a tool asked again answers again: its last answer
     if not report.strip() and not (parsed is not None and parsed.structured):
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")
     return ReviewResult(review_report=_report(report, parsed.structured if parsed is not None else None))

@@ -4,6 +4,7 @@ A reviewer that did not run properly is a fault, never findings."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 from pathlib import Path
@@ -273,18 +274,26 @@ def test_the_codex_reviewers_structured_answer_is_its_last_message(step, fp):
     assert review(step, "codex").review_report == RENDERED
 
 
-def test_the_aider_reviewers_report_is_its_findings_once(step, tmp_path):
-    """aider's reply reaches stepkit through its chat history, which can hold
-    the reply again (a reflection, a second print): each finding is kept once."""
-    from stepkit.plugins.coders.presets.aider import read
-
+def test_the_aider_reviewers_report_is_its_findings_once(step, tmp_path, monkeypatch):
+    """A review that names a file makes aider add it to the chat and ask again
+    (unlogged, as the error_after_reply transcript shows); the model answers
+    a second time.  The report is the last answer's findings, once."""
     recorded = json.loads((Path(__file__).parents[1] / "fixtures" / "transcripts" / "aider-0.86.2"
                            / "review.json").read_text())
-    history = recorded["scratch_files"]["chat.history.md"]
-    reply = "🟡 greet.py: greet() has no test.\n🟢 greet.py: fine otherwise.\n"
-    (tmp_path / "chat.history.md").write_text(history + "\n" + reply)  # the reply written twice
-    parsed = read(recorded["output"], tmp_path)
-    from stepkit.plugins.coders.reviewer import _report
-
-    assert _report(parsed.text, parsed.structured).splitlines() == [
-        "🟡 should fix: greet.py: greet() has no test.", "🟢 minor: greet.py: fine otherwise."]
+    again = ("> greet.py  \n> Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  \n\n"
+             "🟡 greet.py: greet() has no test of its own.\n🟢 greet.py: fine otherwise.\n\n"
+             "> Tokens: 2.1k sent, 40 received.\nCost: $0.0050 message, $0.0096 session.  \n")
+    (tmp_path / "history.md").write_text(recorded["scratch_files"]["chat.history.md"] + again)
+    (tmp_path / "output.txt").write_text(recorded["output"])
+    fake = tmp_path / "bin" / "aider"  # writes its chat history where it is told to, prints its output
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\nimport shutil, sys\n"
+                    "at = sys.argv.index('--chat-history-file') + 1\n"
+                    f"shutil.copyfile({str(tmp_path / 'history.md')!r}, sys.argv[at])\n"
+                    f"print(open({str(tmp_path / 'output.txt')!r}).read())\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    result = review(step, "aider")
+    assert result.fault is None
+    assert result.review_report.splitlines() == ["🟡 should fix: greet.py: greet() has no test of its own.",
+                                                 "🟢 minor: greet.py: fine otherwise."]

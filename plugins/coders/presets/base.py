@@ -71,6 +71,8 @@ class Parsed:
     session_id: str | None = None
     #: the structured answer, when the call asked for one and the tool gave it
     structured: dict[str, Any] | None = None
+    #: the tool's last reply, when its answer is several (None: ``text`` is one)
+    last_reply: str | None = None
     #: the subscription's usage or rate limit the tool hit (and when it resets):
     #: an environment fault, never a failure of the code
     limit: str | None = None
