@@ -18,7 +18,6 @@ from pathlib import Path
 from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.plugins.llm.budget import cost_left
-from stepkit.plugins.llm.strict_schema import lean_json_schema
 
 DEFAULT_MAX_TURNS = 60
 DEFAULT_MAX_BUDGET_USD = 10.0
@@ -34,6 +33,8 @@ def command(call: Call) -> str:
     line = (f"claude -p --output-format json --permission-mode {mode} "
             f"--max-turns {turns} --max-budget-usd {round(budget, 4):g}")
     if call.answer_schema is not None:
+        from stepkit.plugins.llm.strict_schema import lean_json_schema  # only a review asks
+
         line += " --json-schema " + shlex.quote(json.dumps(lean_json_schema(call.answer_schema)))
     return line
 

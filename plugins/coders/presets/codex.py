@@ -17,7 +17,6 @@ from pathlib import Path
 
 from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
-from stepkit.plugins.llm.strict_schema import strict_json_schema
 from stepkit.records import Usage
 
 
@@ -25,6 +24,8 @@ def command(call: Call) -> str:
     sandbox = "read-only" if call.review else "workspace-write"
     schema = ""
     if call.answer_schema is not None:
+        from stepkit.plugins.llm.strict_schema import strict_json_schema  # only a review asks
+
         path = call.scratch / "answer-schema.json"
         path.write_text(json.dumps(strict_json_schema(call.answer_schema)), encoding="utf-8")
         schema = f"--output-schema {shlex.quote(str(path))} "
