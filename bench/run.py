@@ -290,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="fewer repeats and a 100 MB big output (not the reference figures)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run of every area (the test suite's; figures not judged)")
     parser.add_argument("--out", type=Path, default=BENCH / "results.json", help="where to write the JSON")
     args = parser.parse_args(argv)
     options = QUICK if args.quick else {}
@@ -306,17 +308,22 @@ def main(argv: list[str] | None = None) -> int:
     import startup
     import verify_demo
 
+    if args.smoke:
+        options = {name: module.SMOKE for name, module in (
+            ("startup", startup), ("plan_scale", plan_scale), ("engine_overhead", engine_overhead),
+            ("full_run", full_run), ("big_output", big_output), ("evidence_size", evidence_size),
+            ("model_traffic", model_traffic), ("baseline_cost", baseline_cost))}
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.monotonic()
     areas = {
         "startup": lambda: startup.run(**options.get("startup", {})),
-        "plan_scale": plan_scale.run,
-        "engine_overhead": engine_overhead.run,
+        "plan_scale": lambda: plan_scale.run(**options.get("plan_scale", {})),
+        "engine_overhead": lambda: engine_overhead.run(**options.get("engine_overhead", {})),
         "full_run": lambda: full_run.run(**options.get("full_run", {})),
         "big_output": lambda: big_output.run(**options.get("big_output", {})),
-        "evidence_size": evidence_size.run,
-        "model_traffic": model_traffic.run,
-        "baseline_cost": baseline_cost.run,
+        "evidence_size": lambda: evidence_size.run(**options.get("evidence_size", {})),
+        "model_traffic": lambda: model_traffic.run(**options.get("model_traffic", {})),
+        "baseline_cost": lambda: baseline_cost.run(**options.get("baseline_cost", {})),
         "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
         "verify_demo": verify_demo.run,
     }

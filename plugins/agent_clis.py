@@ -5,6 +5,8 @@ line of their JSON output reads and how their usage figures read."""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 from stepkit.records import Usage
@@ -55,3 +57,35 @@ def codex_turn_usage(event: dict[str, Any]) -> Usage:
     return Usage(input_tokens=max(0, count(u.get("input_tokens")) - cached), cache_read_tokens=cached,
                  cache_write_tokens=count(u.get("cache_write_input_tokens")),
                  output_tokens=count(u.get("output_tokens")))
+
+
+# A subscription CLI's usage or rate limit, in the words each prints it (see
+# tests/fixtures/limits/, whose messages these patterns were written against):
+# Claude Code's result text ("Claude AI usage limit reached|<epoch>" in older
+# versions, "5-hour limit reached ∙ resets 3pm" / "You've hit your limit · resets
+# 3pm (Europe/Berlin)" in newer ones, or api_error_status 429) and Codex's error
+# events ("You've hit your usage limit. … try again at 3:04 PM." / "… try again
+# in 2 days 3 hours", or "exceeded retry limit, last status: 429 Too Many Requests").
+_LIMIT = re.compile(r"usage limit|(?:session|weekly|daily|5-hour|opus) limit|hit your (?:\w+ )?limit|"
+                    r"rate.?limit|429 Too Many Requests", re.IGNORECASE)
+_EPOCH = re.compile(r"limit reached\|(?P<epoch>\d{9,11})")
+_RESETS = re.compile(r"(?:resets?(?: at)?|try again (?:at|in))\s+(?P<when>[^.\n|]*[^.\s|])", re.IGNORECASE)
+
+
+def usage_limit(text: str) -> str | None:
+    """``text`` (a CLI's error) read as a usage or rate limit: what it hit
+    and, when the CLI says so, when the limit resets; None when it is no
+    limit.  A limit is an environment fault: never a failure of the code."""
+    if not text or not _LIMIT.search(text):
+        return None
+    epoch = _EPOCH.search(text)
+    if epoch:
+        when = datetime.fromtimestamp(int(epoch.group("epoch")), UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return f"a usage limit (it resets at {when})"
+    resets = _RESETS.search(text)
+    kind = "a rate limit" if re.search(r"rate.?limit|429", text, re.IGNORECASE) and "usage" not in text.lower() \
+        else "a usage limit"
+    if resets:
+        word = "in" if resets.group(0).lower().startswith("try again in") else "at"
+        return f"{kind} (it resets {word} {resets.group('when').strip()})"
+    return f"{kind} (the CLI does not say when it resets)"

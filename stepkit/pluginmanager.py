@@ -60,6 +60,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.evidence.maven",
     "stepkit.plugins.ask",
     "stepkit.plugins.llm.builtin_engines",
+    "stepkit.plugins.llm.budget",
     "stepkit.plugins.stages.orient",
     "stepkit.plugins.stages.sweep",
     "stepkit.plugins.stages.handoff",

@@ -9,11 +9,15 @@ the cached prefix stays valid; in the plan round the write tools answer
 with an error.  (An engine without threads, such as the scripted one, gets
 one call per round.)
 
-1. **Plan** (writes refused): files to touch, risks, complexity 1–10.
-   A plan of complexity 7 or more is shown at the ``coder_plan_approval``
-   gate (unless ``CODER_AUTOAPPROVE=1``, or this is a fix round); any answer
-   but "yes" ends with CODER_REJECTED.  The plan is cached in the run dir
-   by prompt, so a run paused at that gate resumes with the same plan.
+1. **Plan** (writes refused), once per step: files to touch, risks,
+   complexity 1–10.  A plan of complexity 7 or more is shown at the
+   ``coder_plan_approval`` gate (unless ``CODER_AUTOAPPROVE=1``, or this is
+   a fix round); any answer but "yes" ends with CODER_REJECTED.  The plan is
+   kept in the run dir for the step, so a run paused at that gate resumes
+   with the same plan, and a later implement round of the step (a
+   step-level or review-driven fix) continues the conversation with the fix
+   instructions and the diff since the coder's last round, never planning
+   again.
 2. **Edit** with the coder tools: writes outside the project dir or into
    the plan repo come back to the model as tool errors.  The model runs the
    tests it wrote before it answers (an answer "done" after an edit with no
@@ -36,7 +40,6 @@ half edited; the coder is never re-run).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import replace
 from typing import Any, Literal
@@ -51,6 +54,8 @@ from stepkit.protocol.switches import switch_on
 from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
 from stepkit.workspace.files import atomic_write
 
+DIFF_CHARS = 12_000  # the diff since the last round, in a fix round's task
+KEPT_FILE_BYTES = 200_000  # the largest file whose text is kept for that diff
 APPROVAL_COMPLEXITY = 7
 PLAN_TURNS = 30
 EDIT_TURNS = 80
@@ -134,6 +139,8 @@ ANSWER_RULE = (
 PLAN_TASK = ("Plan the change now: read what you need first (you cannot edit yet), then answer "
              "with status plan and the plan: the files to touch, the risks, the complexity from 1 "
              "(trivial) to 10 (very large or risky) and the approach. Keep to the step.")
+FIX_ROUND_TASK = ("Make the fix now: the minimal change the fix instructions ask for, no "
+                  "refactoring; keep the rest of the step. Run the tests before you answer.")
 UNTESTED = ("You changed files after your last test run. Run the tests you wrote with "
             "run_command, fix what fails, then answer again.")
 _WRITE_TOOLS = ("write_file", "edit_file")
@@ -180,6 +187,8 @@ class BuiltinCoder:
         engine = make_engine(self.engine_spec, ctx)
         self.thread = self._load_thread(engine)
         self.intro: str | None = None  # what a later implement round of the step is about
+        # a fix round of the step (step-level or review-driven): the plan was made
+        self.later_round = bool(ctx.state.get("fix_instructions")) and self._has_plan()
         try:
             plan = self._plan(engine)
             rejection = self._approve(plan)
@@ -189,7 +198,12 @@ class BuiltinCoder:
         except StageFault as fault:
             reason = f"the built-in coder crashed: its model call failed: {fault.note}"
             return self._result(None, reason, None, spent_before)
+        self._keep_tree()
         return self._result(sentinel, report, plan, spent_before)
+
+    def _has_plan(self) -> bool:
+        path = self._run_file("coder_plan")
+        return path is not None and path.is_file()
 
     # -- plan ----------------------------------------------------------------
 
@@ -214,7 +228,7 @@ class BuiltinCoder:
         return answer
 
     def _plan(self, engine) -> CoderPlan:
-        cache = self._plan_cache()
+        cache = self._run_file("coder_plan")
         if cache is not None and cache.is_file():
             return CoderPlan.model_validate_json(cache.read_text(encoding="utf-8"))
         plan = self._ask(engine, "coder_plan", PLAN_TASK, PlanRound, writes=False,
@@ -226,10 +240,14 @@ class BuiltinCoder:
 
     # -- the conversation, kept between the implement rounds of a step ----------
 
-    def _thread_path(self):
+    def _run_file(self, kind: str):
+        """Where the step's ``kind`` (its conversation, plan, last tree) is kept."""
         if self.ctx.run_dir is None:
             return None
-        return self.ctx.run_dir / f"coder_thread-{self.ctx.state.get('step', 'x')}.json"
+        return self.ctx.run_dir / f"{kind}-{self.ctx.state.get('step', 'x')}.json"
+
+    def _thread_path(self):
+        return self._run_file("coder_thread")
 
     def _load_thread(self, engine):
         """The step's conversation so far (a new one for its first round);
@@ -251,11 +269,51 @@ class BuiltinCoder:
         if self.thread is not None and path is not None:
             atomic_write(path, json.dumps(self.thread.messages, ensure_ascii=False))
 
-    def _plan_cache(self):
-        if self.ctx.run_dir is None:
+    def _changes_since_last_round(self) -> str | None:
+        """The diff of the project since the coder's last round of this step
+        ended (the harness's formatter, the user); None in its first round."""
+        from stepkit.workspace import scope
+        from stepkit.workspace.scope.diff import file_diff
+
+        path = self._run_file("coder_tree")
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+        except (OSError, ValueError):
+            kept = None
+        if not kept:
             return None
-        digest = hashlib.sha256(self.prompt.encode()).hexdigest()[:16]
-        return self.ctx.run_dir / f"coder_plan-{digest}.json"
+        now = scope.file_ids(self.ctx.project_dir)
+        parts = []
+        for rel in scope.changed_between(kept["ids"], now):
+            old_id, new_id = kept["ids"].get(rel), now.get(rel)
+            old = kept["texts"].get(rel)
+            if old_id is not None and old is None:
+                parts.append(f"--- a/{rel}\n+++ b/{rel}\n[changed; read it again]\n")
+                continue
+            new = (self.ctx.project_dir / rel).read_bytes() if new_id is not None else None
+            parts.append(file_diff(rel, old_id, new_id, old.encode() if old is not None else None, new))
+        text = "".join(parts)
+        return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n[... diff cut ...]\n"
+
+    def _keep_tree(self) -> None:
+        """The file ids this round leaves, and the text of the files the step's
+        rounds changed, for the next round's diff (in the run dir: the project's
+        run store is not the coder's to touch)."""
+        from stepkit.workspace import scope
+
+        path = self._run_file("coder_tree")
+        if path is None:
+            return
+        try:
+            texts = json.loads(path.read_text(encoding="utf-8"))["texts"]
+        except (OSError, ValueError, KeyError):
+            texts = {}
+        ids = scope.file_ids(self.ctx.project_dir)
+        for rel in scope.changed_between(self.before, ids):
+            full = self.ctx.project_dir / rel
+            if rel in ids and full.is_file() and full.stat().st_size <= KEPT_FILE_BYTES:
+                texts[rel] = full.read_text(encoding="utf-8", errors="replace")
+        atomic_write(path, json.dumps({"ids": ids, "texts": texts}, ensure_ascii=False))
 
     def _approve(self, plan: CoderPlan) -> str | None:
         """None to go ahead, else why the plan was rejected."""
@@ -279,7 +337,14 @@ class BuiltinCoder:
     # -- edit, verify, fix -----------------------------------------------------
 
     def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
-        task = f"Make the change now. Your plan:\n{_describe(plan)}"
+        if self.later_round:
+            diff = self._changes_since_last_round()
+            changed = ("" if diff is None  # its last round kept no tree (it ended early)
+                       else f"\nWhat changed in the project since your last round:\n```diff\n{diff}```"
+                       if diff else "\nNothing changed in the project since your last round.")
+            task = FIX_ROUND_TASK + changed
+        else:
+            task = f"Make the change now. Your plan:\n{_describe(plan)}"
         previous = None
         while True:
             edit = self._edit(engine, task)
@@ -377,10 +442,15 @@ def _refuse_while_planning(args: dict[str, Any]) -> str:
 
 
 def _untested(messages: list[dict[str, Any]]) -> bool:
-    """Did the conversation write a file after its last run_command?"""
-    calls = [block.get("name") for message in messages
-             if message["role"] == "assistant" and isinstance(message["content"], list)
-             for block in message["content"] if block.get("type") == "tool_use"]
+    """Did the conversation write a file after its last run_command?  (The
+    Messages API's ``tool_use`` blocks, or chat completions' ``tool_calls``.)"""
+    calls = []
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        if isinstance(message.get("content"), list):
+            calls += [block.get("name") for block in message["content"] if block.get("type") == "tool_use"]
+        calls += [(call.get("function") or {}).get("name") for call in message.get("tool_calls") or []]
     last_write = max((i for i, name in enumerate(calls) if name in _WRITE_TOOLS), default=-1)
     last_run = max((i for i, name in enumerate(calls) if name == "run_command"), default=-1)
     return last_write > last_run

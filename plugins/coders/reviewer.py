@@ -4,10 +4,14 @@ claude | codex | aider | opencode``).
 Every reviewer gets the same material: the step's Acceptance criteria, the
 changed files, the harness's tamper flags, the gate results, the sweep
 report, the step's diff (bounded like the sweep's) and the plan.  The
-built-in reviewer answers with structured findings, each with a severity,
-which stepkit renders as the report; a text reviewer writes one finding per
-line.  Either way only a line that STARTS with 🔴 is critical (what
-route_review sends back to the coder).
+built-in reviewer, and the claude and codex presets, answer with structured
+findings, each with a severity, which stepkit renders as the report.  A text
+reviewer's report is read finding by finding (:func:`text_findings`): a
+severity is read from a finding line (a severity mark or word at its start)
+or from a heading above a list, never from a sentence that mentions one, and
+each finding is kept once.  Either way the report has one line per finding
+and only a line that STARTS with 🔴 is critical (what route_review sends
+back to the coder).
 
 A review that did not run properly is a fault, never findings: a model
 fault, a command that crashed, timed out, exited non-zero or printed
@@ -18,6 +22,8 @@ the review are the graph's business; nothing is retried here.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
@@ -51,6 +57,21 @@ TEXT_FORMAT = """Write the review as findings, one per line, each STARTING with 
 If there is nothing to report, write "No findings." """
 
 _TAGS = {"critical": "🔴 critical", "should_fix": "🟡 should fix", "minor": "🟢 minor"}
+
+# A severity at the start of a line: its mark, its word, or both ("🔴 critical",
+# "**Critical**", "[minor]", "Should fix:"); the rest of the line is the finding.
+_SEVERITY_WORDS = {"critical": "critical", "blocker": "critical", "blocking": "critical",
+                   "should fix": "should_fix", "should_fix": "should_fix", "major": "should_fix",
+                   "minor": "minor", "nit": "minor", "nitpick": "minor"}
+_MARKS = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
+_WORD = "|".join(sorted((re.escape(w) for w in _SEVERITY_WORDS), key=len, reverse=True))
+_LEAD = re.compile(rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
+                   r"(?:\s+(?:findings?|issues?|severity))?\s*[:\-–—.)]*\s*", re.IGNORECASE)
+_LIST = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s+|\*\*(?=.*\*\*\s*:?\s*$))")
+# what a finding line says when it reports that there is none
+_NONE = re.compile(r"^(?:\(?(?:none|nothing|n/?a|no(?:ne)? (?:findings?|issues?)(?: found)?)\)?"
+                   r"|no \w+ (?:findings?|issues?)(?: found)?|-)?[.!]?$", re.IGNORECASE)
 
 
 class ReviewFinding(BaseModel):
@@ -93,6 +114,53 @@ def render_findings(findings: list[ReviewFinding]) -> str:
 
     lines = [f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
              f"{one_line(f.problem)}" for f in findings]
+    return "\n".join(lines) or "No findings."
+
+
+def text_findings(report: str) -> list[tuple[str, str]]:
+    """The findings of a text review as ``(severity, text)``, each once.
+
+    A line is a finding when, after a list marker, it starts with a severity
+    (🔴, "critical", "**Should fix**:" …), or when it is a list item under a
+    heading that names one ("### 🔴 Critical" then bullets).  A finding that
+    says there is none ("🔴 critical findings: none", "- None.") is no
+    finding, and a line that only mentions a severity is prose."""
+    found: list[tuple[str, str]] = []
+    section: str | None = None
+    for raw in report.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        listed = _LIST.match(line)
+        heading = _HEADING.match(line)
+        body = line.lstrip("#").strip().strip("*").strip() if heading else line[listed.end():] if listed else line
+        severity, rest = _severity(body)
+        if heading or (severity is not None and not listed and not rest.rstrip(":")):
+            section = severity  # a heading (or a "Critical findings:" line) above a list
+        elif severity is None and listed:
+            severity, rest = section, body
+        if severity is None or not rest.rstrip(":") or _NONE.match(rest):
+            continue
+        if (severity, rest) not in found:
+            found.append((severity, rest))
+    return found
+
+
+def _severity(text: str) -> tuple[str | None, str]:
+    """The severity ``text`` starts with (None: it starts with none) and the rest."""
+    match = _LEAD.match(text)
+    if match is None or not (match.group("mark") or match.group("word")):
+        return None, text
+    if match.group("mark"):
+        severity = _MARKS[match.group("mark")]
+    else:
+        severity = _SEVERITY_WORDS[" ".join(match.group("word").lower().replace("_", " ").split())]
+    return severity, text[match.end():].strip()
+
+
+def render_text_findings(report: str) -> str:
+    """A text review as the report: its findings, one line each, tag first."""
+    lines = [f"{_TAGS[severity]}: {text}" for severity, text in text_findings(report)]
     return "\n".join(lines) or "No findings."
 
 
@@ -158,7 +226,7 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
     if kind != "preset":
         return None
     preset = PRESETS[arg]
-    with preset.session(ctx, review=True) as call:
+    with preset.session(ctx, review=True, answer_schema=ReviewAnswer) as call:
         return _command_review(ctx, preset.command(call), preset, call)
 
 
@@ -196,6 +264,10 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         return ReviewResult(fault=fault.note)
     parsed = preset.read(run.output, call.scratch) if preset is not None else None
     record_usage(ctx, name, parsed.usage if parsed is not None else reported_usage(run))
+    if parsed is not None and parsed.limit:  # whatever its exit code: the subscription, not the review
+        from stepkit.plugins.coders.presets.base import limit_note
+
+        return ReviewResult(fault=limit_note(preset.name, parsed.limit))
     crash = run.crash("the reviewer")
     if crash:
         return ReviewResult(fault=f"{crash} (log: {run.log})")
@@ -208,8 +280,20 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         if parsed.errors or parsed.failed:
             problems = [*parsed.errors, *([parsed.failed] if parsed.failed else [])]
             return ReviewResult(fault=f"{preset.name} reported: {'; '.join(problems)[:500]}")
-        report = parsed.text
-    if not report.strip():
+        report = parsed.last_reply or parsed.text  # a tool asked again answers again: its last answer
+    if not report.strip() and not (parsed is not None and parsed.structured):
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")
-    return ReviewResult(review_report=report.strip())
+    return ReviewResult(review_report=_report(report, parsed.structured if parsed is not None else None))
+
+
+def _report(text: str, structured: dict[str, Any] | None) -> str:
+    """A CLI reviewer's report: its structured findings when it gave them
+    (``structured``, or its last message as the JSON object), else the
+    findings of its text."""
+    from stepkit.plugins.llm.helpers import parse_answer
+
+    answer, _problem = parse_answer(json.dumps(structured) if structured else text, ReviewAnswer)
+    if answer is not None:
+        return answer.report()
+    return render_text_findings(text)
 

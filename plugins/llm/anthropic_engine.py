@@ -66,7 +66,6 @@ import json
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -75,6 +74,7 @@ from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
+    Thread,
     correction,
     fault_note,
     node_model,
@@ -88,6 +88,7 @@ from stepkit.plugins.llm.pricing import (
     min_cacheable_tokens,
     supports_effort,
 )
+from stepkit.plugins.llm.strict_schema import lean_json_schema
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault, Usage
 from stepkit.tunables import EFFORTS
@@ -103,14 +104,6 @@ TRIMMED = ("[tool result trimmed to keep the conversation within its context bud
            "call the tool again if you need it]")
 FINAL_TURN = ("You have used all your turns for tools. Answer now, without tools, with the JSON "
               "object the schema asks for, from what you have found so far.")
-
-
-@dataclass
-class Thread:
-    """A conversation that several :meth:`AnthropicEngine.structured` calls
-    continue: the first call's prefix opens it, later calls add their prompt."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 class AnthropicEngine:
@@ -216,7 +209,7 @@ class _Conversation:
     def run(self, client: Any, system: str, prefix: str | None, prompt: str, max_turns: int) -> Any:
         import anthropic
 
-        params = self._params(system, anthropic.transform_schema(self.schema))
+        params = self._params(system, anthropic.transform_schema(lean_json_schema(self.schema)))
         if self.messages:  # a thread goes on: this call's task comes after the earlier turns
             self.messages.append({"role": "user", "content": [{"type": "text", "text": redact(prompt)}]})
             self.sent_blocks = _blocks(self.messages[:-1])

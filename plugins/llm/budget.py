@@ -22,6 +22,11 @@ before each call, against what the run has spent so far:
 So exactly at a limit, a model request and a coding CLI are refused and a
 command runs; past it, every call is refused.  A CLI that takes a cap of its
 own (Claude Code's ``--max-budget-usd``) is given :func:`cost_left`.
+
+Every run has a budget: when the user sets neither limit, the run gets
+:data:`DEFAULT_MAX_COST_USD` and :data:`DEFAULT_MAX_TOKENS` (a run is one
+step), recorded in its settings (``budget_defaults``) so the start of the run
+and a refusal can say so and name the setting that raises it.
 """
 
 from __future__ import annotations
@@ -29,8 +34,38 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from stepkit.hookspecs import hookimpl
 from stepkit.plugins.llm.helpers import setting
 from stepkit.records import StageFault, Usage
+
+#: The budget of a run (one step) whose user set none: a realistic step on
+#: the default model spends a few dollars and a few million tokens, most of
+#: them cache reads of the coder's conversation.
+DEFAULT_MAX_COST_USD = 10.0
+DEFAULT_MAX_TOKENS = 10_000_000
+LIMITS = ("max_cost_usd", "max_tokens")
+
+
+@hookimpl
+def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
+    """Give a run with no budget the default one."""
+    if any(settings.get(name) not in (None, "") for name in LIMITS):
+        return
+    settings["max_cost_usd"], settings["max_tokens"] = DEFAULT_MAX_COST_USD, DEFAULT_MAX_TOKENS
+    settings["budget_defaults"] = list(LIMITS)
+
+
+def describe(settings: Mapping[str, Any]) -> str | None:
+    """The run's budget in one line, with how to raise it; None: no budget."""
+    max_cost = setting(settings, "max_cost_usd", float, None)
+    max_tokens = setting(settings, "max_tokens", int, None)
+    parts = ([f"${max_cost:g}"] if max_cost is not None else []) + (
+        [f"{max_tokens:,} tokens"] if max_tokens is not None else [])
+    if not parts:
+        return None
+    default = " (the default)" if settings.get("budget_defaults") else ""
+    return (f"Model budget for this step: {' and '.join(parts)}{default}; raise it with "
+            "--set max_cost_usd=… or --set max_tokens=…")
 
 
 def check(settings: Mapping[str, Any], spent: Usage, *, refused: str, estimate: Usage | None = None,
@@ -63,11 +98,18 @@ def _refusal(settings: Mapping[str, Any], spent: Usage, estimate: Usage, certain
     if max_cost is not None and _over(spent.cost_usd, estimate.cost_usd, max_cost, certain):
         return (f"the run has spent ${spent.cost_usd:.4f} of max_cost_usd={max_cost:g}"
                 + _next(spent.cost_usd, max_cost, estimate,
-                        f"~{estimate.total_tokens} input tokens, ~${estimate.cost_usd:.4f}"))
+                        f"~{estimate.total_tokens} input tokens, ~${estimate.cost_usd:.4f}")
+                + _raise(settings, "max_cost_usd"))
     if max_tokens is not None and _over(spent.total_tokens, estimate.total_tokens, max_tokens, certain):
         return (f"the run has used {spent.total_tokens} tokens of max_tokens={max_tokens}"
-                + _next(spent.total_tokens, max_tokens, estimate, f"~{estimate.total_tokens} input tokens"))
+                + _next(spent.total_tokens, max_tokens, estimate, f"~{estimate.total_tokens} input tokens")
+                + _raise(settings, "max_tokens"))
     return None
+
+
+def _raise(settings: Mapping[str, Any], name: str) -> str:
+    default = "the default budget; " if name in (settings.get("budget_defaults") or ()) else ""
+    return f" ({default}raise it with --set {name}=…)"
 
 
 def _over(spent: float, estimate: float, limit: float, certain: bool) -> bool:

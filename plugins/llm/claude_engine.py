@@ -37,10 +37,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from stepkit.plugins.agent_clis import INSTALL, claude_usage
+from stepkit.plugins.agent_clis import INSTALL, claude_usage, usage_limit
 from stepkit.plugins.llm.budget import cost_left
 from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
 from stepkit.plugins.llm.helpers import parse_answer, record
+from stepkit.plugins.llm.strict_schema import lean_json_schema
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault
 from stepkit.workspace.redact import redact
@@ -85,7 +86,7 @@ class ClaudeCodeEngine(CliEngine):
         """The ``claude -p`` command line of one call."""
         tools, mode = ACCESS[kind]
         argv = [self.executable, "-p", "--output-format", "json",
-                "--json-schema", json.dumps(schema.model_json_schema()),
+                "--json-schema", json.dumps(lean_json_schema(schema)),
                 "--append-system-prompt", redact(system) + _tool_note(tools),
                 "--tools", tools, "--allowedTools", tools, "--permission-mode", mode,
                 "--max-turns", str(max_turns), "--strict-mcp-config", "--no-session-persistence"]
@@ -138,6 +139,10 @@ def _answer(result: dict[str, Any], schema: type[M], note: Any) -> M:
         raise StageFault(note(f"the claude CLI stopped at its turn limit: {words}"))
     if result.get("is_error") or result.get("subtype") != "success":
         status = result.get("api_error_status")
+        limit = usage_limit(f"{words} {'429' if status == 429 else ''}")
+        if limit:
+            raise StageFault(note(f"the claude CLI hit {limit}, an environment fault, not a failure "
+                                  f"of the code: {words}"))
         what = f"API error {status}" if status else f"error ({result.get('subtype')})"
         raise StageFault(note(f"the claude CLI reported an {what}: {words}"))
     answer = result.get("structured_output")

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage
+from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
 from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
 from stepkit.plugins.llm.helpers import parse_answer, record
 from stepkit.plugins.llm.pricing import estimate_cost
@@ -99,6 +99,10 @@ def _answer(run: CliRun, schema: type[M], note: Any) -> M:
     :raises StageFault: the turn failed, or its final message is missing or
         not a valid answer."""
     failed = [e for e in run.objects if e.get("type") == "turn.failed"]
+    limit = usage_limit(_message(failed[-1].get("error"))) if failed else None
+    if limit:
+        raise StageFault(note(f"the codex CLI hit {limit}, an environment fault, not a failure of "
+                              f"the code: {_message(failed[-1].get('error'))}"))
     if failed:
         raise StageFault(note(f"the codex turn failed: {_message(failed[-1].get('error'))}"))
     messages = [e["item"] for e in run.objects if e.get("type") == "item.completed"

@@ -9,6 +9,7 @@ one-line fault note.  The run budget is :mod:`~stepkit.plugins.llm.budget`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -22,6 +23,17 @@ M = TypeVar("M", bound=BaseModel)
 DEFAULT_TIMEOUT_S = 600.0
 #: Retries of a failed request, where the engine (or its SDK) retries (``--set llm_max_retries=``).
 DEFAULT_MAX_RETRIES = 4
+
+
+@dataclass
+class Thread:
+    """A conversation that several ``structured`` calls of one engine
+    continue (the built-in coder's step): the first call's prefix opens it,
+    later calls add their prompt.  ``messages`` are in the engine's own wire
+    format and JSON-serialisable, so the conversation can be kept in the run
+    dir between the implement rounds of a step."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 def setting(settings: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:

@@ -18,6 +18,10 @@ URL that needs none (Ollama, llama.cpp) gets a placeholder.  The model:
   back to the model as a tool error.
 - **Retries** are the SDK's (``llm_max_retries``, default 4; Retry-After
   honoured), with ``llm_timeout_s`` per request (default 600).
+- **Threads**: :meth:`OpenAIEngine.new_thread` gives a conversation that
+  later calls continue (the built-in coder's rounds of a step): the first
+  call sends the system message and the prefix, later calls add their
+  prompt after the earlier turns.
 - **Usage**: ``prompt_tokens`` (cached ones as cache reads) and
   ``completion_tokens`` per call, one ``llm_call`` event each; the cost is
   estimated from the token counts (:mod:`stepkit.plugins.llm.pricing`), so
@@ -39,6 +43,7 @@ from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
+    Thread,
     correction,
     fault_note,
     node_model,
@@ -98,8 +103,13 @@ class OpenAIEngine:
         ctx: StageContext,
         max_turns: int = 20,
         prefix: str | None = None,
+        thread: Thread | None = None,
     ) -> M:
-        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`.
+
+        :param thread: continue this conversation (from :meth:`new_thread`):
+            its turns come first and this call's are added to it; ``system``
+            and ``prefix`` are sent only by the call that opens it."""
         model = node_model(node, ctx, self.model)
         if not model:
             raise StageFault(fault_note(node, "openai", None, "no model: use --engine openai:MODEL "
@@ -107,10 +117,21 @@ class OpenAIEngine:
         if self.client is None:
             self.client = self._new_client(ctx, node, model)
         chat = _Chat(self.client, node, model, schema, tools or [], ctx)
-        user = f"{prefix}\n\n{prompt}" if prefix else prompt
-        chat.messages = [{"role": "system", "content": redact(system)},
-                         {"role": "user", "content": redact(user)}]
+        if thread is not None and thread.messages:
+            chat.messages = thread.messages  # the thread grows with this call's turns
+            chat.messages.append({"role": "user", "content": redact(prompt)})
+        else:
+            user = f"{prefix}\n\n{prompt}" if prefix else prompt
+            chat.messages = [{"role": "system", "content": redact(system)},
+                             {"role": "user", "content": redact(user)}]
+            if thread is not None:
+                thread.messages[:] = chat.messages
+                chat.messages = thread.messages
         return chat.run(max_turns)
+
+    def new_thread(self) -> Thread:
+        """A new conversation for :meth:`structured` calls to continue."""
+        return Thread()
 
     def _new_client(self, ctx: StageContext, node: str, model: str) -> Any:
         if (problem := self.setup_problem()) is not None:

@@ -13,7 +13,10 @@ node id to its answer::
       - step_summary: ...
 
 Every answer is validated by the schema the stage asks for (an invalid one
-is a StageFault naming the file and node).  A node missing from the file,
+is a StageFault naming the file and node).  A file written before a field
+was added to a schema still works: the fields a schema lists in its
+``ADDED_AFTER_RELEASE`` (name -> safe default, e.g. the handoff's
+``acceptance_criteria: []``) are filled in when an answer leaves them out.  A node missing from the file,
 or a list that has run out, is a StageFault too.
 
 Resume safety: list positions are counted per node in
@@ -29,6 +32,7 @@ directory.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any, TypeVar
@@ -97,6 +101,9 @@ class ScriptedEngine:
                  cache_write_tokens=0, cost_usd=0.0)
         if isinstance(entry, dict) and set(entry) == {"fault"}:
             raise StageFault(str(entry["fault"]))
+        if isinstance(entry, dict):
+            later = getattr(schema, "ADDED_AFTER_RELEASE", {})
+            entry = {**{name: copy.deepcopy(value) for name, value in later.items()}, **entry}
         try:
             return schema.model_validate(entry)
         except ValidationError as exc:

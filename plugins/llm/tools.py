@@ -20,13 +20,18 @@ its output, each with a hint for narrowing.  All output is redacted
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import json
 import os
 import re
+import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepkit.workspace import process
@@ -50,6 +55,7 @@ _SEARCH_MAX_FILE_BYTES = 2_000_000
 _COMMAND_TIMEOUT_S = 120
 _COMMAND_MAX_TIMEOUT_S = 600
 _HIDDEN_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+EDIT_CONTEXT_LINES = 3
 
 
 class ToolError(Exception):
@@ -130,17 +136,21 @@ class Tool:
 
 def read_only_tools(project_dir: Path) -> list[Tool]:
     """``read_file``, ``list_dir``, ``search``, ``run_command`` on ``project_dir``."""
-    ws = _Workspace(project_dir, ())
-    return [_tool("read_file", _READ_DOC, ws.read_file), _tool("list_dir", _LIST_DOC, ws.list_dir),
-            _tool("search", _SEARCH_DOC, ws.search), _tool("run_command", _RUN_DOC, ws.run_command)]
+    return _read_only(_Workspace(project_dir, ()))
 
 
 def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = ()) -> list[Tool]:
     """The read-only tools plus ``write_file`` and ``edit_file``; writes under
-    ``forbidden_dirs`` (the plan repo), ``.git`` and the run store are refused."""
+    ``forbidden_dirs`` (the plan repo), ``.git`` and the run store are refused.
+    All six share one workspace, so a write knows what the model last read."""
     ws = _Workspace(project_dir, forbidden_dirs)
-    return read_only_tools(project_dir) + [_tool("write_file", _WRITE_DOC, ws.write_file),
-                                           _tool("edit_file", _EDIT_DOC, ws.edit_file)]
+    return _read_only(ws) + [_tool("write_file", _WRITE_DOC, ws.write_file),
+                             _tool("edit_file", _EDIT_DOC, ws.edit_file)]
+
+
+def _read_only(ws: _Workspace) -> list[Tool]:
+    return [_tool("read_file", _READ_DOC, ws.read_file), _tool("list_dir", _LIST_DOC, ws.list_dir),
+            _tool("search", _SEARCH_DOC, ws.search), _tool("run_command", _RUN_DOC, ws.run_command)]
 
 
 def _tool(name: str, doc: str, handler: Callable[[dict[str, Any]], str]) -> Tool:
@@ -181,10 +191,15 @@ _RUN_DOC = (
     "tail and says how much was left out: rerun with a filter (grep, tail, head) to see a part. "
     "In a read-only stage, run only commands that change nothing."
 )
-_WRITE_DOC = "Create or overwrite a file of the project with `content` (the plan repo is read-only)."
+_STALE_RULE = ("A file that changed since you last read or wrote it is refused: read it again "
+               "first. Python, JSON, YAML and TOML files are syntax-checked after the change.")
+_WRITE_DOC = ("Create or overwrite a file of the project with `content` (the plan repo is "
+              f"read-only). {_STALE_RULE}")
 _EDIT_DOC = (
     "Replace `old_text`, which must occur exactly once in the file, with `new_text`. "
-    "Include enough surrounding lines to make `old_text` unique."
+    "Include enough surrounding lines to make `old_text` unique; copy it without the line-number "
+    "prefix read_file shows. On success the edited lines come back numbered; on a miss, the "
+    f"closest lines of the file. {_STALE_RULE}"
 )
 
 
@@ -219,6 +234,9 @@ class _Workspace:
         self.root = Path(project_dir).resolve()
         self.forbidden = [Path(d).resolve() for d in forbidden_dirs]
         self.forbidden += [self.root / ".git", self.root / STORE_NAME, store_dir(self.root)]
+        # what the model last saw of each file (read or written by it): a
+        # change made behind its back refuses its next write to that file
+        self.seen: dict[Path, str] = {}
 
     def _resolve(self, path: str) -> Path:
         raw = Path(path)
@@ -241,7 +259,9 @@ class _Workspace:
         full = self._resolve(args["path"])
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
-        lines = _read_text(full).splitlines()
+        text = _read_text(full)
+        self.seen[full] = _digest(text)
+        lines = text.splitlines()
         offset, limit = args["offset"], args["limit"]
         if not lines:
             return f"[{args['path']}: empty file]"
@@ -329,27 +349,131 @@ class _Workspace:
                        "to see the part you need]\n")
         return f"{status}\n{output}"
 
+    def _refuse_if_stale(self, path: str, full: Path, text: str | None) -> None:
+        """Refuse a write to a file that changed since the model last read or
+        wrote it (by a command it ran, a formatter, another tool)."""
+        seen = self.seen.get(full)
+        if seen is not None and (text is None or _digest(text) != seen):
+            raise ToolError(f"{path}: the file changed since you last read it; read_file it "
+                            "again and redo the change on what it holds now")
+
     def write_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])
         if full.is_dir():
             raise ToolError(f"{args['path']}: is a directory")
+        if full in self.seen:  # a file it never read (a binary one too) is simply written
+            self._refuse_if_stale(args["path"], full, _read_text(full) if full.is_file() else None)
         full.parent.mkdir(parents=True, exist_ok=True)
         data = args["content"].encode("utf-8")
         full.write_bytes(data)
-        return f"wrote {len(data)} bytes to {self._show(full)}"
+        self.seen[full] = _digest(args["content"])
+        return f"wrote {len(data)} bytes to {self._show(full)}" + _syntax_report(full, args["content"])
 
     def edit_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
         text = _read_text(full, strict=True)
-        old = args["old_text"]
+        self._refuse_if_stale(args["path"], full, text)
+        old, new = args["old_text"], args["new_text"]
         count = text.count(old) if old else 0
         if count != 1:
-            found = "not found" if count == 0 else f"found {count} times"
-            raise ToolError(f"{args['path']}: old_text {found}; it must occur exactly once")
-        full.write_bytes(text.replace(old, args["new_text"], 1).encode("utf-8"))
-        return f"edited {self._show(full)}"
+            raise ToolError(_miss(args["path"], text, old, count))
+        start = text.index(old)
+        edited = text[:start] + new + text[start + len(old):]
+        full.write_bytes(edited.encode("utf-8"))
+        self.seen[full] = _digest(edited)
+        first = text.count("\n", 0, start) + 1
+        last = first + max(new.count("\n") - (1 if new.endswith("\n") else 0), 0)
+        return (f"edited {self._show(full)}; lines {first}–{last} now read:\n"
+                + _numbered(edited.splitlines(), first - EDIT_CONTEXT_LINES, last + EDIT_CONTEXT_LINES)
+                + _syntax_report(full, edited))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()
+
+
+def _numbered(lines: list[str], first: int, last: int) -> str:
+    """Lines ``first``..``last`` (1-based, clamped) the way read_file shows them."""
+    first, last = max(first, 1), min(last, len(lines))
+    return "\n".join(f"{n:6}\t{lines[n - 1][:LINE_CHARS]}" for n in range(first, last + 1))
+
+
+def _miss(path: str, text: str, old: str, count: int) -> str:
+    """Why ``old`` did not match exactly once, and what to send instead."""
+    lines = text.splitlines()
+    if not old:
+        return f"{path}: old_text is empty; give the exact text to replace"
+    if count > 1:
+        at = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(re.escape(old), text)]
+        shown = ", ".join(map(str, at[:20]))
+        return (f"{path}: old_text found {count} times (at lines {shown}); it must occur exactly "
+                "once: add surrounding lines to old_text so it matches only the place to change")
+    first, last = _closest(lines, old.splitlines() or [old])
+    if first == 0:
+        return f"{path}: old_text not found and no line of the file is close to it; read_file it"
+    hint = ("copy old_text from these lines exactly (indentation and whitespace included, without "
+            "the line-number prefix), or read_file the file if it is not the place")
+    return (f"{path}: old_text not found; it must occur exactly once. The closest match is lines "
+            f"{first}–{last}:\n{_numbered(lines, first, last)}\n{hint}")
+
+
+def _closest(lines: list[str], wanted: list[str]) -> tuple[int, int]:
+    """The 1-based line range of ``lines`` most like ``wanted``, or (0, 0)."""
+    size = len(wanted)
+    target = "\n".join(wanted)
+    best, best_at = 0.0, 0
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(target)
+    for start in range(max(len(lines) - size + 1, 1)):
+        matcher.set_seq1("\n".join(lines[start:start + size]))
+        if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
+            continue
+        ratio = matcher.ratio()
+        if ratio > best:
+            best, best_at = ratio, start
+    if best < 0.5:
+        return 0, 0
+    return best_at + 1, min(best_at + size, len(lines))
+
+
+_SYNTAX_KINDS = {".py": "Python", ".pyi": "Python", ".json": "JSON", ".yaml": "YAML",
+                 ".yml": "YAML", ".toml": "TOML"}
+
+
+def _syntax_error(path: Path, text: str) -> str | None:
+    """The syntax error of a Python, JSON, YAML or TOML file, or None."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".py", ".pyi"):
+            compile(text, str(path), "exec", dont_inherit=True)
+        elif suffix == ".json":
+            json.loads(text)
+        elif suffix in (".yaml", ".yml"):
+            list(yaml.safe_load_all(text))
+        elif suffix == ".toml":
+            tomllib.loads(text)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except json.JSONDecodeError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        return f"{where}{getattr(exc, 'problem', None) or exc}"
+    except tomllib.TOMLDecodeError as exc:
+        return str(exc)
+    return None
+
+
+def _syntax_report(path: Path, text: str) -> str:
+    error = _syntax_error(path, text)
+    if error is None:
+        return ""
+    kind = _SYNTAX_KINDS[path.suffix.lower()]
+    return (f"\nwarning: the file is no longer valid {kind}: {error}. "
+            "The change was saved; fix it with another edit.")
 
 
 def _read_text(path: Path, strict: bool = False) -> str:

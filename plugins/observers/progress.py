@@ -42,9 +42,22 @@ class ProgressDisplay:
         self.usage: dict[str, Any] = {}
         self.seen_gates: int | None = None  # gates already shown (a resumed run's earlier ones too)
         self._fault_before: Any = None
+        self.budget_line: str | None = None
+
+    @stepkit.hookimpl(trylast=True)
+    def stepkit_configure(self, config: Any, settings: dict[str, Any]) -> None:
+        """The run's model budget, said when its first node starts (a run that
+        never starts, on a usage error, says nothing); none for a run that
+        calls no model."""
+        from stepkit.plugins.llm.budget import describe
+
+        self.budget_line = describe(settings) if _calls_a_model(settings) else None
 
     @stepkit.hookimpl
     def stepkit_node_started(self, run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
+        if self.budget_line:
+            self.console.print(escape(self.budget_line), highlight=False, soft_wrap=True)
+            self.budget_line = None
         self.node, self.node_started = node, time.monotonic()
         self.usage = dict(state.get("usage") or {})
         self._fault_before = state.get(f"{node}_fault")
@@ -145,3 +158,14 @@ def _clock(seconds: float) -> str:
 def _usage_text(usage: dict[str, Any]) -> str:
     tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
     return f"{tokens:,} tokens · ${float(usage.get('cost_usd', 0.0)):.4f}"
+
+
+def _calls_a_model(settings: dict[str, Any]) -> bool:
+    """Can the run spend its model budget: an engine other than the scripted
+    one, or a coding-CLI coder or reviewer."""
+    from stepkit.plugins.coders.command import builtin_spec, delegate_spec
+
+    if not str(settings.get("engine") or "anthropic").startswith("scripted:"):
+        return True
+    return any((builtin_spec(delegate_spec(settings, role)) or ("",))[0] == "preset"
+               for role in ("coder", "reviewer"))

@@ -6,7 +6,7 @@ The model gets no tools and writes no Evidence: the harness renders the file
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field
 
@@ -98,6 +98,10 @@ class HandoffAnswer(HandoffProse):
     notes_facts: list[str] = Field(description="Durable step-independent facts for NOTES.md; [] if none.")
     acceptance_criteria: list[CriterionTests] = Field(
         description="Each Acceptance-criteria bullet with the ids of the tests that cover it ([]: none).")
+
+    #: fields added after a release, with the safe default an answer written
+    #: before them gets (a scripted answers file of the previous format)
+    ADDED_AFTER_RELEASE: ClassVar[dict[str, Any]] = {"notes_facts": [], "acceptance_criteria": []}
 
 
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:

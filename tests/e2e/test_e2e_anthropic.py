@@ -129,8 +129,9 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
     assert nodes(api) == ["orient", "coder_plan", "coder_edit", "coder_edit", "coder_edit", "coder_edit",
                           "edge_case_sweep", "write_handoff"]
     assert (project.root / "calc.py").read_text() == GOOD_MUL
-    assert [r["content"] for i in (3, 4) for r in api.tool_results(i)] == [
-        "wrote 66 bytes to calc.py", "edited calc.py"]
+    wrote, edited = [r["content"] for i in (3, 4) for r in api.tool_results(i)]
+    assert wrote == "wrote 66 bytes to calc.py"
+    assert edited.startswith("edited calc.py; lines 6–6 now read:\n") and edited.endswith("     6\t    return a * b")
     events = run_events(project, result)
     assert [(e["name"], e["status"]) for e in events if e["event"] == "coder_gate"] == [
         ("build", "pass"), ("tests", "pass")]

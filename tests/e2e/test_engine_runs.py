@@ -87,6 +87,7 @@ def test_a_step_runs_on_an_openai_compatible_server(tmp_path):
         for node, answer in STEP:
             if node == "coder_edit":
                 chat_api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
+                chat_api.reply_tool("run_command", {"command": "true"})  # its tests, before "done"
             chat_api.reply_json(answer)
         env = project.env(OPENAI_BASE_URL=chat_api.base_url, OPENAI_API_KEY=chat_api.api_key)
         paused = run_step(project, "openai:llama3.2", env)

@@ -144,7 +144,8 @@ def test_commands_without_a_model_do_not_import_anthropic(project, argv):
         "import sys\nfrom stepkit.cli import main\n"
         f"try:\n    code = main({argv!r})\nexcept SystemExit as exc:\n    code = exc.code\n"
         "assert code == 0, code\n"
-        # the engine kinds' registry and the budget rule are light; the SDKs and the engines are not
+        # the engine kinds' registry, the budget rule and the default budget are light;
+        # the SDKs and the engines are not
         "light = ('stepkit.plugins.llm', 'stepkit.plugins.llm.builtin_engines', 'stepkit.plugins.llm.budget',\n"
         "         'stepkit.plugins.llm.helpers')\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai', 'mcp')\n"

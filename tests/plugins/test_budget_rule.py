@@ -122,7 +122,8 @@ def test_a_request_whose_estimate_passes_what_is_left_is_not_sent(tmp_path, mess
     """The estimate counts: one token under the limit, a request of more than one token is refused."""
     spent = Usage(input_tokens=TOKEN_LIMIT - 1)
     with pytest.raises(StageFault, match=r"used 99999 tokens of max_tokens=100000 and the next request "
-                                         r"\(~\d+ input tokens\) would pass it; the request was not sent"):
+                                         r"\(~\d+ input tokens\) would pass it \(raise it with --set max_tokens=…\); "
+                                         r"the request was not sent"):
         anthropic_engine(tmp_path, {"max_tokens": TOKEN_LIMIT}, spent, messages_api)
     assert messages_api.requests == []
 

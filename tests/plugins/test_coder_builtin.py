@@ -313,20 +313,55 @@ def test_when_its_turns_run_out_the_coder_is_asked_for_its_answer_without_tools(
     assert "Answer now, without tools" in final["messages"][-1]["content"][-1]["text"]
 
 
-def test_a_later_implement_round_of_the_step_continues_the_conversation(project, messages_api):
+@pytest.mark.parametrize("fix", ["The lint gate failed after your change.\n$ ruff check\nE501 line too long",
+                                 "Fix these critical review findings (and nothing else):\n🔴 critical: greet.py: x"])
+def test_a_later_implement_round_of_the_step_continues_the_conversation(project, messages_api, fix):
     messages_api.reply_json(PLAN)
     queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")), summary="first try")
     queue_edit(messages_api, ("greet.py", GOOD), summary="fixed")
     stepkit_implement(ctx_for(project))
     first_round = len(messages_api.requests)
-    messages_api.reply_json(PLAN)
-    queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")
+    (project / "greet.py").write_text(GOOD.replace("    return", "    # formatted\n    return"))
+    queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")  # no plan: straight to the fix
 
-    result = stepkit_implement(ctx_for(project, state={"fix_instructions": "Fix the lint error E501."}))
+    result = stepkit_implement(ctx_for(project, state={"fix_instructions": fix}))
+
+    assert result.sentinel == "CODER_COMPLETE" and "Built-in coder: lint fixed" in result.text
+    fix_request = messages_api.requests[first_round].body["messages"]
+    assert "first try" in json.dumps(fix_request)  # the earlier round's turns are there
+    opening = fix_request[-1]["content"][-1]["text"]
+    assert opening.startswith("A new implement round of this step")
+    assert fix in opening and "Make the fix now" in opening
+    assert "Plan the change now" not in opening and "Your plan:" not in opening
+    assert "since your last round" in opening and "+    # formatted" in opening  # the diff since
+    openings = [m["content"][-1]["text"] for m in fix_request if m["role"] == "user"
+                and isinstance(m["content"], list) and m["content"][-1].get("type") == "text"]
+    assert sum("Plan the change now" in text for text in openings) == 1  # the plan round, once
+
+
+def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messages_api):
+    (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
+    messages_api.reply_json(PLAN)
+    read = messages_api.reply_tool("read_file", {"path": "greet.py"})
+
+    def change_behind_its_back(body):  # once the model has read greet.py, it changes on disk
+        if read in json.dumps(body["messages"][-1]) and "Hi!" not in (project / "greet.py").read_text():
+            (project / "greet.py").write_text("def greet(name):\n    return 'Hi!'\n")
+    messages_api.responder = change_behind_its_back
+    stale = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "'Hi!'",
+                                                  "new_text": "f'Hello, {name}!'"})
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
+    miss = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi'\n",
+                                                 "new_text": "return f'Hello, {name}!'\n"})
+    hit = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi!'",
+                                                "new_text": "return f'Hello, {name}!'"})
+    queue_edit(messages_api)
+
+    result = stepkit_implement(ctx_for(project))
 
     assert result.sentinel == "CODER_COMPLETE"
-    plan_again = messages_api.requests[first_round].body["messages"]
-    assert "first try" in json.dumps(plan_again)  # the earlier round's turns are there
-    opening = plan_again[-1]["content"][-1]["text"]
-    assert opening.startswith("A new implement round of this step")
-    assert "Fix the lint error E501." in opening
+    assert tool_result(messages_api, read)["content"]
+    assert "changed since you last read it" in tool_result(messages_api, stale)["content"]
+    missed = tool_result(messages_api, miss)["content"]
+    assert "closest match is lines 2–2" in missed and "return 'Hi!'" in missed
+    assert "lines 2–2 now read" in tool_result(messages_api, hit)["content"]

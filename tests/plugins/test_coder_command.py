@@ -181,9 +181,9 @@ def test_a_command_that_reports_nothing_adds_no_usage(project):
 
 
 @pytest.mark.parametrize("settings, spent, message", [
-    ({"max_cost_usd": 1.0}, {"cost_usd": 1.01}, "the run has spent $1.0100 of max_cost_usd=1; coder was not started"),
+    ({"max_cost_usd": 1.0}, {"cost_usd": 1.01}, "the run has spent $1.0100 of max_cost_usd=1 (raise it with --set max_cost_usd=…); coder was not started"),
     ({"max_tokens": 500}, {"input_tokens": 400, "output_tokens": 101},
-     "the run has used 501 tokens of max_tokens=500; coder was not started"),
+     "the run has used 501 tokens of max_tokens=500 (raise it with --set max_tokens=…); coder was not started"),
 ])
 def test_a_passed_budget_stops_a_command_before_it_starts(project, settings, spent, message):
     from stepkit.records import StageFault, Usage

@@ -260,7 +260,7 @@ def test_a_preset_reviewers_usage_is_the_runs_too(tmp_path, fp):
     fp.register(t["command"], stdout=t["output"])
     events: list = []
     ctx = make_ctx(project, reviewer="opencode", events=events)
-    assert stepkit_review(ctx).review_report.startswith("🟡 greet.py")
+    assert stepkit_review(ctx).review_report.startswith("🟡 should fix: greet.py")
     assert ctx.usage.cost_usd > 0 and ctx.usage.input_tokens == 1200
     assert events[-1][0] == "delegate_usage" and events[-1][1]["who"] == "reviewer-opencode"
 
@@ -298,6 +298,6 @@ def test_a_coding_cli_needs_some_budget_left_to_start(tmp_path, fp):
     fp.allow_unregistered(True)
     ctx = make_ctx(project, coder="claude", settings={"max_cost_usd": 2})
     ctx.usage = Usage(cost_usd=2.0)
-    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2; "
-                                         "coder-claude was not started"):
+    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2 "
+                                         r"\(raise it with --set max_cost_usd=…\); coder-claude was not started"):
         stepkit_implement(ctx)

@@ -157,3 +157,28 @@ def test_a_finished_run_lets_its_engines_go(tmp_path):
     ctx.pm.hook.stepkit_run_finished(run_id="done", outcome="STEP_COMPLETE", exit_code=0, output="")
     assert make_engine("scripted:answers.yaml", ctx) is not finished
     assert make_engine("scripted:answers.yaml", other) is going
+
+
+def test_an_answers_file_of_the_previous_format_gets_the_later_fields_defaults(tmp_path):
+    """A handoff answer written before notes_facts and acceptance_criteria
+    existed validates, with [] for both; a field it gives is kept."""
+    from stepkit.plugins.stages.handoff import HandoffAnswer
+
+    previous = {"step_summary": "Added mul.", "result": "complete", "summary": "Added calc.mul.",
+                "completed": "- mul", "not_completed": "None", "deviations": "None",
+                "downstream_plan_updates": "None", "edge_cases_discovered": "None",
+                "notes_for_next_step": "None"}
+    ctx = make_ctx(tmp_path)
+    (ctx.project_dir / "old.yaml").write_text(json.dumps({"write_handoff": previous,
+                                                          "orient": {**previous, "notes_facts": ["x"]}}))
+    engine = make_engine("scripted:old.yaml", ctx)
+    answer = engine.structured(node="write_handoff", system="s", prompt="p", schema=HandoffAnswer,
+                               tools=None, ctx=ctx)
+    assert answer.acceptance_criteria == [] and answer.notes_facts == []
+    kept = engine.structured(node="orient", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx)
+    assert kept.notes_facts == ["x"]
+    # a field that is not a later one is still required
+    (ctx.project_dir / "old.yaml").write_text(json.dumps({"write_handoff": {"result": "complete"}}))
+    with pytest.raises(StageFault, match="step_summary"):
+        make_engine("scripted:old.yaml", make_ctx(tmp_path)).structured(
+            node="write_handoff", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx)

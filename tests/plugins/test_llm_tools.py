@@ -150,7 +150,8 @@ def test_write_and_edit_inside_the_project(project):
                                           "new_text": "= 2"})
     assert is_error and "found 2 times" in text
     assert t["edit_file"].call({"path": "src/new/mod.py", "old_text": "b = 1",
-                               "new_text": "b = 2"})[0] == "edited src/new/mod.py"
+                               "new_text": "b = 2"})[0] == (
+        "edited src/new/mod.py; lines 2–2 now read:\n     1\ta = 1\n     2\tb = 2")
     assert (project / "src" / "new" / "mod.py").read_bytes() == b"a = 1\r\nb = 2\r\n"
 
 
@@ -195,3 +196,73 @@ def test_binary_files_are_not_dumped(project):
     (project / "blob.bin").write_bytes(b"\x00\x01binary")
     text, is_error = tools(project)["read_file"].call({"path": "blob.bin"})
     assert is_error and "binary file" in text
+
+
+SOURCE = "".join(f"def f{n}(x):\n    return x + {n}\n\n" for n in range(1, 31))
+
+
+def test_an_edit_that_misses_shows_the_closest_lines_and_how_to_fix_the_call(project):
+    (project / "mod.py").write_text(SOURCE)
+    t = tools(project, coder=True)
+    # the model's old_text has the wrong indentation and a typo
+    text, is_error = t["edit_file"].call({"path": "mod.py", "old_text": "def f17(x):\n  retrun x + 17\n",
+                                          "new_text": "def f17(x):\n    return x * 17\n"})
+    assert is_error
+    assert "old_text not found" in text and "closest match is lines 49–50" in text
+    assert "    49\tdef f17(x):\n    50\t    return x + 17" in text
+    assert "copy old_text from these lines exactly" in text and "line-number prefix" in text
+    text, _ = t["edit_file"].call({"path": "mod.py", "old_text": "    return x + 1",
+                                   "new_text": ""})
+    assert "found 11 times (at lines 2, 29, 32" in text and "add surrounding lines" in text
+    text, _ = t["edit_file"].call({"path": "mod.py", "old_text": "zzzz qqqq", "new_text": ""})
+    assert "no line of the file is close to it" in text
+
+
+def test_an_edit_returns_the_edited_region_numbered(project):
+    (project / "mod.py").write_text(SOURCE)
+    text, is_error = tools(project, coder=True)["edit_file"].call(
+        {"path": "mod.py", "old_text": "def f10(x):\n    return x + 10\n",
+         "new_text": "def f10(x):\n    y = x * 2\n    return y + 10\n"})
+    assert not is_error
+    assert text.splitlines() == ["edited mod.py; lines 28–30 now read:",
+                                 "    25\tdef f9(x):", "    26\t    return x + 9", "    27\t",
+                                 "    28\tdef f10(x):", "    29\t    y = x * 2", "    30\t    return y + 10",
+                                 "    31\t", "    32\tdef f11(x):", "    33\t    return x + 11"]
+
+
+def test_a_write_to_a_file_changed_since_the_model_read_it_is_refused(project):
+    t = tools(project, coder=True)
+    t["read_file"].call({"path": "src/app.py", "limit": 2})
+    (project / "src" / "app.py").write_text("line 1\nchanged by a formatter\n")
+    for name, args in (("edit_file", {"old_text": "line 1", "new_text": "first"}),
+                       ("write_file", {"content": "overwritten\n"})):
+        text, is_error = t[name].call({"path": "src/app.py", **args})
+        assert is_error and "changed since you last read it" in text and "read_file it again" in text
+    assert (project / "src" / "app.py").read_text() == "line 1\nchanged by a formatter\n"
+    t["read_file"].call({"path": "src/app.py"})   # read again: the edit goes through
+    assert not t["edit_file"].call({"path": "src/app.py", "old_text": "line 1", "new_text": "first"})[1]
+    # its own writes count as seen: a second edit needs no read in between
+    assert not t["edit_file"].call({"path": "src/app.py", "old_text": "first", "new_text": "1st"})[1]
+    assert not t["write_file"].call({"path": "src/app.py", "content": "new\n"})[1]
+    # a file it never read, a binary one too, is simply written
+    (project / "blob.bin").write_bytes(b"\x00\x01")
+    assert t["write_file"].call({"path": "blob.bin", "content": "text now\n"})[1] is False
+    # a file deleted behind its back is refused too
+    (project / "src" / "app.py").unlink()
+    assert "changed since" in t["write_file"].call({"path": "src/app.py", "content": "x\n"})[0]
+
+
+@pytest.mark.parametrize("name, good, bad, problem", [
+    ("conf.json", '{"a": 1}\n', '{"a": 1,}\n', "valid JSON: line 1"),
+    ("conf.yaml", "a: 1\n", "a: [1\nb: 2\n", "valid YAML: line 2"),
+    ("conf.toml", "a = 1\n", "a = = 1\n", "valid TOML"),
+    ("mod.py", "x = 1\n", "def f(:\n", "valid Python: line 1"),
+])
+def test_edits_and_writes_report_syntax_errors(project, name, good, bad, problem):
+    t = tools(project, coder=True)
+    assert "warning" not in t["write_file"].call({"path": name, "content": good})[0]
+    text, is_error = t["edit_file"].call({"path": name, "old_text": good, "new_text": bad})
+    assert not is_error and problem in text and "The change was saved; fix it" in text
+    assert (project / name).read_text() == bad
+    text, _ = t["write_file"].call({"path": name, "content": bad})
+    assert problem in text

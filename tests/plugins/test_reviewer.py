@@ -4,6 +4,7 @@ A reviewer that did not run properly is a fault, never findings."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.presets.base import Call
-from stepkit.plugins.coders.reviewer import stepkit_review
+from stepkit.plugins.coders.reviewer import ReviewAnswer, stepkit_review
 from stepkit.workspace import scope
 from tests.support.coder import init_repo, make_ctx
 
@@ -199,7 +200,7 @@ def test_a_reviewer_that_edits_the_tree_is_a_fault(step):
 
 
 def test_preset_reviewer_reads_the_tool_result(step, fp):
-    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0], answer_schema=ReviewAnswer))
     fp.allow_unregistered(True)  # git, run for real
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "success",
                                             "is_error": False, "result": REPORT,
@@ -210,7 +211,7 @@ def test_preset_reviewer_reads_the_tool_result(step, fp):
 
 
 def test_preset_reviewer_error_is_a_fault(step, fp):
-    command = PRESETS["claude"].command(Call({}, True, step[0], step[0]))
+    command = PRESETS["claude"].command(Call({}, True, step[0], step[0], answer_schema=ReviewAnswer))
     fp.allow_unregistered(True)
     fp.register(command, stdout=json.dumps({"type": "result", "subtype": "error_during_execution",
                                             "is_error": True, "result": "🔴 critical: API down"}))
@@ -222,3 +223,77 @@ def test_preset_reviewer_error_is_a_fault(step, fp):
 def test_specs_it_does_not_own(step):
     assert review(step, "somebody-else") is None
     assert review(step, "command:").fault == "--reviewer command: names no command"
+
+
+@pytest.mark.parametrize("text, findings", [
+    ("🔴 critical findings: none\n🟡 should fix: a.py: slow", ["🟡 should fix: a.py: slow"]),
+    ("### 🔴 Critical\n- greet.py: returns 'Hi Ann'\n- b.py: crashes on ''\n\n### 🟢 Minor\n- naming",
+     ["🔴 critical: greet.py: returns 'Hi Ann'", "🔴 critical: b.py: crashes on ''", "🟢 minor: naming"]),
+    ("## Critical\nNone.\n## Should fix\n1. a.py: slow\n## Summary\n- looks fine overall",
+     ["🟡 should fix: a.py: slow"]),
+    ("The fix is critical for users, and it is done.\n**Critical**: greet.py: wrong greeting",
+     ["🔴 critical: greet.py: wrong greeting"]),
+    ("Critical issues:\n- greet.py: wrong\n- None\nMinor: docstring", ["🔴 critical: greet.py: wrong",
+                                                                  "🟢 minor: docstring"]),
+])
+def test_a_text_reviewers_severity_is_read_from_its_finding_lines(step, text, findings):
+    body = f"cat > /dev/null\ncat <<'EOF'\n{text}\nEOF\n"
+    report = review(step, script(step[0], body)).review_report
+    assert report.splitlines() == findings
+    critical = [f for f in findings if f.startswith("🔴")]
+    assert route(report).route == ("🔴 critical findings" if critical else "else")
+
+
+def test_the_claude_and_codex_reviewers_are_asked_for_structured_findings(step, fp):
+    from stepkit.plugins.coders.presets.base import Call
+
+    project = step[0]
+    claude = PRESETS["claude"].command(Call({}, True, project, project, answer_schema=ReviewAnswer))
+    assert "--json-schema '" in claude and '"findings"' in claude and '"title"' not in claude
+    coding = PRESETS["claude"].command(Call({}, False, project, project))
+    assert "--json-schema" not in coding
+    codex = PRESETS["codex"].command(Call({}, True, project, project, answer_schema=ReviewAnswer))
+    schema_file = project / "answer-schema.json"
+    assert f"--output-schema {schema_file} " in codex
+    assert json.loads(schema_file.read_text())["properties"]["findings"]["type"] == "array"
+    # what claude answers with --json-schema: the findings in structured_output
+    fp.allow_unregistered(True)
+    fp.register(claude, stdout=json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                                           "result": "Done.", "structured_output": {"findings": FINDINGS},
+                                           "session_id": "s1", "total_cost_usd": 0.05}))
+    assert review(step, "claude").review_report == RENDERED
+
+
+def test_the_codex_reviewers_structured_answer_is_its_last_message(step, fp):
+    fp.allow_unregistered(True)
+    events = [{"type": "thread.started", "thread_id": "t1"},
+              {"type": "item.completed", "item": {"type": "agent_message",
+                                                  "text": json.dumps({"findings": FINDINGS})}},
+              {"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 5}}]
+    fp.register(["codex", "exec", fp.any()], stdout="\n".join(map(json.dumps, events)))
+    assert review(step, "codex").review_report == RENDERED
+
+
+def test_the_aider_reviewers_report_is_its_findings_once(step, tmp_path, monkeypatch):
+    """A review that names a file makes aider add it to the chat and ask again
+    (unlogged, as the error_after_reply transcript shows); the model answers
+    a second time.  The report is the last answer's findings, once."""
+    recorded = json.loads((Path(__file__).parents[1] / "fixtures" / "transcripts" / "aider-0.86.2"
+                           / "review.json").read_text())
+    again = ("> greet.py  \n> Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  \n\n"
+             "🟡 greet.py: greet() has no test of its own.\n🟢 greet.py: fine otherwise.\n\n"
+             "> Tokens: 2.1k sent, 40 received.\nCost: $0.0050 message, $0.0096 session.  \n")
+    (tmp_path / "history.md").write_text(recorded["scratch_files"]["chat.history.md"] + again)
+    (tmp_path / "output.txt").write_text(recorded["output"])
+    fake = tmp_path / "bin" / "aider"  # writes its chat history where it is told to, prints its output
+    fake.parent.mkdir()
+    fake.write_text(f"#!{sys.executable}\nimport shutil, sys\n"
+                    "at = sys.argv.index('--chat-history-file') + 1\n"
+                    f"shutil.copyfile({str(tmp_path / 'history.md')!r}, sys.argv[at])\n"
+                    f"print(open({str(tmp_path / 'output.txt')!r}).read())\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    result = review(step, "aider")
+    assert result.fault is None
+    assert result.review_report.splitlines() == ["🟡 should fix: greet.py: greet() has no test of its own.",
+                                                 "🟢 minor: greet.py: fine otherwise."]

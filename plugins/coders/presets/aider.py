@@ -82,9 +82,10 @@ def read(output: str, scratch: Path) -> Parsed:
     if failed is None and last_error and output.rfind(last_error) > _last_sentinel_at(output):
         # e.g. the reply named a file not in the chat, and asking again failed: nothing applied
         failed = f"ended on an error after its last reply ({last_error[:200]})"
-    answer = _answer(scratch / "chat.history.md")
+    replies = _replies(scratch / "chat.history.md")
+    answer = "\n\n".join(replies) if replies is not None else None
     return Parsed(text=answer if answer is not None else output, errors=tuple(errors), notes=tuple(notes),
-                  failed=failed, usage=usage, cost_usd=cost)
+                  failed=failed, usage=usage, cost_usd=cost, last_reply=replies[-1] if replies else None)
 
 
 def _last_sentinel_at(output: str) -> int:
@@ -113,10 +114,13 @@ def _tokens(fields: str) -> Usage:
                  cache_read_tokens=hit, cache_write_tokens=write)
 
 
-def _answer(history: Path) -> str | None:
-    """The model's replies in aider's chat history: the lines that are neither
-    the user's (``#### ``) nor aider's own output (``> ``), after the first
-    message; None when there is no history."""
+def _replies(history: Path) -> list[str] | None:
+    """The model's replies in aider's chat history, in order: the lines that
+    are neither the user's (``#### ``) nor aider's own output (``> ``), after
+    the first message, each reply ended by aider's ``> Tokens:`` line; None
+    when there is no history.  A reply that names a file not in the chat
+    makes aider add it ("Add file to the chat? … y") and ask again, unlogged:
+    the model then answers a second time (a reviewer repeats its findings)."""
     try:
         lines = history.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -124,9 +128,15 @@ def _answer(history: Path) -> str | None:
     start = next((i for i, line in enumerate(lines) if line.startswith("#### ")), None)
     if start is None:
         return None
-    kept = [line for line in lines[start:]
-            if not line.startswith(("#### ", "> ", "# aider chat started")) and not _COST.match(line)]
-    return "\n".join(kept).strip()
+    replies, current = [], []
+    for line in lines[start:]:
+        if line.startswith("> Tokens:"):
+            replies.append("\n".join(current).strip())
+            current = []
+        elif not line.startswith(("#### ", "> ", "# aider chat started")) and not _COST.match(line):
+            current.append(line)
+    replies.append("\n".join(current).strip())
+    return [reply for reply in replies if reply] or [""]
 
 
 PRESET = Preset("aider", command, read, checked=("0.86.2",), install=INSTALL["aider"], env=env,

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from stepkit.plugins.coders.results import find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace.jsonlines import json_object
@@ -49,6 +51,8 @@ class Call:
     scratch: Path
     #: the run's usage so far (what a budget has left)
     spent: Usage = field(default_factory=Usage)
+    #: the answer's schema, for a CLI that can be asked for structured output
+    answer_schema: type[BaseModel] | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,13 @@ class Parsed:
     #: None when the tool does not report cost
     cost_usd: float | None = None
     session_id: str | None = None
+    #: the structured answer, when the call asked for one and the tool gave it
+    structured: dict[str, Any] | None = None
+    #: the tool's last reply, when its answer is several (None: ``text`` is one)
+    last_reply: str | None = None
+    #: the subscription's usage or rate limit the tool hit (and when it resets):
+    #: an environment fault, never a failure of the code
+    limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,16 +99,18 @@ class Preset:
     leftovers: tuple[str, ...] = ()
 
     @contextmanager
-    def session(self, ctx: StageContext, review: bool) -> Iterator[Call]:
+    def session(self, ctx: StageContext, review: bool,
+                answer_schema: type[BaseModel] | None = None) -> Iterator[Call]:
         """One call of the tool for ``ctx``'s project: a scratch directory
         outside the project for the tool's own files, removed afterwards
-        with whatever the tool left of :attr:`leftovers`."""
+        with whatever the tool left of :attr:`leftovers`; ``answer_schema``:
+        the structured answer to ask for where the CLI can."""
         project = Path(ctx.project_dir)
         roots = {project, *(Path(loc[0]) for loc in [git_location(project)] if loc)}
         before = {path for root in roots for pattern in self.leftovers for path in root.glob(pattern)}
         scratch = Path(tempfile.mkdtemp(prefix=f"stepkit-{self.name}-"))
         try:
-            yield Call(dict(ctx.settings), review, project, scratch, ctx.usage)
+            yield Call(dict(ctx.settings), review, project, scratch, ctx.usage, answer_schema)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
             for root in roots:
@@ -124,6 +137,10 @@ class Preset:
             if not crashed:
                 result.text += f"\n[stepkit: could not read {self.name}'s output format; judged by exit code]"
             return result
+        if parsed.limit:
+            return CoderResult(sentinel=None, crashed=True, exit_code=run.exit_code, log=run.log,
+                               text=limit_note(self.name, parsed.limit), usage=parsed.usage,
+                               cost_usd=parsed.cost_usd, session_id=parsed.session_id)
         sentinel = find_sentinel(parsed.text)
         note = None
         if parsed.failed:
@@ -154,6 +171,12 @@ class Preset:
         match = re.search(r"\d+\.\d+\.\d+\S*", run.output)
         return match.group(0) if match else None
 
+
+
+def limit_note(name: str, limit: str) -> str:
+    """What a run says of a CLI that hit its subscription's limit."""
+    return (f"{name} hit {limit}: an environment fault, not a failure of the code; "
+            "no fix was attempted. Run the step again once the limit resets")
 
 
 def git_location(project: Path) -> tuple[str, str] | None:

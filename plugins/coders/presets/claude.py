@@ -5,14 +5,17 @@ stdin), ``--output-format json`` (one result object: ``result``,
 acceptEdits`` with ``--allowedTools Bash`` (print mode answers any other
 Bash call "requires approval", and the coder must run the build and the
 tests), ``--max-turns N``, ``--max-budget-usd X`` (at most what the run's
-``max_cost_usd`` leaves).  Reviewer: ``--permission-mode plan``.
+``max_cost_usd`` leaves).  Reviewer: ``--permission-mode plan`` and
+``--json-schema`` (its findings come back as ``structured_output``).
 """
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 
-from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage
+from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.plugins.llm.budget import cost_left
 
@@ -27,8 +30,13 @@ def command(call: Call) -> str:
     if left is not None:
         budget = min(budget, left)
     mode = "plan" if call.review else "acceptEdits --allowedTools Bash"
-    return (f"claude -p --output-format json --permission-mode {mode} "
+    line = (f"claude -p --output-format json --permission-mode {mode} "
             f"--max-turns {turns} --max-budget-usd {round(budget, 4):g}")
+    if call.answer_schema is not None:
+        from stepkit.plugins.llm.strict_schema import lean_json_schema  # only a review asks
+
+        line += " --json-schema " + shlex.quote(json.dumps(lean_json_schema(call.answer_schema)))
+    return line
 
 
 def read(output: str, scratch: Path) -> Parsed | None:
@@ -55,7 +63,10 @@ def read(output: str, scratch: Path) -> Parsed | None:
         notes.append(f"{len(denials)} tool call(s) were denied permission ({tools})")
     return Parsed(text=text, errors=tuple(errors), notes=tuple(notes), usage=claude_usage(result),
                   cost_usd=claude_cost(result),
-                  session_id=result.get("session_id"))
+                  session_id=result.get("session_id"),
+                  limit=usage_limit(" ".join(errors[:1])) if errors else None,
+                  structured=structured if isinstance(structured := result.get("structured_output"), dict)
+                  else None)
 
 
 PRESET = Preset("claude", command, read, checked=("2.1.332",), install=INSTALL["claude"])

@@ -3,21 +3,33 @@
 ``thread.started``, ``item.completed`` (``agent_message``; ``error`` items
 are warnings, e.g. missing model metadata), ``turn.completed`` (its
 ``usage``) / ``turn.failed``, and ``error`` (a retry notice when a
-``turn.completed`` follows).  Codex reports tokens, not cost.
+``turn.completed`` follows).  Codex reports tokens, not cost.  Asked for a
+structured answer (the reviewer's findings), it gets ``--output-schema``
+(a strict schema file in the call's scratch dir) and its last message is
+that JSON object.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 
-from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage
+from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.records import Usage
 
 
 def command(call: Call) -> str:
     sandbox = "read-only" if call.review else "workspace-write"
-    return f"codex exec --sandbox {sandbox} --json --skip-git-repo-check -"
+    schema = ""
+    if call.answer_schema is not None:
+        from stepkit.plugins.llm.strict_schema import strict_json_schema  # only a review asks
+
+        path = call.scratch / "answer-schema.json"
+        path.write_text(json.dumps(strict_json_schema(call.answer_schema)), encoding="utf-8")
+        schema = f"--output-schema {shlex.quote(str(path))} "
+    return f"codex exec --sandbox {sandbox} --json {schema}--skip-git-repo-check -"
 
 
 def read(output: str, scratch: Path) -> Parsed | None:
@@ -49,8 +61,10 @@ def read(output: str, scratch: Path) -> Parsed | None:
         seen = seen or isinstance(kind, str)
     if not seen:
         return None
-    return Parsed(text=messages[-1] if messages else "", errors=tuple(errors + pending), notes=tuple(notes),
-                  usage=usage, session_id=session_id)
+    failures = errors + pending
+    return Parsed(text=messages[-1] if messages else "", errors=tuple(failures), notes=tuple(notes),
+                  usage=usage, session_id=session_id,
+                  limit=next(filter(None, map(usage_limit, reversed(failures))), None))
 
 
 PRESET = Preset("codex", command, read, checked=("0.171.0",), install=INSTALL["codex"])

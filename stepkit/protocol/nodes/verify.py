@@ -169,8 +169,11 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
                        state.get("last_failure_signature"))
     if verdict.stop is not None:
         return Outcome(route="budget spent", updates={"failure_reason": verdict.stop})
-    instructions = (f"The {failing.name} gate failed after your change.\n$ {failing.command}\n"
-                    f"exit code: {failing.exit_code}\n{fix_evidence}\n{FIX_RULES}")
+    # condensed evidence starts with its own "$ command" / "exit code" lines
+    header = [line for line in (f"$ {failing.command}", f"exit code: {failing.exit_code}")
+              if line not in fix_evidence.split("\n")]
+    instructions = "\n".join([f"The {failing.name} gate failed after your change.", *header,
+                              fix_evidence, FIX_RULES])
     return Outcome(route="budget left", updates={
         "fix_attempts": attempts + 1,
         "fix_instructions": instructions,
