@@ -431,7 +431,9 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    gates = [{"name": gate, "command": command, "plugin": plugin}
+    gates = [{"name": gate, "command": command, "plugin": plugin,
+              "source": pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project)
+              if command else None}
              for gate, (command, plugin) in resolve_commands(pm, project, config).items()]
     notes = [note for answer in pm.hook.stepkit_detect_notes(project_dir=project) for note in answer or ()]
     return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,

@@ -95,6 +95,22 @@ def stepkit_detect_notes(project_dir: Path) -> list[str]:
     """
 
 
+@hookspec(firstresult=True)
+def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
+    """Name where a gate's detected command comes from in the project.
+
+    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param command: the command detection chose for it.
+    :param project_dir: the project root.
+    :return: the file and line it was read from, relative to the project
+        (``.github/workflows/ci.yml:42``); None when this plugin did not
+        read it from a file.
+
+    firstresult.  ``stepkit detect`` shows the answer beside the command
+    (``source`` in its ``--json``).  Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec
 def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """Name the project's own tool directories, which the gates put first on PATH.

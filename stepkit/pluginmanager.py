@@ -44,6 +44,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.projects.go",
     "stepkit.plugins.projects.rust",
     "stepkit.plugins.projects.taskrunners",
+    "stepkit.plugins.projects.ci",
     "stepkit.plugins.projects.format_check",
     "stepkit.plugins.projects.tool_dirs",
     "stepkit.plugins.overrides",

@@ -29,11 +29,12 @@ def render(data: dict[str, Any]) -> str:
         f"types:   {', '.join(types) + f' (primary: {types[0]})' if types else 'none detected'}",
     ]
     not_run = "no command — this gate will be NOT RUN"
-    shown = [(g["name"], g["command"] or not_run, g["plugin"]) for g in data["gates"]]
-    width = max(len(text) for _, text, _ in shown)
-    for name, text, plugin in shown:
+    shown = [(g["name"], g["command"] or not_run, g["plugin"], g.get("source")) for g in data["gates"]]
+    width = max(len(text) for _, text, _, _ in shown)
+    for name, text, plugin, source in shown:
         chooser = f"  [{plugin}]" if plugin else ""
-        lines.append(f"{name:<7} {text:<{width}}{chooser}".rstrip())
+        origin = f"  (from {source})" if source else ""
+        lines.append(f"{name:<7} {text:<{width}}{chooser}{origin}".rstrip())
     if data.get("tool_dirs"):
         lines.append(f"env:    {', '.join(data['tool_dirs'])} first on PATH (the project's own tools)")
     lines += [f"note:   {note}" for note in data["notes"]]
