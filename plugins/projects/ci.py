@@ -90,12 +90,15 @@ _RUNNER_CALL = re.compile(
     r"|^(?:(?:ba)?sh\s+)?(?P<script>\.?/?(?:scripts?|bin|tools|ci)/[\w.-]+)$"
 )
 
+#: Target names per gate: a name starting with one of these (``lint:types`` is the build).
 _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("build", ("typ", "mypy", "pyright", "tsc", "build", "compile")),
     ("format", ("format", "fmt", "prettier")),
     ("lint", ("lint", "clippy", "flake8", "ruff", "style")),
-    ("tests", ("test", "spec", "py3", "py", "unit", "check")),
+    ("tests", ("test", "spec", "unit")),
 )
+#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``.
+_TEST_NAME = re.compile(r"^(?:check|py\d*(?:-tests?)?)$")
 
 
 def _target_gate(name: str) -> str | None:
@@ -104,7 +107,7 @@ def _target_gate(name: str) -> str | None:
     for gate, prefixes in _NAMES:
         if any(name.startswith(prefix) for prefix in prefixes):
             return gate
-    return None
+    return "tests" if _TEST_NAME.match(name) else None
 
 
 def _body(project_dir: Path, call: re.Match[str]) -> str:

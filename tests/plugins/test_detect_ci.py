@@ -1,0 +1,149 @@
+"""Detection prefers what the project's CI runs, and names the file and line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from stepkit.testing import resolve_gates
+from tests.support.detect import detect_json
+
+CI = "stepkit.plugins.projects.ci"
+PYPROJECT = '[project]\nname = "demo"\n\n[tool.ruff]\n'
+
+WORKFLOW = """\
+name: CI
+on: [push, pull_request]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python: ["3.11", "3.12"]
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python }}
+      - run: pip install -e .[dev]
+      - run: tox -e py${{ matrix.python }}
+      - name: Lint
+        run: |
+          # comment lines are not commands
+          flake8 src tests
+      - run: mypy --strict src
+      - name: Tests
+        working-directory: pkg
+        run: python -m pytest -q tests
+      - run: twine upload dist/*
+        env:
+          TOKEN: ${{ secrets.PYPI }}
+"""
+
+
+def _gates(data):
+    return {g["name"]: (g["command"], g["plugin"], g["source"]) for g in data["gates"]}
+
+
+def test_ci_run_steps_answer_each_gate_with_their_line(stepkit_project):
+    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW})
+    gates = _gates(detect_json(project))
+    assert gates["lint"] == ("flake8 src tests", CI, ".github/workflows/ci.yml:19")
+    assert gates["build"] == ("mypy --strict src", CI, ".github/workflows/ci.yml:20")
+    # the matrix-only tox line and the install are skipped; working-directory is kept
+    assert gates["tests"] == ("cd pkg && python -m pytest -q tests", CI, ".github/workflows/ci.yml:23")
+
+
+def test_detect_text_names_the_source(stepkit_project):
+    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW})
+    text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
+                          capture_output=True, text=True, check=True, timeout=60).stdout
+    assert "(from .github/workflows/ci.yml:20)" in text
+
+
+def test_overrides_and_config_commands_still_beat_ci(stepkit_project, monkeypatch):
+    project = stepkit_project({
+        "pyproject.toml": PYPROJECT + '\n[tool.stepkit.commands]\nlint = "ruff check"\n',
+        ".github/workflows/ci.yml": WORKFLOW,
+    })
+    monkeypatch.setenv("BUILD_CMD", "true")
+    gates = resolve_gates(project)
+    assert gates["lint"] == ("ruff check", "stepkit.plugins.overrides")
+    assert gates["build"] == ("true", "stepkit.plugins.overrides")
+    assert gates["tests"][1] == CI
+
+
+def test_ci_beats_a_task_runner_guess_and_reads_what_the_target_runs(stepkit_project):
+    project = stepkit_project({
+        "Makefile": "test:\n\tpytest\nstatic:\n\tmypy src\n",
+        "package.json": json.dumps({"scripts": {"check:all": "eslint ."}}),
+        ".gitlab-ci.yml": "stages: [test]\n.template:\n  script: [make nothing]\n"
+                          "checks:\n  script:\n    - make static\n    - npm run check:all\n"
+                          "unit:\n  script:\n    - scripts/run-unit\n",
+        "scripts/run-unit": "#!/bin/sh\nexec python -m pytest -x\n",
+    })
+    gates = _gates(detect_json(project))
+    assert gates["build"] == ("make static", CI, ".gitlab-ci.yml:6")  # its recipe runs mypy
+    assert gates["lint"] == ("npm run check:all", CI, ".gitlab-ci.yml:7")  # its script runs eslint
+    assert gates["tests"] == ("scripts/run-unit", CI, ".gitlab-ci.yml:10")  # the script it calls runs pytest
+
+
+def test_a_tox_env_named_for_the_type_check_is_the_build_behind_uv_run(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": PYPROJECT,
+        "tox.ini": "[testenv:static]\ncommands = mypy src\n",
+        ".github/workflows/t.yaml": "jobs:\n  t:\n    steps:\n      - run: uv run --locked tox run -e typing\n"
+                                   "      - run: tox -e static\n",
+    })
+    gates = _gates(detect_json(project))
+    assert gates["build"] == ("uv run --locked tox run -e typing", CI, ".github/workflows/t.yaml:4")
+    assert gates["tests"][1] != CI  # neither env runs the tests: the language plugin answers
+
+
+@pytest.mark.parametrize(
+    "workflow",
+    [
+        "jobs:\n  w:\n    runs-on: windows-latest\n    steps:\n      - run: pytest\n",
+        "jobs:\n  w:\n    steps:\n      - run: pytest\n        shell: pwsh\n",
+        "jobs:\n  w:\n    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n",
+        "jobs:\n  w:\n    steps:\n      - run: |\n          if [ -n \"$X\" ]; then\n            pytest\n          fi\n",
+        "jobs:\n  w:\n    steps:\n      - run: npm ci && npm test\n",
+        "jobs:\n  w:\n    steps:\n      - run: docker run --rm -it img pytest\n",
+    ],
+    ids=["windows-job", "powershell", "matrix-env", "conditional", "install-first", "needs-terminal"],
+)
+def test_ci_commands_that_cannot_run_here_are_skipped(stepkit_project, workflow):
+    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": workflow})
+    assert resolve_gates(project)["tests"][1] != CI
+
+
+def test_multi_line_block_cd_and_continuations(stepkit_project):
+    workflow = ("jobs:\n  b:\n    steps:\n      - run: |\n          mkdir -p build\n          cd build\n"
+                "          cmake .. \\\n            -DX=1\n          cmake --build .\n          ctest \\\n"
+                "            --output-on-failure\n")
+    project = stepkit_project({"CMakeLists.txt": "project(x)\n", ".github/workflows/c.yml": workflow})
+    gates = _gates(detect_json(project))
+    assert gates["build"] == ("cd build && cmake --build .", CI, ".github/workflows/c.yml:9")
+    assert gates["tests"] == ("cd build && ctest --output-on-failure", CI, ".github/workflows/c.yml:10")
+
+
+def test_a_local_system_precommit_hook_is_a_command(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": PYPROJECT,
+        ".pre-commit-config.yaml": "repos:\n  - repo: local\n    hooks:\n      - id: types\n"
+                                   "        name: types\n        entry: mypy src\n        language: system\n",
+    })
+    assert _gates(detect_json(project))["build"] == ("mypy src", CI, ".pre-commit-config.yaml:6")
+
+
+def test_the_formatter_ci_checks_with_names_its_line(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": PYPROJECT,
+        ".github/workflows/f.yml": "jobs:\n  f:\n    steps:\n      - run: ruff format --check .\n",
+    })
+    command, plugin, source = _gates(detect_json(project))["format"]
+    assert plugin == "stepkit.plugins.projects.python" and command.startswith("ruff format")
+    assert source == ".github/workflows/f.yml:4 (CI runs `ruff format --check .`)"
