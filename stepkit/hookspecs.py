@@ -112,6 +112,21 @@ def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | Non
 
 
 @hookspec
+def stepkit_unsupported_build_systems(project_dir: Path) -> list[str]:
+    """Name the build systems in the project that no plugin gives gates for.
+
+    :param project_dir: the project root.
+    :return: one ``name (file)`` per build system found (``meson
+        (meson.build)``); ``[]`` for none.
+
+    Called for every plugin; the answers are joined in call order.  ``stepkit
+    detect`` shows each as "build system not supported" (``unsupported`` in
+    its ``--json``), and a ``stepkit verify`` in which no gate ran names them
+    and is not ``ok``.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
 def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """Name the project's own tool directories, which the gates put first on PATH.
 

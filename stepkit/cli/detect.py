@@ -38,6 +38,8 @@ def render(data: dict[str, Any]) -> str:
     if data.get("tool_dirs"):
         lines.append(f"env:    {', '.join(data['tool_dirs'])} first on PATH (the project's own tools)")
     lines += [f"note:   {note}" for note in data["notes"]]
+    lines += [f"build system not supported: {name} — no gate runs its build or tests unless CI, a task runner or "
+              "[tool.stepkit.commands] gives them" for name in data.get("unsupported", ())]
     if has_files_placeholder(next((g["command"] for g in data["gates"] if g["name"] == "format"), None)):
         lines.append("{files}: the changed files (in a run the coder's, in verify the work tree's "
                      "against HEAD); none changed: the formatter does not run")

@@ -36,6 +36,7 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
         "tool_dirs": [],
         "notes": [],
         "load_errors": {},
+        "unsupported": [],
     }
 
 
