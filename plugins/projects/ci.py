@@ -14,7 +14,10 @@ gate by what it runs:
 - any other command by its tool (``pytest``, ``cargo clippy``, ``mypy``,
   ``go test``, ``./mvnw verify``, ``phpunit`` …).
 
-Commands that set up or ship rather than check (installs, uploads,
+A command that runs in a directory a fresh checkout lacks (``cd build &&
+…`` after CI's ``mkdir build``), or a ``make`` whose Makefile ``./configure``
+or ``cmake ..`` would generate, is left out: the step that makes them is not
+a gate.  Commands that set up or ship rather than check (installs, uploads,
 publishing, deploys, logins, benchmarks, coverage reports) belong to no gate.
 Per gate, the first command in file and line order wins.
 
@@ -154,11 +157,25 @@ def gate_of(command: str, project_dir: Path) -> str | None:
     return _tool_gate(core)
 
 
+def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:
+    """``command`` can run in a fresh checkout: the directories it ``cd``s into
+    exist, and a ``make`` has its Makefile there (not one an earlier CI step —
+    ``./configure``, ``cmake ..`` — generates)."""
+    where, rest = project_dir, command
+    while (cd := re.match(r"cd\s+(\S+)\s*&&\s*", rest)):
+        where, rest = where / shlex.split(cd[1])[0], rest[cd.end():]
+    if not where.is_dir():
+        return False
+    runs_make = re.search(r"(?:^|[\s;&|(])make(?![\w-])", rest) is not None
+    return not runs_make or _shared.first_file(where, _shared.MAKEFILE_NAMES) is not None
+
+
 def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
     chosen: dict[str, CiCommand] = {}
     for found in ci_commands(project_dir):
         gate = gate_of(found.command, project_dir)
-        if gate and gate not in chosen and _shared.needs_terminal(found.command) is None:
+        if (gate and gate not in chosen and _shared.needs_terminal(found.command) is None
+                and _runs_in_the_checkout(found.command, project_dir)):
             chosen[gate] = found
     return chosen
 

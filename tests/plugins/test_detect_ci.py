@@ -49,7 +49,7 @@ def _gates(data):
 
 
 def test_ci_run_steps_answer_each_gate_with_their_line(stepkit_project):
-    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW})
+    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""})
     gates = _gates(detect_json(project))
     assert gates["lint"] == ("flake8 src tests", CI, ".github/workflows/ci.yml:19")
     assert gates["build"] == ("mypy --strict src", CI, ".github/workflows/ci.yml:20")
@@ -58,7 +58,7 @@ def test_ci_run_steps_answer_each_gate_with_their_line(stepkit_project):
 
 
 def test_detect_text_names_the_source(stepkit_project):
-    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW})
+    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""})
     text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
                           capture_output=True, text=True, check=True, timeout=60).stdout
     assert "(from .github/workflows/ci.yml:20)" in text
@@ -68,6 +68,7 @@ def test_overrides_and_config_commands_still_beat_ci(stepkit_project, monkeypatc
     project = stepkit_project({
         "pyproject.toml": PYPROJECT + '\n[tool.stepkit.commands]\nlint = "ruff check"\n',
         ".github/workflows/ci.yml": WORKFLOW,
+        "pkg/tests/t.py": "",
     })
     monkeypatch.setenv("BUILD_CMD", "true")
     gates = resolve_gates(project)
@@ -124,7 +125,9 @@ def test_multi_line_block_cd_and_continuations(stepkit_project):
     workflow = ("jobs:\n  b:\n    steps:\n      - run: |\n          mkdir -p build\n          cd build\n"
                 "          cmake .. \\\n            -DX=1\n          cmake --build .\n          ctest \\\n"
                 "            --output-on-failure\n")
-    project = stepkit_project({"CMakeLists.txt": "project(x)\n", ".github/workflows/c.yml": workflow})
+    # build/ is in the checkout here (a tracked dir), so the commands can run in it
+    project = stepkit_project({"CMakeLists.txt": "project(x)\n", ".github/workflows/c.yml": workflow,
+                               "build/README": "build here\n"})
     gates = _gates(detect_json(project))
     assert gates["build"] == ("cd build && cmake --build .", CI, ".github/workflows/c.yml:9")
     assert gates["tests"] == ("cd build && ctest --output-on-failure", CI, ".github/workflows/c.yml:10")
@@ -147,3 +150,14 @@ def test_the_formatter_ci_checks_with_names_its_line(stepkit_project):
     command, plugin, source = _gates(detect_json(project))["format"]
     assert plugin == "stepkit.plugins.projects.python" and command.startswith("ruff format")
     assert source == ".github/workflows/f.yml:4 (CI runs `ruff format --check .`)"
+
+
+@pytest.mark.parametrize("steps", [
+    "      - run: |\n          mkdir build\n          cd build\n          cmake ..\n          cmake --build .\n",
+    "      - run: |\n          autoreconf -i\n          ./configure\n          make -j4\n",
+    "      - run: scan-build make\n",
+])
+def test_a_ci_command_that_needs_what_an_earlier_step_generates_is_left_out(stepkit_project, steps):
+    project = stepkit_project({"CMakeLists.txt": "project(x C)\n", ".github/workflows/b.yml": f"jobs:\n  b:\n    steps:\n{steps}"})
+    assert resolve_gates(project)["build"] == ("cmake -S . -B build && cmake --build build",
+                                               "stepkit.plugins.projects.cmake")
