@@ -196,7 +196,7 @@ stepkit_test_command = hookimpl(_answer("tests"))
 @hookimpl
 def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
     """The CI line ``command`` came from; for the format gate, the CI line
-    that runs the same formatter (in its check mode)."""
+    that runs the same formatter (in its check mode, on the whole tree)."""
     found = _first_per_gate(project_dir).get(gate)
     if found is None:
         return None
@@ -206,5 +206,5 @@ def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | Non
         tool = _TOOLS["format"].search(found.command)
         words = shlex.split(tool.group(0)) if tool else []
         if words and _TOOLS["format"].search(command) and Path(words[0]).name in command:
-            return f"{found.source} (CI runs `{found.command}`)"
+            return found.source
     return None

@@ -149,7 +149,7 @@ def test_the_formatter_ci_checks_with_names_its_line(stepkit_project):
     })
     command, plugin, source = _gates(detect_json(project))["format"]
     assert plugin == "stepkit.plugins.projects.python" and command.startswith("ruff format")
-    assert source == ".github/workflows/f.yml:4 (CI runs `ruff format --check .`)"
+    assert source == ".github/workflows/f.yml:4"  # where CI runs `ruff format --check .`
 
 
 @pytest.mark.parametrize("steps", [
