@@ -161,3 +161,30 @@ def test_a_ci_command_that_needs_what_an_earlier_step_generates_is_left_out(step
     project = stepkit_project({"CMakeLists.txt": "project(x C)\n", ".github/workflows/b.yml": f"jobs:\n  b:\n    steps:\n{steps}"})
     assert resolve_gates(project)["build"] == ("cmake -S . -B build && cmake --build build",
                                                "stepkit.plugins.projects.cmake")
+
+
+def test_a_plugin_of_the_project_names_a_source_and_a_build_system(stepkit_project):
+    from stepkit.api import detect_gates
+    from stepkit.hookspecs import hookimpl
+    from stepkit.pluginmanager import get_plugin_manager
+
+    class Mine:
+        @hookimpl
+        def stepkit_test_command(self, project_dir, config):
+            return "ci/run-tests.sh"
+
+        @hookimpl
+        def stepkit_gate_source(self, gate, command, project_dir):
+            return "ci/run-tests.sh:1" if command == "ci/run-tests.sh" else None
+
+        @hookimpl
+        def stepkit_unsupported_build_systems(self, project_dir):
+            return ["tup (Tupfile)"]
+
+    project = stepkit_project({"Tupfile": ": foreach *.c |> gcc -c %f |> %B.o\n"})
+    pm = get_plugin_manager(project)
+    pm.register(Mine(), "mine")
+    data = detect_gates(project, pm)
+    assert data["gates"][3] == {"name": "tests", "command": "ci/run-tests.sh", "plugin": "mine",
+                                "source": "ci/run-tests.sh:1"}
+    assert data["unsupported"] == ["tup (Tupfile)"]
