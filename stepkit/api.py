@@ -440,7 +440,7 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     notes = [note for answer in pm.hook.stepkit_detect_notes(project_dir=project) for note in answer or ()]
     return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
             "tool_dirs": tool_dirs(pm, project), "notes": notes, "load_errors": dict(pm.load_errors),
-            "unsupported": _unsupported(pm, project)}
+            "unsupported": _unsupported(pm, project), "order": pm.hook.stepkit_gate_order(project_dir=project)}
 
 
 def _unsupported(pm: Any, project: Path) -> list[str]:

@@ -126,6 +126,21 @@ def stepkit_unsupported_build_systems(project_dir: Path) -> list[str]:
     """
 
 
+@hookspec(firstresult=True)
+def stepkit_gate_order(project_dir: Path) -> list[str] | None:
+    """Say that the project's CI runs the gates in another order.
+
+    :param project_dir: the project root.
+    :return: the four gate names in the order CI runs them, when a format or
+        lint step follows the build it may need (``["build", "format",
+        "lint", "tests"]``); None when CI shows no such need.
+
+    firstresult.  Recorded in the gate plan (``GatePlan.ci_order``) and shown
+    by ``stepkit detect`` (``order`` in its ``--json``); the gates still run
+    in the fixed order.  Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec
 def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """Name the project's own tool directories, which the gates put first on PATH.

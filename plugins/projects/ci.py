@@ -40,6 +40,8 @@ from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects.ci_files import CiCommand, ci_commands
 
 _GATES = ("tests", "build", "lint", "format")
+#: The order the gates run in (``stepkit.workspace.gate_commands.GATE_HOOKS``).
+_RUN_ORDER = ("format", "lint", "build", "tests")
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
@@ -208,3 +210,23 @@ def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | Non
         if words and _TOOLS["format"].search(command) and Path(words[0]).name in command:
             return found.source
     return None
+
+
+@hookimpl
+def stepkit_gate_order(project_dir: Path) -> list[str] | None:
+    """The gates in the order CI runs them, when one CI job builds before
+    it formats or lints (that step may need the build's output); else None."""
+    chosen = _first_per_gate(project_dir)
+    build = chosen.get("build")
+    if build is None:
+        return None
+
+    def line(found: CiCommand) -> int:
+        return int(found.source.rsplit(":", 1)[1])
+
+    after = [gate for gate in ("format", "lint")
+             if gate in chosen and chosen[gate].job == build.job and line(chosen[gate]) > line(build)]
+    if not after:
+        return None
+    before = [gate for gate in _RUN_ORDER if gate not in after and gate not in ("build", "tests")]
+    return [*before, "build", *after, "tests"]

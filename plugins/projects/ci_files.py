@@ -30,6 +30,8 @@ class CiCommand(NamedTuple):
     command: str
     #: ``.github/workflows/ci.yml:42`` — the file, relative to the project, and the 1-based line.
     source: str
+    #: the file and job it runs in (``.github/workflows/ci.yml:test``): commands of one job run in line order.
+    job: str = ""
 
 
 #: Words that make a line CI-only: GitHub expressions and the runners' own variables.
@@ -146,7 +148,7 @@ def _github(path: Path, project_dir: Path) -> list[CiCommand]:
     name = _relative(path, project_dir)
     found = []
     workflow_dir = _text(_get(_get(_get(root, "defaults"), "run"), "working-directory"))
-    for _job_name, job in _items(_get(root, "jobs")):
+    for job_name, job in _items(_get(root, "jobs")):
         runs_on = _text(_get(job, "runs-on")).lower()
         if runs_on and any(word in runs_on for word in _OTHER_OS):
             continue
@@ -162,7 +164,7 @@ def _github(path: Path, project_dir: Path) -> list[CiCommand]:
             if not _runnable(directory):
                 continue
             ci_vars = _ci_only_vars(root, job, step)
-            found += [CiCommand(_in_dir(line, directory), f"{name}:{at}")
+            found += [CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
                       for line, at in _script_lines(run) if _runnable(line) and not _uses(line, ci_vars)]
     return found
 
@@ -193,7 +195,8 @@ def _gitlab(path: Path, project_dir: Path) -> list[CiCommand]:
         entries = script.value if isinstance(script, yaml.SequenceNode) else [script]
         for entry in entries:
             if isinstance(entry, yaml.ScalarNode):
-                found += [CiCommand(line, f"{name}:{at}") for line, at in _script_lines(entry) if _runnable(line)]
+                found += [CiCommand(line, f"{name}:{at}", f"{name}:{job_name}")
+                          for line, at in _script_lines(entry) if _runnable(line)]
     return found
 
 

@@ -37,6 +37,7 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
         "notes": [],
         "load_errors": {},
         "unsupported": [],
+        "order": None,
     }
 
 

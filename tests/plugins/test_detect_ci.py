@@ -163,7 +163,7 @@ def test_a_ci_command_that_needs_what_an_earlier_step_generates_is_left_out(step
                                                "stepkit.plugins.projects.cmake")
 
 
-def test_a_plugin_of_the_project_names_a_source_and_a_build_system(stepkit_project):
+def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(stepkit_project):
     from stepkit.api import detect_gates
     from stepkit.hookspecs import hookimpl
     from stepkit.pluginmanager import get_plugin_manager
@@ -181,6 +181,10 @@ def test_a_plugin_of_the_project_names_a_source_and_a_build_system(stepkit_proje
         def stepkit_unsupported_build_systems(self, project_dir):
             return ["tup (Tupfile)"]
 
+        @hookimpl
+        def stepkit_gate_order(self, project_dir):
+            return ["build", "format", "lint", "tests"]
+
     project = stepkit_project({"Tupfile": ": foreach *.c |> gcc -c %f |> %B.o\n"})
     pm = get_plugin_manager(project)
     pm.register(Mine(), "mine")
@@ -188,3 +192,33 @@ def test_a_plugin_of_the_project_names_a_source_and_a_build_system(stepkit_proje
     assert data["gates"][3] == {"name": "tests", "command": "ci/run-tests.sh", "plugin": "mine",
                                 "source": "ci/run-tests.sh:1"}
     assert data["unsupported"] == ["tup (Tupfile)"]
+    assert data["order"] == ["build", "format", "lint", "tests"]
+
+
+BUILD_THEN_LINT = json.dumps({"scripts": {"build": "tsc", "lint": "eslint ."}})
+
+
+def test_a_ci_job_that_builds_before_it_lints_records_that_order(stepkit_project):
+    from stepkit.config import load_config
+    from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.workspace.gate_commands import plan_gates
+
+    project = stepkit_project({
+        "package.json": BUILD_THEN_LINT,
+        ".github/workflows/ci.yml": "jobs:\n  all:\n    steps:\n      - run: npm run build\n      - run: npm run lint\n",
+    })
+    assert detect_json(project)["order"] == ["format", "build", "lint", "tests"]
+    plan = plan_gates(get_plugin_manager(project), project, load_config(project))
+    assert plan.ci_order == ["format", "build", "lint", "tests"]
+    text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
+                          capture_output=True, text=True, check=True, timeout=60).stdout
+    assert "order:  CI runs format → build → lint → tests" in text
+
+
+@pytest.mark.parametrize("workflow", [
+    "jobs:\n  all:\n    steps:\n      - run: npm run lint\n      - run: npm run build\n",
+    "jobs:\n  b:\n    steps:\n      - run: npm run build\n  l:\n    steps:\n      - run: npm run lint\n",
+], ids=["lint-first", "separate-jobs"])
+def test_no_order_when_ci_shows_no_need(stepkit_project, workflow):
+    project = stepkit_project({"package.json": BUILD_THEN_LINT, ".github/workflows/ci.yml": workflow})
+    assert detect_json(project)["order"] is None
