@@ -70,7 +70,7 @@ _TOOLS: dict[str, re.Pattern[str]] = {
 
 #: Words that, among a command's first three, make it set up, ship or report, which no gate does.
 _NOT_A_CHECK = frozenset({
-    "install", "ci", "publish", "deploy", "login", "upload", "release", "push", "bench", "outdated", "audit",
+    "install", "publish", "deploy", "login", "upload", "release", "push", "bench", "outdated", "audit",
     "sync", "update", "upgrade", "setup", "report", "codecov", "coveralls", "docs", "doc", "sphinx-build",
     "mkdocs", "twine", "apt-get", "apt", "brew", "choco", "pip", "pip3", "sudo", "curl", "wget", "echo", "git",
     "gh", "docker", "miri", "fuzz", "--version", "version", "export", "source", "rustup", "corepack", "nvm",
@@ -79,7 +79,12 @@ _NOT_A_CHECK = frozenset({
 
 def _sets_up(command: str) -> bool:
     """Some part of ``command`` (``a && b; c``) sets up, ships or reports."""
-    return any(_NOT_A_CHECK.intersection(part.split()[:3]) for part in re.split(r"&&|\|\||;", command))
+    return any(_NOT_A_CHECK.intersection(part.split()[:3]) or _NODE_INSTALL.match(part.strip())
+               for part in re.split(r"&&|\|\||;", command))
+
+
+#: ``npm ci`` / ``npm i`` install (``npm run ci`` is the project's own script).
+_NODE_INSTALL = re.compile(r"^(?:npm|pnpm|bun|yarn)\s+(?:ci|i)(?:\s|$)")
 
 
 #: What runs a tool in the project's environment (``uv run --locked``, ``poetry run``, ``bundle exec``):
@@ -133,9 +138,17 @@ def _body(project_dir: Path, call: re.Match[str]) -> str:
         tox = _shared.read_ini(project_dir / "tox.ini")
         section = f"testenv:{target}"
         return tox.get(section, "commands", fallback="") if tox.has_section(section) else ""
+    if call["nox"]:
+        return _nox_session(_shared.read_text(project_dir / "noxfile.py"), target)
     if call["script"]:
         return _shared.read_text(project_dir / call["script"])
     return ""
+
+
+def _nox_session(noxfile: str, name: str) -> str:
+    """The body of the noxfile's function named ``name``: its lines up to the next top-level line."""
+    found = re.search(rf"^def {re.escape(name)}\(.*?(?=^\S)", noxfile + "\n.", re.MULTILINE | re.DOTALL)
+    return found.group(0) if found else ""
 
 
 def _tool_gate(text: str) -> str | None:

@@ -222,3 +222,26 @@ def test_a_ci_job_that_builds_before_it_lints_records_that_order(stepkit_project
 def test_no_order_when_ci_shows_no_need(stepkit_project, workflow):
     project = stepkit_project({"package.json": BUILD_THEN_LINT, ".github/workflows/ci.yml": workflow})
     assert detect_json(project)["order"] is None
+
+
+@pytest.mark.parametrize(("files", "line", "gate"), [
+    ({"justfile": "check-all:\n    cargo clippy --all-targets\n"}, "just check-all", "lint"),
+    ({"Makefile": "verify:\n\tgo test ./...\n"}, "make verify", "tests"),
+    ({"tox.ini": "[testenv:static]\ncommands = mypy src\n"}, "tox -e static", "build"),
+    ({"noxfile.py": "import nox\n\n@nox.session\ndef static(session):\n    session.run('pyright')\n\n"
+                    "@nox.session\ndef other(session):\n    session.run('pytest')\n"}, "nox -s static", "build"),
+    ({"package.json": json.dumps({"scripts": {"ci:all": "vitest run"}})}, "npm run ci:all", "tests"),
+    ({"scripts/verify.sh": "#!/bin/sh\nset -e\npython -m pytest -q\n"}, "bash scripts/verify.sh", "tests"),
+], ids=["justfile", "makefile", "tox", "nox", "package.json", "script"])
+def test_a_runner_target_named_for_nothing_goes_to_the_gate_its_body_runs(stepkit_project, files, line, gate):
+    from stepkit.plugins.projects.ci import gate_of
+
+    project = stepkit_project(files)
+    assert gate_of(line, project) == gate
+
+
+def test_npm_ci_installs_but_a_script_named_ci_checks(stepkit_project):
+    from stepkit.plugins.projects.ci import gate_of
+
+    project = stepkit_project({"package.json": json.dumps({"scripts": {"ci": "jest --ci"}})})
+    assert (gate_of("npm ci", project), gate_of("npm run ci", project)) == (None, "tests")
