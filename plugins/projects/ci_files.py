@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,21 +41,43 @@ _OTHER_SHELLS = ("pwsh", "powershell", "cmd")
 _OTHER_OS = ("windows", "macos", "mac-")
 
 
-def ci_commands(project_dir: Path) -> list[CiCommand]:
+def ci_commands(project_dir: Path) -> tuple[CiCommand, ...]:
     """Every runnable command of the project's CI files, in file then line order:
-    ``.github/workflows/*.yml``, then ``.gitlab-ci.yml``, then local pre-commit hooks."""
-    found: list[CiCommand] = []
+    ``.github/workflows/*.yml``, then ``.gitlab-ci.yml``, then local pre-commit hooks.
+
+    Parsed once per version of the files (every gate hook of one ``detect``
+    asks): the cache is keyed by each file's path, size and mtime."""
+    files = _ci_files(project_dir)
+    stamps = []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        stamps.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return _parsed(project_dir, tuple(stamps))
+
+
+def _ci_files(project_dir: Path) -> list[Path]:
     workflows = project_dir / ".github" / "workflows"
-    if workflows.is_dir():
-        for path in sorted(p for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file()):
+    found = sorted(p for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file()) \
+        if workflows.is_dir() else []
+    return found + [path for path in (project_dir / ".gitlab-ci.yml", project_dir / ".pre-commit-config.yaml")
+                    if path.is_file()]
+
+
+@lru_cache(maxsize=16)
+def _parsed(project_dir: Path, stamps: tuple[tuple[str, int, int], ...]) -> tuple[CiCommand, ...]:
+    found: list[CiCommand] = []
+    for name, _size, _mtime in stamps:
+        path = Path(name)
+        if path.name == ".gitlab-ci.yml":
+            found += _gitlab(path, project_dir)
+        elif path.name == ".pre-commit-config.yaml":
+            found += _precommit(path, project_dir)
+        else:
             found += _github(path, project_dir)
-    gitlab = project_dir / ".gitlab-ci.yml"
-    if gitlab.is_file():
-        found += _gitlab(gitlab, project_dir)
-    precommit = project_dir / ".pre-commit-config.yaml"
-    if precommit.is_file():
-        found += _precommit(precommit, project_dir)
-    return found
+    return tuple(found)
 
 
 # -- YAML with line numbers -----------------------------------------------------
