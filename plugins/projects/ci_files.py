@@ -68,6 +68,7 @@ def _ci_files(project_dir: Path) -> list[Path]:
 
 @lru_cache(maxsize=16)
 def _parsed(project_dir: Path, stamps: tuple[tuple[str, int, int], ...]) -> tuple[CiCommand, ...]:
+    workflows: list[tuple[bool, list[CiCommand]]] = []
     found: list[CiCommand] = []
     for name, _size, _mtime in stamps:
         path = Path(name)
@@ -76,8 +77,23 @@ def _parsed(project_dir: Path, stamps: tuple[tuple[str, int, int], ...]) -> tupl
         elif path.name == ".pre-commit-config.yaml":
             found += _precommit(path, project_dir)
         else:
-            found += _github(path, project_dir)
-    return tuple(found)
+            root = _compose(path)
+            workflows.append((not _checks_changes(root), _github(root, path, project_dir)))
+    # workflows a push or pull request triggers first: a release or docs workflow is not the check
+    ordered = [command for _, commands in sorted(workflows, key=lambda w: w[0]) for command in commands]
+    return tuple(ordered + found)
+
+
+def _checks_changes(root: yaml.Node | None) -> bool:
+    """The workflow runs on a push or a pull request (``on:`` as a name, a list or a mapping)."""
+    on = _get(root, "on")
+    if isinstance(on, yaml.ScalarNode):
+        names = {on.value}
+    elif isinstance(on, yaml.SequenceNode):
+        names = {_text(item) for item in on.value}
+    else:
+        names = {key for key, _ in _items(on)}
+    return bool(names & {"push", "pull_request", "pull_request_target", "merge_group"})
 
 
 # -- YAML with line numbers -----------------------------------------------------
@@ -166,8 +182,7 @@ def _runnable(command: str) -> bool:
 # -- GitHub Actions --------------------------------------------------------------
 
 
-def _github(path: Path, project_dir: Path) -> list[CiCommand]:
-    root = _compose(path)
+def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCommand]:
     name = _relative(path, project_dir)
     found = []
     workflow_dir = _text(_get(_get(_get(root, "defaults"), "run"), "working-directory"))

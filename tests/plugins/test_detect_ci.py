@@ -245,3 +245,13 @@ def test_npm_ci_installs_but_a_script_named_ci_checks(stepkit_project):
 
     project = stepkit_project({"package.json": json.dumps({"scripts": {"ci": "jest --ci"}})})
     assert (gate_of("npm ci", project), gate_of("npm run ci", project)) == (None, "tests")
+
+
+def test_a_workflow_a_push_triggers_comes_before_a_release_workflow(stepkit_project):
+    project = stepkit_project({
+        "pyproject.toml": PYPROJECT,
+        ".github/workflows/a-release.yml": "on:\n  release:\n    types: [published]\njobs:\n  r:\n    steps:\n"
+                                          "      - run: mypy --no-incremental src\n",
+        ".github/workflows/z-ci.yml": "on: [push]\njobs:\n  c:\n    steps:\n      - run: mypy src\n",
+    })
+    assert _gates(detect_json(project))["build"] == ("mypy src", CI, ".github/workflows/z-ci.yml:5")
