@@ -96,7 +96,7 @@ _RUNNER_PREFIX = re.compile(r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|b
 _RUNNER_CALL = re.compile(
     r"^(?:(?P<make>make)(?:\s+-\S+)*|(?P<just>just)|(?P<task>task)"
     r"|(?P<npm>npm|yarn|pnpm|bun)(?:\s+run)?|(?P<tox>tox)(?:\s+run)?(?:\s+-\S+)*\s+-[ef]|(?P<nox>nox)(?:\s+-\S+)*\s+-s"
-    r"|hatch\s+run)\s+(?P<target>[\w:.-]+)$"
+    r"|hatch\s+run)\s+(?P<target>[\w:.-]+)(?:\s+.*)?$"
     r"|^(?:(?:ba)?sh\s+)?(?P<script>\.?/?(?:scripts?|bin|tools|ci)/[\w.-]+)$"
 )
 

@@ -6,8 +6,8 @@ in the ``system`` language.
 
 Only what can run on this machine as written is kept: a line that uses
 GitHub's expressions (``${{ matrix.x }}``, ``${{ secrets.X }}``) or a CI-only
-variable, a step in PowerShell or cmd, and a job that runs on Windows or
-macOS only are left out.  Which command is which gate is
+variable, a step in PowerShell or cmd, and a job that runs on Windows only
+are left out; a job that runs only on macOS comes after the others.  Which command is which gate is
 :mod:`stepkit.plugins.projects.ci_gates`'s job; nothing here runs anything.
 """
 
@@ -38,7 +38,6 @@ class CiCommand(NamedTuple):
 #: Words that make a line CI-only: GitHub expressions and the runners' own variables.
 _CI_ONLY = re.compile(r"\$\{\{|\$\{?(?:GITHUB_|RUNNER_|CI_JOB_TOKEN|CI_REGISTRY)|\bsecrets\.")
 _OTHER_SHELLS = ("pwsh", "powershell", "cmd")
-_OTHER_OS = ("windows", "macos", "mac-")
 
 
 def ci_commands(project_dir: Path) -> tuple[CiCommand, ...]:
@@ -184,12 +183,13 @@ def _runnable(command: str) -> bool:
 
 def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCommand]:
     name = _relative(path, project_dir)
-    found = []
+    found, on_macos = [], []
     workflow_dir = _text(_get(_get(_get(root, "defaults"), "run"), "working-directory"))
     for job_name, job in _items(_get(root, "jobs")):
         runs_on = _text(_get(job, "runs-on")).lower()
-        if runs_on and any(word in runs_on for word in _OTHER_OS):
+        if "windows" in runs_on:
             continue
+        into = on_macos if "macos" in runs_on or "mac-" in runs_on else found
         job_run = _get(_get(job, "defaults"), "run")
         job_dir = _text(_get(job_run, "working-directory")) or workflow_dir
         steps = _get(job, "steps")
@@ -202,9 +202,9 @@ def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCom
             if not _runnable(directory):
                 continue
             ci_vars = _ci_only_vars(root, job, step)
-            found += [CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
-                      for line, at in _script_lines(run) if _runnable(line) and not _uses(line, ci_vars)]
-    return found
+            into += [CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
+                     for line, at in _script_lines(run) if _runnable(line) and not _uses(line, ci_vars)]
+    return found + on_macos  # a job only on macOS: its commands, after the others (most run here too)
 
 
 def _ci_only_vars(*scopes: yaml.Node | None) -> set[str]:

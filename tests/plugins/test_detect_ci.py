@@ -255,3 +255,14 @@ def test_a_workflow_a_push_triggers_comes_before_a_release_workflow(stepkit_proj
         ".github/workflows/z-ci.yml": "on: [push]\njobs:\n  c:\n    steps:\n      - run: mypy src\n",
     })
     assert _gates(detect_json(project))["build"] == ("mypy src", CI, ".github/workflows/z-ci.yml:5")
+
+
+def test_a_macos_only_job_answers_after_a_linux_job(stepkit_project):
+    workflow = ("on: [push]\njobs:\n  mac:\n    runs-on: macos-latest\n    steps:\n      - run: npm test\n"
+                "      - run: npm run build\n  linux:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - run: npm run build -- --strict\n")
+    project = stepkit_project({"package.json": json.dumps({"scripts": {"build": "tsc", "test": "ava"}}),
+                               ".github/workflows/ci.yml": workflow})
+    gates = _gates(detect_json(project))
+    assert gates["build"] == ("npm run build -- --strict", CI, ".github/workflows/ci.yml:11")
+    assert gates["tests"] == ("npm test", CI, ".github/workflows/ci.yml:6")  # only macOS runs it: still CI's
