@@ -5,9 +5,11 @@ its distribution, a tool missing behind ``pdm run``, a src-layout package
 that is not installed.
 
 The tools this machine has (pytest, node, npm, corepack) run for real
-through the one gate runner; pdm, yarn, pnpm, Gradle's wrapper and the
-database clients are not installed here, so their output is recorded, in
-the format of the version named with each sample (from the tool's source)."""
+through the one gate runner (uv and npx are run for real in
+test_gate_faults_real_tools.py); pdm, poetry, yarn, pnpm, Gradle's wrapper
+and the database clients are not installed here, so their output is
+recorded, in the format of the version named with each sample (from the
+tool's source)."""
 
 from __future__ import annotations
 
@@ -130,6 +132,9 @@ RECORDED = {
     "pdm 2.5 `pdm run mypy`": (
         "[FileNotFoundError]: [Errno 2] No such file or directory: 'mypy'\n", 1,
         "pdm: mypy: command not found (not installed in the project's environment)"),
+    "poetry 1.8 `poetry run mypy`, mypy not in the project's environment": (
+        "Command not found: mypy\n", 1,
+        "poetry: mypy: command not found (not installed in the project's environment)"),
     "gradle 8.5 wrapper, offline": (
         ("Downloading https://services.gradle.org/distributions/gradle-8.5-bin.zip\n\n"
         'Exception in thread "main" java.net.UnknownHostException: services.gradle.org\n'
