@@ -53,7 +53,7 @@ _TOOLS: dict[str, re.Pattern[str]] = {
     "tests": _any(r"(?:python3?\s+-m\s+)?pytest", r"py\.test", r"tox", r"nox", r"cargo\s+(?:test|nextest\s+run)",
                   r"go\s+test", r"(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test", r"npm\s+t", r"ctest",
                   r"make\s+(?:test|tests|check)", r"\S*mvnw?\s+(?:-\S+\s+)*(?:test|verify)",
-                  r"\S*gradlew?\s+(?:-\S+\s+)*(?:test|check|build)", r"rspec", r"rake(?:\s+(?:test|spec))?",
+                  r"\S*gradlew?\s+(?:-\S+\s+)*(?:test|check|build)", r"rspec", r"rake(?:\s+(?:test|spec)\S*)?\s*$",
                   r"\S*phpunit", r"jest", r"vitest", r"ava", r"node\s+--test", r"deno\s+test",
                   r"dotnet\s+test", r"mix\s+test", r"swift\s+test", r"zig\s+build\s+test",
                   r"python3?\s+-m\s+unittest", r"hatch\s+test", r"composer\s+test"),
@@ -172,6 +172,11 @@ def gate_of(command: str, project_dir: Path) -> str | None:
     return _tool_gate(core)
 
 
+#: A pipe (``pytest | tee log``): without pipefail its exit code is the last command's, so a failing
+#: check would pass the gate.
+_PIPE = re.compile(r"(?<!\|)\|(?![|&])")
+
+
 def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:
     """``command`` can run in a fresh checkout: the directories it ``cd``s into
     exist, and a ``make`` has its Makefile there (not one an earlier CI step —
@@ -190,7 +195,7 @@ def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
     for found in ci_commands(project_dir):
         gate = gate_of(found.command, project_dir)
         if (gate and gate not in chosen and _shared.needs_terminal(found.command) is None
-                and _runs_in_the_checkout(found.command, project_dir)):
+                and not _PIPE.search(found.command) and _runs_in_the_checkout(found.command, project_dir)):
             chosen[gate] = found
     return chosen
 

@@ -266,3 +266,26 @@ def test_a_macos_only_job_answers_after_a_linux_job(stepkit_project):
     gates = _gates(detect_json(project))
     assert gates["build"] == ("npm run build -- --strict", CI, ".github/workflows/ci.yml:11")
     assert gates["tests"] == ("npm test", CI, ".github/workflows/ci.yml:6")  # only macOS runs it: still CI's
+
+
+@pytest.mark.parametrize(("line", "gate"), [
+    ("bundle exec rake", "tests"),
+    ("bundle exec rake spec", "tests"),
+    ("bundle exec rake build", None),
+    ("./mvnw -B -ntp -V install", None),
+    ("cargo bench --no-run", None),
+    ("make docs", None),
+    ("tox -e docs", None),
+    ("pytest --version", None),
+])
+def test_which_ci_lines_check_what(stepkit_project, line, gate):
+    from stepkit.plugins.projects.ci import gate_of
+
+    assert gate_of(line, stepkit_project({"README": ""})) == gate
+
+
+def test_a_piped_ci_command_is_left_out(stepkit_project):
+    # without pipefail `pytest | tee` exits with tee's 0: a failing suite would pass the gate
+    project = stepkit_project({"pyproject.toml": PYPROJECT,
+                               ".github/workflows/t.yml": "jobs:\n  t:\n    steps:\n      - run: pytest 2>&1 | tee log\n"})
+    assert resolve_gates(project)["tests"][1] != CI
