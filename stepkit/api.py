@@ -432,9 +432,11 @@ def verify(
                             baseline=base)
     types = project_types(pm, project)
     return {
-        "ok": not any(r.failed for r in results),
+        # a verify in which no gate ran is no evidence that the project passes
+        "ok": any(r.status != "not_run" for r in results) and not any(r.failed for r in results),
         "project_type": types[0] if types else None,
         "gates": [r.public() for r in results],
+        "unsupported": _unsupported(pm, project),
     }
 
 
@@ -448,11 +450,19 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    gates = [{"name": gate, "command": command, "plugin": plugin}
+    gates = [{"name": gate, "command": command, "plugin": plugin,
+              "source": pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project)
+              if command else None}
              for gate, (command, plugin) in resolve_commands(pm, project, config).items()]
     notes = [note for answer in pm.hook.stepkit_detect_notes(project_dir=project) for note in answer or ()]
     return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
-            "tool_dirs": tool_dirs(pm, project), "notes": notes, "load_errors": dict(pm.load_errors)}
+            "tool_dirs": tool_dirs(pm, project), "notes": notes, "load_errors": dict(pm.load_errors),
+            "unsupported": _unsupported(pm, project), "order": pm.hook.stepkit_gate_order(project_dir=project)}
+
+
+def _unsupported(pm: Any, project: Path) -> list[str]:
+    """The build systems no plugin gives gates for (``stepkit_unsupported_build_systems``)."""
+    return [name for answer in pm.hook.stepkit_unsupported_build_systems(project_dir=project) for name in answer or ()]
 
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:

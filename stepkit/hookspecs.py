@@ -95,6 +95,52 @@ def stepkit_detect_notes(project_dir: Path) -> list[str]:
     """
 
 
+@hookspec(firstresult=True)
+def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
+    """Name where a gate's detected command comes from in the project.
+
+    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param command: the command detection chose for it.
+    :param project_dir: the project root.
+    :return: the file and line it was read from, relative to the project
+        (``.github/workflows/ci.yml:42``); None when this plugin did not
+        read it from a file.
+
+    firstresult.  ``stepkit detect`` shows the answer beside the command
+    (``source`` in its ``--json``).  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_unsupported_build_systems(project_dir: Path) -> list[str]:
+    """Name the build systems in the project that no plugin gives gates for.
+
+    :param project_dir: the project root.
+    :return: one ``name (file)`` per build system found (``meson
+        (meson.build)``); ``[]`` for none.
+
+    Called for every plugin; the answers are joined in call order.  ``stepkit
+    detect`` shows each as "build system not supported" (``unsupported`` in
+    its ``--json``), and a ``stepkit verify`` in which no gate ran names them
+    and is not ``ok``.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
+def stepkit_gate_order(project_dir: Path) -> list[str] | None:
+    """Say that the project's CI runs the gates in another order.
+
+    :param project_dir: the project root.
+    :return: the four gate names in the order CI runs them, when a format or
+        lint step follows the build it may need (``["build", "format",
+        "lint", "tests"]``); None when CI shows no such need.
+
+    firstresult.  Recorded in the gate plan (``GatePlan.ci_order``) and shown
+    by ``stepkit detect`` (``order`` in its ``--json``); the gates still run
+    in the fixed order.  Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec
 def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """Name the project's own tool directories, which the gates put first on PATH.

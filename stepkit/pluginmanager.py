@@ -30,6 +30,7 @@ from stepkit.trust import require_trusted
 #: task runners so that a Makefile target answers before a language default;
 #: the overrides plugin answers first of all through ``tryfirst``.
 DEFAULT_PLUGINS: list[str] = [
+    "stepkit.plugins.projects.unsupported",
     "stepkit.plugins.projects.zig",
     "stepkit.plugins.projects.swift",
     "stepkit.plugins.projects.php",
@@ -44,6 +45,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.projects.go",
     "stepkit.plugins.projects.rust",
     "stepkit.plugins.projects.taskrunners",
+    "stepkit.plugins.projects.ci",
     "stepkit.plugins.projects.format_check",
     "stepkit.plugins.projects.tool_dirs",
     "stepkit.plugins.overrides",

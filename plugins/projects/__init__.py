@@ -15,8 +15,11 @@ Priority — per gate, the first plugin with an answer wins:
    "no command", and stops the search).
 2. The project's ``stepconf.py``, then ``[tool.stepkit] plugins``, then
    entry-point plugins (registered after the built-ins, so asked first).
-3. ``taskrunners``: Taskfile, justfile, Makefile — targets that really exist.
-4. Language manifests, in this order: ``rust`` (Cargo.toml), ``go``
+3. ``ci``: the commands the project's CI runs (``ci_files`` reads them),
+   for lint, build and tests, with their file and line
+   (``stepkit_gate_source``).
+4. ``taskrunners``: Taskfile, justfile, Makefile — targets that really exist.
+5. Language manifests, in this order: ``rust`` (Cargo.toml), ``go``
    (go.mod), ``deno`` (deno.json), ``node`` (package.json scripts), ``python``
    (pyproject.toml, setup.py …), ``jvm`` (pom.xml, then Gradle), ``dotnet``
    (.sln/.csproj), ``cmake`` (CMakeLists.txt), ``ruby`` (Gemfile), ``elixir``
@@ -33,6 +36,6 @@ plugin passed over.
 
 A format command that takes files names the step's changed files with the
 placeholder ``{files}`` / ``{files:.ext,…}`` (``_shared.changed_files``),
-which the gate runner fills in; the README's Detection section states every
-rule.
+which the gate runner fills in; docs/detection.md states every rule.  A
+build system no module here supports is named by ``unsupported``.
 """

@@ -1,5 +1,6 @@
 """PHP (``composer.json``): composer scripts first, then the tools the project
-configures, run from ``vendor/bin``.
+configures, run from ``vendor/bin`` (from ``tools/`` for a tool phive put
+there, as ``.phive/phars.xml`` does by default).
 
 - format: script ``format``/``fmt``/``cs-fix``; else ``php-cs-fixer fix`` on
   the step's changed ``.php`` files (``--path-mode=intersection``: the
@@ -33,6 +34,10 @@ class _Composer(NamedTuple):
         """``command`` when one of the tool's ``config_files`` exists."""
         return command if _shared.first_file(self.dir, config_files) else None
 
+    def bin(self, name: str) -> str:
+        """Where the project's ``name`` is: ``tools/name`` (phive) when it is there, else ``vendor/bin/name``."""
+        return f"tools/{name}" if (self.dir / "tools" / name).is_file() else f"vendor/bin/{name}"
+
 
 def _read(project_dir: Path) -> _Composer | None:
     path = project_dir / "composer.json"
@@ -46,21 +51,21 @@ def _read(project_dir: Path) -> _Composer | None:
 
 def _format(composer: _Composer) -> str | None:
     return composer.scripts.command("format", "fmt", "cs-fix") or composer.tool(
-        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"), f"vendor/bin/php-cs-fixer fix --path-mode=intersection {_shared.changed_files('.php')}"
+        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"), f"{composer.bin('php-cs-fixer')} fix --path-mode=intersection {_shared.changed_files('.php')}"
     )
 
 
 def _lint(composer: _Composer) -> str | None:
     return composer.scripts.command("lint", "cs", "cs-check") or composer.tool(
-        ("phpcs.xml", "phpcs.xml.dist", ".phpcs.xml", ".phpcs.xml.dist"), "vendor/bin/phpcs"
+        ("phpcs.xml", "phpcs.xml.dist", ".phpcs.xml", ".phpcs.xml.dist"), composer.bin("phpcs")
     )
 
 
 def _build(composer: _Composer) -> str | None:
     return (
         composer.scripts.command("analyse", "analyze", "phpstan", "psalm")
-        or composer.tool(("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"), "vendor/bin/phpstan analyse")
-        or composer.tool(("psalm.xml", "psalm.xml.dist"), "vendor/bin/psalm")
+        or composer.tool(("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"), f"{composer.bin('phpstan')} analyse")
+        or composer.tool(("psalm.xml", "psalm.xml.dist"), composer.bin("psalm"))
     )
 
 

@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         print(_verdict(data))
     if all(g["status"] == "not_run" for g in data["gates"]):
         kind = f"{data['project_type']} project" if data["project_type"] else "no project type stepkit knows"
+        if data.get("unsupported"):
+            kind = f"build system not supported: {', '.join(data['unsupported'])}"
         raise StepkitError(f"no gate could run ({kind}): no command was found for format, lint, build or "
                            "tests; `stepkit detect` shows what was looked for, stepkit.toml [commands] sets them")
     return 0 if data["ok"] else 1
@@ -69,6 +71,8 @@ def _verdict(data: dict[str, Any]) -> str:
     tail += f"; {'; '.join(judged)}" if judged else ""
     ran = len(gates) - len(not_run)
     kind = f" ({data['project_type']} project)" if data["project_type"] else ""
+    if data.get("unsupported"):
+        tail += f"; build system not supported: {', '.join(data['unsupported'])}"
     if ran == 0:
         return f"\nverify{kind}: no gate ran — this is NOT evidence that the project passes{tail}"
     if data["ok"]:

@@ -8,6 +8,14 @@ are told here from the tools' own messages, the ones they really print, so
 that the gate runner records ``error`` (the machine, not the code: no fix
 attempt is spent on it) or ``not_run`` (NOT evidence that tests passed).
 
+The same holds for a service the tests need that is not running (a
+refused connection to this machine), a Gradle or Maven wrapper that cannot
+download its distribution, a package manager refusing this Node or its own
+version switch (``engines``, corepack's ``packageManager``), a tool missing
+behind ``pdm run``, and a src-layout package that is not installed: each is
+set-up, not code.  The first and last are told even though the test runner
+reports failures, but only when every failure it names is that one.
+
 Conservative by design: a message counts only in the output's last lines
 (where these tools put them), only with the exit code the tool gives it, and
 never when a test runner in the same output reports failing tests, so a
@@ -19,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from stepkit.text import strip_ansi, terminal_line
 
@@ -146,6 +155,27 @@ def _maven_transfer(m: re.Match[str], lines: list[str], at: int) -> str:
     return f"maven: repository {m['repo']} ({m['url']}) unreachable ({why.group(1) if why else m['why'][:80]})"
 
 
+def _wrapper_download(m: re.Match[str], lines: list[str], at: int) -> str | None:
+    # gradlew / mvnw on a machine without their distribution: "Downloading https://services.gradle.org/…",
+    # then the JVM's network exception, with org.gradle.wrapper (org.apache.maven.wrapper) in its stack
+    wrapper = next((w for line in lines for w, package in (("gradle", "org.gradle.wrapper"),
+                                                          ("maven", "org.apache.maven.wrapper")) if package in line), None)
+    if wrapper is None:
+        return None
+    url = next((d["url"] for line in lines if (d := re.match(r"^Downloading (?P<url>https?://\S+)", line))), "")
+    what = f" {url}" if url else ""
+    return f"{wrapper} wrapper: cannot download its distribution{what} ({m['exc']}: {m['why'] or 'no detail'})"
+
+
+def _npm_engine(m: re.Match[str], lines: list[str], at: int) -> str:
+    # npm 10/11: "npm error notsup Required: {"node":">=99"}" / "npm error notsup Actual:   {…}"
+    found = {k["key"]: k["value"] for line in lines[at:at + 12]
+             if (k := re.match(r"^npm (?:error|ERR!) notsup (?P<key>Required|Actual):\s+(?P<value>.+)$", line))}
+    if not found:
+        return "npm: unsupported engine (the project's engines refuse this Node or npm)"
+    return f"npm: the project's engines need {found.get('Required', '?')}; this machine has {found.get('Actual', '?')}"
+
+
 _FAULTS: tuple[_Rule, ...] = (
     _Rule(re.compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
           lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed"),
@@ -178,6 +208,31 @@ _FAULTS: tuple[_Rule, ...] = (
           lambda m, _lines, _at: "the command needs a terminal (docker: the input device is not a TTY)"),
     _Rule(re.compile(r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"),
           lambda m, _lines, _at: f"docker: cannot connect to the Docker daemon at {m['host']} (is it running?)"),
+    # pdm 2.x (cli/commands/run.py): PdmUsageError "Command 'x' is not found in your PATH."; pdm < 2.6 let
+    # the FileNotFoundError through
+    _Rule(re.compile(r"^\[(?:PdmUsageError|FileNotFoundError)\]: (?:Command '(?P<tool>[^']+)' is not found in your "
+                     r"PATH\.|\[Errno 2\] No such file or directory: '(?P<tool2>[^']+)')$"),
+          lambda m, _lines, _at: f"pdm: {m['tool'] or m['tool2']}: command not found (not installed in the project's "
+                                 "environment)"),
+    _Rule(re.compile(r"^Exception in thread \"main\" (?P<exc>java\.net\.\w+|javax\.net\.ssl\.\w+)(?:: (?P<why>.*))?$"),
+          _wrapper_download),
+    _Rule(re.compile(r"^npm (?:error|ERR!) code EBADENGINE$"), _npm_engine),
+    _Rule(re.compile(r'^error (?P<pkg>\S+): The engine "(?P<engine>[\w.-]+)" is incompatible with this module\. '
+                     r'Expected version "(?P<want>[^"]+)"\. Got "(?P<got>[^"]+)"$'),
+          lambda m, _lines, _at: f"yarn: {m['pkg']} needs {m['engine']} {m['want']}; this machine has {m['got']}"),
+    _Rule(re.compile(r"\bERR_PNPM_(?P<code>UNSUPPORTED_ENGINE|BAD_PM_VERSION)\b\s*(?P<why>.*)$"),
+          lambda m, _lines, _at: f"pnpm: {m['code'].lower().replace('_', ' ')} ({m['why'].strip() or m['code']})"),
+    # corepack (sources/Engine.ts, sources/corepackUtils.ts)
+    _Rule(re.compile(r'^(?:Usage Error: )?This project is configured to use (?P<pm>\w+) because (?P<file>\S+) has a '
+                     r'"packageManager" field$'),
+          lambda m, _lines, _at: f"corepack: the project's packageManager is {m['pm']} ({m['file']}); another "
+                                 "package manager was run"),
+    _Rule(re.compile(r"^(?:Internal Error: )?(?:Network access disabled by the environment; can't reach|Error when "
+                     r"performing the request to) (?P<url>\S+?)(?:;.*)?$"),
+          lambda m, _lines, _at: f"corepack: cannot download the project's package manager ({m['url']})"),
+    _Rule(re.compile(r'^error This project\'s package\.json defines "packageManager": "(?P<want>[^"]+)"\. However the '
+                     r"current global version of Yarn is (?P<got>\S+?)\.?$"),
+          lambda m, _lines, _at: f"yarn: the project's packageManager is {m['want']}; this machine has yarn {m['got']}"),
 )
 
 
@@ -193,6 +248,9 @@ def environment_fault(output: str, exit_code: int | None) -> str | None:
     if exit_code in (0, None):
         return None
     every = _lines(output)
+    cause = _service_down(every) or _src_layout_not_installed(every)
+    if cause:
+        return cause
     if _RUNNER_FAILURES.search(_with_words(every, _FAILURE_WORDS)):
         return None
     lines = _tail(every)
@@ -208,6 +266,76 @@ def environment_fault(output: str, exit_code: int | None) -> str | None:
             if cause:
                 return cause
     return None
+
+
+# -- failures every one of which is the machine's ---------------------------------
+
+#: A refused connection to this machine, as the clients print it: node (``connect ECONNREFUSED
+#: 127.0.0.1:6379``), go (``dial tcp 127.0.0.1:5432: connect: connection refused``), redis-py
+#: (``Error 111 connecting to localhost:6379. Connection refused.``), libpq (``connection to server at
+#: "localhost" (127.0.0.1), port 5432 failed: Connection refused``), MySQL (``Can't connect to MySQL
+#: server on 'localhost' ([Errno 111] Connection refused)``).
+_LOCAL = r"(?:localhost|127\.0\.0\.1|\[?::1\]?|0\.0\.0\.0)"
+_REFUSED_AT = re.compile(
+    rf"ECONNREFUSED {_LOCAL}:(?P<p1>\d+)"
+    rf"|dial tcp {_LOCAL}:(?P<p2>\d+): connect: connection refused"
+    rf"|Error 111 connecting to {_LOCAL}:(?P<p3>\d+)"
+    rf'|connection to server at "?{_LOCAL}"? \([^)]*\), port (?P<p4>\d+) failed: Connection refused'
+    rf"|Can't connect to MySQL server on '{_LOCAL}'(?::(?P<p5>\d+))?"
+    r"|(?P<bare>ConnectionRefusedError: \[Errno 111\] Connection refused)"
+)
+_SERVICES = {"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "11211": "memcached",
+             "9200": "Elasticsearch", "5672": "RabbitMQ", "9092": "Kafka", "2181": "ZooKeeper", "4222": "NATS"}
+_REFUSAL_WORDS = re.compile(r"ConnectionRefused|Connection r|ECONNREFUSED|connection to server at|Error 111|"
+                            r"OperationalError|ConnectionError|Can't connect")
+#: A failing test's one-line reason: pytest's short summary, node's TAP ``error:``.
+_FAILURE_REASON = re.compile(r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$|^\s+error: '(?P<tap>.*)'$")
+
+
+def _failure_reasons(lines: list[str]) -> list[str]:
+    return [m["why"] or m["tap"] or "" for line in lines if (m := _FAILURE_REASON.match(line))]
+
+
+def _service_down(lines: list[str]) -> str | None:
+    """A service the tests connect to on this machine is not running: a
+    client's "connection refused" to a local address, and every failing test
+    (when the runner names them) failed so."""
+    refused = next((m for line in lines if "refused" in line.lower() or "Can't connect" in line
+                    if (m := _REFUSED_AT.search(line))), None)
+    if refused is None:
+        return None
+    reasons = _failure_reasons(lines)
+    if reasons and not all(_REFUSAL_WORDS.search(why) for why in reasons):
+        return None  # some test failed for another reason: the code's
+    if refused["bare"] and not reasons:
+        return None  # no address and no failing test to tie it to
+    port = next((p for p in refused.groups()[:5] if p), None)
+    if port is None:
+        return "a service the tests need is not running (connection refused on this machine)"
+    service = _SERVICES.get(port, "a service")
+    return f"{service} is not running on this machine (connection to port {port} refused); the tests need it"
+
+
+_ROOTDIR = re.compile(r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$")
+_NO_MODULE = re.compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
+
+
+def _src_layout_not_installed(lines: list[str]) -> str | None:
+    """pytest could not import the project's own package, which lives under
+    ``src/`` and is not installed (nor on ``pythonpath``): a set-up step, not
+    the code.  Only when every error and failure is that import."""
+    root = next((m["root"] for line in lines[:30] if (m := _ROOTDIR.match(line))), None)
+    missing = {m["module"].split(".")[0] for line in lines if (m := _NO_MODULE.match(line))}
+    if root is None or not missing:
+        return None
+    own = sorted(name for name in missing if (Path(root) / "src" / name).is_dir())
+    if not own:
+        return None
+    reasons = _failure_reasons(lines)
+    if any("ModuleNotFoundError" not in why for why in reasons):
+        return None
+    return (f"python: the project's package {own[0]} (src/{own[0]}) is not installed in the environment the "
+            "tests run in (ModuleNotFoundError); install it (pip install -e .) or set pytest's pythonpath")
 
 
 def _shell_fault(lines: list[str], exit_code: int) -> str | None:

@@ -88,6 +88,9 @@ class GatePlan(BaseModel):
     #: tools in them the step changed (:func:`~stepkit.workspace.toolpath.tool_changes`):
     #: they fail the tests gate
     tool_changes: list[str] = []
+    #: the gates in the order the project's CI runs them when it builds before
+    #: it formats or lints (``stepkit_gate_order``); ``[]``: CI shows no such need
+    ci_order: list[str] = []
 
     def command(self, gate: str) -> tuple[str | None, str | None]:
         """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""
@@ -132,7 +135,8 @@ def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> G
     commands = {gate: PlannedCommand(command=command, plugin=plugin)
                 for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
     return GatePlan(commands=commands, lockfiles=tracked_lockfiles(project_dir),
-                    tool_dirs=tool_dirs(pm, project_dir))
+                    tool_dirs=tool_dirs(pm, project_dir),
+                    ci_order=pm.hook.stepkit_gate_order(project_dir=project_dir) or [])
 
 
 def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path,

@@ -28,14 +28,16 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
         "project_dir": str(project.resolve()),
         "project_types": ["make", "python"],
         "gates": [
-            {"name": "format", "command": "ruff format --force-exclude {files:.py,.pyi}", "plugin": PY},
-            {"name": "lint", "command": "ruff check", "plugin": PY},
-            {"name": "build", "command": None, "plugin": None},
-            {"name": "tests", "command": "make test", "plugin": TR},
+            {"name": "format", "command": "ruff format --force-exclude {files:.py,.pyi}", "plugin": PY, "source": None},
+            {"name": "lint", "command": "ruff check", "plugin": PY, "source": None},
+            {"name": "build", "command": None, "plugin": None, "source": None},
+            {"name": "tests", "command": "make test", "plugin": TR, "source": None},
         ],
         "tool_dirs": [],
         "notes": [],
         "load_errors": {},
+        "unsupported": [],
+        "order": None,
     }
 
 
@@ -54,7 +56,7 @@ def test_a_gate_switched_off_by_config_names_the_override(stepkit_project, capsy
     project = stepkit_project({**MIXED, "stepkit.toml": '[commands]\ntest = ""\n'})
     code, out, _ = run_detect(capsys, "--project-dir", str(project), "--json")
     tests = json.loads(out)["gates"][3]
-    assert (code, tests) == (0, {"name": "tests", "command": None, "plugin": "stepkit.plugins.overrides"})
+    assert (code, tests) == (0, {"name": "tests", "command": None, "plugin": "stepkit.plugins.overrides", "source": None})
 
 
 def test_disabling_a_builtin_with_dash_p(stepkit_project, capsys):
@@ -63,7 +65,7 @@ def test_disabling_a_builtin_with_dash_p(stepkit_project, capsys):
     data = json.loads(out)
     assert code == 0
     assert data["project_types"] == ["python"]
-    assert data["gates"][3] == {"name": "tests", "command": "python -m pytest -rfE", "plugin": PY}
+    assert data["gates"][3] == {"name": "tests", "command": "python -m pytest -rfE", "plugin": PY, "source": None}
 
 
 def test_nothing_detected(stepkit_project, capsys):

@@ -30,7 +30,7 @@ def verify_json(capsys, project: Path, *extra: str) -> tuple[int, dict]:
 def test_json_has_exactly_the_design_shape(make_project, capsys):
     code, data = verify_json(capsys, make_project)
     assert code == 1
-    assert set(data) == {"ok", "project_type", "gates"}
+    assert set(data) == {"ok", "project_type", "gates", "unsupported"}  # the fixed fields, then the added
     assert (data["ok"], data["project_type"]) == (False, "make")
     assert [g["name"] for g in data["gates"]] == ["format", "lint", "build", "tests"]
     for gate in data["gates"]:

@@ -22,7 +22,7 @@ STUB = '[workspace]\nmembers = ["crates/core"]\nresolver = "2"\n'
         ({}, None),
         ({"clippy.toml": "msrv = \"1.70\"\n"}, "cargo clippy --all-targets -- -D warnings"),
         ({".github/workflows/ci.yml": "jobs:\n  c:\n    steps:\n      - run: cargo clippy -- -D warnings\n"},
-         "cargo clippy --all-targets -- -D warnings"),
+         "cargo clippy -- -D warnings"),  # CI's own command: stepkit.plugins.projects.ci
         ({"Cargo.toml": CRATE + '\n[lints.clippy]\nunwrap_used = "deny"\n'},
          "cargo clippy --all-targets -- -D warnings"),
     ],
@@ -30,7 +30,8 @@ STUB = '[workspace]\nmembers = ["crates/core"]\nresolver = "2"\n'
 )
 def test_clippy_only_when_the_project_configures_or_runs_it(stepkit_project, files, lint):
     project = stepkit_project({"Cargo.toml": CRATE, **files})
-    assert resolve_gates(project)["lint"] == (lint, RUST if lint else None)
+    plugin = "stepkit.plugins.projects.ci" if "ci.yml" in str(files) else RUST
+    assert resolve_gates(project)["lint"] == (lint, plugin if lint else None)
 
 
 def test_rustfmt_on_the_changed_files_when_ci_runs_cargo_fmt(stepkit_project):

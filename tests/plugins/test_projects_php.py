@@ -45,3 +45,16 @@ def test_pest_and_psalm(stepkit_project):
 def test_bare_composer_project_has_no_commands(stepkit_project):
     project = stepkit_project({"composer.json": '{"require": {"php": ">=8.1"}}'})
     assert all(answer == (None, None) for answer in resolve_gates(project).values())
+
+
+def test_tools_phive_put_in_tools_run_from_there(stepkit_project):
+    project = stepkit_project({
+        "composer.json": json.dumps({"require-dev": {"phpunit/phpunit": "^11"}}),
+        ".php-cs-fixer.dist.php": "<?php return new PhpCsFixer\\Config();\n",
+        "phpstan.neon": "parameters:\n  level: 5\n",
+        "tools/php-cs-fixer": "#!/usr/bin/env php\n",
+        ".phive/phars.xml": '<phive><phar name="php-cs-fixer" location="./tools/php-cs-fixer" copy="true"/></phive>\n',
+    })
+    gates = resolve_gates(project)
+    assert gates["format"] == ("tools/php-cs-fixer fix --path-mode=intersection {files:.php}", PHP)
+    assert gates["build"] == ("vendor/bin/phpstan analyse", PHP)  # not in tools/: composer's

@@ -103,14 +103,14 @@ def the_tests_gate(done):
 def test_entry_point_plugin_answers_and_detect_says_so(stepkit_project, site_dir):
     project = stepkit_project({"Makefile": "test:\n\ttrue\n"})
     gate, data = the_tests_gate(detect(project, site_dir, "--json"))
-    assert gate == {"name": "tests", "command": "myplug-tests --all", "plugin": "myplug"}
+    assert gate == {"name": "tests", "command": "myplug-tests --all", "plugin": "myplug", "source": None}
     assert "libfoo is not installed" in data["load_errors"]["brokenplug"]
 
 
 def test_stepconf_beats_the_entry_point_plugin(stepkit_project, site_dir):
     project = stepkit_project({"Makefile": "test:\n\ttrue\n", "stepconf.py": STEPCONF})
     gate, _ = the_tests_gate(detect(project, site_dir, "--json"))
-    assert gate == {"name": "tests", "command": "./project-tests.sh", "plugin": "stepconf"}
+    assert gate == {"name": "tests", "command": "./project-tests.sh", "plugin": "stepconf", "source": None}
 
 
 def test_empty_allow_list_disables_entry_points(stepkit_project, site_dir):
@@ -130,7 +130,8 @@ def test_allow_list_naming_the_plugin_keeps_it(stepkit_project, site_dir):
 def test_dash_p_no_disables_the_plugin(stepkit_project, site_dir):
     project = stepkit_project({"Makefile": "test:\n\ttrue\n"})
     gate, _ = the_tests_gate(detect(project, site_dir, "--json", "-p", "no:myplug"))
-    assert gate == {"name": "tests", "command": "make test", "plugin": "stepkit.plugins.projects.taskrunners"}
+    assert gate == {"name": "tests", "command": "make test", "plugin": "stepkit.plugins.projects.taskrunners",
+                    "source": None}
 
 
 def test_text_output_names_the_plugin_and_the_load_error(stepkit_project, site_dir):

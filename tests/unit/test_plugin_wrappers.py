@@ -67,7 +67,7 @@ def test_a_wrapper_of_a_command_hook_changes_the_command_and_detect_names_the_an
     assert main(["detect", "--project-dir", str(project), "--json"]) == 0
     gates = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
     assert gates["tests"] == {
-        "name": "tests", "command": "make test -j4", "plugin": "stepkit.plugins.projects.taskrunners",
+        "name": "tests", "command": "make test -j4", "plugin": "stepkit.plugins.projects.taskrunners", "source": None,
     }
 
 

@@ -1,0 +1,250 @@
+"""Gate commands from what the project's CI really runs.
+
+A command CI runs is better evidence than a guess from a manifest, so this
+plugin answers the lint, build and tests gates before task runners and
+language plugins (and after environment overrides, ``[tool.stepkit.commands]``
+and the project's own plugins).  The CI commands are
+:func:`~stepkit.plugins.projects.ci_files.ci_commands`; each is given to a
+gate by what it runs:
+
+- a task-runner or script call (``make lint``, ``npm run typecheck``, ``tox
+  -e py``, ``nox -s tests``, ``just test``, ``scripts/check``) by its target's
+  name, else by what the target runs (the Makefile recipe, the package.json
+  script, the tox env's ``commands``, the script file);
+- any other command by its tool (``pytest``, ``cargo clippy``, ``mypy``,
+  ``go test``, ``./mvnw verify``, ``phpunit`` …).
+
+A command that runs in a directory a fresh checkout lacks (``cd build &&
+…`` after CI's ``mkdir build``), or a ``make`` whose Makefile ``./configure``
+or ``cmake ..`` would generate, is left out: the step that makes them is not
+a gate.  Commands that set up or ship rather than check (installs, uploads,
+publishing, deploys, logins, benchmarks, coverage reports) belong to no gate.
+Per gate, the first command in file and line order wins.
+
+The format gate is not answered here: CI runs a formatter's check mode on
+the whole tree, where the gate formats only the step's changed files.  The
+language plugins choose the formatter CI runs (see ``_shared.runs``), and
+:func:`stepkit_gate_source` names the CI line that runs it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+from stepkit.config import Config
+from stepkit.hookspecs import hookimpl
+from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects.ci_files import CiCommand, ci_commands
+
+_GATES = ("tests", "build", "lint", "format")
+#: The order the gates run in (``stepkit.workspace.gate_commands.GATE_HOOKS``).
+_RUN_ORDER = ("format", "lint", "build", "tests")
+
+
+def _any(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(rf"(?:(?<![\w./-]){p}(?![\w-]))" for p in patterns))
+
+
+#: What each gate's tools look like, in the order a command is tried against them.
+_TOOLS: dict[str, re.Pattern[str]] = {
+    "tests": _any(r"(?:python3?\s+-m\s+)?pytest", r"py\.test", r"tox", r"nox", r"cargo\s+(?:test|nextest\s+run)",
+                  r"go\s+test", r"(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test", r"npm\s+t", r"ctest",
+                  r"make\s+(?:test|tests|check)", r"\S*mvnw?\s+(?:-\S+\s+)*(?:test|verify)",
+                  r"\S*gradlew?\s+(?:-\S+\s+)*(?:test|check|build)", r"rspec", r"rake(?:\s+(?:test|spec)\S*)?\s*$",
+                  r"\S*phpunit", r"jest", r"vitest", r"ava", r"node\s+--test", r"deno\s+test",
+                  r"dotnet\s+test", r"mix\s+test", r"swift\s+test", r"zig\s+build\s+test",
+                  r"python3?\s+-m\s+unittest", r"hatch\s+test", r"composer\s+test"),
+    "build": _any(r"mypy", r"pyright", r"tsc", r"cargo\s+(?:build|check)", r"go\s+build", r"cmake\s+--build",
+                  r"\S*mvnw?\s+(?:-\S+\s+)*(?:compile|test-compile|package)", r"\S*phpstan", r"\S*psalm",
+                  r"dotnet\s+build", r"swift\s+build", r"zig\s+build", r"make"),
+    "lint": _any(r"ruff\s+check", r"ruff(?=\s+\.)", r"flake8", r"pylint", r"eslint", r"xo", r"cargo\s+clippy",
+                 r"golangci-lint\s+run", r"go\s+vet", r"staticcheck", r"rubocop", r"standardrb", r"\S*phpcs",
+                 r"biome\s+(?:lint|check|ci)", r"deno\s+lint", r"credo"),
+    "format": _any(r"ruff\s+format", r"black", r"prettier", r"cargo\s+fmt", r"rustfmt", r"gofmt", r"go\s+fmt",
+                   r"clang-format", r"\S*php-cs-fixer", r"deno\s+fmt", r"mix\s+format", r"dotnet\s+format",
+                   r"spotless\S*", r"isort"),
+}
+
+#: Words that, among a command's first three, make it set up, ship or report, which no gate does.
+_NOT_A_CHECK = frozenset({
+    "install", "publish", "deploy", "login", "upload", "release", "push", "bench", "outdated", "audit",
+    "sync", "update", "upgrade", "setup", "report", "codecov", "coveralls", "docs", "doc", "sphinx-build",
+    "mkdocs", "twine", "apt-get", "apt", "brew", "choco", "pip", "pip3", "sudo", "curl", "wget", "echo", "git",
+    "gh", "docker", "miri", "fuzz", "--version", "version", "export", "source", "rustup", "corepack", "nvm",
+})
+
+
+def _sets_up(command: str) -> bool:
+    """Some part of ``command`` (``a && b; c``) sets up, ships or reports."""
+    return any(_NOT_A_CHECK.intersection(part.split()[:3]) or _NODE_INSTALL.match(part.strip())
+               for part in re.split(r"&&|\|\||;", command))
+
+
+#: ``npm ci`` / ``npm i`` install (``npm run ci`` is the project's own script).
+_NODE_INSTALL = re.compile(r"^(?:npm|pnpm|bun|yarn)\s+(?:ci|i)(?:\s|$)")
+
+
+#: What runs a tool in the project's environment (``uv run --locked``, ``poetry run``, ``bundle exec``):
+#: the tool after it says the gate.
+_RUNNER_PREFIX = re.compile(r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|bundle\s+exec)"
+                            r"(?:\s+(?:--(?:with|from|python|extra|group|package|env)|-p)(?:=|\s+)\S+|\s+-\S+)*\s+")
+
+#: A call of a task runner or script, and the target it names.
+_RUNNER_CALL = re.compile(
+    r"^(?:(?P<make>make)(?:\s+-\S+)*|(?P<just>just)|(?P<task>task)"
+    r"|(?P<npm>npm|yarn|pnpm|bun)(?:\s+run)?|(?P<tox>tox)(?:\s+run)?(?:\s+-\S+)*\s+-[ef]|(?P<nox>nox)(?:\s+-\S+)*\s+-s"
+    r"|hatch\s+run)\s+(?P<target>[\w:.-]+)(?:\s+.*)?$"
+    r"|^(?:(?:ba)?sh\s+)?(?P<script>\.?/?(?:scripts?|bin|tools|ci)/[\w.-]+)$"
+)
+
+#: Target names per gate: a name starting with one of these (``lint:types`` is the build).
+_NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("build", ("typ", "mypy", "pyright", "tsc", "build", "compile")),
+    ("format", ("format", "fmt", "prettier")),
+    ("lint", ("lint", "clippy", "flake8", "ruff", "style")),
+    ("tests", ("test", "spec", "unit")),
+)
+#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``.
+_TEST_NAME = re.compile(r"^(?:check|py\d*(?:-tests?)?)$")
+
+
+def _target_gate(name: str) -> str | None:
+    """The gate a runner target is named for (``lint:types`` → build, ``test`` → tests)."""
+    name = name.lower()
+    for gate, prefixes in _NAMES:
+        if any(name.startswith(prefix) for prefix in prefixes):
+            return gate
+    return "tests" if _TEST_NAME.match(name) else None
+
+
+def _body(project_dir: Path, call: re.Match[str]) -> str:
+    """What a runner call runs: the target's recipe, script, tox commands or file."""
+    target = call["target"] or ""
+    if call["make"]:
+        path = _shared.first_file(project_dir, _shared.MAKEFILE_NAMES)
+        return _shared.makefile_recipes(path).get(target, "") if path else ""
+    if call["just"]:
+        path = _shared.first_file(project_dir, _shared.JUSTFILE_NAMES)
+        return _shared.justfile_recipes(path).get(target, "") if path else ""
+    if call["task"]:
+        path = _shared.first_file(project_dir, _shared.TASKFILE_NAMES)
+        return _shared.taskfile_tasks(path).get(target, "") if path else ""
+    if call["npm"]:
+        return _shared.package_scripts(project_dir / "package.json").get(target, "")
+    if call["tox"]:
+        tox = _shared.read_ini(project_dir / "tox.ini")
+        section = f"testenv:{target}"
+        return tox.get(section, "commands", fallback="") if tox.has_section(section) else ""
+    if call["nox"]:
+        return _nox_session(_shared.read_text(project_dir / "noxfile.py"), target)
+    if call["script"]:
+        return _shared.read_text(project_dir / call["script"])
+    return ""
+
+
+def _nox_session(noxfile: str, name: str) -> str:
+    """The body of the noxfile's function named ``name``: its lines up to the next top-level line."""
+    found = re.search(rf"^def {re.escape(name)}\(.*?(?=^\S)", noxfile + "\n.", re.MULTILINE | re.DOTALL)
+    return found.group(0) if found else ""
+
+
+def _tool_gate(text: str) -> str | None:
+    for gate in _GATES:
+        if _TOOLS[gate].search(text):
+            return gate
+    return None
+
+
+def gate_of(command: str, project_dir: Path) -> str | None:
+    """The gate ``command`` (a CI line) checks, or None when it checks nothing."""
+    core = re.sub(r"^(?:cd\s+\S+\s*&&\s*)+", "", command)
+    core = re.sub(r"^(?:\w+=\S*\s+)+", "", core)  # VAR=value before the command
+    core = _RUNNER_PREFIX.sub("", core)
+    if not core or _sets_up(core):
+        return None
+    call = _RUNNER_CALL.match(core)
+    if call:
+        named = _target_gate(call["target"] or Path(call["script"]).stem)
+        return named or _tool_gate(_body(project_dir, call))
+    return _tool_gate(core)
+
+
+#: A pipe (``pytest | tee log``): without pipefail its exit code is the last command's, so a failing
+#: check would pass the gate.
+_PIPE = re.compile(r"(?<!\|)\|(?![|&])")
+
+
+def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:
+    """``command`` can run in a fresh checkout: the directories it ``cd``s into
+    exist, and a ``make`` has its Makefile there (not one an earlier CI step —
+    ``./configure``, ``cmake ..`` — generates)."""
+    where, rest = project_dir, command
+    while (cd := re.match(r"cd\s+(\S+)\s*&&\s*", rest)):
+        where, rest = where / shlex.split(cd[1])[0], rest[cd.end():]
+    if not where.is_dir():
+        return False
+    runs_make = re.search(r"(?:^|[\s;&|(])make(?![\w-])", rest) is not None
+    return not runs_make or _shared.first_file(where, _shared.MAKEFILE_NAMES) is not None
+
+
+def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
+    chosen: dict[str, CiCommand] = {}
+    for found in ci_commands(project_dir):
+        gate = gate_of(found.command, project_dir)
+        if (gate and gate not in chosen and _shared.needs_terminal(found.command) is None
+                and not _PIPE.search(found.command) and _runs_in_the_checkout(found.command, project_dir)):
+            chosen[gate] = found
+    return chosen
+
+
+def _answer(gate: str) -> Callable[[Path, Config], str | None]:
+    def command(project_dir: Path, config: Config) -> str | None:
+        found = _first_per_gate(project_dir).get(gate)
+        return found.command if found else None
+
+    return command
+
+
+stepkit_lint_command = hookimpl(_answer("lint"))
+stepkit_build_command = hookimpl(_answer("build"))
+stepkit_test_command = hookimpl(_answer("tests"))
+
+
+@hookimpl
+def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
+    """The CI line ``command`` came from; for the format gate, the CI line
+    that runs the same formatter (in its check mode, on the whole tree)."""
+    found = _first_per_gate(project_dir).get(gate)
+    if found is None:
+        return None
+    if found.command == command:
+        return found.source
+    if gate == "format":
+        tool = _TOOLS["format"].search(found.command)
+        words = shlex.split(tool.group(0)) if tool else []
+        if words and _TOOLS["format"].search(command) and Path(words[0]).name in command:
+            return found.source
+    return None
+
+
+@hookimpl
+def stepkit_gate_order(project_dir: Path) -> list[str] | None:
+    """The gates in the order CI runs them, when one CI job builds before
+    it formats or lints (that step may need the build's output); else None."""
+    chosen = _first_per_gate(project_dir)
+    build = chosen.get("build")
+    if build is None:
+        return None
+
+    def line(found: CiCommand) -> int:
+        return int(found.source.rsplit(":", 1)[1])
+
+    after = [gate for gate in ("format", "lint")
+             if gate in chosen and chosen[gate].job == build.job and line(chosen[gate]) > line(build)]
+    if not after:
+        return None
+    before = [gate for gate in _RUN_ORDER if gate not in after and gate not in ("build", "tests")]
+    return [*before, "build", *after, "tests"]
