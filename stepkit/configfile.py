@@ -42,16 +42,15 @@ def config_table(project_dir: Path) -> tuple[dict[str, Any], Path | None]:
     return {}, None
 
 
-def load_plans_dir(project_dir: Path) -> str:
-    """The configured ``plans_dir``.  A table that sets nothing else is read
-    as it is; any other is checked whole (:func:`stepkit.config.load_config`),
-    so a bad setting is the same one-line error everywhere."""
+def plain_plans_dir(project_dir: Path) -> str | None:
+    """The configured ``plans_dir`` when the table sets nothing else (read as
+    it is, no model needed); None when it sets more, which the caller checks
+    whole with :func:`stepkit.config.load_config`, so a bad setting is the
+    same one-line error everywhere."""
     table, _ = config_table(project_dir)
     if set(table) <= {"plans_dir"} and isinstance(table.get("plans_dir", ""), str):
         return table.get("plans_dir") or DEFAULT_PLANS_DIR
-    from stepkit.config import load_config
-
-    return load_config(project_dir).plans_dir
+    return None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -31,10 +31,14 @@ def render(project: Path, plans: Path, written: list[Path], detected: dict) -> s
     lines += ["", f"Project type: {types[0] if types else 'none detected'}", "Gates stepkit will run:"]
     for gate in detected["gates"]:
         if gate["command"]:
-            lines.append(f"  {gate['name']:<7} {gate['command']}  (chosen by {gate['plugin']})")
+            source = f", from {gate['source']}" if gate.get("source") else ""
+            lines.append(f"  {gate['name']:<7} {gate['command']}  (chosen by {gate['plugin']}{source})")
         else:
             lines.append(f"  {gate['name']:<7} none found: NOT RUN (set it in stepkit.toml [commands])")
+    if detected.get("tool_dirs"):
+        lines.append(f"  env:    {', '.join(detected['tool_dirs'])} first on PATH (the project's own tools)")
     lines += [f"  note: {note}" for note in detected["notes"]]
+    lines += [f"  build system not supported: {name}" for name in detected.get("unsupported") or []]
     step = _shown(written[0], project)
     plans_option = "" if plans == project / "plans" else f" --plans-dir {_shown(plans, project)}"
     lines += ["", "Next:",

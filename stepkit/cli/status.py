@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from stepkit.configfile import load_plans_dir, resolve_project_dir
+from stepkit.configfile import plain_plans_dir, resolve_project_dir
 from stepkit.engine.pause import paused_runs
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
@@ -25,7 +25,12 @@ def run(args: argparse.Namespace) -> int:
     """Print the plan repo's steps and problems; 0 when it could be read."""
     resolve_project_dir(args.project_dir)  # a bad dir is one line; paths stay as the user gave them
     project_dir = Path(args.project_dir)
-    plans_dir = resolve_plans_dir(project_dir, args.plans_dir, load_plans_dir(project_dir))
+    configured = plain_plans_dir(project_dir)
+    if configured is None:  # the table sets more than plans_dir: checked whole
+        from stepkit.config import load_config
+
+        configured = load_config(project_dir).plans_dir
+    plans_dir = resolve_plans_dir(project_dir, args.plans_dir, configured)
     repo = PlanRepo.load(plans_dir, cache=_plans_cache(project_dir))
     paused = paused_runs(store_dir(project_dir) / "runs")
     if args.json:

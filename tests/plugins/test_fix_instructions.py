@@ -8,7 +8,7 @@ from pathlib import Path
 
 from stepkit.config import Config
 from stepkit.pluginmanager import get_plugin_manager
-from stepkit.protocol.nodes import fix_loop_gate
+from stepkit.protocol.nodes.verify import fix_loop_gate
 from stepkit.records import GateResult, StageContext
 from stepkit.workspace.evidence import condense
 

@@ -46,7 +46,8 @@ def test_what_a_node_starts_itself_ends_with_the_node(tmp_path):
 
     def node(ctx: StageContext) -> int:
         # a plugin that spawns on its own, outside stepkit's process runner
-        return subprocess.Popen(["sh", "-c", "exec sleep 300"], start_new_session=True, env={}).pid
+        # (sleep itself, not a shell that execs it: its name is then known when it is found)
+        return subprocess.Popen(["sleep", "300"], start_new_session=True, env={}).pid
 
     pid = call_with_timeout(node, ctx, 60, "implement")
     assert not wait_until_gone([pid], 0), "the plugin's process outlived its node"
