@@ -41,6 +41,7 @@ from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.plugins.coders.results import SentinelWatch, generic_result
 from stepkit.plugins.llm import budget
 from stepkit.records import CoderResult, StageContext, Usage
+from stepkit.text import shown_bytes
 from stepkit.workspace import process
 from stepkit.workspace.process import ProcessResult
 from stepkit.workspace.redact import redact
@@ -93,7 +94,7 @@ def run_delegate(
     logs = ctx.log_dir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = _unique(logs, f"{name}-{stamp}")
-    prompt_text = redact(prompt)
+    prompt_text = shown_bytes(redact(prompt))  # a Latin-1 file name as caf\\xe9.txt
     prompt_file = logs / f"{base}-prompt.md"
     prompt_file.write_text(prompt_text, encoding="utf-8")
     env = {

@@ -39,6 +39,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from stepkit.errors import UsageError
+from stepkit.jsontext import model_from_json, model_json
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
@@ -190,7 +191,7 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
     cache = _cache_path(project_dir, tree, gate, command)
     flags: list[str] = []
     try:
-        record = BaselineRecord.model_validate_json(read_sealed(cache))
+        record = model_from_json(BaselineRecord, read_sealed(cache))
         return record.model_copy(update={"cached": True})
     except SealBroken as exc:
         flags.append(f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again")
@@ -208,7 +209,7 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
         tests=tests.record(log_dir / "tests.json") if tests is not None else None,
     )
     if status in ("pass", "fail"):
-        write_sealed(cache, record.model_dump_json(indent=1))
+        write_sealed(cache, model_json(record, indent=1))
     return record.model_copy(update={"store_flags": flags}) if flags else record
 
 
