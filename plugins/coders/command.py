@@ -67,12 +67,15 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
     return ("preset", spec) if spec in PRESETS else None
 
 
-def check_builtin_spec(spec: str | None) -> str:
-    """The built-in coders' and reviewers' answer to ``stepkit_check_delegate``:
-    ``""`` for a spec one of them owns, else the specs they take."""
+def check_builtin_spec(spec: str | None, kinds: tuple[str, ...] = ("anthropic", "command", "preset")) -> str:
+    """A built-in coder's or reviewer's answer to ``stepkit_check_delegate``:
+    ``""`` for a spec of one of the ``kinds`` it runs itself (so a spec whose
+    plugin ``-p no:`` disabled is owned by none), else the specs the
+    built-ins take."""
     from stepkit.plugins.coders.presets import PRESETS
 
-    if builtin_spec(spec or "anthropic") is not None:
+    owned = builtin_spec(spec or "anthropic")
+    if owned is not None and owned[0] in kinds:
         return ""
     return f"anthropic[:MODEL], command:SHELL or a preset: {', '.join(PRESETS)}"
 
@@ -147,8 +150,9 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 
 @hookimpl
 def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
-    """``command:SHELL`` and the presets, as a coder or as a reviewer."""
-    return check_builtin_spec(spec)
+    """``command:SHELL`` and the presets as the coder (the reviewer's are
+    :mod:`stepkit.plugins.coders.reviewer`'s)."""
+    return check_builtin_spec(spec, ("command", "preset")) if role == "coder" else None
 
 
 @hookimpl
