@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -97,8 +97,7 @@ def run_step(
     observers = [*observers, names_step]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
-        pm.hook.stepkit_configure(config=config, settings=settings)
-        _check_delegates(pm, settings)
+        _check_up_front(pm, config, settings, disabled_plugins)
         start_fingerprint(settings, pm, project)
         state = _initial_state(the_graph, settings)
         with project_lock(project, "run", step=settings["step"]) as names_step.lock:
@@ -191,6 +190,10 @@ def resume_run(
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
         try:
+            # what a run checks before it starts holds again before it goes on: the coder,
+            # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
+            ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
+            _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
             result = with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
                                              stage_runner or _run_stage))
         finally:
@@ -234,7 +237,7 @@ def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None
         return values
     from stepkit.tunables import check_sets
 
-    return check_sets(values, graph, own_keys=isinstance(sets, Mapping) or graph.source != "builtin")
+    return check_sets(values, graph)
 
 
 def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
@@ -337,8 +340,7 @@ def run_stage(
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
                          initial, {}, None, [name])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    pm.hook.stepkit_configure(config=config, settings=settings)
-    _check_delegates(pm, settings)
+    _check_up_front(pm, config, settings, disabled_plugins)
     state = _initial_state(the_graph, settings)
 
     def context(node: str) -> StageContext:
@@ -559,7 +561,45 @@ def _new_run(store: Any) -> Any:
         raise UsageError(f"cannot create a run in {store.runs}: {reason}") from None
 
 
-def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
+def _check_up_front(pm: Any, config: Any, settings: dict[str, Any], disabled: Iterable[str]) -> None:
+    """The checks before a command runs anything: the plugins' own
+    (``stepkit_configure``: an engine's spec and credentials), then that a
+    live plugin owns the coder, reviewer and engine specs.
+
+    :raises UsageError: one line; nothing was run."""
+    disabled = list(disabled)
+    pm.hook.stepkit_configure(config=config, settings=settings)
+    _check_delegates(pm, settings, disabled)
+    _check_engine(pm, settings, disabled)
+
+
+def _stages_ahead(graph: Any, node: str) -> list[str]:
+    """The stages of the nodes a run at ``node`` may still reach (``node`` included)."""
+    seen, todo = set(), [node]
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in graph.nodes:
+            continue
+        seen.add(current)
+        todo += graph.nodes[current].targets()
+    return sorted({graph.nodes[n].stage for n in seen if graph.nodes[n].kind == "stage"})
+
+
+def _check_engine(pm: Any, settings: dict[str, Any], disabled: Sequence[str]) -> None:
+    """With plugins disabled by ``-p no:``, an engine kind that no plugin left
+    names (``stepkit_engine_kinds``) is refused: its plugin is one of them."""
+    spec = settings.get("engine")
+    if not disabled or not spec:
+        return
+    kind = str(spec).partition(":")[0]
+    named = {re.split(r"[:\[]", usage, maxsplit=1)[0]
+             for answer in pm.hook.stepkit_engine_kinds() for usage in answer or {}}
+    if kind not in named:
+        raise UsageError(f"--engine {spec}: no enabled plugin provides the engine kind {kind!r} "
+                         f"(disabled: {', '.join(f'-p no:{name}' for name in disabled)}); nothing was run")
+
+
+def _check_delegates(pm: Any, settings: dict[str, Any], disabled: Sequence[str] = ()) -> None:
     """A coder or reviewer spec that no plugin answers for is a usage error
     before the run starts: asked through ``stepkit_check_delegate`` of the
     plugins, and only when each plugin implementing the stage's hook
@@ -572,14 +612,18 @@ def _check_delegates(pm: Any, settings: dict[str, Any]) -> None:
             continue
         owners = {impl.plugin_name for impl in getattr(pm.hook, stage.hook).get_hookimpls()}
         checkers = {impl.plugin_name for impl in pm.hook.stepkit_check_delegate.get_hookimpls()}
+        spec = settings.get(role)
+        if not owners and disabled and spec:
+            raise UsageError(f"--{role} {spec}: no enabled plugin runs the {stage.name} stage "
+                             f"(disabled: {', '.join(f'-p no:{name}' for name in disabled)}); nothing was run")
         if not owners or not owners <= checkers:
             continue
-        spec = settings.get(role)
         answers = [a for a in reversed(pm.hook.stepkit_check_delegate(role=role, spec=spec))  # built-ins first
                    if a is not None]
         if answers and "" not in answers:
+            off = f"; disabled: {', '.join(f'-p no:{name}' for name in disabled)}" if disabled else ""
             raise UsageError(f"--{role} {spec}: unknown {role} (use {'; '.join(dict.fromkeys(answers))}; "
-                             "a plugin may add others)")
+                             f"a plugin may add others{off})")
 
 
 class _LockNamesStep:

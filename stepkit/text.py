@@ -45,13 +45,32 @@ def one_line(text: str) -> str:
 
 #: Characters that move or hide what a terminal shows, or that ``splitlines``
 #: reads as a line break: every control character but newline and tab, the
-#: Unicode line and paragraph separators, the bidirectional overrides.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+#: Unicode line and paragraph separators, the bidirectional overrides; and
+#: the lone surrogates (see :data:`_SURROGATE`), which no terminal can show.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+#: A lone surrogate: how ``surrogateescape`` (the file system's and git's
+#: decoding here) keeps a byte that is not UTF-8, e.g. of a Latin-1 file name.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"  # the byte surrogateescape kept
+    return match.group().encode("unicode_escape").decode("ascii")
 
 
 def visible(text: str) -> str:
-    """``text`` with each such character written as its escape (``\\r``, ``\\x1b``)."""
-    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    """``text`` with each such character written as its escape (``\\r``,
+    ``\\x1b``; a byte that was not UTF-8 as ``\\xe9``)."""
+    return _INVISIBLE.sub(_escape, text)
+
+
+def shown_bytes(text: str) -> str:
+    """``text`` with each byte that was not UTF-8 written as its escape, so
+    ``caf\\xe9.txt`` is how a Latin-1 file name is shown and written as UTF-8
+    (the other characters are left as they are)."""
+    return _SURROGATE.sub(_escape, text)
 
 
 def guard_lines(text: str, words: tuple[str, ...], keep_first: bool = False) -> str:

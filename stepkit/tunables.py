@@ -10,17 +10,19 @@ Two kinds, checked before anything runs:
   (:data:`SETTINGS`), and ``model_<node>`` and ``effort_<node>`` (one of
   :data:`EFFORTS`) for a node of the graph.
 
-Every other key the graph's state uses (counters, records, node outputs:
+A graph file's own tunables are its ``initial_state`` keys (its script
+nodes read them; the value reaches the initial state as given).  Every other
+key the graph's state uses (counters, records, node outputs:
 ``fix_attempts``, ``gates``, ``usage`` …) is run state that ``--set`` cannot
-touch.  A key that is neither is refused on the command line for the built-in
-graph; a graph file's own script nodes may read keys of their own, and a
-Python caller may pass any (they reach the initial state as given).
+touch, and a key that is neither is refused, from the command line and the
+Python API alike.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -105,19 +107,20 @@ def budgets(graph: Graph) -> list[Tunable]:
             if key.startswith("max_") and isinstance(default, int) and not isinstance(default, bool)]
 
 
-def check_sets(values: dict[str, Any], graph: Graph, *, own_keys: bool) -> dict[str, Any]:
+def check_sets(values: dict[str, Any], graph: Graph) -> dict[str, Any]:
     """``values`` checked against ``graph``'s tunables, converted to their types.
 
-    :param own_keys: keys that are neither tunable nor run state may pass
-        (a graph file's or a Python caller's own); else they are refused.
     :raises UsageError: one line naming the key and what it takes.
     """
     tunables = {t.name: t for t in (*budgets(graph), *SETTINGS)}
+    own_keys = set(graph.initial_state) - set(tunables) if graph.source != "builtin" else set()
     state_keys = graph.known_keys()
     result = {}
     for key, value in values.items():
         tunable = tunables.get(key) or _model_tunable(key, graph)
-        if tunable is not None:
+        if key in own_keys:
+            result[key] = value
+        elif tunable is not None:
             try:
                 result[key] = tunable.convert(value)
             except (TypeError, ValueError):
@@ -130,10 +133,8 @@ def check_sets(values: dict[str, Any], graph: Graph, *, own_keys: bool) -> dict[
             node = key.split("_", 1)[1]
             raise UsageError(f"--set {key}=…: graph {graph.name} has no node '{node}' "
                              f"(nodes that ask a model: {stages})")
-        elif own_keys:
-            result[key] = value
         else:
-            raise UsageError(f"--set {key}=…: unknown key {key!r} (tunables: {_names(tunables)})")
+            raise UsageError(f"--set {key}=…: unknown key {key!r} (tunables: {_names(tunables, own_keys)})")
     return result
 
 
@@ -148,8 +149,8 @@ def _model_tunable(key: str, graph: Graph) -> Tunable | None:
     return None
 
 
-def _names(tunables: dict[str, Tunable]) -> str:
-    return ", ".join([*tunables, "model_<node>", "effort_<node>"])
+def _names(tunables: dict[str, Tunable], own_keys: Iterable[str] = ()) -> str:
+    return ", ".join([*tunables, *sorted(own_keys), "model_<node>", "effort_<node>"])
 
 
 def _shown(value: Any) -> str:

@@ -150,7 +150,7 @@ _WRITE_TOOLS = ("write_file", "edit_file")
 def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
     """``anthropic[:MODEL]`` as the coder (the reviewer's is
     :mod:`stepkit.plugins.coders.reviewer`'s)."""
-    return check_builtin_spec(spec) if role == "coder" else None
+    return check_builtin_spec(spec, ("anthropic",)) if role == "coder" else None
 
 
 @hookimpl(trylast=True)

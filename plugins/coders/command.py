@@ -41,6 +41,7 @@ from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.plugins.coders.results import SentinelWatch, generic_result
 from stepkit.plugins.llm import budget
 from stepkit.records import CoderResult, StageContext, Usage
+from stepkit.text import shown_bytes
 from stepkit.workspace import process
 from stepkit.workspace.process import ProcessResult
 from stepkit.workspace.redact import redact
@@ -66,12 +67,15 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
     return ("preset", spec) if spec in PRESETS else None
 
 
-def check_builtin_spec(spec: str | None) -> str:
-    """The built-in coders' and reviewers' answer to ``stepkit_check_delegate``:
-    ``""`` for a spec one of them owns, else the specs they take."""
+def check_builtin_spec(spec: str | None, kinds: tuple[str, ...] = ("anthropic", "command", "preset")) -> str:
+    """A built-in coder's or reviewer's answer to ``stepkit_check_delegate``:
+    ``""`` for a spec of one of the ``kinds`` it runs itself (so a spec whose
+    plugin ``-p no:`` disabled is owned by none), else the specs the
+    built-ins take."""
     from stepkit.plugins.coders.presets import PRESETS
 
-    if builtin_spec(spec or "anthropic") is not None:
+    owned = builtin_spec(spec or "anthropic")
+    if owned is not None and owned[0] in kinds:
         return ""
     return f"anthropic[:MODEL], command:SHELL or a preset: {', '.join(PRESETS)}"
 
@@ -93,7 +97,7 @@ def run_delegate(
     logs = ctx.log_dir()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = _unique(logs, f"{name}-{stamp}")
-    prompt_text = redact(prompt)
+    prompt_text = shown_bytes(redact(prompt))  # a Latin-1 file name as caf\\xe9.txt
     prompt_file = logs / f"{base}-prompt.md"
     prompt_file.write_text(prompt_text, encoding="utf-8")
     env = {
@@ -146,8 +150,9 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 
 @hookimpl
 def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
-    """``command:SHELL`` and the presets, as a coder or as a reviewer."""
-    return check_builtin_spec(spec)
+    """``command:SHELL`` and the presets as the coder (the reviewer's are
+    :mod:`stepkit.plugins.coders.reviewer`'s)."""
+    return check_builtin_spec(spec, ("command", "preset")) if role == "coder" else None
 
 
 @hookimpl

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from stepkit.cli import disabled_plugins
+from stepkit.jsontext import json_safe
 
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
@@ -70,7 +71,7 @@ def displays(args: argparse.Namespace) -> Iterator[list[Any]]:
 def report(result: Any, as_json: bool) -> int:
     """Print a run's result; return its exit code."""
     if as_json:
-        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        print(json_safe(json.dumps(result.to_json(), ensure_ascii=False, indent=2)))
     else:
         print(result.output)
     return result.exit_code

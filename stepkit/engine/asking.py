@@ -8,6 +8,7 @@ from typing import Any
 from stepkit.graph.nodes import ApprovalNode, AskNode, InputNode
 from stepkit.graph.templates import render_template, render_values
 from stepkit.records import Paused, Question
+from stepkit.text import shown_bytes
 
 #: A one-word answer this many edits or fewer from an option is a slip of that option.
 SLIP_DISTANCE = 2
@@ -101,7 +102,8 @@ def pending_record(paused: Paused) -> dict[str, Any]:
     """The checkpoint's ``pending``: the question the run waits at (and, when
     the last answer was refused, why)."""
     question = paused.question
-    pending = {"node": question.node, "kind": question.kind, "question": question.text,
+    # a file name that is not UTF-8 is shown as caf\xe9.txt, as in the run's output
+    pending = {"node": question.node, "kind": question.kind, "question": shown_bytes(question.text),
                "options": question.options, "allow_other": question.allow_other,
                "non_empty": question.non_empty}
     if isinstance(paused, Rejected):

@@ -7,7 +7,9 @@ The tree is rebuilt outside the user's: a temporary ``git worktree add
 written over it (outside git: the snapshot's files in a temporary
 directory).  The project's dependency directories that git ignores
 (``node_modules``, ``.venv``, ``venv``) are linked in, so the command finds
-what it found in the project.  When a byte of that tree cannot be had (a
+what it found in the project.  A work tree whose process was killed
+before it could remove it is removed when the next baseline tree is
+named (:func:`remove_left_worktrees`).  When a byte of that tree cannot be had (a
 large or binary uncommitted file the snapshot did not keep) there is no
 baseline: every failure counts as new.
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -39,6 +42,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from stepkit.errors import UsageError
+from stepkit.jsontext import model_from_json, model_json
+from stepkit.workspace.files import pid_running
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
@@ -82,6 +87,8 @@ class BaseTree:
 def snapshot_tree(snapshot: Snapshot) -> BaseTree:
     """The tree the step started from, as its scope snapshot recorded it."""
     root = Path(snapshot.git_root) if snapshot.git_root else None
+    if root is not None:
+        remove_left_worktrees(root)
     return BaseTree(Path(snapshot.project_dir), "the step's start", head=snapshot.head, git_root=root,
                     prefix=snapshot.prefix, files=dict(snapshot.files), reader=BeforeReader(snapshot))
 
@@ -95,10 +102,28 @@ def ref_tree(project_dir: Path, ref: str) -> BaseTree:
     if where is None:
         raise UsageError(f"--baseline {ref}: {project_dir} is not in a git work tree")
     root, prefix = Path(where[0]), where[1]
+    remove_left_worktrees(root)
     commit = git.resolve_commit(root, ref)
     if commit is None:
         raise UsageError(f"--baseline {ref}: no such commit in {root}")
     return BaseTree(Path(project_dir), ref, head=commit, git_root=root, prefix=prefix)
+
+
+#: A baseline's temporary directory: ``stepkit-baseline-<pid>-<random>``,
+#: the work tree in it named ``tree``.
+_TEMP_PREFIX = "stepkit-baseline-"
+_LEFT_TREE = re.compile(rf"{_TEMP_PREFIX}(\d+)-.+")
+
+
+def remove_left_worktrees(root: Path) -> None:
+    """Remove the temporary work trees of baselines whose process is gone
+    (killed with -9 mid-baseline, it never ran its cleanup), and git's
+    record of them.  A live process's work tree is left alone."""
+    for path in git.worktrees(root)[1:]:
+        left = _LEFT_TREE.fullmatch(path.parent.name)
+        if path.name == "tree" and left and not pid_running(int(left.group(1))):
+            git.worktree_remove(root, path)
+            shutil.rmtree(path.parent, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -108,7 +133,7 @@ def checked_out(tree: BaseTree) -> Iterator[Path]:
 
     :raises BaselineUnavailable: it cannot be rebuilt exactly.
     """
-    temp = Path(tempfile.mkdtemp(prefix="stepkit-baseline-"))
+    temp = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-"))
     checkout = temp / "tree"
     added = False
     try:
@@ -190,7 +215,7 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
     cache = _cache_path(project_dir, tree, gate, command)
     flags: list[str] = []
     try:
-        record = BaselineRecord.model_validate_json(read_sealed(cache))
+        record = model_from_json(BaselineRecord, read_sealed(cache))
         return record.model_copy(update={"cached": True})
     except SealBroken as exc:
         flags.append(f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again")
@@ -208,7 +233,7 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
         tests=tests.record(log_dir / "tests.json") if tests is not None else None,
     )
     if status in ("pass", "fail"):
-        write_sealed(cache, record.model_dump_json(indent=1))
+        write_sealed(cache, model_json(record, indent=1))
     return record.model_copy(update={"store_flags": flags}) if flags else record
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.pluginmanager import first_answer
-from stepkit.text import strip_ansi, terminal_line
+from stepkit.text import shown_bytes, strip_ansi, terminal_line
 from stepkit.workspace.redact import redact
 
 MAX_LINES = 200
@@ -69,7 +69,7 @@ def condense(
     :return: ``$ command`` / ``exit code: N`` / [note] / the parser's text /
         ``[kept X of Y lines; full log: PATH]`` (the last only when cut).
     """
-    output = redact(output)
+    output = shown_bytes(redact(output))  # the evidence names a Latin-1 file as caf\xe9.txt
     try:
         answer, _plugin = first_answer(
             pm, "stepkit_condense_output",

@@ -93,12 +93,13 @@ def _remove_killed_writers_temps(target: Path) -> None:
         return
     for name in names:
         pid = name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not pid_running(int(pid)):
             with contextlib.suppress(OSError):
                 os.unlink(target.parent / name)
 
 
-def _running(pid: int) -> bool:
+def pid_running(pid: int) -> bool:
+    """True while a process ``pid`` exists (a zombie counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -420,14 +420,15 @@ class _Capture:
     def text(self) -> str:
         """The whole output, or for a large one its head and tail joined by a
         ``[... N bytes omitted ...]`` line (both cut at line boundaries)."""
+        # a byte that is not UTF-8 (a file name's) stays a surrogate, as in feed()
         head, tail = bytes(self._head), b"".join(self._tail)[-self._tail_bytes:]
         if len(head) + len(tail) >= self.size:
-            return (head + tail).decode("utf-8", "replace")
+            return (head + tail).decode("utf-8", "surrogateescape")
         head = head[: head.rfind(b"\n") + 1] or head
         tail = tail[tail.find(b"\n") + 1:] or tail
         omitted = self.size - len(head) - len(tail)
         return (
-            head.decode("utf-8", "replace")
+            head.decode("utf-8", "surrogateescape")
             + f"[... {omitted} bytes omitted ...]\n"
-            + tail.decode("utf-8", "replace")
+            + tail.decode("utf-8", "surrogateescape")
         )

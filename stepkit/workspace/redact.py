@@ -531,10 +531,10 @@ class Redactor:
             reaches += ((span[0], span[1]) for span in found)
         prefilter = _prefilter()
         lower = None
-        if end - start > _BLOCK and not prefilter.Match(text[start:end]):
+        if end - start > _BLOCK and not prefilter.Match(_utf8(text[start:end])):
             return _merged(found)  # one pass says no shape can match anywhere in it
         for block_start, block_end in _blocks(text, start, end):
-            for index in prefilter.Match(text[block_start:block_end]) or ():
+            for index in prefilter.Match(_utf8(text[block_start:block_end])) or ():
                 shape = _SHAPES[index][0]
                 haystack = text
                 if shape.lower:
@@ -547,6 +547,12 @@ class Redactor:
                     if reaches is not None:
                         reaches.append((match.start(), max(match.end(), span[1] if span else 0)))
         return _merged(found)
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8 for RE2, which cannot encode a surrogate: bytes that
+    were not UTF-8 (a file name, a tool's output) arrive as surrogates."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _merged(found: list[Span]) -> list[Span]:

@@ -31,6 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from stepkit.jsontext import model_json
 from stepkit.records import TestsRecord
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.loglines import lines_of
@@ -96,7 +97,7 @@ class TestResults(BaseModel):
     def record(self, path: Path) -> TestsRecord:
         """Write every id to ``path`` (JSON) and return the compact record."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.model_dump_json(indent=1), encoding="utf-8")
+        path.write_text(model_json(self, indent=1), encoding="utf-8")
         return TestsRecord(source=self.source, complete=self.complete, counts=self.counts(),
                            failing=self.failing[:RECORD_IDS], file=str(path))
 

@@ -66,7 +66,7 @@ def stub_steprunner(monkeypatch):
     for node in load_protocol_graph().nodes.values():
         if isinstance(node, ScriptNode):
             module, name = node.call.split(":")
-            monkeypatch.setattr(importlib.import_module(module), name, scripted)
+            monkeypatch.setattr(importlib.import_module(module), name, lambda ctx: scripted(ctx, PLAYED))
         if isinstance(node, EndNode) and node.render:
             module, name = node.render.split(":")
             monkeypatch.setattr(importlib.import_module(module), name, render_plain)
@@ -83,13 +83,22 @@ def pm():
     return get_plugin_manager(builtins=["stepkit.plugins.ask"])
 
 
+#: what the stubbed nodes do in this test (the built-in graph takes no test keys through ``sets``)
+PLAYED: dict[str, Any] = {}
+
+
+def played_stage(name: str, ctx: Any) -> Any:
+    return stage_runner(name, ctx, PLAYED)
+
+
 def start(project: Path, answers: dict | None = None, **script) -> RunResult:
-    return run_step(project_dir=project, sets={"script": {**HAPPY, **script}, "stub_updates": UPDATES},
-                    answers=answers, pm=pm(), stage_runner=stage_runner)
+    PLAYED.clear()
+    PLAYED.update(script={**HAPPY, **script}, stub_updates=UPDATES)
+    return run_step(project_dir=project, answers=answers, pm=pm(), stage_runner=played_stage)
 
 
 def resume(project: Path, run_id: str | None, answer: str | None = None) -> RunResult:
-    return resume_run(run_id, answer=answer, project_dir=project, pm=pm(), stage_runner=stage_runner)
+    return resume_run(run_id, answer=answer, project_dir=project, pm=pm(), stage_runner=played_stage)
 
 
 def checkpoint(result: RunResult) -> dict:

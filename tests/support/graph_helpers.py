@@ -31,17 +31,24 @@ IMPORT_ROOT = Path(__file__).resolve().parents[2]
 #: The state keys the callables below set.
 STUB_OUTPUTS = ["calls", "stages_run", "partial", "count", "attempts_used", "seen", "probe", "secret_echo",
                 "started_at_tokens", "colour", "slow_done"]
+#: The keys the callables below read, declared in every graph :func:`write_graph`
+#: writes so a test can set them with ``sets`` (a graph file's own tunables).
+STUB_TUNABLES: dict[str, Any] = {"count": 0, "script": {}, "stub_updates": {}, "fail_times": 0, "stop_at": None,
+                                 "note": "", "barrier": ""}
 #: set at test teardown so abandoned (timed-out) node threads end
 RELEASE = threading.Event()
 
 
-def scripted(ctx: StageContext) -> Outcome:
+def scripted(ctx: StageContext, played: dict[str, Any] | None = None) -> Outcome:
+    """``played``: the ``script`` and ``stub_updates`` a test's closure gives
+    (for the built-in graph, which takes no keys of its own); default: the state's."""
+    source = ctx.state if played is None else played
     calls = dict(ctx.state.get("calls") or {})
     n = calls.get(ctx.node, 0)
     calls[ctx.node] = n + 1
-    plan = (ctx.state.get("script") or {}).get(ctx.node, "next")
+    plan = (source.get("script") or {}).get(ctx.node, "next")
     action = plan[min(n, len(plan) - 1)] if isinstance(plan, list) else plan
-    updates: dict[str, Any] = {"calls": calls, **(ctx.state.get("stub_updates") or {}).get(ctx.node, {})}
+    updates: dict[str, Any] = {"calls": calls, **(source.get("stub_updates") or {}).get(ctx.node, {})}
     if action == "fault":
         raise StageFault(f"{ctx.node} fault #{n + 1}", updates={"partial": ctx.node})
     if action == "crash":
@@ -55,9 +62,9 @@ def scripted(ctx: StageContext) -> Outcome:
     return Outcome(route=None if action == "next" else action, updates=updates)
 
 
-def stage_runner(name: str, ctx: StageContext) -> Outcome:
+def stage_runner(name: str, ctx: StageContext, played: dict[str, Any] | None = None) -> Outcome:
     """A stub for stepkit.protocol.stages.run_stage: scripted by node id, records the stage name."""
-    outcome = scripted(ctx)
+    outcome = scripted(ctx, played)
     outcome.updates["stages_run"] = [*ctx.state.get("stages_run", []), name]
     return outcome
 
@@ -170,7 +177,7 @@ def write_graph(directory: Path, nodes: dict[str, Any], name: str = "g.yaml", **
     declared = {node_id: {**node, "outputs": list(dict.fromkeys([*node.get("outputs", []), *STUB_OUTPUTS]))}
                 if node.get("kind") in ("script", "stage") else node for node_id, node in nodes.items()}
     data = {"name": name.removesuffix(".yaml"), "start": next(iter(nodes)),
-            "initial_state": {"count": 0}, **settings,
+            "initial_state": dict(STUB_TUNABLES), **settings,
             "nodes": {**declared, **{k: v for k, v in END_NODES.items() if k not in nodes}}}
     path = directory / name
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")

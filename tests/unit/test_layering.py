@@ -35,6 +35,7 @@ FORBIDDEN = {
     "stepkit.trust": HIGH,
     # a leaf: records, evidence and the parsers all use it
     "stepkit.text": ("stepkit",),
+    "stepkit.jsontext": ("stepkit",),
 }
 
 

@@ -19,7 +19,7 @@ import yaml
 from stepkit.planrepo.sections import heading_of, track_fence
 from stepkit.protocol import SENTINELS
 from stepkit.records import GateResult
-from stepkit.text import guard_lines
+from stepkit.text import guard_lines, shown_bytes
 from stepkit.workspace.redact import redact
 
 #: The handoff's sections, all required, in this order.
@@ -104,7 +104,7 @@ def render_handoff(
             # masked before the digest, so the digest covers the bytes written
             body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts, max_fix_attempts,
                              open_critical)
-            body = redact(f"{body}\n\n{criteria}" if criteria else body)
+            body = shown_bytes(redact(f"{body}\n\n{criteria}" if criteria else body))
             body = f"{body}\n\n{evidence_marker(body)}"
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))
@@ -116,7 +116,7 @@ def render_handoff(
                 if sweep:
                     body = "\n".join(sweep) + ("" if body == "None" else f"\n\n{body}")
         parts.append(f"\n## {section}\n\n{body}\n")
-    return redact("".join(parts))
+    return shown_bytes(redact("".join(parts)))
 
 
 def _fault_line(fault: str) -> str:

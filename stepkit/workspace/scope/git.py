@@ -220,6 +220,14 @@ def worktree_add(root: Path, path: Path, commit: str) -> bool:
     return run(["worktree", "add", "--detach", "--force", "-q", str(path), commit], root) is not None
 
 
+def worktrees(root: Path) -> list[Path]:
+    """The work trees git has on record for the repository at ``root`` (the
+    main one first); empty when git failed."""
+    out = run(["worktree", "list", "--porcelain", "-z"], root) or b""
+    return [Path(entry[len(b"worktree "):].decode("utf-8", "surrogateescape"))
+            for entry in out.split(b"\0") if entry.startswith(b"worktree ")]
+
+
 def worktree_remove(root: Path, path: Path) -> None:
     """Remove the work tree at ``path`` that :func:`worktree_add` made, and
     git's record of it (also when its directory is already gone)."""

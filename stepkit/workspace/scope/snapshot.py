@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from stepkit.jsontext import model_from_json, model_json
 from stepkit.workspace.files import real_dir, replace_entry
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.plancopy import PlanScope
@@ -150,7 +151,7 @@ def head_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot 
 def save_snapshot(snap: Snapshot, path: Path) -> str:
     """Write ``snap`` to ``path`` (never through a link) and return its digest,
     for the checkpoint to keep and :func:`load_snapshot` to check."""
-    text = snap.model_dump_json().encode("utf-8")
+    text = model_json(snap).encode("utf-8")
     replace_entry(real_dir(path.parent, Path(snap.project_dir)) / path.name, text)
     return _digest(text)
 
@@ -173,7 +174,7 @@ def load_snapshot(path: Path, digest: str | None) -> Snapshot | None:
     if text is None or (digest is not None and _digest(text) != digest):
         return None
     try:
-        snap = Snapshot.model_validate_json(text)
+        snap = model_from_json(Snapshot, text)
     except ValueError:
         return None
     store = ObjectStore(Path(snap.store))
