@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, WithJsonSchema, create_model, field_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages.documents import (
@@ -60,11 +60,12 @@ Rules:
   NOTES.md (commands, conventions, gotchas), one line each; nothing about
   this step's status and nothing NOTES.md already says; [] when none.
 - step_summary: one line for the final approval prompt.
-- acceptance_criteria: one entry per bullet of the plan's Acceptance
-  criteria, worded as the plan words it, with the ids of the tests that
-  check it, as the tests gate recorded them (see "Tests stepkit saw pass");
-  tests [] when no automated test covers it (it is then shown as "not
-  covered by a test").  Never cite a test that is not listed as passed.
+- acceptance_criteria: the plan's Acceptance criteria are numbered for
+  you (C1, C2, ...; see "Acceptance criteria"): one entry per criterion,
+  named by its id, with the ids of the tests that check it, as the tests
+  gate recorded them (see "Tests stepkit saw pass").  A criterion no
+  automated test covers is left out or given tests []; it is shown as "no
+  test cited".  Never cite a test that is not listed as passed.
 - When "Problems to fix" is present, your previous handoff failed the
   checker: fix exactly those problems and keep everything else.
 
@@ -104,6 +105,32 @@ class HandoffAnswer(HandoffProse):
     ADDED_AFTER_RELEASE: ClassVar[dict[str, Any]] = {"notes_facts": [], "acceptance_criteria": []}
 
 
+def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
+    """:class:`HandoffAnswer` for one step: each entry of its criteria map
+    names a criterion by an id of this step's (an enum of ``C1`` … ``Cn``;
+    no entry at all when the plan has no criteria).  An entry naming a
+    criterion by its exact text is read as its id
+    (:func:`~stepkit.protocol.criteria.criterion_index`)."""
+    from stepkit.protocol.criteria import criterion_ids, criterion_index
+
+    ids = criterion_ids(criteria)
+    if not ids:
+        return create_model("HandoffAnswer", __base__=HandoffAnswer, acceptance_criteria=(
+            list[CriterionTests], Field(max_length=0, description="[]: the plan has no Acceptance criteria.")))
+
+    def as_id(value: Any) -> Any:
+        at = criterion_index(value, criteria) if isinstance(value, str) else None
+        return value if at is None else ids[at]
+
+    entry = create_model(
+        "CitedCriterion", __base__=CriterionTests,
+        criterion=(Annotated[Literal[tuple(ids)], WithJsonSchema({  # an enum even of one id (never "const")
+            "type": "string", "enum": ids, "description": "The criterion's id (C1, C2, ...)."})], ...),
+        __validators__={"_by_id": field_validator("criterion", mode="before")(as_id)})
+    return create_model("HandoffAnswer", __base__=HandoffAnswer, acceptance_criteria=(list[entry], Field(
+        description="Per criterion id, the ids of the tests that cover it ([] or no entry: none).")))
+
+
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
     """The volatile part of the write_handoff request.
 
@@ -119,6 +146,7 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         doc("Diff summary (files, lines added/removed, excerpts)", diff_summary(state.get("diff")),
             DIFF_SUMMARY_CHARS),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
+        doc("Acceptance criteria (cite them by id)", _numbered_criteria(state), SHORT_CHARS * 2),
         doc("Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2),
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
@@ -141,6 +169,18 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         parts.append(doc("Problems to fix", "\n".join(f"- {p}" for p in feedback), SHORT_CHARS))
     parts.append(f"Write the handoff prose for step {state.get('step')}.")
     return "\n".join(parts)
+
+
+def _criteria(state: Mapping[str, Any]) -> list[str]:
+    from stepkit.protocol.criteria import plan_criteria
+
+    return plan_criteria(str(state.get("plan_text") or ""))
+
+
+def _numbered_criteria(state: Mapping[str, Any]) -> str:
+    from stepkit.protocol.criteria import numbered_criteria
+
+    return numbered_criteria(_criteria(state)) or "None (the plan has no Acceptance criteria)"
 
 
 def _passed_tests(state: Mapping[str, Any]) -> str:
@@ -195,4 +235,5 @@ def stepkit_write_handoff(ctx: StageContext) -> HandoffProse:
 
     return HandoffProse.model_validate(ask(
         ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
-        prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)), schema=HandoffAnswer, tools=None))
+        prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)), schema=handoff_schema(_criteria(ctx.state)),
+        tools=None))
