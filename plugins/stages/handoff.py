@@ -19,6 +19,7 @@ from stepkit.plugins.stages.documents import (
     SHORT_CHARS,
     diff_summary,
     doc,
+    gate_decisions,
     gate_table,
     plan_prefix,
     text,
@@ -43,8 +44,8 @@ Rules:
   that ran passed and no critical review finding is open (the checker
   refuses it otherwise); "partial" when work remains, a gate failed or a
   critical finding is open; "blocked" when the step could not proceed.
-- Judge Completed / Not completed from the diff summary, the coder report
-  and the implementation brief against the plan's Tasks, never from file
+- Judge Completed / Not completed from the diff summary, the coder rounds
+  (every round's task and report) and the implementation brief against the plan's Tasks, never from file
   names or green gates alone.
 - summary: what the step did, 2-4 sentences.
 - completed / not_completed: bullets against the plan's Tasks and
@@ -142,7 +143,8 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
              gate_table(state.get("gates") or []), SHORT_CHARS * 2),
         doc("Implementation brief (what orient asked the coder to do)",
             state.get("implementation_brief"), REPORT_CHARS),
-        doc("Coder report", _coder_report(state), REPORT_CHARS),
+        doc("Coder rounds (each round's task, the coder's report, the files it changed)",
+            _coder_rounds(state), REPORT_CHARS * 3),
         doc("Diff summary (files, lines added/removed, excerpts)", diff_summary(state.get("diff")),
             DIFF_SUMMARY_CHARS),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
@@ -151,7 +153,7 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
         doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
-        doc("Gate decisions", _decisions(state), SHORT_CHARS * 2),
+        doc("Gate decisions", gate_decisions(state), SHORT_CHARS * 2),
         doc("Fix loop", _fix_loop(state), SHORT_CHARS * 2),
         doc("Changed files", "\n".join(f"- {n}" for n in state.get("changed_files") or []),
              SHORT_CHARS * 2),
@@ -191,27 +193,19 @@ def _passed_tests(state: Mapping[str, Any]) -> str:
     return "\n".join(f"- {test_id}" for test_id, status in seen.items() if status == "passed")
 
 
-def _coder_report(state: Mapping[str, Any]) -> str:
-    coder = state.get("coder_result") or {}
-    return str(coder.get("text") or "None (no coder report was recorded)")
-
-
-def _decisions(state: Mapping[str, Any]) -> str:
-    """What the approval gates and routers decided, for the Deviations section."""
-    lines = []
-    if state.get("unsatisfied"):
-        lines.append("- gate_blocked: dependencies unsatisfied, the user chose to proceed: "
-                     + "; ".join(map(str, state["unsatisfied"])))
-    if state.get("has_major_deviation"):
-        how = ("auto-approved (STEP_AUTOAPPROVE=1)" if state.get("deviation_autoapproved")
-               else "the user chose to proceed")
-        lines.append(f"- gate_deviation: major deviation, {how}")
-    if state.get("review_skipped"):
-        lines.append(f"- independent review skipped: {state['review_skipped']}")
-    if state.get("unresolved_critical"):
-        lines.append("- critical review findings still open (review budget spent): "
-                     + "; ".join(map(str, state["unresolved_critical"])))
-    return "\n".join(lines)
+def _coder_rounds(state: Mapping[str, Any]) -> str:
+    """Every coder round as recorded (``coder_round_log``); the last report
+    alone when no round was recorded."""
+    log = state.get("coder_round_log") or []
+    if not log:
+        coder = state.get("coder_result") or {}
+        return str(coder.get("text") or "None (no coder report was recorded)")
+    blocks = []
+    for record in log:
+        files = ", ".join(record.get("changed_files") or []) or "none"
+        blocks.append(f"### Round {record.get('round')}\nTask: {record.get('task')}\n"
+                      f"Files changed in this round: {files}\nReport:\n{record.get('report')}")
+    return "\n\n".join(blocks)
 
 
 def _fix_loop(state: Mapping[str, Any]) -> str:

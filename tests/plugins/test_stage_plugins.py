@@ -461,3 +461,14 @@ def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
 
     assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
     assert "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+
+
+def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path):
+    from stepkit.plugins.coders.reviewer import build_review_prompt
+    from stepkit.plugins.stages.sweep import sweep_prompt
+
+    flag = "tests/test_text.py: a test was deleted"
+    ctx = make_ctx(tmp_path, "edge_case_sweep", tamper_flags=[flag])
+    for prompt in (sweep_prompt(ctx.state), build_review_prompt(ctx.state)):
+        framed = prompt.split('<document title="Tamper flags raised by the harness', 1)[1]
+        assert f"\n- {flag}\n</document>" in framed.split("</document>", 1)[0] + "</document>"
