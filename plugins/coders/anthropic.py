@@ -448,8 +448,10 @@ class BuiltinCoder:
 def _new_round(state: dict[str, Any]) -> str:
     """The opening of a later implement round of the step, in the step's
     conversation: what the harness asks for now."""
-    parts = [f"# {title}\n{text}" for key, title in (("fix_instructions", "Fix instructions"),
-                                                     ("user_guidance", "User guidance"))
+    from stepkit.plugins.stages.documents import DIFF_CHARS, doc
+
+    parts = [doc(title, text, DIFF_CHARS, shrink_fences=False).rstrip("\n")
+             for key, title in (("fix_instructions", "Fix instructions"), ("user_guidance", "User guidance"))
              if (text := str(state.get(key) or "").strip())]
     if not parts:
         return ""  # the same round, resumed (after an approval pause)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stepkit.plugins.stages.documents import DIFF_CHARS, PLAN_CHARS, REPORT_CHARS, SHORT_CHARS, doc
 from stepkit.records import StageContext
 
 SENTINEL_RULE = (
@@ -60,15 +61,16 @@ def build_coder_prompt(ctx: StageContext) -> str:
         f"FULL test suite passes.\n{SENTINEL_RULE}"
     )
     sections = [f"# Task\n{task}", outcome, must_do, must_not, _judges(ctx)]
+    # the material, framed as data like every node's (a gate's log is kept whole, to its cap)
     if fix:
-        sections.append(f"# Fix instructions\n{fix}")
+        sections.append(doc("Fix instructions", fix, DIFF_CHARS, shrink_fences=False))
     if guidance:
-        sections.append(f"# User guidance\n{guidance}")
+        sections.append(doc("User guidance", guidance, SHORT_CHARS))
     if brief:
-        sections.append(f"# Implementation brief\n{brief}")
+        sections.append(doc("Implementation brief", brief, REPORT_CHARS))
     if plan:
-        sections.append(f"# Plan of {name}\n{plan}")
-    return "\n\n".join(sections) + "\n"
+        sections.append(doc(f"Plan of {name}", plan, PLAN_CHARS, shrink_fences=False))
+    return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
 
 
 def _judges(ctx: StageContext) -> str:

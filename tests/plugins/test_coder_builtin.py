@@ -398,3 +398,16 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     assert "F401" in fix_prompt
     assert [(g.name, g.status) for g in result.gates] == [("format", "pass"), ("lint", "pass"),
                                                           ("build", "pass"), ("tests", "pass")]
+
+
+def test_every_coders_prompt_frames_its_material_in_documents(project):
+    from stepkit.plugins.coders.prompt import build_coder_prompt
+
+    prompt = build_coder_prompt(make_ctx(project, state={"fix_instructions": "$ ruff check\nF401 os unused",
+                                                         "user_guidance": "keep it small"}))
+    for title, body in (("Fix instructions", "F401 os unused"), ("User guidance", "keep it small"),
+                        ("Implementation brief", "Put greet() in greet.py."),
+                        ("Plan of step 3 (Add greeting)", "## Acceptance criteria")):
+        assert f'<document title="{title}">' in prompt, title
+        assert body in prompt.split(f'<document title="{title}">', 1)[1].split("</document>", 1)[0], title
+    assert "# Fix instructions" not in prompt and "# Implementation brief" not in prompt
