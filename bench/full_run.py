@@ -86,7 +86,7 @@ ANSWERS = {
                       "completed": "- nothing", "not_completed": "None", "deviations": "None",
                       "downstream_plan_updates": "None", "edge_cases_discovered": "None",
                       "notes_for_next_step": "None", "notes_facts": [],
-                      "acceptance_criteria": [{"criterion": "`true` passes.", "tests": []}]},
+                      "acceptance_criteria": [{"criterion": "C1", "tests": []}]},
 }
 GIT_ID = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}

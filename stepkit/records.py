@@ -219,12 +219,12 @@ class SweepResult(BaseModel):
 
 
 class CriterionTests(BaseModel):
-    """One entry of the handoff's acceptance-criteria map: a bullet of the
-    plan's Acceptance criteria and the test ids that cover it (none: it is
-    not covered by a test).  stepkit, not the writer, says whether it saw
-    each of them pass."""
+    """One entry of the handoff's acceptance-criteria map: a criterion of the
+    plan, by the id stepkit numbered it with (``C1`` …; its exact text is
+    read too), and the test ids that cover it (none: no test is cited).
+    stepkit, not the writer, says whether it saw each of them pass."""
 
-    criterion: str = Field(description="The Acceptance-criteria bullet, as the plan words it.")
+    criterion: str = Field(description="The criterion's id as numbered in the prompt (C1, C2, ...).")
     tests: list[str] = Field(default_factory=list, description=(
         "Ids of the tests that check it, as the tests gate recorded them "
         "(e.g. tests/test_calc.py::test_mul); [] when no automated test covers it."))

@@ -24,8 +24,8 @@ one call per round.)
    test run since is sent back once); it answers done, rejected or failed
    (with the reason).  When its turns run out it is asked for its answer
    without tools (the engine's final turn).
-3. **Verify** with the build and test gates of the same gate runner the
-   step uses; each passing result carries the hash of the tree it left, so
+3. **Verify** with the step's gates (format on the step's changed files,
+   lint, build, tests) of the same gate runner and gate plan the step uses; each passing result carries the hash of the tree it left, so
    the step-level gate can reuse it instead of running it again.
 4. **Fix loop**: the first failing gate's evidence goes back to the model,
    at most ``coder_fix_budget`` (3) times; a failure whose signature repeats
@@ -126,8 +126,8 @@ Follow the implementation brief over the raw plan, match the patterns of the pla
 Context section and write tests from the Acceptance criteria. Do not weaken verification
 (no skipped or deleted tests, no new ignore markers, no loosened lint or coverage
 settings). Before you answer "done", run the tests you wrote (and the project's test
-command) with run_command; stepkit runs the build and the full test suite after you and
-decides what passed."""
+command) with run_command; stepkit then runs the step's gates (format, lint, build, tests:
+their commands are in the task) and decides what passed; a failing gate comes back to you."""
 
 #: What replaces the delegation prompt's sentinel rule: this coder answers in fields.
 ANSWER_RULE = (
@@ -377,7 +377,9 @@ class BuiltinCoder:
         return edit
 
     def _verify(self) -> GateResult | None:
-        """Run build and tests; return the first failing gate (None: all good)."""
+        """Run the step's gates (format, lint, build, tests) as the step will;
+        return the first failing gate (None: all good)."""
+        from stepkit.records import GATE_ORDER
         from stepkit.workspace.gate_commands import run_gate_plan
         from stepkit.workspace.gates import GateRunner
 
@@ -387,14 +389,33 @@ class BuiltinCoder:
         runner = GateRunner(
             ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(), stamp_passes=True,
             plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
+            change_set=self._step_changes(),
             on_gate=lambda r: ctx.emit("coder_gate", name=r.name, status=r.status, command=r.command),
         )
-        self.gates = runner.run(("build", "tests"))
+        self.gates = runner.run(GATE_ORDER)
         self.tree = runner.tree_ids
         for result in self.gates:
             if result.failed:
                 return result
         return None
+
+    def _step_changes(self):
+        """What the formatter is given, as the step's format gate: the files
+        the step changed (the earlier rounds' and this one's); None (the
+        changes against HEAD) when the run keeps no scope snapshot."""
+        from stepkit.workspace import scope
+        from stepkit.workspace.gates import existing_files
+
+        earlier = self.ctx.state.get("changed_files")
+        if earlier is None:
+            return None
+        project, plans = self.ctx.project_dir.resolve(), self.ctx.plans_dir.resolve()
+
+        def changed() -> list[str]:
+            now = scope.changed_between(self.before, scope.file_ids(project))
+            mine = [p for p in now if not (project / p).is_relative_to(plans)]
+            return existing_files(project, sorted({*earlier, *mine}))
+        return changed
 
     # -- result ----------------------------------------------------------------
 
@@ -427,8 +448,10 @@ class BuiltinCoder:
 def _new_round(state: dict[str, Any]) -> str:
     """The opening of a later implement round of the step, in the step's
     conversation: what the harness asks for now."""
-    parts = [f"# {title}\n{text}" for key, title in (("fix_instructions", "Fix instructions"),
-                                                     ("user_guidance", "User guidance"))
+    from stepkit.plugins.stages.documents import DIFF_CHARS, doc
+
+    parts = [doc(title, text, DIFF_CHARS, shrink_fences=False).rstrip("\n")
+             for key, title in (("fix_instructions", "Fix instructions"), ("user_guidance", "User guidance"))
              if (text := str(state.get(key) or "").strip())]
     if not parts:
         return ""  # the same round, resumed (after an approval pause)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stepkit.plugins.stages.documents import DIFF_CHARS, PLAN_CHARS, REPORT_CHARS, SHORT_CHARS, doc
 from stepkit.records import StageContext
 
 SENTINEL_RULE = (
@@ -22,7 +23,8 @@ SENTINEL_RULE = (
 def build_coder_prompt(ctx: StageContext) -> str:
     """Build the coder's prompt from the run state (``step``, ``title``,
     ``plan_text``, ``implementation_brief``, ``user_guidance``,
-    ``fix_instructions``; missing keys are left out) and the plan repo."""
+    ``fix_instructions``; missing keys are left out), the plan repo and the
+    command of every gate the step will run (the run's gate plan)."""
     state = ctx.state
     step = state.get("step", "?")
     title = str(state.get("title") or "").strip()
@@ -58,16 +60,42 @@ def build_coder_prompt(ctx: StageContext) -> str:
         "The step's Acceptance criteria hold, covered by tests; the project builds and its "
         f"FULL test suite passes.\n{SENTINEL_RULE}"
     )
-    sections = [f"# Task\n{task}", outcome, must_do, must_not]
+    sections = [f"# Task\n{task}", outcome, must_do, must_not, _judges(ctx)]
+    # the material, framed as data like every node's (a gate's log is kept whole, to its cap)
     if fix:
-        sections.append(f"# Fix instructions\n{fix}")
+        sections.append(doc("Fix instructions", fix, DIFF_CHARS, shrink_fences=False))
     if guidance:
-        sections.append(f"# User guidance\n{guidance}")
+        sections.append(doc("User guidance", guidance, SHORT_CHARS))
     if brief:
-        sections.append(f"# Implementation brief\n{brief}")
+        sections.append(doc("Implementation brief", brief, REPORT_CHARS))
     if plan:
-        sections.append(f"# Plan of {name}\n{plan}")
-    return "\n\n".join(sections) + "\n"
+        sections.append(doc(f"Plan of {name}", plan, PLAN_CHARS, shrink_fences=False))
+    return "\n\n".join(section.rstrip("\n") for section in sections) + "\n"
+
+
+def _judges(ctx: StageContext) -> str:
+    """The gates the step will run after the coder, each with its command:
+    the run's gate plan once a gate fixed it, else the plan as detected now,
+    not stored (the step's first gate plans again, after the coder's changes:
+    a first step may create the files detection reads)."""
+    from stepkit.records import GATE_ORDER
+    from stepkit.workspace.gate_commands import RUN_PLAN_KEY, plan_gates, run_gate_plan
+
+    plan = (run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config) if RUN_PLAN_KEY in ctx.settings
+            else plan_gates(ctx.pm, ctx.project_dir, ctx.config))
+    lines = []
+    for name in GATE_ORDER:
+        command, _plugin = plan.command(name)
+        planned = plan.commands.get(name)
+        why_not = planned.not_run if planned is not None else ""
+        if command and not why_not:
+            lines.append(f"- {name}: `{command}`" + (" (run on the files the step changed)" if name == "format"
+                                                        else ""))
+        else:
+            lines.append(f"- {name}: not run ({why_not or 'no command'})")
+    return ("# How stepkit judges the change\n"
+            "After you, stepkit runs these gates in this order; every gate that runs must pass "
+            "(run the same commands yourself before you finish):\n" + "\n".join(lines))
 
 
 def _plans_display(ctx: StageContext) -> str:

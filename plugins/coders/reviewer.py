@@ -1,7 +1,8 @@
 """The independent reviewer (``--reviewer anthropic[:MODEL] | command:SHELL |
 claude | codex | aider | opencode``).
 
-Every reviewer gets the same material: the step's Acceptance criteria, the
+Every reviewer gets the same material: the step's Acceptance criteria,
+orient's brief and findings, the deviation and gate decisions, NOTES.md, the
 changed files, the harness's tamper flags, the gate results, the sweep
 report, the step's diff (bounded like the sweep's) and the plan.  The
 built-in reviewer, and the claude and codex presets, answer with structured
@@ -165,41 +166,51 @@ def render_text_findings(report: str) -> str:
 
 
 def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -> str:
-    """The reviewer's task and material, from the run state (``step``,
-    ``title``, ``plan_text``, ``diff``, ``changed_files``, ``tamper_flags``,
-    ``gates``, ``edge_case_report``); ``with_instructions`` adds the rules
-    and the text format (for external CLIs, which get no system prompt
-    from stepkit).  Every document is bounded by the limits of
-    :mod:`stepkit.plugins.stages.documents`."""
+    """The reviewer's task and material, from the run state: the plan's
+    Acceptance criteria, orient's implementation brief and findings, the
+    deviation and gate decisions with the user's guidance, NOTES.md, the
+    changed files, the harness's tamper flags, the gate results, the sweep
+    report, the diff and the plan, each in a ``<document>``;
+    ``with_instructions`` adds the rules and the text format (for external
+    CLIs, which get no system prompt from stepkit).  Every document is
+    bounded by the limits of :mod:`stepkit.plugins.stages.documents`."""
     from stepkit.planrepo.sections import plan_section
     from stepkit.plugins.stages.documents import (
         DIFF_CHARS,
+        NOTES_CHARS,
         PLAN_CHARS,
         REPORT_CHARS,
         SHORT_CHARS,
-        clip,
+        bullets,
+        doc,
+        gate_decisions,
         gate_table,
     )
 
     plan = str(state.get("plan_text") or "")
     criteria = plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"
-    changed = state.get("changed_files") or []
-    flags = state.get("tamper_flags") or []
-    diff = clip(state.get("diff"), DIFF_CHARS, "diff", shrink_fences=False).strip() or "(empty diff)"
     title = str(state.get("title") or "")
-    sweep = clip(state.get("edge_case_report"), REPORT_CHARS, "sweep report").strip()
-    return "\n\n".join([
-        f"# Review step {state.get('step', '?')}" + (f": {title}" if title else ""),
-        *([REVIEW_RULES, TEXT_FORMAT] if with_instructions else []),
-        f"## Acceptance criteria\n{clip(criteria, SHORT_CHARS * 2, 'criteria').strip()}",
-        "## Changed files\n" + ("\n".join(f"- {f}" for f in changed) or "none"),
-        "## Tamper flags raised by the harness (judge each)\n"
-        + ("\n".join(f"- {f}" for f in flags) or "none"),
-        f"## Gate results (recorded by the harness)\n{gate_table(state.get('gates') or [])}",
-        f"## Edge-case sweep report\n{sweep or 'none (the sweep did not run or found nothing)'}",
-        f"## Diff\n```diff\n{diff}\n```",
-        f"## Plan\n{clip(plan, PLAN_CHARS, 'plan', shrink_fences=False).strip()}",
-    ]) + "\n"
+    return "\n".join([
+        f"# Review step {state.get('step', '?')}" + (f": {title}" if title else "") + "\n",
+        *([REVIEW_RULES + "\n", TEXT_FORMAT] if with_instructions else []),
+        doc("Acceptance criteria", criteria, SHORT_CHARS * 2),
+        doc("Implementation brief (what orient asked the coder to do)", state.get("implementation_brief"),
+            REPORT_CHARS),
+        doc("Orient's findings (the plan checked against the code)", state.get("staleness_report"),
+            REPORT_CHARS),
+        doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
+        doc("Gate decisions (an approved deviation is not an unmet criterion)", gate_decisions(state),
+            SHORT_CHARS * 2),
+        doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
+        doc("NOTES.md (the project's recorded facts)", state.get("notes"), NOTES_CHARS),
+        doc("Changed files", bullets(state.get("changed_files")), SHORT_CHARS * 2),
+        doc("Tamper flags raised by the harness (judge each)", bullets(state.get("tamper_flags")), SHORT_CHARS * 2),
+        doc("Gate results (recorded by the harness)", gate_table(state.get("gates") or []), SHORT_CHARS * 2),
+        doc("Edge-case sweep report", state.get("edge_case_report")
+            or "None (the sweep did not run or found nothing)", REPORT_CHARS),
+        doc("Diff", state.get("diff") or "(empty diff)", DIFF_CHARS, shrink_fences=False),
+        doc("Plan", plan, PLAN_CHARS, shrink_fences=False),
+    ])
 
 
 @hookimpl

@@ -105,6 +105,30 @@ def gate_table(gates: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(rows) or "None recorded"
 
 
+def gate_decisions(state: Mapping[str, Any]) -> str:
+    """What the approval gates and routers decided: dependencies overridden,
+    a major deviation approved, the review skipped or its criticals left open."""
+    lines = []
+    if state.get("unsatisfied"):
+        lines.append("- gate_blocked: dependencies unsatisfied, the user chose to proceed: "
+                     + "; ".join(map(str, state["unsatisfied"])))
+    if state.get("has_major_deviation"):
+        how = ("auto-approved (STEP_AUTOAPPROVE=1)" if state.get("deviation_autoapproved")
+               else "the user chose to proceed")
+        lines.append(f"- gate_deviation: major deviation, {how}")
+    if state.get("review_skipped"):
+        lines.append(f"- independent review skipped: {state['review_skipped']}")
+    if state.get("unresolved_critical"):
+        lines.append("- critical review findings still open (review budget spent): "
+                     + "; ".join(map(str, state["unresolved_critical"])))
+    return "\n".join(lines)
+
+
+def bullets(items: Any) -> str:
+    """A list of state items as bullets (empty: nothing)."""
+    return "\n".join(f"- {item}" for item in items or [])
+
+
 def later_steps(state: Mapping[str, Any], sections: Sequence[str]) -> str:
     """The later steps of the plan (``state["later_steps"]``), each with its
     number, title, plan path and the named ``sections`` read from its plan

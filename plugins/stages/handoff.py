@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, WithJsonSchema, create_model, field_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages.documents import (
@@ -19,6 +19,7 @@ from stepkit.plugins.stages.documents import (
     SHORT_CHARS,
     diff_summary,
     doc,
+    gate_decisions,
     gate_table,
     plan_prefix,
     text,
@@ -43,8 +44,8 @@ Rules:
   that ran passed and no critical review finding is open (the checker
   refuses it otherwise); "partial" when work remains, a gate failed or a
   critical finding is open; "blocked" when the step could not proceed.
-- Judge Completed / Not completed from the diff summary, the coder report
-  and the implementation brief against the plan's Tasks, never from file
+- Judge Completed / Not completed from the diff summary, the coder rounds
+  (every round's task and report) and the implementation brief against the plan's Tasks, never from file
   names or green gates alone.
 - summary: what the step did, 2-4 sentences.
 - completed / not_completed: bullets against the plan's Tasks and
@@ -60,11 +61,12 @@ Rules:
   NOTES.md (commands, conventions, gotchas), one line each; nothing about
   this step's status and nothing NOTES.md already says; [] when none.
 - step_summary: one line for the final approval prompt.
-- acceptance_criteria: one entry per bullet of the plan's Acceptance
-  criteria, worded as the plan words it, with the ids of the tests that
-  check it, as the tests gate recorded them (see "Tests stepkit saw pass");
-  tests [] when no automated test covers it (it is then shown as "not
-  covered by a test").  Never cite a test that is not listed as passed.
+- acceptance_criteria: the plan's Acceptance criteria are numbered for
+  you (C1, C2, ...; see "Acceptance criteria"): one entry per criterion,
+  named by its id, with the ids of the tests that check it, as the tests
+  gate recorded them (see "Tests stepkit saw pass").  A criterion no
+  automated test covers is left out or given tests []; it is shown as "no
+  test cited".  Never cite a test that is not listed as passed.
 - When "Problems to fix" is present, your previous handoff failed the
   checker: fix exactly those problems and keep everything else.
 
@@ -104,6 +106,32 @@ class HandoffAnswer(HandoffProse):
     ADDED_AFTER_RELEASE: ClassVar[dict[str, Any]] = {"notes_facts": [], "acceptance_criteria": []}
 
 
+def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
+    """:class:`HandoffAnswer` for one step: each entry of its criteria map
+    names a criterion by an id of this step's (an enum of ``C1`` … ``Cn``;
+    no entry at all when the plan has no criteria).  An entry naming a
+    criterion by its exact text is read as its id
+    (:func:`~stepkit.protocol.criteria.criterion_index`)."""
+    from stepkit.protocol.criteria import criterion_ids, criterion_index
+
+    ids = criterion_ids(criteria)
+    if not ids:
+        return create_model("HandoffAnswer", __base__=HandoffAnswer, acceptance_criteria=(
+            list[CriterionTests], Field(max_length=0, description="[]: the plan has no Acceptance criteria.")))
+
+    def as_id(value: Any) -> Any:
+        at = criterion_index(value, criteria) if isinstance(value, str) else None
+        return value if at is None else ids[at]
+
+    entry = create_model(
+        "CitedCriterion", __base__=CriterionTests,
+        criterion=(Annotated[Literal[tuple(ids)], WithJsonSchema({  # an enum even of one id (never "const")
+            "type": "string", "enum": ids, "description": "The criterion's id (C1, C2, ...)."})], ...),
+        __validators__={"_by_id": field_validator("criterion", mode="before")(as_id)})
+    return create_model("HandoffAnswer", __base__=HandoffAnswer, acceptance_criteria=(list[entry], Field(
+        description="Per criterion id, the ids of the tests that cover it ([] or no entry: none).")))
+
+
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
     """The volatile part of the write_handoff request.
 
@@ -115,15 +143,17 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
              gate_table(state.get("gates") or []), SHORT_CHARS * 2),
         doc("Implementation brief (what orient asked the coder to do)",
             state.get("implementation_brief"), REPORT_CHARS),
-        doc("Coder report", _coder_report(state), REPORT_CHARS),
+        doc("Coder rounds (each round's task, the coder's report, the files it changed)",
+            _coder_rounds(state), REPORT_CHARS * 3),
         doc("Diff summary (files, lines added/removed, excerpts)", diff_summary(state.get("diff")),
             DIFF_SUMMARY_CHARS),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
+        doc("Acceptance criteria (cite them by id)", _numbered_criteria(state), SHORT_CHARS * 2),
         doc("Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2),
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
         doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
-        doc("Gate decisions", _decisions(state), SHORT_CHARS * 2),
+        doc("Gate decisions", gate_decisions(state), SHORT_CHARS * 2),
         doc("Fix loop", _fix_loop(state), SHORT_CHARS * 2),
         doc("Changed files", "\n".join(f"- {n}" for n in state.get("changed_files") or []),
              SHORT_CHARS * 2),
@@ -143,6 +173,18 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
+def _criteria(state: Mapping[str, Any]) -> list[str]:
+    from stepkit.protocol.criteria import plan_criteria
+
+    return plan_criteria(str(state.get("plan_text") or ""))
+
+
+def _numbered_criteria(state: Mapping[str, Any]) -> str:
+    from stepkit.protocol.criteria import numbered_criteria
+
+    return numbered_criteria(_criteria(state)) or "None (the plan has no Acceptance criteria)"
+
+
 def _passed_tests(state: Mapping[str, Any]) -> str:
     """The ids the final tests gate saw pass, for the criteria map."""
     from stepkit.protocol.criteria import final_tests_gate, statuses_seen
@@ -151,27 +193,19 @@ def _passed_tests(state: Mapping[str, Any]) -> str:
     return "\n".join(f"- {test_id}" for test_id, status in seen.items() if status == "passed")
 
 
-def _coder_report(state: Mapping[str, Any]) -> str:
-    coder = state.get("coder_result") or {}
-    return str(coder.get("text") or "None (no coder report was recorded)")
-
-
-def _decisions(state: Mapping[str, Any]) -> str:
-    """What the approval gates and routers decided, for the Deviations section."""
-    lines = []
-    if state.get("unsatisfied"):
-        lines.append("- gate_blocked: dependencies unsatisfied, the user chose to proceed: "
-                     + "; ".join(map(str, state["unsatisfied"])))
-    if state.get("has_major_deviation"):
-        how = ("auto-approved (STEP_AUTOAPPROVE=1)" if state.get("deviation_autoapproved")
-               else "the user chose to proceed")
-        lines.append(f"- gate_deviation: major deviation, {how}")
-    if state.get("review_skipped"):
-        lines.append(f"- independent review skipped: {state['review_skipped']}")
-    if state.get("unresolved_critical"):
-        lines.append("- critical review findings still open (review budget spent): "
-                     + "; ".join(map(str, state["unresolved_critical"])))
-    return "\n".join(lines)
+def _coder_rounds(state: Mapping[str, Any]) -> str:
+    """Every coder round as recorded (``coder_round_log``); the last report
+    alone when no round was recorded."""
+    log = state.get("coder_round_log") or []
+    if not log:
+        coder = state.get("coder_result") or {}
+        return str(coder.get("text") or "None (no coder report was recorded)")
+    blocks = []
+    for record in log:
+        files = ", ".join(record.get("changed_files") or []) or "none"
+        blocks.append(f"### Round {record.get('round')}\nTask: {record.get('task')}\n"
+                      f"Files changed in this round: {files}\nReport:\n{record.get('report')}")
+    return "\n\n".join(blocks)
 
 
 def _fix_loop(state: Mapping[str, Any]) -> str:
@@ -195,4 +229,5 @@ def stepkit_write_handoff(ctx: StageContext) -> HandoffProse:
 
     return HandoffProse.model_validate(ask(
         ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
-        prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)), schema=HandoffAnswer, tools=None))
+        prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)), schema=handoff_schema(_criteria(ctx.state)),
+        tools=None))

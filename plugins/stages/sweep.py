@@ -18,6 +18,7 @@ from stepkit.plugins.stages.documents import (
     SHARED_RULES,
     SHORT_CHARS,
     SWEEP_LATER_SECTIONS,
+    bullets,
     doc,
     later_steps,
     plan_prefix,
@@ -48,7 +49,7 @@ Rules:
 - needs_independent_review: true when 5 or more files changed, or the change
   crosses a boundary: authentication or authorization, a public API, a data
   schema or migration, security-sensitive code (secrets, crypto, permissions,
-  parsing untrusted input).  Otherwise false.
+  parsing untrusted input), or a tamper flag was raised.  Otherwise false.
 - edge_case_report: bullets starting "handled:" or "punted:".
 
 {SHARED_RULES}"""
@@ -63,6 +64,8 @@ def sweep_prompt(state: Mapping[str, Any]) -> str:
         doc(f"Changed files ({len(changed)})", "\n".join(f"- {name}" for name in changed),
              SHORT_CHARS * 2),
         doc("Diff", state.get("diff"), DIFF_CHARS),
+        doc("Tamper flags raised by the harness (signs that verification was weakened)",
+            bullets(state.get("tamper_flags")), SHORT_CHARS * 2),
         doc("Later steps (annotation and proposal targets)",
             later or "None (this is the last step: no annotations)", LATER_STEPS_CHARS),
         f"Sweep step {state.get('step')}'s changes for edge cases and answer.",

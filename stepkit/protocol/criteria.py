@@ -1,19 +1,23 @@
 """Acceptance criteria tied to the tests stepkit saw pass.
 
-The handoff writer fills a structured map (``acceptance_criteria`` of
-:class:`~stepkit.records.HandoffProse`): each bullet of the plan's
-Acceptance criteria with the test ids that cover it, or none when no
-automated test does.  The harness, never the writer, says how each cited
-test did in the final tests gate, from its per-test record:
+The harness numbers the plan's Acceptance criteria ``C1`` … ``Cn``
+(:func:`criterion_ids`) and shows them so to the handoff writer, whose
+structured map (``acceptance_criteria`` of :class:`~stepkit.records.HandoffProse`)
+names each criterion by its id with the test ids that cover it.  An entry
+may name a criterion by its text instead when that text is the plan's after
+markup is normalised (:func:`criterion_index`); a prefix names nothing.  The
+harness, never the writer, says how each cited test did in the final tests
+gate, from its per-test record:
 
 - ``passed``: stepkit saw it pass (not after a re-run);
 - ``FLAKY``: it failed, then passed when the suite was re-run — not evidence of a pass;
 - ``PRE-EXISTING FAILURE`` / ``FAILED``: it failed;
 - ``DID NOT RUN``: the final tests gate has no result for it.
 
-:func:`render_criteria` is the part of the handoff's Evidence this becomes
-(and the lines the final approval shows); :func:`criteria_problems` is what
-the handoff check reports: a criterion with no entry, an entry for no
+A criterion no entry cites a test for is shown as :data:`NO_TEST_CITED`;
+that is not a failure.  :func:`render_criteria` is the part of the
+handoff's Evidence this becomes (and the lines the final approval shows);
+:func:`criteria_problems` is what the handoff check reports: an entry for no
 criterion of the plan, a cited test that did not run or did not pass.
 """
 
@@ -26,7 +30,7 @@ from typing import Any
 from stepkit.planrepo.sections import list_items, plan_section
 from stepkit.records import CriterionTests, GateResult
 
-NOT_COVERED = "not covered by a test"
+NO_TEST_CITED = "no test cited"
 HEADING = "### Acceptance criteria → tests (checked by stepkit against the final tests gate)"
 
 
@@ -70,38 +74,60 @@ def _entries(value: Sequence[CriterionTests | Mapping[str, Any]] | None) -> list
     return [e if isinstance(e, CriterionTests) else CriterionTests.model_validate(e) for e in value or []]
 
 
-def _key(text: str) -> str:
-    return " ".join(re.sub(r"[`*_]", "", text).lower().split()).rstrip(".")
+def criterion_ids(criteria: Sequence[str]) -> list[str]:
+    """The id of each criterion, in the plan's order: ``C1`` … ``Cn``."""
+    return [f"C{number}" for number in range(1, len(criteria) + 1)]
 
 
-def _entry_for(criterion: str, entries: list[CriterionTests]) -> CriterionTests | None:
-    key = _key(criterion)
+def numbered_criteria(criteria: Sequence[str]) -> str:
+    """The criteria as the handoff writer is shown them, one ``Cn: text`` line each."""
+    return "\n".join(f"{cid}: {text}" for cid, text in zip(criterion_ids(criteria), criteria))
+
+
+def normalised(text: str) -> str:
+    """A criterion's text without markup: no backticks or emphasis
+    asterisks, whitespace collapsed, no trailing period."""
+    return " ".join(re.sub(r"[`*]", "", text).split()).rstrip(".").rstrip()
+
+
+def criterion_index(name: str, criteria: Sequence[str]) -> int | None:
+    """The index of the criterion ``name`` names: its id (``C2``, any case),
+    else the one criterion whose :func:`normalised` text equals it."""
+    name = name.strip()
+    ids = [cid.lower() for cid in criterion_ids(criteria)]
+    if name.lower() in ids:
+        return ids.index(name.lower())
+    key = normalised(name)
+    same = [at for at, text in enumerate(criteria) if key and normalised(text) == key]
+    return same[0] if len(same) == 1 else None
+
+
+def _cited_per_criterion(criteria: Sequence[str], entries: list[CriterionTests]) -> list[list[str]]:
+    """The tests the entries cite for each criterion (entries naming the same one are joined)."""
+    cited: list[list[str]] = [[] for _ in criteria]
     for entry in entries:
-        other = _key(entry.criterion)
-        if other and (other == key or key.startswith(other) or other.startswith(key)):
-            return entry
-    return None
+        at = criterion_index(entry.criterion, criteria)
+        if at is not None:
+            cited[at] += [t for t in entry.tests if t not in cited[at]]
+    return cited
 
 
 def criteria_rows(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:
     """One line per plan criterion (no bullet: a template renders a list as
-    bullets): the tests that cover it and how each ended in the final tests
-    gate, ``not covered by a test``, or that the handoff gave it no entry."""
+    bullets): its id and text, then the tests cited for it and how each ended
+    in the final tests gate, or :data:`NO_TEST_CITED`."""
     statuses = statuses_seen(gate)
-    parsed = _entries(entries)
     rows = []
-    for criterion in criteria:
-        entry = _entry_for(criterion, parsed)
-        if entry is None:
-            rows.append(f"{criterion} — NO ENTRY in the handoff's criteria map")
-        elif not entry.tests:
-            rows.append(f"{criterion} — {NOT_COVERED}")
-        else:
-            cited = []
-            for test_id in entry.tests:
-                found = find_test(test_id, statuses)
-                cited.append(f"`{found or test_id}`: {statuses[found] if found else 'DID NOT RUN'}")
-            rows.append(f"{criterion} — " + "; ".join(cited))
+    for cid, criterion, tests in zip(criterion_ids(criteria), criteria, _cited_per_criterion(criteria,
+                                                                                           _entries(entries))):
+        if not tests:
+            rows.append(f"{cid}: {criterion} — {NO_TEST_CITED}")
+            continue
+        cited = []
+        for test_id in tests:
+            found = find_test(test_id, statuses)
+            cited.append(f"`{found or test_id}`: {statuses[found] if found else 'DID NOT RUN'}")
+        rows.append(f"{cid}: {criterion} — " + "; ".join(cited))
     return rows
 
 
@@ -118,24 +144,19 @@ def criteria_problems(criteria: list[str], entries: Sequence[Any] | None, gate: 
     statuses = statuses_seen(gate)
     parsed = _entries(entries)
     problems = []
-    for criterion in criteria:
-        entry = _entry_for(criterion, parsed)
-        if entry is None:
-            problems.append(f"acceptance criterion {criterion!r} has no entry in acceptance_criteria "
-                            f"(list the test ids that cover it, or none when it is {NOT_COVERED})")
-            continue
-        for test_id in entry.tests:
+    for cid, criterion, tests in zip(criterion_ids(criteria), criteria, _cited_per_criterion(criteria, parsed)):
+        for test_id in tests:
             found = find_test(test_id, statuses)
             if found is None:
-                problems.append(f"acceptance criterion {criterion!r} cites test {test_id!r}, which did not "
-                                "run in the final tests gate")
+                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {test_id!r}, which did "
+                                "not run in the final tests gate")
             elif statuses[found] != "passed":
-                problems.append(f"acceptance criterion {criterion!r} cites test {found!r}, which did not pass "
-                                f"in the final tests gate ({statuses[found]})")
+                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {found!r}, which did "
+                                f"not pass in the final tests gate ({statuses[found]})")
     for entry in parsed:
-        if not any(_entry_for(c, [entry]) for c in criteria):
-            problems.append(f"acceptance_criteria names {entry.criterion!r}, which is not a bullet of the "
-                            "plan's Acceptance criteria")
+        if criterion_index(entry.criterion, criteria) is None:
+            problems.append(f"acceptance_criteria names {entry.criterion!r}, which is not one of the plan's "
+                            f"Acceptance criteria (cite them by id: {', '.join(criterion_ids(criteria)) or 'none'})")
     return problems
 
 
@@ -155,17 +176,16 @@ def rendered_criteria_problems(evidence: str) -> list[str]:
             continue
         if not line.startswith("- "):
             break
-        criterion, _, rest = line[2:].rpartition(" — ")
-        if rest.startswith("NO ENTRY"):
-            problems.append(f"acceptance criterion {criterion!r} has no entry in acceptance_criteria")
+        row, _, rest = line[2:].rpartition(" — ")
+        cid, _, criterion = row.partition(": ")
         for cited in _CITED.finditer(rest):
             status = cited["status"].strip()
             if status == "DID NOT RUN":
-                problems.append(f"acceptance criterion {criterion!r} cites test {cited['id']!r}, which did not "
-                                "run in the final tests gate")
+                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {cited['id']!r}, which "
+                                "did not run in the final tests gate")
             elif status != "passed":
-                problems.append(f"acceptance criterion {criterion!r} cites test {cited['id']!r}, which did not "
-                                f"pass in the final tests gate ({status})")
+                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {cited['id']!r}, which "
+                                f"did not pass in the final tests gate ({status})")
     return problems
 
 

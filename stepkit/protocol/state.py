@@ -66,6 +66,8 @@ class StepState(RunState):
     scope_snapshot_digest: str | None = None
     coder_rounds: list[str] = Field(default_factory=list)
     coder_tree: str = ""
+    #: each coder round: round, task, report, changed_files (since the round before), file_ids
+    coder_round_log: list[dict[str, Any]] = Field(default_factory=list)
     scope_deviations: Annotated[list[str], APPEND] = Field(default_factory=list)
     run_store_flags: Annotated[list[str], APPEND] = Field(default_factory=list)
     #: harness flags of each coder round and gate (git internals undone, untrusted plugins)

@@ -134,7 +134,7 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
     assert edited.startswith("edited calc.py; lines 6–6 now read:\n") and edited.endswith("     6\t    return a * b")
     events = run_events(project, result)
     assert [(e["name"], e["status"]) for e in events if e["event"] == "coder_gate"] == [
-        ("build", "pass"), ("tests", "pass")]
+        ("format", "not_run"), ("lint", "pass"), ("build", "pass"), ("tests", "pass")]
 
     assert runs_of(counter) == 1  # the coder's own run; the step-level gate reused it
     tests = next(g for g in result.data["gates"] if g["name"] == "tests")

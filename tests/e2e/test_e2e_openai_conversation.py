@@ -1,9 +1,12 @@
 """A whole step on ``--engine openai`` through the real CLI and the real
 SDK (loopback chat-completions server): the step's lint gate fails after
-the built-in coder's round, and the fix round continues the same
-conversation, with the gate's evidence, and never plans again."""
+the built-in coder's round (whose own check, the same gates, passed), and
+the fix round continues the same conversation, with the gate's evidence,
+and never plans again."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 
@@ -22,17 +25,34 @@ def coder_round(api, text: str, summary: str) -> None:
     api.reply_json({"status": "done", "summary": summary, "plan": None})
 
 
+#: a lint that fails its second run only: the coder's own check (the first) passes, the
+#: step's lint gate (the second; evidence reuse is off) fails, the fix round's check passes
+LINT_ONCE = """import pathlib, sys
+runs = pathlib.Path(sys.argv[1])
+count = int(runs.read_text()) + 1 if runs.exists() else 1
+runs.write_text(str(count))
+if count == 2:
+    print("calc.py:1:1: E999 forbidden marker")
+    sys.exit(1)
+"""
+
+
 def test_a_step_level_fix_round_continues_the_coders_conversation(tmp_path, chat_api):
     project = make_project(tmp_path, reviewer=False)
+    config = project.root / "stepkit.toml"
+    config.write_text("reuse_coder_evidence = false\n" + config.read_text())
+    lint = tmp_path / "lint_once.py"
+    lint.write_text(LINT_ONCE)
     chat_api.reply_json(ORIENT)
     chat_api.reply_json(PLAN)
-    coder_round(chat_api, GOOD_MUL + "# LINT" + "FAIL\n", "Added calc.mul.")
-    coder_round(chat_api, GOOD_MUL, "Removed the marker the lint gate reported.")
+    coder_round(chat_api, GOOD_MUL, "Added calc.mul.")
+    coder_round(chat_api, GOOD_MUL, "Nothing to remove: calc.py is clean.")
     chat_api.reply_json(SWEEP)
     chat_api.reply_json(HANDOFF)
 
     result = project.stepkit("run", "--project-dir", str(project.root), "--engine", "openai:llama3.2",
-                             "--coder", "anthropic", "--set", "llm_max_retries=0")
+                             "--coder", "anthropic", "--set", "llm_max_retries=0",
+                             env=project.env(LINT_CMD=f"{sys.executable} {lint} {tmp_path / 'lint_runs'}"))
 
     assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
     assert result.data["fix_attempts"] == 1

@@ -49,7 +49,7 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     assert paused.code == 5 and paused.outcome == "PAUSED"
     assert paused.data["pending"]["options"] == ["approve", "revise", "reject", "abort"]
     question = paused.data["pending"]["question"]
-    assert "- `python check.py` passes." in question and "- - " not in question  # one bullet each
+    assert "- C1: `python check.py` passes." in question and "- - " not in question  # one bullet each
     assert project.plan_status(1) == "in-progress"  # complete only on approval
     assert project.handoff(1).is_file()
 

@@ -145,17 +145,19 @@ def test_a_criteria_map_citing_a_test_that_did_not_pass_is_rejected(tmp_path):
 
     ok = make_project(tmp_path / "second", reviewer=False)
     cites_nothing = {**HANDOFF, "acceptance_criteria": []}
-    failed = ok.run(engine=ok.script(write_handoff=cites_nothing))
-    assert "acceptance criterion '`python check.py` passes.' has no entry" in failed.output
+    paused = ok.run(engine=ok.script(write_handoff=cites_nothing))
+    assert paused.code == 5, paused.output  # no entry is no test cited, not a failure
+    assert "- C1: `python check.py` passes. — no test cited" in paused.data["pending"]["question"]
+    assert "C1: `python check.py` passes. — no test cited" in ok.handoff(1).read_text().split("## Evidence", 1)[1]
 
 
 def test_a_criteria_map_of_passing_tests_is_shown_at_the_approval(tmp_path):
     project = pytest_project(tmp_path)
     project.coder_actions(FEATURE)
-    cites_mul = {**HANDOFF, "acceptance_criteria": [{"criterion": "`python check.py` passes.", "tests": ["test_mul"]}]}
+    cites_mul = {**HANDOFF, "acceptance_criteria": [{"criterion": "C1", "tests": ["test_mul"]}]}
     paused = project.run(engine=project.script(write_handoff=cites_mul))
     assert paused.code == 5, paused.stdout + paused.stderr
-    assert f"- `python check.py` passes. — `{MUL}`: passed" in paused.data["pending"]["question"]
+    assert f"- C1: `python check.py` passes. — `{MUL}`: passed" in paused.data["pending"]["question"]
     assert f"`{MUL}`: passed" in project.handoff(1).read_text().split("## Evidence", 1)[1]
 
 

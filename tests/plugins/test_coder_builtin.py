@@ -80,9 +80,12 @@ def test_a_scripted_edit_that_passes(project, messages_api):
     assert result.sentinel == "CODER_COMPLETE"
     assert not result.crashed
     assert result.changed_files == ["greet.py"]
-    assert [(g.name, g.status) for g in result.gates] == [("build", "pass"), ("tests", "pass")]
-    assert all(g.tree_hash == scope.tree_hash(project) for g in result.gates)
-    assert all(g.started_at for g in result.gates)
+    # every gate the step runs, as the step runs them (this project has no formatter or linter)
+    assert [(g.name, g.status) for g in result.gates] == [("format", "not_run"), ("lint", "not_run"),
+                                                          ("build", "pass"), ("tests", "pass")]
+    ran = [g for g in result.gates if g.ran]
+    assert all(g.tree_hash == scope.tree_hash(project) for g in ran)
+    assert all(g.started_at for g in ran)
     assert "Changed files: greet.py" in result.text
     assert result.text.splitlines()[-1] == "CODER_COMPLETE"
     assert (project / "greet.py").read_text() == GOOD
@@ -108,7 +111,7 @@ def test_the_report_names_what_the_last_gate_left(project, messages_api, monkeyp
 
     assert result.sentinel == "CODER_COMPLETE"
     assert result.changed_files == ["greet.py", "report.txt"]
-    build, tests = result.gates
+    _format, _lint, build, tests = result.gates
     assert tests.tree_hash == scope.tree_hash(project) != build.tree_hash
 
 
@@ -144,7 +147,7 @@ def test_never_passing_fails_after_the_budget(project, messages_api):
     assert not result.crashed
     assert "fix budget spent: 3 of 3 fix attempts used and the tests gate still fails" in result.text
     assert "greet returned 'attempt 3'" in result.text
-    assert [(g.name, g.status) for g in result.gates] == [("build", "pass"), ("tests", "fail")]
+    assert [(g.name, g.status) for g in result.gates if g.ran] == [("build", "pass"), ("tests", "fail")]
     assert len(messages_api.requests) == 1 + 4 * 3  # plan; each round: write, test run, answer
 
 
@@ -365,3 +368,46 @@ def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messag
     missed = tool_result(messages_api, miss)["content"]
     assert "closest match is lines 2–2" in missed and "return 'Hi!'" in missed
     assert "lines 2–2 now read" in tool_result(messages_api, hit)["content"]
+
+
+def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the_step_will(
+        project, messages_api, monkeypatch):
+    """A lint error (here an unused import, found by the real ruff) is caught
+    by the coder's own check and fixed inside its conversation, not by the
+    step's lint gate a whole round later."""
+    ruff = Path(sys.executable).with_name("ruff")
+    monkeypatch.setenv("LINT_CMD", f"{ruff} check --no-cache --select F401 greet.py")
+    monkeypatch.setenv("FORMAT_CMD", f"{ruff} format --no-cache")
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", "import os\n" + GOOD))
+    queue_edit(messages_api, ("greet.py", GOOD), summary="removed the unused import")
+
+    result = stepkit_implement(ctx_for(project, state={"changed_files": []}))
+
+    first = messages_api.requests[0].body["messages"][0]["content"]
+    prompt = "\n".join(block.get("text", "") for block in first if isinstance(block, dict))
+    judges = prompt.split("# How stepkit judges the change", 1)[1]
+    for line in (f"- format: `{ruff} format --no-cache` (run on the files the step changed)",
+                 f"- lint: `{ruff} check --no-cache --select F401 greet.py`",
+                 f"- build: `{sys.executable} -m py_compile greet.py`", f"- tests: `{sys.executable} check_greet.py`"):
+        assert line in judges
+    assert result.sentinel == "CODER_COMPLETE", result.text
+    assert "Fix attempts: 1 of 3" in result.text
+    fix_prompt = messages_api.requests[4].body["messages"][-1]["content"][-1]["text"]
+    assert "The lint gate failed after your change (fix attempt 1 of 3)" in fix_prompt
+    assert "F401" in fix_prompt
+    assert [(g.name, g.status) for g in result.gates] == [("format", "pass"), ("lint", "pass"),
+                                                          ("build", "pass"), ("tests", "pass")]
+
+
+def test_every_coders_prompt_frames_its_material_in_documents(project):
+    from stepkit.plugins.coders.prompt import build_coder_prompt
+
+    prompt = build_coder_prompt(make_ctx(project, state={"fix_instructions": "$ ruff check\nF401 os unused",
+                                                         "user_guidance": "keep it small"}))
+    for title, body in (("Fix instructions", "F401 os unused"), ("User guidance", "keep it small"),
+                        ("Implementation brief", "Put greet() in greet.py."),
+                        ("Plan of step 3 (Add greeting)", "## Acceptance criteria")):
+        assert f'<document title="{title}">' in prompt, title
+        assert body in prompt.split(f'<document title="{title}">', 1)[1].split("</document>", 1)[0], title
+    assert "# Fix instructions" not in prompt and "# Implementation brief" not in prompt

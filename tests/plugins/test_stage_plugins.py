@@ -70,7 +70,8 @@ def test_sweep_schema_rejects_annotations_without_a_step():
 
 FAST = {"llm_max_retry_wait_s": 1, "llm_timeout_s": 10}
 PLAN = ("---\nstep: 2\ntitle: Slugify\nstatus: pending\n---\n## Objective\n\nAdd slugify.\n\n"
-        "## Tasks\n\n- [ ] slugify() in src/text.py\n\n## Test commands\n\n- pytest -q\n")
+        "## Tasks\n\n- [ ] slugify() in src/text.py\n\n## Acceptance criteria\n\n- `slugify` works.\n\n"
+        "## Test commands\n\n- pytest -q\n")
 ORIENT = {"plan_summary": "Adds slugify.", "implementation_brief": "Write src/text.py:slugify.",
           "staleness_report": "clean", "has_major_deviation": False, "deviation_summary": "None"}
 #: what the model answers for ORIENT: findings; stepkit derives the rest
@@ -87,7 +88,7 @@ HANDOFF = {"step_summary": "slugify added; tests pass", "result": "complete",
            "edge_cases_discovered": "handled: empty string",
            "notes_for_next_step": "Use slugify for file names.",
            "notes_facts": ["Tests run with `pytest -q`."],
-           "acceptance_criteria": [{"criterion": "slugify works", "tests": ["tests/test_slug.py::test_slug"]}]}
+           "acceptance_criteria": [{"criterion": "C1", "tests": ["tests/test_slug.py::test_slug"]}]}
 GATES = [
     {"name": "format", "status": "pass", "command": "ruff format .", "exit_code": 0},
     {"name": "lint", "status": "pass", "command": "ruff check .", "exit_code": 0},
@@ -220,6 +221,24 @@ def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
     assert stepkit_write_handoff(ctx) == HandoffProse(**HANDOFF)
     schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
     assert set(schema["properties"]) == set(HANDOFF)
+
+
+def test_the_handoff_writer_is_shown_the_criteria_numbered_and_its_schema_takes_only_their_ids(
+        tmp_path, messages_api):
+    from stepkit.plugins.stages.handoff import stepkit_write_handoff
+
+    ctx = make_ctx(tmp_path, "write_handoff")
+    messages_api.reply_json({**HANDOFF, "acceptance_criteria": [{"criterion": "slugify()", "tests": []}]})
+    messages_api.reply_json(HANDOFF)  # a prefix is refused at the model boundary; the id is taken
+
+    assert stepkit_write_handoff(ctx).acceptance_criteria[0].criterion == "C1"
+    prompt = first_user_blocks(messages_api)[1]["text"]
+    assert '<document title="Acceptance criteria (cite them by id)">\nC1: `slugify` works.\n</document>' in prompt
+    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    items = schema["properties"]["acceptance_criteria"]["items"]
+    entry = schema["$defs"][items["$ref"].rsplit("/", 1)[1]] if "$ref" in items else items
+    assert entry["properties"]["criterion"]["enum"] == ["C1"]
+    assert len(messages_api.requests) == 2
 
 
 def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_path, messages_api):
@@ -442,3 +461,14 @@ def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
 
     assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
     assert "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+
+
+def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path):
+    from stepkit.plugins.coders.reviewer import build_review_prompt
+    from stepkit.plugins.stages.sweep import sweep_prompt
+
+    flag = "tests/test_text.py: a test was deleted"
+    ctx = make_ctx(tmp_path, "edge_case_sweep", tamper_flags=[flag])
+    for prompt in (sweep_prompt(ctx.state), build_review_prompt(ctx.state)):
+        framed = prompt.split('<document title="Tamper flags raised by the harness', 1)[1]
+        assert f"\n- {flag}\n</document>" in framed.split("</document>", 1)[0] + "</document>"

@@ -59,11 +59,18 @@ def make_ctx(
         state={**base_state, **(state or {})},
         settings={"coder": coder, "reviewer": reviewer, **(settings or {})},
         config=config,
-        pm=pm,
+        pm=pm if pm is not None else _builtin_plugins(),
         run_dir=run_dir,
         emit=emit,
         ask=ask,
     )
+
+
+def _builtin_plugins() -> Any:
+    """The built-in plugins, as a run has them (a coder's prompt names the gates they detect)."""
+    from stepkit.pluginmanager import get_plugin_manager
+
+    return get_plugin_manager()
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -139,7 +139,7 @@ HANDOFF = {
     "edge_cases_discovered": "Floats are not special-cased.",
     "notes_for_next_step": "Use the same module.",
     "notes_facts": ["calc functions take two numbers and return one."],
-    # check.py is no test runner with test ids: the plan's one criterion is not covered by a test
+    # check.py is no test runner with test ids: the plan's one criterion has no test cited
     "acceptance_criteria": [{"criterion": "`python check.py` passes.", "tests": []}],
 }
 

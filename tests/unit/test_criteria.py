@@ -6,6 +6,8 @@ from __future__ import annotations
 from stepkit.protocol.criteria import (
     criteria_problems,
     criteria_rows,
+    criterion_index,
+    numbered_criteria,
     plan_criteria,
     render_criteria,
 )
@@ -41,32 +43,79 @@ def test_rows_and_problems(tmp_path):
     gate = _tests_gate(tmp_path, {"t.py::test_mul": "passed", "t.py::test_neg": "failed", "t.py::test_f": "passed"},
                        flaky=["t.py::test_f"])
     criteria = plan_criteria(PLAN)
-    entries = [{"criterion": "`mul(2, 3) == 6`", "tests": ["test_mul"]},
+    entries = [{"criterion": "C1", "tests": ["test_mul"]},
                {"criterion": "Negative numbers work too.", "tests": ["t.py::test_neg", "t.py::test_f", "t.py::gone"]},
                {"criterion": "Something else", "tests": []}]
     rows = criteria_rows(criteria, entries, gate)
-    assert rows[0] == "`mul(2, 3) == 6`. — `t.py::test_mul`: passed"
+    assert rows[0] == "C1: `mul(2, 3) == 6`. — `t.py::test_mul`: passed"
     assert "`t.py::test_neg`: FAILED" in rows[1] and "`t.py::test_f`: FLAKY" in rows[1]
     assert "`t.py::gone`: DID NOT RUN" in rows[1]
-    assert rows[2] == "The docs say so. — NO ENTRY in the handoff's criteria map"
+    assert rows[2] == "C3: The docs say so. — no test cited"
     problems = criteria_problems(criteria, entries, gate)
-    assert len(problems) == 5
-    assert any("cites test 't.py::test_neg', which did not pass" in p for p in problems)
+    assert len(problems) == 4
+    assert any("C2 ('Negative numbers work too.') cites test 't.py::test_neg', which did not pass" in p
+               for p in problems)
     assert any("cites test 't.py::test_f', which did not pass" in p and "FLAKY" in p for p in problems)
     assert any("'t.py::gone', which did not run" in p for p in problems)
-    assert any("'The docs say so.' has no entry" in p for p in problems)
-    assert any("'Something else', which is not a bullet" in p for p in problems)
+    assert any("'Something else', which is not one of the plan's Acceptance criteria (cite them by id: C1, C2, C3)"
+               in p for p in problems)
     assert render_criteria(criteria, entries, gate).startswith("### Acceptance criteria → tests")
+
+
+def test_a_criterion_with_no_entry_is_no_test_cited_not_a_failure(tmp_path):
+    gate = _tests_gate(tmp_path, {"t.py::test_mul": "passed"})
+    criteria = plan_criteria(PLAN)
+    assert criteria_problems(criteria, [], gate) == []
+    assert criteria_rows(criteria, [], gate) == [
+        "C1: `mul(2, 3) == 6`. — no test cited", "C2: Negative numbers work too. — no test cited",
+        "C3: The docs say so. — no test cited"]
+
+
+def test_criteria_are_named_by_id_or_by_their_exact_text_never_by_a_prefix_or_paraphrase():
+    criteria = ["`multiply(3, 4) == 12`.", "`multiply` rejects strings.", "multiply"]
+    assert [criterion_index(name, criteria) for name in ("C1", "c2", " C3 ")] == [0, 1, 2]
+    assert criterion_index("multiply(3, 4) == 12", criteria) == 0  # backticks and the period are markup
+    assert criterion_index("`multiply`   rejects\nstrings", criteria) == 1
+    assert criterion_index("multiply", criteria) == 2  # the third, exactly; never the first two by prefix
+    assert criterion_index("multiply(3, 4) returns 12", criteria) is None  # a paraphrase names nothing
+    assert criterion_index("`multiply(3, 4)", criteria) is None
+    assert criterion_index("C4", criteria) is None
+    assert numbered_criteria(criteria).splitlines()[0] == "C1: `multiply(3, 4) == 12`."
+
+
+def test_the_writers_schema_takes_this_steps_ids_and_reads_an_exact_text_as_its_id():
+    import pydantic
+    import pytest
+
+    from stepkit.plugins.llm.strict_schema import strict_json_schema
+    from stepkit.plugins.stages.handoff import handoff_schema
+
+    schema = handoff_schema(["`mul(2, 3) == 6`.", "Negative numbers work too."])
+    sent = strict_json_schema(schema)
+    entry = sent["$defs"][sent["properties"]["acceptance_criteria"]["items"]["$ref"].rsplit("/", 1)[1]]
+    assert entry["properties"]["criterion"]["enum"] == ["C1", "C2"]
+    prose = {key: "None" for key in ("step_summary", "summary", "completed", "not_completed", "deviations",
+                                     "downstream_plan_updates", "edge_cases_discovered", "notes_for_next_step")}
+    answer = schema.model_validate({**prose, "result": "complete", "notes_facts": [], "acceptance_criteria": [
+        {"criterion": "mul(2, 3) == 6", "tests": []}, {"criterion": "C2", "tests": ["t.py::test_neg"]}]})
+    assert [e.criterion for e in answer.acceptance_criteria] == ["C1", "C2"]
+    with pytest.raises(pydantic.ValidationError):
+        schema.model_validate({**prose, "result": "complete", "notes_facts": [],
+                               "acceptance_criteria": [{"criterion": "mul", "tests": []}]})
+    none = handoff_schema([])
+    with pytest.raises(pydantic.ValidationError):
+        none.model_validate({**prose, "result": "complete", "notes_facts": [],
+                             "acceptance_criteria": [{"criterion": "C1", "tests": []}]})
 
 
 def test_not_covered_is_allowed_and_a_test_gate_that_did_not_run_runs_nothing(tmp_path):
     criteria = ["The docs say so."]
     entries = [{"criterion": "The docs say so.", "tests": []}]
     assert criteria_problems(criteria, entries, None) == []
-    assert criteria_rows(criteria, entries, None) == ["The docs say so. — not covered by a test"]
+    assert criteria_rows(criteria, entries, None) == ["C1: The docs say so. — no test cited"]
     not_run = GateResult(name="tests", status="not_run")
-    problems = criteria_problems(criteria, [{"criterion": "The docs say so.", "tests": ["t.py::a"]}], not_run)
-    assert problems == [("acceptance criterion 'The docs say so.' cites test 't.py::a', which did not run in "
+    problems = criteria_problems(criteria, [{"criterion": "C1", "tests": ["t.py::a"]}], not_run)
+    assert problems == [("acceptance criterion C1 ('The docs say so.') cites test 't.py::a', which did not run in "
                          "the final tests gate")]
 
 
@@ -98,5 +147,5 @@ def test_outside_its_run_a_handoff_is_checked_by_the_map_stepkit_rendered(tmp_pa
                {"criterion": criteria[2], "tests": []}]
     text = render_handoff(1, "Mul", "partial", prose, [gate], criteria=render_criteria(criteria, entries, gate))
     assert check_handoff_text(text) == [
-        ("acceptance criterion 'Negative numbers work too.' cites test 't.py::test_neg', which did not pass in "
-         "the final tests gate (FAILED)")]
+        ("acceptance criterion C2 ('Negative numbers work too.') cites test 't.py::test_neg', which did not pass "
+         "in the final tests gate (FAILED)")]

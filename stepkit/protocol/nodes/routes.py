@@ -107,6 +107,7 @@ def _coder_round(ctx: StageContext) -> dict[str, Any]:
         why = f'"{one_line(asked[0])[:100]}"'
     changed = state.get("changed_files")
     tree = _fingerprint(ctx.project_dir, changed) if changed is not None else None
+    log = _round_record(ctx, number)
     if changed is None:
         what = "its changes are unknown (no scope snapshot)"
     elif number == 1 and not changed:
@@ -117,7 +118,34 @@ def _coder_round(ctx: StageContext) -> dict[str, Any]:
         what = f"changed {len(changed)} file(s)"
     else:
         what = f"changed the tree ({len(changed)} file(s) differ from the step's start)"
-    return {"coder_rounds": [*rounds, f"round {number} ({why}): {what}"], "coder_tree": tree}
+    return {"coder_rounds": [*rounds, f"round {number} ({why}): {what}"], "coder_tree": tree, **log}
+
+
+#: How much of a round's task and report its record keeps (the checkpoint holds every round).
+ROUND_TASK_CHARS = 2_000
+ROUND_REPORT_CHARS = 4_000
+
+
+def _round_record(ctx: StageContext, number: int) -> dict[str, Any]:
+    """This round in ``coder_round_log``, for the handoff writer: what it was
+    asked (the step, or the fix instructions it got), the coder's report, and
+    the files whose bytes differ from after the previous round (each file's
+    content id is kept in the record for the next round to compare)."""
+    from stepkit.workspace.evidence import clip_middle
+    from stepkit.workspace.scope.tree import blob_id
+
+    state = ctx.state
+    log = list(state.get("coder_round_log") or [])
+    before = log[-1].get("file_ids", {}) if log else {}
+    ids = {rel: blob_id(Path(ctx.project_dir) / rel) or "absent" for rel in state.get("changed_files") or []}
+    touched = sorted(rel for rel in {*ids, *before} if ids.get(rel, "unchanged") != before.get(rel, "unchanged"))
+    task = "implement the step (the implementation brief)" if number == 1 else \
+        str(state.get("fix_instructions") or "(no instructions)").strip()
+    report = str((state.get("coder_result") or {}).get("text") or "(no report)").strip()
+    record = {"round": number, "task": clip_middle(task, ROUND_TASK_CHARS, "task"),
+              "report": clip_middle(report, ROUND_REPORT_CHARS, "report"),
+              "changed_files": touched, "file_ids": ids}
+    return {"coder_round_log": [*log, record]}
 
 
 def _fingerprint(project_dir: Path, changed: list[str]) -> str:
