@@ -56,7 +56,19 @@ def statuses_seen(gate: GateResult | None) -> dict[str, str]:
             statuses[test_id] = "PRE-EXISTING FAILURE"
         else:
             statuses[test_id] = shown.get(status, status.upper())
-    return statuses
+    return {**_parametrized(statuses), **statuses}
+
+
+def _parametrized(statuses: Mapping[str, str]) -> dict[str, str]:
+    """A parametrized test by its own id (``t.py::test_a`` for ``t.py::test_a[x]``
+    and ``[y]``): passed only when every case passed, else the first case's
+    status that is not a pass."""
+    cases: dict[str, list[str]] = {}
+    for test_id, status in statuses.items():
+        base, bracket, _ = test_id.partition("[")
+        if bracket and test_id.endswith("]"):
+            cases.setdefault(base, []).append(status)
+    return {base: next((s for s in seen if s != "passed"), "passed") for base, seen in cases.items()}
 
 
 def find_test(cited: str, statuses: Mapping[str, str]) -> str | None:

@@ -149,3 +149,13 @@ def test_outside_its_run_a_handoff_is_checked_by_the_map_stepkit_rendered(tmp_pa
     assert check_handoff_text(text) == [
         ("acceptance criterion C2 ('Negative numbers work too.') cites test 't.py::test_neg', which did not pass "
          "in the final tests gate (FAILED)")]
+
+
+def test_a_parametrized_test_is_cited_by_its_own_id_and_passes_only_when_every_case_did(tmp_path):
+    from stepkit.protocol.criteria import find_test, statuses_seen
+
+    gate = _tests_gate(tmp_path, {"t.py::test_a[x]": "passed", "t.py::test_a[y]": "passed",
+                                  "t.py::test_b[x]": "passed", "t.py::test_b[y]": "failed"})
+    statuses = statuses_seen(gate)
+    assert statuses[find_test("t.py::test_a", statuses)] == "passed"
+    assert statuses[find_test("test_b", statuses)] == "FAILED"
