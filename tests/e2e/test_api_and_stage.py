@@ -63,10 +63,10 @@ def test_stage_review_reviews_the_diff_a_run_would(tmp_path):
     done = stage(project, "review", "--step", "1", "--reviewer", f"command:{PY} {keep_prompt}", "--json")
     assert done.returncode == 0, done.stderr
     prompt = (project.state_dir / "review_prompt.txt").read_text()
-    changed = prompt.split("## Changed files\n", 1)[1].split("\n\n", 1)[0]
+    changed = prompt.split('<document title="Changed files">\n', 1)[1].split("\n</document>", 1)[0]
     assert changed.splitlines() == ["- calc.py", "- test_calc.py"]
     assert "- deleted test file: test_calc.py" in prompt
-    diff = prompt.split("## Diff\n", 1)[1].split("## Plan\n", 1)[0]
+    diff = prompt.split('<document title="Diff">\n', 1)[1].split("</document>", 1)[0]
     assert "+def mul(a, b):" in diff and "edited by hand" not in diff and "02-div.md" not in diff
 
 
