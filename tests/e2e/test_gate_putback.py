@@ -76,3 +76,33 @@ def test_a_run_puts_back_what_the_tests_gate_rewrote_but_not_the_steps_own_files
     assert "calc.py" not in gate["summary"] and "lint.py" in gate["summary"]
     state = json.loads((run_dir / "state.json").read_text())
     assert state["status"] != "running"
+
+
+def test_a_lint_gate_too_and_only_files_git_holds_as_they_were(tmp_path):
+    """The variant: the lint gate rewrites the tree.  A file the user had
+    changed (the change set) and one git does not track stay as it left them."""
+    project = make_project(tmp_path)
+    rewrite = project.state_dir / "rewrite.py"
+    rewrite.write_text(REWRITE + "pathlib.Path('notes.py').write_text('rewritten\\n')\n")
+    config = project.root / "stepkit.toml"
+    config.write_text(config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{PY} {rewrite}"'))
+    project.git("commit", "-qam", "a lint that rewrites the tree")
+    (project.root / "calc.py").write_text(GOOD_MUL)  # the change being verified
+    (project.root / "notes.py").write_text("mine\n")  # untracked
+    result = project.stepkit("verify")
+    lint = next(g for g in result.data["gates"] if g["name"] == "lint")
+    assert modified_py(project) == ["calc.py"]
+    assert (project.root / "calc.py").read_text() == GOOD_MUL + "\n\n"
+    assert (project.root / "notes.py").read_text() == "rewritten\n"
+    assert "restored 2 tracked file(s)" in lint["summary"], lint["summary"]
+    assert "displaced/lint-1/check.py" in lint["evidence"]
+
+
+def test_a_failing_tests_gate_judged_against_its_baseline_is_put_back_after_its_re_runs(tmp_path):
+    project = project_whose_tests_rewrite_the_tree(tmp_path)
+    (project.root / "calc.py").write_text(GOOD_MUL.replace("a * b", "a + b"))  # a new failure
+    result = project.stepkit("verify", "--baseline", "HEAD")
+    gate = the_tests_gate(result.data)
+    assert gate["status"] == "fail"
+    assert modified_py(project) == ["calc.py"]
+    assert "check.py" in gate["summary"]
