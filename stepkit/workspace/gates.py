@@ -57,6 +57,7 @@ from stepkit.workspace.gate_commands import (
 )
 from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
+from stepkit.workspace.scope import git
 from stepkit.workspace.scope.diff import working_tree_files
 from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.putback import (
@@ -119,11 +120,16 @@ class GateRunner:
       HEAD).  ``{files}`` in the format command is that change set
       (:func:`~stepkit.workspace.gate_commands.expand_files`); when it
       holds no file to format the formatter does not run.  Outside git
-      nothing is restored (and ``{files}`` is unknown in ``stepkit verify``).
+      nothing is restored (and ``{files}`` is unknown in ``stepkit verify``);
+    - after any other gate (its judge's re-runs included), a tracked file it
+      changed that the step did not: clean against git's index before the
+      gate and outside the change set (a test script running a whole-tree
+      formatter, say).  A file the step changed stays as the gate left it:
+      the step's files are the step's business, and ``changed_files`` names it.
 
-    The tree is looked at (one git process) before and after the formatter,
-    and, with ``watch_every_gate``, around every gate: each such result's
-    ``changed_files`` names what its gate changed (None: not looked at).
+    The tree is looked at (one git process) before and after every gate in a
+    git work tree, and outside git with ``watch_every_gate``: each such
+    result's ``changed_files`` names what its gate changed (None: not looked at).
     Other costs are opt-in:
 
     - ``watch_format``: the formatter's result carries the hash of the tree
@@ -193,6 +199,8 @@ class GateRunner:
         self.tree_ids: dict[str, str] | None = None
         self._tree: str | None = None  # the tree's hash now, when known without hashing again
         self._seen: Listing | None = None  # the tree as the last gate of this run() left it
+        self._git: bool | None = None  # the project is in a git work tree (asked once)
+        self._step: tuple[list[str] | None] | None = None  # the change set, once asked in this run()
         #: judges failing gates against the baseline (None: no baseline given)
         self.judge = None if baseline is None else Judge(
             config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
@@ -207,6 +215,7 @@ class GateRunner:
         if unknown:
             raise ValueError(f"unknown gate(s): {', '.join(sorted(unknown))}")
         self._seen = None  # between two calls the caller may change the tree
+        self._step = None
         return [self._run_one(gate) for gate in GATE_ORDER if gate in wanted]
 
     def _run_one(self, name: str) -> GateResult:
@@ -219,15 +228,17 @@ class GateRunner:
         if why_not:
             return self._record(_skipped(name, None, plugin, "not_run", why_not))
         formats = name == "format" and command is not None
-        scope = self.change_set() if formats else None
+        scope = self._step_files() if formats else None
         to_run, skipped = _scoped(command, scope) if formats else (command, None)
         if skipped is not None:
             return self._record(_skipped(name, command, plugin, *skipped))
-        before = (self._seen or listing(self.project_dir)) if formats or self.watch_every_gate else None
-        # the files the formatter may change: known in a git work tree only
-        allowed = set(scope) if scope is not None and before is not None and before.git else None
-        outside = [] if allowed is None or before is None else \
-            [p for p in sorted(before.hashed - allowed) if not self._plan_holds(p)]
+        looks = formats or self.watch_every_gate or self._in_git()
+        before = (self._seen or listing(self.project_dir)) if looks else None
+        # the step's files (known in a git work tree only), taken before the gate changes the tree:
+        # the formatter may change only those; another gate's changes to the others are put back
+        step = set(self._step_files() or ()) if before is not None and before.git else None
+        outside = [] if not formats or step is None or before is None else \
+            [p for p in sorted(before.hashed - step) if not self._plan_holds(p)]
         held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, to_run)
@@ -240,15 +251,15 @@ class GateRunner:
         self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
-        after = self._look_after(result, before, allowed, held, stamp)
+        if self.judge is not None and result.status == "fail":
+            # looked at after the judge: its re-runs in the project are the gate's too
+            result = self.judge.judge(result)
+        after = self._look_after(result, before, step, held, stamp)
         self._seen = after
         if after is not None and (stamp or (formats and self.watch_format)):
             result.tree_hash = self._tree = hash_ids(after.ids)
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
-        if self.judge is not None and result.status == "fail":
-            result = self.judge.judge(result)
-            self._tree, self._seen = None, None  # the re-run and the baseline ran commands
         return self._record(result)
 
     def run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
@@ -281,12 +292,14 @@ class GateRunner:
             result.evidence = (f"FAIL: the step changed tools the gates run ({changed}); changing the "
                                f"tools that judge the step is not a fix\n{result.evidence}")
 
-    def _look_after(self, result: GateResult, before: Listing | None, allowed: set[str] | None,
+    def _look_after(self, result: GateResult, before: Listing | None, step: set[str] | None,
                     held: dict[str, bytes | None], stamp: bool) -> Listing | None:
         """After a gate: put back what it had no business changing (tracked
-        lockfiles; files outside ``allowed``, when given) and record what it
-        changed; the tree as it is now, when looked at (``before`` given, or
-        ``stamp``: keep its ids in :attr:`tree_ids`)."""
+        lockfiles; for the formatter, files outside the step's files
+        ``step``; for the others, the tracked files it changed that the step
+        did not) and record what it changed; the tree as it is now, when
+        looked at (``before`` given, or ``stamp``: keep its ids in
+        :attr:`tree_ids`)."""
         keep = numbered_dir(self.keep_dir, result.name)
         restored = restore_lockfiles(self.project_dir, self.plan.lockfiles, held, keep)
         if self.stamp_passes:
@@ -294,15 +307,32 @@ class GateRunner:
         after = listing(self.project_dir) if before is not None or stamp else None
         if before is not None and after is not None:
             result.changed_files = _changed(before.ids, after.ids, restored)
-            if allowed is not None:
-                wrong = [p for p in result.changed_files
-                         if p not in allowed and p not in restored and not self._plan_holds(p)]
+            others = [p for p in result.changed_files if p not in restored and not self._plan_holds(p)]
+            if step is not None and result.name == "format":
+                wrong = [p for p in others if p not in step]
                 restored.update(restore_outside(self.project_dir, wrong, before, held, keep))
+            elif step is not None:
+                restored.update(restore_outside(self.project_dir, _not_the_steps(others, before, step),
+                                                before, {}, keep))
             refresh_listing(after, self.project_dir, restored)
         _note_restored(result, restored, result.name == "format")
         if after is not None and stamp:
             self.tree_ids = after.ids
         return after
+
+    def _step_files(self) -> list[str] | None:
+        """The step's change set, asked once per :meth:`run` (before a gate
+        changes the tree: the default reads the work tree against HEAD)."""
+        if self._step is None:
+            self._step = (self.change_set(),)
+        return self._step[0]
+
+    def _in_git(self) -> bool:
+        """The project is in a git work tree (asked once): only there does
+        every gate look at the tree, to put back what it rewrote."""
+        if self._git is None:
+            self._git = git.location(self.project_dir) is not None
+        return self._git
 
     def _plan_holds(self, rel: str) -> bool:
         """``rel`` is in the plan repo the caller restores itself."""
@@ -476,6 +506,16 @@ def _skipped(name: str, command: str | None, plugin: str | None, status: str, wh
     )
 
 
+def _not_the_steps(changed: list[str], before: Listing, step: set[str]) -> list[str]:
+    """Of the files a gate other than the formatter changed, those to put
+    back: tracked and clean before it (git's index holds their bytes, so no
+    copy is held in memory) and not among the step's files ``step``.  A file
+    the step changed is the step's, whatever the gate did to it: left as the
+    gate left it (and named in ``changed_files``); so is a file git does not
+    track, or one that already differed from git's index before the gate."""
+    return [p for p in changed if p in before.ids and p not in before.hashed and p not in step]
+
+
 def _changed(before: dict[str, str], after: dict[str, str], also: Iterable[str]) -> list[str]:
     return sorted({p for p in before.keys() | after.keys() if before.get(p) != after.get(p)} | set(also))
 
@@ -484,7 +524,7 @@ def _note_restored(result: GateResult, restored: dict[str, str], formats: bool) 
     """Name what was put back in the gate's summary and evidence."""
     if not restored:
         return
-    what = "file(s) it changed outside the change set" if formats else "tracked lockfile(s) it changed"
+    what = "file(s) it changed outside the change set" if formats else "tracked file(s) it changed"
     note = f"restored {len(restored)} {what}: {', '.join(sorted(restored))}"
     result.summary = f"{result.summary}; {note}" if result.summary else note
     lines = "\n".join(f"- {restored[p]}" for p in sorted(restored))

@@ -21,6 +21,7 @@ import time
 from stepkit.workspace.store import store_dir
 from tests.support.crash import assert_gate_stopped, checkpoint, waiting_test_cmd
 from tests.support.e2e import ORIENT, PY, make_project
+from tests.support.waiting import SAFETY_S
 
 CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
@@ -60,7 +61,7 @@ class Terminal:
     def screen(self) -> str:
         return render(self.text)
 
-    def read_until(self, pattern: str, seconds: float = 30) -> re.Match:
+    def read_until(self, pattern: str, seconds: float = SAFETY_S) -> re.Match:
         """Read until ``pattern`` matches the ANSI-stripped output after the
         previous match (so a second prompt is not the first one again)."""
         deadline = time.monotonic() + seconds
@@ -73,7 +74,7 @@ class Terminal:
             if not self._read(deadline - time.monotonic()):
                 raise AssertionError(f"the terminal closed before {pattern!r}:\n{self.screen}")
 
-    def read_while(self, condition, seconds: float = 30) -> None:
+    def read_while(self, condition, seconds: float = SAFETY_S) -> None:
         """Keep reading the terminal while ``condition()`` holds (bounded)."""
         deadline = time.monotonic() + seconds
         while condition():
@@ -83,7 +84,7 @@ class Terminal:
     def type(self, text: str) -> None:
         os.write(self.fd, text.encode())
 
-    def wait(self, seconds: float = 30) -> int:
+    def wait(self, seconds: float = SAFETY_S) -> int:
         """Read to the end of the output; the exit code."""
         deadline = time.monotonic() + seconds
         while self._read(deadline - time.monotonic()):

@@ -17,6 +17,7 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support.crash import assert_gate_stopped, checkpoint, waiting_test_cmd
 from tests.support.e2e import PY, make_project
+from tests.support.waiting import SAFETY_S
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'stepkit[mcp]')")
 
@@ -48,11 +49,11 @@ def gone(pid: int) -> bool:
     return state == "Z"
 
 
-async def until(condition, seconds: float = 60) -> None:
-    """Wait (bounded) until ``condition()`` holds: a file appeared, a process ended."""
+async def until(condition, seconds: float = SAFETY_S) -> None:
+    """Wait until ``condition()`` holds: a file appeared, a process ended (``seconds`` bounds a hang)."""
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
+        assert time.monotonic() < deadline, f"hung: waited {seconds:.0f} s"
         await anyio.sleep(0.02)
 
 

@@ -9,18 +9,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import IMPORT_ROOT, write_graph
+from tests.support.waiting import SAFETY_S, wait_until
 
 KEEP = ("status", "node", "phase", "visits", "path", "edges", "outcome", "exit_code", "output", "state")
 
 
 def stepkit(*args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "stepkit", *args], check=False, env=env(),
-                          capture_output=True, text=True, timeout=60, **kwargs)
+                          capture_output=True, text=True, timeout=SAFETY_S, **kwargs)
 
 
 def env() -> dict[str, str]:
@@ -33,11 +33,7 @@ def final(project: Path, run_id: str) -> dict:
 
 
 def wait_for(path: Path, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the slow node never started"
-        time.sleep(0.01)
+    wait_until(path.exists, "start of the slow node", proc)
 
 
 def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
@@ -59,7 +55,7 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
         wait_for(barrier / "started", proc)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait(timeout=SAFETY_S)
     assert proc.returncode == -signal.SIGKILL
     (run_id,) = os.listdir(store_dir(killed) / "runs")
     cut = final(killed, run_id)
@@ -93,7 +89,7 @@ def test_ctrl_c_saves_an_interrupted_checkpoint_and_exits_130(tmp_path):
     try:
         wait_for(barrier / "started", proc)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=SAFETY_S)
     finally:
         if proc.poll() is None:
             proc.kill()

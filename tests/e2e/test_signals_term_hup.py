@@ -3,12 +3,16 @@ send) stop a run the way Ctrl-C does: the running coder's or gate's
 processes are stopped, detached ones included, the checkpoint says
 interrupted, the resume command is printed, and stepkit exits 128+signal
 (an exit, not death by the signal).  A real ``stepkit run`` gets the real
-signal; the coder and gate tell the test their pids through files."""
+signal; the coder and gate tell the test their pids through files.
+
+Every wait is on the event (a file, stepkit's exit, a process's end): the
+coder's processes must be gone once stepkit has exited, however long a
+loaded machine makes that take; stepkit's grace before its SIGKILL
+(``KILL_GRACE_S`` in ``stepkit/workspace/process.py``) is what bounds it."""
 
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 
@@ -21,7 +25,6 @@ from tests.support.crash import (
     interrupt_run,
     is_running,
     pids,
-    signal_run,
     wait_until_gone,
     waiting_test_cmd,
 )
@@ -31,10 +34,10 @@ from tests.support.e2e import make_project
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_path, sig):
     project = make_project(tmp_path)
-    code, out, err, signalled = signal_run(project, "coder_started", coder=family_coder(project), sig=sig)
+    code, out, err = interrupt_run(project, "coder_started", coder=family_coder(project), sig=sig)
     started = pids(project, "coder_started")
-    left = wait_until_gone(started, 5.0 - (time.monotonic() - signalled))
-    assert not left, f"still running 5 s after {sig.name}: {left} of coder, child, detached {started}"
+    left = wait_until_gone(started)
+    assert not left, f"outlived stepkit after {sig.name}: {left} of coder, child, detached {started}"
 
     assert code == 128 + sig, (code, err)
     (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
@@ -50,21 +53,21 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
     assert (project.root / "calc.py").read_text() == edited  # nothing kept editing the tree
 
 
-def test_a_coder_deaf_to_sigterm_is_killed_within_5_s(tmp_path):
+def test_a_coder_deaf_to_sigterm_is_killed_by_stepkit(tmp_path):
     project = make_project(tmp_path)
     env = project.env(DEAF_CODER="1")
     coder = family_coder(project).replace("command:", "command:exec ")  # the deaf one leads its group
-    code, _, err, signalled = signal_run(project, "coder_started", coder=coder, env=env, sig=signal.SIGTERM)
+    code, _, err = interrupt_run(project, "coder_started", coder=coder, env=env, sig=signal.SIGTERM)
     started = pids(project, "coder_started")
-    left = wait_until_gone(started, 5.0 - (time.monotonic() - signalled))
-    assert not left, f"still running 5 s after SIGTERM: {left} of coder, child, detached {started}"
+    left = wait_until_gone(started)  # only stepkit's SIGKILL ends them: they ignore the rest
+    assert not left, f"outlived stepkit after SIGTERM: {left} of coder, child, detached {started}"
     assert code == 143, err
 
 
 def test_a_coder_gets_its_grace_to_clean_up_before_sigkill(tmp_path):
     project = make_project(tmp_path)
     coder = family_coder(project).replace("command:", "command:exec ")
-    code, _, err, _ = signal_run(project, "coder_started", coder=coder, env=project.env(TIDY_CODER="1"),
+    code, _, err = interrupt_run(project, "coder_started", coder=coder, env=project.env(TIDY_CODER="1"),
                                  sig=signal.SIGTERM)
     assert not wait_until_gone(pids(project, "coder_started"))
     assert code == 143, err

@@ -9,18 +9,19 @@ process (same environment) does not kill itself again.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import PY, Project, Result
+from tests.support.waiting import SAFETY_S, wait_until
 
 KILLER = '''import os
 import pathlib
@@ -163,13 +164,9 @@ def waiting_test_cmd(project: Project) -> str:
     return f"{PY} {path}"
 
 
-def wait_for_file(path: Path, proc: subprocess.Popen, seconds: float = 30) -> None:
-    """Poll (bounded) until ``path`` exists; fail if ``proc`` ends first."""
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.01)
+def wait_for_file(path: Path, proc: subprocess.Popen) -> None:
+    """Return once ``path`` exists; fail if ``proc`` ends first."""
+    wait_until(path.exists, path.name, proc)
 
 
 def is_running(pid: int) -> bool:
@@ -184,37 +181,30 @@ def is_running(pid: int) -> bool:
 def interrupt_run(project: Project, marker: str, coder: str | None = None,
                   env: dict[str, str] | None = None, sig: int = signal.SIGINT) -> tuple[int, str, str]:
     """Start ``stepkit run`` (scripted engine), send it ``sig`` once ``marker``
-    exists in the state dir, and wait (bounded) for it to end.
+    exists in the state dir, and wait for it to end.
 
     :return: its exit code, stdout and stderr.
     """
-    return signal_run(project, marker, coder, env, sig)[:3]
-
-
-def signal_run(project: Project, marker: str, coder: str | None = None, env: dict[str, str] | None = None,
-               sig: int = signal.SIGINT) -> tuple[int, str, str, float]:
-    """:func:`interrupt_run`, and the ``time.monotonic()`` at which the signal was sent."""
     cmd = [PY, "-m", "stepkit", *project.run_args(coder=coder)]
     proc = subprocess.Popen(cmd, cwd=project.root, env=env or project.env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_file(project.state_dir / marker, proc)
         proc.send_signal(sig)
-        signalled = time.monotonic()
-        out, err = proc.communicate(timeout=30)
+        out, err = proc.communicate(timeout=SAFETY_S)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return proc.returncode, out, err, signalled
+    return proc.returncode, out, err
 
 
-def wait_until_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
-    """Poll until none of ``pids`` runs or ``seconds`` pass; the ones still
-    running then are SIGKILLed (so a failing test leaks nothing) and returned."""
-    deadline = time.monotonic() + seconds
-    while any(is_running(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
+def wait_until_gone(pids: list[int], seconds: float = SAFETY_S) -> list[int]:
+    """Wait until none of ``pids`` runs (``seconds`` bounds a hang; 0: look
+    once); the ones still running then are SIGKILLed (so a failing test
+    leaks nothing) and returned."""
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: not any(is_running(pid) for pid in pids), "end of the processes", seconds=seconds)
     alive = [pid for pid in pids if is_running(pid)]
     for pid in alive:
         os.kill(pid, signal.SIGKILL)

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from stepkit.workspace.store import store_dir
+from tests.support.waiting import SAFETY_S
 
 PY = sys.executable
 #: The developer's variables that would steer a test or benchmark run (its
@@ -205,7 +206,7 @@ class Project:
         if json_out:
             cmd.append("--json")
         proc = subprocess.run(cmd, check=False, cwd=self.root, env=env or self.env(), stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=SAFETY_S)
         result = Result(proc.returncode, proc.stdout, proc.stderr)
         if json_out and proc.stdout.strip().startswith("{"):
             result.data = json.loads(proc.stdout)

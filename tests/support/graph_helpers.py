@@ -18,13 +18,13 @@ on every script and stage node; a test that makes a stub set other keys
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from stepkit.records import Outcome, Question, StageContext, StageFault, Usage
+from tests.support.waiting import wait_until
 
 #: the folder subprocess runs put on PYTHONPATH to import ``tests.support``
 IMPORT_ROOT = Path(__file__).resolve().parents[2]
@@ -142,15 +142,11 @@ def ask_inside(ctx: StageContext) -> Outcome:
 
 
 def wait_for_go(ctx: StageContext) -> Outcome:
-    """A barrier: record a start, then wait for the test's "go" file (bounded)."""
+    """A barrier: record a start, then wait for the test's "go" file."""
     barrier = Path(ctx.state["barrier"])
     with open(barrier / "started", "a") as fh:
         fh.write(f"{ctx.node}\n")
-    deadline = time.monotonic() + 20
-    while not (barrier / "go").exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the test never wrote the go file")
-        time.sleep(0.01)
+    wait_until((barrier / "go").exists, "go file from the test")
     return Outcome(updates={"slow_done": True})
 
 
