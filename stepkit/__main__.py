@@ -1,3 +1,3 @@
-from stepkit.cli import main
+from stepkit.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -100,7 +100,7 @@ def run_step(
         _check_up_front(pm, config, settings, disabled_plugins)
         start_fingerprint(settings, pm, project)
         state = _initial_state(the_graph, settings)
-        with project_lock(project, "run", step=settings["step"]) as names_step.lock:
+        with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))
             names_step.lock.name(run_id=run.run_id)
             if choice:

@@ -194,6 +194,23 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def entry() -> None:
+    """The ``stepkit`` command: :func:`main`, then exit with its code.  An
+    interrupted command (128 + N) has saved its checkpoint; it exits at once,
+    without the interpreter's shutdown, where a node's abandoned worker
+    thread (a daemon, still inside a C extension or holding stderr) can make
+    the process abort instead of exiting with its code."""
+    code = main()
+    if code >= 128:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    raise SystemExit(code)
+
+
 def _print_error(message: str) -> None:
     if os.environ.get("STEPKIT_DEBUG") and sys.exc_info()[0] is not None:
         traceback.print_exc()

@@ -76,10 +76,14 @@ class ProjectLock:
         self.lock_file, self.record_file = lock_files(self.project_dir)
         self._fd: int | None = None
         self._holder: Holder | None = None
+        self._unnamed: int | None = None  # the holder record, locked until the run is named
 
-    def acquire(self, command: str, *, step: int | str | None = None) -> None:
+    def acquire(self, command: str, *, step: int | str | None = None, naming: bool = False) -> None:
         """Take the lock for ``command`` at once, or fail; held until
-        :meth:`release` (or the end of the ``with`` block).
+        :meth:`release` (or the end of the ``with`` block).  With ``naming``,
+        the holder record stays locked until :meth:`name` names the run, so a
+        command that finds the project busy reads the record whole (the run's
+        id, not "stepkit run").
 
         :raises ProjectBusy: another live command holds it.
         :raises UsageError: the lock's directory cannot be created or
@@ -89,13 +93,19 @@ class ProjectLock:
         if held is not None:
             raise ProjectBusy(held._holder, self.lock_file)
         holder = Holder(command=command, pid=os.getpid(), step=step)
-        with self._record() as record_fd:
+        record_fd = self._locked_record()
+        try:
             fd = _try_flock(self.lock_file)
             if fd is None:
                 raise ProjectBusy(_read(record_fd), self.lock_file)
             self._fd = fd
             _HELD[self.project_dir] = self
             self._write(record_fd, holder)
+        finally:
+            if naming and self._fd is not None:
+                self._unnamed = record_fd
+            else:
+                os.close(record_fd)
 
     def name(self, *, run_id: str | None = None, step: int | str | None = None) -> None:
         """Name the run once it exists, and the step once the run resolved
@@ -103,6 +113,13 @@ class ProjectLock:
         if self._holder is None:
             return
         update = {k: v for k, v in (("run_id", run_id), ("step", step)) if v is not None}
+        if self._unnamed is not None:  # still locked since acquire: write, then let readers in
+            record_fd, self._unnamed = self._unnamed, None
+            try:
+                self._write(record_fd, self._holder.model_copy(update=update))
+            finally:
+                os.close(record_fd)
+            return
         if all(getattr(self._holder, k) == v for k, v in update.items()):
             return
         with self._record() as record_fd:
@@ -110,6 +127,9 @@ class ProjectLock:
 
     def release(self) -> None:
         """Let the next command in (closing the file releases the flock)."""
+        if self._unnamed is not None:
+            os.close(self._unnamed)
+            self._unnamed = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = self._holder = None
@@ -123,12 +143,21 @@ class ProjectLock:
 
     @contextmanager
     def _record(self) -> Iterator[int]:
-        fd = _open(self.record_file, create_dir=True)
+        fd = self._locked_record()
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
             yield fd
         finally:
             os.close(fd)
+
+    def _locked_record(self) -> int:
+        """The holder record, open and flocked (waiting for its writer)."""
+        fd = _open(self.record_file, create_dir=True)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
 
     def _write(self, record_fd: int, holder: Holder) -> None:
         os.ftruncate(record_fd, 0)
@@ -154,12 +183,13 @@ def live_holder(project_dir: Path) -> Holder | None:
     return None
 
 
-def project_lock(project_dir: Path, command: str, *, step: int | str | None = None) -> ProjectLock:
+def project_lock(project_dir: Path, command: str, *, step: int | str | None = None,
+                 naming: bool = False) -> ProjectLock:
     """The one way a command takes a project's lock:
     ``with project_lock(project, command, step=...) as lock:`` holds it until
-    the block ends (see :meth:`ProjectLock.acquire` for the errors)."""
+    the block ends (see :meth:`ProjectLock.acquire` for the errors and ``naming``)."""
     lock = ProjectLock(project_dir)
-    lock.acquire(command, step=step)
+    lock.acquire(command, step=step, naming=naming)
     return lock
 
 
