@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pre-answer gate_blocked or gate_deviation")
     p.add_argument("--rerun", action="store_true",
                    help="run a step that is already complete again (its handoff is kept in the run dir)")
+    p.add_argument("--worktree", action="store_true", default=None,
+                   help="run the step in a git work tree of its own, on branch stepkit/NN-slug")
+    p.add_argument("--merge", action="store_true",
+                   help="with --worktree: merge the completed step's branch when the merge is clean")
 
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")
