@@ -344,3 +344,26 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     assert f"prefix={root / '.venv'}" in tests["evidence"]
     assert f"calc={worktree / 'src' / 'calc.py'}" in tests["evidence"]
     assert (root / "src" / "calc.py").read_text() == CALC
+
+
+def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(project, monkeypatch):
+    """A fresh work tree is no project seen for the first time: a committed
+    change to stepconf.py the user never trusted is refused, not trusted on
+    first use there."""
+    from stepkit.api import run_step
+    from stepkit.errors import PluginError
+
+    (project.root / "stepconf.py").write_text('"""The project\'s own plugin (it adds nothing)."""\n')
+    commit(project.root, "a local plugin")
+    assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
+    (project.root / "stepconf.py").write_text('"""Changed, and never trusted."""\n')
+    commit(project.root, "the plugin changed")
+    monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
+    options = {"project_dir": project.root, "engine": f"scripted:{project.script()}",
+               "coder": project.scripted_coder, "worktree": True}
+    with pytest.raises(PluginError, match="stepconf.py changed since it was trusted"):
+        run_step(**options)
+    assert branches(project.root) == []
+    assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
+    result = run_step(**options)
+    assert result.outcome == "PAUSED" and result.to_json()["branch"] == BRANCH, result.output
