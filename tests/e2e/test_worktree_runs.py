@@ -237,6 +237,7 @@ HOLDING_CODER = r'''
 import os, pathlib, sys
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
 sys.stdin.read()
+(pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"]) / "partial.txt").write_text("begun\n")
 (state / "holding").write_text("1")
 with open(state / "release") as pipe:  # blocks until the test opens the pipe for writing
     pipe.read()
@@ -265,6 +266,28 @@ def test_a_worktree_run_and_a_run_in_the_users_tree_hold_different_locks(project
             pipe.write("go")
         _, err = holding.communicate(timeout=SAFETY_S)
     assert holding.returncode == 5, err
+
+
+def test_an_interrupted_worktree_run_keeps_its_worktree_and_status_says_so(project):
+    (project.state_dir / "holding_coder.py").write_text(HOLDING_CODER)
+    os.mkfifo(project.state_dir / "release")
+    running = subprocess.Popen(
+        [PY, "-m", "stepkit", *project.run_args("--worktree",
+                                                coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
+         "--json"], cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: (project.state_dir / "holding").exists(), "the worktree run in its coder", running)
+    status = project.stepkit("status", "--project-dir", str(project.root))
+    [entry] = status.data["worktree_runs"]
+    assert entry["state"] == "running"
+    running.terminate()
+    _, err = running.communicate(timeout=SAFETY_S)
+    assert running.returncode == 143, err
+    worktree = Path(entry["worktree"])
+    assert (worktree / "partial.txt").read_text() == "begun\n"
+    [entry] = project.stepkit("status", "--project-dir", str(project.root)).data["worktree_runs"]
+    assert entry["state"] == "interrupted" and entry["branch"] == BRANCH
+    assert not (project.root / "partial.txt").exists()
 
 
 # -- bad input -------------------------------------------------------------------------------------
