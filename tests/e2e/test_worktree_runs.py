@@ -304,7 +304,10 @@ def one_line_error(result, *words: str) -> None:
 def test_bad_inputs_exit_2_with_one_line_and_leave_nothing(project, tmp_path):
     one_line_error(project.run("--merge"), "--merge works only with --worktree")
     one_line_error(project.run("--worktree", "--step", "9"), "9")
+    # refused after the work tree was made, before any run: it is removed again with its branch
+    one_line_error(project.run("--worktree", "--set", "no_such_knob=1"), "no_such_knob")
     assert branches(project.root) == []
+    assert git(project.root, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert not (state_home() / "worktrees").exists() or not any((state_home() / "worktrees").rglob("01-*"))
 
     git(project.root, "branch", BRANCH)
