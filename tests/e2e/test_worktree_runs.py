@@ -393,3 +393,27 @@ def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(pr
     assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
     result = run_step(**options)
     assert result.outcome == "PAUSED" and result.to_json()["branch"] == BRANCH, result.output
+
+
+def test_runs_from_a_linked_work_tree_of_the_user_reach_the_gate_and_merge_into_its_branch(project, tmp_path):
+    """The user works in a linked work tree of their own: its run store lies
+    outside it (in the common git dir), which a run's snapshot must not
+    trip over, and a --worktree run merges into that tree's branch."""
+    linked = tmp_path / "linked"
+    git(project.root, "worktree", "add", "-q", "-b", "feature", str(linked))
+    plain = project.stepkit("run", "--project-dir", str(linked), "--engine", f"scripted:{project.script()}",
+                            "--coder", project.scripted_coder, "--step", "1")
+    assert plain.code == 5 and plain.data["pending"]["node"] == "gate_user_review", plain.stderr + plain.output
+    assert (linked / "calc.py").read_text() == GOOD_MUL
+    git(linked, "checkout", "-q", "--", ".")  # what the plain run did is set aside
+    git(linked, "clean", "-qfd")
+
+    paused = project.stepkit("run", "--project-dir", str(linked), "--engine", f"scripted:{project.script()}",
+                             "--coder", project.scripted_coder, "--step", "1", "--worktree", "--merge")
+    assert paused.code == 5, paused.stderr
+    done = project.stepkit("resume", paused.data["run_id"], "--answer", "approve", "--project-dir", str(linked))
+    assert done.code == 0 and done.data["merged"] is True, done.stdout + done.stderr
+    assert "Merged stepkit/01-mul into feature." in done.output
+    assert (linked / "calc.py").read_text() == GOOD_MUL
+    assert git(project.root, "rev-parse", "HEAD") != git(project.root, "rev-parse", "feature")
+    assert (project.root / "calc.py").read_text() == CALC
