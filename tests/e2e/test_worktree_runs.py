@@ -417,3 +417,17 @@ def test_runs_from_a_linked_work_tree_of_the_user_reach_the_gate_and_merge_into_
     assert (linked / "calc.py").read_text() == GOOD_MUL
     assert git(project.root, "rev-parse", "HEAD") != git(project.root, "rev-parse", "feature")
     assert (project.root / "calc.py").read_text() == CALC
+
+
+def test_a_coders_edit_to_the_plan_repo_is_undone_in_a_worktree_run_too(project):
+    """The copy a restore keeps goes to the run's directory, which lies
+    outside a linked work tree (in the common git dir)."""
+    original = (project.plans / "steps" / "02-div.md").read_bytes()
+    project.coder_actions({"write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"},
+                           "sentinel": "CODER_COMPLETE"})
+    paused = project.run("--worktree")
+    assert paused.code == 5, paused.stderr
+    worktree = Path(paused.data["worktree"])
+    assert (worktree / "plans" / "steps" / "02-div.md").read_bytes() == original
+    kept = list(Path(paused.data["run_dir"]).rglob("02-div.md"))
+    assert kept and kept[0].read_text() == "rewritten"
