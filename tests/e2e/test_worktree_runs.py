@@ -431,3 +431,19 @@ def test_a_coders_edit_to_the_plan_repo_is_undone_in_a_worktree_run_too(project)
     assert (worktree / "plans" / "steps" / "02-div.md").read_bytes() == original
     kept = list(Path(paused.data["run_dir"]).rglob("02-div.md"))
     assert kept and kept[0].read_text() == "rewritten"
+
+
+def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_run_dir(project):
+    rewrite = project.state_dir / "rewrite.py"
+    rewrite.write_text('import pathlib\nfor name in ("check.py", "lint.py"):\n'
+                       '    path = pathlib.Path(name)\n    path.write_text(path.read_text() + "\\n\\n")\n')
+    config = project.root / "stepkit.toml"
+    config.write_text(config.read_text().replace(f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'))
+    commit(project.root, "tests that rewrite the tree")
+    paused = project.run("--worktree")
+    assert paused.code == 5, paused.stderr
+    worktree = Path(paused.data["worktree"])
+    assert git(worktree, "status", "--porcelain", "--", "check.py", "lint.py") == ""
+    kept = sorted(Path(paused.data["run_dir"]).glob("displaced/tests-*/*.py"))
+    assert {p.name for p in kept} == {"check.py", "lint.py"}
+    assert all(p.read_text().endswith("\n\n\n") for p in kept)
