@@ -447,3 +447,22 @@ def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_
     kept = sorted(Path(paused.data["run_dir"]).glob("displaced/tests-*/*.py"))
     assert {p.name for p in kept} == {"check.py", "lint.py"}
     assert all(p.read_text().endswith("\n\n\n") for p in kept)
+
+
+def test_a_step_starts_from_another_steps_branch_with_worktree_base(project, monkeypatch):
+    """The internal ``worktree_base`` (for a step stacked on a step not
+    merged yet): the plan repo read is the base's, where step 1 is complete,
+    so step 2's dependency holds and its branch starts at step 1's commit."""
+    from stepkit.api import resume_run, run_step
+
+    assert project.run("--worktree").code == 5
+    assert project.resume("approve").code == 0
+    monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
+    paused = run_step(project_dir=project.root, engine=f"scripted:{project.script()}", coder=project.scripted_coder,
+                      worktree=True, worktree_base=BRANCH)
+    assert paused.outcome == "PAUSED" and paused.to_json()["branch"] == "stepkit/02-div", paused.output
+    assert paused.state["step"] == 2 and not paused.state.get("unsatisfied")
+    done = resume_run(paused.run_id, answer="approve", project_dir=project.root)
+    assert done.outcome == "STEP_COMPLETE", done.output
+    assert git(project.root, "rev-parse", "stepkit/02-div^") == git(project.root, "rev-parse", BRANCH)
+    assert project.plan_status(1) == "pending"  # the user's tree is as it was
