@@ -276,8 +276,10 @@ class GateRunner:
             if invocation is None:
                 return None
         limits = self.config.timeouts
+        env = self.env if Path(where) == self.project_dir else tool_env(self.project_dir, self.plan.tool_dirs,
+                                                                         where=Path(where))
         return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
-                        no_output_timeout=limits.no_output, pm=self.pm, env=self.env, invocation=invocation)
+                        no_output_timeout=limits.no_output, pm=self.pm, env=env, invocation=invocation)
 
     def _name_tools(self, result: GateResult) -> None:
         """Name the tool directories the gate ran with; a tests gate whose

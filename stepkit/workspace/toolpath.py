@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from stepkit.workspace.borrowed import shadowing_sources
+from stepkit.workspace.store import git_location
 from stepkit.workspace.worktree_record import record_of
 
 #: Entries of one tool directory read for a fingerprint at most (node_modules/.bin is wide).
@@ -43,22 +44,43 @@ def tool_dirs(pm, project_dir: Path) -> list[str]:
     return found
 
 
-def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str] | None:
+def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None,
+             where: Path | None = None) -> dict[str, str] | None:
     """The gates' environment: ``base`` (this process's) with ``dirs`` first
-    on PATH; None when there are none (the environment as it is).  Tools
-    borrowed from the user's tree import the work tree's source, not theirs:
-    its counterparts of their editable installs come first on PYTHONPATH."""
+    on PATH; None when there are none (the environment as it is).
+
+    A command that runs in another tree than the one its tools were
+    installed for (a stepkit work tree borrowing the user's tools, the
+    baseline checkout of either; ``where``: where it runs, default the
+    project) imports that tree's source, not the installing tree's: the
+    counterparts of the tools' editable installs come first on PYTHONPATH
+    (:mod:`stepkit.workspace.borrowed`)."""
     dirs = list(dirs)
     paths = [str(Path(project_dir, rel).resolve()) for rel in dirs]
     if not paths:
         return None
     env = dict(os.environ if base is None else base)
     env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
-    record = record_of(project_dir)
-    sources = shadowing_sources(Path(record.origin_top), Path(record.path), dirs) if record else []
+    sources = _shadowing(Path(project_dir), paths, Path(where) if where is not None else Path(project_dir))
     if sources:
         env["PYTHONPATH"] = os.pathsep.join([*sources, *filter(None, [env.get("PYTHONPATH")])])
     return env
+
+
+def _shadowing(project_dir: Path, paths: list[str], where: Path) -> list[str]:
+    """The PYTHONPATH entries :func:`tool_env` puts first (none when the
+    tools were installed for the tree the command runs in)."""
+    located = git_location(project_dir.resolve())
+    if located is None:
+        return []
+    top = located[0]
+    prefix = project_dir.resolve().relative_to(top)
+    record = record_of(project_dir)
+    owner = Path(record.origin_top) if record else top
+    run_top = where.resolve()
+    for _ in prefix.parts:
+        run_top = run_top.parent
+    return shadowing_sources(owner, run_top, paths) if owner.resolve() != run_top else []
 
 
 def fingerprint(project_dir: Path, dirs: Iterable[str]) -> dict[str, str]:
