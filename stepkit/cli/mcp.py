@@ -183,17 +183,20 @@ def build_server(default_project: str = ".") -> Any:
         "Run one step of the plan (default: the next one) through the step-runner graph. Returns "
         "the outcome (STEP_COMPLETE, STEP_BLOCKED, STEP_REJECTED, STEP_FAILED or PAUSED), run_id, "
         "gate summaries and, when PAUSED, the pending question and its options: ask your human "
-        "and call resume with their answer. The final approval is never answered for them."))
+        "and call resume with their answer. The final approval is never answered for them. "
+        "worktree=true runs it on its own branch stepkit/NN-slug in a git work tree outside the "
+        "user's tree (merge=true merges the completed step when that is clean)."))
     async def run_step(ctx: Context, step: int | str | None = None, prompt: str | None = None,
                        project_dir: str | None = None, plans_dir: str | None = None,
                        engine: str | None = None, coder: str | None = None,
                        reviewer: str | None = None, sets: dict[str, Any] | None = None,
-                       answers: dict[str, str] | None = None, rerun: bool = False) -> dict[str, Any]:
+                       answers: dict[str, str] | None = None, rerun: bool = False,
+                       worktree: bool | None = None, merge: bool = False) -> dict[str, Any]:
         report = progress(ctx)
         result = await call(lambda: api.run_step(
             prompt=prompt, step=step, plans_dir=plans_dir, project_dir=project(project_dir),
             engine=engine, coder=coder, reviewer=reviewer, sets=sets, answers=answers, rerun=rerun,
-            observers=[report]))
+            observers=[report], worktree=worktree, merge=merge))
         return run_summary(result)
 
     @server.tool(description=(

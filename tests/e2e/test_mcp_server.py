@@ -88,6 +88,25 @@ def test_status_run_step_paused_at_the_final_gate_then_resume_approve(tmp_path):
     assert project.plan_status(1) == "complete"
 
 
+def test_run_step_in_a_worktree_then_resume_commits_on_its_branch(tmp_path):
+    project = make_project(tmp_path)
+    script = project.script()
+    seen: dict[str, Any] = {}
+
+    async def scenario(client: Client) -> None:
+        paused = data(await client.call("run_step", step=1, engine=f"scripted:{script}",
+                                        coder=project.scripted_coder, worktree=True))
+        seen["paused"] = paused
+        seen["done"] = data(await client.call("resume", run_id=paused["run_id"], answer="approve"))
+
+    serve(project, scenario)
+    assert seen["paused"]["outcome"] == "PAUSED" and seen["paused"]["branch"] == "stepkit/01-mul"
+    done = seen["done"]
+    assert done["outcome"] == "STEP_COMPLETE" and done["commit"] and done["branch"] == "stepkit/01-mul"
+    assert project.plan_status(1) == "pending"  # the user's tree is not touched
+    assert "status: complete" in project.git("show", "stepkit/01-mul:plans/steps/01-mul.md")
+
+
 def test_the_final_approval_cannot_be_pre_answered_and_bad_arguments_are_tool_errors(tmp_path):
     project = make_project(tmp_path)
     script = project.script()
