@@ -107,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("trust", "Show how the project's local plugins changed since trusted, and trust them.")
     p.add_argument("--project-dir", default=".")
 
+    p = command("merge-driver", "Merge a plan file as git's merge driver, keeping both branches' appends.")
+    p.add_argument("base", metavar="BASE", help="the common ancestor's version (git's %%O)")
+    p.add_argument("ours", metavar="OURS", help="our version, replaced by the merge (git's %%A)")
+    p.add_argument("theirs", metavar="THEIRS", help="their version (git's %%B)")
+    p.add_argument("path", metavar="PATH", help="the file's path in the repository (git's %%P)")
+
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
