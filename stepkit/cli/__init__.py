@@ -108,10 +108,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project-dir", default=".")
 
     p = command("merge-driver", "Merge a plan file as git's merge driver, keeping both branches' appends.")
-    p.add_argument("base", metavar="BASE", help="the common ancestor's version (git's %%O)")
-    p.add_argument("ours", metavar="OURS", help="our version, replaced by the merge (git's %%A)")
-    p.add_argument("theirs", metavar="THEIRS", help="their version (git's %%B)")
-    p.add_argument("path", metavar="PATH", help="the file's path in the repository (git's %%P)")
+    p.add_argument("base", nargs="?", metavar="BASE", help="the common ancestor's version (git's %%O)")
+    p.add_argument("ours", nargs="?", metavar="OURS", help="our version, replaced by the merge (git's %%A)")
+    p.add_argument("theirs", nargs="?", metavar="THEIRS", help="their version (git's %%B)")
+    p.add_argument("path", nargs="?", metavar="PATH", help="the file's path in the repository (git's %%P)")
+    p.add_argument("--register", action="store_true",
+                   help="register the driver for the plan repo in this git repository (as init does)")
+    p.add_argument("--project-dir", default=".", help="with --register: the project (default: .)")
+    p.add_argument("--plans-dir", help="with --register: the plan repo (default: plans)")
+
+    p = command("ci", "Write a GitHub Actions workflow that runs the plan's ready steps as jobs.")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument("--plans-dir", help="the plan repo (default: plans, relative to the project dir)")
+    p.add_argument("--force", action="store_true", help="replace an existing workflow file")
 
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")

@@ -209,6 +209,13 @@ class PlanRepo:
                     return step
         return None
 
+    def ready_steps(self) -> list[StepPlan]:
+        """The steps that can run now, side by side: pending or in-progress,
+        every dependency complete (nothing :meth:`unsatisfied`), in number
+        order (a duplicated number once, as :meth:`step` finds it)."""
+        return [step for step in self.steps if step.status in ("pending", "in-progress")
+                and self.step(step.number) is step and not self.unsatisfied(step)]
+
     def unsatisfied(self, step: StepPlan) -> list[str]:
         """One line per dependency of ``step`` without a ``result: complete`` handoff."""
         reasons = []

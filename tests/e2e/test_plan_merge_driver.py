@@ -257,3 +257,56 @@ def test_init_outside_git_says_nothing_of_a_merge_driver(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Merge driver" not in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["plans"]
+
+
+@pytest.mark.parametrize("newline, final", [("\r\n", "\r\n"), ("\n", ""), ("\r\n", "")])
+def test_crlf_files_and_files_without_a_final_newline_merge_too(repo, newline, final):
+    """Variants the union was not written for: CRLF plan files, and an Edge
+    cases section ending the file without a final newline."""
+    notes = repo / "plans" / "NOTES.md"
+    step = repo / "plans" / "steps" / "02-mul.md"
+    notes.write_bytes(NOTES.replace("\n", newline).encode())
+    text = step.read_text()
+    step.write_bytes((text[:text.index("\n\n## Out of scope")] + "\n").replace("\n", newline)
+                     .removesuffix(newline).encode() + final.encode())
+    git(repo, "commit", "-q", "-am", "variant")
+    register_merge_driver(repo, repo / "plans")
+    for name, fact in (("one", "Uses cents"), ("two", "Uses UTC")):
+        git(repo, "checkout", "-q", "-b", name, "main")
+        append_notes(notes, [fact], 2)
+        assert append_edge_case(step, f"{fact.lower()} edge")
+        git(repo, "commit", "-q", "-am", name)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "one")
+
+    merged = git(repo, "merge", "--no-edit", "two", check=False)
+
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    notes_text = notes.read_bytes().decode()
+    assert notes_text.count("- Uses cents (step 2)") == 1 and notes_text.count("- Uses UTC (step 2)") == 1
+    step_text = step.read_bytes().decode()
+    assert step_text.splitlines()[-3:] == ["- None yet.", "- uses cents edge", "- uses utc edge"]
+    if newline == "\r\n":
+        assert "\n" not in notes_text.replace("\r\n", "") and "\n" not in step_text.replace("\r\n", "")
+
+
+def test_register_command_in_a_clone_whose_plan_exists(repo, tmp_path):
+    """A clone gets no driver from the repository (git config and info/ do
+    not travel); ``stepkit merge-driver --register`` adds it there, as init
+    would have."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    assert git(clone, "check-attr", "merge", "--", "plans/NOTES.md").stdout.endswith("unspecified\n")
+
+    done = stepkit("merge-driver", "--register", cwd=clone)
+
+    assert done.returncode == 0, done.stderr
+    assert f"Merge driver: {DRIVER_NAME}" in done.stdout
+    assert git(clone, "check-attr", "merge", "--", "plans/NOTES.md").stdout.strip().endswith(DRIVER_NAME)
+
+
+@pytest.mark.parametrize("args", [["--register"], [], ["a", "b", "c"], ["--register", "a", "b", "c", "d"]])
+def test_merge_driver_usage_errors_are_one_line(tmp_path, args):
+    done = stepkit("merge-driver", *args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr
