@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -308,3 +309,17 @@ def test_without_the_same_seal_key_the_other_runner_refuses_the_run(tmp_path):
 
     assert resumed.code == 2 and "its seal does not verify" in resumed.stderr
     assert project.plan_status(1) != "complete"
+
+
+def test_the_docs_example_is_what_stepkit_ci_writes_for_the_docs_example_plan(tmp_path):
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scale.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d+) \| ([^|]+?) \| ([^|]+?) \| (\w[\w-]*) \|$", doc, flags=re.MULTILINE)
+    assert len(rows) == 4
+    steps = [(int(n), title, [] if deps == "-" else [int(d) for d in deps.split(",")], status)
+             for n, title, deps, status in rows]
+    root = project_with(tmp_path, steps, complete_handoffs=tuple(n for n, *_, s in steps if s == "complete"))
+
+    assert stepkit("ci", cwd=root).returncode == 0
+    example = re.search(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
+
+    assert example is not None and example.group(1) == (root / WORKFLOW_PATH).read_text()
