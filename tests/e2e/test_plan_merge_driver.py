@@ -16,6 +16,7 @@ import pytest
 
 from stepkit.planrepo.edits import append_edge_case, set_status
 from stepkit.planrepo.mergesetup import DRIVER_NAME, register_merge_driver
+from stepkit.planrepo.model import PlanRepo
 from stepkit.protocol.handoff.notes import append_notes
 
 NOTES = "# Notes\n\n- The API is versioned under /v1 (step 1)\n"
@@ -310,3 +311,43 @@ def test_merge_driver_usage_errors_are_one_line(tmp_path, args):
     done = stepkit("merge-driver", *args, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_two_completed_steps_merge_and_the_step_depending_on_both_is_ready(tmp_path):
+    """What two parallel steps leave on their branches: each its status,
+    its handoff, NOTES facts and an annotation of the step that depends on
+    both. Merged, every one of them is there and that step is the one ready."""
+    root = tmp_path / "project"
+    steps = root / "plans" / "steps"
+    steps.mkdir(parents=True)
+    (root / "plans" / "handoffs").mkdir()
+    (root / "plans" / "handoffs" / ".gitkeep").touch()
+    (root / "plans" / "NOTES.md").write_text(NOTES)
+    for number, title, deps in ((1, "Left", []), (2, "Right", []), (3, "Join", [1, 2])):
+        (steps / f"{number:02d}-{title.lower()}.md").write_text(plan(number, title, deps))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plan")
+    register_merge_driver(root, root / "plans")
+    for number, name in ((1, "left"), (2, "right")):
+        git(root, "checkout", "-q", "-b", f"stepkit/{number:02d}-{name}", "main")
+        set_status(steps / f"{number:02d}-{name}.md", "complete")
+        (root / "plans" / "handoffs" / f"{number:02d}-{name}.md").write_text(
+            f"---\nstep: {number}\nresult: complete\n---\n\n## Summary\n{name} done.\n")
+        append_notes(root / "plans" / "NOTES.md", [f"{name} lives in {name}.py"], number)
+        assert append_edge_case(steps / "03-join.md", f"{name} may be empty")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", name)
+    git(root, "checkout", "-q", "main")
+
+    for name in ("stepkit/01-left", "stepkit/02-right"):
+        merged = git(root, "merge", "--no-edit", name, check=False)
+        assert merged.returncode == 0, merged.stdout + merged.stderr
+
+    repo = PlanRepo.load(root / "plans")
+    assert [step.number for step in repo.ready_steps()] == [3]
+    assert [(s.number, s.status) for s in repo.steps] == [(1, "complete"), (2, "complete"), (3, "pending")]
+    assert sorted(repo.handoffs) == [1, 2]
+    assert bullets(root / "plans" / "NOTES.md", "")[-2:] == ["- left lives in left.py (step 1)",
+                                                            "- right lives in right.py (step 2)"]
+    assert bullets(steps / "03-join.md", "## Edge cases")[-2:] == ["- left may be empty", "- right may be empty"]
