@@ -17,7 +17,7 @@ Registering the driver with git is :mod:`stepkit.planrepo.mergesetup`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from stepkit.planrepo.edits import frontmatter_span
@@ -29,6 +29,8 @@ from stepkit.workspace.scope import git
 LABELS = ("ours", "base", "theirs")
 _MARKERS = tuple(f"{sign * 7} {label}" for sign, label in zip("<|>", LABELS))
 _SEPARATOR = "=" * 7
+#: the marker that ends each part of a conflict, by how many markers came before it
+_NEXT_MARKER = {1: _MARKERS[1], 2: _SEPARATOR, 3: _MARKERS[2]}
 
 
 class MergeDriverError(Exception):
@@ -37,15 +39,16 @@ class MergeDriverError(Exception):
 
 @dataclass
 class _Conflict:
-    ours: list[str]
-    base: list[str]
-    theirs: list[str]
+    ours: list[str] = field(default_factory=list)
+    base: list[str] = field(default_factory=list)
+    theirs: list[str] = field(default_factory=list)
+    #: the four marker lines as git wrote them (their line endings kept)
+    markers: list[str] = field(default_factory=list)
 
     def rendered(self) -> list[str]:
         """The hunk with its diff3 markers, as git left it."""
-        ours_marker, base_marker, theirs_marker = (f"{marker}\n" for marker in _MARKERS)
-        return [ours_marker, *self.ours, base_marker, *self.base, f"{_SEPARATOR}\n", *self.theirs,
-                theirs_marker]
+        start, base, separator, end = self.markers
+        return [start, *self.ours, base, *self.base, separator, *self.theirs, end]
 
 
 def merge_plan_file(base: Path, ours: Path, theirs: Path, path: str) -> int:
@@ -71,6 +74,8 @@ def resolve_appends(merged: str, path: str) -> tuple[str, int]:
     """``merged`` (git's diff3 output) with its appendable conflicts resolved
     as unions; the text and the number of conflicts left."""
     segments = _segments(merged)
+    if segments is None:
+        return merged, 1
     views = [_view(segments, side) for side in ("ours", "theirs")]
     kind = _kind(path)
     out: list[str] = []
@@ -98,30 +103,29 @@ def _kind(path: str) -> str | None:
     return None
 
 
-def _segments(merged: str) -> list[str | _Conflict]:
-    """The merged text as plain lines and conflicts."""
+def _segments(merged: str) -> list[str | _Conflict] | None:
+    """The merged text as plain lines and conflicts; None when its markers
+    are not git's (a conflict not closed)."""
     segments: list[str | _Conflict] = []
     current: _Conflict | None = None
     part: list[str] = []
     for line in split_lines(merged):
         bare = line.rstrip("\r\n")
         if current is None and bare == _MARKERS[0]:
-            current = _Conflict([], [], [])
+            current = _Conflict(markers=[line])
             part = current.ours
-        elif current is not None and bare == _MARKERS[1]:
-            part = current.base
-        elif current is not None and bare == _SEPARATOR:
-            part = current.theirs
-        elif current is not None and bare == _MARKERS[2]:
-            segments.append(current)
-            current = None
+        elif current is not None and bare == _NEXT_MARKER[len(current.markers)]:
+            current.markers.append(line)
+            if len(current.markers) == 4:
+                segments.append(current)
+                current = None
+            else:
+                part = current.base if len(current.markers) == 2 else current.theirs
         elif current is not None:
             part.append(line)
         else:
             segments.append(line)
-    if current is not None:  # unterminated markers: not git's output; keep the text as it is
-        segments += current.rendered()[:-1]
-    return segments
+    return None if current is not None else segments
 
 
 def _view(segments: list[str | _Conflict], side: str) -> tuple[list[str], list[tuple[int, int]]]:
