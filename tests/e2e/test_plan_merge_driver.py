@@ -351,3 +351,20 @@ def test_two_completed_steps_merge_and_the_step_depending_on_both_is_ready(tmp_p
     assert bullets(root / "plans" / "NOTES.md", "")[-2:] == ["- left lives in left.py (step 1)",
                                                             "- right lives in right.py (step 2)"]
     assert bullets(steps / "03-join.md", "## Edge cases")[-2:] == ["- left may be empty", "- right may be empty"]
+
+
+@pytest.mark.parametrize("registered", [True, False])
+def test_merge_tree_sees_the_driver_as_merge_does(repo, registered):
+    """``git merge-tree --write-tree`` (a merge computed without touching the
+    tree, as a check before merging a step's branch) runs the driver too."""
+    if registered:
+        register_merge_driver(repo, repo / "plans")
+    two_branches(repo)
+
+    tree = git(repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", "two", check=False)
+
+    if registered:
+        assert tree.returncode == 0, tree.stdout
+    else:
+        assert tree.returncode == 1
+        assert tree.stdout.splitlines()[1:] == ["plans/NOTES.md", "plans/steps/03-pow.md"]
