@@ -41,6 +41,7 @@ _HEADER = """\
 # Repository secrets: ANTHROPIC_API_KEY (the engine; or set another in
 # stepkit.toml) and STEPKIT_SEAL_KEY (`openssl rand -hex 32`), the key that
 # seals a paused run's records so that another job can resume it.
+# The jobs pip install STEPKIT_INSTALL (`stepkit ci --install SPEC` sets it).
 # Run `stepkit ci --force` again when the plan's ready steps change.
 """
 
@@ -64,7 +65,7 @@ permissions:
   pull-requests: write
   actions: read
 env:
-  STEPKIT_INSTALL: stepkit==@VERSION@
+  STEPKIT_INSTALL: @INSTALL@
   PROJECT_DIR: @PROJECT@
   PLANS_DIR: @PLANS@
 jobs:
@@ -224,19 +225,21 @@ _AFTER = """\
 
 
 def github_workflow(steps: Sequence[tuple[int, str]], plans_dir: str, project_dir: str = ".",
-                    version: str = "0") -> str:
+                    version: str = "0", install: str | None = None) -> str:
     """The workflow's text for the ready ``steps`` ((number, title) pairs),
-    the plan repo at ``plans_dir`` and the project at ``project_dir`` (both
-    relative to the repository's root, POSIX), installing stepkit ``version``."""
+    the plan repo at ``plans_dir`` (relative to the project) and the project
+    at ``project_dir`` (relative to the repository's root; both POSIX); the
+    jobs ``pip install`` ``install`` (default: stepkit ``version``)."""
     if not steps:
         raise ValueError("a workflow needs at least one ready step")
     matrix = "".join(f"          - step: {number}\n            title: {_quoted(title)}\n"
                      for number, title in steps)
     header = (_HEADER.replace("@STEPS@", ", ".join(str(number) for number, _ in steps))
-              .replace("@PLANS@", plans_dir))
+              .replace("@PLANS@", " ".join(plans_dir.splitlines())))
     body = (_WORKFLOW.replace("@SETUP@\n", _SETUP).replace("@AFTER@\n", _AFTER)
             .replace("@MATRIX@\n", matrix).replace("@ARTIFACT@", ARTIFACT_PREFIX)
-            .replace("@PROJECT@", _quoted(project_dir)).replace("@PLANS@", _quoted(plans_dir)))
+            .replace("@PROJECT@", _quoted(project_dir)).replace("@PLANS@", _quoted(plans_dir))
+            .replace("@INSTALL@", _quoted(install or f"stepkit=={version}")))
     return (header + body).replace("@VERSION@", version)
 
 

@@ -121,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
     p.add_argument("--plans-dir", help="the plan repo (default: plans, relative to the project dir)")
     p.add_argument("--force", action="store_true", help="replace an existing workflow file")
+    p.add_argument("--install", metavar="SPEC",
+                   help="what the jobs pip install (default: stepkit==<this version>), e.g. a git URL")
 
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")

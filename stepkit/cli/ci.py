@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
                          "dependency); nothing was written")
     text = github_workflow([(step.number, step.title) for step in ready],
                            plans_dir=_posix(os.path.relpath(plans.resolve(), project)),
-                           project_dir=_posix(os.path.relpath(project, root)), version=__version__)
+                           project_dir=_posix(os.path.relpath(project, root)), version=__version__,
+                           install=args.install)
     workflow.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(workflow, text.encode("utf-8"))
     print(f"Wrote {workflow}: one job per ready step ({', '.join(str(s.number) for s in ready)}), "

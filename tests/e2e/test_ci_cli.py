@@ -323,3 +323,12 @@ def test_the_docs_example_is_what_stepkit_ci_writes_for_the_docs_example_plan(tm
     example = re.search(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
 
     assert example is not None and example.group(1) == (root / WORKFLOW_PATH).read_text()
+
+
+def test_install_names_what_the_jobs_install(tmp_path):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    spec = "stepkit @ git+https://example.com/stepkit.git@v0.1.0"
+    assert stepkit("ci", "--install", spec, cwd=root).returncode == 0
+    workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
+    assert workflow["env"]["STEPKIT_INSTALL"] == spec
+    assert validate(root / WORKFLOW_PATH).returncode == 0
