@@ -34,7 +34,7 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
 
     :return: the attributes file that names the plan files, None (nothing
         done) outside git or when ``plans_dir`` is outside the work tree.
-    :raises OSError: the attributes file cannot be written.
+    :raises OSError: the git config or the attributes file cannot be written.
     """
     located = git.location(Path(project_dir))
     common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], Path(project_dir))
@@ -47,7 +47,8 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
     prefix = "" if rel == "." else f"{rel}/"
     for key, value in (("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
                        ("driver", driver_command())):
-        git.run(["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir))
+        if git.run(["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir)) is None:
+            raise OSError(f"git config merge.{DRIVER_NAME}.{key} failed")
     attributes = Path(common.decode("utf-8", "surrogateescape").strip()) / "info" / "attributes"
     wanted = [f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}" for name in ("NOTES.md", "steps/*.md")]
     text = attributes.read_text(encoding="utf-8") if attributes.is_file() else ""
