@@ -370,6 +370,30 @@ def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messag
     assert "lines 2–2 now read" in tool_result(messages_api, hit)["content"]
 
 
+def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(project, messages_api):
+    """Read before edit, over the rounds of one conversation: a file read
+    while planning may be edited in the edit round; the test it never read is
+    not overwritten (the refusal says why); a new file needs no read."""
+    (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
+    messages_api.reply_json(PLAN)
+    unread = messages_api.reply_tool("write_file", {"path": "check_greet.py", "content": "print('1 passed')\n"})
+    edit = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi'",
+                                                 "new_text": "return f'Hello, {name}!'"})
+    new = messages_api.reply_tool("write_file", {"path": "test_more.py", "content": "X = 1\n"})
+    queue_edit(messages_api)
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE", result.text
+    refused = tool_result(messages_api, unread)
+    assert refused["is_error"] and "you have not read this file in this conversation" in refused["content"]
+    assert (project / "check_greet.py").read_text() == CHECK
+    assert not tool_result(messages_api, edit).get("is_error")
+    assert not tool_result(messages_api, new).get("is_error")
+    assert (project / "greet.py").read_text() == GOOD
+
+
 def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the_step_will(
         project, messages_api, monkeypatch):
     """A lint error (here an unused import, found by the real ruff) is caught
@@ -380,6 +404,8 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     monkeypatch.setenv("FORMAT_CMD", f"{ruff} format --no-cache")
     messages_api.reply_json(PLAN)
     queue_edit(messages_api, ("greet.py", "import os\n" + GOOD))
+    # the format gate reformatted greet.py since the model wrote it: it reads it again first
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
     queue_edit(messages_api, ("greet.py", GOOD), summary="removed the unused import")
 
     result = stepkit_implement(ctx_for(project, state={"changed_files": []}))
@@ -396,6 +422,7 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     fix_prompt = messages_api.requests[4].body["messages"][-1]["content"][-1]["text"]
     assert "The lint gate failed after your change (fix attempt 1 of 3)" in fix_prompt
     assert "F401" in fix_prompt
+    assert not messages_api.tool_results(6)[0].get("is_error")  # the write after the read
     assert [(g.name, g.status) for g in result.gates] == [("format", "pass"), ("lint", "pass"),
                                                           ("build", "pass"), ("tests", "pass")]
 
