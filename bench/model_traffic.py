@@ -123,8 +123,10 @@ def _queue_after_coder(api: MessagesAPI, answers: dict[str, Any]) -> None:
 
 
 def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
-    """Plan, then one reply writing the demo coder's three files, then the answer."""
+    """It reads the package's __init__ (a file is changed only once read) and
+    plans, then one reply writes the demo coder's three files, then the answer."""
     demo = runpy.run_path(str(project / "tools" / "demo_coder.py"))
+    api.reply_tool("read_file", {"path": "textkit/__init__.py"})
     api.reply_json(PLAN)
     writes = {"textkit/slug.py": demo["SLUG"], "tests/test_slug.py": demo["TESTS"],
               "textkit/__init__.py": demo["INIT"]}
@@ -399,6 +401,7 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("search", {"pattern": "def word_count"})
     api.reply_json(a["orient"])
     api.reply_tool("read_file", {"path": "textkit/counting.py"})
+    api.reply_tool("read_file", {"path": "textkit/__init__.py"})  # the coder changes it: it reads it first
     api.reply_tool("list_dir", {"path": "textkit"})
     api.reply_json(PLAN)
     api.reply_tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})

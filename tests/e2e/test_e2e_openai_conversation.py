@@ -20,6 +20,7 @@ PLAN = {"status": "plan", "summary": "add mul", "plan": {
 
 
 def coder_round(api, text: str, summary: str) -> None:
+    api.reply_tool("read_file", {"path": "calc.py"})  # read before it is changed
     api.reply_tool("write_file", {"path": "calc.py", "content": text})
     api.reply_tool("run_command", {"command": "true"})
     api.reply_json({"status": "done", "summary": summary, "plan": None})
