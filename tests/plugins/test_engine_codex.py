@@ -114,3 +114,31 @@ def test_a_spent_budget_starts_no_codex(tmp_path, cli):
     with pytest.raises(StageFault, match="budget exceeded"):
         ask(make_ctx(tmp_path, settings={"max_tokens": 100}, usage=Usage(input_tokens=100)))
     assert fake_cli.calls(cli) == []
+
+
+def test_a_thread_is_one_codex_session_resumed_with_only_the_new_prompt(tmp_path, cli):
+    """``codex exec`` opens a saved session (no ``--ephemeral``); a later call
+    of the thread is ``codex exec <options> resume THREAD_ID -`` with only its
+    prompt, THREAD_ID the first call's ``thread.started``."""
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")})
+    ctx = make_ctx(tmp_path)
+    engine = make_engine(None, ctx)
+    thread = engine.new_thread()
+    for prompt, tools in (("Plan now.", read_only_tools(ctx.project_dir)),
+                          ("Make the change now.", coder_tools(ctx.project_dir)),
+                          ("Fix these critical review findings: x", coder_tools(ctx.project_dir))):
+        engine.structured(node="coder_edit", system="You code.", prefix="# Step 1 plan", prompt=prompt,
+                          schema=Answer, tools=tools, ctx=ctx, thread=thread)
+    first, *later = fake_cli.calls(cli)
+    assert not first["resumed"] and "--ephemeral" not in first["argv"] and "resume" not in first["argv"]
+    assert first["stdin"] == "You code.\n\n# Step 1 plan\n\nPlan now."
+    assert thread.session == first["session"]
+    for call, prompt in zip(later, ("Make the change now.", "Fix these critical review findings: x"), strict=True):
+        argv = call["argv"]
+        assert call["resumed"] and argv[-3:] == ["resume", first["session"], "-"]
+        assert call["stdin"] == prompt
+        # the call's options come before the subcommand: its schema and its sandbox
+        assert argv[argv.index("--sandbox") + 1] == "workspace-write" and argv.index("--output-schema") < argv.index("resume")
+        assert call["output_schema"]["required"] == ["plan_summary", "has_major_deviation", "risks"]
+    ask(ctx)  # a single call is ephemeral
+    assert "--ephemeral" in fake_cli.calls(cli)[-1]["argv"]
