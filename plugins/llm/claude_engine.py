@@ -20,7 +20,10 @@ tool with SCHEMA), validated again by the stage's pydantic schema.
   ``claude -p --resume SESSION_ID …`` with only its prompt on stdin: the
   earlier rounds, their prefix included, are in the session.  The flags of
   the call (tools, permission mode, schema, system prompt) are given again
-  each time: the CLI takes them per process, resumed or not.
+  each time: the CLI takes them per process, resumed or not.  A session
+  the CLI no longer has (its store cleared) is said in its words, naming
+  the id: the call is made again as a new session with the whole material
+  (an ``llm_session_lost`` event).
 
 - **Access**: a read-only node (orient, sweep, handoff, the reviewer, the
   built-in coder's plan) gets Read, Grep and Glob in ``plan`` permission
@@ -48,7 +51,7 @@ from pydantic import BaseModel
 
 from stepkit.plugins.agent_clis import INSTALL, claude_usage, usage_limit
 from stepkit.plugins.llm.budget import cost_left
-from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
+from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli, session_lost
 from stepkit.plugins.llm.helpers import Thread, parse_answer, record
 from stepkit.plugins.llm.strict_schema import lean_json_schema
 from stepkit.plugins.llm.tools import Tool
@@ -93,6 +96,13 @@ class ClaudeCodeEngine(CliEngine):
         resumed = thread is not None and thread.started
         stdin = redact(f"{prefix}\n\n{prompt}" if prefix and not resumed else prompt)
         run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-claude")
+        opened = any(obj.get("type") == "result" for obj in run.objects)
+        if resumed and session_lost(run, thread.session, opened):
+            # the conversation is gone: a new one, with the whole material
+            ctx.emit("llm_session_lost", node=node, engine="claude", session=thread.session)
+            thread.session = None
+            return self.structured(node=node, system=system, prompt=prompt, schema=schema, tools=tools,
+                                   ctx=ctx, max_turns=max_turns, prefix=prefix, thread=thread)
         result = _result(run, note)
         if thread is not None and result.get("session_id"):
             thread.session = str(result["session_id"])

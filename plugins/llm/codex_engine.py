@@ -20,6 +20,9 @@ by the stage's schema.
   FILE --sandbox S … resume THREAD_ID -`` with only its prompt on stdin (the
   options before ``resume``: ``codex exec`` reads them there for a resumed
   session too, the output schema and the sandbox of this call included).
+  A session Codex no longer has is said in its words, naming the id: the
+  call is made again as a new session with the whole material (an
+  ``llm_session_lost`` event).
 - **Access**: every node runs in the ``read-only`` sandbox except one that
   writes (the built-in coder's edits): ``workspace-write``.  Codex has no
   turn limit to pass on.
@@ -41,7 +44,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
-from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
+from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli, session_lost
 from stepkit.plugins.llm.helpers import Thread, parse_answer, record
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.strict_schema import strict_json_schema
@@ -98,6 +101,12 @@ class CodexEngine(CliEngine):
         if crash:
             raise StageFault(note(f"{crash}: {_words(run)}"))
         started = [e for e in run.objects if e.get("type") == "thread.started" and e.get("thread_id")]
+        if resumed and session_lost(run, thread.session, bool(started)):
+            # the conversation is gone: a new one, with the whole material
+            ctx.emit("llm_session_lost", node=node, engine="codex", session=thread.session)
+            thread.session = None
+            return self.structured(node=node, system=system, prompt=prompt, schema=schema, tools=tools,
+                                   ctx=ctx, max_turns=max_turns, prefix=prefix, thread=thread)
         if thread is not None and started:
             thread.session = str(started[-1]["thread_id"])
         _record(ctx, node, model, run)

@@ -206,3 +206,23 @@ def test_a_thread_is_one_claude_code_session_resumed_with_only_the_new_prompt(tm
     # a single call (no thread) is not saved: nothing will resume it
     ask(ctx)
     assert "--no-session-persistence" in fake_cli.calls(cli)[-1]["argv"]
+
+
+def test_a_session_claude_code_no_longer_has_starts_the_conversation_again(tmp_path, cli):
+    """Its session store was cleared (or the run resumed on another machine):
+    Claude Code says so, naming the id; the round is sent again as a new
+    session with the whole material."""
+    from stepkit.plugins.llm.helpers import Thread
+
+    fake_cli.script(cli, {"lines": [success(GOOD)]})
+    ctx = make_ctx(tmp_path)
+    thread = Thread(session="0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80")
+    answer = make_engine(None, ctx).structured(node="coder_edit", system="You code.", prefix="# Step 1 plan",
+                                               prompt="The lint gate failed: fix it.", schema=Answer,
+                                               tools=coder_tools(ctx.project_dir), ctx=ctx, thread=thread)
+    assert answer == Answer(**GOOD)
+    lost, fresh = fake_cli.calls(cli)
+    assert lost["resumed"] and option(lost["argv"], "--resume") == "0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80"
+    assert not fresh["resumed"] and fresh["stdin"] == "# Step 1 plan\n\nThe lint gate failed: fix it."
+    assert thread.session == fresh["session"]
+    assert [e["session"] for e in fake_cli.events(ctx, "llm_session_lost")] == [lost["session"]]

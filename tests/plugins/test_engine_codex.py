@@ -142,3 +142,21 @@ def test_a_thread_is_one_codex_session_resumed_with_only_the_new_prompt(tmp_path
         assert call["output_schema"]["required"] == ["plan_summary", "has_major_deviation", "risks"]
     ask(ctx)  # a single call is ephemeral
     assert "--ephemeral" in fake_cli.calls(cli)[-1]["argv"]
+
+
+def test_a_session_codex_no_longer_has_starts_the_conversation_again(tmp_path, cli):
+    from stepkit.plugins.llm.helpers import Thread
+
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")})
+    ctx = make_ctx(tmp_path)
+    thread = Thread(session="01a231ba-0000-7a32-8140-6a927d274b36")
+    answer = make_engine(None, ctx).structured(node="coder_edit", system="You code.", prefix="# Step 1 plan",
+                                               prompt="Fix it.", schema=Answer, tools=coder_tools(ctx.project_dir),
+                                               ctx=ctx, thread=thread)
+    assert answer == Answer(**GOOD)
+    lost, fresh = fake_cli.calls(cli)
+    assert lost["argv"][-3:] == ["resume", "01a231ba-0000-7a32-8140-6a927d274b36", "-"]
+    assert not fresh["resumed"] and fresh["stdin"] == "You code.\n\n# Step 1 plan\n\nFix it."
+    assert thread.session == fresh["session"]
+    assert len(fake_cli.events(ctx, "llm_session_lost")) == 1
+    assert len(fake_cli.events(ctx)) == 1  # the lost call made no llm_call: it never reached the model
