@@ -61,8 +61,8 @@ call.update(session=session, resumed=resumed is not None)
 with (state / "calls.jsonl").open("a") as fh:
     fh.write(json.dumps(call) + "\n")
 if resumed is not None and resumed not in saved:
-    print(f"Error: thread/resume: no rollout found for thread id {{resumed}}" if codex
-          else f"No conversation found with session ID: {{resumed}}", file=sys.stderr, flush=True)
+    print(f"Error: thread/resume: thread/resume failed: no rollout found for thread id {{resumed}} (code -32600)"
+          if codex else f"No conversation found with session ID: {{resumed}}", file=sys.stderr, flush=True)
     sys.exit(1)
 if resumed is None and ("--ephemeral" if codex else "--no-session-persistence") not in argv:
     saved_file.write_text(json.dumps(saved + [session]))
