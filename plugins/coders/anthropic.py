@@ -5,9 +5,9 @@ Plan, edit and every fix round are ONE conversation (an engine thread, kept
 in the run dir between the implement rounds of a step: an API engine's
 messages, or the session id an agent CLI resumes, with what the model read
 in it): a fix round sees what it changed and why, and the earlier turns are
-read from the prompt cache.  Every round sends the same instructions and tool definitions, so
-the cached prefix stays valid; in the plan round the write tools answer
-with an error.  (An engine without threads, such as the scripted one, gets
+read from the prompt cache.  Every round sends the same instructions and
+tool definitions, so the cached prefix stays valid; in the plan round the
+write tools answer with an error.  (An engine without threads, such as the scripted one, gets
 one call per round.)
 
 1. **Plan** (writes refused), once per step: files to touch, risks,

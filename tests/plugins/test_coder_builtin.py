@@ -342,6 +342,24 @@ def test_a_later_implement_round_of_the_step_continues_the_conversation(project,
     assert sum("Plan the change now" in text for text in openings) == 1  # the plan round, once
 
 
+def test_a_conversation_kept_by_an_earlier_release_is_continued(project, messages_api):
+    """A run paused before the conversation file kept the CLI session and
+    what was read (it held the messages alone) continues that conversation."""
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD), summary="first round")
+    ctx = ctx_for(project)
+    stepkit_implement(ctx)
+    kept = ctx.run_dir / "coder_thread-3.json"
+    kept.write_text(json.dumps(json.loads(kept.read_text())["messages"]))  # the earlier format
+    first_round = len(messages_api.requests)
+    queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")
+
+    result = stepkit_implement(ctx_for(project, state={"fix_instructions": "The lint gate failed."}))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert "first round" in json.dumps(messages_api.requests[first_round].body["messages"])
+
+
 def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messages_api):
     (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
     messages_api.reply_json(PLAN)
