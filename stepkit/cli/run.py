@@ -21,12 +21,17 @@ from stepkit.jsontext import json_safe
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
 OWN_OPTIONS = {"command", "pm", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
-               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json"}
+               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json", "parallel", "stack",
+               "status_file"}
 
 
 def run(args: argparse.Namespace) -> int:
     from stepkit.api import RunInterrupted, run_step
 
+    if args.parallel is not None or args.stack:
+        from stepkit.cli.parallel import run as run_parallel
+
+        return run_parallel(args)
     try:
         with displays(args) as shown:
             result = run_step(
@@ -50,6 +55,10 @@ def observers(args: argparse.Namespace) -> list[Any]:
     built-in progress display on stderr), unless ``--json`` asked for one
     object only; none without the command's plugin manager (a project dir
     that cannot be read: the command itself says why)."""
+    if getattr(args, "status_file", None):  # a child of --parallel: its parent draws the progress
+        from stepkit.worktrees.runstatus import StatusFile
+
+        return [StatusFile(args.status_file)]
     if args.json or args.pm is None:
         return []
     answers = reversed(args.pm.hook.stepkit_run_observers(command=args.command))  # built-ins first

@@ -209,13 +209,19 @@ class PlanRepo:
                     return step
         return None
 
+    def handoff_complete(self, number: int) -> bool:
+        """Step ``number`` has a handoff that says ``result: complete`` (a
+        dependency on it is met)."""
+        handoff = self.handoffs.get(number)
+        return handoff is not None and handoff.result == "complete"
+
     def unsatisfied(self, step: StepPlan) -> list[str]:
         """One line per dependency of ``step`` without a ``result: complete`` handoff."""
         reasons = []
         for dep in step.depends_on:
-            handoff = self.handoffs.get(dep)
-            if handoff is not None and handoff.result == "complete":
+            if self.handoff_complete(dep):
                 continue
+            handoff = self.handoffs.get(dep)
             plan = self._by_number.get(dep)
             name = f"step {dep} ({plan.title})" if plan else f"step {dep}"
             if handoff is None and plan is None:

@@ -1,0 +1,104 @@
+"""``stepkit run --parallel N [--stack]``: the command-line side of
+:func:`stepkit.worktrees.parallel.run_parallel`: what is refused up front,
+the command line each step's child runs with (the user's options passed
+on), and what is printed at the end.
+
+Printed: each run's own output under a line naming its step and how it
+ended (a paused run's names the ``stepkit resume RUN_ID --answer …``
+commands that answer it), the steps not started and why, and a last line
+with the exit code; with ``--json``, one object ``{"outcome", "exit_code",
+"runs"}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stepkit.errors import UsageError
+from stepkit.jsontext import json_safe
+
+if TYPE_CHECKING:
+    from stepkit.worktrees.parallel import Outcome
+
+
+def check(args: argparse.Namespace) -> None:
+    """The options ``--parallel`` cannot go with.
+
+    :raises UsageError: one line; nothing was started."""
+    from stepkit.planrepo.model import step_from_prompt
+
+    if args.parallel is None:
+        raise UsageError("--stack needs --parallel N (it starts a step from a branch of the same invocation)")
+    if args.step is not None:
+        raise UsageError(f"--parallel runs every ready step; --step {args.step} runs one: drop one of them")
+    named = step_from_prompt(args.prompt or "")
+    if named is not None:
+        raise UsageError(f"--parallel runs every ready step; the prompt names step {named}: "
+                         "drop --parallel or reword the prompt")
+    if args.rerun:
+        raise UsageError("--parallel runs the steps still to do; --rerun runs a complete one: drop one of them")
+
+
+def run(args: argparse.Namespace) -> int:
+    from stepkit.config import load_config, resolve_project_dir
+    from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.worktrees.parallel import run_parallel
+    from stepkit.worktrees.progress import RunLines
+
+    check(args)
+    project = resolve_project_dir(args.project_dir)
+    plans_dir = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
+    progress = None if args.json else RunLines()
+    try:
+        outcome = run_parallel(plans_dir, args.parallel, lambda step, base, status: child_command(
+            args, step, base, status), progress, stack=args.stack, project_dir=project)
+    finally:
+        if progress is not None:
+            progress.close()
+    if args.json:
+        print(json_safe(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2)))
+    else:
+        print(render(outcome))
+    return outcome.exit_code
+
+
+def child_command(args: argparse.Namespace, step: int, base: str | None, status: Path) -> list[str]:
+    """``stepkit run --worktree --step STEP --json`` with the user's options
+    (``base``: the branch the step's branch starts from)."""
+    argv = [sys.executable, "-m", "stepkit", "run", "--worktree", "--step", str(step), "--json",
+            "--status-file", str(status), "--project-dir", args.project_dir]
+    for option, value in (("--plans-dir", args.plans_dir), ("--engine", args.engine), ("--coder", args.coder),
+                          ("--reviewer", args.reviewer), ("--graph", args.graph), ("--worktree-base", base)):
+        if value is not None:
+            argv += [option, value]
+    for option, values in (("--set", args.sets), ("--answer", args.answers), ("-p", args.plugin_flags)):
+        for value in values or ():
+            argv.append(f"{option}={value}")  # joined: a value starting with '-' stays a value
+    return [*argv, "--", args.prompt]
+
+
+def render(outcome: Outcome) -> str:
+    """The text output: each run's output under its heading, the steps not started, the exit code."""
+    blocks = []
+    for child in outcome.runs:
+        result = child.result or {}
+        where = f", branch {result['branch']}" if result.get("branch") else ""
+        head = (f"== step {child.step} ({child.title}): {result.get('outcome')} (exit {result.get('exit_code')})"
+                f"{', run ' + str(result['run_id']) if result.get('run_id') else ''}{where}")
+        body = str(result.get("output") or "").rstrip()
+        if result.get("resume"):
+            body += f"\nResume with: {result['resume']}"
+        blocks.append(f"{head}\n{body}" if body else head)
+    if outcome.waiting:
+        blocks.append("Not started:\n" + "\n".join(f"  step {step.number} ({step.title}): waits for {why}"
+                                                   for step, why in outcome.waiting))
+    counts = Counter(str((child.result or {}).get("outcome")) for child in outcome.runs)
+    tally = ", ".join(f"{count} {name}" for name, count in counts.items())
+    blocks.append(f"--parallel: {len(outcome.runs)} run(s): {tally or 'none'}; {outcome.outcome} "
+                  f"(exit {outcome.exit_code})")
+    return "\n\n".join(blocks)
