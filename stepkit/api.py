@@ -50,6 +50,9 @@ def run_step(
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
     stage_runner: StageRunner | None = None,
+    worktree: bool | None = None,
+    merge: bool = False,
+    worktree_base: str | None = None,
 ) -> RunResult:
     """Run one step of the plan through a graph and return how it ended.
 
@@ -71,6 +74,12 @@ def run_step(
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
     :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
+    :param worktree: run the step in a git work tree of its own, on branch
+        ``stepkit/<NN>-<slug>`` (see :mod:`stepkit.worktrees`); None: as the
+        project's ``worktree`` setting says.
+    :param merge: with ``worktree``, merge the branch into the user's
+        current branch when the step completes and the merge is safe.
+    :param worktree_base: the ref the branch starts from (default ``HEAD``).
     :raises UsageError: bad input, or the step is already complete and
         ``rerun`` is not set; no run was started (exit 2).
     :raises ProjectBusy: another run, resume, stage or verify of the project
@@ -84,14 +93,28 @@ def run_step(
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_fingerprint
+    from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
+    if worktree or (worktree is None and config.worktree):
+        from stepkit.planrepo.model import resolve_plans_dir
+        from stepkit.worktrees.create import isolated
+
+        plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
+        with isolated(project, plans, _step_request(step), prompt or "", merge=merge, base=worktree_base) as tree:
+            return run_step(prompt, step, Path(tree.project) / tree.plans, tree.project, engine, coder, reviewer,
+                            graph, sets, answers, pm, rerun=rerun, options=options,
+                            disabled_plugins=disabled_plugins, observers=observers, stage_runner=stage_runner,
+                            worktree=False)
+    if merge or worktree_base:
+        raise UsageError("--merge works only with --worktree (or the worktree = true setting)")
     the_graph = _load_graph(graph, config)
     initial = parse_sets(sets, the_graph)
     stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
     settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
                          initial, parse_answers(answers, the_graph), options, stages)
+    settings.update(_worktree_setting(project))
     handoff, choice = _resolve_up_front(the_graph, settings, rerun)
     names_step = _LockNamesStep()
     observers = [*observers, names_step]
@@ -107,8 +130,8 @@ def run_step(
                 state["step_choice"] = choice
             if handoff is not None:
                 state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
-            return with_step_report(start_run(the_graph, run, pm, settings, config, state,
-                                              stage_runner or _run_stage))
+            return finish_run(with_step_report(start_run(the_graph, run, pm, settings, config, state,
+                                                         stage_runner or _run_stage)), settings)
     finally:
         _unregister(pm, observers)
 
@@ -161,12 +184,16 @@ def resume_run(
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
     stage_runner: StageRunner | None = None,
+    merge: bool | None = None,
 ) -> RunResult:
     """Continue a paused or interrupted run from its checkpoint.
 
     :param run_id: the run (default: the latest unfinished one, unless
-        several paused runs are of different steps).
+        several paused runs are of different steps), in the project's run
+        store or in that of one of its repository's stepkit work trees.
     :param answer: the answer to the question it paused at.
+    :param merge: for a ``--worktree`` run, whether a completed step's
+        branch is merged (None: as the run was started).
     :raises UsageError: no such run, it finished, ``answer`` was given to
         a run that is not waiting for one, no ``run_id`` was given and
         paused runs of different steps wait (they are named), or the
@@ -179,8 +206,10 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.worktrees.finish import finish_run
+    from stepkit.worktrees.runs import run_project
 
-    project = resolve_project_dir(project_dir)
+    project = run_project(resolve_project_dir(project_dir), run_id)
     store = RunStore(project)
     with project_lock(project, "resume") as lock:
         run = store.open(run_id) if run_id else _only_unfinished_run(store)
@@ -194,8 +223,8 @@ def resume_run(
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
-            result = with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
-                                             stage_runner or _run_stage))
+            result = finish_run(with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
+                                                        stage_runner or _run_stage)), checkpoint.settings, merge)
         finally:
             _unregister(pm, observers)
     if (result.pending or {}).get("slip"):
@@ -209,14 +238,11 @@ def _only_unfinished_run(store: Any) -> Any:
     unfinished one, but never a guess among paused runs of different steps.
 
     :raises UsageError: naming the paused runs, when they are of different steps."""
-    from stepkit.engine.pause import paused_runs
+    from stepkit.engine.pause import mixed_steps, paused_runs
 
-    paused = paused_runs(store.runs)
-    if len({run["step"] for run in paused}) > 1:
-        named = "; ".join(f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
-                          for run in paused)
-        raise UsageError(f"{len(paused)} runs of different steps are paused; name the one to resume "
-                         f"(stepkit resume RUN_ID): {named}")
+    refusal = mixed_steps(paused_runs(store.runs))
+    if refusal:
+        raise UsageError(refusal)
     return store.latest_unfinished()
 
 
@@ -542,6 +568,15 @@ def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: 
         "stage_nodes": stage_nodes(graph),
         "stages": stages,
     }
+
+
+def _worktree_setting(project: Path) -> dict[str, Any]:
+    """``{"worktree": record}`` when ``project`` is the project dir of a
+    stepkit work tree (:mod:`stepkit.workspace.worktree_record`), else ``{}``."""
+    from stepkit.workspace.worktree_record import record_of
+
+    record = record_of(project)
+    return {"worktree": record.as_settings()} if record and Path(record.project).resolve() == project else {}
 
 
 def _step_request(step: int | str | None) -> str:

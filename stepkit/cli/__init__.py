@@ -65,12 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pre-answer gate_blocked or gate_deviation")
     p.add_argument("--rerun", action="store_true",
                    help="run a step that is already complete again (its handoff is kept in the run dir)")
+    p.add_argument("--worktree", action="store_true", default=None,
+                   help="run the step in a git work tree of its own, on branch stepkit/NN-slug")
+    p.add_argument("--merge", action="store_true",
+                   help="with --worktree: merge the completed step's branch when the merge is clean")
     p.add_argument("--parallel", type=parallel_count, metavar="N",
                    help="run up to N ready steps at once, each in its own git worktree (as --worktree)")
     p.add_argument("--stack", action="store_true",
                    help="with --parallel: a step whose dependencies a run of this invocation completed "
                         "starts from that run's branch")
-    p.add_argument("--status-file", help=argparse.SUPPRESS)  # where a --parallel child says how it goes
+    # what a --parallel parent gives each child: where it says how it goes, the branch it starts from
+    p.add_argument("--status-file", help=argparse.SUPPRESS)
+    p.add_argument("--worktree-base", help=argparse.SUPPRESS)
 
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")

@@ -21,8 +21,8 @@ from stepkit.jsontext import json_safe
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
 OWN_OPTIONS = {"command", "pm", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
-               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json", "parallel", "stack",
-               "status_file"}
+               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json", "worktree", "merge",
+               "parallel", "stack", "status_file", "worktree_base"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
                 engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
                 sets=args.sets, answers=args.answers, rerun=args.rerun, options=plugin_options(args),
                 pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown,
+                worktree=args.worktree, merge=args.merge, worktree_base=args.worktree_base,
             )
     except RunInterrupted as exc:
         return interrupted(exc)

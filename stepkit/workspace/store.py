@@ -124,23 +124,28 @@ def in_store(rel: str) -> bool:
 
 def _git_store(project: Path) -> Path | None:
     """``<git common dir>/stepkit/<worktree>`` of the git work tree holding
-    ``project``; None outside git.  Read from the ``.git`` entries, as git
-    finds them, without starting git."""
+    ``project``; None outside git."""
+    located = git_location(project)
+    if located is None:
+        return None
+    top, common, worktree = located
+    rel = project.relative_to(top).as_posix()
+    if rel != ".":
+        worktree += "--" + rel.replace("/", "--")
+    return common / GIT_SUBDIR / worktree
+
+
+def git_location(project: Path) -> tuple[Path, Path, str] | None:
+    """(work tree root, git common dir, ``main`` or ``worktrees/<id>``) of the
+    git work tree holding the resolved ``project``; None outside git.  Read
+    from the ``.git`` entries, as git finds them, without starting git."""
     for top in (project, *project.parents):
         dot_git = top / ".git"
         if dot_git.is_dir():
-            common, worktree = dot_git, "main"
-        elif dot_git.is_file():
+            return top, dot_git, "main"
+        if dot_git.is_file():
             located = _linked_git_dir(dot_git)
-            if located is None:
-                return None
-            common, worktree = located
-        else:
-            continue
-        rel = project.relative_to(top).as_posix()
-        if rel != ".":
-            worktree += "--" + rel.replace("/", "--")
-        return common / GIT_SUBDIR / worktree
+            return None if located is None else (top, *located)
     return None
 
 

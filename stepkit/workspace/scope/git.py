@@ -45,6 +45,16 @@ def run(args: list[str], cwd: Path) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def call(args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """``git ARGS`` in ``cwd`` whatever its exit code: (exit code, stdout,
+    stderr); exit code 127 when git cannot be started."""
+    try:
+        proc = _spawn(args, cwd, check=False, env=env)
+    except OSError as exc:
+        return 127, b"", str(exc).encode()
+    return proc.returncode, proc.stdout, proc.stderr
+
+
 def location(project: Path) -> tuple[str, str] | None:
     """(work tree root, the project's prefix inside it), None outside git."""
     out = run(["rev-parse", "--show-toplevel", "--show-prefix"], project)
