@@ -132,9 +132,9 @@ def test_the_users_tree_stays_byte_for_byte_the_same(side_by_side):
 def test_both_branches_merge_without_conflict_and_then_the_dependent_step_is_next(side_by_side):
     project, _, approved, _, _ = side_by_side
     assert sorted(approved) == [1, 2]
-    registration = pytest.importorskip("stepkit.planrepo.mergedriver",
-                                       reason="the plan-repo merge driver is not on this branch yet")
-    registration.register(project.root)
+    setup = pytest.importorskip("stepkit.planrepo.mergesetup",
+                                reason="the plan-repo merge driver is not on this branch yet")
+    setup.register_merge_driver(project.root, project.plans)  # as stepkit init does
     for branch in (BRANCHES[1], BRANCHES[2]):
         merged = subprocess.run(["git", "merge", "--no-edit", branch], cwd=project.root, capture_output=True,
                                 text=True, check=False, env=project.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
