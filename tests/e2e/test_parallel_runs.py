@@ -12,15 +12,19 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from pathlib import Path
 
 import psutil
 import pytest
-import yaml
 
-from stepkit.protocol.graphs import STEP_RUNNER
 from tests.support.e2e import Project
-from tests.support.parallel import child_of, parallel_project, snapshot, start_parallel, waits
+from tests.support.parallel import (
+    approving_graph,
+    child_of,
+    parallel_project,
+    snapshot,
+    start_parallel,
+    waits,
+)
 from tests.support.waiting import SAFETY_S, wait_until
 
 BRANCHES = {1: "stepkit/01-mul", 2: "stepkit/02-div", 3: "stepkit/03-pow"}
@@ -208,16 +212,6 @@ def test_a_stop_signal_to_the_parent_stops_every_child_as_interrupted(project, s
 
 
 # -- --stack ---------------------------------------------------------------------------
-
-
-def approving_graph(tmp_path: Path) -> Path:
-    """The built-in step-runner with its final approval open to ``--answer``
-    (a CI's graph), so a step can complete within the invocation."""
-    graph = yaml.safe_load(STEP_RUNNER.read_text(encoding="utf-8"))
-    graph["nodes"]["gate_user_review"]["pre_answer"] = True
-    path = tmp_path / "approving.yaml"
-    path.write_text(yaml.safe_dump(graph, sort_keys=False), encoding="utf-8")
-    return path
 
 
 def test_stack_starts_a_dependent_step_from_its_dependencys_branch(project, tmp_path):

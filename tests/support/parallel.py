@@ -14,11 +14,12 @@ both ran at the same time.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 from pathlib import Path
 
+import yaml
+
+from stepkit.protocol.graphs import STEP_RUNNER
 from tests.support.e2e import PY, Project, make_project, plan
 
 #: How long a script waits for a marker before it gives up (and fails the step):
@@ -138,5 +139,12 @@ def child_of(parent: subprocess.Popen[str], step: int) -> int:
     raise AssertionError(f"no child process runs step {step}")
 
 
-def kill(pid: int) -> None:
-    os.kill(pid, signal.SIGKILL)
+def approving_graph(directory: Path) -> Path:
+    """The built-in step-runner with its final approval open to ``--answer
+    gate_user_review=approve`` (a CI's graph), so that a step completes
+    within one invocation."""
+    graph = yaml.safe_load(STEP_RUNNER.read_text(encoding="utf-8"))
+    graph["nodes"]["gate_user_review"]["pre_answer"] = True
+    path = directory / "approving.yaml"
+    path.write_text(yaml.safe_dump(graph, sort_keys=False), encoding="utf-8")
+    return path
