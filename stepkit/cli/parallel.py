@@ -69,9 +69,11 @@ def run(args: argparse.Namespace) -> int:
 
 def child_command(args: argparse.Namespace, step: int, base: str | None, status: Path) -> list[str]:
     """``stepkit run --worktree --step STEP --json`` with the user's options
-    (``base``: the branch the step's branch starts from)."""
+    (``base``: the branch the step's branch starts from).  ``--merge`` is
+    passed on: each completed branch is merged when that is safe, and a step
+    whose dependencies were merged so is ready when the next run ends."""
     argv = [sys.executable, "-m", "stepkit", "run", "--worktree", "--step", str(step), "--json",
-            "--status-file", str(status), "--project-dir", args.project_dir]
+            "--status-file", str(status), "--project-dir", args.project_dir, *(["--merge"] if args.merge else [])]
     for option, value in (("--plans-dir", args.plans_dir), ("--engine", args.engine), ("--coder", args.coder),
                           ("--reviewer", args.reviewer), ("--graph", args.graph), ("--worktree-base", base)):
         if value is not None:

@@ -240,3 +240,19 @@ def test_without_stack_a_dependent_step_waits_for_the_users_branch(project, tmp_
     assert ran.code == 0, ran.stderr
     assert "step 2 (Add div): waits for step 1 (Add mul): no handoff" in ran.stdout
     assert branches(project) == [BRANCHES[1]]
+
+
+def test_merge_makes_a_dependent_step_ready_once_its_dependency_is_merged(project, tmp_path):
+    """1 → 2 → 3 (3 after 1 and 2): each run merges its branch into the user's;
+    the plan repo, read again when a run ends, then has the next step ready."""
+    path = project.plans / "steps" / "02-div.md"
+    path.write_text(path.read_text().replace("depends_on: []", "depends_on: [1]"))
+    project.git("commit", "-qam", "div after mul")
+    ran = project.run("--parallel", "2", "--merge", "--graph", str(approving_graph(tmp_path)),
+                      "--answer", "gate_user_review=approve")
+    assert ran.code == 0, ran.stderr
+    assert [(run["step"], run["outcome"]) for run in ran.data["runs"]] == [
+        (1, "STEP_COMPLETE"), (2, "STEP_COMPLETE"), (3, "STEP_COMPLETE")]
+    status = project.stepkit("status", "--project-dir", str(project.root))
+    assert status.data["next"] is None
+    assert [step["status"] for step in status.data["steps"]] == ["complete"] * 3
