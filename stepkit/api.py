@@ -495,18 +495,20 @@ def _unsupported(pm: Any, project: Path) -> list[str]:
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
     """The plan repo's steps, dependencies and problems, and the project's
-    paused runs with their age (``stepkit status --json``'s object)."""
+    paused runs with their age, and its steps in work trees and on unmerged
+    ``stepkit/`` branches (``stepkit status --json``'s object)."""
     from stepkit.config import load_config
     from stepkit.engine.pause import paused_runs
     from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
     from stepkit.planrepo.status import status_report
     from stepkit.workspace.store import store_report
+    from stepkit.worktrees.listing import worktree_status
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
     return {**status_report(PlanRepo.load(plans)), "paused_runs": paused_runs(RunStore(project).runs),
-            **store_report(project)}
+            **store_report(project), **worktree_status(project, plans)}
 
 
 def _run_stage(name: str, ctx: Any) -> Any:
