@@ -97,7 +97,7 @@ def render(outcome: Outcome) -> str:
             body += f"\nResume with: {result['resume']}"
         blocks.append(f"{head}\n{body}" if body else head)
     if outcome.waiting:
-        blocks.append("Not started:\n" + "\n".join(f"  step {step.number} ({step.title}): waits for {why}"
+        blocks.append("Not started:\n" + "\n".join(f"  step {step.number} ({step.title}): {why}"
                                                    for step, why in outcome.waiting))
     counts = Counter(str((child.result or {}).get("outcome")) for child in outcome.runs)
     tally = ", ".join(f"{count} {name}" for name, count in counts.items())

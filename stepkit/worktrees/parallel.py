@@ -137,7 +137,7 @@ class Outcome:
 
 #: Builds a child's command line: the step to run, the branch to start it
 #: from (None: the user's HEAD), the status file it keeps.
-CommandLine = Callable[[int, "str | None", Path], list[str]]
+CommandLine = Callable[[int, str | None, Path], list[str]]
 
 
 def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Progress | None, *,
@@ -155,10 +155,9 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
         that ended without saying where it stands).
     :raises UsageError: no step is ready (nothing was started).
     """
-    schedule = Schedule(PlanRepo.load(plans_dir), stack=stack)
+    schedule = Schedule(PlanRepo.load(plans_dir), stack=stack, elsewhere=under_way(project_dir, plans_dir))
     if not schedule.ready():
-        waiting = "; ".join(f"step {step.number} ({step.title}) waits for {why}"
-                            for step, why in schedule.waiting())
+        waiting = "; ".join(f"step {step.number} ({step.title}): {why}" for step, why in schedule.waiting())
         raise UsageError(f"--parallel: no step is ready to run ({waiting or 'every step is complete'}); "
                          "nothing was started")
     children: list[Child] = []
@@ -192,6 +191,23 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
         finally:
             _show(progress, children)
     return Outcome(children, [] if signum is not None else schedule.waiting(), signum)
+
+
+def under_way(project_dir: Path, plans_dir: Path) -> dict[int, str]:
+    """The steps a run in a stepkit work tree works on (running, paused,
+    interrupted or kept after failing) or complete on a ``stepkit/`` branch
+    not merged yet, each with what to do about it: none is started again
+    (its branch is taken)."""
+    from stepkit.worktrees.listing import worktree_status
+
+    report = worktree_status(project_dir, plans_dir)
+    found: dict[int, str] = {}
+    for branch in report["unmerged_branches"]:
+        found[int(branch["step"])] = f"complete on {branch['branch']}, not merged (git merge {branch['branch']})"
+    for run in report["worktree_runs"]:
+        then = f"; stepkit resume {run['run_id']}" if run["state"] in ("paused", "interrupted") else ""
+        found.setdefault(int(run["step"]), f"{run['state']} in {run['worktree']} (branch {run['branch']}){then}")
+    return found
 
 
 def _show(progress: Progress | None, children: list[Child]) -> None:

@@ -44,6 +44,9 @@ class Schedule:
 
     repo: PlanRepo
     stack: bool = False
+    #: steps already under way elsewhere (a run in a work tree, a branch not
+    #: merged yet), each with why: never started here
+    elsewhere: dict[int, str] = field(default_factory=dict)
     started: set[int] = field(default_factory=set)
     finished: list[Finished] = field(default_factory=list)
 
@@ -51,7 +54,7 @@ class Schedule:
         """The steps ready now and not started yet, by number."""
         found = []
         for step in self.repo.steps:
-            if step.number in self.started or not self._to_do(step):
+            if step.number in self.started or step.number in self.elsewhere or not self._to_do(step):
                 continue
             missing = self._missing(step)
             if not missing:
@@ -71,11 +74,15 @@ class Schedule:
         self.finished.append(Finished(branch, inherited | {ready.step.number}))
 
     def waiting(self) -> list[tuple[StepPlan, str]]:
-        """The steps to do that were not started, each with why (its unmet
-        dependencies, on the user's branch)."""
-        return [(step, "; ".join(self.repo.unsatisfied(step)) or "not started")
+        """The steps to do that were not started, each with why (under way
+        elsewhere, or its unmet dependencies on the user's branch)."""
+        return [(step, self.elsewhere.get(step.number) or self._unmet(step))
                 for step in self.repo.steps
                 if step.number not in self.started and self._to_do(step)]
+
+    def _unmet(self, step: StepPlan) -> str:
+        reasons = self.repo.unsatisfied(step)
+        return f"waits for {'; '.join(reasons)}" if reasons else "ready, not started"
 
     def _to_do(self, step: StepPlan) -> bool:
         return step.status in TO_DO and self.repo.finished(step) is None

@@ -85,7 +85,7 @@ def test_nothing_ready_is_a_usage_error_naming_what_each_step_waits_for(project)
         path.write_text(path.read_text().replace("status: pending", "status: complete"))
     result = project.run("--parallel", "2")
     assert result.code == 2, result.stderr
-    assert "no step is ready to run (step 3 (Add pow) waits for step 1 (Add mul): no handoff" in result.stderr
+    assert "no step is ready to run (step 3 (Add pow): waits for step 1 (Add mul): no handoff" in result.stderr
     assert result.stderr.count("\n") == 1
     assert branches(project) == [] and project.coder_calls() == 0
 
@@ -256,3 +256,13 @@ def test_merge_makes_a_dependent_step_ready_once_its_dependency_is_merged(projec
     status = project.stepkit("status", "--project-dir", str(project.root))
     assert status.data["next"] is None
     assert [step["status"] for step in status.data["steps"]] == ["complete"] * 3
+
+
+def test_a_step_paused_in_its_worktree_is_not_started_again(project):
+    first = project.run("--worktree", "--step", "1")
+    assert first.code == 5, first.stderr
+    ran = project.run("--parallel", "2", json_out=False)
+    assert ran.code == 5, ran.stderr
+    assert "== step 2 (Add div): PAUSED" in ran.stdout and "== step 1" not in ran.stdout
+    assert f"step 1 (Add mul): paused in {first.data['worktree']}" in ran.stdout
+    assert f"stepkit resume {first.data['run_id']}" in ran.stdout

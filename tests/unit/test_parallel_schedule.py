@@ -54,7 +54,7 @@ def test_without_stack_a_branch_of_this_invocation_readies_nothing(tmp_path):
     schedule.start(first)
     schedule.complete(first, "stepkit/01-s1")
     assert numbers(schedule) == []
-    assert [(step.number, why) for step, why in schedule.waiting()] == [(2, "step 1 (Step 1): no handoff")]
+    assert [(step.number, why) for step, why in schedule.waiting()] == [(2, "waits for step 1 (Step 1): no handoff")]
 
 
 def test_with_stack_a_dependent_step_starts_from_its_dependencys_branch(tmp_path):
@@ -106,3 +106,11 @@ def test_the_exit_code_is_the_worst_of_the_runs(codes, worst):
 
 def test_every_exit_code_of_a_run_has_a_rank():
     assert set(SEVERITY) == {"signal", 0, 1, 2, 3, 4, 5}
+
+
+def test_a_step_under_way_elsewhere_is_not_started_and_says_why(tmp_path):
+    schedule = Schedule(write_plan(tmp_path / "plans", {1: [], 2: []}),
+                        elsewhere={1: "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"})
+    assert numbers(schedule) == [(2, None)]
+    assert [(step.number, why) for step, why in schedule.waiting()] == [
+        (1, "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"), (2, "ready, not started")]
