@@ -126,6 +126,14 @@ def test_the_worktree_setting_runs_the_step_in_a_worktree(project):
     assert (project.root / "calc.py").read_text() == CALC
 
 
+def test_without_a_git_identity_the_step_is_committed_as_stepkit(project, tmp_path):
+    no_identity = project.env(HOME=str(tmp_path), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    assert project.run("--worktree", env=no_identity).code == 5
+    done = project.resume("approve", env=no_identity)
+    assert done.code == 0 and done.data["commit"], done.stdout + done.stderr
+    assert git(project.root, "log", "-1", "--format=%an <%ae>", BRANCH).strip() == "stepkit <stepkit@localhost>"
+
+
 # -- --merge ---------------------------------------------------------------------------------------
 
 
