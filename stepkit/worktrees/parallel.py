@@ -211,8 +211,12 @@ def under_way(project_dir: Path, plans_dir: Path) -> dict[int, str]:
 
 
 def _show(progress: Progress | None, children: list[Child]) -> None:
-    if progress is not None:
+    if progress is None:
+        return
+    try:
         progress.update(children)
+    except OSError:
+        pass  # SIGHUP: the terminal may be gone; the runs go on, the exit code still tells
 
 
 def _start(ready: Ready, command: CommandLine, scratch: Path, cwd: Path | None,

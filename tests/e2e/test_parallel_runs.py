@@ -125,12 +125,13 @@ def test_two_independent_steps_run_at_the_same_time(side_by_side):
 
 
 def test_the_users_tree_stays_byte_for_byte_the_same(side_by_side):
-    project, _, approved, before, during = side_by_side
+    project, ran, approved, before, during = side_by_side
+    assert ran.code == 5 and sorted(approved) == [1, 2], ran.stderr
     assert during == before
     assert snapshot(project.root) == before  # after the approvals committed the branches too
-    for step, branch in BRANCHES.items():
-        if step in approved:
-            assert project.git("show", f"{branch}:ops/{branch.rsplit('-', 1)[1]}.py")
+    for step in approved:
+        branch = BRANCHES[step]
+        assert project.git("show", f"{branch}:ops/{branch.rsplit('-', 1)[1]}.py")
 
 
 def test_both_branches_merge_without_conflict_and_then_the_dependent_step_is_next(side_by_side):
@@ -193,7 +194,7 @@ def test_sigkill_of_one_child_leaves_the_other_running_and_its_own_worktree_resu
     assert project.git("show", f"{BRANCHES[1]}:ops/mul.py")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_stop_signal_to_the_parent_stops_every_child_as_interrupted(project, sig):
     """Both runs are stopped in their tests gates (a coder cut off mid-edit is never
     re-run: its resume fails the step), and each goes on with ``stepkit resume``."""
