@@ -141,7 +141,7 @@ CommandLine = Callable[[int, str | None, Path], list[str]]
 
 
 def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Progress | None, *,
-                 stack: bool = False, project_dir: Path, cwd: Path | None = None) -> Outcome:
+                 stack: bool = False, project_dir: Path) -> Outcome:
     """Run the plan's ready steps, up to ``limit`` at once, until none is
     left to start and every run has ended.
 
@@ -169,7 +169,7 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
             while True:
                 for ready in schedule.ready()[: max(0, limit - len(live))]:
                     with held_signals():  # a child started is a child the stop reaches
-                        child = _start(ready, command, Path(scratch), cwd, ended)
+                        child = _start(ready, command, Path(scratch), ended)
                         schedule.start(ready)
                         children.append(child)
                         live[child.step] = child
@@ -180,11 +180,12 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
                     child = ended.get(timeout=REFRESH_S)
                 except queue.Empty:
                     continue
-                _finish(child, project_dir)
-                del live[child.step]
-                if child.result and child.result.get("outcome") == "STEP_COMPLETE" and child.result.get("branch"):
-                    schedule.complete(child.ready, str(child.result["branch"]))
-                schedule.repo = PlanRepo.load(plans_dir)  # the user may have merged a branch meanwhile
+                with held_signals():  # a child that ended is never left counted as live
+                    result = _finish(child, project_dir)
+                    del live[child.step]
+                    if result.get("outcome") == "STEP_COMPLETE" and result.get("branch"):
+                        schedule.complete(child.ready, str(result["branch"]))
+                    schedule.repo = PlanRepo.load(plans_dir)  # the user may have merged a branch meanwhile
         except KeyboardInterrupt as exc:
             signum = signal_number(exc)
             _stop(live, ended, signum, progress, children, project_dir)
@@ -219,15 +220,14 @@ def _show(progress: Progress | None, children: list[Child]) -> None:
         pass  # SIGHUP: the terminal may be gone; the runs go on, the exit code still tells
 
 
-def _start(ready: Ready, command: CommandLine, scratch: Path, cwd: Path | None,
-           ended: queue.Queue[Child]) -> Child:
+def _start(ready: Ready, command: CommandLine, scratch: Path, ended: queue.Queue[Child]) -> Child:
     """Start the child process of ``ready``'s step, and a thread that says when it ends."""
     name = f"step-{ready.step.number}"
     status, stdout, stderr = (scratch / f"{name}.{kind}" for kind in ("status.json", "stdout", "stderr"))
     argv = command(ready.step.number, ready.base.branch if ready.base else None, status)
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         # a session of its own: the terminal's Ctrl-C reaches it once, through this process
-        process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                    start_new_session=True)
     child = Child(ready, process, status, stdout, stderr)
 
@@ -247,16 +247,15 @@ def _stop(live: dict[int, Child], ended: queue.Queue[Child], signum: int, progre
         _signal(child, signum)
     while live:
         try:
-            child = ended.get(timeout=REFRESH_S)
+            ended.get(timeout=REFRESH_S)
         except queue.Empty:
             _show(progress, children)
-            continue
         except KeyboardInterrupt as again:
             for child in live.values():
                 _signal(child, signal_number(again))
-            continue
-        _finish(child, project_dir)
-        del live[child.step]
+        for child in [child for child in live.values() if child.process.poll() is not None]:
+            _finish(child, project_dir)
+            del live[child.step]
 
 
 def _signal(child: Child, signum: int) -> None:
@@ -266,9 +265,10 @@ def _signal(child: Child, signum: int) -> None:
         pass  # it has just ended; its waiter says so
 
 
-def _finish(child: Child, project_dir: Path) -> None:
-    """Read how ``child`` ended: its ``--json`` object, or one that says why
-    there is none (it could not start, or a signal stopped it)."""
+def _finish(child: Child, project_dir: Path) -> dict[str, Any]:
+    """Read how ``child`` ended (kept as its ``result``): its ``--json``
+    object, or one that says why there is none (it could not start, or a
+    signal stopped it)."""
     child.ended = time.monotonic()
     code = child.process.returncode
     text = child.stdout_file.read_text(encoding="utf-8", errors="surrogateescape")
@@ -277,6 +277,7 @@ def _finish(child: Child, project_dir: Path) -> None:
     except ValueError:
         result = None
     child.result = result if isinstance(result, dict) else _without_result(child, code, project_dir)
+    return child.result
 
 
 def _without_result(child: Child, code: int, project_dir: Path) -> dict[str, Any]:
