@@ -81,7 +81,36 @@ def child_command(args: argparse.Namespace, step: int, base: str | None, status:
     for option, values in (("--set", args.sets), ("--answer", args.answers), ("-p", args.plugin_flags)):
         for value in values or ():
             argv.append(f"{option}={value}")  # joined: a value starting with '-' stays a value
-    return [*argv, "--", args.prompt]
+    return [*argv, *plugin_arguments(args), "--", args.prompt]
+
+
+def plugin_arguments(args: argparse.Namespace) -> list[str]:
+    """The options plugins added to ``run`` (``stepkit_add_options``) that
+    the user gave, written out again for a child (which adds the same ones)."""
+    from stepkit.cli import build_parser
+    from stepkit.cli.run import plugin_options
+
+    values = plugin_options(args)
+    if not values or args.pm is None:
+        return []
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    run_parser = commands.choices["run"]
+    args.pm.hook.stepkit_add_options(parser=run_parser, command="run")
+    argv: list[str] = []
+    for action in run_parser._actions:
+        value = values.get(action.dest, action.default)
+        if not action.option_strings or action.dest not in values or value == action.default:
+            continue
+        flag = action.option_strings[-1]
+        if action.nargs == 0:  # a switch (store_true, store_const, count)
+            argv += [flag] * (value if type(value) is int else 1)
+        elif isinstance(action, argparse._AppendAction):
+            argv += [f"{flag}={item}" for item in value]
+        elif isinstance(value, list):
+            argv += [flag, *map(str, value)]
+        else:
+            argv.append(f"{flag}={value}")
+    return argv
 
 
 def render(outcome: Outcome) -> str:

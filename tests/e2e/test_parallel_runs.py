@@ -267,3 +267,35 @@ def test_a_step_paused_in_its_worktree_is_not_started_again(project):
     assert "== step 2 (Add div): PAUSED" in ran.stdout and "== step 1" not in ran.stdout
     assert f"step 1 (Add mul): paused in {first.data['worktree']}" in ran.stdout
     assert f"stepkit resume {first.data['run_id']}" in ran.stdout
+
+
+#: a project plugin adding an option to ``run``; each run writes what it was given
+STEPCONF = """
+import os, pathlib
+import stepkit
+
+@stepkit.hookimpl
+def stepkit_add_options(parser, command):
+    if command == "run":
+        parser.add_argument("--colour", default="grey")
+        parser.add_argument("--loud", action="store_true")
+        parser.add_argument("--tag", action="append", default=[])
+
+@stepkit.hookimpl
+def stepkit_configure(config, settings):
+    options = settings["options"]
+    if settings["step"] != "next":
+        state = pathlib.Path(os.environ["E2E_STATE_DIR"])
+        (state / f"options-{settings['step']}").write_text(
+            f"{options.get('colour')} {options.get('loud')} {options.get('tag')}")
+"""
+
+
+def test_options_a_plugin_added_reach_every_run(project, tmp_path):
+    (project.root / "stepconf.py").write_text(STEPCONF)
+    project.git("add", "stepconf.py")
+    project.git("commit", "-qm", "a plugin with options")
+    ran = project.run("--parallel", "2", "--colour", "teal", "--loud", "--tag", "a", "--tag=-b")
+    assert ran.code == 5, ran.stderr
+    for step in (1, 2):
+        assert (project.state_dir / f"options-{step}").read_text() == "teal True ['a', '-b']"
