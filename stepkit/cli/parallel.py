@@ -16,7 +16,6 @@ import argparse
 import json
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stepkit.errors import UsageError
@@ -54,9 +53,12 @@ def run(args: argparse.Namespace) -> int:
     project = resolve_project_dir(args.project_dir)
     plans_dir = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     progress = None if args.json else RunLines()
+    shared = passed_on(args)
     try:
-        outcome = run_parallel(plans_dir, args.parallel, lambda step, base, status: child_command(
-            args, step, base, status), progress, stack=args.stack, project_dir=project)
+        outcome = run_parallel(plans_dir, args.parallel, lambda step, base, status: [
+            sys.executable, "-m", "stepkit", "run", "--worktree", f"--step={step}", "--json",
+            f"--status-file={status}", *([f"--worktree-base={base}"] if base else []), *shared,
+        ], progress, stack=args.stack, project_dir=project)
     finally:
         if progress is not None:
             progress.close()
@@ -67,20 +69,18 @@ def run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def child_command(args: argparse.Namespace, step: int, base: str | None, status: Path) -> list[str]:
-    """``stepkit run --worktree --step STEP --json`` with the user's options
-    (``base``: the branch the step's branch starts from).  ``--merge`` is
-    passed on: each completed branch is merged when that is safe, and a step
-    whose dependencies were merged so is ready when the next run ends."""
-    argv = [sys.executable, "-m", "stepkit", "run", "--worktree", "--step", str(step), "--json",
-            "--status-file", str(status), "--project-dir", args.project_dir, *(["--merge"] if args.merge else [])]
+def passed_on(args: argparse.Namespace) -> list[str]:
+    """The user's options, as each step's child ``stepkit run --worktree``
+    gets them (then the prompt).  ``--merge`` is passed on: each completed
+    branch is merged when that is safe, and a step whose dependencies were
+    merged so is ready when the next run ends."""
+    argv = [f"--project-dir={args.project_dir}", *(["--merge"] if args.merge else [])]
     for option, value in (("--plans-dir", args.plans_dir), ("--engine", args.engine), ("--coder", args.coder),
-                          ("--reviewer", args.reviewer), ("--graph", args.graph), ("--worktree-base", base)):
+                          ("--reviewer", args.reviewer), ("--graph", args.graph)):
         if value is not None:
-            argv += [option, value]
-    for option, values in (("--set", args.sets), ("--answer", args.answers), ("-p", args.plugin_flags)):
-        for value in values or ():
             argv.append(f"{option}={value}")  # joined: a value starting with '-' stays a value
+    for option, values in (("--set", args.sets), ("--answer", args.answers), ("-p", args.plugin_flags)):
+        argv += [f"{option}={value}" for value in values or ()]
     return [*argv, *plugin_arguments(args), "--", args.prompt]
 
 

@@ -28,14 +28,15 @@ class RunLines:
         self.runs: Sequence[Any] = ()
         self.shown: dict[int, str] = {}  # the state each run's plain line last said
         self.live: Live | None = None
-        if self.console.is_terminal:
+        if self.console.is_terminal:  # started with the first run: a refusal draws nothing
             self.live = Live(_Lines(self), console=self.console, refresh_per_second=4, transient=False)
-            self.live.start()
 
     def update(self, runs: Sequence[Any]) -> None:
         """The runs now (a TTY redraws them on its own; plain output prints what changed)."""
         self.runs = list(runs)
         if self.live is not None:
+            if not self.live.is_started:
+                self.live.start()
             self.live.refresh()
             return
         for run in self.runs:
@@ -47,9 +48,9 @@ class RunLines:
 
     def close(self) -> None:
         """Stop redrawing (the last lines stay); safe to call twice."""
-        if self.live is not None:
+        if self.live is not None and self.live.is_started:
             self.live.stop()
-            self.live = None
+        self.live = None
 
     def render(self) -> Group:
         texts = []

@@ -133,8 +133,7 @@ def child_of(parent: subprocess.Popen[str], step: int) -> int:
     import psutil
 
     for child in psutil.Process(parent.pid).children():
-        cmdline = child.cmdline()
-        if "--step" in cmdline and cmdline[cmdline.index("--step") + 1] == str(step):
+        if f"--step={step}" in child.cmdline():
             return child.pid
     raise AssertionError(f"no child process runs step {step}")
 
