@@ -16,7 +16,8 @@ import subprocess
 import psutil
 import pytest
 
-from tests.support.e2e import Project
+from tests.e2e.test_e2e_terminal import Terminal, cursor_restored
+from tests.support.e2e import PY, Project
 from tests.support.parallel import (
     approving_graph,
     child_of,
@@ -162,6 +163,20 @@ def test_the_text_output_names_each_paused_runs_resume_command_and_stderr_a_line
     for step, title in ((1, "Add mul"), (2, "Add div")):
         assert f"step {step} ({title}): starting" in ran.stderr
         assert f"step {step} ({title}): PAUSED" in ran.stderr
+
+
+def test_on_a_terminal_each_run_keeps_one_line_redrawn_in_place(project):
+    waits(project, coder_mul=["started-div"], coder_div=["started-mul"])
+    term = Terminal([PY, "-m", "stepkit", *project.run_args("--parallel", "2")], project.root, project.env())
+    try:
+        term.read_until(r"step 1 \(Add mul\): \w+ · \d+\.\ds")
+        assert term.wait() == 5
+    finally:
+        term.kill()
+    lines = [line for line in term.screen.splitlines() if line.startswith("step ")]
+    assert [line.split(" · ")[0] for line in lines] == ["step 1 (Add mul): PAUSED", "step 2 (Add div): PAUSED"], \
+        term.screen
+    assert cursor_restored(term.text)
 
 
 # -- a killed child, a stopped parent --------------------------------------------------
