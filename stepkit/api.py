@@ -108,7 +108,8 @@ def run_step(
                             disabled_plugins=disabled_plugins, observers=observers, stage_runner=stage_runner,
                             worktree=False)
     if merge or worktree_base:
-        raise UsageError("--merge works only with --worktree (or the worktree = true setting)")
+        what = "--merge" if merge else "a worktree base"
+        raise UsageError(f"{what} works only with --worktree (or the worktree = true setting)")
     the_graph = _load_graph(graph, config)
     initial = parse_sets(sets, the_graph)
     stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
@@ -678,8 +679,11 @@ class _LockNamesStep:
 def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:
     if pm is None:
         from stepkit.pluginmanager import get_plugin_manager
+        from stepkit.workspace.worktree_record import record_of
 
-        pm = get_plugin_manager(project, config, list(disabled))
+        # a stepkit work tree's local plugins are the user's tree's, trusted there (as the CLI loads them)
+        record = record_of(project)
+        pm = get_plugin_manager(Path(record.origin) if record else project, config, list(disabled))
     for observer in observers:
         pm.register(observer)
     return pm

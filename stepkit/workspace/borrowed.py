@@ -61,10 +61,16 @@ def _lines(path: Path) -> list[str]:
 
 
 def _mapping(finder: Path) -> list[str]:
-    """The package directories a setuptools editable finder maps names to."""
+    """The package directories (or module files) a setuptools editable
+    finder maps top-level names to, where the name is the directory's own:
+    only then does its parent on PYTHONPATH import the same name (a package
+    mapped from a directory of another name cannot be shadowed this way)."""
     match = _MAPPING.search("\n".join(_lines(finder)))
     try:
         mapping = ast.literal_eval(match.group(1)) if match else {}
     except (ValueError, SyntaxError):
         return []
-    return [str(value) for value in mapping.values() if isinstance(value, str)] if isinstance(mapping, dict) else []
+    if not isinstance(mapping, dict):
+        return []
+    return [value for name, value in mapping.items() if isinstance(name, str) and isinstance(value, str)
+            and "." not in name and Path(value).name in (name, f"{name}.py")]

@@ -237,6 +237,7 @@ HOLDING_CODER = r'''
 import os, pathlib, sys
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
 sys.stdin.read()
+(pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"]) / "partial.txt").write_text("begun\n")
 (state / "holding").write_text("1")
 with open(state / "release") as pipe:  # blocks until the test opens the pipe for writing
     pipe.read()
@@ -267,6 +268,28 @@ def test_a_worktree_run_and_a_run_in_the_users_tree_hold_different_locks(project
     assert holding.returncode == 5, err
 
 
+def test_an_interrupted_worktree_run_keeps_its_worktree_and_status_says_so(project):
+    (project.state_dir / "holding_coder.py").write_text(HOLDING_CODER)
+    os.mkfifo(project.state_dir / "release")
+    running = subprocess.Popen(
+        [PY, "-m", "stepkit", *project.run_args("--worktree",
+                                                coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
+         "--json"], cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until(lambda: (project.state_dir / "holding").exists(), "the worktree run in its coder", running)
+    status = project.stepkit("status", "--project-dir", str(project.root))
+    [entry] = status.data["worktree_runs"]
+    assert entry["state"] == "running"
+    running.terminate()
+    _, err = running.communicate(timeout=SAFETY_S)
+    assert running.returncode == 143, err
+    worktree = Path(entry["worktree"])
+    assert (worktree / "partial.txt").read_text() == "begun\n"
+    [entry] = project.stepkit("status", "--project-dir", str(project.root)).data["worktree_runs"]
+    assert entry["state"] == "interrupted" and entry["branch"] == BRANCH
+    assert not (project.root / "partial.txt").exists()
+
+
 # -- bad input -------------------------------------------------------------------------------------
 
 
@@ -281,7 +304,10 @@ def one_line_error(result, *words: str) -> None:
 def test_bad_inputs_exit_2_with_one_line_and_leave_nothing(project, tmp_path):
     one_line_error(project.run("--merge"), "--merge works only with --worktree")
     one_line_error(project.run("--worktree", "--step", "9"), "9")
+    # refused after the work tree was made, before any run: it is removed again with its branch
+    one_line_error(project.run("--worktree", "--set", "no_such_knob=1"), "no_such_knob")
     assert branches(project.root) == []
+    assert git(project.root, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert not (state_home() / "worktrees").exists() or not any((state_home() / "worktrees").rglob("01-*"))
 
     git(project.root, "branch", BRANCH)
@@ -344,3 +370,26 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     assert f"prefix={root / '.venv'}" in tests["evidence"]
     assert f"calc={worktree / 'src' / 'calc.py'}" in tests["evidence"]
     assert (root / "src" / "calc.py").read_text() == CALC
+
+
+def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(project, monkeypatch):
+    """A fresh work tree is no project seen for the first time: a committed
+    change to stepconf.py the user never trusted is refused, not trusted on
+    first use there."""
+    from stepkit.api import run_step
+    from stepkit.errors import PluginError
+
+    (project.root / "stepconf.py").write_text('"""The project\'s own plugin (it adds nothing)."""\n')
+    commit(project.root, "a local plugin")
+    assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
+    (project.root / "stepconf.py").write_text('"""Changed, and never trusted."""\n')
+    commit(project.root, "the plugin changed")
+    monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
+    options = {"project_dir": project.root, "engine": f"scripted:{project.script()}",
+               "coder": project.scripted_coder, "worktree": True}
+    with pytest.raises(PluginError, match="stepconf.py changed since it was trusted"):
+        run_step(**options)
+    assert branches(project.root) == []
+    assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
+    result = run_step(**options)
+    assert result.outcome == "PAUSED" and result.to_json()["branch"] == BRANCH, result.output
