@@ -44,13 +44,21 @@ def check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from stepkit.api import check_run
+    from stepkit.cli import disabled_plugins
+    from stepkit.cli.run import plugin_options
     from stepkit.config import load_config, resolve_project_dir
     from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.workspace.store import git_location
     from stepkit.worktrees.parallel import run_parallel
     from stepkit.worktrees.progress import RunLines
 
     check(args)
     project = resolve_project_dir(args.project_dir)
+    if git_location(project) is None:
+        raise UsageError(f"--parallel runs each step in a git worktree; {project} is in no git repository")
+    check_run(args.project_dir, args.plans_dir, args.engine, args.coder, args.reviewer, args.graph, args.sets,
+              args.answers, args.pm, options=plugin_options(args), disabled_plugins=disabled_plugins(args))
     plans_dir = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     progress = None if args.json else RunLines()
     shared = passed_on(args)

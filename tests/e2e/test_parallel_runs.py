@@ -10,6 +10,7 @@ marker says where it stands.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 
@@ -65,6 +66,10 @@ def project(tmp_path):
     (["--stack"], "--stack needs --parallel N"),
     (["--parallel", "2", "--step", "1"], "--step 1 runs one"),
     (["--parallel", "2", "--rerun"], "--rerun runs a complete one"),
+    # what every run would refuse is refused once, before any starts
+    (["--parallel", "2", "--set", "no_such_knob=1"], "--set no_such_knob"),
+    (["--parallel", "2", "--answer", "gate_user_review=approve"], "can only be answered after its question"),
+    (["--parallel", "2", "--reviewer", "nonsense"], "--reviewer nonsense: unknown reviewer"),
 ])
 def test_a_usage_error_is_one_line_and_starts_nothing(project, args, says):
     result = project.run(*args)
@@ -72,6 +77,14 @@ def test_a_usage_error_is_one_line_and_starts_nothing(project, args, says):
     assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
     assert branches(project) == [] and project.coder_calls() == 0
     assert len(project.git("worktree", "list").splitlines()) == 1
+
+
+def test_a_project_outside_git_is_refused(tmp_path):
+    project = parallel_project(tmp_path)
+    shutil.rmtree(project.root / ".git")
+    result = project.run("--parallel", "2")
+    assert result.code == 2 and "is in no git repository" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and project.coder_calls() == 0
 
 
 def test_a_prompt_naming_a_step_is_refused_with_parallel(project):
