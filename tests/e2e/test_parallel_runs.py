@@ -176,6 +176,9 @@ def test_the_text_output_names_each_paused_runs_resume_command_and_stderr_a_line
     for step, title in ((1, "Add mul"), (2, "Add div")):
         assert f"step {step} ({title}): starting" in ran.stderr
         assert f"step {step} ({title}): PAUSED" in ran.stderr
+    # each is answered on its own: a resume that names no run is no guess between them
+    guess = project.resume("approve")
+    assert guess.code == 2 and all(run_id in guess.stderr for run_id in ids), guess.stderr
 
 
 def test_on_a_terminal_each_run_keeps_one_line_redrawn_in_place(project):
