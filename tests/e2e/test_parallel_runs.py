@@ -239,6 +239,9 @@ def test_a_stop_signal_to_the_parent_stops_every_child_as_interrupted(project, s
     runs = by_step(data)
     assert {step: run["outcome"] for step, run in runs.items()} == {1: "INTERRUPTED", 2: "INTERRUPTED"}
     assert all(run["exit_code"] == 128 + sig for run in runs.values())
+    status = project.stepkit("status", "--project-dir", str(project.root))
+    assert sorted((run["step"], run["run_id"], run["state"]) for run in status.data["worktree_runs"]) == [
+        (1, runs[1]["run_id"], "interrupted"), (2, runs[2]["run_id"], "interrupted")]
     resumed = project.stepkit("resume", runs[2]["run_id"], "--project-dir", str(project.root))
     assert resumed.code == 5 and resumed.outcome == "PAUSED", resumed.stderr
 
