@@ -117,6 +117,15 @@ def lock_files(project_dir: Path) -> tuple[Path, Path]:
     return locks / f"{key}.lock", locks / f"{key}.json"
 
 
+def write_anchor(project_dir: Path, path: Path) -> Path:
+    """What ``path``, about to be written, is checked to be a real directory
+    below (:func:`~stepkit.workspace.files.real_dir`): the project's run
+    store when ``path`` is in it (outside the project in a linked git work
+    tree), else the project."""
+    store = store_dir(project_dir)
+    return store if Path(path).is_relative_to(store) else Path(project_dir)
+
+
 def in_store(rel: str) -> bool:
     """True for a project-relative path inside ``<project>/.stepkit/``."""
     return rel == STORE_NAME or rel.startswith(STORE_NAME + "/")

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from stepkit.errors import PlanError, UsageError
-from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.model import PlanRepo, StepPlan
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location, runs_dir
 from stepkit.workspace.worktree_record import WorktreeRecord, write_record
@@ -106,7 +106,7 @@ def _tracked_plans(top: Path, project: Path, plans_dir: Path, commit: str, ref: 
     return rel
 
 
-def _resolve_step(top: Path, commit: str, plans_rel: str, step_request: str, prompt: str):
+def _resolve_step(top: Path, commit: str, plans_rel: str, step_request: str, prompt: str) -> StepPlan:
     """The step the run will take, read from the plan repo at ``commit``.
 
     :raises UsageError: it cannot be resolved there."""

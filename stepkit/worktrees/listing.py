@@ -2,11 +2,10 @@
 or paused (or kept after failing) in stepkit work trees, and the steps
 complete on ``stepkit/*`` branches not yet merged into HEAD.
 
-It stays as light as the rest of ``stepkit status``: no pydantic (so not
-the scope package, whose git module pulls it in; the two git commands here
-are run directly, with the same hooks-off options), and no git process at
-all when the repository has no ``stepkit/`` branch (read from the refs in
-the git directory).  Checkpoints are read as plain JSON, as
+It stays as light as the rest of ``stepkit status``: no pydantic (of the
+scope package only its git module is loaded), and no git process at all
+when the repository has no ``stepkit/`` branch (read from the refs in the
+git directory).  Checkpoints are read as plain JSON, as
 :func:`stepkit.engine.pause.paused_runs` reads them.
 """
 
@@ -15,20 +14,17 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from stepkit.engine.pause import human_age
 from stepkit.planrepo.document import parse_document
+from stepkit.workspace.scope import git
 from stepkit.workspace.seal import SealBroken, read_sealed
 from stepkit.workspace.store import git_location, lock_files, runs_dir
 from stepkit.workspace.worktree_record import WorktreeRecord, records
 from stepkit.worktrees.layout import BRANCH_PREFIX
-
-#: What keeps the repository's own commands out of the git calls here.
-_QUIET = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.pager=cat"]
 
 
 def worktree_status(project_dir: Path, plans_dir: Path, now: datetime | None = None) -> dict[str, list[dict]]:
@@ -123,18 +119,18 @@ def _unmerged(top: Path, common: Path, plans_dir: Path) -> list[dict[str, Any]]:
     """The ``stepkit/`` branches not merged into HEAD whose step file there says complete."""
     if not _has_stepkit_refs(common):
         return []
-    listed = _git(["for-each-ref", "--no-merged", "HEAD", "--format=%(refname:short) %(objectname)",
-                   "refs/heads/" + BRANCH_PREFIX], top)
+    listed = git.run(["for-each-ref", "--no-merged", "HEAD", "--format=%(refname:short) %(objectname)",
+                      "refs/heads/" + BRANCH_PREFIX], top)
     branches = [line.split(" ", 1) for line in (listed or b"").decode("utf-8", "replace").splitlines() if " " in line]
     try:
         plans = plans_dir.resolve().relative_to(top).as_posix()
     except ValueError:
         return []
     wanted = [(branch, commit, f"{plans}/steps/{branch.removeprefix(BRANCH_PREFIX)}.md") for branch, commit in branches]
-    texts = _blobs(top, [f"{commit}:{path}" for _, commit, path in wanted])
+    texts = git.blobs(top, [f"{commit}:{path}" for _, commit, path in wanted])
     found = []
     for (branch, commit, _), text in zip(wanted, texts, strict=True):
-        meta, _ = parse_document(text) if text is not None else ({}, "")
+        meta, _ = parse_document(text.decode("utf-8", "replace")) if text is not None else ({}, "")
         if str(meta.get("status", "")).strip() == "complete":
             number = meta.get("step") or int(branch.removeprefix(BRANCH_PREFIX).split("-", 1)[0] or 0)
             found.append({"branch": branch, "step": number, "title": meta.get("title"),
@@ -152,30 +148,3 @@ def _has_stepkit_refs(common: Path) -> bool:
             return any(f" refs/heads/{BRANCH_PREFIX}".encode() in line for line in packed)
     except OSError:
         return False
-
-
-def _blobs(top: Path, specs: list[str]) -> list[str | None]:
-    """The text of each ``<commit>:<path>`` (None: not there), in one git process."""
-    if not specs:
-        return []
-    out = _git(["cat-file", "--batch"], top, ("\n".join(specs) + "\n").encode("utf-8", "surrogateescape")) or b""
-    texts: list[str | None] = []
-    for _ in specs:
-        header, _, out = out.partition(b"\n")
-        parts = header.split()
-        if len(parts) == 3 and parts[1] == b"blob":
-            size = int(parts[2])
-            texts.append(out[:size].decode("utf-8", "replace"))
-            out = out[size + 1:]
-        else:
-            texts.append(None)
-    return texts
-
-
-def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes | None:
-    try:
-        proc = subprocess.run(["git", *_QUIET, *args], cwd=cwd, input=stdin, capture_output=True, check=False,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
-    except OSError:
-        return None
-    return proc.stdout if proc.returncode == 0 else None

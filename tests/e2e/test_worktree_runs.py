@@ -393,3 +393,76 @@ def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(pr
     assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
     result = run_step(**options)
     assert result.outcome == "PAUSED" and result.to_json()["branch"] == BRANCH, result.output
+
+
+def test_runs_from_a_linked_work_tree_of_the_user_reach_the_gate_and_merge_into_its_branch(project, tmp_path):
+    """The user works in a linked work tree of their own: its run store lies
+    outside it (in the common git dir), which a run's snapshot must not
+    trip over, and a --worktree run merges into that tree's branch."""
+    linked = tmp_path / "linked"
+    git(project.root, "worktree", "add", "-q", "-b", "feature", str(linked))
+    plain = project.stepkit("run", "--project-dir", str(linked), "--engine", f"scripted:{project.script()}",
+                            "--coder", project.scripted_coder, "--step", "1")
+    assert plain.code == 5 and plain.data["pending"]["node"] == "gate_user_review", plain.stderr + plain.output
+    assert (linked / "calc.py").read_text() == GOOD_MUL
+    git(linked, "checkout", "-q", "--", ".")  # what the plain run did is set aside
+    git(linked, "clean", "-qfd")
+
+    paused = project.stepkit("run", "--project-dir", str(linked), "--engine", f"scripted:{project.script()}",
+                             "--coder", project.scripted_coder, "--step", "1", "--worktree", "--merge")
+    assert paused.code == 5, paused.stderr
+    done = project.stepkit("resume", paused.data["run_id"], "--answer", "approve", "--project-dir", str(linked))
+    assert done.code == 0 and done.data["merged"] is True, done.stdout + done.stderr
+    assert "Merged stepkit/01-mul into feature." in done.output
+    assert (linked / "calc.py").read_text() == GOOD_MUL
+    assert git(project.root, "rev-parse", "HEAD") != git(project.root, "rev-parse", "feature")
+    assert (project.root / "calc.py").read_text() == CALC
+
+
+def test_a_coders_edit_to_the_plan_repo_is_undone_in_a_worktree_run_too(project):
+    """The copy a restore keeps goes to the run's directory, which lies
+    outside a linked work tree (in the common git dir)."""
+    original = (project.plans / "steps" / "02-div.md").read_bytes()
+    project.coder_actions({"write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"},
+                           "sentinel": "CODER_COMPLETE"})
+    paused = project.run("--worktree")
+    assert paused.code == 5, paused.stderr
+    worktree = Path(paused.data["worktree"])
+    assert (worktree / "plans" / "steps" / "02-div.md").read_bytes() == original
+    kept = list(Path(paused.data["run_dir"]).rglob("02-div.md"))
+    assert kept and kept[0].read_text() == "rewritten"
+
+
+def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_run_dir(project):
+    rewrite = project.state_dir / "rewrite.py"
+    rewrite.write_text('import pathlib\nfor name in ("check.py", "lint.py"):\n'
+                       '    path = pathlib.Path(name)\n    path.write_text(path.read_text() + "\\n\\n")\n')
+    config = project.root / "stepkit.toml"
+    config.write_text(config.read_text().replace(f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'))
+    commit(project.root, "tests that rewrite the tree")
+    paused = project.run("--worktree")
+    assert paused.code == 5, paused.stderr
+    worktree = Path(paused.data["worktree"])
+    assert git(worktree, "status", "--porcelain", "--", "check.py", "lint.py") == ""
+    kept = sorted(Path(paused.data["run_dir"]).glob("displaced/tests-*/*.py"))
+    assert {p.name for p in kept} == {"check.py", "lint.py"}
+    assert all(p.read_text().endswith("\n\n\n") for p in kept)
+
+
+def test_a_step_starts_from_another_steps_branch_with_worktree_base(project, monkeypatch):
+    """The internal ``worktree_base`` (for a step stacked on a step not
+    merged yet): the plan repo read is the base's, where step 1 is complete,
+    so step 2's dependency holds and its branch starts at step 1's commit."""
+    from stepkit.api import resume_run, run_step
+
+    assert project.run("--worktree").code == 5
+    assert project.resume("approve").code == 0
+    monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
+    paused = run_step(project_dir=project.root, engine=f"scripted:{project.script()}", coder=project.scripted_coder,
+                      worktree=True, worktree_base=BRANCH)
+    assert paused.outcome == "PAUSED" and paused.to_json()["branch"] == "stepkit/02-div", paused.output
+    assert paused.state["step"] == 2 and not paused.state.get("unsatisfied")
+    done = resume_run(paused.run_id, answer="approve", project_dir=project.root)
+    assert done.outcome == "STEP_COMPLETE", done.output
+    assert git(project.root, "rev-parse", "stepkit/02-div^") == git(project.root, "rev-parse", BRANCH)
+    assert project.plan_status(1) == "pending"  # the user's tree is as it was

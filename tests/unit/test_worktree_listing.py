@@ -50,7 +50,7 @@ def test_no_stepkit_branch_starts_no_git_process(repo, monkeypatch):
         raise AssertionError(f"a process was started: {args}")
 
     git(repo, "branch", "feature")
-    monkeypatch.setattr(listing.subprocess, "run", refuse)
+    monkeypatch.setattr(listing.git, "_spawn", refuse)
     assert worktree_status(repo, repo / "plans") == {"worktree_runs": [], "unmerged_branches": []}
 
 
