@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from stepkit.errors import UsageError
 from stepkit.jsontext import json_safe
@@ -43,10 +43,10 @@ def check(args: argparse.Namespace) -> None:
         raise UsageError("--parallel runs the steps still to do; --rerun runs a complete one: drop one of them")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """``stepkit run --parallel``; ``options``: the values of the options plugins added to ``run``."""
     from stepkit.api import check_run
     from stepkit.cli import disabled_plugins
-    from stepkit.cli.run import plugin_options
     from stepkit.config import load_config, resolve_project_dir
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.workspace.store import git_location
@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> int:
     if git_location(project) is None:
         raise UsageError(f"--parallel runs each step in a git worktree; {project} is in no git repository")
     check_run(args.project_dir, args.plans_dir, args.engine, args.coder, args.reviewer, args.graph, args.sets,
-              args.answers, args.pm, options=plugin_options(args), disabled_plugins=disabled_plugins(args))
+              args.answers, args.pm, options=options, disabled_plugins=disabled_plugins(args))
     plans_dir = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     progress = None if args.json else RunLines()
-    shared = passed_on(args)
+    shared = passed_on(args, options)
     try:
         outcome = run_parallel(plans_dir, args.parallel, lambda step, base, status: [
             sys.executable, "-m", "stepkit", "run", "--worktree", f"--step={step}", "--json",
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     return outcome.exit_code
 
 
-def passed_on(args: argparse.Namespace) -> list[str]:
+def passed_on(args: argparse.Namespace, options: dict[str, Any]) -> list[str]:
     """The user's options, as each step's child ``stepkit run --worktree``
     gets them (then the prompt).  ``--merge`` is passed on: each completed
     branch is merged when that is safe, and a step whose dependencies were
@@ -89,16 +89,14 @@ def passed_on(args: argparse.Namespace) -> list[str]:
             argv.append(f"{option}={value}")  # joined: a value starting with '-' stays a value
     for option, values in (("--set", args.sets), ("--answer", args.answers), ("-p", args.plugin_flags)):
         argv += [f"{option}={value}" for value in values or ()]
-    return [*argv, *plugin_arguments(args), "--", args.prompt]
+    return [*argv, *plugin_arguments(args, options), "--", args.prompt]
 
 
-def plugin_arguments(args: argparse.Namespace) -> list[str]:
+def plugin_arguments(args: argparse.Namespace, values: dict[str, Any]) -> list[str]:
     """The options plugins added to ``run`` (``stepkit_add_options``) that
-    the user gave, written out again for a child (which adds the same ones)."""
+    the user gave (``values``), written out again for a child (which adds the same ones)."""
     from stepkit.cli import build_parser
-    from stepkit.cli.run import plugin_options
 
-    values = plugin_options(args)
     if not values or args.pm is None:
         return []
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     if args.parallel is not None or args.stack:
         from stepkit.cli.parallel import run as run_parallel
 
-        return run_parallel(args)
+        return run_parallel(args, plugin_options(args))
     try:
         with displays(args) as shown:
             result = run_step(
