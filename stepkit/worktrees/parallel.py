@@ -204,10 +204,14 @@ def under_way(project_dir: Path, plans_dir: Path) -> dict[int, str]:
     report = worktree_status(project_dir, plans_dir)
     found: dict[int, str] = {}
     for branch in report["unmerged_branches"]:
-        found[int(branch["step"])] = f"complete on {branch['branch']}, not merged (git merge {branch['branch']})"
+        if isinstance(branch["step"], int):  # a step file at the branch may say anything
+            found[branch["step"]] = f"complete on {branch['branch']}, not merged (git merge {branch['branch']})"
     for run in report["worktree_runs"]:
-        then = f"; stepkit resume {run['run_id']}" if run["state"] in ("paused", "interrupted") else ""
-        found.setdefault(int(run["step"]), f"{run['state']} in {run['worktree']} (branch {run['branch']}){then}")
+        if run["state"] in ("paused", "interrupted"):
+            then = f"stepkit resume {run['run_id']}"
+        else:
+            then = f"its branch is taken until that work tree is removed (git worktree remove {run['worktree']})"
+        found.setdefault(int(run["step"]), f"{run['state']} in {run['worktree']} (branch {run['branch']}); {then}")
     return found
 
 
