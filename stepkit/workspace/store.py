@@ -120,10 +120,11 @@ def lock_files(project_dir: Path) -> tuple[Path, Path]:
 def write_anchor(project_dir: Path, path: Path) -> Path:
     """What ``path``, about to be written, is checked to be a real directory
     below (:func:`~stepkit.workspace.files.real_dir`): the project's run
-    store when ``path`` is in it (outside the project in a linked git work
-    tree), else the project."""
-    store = store_dir(project_dir)
-    return store if Path(path).is_relative_to(store) else Path(project_dir)
+    store when ``path`` is in it and it lies outside the project (as in a
+    linked git work tree), else the project."""
+    project, store = Path(project_dir), store_dir(project_dir)
+    outside = not store.is_relative_to(project.resolve())
+    return store if outside and Path(path).is_relative_to(store) else project
 
 
 def in_store(rel: str) -> bool:
