@@ -30,7 +30,7 @@ from typing import Any, Protocol
 from stepkit.engine.interrupts import held_signals, signal_label, signal_number
 from stepkit.engine.pause import PAUSED_EXIT, resume_command
 from stepkit.errors import UsageError
-from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.model import PlanRepo, StepPlan
 from stepkit.worktrees.runstatus import read_status
 from stepkit.worktrees.schedule import Ready, Schedule
 
@@ -111,7 +111,7 @@ class Outcome:
     the signal that stopped it (None: it was not stopped)."""
 
     runs: list[Child]
-    waiting: list[tuple[Any, str]]
+    waiting: list[tuple[StepPlan, str]]
     signum: int | None = None
 
     @property
