@@ -13,6 +13,7 @@ import json
 import shutil
 import signal
 import subprocess
+from pathlib import Path
 
 import psutil
 import pytest
@@ -131,11 +132,23 @@ def test_two_independent_steps_run_at_the_same_time(side_by_side):
     assert sorted(runs) == [1, 2]
     # each coder finished only because the other had started before it gave up
     assert all((project.state_dir / f"coded-{name}").exists() for name in ("mul", "div"))
+    assert list(project.state_dir.glob("overlapped-*"))
     for step, run in runs.items():
         assert run["outcome"] == "PAUSED" and run["exit_code"] == 5, run
         assert run["branch"] == BRANCHES[step] and run["pending"]["node"] == "gate_user_review"
     assert len({run["run_id"] for run in runs.values()}) == 2  # a run id, lock and checkpoint each
     assert {step: result["outcome"] for step, result in approved.items()} == {1: "STEP_COMPLETE", 2: "STEP_COMPLETE"}
+
+
+def test_parallel_1_runs_the_ready_steps_one_at_a_time(project):
+    ran = project.run("--parallel", "1")
+    assert ran.code == 5 and [run["step"] for run in ran.data["runs"]] == [1, 2], ran.stderr
+    spans = []  # each run's first and last event: the second starts after the first ended
+    for run in ran.data["runs"]:
+        events = [json.loads(line) for line in (Path(run["run_dir"]) / "events.jsonl").read_text().splitlines()]
+        spans.append((events[0]["t"], events[-1]["t"]))
+    assert spans[0][1] <= spans[1][0], spans
+    assert not list(project.state_dir.glob("overlapped-*"))
 
 
 def test_the_users_tree_stays_byte_for_byte_the_same(side_by_side):

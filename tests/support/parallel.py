@@ -4,7 +4,8 @@ a command coder and a test command that can be told to wait for marker
 files, and the real CLI.
 
 Each script finds its step from the branch its work tree is on
-(``stepkit/01-mul`` → ``mul``), writes ``started-<name>`` (the coder) or
+(``stepkit/01-mul`` → ``mul``), writes ``started-<name>`` (the coder, with
+``overlapped-<name>`` when another coder is under way then) or
 ``testing-<name>`` (the tests) in the state dir, and on its first call waits
 for the files ``waits.json`` lists under that key, up to :data:`BOUND_S`:
 a coder told to wait for the other's ``started-…`` marker only finishes when
@@ -53,6 +54,9 @@ def wait_for(key):
 CODER = _WAIT + r'''
 sys.stdin.read()
 first = first_call("coder")
+busy = [p.name for p in state.glob("started-*") if not (state / p.name.replace("started-", "coded-")).exists()]
+if busy:  # another coder is under way now
+    (state / f"overlapped-{name}").write_text(" ".join(busy))
 (state / f"started-{name}").write_text(str(os.getpid()))
 if first:
     wait_for(f"coder-{name}")
