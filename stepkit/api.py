@@ -27,7 +27,7 @@ from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, RunResult
 
 __all__ = [
-    "RunInterrupted", "RunResult", "detect_gates", "parse_answers", "parse_sets", "plan_status",
+    "RunInterrupted", "RunResult", "check_run", "detect_gates", "parse_answers", "parse_sets", "plan_status",
     "resume_run", "run_stage", "run_step", "verify",
 ]
 
@@ -50,6 +50,9 @@ def run_step(
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
     stage_runner: StageRunner | None = None,
+    worktree: bool | None = None,
+    merge: bool = False,
+    worktree_base: str | None = None,
 ) -> RunResult:
     """Run one step of the plan through a graph and return how it ended.
 
@@ -71,6 +74,12 @@ def run_step(
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
     :param stage_runner: runs stage nodes (default ``stepkit.protocol.stages.run_stage``).
+    :param worktree: run the step in a git work tree of its own, on branch
+        ``stepkit/<NN>-<slug>`` (see :mod:`stepkit.worktrees`); None: as the
+        project's ``worktree`` setting says.
+    :param merge: with ``worktree``, merge the branch into the user's
+        current branch when the step completes and the merge is safe.
+    :param worktree_base: the ref the branch starts from (default ``HEAD``).
     :raises UsageError: bad input, or the step is already complete and
         ``rerun`` is not set; no run was started (exit 2).
     :raises ProjectBusy: another run, resume, stage or verify of the project
@@ -84,14 +93,26 @@ def run_step(
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_fingerprint
+    from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
-    the_graph = _load_graph(graph, config)
-    initial = parse_sets(sets, the_graph)
-    stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
-    settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
-                         initial, parse_answers(answers, the_graph), options, stages)
+    if worktree or (worktree is None and config.worktree):
+        from stepkit.planrepo.model import resolve_plans_dir
+        from stepkit.worktrees.create import isolated
+
+        plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
+        with isolated(project, plans, _step_request(step), prompt or "", merge=merge, base=worktree_base) as tree:
+            return run_step(prompt, step, Path(tree.project) / tree.plans, tree.project, engine, coder, reviewer,
+                            graph, sets, answers, pm, rerun=rerun, options=options,
+                            disabled_plugins=disabled_plugins, observers=observers, stage_runner=stage_runner,
+                            worktree=False)
+    if merge or worktree_base:
+        what = "--merge" if merge else "a worktree base"
+        raise UsageError(f"{what} works only with --worktree (or the worktree = true setting)")
+    the_graph, settings = _graph_settings(project, config, graph, prompt, step, plans_dir, engine, coder, reviewer,
+                                          sets, answers, options)
+    settings.update(_worktree_setting(project))
     handoff, choice = _resolve_up_front(the_graph, settings, rerun)
     names_step = _LockNamesStep()
     observers = [*observers, names_step]
@@ -107,10 +128,60 @@ def run_step(
                 state["step_choice"] = choice
             if handoff is not None:
                 state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
-            return with_step_report(start_run(the_graph, run, pm, settings, config, state,
-                                              stage_runner or _run_stage))
+            return finish_run(with_step_report(start_run(the_graph, run, pm, settings, config, state,
+                                                         stage_runner or _run_stage)), settings)
     finally:
         _unregister(pm, observers)
+
+
+def check_run(
+    project_dir: str | Path = ".",
+    plans_dir: str | Path | None = None,
+    engine: str | None = None,
+    coder: str | None = None,
+    reviewer: str | None = None,
+    graph: str | Path | None = None,
+    sets: Mapping[str, Any] | Iterable[str] | None = None,
+    answers: Mapping[str, str] | Iterable[str] | None = None,
+    pm: Any = None,
+    *,
+    options: Mapping[str, Any] | None = None,
+    disabled_plugins: Iterable[str] = (),
+) -> None:
+    """What :func:`run_step` checks before it starts anything, whatever the
+    step: the graph, the ``--set`` keys and ``--answer`` nodes, the plugins'
+    own checks (an engine's spec and credentials), the coder, reviewer and
+    engine specs.  ``stepkit run --parallel`` asks once, before any step
+    starts, so a bad option is one line and no run.
+
+    :raises UsageError: one line; nothing was started.
+    :raises GraphError: the graph is invalid.
+    """
+    from stepkit.config import load_config
+
+    project = resolve_project_dir(project_dir)
+    config = load_config(project)
+    _, settings = _graph_settings(project, config, graph, None, None, plans_dir, engine, coder, reviewer,
+                                  sets, answers, options)
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    _check_up_front(pm, config, settings, disabled_plugins)
+
+
+def _graph_settings(project: Path, config: Any, graph: str | Path | None, prompt: str | None,
+                    step: int | str | None, plans_dir: str | Path | None, engine: str | None, coder: str | None,
+                    reviewer: str | None, sets: Mapping[str, Any] | Iterable[str] | None,
+                    answers: Mapping[str, str] | Iterable[str] | None,
+                    options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """The run's graph and its settings (:func:`_settings`), ``sets`` and
+    ``answers`` checked against the graph.
+
+    :raises UsageError: a bad ``--set`` or ``--answer``, or ``step``.
+    :raises GraphError: the graph is invalid."""
+    the_graph = _load_graph(graph, config)
+    initial = parse_sets(sets, the_graph)
+    stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
+    return the_graph, _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
+                                initial, parse_answers(answers, the_graph), options, stages)
 
 
 def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:
@@ -161,12 +232,16 @@ def resume_run(
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
     stage_runner: StageRunner | None = None,
+    merge: bool | None = None,
 ) -> RunResult:
     """Continue a paused or interrupted run from its checkpoint.
 
     :param run_id: the run (default: the latest unfinished one, unless
-        several paused runs are of different steps).
+        several paused runs are of different steps), in the project's run
+        store or in that of one of its repository's stepkit work trees.
     :param answer: the answer to the question it paused at.
+    :param merge: for a ``--worktree`` run, whether a completed step's
+        branch is merged (None: as the run was started).
     :raises UsageError: no such run, it finished, ``answer`` was given to
         a run that is not waiting for one, no ``run_id`` was given and
         paused runs of different steps wait (they are named), or the
@@ -179,8 +254,10 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.worktrees.finish import finish_run
+    from stepkit.worktrees.runs import run_project
 
-    project = resolve_project_dir(project_dir)
+    project = run_project(resolve_project_dir(project_dir), run_id)
     store = RunStore(project)
     with project_lock(project, "resume") as lock:
         run = store.open(run_id) if run_id else _only_unfinished_run(store)
@@ -194,8 +271,8 @@ def resume_run(
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
-            result = with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
-                                             stage_runner or _run_stage))
+            result = finish_run(with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
+                                                        stage_runner or _run_stage)), checkpoint.settings, merge)
         finally:
             _unregister(pm, observers)
     if (result.pending or {}).get("slip"):
@@ -209,14 +286,11 @@ def _only_unfinished_run(store: Any) -> Any:
     unfinished one, but never a guess among paused runs of different steps.
 
     :raises UsageError: naming the paused runs, when they are of different steps."""
-    from stepkit.engine.pause import paused_runs
+    from stepkit.engine.pause import mixed_steps, paused_runs
 
-    paused = paused_runs(store.runs)
-    if len({run["step"] for run in paused}) > 1:
-        named = "; ".join(f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
-                          for run in paused)
-        raise UsageError(f"{len(paused)} runs of different steps are paused; name the one to resume "
-                         f"(stepkit resume RUN_ID): {named}")
+    refusal = mixed_steps(paused_runs(store.runs))
+    if refusal:
+        raise UsageError(refusal)
     return store.latest_unfinished()
 
 
@@ -469,18 +543,20 @@ def _unsupported(pm: Any, project: Path) -> list[str]:
 
 def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
     """The plan repo's steps, dependencies and problems, and the project's
-    paused runs with their age (``stepkit status --json``'s object)."""
+    paused runs with their age, and its steps in work trees and on unmerged
+    ``stepkit/`` branches (``stepkit status --json``'s object)."""
     from stepkit.config import load_config
     from stepkit.engine.pause import paused_runs
     from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
     from stepkit.planrepo.status import status_report
     from stepkit.workspace.store import store_report
+    from stepkit.worktrees.listing import worktree_status
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
     return {**status_report(PlanRepo.load(plans)), "paused_runs": paused_runs(RunStore(project).runs),
-            **store_report(project)}
+            **store_report(project), **worktree_status(project, plans)}
 
 
 def _run_stage(name: str, ctx: Any) -> Any:
@@ -542,6 +618,15 @@ def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: 
         "stage_nodes": stage_nodes(graph),
         "stages": stages,
     }
+
+
+def _worktree_setting(project: Path) -> dict[str, Any]:
+    """``{"worktree": record}`` when ``project`` is the project dir of a
+    stepkit work tree (:mod:`stepkit.workspace.worktree_record`), else ``{}``."""
+    from stepkit.workspace.worktree_record import record_of
+
+    record = record_of(project)
+    return {"worktree": record.as_settings()} if record and Path(record.project).resolve() == project else {}
 
 
 def _step_request(step: int | str | None) -> str:
@@ -641,8 +726,11 @@ class _LockNamesStep:
 def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:
     if pm is None:
         from stepkit.pluginmanager import get_plugin_manager
+        from stepkit.workspace.worktree_record import record_of
 
-        pm = get_plugin_manager(project, config, list(disabled))
+        # a stepkit work tree's local plugins are the user's tree's, trusted there (as the CLI loads them)
+        record = record_of(project)
+        pm = get_plugin_manager(Path(record.origin) if record else project, config, list(disabled))
     for observer in observers:
         pm.register(observer)
     return pm

@@ -64,6 +64,8 @@ class Config(BaseModel):
     #: every failure is pre-existing or flaky, ``strict`` lists them but keeps
     #: the exit code's verdict, ``off`` re-runs nothing and runs no baseline
     baseline: Literal["new-failures", "strict", "off"] = "new-failures"
+    #: run every step in a git work tree of its own (``stepkit run --worktree``)
+    worktree: bool = False
     source: str | None = None
 
 

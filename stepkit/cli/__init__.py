@@ -65,6 +65,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pre-answer gate_blocked or gate_deviation")
     p.add_argument("--rerun", action="store_true",
                    help="run a step that is already complete again (its handoff is kept in the run dir)")
+    p.add_argument("--worktree", action="store_true", default=None,
+                   help="run the step in a git work tree of its own, on branch stepkit/NN-slug")
+    p.add_argument("--merge", action="store_true",
+                   help="with --worktree: merge the completed step's branch when the merge is clean")
+    p.add_argument("--parallel", type=parallel_count, metavar="N",
+                   help="run up to N ready steps at once, each in its own git worktree (as --worktree)")
+    p.add_argument("--stack", action="store_true",
+                   help="with --parallel: a step whose dependencies a run of this invocation completed "
+                        "starts from that run's branch")
+    # what a --parallel parent gives each child: where it says how it goes, the branch it starts from
+    p.add_argument("--status-file", help=argparse.SUPPRESS)
+    p.add_argument("--worktree-base", help=argparse.SUPPRESS)
 
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")
@@ -143,6 +155,13 @@ def stage_name(text: str) -> str:
     if text not in STAGES:
         raise argparse.ArgumentTypeError(f"unknown stage {text!r} (known: {', '.join(STAGES)})")
     return text
+
+
+def parallel_count(text: str) -> int:
+    """``run --parallel``'s value: a whole number of runs at once, 1 or more."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of runs at once, 1 or more (got {text!r})")
+    return int(text)
 
 
 def disabled_plugins(args: argparse.Namespace) -> list[str]:

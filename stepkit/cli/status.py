@@ -1,6 +1,8 @@
 """``stepkit status``: the plan repo as a table, or as its ``--json`` object
 (:func:`stepkit.planrepo.status.status_report`), and the project's paused runs
-with their age (``paused_runs``, :func:`stepkit.engine.pause.paused_runs`).
+with their age (``paused_runs``, :func:`stepkit.engine.pause.paused_runs`),
+and the steps in ``--worktree`` work trees and on unmerged ``stepkit/``
+branches (:func:`stepkit.worktrees.listing.worktree_status`).
 
 Needs no plugin and no model SDK, so it stays fast on large plan repos.
 """
@@ -17,6 +19,7 @@ from stepkit.engine.pause import paused_runs
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
 from stepkit.workspace.store import cache_dir, store_dir, store_report
+from stepkit.worktrees.listing import render_worktrees, worktree_status
 
 _TITLE_WIDTH = 48
 
@@ -33,12 +36,13 @@ def run(args: argparse.Namespace) -> int:
     plans_dir = resolve_plans_dir(project_dir, args.plans_dir, configured)
     repo = PlanRepo.load(plans_dir, cache=_plans_cache(project_dir))
     paused = paused_runs(store_dir(project_dir) / "runs")
+    worktrees = worktree_status(project_dir, plans_dir)
     if args.json:
-        print(json.dumps({**status_report(repo), "paused_runs": paused, **store_report(project_dir)}))
+        print(json.dumps({**status_report(repo), "paused_runs": paused, **store_report(project_dir), **worktrees}))
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
-        print(render(repo) + render_paused(paused))
+        print(render(repo) + render_paused(paused) + render_worktrees(worktrees))
     return 0
 
 

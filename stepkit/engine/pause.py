@@ -74,6 +74,18 @@ def paused_runs(runs_dir: Path, now: datetime | None = None) -> list[dict[str, A
     return found
 
 
+def mixed_steps(paused: list[dict[str, Any]]) -> str | None:
+    """Why ``stepkit resume`` without a run id takes none of ``paused``
+    (:func:`paused_runs`) when they wait in runs of different steps, naming
+    them; None when it may take the latest."""
+    if len({run["step"] for run in paused}) <= 1:
+        return None
+    named = "; ".join(f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
+                      for run in paused)
+    return (f"{len(paused)} runs of different steps are paused; name the one to resume "
+            f"(stepkit resume RUN_ID): {named}")
+
+
 def human_age(seconds: float) -> str:
     """``seconds`` as the largest whole unit: ``40 s``, ``3 min``, ``5 h``, ``2 d``."""
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):

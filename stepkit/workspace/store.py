@@ -117,6 +117,16 @@ def lock_files(project_dir: Path) -> tuple[Path, Path]:
     return locks / f"{key}.lock", locks / f"{key}.json"
 
 
+def write_anchor(project_dir: Path, path: Path) -> Path:
+    """What ``path``, about to be written, is checked to be a real directory
+    below (:func:`~stepkit.workspace.files.real_dir`): the project's run
+    store when ``path`` is in it and it lies outside the project (as in a
+    linked git work tree), else the project."""
+    project, store = Path(project_dir), store_dir(project_dir)
+    outside = not store.is_relative_to(project.resolve())
+    return store if outside and Path(path).is_relative_to(store) else project
+
+
 def in_store(rel: str) -> bool:
     """True for a project-relative path inside ``<project>/.stepkit/``."""
     return rel == STORE_NAME or rel.startswith(STORE_NAME + "/")
@@ -124,23 +134,28 @@ def in_store(rel: str) -> bool:
 
 def _git_store(project: Path) -> Path | None:
     """``<git common dir>/stepkit/<worktree>`` of the git work tree holding
-    ``project``; None outside git.  Read from the ``.git`` entries, as git
-    finds them, without starting git."""
+    ``project``; None outside git."""
+    located = git_location(project)
+    if located is None:
+        return None
+    top, common, worktree = located
+    rel = project.relative_to(top).as_posix()
+    if rel != ".":
+        worktree += "--" + rel.replace("/", "--")
+    return common / GIT_SUBDIR / worktree
+
+
+def git_location(project: Path) -> tuple[Path, Path, str] | None:
+    """(work tree root, git common dir, ``main`` or ``worktrees/<id>``) of the
+    git work tree holding the resolved ``project``; None outside git.  Read
+    from the ``.git`` entries, as git finds them, without starting git."""
     for top in (project, *project.parents):
         dot_git = top / ".git"
         if dot_git.is_dir():
-            common, worktree = dot_git, "main"
-        elif dot_git.is_file():
+            return top, dot_git, "main"
+        if dot_git.is_file():
             located = _linked_git_dir(dot_git)
-            if located is None:
-                return None
-            common, worktree = located
-        else:
-            continue
-        rel = project.relative_to(top).as_posix()
-        if rel != ".":
-            worktree += "--" + rel.replace("/", "--")
-        return common / GIT_SUBDIR / worktree
+            return None if located is None else (top, *located)
     return None
 
 

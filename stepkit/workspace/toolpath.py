@@ -16,28 +16,48 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from stepkit.workspace.borrowed import shadowing_sources
+from stepkit.workspace.worktree_record import record_of
+
 #: Entries of one tool directory read for a fingerprint at most (node_modules/.bin is wide).
 MAX_ENTRIES = 5000
 
 
 def tool_dirs(pm, project_dir: Path) -> list[str]:
-    """The project's tool directories (project-relative, existing, each once, in hook order)."""
+    """The project's tool directories (project-relative, existing, each once,
+    in hook order); in a stepkit work tree, then the user's tree's that the
+    work tree has no copy of, as absolute paths (see :mod:`stepkit.workspace.borrowed`)."""
     found: list[str] = []
     for answer in pm.hook.stepkit_tool_dirs(project_dir=project_dir):
         for rel in answer or ():
             if rel not in found and (project_dir / rel).is_dir():
                 found.append(rel)
+    record = record_of(project_dir)
+    if record is not None:
+        origin = Path(record.origin)
+        for answer in pm.hook.stepkit_tool_dirs(project_dir=origin):
+            for rel in answer or ():
+                borrowed = str(origin / rel)
+                if rel not in found and borrowed not in found and (origin / rel).is_dir():
+                    found.append(borrowed)
     return found
 
 
 def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """The gates' environment: ``base`` (this process's) with ``dirs`` first
-    on PATH; None when there are none (the environment as it is)."""
+    on PATH; None when there are none (the environment as it is).  Tools
+    borrowed from the user's tree import the work tree's source, not theirs:
+    its counterparts of their editable installs come first on PYTHONPATH."""
+    dirs = list(dirs)
     paths = [str(Path(project_dir, rel).resolve()) for rel in dirs]
     if not paths:
         return None
     env = dict(os.environ if base is None else base)
     env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
+    record = record_of(project_dir)
+    sources = shadowing_sources(Path(record.origin_top), Path(record.path), dirs) if record else []
+    if sources:
+        env["PYTHONPATH"] = os.pathsep.join([*sources, *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 

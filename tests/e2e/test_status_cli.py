@@ -37,7 +37,8 @@ def test_json_has_the_design_shape(project):
     done = stepkit("status", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert list(data) == ["plans_dir", "next", "steps", "problems", "paused_runs", "run_store", "run_dir"]
+    assert list(data) == ["plans_dir", "next", "steps", "problems", "paused_runs", "run_store", "run_dir",
+                          "worktree_runs", "unmerged_branches"]
     assert data["plans_dir"] == "plans" and data["next"] == 2
     assert data["steps"][0] == {
         "step": 1, "slug": "setup", "title": "Set up", "status": "complete",
@@ -163,7 +164,7 @@ def test_empty_steps_dir_reads_fine(tmp_path):
     assert done.returncode == 0
     assert json.loads(done.stdout) == {"plans_dir": "plans", "next": None, "steps": [], "problems": [],
                                        "paused_runs": [], "run_store": str(tmp_path / ".stepkit"),
-                                       "run_dir": None}
+                                       "run_dir": None, "worktree_runs": [], "unmerged_branches": []}
     table = stepkit("status", cwd=tmp_path)
     assert "next: none (no in-progress or pending step)" in table.stdout
     assert "No problems." in table.stdout

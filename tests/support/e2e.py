@@ -210,7 +210,7 @@ class Project:
         result = Result(proc.returncode, proc.stdout, proc.stderr)
         if json_out and proc.stdout.strip().startswith("{"):
             result.data = json.loads(proc.stdout)
-            self.record_edges(result.data.get("run_id"))
+            self.record_edges(result.data.get("run_id"), result.data.get("run_dir"))
         return result
 
     def run_args(self, *extra: str, engine: Path | None = None, coder: str | None = None) -> list[str]:
@@ -228,10 +228,12 @@ class Project:
             args += ["--answer", answer]
         return self.stepkit(*args, env=env)
 
-    def record_edges(self, run_id: str | None) -> None:
+    def record_edges(self, run_id: str | None, run_dir: str | None = None) -> None:
         if not run_id:
             return
-        state = json.loads((store_dir(self.root) / "runs" / run_id / "state.json").read_text())
+        # a --worktree run's store is its work tree's, which its run_dir names
+        state_file = Path(run_dir) / "state.json" if run_dir else store_dir(self.root) / "runs" / run_id / "state.json"
+        state = json.loads(state_file.read_text())
         self.edges.update((a, b, label) for a, b, label in state["edges"])
         TRAVERSED.update(self.edges)
 

@@ -24,6 +24,8 @@ FORBIDDEN = {
     "stepkit.graph": (*HIGH, "stepkit.workspace", "stepkit.planrepo"),
     "stepkit.engine": ("stepkit.protocol", "stepkit.planrepo", "stepkit.cli", "stepkit.api"),
     "stepkit.protocol": ("stepkit.cli", "stepkit.api"),
+    # --worktree runs: below the API, beside the protocol (which it never reads)
+    "stepkit.worktrees": ("stepkit.protocol", "stepkit.cli", "stepkit.api"),
     "stepkit.api": ("stepkit.cli",),
     "stepkit.plugins": ("stepkit.cli",),
     # the shared top-level modules every layer imports

@@ -64,7 +64,8 @@ def render_success(ctx: StageContext) -> str:
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
     from stepkit.protocol.commit_hint import commit_hint
 
-    lines.extend(commit_hint(state, ctx.project_dir))
+    if not ctx.settings.get("worktree"):  # a --worktree run commits on its branch itself
+        lines.extend(commit_hint(state, ctx.project_dir))
     return _output(lines)
 
 

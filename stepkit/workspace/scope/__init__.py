@@ -30,27 +30,59 @@ copy of everything it removes or overwrites.  The names below are the
 package's public API.
 """
 
-from stepkit.workspace.scope.diff import StepChanges, step_changes, working_tree_changes
-from stepkit.workspace.scope.gitguard import GitInternals, git_internals, undo_git_changes
-from stepkit.workspace.scope.plancopy import PlanCopy, PlanScope, copy_plan_repo
-from stepkit.workspace.scope.restore import restore_plan_repo
-from stepkit.workspace.scope.snapshot import (
-    Snapshot,
-    load_snapshot,
-    save_snapshot,
-    snapshot_digest,
-    take_snapshot,
-)
-from stepkit.workspace.scope.tree import (
-    EXCLUDED_DIRS,
-    changed_between,
-    file_ids,
-    hash_ids,
-    shown_path,
-    tree_hash,
-    walk_files,
-)
-from stepkit.workspace.scope.watch import StoreWatch, run_store_paths, store_flag
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepkit.workspace.scope.diff import StepChanges, step_changes, working_tree_changes
+    from stepkit.workspace.scope.gitguard import GitInternals, git_internals, undo_git_changes
+    from stepkit.workspace.scope.plancopy import PlanCopy, PlanScope, copy_plan_repo
+    from stepkit.workspace.scope.restore import restore_plan_repo
+    from stepkit.workspace.scope.snapshot import (
+        Snapshot,
+        load_snapshot,
+        save_snapshot,
+        snapshot_digest,
+        take_snapshot,
+    )
+    from stepkit.workspace.scope.tree import (
+        EXCLUDED_DIRS,
+        changed_between,
+        file_ids,
+        hash_ids,
+        shown_path,
+        tree_hash,
+        walk_files,
+    )
+    from stepkit.workspace.scope.watch import StoreWatch, run_store_paths, store_flag
+
+#: Where each public name lives.  They are imported when first used, so that
+#: importing one submodule (``stepkit status`` reads git through
+#: :mod:`~stepkit.workspace.scope.git`) loads none of the others (the
+#: snapshot's pydantic model among them).
+_HOMES = {
+    "StepChanges": "diff", "step_changes": "diff", "working_tree_changes": "diff",
+    "GitInternals": "gitguard", "git_internals": "gitguard", "undo_git_changes": "gitguard",
+    "PlanCopy": "plancopy", "PlanScope": "plancopy", "copy_plan_repo": "plancopy",
+    "restore_plan_repo": "restore",
+    "Snapshot": "snapshot", "load_snapshot": "snapshot", "save_snapshot": "snapshot",
+    "snapshot_digest": "snapshot", "take_snapshot": "snapshot",
+    "EXCLUDED_DIRS": "tree", "changed_between": "tree", "file_ids": "tree", "hash_ids": "tree",
+    "shown_path": "tree", "tree_hash": "tree", "walk_files": "tree",
+    "StoreWatch": "watch", "run_store_paths": "watch", "store_flag": "watch",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EXCLUDED_DIRS", "GitInternals", "PlanCopy", "PlanScope", "Snapshot", "StepChanges", "StoreWatch",

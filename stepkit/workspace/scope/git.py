@@ -45,6 +45,16 @@ def run(args: list[str], cwd: Path) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def call(args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> tuple[int, bytes, bytes]:
+    """``git ARGS`` in ``cwd`` whatever its exit code: (exit code, stdout,
+    stderr); exit code 127 when git cannot be started."""
+    try:
+        proc = _spawn(args, cwd, check=False, env=env)
+    except OSError as exc:
+        return 127, b"", str(exc).encode()
+    return proc.returncode, proc.stdout, proc.stderr
+
+
 def location(project: Path) -> tuple[str, str] | None:
     """(work tree root, the project's prefix inside it), None outside git."""
     out = run(["rev-parse", "--show-toplevel", "--show-prefix"], project)
@@ -270,9 +280,32 @@ def command(args: list[str]) -> list[str]:
     return ["git", *NOTHING_RUNS, *args]
 
 
-def _spawn(args: list[str], cwd: Path, check: bool,
-           env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(command(args), cwd=cwd, capture_output=True, check=check,
+def blobs(root: Path, specs: list[str]) -> list[bytes | None]:
+    """The bytes of each ``<commit>:<path>`` (None: no such file there), in one git process."""
+    if not specs:
+        return []
+    try:
+        proc = _spawn(["cat-file", "--batch"], root, check=False,
+                      stdin=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape"))
+    except OSError:
+        return [None] * len(specs)
+    out = proc.stdout if proc.returncode == 0 else b""
+    found: list[bytes | None] = []
+    for _ in specs:
+        header, _, out = out.partition(b"\n")
+        parts = header.split()
+        if len(parts) == 3 and parts[1] == b"blob":
+            size = int(parts[2])
+            found.append(out[:size])
+            out = out[size + 1:]
+        else:
+            found.append(None)
+    return found
+
+
+def _spawn(args: list[str], cwd: Path, check: bool, env: Mapping[str, str] | None = None,
+           stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(command(args), cwd=cwd, capture_output=True, check=check, input=stdin,
                           env={**os.environ, **_QUIET_ENV, **(env or {})})
 
 

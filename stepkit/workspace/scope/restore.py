@@ -24,6 +24,7 @@ from pathlib import Path
 from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
 from stepkit.workspace.scope.plancopy import PlanCopy
 from stepkit.workspace.scope.tree import blob_id, shown_path
+from stepkit.workspace.store import write_anchor
 
 NOT_HELD = "not restored: it was too large to hold a copy of"
 
@@ -52,7 +53,7 @@ class _Restore:
         if not changes:
             return []
         try:
-            real_dir(self.keep_dir, self.scope.project)
+            real_dir(self.keep_dir, write_anchor(self.scope.project, self.keep_dir))
         except (LinkInTheWay, ValueError) as exc:
             return [f"{self.scope.show(rel)} ({how}; left as it is: cannot keep a copy, {exc})"
                     for rel, how in changes]
@@ -196,9 +197,10 @@ def restore_files(project: Path, before: Mapping[str, bytes | None], keep_dir: P
 
 def keep_entry(source: Path, target: Path, project: Path) -> str:
     """Move the entry ``source`` (a link as the link itself) to ``target``,
-    whose directories are made below ``project`` never through a link;
-    return ``target`` as messages show it."""
-    real_dir(target.parent, project)
+    whose directories are made below ``project`` (or the run store, where
+    it lies outside the project) never through a link; return ``target`` as
+    messages show it."""
+    real_dir(target.parent, write_anchor(project, target.parent))
     # a rename moves a link as the link itself; across file systems
     # shutil.move recreates the link (or copies the tree, links as links)
     shutil.move(source, target)

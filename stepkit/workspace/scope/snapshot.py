@@ -40,7 +40,7 @@ from stepkit.workspace.scope.tree import (
     read_bytes,
     walk_files,
 )
-from stepkit.workspace.store import objects_dir
+from stepkit.workspace.store import objects_dir, write_anchor
 
 STORE_FILE_LIMIT = 1_000_000  # bytes of one text file kept for the diff
 STORE_TOTAL_LIMIT = 100_000_000  # bytes kept per snapshot
@@ -95,10 +95,10 @@ class Snapshot(BaseModel):
         left as it is)."""
         if self._text is None:
             return
-        project, store = Path(self.project_dir), ObjectStore(Path(self.store))
+        store = ObjectStore(Path(self.store))
         try:
             if _read(path) != self._text:
-                real_dir(path.parent, project)
+                real_dir(path.parent, write_anchor(Path(self.project_dir), path))
                 replace_entry(path, self._text)
             for data in self._held.values():
                 store.put(data)
@@ -152,8 +152,9 @@ def save_snapshot(snap: Snapshot, path: Path) -> str:
     """Write ``snap`` to ``path`` (never through a link) and return its digest,
     for the checkpoint to keep and :func:`load_snapshot` to check."""
     text = model_json(snap).encode("utf-8")
-    replace_entry(real_dir(path.parent, Path(snap.project_dir)) / path.name, text)
+    replace_entry(real_dir(path.parent, write_anchor(Path(snap.project_dir), path)) / path.name, text)
     return _digest(text)
+
 
 
 def snapshot_digest(path: Path) -> str | None:

@@ -1,0 +1,139 @@
+"""The work tree and branch of a ``--worktree`` run, made before it starts.
+
+The step is resolved from the plan repo as the base commit holds it (read
+with ``git archive``, nothing checked out), so the branch can be named
+``stepkit/<NN>-<slug>`` before anything is created.  Then ``git worktree
+add -b`` makes the branch and its work tree in one git call: the user's
+work tree, index and HEAD are never touched (no checkout, stash, reset or
+add there).  A work tree whose run never started is removed again
+(:func:`isolated`), so a usage error leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from stepkit.errors import PlanError, UsageError
+from stepkit.planrepo.model import PlanRepo, StepPlan
+from stepkit.workspace.scope import git
+from stepkit.workspace.store import git_location, runs_dir
+from stepkit.workspace.worktree_record import WorktreeRecord, write_record
+from stepkit.worktrees.layout import branch_name, step_name, worktrees_home
+
+
+def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str, *,
+                  merge: bool = False, base: str | None = None) -> WorktreeRecord:
+    """Create the branch and work tree of a run of ``project``'s step.
+
+    :param plans_dir: the plan repo in the user's tree (absolute); the run
+        reads the same path inside the work tree.
+    :param base: the ref the branch starts from (default ``HEAD``).
+    :raises UsageError: not a git work tree, no such commit, the plan repo
+        is not tracked there, the step cannot be resolved, or its branch or
+        work tree is already there; nothing was created.
+    """
+    project = Path(project).resolve()
+    located = git_location(project)
+    if located is None:
+        raise UsageError(f"--worktree needs a git repository; {project} is in none")
+    top, common, _ = located
+    ref = base or "HEAD"
+    commit = git.resolve_commit(top, ref)
+    if commit is None:
+        raise UsageError(f"--worktree: {ref} names no commit to branch from (commit something first)")
+    plans_rel = _tracked_plans(top, project, Path(plans_dir), commit, ref)
+    step = _resolve_step(top, commit, plans_rel, step_request, prompt)
+    branch = branch_name(step.number, step.slug)
+    path = worktrees_home(common) / step_name(step.number, step.slug)
+    _refuse_existing(top, branch, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    code, _, err = git.call(["worktree", "add", "-q", "-b", branch, str(path), commit], top)
+    if code != 0:
+        reason = err.decode("utf-8", "replace").strip().splitlines() or ["git worktree add failed"]
+        raise UsageError(f"--worktree: cannot create {path} on {branch}: {reason[-1]}")
+    prefix = project.relative_to(top)
+    record = WorktreeRecord(path=str(path), project=str(path / prefix), origin=str(project),
+                            origin_top=str(top), branch=branch, base=commit, step=step.number,
+                            plans=str(Path(plans_dir).resolve().relative_to(project)), merge=merge)
+    try:
+        write_record(path, record)
+    except OSError as exc:
+        discard(record)
+        raise UsageError(f"--worktree: cannot record {path}: {exc}") from None
+    return record
+
+
+@contextmanager
+def isolated(project: Path, plans_dir: Path, step_request: str, prompt: str, *, merge: bool = False,
+             base: str | None = None) -> Iterator[WorktreeRecord]:
+    """:func:`open_worktree`, removed again (with its branch) when what runs
+    inside the block fails before a run was created in it."""
+    record = open_worktree(project, plans_dir, step_request, prompt, merge=merge, base=base)
+    try:
+        yield record
+    except BaseException:
+        if not _has_runs(record):
+            discard(record)
+        raise
+
+
+def discard(record: WorktreeRecord) -> None:
+    """Remove a work tree in which no run started, and its branch."""
+    top = Path(record.origin_top)
+    git.call(["worktree", "remove", "--force", record.path], top)
+    git.call(["branch", "-D", record.branch], top)
+
+
+def _tracked_plans(top: Path, project: Path, plans_dir: Path, commit: str, ref: str) -> str:
+    """The plan repo's path in the repository, when ``commit`` tracks it.
+
+    :raises UsageError: it is outside the project, or not tracked there."""
+    plans = plans_dir.resolve()
+    try:
+        plans.relative_to(project)
+        rel = plans.relative_to(top).as_posix()
+    except ValueError:
+        raise UsageError(f"--worktree: the plan repo {plans_dir} is outside the project {project}, "
+                         "so the work tree has no copy of it") from None
+    if not git.run(["ls-tree", "-d", "--name-only", commit, "--", rel], top):
+        raise UsageError(f"--worktree: the plan repo {rel} is not tracked at {ref}; commit it first "
+                         f"(the step runs on a checkout of {ref})")
+    return rel
+
+
+def _resolve_step(top: Path, commit: str, plans_rel: str, step_request: str, prompt: str) -> StepPlan:
+    """The step the run will take, read from the plan repo at ``commit``.
+
+    :raises UsageError: it cannot be resolved there."""
+    archive = git.run(["archive", "--format=tar", commit, "--", plans_rel], top)
+    if archive is None:
+        raise UsageError(f"--worktree: cannot read the plan repo {plans_rel} at {commit[:12]}")
+    with tempfile.TemporaryDirectory(prefix="stepkit-plans-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        try:
+            step, _ = PlanRepo.load(Path(tmp) / plans_rel).choose(step_request, prompt)
+        except PlanError as exc:
+            raise UsageError(f"{exc}; no run was started") from None
+    return step
+
+
+def _refuse_existing(top: Path, branch: str, path: Path) -> None:
+    """:raises UsageError: the branch or the work tree directory is already there."""
+    if git.run(["rev-parse", "-q", "--verify", f"refs/heads/{branch}"], top) is not None:
+        raise UsageError(f"--worktree: branch {branch} already exists; resume the run that owns it "
+                         f"(stepkit status lists it), or merge it (git merge {branch}) or delete it "
+                         f"(git branch -D {branch}) first")
+    if path.exists():
+        raise UsageError(f"--worktree: {path} already exists; resume the run that owns it "
+                         f"(stepkit status lists it), or remove it (git worktree remove {path}) first")
+
+
+def _has_runs(record: WorktreeRecord) -> bool:
+    runs = runs_dir(Path(record.project))
+    return runs.is_dir() and any(runs.iterdir())

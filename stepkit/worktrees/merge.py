@@ -1,0 +1,68 @@
+"""``--merge``: the step's branch merged into the user's current branch, only
+when that cannot go wrong.
+
+The merge is computed first without touching anything
+(``git merge-tree --write-tree``); it is made only when it is clean, the
+user's HEAD is on a branch, no other stepkit command is live in their tree,
+and their uncommitted changes (untracked files included) touch none of the
+files the merge changes.  Otherwise the branch is left as it is and one
+line says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stepkit.errors import UsageError
+from stepkit.workspace.scope import git
+from stepkit.workspace.worktree_record import WorktreeRecord
+from stepkit.worktrees.identity import commit_identity
+
+#: How many paths a refusal names before it says "and N more".
+SHOWN_PATHS = 3
+
+
+def merge_branch(record: WorktreeRecord) -> tuple[bool, str]:
+    """Merge ``record``'s branch into the user's current branch when it is
+    safe; (merged, one line saying what happened or why not)."""
+    from stepkit.engine.lock import project_lock
+
+    top, branch = Path(record.origin_top), record.branch
+    target = (git.run(["symbolic-ref", "-q", "--short", "HEAD"], top) or b"").decode().strip()
+    if not target:
+        return False, f"not merged: your HEAD is detached (check out a branch, then git merge {branch})"
+    try:
+        with project_lock(Path(record.origin), "merge"):
+            return _merge(top, branch, target)
+    except UsageError as exc:
+        return False, f"not merged: {exc}"
+
+
+def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
+    code, out, err = git.call(["merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch], top)
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if code == 1:
+        return False, f"not merged: merging {branch} into {target} conflicts in {_names(lines[1:])}"
+    if code != 0 or not lines:
+        return False, f"not merged: git merge-tree failed: {_first(err)}"
+    changed = git.run(["diff", "--name-only", "-z", "--no-renames", "HEAD", lines[0]], top) or b""
+    touched = {name.decode("utf-8", "surrogateescape") for name in changed.split(b"\0") if name}
+    _, dirty = git.status(top, "")
+    overlap = sorted(touched & set(dirty))
+    if overlap:
+        return False, (f"not merged: your uncommitted changes touch {_names(overlap)}, which the merge "
+                       f"changes (commit or stash them, then git merge {branch})")
+    code, _, err = git.call(["merge", "--no-edit", "-q", branch], top, env=commit_identity(top))
+    if code != 0:
+        return False, f"not merged: git merge {branch} failed: {_first(err)}"
+    return True, f"merged {branch} into {target}"
+
+
+def _names(paths: list[str]) -> str:
+    shown = ", ".join(paths[:SHOWN_PATHS]) or "its files"
+    return shown + (f" and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else "")
+
+
+def _first(err: bytes) -> str:
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else "no reason given"
