@@ -123,8 +123,10 @@ def _queue_after_coder(api: MessagesAPI, answers: dict[str, Any]) -> None:
 
 
 def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
-    """Plan, then one reply writing the demo coder's three files, then the answer."""
+    """It reads the package's __init__ (a file is changed only once read) and
+    plans, then one reply writes the demo coder's three files, then the answer."""
     demo = runpy.run_path(str(project / "tools" / "demo_coder.py"))
+    api.reply_tool("read_file", {"path": "textkit/__init__.py"})
     api.reply_json(PLAN)
     writes = {"textkit/slug.py": demo["SLUG"], "tests/test_slug.py": demo["TESTS"],
               "textkit/__init__.py": demo["INIT"]}
@@ -313,26 +315,53 @@ def _units(body: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
 
 
 def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, Any]]:
-    """Per node and in total: requests, full-price input, cache writes and
-    reads, and the billed-equivalent input tokens."""
+    """Per node and in total: requests, input tokens sent (``sent``: full
+    price + cache writes + cache reads), full-price input, cache writes and
+    reads, output (the replies' content, by the same token estimate), the
+    billed-equivalent input tokens and their share of those sent."""
     nodes = [e["node"] for e in events if e["event"] == "llm_call"]
     if len(nodes) != len(api.requests):
         raise SystemExit(f"{len(api.requests)} requests reached the server but {len(nodes)} "
                          "llm_call events were recorded")
     cache = CacheModel()
     per: dict[str, dict[str, Any]] = {}
-    for node, request in zip(nodes, api.requests, strict=True):
+    for node, request, reply in zip(nodes, api.requests, api.served, strict=True):
         billed = cache.bill(request.body)
+        billed["output"] = _tokens(reply.get("content") or [])
         for name in (node, "total"):
-            row = per.setdefault(name, {"requests": 0, "input": 0, "cache_write": 0, "cache_read": 0})
+            row = per.setdefault(name, {"requests": 0, "input": 0, "cache_write": 0, "cache_read": 0,
+                                        "output": 0})
             row["requests"] += 1
             for key, value in billed.items():
                 row[key] += value
     for row in per.values():
+        row["sent"] = row["input"] + row["cache_write"] + row["cache_read"]
         row["billed_equivalent"] = round(row["input"] + 1.25 * row["cache_write"]
                                          + 0.1 * row["cache_read"])
+        row["billed_ratio"] = round(row["billed_equivalent"] / row["sent"], 3) if row["sent"] else 0.0
     per["total"] = per.pop("total")
     return per
+
+
+def _tokens(value: Any) -> int:
+    """The token estimate of the cache model: compact-JSON characters / 4."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False)) // CHARS_PER_TOKEN
+
+
+BILLED_COLUMNS = (("node", "node"), ("requests", "requests"), ("sent", "input sent"),
+                  ("cache_write", "cache writes"), ("cache_read", "cache reads"), ("output", "output"),
+                  ("billed_equivalent", "billed-eq. input"), ("billed_ratio", "billed / sent"))
+
+
+def billed_table(nodes: dict[str, dict[str, Any]]) -> str:
+    """The per-node table of :func:`billed_by_node`, as Markdown."""
+    lines = ["| " + " | ".join(title for _, title in BILLED_COLUMNS) + " |",
+             "|" + "---|" * len(BILLED_COLUMNS)]
+    for node, row in nodes.items():
+        cells = [f"**{node}**" if node == "total" else node]
+        cells += [f"{row[key]:.2f}" if key == "billed_ratio" else f"{row[key]:,}" for key, _ in BILLED_COLUMNS[1:]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 #: answers valid for the code before and after structured verdicts (extra keys are ignored)
@@ -399,6 +428,7 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("search", {"pattern": "def word_count"})
     api.reply_json(a["orient"])
     api.reply_tool("read_file", {"path": "textkit/counting.py"})
+    api.reply_tool("read_file", {"path": "textkit/__init__.py"})  # the coder changes it: it reads it first
     api.reply_tool("list_dir", {"path": "textkit"})
     api.reply_json(PLAN)
     api.reply_tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})
@@ -464,18 +494,15 @@ def run() -> dict:
     print(f"test-command runs per step: {figures['test_runs_per_step']} "
           f"(without reuse: {figures['test_runs_without_reuse']}); reused: {figures['reused_gates']}")
     print(f"\nbilled input tokens, realistic step ({CACHE_MODEL})")
-    print(f"{'node':<20}{'requests':>9}{'input':>9}{'writes':>9}{'reads':>9}{'billed eq.':>11}")
-    for node, row in billed["nodes"].items():
-        print(f"{node:<20}{row['requests']:>9}{row['input']:>9}{row['cache_write']:>9}"
-              f"{row['cache_read']:>9}{row['billed_equivalent']:>11}")
+    print(billed_table(billed["nodes"]))
     return figures
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--billed"]:  # the billed-token figure alone
+    if sys.argv[1:] in (["--billed"], ["--billed", "--json"]):  # the billed-token figures alone
         with tempfile.TemporaryDirectory(prefix="stepkit-bench-billed-") as tmp:
             result = billed_step(Path(tmp))
-        print(json.dumps(result, indent=1))
+        print(json.dumps(result, indent=1) if "--json" in sys.argv else billed_table(result["nodes"]))
         sys.exit(0)
     if sys.argv[1:] == ["--smoke"]:
         run(**SMOKE)

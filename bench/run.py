@@ -8,7 +8,7 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
-``pristine_cost`` and ``verify_demo``.
+``pristine_cost``, ``verify_demo`` and ``parallel``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -40,7 +40,7 @@ REPO = BENCH.parent
 sys.path[:0] = [str(BENCH), str(REPO)]
 
 QUICK = {"startup": {"repeat": 5}, "full_run": {"repeat": 2}, "big_output": {"size_mb": 100},
-         "pristine_cost": {"tests": 200}}
+         "pristine_cost": {"tests": 200}, "parallel": {"repeat": 1}}
 COLUMNS = ("figure", "value", "baseline", "ratio", "target", "met?")
 
 
@@ -244,6 +244,16 @@ def pristine_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- independent steps side by side (bench/parallel.py) ------------------------------
+
+
+def parallel_rows(f: dict) -> list[dict]:
+    """``--parallel 3`` against the same three steps in turn: 1/3 is perfect overlap."""
+    return [row(f"9 {f['steps']} independent steps, --parallel {f['steps']} (coder {f['coder_latency_s']:g} s each)",
+                f"{f['parallel_s']:.2f} s", f"{f['in_turn_s']:.2f} s in turn (--worktree each)", f["ratio"],
+                f"ratio < {f['target_ratio']:g}", f["ok"], seconds=f["parallel_s"], baseline_s=f["in_turn_s"])]
+
+
 # -- running -----------------------------------------------------------------------
 
 
@@ -303,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     import evidence_size
     import full_run
     import model_traffic
+    import parallel
     import plan_scale
     import pristine_cost
     import startup
@@ -312,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         options = {name: module.SMOKE for name, module in (
             ("startup", startup), ("plan_scale", plan_scale), ("engine_overhead", engine_overhead),
             ("full_run", full_run), ("big_output", big_output), ("evidence_size", evidence_size),
-            ("model_traffic", model_traffic), ("baseline_cost", baseline_cost))}
+            ("model_traffic", model_traffic), ("baseline_cost", baseline_cost), ("parallel", parallel))}
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.monotonic()
     areas = {
@@ -326,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         "baseline_cost": lambda: baseline_cost.run(**options.get("baseline_cost", {})),
         "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
         "verify_demo": verify_demo.run,
+        "parallel": lambda: parallel.run(**options.get("parallel", {})),
     }
     figures, seconds = {}, {}
     for name, call in areas.items():
@@ -340,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         *baseline_rows(figures["baseline_cost"]),
         *pristine_rows(figures["pristine_cost"]),
         *verify_demo_rows(figures["verify_demo"]),
+        *parallel_rows(figures["parallel"]),
     ]
     total_s = time.monotonic() - started
     print(render(rows))

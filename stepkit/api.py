@@ -27,7 +27,7 @@ from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, RunResult
 
 __all__ = [
-    "RunInterrupted", "RunResult", "detect_gates", "parse_answers", "parse_sets", "plan_status",
+    "RunInterrupted", "RunResult", "check_run", "detect_gates", "parse_answers", "parse_sets", "plan_status",
     "resume_run", "run_stage", "run_step", "verify",
 ]
 
@@ -110,11 +110,8 @@ def run_step(
     if merge or worktree_base:
         what = "--merge" if merge else "a worktree base"
         raise UsageError(f"{what} works only with --worktree (or the worktree = true setting)")
-    the_graph = _load_graph(graph, config)
-    initial = parse_sets(sets, the_graph)
-    stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
-    settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
-                         initial, parse_answers(answers, the_graph), options, stages)
+    the_graph, settings = _graph_settings(project, config, graph, prompt, step, plans_dir, engine, coder, reviewer,
+                                          sets, answers, options)
     settings.update(_worktree_setting(project))
     handoff, choice = _resolve_up_front(the_graph, settings, rerun)
     names_step = _LockNamesStep()
@@ -135,6 +132,56 @@ def run_step(
                                                          stage_runner or _run_stage)), settings)
     finally:
         _unregister(pm, observers)
+
+
+def check_run(
+    project_dir: str | Path = ".",
+    plans_dir: str | Path | None = None,
+    engine: str | None = None,
+    coder: str | None = None,
+    reviewer: str | None = None,
+    graph: str | Path | None = None,
+    sets: Mapping[str, Any] | Iterable[str] | None = None,
+    answers: Mapping[str, str] | Iterable[str] | None = None,
+    pm: Any = None,
+    *,
+    options: Mapping[str, Any] | None = None,
+    disabled_plugins: Iterable[str] = (),
+) -> None:
+    """What :func:`run_step` checks before it starts anything, whatever the
+    step: the graph, the ``--set`` keys and ``--answer`` nodes, the plugins'
+    own checks (an engine's spec and credentials), the coder, reviewer and
+    engine specs.  ``stepkit run --parallel`` asks once, before any step
+    starts, so a bad option is one line and no run.
+
+    :raises UsageError: one line; nothing was started.
+    :raises GraphError: the graph is invalid.
+    """
+    from stepkit.config import load_config
+
+    project = resolve_project_dir(project_dir)
+    config = load_config(project)
+    _, settings = _graph_settings(project, config, graph, None, None, plans_dir, engine, coder, reviewer,
+                                  sets, answers, options)
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    _check_up_front(pm, config, settings, disabled_plugins)
+
+
+def _graph_settings(project: Path, config: Any, graph: str | Path | None, prompt: str | None,
+                    step: int | str | None, plans_dir: str | Path | None, engine: str | None, coder: str | None,
+                    reviewer: str | None, sets: Mapping[str, Any] | Iterable[str] | None,
+                    answers: Mapping[str, str] | Iterable[str] | None,
+                    options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+    """The run's graph and its settings (:func:`_settings`), ``sets`` and
+    ``answers`` checked against the graph.
+
+    :raises UsageError: a bad ``--set`` or ``--answer``, or ``step``.
+    :raises GraphError: the graph is invalid."""
+    the_graph = _load_graph(graph, config)
+    initial = parse_sets(sets, the_graph)
+    stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
+    return the_graph, _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
+                                initial, parse_answers(answers, the_graph), options, stages)
 
 
 def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:

@@ -2,11 +2,12 @@
 tests → fix loop, in stepkit's own tool loop.
 
 Plan, edit and every fix round are ONE conversation (an engine thread, kept
-in the run dir between the implement rounds of a step): a fix round sees
-what it changed and why, and the earlier turns are read from the prompt
-cache.  Every round sends the same instructions and tool definitions, so
-the cached prefix stays valid; in the plan round the write tools answer
-with an error.  (An engine without threads, such as the scripted one, gets
+in the run dir between the implement rounds of a step: an API engine's
+messages, or the session id an agent CLI resumes, with what the model read
+in it): a fix round sees what it changed and why, and the earlier turns are
+read from the prompt cache.  Every round sends the same instructions and
+tool definitions, so the cached prefix stays valid; in the plan round the
+write tools answer with an error.  (An engine without threads, such as the scripted one, gets
 one call per round.)
 
 1. **Plan** (writes refused), once per step: files to touch, risks,
@@ -174,6 +175,7 @@ class BuiltinCoder:
         self.gates: list[GateResult] = []
         self.tree: dict[str, str] | None = None  # file ids after the last gate, if it passed
         self.fixes = 0
+        self.seen: dict[str, str] = {}  # what the model read in its conversation: path → digest
 
     def run(self) -> CoderResult:
         from stepkit.plugins.llm.engine import make_engine
@@ -213,12 +215,14 @@ class BuiltinCoder:
         definitions every round (writes refused while planning)."""
         from stepkit.plugins.llm.tools import coder_tools
 
-        tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir])
+        # one memory of what the model read, for the whole conversation: a
+        # write to a file it never read there is refused (the rounds share it)
+        tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir], seen=self.seen)
         if not writes:
             tools = [replace(t, handler=_refuse_while_planning) if t.name in _WRITE_TOOLS else t
                      for t in tools]
         extra = {"thread": self.thread} if self.thread is not None else {}
-        if self.thread is not None and self.thread.messages and self.intro is None:
+        if self.thread is not None and self.thread.started and self.intro is None:
             self.intro = _new_round(self.ctx.state)  # the prefix opened the thread in an earlier round
             task = f"{self.intro}\n\n{task}" if self.intro else task
         answer = engine.structured(node=node, system=CODER_SYSTEM, prefix=self.prompt, prompt=task,
@@ -250,8 +254,10 @@ class BuiltinCoder:
         return self._run_file("coder_thread")
 
     def _load_thread(self, engine):
-        """The step's conversation so far (a new one for its first round);
-        None when the engine keeps no threads."""
+        """The step's conversation so far (a new one for its first round):
+        an API engine's messages or an agent CLI's session id, and what the
+        model has read in it (``self.seen``); None when the engine keeps no
+        threads."""
         new_thread = getattr(engine, "new_thread", None)
         if new_thread is None:
             return None
@@ -259,15 +265,22 @@ class BuiltinCoder:
         path = self._thread_path()
         if path is not None and path.is_file():
             try:
-                thread.messages[:] = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                kept = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(kept, list):  # the messages alone, as a run of an earlier release kept them
+                    kept = {"messages": kept}
+                thread.messages[:] = kept.get("messages") or []
+                thread.session = kept.get("session")
+                self.seen.update(kept.get("seen") or {})
+            except (OSError, ValueError, AttributeError):
                 thread.messages.clear()  # unreadable: this round starts a new conversation
+                thread.session = None
         return thread
 
     def _save_thread(self) -> None:
         path = self._thread_path()
         if self.thread is not None and path is not None:
-            atomic_write(path, json.dumps(self.thread.messages, ensure_ascii=False))
+            kept = {"messages": self.thread.messages, "session": self.thread.session, "seen": self.seen}
+            atomic_write(path, json.dumps(kept, ensure_ascii=False))
 
     def _changes_since_last_round(self) -> str | None:
         """The diff of the project since the coder's last round of this step

@@ -13,6 +13,18 @@ with the prefix and the prompt on stdin.  The answer is the result's
 ``structured_output`` (Claude Code makes the model call its StructuredOutput
 tool with SCHEMA), validated again by the stage's pydantic schema.
 
+- **Threads** (:meth:`ClaudeCodeEngine.new_thread`, the built-in coder's
+  rounds): Claude Code keeps the conversation in its session, so a thread
+  is the session id of the result (``session_id``).  The call that opens it
+  is saved (no ``--no-session-persistence``); every later one is
+  ``claude -p --resume SESSION_ID …`` with only its prompt on stdin: the
+  earlier rounds, their prefix included, are in the session.  The flags of
+  the call (tools, permission mode, schema, system prompt) are given again
+  each time: the CLI takes them per process, resumed or not.  A session
+  the CLI no longer has (its store cleared) is said in its words, naming
+  the id: the call is made again as a new session with the whole material
+  (an ``llm_session_lost`` event).
+
 - **Access**: a read-only node (orient, sweep, handoff, the reviewer, the
   built-in coder's plan) gets Read, Grep and Glob in ``plan`` permission
   mode; a node that writes (the built-in coder's edits) gets Edit, Write and
@@ -39,8 +51,8 @@ from pydantic import BaseModel
 
 from stepkit.plugins.agent_clis import INSTALL, claude_usage, usage_limit
 from stepkit.plugins.llm.budget import cost_left
-from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
-from stepkit.plugins.llm.helpers import parse_answer, record
+from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli, session_lost
+from stepkit.plugins.llm.helpers import Thread, parse_answer, record
 from stepkit.plugins.llm.strict_schema import lean_json_schema
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault
@@ -71,25 +83,49 @@ class ClaudeCodeEngine(CliEngine):
         ctx: StageContext,
         max_turns: int = 20,
         prefix: str | None = None,
+        thread: Thread | None = None,
     ) -> M:
-        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`.
+
+        :param thread: continue this conversation (from :meth:`new_thread`):
+            a started one is resumed by its session id, and only ``prompt``
+            is sent."""
         model, note = self.start(node, ctx)
-        argv = self.argv(system, schema, access(tools), max_turns, model, cost_left(ctx.settings, ctx.usage))
-        stdin = redact(f"{prefix}\n\n{prompt}" if prefix else prompt)
+        argv = self.argv(system, schema, access(tools), max_turns, model, cost_left(ctx.settings, ctx.usage),
+                         thread=thread)
+        resumed = thread is not None and thread.started
+        stdin = redact(f"{prefix}\n\n{prompt}" if prefix and not resumed else prompt)
         run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-claude")
+        opened = any(obj.get("type") == "result" for obj in run.objects)
+        if resumed and session_lost(run, thread.session, opened):
+            # the conversation is gone: a new one, with the whole material
+            ctx.emit("llm_session_lost", node=node, engine="claude", session=thread.session)
+            thread.session = None
+            return self.structured(node=node, system=system, prompt=prompt, schema=schema, tools=tools,
+                                   ctx=ctx, max_turns=max_turns, prefix=prefix, thread=thread)
         result = _result(run, note)
+        if thread is not None and result.get("session_id"):
+            thread.session = str(result["session_id"])
         _record(ctx, node, model, result, run)
         return _answer(result, schema, note)
 
+    def new_thread(self) -> Thread:
+        """A new conversation for :meth:`structured` calls to continue (a Claude Code session)."""
+        return Thread()
+
     def argv(self, system: str, schema: type[BaseModel], kind: str, max_turns: int,
-             model: str | None, budget: float | None) -> list[str]:
-        """The ``claude -p`` command line of one call."""
+             model: str | None, budget: float | None, thread: Thread | None = None) -> list[str]:
+        """The ``claude -p`` command line of one call (of ``thread``, if given)."""
         tools, mode = ACCESS[kind]
         argv = [self.executable, "-p", "--output-format", "json",
                 "--json-schema", json.dumps(lean_json_schema(schema)),
                 "--append-system-prompt", redact(system) + _tool_note(tools),
                 "--tools", tools, "--allowedTools", tools, "--permission-mode", mode,
-                "--max-turns", str(max_turns), "--strict-mcp-config", "--no-session-persistence"]
+                "--max-turns", str(max_turns), "--strict-mcp-config"]
+        if thread is None:
+            argv.append("--no-session-persistence")  # a single call: nothing will resume it
+        elif thread.session is not None:
+            argv += ["--resume", thread.session]
         if model:
             argv += ["--model", model]
         if budget is not None:

@@ -105,6 +105,14 @@ class CliRun:
         return clip_middle(self.text.strip(), NOTE_CHARS) or "(no other output)"
 
 
+def session_lost(run: CliRun, session: str | None, opened: bool) -> bool:
+    """Did a call that resumed ``session`` find it gone (the CLI's session
+    store cleared, the run resumed on another machine)?  The CLI opened no
+    session (``opened`` false: no result, no ``thread.started``) and its
+    own words name the id it could not find."""
+    return session is not None and not opened and run.result.crash() is None and session in run.text
+
+
 def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: str) -> CliRun:
     """Run ``argv`` in the project directory with the prompt on stdin, in its
     own process group, bounded by ``llm_timeout_s``; its whole (masked)

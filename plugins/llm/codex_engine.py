@@ -13,6 +13,16 @@ separate system prompt) and FILE the answer's strict JSON schema
 line; the answer is the text of the last ``agent_message`` item, validated
 by the stage's schema.
 
+- **Threads** (:meth:`CodexEngine.new_thread`, the built-in coder's rounds):
+  Codex keeps the conversation in its session, so a thread is the id of
+  the ``thread.started`` event.  The call that opens it is saved (no
+  ``--ephemeral``); every later one is ``codex exec --json --output-schema
+  FILE --sandbox S … resume THREAD_ID -`` with only its prompt on stdin (the
+  options before ``resume``: ``codex exec`` reads them there for a resumed
+  session too, the output schema and the sandbox of this call included).
+  A session Codex no longer has is said in its words, naming the id: the
+  call is made again as a new session with the whole material (an
+  ``llm_session_lost`` event).
 - **Access**: every node runs in the ``read-only`` sandbox except one that
   writes (the built-in coder's edits): ``workspace-write``.  Codex has no
   turn limit to pass on.
@@ -34,8 +44,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
-from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli
-from stepkit.plugins.llm.helpers import parse_answer, record
+from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli, session_lost
+from stepkit.plugins.llm.helpers import Thread, parse_answer, record
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.strict_schema import strict_json_schema
 from stepkit.plugins.llm.tools import Tool
@@ -63,24 +73,48 @@ class CodexEngine(CliEngine):
         ctx: StageContext,
         max_turns: int = 20,
         prefix: str | None = None,
+        thread: Thread | None = None,
     ) -> M:
-        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`."""
+        """See :meth:`stepkit.plugins.llm.engine.Engine.structured`.
+
+        :param thread: continue this conversation (from :meth:`new_thread`):
+            a started one is resumed by its thread id, and only ``prompt``
+            is sent."""
         model, note = self.start(node, ctx)
         schema_file = ctx.log_dir() / f"llm-{node}-codex-schema.json"
         atomic_write(schema_file, json.dumps(strict_json_schema(schema), indent=1))
         argv = [self.executable, "exec", "--json", "--output-schema", str(schema_file),
                 "--sandbox", "workspace-write" if access(tools) == "write" else "read-only",
-                "--skip-git-repo-check", "--ephemeral"]
+                "--skip-git-repo-check"]
+        if thread is None:
+            argv.append("--ephemeral")  # a single call: nothing will resume it
         if model:
             argv += ["-m", model]
+        resumed = thread is not None and thread.session is not None
+        if resumed:
+            argv += ["resume", thread.session]
         argv.append("-")
-        stdin = redact("\n\n".join(part for part in (system, prefix, prompt) if part))
+        parts = (prompt,) if resumed else (system, prefix, prompt)
+        stdin = redact("\n\n".join(part for part in parts if part))
         run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-codex")
         crash = run.result.crash("the codex CLI")
         if crash:
             raise StageFault(note(f"{crash}: {_words(run)}"))
+        started = [e for e in run.objects if e.get("type") == "thread.started" and e.get("thread_id")]
+        if resumed and session_lost(run, thread.session, bool(started)):
+            # the conversation is gone: a new one, with the whole material
+            ctx.emit("llm_session_lost", node=node, engine="codex", session=thread.session)
+            thread.session = None
+            return self.structured(node=node, system=system, prompt=prompt, schema=schema, tools=tools,
+                                   ctx=ctx, max_turns=max_turns, prefix=prefix, thread=thread)
+        if thread is not None and started:
+            thread.session = str(started[-1]["thread_id"])
         _record(ctx, node, model, run)
         return _answer(run, schema, note)
+
+    def new_thread(self) -> Thread:
+        """A new conversation for :meth:`structured` calls to continue (a Codex session)."""
+        return Thread()
 
 
 def _record(ctx: StageContext, node: str, model: str | None, run: CliRun) -> None:

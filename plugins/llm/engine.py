@@ -44,7 +44,13 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class Engine(Protocol):
-    """Something that turns a prompt into a validated pydantic answer."""
+    """Something that turns a prompt into a validated pydantic answer.
+
+    An engine that can hold a conversation over several calls also has
+    ``new_thread()`` (a :class:`~stepkit.plugins.llm.helpers.Thread`) and
+    takes ``thread=`` in :meth:`structured`: the built-in coder's rounds of
+    a step are then one conversation (every built-in engine but the
+    scripted one)."""
 
     def structured(
         self,

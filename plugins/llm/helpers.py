@@ -29,11 +29,19 @@ DEFAULT_MAX_RETRIES = 4
 class Thread:
     """A conversation that several ``structured`` calls of one engine
     continue (the built-in coder's step): the first call's prefix opens it,
-    later calls add their prompt.  ``messages`` are in the engine's own wire
-    format and JSON-serialisable, so the conversation can be kept in the run
-    dir between the implement rounds of a step."""
+    later calls add their prompt.  An API engine keeps its ``messages``, in
+    its own wire format; an agent CLI keeps the conversation itself and the
+    thread holds its ``session`` id, which the next call resumes.  Both are
+    JSON-serialisable, so the conversation can be kept in the run dir
+    between the implement rounds of a step."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
+    session: str | None = None
+
+    @property
+    def started(self) -> bool:
+        """Has a call opened it (a later call sends only its prompt)?"""
+        return bool(self.messages) or self.session is not None
 
 
 def setting(settings: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:

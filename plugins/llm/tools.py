@@ -139,11 +139,17 @@ def read_only_tools(project_dir: Path) -> list[Tool]:
     return _read_only(_Workspace(project_dir, ()))
 
 
-def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = ()) -> list[Tool]:
+def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = (),
+                seen: dict[str, str] | None = None) -> list[Tool]:
     """The read-only tools plus ``write_file`` and ``edit_file``; writes under
     ``forbidden_dirs`` (the plan repo), ``.git`` and the run store are refused.
-    All six share one workspace, so a write knows what the model last read."""
-    ws = _Workspace(project_dir, forbidden_dirs)
+    All six share one workspace, so a write knows what the model last read.
+
+    :param seen: what the model has seen of each file in its conversation
+        (project-relative path → digest), updated in place: a caller whose
+        conversation outlives one tool list (the built-in coder's rounds)
+        passes the same dict, or a dict it kept, to every list."""
+    ws = _Workspace(project_dir, forbidden_dirs, seen)
     return _read_only(ws) + [_tool("write_file", _WRITE_DOC, ws.write_file),
                              _tool("edit_file", _EDIT_DOC, ws.edit_file)]
 
@@ -191,10 +197,11 @@ _RUN_DOC = (
     "tail and says how much was left out: rerun with a filter (grep, tail, head) to see a part. "
     "In a read-only stage, run only commands that change nothing."
 )
-_STALE_RULE = ("A file that changed since you last read or wrote it is refused: read it again "
+_STALE_RULE = ("A change to an existing file you have not read with read_file in this "
+               "conversation, or that changed since you last read or wrote it, is refused: read it "
                "first. Python, JSON, YAML and TOML files are syntax-checked after the change.")
 _WRITE_DOC = ("Create or overwrite a file of the project with `content` (the plan repo is "
-              f"read-only). {_STALE_RULE}")
+              f"read-only; a new file needs no read). {_STALE_RULE}")
 _EDIT_DOC = (
     "Replace `old_text`, which must occur exactly once in the file, with `new_text`. "
     "Include enough surrounding lines to make `old_text` unique; copy it without the line-number "
@@ -230,13 +237,15 @@ def _describe(exc: ValidationError) -> str:
 class _Workspace:
     """Path confinement and the tool handlers for one project directory."""
 
-    def __init__(self, project_dir: Path, forbidden_dirs: Iterable[Path]):
+    def __init__(self, project_dir: Path, forbidden_dirs: Iterable[Path],
+                 seen: dict[str, str] | None = None):
         self.root = Path(project_dir).resolve()
         self.forbidden = [Path(d).resolve() for d in forbidden_dirs]
         self.forbidden += [self.root / ".git", self.root / STORE_NAME, store_dir(self.root)]
-        # what the model last saw of each file (read or written by it): a
-        # change made behind its back refuses its next write to that file
-        self.seen: dict[Path, str] = {}
+        # what the model last saw of each file (read or written by it), by
+        # project-relative path: a file it never saw, or one changed behind
+        # its back, refuses its next write to that file
+        self.seen: dict[str, str] = seen if seen is not None else {}
 
     def _resolve(self, path: str) -> Path:
         raw = Path(path)
@@ -259,9 +268,9 @@ class _Workspace:
         full = self._resolve(args["path"])
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
-        text = _read_text(full)
-        self.seen[full] = _digest(text)
-        lines = text.splitlines()
+        data = full.read_bytes()
+        self.seen[self._show(full)] = _digest(data)  # a binary file too: the model was told what it is
+        lines = _decode(full, data).splitlines()
         offset, limit = args["offset"], args["limit"]
         if not lines:
             return f"[{args['path']}: empty file]"
@@ -349,11 +358,15 @@ class _Workspace:
                        "to see the part you need]\n")
         return f"{status}\n{output}"
 
-    def _refuse_if_stale(self, path: str, full: Path, text: str | None) -> None:
-        """Refuse a write to a file that changed since the model last read or
-        wrote it (by a command it ran, a formatter, another tool)."""
-        seen = self.seen.get(full)
-        if seen is not None and (text is None or _digest(text) != seen):
+    def _refuse_unseen(self, path: str, full: Path) -> None:
+        """Refuse a write to an existing file the model never read in its
+        conversation, or one that changed since it last read or wrote it (by
+        a command it ran, a formatter, another tool), or was deleted since."""
+        seen = self.seen.get(self._show(full))
+        if seen is None and full.is_file():
+            raise ToolError(f"{path}: you have not read this file in this conversation; read_file "
+                            "it first, then make the change on what it holds")
+        if seen is not None and (not full.is_file() or _digest(full.read_bytes()) != seen):
             raise ToolError(f"{path}: the file changed since you last read it; read_file it "
                             "again and redo the change on what it holds now")
 
@@ -361,28 +374,28 @@ class _Workspace:
         full = self._writable(args["path"])
         if full.is_dir():
             raise ToolError(f"{args['path']}: is a directory")
-        if full in self.seen:  # a file it never read (a binary one too) is simply written
-            self._refuse_if_stale(args["path"], full, _read_text(full) if full.is_file() else None)
+        self._refuse_unseen(args["path"], full)  # a new file needs no read
         full.parent.mkdir(parents=True, exist_ok=True)
         data = args["content"].encode("utf-8")
         full.write_bytes(data)
-        self.seen[full] = _digest(args["content"])
+        self.seen[self._show(full)] = _digest(data)
         return f"wrote {len(data)} bytes to {self._show(full)}" + _syntax_report(full, args["content"])
 
     def edit_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
+        self._refuse_unseen(args["path"], full)
         text = _read_text(full, strict=True)
-        self._refuse_if_stale(args["path"], full, text)
         old, new = args["old_text"], args["new_text"]
         count = text.count(old) if old else 0
         if count != 1:
             raise ToolError(_miss(args["path"], text, old, count))
         start = text.index(old)
         edited = text[:start] + new + text[start + len(old):]
-        full.write_bytes(edited.encode("utf-8"))
-        self.seen[full] = _digest(edited)
+        data = edited.encode("utf-8")
+        full.write_bytes(data)
+        self.seen[self._show(full)] = _digest(data)
         first = text.count("\n", 0, start) + 1
         last = first + max(new.count("\n") - (1 if new.endswith("\n") else 0), 0)
         return (f"edited {self._show(full)}; lines {first}–{last} now read:\n"
@@ -390,8 +403,8 @@ class _Workspace:
                 + _syntax_report(full, edited))
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _numbered(lines: list[str], first: int, last: int) -> str:
@@ -477,7 +490,10 @@ def _syntax_report(path: Path, text: str) -> str:
 
 
 def _read_text(path: Path, strict: bool = False) -> str:
-    data = path.read_bytes()
+    return _decode(path, path.read_bytes(), strict)
+
+
+def _decode(path: Path, data: bytes, strict: bool = False) -> str:
     if b"\0" in data[:8192]:
         raise ToolError(f"{path.name}: binary file")
     try:

@@ -69,6 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the step in a git work tree of its own, on branch stepkit/NN-slug")
     p.add_argument("--merge", action="store_true",
                    help="with --worktree: merge the completed step's branch when the merge is clean")
+    p.add_argument("--parallel", type=parallel_count, metavar="N",
+                   help="run up to N ready steps at once, each in its own git worktree (as --worktree)")
+    p.add_argument("--stack", action="store_true",
+                   help="with --parallel: a step whose dependencies a run of this invocation completed "
+                        "starts from that run's branch")
+    # what a --parallel parent gives each child: where it says how it goes, the branch it starts from
+    p.add_argument("--status-file", help=argparse.SUPPRESS)
+    p.add_argument("--worktree-base", help=argparse.SUPPRESS)
 
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")
@@ -111,6 +119,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("trust", "Show how the project's local plugins changed since trusted, and trust them.")
     p.add_argument("--project-dir", default=".")
 
+    p = command("merge-driver", "Merge a plan file as git's merge driver, keeping both branches' appends.")
+    p.add_argument("base", nargs="?", metavar="BASE", help="the common ancestor's version (git's %%O)")
+    p.add_argument("ours", nargs="?", metavar="OURS", help="our version, replaced by the merge (git's %%A)")
+    p.add_argument("theirs", nargs="?", metavar="THEIRS", help="their version (git's %%B)")
+    p.add_argument("path", nargs="?", metavar="PATH", help="the file's path in the repository (git's %%P)")
+    p.add_argument("--register", action="store_true",
+                   help="register the driver for the plan repo in this git repository (as init does)")
+    p.add_argument("--project-dir", default=".", help="with --register: the project (default: .)")
+    p.add_argument("--plans-dir", help="with --register: the plan repo (default: plans)")
+
+    p = command("ci", "Write a GitHub Actions workflow that runs the plan's ready steps as jobs.")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument("--plans-dir", help="the plan repo (default: plans, relative to the project dir)")
+    p.add_argument("--force", action="store_true", help="replace an existing workflow file")
+    p.add_argument("--install", metavar="SPEC",
+                   help="what the jobs pip install (default: stepkit==<this version>), e.g. a git URL")
+
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
@@ -130,6 +155,13 @@ def stage_name(text: str) -> str:
     if text not in STAGES:
         raise argparse.ArgumentTypeError(f"unknown stage {text!r} (known: {', '.join(STAGES)})")
     return text
+
+
+def parallel_count(text: str) -> int:
+    """``run --parallel``'s value: a whole number of runs at once, 1 or more."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of runs at once, 1 or more (got {text!r})")
+    return int(text)
 
 
 def disabled_plugins(args: argparse.Namespace) -> list[str]:

@@ -1,5 +1,6 @@
-"""``stepkit init``: scaffold the plan repo, then say what stepkit detected
-and what to run next."""
+"""``stepkit init``: scaffold the plan repo, register the plan merge driver
+in a git repository (:func:`stepkit.planrepo.mergesetup.register_merge_driver`),
+then say what stepkit detected and what to run next."""
 
 from __future__ import annotations
 
@@ -7,27 +8,42 @@ import argparse
 from pathlib import Path
 
 from stepkit.cli import disabled_plugins
+from stepkit.errors import UsageError
 
 
 def run(args: argparse.Namespace) -> int:
     """Write ``plans/``; 2 (nothing written) when any of it already exists."""
     from stepkit.api import detect_gates
     from stepkit.config import load_config, resolve_project_dir
+    from stepkit.planrepo.mergesetup import register_merge_driver
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.planrepo.scaffold import scaffold
 
     project = resolve_project_dir(args.project_dir)
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     written = scaffold(plans)
+    try:
+        attributes = register_merge_driver(project, plans)
+    except OSError as exc:
+        raise UsageError(f"wrote the plan repo, but cannot register its merge driver: "
+                         f"{exc.strerror or exc}") from None
     detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
-    print(render(project, plans, written, detected))
+    print(render(project, plans, written, detected, attributes))
     return 0
 
 
-def render(project: Path, plans: Path, written: list[Path], detected: dict) -> str:
+def render(project: Path, plans: Path, written: list[Path], detected: dict,
+           attributes: Path | None = None) -> str:
+    """What init wrote, the merge driver it registered (``attributes``: the
+    file naming the plan files, None when none was), the gates, what next."""
+    from stepkit.planrepo.mergesetup import DRIVER_NAME
+
     types = detected["project_types"]
     lines = ["Wrote:"]
     lines += [f"  {_shown(path, project)}" for path in written]
+    if attributes is not None:
+        lines.append(f"Merge driver: {DRIVER_NAME} registered in the git config and {attributes} "
+                     "(branches' NOTES facts and Edge cases merge without conflict)")
     lines += ["", f"Project type: {types[0] if types else 'none detected'}", "Gates stepkit will run:"]
     for gate in detected["gates"]:
         if gate["command"]:

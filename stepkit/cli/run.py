@@ -21,12 +21,17 @@ from stepkit.jsontext import json_safe
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
 OWN_OPTIONS = {"command", "pm", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
-               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json", "worktree", "merge"}
+               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json", "worktree", "merge",
+               "parallel", "stack", "status_file", "worktree_base"}
 
 
 def run(args: argparse.Namespace) -> int:
     from stepkit.api import RunInterrupted, run_step
 
+    if args.parallel is not None or args.stack:
+        from stepkit.cli.parallel import run as run_parallel
+
+        return run_parallel(args, plugin_options(args))
     try:
         with displays(args) as shown:
             result = run_step(
@@ -34,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
                 engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
                 sets=args.sets, answers=args.answers, rerun=args.rerun, options=plugin_options(args),
                 pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown,
-                worktree=args.worktree, merge=args.merge,
+                worktree=args.worktree, merge=args.merge, worktree_base=args.worktree_base,
             )
     except RunInterrupted as exc:
         return interrupted(exc)
@@ -51,6 +56,10 @@ def observers(args: argparse.Namespace) -> list[Any]:
     built-in progress display on stderr), unless ``--json`` asked for one
     object only; none without the command's plugin manager (a project dir
     that cannot be read: the command itself says why)."""
+    if getattr(args, "status_file", None):  # a child of --parallel: its parent draws the progress
+        from stepkit.worktrees.runstatus import StatusFile
+
+        return [StatusFile(args.status_file)]
     if args.json or args.pm is None:
         return []
     answers = reversed(args.pm.hook.stepkit_run_observers(command=args.command))  # built-ins first

@@ -44,7 +44,7 @@ def set_status(path: Path | str, status: str) -> None:
     bom, content = ("\ufeff", text[1:]) if text.startswith("\ufeff") else ("", text)
     lines = split_lines(content)
     newline = _newline_of(content)
-    span = _frontmatter_span(lines)
+    span = frontmatter_span(lines)
     if span is None:
         new_text = f"{bom}---{newline}status: {status}{newline}---{newline}{content}"
     else:
@@ -86,8 +86,8 @@ def append_edge_case(path: Path | str, text: str) -> bool:
     content = _read_text(path, "add an edge case to")
     lines = split_lines(content)
     newline = _newline_of(content)
-    frontmatter_span = _frontmatter_span(lines)
-    body_start = frontmatter_span[1] + 1 if frontmatter_span else 0
+    frontmatter = frontmatter_span(lines)
+    body_start = frontmatter[1] + 1 if frontmatter else 0
     span = section_span(lines, body_start, "Edge cases")
     if span is None:
         tail = "" if not content or content.endswith("\n") else newline
@@ -119,7 +119,7 @@ def _newline_of(text: str) -> str:
     return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
 
 
-def _frontmatter_span(lines: list[str]) -> tuple[int, int] | None:
+def frontmatter_span(lines: list[str]) -> tuple[int, int] | None:
     """Indexes of the opening and closing ``---`` lines, found the way
     python-frontmatter finds them (leading blank lines skipped)."""
     first = 0

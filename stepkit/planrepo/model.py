@@ -209,13 +209,30 @@ class PlanRepo:
                     return step
         return None
 
+    def to_do(self, step: StepPlan) -> bool:
+        """``step`` is still to do: pending or in-progress, not :meth:`finished`,
+        and the one :meth:`step` finds under its number (a duplicated number once)."""
+        return (step.status in ("pending", "in-progress") and self.finished(step) is None
+                and self.step(step.number) is step)
+
+    def ready_steps(self) -> list[StepPlan]:
+        """The steps that can run now, side by side: :meth:`to_do`, every
+        dependency complete (nothing :meth:`unsatisfied`), in number order."""
+        return [step for step in self.steps if self.to_do(step) and not self.unsatisfied(step)]
+
+    def handoff_complete(self, number: int) -> bool:
+        """Step ``number`` has a handoff that says ``result: complete`` (a
+        dependency on it is met)."""
+        handoff = self.handoffs.get(number)
+        return handoff is not None and handoff.result == "complete"
+
     def unsatisfied(self, step: StepPlan) -> list[str]:
         """One line per dependency of ``step`` without a ``result: complete`` handoff."""
         reasons = []
         for dep in step.depends_on:
-            handoff = self.handoffs.get(dep)
-            if handoff is not None and handoff.result == "complete":
+            if self.handoff_complete(dep):
                 continue
+            handoff = self.handoffs.get(dep)
             plan = self._by_number.get(dep)
             name = f"step {dep} ({plan.title})" if plan else f"step {dep}"
             if handoff is None and plan is None:

@@ -1,4 +1,5 @@
-"""``stepkit run --worktree``: a step in a git work tree of its own.
+"""``stepkit run --worktree``: a step in a git work tree of its own; and
+``stepkit run --parallel``: several at once.
 
 - :mod:`~stepkit.worktrees.layout`: where the work trees live and how their
   branches are named;
@@ -11,6 +12,14 @@
   repository, for ``stepkit resume`` from the user's tree;
 - :mod:`~stepkit.worktrees.listing`: what ``stepkit status`` shows of them
   (no pydantic, no git process when there is no ``stepkit/`` branch).
+
+``stepkit run --parallel N``, each step a ``--worktree`` run of its own:
+
+- :mod:`~stepkit.worktrees.schedule`: which steps are ready;
+- :mod:`~stepkit.worktrees.parallel`: the child processes, how they are
+  stopped, and the exit code of them all;
+- :mod:`~stepkit.worktrees.runstatus`: the file each child keeps of where
+  it stands, which :mod:`~stepkit.worktrees.progress` draws as one line per run.
 
 The record that says a work tree is stepkit's is
 :mod:`stepkit.workspace.worktree_record`.  Nothing here touches the user's

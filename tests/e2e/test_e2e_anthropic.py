@@ -126,10 +126,10 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
     command, counter = counted_tests(project)
     result = builtin_run(project, api, command)
     assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
-    assert nodes(api) == ["orient", "coder_plan", "coder_edit", "coder_edit", "coder_edit", "coder_edit",
-                          "edge_case_sweep", "write_handoff"]
+    assert nodes(api) == ["orient", "coder_plan", "coder_plan", "coder_edit", "coder_edit", "coder_edit",
+                          "coder_edit", "edge_case_sweep", "write_handoff"]
     assert (project.root / "calc.py").read_text() == GOOD_MUL
-    wrote, edited = [r["content"] for i in (3, 4) for r in api.tool_results(i)]
+    wrote, edited = [r["content"] for i in (4, 5) for r in api.tool_results(i)]
     assert wrote == "wrote 66 bytes to calc.py"
     assert edited.startswith("edited calc.py; lines 6–6 now read:\n") and edited.endswith("     6\t    return a * b")
     events = run_events(project, result)
@@ -166,6 +166,7 @@ def test_builtin_coder_writes_into_the_plan_repo_or_outside_are_refused(project,
     api.reply_json({"files_to_touch": ["calc.py"], "risks": [], "complexity": 1, "approach": "Add mul."})
     api.reply_tool("write_file", {"path": "plans/steps/02-div.md", "content": "rewritten"})
     api.reply_tool("edit_file", {"path": "../outside.txt", "old_text": "not yours", "new_text": "mine"})
+    api.reply_tool("read_file", {"path": "calc.py"})
     api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
     api.reply_tool("run_command", {"command": "true"})  # it runs its tests before answering
     api.reply_json({"status": "done", "summary": "Added calc.mul."})
@@ -223,6 +224,7 @@ def test_a_run_paused_inside_a_node_counts_each_call_once(project, messages_api)
     assert paused.code == 5 and paused.data["pending"]["node"] == "coder_plan_approval", paused.stderr + paused.stdout
     assert paused.data["usage"]["input_tokens"] == 200  # orient and the plan, kept across the pause
 
+    api.reply_tool("read_file", {"path": "calc.py"})
     api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
     api.reply_tool("run_command", {"command": "true"})
     api.reply_json({"status": "done", "summary": "Added calc.mul."})
@@ -230,7 +232,6 @@ def test_a_run_paused_inside_a_node_counts_each_call_once(project, messages_api)
     api.reply_json(HANDOFF)
     resumed = project.resume("yes", env=sdk_env(project, api))
     assert resumed.data["pending"]["node"] == "gate_user_review", resumed.stderr + resumed.stdout
-    assert nodes(api) == ["orient", "coder_plan", "coder_edit", "coder_edit", "coder_edit", "edge_case_sweep",
-                          "write_handoff"]
+    assert nodes(api) == ["orient", "coder_plan", *["coder_edit"] * 4, "edge_case_sweep", "write_handoff"]
     assert resumed.data["usage"]["input_tokens"] == 100 * len(api.requests)
     assert resumed.data["usage"]["output_tokens"] == 20 * len(api.requests)

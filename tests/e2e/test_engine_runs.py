@@ -86,6 +86,7 @@ def test_a_step_runs_on_an_openai_compatible_server(tmp_path):
     with ChatAPI() as chat_api:
         for node, answer in STEP:
             if node == "coder_edit":
+                chat_api.reply_tool("read_file", {"path": "calc.py"})  # read before it is changed
                 chat_api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
                 chat_api.reply_tool("run_command", {"command": "true"})  # its tests, before "done"
             chat_api.reply_json(answer)

@@ -342,6 +342,24 @@ def test_a_later_implement_round_of_the_step_continues_the_conversation(project,
     assert sum("Plan the change now" in text for text in openings) == 1  # the plan round, once
 
 
+def test_a_conversation_kept_by_an_earlier_release_is_continued(project, messages_api):
+    """A run paused before the conversation file kept the CLI session and
+    what was read (it held the messages alone) continues that conversation."""
+    messages_api.reply_json(PLAN)
+    queue_edit(messages_api, ("greet.py", GOOD), summary="first round")
+    ctx = ctx_for(project)
+    stepkit_implement(ctx)
+    kept = ctx.run_dir / "coder_thread-3.json"
+    kept.write_text(json.dumps(json.loads(kept.read_text())["messages"]))  # the earlier format
+    first_round = len(messages_api.requests)
+    queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")
+
+    result = stepkit_implement(ctx_for(project, state={"fix_instructions": "The lint gate failed."}))
+
+    assert result.sentinel == "CODER_COMPLETE"
+    assert "first round" in json.dumps(messages_api.requests[first_round].body["messages"])
+
+
 def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messages_api):
     (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
     messages_api.reply_json(PLAN)
@@ -370,6 +388,30 @@ def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messag
     assert "lines 2–2 now read" in tool_result(messages_api, hit)["content"]
 
 
+def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(project, messages_api):
+    """Read before edit, over the rounds of one conversation: a file read
+    while planning may be edited in the edit round; the test it never read is
+    not overwritten (the refusal says why); a new file needs no read."""
+    (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
+    messages_api.reply_json(PLAN)
+    unread = messages_api.reply_tool("write_file", {"path": "check_greet.py", "content": "print('1 passed')\n"})
+    edit = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi'",
+                                                 "new_text": "return f'Hello, {name}!'"})
+    new = messages_api.reply_tool("write_file", {"path": "test_more.py", "content": "X = 1\n"})
+    queue_edit(messages_api)
+
+    result = stepkit_implement(ctx_for(project))
+
+    assert result.sentinel == "CODER_COMPLETE", result.text
+    refused = tool_result(messages_api, unread)
+    assert refused["is_error"] and "you have not read this file in this conversation" in refused["content"]
+    assert (project / "check_greet.py").read_text() == CHECK
+    assert not tool_result(messages_api, edit).get("is_error")
+    assert not tool_result(messages_api, new).get("is_error")
+    assert (project / "greet.py").read_text() == GOOD
+
+
 def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the_step_will(
         project, messages_api, monkeypatch):
     """A lint error (here an unused import, found by the real ruff) is caught
@@ -380,6 +422,8 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     monkeypatch.setenv("FORMAT_CMD", f"{ruff} format --no-cache")
     messages_api.reply_json(PLAN)
     queue_edit(messages_api, ("greet.py", "import os\n" + GOOD))
+    # the format gate reformatted greet.py since the model wrote it: it reads it again first
+    messages_api.reply_tool("read_file", {"path": "greet.py"})
     queue_edit(messages_api, ("greet.py", GOOD), summary="removed the unused import")
 
     result = stepkit_implement(ctx_for(project, state={"changed_files": []}))
@@ -396,6 +440,7 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     fix_prompt = messages_api.requests[4].body["messages"][-1]["content"][-1]["text"]
     assert "The lint gate failed after your change (fix attempt 1 of 3)" in fix_prompt
     assert "F401" in fix_prompt
+    assert not messages_api.tool_results(6)[0].get("is_error")  # the write after the read
     assert [(g.name, g.status) for g in result.gates] == [("format", "pass"), ("lint", "pass"),
                                                           ("build", "pass"), ("tests", "pass")]
 

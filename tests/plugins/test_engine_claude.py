@@ -182,3 +182,47 @@ def test_a_missing_cli_is_a_usage_error_before_the_run_and_a_fault_inside_it(tmp
     check_engine_spec("claude", tmp_path)  # not called: the kind is all that is checked
     with pytest.raises(StageFault, match="LLM fault in node orient .*not on PATH"):
         ask(make_ctx(tmp_path))
+
+
+def test_a_thread_is_one_claude_code_session_resumed_with_only_the_new_prompt(tmp_path, cli):
+    """The built-in coder's rounds on ``--engine claude``: the first call
+    opens a saved session, every later one resumes it by the result's
+    ``session_id`` and sends only its own prompt (the session holds the rest)."""
+    fake_cli.script(cli, {"lines": [success(GOOD)]})
+    ctx = make_ctx(tmp_path)
+    engine = make_engine(None, ctx)
+    thread = engine.new_thread()
+    for prompt in ("Plan now.", "Make the change now.", "The lint gate failed: fix it."):
+        engine.structured(node="coder_edit", system="You code.", prefix="# Step 1 plan", prompt=prompt,
+                          schema=Answer, tools=coder_tools(ctx.project_dir), ctx=ctx, thread=thread)
+    first, *later = fake_cli.calls(cli)
+    assert not first["resumed"] and "--no-session-persistence" not in first["argv"]
+    assert first["stdin"] == "# Step 1 plan\n\nPlan now."
+    assert thread.session == first["session"]
+    for call, prompt in zip(later, ("Make the change now.", "The lint gate failed: fix it."), strict=True):
+        assert call["resumed"] and option(call["argv"], "--resume") == first["session"]
+        assert call["stdin"] == prompt  # no plan, no prefix again
+        assert option(call["argv"], "--permission-mode") == "acceptEdits"  # the flags of each call, again
+    # a single call (no thread) is not saved: nothing will resume it
+    ask(ctx)
+    assert "--no-session-persistence" in fake_cli.calls(cli)[-1]["argv"]
+
+
+def test_a_session_claude_code_no_longer_has_starts_the_conversation_again(tmp_path, cli):
+    """Its session store was cleared (or the run resumed on another machine):
+    Claude Code says so, naming the id; the round is sent again as a new
+    session with the whole material."""
+    from stepkit.plugins.llm.helpers import Thread
+
+    fake_cli.script(cli, {"lines": [success(GOOD)]})
+    ctx = make_ctx(tmp_path)
+    thread = Thread(session="0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80")
+    answer = make_engine(None, ctx).structured(node="coder_edit", system="You code.", prefix="# Step 1 plan",
+                                               prompt="The lint gate failed: fix it.", schema=Answer,
+                                               tools=coder_tools(ctx.project_dir), ctx=ctx, thread=thread)
+    assert answer == Answer(**GOOD)
+    lost, fresh = fake_cli.calls(cli)
+    assert lost["resumed"] and option(lost["argv"], "--resume") == "0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80"
+    assert not fresh["resumed"] and fresh["stdin"] == "# Step 1 plan\n\nThe lint gate failed: fix it."
+    assert thread.session == fresh["session"]
+    assert [e["session"] for e in fake_cli.events(ctx, "llm_session_lost")] == [lost["session"]]

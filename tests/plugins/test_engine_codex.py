@@ -114,3 +114,49 @@ def test_a_spent_budget_starts_no_codex(tmp_path, cli):
     with pytest.raises(StageFault, match="budget exceeded"):
         ask(make_ctx(tmp_path, settings={"max_tokens": 100}, usage=Usage(input_tokens=100)))
     assert fake_cli.calls(cli) == []
+
+
+def test_a_thread_is_one_codex_session_resumed_with_only_the_new_prompt(tmp_path, cli):
+    """``codex exec`` opens a saved session (no ``--ephemeral``); a later call
+    of the thread is ``codex exec <options> resume THREAD_ID -`` with only its
+    prompt, THREAD_ID the first call's ``thread.started``."""
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")})
+    ctx = make_ctx(tmp_path)
+    engine = make_engine(None, ctx)
+    thread = engine.new_thread()
+    for prompt, tools in (("Plan now.", read_only_tools(ctx.project_dir)),
+                          ("Make the change now.", coder_tools(ctx.project_dir)),
+                          ("Fix these critical review findings: x", coder_tools(ctx.project_dir))):
+        engine.structured(node="coder_edit", system="You code.", prefix="# Step 1 plan", prompt=prompt,
+                          schema=Answer, tools=tools, ctx=ctx, thread=thread)
+    first, *later = fake_cli.calls(cli)
+    assert not first["resumed"] and "--ephemeral" not in first["argv"] and "resume" not in first["argv"]
+    assert first["stdin"] == "You code.\n\n# Step 1 plan\n\nPlan now."
+    assert thread.session == first["session"]
+    for call, prompt in zip(later, ("Make the change now.", "Fix these critical review findings: x"), strict=True):
+        argv = call["argv"]
+        assert call["resumed"] and argv[-3:] == ["resume", first["session"], "-"]
+        assert call["stdin"] == prompt
+        # the call's options come before the subcommand: its schema and its sandbox
+        assert argv[argv.index("--sandbox") + 1] == "workspace-write" and argv.index("--output-schema") < argv.index("resume")
+        assert call["output_schema"]["required"] == ["plan_summary", "has_major_deviation", "risks"]
+    ask(ctx)  # a single call is ephemeral
+    assert "--ephemeral" in fake_cli.calls(cli)[-1]["argv"]
+
+
+def test_a_session_codex_no_longer_has_starts_the_conversation_again(tmp_path, cli):
+    from stepkit.plugins.llm.helpers import Thread
+
+    fake_cli.script(cli, {"lines": fake_cli.recorded("codex_success.jsonl")})
+    ctx = make_ctx(tmp_path)
+    thread = Thread(session="01a231ba-0000-7a32-8140-6a927d274b36")
+    answer = make_engine(None, ctx).structured(node="coder_edit", system="You code.", prefix="# Step 1 plan",
+                                               prompt="Fix it.", schema=Answer, tools=coder_tools(ctx.project_dir),
+                                               ctx=ctx, thread=thread)
+    assert answer == Answer(**GOOD)
+    lost, fresh = fake_cli.calls(cli)
+    assert lost["argv"][-3:] == ["resume", "01a231ba-0000-7a32-8140-6a927d274b36", "-"]
+    assert not fresh["resumed"] and fresh["stdin"] == "You code.\n\n# Step 1 plan\n\nFix it."
+    assert thread.session == fresh["session"]
+    assert len(fake_cli.events(ctx, "llm_session_lost")) == 1
+    assert len(fake_cli.events(ctx)) == 1  # the lost call made no llm_call: it never reached the model

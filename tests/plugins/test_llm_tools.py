@@ -204,6 +204,7 @@ SOURCE = "".join(f"def f{n}(x):\n    return x + {n}\n\n" for n in range(1, 31))
 def test_an_edit_that_misses_shows_the_closest_lines_and_how_to_fix_the_call(project):
     (project / "mod.py").write_text(SOURCE)
     t = tools(project, coder=True)
+    t["read_file"].call({"path": "mod.py"})
     # the model's old_text has the wrong indentation and a typo
     text, is_error = t["edit_file"].call({"path": "mod.py", "old_text": "def f17(x):\n  retrun x + 17\n",
                                           "new_text": "def f17(x):\n    return x * 17\n"})
@@ -220,7 +221,9 @@ def test_an_edit_that_misses_shows_the_closest_lines_and_how_to_fix_the_call(pro
 
 def test_an_edit_returns_the_edited_region_numbered(project):
     (project / "mod.py").write_text(SOURCE)
-    text, is_error = tools(project, coder=True)["edit_file"].call(
+    t = tools(project, coder=True)
+    t["read_file"].call({"path": "mod.py"})
+    text, is_error = t["edit_file"].call(
         {"path": "mod.py", "old_text": "def f10(x):\n    return x + 10\n",
          "new_text": "def f10(x):\n    y = x * 2\n    return y + 10\n"})
     assert not is_error
@@ -244,12 +247,37 @@ def test_a_write_to_a_file_changed_since_the_model_read_it_is_refused(project):
     # its own writes count as seen: a second edit needs no read in between
     assert not t["edit_file"].call({"path": "src/app.py", "old_text": "first", "new_text": "1st"})[1]
     assert not t["write_file"].call({"path": "src/app.py", "content": "new\n"})[1]
-    # a file it never read, a binary one too, is simply written
+    # a binary file it looked at (read_file told it what it is) may be overwritten
     (project / "blob.bin").write_bytes(b"\x00\x01")
+    assert "binary file" in t["read_file"].call({"path": "blob.bin"})[0]
     assert t["write_file"].call({"path": "blob.bin", "content": "text now\n"})[1] is False
     # a file deleted behind its back is refused too
     (project / "src" / "app.py").unlink()
     assert "changed since" in t["write_file"].call({"path": "src/app.py", "content": "x\n"})[0]
+
+
+def test_a_change_to_a_file_the_model_never_read_is_refused_a_new_file_is_not(project):
+    """Claude Code's read-before-edit rule: an existing file is changed only
+    after the model read it in this conversation; creating one needs no read."""
+    t = tools(project, coder=True)
+    for name, args in (("edit_file", {"old_text": "line 1\n", "new_text": "first\n"}),
+                       ("write_file", {"content": "overwritten\n"})):
+        text, is_error = t[name].call({"path": "src/app.py", **args})
+        assert is_error and "you have not read this file in this conversation" in text, name
+        assert "read_file it first" in text
+    assert (project / "src" / "app.py").read_text().startswith("line 1\n")
+    assert not t["write_file"].call({"path": "src/brand_new.py", "content": "x = 1\n"})[1]
+    assert not t["edit_file"].call({"path": "src/brand_new.py", "old_text": "1", "new_text": "2"})[1]
+    # a window of the file is a read of it
+    t["read_file"].call({"path": "src/app.py", "offset": 3, "limit": 1})
+    assert not t["edit_file"].call({"path": "src/app.py", "old_text": "line 1\n", "new_text": "first\n"})[1]
+    # what the model read is kept by the caller between tool lists: a later round's list knows it
+    seen: dict[str, str] = {}
+    coder_tools(project, seen=seen)[0].call({"path": "src/app.py"})
+    later = {tool.name: tool for tool in coder_tools(project, seen=seen)}
+    assert not later["write_file"].call({"path": "src/app.py", "content": "again\n"})[1]
+    fresh = {tool.name: tool for tool in coder_tools(project)}
+    assert "not read this file" in fresh["write_file"].call({"path": "src/app.py", "content": "x\n"})[0]
 
 
 @pytest.mark.parametrize("name, good, bad, problem", [

@@ -14,8 +14,16 @@ serves every later call):
 - ``write``: ``{path: content}`` files written into the working directory
   (a coder's edit, or a read-only node that writes anyway).
 
-Every call is recorded in ``calls.jsonl``: argv, stdin, cwd and, for codex,
-the ``--output-schema`` file's content.
+Sessions are kept as the real CLIs keep them: a call starts a new session
+(a new id in the result's ``session_id``, or codex's ``thread.started``
+``thread_id``), saved unless it was run with ``--no-session-persistence``
+(claude) or ``--ephemeral`` (codex); ``claude -p --resume ID`` and ``codex
+exec … resume ID -`` continue a saved one (its id in the output) and fail,
+in the CLI's words, on one that was never saved.
+
+Every call is recorded in ``calls.jsonl``: argv, stdin, cwd, the session it
+ran in (``session``, ``resumed``) and, for codex, the ``--output-schema``
+file's content.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from stepkit.workspace.store import store_dir
 RECORDED = Path(__file__).parent / "recorded"
 
 FAKE = r'''#!{python}
-import json, os, pathlib, signal, sys
+import json, os, pathlib, signal, sys, uuid
 state = pathlib.Path({state!r})
 actions = json.loads((state / "actions.json").read_text())
 counter = state / "calls"
@@ -40,17 +48,34 @@ n = int(counter.read_text()) if counter.exists() else 0
 counter.write_text(str(n + 1))
 action = actions[min(n, len(actions) - 1)]
 argv = sys.argv[1:]
+codex = pathlib.Path(sys.argv[0]).name == "codex"
 call = {{"argv": argv, "stdin": sys.stdin.read(), "cwd": os.getcwd()}}
 if "--output-schema" in argv:
     call["output_schema"] = json.loads(pathlib.Path(argv[argv.index("--output-schema") + 1]).read_text())
+saved_file = state / "sessions.json"
+saved = json.loads(saved_file.read_text()) if saved_file.exists() else []
+resume_flag = "resume" if codex else "--resume"
+resumed = argv[argv.index(resume_flag) + 1] if resume_flag in argv else None
+session = resumed or str(uuid.uuid4())
+call.update(session=session, resumed=resumed is not None)
 with (state / "calls.jsonl").open("a") as fh:
     fh.write(json.dumps(call) + "\n")
+if resumed is not None and resumed not in saved:
+    print(f"Error: thread/resume: thread/resume failed: no rollout found for thread id {{resumed}} (code -32600)"
+          if codex else f"No conversation found with session ID: {{resumed}}", file=sys.stderr, flush=True)
+    sys.exit(1)
+if resumed is None and ("--ephemeral" if codex else "--no-session-persistence") not in argv:
+    saved_file.write_text(json.dumps(saved + [session]))
 for rel, content in action.get("write", {{}}).items():
     pathlib.Path(rel).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(rel).write_text(content)
 if action.get("stderr"):
     print(action["stderr"], file=sys.stderr, flush=True)
 for line in action.get("lines", []):
+    if isinstance(line, dict) and line.get("type") == "result" and "session_id" in line:
+        line = {{**line, "session_id": session}}
+    if isinstance(line, dict) and line.get("type") == "thread.started":
+        line = {{**line, "thread_id": session}}
     print(line if isinstance(line, str) else json.dumps(line), flush=True)
 if action.get("kill"):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -71,12 +96,12 @@ def install(bin_dir: Path, name: str, state_dir: Path) -> Path:
 def script(state_dir: Path, *actions: dict[str, Any]) -> None:
     """The actions of the next calls, in order (see the module docstring)."""
     (state_dir / "actions.json").write_text(json.dumps(list(actions)))
-    for old in ("calls", "calls.jsonl"):
+    for old in ("calls", "calls.jsonl"):  # the saved sessions stay, as the CLI's own store does
         (state_dir / old).unlink(missing_ok=True)
 
 
 def calls(state_dir: Path) -> list[dict[str, Any]]:
-    """Every recorded call: argv, stdin, cwd (and output_schema for codex)."""
+    """Every recorded call: argv, stdin, cwd, session, resumed (and output_schema for codex)."""
     path = state_dir / "calls.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 

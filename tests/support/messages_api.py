@@ -71,6 +71,8 @@ class MessagesAPI(LoopbackServer):
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        #: the body of the response each request got, in order (a benchmark bills its output)
+        self.served: list[dict[str, Any]] = []
         self._queue: list[Scripted] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -155,6 +157,7 @@ class MessagesAPI(LoopbackServer):
                 ))
                 body = api.requests[-1].body
                 scripted = api._next(body)
+                api.served.append(scripted.body)
                 time.sleep(scripted.delay_s)
                 streamed = bool(body.get("stream")) and scripted.status == 200
                 if streamed:

@@ -104,8 +104,9 @@ def token_sum(usages: list[dict[str, int]]) -> Usage:
 
 
 def builtin_edit(api: Any) -> None:
-    """The built-in coder's scripted work: a plan, then write_file and
-    edit_file that together add a correct ``mul``, then "done"."""
+    """The built-in coder's scripted work: it reads calc.py and plans, then
+    write_file and edit_file together add a correct ``mul``, then "done"."""
+    api.reply_tool("read_file", {"path": "calc.py"})  # read before it is changed
     api.reply_json({"files_to_touch": ["calc.py"], "risks": ["none"], "complexity": 2,
                     "approach": "Add mul next to add."})
     api.reply_tool("write_file", {"path": "calc.py",

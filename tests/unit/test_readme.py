@@ -34,7 +34,7 @@ def test_the_readme_is_short_and_the_rest_is_in_docs():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES
     for page in ("plans.md", "reference.md", "agents.md", "detection.md", "guarantees.md", "threat-model.md",
-                 "benchmarks.md", "architecture.md"):
+                 "benchmarks.md", "architecture.md", "scale.md"):
         assert f"](docs/{page})" in "\n".join(lines), page
 
 

@@ -216,6 +216,21 @@ def blob(root: Path, oid: str) -> bytes | None:
     return run(["cat-file", "blob", oid], root)
 
 
+def merge_file(ours: Path, base: Path, theirs: Path, labels: tuple[str, str, str]) -> tuple[bytes, int] | None:
+    """``git merge-file -p --diff3`` of three files (no repository needed):
+    the merged bytes, each conflict left with diff3 markers named by
+    ``labels`` (ours, base, theirs), and the number of conflicts; None when
+    git is missing or could not merge (a binary file)."""
+    args = ["merge-file", "-p", "--diff3"]
+    for label in labels:
+        args += ["-L", label]
+    try:
+        proc = _spawn([*args, str(ours), str(base), str(theirs)], ours.parent, check=False)
+    except OSError:
+        return None
+    return (proc.stdout, proc.returncode) if 0 <= proc.returncode < 128 else None
+
+
 def resolve_commit(root: Path, ref: str) -> str | None:
     """The commit ``ref`` names (a branch, tag, sha, ``HEAD~1`` …), None when it names none."""
     if not ref or ref.startswith("-"):

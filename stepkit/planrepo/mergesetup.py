@@ -1,0 +1,70 @@
+"""Registering the plan merge driver (:mod:`stepkit.planrepo.mergedriver`)
+with the git repository that holds a plan repo.
+
+:func:`register_merge_driver` writes the driver into the repository's git
+config (``merge.stepkit-plan.name`` and ``.driver``, the command being this
+Python's ``-m stepkit merge-driver``, so git finds it without PATH) and
+names the plan repo's NOTES.md and step files in ``<git common dir>/info/attributes``:
+nothing is written into the user's tree, and every work tree of the
+repository (a step's worktree too) merges with it.  It is idempotent and
+keeps every other attribute line.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from stepkit.workspace.files import atomic_write
+from stepkit.workspace.scope import git
+
+#: The driver's name in git config and in ``merge=`` attributes.
+DRIVER_NAME = "stepkit-plan"
+
+
+def driver_command() -> str:
+    """The command git runs for a merge (%O base, %A ours and the result, %B theirs, %P the path)."""
+    return f"{shlex.quote(sys.executable)} -m stepkit merge-driver %O %A %B %P"
+
+
+def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
+    """Register the plan merge driver for ``plans_dir`` in the git repository
+    holding ``project_dir``.
+
+    :return: the attributes file that names the plan files, None (nothing
+        done) outside git or when ``plans_dir`` is outside the work tree.
+    :raises OSError: the git config or the attributes file cannot be written.
+    """
+    located = git.location(Path(project_dir))
+    common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], Path(project_dir))
+    if located is None or common is None:
+        return None
+    try:
+        rel = Path(plans_dir).resolve().relative_to(Path(located[0]).resolve()).as_posix()
+    except ValueError:
+        return None
+    prefix = "" if rel == "." else f"{rel}/"
+    for key, value in (("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
+                       ("driver", driver_command())):
+        if git.run(["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir)) is None:
+            raise OSError(f"git config merge.{DRIVER_NAME}.{key} failed")
+    attributes = Path(common.decode("utf-8", "surrogateescape").strip()) / "info" / "attributes"
+    wanted = [f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}" for name in ("NOTES.md", "steps/*.md")]
+    text = attributes.read_text(encoding="utf-8") if attributes.is_file() else ""
+    missing = [line for line in wanted if line not in text.splitlines()]
+    if missing:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        attributes.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(attributes, (text + "".join(f"{line}\n" for line in missing)).encode("utf-8"))
+    return attributes
+
+
+def _pattern(path: str) -> str:
+    """An attributes pattern for ``path``: C-quoted when it holds a blank, a
+    quote or a backslash (git reads a pattern up to the first blank)."""
+    if not any(c.isspace() or c in '"\\' for c in path):
+        return path
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\n", "\\n")
+    return f'"{escaped}"'

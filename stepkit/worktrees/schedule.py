@@ -1,0 +1,89 @@
+"""Which steps of a plan ``stepkit run --parallel`` may start now.
+
+A step is ready when it is still to do
+(:meth:`~stepkit.planrepo.model.PlanRepo.to_do`) and every
+dependency is complete on the user's branch (its handoff says ``result:
+complete``, :meth:`~stepkit.planrepo.model.PlanRepo.unsatisfied`).  With
+``stack``, a dependency may instead be complete on a branch that this same
+invocation finished: the step then starts from that branch, so one branch
+must hold every such dependency (a branch started from another holds that
+one's steps too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from stepkit.planrepo.model import PlanRepo, StepPlan
+
+@dataclass(frozen=True)
+class Finished:
+    """A branch this invocation finished with STEP_COMPLETE, and every step
+    complete on it (its own and those of the branch it started from)."""
+
+    branch: str
+    steps: frozenset[int]
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A step to start, and the branch to start it from (None: the user's HEAD)."""
+
+    step: StepPlan
+    base: Finished | None = None
+
+
+@dataclass
+class Schedule:
+    """What one invocation has started and finished, asked :meth:`ready` each
+    time a run ends."""
+
+    repo: PlanRepo
+    stack: bool = False
+    #: steps already under way elsewhere (a run in a work tree, a branch not
+    #: merged yet), each with why: never started here
+    elsewhere: dict[int, str] = field(default_factory=dict)
+    started: set[int] = field(default_factory=set)
+    finished: list[Finished] = field(default_factory=list)
+
+    def ready(self) -> list[Ready]:
+        """The steps ready now and not started yet, by number."""
+        found = []
+        for step in self.repo.steps:
+            if step.number in self.started or step.number in self.elsewhere or not self.repo.to_do(step):
+                continue
+            missing = self._missing(step)
+            if not missing:  # as PlanRepo.ready_steps has it
+                found.append(Ready(step))
+                continue
+            base = self._holding(missing) if self.stack else None
+            if base is not None:
+                found.append(Ready(step, base))
+        return found
+
+    def start(self, ready: Ready) -> None:
+        self.started.add(ready.step.number)
+
+    def complete(self, ready: Ready, branch: str) -> None:
+        """``ready``'s run ended STEP_COMPLETE on ``branch``."""
+        inherited = ready.base.steps if ready.base else frozenset()
+        self.finished.append(Finished(branch, inherited | {ready.step.number}))
+
+    def waiting(self) -> list[tuple[StepPlan, str]]:
+        """The steps to do that were not started, each with why (under way
+        elsewhere, or its unmet dependencies on the user's branch)."""
+        return [(step, self.elsewhere.get(step.number) or self._unmet(step))
+                for step in self.repo.steps
+                if step.number not in self.started and self.repo.to_do(step)]
+
+    def _unmet(self, step: StepPlan) -> str:
+        reasons = self.repo.unsatisfied(step)
+        return f"waits for {'; '.join(reasons)}" if reasons else "ready, not started"
+
+    def _missing(self, step: StepPlan) -> set[int]:
+        """The dependencies of ``step`` not complete on the user's branch."""
+        return {dep for dep in step.depends_on if not self.repo.handoff_complete(dep)}
+
+    def _holding(self, steps: set[int]) -> Finished | None:
+        """The first branch finished here that holds every one of ``steps``."""
+        return next((branch for branch in self.finished if steps <= branch.steps), None)
