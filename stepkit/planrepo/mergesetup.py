@@ -47,6 +47,9 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
     prefix = "" if rel == "." else f"{rel}/"
     for key, value in (("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
                        ("driver", driver_command())):
+        current = git.run(["config", "--get-all", f"merge.{DRIVER_NAME}.{key}"], Path(project_dir))
+        if current is not None and current.decode("utf-8", "surrogateescape").rstrip("\n") == value:
+            continue  # written only when it differs: runs side by side never race on config.lock
         if git.run(["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir)) is None:
             raise OSError(f"git config merge.{DRIVER_NAME}.{key} failed")
     attributes = Path(common.decode("utf-8", "surrogateescape").strip()) / "info" / "attributes"

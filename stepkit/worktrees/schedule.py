@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from stepkit.planrepo.model import PlanRepo, StepPlan
 
+
 @dataclass(frozen=True)
 class Finished:
     """A branch this invocation finished with STEP_COMPLETE, and every step
