@@ -7,7 +7,8 @@
   the user's HEAD (or another base) before the run starts;
 - :mod:`~stepkit.worktrees.finish`: at the end of a run, the step's one
   commit, the merge ``--merge`` asked for (:mod:`~stepkit.worktrees.merge`)
-  and the removal of a work tree whose branch holds everything;
+  and the removal of a work tree whose branch holds everything (made as
+  :mod:`~stepkit.worktrees.identity` says);
 - :mod:`~stepkit.worktrees.runs`: the runs of every stepkit work tree of a
   repository, for ``stepkit resume`` from the user's tree;
 - :mod:`~stepkit.worktrees.listing`: what ``stepkit status`` shows of them
