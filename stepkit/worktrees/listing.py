@@ -52,6 +52,9 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
             then = f"  (stepkit resume {run['run_id']})" if run["state"] in ("paused", "interrupted") else ""
             lines.append(f"  {run['branch']}  step {run['step']}  run {run['run_id'] or '-'}  {state}{age}{then}")
             lines.append(f"    {run['worktree']}")
+            if run["state"] not in ("running", "paused", "interrupted"):
+                lines.append(f"    to start the step over, drop what it holds: git worktree remove --force "
+                             f"{run['worktree']} && git branch -D {run['branch']}")
     if branches:
         lines += ["", f"Steps complete on branches not merged into HEAD ({len(branches)}):"]
         lines += [f"  {b['branch']}  step {b['step']}{'  ' + b['title'] if b['title'] else ''}"

@@ -203,11 +203,17 @@ def test_a_failed_steps_worktree_is_kept_with_everything_and_listed_by_status(pr
     assert status.data["unmerged_branches"] == []  # not complete there
     table = project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
     assert f"stepkit/01-mul  step 1  run {failed.data['run_id']}  step_failed" in table
+    drop = next(line for line in table.splitlines() if "to start the step over" in line)
+    assert drop.endswith(f"git worktree remove --force {worktree} && git branch -D stepkit/01-mul")
 
     again = project.run("--worktree")  # its branch is there: a usage error, nothing started
     assert again.code == 2 and "branch stepkit/01-mul already exists" in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1
     assert (worktree / "wip.txt").read_text() == "half done\n"
+
+    command = drop.split("drop what it holds: ", 1)[1]
+    subprocess.run(command, shell=True, cwd=project.root, check=True, capture_output=True)
+    assert project.run("--worktree").outcome == "STEP_FAILED"  # started over: it ran again
 
 
 def test_a_paused_run_is_resumed_by_its_id_from_the_users_tree_and_listed_meanwhile(project):
