@@ -14,6 +14,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+import sys
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -298,10 +299,14 @@ def _load_from_path(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise PluginError(f"plugin {path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
+    # no __pycache__ in the project: stepkit writes nothing there (a --worktree run leaves it as it was)
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any import failure is reported by name
         raise PluginError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return module
 
 

@@ -472,3 +472,14 @@ def test_a_step_starts_from_another_steps_branch_with_worktree_base(project, mon
     assert done.outcome == "STEP_COMPLETE", done.output
     assert git(project.root, "rev-parse", "stepkit/02-div^") == git(project.root, "rev-parse", BRANCH)
     assert project.plan_status(1) == "pending"  # the user's tree is as it was
+
+
+def test_loading_the_users_local_plugin_writes_no_bytecode_into_their_tree(project):
+    (project.root / "stepconf.py").write_text('"""The project\'s own plugin (it adds nothing)."""\n')
+    (project.root / ".gitignore").write_text("")  # nothing hides a __pycache__ here
+    commit(project.root, "a local plugin")
+    env = {k: v for k, v in project.env().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    before = tree_state(project.root)
+    paused = project.run("--worktree", env=env)
+    assert paused.code == 5, paused.stderr
+    assert tree_state(project.root) == before
