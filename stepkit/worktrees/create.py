@@ -11,6 +11,7 @@ add there).  A work tree whose run never started is removed again
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tarfile
 import tempfile
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from stepkit.errors import PlanError, UsageError
+from stepkit.planrepo.mergesetup import register_merge_driver
 from stepkit.planrepo.model import PlanRepo, StepPlan
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location, runs_dir
@@ -56,6 +58,7 @@ def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str
     if code != 0:
         reason = err.decode("utf-8", "replace").strip().splitlines() or ["git worktree add failed"]
         raise UsageError(f"--worktree: cannot create {path} on {branch}: {reason[-1]}")
+    _register_merge_driver(project, Path(plans_dir))
     prefix = project.relative_to(top)
     record = WorktreeRecord(path=str(path), project=str(path / prefix), origin=str(project),
                             origin_top=str(top), branch=branch, base=commit, step=step.number,
@@ -137,3 +140,12 @@ def _refuse_existing(top: Path, branch: str, path: Path) -> None:
 def _has_runs(record: WorktreeRecord) -> bool:
     runs = runs_dir(Path(record.project))
     return runs.is_dir() and any(runs.iterdir())
+
+
+def _register_merge_driver(project: Path, plans_dir: Path) -> None:
+    """The plan merge driver, so that merging this branch keeps every
+    branch's NOTES facts and Edge-cases annotations (as ``stepkit init``
+    registers it); a repository whose config cannot be written merges
+    without it, which git shows as a conflict, never as a loss."""
+    with contextlib.suppress(OSError):
+        register_merge_driver(project, plans_dir)

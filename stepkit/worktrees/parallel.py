@@ -15,6 +15,7 @@ ready then are started.  The runs' exit codes are combined by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -30,6 +31,7 @@ from typing import Any, Protocol
 from stepkit.engine.interrupts import held_signals, signal_label, signal_number
 from stepkit.engine.pause import PAUSED_EXIT, resume_command
 from stepkit.errors import UsageError
+from stepkit.planrepo.mergesetup import register_merge_driver
 from stepkit.planrepo.model import PlanRepo, StepPlan
 from stepkit.worktrees.runstatus import read_status
 from stepkit.worktrees.schedule import Ready, Schedule
@@ -160,6 +162,8 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
         waiting = "; ".join(f"step {step.number} ({step.title}): {why}" for step, why in schedule.waiting())
         raise UsageError(f"--parallel: no step is ready to run ({waiting or 'every step is complete'}); "
                          "nothing was started")
+    with contextlib.suppress(OSError):  # once here: the runs then find it and never write git's config
+        register_merge_driver(project_dir, plans_dir)
     children: list[Child] = []
     live: dict[int, Child] = {}
     ended: queue.Queue[Child] = queue.Queue()

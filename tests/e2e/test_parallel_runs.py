@@ -18,7 +18,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from stepkit.planrepo.mergesetup import register_merge_driver
 from tests.e2e.test_e2e_terminal import Terminal, cursor_restored
 from tests.support.e2e import PY, Project
 from tests.support.parallel import (
@@ -165,7 +164,7 @@ def test_the_users_tree_stays_byte_for_byte_the_same(side_by_side):
 def test_both_branches_merge_without_conflict_and_then_the_dependent_step_is_next(side_by_side):
     project, _, approved, _, _ = side_by_side
     assert sorted(approved) == [1, 2]
-    register_merge_driver(project.root, project.plans)  # as stepkit init does
+    # nobody ran stepkit init here: the runs registered the plan merge driver themselves
     for branch in (BRANCHES[1], BRANCHES[2]):
         merged = subprocess.run(["git", "merge", "--no-edit", branch], cwd=project.root, capture_output=True,
                                 text=True, check=False, env=project.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",

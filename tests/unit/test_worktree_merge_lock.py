@@ -1,0 +1,62 @@
+"""Runs of one ``--parallel`` that finish together merge one after the
+other: the second waits for the first's merge instead of being refused by
+its lock (it was left unmerged, "another stepkit command is live")."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+from stepkit.workspace.store import GIT_SUBDIR
+from stepkit.workspace.worktree_record import WorktreeRecord
+from stepkit.worktrees.merge import merge_branch
+from tests.support.waiting import wait_until
+
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, capture_output=True, text=True).stdout
+
+
+def blocked_on(path: Path) -> bool:
+    """Some process waits for the flock of ``path`` (a ``->`` line of /proc/locks)."""
+    inode = os.stat(path).st_ino
+    return any(line.split()[1] == "->" and line.split()[6].endswith(f":{inode}")
+               for line in Path("/proc/locks").read_text().splitlines() if "->" in line)
+
+
+def test_a_merge_waits_for_another_merge_into_the_same_repository(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "branch", "stepkit/01-one")
+    git(repo, "checkout", "-q", "stepkit/01-one")
+    (repo / "one.txt").write_text("one\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "step 1")
+    git(repo, "checkout", "-q", "main")
+    record = WorktreeRecord(path=str(tmp_path / "wt"), project=str(tmp_path / "wt"), origin=str(repo),
+                            origin_top=str(repo), branch="stepkit/01-one", base="", step=1, plans="plans")
+    lock = repo / ".git" / GIT_SUBDIR / "merge.lock"
+    lock.parent.mkdir(parents=True)
+    held = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)  # another run of the invocation is merging
+    answer: list[tuple[bool, str]] = []
+    merging = threading.Thread(target=lambda: answer.append(merge_branch(record)))
+    merging.start()
+    try:
+        wait_until(lambda: blocked_on(lock) or bool(answer), "the merge waiting for the other merge")
+        assert not answer  # not refused while the other merge goes on
+    finally:
+        os.close(held)
+    merging.join()
+    assert answer == [(True, "merged stepkit/01-one into main")]
+    assert (repo / "one.txt").read_text() == "one\n"
