@@ -10,7 +10,8 @@ when the step completed (none elsewhere), the plan marked complete iff the
 run ended STEP_COMPLETE, and no process of the run left alive.
 
 The seed is printed (``-s``) and named in every failure; ``CRASH_SEED=N``
-replays a seed's choices (the timing is the machine's).
+replays a seed's choices (the timing is the machine's); ``CRASH_ROUNDS=N``
+runs more rounds than the default suite's.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from stepkit.workspace.store import store_dir
 from tests.support.crash import is_running
 from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP, Project, make_project
 
-ROUNDS = 30
+#: Rounds in the default suite (about 40 signals); CRASH_ROUNDS raises it for a longer hunt.
+ROUNDS = int(os.environ.get("CRASH_ROUNDS", "14"))
 #: Rounds at a time: each mostly waits (for its subprocesses, fsync, its random delays).
 WORKERS = 4
 #: Seconds after the run started within which the signal falls (a run's work
