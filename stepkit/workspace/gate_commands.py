@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from stepkit.config import Config
 from stepkit.errors import PluginError
 from stepkit.pluginmanager import first_answer
+from stepkit.records import GATE_ORDER
 
 #: Each gate, in the order the gates run, and the firstresult hook that names its command.
 GATE_HOOKS: dict[str, str] = {
@@ -91,6 +92,11 @@ class GatePlan(BaseModel):
     #: the gates in the order the project's CI runs them when it builds before
     #: it formats or lints (``stepkit_gate_order``); ``[]``: CI shows no such need
     ci_order: list[str] = []
+
+    def run_order(self) -> tuple[str, ...]:
+        """The order the gates run in: :attr:`ci_order` when it names each
+        gate once, else format → lint → build → tests."""
+        return tuple(self.ci_order) if sorted(self.ci_order) == sorted(GATE_ORDER) else GATE_ORDER
 
     def command(self, gate: str) -> tuple[str | None, str | None]:
         """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""
