@@ -12,6 +12,9 @@ fills them, is timed apart as ``cold_s``).  Target: 10,000 steps in at most
 0.35 s.
 
 Run it directly (``python bench/plan_scale.py``) or call :func:`run`.
+``python bench/plan_scale.py --against OTHER_PYTHON`` times the 10,000-step
+repo under this install and another one (a venv of an earlier commit) in
+turns, with the stat floor, and gives the medians of the turn-by-turn ratios.
 """
 
 from __future__ import annotations
@@ -143,5 +146,35 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict:
     return results
 
 
+def compare(other_python: str, steps: int = 10_000, repeat: int = 5) -> dict:
+    """``status --json`` on ``steps`` steps under this install and ``other_python``, in turns."""
+    pythons = {"this": sys.executable, "other": other_python}
+
+    def seconds(command: list[str], cwd: Path) -> float:
+        start = time.perf_counter()
+        # run outside this checkout: ``python -m`` puts the working directory first on sys.path
+        subprocess.run(command, cwd=cwd, capture_output=True, check=True)
+        return time.perf_counter() - start
+
+    with tempfile.TemporaryDirectory(prefix="stepkit-plan-scale-") as tmp:
+        repos = {name: make_repo(Path(tmp) / name, steps) for name in pythons}  # one run store each
+        commands = {name: [python, "-m", "stepkit", "status", "--json", "--plans-dir", str(repos[name]),
+                           "--project-dir", str(repos[name].parent)] for name, python in pythons.items()}
+        for name, command in commands.items():
+            seconds(command, repos[name].parent)  # fills the caches
+        turns = [{**{name: seconds(command, repos[name].parent) for name, command in commands.items()},
+                  "floor": seconds([sys.executable, "-c", _FLOOR, str(repos["this"])], Path(tmp))}
+                 for _ in range(repeat)]
+    figures = {"steps": steps, "repeat": repeat, "other_python": other_python,
+               "seconds": {k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "floor")},
+               "this_over_other": round(statistics.median(t["this"] / t["other"] for t in turns), 3),
+               "this_over_floor": round(statistics.median(t["this"] / t["floor"] for t in turns), 3)}
+    print(json.dumps(figures, indent=2))
+    return figures
+
+
 if __name__ == "__main__":
-    run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run()
+    if sys.argv[1:2] == ["--against"]:
+        compare(sys.argv[2])
+    else:
+        run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run()
