@@ -4,8 +4,8 @@ Times ``stepkit --version``, ``stepkit status`` on a 10-step plan repo and
 ``stepkit graph`` (each ``python -m stepkit …`` as a fresh process; the
 median of ``repeat`` runs) against ``python -c pass`` timed the same way.
 Then runs ``stepkit status`` and ``stepkit graph`` in a process that
-reports whether ``anthropic`` ended up in ``sys.modules`` (it must not: the
-SDK costs 1-2 s to import).  Target: ``stepkit status`` under 0.3 s.
+reports whether ``anthropic`` and ``pydantic`` ended up in ``sys.modules``
+(neither may for ``status``: the SDK costs 1-2 s to import, pydantic 0.1 s).  Target: ``stepkit status`` under 0.3 s.
 
 Then times ``stepkit check-handoff`` on a 10 MB handoff (:func:`big_handoff`:
 a long Completed list, a pasted test log, sentences about a gate that did not
@@ -42,10 +42,10 @@ HANDOFF_BYTES = 10_000_000
 REPEAT = 11
 
 _IMPORT_PROBE = (
-    "import sys\n"
+    "import json, sys\n"
     "from stepkit.cli import main\n"
     "main(sys.argv[1:])\n"
-    "print('anthropic' in sys.modules)\n"
+    "print(json.dumps({name: name in sys.modules for name in ('anthropic', 'pydantic')}))\n"
 )
 
 
@@ -61,14 +61,15 @@ def median_seconds(command: list[str], repeat: int, cwd: Path | None = None) -> 
     return statistics.median(times)
 
 
-def imports_anthropic(args: list[str], cwd: Path) -> bool:
-    """Whether ``stepkit ARGS`` run in-process leaves ``anthropic`` imported."""
+def heavy_imports(args: list[str], cwd: Path) -> dict[str, bool]:
+    """Whether ``stepkit ARGS`` run in-process leaves ``anthropic`` and ``pydantic`` imported."""
     done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, *args], cwd=cwd,
                           capture_output=True, text=True, check=True)
     last = done.stdout.strip().splitlines()[-1]
-    if last not in ("True", "False"):
-        raise SystemExit(f"import probe for stepkit {' '.join(args)} printed {last!r}")
-    return last == "True"
+    try:
+        return json.loads(last)
+    except ValueError:
+        raise SystemExit(f"import probe for stepkit {' '.join(args)} printed {last!r}") from None
 
 
 def big_handoff(size: int = HANDOFF_BYTES) -> str:
@@ -112,7 +113,8 @@ def run(repeat: int = REPEAT) -> dict:
         }
         seconds = {name: median_seconds([*py, "-m", "stepkit", *args], repeat, cwd=root)
                    for name, args in commands.items()}
-        anthropic = {name: imports_anthropic(commands[name], root) for name in ("status", "graph")}
+        heavy = {name: heavy_imports(commands[name], root) for name in ("status", "graph")}
+        anthropic = {name: found["anthropic"] for name, found in heavy.items()}
         (root / "small.md").write_text(big_handoff(2_000), encoding="utf-8")
         (root / "big.md").write_text(big_handoff(), encoding="utf-8")
         sizes = {name: (root / f"{name}.md").stat().st_size for name in ("small", "big")}
@@ -126,6 +128,7 @@ def run(repeat: int = REPEAT) -> dict:
             for name, s in seconds.items()
         },
         "anthropic_imported": anthropic,
+        "pydantic_imported": {name: found["pydantic"] for name, found in heavy.items()},
         "target_status_s": TARGET_STATUS_S,
         "check_handoff": {"bytes": sizes["big"], "seconds": round(checks["big"], 4),
                           "small_bytes": sizes["small"], "small_seconds": round(checks["small"], 4),
@@ -133,6 +136,7 @@ def run(repeat: int = REPEAT) -> dict:
                           "target_s": TARGET_CHECK_HANDOFF_S},
     }
     figures["ok"] = (seconds["status"] < TARGET_STATUS_S and not anthropic["status"]
+                     and not figures["pydantic_imported"]["status"]
                      and checks["big"] < TARGET_CHECK_HANDOFF_S)
     print(f"median of {repeat} (python -c pass: {baseline:.3f} s)")
     for name, row in figures["commands"].items():

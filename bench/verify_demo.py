@@ -9,10 +9,17 @@ whole process.  The figure is the median of the pair-by-pair ratios
 (verify / shell), so a machine whose speed drifts still compares fairly.
 Target: at most 1.3.
 
-Then one verify in a process that reports how many modules it imported and
-which built-in plugins (``stepkit.plugins.*`` top-level plugin modules).
+Then one verify in a process that reports how many modules it imported,
+which built-in plugins (``stepkit.plugins.*`` top-level plugin modules), how
+many regular expressions it compiled and how many of stepkit's pydantic
+models it defined and built (a model is built on first use).
 
 Run it directly (``python bench/verify_demo.py``) or call :func:`run`.
+``python bench/verify_demo.py --against OTHER_PYTHON`` compares this install
+with another one (a venv of an earlier commit) in the same run: this
+install, the other and the shell take turns on the same demo project, the
+gates' tools coming from this venv for all three, and the ratios are the
+medians of the turn-by-turn ratios.
 """
 
 from __future__ import annotations
@@ -31,17 +38,27 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from stepkit.cli.demo import prepare_demo_project
+from stepkit.lazyplugins import DETECTED_BY
 
 TARGET_RATIO = 1.3
 REPEAT = 7
 
 _IMPORT_PROBE = (
-    "import sys\n"
+    "import re._compiler, sys\n"
+    "compiled, compile_ = [0], re._compiler.compile\n"
+    "def counted(pattern, flags):\n    compiled[0] += 1\n    return compile_(pattern, flags)\n"
+    "re._compiler.compile = counted\n"
     "from stepkit.cli import main\n"
     "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
     "import json\n"
     "plugins = sorted(m for m in sys.modules if m.startswith('stepkit.plugins.'))\n"
-    "print(json.dumps({'modules': len(sys.modules), 'plugins': plugins}))\n"
+    "def subclasses(cls):\n    for sub in cls.__subclasses__():\n        yield sub\n        yield from subclasses(sub)\n"
+    "models = []\n"
+    "if 'pydantic' in sys.modules:\n"
+    "    models = [m for m in set(subclasses(sys.modules['pydantic'].BaseModel))\n"
+    "              if m.__module__.startswith('stepkit') and m.__name__ != 'Model']\n"
+    "print(json.dumps({'modules': len(sys.modules), 'plugins': plugins, 'regexes': compiled[0],\n"
+    "                  'models': len(models), 'models_built': sum(bool(m.__pydantic_complete__) for m in models)}))\n"
 )
 
 
@@ -80,9 +97,11 @@ def run(repeat: int = REPEAT) -> dict:
         "target_ratio": TARGET_RATIO,
         "modules_imported": imported["modules"],
         "plugin_modules_imported": len(imported["plugins"]),
-        "project_plugins_imported": [m for m in imported["plugins"]
-                                     if m.count(".") == 3 and m.startswith("stepkit.plugins.projects.")
-                                     and not m.rsplit(".", 1)[1].startswith("_")],
+        "regexes_compiled": imported["regexes"],
+        "models_defined": imported["models"],
+        "models_built": imported["models_built"],
+        # the project types (stepkit.lazyplugins.DETECTED_BY), not the helpers every project uses
+        "project_plugins_imported": [m for m in imported["plugins"] if m in DETECTED_BY],
     }
     figures["ok"] = ratio <= TARGET_RATIO
     for key, value in figures.items():
@@ -90,7 +109,37 @@ def run(repeat: int = REPEAT) -> dict:
     return figures
 
 
+def compare(other_python: str, repeat: int = REPEAT) -> dict:
+    """verify / shell for this install and ``other_python``, taking turns, and what each imports."""
+    with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
+        project = prepare_demo_project(Path(tmp))
+        pythons = {"this": sys.executable, "other": other_python}
+        first = subprocess.run([sys.executable, "-m", "stepkit", "verify", "--json"], cwd=project, env=ENV,
+                               capture_output=True, text=True, check=False)
+        commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
+        shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
+        turns = [{**{name: _seconds([python, "-m", "stepkit", "verify", "--json"], project)
+                     for name, python in pythons.items()}, "shell": _seconds(shell, project)}
+                 for _ in range(repeat)]
+        imported = {}
+        for name, python in pythons.items():
+            probe = subprocess.run([python, "-c", _IMPORT_PROBE, "verify", "--json"], cwd=project, env=ENV,
+                                   capture_output=True, text=True, check=False)
+            found = json.loads(probe.stdout.strip().splitlines()[-1])
+            imported[name] = {**found, "plugins": len(found["plugins"])}
+    figures = {"repeat": repeat, "other_python": other_python,
+               "seconds": {k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "shell")},
+               "ratio_to_shell": {k: round(statistics.median(t[k] / t["shell"] for t in turns), 3)
+                                  for k in ("this", "other")},
+               "imported": imported}
+    print(json.dumps(figures, indent=2))
+    return figures
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--against"]:
+        compare(sys.argv[2])
+        sys.exit(0)
     if sys.argv[1:] == ["--smoke"]:  # every code path once; the figure is not judged
         run(repeat=1)
         sys.exit(0)

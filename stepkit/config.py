@@ -8,10 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, ConfigDict, Field, ValidationError
 
 from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_dir
 from stepkit.errors import UsageError, describe_validation
+from stepkit.models import Model
 
 __all__ = ["Commands", "Config", "Timeouts", "load_config", "resolve_project_dir"]
 
@@ -19,7 +20,7 @@ __all__ = ["Commands", "Config", "Timeouts", "load_config", "resolve_project_dir
 _TESTS_GATE = AliasChoices("tests", "test")
 
 
-class Timeouts(BaseModel):
+class Timeouts(Model):
     """Wall-clock and no-output limits in seconds (the step protocol's defaults)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -34,7 +35,7 @@ class Timeouts(BaseModel):
     run: float = 7200
 
 
-class Commands(BaseModel):
+class Commands(Model):
     """Explicit gate commands; an empty string means "this gate has no command"."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -45,7 +46,7 @@ class Commands(BaseModel):
     test: str | None = Field(default=None, validation_alias=_TESTS_GATE)
 
 
-class Config(BaseModel):
+class Config(Model):
     """The ``[tool.stepkit]`` table."""
 
     model_config = ConfigDict(extra="allow")

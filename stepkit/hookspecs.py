@@ -136,8 +136,9 @@ def stepkit_gate_order(project_dir: Path) -> list[str] | None:
         "lint", "tests"]``); None when CI shows no such need.
 
     firstresult.  Recorded in the gate plan (``GatePlan.ci_order``) and shown
-    by ``stepkit detect`` (``order`` in its ``--json``); the gates still run
-    in the fixed order.  Usable in ``stepconf.py``: yes.
+    by ``stepkit detect`` (``order`` in its ``--json``); the gates of a run
+    and of ``stepkit verify`` run in that order (an answer that does not
+    name each of the four gates once is ignored).  Usable in ``stepconf.py``: yes.
     """
 
 

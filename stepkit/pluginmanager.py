@@ -25,9 +25,11 @@ import pluggy
 from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
+from stepkit.lazyplugins import builtin_plugin
 from stepkit.trust import require_trusted
 
-#: Built-in plugins, in registration order.  Language plugins come before the
+#: Built-in plugins, in registration order, each imported when one of its hooks
+#: is first called (:func:`stepkit.lazyplugins.builtin_plugin`).  Language plugins come before the
 #: task runners so that a Makefile target answers before a language default;
 #: the overrides plugin answers first of all through ``tryfirst``.
 DEFAULT_PLUGINS: list[str] = [
@@ -144,7 +146,7 @@ def get_plugin_manager(
 
     for module_name in builtins:
         if not pm.is_blocked(module_name):
-            pm.register(importlib.import_module(module_name), module_name, "builtin", __version__)
+            pm.register(builtin_plugin(module_name), module_name, "builtin", __version__)
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if not _wanted(pm, ep.name, allow):

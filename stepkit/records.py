@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
+from stepkit.models import Model
 from stepkit.text import one_line, visible
 
 GateName = Literal["format", "lint", "build", "tests"]
@@ -39,7 +40,7 @@ ORDER_DEPENDENT_LABEL = "ORDER-DEPENDENT failures (fail in the suite, pass alone
 CoderSentinel = Literal["CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"]
 
 
-class TestsRecord(BaseModel):
+class TestsRecord(Model):
     """The per-test results a tests gate keeps (the full list is in ``file``;
     :mod:`stepkit.workspace.testresults` reads and writes it).
 
@@ -74,7 +75,7 @@ class TestsRecord(BaseModel):
         return outcomes if isinstance(outcomes, dict) else None
 
 
-class GateResult(BaseModel):
+class GateResult(Model):
     """One verification gate as it ran (or did not run): the evidence record.
 
     ``evidence`` is the condensed output that the model and the handoff get;
@@ -156,7 +157,7 @@ class GateResult(BaseModel):
                 **{key: list(getattr(self, key)) for key in GATE_JSON_VERDICT_FIELDS}}
 
 
-class CoderResult(BaseModel):
+class CoderResult(Model):
     """What a coder (built-in or an external CLI) handed back.
 
     ``crashed`` means the coder died (killed by a signal, could not start, or
@@ -182,7 +183,7 @@ class CoderResult(BaseModel):
     log: str | None = None
 
 
-class ReviewResult(BaseModel):
+class ReviewResult(Model):
     """An independent review.  ``fault`` is set when the reviewer did not run
     properly; then ``review_report`` is never treated as findings."""
 
@@ -190,7 +191,7 @@ class ReviewResult(BaseModel):
     fault: str | None = None
 
 
-class OrientResult(BaseModel):
+class OrientResult(Model):
     """What ``stepkit_orient`` returns (field names fixed by the protocol);
     also the schema the built-in LLM stage asks the engine for."""
 
@@ -201,14 +202,14 @@ class OrientResult(BaseModel):
     deviation_summary: str = Field(description='What differs, why it matters, options; "None" if none.')
 
 
-class Annotation(BaseModel):
+class Annotation(Model):
     """An edge case to add to a LATER step's Edge cases section."""
 
     step: int = Field(description="The later step's number.")
     edge_case: str = Field(description="One sentence.")
 
 
-class SweepResult(BaseModel):
+class SweepResult(Model):
     """What ``stepkit_sweep`` returns (the built-in sweep builds its engine
     schema per call from these fields)."""
 
@@ -218,7 +219,7 @@ class SweepResult(BaseModel):
     annotations: list[Annotation] = Field(default_factory=list, description="Edge cases for later steps only.")
 
 
-class CriterionTests(BaseModel):
+class CriterionTests(Model):
     """One entry of the handoff's acceptance-criteria map: a criterion of the
     plan, by the id stepkit numbered it with (``C1`` …; its exact text is
     read too), and the test ids that cover it (none: no test is cited).
@@ -230,7 +231,7 @@ class CriterionTests(BaseModel):
         "(e.g. tests/test_calc.py::test_mul); [] when no automated test covers it."))
 
 
-class HandoffProse(BaseModel):
+class HandoffProse(Model):
     """What ``stepkit_write_handoff`` returns: the prose; the harness renders
     the file and its Evidence.  The built-in writer's engine schema extends it,
     every field required."""
@@ -254,7 +255,7 @@ class HandoffProse(BaseModel):
         return one_line(visible(value))  # a model's "\r" is shown, never obeyed
 
 
-class Question(BaseModel):
+class Question(Model):
     """What an approval or input node asks a human.
 
     ``kind`` is ``approval`` (pick an option, or free text when
@@ -269,7 +270,7 @@ class Question(BaseModel):
     non_empty: bool = False
 
 
-class Usage(BaseModel):
+class Usage(Model):
     """Model usage; summed per node and per run."""
 
     input_tokens: int = 0
@@ -297,7 +298,7 @@ class Usage(BaseModel):
         return Usage(**values)
 
 
-class Outcome(BaseModel):
+class Outcome(Model):
     """What a script or stage node returns to the graph driver: the route label
     to take (a key of the node's ``routes``; None = its ``next``) and the
     state updates to merge."""
@@ -306,7 +307,7 @@ class Outcome(BaseModel):
     updates: dict[str, Any] = Field(default_factory=dict)
 
 
-class RunResult(BaseModel):
+class RunResult(Model):
     """How a run (or a resumed run) ended: ``outcome`` (a sentinel or
     ``PAUSED``), ``exit_code``, ``run_id``, ``output`` (first line the
     sentinel), the final ``state``, when paused ``pending`` (the question),

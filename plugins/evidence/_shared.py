@@ -9,6 +9,7 @@ one-line summary.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import TypeVar
@@ -26,8 +27,19 @@ ARROW = re.compile(r"^\s*--> (?P<where>\S+)")
 
 def clean_lines(output: str) -> list[str]:
     """The output split into lines as a terminal shows them: no colour codes,
-    no trailing blanks, only the last ``\\r`` rewrite of a progress line."""
-    return [terminal_line(line) for line in strip_ansi(output).split("\n")]
+    no trailing blanks, only the last ``\\r`` rewrite of a progress line.
+
+    Every condenser asks for the lines of the same output in turn, so the
+    last answer is kept (a copy is returned: callers may change theirs)."""
+    return list(_clean_lines(output))
+
+
+@functools.lru_cache(maxsize=1)
+def _clean_lines(output: str) -> tuple[str, ...]:
+    text = strip_ansi(output) if "\x1b" in output else output
+    if "\r" not in text:
+        return tuple(line.rstrip() for line in text.split("\n"))
+    return tuple(terminal_line(line) for line in text.split("\n"))
 
 
 def mentions(command: str, *tools: str) -> bool:

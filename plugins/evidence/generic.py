@@ -5,6 +5,7 @@ verdict)."""
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.evidence._shared import clean_lines
@@ -24,7 +25,7 @@ def stepkit_condense_output(output: str) -> str:
     if len(lines) <= HEAD_LINES + TAIL_LINES:
         return "\n".join(lines)
     middle = range(HEAD_LINES, len(lines) - TAIL_LINES)
-    alarms = [i for i in middle if _ALARM.search(lines[i])][:MATCH_LINES]
+    alarms = list(islice((i for i in middle if _ALARM.search(lines[i])), MATCH_LINES))
     kept = list(range(HEAD_LINES)) + alarms + list(range(len(lines) - TAIL_LINES, len(lines)))
     result, previous = [], -1
     for i in kept:

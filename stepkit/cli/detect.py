@@ -40,7 +40,7 @@ def render(data: dict[str, Any]) -> str:
     lines += [f"note:   {note}" for note in data["notes"]]
     if data.get("order"):
         lines.append(f"order:  CI runs {' → '.join(data['order'])} (it builds before a format or lint step); "
-                     "the gates run in the fixed order")
+                     "the gates run in that order")
     lines += [f"build system not supported: {name} — no gate runs its build or tests unless CI, a task runner or "
               "[tool.stepkit.commands] gives them" for name in data.get("unsupported", ())]
     if has_files_placeholder(next((g["command"] for g in data["gates"] if g["name"] == "format"), None)):

@@ -26,9 +26,10 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from stepkit.errors import UsageError, describe_validation
+from stepkit.models import Model
 
 #: The layout this stepkit writes.
 CHECKPOINT_FORMAT = 2
@@ -42,7 +43,7 @@ Where = list[str | int]
 RunStatus = Literal["running", "paused", "interrupted", "finished"]
 
 
-class Checkpoint(BaseModel):
+class Checkpoint(Model):
     """One run's checkpoint.
 
     :ivar node: the node entered last; ``phase`` says whether it ``started``

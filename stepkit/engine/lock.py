@@ -29,9 +29,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from stepkit.errors import UsageError
+from stepkit.models import Model
 from stepkit.workspace.store import lock_files
 
 #: The locks this process holds, by project dir: a process asking about its
@@ -40,7 +41,7 @@ from stepkit.workspace.store import lock_files
 _HELD: dict[Path, ProjectLock] = {}
 
 
-class Holder(BaseModel):
+class Holder(Model):
     """Who holds a project's lock: the command, and the run and step it works on."""
 
     command: str

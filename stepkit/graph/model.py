@@ -75,15 +75,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from stepkit.graph.nodes import Edge, Node
 from stepkit.graph.state import ENGINE_KEYS, RunState, is_strict
+from stepkit.models import Model
 
 __all__ = ["ENGINE_KEYS", "Graph"]
 
 
-class Graph(BaseModel):
+class Graph(Model):
     """A validated graph: settings plus nodes in file order."""
 
     model_config = ConfigDict(extra="forbid")

@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from stepkit.models import Model
 
 
-class Edge(BaseModel):
+class Edge(Model):
     """A drawn edge: ``key`` is the route label the engine records, ``label``
     what the diagram shows; ``fault`` marks a fallback (dotted) edge."""
 
@@ -27,7 +29,7 @@ class Edge(BaseModel):
     field: str = ""
 
 
-class NodeBase(BaseModel):
+class NodeBase(Model):
     """What every node has: its id (the key in ``nodes``), a description, the
     diagram's kind line and the state keys it declares it sets."""
 
@@ -175,7 +177,7 @@ class InputNode(AskNode):
         return {*super().state_keys(), self.key}
 
 
-class Ending(BaseModel):
+class Ending(Model):
     """How an end node ends the run: the sentinel (always the output's first
     line), the exit code, and the output (a template or a render function)."""
 

@@ -28,7 +28,9 @@ from collections.abc import Collection, Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+
+from stepkit.models import Model
 
 
 class _Append:
@@ -45,7 +47,7 @@ APPEND = _Append()
 NODE_KEY_SUFFIXES = ("_fault", "_answer")
 
 
-class RunState(BaseModel):
+class RunState(Model):
     """The keys every run has: the run inputs and what the engine records
     itself.  As a graph's model (the default), it also takes any other key."""
 

@@ -24,8 +24,8 @@ from stepkit.planrepo.checks import (
     graph_problems,
     shown,
 )
-from stepkit.planrepo.document import DocumentError, parse_document
 from stepkit.planrepo.parsecache import ParseCache
+from stepkit.planrepo.statuscache import cached_report, keep_report, repo_key
 
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 #: "execute step 3", "Run the step #3", "implement step 3", "do step 3"
@@ -117,13 +117,30 @@ class PlanRepo:
         single file is listed in :attr:`problems` instead.
 
         :param cache: a file keeping what each file parsed to, keyed by its
-            metadata (:class:`~stepkit.planrepo.parsecache.ParseCache`);
-            None reads every file.
+            metadata (:class:`~stepkit.planrepo.parsecache.ParseCache`),
+            beside which the whole repo's status report is kept
+            (:mod:`stepkit.planrepo.statuscache`); None reads every file.
+            When nothing changed since that report was kept, the repo is
+            read only when something other than the report is asked of it.
         """
-        parsed = ParseCache(cache) if cache is not None else None
-        repo = cls._load(Path(plans_dir), parsed)
-        if parsed is not None:
-            parsed.save()
+        plans_dir = Path(plans_dir)
+        if cache is None:
+            return cls._load(plans_dir, None)
+        key = repo_key(plans_dir) if plans_dir.joinpath("steps").is_dir() else None
+        report_path = cache.with_name(f"{cache.stem}-status.json")
+        report = cached_report(report_path, key[0]) if key is not None else None
+        if report is not None:
+            return _ReportedRepo(plans_dir, report, lambda: cls._cached_load(plans_dir, cache))
+        repo = cls._cached_load(plans_dir, cache)
+        if key is not None and key[1]:
+            repo.keep_report = lambda report: keep_report(report_path, key[0], report)
+        return repo
+
+    @classmethod
+    def _cached_load(cls, plans_dir: Path, cache: Path) -> PlanRepo:
+        parsed = ParseCache(cache)
+        repo = cls._load(plans_dir, parsed)
+        parsed.save()
         return repo
 
     @classmethod
@@ -146,6 +163,12 @@ class PlanRepo:
         problems.extend(graph_problems(steps, set(unreadable)))
         handoffs = _load_handoffs(plans_dir / "handoffs", steps, problems, cache, stats)
         return cls(plans_dir, steps, handoffs, problems, unreadable)
+
+    #: the status report made from this repo: kept for the next load when set
+    #: (:func:`stepkit.planrepo.status.status_report` calls it)
+    keep_report: Any = None
+    #: the status report kept from an earlier load of the unchanged repo (None: made afresh)
+    cached_report: dict[str, Any] | None = None
 
     def step(self, number: int) -> StepPlan | None:
         """The plan of step ``number`` (the first by file name if it is duplicated)."""
@@ -256,6 +279,25 @@ class PlanRepo:
         return self.handoffs_dir / step.path.name
 
 
+class _ReportedRepo(PlanRepo):
+    """A plan repo unchanged since its status report was kept: the report is
+    at hand, and the files are read (``load``) only when something else is
+    asked of it."""
+
+    def __init__(self, plans_dir: Path, report: dict[str, Any], load: Any) -> None:
+        self.plans_dir = plans_dir
+        self.cached_report = report
+        self._read = load
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_read":
+            raise AttributeError(name)
+        loaded = self._read()
+        for attribute in ("steps", "handoffs", "problems", "_by_number", "_handoff_numbers", "_unreadable"):
+            setattr(self, attribute, getattr(loaded, attribute))
+        return object.__getattribute__(self, name)
+
+
 def _numbered_files(directory: Path, problems: list[str],
                     stats: dict[str, os.stat_result] | None = None) -> list[tuple[int, str, Path]]:
     """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``;
@@ -303,6 +345,11 @@ def _read_document(path: Path, problems: list[str], cache: ParseCache | None = N
         line = data.count(b"\n", 0, exc.start) + 1
         problems.append(f"{path}: not UTF-8 (byte 0x{data[exc.start]:02x} on line {line})")
         return None
+    from stepkit.planrepo.document import (  # YAML, for a file not cached
+        DocumentError,
+        parse_document,
+    )
+
     try:
         document = parse_document(text)
     except DocumentError as exc:

@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stepkit.workspace.files import atomic_write
-
 VERSION = 1
 #: A file modified this recently is parsed again next time, never trusted from the cache.
 RACY_S = 2.0
@@ -75,6 +73,8 @@ class ParseCache:
             return
         for key in gone:
             del self._entries[key]
+        from stepkit.workspace.files import atomic_write
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, json.dumps({"version": VERSION, "files": self._entries},

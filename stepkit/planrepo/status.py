@@ -10,7 +10,10 @@ from stepkit.planrepo.model import PlanRepo
 
 def status_report(repo: PlanRepo) -> dict[str, Any]:
     """Every step with its status, dependencies and handoff; the step ``next``
-    picks; the repo's problems."""
+    picks; the repo's problems.  A repo unchanged since its report was kept
+    (:meth:`PlanRepo.load` with a cache) gives that report without being read."""
+    if repo.cached_report is not None:
+        return dict(repo.cached_report)
     following = repo.next_step()
     steps = []
     for step in repo.steps:
@@ -28,9 +31,12 @@ def status_report(repo: PlanRepo) -> dict[str, Any]:
             "handoff": str(handoff.path) if handoff else None,
             "handoff_result": handoff.result if handoff else None,
         })
-    return {
+    report = {
         "plans_dir": str(repo.plans_dir),
         "next": following.number if following else None,
         "steps": steps,
         "problems": list(repo.problems),
     }
+    if repo.keep_report is not None:
+        repo.keep_report(report)
+    return report

@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import Field
 
 from stepkit.errors import UsageError
 from stepkit.jsontext import model_from_json, model_json
+from stepkit.models import Model
 from stepkit.workspace.files import pid_running
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import git
@@ -177,7 +178,7 @@ def _link_dependencies(source: Path, project: Path) -> None:
 # -- the record and its cache ------------------------------------------------
 
 
-class BaselineRecord(BaseModel):
+class BaselineRecord(Model):
     """How a gate's command did on the earlier tree.
 
     :ivar failures: what failed there (:func:`failure_keys`); None when the
@@ -198,7 +199,7 @@ class BaselineRecord(BaseModel):
     log: str | None = None
     ran_at: str = ""
     cached: bool = False
-    store_flags: list[str] = []
+    store_flags: list[str] = Field(default_factory=list)
 
 
 #: What runs the gate in the rebuilt tree: (its project dir, its log dir) →

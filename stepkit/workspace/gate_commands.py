@@ -24,11 +24,13 @@ from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 
 import pluggy
-from pydantic import BaseModel, ValidationError
+from pydantic import Field, ValidationError
 
 from stepkit.config import Config
 from stepkit.errors import PluginError
+from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
+from stepkit.records import GATE_ORDER
 
 #: Each gate, in the order the gates run, and the firstresult hook that names its command.
 GATE_HOOKS: dict[str, str] = {
@@ -67,7 +69,7 @@ def resolve_commands(pm: pluggy.PluginManager, project_dir: Path, config: Config
     return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_HOOKS}
 
 
-class PlannedCommand(BaseModel):
+class PlannedCommand(Model):
     """One gate's command (None: the gate has none) and the plugin that chose
     it; ``not_run`` says why a gate that has a command will not run it."""
 
@@ -76,21 +78,26 @@ class PlannedCommand(BaseModel):
     not_run: str = ""
 
 
-class GatePlan(BaseModel):
+class GatePlan(Model):
     """What the gates of one verify or run execute, fixed before the first
     gate: each gate's command, and the lockfiles git tracks, which no gate
     may change."""
 
     commands: dict[str, PlannedCommand]
-    lockfiles: list[str] = []
+    lockfiles: list[str] = Field(default_factory=list)
     #: the project's tool directories, first on the gates' PATH (``stepkit_tool_dirs``)
-    tool_dirs: list[str] = []
+    tool_dirs: list[str] = Field(default_factory=list)
     #: tools in them the step changed (:func:`~stepkit.workspace.toolpath.tool_changes`):
     #: they fail the tests gate
-    tool_changes: list[str] = []
+    tool_changes: list[str] = Field(default_factory=list)
     #: the gates in the order the project's CI runs them when it builds before
     #: it formats or lints (``stepkit_gate_order``); ``[]``: CI shows no such need
-    ci_order: list[str] = []
+    ci_order: list[str] = Field(default_factory=list)
+
+    def run_order(self) -> tuple[str, ...]:
+        """The order the gates run in: :attr:`ci_order` when it names each
+        gate once, else format → lint → build → tests."""
+        return tuple(self.ci_order) if sorted(self.ci_order) == sorted(GATE_ORDER) else GATE_ORDER
 
     def command(self, gate: str) -> tuple[str | None, str | None]:
         """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""

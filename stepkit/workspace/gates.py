@@ -89,7 +89,7 @@ def run_gates(
     plan: GatePlan | None = None,
     baseline: object = None,
 ) -> list[GateResult]:
-    """Run the requested gates in protocol order with a :class:`GateRunner`
+    """Run the requested gates in the plan's order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
     its gate changed) and reuses nothing; the arguments are the runner's."""
     return GateRunner(pm, project_dir, config, log_dir, plan=plan, on_gate=on_gate, on_start=on_start,
@@ -103,7 +103,10 @@ def existing_files(project_dir: Path, paths: Iterable[str]) -> list[str]:
 
 class GateRunner:
     """Runs gates in protocol order (format first, so the other gates'
-    evidence describes the formatted bytes) and records their evidence.
+    evidence describes the formatted bytes), or in the order the project's
+    CI runs them when it builds before it formats or lints (the plan's
+    :meth:`~stepkit.workspace.gate_commands.GatePlan.run_order`: that step
+    may need the build's output), and records their evidence.
 
     The commands are fixed when the runner is made: ``plan`` (a run's
     :class:`~stepkit.workspace.gate_commands.GatePlan`), else one
@@ -216,7 +219,7 @@ class GateRunner:
             raise ValueError(f"unknown gate(s): {', '.join(sorted(unknown))}")
         self._seen = None  # between two calls the caller may change the tree
         self._step = None
-        return [self._run_one(gate) for gate in GATE_ORDER if gate in wanted]
+        return [self._run_one(gate) for gate in self.plan.run_order() if gate in wanted]
 
     def _run_one(self, name: str) -> GateResult:
         """Run one gate, or reuse an earlier result of it."""

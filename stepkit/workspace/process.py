@@ -18,9 +18,10 @@ child of this process (:func:`own_group`); otherwise only the process itself
 is.  Fake processes (pytest-subprocess) report made-up pids such as 1, and
 signalling group 1 kills far more than the command.
 
-One reader thread per output pipe, a writer thread for stdin and
-``proc.wait(timeout)`` in the caller's thread: that is all a process object
-needs to offer, so fake processes run through the same code.
+One reader thread per output pipe, a writer thread for stdin and the wait
+in the caller's thread (:func:`wait_for_exit`: on Linux a pidfd that wakes
+the moment the command exits, else ``proc.wait(timeout)``): that is all a
+process object needs to offer, so fake processes run through the same code.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -280,21 +282,50 @@ def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_out
         left = deadline - time.monotonic()
         if left <= 0:
             return reason
-        try:
-            proc.wait(timeout=left)
+        if wait_for_exit(proc, left):
             return None
+        # a deadline passed, or output moved the no-output one
+
+
+def wait_for_exit(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``proc`` to exit; True when it did
+    (it is reaped then).  A real child on Linux is waited on through a pidfd,
+    which wakes the moment the process exits; elsewhere (no ``pidfd_open``,
+    a fake process object) ``proc.wait(timeout)``, which polls in steps of up
+    to 50 ms."""
+    pidfd = _pidfd(proc)
+    if pidfd is None:
+        try:
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            continue  # a deadline passed, or output moved the no-output one
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if not poller.poll(max(0, round(timeout * 1000))):
+            return False
+    finally:
+        os.close(pidfd)
+    proc.wait()  # exited: the pidfd is readable once it is a zombie, so this does not block
+    return True
+
+
+def _pidfd(proc: subprocess.Popen) -> int | None:
+    """A pidfd for a real child that has not been reaped, else None."""
+    if not hasattr(os, "pidfd_open") or type(proc) is not subprocess.Popen or proc.returncode is not None:
+        return None
+    try:
+        return os.pidfd_open(proc.pid)
+    except OSError:  # an old kernel, or the process is gone already
+        return None
 
 
 def _terminate(proc: subprocess.Popen, group: int | None) -> None:
     """SIGTERM, then up to :data:`KILL_GRACE_S` for the command to exit (the
     caller sends the SIGKILL)."""
     _signal(proc, group, signal.SIGTERM)
-    try:
-        proc.wait(timeout=KILL_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
+    wait_for_exit(proc, KILL_GRACE_S)
 
 
 def _signal(proc: subprocess.Popen, group: int | None, sig: int) -> None:

@@ -29,9 +29,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from stepkit.jsontext import model_json
+from stepkit.models import Model
 from stepkit.records import TestsRecord
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.loglines import lines_of
@@ -47,7 +48,7 @@ RECORD_IDS = 100
 __all__ = ["STATUSES", "TestResults", "TestStatus", "TestsRecord"]
 
 
-class TestResults(BaseModel):
+class TestResults(Model):
     """Every test id a run reported, with its status (first report wins when
     an id appears twice, except that a failure is never overwritten)."""
 

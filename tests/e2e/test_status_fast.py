@@ -71,3 +71,45 @@ def test_a_cache_that_cannot_be_read_is_rebuilt(tmp_path):
     cache.write_text("{not json", encoding="utf-8")
     assert status(tmp_path)["steps"][0]["title"] == "A"
     assert json.loads(cache.read_text())["version"] == 1
+
+
+_READ_PROBE = ("import json, sys\nfrom stepkit.cli import main\nmain(['status', '--json'])\n"
+               "print(json.dumps('stepkit.planrepo.document' in sys.modules))\n")
+
+
+def reads_plan_files(project: Path) -> bool:
+    """Whether ``stepkit status --json`` parsed any plan file (the frontmatter reader was needed)."""
+    done = subprocess.run([sys.executable, "-c", _READ_PROBE], cwd=project, capture_output=True, text=True,
+                          timeout=60, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_an_unchanged_plan_repo_is_not_read_again(tmp_path):
+    for n in (1, 2, 3):
+        write_old(tmp_path / "plans" / "steps" / f"0{n}-s.md", f"---\ntitle: S{n}\ndepends_on: [{n - 1 or ''}]\n---\n")
+    write_old(tmp_path / "plans" / "handoffs" / "01-s.md", "---\nstep: 1\nresult: complete\n---\n")
+    first = status(tmp_path)
+    assert not reads_plan_files(tmp_path)  # the kept report: no file parsed
+    assert status(tmp_path) == first
+    write_old(tmp_path / "plans" / "handoffs" / "02-s.md", "---\nstep: 2\nresult: complete\n---\n")
+    assert reads_plan_files(tmp_path)  # a file more: the repo is read again
+    again = status(tmp_path)
+    assert not first["steps"][2]["deps_satisfied"] and again["steps"][2]["deps_satisfied"]
+    assert again["steps"][1]["handoff_result"] == "complete"
+
+
+def test_no_report_is_kept_while_a_file_was_just_written(tmp_path):
+    write_old(tmp_path / "plans" / "steps" / "01-a.md", "---\ntitle: A\n---\n")
+    (tmp_path / "plans" / "steps" / "02-b.md").write_text("---\ntitle: B\n---\n", encoding="utf-8")
+    status(tmp_path)
+    assert reads_plan_files(tmp_path)
+    (tmp_path / "plans" / "steps" / "02-b.md").write_text("---\ntitle: C\n---\n", encoding="utf-8")  # same size
+    assert status(tmp_path)["steps"][1]["title"] == "C"
+
+
+def test_the_table_of_an_unchanged_repo_reads_it_as_before(tmp_path):
+    write_old(tmp_path / "plans" / "steps" / "01-a.md", "---\ntitle: Alpha\n---\n")
+    status(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "stepkit", "status"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert "Alpha" in done.stdout and "next: step 1 (Alpha)" in done.stdout

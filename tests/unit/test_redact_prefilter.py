@@ -63,6 +63,25 @@ def _in_pieces(text: str, rng: random.Random) -> str:
     return "".join(out) + redactor.close()
 
 
+@pytest.fixture(autouse=True)
+def _prefilter_on(monkeypatch):
+    """The prefilter from the first character (a process masks its first
+    ``PLAIN_CHARS`` with every shape, which is what it is compared with)."""
+    monkeypatch.setattr(redact, "_plain_left", 0)
+
+
+def test_the_first_characters_a_process_masks_are_masked_as_the_prefilter_masks_them(monkeypatch):
+    rng = random.Random(7)
+    variants = [variant for text in TEXTS for variant in _variants(text, rng)]
+    with_prefilter = [redact.redact(variant) for variant in variants]
+    monkeypatch.setattr(redact, "_plain_left", 10**12)
+    monkeypatch.setattr(redact, "_prefilter_set", None)
+    built = []
+    monkeypatch.setattr(redact, "_prefilter", lambda: built.append(1))
+    assert [redact.redact(variant) for variant in variants] == with_prefilter
+    assert built == []  # every shape ran, the RE2 set was never asked for
+
+
 def test_the_corpus_is_the_cases_of_test_redact():
     assert len(TEXTS) > 100
 

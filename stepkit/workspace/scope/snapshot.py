@@ -26,9 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from stepkit.jsontext import model_from_json, model_json
+from stepkit.models import Model
 from stepkit.workspace.files import real_dir, replace_entry
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.plancopy import PlanScope
@@ -46,7 +47,7 @@ STORE_FILE_LIMIT = 1_000_000  # bytes of one text file kept for the diff
 STORE_TOTAL_LIMIT = 100_000_000  # bytes kept per snapshot
 
 
-class Snapshot(BaseModel):
+class Snapshot(Model):
     """The tree as it was when the step started (JSON-serialisable).
 
     :ivar mode: ``git`` (HEAD + dirty files) or ``files`` (every file).

@@ -1,0 +1,117 @@
+"""Built-ins are registered without being imported (stepkit/lazyplugins.py):
+the hook table they are registered from is what the modules declare, a
+project-type plugin left unimported answers nothing for a project that is
+not of its type, and a command imports only the plugins it calls.
+
+``python tests/unit/test_lazy_plugins.py`` writes stepkit/builtin_hooks.py
+again from the modules."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepkit.config import Config
+from stepkit.lazyplugins import DETECTED_BY, LazyPlugin, declared_hooks, render_hooks
+from stepkit.pluginmanager import DEFAULT_PLUGINS, first_answer, get_plugin_manager
+
+HOOK_TABLE = Path(__file__).resolve().parents[2] / "stepkit" / "builtin_hooks.py"
+
+_PROBE = (
+    "import json, sys\n"
+    "from stepkit.cli import main\n"
+    "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    "print(json.dumps(sorted(m for m in sys.modules if m.startswith('stepkit.plugins.'))))\n"
+)
+
+
+def imported_plugins(project: Path, *args: str) -> list[str]:
+    """The built-in plugin modules ``stepkit ARGS`` imports, run in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=project, capture_output=True, text=True,
+                          check=True, timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_hook_table_is_what_the_modules_declare():
+    assert HOOK_TABLE.read_text(encoding="utf-8") == render_hooks(DEFAULT_PLUGINS), \
+        "run `python tests/unit/test_lazy_plugins.py` to write stepkit/builtin_hooks.py again"
+
+
+def _marker_file(project: Path, marker: str) -> None:
+    path = project / marker.replace("*", "x")
+    path.write_text("{}" if path.suffix == ".json" else "", encoding="utf-8")
+
+
+@pytest.mark.parametrize("module_name", sorted(DETECTED_BY))
+def test_a_project_type_plugin_answers_nothing_without_its_markers(tmp_path, module_name):
+    """Every other type's markers are there, none of its own: each of its
+    hooks answers nothing, so not importing it changes no answer."""
+    for other, markers in DETECTED_BY.items():
+        if other != module_name:
+            for marker in markers:
+                _marker_file(tmp_path, marker)
+    module = importlib.import_module(module_name)
+    hooks = declared_hooks(module)
+    assert "stepkit_detect_project" in hooks
+    values = {"project_dir": tmp_path, "config": Config()}
+    for hook in hooks:
+        function = getattr(module, hook)
+        answer = function(**{name: values[name] for name in inspect.signature(function).parameters})
+        assert not answer, f"{module_name}.{hook} answered {answer!r} without any of {DETECTED_BY[module_name]}"
+
+
+@pytest.mark.parametrize(("marker", "module_name"), [("pyproject.toml", "stepkit.plugins.projects.python"),
+                                                     ("x.gemspec", "stepkit.plugins.projects.ruby"),
+                                                     ("App.csproj", "stepkit.plugins.projects.dotnet")])
+def test_a_stand_in_answers_as_its_module_does(tmp_path, marker, module_name):
+    (tmp_path / marker).write_text("", encoding="utf-8")
+    pm = get_plugin_manager(tmp_path)
+    plugin = pm.get_plugin(module_name)
+    assert isinstance(plugin, LazyPlugin)
+    expected = importlib.import_module(module_name).stepkit_detect_project(project_dir=tmp_path)
+    assert expected is not None and expected in pm.hook.stepkit_detect_project(project_dir=tmp_path)
+
+
+def test_a_stand_in_passes_each_argument_its_function_takes(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
+    pm = get_plugin_manager(tmp_path)
+    assert first_answer(pm, "stepkit_test_command", project_dir=tmp_path, config=Config()) == (
+        "python -m pytest -rfE", "stepkit.plugins.projects.python")
+
+
+def test_every_built_in_is_registered_and_listed_with_its_hooks(tmp_path):
+    pm = get_plugin_manager(tmp_path)
+    listed = {name: sorted(impl.name for impl in pm.get_hookcallers(plugin))
+              for name, plugin in pm.list_name_plugin()}
+    assert listed == {name: sorted(declared_hooks(importlib.import_module(name))) for name in DEFAULT_PLUGINS}
+
+
+def test_verify_on_a_python_project_imports_only_the_python_project_type(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = '0'\n[tool.pytest.ini_options]\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("def test_x():\n    assert True\n")
+    imported = imported_plugins(tmp_path, "verify", "--json")
+    types = [m.rsplit(".", 1)[1] for m in imported if m.startswith("stepkit.plugins.projects.")
+             and f"stepkit.plugins.projects.{m.rsplit('.', 1)[1]}" in DETECTED_BY]
+    assert types == ["python"]
+    for unused in ("stepkit.plugins.coders.", "stepkit.plugins.llm.", "stepkit.plugins.stages.",
+                   "stepkit.plugins.observers."):
+        assert not [m for m in imported if m.startswith(unused)], unused
+
+
+def test_plugins_still_lists_every_built_in(tmp_path, capsys):
+    from stepkit.cli import main
+
+    assert main(["plugins", "--project-dir", str(tmp_path), "--json"]) == 0
+    names = [p["name"] for p in json.loads(capsys.readouterr().out)["plugins"]]
+    assert [n for n in names if n in DEFAULT_PLUGINS] == DEFAULT_PLUGINS
+
+
+if __name__ == "__main__":
+    HOOK_TABLE.write_text(render_hooks(DEFAULT_PLUGINS), encoding="utf-8")
