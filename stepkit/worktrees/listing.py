@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.engine.pause import human_age
-from stepkit.planrepo.document import parse_document
 from stepkit.workspace.scope import git
 from stepkit.workspace.seal import SealBroken, read_sealed
 from stepkit.workspace.store import git_location, lock_files, runs_dir
@@ -131,6 +130,9 @@ def _unmerged(top: Path, common: Path, plans_dir: Path) -> list[dict[str, Any]]:
         return []
     wanted = [(branch, commit, f"{plans}/steps/{branch.removeprefix(BRANCH_PREFIX)}.md") for branch, commit in branches]
     texts = git.blobs(top, [f"{commit}:{path}" for _, commit, path in wanted])
+    # the YAML reader, imported only with a branch to read (status stays cheap)
+    from stepkit.planrepo.document import parse_document
+
     found = []
     for (branch, commit, _), text in zip(wanted, texts, strict=True):
         meta, _ = parse_document(text.decode("utf-8", "replace")) if text is not None else ({}, "")
