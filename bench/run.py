@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/run.py            # every figure (about a minute)
     .venv/bin/python bench/run.py --quick    # fewer repeats, 100 MB instead of 500 MB
+    .venv/bin/python bench/run.py --only startup,plan_scale   # some areas alone
 
 Prints one table (figure, value, baseline, ratio, target, met?) and writes
 ``bench/results.json`` (the rows, every area's raw figures, the machine).
@@ -307,13 +308,32 @@ def render(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: Each table section: the areas whose figures it reads, and what makes its rows.
+ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
+    (("startup",), startup_rows),
+    (("plan_scale",), plan_scale_rows),
+    (("full_run", "engine_overhead"), engine_rows),
+    (("big_output",), big_output_rows),
+    (("evidence_size",), evidence_rows),
+    (("model_traffic",), traffic_rows),
+    (("baseline_cost",), baseline_rows),
+    (("pristine_cost",), pristine_rows),
+    (("verify_demo",), verify_demo_rows),
+    (("parallel",), parallel_rows),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="fewer repeats and a 100 MB big output (not the reference figures)")
     parser.add_argument("--smoke", action="store_true",
                         help="the smallest run of every area (the test suite's; figures not judged)")
-    parser.add_argument("--out", type=Path, default=BENCH / "results.json", help="where to write the JSON")
+    parser.add_argument("--only", type=lambda text: [name for name in text.split(",") if name],
+                        help="only these areas, comma-separated (e.g. startup,plan_scale); "
+                             "their rows alone are printed")
+    parser.add_argument("--out", type=Path, help="where to write the JSON (default bench/results.json; "
+                                                 "with --only, nothing unless given)")
     args = parser.parse_args(argv)
     options = QUICK if args.quick else {}
 
@@ -350,31 +370,28 @@ def main(argv: list[str] | None = None) -> int:
         "verify_demo": verify_demo.run,
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
     }
+    unknown = set(args.only or areas) - set(areas)
+    if unknown:
+        parser.error(f"--only: no area {', '.join(sorted(unknown))} (areas: {', '.join(areas)})")
     figures, seconds = {}, {}
     for name, call in areas.items():
+        if args.only and name not in args.only:
+            continue
         figures[name], seconds[name] = _measure(name, call)
-    rows = [
-        *startup_rows(figures["startup"]),
-        *plan_scale_rows(figures["plan_scale"]),
-        *engine_rows(figures["full_run"], figures["engine_overhead"]),
-        *big_output_rows(figures["big_output"]),
-        *evidence_rows(figures["evidence_size"]),
-        *traffic_rows(figures["model_traffic"]),
-        *baseline_rows(figures["baseline_cost"]),
-        *pristine_rows(figures["pristine_cost"]),
-        *verify_demo_rows(figures["verify_demo"]),
-        *parallel_rows(figures["parallel"]),
-    ]
+    rows = [r for needs, rows_of in ROWS if set(needs) <= set(figures)
+            for r in rows_of(*(figures[name] for name in needs))]
     total_s = time.monotonic() - started
     print(render(rows))
-    print(f"\ncache model of the billed tokens: {figures['model_traffic']['billed']['cache_model']}")
+    if "model_traffic" in figures:
+        print(f"\ncache model of the billed tokens: {figures['model_traffic']['billed']['cache_model']}")
     judged = [r for r in rows if r["met"] is not None]
     missed = [r["figure"] for r in judged if not r["met"]]
     print(f"\n{len(judged) - len(missed)} of {len(judged)} targets met"
           + (f"; missed: {', '.join(missed)}" if missed else "") + f"  ({total_s:.0f} s)")
     results = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python bench/run.py" + (" --quick" if args.quick else ""),
+        "command": "python bench/run.py" + (" --quick" if args.quick else "")
+                   + (f" --only {','.join(args.only)}" if args.only else ""),
         "quick": args.quick,
         "machine": {**_machine(), "loadavg_before": load_before, "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
         "seconds": {**{k: round(v, 1) for k, v in seconds.items()}, "total": round(total_s, 1)},
@@ -384,8 +401,12 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
         "figures": figures,
     }
-    args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.out}")
+    if args.out is None and args.only:  # some areas alone never replace the whole run's figures
+        print(f"not written: --only ran some areas (give --out to keep them; {BENCH / 'results.json'} is the whole run's)")
+        return 0
+    out = args.out or BENCH / "results.json"
+    out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
     return 0
 
 

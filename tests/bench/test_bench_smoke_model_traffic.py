@@ -1,4 +1,4 @@
-"""``bench/model_traffic.py --smoke``: the model traffic against its loopback API."""
+"""``bench/run.py --smoke --only model_traffic``: the model traffic against its loopback API."""
 
 import pytest
 
@@ -8,4 +8,4 @@ pytestmark = pytest.mark.bench
 
 
 def test_the_model_traffic_bench_runs(tmp_path):
-    run_smoke("model_traffic.py", tmp_path)
+    run_smoke(("model_traffic",), tmp_path)
