@@ -24,6 +24,7 @@ test that prints "command not found" and fails stays a failure.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,7 +76,25 @@ def _lines(output: str) -> list[str]:
 
 def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
     """The lines that hold one of ``words`` (any case), joined."""
-    return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+    text = "\n".join(lines)
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: positions differ
+        return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+    # one search over the whole text, not a lower() and a scan per line: the
+    # kept output of a big gate is tens of thousands of lines
+    found, pos, search = [], 0, _words_pattern(words).search
+    while (match := search(lower, pos)) is not None:
+        start = lower.rfind("\n", 0, match.start()) + 1
+        end = lower.find("\n", match.end())
+        end = len(lower) if end == -1 else end
+        found.append(text[start:end])
+        pos = end + 1
+    return "\n".join(found)
+
+
+@functools.cache
+def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, words)))
 
 
 def _tail(lines: list[str]) -> list[str]:
