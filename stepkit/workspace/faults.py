@@ -82,19 +82,13 @@ def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
         return "\n".join(line for line in lines if any(word in line.lower() for word in words))
     # one search over the whole text, not a lower() and a scan per line: the
     # kept output of a big gate is tens of thousands of lines
-    found, pos, search = [], 0, _words_pattern(words).search
-    while (match := search(lower, pos)) is not None:
-        start = lower.rfind("\n", 0, match.start()) + 1
-        end = lower.find("\n", match.end())
-        end = len(lower) if end == -1 else end
-        found.append(text[start:end])
-        pos = end + 1
-    return "\n".join(found)
+    return "\n".join(text[m.start():m.end()] for m in _words_pattern(words).finditer(lower))
 
 
 @functools.cache
 def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(map(re.escape, words)))
+    """Each whole line that holds one of ``words`` (in lower-case text)."""
+    return re.compile(rf"(?m)^[^\n]*?(?:{'|'.join(map(re.escape, words))})[^\n]*")
 
 
 def _tail(lines: list[str]) -> list[str]:

@@ -436,6 +436,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._env = secret_env_values()
+        self._env_bytes = tuple(value.encode("utf-8", "surrogateescape") for value in self._env)
         self._window = max(_WINDOW, 2 * max(map(len, self._env), default=0))
         self._pending = ""
         self._context = ""  # the unmasked text just before _pending, on its line
@@ -454,6 +455,29 @@ class Redactor:
         start = len(self._context)
         self._pending, self._context = text[newline + 1:], ""
         return self._mask_lines(lines, start)
+
+    def feed_ascii(self, data: bytes) -> bytes | None:
+        """Take the next piece as bytes, when one RE2 pass over it says that no
+        shape and no secret value can match in its whole lines: return those
+        lines unchanged (what is final) and keep its partial last line.  None,
+        taking nothing, when ``data`` must go through :meth:`feed` as text:
+        not ASCII (bytes and characters then differ), no newline, a candidate
+        shape or value in it, an open PEM block, or this process has not yet
+        masked the :data:`PLAIN_CHARS` that pay for building the prefilter."""
+        if self._pem is not None or self._context or not data.isascii() or not self._pending.isascii():
+            return None
+        newline = data.rfind(b"\n")
+        if newline == -1:
+            return None
+        lines = self._pending.encode("ascii") + data[: newline + 1] if self._pending else data[: newline + 1]
+        if len(lines) <= _BLOCK:
+            return None  # masking a few lines as text costs less than deciding here
+        if _prefilter_set is None and len(lines) <= _plain_left:
+            return None
+        if _prefilter().Match(lines) or any(value in lines for value in self._env_bytes):
+            return None
+        self._pending = data[newline + 1:].decode("ascii")
+        return lines
 
     def close(self) -> str:
         """The masked rest: a last line without newline."""
