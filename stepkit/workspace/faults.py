@@ -81,8 +81,12 @@ def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
     if len(lower) != len(text):  # a character whose lower case is longer: positions differ
         return "\n".join(line for line in lines if any(word in line.lower() for word in words))
     # one search over the whole text, not a lower() and a scan per line: the
-    # kept output of a big gate is tens of thousands of lines
-    return "\n".join(text[m.start():m.end()] for m in _words_pattern(words).finditer(lower))
+    # kept output of a big gate is tens of thousands of lines; only the words
+    # it holds are searched for
+    present = tuple(word for word in words if word in lower)
+    if not present:
+        return ""
+    return "\n".join(text[m.start():m.end()] for m in _words_pattern(present).finditer(lower))
 
 
 @functools.cache
