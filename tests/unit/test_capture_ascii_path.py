@@ -73,3 +73,17 @@ def test_chunks_the_prefilter_passes_are_not_decoded(monkeypatch):
     data = (LOG * 200).encode()
     assert _captured(data, [len(data) // 2]) == data
     assert sum(calls) == 0
+
+
+@pytest.mark.parametrize("secret", ["DB_PASSWORD=CorrectHorseBatteryStaple", "password: hunter22"])
+def test_a_big_piece_scanned_in_two_halves_finds_a_secret_wherever_it_is(secret):
+    """Above ``_SPLIT_BYTES`` the prefilter scans two halves cut at a newline:
+    a secret on the line before the cut, after it, or at either end is found."""
+    lines = LOG.encode() * (redact._SPLIT_BYTES // len(LOG) + 50)
+    assert not redact._may_match(lines)
+    mid = lines.find(b"\n", len(lines) // 2) + 1
+    line_before = lines.rfind(b"\n", 0, mid - 1) + 1
+    for at in (0, line_before, mid, len(lines)):
+        piece = lines[:at] + secret.encode() + b"\n" + lines[at:]
+        assert redact._may_match(piece), at
+        assert secret.encode() not in _captured(piece, [len(piece) // 3])
