@@ -13,18 +13,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from stepkit.config import resolve_project_dir
-from stepkit.engine.asking import slips
-from stepkit.engine.driver import StageRunner
 from stepkit.engine.interrupts import RunInterrupted
 from stepkit.engine.lock import ProjectLock, project_lock
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, RunResult
+
+if TYPE_CHECKING:  # the run engine and the YAML reader are imported by the calls that use them, not by verify
+    from stepkit.engine.driver import StageRunner
 
 __all__ = [
     "RunInterrupted", "RunResult", "check_run", "detect_gates", "parse_answers", "parse_sets", "plan_status",
@@ -315,6 +314,8 @@ def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None
 
 
 def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
+    import yaml
+
     result: dict[str, Any] = {}
     for item in sets:
         key, sep, raw = str(item).partition("=")
@@ -336,6 +337,8 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
     :raises UsageError: a malformed entry, an unknown node, or a node that
         cannot be pre-answered (the final approval gate).
     """
+    from stepkit.engine.asking import slips
+
     if answers is None:
         return {}
     pairs = list(answers.items()) if isinstance(answers, Mapping) else []

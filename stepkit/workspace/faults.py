@@ -24,11 +24,13 @@ test that prints "command not found" and fails stays a failure.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.text import strip_ansi, terminal_line
 
 #: How many non-blank lines at the end of the output a fault message may be in.
@@ -39,7 +41,7 @@ _MISSING = "not installed or not on PATH"
 
 def _any_of(*patterns: str) -> re.Pattern[str]:
     """One multi-line pattern matching any of ``patterns``."""
-    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.MULTILINE)
+    return lazy_compile("|".join(f"(?:{pattern})" for pattern in patterns), re.MULTILINE)
 
 
 # -- test runners that report failures: their output is never a fault ------
@@ -75,7 +77,23 @@ def _lines(output: str) -> list[str]:
 
 def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
     """The lines that hold one of ``words`` (any case), joined."""
-    return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+    text = "\n".join(lines)
+    lower = text.lower()
+    if len(lower) != len(text):  # a character whose lower case is longer: positions differ
+        return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+    # one search over the whole text, not a lower() and a scan per line: the
+    # kept output of a big gate is tens of thousands of lines; only the words
+    # it holds are searched for
+    present = tuple(word for word in words if word in lower)
+    if not present:
+        return ""
+    return "\n".join(text[m.start():m.end()] for m in _words_pattern(present).finditer(lower))
+
+
+@functools.cache
+def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """Each whole line that holds one of ``words`` (in lower-case text)."""
+    return re.compile(rf"(?m)^[^\n]*?(?:{'|'.join(map(re.escape, words))})[^\n]*")
 
 
 def _tail(lines: list[str]) -> list[str]:
@@ -87,16 +105,16 @@ def _tail(lines: list[str]) -> list[str]:
 # "/bin/sh: 1: clang-format: not found" (dash), "bash: line 1: mypy: command not found",
 # "sh: mypy: not found" (busybox), "./ci.sh: line 3: tox: command not found",
 # "zsh: command not found: mypy", "make: clang-format: No such file or directory"
-_SHELL_MISSING = re.compile(
+_SHELL_MISSING = lazy_compile(
     r"^(?:\S*\b(?:sh|bash|dash|ksh)|\S+\.sh): (?:(?:line )?\d+: )?(?P<tool>[^:\s][^:]*): (?:command )?not found$"
     r"|^zsh: command not found: (?P<ztool>\S+)$"
 )
-_MAKE_MISSING = re.compile(
+_MAKE_MISSING = lazy_compile(
     r"^make(?:\[\d+\])?: (?P<tool>[^:*\s][^:*]*): (?:No such file or directory|Command not found)$"
 )
-_NOT_EXECUTABLE = re.compile(r"^(?:\S*\b(?:sh|bash|dash)|make(?:\[\d+\])?): (?:(?:line )?\d+: )?(?P<tool>[^:]+): Permission denied$")
+_NOT_EXECUTABLE = lazy_compile(r"^(?:\S*\b(?:sh|bash|dash)|make(?:\[\d+\])?): (?:(?:line )?\d+: )?(?P<tool>[^:]+): Permission denied$")
 # "make: *** [Makefile:2: lint] Error 127", "make[1]: *** [lint] Error 127"
-_MAKE_ERROR = re.compile(r"^make(?:\[(?P<level>\d+)\])?: \*\*\* \[.*\] Error (?P<code>\d+)$")
+_MAKE_ERROR = lazy_compile(r"^make(?:\[(?P<level>\d+)\])?: \*\*\* \[.*\] Error (?P<code>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -177,60 +195,60 @@ def _npm_engine(m: re.Match[str], lines: list[str], at: int) -> str:
 
 
 _FAULTS: tuple[_Rule, ...] = (
-    _Rule(re.compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
+    _Rule(lazy_compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
           lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed"),
-    _Rule(re.compile(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$"), _uv_spawn),
-    _Rule(re.compile(r"^Command not found: (?P<tool>\S+)$"),
+    _Rule(lazy_compile(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$"), _uv_spawn),
+    _Rule(lazy_compile(r"^Command not found: (?P<tool>\S+)$"),
           lambda m, _lines, _at: f"poetry: {m['tool']}: command not found (not installed in the project's environment)"),
-    _Rule(re.compile(r"^npm (?:error|ERR!) could not determine executable to run$"),
+    _Rule(lazy_compile(r"^npm (?:error|ERR!) could not determine executable to run$"),
           lambda m, _lines, _at: "npx: could not determine executable to run (the package is not installed or has no such command)"),
-    _Rule(re.compile(r"^npm (?:error|ERR!) npx canceled due to missing packages and no YES option: \[(?P<pkgs>.*)\]$"),
+    _Rule(lazy_compile(r"^npm (?:error|ERR!) npx canceled due to missing packages and no YES option: \[(?P<pkgs>.*)\]$"),
           lambda m, _lines, _at: f"npx: {m['pkgs'].replace(chr(34), '')} not installed"),
-    _Rule(re.compile(r"^npm (?:error|ERR!) code (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
+    _Rule(lazy_compile(r"^npm (?:error|ERR!) code (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
                      r"|ENETUNREACH|EHOSTUNREACH)$"), _npm_network),
-    _Rule(re.compile(r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b"), _uv_network),
-    _Rule(re.compile(r"(?P<why>Could not resolve host(?:name)?(?: \(Could not resolve host: [^)]+\)|: \S+)"
+    _Rule(lazy_compile(r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b"), _uv_network),
+    _Rule(lazy_compile(r"(?P<why>Could not resolve host(?:name)?(?: \(Could not resolve host: [^)]+\)|: \S+)"
                      r"|Couldn't resolve host name)"), _cargo_network),
-    _Rule(re.compile(r"Failed to establish a new connection: (?P<why>[^')]+)"), _pip_network),
-    _Rule(re.compile(r"^(?:ERROR: )?Could not fetch URL (?P<url>\S+?):? (?P<why>There was a problem .+)$"),
+    _Rule(lazy_compile(r"Failed to establish a new connection: (?P<why>[^')]+)"), _pip_network),
+    _Rule(lazy_compile(r"^(?:ERROR: )?Could not fetch URL (?P<url>\S+?):? (?P<why>There was a problem .+)$"),
           lambda m, _lines, _at: f"pip: could not fetch {m['url']} ({m['why'][:80]})"),
-    _Rule(re.compile(r"dial tcp(?: [^:\s]+:\d+)?: (?P<why>lookup \S+(?: on \S+)?: no such host"
+    _Rule(lazy_compile(r"dial tcp(?: [^:\s]+:\d+)?: (?P<why>lookup \S+(?: on \S+)?: no such host"
                      r"|connect: (?:connection refused|network is unreachable)|i/o timeout)"),
           lambda m, lines, _at: f"go: module proxy unreachable ({m['why']})"
           if any(line.startswith("go: ") for line in lines) else None),
-    _Rule(re.compile(r"Could not transfer artifact \S+ from/to (?P<repo>\S+) \((?P<url>[^)]+)\): (?P<why>.+?)(?: -> \[Help \d+\])?$"),
+    _Rule(lazy_compile(r"Could not transfer artifact \S+ from/to (?P<repo>\S+) \((?P<url>[^)]+)\): (?P<why>.+?)(?: -> \[Help \d+\])?$"),
           _maven_transfer),
-    _Rule(re.compile(r"Cannot access (?P<repo>\S+) \((?P<url>[^)]+)\) in offline mode and the artifact (?P<art>\S+) "
+    _Rule(lazy_compile(r"Cannot access (?P<repo>\S+) \((?P<url>[^)]+)\) in offline mode and the artifact (?P<art>\S+) "
                      r"has not been downloaded from it before"),
           lambda m, _lines, _at: f"maven: offline and {m['art']} is not in the local repository"),
     # docker's cli (cli/command/container/run.go): "the input device is not a TTY"
-    _Rule(re.compile(r"the input device is not a TTY", re.IGNORECASE),
+    _Rule(lazy_compile(r"the input device is not a TTY", re.IGNORECASE),
           lambda m, _lines, _at: "the command needs a terminal (docker: the input device is not a TTY)"),
-    _Rule(re.compile(r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"),
+    _Rule(lazy_compile(r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"),
           lambda m, _lines, _at: f"docker: cannot connect to the Docker daemon at {m['host']} (is it running?)"),
     # pdm 2.x (cli/commands/run.py): PdmUsageError "Command 'x' is not found in your PATH."; pdm < 2.6 let
     # the FileNotFoundError through
-    _Rule(re.compile(r"^\[(?:PdmUsageError|FileNotFoundError)\]: (?:Command '(?P<tool>[^']+)' is not found in your "
+    _Rule(lazy_compile(r"^\[(?:PdmUsageError|FileNotFoundError)\]: (?:Command '(?P<tool>[^']+)' is not found in your "
                      r"PATH\.|\[Errno 2\] No such file or directory: '(?P<tool2>[^']+)')$"),
           lambda m, _lines, _at: f"pdm: {m['tool'] or m['tool2']}: command not found (not installed in the project's "
                                  "environment)"),
-    _Rule(re.compile(r"^Exception in thread \"main\" (?P<exc>java\.net\.\w+|javax\.net\.ssl\.\w+)(?:: (?P<why>.*))?$"),
+    _Rule(lazy_compile(r"^Exception in thread \"main\" (?P<exc>java\.net\.\w+|javax\.net\.ssl\.\w+)(?:: (?P<why>.*))?$"),
           _wrapper_download),
-    _Rule(re.compile(r"^npm (?:error|ERR!) code EBADENGINE$"), _npm_engine),
-    _Rule(re.compile(r'^error (?P<pkg>\S+): The engine "(?P<engine>[\w.-]+)" is incompatible with this module\. '
+    _Rule(lazy_compile(r"^npm (?:error|ERR!) code EBADENGINE$"), _npm_engine),
+    _Rule(lazy_compile(r'^error (?P<pkg>\S+): The engine "(?P<engine>[\w.-]+)" is incompatible with this module\. '
                      r'Expected version "(?P<want>[^"]+)"\. Got "(?P<got>[^"]+)"$'),
           lambda m, _lines, _at: f"yarn: {m['pkg']} needs {m['engine']} {m['want']}; this machine has {m['got']}"),
-    _Rule(re.compile(r"\bERR_PNPM_(?P<code>UNSUPPORTED_ENGINE|BAD_PM_VERSION)\b\s*(?P<why>.*)$"),
+    _Rule(lazy_compile(r"\bERR_PNPM_(?P<code>UNSUPPORTED_ENGINE|BAD_PM_VERSION)\b\s*(?P<why>.*)$"),
           lambda m, _lines, _at: f"pnpm: {m['code'].lower().replace('_', ' ')} ({m['why'].strip() or m['code']})"),
     # corepack (sources/Engine.ts, sources/corepackUtils.ts)
-    _Rule(re.compile(r'^(?:Usage Error: )?This project is configured to use (?P<pm>\w+) because (?P<file>\S+) has a '
+    _Rule(lazy_compile(r'^(?:Usage Error: )?This project is configured to use (?P<pm>\w+) because (?P<file>\S+) has a '
                      r'"packageManager" field$'),
           lambda m, _lines, _at: f"corepack: the project's packageManager is {m['pm']} ({m['file']}); another "
                                  "package manager was run"),
-    _Rule(re.compile(r"^(?:Internal Error: )?(?:Network access disabled by the environment; can't reach|Error when "
+    _Rule(lazy_compile(r"^(?:Internal Error: )?(?:Network access disabled by the environment; can't reach|Error when "
                      r"performing the request to) (?P<url>\S+?)(?:;.*)?$"),
           lambda m, _lines, _at: f"corepack: cannot download the project's package manager ({m['url']})"),
-    _Rule(re.compile(r'^error This project\'s package\.json defines "packageManager": "(?P<want>[^"]+)"\. However the '
+    _Rule(lazy_compile(r'^error This project\'s package\.json defines "packageManager": "(?P<want>[^"]+)"\. However the '
                      r"current global version of Yarn is (?P<got>\S+?)\.?$"),
           lambda m, _lines, _at: f"yarn: the project's packageManager is {m['want']}; this machine has yarn {m['got']}"),
 )
@@ -276,7 +294,7 @@ def environment_fault(output: str, exit_code: int | None) -> str | None:
 #: "localhost" (127.0.0.1), port 5432 failed: Connection refused``), MySQL (``Can't connect to MySQL
 #: server on 'localhost' ([Errno 111] Connection refused)``).
 _LOCAL = r"(?:localhost|127\.0\.0\.1|\[?::1\]?|0\.0\.0\.0)"
-_REFUSED_AT = re.compile(
+_REFUSED_AT = lazy_compile(
     rf"ECONNREFUSED {_LOCAL}:(?P<p1>\d+)"
     rf"|dial tcp {_LOCAL}:(?P<p2>\d+): connect: connection refused"
     rf"|Error 111 connecting to {_LOCAL}:(?P<p3>\d+)"
@@ -286,10 +304,10 @@ _REFUSED_AT = re.compile(
 )
 _SERVICES = {"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "11211": "memcached",
              "9200": "Elasticsearch", "5672": "RabbitMQ", "9092": "Kafka", "2181": "ZooKeeper", "4222": "NATS"}
-_REFUSAL_WORDS = re.compile(r"ConnectionRefused|Connection r|ECONNREFUSED|connection to server at|Error 111|"
+_REFUSAL_WORDS = lazy_compile(r"ConnectionRefused|Connection r|ECONNREFUSED|connection to server at|Error 111|"
                             r"OperationalError|ConnectionError|Can't connect")
 #: A failing test's one-line reason: pytest's short summary, node's TAP ``error:``.
-_FAILURE_REASON = re.compile(r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$|^\s+error: '(?P<tap>.*)'$")
+_FAILURE_REASON = lazy_compile(r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$|^\s+error: '(?P<tap>.*)'$")
 
 
 def _failure_reasons(lines: list[str]) -> list[str]:
@@ -316,8 +334,8 @@ def _service_down(lines: list[str]) -> str | None:
     return f"{service} is not running on this machine (connection to port {port} refused); the tests need it"
 
 
-_ROOTDIR = re.compile(r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$")
-_NO_MODULE = re.compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
+_ROOTDIR = lazy_compile(r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$")
+_NO_MODULE = lazy_compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
 
 
 def _src_layout_not_installed(lines: list[str]) -> str | None:
@@ -387,7 +405,7 @@ class _NoTests:
 
 
 def _no_tests(runner: str, pattern: str, codes: tuple[int, ...], what: str) -> _NoTests:
-    return _NoTests(runner, re.compile(pattern, re.MULTILINE), frozenset(codes), what)
+    return _NoTests(runner, lazy_compile(pattern, re.MULTILINE), frozenset(codes), what)
 
 
 _NO_TESTS: tuple[_NoTests, ...] = (
@@ -434,9 +452,9 @@ _TESTS_RAN = _any_of(
     r"^\s*(?:Passed|Failed)!\s+- |Total tests: [1-9]",  # dotnet
     r"^OK \([1-9]\d* tests?|^Tests: [1-9]",  # phpunit
 )
-_GO_PACKAGE = re.compile(r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$")
-_GO_ANY_PACKAGE = re.compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[)")
-_CARGO_RUNNING = re.compile(r"^running (\d+) tests?$")
+_GO_PACKAGE = lazy_compile(r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$")
+_GO_ANY_PACKAGE = lazy_compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[)")
+_CARGO_RUNNING = lazy_compile(r"^running (\d+) tests?$")
 
 
 def no_tests_reason(output: str, exit_code: int | None) -> str | None:

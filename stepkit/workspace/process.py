@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import fcntl
+import io
 import os
 import select
 import signal
@@ -58,7 +60,11 @@ NOT_RUNNABLE = {126: "not executable", 127: "command not found"}
 #: Why a command was not started while its caller is being stopped.
 STOPPING = "stepkit is stopping the run; no new command starts"
 
-_READ_CHUNK = 256 * 1024
+_READ_CHUNK = 1024 * 1024
+#: The output pipe's capacity asked for (Linux's unprivileged maximum by
+#: default): a fast writer fills it while a chunk is masked, and each read
+#: then takes up to a megabyte, not the default pipe's 64 KiB.
+_PIPE_BYTES = 1024 * 1024
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
 
 
@@ -371,6 +377,7 @@ class _Reader(threading.Thread):
         self.error: Exception | None = None
 
     def run(self) -> None:
+        _widen(self._stream)
         try:
             with self._stream:
                 while chunk := self._stream.read1(_READ_CHUNK):
@@ -378,6 +385,14 @@ class _Reader(threading.Thread):
                     self._capture.feed(chunk)
         except Exception as exc:  # noqa: BLE001 - re-raised in the caller's thread
             self.error = exc
+
+
+def _widen(stream: IO[bytes]) -> None:
+    """Ask for a pipe of :data:`_PIPE_BYTES` (Linux; anything else keeps its own)."""
+    try:
+        fcntl.fcntl(stream.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a pipe, not Linux, above this system's limit, or a fake process's stream
 
 
 class _Capture:
@@ -408,7 +423,15 @@ class _Capture:
         lines; a partial last line waits for the next chunk, so a secret split
         across chunks is still seen whole)."""
         with self._lock:
-            if not self._closed:
+            if self._closed:
+                return
+            # most output is ASCII and holds no secret: its whole lines go to the
+            # log as they came, checked by one RE2 pass, never decoded or split
+            plain = None if self._on_text is not None or self._decoder.getstate()[0] else \
+                self._redactor.feed_ascii(data)
+            if plain is not None:
+                self._keep_bytes(plain)
+            else:
                 self._keep(self._redactor.feed(self._decoder.decode(data)))
 
     def close(self, note: str = "") -> None:
@@ -432,7 +455,11 @@ class _Capture:
             return
         if self._on_text is not None:
             self._on_text(masked)
-        block = masked.encode("utf-8", "surrogateescape")
+        self._keep_bytes(masked.encode("utf-8", "surrogateescape"))
+
+    def _keep_bytes(self, block: bytes) -> None:
+        if not block:
+            return
         if self._log is not None:
             self._log.write(block)
         self.size += len(block)

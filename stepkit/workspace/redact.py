@@ -55,8 +55,11 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from stepkit.lazyregex import lazy_compile
 
 MASK = "[REDACTED]"
 
@@ -71,7 +74,7 @@ _CONTEXT = 256
 #: Environment variable names whose values are secrets wherever they appear
 #: (``PGPASSWORD``, ``MYSQL_PWD``, ``REDISCLI_AUTH``, ``SSHPASS``, ``GH_TOKEN``);
 #: ``AUTHOR`` is a name, not a secret (``GIT_AUTHOR_NAME``).
-_SECRET_ENV_NAME = re.compile(
+_SECRET_ENV_NAME = lazy_compile(
     r"[A-Z0-9_]*(?:PASSWORD|PASSWD|TOKEN|SECRET|CREDENTIAL|AUTH(?!OR))[A-Z0-9_]*"
     r"|[A-Z0-9_]*(?:PASS|_PWD|_KEY)"
 )
@@ -117,21 +120,21 @@ def _after(letters: str) -> Callable[[re.Match[str], str, int], Span | None]:
 
 _NOT_AFTER_ALNUM = "(?<![A-Za-z0-9]{})"  # a word boundary before a literal already matched
 _TOKENS = (
-    _Shape(re.compile(r"sk-" + _NOT_AFTER_ALNUM.format("sk-")
+    _Shape(lazy_compile(r"sk-" + _NOT_AFTER_ALNUM.format("sk-")
                       + r"(?:ant-[A-Za-z0-9_\-]{8,512}|[A-Za-z0-9_\-]{16,512})"), _whole),
-    _Shape(re.compile(r"g" + _NOT_AFTER_ALNUM.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{20,255}"
+    _Shape(lazy_compile(r"g" + _NOT_AFTER_ALNUM.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{20,255}"
                       r"|ithub_pat_[A-Za-z0-9_]{20,255}|lpat-[A-Za-z0-9_\-]{20,255})"), _whole),
-    _Shape(re.compile(r"A" + _NOT_AFTER_ALNUM.format("A")
+    _Shape(lazy_compile(r"A" + _NOT_AFTER_ALNUM.format("A")
                       + r"(?:[KS]IA[0-9A-Z]{16}\b|Iza[0-9A-Za-z_\-]{35}\b)"), _whole),
-    _Shape(re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,255}"), _whole),
-    _Shape(re.compile(r"k_(?:live|test)_[0-9A-Za-z]{16,255}"), _after("sr")),  # Stripe
-    _Shape(re.compile(r"npm_" + _NOT_AFTER_ALNUM.format("npm_") + r"[A-Za-z0-9]{36}\b"), _whole),
-    _Shape(re.compile(r"pypi-AgE[A-Za-z0-9_\-]{50,512}"), _whole),
-    _Shape(re.compile(r"SG\.[\w\-]{22}\.[\w\-]{43}\b"), _whole),  # SendGrid
-    _Shape(re.compile(r"hf_" + _NOT_AFTER_ALNUM.format("hf_") + r"[A-Za-z0-9]{34}\b"), _whole),
-    _Shape(re.compile(r"eyJ[\w\-]{8,2048}\.eyJ[\w\-]{8,2048}\.[\w\-]{8,2048}"), _whole),  # JWT
+    _Shape(lazy_compile(r"xox[abprs]-[A-Za-z0-9\-]{10,255}"), _whole),
+    _Shape(lazy_compile(r"k_(?:live|test)_[0-9A-Za-z]{16,255}"), _after("sr")),  # Stripe
+    _Shape(lazy_compile(r"npm_" + _NOT_AFTER_ALNUM.format("npm_") + r"[A-Za-z0-9]{36}\b"), _whole),
+    _Shape(lazy_compile(r"pypi-AgE[A-Za-z0-9_\-]{50,512}"), _whole),
+    _Shape(lazy_compile(r"SG\.[\w\-]{22}\.[\w\-]{43}\b"), _whole),  # SendGrid
+    _Shape(lazy_compile(r"hf_" + _NOT_AFTER_ALNUM.format("hf_") + r"[A-Za-z0-9]{34}\b"), _whole),
+    _Shape(lazy_compile(r"eyJ[\w\-]{8,2048}\.eyJ[\w\-]{8,2048}\.[\w\-]{8,2048}"), _whole),  # JWT
     # Bearer: a value with letters and digits ("Bearer tokens are..." stays)
-    _Shape(re.compile(r"earer(?<=[Bb]earer)" + _NOT_AFTER_ALNUM.format("[Bb]earer")
+    _Shape(lazy_compile(r"earer(?<=[Bb]earer)" + _NOT_AFTER_ALNUM.format("[Bb]earer")
                       + r"[ \t]+(?P<value>(?=[\w+/.=\-~]{0,2047}\d)(?=[\w+/.=\-~]{0,2047}[A-Za-z])"
                       r"[\w+/.=\-~]{8,2048})"), _group("value")),
 )
@@ -146,13 +149,13 @@ def _url_password(match: re.Match[str], text: str, end: int) -> Span | None:
 
 
 _URLS = (
-    _Shape(re.compile(r"://[^\s:/?#@\"'<>\[\]]{0,128}:(?P<password>[^\s/?#\"'<>]{1,256})(?=@)"),
+    _Shape(lazy_compile(r"://[^\s:/?#@\"'<>\[\]]{0,128}:(?P<password>[^\s/?#\"'<>]{1,256})(?=@)"),
            _url_password),
-    _Shape(re.compile(r"hooks\.(?:slack\.com/(?:services|workflows|triggers)|zapier\.com/hooks/catch)/"
+    _Shape(lazy_compile(r"hooks\.(?:slack\.com/(?:services|workflows|triggers)|zapier\.com/hooks/catch)/"
                       r"(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"), _group("path")),
-    _Shape(re.compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
+    _Shape(lazy_compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
            _group("path")),
-    _Shape(re.compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
+    _Shape(lazy_compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
            _group("path")),
 )
 
@@ -171,12 +174,12 @@ def _argument(match: re.Match[str], text: str, end: int) -> Span | None:
 
 _COMMANDS = (
     # mysql -pSECRET (the password is glued to -p; "-p SECRET" makes mysql prompt)
-    _Shape(re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,512}?[ \t]-p" + _ARG_VALUE),
+    _Shape(lazy_compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,512}?[ \t]-p" + _ARG_VALUE),
            _argument),
     # sshpass [options] -p SECRET
-    _Shape(re.compile(r"sshpass(?:[ \t]+-[^p\s]\S*)*[ \t]+-p[ \t]*" + _ARG_VALUE), _argument),
+    _Shape(lazy_compile(r"sshpass(?:[ \t]+-[^p\s]\S*)*[ \t]+-p[ \t]*" + _ARG_VALUE), _argument),
     # curl -u user:SECRET, curl --user=user:SECRET
-    _Shape(re.compile(r"curl\b[^\n]{0,1024}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:"
+    _Shape(lazy_compile(r"curl\b[^\n]{0,1024}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:"
                       r"(?P<word>[^\s'\"]{1,1024})"), _argument),
 )
 
@@ -189,7 +192,7 @@ def _element(match: re.Match[str], text: str, end: int) -> Span | None:
 
 #: ``<password>…</password>``, ``<db:Password a="b">…</db:Password>`` (searched lower-cased).
 _ELEMENTS = (
-    _Shape(re.compile(r"<(?P<tag>[\w.:\-]{0,64}?(?:password|passwd|secret|token|apikey|api_key"
+    _Shape(lazy_compile(r"<(?P<tag>[\w.:\-]{0,64}?(?:password|passwd|secret|token|apikey|api_key"
                       r"|credentials?))(?:[ \t][^<>\n]{0,256})?>(?P<value>[^<\n]{1,1024})</(?P=tag)>"),
            _element, lower=True),
 )
@@ -197,15 +200,15 @@ _ELEMENTS = (
 # -- PEM blocks ------------------------------------------------------------------------
 
 _PEM_MARKER = r"PRIVATE KEY(?: BLOCK)?-----"
-_PEM_BEGIN = re.compile(rf"-----BEGIN[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
-_PEM_END = re.compile(rf"-----END[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
+_PEM_BEGIN = lazy_compile(rf"-----BEGIN[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
+_PEM_END = lazy_compile(rf"-----END[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
 #: A block on one line (JSON with \n escapes), or a BEGIN whose END is past 16 KiB.
 _PEM_ONE_LINE = (
-    _Shape(re.compile(rf"{_PEM_BEGIN.pattern}(?:[^\n]{{0,16384}}?{_PEM_END.pattern}|[^\n]{{0,16384}})"),
+    _Shape(lazy_compile(rf"{_PEM_BEGIN.pattern}(?:[^\n]{{0,16384}}?{_PEM_END.pattern}|[^\n]{{0,16384}})"),
            _whole),
 )
 #: A line inside a PEM block (after the BEGIN line's prefix): base64, a header, or empty.
-_PEM_BODY = re.compile(
+_PEM_BODY = lazy_compile(
     r"[ \t]*(?:[A-Za-z0-9+/=]{1,256}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):[^\n]{0,256})?"
     r"[ \t\r]*"
 )
@@ -222,8 +225,8 @@ _KEY_WORDS = {
 }
 #: Words that name a secret only after another word of the key (``DB_PASS``).
 _AFTER_ANOTHER_WORD = ("pass", "pwd")
-_KIND_BEFORE_KEY = re.compile(rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?$")
-_SECRET_WORD = re.compile(
+_KIND_BEFORE_KEY = lazy_compile(rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?$")
+_SECRET_WORD = lazy_compile(
     rf"(?:(?:{'|'.join(_KEY_KINDS)})[_.\-]?key|"
     + "|".join(w for k, w in _KEY_WORDS.items() if k != "key") + r")\d{0,4}"
 )
@@ -238,15 +241,15 @@ _ASSIGNED = (
 )
 
 #: Values that are not secrets: empty words, masks, placeholders, references, YAML block indicators.
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE = lazy_compile(
     r"(?i:null|none|nil|undefined|true|false)|\*+|\[REDACTED\]|<[^<>]*>|[|>][-+]?"
     r"|\$\{?[A-Z_][A-Z0-9_]*\}?|\$\{\{.*\}\}|\{\{.*\}\}|%[A-Za-z_]\w*%|\$\(.*\)",
     re.DOTALL,
 )
-_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_NAME = lazy_compile(r"[A-Za-z_][\w.]*")
 #: An environment variable's name: the secret word may end it unseparated (``PGPASSWORD``).
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
-_LINE_HEAD = re.compile(r"[ \t]*(?:(?:export|set|setx|declare)[ \t]+|-[ \t]+)?")
+_ENV_NAME = lazy_compile(r"[A-Z][A-Z0-9_]*")
+_LINE_HEAD = lazy_compile(r"[ \t]*(?:(?:export|set|setx|declare)[ \t]+|-[ \t]+)?")
 
 
 def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
@@ -285,7 +288,7 @@ def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
 
 
 _ASSIGNMENTS = tuple(
-    _Shape(re.compile(f"(?P<word>{word}){_ASSIGNED}"), _assignment, lower=True)
+    _Shape(lazy_compile(f"(?P<word>{word}){_ASSIGNED}"), _assignment, lower=True)
     for word in _KEY_WORDS.values()
 )
 
@@ -436,6 +439,7 @@ class Redactor:
 
     def __init__(self) -> None:
         self._env = secret_env_values()
+        self._env_bytes = tuple(value.encode("utf-8", "surrogateescape") for value in self._env)
         self._window = max(_WINDOW, 2 * max(map(len, self._env), default=0))
         self._pending = ""
         self._context = ""  # the unmasked text just before _pending, on its line
@@ -454,6 +458,29 @@ class Redactor:
         start = len(self._context)
         self._pending, self._context = text[newline + 1:], ""
         return self._mask_lines(lines, start)
+
+    def feed_ascii(self, data: bytes) -> bytes | None:
+        """Take the next piece as bytes, when one RE2 pass over it says that no
+        shape and no secret value can match in its whole lines: return those
+        lines unchanged (what is final) and keep its partial last line.  None,
+        taking nothing, when ``data`` must go through :meth:`feed` as text:
+        not ASCII (bytes and characters then differ), no newline, a candidate
+        shape or value in it, an open PEM block, or this process has not yet
+        masked the :data:`PLAIN_CHARS` that pay for building the prefilter."""
+        if self._pem is not None or self._context or not data.isascii() or not self._pending.isascii():
+            return None
+        newline = data.rfind(b"\n")
+        if newline == -1:
+            return None
+        lines = self._pending.encode("ascii") + data[: newline + 1] if self._pending else data[: newline + 1]
+        if len(lines) <= _BLOCK:
+            return None  # masking a few lines as text costs less than deciding here
+        if _prefilter_set is None and len(lines) <= _plain_left:
+            return None
+        if _may_match(lines) or any(value in lines for value in self._env_bytes):
+            return None
+        self._pending = data[newline + 1:].decode("ascii")
+        return lines
 
     def close(self) -> str:
         """The masked rest: a last line without newline."""
@@ -565,6 +592,29 @@ class Redactor:
                     if reaches is not None:
                         reaches.append((match.start(), max(match.end(), span[1] if span else 0)))
         return _merged(found)
+
+
+#: Bytes of whole lines above which :func:`_may_match` scans in two halves at once.
+_SPLIT_BYTES = 512 * 1024
+
+
+def _may_match(lines: bytes) -> bool:
+    """Whether the prefilter finds a shape in ``lines`` (whole lines, ASCII).
+    A big piece is scanned as two halves cut at a newline, the second in a
+    thread of its own: RE2 lets go of the GIL while it scans, so on two cores
+    the scan of a megabyte takes about two thirds of the time (no shape
+    spans lines, so the halves find what the whole does)."""
+    prefilter = _prefilter()
+    if len(lines) < _SPLIT_BYTES:
+        return bool(prefilter.Match(lines))
+    view = memoryview(lines)
+    mid = lines.find(b"\n", len(lines) // 2) + 1
+    second: list[object] = []
+    helper = threading.Thread(target=lambda: second.append(prefilter.Match(view[mid:])), daemon=True)
+    helper.start()
+    first = prefilter.Match(view[:mid])
+    helper.join()
+    return bool(first) or bool(second and second[0]) or not second  # a failed helper: say "may match"
 
 
 def _utf8(text: str) -> bytes:

@@ -107,3 +107,12 @@ def test_other_output_is_not_claimed():
 @pytest.mark.parametrize("output", ["", "random text\n"])
 def test_cargo_command_without_cargo_output_falls_through(output):
     assert parse(command="cargo test", output=output) is None
+
+
+def test_coloured_output_is_recognised_by_its_shape():
+    """cargo colours "Compiling" apart from its padding: the quick check for
+    cargo's words must not turn such output away."""
+    coloured = "\x1b[1m\x1b[32m   Compiling\x1b[0m y v0.1.0\n\x1b[1m\x1b[31merror\x1b[0m: this looks like a bug\n"
+    text = parse(command="make lint", output=coloured)
+    assert text is not None and "error: this looks like a bug" in text
+

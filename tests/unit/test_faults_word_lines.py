@@ -1,0 +1,30 @@
+"""The lines of a runner's output that hold a word are picked by one search
+over the whole output; they must be exactly the lines a per-line, any-case
+test picks, whatever the text holds."""
+
+from __future__ import annotations
+
+import random
+
+from stepkit.workspace import faults
+
+
+def _per_line(lines: list[str], words: tuple[str, ...]) -> str:
+    return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+
+
+PIECES = ("FAILED", "fail", "Error", "ERROR:", "ok", "OK ", "--- ", "Ran ", "tests", "no Tests", "0 passed",
+          "pass 0", "İ", "K", "Σ", "x", " ", "\t", "\r", "", "errors", "skipped", "über")
+
+
+def test_picks_the_lines_a_per_line_search_picks():
+    rng = random.Random(7)
+    for _ in range(300):
+        lines = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 30))]
+        for words in (faults._FAILURE_WORDS, faults._RAN_WORDS, faults._NO_TEST_WORDS):
+            assert faults._with_words(lines, words) == _per_line(lines, words)
+
+
+def test_a_line_holding_a_word_twice_is_picked_once():
+    lines = ["fail fail error", "nothing", "ERROR", ""]
+    assert faults._with_words(lines, faults._FAILURE_WORDS) == "fail fail error\nERROR"
