@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")
     p.add_argument("--answer", help="the answer to the question the run paused at")
+    p.add_argument("--merge", action="store_true", default=None,
+                   help="a --worktree run: merge its branch when the step completes (default: as it was started)")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
 

@@ -1,4 +1,4 @@
-"""``stepkit resume [RUN_ID] [--answer TEXT] [--project-dir DIR] [--json]``.
+"""``stepkit resume [RUN_ID] [--answer TEXT] [--merge] [--project-dir DIR] [--json]``.
 
 Continues a paused or interrupted run (default: the latest unfinished one)
 from its checkpoint; ``--answer`` answers the question it paused at.  Output
@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with displays(args) as shown:
             result = resume_run(run_id=args.run_id, answer=args.answer, project_dir=args.project_dir,
-                                pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown)
+                                merge=args.merge, pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown)
     except RunInterrupted as exc:
         return interrupted(exc)
     return report(result, args.json)

@@ -153,6 +153,15 @@ def test_merge_merges_a_clean_branch_and_keeps_unrelated_local_edits(project):
     assert project.plan_status(1) == "complete"
 
 
+def test_resume_merge_merges_a_run_started_without_it(project):
+    paused = project.run("--worktree")
+    assert paused.code == 5, paused.stderr
+    done = project.stepkit("resume", "--project-dir", str(project.root), "--answer", "approve", "--merge")
+    assert done.code == 0 and done.data["merged"] is True, done.stdout + done.stderr
+    assert (project.root / "calc.py").read_text() == GOOD_MUL
+    assert git(project.root, "log", "-1", "--format=%s").strip() == HANDOFF["step_summary"]
+
+
 def test_merge_leaves_the_branch_when_a_local_edit_touches_a_file_the_merge_changes(project):
     local_edits(project)  # calc.py edited, not committed: the merge changes calc.py
     before = tree_state(project.root)
