@@ -354,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
         options = {name: module.SMOKE for name, module in (
             ("startup", startup), ("plan_scale", plan_scale), ("engine_overhead", engine_overhead),
             ("full_run", full_run), ("big_output", big_output), ("evidence_size", evidence_size),
-            ("model_traffic", model_traffic), ("baseline_cost", baseline_cost), ("parallel", parallel))}
+            ("model_traffic", model_traffic), ("baseline_cost", baseline_cost), ("parallel", parallel),
+            ("pristine_cost", pristine_cost), ("verify_demo", verify_demo))}
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.monotonic()
     areas = {
@@ -367,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         "model_traffic": lambda: model_traffic.run(**options.get("model_traffic", {})),
         "baseline_cost": lambda: baseline_cost.run(**options.get("baseline_cost", {})),
         "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
-        "verify_demo": verify_demo.run,
+        "verify_demo": lambda: verify_demo.run(**options.get("verify_demo", {})),
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
     }
     unknown = set(args.only or areas) - set(areas)

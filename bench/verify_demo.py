@@ -42,6 +42,8 @@ from stepkit.lazyplugins import DETECTED_BY
 
 TARGET_RATIO = 1.3
 REPEAT = 7
+#: ``--smoke``: every code path once (the test suite's run; the figure is not judged)
+SMOKE = {"repeat": 1}
 
 _IMPORT_PROBE = (
     "import re._compiler, sys\n"
@@ -141,6 +143,6 @@ if __name__ == "__main__":
         compare(sys.argv[2])
         sys.exit(0)
     if sys.argv[1:] == ["--smoke"]:  # every code path once; the figure is not judged
-        run(repeat=1)
+        run(**SMOKE)
         sys.exit(0)
     sys.exit(0 if run()["ok"] else 1)
