@@ -258,7 +258,7 @@ def resume_run(
 
     project = run_project(resolve_project_dir(project_dir), run_id)
     store = RunStore(project)
-    with project_lock(project, "resume") as lock:
+    with project_lock(project, "resume", naming=True) as lock:
         run = store.open(run_id) if run_id else _only_unfinished_run(store)
         checkpoint = run.load()  # its paths in this project, wherever the run started
         lock.name(run_id=run.run_id, step=checkpoint.state.get("step"))
