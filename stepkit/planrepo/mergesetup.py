@@ -18,6 +18,7 @@ from pathlib import Path
 
 from stepkit.workspace.files import atomic_write
 from stepkit.workspace.scope import git
+from stepkit.workspace.store import git_location
 
 #: The driver's name in git config and in ``merge=`` attributes.
 DRIVER_NAME = "stepkit-plan"
@@ -36,12 +37,12 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
         done) outside git or when ``plans_dir`` is outside the work tree.
     :raises OSError: the git config or the attributes file cannot be written.
     """
-    located = git.location(Path(project_dir))
-    common = git.run(["rev-parse", "--path-format=absolute", "--git-common-dir"], Path(project_dir))
-    if located is None or common is None:
+    located = git_location(Path(project_dir).resolve())
+    if located is None:
         return None
+    top, common, _ = located
     try:
-        rel = Path(plans_dir).resolve().relative_to(Path(located[0]).resolve()).as_posix()
+        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
     except ValueError:
         return None
     prefix = "" if rel == "." else f"{rel}/"
@@ -52,7 +53,7 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
             continue  # written only when it differs: runs side by side never race on config.lock
         if git.run(["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir)) is None:
             raise OSError(f"git config merge.{DRIVER_NAME}.{key} failed")
-    attributes = Path(common.decode("utf-8", "surrogateescape").strip()) / "info" / "attributes"
+    attributes = common / "info" / "attributes"
     wanted = [f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}" for name in ("NOTES.md", "steps/*.md")]
     text = attributes.read_text(encoding="utf-8") if attributes.is_file() else ""
     missing = [line for line in wanted if line not in text.splitlines()]

@@ -56,8 +56,8 @@ def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str
     path.parent.mkdir(parents=True, exist_ok=True)
     code, _, err = git.call(["worktree", "add", "-q", "-b", branch, str(path), commit], top)
     if code != 0:
-        reason = err.decode("utf-8", "replace").strip().splitlines() or ["git worktree add failed"]
-        raise UsageError(f"--worktree: cannot create {path} on {branch}: {reason[-1]}")
+        raise UsageError(f"--worktree: cannot create {path} on {branch}: "
+                         f"{git.last_error(err, 'git worktree add failed')}")
     _register_merge_driver(project, Path(plans_dir))
     prefix = project.relative_to(top)
     record = WorktreeRecord(path=str(path), project=str(path / prefix), origin=str(project),

@@ -90,11 +90,11 @@ def commit_step(worktree: Path, message: str) -> tuple[str | None, str]:
     one commit; (its id, '') or (None, why not)."""
     code, _, err = git.call(["add", "-A"], worktree)
     if code != 0:
-        return None, _first(err)
+        return None, git.last_error(err)
     code, _, err = git.call(["commit", "-q", "--allow-empty", "-m", message], worktree,
                             env=commit_identity(worktree))
     if code != 0:
-        return None, _first(err)
+        return None, git.last_error(err)
     return git.head(worktree), ""
 
 
@@ -109,7 +109,3 @@ def _leftovers(worktree: Path) -> bool:
     out = git.run(["status", "--porcelain", "-z", "-uall", "--ignore-submodules=none"], worktree)
     return out is None or bool(out)
 
-
-def _first(err: bytes) -> str:
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else "git failed"

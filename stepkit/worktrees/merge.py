@@ -70,7 +70,7 @@ def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
     if code == 1:
         return False, f"not merged: merging {branch} into {target} conflicts in {_names(lines[1:])}"
     if code != 0 or not lines:
-        return False, f"not merged: git merge-tree failed: {_first(err)}"
+        return False, f"not merged: git merge-tree failed: {git.last_error(err, 'no reason given')}"
     changed = git.run(["diff", "--name-only", "-z", "--no-renames", "HEAD", lines[0]], top) or b""
     touched = {name.decode("utf-8", "surrogateescape") for name in changed.split(b"\0") if name}
     _, dirty = git.status(top, "")
@@ -80,7 +80,7 @@ def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
                        f"changes (commit or stash them, then git merge {branch})")
     code, _, err = git.call(["merge", "--no-edit", "-q", branch], top, env=commit_identity(top))
     if code != 0:
-        return False, f"not merged: git merge {branch} failed: {_first(err)}"
+        return False, f"not merged: git merge {branch} failed: {git.last_error(err, 'no reason given')}"
     return True, f"merged {branch} into {target}"
 
 
@@ -88,7 +88,3 @@ def _names(paths: list[str]) -> str:
     shown = ", ".join(paths[:SHOWN_PATHS]) or "its files"
     return shown + (f" and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else "")
 
-
-def _first(err: bytes) -> str:
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else "no reason given"

@@ -55,6 +55,12 @@ def call(args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> tu
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def last_error(err: bytes, default: str = "git failed") -> str:
+    """The last line of a failed git command's stderr (what git says went wrong), or ``default``."""
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1] if lines else default
+
+
 def location(project: Path) -> tuple[str, str] | None:
     """(work tree root, the project's prefix inside it), None outside git."""
     out = run(["rev-parse", "--show-toplevel", "--show-prefix"], project)
