@@ -24,8 +24,6 @@ from collections.abc import Callable, Container, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
-
 from stepkit.workspace.scope import git
 
 # -- files -------------------------------------------------------------------
@@ -81,8 +79,13 @@ def read_json(path: Path, *, comments: bool = False) -> dict[str, Any]:
 
 def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML mapping file as a dict; ``{}`` when missing, malformed or not a mapping."""
+    text = read_text(path)
+    if not text.strip():
+        return {}  # missing or empty: no YAML reader needed (a project without such files never imports it)
+    import yaml
+
     try:
-        data = yaml.safe_load(read_text(path))
+        data = yaml.safe_load(text)
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}

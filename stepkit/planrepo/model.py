@@ -293,8 +293,8 @@ class _ReportedRepo(PlanRepo):
         if name.startswith("__") or name == "_read":
             raise AttributeError(name)
         loaded = self._read()
-        for attribute in ("steps", "handoffs", "problems", "_by_number", "_handoff_numbers", "_unreadable"):
-            setattr(self, attribute, getattr(loaded, attribute))
+        # everything the loaded repo holds, whatever PlanRepo comes to keep; the kept report stays
+        vars(self).update({key: value for key, value in vars(loaded).items() if key != "cached_report"})
         return object.__getattribute__(self, name)
 
 
