@@ -358,17 +358,21 @@ class _Workspace:
                        "to see the part you need]\n")
         return f"{status}\n{output}"
 
-    def _refuse_unseen(self, path: str, full: Path) -> None:
+    def _refuse_unseen(self, path: str, full: Path) -> bytes | None:
         """Refuse a write to an existing file the model never read in its
         conversation, or one that changed since it last read or wrote it (by
-        a command it ran, a formatter, another tool), or was deleted since."""
+        a command it ran, a formatter, another tool), or was deleted since.
+
+        :return: the file's bytes as checked (None: there is no such file)."""
         seen = self.seen.get(self._show(full))
         if seen is None and full.is_file():
             raise ToolError(f"{path}: you have not read this file in this conversation; read_file "
                             "it first, then make the change on what it holds")
-        if seen is not None and (not full.is_file() or _digest(full.read_bytes()) != seen):
+        data = full.read_bytes() if seen is not None and full.is_file() else None
+        if seen is not None and (data is None or _digest(data) != seen):
             raise ToolError(f"{path}: the file changed since you last read it; read_file it "
                             "again and redo the change on what it holds now")
+        return data
 
     def write_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])
@@ -385,8 +389,7 @@ class _Workspace:
         full = self._writable(args["path"])
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
-        self._refuse_unseen(args["path"], full)
-        text = _read_text(full, strict=True)
+        text = _decode(full, self._refuse_unseen(args["path"], full) or b"", strict=True)
         old, new = args["old_text"], args["new_text"]
         count = text.count(old) if old else 0
         if count != 1:
