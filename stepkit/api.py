@@ -626,10 +626,10 @@ def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: 
 def _worktree_setting(project: Path) -> dict[str, Any]:
     """``{"worktree": record}`` when ``project`` is the project dir of a
     stepkit work tree (:mod:`stepkit.workspace.worktree_record`), else ``{}``."""
-    from stepkit.workspace.worktree_record import record_of
+    from stepkit.workspace.worktree_record import SETTING, record_of
 
     record = record_of(project)
-    return {"worktree": record.as_settings()} if record and Path(record.project).resolve() == project else {}
+    return {SETTING: record.as_settings()} if record and Path(record.project).resolve() == project else {}
 
 
 def _step_request(step: int | str | None) -> str:

@@ -20,6 +20,8 @@ from stepkit.workspace.store import git_location
 
 #: The record's file name in a linked work tree's admin directory.
 RECORD_NAME = "stepkit.json"
+#: The run setting that holds the run's :class:`WorktreeRecord` (its checkpoint keeps it).
+SETTING = "worktree"
 
 
 @dataclass(frozen=True)

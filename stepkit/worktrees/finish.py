@@ -17,12 +17,10 @@ from typing import Any
 
 from stepkit.records import RunResult
 from stepkit.workspace.scope import git
-from stepkit.workspace.worktree_record import WorktreeRecord
+from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 from stepkit.worktrees.identity import commit_identity
 from stepkit.worktrees.merge import merge_branch
 
-#: The run setting that holds the run's :class:`WorktreeRecord`.
-SETTING = "worktree"
 #: The sentinel of the one ending that commits.
 COMPLETE = "STEP_COMPLETE"
 #: A commit subject longer than this is cut (git's conventional limit).

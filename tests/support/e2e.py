@@ -2,7 +2,7 @@
 commands, a command coder that is a small script, and the real CLI.
 
 The coder script plays one scripted action per invocation (write files,
-print, exit, kill itself), so a test can drive the fix loop or a crash.  The
+run a shell command, print, exit, kill itself), so a test can drive the fix loop or a crash.  The
 LLM nodes use the scripted engine, except where a test starts the loopback
 Messages API to run the real SDK.
 """
@@ -56,6 +56,9 @@ for rel, content in action.get("write", {}).items():
     path.write_text(content)
 for rel in action.get("delete", []):
     (project / rel).unlink(missing_ok=True)
+if action.get("shell"):
+    import subprocess
+    subprocess.run(action["shell"], shell=True, cwd=project, check=True)
 if action.get("kill"):
     os.kill(os.getpid(), signal.SIGKILL)
 print(action.get("say", "coder: did the work"))

@@ -63,8 +63,9 @@ def render_success(ctx: StageContext) -> str:
         lines.append("Edge cases added to later plans:")
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
     from stepkit.protocol.commit_hint import commit_hint
+    from stepkit.workspace.worktree_record import SETTING
 
-    if not ctx.settings.get("worktree"):  # a --worktree run commits on its branch itself
+    if not ctx.settings.get(SETTING):  # a --worktree run commits on its branch itself
         lines.extend(commit_hint(state, ctx.project_dir))
     return _output(lines)
 

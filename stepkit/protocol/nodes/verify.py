@@ -1,5 +1,8 @@
 """The step-runner's verify nodes: the gates, the step-level fix loop and the
 deterministic handoff check.  The harness, never a model, decides what passed.
+
+The gate nodes run what the coder wrote: in a ``--worktree`` run each one
+watches the user's own tree (:mod:`stepkit.protocol.users_tree`).
 """
 
 from __future__ import annotations
@@ -8,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
+from stepkit.protocol.users_tree import watched
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
 
 
+@watched("the format and lint gates")
 def verify_format_lint(ctx: StageContext) -> Outcome:
     """Format first (recorded, never fails the step), then lint."""
     runner = _gate_runner(ctx, watch_format=True)
@@ -19,11 +24,13 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     return _gate_route(results[-1], updates, ctx.pm)
 
 
+@watched("the build gate")
 def verify_build(ctx: StageContext) -> Outcome:
     """Build or type-check; no command is NOT RUN and the step goes on."""
     return _single_gate(ctx, "build")
 
 
+@watched("the tests gate")
 def verify_tests(ctx: StageContext) -> Outcome:
     """The FULL test suite, not only the new tests; once more without the
     step's changes to the verification surface when it made any

@@ -22,6 +22,8 @@ One module per job:
   changing held before it and put back after it (the gate runner's);
 - :mod:`~stepkit.workspace.scope.watch`: :class:`StoreWatch`, what touched
   the run store while a coder ran.
+- :mod:`~stepkit.workspace.scope.users_tree`: a look at the user's own tree
+  (files, index, HEAD) and what changed there, for ``--worktree`` runs.
 
 The plan repo is the harness's business: its files never count as changed
 files, never enter the diff and are never flagged; edits the coder (or a
