@@ -10,7 +10,7 @@ makes the protocol's rules hold whatever a plugin or a model does:
   run store, which is itself flagged) and edits to the plan repo are
   undone, each displaced file kept, and recorded as a deviation; in a
   ``--worktree`` run, a change to the user's own tree meanwhile is flagged
-  (:mod:`stepkit.protocol.users_tree`);
+  (:mod:`stepkit.protocol.watched`);
 - the sweep's annotations are applied only as additions to the ``Edge cases``
   section of LATER step plans;
 - the handoff file is rendered by the harness, with an Evidence section built
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 from stepkit.errors import describe_validation
 from stepkit.graph.model import Graph
 from stepkit.pluginmanager import first_answer
-from stepkit.protocol.users_tree import watched
+from stepkit.protocol.watched import watched
 from stepkit.records import (
     FAILED_STATUSES,
     CoderResult,

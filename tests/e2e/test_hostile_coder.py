@@ -261,3 +261,29 @@ def test_a_new_test_module_that_patches_the_code_under_test_is_flagged_and_force
     assert paused.code == 5, paused.stdout + paused.stderr
     assert "new module-level patch of calc.add in tests/unit/test_mul.py" in paused.data["pending"]["question"]
     assert reviewer_calls(project) == 1
+
+
+# -- files hidden from git ---------------------------------------------------
+
+#: trick -> the files it writes beside the broken calc.py (each hidden from git by an ignore rule)
+HIDING: dict[str, dict[str, str]] = {
+    "conftest hidden by a .gitignore that hides itself": {
+        "tests/.gitignore": ".gitignore\nconftest.py\n", "tests/conftest.py": MAKEREPORT},
+    # a variant no fix was written for: the tracked .gitignore's change shows, the package it hides does not
+    "a hidden package shadows the broken module": {
+        ".gitignore": "calc/\n", "calc/__init__.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"},
+}
+
+
+@pytest.mark.parametrize("trick", list(HIDING))
+def test_a_file_hidden_from_git_is_a_tamper_flag_that_forces_the_review(tmp_path, trick):
+    project = python_project(tmp_path)
+    cheat(project, HIDING[trick])
+    result = project.run()
+    assert result.code == 5, result.stdout + result.stderr  # the hidden file made the broken code pass
+    question = result.data["pending"]["question"]
+    flags = question.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "files git ignores were added or changed while the coder ran" in flags, question
+    hidden = next(rel for rel in HIDING[trick] if not rel.endswith(".gitignore"))
+    assert hidden.split("/")[0] + "/" in flags, question
+    assert reviewer_calls(project) == 1

@@ -112,11 +112,11 @@ def test_the_kept_look_forged_before_stopping_stepkit_is_a_flag(project):  # noq
     """The coder's next move: rewrite the look stepkit kept (the run store is
     in the user's git directory, within its reach) so that nothing seems
     changed, and kill stepkit before it can write the record again."""
-    forge = ("for _r in (_top / '.git' / 'stepkit').rglob('users_tree.json'):\n"
-             "        _r.write_text('{\"who\": \"the tests gate\", \"look\": {}}')")
+    forge = ("for _r in (_top / '.git' / 'stepkit').rglob('watched.json'):\n"
+             "        _r.write_text('{\"who\": \"the tests gate\", \"looks\": {}}')")
     output = stopped_and_resumed(project, forge, "SIGKILL")
     flags = output.split("Tamper flags (signs that verification was weakened):", 1)[1]
-    assert "the record of your own work tree kept in the run directory was forged or edited" in flags, output
+    assert "the record stepkit keeps of the trees a gate or the coder may touch was forged or edited" in flags, output
 
 
 def stopped_and_resumed(user_project, forge: str, signal: str = "SIGTERM") -> str:

@@ -2,7 +2,7 @@
 deterministic handoff check.  The harness, never a model, decides what passed.
 
 The gate nodes run what the coder wrote: in a ``--worktree`` run each one
-watches the user's own tree (:mod:`stepkit.protocol.users_tree`).
+watches the user's own tree (:mod:`stepkit.protocol.watched`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
-from stepkit.protocol.users_tree import watched
+from stepkit.protocol.watched import watched
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
 
 

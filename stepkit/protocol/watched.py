@@ -1,0 +1,158 @@
+"""What the coder's code may touch that the scope guard does not see, watched
+around every node that runs it.
+
+The nodes that run what the coder wrote (the coder round, every gate node:
+a build script, a test) are wrapped by :func:`watched`, which looks before
+and after the node at:
+
+- the files git ignores in the project (:mod:`stepkit.workspace.scope.hidden`):
+  one added or changed there, outside caches and build output, was hidden
+  from the step's changes, yet the gates see it;
+- in a ``--worktree`` run, the user's own tree
+  (:mod:`stepkit.workspace.scope.users_tree`): stepkit writes nothing
+  there, but the coder runs as the user and can find it through git.
+  stepkit cannot tell the coder's writes from the user's own (they keep
+  working while the step runs), so the flag says both.
+
+Each is a tamper flag naming the paths and who ran: it forces the
+independent review and is shown at the final approval and in the handoff,
+where the user decides.  The flags are ``round_flags`` items, so later
+coder rounds keep them.
+
+The looks taken before the node are also kept, sealed, in the run
+directory, with the flags the node raised once it has compared.  A node cut
+off by a signal (a coder can signal stepkit) never hands its flags to the
+run: the next watched node, when the run goes on, finds them missing and
+compares the kept looks with the trees then.  A forged record is a flag.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stepkit.records import Outcome, StageContext, StageFault
+from stepkit.workspace.scope import hidden, users_tree
+from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
+
+#: the sealed looks kept in the run directory from the start of a watched node
+RECORD = "watched.json"
+
+Node = Callable[[StageContext], Outcome]
+
+
+@dataclass(frozen=True)
+class Looks:
+    """What a watched node is compared with."""
+
+    hidden: hidden.Look | None
+    users: users_tree.Look | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"hidden": None if self.hidden is None else {k: list(v) for k, v in self.hidden.items()},
+                "users": None if self.users is None else self.users.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Looks:
+        """:raises KeyError, TypeError, ValueError, AttributeError: not :meth:`as_dict`'s form."""
+        found, users = data["hidden"], data["users"]
+        return cls(hidden=None if found is None else {str(k): tuple(int(n) for n in v) for k, v in found.items()},
+                   users=None if users is None else users_tree.Look.from_dict(users))
+
+
+def watched(who: str) -> Callable[[Node], Node]:
+    """Wrap a node that runs the coder's code; ``who`` names it in the flags
+    (``the coder``, ``the tests gate``)."""
+
+    def wrap(node: Node) -> Node:
+        @functools.wraps(node)
+        def watching(ctx: StageContext) -> Outcome:
+            top = users_top(ctx)
+            flags = _cut_off_flags(ctx, top)
+            before = _look(ctx, top)
+            _keep(ctx, who, before)
+            try:
+                outcome = node(ctx)
+            except StageFault as fault:
+                new = _flags(who, before, _look(ctx, top), top)
+                _keep(ctx, who, before, new)
+                fault.updates = with_flags(ctx.state, fault.updates, [*flags, *new])
+                raise
+            new = _flags(who, before, _look(ctx, top), top)
+            _keep(ctx, who, before, new)
+            return Outcome(route=outcome.route, updates=with_flags(ctx.state, outcome.updates, [*flags, *new]))
+
+        return watching
+
+    return wrap
+
+
+def users_top(ctx: StageContext) -> Path | None:
+    """The root of the user's work tree when the run is in a stepkit work tree."""
+    record = WorktreeRecord.from_mapping(ctx.settings.get(SETTING))
+    return Path(record.origin_top) if record is not None else None
+
+
+def with_flags(state: dict[str, Any], updates: dict[str, Any], flags: list[str]) -> dict[str, Any]:
+    """``updates`` with ``flags`` added to the round's flags and the tamper flags."""
+    if not flags:
+        return updates
+    tamper = updates.get("tamper_flags", state.get("tamper_flags", []))
+    return {**updates, "round_flags": [*updates.get("round_flags", []), *flags],
+            "tamper_flags": [*tamper, *flags]}
+
+
+def _look(ctx: StageContext, top: Path | None) -> Looks:
+    return Looks(hidden=hidden.look(ctx.project_dir), users=users_tree.look(top) if top is not None else None)
+
+
+def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool = False) -> list[str]:
+    when = f"while {who} ran" + (" (stepkit was stopped then)" if cut_off else "")
+    flags = []
+    concealed = hidden.changes(before.hidden, now.hidden)
+    if concealed:
+        flags.append(f"files git ignores were added or changed {when}: {users_tree.shown(concealed)}. "
+                     "They are not among the step's changes, yet the gates see them")
+    changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
+    if changed:
+        flags.append(f"your own work tree changed {when}: {users_tree.shown(changed)}. stepkit writes nothing "
+                     f"in {top} during a run: unless you made these changes yourself, {who} reached outside "
+                     "the step's work tree")
+    return flags
+
+
+def _keep(ctx: StageContext, who: str, before: Looks, flags: list[str] | None = None) -> None:
+    """Keep the looks taken before ``who`` ran and, once it has compared, the flags it raised."""
+    from stepkit.workspace.seal import write_sealed
+
+    if ctx.run_dir is not None:
+        record: dict[str, Any] = {"who": who, "looks": before.as_dict()}
+        if flags is not None:
+            record["flags"] = flags
+        write_sealed(Path(ctx.run_dir) / RECORD, json.dumps(record))
+
+
+def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
+    """The flags of the last watched node when the run never took them: it
+    was cut off before it compared, or after, with its updates (the flags)
+    dropped, as a node cut off is.  Then the looks it kept are compared with
+    now.  A record that is not stepkit's is a flag too."""
+    from stepkit.workspace.seal import SealBroken, read_sealed
+
+    if ctx.run_dir is None:
+        return []
+    try:
+        data = json.loads(read_sealed(Path(ctx.run_dir) / RECORD))
+        who, before, raised = str(data["who"]), Looks.from_dict(data["looks"]), data.get("flags")
+    except FileNotFoundError:
+        return []
+    except (SealBroken, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [(f"the record stepkit keeps of the trees a gate or the coder may touch was forged or edited "
+                 f"({exc}): what changed while one ran before stepkit was stopped is unknown")]
+    if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
+        return []  # the node ended and its flags (maybe none) are the run's
+    return _flags(who, before, _look(ctx, top), top, cut_off=True)
