@@ -74,7 +74,7 @@ from stepkit.workspace.scope.tree import (
     tree_hash,
 )
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
-from stepkit.workspace.toolpath import tool_env
+from stepkit.workspace.toolpath import BYTECODE_DIR, tool_env
 from stepkit.workspace.verdicts import Judge
 
 
@@ -187,7 +187,9 @@ class GateRunner:
     ):
         self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
-        self.env = tool_env(self.project_dir, self.plan.tool_dirs)
+        #: the gates' compiled Python modules, out of the tree (see :func:`tool_env`)
+        self.bytecode = self.log_dir.parent / BYTECODE_DIR
+        self.env = tool_env(self.project_dir, self.plan.tool_dirs, bytecode=self.bytecode)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
         self.keep_dir = self.log_dir.parent / "displaced"
@@ -280,7 +282,7 @@ class GateRunner:
                 return None
         limits = self.config.timeouts
         env = self.env if Path(where) == self.project_dir else tool_env(self.project_dir, self.plan.tool_dirs,
-                                                                         where=Path(where))
+                                                                         where=Path(where), bytecode=self.bytecode)
         return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
                         no_output_timeout=limits.no_output, pm=self.pm, env=env, invocation=invocation)
 

@@ -22,6 +22,8 @@ from stepkit.workspace.worktree_record import record_of
 
 #: Entries of one tool directory read for a fingerprint at most (node_modules/.bin is wide).
 MAX_ENTRIES = 5000
+#: The gates' compiled Python modules, beside a run's (or a verify's) logs.
+BYTECODE_DIR = "pycache"
 
 
 def tool_dirs(pm, project_dir: Path) -> list[str]:
@@ -45,9 +47,15 @@ def tool_dirs(pm, project_dir: Path) -> list[str]:
 
 
 def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None,
-             where: Path | None = None) -> dict[str, str] | None:
+             where: Path | None = None, bytecode: Path | None = None) -> dict[str, str] | None:
     """The gates' environment: ``base`` (this process's) with ``dirs`` first
-    on PATH; None when there are none (the environment as it is).
+    on PATH; None when there are none and no ``bytecode`` (the environment as it is).
+
+    ``bytecode``: where Python keeps the gates' compiled modules
+    (``PYTHONPYCACHEPREFIX``), so that no ``__pycache__`` in the tree is
+    ever read: a coder could plant there the bytecode of other source than
+    the tree holds, stamped with the source's size and time, and Python
+    would run it (the scope guard never looks at caches).
 
     A command that runs in another tree than the one its tools were
     installed for (a stepkit work tree borrowing the user's tools, the
@@ -57,9 +65,13 @@ def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | N
     (:mod:`stepkit.workspace.borrowed`)."""
     dirs = list(dirs)
     paths = [str(Path(project_dir, rel).resolve()) for rel in dirs]
-    if not paths:
+    if not paths and bytecode is None:
         return None
     env = dict(os.environ if base is None else base)
+    if bytecode is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
+    if not paths:
+        return env
     env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
     sources = _shadowing(Path(project_dir), paths, Path(where) if where is not None else Path(project_dir))
     if sources:

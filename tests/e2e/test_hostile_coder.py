@@ -287,3 +287,36 @@ def test_a_file_hidden_from_git_is_a_tamper_flag_that_forces_the_review(tmp_path
     hidden = next(rel for rel in HIDING[trick] if not rel.endswith(".gitignore"))
     assert hidden.split("/")[0] + "/" in flags, question
     assert reviewer_calls(project) == 1
+
+
+#: run in the project by the coder after it broke calc.py: the bytecode of a
+#: correct calc.py where Python looks for calc's, stamped with the broken
+#: source's time and size, so that Python runs it instead of the source
+FORGED_BYTECODE = r'''
+import importlib.util, pathlib, py_compile, tempfile
+source = pathlib.Path("calc.py")
+st = source.stat()
+good = pathlib.Path(tempfile.mkdtemp()) / "calc.py"
+good.write_text("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+cached = pathlib.Path(importlib.util.cache_from_source(str(source.resolve())))
+py_compile.compile(str(good), cfile=str(cached))
+data = bytearray(cached.read_bytes())
+data[8:12] = int(st.st_mtime).to_bytes(4, "little")
+data[12:16] = (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+cached.write_bytes(bytes(data))
+'''
+
+
+def test_bytecode_planted_for_the_broken_module_is_never_run(tmp_path):
+    project = python_project(tmp_path)
+    config = project.root / "stepkit.toml"  # no build gate: py_compile would overwrite the forged bytecode
+    config.write_text("\n".join(line for line in config.read_text().splitlines() if not line.startswith("build =")))
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "no build command")
+    (project.state_dir / "forge.py").write_text(FORGED_BYTECODE)
+    project.coder_actions({"write": {"calc.py": BROKEN, "tests/unit/test_mul.py": TEST_MUL},
+                           "shell": f"{PY} {project.state_dir / 'forge.py'}", "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert (project.root / "__pycache__").is_dir()  # the forgery is there
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    assert ADD in gate_of_tests(result.data)["new_failures"]
