@@ -8,6 +8,10 @@ and after the node at:
 - the files git ignores in the project (:mod:`stepkit.workspace.scope.hidden`):
   one added or changed there, outside caches and build output, was hidden
   from the step's changes, yet the gates see it;
+- Python's start-up files (``.pth``, ``sitecustomize``) in the site
+  directories of the Pythons a gate starts
+  (:mod:`stepkit.workspace.scope.startup`), outside the project, run
+  before every test;
 - in a ``--worktree`` run, the user's own tree
   (:mod:`stepkit.workspace.scope.users_tree`): stepkit writes nothing
   there, but the coder runs as the user and can find it through git.
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import Outcome, StageContext, StageFault
-from stepkit.workspace.scope import hidden, users_tree
+from stepkit.workspace.scope import hidden, startup, users_tree
 from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 
 #: the sealed looks kept in the run directory from the start of a watched node
@@ -50,18 +54,27 @@ class Looks:
     """What a watched node is compared with."""
 
     hidden: hidden.Look | None
+    startup: startup.Look
     users: users_tree.Look | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"hidden": None if self.hidden is None else {k: list(v) for k, v in self.hidden.items()},
+        return {"hidden": None if self.hidden is None else _listed(self.hidden), "startup": _listed(self.startup),
                 "users": None if self.users is None else self.users.as_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Looks:
         """:raises KeyError, TypeError, ValueError, AttributeError: not :meth:`as_dict`'s form."""
         found, users = data["hidden"], data["users"]
-        return cls(hidden=None if found is None else {str(k): tuple(int(n) for n in v) for k, v in found.items()},
+        return cls(hidden=None if found is None else _signatures(found), startup=_signatures(data["startup"]),
                    users=None if users is None else users_tree.Look.from_dict(users))
+
+
+def _listed(signatures: dict[str, tuple[int, ...]]) -> dict[str, list[int]]:
+    return {path: list(signature) for path, signature in signatures.items()}
+
+
+def _signatures(listed: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    return {str(path): tuple(int(n) for n in signature) for path, signature in listed.items()}
 
 
 def watched(who: str) -> Callable[[Node], Node]:
@@ -107,7 +120,11 @@ def with_flags(state: dict[str, Any], updates: dict[str, Any], flags: list[str])
 
 
 def _look(ctx: StageContext, top: Path | None) -> Looks:
-    return Looks(hidden=hidden.look(ctx.project_dir), users=users_tree.look(top) if top is not None else None)
+    from stepkit.workspace.toolpath import tool_dirs
+
+    tools = [str(Path(ctx.project_dir, rel)) for rel in tool_dirs(ctx.pm, ctx.project_dir)]
+    return Looks(hidden=hidden.look(ctx.project_dir), startup=startup.look(tools),
+                 users=users_tree.look(top) if top is not None else None)
 
 
 def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool = False) -> list[str]:
@@ -117,6 +134,10 @@ def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool 
     if concealed:
         flags.append(f"files git ignores were added or changed {when}: {users_tree.shown(concealed)}. "
                      "They are not among the step's changes, yet the gates see them")
+    started = startup.changes(before.startup, now.startup)
+    if started:
+        flags.append(f"Python's start-up files changed {when}: {users_tree.shown(started)}. Every Python a gate "
+                     "starts runs them before any test")
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
     if changed:
         flags.append(f"your own work tree changed {when}: {users_tree.shown(changed)}. stepkit writes nothing "

@@ -320,3 +320,30 @@ def test_bytecode_planted_for_the_broken_module_is_never_run(tmp_path):
     assert (project.root / "__pycache__").is_dir()  # the forgery is there
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     assert ADD in gate_of_tests(result.data)["new_failures"]
+
+
+def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path):
+    """The virtualenv is ignored and outside the step's changes, and its site
+    directory is no tool directory: a ``.pth`` line there patches the code
+    under test before every test."""
+    project = python_project(tmp_path, test="python -m pytest -q -p no:cacheprovider")
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(project.root / ".venv")], check=True)
+    site = Path(subprocess.run([str(project.root / ".venv" / "bin" / "python"), "-c",
+                                "import site; print(site.getsitepackages()[0])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    import pytest as runner  # the venv reaches this suite's pytest through a .pth line, as a user's would hold it
+    (site / "suite.pth").write_text(str(Path(runner.__file__).parents[1]) + "\n")
+    (project.root / ".gitignore").write_text(".venv/\n")
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a virtualenv")
+    patch = "import os, sys; sys.path.insert(0, os.getcwd()); import calc; calc.add = lambda a, b: a + b\n"
+    project.coder_actions({"write": {"calc.py": BROKEN, "tests/unit/test_mul.py": TEST_MUL,
+                                     str((site / "zz_fix.pth").relative_to(project.root)): patch},
+                           "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.code == 5, result.stdout + result.stderr  # the patch made the broken code pass
+    question = result.data["pending"]["question"]
+    flags = question.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "Python's start-up files changed while the coder ran" in flags, question
+    assert "zz_fix.pth (added)" in flags, question
+    assert reviewer_calls(project) == 1

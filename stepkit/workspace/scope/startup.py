@@ -1,0 +1,110 @@
+"""Python's start-up files outside the project, where the gates' Pythons read them.
+
+Every Python runs the ``.pth`` files of its site directories and imports a
+``sitecustomize`` or ``usercustomize`` found there, before any test.  Those
+directories are outside the project (a virtualenv's, the user's
+``~/.local``), so the scope guard never sees them, yet a coder running as
+the user can write there: one line in a ``.pth`` file can patch the code
+under test in every gate.  :func:`look` takes the lstat signatures of those
+files in the site directories of the Pythons a gate would start (``python``
+and ``python3`` on the gates' PATH, and stepkit's own interpreter);
+:func:`changes` names what was added or changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterable
+from fnmatch import fnmatch
+from functools import lru_cache
+from pathlib import Path
+
+#: the files of a site directory that run at start-up
+STARTUP_FILES = ("*.pth", "sitecustomize.py", "usercustomize.py")
+#: the names a gate command starts Python by
+PYTHON_NAMES = ("python3", "python")
+#: asks an interpreter for its version and site directories without running their start-up
+#: files (-S); -S also leaves out the virtualenv's, which :func:`_asked` adds from pyvenv.cfg
+_SITE_DIRS = ("import json, site, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
+              "'dirs': [*site.getsitepackages(), site.getusersitepackages()]}))")
+
+Look = dict[str, tuple[int, ...]]
+
+
+def look(tool_dirs: Iterable[str]) -> Look:
+    """``{path: lstat signature}`` of the start-up files in the site
+    directories of the Pythons found first in ``tool_dirs`` (absolute
+    directories put before PATH), then on PATH, and of this interpreter."""
+    found: Look = {}
+    for site_dir in site_dirs(tuple(tool_dirs)):
+        try:
+            entries = list(os.scandir(site_dir))
+        except OSError:
+            continue
+        for entry in entries:
+            if any(fnmatch(entry.name, pattern) for pattern in STARTUP_FILES):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                found[entry.path] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return found
+
+
+def changes(before: Look | None, now: Look | None) -> list[str]:
+    """``<path> (added|changed|deleted)`` for each start-up file that differs."""
+    if before is None or now is None:
+        return []
+    named = []
+    for path in sorted(before.keys() | now.keys()):
+        old, new = before.get(path), now.get(path)
+        if old != new:
+            named.append(f"{path} ({'added' if old is None else 'deleted' if new is None else 'changed'})")
+    return named
+
+
+def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
+    """The site directories of the Pythons a gate would start, each once."""
+    search = os.pathsep.join([*tool_dirs, os.environ.get("PATH", "")])
+    pythons = [shutil.which(name, path=search) for name in PYTHON_NAMES]
+    found: list[str] = []
+    # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by
+    for python in dict.fromkeys(p for p in [*pythons, sys.executable] if p):
+        for directory in map(os.path.realpath, _asked(python)):  # lib64 is often a link to lib
+            if directory not in found:
+                found.append(directory)
+    return found
+
+
+@lru_cache(maxsize=16)
+def _asked(python: str) -> tuple[str, ...]:
+    """``python``'s site directories (none when it cannot say): its
+    virtualenv's first, as ``pyvenv.cfg`` beside it or one level up names
+    it, the base interpreter's only when that file includes them."""
+    try:
+        out = subprocess.run([python, "-S", "-c", _SITE_DIRS], capture_output=True, text=True, timeout=30,
+                             check=False, stdin=subprocess.DEVNULL).stdout
+        asked = json.loads(out)
+        version, dirs = str(asked["version"]), [str(Path(d)) for d in asked["dirs"] if isinstance(d, str)]
+    except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
+        return ()
+    here = Path(python).parent
+    config = next((d / "pyvenv.cfg" for d in (here, here.parent) if (d / "pyvenv.cfg").is_file()), None)
+    if config is None:
+        return tuple(dirs)
+    venv = [str(config.parent / lib / f"python{version}" / "site-packages") for lib in ("lib", "lib64")]
+    shared = re.search(r"^\s*include-system-site-packages\s*=\s*true\s*$", _read(config), re.IGNORECASE | re.MULTILINE)
+    return tuple([*venv, *dirs] if shared else [*venv, dirs[-1]] if dirs else venv)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
