@@ -43,6 +43,15 @@ def one_line(text: str) -> str:
     return " ".join(printable.split())
 
 
+#: A commit subject longer than this is cut (git's conventional limit).
+SUBJECT_MAX = 72
+
+
+def commit_subject(text: str) -> str:
+    """``text`` cut to :data:`SUBJECT_MAX` characters, an ellipsis ending what was cut."""
+    return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
+
+
 #: Characters that move or hide what a terminal shows, or that ``splitlines``
 #: reads as a line break: every control character but newline and tab, the
 #: Unicode line and paragraph separators, the bidirectional overrides; and

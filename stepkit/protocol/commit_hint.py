@@ -7,8 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-#: A commit subject longer than this is cut (git's conventional limit).
-SUBJECT_MAX = 72
+from stepkit.text import commit_subject
 
 
 def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
@@ -26,7 +25,7 @@ def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
     if not everything:
         return []
     summary = " ".join(str(state.get("step_summary") or f"Step {state.get('step')}").split())
-    subject = summary if len(summary) <= SUBJECT_MAX else summary[: SUBJECT_MAX - 1].rstrip() + "…"
+    subject = commit_subject(summary)
     return ["", "Files the step changed (stepkit never commits):", *(f"- {f}" for f in everything),
             "Commit them with:",
             f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit -m {shlex.quote(subject)}"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import RunResult
+from stepkit.text import commit_subject
 from stepkit.workspace.scope import git
 from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 from stepkit.worktrees.identity import commit_identity
@@ -23,8 +24,6 @@ from stepkit.worktrees.merge import merge_branch
 
 #: The sentinel of the one ending that commits.
 COMPLETE = "STEP_COMPLETE"
-#: A commit subject longer than this is cut (git's conventional limit).
-SUBJECT_MAX = 72
 
 
 def finish_run(result: RunResult, settings: dict[str, Any], merge: bool | None = None) -> RunResult:
@@ -77,9 +76,7 @@ def commit_message(state: dict[str, Any]) -> str:
     summary = next((line.strip() for line in str(state.get("step_summary") or "").splitlines() if line.strip()),
                    "")
     step = f"Step {state.get('step')}: {state.get('title') or ''}".rstrip(": ")
-    subject = summary or step
-    if len(subject) > SUBJECT_MAX:
-        subject = subject[: SUBJECT_MAX - 1].rstrip() + "…"
+    subject = commit_subject(summary or step)
     return f"{subject}\n\n{step}\n" if summary else f"{subject}\n"
 
 
