@@ -8,10 +8,9 @@ and after the node at:
 - the files git ignores in the project (:mod:`stepkit.workspace.scope.hidden`):
   one added or changed there, outside caches and build output, was hidden
   from the step's changes, yet the gates see it;
-- Python's start-up files (``.pth``, ``sitecustomize``) in the site
-  directories of the Pythons a gate starts
-  (:mod:`stepkit.workspace.scope.startup`), outside the project, run
-  before every test;
+- the site directories of the Pythons a gate starts
+  (:mod:`stepkit.workspace.scope.startup`), outside the project: their
+  ``.pth`` files and ``sitecustomize`` run before every test;
 - in a ``--worktree`` run, the user's own tree
   (:mod:`stepkit.workspace.scope.users_tree`): stepkit writes nothing
   there, but the coder runs as the user and can find it through git.
@@ -136,8 +135,8 @@ def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool 
                      "They are not among the step's changes, yet the gates see them")
     started = startup.changes(before.startup, now.startup)
     if started:
-        flags.append(f"Python's start-up files changed {when}: {users_tree.shown(started)}. Every Python a gate "
-                     "starts runs them before any test")
+        flags.append(f"the site directories of the gates' Pythons changed {when}: {users_tree.shown(started)}. "
+                     "Every Python a gate starts runs their .pth files and imports from them")
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
     if changed:
         flags.append(f"your own work tree changed {when}: {users_tree.shown(changed)}. stepkit writes nothing "

@@ -344,6 +344,25 @@ def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path
     assert result.code == 5, result.stdout + result.stderr  # the patch made the broken code pass
     question = result.data["pending"]["question"]
     flags = question.split("Tamper flags (signs that verification was weakened):", 1)[1]
-    assert "Python's start-up files changed while the coder ran" in flags, question
+    assert "the site directories of the gates' Pythons changed while the coder ran" in flags, question
     assert "zz_fix.pth (added)" in flags, question
     assert reviewer_calls(project) == 1
+
+
+def test_a_module_planted_in_the_user_site_directory_is_a_tamper_flag(tmp_path):
+    """A variant no fix was written for: no start-up file but a module in a
+    site directory (the user's, under ``PYTHONUSERBASE``), which every Python
+    that enables the user site imports from when the project lacks it."""
+    project = python_project(tmp_path)
+    env = project.env(PYTHONUSERBASE=str(tmp_path / "userbase"))
+    user_site = Path(subprocess.run([PY, "-c", "import site; print(site.getusersitepackages())"], env=env,
+                                    check=True, capture_output=True, text=True).stdout.strip())
+    user_site.mkdir(parents=True)
+    project.coder_actions({"write": {"calc.py": GOOD_MUL, "tests/unit/test_mul.py": TEST_MUL},
+                           "shell": f"echo 'add = lambda a, b: a + b' > '{user_site}/calc_shadow.py'",
+                           "sentinel": "CODER_COMPLETE"})
+    paused = project.run(env=env)
+    assert paused.code == 5, paused.stdout + paused.stderr
+    flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "the site directories of the gates' Pythons changed while the coder ran" in flags, paused.output
+    assert "calc_shadow.py (added)" in flags, paused.output

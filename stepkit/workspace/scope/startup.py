@@ -1,14 +1,17 @@
-"""Python's start-up files outside the project, where the gates' Pythons read them.
+"""The site directories of the gates' Pythons, outside the project.
 
 Every Python runs the ``.pth`` files of its site directories and imports a
-``sitecustomize`` or ``usercustomize`` found there, before any test.  Those
-directories are outside the project (a virtualenv's, the user's
-``~/.local``), so the scope guard never sees them, yet a coder running as
-the user can write there: one line in a ``.pth`` file can patch the code
-under test in every gate.  :func:`look` takes the lstat signatures of those
-files in the site directories of the Pythons a gate would start (``python``
-and ``python3`` on the gates' PATH, and stepkit's own interpreter);
-:func:`changes` names what was added or changed.
+``sitecustomize`` or ``usercustomize`` found there, before any test, and
+imports from them what the project does not hold.  Those directories are
+outside the project (a virtualenv's, the user's ``~/.local``), so the scope
+guard never sees them, yet a coder running as the user can write there:
+one line in a ``.pth`` file patches the code under test in every gate, and
+a ``calc.py`` there stands in for an uninstalled one.  :func:`look` takes
+the lstat signatures of the top-level entries of the site directories of
+the Pythons a gate would start (``python`` and ``python3`` on the gates'
+PATH, and stepkit's own interpreter): a file's (a write changes it) and a
+directory's identity (a package added or removed; what changes inside an
+installed package is not looked at).  :func:`changes` names what differs.
 """
 
 from __future__ import annotations
@@ -21,12 +24,11 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterable
-from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
-#: the files of a site directory that run at start-up
-STARTUP_FILES = ("*.pth", "sitecustomize.py", "usercustomize.py")
+#: entries of a site directory that Python itself writes
+ROUTINE = frozenset({"__pycache__"})
 #: the names a gate command starts Python by
 PYTHON_NAMES = ("python3", "python")
 #: asks an interpreter for its version and site directories without running their start-up
@@ -38,9 +40,10 @@ Look = dict[str, tuple[int, ...]]
 
 
 def look(tool_dirs: Iterable[str]) -> Look:
-    """``{path: lstat signature}`` of the start-up files in the site
-    directories of the Pythons found first in ``tool_dirs`` (absolute
-    directories put before PATH), then on PATH, and of this interpreter."""
+    """``{path: lstat signature}`` of the top-level entries (a directory's
+    path ends in ``/``) of the site directories of the Pythons found first
+    in ``tool_dirs`` (absolute directories put before PATH), then on PATH,
+    and of this interpreter."""
     found: Look = {}
     for site_dir in site_dirs(tuple(tool_dirs)):
         try:
@@ -48,17 +51,21 @@ def look(tool_dirs: Iterable[str]) -> Look:
         except OSError:
             continue
         for entry in entries:
-            if any(fnmatch(entry.name, pattern) for pattern in STARTUP_FILES):
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
+            if entry.name in ROUTINE:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                found[entry.path + "/"] = (stat.S_IFDIR, st.st_ino)
+            else:
                 found[entry.path] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return found
 
 
 def changes(before: Look | None, now: Look | None) -> list[str]:
-    """``<path> (added|changed|deleted)`` for each start-up file that differs."""
+    """``<path> (added|changed|deleted)`` for each entry that differs."""
     if before is None or now is None:
         return []
     named = []
