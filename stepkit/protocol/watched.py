@@ -15,7 +15,9 @@ and after the node at:
   (:mod:`stepkit.workspace.scope.users_tree`): stepkit writes nothing
   there, but the coder runs as the user and can find it through git.
   stepkit cannot tell the coder's writes from the user's own (they keep
-  working while the step runs), so the flag says both.
+  working while the step runs), so the flag says both; stepkit's own
+  merges (a sibling ``--parallel`` run's ``--merge``) are recorded and
+  not flagged.
 
 Each is a tamper flag naming the paths and who ran: it forces the
 independent review and is shown at the final approval and in the handoff,
@@ -138,6 +140,8 @@ def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool 
         flags.append(f"the site directories of the gates' Pythons changed {when}: {users_tree.shown(started)}. "
                      "Every Python a gate starts runs their .pth files and imports from them")
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
+    if changed and top is not None and users_tree.own_change(top, before.users, now.users):
+        changed = []  # stepkit's own merge of a sibling run's branch
     if changed:
         flags.append(f"your own work tree changed {when}: {users_tree.shown(changed)}. stepkit writes nothing "
                      f"in {top} during a run: unless you made these changes yourself, {who} reached outside "

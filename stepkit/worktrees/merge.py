@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from stepkit.errors import UsageError
-from stepkit.workspace.scope import git
+from stepkit.workspace.scope import git, users_tree
 from stepkit.workspace.store import GIT_SUBDIR, git_location
 from stepkit.workspace.worktree_record import WorktreeRecord
 from stepkit.worktrees.identity import commit_identity
@@ -78,10 +78,32 @@ def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
     if overlap:
         return False, (f"not merged: your uncommitted changes touch {_names(overlap)}, which the merge "
                        f"changes (commit or stash them, then git merge {branch})")
+    before = users_tree.look(top)
     code, _, err = git.call(["merge", "--no-edit", "-q", branch], top, env=commit_identity(top))
     if code != 0:
         return False, f"not merged: git merge {branch} failed: {git.last_error(err, 'no reason given')}"
+    after = users_tree.look(top)
+    if _only_the_merge(top, before, after, touched):  # a run going on beside must not flag it
+        users_tree.record_own_change(top, before, after)
     return True, f"merged {branch} into {target}"
+
+
+def _only_the_merge(top: Path, before: users_tree.Look, after: users_tree.Look, touched: set[str]) -> bool:
+    """Whether the merge made all the change between ``before`` and
+    ``after``: only the files it changes differ, each now as HEAD holds it
+    (what another process wrote meanwhile is not stepkit's to vouch for)."""
+    changed = {path for path, _ in users_tree.differences(before, after)} - {users_tree.INDEX, users_tree.HEAD}
+    if not changed <= touched:
+        return False
+    listed = git.run(["ls-tree", "-r", "-z", "HEAD", "--", *sorted(changed)], top) if changed else b""
+    if listed is None:
+        return False
+    held = {}
+    for entry in listed.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        if name:
+            held[name.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+    return all(after.files.get(path) == held.get(path) for path in changed)
 
 
 def _names(paths: list[str]) -> str:

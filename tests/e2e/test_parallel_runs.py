@@ -344,3 +344,18 @@ def test_options_a_plugin_added_reach_every_run(project, tmp_path):
     assert ran.code == 5, ran.stderr
     for step in (1, 2):
         assert (project.state_dir / f"options-{step}").read_text() == "teal True ['a', '-b']"
+
+
+def test_a_merge_by_a_sibling_run_is_no_tamper_flag_of_the_run_still_going(project, tmp_path):
+    """Run 1 completes and merges into the user's branch while run 2's tests
+    gate runs (it waits until the merge has put ops/mul.py in the user's
+    tree): stepkit's own change to the user's tree is not the coder's."""
+    waits(project, tests_div=[str(project.root / "ops" / "mul.py")])
+    ran = project.run("--parallel", "2", "--merge", "--graph", str(approving_graph(tmp_path)),
+                      "--answer", "gate_user_review=approve")
+    assert ran.code == 0, ran.stderr
+    runs = by_step(ran.data)
+    assert [runs[step]["outcome"] for step in (1, 2, 3)] == ["STEP_COMPLETE"] * 3
+    for step in (1, 2, 3):
+        state = json.loads((Path(runs[step]["run_dir"]) / "state.json").read_text())["state"]
+        assert state["tamper_flags"] == [], (step, state["tamper_flags"])

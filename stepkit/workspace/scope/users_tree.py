@@ -9,19 +9,33 @@ untracked non-ignored file (:func:`~stepkit.workspace.scope.tree.file_ids`,
 which hashes only what git's index does not vouch for), the index's
 entries and HEAD.  :func:`changes` names what differs between two looks.
 Looking never writes: no git command here refreshes the index.
+
+stepkit itself changes the user's tree in one place: ``--merge`` merges a
+completed step's branch, maybe while a sibling ``--parallel`` run goes on.
+Each such merge records, sealed, the digests of the looks just before and
+just after it (:func:`record_own_change`); a change that such records lead
+through from one look to the other is stepkit's own (:func:`own_change`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.tree import changed_between, file_ids
+from stepkit.workspace.store import GIT_SUBDIR, git_location
 
 #: paths named in one flag at most
 MAX_NAMED = 10
+#: where stepkit's own changes to a user's tree are recorded, in its repository's git directory
+OWN_CHANGES = "own_changes"
+#: records older than this are removed when a new one is written (no node runs that long)
+KEEP_S = 2 * 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -59,21 +73,84 @@ def look(top: Path) -> Look:
     return Look(file_ids(top), hashlib.sha256(index).hexdigest(), head.decode("utf-8", "surrogateescape").strip())
 
 
-def changes(before: Look, now: Look) -> list[str]:
-    """``<path> (added|deleted|changed)`` for each file, then ``the index
-    (changed)`` and ``HEAD (changed)``, where ``now`` differs from ``before``."""
-    named = []
+#: what :func:`differences` calls the index and HEAD
+INDEX, HEAD = "the index", "HEAD"
+
+
+def differences(before: Look, now: Look) -> list[tuple[str, str]]:
+    """(path, ``added``, ``deleted`` or ``changed``) for each file, then
+    :data:`INDEX` and :data:`HEAD`, where ``now`` differs from ``before``."""
+    found = []
     for path in changed_between(before.files, now.files):
-        how = "added" if path not in before.files else "deleted" if path not in now.files else "changed"
-        named.append(f"{path} ({how})")
-    if before.index != now.index:
-        named.append("the index (changed)")
-    if before.head != now.head:
-        named.append("HEAD (changed)")
-    return named
+        found.append((path, "added" if path not in before.files else "deleted" if path not in now.files
+                      else "changed"))
+    found += [(INDEX, "changed")] if before.index != now.index else []
+    found += [(HEAD, "changed")] if before.head != now.head else []
+    return found
+
+
+def changes(before: Look, now: Look) -> list[str]:
+    """:func:`differences` as ``<path> (<how>)``."""
+    return [f"{path} ({how})" for path, how in differences(before, now)]
 
 
 def shown(named: list[str]) -> str:
     """``named`` in one line, the first :data:`MAX_NAMED` of them."""
     more = f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
     return ", ".join(named[:MAX_NAMED]) + more
+
+
+def digest(look: Look) -> str:
+    """One hash of everything ``look`` holds."""
+    return hashlib.sha256(json.dumps(asdict(look), sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def record_own_change(top: Path, before: Look, after: Look) -> None:
+    """Record that stepkit itself took the tree at ``top`` from ``before`` to ``after``."""
+    from stepkit.workspace.seal import write_sealed
+
+    directory = _own_changes_dir(top)
+    if directory is None:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for old in directory.glob("*.json"):
+        try:
+            if now - old.stat().st_mtime > KEEP_S:
+                old.unlink()
+        except OSError:
+            pass
+    path = directory / f"{time.time_ns()}-{os.getpid()}.json"
+    write_sealed(path, json.dumps({"before": digest(before), "after": digest(after)}))
+
+
+def own_change(top: Path, before: Look, now: Look) -> bool:
+    """Whether stepkit's own recorded changes lead from ``before`` to ``now``
+    (a record whose seal does not verify leads nowhere)."""
+    from stepkit.workspace.seal import SealBroken, read_sealed
+
+    directory = _own_changes_dir(top)
+    if directory is None or not directory.is_dir():
+        return False
+    leads: dict[str, set[str]] = {}
+    for path in directory.glob("*.json"):
+        try:
+            record = json.loads(read_sealed(path))
+            leads.setdefault(str(record["before"]), set()).add(str(record["after"]))
+        except (OSError, SealBroken, ValueError, KeyError, TypeError):
+            continue
+    start, goal = digest(before), digest(now)
+    seen, frontier = {start}, [start]
+    while frontier:
+        for nxt in leads.get(frontier.pop(), ()):
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                frontier.append(nxt)
+    return False
+
+
+def _own_changes_dir(top: Path) -> Path | None:
+    located = git_location(Path(top).resolve())
+    return located[1] / GIT_SUBDIR / OWN_CHANGES if located is not None else None

@@ -1,0 +1,73 @@
+"""stepkit's own changes to the user's tree (its merges) are recorded sealed
+and are not taken for a coder's; anything else between the same two looks is.
+
+Real git repositories in tmp dirs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stepkit.workspace.scope import users_tree
+from stepkit.worktrees.merge import _only_the_merge
+
+IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
+                          env={**os.environ, **IDENTITY}).stdout
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("a\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    git(root, "checkout", "-qb", "step")
+    (root / "b.txt").write_text("b\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the step")
+    git(root, "checkout", "-q", "main")
+    return root
+
+
+def test_a_recorded_merge_leads_from_one_look_to_the_other(repo):
+    before = users_tree.look(repo)
+    git(repo, "merge", "-q", "step")
+    after = users_tree.look(repo)
+    assert users_tree.changes(before, after) == ["b.txt (added)", "the index (changed)", "HEAD (changed)"]
+    assert not users_tree.own_change(repo, before, after)
+    users_tree.record_own_change(repo, before, after)
+    assert users_tree.own_change(repo, before, after)
+    (repo / "a.txt").write_text("changed by someone else\n")
+    assert not users_tree.own_change(repo, before, users_tree.look(repo))
+
+
+def test_a_record_without_stepkits_seal_leads_nowhere(repo):
+    before = users_tree.look(repo)
+    (repo / "a.txt").write_text("a coder's change\n")
+    after = users_tree.look(repo)
+    records = repo / ".git" / "stepkit" / users_tree.OWN_CHANGES
+    records.mkdir(parents=True)
+    (records / "1-1.json").write_text(
+        f'{{"before": "{users_tree.digest(before)}", "after": "{users_tree.digest(after)}"}}')
+    assert not users_tree.own_change(repo, before, after)
+
+
+def test_only_a_merge_that_made_all_the_change_is_recorded(repo):
+    before = users_tree.look(repo)
+    git(repo, "merge", "-q", "step")
+    assert _only_the_merge(repo, before, users_tree.look(repo), {"b.txt"})
+    (repo / "a.txt").write_text("written while the merge ran\n")
+    assert not _only_the_merge(repo, before, users_tree.look(repo), {"b.txt"})
+    (repo / "a.txt").write_text("a\n")
+    (repo / "b.txt").write_text("not what the merge wrote\n")
+    assert not _only_the_merge(repo, before, users_tree.look(repo), {"b.txt"})
