@@ -105,6 +105,12 @@ def watched(who: str) -> Callable[[Node], Node]:
     return wrap
 
 
+def unseen_flags(ctx: StageContext) -> list[str]:
+    """The flags of a watched node cut off that no later node took (the run
+    ends without one: a coder round cut off is never run again)."""
+    return _cut_off_flags(ctx, users_top(ctx))
+
+
 def users_top(ctx: StageContext) -> Path | None:
     """The root of the user's work tree when the run is in a stepkit work tree."""
     record = WorktreeRecord.from_mapping(ctx.settings.get(SETTING))

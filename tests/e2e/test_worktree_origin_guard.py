@@ -139,3 +139,21 @@ def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):  # noqa: F
     handoff = show(project.root, f"{BRANCH}:plans/handoffs/01-mul.md")
     assert "your own work tree changed while the coder ran" in handoff
     assert "README.md (changed)" in handoff
+
+
+def test_a_coder_round_cut_off_after_writing_there_is_flagged_in_the_failure(project):  # noqa: F811
+    """A coder round cut off is never run again: the resume ends STEP_FAILED,
+    and that ending names what changed in the user's tree meanwhile."""
+    local_edits(project)
+    stop = ("pid=$PPID; while [ \"$pid\" -gt 1 ]; do "
+            "if tr '\\0' ' ' < /proc/$pid/cmdline | grep -q -- '-m stepkit run'; then kill -TERM $pid; break; fi; "
+            "pid=$(awk '{print $4}' /proc/$pid/stat); done")
+    shell, _ = ATTACKS["append to a clean tracked file"]
+    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "shell": f"{shell}; {stop}", "sentinel": "CODER_COMPLETE"})
+    stopped = project.run("--worktree")
+    assert stopped.code == 128 + 15, stopped.stdout + stopped.stderr
+    failed = project.resume()
+    assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
+    flags = failed.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "your own work tree changed while the coder ran (stepkit was stopped then)" in flags, failed.output
+    assert "README.md (changed)" in flags, failed.output

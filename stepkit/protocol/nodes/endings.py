@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import step_fix_budget
+from stepkit.protocol.watched import unseen_flags
 from stepkit.records import GATE_ORDER, GateResult, StageContext
-
-#: The sentinels that open stepkit's output (first line only).
 
 
 def gates_report(state: dict[str, Any]) -> list[str]:
@@ -98,7 +97,7 @@ def render_failure(ctx: StageContext) -> str:
     if state.get("fault_note"):
         lines.append(f"{_fault_label(ctx)}: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {step_fix_budget(state)}")
-    lines.extend(_flag_lines(state))
+    lines.extend(_flag_lines({**state, "tamper_flags": [*state.get("tamper_flags", []), *unseen_flags(ctx)]}))
     lines.extend(_coder_lines(state))
     if state.get("gates"):
         lines.append("Gates:")
