@@ -14,6 +14,7 @@ a command coder script (tests/support/e2e.py).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -366,3 +367,22 @@ def test_a_module_planted_in_the_user_site_directory_is_a_tamper_flag(tmp_path):
     flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
     assert "the site directories of the gates' Pythons changed while the coder ran" in flags, paused.output
     assert "calc_shadow.py (added)" in flags, paused.output
+
+
+def test_a_python_put_earlier_on_the_gates_path_is_a_tamper_flag(tmp_path):
+    """A directory of the user's on PATH (``~/.local/bin``, say) gets a
+    ``python`` that runs the suite as it likes: the gates' Python is a new one."""
+    project = python_project(tmp_path, test="python -m pytest -q -p no:cacheprovider")
+    user_bin = tmp_path / "user-bin"
+    user_bin.mkdir()
+    env = project.env()
+    env["PATH"] = f"{user_bin}{os.pathsep}{Path(PY).parent}{os.pathsep}{env['PATH']}"
+    fake = project.state_dir / "fake-python"
+    fake.write_text("#!/bin/sh\necho '2 passed in 0.01s'\nexit 0\n")
+    project.coder_actions({"write": {"calc.py": BROKEN, "tests/unit/test_mul.py": TEST_MUL},
+                           "shell": f"cp '{fake}' '{user_bin}/python' && chmod +x '{user_bin}/python'",
+                           "sentinel": "CODER_COMPLETE"})
+    result = project.run(env=env)
+    text = result.output
+    assert "the site directories of the gates' Pythons changed while the coder ran" in text, text
+    assert f"{user_bin}/python (added)" in text, text

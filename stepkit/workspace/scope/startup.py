@@ -11,7 +11,8 @@ the lstat signatures of the top-level entries of the site directories of
 the Pythons a gate would start (``python`` and ``python3`` on the gates'
 PATH, and stepkit's own interpreter): a file's (a write changes it) and a
 directory's identity (a package added or removed; what changes inside an
-installed package is not looked at).  :func:`changes` names what differs.
+installed package is not looked at); and of those Pythons themselves (one
+put earlier on PATH is a new entry).  :func:`changes` names what differs.
 """
 
 from __future__ import annotations
@@ -40,11 +41,18 @@ Look = dict[str, tuple[int, ...]]
 
 
 def look(tool_dirs: Iterable[str]) -> Look:
-    """``{path: lstat signature}`` of the top-level entries (a directory's
-    path ends in ``/``) of the site directories of the Pythons found first
-    in ``tool_dirs`` (absolute directories put before PATH), then on PATH,
-    and of this interpreter."""
+    """``{path: lstat signature}`` of the Pythons found first in
+    ``tool_dirs`` (absolute directories put before PATH), then on PATH (a
+    new one earlier on PATH is a new path), and of the top-level entries (a
+    directory's path ends in ``/``) of their and this interpreter's site
+    directories."""
     found: Look = {}
+    for python in _pythons(tuple(tool_dirs)):
+        try:
+            st = os.lstat(python)
+        except OSError:
+            continue
+        found[python] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     for site_dir in site_dirs(tuple(tool_dirs)):
         try:
             entries = list(os.scandir(site_dir))
@@ -78,15 +86,19 @@ def changes(before: Look | None, now: Look | None) -> list[str]:
 
 def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
     """The site directories of the Pythons a gate would start, each once."""
-    search = os.pathsep.join([*tool_dirs, os.environ.get("PATH", "")])
-    pythons = [shutil.which(name, path=search) for name in PYTHON_NAMES]
     found: list[str] = []
     # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by
-    for python in dict.fromkeys(p for p in [*pythons, sys.executable] if p):
+    for python in dict.fromkeys([*_pythons(tool_dirs), sys.executable]):
         for directory in map(os.path.realpath, _asked(python)):  # lib64 is often a link to lib
             if directory not in found:
                 found.append(directory)
     return found
+
+
+def _pythons(tool_dirs: tuple[str, ...]) -> list[str]:
+    """The Pythons a gate command names ``python3`` or ``python`` would start."""
+    search = os.pathsep.join([*tool_dirs, os.environ.get("PATH", "")])
+    return [p for p in dict.fromkeys(shutil.which(name, path=search) for name in PYTHON_NAMES) if p]
 
 
 @lru_cache(maxsize=16)
