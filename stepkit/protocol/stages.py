@@ -120,7 +120,7 @@ def orient(ctx: StageContext) -> Outcome:
 # -- implement ---------------------------------------------------------------
 
 
-@watched("the coder")
+@watched("the coder", every_hidden=True)
 def implement(ctx: StageContext) -> Outcome:
     """Delegate to the coder; then the scope guard looks at what it did.
 

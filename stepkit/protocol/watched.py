@@ -78,9 +78,12 @@ def _signatures(listed: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return {str(path): tuple(int(n) for n in signature) for path, signature in listed.items()}
 
 
-def watched(who: str) -> Callable[[Node], Node]:
+def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
     """Wrap a node that runs the coder's code; ``who`` names it in the flags
-    (``the coder``, ``the tests gate``)."""
+    (``the coder``, ``the tests gate``).  A gate writes ignored files as a
+    matter of course (build output): only those on the verification surface
+    are flagged, unless ``every_hidden`` (the coder round, which has no
+    business hiding anything)."""
 
     def wrap(node: Node) -> Node:
         @functools.wraps(node)
@@ -88,16 +91,16 @@ def watched(who: str) -> Callable[[Node], Node]:
             top = users_top(ctx)
             flags = _cut_off_flags(ctx, top)
             before = _look(ctx, top)
-            _keep(ctx, who, before)
+            _keep(ctx, who, before, every_hidden=every_hidden)
             try:
                 outcome = node(ctx)
             except StageFault as fault:
-                new = _flags(who, before, _look(ctx, top), top)
-                _keep(ctx, who, before, new)
+                new = _flags(ctx, who, before, _look(ctx, top), top, every_hidden)
+                _keep(ctx, who, before, new, every_hidden)
                 fault.updates = with_flags(ctx.state, fault.updates, [*flags, *new])
                 raise
-            new = _flags(who, before, _look(ctx, top), top)
-            _keep(ctx, who, before, new)
+            new = _flags(ctx, who, before, _look(ctx, top), top, every_hidden)
+            _keep(ctx, who, before, new, every_hidden)
             return Outcome(route=outcome.route, updates=with_flags(ctx.state, outcome.updates, [*flags, *new]))
 
         return watching
@@ -134,10 +137,11 @@ def _look(ctx: StageContext, top: Path | None) -> Looks:
                  users=users_tree.look(top) if top is not None else None)
 
 
-def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool = False) -> list[str]:
+def _flags(ctx: StageContext, who: str, before: Looks, now: Looks, top: Path | None, every_hidden: bool,
+           cut_off: bool = False) -> list[str]:
     when = f"while {who} ran" + (" (stepkit was stopped then)" if cut_off else "")
     flags = []
-    concealed = hidden.changes(before.hidden, now.hidden)
+    concealed = hidden.changes(before.hidden, now.hidden, None if every_hidden else _on_surface(ctx))
     if concealed:
         flags.append(f"files git ignores were added or changed {when}: {users_tree.shown(concealed)}. "
                      "They are not among the step's changes, yet the gates see them")
@@ -155,12 +159,21 @@ def _flags(who: str, before: Looks, now: Looks, top: Path | None, cut_off: bool 
     return flags
 
 
-def _keep(ctx: StageContext, who: str, before: Looks, flags: list[str] | None = None) -> None:
+def _on_surface(ctx: StageContext) -> Callable[[str], bool]:
+    """Whether a path is on the verification surface (:mod:`stepkit.workspace.surface`)."""
+    from stepkit.workspace.surface import rule_for, surface_rules
+
+    rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config)
+    return lambda rel: rule_for(rules, rel.rstrip("/")) is not None
+
+
+def _keep(ctx: StageContext, who: str, before: Looks, flags: list[str] | None = None,
+          every_hidden: bool = False) -> None:
     """Keep the looks taken before ``who`` ran and, once it has compared, the flags it raised."""
     from stepkit.workspace.seal import write_sealed
 
     if ctx.run_dir is not None:
-        record: dict[str, Any] = {"who": who, "looks": before.as_dict()}
+        record: dict[str, Any] = {"who": who, "every_hidden": every_hidden, "looks": before.as_dict()}
         if flags is not None:
             record["flags"] = flags
         write_sealed(Path(ctx.run_dir) / RECORD, json.dumps(record))
@@ -178,6 +191,7 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
     try:
         data = json.loads(read_sealed(Path(ctx.run_dir) / RECORD))
         who, before, raised = str(data["who"]), Looks.from_dict(data["looks"]), data.get("flags")
+        every_hidden = bool(data.get("every_hidden"))
     except FileNotFoundError:
         return []
     except (SealBroken, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -185,4 +199,4 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
                  f"({exc}): what changed while one ran before stepkit was stopped is unknown")]
     if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
         return []  # the node ended and its flags (maybe none) are the run's
-    return _flags(who, before, _look(ctx, top), top, cut_off=True)
+    return _flags(ctx, who, before, _look(ctx, top), top, every_hidden, cut_off=True)

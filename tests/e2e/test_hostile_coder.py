@@ -386,3 +386,27 @@ def test_a_python_put_earlier_on_the_gates_path_is_a_tamper_flag(tmp_path):
     text = result.output
     assert "the site directories of the gates' Pythons changed while the coder ran" in text, text
     assert f"{user_bin}/python (added)" in text, text
+
+
+#: calc.py's head: when the tests import it, it writes WHAT
+WRITES_ON_IMPORT = """import pathlib as _p
+for _rel, _text in WHAT.items():
+    _p.Path(_rel).parent.mkdir(parents=True, exist_ok=True)
+    _p.Path(_rel).write_text(_text)
+"""
+
+
+def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not(tmp_path):
+    project = python_project(tmp_path)
+    (project.root / ".gitignore").write_text("*.o\n")
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ignore objects")
+    planted = {"tests/.gitignore": ".gitignore\nconftest.py\n", "tests/conftest.py": "", "calc.o": "object"}
+    calc = WRITES_ON_IMPORT.replace("WHAT", repr(planted)) + GOOD_MUL
+    project.coder_actions({"write": {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL}, "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "files git ignores were added or changed while the tests gate ran" in flags, paused.output
+    assert "tests/conftest.py (added)" in flags, paused.output
+    assert "calc.o" not in flags, paused.output

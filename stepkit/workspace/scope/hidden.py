@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from stepkit.workspace.scope import git
@@ -29,7 +30,8 @@ from stepkit.workspace.scope.tree import EXCLUDED_DIRS
 #: ignored names that tools write as a matter of course (beside EXCLUDED_DIRS): build
 #: output, coverage data, logs.  A name a module is imported by (``calc/``) or a
 #: tool's configuration (``conftest.py``) is never among them.
-ROUTINE_SUFFIXES = (".egg-info", ".pyc", ".pyo", ".coverage", ".log", ".tsbuildinfo")
+ROUTINE_SUFFIXES = (".egg-info", ".pyc", ".pyo", ".coverage", ".log", ".tsbuildinfo", ".o", ".obj", ".d", ".a",
+                    ".lib", ".class", ".gcda", ".gcno", ".pdb")
 ROUTINE_NAMES = frozenset({
     "htmlcov", "coverage", ".coverage", "coverage.xml", ".nyc_output", ".eggs", ".DS_Store", "out", "lib",
     "tmp", ".turbo", ".nuxt", ".svelte-kit", ".parcel-cache", ".angular", ".dart_tool", "bin", "obj",
@@ -62,15 +64,16 @@ def look(project_dir: Path) -> Look | None:
     return found
 
 
-def changes(before: Look | None, now: Look | None) -> list[str]:
+def changes(before: Look | None, now: Look | None, relevant: Callable[[str], bool] | None = None) -> list[str]:
     """``<path> (added|changed)`` for each ignored entry that is new or
-    changed in ``now``, routine ones left out (a deleted one hides nothing)."""
+    changed in ``now``, routine ones left out (a deleted one hides nothing),
+    and, given ``relevant``, those it does not hold relevant."""
     if before is None or now is None:
         return []
     named = []
     for rel in sorted(now):
         old = before.get(rel)
-        if old == now[rel] or routine(rel):
+        if old == now[rel] or routine(rel) or (relevant is not None and not relevant(rel)):
             continue
         if old is not None and rel.endswith("/"):
             continue  # the same directory: a directory's entry changes with what it holds
