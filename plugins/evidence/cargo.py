@@ -31,9 +31,6 @@ _MORE_WARNINGS = 10
 @hookimpl
 def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense cargo output; None when it is not cargo's."""
-    if not (mentions(command, "cargo", "rustc") or "test result: " in output or "Compiling " in output
-            or "\x1b" in output):
-        return None  # the lines that make output cargo's hold one of these (colour codes may split them)
     lines = clean_lines(output)
     results = [m for line in lines if (m := _RESULT.match(line))]
     if not (

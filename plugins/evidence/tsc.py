@@ -18,8 +18,6 @@ _SUMMARY = re.compile(r"^Found \d+ errors?\b.*$")
 @hookimpl
 def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense tsc output; None when it is not the TypeScript compiler's."""
-    if not (mentions(command, "tsc", "vue-tsc") or "error TS" in output or "\x1b" in output):
-        return None  # every error line holds "error TS" (colour codes may split it): no line scan
     lines = clean_lines(output)
     errors = []
     for line in lines:
