@@ -19,8 +19,9 @@ declare, and that every hook of a plugin in :data:`DETECTED_BY` answers
 nothing in a directory holding every marker but its own.
 
 An evidence parser answers nothing for output that is not its tool's: its
-stand-in asks :func:`stepkit.plugins.evidence._shared.may_answer` first,
-and while the answer is no it answers None without importing the parser.
+stand-in asks the function :data:`ANSWERS_ONLY_WHEN` names for its package
+(``stepkit.plugins.evidence._shared.may_answer``) first, and while the
+answer is no it answers None without importing the parser.
 
 ``python tests/unit/test_lazy_plugins.py`` writes :mod:`stepkit.builtin_hooks`
 again from the modules (:func:`render_hooks`).
@@ -59,9 +60,13 @@ DETECTED_BY: dict[str, tuple[str, ...]] = {
     "stepkit.plugins.projects.rust": ("Cargo.toml",),
 }
 
-#: The package of the evidence parsers, whose stand-ins ask
-#: :func:`stepkit.plugins.evidence._shared.may_answer` before importing them.
-_EVIDENCE_PARSERS = "stepkit.plugins.evidence."
+#: Packages of built-ins that answer only some calls, each with the function
+#: (``module:name``, imported by name as the built-ins are) that tells from a
+#: plugin's name and a call's arguments whether the plugin may answer it;
+#: while it says no, the stand-in answers None without importing the plugin.
+ANSWERS_ONLY_WHEN: dict[str, str] = {
+    "stepkit.plugins.evidence.": "stepkit.plugins.evidence._shared:may_answer",
+}
 
 
 class LazyPlugin(ModuleType):
@@ -118,10 +123,9 @@ def _in_project_of_type(markers: tuple[str, ...], given: dict[str, Any]) -> bool
     return _has_marker(given.get("project_dir"), markers)
 
 
-def _evidence_may_answer(parser: str, given: dict[str, Any]) -> bool:
-    from stepkit.plugins.evidence._shared import may_answer
-
-    return may_answer(parser, given.get("command") or "", given.get("output") or "")
+def _asking(check: str, name: str, given: dict[str, Any]) -> bool:
+    module, function = check.split(":")
+    return getattr(importlib.import_module(module), function)(name, given)
 
 
 def _has_marker(project_dir: object, markers: tuple[str, ...]) -> bool:
@@ -155,8 +159,9 @@ def builtin_plugin(name: str) -> ModuleType:
     may_answer = None
     if name in DETECTED_BY:
         may_answer = functools.partial(_in_project_of_type, DETECTED_BY[name])
-    elif name.startswith(_EVIDENCE_PARSERS):
-        may_answer = functools.partial(_evidence_may_answer, name)
+    for package, check in ANSWERS_ONLY_WHEN.items():
+        if name.startswith(package):
+            may_answer = functools.partial(_asking, check, name)
     return LazyPlugin(name, HOOKS[name], may_answer)
 
 

@@ -9,7 +9,7 @@ one-line summary.
 :data:`MARKERS` says, for each parser, what its command or its output must
 hold for it to answer at all; a parser registered lazily
 (:mod:`stepkit.lazyplugins`) is asked :func:`may_answer` before its module
-is imported, so condensing a gate's output imports only the parsers that
+is imported (``ANSWERS_ONLY_WHEN`` there names it), so condensing a gate's output imports only the parsers that
 can read it.
 """
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Hashable, Iterable
-from typing import NamedTuple, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any, NamedTuple, TypeVar
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.text import strip_ansi, terminal_line
@@ -63,11 +63,13 @@ MARKERS: dict[str, Markers] = {
 }
 
 
-def may_answer(parser: str, command: str, output: str) -> bool:
-    """Whether the parser module ``parser`` can answer for this command and
-    output (:data:`MARKERS`); False means it certainly answers None.  Output
-    with colour codes always may: a code can split a marker."""
+def may_answer(parser: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether the parser module ``parser`` can answer a ``stepkit_condense_output``
+    call with these arguments (its ``command`` and ``output``, :data:`MARKERS`);
+    False means it certainly answers None.  Output with colour codes always
+    may: a code can split a marker."""
     markers = MARKERS.get(parser)
+    command, output = arguments.get("command") or "", arguments.get("output") or ""
     return (markers is None or "\x1b" in output or any(text in output for text in markers.texts)
             or mentions(command, *markers.tools))
 

@@ -169,7 +169,7 @@ def condenser(module):
 
     def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
         answer = module.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
-        assert answer is None or may_answer(module.__name__, command, output), \
+        assert answer is None or may_answer(module.__name__, {"command": command, "output": output}), \
             f"{module.__name__} answered for output its MARKERS would not let it see"
         return answer
 
