@@ -4,15 +4,14 @@ location (plain ``file(l,c):`` or pretty ``file:l:c -`` format) and the
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
-_PLAIN = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$")
-_PRETTY = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$")
-_GLOBAL = re.compile(r"^error (?P<code>TS\d+): (?P<msg>.+)$")
-_SUMMARY = re.compile(r"^Found \d+ errors?\b.*$")
+_PLAIN = lazy_compile(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$")
+_PRETTY = lazy_compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$")
+_GLOBAL = lazy_compile(r"^error (?P<code>TS\d+): (?P<msg>.+)$")
+_SUMMARY = lazy_compile(r"^Found \d+ errors?\b.*$")
 
 
 @hookimpl

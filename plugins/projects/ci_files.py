@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import yaml
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 
 
@@ -36,7 +37,7 @@ class CiCommand(NamedTuple):
 
 
 #: Words that make a line CI-only: GitHub expressions and the runners' own variables.
-_CI_ONLY = re.compile(r"\$\{\{|\$\{?(?:GITHUB_|RUNNER_|CI_JOB_TOKEN|CI_REGISTRY)|\bsecrets\.")
+_CI_ONLY = lazy_compile(r"\$\{\{|\$\{?(?:GITHUB_|RUNNER_|CI_JOB_TOKEN|CI_REGISTRY)|\bsecrets\.")
 _OTHER_SHELLS = ("pwsh", "powershell", "cmd")
 
 
