@@ -13,7 +13,8 @@ Both sides run as a user's install does: their processes get the
 environment without ``PYTHONDONTWRITEBYTECODE`` (an install writes and
 reuses bytecode; without it every run would compile stepkit from source),
 and the first verify, which learns the commands, is also the warm-up that
-writes that bytecode before anything is timed.
+writes that bytecode before anything is timed (with ``--against``, the other
+install is warmed up once too).
 
 Then one verify in a process that reports how many modules it imported,
 which built-in plugins (``stepkit.plugins.*`` top-level plugin modules), how
@@ -128,6 +129,7 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
                                capture_output=True, text=True, check=False)
         commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
         shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
+        _seconds([other_python, "-m", "stepkit", "verify", "--json"], project)  # its warm-up: bytecode written
         turns = [{**{name: _seconds([python, "-m", "stepkit", "verify", "--json"], project)
                      for name, python in pythons.items()}, "shell": _seconds(shell, project)}
                  for _ in range(repeat)]
