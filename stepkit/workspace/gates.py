@@ -37,6 +37,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
@@ -75,7 +76,9 @@ from stepkit.workspace.scope.tree import (
 )
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import tool_env
-from stepkit.workspace.verdicts import Judge
+
+if TYPE_CHECKING:
+    from stepkit.workspace.verdicts import Judge
 
 
 def run_gates(
@@ -205,8 +208,11 @@ class GateRunner:
         self._git: bool | None = None  # the project is in a git work tree (asked once)
         self._step: tuple[list[str] | None] | None = None  # the change set, once asked in this run()
         #: judges failing gates against the baseline (None: no baseline given)
-        self.judge = None if baseline is None else Judge(
-            config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
+        self.judge: Judge | None = None
+        if baseline is not None:  # the baseline's machinery is imported only then
+            from stepkit.workspace.verdicts import Judge
+
+            self.judge = Judge(config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
 
     def run(self, gates: Iterable[str] = GATE_ORDER) -> list[GateResult]:
         """Run the requested gates (any order; unknown names raise ValueError).
