@@ -94,7 +94,7 @@ class LazyPlugin(ModuleType):
 
     def _stand_in(self, hook_name: str) -> Callable[..., Any]:
         spec = getattr(hookspecs, hook_name)
-        names = tuple(inspect.signature(spec).parameters)
+        names = _argument_names(hook_name)
         forward: list[Callable[..., Any]] = []  # the real function taking the spec's arguments by name
 
         def stand_in(*args: Any) -> Any:
@@ -110,6 +110,12 @@ class LazyPlugin(ModuleType):
         stand_in.__wrapped__ = spec  # type: ignore[attr-defined]
         stand_in.__name__ = stand_in.__qualname__ = hook_name
         return stand_in
+
+
+@functools.cache
+def _argument_names(hook_name: str) -> tuple[str, ...]:
+    """The hookspec's argument names, read once per hook (every built-in's stand-in asks)."""
+    return tuple(inspect.signature(getattr(hookspecs, hook_name)).parameters)
 
 
 def _by_name(function: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
