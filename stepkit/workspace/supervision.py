@@ -265,26 +265,30 @@ def _started_since(pid: int, since: Mark) -> bool:
 
 def _start_since_boot(pid: int) -> float | None:
     """When the process started, in seconds since boot, as the kernel dates it (None: gone)."""
+    fields = _stat(pid)
+    return int(fields[19]) / os.sysconf("SC_CLK_TCK") if fields is not None else None  # field 22, starttime
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the 3rd on; None: gone or unreadable)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime
-    except (OSError, ValueError, IndexError):
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            data = os.read(fd, 4096)  # one read: a stat line is a few hundred bytes
+        finally:
+            os.close(fd)
+        fields = data.rsplit(b")", 1)[1].split(None, 20)  # up to starttime, the 22nd
+    except (OSError, IndexError):
         return None
+    return fields if len(fields) > 19 else None
 
 
 def _children() -> list[int]:
     """This process's children: on Linux the processes whose ``/proc`` stat
     names it as their parent; elsewhere psutil's."""
     if sys.platform.startswith("linux"):
-        me, found = os.getpid(), []
-        for pid in _all_pids():
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as stat:
-                    if int(stat.read().rsplit(b")", 1)[1].split()[1]) == me:  # field 4, ppid
-                        found.append(pid)
-            except (OSError, ValueError, IndexError):
-                continue  # gone already
-        return found
+        me = b"%d" % os.getpid()
+        return [pid for pid in _all_pids() if (fields := _stat(pid)) is not None and fields[1] == me]  # ppid
     import psutil
 
     try:
