@@ -33,12 +33,16 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
-from stepkit.plugins.projects.ci_files import CiCommand, ci_commands
+from stepkit.plugins.projects.ci_files import ci_commands
+
+if TYPE_CHECKING:
+    from stepkit.plugins.projects.ci_yaml import CiCommand
 
 _GATES = ("tests", "build", "lint", "format")
 #: The order the gates run in (``stepkit.workspace.gate_commands.GATE_HOOKS``).

@@ -13,18 +13,10 @@ are left out; a job that runs only on macOS comes after the others.  Which comma
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING
 
-
-class CiCommand(NamedTuple):
-    """One command a CI file runs."""
-
-    #: the command as the gate would run it (``cd sub && make test`` for a working-directory).
-    command: str
-    #: ``.github/workflows/ci.yml:42`` — the file, relative to the project, and the 1-based line.
-    source: str
-    #: the file and job it runs in (``.github/workflows/ci.yml:test``): commands of one job run in line order.
-    job: str = ""
+if TYPE_CHECKING:
+    from stepkit.plugins.projects.ci_yaml import CiCommand
 
 
 def ci_commands(project_dir: Path) -> tuple[CiCommand, ...]:

@@ -1,7 +1,8 @@
 """Reading the commands out of CI files (:mod:`stepkit.plugins.projects.ci_files`
-says which are kept): the YAML composed with line numbers, GitHub's steps,
-GitLab's scripts and pre-commit's local hooks.  Imported only when a
-project has a CI file, with PyYAML."""
+lists the files and says which commands are kept), each a :class:`CiCommand`:
+the YAML composed with line numbers, GitHub's steps, GitLab's scripts and
+pre-commit's local hooks.  Imported only when a project has a CI file,
+with PyYAML."""
 
 from __future__ import annotations
 
@@ -9,12 +10,24 @@ import re
 import shlex
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
-from stepkit.plugins.projects.ci_files import CiCommand
+
+
+class CiCommand(NamedTuple):
+    """One command a CI file runs."""
+
+    #: the command as the gate would run it (``cd sub && make test`` for a working-directory).
+    command: str
+    #: ``.github/workflows/ci.yml:42`` — the file, relative to the project, and the 1-based line.
+    source: str
+    #: the file and job it runs in (``.github/workflows/ci.yml:test``): commands of one job run in line order.
+    job: str = ""
+
 
 #: Words that make a line CI-only: GitHub expressions and the runners' own variables.
 _CI_ONLY = lazy_compile(r"\$\{\{|\$\{?(?:GITHUB_|RUNNER_|CI_JOB_TOKEN|CI_REGISTRY)|\bsecrets\.")
