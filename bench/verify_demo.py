@@ -9,6 +9,13 @@ whole process.  The figure is the median of the pair-by-pair ratios
 (verify / shell), so a machine whose speed drifts still compares fairly.
 Target: at most 1.3.
 
+Both sides run as a user's install does: their processes get the
+environment without ``PYTHONDONTWRITEBYTECODE`` (an install writes and
+reuses bytecode; without it every run would compile stepkit from source),
+and the first verify, which learns the commands, is also the warm-up that
+writes that bytecode before anything is timed (with ``--against``, the other
+install is warmed up once too).
+
 Then one verify in a process that reports how many modules it imported,
 which built-in plugins (``stepkit.plugins.*`` top-level plugin modules), how
 many regular expressions it compiled and how many of stepkit's pydantic
@@ -64,8 +71,10 @@ _IMPORT_PROBE = (
 )
 
 
-#: The venv's tools (ruff, pytest) on PATH, as an installed stepkit has them, for both sides.
-ENV = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+#: The venv's tools (ruff, pytest) on PATH, as an installed stepkit has them, for both sides;
+#: bytecode written and reused, as in an install.
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+       "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
 def _seconds(command: list[str], cwd: Path) -> float:
@@ -120,6 +129,7 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
                                capture_output=True, text=True, check=False)
         commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
         shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
+        _seconds([other_python, "-m", "stepkit", "verify", "--json"], project)  # its warm-up: bytecode written
         turns = [{**{name: _seconds([python, "-m", "stepkit", "verify", "--json"], project)
                      for name, python in pythons.items()}, "shell": _seconds(shell, project)}
                  for _ in range(repeat)]

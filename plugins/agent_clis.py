@@ -9,6 +9,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.records import Usage
 
 #: How each CLI is installed (named when it is missing).
@@ -66,10 +67,10 @@ def codex_turn_usage(event: dict[str, Any]) -> Usage:
 # 3pm (Europe/Berlin)" in newer ones, or api_error_status 429) and Codex's error
 # events ("You've hit your usage limit. … try again at 3:04 PM." / "… try again
 # in 2 days 3 hours", or "exceeded retry limit, last status: 429 Too Many Requests").
-_LIMIT = re.compile(r"usage limit|(?:session|weekly|daily|5-hour|opus) limit|hit your (?:\w+ )?limit|"
+_LIMIT = lazy_compile(r"usage limit|(?:session|weekly|daily|5-hour|opus) limit|hit your (?:\w+ )?limit|"
                     r"rate.?limit|429 Too Many Requests", re.IGNORECASE)
-_EPOCH = re.compile(r"limit reached\|(?P<epoch>\d{9,11})")
-_RESETS = re.compile(r"(?:resets?(?: at)?|try again (?:at|in))\s+(?P<when>[^.\n|]*[^.\s|])", re.IGNORECASE)
+_EPOCH = lazy_compile(r"limit reached\|(?P<epoch>\d{9,11})")
+_RESETS = lazy_compile(r"(?:resets?(?: at)?|try again (?:at|in))\s+(?P<when>[^.\n|]*[^.\s|])", re.IGNORECASE)
 
 
 def usage_limit(text: str) -> str | None:

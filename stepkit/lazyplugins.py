@@ -18,6 +18,11 @@ checks both: that :data:`~stepkit.builtin_hooks.HOOKS` is what the modules
 declare, and that every hook of a plugin in :data:`DETECTED_BY` answers
 nothing in a directory holding every marker but its own.
 
+An evidence parser answers nothing for output that is not its tool's: its
+stand-in asks the function :data:`ANSWERS_ONLY_WHEN` names for its package
+(``stepkit.plugins.evidence._shared.may_answer``) first, and while the
+answer is no it answers None without importing the parser.
+
 ``python tests/unit/test_lazy_plugins.py`` writes :mod:`stepkit.builtin_hooks`
 again from the modules (:func:`render_hooks`).
 """
@@ -25,6 +30,7 @@ again from the modules (:func:`render_hooks`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import importlib
 import inspect
 import os
@@ -54,17 +60,28 @@ DETECTED_BY: dict[str, tuple[str, ...]] = {
     "stepkit.plugins.projects.rust": ("Cargo.toml",),
 }
 
+#: Packages of built-ins that answer only some calls, each with the function
+#: (``module:name``, imported by name as the built-ins are) that tells from a
+#: plugin's name and a call's arguments whether the plugin may answer it;
+#: while it says no, the stand-in answers None without importing the plugin.
+ANSWERS_ONLY_WHEN: dict[str, str] = {
+    "stepkit.plugins.evidence.": "stepkit.plugins.evidence._shared:may_answer",
+}
+
 
 class LazyPlugin(ModuleType):
     """Stands in for the built-in module ``name`` until one of its hooks is called.
 
     :param hooks: hook name → the hookimpl's options (as :data:`stepkit.builtin_hooks.HOOKS`).
-    :param markers: :data:`DETECTED_BY`'s files for a project-type plugin; None for any other.
+    :param may_answer: given a call's arguments by name, False when the module
+        certainly answers None (its stand-in then answers None without
+        importing it); None: it may always answer.
     """
 
-    def __init__(self, name: str, hooks: dict[str, dict[str, bool]], markers: Iterable[str] | None = None):
+    def __init__(self, name: str, hooks: dict[str, dict[str, bool]],
+                 may_answer: Callable[[dict[str, Any]], bool] | None = None):
         super().__init__(name)
-        self.__stepkit_markers__ = tuple(markers) if markers is not None else None
+        self.__stepkit_may_answer__ = may_answer
         self.__stepkit_module__: ModuleType | None = None
         for hook_name, options in hooks.items():
             setattr(self, hook_name, hookspecs.hookimpl(**options)(self._stand_in(hook_name)))
@@ -77,13 +94,12 @@ class LazyPlugin(ModuleType):
 
     def _stand_in(self, hook_name: str) -> Callable[..., Any]:
         spec = getattr(hookspecs, hook_name)
-        names = tuple(inspect.signature(spec).parameters)
+        names = _argument_names(hook_name)
         forward: list[Callable[..., Any]] = []  # the real function taking the spec's arguments by name
 
         def stand_in(*args: Any) -> Any:
             given = dict(zip(names, args, strict=False))
-            if self.__stepkit_markers__ is not None and not _has_marker(given.get("project_dir"),
-                                                                         self.__stepkit_markers__):
+            if self.__stepkit_may_answer__ is not None and not self.__stepkit_may_answer__(given):
                 return None
             if not forward:
                 forward.append(_by_name(getattr(self.module(), hook_name)))
@@ -96,11 +112,26 @@ class LazyPlugin(ModuleType):
         return stand_in
 
 
+@functools.cache
+def _argument_names(hook_name: str) -> tuple[str, ...]:
+    """The hookspec's argument names, read once per hook (every built-in's stand-in asks)."""
+    return tuple(inspect.signature(getattr(hookspecs, hook_name)).parameters)
+
+
 def _by_name(function: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     """Call ``function`` with the arguments it takes (without a default) out of ``given``."""
     wanted = [name for name, p in inspect.signature(function).parameters.items()
               if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return lambda given: function(*(given[name] for name in wanted))
+
+
+def _in_project_of_type(markers: tuple[str, ...], given: dict[str, Any]) -> bool:
+    return _has_marker(given.get("project_dir"), markers)
+
+
+def _asking(check: str, name: str, given: dict[str, Any]) -> bool:
+    module, function = check.split(":")
+    return getattr(importlib.import_module(module), function)(name, given)
 
 
 def _has_marker(project_dir: object, markers: tuple[str, ...]) -> bool:
@@ -131,7 +162,13 @@ def builtin_plugin(name: str) -> ModuleType:
     hooks = HOOKS.get(name)
     if hooks is None or any(o.get("wrapper") or o.get("hookwrapper") for o in hooks.values()):
         return importlib.import_module(name)  # a wrapper must be the generator function itself
-    return LazyPlugin(name, HOOKS[name], DETECTED_BY.get(name))
+    may_answer = None
+    if name in DETECTED_BY:
+        may_answer = functools.partial(_in_project_of_type, DETECTED_BY[name])
+    for package, check in ANSWERS_ONLY_WHEN.items():
+        if name.startswith(package):
+            may_answer = functools.partial(_asking, check, name)
+    return LazyPlugin(name, HOOKS[name], may_answer)
 
 
 def declared_hooks(module: ModuleType) -> dict[str, dict[str, bool]]:

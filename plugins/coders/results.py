@@ -10,13 +10,13 @@ so both import this module and neither imports the other for them.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.records import CoderResult, Usage
 from stepkit.workspace.process import ProcessResult
 
-_SENTINEL_LINE = re.compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$")
+_SENTINEL_LINE = lazy_compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$")
 
 
 class SentinelWatch:

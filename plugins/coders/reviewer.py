@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.records import ReviewResult, StageContext, StageFault
 
 REVIEW_TURNS = 40
@@ -66,12 +67,12 @@ _SEVERITY_WORDS = {"critical": "critical", "blocker": "critical", "blocking": "c
                    "minor": "minor", "nit": "minor", "nitpick": "minor"}
 _MARKS = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
 _WORD = "|".join(sorted((re.escape(w) for w in _SEVERITY_WORDS), key=len, reverse=True))
-_LEAD = re.compile(rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
+_LEAD = lazy_compile(rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
                    r"(?:\s+(?:findings?|issues?|severity))?\s*[:\-–—.)]*\s*", re.IGNORECASE)
-_LIST = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-_HEADING = re.compile(r"^\s*(?:#{1,6}\s+|\*\*(?=.*\*\*\s*:?\s*$))")
+_LIST = lazy_compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_HEADING = lazy_compile(r"^\s*(?:#{1,6}\s+|\*\*(?=.*\*\*\s*:?\s*$))")
 # what a finding line says when it reports that there is none
-_NONE = re.compile(r"^(?:\(?(?:none|nothing|n/?a|no(?:ne)? (?:findings?|issues?)(?: found)?)\)?"
+_NONE = lazy_compile(r"^(?:\(?(?:none|nothing|n/?a|no(?:ne)? (?:findings?|issues?)(?: found)?)\)?"
                    r"|no \w+ (?:findings?|issues?)(?: found)?|-)?[.!]?$", re.IGNORECASE)
 
 

@@ -5,15 +5,22 @@ read alike: the failing ids first (the part that must survive any cut), then
 the first error lines of each failure, then the tool's own summary line(s),
 and last a ``summary: …`` line that the gate runner takes as the gate's
 one-line summary.
+
+:data:`MARKERS` says, for each parser, what its command or its output must
+hold for it to answer at all; a parser registered lazily
+(:mod:`stepkit.lazyplugins`) is asked :func:`may_answer` before its module
+is imported (``ANSWERS_ONLY_WHEN`` there names it), so condensing a gate's output imports only the parsers that
+can read it.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Hashable, Iterable
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any, NamedTuple, TypeVar
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.text import strip_ansi, terminal_line
 from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
 
@@ -22,7 +29,49 @@ T = TypeVar("T")
 #: How many lines of a single failure's first error to keep.
 ERROR_LINES = 3
 #: The location line under a rustc-style diagnostic (cargo, clippy, ruff's full format).
-ARROW = re.compile(r"^\s*--> (?P<where>\S+)")
+ARROW = lazy_compile(r"^\s*--> (?P<where>\S+)")
+
+
+class Markers(NamedTuple):
+    """What a parser needs to see before it answers: its command names one of
+    ``tools`` (:func:`mentions`), or its output holds one of ``texts`` (every
+    line that makes the output the tool's holds one of them)."""
+
+    tools: tuple[str, ...]
+    texts: tuple[str, ...]
+
+
+#: Each parser's :class:`Markers`, by module; a parser not named here (the
+#: generic one) reads every output.
+MARKERS: dict[str, Markers] = {
+    "stepkit.plugins.evidence.pytest": Markers(
+        ("pytest", "py.test"),
+        ("test session starts", "no tests ran", " failed", " passed", " skipped", " deselected", " xfailed",
+         " xpassed", " error", " warning", " rerun")),
+    "stepkit.plugins.evidence.unittest": Markers(("unittest",), ("Ran ",)),
+    "stepkit.plugins.evidence.cargo": Markers(("cargo", "rustc"), ("test result: ", "Compiling ")),
+    "stepkit.plugins.evidence.gotest": Markers(("go",), ("--- FAIL: ", "ok ", "ok\t", "FAIL", "? ", "?\t")),
+    "stepkit.plugins.evidence.jest": Markers(("jest", "vitest"), ("Tests", "Test Suites:", "Test Files")),
+    "stepkit.plugins.evidence.ruff": Markers(
+        ("ruff",), ("Found ", "All checks passed!", "No errors found", "reformatted", "left unchanged",
+                    "already formatted", "fixable")),
+    "stepkit.plugins.evidence.mypy": Markers(
+        ("mypy", "pyright", "dmypy"), ("Found ", "Success: no issues found", " warning")),
+    "stepkit.plugins.evidence.eslint": Markers(("eslint",), (" problem", "potentially fixable")),
+    "stepkit.plugins.evidence.tsc": Markers(("tsc", "vue-tsc"), ("error TS",)),
+    "stepkit.plugins.evidence.maven": Markers(("mvn", "mvnw", "./mvnw"), ("[INFO] BUILD ",)),
+}
+
+
+def may_answer(parser: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether the parser module ``parser`` can answer a ``stepkit_condense_output``
+    call with these arguments (its ``command`` and ``output``, :data:`MARKERS`);
+    False means it certainly answers None.  Output with colour codes always
+    may: a code can split a marker."""
+    markers = MARKERS.get(parser)
+    command, output = arguments.get("command") or "", arguments.get("output") or ""
+    return (markers is None or "\x1b" in output or any(text in output for text in markers.texts)
+            or mentions(command, *markers.tools))
 
 
 def clean_lines(output: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import (
     ARROW,
     clean_lines,
@@ -17,23 +18,20 @@ from stepkit.plugins.evidence._shared import (
     unique,
 )
 
-_TEST = re.compile(r"^test (?P<id>.+?) \.\.\. (?P<status>FAILED|ok|ignored)\b")
-_RESULT = re.compile(
+_TEST = lazy_compile(r"^test (?P<id>.+?) \.\.\. (?P<status>FAILED|ok|ignored)\b")
+_RESULT = lazy_compile(
     r"^test result: (?P<word>ok|FAILED)\. (?P<passed>\d+) passed; (?P<failed>\d+) failed; (?P<ignored>\d+) ignored"
 )
-_STDOUT = re.compile(r"^---- (?P<id>.+?) std(?:out|err) ----$")
-_PANIC = re.compile(r"^thread '.*' (?:\(\d+\) )?panicked at (?P<where>.*?):?$")
-_DIAG = re.compile(r"^(?P<level>error|warning)(?:\[(?P<code>[\w]+)\])?: (?P<msg>.+)$")
-_FINAL = re.compile(r"^error: (could not compile|test failed|\d+ targets? failed)|^warning: .* generated \d+ warnings?")
+_STDOUT = lazy_compile(r"^---- (?P<id>.+?) std(?:out|err) ----$")
+_PANIC = lazy_compile(r"^thread '.*' (?:\(\d+\) )?panicked at (?P<where>.*?):?$")
+_DIAG = lazy_compile(r"^(?P<level>error|warning)(?:\[(?P<code>[\w]+)\])?: (?P<msg>.+)$")
+_FINAL = lazy_compile(r"^error: (could not compile|test failed|\d+ targets? failed)|^warning: .* generated \d+ warnings?")
 _MORE_WARNINGS = 10
 
 
 @hookimpl
 def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense cargo output; None when it is not cargo's."""
-    if not (mentions(command, "cargo", "rustc") or "test result: " in output or "Compiling " in output
-            or "\x1b" in output):
-        return None  # the lines that make output cargo's hold one of these (colour codes may split them)
     lines = clean_lines(output)
     results = [m for line in lines if (m := _RESULT.match(line))]
     if not (

@@ -4,15 +4,14 @@ line."""
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
-_FILE = re.compile(r"^(?P<file>(?:/|\.{0,2}/|[A-Za-z]:\\|[\w@.-]+/)\S*\.\w+)$")
-_STYLISH = re.compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>\S+))?$")
-_COMPACT = re.compile(r"^(?P<file>\S.*?): line (?P<line>\d+), col (?P<col>\d+), (?P<level>Error|Warning) - (?P<msg>.+)$")
-_SUMMARY = re.compile(r"^[✖×]\s+\d+ problems? .*|^\d+ problems?$|^\s*\d+ errors? and \d+ warnings? potentially fixable.*")
+_FILE = lazy_compile(r"^(?P<file>(?:/|\.{0,2}/|[A-Za-z]:\\|[\w@.-]+/)\S*\.\w+)$")
+_STYLISH = lazy_compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>\S+))?$")
+_COMPACT = lazy_compile(r"^(?P<file>\S.*?): line (?P<line>\d+), col (?P<col>\d+), (?P<level>Error|Warning) - (?P<msg>.+)$")
+_SUMMARY = lazy_compile(r"^[✖×]\s+\d+ problems? .*|^\d+ problems?$|^\s*\d+ errors? and \d+ warnings? potentially fixable.*")
 
 
 @hookimpl

@@ -8,12 +8,13 @@ import re
 from itertools import islice
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines
 
 HEAD_LINES = 20
 TAIL_LINES = 40
 MATCH_LINES = 60
-_ALARM = re.compile(r"error|fail|panic|traceback|exception|fatal|abort", re.IGNORECASE)
+_ALARM = lazy_compile(r"error|fail|panic|traceback|exception|fatal|abort", re.IGNORECASE)
 
 
 @hookimpl(trylast=True)

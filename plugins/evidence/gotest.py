@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import (
     clean_lines,
     failed_silently,
@@ -17,13 +18,13 @@ from stepkit.plugins.evidence._shared import (
     unique,
 )
 
-_FAIL = re.compile(r"^\s*--- FAIL: (?P<id>\S+) \([\d.]+s\)$")
-_PASS = re.compile(r"^\s*--- PASS: ")
-_PACKAGE = re.compile(r"^(?P<word>ok|FAIL|\?)\s+(?P<pkg>\S+)(?:\s+(?P<rest>.*))?$")
-_COMPILE = re.compile(r"^(?:\./|\.\./|/)?[\w./-]+\.go:\d+(?::\d+)?: .+$")
-_PANIC = re.compile(r"^panic: .+")
+_FAIL = lazy_compile(r"^\s*--- FAIL: (?P<id>\S+) \([\d.]+s\)$")
+_PASS = lazy_compile(r"^\s*--- PASS: ")
+_PACKAGE = lazy_compile(r"^(?P<word>ok|FAIL|\?)\s+(?P<pkg>\S+)(?:\s+(?P<rest>.*))?$")
+_COMPILE = lazy_compile(r"^(?:\./|\.\./|/)?[\w./-]+\.go:\d+(?::\d+)?: .+$")
+_PANIC = lazy_compile(r"^panic: .+")
 # a test logs indented lines: the next test, package or unindented line ends them
-_STOP = re.compile(r"^\s*(?:--- |=== |FAIL\b|ok\s|PASS$)|^\S")
+_STOP = lazy_compile(r"^\s*(?:--- |=== |FAIL\b|ok\s|PASS$)|^\S")
 
 
 @hookimpl

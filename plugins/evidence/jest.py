@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import (
     ERROR_LINES,
     clean_lines,
@@ -17,14 +18,14 @@ from stepkit.plugins.evidence._shared import (
 )
 
 # jest
-_JEST_FILE = re.compile(r"^\s*FAIL\s+(?P<file>\S+)\s*(?:\(.*\))?$")
-_JEST_TEST = re.compile(r"^\s*● (?P<name>.+)$")
-_JEST_SUMMARY = re.compile(r"^(?:Tests|Test Suites):\s+.*\btotal$")
+_JEST_FILE = lazy_compile(r"^\s*FAIL\s+(?P<file>\S+)\s*(?:\(.*\))?$")
+_JEST_TEST = lazy_compile(r"^\s*● (?P<name>.+)$")
+_JEST_SUMMARY = lazy_compile(r"^(?:Tests|Test Suites):\s+.*\btotal$")
 # vitest
-_VITEST_TEST = re.compile(r"^\s*FAIL\s+(?P<id>\S+ > .+?)\s*$")
-_VITEST_SUMMARY = re.compile(r"^\s*(?:Tests|Test Files)\s{2,}\S.*\(\d+\)$")
-_VITEST_CROSS = re.compile(r"^\s*[×✗]\s+(?P<name>.+?)(?:\s+\d+m?s)?$")
-_STOP = re.compile(r"^\s*(?:●|FAIL\s|PASS\s|⎯{3,}|at )")
+_VITEST_TEST = lazy_compile(r"^\s*FAIL\s+(?P<id>\S+ > .+?)\s*$")
+_VITEST_SUMMARY = lazy_compile(r"^\s*(?:Tests|Test Files)\s{2,}\S.*\(\d+\)$")
+_VITEST_CROSS = lazy_compile(r"^\s*[×✗]\s+(?P<name>.+?)(?:\s+\d+m?s)?$")
+_STOP = lazy_compile(r"^\s*(?:●|FAIL\s|PASS\s|⎯{3,}|at )")
 
 
 @hookimpl

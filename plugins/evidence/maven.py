@@ -4,24 +4,23 @@ Maven prints after it), compiler errors, surefire's failing tests and its
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
 
-_ERROR = re.compile(r"^\[ERROR\] ?(?P<text>.*)$")
+_ERROR = lazy_compile(r"^\[ERROR\] ?(?P<text>.*)$")
 # what Maven adds after the cause: "-> [Help 1]", "To see the full stack trace …", the links
-_NOISE = re.compile(
+_NOISE = lazy_compile(
     r"^(?:-> \[Help \d+\]|To see the full stack trace|Re-run Maven using|For more information about the errors"
     r"|\[Help \d+\] https?://|After correcting the problems|mvn <args> -rf |COMPILATION ERROR :?$"
     r"|Failures:$|Errors:$|Tests run:|There are test failures|Please refer to |See dump files"
     r"|Crashed tests:$|BUILD FAILURE|.*<<< (?:FAILURE|ERROR)!$|$)"
 )
-_COMPILE = re.compile(r"^(?P<file>\S+\.(?:java|kt|scala|groovy)):\[(?P<line>\d+),(?P<col>\d+)\] (?P<msg>.+)$")
+_COMPILE = lazy_compile(r"^(?P<file>\S+\.(?:java|kt|scala|groovy)):\[(?P<line>\d+),(?P<col>\d+)\] (?P<msg>.+)$")
 # surefire's list under "[ERROR] Failures:" / "[ERROR] Errors:": "[ERROR]   CalcTest.testAdd:12 expected: <5> …"
-_FAILED_TEST = re.compile(r"^\[ERROR\]\s{2,}(?P<id>[\w.$]+(?:\.\w+)?(?::\d+)?)(?: (?P<msg>.*))?$")
-_TOTALS = re.compile(r"^(?:\[(?:INFO|ERROR|WARNING)\] )?(?P<line>Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+)$")
-_FAILED_GOAL = re.compile(r"^Failed to execute goal (?P<goal>\S+) (?:\([^)]*\) )?on project (?P<project>\S+): (?P<why>.+)$")
+_FAILED_TEST = lazy_compile(r"^\[ERROR\]\s{2,}(?P<id>[\w.$]+(?:\.\w+)?(?::\d+)?)(?: (?P<msg>.*))?$")
+_TOTALS = lazy_compile(r"^(?:\[(?:INFO|ERROR|WARNING)\] )?(?P<line>Tests run: \d+, Failures: \d+, Errors: \d+, Skipped: \d+)$")
+_FAILED_GOAL = lazy_compile(r"^Failed to execute goal (?P<goal>\S+) (?:\([^)]*\) )?on project (?P<project>\S+): (?P<why>.+)$")
 
 
 @hookimpl

@@ -4,14 +4,13 @@ pyright (``path:line:col - error: …``); every error line and the
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
-_MYPY = re.compile(r"^(?P<where>[^\s:][^:]*:\d+(?::\d+)?): error: (?P<msg>.+)$")
-_PYRIGHT = re.compile(r"^\s*(?P<where>\S.*?:\d+:\d+) - error: (?P<msg>.+)$")
-_SUMMARY = re.compile(
+_MYPY = lazy_compile(r"^(?P<where>[^\s:][^:]*:\d+(?::\d+)?): error: (?P<msg>.+)$")
+_PYRIGHT = lazy_compile(r"^\s*(?P<where>\S.*?:\d+:\d+) - error: (?P<msg>.+)$")
+_SUMMARY = lazy_compile(
     r"^(?:Found \d+ errors? in \d+ files?.*|Success: no issues found.*"
     r"|\d+ errors?, \d+ warnings?, \d+ (?:informations?|notes?).*)$"
 )

@@ -8,10 +8,10 @@ location: ``FAILED tests/test_a.py::TestA::test_m``."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import (
     ERROR_LINES,
     clean_lines,
@@ -24,19 +24,19 @@ from stepkit.plugins.evidence._shared import (
 _OUTCOME = r"(?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)"
 _COUNTS = rf"\d+ {_OUTCOME}(?:, \d+ {_OUTCOME})*"
 # "=== 5 failed, 1995 passed in 12.3s ===" (also bare, as -q prints it)
-_SUMMARY = re.compile(rf"^=*\s*(?P<counts>{_COUNTS}|no tests ran)(?: in [\d.]+s\b.*?)?\s*=*$")
-_INTERRUPTED = re.compile(r"^!*\s*(?P<text>Interrupted: .*?)\s*!*$")
-_SHORT = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<rest>\S.*)$")
-_VERBOSE = re.compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (?P<kind1>FAILED|ERROR) (?P<id1>\S.*)"
+_SUMMARY = lazy_compile(rf"^=*\s*(?P<counts>{_COUNTS}|no tests ran)(?: in [\d.]+s\b.*?)?\s*=*$")
+_INTERRUPTED = lazy_compile(r"^!*\s*(?P<text>Interrupted: .*?)\s*!*$")
+_SHORT = lazy_compile(r"^(?P<kind>FAILED|ERROR) (?P<rest>\S.*)$")
+_VERBOSE = lazy_compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (?P<kind1>FAILED|ERROR) (?P<id1>\S.*)"
                       r"|(?P<id2>\S+::\S.*?) (?P<kind2>FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$")
-_BANNER = re.compile(r"^={3,} ?(?P<title>.*?) ?={3,}$")
-_SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$")
-_ERROR_LINE = re.compile(r"^\s*E\s{2,}\S|^E\s+\S")
-_LOCATION = re.compile(r"^(?P<where>[^\s:]+:\d+): (?P<what>\w[\w.]*)$")
+_BANNER = lazy_compile(r"^={3,} ?(?P<title>.*?) ?={3,}$")
+_SECTION = lazy_compile(r"^_{3,} (?P<name>.+?) _{3,}$")
+_ERROR_LINE = lazy_compile(r"^\s*E\s{2,}\S|^E\s+\S")
+_LOCATION = lazy_compile(r"^(?P<where>[^\s:]+:\d+): (?P<what>\w[\w.]*)$")
 # the first location of a section's traceback is the test's own file: "tests/test_a.py:5:"
 # (long), "tests/test_a.py:5: in test_m" (short), "tests/test_a.py:8: AssertionError"
-_TEST_FILE = re.compile(r"^(?P<file>[^\s:]+\.py):\d+:")
-_SETUP = re.compile(r"^ERROR at (?:setup|teardown) of (?P<name>.+)$")
+_TEST_FILE = lazy_compile(r"^(?P<file>[^\s:]+\.py):\d+:")
+_SETUP = lazy_compile(r"^ERROR at (?:setup|teardown) of (?P<name>.+)$")
 
 
 @hookimpl

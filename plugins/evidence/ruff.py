@@ -4,9 +4,8 @@ change, parse errors, and the ``Found N errors`` / format count line."""
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import (
     ARROW,
     clean_lines,
@@ -16,11 +15,11 @@ from stepkit.plugins.evidence._shared import (
     unique,
 )
 
-_CONCISE = re.compile(r"^(?P<where>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
-_FULL_HEAD = re.compile(r"^(?P<code>[A-Z]+\d+|unformatted|invalid-syntax) (?:\[\*\] )?(?P<msg>.+)$|^(?P<code2>invalid-syntax|unformatted): (?P<msg2>.+)$")
-_WOULD = re.compile(r"^Would reformat: (?P<path>.+)$")
-_PARSE = re.compile(r"^error: (?P<msg>.+)$")
-_SUMMARY = re.compile(
+_CONCISE = lazy_compile(r"^(?P<where>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
+_FULL_HEAD = lazy_compile(r"^(?P<code>[A-Z]+\d+|unformatted|invalid-syntax) (?:\[\*\] )?(?P<msg>.+)$|^(?P<code2>invalid-syntax|unformatted): (?P<msg2>.+)$")
+_WOULD = lazy_compile(r"^Would reformat: (?P<path>.+)$")
+_PARSE = lazy_compile(r"^error: (?P<msg>.+)$")
+_SUMMARY = lazy_compile(
     r"^(?:Found \d+ errors?.*|All checks passed!|No errors found\.?"
     r"|\d+ files? (?:would be reformatted|reformatted|left unchanged|already formatted).*"
     r"|\[\*\] \d+ fixable.*)$"

@@ -4,22 +4,19 @@ location (plain ``file(l,c):`` or pretty ``file:l:c -`` format) and the
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
-_PLAIN = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$")
-_PRETTY = re.compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$")
-_GLOBAL = re.compile(r"^error (?P<code>TS\d+): (?P<msg>.+)$")
-_SUMMARY = re.compile(r"^Found \d+ errors?\b.*$")
+_PLAIN = lazy_compile(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$")
+_PRETTY = lazy_compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$")
+_GLOBAL = lazy_compile(r"^error (?P<code>TS\d+): (?P<msg>.+)$")
+_SUMMARY = lazy_compile(r"^Found \d+ errors?\b.*$")
 
 
 @hookimpl
 def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
     """Condense tsc output; None when it is not the TypeScript compiler's."""
-    if not (mentions(command, "tsc", "vue-tsc") or "error TS" in output or "\x1b" in output):
-        return None  # every error line holds "error TS" (colour codes may split it): no line scan
     lines = clean_lines(output)
     errors = []
     for line in lines:

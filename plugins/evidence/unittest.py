@@ -4,16 +4,15 @@ Django's): each ``FAIL:`` / ``ERROR:`` test with its exception line, and the
 
 from __future__ import annotations
 
-import re
-
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
-_RAN = re.compile(r"^Ran (?P<n>\d+) tests? in [\d.]+s$")
-_RESULT = re.compile(r"^(?P<text>OK|FAILED)(?: \((?P<detail>[^)]*)\))?$")
-_HEADER = re.compile(r"^(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<id>.+)$")
-_RULE = re.compile(r"^(?:={20,}|-{20,})$")
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_RAN = lazy_compile(r"^Ran (?P<n>\d+) tests? in [\d.]+s$")
+_RESULT = lazy_compile(r"^(?P<text>OK|FAILED)(?: \((?P<detail>[^)]*)\))?$")
+_HEADER = lazy_compile(r"^(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<id>.+)$")
+_RULE = lazy_compile(r"^(?:={20,}|-{20,})$")
+_FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @hookimpl

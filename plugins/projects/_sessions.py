@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 
 #: Names of environments/sessions that run the test suite, in preference order.
@@ -21,7 +22,7 @@ TEST_NAMES = ("tests", "test", "unit", "pytest")
 TYPE_CHECK_NAMES = ("typecheck", "type-check", "type_check", "types", "typing", "check-types", "mypy", "pyright")
 
 #: A test command the plain runner runs just as well (pytest, with any options).
-_PLAIN_TEST = re.compile(
+_PLAIN_TEST = lazy_compile(
     r"^(?:\{envpython\}\s+-m\s+|python3?\s+-m\s+|coverage\s+run\s+(?:\S+\s+)*?-m\s+)?pytest(?:\s|$)"
 )
 #: Set-up in a tox env the plain runner does not do: setting -> what it does.
@@ -30,15 +31,15 @@ _TOX_SETUP = {
     "set_env": "sets environment variables", "changedir": "changes directory",
     "change_dir": "changes directory",
 }
-_EXTRAS_IN_DEPS = re.compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[|\s|$)|\{toxinidir\}")
+_EXTRAS_IN_DEPS = lazy_compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[|\s|$)|\{toxinidir\}")
 #: Set-up in a nox session the plain runner does not do, and what it does.
 _NOX_SETUP = (
-    (re.compile(r"session\.env\b|\benv\s*="), "sets environment variables"),
-    (re.compile(r"session\.chdir\("), "changes directory"),
-    (re.compile(r"session\.install\([^)]*[\"'](?:-e\s*)?\.(?:\[|[\"'])"), "installs the project"),
+    (lazy_compile(r"session\.env\b|\benv\s*="), "sets environment variables"),
+    (lazy_compile(r"session\.chdir\("), "changes directory"),
+    (lazy_compile(r"session\.install\([^)]*[\"'](?:-e\s*)?\.(?:\[|[\"'])"), "installs the project"),
 )
-_NOX_RUN = re.compile(r"session\.run\(\s*(?P<args>[^)]*)\)")
-_NOX_SESSION = re.compile(
+_NOX_RUN = lazy_compile(r"session\.run\(\s*(?P<args>[^)]*)\)")
+_NOX_SESSION = lazy_compile(
     r"^@(?:nox\.)?session\b(?P<decorator>[^\n]*)\n(?:@[^\n]*\n)*def\s+(?P<function>\w+)\s*\(",
     re.MULTILINE,
 )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Container, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.scope import git
 
 # -- files -------------------------------------------------------------------
@@ -175,7 +176,7 @@ _SCRIPT_TABLES = (
 
 
 #: A ``#`` comment of a Makefile, YAML, INI or Python file (``# black compat`` runs nothing).
-_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
+_COMMENT = lazy_compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
 
 
 def automation_text(project_dir: Path) -> str:
@@ -222,9 +223,9 @@ def precommit_hooks(project_dir: Path) -> set[str]:
 # -- commands that need a terminal --------------------------------------------
 
 _NEEDS_TERMINAL = (
-    re.compile(r"\b(?:docker|podman)\s+(?:container\s+)?(?:run|exec|create)\b[^\n;&|]*?"
+    lazy_compile(r"\b(?:docker|podman)\s+(?:container\s+)?(?:run|exec|create)\b[^\n;&|]*?"
                r"\s(?:-[a-zA-Z]*t[a-zA-Z]*|--tty)(?=\s|$)"),
-    re.compile(r"\b(?:docker[\s-]compose|podman-compose)\b[^\n;&|]*?\s(?:run|exec)\b"
+    lazy_compile(r"\b(?:docker[\s-]compose|podman-compose)\b[^\n;&|]*?\s(?:run|exec)\b"
                r"(?![^\n;&|]*\s(?:-[a-zA-Z]*T[a-zA-Z]*|--no-TTY|--no-tty)(?=\s|$))"),
 )
 
@@ -243,10 +244,10 @@ def needs_terminal(script: str) -> str | None:
 
 MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")  # make's own search order
 
-_RULE = re.compile(r"^(?P<targets>[^\t#:=][^:=#]*?)\s*(?P<colons>::?)(?P<rest>.*)$")
-_ASSIGNMENT = re.compile(r"^\s*(?:override\s+|export\s+)?[\w.$(){}-]+\s*(?:\+|\?|:|::|!)?=")
-_INCLUDE = re.compile(r"^-?s?include\s+(?P<files>.+)$")
-_DIRECTIVE = re.compile(
+_RULE = lazy_compile(r"^(?P<targets>[^\t#:=][^:=#]*?)\s*(?P<colons>::?)(?P<rest>.*)$")
+_ASSIGNMENT = lazy_compile(r"^\s*(?:override\s+|export\s+)?[\w.$(){}-]+\s*(?:\+|\?|:|::|!)?=")
+_INCLUDE = lazy_compile(r"^-?s?include\s+(?P<files>.+)$")
+_DIRECTIVE = lazy_compile(
     r"^(?:ifeq|ifneq|ifdef|ifndef|else|endif|vpath|undefine|unexport|private|override|export)(?=[\s(]|$)"
 )
 
@@ -342,7 +343,7 @@ def _logical_lines(text: str) -> list[str]:
 
 JUSTFILE_NAMES = ("justfile", "Justfile", ".justfile", "JUSTFILE")
 
-_RECIPE = re.compile(r"^@?(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\s+[^:]*?)?\s*:(?!=)")
+_RECIPE = lazy_compile(r"^@?(?P<name>[A-Za-z_][A-Za-z0-9_-]*)(?:\s+[^:]*?)?\s*:(?!=)")
 _JUST_KEYWORDS = {"alias", "export", "set", "import", "mod", "unexport"}
 
 
@@ -418,7 +419,7 @@ def _strings(value: Any) -> Iterable[str]:
 
 # -- JSONC -------------------------------------------------------------------
 
-_JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)
+_JSONC_TOKEN = lazy_compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)
 
 
 def _strip_jsonc(text: str) -> str:

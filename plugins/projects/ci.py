@@ -33,11 +33,16 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
-from stepkit.plugins.projects.ci_files import CiCommand, ci_commands
+from stepkit.plugins.projects.ci_files import ci_commands
+
+if TYPE_CHECKING:
+    from stepkit.plugins.projects.ci_yaml import CiCommand
 
 _GATES = ("tests", "build", "lint", "format")
 #: The order the gates run in (``stepkit.workspace.gate_commands.GATE_HOOKS``).
@@ -45,7 +50,7 @@ _RUN_ORDER = ("format", "lint", "build", "tests")
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
-    return re.compile("|".join(rf"(?:(?<![\w./-]){p}(?![\w-]))" for p in patterns))
+    return lazy_compile("|".join(rf"(?:(?<![\w./-]){p}(?![\w-]))" for p in patterns))
 
 
 #: What each gate's tools look like, in the order a command is tried against them.
@@ -84,16 +89,16 @@ def _sets_up(command: str) -> bool:
 
 
 #: ``npm ci`` / ``npm i`` install (``npm run ci`` is the project's own script).
-_NODE_INSTALL = re.compile(r"^(?:npm|pnpm|bun|yarn)\s+(?:ci|i)(?:\s|$)")
+_NODE_INSTALL = lazy_compile(r"^(?:npm|pnpm|bun|yarn)\s+(?:ci|i)(?:\s|$)")
 
 
 #: What runs a tool in the project's environment (``uv run --locked``, ``poetry run``, ``bundle exec``):
 #: the tool after it says the gate.
-_RUNNER_PREFIX = re.compile(r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|bundle\s+exec)"
+_RUNNER_PREFIX = lazy_compile(r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|bundle\s+exec)"
                             r"(?:\s+(?:--(?:with|from|python|extra|group|package|env)|-p)(?:=|\s+)\S+|\s+-\S+)*\s+")
 
 #: A call of a task runner or script, and the target it names.
-_RUNNER_CALL = re.compile(
+_RUNNER_CALL = lazy_compile(
     r"^(?:(?P<make>make)(?:\s+-\S+)*|(?P<just>just)|(?P<task>task)"
     r"|(?P<npm>npm|yarn|pnpm|bun)(?:\s+run)?|(?P<tox>tox)(?:\s+run)?(?:\s+-\S+)*\s+-[ef]|(?P<nox>nox)(?:\s+-\S+)*\s+-s"
     r"|hatch\s+run)\s+(?P<target>[\w:.-]+)(?:\s+.*)?$"
@@ -108,7 +113,7 @@ _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tests", ("test", "spec", "unit")),
 )
 #: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``.
-_TEST_NAME = re.compile(r"^(?:check|py\d*(?:-tests?)?)$")
+_TEST_NAME = lazy_compile(r"^(?:check|py\d*(?:-tests?)?)$")
 
 
 def _target_gate(name: str) -> str | None:
@@ -174,7 +179,7 @@ def gate_of(command: str, project_dir: Path) -> str | None:
 
 #: A pipe (``pytest | tee log``): without pipefail its exit code is the last command's, so a failing
 #: check would pass the gate.
-_PIPE = re.compile(r"(?<!\|)\|(?![|&])")
+_PIPE = lazy_compile(r"(?<!\|)\|(?![|&])")
 
 
 def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _BUILD = "cmake -S . -B build && cmake --build build"
 _CLANG_FORMAT = (".clang-format", "_clang-format")
 _C_FILES = _shared.changed_files(".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx")
-_TESTING = re.compile(
+_TESTING = lazy_compile(
     r"^\s*(?:enable_testing\s*\(|add_test\s*\(|include\s*\(\s*CTest\s*\))", re.IGNORECASE | re.MULTILINE
 )
 

@@ -4,13 +4,13 @@ dependency, ``mix compile --warnings-as-errors``, ``mix test``."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
-_CREDO = re.compile(r"\{\s*:credo\b")
+_CREDO = lazy_compile(r"\{\s*:credo\b")
 _FILES = _shared.changed_files(".ex", ".exs")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 
 #: ``gofmt -l`` lists the files that would change but exits 0: fail when it lists any.
 _GOFMT_CHECK = ("sh -c 'files=$(gofmt -l \"$@\") || exit 2; [ -z \"$files\" ] || "
@@ -22,7 +23,7 @@ _GOFMT_CHECK = ("sh -c 'files=$(gofmt -l \"$@\") || exit 2; [ -z \"$files\" ] ||
 
 #: (the formatter's fix mode, its check mode): the first pattern that matches a part rewrites it.
 _CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), replacement) for pattern, replacement in (
+    (lazy_compile(pattern), replacement) for pattern, replacement in (
         (r"\bruff format\b", "ruff format --check"),
         (r"(?<![\w-])black\b", "black --check"),
         (r"\bprettier\b(.*?)[ \t](?:--write|-w)\b", r"prettier\1 --check"),
@@ -40,7 +41,7 @@ _CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bzig fmt\b", "zig fmt --check"),
     )
 )
-_PARTS = re.compile(r"(\s*(?:&&|;)\s*)")
+_PARTS = lazy_compile(r"(\s*(?:&&|;)\s*)")
 
 
 @hookimpl(trylast=True)

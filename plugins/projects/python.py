@@ -50,13 +50,14 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _sessions, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini",
             "noxfile.py")
 _RUNNERS = (("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQUIREMENT_NAME = lazy_compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PYTHON_FILES = _shared.changed_files(".py", ".pyi")
 _PYTEST = "python -m pytest -rfE"
 #: Top-level dirs that are never the project's package, even with an ``__init__.py``.

@@ -24,16 +24,17 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
-_GEM = re.compile(r"^\s*gem\s+[\"']([^\"']+)[\"']", re.MULTILINE)
-_GEMSPEC_DEPENDENCY = re.compile(
+_GEM = lazy_compile(r"^\s*gem\s+[\"']([^\"']+)[\"']", re.MULTILINE)
+_GEMSPEC_DEPENDENCY = lazy_compile(
     r"\.add_(?:development_|runtime_)?dependency\s*\(?\s*[\"']([^\"']+)[\"']"
 )
-_RAKE_TEST = re.compile(r"(?:Rake|Minitest)::TestTask|\btask\s*\(?\s*[:\"']test\b")
-_RSPEC_TASK = re.compile(r"RSpec::Core::RakeTask")
-_DEFAULT_TASK = re.compile(r"\btask\s*\(?\s*(?::default\s*=>|default:)\s*(?P<names>[^\n]+)")
+_RAKE_TEST = lazy_compile(r"(?:Rake|Minitest)::TestTask|\btask\s*\(?\s*[:\"']test\b")
+_RSPEC_TASK = lazy_compile(r"RSpec::Core::RakeTask")
+_DEFAULT_TASK = lazy_compile(r"\btask\s*\(?\s*(?::default\s*=>|default:)\s*(?P<names>[^\n]+)")
 
 
 class _Bundle(NamedTuple):

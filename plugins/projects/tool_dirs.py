@@ -5,14 +5,14 @@ in-project environments and ``python -m venv`` make them),
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from stepkit.hookspecs import hookimpl
+from stepkit.lazyregex import lazy_compile
 
 _VIRTUALENVS = (".venv", "venv")
 _TASK_FILES = ("Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml")
-_CALLS_BIN = re.compile(r"(?<![\w./-])(?:\./)?bin/[\w.-]+")
+_CALLS_BIN = lazy_compile(r"(?<![\w./-])(?:\./)?bin/[\w.-]+")
 
 
 @hookimpl

@@ -4,13 +4,13 @@ build``, and ``zig build test`` only when build.zig declares a ``test`` step
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
-_TEST_STEP = re.compile(r"\.step\(\s*\"test\"")
+_TEST_STEP = lazy_compile(r"\.step\(\s*\"test\"")
 
 
 def _tests(project_dir: Path) -> str | None:

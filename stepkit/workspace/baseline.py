@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -43,6 +42,7 @@ from pydantic import Field
 
 from stepkit.errors import UsageError
 from stepkit.jsontext import model_from_json, model_json
+from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.workspace.files import pid_running
 from stepkit.workspace.lintkeys import lint_keys
@@ -113,7 +113,7 @@ def ref_tree(project_dir: Path, ref: str) -> BaseTree:
 #: A baseline's temporary directory: ``stepkit-baseline-<pid>-<random>``,
 #: the work tree in it named ``tree``.
 _TEMP_PREFIX = "stepkit-baseline-"
-_LEFT_TREE = re.compile(rf"{_TEMP_PREFIX}(\d+)-.+")
+_LEFT_TREE = lazy_compile(rf"{_TEMP_PREFIX}(\d+)-.+")
 
 
 def remove_left_worktrees(root: Path) -> None:

@@ -19,7 +19,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-_MAPPING = re.compile(r"^MAPPING\s*(?::[^=]*)?=\s*(\{.*\})\s*$", re.MULTILINE)
+from stepkit.lazyregex import lazy_compile
+
+_MAPPING = lazy_compile(r"^MAPPING\s*(?::[^=]*)?=\s*(\{.*\})\s*$", re.MULTILINE)
 
 
 def shadowing_sources(origin_top: Path, worktree_top: Path, dirs: Iterable[str]) -> list[str]:

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError
 
 from stepkit.config import Config
 from stepkit.errors import PluginError
+from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
 from stepkit.records import GATE_ORDER
@@ -178,7 +179,7 @@ def _with_tool_changes(plan: GatePlan, before: object, project_dir: Path) -> Gat
 
 
 #: ``{files}`` or ``{files:.py,.pyi}`` in a format command.
-FILES_PLACEHOLDER = re.compile(r"\{files(?::([^{}]*))?\}")
+FILES_PLACEHOLDER = lazy_compile(r"\{files(?::([^{}]*))?\}")
 
 
 def expand_files(command: str, files: Iterable[str]) -> tuple[str | None, str]:

@@ -37,6 +37,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit.config import Config
 from stepkit.records import GATE_ORDER, GateResult
@@ -75,7 +76,9 @@ from stepkit.workspace.scope.tree import (
 )
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import BYTECODE_DIR, tool_env
-from stepkit.workspace.verdicts import Judge
+
+if TYPE_CHECKING:
+    from stepkit.workspace.verdicts import Judge
 
 
 def run_gates(
@@ -207,8 +210,11 @@ class GateRunner:
         self._git: bool | None = None  # the project is in a git work tree (asked once)
         self._step: tuple[list[str] | None] | None = None  # the change set, once asked in this run()
         #: judges failing gates against the baseline (None: no baseline given)
-        self.judge = None if baseline is None else Judge(
-            config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
+        self.judge: Judge | None = None
+        if baseline is not None:  # the baseline's machinery is imported only then
+            from stepkit.workspace.verdicts import Judge
+
+            self.judge = Judge(config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
 
     def run(self, gates: Iterable[str] = GATE_ORDER) -> list[GateResult]:
         """Run the requested gates (any order; unknown names raise ValueError).
@@ -238,6 +244,8 @@ class GateRunner:
         if skipped is not None:
             return self._record(_skipped(name, command, plugin, *skipped))
         looks = formats or self.watch_every_gate or self._in_git()
+        if to_run is None:
+            return self._record(self._no_command(name, plugin, looks))
         before = (self._seen or listing(self.project_dir)) if looks else None
         # the step's files (known in a git work tree only), taken before the gate changes the tree:
         # the formatter may change only those; another gate's changes to the others are put back
@@ -266,6 +274,18 @@ class GateRunner:
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
+
+    def _no_command(self, name: str, plugin: str | None, looks: bool) -> GateResult:
+        """A gate with no command, not run: it changes nothing, so the tree is
+        not looked at around it (``changed_files`` is empty where it would be
+        looked at)."""
+        if self.on_start is not None:
+            self.on_start(name, None)
+        result = run_gate(name, None, plugin, self.project_dir, self.log_dir, timeout=None, no_output_timeout=None,
+                          pm=self.pm)
+        if looks:
+            result.changed_files = []
+        return result
 
     def run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
                       suite: list[str] | None = None) -> GateResult | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.loglines import lines_of
 
@@ -69,9 +70,9 @@ def lint_keys(output: str | Iterable[str], roots: Iterable[Path] = ()) -> list[s
 
 
 #: ``file.ext:12:3``, ``file.ext(12,3)``, ``file.ext:12`` anywhere in a line, and those numbers
-_ANYWHERE = re.compile(r"[\w./\\@+-]*\w\.[A-Za-z]\w*(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\))")
-_NUMBERS = re.compile(r"(?<=[\w)\]])(?::\d+)+|\(\d+(?:,\d+)?\)")
-_NOT_A_FAILURE = re.compile(r"\b(?:note|help|info|hint):", re.IGNORECASE)
+_ANYWHERE = lazy_compile(r"[\w./\\@+-]*\w\.[A-Za-z]\w*(?::\d+(?::\d+)?|\(\d+(?:,\d+)?\))")
+_NUMBERS = lazy_compile(r"(?<=[\w)\]])(?::\d+)+|\(\d+(?:,\d+)?\)")
+_NOT_A_FAILURE = lazy_compile(r"\b(?:note|help|info|hint):", re.IGNORECASE)
 
 
 def _located_anywhere(lines: Iterable[str]) -> list[str]:
@@ -168,29 +169,29 @@ def _level(word: str) -> Level:
 
 # -- text formats -------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI = lazy_compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 #: ``path:line[:col]`` (or ``path(line,col)``), then the rest of the line
 _WHERE = r"(?P<file>[^\s:()][^:()]*?\.[A-Za-z]\w*)(?::\d+(?::\d+)?(?:-\d+(?::\d+)?)?:?|\(\d+(?:,\d+)?\):?)"
-_LOCATED = re.compile(rf"^\s*{_WHERE}\s*(?:-\s+)?(?P<rest>.*)$")
+_LOCATED = lazy_compile(rf"^\s*{_WHERE}\s*(?:-\s+)?(?P<rest>.*)$")
 #: a level word opening the rest of a located line (mypy, pyright, tsc, gcc)
-_LEVEL_WORD = re.compile(r"^(?P<level>error|warning|note|info|help|hint|fatal error)(?:\[(?P<code>[^\]]+)\])?\s*:?\s*(?P<msg>.*)$",
+_LEVEL_WORD = lazy_compile(r"^(?P<level>error|warning|note|info|help|hint|fatal error)(?:\[(?P<code>[^\]]+)\])?\s*:?\s*(?P<msg>.*)$",
                          re.IGNORECASE)
 #: ruff's full format head (``F401 [*] message``) and rustc's (``error[E0308]: message``)
-_RUFF_HEAD = re.compile(r"^(?P<code>[A-Z]+\d+|invalid-syntax|[a-z]+(?:-[a-z]+)+) (?:\[\*\] )?(?P<msg>\S.*)$")
-_RUSTC_HEAD = re.compile(r"^(?P<level>error|warning|note|help)(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.+)$")
-_ARROW = re.compile(rf"^\s*--> {_WHERE}\s*$")
+_RUFF_HEAD = lazy_compile(r"^(?P<code>[A-Z]+\d+|invalid-syntax|[a-z]+(?:-[a-z]+)+) (?:\[\*\] )?(?P<msg>\S.*)$")
+_RUSTC_HEAD = lazy_compile(r"^(?P<level>error|warning|note|help)(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.+)$")
+_ARROW = lazy_compile(rf"^\s*--> {_WHERE}\s*$")
 #: the lint's name a rustc/clippy diagnostic names under its arrow
-_LINT_NAME = re.compile(r"^\s*= note: `[#-]\[?(?:deny|warn)\((?P<lint>[\w:]+)\)\]?` on by default"
+_LINT_NAME = lazy_compile(r"^\s*= note: `[#-]\[?(?:deny|warn)\((?P<lint>[\w:]+)\)\]?` on by default"
                         r"|^\s*= note: `-D (?P<dlint>[\w:-]+)` implied by")
 #: eslint: a file alone on its line, then ``  3:5  error  message  rule``
-_BARE_FILE = re.compile(r"^(?:/|\.{0,2}/|[A-Za-z]:\\)?[\w./\\@+-]+\.[A-Za-z]\w*$")
-_STYLISH = re.compile(r"^\s+\d+:\d+\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/.-]+))?\s*$")
+_BARE_FILE = lazy_compile(r"^(?:/|\.{0,2}/|[A-Za-z]:\\)?[\w./\\@+-]+\.[A-Za-z]\w*$")
+_STYLISH = lazy_compile(r"^\s+\d+:\d+\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/.-]+))?\s*$")
 #: a trailing ``[code]`` (mypy) or ``(rule)`` / ``[Error/rule]`` (eslint compact, unix)
-_TRAILING_RULE = re.compile(r"\s+\[(?P<code>[\w/@.-]+)\]$|\s+\[(?:Error|Warning)/(?P<rule>[\w/@.-]+)\]$")
-_ESLINT_COMPACT = re.compile(r"^(?P<file>\S.*?): line \d+, col \d+, (?P<level>Error|Warning) - (?P<msg>.+?)(?: \((?P<rule>[\w/@.-]+)\))?$")
+_TRAILING_RULE = lazy_compile(r"\s+\[(?P<code>[\w/@.-]+)\]$|\s+\[(?:Error|Warning)/(?P<rule>[\w/@.-]+)\]$")
+_ESLINT_COMPACT = lazy_compile(r"^(?P<file>\S.*?): line \d+, col \d+, (?P<level>Error|Warning) - (?P<msg>.+?)(?: \((?P<rule>[\w/@.-]+)\))?$")
 #: the unindented lines within a rustc or ruff diagnostic: source lines, help and notes
-_WITHIN = re.compile(r"^(?:\d+\s*\||\||=|\.\.\.|help:|note:|(?:\d+\s+)?[-+~]\s)")
-_SUMMARY = re.compile(r"^(?:Found \d+ errors?|\d+ errors?|Success:|All checks passed)")
+_WITHIN = lazy_compile(r"^(?:\d+\s*\||\||=|\.\.\.|help:|note:|(?:\d+\s+)?[-+~]\s)")
+_SUMMARY = lazy_compile(r"^(?:Found \d+ errors?|\d+ errors?|Success:|All checks passed)")
 
 
 def _text_diagnostics(lines: list[str]) -> Iterator[Diagnostic]:

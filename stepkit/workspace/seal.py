@@ -16,14 +16,14 @@ import contextlib
 import hashlib
 import hmac
 import os
-import re
 import secrets
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.files import atomic_write, state_home
 
 #: The seal as the sealed JSON object's last member.
-_SEAL = re.compile(r',?\s*"seal":\s*"(?P<mac>[0-9a-f]{64})"\s*\}\s*$')
+_SEAL = lazy_compile(r',?\s*"seal":\s*"(?P<mac>[0-9a-f]{64})"\s*\}\s*$')
 
 
 class SealBroken(Exception):

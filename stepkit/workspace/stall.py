@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.records import GateResult
 from stepkit.text import strip_ansi
 from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
@@ -20,19 +21,19 @@ MAX_IDS = 20
 
 # the heading of a list of failing ids in condensed evidence ("failing tests (2):"),
 # as every built-in parser renders it (plugins/evidence/_shared.render)
-_ID_LIST_HEADING = re.compile(r"^[a-z][a-z ]* \(\d+\):$")
+_ID_LIST_HEADING = lazy_compile(r"^[a-z][a-z ]* \(\d+\):$")
 # the line that names the error itself (preferred over banners like "Traceback …")
-_SPECIFIC_ERROR = re.compile(
+_SPECIFIC_ERROR = lazy_compile(
     r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
     r"|timed out", re.IGNORECASE
 )
 # a message at a source location (go test, linters): "file.go:9: got Hi"
-_LOCATED_MESSAGE = re.compile(r"^\S+\.\w+:\d+(:\d+)?:\s*(?!in\s)\S")
-_ERROR_LINE = re.compile(
+_LOCATED_MESSAGE = lazy_compile(r"^\S+\.\w+:\d+(:\d+)?:\s*(?!in\s)\S")
+_ERROR_LINE = lazy_compile(
     r"\b(error|errors|exception|failed|failure|fail|assert\w*|panic\w*|traceback|fatal|"
     r"not found|cannot|undefined|timed out)\b|^E\s", re.IGNORECASE
 )
-_NORMALISERS = tuple((re.compile(p, re.IGNORECASE), repl) for p, repl in (
+_NORMALISERS = tuple((lazy_compile(p, re.IGNORECASE), repl) for p, repl in (
     (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?", "<time>"),
     (r"\b\d\d:\d\d:\d\d(\.\d+)?\b", "<time>"),
     (r"(/private)?/(tmp|var/folders/[^/\s]+/[^/\s]+/T|var/tmp)/[^\s:'\"]*", "<tmp>"),

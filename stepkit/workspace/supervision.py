@@ -14,8 +14,11 @@ whatever it did to its session or its environment.  When a command ends,
 descendants: the ones carrying the command's token, and the ones that
 carry none (``env -i``) but started after the command did.  A node's end
 ends what is left of everything it started (:func:`stop_detached` with
-``since``: the node's start).  Processes are enumerated with psutil;
-systems without ``/proc`` have no subreaper: nothing is found there.
+``since``: the node's start).  This process's children are found and
+dated by their start in ``/proc``; psutil, imported only then, enumerates
+the descendants of a process being stopped, and stands in where there is
+no ``/proc``.  Systems without ``/proc`` have no subreaper: nothing is found
+there.
 
 A caller says how it wants to hear about what was stopped, adds to the
 commands' environment and can stop new commands from starting, through a
@@ -40,8 +43,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import psutil
 
 #: The environment variable that carries a command's token to its descendants.
 TOKEN_VARIABLE = "STEPKIT_COMMAND_ID"
@@ -215,23 +216,24 @@ def stop_detached(token: str | None = None, since: Mark | None = None) -> tuple[
     """
     stopped: dict[int, DetachedProcess] = {}
     for _ in range(_ROUNDS):  # a process may start another while it is being stopped
-        found = [child for child in _orphans(token) if child.pid in stopped or _belongs(child, token, since)]
+        found = [child for child in _orphans(token) if child in stopped or _belongs(child, token, since)]
         if not found:
             break
         for child in found:
             for victim in [child, *_descendants(child)]:
-                stopped.setdefault(victim.pid, DetachedProcess(victim.pid, _command_line(victim.pid)))
-                _kill(victim.pid)
+                stopped.setdefault(victim, DetachedProcess(victim, _command_line(victim)))
+                _kill(victim)
         for child in found:
-            _reap(child.pid)  # its killed descendants are handed to us: the next round reaps them
+            _reap(child)  # its killed descendants are handed to us: the next round reaps them
     return tuple(stopped.values())
 
 
 @dataclass(frozen=True)
 class Mark:
-    """A moment to date processes by: the time (on psutil's clock, cut to the
-    clock tick as the kernel dates a process's start) and this process's
-    children then, which started before it whatever the tick says."""
+    """A moment to date processes by: the time (on Linux the time since boot,
+    cut to the clock tick as the kernel dates a process's start; elsewhere
+    the wall clock, as psutil dates one) and this process's children then,
+    which started before it whatever the tick says."""
 
     time: float
     children: frozenset[int]
@@ -241,63 +243,99 @@ def mark() -> Mark:
     """Now, for :func:`stop_detached`'s ``since``."""
     if sys.platform.startswith("linux"):
         tick = os.sysconf("SC_CLK_TCK")
-        now = psutil.boot_time() + math.floor(time.clock_gettime(time.CLOCK_BOOTTIME) * tick) / tick
-    else:  # psutil dates processes on the wall clock there
+        now = math.floor(time.clock_gettime(time.CLOCK_BOOTTIME) * tick) / tick
+    else:
         now = time.time()
-    try:
-        children = frozenset(child.pid for child in psutil.Process().children())
-    except psutil.Error:
-        children = frozenset()
-    return Mark(now, children)
+    return Mark(now, frozenset(_children()))
 
 
 def _started_since(pid: int, since: Mark) -> bool:
     if pid in since.children:
         return False
+    if sys.platform.startswith("linux"):
+        started = _start_since_boot(pid)
+        return started is not None and started >= since.time
+    import psutil
+
     try:
         return psutil.Process(pid).create_time() >= since.time
     except psutil.Error:
         return False
 
 
-def _orphans(ending: str | None) -> list[psutil.Process]:
+def _start_since_boot(pid: int) -> float | None:
+    """When the process started, in seconds since boot, as the kernel dates it (None: gone)."""
+    fields = _stat(pid)
+    return int(fields[19]) / os.sysconf("SC_CLK_TCK") if fields is not None else None  # field 22, starttime
+
+
+def _stat(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (the 3rd on; None: gone or unreadable)."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            data = os.read(fd, 4096)  # one read: a stat line is a few hundred bytes
+        finally:
+            os.close(fd)
+        fields = data.rsplit(b")", 1)[1].split(None, 20)  # up to starttime, the 22nd
+    except (OSError, IndexError):
+        return None
+    return fields if len(fields) > 19 else None
+
+
+def _children() -> list[int]:
+    """This process's children: on Linux the processes whose ``/proc`` stat
+    names it as their parent; elsewhere psutil's."""
+    if sys.platform.startswith("linux"):
+        me = b"%d" % os.getpid()
+        return [pid for pid in _all_pids() if (fields := _stat(pid)) is not None and fields[1] == me]  # ppid
+    import psutil
+
+    try:
+        return [child.pid for child in psutil.Process().children()]
+    except psutil.Error:
+        return []
+
+
+def _orphans(ending: str | None) -> list[int]:
     """This process's children, outside its session, that no live command
     owns but the one ending (its token ``ending``)."""
     with _LIVE.lock:
         live = {tag: group for tag, group in _LIVE.groups.items() if tag != ending}
     live_tokens, live_groups = set(live), {group for group in live.values() if group is not None}
     try:
-        children = psutil.Process().children()
         session = os.getsid(0)
-    except (psutil.Error, OSError):
+    except OSError:
         return []
     found = []
-    for child in children:
+    for child in _children():
         try:
-            if child.pid in live_groups or os.getpgid(child.pid) in live_groups or os.getsid(child.pid) == session:
+            if child in live_groups or os.getpgid(child) in live_groups or os.getsid(child) == session:
                 continue
         except OSError:
             continue  # gone already
-        if _token_of(child.pid) in live_tokens:
+        if _token_of(child) in live_tokens:
             continue
         found.append(child)
     return found
 
 
-def _belongs(child: psutil.Process, token: str | None, since: float | None) -> bool:
-    tag = _token_of(child.pid)
+def _belongs(child: int, token: str | None, since: Mark | None) -> bool:
+    tag = _token_of(child)
     if token is not None and tag == token:
         return True
     if token is not None and tag is not None:
         return False  # another command's, ended before this one
     if since is None:
         return token is None
-    return _started_since(child.pid, since)
+    return _started_since(child, since)
 
 
-def _descendants(process: psutil.Process) -> list[psutil.Process]:
+def _descendants(pid: int) -> list[int]:
+    import psutil
+
     try:
-        return process.children(recursive=True)
+        return [process.pid for process in psutil.Process(pid).children(recursive=True)]
     except psutil.Error:
         return []
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stepkit.config import Config
+from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.scope.diff import file_diff, snapshot_changes
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.scope.tree import read_bytes, text_of
@@ -183,7 +184,7 @@ def _json_parts(keys: tuple[str, ...], old: str, new: str) -> bytes | None:
     return (json.dumps(merged, indent=2) + "\n").encode("utf-8")
 
 
-_TOML_HEADER = re.compile(r"^\s*\[\[?\s*(?P<name>[\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
+_TOML_HEADER = lazy_compile(r"^\s*\[\[?\s*(?P<name>[\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
 def _toml_parts(keys: tuple[str, ...], old: str, new: str) -> bytes:

@@ -32,6 +32,7 @@ from typing import Literal
 from pydantic import Field
 
 from stepkit.jsontext import model_json
+from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.records import TestsRecord
 from stepkit.workspace.jsonlines import json_object
@@ -240,8 +241,8 @@ def read_trx(paths: list[Path]) -> TestResults | None:
 
 #: Joins a go test's package and name in its id.
 GO_SEPARATOR = "::"
-_GO_TEXT = re.compile(r"^\s*--- (?P<word>PASS|FAIL|SKIP): (?P<name>\S+) \(")
-_GO_PACKAGE = re.compile(r"^(?P<word>ok|FAIL)\s+(?P<pkg>\S+)")
+_GO_TEXT = lazy_compile(r"^\s*--- (?P<word>PASS|FAIL|SKIP): (?P<name>\S+) \(")
+_GO_PACKAGE = lazy_compile(r"^(?P<word>ok|FAIL)\s+(?P<pkg>\S+)")
 _GO_STATUS: dict[str, TestStatus] = {"pass": "passed", "fail": "failed", "skip": "skipped",
                                      "PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 
@@ -284,12 +285,12 @@ def read_go_text(output: Output, verbose: bool) -> TestResults | None:
 
 # -- cargo (libtest) ---------------------------------------------------------
 
-_LIBTEST = re.compile(r"^test (?P<id>.+?) \.\.\. (?P<status>ok|FAILED|ignored)\b")
+_LIBTEST = lazy_compile(r"^test (?P<id>.+?) \.\.\. (?P<status>ok|FAILED|ignored)\b")
 _LIBTEST_STATUS: dict[str, TestStatus] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
 
 
-_TERSE_FAILED = re.compile(r"^(?P<id>\S.*?) --- FAILED$")
-_FAILURES_LIST = re.compile(r"^    (?P<id>\S.*)$")
+_TERSE_FAILED = lazy_compile(r"^(?P<id>\S.*?) --- FAILED$")
+_FAILURES_LIST = lazy_compile(r"^    (?P<id>\S.*)$")
 
 
 def read_libtest(output: Output) -> TestResults | None:
@@ -316,9 +317,9 @@ def read_libtest(output: Output) -> TestResults | None:
 
 # -- the condensed evidence --------------------------------------------------
 
-_FAILING_HEADING = re.compile(r"^failing tests \(\d+\):$")
-_KIND = re.compile(r"^(?:FAILED|ERROR)\s+")
-_MESSAGE = re.compile(r" - .*$")
+_FAILING_HEADING = lazy_compile(r"^failing tests \(\d+\):$")
+_KIND = lazy_compile(r"^(?:FAILED|ERROR)\s+")
+_MESSAGE = lazy_compile(r" - .*$")
 
 
 def read_evidence(evidence: str) -> TestResults | None:
@@ -341,11 +342,11 @@ def read_evidence(evidence: str) -> TestResults | None:
 
 # -- node's test runner (node --test) ------------------------------------------
 
-_TAP_SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
-_TAP_RESULT = re.compile(r"^(?P<indent>\s*)(?P<ok>ok|not ok) \d+ - (?P<name>.*?)"
+_TAP_SUBTEST = lazy_compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
+_TAP_RESULT = lazy_compile(r"^(?P<indent>\s*)(?P<ok>ok|not ok) \d+ - (?P<name>.*?)"
                          r"(?: # (?P<directive>SKIP|TODO)\b.*)?$", re.IGNORECASE)
-_TAP_LOCATION = re.compile(r"^\s*location: '(?P<file>.+?)(?::\d+){1,2}'$")
-_TAP_SUITE = re.compile(r"^\s*type: 'suite'$")
+_TAP_LOCATION = lazy_compile(r"^\s*location: '(?P<file>.+?)(?::\d+){1,2}'$")
+_TAP_SUITE = lazy_compile(r"^\s*type: 'suite'$")
 
 
 def read_node_events(text: Output, project_dir: Path) -> TestResults | None:
@@ -419,9 +420,9 @@ def read_node_tap(text: Output, project_dir: Path) -> TestResults | None:
     return results if results.outcomes else None
 
 
-_SPEC_FAILING = re.compile(r"^✖ failing tests:$")
-_SPEC_AT = re.compile(r"^test at (?P<file>.+?)(?::\d+){1,2}$")
-_SPEC_NAME = re.compile(r"^✖ (?P<name>.+?) \([\d.]+m?s\)")
+_SPEC_FAILING = lazy_compile(r"^✖ failing tests:$")
+_SPEC_AT = lazy_compile(r"^test at (?P<file>.+?)(?::\d+){1,2}$")
+_SPEC_NAME = lazy_compile(r"^✖ (?P<name>.+?) \([\d.]+m?s\)")
 
 
 def read_node_spec(text: Output, project_dir: Path) -> TestResults | None:

@@ -161,9 +161,16 @@ def evidence_pm():
 
 def condenser(module):
     """``parse(command, output, exit_code=1)``: ``module``'s
-    ``stepkit_condense_output`` called on its own, as pluggy would call it."""
+    ``stepkit_condense_output`` called on its own, as pluggy would call it.
+    Every answer is also checked against the parser's markers: an output it
+    answers for is one its lazy stand-in lets through to it
+    (``_shared.may_answer``), so each parser test checks its markers too."""
+    from stepkit.plugins.evidence._shared import may_answer
 
     def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
-        return module.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+        answer = module.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
+        assert answer is None or may_answer(module.__name__, {"command": command, "output": output}), \
+            f"{module.__name__} answered for output its MARKERS would not let it see"
+        return answer
 
     return parse

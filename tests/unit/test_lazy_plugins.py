@@ -1,7 +1,8 @@
 """Built-ins are registered without being imported (stepkit/lazyplugins.py):
 the hook table they are registered from is what the modules declare, a
 project-type plugin left unimported answers nothing for a project that is
-not of its type, and a command imports only the plugins it calls.
+not of its type, an evidence parser is not imported for output without its
+markers, and a command imports only the plugins it calls.
 
 ``python tests/unit/test_lazy_plugins.py`` writes stepkit/builtin_hooks.py
 again from the modules."""
@@ -20,6 +21,9 @@ import pytest
 from stepkit.config import Config
 from stepkit.lazyplugins import DETECTED_BY, LazyPlugin, declared_hooks, render_hooks
 from stepkit.pluginmanager import DEFAULT_PLUGINS, first_answer, get_plugin_manager
+from stepkit.plugins.evidence._shared import MARKERS
+from stepkit.workspace.evidence import condense
+from tests.support.evidence_logs import evidence_pm
 
 HOOK_TABLE = Path(__file__).resolve().parents[2] / "stepkit" / "builtin_hooks.py"
 
@@ -103,6 +107,27 @@ def test_verify_on_a_python_project_imports_only_the_python_project_type(tmp_pat
     for unused in ("stepkit.plugins.coders.", "stepkit.plugins.llm.", "stepkit.plugins.stages.",
                    "stepkit.plugins.observers."):
         assert not [m for m in imported if m.startswith(unused)], unused
+
+
+def _parsers_imported(pm) -> set[str]:
+    return {name for name, plugin in pm.list_name_plugin()
+            if ".evidence." in name and isinstance(plugin, LazyPlugin) and plugin.__stepkit_module__ is not None}
+
+
+def test_condensing_imports_only_the_parsers_whose_markers_the_output_holds():
+    """Output that is no known tool's reaches the generic parser alone; a
+    parser's marker in it (pytest's banner) imports that parser too."""
+    pm = evidence_pm()
+    evidence = condense(pm, "build", "make all", "cc -o app main.c\nmake: done\n", 0, None)
+    assert "make: done" in evidence
+    assert _parsers_imported(pm) == {"stepkit.plugins.evidence.generic"}
+    condense(pm, "tests", "make check", "=== test session starts ===\n=== 2 passed in 0.01s ===\n", 0, None)
+    assert "stepkit.plugins.evidence.pytest" in _parsers_imported(pm)
+
+
+def test_every_evidence_parser_has_markers():
+    parsers = {name for name in DEFAULT_PLUGINS if ".evidence." in name} - {"stepkit.plugins.evidence.generic"}
+    assert parsers == set(MARKERS)
 
 
 def test_plugins_still_lists_every_built_in(tmp_path, capsys):

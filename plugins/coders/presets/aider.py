@@ -17,16 +17,17 @@ import shlex
 import shutil
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.agent_clis import INSTALL
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, git_location
 from stepkit.plugins.coders.results import find_sentinel
 from stepkit.records import Usage
 
-_COST = re.compile(r"Cost: \$(?P<message>[\d.]+) message, \$(?P<session>[\d.]+) session")
-_TOKENS = re.compile(r"^Tokens: (?P<fields>.*?)\.?\s*$", re.MULTILINE)
-_ERROR = re.compile(r"^(litellm\.\w*Error\b.*|\w*(API|Authentication|RateLimit)Error: .*)$", re.MULTILINE)
-_RETRY = re.compile(r"^Retrying in [\d.]+ seconds", re.MULTILINE)
-_GAVE_UP = re.compile(r"^Only \d+ reflections allowed, stopping\.", re.MULTILINE)
+_COST = lazy_compile(r"Cost: \$(?P<message>[\d.]+) message, \$(?P<session>[\d.]+) session")
+_TOKENS = lazy_compile(r"^Tokens: (?P<fields>.*?)\.?\s*$", re.MULTILINE)
+_ERROR = lazy_compile(r"^(litellm\.\w*Error\b.*|\w*(API|Authentication|RateLimit)Error: .*)$", re.MULTILINE)
+_RETRY = lazy_compile(r"^Retrying in [\d.]+ seconds", re.MULTILINE)
+_GAVE_UP = lazy_compile(r"^Only \d+ reflections allowed, stopping\.", re.MULTILINE)
 #: what aider writes into the repository root for itself (the repo-map cache)
 AIDER_CACHE = ".aider.tags.cache.v*"
 

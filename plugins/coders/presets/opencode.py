@@ -11,11 +11,12 @@ import json
 import re
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.agent_clis import INSTALL, count, number
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.records import Usage
 
-_REJECTED = re.compile(r"^.*permission requested: .*auto-rejecting.*$", re.MULTILINE)
+_REJECTED = lazy_compile(r"^.*permission requested: .*auto-rejecting.*$", re.MULTILINE)
 
 
 def command(call: Call) -> str:

@@ -19,12 +19,12 @@ per change naming the hook or file, or the key and its value.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.files import replace_entry
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.tree import shown_path
@@ -32,7 +32,7 @@ from stepkit.workspace.scope.tree import shown_path
 #: Configuration keys (lower case, as ``git config --list`` prints them)
 #: whose value is a command git runs, a place git takes commands from, or
 #: more configuration.
-COMMAND_KEYS = re.compile(
+COMMAND_KEYS = lazy_compile(
     r"core\.(hookspath|fsmonitor|sshcommand|editor|pager|askpass|gitproxy|worktree|attributesfile"
     r"|alternaterefscommand)"
     r"|sequence\.editor|diff\.external|diff\..+\.(textconv|command)|merge\..+\.driver"

@@ -13,16 +13,17 @@ import ast
 import difflib
 import re
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.scope.tree import text_of
 
-_TEST_PATH = re.compile(
+_TEST_PATH = lazy_compile(
     r"(^|/)(tests?|spec|specs|__tests__)/"
     r"|(^|/)test_[^/]*\.(py|rb)$|_test\.(py|go|rb|exs)$|_spec\.rb$"
     r"|\.(test|spec)\.[cm]?[jt]sx?$|(^|/)[^/]*Tests?\.(java|kt|cs|swift)$"
 )
 
 _MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, re.compile(pattern)) for label, pattern in (
+    (label, lazy_compile(pattern)) for label, pattern in (
         ("pytest skip/xfail marker", r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\("),
         ("unittest skip", r"@unittest\.skip\w*|\bunittest\.skip\w*\(|\.skipTest\("),
         ("skipped JS test", r"\b(it|test|describe)\.(skip|todo)\(|\bx(it|test|describe)\("),
@@ -96,7 +97,7 @@ def _module_patches(text: str) -> list[str]:
     return found
 
 
-_QUALITY_CONFIG = re.compile(
+_QUALITY_CONFIG = lazy_compile(
     r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini|\.flake8|\.?ruff\.toml|\.coveragerc|\.?pylintrc"
     r"|\.?mypy\.ini|pytest\.ini|package\.json|\.eslintrc(\.\w+)?|eslint\.config\.\w+"
     r"|(jest|vitest)\.config\.\w+|\.golangci\.(yml|yaml|toml)|\.?clippy\.toml|codecov\.ya?ml"
@@ -104,20 +105,20 @@ _QUALITY_CONFIG = re.compile(
     r"|\.swiftlint\.yml|detekt\.yml|tsconfig\.json)$"
 )
 # INI/TOML files that also hold unrelated settings: only these sections count
-_SHARED_CONFIG = re.compile(r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini)$")
-_QUALITY_SECTION = re.compile(
+_SHARED_CONFIG = lazy_compile(r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini)$")
+_QUALITY_SECTION = lazy_compile(
     r"ruff|flake8|coverage|pylint|mypy|pytest|isort|black|bandit|pyright|pycodestyle|pydocstyle", re.IGNORECASE
 )
-_LOOSENING_KEY = re.compile(
+_LOOSENING_KEY = lazy_compile(
     r"ignore|exclude|omit|disable|skip|allow|noqa", re.IGNORECASE
 )
-_LOOSENING_VALUE = re.compile(r"[\"']off[\"']|:\s*off\b|[\"']?strict[\"']?\s*[:=]\s*false|--no-cov|-p\s+no:", re.IGNORECASE)
-_THRESHOLD = re.compile(
+_LOOSENING_VALUE = lazy_compile(r"[\"']off[\"']|:\s*off\b|[\"']?strict[\"']?\s*[:=]\s*false|--no-cov|-p\s+no:", re.IGNORECASE)
+_THRESHOLD = lazy_compile(
     r"(?P<key>fail[_-]under|cov-fail-under|min(?:imum)?[_-]coverage|[\"']?(?:lines|branches|functions|statements)[\"']?)"
     r"\s*[=:]\s*(?P<value>\d+(?:\.\d+)?)", re.IGNORECASE
 )
-_KEY_LINE = re.compile(r"^\s*[\"']?(?P<key>[\w.\-]+)[\"']?\s*[=:]")
-_SECTION_LINE = re.compile(r"^\s*\[+(?P<name>[^\]]+)\]+\s*$")
+_KEY_LINE = lazy_compile(r"^\s*[\"']?(?P<key>[\w.\-]+)[\"']?\s*[=:]")
+_SECTION_LINE = lazy_compile(r"^\s*\[+(?P<name>[^\]]+)\]+\s*$")
 
 
 def _is_quality_config(path: str) -> bool:
