@@ -74,6 +74,7 @@ from stepkit.workspace.scope.tree import (
     listing,
     tree_hash,
 )
+from stepkit.workspace.store import store_dir
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import BYTECODE_DIR, tool_env
 
@@ -190,9 +191,8 @@ class GateRunner:
     ):
         self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
-        #: the gates' compiled Python modules, out of the tree (see :func:`tool_env`)
-        self.bytecode = self.log_dir.parent / BYTECODE_DIR
-        self.env = tool_env(self.project_dir, self.plan.tool_dirs, bytecode=self.bytecode)
+        #: the gates' compiled Python modules of the project, out of its tree (see :func:`tool_env`)
+        self.env = tool_env(self.project_dir, self.plan.tool_dirs, bytecode=store_dir(self.project_dir) / BYTECODE_DIR)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
         self.keep_dir = self.log_dir.parent / "displaced"
@@ -302,7 +302,7 @@ class GateRunner:
                 return None
         limits = self.config.timeouts
         env = self.env if Path(where) == self.project_dir else tool_env(self.project_dir, self.plan.tool_dirs,
-                                                                         where=Path(where), bytecode=self.bytecode)
+                                                                         where=Path(where))
         return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
                         no_output_timeout=limits.no_output, pm=self.pm, env=env, invocation=invocation)
 

@@ -22,7 +22,7 @@ from stepkit.workspace.worktree_record import record_of
 
 #: Entries of one tool directory read for a fingerprint at most (node_modules/.bin is wide).
 MAX_ENTRIES = 5000
-#: The gates' compiled Python modules, beside a run's (or a verify's) logs.
+#: The gates' compiled Python modules of the project, in its run store (shared by its runs).
 BYTECODE_DIR = "pycache"
 
 
@@ -52,10 +52,12 @@ def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | N
     on PATH; None when there are none and no ``bytecode`` (the environment as it is).
 
     ``bytecode``: where Python keeps the gates' compiled modules
-    (``PYTHONPYCACHEPREFIX``), so that no ``__pycache__`` in the tree is
+    (``PYTHONPYCACHEPREFIX``), so that no ``__pycache__`` in the project is
     ever read: a coder could plant there the bytecode of other source than
     the tree holds, stamped with the source's size and time, and Python
-    would run it (the scope guard never looks at caches).
+    would run it (the scope guard never looks at caches).  The scratch
+    copies stepkit builds (baseline, pristine re-check) hold no cache of
+    the coder's and need none.
 
     A command that runs in another tree than the one its tools were
     installed for (a stepkit work tree borrowing the user's tools, the

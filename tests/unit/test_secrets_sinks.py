@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from stepkit.workspace.store import store_dir
+from stepkit.workspace.toolpath import BYTECODE_DIR
 from tests.support.e2e import HANDOFF, PY, make_project
 from tests.support.sdk_e2e import queue_stages, run_sdk, sdk_env
 
@@ -60,7 +61,10 @@ def project(tmp_path):
 
 
 def stored_files(project):
-    yield from (p for p in store_dir(project.root).rglob("*") if p.is_file())
+    """Every file of the run store but the gates' compiled Python modules,
+    which hold the project's own code as its ``__pycache__`` would."""
+    bytecode = store_dir(project.root) / BYTECODE_DIR
+    yield from (p for p in store_dir(project.root).rglob("*") if p.is_file() and not p.is_relative_to(bytecode))
     yield project.handoff(1)
     yield project.plans / "NOTES.md"
 

@@ -31,7 +31,7 @@ def run_store_paths(project_dir: Path, run_dir: Path) -> tuple[list[Path], list[
     store = store_dir(project_dir)
     run = Path(run_dir)
     paths = [store, store / "runs", run, run / "state.json", run / "scope_snapshot.json"]
-    return paths, [store / "objects", run / "displaced", run / BYTECODE_DIR]
+    return paths, [store / "objects", store / BYTECODE_DIR, run / "displaced"]
 
 
 class StoreWatch:
