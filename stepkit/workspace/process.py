@@ -31,6 +31,7 @@ import contextlib
 import fcntl
 import io
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -65,6 +66,9 @@ _READ_CHUNK = 1024 * 1024
 #: default): a fast writer fills it while a chunk is masked, and each read
 #: then takes up to a megabyte, not the default pipe's 64 KiB.
 _PIPE_BYTES = 1024 * 1024
+#: Blocks the log writer may hold before the capture waits for it (a block is
+#: at most about one read: a few megabytes at most).
+_WRITES_QUEUED = 4
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
 
 
@@ -395,6 +399,43 @@ def _widen(stream: IO[bytes]) -> None:
         pass  # not a pipe, not Linux, above this system's limit, or a fake process's stream
 
 
+class _LogWriter(threading.Thread):
+    """Writes the kept blocks to the log, in order, and counts their lines, in
+    a thread of its own: the write (the kernel's copy into the page cache,
+    which for a fresh file costs about what masking does) and the count then
+    overlap the masking of the next chunk.  A write that fails is raised by
+    the next :meth:`put` or by :meth:`close`."""
+
+    def __init__(self, log: BinaryIO):
+        super().__init__(name="stepkit-log", daemon=True)
+        self._log = log
+        self._blocks: queue.Queue[bytes | None] = queue.Queue(_WRITES_QUEUED)
+        self.newlines = 0
+        self.error: Exception | None = None
+
+    def put(self, block: bytes) -> None:
+        """Write ``block`` after those before it."""
+        if self.error is not None:
+            raise self.error
+        self._blocks.put(block)
+
+    def close(self) -> None:
+        """Wait until every block is written."""
+        self._blocks.put(None)
+        self.join()
+        if self.error is not None:
+            raise self.error
+
+    def run(self) -> None:
+        while (block := self._blocks.get()) is not None:
+            self.newlines += block.count(b"\n")
+            if self.error is None:
+                try:
+                    self._log.write(block)
+                except Exception as exc:  # noqa: BLE001 - raised in the capture's thread
+                    self.error = exc
+
+
 class _Capture:
     """Masks the output as it arrives, streams it to the log and keeps only
     its head and a rolling tail in memory.  Fed by the reader thread; once
@@ -411,6 +452,7 @@ class _Capture:
         # bytes that are not UTF-8 survive as surrogates and are written back as they came
         self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
         self._redactor = Redactor()
+        self._writer: _LogWriter | None = None
         self._head = bytearray()
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -441,6 +483,8 @@ class _Capture:
                 self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
                 self._keep(self._redactor.close())
                 self._keep(note)
+                if self._writer is not None:
+                    self._writer.close()
             self._closed = True
             if self._log is not None:
                 self._log.flush()
@@ -448,7 +492,8 @@ class _Capture:
     @property
     def lines(self) -> int:
         """Lines kept so far (a last line without newline counts)."""
-        return self._newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
+        newlines = self._newlines + (self._writer.newlines if self._writer is not None else 0)
+        return newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
 
     def _keep(self, masked: str) -> None:
         if not masked:
@@ -461,9 +506,13 @@ class _Capture:
         if not block:
             return
         if self._log is not None:
-            self._log.write(block)
+            if self._writer is None:
+                self._writer = _LogWriter(self._log)
+                self._writer.start()
+            self._writer.put(block)
+        else:
+            self._newlines += block.count(b"\n")
         self.size += len(block)
-        self._newlines += block.count(b"\n")
         self._last_byte = block[-1:]
         room = self._head_bytes - len(self._head)
         if room > 0:

@@ -8,6 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from stepkit.workspace import process, supervision
 from stepkit.workspace.process import ProcessResult, own_group, signal_name, signal_of
@@ -33,6 +36,22 @@ def test_on_text_sees_what_memory_does_not_keep(tmp_path):
     assert any("marker line\n" in text for text in seen)
     assert "".join(seen) == (tmp_path / "out.log").read_text()
     assert run.lines == 40001
+
+
+def test_a_big_output_reaches_the_log_whole_and_in_order(tmp_path):
+    # megabyte reads of plain lines: masked, written and counted apart from the reading
+    run = process.run("seq 1 1000000", cwd=tmp_path, log_path=tmp_path / "out.log")
+    expected = "".join(f"{n}\n" for n in range(1, 1_000_001))
+    assert (tmp_path / "out.log").read_text() == expected
+    assert (run.lines, run.size) == (1_000_000, len(expected))
+    assert run.output.endswith("999999\n1000000\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_log_that_cannot_be_written_fails_the_run(tmp_path):
+    # a full disk is the caller's failure, not a shorter log
+    with pytest.raises(OSError):
+        process.run("seq 1 1000000", cwd=tmp_path, log_path=Path("/dev/full"))
 
 
 def test_the_subreaper_is_set_while_a_command_runs_and_restored_after(tmp_path):
