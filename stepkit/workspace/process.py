@@ -518,11 +518,13 @@ class _Capture:
         """Keep a final line that had no newline, then ``note``; take no more."""
         with self._lock:
             if not self._closed:
-                self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
-                self._keep(self._redactor.close())
-                self._keep(note)
-                if self._writer is not None:
-                    self._writer.close()
+                try:
+                    self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
+                    self._keep(self._redactor.close())
+                    self._keep(note)
+                finally:
+                    if self._writer is not None:
+                        self._writer.close()  # also when a write failed: its thread ends
             self._closed = True
             if self._log is not None:
                 self._log.flush()

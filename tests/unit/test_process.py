@@ -53,7 +53,7 @@ def test_a_big_output_reaches_the_log_whole_and_in_order(tmp_path, monkeypatch):
 def test_a_log_that_cannot_be_written_fails_the_run(tmp_path):
     # a full disk is the caller's failure, not a shorter log
     with pytest.raises(OSError):
-        process.run("seq 1 1000000", cwd=tmp_path, log_path=Path("/dev/full"))
+        process.run("seq 1 1000000; printf end", cwd=tmp_path, log_path=Path("/dev/full"))
 
 
 def test_the_subreaper_is_set_while_a_command_runs_and_restored_after(tmp_path):
