@@ -72,6 +72,9 @@ _WRITES_QUEUED = 4
 #: Bytes of log between two hints to the kernel that it may write back the
 #: newest of them and drop the older from its cache (see :class:`_LogWriter`).
 _DROP_WINDOW = 8 * 1024 * 1024
+#: Seconds a hint may take (about 1 ms here) before the writer stops giving
+#: them: starting the write-back waits for a disk slower than the output.
+_HINT_STALL_S = 0.05
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
 
 
@@ -415,7 +418,8 @@ class _LogWriter(threading.Thread):
     the machine caches out of memory, and take that much fresh memory, each
     page of which costs a fault on a VM whose free memory goes back to its
     host (a copy at 3 ms per MB, not 0.2).  The hints change what is cached,
-    never what is written."""
+    never what is written; on a disk too slow to take the log as fast as it
+    comes they stop, and the kernel caches it as it would have."""
 
     def __init__(self, log: BinaryIO):
         super().__init__(name="stepkit-log", daemon=True)
@@ -456,11 +460,14 @@ class _LogWriter(threading.Thread):
         the one before it from the cache (written back by now; a page that is
         not yet stays, as it would have)."""
         newest, behind = self._written - _DROP_WINDOW, self._written - 2 * _DROP_WINDOW
+        start = time.monotonic()
         try:
             os.posix_fadvise(self._fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
             os.posix_fadvise(self._fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED)
         except OSError:
             self._fd = None  # not a file the hint applies to: leave its cache be
+        if time.monotonic() - start > _HINT_STALL_S:
+            self._fd = None
         self._dropped = behind
 
 

@@ -49,6 +49,19 @@ def test_a_big_output_reaches_the_log_whole_and_in_order(tmp_path, monkeypatch):
     assert run.output.endswith("999999\n1000000\n")
 
 
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no cache hints on this system")
+@pytest.mark.parametrize("stalls", [False, True])
+def test_cache_hints_stop_once_one_waits_for_the_disk(tmp_path, monkeypatch, stalls):
+    given = []
+    monkeypatch.setattr(process, "_DROP_WINDOW", 64 * 1024)
+    monkeypatch.setattr(process, "_HINT_STALL_S", -1.0 if stalls else 60.0)  # -1: every hint took too long
+    monkeypatch.setattr(process.os, "posix_fadvise", lambda *args: given.append(args))
+    process.run("seq 1 1000000", cwd=tmp_path, log_path=tmp_path / "out.log")
+    # two hints at each window: a few windows into 6.9 MB, or only the first when it stalled
+    assert len(given) == 2 if stalls else len(given) > 2
+    assert (tmp_path / "out.log").stat().st_size == 6_888_896
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_log_that_cannot_be_written_fails_the_run(tmp_path):
     # a full disk is the caller's failure, not a shorter log
