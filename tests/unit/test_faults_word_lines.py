@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from stepkit.workspace import faults
 
 
@@ -14,10 +16,13 @@ def _per_line(lines: list[str], words: tuple[str, ...]) -> str:
 
 
 PIECES = ("FAILED", "fail", "Error", "ERROR:", "ok", "OK ", "--- ", "Ran ", "tests", "no Tests", "0 passed",
-          "pass 0", "İ", "K", "Σ", "x", " ", "\t", "\r", "", "errors", "skipped", "über")
+          "pass 0", "İ", "K", "Σ", "x", " ", "\t", "\r", "", "errors", "skipped", "über",
+          "\udcff")  # a byte that was not UTF-8
 
 
-def test_picks_the_lines_a_per_line_search_picks():
+@pytest.mark.parametrize("one_pass_chars", [faults._ONE_PASS_CHARS, 0])  # 0: RE2 first says whether any is there
+def test_picks_the_lines_a_per_line_search_picks(monkeypatch, one_pass_chars):
+    monkeypatch.setattr(faults, "_ONE_PASS_CHARS", one_pass_chars)
     rng = random.Random(7)
     for _ in range(300):
         lines = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 30))]
