@@ -401,7 +401,7 @@ def _src_layout_not_installed(out: _Output) -> str | None:
     if root is None or "ModuleNotFoundError" not in out.text:
         return None
     missing = {m["module"].split(".")[0] for line in lines if (m := _NO_MODULE.match(line))}
-    if root is None or not missing:
+    if not missing:
         return None
     own = sorted(name for name in missing if (Path(root) / "src" / name).is_dir())
     if not own:

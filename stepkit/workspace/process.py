@@ -18,10 +18,11 @@ child of this process (:func:`own_group`); otherwise only the process itself
 is.  Fake processes (pytest-subprocess) report made-up pids such as 1, and
 signalling group 1 kills far more than the command.
 
-One reader thread per output pipe (masking), one writing the log, a writer
-thread for stdin and the wait in the caller's thread (:func:`wait_for_exit`: on Linux a pidfd that wakes
-the moment the command exits, else ``proc.wait(timeout)``): that is all a
-process object needs to offer, so fake processes run through the same code.
+One reader thread per output pipe (it masks), one writing the log, a writer
+thread for stdin and the wait in the caller's thread (:func:`wait_for_exit`:
+on Linux a pidfd that wakes the moment the command exits, else
+``proc.wait(timeout)``): that is all a process object needs to offer, so
+fake processes run through the same code.
 """
 
 from __future__ import annotations
@@ -451,6 +452,7 @@ class _LogWriter(threading.Thread):
                     self._log.write(block)
                 except Exception as exc:  # noqa: BLE001 - raised in the capture's thread
                     self.error = exc
+                    continue
                 self._written += len(block)
                 if self._fd is not None and self._written - self._dropped >= 3 * _DROP_WINDOW:
                     self._drop_behind()
