@@ -1,6 +1,7 @@
-"""The process runner on its own: stdin, no log, the stream callback, the
-subreaper, group safety and exit-code interpretation.  Limits, group kills
-and bounded logs are exercised through the gates and coders that use it."""
+"""The process runner on its own: stdin, no log, the stream callback, a big
+log (whole, its cache hints, a full disk), the subreaper, group safety and
+exit-code interpretation.  Limits, group kills and bounded logs are
+exercised through the gates and coders that use it."""
 
 from __future__ import annotations
 
