@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,23 +71,68 @@ _NO_TEST_WORDS = ("no test", "0 test", "zero test", "no-source", "0 example", "n
                   "tests run: 0", "deselected", "skipped", "did not discover", "pass 0")
 
 
-def _lines(output: str) -> list[str]:
-    return [terminal_line(line) for line in strip_ansi(output).split("\n")]
+@dataclass(frozen=True)
+class _Output:
+    """A gate's output as the rules read it: its lines as a terminal shows
+    them (never changed: shared by every rule), and those lines joined and
+    lower-cased, for one search over the whole text where a rule only needs
+    to know whether a word is there."""
+
+    lines: list[str]
+    text: str
+    lower: str
 
 
-def _with_words(lines: list[str], words: tuple[str, ...]) -> str:
-    """The lines that hold one of ``words`` (any case), joined."""
+@functools.lru_cache(maxsize=1)
+def _read(output: str) -> _Output:
+    """``output`` read once for every rule: a failed tests gate asks for its
+    faults and for whether it ran a test, each over the same tens of
+    thousands of kept lines."""
+    lines = [terminal_line(line) for line in strip_ansi(output).split("\n")]
     text = "\n".join(lines)
-    lower = text.lower()
+    return _Output(lines, text, text.lower())
+
+
+def _with_words(out: _Output, words: tuple[str, ...]) -> str:
+    """The lines that hold one of ``words`` (any case), joined."""
+    return "\n".join(_lines_with_words(out, words))
+
+
+def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
+    """The lines that hold one of ``words`` (any case), in order."""
+    text, lower = out.text, out.lower
     if len(lower) != len(text):  # a character whose lower case is longer: positions differ
-        return "\n".join(line for line in lines if any(word in line.lower() for word in words))
+        yield from (line for line in out.lines if any(word in line.lower() for word in words))
+        return
     # one search over the whole text, not a lower() and a scan per line: the
     # kept output of a big gate is tens of thousands of lines; only the words
     # it holds are searched for
+    if len(lower) > _ONE_PASS_CHARS and not _any_word(words).search(lower.encode("utf-8", "surrogatepass")):
+        return
     present = tuple(word for word in words if word in lower)
-    if not present:
-        return ""
-    return "\n".join(text[m.start():m.end()] for m in _words_pattern(present).finditer(lower))
+    if present:
+        yield from (text[m.start():m.end()] for m in _words_pattern(present).finditer(lower))
+
+
+def _runner_failed(out: _Output) -> bool:
+    """A test runner in the output reports failing tests.  Line by line, so
+    that the first such line ends the search: in a failed run's output
+    nearly every line may hold "fail"."""
+    return any(_RUNNER_FAILURES.search(line) for line in _lines_with_words(out, _FAILURE_WORDS))
+
+
+#: Characters above which whether a text holds any of a rule's words is
+#: asked of one RE2 pass (a millisecond or two per MB) before ``in`` asks
+#: word by word, a pass each (about as long each).
+_ONE_PASS_CHARS = 256 * 1024
+
+
+@functools.cache
+def _any_word(words: tuple[str, ...]):
+    """An RE2 regex matching any of ``words`` in UTF-8 bytes."""
+    import re2
+
+    return re2.compile("|".join(map(re.escape, words)).encode())
 
 
 @functools.cache
@@ -97,7 +142,13 @@ def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _tail(lines: list[str]) -> list[str]:
-    return [line for line in lines if line.strip()][-TAIL_LINES:]
+    tail: list[str] = []
+    for line in reversed(lines):
+        if line.strip():
+            tail.append(line)
+            if len(tail) == TAIL_LINES:
+                break
+    return tail[::-1]
 
 
 # -- environment faults -----------------------------------------------------
@@ -265,13 +316,13 @@ def environment_fault(output: str, exit_code: int | None) -> str | None:
     """
     if exit_code in (0, None):
         return None
-    every = _lines(output)
-    cause = _service_down(every) or _src_layout_not_installed(every)
+    out = _read(output)
+    cause = _service_down(out) or _src_layout_not_installed(out)
     if cause:
         return cause
-    if _RUNNER_FAILURES.search(_with_words(every, _FAILURE_WORDS)):
+    if _runner_failed(out):
         return None
-    lines = _tail(every)
+    lines = _tail(out.lines)
     if exit_code in (126, 127):
         return _shell_fault(lines, exit_code)
     make_cause = _make_fault(lines)
@@ -314,10 +365,13 @@ def _failure_reasons(lines: list[str]) -> list[str]:
     return [m["why"] or m["tap"] or "" for line in lines if (m := _FAILURE_REASON.match(line))]
 
 
-def _service_down(lines: list[str]) -> str | None:
+def _service_down(out: _Output) -> str | None:
     """A service the tests connect to on this machine is not running: a
     client's "connection refused" to a local address, and every failing test
     (when the runner names them) failed so."""
+    if "refused" not in out.lower and "Can't connect" not in out.text:
+        return None
+    lines = out.lines
     refused = next((m for line in lines if "refused" in line.lower() or "Can't connect" in line
                     if (m := _REFUSED_AT.search(line))), None)
     if refused is None:
@@ -338,13 +392,16 @@ _ROOTDIR = lazy_compile(r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|test
 _NO_MODULE = lazy_compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
 
 
-def _src_layout_not_installed(lines: list[str]) -> str | None:
+def _src_layout_not_installed(out: _Output) -> str | None:
     """pytest could not import the project's own package, which lives under
     ``src/`` and is not installed (nor on ``pythonpath``): a set-up step, not
     the code.  Only when every error and failure is that import."""
+    lines = out.lines
     root = next((m["root"] for line in lines[:30] if (m := _ROOTDIR.match(line))), None)
+    if root is None or "ModuleNotFoundError" not in out.text:
+        return None
     missing = {m["module"].split(".")[0] for line in lines if (m := _NO_MODULE.match(line))}
-    if root is None or not missing:
+    if not missing:
         return None
     own = sorted(name for name in missing if (Path(root) / "src" / name).is_dir())
     if not own:
@@ -469,27 +526,27 @@ def no_tests_reason(output: str, exit_code: int | None) -> str | None:
     """
     if exit_code is None:
         return None
-    lines = _lines(output)
-    reason, codes = _no_tests_said(lines, exit_code)
-    if reason is None or not _exit_allowed(exit_code, codes, lines):
+    out = _read(output)
+    reason, codes = _no_tests_said(out, exit_code)
+    if reason is None or not _exit_allowed(exit_code, codes, out.lines):
         return None
-    if _RUNNER_FAILURES.search(_with_words(lines, _FAILURE_WORDS)) or _TESTS_RAN.search(
-            _with_words(lines, _RAN_WORDS)):
+    if _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)):
         return None  # another runner in the same output ran tests, or some failed
     return reason
 
 
-def _no_tests_said(lines: list[str], exit_code: int) -> tuple[str | None, frozenset[int]]:
-    """What the runners in ``lines`` said about finding no test, and the exit
-    codes they give it (none said: ``(None, ∅)``)."""
-    said = _with_words(lines, _NO_TEST_WORDS)
+def _no_tests_said(out: _Output, exit_code: int) -> tuple[str | None, frozenset[int]]:
+    """What the runners in the output said about finding no test, and the
+    exit codes they give it (none said: ``(None, ∅)``)."""
+    said = _with_words(out, _NO_TEST_WORDS)
     found = [rule for rule in _NO_TESTS if rule.pattern.search(said)]
     if found:
         return f"{found[0].runner}: {found[0].what} (exit {exit_code})", frozenset().union(*(r.codes for r in found))
-    packages = [line for line in lines if _GO_ANY_PACKAGE.match(line)]
+    packages = [line for line in out.lines if _GO_ANY_PACKAGE.match(line)]
     if packages and all(_GO_PACKAGE.match(line) for line in packages):
         return f"go: no test files in any of {_plural(len(packages), 'package')}", frozenset({0})
-    counts = [int(m.group(1)) for line in lines if (m := _CARGO_RUNNING.match(line.strip()))]
+    counts = [int(m.group(1)) for line in out.lines if (m := _CARGO_RUNNING.match(line.strip()))] \
+        if "running " in out.text else []
     if counts and not any(counts):
         return f"cargo: running 0 tests in each of {_plural(len(counts), 'test target')}", frozenset({0})
     return None, frozenset()
@@ -528,7 +585,7 @@ def nothing_to_format_reason(output: str, exit_code: int | None) -> str | None:
     does not say so."""
     if exit_code is None:
         return None
-    found = _NOTHING_TO_FORMAT.search("\n".join(_lines(output)))
+    found = _NOTHING_TO_FORMAT.search(_read(output).text)
     if found is None:
         return None
     return f"nothing to format: {found.group(0).strip()} (exit {exit_code})"

@@ -18,10 +18,11 @@ child of this process (:func:`own_group`); otherwise only the process itself
 is.  Fake processes (pytest-subprocess) report made-up pids such as 1, and
 signalling group 1 kills far more than the command.
 
-One reader thread per output pipe, a writer thread for stdin and the wait
-in the caller's thread (:func:`wait_for_exit`: on Linux a pidfd that wakes
-the moment the command exits, else ``proc.wait(timeout)``): that is all a
-process object needs to offer, so fake processes run through the same code.
+One reader thread per output pipe (it masks), one writing the log, a writer
+thread for stdin and the wait in the caller's thread (:func:`wait_for_exit`:
+on Linux a pidfd that wakes the moment the command exits, else
+``proc.wait(timeout)``): that is all a process object needs to offer, so
+fake processes run through the same code.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import contextlib
 import fcntl
 import io
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -65,6 +67,15 @@ _READ_CHUNK = 1024 * 1024
 #: default): a fast writer fills it while a chunk is masked, and each read
 #: then takes up to a megabyte, not the default pipe's 64 KiB.
 _PIPE_BYTES = 1024 * 1024
+#: Blocks the log writer may hold before the capture waits for it (a block is
+#: at most about one read: a few megabytes at most).
+_WRITES_QUEUED = 4
+#: Bytes of log between two hints to the kernel that it may write back the
+#: newest of them and drop the older from its cache (see :class:`_LogWriter`).
+_DROP_WINDOW = 8 * 1024 * 1024
+#: Seconds a hint may take (about 1 ms here) before the writer stops giving
+#: them: starting the write-back waits for a disk slower than the output.
+_HINT_STALL_S = 0.05
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
 
 
@@ -395,6 +406,83 @@ def _widen(stream: IO[bytes]) -> None:
         pass  # not a pipe, not Linux, above this system's limit, or a fake process's stream
 
 
+class _LogWriter(threading.Thread):
+    """Writes the kept blocks to the log, in order, and counts their lines, in
+    a thread of its own: the write (the kernel's copy into the page cache,
+    which for a fresh file costs about what masking does) and the count then
+    overlap the masking of the next chunk.  A write that fails is raised by
+    the next :meth:`put` or by :meth:`close`.
+
+    A log is written once and never read back whole, so what is written
+    lingers in the page cache only for a few :data:`_DROP_WINDOW` (as ``dd
+    oflag=nocache`` does): a 500 MB log would otherwise push 500 MB of what
+    the machine caches out of memory, and take that much fresh memory, each
+    page of which costs a fault on a VM whose free memory goes back to its
+    host (a copy at 3 ms per MB, not 0.2).  The hints change what is cached,
+    never what is written; on a disk too slow to take the log as fast as it
+    comes they stop, and the kernel caches it as it would have."""
+
+    def __init__(self, log: BinaryIO):
+        super().__init__(name="stepkit-log", daemon=True)
+        self._log = log
+        self._blocks: queue.Queue[bytes | None] = queue.Queue(_WRITES_QUEUED)
+        self.newlines = 0
+        self.error: Exception | None = None
+        self._fd = _cache_hint_fd(log)
+        self._written = self._dropped = 0
+
+    def put(self, block: bytes) -> None:
+        """Write ``block`` after those before it."""
+        if self.error is not None:
+            raise self.error
+        self._blocks.put(block)
+
+    def close(self) -> None:
+        """Wait until every block is written."""
+        self._blocks.put(None)
+        self.join()
+        if self.error is not None:
+            raise self.error
+
+    def run(self) -> None:
+        while (block := self._blocks.get()) is not None:
+            self.newlines += block.count(b"\n")
+            if self.error is None:
+                try:
+                    self._log.write(block)
+                except Exception as exc:  # noqa: BLE001 - raised in the capture's thread
+                    self.error = exc
+                    continue
+                self._written += len(block)
+                if self._fd is not None and self._written - self._dropped >= 3 * _DROP_WINDOW:
+                    self._drop_behind()
+
+    def _drop_behind(self) -> None:
+        """Start the write-back of the newest window; drop the windows before
+        the one before it from the cache (written back by now; a page that is
+        not yet stays, as it would have)."""
+        newest, behind = self._written - _DROP_WINDOW, self._written - 2 * _DROP_WINDOW
+        start = time.monotonic()
+        try:
+            os.posix_fadvise(self._fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
+            os.posix_fadvise(self._fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED)
+        except OSError:
+            self._fd = None  # not a file the hint applies to: leave its cache be
+        if time.monotonic() - start > _HINT_STALL_S:
+            self._fd = None
+        self._dropped = behind
+
+
+def _cache_hint_fd(log: BinaryIO) -> int | None:
+    """The log's file descriptor, where the system takes hints about its cache."""
+    if not hasattr(os, "posix_fadvise"):
+        return None
+    try:
+        return log.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None  # an in-memory log
+
+
 class _Capture:
     """Masks the output as it arrives, streams it to the log and keeps only
     its head and a rolling tail in memory.  Fed by the reader thread; once
@@ -411,6 +499,7 @@ class _Capture:
         # bytes that are not UTF-8 survive as surrogates and are written back as they came
         self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
         self._redactor = Redactor()
+        self._writer: _LogWriter | None = None
         self._head = bytearray()
         self._tail: deque[bytes] = deque()
         self._tail_size = 0
@@ -438,9 +527,13 @@ class _Capture:
         """Keep a final line that had no newline, then ``note``; take no more."""
         with self._lock:
             if not self._closed:
-                self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
-                self._keep(self._redactor.close())
-                self._keep(note)
+                try:
+                    self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
+                    self._keep(self._redactor.close())
+                    self._keep(note)
+                finally:
+                    if self._writer is not None:
+                        self._writer.close()  # also when a write failed: its thread ends
             self._closed = True
             if self._log is not None:
                 self._log.flush()
@@ -448,7 +541,8 @@ class _Capture:
     @property
     def lines(self) -> int:
         """Lines kept so far (a last line without newline counts)."""
-        return self._newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
+        newlines = self._newlines + (self._writer.newlines if self._writer is not None else 0)
+        return newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
 
     def _keep(self, masked: str) -> None:
         if not masked:
@@ -461,9 +555,13 @@ class _Capture:
         if not block:
             return
         if self._log is not None:
-            self._log.write(block)
+            if self._writer is None:
+                self._writer = _LogWriter(self._log)
+                self._writer.start()
+            self._writer.put(block)
+        else:
+            self._newlines += block.count(b"\n")
         self.size += len(block)
-        self._newlines += block.count(b"\n")
         self._last_byte = block[-1:]
         room = self._head_bytes - len(self._head)
         if room > 0:

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -472,7 +471,8 @@ class Redactor:
         newline = data.rfind(b"\n")
         if newline == -1:
             return None
-        lines = self._pending.encode("ascii") + data[: newline + 1] if self._pending else data[: newline + 1]
+        lines = b"".join((self._pending.encode("ascii"), memoryview(data)[: newline + 1])) if self._pending \
+            else data[: newline + 1]
         if len(lines) <= _BLOCK:
             return None  # masking a few lines as text costs less than deciding here
         if _prefilter_set is None and len(lines) <= _plain_left:
@@ -596,25 +596,30 @@ class Redactor:
 
 #: Bytes of whole lines above which :func:`_may_match` scans in two halves at once.
 _SPLIT_BYTES = 512 * 1024
+_helper = None
 
 
 def _may_match(lines: bytes) -> bool:
     """Whether the prefilter finds a shape in ``lines`` (whole lines, ASCII).
     A big piece is scanned as two halves cut at a newline, the second in a
-    thread of its own: RE2 lets go of the GIL while it scans, so on two cores
-    the scan of a megabyte takes about two thirds of the time (no shape
-    spans lines, so the halves find what the whole does)."""
+    helper thread (one for the process, started on first use): RE2 lets go
+    of the GIL while it scans, so on two cores the scan of a megabyte takes
+    about two thirds of the time (no shape spans lines, so the halves find
+    what the whole does)."""
+    global _helper
     prefilter = _prefilter()
     if len(lines) < _SPLIT_BYTES:
         return bool(prefilter.Match(lines))
+    if _helper is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _helper = ThreadPoolExecutor(1, thread_name_prefix="stepkit-prefilter")
     view = memoryview(lines)
     mid = lines.find(b"\n", len(lines) // 2) + 1
-    second: list[object] = []
-    helper = threading.Thread(target=lambda: second.append(prefilter.Match(view[mid:])), daemon=True)
-    helper.start()
+    second = _helper.submit(prefilter.Match, view[mid:])
     first = prefilter.Match(view[:mid])
-    helper.join()
-    return bool(first) or bool(second and second[0]) or not second  # a failed helper: say "may match"
+    # a failed helper says "may match": the text path then decides
+    return bool(first) or second.exception() is not None or bool(second.result())
 
 
 def _utf8(text: str) -> bytes:

@@ -1,6 +1,7 @@
-"""The process runner on its own: stdin, no log, the stream callback, the
-subreaper, group safety and exit-code interpretation.  Limits, group kills
-and bounded logs are exercised through the gates and coders that use it."""
+"""The process runner on its own: stdin, no log, the stream callback, a big
+log (whole, its cache hints, a full disk), the subreaper, group safety and
+exit-code interpretation.  Limits, group kills and bounded logs are
+exercised through the gates and coders that use it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from stepkit.workspace import process, supervision
 from stepkit.workspace.process import ProcessResult, own_group, signal_name, signal_of
@@ -33,6 +37,37 @@ def test_on_text_sees_what_memory_does_not_keep(tmp_path):
     assert any("marker line\n" in text for text in seen)
     assert "".join(seen) == (tmp_path / "out.log").read_text()
     assert run.lines == 40001
+
+
+def test_a_big_output_reaches_the_log_whole_and_in_order(tmp_path, monkeypatch):
+    # megabyte reads of plain lines: masked, written and counted apart from the
+    # reading, the written part dropped from the cache behind the writer many times
+    monkeypatch.setattr(process, "_DROP_WINDOW", 64 * 1024)
+    run = process.run("seq 1 1000000", cwd=tmp_path, log_path=tmp_path / "out.log")
+    expected = "".join(f"{n}\n" for n in range(1, 1_000_001))
+    assert (tmp_path / "out.log").read_text() == expected
+    assert (run.lines, run.size) == (1_000_000, len(expected))
+    assert run.output.endswith("999999\n1000000\n")
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="no cache hints on this system")
+@pytest.mark.parametrize("stalls", [False, True])
+def test_cache_hints_stop_once_one_waits_for_the_disk(tmp_path, monkeypatch, stalls):
+    given = []
+    monkeypatch.setattr(process, "_DROP_WINDOW", 64 * 1024)
+    monkeypatch.setattr(process, "_HINT_STALL_S", -1.0 if stalls else 60.0)  # -1: every hint took too long
+    monkeypatch.setattr(process.os, "posix_fadvise", lambda *args: given.append(args))
+    process.run("seq 1 1000000", cwd=tmp_path, log_path=tmp_path / "out.log")
+    # two hints at each window: a few windows into 6.9 MB, or only the first when it stalled
+    assert len(given) == 2 if stalls else len(given) > 2
+    assert (tmp_path / "out.log").stat().st_size == 6_888_896
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_log_that_cannot_be_written_fails_the_run(tmp_path):
+    # a full disk is the caller's failure, not a shorter log
+    with pytest.raises(OSError):
+        process.run("seq 1 1000000; printf end", cwd=tmp_path, log_path=Path("/dev/full"))
 
 
 def test_the_subreaper_is_set_while_a_command_runs_and_restored_after(tmp_path):
