@@ -11,6 +11,10 @@ and after the node at:
 - the site directories of the Pythons a gate starts
   (:mod:`stepkit.workspace.scope.startup`), outside the project: their
   ``.pth`` files and ``sitecustomize`` run before every test;
+- the Python bytecode beside the project's sources
+  (:mod:`stepkit.workspace.scope.bytecode`): what the node added or changed
+  there is removed after it (a cache: Python compiles the source again),
+  so bytecode forged for other source than the tree holds never runs;
 - in a ``--worktree`` run, the user's own tree
   (:mod:`stepkit.workspace.scope.users_tree`): stepkit writes nothing
   there, but the coder runs as the user and can find it through git.
@@ -19,7 +23,7 @@ and after the node at:
   merges (a sibling ``--parallel`` run's ``--merge``) are recorded and
   not flagged.
 
-Each is a tamper flag naming the paths and who ran: it forces the
+Each of the others is a tamper flag naming the paths and who ran: it forces the
 independent review and is shown at the final approval and in the handoff,
 where the user decides.  The flags are ``round_flags`` items, so later
 coder rounds keep them.
@@ -41,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import Outcome, StageContext, StageFault
-from stepkit.workspace.scope import hidden, startup, users_tree
+from stepkit.workspace.scope import bytecode, hidden, startup, users_tree
 from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 
 #: the sealed looks kept in the run directory from the start of a watched node
@@ -56,17 +60,19 @@ class Looks:
 
     hidden: hidden.Look | None
     startup: startup.Look
+    bytecode: bytecode.Look
     users: users_tree.Look | None
 
     def as_dict(self) -> dict[str, Any]:
         return {"hidden": None if self.hidden is None else _listed(self.hidden), "startup": _listed(self.startup),
-                "users": None if self.users is None else self.users.as_dict()}
+                "bytecode": _listed(self.bytecode), "users": None if self.users is None else self.users.as_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Looks:
         """:raises KeyError, TypeError, ValueError, AttributeError: not :meth:`as_dict`'s form."""
         found, users = data["hidden"], data["users"]
         return cls(hidden=None if found is None else _signatures(found), startup=_signatures(data["startup"]),
+                   bytecode=_signatures(data["bytecode"]),
                    users=None if users is None else users_tree.Look.from_dict(users))
 
 
@@ -93,12 +99,15 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
             before = _look(ctx, top)
             _keep(ctx, who, before, every_hidden=every_hidden)
             try:
-                outcome = node(ctx)
+                with bytecode.trusted(ctx.project_dir, before.bytecode):
+                    outcome = node(ctx)
             except StageFault as fault:
+                bytecode.drop_changed(before.bytecode, bytecode.look(ctx.project_dir))
                 new = _flags(ctx, who, before, _look(ctx, top), top, every_hidden)
                 _keep(ctx, who, before, new, every_hidden)
                 fault.updates = with_flags(ctx.state, fault.updates, [*flags, *new])
                 raise
+            bytecode.drop_changed(before.bytecode, bytecode.look(ctx.project_dir))
             new = _flags(ctx, who, before, _look(ctx, top), top, every_hidden)
             _keep(ctx, who, before, new, every_hidden)
             return Outcome(route=outcome.route, updates=with_flags(ctx.state, outcome.updates, [*flags, *new]))
@@ -134,7 +143,7 @@ def _look(ctx: StageContext, top: Path | None) -> Looks:
 
     tools = [str(Path(ctx.project_dir, rel)) for rel in tool_dirs(ctx.pm, ctx.project_dir)]
     return Looks(hidden=hidden.look(ctx.project_dir), startup=startup.look(tools),
-                 users=users_tree.look(top) if top is not None else None)
+                 bytecode=bytecode.look(ctx.project_dir), users=users_tree.look(top) if top is not None else None)
 
 
 def _flags(ctx: StageContext, who: str, before: Looks, now: Looks, top: Path | None, every_hidden: bool,
@@ -199,4 +208,5 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
                  f"({exc}): what changed while one ran before stepkit was stopped is unknown")]
     if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
         return []  # the node ended and its flags (maybe none) are the run's
+    bytecode.drop_changed(before.bytecode, bytecode.look(ctx.project_dir))
     return _flags(ctx, who, before, _look(ctx, top), top, every_hidden, cut_off=True)

@@ -58,7 +58,7 @@ from stepkit.workspace.gate_commands import (
 )
 from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
-from stepkit.workspace.scope import git
+from stepkit.workspace.scope import bytecode, git
 from stepkit.workspace.scope.diff import working_tree_files
 from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.putback import (
@@ -74,9 +74,8 @@ from stepkit.workspace.scope.tree import (
     listing,
     tree_hash,
 )
-from stepkit.workspace.store import store_dir
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
-from stepkit.workspace.toolpath import BYTECODE_DIR, tool_env
+from stepkit.workspace.toolpath import tool_env
 
 if TYPE_CHECKING:
     from stepkit.workspace.verdicts import Judge
@@ -191,8 +190,7 @@ class GateRunner:
     ):
         self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
-        #: the gates' compiled Python modules of the project, out of its tree (see :func:`tool_env`)
-        self.env = tool_env(self.project_dir, self.plan.tool_dirs, bytecode=store_dir(self.project_dir) / BYTECODE_DIR)
+        self.env = tool_env(self.project_dir, self.plan.tool_dirs)
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
         self.keep_dir = self.log_dir.parent / "displaced"
@@ -424,6 +422,7 @@ def run_gate(
     run_env = env
     if invocation is not None:
         run_env = {**(env if env is not None else os.environ), **invocation.env}
+    bytecode.drop_untrusted(Path(project_dir))  # bytecode the code under test forged for itself meanwhile
     result = process.run(
         invocation.command if invocation is not None else command, cwd=Path(project_dir), env=run_env,
         timeout=timeout, no_output_timeout=no_output_timeout, log_path=log_path,

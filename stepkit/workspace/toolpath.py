@@ -22,8 +22,6 @@ from stepkit.workspace.worktree_record import record_of
 
 #: Entries of one tool directory read for a fingerprint at most (node_modules/.bin is wide).
 MAX_ENTRIES = 5000
-#: The gates' compiled Python modules of the project, in its run store (shared by its runs).
-BYTECODE_DIR = "pycache"
 
 
 def tool_dirs(pm, project_dir: Path) -> list[str]:
@@ -47,17 +45,9 @@ def tool_dirs(pm, project_dir: Path) -> list[str]:
 
 
 def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None,
-             where: Path | None = None, bytecode: Path | None = None) -> dict[str, str] | None:
+             where: Path | None = None) -> dict[str, str] | None:
     """The gates' environment: ``base`` (this process's) with ``dirs`` first
-    on PATH; None when there are none and no ``bytecode`` (the environment as it is).
-
-    ``bytecode``: where Python keeps the gates' compiled modules
-    (``PYTHONPYCACHEPREFIX``), so that no ``__pycache__`` in the project is
-    ever read: a coder could plant there the bytecode of other source than
-    the tree holds, stamped with the source's size and time, and Python
-    would run it (the scope guard never looks at caches).  The scratch
-    copies stepkit builds (baseline, pristine re-check) hold no cache of
-    the coder's and need none.
+    on PATH; None when there are none (the environment as it is).
 
     A command that runs in another tree than the one its tools were
     installed for (a stepkit work tree borrowing the user's tools, the
@@ -67,13 +57,9 @@ def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | N
     (:mod:`stepkit.workspace.borrowed`)."""
     dirs = list(dirs)
     paths = [str(Path(project_dir, rel).resolve()) for rel in dirs]
-    if not paths and bytecode is None:
+    if not paths:
         return None
     env = dict(os.environ if base is None else base)
-    if bytecode is not None:
-        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
-    if not paths:
-        return env
     env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
     sources = _shadowing(Path(project_dir), paths, Path(where) if where is not None else Path(project_dir))
     if sources:

@@ -410,3 +410,17 @@ def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not
     assert "files git ignores were added or changed while the tests gate ran" in flags, paused.output
     assert "tests/conftest.py (added)" in flags, paused.output
     assert "calc.o" not in flags, paused.output
+
+
+def test_bytecode_a_module_forges_for_itself_while_the_tests_run_is_never_run(tmp_path):
+    """A variant no fix was written for: the broken module, when the tests
+    first import it, writes the forged bytecode of a correct one for itself,
+    so that the judge's second run of the failing test (a flaky test passes
+    then) would import the forgery."""
+    project = python_project(tmp_path)
+    forge = FORGED_BYTECODE.replace('source = pathlib.Path("calc.py")', 'source = pathlib.Path(__file__)')
+    calc = BROKEN + "\n\ndef _forge():\n" + "".join(f"    {line}\n" for line in forge.strip().splitlines()) + "\n\n_forge()\n"
+    project.coder_actions({"write": {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL}, "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    assert ADD in gate_of_tests(result.data)["new_failures"]

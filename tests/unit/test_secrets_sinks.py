@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from stepkit.workspace.store import store_dir
-from stepkit.workspace.toolpath import BYTECODE_DIR
 from tests.support.e2e import HANDOFF, PY, make_project
 from tests.support.sdk_e2e import queue_stages, run_sdk, sdk_env
 
@@ -61,10 +60,7 @@ def project(tmp_path):
 
 
 def stored_files(project):
-    """Every file of the run store but the gates' compiled Python modules,
-    which hold the project's own code as its ``__pycache__`` would."""
-    bytecode = store_dir(project.root) / BYTECODE_DIR
-    yield from (p for p in store_dir(project.root).rglob("*") if p.is_file() and not p.is_relative_to(bytecode))
+    yield from (p for p in store_dir(project.root).rglob("*") if p.is_file())
     yield project.handoff(1)
     yield project.plans / "NOTES.md"
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from stepkit.workspace.scope.tree import shown_path
 from stepkit.workspace.store import store_dir
-from stepkit.workspace.toolpath import BYTECODE_DIR
 
 MAX_NAMED = 5  # paths named in one flag
 
@@ -24,14 +23,13 @@ MAX_NAMED = 5  # paths named in one flag
 def run_store_paths(project_dir: Path, run_dir: Path) -> tuple[list[Path], list[Path]]:
     """(the paths watched themselves, the trees watched with all they hold)
     that stepkit reads back after a coder round: the way to the run
-    directory, its checkpoint and step-start snapshot, the object store,
-    the copies restores kept and the gates' compiled Python modules.  The
-    run's logs and events, which stepkit itself writes while the coder
-    runs, are not among them."""
+    directory, its checkpoint and step-start snapshot, the object store and
+    the copies restores kept.  The run's logs and events, which stepkit
+    itself writes while the coder runs, are not among them."""
     store = store_dir(project_dir)
     run = Path(run_dir)
     paths = [store, store / "runs", run, run / "state.json", run / "scope_snapshot.json"]
-    return paths, [store / "objects", store / BYTECODE_DIR, run / "displaced"]
+    return paths, [store / "objects", run / "displaced"]
 
 
 class StoreWatch:
