@@ -424,3 +424,21 @@ def test_bytecode_a_module_forges_for_itself_while_the_tests_run_is_never_run(tm
     result = project.run()
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     assert ADD in gate_of_tests(result.data)["new_failures"]
+
+
+def test_code_that_fails_only_on_its_first_run_is_a_tamper_flag_not_a_quiet_flaky_pass(tmp_path):
+    """The judge runs a failing test again and calls it flaky when it passes
+    then: broken code that knows its first run (a marker file outside the
+    project) would pass unflagged."""
+    project = python_project(tmp_path)
+    calc = ("import os, pathlib\n\n_marker = pathlib.Path(os.environ['E2E_STATE_DIR']) / 'ran-once'\n\n\n"
+            "def add(a, b):\n    if not _marker.exists():\n        _marker.write_text('')\n        return a - b\n"
+            "    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+    project.coder_actions({"write": {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL}, "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert gate_of_tests(paused.data)["flaky"] == [ADD]
+    flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "flaky tests let the tests gate through" in flags
+    assert ADD in flags
+    assert reviewer_calls(project) == 1

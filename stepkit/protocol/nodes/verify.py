@@ -42,7 +42,23 @@ def verify_tests(ctx: StageContext) -> Outcome:
     plan = str(ctx.state.get("plan_text") or "")
     plan_files = "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
     checked = recheck_tests(ctx, _single_gate(ctx, "tests"), _start_snapshot(ctx), plan_files)
-    return with_verified_tree(ctx, checked)
+    return with_verified_tree(ctx, _flaky_flagged(ctx, checked))
+
+
+def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
+    """A tests gate that passed with flaky tests carries a tamper flag, which
+    forces the review: code that fails the first time and passes the second
+    (a marker file, bytecode it writes for itself) is flaky to the judge."""
+    gate = next((g for g in outcome.updates.get("gates", []) if g.get("name") == "tests"), None)
+    if outcome.route != "pass" or not gate or not gate.get("flaky"):
+        return outcome
+    flaky = gate["flaky"]
+    shown = ", ".join(flaky[:5]) + (f" and {len(flaky) - 5} more" if len(flaky) > 5 else "")
+    # worded with no word of a passing claim: the handoff check reads the flags the handoff shows
+    flag = (f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
+            "A second run is no evidence: code can fail only the first time it runs")
+    tamper = outcome.updates.get("tamper_flags", ctx.state.get("tamper_flags", []))
+    return outcome.model_copy(update={"updates": {**outcome.updates, "tamper_flags": [*tamper, flag]}})
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
