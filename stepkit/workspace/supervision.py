@@ -376,12 +376,33 @@ def _token_of(pid: int) -> str | None:
     return None
 
 
+#: reads of an empty command line, 1 ms apart, before it is taken for gone
+_EXEC_READS = 50
+
+
 def _command_line(pid: int) -> str:
+    """The process's command line; ``[comm]`` for one that has none (a zombie).
+
+    A process caught in ``execve`` reads as an empty command line for a few
+    microseconds: its new program's arguments are not set up yet, though its
+    parent has seen the exec succeed (``subprocess.Popen`` has returned)."""
+    for _ in range(_EXEC_READS):
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return "?"
+        words = " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+        if words:
+            return words
+        fields = _stat(pid)
+        if fields is None or fields[0] == b"Z":
+            break
+        time.sleep(0.001)
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        comm = Path(f"/proc/{pid}/comm").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
-        return "?"
-    return " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part) or "?"
+        comm = ""
+    return f"[{comm}]" if comm else "?"
 
 
 def _kill(pid: int) -> None:

@@ -173,7 +173,7 @@ def is_running(pid: int) -> bool:
     """The process exists and is not a zombie."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, its stat was read
         return False
     return fields[0] != "Z"
 
