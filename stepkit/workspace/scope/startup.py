@@ -25,6 +25,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -87,9 +88,16 @@ def changes(before: Look | None, now: Look | None) -> list[str]:
 def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
     """The site directories of the Pythons a gate would start, each once."""
     found: list[str] = []
-    # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by
-    for python in dict.fromkeys([*_pythons(tool_dirs), sys.executable]):
-        for directory in map(os.path.realpath, _asked(python)):  # lib64 is often a link to lib
+    # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by;
+    # one interpreter of one venv under two names (python, python3) is asked once
+    pythons = {_identity(python): python for python in [*_pythons(tool_dirs), sys.executable]}
+    own = _identity(sys.executable)
+    others = [python for key, python in pythons.items() if key != own]
+    with ThreadPoolExecutor(max_workers=max(1, len(others))) as pool:  # each ask starts a Python: side by side
+        answers = dict(zip(others, pool.map(_asked, others), strict=True))
+    for key, python in pythons.items():
+        asked = _own_site_dirs() if key == own else answers[python]
+        for directory in map(os.path.realpath, asked):  # lib64 is often a link to lib
             if directory not in found:
                 found.append(directory)
     return found
@@ -99,6 +107,24 @@ def _pythons(tool_dirs: tuple[str, ...]) -> list[str]:
     """The Pythons a gate command names ``python3`` or ``python`` would start."""
     search = os.pathsep.join([*tool_dirs, os.environ.get("PATH", "")])
     return [p for p in dict.fromkeys(shutil.which(name, path=search) for name in PYTHON_NAMES) if p]
+
+
+def _identity(python: str) -> tuple[str, str | None]:
+    """What decides a Python's site directories: its binary and its virtualenv."""
+    config = _venv_config(python)
+    return os.path.realpath(python), str(config) if config is not None else None
+
+
+def _venv_config(python: str) -> Path | None:
+    here = Path(python).parent
+    return next((d / "pyvenv.cfg" for d in (here, here.parent) if (d / "pyvenv.cfg").is_file()), None)
+
+
+def _own_site_dirs() -> tuple[str, ...]:
+    """This interpreter's site directories, without starting another."""
+    import site
+
+    return (*site.getsitepackages(), site.getusersitepackages())
 
 
 @lru_cache(maxsize=16)
@@ -113,8 +139,7 @@ def _asked(python: str) -> tuple[str, ...]:
         version, dirs = str(asked["version"]), [str(Path(d)) for d in asked["dirs"] if isinstance(d, str)]
     except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
         return ()
-    here = Path(python).parent
-    config = next((d / "pyvenv.cfg" for d in (here, here.parent) if (d / "pyvenv.cfg").is_file()), None)
+    config = _venv_config(python)
     if config is None:
         return tuple(dirs)
     venv = [str(config.parent / lib / f"python{version}" / "site-packages") for lib in ("lib", "lib64")]
