@@ -116,9 +116,10 @@ def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path
 
 
 def test_a_module_planted_in_the_user_site_directory_is_a_tamper_flag(tmp_path):
-    """A variant no fix was written for: no start-up file but a module in a
-    site directory (the user's, under ``PYTHONUSERBASE``), which every Python
-    that enables the user site imports from when the project lacks it."""
+    """A variant: no start-up file but a module in a site directory (the
+    user's, under ``PYTHONUSERBASE``), which every Python that enables the
+    user site imports from when the project lacks it.  It found the first
+    version of this watch, on start-up files only, too narrow."""
     project = python_project(tmp_path)
     env = project.env(PYTHONUSERBASE=str(tmp_path / "userbase"))
     user_site = Path(subprocess.run([PY, "-c", "import site; print(site.getusersitepackages())"], env=env,
@@ -178,10 +179,10 @@ def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not
 
 
 def test_bytecode_a_module_forges_for_itself_while_the_tests_run_is_never_run(tmp_path):
-    """A variant no fix was written for: the broken module, when the tests
-    first import it, writes the forged bytecode of a correct one for itself,
-    so that the judge's second run of the failing test (a flaky test passes
-    then) would import the forgery."""
+    """A second way in, with a fix of its own: the broken module, when the
+    tests first import it, writes the forged bytecode of a correct one for
+    itself, so that the judge's second run of the failing test (a flaky test
+    passes then) would import the forgery."""
     project = python_project(tmp_path)
     forge = FORGED_BYTECODE.replace('source = pathlib.Path("calc.py")', 'source = pathlib.Path(__file__)')
     calc = BROKEN + "\n\ndef _forge():\n" + "".join(f"    {line}\n" for line in forge.strip().splitlines()) + "\n\n_forge()\n"
