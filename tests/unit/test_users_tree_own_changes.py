@@ -6,21 +6,11 @@ Real git repositories in tmp dirs.
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from stepkit.workspace.scope import users_tree
 from stepkit.worktrees.merge import _only_the_merge
-
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
-                          env={**os.environ, **IDENTITY}).stdout
+from tests.support.gitrepo import git
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ are found loose or packed.  Real git repositories and real ``git worktree``."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +14,9 @@ import pytest
 from stepkit.workspace.worktree_record import WorktreeRecord, record_of, write_record
 from stepkit.worktrees import listing
 from stepkit.worktrees.listing import worktree_status
+from tests.support.gitrepo import git
 
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 STEP = "---\nstep: 1\ntitle: Add a\nstatus: {status}\n---\n\n## Objective\nA.\n"
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
-                          env={**os.environ, **IDENTITY}).stdout
 
 
 @pytest.fixture

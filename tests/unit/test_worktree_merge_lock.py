@@ -6,21 +6,14 @@ from __future__ import annotations
 
 import fcntl
 import os
-import subprocess
 import threading
 from pathlib import Path
 
 from stepkit.workspace.store import GIT_SUBDIR
 from stepkit.workspace.worktree_record import WorktreeRecord
 from stepkit.worktrees.merge import merge_branch
+from tests.support.gitrepo import git
 from tests.support.waiting import wait_until
-
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, capture_output=True, text=True).stdout
 
 
 def blocked_on(path: Path) -> bool:
