@@ -43,6 +43,12 @@ def one_line(text: str) -> str:
     return " ".join(printable.split())
 
 
+def first_of(items: list[str], limit: int) -> str:
+    """The first ``limit`` of ``items`` on one line, then ``and N more``."""
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
 #: A commit subject longer than this is cut (git's conventional limit).
 SUBJECT_MAX = 72
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import Outcome, StageContext
+from stepkit.text import first_of
 
 #: Where the gates start again.
 FIRST_GATE = "verify_format_lint"
@@ -53,7 +54,7 @@ def recheck(ctx: StageContext, path: list[str]) -> Outcome | None:
     changed = changed_between(verified, verified_tree(ctx.project_dir, ctx.plans_dir))
     if not changed:
         return None
-    shown = ", ".join(changed[:_NAMED]) + (f" and {len(changed) - _NAMED} more" if len(changed) > _NAMED else "")
+    shown = first_of(changed, _NAMED)
     return Outcome(route=FIRST_GATE, updates={
         "tree_changes": changed,
         "verified_tree": {},

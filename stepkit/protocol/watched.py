@@ -45,11 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import Outcome, StageContext, StageFault
+from stepkit.text import first_of
 from stepkit.workspace.scope import bytecode, hidden, startup, users_tree
 from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 
 #: the sealed looks kept in the run directory from the start of a watched node
 RECORD = "watched.json"
+#: paths named in one flag at most
+MAX_NAMED = 10
 
 Node = Callable[[StageContext], Outcome]
 
@@ -102,19 +105,24 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
                 with bytecode.trusted(ctx.project_dir, before.bytecode):
                     outcome = node(ctx)
             except StageFault as fault:
-                bytecode.drop_changed(before.bytecode, bytecode.look(ctx.project_dir))
-                new = _flags(ctx, who, before, _look(ctx, top), top, every_hidden)
-                _keep(ctx, who, before, new, every_hidden)
-                fault.updates = with_flags(ctx.state, fault.updates, [*flags, *new])
+                fault.updates = with_flags(ctx.state, fault.updates, [*flags, *_after(ctx, who, before, top,
+                                                                                       every_hidden)])
                 raise
-            bytecode.drop_changed(before.bytecode, bytecode.look(ctx.project_dir))
-            new = _flags(ctx, who, before, _look(ctx, top), top, every_hidden)
-            _keep(ctx, who, before, new, every_hidden)
-            return Outcome(route=outcome.route, updates=with_flags(ctx.state, outcome.updates, [*flags, *new]))
+            flags += _after(ctx, who, before, top, every_hidden)
+            return Outcome(route=outcome.route, updates=with_flags(ctx.state, outcome.updates, flags))
 
         return watching
 
     return wrap
+
+
+def _after(ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool) -> list[str]:
+    """Once ``who`` ran: the bytecode it wrote removed, its flags, kept with the looks."""
+    now = _look(ctx, top)
+    bytecode.drop_changed(before.bytecode, now.bytecode)
+    flags = _flags(ctx, who, before, now, top, every_hidden)
+    _keep(ctx, who, before, flags, every_hidden)
+    return flags
 
 
 def unseen_flags(ctx: StageContext) -> list[str]:
@@ -152,28 +160,32 @@ def _flags(ctx: StageContext, who: str, before: Looks, now: Looks, top: Path | N
     flags = []
     concealed = hidden.changes(before.hidden, now.hidden, None if every_hidden else _on_surface(ctx))
     if concealed:
-        flags.append(f"files git ignores were added or changed {when}: {users_tree.shown(concealed)}. "
+        flags.append(f"files git ignores were added or changed {when}: {_named(concealed)}. "
                      "They are not among the step's changes, yet the gates see them")
     started = startup.changes(before.startup, now.startup)
     if started:
-        flags.append(f"the site directories of the gates' Pythons changed {when}: {users_tree.shown(started)}. "
+        flags.append(f"the site directories of the gates' Pythons changed {when}: {_named(started)}. "
                      "Every Python a gate starts runs their .pth files and imports from them")
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
     if changed and top is not None and users_tree.own_change(top, before.users, now.users):
         changed = []  # stepkit's own merge of a sibling run's branch
     if changed:
-        flags.append(f"your own work tree changed {when}: {users_tree.shown(changed)}. stepkit writes nothing "
+        flags.append(f"your own work tree changed {when}: {_named(changed)}. stepkit writes nothing "
                      f"in {top} during a run: unless you made these changes yourself, {who} reached outside "
                      "the step's work tree")
     return flags
+
+
+def _named(paths: list[str]) -> str:
+    return first_of(paths, MAX_NAMED)
 
 
 def _on_surface(ctx: StageContext) -> Callable[[str], bool]:
     """Whether a path is on the verification surface (:mod:`stepkit.workspace.surface`)."""
     from stepkit.workspace.surface import rule_for, surface_rules
 
-    rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config)
-    return lambda rel: rule_for(rules, rel.rstrip("/")) is not None
+    rules = functools.cache(lambda: surface_rules(ctx.pm, ctx.project_dir, ctx.config))  # asked only for a change
+    return lambda rel: rule_for(rules(), rel.rstrip("/")) is not None
 
 
 def _keep(ctx: StageContext, who: str, before: Looks, flags: list[str] | None = None,
@@ -208,5 +220,6 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
                  f"({exc}): what changed while one ran before stepkit was stopped is unknown")]
     if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
         return []  # the node ended and its flags (maybe none) are the run's
-    bytecode.drop_changed(before.bytecode, bytecode.look(ctx.project_dir))
-    return _flags(ctx, who, before, _look(ctx, top), top, every_hidden, cut_off=True)
+    now = _look(ctx, top)
+    bytecode.drop_changed(before.bytecode, now.bytecode)
+    return _flags(ctx, who, before, now, top, every_hidden, cut_off=True)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import GateResult, Outcome, StageContext
+from stepkit.text import first_of
 from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
 from stepkit.workspace.files import new_stamped_dir
 from stepkit.workspace.scope.diff import snapshot_changes
@@ -202,7 +203,7 @@ def _file_of(test_id: str) -> str:
 
 
 def _ids(ids: list[str]) -> str:
-    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return first_of(ids, 5)
 
 
 def _flag_diff(changes: list[SurfaceChange]) -> str:

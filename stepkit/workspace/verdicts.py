@@ -37,6 +37,7 @@ from stepkit.records import (
     PREEXISTING_LABEL,
     GateResult,
 )
+from stepkit.text import first_of
 from stepkit.workspace.baseline import (
     BaselineRecord,
     BaselineUnavailable,
@@ -181,8 +182,7 @@ class Judge:
             return f"{victim} fails after {candidates[0]}"
         if not candidates:
             return f"{victim} fails in the suite and passes alone"
-        shown = ", ".join(candidates[:3]) + (f" and {len(candidates) - 3} more" if len(candidates) > 3 else "")
-        return f"{victim} fails after one or more of {shown}"
+        return f"{victim} fails after one or more of {first_of(candidates, 3)}"
 
     def _baseline(self, result: GateResult) -> tuple[list[str] | None, str]:
         """What failed on the earlier tree (None: unknown), and a line saying how it was found."""

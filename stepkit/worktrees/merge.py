@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from stepkit.errors import UsageError
+from stepkit.text import first_of
 from stepkit.workspace.scope import git, users_tree
 from stepkit.workspace.store import GIT_SUBDIR, git_location
 from stepkit.workspace.worktree_record import WorktreeRecord
@@ -95,18 +96,10 @@ def _only_the_merge(top: Path, before: users_tree.Look, after: users_tree.Look, 
     changed = {path for path, _ in users_tree.differences(before, after)} - {users_tree.INDEX, users_tree.HEAD}
     if not changed <= touched:
         return False
-    listed = git.run(["ls-tree", "-r", "-z", "HEAD", "--", *sorted(changed)], top) if changed else b""
-    if listed is None:
-        return False
-    held = {}
-    for entry in listed.split(b"\0"):
-        meta, _, name = entry.partition(b"\t")
-        if name:
-            held[name.decode("utf-8", "surrogateescape")] = meta.split()[2].decode()
+    held = git.commit_ids(top, "HEAD", "") if changed else {}
     return all(after.files.get(path) == held.get(path) for path in changed)
 
 
 def _names(paths: list[str]) -> str:
-    shown = ", ".join(paths[:SHOWN_PATHS]) or "its files"
-    return shown + (f" and {len(paths) - SHOWN_PATHS} more" if len(paths) > SHOWN_PATHS else "")
+    return first_of(paths, SHOWN_PATHS) or "its files"
 

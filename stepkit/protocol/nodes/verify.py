@@ -13,6 +13,7 @@ from typing import Any
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
 from stepkit.protocol.watched import watched
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
+from stepkit.text import first_of
 
 
 @watched("the format and lint gates")
@@ -52,8 +53,7 @@ def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
     gate = next((g for g in outcome.updates.get("gates", []) if g.get("name") == "tests"), None)
     if outcome.route != "pass" or not gate or not gate.get("flaky"):
         return outcome
-    flaky = gate["flaky"]
-    shown = ", ".join(flaky[:5]) + (f" and {len(flaky) - 5} more" if len(flaky) > 5 else "")
+    shown = first_of(gate["flaky"], 5)
     # worded with no word of a passing claim: the handoff check reads the flags the handoff shows
     flag = (f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
             "A second run is no evidence: code can fail only the first time it runs")

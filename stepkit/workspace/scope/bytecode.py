@@ -26,17 +26,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
 from stepkit.workspace.scope import git
-from stepkit.workspace.scope.tree import EXCLUDED_DIRS
+from stepkit.workspace.scope.tree import EXCLUDED_DIRS, walk_files
+from stepkit.workspace.scope.watch import Signatures, signature
 
 CACHE = "__pycache__"
 
-Look = dict[str, tuple[int, ...]]
+Look = Signatures
 
 #: the project and its bytecode as the running node found them (see :func:`trusted`)
 _TRUSTED: ContextVar[tuple[Path, Look] | None] = ContextVar("trusted_bytecode", default=None)
@@ -78,7 +78,7 @@ def look(project_dir: Path) -> Look:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            found[entry.path] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            found[entry.path] = signature(st)
     return found
 
 
@@ -86,8 +86,8 @@ def drop_changed(before: Look, now: Look) -> list[str]:
     """Remove the bytecode files of ``now`` that are new or changed since
     ``before``; the paths removed."""
     dropped = []
-    for path, signature in now.items():
-        if before.get(path) != signature:
+    for path, now_signed in now.items():
+        if before.get(path) != now_signed:
             try:
                 os.unlink(path)
             except OSError:
@@ -102,9 +102,5 @@ def _source_dirs(project: Path) -> set[str]:
     if listed is not None:
         names = [raw.decode("utf-8", "surrogateescape") for raw in listed.split(b"\0") if raw]
     else:
-        names = []
-        for dirpath, dirnames, filenames in os.walk(project):
-            dirnames[:] = [d for d in dirnames if d not in EXCLUDED_DIRS]
-            rel = os.path.relpath(dirpath, project)
-            names += [os.path.join(rel, name) for name in filenames if name.endswith(".py")]
+        names = [rel for rel in walk_files(project, EXCLUDED_DIRS) if rel.endswith(".py")]
     return {os.path.dirname(os.path.normpath(name)) for name in names}

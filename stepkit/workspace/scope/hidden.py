@@ -20,12 +20,12 @@ coverage data), whose changes are no sign of hiding.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.tree import EXCLUDED_DIRS
+from stepkit.workspace.scope.watch import Signatures, signature
 
 #: ignored names that tools write as a matter of course (beside EXCLUDED_DIRS): build
 #: output, coverage data, logs.  A name a module is imported by (``calc/``) or a
@@ -38,7 +38,7 @@ ROUTINE_NAMES = frozenset({
     "cmake-build-debug", "cmake-build-release", "_build", "zig-cache", "zig-out", ".stack-work",
 })
 
-Look = dict[str, tuple[int, ...]]
+Look = Signatures
 
 
 def look(project_dir: Path) -> Look | None:
@@ -57,10 +57,7 @@ def look(project_dir: Path) -> Look | None:
             st = os.lstat(project / rel)
         except OSError:
             continue
-        if stat.S_ISDIR(st.st_mode):
-            found[rel] = (stat.S_IFDIR, st.st_ino)  # what is under a collapsed directory is not walked
-        else:
-            found[rel] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        found[rel] = signature(st)  # what is under a collapsed directory is not walked
     return found
 
 

@@ -25,9 +25,10 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
+
+from stepkit.workspace.scope.watch import Signatures, signature
 
 #: entries of a site directory that Python itself writes
 ROUTINE = frozenset({"__pycache__"})
@@ -38,7 +39,7 @@ PYTHON_NAMES = ("python3", "python")
 _SITE_DIRS = ("import json, site, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
               "'dirs': [*site.getsitepackages(), site.getusersitepackages()]}))")
 
-Look = dict[str, tuple[int, ...]]
+Look = Signatures
 
 
 def look(tool_dirs: Iterable[str]) -> Look:
@@ -53,7 +54,7 @@ def look(tool_dirs: Iterable[str]) -> Look:
             st = os.lstat(python)
         except OSError:
             continue
-        found[python] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        found[python] = signature(st)
     for site_dir in site_dirs(tuple(tool_dirs)):
         try:
             entries = list(os.scandir(site_dir))
@@ -66,10 +67,7 @@ def look(tool_dirs: Iterable[str]) -> Look:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                found[entry.path + "/"] = (stat.S_IFDIR, st.st_ino)
-            else:
-                found[entry.path] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            found[entry.path + ("/" if stat.S_ISDIR(st.st_mode) else "")] = signature(st)
     return found
 
 
@@ -91,6 +89,8 @@ def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
     # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by;
     # one interpreter of one venv under two names (python, python3) is asked once
     pythons = {_identity(python): python for python in [*_pythons(tool_dirs), sys.executable]}
+    from concurrent.futures import ThreadPoolExecutor
+
     own = _identity(sys.executable)
     others = [python for key, python in pythons.items() if key != own]
     with ThreadPoolExecutor(max_workers=max(1, len(others))) as pool:  # each ask starts a Python: side by side

@@ -30,8 +30,6 @@ from stepkit.workspace.scope import git
 from stepkit.workspace.scope.tree import changed_between, file_ids
 from stepkit.workspace.store import GIT_SUBDIR, git_location
 
-#: paths named in one flag at most
-MAX_NAMED = 10
 #: where stepkit's own changes to a user's tree are recorded, in its repository's git directory
 OWN_CHANGES = "own_changes"
 #: records older than this are removed when a new one is written (no node runs that long)
@@ -92,12 +90,6 @@ def differences(before: Look, now: Look) -> list[tuple[str, str]]:
 def changes(before: Look, now: Look) -> list[str]:
     """:func:`differences` as ``<path> (<how>)``."""
     return [f"{path} ({how})" for path, how in differences(before, now)]
-
-
-def shown(named: list[str]) -> str:
-    """``named`` in one line, the first :data:`MAX_NAMED` of them."""
-    more = f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
-    return ", ".join(named[:MAX_NAMED]) + more
 
 
 def digest(look: Look) -> str:

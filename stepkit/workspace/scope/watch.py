@@ -14,10 +14,23 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from stepkit.text import first_of
 from stepkit.workspace.scope.tree import shown_path
 from stepkit.workspace.store import store_dir
 
 MAX_NAMED = 5  # paths named in one flag
+
+#: ``{path: signature}``, what the watches compare
+Signatures = dict[str, tuple[int, ...]]
+
+
+def signature(st: os.stat_result) -> tuple[int, ...]:
+    """What a write changes in a path's lstat: a file's type, inode, size,
+    times (``ctime`` cannot be set back); a directory's type and inode only
+    (its times change with what it holds)."""
+    if stat.S_ISDIR(st.st_mode):
+        return (stat.S_IFDIR, st.st_ino)
+    return (stat.S_IFMT(st.st_mode), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def run_store_paths(project_dir: Path, run_dir: Path) -> tuple[list[Path], list[Path]]:
@@ -57,8 +70,8 @@ class StoreWatch:
                 named.append(f"{path} ({how})")
         return named
 
-    def _signatures(self) -> dict[str, tuple[int, ...]]:
-        found: dict[str, tuple[int, ...]] = {}
+    def _signatures(self) -> Signatures:
+        found: Signatures = {}
         for path in self.paths:
             self._sign(path, found)
         for tree in self.trees:
@@ -68,23 +81,16 @@ class StoreWatch:
                         self._sign(Path(dirpath) / name, found)
         return found
 
-    def _sign(self, path: Path, found: dict[str, tuple[int, ...]]) -> bool:
+    def _sign(self, path: Path, found: Signatures) -> bool:
         """Record ``path``'s signature; True when it is a real directory."""
         try:
             st = path.lstat()
         except OSError:
             return False
-        kind, rel = stat.S_IFMT(st.st_mode), shown_path(path, self.project)
-        if stat.S_ISDIR(st.st_mode):
-            # a directory's own times change as stepkit adds its logs: its identity is what counts
-            found[rel] = (kind, st.st_ino)
-            return True
-        found[rel] = (kind, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        return False
+        found[shown_path(path, self.project)] = signature(st)  # a directory's: stepkit adds its logs there
+        return stat.S_ISDIR(st.st_mode)
 
 
 def store_flag(changes: list[str]) -> str:
     """The tamper flag of a coder round that touched the run store."""
-    shown = ", ".join(changes[:MAX_NAMED])
-    more = f" and {len(changes) - MAX_NAMED} more" if len(changes) > MAX_NAMED else ""
-    return f"the coder touched stepkit's run store: {shown}{more}"
+    return f"the coder touched stepkit's run store: {first_of(changes, MAX_NAMED)}"
