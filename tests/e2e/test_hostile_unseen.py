@@ -164,10 +164,12 @@ for _rel, _text in WHAT.items():
 
 def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not(tmp_path):
     project = python_project(tmp_path)
-    (project.root / ".gitignore").write_text("*.o\n")
+    (project.root / ".gitignore").write_text("*.o\nversion.json\n")
     project.git("add", "-A")
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ignore objects")
-    planted = {"tests/.gitignore": ".gitignore\nconftest.py\n", "tests/conftest.py": "", "calc.o": "object"}
+    # an object file (routine everywhere) and a generated file (no test or config file: a gate's output)
+    planted = {"tests/.gitignore": ".gitignore\nconftest.py\n", "tests/conftest.py": "", "calc.o": "object",
+               "version.json": "{}"}
     calc = WRITES_ON_IMPORT.replace("WHAT", repr(planted)) + GOOD_MUL
     project.coder_actions({"write": {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL}, "sentinel": "CODER_COMPLETE"})
     paused = project.run()
@@ -176,6 +178,7 @@ def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not
     assert "files git ignores were added or changed while the tests gate ran" in flags, paused.output
     assert "tests/conftest.py (added)" in flags, paused.output
     assert "calc.o" not in flags, paused.output
+    assert "version.json" not in flags, paused.output
 
 
 def test_bytecode_a_module_forges_for_itself_while_the_tests_run_is_never_run(tmp_path):

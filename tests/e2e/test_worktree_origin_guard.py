@@ -31,6 +31,9 @@ ATTACKS = {
     "plant an untracked file": (f'{USER_TOP}; echo "x" > "$top/planted.py"', "planted.py (added)"),
     "delete the user's untracked file": (f'{USER_TOP}; rm "$top/scratch.txt"', "scratch.txt (deleted)"),
     "stage in the user's index": (f'{USER_TOP}; git -C "$top" add scratch.txt', "the index (changed)"),
+    # a variant no fix was written for: the user's uncommitted edit taken away into a stash
+    "stash the user's uncommitted edit": (
+        f'{USER_TOP}; git -C "$top" -c user.name=x -c user.email=x@x stash -q', "calc.py (changed)"),
     "commit in the user's branch": (
         f'{USER_TOP}; git -C "$top" -c user.name=x -c user.email=x@x commit -qm evil --allow-empty',
         "HEAD (changed)"),
