@@ -21,3 +21,7 @@ def _isolate_environment(monkeypatch, tmp_path_factory):
     # what stepkit keeps outside the project (trusted plugins, the record key, locks)
     # stays in the test's own dir
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    # a pytest the test starts makes its numbered temp dirs here, and cleans
+    # only here: under the shared /tmp/pytest-of-<user> it would delete the
+    # trees earlier suites left, for as long as that takes
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(tmp_path_factory.mktemp("pytest-temproot")))
