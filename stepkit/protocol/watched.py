@@ -117,12 +117,18 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
 
 
 def _after(ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool) -> list[str]:
-    """Once ``who`` ran: the bytecode it wrote removed, its flags, kept with the looks."""
-    now = _look(ctx, top)
-    bytecode.drop_changed(before.bytecode, now.bytecode)
-    flags = _flags(ctx, who, before, now, top, every_hidden)
+    """Once ``who`` ran: its flags, kept with the looks."""
+    flags = _compared(ctx, who, before, top, every_hidden)
     _keep(ctx, who, before, flags, every_hidden)
     return flags
+
+
+def _compared(ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool,
+              cut_off: bool = False) -> list[str]:
+    """The trees now against ``before``: the bytecode written since removed, the flags."""
+    now = _look(ctx, top)
+    bytecode.drop_changed(before.bytecode, now.bytecode)
+    return _flags(ctx, who, before, now, top, every_hidden, cut_off)
 
 
 def unseen_flags(ctx: StageContext) -> list[str]:
@@ -220,6 +226,4 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
                  f"({exc}): what changed while one ran before stepkit was stopped is unknown")]
     if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
         return []  # the node ended and its flags (maybe none) are the run's
-    now = _look(ctx, top)
-    bytecode.drop_changed(before.bytecode, now.bytecode)
-    return _flags(ctx, who, before, now, top, every_hidden, cut_off=True)
+    return _compared(ctx, who, before, top, every_hidden, cut_off=True)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stepkit.workspace.scope import git
-from stepkit.workspace.scope.tree import EXCLUDED_DIRS
+from stepkit.workspace.scope.tree import EXCLUDED_DIRS, changed_how
 from stepkit.workspace.scope.watch import Signatures, signature
 
 #: ignored names that tools write as a matter of course (beside EXCLUDED_DIRS): build
@@ -68,13 +68,12 @@ def changes(before: Look | None, now: Look | None, relevant: Callable[[str], boo
     if before is None or now is None:
         return []
     named = []
-    for rel in sorted(now):
-        old = before.get(rel)
-        if old == now[rel] or routine(rel) or (relevant is not None and not relevant(rel)):
+    for rel, how in changed_how(before, now):
+        if how == "deleted" or routine(rel) or (relevant is not None and not relevant(rel)):
             continue
-        if old is not None and rel.endswith("/"):
+        if how == "changed" and rel.endswith("/"):
             continue  # the same directory: a directory's entry changes with what it holds
-        named.append(f"{rel} ({'added' if old is None else 'changed'})")
+        named.append(f"{rel} ({how})")
     return named
 
 

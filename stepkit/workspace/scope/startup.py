@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from stepkit.workspace.scope.tree import changed_how
 from stepkit.workspace.scope.watch import Signatures, signature
 
 #: entries of a site directory that Python itself writes
@@ -75,12 +76,7 @@ def changes(before: Look | None, now: Look | None) -> list[str]:
     """``<path> (added|changed|deleted)`` for each entry that differs."""
     if before is None or now is None:
         return []
-    named = []
-    for path in sorted(before.keys() | now.keys()):
-        old, new = before.get(path), now.get(path)
-        if old != new:
-            named.append(f"{path} ({'added' if old is None else 'deleted' if new is None else 'changed'})")
-    return named
+    return [f"{path} ({how})" for path, how in changed_how(before, now)]
 
 
 def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -87,9 +88,16 @@ def committed_bytes(project_dir: Path, rel: str, oid: str) -> bytes | None:
     return git.blob(where, oid)
 
 
-def changed_between(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """Paths added, removed or changed between two :func:`file_ids` maps, sorted."""
+def changed_between(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
+    """Paths added, removed or changed between two :func:`file_ids` maps (or
+    any two maps of path to what identifies it), sorted."""
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+def changed_how(before: Mapping[str, object], after: Mapping[str, object]) -> list[tuple[str, str]]:
+    """``(path, "added" | "deleted" | "changed")`` for each of :func:`changed_between`'s paths."""
+    return [(p, "added" if p not in before else "deleted" if p not in after else "changed")
+            for p in changed_between(before, after)]
 
 
 def tree_hash(project_dir: Path) -> str:

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from stepkit.workspace.scope import git
-from stepkit.workspace.scope.tree import changed_between, file_ids
+from stepkit.workspace.scope.tree import changed_how, file_ids
 from stepkit.workspace.store import GIT_SUBDIR, git_location
 
 #: where stepkit's own changes to a user's tree are recorded, in its repository's git directory
@@ -78,10 +78,7 @@ INDEX, HEAD = "the index", "HEAD"
 def differences(before: Look, now: Look) -> list[tuple[str, str]]:
     """(path, ``added``, ``deleted`` or ``changed``) for each file, then
     :data:`INDEX` and :data:`HEAD`, where ``now`` differs from ``before``."""
-    found = []
-    for path in changed_between(before.files, now.files):
-        found.append((path, "added" if path not in before.files else "deleted" if path not in now.files
-                      else "changed"))
+    found = changed_how(before.files, now.files)
     found += [(INDEX, "changed")] if before.index != now.index else []
     found += [(HEAD, "changed")] if before.head != now.head else []
     return found

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from stepkit.text import first_of
-from stepkit.workspace.scope.tree import shown_path
+from stepkit.workspace.scope.tree import changed_how, shown_path
 from stepkit.workspace.store import store_dir
 
 MAX_NAMED = 5  # paths named in one flag
@@ -60,11 +60,7 @@ class StoreWatch:
         now = self._signatures()
         seen: dict[str, str] = {}
         named = []
-        for path in sorted(self.before.keys() | now.keys()):
-            old, new = self.before.get(path), now.get(path)
-            if old == new:
-                continue
-            how = "added" if old is None else "deleted" if new is None else "changed"
+        for path, how in changed_how(self.before, now):
             seen[path] = how
             if how == "changed" or seen.get(path.rpartition("/")[0]) != how:
                 named.append(f"{path} ({how})")
