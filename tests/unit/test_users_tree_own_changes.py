@@ -10,21 +10,14 @@ import pytest
 
 from stepkit.workspace.scope import users_tree
 from stepkit.worktrees.merge import _only_the_merge
-from tests.support.gitrepo import git
+from tests.support.gitrepo import commit, git, new_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    (root / "a.txt").write_text("a\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "start")
+    root = new_repo(tmp_path / "repo", {"a.txt": "a\n"})
     git(root, "checkout", "-qb", "step")
-    (root / "b.txt").write_text("b\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "the step")
+    commit(root, {"b.txt": "b\n"}, "the step")
     git(root, "checkout", "-q", "main")
     return root
 

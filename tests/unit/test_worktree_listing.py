@@ -14,7 +14,7 @@ import pytest
 from stepkit.workspace.worktree_record import WorktreeRecord, record_of, write_record
 from stepkit.worktrees import listing
 from stepkit.worktrees.listing import worktree_status
-from tests.support.gitrepo import git
+from tests.support.gitrepo import commit, git
 
 STEP = "---\nstep: 1\ntitle: Add a\nstatus: {status}\n---\n\n## Objective\nA.\n"
 
@@ -63,13 +63,9 @@ def test_a_complete_unmerged_branch_is_listed_loose_or_packed(repo, packed):
 
 def test_a_branch_whose_step_is_not_complete_there_is_not_listed(repo):
     git(repo, "branch", "stepkit/01-a")
-    (repo / "x").write_text("x")
-    git(repo, "add", "x")
-    git(repo, "commit", "-qm", "ahead")
+    commit(repo, {"x": "x"}, "ahead")
     git(repo, "checkout", "-q", "stepkit/01-a")
-    (repo / "y").write_text("y")
-    git(repo, "add", "y")
-    git(repo, "commit", "-qm", "unmerged, step still pending")
+    commit(repo, {"y": "y"}, "unmerged, step still pending")
     git(repo, "checkout", "-q", "-")
     assert worktree_status(repo, repo / "plans")["unmerged_branches"] == []
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from stepkit.workspace.store import GIT_SUBDIR
 from stepkit.workspace.worktree_record import WorktreeRecord
 from stepkit.worktrees.merge import merge_branch
-from tests.support.gitrepo import git
+from tests.support.gitrepo import commit, git, new_repo
 from tests.support.waiting import wait_until
 
 
@@ -24,17 +24,9 @@ def blocked_on(path: Path) -> bool:
 
 
 def test_a_merge_waits_for_another_merge_into_the_same_repository(tmp_path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("a\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    git(repo, "branch", "stepkit/01-one")
-    git(repo, "checkout", "-q", "stepkit/01-one")
-    (repo / "one.txt").write_text("one\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "step 1")
+    repo = new_repo(tmp_path / "repo", {"a.txt": "a\n"}, "base")
+    git(repo, "checkout", "-qb", "stepkit/01-one")
+    commit(repo, {"one.txt": "one\n"}, "step 1")
     git(repo, "checkout", "-q", "main")
     record = WorktreeRecord(path=str(tmp_path / "wt"), project=str(tmp_path / "wt"), origin=str(repo),
                             origin_top=str(repo), branch="stepkit/01-one", base="", step=1, plans="plans")
