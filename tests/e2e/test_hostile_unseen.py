@@ -211,3 +211,21 @@ def test_code_that_fails_only_on_its_first_run_is_a_tamper_flag_not_a_quiet_flak
     assert "flaky tests let the tests gate through" in flags
     assert ADD in flags
     assert reviewer_calls(project) == 1
+
+
+def test_the_flaky_flag_outlives_the_coder_round_the_review_sends_back(tmp_path):
+    """A coder round recomputes the tamper flags from the step's changes and
+    the flags rounds keep: the flaky flag must be one of those, or the
+    review's send-back would wipe it before the approval."""
+    project = python_project(tmp_path)
+    calc = ("import os, pathlib\n\n_marker = pathlib.Path(os.environ['E2E_STATE_DIR']) / 'ran-once'\n\n\n"
+            "def add(a, b):\n    if not _marker.exists():\n        _marker.write_text('')\n        return a - b\n"
+            "    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+    project.coder_actions({"write": {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL}, "sentinel": "CODER_COMPLETE"},
+                          {"sentinel": "CODER_COMPLETE"})
+    project.reviewer_reports("🔴 mul is untested for floats", "🟢 fixed")
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert reviewer_calls(project) == 2
+    flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "flaky tests let the tests gate through" in flags, paused.output

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
-from stepkit.protocol.watched import watched
+from stepkit.protocol.watched import watched, with_flags
 from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
 from stepkit.text import first_of
 
@@ -49,7 +49,8 @@ def verify_tests(ctx: StageContext) -> Outcome:
 def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
     """A tests gate that passed with flaky tests carries a tamper flag, which
     forces the review: code that fails the first time and passes the second
-    (a marker file, bytecode it writes for itself) is flaky to the judge."""
+    (a marker file, bytecode it writes for itself) is flaky to the judge.
+    A round flag, so the coder round a review sends back keeps it."""
     gate = next((g for g in outcome.updates.get("gates", []) if g.get("name") == "tests"), None)
     if outcome.route != "pass" or not gate or not gate.get("flaky"):
         return outcome
@@ -57,8 +58,7 @@ def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
     # worded with no word of a passing claim: the handoff check reads the flags the handoff shows
     flag = (f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
             "A second run is no evidence: code can fail only the first time it runs")
-    tamper = outcome.updates.get("tamper_flags", ctx.state.get("tamper_flags", []))
-    return outcome.model_copy(update={"updates": {**outcome.updates, "tamper_flags": [*tamper, flag]}})
+    return outcome.model_copy(update={"updates": with_flags(ctx.state, outcome.updates, [flag])})
 
 
 def _single_gate(ctx: StageContext, name: str) -> Outcome:
