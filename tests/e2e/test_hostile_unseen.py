@@ -226,6 +226,6 @@ def test_the_flaky_flag_outlives_the_coder_round_the_review_sends_back(tmp_path)
     project.reviewer_reports("🔴 mul is untested for floats", "🟢 fixed")
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
-    assert reviewer_calls(project) == 2
     flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
-    assert "flaky tests let the tests gate through" in flags, paused.output
+    assert "flaky tests let the tests gate through" in flags, flags[:300]
+    assert reviewer_calls(project) == 2
