@@ -113,13 +113,11 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
         deviations += undone
         edited += [name] if undone else []
     updates = _merge_gates(ctx.state, results)
+    updates = with_flags(ctx.state, updates, git_flags)  # round flags: kept by later coder rounds too
     store_flags = [flag for result in results for flag in result.store_flags]
     if store_flags:  # stepkit's own records were forged: a tamper flag, which forces the review
         updates["run_store_flags"] = store_flags
-    if git_flags:
-        updates["round_flags"] = git_flags  # an append field: kept by later coder rounds too
-    if git_flags or store_flags:
-        updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), *git_flags, *store_flags]
+        updates["tamper_flags"] = [*updates.get("tamper_flags", ctx.state.get("tamper_flags", [])), *store_flags]
     if edited:
         updates["scope_deviations"] = deviations
         updates["gates_edited_plan_repo"] = sorted({*ctx.state.get("gates_edited_plan_repo", []), *edited})
