@@ -229,3 +229,21 @@ def test_the_flaky_flag_outlives_the_coder_round_the_review_sends_back(tmp_path)
     flags = paused.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
     assert "flaky tests let the tests gate through" in flags, flags[:300]
     assert reviewer_calls(project) == 2
+
+
+def test_the_flaky_flag_outlives_a_revision_asked_at_the_approval(tmp_path):
+    """A variant no fix was written for: the user's own revision at the
+    approval starts the next coder round; the flag is still shown when the
+    step comes back for approval."""
+    project = python_project(tmp_path)
+    calc = ("import os, pathlib\n\n_marker = pathlib.Path(os.environ['E2E_STATE_DIR']) / 'ran-once'\n\n\n"
+            "def add(a, b):\n    if not _marker.exists():\n        _marker.write_text('')\n        return a - b\n"
+            "    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")
+    project.coder_actions({"write": {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL}, "sentinel": "CODER_COMPLETE"},
+                          {"sentinel": "CODER_COMPLETE"})
+    project.reviewer_reports("🟢 looks good", "🟢 still good")
+    assert project.run().code == 5
+    again = project.resume("please also document add")
+    assert again.data["pending"]["node"] == "gate_user_review", again.output
+    flags = again.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
+    assert "flaky tests let the tests gate through" in flags, flags[:300]
