@@ -189,14 +189,17 @@ def is_live(run: RunDir, checkpoint: Checkpoint) -> bool:
     return holder is not None and holder.run_id == run.run_id and holder.pid != os.getpid()
 
 
-def redacted(value: Any) -> Any:
+def redacted(value: Any, env: tuple[str, ...] | None = None) -> Any:
     """``value`` with every string in it (at any depth) redacted."""
+    # the secret values are read once per walk, not once per string: a
+    # checkpoint holds hundreds of strings, and reading them costs ~0.1 ms
+    env = secret_env_values() if env is None else env
     if isinstance(value, str):
-        return redact(value)
+        return redact(value, env)
     if isinstance(value, dict):
-        return {k: redacted(v) for k, v in value.items()}
+        return {k: redacted(v, env) for k, v in value.items()}
     if isinstance(value, list):
-        return [redacted(v) for v in value]
+        return [redacted(v, env) for v in value]
     return value
 
 

@@ -410,11 +410,12 @@ def _prefilter_for(size: int) -> object | None:
     return _prefilter()
 
 
-def redact(text: str) -> str:
-    """Return ``text`` with secrets masked (see the module docstring)."""
+def redact(text: str, env: tuple[str, ...] | None = None) -> str:
+    """Return ``text`` with secrets masked (see the module docstring);
+    ``env``: :func:`secret_env_values`, from a caller masking many texts at once."""
     if not text:
         return text
-    return Redactor()._mask_lines(text, 0)
+    return Redactor(env)._mask_lines(text, 0)
 
 
 def secret_env_values() -> tuple[str, ...]:
@@ -436,8 +437,8 @@ class Redactor:
     its newline, or, past :data:`LINE_LIMIT`, is passed on in pieces cut where
     no secret straddles the cut."""
 
-    def __init__(self) -> None:
-        self._env = secret_env_values()
+    def __init__(self, env: tuple[str, ...] | None = None) -> None:
+        self._env = secret_env_values() if env is None else env
         self._env_bytes = tuple(value.encode("utf-8", "surrogateescape") for value in self._env)
         self._window = max(_WINDOW, 2 * max(map(len, self._env), default=0))
         self._pending = ""
