@@ -6,9 +6,38 @@ does every ``stepkit`` a test starts; stepkit leaves an ignored SIGINT
 ignored (as under ``nohup``), so a Ctrl-C test would wait for an interrupt
 that never comes.  A handler (unlike an ignore) is reset by ``exec``: the
 commands the tests start get SIGINT's default again.
+
+The ``stepkit`` processes the tests start read stepkit's bytecode, as an
+install's do: with ``PYTHONDONTWRITEBYTECODE`` set (as some machines and CI
+images set it) an editable checkout has none, and every one of them would
+compile stepkit from source again (about 0.1 s each, thousands of times).
 """
 
+import compileall
+import os
 import signal
+from pathlib import Path
+
+import pytest
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _projects_pytest_without_the_suites_plugins():
+    """The tmp projects' own pytest runs (their gates) load only the plugins
+    they name, not the ones this suite installed (xdist, pytest-subprocess):
+    a project under test has neither, and loading them was 0.3 s of every
+    gate's pytest on two cores.  Set in each test process (a session fixture
+    runs in the xdist workers, after their own plugins are loaded), never in
+    the controller, whose workers need theirs."""
+    os.environ.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    yield
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
+        root = Path(__file__).resolve().parents[1]
+        for package in ("stepkit", "plugins"):
+            compileall.compile_dir(root / package, quiet=1)
