@@ -11,6 +11,12 @@ The ``stepkit`` processes the tests start read stepkit's bytecode, as an
 install's do: with ``PYTHONDONTWRITEBYTECODE`` set (as some machines and CI
 images set it) an editable checkout has none, and every one of them would
 compile stepkit from source again (about 0.1 s each, thousands of times).
+
+The default suite (``pytest`` with no paths and no ``-m``) leaves out the
+tests marked ``slow`` or ``bench``: the whole-step runs repeated over many
+variants and the benchmarks' smoke runs, which would take it past five
+minutes on two cores.  ``-m "slow or bench"`` runs them (CI runs both
+suites), and so does naming their files or folders.
 """
 
 import compileall
@@ -41,3 +47,18 @@ def pytest_configure(config):
         root = Path(__file__).resolve().parents[1]
         for package in ("stepkit", "plugins"):
             compileall.compile_dir(root / package, quiet=1)
+
+
+#: Marks the default suite leaves out (see the module docstring).
+NOT_BY_DEFAULT = ("slow", "bench")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.option.markexpr or config.args_source is pytest.Config.ArgsSource.ARGS:
+        return  # a -m expression or the paths the user named decide
+    kept, left_out = [], []
+    for item in items:
+        (left_out if any(item.get_closest_marker(mark) for mark in NOT_BY_DEFAULT) else kept).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept

@@ -20,6 +20,9 @@ from stepkit.hookspecs import hookimpl
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def project(tmp_path):

@@ -28,6 +28,9 @@ from tests.support.sdk_e2e import (
     token_sum,
 )
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["tests.support.messages_api"]
 
 

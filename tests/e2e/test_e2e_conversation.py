@@ -28,6 +28,9 @@ from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM
 from tests.support import fake_cli
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, SWEEP, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["tests.support.messages_api", "tests.support.chat_api"]
 
 PLAN = {"status": "plan", "summary": "add mul", "plan": {

@@ -34,6 +34,9 @@ from tests.support.crash import (
 )
 from tests.support.e2e import PY, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 HAPPY_PATH = ["resolve_step", "orient", "route_staleness", "implement", "route_coder_result",
               "verify_format_lint", "verify_build", "verify_tests", "edge_case_sweep", "route_sweep",
               "write_handoff", "check_handoff", "gate_user_review"]

@@ -12,6 +12,9 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "plans").rglob("*")) if p.is_file()}

@@ -26,6 +26,9 @@ from tests.support.e2e import (
     make_project,
 )
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 COMPLETE = {"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"}
 
 

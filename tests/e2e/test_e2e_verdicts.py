@@ -17,6 +17,9 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, HANDOFF, PY, Project, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 OLD = "tests/test_calc.py::test_old_bug"
 ADD = "tests/test_calc.py::test_add"
 MUL = "tests/test_mul.py::test_mul"

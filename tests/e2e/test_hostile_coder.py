@@ -23,6 +23,9 @@ import pytest
 
 from tests.support.e2e import GOOD_MUL, PY, Project, clean_env, make_project, plan
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 ADD = "tests/unit/test_calc.py::test_add"
 NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
 TEST_CALC = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"

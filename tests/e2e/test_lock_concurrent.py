@@ -24,6 +24,9 @@ from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import lock_files, store_dir
 from tests.support.e2e import DEVIATION, GOOD_MUL, PY, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 BLOCKING_CODER = f'''
 import fcntl, os, pathlib, sys
 sys.stdin.read()

@@ -30,6 +30,9 @@ from tests.support.parallel import (
 )
 from tests.support.waiting import SAFETY_S, wait_until
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 BRANCHES = {1: "stepkit/01-mul", 2: "stepkit/02-div", 3: "stepkit/03-pow"}
 
 

@@ -12,8 +12,13 @@ import pty
 import select
 import subprocess
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import CALC, GOOD_MUL, PY, make_project
+
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
 
 #: Breaks add (the committed test of check.py fails for real) and adds mul.
 BROKEN = GOOD_MUL.replace("return a + b\n", "return a - b\n", 1)

@@ -10,10 +10,15 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import store_dir
 from tests.e2e.test_e2e_verdicts import ADD, BROKEN_ADD, MUL_TEST, gate_of_tests, pytest_project
 from tests.support.e2e import GOOD_MUL, PY, make_project
+
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
 
 #: A whole-tree check as ``prettier .`` or ``eslint .`` does it: every file
 #: on disk outside ``.git`` (and bytecode) must be one git knows, whatever

@@ -20,6 +20,9 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}
 

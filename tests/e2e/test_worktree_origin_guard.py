@@ -20,6 +20,9 @@ import pytest
 from tests.e2e.test_worktree_runs import BRANCH, local_edits, project, show, tree_state  # noqa: F401  (the fixture)
 from tests.support.e2e import GOOD_MUL
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
 #: the user's work tree, as a coder in the step's work tree finds it
 USER_TOP = 'top="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"'

@@ -20,6 +20,9 @@ from stepkit.workspace.files import state_home
 from tests.support.e2e import CALC, GOOD_MUL, HANDOFF, PY, WRONG_MUL, make_project
 from tests.support.waiting import SAFETY_S, wait_until
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 BRANCH = "stepkit/01-mul"
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
 

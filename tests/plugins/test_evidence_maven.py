@@ -15,6 +15,9 @@ from stepkit.plugins.evidence import maven as parser
 from stepkit.workspace.gates import run_gate
 from tests.support.evidence_logs import condenser, evidence_pm
 
+# real Maven builds (a JVM each): outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 parse = condenser(parser)
 
 COMPILE_FAILURE = """\
