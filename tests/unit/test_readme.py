@@ -12,16 +12,19 @@ def setup_commands() -> list[str]:
     return re.findall(r"```sh\n(.+?)\n```", section, flags=re.DOTALL)
 
 
-def test_exactly_two_setup_commands_demo_then_tests():
+def test_the_setup_commands_are_the_demo_the_default_suite_then_what_it_leaves_out():
     commands = setup_commands()
-    assert len(commands) == 2
+    assert len(commands) == 3
     assert commands[0].endswith("stepkit demo")
-    assert "pytest" in commands[1]
+    assert commands[1].endswith("pytest -q -n 4 --dist loadfile")
+    assert commands[2].endswith('pytest -q -n 4 --dist loadfile -m "slow or bench"')
 
 
-def test_ci_runs_the_readme_test_command_verbatim():
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert setup_commands()[1] in ci.splitlines()
+def test_ci_runs_the_readme_test_commands_verbatim_in_order():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    default_suite, left_out = setup_commands()[1:]
+    assert default_suite in ci and left_out in ci
+    assert ci.index(default_suite) < ci.index(left_out)
 
 
 README_MAX_LINES = 250
