@@ -11,6 +11,9 @@ The ``stepkit`` processes the tests start read stepkit's bytecode, as an
 install's do: with ``PYTHONDONTWRITEBYTECODE`` set (as some machines and CI
 images set it) an editable checkout has none, and every one of them would
 compile stepkit from source again (about 0.1 s each, thousands of times).
+For the same reason the test processes keep pytest's rewritten test modules
+(in ``__pycache__``, ignored by git): each xdist worker would otherwise
+rewrite all of them at every start, about 4 s of each worker's collection.
 
 The default suite (``pytest`` with no paths and no ``-m``) leaves out the
 tests marked ``slow`` or ``bench``: the whole-step runs repeated over many
@@ -22,6 +25,7 @@ suites), and so does naming their files or folders.
 import compileall
 import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +47,7 @@ def _projects_pytest_without_the_suites_plugins():
 
 
 def pytest_configure(config):
+    sys.dont_write_bytecode = False  # this process only: the commands it starts keep the environment's setting
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         root = Path(__file__).resolve().parents[1]
         for package in ("stepkit", "plugins"):
