@@ -13,6 +13,9 @@ from stepkit.plugins.llm.budget import DEFAULT_MAX_COST_USD
 from tests.support.e2e import ORIENT, make_project
 from tests.support.sdk_e2e import nodes, run_sdk, sdk_env
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["tests.support.messages_api"]
 
 #: one call past the default budget's dollars (input at $2 or more per million), under its tokens

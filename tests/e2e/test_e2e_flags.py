@@ -10,6 +10,9 @@ import pytest
 
 from tests.support.e2e import GOOD_MUL, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 TAMPER = "new # noqa in calc.py (+1)"
 #: the deviation names the restored file (and where its copy is kept)
 PLAN_EDIT = "plans/steps/02-div.md (modified; restored; the changed file kept at"

@@ -14,6 +14,9 @@ from stepkit.workspace.seal import read_sealed, write_sealed
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def two_steps_paused(tmp_path):

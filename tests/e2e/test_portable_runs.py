@@ -18,6 +18,9 @@ from stepkit.workspace.store import store_dir
 from tests.support.crash import files
 from tests.support.e2e import Project, make_project
 
+# whole-step runs over many variants: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
+
 
 def paused_at_final_gate(tmp_path) -> tuple[Project, str]:
     project = make_project(tmp_path, reviewer=False)
