@@ -316,6 +316,8 @@ def parse_sets(sets: Mapping[str, Any] | Iterable[str] | None, graph: Any = None
 def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
     import yaml
 
+    from stepkit.yamltext import load_yaml
+
     result: dict[str, Any] = {}
     for item in sets:
         key, sep, raw = str(item).partition("=")
@@ -323,7 +325,7 @@ def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise UsageError(f"--set {item}: expected KEY=VALUE with KEY a name (e.g. max_fix_attempts=3)")
         try:
-            result[key] = yaml.safe_load(raw) if raw.strip() else ""
+            result[key] = load_yaml(raw) if raw.strip() else ""
         except yaml.YAMLError:
             raise UsageError(f"--set {item}: the value is not valid YAML") from None
     return result

@@ -44,6 +44,7 @@ from stepkit.errors import UsageError, describe_validation
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault
 from stepkit.workspace.files import atomic_write
+from stepkit.yamltext import load_yaml
 
 M = TypeVar("M", bound=BaseModel)
 COUNTER_FILE = "scripted_calls.json"
@@ -65,7 +66,7 @@ class ScriptedEngine:
         if not path.is_absolute() and not path.exists():
             path = Path(project_dir) / path
         try:
-            answers = yaml.safe_load(path.read_text(encoding="utf-8"))
+            answers = load_yaml(path.read_text(encoding="utf-8"))
         except OSError as exc:
             raise UsageError(f"scripted engine: cannot read {name}: {exc.strerror}") from None
         except yaml.YAMLError as exc:

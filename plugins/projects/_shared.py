@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.scope import git
+from stepkit.yamltext import load_yaml
 
 # -- files -------------------------------------------------------------------
 
@@ -86,7 +87,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -16,6 +16,7 @@ import yaml
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
+from stepkit.yamltext import safe_loader
 
 
 class CiCommand(NamedTuple):
@@ -71,7 +72,7 @@ def _checks_changes(root: yaml.Node | None) -> bool:
 
 def _compose(path: Path) -> yaml.Node | None:
     try:
-        return yaml.compose(_shared.read_text(path), Loader=yaml.SafeLoader)
+        return yaml.compose(_shared.read_text(path), Loader=safe_loader())
     except yaml.YAMLError:
         return None
 

@@ -35,6 +35,7 @@ from stepkit.graph.nodes import (
 )
 from stepkit.graph.state import RunState, append_fields, has_key, is_strict, value_problem
 from stepkit.graph.templates import strings_in, template_problems
+from stepkit.yamltext import load_yaml
 
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # mermaid flowchart keywords cannot be node ids
@@ -63,9 +64,7 @@ def load_graph(path: str | Path, source: str | None = None) -> Graph:
 def parse_graph(text: str, shown: str = "graph.yaml", source: str = "builtin") -> Graph:
     """Parse and validate graph YAML text; ``shown`` names it in errors."""
     try:
-        # libyaml's parser when PyYAML has it: the built-in graph is parsed by
-        # every run and resume, 40 ms in pure Python, 3 ms in C
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
