@@ -38,10 +38,3 @@ def test_a_mark_expression_or_named_paths_keep_every_test():
     assert select(markexpr="slow or bench") == (everything, [])
     assert select(source=pytest.Config.ArgsSource.ARGS) == (everything, [])
 
-
-def test_the_suites_long_files_carry_the_mark():
-    """The files taken out of the default suite for time are marked as a whole."""
-    import tests.e2e.test_hostile_coder as hostile
-    import tests.plugins.test_evidence_maven as maven
-
-    assert hostile.pytestmark.name == maven.pytestmark.name == "slow"
