@@ -100,6 +100,18 @@ class GatePlan(Model):
         gate once, else format → lint → build → tests."""
         return tuple(self.ci_order) if sorted(self.ci_order) == sorted(GATE_ORDER) else GATE_ORDER
 
+    def first_gates(self) -> tuple[str, ...]:
+        """The format and lint gates, in run order, with the build when it
+        runs before either: the gates a run checks before its build node."""
+        order = [gate for gate in self.run_order() if gate != "tests"]
+        return tuple(order[:max(order.index("format"), order.index("lint")) + 1])
+
+    def needs_build(self, gate: str) -> bool:
+        """``gate`` is a format or lint step that CI runs after the build (it
+        may read the build's output): when the build fails it is not run."""
+        order = self.run_order()
+        return gate in ("format", "lint") and order.index(gate) > order.index("build")
+
     def command(self, gate: str) -> tuple[str | None, str | None]:
         """``(command, plugin)`` of ``gate``, as :func:`resolve_command` answers."""
         planned = self.commands.get(gate) or PlannedCommand()

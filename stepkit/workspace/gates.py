@@ -109,7 +109,9 @@ class GateRunner:
     evidence describes the formatted bytes), or in the order the project's
     CI runs them when it builds before it formats or lints (the plan's
     :meth:`~stepkit.workspace.gate_commands.GatePlan.run_order`: that step
-    may need the build's output), and records their evidence.
+    may need the build's output; when the build fails, such a step is
+    recorded NOT RUN rather than failed for output that does not exist), and
+    records their evidence.
 
     The commands are fixed when the runner is made: ``plan`` (a run's
     :class:`~stepkit.workspace.gate_commands.GatePlan`), else one
@@ -201,6 +203,9 @@ class GateRunner:
         self.reused_from = reused_from
         #: the formatter changed the bytes the earlier results saw
         self.format_changed_tree = format_changed_tree
+        #: the build failed or could not run: the gates CI runs after it are not run
+        #: (:meth:`~stepkit.workspace.gate_commands.GatePlan.needs_build`)
+        self.build_failed = False
         #: file ids of the tree as the last gate left it, when it passed (``stamp_passes``)
         self.tree_ids: dict[str, str] | None = None
         self._tree: str | None = None  # the tree's hash now, when known without hashing again
@@ -236,6 +241,10 @@ class GateRunner:
         why_not = (self.plan.commands.get(name) or PlannedCommand()).not_run
         if why_not:
             return self._record(_skipped(name, None, plugin, "not_run", why_not))
+        if self.build_failed and self.plan.needs_build(name):
+            return self._record(_skipped(name, command, plugin, "not_run",
+                                         "not run: the build failed, and CI runs this gate after the build "
+                                         "(it may need the build's output)"))
         formats = name == "format" and command is not None
         scope = self._step_files() if formats else None
         to_run, skipped = _scoped(command, scope) if formats else (command, None)
@@ -364,6 +373,8 @@ class GateRunner:
         return self.held_plan is not None and self.held_plan.covers(rel)
 
     def _record(self, result: GateResult) -> GateResult:
+        if result.name == "build" and result.failed:
+            self.build_failed = True
         if self.on_gate is not None:
             self.on_gate(result)
         return result

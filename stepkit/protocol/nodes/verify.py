@@ -18,17 +18,28 @@ from stepkit.text import first_of
 
 @watched("the format and lint gates")
 def verify_format_lint(ctx: StageContext) -> Outcome:
-    """Format first (recorded, never fails the step), then lint."""
-    runner = _gate_runner(ctx, watch_format=True)
-    results, updates = _run_guarded(ctx, runner, ("format", "lint"))
+    """Format first (recorded, never fails the step), then lint.  When the
+    project's CI builds before it formats or lints, the build runs first
+    here, as there: those steps may read what it generates."""
+    plan = _gate_plan(ctx)
+    names = plan.first_gates()
+    runner = _gate_runner(ctx, plan=plan, watch_format=True, stamp_passes="build" in names)
+    results, updates = _run_guarded(ctx, runner, names)
     updates["format_changed_tree"] = runner.format_changed_tree
-    return _gate_route(results[-1], updates, ctx.pm)
+    decisive = next((r for r in results if r.name != "format" and r.failed), results[-1])
+    return _gate_route(decisive, updates, ctx.pm)
 
 
 @watched("the build gate")
 def verify_build(ctx: StageContext) -> Outcome:
-    """Build or type-check; no command is NOT RUN and the step goes on."""
-    return _single_gate(ctx, "build")
+    """Build or type-check; no command is NOT RUN and the step goes on.  A
+    build that ran before the format and lint gates (CI's order) stands when
+    they left the tree as it built it."""
+    plan = _gate_plan(ctx)
+    if "build" not in plan.first_gates():
+        return _single_gate(ctx, "build", plan=plan)
+    built = [GateResult.model_validate(g) for g in ctx.state.get("gates", []) if g.get("name") == "build"]
+    return _single_gate(ctx, "build", plan=plan, reusable=built, reused_from="the build gate before the formatter")
 
 
 @watched("the tests gate")
@@ -61,8 +72,8 @@ def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
     return outcome.model_copy(update={"updates": with_flags(ctx.state, outcome.updates, [flag])})
 
 
-def _single_gate(ctx: StageContext, name: str) -> Outcome:
-    runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")))
+def _single_gate(ctx: StageContext, name: str, **options: Any) -> Outcome:
+    runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")), **options)
     (result,), updates = _run_guarded(ctx, runner, (name,))
     return _gate_route(result, updates, ctx.pm)
 
@@ -126,24 +137,33 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
 
 def _gate_runner(ctx: StageContext, **options: Any):
     """The step's gate runner: each result is a ``gate`` event of the run, and
-    the coder's own passing gates may stand in for a gate on the same bytes.
-    It runs the commands the run fixed at its first gate, and the formatter
-    gets the coder's changes since the step started."""
-    from stepkit.workspace.gate_commands import run_gate_plan
+    the coder's own passing gates (unless ``reusable`` names others) may stand
+    in for a gate on the same bytes.  It runs the commands the run fixed at
+    its first gate, and the formatter gets the coder's changes since the
+    step started."""
     from stepkit.workspace.gates import GateRunner, existing_files
 
-    coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
-    reusable = [GateResult.model_validate(raw) for raw in coder_gates] if ctx.config.reuse_coder_evidence else []
+    if "reusable" not in options and ctx.config.reuse_coder_evidence:
+        coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
+        options.update(reusable=[GateResult.model_validate(raw) for raw in coder_gates],
+                       reused_from="the coder's own gate")
+    options.setdefault("plan", _gate_plan(ctx))
     changed = ctx.state.get("changed_files")  # absent without a scope snapshot: the changes against HEAD
     return GateRunner(
         ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
-        plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
         change_set=None if changed is None else lambda: existing_files(ctx.project_dir, changed),
         held_plans_dir=ctx.plans_dir,  # _run_guarded restores the plan repo and flags the gate
         on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
         on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
-        reusable=reusable, reused_from="the coder's own gate", baseline=lambda: _start_tree(ctx), **options,
+        baseline=lambda: _start_tree(ctx), **options,
     )
+
+
+def _gate_plan(ctx: StageContext):
+    """The commands the run fixed at its first gate (made then)."""
+    from stepkit.workspace.gate_commands import run_gate_plan
+
+    return run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
 
 
 def _start_tree(ctx: StageContext):
