@@ -91,7 +91,7 @@ def run_step(
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
-    from stepkit.workspace.gate_commands import start_fingerprint
+    from stepkit.workspace.gate_commands import start_commands, start_fingerprint
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
@@ -119,6 +119,7 @@ def run_step(
     try:
         _check_up_front(pm, config, settings, disabled_plugins)
         start_fingerprint(settings, pm, project)
+        start_commands(settings, pm, project, config)
         state = _initial_state(the_graph, settings)
         with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))

@@ -58,7 +58,10 @@ class Checkpoint(Model):
         ``gate_plan``: the gate commands (and tracked lockfiles) the run
         fixed at its first gate, which a resume runs again; a setting, not
         a new field, so formats 1 and 2 hold it alike (a checkpoint without
-        it gets one at its first gate after the resume).
+        it gets one at its first gate after the resume); and
+        ``start_commands``, each gate's command as chosen when the run
+        started, before the coder ran, which the plan keeps wherever the
+        step's changes would change it.
     :ivar state: the run state.
     :ivar relative_paths: in the stored form, where ``settings`` and
         ``state`` hold paths relative to the project; empty in memory, where

@@ -94,6 +94,10 @@ class GatePlan(Model):
     #: the gates in the order the project's CI runs them when it builds before
     #: it formats or lints (``stepkit_gate_order``); ``[]``: CI shows no such need
     ci_order: list[str] = Field(default_factory=list)
+    #: the gates whose command the step's own changes would have changed, one
+    #: tamper flag each (:func:`run_gate_plan`): they run the command chosen
+    #: before the step
+    command_changes: list[str] = Field(default_factory=list)
 
     def run_order(self) -> tuple[str, ...]:
         """The order the gates run in: :attr:`ci_order` when it names each
@@ -135,6 +139,9 @@ def check_mode(plan: GatePlan, pm: pluggy.PluginManager, project_dir: Path, conf
 
 #: The run setting that holds a run's :class:`GatePlan` (stored with the checkpoint).
 RUN_PLAN_KEY = "gate_plan"
+#: The run setting that holds each gate's command as chosen before the coder
+#: ran (:func:`start_commands`).
+START_COMMANDS_KEY = "start_commands"
 #: The run setting that holds the fingerprint of the project's tool
 #: directories taken when the run started (:func:`start_fingerprint`).
 TOOLS_KEY = "tool_fingerprint"
@@ -145,6 +152,20 @@ def start_fingerprint(settings: MutableMapping[str, object], pm: pluggy.PluginMa
     from stepkit.workspace.toolpath import fingerprint, tool_dirs
 
     settings[TOOLS_KEY] = fingerprint(project_dir, tool_dirs(pm, project_dir))
+
+
+def start_commands(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path,
+                   config: Config) -> None:
+    """Choose every gate's command before the coder runs, into the run's
+    settings: the step is judged by commands read from the tree it started
+    from, not from files it can rewrite (a CI workflow, a task runner's file)."""
+    settings[START_COMMANDS_KEY] = {
+        gate: {"command": command, "plugin": plugin, "source": _source(pm, gate, command, project_dir)}
+        for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
+
+
+def _source(pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path) -> str | None:
+    return pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project_dir) if command else None
 
 
 def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> GatePlan:
@@ -173,9 +194,39 @@ def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManage
         except ValidationError:
             pass  # a hand-edited checkpoint: plan again
     if plan is None:
-        plan = plan_gates(pm, project_dir, config)
+        plan = _as_chosen_before(plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm,
+                                 project_dir)
         settings[RUN_PLAN_KEY] = plan.model_dump()
     return _with_tool_changes(plan, settings.get(TOOLS_KEY), project_dir)
+
+
+def _as_chosen_before(plan: GatePlan, before: object, pm: pluggy.PluginManager, project_dir: Path) -> GatePlan:
+    """``plan`` with the commands chosen before the step (``before``, from
+    :func:`start_commands`) wherever the step's changes changed one, each
+    change named in :attr:`GatePlan.command_changes`.  A gate that had no
+    command before the step takes the one its changes give it (a step that
+    sets up the project's tests), flagged too."""
+    if not isinstance(before, dict):
+        return plan  # a run started before commands were chosen up front
+    commands, changes = dict(plan.commands), []
+    for gate, now in plan.commands.items():
+        start = before.get(gate) if isinstance(before.get(gate), dict) else {}
+        was = start.get("command") if isinstance(start.get("command"), str) else None
+        if was == now.command:
+            continue
+        where = _source(pm, gate, now.command, project_dir) or start.get("source")
+        origin = f" (from {where})" if where else ""
+        if was is None:
+            changes.append(f"the {gate} gate had no command before the step; the step's own changes gave it "
+                           f"`{now.command}`{origin}, which the gates run")
+            continue
+        commands[gate] = PlannedCommand(command=was, plugin=start.get("plugin"))
+        after = f"`{now.command}`" if now.command else "none"
+        changes.append(f"the step changed the {gate} gate's command{origin}: `{was}` before the step, {after} "
+                       "now; the gates run the command chosen before the step")
+    if not changes:
+        return plan
+    return plan.model_copy(update={"commands": commands, "command_changes": changes})
 
 
 def _with_tool_changes(plan: GatePlan, before: object, project_dir: Path) -> GatePlan:

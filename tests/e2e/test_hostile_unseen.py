@@ -278,3 +278,33 @@ def test_the_flaky_flag_outlives_a_revision_asked_at_the_approval(tmp_path):
     assert again.data["pending"]["node"] == "gate_user_review", again.output
     flags = again.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
     assert "flaky tests let the tests gate through" in flags, flags[:300]
+
+
+# -- the gate commands, read from files the coder can edit -----------------------
+
+#: CI file -> its text running ``{test}``: where the CI reader finds the tests gate's command
+CI_FILES = {
+    ".github/workflows/ci.yml": ("name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+                                 "      - uses: actions/checkout@v4\n      - run: {test}\n"),
+    # a variant no fix was written for: another CI file the reader takes commands from
+    ".gitlab-ci.yml": "test:\n  image: python:3.11\n  script:\n    - {test}\n",
+}
+
+
+@pytest.mark.parametrize("ci_file", list(CI_FILES))
+def test_a_test_deselected_in_the_ci_file_the_tests_command_comes_from_still_runs(tmp_path, ci_file):
+    project = python_project(tmp_path)
+    config = project.root / "stepkit.toml"  # the tests gate's command is CI's, not the config's
+    config.write_text("\n".join(line for line in config.read_text().splitlines() if not line.startswith("test =")))
+    tests = f"{PY} -m pytest -q -p no:cacheprovider tests"
+    (project.root / ci_file).parent.mkdir(parents=True, exist_ok=True)
+    (project.root / ci_file).write_text(CI_FILES[ci_file].format(test=tests))
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "CI runs the tests")
+    cheat(project, {ci_file: CI_FILES[ci_file].format(test=f'{tests} -k "not test_add"')})
+    result = project.run()
+    gate = gate_of_tests(result.data)
+    assert gate["command"] == tests, gate  # the command chosen before the step, not the one the step wrote
+    assert gate["status"] == "fail" and any("test_add" in test for test in gate["new_failures"]), gate
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    assert f"the step changed the tests gate's command (from {ci_file}" in result.output, result.output

@@ -124,7 +124,9 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
         deviations += undone
         edited += [name] if undone else []
     updates = _merge_gates(ctx.state, results)
-    updates = with_flags(ctx.state, updates, git_flags)  # round flags: kept by later coder rounds too
+    raised = ctx.state.get("round_flags", [])
+    plan_flags = [flag for flag in runner.plan.command_changes if flag not in raised]  # once, at the first gate
+    updates = with_flags(ctx.state, updates, [*plan_flags, *git_flags])  # round flags: kept by later coder rounds
     store_flags = [flag for result in results for flag in result.store_flags]
     if store_flags:  # stepkit's own records were forged: a tamper flag, which forces the review
         updates["run_store_flags"] = store_flags
