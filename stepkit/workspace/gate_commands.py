@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pluggy
 from pydantic import Field, ValidationError
@@ -164,6 +165,16 @@ def start_commands(settings: MutableMapping[str, object], pm: pluggy.PluginManag
         for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
 
 
+def run_commands(settings: Mapping[str, object]) -> list[str]:
+    """Every gate command a run's settings hold: chosen before the coder ran
+    (:func:`start_commands`) and in its gate plan."""
+    plan = settings.get(RUN_PLAN_KEY)
+    chosen = [settings.get(START_COMMANDS_KEY), plan.get("commands") if isinstance(plan, dict) else None]
+    return sorted({planned["command"] for table in chosen if isinstance(table, dict)
+                   for planned in table.values()
+                   if isinstance(planned, dict) and isinstance(planned.get("command"), str)})
+
+
 def _source(pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path) -> str | None:
     return pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project_dir) if command else None
 
@@ -210,7 +221,8 @@ def _as_chosen_before(plan: GatePlan, before: object, pm: pluggy.PluginManager, 
         return plan  # a run started before commands were chosen up front
     commands, changes = dict(plan.commands), []
     for gate, now in plan.commands.items():
-        start = before.get(gate) if isinstance(before.get(gate), dict) else {}
+        recorded = before.get(gate)
+        start: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         was = start.get("command") if isinstance(start.get("command"), str) else None
         if was == now.command:
             continue

@@ -4,7 +4,8 @@ what the step changed of it.
 Project types declare their files through ``stepkit_verification_surface``
 (kind → glob patterns); stepkit adds its own (``stepconf.py``,
 ``stepkit.toml``, the ``[tool.stepkit] plugins`` modules, CI workflow
-files).  :func:`surface_changes` compares the step-start snapshot with the
+files, and the project files the gate commands name: a script a gate
+runs).  :func:`surface_changes` compares the step-start snapshot with the
 tree now and returns each protected file the step changed, with its diff
 and the bytes it had before the step, which the pristine re-check
 (:mod:`stepkit.workspace.pristine`) puts back in its scratch copy.
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,9 +76,11 @@ class SurfaceChange:
         return f"{self.path} ({self.kind}, {self.how})"
 
 
-def surface_rules(pm, project_dir: Path, config: Config) -> list[Rule]:
-    """Every pattern stepkit and the project's plugins declare, in :data:`KINDS` order."""
-    declared = [CORE_SURFACE, {"config": [_plugin_path(spec) for spec in config.plugins]}]
+def surface_rules(pm, project_dir: Path, config: Config, commands: Iterable[str] = ()) -> list[Rule]:
+    """Every pattern stepkit and the project's plugins declare, in :data:`KINDS`
+    order, with the project files the gate ``commands`` name (:func:`command_files`)."""
+    declared = [CORE_SURFACE, {"config": [_plugin_path(spec) for spec in config.plugins]},
+                {"config": command_files(Path(project_dir), commands)}]
     declared += [answer for answer in pm.hook.stepkit_verification_surface(project_dir=Path(project_dir))
                  if isinstance(answer, dict)]
     rules = []
@@ -84,6 +89,71 @@ def surface_rules(pm, project_dir: Path, config: Config) -> list[Rule]:
             for pattern in answer.get(kind) or ():
                 rules.append(_rule(kind, pattern))
     return rules
+
+
+#: programs whose first argument that is not a flag is the script they run -> the
+#: flags after which the program runs code or a module given inline instead
+INTERPRETERS = {
+    **dict.fromkeys(("sh", "bash", "zsh", "dash", "ksh"), frozenset({"-c"})),
+    "python": frozenset({"-c", "-m"}),
+    **dict.fromkeys(("node", "ruby", "perl", "php", "lua"), frozenset({"-e", "--eval", "-p", "--print", "-r"})),
+}
+
+
+def command_files(project_dir: Path, commands: Iterable[str]) -> list[str]:
+    """The project's scripts that the ``commands`` run, as the surface's
+    patterns: the program itself (``./scripts/test``) or the script an
+    interpreter runs (``sh scripts/test``, ``python tools/check.py``) decides
+    how a gate judges as much as a runner's configuration does.  The files a
+    command only reads as arguments (``py_compile calc.py``) are the code it
+    judges, not its surface."""
+    root = project_dir.resolve()
+    found: set[str] = set()
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        for word in _scripts_run(words):
+            rel = _project_file(root, word)
+            if rel is not None:
+                found.add(rel)
+    return sorted(found)
+
+
+def _scripts_run(words: list[str]) -> list[str]:
+    """The words of each simple command of ``words`` that name what it
+    executes: its program and, for an interpreter, the script it is given."""
+    scripts: list[str] = []
+    expect_program = True
+    inline: frozenset[str] | None = None  # the interpreter's inline-code flags; None: not an interpreter
+    for word in words:
+        if word in ("&&", "||", ";", "|"):
+            expect_program, inline = True, None
+        elif expect_program:
+            if "=" in word and not word.startswith(("/", ".")):
+                continue  # an environment assignment before the program
+            scripts.append(word)
+            expect_program, inline = False, INTERPRETERS.get(Path(word).name.rstrip("0123456789."))
+        elif inline is not None and not word.startswith("-"):
+            scripts.append(word)
+            inline = None
+        elif inline is not None and word in inline:
+            inline = None  # code or a module, not a file
+    return scripts
+
+
+def _project_file(root: Path, word: str) -> str | None:
+    """``word`` as a project-relative path when it names a file in the project."""
+    if any(char in word for char in "*?[]{}#"):
+        return None
+    try:
+        path = (root / word).resolve()
+        if not path.is_file():
+            return None
+        return path.relative_to(root).as_posix()
+    except (OSError, ValueError):
+        return None
 
 
 def _plugin_path(spec: str) -> str:

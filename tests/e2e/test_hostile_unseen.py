@@ -308,3 +308,35 @@ def test_a_test_deselected_in_the_ci_file_the_tests_command_comes_from_still_run
     assert gate["status"] == "fail" and any("test_add" in test for test in gate["new_failures"]), gate
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     assert f"the step changed the tests gate's command (from {ci_file}" in result.output, result.output
+
+
+#: where the tests gate's command names a script -> (files, the script)
+SCRIPT_NAMED = {
+    "CI runs a script": ({".github/workflows/ci.yml": CI_FILES[".github/workflows/ci.yml"].format(test="sh scripts/test")},
+                         "scripts/test"),
+    # a variant no fix was written for: the project's own stepkit.toml names the script
+    "the config names a script": ({}, "ci/run_tests.sh"),
+}
+
+
+@pytest.mark.parametrize("where", list(SCRIPT_NAMED))
+def test_a_test_deselected_in_the_script_the_tests_command_runs_still_fails_the_gate(tmp_path, where):
+    project = python_project(tmp_path)
+    files, script = SCRIPT_NAMED[where]
+    tests = f"{PY} -m pytest -q -p no:cacheprovider tests"
+    config = project.root / "stepkit.toml"
+    lines = [line for line in config.read_text().splitlines() if not line.startswith("test =")]
+    if not files:
+        lines.append(f'test = "sh {script}"')
+    config.write_text("\n".join(lines) + "\n")
+    for rel, text in {**files, script: f"#!/bin/sh\nexec {tests}\n"}.items():
+        (project.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project.root / rel).write_text(text)
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the tests run through a script")
+    cheat(project, {script: f'#!/bin/sh\nexec {tests} -k "not test_add"\n'})
+    result = project.run()
+    gate = gate_of_tests(result.data)
+    assert gate["command"] == f"sh {script}", gate
+    assert gate["status"] == "fail" and f"passes only with the step's change to {script}" in gate["summary"], gate
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr

@@ -1,0 +1,41 @@
+"""The scripts a gate command runs are on the verification surface; the
+files it only reads as arguments are the code it judges.  Real files in a
+tmp project."""
+
+from __future__ import annotations
+
+import pytest
+
+from stepkit.workspace.surface import command_files
+
+FILES = ("scripts/test", "ci/run.sh", "tools/check.py", "calc.py", "bin/lint")
+
+
+@pytest.fixture
+def project(tmp_path):
+    for rel in FILES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("#\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("sh scripts/test", ["scripts/test"]),
+    ("./scripts/test -q", ["scripts/test"]),
+    ("FOO=1 bash -e ci/run.sh --fast", ["ci/run.sh"]),
+    ("/usr/bin/python3.11 -u tools/check.py calc.py", ["tools/check.py"]),
+    ("make lint && bin/lint src", ["bin/lint"]),
+    ("python -m py_compile calc.py", []),  # the code the build checks, not a script it runs
+    ("python -c 'import calc'", []),
+    ("node -e 'require(\"./calc.py\")' scripts/test", []),
+    ("sh ../outside.sh", []),  # not the project's
+    ("sh 'unbalanced", []),
+])
+def test_the_scripts_a_command_runs(project, command, expected):
+    (project.parent / "outside.sh").write_text("#\n")
+    assert command_files(project, [command]) == expected
+
+
+def test_every_command_counts_once(project):
+    assert command_files(project, ["sh scripts/test", "sh scripts/test -x", "bash ci/run.sh"]) == \
+        ["ci/run.sh", "scripts/test"]
