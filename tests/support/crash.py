@@ -186,12 +186,19 @@ def interrupt_run(project: Project, marker: str, coder: str | None = None,
     :return: its exit code, stdout and stderr.
     """
     cmd = [PY, "-m", "stepkit", *project.run_args(coder=coder)]
-    proc = subprocess.Popen(cmd, cwd=project.root, env=env or project.env(), stdin=subprocess.DEVNULL,
+    # a stepkit that never ends after the signal is sent SIGABRT, on which Python dumps every thread's stack
+    env = {**(env or project.env()), "PYTHONFAULTHANDLER": "1"}
+    proc = subprocess.Popen(cmd, cwd=project.root, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_file(project.state_dir / marker, proc)
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=SAFETY_S)
+        try:
+            out, err = proc.communicate(timeout=SAFETY_S)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            raise AssertionError(f"stepkit did not end after {signal.Signals(sig).name}; its threads:\n{err}") from None
     finally:
         if proc.poll() is None:
             proc.kill()
