@@ -96,6 +96,23 @@ def stepkit_detect_notes(project_dir: Path) -> list[str]:
 
 
 @hookspec(firstresult=True)
+def stepkit_command_body(command: str, project_dir: Path) -> str | None:
+    """Say what a task-runner or script call runs.
+
+    :param command: a gate command (``make test``, ``npm run lint``, ``sh scripts/check``).
+    :param project_dir: the project root.
+    :return: the commands it runs, one per line: the make or just recipe,
+        the package.json script, the tox env's ``commands``, the script's
+        text; None when ``command`` is no such call, or its target is unknown.
+
+    firstresult.  The scripts those commands run are on the verification
+    surface beside the ones the command itself runs, so a step that
+    weakens the script behind ``make test`` is judged with it as it was.
+    Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec(firstresult=True)
 def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
     """Name where a gate's detected command comes from in the project.
 

@@ -219,6 +219,13 @@ stepkit_test_command = hookimpl(_answer("tests"))
 
 
 @hookimpl
+def stepkit_command_body(command: str, project_dir: Path) -> str | None:
+    """What a task-runner or script call runs (:func:`_body`); None: no such call."""
+    call = _RUNNER_CALL.match(command.strip())
+    return (_body(project_dir, call) or None) if call else None
+
+
+@hookimpl
 def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
     """The CI line ``command`` came from; for the format gate, the CI line
     that runs the same formatter (in its check mode, on the whole tree)."""

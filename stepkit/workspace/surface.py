@@ -78,9 +78,13 @@ class SurfaceChange:
 
 def surface_rules(pm, project_dir: Path, config: Config, commands: Iterable[str] = ()) -> list[Rule]:
     """Every pattern stepkit and the project's plugins declare, in :data:`KINDS`
-    order, with the project files the gate ``commands`` name (:func:`command_files`)."""
+    order, with the scripts the gate ``commands`` run (:func:`command_files`),
+    directly or through a task runner's target (``stepkit_command_body``)."""
+    commands = list(commands)
+    bodies = [pm.hook.stepkit_command_body(command=command, project_dir=Path(project_dir)) for command in commands]
+    run = [*commands, *(line for body in bodies if isinstance(body, str) for line in body.splitlines())]
     declared = [CORE_SURFACE, {"config": [_plugin_path(spec) for spec in config.plugins]},
-                {"config": command_files(Path(project_dir), commands)}]
+                {"config": command_files(Path(project_dir), run)}]
     declared += [answer for answer in pm.hook.stepkit_verification_surface(project_dir=Path(project_dir))
                  if isinstance(answer, dict)]
     rules = []

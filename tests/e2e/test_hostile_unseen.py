@@ -316,7 +316,14 @@ SCRIPT_NAMED = {
                          "scripts/test"),
     # a variant no fix was written for: the project's own stepkit.toml names the script
     "the config names a script": ({}, "ci/run_tests.sh"),
+    # a runner target whose recipe runs the script: the Makefile is on the surface, the script was not
+    "a make target runs a script": ({"Makefile": "test:\n\tsh scripts/test\n"}, "scripts/test"),
+    # a variant no fix was written for: a package.json script runs it
+    "an npm script runs a script": ({"package.json": '{"name": "calc", "version": "1.0.0", '
+                                                     '"scripts": {"test": "sh scripts/test"}}'}, "scripts/test"),
 }
+#: the command each way names the tests gate with
+SCRIPT_COMMANDS = {"a make target runs a script": "make test", "an npm script runs a script": "npm run test"}
 
 
 @pytest.mark.parametrize("where", list(SCRIPT_NAMED))
@@ -337,6 +344,6 @@ def test_a_test_deselected_in_the_script_the_tests_command_runs_still_fails_the_
     cheat(project, {script: f'#!/bin/sh\nexec {tests} -k "not test_add"\n'})
     result = project.run()
     gate = gate_of_tests(result.data)
-    assert gate["command"] == f"sh {script}", gate
+    assert gate["command"] == SCRIPT_COMMANDS.get(where, f"sh {script}"), gate
     assert gate["status"] == "fail" and f"passes only with the step's change to {script}" in gate["summary"], gate
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
