@@ -20,6 +20,7 @@ file as it is now with only those parts as they were.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Iterable
@@ -114,33 +115,44 @@ def command_files(project_dir: Path, commands: Iterable[str]) -> list[str]:
     root = project_dir.resolve()
     found: set[str] = set()
     for command in commands:
-        try:
-            words = shlex.split(command)
-        except ValueError:
-            words = command.split()
-        for word in _scripts_run(words):
+        for word in _scripts_run(_words(command)):
             rel = _project_file(root, word)
             if rel is not None:
                 found.add(rel)
     return sorted(found)
 
 
+def _words(command: str) -> list[str]:
+    """A shell command's words, ``&&``, ``||``, ``;`` and ``|`` words of their own."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # an unbalanced quote: the shell would refuse it too
+        return command.split()
+
+
 def _scripts_run(words: list[str]) -> list[str]:
     """The words of each simple command of ``words`` that name what it
-    executes: its program and, for an interpreter, the script it is given."""
+    executes, relative to where it runs (after a ``cd``): its program and,
+    for an interpreter, the script it is given."""
     scripts: list[str] = []
-    expect_program = True
+    expect_program, changes_dir, here = True, False, ""
     inline: frozenset[str] | None = None  # the interpreter's inline-code flags; None: not an interpreter
     for word in words:
-        if word in ("&&", "||", ";", "|"):
-            expect_program, inline = True, None
+        if word in ("&&", "||", ";", "|", "&"):
+            expect_program, changes_dir, inline = True, False, None
         elif expect_program:
             if "=" in word and not word.startswith(("/", ".")):
                 continue  # an environment assignment before the program
-            scripts.append(word)
-            expect_program, inline = False, INTERPRETERS.get(Path(word).name.rstrip("0123456789."))
+            expect_program, changes_dir = False, word == "cd"
+            if not changes_dir:
+                scripts.append(os.path.join(here, word))
+                inline = INTERPRETERS.get(Path(word).name.rstrip("0123456789."))
+        elif changes_dir:
+            here, changes_dir = os.path.normpath(os.path.join(here, word)), False
         elif inline is not None and not word.startswith("-"):
-            scripts.append(word)
+            scripts.append(os.path.join(here, word))
             inline = None
         elif inline is not None and word in inline:
             inline = None  # code or a module, not a file

@@ -8,7 +8,7 @@ import pytest
 
 from stepkit.workspace.surface import command_files
 
-FILES = ("scripts/test", "ci/run.sh", "tools/check.py", "calc.py", "bin/lint")
+FILES = ("scripts/test", "ci/run.sh", "tools/check.py", "calc.py", "bin/lint", "backend/scripts/test")
 
 
 @pytest.fixture
@@ -29,6 +29,8 @@ def project(tmp_path):
     ("python -c 'import calc'", []),
     ("node -e 'require(\"./calc.py\")' scripts/test", []),
     ("sh ../outside.sh", []),  # not the project's
+    ("cd backend && sh scripts/test", ["backend/scripts/test"]),  # a CI step's working-directory
+    ("cd backend && ./scripts/test; cd .. && bin/lint", ["backend/scripts/test", "bin/lint"]),
     ("sh 'unbalanced", []),
 ])
 def test_the_scripts_a_command_runs(project, command, expected):
