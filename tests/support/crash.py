@@ -196,14 +196,34 @@ def interrupt_run(project: Project, marker: str, coder: str | None = None,
         try:
             out, err = proc.communicate(timeout=SAFETY_S)
         except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGABRT)
-            _, err = proc.communicate(timeout=30)
-            raise AssertionError(f"stepkit did not end after {signal.Signals(sig).name}; its threads:\n{err}") from None
+            raise AssertionError(_hung(proc, signal.Signals(sig).name)) from None
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     return proc.returncode, out, err
+
+
+def _hung(proc: subprocess.Popen, sent: str) -> str:
+    """Why ``communicate`` never returned: stepkit's threads (SIGABRT makes
+    Python dump them), or, when stepkit ended, the processes still holding
+    its output pipes open."""
+    pipes = {f"pipe:[{os.fstat(stream.fileno()).st_ino}]" for stream in (proc.stdout, proc.stderr) if stream}
+    if proc.poll() is not None:
+        holders = []
+        for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+            if fd_dir.parent.name == str(os.getpid()):
+                continue  # this test reads them
+            with contextlib.suppress(OSError):
+                if any(os.readlink(fd) in pipes for fd in fd_dir.iterdir()):
+                    holders.append(f"{fd_dir.parent.name}: {(fd_dir.parent / 'cmdline').read_bytes()!r}")
+        return f"stepkit ended (exit {proc.returncode}) after {sent}, but these hold its output open: {holders}"
+    proc.send_signal(signal.SIGABRT)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        err = "(no stack: its stderr stayed open)"
+    return f"stepkit did not end after {sent}; its threads:\n{err}"
 
 
 def wait_until_gone(pids: list[int], seconds: float = SAFETY_S) -> list[int]:
