@@ -61,7 +61,8 @@ class Checkpoint(Model):
         it gets one at its first gate after the resume); and
         ``start_commands``, each gate's command as chosen when the run
         started, before the coder ran, which the plan keeps wherever the
-        step's changes would change it.
+        step's changes would change it, and ``start_scripts``, the scripts
+        those commands ran then (on the verification surface).
     :ivar state: the run state.
     :ivar relative_paths: in the stored form, where ``settings`` and
         ``state`` hold paths relative to the project; empty in memory, where

@@ -188,11 +188,11 @@ def _named(paths: list[str]) -> str:
 
 def _on_surface(ctx: StageContext) -> Callable[[str], bool]:
     """Whether a path is on the verification surface (:mod:`stepkit.workspace.surface`)."""
-    from stepkit.workspace.gate_commands import run_commands
+    from stepkit.workspace.gate_commands import run_scripts
     from stepkit.workspace.surface import rule_for, surface_rules
 
     rules = functools.cache(  # asked only for a change
-        lambda: surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_commands(ctx.settings)))
+        lambda: surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir)))
     return lambda rel: rule_for(rules(), rel.rstrip("/")) is not None
 
 

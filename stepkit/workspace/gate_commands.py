@@ -143,6 +143,8 @@ RUN_PLAN_KEY = "gate_plan"
 #: The run setting that holds each gate's command as chosen before the coder
 #: ran (:func:`start_commands`).
 START_COMMANDS_KEY = "start_commands"
+#: The run setting that holds the scripts those commands ran then.
+START_SCRIPTS_KEY = "start_scripts"
 #: The run setting that holds the fingerprint of the project's tool
 #: directories taken when the run started (:func:`start_fingerprint`).
 TOOLS_KEY = "tool_fingerprint"
@@ -159,20 +161,30 @@ def start_commands(settings: MutableMapping[str, object], pm: pluggy.PluginManag
                    config: Config) -> None:
     """Choose every gate's command before the coder runs, into the run's
     settings: the step is judged by commands read from the tree it started
-    from, not from files it can rewrite (a CI workflow, a task runner's file)."""
+    from, not from files it can rewrite (a CI workflow, a task runner's file),
+    and the scripts they run are found in that tree too (a step that points
+    ``make test`` at another script still has the old one judged)."""
+    from stepkit.workspace.surface import gate_scripts
+
+    chosen = resolve_commands(pm, project_dir, config)
     settings[START_COMMANDS_KEY] = {
         gate: {"command": command, "plugin": plugin, "source": _source(pm, gate, command, project_dir)}
-        for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
+        for gate, (command, plugin) in chosen.items()}
+    settings[START_SCRIPTS_KEY] = gate_scripts(pm, project_dir, [c for c, _ in chosen.values() if c])
 
 
-def run_commands(settings: Mapping[str, object]) -> list[str]:
-    """Every gate command a run's settings hold: chosen before the coder ran
-    (:func:`start_commands`) and in its gate plan."""
+def run_scripts(settings: Mapping[str, object], pm: pluggy.PluginManager, project_dir: Path) -> list[str]:
+    """The scripts a run's gate commands run, for the verification surface:
+    those found when the run started (:func:`start_commands`) and those the
+    gate plan's commands run now."""
+    from stepkit.workspace.surface import gate_scripts
+
     plan = settings.get(RUN_PLAN_KEY)
-    chosen = [settings.get(START_COMMANDS_KEY), plan.get("commands") if isinstance(plan, dict) else None]
-    return sorted({planned["command"] for table in chosen if isinstance(table, dict)
-                   for planned in table.values()
-                   if isinstance(planned, dict) and isinstance(planned.get("command"), str)})
+    table = plan.get("commands") if isinstance(plan, dict) else None
+    commands = [planned["command"] for planned in (table.values() if isinstance(table, dict) else ())
+                if isinstance(planned, dict) and isinstance(planned.get("command"), str)]
+    before = settings.get(START_SCRIPTS_KEY)
+    return sorted({*(before if isinstance(before, list) else ()), *gate_scripts(pm, project_dir, commands)})
 
 
 def _source(pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path) -> str | None:

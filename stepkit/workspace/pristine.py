@@ -34,7 +34,7 @@ from stepkit.records import GateResult, Outcome, StageContext
 from stepkit.text import first_of
 from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
 from stepkit.workspace.files import new_stamped_dir
-from stepkit.workspace.gate_commands import run_commands
+from stepkit.workspace.gate_commands import run_scripts
 from stepkit.workspace.scope.diff import snapshot_changes
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.scope.tree import data_id, read_bytes
@@ -76,7 +76,7 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
     tests = next((GateResult.model_validate(g) for g in gates if g["name"] == "tests"), None)
     if snapshot is None or tests is None or tests.command is None or tests.status not in ("pass", "not_run"):
         return outcome
-    rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_commands(ctx.settings))
+    rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir))
     changes = surface_changes(rules, snapshot, ctx.project_dir)
     if not changes:
         return outcome

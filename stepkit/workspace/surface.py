@@ -77,15 +77,11 @@ class SurfaceChange:
         return f"{self.path} ({self.kind}, {self.how})"
 
 
-def surface_rules(pm, project_dir: Path, config: Config, commands: Iterable[str] = ()) -> list[Rule]:
+def surface_rules(pm, project_dir: Path, config: Config, scripts: Iterable[str] = ()) -> list[Rule]:
     """Every pattern stepkit and the project's plugins declare, in :data:`KINDS`
-    order, with the scripts the gate ``commands`` run (:func:`command_files`),
-    directly or through a task runner's target (``stepkit_command_body``)."""
-    commands = list(commands)
-    bodies = [pm.hook.stepkit_command_body(command=command, project_dir=Path(project_dir)) for command in commands]
-    run = [*commands, *(line for body in bodies if isinstance(body, str) for line in body.splitlines())]
+    order, with the ``scripts`` the gate commands run (:func:`gate_scripts`)."""
     declared = [CORE_SURFACE, {"config": [_plugin_path(spec) for spec in config.plugins]},
-                {"config": command_files(Path(project_dir), run)}]
+                {"config": sorted(scripts)}]
     declared += [answer for answer in pm.hook.stepkit_verification_surface(project_dir=Path(project_dir))
                  if isinstance(answer, dict)]
     rules = []
@@ -103,6 +99,16 @@ INTERPRETERS = {
     "python": frozenset({"-c", "-m"}),
     **dict.fromkeys(("node", "ruby", "perl", "php", "lua"), frozenset({"-e", "--eval", "-p", "--print", "-r"})),
 }
+
+
+def gate_scripts(pm, project_dir: Path, commands: Iterable[str]) -> list[str]:
+    """The project's scripts the gate ``commands`` run (:func:`command_files`),
+    directly or through a task runner's target (``stepkit_command_body``:
+    the scripts the recipe, the package.json script… runs, one level down)."""
+    commands = list(commands)
+    bodies = [pm.hook.stepkit_command_body(command=command, project_dir=Path(project_dir)) for command in commands]
+    run = [*commands, *(line for body in bodies if isinstance(body, str) for line in body.splitlines())]
+    return command_files(Path(project_dir), run)
 
 
 def command_files(project_dir: Path, commands: Iterable[str]) -> list[str]:

@@ -28,6 +28,7 @@ from tests.e2e.test_hostile_coder import (
     reviewer_calls,
 )
 from tests.support.e2e import GOOD_MUL, PY
+from tests.support.gitrepo import git
 
 # -- files hidden from git ---------------------------------------------------
 
@@ -88,10 +89,9 @@ def test_bytecode_planted_for_the_broken_module_is_never_run(tmp_path):
     assert ADD in gate_of_tests(result.data)["new_failures"]
 
 
-def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path):
-    """The virtualenv is ignored and outside the step's changes, and its site
-    directory is no tool directory: a ``.pth`` line there patches the code
-    under test before every test."""
+def project_with_venv(tmp_path: Path):
+    """A python project whose tests run with its own ignored ``.venv``, and
+    that venv's site directory."""
     project = python_project(tmp_path, test="python -m pytest -q -p no:cacheprovider")
     subprocess.run([PY, "-m", "venv", "--without-pip", str(project.root / ".venv")], check=True)
     site = Path(subprocess.run([str(project.root / ".venv" / "bin" / "python"), "-c",
@@ -100,8 +100,16 @@ def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path
     import pytest as runner  # the venv reaches this suite's pytest through a .pth line, as a user's would hold it
     (site / "suite.pth").write_text(str(Path(runner.__file__).parents[1]) + "\n")
     (project.root / ".gitignore").write_text(".venv/\n")
-    project.git("add", "-A")
-    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a virtualenv")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-qm", "a virtualenv")
+    return project, site
+
+
+def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path):
+    """The virtualenv is ignored and outside the step's changes, and its site
+    directory is no tool directory: a ``.pth`` line there patches the code
+    under test before every test."""
+    project, site = project_with_venv(tmp_path)
     patch = "import os, sys; sys.path.insert(0, os.getcwd()); import calc; calc.add = lambda a, b: a + b\n"
     project.coder_actions({"write": {"calc.py": BROKEN, "tests/unit/test_mul.py": TEST_MUL,
                                      str((site / "zz_fix.pth").relative_to(project.root)): patch},
@@ -120,16 +128,7 @@ def test_a_pytest_plugin_registered_by_entry_point_in_the_virtualenv_is_a_tamper
     metadata, whose ``pytest11`` entry point pytest loads at every start and
     which marks every test passed.  The suite's own pytest runs have plugin
     autoloading off (tests/conftest.py); a user's have it on, so this run does."""
-    project = python_project(tmp_path, test="python -m pytest -q -p no:cacheprovider")
-    subprocess.run([PY, "-m", "venv", "--without-pip", str(project.root / ".venv")], check=True)
-    site = Path(subprocess.run([str(project.root / ".venv" / "bin" / "python"), "-c",
-                                "import site; print(site.getsitepackages()[0])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    import pytest as runner
-    (site / "suite.pth").write_text(str(Path(runner.__file__).parents[1]) + "\n")
-    (project.root / ".gitignore").write_text(".venv/\n")
-    project.git("add", "-A")
-    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a virtualenv")
+    project, site = project_with_venv(tmp_path)
     dist = site / "pytest_green-1.0.dist-info"
     planted = {str((dist / "METADATA").relative_to(project.root)): "Metadata-Version: 2.1\nName: pytest-green\nVersion: 1.0\n",
                str((dist / "entry_points.txt").relative_to(project.root)): "[pytest11]\ngreen = pytest_green\n",
@@ -282,6 +281,10 @@ def test_the_flaky_flag_outlives_a_revision_asked_at_the_approval(tmp_path):
 
 # -- the gate commands, read from files the coder can edit -----------------------
 
+#: the suite the tests gate's command runs, and the same with the broken test deselected
+SUITE = f"{PY} -m pytest -q -p no:cacheprovider tests"
+DESELECTED = f'{SUITE} -k "not test_add"'
+
 #: CI file -> its text running ``{test}``: where the CI reader finds the tests gate's command
 CI_FILES = {
     ".github/workflows/ci.yml": ("name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
@@ -291,59 +294,83 @@ CI_FILES = {
 }
 
 
+def project_running_tests_through(tmp_path: Path, files: dict[str, str], config_test: str | None = None):
+    """A python project whose tests gate's command comes from ``files`` (a CI
+    file, a runner's file, a script), not from its config, or is
+    ``config_test`` in its config; committed."""
+    project = python_project(tmp_path)
+    config = project.root / "stepkit.toml"
+    lines = [line for line in config.read_text().splitlines() if not line.startswith("test =")]
+    config.write_text("\n".join([*lines, *([f'test = "{config_test}"'] if config_test else [])]) + "\n")
+    for rel, text in files.items():
+        (project.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project.root / rel).write_text(text)
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-qm", "the tests run the way the project says")
+    return project
+
+
 @pytest.mark.parametrize("ci_file", list(CI_FILES))
 def test_a_test_deselected_in_the_ci_file_the_tests_command_comes_from_still_runs(tmp_path, ci_file):
-    project = python_project(tmp_path)
-    config = project.root / "stepkit.toml"  # the tests gate's command is CI's, not the config's
-    config.write_text("\n".join(line for line in config.read_text().splitlines() if not line.startswith("test =")))
-    tests = f"{PY} -m pytest -q -p no:cacheprovider tests"
-    (project.root / ci_file).parent.mkdir(parents=True, exist_ok=True)
-    (project.root / ci_file).write_text(CI_FILES[ci_file].format(test=tests))
-    project.git("add", "-A")
-    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "CI runs the tests")
-    cheat(project, {ci_file: CI_FILES[ci_file].format(test=f'{tests} -k "not test_add"')})
+    project = project_running_tests_through(tmp_path, {ci_file: CI_FILES[ci_file].format(test=SUITE)})
+    cheat(project, {ci_file: CI_FILES[ci_file].format(test=DESELECTED)})
     result = project.run()
     gate = gate_of_tests(result.data)
-    assert gate["command"] == tests, gate  # the command chosen before the step, not the one the step wrote
+    assert gate["command"] == SUITE, gate  # the command chosen before the step, not the one the step wrote
     assert gate["status"] == "fail" and any("test_add" in test for test in gate["new_failures"]), gate
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     assert f"the step changed the tests gate's command (from {ci_file}" in result.output, result.output
 
 
-#: where the tests gate's command names a script -> (files, the script)
-SCRIPT_NAMED = {
-    "CI runs a script": ({".github/workflows/ci.yml": CI_FILES[".github/workflows/ci.yml"].format(test="sh scripts/test")},
-                         "scripts/test"),
+#: how the tests gate's command runs scripts/test -> (the project's files, the command, the config's own command)
+SCRIPT_RUN_BY = {
+    "CI runs the script": ({".github/workflows/ci.yml": CI_FILES[".github/workflows/ci.yml"].format(
+        test="sh scripts/test")}, "sh scripts/test", None),
     # a variant no fix was written for: the project's own stepkit.toml names the script
-    "the config names a script": ({}, "ci/run_tests.sh"),
+    "the config names the script": ({}, "sh scripts/test", "sh scripts/test"),
     # a runner target whose recipe runs the script: the Makefile is on the surface, the script was not
-    "a make target runs a script": ({"Makefile": "test:\n\tsh scripts/test\n"}, "scripts/test"),
+    "a make target runs the script": ({"Makefile": "test:\n\tsh scripts/test\n"}, "make test", None),
     # a variant no fix was written for: a package.json script runs it
-    "an npm script runs a script": ({"package.json": '{"name": "calc", "version": "1.0.0", '
-                                                     '"scripts": {"test": "sh scripts/test"}}'}, "scripts/test"),
+    "an npm script runs the script": ({"package.json": '{"name": "calc", "version": "1.0.0", '
+                                                       '"scripts": {"test": "sh scripts/test"}}'}, "npm run test", None),
 }
-#: the command each way names the tests gate with
-SCRIPT_COMMANDS = {"a make target runs a script": "make test", "an npm script runs a script": "npm run test"}
 
 
-@pytest.mark.parametrize("where", list(SCRIPT_NAMED))
-def test_a_test_deselected_in_the_script_the_tests_command_runs_still_fails_the_gate(tmp_path, where):
-    project = python_project(tmp_path)
-    files, script = SCRIPT_NAMED[where]
-    tests = f"{PY} -m pytest -q -p no:cacheprovider tests"
-    config = project.root / "stepkit.toml"
-    lines = [line for line in config.read_text().splitlines() if not line.startswith("test =")]
-    if not files:
-        lines.append(f'test = "sh {script}"')
-    config.write_text("\n".join(lines) + "\n")
-    for rel, text in {**files, script: f"#!/bin/sh\nexec {tests}\n"}.items():
-        (project.root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (project.root / rel).write_text(text)
-    project.git("add", "-A")
-    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the tests run through a script")
-    cheat(project, {script: f'#!/bin/sh\nexec {tests} -k "not test_add"\n'})
-    result = project.run()
+def script_project(tmp_path: Path, how: str):
+    files, command, config_test = SCRIPT_RUN_BY[how]
+    return project_running_tests_through(tmp_path, {**files, "scripts/test": f"#!/bin/sh\nexec {SUITE}\n"}, config_test), command
+
+
+def assert_the_script_as_it_was_fails(result, command: str, changed: str) -> None:
     gate = gate_of_tests(result.data)
-    assert gate["command"] == SCRIPT_COMMANDS.get(where, f"sh {script}"), gate
-    assert gate["status"] == "fail" and f"passes only with the step's change to {script}" in gate["summary"], gate
+    assert gate["command"] == command, gate
+    assert gate["status"] == "fail" and "passes only with the step's change to" in gate["summary"], gate
+    assert changed in gate["summary"].split("change to", 1)[1], gate
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("how", list(SCRIPT_RUN_BY))
+def test_a_test_deselected_in_the_script_the_tests_command_runs_still_fails_the_gate(tmp_path, how):
+    project, command = script_project(tmp_path, how)
+    cheat(project, {"scripts/test": f"#!/bin/sh\nexec {DESELECTED}\n"})
+    assert_the_script_as_it_was_fails(project.run(), command, "scripts/test")
+
+
+#: the target, pointed at scripts/check
+POINTED_AWAY = {
+    "a make target runs the script": {"Makefile": "test:\n\tsh scripts/check\n"},
+    # a variant no fix was written for
+    "an npm script runs the script": {"package.json": '{"name": "calc", "version": "1.0.0", '
+                                                      '"scripts": {"test": "sh scripts/check"}}'},
+}
+
+
+@pytest.mark.parametrize("how", list(POINTED_AWAY))
+def test_a_target_pointed_away_from_the_script_it_weakened_still_fails_the_gate(tmp_path, how):
+    """The coder weakens scripts/test, then points the target at a new,
+    weakened script: the target as it is now no longer names scripts/test,
+    while the one the pristine copy puts back runs it."""
+    project, command = script_project(tmp_path, how)
+    cheat(project, {"scripts/test": f"#!/bin/sh\nexec {DESELECTED}\n",
+                    "scripts/check": f"#!/bin/sh\nexec {DESELECTED}\n", **POINTED_AWAY[how]})
+    assert_the_script_as_it_was_fails(project.run(), command, "scripts/test")

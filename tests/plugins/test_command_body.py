@@ -8,7 +8,7 @@ import pytest
 
 from stepkit.config import Config
 from stepkit.pluginmanager import get_plugin_manager
-from stepkit.workspace.surface import rule_for, surface_rules
+from stepkit.workspace.surface import gate_scripts, rule_for, surface_rules
 
 FILES = {
     "Makefile": "test:\n\tsh scripts/test\n\tpython tools/check.py\n",
@@ -41,7 +41,8 @@ def test_the_ci_reader_says_what_a_call_runs(project, command, body):
 
 
 def test_the_scripts_behind_a_runner_target_are_on_the_surface(project):
-    rules = surface_rules(get_plugin_manager(project), project, Config(), ["make test", "npm run lint"])
+    pm = get_plugin_manager(project)
+    rules = surface_rules(pm, project, Config(), gate_scripts(pm, project, ["make test", "npm run lint"]))
     on_surface = [rel for rel in FILES if rule_for(rules, rel) is not None]
     # one level down: the target's scripts, not what those scripts run in turn
     assert sorted(on_surface) == ["Makefile", "ci/lint.sh", "package.json", "scripts/test", "tools/check.py"]
