@@ -180,6 +180,10 @@ def verify_demo_rows(f: dict) -> list[dict]:
     return [
         row("8 stepkit verify on the demo", f"{f['verify_s']:.3f} s", f"{f['shell_s']:.3f} s sh, same commands",
             f["ratio"], f"<= x{f['target_ratio']:g}", f["ratio"] <= f["target_ratio"], seconds=f["verify_s"]),
+        row("8 ↳ the floor: interpreter, entry points, listings, pipes", f"{f['floor_s']:.3f} s",
+            f"{f['budget_left_ms']:.0f} ms of the target left for stepkit's own work; it spends "
+            f"{f['stepkit_over_floor_ms']:.0f} ms", f["floor_ratio"], seconds=f["floor_s"],
+            budget_left_ms=f["budget_left_ms"], stepkit_over_floor_ms=f["stepkit_over_floor_ms"]),
         row("8 ↳ modules imported by verify", str(f["modules_imported"]),
             f"{f['plugin_modules_imported']} of them built-in plugin modules", count=f["modules_imported"]),
         row("8 ↳ project-type plugins imported (demo: python)", str(len(projects)), "1 needed",

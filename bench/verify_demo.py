@@ -16,6 +16,17 @@ and the first verify, which learns the commands, is also the warm-up that
 writes that bytecode before anything is timed (with ``--against``, the other
 install is warmed up once too).
 
+Beside them, in the same turns, the floor: the least a referee built on
+stepkit's plugin contract must do, with none of stepkit's own code
+(:data:`_FLOOR`): a Python interpreter; pluggy and the scan of the
+``stepkit`` entry-point group (third-party plugins register from there, see
+hooks.md); the config file read; one git
+listing of the tree before the gates and one after each (how the scope
+guard sees what a gate changed); and each command through ``sh -c`` with its
+output read from a pipe.  ``budget_left_ms`` is what the target leaves of
+the shell's time once the floor is paid: all of stepkit's own work (its
+plugins, detection, masking, evidence, verdicts) must fit in it.
+
 Then one verify in a process that reports how many modules it imported,
 which built-in plugins (``stepkit.plugins.*`` top-level plugin modules), how
 many regular expressions it compiled and how many of stepkit's pydantic
@@ -70,6 +81,22 @@ _IMPORT_PROBE = (
     "                  'models': len(models), 'models_built': sum(bool(m.__pydantic_complete__) for m in models)}))\n"
 )
 
+#: The floor (see the module docstring); the gate commands are its arguments.
+_FLOOR = (
+    "import importlib.metadata, json, subprocess, sys, tomllib\n"
+    "import pluggy\n"
+    "plugins = list(importlib.metadata.entry_points(group='stepkit'))\n"
+    "config = tomllib.loads(open('pyproject.toml', 'rb').read().decode())\n"
+    "def listing():\n"
+    "    return subprocess.run(['git', 'ls-files', '-z', '-t', '-s', '-m', '-d', '-o', '--exclude-standard'],\n"
+    "                          capture_output=True, check=False).stdout\n"
+    "before, results = listing(), []\n"
+    "for command in sys.argv[1:]:\n"
+    "    proc = subprocess.run(['sh', '-c', command], capture_output=True, check=False)\n"
+    "    results.append({'command': command, 'exit_code': proc.returncode, 'changed': listing() != before})\n"
+    "print(json.dumps(results))\n"
+)
+
 
 #: The venv's tools (ruff, pytest) on PATH, as an installed stepkit has them, for both sides;
 #: bytecode written and reused, as in an install.
@@ -92,20 +119,28 @@ def run(repeat: int = REPEAT) -> dict:
         gates = json.loads(first.stdout)["gates"]
         commands = [g["command"] for g in gates if g["command"]]
         shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
-        pairs = [(_seconds(verify, project), _seconds(shell, project)) for _ in range(repeat)]
+        floor = [sys.executable, "-c", _FLOOR, *commands]
+        turns = [(_seconds(verify, project), _seconds(shell, project), _seconds(floor, project))
+                 for _ in range(repeat)]
         probe = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, "verify", "--json", "--project-dir",
                                 str(project)], cwd=project, env=ENV, capture_output=True, text=True, check=False)
         imported = json.loads(probe.stdout.strip().splitlines()[-1])
         shutil.rmtree(project.parent, ignore_errors=True)
-    ratio = statistics.median(v / s for v, s in pairs)
+    ratio = statistics.median(v / s for v, s, _ in turns)
+    floor_ratio = statistics.median(f / s for _, s, f in turns)
     figures = {
         "repeat": repeat,
         "gates": {g["name"]: g["status"] for g in gates},
         "commands": [shlex.join(["sh", "-c", c]) for c in commands],
-        "verify_s": round(statistics.median(v for v, _ in pairs), 4),
-        "shell_s": round(statistics.median(s for _, s in pairs), 4),
+        "verify_s": round(statistics.median(v for v, _, _ in turns), 4),
+        "shell_s": round(statistics.median(s for _, s, _ in turns), 4),
         "ratio": round(ratio, 3),
         "target_ratio": TARGET_RATIO,
+        "floor_s": round(statistics.median(f for _, _, f in turns), 4),
+        "floor_ratio": round(floor_ratio, 3),
+        # turn by turn: what the target leaves once the floor is paid, and what stepkit spends beyond it
+        "budget_left_ms": round(statistics.median((TARGET_RATIO * s - f) * 1000 for _, s, f in turns), 1),
+        "stepkit_over_floor_ms": round(statistics.median((v - f) * 1000 for v, _, f in turns), 1),
         "modules_imported": imported["modules"],
         "plugin_modules_imported": len(imported["plugins"]),
         "regexes_compiled": imported["regexes"],
