@@ -74,6 +74,7 @@ from stepkit.workspace.scope.tree import (
     listing,
     tree_hash,
 )
+from stepkit.workspace.testresults import TestResults, read_evidence
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import tool_env
 
@@ -448,10 +449,17 @@ def run_gate(
     tests = None
     if invocation is not None and result.start_error is None:
         found = invocation.results(LogLines(result.log, output), evidence)
+        if status == "pass":
+            found = _with_printed_failures(found, evidence)
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
         if found is not None and found.failing and "failing tests (" not in evidence:
             # the report names failures the output's parser did not (node's test runner)
             evidence = "\n".join([evidence, "[from the runner's report]", *found.failing_lines()])
+        if status == "pass" and found is not None and found.failing:
+            failing = len(found.failing)
+            status, alone = "fail", False
+            headline = (f"exit code 0, yet the run reported {failing} failing test{'s' if failing != 1 else ''}: "
+                        "a run that reports a failure is no pass, whatever its exit code")
         reason = invocation.ran_no_test(output, found) if status == "pass" else None
         if reason is not None:
             status, note, headline, alone = _no_test_ran(reason)
@@ -465,6 +473,21 @@ def run_gate(
         duration_s=result.duration_s, log=result.log, summary=summary, evidence=evidence,
         started_at=started_at, tests=tests,
     )
+
+
+def _with_printed_failures(found: TestResults | None, evidence: str) -> TestResults | None:
+    """The run's per-test results with every failure its output printed.
+
+    The code under test runs inside the test process: it can set the exit
+    code at will (``atexit``, ``os._exit``) and rewrite the report after the
+    runner wrote it, but what the runner printed while the tests ran was in
+    stepkit's pipe by then.  A failure either one names is a failure."""
+    printed = read_evidence(evidence)
+    if printed is None or found is None:
+        return found or printed
+    for test_id in printed.failing:
+        found.add(test_id, printed.outcomes[test_id])
+    return found
 
 
 def not_run_text(name: str, plugin: str | None = None) -> str:
