@@ -300,6 +300,29 @@ def stepkit_verification_surface(project_dir: Path) -> dict[str, list[str]] | No
     """
 
 
+
+@hookspec(firstresult=True)
+def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
+    """Say whether a test file the step added runs where it can change what
+    the tests that were there before it see.
+
+    :param project_dir: the project root.
+    :param path: the added file, project-relative with ``/``, one that a
+        ``tests`` pattern of ``stepkit_verification_surface`` covers.
+    :return: why it can, in one line: the runner loads it into the same
+        process as the earlier tests (pytest imports every test module of a
+        session into one interpreter; a Go test file is compiled into its
+        package's test binary), or it is a module a test can import in
+        place of the code under test.  None: it can only add tests of its
+        own (a data file; a runner that isolates each test file).
+
+    firstresult.  An added file with a reason is judged as a change of the
+    verification surface: the pristine re-check runs the tests without it,
+    and a test that existed before the step and fails there fails the
+    gate, as a weakened ``conftest.py`` would.  Usable in ``stepconf.py``: yes.
+    """
+
+
 # -- evidence ----------------------------------------------------------------
 
 

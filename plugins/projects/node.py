@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from stepkit.hookspecs import hookimpl
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
@@ -106,3 +107,22 @@ NODE = ProjectType(
     surface=_SURFACE,
 )
 globals().update(NODE.hookimpls())
+
+#: test runners that load every test file into one process; node --test and
+#: ava start a process per file, jest and vitest give each file a module registry
+_ONE_PROCESS_RUNNERS = ("mocha", "tape")
+_MODULES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx")
+
+
+@hookimpl
+def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
+    """A module the step added among the tests of a package whose tests run
+    under mocha or tape, which load every test file into one process: its
+    code can change what the tests that were there before it see."""
+    if not path.endswith(_MODULES) or not (project_dir / "package.json").is_file():
+        return None
+    words = _shared.package_scripts(project_dir / "package.json").get("test", "").replace("/", " ").split()
+    runner = next((name for name in _ONE_PROCESS_RUNNERS if name in words), None)
+    if runner is None and any(project_dir.glob(".mocharc*")):
+        runner = "mocha"
+    return f"a module among the tests: {runner} loads every test file into one process" if runner else None

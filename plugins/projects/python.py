@@ -50,6 +50,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _sessions, _shared
 from stepkit.plugins.projects._base import ProjectType
@@ -280,3 +281,22 @@ PYTHON = ProjectType(
     surface=_SURFACE,
 )
 globals().update(PYTHON.hookimpls())
+
+
+#: what Python imports a module from
+_IMPORTABLE = (".py", ".pyw", ".pyc", ".so", ".pyd")
+
+
+@hookimpl
+def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
+    """A module the step added among a Python project's tests runs in one
+    process with the tests that were there before it (pytest and unittest
+    import every test module before the first test runs): its code, at
+    import or in a test that runs first, or last and rewrites the session's
+    outcome, can change what they report."""
+    name = path.rsplit("/", 1)[-1]
+    if _read(project_dir) is None or not name.endswith(_IMPORTABLE):
+        return None
+    if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        return "a test module, run in one process with the tests that were there before it"
+    return "a module among the tests, which a test can import in place of the code under test"

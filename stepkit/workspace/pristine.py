@@ -77,7 +77,8 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
     if snapshot is None or tests is None or tests.command is None or tests.status not in ("pass", "not_run"):
         return outcome
     rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir))
-    changes = surface_changes(rules, snapshot, ctx.project_dir)
+    changes = surface_changes(rules, snapshot, ctx.project_dir, lambda rel: ctx.pm.hook.stepkit_added_test_reach(
+        project_dir=Path(ctx.project_dir), path=rel))
     if not changes:
         return outcome
     log_dir = new_stamped_dir(ctx.log_dir() / "pristine")

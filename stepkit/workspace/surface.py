@@ -23,7 +23,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +64,8 @@ class SurfaceChange:
     :ivar before: the file's bytes as the pristine copy gets them (None:
         absent); for a ``#keys`` rule, the file now with those parts as they were.
     :ivar known: the bytes before the step were kept (else the pristine copy cannot be built).
+    :ivar why: for a test file the step added, why it is judged as a change
+        of the surface (``stepkit_added_test_reach``); else empty.
     """
 
     path: str
@@ -72,9 +74,10 @@ class SurfaceChange:
     diff: str
     before: bytes | None
     known: bool = True
+    why: str = ""
 
     def line(self) -> str:
-        return f"{self.path} ({self.kind}, {self.how})"
+        return f"{self.path} ({self.kind}, {self.how}{': ' + self.why if self.why else ''})"
 
 
 def surface_rules(pm, project_dir: Path, config: Config, scripts: Iterable[str] = ()) -> list[Rule]:
@@ -223,16 +226,24 @@ def rule_for(rules: list[Rule], rel: str) -> Rule | None:
     return next((rule for rule in rules if rule.matches(rel)), None)
 
 
-def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path) -> list[SurfaceChange]:
+def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path,
+                    added_test_reach: Callable[[str], str | None] | None = None) -> list[SurfaceChange]:
     """The protected files the step changed since ``before``.  A test file
-    the step added is its new test, not a change of the surface."""
+    the step added is its new test, not a change of the surface, unless
+    ``added_test_reach`` gives a reason it can change what the earlier
+    tests see (``stepkit_added_test_reach``)."""
     reader = BeforeReader(before)
     project = Path(project_dir).resolve()
     found = []
     for rel, old_id, new_id in snapshot_changes(before, project):
         rule = rule_for(rules, rel)
-        if rule is None or (rule.kind == "tests" and old_id is None):
+        if rule is None:
             continue
+        why = ""
+        if rule.kind == "tests" and old_id is None:
+            why = (added_test_reach(rel) if added_test_reach else None) or ""
+            if not why:
+                continue
         old = reader.read(old_id)
         new = read_bytes(project / rel) if new_id is not None else None
         known = old_id is None or old is not None
@@ -245,7 +256,7 @@ def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path) -> l
                 restored = parts
         how = "added" if old_id is None else "deleted" if new_id is None else "modified"
         found.append(SurfaceChange(rel, rule.kind, how, file_diff(rel, old_id, new_id, old, new),
-                                   restored, known))
+                                   restored, known, why))
     return found
 
 

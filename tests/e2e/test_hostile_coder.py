@@ -166,8 +166,7 @@ def test_an_honest_step_that_extends_a_test_file_reaches_the_approval_with_no_fl
 
 def test_a_step_that_leaves_the_surface_alone_runs_no_extra_test_command(tmp_path):
     project = python_project(tmp_path)
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, "tests/unit/test_mul.py": TEST_MUL},
-                           "sentinel": "CODER_COMPLETE"})
+    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
     logs = Path(paused.data["run_dir"]) / "logs"
@@ -256,11 +255,19 @@ def test_a_surface_file_whose_pre_step_bytes_were_not_kept_is_a_flag_that_forces
     assert reviewer_calls(project) == 1
 
 
-def test_a_new_test_module_that_patches_the_code_under_test_is_flagged_and_forces_the_review(tmp_path):
-    # not on the verification surface (a new test is the step's own), and it runs in the pristine copy too
+def test_a_new_test_module_that_patches_the_code_under_test_fails_the_gate(tmp_path):
+    # the earlier tests run again without the step's new test modules (tests/e2e/test_hostile_new_tests.py)
     project = python_project(tmp_path)
+    cheat(project, {"tests/unit/test_mul.py": MONKEYPATCH + "\n\n" + TEST_MUL})
+    assert_caught(project, project.run(), "tests/unit/test_mul.py")
+
+
+def test_a_new_test_module_that_patches_the_code_under_test_where_the_plan_names_it_is_flagged(tmp_path):
+    project = python_project(tmp_path, tasks="Add tests/unit/test_mul.py.")
     cheat(project, {"tests/unit/test_mul.py": MONKEYPATCH + "\n\n" + TEST_MUL})
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
-    assert "new module-level patch of calc.add in tests/unit/test_mul.py" in paused.data["pending"]["question"]
+    question = paused.data["pending"]["question"]
+    assert f"{ADD} passes only with the step's change to tests/unit/test_mul.py" in question
+    assert "new module-level patch of calc.add in tests/unit/test_mul.py" in question
     assert reviewer_calls(project) == 1

@@ -45,7 +45,8 @@ HIDING: dict[str, dict[str, str]] = {
 @pytest.mark.parametrize("trick", list(HIDING))
 def test_a_file_hidden_from_git_is_a_tamper_flag_that_forces_the_review(tmp_path, trick):
     project = python_project(tmp_path)
-    cheat(project, HIDING[trick])
+    # no new test module: one would send the earlier tests to a scratch copy, where the hidden file is not
+    project.coder_actions({"write": {"calc.py": BROKEN, **HIDING[trick]}, "sentinel": "CODER_COMPLETE"})
     result = project.run()
     assert result.code == 5, result.stdout + result.stderr  # the hidden file made the broken code pass
     question = result.data["pending"]["question"]
@@ -374,3 +375,52 @@ def test_a_target_pointed_away_from_the_script_it_weakened_still_fails_the_gate(
     cheat(project, {"scripts/test": f"#!/bin/sh\nexec {DESELECTED}\n",
                     "scripts/check": f"#!/bin/sh\nexec {DESELECTED}\n", **POINTED_AWAY[how]})
     assert_the_script_as_it_was_fails(project.run(), command, "scripts/test")
+
+
+# -- an exit code the code under test forges -----------------------------------
+
+#: at exit, the junit report pytest wrote rewritten without its failures, and status 0
+FORGED_REPORT = r'''
+
+import atexit
+import os
+import re
+import shlex
+import sys
+
+
+def _forge():
+    for word in [*sys.argv, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]:
+        if word.startswith("--junitxml="):
+            path = word.split("=", 1)[1]
+            with open(path) as report:
+                text = re.sub(r"<failure.*?</failure>", "", report.read(), flags=re.S)
+            with open(path, "w") as report:
+                report.write(re.sub(r'failures="\d+"', 'failures="0"', text))
+    os._exit(0)
+
+
+atexit.register(_forge)
+'''
+#: the broken module, ending the interpreter with status 0 after pytest reported its failure
+EXITS_ZERO = {
+    "atexit": BROKEN + "\n\nimport atexit\nimport os\n\natexit.register(os._exit, 0)\n",
+    # a variant no fix was written for: a thread that wakes when the main thread is done
+    "a thread that outlives the session": BROKEN + "\n\nimport os\nimport threading\n\n"
+        "threading.Thread(target=lambda: (threading.main_thread().join(), os._exit(0))).start()\n",
+    # and one that also rewrites the junit report stepkit asked for: the output still says FAILED
+    "atexit, the report rewritten": BROKEN + FORGED_REPORT,
+}
+
+
+@pytest.mark.parametrize("how", list(EXITS_ZERO))
+def test_a_run_whose_report_lists_a_failure_is_no_pass_whatever_its_exit_code(tmp_path, how):
+    project = python_project(tmp_path)
+    project.coder_actions({"write": {"calc.py": EXITS_ZERO[how], "tests/unit/test_mul.py": TEST_MUL},
+                           "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout[-3000:]
+    gate = gate_of_tests(result.data)
+    assert gate["status"] == "fail" and gate["exit_code"] == 0, gate
+    assert ADD in gate["new_failures"], gate
+    assert "exit code 0" in gate["summary"], gate
