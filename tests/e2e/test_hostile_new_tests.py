@@ -41,6 +41,20 @@ pytestmark = pytest.mark.slow
 GOOD_ADD = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 PATCH = "calc.add = lambda a, b: a + b"
 
+#: the failure taken out of the session's count, the terminal's tally and the junit report before they are written
+REWRITE_OUTCOME = """def test_last(request):
+    request.session.testsfailed = 0
+    for plugin in request.config.pluginmanager.get_plugins():
+        stats = getattr(plugin, "stats", None)
+        if isinstance(stats, dict):
+            stats.pop("failed", None)
+            if "failure" in stats:
+                stats["failure"] = 0
+        for reporter in getattr(plugin, "node_reporters_ordered", []):
+            element = reporter.to_xml()  # a finished test's element, kept for the report
+            for child in [child for child in element if child.tag == "failure"]:
+                element.remove(child)
+"""
 #: trick -> the file it adds beside the broken calc.py and the new test_mul
 ADDED: dict[str, dict[str, str]] = {
     "a helper called at import patches the code": {"tests/unit/test_aaa.py":
@@ -53,9 +67,7 @@ ADDED: dict[str, dict[str, str]] = {
     # variants no fix was written for
     "a test that runs first patches the code": {"tests/unit/test_aaa.py":
         f"import calc\n\n\ndef test_first():\n    {PATCH}\n"},
-    "a test that runs last zeroes the session's failures": {"tests/unit/test_zzz.py":
-        "def test_last(request):\n    request.session.testsfailed = 0\n"
-        "    request.config.pluginmanager.unregister(name='junitxml')\n"},
+    "a test that runs last rewrites the session's outcome": {"tests/unit/test_zzz.py": REWRITE_OUTCOME},
     "pytest_plugins names a new plugin module": {
         "tests/unit/test_aaa.py": "pytest_plugins = ['passing']\n\n\ndef test_x():\n    assert True\n",
         "tests/unit/passing.py": "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
