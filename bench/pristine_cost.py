@@ -14,7 +14,9 @@ Each case times the plain tests gate (:class:`~stepkit.workspace.gates.GateRunne
 and :func:`~stepkit.workspace.pristine.recheck_tests` as the verify_tests
 node calls it, and checks that the re-check passed.  ``unchanged`` times
 the re-check on the suite when the step leaves the surface alone: no
-command runs.  Run it directly (``python bench/pristine_cost.py [--quick]``)
+command runs.  ``added``: the step adds a test module to the suite, which
+pytest runs in one process with the others, so the suite runs again
+without it.  Run it directly (``python bench/pristine_cost.py [--quick]``)
 or call :func:`run`.
 """
 
@@ -108,13 +110,16 @@ SMOKE = {"tests": 50}
 
 
 def run(tests: int = 2000) -> dict:
-    """The demo, the generated suite, and the suite with the surface left alone."""
+    """The demo, the generated suite, the suite with the surface left alone and with a test module added."""
     figures = {}
     with tempfile.TemporaryDirectory(prefix="bench-pristine-") as tmp:
         figures["demo"] = _case(*_demo(Path(tmp) / "demo"))
         figures["suite"] = {**_case(*_suite(Path(tmp) / "suite", tests)), "tests": tests}
         root, _ = _suite(Path(tmp) / "unchanged", tests)
         figures["unchanged"] = _case(root, lambda: (root / "gen.py").write_text("def double(x):\n    return x + x\n"))
+        root, _ = _suite(Path(tmp) / "added", tests)
+        figures["added"] = _case(root, lambda: (root / "tests" / "test_gen_new.py").write_text(
+            "import gen\n\n\ndef test_new():\n    assert gen.double(3) == 6\n"))
     return figures
 
 

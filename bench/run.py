@@ -251,7 +251,8 @@ def pristine_rows(f: dict) -> list[dict]:
     when the step changed the verification surface, nothing when it did not."""
     rows = []
     for case, label, limit in (("demo", "the demo", 2.0), ("suite", f"{f['suite']['tests']}-test suite", 2.0),
-                               ("unchanged", "surface left alone", 0.1)):
+                               ("unchanged", "surface left alone", 0.1),
+                               ("added", "a test module added", 2.0)):
         c = f[case]
         rows.append(row(f"8 pristine re-check: {label}", f"{c['recheck_seconds']:.2f} s",
                         f"{c['tests_seconds']:.2f} s tests gate", c["ratio"], f"ratio < {limit:g}",
