@@ -58,7 +58,7 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
         'stepkit_test_command': {},
     },
     'stepkit.plugins.projects.python': {
-        'stepkit_added_test_reach': {},
+        'stepkit_added_file_reach': {},
         'stepkit_build_command': {},
         'stepkit_detect_notes': {},
         'stepkit_detect_project': {},
@@ -68,7 +68,7 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
         'stepkit_verification_surface': {},
     },
     'stepkit.plugins.projects.node': {
-        'stepkit_added_test_reach': {},
+        'stepkit_added_file_reach': {},
         'stepkit_build_command': {},
         'stepkit_detect_project': {},
         'stepkit_format_command': {},
@@ -84,7 +84,7 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
         'stepkit_test_command': {},
     },
     'stepkit.plugins.projects.go': {
-        'stepkit_added_test_reach': {},
+        'stepkit_added_file_reach': {},
         'stepkit_build_command': {},
         'stepkit_detect_project': {},
         'stepkit_format_command': {},

@@ -302,19 +302,25 @@ def stepkit_verification_surface(project_dir: Path) -> dict[str, list[str]] | No
 
 
 @hookspec(firstresult=True)
-def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
-    """Say whether a test file the step added runs where it can change what
-    the tests that were there before it see.
+def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool, search_roots: list[str]) -> str | None:
+    """Say whether a file the step added can change what the tests that
+    were there before it see.
 
     :param project_dir: the project root.
-    :param path: the added file, project-relative with ``/``, one that a
-        ``tests`` pattern of ``stepkit_verification_surface`` covers.
+    :param path: the added file, project-relative with ``/``: a test file
+        or a file no pattern of ``stepkit_verification_surface`` covers.
+    :param test_file: a ``tests`` pattern covers it.
+    :param search_roots: the project directories a gate command puts on an
+        interpreter's search path (``PYTHONPATH=src pytest``: ``["src"]``),
+        besides the project root.
     :return: why it can, in one line: the runner loads it into the same
         process as the earlier tests (pytest imports every test module of a
         session into one interpreter; a Go test file is compiled into its
-        package's test binary), or it is a module a test can import in
-        place of the code under test.  None: it can only add tests of its
-        own (a data file; a runner that isolates each test file).
+        package's test binary), it is a module a test can import in place
+        of the code under test, or it is found before a module the runner
+        itself imports (a ``tomllib.py`` at the root, which ``python -m
+        pytest`` imports instead of Python's own).  None: it is the step's
+        own (a new test that isolates itself, data, code).
 
     firstresult.  An added file with a reason is judged as a change of the
     verification surface: the pristine re-check runs the tests without it,

@@ -40,10 +40,10 @@ globals().update(GO.hookimpls())
 
 
 @hookimpl
-def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
+def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool) -> str | None:
     """A ``_test.go`` file the step added is compiled into its package's test
     binary with the tests that were there before it: its ``init`` and its
     tests run in their process and can rebind the package's variables."""
-    if not path.endswith("_test.go") or not (project_dir / "go.mod").is_file():
+    if not test_file or not path.endswith("_test.go") or not (project_dir / "go.mod").is_file():
         return None
     return "a test file, compiled into one test binary with its package's tests that were there before it"

@@ -115,11 +115,11 @@ _MODULES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts", ".jsx", ".tsx")
 
 
 @hookimpl
-def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
+def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool) -> str | None:
     """A module the step added among the tests of a package whose tests run
     under mocha or tape, which load every test file into one process: its
     code can change what the tests that were there before it see."""
-    if not path.endswith(_MODULES) or not (project_dir / "package.json").is_file():
+    if not test_file or not path.endswith(_MODULES) or not (project_dir / "package.json").is_file():
         return None
     words = _shared.package_scripts(project_dir / "package.json").get("test", "").replace("/", " ").split()
     runner = next((name for name in _ONE_PROCESS_RUNNERS if name in words), None)

@@ -285,18 +285,44 @@ globals().update(PYTHON.hookimpls())
 
 #: what Python imports a module from
 _IMPORTABLE = (".py", ".pyw", ".pyc", ".so", ".pyd")
+#: the runner's own modules and the ones it imports from site-packages
+_RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "tomli", "exceptiongroup",
+                             "colorama", "pygments", "execnet", "xdist", "pytest_cov", "coverage", "typing_extensions"})
 
 
 @hookimpl
-def stepkit_added_test_reach(project_dir: Path, path: str) -> str | None:
+def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool, search_roots: list[str]) -> str | None:
     """A module the step added among a Python project's tests runs in one
     process with the tests that were there before it (pytest and unittest
     import every test module before the first test runs): its code, at
     import or in a test that runs first, or last and rewrites the session's
-    outcome, can change what they report."""
-    name = path.rsplit("/", 1)[-1]
+    outcome, can change what they report.  A module added where Python
+    looks first (the root, which ``python -m`` puts on ``sys.path`` first,
+    or a directory on a gate's ``PYTHONPATH``) under the name of a module
+    of Python's own library or of the runner's is imported in its place."""
+    parent, _, name = path.rpartition("/")
     if _read(project_dir) is None or not name.endswith(_IMPORTABLE):
+        return None
+    shadowed = _shadowed_module(parent, name, search_roots)
+    if shadowed is not None:
+        return f"a module where Python looks first, imported in place of {shadowed} (Python's or the test runner's own)"
+    if not test_file:
         return None
     if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
         return "a test module, run in one process with the tests that were there before it"
     return "a module among the tests, which a test can import in place of the code under test"
+
+
+def _shadowed_module(parent: str, name: str, search_roots: list[str]) -> str | None:
+    """The module of Python's library or of the runner that a file named
+    ``name`` in ``parent`` stands in for, when ``parent`` (or, for a
+    package's ``__init__``, its parent) is a directory Python searches first."""
+    import sys
+
+    root, module = parent, name.split(".", 1)[0]
+    if module == "__init__":
+        root, _, module = parent.rpartition("/")
+    if root and root not in search_roots:
+        return None
+    library = module in sys.stdlib_module_names and module not in sys.builtin_module_names and module != "test"
+    return module if library or module in _RUNNER_MODULES else None

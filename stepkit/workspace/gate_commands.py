@@ -179,12 +179,26 @@ def run_scripts(settings: Mapping[str, object], pm: pluggy.PluginManager, projec
     gate plan's commands run now."""
     from stepkit.workspace.surface import gate_scripts
 
-    plan = settings.get(RUN_PLAN_KEY)
-    table = plan.get("commands") if isinstance(plan, dict) else None
-    commands = [planned["command"] for planned in (table.values() if isinstance(table, dict) else ())
-                if isinstance(planned, dict) and isinstance(planned.get("command"), str)]
     before = settings.get(START_SCRIPTS_KEY)
-    return sorted({*(before if isinstance(before, list) else ()), *gate_scripts(pm, project_dir, commands)})
+    return sorted({*(before if isinstance(before, list) else ()),
+                   *gate_scripts(pm, project_dir, _commands_in(settings.get(RUN_PLAN_KEY)))})
+
+
+def run_search_roots(settings: Mapping[str, object], project_dir: Path) -> list[str]:
+    """The project directories a run's gate commands, chosen when it started
+    or planned now, put on an interpreter's search path (``PYTHONPATH=src``)."""
+    from stepkit.workspace.surface import search_roots
+
+    return search_roots(project_dir, [*_commands_in(settings.get(START_COMMANDS_KEY), table_key=None),
+                                      *_commands_in(settings.get(RUN_PLAN_KEY))])
+
+
+def _commands_in(record: object, table_key: str | None = "commands") -> list[str]:
+    """The commands of a gate plan's record (``{"commands": {gate: {"command": …}}}``),
+    or of a table of them when ``table_key`` is None."""
+    table = record.get(table_key) if isinstance(record, dict) and table_key else record
+    return [planned["command"] for planned in (table.values() if isinstance(table, dict) else ())
+            if isinstance(planned, dict) and isinstance(planned.get("command"), str)]
 
 
 def _source(pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path) -> str | None:

@@ -34,7 +34,7 @@ from stepkit.records import GateResult, Outcome, StageContext
 from stepkit.text import first_of
 from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
 from stepkit.workspace.files import new_stamped_dir
-from stepkit.workspace.gate_commands import run_scripts
+from stepkit.workspace.gate_commands import run_scripts, run_search_roots
 from stepkit.workspace.scope.diff import snapshot_changes
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.scope.tree import data_id, read_bytes
@@ -77,8 +77,9 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
     if snapshot is None or tests is None or tests.command is None or tests.status not in ("pass", "not_run"):
         return outcome
     rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir))
-    changes = surface_changes(rules, snapshot, ctx.project_dir, lambda rel: ctx.pm.hook.stepkit_added_test_reach(
-        project_dir=Path(ctx.project_dir), path=rel))
+    roots = run_search_roots(ctx.settings, ctx.project_dir)
+    changes = surface_changes(rules, snapshot, ctx.project_dir, lambda rel, test_file: ctx.pm.hook.stepkit_added_file_reach(
+        project_dir=Path(ctx.project_dir), path=rel, test_file=test_file, search_roots=roots))
     if not changes:
         return outcome
     log_dir = new_stamped_dir(ctx.log_dir() / "pristine")

@@ -65,7 +65,7 @@ class SurfaceChange:
         absent); for a ``#keys`` rule, the file now with those parts as they were.
     :ivar known: the bytes before the step were kept (else the pristine copy cannot be built).
     :ivar why: for a test file the step added, why it is judged as a change
-        of the surface (``stepkit_added_test_reach``); else empty.
+        of the surface (``stepkit_added_file_reach``); else empty.
     """
 
     path: str
@@ -112,6 +112,33 @@ def gate_scripts(pm, project_dir: Path, commands: Iterable[str]) -> list[str]:
     bodies = [pm.hook.stepkit_command_body(command=command, project_dir=Path(project_dir)) for command in commands]
     run = [*commands, *(line for body in bodies if isinstance(body, str) for line in body.splitlines())]
     return command_files(Path(project_dir), run)
+
+
+#: environment variables naming the directories an interpreter searches before its own library
+SEARCH_PATH_VARIABLES = ("PYTHONPATH", "NODE_PATH", "RUBYLIB", "PERL5LIB")
+
+
+def search_roots(project_dir: Path, commands: Iterable[str]) -> list[str]:
+    """The project directories the ``commands`` put on an interpreter's
+    search path (``PYTHONPATH=src pytest``, ``env NODE_PATH=lib node …``),
+    project-relative; the project root itself is not listed."""
+    root = project_dir.resolve()
+    found: set[str] = set()
+    for command in commands:
+        for word in _words(command):
+            name, assigned, value = word.partition("=")
+            if not assigned or name not in SEARCH_PATH_VARIABLES:
+                continue
+            for part in value.split(os.pathsep):
+                if not part or "$" in part:
+                    continue
+                try:
+                    rel = (root / part).resolve().relative_to(root).as_posix()
+                except (OSError, ValueError):
+                    continue  # outside the project
+                if rel != ".":
+                    found.add(rel)
+    return sorted(found)
 
 
 def command_files(project_dir: Path, commands: Iterable[str]) -> list[str]:
@@ -227,35 +254,37 @@ def rule_for(rules: list[Rule], rel: str) -> Rule | None:
 
 
 def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path,
-                    added_test_reach: Callable[[str], str | None] | None = None) -> list[SurfaceChange]:
-    """The protected files the step changed since ``before``.  A test file
-    the step added is its new test, not a change of the surface, unless
-    ``added_test_reach`` gives a reason it can change what the earlier
-    tests see (``stepkit_added_test_reach``)."""
+                    added_file_reach: Callable[[str, bool], str | None] | None = None) -> list[SurfaceChange]:
+    """The protected files the step changed since ``before``.  A file the
+    step added that is a test file or on no pattern is its own (its new
+    test, its code), unless ``added_file_reach(path, test_file)`` gives a reason it can
+    change what the earlier tests see (``stepkit_added_file_reach``): then it
+    is a change of the surface, of its test kind or else of the startup kind."""
     reader = BeforeReader(before)
     project = Path(project_dir).resolve()
     found = []
     for rel, old_id, new_id in snapshot_changes(before, project):
         rule = rule_for(rules, rel)
-        if rule is None:
-            continue
         why = ""
-        if rule.kind == "tests" and old_id is None:
-            why = (added_test_reach(rel) if added_test_reach else None) or ""
+        if old_id is None and (rule is None or rule.kind == "tests"):
+            why = (added_file_reach(rel, rule is not None) if added_file_reach else None) or ""
             if not why:
                 continue
+        elif rule is None:
+            continue
+        kind, keys = (rule.kind, rule.keys) if rule is not None else ("startup", ())
         old = reader.read(old_id)
         new = read_bytes(project / rel) if new_id is not None else None
         known = old_id is None or old is not None
         restored: bytes | None = old
-        if rule.keys and known and old is not None and new is not None:
-            parts = _restore_parts(rel, rule.keys, old, new)
+        if keys and known and old is not None and new is not None:
+            parts = _restore_parts(rel, keys, old, new)
             if parts is not None:
                 if parts == new:
                     continue  # only unprotected parts changed
                 restored = parts
         how = "added" if old_id is None else "deleted" if new_id is None else "modified"
-        found.append(SurfaceChange(rel, rule.kind, how, file_diff(rel, old_id, new_id, old, new),
+        found.append(SurfaceChange(rel, kind, how, file_diff(rel, old_id, new_id, old, new),
                                    restored, known, why))
     return found
 

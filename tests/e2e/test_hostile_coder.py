@@ -256,7 +256,7 @@ def test_a_surface_file_whose_pre_step_bytes_were_not_kept_is_a_flag_that_forces
 
 
 def test_a_new_test_module_that_patches_the_code_under_test_fails_the_gate(tmp_path):
-    # the earlier tests run again without the step's new test modules (tests/e2e/test_hostile_new_tests.py)
+    # the earlier tests run again without the step's new test modules (tests/e2e/test_hostile_added_files.py)
     project = python_project(tmp_path)
     cheat(project, {"tests/unit/test_mul.py": MONKEYPATCH + "\n\n" + TEST_MUL})
     assert_caught(project, project.run(), "tests/unit/test_mul.py")

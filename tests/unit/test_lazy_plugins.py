@@ -63,7 +63,8 @@ def test_a_project_type_plugin_answers_nothing_without_its_markers(tmp_path, mod
     module = importlib.import_module(module_name)
     hooks = declared_hooks(module)
     assert "stepkit_detect_project" in hooks
-    values = {"project_dir": tmp_path, "config": Config(), "path": "tests/test_new.py"}
+    values = {"project_dir": tmp_path, "config": Config(), "path": "tests/test_new.py", "test_file": True,
+              "search_roots": []}
     for hook in hooks:
         function = getattr(module, hook)
         answer = function(**{name: values[name] for name in inspect.signature(function).parameters})

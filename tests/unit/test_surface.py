@@ -98,7 +98,7 @@ def test_a_new_test_file_is_the_steps_own_but_a_new_conftest_is_a_change(tmp_pat
 
 def reached(tmp_path: Path, files: dict[str, str], edits: dict[str, str]):
     """The changes as the pristine re-check asks for them: with the project's
-    answer to ``stepkit_added_test_reach`` for each test file the step added."""
+    answer to ``stepkit_added_file_reach`` for each test file the step added."""
     root = repo(tmp_path, files)
     pm = get_plugin_manager(root, load_config(root), [])
     rules = rules_of(root)
@@ -106,17 +106,18 @@ def reached(tmp_path: Path, files: dict[str, str], edits: dict[str, str]):
     for rel, text in edits.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    return surface_changes(rules, snapshot, root,
-                           lambda rel: pm.hook.stepkit_added_test_reach(project_dir=root, path=rel))
+    return surface_changes(rules, snapshot, root, lambda rel, test_file: pm.hook.stepkit_added_file_reach(
+        project_dir=root, path=rel, test_file=test_file, search_roots=[]))
 
 
 def test_a_module_added_among_a_python_projects_tests_is_a_change_and_its_data_is_not(tmp_path):
     found = reached(tmp_path, {"pyproject.toml": PYPROJECT, "tests/test_a.py": "def test_a():\n    pass\n"},
                     {"tests/test_b.py": "def test_b():\n    pass\n", "tests/calc.py": "x = 1\n",
-                     "tests/cases.json": "[]\n", "tests/sub/__init__.py": ""})
+                     "tests/cases.json": "[]\n", "tests/sub/__init__.py": "", "tomllib.py": "",
+                     "helpers.py": ""})
     assert [(c.path, c.kind, c.how, c.before) for c in found] == [
         ("tests/calc.py", "tests", "added", None), ("tests/sub/__init__.py", "tests", "added", None),
-        ("tests/test_b.py", "tests", "added", None)]
+        ("tests/test_b.py", "tests", "added", None), ("tomllib.py", "startup", "added", None)]
     assert found[2].line() == ("tests/test_b.py (tests, added: a test module, run in one process with the "
                                "tests that were there before it)")
     assert "in place of the code under test" in found[0].why

@@ -1,12 +1,13 @@
 """The scripts a gate command runs are on the verification surface; the
-files it only reads as arguments are the code it judges.  Real files in a
-tmp project."""
+files it only reads as arguments are the code it judges; the directories it
+puts on an interpreter's search path are where a module can stand in for
+the runner's own.  Real files in a tmp project."""
 
 from __future__ import annotations
 
 import pytest
 
-from stepkit.workspace.surface import command_files
+from stepkit.workspace.surface import command_files, search_roots
 
 FILES = ("scripts/test", "ci/run.sh", "tools/check.py", "calc.py", "bin/lint", "backend/scripts/test")
 
@@ -41,3 +42,17 @@ def test_the_scripts_a_command_runs(project, command, expected):
 def test_every_command_counts_once(project):
     assert command_files(project, ["sh scripts/test", "sh scripts/test -x", "bash ci/run.sh"]) == \
         ["ci/run.sh", "scripts/test"]
+
+
+@pytest.mark.parametrize(("command", "roots"), [
+    ("PYTHONPATH=src python -m pytest", ["src"]),
+    ("env PYTHONPATH=lib:src/extra pytest -q", ["lib", "src/extra"]),
+    ("export PYTHONPATH=./src && pytest", ["src"]),
+    ("NODE_PATH=lib node --test", ["lib"]),
+    ("PYTHONPATH=. pytest", []),  # the root: searched first by python -m anyway
+    ("PYTHONPATH=$PWD/src pytest", []),  # not known before the shell expands it
+    ("PYTHONPATH=/usr/lib/python3/dist-packages pytest", []),  # outside the project
+    ("pytest --pythonpath=src", []),  # pytest puts it there after it started: no shadow of pytest's own
+])
+def test_the_directories_a_command_puts_on_a_search_path(tmp_path, command, roots):
+    assert search_roots(tmp_path, [command]) == roots

@@ -1,6 +1,7 @@
-"""``stepkit_added_test_reach``: which test files the step adds can change
-what the tests that were there before them see, as each project type's
-runner loads them.  Real plugins on real files in a tmp project."""
+"""``stepkit_added_file_reach``: which files the step adds can change what
+the tests that were there before them see, as each project type's runner
+loads them: test files that share the earlier tests' process, modules found
+before the runner's own.  Real plugins on real files in a tmp project."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from stepkit.pluginmanager import get_plugin_manager
 
 
-def answer(project, path):
-    return get_plugin_manager(project).hook.stepkit_added_test_reach(project_dir=project, path=path)
+def answer(project, path, test_file=True, search_roots=()):
+    return get_plugin_manager(project).hook.stepkit_added_file_reach(
+        project_dir=project, path=path, test_file=test_file, search_roots=list(search_roots))
 
 
 @pytest.mark.parametrize(("path", "says"), [
@@ -28,6 +30,33 @@ def test_python_names_every_module_added_among_the_tests(tmp_path, path, says):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
     found = answer(tmp_path, path)
     assert (found is None) if says is None else (says in found), found
+
+
+@pytest.mark.parametrize(("path", "roots", "shadowed"), [
+    ("tomllib.py", (), "tomllib"),
+    ("json/__init__.py", (), "json"),
+    ("argparse.cpython-311-x86_64-linux-gnu.so", (), "argparse"),
+    ("pytest.py", (), "pytest"),
+    ("iniconfig.py", (), "iniconfig"),
+    ("src/pluggy/__init__.py", ("src",), "pluggy"),
+    ("src/tomllib.py", ("src",), "tomllib"),
+    ("src/tomllib.py", (), None),  # src/ is not on the gates' path: a module of the project
+    ("pkg/json.py", (), None),  # pkg.json, a submodule
+    ("calc.py", (), None),
+    ("test/__init__.py", (), None),  # the standard library's regression tests are no tool's
+    ("sys.py", (), None),  # built into the interpreter: never looked for on the path
+])
+def test_python_names_a_module_added_where_python_looks_before_its_own(tmp_path, path, roots, shadowed):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
+    found = answer(tmp_path, path, test_file=False, search_roots=roots)
+    assert (found is None) if shadowed is None else (f"in place of {shadowed} " in found), found
+
+
+def test_a_module_added_outside_the_tests_is_the_steps_code(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
+    (tmp_path / "package.json").write_text(json.dumps({"name": "x", "scripts": {"test": "mocha"}}))
+    assert answer(tmp_path, "lib/helpers.py", test_file=False) is None
+    assert answer(tmp_path, "lib/helpers.js", test_file=False) is None
 
 
 @pytest.mark.parametrize(("scripts", "mocharc", "says"), [
