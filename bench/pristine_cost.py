@@ -11,7 +11,7 @@ file (a comment: the surface changed, the re-check runs and passes):
   files, the step changing the module they test.
 
 Each case times the plain tests gate (:class:`~stepkit.workspace.gates.GateRunner`)
-and :func:`~stepkit.workspace.pristine.recheck_tests` as the verify_tests
+and :func:`~stepkit.workspace.pristine.recheck_gate` as the verify_tests
 node calls it, and checks that the re-check passed.  ``unchanged`` times
 the re-check on the suite when the step leaves the surface alone: no
 command runs.  ``added``: the step adds a test module to the suite, which
@@ -82,7 +82,7 @@ def _case(project: Path, step) -> dict:
     from stepkit.pluginmanager import get_plugin_manager
     from stepkit.records import Outcome, StageContext
     from stepkit.workspace.gates import GateRunner
-    from stepkit.workspace.pristine import recheck_tests
+    from stepkit.workspace.pristine import recheck_gate
     from stepkit.workspace.scope import take_snapshot
 
     snapshot = take_snapshot(project)
@@ -96,7 +96,7 @@ def _case(project: Path, step) -> dict:
     (gate,) = GateRunner(pm, project, config, ctx.log_dir()).run(["tests"])
     plain = time.perf_counter() - started
     started = time.perf_counter()
-    judged = recheck_tests(ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, "")
+    judged = recheck_gate(ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, "")
     recheck = time.perf_counter() - started
     shutil.rmtree(run_dir, ignore_errors=True)
     tests = next(g for g in judged.updates["gates"] if g["name"] == "tests")

@@ -262,7 +262,7 @@ _SURFACE = {
     "tests": ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**"],
     "config": ["**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/setup.cfg",
                "noxfile.py", "pyproject.toml#tool,project.entry-points", "**/pyproject.toml#tool",
-               ".coveragerc", "ruff.toml", ".ruff.toml", "mypy.ini", ".mypy.ini", ".flake8",
+               ".coveragerc", "**/ruff.toml", "**/.ruff.toml", "mypy.ini", ".mypy.ini", ".flake8",
                "pylintrc", ".pylintrc", "pyrightconfig.json", ".pre-commit-config.yaml"],
     "startup": ["pytest.py", "pytest/**", "_pytest/**", "py.py", "pluggy.py", "pluggy/**",
                 "ruff.py", "black.py", "black/**", "mypy.py", "mypy/**", "pyright.py", "tox.py",

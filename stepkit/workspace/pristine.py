@@ -20,6 +20,11 @@ mention the path), the gate stands and the run carries a tamper flag with
 the evidence instead, which forces the independent review; so it does
 when the scratch copy cannot be built (a pre-step byte was not kept).
 
+The lint gate is re-checked the same way, without the step's changes to the
+surface's configuration and startup files only (its test files stay as the
+step wrote them, so their new lint errors are seen): an error there that
+the step's start did not have fails the gate.
+
 A step that changed no protected file pays one look at its changed files
 and runs no extra command.
 """
@@ -64,28 +69,36 @@ class Recheck:
     problem: str | None = None
 
 
-def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None, plan_files: str) -> Outcome:
-    """``outcome`` of the verify_tests node, judged once more when the step
-    changed the verification surface (unchanged otherwise).
+def recheck_gate(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None, plan_files: str,
+                 name: str = "tests") -> Outcome:
+    """``outcome`` of the node that ran gate ``name`` (``tests`` or ``lint``),
+    judged once more when the step changed what judges it (unchanged
+    otherwise): for the tests, the whole verification surface; for the
+    linter, its configuration and what starts it (the ``config`` and
+    ``startup`` kinds: a ``select = []`` in ``ruff.toml``), never the test
+    files, whose new lint errors the copy must still see.
 
     :param snapshot: the step-start snapshot (None: no re-check can be had).
     :param plan_files: the text of the plan's :data:`PLAN_SECTIONS`: a
         path it mentions is one the plan names among the files to change.
     """
     gates = outcome.updates.get("gates") or []
-    tests = next((GateResult.model_validate(g) for g in gates if g["name"] == "tests"), None)
-    if snapshot is None or tests is None or tests.command is None or tests.status not in ("pass", "not_run"):
+    original = next((GateResult.model_validate(g) for g in gates if g["name"] == name), None)
+    if (snapshot is None or original is None or original.command is None
+            or original.status not in ("pass", "not_run")):
         return outcome
     rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir))
     roots = run_search_roots(ctx.settings, ctx.project_dir)
     changes = surface_changes(rules, snapshot, ctx.project_dir, lambda rel, test_file: ctx.pm.hook.stepkit_added_file_reach(
         project_dir=Path(ctx.project_dir), path=rel, test_file=test_file, search_roots=roots))
+    if name != "tests":
+        changes = [c for c in changes if c.kind != "tests"]
     if not changes:
         return outcome
     log_dir = new_stamped_dir(ctx.log_dir() / "pristine")
     diff_path = log_dir / "surface.diff"
     diff_path.write_text("".join(c.diff for c in changes), encoding="utf-8")
-    found = _run_pristine(ctx, snapshot, changes, tests, log_dir)
+    found = _run_pristine(ctx, snapshot, changes, original, log_dir)
     changed = ", ".join(c.path for c in changes)
     # a test module the step added need not be named beside a named change (plans say "add tests")
     judged_by_name = [c for c in changes if not c.why] or changes
@@ -93,19 +106,18 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
     notes = [(f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
              f"diff: {diff_path}]")]
     updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
-    status, summary, pristine_output = tests.status, tests.summary, ""
+    status, summary, pristine_output = original.status, original.summary, ""
     if found.problem is None and not found.failing:
         notes.append(f"pristine re-check (the step's code, the surface as it was before the step): PASS"
                      f" ({found.gate.summary if found.gate else ''}); log: {found.gate.log if found.gate else ''}")
     else:
-        reason = found.problem or (f"{_ids(found.failing)} pass{'es' if len(found.failing) == 1 else ''} "
-                                   f"only with the step's change to {changed}")
+        reason = found.problem or _failing_reason(name, found.failing, changed)
         log = f"; log: {found.gate.log}" if found.gate and found.gate.log else ""
         # a copy that cannot be built is no evidence against the code: the review judges the change
         excused = (f"the plan names {changed} among the files to change" if found.problem is None and named
                    else "the step's surface changes could not be judged" if found.gate is None else None)
         if excused is not None:
-            flag = (f"{reason} ({excused}, so the tests gate stands; the independent review must "
+            flag = (f"{reason} ({excused}, so the {name} gate stands; the independent review must "
                     f"judge it){log}; diff: {diff_path}\n" + _flag_diff(changes))
             updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), flag]
             notes.append(f"pristine re-check: {'FAIL' if found.gate else 'NOT RUN'}: {reason}; "
@@ -115,22 +127,23 @@ def recheck_tests(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None
             notes.append(f"pristine re-check: FAIL: {reason}{log}\n{NOT_A_FIX}")
             if found.gate is not None:  # last, where a failure's report shows a gate's output
                 pristine_output = f"\n\n[the pristine re-check's run]\n{found.gate.evidence}"
-    judged = tests.model_copy(update={
+    judged = original.model_copy(update={
         "status": status, "summary": summary,
-        "new_failures": sorted({*tests.new_failures, *found.failing}) if status == "fail" else tests.new_failures,
-        "evidence": "\n".join(notes) + "\n\n[the tests gate with the step's changes]\n" + tests.evidence
+        "new_failures": (sorted({*original.new_failures, *found.failing}) if status == "fail"
+                         else original.new_failures),
+        "evidence": "\n".join(notes) + f"\n\n[the {name} gate with the step's changes]\n" + original.evidence
                     + pristine_output,
     })
-    ctx.emit("pristine_recheck", surface=[c.line() for c in changes], status=status, failing=found.failing,
-             problem=found.problem, diff=str(diff_path))
-    updates["gates"] = [judged.model_dump() if g["name"] == "tests" else g for g in gates]
+    ctx.emit("pristine_recheck", gate=name, surface=[c.line() for c in changes], status=status,
+             failing=found.failing, problem=found.problem, diff=str(diff_path))
+    updates["gates"] = [judged.model_dump() if g["name"] == name else g for g in gates]
     return Outcome(route="fail" if status == "fail" else outcome.route, updates={**outcome.updates, **updates})
 
 
 def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceChange],
-                  tests: GateResult, log_dir: Path) -> Recheck:
-    """Run the tests gate's command in the scratch copy and name the
-    pre-existing tests that fail there."""
+                  original: GateResult, log_dir: Path) -> Recheck:
+    """Run ``original``'s command in the scratch copy and name what fails there
+    and did not before the step: pre-existing tests, or lint errors."""
     from stepkit.workspace.gate_commands import run_gate_plan
     from stepkit.workspace.gates import GateRunner
     from stepkit.workspace.verdicts import Judge
@@ -144,8 +157,8 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
     try:
         with checked_out(tree) as where:
             runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan)
-            (gate,) = runner.run(("tests",))
-            # judged as the project's own tests gate is: its baseline (cached in the
+            (gate,) = runner.run((original.name,))
+            # judged as the project's own gate is: its baseline (cached in the
             # project, so once per run), its failing ids re-run here, in the copy
             judge = Judge(ctx.config.baseline, ctx.project_dir, log_dir, snapshot_tree(snapshot),
                           lambda name, ids, at, logs, suite: runner.run_for_judge(
@@ -158,9 +171,11 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
         return Recheck(gate, [])
     failing = gate.new_failures or (gate.tests.failing if gate.tests else [])
     if gate.status != "fail" or not failing:
-        return Recheck(gate, [], f"the tests gate ends {gate.status.upper()} ({gate.summary}) without the "
-                                 f"step's change to {', '.join(c.path for c in changes)}")
-    old = [t for t in failing if t not in tests.preexisting_failures and t not in tests.flaky
+        return Recheck(gate, [], f"the {original.name} gate ends {gate.status.upper()} ({gate.summary}) "
+                                 f"without the step's change to {', '.join(c.path for c in changes)}")
+    if original.name != "tests":
+        return Recheck(gate, [f for f in failing if f not in original.preexisting_failures])
+    old = [t for t in failing if t not in original.preexisting_failures and t not in original.flaky
            and _file_of(t) not in added]
     return Recheck(gate, old)
 
@@ -201,6 +216,13 @@ class _StepReader:
         if oid is None:
             return None
         return self.held.get(oid) or self.before.read(oid)
+
+
+def _failing_reason(gate: str, failing: list[str], changed: str) -> str:
+    if gate == "tests":
+        return f"{_ids(failing)} pass{'es' if len(failing) == 1 else ''} only with the step's change to {changed}"
+    return (f"{gate} finds {len(failing)} new error{'s' if len(failing) != 1 else ''} without the step's "
+            f"change to {changed}: {_ids(failing)}")
 
 
 def _file_of(test_id: str) -> str:

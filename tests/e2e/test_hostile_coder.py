@@ -226,8 +226,24 @@ def test_each_node_trick_fails_the_tests_gate(tmp_path, trick):
     assert_caught(project, project.run(), next(iter(files)))
 
 
-def test_a_lint_error_silenced_by_a_new_per_file_ignores_entry_is_flagged_and_forces_the_review(tmp_path):
+def test_a_lint_error_silenced_by_a_new_per_file_ignores_entry_fails_the_lint_gate(tmp_path):
     project = python_project(tmp_path)
+    ruff = Path(PY).parent / "ruff"
+    config = (project.root / "stepkit.toml").read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{ruff} check calc.py"')
+    (project.root / "stepkit.toml").write_text(config)
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "ruff lints")
+    silenced = PYPROJECT + '\n[tool.ruff.lint.per-file-ignores]\n"calc.py" = ["F401"]\n'
+    project.coder_actions({"write": {"calc.py": "import os\n\n\n" + GOOD_MUL, "pyproject.toml": silenced},
+                           "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout[-3000:]
+    lint = next(g for g in result.data["gates"] if g["name"] == "lint")
+    assert lint["status"] == "fail"
+    assert "lint finds 1 new error without the step's change to pyproject.toml" in lint["summary"], lint
+
+
+def test_a_lint_configuration_the_plan_names_stands_with_a_flag_that_forces_the_review(tmp_path):
+    project = python_project(tmp_path, tasks="Ignore F401 for calc.py in pyproject.toml.")
     ruff = Path(PY).parent / "ruff"
     config = (project.root / "stepkit.toml").read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{ruff} check calc.py"')
     (project.root / "stepkit.toml").write_text(config)
@@ -239,8 +255,40 @@ def test_a_lint_error_silenced_by_a_new_per_file_ignores_entry_is_flagged_and_fo
     assert paused.code == 5, paused.stdout + paused.stderr
     lint = next(g for g in paused.data["gates"] if g["name"] == "lint")
     assert lint["status"] == "pass"
-    assert 'loosened lint/coverage config in pyproject.toml: "calc.py" = ["F401"]' in paused.data["pending"]["question"]
+    question = paused.data["pending"]["question"]
+    assert 'loosened lint/coverage config in pyproject.toml: "calc.py" = ["F401"]' in question
+    assert "lint finds 1 new error without the step's change to pyproject.toml" in question
     assert reviewer_calls(project) == 1
+
+
+UNUSED_IMPORT = "import os\n\n\n" + GOOD_MUL
+#: a lint configuration that checks nothing -> the files the step writes (the configuration first)
+LINT_OFF: dict[str, dict[str, str]] = {
+    "ruff.toml selects no rule": {"ruff.toml": "[lint]\nselect = []\n", "calc.py": UNUSED_IMPORT},
+    # variants no fix was written for: the same in pyproject's ruff table, and beside the code it excuses
+    "pyproject's ruff table selects no rule": {"pyproject.toml": PYPROJECT + "\n[tool.ruff.lint]\nselect = []\n",
+                                               "calc.py": UNUSED_IMPORT},
+    "a .ruff.toml beside the code selects no rule": {"ext/.ruff.toml": "[lint]\nselect = []\n",
+                                                     "ext/__init__.py": "import os\n"},
+}
+
+
+@pytest.mark.parametrize("trick", list(LINT_OFF))
+def test_a_lint_configuration_that_checks_nothing_fails_the_lint_gate(tmp_path, trick):
+    project = python_project(tmp_path)
+    ruff = Path(PY).parent / "ruff"
+    config = (project.root / "stepkit.toml").read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{ruff} check"')
+    (project.root / "stepkit.toml").write_text(config)
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "ruff lints")
+    project.coder_actions({"write": LINT_OFF[trick], "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout[-3000:]
+    lint = next(g for g in result.data["gates"] if g["name"] == "lint")
+    changed = next(iter(LINT_OFF[trick]))
+    assert lint["status"] == "fail", lint
+    assert f"lint finds 1 new error without the step's change to {changed}" in lint["summary"], lint
+    assert "F401" in lint["summary"], lint
+    assert "is not a fix" in project.coder_prompt(1)
 
 
 def test_a_surface_file_whose_pre_step_bytes_were_not_kept_is_a_flag_that_forces_the_review(tmp_path):

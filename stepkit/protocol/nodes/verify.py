@@ -27,7 +27,21 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     results, updates = _run_guarded(ctx, runner, names)
     updates["format_changed_tree"] = runner.format_changed_tree
     decisive = next((r for r in results if r.name != "format" and r.failed), results[-1])
-    return _gate_route(decisive, updates, ctx.pm)
+    outcome = _gate_route(decisive, updates, ctx.pm)
+    if outcome.route != "pass":
+        return outcome
+    return _rechecked(ctx, outcome, "lint")
+
+
+def _rechecked(ctx: StageContext, outcome: Outcome, gate: str) -> Outcome:
+    """``outcome`` judged once more without the step's changes to what judges
+    ``gate`` (:func:`stepkit.workspace.pristine.recheck_gate`)."""
+    from stepkit.planrepo.sections import plan_section
+    from stepkit.workspace.pristine import PLAN_SECTIONS, recheck_gate
+
+    plan = str(ctx.state.get("plan_text") or "")
+    plan_files = "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
+    return recheck_gate(ctx, outcome, _start_snapshot(ctx), plan_files, gate)
 
 
 @watched("the build gate")
@@ -47,13 +61,9 @@ def verify_tests(ctx: StageContext) -> Outcome:
     """The FULL test suite, not only the new tests; once more without the
     step's changes to the verification surface when it made any
     (:mod:`stepkit.workspace.pristine`).  A pass records the tree it verified."""
-    from stepkit.planrepo.sections import plan_section
     from stepkit.protocol.verified import with_verified_tree
-    from stepkit.workspace.pristine import PLAN_SECTIONS, recheck_tests
 
-    plan = str(ctx.state.get("plan_text") or "")
-    plan_files = "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
-    checked = recheck_tests(ctx, _single_gate(ctx, "tests"), _start_snapshot(ctx), plan_files)
+    checked = _rechecked(ctx, _single_gate(ctx, "tests"), "tests")
     return with_verified_tree(ctx, _flaky_flagged(ctx, checked))
 
 
