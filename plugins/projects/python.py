@@ -47,6 +47,7 @@ from __future__ import annotations
 import configparser
 import re
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -317,8 +318,6 @@ def _shadowed_module(parent: str, name: str, search_roots: list[str]) -> str | N
     """The module of Python's library or of the runner that a file named
     ``name`` in ``parent`` stands in for, when ``parent`` (or, for a
     package's ``__init__``, its parent) is a directory Python searches first."""
-    import sys
-
     root, module = parent, name.split(".", 1)[0]
     if module == "__init__":
         root, _, module = parent.rpartition("/")

@@ -64,8 +64,9 @@ class SurfaceChange:
     :ivar before: the file's bytes as the pristine copy gets them (None:
         absent); for a ``#keys`` rule, the file now with those parts as they were.
     :ivar known: the bytes before the step were kept (else the pristine copy cannot be built).
-    :ivar why: for a test file the step added, why it is judged as a change
-        of the surface (``stepkit_added_file_reach``); else empty.
+    :ivar why: for a file the step added that is a test file or on no
+        pattern, why it is judged as a change of the surface
+        (``stepkit_added_file_reach``); else empty.
     """
 
     path: str
