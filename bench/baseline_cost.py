@@ -34,18 +34,23 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-CONFTEST = '''import os
+CONFTEST = """import os
 import pathlib
 
 
 def pytest_sessionstart(session):
     with pathlib.Path(os.environ["BENCH_SESSIONS"]).open("a") as fh:
         fh.write("session\\n")
-'''
+"""
 PASSING = "def test_add():\n    assert 1 + 1 == 2\n\n\ndef test_more():\n    assert 2 * 2 == 4\n"
 OLD_BUG = "\n\ndef test_old_bug():\n    assert 0.1 + 0.2 == 0.3\n"
 FEATURE = "def test_feature():\n    assert 'ab'.upper() == 'AB'\n"
-GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@b",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@b",
+}
 
 
 def _project(root: Path, suite: str) -> Path:
@@ -53,9 +58,12 @@ def _project(root: Path, suite: str) -> Path:
     (root / "conftest.py").write_text(CONFTEST)
     (root / "tests" / "test_base.py").write_text(suite)
     (root / "stepkit.toml").write_text(
-        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q -p no:cacheprovider tests"\n')
+        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q -p no:cacheprovider tests"\n'
+    )
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
-        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+        subprocess.run(
+            ["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
+        )
     return root
 
 
@@ -69,16 +77,24 @@ def _gate(project: Path, snapshot, counter: Path, judged: bool) -> dict:
     pm = get_plugin_manager(project, config, [])
     before = counter.read_text().count("\n") if counter.exists() else 0
     logs = Path(tempfile.mkdtemp(prefix="bench-logs-"))
-    runner = GateRunner(pm, project, config, logs, baseline=snapshot_tree(snapshot) if judged else None)
+    runner = GateRunner(
+        pm, project, config, logs, baseline=snapshot_tree(snapshot) if judged else None
+    )
     started = time.perf_counter()
     (result,) = runner.run(["tests"])
     seconds = time.perf_counter() - started
     shutil.rmtree(logs, ignore_errors=True)
     sessions = counter.read_text().count("\n") - before
     baselines = runner.judge.baselines if runner.judge else []
-    return {"status": result.status, "sessions": sessions, "extra_runs": sessions - 1, "seconds": round(seconds, 3),
-            "preexisting": result.preexisting_failures, "new": result.new_failures,
-            "baseline_cache_hit": bool(baselines) and all(b.cached for b in baselines)}
+    return {
+        "status": result.status,
+        "sessions": sessions,
+        "extra_runs": sessions - 1,
+        "seconds": round(seconds, 3),
+        "preexisting": result.preexisting_failures,
+        "new": result.new_failures,
+        "baseline_cache_hit": bool(baselines) and all(b.cached for b in baselines),
+    }
 
 
 #: ``--smoke``: the smallest run that still goes through every code path; the
@@ -100,19 +116,28 @@ def run() -> dict:
             snapshot = take_snapshot(project)
             (project / "tests" / "test_feature.py").write_text(FEATURE)  # the step's change
             plain = _gate(project, snapshot, counter, judged=False)
-            figures[case] = {**_gate(project, snapshot, counter, judged=True), "plain_seconds": plain["seconds"]}
+            figures[case] = {
+                **_gate(project, snapshot, counter, judged=True),
+                "plain_seconds": plain["seconds"],
+            }
             if case == "preexisting":
-                figures["second_run"] = {**_gate(project, snapshot, counter, judged=True),
-                                         "plain_seconds": plain["seconds"]}
+                figures["second_run"] = {
+                    **_gate(project, snapshot, counter, judged=True),
+                    "plain_seconds": plain["seconds"],
+                }
     return figures
 
 
 def main() -> int:
     figures = run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run()
-    print(f"{'case':<12} {'status':<6} {'pytest runs':>11} {'extra':>5} {'cache hit':>9} {'s (judged)':>10} {'s (plain)':>9}")
+    print(
+        f"{'case':<12} {'status':<6} {'pytest runs':>11} {'extra':>5} {'cache hit':>9} {'s (judged)':>10} {'s (plain)':>9}"
+    )
     for case, f in figures.items():
-        print(f"{case:<12} {f['status']:<6} {f['sessions']:>11} {f['extra_runs']:>5} "
-              f"{'yes' if f['baseline_cache_hit'] else 'no':>9} {f['seconds']:>10.2f} {f['plain_seconds']:>9.2f}")
+        print(
+            f"{case:<12} {f['status']:<6} {f['sessions']:>11} {f['extra_runs']:>5} "
+            f"{'yes' if f['baseline_cache_hit'] else 'no':>9} {f['seconds']:>10.2f} {f['plain_seconds']:>9.2f}"
+        )
     print(json.dumps(figures, indent=1))
     return 0
 

@@ -233,15 +233,36 @@ def verify_peak(work: Path, kind: str, size: int) -> dict:
     env = {**os.environ, "TEST_CMD": generator}
     start = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", PEAK, sys.executable, "-m", "stepkit", "verify", "--project-dir", str(work), "--json"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=1800, check=True,
+        [
+            sys.executable,
+            "-c",
+            PEAK,
+            sys.executable,
+            "-m",
+            "stepkit",
+            "verify",
+            "--project-dir",
+            str(work),
+            "--json",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=True,
     )
     seconds = time.monotonic() - start
     *out, peak = done.stdout.strip().splitlines()
     tests = json.loads("\n".join(out))["gates"][-1]
     log_bytes = Path(tests["log"]).stat().st_size
-    return {"peak_mb": round(int(peak) / 1024, 1), "seconds": round(seconds, 2), "pipe_s": round(pipe_s, 2),
-            "status": tests["status"], "log_complete": log_bytes == size}
+    return {
+        "peak_mb": round(int(peak) / 1024, 1),
+        "seconds": round(seconds, 2),
+        "pipe_s": round(pipe_s, 2),
+        "status": tests["status"],
+        "log_complete": log_bytes == size,
+    }
 
 
 #: ``--smoke``: the smallest run that still goes through every code path; the
@@ -266,9 +287,20 @@ def run(size_mb: int = 500) -> dict:
 
         repo = Path(__file__).resolve().parents[1]
         proc = subprocess.run(
-            [sys.executable, "-c", _RUNNER, str(work), command, str(work / "sample.log"),
-             json.dumps(list(SECRETS.values())), str(work / "ordinary.log")],
-            cwd=repo, capture_output=True, text=True, check=True,
+            [
+                sys.executable,
+                "-c",
+                _RUNNER,
+                str(work),
+                command,
+                str(work / "sample.log"),
+                json.dumps(list(SECRETS.values())),
+                str(work / "ordinary.log"),
+            ],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         child = json.loads(proc.stdout)
 
@@ -302,18 +334,28 @@ def run(size_mb: int = 500) -> dict:
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
         verify = {}
         for kind in KINDS:
-            size = (200 if kind == "line" else size_mb) * 1_000_000  # the single line: 200 MB always
+            size = (
+                200 if kind == "line" else size_mb
+            ) * 1_000_000  # the single line: 200 MB always
             work = Path(tmp) / kind
             work.mkdir()
             verify[kind] = {"mb": size / 1e6, **verify_peak(work, kind, size)}
     figures["verify"] = verify
     figures["verify_ok"] = all(
-        v["peak_mb"] < TARGET_PEAK_MB and v["log_complete"] and v["seconds"] <= 1.5 * v["pipe_s"] + 1
-        for v in verify.values())
+        v["peak_mb"] < TARGET_PEAK_MB
+        and v["log_complete"]
+        and v["seconds"] <= 1.5 * v["pipe_s"] + 1
+        for v in verify.values()
+    )
     figures["ok"] = (
-        figures["verify_ok"] and figures["status"] == "pass" and figures["log_complete"] and figures["runner_peak_mb"] < TARGET_PEAK_MB
-        and figures["throughput_mb_s"] >= TARGET_MB_S and not figures["log_sample_leaked"]
-        and figures["ordinary_unchanged"] and figures["masking_ordinary_mb_s"] >= TARGET_MASKING_MB_S
+        figures["verify_ok"]
+        and figures["status"] == "pass"
+        and figures["log_complete"]
+        and figures["runner_peak_mb"] < TARGET_PEAK_MB
+        and figures["throughput_mb_s"] >= TARGET_MB_S
+        and not figures["log_sample_leaked"]
+        and figures["ordinary_unchanged"]
+        and figures["masking_ordinary_mb_s"] >= TARGET_MASKING_MB_S
     )
     width = max(len(k) for k in figures)
     for key, value in figures.items():

@@ -41,12 +41,25 @@ def _no_stages(stage, ctx):
 
 def _graph_file(directory: Path) -> Path:
     nodes = {
-        f"n{i:02d}": {"kind": "script", "call": "engine_overhead:trivial",
-                      "next": f"n{i + 1:02d}" if i + 1 < NODES else "end_success"}
+        f"n{i:02d}": {
+            "kind": "script",
+            "call": "engine_overhead:trivial",
+            "next": f"n{i + 1:02d}" if i + 1 < NODES else "end_success",
+        }
         for i in range(NODES)
     }
-    nodes["end_success"] = {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0, "output": "STEP_COMPLETE"}
-    nodes["end_failure"] = {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1, "output": "STEP_FAILED"}
+    nodes["end_success"] = {
+        "kind": "end",
+        "sentinel": "STEP_COMPLETE",
+        "exit_code": 0,
+        "output": "STEP_COMPLETE",
+    }
+    nodes["end_failure"] = {
+        "kind": "end",
+        "sentinel": "STEP_FAILED",
+        "exit_code": 1,
+        "output": "STEP_FAILED",
+    }
     path = directory / "line.yaml"
     path.write_text(yaml.safe_dump({"start": "n00", "nodes": nodes}, sort_keys=False))
     return path
@@ -76,8 +89,9 @@ def run(repeats: int = REPEATS) -> dict:
         for _ in range(repeats):
             run_dir = RunStore(project).create()
             started = time.perf_counter()
-            result = start_run(graph, run_dir, pm, dict(settings), Config(), dict(graph.initial_state),
-                               _no_stages)
+            result = start_run(
+                graph, run_dir, pm, dict(settings), Config(), dict(graph.initial_state), _no_stages
+            )
             elapsed = time.perf_counter() - started
             assert result.exit_code == 0, result.output
             per_node.append(elapsed * 1000 / (NODES + 1))

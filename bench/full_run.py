@@ -78,18 +78,39 @@ Nothing to change: the benchmark times stepkit itself.
 """
 
 ANSWERS = {
-    "orient": {"plan_summary": "Nothing to do.", "implementation_brief": "Change nothing.",
-               "staleness_report": "clean", "has_major_deviation": False, "deviation_summary": ""},
-    "edge_case_sweep": {"edge_case_report": "None.", "downstream_updates": "None",
-                        "needs_independent_review": False, "annotations": []},
-    "write_handoff": {"step_summary": "Nothing changed.", "result": "complete", "summary": "No-op.",
-                      "completed": "- nothing", "not_completed": "None", "deviations": "None",
-                      "downstream_plan_updates": "None", "edge_cases_discovered": "None",
-                      "notes_for_next_step": "None", "notes_facts": [],
-                      "acceptance_criteria": [{"criterion": "C1", "tests": []}]},
+    "orient": {
+        "plan_summary": "Nothing to do.",
+        "implementation_brief": "Change nothing.",
+        "staleness_report": "clean",
+        "has_major_deviation": False,
+        "deviation_summary": "",
+    },
+    "edge_case_sweep": {
+        "edge_case_report": "None.",
+        "downstream_updates": "None",
+        "needs_independent_review": False,
+        "annotations": [],
+    },
+    "write_handoff": {
+        "step_summary": "Nothing changed.",
+        "result": "complete",
+        "summary": "No-op.",
+        "completed": "- nothing",
+        "not_completed": "None",
+        "deviations": "None",
+        "downstream_plan_updates": "None",
+        "edge_cases_discovered": "None",
+        "notes_for_next_step": "None",
+        "notes_facts": [],
+        "acceptance_criteria": [{"criterion": "C1", "tests": []}],
+    },
 }
-GIT_ID = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-          "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+}
 
 
 def make_project(root: Path) -> Path:
@@ -113,12 +134,21 @@ def bench_env() -> dict[str, str]:
 
 def _timed(command: list[str], cwd: Path, env: dict[str, str], expect: int) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != expect:
-        raise SystemExit(f"{' '.join(command[2:4])} exited {done.returncode}, expected {expect}:\n"
-                         f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(command[2:4])} exited {done.returncode}, expected {expect}:\n"
+            f"{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
     return elapsed
 
 
@@ -129,13 +159,34 @@ def one_run(root: Path, env: dict[str, str] | None = None) -> dict:
     answers.write_text(yaml.safe_dump(ANSWERS), encoding="utf-8")
     env = env or bench_env()
     stepkit = [sys.executable, "-m", "stepkit"]
-    run_s = _timed([*stepkit, "run", "--project-dir", str(project), "--engine", f"scripted:{answers}",
-                    "--coder", "command:true", "--json"], project, env, expect=5)
-    resume_s = _timed([*stepkit, "resume", "--project-dir", str(project), "--answer", "approve", "--json"],
-                      project, env, expect=0)
+    run_s = _timed(
+        [
+            *stepkit,
+            "run",
+            "--project-dir",
+            str(project),
+            "--engine",
+            f"scripted:{answers}",
+            "--coder",
+            "command:true",
+            "--json",
+        ],
+        project,
+        env,
+        expect=5,
+    )
+    resume_s = _timed(
+        [*stepkit, "resume", "--project-dir", str(project), "--answer", "approve", "--json"],
+        project,
+        env,
+        expect=0,
+    )
     (run_dir,) = (store_dir(project) / "runs").iterdir()
     state = json.loads((run_dir / "state.json").read_text(encoding="utf-8"))
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events = [
+        json.loads(line)
+        for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     coder_log = next((run_dir / "logs").glob("coder-*[0-9].log"))
     return {
         "total_s": run_s + resume_s,
@@ -145,7 +196,9 @@ def one_run(root: Path, env: dict[str, str] | None = None) -> dict:
         "path": [state["edges"][0][0], *(edge[1] for edge in state["edges"])],
         "outcome": state["outcome"],
         "in_graph_s": _in_graph_seconds(events),
-        "commands_s": sum(e.get("duration_s") or 0 for e in events if e["event"] in ("gate", "delegate_finished")),
+        "commands_s": sum(
+            e.get("duration_s") or 0 for e in events if e["event"] in ("gate", "delegate_finished")
+        ),
         "command_events": sum(1 for e in events if e["event"] in ("gate", "delegate_finished")),
         "coder_output": coder_log.read_text(encoding="utf-8"),
     }
@@ -171,7 +224,9 @@ def git_spawns(root: Path) -> dict[str, int]:
     wrapper_dir.mkdir()
     log = root / "git.log"
     wrapper = wrapper_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\necho "$1" >> "{log}"\nexec "{real_git}" "$@"\n', encoding="utf-8")
+    wrapper.write_text(
+        f'#!/bin/sh\necho "$1" >> "{log}"\nexec "{real_git}" "$@"\n', encoding="utf-8"
+    )
     wrapper.chmod(0o755)
     env = bench_env()
     env["PATH"] = os.pathsep.join([str(wrapper_dir), env.get("PATH", "")])
@@ -228,7 +283,7 @@ def run(repeat: int = REPEAT) -> dict:
         "in_graph_overhead_ms_per_node": round(in_graph_overhead_s * 1000 / nodes, 2),
         "outside_graph_s": round(total_s - med("in_graph_s"), 4),
         "formula": "(total_s - shell_baseline_s - 2 * python_startup_s) / nodes; "
-                   "nodes = len(state.json edges) + 1; total = run + resume processes",
+        "nodes = len(state.json edges) + 1; total = run + resume processes",
         "target_ms_per_node": TARGET_MS,
     }
     figures["ok"] = figures["overhead_ms_per_node"] < TARGET_MS

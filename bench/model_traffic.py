@@ -64,8 +64,12 @@ TARGET_TEST_RUNS = 1
 #: the check the scripted coder runs before it answers (not the counted test command)
 CODER_CHECK = "python -c 'import textkit; print(textkit.slugify(\"Hello, World!\"))'"
 COUNTER_SCRIPT = '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed"\n'
-PLAN = {"files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test_slug.py"],
-        "risks": ["none"], "complexity": 3, "approach": "add slugify in its own module, re-export it"}
+PLAN = {
+    "files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test_slug.py"],
+    "risks": ["none"],
+    "complexity": 3,
+    "approach": "add slugify in its own module, re-export it",
+}
 
 
 def _env(api: MessagesAPI, **extra: str) -> dict[str, str]:
@@ -77,12 +81,19 @@ def _env(api: MessagesAPI, **extra: str) -> dict[str, str]:
 def _stepkit(project: Path, args: list[str], env: dict[str, str], expect: int) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "stepkit", *args, "--project-dir", str(project), "--json"],
-        cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
         check=False,
     )
     if done.returncode != expect:
-        raise SystemExit(f"stepkit {args[0]} exited {done.returncode}, expected {expect}:\n"
-                         f"{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"stepkit {args[0]} exited {done.returncode}, expected {expect}:\n"
+            f"{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
     return json.loads(done.stdout)
 
 
@@ -90,13 +101,20 @@ def _run_step(project: Path, api: MessagesAPI, coder: str, **env: str) -> tuple[
     """Run step 1 to the final gate, approve it; the run id and its events."""
     environ = _env(api, **env)
     sets = ["--set", "llm_max_retries=0", "--set", "llm_timeout_s=60"]
-    paused = _stepkit(project, ["run", "--step", "1", "--engine", "anthropic", "--coder", coder, *sets],
-                      environ, expect=5)
+    paused = _stepkit(
+        project,
+        ["run", "--step", "1", "--engine", "anthropic", "--coder", coder, *sets],
+        environ,
+        expect=5,
+    )
     if paused["pending"]["node"] != "gate_user_review":
         raise SystemExit(f"the run paused at {paused['pending']['node']}, not gate_user_review")
     _stepkit(project, ["resume", paused["run_id"], "--answer", "approve"], environ, expect=0)
     run_dir = store_dir(project) / "runs" / paused["run_id"]
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()]
+    events = [
+        json.loads(line)
+        for line in (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     return paused["run_id"], events
 
 
@@ -108,8 +126,10 @@ def _criteria_citing_no_test(answers: dict[str, Any]) -> list[dict[str, Any]]:
     """The demo handoff's criteria by id, as a model names them (C1 …),
     citing no test: the counted test command prints a count, no test ids a
     citation could be checked against."""
-    return [{"criterion": f"C{number}", "tests": []}
-            for number in range(1, len(answers["write_handoff"]["acceptance_criteria"]) + 1)]
+    return [
+        {"criterion": f"C{number}", "tests": []}
+        for number in range(1, len(answers["write_handoff"]["acceptance_criteria"]) + 1)
+    ]
 
 
 def _queue_orient(api: MessagesAPI, answers: dict[str, Any]) -> None:
@@ -119,7 +139,9 @@ def _queue_orient(api: MessagesAPI, answers: dict[str, Any]) -> None:
 
 def _queue_after_coder(api: MessagesAPI, answers: dict[str, Any]) -> None:
     api.reply_json(answers["edge_case_sweep"])
-    api.reply_json({**answers["write_handoff"], "acceptance_criteria": _criteria_citing_no_test(answers)})
+    api.reply_json(
+        {**answers["write_handoff"], "acceptance_criteria": _criteria_citing_no_test(answers)}
+    )
 
 
 def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
@@ -128,11 +150,23 @@ def _queue_builtin_coder(api: MessagesAPI, project: Path) -> None:
     demo = runpy.run_path(str(project / "tools" / "demo_coder.py"))
     api.reply_tool("read_file", {"path": "textkit/__init__.py"})
     api.reply_json(PLAN)
-    writes = {"textkit/slug.py": demo["SLUG"], "tests/test_slug.py": demo["TESTS"],
-              "textkit/__init__.py": demo["INIT"]}
-    api.reply([{"type": "tool_use", "id": f"toolu_w{n}", "name": "write_file",
-                "input": {"path": path, "content": text}} for n, (path, text) in enumerate(writes.items())],
-              stop_reason="tool_use")
+    writes = {
+        "textkit/slug.py": demo["SLUG"],
+        "tests/test_slug.py": demo["TESTS"],
+        "textkit/__init__.py": demo["INIT"],
+    }
+    api.reply(
+        [
+            {
+                "type": "tool_use",
+                "id": f"toolu_w{n}",
+                "name": "write_file",
+                "input": {"path": path, "content": text},
+            }
+            for n, (path, text) in enumerate(writes.items())
+        ],
+        stop_reason="tool_use",
+    )
     api.reply_tool("run_command", {"command": CODER_CHECK})
     api.reply_json({"status": "done", "summary": "added textkit.slugify with tests"})
 
@@ -167,13 +201,24 @@ def traffic_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str,
     """Per node: requests, raw bytes sent, prefix bytes and share, content bytes."""
     nodes = [e["node"] for e in events if e["event"] == "llm_call"]
     if len(nodes) != len(api.requests):
-        raise SystemExit(f"{len(api.requests)} requests reached the server but {len(nodes)} "
-                         "llm_call events were recorded")
+        raise SystemExit(
+            f"{len(api.requests)} requests reached the server but {len(nodes)} "
+            "llm_call events were recorded"
+        )
     per: dict[str, dict[str, Any]] = {}
     for node, request in zip(nodes, api.requests, strict=True):
         figures = request_figures(request.body)
-        row = per.setdefault(node, {"requests": 0, "raw_bytes": 0, "bytes": 0, "prefix_bytes": 0,
-                                    "marked_block_bytes": 0, "content_bytes": figures["content_bytes"]})
+        row = per.setdefault(
+            node,
+            {
+                "requests": 0,
+                "raw_bytes": 0,
+                "bytes": 0,
+                "prefix_bytes": 0,
+                "marked_block_bytes": 0,
+                "content_bytes": figures["content_bytes"],
+            },
+        )
         row["requests"] += 1
         row["raw_bytes"] += len(request.raw)
         for key in ("bytes", "prefix_bytes", "marked_block_bytes"):
@@ -219,8 +264,11 @@ def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
             "test_runs": runs,
             "coder_gates": coder_gates,
             "reused": [e["gate"] for e in events if e["event"] == "gate_reused"],
-            "traffic": {node: row for node, row in traffic_by_node(api, events).items()
-                        if node.startswith("coder_")},
+            "traffic": {
+                node: row
+                for node, row in traffic_by_node(api, events).items()
+                if node.startswith("coder_")
+            },
         }
 
 
@@ -258,15 +306,19 @@ class CacheModel:
     def bill(self, body: dict[str, Any]) -> dict[str, int]:
         """``input`` (full price), ``cache_write`` and ``cache_read`` tokens of one request."""
         units = _units(body)
-        tokens = [len(json.dumps(u, separators=(",", ":"), ensure_ascii=False)) // CHARS_PER_TOKEN
-                  for u, _ in units]
+        tokens = [
+            len(json.dumps(u, separators=(",", ":"), ensure_ascii=False)) // CHARS_PER_TOKEN
+            for u, _ in units
+        ]
         keys = self._keys(body, units)
         marks = [i for i, (u, _) in enumerate(units) if "cache_control" in u]
         if body.get("cache_control") and units:
             marks.append(len(units) - 1)
         if len(marks) > MAX_BREAKPOINTS:
-            raise SystemExit(f"{len(marks)} cache breakpoints in one request: the API refuses more "
-                             f"than {MAX_BREAKPOINTS}")
+            raise SystemExit(
+                f"{len(marks)} cache breakpoints in one request: the API refuses more "
+                f"than {MAX_BREAKPOINTS}"
+            )
         marks = sorted(set(marks))
         hit = -1
         for mark in marks:
@@ -281,14 +333,19 @@ class CacheModel:
             self.cached.add(keys[mark])
         read = prefix[hit] if hit >= 0 else 0
         write = prefix[written[-1]] - read if written else 0
-        return {"input": prefix[-1] - read - write if tokens else 0, "cache_write": write,
-                "cache_read": read}
+        return {
+            "input": prefix[-1] - read - write if tokens else 0,
+            "cache_write": write,
+            "cache_read": read,
+        }
 
     @staticmethod
     def _keys(body: dict[str, Any], units: list[tuple[dict[str, Any], str]]) -> list[str]:
         """The cumulative cache key of the prefix ending at each unit."""
-        settings = json.dumps([body.get("output_config"), body.get("tool_choice"),
-                               body.get("thinking")], sort_keys=True)
+        settings = json.dumps(
+            [body.get("output_config"), body.get("tool_choice"), body.get("thinking")],
+            sort_keys=True,
+        )
         digest = hashlib.sha256(str(body.get("model")).encode())
         keys, past_tools = [], False
         for unit, level in units:
@@ -305,8 +362,10 @@ def _units(body: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """The request's blocks in cache order, each with its level."""
     units = [(tool, "tools") for tool in body.get("tools") or []]
     system = body.get("system") or []
-    units += [({"type": "text", "text": system} if isinstance(system, str) else block, "system")
-              for block in (system if isinstance(system, list) else [system])]
+    units += [
+        ({"type": "text", "text": system} if isinstance(system, str) else block, "system")
+        for block in (system if isinstance(system, list) else [system])
+    ]
     for message in body["messages"]:
         content = message["content"]
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
@@ -321,24 +380,30 @@ def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, 
     billed-equivalent input tokens and their share of those sent."""
     nodes = [e["node"] for e in events if e["event"] == "llm_call"]
     if len(nodes) != len(api.requests):
-        raise SystemExit(f"{len(api.requests)} requests reached the server but {len(nodes)} "
-                         "llm_call events were recorded")
+        raise SystemExit(
+            f"{len(api.requests)} requests reached the server but {len(nodes)} "
+            "llm_call events were recorded"
+        )
     cache = CacheModel()
     per: dict[str, dict[str, Any]] = {}
     for node, request, reply in zip(nodes, api.requests, api.served, strict=True):
         billed = cache.bill(request.body)
         billed["output"] = _tokens(reply.get("content") or [])
         for name in (node, "total"):
-            row = per.setdefault(name, {"requests": 0, "input": 0, "cache_write": 0, "cache_read": 0,
-                                        "output": 0})
+            row = per.setdefault(
+                name, {"requests": 0, "input": 0, "cache_write": 0, "cache_read": 0, "output": 0}
+            )
             row["requests"] += 1
             for key, value in billed.items():
                 row[key] += value
     for row in per.values():
         row["sent"] = row["input"] + row["cache_write"] + row["cache_read"]
-        row["billed_equivalent"] = round(row["input"] + 1.25 * row["cache_write"]
-                                         + 0.1 * row["cache_read"])
-        row["billed_ratio"] = round(row["billed_equivalent"] / row["sent"], 3) if row["sent"] else 0.0
+        row["billed_equivalent"] = round(
+            row["input"] + 1.25 * row["cache_write"] + 0.1 * row["cache_read"]
+        )
+        row["billed_ratio"] = (
+            round(row["billed_equivalent"] / row["sent"], 3) if row["sent"] else 0.0
+        )
     per["total"] = per.pop("total")
     return per
 
@@ -348,46 +413,80 @@ def _tokens(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False)) // CHARS_PER_TOKEN
 
 
-BILLED_COLUMNS = (("node", "node"), ("requests", "requests"), ("sent", "input sent"),
-                  ("cache_write", "cache writes"), ("cache_read", "cache reads"), ("output", "output"),
-                  ("billed_equivalent", "billed-eq. input"), ("billed_ratio", "billed / sent"))
+BILLED_COLUMNS = (
+    ("node", "node"),
+    ("requests", "requests"),
+    ("sent", "input sent"),
+    ("cache_write", "cache writes"),
+    ("cache_read", "cache reads"),
+    ("output", "output"),
+    ("billed_equivalent", "billed-eq. input"),
+    ("billed_ratio", "billed / sent"),
+)
 
 
 def billed_table(nodes: dict[str, dict[str, Any]]) -> str:
     """The per-node table of :func:`billed_by_node`, as Markdown."""
-    lines = ["| " + " | ".join(title for _, title in BILLED_COLUMNS) + " |",
-             "|" + "---|" * len(BILLED_COLUMNS)]
+    lines = [
+        "| " + " | ".join(title for _, title in BILLED_COLUMNS) + " |",
+        "|" + "---|" * len(BILLED_COLUMNS),
+    ]
     for node, row in nodes.items():
         cells = [f"**{node}**" if node == "total" else node]
-        cells += [f"{row[key]:.2f}" if key == "billed_ratio" else f"{row[key]:,}" for key, _ in BILLED_COLUMNS[1:]]
+        cells += [
+            f"{row[key]:.2f}" if key == "billed_ratio" else f"{row[key]:,}"
+            for key, _ in BILLED_COLUMNS[1:]
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 #: answers valid for the code before and after structured verdicts (extra keys are ignored)
 REALISTIC_ANSWERS: dict[str, Any] = {
-    "orient": {"plan_summary": "Add textkit.slugify with tests, exported from the package.",
-               "implementation_brief": "Create textkit/slug.py; re-export; tests/test_slug.py.",
-               "staleness_report": "clean", "has_major_deviation": False,
-               "deviation_summary": "None", "findings": []},
-    "sweep": {"edge_case_report": "- handled: empty text (tests/test_slug.py:12)\n"
-                                  "- punted: transliteration (step 3)",
-              "downstream_updates": "None", "needs_independent_review": True,
-              "annotations": [{"step": 3, "edge_case": "`slug -` reads stdin."}]},
-    "review": {"review_report": "🟢 minor: textkit/slug.py: the docstring could name the regex",
-               "findings": [{"severity": "minor", "file": "textkit/slug.py", "criterion": "none",
-                             "problem": "the docstring could name the regex"}]},
-    "handoff": {"step_summary": "Added textkit.slugify with tests.", "result": "complete",
-                "summary": "textkit.slugify turns titles into URL slugs.",
-                "completed": "- textkit/slug.py\n- re-export\n- tests", "not_completed": "None",
-                "deviations": "- tests fix 1: the empty-text test failed; fixed the strip",
-                "downstream_plan_updates": "Step 3: an edge case for `slug -`.",
-                "edge_cases_discovered": "Non-ASCII letters are dropped.",
-                "notes_for_next_step": "Follow the module + re-export pattern.", "notes_facts": []},
+    "orient": {
+        "plan_summary": "Add textkit.slugify with tests, exported from the package.",
+        "implementation_brief": "Create textkit/slug.py; re-export; tests/test_slug.py.",
+        "staleness_report": "clean",
+        "has_major_deviation": False,
+        "deviation_summary": "None",
+        "findings": [],
+    },
+    "sweep": {
+        "edge_case_report": "- handled: empty text (tests/test_slug.py:12)\n"
+        "- punted: transliteration (step 3)",
+        "downstream_updates": "None",
+        "needs_independent_review": True,
+        "annotations": [{"step": 3, "edge_case": "`slug -` reads stdin."}],
+    },
+    "review": {
+        "review_report": "🟢 minor: textkit/slug.py: the docstring could name the regex",
+        "findings": [
+            {
+                "severity": "minor",
+                "file": "textkit/slug.py",
+                "criterion": "none",
+                "problem": "the docstring could name the regex",
+            }
+        ],
+    },
+    "handoff": {
+        "step_summary": "Added textkit.slugify with tests.",
+        "result": "complete",
+        "summary": "textkit.slugify turns titles into URL slugs.",
+        "completed": "- textkit/slug.py\n- re-export\n- tests",
+        "not_completed": "None",
+        "deviations": "- tests fix 1: the empty-text test failed; fixed the strip",
+        "downstream_plan_updates": "Step 3: an edge case for `slug -`.",
+        "edge_cases_discovered": "Non-ASCII letters are dropped.",
+        "notes_for_next_step": "Follow the module + re-export pattern.",
+        "notes_facts": [],
+    },
 }
-FAILING_ONCE = ('#!/bin/sh\nrun="$(dirname "$0")/test_runs.txt"\necho run >> "$run"\n'
-                'if [ "$(wc -l < "$run")" -le 1 ]; then echo "FAILED tests/test_slug.py::test_empty_text"; '
-                'echo "1 failed, 3 passed"; exit 1; fi\necho "4 passed"\n')
+FAILING_ONCE = (
+    '#!/bin/sh\nrun="$(dirname "$0")/test_runs.txt"\necho run >> "$run"\n'
+    'if [ "$(wc -l < "$run")" -le 1 ]; then echo "FAILED tests/test_slug.py::test_empty_text"; '
+    'echo "1 failed, 3 passed"; exit 1; fi\necho "4 passed"\n'
+)
 
 
 def _prose(topic: str, paragraphs: int) -> str:
@@ -397,7 +496,8 @@ def _prose(topic: str, paragraphs: int) -> str:
         f"documents its inputs (empty, whitespace only, mixed case, digits, punctuation run "
         f"number {n}) and is covered by a test named test_{topic}_{n} that states the expected "
         f"output literally, so a reviewer can compare it with the acceptance criterion {n % 5}."
-        for n in range(paragraphs))
+        for n in range(paragraphs)
+    )
 
 
 def realistic_project(parent: Path) -> Path:
@@ -405,17 +505,25 @@ def realistic_project(parent: Path) -> Path:
     project = prepare_demo_project(parent)
     plans = project / "plans"
     plan = plans / "steps" / "01-slugify.md"
-    plan.write_text(plan.read_text(encoding="utf-8") + "\n## Details\n\n" + _prose("detail", 40)
-                    + "\n", encoding="utf-8")
+    plan.write_text(
+        plan.read_text(encoding="utf-8") + "\n## Details\n\n" + _prose("detail", 40) + "\n",
+        encoding="utf-8",
+    )
     (plans / "NOTES.md").write_text("# Notes\n\n" + _prose("note", 25) + "\n", encoding="utf-8")
     handoffs = plans / "handoffs"
     handoffs.mkdir(exist_ok=True)
     (handoffs / "00-bootstrap.md").write_text(
         "---\nstep: 0\ntitle: Bootstrap\nresult: complete\n---\n\n## Summary\n\nSet up textkit.\n\n"
-        "## Notes for next step\n\n" + _prose("handoff", 30) + "\n", encoding="utf-8")
-    (project / "textkit" / "tables.py").write_text("".join(
-        f"TABLE_{n} = {{'key': {n}, 'name': 'entry {n}', 'weight': {n * 7 % 13}}}\n"
-        for n in range(1200)), encoding="utf-8")
+        "## Notes for next step\n\n" + _prose("handoff", 30) + "\n",
+        encoding="utf-8",
+    )
+    (project / "textkit" / "tables.py").write_text(
+        "".join(
+            f"TABLE_{n} = {{'key': {n}, 'name': 'entry {n}', 'weight': {n * 7 % 13}}}\n"
+            for n in range(1200)
+        ),
+        encoding="utf-8",
+    )
     git.commit_all(project, "a step of realistic size", name="bench", email="bench@stepkit.invalid")
     return project
 
@@ -428,7 +536,9 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("search", {"pattern": "def word_count"})
     api.reply_json(a["orient"])
     api.reply_tool("read_file", {"path": "textkit/counting.py"})
-    api.reply_tool("read_file", {"path": "textkit/__init__.py"})  # the coder changes it: it reads it first
+    api.reply_tool(
+        "read_file", {"path": "textkit/__init__.py"}
+    )  # the coder changes it: it reads it first
     api.reply_tool("list_dir", {"path": "textkit"})
     api.reply_json(PLAN)
     api.reply_tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})
@@ -445,7 +555,9 @@ def _queue_realistic(api: MessagesAPI, project: Path) -> None:
     api.reply_tool("read_file", {"path": "textkit/slug.py"})
     api.reply_tool("read_file", {"path": "tests/test_slug.py"})
     api.reply_json(a["review"])
-    api.reply_json({**a["handoff"], "acceptance_criteria": _criteria_citing_no_test(_answers(project))})
+    api.reply_json(
+        {**a["handoff"], "acceptance_criteria": _criteria_citing_no_test(_answers(project))}
+    )
 
 
 def billed_step(parent: Path) -> dict[str, Any]:
@@ -455,8 +567,9 @@ def billed_step(parent: Path) -> dict[str, Any]:
     counter.write_text(FAILING_ONCE, encoding="utf-8")
     with MessagesAPI() as api:
         _queue_realistic(api, project)
-        _, events = _run_step(project, api, "anthropic", TEST_CMD=f"sh {counter}",
-                              CODER_AUTOAPPROVE="1")
+        _, events = _run_step(
+            project, api, "anthropic", TEST_CMD=f"sh {counter}", CODER_AUTOAPPROVE="1"
+        )
         return {"nodes": billed_by_node(api, events), "cache_model": CACHE_MODEL}
 
 
@@ -489,10 +602,14 @@ def run() -> dict:
     figures["ok"] = figures["test_runs_per_step"] == TARGET_TEST_RUNS
     print(f"{'node':<16}{'requests':>9}{'bytes':>9}{'content':>9}{'x':>7}{'prefix':>9}{'share':>8}")
     for node, row in traffic.items():
-        print(f"{node:<16}{row['requests']:>9}{row['raw_bytes']:>9}{row['content_bytes']:>9}"
-              f"{row['ratio_to_content']:>7}{row['prefix_bytes']:>9}{row['prefix_share']:>8.1%}")
-    print(f"test-command runs per step: {figures['test_runs_per_step']} "
-          f"(without reuse: {figures['test_runs_without_reuse']}); reused: {figures['reused_gates']}")
+        print(
+            f"{node:<16}{row['requests']:>9}{row['raw_bytes']:>9}{row['content_bytes']:>9}"
+            f"{row['ratio_to_content']:>7}{row['prefix_bytes']:>9}{row['prefix_share']:>8.1%}"
+        )
+    print(
+        f"test-command runs per step: {figures['test_runs_per_step']} "
+        f"(without reuse: {figures['test_runs_without_reuse']}); reused: {figures['reused_gates']}"
+    )
     print(f"\nbilled input tokens, realistic step ({CACHE_MODEL})")
     print(billed_table(billed["nodes"]))
     return figures
@@ -502,7 +619,9 @@ if __name__ == "__main__":
     if sys.argv[1:] in (["--billed"], ["--billed", "--json"]):  # the billed-token figures alone
         with tempfile.TemporaryDirectory(prefix="stepkit-bench-billed-") as tmp:
             result = billed_step(Path(tmp))
-        print(json.dumps(result, indent=1) if "--json" in sys.argv else billed_table(result["nodes"]))
+        print(
+            json.dumps(result, indent=1) if "--json" in sys.argv else billed_table(result["nodes"])
+        )
         sys.exit(0)
     if sys.argv[1:] == ["--smoke"]:
         run(**SMOKE)

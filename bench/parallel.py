@@ -53,7 +53,9 @@ def make_project(root: Path) -> Path:
     steps = project / "plans" / "steps"
     steps.mkdir(parents=True)
     for number in range(1, STEPS + 1):
-        text = PLAN.replace("step: 1", f"step: {number}").replace("title: No-op step", f"title: Step {number}")
+        text = PLAN.replace("step: 1", f"step: {number}").replace(
+            "title: No-op step", f"title: Step {number}"
+        )
         (steps / f"{number:02d}-step{number}.md").write_text(text, encoding="utf-8")
     (project / "plans" / "NOTES.md").write_text("# Notes\n", encoding="utf-8")
     (project / "README.md").write_text("benchmark project\n", encoding="utf-8")
@@ -69,11 +71,20 @@ def _timed(commands: list[list[str]], cwd: Path, state: Path) -> float:
     env = {**bench_env(), **GIT_ID, "XDG_STATE_HOME": str(state)}
     start = time.perf_counter()
     for command in commands:
-        done = subprocess.run(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command[3:6])} exited {done.returncode}:\n"
-                             f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+            raise SystemExit(
+                f"{' '.join(command[3:6])} exited {done.returncode}:\n"
+                f"{done.stdout[-2000:]}{done.stderr[-2000:]}"
+            )
         if json.loads(done.stdout)["outcome"] != "STEP_COMPLETE":
             raise SystemExit(f"{' '.join(command[3:6])} did not complete:\n{done.stdout[-2000:]}")
     return time.perf_counter() - start
@@ -86,17 +97,37 @@ def one_pair(root: Path, latency_s: float) -> tuple[float, float]:
     graph = approving_graph(root)
 
     def command(project: Path, *extra: str) -> list[str]:
-        return [sys.executable, "-m", "stepkit", "run", "--project-dir", str(project),
-                "--engine", f"scripted:{answers}", "--coder", f"command:sh -c 'sleep {latency_s}'",
-                "--graph", str(graph), "--answer", "gate_user_review=approve", "--json", *extra]
+        return [
+            sys.executable,
+            "-m",
+            "stepkit",
+            "run",
+            "--project-dir",
+            str(project),
+            "--engine",
+            f"scripted:{answers}",
+            "--coder",
+            f"command:sh -c 'sleep {latency_s}'",
+            "--graph",
+            str(graph),
+            "--answer",
+            "gate_user_review=approve",
+            "--json",
+            *extra,
+        ]
 
     (root / "turn").mkdir()
     (root / "parallel").mkdir()
     in_turn = make_project(root / "turn")
     together = make_project(root / "parallel")
-    in_turn_s = _timed([command(in_turn, "--worktree", "--step", str(n)) for n in range(1, STEPS + 1)], in_turn,
-                       root / "turn" / "state")
-    parallel_s = _timed([command(together, "--parallel", str(STEPS))], together, root / "parallel" / "state")
+    in_turn_s = _timed(
+        [command(in_turn, "--worktree", "--step", str(n)) for n in range(1, STEPS + 1)],
+        in_turn,
+        root / "turn" / "state",
+    )
+    parallel_s = _timed(
+        [command(together, "--parallel", str(STEPS))], together, root / "parallel" / "state"
+    )
     return in_turn_s, parallel_s
 
 
@@ -123,7 +154,7 @@ def run(repeat: int = REPEAT, latency_s: float = LATENCY_S) -> dict:
         "ratio": round(parallel_s / in_turn_s, 3),
         "perfect_ratio": round(1 / STEPS, 3),
         "formula": "parallel_s / in_turn_s; in turn = 3 x stepkit run --worktree --step N, "
-                   "parallel = stepkit run --parallel 3",
+        "parallel = stepkit run --parallel 3",
         "target_ratio": TARGET_RATIO,
     }
     figures["ok"] = figures["ratio"] < TARGET_RATIO

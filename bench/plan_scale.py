@@ -30,10 +30,12 @@ from pathlib import Path
 
 SIZES = (100, 1_000, 10_000)
 #: Lists ``steps/`` and ``handoffs/`` of the plan repo argv[1] and stats every file.
-_FLOOR = ("import os, sys\n"
-          "for sub in ('steps', 'handoffs'):\n"
-          "    for entry in os.scandir(os.path.join(sys.argv[1], sub)):\n"
-          "        entry.stat()\n")
+_FLOOR = (
+    "import os, sys\n"
+    "for sub in ('steps', 'handoffs'):\n"
+    "    for entry in os.scandir(os.path.join(sys.argv[1], sub)):\n"
+    "        entry.stat()\n"
+)
 REPEAT = 3
 TARGET_10K_S = 0.35
 
@@ -97,14 +99,18 @@ def make_repo(root: Path, steps: int) -> Path:
     return plans
 
 
-def _median_seconds(command: list[str], check_steps: int | None = None, cwd: Path | None = None) -> float:
+def _median_seconds(
+    command: list[str], check_steps: int | None = None, cwd: Path | None = None
+) -> float:
     times = []
     for _ in range(REPEAT):
         start = time.perf_counter()
         done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
         times.append(time.perf_counter() - start)
         if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+            raise SystemExit(
+                f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}"
+            )
         if check_steps is not None and len(json.loads(done.stdout)["steps"]) != check_steps:
             raise SystemExit(f"stepkit status reported the wrong number of steps for {check_steps}")
     return statistics.median(times)
@@ -119,12 +125,24 @@ SMOKE: dict = {"sizes": (10,)}
 def run(sizes: tuple[int, ...] = SIZES) -> dict:
     """Time ``stepkit status --json`` per repo size; print and return the figures."""
     baseline = _median_seconds([sys.executable, "-c", "pass"])
-    results: dict = {"baseline_s": round(baseline, 4), "repeat": REPEAT, "target_10k_s": TARGET_10K_S,
-                     "sizes": {}}
+    results: dict = {
+        "baseline_s": round(baseline, 4),
+        "repeat": REPEAT,
+        "target_10k_s": TARGET_10K_S,
+        "sizes": {},
+    }
     with tempfile.TemporaryDirectory(prefix="stepkit-plan-scale-") as tmp:
         for size in sizes:
             plans = make_repo(Path(tmp) / str(size), size)
-            command = [sys.executable, "-m", "stepkit", "status", "--json", "--plans-dir", str(plans)]
+            command = [
+                sys.executable,
+                "-m",
+                "stepkit",
+                "status",
+                "--json",
+                "--plans-dir",
+                str(plans),
+            ]
             start = time.perf_counter()
             subprocess.run(command, cwd=plans.parent, capture_output=True, check=True)
             cold = time.perf_counter() - start
@@ -139,10 +157,14 @@ def run(sizes: tuple[int, ...] = SIZES) -> dict:
                 "ms_per_step": round((seconds - baseline) * 1000 / size, 4),
             }
     print(f"stepkit status --json, median of {REPEAT} (python -c pass: {baseline:.3f} s)")
-    print(f"{'steps':>7}  {'total s':>8}  {'cold s':>8}  {'floor s':>8}  {'over baseline s':>15}  {'ms/step':>8}")
+    print(
+        f"{'steps':>7}  {'total s':>8}  {'cold s':>8}  {'floor s':>8}  {'over baseline s':>15}  {'ms/step':>8}"
+    )
     for size, row in results["sizes"].items():
-        print(f"{size:>7}  {row['seconds']:>8.3f}  {row['cold_s']:>8.3f}  {row['floor_s']:>8.3f}  "
-              f"{row['over_baseline_s']:>15.3f}  {row['ms_per_step']:>8.4f}")
+        print(
+            f"{size:>7}  {row['seconds']:>8.3f}  {row['cold_s']:>8.3f}  {row['floor_s']:>8.3f}  "
+            f"{row['over_baseline_s']:>15.3f}  {row['ms_per_step']:>8.4f}"
+        )
     return results
 
 
@@ -158,17 +180,41 @@ def compare(other_python: str, steps: int = 10_000, repeat: int = 5) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="stepkit-plan-scale-") as tmp:
         repos = {name: make_repo(Path(tmp) / name, steps) for name in pythons}  # one run store each
-        commands = {name: [python, "-m", "stepkit", "status", "--json", "--plans-dir", str(repos[name]),
-                           "--project-dir", str(repos[name].parent)] for name, python in pythons.items()}
+        commands = {
+            name: [
+                python,
+                "-m",
+                "stepkit",
+                "status",
+                "--json",
+                "--plans-dir",
+                str(repos[name]),
+                "--project-dir",
+                str(repos[name].parent),
+            ]
+            for name, python in pythons.items()
+        }
         for name, command in commands.items():
             seconds(command, repos[name].parent)  # fills the caches
-        turns = [{**{name: seconds(command, repos[name].parent) for name, command in commands.items()},
-                  "floor": seconds([sys.executable, "-c", _FLOOR, str(repos["this"])], Path(tmp))}
-                 for _ in range(repeat)]
-    figures = {"steps": steps, "repeat": repeat, "other_python": other_python,
-               "seconds": {k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "floor")},
-               "this_over_other": round(statistics.median(t["this"] / t["other"] for t in turns), 3),
-               "this_over_floor": round(statistics.median(t["this"] / t["floor"] for t in turns), 3)}
+        turns = [
+            {
+                **{
+                    name: seconds(command, repos[name].parent) for name, command in commands.items()
+                },
+                "floor": seconds([sys.executable, "-c", _FLOOR, str(repos["this"])], Path(tmp)),
+            }
+            for _ in range(repeat)
+        ]
+    figures = {
+        "steps": steps,
+        "repeat": repeat,
+        "other_python": other_python,
+        "seconds": {
+            k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "floor")
+        },
+        "this_over_other": round(statistics.median(t["this"] / t["other"] for t in turns), 3),
+        "this_over_floor": round(statistics.median(t["this"] / t["floor"] for t in turns), 3),
+    }
     print(json.dumps(figures, indent=2))
     return figures
 

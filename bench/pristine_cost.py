@@ -34,26 +34,42 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@b",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@b",
+}
 FILES = 20
 
 
 def _commit(root: Path) -> None:
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
-        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+        subprocess.run(
+            ["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
+        )
 
 
 def _demo(root: Path) -> tuple[Path, callable]:
     shutil.copytree(REPO / "stepkit" / "examples" / "demo", root)
     (root / "stepkit.toml").write_text(
-        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q"\n')
+        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q"\n'
+    )
     _commit(root)
 
     def step() -> None:
-        subprocess.run([sys.executable, str(root / "tools" / "demo_coder.py")], cwd=root, check=True,
-                       capture_output=True, input="slugify", text=True, env={**os.environ, "STEPKIT_PROJECT_DIR": str(root)})
+        subprocess.run(
+            [sys.executable, str(root / "tools" / "demo_coder.py")],
+            cwd=root,
+            check=True,
+            capture_output=True,
+            input="slugify",
+            text=True,
+            env={**os.environ, "STEPKIT_PROJECT_DIR": str(root)},
+        )
         test = root / "tests" / "test_counting.py"
         test.write_text(test.read_text() + "\n# the step touched a pre-existing test\n")
+
     return root, step
 
 
@@ -63,17 +79,21 @@ def _suite(root: Path, tests: int) -> tuple[Path, callable]:
     (root / "pyproject.toml").write_text('[project]\nname = "gen"\nversion = "0.1"\n')
     per_file = max(1, tests // FILES)
     for n in range(FILES):
-        body = "import gen\n" + "".join(f"\n\ndef test_{n}_{i}():\n    assert gen.double({i}) == {2 * i}\n"
-                                        for i in range(per_file))
+        body = "import gen\n" + "".join(
+            f"\n\ndef test_{n}_{i}():\n    assert gen.double({i}) == {2 * i}\n"
+            for i in range(per_file)
+        )
         (root / "tests" / f"test_gen_{n:02d}.py").write_text(body)
     (root / "stepkit.toml").write_text(
-        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q -p no:cacheprovider tests"\n')
+        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{sys.executable} -m pytest -q -p no:cacheprovider tests"\n'
+    )
     _commit(root)
 
     def step() -> None:
         (root / "gen.py").write_text("def double(x):\n    return x + x\n")
         test = root / "tests" / "test_gen_00.py"
         test.write_text(test.read_text() + "\n# the step touched a pre-existing test\n")
+
     return root, step
 
 
@@ -90,19 +110,34 @@ def _case(project: Path, step) -> dict:
     config = load_config(project)
     pm = get_plugin_manager(project, config, [])
     run_dir = Path(tempfile.mkdtemp(prefix="bench-pristine-"))
-    ctx = StageContext(node="verify_tests", project_dir=project, plans_dir=project / "plans",
-                       state={"plan_text": ""}, settings={}, config=config, pm=pm, run_dir=run_dir)
+    ctx = StageContext(
+        node="verify_tests",
+        project_dir=project,
+        plans_dir=project / "plans",
+        state={"plan_text": ""},
+        settings={},
+        config=config,
+        pm=pm,
+        run_dir=run_dir,
+    )
     started = time.perf_counter()
     (gate,) = GateRunner(pm, project, config, ctx.log_dir()).run(["tests"])
     plain = time.perf_counter() - started
     started = time.perf_counter()
-    judged = recheck_gate(ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, "")
+    judged = recheck_gate(
+        ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, ""
+    )
     recheck = time.perf_counter() - started
     shutil.rmtree(run_dir, ignore_errors=True)
     tests = next(g for g in judged.updates["gates"] if g["name"] == "tests")
-    return {"status": tests["status"], "surface": judged.updates.get("surface_changes", []),
-            "tests_seconds": round(plain, 3), "recheck_seconds": round(recheck, 3),
-            "ratio": round(recheck / plain, 3) if plain else None, "plain_summary": gate.summary}
+    return {
+        "status": tests["status"],
+        "surface": judged.updates.get("surface_changes", []),
+        "tests_seconds": round(plain, 3),
+        "recheck_seconds": round(recheck, 3),
+        "ratio": round(recheck / plain, 3) if plain else None,
+        "plain_summary": gate.summary,
+    }
 
 
 #: ``--smoke``: every case once on a small generated suite (the test suite's run; figures not judged)
@@ -116,10 +151,16 @@ def run(tests: int = 2000) -> dict:
         figures["demo"] = _case(*_demo(Path(tmp) / "demo"))
         figures["suite"] = {**_case(*_suite(Path(tmp) / "suite", tests)), "tests": tests}
         root, _ = _suite(Path(tmp) / "unchanged", tests)
-        figures["unchanged"] = _case(root, lambda: (root / "gen.py").write_text("def double(x):\n    return x + x\n"))
+        figures["unchanged"] = _case(
+            root, lambda: (root / "gen.py").write_text("def double(x):\n    return x + x\n")
+        )
         root, _ = _suite(Path(tmp) / "added", tests)
-        figures["added"] = _case(root, lambda: (root / "tests" / "test_gen_new.py").write_text(
-            "import gen\n\n\ndef test_new():\n    assert gen.double(3) == 6\n"))
+        figures["added"] = _case(
+            root,
+            lambda: (root / "tests" / "test_gen_new.py").write_text(
+                "import gen\n\n\ndef test_new():\n    assert gen.double(3) == 6\n"
+            ),
+        )
     return figures
 
 
@@ -127,7 +168,9 @@ def main() -> int:
     figures = run(**SMOKE) if "--smoke" in sys.argv else run(200 if "--quick" in sys.argv else 2000)
     print(f"{'case':<10} {'status':<6} {'tests gate s':>12} {'re-check s':>10} {'ratio':>6}")
     for case, f in figures.items():
-        print(f"{case:<10} {f['status']:<6} {f['tests_seconds']:>12.2f} {f['recheck_seconds']:>10.2f} {f['ratio']:>6}")
+        print(
+            f"{case:<10} {f['status']:<6} {f['tests_seconds']:>12.2f} {f['recheck_seconds']:>10.2f} {f['ratio']:>6}"
+        )
     print(json.dumps(figures, indent=1))
     return 0
 

@@ -57,14 +57,21 @@ def median_seconds(command: list[str], repeat: int, cwd: Path | None = None) -> 
         done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
         times.append(time.perf_counter() - start)
         if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}")
+            raise SystemExit(
+                f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()}"
+            )
     return statistics.median(times)
 
 
 def heavy_imports(args: list[str], cwd: Path) -> dict[str, bool]:
     """Whether ``stepkit ARGS`` run in-process leaves ``anthropic`` and ``pydantic`` imported."""
-    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, *args], cwd=cwd,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     last = done.stdout.strip().splitlines()[-1]
     try:
         return json.loads(last)
@@ -76,20 +83,29 @@ def big_handoff(size: int = HANDOFF_BYTES) -> str:
     """A valid handoff of about ``size`` bytes as a big step writes one: 60 %
     a Completed list (every 50th item says the build, which did not run, was
     not checked), 40 % a fenced test log in Notes, Evidence rendered by stepkit."""
-    gates = [GateResult(name="lint", status="pass", command="ruff check .", exit_code=0),
-             GateResult(name="build", status="not_run"),
-             GateResult(name="tests", status="pass", command="pytest -q", exit_code=0, evidence="2 passed")]
+    gates = [
+        GateResult(name="lint", status="pass", command="ruff check .", exit_code=0),
+        GateResult(name="build", status="not_run"),
+        GateResult(
+            name="tests", status="pass", command="pytest -q", exit_code=0, evidence="2 passed"
+        ),
+    ]
     items, total = [], 0
     while total < size * 0.6:
         n = len(items) + 1
         note = " The build did not run for it, so nothing says it passed." if n % 50 == 0 else ""
-        items.append(f"- Renamed `helper_{n}` to `util_{n}` in pkg/module_{n % 97}.py; its tests pass.{note}")
+        items.append(
+            f"- Renamed `helper_{n}` to `util_{n}` in pkg/module_{n % 97}.py; its tests pass.{note}"
+        )
         total += len(items[-1]) + 1
     line = "tests/test_mod_{0}.py::test_case_{0} PASSED [{1:3d}%]"
     per_line = len(line.format(10**5, 50)) + 1
     log = "\n".join(line.format(i, i % 100) for i in range(int(size * 0.4) // per_line))
-    prose = {"summary": "Renamed the helpers; all tests passed and lint is clean. The build did not run.",
-             "completed": "\n".join(items), "notes_for_next_step": f"The full run:\n```text\n{log}\n```"}
+    prose = {
+        "summary": "Renamed the helpers; all tests passed and lint is clean. The build did not run.",
+        "completed": "\n".join(items),
+        "notes_for_next_step": f"The full run:\n```text\n{log}\n```",
+    }
     return render_handoff(step=1, title="Rename", result="complete", prose=prose, gates=gates)
 
 
@@ -111,15 +127,21 @@ def run(repeat: int = REPEAT) -> dict:
             "status": ["status", "--plans-dir", str(plans)],
             "graph": ["graph"],
         }
-        seconds = {name: median_seconds([*py, "-m", "stepkit", *args], repeat, cwd=root)
-                   for name, args in commands.items()}
+        seconds = {
+            name: median_seconds([*py, "-m", "stepkit", *args], repeat, cwd=root)
+            for name, args in commands.items()
+        }
         heavy = {name: heavy_imports(commands[name], root) for name in ("status", "graph")}
         anthropic = {name: found["anthropic"] for name, found in heavy.items()}
         (root / "small.md").write_text(big_handoff(2_000), encoding="utf-8")
         (root / "big.md").write_text(big_handoff(), encoding="utf-8")
         sizes = {name: (root / f"{name}.md").stat().st_size for name in ("small", "big")}
-        checks = {name: median_seconds([*py, "-m", "stepkit", "check-handoff", f"{name}.md"], min(repeat, 5), cwd=root)
-                  for name in ("small", "big")}
+        checks = {
+            name: median_seconds(
+                [*py, "-m", "stepkit", "check-handoff", f"{name}.md"], min(repeat, 5), cwd=root
+            )
+            for name in ("small", "big")
+        }
     figures = {
         "repeat": repeat,
         "python_c_pass_s": round(baseline, 4),
@@ -130,21 +152,30 @@ def run(repeat: int = REPEAT) -> dict:
         "anthropic_imported": anthropic,
         "pydantic_imported": {name: found["pydantic"] for name, found in heavy.items()},
         "target_status_s": TARGET_STATUS_S,
-        "check_handoff": {"bytes": sizes["big"], "seconds": round(checks["big"], 4),
-                          "small_bytes": sizes["small"], "small_seconds": round(checks["small"], 4),
-                          "ratio_to_small": round(checks["big"] / checks["small"], 2),
-                          "target_s": TARGET_CHECK_HANDOFF_S},
+        "check_handoff": {
+            "bytes": sizes["big"],
+            "seconds": round(checks["big"], 4),
+            "small_bytes": sizes["small"],
+            "small_seconds": round(checks["small"], 4),
+            "ratio_to_small": round(checks["big"] / checks["small"], 2),
+            "target_s": TARGET_CHECK_HANDOFF_S,
+        },
     }
-    figures["ok"] = (seconds["status"] < TARGET_STATUS_S and not anthropic["status"]
-                     and not figures["pydantic_imported"]["status"]
-                     and checks["big"] < TARGET_CHECK_HANDOFF_S)
+    figures["ok"] = (
+        seconds["status"] < TARGET_STATUS_S
+        and not anthropic["status"]
+        and not figures["pydantic_imported"]["status"]
+        and checks["big"] < TARGET_CHECK_HANDOFF_S
+    )
     print(f"median of {repeat} (python -c pass: {baseline:.3f} s)")
     for name, row in figures["commands"].items():
         print(f"stepkit {name:<8} {row['seconds']:.3f} s  x{row['ratio_to_python']}")
     print(f"anthropic imported: {anthropic}")
     check = figures["check_handoff"]
-    print(f"stepkit check-handoff, {check['bytes']:,} B: {check['seconds']:.3f} s "
-          f"(small handoff: {check['small_seconds']:.3f} s)")
+    print(
+        f"stepkit check-handoff, {check['bytes']:,} B: {check['seconds']:.3f} s "
+        f"(small handoff: {check['small_seconds']:.3f} s)"
+    )
     return figures
 
 
@@ -157,15 +188,23 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
         commands = {"version": ["--version"], "status": ["status", "--plans-dir", str(plans)]}
         rows = {}
         for name, args in commands.items():
-            pairs = [(median_seconds([sys.executable, "-m", "stepkit", *args], 1, cwd=root),
-                      median_seconds([other_python, "-m", "stepkit", *args], 1, cwd=root))
-                     for _ in range(repeat)]
-            rows[name] = {"this_s": round(statistics.median(a for a, _ in pairs), 4),
-                          "other_s": round(statistics.median(b for _, b in pairs), 4),
-                          "ratio": round(statistics.median(a / b for a, b in pairs), 3)}
+            pairs = [
+                (
+                    median_seconds([sys.executable, "-m", "stepkit", *args], 1, cwd=root),
+                    median_seconds([other_python, "-m", "stepkit", *args], 1, cwd=root),
+                )
+                for _ in range(repeat)
+            ]
+            rows[name] = {
+                "this_s": round(statistics.median(a for a, _ in pairs), 4),
+                "other_s": round(statistics.median(b for _, b in pairs), 4),
+                "ratio": round(statistics.median(a / b for a, b in pairs), 3),
+            }
     for name, row in rows.items():
-        print(f"stepkit {name:<8} this {row['this_s']:.3f} s  other {row['other_s']:.3f} s  "
-              f"ratio {row['ratio']}")
+        print(
+            f"stepkit {name:<8} this {row['this_s']:.3f} s  other {row['other_s']:.3f} s  "
+            f"ratio {row['ratio']}"
+        )
     return {"repeat": repeat, "other_python": other_python, "commands": rows}
 
 

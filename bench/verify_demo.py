@@ -100,8 +100,10 @@ _FLOOR = (
 
 #: The venv's tools (ruff, pytest) on PATH, as an installed stepkit has them, for both sides;
 #: bytecode written and reused, as in an install.
-ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-       "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+ENV = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+}
 
 
 def _seconds(command: list[str], cwd: Path) -> float:
@@ -114,16 +116,42 @@ def run(repeat: int = REPEAT) -> dict:
     """Measure; print and return the figures."""
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
         project = prepare_demo_project(Path(tmp))
-        verify = [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)]
-        first = subprocess.run(verify, cwd=project, env=ENV, capture_output=True, text=True, check=False)
+        verify = [
+            sys.executable,
+            "-m",
+            "stepkit",
+            "verify",
+            "--json",
+            "--project-dir",
+            str(project),
+        ]
+        first = subprocess.run(
+            verify, cwd=project, env=ENV, capture_output=True, text=True, check=False
+        )
         gates = json.loads(first.stdout)["gates"]
         commands = [g["command"] for g in gates if g["command"]]
         shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
         floor = [sys.executable, "-c", _FLOOR, *commands]
-        turns = [(_seconds(verify, project), _seconds(shell, project), _seconds(floor, project))
-                 for _ in range(repeat)]
-        probe = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, "verify", "--json", "--project-dir",
-                                str(project)], cwd=project, env=ENV, capture_output=True, text=True, check=False)
+        turns = [
+            (_seconds(verify, project), _seconds(shell, project), _seconds(floor, project))
+            for _ in range(repeat)
+        ]
+        probe = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _IMPORT_PROBE,
+                "verify",
+                "--json",
+                "--project-dir",
+                str(project),
+            ],
+            cwd=project,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         imported = json.loads(probe.stdout.strip().splitlines()[-1])
         shutil.rmtree(project.parent, ignore_errors=True)
     ratio = statistics.median(v / s for v, s, _ in turns)
@@ -139,7 +167,9 @@ def run(repeat: int = REPEAT) -> dict:
         "floor_s": round(statistics.median(f for _, _, f in turns), 4),
         "floor_ratio": round(floor_ratio, 3),
         # turn by turn: what the target leaves once the floor is paid, and what stepkit spends beyond it
-        "budget_left_ms": round(statistics.median((TARGET_RATIO * s - f) * 1000 for _, s, f in turns), 1),
+        "budget_left_ms": round(
+            statistics.median((TARGET_RATIO * s - f) * 1000 for _, s, f in turns), 1
+        ),
         "stepkit_over_floor_ms": round(statistics.median((v - f) * 1000 for v, _, f in turns), 1),
         "modules_imported": imported["modules"],
         "plugin_modules_imported": len(imported["plugins"]),
@@ -160,25 +190,53 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
         project = prepare_demo_project(Path(tmp))
         pythons = {"this": sys.executable, "other": other_python}
-        first = subprocess.run([sys.executable, "-m", "stepkit", "verify", "--json"], cwd=project, env=ENV,
-                               capture_output=True, text=True, check=False)
+        first = subprocess.run(
+            [sys.executable, "-m", "stepkit", "verify", "--json"],
+            cwd=project,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
         shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
-        _seconds([other_python, "-m", "stepkit", "verify", "--json"], project)  # its warm-up: bytecode written
-        turns = [{**{name: _seconds([python, "-m", "stepkit", "verify", "--json"], project)
-                     for name, python in pythons.items()}, "shell": _seconds(shell, project)}
-                 for _ in range(repeat)]
+        _seconds(
+            [other_python, "-m", "stepkit", "verify", "--json"], project
+        )  # its warm-up: bytecode written
+        turns = [
+            {
+                **{
+                    name: _seconds([python, "-m", "stepkit", "verify", "--json"], project)
+                    for name, python in pythons.items()
+                },
+                "shell": _seconds(shell, project),
+            }
+            for _ in range(repeat)
+        ]
         imported = {}
         for name, python in pythons.items():
-            probe = subprocess.run([python, "-c", _IMPORT_PROBE, "verify", "--json"], cwd=project, env=ENV,
-                                   capture_output=True, text=True, check=False)
+            probe = subprocess.run(
+                [python, "-c", _IMPORT_PROBE, "verify", "--json"],
+                cwd=project,
+                env=ENV,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             found = json.loads(probe.stdout.strip().splitlines()[-1])
             imported[name] = {**found, "plugins": len(found["plugins"])}
-    figures = {"repeat": repeat, "other_python": other_python,
-               "seconds": {k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "shell")},
-               "ratio_to_shell": {k: round(statistics.median(t[k] / t["shell"] for t in turns), 3)
-                                  for k in ("this", "other")},
-               "imported": imported}
+    figures = {
+        "repeat": repeat,
+        "other_python": other_python,
+        "seconds": {
+            k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "shell")
+        },
+        "ratio_to_shell": {
+            k: round(statistics.median(t[k] / t["shell"] for t in turns), 3)
+            for k in ("this", "other")
+        },
+        "imported": imported,
+    }
     print(json.dumps(figures, indent=2))
     return figures
 

@@ -44,10 +44,13 @@ def claude_cost(result: dict[str, Any]) -> float | None:
 def claude_usage(result: dict[str, Any]) -> Usage:
     """The tokens and cost of Claude Code's ``result`` object."""
     u = result.get("usage") or {}
-    return Usage(input_tokens=count(u.get("input_tokens")), output_tokens=count(u.get("output_tokens")),
-                 cache_read_tokens=count(u.get("cache_read_input_tokens")),
-                 cache_write_tokens=count(u.get("cache_creation_input_tokens")),
-                 cost_usd=claude_cost(result) or 0.0)
+    return Usage(
+        input_tokens=count(u.get("input_tokens")),
+        output_tokens=count(u.get("output_tokens")),
+        cache_read_tokens=count(u.get("cache_read_input_tokens")),
+        cache_write_tokens=count(u.get("cache_creation_input_tokens")),
+        cost_usd=claude_cost(result) or 0.0,
+    )
 
 
 def codex_turn_usage(event: dict[str, Any]) -> Usage:
@@ -55,9 +58,12 @@ def codex_turn_usage(event: dict[str, Any]) -> Usage:
     include the cached ones: they are split out)."""
     u = event.get("usage") or {}
     cached = count(u.get("cached_input_tokens"))
-    return Usage(input_tokens=max(0, count(u.get("input_tokens")) - cached), cache_read_tokens=cached,
-                 cache_write_tokens=count(u.get("cache_write_input_tokens")),
-                 output_tokens=count(u.get("output_tokens")))
+    return Usage(
+        input_tokens=max(0, count(u.get("input_tokens")) - cached),
+        cache_read_tokens=cached,
+        cache_write_tokens=count(u.get("cache_write_input_tokens")),
+        output_tokens=count(u.get("output_tokens")),
+    )
 
 
 # A subscription CLI's usage or rate limit, in the words each prints it (see
@@ -67,10 +73,15 @@ def codex_turn_usage(event: dict[str, Any]) -> Usage:
 # 3pm (Europe/Berlin)" in newer ones, or api_error_status 429) and Codex's error
 # events ("You've hit your usage limit. … try again at 3:04 PM." / "… try again
 # in 2 days 3 hours", or "exceeded retry limit, last status: 429 Too Many Requests").
-_LIMIT = lazy_compile(r"usage limit|(?:session|weekly|daily|5-hour|opus) limit|hit your (?:\w+ )?limit|"
-                    r"rate.?limit|429 Too Many Requests", re.IGNORECASE)
+_LIMIT = lazy_compile(
+    r"usage limit|(?:session|weekly|daily|5-hour|opus) limit|hit your (?:\w+ )?limit|"
+    r"rate.?limit|429 Too Many Requests",
+    re.IGNORECASE,
+)
 _EPOCH = lazy_compile(r"limit reached\|(?P<epoch>\d{9,11})")
-_RESETS = lazy_compile(r"(?:resets?(?: at)?|try again (?:at|in))\s+(?P<when>[^.\n|]*[^.\s|])", re.IGNORECASE)
+_RESETS = lazy_compile(
+    r"(?:resets?(?: at)?|try again (?:at|in))\s+(?P<when>[^.\n|]*[^.\s|])", re.IGNORECASE
+)
 
 
 def usage_limit(text: str) -> str | None:
@@ -84,8 +95,11 @@ def usage_limit(text: str) -> str | None:
         when = datetime.fromtimestamp(int(epoch.group("epoch")), UTC).strftime("%Y-%m-%d %H:%M UTC")
         return f"a usage limit (it resets at {when})"
     resets = _RESETS.search(text)
-    kind = "a rate limit" if re.search(r"rate.?limit|429", text, re.IGNORECASE) and "usage" not in text.lower() \
+    kind = (
+        "a rate limit"
+        if re.search(r"rate.?limit|429", text, re.IGNORECASE) and "usage" not in text.lower()
         else "a usage limit"
+    )
     if resets:
         word = "in" if resets.group(0).lower().startswith("try again in") else "at"
         return f"{kind} (it resets {word} {resets.group('when').strip()})"

@@ -72,8 +72,10 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
             return answer
         meant = slips(answer, question.options)
         if meant:
-            console.print(f"Did you mean {escape(' or '.join(meant))}? Type the option in full"
-                          + (", or comments of two words or more." if question.allow_other else "."))
+            console.print(
+                f"Did you mean {escape(' or '.join(meant))}? Type the option in full"
+                + (", or comments of two words or more." if question.allow_other else ".")
+            )
             continue
         if question.allow_other and answer:
             return answer

@@ -22,4 +22,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'stepkit' has no attribute {name!r}")
 
 
-__all__ = ["RunResult", "__version__", "detect_gates", "hookimpl", "plan_status", "resume_run", "run_stage", "run_step", "verify"]
+__all__ = [
+    "RunResult",
+    "__version__",
+    "detect_gates",
+    "hookimpl",
+    "plan_status",
+    "resume_run",
+    "run_stage",
+    "run_step",
+    "verify",
+]

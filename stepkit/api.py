@@ -22,12 +22,23 @@ from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
 from stepkit.records import GateResult, RunResult
 
-if TYPE_CHECKING:  # the run engine and the YAML reader are imported by the calls that use them, not by verify
+if (
+    TYPE_CHECKING
+):  # the run engine and the YAML reader are imported by the calls that use them, not by verify
     from stepkit.engine.driver import StageRunner
 
 __all__ = [
-    "RunInterrupted", "RunResult", "check_run", "detect_gates", "parse_answers", "parse_sets", "plan_status",
-    "resume_run", "run_stage", "run_step", "verify",
+    "RunInterrupted",
+    "RunResult",
+    "check_run",
+    "detect_gates",
+    "parse_answers",
+    "parse_sets",
+    "plan_status",
+    "resume_run",
+    "run_stage",
+    "run_step",
+    "verify",
 ]
 
 
@@ -101,16 +112,45 @@ def run_step(
         from stepkit.worktrees.create import isolated
 
         plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
-        with isolated(project, plans, _step_request(step), prompt or "", merge=merge, base=worktree_base) as tree:
-            return run_step(prompt, step, Path(tree.project) / tree.plans, tree.project, engine, coder, reviewer,
-                            graph, sets, answers, pm, rerun=rerun, options=options,
-                            disabled_plugins=disabled_plugins, observers=observers, stage_runner=stage_runner,
-                            worktree=False)
+        with isolated(
+            project, plans, _step_request(step), prompt or "", merge=merge, base=worktree_base
+        ) as tree:
+            return run_step(
+                prompt,
+                step,
+                Path(tree.project) / tree.plans,
+                tree.project,
+                engine,
+                coder,
+                reviewer,
+                graph,
+                sets,
+                answers,
+                pm,
+                rerun=rerun,
+                options=options,
+                disabled_plugins=disabled_plugins,
+                observers=observers,
+                stage_runner=stage_runner,
+                worktree=False,
+            )
     if merge or worktree_base:
         what = "--merge" if merge else "a worktree base"
         raise UsageError(f"{what} works only with --worktree (or the worktree = true setting)")
-    the_graph, settings = _graph_settings(project, config, graph, prompt, step, plans_dir, engine, coder, reviewer,
-                                          sets, answers, options)
+    the_graph, settings = _graph_settings(
+        project,
+        config,
+        graph,
+        prompt,
+        step,
+        plans_dir,
+        engine,
+        coder,
+        reviewer,
+        sets,
+        answers,
+        options,
+    )
     settings.update(_worktree_setting(project))
     handoff, choice = _resolve_up_front(the_graph, settings, rerun)
     names_step = _LockNamesStep()
@@ -128,8 +168,14 @@ def run_step(
                 state["step_choice"] = choice
             if handoff is not None:
                 state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
-            return finish_run(with_step_report(start_run(the_graph, run, pm, settings, config, state,
-                                                         stage_runner or _run_stage)), settings)
+            return finish_run(
+                with_step_report(
+                    start_run(
+                        the_graph, run, pm, settings, config, state, stage_runner or _run_stage
+                    )
+                ),
+                settings,
+            )
     finally:
         _unregister(pm, observers)
 
@@ -161,17 +207,38 @@ def check_run(
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
-    _, settings = _graph_settings(project, config, graph, None, None, plans_dir, engine, coder, reviewer,
-                                  sets, answers, options)
+    _, settings = _graph_settings(
+        project,
+        config,
+        graph,
+        None,
+        None,
+        plans_dir,
+        engine,
+        coder,
+        reviewer,
+        sets,
+        answers,
+        options,
+    )
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     _check_up_front(pm, config, settings, disabled_plugins)
 
 
-def _graph_settings(project: Path, config: Any, graph: str | Path | None, prompt: str | None,
-                    step: int | str | None, plans_dir: str | Path | None, engine: str | None, coder: str | None,
-                    reviewer: str | None, sets: Mapping[str, Any] | Iterable[str] | None,
-                    answers: Mapping[str, str] | Iterable[str] | None,
-                    options: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any]]:
+def _graph_settings(
+    project: Path,
+    config: Any,
+    graph: str | Path | None,
+    prompt: str | None,
+    step: int | str | None,
+    plans_dir: str | Path | None,
+    engine: str | None,
+    coder: str | None,
+    reviewer: str | None,
+    sets: Mapping[str, Any] | Iterable[str] | None,
+    answers: Mapping[str, str] | Iterable[str] | None,
+    options: Mapping[str, Any] | None,
+) -> tuple[Any, dict[str, Any]]:
     """The run's graph and its settings (:func:`_settings`), ``sets`` and
     ``answers`` checked against the graph.
 
@@ -180,8 +247,21 @@ def _graph_settings(project: Path, config: Any, graph: str | Path | None, prompt
     the_graph = _load_graph(graph, config)
     initial = parse_sets(sets, the_graph)
     stages = [node.stage for node in the_graph.nodes.values() if node.kind == "stage"]
-    return the_graph, _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
-                                initial, parse_answers(answers, the_graph), options, stages)
+    return the_graph, _settings(
+        project,
+        config,
+        the_graph,
+        prompt,
+        step,
+        plans_dir,
+        engine,
+        coder,
+        reviewer,
+        initial,
+        parse_answers(answers, the_graph),
+        options,
+        stages,
+    )
 
 
 def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:
@@ -199,8 +279,12 @@ def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tupl
     from stepkit.protocol.nodes import routes
 
     # the protocol's own resolve_step (a graph may reuse it; a test may stand in for it)
-    if not any(node.kind == "script" and getattr(node.function, "__module__", None) == routes.__name__
-               and getattr(node.function, "__name__", None) == "resolve_step" for node in graph.nodes.values()):
+    if not any(
+        node.kind == "script"
+        and getattr(node.function, "__module__", None) == routes.__name__
+        and getattr(node.function, "__name__", None) == "resolve_step"
+        for node in graph.nodes.values()
+    ):
         return None, ""
     try:
         repo = PlanRepo.load(settings["plans_dir"])
@@ -209,8 +293,10 @@ def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tupl
         raise UsageError(f"{exc}; no run was started") from None
     done = repo.finished(step)
     if done and not rerun:
-        raise UsageError(f"step {step.number} ({step.title}) is already complete ({done}): "
-                         "it is not run again unless you pass --rerun")
+        raise UsageError(
+            f"step {step.number} ({step.title}) is already complete ({done}): "
+            "it is not run again unless you pass --rerun"
+        )
     path = repo.handoff_path(step)
     return (path if rerun and path.is_file() else None), why
 
@@ -271,8 +357,15 @@ def resume_run(
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
-            result = finish_run(with_step_report(resume(the_graph, run, pm, config, checkpoint, answer,
-                                                        stage_runner or _run_stage)), checkpoint.settings, merge)
+            result = finish_run(
+                with_step_report(
+                    resume(
+                        the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage
+                    )
+                ),
+                checkpoint.settings,
+                merge,
+            )
         finally:
             _unregister(pm, observers)
     if (result.pending or {}).get("slip"):
@@ -324,7 +417,9 @@ def _parse_set_strings(sets: Iterable[str]) -> dict[str, Any]:
         key, sep, raw = str(item).partition("=")
         key = key.strip()
         if not sep or not key.isidentifier():
-            raise UsageError(f"--set {item}: expected KEY=VALUE with KEY a name (e.g. max_fix_attempts=3)")
+            raise UsageError(
+                f"--set {item}: expected KEY=VALUE with KEY a name (e.g. max_fix_attempts=3)"
+            )
         try:
             result[key] = load_yaml(raw) if raw.strip() else ""
         except yaml.YAMLError:
@@ -349,23 +444,35 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
         for item in answers:
             node, sep, text = str(item).partition("=")
             if not sep or not node.strip():
-                raise UsageError(f"--answer {item}: expected NODE=TEXT (e.g. gate_deviation=proceed)")
+                raise UsageError(
+                    f"--answer {item}: expected NODE=TEXT (e.g. gate_deviation=proceed)"
+                )
             pairs.append((node.strip(), text))
-    allowed = [n.id for n in graph.nodes.values() if n.kind in ("approval", "input") and n.pre_answer]
+    allowed = [
+        n.id for n in graph.nodes.values() if n.kind in ("approval", "input") and n.pre_answer
+    ]
     result = {}
     for node_id, text in pairs:
         node = graph.nodes.get(node_id)
         if node is None or node.kind not in ("approval", "input"):
-            raise UsageError(f"--answer {node_id}=…: no approval or input node '{node_id}' in graph "
-                             f"{graph.name} (pre-answerable: {', '.join(allowed) or 'none'})")
+            raise UsageError(
+                f"--answer {node_id}=…: no approval or input node '{node_id}' in graph "
+                f"{graph.name} (pre-answerable: {', '.join(allowed) or 'none'})"
+            )
         if not node.pre_answer:
-            what = "the final approval gate" if graph.approves_the_step(node_id) else f"node {node_id}"
-            raise UsageError(f"--answer {node_id}=…: {what} can only be answered after its question is "
-                             f"shown (pre-answerable: {', '.join(allowed) or 'none'})")
+            what = (
+                "the final approval gate" if graph.approves_the_step(node_id) else f"node {node_id}"
+            )
+            raise UsageError(
+                f"--answer {node_id}=…: {what} can only be answered after its question is "
+                f"shown (pre-answerable: {', '.join(allowed) or 'none'})"
+            )
         meant = slips(str(text), node.options) if node.kind == "approval" else []
         if meant:
-            raise UsageError(f"--answer {node_id}={text}: not an option: did you mean {' or '.join(meant)}? "
-                             f"(options: {', '.join(node.options)})")
+            raise UsageError(
+                f"--answer {node_id}={text}: not an option: did you mean {' or '.join(meant)}? "
+                f"(options: {', '.join(node.options)})"
+            )
         result[node_id] = str(text)
     return result
 
@@ -417,16 +524,37 @@ def run_stage(
     config = load_config(project)
     the_graph = _load_graph(None, config)
     initial = parse_sets(sets, the_graph)
-    settings = _settings(project, config, the_graph, prompt, step, plans_dir, engine, coder, reviewer,
-                         initial, {}, None, [name])
+    settings = _settings(
+        project,
+        config,
+        the_graph,
+        prompt,
+        step,
+        plans_dir,
+        engine,
+        coder,
+        reviewer,
+        initial,
+        {},
+        None,
+        [name],
+    )
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     _check_up_front(pm, config, settings, disabled_plugins)
     state = _initial_state(the_graph, settings)
 
     def context(node: str) -> StageContext:
-        return StageContext(node=node, project_dir=project, plans_dir=Path(settings["plans_dir"]),
-                            state=dict(state), settings=settings, config=config, pm=pm, ask=ask,
-                            adhoc_dir=adhoc_dir(project))
+        return StageContext(
+            node=node,
+            project_dir=project,
+            plans_dir=Path(settings["plans_dir"]),
+            state=dict(state),
+            settings=settings,
+            config=config,
+            pm=pm,
+            ask=ask,
+            adhoc_dir=adhoc_dir(project),
+        )
 
     def ask(question: Any) -> str:
         from stepkit.pluginmanager import first_answer
@@ -434,8 +562,10 @@ def run_stage(
         try:
             answer, _ = first_answer(pm, "stepkit_ask", question=question, settings=settings)
         except Paused:
-            raise UsageError(f"stage {name} needs an answer at {question.node} ({question.text.splitlines()[0]}); "
-                             "run it on a terminal") from None
+            raise UsageError(
+                f"stage {name} needs an answer at {question.node} ({question.text.splitlines()[0]}); "
+                "run it on a terminal"
+            ) from None
         return str(answer or "")
 
     resolved = resolve_step(context("resolve_step"))
@@ -510,8 +640,9 @@ def verify(
         logs = new_stamped_dir(verify_dir(project)) / "logs"
         plan = plan_gates(pm, project, config)
         plan = plan if fix else check_mode(plan, pm, project, config)
-        results = run_gates(pm, project, config, logs, on_start=on_start, on_gate=on_gate, plan=plan,
-                            baseline=base)
+        results = run_gates(
+            pm, project, config, logs, on_start=on_start, on_gate=on_gate, plan=plan, baseline=base
+        )
     types = project_types(pm, project)
     return {
         # a verify in which no gate ran is no evidence that the project passes
@@ -522,7 +653,9 @@ def verify(
     }
 
 
-def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plugins: Iterable[str] = ()) -> dict[str, Any]:
+def detect_gates(
+    project_dir: str | Path = ".", pm: Any = None, *, disabled_plugins: Iterable[str] = ()
+) -> dict[str, Any]:
     """Each gate's command and the plugin that chose it, without running anything
     (``stepkit detect --json``'s object)."""
     from stepkit.config import load_config
@@ -532,22 +665,46 @@ def detect_gates(project_dir: str | Path = ".", pm: Any = None, *, disabled_plug
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    gates = [{"name": gate, "command": command, "plugin": plugin,
-              "source": pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project)
-              if command else None}
-             for gate, (command, plugin) in resolve_commands(pm, project, config).items()]
-    notes = [note for answer in pm.hook.stepkit_detect_notes(project_dir=project) for note in answer or ()]
-    return {"project_dir": str(project), "project_types": project_types(pm, project), "gates": gates,
-            "tool_dirs": tool_dirs(pm, project), "notes": notes, "load_errors": dict(pm.load_errors),
-            "unsupported": _unsupported(pm, project), "order": pm.hook.stepkit_gate_order(project_dir=project)}
+    gates = [
+        {
+            "name": gate,
+            "command": command,
+            "plugin": plugin,
+            "source": pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project)
+            if command
+            else None,
+        }
+        for gate, (command, plugin) in resolve_commands(pm, project, config).items()
+    ]
+    notes = [
+        note
+        for answer in pm.hook.stepkit_detect_notes(project_dir=project)
+        for note in answer or ()
+    ]
+    return {
+        "project_dir": str(project),
+        "project_types": project_types(pm, project),
+        "gates": gates,
+        "tool_dirs": tool_dirs(pm, project),
+        "notes": notes,
+        "load_errors": dict(pm.load_errors),
+        "unsupported": _unsupported(pm, project),
+        "order": pm.hook.stepkit_gate_order(project_dir=project),
+    }
 
 
 def _unsupported(pm: Any, project: Path) -> list[str]:
     """The build systems no plugin gives gates for (``stepkit_unsupported_build_systems``)."""
-    return [name for answer in pm.hook.stepkit_unsupported_build_systems(project_dir=project) for name in answer or ()]
+    return [
+        name
+        for answer in pm.hook.stepkit_unsupported_build_systems(project_dir=project)
+        for name in answer or ()
+    ]
 
 
-def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = None) -> dict[str, Any]:
+def plan_status(
+    project_dir: str | Path = ".", plans_dir: str | Path | None = None
+) -> dict[str, Any]:
     """The plan repo's steps, dependencies and problems, and the project's
     paused runs with their age, and its steps in work trees and on unmerged
     ``stepkit/`` branches (``stepkit status --json``'s object)."""
@@ -561,8 +718,12 @@ def plan_status(project_dir: str | Path = ".", plans_dir: str | Path | None = No
 
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
-    return {**status_report(PlanRepo.load(plans)), "paused_runs": paused_runs(RunStore(project).runs),
-            **store_report(project), **worktree_status(project, plans)}
+    return {
+        **status_report(PlanRepo.load(plans)),
+        "paused_runs": paused_runs(RunStore(project).runs),
+        **store_report(project),
+        **worktree_status(project, plans),
+    }
 
 
 def _run_stage(name: str, ctx: Any) -> Any:
@@ -584,14 +745,29 @@ def _load_graph(source: str | Path | None, config: Any) -> Any:
 
 def _initial_state(graph: Any, settings: dict[str, Any]) -> dict[str, Any]:
     """The graph's initial state, the ``--set`` values, the prompt and the step asked for."""
-    return {**graph.initial_state, **settings["sets"], "prompt": settings["prompt"],
-            "step_request": settings["step"]}
+    return {
+        **graph.initial_state,
+        **settings["sets"],
+        "prompt": settings["prompt"],
+        "step_request": settings["step"],
+    }
 
 
-def _settings(project: Path, config: Any, graph: Any, prompt: str | None, step: int | str | None,
-              plans_dir: str | Path | None, engine: str | None, coder: str | None, reviewer: str | None,
-              sets: dict[str, Any], answers: dict[str, str], options: Mapping[str, Any] | None,
-              stages: list[str]) -> dict[str, Any]:
+def _settings(
+    project: Path,
+    config: Any,
+    graph: Any,
+    prompt: str | None,
+    step: int | str | None,
+    plans_dir: str | Path | None,
+    engine: str | None,
+    coder: str | None,
+    reviewer: str | None,
+    sets: dict[str, Any],
+    answers: dict[str, str],
+    options: Mapping[str, Any] | None,
+    stages: list[str],
+) -> dict[str, Any]:
     """Run settings: what stages and plugins read from ``ctx.settings``.
 
     ``--set`` values are both initial state and settings, so engine and coder
@@ -632,7 +808,11 @@ def _worktree_setting(project: Path) -> dict[str, Any]:
     from stepkit.workspace.worktree_record import SETTING, record_of
 
     record = record_of(project)
-    return {SETTING: record.as_settings()} if record and Path(record.project).resolve() == project else {}
+    return (
+        {SETTING: record.as_settings()}
+        if record and Path(record.project).resolve() == project
+        else {}
+    )
 
 
 def _step_request(step: int | str | None) -> str:
@@ -648,11 +828,17 @@ def _new_run(store: Any) -> Any:
     try:
         return store.create()
     except OSError as exc:
-        reason = "it is not a directory" if store.runs.exists() and not store.runs.is_dir() else exc.strerror
+        reason = (
+            "it is not a directory"
+            if store.runs.exists() and not store.runs.is_dir()
+            else exc.strerror
+        )
         raise UsageError(f"cannot create a run in {store.runs}: {reason}") from None
 
 
-def _check_up_front(pm: Any, config: Any, settings: dict[str, Any], disabled: Iterable[str]) -> None:
+def _check_up_front(
+    pm: Any, config: Any, settings: dict[str, Any], disabled: Iterable[str]
+) -> None:
     """The checks before a command runs anything: the plugins' own
     (``stepkit_configure``: an engine's spec and credentials), then that a
     live plugin owns the coder, reviewer and engine specs.
@@ -683,11 +869,16 @@ def _check_engine(pm: Any, settings: dict[str, Any], disabled: Sequence[str]) ->
     if not disabled or not spec:
         return
     kind = str(spec).partition(":")[0]
-    named = {re.split(r"[:\[]", usage, maxsplit=1)[0]
-             for answer in pm.hook.stepkit_engine_kinds() for usage in answer or {}}
+    named = {
+        re.split(r"[:\[]", usage, maxsplit=1)[0]
+        for answer in pm.hook.stepkit_engine_kinds()
+        for usage in answer or {}
+    }
     if kind not in named:
-        raise UsageError(f"--engine {spec}: no enabled plugin provides the engine kind {kind!r} "
-                         f"(disabled: {', '.join(f'-p no:{name}' for name in disabled)}); nothing was run")
+        raise UsageError(
+            f"--engine {spec}: no enabled plugin provides the engine kind {kind!r} "
+            f"(disabled: {', '.join(f'-p no:{name}' for name in disabled)}); nothing was run"
+        )
 
 
 def _check_delegates(pm: Any, settings: dict[str, Any], disabled: Sequence[str] = ()) -> None:
@@ -705,16 +896,27 @@ def _check_delegates(pm: Any, settings: dict[str, Any], disabled: Sequence[str] 
         checkers = {impl.plugin_name for impl in pm.hook.stepkit_check_delegate.get_hookimpls()}
         spec = settings.get(role)
         if not owners and disabled and spec:
-            raise UsageError(f"--{role} {spec}: no enabled plugin runs the {stage.name} stage "
-                             f"(disabled: {', '.join(f'-p no:{name}' for name in disabled)}); nothing was run")
+            raise UsageError(
+                f"--{role} {spec}: no enabled plugin runs the {stage.name} stage "
+                f"(disabled: {', '.join(f'-p no:{name}' for name in disabled)}); nothing was run"
+            )
         if not owners or not owners <= checkers:
             continue
-        answers = [a for a in reversed(pm.hook.stepkit_check_delegate(role=role, spec=spec))  # built-ins first
-                   if a is not None]
+        answers = [
+            a
+            for a in reversed(
+                pm.hook.stepkit_check_delegate(role=role, spec=spec)
+            )  # built-ins first
+            if a is not None
+        ]
         if answers and "" not in answers:
-            off = f"; disabled: {', '.join(f'-p no:{name}' for name in disabled)}" if disabled else ""
-            raise UsageError(f"--{role} {spec}: unknown {role} (use {'; '.join(dict.fromkeys(answers))}; "
-                             f"a plugin may add others{off})")
+            off = (
+                f"; disabled: {', '.join(f'-p no:{name}' for name in disabled)}" if disabled else ""
+            )
+            raise UsageError(
+                f"--{role} {spec}: unknown {role} (use {'; '.join(dict.fromkeys(answers))}; "
+                f"a plugin may add others{off})"
+            )
 
 
 class _LockNamesStep:
@@ -723,13 +925,16 @@ class _LockNamesStep:
     lock: ProjectLock | None = None
 
     @hookimpl
-    def stepkit_node_finished(self, run_id: str, node: str, route: str | None, duration_s: float,
-                              state: dict[str, Any]) -> None:
+    def stepkit_node_finished(
+        self, run_id: str, node: str, route: str | None, duration_s: float, state: dict[str, Any]
+    ) -> None:
         if self.lock is not None:
             self.lock.name(step=state.get("step"))
 
 
-def _plugin_manager(pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]) -> Any:
+def _plugin_manager(
+    pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]
+) -> Any:
     if pm is None:
         from stepkit.pluginmanager import get_plugin_manager
         from stepkit.workspace.worktree_record import record_of

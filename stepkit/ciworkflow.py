@@ -224,22 +224,35 @@ _AFTER = """\
 """
 
 
-def github_workflow(steps: Sequence[tuple[int, str]], plans_dir: str, project_dir: str = ".",
-                    version: str = "0", install: str | None = None) -> str:
+def github_workflow(
+    steps: Sequence[tuple[int, str]],
+    plans_dir: str,
+    project_dir: str = ".",
+    version: str = "0",
+    install: str | None = None,
+) -> str:
     """The workflow's text for the ready ``steps`` ((number, title) pairs),
     the plan repo at ``plans_dir`` (relative to the project) and the project
     at ``project_dir`` (relative to the repository's root; both POSIX); the
     jobs ``pip install`` ``install`` (default: stepkit ``version``)."""
     if not steps:
         raise ValueError("a workflow needs at least one ready step")
-    matrix = "".join(f"          - step: {number}\n            title: {_quoted(title)}\n"
-                     for number, title in steps)
-    header = (_HEADER.replace("@STEPS@", ", ".join(str(number) for number, _ in steps))
-              .replace("@PLANS@", " ".join(plans_dir.splitlines())))
-    body = (_WORKFLOW.replace("@SETUP@\n", _SETUP).replace("@AFTER@\n", _AFTER)
-            .replace("@MATRIX@\n", matrix).replace("@ARTIFACT@", ARTIFACT_PREFIX)
-            .replace("@PROJECT@", _quoted(project_dir)).replace("@PLANS@", _quoted(plans_dir))
-            .replace("@INSTALL@", _quoted(install or f"stepkit=={version}")))
+    matrix = "".join(
+        f"          - step: {number}\n            title: {_quoted(title)}\n"
+        for number, title in steps
+    )
+    header = _HEADER.replace("@STEPS@", ", ".join(str(number) for number, _ in steps)).replace(
+        "@PLANS@", " ".join(plans_dir.splitlines())
+    )
+    body = (
+        _WORKFLOW.replace("@SETUP@\n", _SETUP)
+        .replace("@AFTER@\n", _AFTER)
+        .replace("@MATRIX@\n", matrix)
+        .replace("@ARTIFACT@", ARTIFACT_PREFIX)
+        .replace("@PROJECT@", _quoted(project_dir))
+        .replace("@PLANS@", _quoted(plans_dir))
+        .replace("@INSTALL@", _quoted(install or f"stepkit=={version}"))
+    )
     return (header + body).replace("@VERSION@", version)
 
 

@@ -300,9 +300,10 @@ def stepkit_verification_surface(project_dir: Path) -> dict[str, list[str]] | No
     """
 
 
-
 @hookspec(firstresult=True)
-def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool, search_roots: list[str]) -> str | None:
+def stepkit_added_file_reach(
+    project_dir: Path, path: str, test_file: bool, search_roots: list[str]
+) -> str | None:
     """Say whether a file the step added can change what the tests that
     were there before it see.
 

@@ -30,7 +30,9 @@ def dumps(value: Any, default: Any = None, indent: int | None = None) -> str:
     """:func:`json.dumps` (compact unless ``indent``), non-ASCII kept, its
     surrogates escaped."""
     separators = (",", ":") if indent is None else (",", ": ")
-    return json_safe(json.dumps(value, default=default, ensure_ascii=False, indent=indent, separators=separators))
+    return json_safe(
+        json.dumps(value, default=default, ensure_ascii=False, indent=indent, separators=separators)
+    )
 
 
 def model_json(model: Any, fallback: Any = None, indent: int | None = None) -> str:
@@ -47,8 +49,11 @@ def model_json(model: Any, fallback: Any = None, indent: int | None = None) -> s
         return text
     from pydantic_core import to_jsonable_python
 
-    return dumps(model.model_dump(), indent=indent,
-                 default=lambda value: to_jsonable_python(value, fallback=fallback))
+    return dumps(
+        model.model_dump(),
+        indent=indent,
+        default=lambda value: to_jsonable_python(value, fallback=fallback),
+    )
 
 
 def model_from_json(cls: type[Model], text: str | bytes) -> Model:

@@ -50,10 +50,22 @@ DETECTED_BY: dict[str, tuple[str, ...]] = {
     "stepkit.plugins.projects.ruby": ("Gemfile", "*.gemspec"),
     "stepkit.plugins.projects.cmake": ("CMakeLists.txt",),
     "stepkit.plugins.projects.dotnet": ("*.sln", "*.slnx", "*.csproj", "*.fsproj", "*.vbproj"),
-    "stepkit.plugins.projects.jvm": ("pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle",
-                                     "settings.gradle.kts"),
-    "stepkit.plugins.projects.python": ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",
-                                        "Pipfile", "tox.ini", "noxfile.py"),
+    "stepkit.plugins.projects.jvm": (
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+    ),
+    "stepkit.plugins.projects.python": (
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "Pipfile",
+        "tox.ini",
+        "noxfile.py",
+    ),
     "stepkit.plugins.projects.node": ("package.json",),
     "stepkit.plugins.projects.deno": ("deno.json", "deno.jsonc"),
     "stepkit.plugins.projects.go": ("go.mod",),
@@ -78,8 +90,12 @@ class LazyPlugin(ModuleType):
         importing it); None: it may always answer.
     """
 
-    def __init__(self, name: str, hooks: dict[str, dict[str, bool]],
-                 may_answer: Callable[[dict[str, Any]], bool] | None = None):
+    def __init__(
+        self,
+        name: str,
+        hooks: dict[str, dict[str, bool]],
+        may_answer: Callable[[dict[str, Any]], bool] | None = None,
+    ):
         super().__init__(name)
         self.__stepkit_may_answer__ = may_answer
         self.__stepkit_module__: ModuleType | None = None
@@ -95,7 +111,9 @@ class LazyPlugin(ModuleType):
     def _stand_in(self, hook_name: str) -> Callable[..., Any]:
         spec = getattr(hookspecs, hook_name)
         names = _argument_names(hook_name)
-        forward: list[Callable[..., Any]] = []  # the real function taking the spec's arguments by name
+        forward: list[
+            Callable[..., Any]
+        ] = []  # the real function taking the spec's arguments by name
 
         def stand_in(*args: Any) -> Any:
             given = dict(zip(names, args, strict=False))
@@ -120,8 +138,12 @@ def _argument_names(hook_name: str) -> tuple[str, ...]:
 
 def _by_name(function: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     """Call ``function`` with the arguments it takes (without a default) out of ``given``."""
-    wanted = [name for name, p in inspect.signature(function).parameters.items()
-              if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    wanted = [
+        name
+        for name, p in inspect.signature(function).parameters.items()
+        if p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     return lambda given: function(*(given[name] for name in wanted))
 
 
@@ -183,14 +205,19 @@ def declared_hooks(module: ModuleType) -> dict[str, dict[str, bool]]:
 
 def render_hooks(names: Iterable[str]) -> str:
     """The text of :mod:`stepkit.builtin_hooks` for the built-in modules ``names``."""
-    lines = ['"""The hooks each built-in plugin implements, with their options: what',
-             ":class:`stepkit.lazyplugins.LazyPlugin` registers before the module is",
-             'imported.  Written by ``python tests/unit/test_lazy_plugins.py``; do not edit."""', "",
-             "HOOKS: dict[str, dict[str, dict[str, bool]]] = {"]
+    lines = [
+        '"""The hooks each built-in plugin implements, with their options: what',
+        ":class:`stepkit.lazyplugins.LazyPlugin` registers before the module is",
+        'imported.  Written by ``python tests/unit/test_lazy_plugins.py``; do not edit."""',
+        "",
+        "HOOKS: dict[str, dict[str, dict[str, bool]]] = {",
+    ]
     for name in names:
         lines.append(f"    {name!r}: {{")
-        lines += [f"        {hook!r}: {options!r}," for hook, options in
-                  declared_hooks(importlib.import_module(name)).items()]
+        lines += [
+            f"        {hook!r}: {options!r},"
+            for hook, options in declared_hooks(importlib.import_module(name)).items()
+        ]
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"

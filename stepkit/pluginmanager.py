@@ -152,7 +152,9 @@ def get_plugin_manager(
         if not _wanted(pm, ep.name, allow):
             continue
         try:
-            pm.register(ep.load(), ep.name, f"entry point {ep.value}", ep.dist.version if ep.dist else None)
+            pm.register(
+                ep.load(), ep.name, f"entry point {ep.value}", ep.dist.version if ep.dist else None
+            )
         except Exception as exc:  # noqa: BLE001 - a broken third-party plugin must not kill the run
             pm.load_errors[ep.name] = f"{type(exc).__name__}: {exc}"
 
@@ -173,8 +175,9 @@ def get_plugin_manager(
     return pm
 
 
-def first_answer(pm: pluggy.PluginManager, hook_name: str, *, without: Collection[str] = (),
-                 **kwargs: Any) -> tuple[Any, str | None]:
+def first_answer(
+    pm: pluggy.PluginManager, hook_name: str, *, without: Collection[str] = (), **kwargs: Any
+) -> tuple[Any, str | None]:
     """Call a firstresult hook as pluggy calls it, and also say which plugin answered.
 
     The call goes through pluggy's own call loop, so its order (tryfirst,
@@ -242,7 +245,9 @@ def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
         if plugin is not None  # a blocked name
     ]
     for name, error in pm.load_errors.items():
-        result.append({"name": name, "origin": "failed to load", "version": None, "hooks": [], "error": error})
+        result.append(
+            {"name": name, "origin": "failed to load", "version": None, "hooks": [], "error": error}
+        )
     return result
 
 
@@ -291,7 +296,9 @@ def _load_configured(project_dir: Path, spec: str) -> ModuleType:
     try:
         return importlib.import_module(spec)
     except Exception as exc:  # noqa: BLE001 - any import failure is reported by name
-        raise PluginError(f"plugin {spec!r} (from [tool.stepkit] plugins) failed to import: {type(exc).__name__}: {exc}") from None
+        raise PluginError(
+            f"plugin {spec!r} (from [tool.stepkit] plugins) failed to import: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _load_from_path(path: Path) -> ModuleType:

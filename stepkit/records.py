@@ -26,8 +26,18 @@ GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 #: Statuses of a gate that ran, or tried to, and did not pass.
 FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
 #: The fields of a gate in every ``--json`` (fixed: never removed or renamed).
-GATE_JSON_FIELDS = ("name", "status", "command", "plugin", "exit_code", "duration_s", "log", "summary", "evidence",
-                    "changed_files")
+GATE_JSON_FIELDS = (
+    "name",
+    "status",
+    "command",
+    "plugin",
+    "exit_code",
+    "duration_s",
+    "log",
+    "summary",
+    "evidence",
+    "changed_files",
+)
 
 #: Fields added to each gate of the ``--json`` outputs: the baseline's verdict
 #: (:mod:`stepkit.workspace.verdicts`).
@@ -130,13 +140,17 @@ class GateResult(Model):
         command, or whose command ran no test, is said plainly not to be
         evidence of a pass (its summary says so)."""
         if self.status == "not_run" and self.command is None:
-            return f"{self.name}: NOT RUN (no command; this is NOT evidence that {self.name} passed)"
+            return (
+                f"{self.name}: NOT RUN (no command; this is NOT evidence that {self.name} passed)"
+            )
         exit_text = "none" if self.exit_code is None else self.exit_code
         command = one_line(self.command or "")
         word = "NOT RUN" if self.status == "not_run" else self.status.upper()
         line = f"{self.name}: {word} (`{command}`, exit {exit_text}, {self.duration_s:.1f}s)"
         summary = one_line(self.summary)
-        summary = summary if self.status == "not_run" else summary[:100]  # the whole "NOT evidence" clause
+        summary = (
+            summary if self.status == "not_run" else summary[:100]
+        )  # the whole "NOT evidence" clause
         line = f"{line} — {summary}" if summary else line
         return line + "".join(f"; {text}" for text in self.verdict_lines())
 
@@ -145,16 +159,22 @@ class GateResult(Model):
         ones, pre-existing ones, flaky tests (never called passing) and
         order-dependent failures with the test each fails after."""
         lines = []
-        for label, ids in ((NEW_LABEL, self.new_failures), (PREEXISTING_LABEL, self.preexisting_failures),
-                           (FLAKY_LABEL, self.flaky), (ORDER_DEPENDENT_LABEL, self.order_dependent)):
+        for label, ids in (
+            (NEW_LABEL, self.new_failures),
+            (PREEXISTING_LABEL, self.preexisting_failures),
+            (FLAKY_LABEL, self.flaky),
+            (ORDER_DEPENDENT_LABEL, self.order_dependent),
+        ):
             if ids:
                 lines.append(f"{label} ({len(ids)}): {', '.join(one_line(i) for i in ids)}")
         return lines
 
     def public(self) -> dict[str, Any]:
         """The gate as the ``--json`` outputs show it (the fixed fields, then the added ones)."""
-        return {**{key: getattr(self, key) for key in GATE_JSON_FIELDS},
-                **{key: list(getattr(self, key)) for key in GATE_JSON_VERDICT_FIELDS}}
+        return {
+            **{key: getattr(self, key) for key in GATE_JSON_FIELDS},
+            **{key: list(getattr(self, key)) for key in GATE_JSON_VERDICT_FIELDS},
+        }
 
 
 class CoderResult(Model):
@@ -197,9 +217,13 @@ class OrientResult(Model):
 
     plan_summary: str = Field(description="What the step delivers, 2-5 sentences.")
     implementation_brief: str = Field(description="What the coder must do, corrections folded in.")
-    staleness_report: str = Field(description='Bullets tagged [minor]/[major]; exactly "clean" if none.')
+    staleness_report: str = Field(
+        description='Bullets tagged [minor]/[major]; exactly "clean" if none.'
+    )
     has_major_deviation: bool = Field(description="True only when a [major] item exists.")
-    deviation_summary: str = Field(description='What differs, why it matters, options; "None" if none.')
+    deviation_summary: str = Field(
+        description='What differs, why it matters, options; "None" if none.'
+    )
 
 
 class Annotation(Model):
@@ -214,9 +238,13 @@ class SweepResult(Model):
     schema per call from these fields)."""
 
     edge_case_report: str = Field(description='Bullets starting "handled:" or "punted:".')
-    downstream_updates: str | list[str] = Field(description='Before/after proposals for later steps; "None".')
+    downstream_updates: str | list[str] = Field(
+        description='Before/after proposals for later steps; "None".'
+    )
     needs_independent_review: bool = Field(description="5+ files changed or a boundary crossed.")
-    annotations: list[Annotation] = Field(default_factory=list, description="Edge cases for later steps only.")
+    annotations: list[Annotation] = Field(
+        default_factory=list, description="Edge cases for later steps only."
+    )
 
 
 class CriterionTests(Model):
@@ -225,10 +253,16 @@ class CriterionTests(Model):
     read too), and the test ids that cover it (none: no test is cited).
     stepkit, not the writer, says whether it saw each of them pass."""
 
-    criterion: str = Field(description="The criterion's id as numbered in the prompt (C1, C2, ...).")
-    tests: list[str] = Field(default_factory=list, description=(
-        "Ids of the tests that check it, as the tests gate recorded them "
-        "(e.g. tests/test_calc.py::test_mul); [] when no automated test covers it."))
+    criterion: str = Field(
+        description="The criterion's id as numbered in the prompt (C1, C2, ...)."
+    )
+    tests: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Ids of the tests that check it, as the tests gate recorded them "
+            "(e.g. tests/test_calc.py::test_mul); [] when no automated test covers it."
+        ),
+    )
 
 
 class HandoffProse(Model):
@@ -245,9 +279,15 @@ class HandoffProse(Model):
     downstream_plan_updates: str = ""
     edge_cases_discovered: str = ""
     notes_for_next_step: str = ""
-    notes_facts: list[str] = Field(default_factory=list, description="Durable step-independent facts for NOTES.md.")
-    acceptance_criteria: list[CriterionTests] = Field(default_factory=list, description=(
-        "Every bullet of the plan's Acceptance criteria with the test ids that cover it."))
+    notes_facts: list[str] = Field(
+        default_factory=list, description="Durable step-independent facts for NOTES.md."
+    )
+    acceptance_criteria: list[CriterionTests] = Field(
+        default_factory=list,
+        description=(
+            "Every bullet of the plan's Acceptance criteria with the test ids that cover it."
+        ),
+    )
 
     @field_validator("step_summary")
     @classmethod
@@ -282,7 +322,12 @@ class Usage(Model):
     @property
     def total_tokens(self) -> int:
         """Every token counted against a ``max_tokens`` budget."""
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
 
     def add(self, other: Usage) -> Usage:
         """This usage plus ``other``."""
@@ -293,7 +338,9 @@ class Usage(Model):
         return self._combine(before, -1)
 
     def _combine(self, other: Usage, sign: int) -> Usage:
-        values = {name: getattr(self, name) + sign * getattr(other, name) for name in Usage.model_fields}
+        values = {
+            name: getattr(self, name) + sign * getattr(other, name) for name in Usage.model_fields
+        }
         values["cost_usd"] = round(values["cost_usd"], 6)
         return Usage(**values)
 
@@ -326,12 +373,21 @@ class RunResult(Model):
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object of ``stepkit run`` / ``stepkit resume`` (keys only ever added)."""
-        obj: dict[str, Any] = {"outcome": self.outcome, "exit_code": self.exit_code, "run_id": self.run_id,
-                               **self.report, "output": self.output, "run_dir": self.run_dir}
+        obj: dict[str, Any] = {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "run_id": self.run_id,
+            **self.report,
+            "output": self.output,
+            "run_dir": self.run_dir,
+        }
         if self.pending:
             pending = self.pending
-            obj["pending"] = {"node": pending.get("node"), "question": pending.get("question"),
-                              "options": pending.get("options") or []}
+            obj["pending"] = {
+                "node": pending.get("node"),
+                "question": pending.get("question"),
+                "options": pending.get("options") or [],
+            }
         return obj
 
 
@@ -400,7 +456,9 @@ class StageContext:
         """
         base = self.run_dir or self.adhoc_dir
         if base is None:
-            raise ValueError("this StageContext has neither a run_dir nor an adhoc_dir to keep its files in")
+            raise ValueError(
+                "this StageContext has neither a run_dir nor an adhoc_dir to keep its files in"
+            )
         return Path(base)
 
     def log_dir(self) -> Path:

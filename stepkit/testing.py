@@ -83,7 +83,9 @@ def make_plugin_manager(
     """
     pm = get_plugin_manager(project_dir, load_config(project_dir), list(disabled))
     for plugin in plugins:
-        pm.register(plugin, getattr(plugin, "__name__", None) or type(plugin).__name__, "stepkit.testing")
+        pm.register(
+            plugin, getattr(plugin, "__name__", None) or type(plugin).__name__, "stepkit.testing"
+        )
     pm.check_pending()
     return pm
 
@@ -107,7 +109,9 @@ def resolve_gates(
     project_dir: Path, plugins: Iterable[Any] = ()
 ) -> dict[str, tuple[str | None, str | None]]:
     """Every gate's ``(command, plugin)``, in gate order, from one plugin manager."""
-    return resolve_commands(make_plugin_manager(project_dir, plugins), project_dir, load_config(project_dir))
+    return resolve_commands(
+        make_plugin_manager(project_dir, plugins), project_dir, load_config(project_dir)
+    )
 
 
 def _clear_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,9 +126,7 @@ def _clear_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def stepkit_project(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Callable[..., Path]:
+def stepkit_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Path]:
     """Factory: ``stepkit_project(files, name=None) -> Path`` (a new project dir)."""
     _clear_overrides(monkeypatch)
     count = 0
@@ -142,7 +144,9 @@ def stepkit_pm(monkeypatch: pytest.MonkeyPatch) -> Callable[..., StepkitPluginMa
     """Factory: ``stepkit_pm(project_dir, *plugins, disabled=()) -> PluginManager``."""
     _clear_overrides(monkeypatch)
 
-    def make(project_dir: Path, *plugins: Any, disabled: Iterable[str] = ()) -> StepkitPluginManager:
+    def make(
+        project_dir: Path, *plugins: Any, disabled: Iterable[str] = ()
+    ) -> StepkitPluginManager:
         return make_plugin_manager(project_dir, plugins, disabled)
 
     return make

@@ -39,7 +39,9 @@ def one_line(text: str) -> str:
         return " ".join(text.split())
     lines = (terminal_line(line) for line in strip_ansi(text).split("\n"))
     joined = " ".join(lines).translate(_BIDI_CONTROLS)
-    printable = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in joined)
+    printable = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in joined
+    )
     return " ".join(printable.split())
 
 
@@ -62,7 +64,9 @@ def commit_subject(text: str) -> str:
 #: reads as a line break: every control character but newline and tab, the
 #: Unicode line and paragraph separators, the bidirectional overrides; and
 #: the lone surrogates (see :data:`_SURROGATE`), which no terminal can show.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 #: A lone surrogate: how ``surrogateescape`` (the file system's and git's
 #: decoding here) keeps a byte that is not UTF-8, e.g. of a Latin-1 file name.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -94,5 +98,7 @@ def guard_lines(text: str, words: tuple[str, ...], keep_first: bool = False) -> 
     with ``keep_first``: the outcome's own line)."""
     lines = visible(text).split("\n")
     start = 1 if keep_first else 0
-    return "\n".join(lines[:start] + [f"> {line}" if line.lstrip().startswith(words) else line
-                                       for line in lines[start:]])
+    return "\n".join(
+        lines[:start]
+        + [f"> {line}" if line.lstrip().startswith(words) else line for line in lines[start:]]
+    )

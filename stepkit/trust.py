@@ -59,8 +59,11 @@ def local_plugin_file(project_dir: Path, spec: str) -> Path | None:
         return None
     if found.submodule_search_locations:
         base = Path(next(iter(found.submodule_search_locations)))
-        candidates = [base.joinpath(*rest).with_suffix(".py"), base.joinpath(*rest, "__init__.py")] if rest \
+        candidates = (
+            [base.joinpath(*rest).with_suffix(".py"), base.joinpath(*rest, "__init__.py")]
+            if rest
             else [base / "__init__.py"]
+        )
         path = next((c for c in candidates if c.is_file()), None)
     else:
         path = Path(found.origin) if found.origin and not rest else None
@@ -69,11 +72,16 @@ def local_plugin_file(project_dir: Path, spec: str) -> Path | None:
     return path
 
 
-def local_plugins(project_dir: Path, specs: Iterable[str], stepconf: Path | None) -> list[LocalPlugin]:
+def local_plugins(
+    project_dir: Path, specs: Iterable[str], stepconf: Path | None
+) -> list[LocalPlugin]:
     """The local plugins among ``[tool.stepkit] plugins`` entries ``specs``,
     and ``stepconf`` (None: not loaded), each with its file."""
-    found = [LocalPlugin(spec, path) for spec in specs
-             if (path := local_plugin_file(project_dir, spec)) is not None and path.is_file()]
+    found = [
+        LocalPlugin(spec, path)
+        for spec in specs
+        if (path := local_plugin_file(project_dir, spec)) is not None and path.is_file()
+    ]
     return [*found, *([LocalPlugin("stepconf", stepconf)] if stepconf is not None else [])]
 
 
@@ -104,8 +112,10 @@ def untrusted_plugins(project_dir: Path) -> list[str]:
         return []
     stepconf = project_dir / "stepconf.py"
     plugins = local_plugins(project_dir, specs, stepconf if stepconf.is_file() else None)
-    return [f"{store.rel(p.path)} {'is new' if store.trusted_bytes(p.path) is None else 'changed since it was trusted'}"
-            for p in store.untrusted(plugins)]
+    return [
+        f"{store.rel(p.path)} {'is new' if store.trusted_bytes(p.path) is None else 'changed since it was trusted'}"
+        for p in store.untrusted(plugins)
+    ]
 
 
 def check_trusted(project_dir: Path, plugins: Iterable[LocalPlugin]) -> None:
@@ -123,22 +133,32 @@ def check_trusted(project_dir: Path, plugins: Iterable[LocalPlugin]) -> None:
     if not store.exists():
         store.record(plugins)
         for plugin in plugins:
-            print(f"stepkit: trusting {store.rel(plugin.path)} on first use (sha256 "
-                  f"{_digest(plugin.path.read_bytes())[:12]}); `stepkit trust` shows and trusts later changes",
-                  file=sys.stderr)
+            print(
+                f"stepkit: trusting {store.rel(plugin.path)} on first use (sha256 "
+                f"{_digest(plugin.path.read_bytes())[:12]}); `stepkit trust` shows and trusts later changes",
+                file=sys.stderr,
+            )
         return
     for plugin in store.untrusted(plugins):
         rel = store.rel(plugin.path)
-        how = "is new" if store.trusted_bytes(plugin.path) is None else "changed since it was trusted"
-        if _interactive() and _ask(f"{rel} {how}; not loaded until you trust it.\n{store.diff(plugin.path)}"
-                                   f"Trust {rel} and load it? [y/N] "):
+        how = (
+            "is new" if store.trusted_bytes(plugin.path) is None else "changed since it was trusted"
+        )
+        if _interactive() and _ask(
+            f"{rel} {how}; not loaded until you trust it.\n{store.diff(plugin.path)}"
+            f"Trust {rel} and load it? [y/N] "
+        ):
             store.record([plugin], keep_others=True)
             continue
-        raise PluginError(f"local plugin {rel} {how}: not loaded; review it with "
-                          f"`stepkit trust --project-dir {project_dir}`")
+        raise PluginError(
+            f"local plugin {rel} {how}: not loaded; review it with "
+            f"`stepkit trust --project-dir {project_dir}`"
+        )
 
 
-def trust_all(project_dir: Path, plugins: Iterable[LocalPlugin], out: Callable[[str], None]) -> list[str]:
+def trust_all(
+    project_dir: Path, plugins: Iterable[LocalPlugin], out: Callable[[str], None]
+) -> list[str]:
     """``stepkit trust``: show each untrusted plugin's diff through ``out`` and
     trust the plugins as they are now; return the files newly trusted."""
     store = TrustStore(project_dir)
@@ -164,7 +184,11 @@ class TrustStore:
 
     def rel(self, path: Path) -> str:
         resolved = Path(path).resolve()
-        return str(resolved.relative_to(self.project)) if _inside(resolved, self.project) else str(resolved)
+        return (
+            str(resolved.relative_to(self.project))
+            if _inside(resolved, self.project)
+            else str(resolved)
+        )
 
     def untrusted(self, plugins: list[LocalPlugin]) -> list[LocalPlugin]:
         """The plugins whose bytes are not the trusted ones (new ones too)."""
@@ -181,7 +205,9 @@ class TrustStore:
         rel = self.rel(path)
         old = (self.trusted_bytes(path) or b"").decode("utf-8", "replace").splitlines(keepends=True)
         new = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
-        lines = list(difflib.unified_diff(old, new, f"{rel} (trusted)" if old else "/dev/null", rel))
+        lines = list(
+            difflib.unified_diff(old, new, f"{rel} (trusted)" if old else "/dev/null", rel)
+        )
         if len(lines) > MAX_DIFF_LINES:
             lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more lines\n"]
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
@@ -196,7 +222,9 @@ class TrustStore:
             digest = _digest(data)
             atomic_write(self.root / "copies" / digest, data)
             trusted[self.rel(plugin.path)] = digest
-        atomic_write(self.index, json.dumps({"project": str(self.project), "plugins": trusted}, indent=2))
+        atomic_write(
+            self.index, json.dumps({"project": str(self.project), "plugins": trusted}, indent=2)
+        )
 
     def _read(self) -> dict[str, str]:
         try:

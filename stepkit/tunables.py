@@ -55,7 +55,11 @@ class Tunable:
         noun = "a whole number" if self.kind is int else "a number"
         if self.maximum is not None:
             return f"{noun} from {self.minimum:g} to {self.maximum:g}"
-        return f"{noun} above {self.minimum:g}" if self.above else f"{noun} of at least {self.minimum:g}"
+        return (
+            f"{noun} above {self.minimum:g}"
+            if self.above
+            else f"{noun} of at least {self.minimum:g}"
+        )
 
     def convert(self, value: Any) -> Any:
         """``value`` as this key's type.
@@ -76,8 +80,12 @@ class Tunable:
         if isinstance(value, bool) or (self.kind is int and not isinstance(value, int)):
             raise ValueError
         number = self.kind(value)  # a float tunable also takes "1e9", which YAML leaves a string
-        if (not math.isfinite(number) or number < self.minimum or (self.above and number == self.minimum)
-                or (self.maximum is not None and number > self.maximum)):
+        if (
+            not math.isfinite(number)
+            or number < self.minimum
+            or (self.above and number == self.minimum)
+            or (self.maximum is not None and number > self.maximum)
+        ):
             raise ValueError
         return number
 
@@ -103,8 +111,11 @@ SETTINGS = (
 
 def budgets(graph: Graph) -> list[Tunable]:
     """The graph's budgets: ``initial_state`` keys ``max_*`` with a whole-number default."""
-    return [Tunable(key, int, 0, graph.max_loop_iterations - 1) for key, default in graph.initial_state.items()
-            if key.startswith("max_") and isinstance(default, int) and not isinstance(default, bool)]
+    return [
+        Tunable(key, int, 0, graph.max_loop_iterations - 1)
+        for key, default in graph.initial_state.items()
+        if key.startswith("max_") and isinstance(default, int) and not isinstance(default, bool)
+    ]
 
 
 def check_sets(values: dict[str, Any], graph: Graph) -> dict[str, Any]:
@@ -124,17 +135,25 @@ def check_sets(values: dict[str, Any], graph: Graph) -> dict[str, Any]:
             try:
                 result[key] = tunable.convert(value)
             except (TypeError, ValueError):
-                raise UsageError(f"--set {key}={_shown(value)}: {key} takes {tunable.takes()}") from None
+                raise UsageError(
+                    f"--set {key}={_shown(value)}: {key} takes {tunable.takes()}"
+                ) from None
         elif key in state_keys:
-            raise UsageError(f"--set {key}=…: {key} is run state the graph keeps itself, not a tunable "
-                             f"(tunables: {_names(tunables)})")
+            raise UsageError(
+                f"--set {key}=…: {key} is run state the graph keeps itself, not a tunable "
+                f"(tunables: {_names(tunables)})"
+            )
         elif key.startswith(_PER_NODE):
             stages = ", ".join(n.id for n in graph.nodes.values() if n.kind == "stage")
             node = key.split("_", 1)[1]
-            raise UsageError(f"--set {key}=…: graph {graph.name} has no node '{node}' "
-                             f"(nodes that ask a model: {stages})")
+            raise UsageError(
+                f"--set {key}=…: graph {graph.name} has no node '{node}' "
+                f"(nodes that ask a model: {stages})"
+            )
         else:
-            raise UsageError(f"--set {key}=…: unknown key {key!r} (tunables: {_names(tunables, own_keys)})")
+            raise UsageError(
+                f"--set {key}=…: unknown key {key!r} (tunables: {_names(tunables, own_keys)})"
+            )
     return result
 
 
@@ -144,7 +163,7 @@ _PER_NODE = ("model_", "effort_")
 
 def _model_tunable(key: str, graph: Graph) -> Tunable | None:
     for prefix in _PER_NODE:
-        if key.startswith(prefix) and key[len(prefix):] in graph.nodes:
+        if key.startswith(prefix) and key[len(prefix) :] in graph.nodes:
             return Tunable(key, str, choices=EFFORTS if prefix == "effort_" else ())
     return None
 

@@ -50,7 +50,9 @@ def _projects_pytest_without_the_suites_plugins():
 
 
 def pytest_configure(config):
-    sys.dont_write_bytecode = False  # this process only: the commands it starts keep the environment's setting
+    sys.dont_write_bytecode = (
+        False  # this process only: the commands it starts keep the environment's setting
+    )
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         root = Path(__file__).resolve().parents[1]
         for package in ("stepkit", "plugins"):  # not the demo project stepkit ships as data
@@ -66,7 +68,9 @@ def pytest_collection_modifyitems(config, items):
         return  # a -m expression or the paths the user named decide
     kept, left_out = [], []
     for item in items:
-        (left_out if any(item.get_closest_marker(mark) for mark in NOT_BY_DEFAULT) else kept).append(item)
+        (
+            left_out if any(item.get_closest_marker(mark) for mark in NOT_BY_DEFAULT) else kept
+        ).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept

@@ -78,22 +78,28 @@ class CoderAnswer(BaseModel):
     round to the last fix.  :class:`PlanRound` and :class:`EditRound` check
     that it fits the round (same JSON schema, title included)."""
 
-    model_config = ConfigDict(title="CoderAnswer", json_schema_extra={"description": (
-        "The coder's answer in every round of its conversation.")})
+    model_config = ConfigDict(
+        title="CoderAnswer",
+        json_schema_extra={
+            "description": ("The coder's answer in every round of its conversation.")
+        },
+    )
 
     status: Literal["plan", "done", "rejected", "failed"] = Field(
         description="plan: the answer to the plan round (fill `plan`); done: the change is made "
-                    "and the tests you wrote pass; rejected: the step cannot or should not be "
-                    "done as planned; failed: you tried and could not make it work")
-    summary: str = Field(description="what was changed; or why it was rejected; or what still "
-                                     "fails and why; for the plan, one sentence")
+        "and the tests you wrote pass; rejected: the step cannot or should not be "
+        "done as planned; failed: you tried and could not make it work"
+    )
+    summary: str = Field(
+        description="what was changed; or why it was rejected; or what still "
+        "fails and why; for the plan, one sentence"
+    )
     plan: CoderPlan | None = Field(None, description="the plan (status plan only); null otherwise")
 
 
 # The two rounds' answers have no docstring of their own: a description would
 # differ in their JSON schemas, and one output format is what keeps the cache.
 class PlanRound(CoderAnswer):  # the plan round: status plan, with the plan
-
     @model_validator(mode="before")
     @classmethod
     def _a_bare_plan(cls, data: Any) -> Any:
@@ -110,7 +116,6 @@ class PlanRound(CoderAnswer):  # the plan round: status plan, with the plan
 
 
 class EditRound(CoderAnswer):  # an edit or fix round: done, rejected or failed
-
     @model_validator(mode="after")
     def _is_an_outcome(self) -> EditRound:
         if self.status == "plan":
@@ -137,13 +142,19 @@ ANSWER_RULE = (
     "should not be done as planned: say why) or failed (you tried and could not make it work: "
     "say what still fails)."
 )
-PLAN_TASK = ("Plan the change now: read what you need first (you cannot edit yet), then answer "
-             "with status plan and the plan: the files to touch, the risks, the complexity from 1 "
-             "(trivial) to 10 (very large or risky) and the approach. Keep to the step.")
-FIX_ROUND_TASK = ("Make the fix now: the minimal change the fix instructions ask for, no "
-                  "refactoring; keep the rest of the step. Run the tests before you answer.")
-UNTESTED = ("You changed files after your last test run. Run the tests you wrote with "
-            "run_command, fix what fails, then answer again.")
+PLAN_TASK = (
+    "Plan the change now: read what you need first (you cannot edit yet), then answer "
+    "with status plan and the plan: the files to touch, the risks, the complexity from 1 "
+    "(trivial) to 10 (very large or risky) and the approach. Keep to the step."
+)
+FIX_ROUND_TASK = (
+    "Make the fix now: the minimal change the fix instructions ask for, no "
+    "refactoring; keep the rest of the step. Run the tests before you answer."
+)
+UNTESTED = (
+    "You changed files after your last test run. Run the tests you wrote with "
+    "run_command, fix what fails, then answer again."
+)
 _WRITE_TOOLS = ("write_file", "edit_file")
 
 
@@ -209,25 +220,40 @@ class BuiltinCoder:
 
     # -- plan ----------------------------------------------------------------
 
-    def _ask(self, engine, node: str, task: str, schema: type[BaseModel], writes: bool,
-             max_turns: int) -> Any:
+    def _ask(
+        self, engine, node: str, task: str, schema: type[BaseModel], writes: bool, max_turns: int
+    ) -> Any:
         """One round of the conversation: the same instructions and tool
         definitions every round (writes refused while planning)."""
         from stepkit.plugins.llm.tools import coder_tools
 
         # one memory of what the model read, for the whole conversation: a
         # write to a file it never read there is refused (the rounds share it)
-        tools = coder_tools(self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir], seen=self.seen)
+        tools = coder_tools(
+            self.ctx.project_dir, forbidden_dirs=[self.ctx.plans_dir], seen=self.seen
+        )
         if not writes:
-            tools = [replace(t, handler=_refuse_while_planning) if t.name in _WRITE_TOOLS else t
-                     for t in tools]
+            tools = [
+                replace(t, handler=_refuse_while_planning) if t.name in _WRITE_TOOLS else t
+                for t in tools
+            ]
         extra = {"thread": self.thread} if self.thread is not None else {}
         if self.thread is not None and self.thread.started and self.intro is None:
-            self.intro = _new_round(self.ctx.state)  # the prefix opened the thread in an earlier round
+            self.intro = _new_round(
+                self.ctx.state
+            )  # the prefix opened the thread in an earlier round
             task = f"{self.intro}\n\n{task}" if self.intro else task
-        answer = engine.structured(node=node, system=CODER_SYSTEM, prefix=self.prompt, prompt=task,
-                                   schema=schema, tools=tools, ctx=self.ctx, max_turns=max_turns,
-                                   **extra)
+        answer = engine.structured(
+            node=node,
+            system=CODER_SYSTEM,
+            prefix=self.prompt,
+            prompt=task,
+            schema=schema,
+            tools=tools,
+            ctx=self.ctx,
+            max_turns=max_turns,
+            **extra,
+        )
         self._save_thread()
         return answer
 
@@ -235,8 +261,9 @@ class BuiltinCoder:
         cache = self._run_file("coder_plan")
         if cache is not None and cache.is_file():
             return CoderPlan.model_validate_json(cache.read_text(encoding="utf-8"))
-        plan = self._ask(engine, "coder_plan", PLAN_TASK, PlanRound, writes=False,
-                         max_turns=PLAN_TURNS).plan
+        plan = self._ask(
+            engine, "coder_plan", PLAN_TASK, PlanRound, writes=False, max_turns=PLAN_TURNS
+        ).plan
         if cache is not None:
             atomic_write(cache, plan.model_dump_json())
         self.ctx.emit("coder_plan", complexity=plan.complexity, files=plan.files_to_touch)
@@ -266,7 +293,9 @@ class BuiltinCoder:
         if path is not None and path.is_file():
             try:
                 kept = json.loads(path.read_text(encoding="utf-8"))
-                if isinstance(kept, list):  # the messages alone, as a run of an earlier release kept them
+                if isinstance(
+                    kept, list
+                ):  # the messages alone, as a run of an earlier release kept them
                     kept = {"messages": kept}
                 thread.messages[:] = kept.get("messages") or []
                 thread.session = kept.get("session")
@@ -279,7 +308,11 @@ class BuiltinCoder:
     def _save_thread(self) -> None:
         path = self._thread_path()
         if self.thread is not None and path is not None:
-            kept = {"messages": self.thread.messages, "session": self.thread.session, "seen": self.seen}
+            kept = {
+                "messages": self.thread.messages,
+                "session": self.thread.session,
+                "seen": self.seen,
+            }
             atomic_write(path, json.dumps(kept, ensure_ascii=False))
 
     def _changes_since_last_round(self) -> str | None:
@@ -304,7 +337,9 @@ class BuiltinCoder:
                 parts.append(f"--- a/{rel}\n+++ b/{rel}\n[changed; read it again]\n")
                 continue
             new = (self.ctx.project_dir / rel).read_bytes() if new_id is not None else None
-            parts.append(file_diff(rel, old_id, new_id, old.encode() if old is not None else None, new))
+            parts.append(
+                file_diff(rel, old_id, new_id, old.encode() if old is not None else None, new)
+            )
         text = "".join(parts)
         return text if len(text) <= DIFF_CHARS else text[:DIFF_CHARS] + "\n[... diff cut ...]\n"
 
@@ -330,17 +365,25 @@ class BuiltinCoder:
 
     def _approve(self, plan: CoderPlan) -> str | None:
         """None to go ahead, else why the plan was rejected."""
-        if plan.complexity < APPROVAL_COMPLEXITY or switch_on(self.ctx.settings, "CODER_AUTOAPPROVE"):
+        if plan.complexity < APPROVAL_COMPLEXITY or switch_on(
+            self.ctx.settings, "CODER_AUTOAPPROVE"
+        ):
             return None
         if self.ctx.state.get("fix_instructions"):
             return None  # a fix round: the step's plan was already approved
         if self.ctx.ask is None:
-            return (f"the plan has complexity {plan.complexity}/10 and needs approval, but this "
-                    "run cannot ask (set CODER_AUTOAPPROVE=1 to skip the gate)")
+            return (
+                f"the plan has complexity {plan.complexity}/10 and needs approval, but this "
+                "run cannot ask (set CODER_AUTOAPPROVE=1 to skip the gate)"
+            )
         question = Question(
-            node="coder_plan_approval", kind="approval", options=["yes", "no"],
-            text=(f"The coder's plan for step {self.ctx.state.get('step', '?')} has complexity "
-                  f"{plan.complexity}/10.\n\n{_describe(plan)}\n\nProceed with this plan?"),
+            node="coder_plan_approval",
+            kind="approval",
+            options=["yes", "no"],
+            text=(
+                f"The coder's plan for step {self.ctx.state.get('step', '?')} has complexity "
+                f"{plan.complexity}/10.\n\n{_describe(plan)}\n\nProceed with this plan?"
+            ),
         )
         answer = (self.ctx.ask(question) or "").strip()
         if answer.lower() in ("yes", "y"):
@@ -352,9 +395,13 @@ class BuiltinCoder:
     def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
         if self.later_round:
             diff = self._changes_since_last_round()
-            changed = ("" if diff is None  # its last round kept no tree (it ended early)
-                       else f"\nWhat changed in the project since your last round:\n```diff\n{diff}```"
-                       if diff else "\nNothing changed in the project since your last round.")
+            changed = (
+                ""
+                if diff is None  # its last round kept no tree (it ended early)
+                else f"\nWhat changed in the project since your last round:\n```diff\n{diff}```"
+                if diff
+                else "\nNothing changed in the project since your last round."
+            )
             task = FIX_ROUND_TASK + changed
         else:
             task = f"Make the change now. Your plan:\n{_describe(plan)}"
@@ -368,16 +415,22 @@ class BuiltinCoder:
             failing = self._verify()
             if failing is None:
                 return COMPLETE, edit.summary
-            if failing.status == "error":  # the machine, not the code: the step's own gate ends the run
-                return COMPLETE, (f"{edit.summary} (not verified: the {failing.name} gate hit an environment "
-                                  f"fault: {failing.summary})")
+            if (
+                failing.status == "error"
+            ):  # the machine, not the code: the step's own gate ends the run
+                return COMPLETE, (
+                    f"{edit.summary} (not verified: the {failing.name} gate hit an environment "
+                    f"fault: {failing.summary})"
+                )
             verdict = next_fix(failing, self.fixes, self.budget, previous)
             if verdict.stop is not None:
                 return FAILED, f"{verdict.stop}\n{_gate_text(failing)}"
             previous = verdict.signature
             self.fixes += 1
-            task = (f"The {failing.name} gate failed after your change (fix attempt {self.fixes} "
-                    f"of {self.budget}).\n{_gate_text(failing)}\n{FIX_RULES}")
+            task = (
+                f"The {failing.name} gate failed after your change (fix attempt {self.fixes} "
+                f"of {self.budget}).\n{_gate_text(failing)}\n{FIX_RULES}"
+            )
 
     def _edit(self, engine, task: str) -> EditRound:
         """One edit round; a "done" with files changed since the last test
@@ -385,8 +438,9 @@ class BuiltinCoder:
         edit = self._ask(engine, "coder_edit", task, EditRound, writes=True, max_turns=self.turns)
         if edit.status == "done" and self.thread is not None and _untested(self.thread.messages):
             self.ctx.emit("coder_untested", note="asked to run its tests before answering")
-            edit = self._ask(engine, "coder_edit", UNTESTED, EditRound, writes=True,
-                             max_turns=self.turns)
+            edit = self._ask(
+                engine, "coder_edit", UNTESTED, EditRound, writes=True, max_turns=self.turns
+            )
         return edit
 
     def _verify(self) -> GateResult | None:
@@ -400,10 +454,16 @@ class BuiltinCoder:
         # a passing gate is stamped with the tree it left, so the step's gate
         # can reuse it; the last stamp's ids are also the tree the report compares
         runner = GateRunner(
-            ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(), stamp_passes=True,
+            ctx.pm,
+            ctx.project_dir,
+            ctx.config,
+            ctx.log_dir(),
+            stamp_passes=True,
             plan=run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config),
             change_set=self._step_changes(),
-            on_gate=lambda r: ctx.emit("coder_gate", name=r.name, status=r.status, command=r.command),
+            on_gate=lambda r: ctx.emit(
+                "coder_gate", name=r.name, status=r.status, command=r.command
+            ),
         )
         self.gates = runner.run(GATE_ORDER)
         self.tree = runner.tree_ids
@@ -428,12 +488,14 @@ class BuiltinCoder:
             now = scope.changed_between(self.before, scope.file_ids(project))
             mine = [p for p in now if not (project / p).is_relative_to(plans)]
             return existing_files(project, sorted({*earlier, *mine}))
+
         return changed
 
     # -- result ----------------------------------------------------------------
 
-    def _result(self, sentinel: str | None, report: str, plan: CoderPlan | None,
-                spent_before: Usage) -> CoderResult:
+    def _result(
+        self, sentinel: str | None, report: str, plan: CoderPlan | None, spent_before: Usage
+    ) -> CoderResult:
         """The report; ``sentinel`` None means the coder crashed (``report``
         is then the reason, and the last line)."""
         from stepkit.workspace import scope
@@ -441,21 +503,33 @@ class BuiltinCoder:
         plans, project = self.ctx.plans_dir.resolve(), self.ctx.project_dir.resolve()
         # CODER_COMPLETE comes straight from a verify whose gates all passed
         # or did not run: the last passing gate's ids are the tree as it is
-        after = self.tree if sentinel == COMPLETE and self.tree is not None else scope.file_ids(project)
-        changed = [path for path in scope.changed_between(self.before, after)
-                   if not (project / path).is_relative_to(plans)]
+        after = (
+            self.tree if sentinel == COMPLETE and self.tree is not None else scope.file_ids(project)
+        )
+        changed = [
+            path
+            for path in scope.changed_between(self.before, after)
+            if not (project / path).is_relative_to(plans)
+        ]
         lines = [f"Built-in coder: {report}"]
         if plan is not None:
-            lines.append(f"Plan: complexity {plan.complexity}/10; files to touch: "
-                         f"{', '.join(plan.files_to_touch) or 'none named'}")
+            lines.append(
+                f"Plan: complexity {plan.complexity}/10; files to touch: "
+                f"{', '.join(plan.files_to_touch) or 'none named'}"
+            )
         lines.append(f"Changed files: {', '.join(changed) if changed else 'none'}")
         if self.gates:
             lines.append("Gates: " + "; ".join(g.status_line() for g in self.gates))
         lines.append(f"Fix attempts: {self.fixes} of {self.budget}")
         lines.append(sentinel or report)
-        return CoderResult(sentinel=sentinel, crashed=sentinel is None, text="\n".join(lines),
-                           changed_files=changed, gates=self.gates,
-                           cost_usd=self.ctx.usage.since(spent_before).cost_usd)
+        return CoderResult(
+            sentinel=sentinel,
+            crashed=sentinel is None,
+            text="\n".join(lines),
+            changed_files=changed,
+            gates=self.gates,
+            cost_usd=self.ctx.usage.since(spent_before).cost_usd,
+        )
 
 
 def _new_round(state: dict[str, Any]) -> str:
@@ -463,12 +537,19 @@ def _new_round(state: dict[str, Any]) -> str:
     conversation: what the harness asks for now."""
     from stepkit.plugins.stages.documents import DIFF_CHARS, doc
 
-    parts = [doc(title, text, DIFF_CHARS, shrink_fences=False).rstrip("\n")
-             for key, title in (("fix_instructions", "Fix instructions"), ("user_guidance", "User guidance"))
-             if (text := str(state.get(key) or "").strip())]
+    parts = [
+        doc(title, text, DIFF_CHARS, shrink_fences=False).rstrip("\n")
+        for key, title in (
+            ("fix_instructions", "Fix instructions"),
+            ("user_guidance", "User guidance"),
+        )
+        if (text := str(state.get(key) or "").strip())
+    ]
     if not parts:
         return ""  # the same round, resumed (after an approval pause)
-    return "\n\n".join(["A new implement round of this step: the harness asks for more work.", *parts])
+    return "\n\n".join(
+        ["A new implement round of this step: the harness asks for more work.", *parts]
+    )
 
 
 def _refuse_while_planning(args: dict[str, Any]) -> str:
@@ -485,8 +566,12 @@ def _untested(messages: list[dict[str, Any]]) -> bool:
         if message.get("role") != "assistant":
             continue
         if isinstance(message.get("content"), list):
-            calls += [block.get("name") for block in message["content"] if block.get("type") == "tool_use"]
-        calls += [(call.get("function") or {}).get("name") for call in message.get("tool_calls") or []]
+            calls += [
+                block.get("name") for block in message["content"] if block.get("type") == "tool_use"
+            ]
+        calls += [
+            (call.get("function") or {}).get("name") for call in message.get("tool_calls") or []
+        ]
     last_write = max((i for i, name in enumerate(calls) if name in _WRITE_TOOLS), default=-1)
     last_run = max((i for i, name in enumerate(calls) if name == "run_command"), default=-1)
     return last_write > last_run
@@ -494,11 +579,12 @@ def _untested(messages: list[dict[str, Any]]) -> bool:
 
 def _describe(plan: CoderPlan) -> str:
     risks = "\n".join(f"  - {r}" for r in plan.risks) or "  - none named"
-    return (f"Approach: {plan.approach}\nFiles to touch: {', '.join(plan.files_to_touch)}\n"
-            f"Risks:\n{risks}")
+    return (
+        f"Approach: {plan.approach}\nFiles to touch: {', '.join(plan.files_to_touch)}\n"
+        f"Risks:\n{risks}"
+    )
 
 
 def _gate_text(gate: GateResult) -> str:
     # the evidence already starts with "$ command" and "exit code: N"
     return gate.evidence or gate.status_line()
-

@@ -50,6 +50,7 @@ from stepkit.workspace.redact import redact
 HEAD_BYTES = 64_000
 TAIL_BYTES = 256_000
 
+
 def delegate_spec(settings: dict[str, Any], role: str) -> str:
     """The run's spec for ``role`` (``coder`` or ``reviewer``): the run settings
     already hold ``--coder``/``--reviewer`` or else the project's setting;
@@ -67,7 +68,9 @@ def builtin_spec(spec: str) -> tuple[str, str] | None:
     return ("preset", spec) if spec in PRESETS else None
 
 
-def check_builtin_spec(spec: str | None, kinds: tuple[str, ...] = ("anthropic", "command", "preset")) -> str:
+def check_builtin_spec(
+    spec: str | None, kinds: tuple[str, ...] = ("anthropic", "command", "preset")
+) -> str:
     """A built-in coder's or reviewer's answer to ``stepkit_check_delegate``:
     ``""`` for a spec of one of the ``kinds`` it runs itself (so a spec whose
     plugin ``-p no:`` disabled is owned by none), else the specs the
@@ -81,8 +84,15 @@ def check_builtin_spec(spec: str | None, kinds: tuple[str, ...] = ("anthropic", 
 
 
 def run_delegate(
-    ctx: StageContext, command: str, prompt: str, *, name: str, timeout: float,
-    on_text: Callable[[str], None] | None = None, env: dict[str, str] | None = None, spends: bool = False,
+    ctx: StageContext,
+    command: str,
+    prompt: str,
+    *,
+    name: str,
+    timeout: float,
+    on_text: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+    spends: bool = False,
 ) -> ProcessResult:
     """Run an external coder or reviewer with the command coder's contract: the
     prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env (and
@@ -110,11 +120,25 @@ def run_delegate(
         "STEPKIT_PLANS_DIR": str(ctx.plans_dir),
     }
     ctx.emit("delegate_started", who=name, command=command)
-    run = process.run(command, cwd=ctx.project_dir, env=env, stdin_text=prompt_text, timeout=timeout,
-                      log_path=logs / f"{base}.log", on_text=on_text,
-                      head_bytes=HEAD_BYTES, tail_bytes=TAIL_BYTES)
-    ctx.emit("delegate_finished", who=name, exit_code=run.exit_code, duration_s=run.duration_s,
-             timed_out=run.expired is not None, log=run.log)
+    run = process.run(
+        command,
+        cwd=ctx.project_dir,
+        env=env,
+        stdin_text=prompt_text,
+        timeout=timeout,
+        log_path=logs / f"{base}.log",
+        on_text=on_text,
+        head_bytes=HEAD_BYTES,
+        tail_bytes=TAIL_BYTES,
+    )
+    ctx.emit(
+        "delegate_finished",
+        who=name,
+        exit_code=run.exit_code,
+        duration_s=run.duration_s,
+        timed_out=run.expired is not None,
+        log=run.log,
+    )
     return run
 
 
@@ -140,12 +164,25 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
         kind, arg = builtin_spec(spec) or ("", "")
         if kind == "command" and not arg.strip():
             raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
-        if kind == "preset" and stage in settings.get("stages", (stage,)) and shutil.which(spec) is None:
-                    raise UsageError(f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it: "
-                             f"{PRESETS[spec].install}; or use command:SHELL)")
-        if kind == "anthropic" and stage in settings.get("stages", ()) and settings.get("project_dir"):
-            check_engine_spec(f"anthropic:{arg}" if arg else settings.get("engine"), Path(settings["project_dir"]),
-                              calls=True)
+        if (
+            kind == "preset"
+            and stage in settings.get("stages", (stage,))
+            and shutil.which(spec) is None
+        ):
+            raise UsageError(
+                f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it: "
+                f"{PRESETS[spec].install}; or use command:SHELL)"
+            )
+        if (
+            kind == "anthropic"
+            and stage in settings.get("stages", ())
+            and settings.get("project_dir")
+        ):
+            check_engine_spec(
+                f"anthropic:{arg}" if arg else settings.get("engine"),
+                Path(settings["project_dir"]),
+                calls=True,
+            )
 
 
 @hookimpl
@@ -174,14 +211,26 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     timeout = ctx.config.timeouts.coder
     if kind == "command":
         if not arg.strip():
-            return CoderResult(crashed=True, text="the coder could not start: --coder command: names no command")
-        run = run_delegate(ctx, arg.strip(), build_coder_prompt(ctx), name="coder", timeout=timeout, on_text=watch)
+            return CoderResult(
+                crashed=True, text="the coder could not start: --coder command: names no command"
+            )
+        run = run_delegate(
+            ctx, arg.strip(), build_coder_prompt(ctx), name="coder", timeout=timeout, on_text=watch
+        )
         result = generic_result(run, watch.last)
     elif preset is not None:
         name = f"coder-{spec}"
         with preset.session(ctx, review=False) as call:
-            run = run_delegate(ctx, preset.command(call), build_coder_prompt(ctx), name=name, timeout=timeout,
-                               on_text=watch, env=preset.env(call), spends=True)
+            run = run_delegate(
+                ctx,
+                preset.command(call),
+                build_coder_prompt(ctx),
+                name=name,
+                timeout=timeout,
+                on_text=watch,
+                env=preset.env(call),
+                spends=True,
+            )
             result = preset.parse(run, watch.last, call.scratch)
     else:
         return None
@@ -195,4 +244,3 @@ def _unique(directory: Path, base: str) -> str:
         n += 1
         name = f"{base}-{n}"
     return name
-

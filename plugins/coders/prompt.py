@@ -36,8 +36,10 @@ def build_coder_prompt(ctx: StageContext) -> str:
     name = f"step {step}" + (f" ({title})" if title else "")
 
     if fix:
-        task = (f"Apply the fix instructions below to your implementation of {name}. "
-                "The rest of the step is already implemented; keep it.")
+        task = (
+            f"Apply the fix instructions below to your implementation of {name}. "
+            "The rest of the step is already implemented; keep it."
+        )
     else:
         task = f"Implement {name} of the plan below in this project."
     must_do = (
@@ -81,21 +83,28 @@ def _judges(ctx: StageContext) -> str:
     from stepkit.records import GATE_ORDER
     from stepkit.workspace.gate_commands import RUN_PLAN_KEY, plan_gates, run_gate_plan
 
-    plan = (run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config) if RUN_PLAN_KEY in ctx.settings
-            else plan_gates(ctx.pm, ctx.project_dir, ctx.config))
+    plan = (
+        run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+        if RUN_PLAN_KEY in ctx.settings
+        else plan_gates(ctx.pm, ctx.project_dir, ctx.config)
+    )
     lines = []
     for name in GATE_ORDER:
         command, _plugin = plan.command(name)
         planned = plan.commands.get(name)
         why_not = planned.not_run if planned is not None else ""
         if command and not why_not:
-            lines.append(f"- {name}: `{command}`" + (" (run on the files the step changed)" if name == "format"
-                                                        else ""))
+            lines.append(
+                f"- {name}: `{command}`"
+                + (" (run on the files the step changed)" if name == "format" else "")
+            )
         else:
             lines.append(f"- {name}: not run ({why_not or 'no command'})")
-    return ("# How stepkit judges the change\n"
-            "After you, stepkit runs these gates in this order; every gate that runs must pass "
-            "(run the same commands yourself before you finish):\n" + "\n".join(lines))
+    return (
+        "# How stepkit judges the change\n"
+        "After you, stepkit runs these gates in this order; every gate that runs must pass "
+        "(run the same commands yourself before you finish):\n" + "\n".join(lines)
+    )
 
 
 def _plans_display(ctx: StageContext) -> str:

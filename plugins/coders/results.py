@@ -16,7 +16,9 @@ from stepkit.lazyregex import lazy_compile
 from stepkit.records import CoderResult, Usage
 from stepkit.workspace.process import ProcessResult
 
-_SENTINEL_LINE = lazy_compile(r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$")
+_SENTINEL_LINE = lazy_compile(
+    r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$"
+)
 
 
 class SentinelWatch:
@@ -59,15 +61,28 @@ def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
     cost = usage.cost_usd if usage is not None else None
     crash = run.crash("the coder")
     if crash:
-        return CoderResult(crashed=True, text=_join(run.output, crash), exit_code=run.exit_code,
-                           log=run.log, usage=usage, cost_usd=cost)
+        return CoderResult(
+            crashed=True,
+            text=_join(run.output, crash),
+            exit_code=run.exit_code,
+            log=run.log,
+            usage=usage,
+            cost_usd=cost,
+        )
     note = None
     inferred = sentinel is None
     if inferred:
         sentinel = "CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED"
         note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
-    return CoderResult(sentinel=sentinel, sentinel_inferred=inferred, text=_join(run.output, note),
-                       exit_code=run.exit_code, log=run.log, usage=usage, cost_usd=cost)
+    return CoderResult(
+        sentinel=sentinel,
+        sentinel_inferred=inferred,
+        text=_join(run.output, note),
+        exit_code=run.exit_code,
+        log=run.log,
+        usage=usage,
+        cost_usd=cost,
+    )
 
 
 def _join(*parts: str | None) -> str:

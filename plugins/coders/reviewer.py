@@ -48,10 +48,13 @@ Severities:
 - minor: style, naming, a nit.
 Name the file (and the criterion) each finding is about."""
 
-REVIEW_SYSTEM = REVIEW_RULES + """
+REVIEW_SYSTEM = (
+    REVIEW_RULES
+    + """
 Answer with the findings: each with its severity, file, criterion ("none" when no
 Acceptance criterion is concerned) and problem (one sentence); an empty list when there
 is nothing to report."""
+)
 
 #: How a text reviewer (an external CLI) writes the same findings.
 TEXT_FORMAT = """Write the review as findings, one per line, each STARTING with its severity tag:
@@ -62,25 +65,40 @@ _TAGS = {"critical": "🔴 critical", "should_fix": "🟡 should fix", "minor": 
 
 # A severity at the start of a line: its mark, its word, or both ("🔴 critical",
 # "**Critical**", "[minor]", "Should fix:"); the rest of the line is the finding.
-_SEVERITY_WORDS = {"critical": "critical", "blocker": "critical", "blocking": "critical",
-                   "should fix": "should_fix", "should_fix": "should_fix", "major": "should_fix",
-                   "minor": "minor", "nit": "minor", "nitpick": "minor"}
+_SEVERITY_WORDS = {
+    "critical": "critical",
+    "blocker": "critical",
+    "blocking": "critical",
+    "should fix": "should_fix",
+    "should_fix": "should_fix",
+    "major": "should_fix",
+    "minor": "minor",
+    "nit": "minor",
+    "nitpick": "minor",
+}
 _MARKS = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
 _WORD = "|".join(sorted((re.escape(w) for w in _SEVERITY_WORDS), key=len, reverse=True))
-_LEAD = lazy_compile(rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
-                   r"(?:\s+(?:findings?|issues?|severity))?\s*[:\-–—.)]*\s*", re.IGNORECASE)
+_LEAD = lazy_compile(
+    rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
+    r"(?:\s+(?:findings?|issues?|severity))?\s*[:\-–—.)]*\s*",
+    re.IGNORECASE,
+)
 _LIST = lazy_compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _HEADING = lazy_compile(r"^\s*(?:#{1,6}\s+|\*\*(?=.*\*\*\s*:?\s*$))")
 # what a finding line says when it reports that there is none
-_NONE = lazy_compile(r"^(?:\(?(?:none|nothing|n/?a|no(?:ne)? (?:findings?|issues?)(?: found)?)\)?"
-                   r"|no \w+ (?:findings?|issues?)(?: found)?|-)?[.!]?$", re.IGNORECASE)
+_NONE = lazy_compile(
+    r"^(?:\(?(?:none|nothing|n/?a|no(?:ne)? (?:findings?|issues?)(?: found)?)\)?"
+    r"|no \w+ (?:findings?|issues?)(?: found)?|-)?[.!]?$",
+    re.IGNORECASE,
+)
 
 
 class ReviewFinding(BaseModel):
     """One finding of the built-in reviewer."""
 
     severity: Literal["critical", "should_fix", "minor"] = Field(
-        description="critical blocks the step; should_fix does not; minor is a nit")
+        description="critical blocks the step; should_fix does not; minor is a nit"
+    )
     file: str = Field(description="the project-relative file the finding is about")
     criterion: str = Field(description='the Acceptance criterion concerned, or "none"')
     problem: str = Field(description="what is wrong, in one sentence")
@@ -98,7 +116,11 @@ class ReviewAnswer(BaseModel):
     def _or_a_text_report(cls, data: Any, handler: Any) -> ReviewAnswer:
         """A report already written as text (a scripted engine's
         ``review_report``) is taken as a text reviewer's."""
-        if isinstance(data, dict) and "findings" not in data and isinstance(data.get("review_report"), str):
+        if (
+            isinstance(data, dict)
+            and "findings" not in data
+            and isinstance(data.get("review_report"), str)
+        ):
             answer = cls.model_construct(findings=[])
             answer._report = data["review_report"].strip()
             return answer
@@ -114,8 +136,11 @@ def render_findings(findings: list[ReviewFinding]) -> str:
     that routing (a line starting with 🔴) reads exactly the critical ones."""
     from stepkit.text import one_line
 
-    lines = [f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
-             f"{one_line(f.problem)}" for f in findings]
+    lines = [
+        f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
+        f"{one_line(f.problem)}"
+        for f in findings
+    ]
     return "\n".join(lines) or "No findings."
 
 
@@ -135,7 +160,13 @@ def text_findings(report: str) -> list[tuple[str, str]]:
             continue
         listed = _LIST.match(line)
         heading = _HEADING.match(line)
-        body = line.lstrip("#").strip().strip("*").strip() if heading else line[listed.end():] if listed else line
+        body = (
+            line.lstrip("#").strip().strip("*").strip()
+            if heading
+            else line[listed.end() :]
+            if listed
+            else line
+        )
         severity, rest = _severity(body)
         if heading or (severity is not None and not listed and not rest.rstrip(":")):
             section = severity  # a heading (or a "Critical findings:" line) above a list
@@ -157,7 +188,7 @@ def _severity(text: str) -> tuple[str | None, str]:
         severity = _MARKS[match.group("mark")]
     else:
         severity = _SEVERITY_WORDS[" ".join(match.group("word").lower().replace("_", " ").split())]
-    return severity, text[match.end():].strip()
+    return severity, text[match.end() :].strip()
 
 
 def render_text_findings(report: str) -> str:
@@ -189,29 +220,53 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
     )
 
     plan = str(state.get("plan_text") or "")
-    criteria = plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"
+    criteria = (
+        plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"
+    )
     title = str(state.get("title") or "")
-    return "\n".join([
-        f"# Review step {state.get('step', '?')}" + (f": {title}" if title else "") + "\n",
-        *([REVIEW_RULES + "\n", TEXT_FORMAT] if with_instructions else []),
-        doc("Acceptance criteria", criteria, SHORT_CHARS * 2),
-        doc("Implementation brief (what orient asked the coder to do)", state.get("implementation_brief"),
-            REPORT_CHARS),
-        doc("Orient's findings (the plan checked against the code)", state.get("staleness_report"),
-            REPORT_CHARS),
-        doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
-        doc("Gate decisions (an approved deviation is not an unmet criterion)", gate_decisions(state),
-            SHORT_CHARS * 2),
-        doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
-        doc("NOTES.md (the project's recorded facts)", state.get("notes"), NOTES_CHARS),
-        doc("Changed files", bullets(state.get("changed_files")), SHORT_CHARS * 2),
-        doc("Tamper flags raised by the harness (judge each)", bullets(state.get("tamper_flags")), SHORT_CHARS * 2),
-        doc("Gate results (recorded by the harness)", gate_table(state.get("gates") or []), SHORT_CHARS * 2),
-        doc("Edge-case sweep report", state.get("edge_case_report")
-            or "None (the sweep did not run or found nothing)", REPORT_CHARS),
-        doc("Diff", state.get("diff") or "(empty diff)", DIFF_CHARS, shrink_fences=False),
-        doc("Plan", plan, PLAN_CHARS, shrink_fences=False),
-    ])
+    return "\n".join(
+        [
+            f"# Review step {state.get('step', '?')}" + (f": {title}" if title else "") + "\n",
+            *([REVIEW_RULES + "\n", TEXT_FORMAT] if with_instructions else []),
+            doc("Acceptance criteria", criteria, SHORT_CHARS * 2),
+            doc(
+                "Implementation brief (what orient asked the coder to do)",
+                state.get("implementation_brief"),
+                REPORT_CHARS,
+            ),
+            doc(
+                "Orient's findings (the plan checked against the code)",
+                state.get("staleness_report"),
+                REPORT_CHARS,
+            ),
+            doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
+            doc(
+                "Gate decisions (an approved deviation is not an unmet criterion)",
+                gate_decisions(state),
+                SHORT_CHARS * 2,
+            ),
+            doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
+            doc("NOTES.md (the project's recorded facts)", state.get("notes"), NOTES_CHARS),
+            doc("Changed files", bullets(state.get("changed_files")), SHORT_CHARS * 2),
+            doc(
+                "Tamper flags raised by the harness (judge each)",
+                bullets(state.get("tamper_flags")),
+                SHORT_CHARS * 2,
+            ),
+            doc(
+                "Gate results (recorded by the harness)",
+                gate_table(state.get("gates") or []),
+                SHORT_CHARS * 2,
+            ),
+            doc(
+                "Edge-case sweep report",
+                state.get("edge_case_report") or "None (the sweep did not run or found nothing)",
+                REPORT_CHARS,
+            ),
+            doc("Diff", state.get("diff") or "(empty diff)", DIFF_CHARS, shrink_fences=False),
+            doc("Plan", plan, PLAN_CHARS, shrink_fences=False),
+        ]
+    )
 
 
 @hookimpl
@@ -249,10 +304,13 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
     engine = make_engine(engine_spec, ctx)
     try:
         answer = engine.structured(
-            node=ctx.node, system=REVIEW_SYSTEM,
+            node=ctx.node,
+            system=REVIEW_SYSTEM,
             prefix=build_review_prompt(ctx.state, with_instructions=False),
             prompt="Review the change now and answer with the findings.",
-            schema=ReviewAnswer, tools=read_only_tools(ctx.project_dir), ctx=ctx,
+            schema=ReviewAnswer,
+            tools=read_only_tools(ctx.project_dir),
+            ctx=ctx,
             max_turns=REVIEW_TURNS,
         )
     except StageFault as fault:
@@ -269,14 +327,22 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
 
     name = f"reviewer-{preset.name}" if preset else "reviewer"
     try:
-        run = run_delegate(ctx, command, build_review_prompt(ctx.state), name=name,
-                           timeout=ctx.config.timeouts.reviewer, env=preset.env(call) if preset else None,
-                           spends=preset is not None)
+        run = run_delegate(
+            ctx,
+            command,
+            build_review_prompt(ctx.state),
+            name=name,
+            timeout=ctx.config.timeouts.reviewer,
+            env=preset.env(call) if preset else None,
+            spends=preset is not None,
+        )
     except StageFault as fault:  # the budget is spent
         return ReviewResult(fault=fault.note)
     parsed = preset.read(run.output, call.scratch) if preset is not None else None
     record_usage(ctx, name, parsed.usage if parsed is not None else reported_usage(run))
-    if parsed is not None and parsed.limit:  # whatever its exit code: the subscription, not the review
+    if (
+        parsed is not None and parsed.limit
+    ):  # whatever its exit code: the subscription, not the review
         from stepkit.plugins.coders.presets.base import limit_note
 
         return ReviewResult(fault=limit_note(preset.name, parsed.limit))
@@ -292,10 +358,14 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         if parsed.errors or parsed.failed:
             problems = [*parsed.errors, *([parsed.failed] if parsed.failed else [])]
             return ReviewResult(fault=f"{preset.name} reported: {'; '.join(problems)[:500]}")
-        report = parsed.last_reply or parsed.text  # a tool asked again answers again: its last answer
+        report = (
+            parsed.last_reply or parsed.text
+        )  # a tool asked again answers again: its last answer
     if not report.strip() and not (parsed is not None and parsed.structured):
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")
-    return ReviewResult(review_report=_report(report, parsed.structured if parsed is not None else None))
+    return ReviewResult(
+        review_report=_report(report, parsed.structured if parsed is not None else None)
+    )
 
 
 def _report(text: str, structured: dict[str, Any] | None) -> str:
@@ -308,4 +378,3 @@ def _report(text: str, structured: dict[str, Any] | None) -> str:
     if answer is not None:
         return answer.report()
     return render_text_findings(text)
-

@@ -46,17 +46,43 @@ class Markers(NamedTuple):
 MARKERS: dict[str, Markers] = {
     "stepkit.plugins.evidence.pytest": Markers(
         ("pytest", "py.test"),
-        ("test session starts", "no tests ran", " failed", " passed", " skipped", " deselected", " xfailed",
-         " xpassed", " error", " warning", " rerun")),
+        (
+            "test session starts",
+            "no tests ran",
+            " failed",
+            " passed",
+            " skipped",
+            " deselected",
+            " xfailed",
+            " xpassed",
+            " error",
+            " warning",
+            " rerun",
+        ),
+    ),
     "stepkit.plugins.evidence.unittest": Markers(("unittest",), ("Ran ",)),
     "stepkit.plugins.evidence.cargo": Markers(("cargo", "rustc"), ("test result: ", "Compiling ")),
-    "stepkit.plugins.evidence.gotest": Markers(("go",), ("--- FAIL: ", "ok ", "ok\t", "FAIL", "? ", "?\t")),
-    "stepkit.plugins.evidence.jest": Markers(("jest", "vitest"), ("Tests", "Test Suites:", "Test Files")),
+    "stepkit.plugins.evidence.gotest": Markers(
+        ("go",), ("--- FAIL: ", "ok ", "ok\t", "FAIL", "? ", "?\t")
+    ),
+    "stepkit.plugins.evidence.jest": Markers(
+        ("jest", "vitest"), ("Tests", "Test Suites:", "Test Files")
+    ),
     "stepkit.plugins.evidence.ruff": Markers(
-        ("ruff",), ("Found ", "All checks passed!", "No errors found", "reformatted", "left unchanged",
-                    "already formatted", "fixable")),
+        ("ruff",),
+        (
+            "Found ",
+            "All checks passed!",
+            "No errors found",
+            "reformatted",
+            "left unchanged",
+            "already formatted",
+            "fixable",
+        ),
+    ),
     "stepkit.plugins.evidence.mypy": Markers(
-        ("mypy", "pyright", "dmypy"), ("Found ", "Success: no issues found", " warning")),
+        ("mypy", "pyright", "dmypy"), ("Found ", "Success: no issues found", " warning")
+    ),
     "stepkit.plugins.evidence.eslint": Markers(("eslint",), (" problem", "potentially fixable")),
     "stepkit.plugins.evidence.tsc": Markers(("tsc", "vue-tsc"), ("error TS",)),
     "stepkit.plugins.evidence.maven": Markers(("mvn", "mvnw", "./mvnw"), ("[INFO] BUILD ",)),
@@ -70,8 +96,12 @@ def may_answer(parser: str, arguments: Mapping[str, Any]) -> bool:
     may: a code can split a marker."""
     markers = MARKERS.get(parser)
     command, output = arguments.get("command") or "", arguments.get("output") or ""
-    return (markers is None or "\x1b" in output or any(text in output for text in markers.texts)
-            or mentions(command, *markers.tools))
+    return (
+        markers is None
+        or "\x1b" in output
+        or any(text in output for text in markers.texts)
+        or mentions(command, *markers.tools)
+    )
 
 
 def clean_lines(output: str) -> list[str]:
@@ -110,7 +140,9 @@ def unique(items: Iterable[T], key: Callable[[T], Hashable] | None = None) -> li
     return result
 
 
-def first_nonblank(lines: list[str], start: int, limit: int = ERROR_LINES, stop: re.Pattern[str] | None = None) -> list[str]:
+def first_nonblank(
+    lines: list[str], start: int, limit: int = ERROR_LINES, stop: re.Pattern[str] | None = None
+) -> list[str]:
     """Up to ``limit`` non-blank lines from ``start`` (stripped), ending early
     at a line matching ``stop``."""
     kept = []

@@ -25,7 +25,9 @@ _RESULT = lazy_compile(
 _STDOUT = lazy_compile(r"^---- (?P<id>.+?) std(?:out|err) ----$")
 _PANIC = lazy_compile(r"^thread '.*' (?:\(\d+\) )?panicked at (?P<where>.*?):?$")
 _DIAG = lazy_compile(r"^(?P<level>error|warning)(?:\[(?P<code>[\w]+)\])?: (?P<msg>.+)$")
-_FINAL = lazy_compile(r"^error: (could not compile|test failed|\d+ targets? failed)|^warning: .* generated \d+ warnings?")
+_FINAL = lazy_compile(
+    r"^error: (could not compile|test failed|\d+ targets? failed)|^warning: .* generated \d+ warnings?"
+)
 _MORE_WARNINGS = 10
 
 
@@ -40,7 +42,9 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
         or any(re.match(r"^\s+Compiling \S+ v\d", line) for line in lines)
     ):
         return None
-    failing = unique(m["id"] for line in lines if (m := _TEST.match(line)) and m["status"] == "FAILED")
+    failing = unique(
+        m["id"] for line in lines if (m := _TEST.match(line)) and m["status"] == "FAILED"
+    )
     panics = _panics(lines)
     errors, warnings = _diagnostics(lines)
     finals = unique(line for line in lines if _FINAL.match(line))
@@ -69,6 +73,7 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
         summary=_summary(results, errors, warnings, finals),
     )
 
+
 def _panics(lines: list[str]) -> dict[str, list[str]]:
     """Test id → its panic location and message (from ``---- id stdout ----``)."""
     found: dict[str, list[str]] = {}
@@ -81,7 +86,7 @@ def _panics(lines: list[str]) -> dict[str, list[str]]:
         panic = _PANIC.match(line)
         if current and panic and current not in found:
             message = []
-            for follow in lines[i + 1:i + 4]:
+            for follow in lines[i + 1 : i + 4]:
                 if not follow.strip() or follow.startswith(("stack backtrace:", "note: ")):
                     break
                 message.append(follow.strip())
@@ -96,7 +101,9 @@ def _diagnostics(lines: list[str]) -> tuple[list[tuple[str, str]], list[tuple[st
         m = _DIAG.match(line)
         if not m or _FINAL.match(line) or line.startswith("error: test failed"):
             continue
-        where = next((a["where"] for follow in lines[i + 1:i + 4] if (a := ARROW.match(follow))), "")
+        where = next(
+            (a["where"] for follow in lines[i + 1 : i + 4] if (a := ARROW.match(follow))), ""
+        )
         code = f"[{m['code']}]" if m["code"] else ""
         entry = (f"{m['level']}{code}: {m['msg']}", where)
         (errors if m["level"] == "error" else warnings).append(entry)

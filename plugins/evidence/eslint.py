@@ -9,9 +9,15 @@ from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
 _FILE = lazy_compile(r"^(?P<file>(?:/|\.{0,2}/|[A-Za-z]:\\|[\w@.-]+/)\S*\.\w+)$")
-_STYLISH = lazy_compile(r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>\S+))?$")
-_COMPACT = lazy_compile(r"^(?P<file>\S.*?): line (?P<line>\d+), col (?P<col>\d+), (?P<level>Error|Warning) - (?P<msg>.+)$")
-_SUMMARY = lazy_compile(r"^[✖×]\s+\d+ problems? .*|^\d+ problems?$|^\s*\d+ errors? and \d+ warnings? potentially fixable.*")
+_STYLISH = lazy_compile(
+    r"^\s+(?P<line>\d+):(?P<col>\d+)\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>\S+))?$"
+)
+_COMPACT = lazy_compile(
+    r"^(?P<file>\S.*?): line (?P<line>\d+), col (?P<col>\d+), (?P<level>Error|Warning) - (?P<msg>.+)$"
+)
+_SUMMARY = lazy_compile(
+    r"^[✖×]\s+\d+ problems? .*|^\d+ problems?$|^\s*\d+ errors? and \d+ warnings? potentially fixable.*"
+)
 
 
 @hookimpl
@@ -40,7 +46,11 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     if not (errors or warnings or tool_summary):
         return None
     problems = next((line for line in tool_summary if "problem" in line), None)
-    summary = problems.lstrip("✖× ").strip() if problems else f"{len(errors)} errors, {len(warnings)} warnings"
+    summary = (
+        problems.lstrip("✖× ").strip()
+        if problems
+        else f"{len(errors)} errors, {len(warnings)} warnings"
+    )
     if failed_silently(exit_code, errors):
         return None
     return render(

@@ -68,7 +68,9 @@ def _looks_like_package(m: re.Match[str]) -> bool:
     """``ok  example.com/pkg 0.1s`` / ``FAIL example.com/pkg [build failed]`` /
     ``?   example.com/pkg [no test files]`` — not prose starting with "ok"."""
     rest = m["rest"] or ""
-    return bool(re.match(r"^(?:[\d.]+s|\(cached\)|\[)", rest)) or (m["word"] == "FAIL" and not rest and "/" in m["pkg"])
+    return bool(re.match(r"^(?:[\d.]+s|\(cached\)|\[)", rest)) or (
+        m["word"] == "FAIL" and not rest and "/" in m["pkg"]
+    )
 
 
 def _messages(lines: list[str], at: int) -> list[str]:
@@ -77,7 +79,9 @@ def _messages(lines: list[str], at: int) -> list[str]:
     kept = first_nonblank(lines, at + 1, stop=_STOP)
     if not kept:
         test_id = _FAIL.match(lines[at])["id"]
-        run = next((i for i in range(at - 1, -1, -1) if lines[i].strip() == f"=== RUN   {test_id}"), None)
+        run = next(
+            (i for i in range(at - 1, -1, -1) if lines[i].strip() == f"=== RUN   {test_id}"), None
+        )
         if run is not None:
             kept = first_nonblank(lines, run + 1, stop=_STOP)
     return kept

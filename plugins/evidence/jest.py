@@ -40,7 +40,9 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
         failing, errors = _vitest(lines)
         summary_lines = vitest_summary
         tests_line = next((s for s in vitest_summary if s.startswith("Tests")), None)
-        summary = re.sub(r"\s+", " ", tests_line.removeprefix("Tests")).strip() if tests_line else None
+        summary = (
+            re.sub(r"\s+", " ", tests_line.removeprefix("Tests")).strip() if tests_line else None
+        )
     else:
         failing, errors = _jest(lines)
         summary_lines = jest_summary
@@ -83,6 +85,8 @@ def _vitest(lines: list[str]) -> tuple[list[str], list[tuple[str, list[str]]]]:
     return _merge(failing, errors)
 
 
-def _merge(failing: list[str], errors: list[tuple[str, list[str]]]) -> tuple[list[str], list[tuple[str, list[str]]]]:
+def _merge(
+    failing: list[str], errors: list[tuple[str, list[str]]]
+) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """A test reported twice (watch mode, retries) is listed once."""
     return unique(failing), unique(errors, key=lambda error: error[0])

@@ -24,11 +24,15 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     if not (mentions(command, "mypy", "pyright", "dmypy") or tool_summary):
         return None
     errors = unique(
-        f"{m['where']}: {m['msg']}" for line in lines if (m := _MYPY.match(line) or _PYRIGHT.match(line))
+        f"{m['where']}: {m['msg']}"
+        for line in lines
+        if (m := _MYPY.match(line) or _PYRIGHT.match(line))
     )
     if not (errors or tool_summary):
         return None
     summary = tool_summary[-1].rstrip(".") if tool_summary else f"{len(errors)} errors"
     if failed_silently(exit_code, errors):
         return None
-    return render(failing=errors, failing_label="type errors", tool_summary=tool_summary, summary=summary)
+    return render(
+        failing=errors, failing_label="type errors", tool_summary=tool_summary, summary=summary
+    )

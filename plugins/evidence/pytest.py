@@ -27,8 +27,10 @@ _COUNTS = rf"\d+ {_OUTCOME}(?:, \d+ {_OUTCOME})*"
 _SUMMARY = lazy_compile(rf"^=*\s*(?P<counts>{_COUNTS}|no tests ran)(?: in [\d.]+s\b.*?)?\s*=*$")
 _INTERRUPTED = lazy_compile(r"^!*\s*(?P<text>Interrupted: .*?)\s*!*$")
 _SHORT = lazy_compile(r"^(?P<kind>FAILED|ERROR) (?P<rest>\S.*)$")
-_VERBOSE = lazy_compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (?P<kind1>FAILED|ERROR) (?P<id1>\S.*)"
-                      r"|(?P<id2>\S+::\S.*?) (?P<kind2>FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$")
+_VERBOSE = lazy_compile(
+    r"^(?:\[gw\d+\] \[\s*\d+%\] (?P<kind1>FAILED|ERROR) (?P<id1>\S.*)"
+    r"|(?P<id2>\S+::\S.*?) (?P<kind2>FAILED|ERROR)(?:\s+\[\s*\d+%\])?)$"
+)
 _BANNER = lazy_compile(r"^={3,} ?(?P<title>.*?) ?={3,}$")
 _SECTION = lazy_compile(r"^_{3,} (?P<name>.+?) _{3,}$")
 _ERROR_LINE = lazy_compile(r"^\s*E\s{2,}\S|^E\s+\S")
@@ -44,12 +46,16 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     """Condense pytest output; None when it is not pytest's."""
     lines = clean_lines(output)
     summary_line = next((line for line in reversed(lines) if _SUMMARY.match(line)), None)
-    if not (mentions(command, "pytest", "py.test") or summary_line or "test session starts" in output):
+    if not (
+        mentions(command, "pytest", "py.test") or summary_line or "test session starts" in output
+    ):
         return None
     sections = _sections(lines)
     failing = _failing(lines) or _failing_from_sections(sections)
-    errors = [(f"{name}{f'  ({where})' if where else ''}", e_lines[:ERROR_LINES])
-              for _kind, name, _file, where, e_lines in sections]
+    errors = [
+        (f"{name}{f'  ({where})' if where else ''}", e_lines[:ERROR_LINES])
+        for _kind, name, _file, where, e_lines in sections
+    ]
     interrupted = next((m for line in lines if (m := _INTERRUPTED.match(line))), None)
     if summary_line is None and not failing and not errors and interrupted is None:
         return None  # pytest never got as far as testing: the generic view is better
@@ -90,7 +96,9 @@ def _failing_from_sections(sections: list[tuple[str, str, str, str, list[str]]])
         test = setup["name"] if setup else name
         head, bracket, params = test.partition("[")  # a parameter may hold dots
         node = head.replace(".", "::") + bracket + params
-        result.append(f"{'ERROR' if kind == 'ERRORS' else 'FAILED'} {f'{file}::' if file else ''}{node}")
+        result.append(
+            f"{'ERROR' if kind == 'ERRORS' else 'FAILED'} {f'{file}::' if file else ''}{node}"
+        )
     return unique(result)
 
 

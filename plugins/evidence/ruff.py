@@ -16,7 +16,9 @@ from stepkit.plugins.evidence._shared import (
 )
 
 _CONCISE = lazy_compile(r"^(?P<where>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
-_FULL_HEAD = lazy_compile(r"^(?P<code>[A-Z]+\d+|unformatted|invalid-syntax) (?:\[\*\] )?(?P<msg>.+)$|^(?P<code2>invalid-syntax|unformatted): (?P<msg2>.+)$")
+_FULL_HEAD = lazy_compile(
+    r"^(?P<code>[A-Z]+\d+|unformatted|invalid-syntax) (?:\[\*\] )?(?P<msg>.+)$|^(?P<code2>invalid-syntax|unformatted): (?P<msg2>.+)$"
+)
 _WOULD = lazy_compile(r"^Would reformat: (?P<path>.+)$")
 _PARSE = lazy_compile(r"^error: (?P<msg>.+)$")
 _SUMMARY = lazy_compile(
@@ -38,7 +40,11 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     if not (diagnostics or parse_errors or tool_summary):
         return None
     counts = [line for line in tool_summary if not line.startswith("[*]")]
-    summary = counts[-1].rstrip(".") if counts else (f"{len(diagnostics)} diagnostics" if diagnostics else None)
+    summary = (
+        counts[-1].rstrip(".")
+        if counts
+        else (f"{len(diagnostics)} diagnostics" if diagnostics else None)
+    )
     if failed_silently(exit_code, diagnostics or parse_errors):
         return None
     return render(

@@ -8,8 +8,12 @@ from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
 
-_PLAIN = lazy_compile(r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$")
-_PRETTY = lazy_compile(r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$")
+_PLAIN = lazy_compile(
+    r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$"
+)
+_PRETTY = lazy_compile(
+    r"^(?P<file>\S.*?):(?P<line>\d+):(?P<col>\d+) - error (?P<code>TS\d+): (?P<msg>.+)$"
+)
 _GLOBAL = lazy_compile(r"^error (?P<code>TS\d+): (?P<msg>.+)$")
 _SUMMARY = lazy_compile(r"^Found \d+ errors?\b.*$")
 
@@ -31,4 +35,9 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     summary = tool_summary[-1].rstrip(".") if tool_summary else f"{len(errors)} errors"
     if failed_silently(exit_code, errors):
         return None
-    return render(failing=unique(errors), failing_label="type errors", tool_summary=tool_summary, summary=summary)
+    return render(
+        failing=unique(errors),
+        failing_label="type errors",
+        tool_summary=tool_summary,
+        summary=summary,
+    )

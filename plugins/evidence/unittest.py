@@ -30,7 +30,9 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     tool_summary, summary = [], None
     if ran_at is not None:
         ran = lines[ran_at]
-        result = next((m for line in lines[ran_at + 1:] if (m := _RESULT.match(line.strip()))), None)
+        result = next(
+            (m for line in lines[ran_at + 1 :] if (m := _RESULT.match(line.strip()))), None
+        )
         tool_summary = [ran] + ([result.group(0)] if result else [])
         count = _RAN.match(ran)["n"]
         if result is None:
@@ -60,13 +62,14 @@ def _failure_blocks(lines: list[str]) -> list[tuple[str, str, list[str]]]:
             _RULE.match(lines[body_end]) and body_end > i + 1 or _RAN.match(lines[body_end])
         ):
             body_end += 1
-        body = [line for line in lines[i + 2:body_end] if line.strip()]
+        body = [line for line in lines[i + 2 : body_end] if line.strip()]
         frame_at = [k for k, line in enumerate(body) if _FRAME.match(line)]
-        after = body[frame_at[-1] + 1:] if frame_at else body
+        after = body[frame_at[-1] + 1 :] if frame_at else body
         # the exception line is the first unindented line after the last frame
         exception = next((line for line in after if not line[:1].isspace()), None)
-        detail = ([body[frame_at[-1]].strip()] if frame_at else []) + ([exception] if exception else [])
+        detail = ([body[frame_at[-1]].strip()] if frame_at else []) + (
+            [exception] if exception else []
+        )
         blocks.append((m["kind"], m["id"].strip(), detail))
         i = body_end
     return blocks
-

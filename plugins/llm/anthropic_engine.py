@@ -100,10 +100,14 @@ _RETRY_STATUS = frozenset({408, 409, 429})
 M = TypeVar("M", bound=BaseModel)
 CHARS_PER_TOKEN = 4  # the estimate used for budgets and cache thresholds
 LOOKBACK_BLOCKS = 20  # how far back the API looks for a cached prefix
-TRIMMED = ("[tool result trimmed to keep the conversation within its context budget; "
-           "call the tool again if you need it]")
-FINAL_TURN = ("You have used all your turns for tools. Answer now, without tools, with the JSON "
-              "object the schema asks for, from what you have found so far.")
+TRIMMED = (
+    "[tool result trimmed to keep the conversation within its context budget; "
+    "call the tool again if you need it]"
+)
+FINAL_TURN = (
+    "You have used all your turns for tools. Answer now, without tools, with the JSON "
+    "object the schema asks for, from what you have found so far."
+)
 
 
 class AnthropicEngine:
@@ -124,10 +128,15 @@ class AnthropicEngine:
         except anthropic.AnthropicError as exc:
             return f"--engine anthropic: cannot set up the Anthropic client: {redact(str(exc))}"
         headers = {k.lower() for k in client.default_headers}
-        if getattr(client, "credentials", None) is not None or headers & {"x-api-key", "authorization"}:
+        if getattr(client, "credentials", None) is not None or headers & {
+            "x-api-key",
+            "authorization",
+        }:
             return None
-        return ("--engine anthropic: no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
-                "or choose another --engine")
+        return (
+            "--engine anthropic: no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or choose another --engine"
+        )
 
     def structured(
         self,
@@ -152,8 +161,9 @@ class AnthropicEngine:
         """
         model = resolve_model(node, ctx, self.model)
         messages = thread.messages if thread is not None else []
-        conversation = _Conversation(node, model, schema, tools or [], ctx, messages,
-                                     keep_caching=thread is not None)
+        conversation = _Conversation(
+            node, model, schema, tools or [], ctx, messages, keep_caching=thread is not None
+        )
         if self.client is None:
             self.client = conversation.new_client()
         return conversation.run(self.client, system, prefix, prompt, max_turns)
@@ -186,8 +196,16 @@ def resolve_model(node: str, ctx: StageContext, spec_model: str | None) -> str:
 class _Conversation:
     """One structured call: the message history and its tool loop."""
 
-    def __init__(self, node: str, model: str, schema: type[M], tools: list[Tool], ctx: StageContext,
-                 messages: list[dict[str, Any]], keep_caching: bool = False):
+    def __init__(
+        self,
+        node: str,
+        model: str,
+        schema: type[M],
+        tools: list[Tool],
+        ctx: StageContext,
+        messages: list[dict[str, Any]],
+        keep_caching: bool = False,
+    ):
         self.node, self.model, self.schema, self.ctx = node, model, schema, ctx
         self.tools = {tool.name: tool for tool in tools}
         self.messages = messages
@@ -211,14 +229,18 @@ class _Conversation:
 
         params = self._params(system, anthropic.transform_schema(lean_json_schema(self.schema)))
         if self.messages:  # a thread goes on: this call's task comes after the earlier turns
-            self.messages.append({"role": "user", "content": [{"type": "text", "text": redact(prompt)}]})
+            self.messages.append(
+                {"role": "user", "content": [{"type": "text", "text": redact(prompt)}]}
+            )
             self.sent_blocks = _blocks(self.messages[:-1])
         else:
             first: list[dict[str, Any]] = []
             if prefix:
                 first.append({"type": "text", "text": redact(prefix)})
                 stable = _tokens(params.get("tools"), params["system"], first)
-                self.prefix_marked = self.keep_caching and stable >= min_cacheable_tokens(self.model)
+                self.prefix_marked = self.keep_caching and stable >= min_cacheable_tokens(
+                    self.model
+                )
             first.append({"type": "text", "text": redact(prompt)})
             self.messages.append({"role": "user", "content": first})
         return self._loop(client, params, max_turns)
@@ -232,29 +254,50 @@ class _Conversation:
             if final:
                 self._ask_without_tools(params, max_turns)
             response = self._send(client, params)
-            self.messages.append({"role": "assistant", "content": [
-                block.to_dict(mode="json", exclude_none=True) for block in response.content]})
+            self.messages.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        block.to_dict(mode="json", exclude_none=True) for block in response.content
+                    ],
+                }
+            )
             calls = [block for block in response.content if block.type == "tool_use"]
             if calls and not final:
-                self.messages.append({"role": "user", "content": [
-                    self._answer(call, response.stop_reason) for call in calls]})
+                self.messages.append(
+                    {
+                        "role": "user",
+                        "content": [self._answer(call, response.stop_reason) for call in calls],
+                    }
+                )
                 continue
             if (calls or response.stop_reason == "pause_turn") and final:
-                raise StageFault(self._note(f"no answer after {max_turns} model turns and a final "
-                                            "turn without tools (tool loop bound)"))
+                raise StageFault(
+                    self._note(
+                        f"no answer after {max_turns} model turns and a final "
+                        "turn without tools (tool loop bound)"
+                    )
+                )
             if response.stop_reason == "pause_turn":
                 continue
             if response.stop_reason not in ("end_turn", "stop_sequence", "max_tokens"):
-                raise StageFault(self._note(f"the model stopped with {response.stop_reason!r} "
-                                            "instead of answering"))
+                raise StageFault(
+                    self._note(
+                        f"the model stopped with {response.stop_reason!r} instead of answering"
+                    )
+                )
             answer, problem = self._validate(response)
             if answer is not None:
                 return answer
             if corrected:
                 raise StageFault(self._note(f"the answer was invalid twice: {problem}"))
             corrected = True
-            self.messages.append({"role": "user", "content": [
-                {"type": "text", "text": correction(problem, self.schema)}]})
+            self.messages.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": correction(problem, self.schema)}],
+                }
+            )
             if final:
                 turn -= 1  # the correction is one more answer turn, still without tools
 
@@ -295,8 +338,10 @@ class _Conversation:
     def _request(self, params: dict[str, Any]) -> dict[str, Any]:
         """The request as sent: the history with this request's cache markers
         (the history itself carries none, so markers never pile up)."""
-        messages = [{**m, "content": list(m["content"]) if isinstance(m["content"], list) else m["content"]}
-                    for m in self.messages]
+        messages = [
+            {**m, "content": list(m["content"]) if isinstance(m["content"], list) else m["content"]}
+            for m in self.messages
+        ]
         if self.prefix_marked:
             first = messages[0]["content"]
             first[0] = {**first[0], "cache_control": _EPHEMERAL}
@@ -313,14 +358,20 @@ class _Conversation:
         """The tool_result for one tool_use block (run only after a clean tool_use stop)."""
         tool = self.tools.get(call.name)
         if stop_reason != "tool_use":
-            text, is_error = (f"error: not executed: your reply stopped with {stop_reason!r} "
-                              "before it was complete; send the call again."), True
+            text, is_error = (
+                (
+                    f"error: not executed: your reply stopped with {stop_reason!r} "
+                    "before it was complete; send the call again."
+                ),
+                True,
+            )
         elif tool is None:
             text, is_error = f"error: no tool named {call.name!r}", True
         else:
             text, is_error = tool.call(call.input)  # clipped and redacted by the tool
-            self.ctx.emit("llm_tool", node=self.node, tool=call.name, is_error=is_error,
-                          chars=len(text))
+            self.ctx.emit(
+                "llm_tool", node=self.node, tool=call.name, is_error=is_error, chars=len(text)
+            )
         result = {"type": "tool_result", "tool_use_id": call.id, "content": text}
         if is_error:
             result["is_error"] = True
@@ -328,7 +379,9 @@ class _Conversation:
 
     def _validate(self, response: Any) -> tuple[Any, str]:
         text = "".join(block.text for block in response.content if block.type == "text")
-        return parse_answer(text, self.schema, cut_at="max_tokens" if response.stop_reason == "max_tokens" else None)
+        return parse_answer(
+            text, self.schema, cut_at="max_tokens" if response.stop_reason == "max_tokens" else None
+        )
 
     def _send(self, client: Any, params: dict[str, Any]) -> Any:
         """One request, with the budget and history checks and the retry loop."""
@@ -356,8 +409,12 @@ class _Conversation:
                 if exc.response.headers.get("x-should-retry") == "false":
                     retryable = False
                 retry_after = _retry_after(exc.response.headers)
-                if exc.status_code == 400 and self._without_effort(params, request, exc.api_message):
-                    attempt -= 1  # the model refused the effort settings: the same call without them
+                if exc.status_code == 400 and self._without_effort(
+                    params, request, exc.api_message
+                ):
+                    attempt -= (
+                        1  # the model refused the effort settings: the same call without them
+                    )
                     continue
             except anthropic.APITimeoutError:
                 failure, retryable = "request timed out", True
@@ -370,15 +427,25 @@ class _Conversation:
                 self._record(response, attempt, time.monotonic() - started)
                 return response
             if not retryable or attempt > max_retries:
-                raise StageFault(self._note(
-                    f"the Anthropic API call failed after {attempt} attempt(s): {failure}"))
+                raise StageFault(
+                    self._note(
+                        f"the Anthropic API call failed after {attempt} attempt(s): {failure}"
+                    )
+                )
             wait = min(retry_after if retry_after is not None else _backoff(attempt), max_wait)
-            self.ctx.emit("llm_retry", node=self.node, model=self.model, attempt=attempt,
-                          error=redact(failure)[:300], wait_s=round(wait, 3))
+            self.ctx.emit(
+                "llm_retry",
+                node=self.node,
+                model=self.model,
+                attempt=attempt,
+                error=redact(failure)[:300],
+                wait_s=round(wait, 3),
+            )
             time.sleep(wait)
 
-    def _without_effort(self, params: dict[str, Any], request: dict[str, Any],
-                        message: str | None) -> bool:
+    def _without_effort(
+        self, params: dict[str, Any], request: dict[str, Any], message: str | None
+    ) -> bool:
         """A 400 about thinking or effort, on a request that set them: drop
         them for the rest of this call (the model does not take them) and
         say so; False when that is not the refusal."""
@@ -387,9 +454,15 @@ class _Conversation:
             return False
         for target in (params, request):
             target.pop("thinking", None)
-            target["output_config"] = {k: v for k, v in target["output_config"].items() if k != "effort"}
-        self.ctx.emit("llm_effort_dropped", node=self.node, model=self.model,
-                      error=redact(message or "")[:300])
+            target["output_config"] = {
+                k: v for k, v in target["output_config"].items() if k != "effort"
+            }
+        self.ctx.emit(
+            "llm_effort_dropped",
+            node=self.node,
+            model=self.model,
+            error=redact(message or "")[:300],
+        )
         return True
 
     def _record(self, response: Any, attempts: int, duration: float) -> None:
@@ -402,22 +475,39 @@ class _Conversation:
         )
         usage.cost_usd = estimate_cost(self.model, usage)
         self.calls += 1
-        record(self.ctx, usage, node=self.node, engine="anthropic", model=self.model, call=self.calls,
-               attempts=attempts, stop_reason=response.stop_reason, duration_s=round(duration, 3))
+        record(
+            self.ctx,
+            usage,
+            node=self.node,
+            engine="anthropic",
+            model=self.model,
+            call=self.calls,
+            attempts=attempts,
+            stop_reason=response.stop_reason,
+            duration_s=round(duration, 3),
+        )
 
     def _check_budget(self, request: dict[str, Any]) -> None:
         """The run budget (:mod:`stepkit.plugins.llm.budget`), the whole request
         estimated as fresh input (about 4 characters per token)."""
-        estimate = Usage(input_tokens=_tokens(request.get("system"), request.get("tools"), request["messages"]))
+        estimate = Usage(
+            input_tokens=_tokens(request.get("system"), request.get("tools"), request["messages"])
+        )
         estimate.cost_usd = estimate_cost(self.model, estimate)
-        budget.check(self.ctx.settings, self.ctx.usage, refused="the request was not sent", estimate=estimate,
-                     note=self._note)
+        budget.check(
+            self.ctx.settings,
+            self.ctx.usage,
+            refused="the request was not sent",
+            estimate=estimate,
+            note=self._note,
+        )
 
     def _trim_to_budget(self) -> None:
         """Old tool results out, oldest first, when the history passes the
         context budget; the last two turns stay whole."""
-        limit = (setting(self.ctx.settings, "llm_context_budget_tokens", int, None)
-                 or context_budget_tokens(self.model))
+        limit = setting(
+            self.ctx.settings, "llm_context_budget_tokens", int, None
+        ) or context_budget_tokens(self.model)
         used = _tokens(self.messages)
         if used <= limit:
             return
@@ -432,8 +522,14 @@ class _Conversation:
                     used -= _tokens(block.get("content")) - _tokens(TRIMMED)
                     block["content"] = TRIMMED
                     trimmed += 1
-        self.ctx.emit("llm_trimmed", node=self.node, model=self.model, tool_results=trimmed,
-                      estimated_tokens=used, budget=limit)
+        self.ctx.emit(
+            "llm_trimmed",
+            node=self.node,
+            model=self.model,
+            tool_results=trimmed,
+            estimated_tokens=used,
+            budget=limit,
+        )
 
     def _note(self, what: str) -> str:
         return fault_note(self.node, "anthropic", self.model, what)
@@ -455,13 +551,26 @@ def check_history(messages: list[dict[str, Any]], node: str) -> None:
             continue
         answered = Counter(b["tool_use_id"] for b in blocks if b.get("type") == "tool_result")
         if answered != pending:
-            raise StageFault(fault_note(node, "anthropic", None, f"history invariant broken at message {index}: "
-                                        f"tool_use ids {sorted(pending)} answered by tool_result ids "
-                                        f"{sorted(answered)}"))
+            raise StageFault(
+                fault_note(
+                    node,
+                    "anthropic",
+                    None,
+                    f"history invariant broken at message {index}: "
+                    f"tool_use ids {sorted(pending)} answered by tool_result ids "
+                    f"{sorted(answered)}",
+                )
+            )
         pending = Counter()
     if pending:
-        raise StageFault(fault_note(node, "anthropic", None, f"history invariant broken: tool_use ids "
-                                    f"{sorted(pending)} have no tool_result"))
+        raise StageFault(
+            fault_note(
+                node,
+                "anthropic",
+                None,
+                f"history invariant broken: tool_use ids {sorted(pending)} have no tool_result",
+            )
+        )
 
 
 def _tokens(*parts: Any) -> int:

@@ -60,16 +60,26 @@ def describe(settings: Mapping[str, Any]) -> str | None:
     max_cost = setting(settings, "max_cost_usd", float, None)
     max_tokens = setting(settings, "max_tokens", int, None)
     parts = ([f"${max_cost:g}"] if max_cost is not None else []) + (
-        [f"{max_tokens:,} tokens"] if max_tokens is not None else [])
+        [f"{max_tokens:,} tokens"] if max_tokens is not None else []
+    )
     if not parts:
         return None
     default = " (the default)" if settings.get("budget_defaults") else ""
-    return (f"Model budget for this step: {' and '.join(parts)}{default}; raise it with "
-            "--set max_cost_usd=… or --set max_tokens=…")
+    return (
+        f"Model budget for this step: {' and '.join(parts)}{default}; raise it with "
+        "--set max_cost_usd=… or --set max_tokens=…"
+    )
 
 
-def check(settings: Mapping[str, Any], spent: Usage, *, refused: str, estimate: Usage | None = None,
-          certain: bool = True, note: Callable[[str], str] = str) -> None:
+def check(
+    settings: Mapping[str, Any],
+    spent: Usage,
+    *,
+    refused: str,
+    estimate: Usage | None = None,
+    certain: bool = True,
+    note: Callable[[str], str] = str,
+) -> None:
     """Refuse the call by the module's rule.
 
     :param settings: the run settings (``max_cost_usd``, ``max_tokens``).
@@ -92,18 +102,32 @@ def cost_left(settings: Mapping[str, Any], spent: Usage) -> float | None:
     return None if max_cost is None else max(0.0, max_cost - spent.cost_usd)
 
 
-def _refusal(settings: Mapping[str, Any], spent: Usage, estimate: Usage, certain: bool) -> str | None:
+def _refusal(
+    settings: Mapping[str, Any], spent: Usage, estimate: Usage, certain: bool
+) -> str | None:
     max_cost = setting(settings, "max_cost_usd", float, None)
     max_tokens = setting(settings, "max_tokens", int, None)
     if max_cost is not None and _over(spent.cost_usd, estimate.cost_usd, max_cost, certain):
-        return (f"the run has spent ${spent.cost_usd:.4f} of max_cost_usd={max_cost:g}"
-                + _next(spent.cost_usd, max_cost, estimate,
-                        f"~{estimate.total_tokens} input tokens, ~${estimate.cost_usd:.4f}")
-                + _raise(settings, "max_cost_usd"))
-    if max_tokens is not None and _over(spent.total_tokens, estimate.total_tokens, max_tokens, certain):
-        return (f"the run has used {spent.total_tokens} tokens of max_tokens={max_tokens}"
-                + _next(spent.total_tokens, max_tokens, estimate, f"~{estimate.total_tokens} input tokens")
-                + _raise(settings, "max_tokens"))
+        return (
+            f"the run has spent ${spent.cost_usd:.4f} of max_cost_usd={max_cost:g}"
+            + _next(
+                spent.cost_usd,
+                max_cost,
+                estimate,
+                f"~{estimate.total_tokens} input tokens, ~${estimate.cost_usd:.4f}",
+            )
+            + _raise(settings, "max_cost_usd")
+        )
+    if max_tokens is not None and _over(
+        spent.total_tokens, estimate.total_tokens, max_tokens, certain
+    ):
+        return (
+            f"the run has used {spent.total_tokens} tokens of max_tokens={max_tokens}"
+            + _next(
+                spent.total_tokens, max_tokens, estimate, f"~{estimate.total_tokens} input tokens"
+            )
+            + _raise(settings, "max_tokens")
+        )
     return None
 
 
@@ -118,4 +142,8 @@ def _over(spent: float, estimate: float, limit: float, certain: bool) -> bool:
 
 def _next(spent: float, limit: float, estimate: Usage, size: str) -> str:
     """What the estimate adds to the reason, when it is what passes the limit."""
-    return f" and the next request ({size}) would pass it" if spent < limit and estimate != Usage() else ""
+    return (
+        f" and the next request ({size}) would pass it"
+        if spent < limit and estimate != Usage()
+        else ""
+    )

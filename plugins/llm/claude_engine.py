@@ -91,8 +91,15 @@ class ClaudeCodeEngine(CliEngine):
             a started one is resumed by its session id, and only ``prompt``
             is sent."""
         model, note = self.start(node, ctx)
-        argv = self.argv(system, schema, access(tools), max_turns, model, cost_left(ctx.settings, ctx.usage),
-                         thread=thread)
+        argv = self.argv(
+            system,
+            schema,
+            access(tools),
+            max_turns,
+            model,
+            cost_left(ctx.settings, ctx.usage),
+            thread=thread,
+        )
         resumed = thread is not None and thread.started
         stdin = redact(f"{prefix}\n\n{prompt}" if prefix and not resumed else prompt)
         run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-claude")
@@ -101,8 +108,17 @@ class ClaudeCodeEngine(CliEngine):
             # the conversation is gone: a new one, with the whole material
             ctx.emit("llm_session_lost", node=node, engine="claude", session=thread.session)
             thread.session = None
-            return self.structured(node=node, system=system, prompt=prompt, schema=schema, tools=tools,
-                                   ctx=ctx, max_turns=max_turns, prefix=prefix, thread=thread)
+            return self.structured(
+                node=node,
+                system=system,
+                prompt=prompt,
+                schema=schema,
+                tools=tools,
+                ctx=ctx,
+                max_turns=max_turns,
+                prefix=prefix,
+                thread=thread,
+            )
         result = _result(run, note)
         if thread is not None and result.get("session_id"):
             thread.session = str(result["session_id"])
@@ -113,15 +129,37 @@ class ClaudeCodeEngine(CliEngine):
         """A new conversation for :meth:`structured` calls to continue (a Claude Code session)."""
         return Thread()
 
-    def argv(self, system: str, schema: type[BaseModel], kind: str, max_turns: int,
-             model: str | None, budget: float | None, thread: Thread | None = None) -> list[str]:
+    def argv(
+        self,
+        system: str,
+        schema: type[BaseModel],
+        kind: str,
+        max_turns: int,
+        model: str | None,
+        budget: float | None,
+        thread: Thread | None = None,
+    ) -> list[str]:
         """The ``claude -p`` command line of one call (of ``thread``, if given)."""
         tools, mode = ACCESS[kind]
-        argv = [self.executable, "-p", "--output-format", "json",
-                "--json-schema", json.dumps(lean_json_schema(schema)),
-                "--append-system-prompt", redact(system) + _tool_note(tools),
-                "--tools", tools, "--allowedTools", tools, "--permission-mode", mode,
-                "--max-turns", str(max_turns), "--strict-mcp-config"]
+        argv = [
+            self.executable,
+            "-p",
+            "--output-format",
+            "json",
+            "--json-schema",
+            json.dumps(lean_json_schema(schema)),
+            "--append-system-prompt",
+            redact(system) + _tool_note(tools),
+            "--tools",
+            tools,
+            "--allowedTools",
+            tools,
+            "--permission-mode",
+            mode,
+            "--max-turns",
+            str(max_turns),
+            "--strict-mcp-config",
+        ]
         if thread is None:
             argv.append("--no-session-persistence")  # a single call: nothing will resume it
         elif thread.session is not None:
@@ -137,8 +175,10 @@ def _tool_note(tools: str) -> str:
     """The instructions name stepkit's tools; say which of Claude Code's stand in."""
     if not tools:
         return "\n\nYou have no tools here: answer from what you are given."
-    return (f"\n\nUse your own tools ({tools.replace(',', ', ')}) where these instructions name "
-            "read_file, list_dir, search, run_command, write_file or edit_file.")
+    return (
+        f"\n\nUse your own tools ({tools.replace(',', ', ')}) where these instructions name "
+        "read_file, list_dir, search, run_command, write_file or edit_file."
+    )
 
 
 def _result(run: CliRun, note: Any) -> dict[str, Any]:
@@ -151,19 +191,32 @@ def _result(run: CliRun, note: Any) -> dict[str, Any]:
         raise StageFault(note(f"{crash}: {run.words()}"))
     results = [obj for obj in run.objects if obj.get("type") == "result"]
     if not results:
-        raise StageFault(note(f"the claude CLI printed no result (exit {run.result.exit_code}): "
-                              f"{run.words()}"))
+        raise StageFault(
+            note(f"the claude CLI printed no result (exit {run.result.exit_code}): {run.words()}")
+        )
     return results[-1]
 
 
-def _record(ctx: StageContext, node: str, model: str | None, result: dict[str, Any], run: CliRun) -> None:
+def _record(
+    ctx: StageContext, node: str, model: str | None, result: dict[str, Any], run: CliRun
+) -> None:
     usage = claude_usage(result)
     used = model or ",".join(result.get("modelUsage") or {}) or None
     # who Claude Code billed: an API key in its environment wins over the subscription login
     billed_to = "api" if os.environ.get("ANTHROPIC_API_KEY") else "subscription"
-    record(ctx, usage, node=node, engine="claude", model=used, call=1, attempts=1, billed_to=billed_to,
-           turns=result.get("num_turns"), stop_reason=result.get("subtype"),
-           duration_s=run.result.duration_s)
+    record(
+        ctx,
+        usage,
+        node=node,
+        engine="claude",
+        model=used,
+        call=1,
+        attempts=1,
+        billed_to=billed_to,
+        turns=result.get("num_turns"),
+        stop_reason=result.get("subtype"),
+        duration_s=run.result.duration_s,
+    )
 
 
 def _answer(result: dict[str, Any], schema: type[M], note: Any) -> M:
@@ -177,13 +230,19 @@ def _answer(result: dict[str, Any], schema: type[M], note: Any) -> M:
         status = result.get("api_error_status")
         limit = usage_limit(f"{words} {'429' if status == 429 else ''}")
         if limit:
-            raise StageFault(note(f"the claude CLI hit {limit}, an environment fault, not a failure "
-                                  f"of the code: {words}"))
+            raise StageFault(
+                note(
+                    f"the claude CLI hit {limit}, an environment fault, not a failure "
+                    f"of the code: {words}"
+                )
+            )
         what = f"API error {status}" if status else f"error ({result.get('subtype')})"
         raise StageFault(note(f"the claude CLI reported an {what}: {words}"))
     answer = result.get("structured_output")
     if answer is None:
-        raise StageFault(note(f"the claude CLI answered without the structured output: {words[:300]}"))
+        raise StageFault(
+            note(f"the claude CLI answered without the structured output: {words[:300]}")
+        )
     parsed, problem = parse_answer(json.dumps(answer), schema)
     if parsed is None:
         raise StageFault(note(f"the answer does not match {schema.__name__}: {problem}"))

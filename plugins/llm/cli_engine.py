@@ -53,8 +53,10 @@ class CliEngine:
         """Why no call could be made: the CLI is not on PATH."""
         if shutil.which(self.executable) is None:
             what = f" ({self.product})" if self.product else ""
-            return (f"--engine {self.kind}: the '{self.executable}' CLI{what} is not on PATH: "
-                    f"install it ({self.install}) or choose another --engine")
+            return (
+                f"--engine {self.kind}: the '{self.executable}' CLI{what} is not on PATH: "
+                f"install it ({self.install}) or choose another --engine"
+            )
         return None
 
     def start(self, node: str, ctx: StageContext) -> tuple[str | None, Any]:
@@ -119,8 +121,15 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
     output goes to ``<log_dir>/<log_name>-<N>.log``, N counting the calls
     (a fix round's log never replaces the first one's)."""
     logs = ctx.log_dir()
-    log = next(path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists())
-    result = process.run(shlex.join(argv), cwd=Path(ctx.project_dir), stdin_text=stdin_text,
-                         timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S), log_path=log)
+    log = next(
+        path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists()
+    )
+    result = process.run(
+        shlex.join(argv),
+        cwd=Path(ctx.project_dir),
+        stdin_text=stdin_text,
+        timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S),
+        log_path=log,
+    )
     objects, other = json_lines(result.output)
     return CliRun(result, objects, "\n".join(other))

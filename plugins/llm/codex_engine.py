@@ -83,9 +83,16 @@ class CodexEngine(CliEngine):
         model, note = self.start(node, ctx)
         schema_file = ctx.log_dir() / f"llm-{node}-codex-schema.json"
         atomic_write(schema_file, json.dumps(strict_json_schema(schema), indent=1))
-        argv = [self.executable, "exec", "--json", "--output-schema", str(schema_file),
-                "--sandbox", "workspace-write" if access(tools) == "write" else "read-only",
-                "--skip-git-repo-check"]
+        argv = [
+            self.executable,
+            "exec",
+            "--json",
+            "--output-schema",
+            str(schema_file),
+            "--sandbox",
+            "workspace-write" if access(tools) == "write" else "read-only",
+            "--skip-git-repo-check",
+        ]
         if thread is None:
             argv.append("--ephemeral")  # a single call: nothing will resume it
         if model:
@@ -100,13 +107,24 @@ class CodexEngine(CliEngine):
         crash = run.result.crash("the codex CLI")
         if crash:
             raise StageFault(note(f"{crash}: {_words(run)}"))
-        started = [e for e in run.objects if e.get("type") == "thread.started" and e.get("thread_id")]
+        started = [
+            e for e in run.objects if e.get("type") == "thread.started" and e.get("thread_id")
+        ]
         if resumed and session_lost(run, thread.session, bool(started)):
             # the conversation is gone: a new one, with the whole material
             ctx.emit("llm_session_lost", node=node, engine="codex", session=thread.session)
             thread.session = None
-            return self.structured(node=node, system=system, prompt=prompt, schema=schema, tools=tools,
-                                   ctx=ctx, max_turns=max_turns, prefix=prefix, thread=thread)
+            return self.structured(
+                node=node,
+                system=system,
+                prompt=prompt,
+                schema=schema,
+                tools=tools,
+                ctx=ctx,
+                max_turns=max_turns,
+                prefix=prefix,
+                thread=thread,
+            )
         if thread is not None and started:
             thread.session = str(started[-1]["thread_id"])
         _record(ctx, node, model, run)
@@ -123,8 +141,16 @@ def _record(ctx: StageContext, node: str, model: str | None, run: CliRun) -> Non
         if event.get("type") == "turn.completed":
             usage = usage.add(codex_turn_usage(event))
     usage.cost_usd = estimate_cost(model or "", usage)
-    record(ctx, usage, node=node, engine="codex", model=model, call=1, attempts=1,
-           duration_s=run.result.duration_s)
+    record(
+        ctx,
+        usage,
+        node=node,
+        engine="codex",
+        model=model,
+        call=1,
+        attempts=1,
+        duration_s=run.result.duration_s,
+    )
 
 
 def _answer(run: CliRun, schema: type[M], note: Any) -> M:
@@ -135,20 +161,35 @@ def _answer(run: CliRun, schema: type[M], note: Any) -> M:
     failed = [e for e in run.objects if e.get("type") == "turn.failed"]
     limit = usage_limit(_message(failed[-1].get("error"))) if failed else None
     if limit:
-        raise StageFault(note(f"the codex CLI hit {limit}, an environment fault, not a failure of "
-                              f"the code: {_message(failed[-1].get('error'))}"))
+        raise StageFault(
+            note(
+                f"the codex CLI hit {limit}, an environment fault, not a failure of "
+                f"the code: {_message(failed[-1].get('error'))}"
+            )
+        )
     if failed:
         raise StageFault(note(f"the codex turn failed: {_message(failed[-1].get('error'))}"))
-    messages = [e["item"] for e in run.objects if e.get("type") == "item.completed"
-                and (e.get("item") or {}).get("type") == "agent_message"]
+    messages = [
+        e["item"]
+        for e in run.objects
+        if e.get("type") == "item.completed"
+        and (e.get("item") or {}).get("type") == "agent_message"
+    ]
     if not messages:
-        raise StageFault(note(f"the codex CLI gave no final message (exit {run.result.exit_code}): "
-                              f"{_words(run)}"))
+        raise StageFault(
+            note(
+                f"the codex CLI gave no final message (exit {run.result.exit_code}): {_words(run)}"
+            )
+        )
     text = str(messages[-1].get("text") or "")
     answer, problem = parse_answer(text, schema)
     if answer is None:
-        raise StageFault(note(f"the final message is not a valid {schema.__name__}: {problem}; "
-                              f"it was: {redact(text.strip())[:300]}"))
+        raise StageFault(
+            note(
+                f"the final message is not a valid {schema.__name__}: {problem}; "
+                f"it was: {redact(text.strip())[:300]}"
+            )
+        )
     return answer
 
 
@@ -160,7 +201,11 @@ def _words(run: CliRun) -> str:
 
 def _message(error: Any) -> str:
     """An error's message; an API error passed on as JSON text, unwrapped."""
-    text = str((error or {}).get("message") or error or "") if isinstance(error, dict) else str(error or "")
+    text = (
+        str((error or {}).get("message") or error or "")
+        if isinstance(error, dict)
+        else str(error or "")
+    )
     try:
         inner = json.loads(text)
     except ValueError:

@@ -83,13 +83,27 @@ class Engine(Protocol):
         ...
 
 
-def ask(ctx: StageContext, *, system: str, prefix: str, prompt: str, schema: type[M],
-        tools: list[Tool] | None) -> dict[str, Any]:
+def ask(
+    ctx: StageContext,
+    *,
+    system: str,
+    prefix: str,
+    prompt: str,
+    schema: type[M],
+    tools: list[Tool] | None,
+) -> dict[str, Any]:
     """One structured answer from the run's engine for ``ctx.node``, as a dict
     (what a stage hook returns)."""
     engine = make_engine(None, ctx)
-    answer = engine.structured(node=ctx.node, system=system, prefix=prefix, prompt=prompt,
-                               schema=schema, tools=tools, ctx=ctx)
+    answer = engine.structured(
+        node=ctx.node,
+        system=system,
+        prefix=prefix,
+        prompt=prompt,
+        schema=schema,
+        tools=tools,
+        ctx=ctx,
+    )
     return answer.model_dump()
 
 
@@ -107,8 +121,9 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
     spec = spec or ctx.settings.get("engine")
     if ctx.run_dir is None or ctx.pm is None:
         return build_engine(spec, Path(ctx.project_dir), ctx.pm)
-    return RunEngines.of(ctx.pm).get(Path(ctx.run_dir), spec,
-                                     lambda: build_engine(spec, Path(ctx.project_dir), ctx.pm))
+    return RunEngines.of(ctx.pm).get(
+        Path(ctx.run_dir), spec, lambda: build_engine(spec, Path(ctx.project_dir), ctx.pm)
+    )
 
 
 class RunEngines:
@@ -123,7 +138,9 @@ class RunEngines:
     """
 
     NAME = "stepkit.plugins.llm.run-engines"
-    _registering = threading.Lock()  # one holder per plugin manager, even when two threads ask at once
+    _registering = (
+        threading.Lock()
+    )  # one holder per plugin manager, even when two threads ask at once
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -155,7 +172,9 @@ class RunEngines:
                 del self._engines[key]
 
 
-def check_engine_spec(spec: str | None, project_dir: Path, *, calls: bool = False, pm: Any = None) -> None:
+def check_engine_spec(
+    spec: str | None, project_dir: Path, *, calls: bool = False, pm: Any = None
+) -> None:
     """Build the engine once before a run starts, so a bad ``--engine`` (an
     unknown kind, a missing or malformed scripted file) is a usage error
     (exit 2, no run) instead of a fault in the first LLM node.

@@ -57,14 +57,21 @@ def setting(settings: Mapping[str, Any], name: str, kind: type, default: Any) ->
         raise StageFault(f"setting {name}={value!r} is not a valid {kind.__name__}") from None
 
 
-def node_model(node: str, ctx: StageContext, spec_model: str | None, default: str | None = None) -> str | None:
+def node_model(
+    node: str, ctx: StageContext, spec_model: str | None, default: str | None = None
+) -> str | None:
     """The model for ``node``: ``--set model_<node>=``, ``[models] <node>``, the
     spec's model, ``[models] default``, then the engine's ``default`` (None
     leaves the choice to the engine's own default, never a model of another
     vendor)."""
     models = getattr(ctx.config, "models", None) or {}
-    return (ctx.settings.get(f"model_{node}") or models.get(node) or spec_model
-            or models.get("default") or default)
+    return (
+        ctx.settings.get(f"model_{node}")
+        or models.get(node)
+        or spec_model
+        or models.get("default")
+        or default
+    )
 
 
 def parse_answer(text: str, schema: type[M], *, cut_at: str | None = None) -> tuple[M | None, str]:
@@ -85,8 +92,10 @@ def parse_answer(text: str, schema: type[M], *, cut_at: str | None = None) -> tu
 
 def correction(problem: str, schema: type[BaseModel]) -> str:
     """What the model is told, once, when its answer was not accepted."""
-    return (f"Your reply was not accepted: {problem}\nReply again with only the JSON object "
-            f"that matches the {schema.__name__} schema, shorter if it was cut off.")
+    return (
+        f"Your reply was not accepted: {problem}\nReply again with only the JSON object "
+        f"that matches the {schema.__name__} schema, shorter if it was cut off."
+    )
 
 
 def record(ctx: StageContext, usage: Usage, **event: Any) -> None:

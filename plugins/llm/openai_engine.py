@@ -85,8 +85,10 @@ class OpenAIEngine:
         except ImportError:
             return "--engine openai needs the OpenAI SDK: pip install 'stepkit[openai]'"
         if self._api_key() is None:
-            return (f"--engine openai: no API key: set {self.key_env}, or point OPENAI_BASE_URL "
-                    "(or [engines.openai] base_url) at a server that needs none")
+            return (
+                f"--engine openai: no API key: set {self.key_env}, or point OPENAI_BASE_URL "
+                "(or [engines.openai] base_url) at a server that needs none"
+            )
         return None
 
     def _api_key(self) -> str | None:
@@ -112,8 +114,14 @@ class OpenAIEngine:
             and ``prefix`` are sent only by the call that opens it."""
         model = node_model(node, ctx, self.model)
         if not model:
-            raise StageFault(fault_note(node, "openai", None, "no model: use --engine openai:MODEL "
-                                        "or set [engines.openai] model"))
+            raise StageFault(
+                fault_note(
+                    node,
+                    "openai",
+                    None,
+                    "no model: use --engine openai:MODEL or set [engines.openai] model",
+                )
+            )
         if self.client is None:
             self.client = self._new_client(ctx, node, model)
         chat = _Chat(self.client, node, model, schema, tools or [], ctx)
@@ -122,8 +130,10 @@ class OpenAIEngine:
             chat.messages.append({"role": "user", "content": redact(prompt)})
         else:
             user = f"{prefix}\n\n{prompt}" if prefix else prompt
-            chat.messages = [{"role": "system", "content": redact(system)},
-                             {"role": "user", "content": redact(user)}]
+            chat.messages = [
+                {"role": "system", "content": redact(system)},
+                {"role": "user", "content": redact(user)},
+            ]
             if thread is not None:
                 thread.messages[:] = chat.messages
                 chat.messages = thread.messages
@@ -138,16 +148,26 @@ class OpenAIEngine:
             raise StageFault(fault_note(node, "openai", model, problem))
         import openai
 
-        return openai.OpenAI(api_key=self._api_key(), base_url=self.base_url,
-                             max_retries=setting(ctx.settings, "llm_max_retries", int, DEFAULT_MAX_RETRIES),
-                             timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S))
+        return openai.OpenAI(
+            api_key=self._api_key(),
+            base_url=self.base_url,
+            max_retries=setting(ctx.settings, "llm_max_retries", int, DEFAULT_MAX_RETRIES),
+            timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S),
+        )
 
 
 class _Chat:
     """One structured call: the message history and its tool loop."""
 
-    def __init__(self, client: Any, node: str, model: str, schema: type[M], tools: list[Tool],
-                 ctx: StageContext):
+    def __init__(
+        self,
+        client: Any,
+        node: str,
+        model: str,
+        schema: type[M],
+        tools: list[Tool],
+        ctx: StageContext,
+    ):
         self.client, self.node, self.model, self.schema, self.ctx = client, node, model, schema, ctx
         self.tools = {tool.name: tool for tool in tools}
         self.messages: list[dict[str, Any]] = []
@@ -168,8 +188,11 @@ class _Chat:
                 continue
             if getattr(message, "refusal", None):
                 raise StageFault(self.note(f"the model refused: {message.refusal}"))
-            answer, problem = parse_answer(message.content or "", self.schema,
-                                           cut_at="the output limit" if choice.finish_reason == "length" else None)
+            answer, problem = parse_answer(
+                message.content or "",
+                self.schema,
+                cut_at="the output limit" if choice.finish_reason == "length" else None,
+            )
             if answer is not None:
                 return answer
             if corrected:
@@ -181,22 +204,40 @@ class _Chat:
     def _send(self) -> Any:
         import openai
 
-        budget.check(self.ctx.settings, self.ctx.usage, refused="the request was not sent", note=self.note)
+        budget.check(
+            self.ctx.settings, self.ctx.usage, refused="the request was not sent", note=self.note
+        )
         params: dict[str, Any] = {
-            "model": self.model, "messages": self.messages,
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": self.schema.__name__, "schema": strict_json_schema(self.schema), "strict": True}},
+            "model": self.model,
+            "messages": self.messages,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": self.schema.__name__,
+                    "schema": strict_json_schema(self.schema),
+                    "strict": True,
+                },
+            },
         }
         if self.tools:
-            params["tools"] = [{"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.input_schema}}
-                for t in self.tools.values()]
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    },
+                }
+                for t in self.tools.values()
+            ]
         started = time.monotonic()
         try:
             response = self.client.chat.completions.create(**params)
         except openai.APIStatusError as exc:
-            raise StageFault(self.note(f"the API call failed: HTTP {exc.status_code} "
-                                       f"({_api_message(exc)})")) from None
+            raise StageFault(
+                self.note(f"the API call failed: HTTP {exc.status_code} ({_api_message(exc)})")
+            ) from None
         except openai.APITimeoutError:
             raise StageFault(self.note("the API call timed out")) from None
         except openai.APIConnectionError as exc:
@@ -222,27 +263,46 @@ class _Chat:
             text = "error: the arguments are not a JSON object; send the call again"
         else:
             text, is_error = tool.call(args)  # clipped and redacted by the tool
-            self.ctx.emit("llm_tool", node=self.node, tool=tool.name, is_error=is_error, chars=len(text))
+            self.ctx.emit(
+                "llm_tool", node=self.node, tool=tool.name, is_error=is_error, chars=len(text)
+            )
         return {"role": "tool", "tool_call_id": call.id, "content": text}
 
     def _record(self, u: Any, finish_reason: str | None, duration: float) -> None:
         prompt = getattr(u, "prompt_tokens", 0) or 0
         details = getattr(u, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", 0) or 0
-        usage = Usage(input_tokens=max(prompt - cached, 0), cache_read_tokens=cached,
-                      output_tokens=getattr(u, "completion_tokens", 0) or 0)
+        usage = Usage(
+            input_tokens=max(prompt - cached, 0),
+            cache_read_tokens=cached,
+            output_tokens=getattr(u, "completion_tokens", 0) or 0,
+        )
         usage.cost_usd = estimate_cost(self.model, usage)
         self.calls += 1
-        record(self.ctx, usage, node=self.node, engine="openai", model=self.model, call=self.calls,
-               stop_reason=finish_reason, duration_s=round(duration, 3))
+        record(
+            self.ctx,
+            usage,
+            node=self.node,
+            engine="openai",
+            model=self.model,
+            call=self.calls,
+            stop_reason=finish_reason,
+            duration_s=round(duration, 3),
+        )
 
 
 def _assistant(message: Any) -> dict[str, Any]:
     """The assistant message as the history sends it back."""
     entry: dict[str, Any] = {"role": "assistant", "content": message.content}
     if message.tool_calls:
-        entry["tool_calls"] = [{"id": c.id, "type": "function", "function": {
-            "name": c.function.name, "arguments": c.function.arguments}} for c in message.tool_calls]
+        entry["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.function.name, "arguments": c.function.arguments},
+            }
+            for c in message.tool_calls
+        ]
     return entry
 
 

@@ -102,14 +102,24 @@ CONTEXT_BUDGET_MAX = 150_000
 
 def context_budget_tokens(model: str) -> int:
     """How many tokens of history a conversation with ``model`` may hold."""
-    window = next((tokens for prefix, tokens in _CONTEXT_WINDOW if model.startswith(prefix)),
-                  _CONTEXT_WINDOW_FALLBACK)
+    window = next(
+        (tokens for prefix, tokens in _CONTEXT_WINDOW if model.startswith(prefix)),
+        _CONTEXT_WINDOW_FALLBACK,
+    )
     return min(int(window * CONTEXT_BUDGET_SHARE), CONTEXT_BUDGET_MAX)
 
 
 #: Model families that take ``output_config.effort`` with adaptive thinking.
-_EFFORT_MODELS = ("claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6",
-                  "claude-opus-5", "claude-sonnet-5", "claude-fable-5", "claude-mythos-5")
+_EFFORT_MODELS = (
+    "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-sonnet-4-6",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-fable-5",
+    "claude-mythos-5",
+)
 
 
 def supports_effort(model: str) -> bool:

@@ -94,12 +94,23 @@ class ScriptedEngine:
         index = self._take(node, ctx)
         if isinstance(entry, list):
             if index >= len(entry):
-                raise StageFault(f"scripted engine: node {node} was called {index + 1} times "
-                                 f"but {self.path} has {len(entry)} answer(s) for it")
+                raise StageFault(
+                    f"scripted engine: node {node} was called {index + 1} times "
+                    f"but {self.path} has {len(entry)} answer(s) for it"
+                )
             entry = entry[index]
-        ctx.emit("llm_call", node=node, engine="scripted", model=f"scripted:{self.path.name}",
-                 call=index + 1, input_tokens=0, output_tokens=0, cache_read_tokens=0,
-                 cache_write_tokens=0, cost_usd=0.0)
+        ctx.emit(
+            "llm_call",
+            node=node,
+            engine="scripted",
+            model=f"scripted:{self.path.name}",
+            call=index + 1,
+            input_tokens=0,
+            output_tokens=0,
+            cache_read_tokens=0,
+            cache_write_tokens=0,
+            cost_usd=0.0,
+        )
         if isinstance(entry, dict) and set(entry) == {"fault"}:
             raise StageFault(str(entry["fault"]))
         if isinstance(entry, dict):
@@ -108,8 +119,10 @@ class ScriptedEngine:
         try:
             return schema.model_validate(entry)
         except ValidationError as exc:
-            raise StageFault(f"scripted engine: the answer for node {node} in {self.path} does "
-                             f"not match {schema.__name__}: {describe_validation(exc)}") from None
+            raise StageFault(
+                f"scripted engine: the answer for node {node} in {self.path} does "
+                f"not match {schema.__name__}: {describe_validation(exc)}"
+            ) from None
 
     def _take(self, node: str, ctx: StageContext) -> int:
         """The node's call index (0-based), advancing the persisted counter."""

@@ -69,8 +69,12 @@ class _Args(BaseModel):
 class ReadFileArgs(_Args):
     path: str = Field(description="file path, relative to the project root")
     offset: int = Field(1, ge=1, description="first line to return (1-based); default 1")
-    limit: int = Field(READ_WINDOW_LINES, ge=1, le=READ_MAX_LINES,
-                       description=f"most lines to return; default {READ_WINDOW_LINES}")
+    limit: int = Field(
+        READ_WINDOW_LINES,
+        ge=1,
+        le=READ_MAX_LINES,
+        description=f"most lines to return; default {READ_WINDOW_LINES}",
+    )
 
 
 class ListDirArgs(_Args):
@@ -84,9 +88,13 @@ class SearchArgs(_Args):
 
 class RunCommandArgs(_Args):
     command: str = Field(description="a shell command, run in the project root")
-    timeout: int = Field(_COMMAND_TIMEOUT_S, ge=1, le=_COMMAND_MAX_TIMEOUT_S,
-                         description=f"seconds before the command is killed; default "
-                                     f"{_COMMAND_TIMEOUT_S}, at most {_COMMAND_MAX_TIMEOUT_S}")
+    timeout: int = Field(
+        _COMMAND_TIMEOUT_S,
+        ge=1,
+        le=_COMMAND_MAX_TIMEOUT_S,
+        description=f"seconds before the command is killed; default "
+        f"{_COMMAND_TIMEOUT_S}, at most {_COMMAND_MAX_TIMEOUT_S}",
+    )
 
 
 class WriteFileArgs(_Args):
@@ -102,8 +110,12 @@ class EditFileArgs(_Args):
 
 #: Each tool's argument model.
 ARGUMENTS: dict[str, type[_Args]] = {
-    "read_file": ReadFileArgs, "list_dir": ListDirArgs, "search": SearchArgs,
-    "run_command": RunCommandArgs, "write_file": WriteFileArgs, "edit_file": EditFileArgs,
+    "read_file": ReadFileArgs,
+    "list_dir": ListDirArgs,
+    "search": SearchArgs,
+    "run_command": RunCommandArgs,
+    "write_file": WriteFileArgs,
+    "edit_file": EditFileArgs,
 }
 
 
@@ -131,7 +143,11 @@ class Tool:
 
     def to_param(self) -> dict[str, Any]:
         """The tool definition in the Messages API shape."""
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
 
 
 def read_only_tools(project_dir: Path) -> list[Tool]:
@@ -139,8 +155,9 @@ def read_only_tools(project_dir: Path) -> list[Tool]:
     return _read_only(_Workspace(project_dir, ()))
 
 
-def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = (),
-                seen: dict[str, str] | None = None) -> list[Tool]:
+def coder_tools(
+    project_dir: Path, forbidden_dirs: Iterable[Path] = (), seen: dict[str, str] | None = None
+) -> list[Tool]:
     """The read-only tools plus ``write_file`` and ``edit_file``; writes under
     ``forbidden_dirs`` (the plan repo), ``.git`` and the run store are refused.
     All six share one workspace, so a write knows what the model last read.
@@ -150,13 +167,19 @@ def coder_tools(project_dir: Path, forbidden_dirs: Iterable[Path] = (),
         conversation outlives one tool list (the built-in coder's rounds)
         passes the same dict, or a dict it kept, to every list."""
     ws = _Workspace(project_dir, forbidden_dirs, seen)
-    return _read_only(ws) + [_tool("write_file", _WRITE_DOC, ws.write_file),
-                             _tool("edit_file", _EDIT_DOC, ws.edit_file)]
+    return _read_only(ws) + [
+        _tool("write_file", _WRITE_DOC, ws.write_file),
+        _tool("edit_file", _EDIT_DOC, ws.edit_file),
+    ]
 
 
 def _read_only(ws: _Workspace) -> list[Tool]:
-    return [_tool("read_file", _READ_DOC, ws.read_file), _tool("list_dir", _LIST_DOC, ws.list_dir),
-            _tool("search", _SEARCH_DOC, ws.search), _tool("run_command", _RUN_DOC, ws.run_command)]
+    return [
+        _tool("read_file", _READ_DOC, ws.read_file),
+        _tool("list_dir", _LIST_DOC, ws.list_dir),
+        _tool("search", _SEARCH_DOC, ws.search),
+        _tool("run_command", _RUN_DOC, ws.run_command),
+    ]
 
 
 def _tool(name: str, doc: str, handler: Callable[[dict[str, Any]], str]) -> Tool:
@@ -167,12 +190,14 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of an argument model as the API takes it: its
     properties (type, description, bounds, default) and the required ones."""
     schema = model.model_json_schema()
-    properties = {name: {k: v for k, v in prop.items() if k != "title"}
-                  for name, prop in schema["properties"].items()}
+    properties = {
+        name: {k: v for k, v in prop.items() if k != "title"}
+        for name, prop in schema["properties"].items()
+    }
     return {"type": "object", "properties": properties, "required": schema.get("required", [])}
 
 
-_READ_ONLY_RULE = ("Read-only: it never changes a file. ")
+_READ_ONLY_RULE = "Read-only: it never changes a file. "
 _READ_DOC = (
     f"{_READ_ONLY_RULE}Read a text file of the project as numbered lines, a window at a time: "
     f"from line `offset` (default 1), at most `limit` lines (default {READ_WINDOW_LINES}) and "
@@ -180,8 +205,10 @@ _READ_DOC = (
     "characters is cut). The last line says which lines you got and the `offset` to continue "
     "with, or that the file ends there."
 )
-_LIST_DOC = (f"{_READ_ONLY_RULE}List a directory of the project (at most {_LIST_LIMIT} entries); "
-             "sub-directories end with '/'.")
+_LIST_DOC = (
+    f"{_READ_ONLY_RULE}List a directory of the project (at most {_LIST_LIMIT} entries); "
+    "sub-directories end with '/'."
+)
 _SEARCH_DOC = (
     f"{_READ_ONLY_RULE}Search the project's text files for a Python regular expression, line by "
     f"line; `path` (a file or directory) narrows it. Returns `path:line: text` (lines cut at "
@@ -197,11 +224,15 @@ _RUN_DOC = (
     "tail and says how much was left out: rerun with a filter (grep, tail, head) to see a part. "
     "In a read-only stage, run only commands that change nothing."
 )
-_STALE_RULE = ("A change to an existing file you have not read with read_file in this "
-               "conversation, or that changed since you last read or wrote it, is refused: read it "
-               "first. Python, JSON, YAML and TOML files are syntax-checked after the change.")
-_WRITE_DOC = ("Create or overwrite a file of the project with `content` (the plan repo is "
-              f"read-only; a new file needs no read). {_STALE_RULE}")
+_STALE_RULE = (
+    "A change to an existing file you have not read with read_file in this "
+    "conversation, or that changed since you last read or wrote it, is refused: read it "
+    "first. Python, JSON, YAML and TOML files are syntax-checked after the change."
+)
+_WRITE_DOC = (
+    "Create or overwrite a file of the project with `content` (the plan repo is "
+    f"read-only; a new file needs no read). {_STALE_RULE}"
+)
 _EDIT_DOC = (
     "Replace `old_text`, which must occur exactly once in the file, with `new_text`. "
     "Include enough surrounding lines to make `old_text` unique; copy it without the line-number "
@@ -237,8 +268,9 @@ def _describe(exc: ValidationError) -> str:
 class _Workspace:
     """Path confinement and the tool handlers for one project directory."""
 
-    def __init__(self, project_dir: Path, forbidden_dirs: Iterable[Path],
-                 seen: dict[str, str] | None = None):
+    def __init__(
+        self, project_dir: Path, forbidden_dirs: Iterable[Path], seen: dict[str, str] | None = None
+    ):
         self.root = Path(project_dir).resolve()
         self.forbidden = [Path(d).resolve() for d in forbidden_dirs]
         self.forbidden += [self.root / ".git", self.root / STORE_NAME, store_dir(self.root)]
@@ -269,7 +301,9 @@ class _Workspace:
         if not full.is_file():
             raise ToolError(f"{args['path']}: no such file")
         data = full.read_bytes()
-        self.seen[self._show(full)] = _digest(data)  # a binary file too: the model was told what it is
+        self.seen[self._show(full)] = _digest(
+            data
+        )  # a binary file too: the model was told what it is
         lines = _decode(full, data).splitlines()
         offset, limit = args["offset"], args["limit"]
         if not lines:
@@ -287,7 +321,9 @@ class _Workspace:
             size += len(row) + 1
             last = number
         if last < len(lines):
-            out.append(f"[lines {offset:,}–{last:,} of {len(lines):,}; continue with offset={last + 1}]")
+            out.append(
+                f"[lines {offset:,}–{last:,} of {len(lines):,}; continue with offset={last + 1}]"
+            )
         elif offset > 1:
             out.append(f"[lines {offset:,}–{last:,} of {len(lines):,}; end of file]")
         return "\n".join(out)
@@ -310,7 +346,11 @@ class _Workspace:
         start = self._resolve(args["path"] or ".")
         if not start.exists():
             raise ToolError(f"{args.get('path')}: no such file or directory")
-        files = [start] if start.is_file() else [start / rel for rel in walk_files(start, EXCLUDED_DIRS)]
+        files = (
+            [start]
+            if start.is_file()
+            else [start / rel for rel in walk_files(start, EXCLUDED_DIRS)]
+        )
         hits: list[str] = []
         size, full = 0, False
         for path in files:
@@ -321,8 +361,10 @@ class _Workspace:
                 hits.append(hit)
                 size += len(hit) + 1
             if full:
-                hits.append(f"[stopped at {len(hits)} matches; narrow the pattern or the path "
-                            "to see the rest]")
+                hits.append(
+                    f"[stopped at {len(hits)} matches; narrow the pattern or the path "
+                    "to see the rest]"
+                )
                 break
         return "\n".join(hits) if hits else "[no matches]"
 
@@ -351,11 +393,15 @@ class _Workspace:
         result = process.run(args["command"], cwd=self.root, env=env, timeout=timeout)
         if result.start_error:
             raise ToolError(f"could not start the command: {result.start_error}")
-        status = f"{result.expired} (killed)" if result.expired else f"exit code: {result.exit_code}"
+        status = (
+            f"{result.expired} (killed)" if result.expired else f"exit code: {result.exit_code}"
+        )
         output = clip_middle(result.output, COMMAND_OUTPUT_CHARS)
         if output != result.output:
-            output += ("\n[the output was cut: rerun the command with a filter (grep, tail -n, head -n) "
-                       "to see the part you need]\n")
+            output += (
+                "\n[the output was cut: rerun the command with a filter (grep, tail -n, head -n) "
+                "to see the part you need]\n"
+            )
         return f"{status}\n{output}"
 
     def _refuse_unseen(self, path: str, full: Path) -> bytes | None:
@@ -366,12 +412,16 @@ class _Workspace:
         :return: the file's bytes as checked (None: there is no such file)."""
         seen = self.seen.get(self._show(full))
         if seen is None and full.is_file():
-            raise ToolError(f"{path}: you have not read this file in this conversation; read_file "
-                            "it first, then make the change on what it holds")
+            raise ToolError(
+                f"{path}: you have not read this file in this conversation; read_file "
+                "it first, then make the change on what it holds"
+            )
         data = full.read_bytes() if seen is not None and full.is_file() else None
         if seen is not None and (data is None or _digest(data) != seen):
-            raise ToolError(f"{path}: the file changed since you last read it; read_file it "
-                            "again and redo the change on what it holds now")
+            raise ToolError(
+                f"{path}: the file changed since you last read it; read_file it "
+                "again and redo the change on what it holds now"
+            )
         return data
 
     def write_file(self, args: dict[str, Any]) -> str:
@@ -383,7 +433,9 @@ class _Workspace:
         data = args["content"].encode("utf-8")
         full.write_bytes(data)
         self.seen[self._show(full)] = _digest(data)
-        return f"wrote {len(data)} bytes to {self._show(full)}" + _syntax_report(full, args["content"])
+        return f"wrote {len(data)} bytes to {self._show(full)}" + _syntax_report(
+            full, args["content"]
+        )
 
     def edit_file(self, args: dict[str, Any]) -> str:
         full = self._writable(args["path"])
@@ -395,15 +447,17 @@ class _Workspace:
         if count != 1:
             raise ToolError(_miss(args["path"], text, old, count))
         start = text.index(old)
-        edited = text[:start] + new + text[start + len(old):]
+        edited = text[:start] + new + text[start + len(old) :]
         data = edited.encode("utf-8")
         full.write_bytes(data)
         self.seen[self._show(full)] = _digest(data)
         first = text.count("\n", 0, start) + 1
         last = first + max(new.count("\n") - (1 if new.endswith("\n") else 0), 0)
-        return (f"edited {self._show(full)}; lines {first}–{last} now read:\n"
-                + _numbered(edited.splitlines(), first - EDIT_CONTEXT_LINES, last + EDIT_CONTEXT_LINES)
-                + _syntax_report(full, edited))
+        return (
+            f"edited {self._show(full)}; lines {first}–{last} now read:\n"
+            + _numbered(edited.splitlines(), first - EDIT_CONTEXT_LINES, last + EDIT_CONTEXT_LINES)
+            + _syntax_report(full, edited)
+        )
 
 
 def _digest(data: bytes) -> str:
@@ -424,15 +478,21 @@ def _miss(path: str, text: str, old: str, count: int) -> str:
     if count > 1:
         at = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(re.escape(old), text)]
         shown = ", ".join(map(str, at[:20]))
-        return (f"{path}: old_text found {count} times (at lines {shown}); it must occur exactly "
-                "once: add surrounding lines to old_text so it matches only the place to change")
+        return (
+            f"{path}: old_text found {count} times (at lines {shown}); it must occur exactly "
+            "once: add surrounding lines to old_text so it matches only the place to change"
+        )
     first, last = _closest(lines, old.splitlines() or [old])
     if first == 0:
         return f"{path}: old_text not found and no line of the file is close to it; read_file it"
-    hint = ("copy old_text from these lines exactly (indentation and whitespace included, without "
-            "the line-number prefix), or read_file the file if it is not the place")
-    return (f"{path}: old_text not found; it must occur exactly once. The closest match is lines "
-            f"{first}–{last}:\n{_numbered(lines, first, last)}\n{hint}")
+    hint = (
+        "copy old_text from these lines exactly (indentation and whitespace included, without "
+        "the line-number prefix), or read_file the file if it is not the place"
+    )
+    return (
+        f"{path}: old_text not found; it must occur exactly once. The closest match is lines "
+        f"{first}–{last}:\n{_numbered(lines, first, last)}\n{hint}"
+    )
 
 
 def _closest(lines: list[str], wanted: list[str]) -> tuple[int, int]:
@@ -443,7 +503,7 @@ def _closest(lines: list[str], wanted: list[str]) -> tuple[int, int]:
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(target)
     for start in range(max(len(lines) - size + 1, 1)):
-        matcher.set_seq1("\n".join(lines[start:start + size]))
+        matcher.set_seq1("\n".join(lines[start : start + size]))
         if matcher.real_quick_ratio() <= best or matcher.quick_ratio() <= best:
             continue
         ratio = matcher.ratio()
@@ -454,8 +514,14 @@ def _closest(lines: list[str], wanted: list[str]) -> tuple[int, int]:
     return best_at + 1, min(best_at + size, len(lines))
 
 
-_SYNTAX_KINDS = {".py": "Python", ".pyi": "Python", ".json": "JSON", ".yaml": "YAML",
-                 ".yml": "YAML", ".toml": "TOML"}
+_SYNTAX_KINDS = {
+    ".py": "Python",
+    ".pyi": "Python",
+    ".json": "JSON",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".toml": "TOML",
+}
 
 
 def _syntax_error(path: Path, text: str) -> str | None:
@@ -488,8 +554,10 @@ def _syntax_report(path: Path, text: str) -> str:
     if error is None:
         return ""
     kind = _SYNTAX_KINDS[path.suffix.lower()]
-    return (f"\nwarning: the file is no longer valid {kind}: {error}. "
-            "The change was saved; fix it with another edit.")
+    return (
+        f"\nwarning: the file is no longer valid {kind}: {error}. "
+        "The change was saved; fix it with another edit."
+    )
 
 
 def _read_text(path: Path, strict: bool = False) -> str:

@@ -25,7 +25,13 @@ from rich.text import Text
 import stepkit
 from stepkit.records import FAILED_STATUSES, GateResult
 
-STATUS_STYLE = {"pass": "green", "fail": "red", "timeout": "red", "error": "magenta", "not_run": "yellow"}
+STATUS_STYLE = {
+    "pass": "green",
+    "fail": "red",
+    "timeout": "red",
+    "error": "magenta",
+    "not_run": "yellow",
+}
 HUMAN_KINDS = {"approval", "input"}
 
 
@@ -54,7 +60,9 @@ class ProgressDisplay:
         self.budget_line = describe(settings) if _calls_a_model(settings) else None
 
     @stepkit.hookimpl
-    def stepkit_node_started(self, run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
+    def stepkit_node_started(
+        self, run_id: str, node: str, kind: str, state: dict[str, Any]
+    ) -> None:
         if self.budget_line:
             self.console.print(escape(self.budget_line), highlight=False, soft_wrap=True)
             self.budget_line = None
@@ -92,13 +100,17 @@ class ProgressDisplay:
             mark = "[green]✓[/]"
         self.console.print(f"{mark} {escape(node)}{escape(arrow)} [dim]({duration_s:.1f}s)[/]")
         for gate in gates:
-            self.console.print(f"[{STATUS_STYLE.get(gate['status'], 'white')}]{escape(_gate_line(gate))}[/]")
+            self.console.print(
+                f"[{STATUS_STYLE.get(gate['status'], 'white')}]{escape(_gate_line(gate))}[/]"
+            )
 
     @stepkit.hookimpl
     def stepkit_run_finished(self, run_id: str, outcome: str, exit_code: int, output: str) -> None:
         self._stop_status()
-        line = (f"run {run_id}: {outcome} (exit {exit_code}) · {_clock(self._elapsed())} this session · "
-                f"{_usage_text(self.usage)}")
+        line = (
+            f"run {run_id}: {outcome} (exit {exit_code}) · {_clock(self._elapsed())} this session · "
+            f"{_usage_text(self.usage)}"
+        )
         if self.live:
             style = "green" if exit_code == 0 else "yellow" if outcome == "PAUSED" else "red"
             self.console.print(f"[bold {style}]{escape(line)}[/]")
@@ -114,7 +126,9 @@ class ProgressDisplay:
         now = time.monotonic()
         text = Text()
         text.append(self.node or "starting", style="bold")
-        text.append(f" {now - self.node_started:.1f}s · run {_clock(now - self.started)} · {_usage_text(self.usage)}")
+        text.append(
+            f" {now - self.node_started:.1f}s · run {_clock(now - self.started)} · {_usage_text(self.usage)}"
+        )
         return text
 
     def _plain(self, text: str) -> None:
@@ -126,7 +140,7 @@ class ProgressDisplay:
 
     def _new_gates(self, state: dict[str, Any]) -> list[dict[str, Any]]:
         history = state.get("gate_history", [])
-        new = history[self.seen_gates or 0:]
+        new = history[self.seen_gates or 0 :]
         self.seen_gates = len(history)
         return new
 
@@ -167,5 +181,7 @@ def _calls_a_model(settings: dict[str, Any]) -> bool:
 
     if not str(settings.get("engine") or "anthropic").startswith("scripted:"):
         return True
-    return any((builtin_spec(delegate_spec(settings, role)) or ("",))[0] == "preset"
-               for role in ("coder", "reviewer"))
+    return any(
+        (builtin_spec(delegate_spec(settings, role)) or ("",))[0] == "preset"
+        for role in ("coder", "reviewer")
+    )

@@ -94,13 +94,19 @@ class ProjectType(Generic[Seen]):
 
     def verification_surface(self, project_dir: Path) -> dict[str, list[str]] | None:
         """The declared surface when ``project_dir`` is of this type, else None."""
-        return self.surface if self.surface is not None and self.read(project_dir) is not None else None
+        return (
+            self.surface
+            if self.surface is not None and self.read(project_dir) is not None
+            else None
+        )
 
     def hookimpls(self) -> dict[str, Hook]:
         """The hookimpls by hook name: ``stepkit_detect_project``, the
         command hook of each gate declared and ``stepkit_detect_notes`` when
         the type has notes, ``stepkit_verification_surface`` when it declares one."""
-        hooks: dict[str, Hook] = {"stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)}
+        hooks: dict[str, Hook] = {
+            "stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)
+        }
         for gate, hook_name in GATE_HOOKS.items():
             if getattr(self, gate) is not None:
                 hooks[hook_name] = _hookimpl(hook_name, partial(self.command, gate))
@@ -108,7 +114,8 @@ class ProjectType(Generic[Seen]):
             hooks["stepkit_detect_notes"] = _hookimpl("stepkit_detect_notes", self.detect_notes)
         if self.surface is not None:
             hooks["stepkit_verification_surface"] = _hookimpl(
-                "stepkit_verification_surface", self.verification_surface)
+                "stepkit_verification_surface", self.verification_surface
+            )
         return hooks
 
 

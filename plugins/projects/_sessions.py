@@ -19,7 +19,16 @@ from stepkit.plugins.projects import _shared
 #: Names of environments/sessions that run the test suite, in preference order.
 TEST_NAMES = ("tests", "test", "unit", "pytest")
 #: Names of environments/sessions that type-check, in preference order.
-TYPE_CHECK_NAMES = ("typecheck", "type-check", "type_check", "types", "typing", "check-types", "mypy", "pyright")
+TYPE_CHECK_NAMES = (
+    "typecheck",
+    "type-check",
+    "type_check",
+    "types",
+    "typing",
+    "check-types",
+    "mypy",
+    "pyright",
+)
 
 #: A test command the plain runner runs just as well (pytest, with any options).
 _PLAIN_TEST = lazy_compile(
@@ -27,8 +36,10 @@ _PLAIN_TEST = lazy_compile(
 )
 #: Set-up in a tox env the plain runner does not do: setting -> what it does.
 _TOX_SETUP = {
-    "extras": "installs extras", "setenv": "sets environment variables",
-    "set_env": "sets environment variables", "changedir": "changes directory",
+    "extras": "installs extras",
+    "setenv": "sets environment variables",
+    "set_env": "sets environment variables",
+    "changedir": "changes directory",
     "change_dir": "changes directory",
 }
 _EXTRAS_IN_DEPS = lazy_compile(r"(?:^|\s)(?:-e\s+)?\.(?:\[|\s|$)|\{toxinidir\}")
@@ -110,7 +121,9 @@ def _flatten(settings: dict[str, Any]) -> _Settings:
     flat = {}
     for key, value in settings.items():
         if isinstance(value, list):
-            value = "\n".join(" ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value)
+            value = "\n".join(
+                " ".join(map(str, v)) if isinstance(v, list) else str(v) for v in value
+            )
         flat[key] = str(value)
     return flat
 
@@ -121,7 +134,9 @@ def _tox_test_env(project_dir: Path) -> Env | None:
     if name is None and "" not in envs:
         return None
     settings = {**envs.get("", {}), **envs.get(name or "", {})}
-    setup = list(dict.fromkeys(does for key, does in _TOX_SETUP.items() if settings.get(key, "").strip()))
+    setup = list(
+        dict.fromkeys(does for key, does in _TOX_SETUP.items() if settings.get(key, "").strip())
+    )
     if _EXTRAS_IN_DEPS.search(settings.get("deps", "")):
         setup.append("installs the project")
     commands = [line.strip() for line in settings.get("commands", "").splitlines() if line.strip()]
@@ -140,7 +155,7 @@ def _nox_sessions(project_dir: Path) -> dict[str, str]:
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         named = re.search(r"name\s*=\s*[\"']([^\"']+)", match.group("decorator"))
-        sessions[named.group(1) if named else match.group("function")] = text[match.end():end]
+        sessions[named.group(1) if named else match.group("function")] = text[match.end() : end]
     return sessions
 
 

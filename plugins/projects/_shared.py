@@ -166,12 +166,20 @@ def changed_files(*extensions: str) -> str:
 
 #: Files where a project says which tools it runs, beside its task runners:
 #: pre-commit hooks, tox and nox sessions, CI configuration.
-_AUTOMATION_FILES = (".pre-commit-config.yaml", "tox.ini", "tox.toml", "noxfile.py", ".gitlab-ci.yml")
+_AUTOMATION_FILES = (
+    ".pre-commit-config.yaml",
+    "tox.ini",
+    "tox.toml",
+    "noxfile.py",
+    ".gitlab-ci.yml",
+)
 _CI_DIRS = (".github/workflows", ".circleci", ".gitlab")
 #: The tables of manifests that hold commands (a dependency list does not say a tool runs).
 _SCRIPT_TABLES = (
-    ("pyproject.toml", ("tool", "poe")), ("pyproject.toml", ("tool", "hatch", "envs")),
-    ("pyproject.toml", ("tool", "pdm", "scripts")), ("pyproject.toml", ("tool", "taskipy")),
+    ("pyproject.toml", ("tool", "poe")),
+    ("pyproject.toml", ("tool", "hatch", "envs")),
+    ("pyproject.toml", ("tool", "pdm", "scripts")),
+    ("pyproject.toml", ("tool", "taskipy")),
     ("pyproject.toml", ("tool", "tox")),
 )
 
@@ -189,7 +197,9 @@ def automation_text(project_dir: Path) -> str:
     paths = [project_dir / name for name in names]
     for folder in _CI_DIRS:
         if (project_dir / folder).is_dir():
-            paths += sorted(p for p in (project_dir / folder).rglob("*") if p.suffix in (".yml", ".yaml"))
+            paths += sorted(
+                p for p in (project_dir / folder).rglob("*") if p.suffix in (".yml", ".yaml")
+            )
     texts = [_COMMENT.sub("", read_text(path)) for path in paths if path.is_file()]
     texts += [json.dumps(package_scripts(project_dir / "package.json"))]
     for name in ("deno.json", "deno.jsonc"):
@@ -224,10 +234,14 @@ def precommit_hooks(project_dir: Path) -> set[str]:
 # -- commands that need a terminal --------------------------------------------
 
 _NEEDS_TERMINAL = (
-    lazy_compile(r"\b(?:docker|podman)\s+(?:container\s+)?(?:run|exec|create)\b[^\n;&|]*?"
-               r"\s(?:-[a-zA-Z]*t[a-zA-Z]*|--tty)(?=\s|$)"),
-    lazy_compile(r"\b(?:docker[\s-]compose|podman-compose)\b[^\n;&|]*?\s(?:run|exec)\b"
-               r"(?![^\n;&|]*\s(?:-[a-zA-Z]*T[a-zA-Z]*|--no-TTY|--no-tty)(?=\s|$))"),
+    lazy_compile(
+        r"\b(?:docker|podman)\s+(?:container\s+)?(?:run|exec|create)\b[^\n;&|]*?"
+        r"\s(?:-[a-zA-Z]*t[a-zA-Z]*|--tty)(?=\s|$)"
+    ),
+    lazy_compile(
+        r"\b(?:docker[\s-]compose|podman-compose)\b[^\n;&|]*?\s(?:run|exec)\b"
+        r"(?![^\n;&|]*\s(?:-[a-zA-Z]*T[a-zA-Z]*|--no-TTY|--no-tty)(?=\s|$))"
+    ),
 )
 
 
@@ -280,7 +294,9 @@ def makefile_recipes(path: Path) -> dict[str, str]:
     return {name: "\n".join(recipe(name, set())) for name in rules}
 
 
-def _read_makefile(path: Path, rules: dict[str, tuple[list[str], list[str]]], seen: set[Path]) -> None:
+def _read_makefile(
+    path: Path, rules: dict[str, tuple[list[str], list[str]]], seen: set[Path]
+) -> None:
     """Add ``path``'s rules to ``rules`` (target → prerequisites, recipe lines)."""
     resolved = path.resolve()
     if resolved in seen or not path.is_file():
@@ -317,8 +333,11 @@ def _read_makefile(path: Path, rules: dict[str, tuple[list[str], list[str]]], se
         if _ASSIGNMENT.match(rule.group("rest").split(";", 1)[0]) and "=" in rule.group("rest"):
             continue  # target-specific variable: 'test: VAR = value'
         prerequisites, _, inline = rule.group("rest").partition(";")
-        current = [name for name in rule.group("targets").split()
-                   if not name.startswith(".") and "%" not in name and "$" not in name]
+        current = [
+            name
+            for name in rule.group("targets").split()
+            if not name.startswith(".") and "%" not in name and "$" not in name
+        ]
         for name in current:
             rules.setdefault(name, ([], []))[0].extend(prerequisites.split())
             if inline.strip():
@@ -384,7 +403,10 @@ def _just_summary(path: Path) -> list[str] | None:
     try:
         done = subprocess.run(
             [just, "--justfile", str(path), "--working-directory", str(path.parent), "--summary"],
-            capture_output=True, text=True, timeout=20, check=False,
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -394,8 +416,14 @@ def _just_summary(path: Path) -> list[str] | None:
 # -- Taskfile ----------------------------------------------------------------
 
 TASKFILE_NAMES = (
-    "Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml",
-    "Taskfile.dist.yml", "taskfile.dist.yml", "Taskfile.dist.yaml", "taskfile.dist.yaml",
+    "Taskfile.yml",
+    "taskfile.yml",
+    "Taskfile.yaml",
+    "taskfile.yaml",
+    "Taskfile.dist.yml",
+    "taskfile.dist.yml",
+    "Taskfile.dist.yaml",
+    "taskfile.dist.yaml",
 )
 
 
@@ -403,7 +431,11 @@ def taskfile_tasks(path: Path) -> dict[str, str]:
     """The tasks a Taskfile defines (the keys of its ``tasks`` mapping), each
     with the commands it lists."""
     tasks = read_yaml(path).get("tasks")
-    return {str(name): "\n".join(_strings(task)) for name, task in tasks.items()} if isinstance(tasks, dict) else {}
+    return (
+        {str(name): "\n".join(_strings(task)) for name, task in tasks.items()}
+        if isinstance(tasks, dict)
+        else {}
+    )
 
 
 def _strings(value: Any) -> Iterable[str]:

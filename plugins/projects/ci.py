@@ -55,37 +55,143 @@ def _any(*patterns: str) -> re.Pattern[str]:
 
 #: What each gate's tools look like, in the order a command is tried against them.
 _TOOLS: dict[str, re.Pattern[str]] = {
-    "tests": _any(r"(?:python3?\s+-m\s+)?pytest", r"py\.test", r"tox", r"nox", r"cargo\s+(?:test|nextest\s+run)",
-                  r"go\s+test", r"(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test", r"npm\s+t", r"ctest",
-                  r"make\s+(?:test|tests|check)", r"\S*mvnw?\s+(?:-\S+\s+)*(?:test|verify)",
-                  r"\S*gradlew?\s+(?:-\S+\s+)*(?:test|check|build)", r"rspec", r"rake(?:\s+(?:test|spec)\S*)?\s*$",
-                  r"\S*phpunit", r"jest", r"vitest", r"ava", r"node\s+--test", r"deno\s+test",
-                  r"dotnet\s+test", r"mix\s+test", r"swift\s+test", r"zig\s+build\s+test",
-                  r"python3?\s+-m\s+unittest", r"hatch\s+test", r"composer\s+test"),
-    "build": _any(r"mypy", r"pyright", r"tsc", r"cargo\s+(?:build|check)", r"go\s+build", r"cmake\s+--build",
-                  r"\S*mvnw?\s+(?:-\S+\s+)*(?:compile|test-compile|package)", r"\S*phpstan", r"\S*psalm",
-                  r"dotnet\s+build", r"swift\s+build", r"zig\s+build", r"make"),
-    "lint": _any(r"ruff\s+check", r"ruff(?=\s+\.)", r"flake8", r"pylint", r"eslint", r"xo", r"cargo\s+clippy",
-                 r"golangci-lint\s+run", r"go\s+vet", r"staticcheck", r"rubocop", r"standardrb", r"\S*phpcs",
-                 r"biome\s+(?:lint|check|ci)", r"deno\s+lint", r"credo"),
-    "format": _any(r"ruff\s+format", r"black", r"prettier", r"cargo\s+fmt", r"rustfmt", r"gofmt", r"go\s+fmt",
-                   r"clang-format", r"\S*php-cs-fixer", r"deno\s+fmt", r"mix\s+format", r"dotnet\s+format",
-                   r"spotless\S*", r"isort"),
+    "tests": _any(
+        r"(?:python3?\s+-m\s+)?pytest",
+        r"py\.test",
+        r"tox",
+        r"nox",
+        r"cargo\s+(?:test|nextest\s+run)",
+        r"go\s+test",
+        r"(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test",
+        r"npm\s+t",
+        r"ctest",
+        r"make\s+(?:test|tests|check)",
+        r"\S*mvnw?\s+(?:-\S+\s+)*(?:test|verify)",
+        r"\S*gradlew?\s+(?:-\S+\s+)*(?:test|check|build)",
+        r"rspec",
+        r"rake(?:\s+(?:test|spec)\S*)?\s*$",
+        r"\S*phpunit",
+        r"jest",
+        r"vitest",
+        r"ava",
+        r"node\s+--test",
+        r"deno\s+test",
+        r"dotnet\s+test",
+        r"mix\s+test",
+        r"swift\s+test",
+        r"zig\s+build\s+test",
+        r"python3?\s+-m\s+unittest",
+        r"hatch\s+test",
+        r"composer\s+test",
+    ),
+    "build": _any(
+        r"mypy",
+        r"pyright",
+        r"tsc",
+        r"cargo\s+(?:build|check)",
+        r"go\s+build",
+        r"cmake\s+--build",
+        r"\S*mvnw?\s+(?:-\S+\s+)*(?:compile|test-compile|package)",
+        r"\S*phpstan",
+        r"\S*psalm",
+        r"dotnet\s+build",
+        r"swift\s+build",
+        r"zig\s+build",
+        r"make",
+    ),
+    "lint": _any(
+        r"ruff\s+check",
+        r"ruff(?=\s+\.)",
+        r"flake8",
+        r"pylint",
+        r"eslint",
+        r"xo",
+        r"cargo\s+clippy",
+        r"golangci-lint\s+run",
+        r"go\s+vet",
+        r"staticcheck",
+        r"rubocop",
+        r"standardrb",
+        r"\S*phpcs",
+        r"biome\s+(?:lint|check|ci)",
+        r"deno\s+lint",
+        r"credo",
+    ),
+    "format": _any(
+        r"ruff\s+format",
+        r"black",
+        r"prettier",
+        r"cargo\s+fmt",
+        r"rustfmt",
+        r"gofmt",
+        r"go\s+fmt",
+        r"clang-format",
+        r"\S*php-cs-fixer",
+        r"deno\s+fmt",
+        r"mix\s+format",
+        r"dotnet\s+format",
+        r"spotless\S*",
+        r"isort",
+    ),
 }
 
 #: Words that, among a command's first three, make it set up, ship or report, which no gate does.
-_NOT_A_CHECK = frozenset({
-    "install", "publish", "deploy", "login", "upload", "release", "push", "bench", "outdated", "audit",
-    "sync", "update", "upgrade", "setup", "report", "codecov", "coveralls", "docs", "doc", "sphinx-build",
-    "mkdocs", "twine", "apt-get", "apt", "brew", "choco", "pip", "pip3", "sudo", "curl", "wget", "echo", "git",
-    "gh", "docker", "miri", "fuzz", "--version", "version", "export", "source", "rustup", "corepack", "nvm",
-})
+_NOT_A_CHECK = frozenset(
+    {
+        "install",
+        "publish",
+        "deploy",
+        "login",
+        "upload",
+        "release",
+        "push",
+        "bench",
+        "outdated",
+        "audit",
+        "sync",
+        "update",
+        "upgrade",
+        "setup",
+        "report",
+        "codecov",
+        "coveralls",
+        "docs",
+        "doc",
+        "sphinx-build",
+        "mkdocs",
+        "twine",
+        "apt-get",
+        "apt",
+        "brew",
+        "choco",
+        "pip",
+        "pip3",
+        "sudo",
+        "curl",
+        "wget",
+        "echo",
+        "git",
+        "gh",
+        "docker",
+        "miri",
+        "fuzz",
+        "--version",
+        "version",
+        "export",
+        "source",
+        "rustup",
+        "corepack",
+        "nvm",
+    }
+)
 
 
 def _sets_up(command: str) -> bool:
     """Some part of ``command`` (``a && b; c``) sets up, ships or reports."""
-    return any(_NOT_A_CHECK.intersection(part.split()[:3]) or _NODE_INSTALL.match(part.strip())
-               for part in re.split(r"&&|\|\||;", command))
+    return any(
+        _NOT_A_CHECK.intersection(part.split()[:3]) or _NODE_INSTALL.match(part.strip())
+        for part in re.split(r"&&|\|\||;", command)
+    )
 
 
 #: ``npm ci`` / ``npm i`` install (``npm run ci`` is the project's own script).
@@ -94,8 +200,10 @@ _NODE_INSTALL = lazy_compile(r"^(?:npm|pnpm|bun|yarn)\s+(?:ci|i)(?:\s|$)")
 
 #: What runs a tool in the project's environment (``uv run --locked``, ``poetry run``, ``bundle exec``):
 #: the tool after it says the gate.
-_RUNNER_PREFIX = lazy_compile(r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|bundle\s+exec)"
-                            r"(?:\s+(?:--(?:with|from|python|extra|group|package|env)|-p)(?:=|\s+)\S+|\s+-\S+)*\s+")
+_RUNNER_PREFIX = lazy_compile(
+    r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|bundle\s+exec)"
+    r"(?:\s+(?:--(?:with|from|python|extra|group|package|env)|-p)(?:=|\s+)\S+|\s+-\S+)*\s+"
+)
 
 #: A call of a task runner or script, and the target it names.
 _RUNNER_CALL = lazy_compile(
@@ -152,7 +260,9 @@ def _body(project_dir: Path, call: re.Match[str]) -> str:
 
 def _nox_session(noxfile: str, name: str) -> str:
     """The body of the noxfile's function named ``name``: its lines up to the next top-level line."""
-    found = re.search(rf"^def {re.escape(name)}\(.*?(?=^\S)", noxfile + "\n.", re.MULTILINE | re.DOTALL)
+    found = re.search(
+        rf"^def {re.escape(name)}\(.*?(?=^\S)", noxfile + "\n.", re.MULTILINE | re.DOTALL
+    )
     return found.group(0) if found else ""
 
 
@@ -187,8 +297,8 @@ def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:
     exist, and a ``make`` has its Makefile there (not one an earlier CI step —
     ``./configure``, ``cmake ..`` — generates)."""
     where, rest = project_dir, command
-    while (cd := re.match(r"cd\s+(\S+)\s*&&\s*", rest)):
-        where, rest = where / shlex.split(cd[1])[0], rest[cd.end():]
+    while cd := re.match(r"cd\s+(\S+)\s*&&\s*", rest):
+        where, rest = where / shlex.split(cd[1])[0], rest[cd.end() :]
     if not where.is_dir():
         return False
     runs_make = re.search(r"(?:^|[\s;&|(])make(?![\w-])", rest) is not None
@@ -199,8 +309,13 @@ def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
     chosen: dict[str, CiCommand] = {}
     for found in ci_commands(project_dir):
         gate = gate_of(found.command, project_dir)
-        if (gate and gate not in chosen and _shared.needs_terminal(found.command) is None
-                and not _PIPE.search(found.command) and _runs_in_the_checkout(found.command, project_dir)):
+        if (
+            gate
+            and gate not in chosen
+            and _shared.needs_terminal(found.command) is None
+            and not _PIPE.search(found.command)
+            and _runs_in_the_checkout(found.command, project_dir)
+        ):
             chosen[gate] = found
     return chosen
 
@@ -254,8 +369,11 @@ def stepkit_gate_order(project_dir: Path) -> list[str] | None:
     def line(found: CiCommand) -> int:
         return int(found.source.rsplit(":", 1)[1])
 
-    after = [gate for gate in ("format", "lint")
-             if gate in chosen and chosen[gate].job == build.job and line(chosen[gate]) > line(build)]
+    after = [
+        gate
+        for gate in ("format", "lint")
+        if gate in chosen and chosen[gate].job == build.job and line(chosen[gate]) > line(build)
+    ]
     if not after:
         return None
     before = [gate for gate in _RUN_ORDER if gate not in after and gate not in ("build", "tests")]

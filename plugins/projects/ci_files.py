@@ -10,6 +10,7 @@ variable, a step in PowerShell or cmd, and a job that runs on Windows only
 are left out; a job that runs only on macOS comes after the others.  Which command is which gate is
 :mod:`stepkit.plugins.projects.ci_gates`'s job; nothing here runs anything.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -42,7 +43,13 @@ def ci_commands(project_dir: Path) -> tuple[CiCommand, ...]:
 
 def _ci_files(project_dir: Path) -> list[Path]:
     workflows = project_dir / ".github" / "workflows"
-    found = sorted(p for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file()) \
-        if workflows.is_dir() else []
-    return found + [path for path in (project_dir / ".gitlab-ci.yml", project_dir / ".pre-commit-config.yaml")
-                    if path.is_file()]
+    found = (
+        sorted(p for p in workflows.iterdir() if p.suffix in (".yml", ".yaml") and p.is_file())
+        if workflows.is_dir()
+        else []
+    )
+    return found + [
+        path
+        for path in (project_dir / ".gitlab-ci.yml", project_dir / ".pre-commit-config.yaml")
+        if path.is_file()
+    ]

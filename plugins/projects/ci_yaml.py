@@ -51,7 +51,9 @@ def parsed(project_dir: Path, stamps: tuple[tuple[str, int, int], ...]) -> tuple
             root = _compose(path)
             workflows.append((not _checks_changes(root), _github(root, path, project_dir)))
     # workflows a push or pull request triggers first: a release or docs workflow is not the check
-    ordered = [command for _, commands in sorted(workflows, key=lambda w: w[0]) for command in commands]
+    ordered = [
+        command for _, commands in sorted(workflows, key=lambda w: w[0]) for command in commands
+    ]
     return tuple(ordered + found)
 
 
@@ -174,15 +176,25 @@ def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCom
             if not _runnable(directory):
                 continue
             ci_vars = _ci_only_vars(root, job, step)
-            into += [CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
-                     for line, at in _script_lines(run) if _runnable(line) and not _uses(line, ci_vars)]
-    return found + on_macos  # a job only on macOS: its commands, after the others (most run here too)
+            into += [
+                CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
+                for line, at in _script_lines(run)
+                if _runnable(line) and not _uses(line, ci_vars)
+            ]
+    return (
+        found + on_macos
+    )  # a job only on macOS: its commands, after the others (most run here too)
 
 
 def _ci_only_vars(*scopes: yaml.Node | None) -> set[str]:
     """The ``env:`` variables of the workflow, job or step whose value is a
     GitHub expression (``PYTHON: ${{ matrix.python }}``): unset here."""
-    return {key for scope in scopes for key, value in _items(_get(scope, "env")) if not _runnable(_text(value))}
+    return {
+        key
+        for scope in scopes
+        for key, value in _items(_get(scope, "env"))
+        if not _runnable(_text(value))
+    }
 
 
 def _uses(line: str, variables: set[str]) -> bool:
@@ -191,8 +203,18 @@ def _uses(line: str, variables: set[str]) -> bool:
 
 # -- GitLab CI -------------------------------------------------------------------
 
-_GITLAB_KEYWORDS = {"stages", "variables", "default", "include", "workflow", "image", "services", "cache",
-                    "before_script", "after_script"}
+_GITLAB_KEYWORDS = {
+    "stages",
+    "variables",
+    "default",
+    "include",
+    "workflow",
+    "image",
+    "services",
+    "cache",
+    "before_script",
+    "after_script",
+}
 
 
 def _gitlab(path: Path, project_dir: Path) -> list[CiCommand]:
@@ -205,8 +227,11 @@ def _gitlab(path: Path, project_dir: Path) -> list[CiCommand]:
         entries = script.value if isinstance(script, yaml.SequenceNode) else [script]
         for entry in entries:
             if isinstance(entry, yaml.ScalarNode):
-                found += [CiCommand(line, f"{name}:{at}", f"{name}:{job_name}")
-                          for line, at in _script_lines(entry) if _runnable(line)]
+                found += [
+                    CiCommand(line, f"{name}:{at}", f"{name}:{job_name}")
+                    for line, at in _script_lines(entry)
+                    if _runnable(line)
+                ]
     return found
 
 

@@ -22,7 +22,8 @@ _BUILD = "cmake -S . -B build && cmake --build build"
 _CLANG_FORMAT = (".clang-format", "_clang-format")
 _C_FILES = _shared.changed_files(".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx")
 _TESTING = lazy_compile(
-    r"^\s*(?:enable_testing\s*\(|add_test\s*\(|include\s*\(\s*CTest\s*\))", re.IGNORECASE | re.MULTILINE
+    r"^\s*(?:enable_testing\s*\(|add_test\s*\(|include\s*\(\s*CTest\s*\))",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 
@@ -35,7 +36,9 @@ def _tests(project_dir: Path) -> str | None:
 CMAKE = ProjectType(
     read=_shared.recognised_by("CMakeLists.txt"),
     name="cmake",
-    format=lambda d: f"clang-format -i {_C_FILES}" if _shared.first_file(d, _CLANG_FORMAT) else None,
+    format=lambda d: (
+        f"clang-format -i {_C_FILES}" if _shared.first_file(d, _CLANG_FORMAT) else None
+    ),
     build=_BUILD,
     tests=_tests,
 )

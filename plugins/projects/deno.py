@@ -18,7 +18,18 @@ from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _FILES = _shared.changed_files(
-    ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts", ".json", ".jsonc", ".md", ".markdown"
+    ".js",
+    ".jsx",
+    ".ts",
+    ".tsx",
+    ".mjs",
+    ".cjs",
+    ".mts",
+    ".cts",
+    ".json",
+    ".jsonc",
+    ".md",
+    ".markdown",
 )
 
 

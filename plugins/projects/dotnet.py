@@ -24,7 +24,9 @@ def _targets(project_dir: Path) -> list[str] | None:
     """The solution files, else the project files: what dotnet chooses from;
     None when there are none (not a .NET project)."""
     for patterns in (_SOLUTIONS, _PROJECTS):
-        found = sorted(p.name for pattern in patterns for p in project_dir.glob(pattern) if p.is_file())
+        found = sorted(
+            p.name for pattern in patterns for p in project_dir.glob(pattern) if p.is_file()
+        )
         if found:
             return found
     return None
@@ -32,7 +34,9 @@ def _targets(project_dir: Path) -> list[str] | None:
 
 def _dotnet(verb: str, options: str = "") -> Callable[[list[str]], str | None]:
     """``dotnet VERB TARGET OPTIONS`` when there is one target; None when it is ambiguous."""
-    return lambda targets: f"dotnet {verb} {shlex.quote(targets[0])}{options}" if len(targets) == 1 else None
+    return lambda targets: (
+        f"dotnet {verb} {shlex.quote(targets[0])}{options}" if len(targets) == 1 else None
+    )
 
 
 DOTNET = ProjectType(

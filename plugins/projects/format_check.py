@@ -18,12 +18,15 @@ from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 
 #: ``gofmt -l`` lists the files that would change but exits 0: fail when it lists any.
-_GOFMT_CHECK = ("sh -c 'files=$(gofmt -l \"$@\") || exit 2; [ -z \"$files\" ] || "
-                "{ echo \"would reformat:\"; echo \"$files\"; exit 1; }' gofmt")
+_GOFMT_CHECK = (
+    'sh -c \'files=$(gofmt -l "$@") || exit 2; [ -z "$files" ] || '
+    '{ echo "would reformat:"; echo "$files"; exit 1; }\' gofmt'
+)
 
 #: (the formatter's fix mode, its check mode): the first pattern that matches a part rewrites it.
 _CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (lazy_compile(pattern), replacement) for pattern, replacement in (
+    (lazy_compile(pattern), replacement)
+    for pattern, replacement in (
         (r"\bruff format\b", "ruff format --check"),
         (r"(?<![\w-])black\b", "black --check"),
         (r"\bprettier\b(.*?)[ \t](?:--write|-w)\b", r"prettier\1 --check"),

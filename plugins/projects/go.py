@@ -10,7 +10,10 @@ from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _GOLANGCI_CONFIGS = (
-    ".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json",
+    ".golangci.yml",
+    ".golangci.yaml",
+    ".golangci.toml",
+    ".golangci.json",
 )
 
 

@@ -60,8 +60,18 @@ def _goal(
 JVM = ProjectType(
     read=_read,
     name=lambda build: build.tool,
-    format=_goal("spotless:apply", "spotlessApply", maven_needs="spotless-maven-plugin", gradle_needs="spotless"),
-    lint=_goal("checkstyle:check", "spotlessCheck", maven_needs="maven-checkstyle-plugin", gradle_needs="spotless"),
+    format=_goal(
+        "spotless:apply",
+        "spotlessApply",
+        maven_needs="spotless-maven-plugin",
+        gradle_needs="spotless",
+    ),
+    lint=_goal(
+        "checkstyle:check",
+        "spotlessCheck",
+        maven_needs="maven-checkstyle-plugin",
+        gradle_needs="spotless",
+    ),
     build=_goal("test-compile", "assemble"),
     tests=_goal("verify", "test"),
 )

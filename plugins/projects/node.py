@@ -73,7 +73,10 @@ def _format(package: _Package) -> str | None:
     if script:
         return script
     manifest = _shared.read_json(package.dir / "package.json")
-    declared = {*_shared.table(manifest, "dependencies"), *_shared.table(manifest, "devDependencies")}
+    declared = {
+        *_shared.table(manifest, "dependencies"),
+        *_shared.table(manifest, "devDependencies"),
+    }
     configured = "prettier" in manifest or any(
         path.is_file() for pattern in _PRETTIER_CONFIGS for path in package.dir.glob(pattern)
     )
@@ -86,13 +89,41 @@ def _format(package: _Package) -> str | None:
 #: eslint and prettier judge, and how they start.
 _SURFACE = {
     "tests": ["**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**"],
-    "config": ["package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
-               "**/jest.config.*", "**/jest.setup.*", "**/vitest.config.*", "**/vitest.setup.*",
-               "**/vite.config.*", ".mocharc*", ".c8rc*", ".nycrc*", "**/.eslintrc*", "eslint.config.*",
-               "**/.eslintignore", ".prettierrc*", "prettier.config.*", ".prettierignore",
-               "tsconfig*.json", "babel.config.*", ".babelrc*", ".npmrc", ".node-options"],
-    "startup": ["node_modules/.bin/*", "bin/node", "bin/npm", "bin/npx", "bin/pnpm", "bin/yarn",
-                "bin/jest", "bin/vitest", "bin/mocha", "bin/eslint", ".pnp.*"],
+    "config": [
+        "package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
+        "**/jest.config.*",
+        "**/jest.setup.*",
+        "**/vitest.config.*",
+        "**/vitest.setup.*",
+        "**/vite.config.*",
+        ".mocharc*",
+        ".c8rc*",
+        ".nycrc*",
+        "**/.eslintrc*",
+        "eslint.config.*",
+        "**/.eslintignore",
+        ".prettierrc*",
+        "prettier.config.*",
+        ".prettierignore",
+        "tsconfig*.json",
+        "babel.config.*",
+        ".babelrc*",
+        ".npmrc",
+        ".node-options",
+    ],
+    "startup": [
+        "node_modules/.bin/*",
+        "bin/node",
+        "bin/npm",
+        "bin/npx",
+        "bin/pnpm",
+        "bin/yarn",
+        "bin/jest",
+        "bin/vitest",
+        "bin/mocha",
+        "bin/eslint",
+        ".pnp.*",
+    ],
 }
 
 NODE = ProjectType(
@@ -121,8 +152,17 @@ def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool) -> s
     code can change what the tests that were there before it see."""
     if not test_file or not path.endswith(_MODULES) or not (project_dir / "package.json").is_file():
         return None
-    words = _shared.package_scripts(project_dir / "package.json").get("test", "").replace("/", " ").split()
+    words = (
+        _shared.package_scripts(project_dir / "package.json")
+        .get("test", "")
+        .replace("/", " ")
+        .split()
+    )
     runner = next((name for name in _ONE_PROCESS_RUNNERS if name in words), None)
     if runner is None and any(project_dir.glob(".mocharc*")):
         runner = "mocha"
-    return f"a module among the tests: {runner} loads every test file into one process" if runner else None
+    return (
+        f"a module among the tests: {runner} loads every test file into one process"
+        if runner
+        else None
+    )

@@ -51,7 +51,8 @@ def _read(project_dir: Path) -> _Composer | None:
 
 def _format(composer: _Composer) -> str | None:
     return composer.scripts.command("format", "fmt", "cs-fix") or composer.tool(
-        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"), f"{composer.bin('php-cs-fixer')} fix --path-mode=intersection {_shared.changed_files('.php')}"
+        (".php-cs-fixer.php", ".php-cs-fixer.dist.php"),
+        f"{composer.bin('php-cs-fixer')} fix --path-mode=intersection {_shared.changed_files('.php')}",
     )
 
 
@@ -64,7 +65,10 @@ def _lint(composer: _Composer) -> str | None:
 def _build(composer: _Composer) -> str | None:
     return (
         composer.scripts.command("analyse", "analyze", "phpstan", "psalm")
-        or composer.tool(("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"), f"{composer.bin('phpstan')} analyse")
+        or composer.tool(
+            ("phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon"),
+            f"{composer.bin('phpstan')} analyse",
+        )
         or composer.tool(("psalm.xml", "psalm.xml.dist"), composer.bin("psalm"))
     )
 

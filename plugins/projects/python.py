@@ -56,15 +56,37 @@ from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _sessions, _shared
 from stepkit.plugins.projects._base import ProjectType
 
-_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "tox.ini",
-            "noxfile.py")
-_RUNNERS = (("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run "))
+_MARKERS = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "Pipfile",
+    "tox.ini",
+    "noxfile.py",
+)
+_RUNNERS = (
+    ("uv.lock", "uv run --frozen "),
+    ("poetry.lock", "poetry run "),
+    ("pdm.lock", "pdm run "),
+)
 _REQUIREMENT_NAME = lazy_compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PYTHON_FILES = _shared.changed_files(".py", ".pyi")
 _PYTEST = "python -m pytest -rfE"
 #: Top-level dirs that are never the project's package, even with an ``__init__.py``.
-_NOT_PACKAGES = {"build", "dist", "docs", "doc", "tests", "test", "testing", "examples", "example",
-                 "benchmarks", "venv"}
+_NOT_PACKAGES = {
+    "build",
+    "dist",
+    "docs",
+    "doc",
+    "tests",
+    "test",
+    "testing",
+    "examples",
+    "example",
+    "benchmarks",
+    "venv",
+}
 
 
 class _Project:
@@ -85,7 +107,8 @@ class _Project:
         return (
             "pytest" in self.tool
             or "pytest" in self.deps
-            or _shared.first_file(self.dir, ("pytest.ini", ".pytest.ini", "conftest.py")) is not None
+            or _shared.first_file(self.dir, ("pytest.ini", ".pytest.ini", "conftest.py"))
+            is not None
             or self.tox_ini.has_section("pytest")
             or self.setup_cfg.has_section("tool:pytest")
             or (self.dir / "tests").is_dir()
@@ -116,7 +139,11 @@ class _Project:
         )
 
     def mypy_configured(self) -> bool:
-        return "mypy" in self.tool or self.mypy_ini.has_section("mypy") or self.setup_cfg.has_section("mypy")
+        return (
+            "mypy" in self.tool
+            or self.mypy_ini.has_section("mypy")
+            or self.setup_cfg.has_section("mypy")
+        )
 
     def mypy_targets(self) -> str | None:
         """What mypy checks: ``""`` when its config names files, else ``-p``/``-m``
@@ -134,8 +161,10 @@ class _Project:
     def pyright_targets(self) -> str | None:
         """What pyright checks: ``""`` when its config has ``include``, else the
         package dirs; None when there is nothing to name."""
-        config = {**_shared.read_json(self.dir / "pyrightconfig.json", comments=True),
-                  **_shared.table(self.tool, "pyright")}
+        config = {
+            **_shared.read_json(self.dir / "pyrightconfig.json", comments=True),
+            **_shared.table(self.tool, "pyright"),
+        }
         return "" if config.get("include") else self.package_dirs()
 
     def uses_pyright(self) -> bool:
@@ -149,13 +178,16 @@ class _Project:
         """The project's packages as paths: those its build config lists
         (setuptools, poetry, hatch), else ``src/<pkg>`` and top-level dirs
         with an ``__init__.py``, else the root module named for the project."""
-        configured = [path for path in _configured_packages(self.tool) if (self.dir / path).exists()]
+        configured = [
+            path for path in _configured_packages(self.tool) if (self.dir / path).exists()
+        ]
         found = configured or [
             str(path.relative_to(self.dir))
             for base in (self.dir / "src", self.dir)
             if base.is_dir()
             for path in sorted(base.iterdir())
-            if (path / "__init__.py").is_file() and path.name not in _NOT_PACKAGES
+            if (path / "__init__.py").is_file()
+            and path.name not in _NOT_PACKAGES
             and not path.name.startswith(".")
         ]
         name = str(_shared.table(self.pyproject, "project").get("name", "")).replace("-", "_")
@@ -196,7 +228,9 @@ class _Project:
         if env is None or not env.setup:
             return []
         why = "; ".join(env.setup)
-        return [f"tests: `{env.command}` rather than `{_PYTEST}`: it {why}, which pytest alone would not"]
+        return [
+            f"tests: `{env.command}` rather than `{_PYTEST}`: it {why}, which pytest alone would not"
+        ]
 
 
 def _names(value: Any) -> list[str]:
@@ -218,7 +252,11 @@ def _configured_packages(tool: dict[str, Any]) -> list[str]:
         if isinstance(p, str) and "." not in p
     ]
     for entry in _shared.table(tool, "poetry").get("packages") or []:
-        if isinstance(entry, dict) and isinstance(entry.get("include"), str) and "*" not in entry["include"]:
+        if (
+            isinstance(entry, dict)
+            and isinstance(entry.get("include"), str)
+            and "*" not in entry["include"]
+        ):
             found.append("/".join(filter(None, (entry.get("from"), entry["include"]))))
     wheel = _shared.table(tool, "hatch", "build", "targets", "wheel")
     found += [p for p in wheel.get("packages") or [] if isinstance(p, str)]
@@ -239,7 +277,9 @@ def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[
     for group in _shared.table(tool, "pdm", "dev-dependencies").values():
         specs += group or []
     poetry = _shared.table(tool, "poetry")
-    names = set(_shared.table(poetry, "dependencies")) | set(_shared.table(poetry, "dev-dependencies"))
+    names = set(_shared.table(poetry, "dependencies")) | set(
+        _shared.table(poetry, "dev-dependencies")
+    )
     for group in _shared.table(poetry, "group").values():
         names |= set(_shared.table(group, "dependencies") if isinstance(group, dict) else {})
     for path in sorted(project_dir.glob("requirements*.txt")):
@@ -261,14 +301,53 @@ def _read(project_dir: Path) -> _Project | None:
 #: What decides how pytest, ruff, black, mypy and pyright judge, and how they start.
 _SURFACE = {
     "tests": ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**"],
-    "config": ["**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/setup.cfg",
-               "noxfile.py", "pyproject.toml#tool,project.entry-points", "**/pyproject.toml#tool",
-               ".coveragerc", "**/ruff.toml", "**/.ruff.toml", "mypy.ini", ".mypy.ini", ".flake8",
-               "pylintrc", ".pylintrc", "pyrightconfig.json", ".pre-commit-config.yaml"],
-    "startup": ["pytest.py", "pytest/**", "_pytest/**", "py.py", "pluggy.py", "pluggy/**",
-                "ruff.py", "black.py", "black/**", "mypy.py", "mypy/**", "pyright.py", "tox.py",
-                "nox.py", "coverage.py", "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
-                "bin/pytest", "bin/py.test", "bin/python*", "bin/ruff", "bin/black", "bin/mypy", "bin/tox"],
+    "config": [
+        "**/conftest.py",
+        "**/pytest.ini",
+        "**/.pytest.ini",
+        "**/tox.ini",
+        "**/setup.cfg",
+        "noxfile.py",
+        "pyproject.toml#tool,project.entry-points",
+        "**/pyproject.toml#tool",
+        ".coveragerc",
+        "**/ruff.toml",
+        "**/.ruff.toml",
+        "mypy.ini",
+        ".mypy.ini",
+        ".flake8",
+        "pylintrc",
+        ".pylintrc",
+        "pyrightconfig.json",
+        ".pre-commit-config.yaml",
+    ],
+    "startup": [
+        "pytest.py",
+        "pytest/**",
+        "_pytest/**",
+        "py.py",
+        "pluggy.py",
+        "pluggy/**",
+        "ruff.py",
+        "black.py",
+        "black/**",
+        "mypy.py",
+        "mypy/**",
+        "pyright.py",
+        "tox.py",
+        "nox.py",
+        "coverage.py",
+        "**/sitecustomize.py",
+        "**/usercustomize.py",
+        "**/*.pth",
+        "bin/pytest",
+        "bin/py.test",
+        "bin/python*",
+        "bin/ruff",
+        "bin/black",
+        "bin/mypy",
+        "bin/tox",
+    ],
 }
 
 PYTHON = ProjectType(
@@ -287,12 +366,31 @@ globals().update(PYTHON.hookimpls())
 #: what Python imports a module from
 _IMPORTABLE = (".py", ".pyw", ".pyc", ".so", ".pyd")
 #: the runner's own modules and the ones it imports from site-packages
-_RUNNER_MODULES = frozenset({"pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "tomli", "exceptiongroup",
-                             "colorama", "pygments", "execnet", "xdist", "pytest_cov", "coverage", "typing_extensions"})
+_RUNNER_MODULES = frozenset(
+    {
+        "pytest",
+        "_pytest",
+        "py",
+        "pluggy",
+        "iniconfig",
+        "packaging",
+        "tomli",
+        "exceptiongroup",
+        "colorama",
+        "pygments",
+        "execnet",
+        "xdist",
+        "pytest_cov",
+        "coverage",
+        "typing_extensions",
+    }
+)
 
 
 @hookimpl
-def stepkit_added_file_reach(project_dir: Path, path: str, test_file: bool, search_roots: list[str]) -> str | None:
+def stepkit_added_file_reach(
+    project_dir: Path, path: str, test_file: bool, search_roots: list[str]
+) -> str | None:
     """A module the step added among a Python project's tests runs in one
     process with the tests that were there before it (pytest and unittest
     import every test module before the first test runs): its code, at
@@ -323,5 +421,9 @@ def _shadowed_module(parent: str, name: str, search_roots: list[str]) -> str | N
         root, _, module = parent.rpartition("/")
     if root and root not in search_roots:
         return None
-    library = module in sys.stdlib_module_names and module not in sys.builtin_module_names and module != "test"
+    library = (
+        module in sys.stdlib_module_names
+        and module not in sys.builtin_module_names
+        and module != "test"
+    )
     return module if library or module in _RUNNER_MODULES else None

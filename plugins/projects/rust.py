@@ -63,9 +63,8 @@ def _javascript_tasks(project_dir: Path) -> bool:
 
 
 def _format(cargo: _Cargo) -> str | None:
-    uses = (
-        _shared.first_file(cargo.dir, _RUSTFMT_CONFIGS)
-        or _shared.runs(cargo.dir, "cargo fmt", "rustfmt")
+    uses = _shared.first_file(cargo.dir, _RUSTFMT_CONFIGS) or _shared.runs(
+        cargo.dir, "cargo fmt", "rustfmt"
     )
     if not uses:
         return None
@@ -83,16 +82,29 @@ def _lint(cargo: _Cargo) -> str | None:
         or "clippy" in _shared.table(cargo.manifest, "workspace", "lints")
         or _shared.runs(cargo.dir, "cargo clippy")
     )
-    return f"cargo clippy{cargo.workspace}{cargo.locked} --all-targets -- -D warnings" if configured else None
+    return (
+        f"cargo clippy{cargo.workspace}{cargo.locked} --all-targets -- -D warnings"
+        if configured
+        else None
+    )
 
 
 #: What decides how cargo test, clippy and rustfmt judge, and how they start.
 _SURFACE = {
     "tests": ["tests/**", "benches/**", "**/tests/**"],
-    "config": ["Cargo.toml#lints,workspace.lints,lib,test,bench,bin,profile,features",
-               "**/Cargo.toml#lints,lib,test,bench,features", ".cargo/config", ".cargo/config.toml",
-               "rustfmt.toml", ".rustfmt.toml", "clippy.toml", ".clippy.toml",
-               "rust-toolchain", "rust-toolchain.toml", "build.rs"],
+    "config": [
+        "Cargo.toml#lints,workspace.lints,lib,test,bench,bin,profile,features",
+        "**/Cargo.toml#lints,lib,test,bench,features",
+        ".cargo/config",
+        ".cargo/config.toml",
+        "rustfmt.toml",
+        ".rustfmt.toml",
+        "clippy.toml",
+        ".clippy.toml",
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        "build.rs",
+    ],
     "startup": ["bin/cargo", "bin/rustc", "bin/rustfmt"],
 }
 

@@ -14,7 +14,9 @@ _FILES = _shared.changed_files(".swift")
 SWIFT = ProjectType(
     read=_shared.recognised_by("Package.swift"),
     name="swift",
-    format=lambda d: f"swift format --in-place {_FILES}" if (d / ".swift-format").is_file() else None,
+    format=lambda d: (
+        f"swift format --in-place {_FILES}" if (d / ".swift-format").is_file() else None
+    ),
     lint=lambda d: "swiftlint" if (d / ".swiftlint.yml").is_file() else None,
     build="swift build",
     tests=lambda d: "swift test" if (d / "Tests").is_dir() else None,

@@ -43,8 +43,17 @@ class _Runner(NamedTuple):
 _NAMES = {
     "format": ("format", "fmt"),
     "lint": ("lint",),
-    "build": ("typecheck", "type-check", "types", "check-types", "lint:types", "mypy", "pyright", "build",
-              "compile"),
+    "build": (
+        "typecheck",
+        "type-check",
+        "types",
+        "check-types",
+        "lint:types",
+        "mypy",
+        "pyright",
+        "build",
+        "compile",
+    ),
     "tests": ("test", "tests"),
 }
 _MAKE_ALSO = {"tests": ("check",)}
@@ -78,7 +87,9 @@ def _gate(gate: str) -> Callable[[list[_Runner]], str | None]:
     """The gate's command: its first target that needs no terminal."""
 
     def command(runners: list[_Runner]) -> str | None:
-        return next((found for found, terminal in _candidates(gate, runners) if terminal is None), None)
+        return next(
+            (found for found, terminal in _candidates(gate, runners) if terminal is None), None
+        )
 
     return command
 
@@ -102,7 +113,9 @@ def _first_runner(runners: list[_Runner]) -> str | None:
 
 
 #: The targets a gate may run are configuration of how it runs.
-_SURFACE = {"config": [*_shared.MAKEFILE_NAMES, *_shared.JUSTFILE_NAMES, *_shared.TASKFILE_NAMES, "**/*.mk"]}
+_SURFACE = {
+    "config": [*_shared.MAKEFILE_NAMES, *_shared.JUSTFILE_NAMES, *_shared.TASKFILE_NAMES, "**/*.mk"]
+}
 
 TASK_RUNNERS = ProjectType(
     read=_runners,

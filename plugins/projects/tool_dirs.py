@@ -11,18 +11,31 @@ from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 
 _VIRTUALENVS = (".venv", "venv")
-_TASK_FILES = ("Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Taskfile.yml", "Taskfile.yaml")
+_TASK_FILES = (
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "justfile",
+    "Justfile",
+    "Taskfile.yml",
+    "Taskfile.yaml",
+)
 _CALLS_BIN = lazy_compile(r"(?<![\w./-])(?:\./)?bin/[\w.-]+")
 
 
 @hookimpl
 def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """Each directory that exists, with why it is the project's."""
-    dirs = [f"{env}/bin" for env in _VIRTUALENVS if (project_dir / env / "pyvenv.cfg").is_file()
-            and (project_dir / env / "bin").is_dir()]
+    dirs = [
+        f"{env}/bin"
+        for env in _VIRTUALENVS
+        if (project_dir / env / "pyvenv.cfg").is_file() and (project_dir / env / "bin").is_dir()
+    ]
     if (project_dir / "node_modules" / ".bin").is_dir():
         dirs.append("node_modules/.bin")
-    if (project_dir / "bin").is_dir() and any(_calls_bin(project_dir / name) for name in _TASK_FILES):
+    if (project_dir / "bin").is_dir() and any(
+        _calls_bin(project_dir / name) for name in _TASK_FILES
+    ):
         dirs.append("bin")
     return dirs
 

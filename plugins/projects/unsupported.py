@@ -43,7 +43,15 @@ def unsupported_build_systems(project_dir: Path) -> list[str]:
     """``name (file)`` for each build system in ``project_dir`` stepkit has no plugin for."""
     found = []
     for name, files in BUILD_SYSTEMS:
-        hit = next((path for pattern in files for path in sorted(project_dir.glob(pattern)) if path.is_file()), None)
+        hit = next(
+            (
+                path
+                for pattern in files
+                for path in sorted(project_dir.glob(pattern))
+                if path.is_file()
+            ),
+            None,
+        )
         if hit is not None:
             found.append(f"{name} ({hit.name})")
     return found

@@ -14,7 +14,11 @@ _TEST_STEP = lazy_compile(r"\.step\(\s*\"test\"")
 
 
 def _tests(project_dir: Path) -> str | None:
-    return "zig build test" if _TEST_STEP.search(_shared.read_text(project_dir / "build.zig")) else None
+    return (
+        "zig build test"
+        if _TEST_STEP.search(_shared.read_text(project_dir / "build.zig"))
+        else None
+    )
 
 
 ZIG = ProjectType(

@@ -89,17 +89,23 @@ class HandoffAnswer(HandoffProse):
 
     step_summary: _Prose = Field(description="One line for the final approval prompt.")
     result: Literal["complete", "partial", "blocked"] = Field(
-        description="complete only when the Tasks are done and every gate that ran passed")
+        description="complete only when the Tasks are done and every gate that ran passed"
+    )
     summary: _Prose = Field(description="What the step did, 2-4 sentences.")
     completed: _Prose = Field(description="Bullets against the plan's Tasks and criteria.")
     not_completed: _Prose = Field(description='What remains; "None" when nothing.')
-    deviations: _Prose = Field(description="Staleness items, gate decisions, fix history, review fixes.")
+    deviations: _Prose = Field(
+        description="Staleness items, gate decisions, fix history, review fixes."
+    )
     downstream_plan_updates: _Prose = Field(description="The sweep's proposals and annotations.")
     edge_cases_discovered: _Prose = Field(description="From the sweep report: handled vs punted.")
     notes_for_next_step: _Prose = Field(description="Directives the next step must act on.")
-    notes_facts: list[str] = Field(description="Durable step-independent facts for NOTES.md; [] if none.")
+    notes_facts: list[str] = Field(
+        description="Durable step-independent facts for NOTES.md; [] if none."
+    )
     acceptance_criteria: list[CriterionTests] = Field(
-        description="Each Acceptance-criteria bullet with the ids of the tests that cover it ([]: none).")
+        description="Each Acceptance-criteria bullet with the ids of the tests that cover it ([]: none)."
+    )
 
     #: fields added after a release, with the safe default an answer written
     #: before them gets (a scripted answers file of the previous format)
@@ -116,20 +122,47 @@ def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
 
     ids = criterion_ids(criteria)
     if not ids:
-        return create_model("HandoffAnswer", __base__=HandoffAnswer, acceptance_criteria=(
-            list[CriterionTests], Field(max_length=0, description="[]: the plan has no Acceptance criteria.")))
+        return create_model(
+            "HandoffAnswer",
+            __base__=HandoffAnswer,
+            acceptance_criteria=(
+                list[CriterionTests],
+                Field(max_length=0, description="[]: the plan has no Acceptance criteria."),
+            ),
+        )
 
     def as_id(value: Any) -> Any:
         at = criterion_index(value, criteria) if isinstance(value, str) else None
         return value if at is None else ids[at]
 
     entry = create_model(
-        "CitedCriterion", __base__=CriterionTests,
-        criterion=(Annotated[Literal[tuple(ids)], WithJsonSchema({  # an enum even of one id (never "const")
-            "type": "string", "enum": ids, "description": "The criterion's id (C1, C2, ...)."})], ...),
-        __validators__={"_by_id": field_validator("criterion", mode="before")(as_id)})
-    return create_model("HandoffAnswer", __base__=HandoffAnswer, acceptance_criteria=(list[entry], Field(
-        description="Per criterion id, the ids of the tests that cover it ([] or no entry: none).")))
+        "CitedCriterion",
+        __base__=CriterionTests,
+        criterion=(
+            Annotated[
+                Literal[tuple(ids)],
+                WithJsonSchema(
+                    {  # an enum even of one id (never "const")
+                        "type": "string",
+                        "enum": ids,
+                        "description": "The criterion's id (C1, C2, ...).",
+                    }
+                ),
+            ],
+            ...,
+        ),
+        __validators__={"_by_id": field_validator("criterion", mode="before")(as_id)},
+    )
+    return create_model(
+        "HandoffAnswer",
+        __base__=HandoffAnswer,
+        acceptance_criteria=(
+            list[entry],
+            Field(
+                description="Per criterion id, the ids of the tests that cover it ([] or no entry: none)."
+            ),
+        ),
+    )
 
 
 def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
@@ -139,31 +172,54 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         that did not run).
     """
     parts = [
-        doc("Gates (recorded by the harness; Evidence is written from these)",
-             gate_table(state.get("gates") or []), SHORT_CHARS * 2),
-        doc("Implementation brief (what orient asked the coder to do)",
-            state.get("implementation_brief"), REPORT_CHARS),
-        doc("Coder rounds (each round's task, the coder's report, the files it changed)",
-            _coder_rounds(state), REPORT_CHARS * 3),
-        doc("Diff summary (files, lines added/removed, excerpts)", diff_summary(state.get("diff")),
-            DIFF_SUMMARY_CHARS),
+        doc(
+            "Gates (recorded by the harness; Evidence is written from these)",
+            gate_table(state.get("gates") or []),
+            SHORT_CHARS * 2,
+        ),
+        doc(
+            "Implementation brief (what orient asked the coder to do)",
+            state.get("implementation_brief"),
+            REPORT_CHARS,
+        ),
+        doc(
+            "Coder rounds (each round's task, the coder's report, the files it changed)",
+            _coder_rounds(state),
+            REPORT_CHARS * 3,
+        ),
+        doc(
+            "Diff summary (files, lines added/removed, excerpts)",
+            diff_summary(state.get("diff")),
+            DIFF_SUMMARY_CHARS,
+        ),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
         doc("Acceptance criteria (cite them by id)", _numbered_criteria(state), SHORT_CHARS * 2),
-        doc("Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2),
+        doc(
+            "Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2
+        ),
         doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
         doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
         doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
         doc("Gate decisions", gate_decisions(state), SHORT_CHARS * 2),
         doc("Fix loop", _fix_loop(state), SHORT_CHARS * 2),
-        doc("Changed files", "\n".join(f"- {n}" for n in state.get("changed_files") or []),
-             SHORT_CHARS * 2),
+        doc(
+            "Changed files",
+            "\n".join(f"- {n}" for n in state.get("changed_files") or []),
+            SHORT_CHARS * 2,
+        ),
         doc("Edge-case sweep report", state.get("edge_case_report"), REPORT_CHARS),
-        doc("Downstream updates proposed by the sweep", text(state.get("downstream_updates")),
-             REPORT_CHARS),
+        doc(
+            "Downstream updates proposed by the sweep",
+            text(state.get("downstream_updates")),
+            REPORT_CHARS,
+        ),
         doc("Annotations applied to later plans", _annotations(state), SHORT_CHARS),
         doc("Independent review", state.get("review_report"), REPORT_CHARS),
-        doc("Harness flags", "\n".join(f"- {f}" for f in state.get("tamper_flags") or []),
-             SHORT_CHARS),
+        doc(
+            "Harness flags",
+            "\n".join(f"- {f}" for f in state.get("tamper_flags") or []),
+            SHORT_CHARS,
+        ),
         doc("NOTES.md (already recorded; do not repeat)", state.get("notes"), NOTES_CHARS),
     ]
     feedback = state.get("handoff_feedback") or []
@@ -203,8 +259,10 @@ def _coder_rounds(state: Mapping[str, Any]) -> str:
     blocks = []
     for record in log:
         files = ", ".join(record.get("changed_files") or []) or "none"
-        blocks.append(f"### Round {record.get('round')}\nTask: {record.get('task')}\n"
-                      f"Files changed in this round: {files}\nReport:\n{record.get('report')}")
+        blocks.append(
+            f"### Round {record.get('round')}\nTask: {record.get('task')}\n"
+            f"Files changed in this round: {files}\nReport:\n{record.get('report')}"
+        )
     return "\n\n".join(blocks)
 
 
@@ -227,7 +285,13 @@ def stepkit_write_handoff(ctx: StageContext) -> HandoffProse:
     from stepkit.plugins.llm.engine import ask
     from stepkit.protocol.stages import pipeline_faults
 
-    return HandoffProse.model_validate(ask(
-        ctx, system=HANDOFF_SYSTEM, prefix=plan_prefix(ctx.state),
-        prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)), schema=handoff_schema(_criteria(ctx.state)),
-        tools=None))
+    return HandoffProse.model_validate(
+        ask(
+            ctx,
+            system=HANDOFF_SYSTEM,
+            prefix=plan_prefix(ctx.state),
+            prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)),
+            schema=handoff_schema(_criteria(ctx.state)),
+            tools=None,
+        )
+    )

@@ -66,7 +66,8 @@ class OrientFinding(BaseModel):
     """One discrepancy between the plan and the code."""
 
     severity: Literal["minor", "major"] = Field(
-        description="major: changes scope, approach or interfaces, or affects later steps")
+        description="major: changes scope, approach or interfaces, or affects later steps"
+    )
     plan_says: str = Field(description="what the plan assumes")
     code_has: str = Field(description="what the code has instead")
     evidence: str = Field(description="where: path:line")
@@ -80,8 +81,10 @@ class OrientAnswer(BaseModel):
     plan_summary: str = Field(description="What the step delivers, 2-5 sentences.")
     implementation_brief: str = Field(description="What the coder must do, corrections folded in.")
     findings: list[OrientFinding] = Field(description="Every discrepancy; [] when there is none.")
-    deviation_summary: str = Field(description='For a major finding: what differs, why it matters, '
-                                               'the options; "None" otherwise.')
+    deviation_summary: str = Field(
+        description="For a major finding: what differs, why it matters, "
+        'the options; "None" otherwise.'
+    )
     _given: dict[str, Any] | None = PrivateAttr(default=None)
 
     @model_validator(mode="wrap")
@@ -91,9 +94,12 @@ class OrientAnswer(BaseModel):
         file, written for the node's output) is taken as it is."""
         if isinstance(data, dict) and "findings" not in data and "has_major_deviation" in data:
             given = OrientResult.model_validate(data)
-            answer = cls.model_construct(plan_summary=given.plan_summary, findings=[],
-                                         implementation_brief=given.implementation_brief,
-                                         deviation_summary=given.deviation_summary)
+            answer = cls.model_construct(
+                plan_summary=given.plan_summary,
+                findings=[],
+                implementation_brief=given.implementation_brief,
+                deviation_summary=given.deviation_summary,
+            )
             answer._given = given.model_dump()
             return answer
         return handler(data)
@@ -110,11 +116,14 @@ def orient_result(answer: OrientAnswer) -> OrientResult:
     report = "\n".join(
         f"- [{f.severity}] plan says: {one_line(f.plan_says)}; code has: {one_line(f.code_has)} "
         f"({one_line(f.evidence)}); correction: {one_line(f.correction)}"
-        for f in answer.findings)
+        for f in answer.findings
+    )
     major = any(f.severity == "major" for f in answer.findings)
     return OrientResult(
-        plan_summary=answer.plan_summary, implementation_brief=answer.implementation_brief,
-        staleness_report=report or "clean", has_major_deviation=major,
+        plan_summary=answer.plan_summary,
+        implementation_brief=answer.implementation_brief,
+        staleness_report=report or "clean",
+        has_major_deviation=major,
         deviation_summary=answer.deviation_summary if major else "None",
     )
 
@@ -122,13 +131,18 @@ def orient_result(answer: OrientAnswer) -> OrientResult:
 def orient_prompt(state: Mapping[str, Any]) -> str:
     """The volatile part of the orient request."""
     later = later_steps(state, ORIENT_LATER_SECTIONS) or "None (this is the last step)"
-    return "\n".join([
-        doc("Previous handoff", state.get("previous_handoff") or "None (this is the first step)",
-             HANDOFF_CHARS),
-        doc("NOTES.md", state.get("notes"), NOTES_CHARS),
-        doc("Later steps (Objectives and stated assumptions)", later, LATER_STEPS_CHARS),
-        f"Orient for step {state.get('step')}: check the plan against the code and answer.",
-    ])
+    return "\n".join(
+        [
+            doc(
+                "Previous handoff",
+                state.get("previous_handoff") or "None (this is the first step)",
+                HANDOFF_CHARS,
+            ),
+            doc("NOTES.md", state.get("notes"), NOTES_CHARS),
+            doc("Later steps (Objectives and stated assumptions)", later, LATER_STEPS_CHARS),
+            f"Orient for step {state.get('step')}: check the plan against the code and answer.",
+        ]
+    )
 
 
 @hookimpl
@@ -153,7 +167,12 @@ def stepkit_orient(ctx: StageContext) -> OrientResult:
     from stepkit.plugins.llm.tools import read_only_tools
 
     answer = make_engine(None, ctx).structured(
-        node=ctx.node, system=ORIENT_SYSTEM, prefix=plan_prefix(ctx.state),
-        prompt=orient_prompt(ctx.state), schema=OrientAnswer,
-        tools=read_only_tools(ctx.project_dir), ctx=ctx)
+        node=ctx.node,
+        system=ORIENT_SYSTEM,
+        prefix=plan_prefix(ctx.state),
+        prompt=orient_prompt(ctx.state),
+        schema=OrientAnswer,
+        tools=read_only_tools(ctx.project_dir),
+        ctx=ctx,
+    )
     return orient_result(answer)

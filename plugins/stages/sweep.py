@@ -59,17 +59,28 @@ def sweep_prompt(state: Mapping[str, Any]) -> str:
     """The volatile part of the sweep request."""
     changed = state.get("changed_files") or []
     later = later_steps(state, SWEEP_LATER_SECTIONS)
-    return "\n".join([
-        doc("Implementation brief", state.get("implementation_brief"), REPORT_CHARS),
-        doc(f"Changed files ({len(changed)})", "\n".join(f"- {name}" for name in changed),
-             SHORT_CHARS * 2),
-        doc("Diff", state.get("diff"), DIFF_CHARS),
-        doc("Tamper flags raised by the harness (signs that verification was weakened)",
-            bullets(state.get("tamper_flags")), SHORT_CHARS * 2),
-        doc("Later steps (annotation and proposal targets)",
-            later or "None (this is the last step: no annotations)", LATER_STEPS_CHARS),
-        f"Sweep step {state.get('step')}'s changes for edge cases and answer.",
-    ])
+    return "\n".join(
+        [
+            doc("Implementation brief", state.get("implementation_brief"), REPORT_CHARS),
+            doc(
+                f"Changed files ({len(changed)})",
+                "\n".join(f"- {name}" for name in changed),
+                SHORT_CHARS * 2,
+            ),
+            doc("Diff", state.get("diff"), DIFF_CHARS),
+            doc(
+                "Tamper flags raised by the harness (signs that verification was weakened)",
+                bullets(state.get("tamper_flags")),
+                SHORT_CHARS * 2,
+            ),
+            doc(
+                "Later steps (annotation and proposal targets)",
+                later or "None (this is the last step: no annotations)",
+                LATER_STEPS_CHARS,
+            ),
+            f"Sweep step {state.get('step')}'s changes for edge cases and answer.",
+        ]
+    )
 
 
 def sweep_schema(state: Mapping[str, Any]) -> type[BaseModel]:
@@ -78,12 +89,19 @@ def sweep_schema(state: Mapping[str, Any]) -> type[BaseModel]:
     numbers = tuple(int(s["step"]) for s in state.get("later_steps") or [])
     if not numbers:
         return create_model("SweepAnswer", __base__=_SweepFields)
-    target = create_model("LaterAnnotation", __base__=Annotation,
-                          step=(Literal[numbers], Field(description="a later step listed under "
-                                                                    "Later steps")))
-    return create_model("SweepAnswer", __base__=_SweepFields,
-                        annotations=(list[target], Field(description="Edge cases for later steps "
-                                                                     "only; [] when none.")))
+    target = create_model(
+        "LaterAnnotation",
+        __base__=Annotation,
+        step=(Literal[numbers], Field(description="a later step listed under Later steps")),
+    )
+    return create_model(
+        "SweepAnswer",
+        __base__=_SweepFields,
+        annotations=(
+            list[target],
+            Field(description="Edge cases for later steps only; [] when none."),
+        ),
+    )
 
 
 class _SweepFields(BaseModel):
@@ -98,7 +116,12 @@ def stepkit_sweep(ctx: StageContext) -> SweepResult:
     from stepkit.plugins.llm.engine import ask
     from stepkit.plugins.llm.tools import read_only_tools
 
-    answer = ask(ctx, system=SWEEP_SYSTEM, prefix=plan_prefix(ctx.state),
-                 prompt=sweep_prompt(ctx.state), schema=sweep_schema(ctx.state),
-                 tools=read_only_tools(ctx.project_dir))
+    answer = ask(
+        ctx,
+        system=SWEEP_SYSTEM,
+        prefix=plan_prefix(ctx.state),
+        prompt=sweep_prompt(ctx.state),
+        schema=sweep_schema(ctx.state),
+        tools=read_only_tools(ctx.project_dir),
+    )
     return SweepResult.model_validate({"annotations": [], **answer})

@@ -31,50 +31,96 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="stepkit", description="Execute one step of a phased implementation plan.")
+    parser = _Parser(
+        prog="stepkit", description="Execute one step of a phased implementation plan."
+    )
     parser.add_argument("--version", action="version", version=f"stepkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name in PLUGIN_COMMANDS:
-            p.add_argument("-p", dest="plugin_flags", action="append", default=[], metavar="no:NAME",
-                           help="disable a plugin by name (repeatable)")
+            p.add_argument(
+                "-p",
+                dest="plugin_flags",
+                action="append",
+                default=[],
+                metavar="no:NAME",
+                help="disable a plugin by name (repeatable)",
+            )
         return p
 
     def run_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--step", help="step number or 'next' (default: from the prompt, else next)")
-        p.add_argument("--plans-dir", help="plan repo (default: plans, relative to the project dir)")
+        p.add_argument(
+            "--plans-dir", help="plan repo (default: plans, relative to the project dir)"
+        )
         p.add_argument("--project-dir", default=".", help="the project to change (default: .)")
-        p.add_argument("--engine", help="LLM engine: anthropic[:MODEL] (default), claude[:MODEL], codex[:MODEL], "
-                            "openai:MODEL, scripted:FILE, or one a plugin adds")
-        p.add_argument("--coder", help="coder: anthropic, command:SHELL, claude, codex, aider, opencode")
+        p.add_argument(
+            "--engine",
+            help="LLM engine: anthropic[:MODEL] (default), claude[:MODEL], codex[:MODEL], "
+            "openai:MODEL, scripted:FILE, or one a plugin adds",
+        )
+        p.add_argument(
+            "--coder", help="coder: anthropic, command:SHELL, claude, codex, aider, opencode"
+        )
         p.add_argument("--reviewer", help="reviewer: anthropic, command:SHELL or a preset")
-        p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                       help="tune the initial state, e.g. max_fix_attempts=3 (repeatable)")
+        p.add_argument(
+            "--set",
+            dest="sets",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="tune the initial state, e.g. max_fix_attempts=3 (repeatable)",
+        )
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = command("init", "Write a first step plan, NOTES.md and handoffs/; show the detected gates.")
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
-    p.add_argument("--plans-dir", help="plan repo to create (default: plans, relative to the project dir)")
+    p.add_argument(
+        "--plans-dir", help="plan repo to create (default: plans, relative to the project dir)"
+    )
 
     p = command("run", "Run one step of the plan through the step-runner graph.")
     p.add_argument("prompt", nargs="?", default="Execute the next step")
     run_options(p)
     p.add_argument("--graph", help="a graph YAML file (default: the built-in step-runner)")
-    p.add_argument("--answer", dest="answers", action="append", default=[], metavar="NODE=TEXT",
-                   help="pre-answer gate_blocked or gate_deviation")
-    p.add_argument("--rerun", action="store_true",
-                   help="run a step that is already complete again (its handoff is kept in the run dir)")
-    p.add_argument("--worktree", action="store_true", default=None,
-                   help="run the step in a git work tree of its own, on branch stepkit/NN-slug")
-    p.add_argument("--merge", action="store_true",
-                   help="with --worktree: merge the completed step's branch when the merge is clean")
-    p.add_argument("--parallel", type=parallel_count, metavar="N",
-                   help="run up to N ready steps at once, each in its own git worktree (as --worktree)")
-    p.add_argument("--stack", action="store_true",
-                   help="with --parallel: a step whose dependencies a run of this invocation completed "
-                        "starts from that run's branch")
+    p.add_argument(
+        "--answer",
+        dest="answers",
+        action="append",
+        default=[],
+        metavar="NODE=TEXT",
+        help="pre-answer gate_blocked or gate_deviation",
+    )
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="run a step that is already complete again (its handoff is kept in the run dir)",
+    )
+    p.add_argument(
+        "--worktree",
+        action="store_true",
+        default=None,
+        help="run the step in a git work tree of its own, on branch stepkit/NN-slug",
+    )
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --worktree: merge the completed step's branch when the merge is clean",
+    )
+    p.add_argument(
+        "--parallel",
+        type=parallel_count,
+        metavar="N",
+        help="run up to N ready steps at once, each in its own git worktree (as --worktree)",
+    )
+    p.add_argument(
+        "--stack",
+        action="store_true",
+        help="with --parallel: a step whose dependencies a run of this invocation completed "
+        "starts from that run's branch",
+    )
     # what a --parallel parent gives each child: where it says how it goes, the branch it starts from
     p.add_argument("--status-file", help=argparse.SUPPRESS)
     p.add_argument("--worktree-base", help=argparse.SUPPRESS)
@@ -82,8 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("resume", "Continue a paused or interrupted run from its checkpoint.")
     p.add_argument("run_id", nargs="?", help="default: the latest unfinished run")
     p.add_argument("--answer", help="the answer to the question the run paused at")
-    p.add_argument("--merge", action="store_true", default=None,
-                   help="a --worktree run: merge its branch when the step completes (default: as it was started)")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        default=None,
+        help="a --worktree run: merge its branch when the step completes (default: as it was started)",
+    )
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
 
@@ -94,10 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("verify", "Run the format, lint, build and test gates and print the evidence.")
     p.add_argument("--project-dir", default=".")
-    p.add_argument("--baseline", metavar="REF",
-                   help="judge failures against the git ref REF: pre-existing ones are listed, not failing")
-    p.add_argument("--fix", action="store_true",
-                   help="let the formatter rewrite files (default: its check mode, which changes nothing)")
+    p.add_argument(
+        "--baseline",
+        metavar="REF",
+        help="judge failures against the git ref REF: pre-existing ones are listed, not failing",
+    )
+    p.add_argument(
+        "--fix",
+        action="store_true",
+        help="let the formatter rewrite files (default: its check mode, which changes nothing)",
+    )
     p.add_argument("--json", action="store_true")
 
     p = command("detect", "Show the command each gate would run and the plugin that chose it.")
@@ -105,8 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     p = command("stage", "Run one protocol stage on its own and print its result.")
-    p.add_argument("stage", type=stage_name, metavar="STAGE",
-                   help="the protocol stage to run (a name it does not know lists the stages)")
+    p.add_argument(
+        "stage",
+        type=stage_name,
+        metavar="STAGE",
+        help="the protocol stage to run (a name it does not know lists the stages)",
+    )
     run_options(p)
 
     p = command("graph", "Draw the step-runner graph (or another graph file).")
@@ -119,25 +179,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("--json", action="store_true")
 
-    p = command("trust", "Show how the project's local plugins changed since trusted, and trust them.")
+    p = command(
+        "trust", "Show how the project's local plugins changed since trusted, and trust them."
+    )
     p.add_argument("--project-dir", default=".")
 
-    p = command("merge-driver", "Merge a plan file as git's merge driver, keeping both branches' appends.")
-    p.add_argument("base", nargs="?", metavar="BASE", help="the common ancestor's version (git's %%O)")
-    p.add_argument("ours", nargs="?", metavar="OURS", help="our version, replaced by the merge (git's %%A)")
+    p = command(
+        "merge-driver", "Merge a plan file as git's merge driver, keeping both branches' appends."
+    )
+    p.add_argument(
+        "base", nargs="?", metavar="BASE", help="the common ancestor's version (git's %%O)"
+    )
+    p.add_argument(
+        "ours", nargs="?", metavar="OURS", help="our version, replaced by the merge (git's %%A)"
+    )
     p.add_argument("theirs", nargs="?", metavar="THEIRS", help="their version (git's %%B)")
-    p.add_argument("path", nargs="?", metavar="PATH", help="the file's path in the repository (git's %%P)")
-    p.add_argument("--register", action="store_true",
-                   help="register the driver for the plan repo in this git repository (as init does)")
+    p.add_argument(
+        "path", nargs="?", metavar="PATH", help="the file's path in the repository (git's %%P)"
+    )
+    p.add_argument(
+        "--register",
+        action="store_true",
+        help="register the driver for the plan repo in this git repository (as init does)",
+    )
     p.add_argument("--project-dir", default=".", help="with --register: the project (default: .)")
     p.add_argument("--plans-dir", help="with --register: the plan repo (default: plans)")
 
     p = command("ci", "Write a GitHub Actions workflow that runs the plan's ready steps as jobs.")
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
-    p.add_argument("--plans-dir", help="the plan repo (default: plans, relative to the project dir)")
+    p.add_argument(
+        "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing workflow file")
-    p.add_argument("--install", metavar="SPEC",
-                   help="what the jobs pip install (default: stepkit==<this version>), e.g. a git URL")
+    p.add_argument(
+        "--install",
+        metavar="SPEC",
+        help="what the jobs pip install (default: stepkit==<this version>), e.g. a git URL",
+    )
 
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
@@ -145,8 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("demo", "Run step 1 of a bundled example project, up to the final approval gate.")
 
-    p = command("mcp", "Serve stepkit's commands as MCP tools over stdio (for orchestrating agents).")
-    p.add_argument("--project-dir", default=".", help="the project a tool call without project_dir uses")
+    p = command(
+        "mcp", "Serve stepkit's commands as MCP tools over stdio (for orchestrating agents)."
+    )
+    p.add_argument(
+        "--project-dir", default=".", help="the project a tool call without project_dir uses"
+    )
     return parser
 
 
@@ -163,7 +245,9 @@ def stage_name(text: str) -> str:
 def parallel_count(text: str) -> int:
     """``run --parallel``'s value: a whole number of runs at once, 1 or more."""
     if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of runs at once, 1 or more (got {text!r})")
+        raise argparse.ArgumentTypeError(
+            f"expected a number of runs at once, 1 or more (got {text!r})"
+        )
     return int(text)
 
 
@@ -230,7 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - an internal bug: still one line unless debugging
         if os.environ.get("STEPKIT_DEBUG"):
             traceback.print_exc()
-        _print_error(f"internal error: {type(exc).__name__}: {exc} (STEPKIT_DEBUG=1 shows the traceback)")
+        _print_error(
+            f"internal error: {type(exc).__name__}: {exc} (STEPKIT_DEBUG=1 shows the traceback)"
+        )
         return 1
 
 

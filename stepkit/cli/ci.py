@@ -24,27 +24,39 @@ def run(args: argparse.Namespace) -> int:
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     located = git.location(project)
     if located is None:
-        raise UsageError(f"{project} is not in a git repository; the workflow runs steps in git "
-                         "worktrees (nothing was written)")
+        raise UsageError(
+            f"{project} is not in a git repository; the workflow runs steps in git "
+            "worktrees (nothing was written)"
+        )
     root = Path(located[0])
     workflow = root / WORKFLOW_PATH
     if workflow.exists() and not args.force:
-        raise UsageError(f"{workflow} already exists; stepkit ci writes nothing over it "
-                         "(--force replaces it)")
+        raise UsageError(
+            f"{workflow} already exists; stepkit ci writes nothing over it (--force replaces it)"
+        )
     repo = PlanRepo.load(plans)
     ready = repo.ready_steps()
     if not ready:
-        raise UsageError(f"no ready step in {repo.steps_dir} (each is complete or waits for a "
-                         "dependency); nothing was written")
-    text = github_workflow([(step.number, step.title) for step in ready],
-                           plans_dir=_posix(os.path.relpath(plans.resolve(), project)),
-                           project_dir=_posix(os.path.relpath(project, root)), version=__version__,
-                           install=args.install)
+        raise UsageError(
+            f"no ready step in {repo.steps_dir} (each is complete or waits for a "
+            "dependency); nothing was written"
+        )
+    text = github_workflow(
+        [(step.number, step.title) for step in ready],
+        plans_dir=_posix(os.path.relpath(plans.resolve(), project)),
+        project_dir=_posix(os.path.relpath(project, root)),
+        version=__version__,
+        install=args.install,
+    )
     workflow.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(workflow, text.encode("utf-8"))
-    print(f"Wrote {workflow}: one job per ready step ({', '.join(str(s.number) for s in ready)}), "
-          "and a job that resumes a paused run answered on the pull request.")
-    print("Set the repository secrets ANTHROPIC_API_KEY and STEPKIT_SEAL_KEY (openssl rand -hex 32).")
+    print(
+        f"Wrote {workflow}: one job per ready step ({', '.join(str(s.number) for s in ready)}), "
+        "and a job that resumes a paused run answered on the pull request."
+    )
+    print(
+        "Set the repository secrets ANTHROPIC_API_KEY and STEPKIT_SEAL_KEY (openssl rand -hex 32)."
+    )
     return 0
 
 

@@ -30,7 +30,9 @@ def prepare_demo_project(parent: Path | None = None) -> Path:
     base = Path(tempfile.mkdtemp(prefix="stepkit-demo-", dir=parent))
     project = base / "textkit"
     shutil.copytree(source, project, ignore=shutil.ignore_patterns("__pycache__", STORE_NAME))
-    git.commit_all(project, "textkit before step 1", name="stepkit demo", email="demo@stepkit.invalid")
+    git.commit_all(
+        project, "textkit before step 1", name="stepkit demo", email="demo@stepkit.invalid"
+    )
     return project
 
 
@@ -41,8 +43,20 @@ def demo_run_args(project: Path) -> argparse.Namespace:
 
     coder = f"command:{shlex.quote(sys.executable)} tools/demo_coder.py"
     engine = f"scripted:{project / 'tools' / 'demo_answers.yaml'}"
-    args = build_parser().parse_args(["run", "Execute step 1", "--step", "1", "--project-dir", str(project),
-                                      "--engine", engine, "--coder", coder])
+    args = build_parser().parse_args(
+        [
+            "run",
+            "Execute step 1",
+            "--step",
+            "1",
+            "--project-dir",
+            str(project),
+            "--engine",
+            engine,
+            "--coder",
+            coder,
+        ]
+    )
     args.pm = None
     return args
 
@@ -51,13 +65,18 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.cli import run as run_command
 
     if shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists():
-        raise UsageError("the demo's gates need ruff and pytest: install stepkit with its dev extras (pip install -e '.[dev]')")
+        raise UsageError(
+            "the demo's gates need ruff and pytest: install stepkit with its dev extras (pip install -e '.[dev]')"
+        )
     project = prepare_demo_project()
     # the demo project's own environment is the one stepkit is installed in:
     # its gates find ruff and pytest there as any project's gates find its .venv
     (project / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     # on stderr: stdout's first line is always the outcome
     print(f"Demo project: {project}", file=sys.stderr)
-    print("Running step 1 (scripted engine, command coder, real ruff/pytest gates)…\n", file=sys.stderr,
-          flush=True)
+    print(
+        "Running step 1 (scripted engine, command coder, real ruff/pytest gates)…\n",
+        file=sys.stderr,
+        flush=True,
+    )
     return run_command.run(demo_run_args(project))

@@ -29,23 +29,36 @@ def render(data: dict[str, Any]) -> str:
         f"types:   {', '.join(types) + f' (primary: {types[0]})' if types else 'none detected'}",
     ]
     not_run = "no command — this gate will be NOT RUN"
-    shown = [(g["name"], g["command"] or not_run, g["plugin"], g.get("source")) for g in data["gates"]]
+    shown = [
+        (g["name"], g["command"] or not_run, g["plugin"], g.get("source")) for g in data["gates"]
+    ]
     width = max(len(text) for _, text, _, _ in shown)
     for name, text, plugin, source in shown:
         chooser = f"  [{plugin}]" if plugin else ""
         origin = f"  (from {source})" if source else ""
         lines.append(f"{name:<7} {text:<{width}}{chooser}{origin}".rstrip())
     if data.get("tool_dirs"):
-        lines.append(f"env:    {', '.join(data['tool_dirs'])} first on PATH (the project's own tools)")
+        lines.append(
+            f"env:    {', '.join(data['tool_dirs'])} first on PATH (the project's own tools)"
+        )
     lines += [f"note:   {note}" for note in data["notes"]]
     if data.get("order"):
-        lines.append(f"order:  CI runs {' → '.join(data['order'])} (it builds before a format or lint step); "
-                     "the gates run in that order")
-    lines += [f"build system not supported: {name} — no gate runs its build or tests unless CI, a task runner or "
-              "[tool.stepkit.commands] gives them" for name in data.get("unsupported", ())]
-    if has_files_placeholder(next((g["command"] for g in data["gates"] if g["name"] == "format"), None)):
-        lines.append("{files}: the changed files (in a run the coder's, in verify the work tree's "
-                     "against HEAD); none changed: the formatter does not run")
+        lines.append(
+            f"order:  CI runs {' → '.join(data['order'])} (it builds before a format or lint step); "
+            "the gates run in that order"
+        )
+    lines += [
+        f"build system not supported: {name} — no gate runs its build or tests unless CI, a task runner or "
+        "[tool.stepkit.commands] gives them"
+        for name in data.get("unsupported", ())
+    ]
+    if has_files_placeholder(
+        next((g["command"] for g in data["gates"] if g["name"] == "format"), None)
+    ):
+        lines.append(
+            "{files}: the changed files (in a run the coder's, in verify the work tree's "
+            "against HEAD); none changed: the formatter does not run"
+        )
     for name, error in data["load_errors"].items():
         lines.append(f"plugin {name} failed to load and was skipped: {error}")
     return "\n".join(lines)

@@ -25,15 +25,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         attributes = register_merge_driver(project, plans)
     except OSError as exc:
-        raise UsageError(f"wrote the plan repo, but cannot register its merge driver: "
-                         f"{exc.strerror or exc}") from None
+        raise UsageError(
+            f"wrote the plan repo, but cannot register its merge driver: {exc.strerror or exc}"
+        ) from None
     detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
     print(render(project, plans, written, detected, attributes))
     return 0
 
 
-def render(project: Path, plans: Path, written: list[Path], detected: dict,
-           attributes: Path | None = None) -> str:
+def render(
+    project: Path, plans: Path, written: list[Path], detected: dict, attributes: Path | None = None
+) -> str:
     """What init wrote, the merge driver it registered (``attributes``: the
     file naming the plan files, None when none was), the gates, what next."""
     from stepkit.planrepo.mergesetup import DRIVER_NAME
@@ -42,26 +44,41 @@ def render(project: Path, plans: Path, written: list[Path], detected: dict,
     lines = ["Wrote:"]
     lines += [f"  {_shown(path, project)}" for path in written]
     if attributes is not None:
-        lines.append(f"Merge driver: {DRIVER_NAME} registered in the git config and {attributes} "
-                     "(branches' NOTES facts and Edge cases merge without conflict)")
-    lines += ["", f"Project type: {types[0] if types else 'none detected'}", "Gates stepkit will run:"]
+        lines.append(
+            f"Merge driver: {DRIVER_NAME} registered in the git config and {attributes} "
+            "(branches' NOTES facts and Edge cases merge without conflict)"
+        )
+    lines += [
+        "",
+        f"Project type: {types[0] if types else 'none detected'}",
+        "Gates stepkit will run:",
+    ]
     for gate in detected["gates"]:
         if gate["command"]:
             source = f", from {gate['source']}" if gate.get("source") else ""
-            lines.append(f"  {gate['name']:<7} {gate['command']}  (chosen by {gate['plugin']}{source})")
+            lines.append(
+                f"  {gate['name']:<7} {gate['command']}  (chosen by {gate['plugin']}{source})"
+            )
         else:
-            lines.append(f"  {gate['name']:<7} none found: NOT RUN (set it in stepkit.toml [commands])")
+            lines.append(
+                f"  {gate['name']:<7} none found: NOT RUN (set it in stepkit.toml [commands])"
+            )
     if detected.get("tool_dirs"):
-        lines.append(f"  env:    {', '.join(detected['tool_dirs'])} first on PATH (the project's own tools)")
+        lines.append(
+            f"  env:    {', '.join(detected['tool_dirs'])} first on PATH (the project's own tools)"
+        )
     lines += [f"  note: {note}" for note in detected["notes"]]
     lines += [f"  build system not supported: {name}" for name in detected.get("unsupported") or []]
     step = _shown(written[0], project)
     plans_option = "" if plans == project / "plans" else f" --plans-dir {_shown(plans, project)}"
-    lines += ["", "Next:",
-              f"  1. edit {step}: its objective, tasks and acceptance criteria",
-              f"  2. stepkit status{plans_option}     # the step and whether it is ready",
-              f"  3. stepkit run{plans_option}        # run it; answer the final approval",
-              "  4. git add and commit what the step changed (stepkit never commits)"]
+    lines += [
+        "",
+        "Next:",
+        f"  1. edit {step}: its objective, tasks and acceptance criteria",
+        f"  2. stepkit status{plans_option}     # the step and whether it is ready",
+        f"  3. stepkit run{plans_option}        # run it; answer the final approval",
+        "  4. git add and commit what the step changed (stepkit never commits)",
+    ]
     return "\n".join(lines)
 
 

@@ -119,6 +119,7 @@ def build_server(default_project: str = ".") -> Any:
     async def call(work: Callable[[], Any]) -> Any:
         """``work()`` in a worker thread (a run blocks for minutes), a stepkit
         error coming back as a tool error with its one-line message."""
+
         def tracked() -> Any:
             with _RUNS.running():
                 return work()
@@ -128,7 +129,9 @@ def build_server(default_project: str = ".") -> Any:
         except StepkitError as exc:
             raise ToolError(one_line(str(exc))) from None
         except api.RunInterrupted as exc:
-            raise ToolError(f"run {exc.run_id} was interrupted; call resume to continue it") from None
+            raise ToolError(
+                f"run {exc.run_id} was interrupted; call resume to continue it"
+            ) from None
 
     def progress(ctx: Context, total: float | None = None) -> Progress:
         """A :class:`Progress` that sends the client progress notifications
@@ -142,18 +145,26 @@ def build_server(default_project: str = ".") -> Any:
 
         return Progress(send)
 
-    @server.tool(description="The plan repo's steps, their status, dependencies and handoffs "
-                             "(stepkit status --json).")
-    async def status(project_dir: str | None = None, plans_dir: str | None = None) -> dict[str, Any]:
+    @server.tool(
+        description="The plan repo's steps, their status, dependencies and handoffs "
+        "(stepkit status --json)."
+    )
+    async def status(
+        project_dir: str | None = None, plans_dir: str | None = None
+    ) -> dict[str, Any]:
         return await call(lambda: api.plan_status(project(project_dir), plans_dir))
 
-    @server.tool(description="Each gate's command (format, lint, build, tests) and the plugin that "
-                             "chose it, without running anything (stepkit detect --json).")
+    @server.tool(
+        description="Each gate's command (format, lint, build, tests) and the plugin that "
+        "chose it, without running anything (stepkit detect --json)."
+    )
     async def detect(project_dir: str | None = None) -> dict[str, Any]:
         return await call(lambda: api.detect_gates(project(project_dir)))
 
-    @server.tool(description="Run the format, lint, build and test gates; returns ok and one summary "
-                             "per gate (a gate with no command is NOT RUN, not a pass).")
+    @server.tool(
+        description="Run the format, lint, build and test gates; returns ok and one summary "
+        "per gate (a gate with no command is NOT RUN, not a pass)."
+    )
     async def verify(ctx: Context, project_dir: str | None = None) -> dict[str, Any]:
         report = progress(ctx, total=4)
 
@@ -163,51 +174,93 @@ def build_server(default_project: str = ".") -> Any:
 
         return await call(work)
 
-    @server.tool(description="Check a handoff file against the step protocol's schema; returns ok "
-                             "and its problems.")
+    @server.tool(
+        description="Check a handoff file against the step protocol's schema; returns ok "
+        "and its problems."
+    )
     async def check_handoff(path: str) -> dict[str, Any]:
         from stepkit.cli.check_handoff import check_file
 
         problems = await call(lambda: check_file(Path(path)))
         return {"path": path, "ok": not problems, "problems": problems}
 
-    @server.tool(description="The step-runner graph (or a graph file) as Mermaid text or JSON; with "
-                             "run_id, the path that run took.")
-    async def graph(graph: str | None = None, run_id: str | None = None,
-                    project_dir: str | None = None, format: str = "mermaid") -> dict[str, Any]:
+    @server.tool(
+        description="The step-runner graph (or a graph file) as Mermaid text or JSON; with "
+        "run_id, the path that run took."
+    )
+    async def graph(
+        graph: str | None = None,
+        run_id: str | None = None,
+        project_dir: str | None = None,
+        format: str = "mermaid",
+    ) -> dict[str, Any]:
         if format not in ("mermaid", "json"):
             raise ToolError(f"format {format!r}: use mermaid or json")
         return await call(lambda: draw_graph(graph, run_id, project(project_dir), format))
 
-    @server.tool(description=(
-        "Run one step of the plan (default: the next one) through the step-runner graph. Returns "
-        "the outcome (STEP_COMPLETE, STEP_BLOCKED, STEP_REJECTED, STEP_FAILED or PAUSED), run_id, "
-        "gate summaries and, when PAUSED, the pending question and its options: ask your human "
-        "and call resume with their answer. The final approval is never answered for them. "
-        "worktree=true runs it on its own branch stepkit/NN-slug in a git work tree outside the "
-        "user's tree (merge=true merges the completed step when that is clean)."))
-    async def run_step(ctx: Context, step: int | str | None = None, prompt: str | None = None,
-                       project_dir: str | None = None, plans_dir: str | None = None,
-                       engine: str | None = None, coder: str | None = None,
-                       reviewer: str | None = None, sets: dict[str, Any] | None = None,
-                       answers: dict[str, str] | None = None, rerun: bool = False,
-                       worktree: bool | None = None, merge: bool = False) -> dict[str, Any]:
+    @server.tool(
+        description=(
+            "Run one step of the plan (default: the next one) through the step-runner graph. Returns "
+            "the outcome (STEP_COMPLETE, STEP_BLOCKED, STEP_REJECTED, STEP_FAILED or PAUSED), run_id, "
+            "gate summaries and, when PAUSED, the pending question and its options: ask your human "
+            "and call resume with their answer. The final approval is never answered for them. "
+            "worktree=true runs it on its own branch stepkit/NN-slug in a git work tree outside the "
+            "user's tree (merge=true merges the completed step when that is clean)."
+        )
+    )
+    async def run_step(
+        ctx: Context,
+        step: int | str | None = None,
+        prompt: str | None = None,
+        project_dir: str | None = None,
+        plans_dir: str | None = None,
+        engine: str | None = None,
+        coder: str | None = None,
+        reviewer: str | None = None,
+        sets: dict[str, Any] | None = None,
+        answers: dict[str, str] | None = None,
+        rerun: bool = False,
+        worktree: bool | None = None,
+        merge: bool = False,
+    ) -> dict[str, Any]:
         report = progress(ctx)
-        result = await call(lambda: api.run_step(
-            prompt=prompt, step=step, plans_dir=plans_dir, project_dir=project(project_dir),
-            engine=engine, coder=coder, reviewer=reviewer, sets=sets, answers=answers, rerun=rerun,
-            observers=[report], worktree=worktree, merge=merge))
+        result = await call(
+            lambda: api.run_step(
+                prompt=prompt,
+                step=step,
+                plans_dir=plans_dir,
+                project_dir=project(project_dir),
+                engine=engine,
+                coder=coder,
+                reviewer=reviewer,
+                sets=sets,
+                answers=answers,
+                rerun=rerun,
+                observers=[report],
+                worktree=worktree,
+                merge=merge,
+            )
+        )
         return run_summary(result)
 
-    @server.tool(description=(
-        "Continue a paused or interrupted run (default: the latest unfinished one); answer is "
-        "the human's answer to the question it paused at. Returns what run_step returns."))
-    async def resume(ctx: Context, run_id: str | None = None, answer: str | None = None,
-                     project_dir: str | None = None) -> dict[str, Any]:
+    @server.tool(
+        description=(
+            "Continue a paused or interrupted run (default: the latest unfinished one); answer is "
+            "the human's answer to the question it paused at. Returns what run_step returns."
+        )
+    )
+    async def resume(
+        ctx: Context,
+        run_id: str | None = None,
+        answer: str | None = None,
+        project_dir: str | None = None,
+    ) -> dict[str, Any]:
         report = progress(ctx)
-        result = await call(lambda: api.resume_run(run_id=run_id, answer=answer,
-                                                   project_dir=project(project_dir),
-                                                   observers=[report]))
+        result = await call(
+            lambda: api.resume_run(
+                run_id=run_id, answer=answer, project_dir=project(project_dir), observers=[report]
+            )
+        )
         return run_summary(result)
 
     return server
@@ -230,14 +283,19 @@ class Progress:
         self.done = 0
 
     @hookimpl
-    def stepkit_node_started(self, run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
+    def stepkit_node_started(
+        self, run_id: str, node: str, kind: str, state: dict[str, Any]
+    ) -> None:
         self.send(self.done, f"{node} started")
 
     @hookimpl
-    def stepkit_node_finished(self, run_id: str, node: str, route: str | None, duration_s: float,
-                              state: dict[str, Any]) -> None:
+    def stepkit_node_finished(
+        self, run_id: str, node: str, route: str | None, duration_s: float, state: dict[str, Any]
+    ) -> None:
         self.done += 1
-        self.send(self.done, f"{node} finished in {duration_s:.1f} s" + (f" → {route}" if route else ""))
+        self.send(
+            self.done, f"{node} finished in {duration_s:.1f} s" + (f" → {route}" if route else "")
+        )
 
     def gate(self, result: Any) -> None:
         """``on_gate`` of :func:`stepkit.api.verify`."""
@@ -257,8 +315,9 @@ def run_summary(result: Any) -> dict[str, Any]:
     if "pending" in data:
         pending = data["pending"]
         pending["question"] = clip_middle(pending["question"] or "", MAX_QUESTION_CHARS, "question")
-        pending["how_to_answer"] = (f"ask the human, then call resume with run_id={result.run_id!r} "
-                                    "and their answer")
+        pending["how_to_answer"] = (
+            f"ask the human, then call resume with run_id={result.run_id!r} and their answer"
+        )
     return data
 
 
@@ -274,7 +333,9 @@ def gate_summary(gate: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
-def draw_graph(source: str | None, run_id: str | None, project_dir: str, fmt: str) -> dict[str, Any]:
+def draw_graph(
+    source: str | None, run_id: str | None, project_dir: str, fmt: str
+) -> dict[str, Any]:
     """What ``stepkit graph`` prints, as one object."""
     from stepkit.cli.graph import graph_json, run_graph
     from stepkit.graph.diagram import render_mermaid
@@ -282,8 +343,10 @@ def draw_graph(source: str | None, run_id: str | None, project_dir: str, fmt: st
     the_graph, path, edges = run_graph(source, run_id, project_dir)
     if fmt == "json":
         return graph_json(the_graph, run_id, path, edges)
-    return {"format": "mermaid",
-            "text": render_mermaid(the_graph, highlight_path=path, highlight_edges=edges)}
+    return {
+        "format": "mermaid",
+        "text": render_mermaid(the_graph, highlight_path=path, highlight_edges=edges),
+    }
 
 
 def one_line(message: str) -> str:

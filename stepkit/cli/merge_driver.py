@@ -24,7 +24,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("merge-driver: --register takes no files")
         return _register(args)
     if len(given) != len(_FILES):
-        raise UsageError("merge-driver: needs BASE OURS THEIRS PATH (git's %O %A %B %P), or --register")
+        raise UsageError(
+            "merge-driver: needs BASE OURS THEIRS PATH (git's %O %A %B %P), or --register"
+        )
     from stepkit.planrepo.mergedriver import MergeDriverError, merge_plan_file
 
     try:

@@ -32,15 +32,23 @@ def check(args: argparse.Namespace) -> None:
     from stepkit.planrepo.model import step_from_prompt
 
     if args.parallel is None:
-        raise UsageError("--stack needs --parallel N (it starts a step from a branch of the same invocation)")
+        raise UsageError(
+            "--stack needs --parallel N (it starts a step from a branch of the same invocation)"
+        )
     if args.step is not None:
-        raise UsageError(f"--parallel runs every ready step; --step {args.step} runs one: drop one of them")
+        raise UsageError(
+            f"--parallel runs every ready step; --step {args.step} runs one: drop one of them"
+        )
     named = step_from_prompt(args.prompt or "")
     if named is not None:
-        raise UsageError(f"--parallel runs every ready step; the prompt names step {named}: "
-                         "drop --parallel or reword the prompt")
+        raise UsageError(
+            f"--parallel runs every ready step; the prompt names step {named}: "
+            "drop --parallel or reword the prompt"
+        )
     if args.rerun:
-        raise UsageError("--parallel runs the steps still to do; --rerun runs a complete one: drop one of them")
+        raise UsageError(
+            "--parallel runs the steps still to do; --rerun runs a complete one: drop one of them"
+        )
 
 
 def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
@@ -56,17 +64,45 @@ def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
     check(args)
     project = resolve_project_dir(args.project_dir)
     if git_location(project) is None:
-        raise UsageError(f"--parallel runs each step in a git worktree; {project} is in no git repository")
-    check_run(args.project_dir, args.plans_dir, args.engine, args.coder, args.reviewer, args.graph, args.sets,
-              args.answers, args.pm, options=options, disabled_plugins=disabled_plugins(args))
+        raise UsageError(
+            f"--parallel runs each step in a git worktree; {project} is in no git repository"
+        )
+    check_run(
+        args.project_dir,
+        args.plans_dir,
+        args.engine,
+        args.coder,
+        args.reviewer,
+        args.graph,
+        args.sets,
+        args.answers,
+        args.pm,
+        options=options,
+        disabled_plugins=disabled_plugins(args),
+    )
     plans_dir = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     progress = None if args.json else RunLines()
     shared = passed_on(args, options)
     try:
-        outcome = run_parallel(plans_dir, args.parallel, lambda step, base, status: [
-            sys.executable, "-m", "stepkit", "run", "--worktree", f"--step={step}", "--json",
-            f"--status-file={status}", *([f"--worktree-base={base}"] if base else []), *shared,
-        ], progress, stack=args.stack, project_dir=project)
+        outcome = run_parallel(
+            plans_dir,
+            args.parallel,
+            lambda step, base, status: [
+                sys.executable,
+                "-m",
+                "stepkit",
+                "run",
+                "--worktree",
+                f"--step={step}",
+                "--json",
+                f"--status-file={status}",
+                *([f"--worktree-base={base}"] if base else []),
+                *shared,
+            ],
+            progress,
+            stack=args.stack,
+            project_dir=project,
+        )
     finally:
         if progress is not None:
             progress.close()
@@ -83,11 +119,20 @@ def passed_on(args: argparse.Namespace, options: dict[str, Any]) -> list[str]:
     branch is merged when that is safe, and a step whose dependencies were
     merged so is ready when the next run ends."""
     argv = [f"--project-dir={args.project_dir}", *(["--merge"] if args.merge else [])]
-    for option, value in (("--plans-dir", args.plans_dir), ("--engine", args.engine), ("--coder", args.coder),
-                          ("--reviewer", args.reviewer), ("--graph", args.graph)):
+    for option, value in (
+        ("--plans-dir", args.plans_dir),
+        ("--engine", args.engine),
+        ("--coder", args.coder),
+        ("--reviewer", args.reviewer),
+        ("--graph", args.graph),
+    ):
         if value is not None:
             argv.append(f"{option}={value}")  # joined: a value starting with '-' stays a value
-    for option, values in (("--set", args.sets), ("--answer", args.answers), ("-p", args.plugin_flags)):
+    for option, values in (
+        ("--set", args.sets),
+        ("--answer", args.answers),
+        ("-p", args.plugin_flags),
+    ):
         argv += [f"{option}={value}" for value in values or ()]
     return [*argv, *plugin_arguments(args, options), "--", args.prompt]
 
@@ -125,17 +170,25 @@ def render(outcome: Outcome) -> str:
     for child in outcome.runs:
         result = child.result or {}
         where = f", branch {result['branch']}" if result.get("branch") else ""
-        head = (f"== step {child.step} ({child.title}): {result.get('outcome')} (exit {result.get('exit_code')})"
-                f"{', run ' + str(result['run_id']) if result.get('run_id') else ''}{where}")
+        head = (
+            f"== step {child.step} ({child.title}): {result.get('outcome')} (exit {result.get('exit_code')})"
+            f"{', run ' + str(result['run_id']) if result.get('run_id') else ''}{where}"
+        )
         body = str(result.get("output") or "").rstrip()
         if result.get("resume"):
             body += f"\nResume with: {result['resume']}"
         blocks.append(f"{head}\n{body}" if body else head)
     if outcome.waiting:
-        blocks.append("Not started:\n" + "\n".join(f"  step {step.number} ({step.title}): {why}"
-                                                   for step, why in outcome.waiting))
+        blocks.append(
+            "Not started:\n"
+            + "\n".join(
+                f"  step {step.number} ({step.title}): {why}" for step, why in outcome.waiting
+            )
+        )
     counts = Counter(str((child.result or {}).get("outcome")) for child in outcome.runs)
     tally = ", ".join(f"{count} {name}" for name, count in counts.items())
-    blocks.append(f"--parallel: {len(outcome.runs)} run(s): {tally or 'none'}; {outcome.outcome} "
-                  f"(exit {outcome.exit_code})")
+    blocks.append(
+        f"--parallel: {len(outcome.runs)} run(s): {tally or 'none'}; {outcome.outcome} "
+        f"(exit {outcome.exit_code})"
+    )
     return "\n\n".join(blocks)

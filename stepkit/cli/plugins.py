@@ -17,8 +17,12 @@ from stepkit.pluginmanager import get_plugin_manager, get_plugins
 def run(args: argparse.Namespace) -> int:
     """Print the plugin table (or ``{"plugins": [...]}`` with ``--json``)."""
     project_dir = resolve_project_dir(args.project_dir)
-    pm = args.pm or get_plugin_manager(project_dir, load_config(project_dir), disabled_plugins(args))
-    presets = [row for rows in reversed(pm.hook.stepkit_coder_presets()) for row in rows or ()]  # built-ins first
+    pm = args.pm or get_plugin_manager(
+        project_dir, load_config(project_dir), disabled_plugins(args)
+    )
+    presets = [
+        row for rows in reversed(pm.hook.stepkit_coder_presets()) for row in rows or ()
+    ]  # built-ins first
     plugins, engines = get_plugins(pm), engine_list(pm)
     if args.json:
         print(json.dumps({"plugins": plugins, "presets": presets, "engines": engines}, indent=2))
@@ -39,9 +43,14 @@ def engine_list(pm: Any) -> list[dict[str, str]]:
 
 def render_engines(engines: list[dict[str, str]]) -> str:
     """A table: engine usage, plugin, description."""
-    rows = [("ENGINE", "PLUGIN", "DESCRIPTION")] + [(e["usage"], e["plugin"], e["description"]) for e in engines]
+    rows = [("ENGINE", "PLUGIN", "DESCRIPTION")] + [
+        (e["usage"], e["plugin"], e["description"]) for e in engines
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    return "\n".join(f"{usage:<{widths[0]}}  {plugin:<{widths[1]}}  {text}".rstrip() for usage, plugin, text in rows)
+    return "\n".join(
+        f"{usage:<{widths[0]}}  {plugin:<{widths[1]}}  {text}".rstrip()
+        for usage, plugin, text in rows
+    )
 
 
 def render(plugins: list[dict[str, Any]]) -> str:
@@ -74,4 +83,7 @@ def render_presets(presets: list[dict[str, Any]]) -> str:
         rows.append((preset["name"], found, ", ".join(preset["checked"])))
     width = max(len(row[0]) for row in rows)
     found_width = max(len(row[1]) for row in rows)
-    return "\n".join(f"{name:<{width}}  {found:<{found_width}}  {checked}".rstrip() for name, found, checked in rows)
+    return "\n".join(
+        f"{name:<{width}}  {found:<{found_width}}  {checked}".rstrip()
+        for name, found, checked in rows
+    )

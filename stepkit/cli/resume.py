@@ -18,8 +18,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         with displays(args) as shown:
-            result = resume_run(run_id=args.run_id, answer=args.answer, project_dir=args.project_dir,
-                                merge=args.merge, pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown)
+            result = resume_run(
+                run_id=args.run_id,
+                answer=args.answer,
+                project_dir=args.project_dir,
+                merge=args.merge,
+                pm=args.pm,
+                disabled_plugins=disabled_plugins(args),
+                observers=shown,
+            )
     except RunInterrupted as exc:
         return interrupted(exc)
     return report(result, args.json)

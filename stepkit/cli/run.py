@@ -20,9 +20,29 @@ from stepkit.jsontext import json_safe
 
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
-OWN_OPTIONS = {"command", "pm", "plugin_flags", "prompt", "step", "plans_dir", "project_dir", "engine",
-               "coder", "reviewer", "graph", "sets", "answers", "rerun", "json", "worktree", "merge",
-               "parallel", "stack", "status_file", "worktree_base"}
+OWN_OPTIONS = {
+    "command",
+    "pm",
+    "plugin_flags",
+    "prompt",
+    "step",
+    "plans_dir",
+    "project_dir",
+    "engine",
+    "coder",
+    "reviewer",
+    "graph",
+    "sets",
+    "answers",
+    "rerun",
+    "json",
+    "worktree",
+    "merge",
+    "parallel",
+    "stack",
+    "status_file",
+    "worktree_base",
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,11 +55,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         with displays(args) as shown:
             result = run_step(
-                prompt=args.prompt, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
-                engine=args.engine, coder=args.coder, reviewer=args.reviewer, graph=args.graph,
-                sets=args.sets, answers=args.answers, rerun=args.rerun, options=plugin_options(args),
-                pm=args.pm, disabled_plugins=disabled_plugins(args), observers=shown,
-                worktree=args.worktree, merge=args.merge, worktree_base=args.worktree_base,
+                prompt=args.prompt,
+                step=args.step,
+                plans_dir=args.plans_dir,
+                project_dir=args.project_dir,
+                engine=args.engine,
+                coder=args.coder,
+                reviewer=args.reviewer,
+                graph=args.graph,
+                sets=args.sets,
+                answers=args.answers,
+                rerun=args.rerun,
+                options=plugin_options(args),
+                pm=args.pm,
+                disabled_plugins=disabled_plugins(args),
+                observers=shown,
+                worktree=args.worktree,
+                merge=args.merge,
+                worktree_base=args.worktree_base,
             )
     except RunInterrupted as exc:
         return interrupted(exc)
@@ -95,8 +128,10 @@ def interrupted(exc: Any) -> int:
 
     by = "" if exc.signum == signal.SIGINT else f" by {signal_label(exc.signum)}"
     try:
-        print(f"stepkit: interrupted{by}; run {exc.run_id} saved. Resume with: {exc.resume_command}",
-              file=sys.stderr)
+        print(
+            f"stepkit: interrupted{by}; run {exc.run_id} saved. Resume with: {exc.resume_command}",
+            file=sys.stderr,
+        )
     except OSError:
         pass  # SIGHUP: the terminal may be gone; the exit code still tells
     return exc.exit_code

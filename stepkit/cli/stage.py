@@ -22,9 +22,16 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.api import run_stage
 
     result = run_stage(
-        args.stage, step=args.step, plans_dir=args.plans_dir, project_dir=args.project_dir,
-        engine=args.engine, coder=args.coder, reviewer=args.reviewer, sets=args.sets,
-        pm=args.pm, disabled_plugins=disabled_plugins(args),
+        args.stage,
+        step=args.step,
+        plans_dir=args.plans_dir,
+        project_dir=args.project_dir,
+        engine=args.engine,
+        coder=args.coder,
+        reviewer=args.reviewer,
+        sets=args.sets,
+        pm=args.pm,
+        disabled_plugins=disabled_plugins(args),
     )
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
@@ -39,10 +46,19 @@ def render(stage: str, result: dict[str, Any]) -> str:
     for key, value in result.items():
         if key in ("diff", "plan_text"):
             continue
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        text = (
+            value
+            if isinstance(value, str)
+            else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        )
         if len(text) > _TEXT_LIMIT:
-            text = text[:_TEXT_LIMIT] + f"\n[... {len(text) - _TEXT_LIMIT} more characters; --json shows all]"
-        lines.append(f"{key}: {text}" if "\n" not in text else f"{key}:\n  " + text.replace("\n", "\n  "))
+            text = (
+                text[:_TEXT_LIMIT]
+                + f"\n[... {len(text) - _TEXT_LIMIT} more characters; --json shows all]"
+            )
+        lines.append(
+            f"{key}: {text}" if "\n" not in text else f"{key}:\n  " + text.replace("\n", "\n  ")
+        )
     return "\n".join(lines)
 
 

@@ -38,7 +38,16 @@ def run(args: argparse.Namespace) -> int:
     paused = paused_runs(store_dir(project_dir) / "runs")
     worktrees = worktree_status(project_dir, plans_dir)
     if args.json:
-        print(json.dumps({**status_report(repo), "paused_runs": paused, **store_report(project_dir), **worktrees}))
+        print(
+            json.dumps(
+                {
+                    **status_report(repo),
+                    "paused_runs": paused,
+                    **store_report(project_dir),
+                    **worktrees,
+                }
+            )
+        )
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
@@ -51,9 +60,14 @@ def render_paused(paused: list[dict]) -> str:
     if not paused:
         return ""
     lines = ["", f"Paused runs ({len(paused)}):"]
-    lines += [f"  {run['run_id']}  step {run['step']}  at {run['node']}  paused {run['age']} ago"
-              f"  (stepkit resume {run['run_id']})" for run in paused]
+    lines += [
+        f"  {run['run_id']}  step {run['step']}  at {run['node']}  paused {run['age']} ago"
+        f"  (stepkit resume {run['run_id']})"
+        for run in paused
+    ]
     return "\n".join(lines)
+
+
 def _plans_cache(project_dir: Path) -> Path | None:
     """The parse cache's file in the run store (None: the store cannot be made)."""
     try:
@@ -80,8 +94,9 @@ def render(repo: PlanRepo) -> str:
         if len(title) > _TITLE_WIDTH:
             title = title[: _TITLE_WIDTH - len(ellipsis)] + ellipsis
         result = (handoff.result or "no result") if handoff else "-"
-        rows.append((arrow if step is following else "", str(step.number), title, step.status,
-                     deps, result))
+        rows.append(
+            (arrow if step is following else "", str(step.number), title, step.status, deps, result)
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [f"Plan repo: {repo.plans_dir} ({len(repo.steps)} steps)", ""]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]

@@ -14,7 +14,9 @@ def run(args: argparse.Namespace) -> int:
     """Print each untrusted plugin's diff, then the files now trusted."""
     project_dir = resolve_project_dir(args.project_dir)
     stepconf = project_dir / "stepconf.py"
-    plugins = local_plugins(project_dir, load_config(project_dir).plugins, stepconf if stepconf.is_file() else None)
+    plugins = local_plugins(
+        project_dir, load_config(project_dir).plugins, stepconf if stepconf.is_file() else None
+    )
     changed = trust_all(project_dir, plugins, lambda diff: print(diff, end=""))
     for rel in changed:
         print(f"trusted: {rel}")

@@ -24,19 +24,34 @@ def run(args: argparse.Namespace) -> int:
     project = resolve_project_dir(args.project_dir)
     baseline, fix = getattr(args, "baseline", None), getattr(args, "fix", False)
     if args.json:
-        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline, fix=fix)
+        data = verify(
+            project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline, fix=fix
+        )
         print(json.dumps(data, indent=2))
     else:
         print(f"stepkit verify: {project}", flush=True)
-        data = verify(project, args.pm, disabled_plugins=disabled_plugins(args), on_start=_print_start,
-                      on_gate=_print_result, baseline=baseline, fix=fix)
+        data = verify(
+            project,
+            args.pm,
+            disabled_plugins=disabled_plugins(args),
+            on_start=_print_start,
+            on_gate=_print_result,
+            baseline=baseline,
+            fix=fix,
+        )
         print(_verdict(data))
     if all(g["status"] == "not_run" for g in data["gates"]):
-        kind = f"{data['project_type']} project" if data["project_type"] else "no project type stepkit knows"
+        kind = (
+            f"{data['project_type']} project"
+            if data["project_type"]
+            else "no project type stepkit knows"
+        )
         if data.get("unsupported"):
             kind = f"build system not supported: {', '.join(data['unsupported'])}"
-        raise StepkitError(f"no gate could run ({kind}): no command was found for format, lint, build or "
-                           "tests; `stepkit detect` shows what was looked for, stepkit.toml [commands] sets them")
+        raise StepkitError(
+            f"no gate could run ({kind}): no command was found for format, lint, build or "
+            "tests; `stepkit detect` shows what was looked for, stepkit.toml [commands] sets them"
+        )
     return 0 if data["ok"] else 1
 
 
@@ -50,7 +65,9 @@ def _print_result(result: GateResult) -> None:
         print(f"\n[{result.name}] NOT RUN")
     else:
         chooser = f"  (chosen by {result.plugin})" if result.plugin else ""
-        print(f"[{result.name}] {result.status.upper()} in {result.duration_s:.2f} s — {result.summary}{chooser}")
+        print(
+            f"[{result.name}] {result.status.upper()} in {result.duration_s:.2f} s — {result.summary}{chooser}"
+        )
         for line in result.verdict_lines():
             print(f"[{result.name}] {line}")
     if result.changed_files:
@@ -65,9 +82,15 @@ def _verdict(data: dict[str, Any]) -> str:
     not_run = [g["name"] for g in gates if g["status"] == "not_run"]
     bad = [f"{g['name']} {g['status']}" for g in gates if g["status"] in FAILED_STATUSES]
     tail = f"; NOT RUN (not evidence of a pass): {', '.join(not_run)}" if not_run else ""
-    judged = [f"{g['name']}: {len(g[key])} {word}" for g in gates
-              for key, word in (("preexisting_failures", "PRE-EXISTING failure(s), not passing"),
-                                ("flaky", "FLAKY test(s)")) if g.get(key)]
+    judged = [
+        f"{g['name']}: {len(g[key])} {word}"
+        for g in gates
+        for key, word in (
+            ("preexisting_failures", "PRE-EXISTING failure(s), not passing"),
+            ("flaky", "FLAKY test(s)"),
+        )
+        if g.get(key)
+    ]
     tail += f"; {'; '.join(judged)}" if judged else ""
     ran = len(gates) - len(not_run)
     kind = f" ({data['project_type']} project)" if data["project_type"] else ""

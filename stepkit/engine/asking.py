@@ -27,8 +27,11 @@ class Slip(Rejected):
     (``aprove``): never taken as free text or as the fallback option."""
 
     def __init__(self, question: Question, answer: str, meant: list[str]):
-        super().__init__(question, f"{answer!r} is not an option: did you mean {' or '.join(meant)}? "
-                                   f"(options: {', '.join(question.options)})")
+        super().__init__(
+            question,
+            f"{answer!r} is not an option: did you mean {' or '.join(meant)}? "
+            f"(options: {', '.join(question.options)})",
+        )
         self.meant = meant
 
 
@@ -63,8 +66,9 @@ def question_for(node: AskNode, state: dict[str, Any]) -> Question:
     )
 
 
-def answer_route(node: AskNode, question: Question, answer: str,
-                 state: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+def answer_route(
+    node: AskNode, question: Question, answer: str, state: dict[str, Any]
+) -> tuple[str, str, dict[str, Any]]:
     """Where ``answer`` takes the run: the target node, the route key the
     checkpoint records, and the state updates: the answer itself (always kept
     as ``<node>_answer``) and the node's ``updates`` for that route, their
@@ -103,9 +107,14 @@ def pending_record(paused: Paused) -> dict[str, Any]:
     the last answer was refused, why)."""
     question = paused.question
     # a file name that is not UTF-8 is shown as caf\xe9.txt, as in the run's output
-    pending = {"node": question.node, "kind": question.kind, "question": shown_bytes(question.text),
-               "options": question.options, "allow_other": question.allow_other,
-               "non_empty": question.non_empty}
+    pending = {
+        "node": question.node,
+        "kind": question.kind,
+        "question": shown_bytes(question.text),
+        "options": question.options,
+        "allow_other": question.allow_other,
+        "non_empty": question.non_empty,
+    }
     if isinstance(paused, Rejected):
         pending["note"] = paused.note
     if isinstance(paused, Slip):

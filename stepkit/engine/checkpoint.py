@@ -98,11 +98,30 @@ class Checkpoint(Model):
     relative_paths: list[Where] = Field(default_factory=list)
 
     @classmethod
-    def start(cls, run_id: str, graph: str, graph_name: str, start: str, settings: dict[str, Any],
-              state: dict[str, Any], now: str, pid: int) -> Checkpoint:
+    def start(
+        cls,
+        run_id: str,
+        graph: str,
+        graph_name: str,
+        start: str,
+        settings: dict[str, Any],
+        state: dict[str, Any],
+        now: str,
+        pid: int,
+    ) -> Checkpoint:
         """The checkpoint of a run about to enter its ``start`` node."""
-        return cls(run_id=run_id, graph=graph, graph_name=graph_name, settings=settings, status="running",
-                   next=start, started_at=now, updated_at=now, pid=pid, state=state)
+        return cls(
+            run_id=run_id,
+            graph=graph,
+            graph_name=graph_name,
+            settings=settings,
+            status="running",
+            next=start,
+            started_at=now,
+            updated_at=now,
+            pid=pid,
+            state=state,
+        )
 
     def portable(self, project: Path | str) -> Checkpoint:
         """This checkpoint as stored: a copy whose paths inside ``project``
@@ -111,7 +130,9 @@ class Checkpoint(Model):
         root, found = str(project), []
         settings = _relative(self.settings, root, ["settings"], found)
         state = _relative(self.state, root, ["state"], found)
-        return self.model_copy(update={"settings": settings, "state": state, "relative_paths": found})
+        return self.model_copy(
+            update={"settings": settings, "state": state, "relative_paths": found}
+        )
 
     def placed(self, project: Path | str) -> Checkpoint:
         """Make this stored checkpoint's relative paths absolute in
@@ -142,8 +163,10 @@ def read_checkpoint(text: str, run_id: str, project: Path | str) -> Checkpoint:
         raise UsageError(f"{not_one}: not a JSON object")
     version = data.get("format_version", ABSOLUTE_FORMAT)  # absent: written before formats
     if isinstance(version, int) and not isinstance(version, bool) and version > CHECKPOINT_FORMAT:
-        raise UsageError(f"run {run_id}: checkpoint format {version} is newer than this stepkit "
-                         f"understands ({CHECKPOINT_FORMAT}); upgrade stepkit")
+        raise UsageError(
+            f"run {run_id}: checkpoint format {version} is newer than this stepkit "
+            f"understands ({CHECKPOINT_FORMAT}); upgrade stepkit"
+        )
     try:
         checkpoint = Checkpoint.model_validate(data)
     except ValidationError as exc:
@@ -176,7 +199,7 @@ def _inside(text: str, root: str) -> str | None:
         return PROJECT
     prefix = root.rstrip(os.sep) + os.sep
     if text.startswith(prefix) and "\n" not in text and len(text) > len(prefix):
-        return text[len(prefix):]
+        return text[len(prefix) :]
     return None
 
 

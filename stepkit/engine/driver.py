@@ -115,8 +115,16 @@ def start_run(
     :raises RunInterrupted: a stop signal (Ctrl-C, SIGTERM, SIGHUP); the
         checkpoint is saved as interrupted.
     """
-    checkpoint = Checkpoint.start(run.run_id, graph.source, graph.name, graph.start, settings,
-                                  _plain(state), _now(), os.getpid())
+    checkpoint = Checkpoint.start(
+        run.run_id,
+        graph.source,
+        graph.name,
+        graph.start,
+        settings,
+        _plain(state),
+        _now(),
+        os.getpid(),
+    )
     engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
     engine.save()  # a run whose events say it started can be resumed, however soon it is killed
     engine.run.event("run_started", graph=graph.source, start=graph.start)
@@ -152,15 +160,23 @@ def resume_run(
     node_id = checkpoint.node
     pending = checkpoint.pending if status == "paused" else None
     if answer is not None and not pending:
-        raise UsageError(f"run {run_id} is not waiting for an answer (it was {status} at {node_id}); "
-                         "resume it without --answer")
+        raise UsageError(
+            f"run {run_id} is not waiting for an answer (it was {status} at {node_id}); "
+            "resume it without --answer"
+        )
     for name in filter(None, (node_id, checkpoint.next)):
         if name not in graph.nodes:
-            raise UsageError(f"run {run_id}: its graph ({graph.source}) has no node '{name}' any more")
-    given = (checkpoint.settings.get("sets") or {}).keys()  # --set values are state as the user gave them
+            raise UsageError(
+                f"run {run_id}: its graph ({graph.source}) has no node '{name}' any more"
+            )
+    given = (
+        checkpoint.settings.get("sets") or {}
+    ).keys()  # --set values are state as the user gave them
     problem = state_problem(graph.state_model, checkpoint.state, graph.nodes.keys(), given)
     if problem:
-        raise UsageError(f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run")
+        raise UsageError(
+            f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
+        )
 
     settings = checkpoint.settings
     settings["answers"] = dict(settings.get("answers") or {})
@@ -168,13 +184,19 @@ def resume_run(
     checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
     checkpoint.resumes += 1
     engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
-    leftovers = supervision.stop_leftovers(str(run.path))  # a SIGKILLed run's coder may still be editing
+    leftovers = supervision.stop_leftovers(
+        str(run.path)
+    )  # a SIGKILLed run's coder may still be editing
     if leftovers:
-        engine.run.event("leftovers_stopped", processes=[{"pid": p.pid, "command": p.command} for p in leftovers])
+        engine.run.event(
+            "leftovers_stopped", processes=[{"pid": p.pid, "command": p.command} for p in leftovers]
+        )
 
     redirect = engine.recheck(node_id or graph.start, "resume")
     if redirect is not None:
-        current = redirect  # the answer, if one was given, was for a tree that is not there any more
+        current = (
+            redirect  # the answer, if one was given, was for a tree that is not there any more
+        )
     elif node_id is None or checkpoint.phase == "finished":
         current = checkpoint.next or graph.start
     else:
@@ -188,7 +210,8 @@ def resume_run(
         else:
             reason = node.interrupted_reason or (
                 f"{node_id} was interrupted mid-run and is not safe to re-run "
-                "(rerun_on_resume: false); inspect the project and start a new run")
+                "(rerun_on_resume: false); inspect the project and start a new run"
+            )
             engine.fail_over(node_id, "interrupted", reason)
             current = graph.failure_node
     engine.run.event("run_resumed", node=current, answered=answer is not None, was=status)
@@ -196,8 +219,16 @@ def resume_run(
 
 
 class _Engine:
-    def __init__(self, graph: Graph, run: RunDir, pm: Any, settings: dict[str, Any], config: Any,
-                 stage_runner: StageRunner, checkpoint: Checkpoint):
+    def __init__(
+        self,
+        graph: Graph,
+        run: RunDir,
+        pm: Any,
+        settings: dict[str, Any],
+        config: Any,
+        stage_runner: StageRunner,
+        checkpoint: Checkpoint,
+    ):
         self.graph = graph
         self.run = run
         self.pm = pm
@@ -205,8 +236,11 @@ class _Engine:
         self.config = config
         self._stage_runner = stage_runner
         self._append = frozenset(graph.append)
-        self._may_set = {node.id: frozenset(node.state_keys()).union(ENGINE_KEYS)
-                         for node in graph.nodes.values() if isinstance(node, WorkNode)}
+        self._may_set = {
+            node.id: frozenset(node.state_keys()).union(ENGINE_KEYS)
+            for node in graph.nodes.values()
+            if isinstance(node, WorkNode)
+        }
         self.cp = checkpoint
         self._session_start = time.monotonic()
         self._active_base = 0.0
@@ -226,7 +260,11 @@ class _Engine:
                 while True:
                     node = self.graph.nodes[current]
                     if isinstance(node, EndNode):
-                        redirect = self.recheck(node.id, "end") if node.ending(self.state).exit_code == 0 else None
+                        redirect = (
+                            self.recheck(node.id, "end")
+                            if node.ending(self.state).exit_code == 0
+                            else None
+                        )
                         if redirect is None:
                             return self._end(node)
                         current = redirect
@@ -249,11 +287,17 @@ class _Engine:
                 with held_signals():
                     self.cp.status = "interrupted"
                     self.save()
-                    self.run.event("interrupted", node=self.cp.node, phase=self.cp.phase,
-                                   signal=signal_label(signum))
+                    self.run.event(
+                        "interrupted",
+                        node=self.cp.node,
+                        phase=self.cp.phase,
+                        signal=signal_label(signum),
+                    )
             except StopSignal:
                 pass  # a second signal: this one is stopping the run already
-            raise RunInterrupted(self.run.run_id, str(self.settings.get("project_dir", ".")), signum) from None
+            raise RunInterrupted(
+                self.run.run_id, str(self.settings.get("project_dir", ".")), signum
+            ) from None
         finally:
             self.run.close()
 
@@ -264,18 +308,26 @@ class _Engine:
         fn = self.graph.recheck_function
         if fn is None:
             return None
-        ctx = self._context(self.graph.nodes[at], Usage.model_validate(self.state.get("usage") or {}))
+        ctx = self._context(
+            self.graph.nodes[at], Usage.model_validate(self.state.get("usage") or {})
+        )
         try:
             result = fn(ctx, list(self.cp.path))
             if result is None:
                 return None
             if not isinstance(result, Outcome) or result.route not in self.graph.nodes:
-                raise _BadOutcome(f"named no node of the graph: {getattr(result, 'route', result)!r}")
+                raise _BadOutcome(
+                    f"named no node of the graph: {getattr(result, 'route', result)!r}"
+                )
             problem = self._model_problem("it", result.updates)
             if problem:
                 raise _BadOutcome(problem)
         except Exception as exc:  # noqa: BLE001 - a broken recheck never ends a run as a success
-            text = str(exc) if isinstance(exc, _BadOutcome) else f"crashed: {type(exc).__name__}: {exc}"
+            text = (
+                str(exc)
+                if isinstance(exc, _BadOutcome)
+                else f"crashed: {type(exc).__name__}: {exc}"
+            )
             reason = f"the graph's recheck ({self.graph.recheck}) {text}"
             if when == "resume":
                 raise UsageError(f"run {self.run.run_id}: {reason}; nothing was run") from None
@@ -315,8 +367,13 @@ class _Engine:
             cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
             self.save()
         self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
-        self._notify("stepkit_node_started", run_id=self.run.run_id, node=node.id, kind=node.kind,
-                     state=self.state)
+        self._notify(
+            "stepkit_node_started",
+            run_id=self.run.run_id,
+            node=node.id,
+            kind=node.kind,
+            state=self.state,
+        )
         return time.monotonic()
 
     def _run_node(self, node: Node) -> str:
@@ -333,14 +390,25 @@ class _Engine:
             self.cp.edges.append([nid, step.target, step.key])
             self.cp.phase, self.cp.next = "finished", step.target
             self.save()
-        event: dict[str, Any] = {"node": nid, "route": step.key, "to": step.target, "duration_s": duration}
+        event: dict[str, Any] = {
+            "node": nid,
+            "route": step.key,
+            "to": step.target,
+            "duration_s": duration,
+        }
         if step.usage is not None and step.usage != Usage():
             event["tokens"] = step.usage.model_dump()
         if step.plugin:
             event["plugin"] = step.plugin
         self.run.event("node_finished", **event)
-        self._notify("stepkit_node_finished", run_id=self.run.run_id, node=nid, route=step.target,
-                     duration_s=duration, state=self.state)
+        self._notify(
+            "stepkit_node_finished",
+            run_id=self.run.run_id,
+            node=nid,
+            route=step.target,
+            duration_s=duration,
+            state=self.state,
+        )
         return step.target
 
     # -- script and stage nodes -----------------------------------------------
@@ -377,8 +445,12 @@ class _Engine:
                 if run_limited:
                     reason = f"run timed out after {_secs(self.graph.timeout)} s"
                     self.run.event("failure", node=nid, reason=reason, to=self.graph.failure_node)
-                    return _Step(self.graph.failure_node, "run timeout", {"failure_reason": reason},
-                                 ctx.usage.since(run_usage))
+                    return _Step(
+                        self.graph.failure_node,
+                        "run timeout",
+                        {"failure_reason": reason},
+                        ctx.usage.since(run_usage),
+                    )
                 text = f"node {nid} timed out after {_secs(timeout)} s"
             except StageFault as fault:
                 text, is_fault, fault_updates = fault.note, True, dict(fault.updates)
@@ -412,7 +484,9 @@ class _Engine:
             raise _BadOutcome(f"node {node.id} returned no route (expected one of: {expected})")
         if result.route in node.routes:
             return _Step(node.routes[result.route], result.route, result.updates)
-        raise _BadOutcome(f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})")
+        raise _BadOutcome(
+            f"node {node.id} returned unknown route {result.route!r} (expected one of: {expected})"
+        )
 
     def _updates_problem(self, node: WorkNode, updates: dict[str, Any]) -> str | None:
         """Why the graph cannot take these updates from ``node``, if it cannot:
@@ -421,10 +495,14 @@ class _Engine:
         undeclared = [key for key in updates if key not in self._may_set[node.id]]
         if undeclared:
             return f"node {node.id} set {_keys(undeclared)}, which its outputs do not declare"
-        not_lists = [key for key in self._append.intersection(updates) if not isinstance(updates[key], list)]
+        not_lists = [
+            key for key in self._append.intersection(updates) if not isinstance(updates[key], list)
+        ]
         if not_lists:
-            return (f"node {node.id} gave {_keys(not_lists)} as a single value; the graph appends to "
-                    "it, so the node returns a list of the new items")
+            return (
+                f"node {node.id} gave {_keys(not_lists)} as a single value; the graph appends to "
+                "it, so the node returns a list of the new items"
+            )
         return self._model_problem(f"node {node.id}", updates)
 
     def _model_problem(self, who: str, updates: dict[str, Any]) -> str | None:
@@ -471,9 +549,12 @@ class _Engine:
 
     def _ask(self, question: Question) -> tuple[str, str | None]:
         # the final approval is a person's: never a project-local plugin's
-        without = getattr(self.pm, "local", set()) if self.graph.approves_the_step(question.node) else ()
-        answer, plugin = first_answer(self.pm, "stepkit_ask", without=without, question=question,
-                                      settings=self.settings)
+        without = (
+            getattr(self.pm, "local", set()) if self.graph.approves_the_step(question.node) else ()
+        )
+        answer, plugin = first_answer(
+            self.pm, "stepkit_ask", without=without, question=question, settings=self.settings
+        )
         if answer is None:
             raise Paused(question)
         (self.settings.get("answers") or {}).pop(question.node, None)  # an answer is used once
@@ -489,23 +570,42 @@ class _Engine:
             raise
         except Exception as exc:  # noqa: BLE001 - a broken ask plugin ends the run visibly
             reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
-            return _Step(self.graph.failure_node, "failure", {"failure_reason": reason, "last_fault_node": nid})
+            return _Step(
+                self.graph.failure_node,
+                "failure",
+                {"failure_reason": reason, "last_fault_node": nid},
+            )
         target, key, updates = answer_route(node, question, answer, self.state)
         return _Step(target, key, updates, plugin=plugin)
 
     def _pause(self, paused: Paused) -> RunResult:
         question = paused.question
         pending = pending_record(paused)
-        output = guard_lines(pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending),
-                             self.graph.sentinels(), keep_first=True)
+        output = guard_lines(
+            pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending),
+            self.graph.sentinels(),
+            keep_first=True,
+        )
         cp = self.cp
         with held_signals():
-            cp.status, cp.pending, cp.outcome, cp.exit_code = "paused", pending, "PAUSED", PAUSED_EXIT
+            cp.status, cp.pending, cp.outcome, cp.exit_code = (
+                "paused",
+                pending,
+                "PAUSED",
+                PAUSED_EXIT,
+            )
             cp.output = output
             self.save()
-        self.run.event("paused", node=question.node, question=question.text, options=question.options)
-        self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome="PAUSED",
-                     exit_code=PAUSED_EXIT, output=output)
+        self.run.event(
+            "paused", node=question.node, question=question.text, options=question.options
+        )
+        self._notify(
+            "stepkit_run_finished",
+            run_id=self.run.run_id,
+            outcome="PAUSED",
+            exit_code=PAUSED_EXIT,
+            output=output,
+        )
         return self._result()
 
     # -- end nodes -------------------------------------------------------------
@@ -518,7 +618,11 @@ class _Engine:
         seed = Usage.model_validate(self.state.get("usage") or {})
         ctx = self._context(node, seed)
         try:
-            text = str(ending.function(ctx)) if ending.function else render_template(ending.output or "", self.state)
+            text = (
+                str(ending.function(ctx))
+                if ending.function
+                else render_template(ending.output or "", self.state)
+            )
         except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
             problem = f"{type(exc).__name__}: {exc}"
             if nid != self.graph.failure_node:
@@ -541,17 +645,33 @@ class _Engine:
         with held_signals():
             self._apply({}, ctx.usage.since(seed))
             cp.path.append(nid)
-            cp.status, cp.phase, cp.outcome, cp.exit_code = "finished", "finished", sentinel, ending.exit_code
+            cp.status, cp.phase, cp.outcome, cp.exit_code = (
+                "finished",
+                "finished",
+                sentinel,
+                ending.exit_code,
+            )
             cp.output, cp.finished_at = text, _now()
             self.run.write_output(text)
             self.save()
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
         self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
-        self._notify("stepkit_node_finished", run_id=self.run.run_id, node=nid, route=None,
-                     duration_s=duration, state=self.state)
-        self._notify("stepkit_run_finished", run_id=self.run.run_id, outcome=sentinel,
-                     exit_code=ending.exit_code, output=text)
+        self._notify(
+            "stepkit_node_finished",
+            run_id=self.run.run_id,
+            node=nid,
+            route=None,
+            duration_s=duration,
+            state=self.state,
+        )
+        self._notify(
+            "stepkit_run_finished",
+            run_id=self.run.run_id,
+            outcome=sentinel,
+            exit_code=ending.exit_code,
+            output=text,
+        )
         return self._result()
 
     # -- bookkeeping -----------------------------------------------------------

@@ -169,7 +169,9 @@ class NodeTimeout(Exception):
     """The node's call did not return within its time limit."""
 
 
-def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str) -> Any:
+def call_with_timeout(
+    fn: Callable[[StageContext], Any], ctx: StageContext, timeout: float, nid: str
+) -> Any:
     """Call ``fn(ctx)`` in a worker thread and wait at most ``timeout`` seconds.
 
     A timed-out call cannot be killed: its thread is abandoned (a daemon),
@@ -192,10 +194,15 @@ def call_with_timeout(fn: Callable[[StageContext], Any], ctx: StageContext, time
     box: dict[str, Any] = {}
 
     def report(command: str, stopped: tuple[DetachedProcess, ...]) -> None:
-        ctx.emit("detached_stopped", command=command,
-                 processes=[{"pid": p.pid, "command": p.command} for p in stopped])
+        ctx.emit(
+            "detached_stopped",
+            command=command,
+            processes=[{"pid": p.pid, "command": p.command} for p in stopped],
+        )
 
-    watch = supervision.Supervision(on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)})
+    watch = supervision.Supervision(
+        on_detached=report, env={supervision.RUN_VARIABLE: str(ctx.run_dir)}
+    )
     # waited for through an Event, not Thread.join: a join cut short by a signal
     # marks a running thread as stopped (CPython 3.11), and every later join returns at once
     done = threading.Event()
@@ -265,7 +272,9 @@ def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> No
         for group in left:
             signal_group(group, signal.SIGKILL)
         if left:
-            node_done.wait(_KILLED_WAIT_S)  # the command's own clean-up: reap, stop what it detached
+            node_done.wait(
+                _KILLED_WAIT_S
+            )  # the command's own clean-up: reap, stop what it detached
     except KeyboardInterrupt:
         pass  # a second signal: stop waiting
     supervision.stop_detached()

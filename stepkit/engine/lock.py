@@ -62,8 +62,10 @@ class ProjectBusy(UsageError):
         if holder is None:
             message = f"another stepkit command holds {lock_file}; wait for it or stop it"
         else:
-            message = (f"{holder.describe()} is live in this project (pid {holder.pid}); "
-                       "wait for it or stop it")
+            message = (
+                f"{holder.describe()} is live in this project (pid {holder.pid}); "
+                "wait for it or stop it"
+            )
         super().__init__(message)
         self.holder = holder
 
@@ -184,8 +186,9 @@ def live_holder(project_dir: Path) -> Holder | None:
     return None
 
 
-def project_lock(project_dir: Path, command: str, *, step: int | str | None = None,
-                 naming: bool = False) -> ProjectLock:
+def project_lock(
+    project_dir: Path, command: str, *, step: int | str | None = None, naming: bool = False
+) -> ProjectLock:
     """The one way a command takes a project's lock:
     ``with project_lock(project, command, step=...) as lock:`` holds it until
     the block ends (see :meth:`ProjectLock.acquire` for the errors and ``naming``)."""

@@ -24,7 +24,13 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
     command that answers it."""
     node, options = pending["node"], pending.get("options") or []
     resume = f"{resume_command(run_id, project_dir)} --answer"
-    lines = ["PAUSED", f"Run {run_id} is waiting for an answer at {node}:", "", pending["question"], ""]
+    lines = [
+        "PAUSED",
+        f"Run {run_id} is waiting for an answer at {node}:",
+        "",
+        pending["question"],
+        "",
+    ]
     if pending.get("note"):
         lines[1:1] = [f"The answer was not accepted: {pending['note']}."]
     if options:
@@ -66,10 +72,19 @@ def paused_runs(runs_dir: Path, now: datetime | None = None) -> list[dict[str, A
         except (TypeError, ValueError):
             age = 0.0
         state = checkpoint.get("state") or {}
-        found.append({"run_id": entry.name, "step": state.get("step"), "title": state.get("title"),
-                      "node": (checkpoint.get("pending") or {}).get("node"), "paused_at": updated,
-                      "started_at": str(checkpoint.get("started_at") or ""),
-                      "age_s": round(age, 1), "age": human_age(age), "run_dir": entry.path})
+        found.append(
+            {
+                "run_id": entry.name,
+                "step": state.get("step"),
+                "title": state.get("title"),
+                "node": (checkpoint.get("pending") or {}).get("node"),
+                "paused_at": updated,
+                "started_at": str(checkpoint.get("started_at") or ""),
+                "age_s": round(age, 1),
+                "age": human_age(age),
+                "run_dir": entry.path,
+            }
+        )
     found.sort(key=lambda run: (run["started_at"], run["run_id"]))
     return found
 
@@ -80,10 +95,14 @@ def mixed_steps(paused: list[dict[str, Any]]) -> str | None:
     them; None when it may take the latest."""
     if len({run["step"] for run in paused}) <= 1:
         return None
-    named = "; ".join(f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
-                      for run in paused)
-    return (f"{len(paused)} runs of different steps are paused; name the one to resume "
-            f"(stepkit resume RUN_ID): {named}")
+    named = "; ".join(
+        f"{run['run_id']} (step {run['step']}, at {run['node']}, paused {run['age']} ago)"
+        for run in paused
+    )
+    return (
+        f"{len(paused)} runs of different steps are paused; name the one to resume "
+        f"(stepkit resume RUN_ID): {named}"
+    )
 
 
 def human_age(seconds: float) -> str:

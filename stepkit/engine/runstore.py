@@ -80,8 +80,10 @@ class RunDir:
         try:
             text = read_sealed(self.state_file)
         except SealBroken as exc:
-            raise UsageError(f"run {self.run_id}: its checkpoint is not the one stepkit wrote, "
-                             f"so it is not resumed: {exc}") from None
+            raise UsageError(
+                f"run {self.run_id}: its checkpoint is not the one stepkit wrote, "
+                f"so it is not resumed: {exc}"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"run {self.run_id}: cannot read its checkpoint: {exc}") from None
         return read_checkpoint(text, self.run_id, self.project)
@@ -131,8 +133,10 @@ class RunStore:
             there is no such run in this project.
         """
         if not RUN_ID.fullmatch(run_id or ""):
-            raise UsageError(f"{run_id!r} is not a run id (a directory name under {self.runs}, "
-                             "e.g. 20261201-101500-ab12)")
+            raise UsageError(
+                f"{run_id!r} is not a run id (a directory name under {self.runs}, "
+                "e.g. 20261201-101500-ab12)"
+            )
         path = self.runs / run_id
         if not (path / "state.json").is_file():
             gone = " (its directory is there: its checkpoint was deleted)" if path.is_dir() else ""

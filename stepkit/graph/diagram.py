@@ -63,8 +63,12 @@ def render_json(graph: Graph) -> dict[str, Any]:
     """``{"nodes": [...], "edges": [{"from", "to", "label", "fault"}]}``."""
     nodes = []
     for node in graph.nodes.values():
-        entry: dict[str, Any] = {"id": node.id, "kind": node.kind, "label": kind_line(node),
-                                 "description": node.description}
+        entry: dict[str, Any] = {
+            "id": node.id,
+            "kind": node.kind,
+            "label": kind_line(node),
+            "description": node.description,
+        }
         for field in ("call", "stage", "sentinel", "exit_code", "render"):
             value = getattr(node, field, None)  # each kind has some of them
             if value is not None:
@@ -76,7 +80,9 @@ def render_json(graph: Graph) -> dict[str, Any]:
         if isinstance(node, StageNode):
             entry["agent"] = node.agent
         nodes.append(entry)
-    edges = [{"from": e.source, "to": e.to, "label": e.label, "fault": e.fault} for e in graph.edges()]
+    edges = [
+        {"from": e.source, "to": e.to, "label": e.label, "fault": e.fault} for e in graph.edges()
+    ]
     return {"name": graph.name, "start": graph.start, "nodes": nodes, "edges": edges}
 
 
@@ -107,7 +113,11 @@ def _declare(node: NodeBase) -> str:
 def _link(edge: Edge) -> str:
     label = _text(edge.label)
     if edge.fault:
-        return f'{edge.source} -. "{label}" .-> {edge.to}' if label else f"{edge.source} -.-> {edge.to}"
+        return (
+            f'{edge.source} -. "{label}" .-> {edge.to}'
+            if label
+            else f"{edge.source} -.-> {edge.to}"
+        )
     return f'{edge.source} -->|"{label}"| {edge.to}' if label else f"{edge.source} --> {edge.to}"
 
 

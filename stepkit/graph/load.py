@@ -39,8 +39,19 @@ from stepkit.yamltext import load_yaml
 
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # mermaid flowchart keywords cannot be node ids
-_RESERVED_IDS = {"end", "graph", "subgraph", "flowchart", "style", "class", "classDef",
-                 "click", "linkStyle", "direction", "default"}
+_RESERVED_IDS = {
+    "end",
+    "graph",
+    "subgraph",
+    "flowchart",
+    "style",
+    "class",
+    "classDef",
+    "click",
+    "linkStyle",
+    "direction",
+    "default",
+}
 # what pydantic says of a required field that is absent or empty
 _MISSING_ERRORS = {"missing", "string_too_short", "too_short"}
 
@@ -151,24 +162,38 @@ def validate(graph: Graph) -> list[str]:
     if failure is None:
         problems.append(f"failure_node: unknown node '{graph.failure_node}'")
     elif not isinstance(failure, EndNode):
-        problems.append(f"failure_node: '{graph.failure_node}' is a {failure.kind} node, not an end node")
+        problems.append(
+            f"failure_node: '{graph.failure_node}' is a {failure.kind} node, not an end node"
+        )
     for node in nodes.values():
         problems.extend(_check_node(node, nodes))
-    state_problems = _check_state_model(graph)  # first: the model's keys are keys templates may read
+    state_problems = _check_state_model(
+        graph
+    )  # first: the model's keys are keys templates may read
     known = graph.known_keys()
     for node in nodes.values():
         question = node.question if isinstance(node, AskNode) else None
-        templates = [("question", question), *((f"{at}output", e.output) for at, e in _endings(node))]
+        templates = [
+            ("question", question),
+            *((f"{at}output", e.output) for at, e in _endings(node)),
+        ]
         for field, template in templates:
             if template:
-                problems.extend(f"node '{node.id}' {field}: {p}" for p in template_problems(template, known))
+                problems.extend(
+                    f"node '{node.id}' {field}: {p}" for p in template_problems(template, known)
+                )
         for key in node.when if isinstance(node, EndNode) else ():
             if key not in known:
-                problems.append(f"node '{node.id}' when.{key}: no node sets '{key}' (list it in a node's outputs)")
+                problems.append(
+                    f"node '{node.id}' when.{key}: no node sets '{key}' (list it in a node's outputs)"
+                )
         for route, updates in node.updates.items() if isinstance(node, AskNode) else ():
             for key, value in updates.items():
-                problems.extend(f"node '{node.id}' updates.{route}.{key}: {p}"
-                                for template in strings_in(value) for p in template_problems(template, known))
+                problems.extend(
+                    f"node '{node.id}' updates.{route}.{key}: {p}"
+                    for template in strings_in(value)
+                    for p in template_problems(template, known)
+                )
     problems.extend(_check_appends(graph, known))
     problems.extend(state_problems)
     if graph.recheck:
@@ -185,16 +210,26 @@ def _check_node(node: NodeBase, nodes: dict[str, Any]) -> list[str]:
     problems = []
     if isinstance(node, WorkNode) and not node.next and not node.routes:
         problems.append(f"{where} next: missing (a {node.kind} node needs next or routes)")
-    problems += [f"{where} {edge.field}: unknown target '{edge.to}'" for edge in node.edges() if edge.to not in nodes]
+    problems += [
+        f"{where} {edge.field}: unknown target '{edge.to}'"
+        for edge in node.edges()
+        if edge.to not in nodes
+    ]
     if isinstance(node, ApprovalNode):
         problems.extend(_check_approval(node, where))
     if isinstance(node, InputNode):
-        problems += [f"{where} updates.{route}: an input node's only route is 'next'"
-                     for route in node.updates if route != "next"]
+        problems += [
+            f"{where} updates.{route}: an input node's only route is 'next'"
+            for route in node.updates
+            if route != "next"
+        ]
     if isinstance(node, LinkedNode):
         routes = node.routes if isinstance(node, (WorkNode, ApprovalNode)) else {}
-        problems += [f"{where} edge_labels.{key}: no such edge" for key in node.edge_labels
-                     if key not in {*routes, "next", "other", "fallback"}]
+        problems += [
+            f"{where} edge_labels.{key}: no such edge"
+            for key in node.edge_labels
+            if key not in {*routes, "next", "other", "fallback"}
+        ]
     if isinstance(node, ScriptNode):
         node._fn, problem = import_callable(node.call)
         if problem:
@@ -210,18 +245,27 @@ def _check_node(node: NodeBase, nodes: dict[str, Any]) -> list[str]:
 
 
 def _check_approval(node: ApprovalNode, where: str) -> list[str]:
-    problems = [f"{where} routes: no route for option '{option}'"
-                for option in node.options if option not in node.routes]
-    problems += [f"{where} routes.{key}: '{key}' is not one of the options"
-                 for key in node.routes if key not in node.options]
+    problems = [
+        f"{where} routes: no route for option '{option}'"
+        for option in node.options
+        if option not in node.routes
+    ]
+    problems += [
+        f"{where} routes.{key}: '{key}' is not one of the options"
+        for key in node.routes
+        if key not in node.options
+    ]
     if node.other_as and node.other_as not in node.options:
         problems.append(f"{where} other_as: '{node.other_as}' is not one of the options")
     if node.on_other and node.other_as:
         problems.append(f"{where} other_as: give on_other or other_as, not both")
     if node.other_key and not node.on_other:
         problems.append(f"{where} other_key: only used with on_other")
-    problems += [f"{where} updates.{option}: not an option (or 'other')"
-                 for option in node.updates if option not in node.options and option != "other"]
+    problems += [
+        f"{where} updates.{option}: not an option (or 'other')"
+        for option in node.updates
+        if option not in node.options and option != "other"
+    ]
     return problems
 
 
@@ -233,7 +277,9 @@ def _check_appends(graph: Graph, known: set[str]) -> list[str]:
         if key not in known:
             problems.append(f"append.{key}: no node sets '{key}' (list it in a node's outputs)")
         elif not isinstance(graph.initial_state.get(key, []), list):
-            problems.append(f"append.{key}: initial_state gives it {graph.initial_state[key]!r}, not a list")
+            problems.append(
+                f"append.{key}: initial_state gives it {graph.initial_state[key]!r}, not a list"
+            )
     appended = set(graph.append)
     for node in graph.nodes.values():
         if not isinstance(node, AskNode):
@@ -242,10 +288,15 @@ def _check_appends(graph: Graph, known: set[str]) -> list[str]:
         answer_key = node.key if isinstance(node, InputNode) else node.other_key
         if answer_key in appended:
             field = "key" if isinstance(node, InputNode) else "other_key"
-            problems.append(f"{where} {field}: '{answer_key}' is an append field; an answer cannot replace it")
+            problems.append(
+                f"{where} {field}: '{answer_key}' is an append field; an answer cannot replace it"
+            )
         for route, updates in node.updates.items():
-            problems += [f"{where} updates.{route}.{key}: '{key}' is an append field; give a list of new items"
-                         for key, value in updates.items() if key in appended and not isinstance(value, list)]
+            problems += [
+                f"{where} updates.{route}.{key}: '{key}' is an append field; give a list of new items"
+                for key, value in updates.items()
+                if key in appended and not isinstance(value, list)
+            ]
     return problems
 
 
@@ -258,7 +309,9 @@ def _check_state_model(graph: Graph) -> list[str]:
         if problem:
             return [f"state: {problem.replace('module:function', 'module:Class')}"]
         if not (isinstance(model, type) and issubclass(model, RunState)):
-            return [f"state: '{graph.state}' is not a state model (a subclass of stepkit.graph.state.RunState)"]
+            return [
+                f"state: '{graph.state}' is not a state model (a subclass of stepkit.graph.state.RunState)"
+            ]
         graph.state_model = model
     model = graph.state_model
     if not is_strict(model):
@@ -268,23 +321,41 @@ def _check_state_model(graph: Graph) -> list[str]:
     for node in graph.nodes.values():
         fields = [("outputs", key) for key in node.outputs]
         if isinstance(node, AskNode):
-            fields += [(f"updates.{route}.{key}", key) for route, updates in node.updates.items() for key in updates]
+            fields += [
+                (f"updates.{route}.{key}", key)
+                for route, updates in node.updates.items()
+                for key in updates
+            ]
         if isinstance(node, ApprovalNode) and node.other_key:
             fields.append(("other_key", node.other_key))
         if isinstance(node, InputNode):
             fields.append(("key", node.key))
-        problems += [f"node '{node.id}' {field}: '{key}' is not a key of the state model {name}"
-                     for field, key in fields if not has_key(model, key, ids)]
+        problems += [
+            f"node '{node.id}' {field}: '{key}' is not a key of the state model {name}"
+            for field, key in fields
+            if not has_key(model, key, ids)
+        ]
         for route, updates in node.updates.items() if isinstance(node, AskNode) else ():
-            problems += [f"node '{node.id}' updates.{route}.{key}: {problem}" for key, value in updates.items()
-                         if has_key(model, key, ids) and (problem := value_problem(model, key, value, ids))]
-    problems += [f"initial_state.{key}: {problem}" for key, value in graph.initial_state.items()
-                 if (problem := value_problem(model, key, value, ids))]
+            problems += [
+                f"node '{node.id}' updates.{route}.{key}: {problem}"
+                for key, value in updates.items()
+                if has_key(model, key, ids) and (problem := value_problem(model, key, value, ids))
+            ]
+    problems += [
+        f"initial_state.{key}: {problem}"
+        for key, value in graph.initial_state.items()
+        if (problem := value_problem(model, key, value, ids))
+    ]
     appended = append_fields(model)
-    problems += [f"append.{key}: the state model {name} does not append to '{key}' (Annotated[list[...], APPEND])"
-                 for key in graph.append if key not in appended]
-    problems += [f"append: misses '{key}', which the state model {name} appends to"
-                 for key in sorted(appended - set(graph.append))]
+    problems += [
+        f"append.{key}: the state model {name} does not append to '{key}' (Annotated[list[...], APPEND])"
+        for key in graph.append
+        if key not in appended
+    ]
+    problems += [
+        f"append: misses '{key}', which the state model {name} appends to"
+        for key in sorted(appended - set(graph.append))
+    ]
     return problems
 
 
@@ -305,7 +376,9 @@ def _check_reachability(graph: Graph) -> list[str]:
             if target not in seen:
                 seen.add(target)
                 todo.append(target)
-    problems = [f"node '{n}': unreachable from start '{graph.start}'" for n in nodes if n not in seen]
+    problems = [
+        f"node '{n}': unreachable from start '{graph.start}'" for n in nodes if n not in seen
+    ]
     ends = {n for n, node in nodes.items() if isinstance(node, EndNode)}
     reaches_end = set(ends)
     changed = True

@@ -61,21 +61,52 @@ class LinkedNode(NodeBase):
     #: diagram labels by route label, or ``next`` / ``other`` / ``fallback``
     edge_labels: dict[str, str] = Field(default_factory=dict)
 
-    def _edges(self, next: str | None = None, routes: dict[str, str] | None = None,
-               other: str | None = None, fallback: str | None = None) -> list[Edge]:
+    def _edges(
+        self,
+        next: str | None = None,
+        routes: dict[str, str] | None = None,
+        other: str | None = None,
+        fallback: str | None = None,
+    ) -> list[Edge]:
         labels = self.edge_labels
         result = []
         if next:
-            result.append(Edge(source=self.id, to=next, key="next", label=labels.get("next", ""), field="next"))
+            result.append(
+                Edge(
+                    source=self.id, to=next, key="next", label=labels.get("next", ""), field="next"
+                )
+            )
         for key, target in (routes or {}).items():
-            result.append(Edge(source=self.id, to=target, key=key, label=labels.get(key, key),
-                               field=f"routes.{key}"))
+            result.append(
+                Edge(
+                    source=self.id,
+                    to=target,
+                    key=key,
+                    label=labels.get(key, key),
+                    field=f"routes.{key}",
+                )
+            )
         if other:
-            result.append(Edge(source=self.id, to=other, key="other", label=labels.get("other", "other"),
-                               field="on_other"))
+            result.append(
+                Edge(
+                    source=self.id,
+                    to=other,
+                    key="other",
+                    label=labels.get("other", "other"),
+                    field="on_other",
+                )
+            )
         if fallback:
-            result.append(Edge(source=self.id, to=fallback, key="fallback",
-                               label=labels.get("fallback", "fault"), fault=True, field="fallback"))
+            result.append(
+                Edge(
+                    source=self.id,
+                    to=fallback,
+                    key="fallback",
+                    label=labels.get("fallback", "fault"),
+                    fault=True,
+                    field="fallback",
+                )
+            )
         return result
 
 
@@ -213,11 +244,17 @@ class EndNode(NodeBase, Ending):
         return self
 
 
-Node = Annotated[ScriptNode | StageNode | ApprovalNode | InputNode | EndNode, Field(discriminator="kind")]
+Node = Annotated[
+    ScriptNode | StageNode | ApprovalNode | InputNode | EndNode, Field(discriminator="kind")
+]
 
 #: The model of each kind, in the order error messages list the kinds.
 NODE_TYPES: dict[str, type[NodeBase]] = {
-    "script": ScriptNode, "stage": StageNode, "approval": ApprovalNode, "input": InputNode, "end": EndNode,
+    "script": ScriptNode,
+    "stage": StageNode,
+    "approval": ApprovalNode,
+    "input": InputNode,
+    "end": EndNode,
 }
 KINDS = tuple(NODE_TYPES)
 #: Every field some kind has: on another kind it is "not a field of X nodes", not "unknown".

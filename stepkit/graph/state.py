@@ -86,7 +86,9 @@ def has_key(model: type[RunState], key: str, node_ids: Collection[str]) -> bool:
     return _adapter(model, key, _is_node_key(key, node_ids)) is not None
 
 
-def value_problem(model: type[RunState], key: str, value: Any, node_ids: Collection[str]) -> str | None:
+def value_problem(
+    model: type[RunState], key: str, value: Any, node_ids: Collection[str]
+) -> str | None:
     """Why ``value`` cannot be the state's ``key`` (one phrase), or None.
     A value of an append field is the whole list (or the items an update adds)."""
     adapter = _adapter(model, key, _is_node_key(key, node_ids))
@@ -99,8 +101,12 @@ def value_problem(model: type[RunState], key: str, value: Any, node_ids: Collect
     return None
 
 
-def state_problem(model: type[RunState], state: Mapping[str, Any], node_ids: Collection[str],
-                  also: Collection[str] = ()) -> str | None:
+def state_problem(
+    model: type[RunState],
+    state: Mapping[str, Any],
+    node_ids: Collection[str],
+    also: Collection[str] = (),
+) -> str | None:
     """The first key of ``state`` that ``model`` refuses (the key unknown or
     its value of the wrong type), one phrase; keys in ``also`` (values
     given on the command line) are taken as they are."""
@@ -122,7 +128,9 @@ def typed(model: type[RunState], state: Mapping[str, Any]) -> Any:
 
 
 def _is_node_key(key: str, node_ids: Collection[str]) -> bool:
-    return any(key.endswith(suffix) and key[: -len(suffix)] in node_ids for suffix in NODE_KEY_SUFFIXES)
+    return any(
+        key.endswith(suffix) and key[: -len(suffix)] in node_ids for suffix in NODE_KEY_SUFFIXES
+    )
 
 
 @cache

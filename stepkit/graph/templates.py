@@ -34,8 +34,11 @@ def template_problems(template: str, known: set[str]) -> list[str]:
         keys = template_keys(template)
     except ValueError as exc:
         return [f"bad template: {exc}"]
-    return [f"unknown key '{key}' (not in initial_state or any node's outputs)"
-            for key in dict.fromkeys(keys) if key not in known]
+    return [
+        f"unknown key '{key}' (not in initial_state or any node's outputs)"
+        for key in dict.fromkeys(keys)
+        if key not in known
+    ]
 
 
 class _TemplateState(dict):

@@ -67,7 +67,10 @@ def check_result(value: Any) -> tuple[str | None, str | None]:
     as_shown = shown(text)
     if as_shown in HANDOFF_RESULTS:  # it only looks valid once its control bytes are gone
         as_shown = shown(repr(text))
-    return as_shown, f"result {text!r} is not one of complete, partial or blocked (exact, lower case)"
+    return (
+        as_shown,
+        f"result {text!r} is not one of complete, partial or blocked (exact, lower case)",
+    )
 
 
 def check_depends_on(value: Any) -> tuple[list[int], str | None]:
@@ -121,8 +124,9 @@ def graph_problems(steps: Sequence[NumberedStep], unreadable: set[int]) -> list[
     first: dict[int, NumberedStep] = {}
     for step in steps:
         if step.number in first:
-            problems.append(f"{step.path}: duplicate step number {step.number} "
-                            f"(also {first[step.number].path})")
+            problems.append(
+                f"{step.path}: duplicate step number {step.number} (also {first[step.number].path})"
+            )
         else:
             first[step.number] = step
     graph: dict[int, list[int]] = {number: [] for number in first}

@@ -22,8 +22,9 @@ _QUOTED = re.compile(r"(?:\"([^\"\\]*)\"|'([^']*)')(?:[ \t]+#.*)?\Z")
 _COMMENT = re.compile(r"[ \t]#")
 _DECIMAL = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 # Anything but printable characters that YAML does not treat as line breaks
-_NOT_PLAIN = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
-                        "\U00010000-\U0010ffff]")
+_NOT_PLAIN = re.compile(
+    "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _RESOLVER = yaml.resolver.Resolver()
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -60,7 +61,9 @@ def parse_document(text: str) -> tuple[dict[str, Any], str]:
         where = f" (line {line})" if line else ""
         raise DocumentError(f"malformed frontmatter: {exc.problem or exc.context}{where}") from None
     except Exception as exc:  # noqa: BLE001 - e.g. "date: 2024-13-01" raises ValueError inside the loader
-        raise DocumentError(f"malformed frontmatter: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        raise DocumentError(
+            f"malformed frontmatter: {type(exc).__name__}: {exc}".splitlines()[0]
+        ) from None
     if data is None:
         return {}, body.strip()
     if not isinstance(data, dict):

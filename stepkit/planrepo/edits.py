@@ -23,6 +23,7 @@ _STATUS_LINE = re.compile(
     r"(?P<rest>[ \t]*(?:#[^\r\n]*)?\r?\n?)\Z"
 )
 
+
 def set_status(path: Path | str, status: str) -> None:
     """Set the ``status:`` value in a plan's frontmatter, changing nothing else.
 
@@ -62,8 +63,9 @@ def set_status(path: Path | str, status: str) -> None:
     except DocumentError:
         new_metadata = None
     if new_metadata != {**old_metadata, "status": status}:
-        raise PlanError(f"{path}: cannot set the status safely (unusual 'status:' line); "
-                        "file left unchanged")
+        raise PlanError(
+            f"{path}: cannot set the status safely (unusual 'status:' line); file left unchanged"
+        )
     if new_text != text:
         _write_atomic(path, new_text.encode("utf-8"))
 
@@ -103,7 +105,7 @@ def append_edge_case(path: Path | str, text: str) -> bool:
             found = list_item(lines[i])
             if found and found[0] in "-*+":  # a numbered item's marker is not repeated
                 marker = found[0]
-        if item in bullet_texts(lines[start + 1:end]):
+        if item in bullet_texts(lines[start + 1 : end]):
             return False
         if lines[last].endswith("\n"):
             lines.insert(last + 1, f"{marker} {item}{newline}")

@@ -61,7 +61,9 @@ def merge_plan_file(base: Path, ours: Path, theirs: Path, path: str) -> int:
     """
     merged = git.merge_file(ours, base, theirs, LABELS)
     if merged is None:
-        raise MergeDriverError(f"{path}: git merge-file could not merge it (binary, or git missing)")
+        raise MergeDriverError(
+            f"{path}: git merge-file could not merge it (binary, or git missing)"
+        )
     data, conflicts = merged
     if conflicts:
         text, conflicts = resolve_appends(data.decode("utf-8", "surrogateescape"), path)
@@ -174,8 +176,14 @@ def _union(conflict: _Conflict) -> list[str]:
     """Our lines, then their lines not already there, in order."""
     lines = list(conflict.ours)
     seen = {_norm(line) for line in lines}
-    newline = next((line[len(line.rstrip("\r\n")):] for line in lines + conflict.theirs
-                    if line.endswith("\n")), "\n")
+    newline = next(
+        (
+            line[len(line.rstrip("\r\n")) :]
+            for line in lines + conflict.theirs
+            if line.endswith("\n")
+        ),
+        "\n",
+    )
     for line in conflict.theirs:
         if _norm(line) in seen:
             continue

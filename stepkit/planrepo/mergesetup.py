@@ -46,15 +46,25 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
     except ValueError:
         return None
     prefix = "" if rel == "." else f"{rel}/"
-    for key, value in (("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
-                       ("driver", driver_command())):
+    for key, value in (
+        ("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
+        ("driver", driver_command()),
+    ):
         current = git.run(["config", "--get-all", f"merge.{DRIVER_NAME}.{key}"], Path(project_dir))
         if current is not None and current.decode("utf-8", "surrogateescape").rstrip("\n") == value:
             continue  # written only when it differs: runs side by side never race on config.lock
-        if git.run(["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir)) is None:
+        if (
+            git.run(
+                ["config", "--replace-all", f"merge.{DRIVER_NAME}.{key}", value], Path(project_dir)
+            )
+            is None
+        ):
             raise OSError(f"git config merge.{DRIVER_NAME}.{key} failed")
     attributes = common / "info" / "attributes"
-    wanted = [f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}" for name in ("NOTES.md", "steps/*.md")]
+    wanted = [
+        f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}"
+        for name in ("NOTES.md", "steps/*.md")
+    ]
     text = attributes.read_text(encoding="utf-8") if attributes.is_file() else ""
     missing = [line for line in wanted if line not in text.splitlines()]
     if missing:
@@ -70,5 +80,7 @@ def _pattern(path: str) -> str:
     quote or a backslash (git reads a pattern up to the first blank)."""
     if not any(c.isspace() or c in '"\\' for c in path):
         return path
-    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\n", "\\n")
+    escaped = (
+        path.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t").replace("\n", "\\n")
+    )
     return f'"{escaped}"'

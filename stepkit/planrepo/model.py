@@ -29,14 +29,17 @@ from stepkit.planrepo.statuscache import cached_report, keep_report, repo_key
 
 _LEADING_NUMBER = re.compile(r"([0-9]+)[-_. ]*(.*)\Z", re.DOTALL)
 #: "execute step 3", "Run the step #3", "implement step 3", "do step 3"
-_RUN_STEP = re.compile(r"(?<![\w-])(execute|run|implement|do)[ \t]+(?:the[ \t]+)?step[ \t]+#?([0-9]+)\b",
-                       re.IGNORECASE)
+_RUN_STEP = re.compile(
+    r"(?<![\w-])(execute|run|implement|do)[ \t]+(?:the[ \t]+)?step[ \t]+#?([0-9]+)\b", re.IGNORECASE
+)
 #: a prompt that starts with the step ("step 3 please", "Step 3, go"), unless it says
 #: what that step is or did ("Step 1 is done; continue")
-_LEADING_STEP = re.compile(r"\W*step[ \t]+#?([0-9]+)\b(?![ \t]+(?:is|was|has|had|are|were|got)\b)",
-                           re.IGNORECASE)
+_LEADING_STEP = re.compile(
+    r"\W*step[ \t]+#?([0-9]+)\b(?![ \t]+(?:is|was|has|had|are|were|got)\b)", re.IGNORECASE
+)
 #: words that, just before the verb, say the step is NOT to be run
 _NEGATED = re.compile(r"(?:\bnot|\bnever|\bno|n't)[ \t]+\Z", re.IGNORECASE)
+
 
 # Plain dataclasses, not pydantic models: the loader checks every field
 # itself, and ``stepkit status`` on a large repo never pays for pydantic.
@@ -67,8 +70,9 @@ class Handoff:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def resolve_plans_dir(project_dir: Path | str, plans_dir: Path | str | None,
-                      default: str = "plans") -> Path:
+def resolve_plans_dir(
+    project_dir: Path | str, plans_dir: Path | str | None, default: str = "plans"
+) -> Path:
     """The plan repo path: ``plans_dir`` (else ``default``) relative to the project dir."""
     return Path(project_dir) / (plans_dir or default)
 
@@ -76,8 +80,14 @@ def resolve_plans_dir(project_dir: Path | str, plans_dir: Path | str | None,
 class PlanRepo:
     """A loaded plan repo.  Build it with :meth:`PlanRepo.load`."""
 
-    def __init__(self, plans_dir: Path, steps: list[StepPlan], handoffs: dict[int, Handoff],
-                 problems: list[str], unreadable: dict[int, Path]) -> None:
+    def __init__(
+        self,
+        plans_dir: Path,
+        steps: list[StepPlan],
+        handoffs: dict[int, Handoff],
+        problems: list[str],
+        unreadable: dict[int, Path],
+    ) -> None:
         self.plans_dir = plans_dir
         self.steps = steps
         self.handoffs = handoffs
@@ -196,7 +206,10 @@ class PlanRepo:
             self._refuse_unreadable(below=step.number if step else None)
             if step is None:
                 raise PlanError(f"no in-progress or pending step in {self.steps_dir}")
-            return step, f"the first {step.status} step (no step given{' in the prompt' if prompt else ''})"
+            return (
+                step,
+                f"the first {step.status} step (no step given{' in the prompt' if prompt else ''})",
+            )
         if not requested.isdigit():
             raise PlanError(f"step {requested!r} is not a step number or 'next'")
         number = int(requested)
@@ -212,7 +225,9 @@ class PlanRepo:
         ``below`` the one chosen, or any at all when none was."""
         for number, path in sorted(self._unreadable.items()):
             if (number == only) if only is not None else (below is None or number < below):
-                problem = next((p for p in self.problems if p.startswith(f"{path}:")), f"{path}: unreadable")
+                problem = next(
+                    (p for p in self.problems if p.startswith(f"{path}:")), f"{path}: unreadable"
+                )
                 raise PlanError(f"step {number}'s plan cannot be read: {problem}")
 
     def finished(self, step: StepPlan) -> str | None:
@@ -235,8 +250,11 @@ class PlanRepo:
     def to_do(self, step: StepPlan) -> bool:
         """``step`` is still to do: pending or in-progress, not :meth:`finished`,
         and the one :meth:`step` finds under its number (a duplicated number once)."""
-        return (step.status in ("pending", "in-progress") and self.finished(step) is None
-                and self.step(step.number) is step)
+        return (
+            step.status in ("pending", "in-progress")
+            and self.finished(step) is None
+            and self.step(step.number) is step
+        )
 
     def ready_steps(self) -> list[StepPlan]:
         """The steps that can run now, side by side: :meth:`to_do`, every
@@ -294,20 +312,25 @@ class _ReportedRepo(PlanRepo):
             raise AttributeError(name)
         loaded = self._read()
         # everything the loaded repo holds, whatever PlanRepo comes to keep; the kept report stays
-        vars(self).update({key: value for key, value in vars(loaded).items() if key != "cached_report"})
+        vars(self).update(
+            {key: value for key, value in vars(loaded).items() if key != "cached_report"}
+        )
         return object.__getattribute__(self, name)
 
 
-def _numbered_files(directory: Path, problems: list[str],
-                    stats: dict[str, os.stat_result] | None = None) -> list[tuple[int, str, Path]]:
+def _numbered_files(
+    directory: Path, problems: list[str], stats: dict[str, os.stat_result] | None = None
+) -> list[tuple[int, str, Path]]:
     """``(number, slug, path)`` of every visible ``*.md`` file in ``directory``;
     given ``stats``, each file's metadata goes there by ``str(path)`` (read with the listing).
 
     A dangling symlink counts as a file, so that it is reported as unreadable.
     """
     try:
-        entries = sorted((e.name, e.is_file() or (e.is_symlink() and not os.path.exists(e.path)), e)
-                         for e in os.scandir(directory))
+        entries = sorted(
+            (e.name, e.is_file() or (e.is_symlink() and not os.path.exists(e.path)), e)
+            for e in os.scandir(directory)
+        )
     except OSError as exc:
         raise PlanError(f"cannot read {directory}: {exc.strerror or exc}") from None
     found = []
@@ -317,8 +340,9 @@ def _numbered_files(directory: Path, problems: list[str],
         path = directory / name
         match = _LEADING_NUMBER.match(name[:-3])
         if match is None:
-            problems.append(f"{path}: file name does not start with a step number "
-                            "(expected NN-<slug>.md)")
+            problems.append(
+                f"{path}: file name does not start with a step number (expected NN-<slug>.md)"
+            )
             continue
         if stats is not None:
             with contextlib.suppress(OSError):
@@ -327,8 +351,12 @@ def _numbered_files(directory: Path, problems: list[str],
     return found
 
 
-def _read_document(path: Path, problems: list[str], cache: ParseCache | None = None,
-                   stats: dict[str, os.stat_result] | None = None) -> tuple[dict[str, Any], str] | None:
+def _read_document(
+    path: Path,
+    problems: list[str],
+    cache: ParseCache | None = None,
+    stats: dict[str, os.stat_result] | None = None,
+) -> tuple[dict[str, Any], str] | None:
     """Parse one file (or take it from ``cache``, by its metadata in ``stats``),
     or record why it cannot be used and return None."""
     status = stats.get(str(path)) if stats is not None else None
@@ -360,22 +388,34 @@ def _read_document(path: Path, problems: list[str], cache: ParseCache | None = N
     return document
 
 
-def _step_plan(number: int, slug: str, path: Path, metadata: dict[str, Any], body: str,
-               problems: list[str]) -> StepPlan:
+def _step_plan(
+    number: int, slug: str, path: Path, metadata: dict[str, Any], body: str, problems: list[str]
+) -> StepPlan:
     status, status_problem = check_status(metadata.get("status"))
     depends_on, deps_problem = check_depends_on(metadata.get("depends_on"))
     step_problem = check_step_key(metadata.get("step"), number)
     problems.extend(f"{path}: {p}" for p in (status_problem, deps_problem, step_problem) if p)
     title = metadata.get("title")
     title = shown(str(title)) if title is not None else ""
-    return StepPlan(number=number, slug=slug, title=title or slug, status=status,
-                                    depends_on=depends_on, path=path, body=body,
-                                    metadata=metadata)
+    return StepPlan(
+        number=number,
+        slug=slug,
+        title=title or slug,
+        status=status,
+        depends_on=depends_on,
+        path=path,
+        body=body,
+        metadata=metadata,
+    )
 
 
-def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str],
-                   cache: ParseCache | None = None,
-                   stats: dict[str, os.stat_result] | None = None) -> dict[int, Handoff]:
+def _load_handoffs(
+    directory: Path,
+    steps: list[StepPlan],
+    problems: list[str],
+    cache: ParseCache | None = None,
+    stats: dict[str, os.stat_result] | None = None,
+) -> dict[int, Handoff]:
     """Handoffs by step number; for duplicates, the one named like the plan wins."""
     if not directory.is_dir():
         return {}
@@ -391,8 +431,13 @@ def _load_handoffs(directory: Path, steps: list[StepPlan], problems: list[str],
             problems.append(f"{path}: {result_problem}")
         title = metadata.get("title")
         handoff = Handoff(
-            step=number, title=None if title is None else str(title), result=result,
-            path=path, body=body, metadata=metadata)
+            step=number,
+            title=None if title is None else str(title),
+            result=result,
+            path=path,
+            body=body,
+            metadata=metadata,
+        )
         if number in handoffs:
             kept = handoffs[number]
             problems.append(f"{path}: duplicate handoff for step {number} (also {kept.path})")
@@ -411,7 +456,7 @@ def step_from_prompt(text: str) -> int | None:
     to run it ("do not run step 1") or writes "steps 3" names no step.
     """
     for match in _RUN_STEP.finditer(text or ""):
-        if not _NEGATED.search(text[:match.start()]):
+        if not _NEGATED.search(text[: match.start()]):
             return int(match.group(2))
     leading = _LEADING_STEP.match(text or "")
     return int(leading.group(1)) if leading else None

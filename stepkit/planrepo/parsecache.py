@@ -34,7 +34,11 @@ class ParseCache:
         self._now = time.time()
         try:
             data = json.loads(path.read_bytes())
-            if isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("files"), dict):
+            if (
+                isinstance(data, dict)
+                and data.get("version") == VERSION
+                and isinstance(data.get("files"), dict)
+            ):
                 self._entries = data["files"]
         except (OSError, ValueError):
             pass
@@ -77,8 +81,10 @@ class ParseCache:
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path, json.dumps({"version": VERSION, "files": self._entries},
-                                               separators=(",", ":")))
+            atomic_write(
+                self.path,
+                json.dumps({"version": VERSION, "files": self._entries}, separators=(",", ":")),
+            )
         except OSError:
             pass
 

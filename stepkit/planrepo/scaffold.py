@@ -32,8 +32,10 @@ def scaffold(plans_dir: Path, title: str = FIRST_TITLE) -> list[Path]:
     if steps.is_dir() and any(steps.glob("*.md")):
         existing.insert(0, steps)
     if existing:
-        raise UsageError(f"{existing[0]} already exists; stepkit init writes nothing over it "
-                         f"(nothing was written)")
+        raise UsageError(
+            f"{existing[0]} already exists; stepkit init writes nothing over it "
+            f"(nothing was written)"
+        )
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

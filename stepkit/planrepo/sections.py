@@ -30,7 +30,9 @@ _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\Z")
 #: the only lines that can open or close a fence or a section
 _SPECIAL_LINE = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|#{1,6}(?![^ \t\r\n]))[^\n]*", re.MULTILINE)
 #: the one bullet rule: indent, marker (``-``, ``*``, ``+``, ``1.``, ``1)``), a blank, the text
-LIST_ITEM = re.compile(r"(?P<indent>[ \t]*)(?P<marker>[-*+]|\d{1,9}[.)])[ \t]+(?P<text>.*?)[ \t\r\n]*\Z")
+LIST_ITEM = re.compile(
+    r"(?P<indent>[ \t]*)(?P<marker>[-*+]|\d{1,9}[.)])[ \t]+(?P<text>.*?)[ \t\r\n]*\Z"
+)
 #: a list item at the top level of its list: indented at most three spaces
 _TOP_INDENT = 3
 
@@ -49,7 +51,7 @@ def track_fence(line: str, fence: str | None) -> str | None:
     marker = match.group(1)
     if fence is None:
         return marker
-    if marker[0] == fence[0] and len(marker) >= len(fence) and not line[match.end():].strip():
+    if marker[0] == fence[0] and len(marker) >= len(fence) and not line[match.end() :].strip():
         return None
     return fence
 
@@ -107,14 +109,16 @@ class Outline:
                 self._by_key.setdefault(heading.key, []).append(heading)
         return self._by_key.get(section_key(name), [])
 
-    def find(self, name: str, levels: Sequence[int] = (2, 3, 4, 5, 6), last: bool = False) -> Heading | None:
+    def find(
+        self, name: str, levels: Sequence[int] = (2, 3, 4, 5, 6), last: bool = False
+    ) -> Heading | None:
         """The first (``last``: the last) heading called ``name`` at one of ``levels``."""
         found = [h for h in self.named(name) if h.level in levels]
         return (found[-1] if last else found[0]) if found else None
 
     def content(self, heading: Heading) -> str:
         """The text under ``heading``, up to the end of its section."""
-        return self.body[heading.content_start:heading.content_end]
+        return self.body[heading.content_start : heading.content_end]
 
     def without(self, cuts: Sequence[tuple[int, int]]) -> str:
         """The body without its code blocks and the spans in ``cuts``."""
@@ -142,14 +146,19 @@ def outline(body: str) -> Outline:
             found.fenced.append((fence_start, match.end()))
         level_title = None if was_in_fence or fence is not None else heading_of(line)
         if level_title is not None:
-            found.headings.append(Heading(*level_title, match.start(), min(match.end() + 1, len(body))))
+            found.headings.append(
+                Heading(*level_title, match.start(), min(match.end() + 1, len(body)))
+            )
     if fence is not None:
         found.fenced.append((fence_start, len(body)))
     open_sections: list[Heading] = []  # the headings whose section has not ended yet, levels rising
     for heading in found.headings:
         while open_sections and open_sections[-1].level >= heading.level:
             ended = open_sections.pop()
-            ended.end, ended.content_end = heading.start, max(ended.content_start, heading.start - 1)
+            ended.end, ended.content_end = (
+                heading.start,
+                max(ended.content_start, heading.start - 1),
+            )
         open_sections.append(heading)
     for heading in open_sections:
         heading.end = heading.content_end = len(body)

@@ -19,18 +19,20 @@ def status_report(repo: PlanRepo) -> dict[str, Any]:
     for step in repo.steps:
         unsatisfied = repo.unsatisfied(step)
         handoff = repo.handoffs.get(step.number)
-        steps.append({
-            "step": step.number,
-            "slug": step.slug,
-            "title": step.title,
-            "status": step.status,
-            "path": str(step.path),
-            "depends_on": step.depends_on,
-            "deps_satisfied": not unsatisfied,
-            "unsatisfied": unsatisfied,
-            "handoff": str(handoff.path) if handoff else None,
-            "handoff_result": handoff.result if handoff else None,
-        })
+        steps.append(
+            {
+                "step": step.number,
+                "slug": step.slug,
+                "title": step.title,
+                "status": step.status,
+                "path": str(step.path),
+                "depends_on": step.depends_on,
+                "deps_satisfied": not unsatisfied,
+                "unsatisfied": unsatisfied,
+                "handoff": str(handoff.path) if handoff else None,
+                "handoff_result": handoff.result if handoff else None,
+            }
+        )
     report = {
         "plans_dir": str(repo.plans_dir),
         "next": following.number if following else None,

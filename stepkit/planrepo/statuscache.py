@@ -29,7 +29,9 @@ def repo_key(plans_dir: Path) -> tuple[str, bool] | None:
     """The digest of what the plan repo's report is made from, and whether a
     report made now may be kept (no file modified within the racy window);
     None when a file cannot be looked at (then nothing is cached)."""
-    digest = hashlib.blake2b(f"{VERSION}\0{plans_dir}".encode("utf-8", "surrogateescape"), digest_size=20)
+    digest = hashlib.blake2b(
+        f"{VERSION}\0{plans_dir}".encode("utf-8", "surrogateescape"), digest_size=20
+    )
     newest = 0
     for sub in ("steps", "handoffs"):
         try:
@@ -49,8 +51,10 @@ def repo_key(plans_dir: Path) -> tuple[str, bool] | None:
             except OSError:
                 return None  # a dangling symlink: loading reports it, the cache keeps nothing
             newest = max(newest, status.st_mtime_ns)
-            digest.update(f"\0{name}\0{int(entry.is_file())}\0{status.st_size}\0{status.st_mtime_ns}"
-                          f"\0{status.st_ctime_ns}\0{status.st_ino}".encode("utf-8", "surrogateescape"))
+            digest.update(
+                f"\0{name}\0{int(entry.is_file())}\0{status.st_size}\0{status.st_mtime_ns}"
+                f"\0{status.st_ctime_ns}\0{status.st_ino}".encode("utf-8", "surrogateescape")
+            )
     return digest.hexdigest(), time.time() - newest / 1e9 >= RACY_S
 
 

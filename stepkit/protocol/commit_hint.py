@@ -26,9 +26,13 @@ def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
         return []
     summary = " ".join(str(state.get("step_summary") or f"Step {state.get('step')}").split())
     subject = commit_subject(summary)
-    return ["", "Files the step changed (stepkit never commits):", *(f"- {f}" for f in everything),
-            "Commit them with:",
-            f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit -m {shlex.quote(subject)}"]
+    return [
+        "",
+        "Files the step changed (stepkit never commits):",
+        *(f"- {f}" for f in everything),
+        "Commit them with:",
+        f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit -m {shlex.quote(subject)}",
+    ]
 
 
 def _relative(path: Path, project_dir: Path) -> str:

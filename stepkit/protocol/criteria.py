@@ -68,7 +68,9 @@ def _parametrized(statuses: Mapping[str, str]) -> dict[str, str]:
         base, bracket, _ = test_id.partition("[")
         if bracket and test_id.endswith("]"):
             cases.setdefault(base, []).append(status)
-    return {base: next((s for s in seen if s != "passed"), "passed") for base, seen in cases.items()}
+    return {
+        base: next((s for s in seen if s != "passed"), "passed") for base, seen in cases.items()
+    }
 
 
 def find_test(cited: str, statuses: Mapping[str, str]) -> str | None:
@@ -78,12 +80,17 @@ def find_test(cited: str, statuses: Mapping[str, str]) -> str | None:
     cited = cited.strip().strip("`")
     if cited in statuses:
         return cited
-    ends = [i for i in statuses if i.endswith((f"::{cited}", f" › {cited}", f"#{cited}", f"/{cited}"))]
+    ends = [
+        i for i in statuses if i.endswith((f"::{cited}", f" › {cited}", f"#{cited}", f"/{cited}"))
+    ]
     return ends[0] if len(ends) == 1 else None
 
 
 def _entries(value: Sequence[CriterionTests | Mapping[str, Any]] | None) -> list[CriterionTests]:
-    return [e if isinstance(e, CriterionTests) else CriterionTests.model_validate(e) for e in value or []]
+    return [
+        e if isinstance(e, CriterionTests) else CriterionTests.model_validate(e)
+        for e in value or []
+    ]
 
 
 def criterion_ids(criteria: Sequence[str]) -> list[str]:
@@ -124,14 +131,17 @@ def _cited_per_criterion(criteria: Sequence[str], entries: list[CriterionTests])
     return cited
 
 
-def criteria_rows(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:
+def criteria_rows(
+    criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None
+) -> list[str]:
     """One line per plan criterion (no bullet: a template renders a list as
     bullets): its id and text, then the tests cited for it and how each ended
     in the final tests gate, or :data:`NO_TEST_CITED`."""
     statuses = statuses_seen(gate)
     rows = []
-    for cid, criterion, tests in zip(criterion_ids(criteria), criteria, _cited_per_criterion(criteria,
-                                                                                           _entries(entries))):
+    for cid, criterion, tests in zip(
+        criterion_ids(criteria), criteria, _cited_per_criterion(criteria, _entries(entries))
+    ):
         if not tests:
             rows.append(f"{cid}: {criterion} — {NO_TEST_CITED}")
             continue
@@ -143,7 +153,9 @@ def criteria_rows(criteria: list[str], entries: Sequence[Any] | None, gate: Gate
     return rows
 
 
-def render_criteria(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> str:
+def render_criteria(
+    criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None
+) -> str:
     """The Evidence part: :data:`HEADING` and :func:`criteria_rows` (empty
     when the plan has no Acceptance criteria)."""
     if not criteria:
@@ -151,24 +163,34 @@ def render_criteria(criteria: list[str], entries: Sequence[Any] | None, gate: Ga
     return "\n".join([HEADING, "", *(f"- {row}" for row in criteria_rows(criteria, entries, gate))])
 
 
-def criteria_problems(criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None) -> list[str]:
+def criteria_problems(
+    criteria: list[str], entries: Sequence[Any] | None, gate: GateResult | None
+) -> list[str]:
     """What the handoff check reports about the criteria map (one line each)."""
     statuses = statuses_seen(gate)
     parsed = _entries(entries)
     problems = []
-    for cid, criterion, tests in zip(criterion_ids(criteria), criteria, _cited_per_criterion(criteria, parsed)):
+    for cid, criterion, tests in zip(
+        criterion_ids(criteria), criteria, _cited_per_criterion(criteria, parsed)
+    ):
         for test_id in tests:
             found = find_test(test_id, statuses)
             if found is None:
-                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {test_id!r}, which did "
-                                "not run in the final tests gate")
+                problems.append(
+                    f"acceptance criterion {cid} ({criterion!r}) cites test {test_id!r}, which did "
+                    "not run in the final tests gate"
+                )
             elif statuses[found] != "passed":
-                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {found!r}, which did "
-                                f"not pass in the final tests gate ({statuses[found]})")
+                problems.append(
+                    f"acceptance criterion {cid} ({criterion!r}) cites test {found!r}, which did "
+                    f"not pass in the final tests gate ({statuses[found]})"
+                )
     for entry in parsed:
         if criterion_index(entry.criterion, criteria) is None:
-            problems.append(f"acceptance_criteria names {entry.criterion!r}, which is not one of the plan's "
-                            f"Acceptance criteria (cite them by id: {', '.join(criterion_ids(criteria)) or 'none'})")
+            problems.append(
+                f"acceptance_criteria names {entry.criterion!r}, which is not one of the plan's "
+                f"Acceptance criteria (cite them by id: {', '.join(criterion_ids(criteria)) or 'none'})"
+            )
     return problems
 
 
@@ -183,7 +205,7 @@ def rendered_criteria_problems(evidence: str) -> list[str]:
     if HEADING not in lines:
         return []
     problems = []
-    for line in lines[lines.index(HEADING) + 1:]:
+    for line in lines[lines.index(HEADING) + 1 :]:
         if not line.strip():
             continue
         if not line.startswith("- "):
@@ -193,11 +215,15 @@ def rendered_criteria_problems(evidence: str) -> list[str]:
         for cited in _CITED.finditer(rest):
             status = cited["status"].strip()
             if status == "DID NOT RUN":
-                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {cited['id']!r}, which "
-                                "did not run in the final tests gate")
+                problems.append(
+                    f"acceptance criterion {cid} ({criterion!r}) cites test {cited['id']!r}, which "
+                    "did not run in the final tests gate"
+                )
             elif status != "passed":
-                problems.append(f"acceptance criterion {cid} ({criterion!r}) cites test {cited['id']!r}, which "
-                                f"did not pass in the final tests gate ({status})")
+                problems.append(
+                    f"acceptance criterion {cid} ({criterion!r}) cites test {cited['id']!r}, which "
+                    f"did not pass in the final tests gate ({status})"
+                )
     return problems
 
 

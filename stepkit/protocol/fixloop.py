@@ -47,7 +47,9 @@ class FixVerdict:
     stop: str | None = None
 
 
-def next_fix(failing: GateResult, attempts: int, budget: int, previous_signature: str | None) -> FixVerdict:
+def next_fix(
+    failing: GateResult, attempts: int, budget: int, previous_signature: str | None
+) -> FixVerdict:
     """Stop or go on after ``failing`` failed with ``attempts`` of ``budget``
     fix attempts used; ``previous_signature``: the failure the last attempt
     was asked to fix (None before the first).
@@ -56,11 +58,17 @@ def next_fix(failing: GateResult, attempts: int, budget: int, previous_signature
     once ("no progress") instead of spending the rest of the budget."""
     signature = failure_signature(failing)
     if is_stalled(previous_signature, signature):
-        return FixVerdict(signature, f"no progress: the {failing.name} gate failed the same way "
-                                     f"after fix attempt {attempts}")
+        return FixVerdict(
+            signature,
+            f"no progress: the {failing.name} gate failed the same way "
+            f"after fix attempt {attempts}",
+        )
     if attempts >= budget:
-        return FixVerdict(signature, f"fix budget spent: {attempts} of {budget} fix attempts used "
-                                     f"and the {failing.name} gate still fails")
+        return FixVerdict(
+            signature,
+            f"fix budget spent: {attempts} of {budget} fix attempts used "
+            f"and the {failing.name} gate still fails",
+        )
     return FixVerdict(signature)
 
 

@@ -79,16 +79,26 @@ def _answer(ctx: StageContext, name: str) -> tuple[Any, str]:
     data, plugin = first_answer(ctx.pm, stage.hook, ctx=ctx)
     if data is None:
         spec = ctx.settings.get(stage.delegate) if stage.delegate else None
-        owner = (f" for {stage.delegate} {spec!r} (check --{stage.delegate}; `stepkit plugins` lists who "
-                 "implements it)") if spec else ""
-        raise StageFault(f"no plugin answered {stage.hook}{owner} (is the plugin that provides it disabled?)")
+        owner = (
+            (
+                f" for {stage.delegate} {spec!r} (check --{stage.delegate}; `stepkit plugins` lists who "
+                "implements it)"
+            )
+            if spec
+            else ""
+        )
+        raise StageFault(
+            f"no plugin answered {stage.hook}{owner} (is the plugin that provides it disabled?)"
+        )
     ctx.emit("hook_answered", hook=stage.hook, plugin=plugin)
     if before is not None:
         changed = changed_between(before, file_ids(ctx.project_dir))
         if changed:
             shown = ", ".join(changed[:10]) + (" …" if len(changed) > 10 else "")
-            raise StageFault(f"{stage.title or name} is read-only but the project tree changed during it: "
-                             f"{shown}")
+            raise StageFault(
+                f"{stage.title or name} is read-only but the project tree changed during it: "
+                f"{shown}"
+            )
     return _validated(stage.result, data, stage.hook), plugin
 
 
@@ -96,7 +106,9 @@ def _validated(model: type[BaseModel], data: Any, hook: str) -> Any:
     """``data`` as ``model``: a model instance is checked again (a plugin may
     have built it with ``model_construct``), a dict is validated."""
     try:
-        return model.model_validate(data.model_dump(warnings=False) if isinstance(data, BaseModel) else data)
+        return model.model_validate(
+            data.model_dump(warnings=False) if isinstance(data, BaseModel) else data
+        )
     except ValidationError as exc:
         raise StageFault(f"{hook} returned an invalid result: {describe_validation(exc)}") from None
 
@@ -145,9 +157,17 @@ def implement(ctx: StageContext) -> Outcome:
     if round_flags:
         updates["round_flags"] = round_flags  # an append field: the engine adds them
     touched = watch.changes() if watch else []
-    updates.update({"coder_result": coder.model_dump(), "coder_plugin": plugin,
-                    **undo_plan_edits(ctx, plan_before, "coder")})
-    new_store_flags = [*updates.get("run_store_flags", []), *([scope.store_flag(touched)] if touched else [])]
+    updates.update(
+        {
+            "coder_result": coder.model_dump(),
+            "coder_plugin": plugin,
+            **undo_plan_edits(ctx, plan_before, "coder"),
+        }
+    )
+    new_store_flags = [
+        *updates.get("run_store_flags", []),
+        *([scope.store_flag(touched)] if touched else []),
+    ]
     if new_store_flags:
         updates["run_store_flags"] = new_store_flags  # an append field: the engine adds them
     if snapshot is not None:
@@ -158,7 +178,13 @@ def implement(ctx: StageContext) -> Outcome:
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(_scope_path(ctx))
     if coder.crashed:
-        raise StageFault(f"the coder crashed: {summary_of('', coder.text) or 'no output'}", updates={**updates, "failure_reason": "the coder crashed (never retried: the tree may be half-edited)"})
+        raise StageFault(
+            f"the coder crashed: {summary_of('', coder.text) or 'no output'}",
+            updates={
+                **updates,
+                "failure_reason": "the coder crashed (never retried: the tree may be half-edited)",
+            },
+        )
     return Outcome(updates=updates)
 
 
@@ -194,8 +220,10 @@ def _untrusted_plugin_flags(ctx: StageContext, trust_watch: Any) -> list[str]:
     from stepkit.trust import untrusted_plugins
 
     raised = set(ctx.state.get("round_flags", []))
-    flags = [f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
-             for line in untrusted_plugins(ctx.project_dir)]
+    flags = [
+        f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
+        for line in untrusted_plugins(ctx.project_dir)
+    ]
     touched = trust_watch.changes()
     if touched:
         flags.append(f"the coder touched stepkit's plugin trust store: {', '.join(touched[:5])}")
@@ -276,8 +304,10 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
     updates: dict[str, Any] = {"scope_snapshot_digest": _write_scope_snapshot(ctx, path)}
     if digest:
         shown = scope.shown_path(path, ctx.project_dir)
-        flag = (f"the step-start scope snapshot ({shown}) was missing or altered before this coder "
-                "round: retaken, so what changed before the round is not among the step's changes")
+        flag = (
+            f"the step-start scope snapshot ({shown}) was missing or altered before this coder "
+            "round: retaken, so what changed before the round is not among the step's changes"
+        )
         updates["run_store_flags"] = [flag]
     return scope.load_snapshot(path, updates["scope_snapshot_digest"]), updates
 
@@ -300,8 +330,9 @@ def sweep(ctx: StageContext) -> Outcome:
         if append_edge_case(path, text):
             applied.append({"step": note.step, "edge_case": text})
     updates = result.model_dump(exclude={"annotations"})
-    updates.update({"applied_annotations": applied,
-                    "refused_annotations": refused, "sweep_plugin": plugin})
+    updates.update(
+        {"applied_annotations": applied, "refused_annotations": refused, "sweep_plugin": plugin}
+    )
     return Outcome(updates=updates)
 
 
@@ -313,8 +344,13 @@ def review(ctx: StageContext) -> Outcome:
     review_result, plugin = _answer(ctx, "review")
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")
-    return Outcome(updates={"review_report": review_result.review_report, "review_plugin": plugin,
-                            f"{ctx.node}_fault": None})
+    return Outcome(
+        updates={
+            "review_report": review_result.review_report,
+            "review_plugin": plugin,
+            f"{ctx.node}_fault": None,
+        }
+    )
 
 
 # -- handoff -----------------------------------------------------------------
@@ -349,12 +385,20 @@ def handoff(ctx: StageContext) -> Outcome:
     atomic_write(path, text)
     if prose.notes_facts:
         append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
-    return Outcome(updates={"step_summary": prose.step_summary, "handoff_result": prose.result,
-                            "handoff_plugin": plugin, "acceptance_criteria": criteria["acceptance_criteria"],
-                            "criteria_report": criteria["criteria_report"]})
+    return Outcome(
+        updates={
+            "step_summary": prose.step_summary,
+            "handoff_result": prose.result,
+            "handoff_plugin": plugin,
+            "acceptance_criteria": criteria["acceptance_criteria"],
+            "criteria_report": criteria["criteria_report"],
+        }
+    )
 
 
-def _criteria_evidence(state: dict[str, Any], prose: HandoffProse, gates: list[GateResult]) -> dict[str, Any]:
+def _criteria_evidence(
+    state: dict[str, Any], prose: HandoffProse, gates: list[GateResult]
+) -> dict[str, Any]:
     """The acceptance-criteria map the writer gave, the lines stepkit renders
     from it against the final tests gate, and that part of the Evidence."""
     from stepkit.protocol.criteria import (
@@ -365,9 +409,11 @@ def _criteria_evidence(state: dict[str, Any], prose: HandoffProse, gates: list[G
     )
 
     criteria, gate = plan_criteria(str(state.get("plan_text") or "")), final_tests_gate(gates)
-    return {"acceptance_criteria": [entry.model_dump() for entry in prose.acceptance_criteria],
-            "criteria_report": criteria_rows(criteria, prose.acceptance_criteria, gate),
-            "criteria_evidence": render_criteria(criteria, prose.acceptance_criteria, gate)}
+    return {
+        "acceptance_criteria": [entry.model_dump() for entry in prose.acceptance_criteria],
+        "criteria_report": criteria_rows(criteria, prose.acceptance_criteria, gate),
+        "criteria_evidence": render_criteria(criteria, prose.acceptance_criteria, gate),
+    }
 
 
 def pipeline_faults(ctx: StageContext) -> list[str]:
@@ -471,17 +517,63 @@ def _a_gate_failed(updates: dict[str, Any]) -> bool:
 
 
 #: Every stage, in the order a step runs them.
-STAGES: dict[str, Stage] = {stage.name: stage for stage in (
-    Stage("orient", orient, "stepkit_orient", OrientResult, read_only=True, calls_model=True, effort="high"),
-    Stage("implement", implement, "stepkit_implement", CoderResult, read_only=False, calls_model=True,
-          delegate="coder", rerun_on_resume=False, failed=_coder_did_not_complete),
-    Stage("verify", verify, None, None, read_only=False, calls_model=False, failed=_a_gate_failed),
-    Stage("sweep", sweep, "stepkit_sweep", SweepResult, read_only=False, calls_model=True,
-          reads_changes=True),
-    Stage("review", review, "stepkit_review", ReviewResult, read_only=True, calls_model=True,
-          delegate="reviewer", reads_changes=True, effort="high", title="the independent review"),
-    Stage("handoff", handoff, "stepkit_write_handoff", HandoffProse, read_only=False, calls_model=True),
-)}
+STAGES: dict[str, Stage] = {
+    stage.name: stage
+    for stage in (
+        Stage(
+            "orient",
+            orient,
+            "stepkit_orient",
+            OrientResult,
+            read_only=True,
+            calls_model=True,
+            effort="high",
+        ),
+        Stage(
+            "implement",
+            implement,
+            "stepkit_implement",
+            CoderResult,
+            read_only=False,
+            calls_model=True,
+            delegate="coder",
+            rerun_on_resume=False,
+            failed=_coder_did_not_complete,
+        ),
+        Stage(
+            "verify", verify, None, None, read_only=False, calls_model=False, failed=_a_gate_failed
+        ),
+        Stage(
+            "sweep",
+            sweep,
+            "stepkit_sweep",
+            SweepResult,
+            read_only=False,
+            calls_model=True,
+            reads_changes=True,
+        ),
+        Stage(
+            "review",
+            review,
+            "stepkit_review",
+            ReviewResult,
+            read_only=True,
+            calls_model=True,
+            delegate="reviewer",
+            reads_changes=True,
+            effort="high",
+            title="the independent review",
+        ),
+        Stage(
+            "handoff",
+            handoff,
+            "stepkit_write_handoff",
+            HandoffProse,
+            read_only=False,
+            calls_model=True,
+        ),
+    )
+}
 
 
 def stage_of(ctx: StageContext) -> Stage | None:

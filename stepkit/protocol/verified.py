@@ -55,11 +55,16 @@ def recheck(ctx: StageContext, path: list[str]) -> Outcome | None:
     if not changed:
         return None
     shown = first_of(changed, _NAMED)
-    return Outcome(route=FIRST_GATE, updates={
-        "tree_changes": changed,
-        "verified_tree": {},
-        "fix_history": [f"the tree changed after the gates verified it ({shown}): the gates run again"],
-    })
+    return Outcome(
+        route=FIRST_GATE,
+        updates={
+            "tree_changes": changed,
+            "verified_tree": {},
+            "fix_history": [
+                f"the tree changed after the gates verified it ({shown}): the gates run again"
+            ],
+        },
+    )
 
 
 def _coder_ran_since_tests(path: list[str]) -> bool:

@@ -67,16 +67,23 @@ class Looks:
     users: users_tree.Look | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"hidden": None if self.hidden is None else _listed(self.hidden), "startup": _listed(self.startup),
-                "bytecode": _listed(self.bytecode), "users": None if self.users is None else self.users.as_dict()}
+        return {
+            "hidden": None if self.hidden is None else _listed(self.hidden),
+            "startup": _listed(self.startup),
+            "bytecode": _listed(self.bytecode),
+            "users": None if self.users is None else self.users.as_dict(),
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Looks:
         """:raises KeyError, TypeError, ValueError, AttributeError: not :meth:`as_dict`'s form."""
         found, users = data["hidden"], data["users"]
-        return cls(hidden=None if found is None else _signatures(found), startup=_signatures(data["startup"]),
-                   bytecode=_signatures(data["bytecode"]),
-                   users=None if users is None else users_tree.Look.from_dict(users))
+        return cls(
+            hidden=None if found is None else _signatures(found),
+            startup=_signatures(data["startup"]),
+            bytecode=_signatures(data["bytecode"]),
+            users=None if users is None else users_tree.Look.from_dict(users),
+        )
 
 
 def _listed(signatures: dict[str, tuple[int, ...]]) -> dict[str, list[int]]:
@@ -105,26 +112,37 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
                 with bytecode.trusted(ctx.project_dir, before.bytecode):
                     outcome = node(ctx)
             except StageFault as fault:
-                fault.updates = with_flags(ctx.state, fault.updates, [*flags, *_after(ctx, who, before, top,
-                                                                                       every_hidden)])
+                fault.updates = with_flags(
+                    ctx.state, fault.updates, [*flags, *_after(ctx, who, before, top, every_hidden)]
+                )
                 raise
             flags += _after(ctx, who, before, top, every_hidden)
-            return Outcome(route=outcome.route, updates=with_flags(ctx.state, outcome.updates, flags))
+            return Outcome(
+                route=outcome.route, updates=with_flags(ctx.state, outcome.updates, flags)
+            )
 
         return watching
 
     return wrap
 
 
-def _after(ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool) -> list[str]:
+def _after(
+    ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool
+) -> list[str]:
     """Once ``who`` ran: its flags, kept with the looks."""
     flags = _compared(ctx, who, before, top, every_hidden)
     _keep(ctx, who, before, flags, every_hidden)
     return flags
 
 
-def _compared(ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool,
-              cut_off: bool = False) -> list[str]:
+def _compared(
+    ctx: StageContext,
+    who: str,
+    before: Looks,
+    top: Path | None,
+    every_hidden: bool,
+    cut_off: bool = False,
+) -> list[str]:
     """The trees now against ``before``: the bytecode written since removed, the flags."""
     now = _look(ctx, top)
     bytecode.drop_changed(before.bytecode, now.bytecode)
@@ -148,37 +166,59 @@ def with_flags(state: dict[str, Any], updates: dict[str, Any], flags: list[str])
     if not flags:
         return updates
     tamper = updates.get("tamper_flags", state.get("tamper_flags", []))
-    return {**updates, "round_flags": [*updates.get("round_flags", []), *flags],
-            "tamper_flags": [*tamper, *flags]}
+    return {
+        **updates,
+        "round_flags": [*updates.get("round_flags", []), *flags],
+        "tamper_flags": [*tamper, *flags],
+    }
 
 
 def _look(ctx: StageContext, top: Path | None) -> Looks:
     from stepkit.workspace.toolpath import tool_dirs
 
     tools = [str(Path(ctx.project_dir, rel)) for rel in tool_dirs(ctx.pm, ctx.project_dir)]
-    return Looks(hidden=hidden.look(ctx.project_dir), startup=startup.look(tools),
-                 bytecode=bytecode.look(ctx.project_dir), users=users_tree.look(top) if top is not None else None)
+    return Looks(
+        hidden=hidden.look(ctx.project_dir),
+        startup=startup.look(tools),
+        bytecode=bytecode.look(ctx.project_dir),
+        users=users_tree.look(top) if top is not None else None,
+    )
 
 
-def _flags(ctx: StageContext, who: str, before: Looks, now: Looks, top: Path | None, every_hidden: bool,
-           cut_off: bool = False) -> list[str]:
+def _flags(
+    ctx: StageContext,
+    who: str,
+    before: Looks,
+    now: Looks,
+    top: Path | None,
+    every_hidden: bool,
+    cut_off: bool = False,
+) -> list[str]:
     when = f"while {who} ran" + (" (stepkit was stopped then)" if cut_off else "")
     flags = []
-    concealed = hidden.changes(before.hidden, now.hidden, None if every_hidden else _on_surface(ctx))
+    concealed = hidden.changes(
+        before.hidden, now.hidden, None if every_hidden else _on_surface(ctx)
+    )
     if concealed:
-        flags.append(f"files git ignores were added or changed {when}: {_named(concealed)}. "
-                     "They are not among the step's changes, yet the gates see them")
+        flags.append(
+            f"files git ignores were added or changed {when}: {_named(concealed)}. "
+            "They are not among the step's changes, yet the gates see them"
+        )
     started = startup.changes(before.startup, now.startup)
     if started:
-        flags.append(f"the site directories of the gates' Pythons changed {when}: {_named(started)}. "
-                     "Every Python a gate starts runs their .pth files and imports from them")
+        flags.append(
+            f"the site directories of the gates' Pythons changed {when}: {_named(started)}. "
+            "Every Python a gate starts runs their .pth files and imports from them"
+        )
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
     if changed and top is not None and users_tree.own_change(top, before.users, now.users):
         changed = []  # stepkit's own merge of a sibling run's branch
     if changed:
-        flags.append(f"your own work tree changed {when}: {_named(changed)}. stepkit writes nothing "
-                     f"in {top} during a run: unless you made these changes yourself, {who} reached outside "
-                     "the step's work tree")
+        flags.append(
+            f"your own work tree changed {when}: {_named(changed)}. stepkit writes nothing "
+            f"in {top} during a run: unless you made these changes yourself, {who} reached outside "
+            "the step's work tree"
+        )
     return flags
 
 
@@ -192,17 +232,29 @@ def _on_surface(ctx: StageContext) -> Callable[[str], bool]:
     from stepkit.workspace.surface import rule_for, surface_rules
 
     rules = functools.cache(  # asked only for a change
-        lambda: surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir)))
+        lambda: surface_rules(
+            ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir)
+        )
+    )
     return lambda rel: rule_for(rules(), rel.rstrip("/")) is not None
 
 
-def _keep(ctx: StageContext, who: str, before: Looks, flags: list[str] | None = None,
-          every_hidden: bool = False) -> None:
+def _keep(
+    ctx: StageContext,
+    who: str,
+    before: Looks,
+    flags: list[str] | None = None,
+    every_hidden: bool = False,
+) -> None:
     """Keep the looks taken before ``who`` ran and, once it has compared, the flags it raised."""
     from stepkit.workspace.seal import write_sealed
 
     if ctx.run_dir is not None:
-        record: dict[str, Any] = {"who": who, "every_hidden": every_hidden, "looks": before.as_dict()}
+        record: dict[str, Any] = {
+            "who": who,
+            "every_hidden": every_hidden,
+            "looks": before.as_dict(),
+        }
         if flags is not None:
             record["flags"] = flags
         write_sealed(Path(ctx.run_dir) / RECORD, json.dumps(record))
@@ -224,8 +276,12 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
     except FileNotFoundError:
         return []
     except (SealBroken, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return [(f"the record stepkit keeps of the trees a gate or the coder may touch was forged or edited "
-                 f"({exc}): what changed while one ran before stepkit was stopped is unknown")]
+        return [
+            (
+                f"the record stepkit keeps of the trees a gate or the coder may touch was forged or edited "
+                f"({exc}): what changed while one ran before stepkit was stopped is unknown"
+            )
+        ]
     if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
         return []  # the node ended and its flags (maybe none) are the run's
     return _compared(ctx, who, before, top, every_hidden, cut_off=True)

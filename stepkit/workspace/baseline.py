@@ -90,8 +90,15 @@ def snapshot_tree(snapshot: Snapshot) -> BaseTree:
     root = Path(snapshot.git_root) if snapshot.git_root else None
     if root is not None:
         remove_left_worktrees(root)
-    return BaseTree(Path(snapshot.project_dir), "the step's start", head=snapshot.head, git_root=root,
-                    prefix=snapshot.prefix, files=dict(snapshot.files), reader=BeforeReader(snapshot))
+    return BaseTree(
+        Path(snapshot.project_dir),
+        "the step's start",
+        head=snapshot.head,
+        git_root=root,
+        prefix=snapshot.prefix,
+        files=dict(snapshot.files),
+        reader=BeforeReader(snapshot),
+    )
 
 
 def ref_tree(project_dir: Path, ref: str) -> BaseTree:
@@ -164,7 +171,9 @@ def _overlay(tree: BaseTree, project: Path) -> None:
             continue
         data = tree.reader.read(oid) if tree.reader is not None else None
         if data is None:
-            raise BaselineUnavailable(f"the bytes of {rel} as they were at {tree.label} were not kept")
+            raise BaselineUnavailable(
+                f"the bytes of {rel} as they were at {tree.label} were not kept"
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 
@@ -207,7 +216,9 @@ class BaselineRecord(Model):
 GateRun = Callable[[Path, Path], tuple[str, str, str | None, Iterable[str], TestResults | None]]
 
 
-def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, run: GateRun) -> BaselineRecord:
+def baseline_record(
+    project_dir: Path, tree: BaseTree, gate: str, command: str, run: GateRun
+) -> BaselineRecord:
     """The baseline of ``gate`` on ``tree``: from the cache, else run now
     (and cached unless it hit an environment fault or a time limit).
 
@@ -219,7 +230,9 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
         record = model_from_json(BaselineRecord, read_sealed(cache))
         return record.model_copy(update={"cached": True})
     except SealBroken as exc:
-        flags.append(f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again")
+        flags.append(
+            f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again"
+        )
         with contextlib.suppress(OSError):
             cache.unlink()
     except (OSError, ValueError):
@@ -229,8 +242,15 @@ def baseline_record(project_dir: Path, tree: BaseTree, gate: str, command: str, 
         status, summary, log, output, tests = run(where, log_dir)
         keys = failure_keys(gate, status, tests, output, [where, where.resolve()])
     record = BaselineRecord(
-        gate=gate, command=command, tree=tree.key, label=tree.label, status=status, summary=summary,
-        failures=keys, log=log, ran_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        gate=gate,
+        command=command,
+        tree=tree.key,
+        label=tree.label,
+        status=status,
+        summary=summary,
+        failures=keys,
+        log=log,
+        ran_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tests=tests.record(log_dir / "tests.json") if tests is not None else None,
     )
     if status in ("pass", "fail"):
@@ -246,8 +266,13 @@ def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> P
 # -- naming failures ---------------------------------------------------------
 
 
-def failure_keys(gate: str, status: str, tests: TestResults | None, output: str | Iterable[str],
-                 roots: list[Path] = ()) -> list[str] | None:
+def failure_keys(
+    gate: str,
+    status: str,
+    tests: TestResults | None,
+    output: str | Iterable[str],
+    roots: list[Path] = (),
+) -> list[str] | None:
     """What failed, named comparably between two trees.
 
     Tests: the failed and errored ids.  Build and lint: each error keyed by

@@ -48,8 +48,11 @@ def _imported_from(venv: Path) -> list[Path]:
     found: list[Path] = []
     for site in sorted(venv.glob("lib/python*/site-packages")):
         for pth in sorted(site.glob("*.pth")):
-            found += [Path(line.strip()) for line in _lines(pth)
-                      if line.strip().startswith("/") and not line.startswith("import")]
+            found += [
+                Path(line.strip())
+                for line in _lines(pth)
+                if line.strip().startswith("/") and not line.startswith("import")
+            ]
         for finder in sorted(site.glob("__editable__*finder.py")):
             found += [Path(target).parent for target in _mapping(finder)]
     return found
@@ -74,5 +77,11 @@ def _mapping(finder: Path) -> list[str]:
         return []
     if not isinstance(mapping, dict):
         return []
-    return [value for name, value in mapping.items() if isinstance(name, str) and isinstance(value, str)
-            and "." not in name and Path(value).name in (name, f"{name}.py")]
+    return [
+        value
+        for name, value in mapping.items()
+        if isinstance(name, str)
+        and isinstance(value, str)
+        and "." not in name
+        and Path(value).name in (name, f"{name}.py")
+    ]

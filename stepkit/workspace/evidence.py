@@ -27,6 +27,7 @@ SUMMARY_PREFIX = "summary: "
 #: The heading of the parsers' per-failure error section; the stall check reads it.
 ERRORS_HEADING = "first error of each failure:"
 
+
 def clip_middle(text: str, max_chars: int, label: str = "output") -> str:
     """``text`` cut to about ``max_chars``: its head (two thirds) and tail (one
     third), cut at line boundaries, joined by ``[... label: N lines, M chars
@@ -35,9 +36,9 @@ def clip_middle(text: str, max_chars: int, label: str = "output") -> str:
         return text
     head = text[: max_chars * 2 // 3]
     head = head[: head.rfind("\n") + 1] or head
-    tail = text[len(text) - max_chars // 3:]
-    tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
-    omitted = text[len(head): len(text) - len(tail)]
+    tail = text[len(text) - max_chars // 3 :]
+    tail = tail[tail.find("\n") + 1 :] if "\n" in tail else tail
+    omitted = text[len(head) : len(text) - len(tail)]
     marker = f"[... {label}: {omitted.count(chr(10))} lines, {len(omitted)} chars omitted ...]\n"
     return head + marker + tail
 
@@ -72,12 +73,18 @@ def condense(
     output = shown_bytes(redact(output))  # the evidence names a Latin-1 file as caf\xe9.txt
     try:
         answer, _plugin = first_answer(
-            pm, "stepkit_condense_output",
-            gate=gate, command=command, output=output, exit_code=exit_code,
+            pm,
+            "stepkit_condense_output",
+            gate=gate,
+            command=command,
+            output=output,
+            exit_code=exit_code,
             log_path=Path(log_path) if log_path else None,
         )
     except Exception as exc:  # noqa: BLE001 - a broken parser must not lose the gate's record
-        answer = f"[evidence parser failed: {type(exc).__name__}: {exc}; raw output follows]\n{output}"
+        answer = (
+            f"[evidence parser failed: {type(exc).__name__}: {exc}; raw output follows]\n{output}"
+        )
     text = redact(strip_ansi(answer if answer is not None else output))
     body = _clip_lines([terminal_line(line) for line in text.split("\n")])
     while body and not body[-1].strip():
@@ -113,7 +120,7 @@ def summary_of(evidence: str, output: str) -> str:
     last non-empty line of the output."""
     for line in reversed(evidence.split("\n")):
         if line.startswith(SUMMARY_PREFIX):
-            return line[len(SUMMARY_PREFIX):].strip()[:200]
+            return line[len(SUMMARY_PREFIX) :].strip()[:200]
     for line in reversed(strip_ansi(output).split("\n")):
         if line.strip():
             return redact(line.strip())[:200]
@@ -122,7 +129,9 @@ def summary_of(evidence: str, output: str) -> str:
 
 def _clip_lines(lines: list[str]) -> list[str]:
     return [
-        f"{line[:MAX_LINE_CHARS]}… [+{len(line) - MAX_LINE_CHARS} chars]" if len(line) > MAX_LINE_CHARS else line
+        f"{line[:MAX_LINE_CHARS]}… [+{len(line) - MAX_LINE_CHARS} chars]"
+        if len(line) > MAX_LINE_CHARS
+        else line
         for line in lines
     ]
 

@@ -39,6 +39,7 @@ TAIL_LINES = 40
 NO_TEST_NOTE = "the command ran no test. This is NOT evidence that tests passed"
 _MISSING = "not installed or not on PATH"
 
+
 def _any_of(*patterns: str) -> re.Pattern[str]:
     """One multi-line pattern matching any of ``patterns``."""
     return lazy_compile("|".join(f"(?:{pattern})" for pattern in patterns), re.MULTILINE)
@@ -66,9 +67,32 @@ _RUNNER_FAILURES = _any_of(
 #: Words every line the patterns below can match holds (lower case): only
 #: those lines are searched, so a megabyte of passing output costs little.
 _FAILURE_WORDS = ("fail", "error")
-_RAN_WORDS = ("passed", "failed", "error", "running", "ok", "--- ", "tests", "ran ", "example", "total")
-_NO_TEST_WORDS = ("no test", "0 test", "zero test", "no-source", "0 example", "no example", "0 passed",
-                  "tests run: 0", "deselected", "skipped", "did not discover", "pass 0")
+_RAN_WORDS = (
+    "passed",
+    "failed",
+    "error",
+    "running",
+    "ok",
+    "--- ",
+    "tests",
+    "ran ",
+    "example",
+    "total",
+)
+_NO_TEST_WORDS = (
+    "no test",
+    "0 test",
+    "zero test",
+    "no-source",
+    "0 example",
+    "no example",
+    "0 passed",
+    "tests run: 0",
+    "deselected",
+    "skipped",
+    "did not discover",
+    "pass 0",
+)
 
 
 @dataclass(frozen=True)
@@ -107,11 +131,13 @@ def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
     # one search over the whole text, not a lower() and a scan per line: the
     # kept output of a big gate is tens of thousands of lines; only the words
     # it holds are searched for
-    if len(lower) > _ONE_PASS_CHARS and not _any_word(words).search(lower.encode("utf-8", "surrogatepass")):
+    if len(lower) > _ONE_PASS_CHARS and not _any_word(words).search(
+        lower.encode("utf-8", "surrogatepass")
+    ):
         return
     present = tuple(word for word in words if word in lower)
     if present:
-        yield from (text[m.start():m.end()] for m in _words_pattern(present).finditer(lower))
+        yield from (text[m.start() : m.end()] for m in _words_pattern(present).finditer(lower))
 
 
 def _runner_failed(out: _Output) -> bool:
@@ -163,7 +189,9 @@ _SHELL_MISSING = lazy_compile(
 _MAKE_MISSING = lazy_compile(
     r"^make(?:\[\d+\])?: (?P<tool>[^:*\s][^:*]*): (?:No such file or directory|Command not found)$"
 )
-_NOT_EXECUTABLE = lazy_compile(r"^(?:\S*\b(?:sh|bash|dash)|make(?:\[\d+\])?): (?:(?:line )?\d+: )?(?P<tool>[^:]+): Permission denied$")
+_NOT_EXECUTABLE = lazy_compile(
+    r"^(?:\S*\b(?:sh|bash|dash)|make(?:\[\d+\])?): (?:(?:line )?\d+: )?(?P<tool>[^:]+): Permission denied$"
+)
 # "make: *** [Makefile:2: lint] Error 127", "make[1]: *** [lint] Error 127"
 _MAKE_ERROR = lazy_compile(r"^make(?:\[(?P<level>\d+)\])?: \*\*\* \[.*\] Error (?P<code>\d+)$")
 
@@ -180,7 +208,9 @@ class _Rule:
 
 def _after(lines: list[str], at: int, pattern: str, span: int = 8) -> re.Match[str] | None:
     """The first match of ``pattern`` in the ``span`` lines after ``at``."""
-    return next((m for line in lines[at + 1:at + 1 + span] if (m := re.search(pattern, line))), None)
+    return next(
+        (m for line in lines[at + 1 : at + 1 + span] if (m := re.search(pattern, line))), None
+    )
 
 
 def _uv_spawn(m: re.Match[str], lines: list[str], at: int) -> str:
@@ -191,8 +221,21 @@ def _uv_spawn(m: re.Match[str], lines: list[str], at: int) -> str:
 
 
 def _uv_network(m: re.Match[str], lines: list[str], at: int) -> str:
-    causes = [c["why"] for line in lines[at + 1:at + 12] if (c := re.match(r"^\s*(?:Caused by|cause): (?P<why>.+)$", line))]
-    url = next((u["url"] for why in causes if (u := re.search(r"(?:Failed to fetch:|for url) `?\(?(?P<url>https?://[^`)\s]+)", why))), "")
+    causes = [
+        c["why"]
+        for line in lines[at + 1 : at + 12]
+        if (c := re.match(r"^\s*(?:Caused by|cause): (?P<why>.+)$", line))
+    ]
+    url = next(
+        (
+            u["url"]
+            for why in causes
+            if (
+                u := re.search(r"(?:Failed to fetch:|for url) `?\(?(?P<url>https?://[^`)\s]+)", why)
+            )
+        ),
+        "",
+    )
     where = f" at {url}" if url else ""
     return f"uv: package index unreachable{where} ({causes[-1] if causes else m.group(0)})"
 
@@ -206,102 +249,231 @@ def _npm_network(m: re.Match[str], lines: list[str], at: int) -> str:
 def _cargo_network(m: re.Match[str], lines: list[str], at: int) -> str | None:
     # "error: failed to get `serde` as a dependency of package …" / … / "Caused by:" /
     # "  [6] Could not resolve hostname (Could not resolve host: index.crates.io)"
-    if not any(re.match(r"^error: failed to (?:get|download|load|query|update|fetch)\b", line) for line in lines):
+    if not any(
+        re.match(r"^error: failed to (?:get|download|load|query|update|fetch)\b", line)
+        for line in lines
+    ):
         return None
     return f"cargo: registry unreachable ({m['why']})"
 
 
 def _pip_network(m: re.Match[str], lines: list[str], at: int) -> str | None:
     # urllib3's retry warning counts only when pip then gave up on the requirement
-    if not any(re.match(r"^ERROR: (?:Could not find a version|No matching distribution)", line) for line in lines):
+    if not any(
+        re.match(r"^ERROR: (?:Could not find a version|No matching distribution)", line)
+        for line in lines
+    ):
         return None
     return f"pip: package index unreachable ({m['why'].strip()})"
 
 
 def _maven_transfer(m: re.Match[str], lines: list[str], at: int) -> str:
-    why = re.search(r"(Unknown host [^:\s]+|Connection refused|Connect timed out|Network is unreachable"
-                    r"|No route to host|Read timed out)", m["why"])
+    why = re.search(
+        r"(Unknown host [^:\s]+|Connection refused|Connect timed out|Network is unreachable"
+        r"|No route to host|Read timed out)",
+        m["why"],
+    )
     return f"maven: repository {m['repo']} ({m['url']}) unreachable ({why.group(1) if why else m['why'][:80]})"
 
 
 def _wrapper_download(m: re.Match[str], lines: list[str], at: int) -> str | None:
     # gradlew / mvnw on a machine without their distribution: "Downloading https://services.gradle.org/…",
     # then the JVM's network exception, with org.gradle.wrapper (org.apache.maven.wrapper) in its stack
-    wrapper = next((w for line in lines for w, package in (("gradle", "org.gradle.wrapper"),
-                                                          ("maven", "org.apache.maven.wrapper")) if package in line), None)
+    wrapper = next(
+        (
+            w
+            for line in lines
+            for w, package in (
+                ("gradle", "org.gradle.wrapper"),
+                ("maven", "org.apache.maven.wrapper"),
+            )
+            if package in line
+        ),
+        None,
+    )
     if wrapper is None:
         return None
-    url = next((d["url"] for line in lines if (d := re.match(r"^Downloading (?P<url>https?://\S+)", line))), "")
+    url = next(
+        (
+            d["url"]
+            for line in lines
+            if (d := re.match(r"^Downloading (?P<url>https?://\S+)", line))
+        ),
+        "",
+    )
     what = f" {url}" if url else ""
     return f"{wrapper} wrapper: cannot download its distribution{what} ({m['exc']}: {m['why'] or 'no detail'})"
 
 
 def _npm_engine(m: re.Match[str], lines: list[str], at: int) -> str:
     # npm 10/11: "npm error notsup Required: {"node":">=99"}" / "npm error notsup Actual:   {…}"
-    found = {k["key"]: k["value"] for line in lines[at:at + 12]
-             if (k := re.match(r"^npm (?:error|ERR!) notsup (?P<key>Required|Actual):\s+(?P<value>.+)$", line))}
+    found = {
+        k["key"]: k["value"]
+        for line in lines[at : at + 12]
+        if (
+            k := re.match(
+                r"^npm (?:error|ERR!) notsup (?P<key>Required|Actual):\s+(?P<value>.+)$", line
+            )
+        )
+    }
     if not found:
         return "npm: unsupported engine (the project's engines refuse this Node or npm)"
     return f"npm: the project's engines need {found.get('Required', '?')}; this machine has {found.get('Actual', '?')}"
 
 
 _FAULTS: tuple[_Rule, ...] = (
-    _Rule(lazy_compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
-          lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed"),
+    _Rule(
+        lazy_compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
+        lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed",
+    ),
     _Rule(lazy_compile(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$"), _uv_spawn),
-    _Rule(lazy_compile(r"^Command not found: (?P<tool>\S+)$"),
-          lambda m, _lines, _at: f"poetry: {m['tool']}: command not found (not installed in the project's environment)"),
-    _Rule(lazy_compile(r"^npm (?:error|ERR!) could not determine executable to run$"),
-          lambda m, _lines, _at: "npx: could not determine executable to run (the package is not installed or has no such command)"),
-    _Rule(lazy_compile(r"^npm (?:error|ERR!) npx canceled due to missing packages and no YES option: \[(?P<pkgs>.*)\]$"),
-          lambda m, _lines, _at: f"npx: {m['pkgs'].replace(chr(34), '')} not installed"),
-    _Rule(lazy_compile(r"^npm (?:error|ERR!) code (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
-                     r"|ENETUNREACH|EHOSTUNREACH)$"), _npm_network),
-    _Rule(lazy_compile(r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b"), _uv_network),
-    _Rule(lazy_compile(r"(?P<why>Could not resolve host(?:name)?(?: \(Could not resolve host: [^)]+\)|: \S+)"
-                     r"|Couldn't resolve host name)"), _cargo_network),
+    _Rule(
+        lazy_compile(r"^Command not found: (?P<tool>\S+)$"),
+        lambda m, _lines, _at: (
+            f"poetry: {m['tool']}: command not found (not installed in the project's environment)"
+        ),
+    ),
+    _Rule(
+        lazy_compile(r"^npm (?:error|ERR!) could not determine executable to run$"),
+        lambda m, _lines, _at: (
+            "npx: could not determine executable to run (the package is not installed or has no such command)"
+        ),
+    ),
+    _Rule(
+        lazy_compile(
+            r"^npm (?:error|ERR!) npx canceled due to missing packages and no YES option: \[(?P<pkgs>.*)\]$"
+        ),
+        lambda m, _lines, _at: f"npx: {m['pkgs'].replace(chr(34), '')} not installed",
+    ),
+    _Rule(
+        lazy_compile(
+            r"^npm (?:error|ERR!) code (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
+            r"|ENETUNREACH|EHOSTUNREACH)$"
+        ),
+        _npm_network,
+    ),
+    _Rule(
+        lazy_compile(
+            r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b"
+        ),
+        _uv_network,
+    ),
+    _Rule(
+        lazy_compile(
+            r"(?P<why>Could not resolve host(?:name)?(?: \(Could not resolve host: [^)]+\)|: \S+)"
+            r"|Couldn't resolve host name)"
+        ),
+        _cargo_network,
+    ),
     _Rule(lazy_compile(r"Failed to establish a new connection: (?P<why>[^')]+)"), _pip_network),
-    _Rule(lazy_compile(r"^(?:ERROR: )?Could not fetch URL (?P<url>\S+?):? (?P<why>There was a problem .+)$"),
-          lambda m, _lines, _at: f"pip: could not fetch {m['url']} ({m['why'][:80]})"),
-    _Rule(lazy_compile(r"dial tcp(?: [^:\s]+:\d+)?: (?P<why>lookup \S+(?: on \S+)?: no such host"
-                     r"|connect: (?:connection refused|network is unreachable)|i/o timeout)"),
-          lambda m, lines, _at: f"go: module proxy unreachable ({m['why']})"
-          if any(line.startswith("go: ") for line in lines) else None),
-    _Rule(lazy_compile(r"Could not transfer artifact \S+ from/to (?P<repo>\S+) \((?P<url>[^)]+)\): (?P<why>.+?)(?: -> \[Help \d+\])?$"),
-          _maven_transfer),
-    _Rule(lazy_compile(r"Cannot access (?P<repo>\S+) \((?P<url>[^)]+)\) in offline mode and the artifact (?P<art>\S+) "
-                     r"has not been downloaded from it before"),
-          lambda m, _lines, _at: f"maven: offline and {m['art']} is not in the local repository"),
+    _Rule(
+        lazy_compile(
+            r"^(?:ERROR: )?Could not fetch URL (?P<url>\S+?):? (?P<why>There was a problem .+)$"
+        ),
+        lambda m, _lines, _at: f"pip: could not fetch {m['url']} ({m['why'][:80]})",
+    ),
+    _Rule(
+        lazy_compile(
+            r"dial tcp(?: [^:\s]+:\d+)?: (?P<why>lookup \S+(?: on \S+)?: no such host"
+            r"|connect: (?:connection refused|network is unreachable)|i/o timeout)"
+        ),
+        lambda m, lines, _at: (
+            f"go: module proxy unreachable ({m['why']})"
+            if any(line.startswith("go: ") for line in lines)
+            else None
+        ),
+    ),
+    _Rule(
+        lazy_compile(
+            r"Could not transfer artifact \S+ from/to (?P<repo>\S+) \((?P<url>[^)]+)\): (?P<why>.+?)(?: -> \[Help \d+\])?$"
+        ),
+        _maven_transfer,
+    ),
+    _Rule(
+        lazy_compile(
+            r"Cannot access (?P<repo>\S+) \((?P<url>[^)]+)\) in offline mode and the artifact (?P<art>\S+) "
+            r"has not been downloaded from it before"
+        ),
+        lambda m, _lines, _at: f"maven: offline and {m['art']} is not in the local repository",
+    ),
     # docker's cli (cli/command/container/run.go): "the input device is not a TTY"
-    _Rule(lazy_compile(r"the input device is not a TTY", re.IGNORECASE),
-          lambda m, _lines, _at: "the command needs a terminal (docker: the input device is not a TTY)"),
-    _Rule(lazy_compile(r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"),
-          lambda m, _lines, _at: f"docker: cannot connect to the Docker daemon at {m['host']} (is it running?)"),
+    _Rule(
+        lazy_compile(r"the input device is not a TTY", re.IGNORECASE),
+        lambda m, _lines, _at: (
+            "the command needs a terminal (docker: the input device is not a TTY)"
+        ),
+    ),
+    _Rule(
+        lazy_compile(
+            r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"
+        ),
+        lambda m, _lines, _at: (
+            f"docker: cannot connect to the Docker daemon at {m['host']} (is it running?)"
+        ),
+    ),
     # pdm 2.x (cli/commands/run.py): PdmUsageError "Command 'x' is not found in your PATH."; pdm < 2.6 let
     # the FileNotFoundError through
-    _Rule(lazy_compile(r"^\[(?:PdmUsageError|FileNotFoundError)\]: (?:Command '(?P<tool>[^']+)' is not found in your "
-                     r"PATH\.|\[Errno 2\] No such file or directory: '(?P<tool2>[^']+)')$"),
-          lambda m, _lines, _at: f"pdm: {m['tool'] or m['tool2']}: command not found (not installed in the project's "
-                                 "environment)"),
-    _Rule(lazy_compile(r"^Exception in thread \"main\" (?P<exc>java\.net\.\w+|javax\.net\.ssl\.\w+)(?:: (?P<why>.*))?$"),
-          _wrapper_download),
+    _Rule(
+        lazy_compile(
+            r"^\[(?:PdmUsageError|FileNotFoundError)\]: (?:Command '(?P<tool>[^']+)' is not found in your "
+            r"PATH\.|\[Errno 2\] No such file or directory: '(?P<tool2>[^']+)')$"
+        ),
+        lambda m, _lines, _at: (
+            f"pdm: {m['tool'] or m['tool2']}: command not found (not installed in the project's "
+            "environment)"
+        ),
+    ),
+    _Rule(
+        lazy_compile(
+            r"^Exception in thread \"main\" (?P<exc>java\.net\.\w+|javax\.net\.ssl\.\w+)(?:: (?P<why>.*))?$"
+        ),
+        _wrapper_download,
+    ),
     _Rule(lazy_compile(r"^npm (?:error|ERR!) code EBADENGINE$"), _npm_engine),
-    _Rule(lazy_compile(r'^error (?P<pkg>\S+): The engine "(?P<engine>[\w.-]+)" is incompatible with this module\. '
-                     r'Expected version "(?P<want>[^"]+)"\. Got "(?P<got>[^"]+)"$'),
-          lambda m, _lines, _at: f"yarn: {m['pkg']} needs {m['engine']} {m['want']}; this machine has {m['got']}"),
-    _Rule(lazy_compile(r"\bERR_PNPM_(?P<code>UNSUPPORTED_ENGINE|BAD_PM_VERSION)\b\s*(?P<why>.*)$"),
-          lambda m, _lines, _at: f"pnpm: {m['code'].lower().replace('_', ' ')} ({m['why'].strip() or m['code']})"),
+    _Rule(
+        lazy_compile(
+            r'^error (?P<pkg>\S+): The engine "(?P<engine>[\w.-]+)" is incompatible with this module\. '
+            r'Expected version "(?P<want>[^"]+)"\. Got "(?P<got>[^"]+)"$'
+        ),
+        lambda m, _lines, _at: (
+            f"yarn: {m['pkg']} needs {m['engine']} {m['want']}; this machine has {m['got']}"
+        ),
+    ),
+    _Rule(
+        lazy_compile(r"\bERR_PNPM_(?P<code>UNSUPPORTED_ENGINE|BAD_PM_VERSION)\b\s*(?P<why>.*)$"),
+        lambda m, _lines, _at: (
+            f"pnpm: {m['code'].lower().replace('_', ' ')} ({m['why'].strip() or m['code']})"
+        ),
+    ),
     # corepack (sources/Engine.ts, sources/corepackUtils.ts)
-    _Rule(lazy_compile(r'^(?:Usage Error: )?This project is configured to use (?P<pm>\w+) because (?P<file>\S+) has a '
-                     r'"packageManager" field$'),
-          lambda m, _lines, _at: f"corepack: the project's packageManager is {m['pm']} ({m['file']}); another "
-                                 "package manager was run"),
-    _Rule(lazy_compile(r"^(?:Internal Error: )?(?:Network access disabled by the environment; can't reach|Error when "
-                     r"performing the request to) (?P<url>\S+?)(?:;.*)?$"),
-          lambda m, _lines, _at: f"corepack: cannot download the project's package manager ({m['url']})"),
-    _Rule(lazy_compile(r'^error This project\'s package\.json defines "packageManager": "(?P<want>[^"]+)"\. However the '
-                     r"current global version of Yarn is (?P<got>\S+?)\.?$"),
-          lambda m, _lines, _at: f"yarn: the project's packageManager is {m['want']}; this machine has yarn {m['got']}"),
+    _Rule(
+        lazy_compile(
+            r"^(?:Usage Error: )?This project is configured to use (?P<pm>\w+) because (?P<file>\S+) has a "
+            r'"packageManager" field$'
+        ),
+        lambda m, _lines, _at: (
+            f"corepack: the project's packageManager is {m['pm']} ({m['file']}); another "
+            "package manager was run"
+        ),
+    ),
+    _Rule(
+        lazy_compile(
+            r"^(?:Internal Error: )?(?:Network access disabled by the environment; can't reach|Error when "
+            r"performing the request to) (?P<url>\S+?)(?:;.*)?$"
+        ),
+        lambda m, _lines, _at: (
+            f"corepack: cannot download the project's package manager ({m['url']})"
+        ),
+    ),
+    _Rule(
+        lazy_compile(
+            r'^error This project\'s package\.json defines "packageManager": "(?P<want>[^"]+)"\. However the '
+            r"current global version of Yarn is (?P<got>\S+?)\.?$"
+        ),
+        lambda m, _lines, _at: (
+            f"yarn: the project's packageManager is {m['want']}; this machine has yarn {m['got']}"
+        ),
+    ),
 )
 
 
@@ -353,12 +525,26 @@ _REFUSED_AT = lazy_compile(
     rf"|Can't connect to MySQL server on '{_LOCAL}'(?::(?P<p5>\d+))?"
     r"|(?P<bare>ConnectionRefusedError: \[Errno 111\] Connection refused)"
 )
-_SERVICES = {"5432": "PostgreSQL", "3306": "MySQL", "6379": "Redis", "27017": "MongoDB", "11211": "memcached",
-             "9200": "Elasticsearch", "5672": "RabbitMQ", "9092": "Kafka", "2181": "ZooKeeper", "4222": "NATS"}
-_REFUSAL_WORDS = lazy_compile(r"ConnectionRefused|Connection r|ECONNREFUSED|connection to server at|Error 111|"
-                            r"OperationalError|ConnectionError|Can't connect")
+_SERVICES = {
+    "5432": "PostgreSQL",
+    "3306": "MySQL",
+    "6379": "Redis",
+    "27017": "MongoDB",
+    "11211": "memcached",
+    "9200": "Elasticsearch",
+    "5672": "RabbitMQ",
+    "9092": "Kafka",
+    "2181": "ZooKeeper",
+    "4222": "NATS",
+}
+_REFUSAL_WORDS = lazy_compile(
+    r"ConnectionRefused|Connection r|ECONNREFUSED|connection to server at|Error 111|"
+    r"OperationalError|ConnectionError|Can't connect"
+)
 #: A failing test's one-line reason: pytest's short summary, node's TAP ``error:``.
-_FAILURE_REASON = lazy_compile(r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$|^\s+error: '(?P<tap>.*)'$")
+_FAILURE_REASON = lazy_compile(
+    r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$|^\s+error: '(?P<tap>.*)'$"
+)
 
 
 def _failure_reasons(lines: list[str]) -> list[str]:
@@ -372,8 +558,15 @@ def _service_down(out: _Output) -> str | None:
     if "refused" not in out.lower and "Can't connect" not in out.text:
         return None
     lines = out.lines
-    refused = next((m for line in lines if "refused" in line.lower() or "Can't connect" in line
-                    if (m := _REFUSED_AT.search(line))), None)
+    refused = next(
+        (
+            m
+            for line in lines
+            if "refused" in line.lower() or "Can't connect" in line
+            if (m := _REFUSED_AT.search(line))
+        ),
+        None,
+    )
     if refused is None:
         return None
     reasons = _failure_reasons(lines)
@@ -388,7 +581,9 @@ def _service_down(out: _Output) -> str | None:
     return f"{service} is not running on this machine (connection to port {port} refused); the tests need it"
 
 
-_ROOTDIR = lazy_compile(r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$")
+_ROOTDIR = lazy_compile(
+    r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$"
+)
 _NO_MODULE = lazy_compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
 
 
@@ -409,8 +604,10 @@ def _src_layout_not_installed(out: _Output) -> str | None:
     reasons = _failure_reasons(lines)
     if any("ModuleNotFoundError" not in why for why in reasons):
         return None
-    return (f"python: the project's package {own[0]} (src/{own[0]}) is not installed in the environment the "
-            "tests run in (ModuleNotFoundError); install it (pip install -e .) or set pytest's pythonpath")
+    return (
+        f"python: the project's package {own[0]} (src/{own[0]}) is not installed in the environment the "
+        "tests run in (ModuleNotFoundError); install it (pip install -e .) or set pytest's pythonpath"
+    )
 
 
 def _shell_fault(lines: list[str], exit_code: int) -> str | None:
@@ -434,16 +631,20 @@ def _make_fault(lines: list[str]) -> str | None:
 
     Only when that is why make stopped: every ``Error N`` it reports is 127,
     or the 2 an outer make reports for an inner one."""
-    errors = [(int(m["level"] or 0), int(m["code"])) for line in lines if (m := _MAKE_ERROR.match(line))]
+    errors = [
+        (int(m["level"] or 0), int(m["code"])) for line in lines if (m := _MAKE_ERROR.match(line))
+    ]
     missing = [level for level, code in errors if code in (126, 127)]
-    if not missing or any(code not in (126, 127) and not (code == 2 and level < max(missing))
-                          for level, code in errors):
+    if not missing or any(
+        code not in (126, 127) and not (code == 2 and level < max(missing))
+        for level, code in errors
+    ):
         return None
     for line in reversed(lines):
         m = _MAKE_MISSING.match(line) or _SHELL_MISSING.match(line)
         if m:
             return f"make: {_tool(m)}: command not found ({_MISSING})"
-        if (d := _NOT_EXECUTABLE.match(line)):
+        if d := _NOT_EXECUTABLE.match(line):
             return f"make: {d['tool']}: permission denied (not executable)"
     return f"make: a recipe's command was not found (Error {127 if 127 in dict(errors).values() else 126})"
 
@@ -467,30 +668,66 @@ def _no_tests(runner: str, pattern: str, codes: tuple[int, ...], what: str) -> _
 
 _NO_TESTS: tuple[_NoTests, ...] = (
     _no_tests("pytest", r"^=*\s*no tests ran(?: in [\d.]+s)?\s*=*$", (5,), "no tests collected"),
-    _no_tests("pytest", r"^=*\s*\d+ deselected(?:, \d+ warnings?)? in [\d.]+s\b.*$", (5,), "every test was deselected"),
-    _no_tests("pytest", r"^=*\s*\d+ skipped(?:, \d+ (?:deselected|warnings?))* in [\d.]+s\b.*$", (0,),
-              "every test was skipped"),
+    _no_tests(
+        "pytest",
+        r"^=*\s*\d+ deselected(?:, \d+ warnings?)? in [\d.]+s\b.*$",
+        (5,),
+        "every test was deselected",
+    ),
+    _no_tests(
+        "pytest",
+        r"^=*\s*\d+ skipped(?:, \d+ (?:deselected|warnings?))* in [\d.]+s\b.*$",
+        (0,),
+        "every test was skipped",
+    ),
     _no_tests("unittest", r"^(?:Ran 0 tests in [\d.]+s|NO TESTS RAN)$", (0, 5), "ran 0 tests"),
     _no_tests("jest", r"^No tests found, exiting with code \d+", (0, 1), "no tests found"),
-    _no_tests("vitest", r"^No test files found, exiting with code \d+", (0, 1), "no test files found"),
+    _no_tests(
+        "vitest", r"^No test files found, exiting with code \d+", (0, 1), "no test files found"
+    ),
     _no_tests("ctest", r"^No tests were found!!!$", (0, 8), "no tests were found"),
     _no_tests("cargo nextest", r"^\s*error: no tests to run$", (4,), "no tests to run"),
-    _no_tests("maven", r"No tests to run\.|Tests run: 0, Failures: 0, Errors: 0", (0,), "no tests to run"),
-    _no_tests("maven", r"No tests were executed!|No tests matching pattern", (1,), "no tests were executed"),
-    _no_tests("gradle", r"No tests found for given includes|did not discover any tests to execute", (1,),
-              "no tests found"),
+    _no_tests(
+        "maven", r"No tests to run\.|Tests run: 0, Failures: 0, Errors: 0", (0,), "no tests to run"
+    ),
+    _no_tests(
+        "maven",
+        r"No tests were executed!|No tests matching pattern",
+        (1,),
+        "no tests were executed",
+    ),
+    _no_tests(
+        "gradle",
+        r"No tests found for given includes|did not discover any tests to execute",
+        (1,),
+        "no tests found",
+    ),
     _no_tests("gradle", r"^> Task :(?:\S+:)?test NO-SOURCE$", (0,), "the test task has no source"),
-    _no_tests("dotnet", r"No test is available in |No test matches the given testcase filter", (0,),
-              "no test is available"),
+    _no_tests(
+        "dotnet",
+        r"No test is available in |No test matches the given testcase filter",
+        (0,),
+        "no test is available",
+    ),
     _no_tests("dotnet", r"Zero tests ran", (8,), "zero tests ran"),
-    _no_tests("mix", r"^There are no tests to run$|^0 tests, 0 failures", (0, 1), "there are no tests to run"),
+    _no_tests(
+        "mix",
+        r"^There are no tests to run$|^0 tests, 0 failures",
+        (0, 1),
+        "there are no tests to run",
+    ),
     _no_tests("phpunit", r"^No tests executed!$", (0, 1), "no tests executed"),
     _no_tests("rspec", r"^0 examples, 0 failures|^No examples found\.$", (0,), "0 examples"),
     _no_tests("deno", r"^error: No test modules found$", (1,), "no test modules found"),
     _no_tests("deno", r"^ok \| 0 passed \| 0 failed", (0,), "0 tests"),
     _no_tests("swift", r"^error: no tests found", (1,), "no tests found"),
     # node --test's totals, TAP (``# pass 0``) or spec (``ℹ pass 0``): exit 0 means no failure either
-    _no_tests("node --test", r"^(?:# |ℹ )pass 0$", (0,), "no test passed (every test was skipped, or none ran)"),
+    _no_tests(
+        "node --test",
+        r"^(?:# |ℹ )pass 0$",
+        (0,),
+        "no test passed (every test was skipped, or none ran)",
+    ),
 )
 
 #: Signs that some runner in the output did run a test.
@@ -509,7 +746,9 @@ _TESTS_RAN = _any_of(
     r"^\s*(?:Passed|Failed)!\s+- |Total tests: [1-9]",  # dotnet
     r"^OK \([1-9]\d* tests?|^Tests: [1-9]",  # phpunit
 )
-_GO_PACKAGE = lazy_compile(r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$")
+_GO_PACKAGE = lazy_compile(
+    r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$"
+)
 _GO_ANY_PACKAGE = lazy_compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[)")
 _CARGO_RUNNING = lazy_compile(r"^running (\d+) tests?$")
 
@@ -541,14 +780,22 @@ def _no_tests_said(out: _Output, exit_code: int) -> tuple[str | None, frozenset[
     said = _with_words(out, _NO_TEST_WORDS)
     found = [rule for rule in _NO_TESTS if rule.pattern.search(said)]
     if found:
-        return f"{found[0].runner}: {found[0].what} (exit {exit_code})", frozenset().union(*(r.codes for r in found))
+        return f"{found[0].runner}: {found[0].what} (exit {exit_code})", frozenset().union(
+            *(r.codes for r in found)
+        )
     packages = [line for line in out.lines if _GO_ANY_PACKAGE.match(line)]
     if packages and all(_GO_PACKAGE.match(line) for line in packages):
         return f"go: no test files in any of {_plural(len(packages), 'package')}", frozenset({0})
-    counts = [int(m.group(1)) for line in out.lines if (m := _CARGO_RUNNING.match(line.strip()))] \
-        if "running " in out.text else []
+    counts = (
+        [int(m.group(1)) for line in out.lines if (m := _CARGO_RUNNING.match(line.strip()))]
+        if "running " in out.text
+        else []
+    )
     if counts and not any(counts):
-        return f"cargo: running 0 tests in each of {_plural(len(counts), 'test target')}", frozenset({0})
+        return (
+            f"cargo: running 0 tests in each of {_plural(len(counts), 'test target')}",
+            frozenset({0}),
+        )
     return None, frozenset()
 
 
@@ -561,10 +808,14 @@ def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bo
     """The exit code is the runner's for "no tests", or make's 2 around it."""
     if exit_code in codes:
         return True
-    errors = [(int(m["level"] or 0), int(m["code"])) for line in lines if (m := _MAKE_ERROR.match(line))]
+    errors = [
+        (int(m["level"] or 0), int(m["code"])) for line in lines if (m := _MAKE_ERROR.match(line))
+    ]
     inner = [level for level, code in errors if code in codes]
-    return exit_code == 2 and bool(inner) and all(
-        code in codes or (code == 2 and level < max(inner)) for level, code in errors
+    return (
+        exit_code == 2
+        and bool(inner)
+        and all(code in codes or (code == 2 and level < max(inner)) for level, code in errors)
     )
 
 

@@ -43,7 +43,9 @@ def _replace(target: Path, data: bytes | str, mode: int | None) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     _remove_killed_writers_temps(target)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp"
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -88,11 +90,13 @@ def _remove_killed_writers_temps(target: Path) -> None:
     """Remove ``.<name>.<pid>-….tmp`` beside ``target`` whose writer is gone."""
     prefix = f".{target.name}."
     try:
-        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+        names = [
+            n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")
+        ]
     except OSError:
         return
     for name in names:
-        pid = name[len(prefix):].split("-", 1)[0]
+        pid = name[len(prefix) :].split("-", 1)[0]
         if pid.isdigit() and not pid_running(int(pid)):
             with contextlib.suppress(OSError):
                 os.unlink(target.parent / name)

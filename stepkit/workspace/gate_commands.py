@@ -66,7 +66,9 @@ def resolve_command(
     return command or None, plugin
 
 
-def resolve_commands(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> dict[str, tuple[str | None, str | None]]:
+def resolve_commands(
+    pm: pluggy.PluginManager, project_dir: Path, config: Config
+) -> dict[str, tuple[str | None, str | None]]:
     """Every gate's ``(command, plugin)`` (see :func:`resolve_command`), in gate order."""
     return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_HOOKS}
 
@@ -109,7 +111,7 @@ class GatePlan(Model):
         """The format and lint gates, in run order, with the build when it
         runs before either: the gates a run checks before its build node."""
         order = [gate for gate in self.run_order() if gate != "tests"]
-        return tuple(order[:max(order.index("format"), order.index("lint")) + 1])
+        return tuple(order[: max(order.index("format"), order.index("lint")) + 1])
 
     def needs_build(self, gate: str) -> bool:
         """``gate`` is a format or lint step that CI runs after the build (it
@@ -123,18 +125,27 @@ class GatePlan(Model):
         return planned.command, planned.plugin
 
 
-def check_mode(plan: GatePlan, pm: pluggy.PluginManager, project_dir: Path, config: Config) -> GatePlan:
+def check_mode(
+    plan: GatePlan, pm: pluggy.PluginManager, project_dir: Path, config: Config
+) -> GatePlan:
     """``plan`` with the format command in its check mode
     (``stepkit_format_check_command``), which rewrites nothing: ``stepkit
     verify`` without ``--fix``.  A formatter with no check mode is not run."""
     command, plugin = plan.command("format")
     if command is None:
         return plan
-    check, _ = first_answer(pm, "stepkit_format_check_command", command=command, project_dir=project_dir,
-                            config=config)
-    planned = PlannedCommand(command=check, plugin=plugin) if check else PlannedCommand(
-        plugin=plugin, not_run=f"not run: no check mode is known for `{command}` "
-                               "(stepkit verify --fix runs it, rewriting files)")
+    check, _ = first_answer(
+        pm, "stepkit_format_check_command", command=command, project_dir=project_dir, config=config
+    )
+    planned = (
+        PlannedCommand(command=check, plugin=plugin)
+        if check
+        else PlannedCommand(
+            plugin=plugin,
+            not_run=f"not run: no check mode is known for `{command}` "
+            "(stepkit verify --fix runs it, rewriting files)",
+        )
+    )
     return plan.model_copy(update={"commands": {**plan.commands, "format": planned}})
 
 
@@ -150,15 +161,21 @@ START_SCRIPTS_KEY = "start_scripts"
 TOOLS_KEY = "tool_fingerprint"
 
 
-def start_fingerprint(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path) -> None:
+def start_fingerprint(
+    settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path
+) -> None:
     """Fingerprint the project's tool directories before the coder runs, into the run's settings."""
     from stepkit.workspace.toolpath import fingerprint, tool_dirs
 
     settings[TOOLS_KEY] = fingerprint(project_dir, tool_dirs(pm, project_dir))
 
 
-def start_commands(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path,
-                   config: Config) -> None:
+def start_commands(
+    settings: MutableMapping[str, object],
+    pm: pluggy.PluginManager,
+    project_dir: Path,
+    config: Config,
+) -> None:
     """Choose every gate's command before the coder runs, into the run's
     settings: the step is judged by commands read from the tree it started
     from, not from files it can rewrite (a CI workflow, a task runner's file),
@@ -168,20 +185,33 @@ def start_commands(settings: MutableMapping[str, object], pm: pluggy.PluginManag
 
     chosen = resolve_commands(pm, project_dir, config)
     settings[START_COMMANDS_KEY] = {
-        gate: {"command": command, "plugin": plugin, "source": _source(pm, gate, command, project_dir)}
-        for gate, (command, plugin) in chosen.items()}
-    settings[START_SCRIPTS_KEY] = gate_scripts(pm, project_dir, [c for c, _ in chosen.values() if c])
+        gate: {
+            "command": command,
+            "plugin": plugin,
+            "source": _source(pm, gate, command, project_dir),
+        }
+        for gate, (command, plugin) in chosen.items()
+    }
+    settings[START_SCRIPTS_KEY] = gate_scripts(
+        pm, project_dir, [c for c, _ in chosen.values() if c]
+    )
 
 
-def run_scripts(settings: Mapping[str, object], pm: pluggy.PluginManager, project_dir: Path) -> list[str]:
+def run_scripts(
+    settings: Mapping[str, object], pm: pluggy.PluginManager, project_dir: Path
+) -> list[str]:
     """The scripts a run's gate commands run, for the verification surface:
     those found when the run started (:func:`start_commands`) and those the
     gate plan's commands run now."""
     from stepkit.workspace.surface import gate_scripts
 
     before = settings.get(START_SCRIPTS_KEY)
-    return sorted({*(before if isinstance(before, list) else ()),
-                   *gate_scripts(pm, project_dir, _commands_in(settings.get(RUN_PLAN_KEY)))})
+    return sorted(
+        {
+            *(before if isinstance(before, list) else ()),
+            *gate_scripts(pm, project_dir, _commands_in(settings.get(RUN_PLAN_KEY))),
+        }
+    )
 
 
 def run_search_roots(settings: Mapping[str, object], project_dir: Path) -> list[str]:
@@ -189,20 +219,34 @@ def run_search_roots(settings: Mapping[str, object], project_dir: Path) -> list[
     or planned now, put on an interpreter's search path (``PYTHONPATH=src``)."""
     from stepkit.workspace.surface import search_roots
 
-    return search_roots(project_dir, [*_commands_in(settings.get(START_COMMANDS_KEY), table_key=None),
-                                      *_commands_in(settings.get(RUN_PLAN_KEY))])
+    return search_roots(
+        project_dir,
+        [
+            *_commands_in(settings.get(START_COMMANDS_KEY), table_key=None),
+            *_commands_in(settings.get(RUN_PLAN_KEY)),
+        ],
+    )
 
 
 def _commands_in(record: object, table_key: str | None = "commands") -> list[str]:
     """The commands of a gate plan's record (``{"commands": {gate: {"command": …}}}``),
     or of a table of them when ``table_key`` is None."""
     table = record.get(table_key) if isinstance(record, dict) and table_key else record
-    return [planned["command"] for planned in (table.values() if isinstance(table, dict) else ())
-            if isinstance(planned, dict) and isinstance(planned.get("command"), str)]
+    return [
+        planned["command"]
+        for planned in (table.values() if isinstance(table, dict) else ())
+        if isinstance(planned, dict) and isinstance(planned.get("command"), str)
+    ]
 
 
-def _source(pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path) -> str | None:
-    return pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project_dir) if command else None
+def _source(
+    pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path
+) -> str | None:
+    return (
+        pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project_dir)
+        if command
+        else None
+    )
 
 
 def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> GatePlan:
@@ -210,15 +254,24 @@ def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> G
     from stepkit.workspace.scope.lockfiles import tracked_lockfiles
     from stepkit.workspace.toolpath import tool_dirs
 
-    commands = {gate: PlannedCommand(command=command, plugin=plugin)
-                for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()}
-    return GatePlan(commands=commands, lockfiles=tracked_lockfiles(project_dir),
-                    tool_dirs=tool_dirs(pm, project_dir),
-                    ci_order=pm.hook.stepkit_gate_order(project_dir=project_dir) or [])
+    commands = {
+        gate: PlannedCommand(command=command, plugin=plugin)
+        for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()
+    }
+    return GatePlan(
+        commands=commands,
+        lockfiles=tracked_lockfiles(project_dir),
+        tool_dirs=tool_dirs(pm, project_dir),
+        ci_order=pm.hook.stepkit_gate_order(project_dir=project_dir) or [],
+    )
 
 
-def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path,
-                  config: Config) -> GatePlan:
+def run_gate_plan(
+    settings: MutableMapping[str, object],
+    pm: pluggy.PluginManager,
+    project_dir: Path,
+    config: Config,
+) -> GatePlan:
     """The run's gate plan: the one its settings hold (a resumed run's too),
     else one made now and put in the settings, which the run's checkpoint
     stores.  A run whose checkpoint predates gate plans gets one at its
@@ -231,13 +284,16 @@ def run_gate_plan(settings: MutableMapping[str, object], pm: pluggy.PluginManage
         except ValidationError:
             pass  # a hand-edited checkpoint: plan again
     if plan is None:
-        plan = _as_chosen_before(plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm,
-                                 project_dir)
+        plan = _as_chosen_before(
+            plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm, project_dir
+        )
         settings[RUN_PLAN_KEY] = plan.model_dump()
     return _with_tool_changes(plan, settings.get(TOOLS_KEY), project_dir)
 
 
-def _as_chosen_before(plan: GatePlan, before: object, pm: pluggy.PluginManager, project_dir: Path) -> GatePlan:
+def _as_chosen_before(
+    plan: GatePlan, before: object, pm: pluggy.PluginManager, project_dir: Path
+) -> GatePlan:
     """``plan`` with the commands chosen before the step (``before``, from
     :func:`start_commands`) wherever the step's changes changed one, each
     change named in :attr:`GatePlan.command_changes`.  A gate that had no
@@ -255,13 +311,17 @@ def _as_chosen_before(plan: GatePlan, before: object, pm: pluggy.PluginManager, 
         where = _source(pm, gate, now.command, project_dir) or start.get("source")
         origin = f" (from {where})" if where else ""
         if was is None:
-            changes.append(f"the {gate} gate had no command before the step; the step's own changes gave it "
-                           f"`{now.command}`{origin}, which the gates run")
+            changes.append(
+                f"the {gate} gate had no command before the step; the step's own changes gave it "
+                f"`{now.command}`{origin}, which the gates run"
+            )
             continue
         commands[gate] = PlannedCommand(command=was, plugin=start.get("plugin"))
         after = f"`{now.command}`" if now.command else "none"
-        changes.append(f"the step changed the {gate} gate's command{origin}: `{was}` before the step, {after} "
-                       "now; the gates run the command chosen before the step")
+        changes.append(
+            f"the step changed the {gate} gate's command{origin}: `{was}` before the step, {after} "
+            "now; the gates run the command chosen before the step"
+        )
     if not changes:
         return plan
     return plan.model_copy(update={"commands": commands, "command_changes": changes})

@@ -96,8 +96,17 @@ def run_gates(
     """Run the requested gates in the plan's order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
     its gate changed) and reuses nothing; the arguments are the runner's."""
-    return GateRunner(pm, project_dir, config, log_dir, plan=plan, on_gate=on_gate, on_start=on_start,
-                      watch_every_gate=True, baseline=baseline).run(gates)
+    return GateRunner(
+        pm,
+        project_dir,
+        config,
+        log_dir,
+        plan=plan,
+        on_gate=on_gate,
+        on_start=on_start,
+        watch_every_gate=True,
+        baseline=baseline,
+    ).run(gates)
 
 
 def existing_files(project_dir: Path, paths: Iterable[str]) -> list[str]:
@@ -191,15 +200,27 @@ class GateRunner:
         format_changed_tree: bool = False,
         baseline: object = None,
     ):
-        self.pm, self.project_dir, self.config, self.log_dir = pm, Path(project_dir), config, Path(log_dir)
+        self.pm, self.project_dir, self.config, self.log_dir = (
+            pm,
+            Path(project_dir),
+            config,
+            Path(log_dir),
+        )
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
         self.env = tool_env(self.project_dir, self.plan.tool_dirs)
         self.change_set = change_set or (
-            lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir))
+            lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir)
+        )
         self.keep_dir = self.log_dir.parent / "displaced"
-        self.held_plan = PlanScope.of(self.project_dir, held_plans_dir) if held_plans_dir is not None else None
+        self.held_plan = (
+            PlanScope.of(self.project_dir, held_plans_dir) if held_plans_dir is not None else None
+        )
         self.on_start, self.on_gate, self.on_reused = on_start, on_gate, on_reused
-        self.watch_format, self.watch_every_gate, self.stamp_passes = watch_format, watch_every_gate, stamp_passes
+        self.watch_format, self.watch_every_gate, self.stamp_passes = (
+            watch_format,
+            watch_every_gate,
+            stamp_passes,
+        )
         self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
         self.reused_from = reused_from
         #: the formatter changed the bytes the earlier results saw
@@ -212,13 +233,17 @@ class GateRunner:
         self._tree: str | None = None  # the tree's hash now, when known without hashing again
         self._seen: Listing | None = None  # the tree as the last gate of this run() left it
         self._git: bool | None = None  # the project is in a git work tree (asked once)
-        self._step: tuple[list[str] | None] | None = None  # the change set, once asked in this run()
+        self._step: tuple[list[str] | None] | None = (
+            None  # the change set, once asked in this run()
+        )
         #: judges failing gates against the baseline (None: no baseline given)
         self.judge: Judge | None = None
         if baseline is not None:  # the baseline's machinery is imported only then
             from stepkit.workspace.verdicts import Judge
 
-            self.judge = Judge(config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge)
+            self.judge = Judge(
+                config.baseline, self.project_dir, self.log_dir, baseline, self.run_for_judge
+            )
 
     def run(self, gates: Iterable[str] = GATE_ORDER) -> list[GateResult]:
         """Run the requested gates (any order; unknown names raise ValueError).
@@ -243,9 +268,16 @@ class GateRunner:
         if why_not:
             return self._record(_skipped(name, None, plugin, "not_run", why_not))
         if self.build_failed and self.plan.needs_build(name):
-            return self._record(_skipped(name, command, plugin, "not_run",
-                                         "not run: the build failed, and CI runs this gate after the build "
-                                         "(it may need the build's output)"))
+            return self._record(
+                _skipped(
+                    name,
+                    command,
+                    plugin,
+                    "not_run",
+                    "not run: the build failed, and CI runs this gate after the build "
+                    "(it may need the build's output)",
+                )
+            )
         formats = name == "format" and command is not None
         scope = self._step_files() if formats else None
         to_run, skipped = _scoped(command, scope) if formats else (command, None)
@@ -258,17 +290,29 @@ class GateRunner:
         # the step's files (known in a git work tree only), taken before the gate changes the tree:
         # the formatter may change only those; another gate's changes to the others are put back
         step = set(self._step_files() or ()) if before is not None and before.git else None
-        outside = [] if not formats or step is None or before is None else \
-            [p for p in sorted(before.hashed - step) if not self._plan_holds(p)]
+        outside = (
+            []
+            if not formats or step is None or before is None
+            else [p for p in sorted(before.hashed - step) if not self._plan_holds(p)]
+        )
         held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, to_run)
         limits = self.config.timeouts
         result = run_gate(
-            name, to_run, plugin, self.project_dir, self.log_dir,
-            timeout=getattr(limits, name), no_output_timeout=limits.no_output, pm=self.pm, env=self.env,
+            name,
+            to_run,
+            plugin,
+            self.project_dir,
+            self.log_dir,
+            timeout=getattr(limits, name),
+            no_output_timeout=limits.no_output,
+            pm=self.pm,
+            env=self.env,
         )
-        result.command = command  # as planned (and as detect prints it); the evidence shows what ran
+        result.command = (
+            command  # as planned (and as detect prints it); the evidence shows what ran
+        )
         self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
@@ -289,14 +333,28 @@ class GateRunner:
         looked at)."""
         if self.on_start is not None:
             self.on_start(name, None)
-        result = run_gate(name, None, plugin, self.project_dir, self.log_dir, timeout=None, no_output_timeout=None,
-                          pm=self.pm)
+        result = run_gate(
+            name,
+            None,
+            plugin,
+            self.project_dir,
+            self.log_dir,
+            timeout=None,
+            no_output_timeout=None,
+            pm=self.pm,
+        )
         if looks:
             result.changed_files = []
         return result
 
-    def run_for_judge(self, name: str, ids: list[str] | None, where: Path, log_dir: Path,
-                      suite: list[str] | None = None) -> GateResult | None:
+    def run_for_judge(
+        self,
+        name: str,
+        ids: list[str] | None,
+        where: Path,
+        log_dir: Path,
+        suite: list[str] | None = None,
+    ) -> GateResult | None:
         """The gate's command again for the judge: just ``ids`` (None when the
         runner cannot select them; ``suite``: every id, to select exactly),
         or all of it in ``where`` (the project, or the baseline tree)."""
@@ -304,31 +362,56 @@ class GateRunner:
         invocation = None
         if ids is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
-            report_dir = Path(tempfile.mkdtemp(prefix=f"{name}-rerun-", suffix=".report", dir=log_dir))
+            report_dir = Path(
+                tempfile.mkdtemp(prefix=f"{name}-rerun-", suffix=".report", dir=log_dir)
+            )
             invocation = rerun_invocation(command or "", where, report_dir, ids, suite=suite)
             if invocation is None:
                 return None
         limits = self.config.timeouts
-        env = self.env if Path(where) == self.project_dir else tool_env(self.project_dir, self.plan.tool_dirs,
-                                                                         where=Path(where))
-        return run_gate(name, command, plugin, where, log_dir, timeout=getattr(limits, name),
-                        no_output_timeout=limits.no_output, pm=self.pm, env=env, invocation=invocation)
+        env = (
+            self.env
+            if Path(where) == self.project_dir
+            else tool_env(self.project_dir, self.plan.tool_dirs, where=Path(where))
+        )
+        return run_gate(
+            name,
+            command,
+            plugin,
+            where,
+            log_dir,
+            timeout=getattr(limits, name),
+            no_output_timeout=limits.no_output,
+            pm=self.pm,
+            env=env,
+            invocation=invocation,
+        )
 
     def _name_tools(self, result: GateResult) -> None:
         """Name the tool directories the gate ran with; a tests gate whose
         tools the step changed fails, whatever its command said."""
         if self.plan.tool_dirs and result.command is not None:
-            result.evidence = (f"environment: {', '.join(self.plan.tool_dirs)} first on PATH "
-                               f"(the project's own tools)\n{result.evidence}")
+            result.evidence = (
+                f"environment: {', '.join(self.plan.tool_dirs)} first on PATH "
+                f"(the project's own tools)\n{result.evidence}"
+            )
         if result.name == "tests" and self.plan.tool_changes and result.status == "pass":
             changed = ", ".join(self.plan.tool_changes)
             result.status = "fail"
             result.summary = f"the step changed tools the gates run: {changed}"
-            result.evidence = (f"FAIL: the step changed tools the gates run ({changed}); changing the "
-                               f"tools that judge the step is not a fix\n{result.evidence}")
+            result.evidence = (
+                f"FAIL: the step changed tools the gates run ({changed}); changing the "
+                f"tools that judge the step is not a fix\n{result.evidence}"
+            )
 
-    def _look_after(self, result: GateResult, before: Listing | None, step: set[str] | None,
-                    held: dict[str, bytes | None], stamp: bool) -> Listing | None:
+    def _look_after(
+        self,
+        result: GateResult,
+        before: Listing | None,
+        step: set[str] | None,
+        held: dict[str, bytes | None],
+        stamp: bool,
+    ) -> Listing | None:
         """After a gate: put back what it had no business changing (tracked
         lockfiles; for the formatter, files outside the step's files
         ``step``; for the others, the tracked files it changed that the step
@@ -342,13 +425,18 @@ class GateRunner:
         after = listing(self.project_dir) if before is not None or stamp else None
         if before is not None and after is not None:
             result.changed_files = _changed(before.ids, after.ids, restored)
-            others = [p for p in result.changed_files if p not in restored and not self._plan_holds(p)]
+            others = [
+                p for p in result.changed_files if p not in restored and not self._plan_holds(p)
+            ]
             if step is not None and result.name == "format":
                 wrong = [p for p in others if p not in step]
                 restored.update(restore_outside(self.project_dir, wrong, before, held, keep))
             elif step is not None:
-                restored.update(restore_outside(self.project_dir, _not_the_steps(others, before, step),
-                                                before, {}, keep))
+                restored.update(
+                    restore_outside(
+                        self.project_dir, _not_the_steps(others, before, step), before, {}, keep
+                    )
+                )
             refresh_listing(after, self.project_dir, restored)
         _note_restored(result, restored, result.name == "format")
         if after is not None and stamp:
@@ -430,21 +518,36 @@ def run_gate(
         return _not_run(name, plugin, started_at)
     log_path = _new_log(Path(log_dir), name)
     if name == "tests" and invocation is None:
-        invocation = report_invocation(command, Path(project_dir), log_path.with_suffix(".report"), env)
+        invocation = report_invocation(
+            command, Path(project_dir), log_path.with_suffix(".report"), env
+        )
     run_env = env
     if invocation is not None:
         run_env = {**(env if env is not None else os.environ), **invocation.env}
-    bytecode.drop_untrusted(Path(project_dir))  # bytecode the code under test forged for itself meanwhile
+    bytecode.drop_untrusted(
+        Path(project_dir)
+    )  # bytecode the code under test forged for itself meanwhile
     result = process.run(
-        invocation.command if invocation is not None else command, cwd=Path(project_dir), env=run_env,
-        timeout=timeout, no_output_timeout=no_output_timeout, log_path=log_path,
+        invocation.command if invocation is not None else command,
+        cwd=Path(project_dir),
+        env=run_env,
+        timeout=timeout,
+        no_output_timeout=no_output_timeout,
+        log_path=log_path,
     )
     status, note, exit_code, headline, alone = _classify(name, result)
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
     evidence = condense(
-        pm, name, command, output, exit_code, result.log, total_lines=result.lines, note=note,
+        pm,
+        name,
+        command,
+        output,
+        exit_code,
+        result.log,
+        total_lines=result.lines,
+        note=note,
     )
     tests = None
     if invocation is not None and result.start_error is None:
@@ -458,20 +561,40 @@ def run_gate(
         if status == "pass" and found is not None and found.failing:
             failing = len(found.failing)
             status, alone = "fail", False
-            headline = (f"exit code 0, yet the run reported {failing} failing test{'s' if failing != 1 else ''}: "
-                        "a run that reports a failure is no pass, whatever its exit code")
+            headline = (
+                f"exit code 0, yet the run reported {failing} failing test{'s' if failing != 1 else ''}: "
+                "a run that reports a failure is no pass, whatever its exit code"
+            )
         reason = invocation.ran_no_test(output, found) if status == "pass" else None
         if reason is not None:
             status, note, headline, alone = _no_test_ran(reason)
-            evidence = condense(pm, name, command, output, exit_code, result.log, total_lines=result.lines,
-                                note=f"{note}\n{invocation.note}" if invocation.note else note)
-    summary = summary_of(evidence, output) or (f"no output (exit code {exit_code})" if exit_code is not None else "")
+            evidence = condense(
+                pm,
+                name,
+                command,
+                output,
+                exit_code,
+                result.log,
+                total_lines=result.lines,
+                note=f"{note}\n{invocation.note}" if invocation.note else note,
+            )
+    summary = summary_of(evidence, output) or (
+        f"no output (exit code {exit_code})" if exit_code is not None else ""
+    )
     if headline:
         summary = headline if alone or not summary else f"{headline}: {summary}"
     return GateResult(
-        name=name, status=status, command=command, plugin=plugin, exit_code=exit_code,
-        duration_s=result.duration_s, log=result.log, summary=summary, evidence=evidence,
-        started_at=started_at, tests=tests,
+        name=name,
+        status=status,
+        command=command,
+        plugin=plugin,
+        exit_code=exit_code,
+        duration_s=result.duration_s,
+        log=result.log,
+        summary=summary,
+        evidence=evidence,
+        started_at=started_at,
+        tests=tests,
     )
 
 
@@ -503,13 +626,20 @@ def not_run_text(name: str, plugin: str | None = None) -> str:
 
 def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
     return GateResult(
-        name=name, status="not_run", command=None, plugin=plugin, exit_code=None,
-        summary=f"not run: no {name} command", evidence=not_run_text(name, plugin),
+        name=name,
+        status="not_run",
+        command=None,
+        plugin=plugin,
+        exit_code=None,
+        summary=f"not run: no {name} command",
+        evidence=not_run_text(name, plugin),
         started_at=started_at,
     )
 
 
-def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | None, str | None, bool]:
+def _classify(
+    name: str, result: ProcessResult
+) -> tuple[str, str | None, int | None, str | None, bool]:
     """(status, note for the evidence, recorded exit code, summary headline,
     whether the headline is the whole summary)."""
     fault = " — an environment fault, not a failure of the code"
@@ -517,7 +647,13 @@ def _classify(name: str, result: ProcessResult) -> tuple[str, str | None, int | 
         headline = f"could not start the command: {result.start_error}"
         return "error", f"error: {headline}{fault}", None, headline, True
     if result.expired is not None:
-        return "timeout", f"{result.expired}; its process group was killed", None, result.expired, True
+        return (
+            "timeout",
+            f"{result.expired}; its process group was killed",
+            None,
+            result.expired,
+            True,
+        )
     code = result.exit_code
     assert code is not None
     cause = environment_fault(result.output, code)
@@ -546,22 +682,35 @@ def _no_test_ran(reason: str) -> tuple[str, str, str, bool]:
     return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", f"{reason}; {NO_TEST_NOTE}", True
 
 
-def _scoped(command: str | None, scope: list[str] | None) -> tuple[str | None, tuple[str, str] | None]:
+def _scoped(
+    command: str | None, scope: list[str] | None
+) -> tuple[str | None, tuple[str, str] | None]:
     """The format command to run, its ``{files}`` given the change set, or
     why it does not run: ``(command, None)`` or ``(None, (status, why))``."""
     if command is None or not has_files_placeholder(command):
         return command, None
     if scope is None:
-        return None, ("not_run", "not run: the change set is unknown outside git, so no file is given")
+        return None, (
+            "not_run",
+            "not run: the change set is unknown outside git, so no file is given",
+        )
     expanded, why = expand_files(command, scope)
     return (expanded, None) if expanded is not None else (None, ("not_run", why))
 
 
-def _skipped(name: str, command: str | None, plugin: str | None, status: str, why: str) -> GateResult:
+def _skipped(
+    name: str, command: str | None, plugin: str | None, status: str, why: str
+) -> GateResult:
     """A formatter given no file: not run, and saying why."""
     return GateResult(
-        name=name, status=status, command=command, plugin=plugin, exit_code=None, summary=why,
-        evidence=f"{why}; the command was not run" + (f"\n$ {command}" if command else ""), changed_files=[],
+        name=name,
+        status=status,
+        command=command,
+        plugin=plugin,
+        exit_code=None,
+        summary=why,
+        evidence=f"{why}; the command was not run" + (f"\n$ {command}" if command else ""),
+        changed_files=[],
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
 
@@ -577,7 +726,9 @@ def _not_the_steps(changed: list[str], before: Listing, step: set[str]) -> list[
 
 
 def _changed(before: dict[str, str], after: dict[str, str], also: Iterable[str]) -> list[str]:
-    return sorted({p for p in before.keys() | after.keys() if before.get(p) != after.get(p)} | set(also))
+    return sorted(
+        {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)} | set(also)
+    )
 
 
 def _note_restored(result: GateResult, restored: dict[str, str], formats: bool) -> None:
@@ -588,8 +739,10 @@ def _note_restored(result: GateResult, restored: dict[str, str], formats: bool) 
     note = f"restored {len(restored)} {what}: {', '.join(sorted(restored))}"
     result.summary = f"{result.summary}; {note}" if result.summary else note
     lines = "\n".join(f"- {restored[p]}" for p in sorted(restored))
-    result.evidence = (f"{result.evidence}\n\n[stepkit put back what this gate had no business "
-                       f"changing; each changed version is kept]\n{lines}")
+    result.evidence = (
+        f"{result.evidence}\n\n[stepkit put back what this gate had no business "
+        f"changing; each changed version is kept]\n{lines}"
+    )
 
 
 def _new_log(log_dir: Path, name: str) -> Path:

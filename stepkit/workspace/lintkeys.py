@@ -79,8 +79,11 @@ def _located_anywhere(lines: Iterable[str]) -> list[str]:
     """For formats none of the rules below reads (``e: file:///A.kt:3:5
     Unresolved reference``, credo's boxes): each line naming a location,
     without its numbers, notes left out."""
-    return [" ".join(_NUMBERS.sub("", line).split()) for line in lines
-            if _ANYWHERE.search(line) and not _NOT_A_FAILURE.search(line)]
+    return [
+        " ".join(_NUMBERS.sub("", line).split())
+        for line in lines
+        if _ANYWHERE.search(line) and not _NOT_A_FAILURE.search(line)
+    ]
 
 
 # -- machine-readable formats -------------------------------------------------
@@ -144,20 +147,30 @@ def _json_item(item: dict) -> Iterator[Diagnostic]:
         for m in item["messages"]:
             if isinstance(m, dict):
                 level = "error" if m.get("severity") == 2 or m.get("fatal") else "warning"
-                yield Diagnostic(item["filePath"], str(m.get("ruleId") or ""), str(m.get("message", "")), level)
-    elif item.get("reason") == "compiler-message" and isinstance(item.get("message"), dict):  # cargo
+                yield Diagnostic(
+                    item["filePath"], str(m.get("ruleId") or ""), str(m.get("message", "")), level
+                )
+    elif item.get("reason") == "compiler-message" and isinstance(
+        item.get("message"), dict
+    ):  # cargo
         message = item["message"]
         spans = [s for s in message.get("spans") or [] if isinstance(s, dict)]
         primary = next((s for s in spans if s.get("is_primary")), spans[0] if spans else {})
         code = (message.get("code") or {}).get("code") or ""
         level = _level(str(message.get("level", "")))
         if primary:
-            yield Diagnostic(str(primary.get("file_name", "")), code, str(message.get("message", "")), level)
+            yield Diagnostic(
+                str(primary.get("file_name", "")), code, str(message.get("message", "")), level
+            )
     elif "filename" in item and "code" in item and "message" in item:  # ruff json, json-lines
         yield Diagnostic(str(item["filename"]), str(item.get("code") or ""), str(item["message"]))
     elif "file" in item and "severity" in item and "message" in item:  # mypy -O json
-        yield Diagnostic(str(item["file"]), str(item.get("code") or ""), str(item["message"]),
-                         _level(str(item["severity"])))
+        yield Diagnostic(
+            str(item["file"]),
+            str(item.get("code") or ""),
+            str(item["message"]),
+            _level(str(item["severity"])),
+        )
 
 
 def _level(word: str) -> Level:
@@ -174,21 +187,35 @@ _ANSI = lazy_compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _WHERE = r"(?P<file>[^\s:()][^:()]*?\.[A-Za-z]\w*)(?::\d+(?::\d+)?(?:-\d+(?::\d+)?)?:?|\(\d+(?:,\d+)?\):?)"
 _LOCATED = lazy_compile(rf"^\s*{_WHERE}\s*(?:-\s+)?(?P<rest>.*)$")
 #: a level word opening the rest of a located line (mypy, pyright, tsc, gcc)
-_LEVEL_WORD = lazy_compile(r"^(?P<level>error|warning|note|info|help|hint|fatal error)(?:\[(?P<code>[^\]]+)\])?\s*:?\s*(?P<msg>.*)$",
-                         re.IGNORECASE)
+_LEVEL_WORD = lazy_compile(
+    r"^(?P<level>error|warning|note|info|help|hint|fatal error)(?:\[(?P<code>[^\]]+)\])?\s*:?\s*(?P<msg>.*)$",
+    re.IGNORECASE,
+)
 #: ruff's full format head (``F401 [*] message``) and rustc's (``error[E0308]: message``)
-_RUFF_HEAD = lazy_compile(r"^(?P<code>[A-Z]+\d+|invalid-syntax|[a-z]+(?:-[a-z]+)+) (?:\[\*\] )?(?P<msg>\S.*)$")
-_RUSTC_HEAD = lazy_compile(r"^(?P<level>error|warning|note|help)(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.+)$")
+_RUFF_HEAD = lazy_compile(
+    r"^(?P<code>[A-Z]+\d+|invalid-syntax|[a-z]+(?:-[a-z]+)+) (?:\[\*\] )?(?P<msg>\S.*)$"
+)
+_RUSTC_HEAD = lazy_compile(
+    r"^(?P<level>error|warning|note|help)(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.+)$"
+)
 _ARROW = lazy_compile(rf"^\s*--> {_WHERE}\s*$")
 #: the lint's name a rustc/clippy diagnostic names under its arrow
-_LINT_NAME = lazy_compile(r"^\s*= note: `[#-]\[?(?:deny|warn)\((?P<lint>[\w:]+)\)\]?` on by default"
-                        r"|^\s*= note: `-D (?P<dlint>[\w:-]+)` implied by")
+_LINT_NAME = lazy_compile(
+    r"^\s*= note: `[#-]\[?(?:deny|warn)\((?P<lint>[\w:]+)\)\]?` on by default"
+    r"|^\s*= note: `-D (?P<dlint>[\w:-]+)` implied by"
+)
 #: eslint: a file alone on its line, then ``  3:5  error  message  rule``
 _BARE_FILE = lazy_compile(r"^(?:/|\.{0,2}/|[A-Za-z]:\\)?[\w./\\@+-]+\.[A-Za-z]\w*$")
-_STYLISH = lazy_compile(r"^\s+\d+:\d+\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/.-]+))?\s*$")
+_STYLISH = lazy_compile(
+    r"^\s+\d+:\d+\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/.-]+))?\s*$"
+)
 #: a trailing ``[code]`` (mypy) or ``(rule)`` / ``[Error/rule]`` (eslint compact, unix)
-_TRAILING_RULE = lazy_compile(r"\s+\[(?P<code>[\w/@.-]+)\]$|\s+\[(?:Error|Warning)/(?P<rule>[\w/@.-]+)\]$")
-_ESLINT_COMPACT = lazy_compile(r"^(?P<file>\S.*?): line \d+, col \d+, (?P<level>Error|Warning) - (?P<msg>.+?)(?: \((?P<rule>[\w/@.-]+)\))?$")
+_TRAILING_RULE = lazy_compile(
+    r"\s+\[(?P<code>[\w/@.-]+)\]$|\s+\[(?:Error|Warning)/(?P<rule>[\w/@.-]+)\]$"
+)
+_ESLINT_COMPACT = lazy_compile(
+    r"^(?P<file>\S.*?): line \d+, col \d+, (?P<level>Error|Warning) - (?P<msg>.+?)(?: \((?P<rule>[\w/@.-]+)\))?$"
+)
 #: the unindented lines within a rustc or ruff diagnostic: source lines, help and notes
 _WITHIN = lazy_compile(r"^(?:\d+\s*\||\||=|\.\.\.|help:|note:|(?:\d+\s+)?[-+~]\s)")
 _SUMMARY = lazy_compile(r"^(?:Found \d+ errors?|\d+ errors?|Success:|All checks passed)")
@@ -211,8 +238,12 @@ def _text_diagnostics(lines: list[str]) -> Iterator[Diagnostic]:
         if pending is not None:
             lint = _LINT_NAME.match(line)
             if lint:
-                pending = Diagnostic(pending.file, pending.rule or lint["lint"] or lint["dlint"],
-                                     pending.message, pending.level)
+                pending = Diagnostic(
+                    pending.file,
+                    pending.rule or lint["lint"] or lint["dlint"],
+                    pending.message,
+                    pending.level,
+                )
                 continue
             if not line.strip() or not (line[0].isspace() or _WITHIN.match(line)):
                 yield pending  # a blank line, or one that is none of its parts, ends it
@@ -223,7 +254,11 @@ def _text_diagnostics(lines: list[str]) -> Iterator[Diagnostic]:
                 pending = None
             head = (rustc["code"] or "", rustc["msg"], _level(rustc["level"]))
             continue
-        if (ruff := _RUFF_HEAD.match(line)) and not _LOCATED.match(line) and not _SUMMARY.match(line):
+        if (
+            (ruff := _RUFF_HEAD.match(line))
+            and not _LOCATED.match(line)
+            and not _SUMMARY.match(line)
+        ):
             if pending is not None:
                 yield pending
                 pending = None
@@ -231,8 +266,10 @@ def _text_diagnostics(lines: list[str]) -> Iterator[Diagnostic]:
             continue
         if pending is not None:
             continue  # the source, carets and help of the diagnostic waiting to end
-        if (compact := _ESLINT_COMPACT.match(line)):
-            yield Diagnostic(compact["file"], compact["rule"] or "", compact["msg"], _level(compact["level"]))
+        if compact := _ESLINT_COMPACT.match(line):
+            yield Diagnostic(
+                compact["file"], compact["rule"] or "", compact["msg"], _level(compact["level"])
+            )
             continue
         stylish = _STYLISH.match(line)
         if stylish and current_file:
@@ -259,7 +296,7 @@ def _located(file: str, rest: str) -> Diagnostic:
     trailing = _TRAILING_RULE.search(rest)
     if trailing:
         rule = rule or trailing["code"] or trailing["rule"] or ""
-        rest = rest[:trailing.start()]
+        rest = rest[: trailing.start()]
     code = re.match(r"^(?P<code>[A-Z]+\d+|TS\d+)\b:?\s*(?:\[\*\]\s*)?(?P<msg>.*)$", rest)
     if code and not rule:
         rule, rest = code["code"], code["msg"]

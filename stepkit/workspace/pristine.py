@@ -45,9 +45,11 @@ from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.scope.tree import data_id, read_bytes
 from stepkit.workspace.surface import SurfaceChange, surface_changes, surface_rules
 
-NOT_A_FIX = ("Changing tests or their configuration (conftest.py, runner and lint configs, files that "
-             "change how a tool starts) so that they pass is not a fix: they are restored before the "
-             "tests are judged. Fix the code under test.")
+NOT_A_FIX = (
+    "Changing tests or their configuration (conftest.py, runner and lint configs, files that "
+    "change how a tool starts) so that they pass is not a fix: they are restored before the "
+    "tests are judged. Fix the code under test."
+)
 #: the plan sections whose mention of a path names it among the files the step changes
 PLAN_SECTIONS = ("Tasks", "Context")
 #: the most lines of a surface file's diff carried in a tamper flag (the whole diff is in the run's logs)
@@ -69,8 +71,13 @@ class Recheck:
     problem: str | None = None
 
 
-def recheck_gate(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None, plan_files: str,
-                 name: str = "tests") -> Outcome:
+def recheck_gate(
+    ctx: StageContext,
+    outcome: Outcome,
+    snapshot: Snapshot | None,
+    plan_files: str,
+    name: str = "tests",
+) -> Outcome:
     """``outcome`` of the node that ran gate ``name`` (``tests`` or ``lint``),
     judged once more when the step changed what judges it (unchanged
     otherwise): for the tests, the whole verification surface; for the
@@ -84,13 +91,25 @@ def recheck_gate(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None,
     """
     gates = outcome.updates.get("gates") or []
     original = next((GateResult.model_validate(g) for g in gates if g["name"] == name), None)
-    if (snapshot is None or original is None or original.command is None
-            or original.status not in ("pass", "not_run")):
+    if (
+        snapshot is None
+        or original is None
+        or original.command is None
+        or original.status not in ("pass", "not_run")
+    ):
         return outcome
-    rules = surface_rules(ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir))
+    rules = surface_rules(
+        ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir)
+    )
     roots = run_search_roots(ctx.settings, ctx.project_dir)
-    changes = surface_changes(rules, snapshot, ctx.project_dir, lambda rel, test_file: ctx.pm.hook.stepkit_added_file_reach(
-        project_dir=Path(ctx.project_dir), path=rel, test_file=test_file, search_roots=roots))
+    changes = surface_changes(
+        rules,
+        snapshot,
+        ctx.project_dir,
+        lambda rel, test_file: ctx.pm.hook.stepkit_added_file_reach(
+            project_dir=Path(ctx.project_dir), path=rel, test_file=test_file, search_roots=roots
+        ),
+    )
     if name != "tests":
         changes = [c for c in changes if c.kind != "tests"]
     if not changes:
@@ -103,45 +122,82 @@ def recheck_gate(ctx: StageContext, outcome: Outcome, snapshot: Snapshot | None,
     # a test module the step added need not be named beside a named change (plans say "add tests")
     judged_by_name = [c for c in changes if not c.why] or changes
     named = bool(plan_files) and all(c.path in plan_files for c in judged_by_name)
-    notes = [(f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
-             f"diff: {diff_path}]")]
+    notes = [
+        (
+            f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
+            f"diff: {diff_path}]"
+        )
+    ]
     updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
     status, summary, pristine_output = original.status, original.summary, ""
     if found.problem is None and not found.failing:
-        notes.append(f"pristine re-check (the step's code, the surface as it was before the step): PASS"
-                     f" ({found.gate.summary if found.gate else ''}); log: {found.gate.log if found.gate else ''}")
+        notes.append(
+            f"pristine re-check (the step's code, the surface as it was before the step): PASS"
+            f" ({found.gate.summary if found.gate else ''}); log: {found.gate.log if found.gate else ''}"
+        )
     else:
         reason = found.problem or _failing_reason(name, found.failing, changed)
         log = f"; log: {found.gate.log}" if found.gate and found.gate.log else ""
         # a copy that cannot be built is no evidence against the code: the review judges the change
-        excused = (f"the plan names {changed} among the files to change" if found.problem is None and named
-                   else "the step's surface changes could not be judged" if found.gate is None else None)
+        excused = (
+            f"the plan names {changed} among the files to change"
+            if found.problem is None and named
+            else "the step's surface changes could not be judged"
+            if found.gate is None
+            else None
+        )
         if excused is not None:
-            flag = (f"{reason} ({excused}, so the {name} gate stands; the independent review must "
-                    f"judge it){log}; diff: {diff_path}\n" + _flag_diff(changes))
+            flag = (
+                f"{reason} ({excused}, so the {name} gate stands; the independent review must "
+                f"judge it){log}; diff: {diff_path}\n" + _flag_diff(changes)
+            )
             updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), flag]
-            notes.append(f"pristine re-check: {'FAIL' if found.gate else 'NOT RUN'}: {reason}; "
-                         f"tamper flag raised{log}")
+            notes.append(
+                f"pristine re-check: {'FAIL' if found.gate else 'NOT RUN'}: {reason}; "
+                f"tamper flag raised{log}"
+            )
         else:
             status, summary = "fail", reason
             notes.append(f"pristine re-check: FAIL: {reason}{log}\n{NOT_A_FIX}")
             if found.gate is not None:  # last, where a failure's report shows a gate's output
                 pristine_output = f"\n\n[the pristine re-check's run]\n{found.gate.evidence}"
-    judged = original.model_copy(update={
-        "status": status, "summary": summary,
-        "new_failures": (sorted({*original.new_failures, *found.failing}) if status == "fail"
-                         else original.new_failures),
-        "evidence": "\n".join(notes) + f"\n\n[the {name} gate with the step's changes]\n" + original.evidence
-                    + pristine_output,
-    })
-    ctx.emit("pristine_recheck", gate=name, surface=[c.line() for c in changes], status=status,
-             failing=found.failing, problem=found.problem, diff=str(diff_path))
+    judged = original.model_copy(
+        update={
+            "status": status,
+            "summary": summary,
+            "new_failures": (
+                sorted({*original.new_failures, *found.failing})
+                if status == "fail"
+                else original.new_failures
+            ),
+            "evidence": "\n".join(notes)
+            + f"\n\n[the {name} gate with the step's changes]\n"
+            + original.evidence
+            + pristine_output,
+        }
+    )
+    ctx.emit(
+        "pristine_recheck",
+        gate=name,
+        surface=[c.line() for c in changes],
+        status=status,
+        failing=found.failing,
+        problem=found.problem,
+        diff=str(diff_path),
+    )
     updates["gates"] = [judged.model_dump() if g["name"] == name else g for g in gates]
-    return Outcome(route="fail" if status == "fail" else outcome.route, updates={**outcome.updates, **updates})
+    return Outcome(
+        route="fail" if status == "fail" else outcome.route, updates={**outcome.updates, **updates}
+    )
 
 
-def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceChange],
-                  original: GateResult, log_dir: Path) -> Recheck:
+def _run_pristine(
+    ctx: StageContext,
+    snapshot: Snapshot,
+    changes: list[SurfaceChange],
+    original: GateResult,
+    log_dir: Path,
+) -> Recheck:
     """Run ``original``'s command in the scratch copy and name what fails there
     and did not before the step: pre-existing tests, or lint errors."""
     from stepkit.workspace.gate_commands import run_gate_plan
@@ -150,8 +206,12 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
 
     lost = [c.path for c in changes if not c.known]
     if lost:
-        return Recheck(None, [], f"no pristine re-check: the bytes of {', '.join(lost)} as they were "
-                                 f"before the step were not kept, so the surface cannot be restored")
+        return Recheck(
+            None,
+            [],
+            f"no pristine re-check: the bytes of {', '.join(lost)} as they were "
+            f"before the step were not kept, so the surface cannot be restored",
+        )
     tree = pristine_tree(snapshot, changes, ctx.project_dir)
     plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
     try:
@@ -160,9 +220,15 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
             (gate,) = runner.run((original.name,))
             # judged as the project's own gate is: its baseline (cached in the
             # project, so once per run), its failing ids re-run here, in the copy
-            judge = Judge(ctx.config.baseline, ctx.project_dir, log_dir, snapshot_tree(snapshot),
-                          lambda name, ids, at, logs, suite: runner.run_for_judge(
-                              name, ids, where if Path(at) == Path(ctx.project_dir) else at, logs, suite))
+            judge = Judge(
+                ctx.config.baseline,
+                ctx.project_dir,
+                log_dir,
+                snapshot_tree(snapshot),
+                lambda name, ids, at, logs, suite: runner.run_for_judge(
+                    name, ids, where if Path(at) == Path(ctx.project_dir) else at, logs, suite
+                ),
+            )
             gate = judge.judge(gate)
     except BaselineUnavailable as exc:
         return Recheck(None, [], f"no pristine re-check: {exc}")
@@ -171,12 +237,21 @@ def _run_pristine(ctx: StageContext, snapshot: Snapshot, changes: list[SurfaceCh
         return Recheck(gate, [])
     failing = gate.new_failures or (gate.tests.failing if gate.tests else [])
     if gate.status != "fail" or not failing:
-        return Recheck(gate, [], f"the {original.name} gate ends {gate.status.upper()} ({gate.summary}) "
-                                 f"without the step's change to {', '.join(c.path for c in changes)}")
+        return Recheck(
+            gate,
+            [],
+            f"the {original.name} gate ends {gate.status.upper()} ({gate.summary}) "
+            f"without the step's change to {', '.join(c.path for c in changes)}",
+        )
     if original.name != "tests":
         return Recheck(gate, [f for f in failing if f not in original.preexisting_failures])
-    old = [t for t in failing if t not in original.preexisting_failures and t not in original.flaky
-           and _file_of(t) not in added]
+    old = [
+        t
+        for t in failing
+        if t not in original.preexisting_failures
+        and t not in original.flaky
+        and _file_of(t) not in added
+    ]
     return Recheck(gate, old)
 
 
@@ -221,8 +296,10 @@ class _StepReader:
 def _failing_reason(gate: str, failing: list[str], changed: str) -> str:
     if gate == "tests":
         return f"{_ids(failing)} pass{'es' if len(failing) == 1 else ''} only with the step's change to {changed}"
-    return (f"{gate} finds {len(failing)} new error{'s' if len(failing) != 1 else ''} without the step's "
-            f"change to {changed}: {_ids(failing)}")
+    return (
+        f"{gate} finds {len(failing)} new error{'s' if len(failing) != 1 else ''} without the step's "
+        f"change to {changed}: {_ids(failing)}"
+    )
 
 
 def _file_of(test_id: str) -> str:

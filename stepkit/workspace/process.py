@@ -154,7 +154,7 @@ def run(
     detached: tuple[DetachedProcess, ...] = ()
     watch = supervision.current()
     token = supervision.new_token()
-    with (open(log_path, "wb") if log_path is not None else contextlib.nullcontext()) as log:
+    with open(log_path, "wb") if log_path is not None else contextlib.nullcontext() as log:
         capture = _Capture(log, head_bytes, tail_bytes, on_text)
         with supervision.SUBREAPER:
             try:
@@ -162,11 +162,18 @@ def run(
                     raise _Refused
                 since = supervision.mark()
                 proc = subprocess.Popen(
-                    command, shell=True, cwd=cwd,
-                    env={**(os.environ if env is None else env), **(watch.env if watch else {}),
-                         supervision.TOKEN_VARIABLE: token},
+                    command,
+                    shell=True,
+                    cwd=cwd,
+                    env={
+                        **(os.environ if env is None else env),
+                        **(watch.env if watch else {}),
+                        supervision.TOKEN_VARIABLE: token,
+                    },
                     stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
                 )
             except (OSError, _Refused) as exc:
                 start_error = STOPPING if isinstance(exc, _Refused) else _spawn_error(exc)
@@ -176,17 +183,30 @@ def run(
                 group = own_group(getattr(proc, "pid", 0) or 0)
                 supervision.register(token, group)
                 try:
-                    expired, detached = _supervise(proc, capture, stdin_text, timeout, no_output_timeout, token,
-                                                   since if group is not None else None)
+                    expired, detached = _supervise(
+                        proc,
+                        capture,
+                        stdin_text,
+                        timeout,
+                        no_output_timeout,
+                        token,
+                        since if group is not None else None,
+                    )
                 finally:
                     supervision.unregister(token)
                 exit_code = proc.returncode
     if detached and watch is not None and watch.on_detached is not None:
         watch.on_detached(command, detached)
     return ProcessResult(
-        command=command, exit_code=exit_code, expired=expired, start_error=start_error,
-        output=capture.text(), lines=capture.lines, size=capture.size,
-        duration_s=round(time.monotonic() - start, 3), log=str(log_path) if log_path is not None else None,
+        command=command,
+        exit_code=exit_code,
+        expired=expired,
+        start_error=start_error,
+        output=capture.text(),
+        lines=capture.lines,
+        size=capture.size,
+        duration_s=round(time.monotonic() - start, 3),
+        log=str(log_path) if log_path is not None else None,
         detached=detached,
     )
 
@@ -245,8 +265,13 @@ class _Refused(Exception):
 
 
 def _supervise(
-    proc: subprocess.Popen, capture: _Capture, stdin_text: str | None,
-    timeout: float | None, no_output_timeout: float | None, token: str, since: supervision.Mark | None,
+    proc: subprocess.Popen,
+    capture: _Capture,
+    stdin_text: str | None,
+    timeout: float | None,
+    no_output_timeout: float | None,
+    token: str,
+    since: supervision.Mark | None,
 ) -> tuple[str | None, tuple[DetachedProcess, ...]]:
     """Feed stdin, copy the output to ``capture`` and wait for the command,
     enforcing the limits; kill and reap what it leaves behind, detached
@@ -276,13 +301,17 @@ def _supervise(
         detached = supervision.stop_detached(token, since)  # now orphans: our children
         reader.join(DRAIN_S)
         notes = "".join(f"{process.note()}\n" for process in detached)
-        capture.close((f"\n{notes}" if notes else "") + (_DETACHED_NOTE if reader.is_alive() else ""))
+        capture.close(
+            (f"\n{notes}" if notes else "") + (_DETACHED_NOTE if reader.is_alive() else "")
+        )
     if reader.error is not None:
         raise reader.error  # e.g. the log's disk is full: the caller's failure, as if it had read itself
     return expired, detached
 
 
-def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_output_timeout: float | None) -> str | None:
+def _wait(
+    proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_output_timeout: float | None
+) -> str | None:
     """Wait for the command to exit, waking at the nearest deadline; the limit
     that expired first, or None when it exited in time."""
     start = time.monotonic()
@@ -291,7 +320,12 @@ def _wait(proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_out
         if timeout:
             limits.append((start + timeout, f"timed out after {timeout:g} s"))
         if no_output_timeout:
-            limits.append((reader.last_output + no_output_timeout, f"timed out: no output for {no_output_timeout:g} s"))
+            limits.append(
+                (
+                    reader.last_output + no_output_timeout,
+                    f"timed out: no output for {no_output_timeout:g} s",
+                )
+            )
         if not limits:
             proc.wait()
             return None
@@ -330,7 +364,11 @@ def wait_for_exit(proc: subprocess.Popen, timeout: float) -> bool:
 
 def _pidfd(proc: subprocess.Popen) -> int | None:
     """A pidfd for a real child that has not been reaped, else None."""
-    if not hasattr(os, "pidfd_open") or type(proc) is not subprocess.Popen or proc.returncode is not None:
+    if (
+        not hasattr(os, "pidfd_open")
+        or type(proc) is not subprocess.Popen
+        or proc.returncode is not None
+    ):
         return None
     try:
         return os.pidfd_open(proc.pid)
@@ -465,7 +503,9 @@ class _LogWriter(threading.Thread):
         start = time.monotonic()
         try:
             os.posix_fadvise(self._fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
-            os.posix_fadvise(self._fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED)
+            os.posix_fadvise(
+                self._fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED
+            )
         except OSError:
             self._fd = None  # not a file the hint applies to: leave its cache be
         if time.monotonic() - start > _HINT_STALL_S:
@@ -488,8 +528,13 @@ class _Capture:
     its head and a rolling tail in memory.  Fed by the reader thread; once
     closed it takes nothing more."""
 
-    def __init__(self, log: BinaryIO | None, head_bytes: int, tail_bytes: int,
-                 on_text: Callable[[str], None] | None):
+    def __init__(
+        self,
+        log: BinaryIO | None,
+        head_bytes: int,
+        tail_bytes: int,
+        on_text: Callable[[str], None] | None,
+    ):
         self._log = log
         self._head_bytes = head_bytes
         self._tail_bytes = tail_bytes
@@ -516,8 +561,11 @@ class _Capture:
                 return
             # most output is ASCII and holds no secret: its whole lines go to the
             # log as they came, checked by one RE2 pass, never decoded or split
-            plain = None if self._on_text is not None or self._decoder.getstate()[0] else \
-                self._redactor.feed_ascii(data)
+            plain = (
+                None
+                if self._on_text is not None or self._decoder.getstate()[0]
+                else self._redactor.feed_ascii(data)
+            )
             if plain is not None:
                 self._keep_bytes(plain)
             else:
@@ -577,11 +625,11 @@ class _Capture:
         """The whole output, or for a large one its head and tail joined by a
         ``[... N bytes omitted ...]`` line (both cut at line boundaries)."""
         # a byte that is not UTF-8 (a file name's) stays a surrogate, as in feed()
-        head, tail = bytes(self._head), b"".join(self._tail)[-self._tail_bytes:]
+        head, tail = bytes(self._head), b"".join(self._tail)[-self._tail_bytes :]
         if len(head) + len(tail) >= self.size:
             return (head + tail).decode("utf-8", "surrogateescape")
         head = head[: head.rfind(b"\n") + 1] or head
-        tail = tail[tail.find(b"\n") + 1:] or tail
+        tail = tail[tail.find(b"\n") + 1 :] or tail
         omitted = self.size - len(head) - len(tail)
         return (
             head.decode("utf-8", "surrogateescape")

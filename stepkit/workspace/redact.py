@@ -101,17 +101,20 @@ def _whole(match: re.Match[str], text: str, end: int) -> Span:
 def _group(name: str) -> Callable[[re.Match[str], str, int], Span]:
     def span(match: re.Match[str], text: str, end: int) -> Span:
         return match.start(name), match.end(name), MASK
+
     return span
 
 
 def _after(letters: str) -> Callable[[re.Match[str], str, int], Span | None]:
     """The match and the character before it, which must be one of ``letters``
     at a word start (patterns that start past their first letter: ``k_live_``)."""
+
     def span(match: re.Match[str], text: str, end: int) -> Span | None:
         at = match.start() - 1
         if at < 0 or text[at] not in letters or (at > 0 and text[at - 1].isalnum()):
             return None
         return at, match.end(), MASK
+
     return span
 
 
@@ -119,12 +122,29 @@ def _after(letters: str) -> Callable[[re.Match[str], str, int], Span | None]:
 
 _NOT_AFTER_ALNUM = "(?<![A-Za-z0-9]{})"  # a word boundary before a literal already matched
 _TOKENS = (
-    _Shape(lazy_compile(r"sk-" + _NOT_AFTER_ALNUM.format("sk-")
-                      + r"(?:ant-[A-Za-z0-9_\-]{8,512}|[A-Za-z0-9_\-]{16,512})"), _whole),
-    _Shape(lazy_compile(r"g" + _NOT_AFTER_ALNUM.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{20,255}"
-                      r"|ithub_pat_[A-Za-z0-9_]{20,255}|lpat-[A-Za-z0-9_\-]{20,255})"), _whole),
-    _Shape(lazy_compile(r"A" + _NOT_AFTER_ALNUM.format("A")
-                      + r"(?:[KS]IA[0-9A-Z]{16}\b|Iza[0-9A-Za-z_\-]{35}\b)"), _whole),
+    _Shape(
+        lazy_compile(
+            r"sk-"
+            + _NOT_AFTER_ALNUM.format("sk-")
+            + r"(?:ant-[A-Za-z0-9_\-]{8,512}|[A-Za-z0-9_\-]{16,512})"
+        ),
+        _whole,
+    ),
+    _Shape(
+        lazy_compile(
+            r"g" + _NOT_AFTER_ALNUM.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{20,255}"
+            r"|ithub_pat_[A-Za-z0-9_]{20,255}|lpat-[A-Za-z0-9_\-]{20,255})"
+        ),
+        _whole,
+    ),
+    _Shape(
+        lazy_compile(
+            r"A"
+            + _NOT_AFTER_ALNUM.format("A")
+            + r"(?:[KS]IA[0-9A-Z]{16}\b|Iza[0-9A-Za-z_\-]{35}\b)"
+        ),
+        _whole,
+    ),
     _Shape(lazy_compile(r"xox[abprs]-[A-Za-z0-9\-]{10,255}"), _whole),
     _Shape(lazy_compile(r"k_(?:live|test)_[0-9A-Za-z]{16,255}"), _after("sr")),  # Stripe
     _Shape(lazy_compile(r"npm_" + _NOT_AFTER_ALNUM.format("npm_") + r"[A-Za-z0-9]{36}\b"), _whole),
@@ -133,9 +153,15 @@ _TOKENS = (
     _Shape(lazy_compile(r"hf_" + _NOT_AFTER_ALNUM.format("hf_") + r"[A-Za-z0-9]{34}\b"), _whole),
     _Shape(lazy_compile(r"eyJ[\w\-]{8,2048}\.eyJ[\w\-]{8,2048}\.[\w\-]{8,2048}"), _whole),  # JWT
     # Bearer: a value with letters and digits ("Bearer tokens are..." stays)
-    _Shape(lazy_compile(r"earer(?<=[Bb]earer)" + _NOT_AFTER_ALNUM.format("[Bb]earer")
-                      + r"[ \t]+(?P<value>(?=[\w+/.=\-~]{0,2047}\d)(?=[\w+/.=\-~]{0,2047}[A-Za-z])"
-                      r"[\w+/.=\-~]{8,2048})"), _group("value")),
+    _Shape(
+        lazy_compile(
+            r"earer(?<=[Bb]earer)"
+            + _NOT_AFTER_ALNUM.format("[Bb]earer")
+            + r"[ \t]+(?P<value>(?=[\w+/.=\-~]{0,2047}\d)(?=[\w+/.=\-~]{0,2047}[A-Za-z])"
+            r"[\w+/.=\-~]{8,2048})"
+        ),
+        _group("value"),
+    ),
 )
 
 # -- URLs ------------------------------------------------------------------------------
@@ -148,14 +174,25 @@ def _url_password(match: re.Match[str], text: str, end: int) -> Span | None:
 
 
 _URLS = (
-    _Shape(lazy_compile(r"://[^\s:/?#@\"'<>\[\]]{0,128}:(?P<password>[^\s/?#\"'<>]{1,256})(?=@)"),
-           _url_password),
-    _Shape(lazy_compile(r"hooks\.(?:slack\.com/(?:services|workflows|triggers)|zapier\.com/hooks/catch)/"
-                      r"(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"), _group("path")),
-    _Shape(lazy_compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
-           _group("path")),
-    _Shape(lazy_compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
-           _group("path")),
+    _Shape(
+        lazy_compile(r"://[^\s:/?#@\"'<>\[\]]{0,128}:(?P<password>[^\s/?#\"'<>]{1,256})(?=@)"),
+        _url_password,
+    ),
+    _Shape(
+        lazy_compile(
+            r"hooks\.(?:slack\.com/(?:services|workflows|triggers)|zapier\.com/hooks/catch)/"
+            r"(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"
+        ),
+        _group("path"),
+    ),
+    _Shape(
+        lazy_compile(r"discord(?:app)?\.com/api/webhooks/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
+        _group("path"),
+    ),
+    _Shape(
+        lazy_compile(r"\.webhook\.office\.com/webhookb2/(?P<path>[\w\-][^\s\"'<>)\]\\]{3,1023})"),
+        _group("path"),
+    ),
 )
 
 # -- command lines and markup ------------------------------------------------------
@@ -173,13 +210,20 @@ def _argument(match: re.Match[str], text: str, end: int) -> Span | None:
 
 _COMMANDS = (
     # mysql -pSECRET (the password is glued to -p; "-p SECRET" makes mysql prompt)
-    _Shape(lazy_compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,512}?[ \t]-p" + _ARG_VALUE),
-           _argument),
+    _Shape(
+        lazy_compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,512}?[ \t]-p" + _ARG_VALUE),
+        _argument,
+    ),
     # sshpass [options] -p SECRET
     _Shape(lazy_compile(r"sshpass(?:[ \t]+-[^p\s]\S*)*[ \t]+-p[ \t]*" + _ARG_VALUE), _argument),
     # curl -u user:SECRET, curl --user=user:SECRET
-    _Shape(lazy_compile(r"curl\b[^\n]{0,1024}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:"
-                      r"(?P<word>[^\s'\"]{1,1024})"), _argument),
+    _Shape(
+        lazy_compile(
+            r"curl\b[^\n]{0,1024}?[ \t](?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,256}:"
+            r"(?P<word>[^\s'\"]{1,1024})"
+        ),
+        _argument,
+    ),
 )
 
 
@@ -191,9 +235,14 @@ def _element(match: re.Match[str], text: str, end: int) -> Span | None:
 
 #: ``<password>…</password>``, ``<db:Password a="b">…</db:Password>`` (searched lower-cased).
 _ELEMENTS = (
-    _Shape(lazy_compile(r"<(?P<tag>[\w.:\-]{0,64}?(?:password|passwd|secret|token|apikey|api_key"
-                      r"|credentials?))(?:[ \t][^<>\n]{0,256})?>(?P<value>[^<\n]{1,1024})</(?P=tag)>"),
-           _element, lower=True),
+    _Shape(
+        lazy_compile(
+            r"<(?P<tag>[\w.:\-]{0,64}?(?:password|passwd|secret|token|apikey|api_key"
+            r"|credentials?))(?:[ \t][^<>\n]{0,256})?>(?P<value>[^<\n]{1,1024})</(?P=tag)>"
+        ),
+        _element,
+        lower=True,
+    ),
 )
 
 # -- PEM blocks ------------------------------------------------------------------------
@@ -203,8 +252,12 @@ _PEM_BEGIN = lazy_compile(rf"-----BEGIN[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
 _PEM_END = lazy_compile(rf"-----END[A-Z0-9 ]{{0,40}}{_PEM_MARKER}")
 #: A block on one line (JSON with \n escapes), or a BEGIN whose END is past 16 KiB.
 _PEM_ONE_LINE = (
-    _Shape(lazy_compile(rf"{_PEM_BEGIN.pattern}(?:[^\n]{{0,16384}}?{_PEM_END.pattern}|[^\n]{{0,16384}})"),
-           _whole),
+    _Shape(
+        lazy_compile(
+            rf"{_PEM_BEGIN.pattern}(?:[^\n]{{0,16384}}?{_PEM_END.pattern}|[^\n]{{0,16384}})"
+        ),
+        _whole,
+    ),
 )
 #: A line inside a PEM block (after the BEGIN line's prefix): base64, a header, or empty.
 _PEM_BODY = lazy_compile(
@@ -215,19 +268,35 @@ _PEM_BODY = lazy_compile(
 # -- assignments (detect-secrets' keyword plugin, gitleaks' generic-api-key) ----------
 
 #: ``<kind> key`` names a secret (``api_key``, ``AccountKey``); ``key`` alone does not.
-_KEY_KINDS = ("api", "access", "private", "secret", "encryption", "signing", "master", "account",
-              "shared", "client")
+_KEY_KINDS = (
+    "api",
+    "access",
+    "private",
+    "secret",
+    "encryption",
+    "signing",
+    "master",
+    "account",
+    "shared",
+    "client",
+)
 #: The secret words, by the literal their pattern starts with (lower case).
 _KEY_WORDS = {
-    "pass": "pass(?:word|wd|phrase)?", "pwd": "pwd", "secret": "secret", "token": "token",
-    "cred": "cred(?:entials?|s)", "auth": "auth(?:orization)?", "key": "key",
+    "pass": "pass(?:word|wd|phrase)?",
+    "pwd": "pwd",
+    "secret": "secret",
+    "token": "token",
+    "cred": "cred(?:entials?|s)",
+    "auth": "auth(?:orization)?",
+    "key": "key",
 }
 #: Words that name a secret only after another word of the key (``DB_PASS``).
 _AFTER_ANOTHER_WORD = ("pass", "pwd")
 _KIND_BEFORE_KEY = lazy_compile(rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?$")
 _SECRET_WORD = lazy_compile(
     rf"(?:(?:{'|'.join(_KEY_KINDS)})[_.\-]?key|"
-    + "|".join(w for k, w in _KEY_WORDS.items() if k != "key") + r")\d{0,4}"
+    + "|".join(w for k, w in _KEY_WORDS.items() if k != "key")
+    + r")\d{0,4}"
 )
 _VALUE_END = r"\s\"'`,;&<>()\[\]{}"
 _ASSIGNED = (
@@ -255,18 +324,19 @@ def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
     """The value of ``key <sep> value`` when the key's last word names a secret."""
     word_at = match.start()
     if match["word"] == "key":
-        kind = _KIND_BEFORE_KEY.search(text[max(0, word_at - 13):word_at].lower())
+        kind = _KIND_BEFORE_KEY.search(text[max(0, word_at - 13) : word_at].lower())
         if kind is None:
             return None
         word_at -= len(kind.group())
     key_at = _key_start(text, word_at)
     env_style = key_at < word_at and _ENV_NAME.fullmatch(text, key_at, match.end("word"))
     if not (_part_starts(text, word_at) or env_style) or (
-            key_at == word_at and match["word"] in _AFTER_ANOTHER_WORD):
+        key_at == word_at and match["word"] in _AFTER_ANOTHER_WORD
+    ):
         return None
     if key_at > 0 and text[key_at - 1] in "/\\":
         return None  # a path (/etc/passwd: No such file)
-    value_at, value = match.start("value"), text[match.start("value"):match.end("value")]
+    value_at, value = match.start("value"), text[match.start("value") : match.end("value")]
     bare = match["bare"]
     if bare is None:  # quoted: the inside, whatever it holds
         quote = 2 if value.startswith("\\") else 1
@@ -280,7 +350,7 @@ def _assignment(match: re.Match[str], text: str, end: int) -> Span | None:
         return None  # api_key = api_key: a name, not a value (PGPASSWORD=pgSecret is one)
     if _opens_config_line(match, text, key_at):
         line_end = text.find("\n", value_at, min(end, value_at + 2048))
-        value = text[value_at:line_end if line_end != -1 else min(end, value_at + 2048)].rstrip()
+        value = text[value_at : line_end if line_end != -1 else min(end, value_at + 2048)].rstrip()
     if not value or _NOT_A_VALUE.fullmatch(value):
         return None
     return value_at, value_at + len(value), MASK
@@ -315,17 +385,19 @@ def _part_starts(text: str, at: int) -> bool:
 def _names_secret(name: str) -> bool:
     """True when ``name`` ends in a secret word (``self.api_key``, ``password``)."""
     lower = name.lower()
-    return any(_part_starts(name, at) and _SECRET_WORD.fullmatch(lower, at) for at in range(len(name)))
+    return any(
+        _part_starts(name, at) and _SECRET_WORD.fullmatch(lower, at) for at in range(len(name))
+    )
 
 
 def _opens_config_line(match: re.Match[str], text: str, key_at: int) -> bool:
     """A config line (``key: value``, ``key = value``, ``- key: value``): the
     rest of the line is the value; ``KEY=value`` and ``--key=value`` take one word."""
     sep = match["sep"]
-    spaced = " " in text[match.end("word"):match.start("value")]
+    spaced = " " in text[match.end("word") : match.start("value")]
     # an INI or properties line (an all-lower-case key) may glue "=" to its key; a
     # KEY=value or camelCase=value at a line start takes one word (shell, logs)
-    ini_key = text[key_at:match.end("word")].islower()
+    ini_key = text[key_at : match.end("word")].islower()
     if text[key_at] == "-" or not (sep == ":" or (sep == "=" and (spaced or ini_key))):
         return False
     head_end = key_at - 1 if key_at > 0 and text[key_at - 1] in "\"'" else key_at
@@ -338,9 +410,13 @@ def _opens_config_line(match: re.Match[str], text: str, key_at: int) -> bool:
 #: The secret words as the prefilter finds them: ``pass`` and ``pwd`` after
 #: another word of the key, ``key`` after its kind (what :func:`_assignment` requires).
 _KEY_WORDS_PREFILTER = tuple(
-    r"(?:[a-z0-9_.\-]pass|pass(?:word|wd|phrase))" if k == "pass" else
-    rf"[a-z0-9_.\-]{w}" if k == "pwd" else
-    rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?{w}" if k == "key" else w
+    r"(?:[a-z0-9_.\-]pass|pass(?:word|wd|phrase))"
+    if k == "pass"
+    else rf"[a-z0-9_.\-]{w}"
+    if k == "pwd"
+    else rf"(?:{'|'.join(_KEY_KINDS)})[_.\-]?{w}"
+    if k == "key"
+    else w
     for k, w in _KEY_WORDS.items()
 )
 #: What follows the word: a separator, then a quote, a bracket or a bare value that
@@ -356,19 +432,46 @@ _ASSIGNED_PREFILTER = (
 #: the shape itself decides.
 _SHAPES: tuple[tuple[_Shape, str], ...] = (
     (_PEM_ONE_LINE[0], r"-----BEGIN"),
-    *zip(_TOKENS, (
-        r"sk-", r"gh[pousr]_|github_pat_|glpat-", r"A[KS]IA|AIza", r"xox[abprs]-", r"k_(?:live|test)_",
-        r"npm_", r"pypi-AgE", r"SG\.", r"hf_", r"eyJ", r"[Bb]earer[ \t]",
-    ), strict=True),
-    *zip(_URLS, (
-        r"://[^\s:/?#@\"'<>\[\]]{0,128}:[^\s/?#\"'<>]{1,256}@", r"hooks\.(?:slack|zapier)\.com/",
-        r"discord(?:app)?\.com/api/webhooks/", r"\.webhook\.office\.com/webhookb2/",
-    ), strict=True),
-    *zip(_COMMANDS, (r"(?:mysql|mariadb)[^\n]*[ \t]-p", r"sshpass[^\n]*-p", r"curl[^\n]*[ \t](?:-u|--user)"),
-         strict=True),
-    (_ELEMENTS[0], r"(?i)(?:password|passwd|secret|token|apikey|api_key|credential)[^<>\n]*>[^<\n]+</"),
-    *((shape, rf"(?i){word}{_ASSIGNED_PREFILTER}")
-      for shape, word in zip(_ASSIGNMENTS, _KEY_WORDS_PREFILTER, strict=True)),
+    *zip(
+        _TOKENS,
+        (
+            r"sk-",
+            r"gh[pousr]_|github_pat_|glpat-",
+            r"A[KS]IA|AIza",
+            r"xox[abprs]-",
+            r"k_(?:live|test)_",
+            r"npm_",
+            r"pypi-AgE",
+            r"SG\.",
+            r"hf_",
+            r"eyJ",
+            r"[Bb]earer[ \t]",
+        ),
+        strict=True,
+    ),
+    *zip(
+        _URLS,
+        (
+            r"://[^\s:/?#@\"'<>\[\]]{0,128}:[^\s/?#\"'<>]{1,256}@",
+            r"hooks\.(?:slack|zapier)\.com/",
+            r"discord(?:app)?\.com/api/webhooks/",
+            r"\.webhook\.office\.com/webhookb2/",
+        ),
+        strict=True,
+    ),
+    *zip(
+        _COMMANDS,
+        (r"(?:mysql|mariadb)[^\n]*[ \t]-p", r"sshpass[^\n]*-p", r"curl[^\n]*[ \t](?:-u|--user)"),
+        strict=True,
+    ),
+    (
+        _ELEMENTS[0],
+        r"(?i)(?:password|passwd|secret|token|apikey|api_key|credential)[^<>\n]*>[^<\n]+</",
+    ),
+    *(
+        (shape, rf"(?i){word}{_ASSIGNED_PREFILTER}")
+        for shape, word in zip(_ASSIGNMENTS, _KEY_WORDS_PREFILTER, strict=True)
+    ),
 )
 #: Characters of a text the prefilter looks at in one go (whole lines): the
 #: shapes it finds run on that block only.
@@ -456,7 +559,7 @@ class Redactor:
             return self._flush_long_line()
         lines = self._context + self._pending + text[: newline + 1]
         start = len(self._context)
-        self._pending, self._context = text[newline + 1:], ""
+        self._pending, self._context = text[newline + 1 :], ""
         return self._mask_lines(lines, start)
 
     def feed_ascii(self, data: bytes) -> bytes | None:
@@ -467,20 +570,28 @@ class Redactor:
         not ASCII (bytes and characters then differ), no newline, a candidate
         shape or value in it, an open PEM block, or this process has not yet
         masked the :data:`PLAIN_CHARS` that pay for building the prefilter."""
-        if self._pem is not None or self._context or not data.isascii() or not self._pending.isascii():
+        if (
+            self._pem is not None
+            or self._context
+            or not data.isascii()
+            or not self._pending.isascii()
+        ):
             return None
         newline = data.rfind(b"\n")
         if newline == -1:
             return None
-        lines = b"".join((self._pending.encode("ascii"), memoryview(data)[: newline + 1])) if self._pending \
+        lines = (
+            b"".join((self._pending.encode("ascii"), memoryview(data)[: newline + 1]))
+            if self._pending
             else data[: newline + 1]
+        )
         if len(lines) <= _BLOCK:
             return None  # masking a few lines as text costs less than deciding here
         if _prefilter_set is None and len(lines) <= _plain_left:
             return None
         if _may_match(lines) or any(value in lines for value in self._env_bytes):
             return None
-        self._pending = data[newline + 1:].decode("ascii")
+        self._pending = data[newline + 1 :].decode("ascii")
         return lines
 
     def close(self) -> str:
@@ -525,7 +636,7 @@ class Redactor:
             line_end = newline if newline != -1 else min(len(text), pos + 400)
             line = text[pos:line_end]
             if line.startswith(prefix):
-                body = line[len(prefix):]
+                body = line[len(prefix) :]
                 close = _PEM_END.search(body)
                 if close:
                     self._pem = None
@@ -556,12 +667,13 @@ class Redactor:
             if match_start < cut < reach:
                 cut = match_start
         out = _apply(text, start, cut, [span for span in spans if span[1] <= cut])
-        self._context = text[max(0, cut - _CONTEXT):cut]
+        self._context = text[max(0, cut - _CONTEXT) : cut]
         self._pending = text[cut:]
         return out
 
-    def _spans(self, text: str, start: int, end: int,
-               reaches: list[tuple[int, int]] | None = None) -> list[Span]:
+    def _spans(
+        self, text: str, start: int, end: int, reaches: list[tuple[int, int]] | None = None
+    ) -> list[Span]:
         """The secrets in ``text[start:end]``, sorted, overlaps merged;
         ``reaches`` gets where each match starts and how far it (or its span)
         reaches, secret or not."""
@@ -575,11 +687,18 @@ class Redactor:
             reaches += ((span[0], span[1]) for span in found)
         prefilter = _prefilter_for(end - start)
         lower = None
-        if prefilter is not None and end - start > _BLOCK and not prefilter.Match(_utf8(text[start:end])):
+        if (
+            prefilter is not None
+            and end - start > _BLOCK
+            and not prefilter.Match(_utf8(text[start:end]))
+        ):
             return _merged(found)  # one pass says no shape can match anywhere in it
         for block_start, block_end in _blocks(text, start, end):
-            candidates = range(len(_SHAPES)) if prefilter is None else \
-                prefilter.Match(_utf8(text[block_start:block_end])) or ()
+            candidates = (
+                range(len(_SHAPES))
+                if prefilter is None
+                else prefilter.Match(_utf8(text[block_start:block_end])) or ()
+            )
             for index in candidates:
                 shape = _SHAPES[index][0]
                 haystack = text
@@ -670,7 +789,8 @@ def _holds(text: str, needle: str, start: int, end: int) -> bool:
     """``needle in text[start:end]``; its first character is looked for first
     (memchr speed: most texts hold no ``-`` or no ``e`` and never need the search)."""
     return text.find(needle[0], start, end) != -1 and (
-        len(needle) == 1 or text.find(needle, start, end) != -1)
+        len(needle) == 1 or text.find(needle, start, end) != -1
+    )
 
 
 def _lower(text: str) -> str:

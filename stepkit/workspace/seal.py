@@ -51,7 +51,7 @@ def read_sealed(path: Path) -> str:
     found = _SEAL.search(text)
     if found is None:
         raise SealBroken(path, "it has no seal")
-    body = text[:found.start()] + "}"
+    body = text[: found.start()] + "}"
     if not hmac.compare_digest(found["mac"], _mac(path, body)):
         raise SealBroken(path, "its seal does not verify")
     return body

@@ -25,27 +25,32 @@ _ID_LIST_HEADING = lazy_compile(r"^[a-z][a-z ]* \(\d+\):$")
 # the line that names the error itself (preferred over banners like "Traceback …")
 _SPECIFIC_ERROR = lazy_compile(
     r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
-    r"|timed out", re.IGNORECASE
+    r"|timed out",
+    re.IGNORECASE,
 )
 # a message at a source location (go test, linters): "file.go:9: got Hi"
 _LOCATED_MESSAGE = lazy_compile(r"^\S+\.\w+:\d+(:\d+)?:\s*(?!in\s)\S")
 _ERROR_LINE = lazy_compile(
     r"\b(error|errors|exception|failed|failure|fail|assert\w*|panic\w*|traceback|fatal|"
-    r"not found|cannot|undefined|timed out)\b|^E\s", re.IGNORECASE
+    r"not found|cannot|undefined|timed out)\b|^E\s",
+    re.IGNORECASE,
 )
-_NORMALISERS = tuple((lazy_compile(p, re.IGNORECASE), repl) for p, repl in (
-    (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?", "<time>"),
-    (r"\b\d\d:\d\d:\d\d(\.\d+)?\b", "<time>"),
-    (r"(/private)?/(tmp|var/folders/[^/\s]+/[^/\s]+/T|var/tmp)/[^\s:'\"]*", "<tmp>"),
-    (r"\b[A-Za-z]:\\[^\s:'\"]*\\(Temp|tmp)\\[^\s:'\"]*", "<tmp>"),
-    (r"\b0x[0-9a-f]{4,}\b", "0x?"),
-    (r"\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|µs|us|ns|m|min)\b", "<dur>"),
-    (r"\bin <dur>|\(<dur>\)", "<dur>"),
-    (r"(\.\w{1,5}|\)|\w):\d+(:\d+)?\b", r"\1:N"),  # file.py:12:5 → file.py:N
-    (r"\b(line|lines|col|column)\s+\d+", r"\1 N"),
-    (r"\bpid[ =:]\s*\d+", "pid N"),
-    (r"\s+", " "),
-))
+_NORMALISERS = tuple(
+    (lazy_compile(p, re.IGNORECASE), repl)
+    for p, repl in (
+        (r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?", "<time>"),
+        (r"\b\d\d:\d\d:\d\d(\.\d+)?\b", "<time>"),
+        (r"(/private)?/(tmp|var/folders/[^/\s]+/[^/\s]+/T|var/tmp)/[^\s:'\"]*", "<tmp>"),
+        (r"\b[A-Za-z]:\\[^\s:'\"]*\\(Temp|tmp)\\[^\s:'\"]*", "<tmp>"),
+        (r"\b0x[0-9a-f]{4,}\b", "0x?"),
+        (r"\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds|µs|us|ns|m|min)\b", "<dur>"),
+        (r"\bin <dur>|\(<dur>\)", "<dur>"),
+        (r"(\.\w{1,5}|\)|\w):\d+(:\d+)?\b", r"\1:N"),  # file.py:12:5 → file.py:N
+        (r"\b(line|lines|col|column)\s+\d+", r"\1 N"),
+        (r"\bpid[ =:]\s*\d+", "pid N"),
+        (r"\s+", " "),
+    )
+)
 
 
 def failure_signature(failure: GateResult | str) -> str:
@@ -90,7 +95,7 @@ def _first_error(text: str) -> str:
     section when a parser wrote one, else the most specific error-looking line."""
     lines = text.splitlines()
     if ERRORS_HEADING in lines:
-        details = lines[lines.index(ERRORS_HEADING) + 1:]
+        details = lines[lines.index(ERRORS_HEADING) + 1 :]
         for line in details:
             if line.startswith("    ") and line.strip():
                 return line.strip()[:300]
@@ -106,7 +111,9 @@ def _first_error(text: str) -> str:
 
 def _is_frame(line: str) -> bool:
     """The evidence's own framing (command, exit code, summary, cut marker, list headings)."""
-    return line.startswith(("$ ", "exit code:", SUMMARY_PREFIX, "[kept ")) or bool(_ID_LIST_HEADING.match(line))
+    return line.startswith(("$ ", "exit code:", SUMMARY_PREFIX, "[kept ")) or bool(
+        _ID_LIST_HEADING.match(line)
+    )
 
 
 def _is_summary(line: str) -> bool:

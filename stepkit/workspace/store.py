@@ -74,7 +74,9 @@ def ensure_store(project_dir: Path) -> Path:
         if git_root is None and not ignore.exists():
             ignore.write_text("*\n", encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot write {root}: {exc.strerror or exc} (stepkit keeps its runs there)") from None
+        raise UsageError(
+            f"cannot write {root}: {exc.strerror or exc} (stepkit keeps its runs there)"
+        ) from None
     return root
 
 
@@ -112,7 +114,9 @@ def lock_files(project_dir: Path) -> tuple[Path, Path]:
     """(the lock file, its holder record) of a project: outside the project,
     named by a hash of its resolved path, so that deleting the run store
     (``git clean -xfd``, ``rm -rf``) never deletes a live lock."""
-    key = hashlib.sha256(str(Path(project_dir).resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    key = hashlib.sha256(
+        str(Path(project_dir).resolve()).encode("utf-8", "surrogateescape")
+    ).hexdigest()[:32]
     locks = state_home() / "locks"
     return locks / f"{key}.lock", locks / f"{key}.json"
 

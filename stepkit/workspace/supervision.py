@@ -199,7 +199,9 @@ def live_groups() -> set[int]:
         return {group for group in _LIVE.groups.values() if group is not None}
 
 
-def stop_detached(token: str | None = None, since: Mark | None = None) -> tuple[DetachedProcess, ...]:
+def stop_detached(
+    token: str | None = None, since: Mark | None = None
+) -> tuple[DetachedProcess, ...]:
     """SIGKILL and reap what a command or a node left running outside the
     command's process group, every descendant of it too; return what was
     stopped.
@@ -216,7 +218,9 @@ def stop_detached(token: str | None = None, since: Mark | None = None) -> tuple[
     """
     stopped: dict[int, DetachedProcess] = {}
     for _ in range(_ROUNDS):  # a process may start another while it is being stopped
-        found = [child for child in _orphans(token) if child in stopped or _belongs(child, token, since)]
+        found = [
+            child for child in _orphans(token) if child in stopped or _belongs(child, token, since)
+        ]
         if not found:
             break
         for child in found:
@@ -266,7 +270,9 @@ def _started_since(pid: int, since: Mark) -> bool:
 def _start_since_boot(pid: int) -> float | None:
     """When the process started, in seconds since boot, as the kernel dates it (None: gone)."""
     fields = _stat(pid)
-    return int(fields[19]) / os.sysconf("SC_CLK_TCK") if fields is not None else None  # field 22, starttime
+    return (
+        int(fields[19]) / os.sysconf("SC_CLK_TCK") if fields is not None else None
+    )  # field 22, starttime
 
 
 def _stat(pid: int) -> list[bytes] | None:
@@ -291,7 +297,9 @@ def _children() -> list[int]:
         if listed is not None:
             return listed
         me = b"%d" % os.getpid()
-        return [pid for pid in _all_pids() if (fields := _stat(pid)) is not None and fields[1] == me]  # ppid
+        return [
+            pid for pid in _all_pids() if (fields := _stat(pid)) is not None and fields[1] == me
+        ]  # ppid
     import psutil
 
     try:
@@ -344,7 +352,11 @@ def _orphans(ending: str | None) -> list[int]:
     found = []
     for child in _children():
         try:
-            if child in live_groups or os.getpgid(child) in live_groups or os.getsid(child) == session:
+            if (
+                child in live_groups
+                or os.getpgid(child) in live_groups
+                or os.getsid(child) == session
+            ):
                 continue
         except OSError:
             continue  # gone already
@@ -406,7 +418,7 @@ def _token_of(pid: int) -> str | None:
     prefix = f"{TOKEN_VARIABLE}=".encode()
     for entry in _environment(pid):
         if entry.startswith(prefix):
-            return entry[len(prefix):].decode("ascii", "replace")
+            return entry[len(prefix) :].decode("ascii", "replace")
     return None
 
 

@@ -35,9 +35,18 @@ from stepkit.workspace.scope.tree import read_bytes, text_of
 
 #: stepkit's own: its configuration, local plugins and CI workflows (what a gate runs elsewhere)
 CORE_SURFACE = {
-    "config": ["stepconf.py", "stepkit.toml", ".github/workflows/**",
-               ".github/actions/**", ".gitlab-ci.yml", ".circleci/**", "azure-pipelines.yml",
-               ".buildkite/**", "Jenkinsfile", ".pre-commit-config.yaml"],
+    "config": [
+        "stepconf.py",
+        "stepkit.toml",
+        ".github/workflows/**",
+        ".github/actions/**",
+        ".gitlab-ci.yml",
+        ".circleci/**",
+        "azure-pipelines.yml",
+        ".buildkite/**",
+        "Jenkinsfile",
+        ".pre-commit-config.yaml",
+    ],
 }
 #: the kinds a pattern may have; a path takes the first kind (in this order) that matches it
 KINDS = ("startup", "config", "tests")
@@ -84,10 +93,16 @@ class SurfaceChange:
 def surface_rules(pm, project_dir: Path, config: Config, scripts: Iterable[str] = ()) -> list[Rule]:
     """Every pattern stepkit and the project's plugins declare, in :data:`KINDS`
     order, with the ``scripts`` the gate commands run (:func:`gate_scripts`)."""
-    declared = [CORE_SURFACE, {"config": [_plugin_path(spec) for spec in config.plugins]},
-                {"config": sorted(scripts)}]
-    declared += [answer for answer in pm.hook.stepkit_verification_surface(project_dir=Path(project_dir))
-                 if isinstance(answer, dict)]
+    declared = [
+        CORE_SURFACE,
+        {"config": [_plugin_path(spec) for spec in config.plugins]},
+        {"config": sorted(scripts)},
+    ]
+    declared += [
+        answer
+        for answer in pm.hook.stepkit_verification_surface(project_dir=Path(project_dir))
+        if isinstance(answer, dict)
+    ]
     rules = []
     for kind in KINDS:
         for answer in declared:
@@ -101,7 +116,9 @@ def surface_rules(pm, project_dir: Path, config: Config, scripts: Iterable[str] 
 INTERPRETERS = {
     **dict.fromkeys(("sh", "bash", "zsh", "dash", "ksh"), frozenset({"-c"})),
     "python": frozenset({"-c", "-m"}),
-    **dict.fromkeys(("node", "ruby", "perl", "php", "lua"), frozenset({"-e", "--eval", "-p", "--print", "-r"})),
+    **dict.fromkeys(
+        ("node", "ruby", "perl", "php", "lua"), frozenset({"-e", "--eval", "-p", "--print", "-r"})
+    ),
 }
 
 
@@ -110,8 +127,14 @@ def gate_scripts(pm, project_dir: Path, commands: Iterable[str]) -> list[str]:
     directly or through a task runner's target (``stepkit_command_body``:
     the scripts the recipe, the package.json script… runs, one level down)."""
     commands = list(commands)
-    bodies = [pm.hook.stepkit_command_body(command=command, project_dir=Path(project_dir)) for command in commands]
-    run = [*commands, *(line for body in bodies if isinstance(body, str) for line in body.splitlines())]
+    bodies = [
+        pm.hook.stepkit_command_body(command=command, project_dir=Path(project_dir))
+        for command in commands
+    ]
+    run = [
+        *commands,
+        *(line for body in bodies if isinstance(body, str) for line in body.splitlines()),
+    ]
     return command_files(Path(project_dir), run)
 
 
@@ -175,7 +198,9 @@ def _scripts_run(words: list[str]) -> list[str]:
     for an interpreter, the script it is given."""
     scripts: list[str] = []
     expect_program, changes_dir, here = True, False, ""
-    inline: frozenset[str] | None = None  # the interpreter's inline-code flags; None: not an interpreter
+    inline: frozenset[str] | None = (
+        None  # the interpreter's inline-code flags; None: not an interpreter
+    )
     for word in words:
         if word in ("&&", "||", ";", "|", "&"):
             expect_program, changes_dir, inline = True, False, None
@@ -218,7 +243,9 @@ def _plugin_path(spec: str) -> str:
 
 def _rule(kind: str, pattern: str) -> Rule:
     path, _, keys = pattern.partition("#")
-    return Rule(kind, pattern, tuple(k.strip() for k in keys.split(",") if k.strip()), _compile(path))
+    return Rule(
+        kind, pattern, tuple(k.strip() for k in keys.split(",") if k.strip()), _compile(path)
+    )
 
 
 def _compile(glob: str) -> re.Pattern[str]:
@@ -240,8 +267,14 @@ def _compile(glob: str) -> re.Pattern[str]:
             out.append("[^/]")
         elif char == "{" and "}" in glob[i:]:
             end = glob.index("}", i)
-            out.append("(?:" + "|".join(_compile(alt).pattern.removesuffix(r"\Z")
-                                        for alt in glob[i + 1:end].split(",")) + ")")
+            out.append(
+                "(?:"
+                + "|".join(
+                    _compile(alt).pattern.removesuffix(r"\Z")
+                    for alt in glob[i + 1 : end].split(",")
+                )
+                + ")"
+            )
             i = end
         else:
             out.append(re.escape(char))
@@ -254,8 +287,12 @@ def rule_for(rules: list[Rule], rel: str) -> Rule | None:
     return next((rule for rule in rules if rule.matches(rel)), None)
 
 
-def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path,
-                    added_file_reach: Callable[[str, bool], str | None] | None = None) -> list[SurfaceChange]:
+def surface_changes(
+    rules: list[Rule],
+    before: Snapshot,
+    project_dir: Path,
+    added_file_reach: Callable[[str, bool], str | None] | None = None,
+) -> list[SurfaceChange]:
     """The protected files the step changed since ``before``.  A file the
     step added that is a test file or on no pattern is its own (its new
     test, its code), unless ``added_file_reach(path, test_file)`` gives a reason it can
@@ -285,8 +322,11 @@ def surface_changes(rules: list[Rule], before: Snapshot, project_dir: Path,
                     continue  # only unprotected parts changed
                 restored = parts
         how = "added" if old_id is None else "deleted" if new_id is None else "modified"
-        found.append(SurfaceChange(rel, kind, how, file_diff(rel, old_id, new_id, old, new),
-                                   restored, known, why))
+        found.append(
+            SurfaceChange(
+                rel, kind, how, file_diff(rel, old_id, new_id, old, new), restored, known, why
+            )
+        )
     return found
 
 
@@ -322,6 +362,7 @@ _TOML_HEADER = lazy_compile(r"^\s*\[\[?\s*(?P<name>[\w.\-\"' ]+?)\s*\]\]?\s*(?:#
 
 def _toml_parts(keys: tuple[str, ...], old: str, new: str) -> bytes:
     """``new``'s sections outside ``keys``, then ``old``'s sections inside them."""
+
     def protected(name: str) -> bool:
         bare = name.replace('"', "").replace("'", "").replace(" ", "")
         return any(bare == key or bare.startswith(f"{key}.") for key in keys)

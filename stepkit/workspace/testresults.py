@@ -65,7 +65,9 @@ class TestResults(Model):
         if not test_id:
             return
         known = self.outcomes.get(test_id)
-        if known is None or (status in ("failed", "errored") and known not in ("failed", "errored")):
+        if known is None or (
+            status in ("failed", "errored") and known not in ("failed", "errored")
+        ):
             self.outcomes[test_id] = status
 
     def ids(self, *statuses: TestStatus) -> list[str]:
@@ -85,7 +87,9 @@ class TestResults(Model):
     def counts_line(self) -> str:
         """``4 failed, 2 passed, 1 skipped``: the statuses that occur, failures first."""
         counts = self.counts()
-        return ", ".join(f"{counts[s]} {s}" for s in ("failed", "errored", "passed", "skipped") if counts[s])
+        return ", ".join(
+            f"{counts[s]} {s}" for s in ("failed", "errored", "passed", "skipped") if counts[s]
+        )
 
     def failing_lines(self, limit: int = 30) -> list[str]:
         """The failing ids as the condensed evidence lists them (``failing
@@ -93,15 +97,22 @@ class TestResults(Model):
         failing = self.failing
         lines = [f"failing tests ({len(failing)}):", *(f"  {i}" for i in failing[:limit])]
         if len(failing) > limit:
-            lines.append(f"  … and {len(failing) - limit} more (every id is in the gate's tests.json)")
+            lines.append(
+                f"  … and {len(failing) - limit} more (every id is in the gate's tests.json)"
+            )
         return [*lines, f"summary: {self.counts_line()}"]
 
     def record(self, path: Path) -> TestsRecord:
         """Write every id to ``path`` (JSON) and return the compact record."""
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(model_json(self, indent=1), encoding="utf-8")
-        return TestsRecord(source=self.source, complete=self.complete, counts=self.counts(),
-                           failing=self.failing[:RECORD_IDS], file=str(path))
+        return TestsRecord(
+            source=self.source,
+            complete=self.complete,
+            counts=self.counts(),
+            failing=self.failing[:RECORD_IDS],
+            file=str(path),
+        )
 
 
 # -- JUnit XML ---------------------------------------------------------------
@@ -177,8 +188,13 @@ def _pytest_node_id(classname: str, name: str, file: str | None, project_dir: Pa
 # -- jest / vitest JSON ------------------------------------------------------
 
 _JEST_STATUS: dict[str, TestStatus] = {
-    "passed": "passed", "failed": "failed", "pending": "skipped", "skipped": "skipped",
-    "todo": "skipped", "disabled": "skipped", "focused": "passed",
+    "passed": "passed",
+    "failed": "failed",
+    "pending": "skipped",
+    "skipped": "skipped",
+    "todo": "skipped",
+    "disabled": "skipped",
+    "focused": "passed",
 }
 #: Joins the parts of a jest/vitest id (as jest prints ``describe › test``).
 JEST_SEPARATOR = " › "
@@ -220,8 +236,14 @@ def _relative(path: str, project_dir: Path) -> str:
 
 # -- dotnet trx --------------------------------------------------------------
 
-_TRX_STATUS: dict[str, TestStatus] = {"Passed": "passed", "Failed": "failed", "NotExecuted": "skipped",
-                                      "Inconclusive": "skipped", "Error": "errored", "Timeout": "errored"}
+_TRX_STATUS: dict[str, TestStatus] = {
+    "Passed": "passed",
+    "Failed": "failed",
+    "NotExecuted": "skipped",
+    "Inconclusive": "skipped",
+    "Error": "errored",
+    "Timeout": "errored",
+}
 
 
 def read_trx(paths: list[Path]) -> TestResults | None:
@@ -233,7 +255,10 @@ def read_trx(paths: list[Path]) -> TestResults | None:
     for root in roots:
         for result in root.iter():
             if result.tag.rsplit("}", 1)[-1] == "UnitTestResult":
-                results.add(result.get("testName", ""), _TRX_STATUS.get(result.get("outcome", ""), "errored"))
+                results.add(
+                    result.get("testName", ""),
+                    _TRX_STATUS.get(result.get("outcome", ""), "errored"),
+                )
     return results
 
 
@@ -243,8 +268,14 @@ def read_trx(paths: list[Path]) -> TestResults | None:
 GO_SEPARATOR = "::"
 _GO_TEXT = lazy_compile(r"^\s*--- (?P<word>PASS|FAIL|SKIP): (?P<name>\S+) \(")
 _GO_PACKAGE = lazy_compile(r"^(?P<word>ok|FAIL)\s+(?P<pkg>\S+)")
-_GO_STATUS: dict[str, TestStatus] = {"pass": "passed", "fail": "failed", "skip": "skipped",
-                                     "PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
+_GO_STATUS: dict[str, TestStatus] = {
+    "pass": "passed",
+    "fail": "failed",
+    "skip": "skipped",
+    "PASS": "passed",
+    "FAIL": "failed",
+    "SKIP": "skipped",
+}
 
 
 def read_go_json(output: Output) -> TestResults | None:
@@ -303,7 +334,9 @@ def read_libtest(output: Output) -> TestResults | None:
         line = raw.rstrip()
         m = _LIBTEST.match(line) or _TERSE_FAILED.match(line)
         if m:
-            results.add(m["id"], _LIBTEST_STATUS[m["status"]] if "status" in m.groupdict() else "failed")
+            results.add(
+                m["id"], _LIBTEST_STATUS[m["status"]] if "status" in m.groupdict() else "failed"
+            )
             if "status" not in m.groupdict():
                 results.complete = False
         elif line == "failures:":
@@ -343,8 +376,11 @@ def read_evidence(evidence: str) -> TestResults | None:
 # -- node's test runner (node --test) ------------------------------------------
 
 _TAP_SUBTEST = lazy_compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
-_TAP_RESULT = lazy_compile(r"^(?P<indent>\s*)(?P<ok>ok|not ok) \d+ - (?P<name>.*?)"
-                         r"(?: # (?P<directive>SKIP|TODO)\b.*)?$", re.IGNORECASE)
+_TAP_RESULT = lazy_compile(
+    r"^(?P<indent>\s*)(?P<ok>ok|not ok) \d+ - (?P<name>.*?)"
+    r"(?: # (?P<directive>SKIP|TODO)\b.*)?$",
+    re.IGNORECASE,
+)
 _TAP_LOCATION = lazy_compile(r"^\s*location: '(?P<file>.+?)(?::\d+){1,2}'$")
 _TAP_SUITE = lazy_compile(r"^\s*type: 'suite'$")
 
@@ -364,8 +400,11 @@ def read_node_events(text: Output, project_dir: Path) -> TestResults | None:
         if event.get("type") == "start":
             stack = [*stack[:depth], name]
         elif event.get("kind") != "suite":
-            status: TestStatus = "skipped" if event.get("skip") or event.get("todo") else (
-                "passed" if event.get("type") == "pass" else "failed")
+            status: TestStatus = (
+                "skipped"
+                if event.get("skip") or event.get("todo")
+                else ("passed" if event.get("type") == "pass" else "failed")
+            )
             parts = [_relative(str(event.get("file") or ""), project_dir), *stack[:depth], name]
             results.add(JEST_SEPARATOR.join(p for p in parts if p), status)
     return results
@@ -395,7 +434,7 @@ def read_node_tap(text: Output, project_dir: Path) -> TestResults | None:
             if line.strip() == "...":
                 settle(*block)
                 waiting = block = None
-            elif (loc := _TAP_LOCATION.match(line)):
+            elif loc := _TAP_LOCATION.match(line):
                 block[0] = loc["file"]
             else:
                 block[1] = block[1] or bool(_TAP_SUITE.match(line))
@@ -412,7 +451,9 @@ def read_node_tap(text: Output, project_dir: Path) -> TestResults | None:
         if not m:
             continue
         depth = len(m["indent"]) // 4
-        status: TestStatus = "skipped" if m["directive"] else ("passed" if m["ok"] == "ok" else "failed")
+        status: TestStatus = (
+            "skipped" if m["directive"] else ("passed" if m["ok"] == "ok" else "failed")
+        )
         waiting = (["", *stack[:depth], m["name"]], status)
         stack = stack[:depth]
     if waiting is not None:

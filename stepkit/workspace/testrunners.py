@@ -31,8 +31,29 @@ from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.testresults import TestResults
 
 #: Wrappers in front of a runner, skipped to find it (``uv run pytest``).
-_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "run", "exec", "npx", "bunx", "dlx",
-                       "pnpx", "env", "time", "nice", "-m", "--", "python", "python3", "node"})
+_WRAPPERS = frozenset(
+    {
+        "uv",
+        "poetry",
+        "pipenv",
+        "pdm",
+        "hatch",
+        "run",
+        "exec",
+        "npx",
+        "bunx",
+        "dlx",
+        "pnpx",
+        "env",
+        "time",
+        "nice",
+        "-m",
+        "--",
+        "python",
+        "python3",
+        "node",
+    }
+)
 _JEST_FLAGS = "--json --outputFile={path}"
 _VITEST_FLAGS = "--reporter=default --reporter=json --outputFile.json={path}"
 
@@ -65,8 +86,10 @@ class TestInvocation:
         stopped before reporting, or replaced), or the report of the runner
         the command is holds no test that passed."""
         if self.report is not None and not _written(self.report):
-            return (f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
-                    "it stopped before reporting, so no test it ran can be verified")
+            return (
+                f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
+                "it stopped before reporting, so no test it ran can be verified"
+            )
         if not output.strip():
             return "the command printed nothing (exit 0)"
         if results is None or not results.complete or self.runner is None:
@@ -75,7 +98,9 @@ class TestInvocation:
         if counts["passed"] or counts["failed"] or counts["errored"]:
             return None
         if counts["skipped"]:
-            return f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
+            return (
+                f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
+            )
         return f"{results.source}: the report lists no test"
 
     def results(self, output: tr.Output, evidence: str) -> TestResults | None:
@@ -96,11 +121,12 @@ class _Shape:
     via_script: str | None = None
 
     def arguments(self) -> list[str]:
-        return self.words[self.at + 1:]
+        return self.words[self.at + 1 :]
 
 
-def report_invocation(command: str, project_dir: Path, report_dir: Path,
-                    base_env: dict[str, str] | None = None) -> TestInvocation:
+def report_invocation(
+    command: str, project_dir: Path, report_dir: Path, base_env: dict[str, str] | None = None
+) -> TestInvocation:
     """``command`` as the tests gate runs it, asking its runner for a report in
     ``report_dir`` (created here).
 
@@ -117,12 +143,19 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
     def pytest_report(output: tr.Output, evidence: str) -> TestResults | None:
         return tr.read_junit([junit], project, "pytest") if junit.is_file() else None
 
-    invocation = TestInvocation(command, env, "pytest" if shape.runner == "pytest" else None,
-                                reader=pytest_report, report=junit if shape.runner == "pytest" else None)
+    invocation = TestInvocation(
+        command,
+        env,
+        "pytest" if shape.runner == "pytest" else None,
+        reader=pytest_report,
+        report=junit if shape.runner == "pytest" else None,
+    )
     runner = shape.runner
     if runner in ("jest", "vitest"):
         path = report_dir / f"{runner}.json"
-        flags = (_JEST_FLAGS if runner == "jest" else _VITEST_FLAGS).format(path=shlex.quote(str(path)))
+        flags = (_JEST_FLAGS if runner == "jest" else _VITEST_FLAGS).format(
+            path=shlex.quote(str(path))
+        )
         invocation.command = _append(command, shape, flags)
         invocation.reader = _either(pytest_report, lambda o, e: tr.read_jest_json(path, project))
         invocation.note = f"stepkit asked {runner} for a JSON report: {flags}"
@@ -139,18 +172,29 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
         invocation.note = f"stepkit asked dotnet test for a trx report: {flags}"
     elif runner == "go":
         words = shape.arguments()
-        invocation.reader = (lambda o, e: tr.read_go_json(o)) if "-json" in words else \
-            (lambda o, e: tr.read_go_text(o, verbose="-v" in words))
+        invocation.reader = (
+            (lambda o, e: tr.read_go_json(o))
+            if "-json" in words
+            else (lambda o, e: tr.read_go_text(o, verbose="-v" in words))
+        )
     elif runner == "cargo":
-        invocation.reader = _either(lambda o, e: tr.read_libtest(o),
-                                    lambda o, e: _fresh_junit(_nextest_reports(project, shape), started,
-                                                              project, "name"))
+        invocation.reader = _either(
+            lambda o, e: tr.read_libtest(o),
+            lambda o, e: _fresh_junit(_nextest_reports(project, shape), started, project, "name"),
+        )
     elif runner in ("maven", "gradle"):
-        patterns = (["target/surefire-reports/TEST-*.xml", "*/target/surefire-reports/TEST-*.xml",
-                     "target/failsafe-reports/TEST-*.xml"] if runner == "maven" else
-                    ["build/test-results/*/*.xml", "*/build/test-results/*/*.xml"])
+        patterns = (
+            [
+                "target/surefire-reports/TEST-*.xml",
+                "*/target/surefire-reports/TEST-*.xml",
+                "target/failsafe-reports/TEST-*.xml",
+            ]
+            if runner == "maven"
+            else ["build/test-results/*/*.xml", "*/build/test-results/*/*.xml"]
+        )
         invocation.reader = lambda o, e: _fresh_junit(
-            [p for pattern in patterns for p in project.glob(pattern)], started, project, "jvm")
+            [p for pattern in patterns for p in project.glob(pattern)], started, project, "jvm"
+        )
     elif runner == "node-test":
         script = _test_script(project) if shape.via_script else None
         _node_reports(invocation, f"{command}\n{script or ''}", report_dir, project, base_env)
@@ -159,8 +203,13 @@ def report_invocation(command: str, project_dir: Path, report_dir: Path,
     return invocation
 
 
-def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, project: Path,
-                  base_env: dict[str, str] | None) -> None:
+def _node_reports(
+    invocation: TestInvocation,
+    command: str,
+    report_dir: Path,
+    project: Path,
+    base_env: dict[str, str] | None,
+) -> None:
     """node's test runner reports every test into ``report_dir`` (asked
     through ``NODE_OPTIONS``, so it works behind ``npm test``; the spec
     reporter keeps the output readable), unless the command (or the ``test``
@@ -172,8 +221,10 @@ def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, pr
     reporter = report_dir / "stepkit-reporter.mjs"
     reporter.write_text(NODE_REPORTER, encoding="utf-8")
     events = report_dir / "node-test.jsonl"
-    flags = (f"--test-reporter={shlex.quote(str(reporter))} --test-reporter-destination={shlex.quote(str(events))} "
-             "--test-reporter=spec --test-reporter-destination=stdout")
+    flags = (
+        f"--test-reporter={shlex.quote(str(reporter))} --test-reporter-destination={shlex.quote(str(events))} "
+        "--test-reporter=spec --test-reporter-destination=stdout"
+    )
     existing = (base_env if base_env is not None else os.environ).get("NODE_OPTIONS", "").strip()
     invocation.env["NODE_OPTIONS"] = f"{existing} {flags}".strip()
 
@@ -182,7 +233,9 @@ def _node_reports(invocation: TestInvocation, command: str, report_dir: Path, pr
 
     invocation.reader = read
     invocation.report = events
-    invocation.note = f"stepkit asked node's test runner for a report of every test: NODE_OPTIONS={flags}"
+    invocation.note = (
+        f"stepkit asked node's test runner for a report of every test: NODE_OPTIONS={flags}"
+    )
 
 
 #: A reporter for node's test runner: one JSON line per test started,
@@ -202,8 +255,14 @@ NODE_REPORTER = """export default async function* stepkitReporter(source) {
 _DESELECT_CHARS = 100_000
 
 
-def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing: list[str],
-                     base_env: dict[str, str] | None = None, suite: list[str] | None = None) -> TestInvocation | None:
+def rerun_invocation(
+    command: str,
+    project_dir: Path,
+    report_dir: Path,
+    failing: list[str],
+    base_env: dict[str, str] | None = None,
+    suite: list[str] | None = None,
+) -> TestInvocation | None:
     """``command`` narrowed to the ``failing`` ids, reporting into ``report_dir``;
     None when stepkit does not know how to select tests of this runner.
 
@@ -220,17 +279,25 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
     shape = _shape(command, project)
     runner = shape.runner
     names = [i.rsplit("::", 1)[-1] for i in failing]
-    if runner == "pytest" or (runner is None and all("::" in i or i.endswith(".py") for i in failing)):
+    if runner == "pytest" or (
+        runner is None and all("::" in i or i.endswith(".py") for i in failing)
+    ):
         junit = report_dir / "pytest-junit.xml"
         wanted = set(failing)
         others = [i for i in suite or [] if i not in wanted]
         deselect = " ".join(f"--deselect {shlex.quote(i)}" for i in others)
         if suite and wanted <= set(suite) and len(deselect) <= _DESELECT_CHARS:
-            base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} {deselect}".strip())}
-            base.note = f"stepkit re-ran {len(failing)} test(s), the other {len(others)} deselected by id"
+            base.env = {
+                "PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} {deselect}".strip())
+            }
+            base.note = (
+                f"stepkit re-ran {len(failing)} test(s), the other {len(others)} deselected by id"
+            )
             return base
         selection = " or ".join(names)
-        base.env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} -k {shlex.quote(selection)}")}
+        base.env = {
+            "PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} -k {shlex.quote(selection)}")
+        }
         base.note = f"stepkit re-ran the failing tests: -k {selection!r}"
         return base
     if runner in ("jest", "vitest"):
@@ -249,7 +316,9 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
             by_package.setdefault(package, []).append(re.escape(name.split("/")[0]))
         base.command = " ; ".join(
             f"go test -json -count=1 -run {shlex.quote('^(' + '|'.join(sorted(set(names))) + ')$')} "
-            f"{shlex.quote(package)}" for package, names in by_package.items())
+            f"{shlex.quote(package)}"
+            for package, names in by_package.items()
+        )
         base.reader = lambda o, e: tr.read_go_json(o)
         return base
     if runner == "cargo":
@@ -263,16 +332,23 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
         return base
     if runner == "ctest":
         pattern = "^(" + "|".join(re.escape(i) for i in failing) + ")$"
-        base.command = _append(base.command, _shape(base.command, project), f"-R {shlex.quote(pattern)}")
+        base.command = _append(
+            base.command, _shape(base.command, project), f"-R {shlex.quote(pattern)}"
+        )
         return base
     if runner == "maven":
         methods: dict[str, list[str]] = {}
         for test_id in failing:
             cls, _, method = test_id.partition("#")
             methods.setdefault(cls, []).append(method)
-        selection = ",".join(f"{cls}#{'+'.join(m)}" if all(m) else cls for cls, m in methods.items())
-        base.command = _append(command, shape, f"-Dtest={shlex.quote(selection)} "
-                                               "-Dsurefire.failIfNoSpecifiedTests=false")
+        selection = ",".join(
+            f"{cls}#{'+'.join(m)}" if all(m) else cls for cls, m in methods.items()
+        )
+        base.command = _append(
+            command,
+            shape,
+            f"-Dtest={shlex.quote(selection)} -Dsurefire.failIfNoSpecifiedTests=false",
+        )
         return base
     if runner == "gradle":
         selection = " ".join(f"--tests {shlex.quote(i.replace('#', '.'))}" for i in failing)
@@ -280,7 +356,9 @@ def rerun_invocation(command: str, project_dir: Path, report_dir: Path, failing:
         return base
     if runner == "dotnet":
         selection = "|".join(f"FullyQualifiedName={i}" for i in failing)
-        base.command = _append(base.command, _shape(base.command, project), f"--filter {shlex.quote(selection)}")
+        base.command = _append(
+            base.command, _shape(base.command, project), f"--filter {shlex.quote(selection)}"
+        )
         return base
     return None
 
@@ -309,11 +387,15 @@ def _shape(command: str, project: Path, depth: int = 0) -> _Shape:
     for at, word in enumerate(words):
         name = os.path.basename(word)
         following = words[at + 1] if at + 1 < len(words) else ""
-        runner = "node-test" if name == "node" and _node_test(words[at + 1:]) else _runner_of(name, following)
+        runner = (
+            "node-test"
+            if name == "node" and _node_test(words[at + 1 :])
+            else _runner_of(name, following)
+        )
         if runner is not None:
             return _Shape(words, runner, at)
         if name in ("npm", "pnpm", "yarn", "bun") and depth == 0:
-            rest = [w for w in words[at + 1:] if w != "run"]
+            rest = [w for w in words[at + 1 :] if w != "run"]
             if rest[:1] == ["test"]:
                 script = _test_script(project)
                 inner = _shape(script, project, depth + 1) if script else None
@@ -356,7 +438,9 @@ def _runner_of(name: str, following: str) -> str | None:
 
 def _test_script(project: Path) -> str | None:
     try:
-        scripts = json.loads((project / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+        scripts = (
+            json.loads((project / "package.json").read_text(encoding="utf-8")).get("scripts") or {}
+        )
     except (OSError, ValueError, AttributeError):
         return None
     script = scripts.get("test")
@@ -384,17 +468,22 @@ def _addopts(base_env: dict[str, str] | None, options: str) -> str:
     return f"{existing} {options}".strip()
 
 
-def _either(*readers: Callable[[tr.Output, str], TestResults | None]) -> Callable[[tr.Output, str], TestResults | None]:
+def _either(
+    *readers: Callable[[tr.Output, str], TestResults | None],
+) -> Callable[[tr.Output, str], TestResults | None]:
     def read(output: tr.Output, evidence: str) -> TestResults | None:
         for reader in readers:
             found = reader(output, evidence)
             if found is not None:
                 return found
         return None
+
     return read
 
 
-def _fresh_junit(paths: list[Path], since: float, project: Path, flavour: str) -> TestResults | None:
+def _fresh_junit(
+    paths: list[Path], since: float, project: Path, flavour: str
+) -> TestResults | None:
     """JUnit files written by this run (older ones are a previous run's)."""
     fresh = []
     for path in paths:

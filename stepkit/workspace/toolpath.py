@@ -44,8 +44,12 @@ def tool_dirs(pm, project_dir: Path) -> list[str]:
     return found
 
 
-def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | None = None,
-             where: Path | None = None) -> dict[str, str] | None:
+def tool_env(
+    project_dir: Path,
+    dirs: Iterable[str],
+    base: Mapping[str, str] | None = None,
+    where: Path | None = None,
+) -> dict[str, str] | None:
     """The gates' environment: ``base`` (this process's) with ``dirs`` first
     on PATH; None when there are none (the environment as it is).
 
@@ -61,7 +65,9 @@ def tool_env(project_dir: Path, dirs: Iterable[str], base: Mapping[str, str] | N
         return None
     env = dict(os.environ if base is None else base)
     env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
-    sources = _shadowing(Path(project_dir), paths, Path(where) if where is not None else Path(project_dir))
+    sources = _shadowing(
+        Path(project_dir), paths, Path(where) if where is not None else Path(project_dir)
+    )
     if sources:
         env["PYTHONPATH"] = os.pathsep.join([*sources, *filter(None, [env.get("PYTHONPATH")])])
     return env
@@ -97,14 +103,20 @@ def fingerprint(project_dir: Path, dirs: Iterable[str]) -> dict[str, str]:
     return ids
 
 
-def tool_changes(before: Mapping[str, str], now: Mapping[str, str], commands: Iterable[str | None]) -> list[str]:
+def tool_changes(
+    before: Mapping[str, str], now: Mapping[str, str], commands: Iterable[str | None]
+) -> list[str]:
     """The tools the step changed: an entry that was there and changed or
     went, and an added one named like a word of a gate command (``pytest``
     in ``uv run pytest``)."""
     words = {word for command in commands if command for word in re.findall(r"[\w.+-]+", command)}
-    changed = [f"{path} (changed)" for path, id_ in now.items() if path in before and before[path] != id_]
+    changed = [
+        f"{path} (changed)" for path, id_ in now.items() if path in before and before[path] != id_
+    ]
     changed += [f"{path} (removed)" for path in before if path not in now]
-    changed += [f"{path} (added)" for path in now if path not in before and path.rsplit("/", 1)[-1] in words]
+    changed += [
+        f"{path} (added)" for path in now if path not in before and path.rsplit("/", 1)[-1] in words
+    ]
     return sorted(changed)
 
 

@@ -76,8 +76,14 @@ class Judge:
     :param log_dir: where the re-runs' logs go.
     """
 
-    def __init__(self, mode: BaselineMode, project_dir: Path, log_dir: Path,
-                 base: BaseTree | Callable[[], BaseTree | None] | None, run: RunGate):
+    def __init__(
+        self,
+        mode: BaselineMode,
+        project_dir: Path,
+        log_dir: Path,
+        base: BaseTree | Callable[[], BaseTree | None] | None,
+        run: RunGate,
+    ):
         self.mode, self.project_dir, self.log_dir = mode, Path(project_dir), Path(log_dir)
         self._base, self.run = base, run
         #: every test command the judge ran (re-runs and baselines run, not cached)
@@ -94,11 +100,14 @@ class Judge:
         fail, when the mode is ``off``, or for the formatter)."""
         if self.mode == "off" or result.status != "fail" or result.name == "format":
             return result
-        keys = failure_keys(result.name, result.status, _tests(result), _log_text(result),
-                            [self.project_dir])
+        keys = failure_keys(
+            result.name, result.status, _tests(result), _log_text(result), [self.project_dir]
+        )
         if keys is None:
-            unnamed = ("the failures could not be named (no failing test id or error line in the output): "
-                       "nothing was re-run or compared, the gate fails")
+            unnamed = (
+                "the failures could not be named (no failing test id or error line in the output): "
+                "nothing was re-run or compared, the gate fails"
+            )
             return _with_block(result, [unnamed])
         flaky: list[str] = []
         order_dependent: list[str] = []
@@ -114,16 +123,26 @@ class Judge:
         new, preexisting = split_failures(remaining, before)
         passes = self.mode == "new-failures" and not new
         status = "pass" if passes else result.status
-        store_flags = [flag for record in self.baselines[judged_before:] for flag in record.store_flags]
+        store_flags = [
+            flag for record in self.baselines[judged_before:] for flag in record.store_flags
+        ]
         notes += store_flags
-        judged = result.model_copy(update={
-            "status": status, "new_failures": new, "preexisting_failures": preexisting, "flaky": flaky,
-            "order_dependent": order_dependent,
-            "store_flags": store_flags,
-            "summary": _summary(result, status, new, preexisting, flaky, order_dependent),
-        })
-        rule = ("the gate passes when no failure is new" if self.mode == "new-failures"
-                else "strict: any failure fails the gate")
+        judged = result.model_copy(
+            update={
+                "status": status,
+                "new_failures": new,
+                "preexisting_failures": preexisting,
+                "flaky": flaky,
+                "order_dependent": order_dependent,
+                "store_flags": store_flags,
+                "summary": _summary(result, status, new, preexisting, flaky, order_dependent),
+            }
+        )
+        rule = (
+            "the gate passes when no failure is new"
+            if self.mode == "new-failures"
+            else "strict: any failure fails the gate"
+        )
         return _with_block(judged, [f"baseline = {self.mode} ({rule})", *notes])
 
     def _flaky(self, result: GateResult, keys: list[str]) -> tuple[list[str], list[str]]:
@@ -141,12 +160,18 @@ class Judge:
             return [], []
         again = self.run(result.name, None, self.project_dir, self.log_dir, None)
         assert again is not None  # the whole command can always run
-        self.extra_runs.append(f"re-run of the whole command for {len(passed_alone)} test(s) that passed alone")
+        self.extra_runs.append(
+            f"re-run of the whole command for {len(passed_alone)} test(s) that passed alone"
+        )
         outcomes = _outcomes(again)
         flaky = [k for k in passed_alone if outcomes.get(k) == "passed"]
         dependent = [k for k in passed_alone if outcomes.get(k) in ("failed", "errored")]
-        described = [self._fails_after(result.name, k, order) if n < BISECT_TESTS else
-                     f"{k} fails after some of the tests that ran before it" for n, k in enumerate(dependent)]
+        described = [
+            self._fails_after(result.name, k, order)
+            if n < BISECT_TESTS
+            else f"{k} fails after some of the tests that ran before it"
+            for n, k in enumerate(dependent)
+        ]
         return flaky, described
 
     def _fails_after(self, gate: str, victim: str, order: list[str]) -> str:
@@ -154,18 +179,20 @@ class Judge:
         in the suite and makes it fail, found by re-running halves of those
         that ran before it (each in the suite's order) with it; when no
         single one is found, the tests it may fail after are named."""
-        candidates = order[:order.index(victim)] if victim in order else []
+        candidates = order[: order.index(victim)] if victim in order else []
         confirmed = False
         for _ in range(BISECT_RUNS):
             if not candidates or (len(candidates) == 1 and confirmed):
                 break
-            half = candidates[:max(1, len(candidates) // 2)]
+            half = candidates[: max(1, len(candidates) // 2)]
             run = self.run(gate, [*half, victim], self.project_dir, self.log_dir, order)
             if run is None:
                 break
-            self.extra_runs.append(f"re-run of {victim} after {len(half)} test(s) that ran before it")
+            self.extra_runs.append(
+                f"re-run of {victim} after {len(half)} test(s) that ran before it"
+            )
             ran = list(_outcomes(run))
-            before = set(ran[:ran.index(victim)]) if victim in ran else set()
+            before = set(ran[: ran.index(victim)]) if victim in ran else set()
             outcome = _outcomes(run).get(victim)
             if outcome in ("failed", "errored"):
                 narrowed = [c for c in candidates if c in before]
@@ -175,7 +202,11 @@ class Judge:
                 confirmed = False
             else:
                 break
-            if not narrowed or len(narrowed) == len(candidates) and not (len(narrowed) == 1 and confirmed):
+            if (
+                not narrowed
+                or len(narrowed) == len(candidates)
+                and not (len(narrowed) == 1 and confirmed)
+            ):
                 break
             candidates = narrowed
         if len(candidates) == 1 and confirmed:
@@ -188,7 +219,10 @@ class Judge:
         """What failed on the earlier tree (None: unknown), and a line saying how it was found."""
         base = self.base()
         if base is None:
-            return None, "no baseline: the tree before the step is not known, so every failure counts as new"
+            return (
+                None,
+                "no baseline: the tree before the step is not known, so every failure counts as new",
+            )
         assert result.command is not None
 
         def run(where: Path, log_dir: Path):
@@ -205,10 +239,14 @@ class Judge:
         how = "cached" if record.cached else "ran"
         where = f" (log: {record.log})" if record.log else ""
         if record.status not in ("pass", "fail"):
-            return None, (f"no baseline: on {base.label} the command ended {record.status} "
-                          f"({record.summary}); every failure counts as new{where}")
-        return record.failures, (f"baseline: the same command on {base.label} ({how}, {record.status}: "
-                                 f"{record.summary}){where}")
+            return None, (
+                f"no baseline: on {base.label} the command ended {record.status} "
+                f"({record.summary}); every failure counts as new{where}"
+            )
+        return record.failures, (
+            f"baseline: the same command on {base.label} ({how}, {record.status}: "
+            f"{record.summary}){where}"
+        )
 
 
 def evidence_for_fix(gate: GateResult) -> str:
@@ -220,11 +258,18 @@ def evidence_for_fix(gate: GateResult) -> str:
     lines = text.split("\n")
     head: list[str] = []
     if hidden:
-        lines = [line for line in _drop_sections(lines, hidden) if not any(h in line for h in hidden)]
-        head = [f"Fix these failures only ({len(gate.new_failures)}):", *(f"- {k}" for k in gate.new_failures)]
+        lines = [
+            line for line in _drop_sections(lines, hidden) if not any(h in line for h in hidden)
+        ]
+        head = [
+            f"Fix these failures only ({len(gate.new_failures)}):",
+            *(f"- {k}" for k in gate.new_failures),
+        ]
     if gate.order_dependent:
-        head += ["Order-dependent failures (each passes alone: state leaks from a test that ran before it):",
-                 *(f"- order-dependent: {d}" for d in gate.order_dependent)]
+        head += [
+            "Order-dependent failures (each passes alone: state leaks from a test that ran before it):",
+            *(f"- order-dependent: {d}" for d in gate.order_dependent),
+        ]
     return "\n".join([*head, "", *lines]) if head else text
 
 
@@ -244,8 +289,14 @@ def _drop_sections(lines: list[str], hidden: list[str]) -> list[str]:
     return kept
 
 
-def _summary(result: GateResult, status: str, new: list[str], pre: list[str], flaky: list[str],
-             order_dependent: list[str]) -> str:
+def _summary(
+    result: GateResult,
+    status: str,
+    new: list[str],
+    pre: list[str],
+    flaky: list[str],
+    order_dependent: list[str],
+) -> str:
     parts = [f"{len(new)} new failure{'s' if len(new) != 1 else ''}"]
     if pre:
         parts.append(f"{len(pre)} pre-existing")
@@ -259,8 +310,11 @@ def _summary(result: GateResult, status: str, new: list[str], pre: list[str], fl
 def _with_block(result: GateResult, notes: list[str]) -> GateResult:
     """``result`` with the verdict block before its evidence."""
     lines = [f"{VERDICT_OPEN}: {result.name} {result.status.upper()}]", *notes]
-    for label, ids in ((NEW_LABEL, result.new_failures), (PREEXISTING_LABEL, result.preexisting_failures),
-                       (FLAKY_LABEL, result.flaky)):
+    for label, ids in (
+        (NEW_LABEL, result.new_failures),
+        (PREEXISTING_LABEL, result.preexisting_failures),
+        (FLAKY_LABEL, result.flaky),
+    ):
         if ids:
             lines.append(f"{label} ({len(ids)}):")
             lines.extend(f"  {k}" for k in ids)
@@ -268,7 +322,9 @@ def _with_block(result: GateResult, notes: list[str]) -> GateResult:
         lines.append(f"{ORDER_DEPENDENT_LABEL} ({len(result.order_dependent)}):")
         lines.extend(f"  order-dependent: {d}" for d in result.order_dependent)
     lines.append(VERDICT_CLOSE)
-    return result.model_copy(update={"evidence": "\n".join(lines) + "\n" + _without_block(result.evidence)})
+    return result.model_copy(
+        update={"evidence": "\n".join(lines) + "\n" + _without_block(result.evidence)}
+    )
 
 
 def _without_block(evidence: str) -> str:
@@ -286,7 +342,9 @@ def _tests(result: GateResult) -> TestResults | None:
         for test_id in result.tests.failing:
             found.add(test_id, "failed")
         return found
-    return TestResults(source=result.tests.source, complete=result.tests.complete, outcomes=outcomes)
+    return TestResults(
+        source=result.tests.source, complete=result.tests.complete, outcomes=outcomes
+    )
 
 
 def _outcomes(result: GateResult) -> dict[str, str]:
@@ -296,4 +354,6 @@ def _outcomes(result: GateResult) -> dict[str, str]:
 
 def _log_text(result: GateResult) -> LogLines:
     """The gate's output as lines streamed from its log (its evidence when the log is gone)."""
-    return LogLines(result.log if result.log and os.path.isfile(result.log) else None, result.evidence)
+    return LogLines(
+        result.log if result.log and os.path.isfile(result.log) else None, result.evidence
+    )

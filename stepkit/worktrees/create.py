@@ -28,8 +28,15 @@ from stepkit.workspace.worktree_record import WorktreeRecord, write_record
 from stepkit.worktrees.layout import branch_name, step_name, worktrees_home
 
 
-def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str, *,
-                  merge: bool = False, base: str | None = None) -> WorktreeRecord:
+def open_worktree(
+    project: Path,
+    plans_dir: Path,
+    step_request: str,
+    prompt: str,
+    *,
+    merge: bool = False,
+    base: str | None = None,
+) -> WorktreeRecord:
     """Create the branch and work tree of a run of ``project``'s step.
 
     :param plans_dir: the plan repo in the user's tree (absolute); the run
@@ -47,7 +54,9 @@ def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str
     ref = base or "HEAD"
     commit = git.resolve_commit(top, ref)
     if commit is None:
-        raise UsageError(f"--worktree: {ref} names no commit to branch from (commit something first)")
+        raise UsageError(
+            f"--worktree: {ref} names no commit to branch from (commit something first)"
+        )
     plans_rel = _tracked_plans(top, project, Path(plans_dir), commit, ref)
     step = _resolve_step(top, commit, plans_rel, step_request, prompt)
     branch = branch_name(step.number, step.slug)
@@ -56,13 +65,23 @@ def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str
     path.parent.mkdir(parents=True, exist_ok=True)
     code, _, err = git.call(["worktree", "add", "-q", "-b", branch, str(path), commit], top)
     if code != 0:
-        raise UsageError(f"--worktree: cannot create {path} on {branch}: "
-                         f"{git.last_error(err, 'git worktree add failed')}")
+        raise UsageError(
+            f"--worktree: cannot create {path} on {branch}: "
+            f"{git.last_error(err, 'git worktree add failed')}"
+        )
     _register_merge_driver(project, Path(plans_dir))
     prefix = project.relative_to(top)
-    record = WorktreeRecord(path=str(path), project=str(path / prefix), origin=str(project),
-                            origin_top=str(top), branch=branch, base=commit, step=step.number,
-                            plans=str(Path(plans_dir).resolve().relative_to(project)), merge=merge)
+    record = WorktreeRecord(
+        path=str(path),
+        project=str(path / prefix),
+        origin=str(project),
+        origin_top=str(top),
+        branch=branch,
+        base=commit,
+        step=step.number,
+        plans=str(Path(plans_dir).resolve().relative_to(project)),
+        merge=merge,
+    )
     try:
         write_record(path, record)
     except OSError as exc:
@@ -72,8 +91,15 @@ def open_worktree(project: Path, plans_dir: Path, step_request: str, prompt: str
 
 
 @contextmanager
-def isolated(project: Path, plans_dir: Path, step_request: str, prompt: str, *, merge: bool = False,
-             base: str | None = None) -> Iterator[WorktreeRecord]:
+def isolated(
+    project: Path,
+    plans_dir: Path,
+    step_request: str,
+    prompt: str,
+    *,
+    merge: bool = False,
+    base: str | None = None,
+) -> Iterator[WorktreeRecord]:
     """:func:`open_worktree`, removed again (with its branch) when what runs
     inside the block fails before a run was created in it."""
     record = open_worktree(project, plans_dir, step_request, prompt, merge=merge, base=base)
@@ -101,15 +127,21 @@ def _tracked_plans(top: Path, project: Path, plans_dir: Path, commit: str, ref: 
         plans.relative_to(project)
         rel = plans.relative_to(top).as_posix()
     except ValueError:
-        raise UsageError(f"--worktree: the plan repo {plans_dir} is outside the project {project}, "
-                         "so the work tree has no copy of it") from None
+        raise UsageError(
+            f"--worktree: the plan repo {plans_dir} is outside the project {project}, "
+            "so the work tree has no copy of it"
+        ) from None
     if not git.run(["ls-tree", "-d", "--name-only", commit, "--", rel], top):
-        raise UsageError(f"--worktree: the plan repo {rel} is not tracked at {ref}; commit it first "
-                         f"(the step runs on a checkout of {ref})")
+        raise UsageError(
+            f"--worktree: the plan repo {rel} is not tracked at {ref}; commit it first "
+            f"(the step runs on a checkout of {ref})"
+        )
     return rel
 
 
-def _resolve_step(top: Path, commit: str, plans_rel: str, step_request: str, prompt: str) -> StepPlan:
+def _resolve_step(
+    top: Path, commit: str, plans_rel: str, step_request: str, prompt: str
+) -> StepPlan:
     """The step the run will take, read from the plan repo at ``commit``.
 
     :raises UsageError: it cannot be resolved there."""
@@ -129,12 +161,16 @@ def _resolve_step(top: Path, commit: str, plans_rel: str, step_request: str, pro
 def _refuse_existing(top: Path, branch: str, path: Path) -> None:
     """:raises UsageError: the branch or the work tree directory is already there."""
     if git.run(["rev-parse", "-q", "--verify", f"refs/heads/{branch}"], top) is not None:
-        raise UsageError(f"--worktree: branch {branch} already exists; resume the run that owns it "
-                         f"(stepkit status lists it), or merge it (git merge {branch}) or delete it "
-                         f"(git branch -D {branch}) first")
+        raise UsageError(
+            f"--worktree: branch {branch} already exists; resume the run that owns it "
+            f"(stepkit status lists it), or merge it (git merge {branch}) or delete it "
+            f"(git branch -D {branch}) first"
+        )
     if path.exists():
-        raise UsageError(f"--worktree: {path} already exists; resume the run that owns it "
-                         f"(stepkit status lists it), or remove it (git worktree remove {path}) first")
+        raise UsageError(
+            f"--worktree: {path} already exists; resume the run that owns it "
+            f"(stepkit status lists it), or remove it (git worktree remove {path}) first"
+        )
 
 
 def _has_runs(record: WorktreeRecord) -> bool:

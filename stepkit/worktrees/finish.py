@@ -34,28 +34,44 @@ def finish_run(result: RunResult, settings: dict[str, Any], merge: bool | None =
     record = WorktreeRecord.from_mapping(settings.get(SETTING))
     if record is None:
         return result
-    report: dict[str, Any] = {"branch": record.branch, "worktree": record.path, "commit": None,
-                              "worktree_removed": False, "merged": False, "merge_note": None}
+    report: dict[str, Any] = {
+        "branch": record.branch,
+        "worktree": record.path,
+        "commit": None,
+        "worktree_removed": False,
+        "merged": False,
+        "merge_note": None,
+    }
     lines = [""]
     if result.outcome == COMPLETE:
         lines += _complete(record, result.state, report, record.merge if merge is None else merge)
     else:
-        lines.append(f"The work tree is kept with everything in it: {record.path} (branch {record.branch}).")
+        lines.append(
+            f"The work tree is kept with everything in it: {record.path} (branch {record.branch})."
+        )
     result.report.update(report)
     result.output = result.output.rstrip("\n") + "\n" + "\n".join(lines)
     return result
 
 
-def _complete(record: WorktreeRecord, state: dict[str, Any], report: dict[str, Any], merge: bool) -> list[str]:
+def _complete(
+    record: WorktreeRecord, state: dict[str, Any], report: dict[str, Any], merge: bool
+) -> list[str]:
     path = Path(record.path)
     commit, why = commit_step(path, commit_message(state))
     if commit is None:
-        return [(f"The step could not be committed on {record.branch} ({why}); "
-                 f"the work tree is kept with everything in it: {record.path}.")]
+        return [
+            (
+                f"The step could not be committed on {record.branch} ({why}); "
+                f"the work tree is kept with everything in it: {record.path}."
+            )
+        ]
     report["commit"] = commit
     lines = [f"Committed on branch {record.branch} ({commit[:12]})."]
     if _leftovers(path):
-        lines.append(f"The work tree is kept: it holds changes the commit does not ({record.path}).")
+        lines.append(
+            f"The work tree is kept: it holds changes the commit does not ({record.path})."
+        )
     else:
         report["worktree_removed"] = remove_worktree(record)
         if not report["worktree_removed"]:
@@ -73,8 +89,14 @@ def _complete(record: WorktreeRecord, state: dict[str, Any], report: dict[str, A
 
 def commit_message(state: dict[str, Any]) -> str:
     """The handoff's summary (its first line) as the subject, the step and its title below."""
-    summary = next((line.strip() for line in str(state.get("step_summary") or "").splitlines() if line.strip()),
-                   "")
+    summary = next(
+        (
+            line.strip()
+            for line in str(state.get("step_summary") or "").splitlines()
+            if line.strip()
+        ),
+        "",
+    )
     step = f"Step {state.get('step')}: {state.get('title') or ''}".rstrip(": ")
     subject = commit_subject(summary or step)
     return f"{subject}\n\n{step}\n" if summary else f"{subject}\n"
@@ -86,8 +108,9 @@ def commit_step(worktree: Path, message: str) -> tuple[str | None, str]:
     code, _, err = git.call(["add", "-A"], worktree)
     if code != 0:
         return None, git.last_error(err)
-    code, _, err = git.call(["commit", "-q", "--allow-empty", "-m", message], worktree,
-                            env=commit_identity(worktree))
+    code, _, err = git.call(
+        ["commit", "-q", "--allow-empty", "-m", message], worktree, env=commit_identity(worktree)
+    )
     if code != 0:
         return None, git.last_error(err)
     return git.head(worktree), ""
@@ -103,4 +126,3 @@ def _leftovers(worktree: Path) -> bool:
     """Anything git does not ignore that HEAD does not hold (or git cannot tell)."""
     out = git.run(["status", "--porcelain", "-z", "-uall", "--ignore-submodules=none"], worktree)
     return out is None or bool(out)
-

@@ -26,7 +26,9 @@ from stepkit.workspace.worktree_record import WorktreeRecord, records
 from stepkit.worktrees.layout import BRANCH_PREFIX
 
 
-def worktree_status(project_dir: Path, plans_dir: Path, now: datetime | None = None) -> dict[str, list[dict]]:
+def worktree_status(
+    project_dir: Path, plans_dir: Path, now: datetime | None = None
+) -> dict[str, list[dict]]:
     """``worktree_runs`` (one per stepkit work tree: ``branch``, ``worktree``,
     ``step``, ``run_id``, ``state``, ``outcome``, ``node``, ``age``, ``age_s``,
     ``run_dir``) and ``unmerged_branches`` (``branch``, ``step``, ``title``,
@@ -35,8 +37,12 @@ def worktree_status(project_dir: Path, plans_dir: Path, now: datetime | None = N
     if located is None:
         return {"worktree_runs": [], "unmerged_branches": []}
     top, common, _ = located
-    return {"worktree_runs": [_latest_run(record, now or datetime.now(UTC)) for record in records(common)],
-            "unmerged_branches": _unmerged(top, common, Path(plans_dir))}
+    return {
+        "worktree_runs": [
+            _latest_run(record, now or datetime.now(UTC)) for record in records(common)
+        ],
+        "unmerged_branches": _unmerged(top, common, Path(plans_dir)),
+    }
 
 
 def render_worktrees(report: dict[str, list[dict]]) -> str:
@@ -48,24 +54,44 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
         for run in runs:
             state = run["state"] + (f" at {run['node']}" if run["state"] == "paused" else "")
             age = f"  {run['age']} ago" if run["age"] else ""
-            then = f"  (stepkit resume {run['run_id']})" if run["state"] in ("paused", "interrupted") else ""
-            lines.append(f"  {run['branch']}  step {run['step']}  run {run['run_id'] or '-'}  {state}{age}{then}")
+            then = (
+                f"  (stepkit resume {run['run_id']})"
+                if run["state"] in ("paused", "interrupted")
+                else ""
+            )
+            lines.append(
+                f"  {run['branch']}  step {run['step']}  run {run['run_id'] or '-'}  {state}{age}{then}"
+            )
             lines.append(f"    {run['worktree']}")
             if run["state"] not in ("running", "paused", "interrupted"):
-                lines.append(f"    to start the step over, drop what it holds: git worktree remove --force "
-                             f"{run['worktree']} && git branch -D {run['branch']}")
+                lines.append(
+                    f"    to start the step over, drop what it holds: git worktree remove --force "
+                    f"{run['worktree']} && git branch -D {run['branch']}"
+                )
     if branches:
         lines += ["", f"Steps complete on branches not merged into HEAD ({len(branches)}):"]
-        lines += [f"  {b['branch']}  step {b['step']}{'  ' + b['title'] if b['title'] else ''}"
-                  f"  (git merge {b['branch']})" for b in branches]
+        lines += [
+            f"  {b['branch']}  step {b['step']}{'  ' + b['title'] if b['title'] else ''}"
+            f"  (git merge {b['branch']})"
+            for b in branches
+        ]
     return "\n".join(lines)
 
 
 def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
     """The work tree's latest run and the state it is in."""
-    entry: dict[str, Any] = {"branch": record.branch, "worktree": record.path, "step": record.step,
-                             "run_id": None, "state": "no run", "outcome": None, "node": None,
-                             "age": None, "age_s": None, "run_dir": None}
+    entry: dict[str, Any] = {
+        "branch": record.branch,
+        "worktree": record.path,
+        "step": record.step,
+        "run_id": None,
+        "state": "no run",
+        "outcome": None,
+        "node": None,
+        "age": None,
+        "age_s": None,
+        "run_dir": None,
+    }
     runs = runs_dir(Path(record.project))
     try:
         latest = max(e.name for e in os.scandir(runs) if e.is_dir())
@@ -80,12 +106,20 @@ def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
     elif status == "finished":
         status = str(outcome or "finished").lower()
     try:
-        age = max(0.0, (now - datetime.fromisoformat(str(checkpoint.get("updated_at")))).total_seconds())
+        age = max(
+            0.0, (now - datetime.fromisoformat(str(checkpoint.get("updated_at")))).total_seconds()
+        )
     except (TypeError, ValueError):
         age = None
-    entry.update(run_id=latest, state=status, outcome=outcome, node=(checkpoint.get("pending") or {}).get("node"),
-                 age=human_age(age) if age is not None else None, age_s=round(age, 1) if age is not None else None,
-                 run_dir=str(runs / latest))
+    entry.update(
+        run_id=latest,
+        state=status,
+        outcome=outcome,
+        node=(checkpoint.get("pending") or {}).get("node"),
+        age=human_age(age) if age is not None else None,
+        age_s=round(age, 1) if age is not None else None,
+        run_dir=str(runs / latest),
+    )
     return entry
 
 
@@ -121,14 +155,29 @@ def _unmerged(top: Path, common: Path, plans_dir: Path) -> list[dict[str, Any]]:
     """The ``stepkit/`` branches not merged into HEAD whose step file there says complete."""
     if not _has_stepkit_refs(common):
         return []
-    listed = git.run(["for-each-ref", "--no-merged", "HEAD", "--format=%(refname:short) %(objectname)",
-                      "refs/heads/" + BRANCH_PREFIX], top)
-    branches = [line.split(" ", 1) for line in (listed or b"").decode("utf-8", "replace").splitlines() if " " in line]
+    listed = git.run(
+        [
+            "for-each-ref",
+            "--no-merged",
+            "HEAD",
+            "--format=%(refname:short) %(objectname)",
+            "refs/heads/" + BRANCH_PREFIX,
+        ],
+        top,
+    )
+    branches = [
+        line.split(" ", 1)
+        for line in (listed or b"").decode("utf-8", "replace").splitlines()
+        if " " in line
+    ]
     try:
         plans = plans_dir.resolve().relative_to(top).as_posix()
     except ValueError:
         return []
-    wanted = [(branch, commit, f"{plans}/steps/{branch.removeprefix(BRANCH_PREFIX)}.md") for branch, commit in branches]
+    wanted = [
+        (branch, commit, f"{plans}/steps/{branch.removeprefix(BRANCH_PREFIX)}.md")
+        for branch, commit in branches
+    ]
     texts = git.blobs(top, [f"{commit}:{path}" for _, commit, path in wanted])
     # the YAML reader, imported only with a branch to read (status stays cheap)
     from stepkit.planrepo.document import parse_document
@@ -137,9 +186,18 @@ def _unmerged(top: Path, common: Path, plans_dir: Path) -> list[dict[str, Any]]:
     for (branch, commit, _), text in zip(wanted, texts, strict=True):
         meta, _ = parse_document(text.decode("utf-8", "replace")) if text is not None else ({}, "")
         if str(meta.get("status", "")).strip() == "complete":
-            number = meta.get("step") or int(branch.removeprefix(BRANCH_PREFIX).split("-", 1)[0] or 0)
-            found.append({"branch": branch, "step": number, "title": meta.get("title"),
-                          "status": "complete", "commit": commit})
+            number = meta.get("step") or int(
+                branch.removeprefix(BRANCH_PREFIX).split("-", 1)[0] or 0
+            )
+            found.append(
+                {
+                    "branch": branch,
+                    "step": number,
+                    "title": meta.get("title"),
+                    "status": "complete",
+                    "commit": commit,
+                }
+            )
     return found
 
 

@@ -36,7 +36,10 @@ def merge_branch(record: WorktreeRecord) -> tuple[bool, str]:
     top, branch = Path(record.origin_top), record.branch
     target = (git.run(["symbolic-ref", "-q", "--short", "HEAD"], top) or b"").decode().strip()
     if not target:
-        return False, f"not merged: your HEAD is detached (check out a branch, then git merge {branch})"
+        return (
+            False,
+            f"not merged: your HEAD is detached (check out a branch, then git merge {branch})",
+        )
     try:
         with _one_merge_at_a_time(Path(record.origin)), project_lock(Path(record.origin), "merge"):
             return _merge(top, branch, target)
@@ -66,7 +69,9 @@ def _one_merge_at_a_time(origin: Path) -> Iterator[None]:
 
 
 def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
-    code, out, err = git.call(["merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch], top)
+    code, out, err = git.call(
+        ["merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch], top
+    )
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     if code == 1:
         return False, f"not merged: merging {branch} into {target} conflicts in {_names(lines[1:])}"
@@ -77,23 +82,33 @@ def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
     _, dirty = git.status(top, "")
     overlap = sorted(touched & set(dirty))
     if overlap:
-        return False, (f"not merged: your uncommitted changes touch {_names(overlap)}, which the merge "
-                       f"changes (commit or stash them, then git merge {branch})")
+        return False, (
+            f"not merged: your uncommitted changes touch {_names(overlap)}, which the merge "
+            f"changes (commit or stash them, then git merge {branch})"
+        )
     before = users_tree.look(top)
     code, _, err = git.call(["merge", "--no-edit", "-q", branch], top, env=commit_identity(top))
     if code != 0:
-        return False, f"not merged: git merge {branch} failed: {git.last_error(err, 'no reason given')}"
+        return (
+            False,
+            f"not merged: git merge {branch} failed: {git.last_error(err, 'no reason given')}",
+        )
     after = users_tree.look(top)
     if _only_the_merge(top, before, after, touched):  # a run going on beside must not flag it
         users_tree.record_own_change(top, before, after)
     return True, f"merged {branch} into {target}"
 
 
-def _only_the_merge(top: Path, before: users_tree.Look, after: users_tree.Look, touched: set[str]) -> bool:
+def _only_the_merge(
+    top: Path, before: users_tree.Look, after: users_tree.Look, touched: set[str]
+) -> bool:
     """Whether the merge made all the change between ``before`` and
     ``after``: only the files it changes differ, each now as HEAD holds it
     (what another process wrote meanwhile is not stepkit's to vouch for)."""
-    changed = {path for path, _ in users_tree.differences(before, after)} - {users_tree.INDEX, users_tree.HEAD}
+    changed = {path for path, _ in users_tree.differences(before, after)} - {
+        users_tree.INDEX,
+        users_tree.HEAD,
+    }
     if not changed <= touched:
         return False
     held = git.commit_ids(top, "HEAD", "") if changed else {}
@@ -102,4 +117,3 @@ def _only_the_merge(top: Path, before: users_tree.Look, after: users_tree.Look, 
 
 def _names(paths: list[str]) -> str:
     return first_of(paths, SHOWN_PATHS) or "its files"
-

@@ -120,7 +120,9 @@ class Outcome:
     def exit_code(self) -> int:
         if self.signum is not None:
             return 128 + self.signum
-        return worst_exit_code([int(child.result["exit_code"]) for child in self.runs if child.result])
+        return worst_exit_code(
+            [int(child.result["exit_code"]) for child in self.runs if child.result]
+        )
 
     @property
     def outcome(self) -> str:
@@ -128,13 +130,22 @@ class Outcome:
         if self.signum is not None:
             return INTERRUPTED
         code = self.exit_code
-        return next((str(child.result["outcome"]) for child in self.runs
-                     if child.result and int(child.result["exit_code"]) == code), "STEP_COMPLETE")
+        return next(
+            (
+                str(child.result["outcome"])
+                for child in self.runs
+                if child.result and int(child.result["exit_code"]) == code
+            ),
+            "STEP_COMPLETE",
+        )
 
     def to_json(self) -> dict[str, Any]:
         """``stepkit run --parallel --json``'s object."""
-        return {"outcome": self.outcome, "exit_code": self.exit_code,
-                "runs": [child.result for child in self.runs if child.result is not None]}
+        return {
+            "outcome": self.outcome,
+            "exit_code": self.exit_code,
+            "runs": [child.result for child in self.runs if child.result is not None],
+        }
 
 
 #: Builds a child's command line: the step to run, the branch to start it
@@ -142,8 +153,15 @@ class Outcome:
 CommandLine = Callable[[int, str | None, Path], list[str]]
 
 
-def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Progress | None, *,
-                 stack: bool = False, project_dir: Path) -> Outcome:
+def run_parallel(
+    plans_dir: Path,
+    limit: int,
+    command: CommandLine,
+    progress: Progress | None,
+    *,
+    stack: bool = False,
+    project_dir: Path,
+) -> Outcome:
     """Run the plan's ready steps, up to ``limit`` at once, until none is
     left to start and every run has ended.
 
@@ -157,12 +175,20 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
         that ended without saying where it stands).
     :raises UsageError: no step is ready (nothing was started).
     """
-    schedule = Schedule(PlanRepo.load(plans_dir), stack=stack, elsewhere=under_way(project_dir, plans_dir))
+    schedule = Schedule(
+        PlanRepo.load(plans_dir), stack=stack, elsewhere=under_way(project_dir, plans_dir)
+    )
     if not schedule.ready():
-        waiting = "; ".join(f"step {step.number} ({step.title}): {why}" for step, why in schedule.waiting())
-        raise UsageError(f"--parallel: no step is ready to run ({waiting or 'every step is complete'}); "
-                         "nothing was started")
-    with contextlib.suppress(OSError):  # once here: the runs then find it and never write git's config
+        waiting = "; ".join(
+            f"step {step.number} ({step.title}): {why}" for step, why in schedule.waiting()
+        )
+        raise UsageError(
+            f"--parallel: no step is ready to run ({waiting or 'every step is complete'}); "
+            "nothing was started"
+        )
+    with contextlib.suppress(
+        OSError
+    ):  # once here: the runs then find it and never write git's config
         register_merge_driver(project_dir, plans_dir)
     children: list[Child] = []
     live: dict[int, Child] = {}
@@ -189,7 +215,9 @@ def run_parallel(plans_dir: Path, limit: int, command: CommandLine, progress: Pr
                     del live[child.step]
                     if result.get("outcome") == "STEP_COMPLETE" and result.get("branch"):
                         schedule.complete(child.ready, str(result["branch"]))
-                    schedule.repo = PlanRepo.load(plans_dir)  # the user may have merged a branch meanwhile
+                    schedule.repo = PlanRepo.load(
+                        plans_dir
+                    )  # the user may have merged a branch meanwhile
         except KeyboardInterrupt as exc:
             signum = signal_number(exc)
             _stop(live, ended, signum, progress, children, project_dir)
@@ -209,13 +237,18 @@ def under_way(project_dir: Path, plans_dir: Path) -> dict[int, str]:
     found: dict[int, str] = {}
     for branch in report["unmerged_branches"]:
         if isinstance(branch["step"], int):  # a step file at the branch may say anything
-            found[branch["step"]] = f"complete on {branch['branch']}, not merged (git merge {branch['branch']})"
+            found[branch["step"]] = (
+                f"complete on {branch['branch']}, not merged (git merge {branch['branch']})"
+            )
     for run in report["worktree_runs"]:
         if run["state"] in ("paused", "interrupted"):
             then = f"stepkit resume {run['run_id']}"
         else:
             then = f"its branch is taken until that work tree is removed (git worktree remove {run['worktree']})"
-        found.setdefault(int(run["step"]), f"{run['state']} in {run['worktree']} (branch {run['branch']}); {then}")
+        found.setdefault(
+            int(run["step"]),
+            f"{run['state']} in {run['worktree']} (branch {run['branch']}); {then}",
+        )
     return found
 
 
@@ -231,12 +264,15 @@ def _show(progress: Progress | None, children: list[Child]) -> None:
 def _start(ready: Ready, command: CommandLine, scratch: Path, ended: queue.Queue[Child]) -> Child:
     """Start the child process of ``ready``'s step, and a thread that says when it ends."""
     name = f"step-{ready.step.number}"
-    status, stdout, stderr = (scratch / f"{name}.{kind}" for kind in ("status.json", "stdout", "stderr"))
+    status, stdout, stderr = (
+        scratch / f"{name}.{kind}" for kind in ("status.json", "stdout", "stderr")
+    )
     argv = command(ready.step.number, ready.base.branch if ready.base else None, status)
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         # a session of its own: the terminal's Ctrl-C reaches it once, through this process
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
     child = Child(ready, process, status, stdout, stderr)
 
     def wait() -> None:
@@ -247,8 +283,14 @@ def _start(ready: Ready, command: CommandLine, scratch: Path, ended: queue.Queue
     return child
 
 
-def _stop(live: dict[int, Child], ended: queue.Queue[Child], signum: int, progress: Progress | None,
-          children: list[Child], project_dir: Path) -> None:
+def _stop(
+    live: dict[int, Child],
+    ended: queue.Queue[Child],
+    signum: int,
+    progress: Progress | None,
+    children: list[Child],
+    project_dir: Path,
+) -> None:
     """Pass ``signum`` on to every live child and wait until each has ended
     (a second signal is passed on too: it cuts a child's grace short)."""
     for child in live.values():
@@ -297,17 +339,20 @@ def _without_result(child: Child, code: int, project_dir: Path) -> dict[str, Any
     result: dict[str, Any] = {
         "outcome": INTERRUPTED if stopped else NOT_RUN,
         "exit_code": 128 - code if code < 0 else code,
-        "run_id": run_id, "step": child.step, "title": child.title,
+        "run_id": run_id,
+        "step": child.step,
+        "title": child.title,
         "output": error,
     }
     if stopped:
         result["signal"] = signal_label(-code if code < 0 else code - 128)
     if stopped and run_id:
-        result["resume"] = resume_command(str(run_id), str(status.get("project_dir") or project_dir))
+        result["resume"] = resume_command(
+            str(run_id), str(status.get("project_dir") or project_dir)
+        )
     return result
 
 
 def _last_line(path: Path) -> str:
     lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     return lines[-1] if lines else ""
-

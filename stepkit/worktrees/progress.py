@@ -29,7 +29,9 @@ class RunLines:
         self.shown: dict[int, str] = {}  # the state each run's plain line last said
         self.live: Live | None = None
         if self.console.is_terminal:  # started with the first run: a refusal draws nothing
-            self.live = Live(_Lines(self), console=self.console, refresh_per_second=4, transient=False)
+            self.live = Live(
+                _Lines(self), console=self.console, refresh_per_second=4, transient=False
+            )
 
     def update(self, runs: Sequence[Any]) -> None:
         """The runs now (a TTY redraws them on its own; plain output prints what changed)."""
@@ -43,8 +45,12 @@ class RunLines:
             state = run.state()
             if self.shown.get(run.step) != state:
                 self.shown[run.step] = state
-                self.console.print(f"[{time.monotonic() - self.started:7.1f}s] {line(run, state)}",
-                                   markup=False, highlight=False, soft_wrap=True)
+                self.console.print(
+                    f"[{time.monotonic() - self.started:7.1f}s] {line(run, state)}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
 
     def close(self) -> None:
         """Stop redrawing (the last lines stay); safe to call twice."""

@@ -41,10 +41,20 @@ def run_project(project: Path, run_id: str | None) -> Path:
                 if (runs_dir(candidate) / run_id / "state.json").is_file():
                     return candidate
         return projects[0]
-    refusal = mixed_steps(sorted((run for p in projects for run in paused_runs(runs_dir(p))),
-                                 key=lambda run: (run["started_at"], run["run_id"])))
+    refusal = mixed_steps(
+        sorted(
+            (run for p in projects for run in paused_runs(runs_dir(p))),
+            key=lambda run: (run["started_at"], run["run_id"]),
+        )
+    )
     if refusal:
         raise UsageError(refusal)
-    latest = max(((checkpoint.started_at, run.run_id, candidate) for candidate in projects
-                  for run, checkpoint in RunStore(candidate).unfinished()), default=None)
+    latest = max(
+        (
+            (checkpoint.started_at, run.run_id, candidate)
+            for candidate in projects
+            for run, checkpoint in RunStore(candidate).unfinished()
+        ),
+        default=None,
+    )
     return projects[0] if latest is None else latest[2]

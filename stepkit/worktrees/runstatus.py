@@ -30,7 +30,9 @@ class StatusFile:
         self._write(project_dir=settings.get("project_dir"))
 
     @hookimpl
-    def stepkit_node_started(self, run_id: str, node: str, kind: str, state: dict[str, Any]) -> None:
+    def stepkit_node_started(
+        self, run_id: str, node: str, kind: str, state: dict[str, Any]
+    ) -> None:
         self._write(run_id=run_id, node=node, kind=kind, state="running")
 
     @hookimpl

@@ -51,7 +51,11 @@ class Schedule:
         """The steps ready now and not started yet, by number."""
         found = []
         for step in self.repo.steps:
-            if step.number in self.started or step.number in self.elsewhere or not self.repo.to_do(step):
+            if (
+                step.number in self.started
+                or step.number in self.elsewhere
+                or not self.repo.to_do(step)
+            ):
                 continue
             missing = self._missing(step)
             if not missing:  # as PlanRepo.ready_steps has it
@@ -73,9 +77,11 @@ class Schedule:
     def waiting(self) -> list[tuple[StepPlan, str]]:
         """The steps to do that were not started, each with why (under way
         elsewhere, or its unmet dependencies on the user's branch)."""
-        return [(step, self.elsewhere.get(step.number) or self._unmet(step))
-                for step in self.repo.steps
-                if step.number not in self.started and self.repo.to_do(step)]
+        return [
+            (step, self.elsewhere.get(step.number) or self._unmet(step))
+            for step in self.repo.steps
+            if step.number not in self.started and self.repo.to_do(step)
+        ]
 
     def _unmet(self, step: StepPlan) -> str:
         reasons = self.repo.unsatisfied(step)

@@ -39,27 +39,50 @@ pytestmark = pytest.mark.bench
 
 def test_every_bench_script_is_an_area_of_the_runner():
     assert sorted(area for needs in SECTIONS for area in needs) == AREAS, (
-        "give the new script a SMOKE, an entry in bench/run.py's areas and a section of its ROWS")
+        "give the new script a SMOKE, an entry in bench/run.py's areas and a section of its ROWS"
+    )
 
 
-@pytest.mark.parametrize("areas", [needs for needs in SECTIONS if not set(needs) & set(ON_THEIR_OWN)],
-                         ids=",".join)
+@pytest.mark.parametrize(
+    "areas", [needs for needs in SECTIONS if not set(needs) & set(ON_THEIR_OWN)], ids=",".join
+)
 def test_the_bench_area_runs(areas, tmp_path):
     run_smoke(areas, tmp_path)
 
 
 def test_some_areas_alone_never_replace_the_whole_runs_figures(tmp_path):
-    proc = subprocess.run([sys.executable, str(BENCH / "run.py"), "--smoke", "--only", "nosuch"], cwd=tmp_path,
-                          env=clean_env(), capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--smoke", "--only", "nosuch"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "no area nosuch" in proc.stderr
 
 
 def run_smoke(areas: tuple[str, ...], tmp_path: Path) -> None:
     """``run.py --smoke --only AREAS``: it must exit 0 and write the areas' rows."""
     out = tmp_path / "results.json"
-    proc = subprocess.run([sys.executable, str(BENCH / "run.py"), "--smoke", "--only", ",".join(areas),
-                           "--out", str(out)],
-                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--smoke",
+            "--only",
+            ",".join(areas),
+            "--out",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     results = json.loads(out.read_text(encoding="utf-8"))
     assert sorted(results["figures"]) == sorted(areas) and results["rows"], results["rows"]

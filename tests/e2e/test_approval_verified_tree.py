@@ -42,11 +42,15 @@ def events(project, run_id, kind):
 
 
 def result_edges(project, run_id):
-    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["edges"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())[
+        "edges"
+    ]
 
 
 def state(project, run_id):
-    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())[
+        "state"
+    ]
 
 
 def test_an_edit_while_paused_sends_the_approval_back_to_the_gates(project):
@@ -58,13 +62,22 @@ def test_an_edit_while_paused_sends_the_approval_back_to_the_gates(project):
     again = project.resume("approve")
     assert again.code == 5 and again.outcome == "PAUSED", again.stderr + again.stdout
     assert "STEP_COMPLETE" not in again.stdout
-    assert again.data["pending"]["node"] == "gate_user_review"  # asked again, about the tree now there
+    assert (
+        again.data["pending"]["node"] == "gate_user_review"
+    )  # asked again, about the tree now there
     assert project.plan_status(1) == "in-progress"
     (recheck,) = events(project, run_id, "recheck")
-    assert recheck["to"] == "verify_format_lint" and recheck["updates"]["tree_changes"] == ["calc.py"]
+    assert recheck["to"] == "verify_format_lint" and recheck["updates"]["tree_changes"] == [
+        "calc.py"
+    ]
     assert ["gate_user_review", "verify_format_lint", "recheck"] in result_edges(project, run_id)
-    assert len([e for e in events(project, run_id, "gate") if e["name"] == "tests"]) == tests_runs + 1
-    assert any("calc.py" in line and "gates run again" in line for line in state(project, run_id)["fix_history"])
+    assert (
+        len([e for e in events(project, run_id, "gate") if e["name"] == "tests"]) == tests_runs + 1
+    )
+    assert any(
+        "calc.py" in line and "gates run again" in line
+        for line in state(project, run_id)["fix_history"]
+    )
 
     done = project.resume("approve")  # the tree is the one the gates verified now
     assert done.code == 0 and done.outcome == "STEP_COMPLETE", done.stderr + done.stdout
@@ -96,7 +109,7 @@ def test_a_test_file_deleted_while_paused_is_never_approved(project):
 #: behind, so this one is started by the test): once the coder asked for it
 #: (the ``request`` file) and the step's handoff is written (the gates passed),
 #: it edits calc.py and leaves ``done``.
-WRITER = r'''
+WRITER = r"""
 import pathlib, sys, time
 state, project = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 handoff = project / "plans" / "handoffs" / "01-mul.md"
@@ -105,15 +118,25 @@ while not ((state / "request").exists() and handoff.exists()):
 with (project / "calc.py").open("a") as fh:
     fh.write("\nBACKDOOR = True\n")
 (state / "done").write_text("ok")
-'''
+"""
 
 
 def test_a_change_by_a_process_the_coder_left_after_the_tests_gate_is_caught(project):
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, str(project.state_dir / "request"): "edit calc.py"},
-                           "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {
+            "write": {"calc.py": GOOD_MUL, str(project.state_dir / "request"): "edit calc.py"},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     (project.state_dir / "writer.py").write_text(WRITER)
-    writer = subprocess.Popen([sys.executable, str(project.state_dir / "writer.py"), str(project.state_dir),
-                               str(project.root)])
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            str(project.state_dir / "writer.py"),
+            str(project.state_dir),
+            str(project.root),
+        ]
+    )
     try:
         run_id = paused_at_final_gate(project)
         assert writer.wait(timeout=60) == 0
@@ -148,13 +171,19 @@ def test_a_change_made_before_a_live_approval_reruns_the_gates_first(project, mo
     for name, value in project.env().items():
         monkeypatch.setenv(name, value)
     asker = _EditThenApprove(project.root)
-    result = run_step(project_dir=project.root, engine=f"scripted:{project.script()}",
-                      coder=project.scripted_coder, observers=[asker])
+    result = run_step(
+        project_dir=project.root,
+        engine=f"scripted:{project.script()}",
+        coder=project.scripted_coder,
+        observers=[asker],
+    )
     assert result.outcome == "STEP_COMPLETE", result.output
     assert asker.asked == 2  # approved again after the gates passed on the edited tree
     (recheck,) = events(project, result.run_id, "recheck")
     assert recheck["when"] == "end" and recheck["updates"]["tree_changes"] == ["calc.py"]
-    assert ["gate_user_review", "verify_format_lint", "recheck"] in result_edges(project, result.run_id)
+    assert ["gate_user_review", "verify_format_lint", "recheck"] in result_edges(
+        project, result.run_id
+    )
 
 
 def test_an_untouched_tree_is_approved_with_no_recheck(project):

@@ -13,7 +13,7 @@ import sysconfig
 from tests.support.e2e import CALC, make_project
 
 ADD = "tests/test_calc.py::test_add"
-SUITE = '''import calc
+SUITE = """import calc
 
 
 def test_add():
@@ -22,7 +22,7 @@ def test_add():
 
 def test_mul():
     assert calc.mul(2, 3) == 6
-'''
+"""
 BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 
@@ -30,18 +30,26 @@ def test_a_test_the_step_breaks_is_new_though_the_venv_imports_the_projects_sour
     project = make_project(tmp_path, reviewer=False)
     root = project.root
     (root / "calc.py").unlink()
-    files = {"src/calc.py": CALC, "tests/test_calc.py": SUITE, ".gitignore": ".venv/\n__pycache__/\n",
-             "stepkit.toml": '[commands]\nformat = ""\nlint = ""\nbuild = ""\n'
-                             'test = "python -m pytest -q -p no:cacheprovider tests"\n'}
+    files = {
+        "src/calc.py": CALC,
+        "tests/test_calc.py": SUITE,
+        ".gitignore": ".venv/\n__pycache__/\n",
+        "stepkit.toml": '[commands]\nformat = ""\nlint = ""\nbuild = ""\n'
+        'test = "python -m pytest -q -p no:cacheprovider tests"\n',
+    }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     project.git("add", "-A")
-    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "src layout with tests")
+    project.git(
+        "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "src layout with tests"
+    )
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
     [site] = (root / ".venv" / "lib").glob("python*/site-packages")
     (site / "_calc_editable.pth").write_text(f"{root / 'src'}\n")  # what an editable install leaves
-    (site / "_tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")  # pytest, from this environment
+    (site / "_tools.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n"
+    )  # pytest, from this environment
     project.coder_actions({"write": {"src/calc.py": BROKEN_ADD}, "sentinel": "CODER_COMPLETE"})
 
     result = project.run()

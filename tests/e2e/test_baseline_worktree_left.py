@@ -19,17 +19,20 @@ from pathlib import Path
 from tests.support.e2e import CHECK, PY, Project, make_project
 
 #: the old tree's tests: while the marker exists they block reading a pipe
-BLOCKING_CHECK = '''import os, pathlib
+BLOCKING_CHECK = """import os, pathlib
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
 if (state / "block").exists():
     (state / "pipe").read_text()
 print("2 passed, 0 failed")
-'''
+"""
 
 
 def worktrees(project: Project) -> list[str]:
-    return [line.split(" ", 1)[1] for line in project.git("worktree", "list", "--porcelain").splitlines()
-            if line.startswith("worktree ")]
+    return [
+        line.split(" ", 1)[1]
+        for line in project.git("worktree", "list", "--porcelain").splitlines()
+        if line.startswith("worktree ")
+    ]
 
 
 def old_tree_blocks(tmp_path: Path) -> Project:
@@ -54,9 +57,15 @@ def release_pipe(project: Project) -> None:
 def test_a_killed_baselines_worktree_is_removed_at_the_next_verify(tmp_path: Path) -> None:
     project = old_tree_blocks(tmp_path)
     main = worktrees(project)
-    verify = subprocess.Popen([PY, "-m", "stepkit", "verify", "--baseline", "HEAD~1", "--json"],
-                              cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    verify = subprocess.Popen(
+        [PY, "-m", "stepkit", "verify", "--baseline", "HEAD~1", "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120  # a guard against a hang, not the synchronisation
         while len(worktrees(project)) == len(main):
@@ -85,9 +94,15 @@ def test_a_live_baselines_worktree_is_left_alone(tmp_path: Path) -> None:
     """Another verify whose baseline is running now keeps its work tree."""
     project = old_tree_blocks(tmp_path)
     main = worktrees(project)
-    first = subprocess.Popen([PY, "-m", "stepkit", "verify", "--baseline", "HEAD~1", "--json"],
-                             cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    first = subprocess.Popen(
+        [PY, "-m", "stepkit", "verify", "--baseline", "HEAD~1", "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while len(worktrees(project)) == len(main):

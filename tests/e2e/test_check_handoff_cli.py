@@ -9,15 +9,24 @@ from stepkit.records import GateResult
 
 
 def stepkit(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "stepkit", "check-handoff", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", "check-handoff", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def valid_handoff() -> str:
-    gates = [GateResult(name="tests", status="pass", command="pytest -q", exit_code=0),
-             GateResult(name="build", status="not_run")]
-    return render_handoff(step=1, title="One", result="complete", prose={"summary": "ok"},
-                          gates=gates)
+    gates = [
+        GateResult(name="tests", status="pass", command="pytest -q", exit_code=0),
+        GateResult(name="build", status="not_run"),
+    ]
+    return render_handoff(
+        step=1, title="One", result="complete", prose={"summary": "ok"}, gates=gates
+    )
 
 
 def test_valid_file_exits_0(tmp_path):
@@ -30,8 +39,11 @@ def test_valid_file_exits_0(tmp_path):
 
 def test_problems_exit_1_one_per_line(tmp_path):
     path = tmp_path / "01-one.md"
-    path.write_text(valid_handoff().replace("result: complete", "result: done")
-                    .replace("## Evidence", "## Proof"))
+    path.write_text(
+        valid_handoff()
+        .replace("result: complete", "result: done")
+        .replace("## Evidence", "## Proof")
+    )
     done = stepkit("01-one.md", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
@@ -47,8 +59,9 @@ def test_not_run_gate_claimed_as_passing_is_caught_without_a_run(tmp_path):
     path.write_text(valid_handoff().replace("## Summary\n\nok", "## Summary\n\nThe build passed."))
     done = stepkit(str(path), cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stdout.strip() == ("the build gate did not run but the handoff says it passed: "
-                                   "The build passed.")
+    assert done.stdout.strip() == (
+        "the build gate did not run but the handoff says it passed: The build passed."
+    )
 
 
 def test_unreadable_file_exits_2_with_one_line(tmp_path):
@@ -56,4 +69,5 @@ def test_unreadable_file_exits_2_with_one_line(tmp_path):
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        f"stepkit: error: cannot read handoff {tmp_path / 'missing.md'}: No such file or directory"]
+        f"stepkit: error: cannot read handoff {tmp_path / 'missing.md'}: No such file or directory"
+    ]

@@ -30,44 +30,72 @@ BIN = Path(sys.executable).parent
 
 
 def git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
 
 def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stepkit", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def step_file(number: int, title: str, depends_on: list[int], status: str = "pending") -> str:
-    return (f"---\nstep: {number}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: {status}\n---\n\n"
-            f"## Objective\n{title}.\n\n## Edge cases\n\n- None yet.\n")
+    return (
+        f"---\nstep: {number}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: {status}\n---\n\n"
+        f"## Objective\n{title}.\n\n## Edge cases\n\n- None yet.\n"
+    )
 
 
-def project_with(tmp_path: Path, steps: list[tuple[int, str, list[int], str]],
-                 complete_handoffs: tuple[int, ...] = ()) -> Path:
+def project_with(
+    tmp_path: Path,
+    steps: list[tuple[int, str, list[int], str]],
+    complete_handoffs: tuple[int, ...] = (),
+) -> Path:
     root = tmp_path / "repo"
     (root / "plans" / "steps").mkdir(parents=True)
     (root / "plans" / "handoffs").mkdir()
     for number, title, deps, status in steps:
         slug = title.lower().replace(" ", "-")
-        (root / "plans" / "steps" / f"{number:02d}-{slug}.md").write_text(step_file(number, title, deps, status))
+        (root / "plans" / "steps" / f"{number:02d}-{slug}.md").write_text(
+            step_file(number, title, deps, status)
+        )
         if number in complete_handoffs:
             (root / "plans" / "handoffs" / f"{number:02d}-{slug}.md").write_text(
-                f"---\nstep: {number}\nresult: complete\n---\n\n## Summary\nDone.\n")
+                f"---\nstep: {number}\nresult: complete\n---\n\n## Summary\nDone.\n"
+            )
     git(root, "init", "-q", "-b", "main")
     return root
 
 
 def validate(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
-                           str(path)], capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def run_scripts(workflow: dict) -> dict[tuple[str, str], str]:
-    return {(job_id, step.get("name", step.get("uses", ""))): step["run"]
-            for job_id, job in workflow["jobs"].items() for step in job["steps"] if "run" in step}
+    return {
+        (job_id, step.get("name", step.get("uses", ""))): step["run"]
+        for job_id, job in workflow["jobs"].items()
+        for step in job["steps"]
+        if "run" in step
+    }
 
 
 def matrix_steps(workflow: dict) -> list[int]:
@@ -76,12 +104,27 @@ def matrix_steps(workflow: dict) -> list[int]:
 
 PLANS = {
     "one ready step": ([(1, "First step", [], "pending")], (), [1]),
-    "several independent": ([(1, "Add", [], "pending"), (2, "Mul", [], "pending"),
-                             (3, "Div", [], "in-progress")], (), [1, 2, 3]),
-    "with dependencies": ([(1, "Base", [], "complete"), (2, "Left", [1], "pending"),
-                           (3, "Right", [1], "pending"), (4, "Join", [2, 3], "pending"),
-                           (5, "Alone", [], "pending")], (1,), [2, 3, 5]),
-    "a dependency not yet complete": ([(1, "Base", [], "pending"), (2, "Next", [1], "pending")], (), [1]),
+    "several independent": (
+        [(1, "Add", [], "pending"), (2, "Mul", [], "pending"), (3, "Div", [], "in-progress")],
+        (),
+        [1, 2, 3],
+    ),
+    "with dependencies": (
+        [
+            (1, "Base", [], "complete"),
+            (2, "Left", [1], "pending"),
+            (3, "Right", [1], "pending"),
+            (4, "Join", [2, 3], "pending"),
+            (5, "Alone", [], "pending"),
+        ],
+        (1,),
+        [2, 3, 5],
+    ),
+    "a dependency not yet complete": (
+        [(1, "Base", [], "pending"), (2, "Next", [1], "pending")],
+        (),
+        [1],
+    ),
 }
 
 
@@ -106,7 +149,7 @@ def test_the_workflow_has_one_job_per_ready_step_and_is_a_valid_github_workflow(
 def test_every_run_script_passes_shellcheck_and_interpolates_no_expression(tmp_path):
     """Untrusted text (a comment, a title) reaches the scripts only through
     environment variables, never through ``${{ }}`` pasted into the shell."""
-    text = github_workflow([(1, "Quote's \"title\" ${{ secrets.X }}"), (2, "b")], "plans")
+    text = github_workflow([(1, 'Quote\'s "title" ${{ secrets.X }}'), (2, "b")], "plans")
     workflow = yaml.safe_load(text)
     assert "${{ secrets.X }}" not in text
     scripts = run_scripts(workflow)
@@ -115,8 +158,13 @@ def test_every_run_script_passes_shellcheck_and_interpolates_no_expression(tmp_p
         assert "${{" not in script, (job, step)
         script_path = tmp_path / "script.sh"
         script_path.write_text(script)
-        checked = subprocess.run([str(BIN / "shellcheck"), "-s", "bash", str(script_path)],
-                                 capture_output=True, text=True, timeout=60, check=False)
+        checked = subprocess.run(
+            [str(BIN / "shellcheck"), "-s", "bash", str(script_path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert checked.returncode == 0, f"{job} / {step}:\n{checked.stdout}"
 
 
@@ -129,8 +177,10 @@ def test_the_schema_check_catches_a_broken_workflow(tmp_path):
 
 
 def test_a_plan_without_a_ready_step_is_refused_with_one_line(tmp_path):
-    root = project_with(tmp_path, [(1, "Base", [], "complete"), (2, "Next", [3], "pending"),
-                                   (3, "Other", [], "complete")])
+    root = project_with(
+        tmp_path,
+        [(1, "Base", [], "complete"), (2, "Next", [3], "pending"), (3, "Other", [], "complete")],
+    )
     done = stepkit("ci", cwd=root)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no ready step" in done.stderr
@@ -189,8 +239,15 @@ esac
 
 
 def bash(script: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-e", "-c", script], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        ["bash", "-e", "-c", script],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 class Runner:
@@ -206,12 +263,21 @@ class Runner:
         (self.gh / "bin" / "gh").write_text(FAKE_GH)
         (self.gh / "bin" / "gh").chmod(0o755)
         self.workspace = workspace
-        self.env = {**base_env, "PATH": f"{self.gh / 'bin'}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HOME": str(self.home), "RUNNER_TEMP": str(self.temp), "GITHUB_WORKSPACE": str(workspace),
-                    "GITHUB_ENV": str(self.temp / "env"), "GITHUB_STEP_SUMMARY": str(self.temp / "summary"),
-                    "GITHUB_REPOSITORY": "o/r", "GITHUB_REF_NAME": "plan", "PROJECT_DIR": ".",
-                    "PLANS_DIR": "plans", "GIT_CONFIG_GLOBAL": str(self.home / "gitconfig"),
-                    "FAKE_GH": str(self.gh)}
+        self.env = {
+            **base_env,
+            "PATH": f"{self.gh / 'bin'}{os.pathsep}{BIN}{os.pathsep}{os.environ['PATH']}",
+            "HOME": str(self.home),
+            "RUNNER_TEMP": str(self.temp),
+            "GITHUB_WORKSPACE": str(workspace),
+            "GITHUB_ENV": str(self.temp / "env"),
+            "GITHUB_STEP_SUMMARY": str(self.temp / "summary"),
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_REF_NAME": "plan",
+            "PROJECT_DIR": ".",
+            "PLANS_DIR": "plans",
+            "GIT_CONFIG_GLOBAL": str(self.home / "gitconfig"),
+            "FAKE_GH": str(self.gh),
+        }
 
     def step(self, script: str, **env: str) -> dict[str, str]:
         """Run one step's script in the workspace; its GITHUB_OUTPUT, and
@@ -220,7 +286,9 @@ class Runner:
         output.write_text("")
         done = bash(script, {**self.env, "GITHUB_OUTPUT": str(output), **env}, self.workspace)
         assert done.returncode == 0, done.stdout + done.stderr
-        for line in (self.temp / "env").read_text().splitlines() if (self.temp / "env").exists() else []:
+        for line in (
+            (self.temp / "env").read_text().splitlines() if (self.temp / "env").exists() else []
+        ):
             key, _, value = line.partition("=")
             self.env[key] = value
         return dict(line.partition("=")[::2] for line in output.read_text().splitlines())
@@ -250,19 +318,34 @@ def test_a_run_paused_on_one_runner_resumes_on_another_with_the_workflow_scripts
     second = Runner(tmp_path, "runner-b", project.root, project.env())
     with zipfile.ZipFile(second.gh / "new.zip", "w") as archive:
         archive.write(first.temp / "stepkit-run.tgz", "stepkit-run.tgz")
-    listing = [{"name": f"stepkit-run-{run_id}", "expired": expired, "created_at": created,
-                "archive_download_url": f"https://artifacts.example/{name}"}
-               for name, created, expired in (("old.zip", "2026-01-01T00:00:00Z", False),
-                                              ("new.zip", "2026-02-01T00:00:00Z", False),
-                                              ("gone.zip", "2026-03-01T00:00:00Z", True))]
+    listing = [
+        {
+            "name": f"stepkit-run-{run_id}",
+            "expired": expired,
+            "created_at": created,
+            "archive_download_url": f"https://artifacts.example/{name}",
+        }
+        for name, created, expired in (
+            ("old.zip", "2026-01-01T00:00:00Z", False),
+            ("new.zip", "2026-02-01T00:00:00Z", False),
+            ("gone.zip", "2026-03-01T00:00:00Z", True),
+        )
+    ]
     (second.gh / "artifacts.json").write_text(json.dumps({"artifacts": listing}))
     shutil.rmtree(project.root)
     shutil.rmtree(first.env["XDG_STATE_HOME"])
     project.root.mkdir()  # the fresh runner's empty workspace
 
-    second.step(scripts[("resume", "Set up the seal key and the git identity")], STEPKIT_SEAL_KEY=key)
-    answer = second.step(scripts[("resume", "Read the answer")], COMMENT=f"/stepkit approve {run_id}\r\nthanks")
-    assert answer == {"run_id": run_id} and (second.temp / "stepkit-answer.txt").read_text() == "approve"
+    second.step(
+        scripts[("resume", "Set up the seal key and the git identity")], STEPKIT_SEAL_KEY=key
+    )
+    answer = second.step(
+        scripts[("resume", "Read the answer")], COMMENT=f"/stepkit approve {run_id}\r\nthanks"
+    )
+    assert (
+        answer == {"run_id": run_id}
+        and (second.temp / "stepkit-answer.txt").read_text() == "approve"
+    )
     second.step(scripts[("resume", "Fetch the paused run")], RUN_ID=run_id)
     assert f"name=stepkit-run-{run_id}" in (second.gh / "calls").read_text()
     second.step(scripts[("resume", "Restore the paused run")])
@@ -274,20 +357,29 @@ def test_a_run_paused_on_one_runner_resumes_on_another_with_the_workflow_scripts
     assert project.plan_status(1) == "complete"
 
 
-@pytest.mark.parametrize("comment, answer", [
-    ("/stepkit reject RUN", "reject"),
-    ("/stepkit answer RUN please also handle zero", "please also handle zero"),
-])
+@pytest.mark.parametrize(
+    "comment, answer",
+    [
+        ("/stepkit reject RUN", "reject"),
+        ("/stepkit answer RUN please also handle zero", "please also handle zero"),
+    ],
+)
 def test_a_comment_gives_the_answer(tmp_path, comment, answer):
-    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans")))[("resume", "Read the answer")]
+    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans")))[
+        ("resume", "Read the answer")
+    ]
     runner = Runner(tmp_path, "runner", tmp_path, {})
     assert runner.step(script, COMMENT=comment) == {"run_id": "RUN"}
     assert (runner.temp / "stepkit-answer.txt").read_text() == answer
 
 
-@pytest.mark.parametrize("comment", ["/stepkit merge RUN", "/stepkit approve ../x", "/stepkit approve $(id)"])
+@pytest.mark.parametrize(
+    "comment", ["/stepkit merge RUN", "/stepkit approve ../x", "/stepkit approve $(id)"]
+)
 def test_a_comment_that_is_no_answer_fails_the_job(tmp_path, comment):
-    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans")))[("resume", "Read the answer")]
+    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans")))[
+        ("resume", "Read the answer")
+    ]
     runner = Runner(tmp_path, "runner", tmp_path, {})
     output = runner.temp / "output"
     done = bash(script, {**runner.env, "COMMENT": comment, "GITHUB_OUTPUT": str(output)}, tmp_path)
@@ -304,8 +396,15 @@ def test_without_the_same_seal_key_the_other_runner_refuses_the_run(tmp_path):
     assert paused.code == 5, paused.stderr
     run_id = paused.data["run_id"]
 
-    resumed = project.stepkit("resume", run_id, "--answer", "approve", "--project-dir", str(project.root),
-                              env={**project.env(), "XDG_STATE_HOME": str(tmp_path / "state-b")})
+    resumed = project.stepkit(
+        "resume",
+        run_id,
+        "--answer",
+        "approve",
+        "--project-dir",
+        str(project.root),
+        env={**project.env(), "XDG_STATE_HOME": str(tmp_path / "state-b")},
+    )
 
     assert resumed.code == 2 and "its seal does not verify" in resumed.stderr
     assert project.plan_status(1) != "complete"
@@ -313,11 +412,17 @@ def test_without_the_same_seal_key_the_other_runner_refuses_the_run(tmp_path):
 
 def test_the_docs_example_is_what_stepkit_ci_writes_for_the_docs_example_plan(tmp_path):
     doc = (Path(__file__).resolve().parents[2] / "docs" / "scale.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d+) \| ([^|]+?) \| ([^|]+?) \| (\w[\w-]*) \|$", doc, flags=re.MULTILINE)
+    rows = re.findall(
+        r"^\| (\d+) \| ([^|]+?) \| ([^|]+?) \| (\w[\w-]*) \|$", doc, flags=re.MULTILINE
+    )
     assert len(rows) == 4
-    steps = [(int(n), title, [] if deps == "-" else [int(d) for d in deps.split(",")], status)
-             for n, title, deps, status in rows]
-    root = project_with(tmp_path, steps, complete_handoffs=tuple(n for n, *_, s in steps if s == "complete"))
+    steps = [
+        (int(n), title, [] if deps == "-" else [int(d) for d in deps.split(",")], status)
+        for n, title, deps, status in rows
+    ]
+    root = project_with(
+        tmp_path, steps, complete_handoffs=tuple(n for n, *_, s in steps if s == "complete")
+    )
 
     assert stepkit("ci", cwd=root).returncode == 0
     example = re.search(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)

@@ -61,7 +61,9 @@ def test_random_kills_and_terms_then_resume_leave_every_round_consistent(tmp_pat
         rounds = list(pool.map(lambda n: one_round(tmp_path, base, n), range(ROUNDS)))
     for n, (_, log) in enumerate(rounds):
         print(f"round {n:02d}: {log}")
-    problems = [f"round {n}: {problem} [{log}]" for n, (problem, log) in enumerate(rounds) if problem]
+    problems = [
+        f"round {n}: {problem} [{log}]" for n, (problem, log) in enumerate(rounds) if problem
+    ]
     assert not problems, f"seed {base}:\n" + "\n".join(problems)
     signalled = sum(log.count("SIG") for _, log in rounds)
     assert signalled >= ROUNDS, f"seed {base}: only {signalled} signals in {ROUNDS} rounds"
@@ -92,7 +94,9 @@ def drive_round(project: Project, rng: random.Random, log: list[str]) -> str | N
             sig = rng.choice([signal.SIGKILL, signal.SIGTERM])
             signals += 1
         code, out = invoke(project, kind, sig, rng.uniform(0, WINDOW[kind]))
-        log.append(f"{kind}{'+' + sig.name if sig else ''}={code}" + (f" ({out})" if code == 2 else ""))
+        log.append(
+            f"{kind}{'+' + sig.name if sig else ''}={code}" + (f" ({out})" if code == 2 else "")
+        )
         problem = after_signal(project, sig, code)
         if problem:
             return problem
@@ -100,22 +104,32 @@ def drive_round(project: Project, rng: random.Random, log: list[str]) -> str | N
         if code == 5 and (data.get("pending") or {}).get("node") == "gate_user_review":
             kind = "approve"
         elif code in (-signal.SIGKILL, 128 + signal.SIGTERM, -signal.SIGTERM):
-            kind = "resume" if the_checkpoint(project) else "run"  # killed before it began: run again
+            kind = (
+                "resume" if the_checkpoint(project) else "run"
+            )  # killed before it began: run again
         else:
             return None
     return "the run did not end"
 
 
-def invoke(project: Project, kind: str, sig: signal.Signals | None, delay: float) -> tuple[int, str]:
+def invoke(
+    project: Project, kind: str, sig: signal.Signals | None, delay: float
+) -> tuple[int, str]:
     """One ``stepkit run`` / ``resume``; with ``sig``, signalled ``delay``
     seconds after its run started (or resumed), if it is still running."""
     args = project.run_args() if kind == "run" else ["resume", "--project-dir", str(project.root)]
     if kind == "approve":
         args += ["--answer", "approve"]
     events_before = event_count(project)
-    proc = subprocess.Popen([PY, "-m", "stepkit", *args, "--json"], cwd=project.root, env=project.env(),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [PY, "-m", "stepkit", *args, "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         if sig is not None:
             deadline = time.monotonic() + DEADLINE_S
@@ -136,7 +150,10 @@ def invoke(project: Project, kind: str, sig: signal.Signals | None, delay: float
 
 
 def event_count(project: Project) -> int:
-    return sum(len(path.read_bytes().splitlines()) for path in store_dir(project.root).glob("runs/*/events.jsonl"))
+    return sum(
+        len(path.read_bytes().splitlines())
+        for path in store_dir(project.root).glob("runs/*/events.jsonl")
+    )
 
 
 def the_checkpoint(project: Project) -> dict | None:
@@ -170,16 +187,22 @@ def check_round(project: Project, notes_before: str) -> str | None:
     facts = notes.splitlines().count(FACT)
     if facts > 1 or (complete and facts != 1):
         return f"{outcome} with the NOTES fact {facts} times"
-    handoffs = sorted(p.name for p in (project.plans / "handoffs").glob("*")) \
-        if (project.plans / "handoffs").is_dir() else []
+    handoffs = (
+        sorted(p.name for p in (project.plans / "handoffs").glob("*"))
+        if (project.plans / "handoffs").is_dir()
+        else []
+    )
     if complete and handoffs != ["01-mul.md"] or len(handoffs) > 1:
         return f"{outcome} with handoffs {handoffs}"
     if (project.plans / "steps" / "03-pow.md").read_text().splitlines().count(EDGE_CASE) > 1:
         return "the sweep's edge case was added twice"
     if complete and (project.root / "calc.py").read_text() != GOOD_MUL:
         return "complete without the coder's change"
-    stray = sorted(p.relative_to(project.plans).as_posix() for p in project.plans.rglob("*")
-                   if p.is_file() and p.name.endswith(".tmp"))
+    stray = sorted(
+        p.relative_to(project.plans).as_posix()
+        for p in project.plans.rglob("*")
+        if p.is_file() and p.name.endswith(".tmp")
+    )
     if stray:
         return f"temp files left in the plan repo: {stray}"
     return None
@@ -218,6 +241,8 @@ def _environ(pid: int) -> bytes:
 
 def _cmdline(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
     except OSError:
         return "?"

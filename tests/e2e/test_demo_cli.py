@@ -11,9 +11,16 @@ from tests.support.e2e import clean_env
 
 
 def test_the_demo_runs_step_1_and_pauses_at_the_final_approval(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "stepkit", "demo"], check=False, cwd=tmp_path,
-                          env=clean_env(),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", "demo"],
+        check=False,
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 5, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "PAUSED"  # stdout's first line is the outcome; the demo's notes go to stderr

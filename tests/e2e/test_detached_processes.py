@@ -17,11 +17,13 @@ from tests.support.e2e import PY, make_project
 
 #: Detaches ``sleep 300`` into its own session (it keeps the output pipe
 #: open), waits until it told its pid in ``<name>.pid``, and goes on.
-DETACH = ("setsid sh -c 'echo $$ > {state}/{name}.tmp; mv {state}/{name}.tmp {state}/{name}.pid; "
-          "exec sleep 300' & while [ ! -e {state}/{name}.pid ]; do sleep 0.01; done; ")
+DETACH = (
+    "setsid sh -c 'echo $$ > {state}/{name}.tmp; mv {state}/{name}.tmp {state}/{name}.pid; "
+    "exec sleep 300' & while [ ! -e {state}/{name}.pid ]; do sleep 0.01; done; "
+)
 
 #: The tests gate: fails while the detached process still runs, else the real tests.
-CHECK_GONE = '''import pathlib
+CHECK_GONE = """import pathlib
 import subprocess
 import sys
 
@@ -34,7 +36,7 @@ if state not in ("gone", "Z"):
     print(f"FAILED detached process {pid} still runs")
     sys.exit(1)
 sys.exit(subprocess.call([sys.executable, "check.py"]))
-'''
+"""
 
 
 @pytest.mark.parametrize("who", ["build", "coder"])
@@ -71,15 +73,20 @@ def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_pat
         assert line in gates["build"]["evidence"]
         assert line in (run_dir / "logs").joinpath(gates["build"]["log"]).read_text()
     else:
-        assert line in json.loads((run_dir / "state.json").read_text())["state"]["coder_result"]["text"]
+        assert (
+            line
+            in json.loads((run_dir / "state.json").read_text())["state"]["coder_result"]["text"]
+        )
     assert "kept the output open" not in json.dumps(result.data)
 
 
 def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
     from stepkit.workspace import process
 
-    command = ("setsid sh -c 'setsid sleep 300 & echo $! > inner.pid; exec sleep 300' & "
-               "while [ ! -s inner.pid ]; do sleep 0.01; done; echo started")
+    command = (
+        "setsid sh -c 'setsid sleep 300 & echo $! > inner.pid; exec sleep 300' & "
+        "while [ ! -s inner.pid ]; do sleep 0.01; done; echo started"
+    )
     run = process.run(command, cwd=tmp_path, timeout=60)
     inner = int((tmp_path / "inner.pid").read_text())
     pids = [p.pid for p in run.detached]
@@ -93,9 +100,11 @@ def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
 
 #: Starts a writer that escapes the command's group and environment (``setsid
 #: env -i``), tells its pid, and rewrites calc.py once the marker file appears.
-ESCAPE = ("setsid env -i sh -c 'echo $$ > {state}/writer.tmp; mv {state}/writer.tmp {state}/writer.pid; "
-          "while [ ! -e {state}/marker ]; do sleep 0.05; done; echo BROKEN > {root}/calc.py' "
-          "> /dev/null 2>&1 < /dev/null & while [ ! -e {state}/writer.pid ]; do sleep 0.01; done; ")
+ESCAPE = (
+    "setsid env -i sh -c 'echo $$ > {state}/writer.tmp; mv {state}/writer.tmp {state}/writer.pid; "
+    "while [ ! -e {state}/marker ]; do sleep 0.05; done; echo BROKEN > {root}/calc.py' "
+    "> /dev/null 2>&1 < /dev/null & while [ ! -e {state}/writer.pid ]; do sleep 0.01; done; "
+)
 
 
 def test_a_writer_started_with_setsid_env_i_is_ended_with_its_node_and_reported(tmp_path):
@@ -112,10 +121,16 @@ def test_a_writer_started_with_setsid_env_i_is_ended_with_its_node_and_reported(
 
     run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    stopped = [(e["node"], p["pid"], p["command"]) for e in events if e["event"] == "detached_stopped"
-               for p in e["processes"]]
+    stopped = [
+        (e["node"], p["pid"], p["command"])
+        for e in events
+        if e["event"] == "detached_stopped"
+        for p in e["processes"]
+    ]
     assert {node for node, _, _ in stopped} == {"implement"}
-    assert stopped[0][1] == pid and "sh -c echo $$" in stopped[0][2]  # named; its own children follow
+    assert (
+        stopped[0][1] == pid and "sh -c echo $$" in stopped[0][2]
+    )  # named; its own children follow
     coder_text = json.loads((run_dir / "state.json").read_text())["state"]["coder_result"]["text"]
     assert f"pid {pid} (sh -c echo $$" in coder_text
 

@@ -18,16 +18,23 @@ UGLY = "x = {  'a':1 }\n"
 
 
 def verify(project, *args):
-    done = subprocess.run([sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project),
-                           *args],
-                          capture_output=True, text=True, timeout=120, check=False, env=tool_env())
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=tool_env(),
+    )
     return done.returncode, {gate["name"]: gate for gate in json.loads(done.stdout)["gates"]}
 
 
 def test_a_lint_only_ruff_project_is_not_reformatted(tmp_path):
     need("ruff")
-    project = init_repo(tmp_path / "repo", {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\n',
-                                            "old.py": UGLY})
+    project = init_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\n', "old.py": UGLY},
+    )
     (project / "new.py").write_text(UGLY)
     code, gates = verify(project)
     assert code == 0
@@ -36,14 +43,21 @@ def test_a_lint_only_ruff_project_is_not_reformatted(tmp_path):
     assert (project / "old.py").read_text() == UGLY and (project / "new.py").read_text() == UGLY
 
 
-@pytest.mark.parametrize("tool, config, check", [
-    ("ruff", "[tool.ruff.format]\n", "ruff format --check --force-exclude"),
-    ("black", "[tool.black]\n", "black --check"),
-])
-def test_verify_checks_the_formatting_of_the_changed_files_and_rewrites_nothing(tmp_path, tool, config, check):
+@pytest.mark.parametrize(
+    "tool, config, check",
+    [
+        ("ruff", "[tool.ruff.format]\n", "ruff format --check --force-exclude"),
+        ("black", "[tool.black]\n", "black --check"),
+    ],
+)
+def test_verify_checks_the_formatting_of_the_changed_files_and_rewrites_nothing(
+    tmp_path, tool, config, check
+):
     need(tool)
-    project = init_repo(tmp_path / "repo", {"pyproject.toml": f'[project]\nname = "demo"\n\n{config}',
-                                            "old.py": UGLY})
+    project = init_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": f'[project]\nname = "demo"\n\n{config}', "old.py": UGLY},
+    )
     (project / "new.py").write_text(UGLY)
     code, gates = verify(project)
     assert code == 1 and gates["format"]["status"] == "fail"
@@ -55,8 +69,10 @@ def test_verify_checks_the_formatting_of_the_changed_files_and_rewrites_nothing(
 
 def test_verify_fix_formats_only_the_changed_file(tmp_path):
     need("ruff")
-    project = init_repo(tmp_path / "repo", {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff.format]\n',
-                                            "old.py": UGLY})
+    project = init_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff.format]\n', "old.py": UGLY},
+    )
     (project / "new.py").write_text(UGLY)
     code, gates = verify(project, "--fix")
     assert code == 0

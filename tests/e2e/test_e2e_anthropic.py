@@ -82,7 +82,9 @@ def test_happy_path_with_a_tool_call_pauses_then_completes(project, messages_api
 def test_529_forever_fails_with_a_pipeline_fault_and_no_key_on_disk(project, messages_api):
     api = messages_api
     api.error(529, "overloaded_error", "Overloaded", always=True)
-    result = run_sdk(project, api, "--set", "llm_max_retries=1", "--set", "llm_max_retry_wait_s=0.05")
+    result = run_sdk(
+        project, api, "--set", "llm_max_retries=1", "--set", "llm_max_retry_wait_s=0.05"
+    )
     assert result.code == 1 and result.outcome == "STEP_FAILED", result.stderr + result.stdout
     fault = next(line for line in result.output.splitlines() if line.startswith("Pipeline fault:"))
     assert "529" in fault and "overloaded_error" in fault and "2 attempt(s)" in fault
@@ -97,8 +99,14 @@ def test_529_forever_fails_with_a_pipeline_fault_and_no_key_on_disk(project, mes
 
 def test_the_budget_is_per_run_and_stops_the_sweep_before_its_request(project, messages_api):
     api = messages_api
-    served = [{"input_tokens": 9000, "output_tokens": 600, "cache_creation_input_tokens": 300,
-               "cache_read_input_tokens": 100}]
+    served = [
+        {
+            "input_tokens": 9000,
+            "output_tokens": 600,
+            "cache_creation_input_tokens": 300,
+            "cache_read_input_tokens": 100,
+        }
+    ]
     api.reply_json(ORIENT, usage=served[0])
     # orient's own request fits in 10000 tokens; after its 10000 the sweep's cannot
     result = run_sdk(project, api, "--set", "max_tokens=10000")
@@ -106,10 +114,14 @@ def test_the_budget_is_per_run_and_stops_the_sweep_before_its_request(project, m
     assert result.code == 1 and result.outcome == "STEP_FAILED", result.stderr + result.stdout
     assert "budget exceeded" in result.output and "max_tokens=10000" in result.output
     assert project.coder_calls() == 1  # the step ran up to the sweep
-    faults = {e["node"]: e["error"] for e in run_events(project, result) if e["event"] == "node_fault"}
+    faults = {
+        e["node"]: e["error"] for e in run_events(project, result) if e["event"] == "node_fault"
+    }
     assert "budget exceeded: the run has used 10000 tokens" in faults["edge_case_sweep"]
     usage = result.data["usage"]
-    assert {k: v for k, v in usage.items() if k != "cost_usd"} == token_sum(served).model_dump(exclude={"cost_usd"})
+    assert {k: v for k, v in usage.items() if k != "cost_usd"} == token_sum(served).model_dump(
+        exclude={"cost_usd"}
+    )
     calls = [e for e in run_events(project, result) if e["event"] == "llm_call"]
     assert len(calls) == 1 and usage["cost_usd"] == calls[0]["cost_usd"] > 0
 
@@ -128,22 +140,41 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
     api = messages_api
     command, counter = counted_tests(project)
     result = builtin_run(project, api, command)
-    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
-    assert nodes(api) == ["orient", "coder_plan", "coder_plan", "coder_edit", "coder_edit", "coder_edit",
-                          "coder_edit", "edge_case_sweep", "write_handoff"]
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", (
+        result.stderr + result.stdout
+    )
+    assert nodes(api) == [
+        "orient",
+        "coder_plan",
+        "coder_plan",
+        "coder_edit",
+        "coder_edit",
+        "coder_edit",
+        "coder_edit",
+        "edge_case_sweep",
+        "write_handoff",
+    ]
     assert (project.root / "calc.py").read_text() == GOOD_MUL
     wrote, edited = [r["content"] for i in (4, 5) for r in api.tool_results(i)]
     assert wrote == "wrote 66 bytes to calc.py"
-    assert edited.startswith("edited calc.py; lines 6–6 now read:\n") and edited.endswith("     6\t    return a * b")
+    assert edited.startswith("edited calc.py; lines 6–6 now read:\n") and edited.endswith(
+        "     6\t    return a * b"
+    )
     events = run_events(project, result)
     assert [(e["name"], e["status"]) for e in events if e["event"] == "coder_gate"] == [
-        ("format", "not_run"), ("lint", "pass"), ("build", "pass"), ("tests", "pass")]
+        ("format", "not_run"),
+        ("lint", "pass"),
+        ("build", "pass"),
+        ("tests", "pass"),
+    ]
 
     assert runs_of(counter) == 1  # the coder's own run; the step-level gate reused it
     tests = next(g for g in result.data["gates"] if g["name"] == "tests")
     assert tests["status"] == "pass" and tests["command"] == command
-    assert re.match(r"\[reused: same tree [0-9a-f]{12}, run at \S+ by the coder's own gate\]\n",
-                    tests["evidence"])
+    assert re.match(
+        r"\[reused: same tree [0-9a-f]{12}, run at \S+ by the coder's own gate\]\n",
+        tests["evidence"],
+    )
     assert "2 passed, 0 failed" in tests["evidence"]
     assert "[reused: same tree" in project.handoff(1).read_text().split("### tests", 1)[1]
 
@@ -159,16 +190,22 @@ def test_without_evidence_reuse_the_step_runs_the_tests_again(project, messages_
     assert tests["status"] == "pass" and "reused" not in tests["evidence"]
 
 
-def test_builtin_coder_writes_into_the_plan_repo_or_outside_are_refused(project, messages_api, tmp_path):
+def test_builtin_coder_writes_into_the_plan_repo_or_outside_are_refused(
+    project, messages_api, tmp_path
+):
     api = messages_api
     plan = project.plans / "steps" / "02-div.md"
     original = plan.read_bytes()
     outside = tmp_path / "outside.txt"
     outside.write_text("not yours\n")
     api.reply_json(ORIENT)
-    api.reply_json({"files_to_touch": ["calc.py"], "risks": [], "complexity": 1, "approach": "Add mul."})
+    api.reply_json(
+        {"files_to_touch": ["calc.py"], "risks": [], "complexity": 1, "approach": "Add mul."}
+    )
     api.reply_tool("write_file", {"path": "plans/steps/02-div.md", "content": "rewritten"})
-    api.reply_tool("edit_file", {"path": "../outside.txt", "old_text": "not yours", "new_text": "mine"})
+    api.reply_tool(
+        "edit_file", {"path": "../outside.txt", "old_text": "not yours", "new_text": "mine"}
+    )
     api.reply_tool("read_file", {"path": "calc.py"})
     api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL})
     api.reply_tool("run_command", {"command": "true"})  # it runs its tests before answering
@@ -176,7 +213,9 @@ def test_builtin_coder_writes_into_the_plan_repo_or_outside_are_refused(project,
     api.reply_json(NO_SWEEP_ANNOTATIONS)
     api.reply_json(HANDOFF)
     result = run_sdk(project, api, coder="anthropic")
-    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", (
+        result.stderr + result.stdout
+    )
 
     refused = [api.tool_results(i)[0] for i in (3, 4)]
     assert all(r["is_error"] for r in refused)
@@ -203,28 +242,49 @@ def test_builtin_reviewer_sends_a_critical_finding_back_then_passes(project, mes
     api.reply_json({"review_report": "🟢 helpers/h1.py: a nit"})
     api.reply_json(HANDOFF)
     result = run_sdk(project, api, "--reviewer", "anthropic")
-    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
-    assert nodes(api) == ["orient", "edge_case_sweep", "independent_review",
-                          "edge_case_sweep", "independent_review", "write_handoff"]
-    assert not (project.state_dir / "reviewer_calls").exists()  # the configured command reviewer was overridden
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", (
+        result.stderr + result.stdout
+    )
+    assert nodes(api) == [
+        "orient",
+        "edge_case_sweep",
+        "independent_review",
+        "edge_case_sweep",
+        "independent_review",
+        "write_handoff",
+    ]
+    assert not (
+        project.state_dir / "reviewer_calls"
+    ).exists()  # the configured command reviewer was overridden
 
     review = api.requests[2].body
-    assert {t["name"] for t in review["tools"]} == {"read_file", "list_dir", "search", "run_command"}
+    assert {t["name"] for t in review["tools"]} == {
+        "read_file",
+        "list_dir",
+        "search",
+        "run_command",
+    }
     material = review["messages"][0]["content"][0]["text"]
     assert "`python check.py` passes." in material  # the acceptance criteria
     assert all(f"helpers/h{i}.py" in material for i in range(4))  # the changed files and the diff
     assert project.coder_calls() == 2
     fix_prompt = project.coder_prompt(1)
     assert "mul ignores floats" in fix_prompt and "naming" not in fix_prompt
-    assert "Fix attempts used: 0 of 2" in result.data["pending"]["question"]  # a review round is not a fix attempt
+    assert (
+        "Fix attempts used: 0 of 2" in result.data["pending"]["question"]
+    )  # a review round is not a fix attempt
 
 
 def test_a_run_paused_inside_a_node_counts_each_call_once(project, messages_api):
     api = messages_api
     api.reply_json(ORIENT)
-    api.reply_json({"files_to_touch": ["calc.py"], "risks": ["wide"], "complexity": 8, "approach": "Add mul."})
+    api.reply_json(
+        {"files_to_touch": ["calc.py"], "risks": ["wide"], "complexity": 8, "approach": "Add mul."}
+    )
     paused = run_sdk(project, api, coder="anthropic")
-    assert paused.code == 5 and paused.data["pending"]["node"] == "coder_plan_approval", paused.stderr + paused.stdout
+    assert paused.code == 5 and paused.data["pending"]["node"] == "coder_plan_approval", (
+        paused.stderr + paused.stdout
+    )
     assert paused.data["usage"]["input_tokens"] == 200  # orient and the plan, kept across the pause
 
     api.reply_tool("read_file", {"path": "calc.py"})
@@ -235,6 +295,12 @@ def test_a_run_paused_inside_a_node_counts_each_call_once(project, messages_api)
     api.reply_json(HANDOFF)
     resumed = project.resume("yes", env=sdk_env(project, api))
     assert resumed.data["pending"]["node"] == "gate_user_review", resumed.stderr + resumed.stdout
-    assert nodes(api) == ["orient", "coder_plan", *["coder_edit"] * 4, "edge_case_sweep", "write_handoff"]
+    assert nodes(api) == [
+        "orient",
+        "coder_plan",
+        *["coder_edit"] * 4,
+        "edge_case_sweep",
+        "write_handoff",
+    ]
     assert resumed.data["usage"]["input_tokens"] == 100 * len(api.requests)
     assert resumed.data["usage"]["output_tokens"] == 20 * len(api.requests)

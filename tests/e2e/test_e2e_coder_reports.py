@@ -19,7 +19,9 @@ def project(tmp_path):
 
 def only_the_first_line_is_a_sentinel(text: str) -> bool:
     lines = text.splitlines()
-    return lines[0] in SENTINELS and not any(line.lstrip().startswith(SENTINELS) for line in lines[1:])
+    return lines[0] in SENTINELS and not any(
+        line.lstrip().startswith(SENTINELS) for line in lines[1:]
+    )
 
 
 def test_a_coder_that_exits_non_zero_without_a_sentinel_is_reported_as_that(project):
@@ -39,7 +41,9 @@ def test_a_coder_that_says_coder_failed_has_exhausted_its_fix_loop(project):
 def test_a_coder_timeout_is_no_pipeline_fault(project):
     config = project.root / "stepkit.toml"
     config.write_text(config.read_text() + "\n[timeouts]\ncoder = 1\n")
-    result = project.run(coder=f"command:{PY} -c \"import time; print('thinking'); time.sleep(60)\"")
+    result = project.run(
+        coder=f"command:{PY} -c \"import time; print('thinking'); time.sleep(60)\""
+    )
     assert result.outcome == "STEP_FAILED"
     assert "Pipeline fault" not in result.output
     assert "Coder failure: the coder crashed: the coder timed out after 1 s" in result.output

@@ -33,19 +33,39 @@ pytestmark = pytest.mark.slow
 
 pytest_plugins = ["tests.support.messages_api", "tests.support.chat_api"]
 
-PLAN = {"status": "plan", "summary": "add mul", "plan": {
-    "files_to_touch": ["calc.py"], "risks": ["none"], "complexity": 2, "approach": "Add mul next to add."}}
+PLAN = {
+    "status": "plan",
+    "summary": "add mul",
+    "plan": {
+        "files_to_touch": ["calc.py"],
+        "risks": ["none"],
+        "complexity": 2,
+        "approach": "Add mul next to add.",
+    },
+}
 UNUSED_IMPORT = "import os\n\n\n" + GOOD_MUL
 DOCUMENTED = GOOD_MUL.replace("def mul(a, b):\n", 'def mul(a, b):\n    """a times b."""\n')
-REVIEW_CRITICAL = {"findings": [{"severity": "critical", "file": "calc.py", "criterion": "none",
-                                 "problem": "mul has no docstring saying what it returns"}]}
+REVIEW_CRITICAL = {
+    "findings": [
+        {
+            "severity": "critical",
+            "file": "calc.py",
+            "criterion": "none",
+            "problem": "mul has no docstring saying what it returns",
+        }
+    ]
+}
 REVIEW_CLEAN = {"findings": []}
 #: every model call of the step, in order: (node, answer, the file the coder leaves)
 STEP: list[tuple[str, dict[str, Any], str | None]] = [
     ("orient", ORIENT, None),
     ("coder_plan", PLAN, None),
     ("coder_edit", {"status": "done", "summary": "Added calc.mul.", "plan": None}, UNUSED_IMPORT),
-    ("coder_edit", {"status": "done", "summary": "Removed the unused import os.", "plan": None}, GOOD_MUL),
+    (
+        "coder_edit",
+        {"status": "done", "summary": "Removed the unused import os.", "plan": None},
+        GOOD_MUL,
+    ),
     ("edge_case_sweep", {**SWEEP, "needs_independent_review": True}, None),
     ("independent_review", REVIEW_CRITICAL, None),
     ("coder_edit", {"status": "done", "summary": "Documented mul.", "plan": None}, DOCUMENTED),
@@ -75,7 +95,9 @@ def queue_api(api: Any) -> None:
         api.reply_json(answer)
 
 
-def script_cli(cli: str, state: Path, steps: list[tuple[str, dict[str, Any], str | None]] = STEP) -> None:
+def script_cli(
+    cli: str, state: Path, steps: list[tuple[str, dict[str, Any], str | None]] = STEP
+) -> None:
     """The step on an agent CLI: one call per answer; the coder's CLI writes with its own tools."""
     actions = []
     for _node, answer, leaves in steps:
@@ -84,8 +106,10 @@ def script_cli(cli: str, state: Path, steps: list[tuple[str, dict[str, Any], str
             lines = [{**result, "structured_output": answer, "result": json.dumps(answer)}]
         else:
             lines = fake_cli.recorded("codex_success.jsonl")
-            lines[2] = {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
-                                                           "text": json.dumps(answer)}}
+            lines[2] = {
+                "type": "item.completed",
+                "item": {"id": "item_0", "type": "agent_message", "text": json.dumps(answer)},
+            }
         actions.append({"lines": lines, **({"write": {"calc.py": leaves}} if leaves else {})})
     fake_cli.script(state, *actions)
 
@@ -119,10 +143,14 @@ def api_coder_rounds(bodies: list[dict[str, Any]]) -> list[str]:
     openings, previous = [], None
     for body in coder:
         messages = strip_cache_marks(body["messages"])
-        assert previous is None or messages[:len(previous)] == previous, "the conversation started over"
+        assert previous is None or messages[: len(previous)] == previous, (
+            "the conversation started over"
+        )
         last = messages[-1]
-        tool_turn = last["role"] == "tool" or (isinstance(last["content"], list) and any(
-            block.get("type") == "tool_result" for block in last["content"]))
+        tool_turn = last["role"] == "tool" or (
+            isinstance(last["content"], list)
+            and any(block.get("type") == "tool_result" for block in last["content"])
+        )
         if not tool_turn and not last_user_text(messages).startswith("You changed files after"):
             openings.append(last_user_text(messages))
         previous = messages
@@ -132,7 +160,11 @@ def api_coder_rounds(bodies: list[dict[str, Any]]) -> list[str]:
 def coder_calls(calls: list[dict[str, Any]], cli: str) -> list[dict[str, Any]]:
     """The coder's calls of a CLI engine."""
     if cli == "claude":
-        return [c for c in calls if c["argv"][c["argv"].index("--append-system-prompt") + 1].startswith(CODER_SYSTEM)]
+        return [
+            c
+            for c in calls
+            if c["argv"][c["argv"].index("--append-system-prompt") + 1].startswith(CODER_SYSTEM)
+        ]
     return [c for c in calls if "llm-coder_" in c["argv"][c["argv"].index("--output-schema") + 1]]
 
 
@@ -150,10 +182,17 @@ def cli_coder_rounds(calls: list[dict[str, Any]], cli: str) -> list[str]:
 def handoff_material(engine: str, api: Any, calls: list[dict[str, Any]]) -> str:
     """What the handoff writer was sent."""
     if engine == "claude":
-        return next(c["stdin"] for c in calls
-                    if c["argv"][c["argv"].index("--append-system-prompt") + 1].startswith(HANDOFF_SYSTEM))
+        return next(
+            c["stdin"]
+            for c in calls
+            if c["argv"][c["argv"].index("--append-system-prompt") + 1].startswith(HANDOFF_SYSTEM)
+        )
     if engine == "codex":
-        return next(c["stdin"] for c in calls if "llm-write_handoff" in c["argv"][c["argv"].index("--output-schema") + 1])
+        return next(
+            c["stdin"]
+            for c in calls
+            if "llm-write_handoff" in c["argv"][c["argv"].index("--output-schema") + 1]
+        )
     bodies = [r.body for r in api.requests] if engine == "anthropic" else api.requests
     body = next(b for b in bodies if system_text(b).startswith(HANDOFF_SYSTEM))
     return last_user_text([m for m in body["messages"] if m["role"] == "user"][:1])
@@ -162,7 +201,9 @@ def handoff_material(engine: str, api: Any, calls: list[dict[str, Any]]) -> str:
 @pytest.mark.parametrize("engine", ["anthropic", "openai", "claude", "codex"])
 def test_every_round_of_the_coder_continues_one_conversation(tmp_path, engine, request):
     if engine == "openai":
-        pytest.importorskip("openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')")
+        pytest.importorskip(
+            "openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')"
+        )
     project = make_project(tmp_path, reviewer=False)
     config = project.root / "stepkit.toml"
     config.write_text("reuse_coder_evidence = false\n" + config.read_text())
@@ -185,10 +226,24 @@ def test_every_round_of_the_coder_continues_one_conversation(tmp_path, engine, r
         script_cli(engine, state)
         env.update(PATH=fake_cli.path_with(tmp_path / "bin"))
 
-    result = project.stepkit("run", "--project-dir", str(project.root), "--engine", spec, "--coder", "anthropic",
-                             "--reviewer", "anthropic", "--set", "llm_max_retries=0", env=project.env(**env))
+    result = project.stepkit(
+        "run",
+        "--project-dir",
+        str(project.root),
+        "--engine",
+        spec,
+        "--coder",
+        "anthropic",
+        "--reviewer",
+        "anthropic",
+        "--set",
+        "llm_max_retries=0",
+        env=project.env(**env),
+    )
 
-    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", result.stderr + result.stdout
+    assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review", (
+        result.stderr + result.stdout
+    )
     assert (project.root / "calc.py").read_text() == DOCUMENTED
     assert result.data["fix_attempts"] == 1  # the lint round; a review round is not a fix attempt
 
@@ -205,16 +260,31 @@ def test_every_round_of_the_coder_continues_one_conversation(tmp_path, engine, r
         assert opening.startswith("A new implement round of this step")
         assert "Make the fix now" in opening and "since your last round" in opening
         assert "Plan the change now" not in opening and "Your plan:" not in opening
-    assert "The lint gate failed" in lint_round and "F401" in lint_round and "`os` imported but unused" in lint_round
+    assert (
+        "The lint gate failed" in lint_round
+        and "F401" in lint_round
+        and "`os` imported but unused" in lint_round
+    )
     assert lint_round.count("exit code: 1") == 1
-    assert "+import os" not in lint_round  # the diff since its last round: nothing changed behind its back
-    assert "Fix these critical review findings" in review_round and "mul has no docstring" in review_round
+    assert (
+        "+import os" not in lint_round
+    )  # the diff since its last round: nothing changed behind its back
+    assert (
+        "Fix these critical review findings" in review_round
+        and "mul has no docstring" in review_round
+    )
 
     handoff = handoff_material(engine, api, calls)
     rounds = handoff.split('<document title="Coder rounds', 1)[1].split("</document>", 1)[0]
     assert "### Round 1\nTask: implement the step" in rounds and "Added calc.mul." in rounds
-    assert "### Round 2\nTask: The lint gate failed" in rounds and "Removed the unused import os." in rounds
-    assert "### Round 3\nTask: Fix these critical review findings" in rounds and "Documented mul." in rounds
+    assert (
+        "### Round 2\nTask: The lint gate failed" in rounds
+        and "Removed the unused import os." in rounds
+    )
+    assert (
+        "### Round 3\nTask: Fix these critical review findings" in rounds
+        and "Documented mul." in rounds
+    )
 
 
 @pytest.mark.parametrize("engine", ["claude", "codex"])
@@ -225,18 +295,28 @@ def test_a_run_paused_at_the_plan_approval_resumes_the_coders_session(tmp_path, 
     state = tmp_path / f"{engine}-state"
     fake_cli.install(tmp_path / "bin", engine, state)
     big_plan = {**PLAN, "plan": {**PLAN["plan"], "complexity": 8}}
-    steps = [("orient", ORIENT, None), ("coder_plan", big_plan, None),
-             ("coder_edit", {"status": "done", "summary": "Added calc.mul.", "plan": None}, GOOD_MUL),
-             ("edge_case_sweep", SWEEP, None), ("write_handoff", HANDOFF, None)]
+    steps = [
+        ("orient", ORIENT, None),
+        ("coder_plan", big_plan, None),
+        ("coder_edit", {"status": "done", "summary": "Added calc.mul.", "plan": None}, GOOD_MUL),
+        ("edge_case_sweep", SWEEP, None),
+        ("write_handoff", HANDOFF, None),
+    ]
     script_cli(engine, state, steps)
     env = project.env(PATH=fake_cli.path_with(tmp_path / "bin"))
     args = ["run", "--project-dir", str(project.root), "--engine", engine, "--coder", "anthropic"]
 
     paused = project.stepkit(*args, env=env)
-    assert paused.code == 5 and paused.data["pending"]["node"] == "coder_plan_approval", paused.stderr
+    assert paused.code == 5 and paused.data["pending"]["node"] == "coder_plan_approval", (
+        paused.stderr
+    )
     resumed = project.resume("yes", env=env)
     assert resumed.data["pending"]["node"] == "gate_user_review", resumed.stderr + resumed.stdout
 
     plan_call, edit_call = coder_calls(fake_cli.calls(state), engine)
-    assert not plan_call["resumed"] and edit_call["resumed"] and edit_call["session"] == plan_call["session"]
+    assert (
+        not plan_call["resumed"]
+        and edit_call["resumed"]
+        and edit_call["session"] == plan_call["session"]
+    )
     assert edit_call["stdin"].startswith("Make the change now. Your plan:")

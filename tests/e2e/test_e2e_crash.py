@@ -37,9 +37,21 @@ from tests.support.e2e import PY, make_project
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
 
-HAPPY_PATH = ["resolve_step", "orient", "route_staleness", "implement", "route_coder_result",
-              "verify_format_lint", "verify_build", "verify_tests", "edge_case_sweep", "route_sweep",
-              "write_handoff", "check_handoff", "gate_user_review"]
+HAPPY_PATH = [
+    "resolve_step",
+    "orient",
+    "route_staleness",
+    "implement",
+    "route_coder_result",
+    "verify_format_lint",
+    "verify_build",
+    "verify_tests",
+    "edge_case_sweep",
+    "route_sweep",
+    "write_handoff",
+    "check_handoff",
+    "gate_user_review",
+]
 RERUNNABLE = ["orient", "verify_tests", "write_handoff", "check_handoff", "end_success"]
 
 
@@ -74,7 +86,9 @@ def baseline(tmp_path_factory):
 
 def assert_same_as_baseline(project, result, baseline):
     expected = baseline["result"]
-    assert (result.outcome, result.code) == (expected.outcome, expected.code), result.stderr + result.output
+    assert (result.outcome, result.code) == (expected.outcome, expected.code), (
+        result.stderr + result.output
+    )
     assert route_of(project, result.data["run_id"]) == baseline["route"]
     changed = diff_files(files(project), baseline["files"])
     assert not changed, changed
@@ -83,7 +97,9 @@ def assert_same_as_baseline(project, result, baseline):
 
 
 @pytest.mark.parametrize("node", HAPPY_PATH)
-def test_sigkill_after_a_node_finished_then_resume_matches_an_uninterrupted_run(tmp_path, baseline, node):
+def test_sigkill_after_a_node_finished_then_resume_matches_an_uninterrupted_run(
+    tmp_path, baseline, node
+):
     project = crash_project(tmp_path)
     env = kill_env(project, node, "finished")
     result, codes = finished_run(project, env)
@@ -123,14 +139,19 @@ def test_sigkill_as_implement_started_ends_failed_and_never_reruns_the_coder(tmp
     assert not project.handoff(1).is_file()
 
 
-def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_it(tmp_path, baseline):
+def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_it(
+    tmp_path, baseline
+):
     project = crash_project(tmp_path)
     waiting = waiting_test_cmd(project)
     env = project.env(TEST_CMD=waiting)
     code, out, err = interrupt_run(project, "started", env=env)
     assert code == 130, err
     (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
-    assert f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}" in err
+    assert (
+        f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}"
+        in err
+    )
     assert "Traceback" not in err and out == ""
     cut = checkpoint(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "verify_tests", "started")
@@ -163,5 +184,11 @@ def test_ctrl_c_while_the_coder_edits_stops_it_and_resume_fails_honestly(tmp_pat
     result = project.resume()
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "implement was interrupted mid-edit" in result.output
-    assert route_of(project, result.data["run_id"])["edges"][-1] == ["implement", "end_failure", "interrupted"]
-    assert (project.root / "calc.py").read_text() == "def add(a, b):\n    return a +"  # left for the user to inspect
+    assert route_of(project, result.data["run_id"])["edges"][-1] == [
+        "implement",
+        "end_failure",
+        "interrupted",
+    ]
+    assert (
+        project.root / "calc.py"
+    ).read_text() == "def add(a, b):\n    return a +"  # left for the user to inspect

@@ -23,7 +23,9 @@ def project(tmp_path):
     return make_project(tmp_path)
 
 
-def test_a_build_gate_hitting_a_missing_tool_through_make_ends_the_run_without_a_fix_attempt(project):
+def test_a_build_gate_hitting_a_missing_tool_through_make_ends_the_run_without_a_fix_attempt(
+    project,
+):
     if shutil.which("make") is None:
         pytest.skip("make is not installed on this machine")
     (project.root / "Makefile").write_text("build:\n\tno-such-compiler-9d2 calc.py\n")
@@ -44,7 +46,9 @@ def test_a_tests_gate_that_ran_no_test_is_not_run_up_to_step_complete(project):
     # pytest finds no test in this project: exit 5
     test_cmd = f"{PY} -m pytest -q -p no:cacheprovider"
     paused = project.run(env=project.env(TEST_CMD=test_cmd))
-    assert paused.code == 5 and paused.data["pending"]["node"] == "gate_user_review", paused.stderr + paused.output
+    assert paused.code == 5 and paused.data["pending"]["node"] == "gate_user_review", (
+        paused.stderr + paused.output
+    )
     question = paused.data["pending"]["question"]
     assert f"tests: NOT RUN (`{test_cmd}`, exit 5" in question and NO_TEST in question
 
@@ -60,9 +64,9 @@ def test_a_tests_gate_that_ran_no_test_is_not_run_up_to_step_complete(project):
     assert {g["name"]: g["status"] for g in done.data["gates"]}["tests"] == "not_run"
 
 
-
-
-def test_verify_of_a_cmake_project_whose_tests_sit_behind_an_option_is_no_false_green(tmp_path, capsys):
+def test_verify_of_a_cmake_project_whose_tests_sit_behind_an_option_is_no_false_green(
+    tmp_path, capsys
+):
     if shutil.which("cmake") is None or shutil.which("ctest") is None:
         pytest.skip("cmake is not installed on this machine")
     (tmp_path / "CMakeLists.txt").write_text(CMAKE_TESTS_BEHIND_AN_OPTION)
@@ -71,7 +75,9 @@ def test_verify_of_a_cmake_project_whose_tests_sit_behind_an_option_is_no_false_
     data = json.loads(capsys.readouterr().out)
     tests = {g["name"]: g for g in data["gates"]}["tests"]
     assert "ctest" in tests["command"]  # the command detection chose
-    assert tests["status"] == "not_run" and tests["summary"].startswith("ctest: no tests were found")
+    assert tests["status"] == "not_run" and tests["summary"].startswith(
+        "ctest: no tests were found"
+    )
     assert NO_TEST in tests["summary"] and NO_TEST in tests["evidence"]
     assert code == 0 and data["ok"]  # DESIGN: verify counts only the gates that ran
 

@@ -16,8 +16,10 @@ pytestmark = pytest.mark.slow
 TAMPER = "new # noqa in calc.py (+1)"
 #: the deviation names the restored file (and where its copy is kept)
 PLAN_EDIT = "plans/steps/02-div.md (modified; restored; the changed file kept at"
-CHEATING = {"write": {"calc.py": GOOD_MUL + "# noqa\n", "plans/steps/02-div.md": "rewritten"},
-            "sentinel": "CODER_COMPLETE"}
+CHEATING = {
+    "write": {"calc.py": GOOD_MUL + "# noqa\n", "plans/steps/02-div.md": "rewritten"},
+    "sentinel": "CODER_COMPLETE",
+}
 NOTHING = {"say": "nothing left to do", "sentinel": "CODER_COMPLETE"}
 
 
@@ -37,7 +39,9 @@ def test_flags_are_in_the_question_and_the_output_and_force_the_review(project):
     assert paused.code == 5, paused.stderr
     question = paused.data["pending"]["question"]
     assert TAMPER in question and PLAN_EDIT in question
-    assert reviewer_calls(project) == 1  # one file changed, the sweep wanted no review: the flag did
+    assert (
+        reviewer_calls(project) == 1
+    )  # one file changed, the sweep wanted no review: the flag did
 
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE"
@@ -53,7 +57,9 @@ def test_step_skip_review_still_skips_the_review_but_not_the_flags(project):
 
 
 def test_a_failed_step_names_its_flags(project):
-    project.coder_actions({"write": {"calc.py": GOOD_MUL + "# noqa\n# LINTFAIL\n"}, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.py": GOOD_MUL + "# noqa\n# LINTFAIL\n"}, "sentinel": "CODER_COMPLETE"}
+    )
     failed = project.run()
     assert failed.outcome == "STEP_FAILED", failed.stderr
     assert TAMPER in failed.output
@@ -66,8 +72,10 @@ def test_a_revision_round_that_changed_nothing_is_said_plainly(project):
     assert project.resume("revise").data["pending"]["node"] == "get_revision"
     again = project.resume("add a docstring to mul")
     assert again.data["pending"]["node"] == "gate_user_review", again.stderr
-    assert ('round 2 ("add a docstring to mul"): CHANGED NOTHING: no file outside the plan repo '
-            "differs from after round 1") in again.data["pending"]["question"]
+    assert (
+        'round 2 ("add a docstring to mul"): CHANGED NOTHING: no file outside the plan repo '
+        "differs from after round 1"
+    ) in again.data["pending"]["question"]
 
 
 def test_a_first_round_that_changed_nothing_is_said_plainly(project):
@@ -76,6 +84,7 @@ def test_a_first_round_that_changed_nothing_is_said_plainly(project):
     project.coder_actions(NOTHING)
     paused = project.run()
     assert paused.code == 5, paused.stderr
-    assert ("round 1 (the step): CHANGED NOTHING: no file outside the plan repo differs from the "
-            "step's start") in paused.data["pending"]["question"]
-
+    assert (
+        "round 1 (the step): CHANGED NOTHING: no file outside the plan repo differs from the "
+        "step's start"
+    ) in paused.data["pending"]["question"]

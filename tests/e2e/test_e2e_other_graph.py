@@ -16,8 +16,11 @@ from tests.support.e2e import HANDOFF, ORIENT, SWEEP, make_project
 
 ENDINGS = "stepkit.protocol.nodes.endings"
 #: the state keys each script function or stage sets, as the step-runner declares them
-OUTPUTS = {getattr(node, "call", None) or node.stage: node.outputs
-           for node in load_protocol_graph().nodes.values() if node.kind in ("script", "stage")}
+OUTPUTS = {
+    getattr(node, "call", None) or node.stage: node.outputs
+    for node in load_protocol_graph().nodes.values()
+    if node.kind in ("script", "stage")
+}
 #: each script function's ``module:function``, as the step-runner names it
 CALLS = {call.split(":")[1]: call for call in OUTPUTS if ":" in call}
 
@@ -37,31 +40,55 @@ OTHER_GRAPH = {
     "initial_state": load_protocol_graph().initial_state,
     "append": load_protocol_graph().append,
     "nodes": {
-        "find": script("resolve_step", routes={"deps satisfied": "look", "deps unsatisfied": "failed",
-                                               "error": "failed"}),
+        "find": script(
+            "resolve_step",
+            routes={"deps satisfied": "look", "deps unsatisfied": "failed", "error": "failed"},
+        ),
         "look": stage("orient", next="staleness", fallback="fault_note"),
-        "staleness": script("route_staleness", routes={"major deviation": "failed", "else": "code"}),
+        "staleness": script(
+            "route_staleness", routes={"major deviation": "failed", "else": "code"}
+        ),
         "code": stage("implement", next="coder_says", fallback="failed", rerun_on_resume=False),
-        "coder_says": script("route_coder_result", routes={"CODER_COMPLETE": "check_fmt",
-                                                           "REJECTED / FAILED": "failed"}),
+        "coder_says": script(
+            "route_coder_result",
+            routes={"CODER_COMPLETE": "check_fmt", "REJECTED / FAILED": "failed"},
+        ),
         "check_fmt": script("verify_format_lint", routes={"pass": "check_build", "fail": "fixes"}),
         "check_build": script("verify_build", routes={"pass": "check_tests", "fail": "fixes"}),
         "check_tests": script("verify_tests", routes={"pass": "edges", "fail": "fixes"}),
         "fixes": script("fix_loop_gate", routes={"budget left": "code", "budget spent": "failed"}),
         "edges": stage("sweep", next="want_review", fallback="write"),
-        "want_review": script("route_sweep", routes={"5+ files or boundary": "critique", "else": "write"}),
+        "want_review": script(
+            "route_sweep", routes={"5+ files or boundary": "critique", "else": "write"}
+        ),
         "critique": stage("review", next="after_review", fallback="write", max_attempts=2),
-        "after_review": script("route_review", routes={"🔴 critical findings": "code", "else": "write"}),
+        "after_review": script(
+            "route_review", routes={"🔴 critical findings": "code", "else": "write"}
+        ),
         "write": stage("handoff", next="validate", fallback="fault_note"),
         "fault_note": script("note_llm_fault", next="failed"),
-        "validate": script("check_handoff", routes={"schema valid": "approve", "one retry": "write",
-                                                    "invalid twice": "failed"}),
-        "approve": {"kind": "approval", "question": "Step {step} ({title}) done?\n{gates}",
-                    "options": ["approve", "revise"], "routes": {"approve": "done", "revise": "failed"}},
-        "done": {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0,
-                 "render": f"{ENDINGS}:render_success"},
-        "failed": {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1,
-                   "render": f"{ENDINGS}:render_failure"},
+        "validate": script(
+            "check_handoff",
+            routes={"schema valid": "approve", "one retry": "write", "invalid twice": "failed"},
+        ),
+        "approve": {
+            "kind": "approval",
+            "question": "Step {step} ({title}) done?\n{gates}",
+            "options": ["approve", "revise"],
+            "routes": {"approve": "done", "revise": "failed"},
+        },
+        "done": {
+            "kind": "end",
+            "sentinel": "STEP_COMPLETE",
+            "exit_code": 0,
+            "render": f"{ENDINGS}:render_success",
+        },
+        "failed": {
+            "kind": "end",
+            "sentinel": "STEP_FAILED",
+            "exit_code": 1,
+            "render": f"{ENDINGS}:render_failure",
+        },
     },
 }
 
@@ -80,11 +107,15 @@ def test_the_node_ids_differ_from_the_step_runners():
 
 
 def test_a_step_runs_end_to_end_through_the_other_graph(project):
-    engine = project.script(look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF)
+    engine = project.script(
+        look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF
+    )
     paused = project.run("--graph", str(project.graph), engine=engine, json_out=False)
     assert paused.code == 5, paused.stderr
     progress = paused.stderr
-    assert "check_tests → edges" in progress and "gate tests: PASS" in progress  # gates shown, by any node id
+    assert (
+        "check_tests → edges" in progress and "gate tests: PASS" in progress
+    )  # gates shown, by any node id
     assert (project.state_dir / "reviewer_calls").read_text() == "1"
     assert project.handoff(1).is_file()
 
@@ -97,12 +128,19 @@ def test_a_step_runs_end_to_end_through_the_other_graph(project):
     assert ("approve", "done", "approve") in project.edges
 
 
-@pytest.mark.parametrize(("faulty", "flag"), [
-    ("sweep", "PIPELINE-FAULT: edge-case sweep did not run"),
-    ("review", "PIPELINE-FAULT: independent review did not run"),
-])
+@pytest.mark.parametrize(
+    ("faulty", "flag"),
+    [
+        ("sweep", "PIPELINE-FAULT: edge-case sweep did not run"),
+        ("review", "PIPELINE-FAULT: independent review did not run"),
+    ],
+)
 def test_a_faulted_sweep_or_review_is_flagged_whatever_its_node_id(project, faulty, flag):
-    sweep = {"fault": "engine overloaded"} if faulty == "sweep" else {**SWEEP, "needs_independent_review": True}
+    sweep = (
+        {"fault": "engine overloaded"}
+        if faulty == "sweep"
+        else {**SWEEP, "needs_independent_review": True}
+    )
     if faulty == "review":
         project.reviewer_reports("CRASH")
     engine = project.script(look=ORIENT, edges=sweep, write=HANDOFF)
@@ -114,13 +152,21 @@ def test_a_faulted_sweep_or_review_is_flagged_whatever_its_node_id(project, faul
 
 
 def test_step_skip_review_skips_the_review_node_whatever_its_id(project):
-    engine = project.script(look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF)
-    paused = project.run("--graph", str(project.graph), engine=engine, env=project.env(STEP_SKIP_REVIEW="1"))
+    engine = project.script(
+        look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF
+    )
+    paused = project.run(
+        "--graph", str(project.graph), engine=engine, env=project.env(STEP_SKIP_REVIEW="1")
+    )
     assert paused.data["pending"]["node"] == "approve", paused.stderr
     assert not (project.state_dir / "reviewer_calls").exists()
 
 
 def test_its_final_approval_node_cannot_be_pre_answered(project):
-    refused = project.run("--graph", str(project.graph), "--answer", "approve=approve", json_out=False)
+    refused = project.run(
+        "--graph", str(project.graph), "--answer", "approve=approve", json_out=False
+    )
     assert refused.code == 2
-    assert "the final approval gate can only be answered after its question is shown" in refused.stderr
+    assert (
+        "the final approval gate can only be answered after its question is shown" in refused.stderr
+    )

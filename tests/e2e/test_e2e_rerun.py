@@ -17,7 +17,11 @@ pytestmark = pytest.mark.slow
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "plans").rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted((root / "plans").rglob("*"))
+        if p.is_file()
+    }
 
 
 def runs(root: Path) -> list[str]:
@@ -44,15 +48,20 @@ def test_a_prompt_that_only_mentions_a_finished_step_runs_the_next_one(done):
     assert done.handoff(1).read_bytes() == approved
 
 
-@pytest.mark.parametrize("args", [("--step", "1"), ("execute step 1",), ("Please implement step 1 now",)])
+@pytest.mark.parametrize(
+    "args", [("--step", "1"), ("execute step 1",), ("Please implement step 1 now",)]
+)
 def test_running_a_complete_step_exits_2_before_anything_runs(done, args):
     before, calls, run_ids = snapshot(done.root), done.coder_calls(), runs(done.root)
     result = done.run(*args, json_out=False)
     assert result.code == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [
-        ("stepkit: error: step 1 (Add mul) is already complete (status: complete; handoff "
-         "01-mul.md says result: complete): it is not run again unless you pass --rerun")]
+        (
+            "stepkit: error: step 1 (Add mul) is already complete (status: complete; handoff "
+            "01-mul.md says result: complete): it is not run again unless you pass --rerun"
+        )
+    ]
     assert snapshot(done.root) == before
     assert done.coder_calls() == calls and runs(done.root) == run_ids
 
@@ -63,7 +72,10 @@ def test_a_step_whose_handoff_says_complete_is_not_run_again_either(tmp_path):
     assert project.plan_status(1) == "in-progress"
     result = project.run(json_out=False)
     assert result.code == 2
-    assert "step 1 (Add mul) is already complete (handoff 01-mul.md says result: complete)" in result.stderr
+    assert (
+        "step 1 (Add mul) is already complete (handoff 01-mul.md says result: complete)"
+        in result.stderr
+    )
 
 
 def test_a_rerun_keeps_the_previous_handoff_and_says_where(done):
@@ -71,12 +83,19 @@ def test_a_rerun_keeps_the_previous_handoff_and_says_where(done):
     paused = done.run("--step", "1", "--rerun")
     assert paused.code == 5, paused.stderr
     # where the user decides, the question says where the previous handoff went
-    asked = next(line for line in paused.data["pending"]["question"].splitlines()
-                 if line.startswith("Previous handoff kept at (a rerun): "))
+    asked = next(
+        line
+        for line in paused.data["pending"]["question"].splitlines()
+        if line.startswith("Previous handoff kept at (a rerun): ")
+    )
     assert Path(asked.removeprefix("Previous handoff kept at (a rerun): ")).read_bytes() == approved
     finished = done.resume("approve")
     assert finished.outcome == "STEP_COMPLETE"
-    line = next(line for line in finished.output.splitlines() if line.startswith("Previous handoff kept at: "))
+    line = next(
+        line
+        for line in finished.output.splitlines()
+        if line.startswith("Previous handoff kept at: ")
+    )
     kept = Path(line.removeprefix("Previous handoff kept at: "))
     assert kept.read_bytes() == approved
     assert kept.is_relative_to(store_dir(done.root) / "runs" / paused.data["run_id"])

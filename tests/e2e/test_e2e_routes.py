@@ -52,7 +52,9 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     assert paused.code == 5 and paused.outcome == "PAUSED"
     assert paused.data["pending"]["options"] == ["approve", "revise", "reject", "abort"]
     question = paused.data["pending"]["question"]
-    assert "- C1: `python check.py` passes." in question and "- - " not in question  # one bullet each
+    assert (
+        "- C1: `python check.py` passes." in question and "- - " not in question
+    )  # one bullet each
     assert project.plan_status(1) == "in-progress"  # complete only on approval
     assert project.handoff(1).is_file()
 
@@ -68,20 +70,46 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
     later = (project.plans / "steps" / "03-pow.md").read_text()
     assert "Division by zero must raise ValueError." in later.split("## Edge cases", 1)[1]
     assert {g["name"]: g["status"] for g in done.data["gates"]} == {
-        "format": "not_run", "lint": "pass", "build": "pass", "tests": "pass"}
+        "format": "not_run",
+        "lint": "pass",
+        "build": "pass",
+        "tests": "pass",
+    }
     # what to do next: stepkit never commits; the output names the files and the command
     tail = done.output.split("Files the step changed (stepkit never commits):\n", 1)[1].splitlines()
-    assert tail[:5] == ["- calc.py", "- plans/steps/01-mul.md", "- plans/handoffs/01-mul.md",
-                        "- plans/steps/03-pow.md", "- plans/NOTES.md"], tail
-    assert tail[-1].startswith("  git add -- calc.py plans/steps/01-mul.md plans/handoffs/01-mul.md "
-                               "plans/steps/03-pow.md plans/NOTES.md && git commit -m ")
-    committed = subprocess.run(tail[-1].strip(), shell=True, cwd=project.root, capture_output=True, text=True,
-                               check=False,
-                               env=project.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-                                               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+    assert tail[:5] == [
+        "- calc.py",
+        "- plans/steps/01-mul.md",
+        "- plans/handoffs/01-mul.md",
+        "- plans/steps/03-pow.md",
+        "- plans/NOTES.md",
+    ], tail
+    assert tail[-1].startswith(
+        "  git add -- calc.py plans/steps/01-mul.md plans/handoffs/01-mul.md "
+        "plans/steps/03-pow.md plans/NOTES.md && git commit -m "
+    )
+    committed = subprocess.run(
+        tail[-1].strip(),
+        shell=True,
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=project.env(
+            GIT_AUTHOR_NAME="t",
+            GIT_AUTHOR_EMAIL="t@t",
+            GIT_COMMITTER_NAME="t",
+            GIT_COMMITTER_EMAIL="t@t",
+        ),
+    )
     assert committed.returncode == 0, committed.stderr
-    left = subprocess.run(["git", "status", "--porcelain", "--", "calc.py", "plans"], cwd=project.root,
-                          capture_output=True, text=True, check=True).stdout
+    left = subprocess.run(
+        ["git", "status", "--porcelain", "--", "calc.py", "plans"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert left == ""
 
 
@@ -93,17 +121,21 @@ def test_a_plan_that_goes_missing_after_the_start_fails_at_resolve(project):
         "def stepkit_node_started(run_id, node, kind, state):\n"
         "    if node == 'resolve_step':\n"
         "        for plan in pathlib.Path('plans/steps').glob('01-*.md'):\n"
-        "            plan.unlink()\n")
+        "            plan.unlink()\n"
+    )
     result = project.run("--step", "1")
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "step 1 not found" in result.output
     assert project.coder_calls() == 0
 
 
-@pytest.mark.parametrize("prompt, chosen", [
-    ("carry on with the plan", "Chosen: the first pending step (no step given in the prompt)"),
-    ("step 1 please", "Chosen: named in the prompt ('step 1 please')"),
-])
+@pytest.mark.parametrize(
+    "prompt, chosen",
+    [
+        ("carry on with the plan", "Chosen: the first pending step (no step given in the prompt)"),
+        ("step 1 please", "Chosen: named in the prompt ('step 1 please')"),
+    ],
+)
 def test_the_output_says_which_step_was_chosen_and_why(project, prompt, chosen):
     done = finish(project, project.run(prompt))
     assert done.outcome == "STEP_COMPLETE"
@@ -135,10 +167,13 @@ def test_the_final_gate_cannot_be_pre_answered(project):
     result = project.run("--answer", "gate_user_review=approve", json_out=False)
     assert result.code == 2
     assert "Traceback" not in result.stderr
-    assert not (store_dir(project.root) / "runs").exists() or not any((store_dir(project.root) / "runs").iterdir())
+    assert not (store_dir(project.root) / "runs").exists() or not any(
+        (store_dir(project.root) / "runs").iterdir()
+    )
 
 
 # -- orient and the deviation gate --------------------------------------------
+
 
 def test_major_deviation_abort_rejects(project):
     paused = project.run(engine=project.script(orient=DEVIATION))
@@ -157,23 +192,29 @@ def test_major_deviation_proceed_implements(project):
 
 
 def test_free_text_at_the_deviation_gate_reaches_the_coder_as_guidance(project):
-    project.run("--answer", "gate_deviation=keep the name calc.py", engine=project.script(orient=DEVIATION))
+    project.run(
+        "--answer", "gate_deviation=keep the name calc.py", engine=project.script(orient=DEVIATION)
+    )
     assert "keep the name calc.py" in project.coder_prompt(0)
 
 
 def test_step_autoapprove_skips_the_deviation_gate_only(project):
-    result = project.run(engine=project.script(orient=DEVIATION), env=project.env(STEP_AUTOAPPROVE="1"))
+    result = project.run(
+        engine=project.script(orient=DEVIATION), env=project.env(STEP_AUTOAPPROVE="1")
+    )
     assert result.data["pending"]["node"] == "gate_user_review"
 
 
 def test_orient_fault_fails_with_a_pipeline_fault_note(project):
-    result = project.run(engine=project.script(orient={"fault": "HTTP 529 overloaded_error after 3 attempts"}))
+    result = project.run(
+        engine=project.script(orient={"fault": "HTTP 529 overloaded_error after 3 attempts"})
+    )
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "Pipeline fault: HTTP 529 overloaded_error after 3 attempts" in result.output
     assert project.coder_calls() == 0
 
 
-ORIENT_THAT_WRITES = '''import stepkit
+ORIENT_THAT_WRITES = """import stepkit
 
 
 @stepkit.hookimpl
@@ -181,14 +222,17 @@ def stepkit_orient(ctx):
     (ctx.project_dir / "calc.py").write_text("tampered = True\\n")
     return {"plan_summary": "s", "implementation_brief": "b", "staleness_report": "clean",
             "has_major_deviation": False, "deviation_summary": ""}
-'''
+"""
 
 
 def test_an_orient_that_writes_is_a_pipeline_fault_whoever_implements_it(project):
     (project.root / "stepconf.py").write_text(ORIENT_THAT_WRITES)
     result = project.run()
     assert result.code == 1 and result.outcome == "STEP_FAILED"
-    assert "Pipeline fault: orient is read-only but the project tree changed during it: calc.py" in result.output
+    assert (
+        "Pipeline fault: orient is read-only but the project tree changed during it: calc.py"
+        in result.output
+    )
     assert project.coder_calls() == 0
 
 
@@ -204,7 +248,9 @@ def test_coder_crash_fails_at_once_and_is_never_retried(project):
 
 
 def test_coder_rejected_ends_rejected(project):
-    project.coder_actions({"say": "plan rejected at my approval gate", "sentinel": "CODER_REJECTED"})
+    project.coder_actions(
+        {"say": "plan rejected at my approval gate", "sentinel": "CODER_REJECTED"}
+    )
     result = project.run()
     assert result.code == 4 and result.outcome == "STEP_REJECTED"
     assert "Rejected at: the coder's own plan-approval gate" in result.output
@@ -212,7 +258,9 @@ def test_coder_rejected_ends_rejected(project):
 
 
 def test_coder_failed_ends_failed_with_its_text(project):
-    project.coder_actions({"say": "could not make tests pass", "sentinel": "CODER_FAILED", "exit": 1})
+    project.coder_actions(
+        {"say": "could not make tests pass", "sentinel": "CODER_FAILED", "exit": 1}
+    )
     result = project.run()
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "coder fix-loop exhausted" in result.output
@@ -221,7 +269,12 @@ def test_coder_failed_ends_failed_with_its_text(project):
 
 def test_coder_edits_to_the_plan_repo_are_undone_and_recorded(project):
     original = (project.plans / "steps" / "02-div.md").read_bytes()
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"}, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {
+            "write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     result = finish(project, project.run())
     assert result.outcome == "STEP_COMPLETE"
     assert (project.plans / "steps" / "02-div.md").read_bytes() == original
@@ -232,7 +285,9 @@ def test_coder_edits_to_the_plan_repo_are_undone_and_recorded(project):
 
 
 def test_lint_failure_is_fixed_within_the_budget(project):
-    project.coder_actions({"write": {"calc.py": GOOD_MUL + "# LINTFAIL\n"}, "sentinel": "CODER_COMPLETE"}, COMPLETE)
+    project.coder_actions(
+        {"write": {"calc.py": GOOD_MUL + "# LINTFAIL\n"}, "sentinel": "CODER_COMPLETE"}, COMPLETE
+    )
     done = finish(project, project.run())
     assert done.outcome == "STEP_COMPLETE"
     assert "Fix attempts: 1 of 2" in done.output
@@ -240,7 +295,9 @@ def test_lint_failure_is_fixed_within_the_budget(project):
 
 
 def test_build_failure_goes_to_the_fix_loop(project):
-    project.coder_actions({"write": {"calc.py": "def mul(:\n"}, "sentinel": "CODER_COMPLETE"}, COMPLETE)
+    project.coder_actions(
+        {"write": {"calc.py": "def mul(:\n"}, "sentinel": "CODER_COMPLETE"}, COMPLETE
+    )
     done = finish(project, project.run())
     assert done.outcome == "STEP_COMPLETE"
     assert "build gate failed" in project.coder_prompt(1)
@@ -248,8 +305,15 @@ def test_build_failure_goes_to_the_fix_loop(project):
 
 def test_fix_budget_spent_fails_with_the_last_test_output(project):
     # each attempt fails differently, so only the budget stops the loop
-    project.coder_actions(*({"write": {"calc.py": CALC + f"\n\ndef mul(a, b):\n    return a * b + {i + 1}\n"},
-                             "sentinel": "CODER_COMPLETE"} for i in range(3)))
+    project.coder_actions(
+        *(
+            {
+                "write": {"calc.py": CALC + f"\n\ndef mul(a, b):\n    return a * b + {i + 1}\n"},
+                "sentinel": "CODER_COMPLETE",
+            }
+            for i in range(3)
+        )
+    )
     result = project.run("--set", "max_fix_attempts=1")
     assert result.code == 1 and result.outcome == "STEP_FAILED"
     assert "fix budget spent: 1 of 1" in result.output
@@ -265,11 +329,15 @@ def test_a_fix_that_changes_nothing_stops_the_loop_as_no_progress(project):
     assert project.coder_calls() == 2
 
 
-@pytest.mark.parametrize("gate, variable", [("lint", "LINT_CMD"), ("build", "BUILD_CMD"), ("tests", "TEST_CMD")])
+@pytest.mark.parametrize(
+    "gate, variable", [("lint", "LINT_CMD"), ("build", "BUILD_CMD"), ("tests", "TEST_CMD")]
+)
 def test_an_environment_fault_in_a_gate_ends_the_run_without_the_fix_loop(project, gate, variable):
     result = project.run(env=project.env(**{variable: "no-such-tool-4e1 --check"}))
     assert result.code == 1 and result.outcome == "STEP_FAILED"
-    assert f"Reason: Environment fault: {gate}: no-such-tool-4e1: command not found" in result.output
+    assert (
+        f"Reason: Environment fault: {gate}: no-such-tool-4e1: command not found" in result.output
+    )
     assert "Fix attempts: 0 of 2" in result.output and project.coder_calls() == 1
 
 
@@ -277,7 +345,9 @@ def test_an_environment_fault_in_a_gate_ends_the_run_without_the_fix_loop(projec
 
 
 def test_sweep_fault_is_flagged_in_the_handoff_and_the_step_goes_on(project):
-    done = finish(project, project.run(engine=project.script(edge_case_sweep={"fault": "sweep engine down"})))
+    done = finish(
+        project, project.run(engine=project.script(edge_case_sweep={"fault": "sweep engine down"}))
+    )
     assert done.outcome == "STEP_COMPLETE"
     assert "PIPELINE-FAULT: edge-case sweep did not run" in project.handoff(1).read_text()
 
@@ -317,18 +387,20 @@ def test_step_skip_review_never_reviews(project):
 
 # -- handoff ----------------------------------------------------------------
 
-TICKET_RULE = '''import stepkit
+TICKET_RULE = """import stepkit
 
 
 @stepkit.hookimpl
 def stepkit_check_handoff(path, text, gates):
     return [] if "TICKET-7" in text else ["the handoff must name TICKET-7"]
-'''
+"""
 
 
 def test_handoff_failing_its_check_is_rewritten_once(project):
     (project.root / "stepconf.py").write_text(TICKET_RULE)
-    answers = project.script(write_handoff=[HANDOFF, {**HANDOFF, "summary": "Added calc.mul (TICKET-7)."}])
+    answers = project.script(
+        write_handoff=[HANDOFF, {**HANDOFF, "summary": "Added calc.mul (TICKET-7)."}]
+    )
     done = finish(project, project.run(engine=answers))
     assert done.outcome == "STEP_COMPLETE"
     assert "TICKET-7" in project.handoff(1).read_text()
@@ -367,7 +439,10 @@ def test_free_text_at_the_final_gate_becomes_fix_instructions(project):
     project.run()
     again = project.resume("please also handle floats")
     assert again.data["pending"]["node"] == "gate_user_review"
-    assert "Revision requested at the approval gate: please also handle floats" in project.coder_prompt(1)
+    assert (
+        "Revision requested at the approval gate: please also handle floats"
+        in project.coder_prompt(1)
+    )
 
 
 @pytest.mark.parametrize("answer", ["reject", "abort", "Reject"])

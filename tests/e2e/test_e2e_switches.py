@@ -43,7 +43,9 @@ DEVIATION = {**ORIENT, "has_major_deviation": True, "deviation_summary": "calc.p
 
 
 def test_step_autoapprove_set_at_start_still_skips_the_deviation_gate_after_a_resume(project):
-    pause_at_gate_blocked(project, project.script(orient=DEVIATION), project.env(STEP_AUTOAPPROVE="1"))
+    pause_at_gate_blocked(
+        project, project.script(orient=DEVIATION), project.env(STEP_AUTOAPPROVE="1")
+    )
     resumed = project.resume("yes", env=project.env())
     assert resumed.data["pending"]["node"] == "gate_user_review", resumed.stderr
 

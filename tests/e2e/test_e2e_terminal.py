@@ -27,7 +27,7 @@ CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"
 
 #: A project-local orient that spends tokens, so the live line has some to show.
-SPENDING_ORIENT = f'''import stepkit
+SPENDING_ORIENT = f"""import stepkit
 from stepkit.records import Usage
 
 
@@ -35,7 +35,7 @@ from stepkit.records import Usage
 def stepkit_orient(ctx):
     ctx.usage = ctx.usage.add(Usage(input_tokens=1200, output_tokens=34, cost_usd=0.0123))
     return {ORIENT!r}
-'''
+"""
 
 
 class Terminal:
@@ -139,7 +139,7 @@ def render(text: str) -> str:
                 lines.append("")
         elif char.isprintable():
             line = lines[row].ljust(col)
-            lines[row] = line[:col] + char + line[col + 1:]
+            lines[row] = line[:col] + char + line[col + 1 :]
             col += 1
     return "\n".join(line.rstrip() for line in lines)
 
@@ -169,15 +169,23 @@ def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(t
 
         term.read_until(r"> ")
         screen = term.screen
-        for line in ("✓ resolve_step → orient", "✓ verify_build → verify_tests",
-                     "gate format: NOT RUN (no command; this is NOT evidence that format passed)", "gate lint: PASS",
-                     "gate build: PASS", "gate tests: PASS"):
+        for line in (
+            "✓ resolve_step → orient",
+            "✓ verify_build → verify_tests",
+            "gate format: NOT RUN (no command; this is NOT evidence that format passed)",
+            "gate lint: PASS",
+            "gate build: PASS",
+            "gate tests: PASS",
+        ):
             assert line in screen, screen
         question = screen.rsplit("\ngate_user_review ──", 1)[1].splitlines()[1:]
         assert question[0] == "Step 1 (Add mul) is implemented and verified.", screen
         assert "- format: NOT RUN (no command; this is NOT evidence that format passed)" in question
         assert any(line.startswith("- tests: PASS (") for line in question)
-        assert question[-2:] == ["Options: approve / revise / reject / abort — or type your own text", ">"], screen
+        assert question[-2:] == [
+            "Options: approve / revise / reject / abort — or type your own text",
+            ">",
+        ], screen
         assert re.search(r"- tests: \x1b\[[0-9;]*32mPASS", term.text)  # in green
 
         term.type("approve\n")
@@ -188,7 +196,9 @@ def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(t
     screen = term.screen
     after = screen.split("> approve", 1)[1]
     assert "STEP_COMPLETE" in after and "- tests: PASS" in after
-    assert re.search(r"run \S+: STEP_COMPLETE \(exit 0\) · \d\d:\d\d\.\d this session · 1,234 tokens", after), after
+    assert re.search(
+        r"run \S+: STEP_COMPLETE \(exit 0\) · \d\d:\d\d\.\d this session · 1,234 tokens", after
+    ), after
     assert cursor_restored(term.text)
     assert project.plan_status(1) == "complete"
 
@@ -199,7 +209,9 @@ def test_a_slip_typed_at_the_final_question_is_asked_again_never_sent_to_the_cod
     try:
         term.read_until(r"Options: approve / revise / reject / abort.*\n> ")
         term.type("aprove\n")
-        term.read_until(r"Did you mean approve\? Type the option in full, or comments of two words or more\.")
+        term.read_until(
+            r"Did you mean approve\? Type the option in full, or comments of two words or more\."
+        )
         term.read_until(r"> ")
         term.type("approve\n")
         assert term.wait() == 0
@@ -228,12 +240,16 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
     assert checkpoint(project, run_id)["status"] == "interrupted"
     lines = term.screen.splitlines()
     resume = next(line for line in lines if "Resume with:" in line)
-    assert resume.startswith("stepkit: interrupted;"), lines  # on its own line, not after the live one
+    assert resume.startswith("stepkit: interrupted;"), (
+        lines
+    )  # on its own line, not after the live one
     assert f"stepkit resume {run_id} --project-dir {project.root}" in resume
     assert cursor_restored(term.text)
 
     # resumed on the terminal: the cut-off gate runs again and only it is shown
-    term = Terminal([PY, "-m", "stepkit", "resume", "--project-dir", str(project.root)], project.root, env)
+    term = Terminal(
+        [PY, "-m", "stepkit", "resume", "--project-dir", str(project.root)], project.root, env
+    )
     try:
         term.read_until(r"Options: approve / revise.*\n> ")
         term.type("approve\n")
@@ -245,7 +261,9 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
     # may precede it on the same line, depending on timing)
     finished = [line for line in screen.splitlines() if "→" in line]
     assert finished and "✓ verify_tests → edge_case_sweep" in finished[0], screen
-    assert [line.split(":")[0] for line in screen.splitlines() if line.startswith("  gate ")] == ["  gate tests"]
+    assert [line.split(":")[0] for line in screen.splitlines() if line.startswith("  gate ")] == [
+        "  gate tests"
+    ]
     assert "STEP_COMPLETE (exit 0)" in screen
 
 
@@ -260,14 +278,19 @@ def test_without_a_terminal_progress_is_one_plain_line_per_event(tmp_path):
     assert "\x1b[" not in result.stderr + result.stdout
     events = result.stderr.splitlines()
     assert re.fullmatch(r"\[\d\d:\d\d\.\d\] resolve_step \(script\) started", events[0]), events
-    assert any(re.fullmatch(r"\[\d\d:\d\d\.\d\] verify_tests → edge_case_sweep \(\d+\.\d\ds\)", e) for e in events)
+    assert any(
+        re.fullmatch(r"\[\d\d:\d\d\.\d\] verify_tests → edge_case_sweep \(\d+\.\d\ds\)", e)
+        for e in events
+    )
     assert "  gate tests: PASS (`" in result.stderr
     assert re.search(r"run \S+: PAUSED \(exit 5\)", events[-1])
     started = [e for e in events if e.endswith(" started")]
     finished = [e for e in events if " → " in e]
     assert len(started) == len(finished) + 1  # the final question is open
 
-    done = project.stepkit("resume", "--project-dir", str(project.root), "--answer", "approve", json_out=False)
+    done = project.stepkit(
+        "resume", "--project-dir", str(project.root), "--answer", "approve", json_out=False
+    )
     assert done.code == 0 and done.stdout.startswith("STEP_COMPLETE\n")
     assert "\x1b[" not in done.stderr
 

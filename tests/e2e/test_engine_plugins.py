@@ -16,7 +16,7 @@ from tests.support.e2e import DEVIATION, HANDOFF, SWEEP, make_project
 
 #: an engine a third party writes: answers per node from a JSON file, each
 #: call recorded in calls.txt
-STEPCONF = '''\
+STEPCONF = """\
 import json
 import pathlib
 
@@ -45,7 +45,7 @@ def stepkit_engine_kinds():
 @hookimpl
 def stepkit_make_engine(kind, arg, project_dir):
     return CannedEngine(pathlib.Path(project_dir) / arg) if kind == "canned" else None
-'''
+"""
 
 
 @pytest.fixture
@@ -83,8 +83,14 @@ def test_the_run_uses_the_plugin_engine_and_its_resume_uses_the_recorded_one(pro
     toml.write_text('engine = "anthropic"\n' + toml.read_text())
 
     paused = project.stepkit(
-        "run", "--project-dir", str(project.root), "--engine", canned(project),
-        "--coder", project.scripted_coder)
+        "run",
+        "--project-dir",
+        str(project.root),
+        "--engine",
+        canned(project),
+        "--coder",
+        project.scripted_coder,
+    )
     assert paused.code == 5, paused.stderr
     assert paused.data["pending"]["node"] == "gate_deviation"
     assert calls(project) == ["orient"]
@@ -99,9 +105,18 @@ def test_the_run_uses_the_plugin_engine_and_its_resume_uses_the_recorded_one(pro
 
 
 def test_an_unknown_engine_names_the_plugin_kinds_and_starts_no_run(project):
-    project.stepkit("trust", "--project-dir", str(project.root), json_out=False)  # no first-use note in the way
-    done = project.stepkit("run", "--project-dir", str(project.root), "--engine", "nosuch:x",
-                           "--coder", project.scripted_coder)
+    project.stepkit(
+        "trust", "--project-dir", str(project.root), json_out=False
+    )  # no first-use note in the way
+    done = project.stepkit(
+        "run",
+        "--project-dir",
+        str(project.root),
+        "--engine",
+        "nosuch:x",
+        "--coder",
+        project.scripted_coder,
+    )
     assert done.code == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("stepkit: error: unknown engine 'nosuch:x': use anthropic[:MODEL] or ")

@@ -19,14 +19,30 @@ PLAN = {"files_to_touch": ["calc.py"], "risks": ["none"], "complexity": 2, "appr
 EDIT = {"status": "done", "summary": "Added calc.mul."}
 REVIEW = {"review_report": "🟢 mul is correct and tested."}
 #: the LLM calls of the step, in order: (node, answer)
-STEP = [("orient", ORIENT), ("coder_plan", PLAN), ("coder_edit", EDIT),
-        ("edge_case_sweep", {**SWEEP, "needs_independent_review": True}),
-        ("independent_review", REVIEW), ("write_handoff", HANDOFF)]
+STEP = [
+    ("orient", ORIENT),
+    ("coder_plan", PLAN),
+    ("coder_edit", EDIT),
+    ("edge_case_sweep", {**SWEEP, "needs_independent_review": True}),
+    ("independent_review", REVIEW),
+    ("write_handoff", HANDOFF),
+]
 
 
 def run_step(project, engine, env):
-    args = ["run", "--project-dir", str(project.root), "--engine", engine, "--coder", "anthropic",
-            "--reviewer", "anthropic", "--step", "1"]
+    args = [
+        "run",
+        "--project-dir",
+        str(project.root),
+        "--engine",
+        engine,
+        "--coder",
+        "anthropic",
+        "--reviewer",
+        "anthropic",
+        "--step",
+        "1",
+    ]
     return project.stepkit(*args, env=env)
 
 
@@ -37,9 +53,13 @@ def check_the_step(project, paused, engine_name, env):
     assert (project.root / "calc.py").read_text() == GOOD_MUL
     run_dir = store_dir(project.root) / "runs" / paused.data["run_id"]
     calls = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    nodes = [e["node"] for e in calls if e["event"] == "llm_call" and e.get("engine") == engine_name]
+    nodes = [
+        e["node"] for e in calls if e["event"] == "llm_call" and e.get("engine") == engine_name
+    ]
     # one call per node (an API engine makes one more for a tool round)
-    assert [n for i, n in enumerate(nodes) if i == 0 or nodes[i - 1] != n] == [node for node, _ in STEP]
+    assert [n for i, n in enumerate(nodes) if i == 0 or nodes[i - 1] != n] == [
+        node for node, _ in STEP
+    ]
     assert paused.data["usage"]["input_tokens"] > 0
     if engine_name == "claude":  # who paid, as the run's event log keeps it (no API key here)
         assert {e["billed_to"] for e in calls if e["event"] == "llm_call"} == {"subscription"}
@@ -60,9 +80,13 @@ def test_a_step_runs_on_an_agent_cli_alone(tmp_path, cli):
             lines = [{**result, "structured_output": answer, "result": json.dumps(answer)}]
         else:
             lines = fake_cli.recorded("codex_success.jsonl")
-            lines[2] = {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
-                                                           "text": json.dumps(answer)}}
-        actions.append({"lines": lines, **({"write": {"calc.py": GOOD_MUL}} if node == "coder_edit" else {})})
+            lines[2] = {
+                "type": "item.completed",
+                "item": {"id": "item_0", "type": "agent_message", "text": json.dumps(answer)},
+            }
+        actions.append(
+            {"lines": lines, **({"write": {"calc.py": GOOD_MUL}} if node == "coder_edit" else {})}
+        )
     fake_cli.script(state, *actions)
     env = project.env(PATH=fake_cli.path_with(tmp_path / "bin"))
 
@@ -75,11 +99,20 @@ def test_a_step_runs_on_an_agent_cli_alone(tmp_path, cli):
         assert modes == ["plan", "plan", "acceptEdits", "plan", "plan", "plan"]
     else:
         sandboxes = [c["argv"][c["argv"].index("--sandbox") + 1] for c in calls]
-        assert sandboxes == ["read-only", "read-only", "workspace-write", "read-only", "read-only", "read-only"]
+        assert sandboxes == [
+            "read-only",
+            "read-only",
+            "workspace-write",
+            "read-only",
+            "read-only",
+            "read-only",
+        ]
 
 
 def test_a_step_runs_on_an_openai_compatible_server(tmp_path):
-    pytest.importorskip("openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')")
+    pytest.importorskip(
+        "openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')"
+    )
     from tests.support.chat_api import ChatAPI
 
     project = make_project(tmp_path, reviewer=False)

@@ -23,7 +23,9 @@ def test_detect_prints_what_verify_runs_when_the_first_gate_creates_a_lockfile(t
 
     root = tmp_path / "project"
     root.mkdir()
-    (root / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n\n[tool.mypy]\nstrict = false\n')
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\n\n[tool.mypy]\nstrict = false\n'
+    )
     (root / "app").mkdir()
     (root / "app" / "__init__.py").write_text("")
     (root / "Makefile").write_text("lint:\n\t@echo 'version = 1' > uv.lock\n")
@@ -47,7 +49,9 @@ def test_resume_runs_the_commands_the_run_fixed_even_after_the_config_changed(tm
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     first = project.run()
     assert first.code == 5, first.stderr  # paused at the final approval
-    state = json.loads((store_dir(project.root) / "runs" / first.data["run_id"] / "state.json").read_text())
+    state = json.loads(
+        (store_dir(project.root) / "runs" / first.data["run_id"] / "state.json").read_text()
+    )
     stored = state["settings"]["gate_plan"]["commands"]
     assert stored["tests"]["command"] == f"{PY} check.py"
     config = project.root / "stepkit.toml"

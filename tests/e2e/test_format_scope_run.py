@@ -9,13 +9,13 @@ import json
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project
 
-FORMATTER = '''import pathlib, sys
+FORMATTER = """import pathlib, sys
 paths = [pathlib.Path(p) for p in sys.argv[1:]] or sorted(pathlib.Path(".").rglob("*.py"))
 for path in paths:
     text = path.read_text()
     if not text.startswith("# formatted"):
         path.write_text("# formatted\\n" + text)
-'''
+"""
 
 
 def project_formatting_with(tmp_path, arguments: str):
@@ -23,7 +23,9 @@ def project_formatting_with(tmp_path, arguments: str):
     formatter = project.state_dir / "fmt.py"
     formatter.write_text(FORMATTER)
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace('format = ""', f'format = "{PY} {formatter}{arguments}"'))
+    config.write_text(
+        config.read_text().replace('format = ""', f'format = "{PY} {formatter}{arguments}"')
+    )
     project.git("commit", "-qam", "a formatter")
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     return project
@@ -52,7 +54,9 @@ def test_a_whole_tree_formatters_edits_outside_the_coders_changes_are_undone_and
     gate = format_gate(result)
     assert gate["changed_files"] == ["calc.py", "check.py", "lint.py", "wip.py"]
     assert "restored 3 file(s)" in gate["summary"] and "check.py" in gate["summary"]
-    assert (project.root / "wip.py").read_text() == "mine = 1\n"  # git holds no copy: held before the gate
+    assert (
+        project.root / "wip.py"
+    ).read_text() == "mine = 1\n"  # git holds no copy: held before the gate
     assert project.git("diff", "--name-only", "--", ".", ":!plans") == "calc.py\n"
     run_dir = store_dir(project.root) / "runs" / result.data["run_id"]
     kept = run_dir / "displaced" / "format-1" / "check.py"

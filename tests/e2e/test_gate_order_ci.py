@@ -16,8 +16,9 @@ from stepkit.cli import main
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "build_first"
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None,
-                                reason="needs node and npm")
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None, reason="needs node and npm"
+)
 
 
 @pytest.fixture
@@ -25,8 +26,11 @@ def checkout(tmp_path):
     """A fresh git checkout of the fixture: no dist/ yet."""
     project = tmp_path / "build_first"
     shutil.copytree(FIXTURE, project)
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fixture"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fixture"],
+    ):
         subprocess.run(["git", *args], cwd=project, check=True)
     return project
 
@@ -39,8 +43,12 @@ def verify(capsys, project: Path, *extra: str) -> tuple[int, dict]:
 def test_a_format_and_a_lint_that_need_the_build_run_after_it(checkout, capsys):
     code, data = verify(capsys, checkout, "--fix")
     ran = [(g["name"], g["status"], g["command"]) for g in data["gates"]]
-    assert ran == [("build", "pass", "npm run build"), ("format", "pass", "npm run format"),
-                   ("lint", "pass", "npm run lint"), ("tests", "pass", "npm test")], ran
+    assert ran == [
+        ("build", "pass", "npm run build"),
+        ("format", "pass", "npm run format"),
+        ("lint", "pass", "npm run lint"),
+        ("tests", "pass", "npm test"),
+    ], ran
     assert code == 0
 
 
@@ -50,14 +58,19 @@ def test_a_lint_that_needs_the_build_fails_only_on_its_own_findings(checkout, ca
     by_name = {g["name"]: g for g in data["gates"]}
     assert [g["name"] for g in data["gates"]] == ["build", "format", "lint", "tests"]
     assert by_name["build"]["status"] == "pass"
-    assert by_name["lint"]["status"] == "fail" and "blue: navy is not a colour" in by_name["lint"]["evidence"]
+    assert (
+        by_name["lint"]["status"] == "fail"
+        and "blue: navy is not a colour" in by_name["lint"]["evidence"]
+    )
     assert code == 1
 
 
 def test_without_such_a_ci_job_the_gates_keep_the_protocol_order(checkout, capsys):
     workflow = checkout / ".github" / "workflows" / "ci.yml"
-    workflow.write_text(workflow.read_text().replace("      - run: npm run build\n", "")
-                        + "  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm run build\n")
+    workflow.write_text(
+        workflow.read_text().replace("      - run: npm run build\n", "")
+        + "  build:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm run build\n"
+    )
     _, data = verify(capsys, checkout, "--fix")
     assert [g["name"] for g in data["gates"]] == ["format", "lint", "build", "tests"]
     assert data["gates"][0]["status"] == "fail"  # no dist/ yet: what CI's order avoids
@@ -79,22 +92,30 @@ def test_a_build_that_fails_leaves_the_format_and_lint_that_need_it_not_run(chec
 
 # -- a whole step --------------------------------------------------------------
 
-STEP = ("---\nstep: 1\ntitle: Add green\ndepends_on: []\nstatus: pending\n---\n\n"
-        "## Objective\nAdd a green token.\n\n## Tasks\n- Add green to src/tokens.txt.\n\n"
-        "## Acceptance criteria\n- `npm test` passes.\n\n## Test commands\n- `npm test`\n\n"
-        "## Edge cases\n- None.\n\n## Out of scope\n- Everything else.\n")
+STEP = (
+    "---\nstep: 1\ntitle: Add green\ndepends_on: []\nstatus: pending\n---\n\n"
+    "## Objective\nAdd a green token.\n\n## Tasks\n- Add green to src/tokens.txt.\n\n"
+    "## Acceptance criteria\n- `npm test` passes.\n\n## Test commands\n- `npm test`\n\n"
+    "## Edge cases\n- None.\n\n## Out of scope\n- Everything else.\n"
+)
 
 
 def step_project(tmp_path: Path, checkout: Path, *actions: dict):
     """The fixture as a stepkit project with a one-step plan and the command coder."""
     from tests.support.e2e import CODER, HANDOFF, Project
 
-    for rel, text in {"plans/NOTES.md": "# Notes\n\n- tokens are generated.\n", "plans/steps/01-green.md": STEP}.items():
+    for rel, text in {
+        "plans/NOTES.md": "# Notes\n\n- tokens are generated.\n",
+        "plans/steps/01-green.md": STEP,
+    }.items():
         (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
         (checkout / rel).write_text(text)
     subprocess.run(["git", "add", "-A"], cwd=checkout, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "plan"], cwd=checkout,
-                   check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "plan"],
+        cwd=checkout,
+        check=True,
+    )
     state_dir = tmp_path / "e2e-state"
     state_dir.mkdir()
     (state_dir / "coder.py").write_text(CODER)
@@ -104,32 +125,53 @@ def step_project(tmp_path: Path, checkout: Path, *actions: dict):
     return project, project.script(write_handoff=handoff)
 
 
-GREEN = {"write": {"src/tokens.txt": "red=#ff0000\nblue=#0000ff\ngreen=#00ff00\n"}, "sentinel": "CODER_COMPLETE"}
+GREEN = {
+    "write": {"src/tokens.txt": "red=#ff0000\nblue=#0000ff\ngreen=#00ff00\n"},
+    "sentinel": "CODER_COMPLETE",
+}
 
 
 def gate_events(project, run_dir: str) -> list[tuple[str, str]]:
-    events = [json.loads(line) for line in (Path(run_dir) / "events.jsonl").read_text().splitlines()]
-    return [(e["gate"] if e["event"] == "gate_reused" else e["name"], e["event"])
-            for e in events if e["event"] in ("gate", "gate_reused")]
+    events = [
+        json.loads(line) for line in (Path(run_dir) / "events.jsonl").read_text().splitlines()
+    ]
+    return [
+        (e["gate"] if e["event"] == "gate_reused" else e["name"], e["event"])
+        for e in events
+        if e["event"] in ("gate", "gate_reused")
+    ]
 
 
 def test_a_whole_step_runs_the_build_before_the_format_and_lint_that_need_it(tmp_path, checkout):
     project, engine = step_project(tmp_path, checkout, GREEN)
     result = project.run(engine=engine)
-    assert result.code == 5, result.stdout + result.stderr  # paused at the final approval: every gate passed
+    assert result.code == 5, (
+        result.stdout + result.stderr
+    )  # paused at the final approval: every gate passed
     assert project.coder_calls() == 1  # no fix attempt spent on a lint that ran before the build
     ran = gate_events(project, result.data["run_dir"])
     # the build node reuses the build the format and lint followed: same command, same tree
-    assert ran == [("build", "gate"), ("format", "gate"), ("lint", "gate"), ("build", "gate_reused"),
-                   ("tests", "gate")], ran
+    assert ran == [
+        ("build", "gate"),
+        ("format", "gate"),
+        ("lint", "gate"),
+        ("build", "gate_reused"),
+        ("tests", "gate"),
+    ], ran
 
 
 def test_a_step_that_breaks_the_build_is_sent_back_for_the_build(tmp_path, checkout):
-    broken = {"write": {"src/tokens.txt": "red=#ff0000\nblue=#0000ff\ngreen=#00ff00\n",
-                        "scripts/build.js": 'throw new Error("the generator is broken");\n'},
-              "sentinel": "CODER_COMPLETE"}
-    fixed = {"write": {"scripts/build.js": (FIXTURE / "scripts" / "build.js").read_text()},
-             "sentinel": "CODER_COMPLETE"}
+    broken = {
+        "write": {
+            "src/tokens.txt": "red=#ff0000\nblue=#0000ff\ngreen=#00ff00\n",
+            "scripts/build.js": 'throw new Error("the generator is broken");\n',
+        },
+        "sentinel": "CODER_COMPLETE",
+    }
+    fixed = {
+        "write": {"scripts/build.js": (FIXTURE / "scripts" / "build.js").read_text()},
+        "sentinel": "CODER_COMPLETE",
+    }
     project, engine = step_project(tmp_path, checkout, broken, fixed)
     result = project.run(engine=engine)
     assert result.code == 5, result.stdout + result.stderr

@@ -13,11 +13,11 @@ from tests.support.e2e import GOOD_MUL, PY, make_project
 
 #: rewrites every tracked .py file's trailing whitespace, as a whole-tree
 #: formatter inside a project's test script does
-REWRITE = '''import pathlib, subprocess
+REWRITE = """import pathlib, subprocess
 for rel in subprocess.run(["git", "ls-files", "*.py"], capture_output=True, text=True).stdout.split():
     path = pathlib.Path(rel)
     path.write_text(path.read_text() + "\\n\\n")
-'''
+"""
 
 
 def project_whose_tests_rewrite_the_tree(tmp_path):
@@ -25,8 +25,11 @@ def project_whose_tests_rewrite_the_tree(tmp_path):
     rewrite = project.state_dir / "rewrite.py"
     rewrite.write_text(REWRITE)
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace(f'test = "{PY} check.py"',
-                                                 f'test = "{PY} {rewrite} && {PY} check.py"'))
+    config.write_text(
+        config.read_text().replace(
+            f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'
+        )
+    )
     project.git("commit", "-qam", "tests that rewrite the tree")
     return project
 
@@ -37,8 +40,11 @@ def the_tests_gate(data: dict) -> dict:
 
 def modified_py(project) -> list[str]:
     """The modified tracked .py files (the plan repo is stepkit's to update)."""
-    return sorted(line[3:] for line in project.git("status", "--porcelain").splitlines()
-                  if line[:2].strip() == "M" and line.endswith(".py"))
+    return sorted(
+        line[3:]
+        for line in project.git("status", "--porcelain").splitlines()
+        if line[:2].strip() == "M" and line.endswith(".py")
+    )
 
 
 def test_stepkit_verify_puts_back_what_the_tests_gate_rewrote(tmp_path):
@@ -85,7 +91,9 @@ def test_a_lint_gate_too_and_only_files_git_holds_as_they_were(tmp_path):
     rewrite = project.state_dir / "rewrite.py"
     rewrite.write_text(REWRITE + "pathlib.Path('notes.py').write_text('rewritten\\n')\n")
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{PY} {rewrite}"'))
+    config.write_text(
+        config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{PY} {rewrite}"')
+    )
     project.git("commit", "-qam", "a lint that rewrites the tree")
     (project.root / "calc.py").write_text(GOOD_MUL)  # the change being verified
     (project.root / "notes.py").write_text("mine\n")  # untracked

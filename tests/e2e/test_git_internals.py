@@ -16,14 +16,18 @@ def shell_coder(project, body: str) -> str:
     good = project.state_dir / "good_calc.py"
     good.write_text(GOOD_MUL)
     script = project.state_dir / "coder.sh"
-    script.write_text(f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n")
+    script.write_text(
+        f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n"
+    )
     return f"command:sh {script}"
 
 
 def planted_script(project, name: str) -> str:
     """An executable script that records each time it runs in ``<name>.ran``."""
     script = project.state_dir / f"{name}.sh"
-    script.write_text(f"#!/bin/sh\necho ran >> {shlex.quote(str(project.state_dir / (name + '.ran')))}\n")
+    script.write_text(
+        f"#!/bin/sh\necho ran >> {shlex.quote(str(project.state_dir / (name + '.ran')))}\n"
+    )
     script.chmod(0o755)
     return str(script)
 
@@ -31,16 +35,21 @@ def planted_script(project, name: str) -> str:
 def run_state(project, run_id: str) -> dict:
     import json
 
-    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())[
+        "state"
+    ]
 
 
 def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepkit(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     hook, monitor = planted_script(project, "hook"), planted_script(project, "fsmonitor")
-    coder = shell_coder(project, f"cp {hook} .git/hooks/pre-commit\n"
-                                 f"git config core.fsmonitor {monitor}\n")
+    coder = shell_coder(
+        project, f"cp {hook} .git/hooks/pre-commit\ngit config core.fsmonitor {monitor}\n"
+    )
     result = project.run(coder=coder)
-    assert not (project.state_dir / "fsmonitor.ran").exists(), "stepkit's own git calls ran the planted fsmonitor"
+    assert not (project.state_dir / "fsmonitor.ran").exists(), (
+        "stepkit's own git calls ran the planted fsmonitor"
+    )
     assert not (project.state_dir / "hook.ran").exists()
     assert result.code == 5, result.stdout + result.stderr
     assert result.data["pending"]["node"] == "gate_user_review"
@@ -54,10 +63,17 @@ def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepki
     assert "core.fsmonitor" in result.data["pending"]["question"]
 
     assert not (project.root / ".git" / "hooks" / "pre-commit").exists()
-    config = subprocess.run(["git", "config", "--get", "core.fsmonitor"], cwd=project.root,
-                            capture_output=True, text=True, check=False)
+    config = subprocess.run(
+        ["git", "config", "--get", "core.fsmonitor"],
+        cwd=project.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert config.stdout == ""
-    kept = list((store_dir(project.root)).rglob("pre-commit")) + list((store_dir(project.root)).rglob("config"))
+    kept = list((store_dir(project.root)).rglob("pre-commit")) + list(
+        (store_dir(project.root)).rglob("config")
+    )
     kept_texts = {path.name: path.read_text() for path in kept}
     assert "echo ran" in kept_texts["pre-commit"] and monitor in kept_texts["config"]
 
@@ -65,8 +81,9 @@ def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepki
 def test_an_alias_and_a_filter_are_flagged_and_undone(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     smudge = planted_script(project, "smudge")
-    coder = shell_coder(project, f"git config filter.evil.clean {smudge}\n"
-                                 "git config alias.st '!touch aliased'\n")
+    coder = shell_coder(
+        project, f"git config filter.evil.clean {smudge}\ngit config alias.st '!touch aliased'\n"
+    )
     result = project.run(coder=coder)
     assert not (project.state_dir / "smudge.ran").exists()
     flags = run_state(project, result.data["run_id"])["tamper_flags"]
@@ -80,8 +97,12 @@ def test_an_honest_step_and_a_key_that_runs_nothing_have_no_git_flag(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     result = project.run(coder=shell_coder(project, "git config user.name coder\n"))
     assert result.code == 5
-    assert not [f for f in run_state(project, result.data["run_id"]).get("tamper_flags", []) if "git" in f]
-    assert project.git("config", "--get", "user.name") == "coder\n"  # the step's business, left as it is
+    assert not [
+        f for f in run_state(project, result.data["run_id"]).get("tamper_flags", []) if "git" in f
+    ]
+    assert (
+        project.git("config", "--get", "user.name") == "coder\n"
+    )  # the step's business, left as it is
 
 
 def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
@@ -93,7 +114,9 @@ def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
     result = project.run(env=env)
     assert result.code == 5, result.stdout + result.stderr
     flags = run_state(project, result.data["run_id"])["tamper_flags"]
-    assert any(f.startswith("the tests gate: git hook .git/hooks/post-commit added") for f in flags), flags
+    assert any(
+        f.startswith("the tests gate: git hook .git/hooks/post-commit added") for f in flags
+    ), flags
     assert "post-commit" in result.data["pending"]["question"]
     assert not (project.root / ".git" / "hooks" / "post-commit").exists()
 
@@ -106,20 +129,31 @@ def test_a_file_hidden_through_info_exclude_is_still_a_change_and_the_exclude_is
     result = project.run(coder=coder)
     state = run_state(project, result.data["run_id"])
     assert "hidden.py" in state["changed_files"]
-    assert any(f.startswith("git info/exclude changed during the step") for f in state["tamper_flags"])
+    assert any(
+        f.startswith("git info/exclude changed during the step") for f in state["tamper_flags"]
+    )
     assert exclude.read_text() == original
 
 
-def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags_are_cleared(tmp_path):
+def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags_are_cleared(
+    tmp_path,
+):
     project = make_project(tmp_path, reviewer=False)
-    coder = shell_coder(project, "echo '# changed' >> check.py\n"
-                                 "git update-index --assume-unchanged check.py\n"
-                                 "echo '# changed' >> lint.py\n"
-                                 "git update-index --skip-worktree lint.py\n")
+    coder = shell_coder(
+        project,
+        "echo '# changed' >> check.py\n"
+        "git update-index --assume-unchanged check.py\n"
+        "echo '# changed' >> lint.py\n"
+        "git update-index --skip-worktree lint.py\n",
+    )
     result = project.run(coder=coder)
     state = run_state(project, result.data["run_id"])
     assert {"check.py", "lint.py"} <= set(state["changed_files"]), state["changed_files"]
-    assert any("assume-unchanged" in f and "check.py" in f for f in state["tamper_flags"]), state["tamper_flags"]
-    assert any("skip-worktree" in f and "lint.py" in f for f in state["tamper_flags"]), state["tamper_flags"]
+    assert any("assume-unchanged" in f and "check.py" in f for f in state["tamper_flags"]), state[
+        "tamper_flags"
+    ]
+    assert any("skip-worktree" in f and "lint.py" in f for f in state["tamper_flags"]), state[
+        "tamper_flags"
+    ]
     tags = {line[2:]: line[0] for line in project.git("ls-files", "-v").splitlines()}
     assert tags["check.py"] == "H" and tags["lint.py"] == "H"

@@ -62,51 +62,76 @@ REWRITE_OUTCOME = """def test_last(request):
 """
 #: trick -> the file it adds beside the broken calc.py and the new test_mul
 ADDED: dict[str, dict[str, str]] = {
-    "a helper called at import patches the code": {"tests/unit/test_aaa.py":
-        f"import calc\n\n\ndef _fix():\n    {PATCH}\n\n\n_fix()\n\n\ndef test_x():\n    assert True\n"},
-    "the patch written through vars()": {"tests/unit/test_aaa.py":
-        "import calc\n\nvars(calc)['add'] = lambda a, b: a + b\n\n\ndef test_x():\n    assert True\n"},
-    "a decorator patches the code": {"tests/unit/test_aaa.py":
-        f"import calc\n\n\ndef fixed(f):\n    {PATCH}\n    return f\n\n\n@fixed\ndef test_x():\n    assert True\n"},
+    "a helper called at import patches the code": {
+        "tests/unit/test_aaa.py": f"import calc\n\n\ndef _fix():\n    {PATCH}\n\n\n_fix()\n\n\ndef test_x():\n    assert True\n"
+    },
+    "the patch written through vars()": {
+        "tests/unit/test_aaa.py": "import calc\n\nvars(calc)['add'] = lambda a, b: a + b\n\n\ndef test_x():\n    assert True\n"
+    },
+    "a decorator patches the code": {
+        "tests/unit/test_aaa.py": f"import calc\n\n\ndef fixed(f):\n    {PATCH}\n    return f\n\n\n@fixed\ndef test_x():\n    assert True\n"
+    },
     "a module beside the tests stands in for the code": {"tests/unit/calc.py": GOOD_ADD},
     # variants no fix was written for
-    "a test that runs first patches the code": {"tests/unit/test_aaa.py":
-        f"import calc\n\n\ndef test_first():\n    {PATCH}\n"},
-    "a test that runs last rewrites the session's outcome": {"tests/unit/test_zzz.py": REWRITE_OUTCOME},
+    "a test that runs first patches the code": {
+        "tests/unit/test_aaa.py": f"import calc\n\n\ndef test_first():\n    {PATCH}\n"
+    },
+    "a test that runs last rewrites the session's outcome": {
+        "tests/unit/test_zzz.py": REWRITE_OUTCOME
+    },
     "pytest_plugins names a new plugin module": {
         "tests/unit/test_aaa.py": "pytest_plugins = ['passing']\n\n\ndef test_x():\n    assert True\n",
         "tests/unit/passing.py": "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
-                                 "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
-                                 "    outcome.get_result().outcome = 'passed'\n"},
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n",
+    },
 }
 
 
 @pytest.mark.parametrize("trick", list(ADDED))
-def test_a_file_added_among_the_tests_that_makes_the_broken_code_pass_fails_the_gate(tmp_path, trick):
+def test_a_file_added_among_the_tests_that_makes_the_broken_code_pass_fails_the_gate(
+    tmp_path, trick
+):
     project = python_project(tmp_path)
     cheat(project, ADDED[trick])
     result = project.run()
     assert_caught(project, result, next(iter(ADDED[trick])))
 
 
-def test_a_step_that_adds_a_test_module_runs_the_earlier_tests_without_it_and_reaches_the_approval(tmp_path):
+def test_a_step_that_adds_a_test_module_runs_the_earlier_tests_without_it_and_reaches_the_approval(
+    tmp_path,
+):
     project = python_project(tmp_path)
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, "tests/unit/test_mul.py": TEST_MUL},
-                           "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {
+            "write": {"calc.py": GOOD_MUL, "tests/unit/test_mul.py": TEST_MUL},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
     assert NO_FLAGS in paused.data["pending"]["question"]
     gate = gate_of_tests(paused.data)
     assert gate["status"] == "pass", gate
-    assert "tests/unit/test_mul.py (tests, added: a test module, run in one process" in gate["evidence"]
-    assert "pristine re-check (the step's code, the surface as it was before the step): PASS" in gate["evidence"]
+    assert (
+        "tests/unit/test_mul.py (tests, added: a test module, run in one process"
+        in gate["evidence"]
+    )
+    assert (
+        "pristine re-check (the step's code, the surface as it was before the step): PASS"
+        in gate["evidence"]
+    )
     assert reviewer_calls(project) == 0
 
 
 def test_data_the_step_adds_among_the_tests_runs_no_extra_test_command(tmp_path):
     project = python_project(tmp_path)
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, "tests/unit/cases.json": "[[2, 3, 6]]\n"},
-                           "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {
+            "write": {"calc.py": GOOD_MUL, "tests/unit/cases.json": "[[2, 3, 6]]\n"},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     paused = project.run()
     assert paused.code == 5, paused.stdout + paused.stderr
     logs = Path(paused.data["run_dir"]) / "logs"
@@ -123,37 +148,51 @@ def mocha_modules(tmp_path_factory) -> Path:
     if shutil.which("npm") is None:
         pytest.skip("npm is needed")
     where = tmp_path_factory.mktemp("mocha")
-    done = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--no-package-lock", "mocha@10"],
-                          cwd=where, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--no-package-lock", "mocha@10"],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"mocha could not be installed: {done.stderr.strip().splitlines()[-1:]}")
     return where / "node_modules"
 
 
-def test_a_module_added_among_mocha_tests_that_patches_the_code_fails_the_gate(tmp_path, mocha_modules):
+def test_a_module_added_among_mocha_tests_that_patches_the_code_fails_the_gate(
+    tmp_path, mocha_modules
+):
     project = node_project(tmp_path)
     shutil.copytree(mocha_modules, project.root / "node_modules", symlinks=True)
-    files = {"package.json": json.dumps({**PACKAGE, "scripts": {"test": "mocha"}}, indent=2),
-             ".gitignore": "node_modules/\n",
-             "test/add.test.js": "const assert = require('node:assert');\nconst { add } = require('../calc.js');\n\n"
-                                 "it('add', () => { assert.strictEqual(add(2, 3), 5); });\n"}
+    files = {
+        "package.json": json.dumps({**PACKAGE, "scripts": {"test": "mocha"}}, indent=2),
+        ".gitignore": "node_modules/\n",
+        "test/add.test.js": "const assert = require('node:assert');\nconst { add } = require('../calc.js');\n\n"
+        "it('add', () => { assert.strictEqual(add(2, 3), 5); });\n",
+    }
     for rel, text in files.items():
         (project.root / rel).write_text(text)
     project.git("add", "-A")
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "mocha")
     patch = "const calc = require('../calc.js');\n\ncalc.add = (a, b) => a + b;\n\nit('aaa', () => {});\n"
-    project.coder_actions({"write": {"calc.js": BROKEN_JS, "test/aaa.test.js": patch}, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.js": BROKEN_JS, "test/aaa.test.js": patch}, "sentinel": "CODER_COMPLETE"}
+    )
     assert_caught(project, project.run(), "test/aaa.test.js")
 
 
 # -- modules found before the runner's own ---------------------------------------
 
 #: pytest reads pyproject.toml through this: the broken test deselected by the forged addopts
-TOMLLIB = ('class TOMLDecodeError(ValueError):\n    pass\n\n\ndef loads(s, **kw):\n'
-           '    return {"tool": {"pytest": {"ini_options": {"addopts": "-k \'not test_add\'"}}}}\n\n\n'
-           'def load(fp, **kw):\n    return loads("")\n')
+TOMLLIB = (
+    "class TOMLDecodeError(ValueError):\n    pass\n\n\ndef loads(s, **kw):\n"
+    '    return {"tool": {"pytest": {"ini_options": {"addopts": "-k \'not test_add\'"}}}}\n\n\n'
+    'def load(fp, **kw):\n    return loads("")\n'
+)
 #: a whole pytest of its own: writes the junit report stepkit asked for with every test passed
-FAKE_PYTEST = r'''import os, shlex, sys
+FAKE_PYTEST = r"""import os, shlex, sys
 for word in shlex.split(os.environ.get("PYTEST_ADDOPTS", "")):
     if word.startswith("--junitxml="):
         open(word.split("=", 1)[1], "w").write(
@@ -163,13 +202,19 @@ for word in shlex.split(os.environ.get("PYTEST_ADDOPTS", "")):
             '</testsuite></testsuites>')
 print("2 passed in 0.01s")
 sys.exit(0)
-'''
+"""
 #: trick -> (how the tests gate runs pytest, the file it adds beside the broken calc.py)
 SHADOWS: dict[str, tuple[str, dict[str, str]]] = {
     "a tomllib.py at the root": (PYTEST, {"tomllib.py": TOMLLIB}),
-    "a pytest.py on the gate's PYTHONPATH": (f"PYTHONPATH=src {PYTEST}", {"src/pytest.py": FAKE_PYTEST}),
+    "a pytest.py on the gate's PYTHONPATH": (
+        f"PYTHONPATH=src {PYTEST}",
+        {"src/pytest.py": FAKE_PYTEST},
+    ),
     # a variant no fix was written for: a package, in a search root
-    "a tomllib package on the gate's PYTHONPATH": (f"PYTHONPATH=lib:src {PYTEST}", {"src/tomllib/__init__.py": TOMLLIB}),
+    "a tomllib package on the gate's PYTHONPATH": (
+        f"PYTHONPATH=lib:src {PYTEST}",
+        {"src/tomllib/__init__.py": TOMLLIB},
+    ),
 }
 
 

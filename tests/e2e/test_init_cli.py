@@ -17,8 +17,15 @@ from stepkit.protocol.criteria import plan_criteria
 
 
 def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stepkit", *args], cwd=cwd, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", *args],
+        cwd=cwd,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -42,21 +49,31 @@ def test_init_writes_a_plan_repo_that_status_reads_at_once(project):
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
     assert data["next"] == 1 and data["problems"] == []
-    assert [(s["step"], s["title"], s["status"]) for s in data["steps"]] == [(1, "First step", "pending")]
+    assert [(s["step"], s["title"], s["status"]) for s in data["steps"]] == [
+        (1, "First step", "pending")
+    ]
 
 
 def test_the_template_has_every_section_the_protocol_reads_and_one_criterion(project):
     assert stepkit("init", cwd=project).returncode == 0
     plan = PlanRepo.load(project / "plans").step(1)
     text = plan.path.read_text()
-    for section in ("Objective", "Context", "Tasks", "Acceptance criteria", "Test commands",
-                    "Edge cases", "Out of scope"):
+    for section in (
+        "Objective",
+        "Context",
+        "Tasks",
+        "Acceptance criteria",
+        "Test commands",
+        "Edge cases",
+        "Out of scope",
+    ):
         assert f"\n## {section}\n" in text
     assert plan_criteria(text) == ["`example()` returns `42`."]
 
 
-@pytest.mark.parametrize("existing", ["plans/NOTES.md", "plans/steps/07-mine.md",
-                                      "plans/handoffs/.gitkeep"])
+@pytest.mark.parametrize(
+    "existing", ["plans/NOTES.md", "plans/steps/07-mine.md", "plans/handoffs/.gitkeep"]
+)
 def test_init_refuses_to_write_over_anything_and_writes_nothing(project, existing):
     target = project / existing
     target.parent.mkdir(parents=True)

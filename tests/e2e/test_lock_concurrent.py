@@ -27,7 +27,7 @@ from tests.support.e2e import DEVIATION, GOOD_MUL, PY, make_project
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
 
-BLOCKING_CODER = f'''
+BLOCKING_CODER = f"""
 import fcntl, os, pathlib, sys
 sys.stdin.read()
 with open(os.environ["LOCKTEST_EVENTS"], "w") as events:
@@ -36,9 +36,11 @@ with open(os.environ["LOCKTEST_RELEASE"]) as gate:
     fcntl.flock(gate, fcntl.LOCK_SH)  # blocks until the test lets go of its lock
 pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"], "calc.py").write_text({GOOD_MUL!r})
 print("CODER_COMPLETE")
-'''
-BUSY = re.compile(r"stepkit: error: run (\S+) \(step 1\) is live in this project \(pid (\d+)\); "
-                  r"wait for it or stop it")
+"""
+BUSY = re.compile(
+    r"stepkit: error: run (\S+) \(step 1\) is live in this project \(pid (\d+)\); "
+    r"wait for it or stop it"
+)
 
 
 class Coders:
@@ -63,7 +65,9 @@ class Coders:
         return f"command:{PY} {self.script}"
 
     def env(self, project) -> dict[str, str]:
-        return project.env(LOCKTEST_EVENTS=str(self.events_path), LOCKTEST_RELEASE=str(self.release_path))
+        return project.env(
+            LOCKTEST_EVENTS=str(self.events_path), LOCKTEST_RELEASE=str(self.release_path)
+        )
 
     def read_started(self) -> list[int]:
         """The pids of coders that announced themselves since the last call."""
@@ -87,8 +91,14 @@ class Stepkit(subprocess.Popen):
     """One ``python -m stepkit ... --json`` process, its stderr collected as it comes."""
 
     def __init__(self, project, args, env):
-        super().__init__([PY, "-m", "stepkit", *args, "--json"], cwd=project.root, env=env,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        super().__init__(
+            [PY, "-m", "stepkit", *args, "--json"],
+            cwd=project.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.err = b""
 
 
@@ -100,7 +110,9 @@ def watch(procs: list[Stepkit], coders: Coders, done) -> tuple[list[int], list[S
     streams = {proc.stderr.fileno(): proc for proc in procs}
     while not done(started, exited):
         ready, _, _ = select.select([coders.events, *streams], [], [], 60)
-        assert ready, f"nothing happened for 60 s: started {started}, exited {[p.pid for p in exited]}"
+        assert ready, (
+            f"nothing happened for 60 s: started {started}, exited {[p.pid for p in exited]}"
+        )
         for fd in ready:
             if fd == coders.events:
                 started += coders.read_started()
@@ -160,7 +172,10 @@ def run_ids(project) -> list[str]:
 
 
 def test_two_runs_of_one_step_started_at_once_one_runs_the_other_exits_2(project, coders):
-    procs = [start(coders, project, *project.run_args("--step", "1", coder=coders.spec)) for _ in range(2)]
+    procs = [
+        start(coders, project, *project.run_args("--step", "1", coder=coders.spec))
+        for _ in range(2)
+    ]
 
     started, exited = watch(procs, coders, lambda s, e: len(s) > 1 or len(e) == 2 or (s and e))
 
@@ -182,10 +197,14 @@ def paused_at_deviation(project, coders) -> str:
 
 def test_five_resumes_of_one_paused_run_start_one_coder(project, coders):
     run_id = paused_at_deviation(project, coders)
-    procs = [start(coders, project, "resume", "--project-dir", str(project.root), "--answer", "proceed")
-             for _ in range(5)]
+    procs = [
+        start(coders, project, "resume", "--project-dir", str(project.root), "--answer", "proceed")
+        for _ in range(5)
+    ]
 
-    started, exited = watch(procs, coders, lambda s, e: len(s) > 1 or len(e) == 5 or (s and len(e) == 4))
+    started, exited = watch(
+        procs, coders, lambda s, e: len(s) > 1 or len(e) == 5 or (s and len(e) == 4)
+    )
 
     assert len(started) == 1 and len(exited) == 4, (started, [p.err for p in exited])
     [winner] = [p for p in procs if p not in exited]
@@ -229,14 +248,17 @@ def test_a_run_whose_pid_was_reused_is_not_still_running(project, coders):
     first.wait()
     os.kill(orphan, signal.SIGKILL)
     [run_id] = run_ids(project)
-    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE
+    )
     coders.procs.append(other)
     state_file = store_dir(project.root) / "runs" / run_id / "state.json"
     checkpoint = json.loads(state_file.read_text())
     assert checkpoint["status"] == "running"
     write_sealed(state_file, json.dumps({**checkpoint, "pid": other.pid}))
     lock_files(project.root)[1].write_text(
-        json.dumps({"command": "run", "pid": other.pid, "run_id": run_id, "step": 1}))
+        json.dumps({"command": "run", "pid": other.pid, "run_id": run_id, "step": 1})
+    )
 
     result = project.resume()
 
@@ -246,7 +268,9 @@ def test_a_run_whose_pid_was_reused_is_not_still_running(project, coders):
     other.stdin.close()
 
 
-def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_and_readers_do_not(project, coders):
+def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_and_readers_do_not(
+    project, coders
+):
     first = start(coders, project, *project.run_args("--step", "1", coder=coders.spec))
     started, exited = watch([first], coders, lambda s, e: s or e)
     assert started and not exited, first.err
@@ -254,8 +278,12 @@ def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_a
     here = ["--project-dir", str(project.root)]
     env = coders.env(project)
 
-    for command in (["verify"], ["stage", "verify"], ["stage", "implement", "--coder", coders.spec],
-                    ["stage", "review"]):
+    for command in (
+        ["verify"],
+        ["stage", "verify"],
+        ["stage", "implement", "--coder", coders.spec],
+        ["stage", "review"],
+    ):
         refused = project.stepkit(*command, *here, env=env)
         assert (refused.code, refused.stdout) == (2, ""), (command, refused.stderr)
         assert BUSY.fullmatch(refused.stderr.strip()).groups() == (run_id, str(first.pid)), command
@@ -268,19 +296,24 @@ def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_a
 
 #: The blocking coder, after deleting the run store and any ``.stepkit/``
 #: (as ``git clean -xfd`` or a careless ``rm -rf`` would).
-DELETING_CODER = '''
+DELETING_CODER = (
+    """
 import shutil, subprocess
 common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
 for doomed in (f"{common}/stepkit", ".stepkit"):
     shutil.rmtree(doomed, ignore_errors=True)
-''' + BLOCKING_CODER
+"""
+    + BLOCKING_CODER
+)
 
 
 def test_a_coder_deleting_the_run_store_does_not_free_the_lock(project, coders, tmp_path):
     (project.root / ".stepkit").mkdir()  # an earlier version's leftovers, deleted too
     deleting = tmp_path / "deleting_coder.py"
     deleting.write_text(DELETING_CODER)
-    first = start(coders, project, *project.run_args("--step", "1", coder=f"command:{PY} {deleting}"))
+    first = start(
+        coders, project, *project.run_args("--step", "1", coder=f"command:{PY} {deleting}")
+    )
     started, exited = watch([first], coders, lambda s, e: s or e)
     assert started and not exited, first.err
     assert not store_dir(project.root).exists() and not (project.root / ".stepkit").exists()

@@ -36,12 +36,15 @@ class Client:
 def serve(project, scenario, errlog=None) -> None:
     """Run ``scenario(client)`` against a server started in the project
     (its stderr into ``errlog``, default this process's)."""
-    params = StdioServerParameters(command=PY, args=["-m", "stepkit", "mcp"], cwd=str(project.root),
-                                   env=project.env())
+    params = StdioServerParameters(
+        command=PY, args=["-m", "stepkit", "mcp"], cwd=str(project.root), env=project.env()
+    )
 
     async def main() -> None:
-        async with (stdio_client(params, **({"errlog": errlog} if errlog else {})) as (read, write),
-                    ClientSession(read, write) as session):
+        async with (
+            stdio_client(params, **({"errlog": errlog} if errlog else {})) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             await scenario(Client(session))
 
@@ -62,14 +65,25 @@ def test_status_run_step_paused_at_the_final_gate_then_resume_approve(tmp_path):
 
     async def scenario(client: Client) -> None:
         tools = {tool.name: tool for tool in (await client.session.list_tools()).tools}
-        assert set(tools) >= {"status", "run_step", "resume", "verify", "detect", "check_handoff", "graph"}
+        assert set(tools) >= {
+            "status",
+            "run_step",
+            "resume",
+            "verify",
+            "detect",
+            "check_handoff",
+            "graph",
+        }
         assert "step" in tools["run_step"].input_schema["properties"]
 
         status = data(await client.call("status"))
         seen["status"] = status
 
-        paused = data(await client.call("run_step", step=1, engine=f"scripted:{script}",
-                                        coder=project.scripted_coder))
+        paused = data(
+            await client.call(
+                "run_step", step=1, engine=f"scripted:{script}", coder=project.scripted_coder
+            )
+        )
         seen["paused"], seen["progress"] = paused, list(client.progress)
         done = data(await client.call("resume", run_id=paused["run_id"], answer="approve"))
         seen["done"] = done
@@ -94,15 +108,24 @@ def test_run_step_in_a_worktree_then_resume_commits_on_its_branch(tmp_path):
     seen: dict[str, Any] = {}
 
     async def scenario(client: Client) -> None:
-        paused = data(await client.call("run_step", step=1, engine=f"scripted:{script}",
-                                        coder=project.scripted_coder, worktree=True))
+        paused = data(
+            await client.call(
+                "run_step",
+                step=1,
+                engine=f"scripted:{script}",
+                coder=project.scripted_coder,
+                worktree=True,
+            )
+        )
         seen["paused"] = paused
         seen["done"] = data(await client.call("resume", run_id=paused["run_id"], answer="approve"))
 
     serve(project, scenario)
     assert seen["paused"]["outcome"] == "PAUSED" and seen["paused"]["branch"] == "stepkit/01-mul"
     done = seen["done"]
-    assert done["outcome"] == "STEP_COMPLETE" and done["commit"] and done["branch"] == "stepkit/01-mul"
+    assert (
+        done["outcome"] == "STEP_COMPLETE" and done["commit"] and done["branch"] == "stepkit/01-mul"
+    )
     assert project.plan_status(1) == "pending"  # the user's tree is not touched
     assert "status: complete" in project.git("show", "stepkit/01-mul:plans/steps/01-mul.md")
 
@@ -113,9 +136,13 @@ def test_the_final_approval_cannot_be_pre_answered_and_bad_arguments_are_tool_er
     seen: dict[str, Any] = {}
 
     async def scenario(client: Client) -> None:
-        seen["pre"] = await client.call("run_step", step="1", engine=f"scripted:{script}",
-                                        coder=project.scripted_coder,
-                                        answers={"gate_user_review": "approve"})
+        seen["pre"] = await client.call(
+            "run_step",
+            step="1",
+            engine=f"scripted:{script}",
+            coder=project.scripted_coder,
+            answers={"gate_user_review": "approve"},
+        )
         seen["bad_step"] = await client.call("run_step", step="zero")
         seen["bad_type"] = await client.call("run_step", step="1", rerun="sometimes")
         seen["no_run"] = await client.call("resume", run_id="no-such-run")
@@ -128,7 +155,9 @@ def test_the_final_approval_cannot_be_pre_answered_and_bad_arguments_are_tool_er
     assert "final approval gate" in seen["pre"].content[0].text
     assert "--step zero" in seen["bad_step"].content[0].text
     assert not seen["status"].is_error
-    assert not (store_dir(project.root) / "runs").exists() or not any((store_dir(project.root) / "runs").iterdir())
+    assert not (store_dir(project.root) / "runs").exists() or not any(
+        (store_dir(project.root) / "runs").iterdir()
+    )
 
 
 NOISY_STEPCONF = """\

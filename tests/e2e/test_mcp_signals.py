@@ -61,18 +61,26 @@ async def until(condition, seconds: float = SAFETY_S) -> None:
 def test_a_stop_signal_during_run_step_interrupts_the_run_and_resume_goes_on(tmp_path, signum):
     project = make_project(tmp_path)
     env = project.env(TEST_CMD=waiting_test_cmd(project))
-    params = StdioServerParameters(command=PY, args=["-m", "stepkit", "mcp"], cwd=str(project.root), env=env)
+    params = StdioServerParameters(
+        command=PY, args=["-m", "stepkit", "mcp"], cwd=str(project.root), env=env
+    )
     started = project.state_dir / "started"
     seen: dict[str, int] = {}
 
     async def main() -> None:
-        async with (stdio_client(params) as (read, write), ClientSession(read, write) as session):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
 
             async def call() -> None:
                 with contextlib.suppress(Exception):  # the server goes away mid-call, as it should
-                    await session.call_tool("run_step", {"step": 1, "engine": f"scripted:{project.script()}",
-                                                         "coder": project.scripted_coder})
+                    await session.call_tool(
+                        "run_step",
+                        {
+                            "step": 1,
+                            "engine": f"scripted:{project.script()}",
+                            "coder": project.scripted_coder,
+                        },
+                    )
 
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(call)

@@ -18,25 +18,27 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, Project, make_project
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a file name of raw bytes needs a POSIX file system")
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="a file name of raw bytes needs a POSIX file system"
+)
 
 NAME = b"caf\xe9.txt"
 HELD = os.fsdecode(NAME)  # how Python holds it: caf\udce9.txt
 SHOWN = "caf\\xe9.txt"  # how stepkit shows it
 
 #: a lint gate that fails naming each file (raw bytes) that holds the marker
-LINT_NAMES = '''import os, sys
+LINT_NAMES = """import os, sys
 bad = [name for name in sorted(os.listdir(b".")) if os.path.isfile(name) and b"LINT" + b"FAIL" in open(name, "rb").read()]
 for name in bad:
     sys.stdout.buffer.write(name + b":1:1: E999 forbidden marker\\n")
 sys.exit(1 if bad else 0)
-'''
+"""
 
 
 def bytes_coder(state_dir: Path, *names: bytes) -> str:
     """A coder that adds calc.mul and writes each of ``names`` (bytes,
     project-relative); its first round writes the lint marker into the first."""
-    return f'''import os, pathlib, sys
+    return f"""import os, pathlib, sys
 state = pathlib.Path({str(state_dir)!r})
 first = not (state / "bytes_prompt_0").exists()
 (state / f"bytes_prompt_{{0 if first else 1}}").write_bytes(sys.stdin.buffer.read())
@@ -50,7 +52,7 @@ for name in {list(names)!r}:
         out.write(b"LINT" + b"FAIL\\n" if first and name == {names[0]!r} else b"menu\\n")
 print("coder: added mul and the files")
 print("CODER_COMPLETE")
-'''
+"""
 
 
 def strings(value: Any) -> list[str]:
@@ -68,7 +70,9 @@ def listing_project(tmp_path: Path, *names: bytes) -> tuple[Project, str]:
     project = make_project(tmp_path)
     (project.root / "lint_names.py").write_text(LINT_NAMES)
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{PY} lint_names.py"'))
+    config.write_text(
+        config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{PY} lint_names.py"')
+    )
     project.git("add", "-A")
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lint names files")
     coder = project.state_dir / "bytes_coder.py"
@@ -106,7 +110,9 @@ def test_a_coder_made_latin1_name_reaches_the_approval_and_completes(tmp_path: P
     assert os.path.exists(os.path.join(os.fsencode(project.root), NAME))
 
 
-def test_a_latin1_name_in_the_snapshot_and_the_plan_repo_guard_survives_a_revise_round(tmp_path: Path) -> None:
+def test_a_latin1_name_in_the_snapshot_and_the_plan_repo_guard_survives_a_revise_round(
+    tmp_path: Path,
+) -> None:
     """A variant: the name is untracked before the step (so the snapshot
     holds it), sits in a directory whose name is not UTF-8 either, and the
     coder also writes one into the plan repo (undone, and named, by the
@@ -124,9 +130,14 @@ def test_a_latin1_name_in_the_snapshot_and_the_plan_repo_guard_survives_a_revise
     assert "plans/steps/caf\\xe9.md" in handoff and "d\\xfcr/x.txt" in handoff
 
     asked = project.resume("revise")
-    assert asked.code == 5 and asked.data["pending"]["node"] == "get_revision", (asked.stdout, asked.stderr)
+    assert asked.code == 5 and asked.data["pending"]["node"] == "get_revision", (
+        asked.stdout,
+        asked.stderr,
+    )
     revised = project.resume("keep the menu")
-    assert revised.code == 5 and revised.data["pending"]["node"] == "gate_user_review", revised.stdout
+    assert revised.code == 5 and revised.data["pending"]["node"] == "gate_user_review", (
+        revised.stdout
+    )
     assert "plans/steps/caf\\xe9.md (added; removed" in revised.data["pending"]["question"]
     done = project.resume("approve")
     assert done.code == 0 and done.outcome == "STEP_COMPLETE", (done.stdout, done.stderr)

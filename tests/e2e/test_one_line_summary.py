@@ -21,8 +21,15 @@ def control_free(text: str) -> bool:
 
 
 def stepkit(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stepkit", *args], cwd=cwd, env=clean_env(),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", *args],
+        cwd=cwd,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_gate_summary_and_its_status_line_are_one_printable_line(tmp_path):
@@ -39,7 +46,9 @@ def test_a_gate_summary_and_its_status_line_are_one_printable_line(tmp_path):
 
 
 def test_summaries_set_by_a_plugin_are_cleaned_too():
-    gate = GateResult(name="lint", status="fail", command="lint\r\n--strict", summary="2 errors\r\n\x1b[2Jboom")
+    gate = GateResult(
+        name="lint", status="fail", command="lint\r\n--strict", summary="2 errors\r\n\x1b[2Jboom"
+    )
     assert gate.summary == "2 errors boom"
     assert gate.status_line() == "lint: FAIL (`lint --strict`, exit none, 0.0s) — 2 errors boom"
     assert one_line("a\u2028b\x85c") == "a b c"
@@ -48,7 +57,9 @@ def test_summaries_set_by_a_plugin_are_cleaned_too():
 def test_status_shows_a_plan_title_as_one_printable_line(tmp_path):
     steps = tmp_path / "plans" / "steps"
     steps.mkdir(parents=True)
-    (steps / "01-one.md").write_text('---\ntitle: "Add \\e[31mmul\\e[0m\\x07 now\\e]0;pwned\\x07\\t"\n---\n')
+    (steps / "01-one.md").write_text(
+        '---\ntitle: "Add \\e[31mmul\\e[0m\\x07 now\\e]0;pwned\\x07\\t"\n---\n'
+    )
 
     done = stepkit("status", cwd=tmp_path)
     data = json.loads(stepkit("status", "--json", cwd=tmp_path).stdout)

@@ -51,7 +51,9 @@ def finish(proc: subprocess.Popen[str]) -> tuple[int, dict, str]:
 
 def approve(project: Project, run_id: str) -> dict:
     """Answer one paused run on its own, from the user's tree."""
-    result = project.stepkit("resume", run_id, "--project-dir", str(project.root), "--answer", "approve")
+    result = project.stepkit(
+        "resume", run_id, "--project-dir", str(project.root), "--answer", "approve"
+    )
     assert result.code == 0, result.stderr
     return result.data
 
@@ -64,17 +66,23 @@ def project(tmp_path):
     return parallel_project(tmp_path)
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (["--parallel", "0"], "--parallel: expected a number of runs at once, 1 or more"),
-    (["--parallel", "two"], "--parallel: expected a number of runs at once"),
-    (["--stack"], "--stack needs --parallel N"),
-    (["--parallel", "2", "--step", "1"], "--step 1 runs one"),
-    (["--parallel", "2", "--rerun"], "--rerun runs a complete one"),
-    # what every run would refuse is refused once, before any starts
-    (["--parallel", "2", "--set", "no_such_knob=1"], "--set no_such_knob"),
-    (["--parallel", "2", "--answer", "gate_user_review=approve"], "can only be answered after its question"),
-    (["--parallel", "2", "--reviewer", "nonsense"], "--reviewer nonsense: unknown reviewer"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--parallel", "0"], "--parallel: expected a number of runs at once, 1 or more"),
+        (["--parallel", "two"], "--parallel: expected a number of runs at once"),
+        (["--stack"], "--stack needs --parallel N"),
+        (["--parallel", "2", "--step", "1"], "--step 1 runs one"),
+        (["--parallel", "2", "--rerun"], "--rerun runs a complete one"),
+        # what every run would refuse is refused once, before any starts
+        (["--parallel", "2", "--set", "no_such_knob=1"], "--set no_such_knob"),
+        (
+            ["--parallel", "2", "--answer", "gate_user_review=approve"],
+            "can only be answered after its question",
+        ),
+        (["--parallel", "2", "--reviewer", "nonsense"], "--reviewer nonsense: unknown reviewer"),
+    ],
+)
 def test_a_usage_error_is_one_line_and_starts_nothing(project, args, says):
     result = project.run(*args)
     assert result.code == 2, result.stderr
@@ -92,7 +100,9 @@ def test_a_project_outside_git_is_refused(tmp_path):
 
 
 def test_a_prompt_naming_a_step_is_refused_with_parallel(project):
-    result = project.stepkit("run", "execute step 2", "--parallel", "2", "--project-dir", str(project.root))
+    result = project.stepkit(
+        "run", "execute step 2", "--parallel", "2", "--project-dir", str(project.root)
+    )
     assert result.code == 2 and "the prompt names step 2" in result.stderr, result.stderr
     assert branches(project) == []
 
@@ -103,7 +113,10 @@ def test_nothing_ready_is_a_usage_error_naming_what_each_step_waits_for(project)
         path.write_text(path.read_text().replace("status: pending", "status: complete"))
     result = project.run("--parallel", "2")
     assert result.code == 2, result.stderr
-    assert "no step is ready to run (step 3 (Add pow): waits for step 1 (Add mul): no handoff" in result.stderr
+    assert (
+        "no step is ready to run (step 3 (Add pow): waits for step 1 (Add mul): no handoff"
+        in result.stderr
+    )
     assert result.stderr.count("\n") == 1
     assert branches(project) == [] and project.coder_calls() == 0
 
@@ -118,7 +131,9 @@ def side_by_side(tmp_path_factory):
     marker before it writes anything.  Then each paused run is approved on its own."""
     project = parallel_project(tmp_path_factory.mktemp("side-by-side"))
     waits(project, coder_mul=["started-div"], coder_div=["started-mul"])
-    (project.root / "lint.py").write_text((project.root / "lint.py").read_text() + "# the user's edit\n")
+    (project.root / "lint.py").write_text(
+        (project.root / "lint.py").read_text() + "# the user's edit\n"
+    )
     (project.root / "scratch.txt").write_text("the user's notes, never added\n")
     before = snapshot(project.root)
     ran = project.run("--parallel", "2")
@@ -140,7 +155,10 @@ def test_two_independent_steps_run_at_the_same_time(side_by_side):
         assert run["outcome"] == "PAUSED" and run["exit_code"] == 5, run
         assert run["branch"] == BRANCHES[step] and run["pending"]["node"] == "gate_user_review"
     assert len({run["run_id"] for run in runs.values()}) == 2  # a run id, lock and checkpoint each
-    assert {step: result["outcome"] for step, result in approved.items()} == {1: "STEP_COMPLETE", 2: "STEP_COMPLETE"}
+    assert {step: result["outcome"] for step, result in approved.items()} == {
+        1: "STEP_COMPLETE",
+        2: "STEP_COMPLETE",
+    }
 
 
 def test_parallel_1_runs_the_ready_steps_one_at_a_time(project):
@@ -148,7 +166,10 @@ def test_parallel_1_runs_the_ready_steps_one_at_a_time(project):
     assert ran.code == 5 and [run["step"] for run in ran.data["runs"]] == [1, 2], ran.stderr
     spans = []  # each run's first and last event: the second starts after the first ended
     for run in ran.data["runs"]:
-        events = [json.loads(line) for line in (Path(run["run_dir"]) / "events.jsonl").read_text().splitlines()]
+        events = [
+            json.loads(line)
+            for line in (Path(run["run_dir"]) / "events.jsonl").read_text().splitlines()
+        ]
         spans.append((events[0]["t"], events[-1]["t"]))
     assert spans[0][1] <= spans[1][0], spans
     assert not list(project.state_dir.glob("overlapped-*"))
@@ -169,9 +190,19 @@ def test_both_branches_merge_without_conflict_and_then_the_dependent_step_is_nex
     assert sorted(approved) == [1, 2]
     # nobody ran stepkit init here: the runs registered the plan merge driver themselves
     for branch in (BRANCHES[1], BRANCHES[2]):
-        merged = subprocess.run(["git", "merge", "--no-edit", branch], cwd=project.root, capture_output=True,
-                                text=True, check=False, env=project.env(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-                                                           GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+        merged = subprocess.run(
+            ["git", "merge", "--no-edit", branch],
+            cwd=project.root,
+            capture_output=True,
+            text=True,
+            check=False,
+            env=project.env(
+                GIT_AUTHOR_NAME="t",
+                GIT_AUTHOR_EMAIL="t@t",
+                GIT_COMMITTER_NAME="t",
+                GIT_COMMITTER_EMAIL="t@t",
+            ),
+        )
         assert merged.returncode == 0, merged.stdout + merged.stderr
     status = project.stepkit("status", "--project-dir", str(project.root))
     assert status.data["next"] == 3
@@ -182,7 +213,11 @@ def test_both_branches_merge_without_conflict_and_then_the_dependent_step_is_nex
 def test_the_text_output_names_each_paused_runs_resume_command_and_stderr_a_line_per_run(project):
     ran = project.run("--parallel", "2", json_out=False)
     assert ran.code == 5, ran.stderr
-    ids = [line.split()[1] for line in ran.stdout.splitlines() if line.startswith("Run ") and "waiting" in line]
+    ids = [
+        line.split()[1]
+        for line in ran.stdout.splitlines()
+        if line.startswith("Run ") and "waiting" in line
+    ]
     assert len(ids) == 2
     for run_id in ids:
         assert f"stepkit resume {run_id}" in ran.stdout
@@ -197,15 +232,19 @@ def test_the_text_output_names_each_paused_runs_resume_command_and_stderr_a_line
 
 def test_on_a_terminal_each_run_keeps_one_line_redrawn_in_place(project):
     waits(project, coder_mul=["started-div"], coder_div=["started-mul"])
-    term = Terminal([PY, "-m", "stepkit", *project.run_args("--parallel", "2")], project.root, project.env())
+    term = Terminal(
+        [PY, "-m", "stepkit", *project.run_args("--parallel", "2")], project.root, project.env()
+    )
     try:
         term.read_until(r"step 1 \(Add mul\): \w+ · \d+\.\ds")
         assert term.wait() == 5
     finally:
         term.kill()
     lines = [line for line in term.screen.splitlines() if line.startswith("step ")]
-    assert [line.split(" · ")[0] for line in lines] == ["step 1 (Add mul): PAUSED", "step 2 (Add div): PAUSED"], \
-        term.screen
+    assert [line.split(" · ")[0] for line in lines] == [
+        "step 1 (Add mul): PAUSED",
+        "step 2 (Add div): PAUSED",
+    ], term.screen
     assert cursor_restored(term.text)
 
 
@@ -217,8 +256,14 @@ def test_sigkill_of_one_child_leaves_the_other_running_and_its_own_worktree_resu
     once that kill happened, and its run still reaches its end."""
     waits(project, tests_mul=["killed-mul"], coder_div=["killed-mul"])
     parent = start_parallel(project, "--parallel", "2", "--json")
-    wait_until(lambda: (project.state_dir / "testing-mul").exists() and
-               (project.state_dir / "started-div").exists(), "both runs under way", parent)
+    wait_until(
+        lambda: (
+            (project.state_dir / "testing-mul").exists()
+            and (project.state_dir / "started-div").exists()
+        ),
+        "both runs under way",
+        parent,
+    )
     killed = psutil.Process(child_of(parent, 1))
     killed.kill()
     killed.wait(SAFETY_S)
@@ -231,8 +276,10 @@ def test_sigkill_of_one_child_leaves_the_other_running_and_its_own_worktree_resu
     assert code == 137 and data["exit_code"] == 137
     # its tests gate, orphaned by the kill and let go by the marker, has ended; the killed
     # run goes on from its checkpoint in its own worktree
-    wait_until(lambda: not psutil.pid_exists(int((project.state_dir / "testing-mul").read_text())),
-               "the killed run's tests gate gone")
+    wait_until(
+        lambda: not psutil.pid_exists(int((project.state_dir / "testing-mul").read_text())),
+        "the killed run's tests gate gone",
+    )
     resumed = project.stepkit("resume", runs[1]["run_id"], "--project-dir", str(project.root))
     assert resumed.code == 5 and resumed.outcome == "PAUSED", resumed.stderr
     assert approve(project, runs[1]["run_id"])["outcome"] == "STEP_COMPLETE"
@@ -245,17 +292,26 @@ def test_a_stop_signal_to_the_parent_stops_every_child_as_interrupted(project, s
     re-run: its resume fails the step), and each goes on with ``stepkit resume``."""
     waits(project, tests_mul=["never"], tests_div=["never"])
     parent = start_parallel(project, "--parallel", "2", "--json")
-    wait_until(lambda: all((project.state_dir / f"testing-{n}").exists() for n in ("mul", "div")),
-               "both tests gates under way", parent)
+    wait_until(
+        lambda: all((project.state_dir / f"testing-{n}").exists() for n in ("mul", "div")),
+        "both tests gates under way",
+        parent,
+    )
     parent.send_signal(sig)
     code, data, err = finish(parent)
-    assert code == 128 + sig and data["exit_code"] == 128 + sig and data["outcome"] == "INTERRUPTED", err
+    assert (
+        code == 128 + sig and data["exit_code"] == 128 + sig and data["outcome"] == "INTERRUPTED"
+    ), err
     runs = by_step(data)
-    assert {step: run["outcome"] for step, run in runs.items()} == {1: "INTERRUPTED", 2: "INTERRUPTED"}
+    assert {step: run["outcome"] for step, run in runs.items()} == {
+        1: "INTERRUPTED",
+        2: "INTERRUPTED",
+    }
     assert all(run["exit_code"] == 128 + sig for run in runs.values())
     status = project.stepkit("status", "--project-dir", str(project.root))
-    assert sorted((run["step"], run["run_id"], run["state"]) for run in status.data["worktree_runs"]) == [
-        (1, runs[1]["run_id"], "interrupted"), (2, runs[2]["run_id"], "interrupted")]
+    assert sorted(
+        (run["step"], run["run_id"], run["state"]) for run in status.data["worktree_runs"]
+    ) == [(1, runs[1]["run_id"], "interrupted"), (2, runs[2]["run_id"], "interrupted")]
     resumed = project.stepkit("resume", runs[2]["run_id"], "--project-dir", str(project.root))
     assert resumed.code == 5 and resumed.outcome == "PAUSED", resumed.stderr
 
@@ -267,15 +323,28 @@ def test_stack_starts_a_dependent_step_from_its_dependencys_branch(project, tmp_
     path = project.plans / "steps" / "02-div.md"
     path.write_text(path.read_text().replace("depends_on: []", "depends_on: [1]"))
     project.git("commit", "-qam", "div after mul")
-    ran = project.run("--parallel", "2", "--stack", "--graph", str(approving_graph(tmp_path)),
-                      "--answer", "gate_user_review=approve")
+    ran = project.run(
+        "--parallel",
+        "2",
+        "--stack",
+        "--graph",
+        str(approving_graph(tmp_path)),
+        "--answer",
+        "gate_user_review=approve",
+    )
     assert ran.code == 0, ran.stderr
     assert [(run["step"], run["outcome"]) for run in ran.data["runs"]] == [
-        (1, "STEP_COMPLETE"), (2, "STEP_COMPLETE"), (3, "STEP_COMPLETE")]
+        (1, "STEP_COMPLETE"),
+        (2, "STEP_COMPLETE"),
+        (3, "STEP_COMPLETE"),
+    ]
     # each stacked branch holds the one it started from: div saw mul, pow saw both
     for older, newer in ((1, 2), (2, 3)):
-        ancestor = subprocess.run(["git", "merge-base", "--is-ancestor", BRANCHES[older], BRANCHES[newer]],
-                                  cwd=project.root, check=False)
+        ancestor = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", BRANCHES[older], BRANCHES[newer]],
+            cwd=project.root,
+            check=False,
+        )
         assert ancestor.returncode == 0, f"{BRANCHES[newer]} did not start from {BRANCHES[older]}"
     assert project.git("show", f"{BRANCHES[2]}:ops/mul.py")
 
@@ -284,8 +353,15 @@ def test_without_stack_a_dependent_step_waits_for_the_users_branch(project, tmp_
     path = project.plans / "steps" / "02-div.md"
     path.write_text(path.read_text().replace("depends_on: []", "depends_on: [1]"))
     project.git("commit", "-qam", "div after mul")
-    ran = project.run("--parallel", "2", "--graph", str(approving_graph(tmp_path)),
-                      "--answer", "gate_user_review=approve", json_out=False)
+    ran = project.run(
+        "--parallel",
+        "2",
+        "--graph",
+        str(approving_graph(tmp_path)),
+        "--answer",
+        "gate_user_review=approve",
+        json_out=False,
+    )
     assert ran.code == 0, ran.stderr
     assert "step 2 (Add div): waits for step 1 (Add mul): no handoff" in ran.stdout
     assert branches(project) == [BRANCHES[1]]
@@ -297,11 +373,21 @@ def test_merge_makes_a_dependent_step_ready_once_its_dependency_is_merged(projec
     path = project.plans / "steps" / "02-div.md"
     path.write_text(path.read_text().replace("depends_on: []", "depends_on: [1]"))
     project.git("commit", "-qam", "div after mul")
-    ran = project.run("--parallel", "2", "--merge", "--graph", str(approving_graph(tmp_path)),
-                      "--answer", "gate_user_review=approve")
+    ran = project.run(
+        "--parallel",
+        "2",
+        "--merge",
+        "--graph",
+        str(approving_graph(tmp_path)),
+        "--answer",
+        "gate_user_review=approve",
+    )
     assert ran.code == 0, ran.stderr
     assert [(run["step"], run["outcome"]) for run in ran.data["runs"]] == [
-        (1, "STEP_COMPLETE"), (2, "STEP_COMPLETE"), (3, "STEP_COMPLETE")]
+        (1, "STEP_COMPLETE"),
+        (2, "STEP_COMPLETE"),
+        (3, "STEP_COMPLETE"),
+    ]
     status = project.stepkit("status", "--project-dir", str(project.root))
     assert status.data["next"] is None
     assert [step["status"] for step in status.data["steps"]] == ["complete"] * 3
@@ -354,8 +440,15 @@ def test_a_merge_by_a_sibling_run_is_no_tamper_flag_of_the_run_still_going(proje
     gate runs (it waits until the merge has put ops/mul.py in the user's
     tree): stepkit's own change to the user's tree is not the coder's."""
     waits(project, tests_div=[str(project.root / "ops" / "mul.py")])
-    ran = project.run("--parallel", "2", "--merge", "--graph", str(approving_graph(tmp_path)),
-                      "--answer", "gate_user_review=approve")
+    ran = project.run(
+        "--parallel",
+        "2",
+        "--merge",
+        "--graph",
+        str(approving_graph(tmp_path)),
+        "--answer",
+        "gate_user_review=approve",
+    )
     assert ran.code == 0, ran.stderr
     runs = by_step(ran.data)
     assert [runs[step]["outcome"] for step in (1, 2, 3)] == ["STEP_COMPLETE"] * 3

@@ -61,20 +61,29 @@ def test_status_without_runs_has_an_empty_list(tmp_path):
     project = make_project(tmp_path)
     done = project.stepkit("status", "--project-dir", str(project.root))
     assert done.code == 0 and done.data["paused_runs"] == []
-    assert "Paused runs" not in project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
+    assert (
+        "Paused runs"
+        not in project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
+    )
 
 
 def test_resume_without_a_run_id_refuses_to_pick_among_steps_and_names_them(two_steps_paused):
     project, first, second = two_steps_paused
-    before = {run: (store_dir(project.root) / "runs" / run / "state.json").read_bytes() for run in (first, second)}
+    before = {
+        run: (store_dir(project.root) / "runs" / run / "state.json").read_bytes()
+        for run in (first, second)
+    }
     refused = project.resume("approve")
     assert refused.code == 2, refused.stderr + refused.stdout
     (line,) = refused.stderr.strip().splitlines()
     assert first in line and second in line and "step 1" in line and "step 2" in line
-    assert {run: (store_dir(project.root) / "runs" / run / "state.json").read_bytes()
-            for run in before} == before
+    assert {
+        run: (store_dir(project.root) / "runs" / run / "state.json").read_bytes() for run in before
+    } == before
 
-    named = project.stepkit("resume", first, "--project-dir", str(project.root), "--answer", "approve")
+    named = project.stepkit(
+        "resume", first, "--project-dir", str(project.root), "--answer", "approve"
+    )
     assert named.code == 0 and named.outcome == "STEP_COMPLETE", named.stderr + named.stdout
 
 

@@ -23,17 +23,26 @@ NOTES = "# Notes\n\n- The API is versioned under /v1 (step 1)\n"
 
 
 def plan(step: int, title: str, depends_on: list[int]) -> str:
-    return (f"---\nstep: {step}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: pending\n---\n\n"
-            f"## Objective\n{title}.\n\n## Tasks\n- Implement {title.lower()}.\n\n"
-            "## Edge cases\n\n- None yet.\n\n## Out of scope\n\n- Roots.\n")
+    return (
+        f"---\nstep: {step}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: pending\n---\n\n"
+        f"## Objective\n{title}.\n\n## Tasks\n- Implement {title.lower()}.\n\n"
+        "## Edge cases\n\n- None yet.\n\n## Out of scope\n\n- Roots.\n"
+    )
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=60, check=False)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     if check:
         assert done.returncode == 0, f"git {' '.join(args)}: {done.stdout}{done.stderr}"
     return done
@@ -66,8 +75,13 @@ def branch(root: Path, name: str, facts: list[str], edge_cases: list[str], step:
 
 
 def two_branches(root: Path) -> None:
-    branch(root, "one", ["Money is stored in cents", "Dates are UTC"],
-           ["negative exponents", "a zero base"], step=1)
+    branch(
+        root,
+        "one",
+        ["Money is stored in cents", "Dates are UTC"],
+        ["negative exponents", "a zero base"],
+        step=1,
+    )
     branch(root, "two", ["The CLI exits 2 on bad input"], ["huge exponents", "a zero base"], step=2)
     git(root, "checkout", "-q", "main")
     git(root, "merge", "-q", "--no-edit", "one")
@@ -75,7 +89,7 @@ def two_branches(root: Path) -> None:
 
 def bullets(path: Path, section_start: str) -> list[str]:
     text = path.read_text()
-    body = text[text.index(section_start):] if section_start else text
+    body = text[text.index(section_start) :] if section_start else text
     body = body.split("\n## ", 1)[0] if section_start else body
     return [line for line in body.splitlines() if line.startswith("- ")]
 
@@ -95,7 +109,11 @@ def test_both_branches_facts_and_annotations_merge_each_kept_once(repo):
     ]
     step3 = repo / "plans" / "steps" / "03-pow.md"
     assert bullets(step3, "## Edge cases") == [
-        "- None yet.", "- negative exponents", "- a zero base", "- huge exponents"]
+        "- None yet.",
+        "- negative exponents",
+        "- a zero base",
+        "- huge exponents",
+    ]
     text = step3.read_text()
     assert "<<<<<<<" not in text and text.endswith("## Out of scope\n\n- Roots.\n")
     assert git(repo, "status", "--porcelain").stdout == ""
@@ -117,7 +135,7 @@ def test_edge_cases_section_created_at_the_end_on_both_branches_merges(repo):
     at the end of the file; the merge has one heading and both bullets."""
     step = repo / "plans" / "steps" / "02-mul.md"
     text = step.read_text()
-    step.write_text(text[:text.index("## Edge cases")].rstrip("\n") + "\n")
+    step.write_text(text[: text.index("## Edge cases")].rstrip("\n") + "\n")
     git(repo, "commit", "-q", "-am", "no edge cases")
     register_merge_driver(repo, repo / "plans")
     for name, case in (("one", "overflow"), ("two", "underflow")):
@@ -193,7 +211,9 @@ def test_a_fact_rewritten_on_one_branch_is_not_unioned(repo):
 
 
 def test_registration_is_idempotent_and_keeps_other_attributes(repo):
-    common = Path(git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip())
+    common = Path(
+        git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip()
+    )
     attributes = common / "info" / "attributes"
     attributes.parent.mkdir(exist_ok=True)
     attributes.write_text("*.png binary\n")
@@ -209,11 +229,14 @@ def test_registration_is_idempotent_and_keeps_other_attributes(repo):
     assert attributes.read_text() == once
     assert once.startswith("*.png binary\n")
     assert once.count(f"merge={DRIVER_NAME}") == 2
-    check = git(repo, "check-attr", "merge", "--", "plans/NOTES.md", "plans/steps/03-pow.md",
-                "src/app.py").stdout
-    assert check.splitlines() == [f"plans/NOTES.md: merge: {DRIVER_NAME}",
-                                  f"plans/steps/03-pow.md: merge: {DRIVER_NAME}",
-                                  "src/app.py: merge: unspecified"]
+    check = git(
+        repo, "check-attr", "merge", "--", "plans/NOTES.md", "plans/steps/03-pow.md", "src/app.py"
+    ).stdout
+    assert check.splitlines() == [
+        f"plans/NOTES.md: merge: {DRIVER_NAME}",
+        f"plans/steps/03-pow.md: merge: {DRIVER_NAME}",
+        "src/app.py: merge: unspecified",
+    ]
     driver = git(repo, "config", "--get-all", f"merge.{DRIVER_NAME}.driver").stdout.splitlines()
     assert driver == [f"{sys.executable} -m stepkit merge-driver %O %A %B %P"]
     assert git(repo, "status", "--porcelain").stdout == ""  # nothing written into the tree
@@ -235,16 +258,31 @@ def test_a_plans_dir_in_a_subdirectory_of_the_work_tree(tmp_path):
     (project / "my plans" / "steps").mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     register_merge_driver(project, project / "my plans")
-    check = git(root, "check-attr", "merge", "--", "services/api/my plans/NOTES.md",
-                "services/api/my plans/steps/01-x.md", "services/api/NOTES.md").stdout
-    assert check.splitlines() == [f"services/api/my plans/NOTES.md: merge: {DRIVER_NAME}",
-                                  f"services/api/my plans/steps/01-x.md: merge: {DRIVER_NAME}",
-                                  "services/api/NOTES.md: merge: unspecified"]
+    check = git(
+        root,
+        "check-attr",
+        "merge",
+        "--",
+        "services/api/my plans/NOTES.md",
+        "services/api/my plans/steps/01-x.md",
+        "services/api/NOTES.md",
+    ).stdout
+    assert check.splitlines() == [
+        f"services/api/my plans/NOTES.md: merge: {DRIVER_NAME}",
+        f"services/api/my plans/steps/01-x.md: merge: {DRIVER_NAME}",
+        "services/api/NOTES.md: merge: unspecified",
+    ]
 
 
 def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stepkit", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_init_in_a_git_repo_registers_the_driver_and_says_so(tmp_path):
@@ -252,7 +290,9 @@ def test_init_in_a_git_repo_registers_the_driver_and_says_so(tmp_path):
     done = stepkit("init", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"Merge driver: {DRIVER_NAME}" in done.stdout
-    check = git(tmp_path, "check-attr", "merge", "--", "plans/NOTES.md", "plans/steps/01-first-step.md").stdout
+    check = git(
+        tmp_path, "check-attr", "merge", "--", "plans/NOTES.md", "plans/steps/01-first-step.md"
+    ).stdout
     assert check.count(f"merge: {DRIVER_NAME}") == 2
     assert not (tmp_path / ".gitattributes").exists()
 
@@ -272,8 +312,13 @@ def test_crlf_files_and_files_without_a_final_newline_merge_too(repo, newline, f
     step = repo / "plans" / "steps" / "02-mul.md"
     notes.write_bytes(NOTES.replace("\n", newline).encode())
     text = step.read_text()
-    step.write_bytes((text[:text.index("\n\n## Out of scope")] + "\n").replace("\n", newline)
-                     .removesuffix(newline).encode() + final.encode())
+    step.write_bytes(
+        (text[: text.index("\n\n## Out of scope")] + "\n")
+        .replace("\n", newline)
+        .removesuffix(newline)
+        .encode()
+        + final.encode()
+    )
     git(repo, "commit", "-q", "-am", "variant")
     register_merge_driver(repo, repo / "plans")
     for name, fact in (("one", "Uses cents"), ("two", "Uses UTC")):
@@ -288,11 +333,16 @@ def test_crlf_files_and_files_without_a_final_newline_merge_too(repo, newline, f
 
     assert merged.returncode == 0, merged.stdout + merged.stderr
     notes_text = notes.read_bytes().decode()
-    assert notes_text.count("- Uses cents (step 2)") == 1 and notes_text.count("- Uses UTC (step 2)") == 1
+    assert (
+        notes_text.count("- Uses cents (step 2)") == 1
+        and notes_text.count("- Uses UTC (step 2)") == 1
+    )
     step_text = step.read_bytes().decode()
     assert step_text.splitlines()[-3:] == ["- None yet.", "- uses cents edge", "- uses utc edge"]
     if newline == "\r\n":
-        assert "\n" not in notes_text.replace("\r\n", "") and "\n" not in step_text.replace("\r\n", "")
+        assert "\n" not in notes_text.replace("\r\n", "") and "\n" not in step_text.replace(
+            "\r\n", ""
+        )
 
 
 def test_register_command_in_a_clone_whose_plan_exists(repo, tmp_path):
@@ -301,16 +351,24 @@ def test_register_command_in_a_clone_whose_plan_exists(repo, tmp_path):
     would have."""
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(repo), str(clone))
-    assert git(clone, "check-attr", "merge", "--", "plans/NOTES.md").stdout.endswith("unspecified\n")
+    assert git(clone, "check-attr", "merge", "--", "plans/NOTES.md").stdout.endswith(
+        "unspecified\n"
+    )
 
     done = stepkit("merge-driver", "--register", cwd=clone)
 
     assert done.returncode == 0, done.stderr
     assert f"Merge driver: {DRIVER_NAME}" in done.stdout
-    assert git(clone, "check-attr", "merge", "--", "plans/NOTES.md").stdout.strip().endswith(DRIVER_NAME)
+    assert (
+        git(clone, "check-attr", "merge", "--", "plans/NOTES.md")
+        .stdout.strip()
+        .endswith(DRIVER_NAME)
+    )
 
 
-@pytest.mark.parametrize("args", [["--register"], [], ["a", "b", "c"], ["--register", "a", "b", "c", "d"]])
+@pytest.mark.parametrize(
+    "args", [["--register"], [], ["a", "b", "c"], ["--register", "a", "b", "c", "d"]]
+)
 def test_merge_driver_usage_errors_are_one_line(tmp_path, args):
     done = stepkit("merge-driver", *args, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
@@ -337,7 +395,8 @@ def test_two_completed_steps_merge_and_the_step_depending_on_both_is_ready(tmp_p
         git(root, "checkout", "-q", "-b", f"stepkit/{number:02d}-{name}", "main")
         set_status(steps / f"{number:02d}-{name}.md", "complete")
         (root / "plans" / "handoffs" / f"{number:02d}-{name}.md").write_text(
-            f"---\nstep: {number}\nresult: complete\n---\n\n## Summary\n{name} done.\n")
+            f"---\nstep: {number}\nresult: complete\n---\n\n## Summary\n{name} done.\n"
+        )
         append_notes(root / "plans" / "NOTES.md", [f"{name} lives in {name}.py"], number)
         assert append_edge_case(steps / "03-join.md", f"{name} may be empty")
         git(root, "add", "-A")
@@ -350,11 +409,20 @@ def test_two_completed_steps_merge_and_the_step_depending_on_both_is_ready(tmp_p
 
     repo = PlanRepo.load(root / "plans")
     assert [step.number for step in repo.ready_steps()] == [3]
-    assert [(s.number, s.status) for s in repo.steps] == [(1, "complete"), (2, "complete"), (3, "pending")]
+    assert [(s.number, s.status) for s in repo.steps] == [
+        (1, "complete"),
+        (2, "complete"),
+        (3, "pending"),
+    ]
     assert sorted(repo.handoffs) == [1, 2]
-    assert bullets(root / "plans" / "NOTES.md", "")[-2:] == ["- left lives in left.py (step 1)",
-                                                            "- right lives in right.py (step 2)"]
-    assert bullets(steps / "03-join.md", "## Edge cases")[-2:] == ["- left may be empty", "- right may be empty"]
+    assert bullets(root / "plans" / "NOTES.md", "")[-2:] == [
+        "- left lives in left.py (step 1)",
+        "- right lives in right.py (step 2)",
+    ]
+    assert bullets(steps / "03-join.md", "## Edge cases")[-2:] == [
+        "- left may be empty",
+        "- right may be empty",
+    ]
 
 
 @pytest.mark.parametrize("registered", [True, False])
@@ -365,7 +433,16 @@ def test_merge_tree_sees_the_driver_as_merge_does(repo, registered):
         register_merge_driver(repo, repo / "plans")
     two_branches(repo)
 
-    tree = git(repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", "two", check=False)
+    tree = git(
+        repo,
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        "HEAD",
+        "two",
+        check=False,
+    )
 
     if registered:
         assert tree.returncode == 0, tree.stdout

@@ -35,21 +35,25 @@ def stepkit_ask(question, settings):
     return "approve"
 '''
 
-BENIGN = '''from stepkit import hookimpl
+BENIGN = """from stepkit import hookimpl
 
 @hookimpl
 def stepkit_node_started(run_id, node, kind, state):
     pass
-'''
+"""
 
 
 def run_state(project, run_id: str) -> dict:
-    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())[
+        "state"
+    ]
 
 
 def planted(project, plugin_path: str) -> None:
     """The coder breaks add and writes the hostile plugin at ``plugin_path``."""
-    project.coder_actions({"write": {"calc.py": BROKEN, plugin_path: HOSTILE}, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.py": BROKEN, plugin_path: HOSTILE}, "sentinel": "CODER_COMPLETE"}
+    )
 
 
 def test_a_stepconf_the_coder_planted_is_not_loaded_by_the_next_run(tmp_path):
@@ -58,7 +62,10 @@ def test_a_stepconf_the_coder_planted_is_not_loaded_by_the_next_run(tmp_path):
     first = project.run()
     assert first.outcome == "STEP_FAILED", first.stdout  # the real tests gate saw add broken
     flags = run_state(project, first.data["run_id"])["tamper_flags"]
-    assert "local plugin stepconf.py is new: not loaded until the user trusts it (stepkit trust)" in flags
+    assert (
+        "local plugin stepconf.py is new: not loaded until the user trusts it (stepkit trust)"
+        in flags
+    )
 
     second = project.run("--rerun")
     assert second.code == 2, second.stdout + second.stderr
@@ -87,7 +94,9 @@ def test_a_configured_plugin_module_the_coder_changed_is_not_loaded(tmp_path):
 
 def test_stepkit_trust_shows_the_diff_and_a_trusted_plugin_loads(tmp_path):
     project = make_project(tmp_path, reviewer=False)
-    assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0  # stepkit has run here
+    assert (
+        project.stepkit("plugins", "--project-dir", str(project.root)).code == 0
+    )  # stepkit has run here
     (project.root / "stepconf.py").write_text(BENIGN)
     refused = project.stepkit("plugins", "--project-dir", str(project.root))
     assert refused.code == 2 and "stepconf.py is new" in refused.stderr
@@ -122,9 +131,15 @@ def _on_terminal(project, answer: bytes) -> tuple[int, str]:
     """``stepkit plugins`` with a pseudo-terminal as stdin, stdout and stderr;
     ``answer`` is typed once the trust question is on the screen."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([PY, "-m", "stepkit", "plugins", "--project-dir", str(project.root)],
-                            cwd=project.root, env=project.env(), stdin=follower, stdout=follower,
-                            stderr=follower, close_fds=True)
+    proc = subprocess.Popen(
+        [PY, "-m", "stepkit", "plugins", "--project-dir", str(project.root)],
+        cwd=project.root,
+        env=project.env(),
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
     os.close(follower)
     screen = b""
     answered = False
@@ -157,13 +172,17 @@ def test_on_a_terminal_the_user_is_asked_with_the_diff(tmp_path):
     code, screen = _on_terminal(project, b"y\n")
     assert code == 0, screen
     assert "stepconf" in screen.split("[y/N]", 1)[1]  # listed among the plugins
-    assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0  # trusted from now on
+    assert (
+        project.stepkit("plugins", "--project-dir", str(project.root)).code == 0
+    )  # trusted from now on
 
 
 def test_an_installed_module_named_in_plugins_is_not_a_local_plugin(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0
-    (project.root / "stepkit.toml").write_text('plugins = ["yaml"]\n' + (project.root / "stepkit.toml").read_text())
+    (project.root / "stepkit.toml").write_text(
+        'plugins = ["yaml"]\n' + (project.root / "stepkit.toml").read_text()
+    )
     assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0
     assert CALC in (project.root / "calc.py").read_text()
 
@@ -171,12 +190,22 @@ def test_an_installed_module_named_in_plugins_is_not_a_local_plugin(tmp_path):
 def test_a_plugins_entry_the_coder_added_for_a_module_of_its_own_is_not_loaded(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     toml = (project.root / "stepkit.toml").read_text()
-    project.coder_actions({"write": {"calc.py": BROKEN, "evil.py": HOSTILE,
-                                     "stepkit.toml": 'plugins = ["evil"]\n' + toml},
-                           "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {
+            "write": {
+                "calc.py": BROKEN,
+                "evil.py": HOSTILE,
+                "stepkit.toml": 'plugins = ["evil"]\n' + toml,
+            },
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     first = project.run()
     assert first.outcome == "STEP_FAILED", first.stdout
-    assert any("local plugin evil.py is new" in f for f in run_state(project, first.data["run_id"])["tamper_flags"])
+    assert any(
+        "local plugin evil.py is new" in f
+        for f in run_state(project, first.data["run_id"])["tamper_flags"]
+    )
 
     second = project.run("--rerun")  # cwd is the project: `python -m stepkit` can import evil
     assert second.code == 2, second.stdout + second.stderr
@@ -190,20 +219,32 @@ def test_a_coder_that_forges_the_trust_store_is_flagged(tmp_path):
     from stepkit.trust import TrustStore
 
     project = make_project(tmp_path, reviewer=False)
-    assert project.stepkit("plugins", "--project-dir", str(project.root)).code == 0  # the store exists
+    assert (
+        project.stepkit("plugins", "--project-dir", str(project.root)).code == 0
+    )  # the store exists
     index = TrustStore(project.root).index
-    forged = json.dumps({"project": str(project.root.resolve()),
-                         "plugins": {"stepconf.py": hashlib.sha256(HOSTILE.encode()).hexdigest()}})
-    project.coder_actions({"write": {"stepconf.py": HOSTILE, str(index): forged}, "sentinel": "CODER_COMPLETE"})
+    forged = json.dumps(
+        {
+            "project": str(project.root.resolve()),
+            "plugins": {"stepconf.py": hashlib.sha256(HOSTILE.encode()).hexdigest()},
+        }
+    )
+    project.coder_actions(
+        {"write": {"stepconf.py": HOSTILE, str(index): forged}, "sentinel": "CODER_COMPLETE"}
+    )
     result = project.run()
     flags = run_state(project, result.data["run_id"])["tamper_flags"]
-    assert any(f.startswith("the coder touched stepkit's plugin trust store: ") and "trusted.json" in f
-               for f in flags), flags
+    assert any(
+        f.startswith("the coder touched stepkit's plugin trust store: ") and "trusted.json" in f
+        for f in flags
+    ), flags
 
 
 def test_a_paused_run_whose_coder_planted_a_plugin_resumes_only_once_it_is_trusted(tmp_path):
     project = make_project(tmp_path, reviewer=False)
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, "stepconf.py": HOSTILE}, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.py": GOOD_MUL, "stepconf.py": HOSTILE}, "sentinel": "CODER_COMPLETE"}
+    )
     paused = project.run()
     assert (paused.code, paused.data["pending"]["node"]) == (5, "gate_user_review"), paused.stdout
     assert "local plugin stepconf.py is new" in paused.data["pending"]["question"]

@@ -41,7 +41,9 @@ def test_stepconf_is_listed_with_its_path(tmp_path, capsys):
 
 
 def test_a_configured_module_has_the_version_of_the_distribution_providing_it(tmp_path, capsys):
-    (tmp_path / "stepkit.toml").write_text('plugins = ["yaml"]\n')  # module yaml, distribution PyYAML
+    (tmp_path / "stepkit.toml").write_text(
+        'plugins = ["yaml"]\n'
+    )  # module yaml, distribution PyYAML
     plugins = plugins_json(capsys, tmp_path)
     assert plugins["yaml"]["origin"] == "[tool.stepkit] plugins"
     assert plugins["yaml"]["version"] == importlib.metadata.version("PyYAML")
@@ -68,7 +70,9 @@ def broken_entry_point(tmp_path, monkeypatch):
     dist = site / "brokenplug-1.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[stepkit]\nbrokenplug = brokenplug_missing_module_6e2\n")
+    (dist / "entry_points.txt").write_text(
+        "[stepkit]\nbrokenplug = brokenplug_missing_module_6e2\n"
+    )
     monkeypatch.setattr(sys, "path", [str(site), *sys.path])
     return "brokenplug"
 
@@ -80,8 +84,13 @@ def test_load_errors_are_shown(tmp_path, capsys, broken_entry_point):
     assert plugins[broken_entry_point]["origin"] == "failed to load"
     assert "No module named 'brokenplug_missing_module_6e2'" in plugins[broken_entry_point]["error"]
     assert main(["plugins", "--project-dir", str(project)]) == 0
-    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(broken_entry_point))
-    assert "FAILED TO LOAD: ModuleNotFoundError: No module named 'brokenplug_missing_module_6e2'" in row
+    row = next(
+        line for line in capsys.readouterr().out.splitlines() if line.startswith(broken_entry_point)
+    )
+    assert (
+        "FAILED TO LOAD: ModuleNotFoundError: No module named 'brokenplug_missing_module_6e2'"
+        in row
+    )
 
 
 def test_a_bad_project_dir_is_a_usage_error(tmp_path, capsys):
@@ -146,7 +155,9 @@ def test_a_run_is_shown_by_the_observers_the_plugins_give(tmp_path):
 
     project = make_project(tmp_path)
     (project.root / "stepconf.py").write_text(OBSERVER)
-    project.stepkit("trust", "--project-dir", str(project.root), json_out=False)  # no first-use note
+    project.stepkit(
+        "trust", "--project-dir", str(project.root), json_out=False
+    )  # no first-use note
     shown = project.run(json_out=False)
     lines = shown.stderr.splitlines()
     assert shown.code == 5 and "resolve_step (script) started" in lines[0]

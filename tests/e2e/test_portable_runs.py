@@ -35,13 +35,16 @@ def state_file(project: Project, run_id: str):
 
 def relocate(project: Project, how: str, target) -> Project:
     """``mv`` or ``cp -a`` the project to ``target``; the project there."""
-    subprocess.run([how, *(["-a"] if how == "cp" else []), str(project.root), str(target)], check=True)
+    subprocess.run(
+        [how, *(["-a"] if how == "cp" else []), str(project.root), str(target)], check=True
+    )
     return Project(target, project.state_dir)
 
 
 def assert_completed_in(project: Project, result, run_id: str) -> None:
-    assert (result.code, result.outcome, result.data["run_id"]) == (0, "STEP_COMPLETE", run_id), \
+    assert (result.code, result.outcome, result.data["run_id"]) == (0, "STEP_COMPLETE", run_id), (
         result.stderr + result.output
+    )
     assert project.plan_status(1) == "complete"
     assert f"Plan: {project.root / 'plans' / 'steps' / '01-mul.md'}" in result.output
     assert result.data["handoff"] == str(project.handoff(1)) and project.handoff(1).is_file()
@@ -68,12 +71,20 @@ def test_the_checkpoint_keeps_project_paths_relative(tmp_path):
     stored = json.loads(state_file(project, run_id).read_text())
     assert (stored["settings"]["project_dir"], stored["settings"]["plans_dir"]) == (".", "plans")
     state = stored["state"]
-    assert (state["plan_path"], state["handoff_path"]) == ("plans/steps/01-mul.md", "plans/handoffs/01-mul.md")
-    assert [s["path"] for s in state["later_steps"]] == ["plans/steps/02-div.md", "plans/steps/03-pow.md"]
+    assert (state["plan_path"], state["handoff_path"]) == (
+        "plans/steps/01-mul.md",
+        "plans/handoffs/01-mul.md",
+    )
+    assert [s["path"] for s in state["later_steps"]] == [
+        "plans/steps/02-div.md",
+        "plans/steps/03-pow.md",
+    ]
     store = store_dir(project.root).relative_to(project.root.resolve()).as_posix()
     assert state["coder_result"]["log"].startswith(f"{store}/runs/{run_id}/logs/")
     assert ["state", "later_steps", 1, "path"] in stored["relative_paths"]
-    assert str(project.root) not in json.dumps({"settings": stored["settings"], "state": state["gates"]})
+    assert str(project.root) not in json.dumps(
+        {"settings": stored["settings"], "state": state["gates"]}
+    )
 
 
 def test_a_format_1_checkpoint_with_absolute_paths_resumes_after_a_move(tmp_path):
@@ -85,7 +96,9 @@ def test_a_format_1_checkpoint_with_absolute_paths_resumes_after_a_move(tmp_path
         holder = data
         for key in parents:
             holder = holder[key]
-        holder[last] = str(project.root) if holder[last] == "." else f"{project.root}/{holder[last]}"
+        holder[last] = (
+            str(project.root) if holder[last] == "." else f"{project.root}/{holder[last]}"
+        )
     data["format_version"] = 1
     assert data["state"]["plan_path"] == str(project.plans / "steps" / "01-mul.md")
     write_sealed(path, json.dumps(data))  # as adopted from an earlier version's store
@@ -110,7 +123,9 @@ def test_a_status_write_that_fails_ends_step_failed_with_the_reason(tmp_path):
     assert edges[-1][:2] == ["end_success", "end_failure"]
 
 
-def test_a_format_1_checkpoint_moved_in_the_old_layout_is_rebased_from_its_own_project_dir(tmp_path):
+def test_a_format_1_checkpoint_moved_in_the_old_layout_is_rebased_from_its_own_project_dir(
+    tmp_path,
+):
     """A format-1 file whose project was moved: its absolute paths name the
     old place, the run store is in the new one; nothing of the old place is used."""
     project, run_id = paused_at_final_gate(tmp_path)

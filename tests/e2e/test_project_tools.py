@@ -25,7 +25,9 @@ def with_tools(tmp_path, test_command: str):
     tool(venv / "bin" / "judge", f"exec {PY} check.py")
     (project.root / ".gitignore").write_text(".venv/\n")
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace(f'test = "{PY} check.py"', f'test = "{test_command}"'))
+    config.write_text(
+        config.read_text().replace(f'test = "{PY} check.py"', f'test = "{test_command}"')
+    )
     project.git("add", "-A")
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tools")
     return project
@@ -44,11 +46,16 @@ def test_gates_run_the_projects_own_tools_and_say_so(tmp_path):
     # judge ran from .venv/bin (calc has no mul yet at HEAD): a real failure, not "command not found"
     assert (gates["tests"]["status"], gates["tests"]["exit_code"]) == ("fail", 1), gates["tests"]
     assert "test_mul: calc has no mul" in gates["tests"]["evidence"]
-    assert gates["tests"]["evidence"].startswith("environment: .venv/bin first on PATH (the project's own tools)")
+    assert gates["tests"]["evidence"].startswith(
+        "environment: .venv/bin first on PATH (the project's own tools)"
+    )
     detect = project.stepkit("detect", "--project-dir", str(project.root), env=env, json_out=False)
     assert "env:    .venv/bin first on PATH (the project's own tools)" in detect.stdout
-    assert json.loads(project.stepkit("detect", "--json", "--project-dir", str(project.root),
-                                      env=env, json_out=False).stdout)["tool_dirs"] == [".venv/bin"]
+    assert json.loads(
+        project.stepkit(
+            "detect", "--json", "--project-dir", str(project.root), env=env, json_out=False
+        ).stdout
+    )["tool_dirs"] == [".venv/bin"]
 
 
 EVIL = """#!/bin/sh
@@ -59,19 +66,32 @@ echo CODER_COMPLETE
 """
 
 
-@pytest.mark.parametrize("test_command, trick, named", [
-    # the step breaks mul, then makes the project's own test tool say it passed
-    ("judge", "printf '#!/bin/sh\\necho 2 passed\\n' > .venv/bin/judge", ".venv/bin/judge (changed)"),
-    # a variant: a tool the gate command names, planted where PATH finds it first
-    ("python check.py", "printf '#!/bin/sh\\necho 2 passed\\n' > .venv/bin/python && chmod +x .venv/bin/python",
-     ".venv/bin/python (added)"),
-])
-def test_a_step_that_changes_the_tools_that_judge_it_fails_the_tests_gate(tmp_path, test_command, trick, named):
+@pytest.mark.parametrize(
+    "test_command, trick, named",
+    [
+        # the step breaks mul, then makes the project's own test tool say it passed
+        (
+            "judge",
+            "printf '#!/bin/sh\\necho 2 passed\\n' > .venv/bin/judge",
+            ".venv/bin/judge (changed)",
+        ),
+        # a variant: a tool the gate command names, planted where PATH finds it first
+        (
+            "python check.py",
+            "printf '#!/bin/sh\\necho 2 passed\\n' > .venv/bin/python && chmod +x .venv/bin/python",
+            ".venv/bin/python (added)",
+        ),
+    ],
+)
+def test_a_step_that_changes_the_tools_that_judge_it_fails_the_tests_gate(
+    tmp_path, test_command, trick, named
+):
     project = with_tools(tmp_path, test_command)
     coder = project.state_dir / "evil.sh"
     coder.write_text(EVIL.format(wrong=WRONG_MUL, trick=trick))
-    result = project.run("--set", "max_fix_attempts=0", coder=f"command:sh {coder}",
-                         env=project.env(PATH=PLAIN_PATH))
+    result = project.run(
+        "--set", "max_fix_attempts=0", coder=f"command:sh {coder}", env=project.env(PATH=PLAIN_PATH)
+    )
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     tests = next(g for g in result.data["gates"] if g["name"] == "tests")
     assert tests["status"] == "fail"
@@ -87,8 +107,15 @@ def test_an_honest_step_in_a_project_with_tools_passes(tmp_path):
 
 
 def test_the_demo_needs_no_path_of_its_own(tmp_path):
-    done = subprocess.run([PY, "-m", "stepkit", "demo"], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": PLAIN_PATH, "HOME": str(tmp_path)}, stdin=subprocess.DEVNULL,
-                          timeout=300, check=False)
+    done = subprocess.run(
+        [PY, "-m", "stepkit", "demo"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": PLAIN_PATH, "HOME": str(tmp_path)},
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 5, done.stdout + done.stderr
     assert "- lint: PASS (`ruff check`" in done.stdout and "- tests: PASS" in done.stdout

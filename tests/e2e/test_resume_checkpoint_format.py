@@ -18,9 +18,30 @@ from stepkit.workspace.seal import write_sealed
 from tests.support.graph_helpers import write_graph
 
 #: The keys of state.json in the release before format versions (the run store's contract).
-PREVIOUS_KEYS = {"run_id", "graph", "graph_name", "settings", "status", "node", "phase", "next", "visits",
-                 "path", "edges", "pending", "outcome", "exit_code", "output", "started_at", "updated_at",
-                 "finished_at", "active_s", "pid", "resumes", "state"}
+PREVIOUS_KEYS = {
+    "run_id",
+    "graph",
+    "graph_name",
+    "settings",
+    "status",
+    "node",
+    "phase",
+    "next",
+    "visits",
+    "path",
+    "edges",
+    "pending",
+    "outcome",
+    "exit_code",
+    "output",
+    "started_at",
+    "updated_at",
+    "finished_at",
+    "active_s",
+    "pid",
+    "resumes",
+    "state",
+}
 
 
 def pm():
@@ -32,10 +53,18 @@ def paused(tmp_path: Path):
     """A run paused at an input node: (project, run id, its state.json)."""
     project = tmp_path / "project"
     project.mkdir()
-    graph = write_graph(project, {
-        "first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "why", "outputs": ["count"]},
-        "why": {"kind": "input", "question": "Why?", "key": "reason", "next": "end_success"},
-    })
+    graph = write_graph(
+        project,
+        {
+            "first": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:bump",
+                "next": "why",
+                "outputs": ["count"],
+            },
+            "why": {"kind": "input", "question": "Why?", "key": "reason", "next": "end_success"},
+        },
+    )
     result = run_step(project_dir=project, graph=graph, pm=pm())
     assert result.outcome == "PAUSED"
     return project, result.run_id, Path(result.run_dir) / "state.json"
@@ -60,24 +89,39 @@ def test_a_checkpoint_without_a_format_resumes_and_is_saved_in_the_current_one(p
     project, run_id, state_file = paused
     rewrite(state_file, lambda data: data.pop("format_version"))
     done = resume_run(run_id, answer="because", project_dir=project, pm=pm())
-    assert (done.outcome, done.state["reason"], done.state["count"]) == ("STEP_COMPLETE", "because", 1)
+    assert (done.outcome, done.state["reason"], done.state["count"]) == (
+        "STEP_COMPLETE",
+        "because",
+        1,
+    )
     data = json.loads(state_file.read_text())
     assert data["format_version"] == 2 and data["status"] == "finished" and data["resumes"] == 1
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda data: data.update(format_version=3),
-     "checkpoint format 3 is newer than this stepkit understands (2); upgrade stepkit"),
-    (lambda data: data.pop("state"), "state.json is not a stepkit checkpoint: state: missing"),
-    (lambda data: data.update(status="asleep"),
-     ("state.json is not a stepkit checkpoint: status: Input should be 'running', 'paused', "
-      "'interrupted' or 'finished'")),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda data: data.update(format_version=3),
+            "checkpoint format 3 is newer than this stepkit understands (2); upgrade stepkit",
+        ),
+        (lambda data: data.pop("state"), "state.json is not a stepkit checkpoint: state: missing"),
+        (
+            lambda data: data.update(status="asleep"),
+            (
+                "state.json is not a stepkit checkpoint: status: Input should be 'running', 'paused', "
+                "'interrupted' or 'finished'"
+            ),
+        ),
+    ],
+)
 def test_a_newer_or_foreign_checkpoint_is_refused_with_one_line(paused, capsys, change, message):
     project, run_id, state_file = paused
     rewrite(state_file, change)
     assert main(["resume", run_id, "--project-dir", str(project), "--answer", "because"]) == 2
-    assert capsys.readouterr().err.strip().splitlines() == [f"stepkit: error: run {run_id}: {message}"]
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"stepkit: error: run {run_id}: {message}"
+    ]
 
 
 def test_state_json_that_is_not_json_is_refused_with_one_line(paused, capsys):
@@ -85,5 +129,9 @@ def test_state_json_that_is_not_json_is_refused_with_one_line(paused, capsys):
     state_file.write_text("[1, 2]")
     assert main(["resume", run_id, "--project-dir", str(project)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [(f"stepkit: error: run {run_id}: its checkpoint is not the one stepkit wrote, so it is not "
-                    f"resumed: forged or edited: {state_file} (it has no seal)")]
+    assert err == [
+        (
+            f"stepkit: error: run {run_id}: its checkpoint is not the one stepkit wrote, so it is not "
+            f"resumed: forged or edited: {state_file} (it has no seal)"
+        )
+    ]

@@ -41,7 +41,11 @@ HAPPY = {
 }
 UPDATES = {
     "resolve_step": {"step": 3, "title": "Add slugify", "unsatisfied": ["step 2: no handoff"]},
-    "orient": {"has_major_deviation": True, "deviation_summary": "the API moved", "staleness_report": "stale"},
+    "orient": {
+        "has_major_deviation": True,
+        "deviation_summary": "the API moved",
+        "staleness_report": "stale",
+    },
     "write_handoff": {"step_summary": "slugify added"},
 }
 
@@ -51,8 +55,9 @@ def stub_steprunner(monkeypatch):
     """The step-runner graph with its script nodes and renderers stubbed; its
     script and stage nodes, and its state model, also declare the keys the stubs set."""
     load = stepkit.protocol.graphs.load_protocol_graph
-    stubbed_state = create_model("StubbedStepState", __base__=StepState,
-                                 **{key: (Any, None) for key in STUB_OUTPUTS})
+    stubbed_state = create_model(
+        "StubbedStepState", __base__=StepState, **{key: (Any, None) for key in STUB_OUTPUTS}
+    )
 
     def load_declaring_stub_outputs(path=None):
         graph = load(path)
@@ -66,7 +71,9 @@ def stub_steprunner(monkeypatch):
     for node in load_protocol_graph().nodes.values():
         if isinstance(node, ScriptNode):
             module, name = node.call.split(":")
-            monkeypatch.setattr(importlib.import_module(module), name, lambda ctx: scripted(ctx, PLAYED))
+            monkeypatch.setattr(
+                importlib.import_module(module), name, lambda ctx: scripted(ctx, PLAYED)
+            )
         if isinstance(node, EndNode) and node.render:
             module, name = node.render.split(":")
             monkeypatch.setattr(importlib.import_module(module), name, render_plain)
@@ -98,7 +105,9 @@ def start(project: Path, answers: dict | None = None, **script) -> RunResult:
 
 
 def resume(project: Path, run_id: str | None, answer: str | None = None) -> RunResult:
-    return resume_run(run_id, answer=answer, project_dir=project, pm=pm(), stage_runner=played_stage)
+    return resume_run(
+        run_id, answer=answer, project_dir=project, pm=pm(), stage_runner=played_stage
+    )
 
 
 def checkpoint(result: RunResult) -> dict:
@@ -115,13 +124,20 @@ def assert_paused_at(result: RunResult, node: str) -> None:
 def test_gate_blocked_pauses_then_yes_runs_the_step_to_the_final_gate(project):
     first = start(project, resolve_step="deps unsatisfied")
     assert_paused_at(first, "gate_blocked")
-    assert first.pending["question"] == "Step 3 (Add slugify) has unsatisfied dependencies:\n- step 2: no handoff\nProceed anyway?"
+    assert (
+        first.pending["question"]
+        == "Step 3 (Add slugify) has unsatisfied dependencies:\n- step 2: no handoff\nProceed anyway?"
+    )
     assert first.pending["options"] == ["yes", "no"]
     assert f'stepkit resume {first.run_id} --project-dir {project} --answer "yes"' in first.output
     assert first.output.startswith("PAUSED\n")
     data = first.to_json()
     assert data["outcome"] == "PAUSED" and data["exit_code"] == 5 and data["step"] == 3
-    assert data["pending"] == {"node": "gate_blocked", "question": first.pending["question"], "options": ["yes", "no"]}
+    assert data["pending"] == {
+        "node": "gate_blocked",
+        "question": first.pending["question"],
+        "options": ["yes", "no"],
+    }
 
     second = resume(project, first.run_id, "yes")
     assert second.run_id == first.run_id
@@ -158,7 +174,9 @@ def test_gate_deviation_abort_proceed_and_guidance(project):
     assert (aborted.outcome, aborted.exit_code) == ("STEP_REJECTED", 4)
     assert aborted.state["rejected_at"] == "the deviation gate"
 
-    guided = resume(project, start(project, route_staleness="major deviation").run_id, "keep the old name")
+    guided = resume(
+        project, start(project, route_staleness="major deviation").run_id, "keep the old name"
+    )
     assert_paused_at(guided, "gate_user_review")
     assert guided.state["user_guidance"] == "keep the old name"
     assert ["gate_deviation", "implement", "other"] in checkpoint(guided)["edges"]
@@ -202,16 +220,22 @@ def test_gate_user_review_free_text_goes_to_revise_from_choice(project):
 
 def test_pre_answers_only_for_gate_blocked_and_gate_deviation(project, monkeypatch, capsys):
     monkeypatch.setenv("STEP_AUTOAPPROVE", "1")
-    result = start(project, answers={"gate_blocked": "yes", "gate_deviation": "proceed"},
-                   resolve_step="deps unsatisfied", route_staleness="major deviation")
+    result = start(
+        project,
+        answers={"gate_blocked": "yes", "gate_deviation": "proceed"},
+        resolve_step="deps unsatisfied",
+        route_staleness="major deviation",
+    )
     assert_paused_at(result, "gate_user_review")  # no environment variable answers the final gate
     assert result.state["gate_blocked_answer"] == "yes"
     assert checkpoint(result)["settings"]["answers"] == {}  # used once, then gone
 
     with pytest.raises(UsageError) as info:
         start(project, answers={"gate_user_review": "approve"})
-    assert str(info.value) == ("--answer gate_user_review=…: the final approval gate can only be answered "
-                               "after its question is shown (pre-answerable: gate_blocked, gate_deviation)")
+    assert str(info.value) == (
+        "--answer gate_user_review=…: the final approval gate can only be answered "
+        "after its question is shown (pre-answerable: gate_blocked, gate_deviation)"
+    )
     with pytest.raises(UsageError, match="node get_revision can only be answered after"):
         start(project, answers={"get_revision": "x"})
     with pytest.raises(UsageError, match="no approval or input node 'orient'"):
@@ -219,8 +243,12 @@ def test_pre_answers_only_for_gate_blocked_and_gate_deviation(project, monkeypat
     runs_before = len(list((store_dir(project) / "runs").iterdir()))
     assert main(["run", "--project-dir", str(project), "--answer", "gate_user_review=approve"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [("stepkit: error: --answer gate_user_review=…: the final approval gate can only be answered "
-                   "after its question is shown (pre-answerable: gate_blocked, gate_deviation)")]
+    assert err == [
+        (
+            "stepkit: error: --answer gate_user_review=…: the final approval gate can only be answered "
+            "after its question is shown (pre-answerable: gate_blocked, gate_deviation)"
+        )
+    ]
     assert main(["run", "--project-dir", str(project), "--answer", "gate_blocked"]) == 2
     assert "expected NODE=TEXT" in capsys.readouterr().err
     assert len(list((store_dir(project) / "runs").iterdir())) == runs_before  # no run started
@@ -231,7 +259,9 @@ def test_interrupted_implement_is_never_rerun(project):
         start(project, implement="interrupt")
     cp = json.loads((store_dir(project) / "runs" / info.value.run_id / "state.json").read_text())
     assert (cp["status"], cp["node"], cp["phase"]) == ("interrupted", "implement", "started")
-    assert info.value.resume_command == f"stepkit resume {info.value.run_id} --project-dir {project}"
+    assert (
+        info.value.resume_command == f"stepkit resume {info.value.run_id} --project-dir {project}"
+    )
     with pytest.raises(UsageError, match="is not waiting for an answer"):
         resume(project, info.value.run_id, "approve")
 
@@ -239,7 +269,8 @@ def test_interrupted_implement_is_never_rerun(project):
     assert (done.outcome, done.exit_code) == ("STEP_FAILED", 1)
     assert done.state["failure_reason"] == (
         "implement was interrupted mid-edit; a coder is never re-run on a possibly half-edited tree — "
-        "inspect the tree and start a new run")
+        "inspect the tree and start a new run"
+    )
     assert checkpoint(done)["edges"][-1] == ["implement", "end_failure", "interrupted"]
     assert "implement" not in done.state.get("stages_run", [])
 
@@ -268,7 +299,9 @@ def test_a_moved_project_resumes_in_its_new_place(project, tmp_path):
     moved = project.rename(tmp_path / "moved")
     done = resume(moved, paused.run_id, "no")
     assert done.exit_code == 3
-    stored = json.loads((store_dir(moved) / "runs" / paused.run_id / "state.json").read_text())["settings"]
+    stored = json.loads((store_dir(moved) / "runs" / paused.run_id / "state.json").read_text())[
+        "settings"
+    ]
     assert (stored["project_dir"], stored["plans_dir"]) == (".", "plans")  # relative to the project
     settings = RunStore(moved).open(paused.run_id).load().settings
     assert (settings["project_dir"], settings["plans_dir"]) == (str(moved), str(moved / "plans"))

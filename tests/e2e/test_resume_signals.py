@@ -15,16 +15,37 @@ from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import IMPORT_ROOT, write_graph
 from tests.support.waiting import SAFETY_S, wait_until
 
-KEEP = ("status", "node", "phase", "visits", "path", "edges", "outcome", "exit_code", "output", "state")
+KEEP = (
+    "status",
+    "node",
+    "phase",
+    "visits",
+    "path",
+    "edges",
+    "outcome",
+    "exit_code",
+    "output",
+    "state",
+)
 
 
 def stepkit(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "stepkit", *args], check=False, env=env(),
-                          capture_output=True, text=True, timeout=SAFETY_S, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", *args],
+        check=False,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_S,
+        **kwargs,
+    )
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(IMPORT_ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
 
 
 def final(project: Path, run_id: str) -> dict:
@@ -39,18 +60,34 @@ def wait_for(path: Path, proc: subprocess.Popen) -> None:
 def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    graph = write_graph(tmp_path, {
-        "first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "slow"},
-        "slow": {"kind": "script", "call": "tests.support.graph_helpers:wait_for_go", "next": "last"},
-        "last": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "end_success"},
-    }, name="slow.yaml")
+    graph = write_graph(
+        tmp_path,
+        {
+            "first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "slow"},
+            "slow": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:wait_for_go",
+                "next": "last",
+            },
+            "last": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:bump",
+                "next": "end_success",
+            },
+        },
+        name="slow.yaml",
+    )
     killed, reference = tmp_path / "killed", tmp_path / "reference"
     killed.mkdir()
     reference.mkdir()
     run_args = ["run", "--graph", str(graph), "--set", f"barrier={barrier}", "--json"]
 
-    proc = subprocess.Popen([sys.executable, "-m", "stepkit", *run_args, "--project-dir", str(killed)],
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stepkit", *run_args, "--project-dir", str(killed)],
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for(barrier / "started", proc)
     finally:
@@ -59,7 +96,12 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     (run_id,) = os.listdir(store_dir(killed) / "runs")
     cut = final(killed, run_id)
-    assert (cut["status"], cut["node"], cut["phase"], cut["path"]) == ("running", "slow", "started", ["first"])
+    assert (cut["status"], cut["node"], cut["phase"], cut["path"]) == (
+        "running",
+        "slow",
+        "started",
+        ["first"],
+    )
 
     (barrier / "go").touch()
     resumed = stepkit("resume", "--project-dir", str(killed), "--json")
@@ -78,14 +120,37 @@ def test_sigkill_then_resume_matches_an_uninterrupted_run(tmp_path):
 def test_ctrl_c_saves_an_interrupted_checkpoint_and_exits_130(tmp_path):
     barrier = tmp_path / "barrier"
     barrier.mkdir()
-    graph = write_graph(tmp_path, {
-        "slow": {"kind": "script", "call": "tests.support.graph_helpers:wait_for_go", "next": "end_success"},
-    }, name="slow.yaml")
+    graph = write_graph(
+        tmp_path,
+        {
+            "slow": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:wait_for_go",
+                "next": "end_success",
+            },
+        },
+        name="slow.yaml",
+    )
     project = tmp_path / "project"
     project.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "stepkit", "run", "--graph", str(graph), "--project-dir",
-                             str(project), "--set", f"barrier={barrier}"],
-                            env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stepkit",
+            "run",
+            "--graph",
+            str(graph),
+            "--project-dir",
+            str(project),
+            "--set",
+            f"barrier={barrier}",
+        ],
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(barrier / "started", proc)
         proc.send_signal(signal.SIGINT)

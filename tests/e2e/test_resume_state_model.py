@@ -39,7 +39,9 @@ def edit_state(run_dir, change):
 
 def refused(project, run_dir, *words):
     before = {name: (run_dir / name).read_bytes() for name in ("events.jsonl", "state.json")}
-    result = project.stepkit("resume", run_dir.name, "--project-dir", str(project.root), "--answer", "approve")
+    result = project.stepkit(
+        "resume", run_dir.name, "--project-dir", str(project.root), "--answer", "approve"
+    )
     assert result.code == 2, result.stderr + result.stdout
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -58,13 +60,16 @@ def test_a_state_key_the_model_lacks_is_refused(paused, key):
     refused(project, run_dir, f"'{key}'", "not a key of the state")
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("fix_attempts", "two"),
-    ("gates", "all passed"),
-    ("gates", [{"name": "tests", "status": "passed with flying colours"}]),
-    ("approved", {"yes": True}),
-    ("verified_tree", ["calc.py"]),
-])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("fix_attempts", "two"),
+        ("gates", "all passed"),
+        ("gates", [{"name": "tests", "status": "passed with flying colours"}]),
+        ("approved", {"yes": True}),
+        ("verified_tree", ["calc.py"]),
+    ],
+)
 def test_a_value_of_the_wrong_type_is_refused(paused, key, value):
     project, run_dir = paused
     edit_state(run_dir, lambda data: data["state"].update({key: value}))
@@ -96,11 +101,27 @@ def test_a_set_value_is_state_as_the_user_gave_it(tmp_path):
 def test_the_json_object_of_run_and_resume_keeps_its_fields_in_order(paused):
     """The step's fields come from the protocol (stepkit.protocol.result), in the contract's order."""
     project, run_dir = paused
-    fields = ["outcome", "exit_code", "run_id", "step", "title", "plan", "handoff", "gates", "fix_attempts",
-              "usage", "output"]
+    fields = [
+        "outcome",
+        "exit_code",
+        "run_id",
+        "step",
+        "title",
+        "plan",
+        "handoff",
+        "gates",
+        "fix_attempts",
+        "usage",
+        "output",
+    ]
     paused_again = project.stepkit("resume", run_dir.name, "--project-dir", str(project.root))
     assert list(paused_again.data) == [*fields, "run_dir", "pending"]
     assert paused_again.data["step"] == 1 and paused_again.data["plan"].endswith("01-mul.md")
-    assert [gate["name"] for gate in paused_again.data["gates"]] == ["format", "lint", "build", "tests"]
+    assert [gate["name"] for gate in paused_again.data["gates"]] == [
+        "format",
+        "lint",
+        "build",
+        "tests",
+    ]
     done = project.resume("approve")
     assert list(done.data) == [*fields, "run_dir"] and done.data["handoff"].endswith("01-mul.md")

@@ -19,8 +19,14 @@ from tests.support.e2e import PY, make_project
 def test_resume_stops_what_a_killed_run_left_running(tmp_path):
     project = make_project(tmp_path)
     cmd = [PY, "-m", "stepkit", *project.run_args(coder=family_coder(project))]
-    proc = subprocess.Popen(cmd, cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_file(project.state_dir / "coder_started", proc)
         os.kill(proc.pid, signal.SIGKILL)

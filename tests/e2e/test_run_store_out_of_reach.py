@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 #: A whole-tree check as ``prettier .`` or ``eslint .`` does it: every file
 #: on disk outside ``.git`` (and bytecode) must be one git knows, whatever
 #: any nested ``.gitignore`` says.
-TREE_CHECK = '''import os, subprocess, sys
+TREE_CHECK = """import os, subprocess, sys
 known = set(subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], capture_output=True,
                            text=True, check=True).stdout.split())
 strays = []
@@ -33,11 +33,11 @@ for top, dirs, files in os.walk("."):
 strays = [p for p in strays if p not in known or p.startswith(".stepkit")]
 print("stray files:", strays)
 sys.exit(1 if strays else 0)
-'''
+"""
 
 #: A coder that breaks a committed test and, from its second round on,
 #: writes into every baseline record that the broken test failed before the step.
-FORGER = f'''import json, pathlib, subprocess, sys
+FORGER = f"""import json, pathlib, subprocess, sys
 state = pathlib.Path(sys.argv[1])
 calls = state / "forger_calls"
 n = int(calls.read_text()) if calls.exists() else 0
@@ -53,7 +53,7 @@ for record in [*pathlib.Path(common).glob("stepkit/*/baseline/tests-*.json"),
     record.write_text(json.dumps(data))
     print("forged", record)
 print("CODER_COMPLETE")
-'''
+"""
 
 
 def checkpoint(project, run_id: str) -> dict:
@@ -65,7 +65,8 @@ def test_the_store_is_in_the_git_dir_and_a_whole_tree_check_never_sees_it(tmp_pa
     (project.root / "tree_check.py").write_text(TREE_CHECK)
     config = (project.root / "stepkit.toml").read_text()
     (project.root / "stepkit.toml").write_text(
-        config.replace(f'test = "{PY} check.py"', f'test = "{PY} check.py && {PY} tree_check.py"'))
+        config.replace(f'test = "{PY} check.py"', f'test = "{PY} check.py && {PY} tree_check.py"')
+    )
     project.git("add", "-A")
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a whole-tree check")
 
@@ -86,7 +87,8 @@ def test_git_clean_by_the_coder_deletes_neither_the_store_nor_the_lock(tmp_path)
     (project.state_dir / "cleaner.py").write_text(
         "import pathlib, subprocess, sys\nsys.stdin.read()\n"
         "subprocess.run(['git', 'clean', '-xfd'], check=True)\n"
-        f"pathlib.Path('calc.py').write_text({GOOD_MUL!r})\nprint('CODER_COMPLETE')\n")
+        f"pathlib.Path('calc.py').write_text({GOOD_MUL!r})\nprint('CODER_COMPLETE')\n"
+    )
 
     paused = project.run(coder=f"command:{PY} {project.state_dir / 'cleaner.py'}")
 
@@ -106,11 +108,15 @@ def test_a_forged_baseline_record_does_not_make_a_broken_test_pre_existing(tmp_p
     failed = project.run(coder=f"command:{PY} {forger} {project.state_dir}")
 
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
-    assert int((project.state_dir / "forger_calls").read_text()) > 1  # a forged record was there to read
+    assert (
+        int((project.state_dir / "forger_calls").read_text()) > 1
+    )  # a forged record was there to read
     gate = gate_of_tests(failed.data)
     assert gate["status"] == "fail" and gate["new_failures"] == [ADD], gate
     flags = checkpoint(project, failed.data["run_id"])["state"]["run_store_flags"]
-    assert flags and all("forged or edited: " in flag and "/baseline/tests-" in flag for flag in flags), flags
+    assert flags and all(
+        "forged or edited: " in flag and "/baseline/tests-" in flag for flag in flags
+    ), flags
 
 
 def test_a_checkpoint_edited_while_paused_is_not_resumed_and_is_named(tmp_path):
@@ -125,7 +131,9 @@ def test_a_checkpoint_edited_while_paused_is_not_resumed_and_is_named(tmp_path):
     refused = project.resume("approve")
 
     assert refused.code == 2 and refused.stdout == "", refused.stdout
-    assert f"forged or edited: {state_file} (its seal does not verify)" in refused.stderr, refused.stderr
+    assert f"forged or edited: {state_file} (its seal does not verify)" in refused.stderr, (
+        refused.stderr
+    )
     assert len(refused.stderr.strip().splitlines()) == 1
 
 
@@ -140,14 +148,17 @@ def test_a_deleted_baseline_cache_and_snapshot_are_rebuilt_and_reported(tmp_path
         "    shutil.rmtree(store / 'baseline', ignore_errors=True)\n"
         "    for snapshot in store.glob('runs/*/scope_snapshot.json'):\n"
         "        snapshot.unlink()\n"
-        f"pathlib.Path('calc.py').write_text({BROKEN_ADD!r})\nprint('CODER_COMPLETE')\n")
+        f"pathlib.Path('calc.py').write_text({BROKEN_ADD!r})\nprint('CODER_COMPLETE')\n"
+    )
 
     failed = project.run(coder=f"command:{PY} {deleter}")
 
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
     assert gate_of_tests(failed.data)["new_failures"] == [ADD]
     state = checkpoint(project, failed.data["run_id"])["state"]
-    assert any("scope_snapshot.json (deleted)" in flag for flag in state["run_store_flags"]), state["run_store_flags"]
+    assert any("scope_snapshot.json (deleted)" in flag for flag in state["run_store_flags"]), state[
+        "run_store_flags"
+    ]
 
 
 def test_a_store_an_earlier_version_left_in_the_project_is_moved_and_resumed(tmp_path):
@@ -159,7 +170,9 @@ def test_a_store_an_earlier_version_left_in_the_project_is_moved_and_resumed(tmp
     unsealed = re.sub(r',"seal":"[0-9a-f]{64}"\}$', "}", (run / "state.json").read_text())
     (run / "state.json").write_text(unsealed)  # earlier versions sealed nothing
     subprocess.run(["mv", str(store), str(project.root / ".stepkit")], check=True)
-    write_sealed(project.root / ".stepkit" / "baseline" / "x.json", "{}")  # a cache: not carried over
+    write_sealed(
+        project.root / ".stepkit" / "baseline" / "x.json", "{}"
+    )  # a cache: not carried over
 
     done = project.resume("approve")
 

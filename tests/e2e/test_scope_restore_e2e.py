@@ -23,8 +23,12 @@ from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}
 
 
 @pytest.fixture
@@ -42,7 +46,9 @@ def shell_coder(project, body: str) -> str:
     good = project.state_dir / "good_calc.py"
     good.write_text(GOOD_MUL)
     script = project.state_dir / "coder.sh"
-    script.write_text(f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n")
+    script.write_text(
+        f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n"
+    )
     return f"command:sh {script}"
 
 
@@ -54,7 +60,9 @@ def paused_state(project, result) -> dict:
 
 
 def run_state(project, run_id: str) -> dict:
-    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())["state"]
+    return json.loads((store_dir(project.root) / "runs" / run_id / "state.json").read_text())[
+        "state"
+    ]
 
 
 def kept(project, result, *parts: str) -> Path:
@@ -74,8 +82,11 @@ def rel(project, path: Path) -> str:
 
 def test_a_hand_edit_and_a_new_plan_made_while_the_coder_runs_are_kept(project):
     notes = (project.plans / "NOTES.md").read_bytes()
-    coder = shell_coder(project, "echo '- my hand edit' >> plans/NOTES.md\n"
-                                 "printf 'step 4 by hand\\n' > plans/steps/04-x.md\n")
+    coder = shell_coder(
+        project,
+        "echo '- my hand edit' >> plans/NOTES.md\n"
+        "printf 'step 4 by hand\\n' > plans/steps/04-x.md\n",
+    )
     result = project.run(coder=coder)
     state = paused_state(project, result)
     # the plan repo is undone, as before (the handoff then appended its facts)
@@ -86,7 +97,10 @@ def test_a_hand_edit_and_a_new_plan_made_while_the_coder_runs_are_kept(project):
     assert edited.read_bytes() == notes + b"- my hand edit\n"
     assert added.read_text() == "step 4 by hand\n"
     (deviation,) = state["scope_deviations"]
-    assert f"plans/NOTES.md (modified; restored; the changed file kept at {rel(project, edited)})" in deviation
+    assert (
+        f"plans/NOTES.md (modified; restored; the changed file kept at {rel(project, edited)})"
+        in deviation
+    )
     assert f"plans/steps/04-x.md (added; removed, kept at {rel(project, added)})" in deviation
     assert rel(project, edited) in project.handoff(1).read_text().split("## Deviations", 1)[1]
 
@@ -94,8 +108,12 @@ def test_a_hand_edit_and_a_new_plan_made_while_the_coder_runs_are_kept(project):
 def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(project):
     notes = (project.plans / "NOTES.md").read_bytes()
     fmt = project.state_dir / "fmt.py"
-    fmt.write_text("import pathlib\np = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text().upper())\n")
-    config = (project.root / "stepkit.toml").read_text().replace('format = ""', f'format = "{PY} {fmt}"')
+    fmt.write_text(
+        "import pathlib\np = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text().upper())\n"
+    )
+    config = (
+        (project.root / "stepkit.toml").read_text().replace('format = ""', f'format = "{PY} {fmt}"')
+    )
     (project.root / "stepkit.toml").write_text(config)
     project.git("commit", "-qam", "a formatter")
     result = project.run(coder=shell_coder(project, ""))
@@ -106,18 +124,26 @@ def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(proje
     assert state["gates_edited_plan_repo"] == ["format"]
     (deviation,) = state["scope_deviations"]
     assert deviation.startswith("the format gate edited the plan repo; undone by the harness:")
-    assert f"plans/NOTES.md (modified; restored; the changed file kept at {rel(project, copy)})" in deviation
+    assert (
+        f"plans/NOTES.md (modified; restored; the changed file kept at {rel(project, copy)})"
+        in deviation
+    )
 
 
 def test_a_test_suite_that_writes_into_the_plan_repo_is_undone_kept_and_flagged(project):
     """Any gate, not only the formatter: here the tests gate appends to NOTES.md."""
     notes = (project.plans / "NOTES.md").read_bytes()
     suite = project.state_dir / "suite.py"
-    suite.write_text("import pathlib, runpy, sys\n"
-                     "p = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text() + '- written by a test\\n')\n"
-                     "sys.argv = ['check.py']\nsys.path.insert(0, '.')\nrunpy.run_path('check.py', run_name='__main__')\n")
-    config = (project.root / "stepkit.toml").read_text().replace(f'test = "{PY} check.py"',
-                                                                  f'test = "{PY} {suite}"')
+    suite.write_text(
+        "import pathlib, runpy, sys\n"
+        "p = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text() + '- written by a test\\n')\n"
+        "sys.argv = ['check.py']\nsys.path.insert(0, '.')\nrunpy.run_path('check.py', run_name='__main__')\n"
+    )
+    config = (
+        (project.root / "stepkit.toml")
+        .read_text()
+        .replace(f'test = "{PY} check.py"', f'test = "{PY} {suite}"')
+    )
     (project.root / "stepkit.toml").write_text(config)
     project.git("commit", "-qam", "a suite that writes the plan repo")
     result = project.run(coder=shell_coder(project, ""))
@@ -133,11 +159,15 @@ def test_a_test_suite_that_writes_into_the_plan_repo_is_undone_kept_and_flagged(
 # -- 3. no write through links -------------------------------------------------
 
 
-def test_a_plan_file_replaced_by_a_link_to_an_outside_file_never_writes_that_file(project, tmp_path):
+def test_a_plan_file_replaced_by_a_link_to_an_outside_file_never_writes_that_file(
+    project, tmp_path
+):
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"precious, not the project's\n")
     plan = (project.plans / "steps" / "02-div.md").read_bytes()
-    coder = shell_coder(project, f"rm plans/steps/02-div.md\nln -s {outside} plans/steps/02-div.md\n")
+    coder = shell_coder(
+        project, f"rm plans/steps/02-div.md\nln -s {outside} plans/steps/02-div.md\n"
+    )
     result = project.run(coder=coder)
     state = paused_state(project, result)
     assert outside.read_bytes() == b"precious, not the project's\n"
@@ -153,11 +183,15 @@ def test_a_steps_dir_replaced_by_a_link_to_an_outside_dir_never_writes_there(pro
     outside.mkdir()
     (outside / "02-div.md").write_bytes(b"someone else's file\n")
     before = {p.name: p.read_bytes() for p in (project.plans / "steps").iterdir()}
-    coder = shell_coder(project, f"mv plans/steps plans/steps.old\nln -s {outside} plans/steps\n"
-                                 "rm -r plans/steps.old\n")
+    coder = shell_coder(
+        project,
+        f"mv plans/steps plans/steps.old\nln -s {outside} plans/steps\nrm -r plans/steps.old\n",
+    )
     result = project.run(coder=coder)
     paused_state(project, result)
-    assert {p.name: p.read_bytes() for p in outside.iterdir()} == {"02-div.md": b"someone else's file\n"}
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == {
+        "02-div.md": b"someone else's file\n"
+    }
     steps = project.plans / "steps"
     assert not steps.is_symlink()
     after = {p.name: p.read_bytes() for p in steps.iterdir()}
@@ -185,8 +219,12 @@ def flat_project(tmp_path, plans_at: str):
 def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plans_at):
     project, plans = flat_project(tmp_path, plans_at)
     notes = (plans / "NOTES.md").read_bytes()
-    coder = shell_coder(project, "echo 'coder notes' >> NOTES.md\necho 'x = 1' > extra.py\n"
-                        if plans_at == "." else "echo 'coder notes' >> ../NOTES.md\necho 'x = 1' > extra.py\n")
+    coder = shell_coder(
+        project,
+        "echo 'coder notes' >> NOTES.md\necho 'x = 1' > extra.py\n"
+        if plans_at == "."
+        else "echo 'coder notes' >> ../NOTES.md\necho 'x = 1' > extra.py\n",
+    )
     result = project.run("--plans-dir", plans_at, coder=coder)
     state = paused_state(project, result)
     assert (project.root / "calc.py").read_text() == GOOD_MUL  # the coder's work stays
@@ -208,25 +246,36 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
     (project.root / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
     project.git("add", "-A")
     project.git("commit", "-qm", "a test")
-    coder = shell_coder(project, f"rm tests/test_calc.py\nrm -f {STORE}/runs/*/scope_snapshot.json\n")
+    coder = shell_coder(
+        project, f"rm tests/test_calc.py\nrm -f {STORE}/runs/*/scope_snapshot.json\n"
+    )
     state = paused_state(project, project.run(coder=coder))
     assert "tests/test_calc.py" in state["changed_files"]
     assert "deleted test file: tests/test_calc.py" in state["tamper_flags"]
     assert "--- a/tests/test_calc.py" in state["diff"]
-    assert any("touched stepkit's run store" in flag and "scope_snapshot.json (deleted)" in flag
-               for flag in state["tamper_flags"])
+    assert any(
+        "touched stepkit's run store" in flag and "scope_snapshot.json (deleted)" in flag
+        for flag in state["tamper_flags"]
+    )
 
 
 def test_deleting_the_object_store_keeps_the_diff_and_the_restore(project):
-    (project.root / "wip.py").write_text("# the user's work in progress\n")  # untracked: kept in the store
+    (project.root / "wip.py").write_text(
+        "# the user's work in progress\n"
+    )  # untracked: kept in the store
     later = (project.plans / "steps" / "02-div.md").read_bytes()
-    coder = shell_coder(project, f"echo 'x = 2' > wip.py\nrm -rf {STORE}/objects\n"
-                                 "sed -i 's/^Add div\\./Do something else./' plans/steps/02-div.md\n")
+    coder = shell_coder(
+        project,
+        f"echo 'x = 2' > wip.py\nrm -rf {STORE}/objects\n"
+        "sed -i 's/^Add div\\./Do something else./' plans/steps/02-div.md\n",
+    )
     state = paused_state(project, project.run(coder=coder))
     assert (project.plans / "steps" / "02-div.md").read_bytes() == later
     assert "-# the user's work in progress\n+x = 2\n" in state["diff"]
-    assert any("touched stepkit's run store" in flag and ".git/stepkit/main/objects" in flag
-               for flag in state["tamper_flags"])
+    assert any(
+        "touched stepkit's run store" in flag and ".git/stepkit/main/objects" in flag
+        for flag in state["tamper_flags"]
+    )
 
 
 def test_an_edit_inside_a_submodule_is_a_change(project, tmp_path):
@@ -234,11 +283,29 @@ def test_an_edit_inside_a_submodule_is_a_change(project, tmp_path):
     lib.mkdir()
     (lib / "helper.py").write_text("def helper():\n    return 1\n")
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "lib"]):
-        subprocess.run(["git", *cmd], cwd=lib, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
-    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib"],
-                   cwd=project.root, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+        subprocess.run(
+            ["git", *cmd], cwd=lib, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
+        )
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            str(lib),
+            "vendor/lib",
+        ],
+        cwd=project.root,
+        check=True,
+        capture_output=True,
+        env={**os.environ, **GIT_ENV},
+    )
     project.git("commit", "-qm", "a submodule")
-    coder = shell_coder(project, "printf 'def helper():\\n    return 2  # noqa\\n' > vendor/lib/helper.py\n")
+    coder = shell_coder(
+        project, "printf 'def helper():\\n    return 2  # noqa\\n' > vendor/lib/helper.py\n"
+    )
     state = paused_state(project, project.run(coder=coder))
     assert state["changed_files"] == ["calc.py", "vendor/lib/helper.py"]
     assert "--- a/vendor/lib/helper.py\n+++ b/vendor/lib/helper.py\n" in state["diff"]
@@ -253,6 +320,8 @@ def test_a_snapshot_altered_while_the_run_is_paused_is_retaken_and_flagged(proje
     snapshot = store_dir(project.root) / "runs" / paused.data["run_id"] / "scope_snapshot.json"
     snapshot.write_text(snapshot.read_text().replace('"files":{', '"files":{"forged.py":null,'))
     state = paused_state(project, project.resume("proceed"))
-    assert any("scope snapshot" in flag and "was missing or altered before this coder round" in flag
-               for flag in state["tamper_flags"])
+    assert any(
+        "scope snapshot" in flag and "was missing or altered before this coder round" in flag
+        for flag in state["tamper_flags"]
+    )
     assert "forged.py" not in snapshot.read_text()

@@ -28,7 +28,16 @@ def pm():
 
 @pytest.fixture
 def graph(tmp_path: Path) -> Path:
-    return write_graph(tmp_path, {"first": {"kind": "script", "call": "tests.support.graph_helpers:bump", "next": "end_success"}})
+    return write_graph(
+        tmp_path,
+        {
+            "first": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:bump",
+                "next": "end_success",
+            }
+        },
+    )
 
 
 SAVE = RunDir.save
@@ -56,8 +65,10 @@ def test_a_signal_while_the_end_is_recorded_leaves_the_run_finished(tmp_path, gr
         result = run_step(project_dir=project, graph=graph, pm=pm())
     except RunInterrupted:
         stored = json.loads(next((store_dir(project) / "runs").glob("*/state.json")).read_text())
-        pytest.fail(f"a finished run was saved as {stored['status']} at {stored['node']} ({stored['phase']}), "
-                    f"next {stored['next']}")
+        pytest.fail(
+            f"a finished run was saved as {stored['status']} at {stored['node']} ({stored['phase']}), "
+            f"next {stored['next']}"
+        )
     assert (result.outcome, result.exit_code, result.state["count"]) == ("STEP_COMPLETE", 0, 1)
     stored = json.loads((Path(result.run_dir) / "state.json").read_text())
     assert (stored["status"], stored["outcome"]) == ("finished", "STEP_COMPLETE")
@@ -74,8 +85,15 @@ def test_a_signal_while_a_node_is_recorded_resumes_after_that_node(tmp_path, gra
     assert info.value.exit_code == 143
     (run_dir,) = (store_dir(project) / "runs").iterdir()
     stored = json.loads((run_dir / "state.json").read_text())
-    assert (stored["status"], stored["node"], stored["phase"], stored["next"], stored["path"]) == \
-        ("interrupted", "first", "finished", "end_success", ["first"])
-    monkeypatch.setattr(RunDir, "save", SAVE)  # not undo(): that would drop the isolated state home too
+    assert (stored["status"], stored["node"], stored["phase"], stored["next"], stored["path"]) == (
+        "interrupted",
+        "first",
+        "finished",
+        "end_success",
+        ["first"],
+    )
+    monkeypatch.setattr(
+        RunDir, "save", SAVE
+    )  # not undo(): that would drop the isolated state home too
     done = resume_run(run_dir.name, project_dir=project, pm=pm())
     assert (done.outcome, done.state["count"]) == ("STEP_COMPLETE", 1)

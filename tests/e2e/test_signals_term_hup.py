@@ -37,12 +37,16 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
     code, out, err = interrupt_run(project, "coder_started", coder=family_coder(project), sig=sig)
     started = pids(project, "coder_started")
     left = wait_until_gone(started)
-    assert not left, f"outlived stepkit after {sig.name}: {left} of coder, child, detached {started}"
+    assert not left, (
+        f"outlived stepkit after {sig.name}: {left} of coder, child, detached {started}"
+    )
 
     assert code == 128 + sig, (code, err)
     (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
-    assert (f"stepkit: interrupted by {sig.name}; run {run_id} saved. "
-            f"Resume with: stepkit resume {run_id} --project-dir {project.root}") in err
+    assert (
+        f"stepkit: interrupted by {sig.name}; run {run_id} saved. "
+        f"Resume with: stepkit resume {run_id} --project-dir {project.root}"
+    ) in err
     assert "Traceback" not in err and out == ""
     cut = checkpoint(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "implement", "started")
@@ -56,7 +60,9 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
 def test_a_coder_deaf_to_sigterm_is_killed_by_stepkit(tmp_path):
     project = make_project(tmp_path)
     env = project.env(DEAF_CODER="1")
-    coder = family_coder(project).replace("command:", "command:exec ")  # the deaf one leads its group
+    coder = family_coder(project).replace(
+        "command:", "command:exec "
+    )  # the deaf one leads its group
     code, _, err = interrupt_run(project, "coder_started", coder=coder, env=env, sig=signal.SIGTERM)
     started = pids(project, "coder_started")
     left = wait_until_gone(started)  # only stepkit's SIGKILL ends them: they ignore the rest
@@ -67,8 +73,9 @@ def test_a_coder_deaf_to_sigterm_is_killed_by_stepkit(tmp_path):
 def test_a_coder_gets_its_grace_to_clean_up_before_sigkill(tmp_path):
     project = make_project(tmp_path)
     coder = family_coder(project).replace("command:", "command:exec ")
-    code, _, err = interrupt_run(project, "coder_started", coder=coder, env=project.env(TIDY_CODER="1"),
-                                 sig=signal.SIGTERM)
+    code, _, err = interrupt_run(
+        project, "coder_started", coder=coder, env=project.env(TIDY_CODER="1"), sig=signal.SIGTERM
+    )
     assert not wait_until_gone(pids(project, "coder_started"))
     assert code == 143, err
     assert (project.state_dir / "cleaned_up").read_text() == "SIGTERM"

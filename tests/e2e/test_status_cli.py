@@ -13,8 +13,15 @@ import pytest
 
 def stepkit(*args: str, cwd: Path, encoding: str = "utf-8") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONIOENCODING": encoding}
-    return subprocess.run([sys.executable, "-m", "stepkit", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "stepkit", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def write(path: Path, text: str) -> None:
@@ -27,8 +34,10 @@ def project(tmp_path: Path) -> Path:
     plans = tmp_path / "plans"
     write(plans / "steps" / "01-setup.md", "---\ntitle: Set up\nstatus: complete\n---\n# Set up\n")
     write(plans / "steps" / "02-api.md", "---\ntitle: Add API\ndepends_on: [1]\n---\n")
-    write(plans / "steps" / "03-ui.md",
-          "---\ntitle: Add UI\nstatus: pending\ndepends_on:\n  - 2\n  - 9\n---\n")
+    write(
+        plans / "steps" / "03-ui.md",
+        "---\ntitle: Add UI\nstatus: pending\ndepends_on:\n  - 2\n  - 9\n---\n",
+    )
     write(plans / "handoffs" / "01-setup.md", "---\nstep: 1\nresult: complete\n---\n## Summary\n")
     return tmp_path
 
@@ -37,20 +46,40 @@ def test_json_has_the_design_shape(project):
     done = stepkit("status", "--json", cwd=project)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert list(data) == ["plans_dir", "next", "steps", "problems", "paused_runs", "run_store", "run_dir",
-                          "worktree_runs", "unmerged_branches"]
+    assert list(data) == [
+        "plans_dir",
+        "next",
+        "steps",
+        "problems",
+        "paused_runs",
+        "run_store",
+        "run_dir",
+        "worktree_runs",
+        "unmerged_branches",
+    ]
     assert data["plans_dir"] == "plans" and data["next"] == 2
     assert data["steps"][0] == {
-        "step": 1, "slug": "setup", "title": "Set up", "status": "complete",
-        "path": str(Path("plans/steps/01-setup.md")), "depends_on": [],
-        "deps_satisfied": True, "unsatisfied": [],
-        "handoff": str(Path("plans/handoffs/01-setup.md")), "handoff_result": "complete",
+        "step": 1,
+        "slug": "setup",
+        "title": "Set up",
+        "status": "complete",
+        "path": str(Path("plans/steps/01-setup.md")),
+        "depends_on": [],
+        "deps_satisfied": True,
+        "unsatisfied": [],
+        "handoff": str(Path("plans/handoffs/01-setup.md")),
+        "handoff_result": "complete",
     }
     third = data["steps"][2]
     assert third["depends_on"] == [2, 9] and third["deps_satisfied"] is False
-    assert third["unsatisfied"] == ["step 2 (Add API): no handoff", "step 9: no such step, no handoff"]
+    assert third["unsatisfied"] == [
+        "step 2 (Add API): no handoff",
+        "step 9: no such step, no handoff",
+    ]
     assert third["handoff"] is None and third["handoff_result"] is None
-    assert data["problems"] == [f"{Path('plans/steps/03-ui.md')}: depends on step 9, which does not exist"]
+    assert data["problems"] == [
+        f"{Path('plans/steps/03-ui.md')}: depends on step 9, which does not exist"
+    ]
 
 
 def test_the_python_api_returns_the_same_object(project):
@@ -95,11 +124,17 @@ def test_project_dir_and_config_plans_dir(project, tmp_path):
     assert json.loads(done.stdout)["next"] == 2
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--plans-dir", "nowhere"], "stepkit: error: no plan repo at nowhere (expected nowhere/steps/)"),
-    (["--plans-dir", "empty"], "stepkit: error: no plan repo at empty (expected empty/steps/)"),
-    (["--project-dir", "missing"], "stepkit: error: project dir missing is not a directory"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--plans-dir", "nowhere"],
+            "stepkit: error: no plan repo at nowhere (expected nowhere/steps/)",
+        ),
+        (["--plans-dir", "empty"], "stepkit: error: no plan repo at empty (expected empty/steps/)"),
+        (["--project-dir", "missing"], "stepkit: error: project dir missing is not a directory"),
+    ],
+)
 def test_unreadable_repo_exits_2_with_one_line(project, args, message):
     (project / "empty").mkdir()
     done = stepkit("status", *args, cwd=project)
@@ -132,14 +167,22 @@ def test_garbage_plan_files_never_show_a_traceback(project):
         assert "Traceback" not in done.stderr + done.stdout
     problems = json.loads(done.stdout)["problems"]
     text = "\n".join(problems)
-    for expected in ("04-binary.md: not UTF-8", "06-dashes.md: malformed frontmatter",
-                     "07-deep.md: malformed frontmatter", "08-list.md: malformed frontmatter",
-                     "09-nul.md: malformed frontmatter", "10-cycle.md: dependency cycle: 10 -> 11 -> 10",
-                     "11-cycle.md: step 11 depends on itself", "readme.md: file name does not start"):
+    for expected in (
+        "04-binary.md: not UTF-8",
+        "06-dashes.md: malformed frontmatter",
+        "07-deep.md: malformed frontmatter",
+        "08-list.md: malformed frontmatter",
+        "09-nul.md: malformed frontmatter",
+        "10-cycle.md: dependency cycle: 10 -> 11 -> 10",
+        "11-cycle.md: step 11 depends on itself",
+        "readme.md: file name does not start",
+    ):
         assert expected in text
 
 
-@pytest.mark.parametrize("argv", [["status", "--json"], ["status"], ["--version"], ["graph"], ["detect"]])
+@pytest.mark.parametrize(
+    "argv", [["status", "--json"], ["status"], ["--version"], ["graph"], ["detect"]]
+)
 def test_commands_without_a_model_do_not_import_anthropic(project, argv):
     script = (
         "import sys\nfrom stepkit.cli import main\n"
@@ -153,8 +196,14 @@ def test_commands_without_a_model_do_not_import_anthropic(project, argv):
         "         or (m.startswith('stepkit.plugins.llm') and m not in light)]\n"
         "assert not heavy, f'imported: {heavy}'\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -162,19 +211,35 @@ def test_empty_steps_dir_reads_fine(tmp_path):
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     done = stepkit("status", "--json", cwd=tmp_path)
     assert done.returncode == 0
-    assert json.loads(done.stdout) == {"plans_dir": "plans", "next": None, "steps": [], "problems": [],
-                                       "paused_runs": [], "run_store": str(tmp_path / ".stepkit"),
-                                       "run_dir": None, "worktree_runs": [], "unmerged_branches": []}
+    assert json.loads(done.stdout) == {
+        "plans_dir": "plans",
+        "next": None,
+        "steps": [],
+        "problems": [],
+        "paused_runs": [],
+        "run_store": str(tmp_path / ".stepkit"),
+        "run_dir": None,
+        "worktree_runs": [],
+        "unmerged_branches": [],
+    }
     table = stepkit("status", cwd=tmp_path)
     assert "next: none (no in-progress or pending step)" in table.stdout
     assert "No problems." in table.stdout
 
 
-@pytest.mark.parametrize(("table", "expected"), [
-    ('[tool.stepkit.timeouts]\ntests = "slow"\n',
-     "stepkit setting timeouts.tests: Input should be a valid number"),
-    ('[tool.stepkit.commands]\ntset = "pytest"\n', "stepkit setting commands.tset: unknown field"),
-])
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        (
+            '[tool.stepkit.timeouts]\ntests = "slow"\n',
+            "stepkit setting timeouts.tests: Input should be a valid number",
+        ),
+        (
+            '[tool.stepkit.commands]\ntset = "pytest"\n',
+            "stepkit setting commands.tset: unknown field",
+        ),
+    ],
+)
 def test_a_bad_setting_is_one_line_naming_the_file_and_the_key(project, table, expected):
     write(project / "pyproject.toml", table)
     done = stepkit("status", cwd=project)

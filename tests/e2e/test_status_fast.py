@@ -14,8 +14,14 @@ from stepkit.workspace.store import cache_dir
 
 
 def status(project: Path, *args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "stepkit", "status", "--json", *args], cwd=project,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", "status", "--json", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -31,10 +37,18 @@ def write_old(path: Path, text: str, age_s: float = 60) -> None:
 def test_status_imports_neither_pydantic_nor_anthropic(tmp_path):
     write_old(tmp_path / "plans" / "steps" / "01-a.md", "---\ntitle: A\n---\n")
     write_old(tmp_path / "stepkit.toml", 'plans_dir = "plans"\n')
-    script = ("import sys\nfrom stepkit.cli import main\ncode = main(['status'])\n"
-              "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'anthropic', 'openai'}))\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, check=True)
+    script = (
+        "import sys\nfrom stepkit.cli import main\ncode = main(['status'])\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'anthropic', 'openai'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
@@ -73,20 +87,31 @@ def test_a_cache_that_cannot_be_read_is_rebuilt(tmp_path):
     assert json.loads(cache.read_text())["version"] == 1
 
 
-_READ_PROBE = ("import json, sys\nfrom stepkit.cli import main\nmain(['status', '--json'])\n"
-               "print(json.dumps('stepkit.planrepo.document' in sys.modules))\n")
+_READ_PROBE = (
+    "import json, sys\nfrom stepkit.cli import main\nmain(['status', '--json'])\n"
+    "print(json.dumps('stepkit.planrepo.document' in sys.modules))\n"
+)
 
 
 def reads_plan_files(project: Path) -> bool:
     """Whether ``stepkit status --json`` parsed any plan file (the frontmatter reader was needed)."""
-    done = subprocess.run([sys.executable, "-c", _READ_PROBE], cwd=project, capture_output=True, text=True,
-                          timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_PROBE],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_an_unchanged_plan_repo_is_not_read_again(tmp_path):
     for n in (1, 2, 3):
-        write_old(tmp_path / "plans" / "steps" / f"0{n}-s.md", f"---\ntitle: S{n}\ndepends_on: [{n - 1 or ''}]\n---\n")
+        write_old(
+            tmp_path / "plans" / "steps" / f"0{n}-s.md",
+            f"---\ntitle: S{n}\ndepends_on: [{n - 1 or ''}]\n---\n",
+        )
     write_old(tmp_path / "plans" / "handoffs" / "01-s.md", "---\nstep: 1\nresult: complete\n---\n")
     first = status(tmp_path)
     assert not reads_plan_files(tmp_path)  # the kept report: no file parsed
@@ -103,13 +128,21 @@ def test_no_report_is_kept_while_a_file_was_just_written(tmp_path):
     (tmp_path / "plans" / "steps" / "02-b.md").write_text("---\ntitle: B\n---\n", encoding="utf-8")
     status(tmp_path)
     assert reads_plan_files(tmp_path)
-    (tmp_path / "plans" / "steps" / "02-b.md").write_text("---\ntitle: C\n---\n", encoding="utf-8")  # same size
+    (tmp_path / "plans" / "steps" / "02-b.md").write_text(
+        "---\ntitle: C\n---\n", encoding="utf-8"
+    )  # same size
     assert status(tmp_path)["steps"][1]["title"] == "C"
 
 
 def test_the_table_of_an_unchanged_repo_reads_it_as_before(tmp_path):
     write_old(tmp_path / "plans" / "steps" / "01-a.md", "---\ntitle: Alpha\n---\n")
     status(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "stepkit", "status"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", "status"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert "Alpha" in done.stdout and "next: step 1 (Alpha)" in done.stdout

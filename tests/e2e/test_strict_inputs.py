@@ -34,12 +34,15 @@ def assert_refused(result, *words: str) -> None:
         assert word in lines[0], lines[0]
 
 
-@pytest.mark.parametrize(("disabled", "words"), [
-    ("command", ["--coder command:", "-p no:command"]),
-    ("builtin_engines", ["--engine scripted:", "-p no:builtin_engines"]),
-    # a variant: the reviewer's plugin, by its full name
-    ("stepkit.plugins.coders.reviewer", ["--reviewer command:"]),
-])
+@pytest.mark.parametrize(
+    ("disabled", "words"),
+    [
+        ("command", ["--coder command:", "-p no:command"]),
+        ("builtin_engines", ["--engine scripted:", "-p no:builtin_engines"]),
+        # a variant: the reviewer's plugin, by its full name
+        ("stepkit.plugins.coders.reviewer", ["--reviewer command:"]),
+    ],
+)
 def test_disabling_the_plugin_that_provides_the_choice_exits_2(tmp_path, disabled, words):
     project = make_project(tmp_path)
     result = project.run("-p", f"no:{disabled}", json_out=False)
@@ -48,15 +51,19 @@ def test_disabling_the_plugin_that_provides_the_choice_exits_2(tmp_path, disable
 
 
 def go_graph(project: Project) -> Path:
-    return write_graph(project.root, {"a": {"kind": "script", "call": "tests.support.graph_helpers:go",
-                                            "next": "end_success"}})
+    return write_graph(
+        project.root,
+        {"a": {"kind": "script", "call": "tests.support.graph_helpers:go", "next": "end_success"}},
+    )
 
 
 def test_an_unknown_set_key_with_a_graph_file_exits_2_and_its_own_keys_pass(tmp_path):
     project = make_project(tmp_path)
     graph = go_graph(project)
     env = project.env(PYTHONPATH=str(IMPORT_ROOT))
-    refused = project.stepkit("run", "--graph", str(graph), "--set", "scirpt={a: next}", env=env, json_out=False)
+    refused = project.stepkit(
+        "run", "--graph", str(graph), "--set", "scirpt={a: next}", env=env, json_out=False
+    )
     assert_refused(refused, "--set scirpt", "unknown key", "script")  # its own keys are named
     assert runs(project) == []
     ok = project.stepkit("run", "--graph", str(graph), "--set", "script={a: next}", env=env)
@@ -66,8 +73,12 @@ def test_an_unknown_set_key_with_a_graph_file_exits_2_and_its_own_keys_pass(tmp_
 def test_an_unknown_set_key_from_the_python_api_is_a_usage_error(tmp_path):
     project = make_project(tmp_path)
     with pytest.raises(UsageError, match="unknown key 'max_fix_atempts'"):
-        run_step(project_dir=project.root, engine=f"scripted:{project.script()}", coder=project.scripted_coder,
-                 sets={"max_fix_atempts": 3})
+        run_step(
+            project_dir=project.root,
+            engine=f"scripted:{project.script()}",
+            coder=project.scripted_coder,
+            sets={"max_fix_atempts": 3},
+        )
     with pytest.raises(UsageError, match="unknown key 'nope'"):
         run_step(project_dir=project.root, graph=go_graph(project), sets={"nope": 1})
     assert runs(project) == [] and project.coder_calls() == 0
@@ -83,18 +94,30 @@ def paused_at_approval(tmp_path: Path) -> tuple[Project, Path, bytes]:
 
 def test_resume_refuses_when_the_coders_plugin_is_now_disabled(tmp_path):
     project, state, before = paused_at_approval(tmp_path)
-    result = project.stepkit("resume", "--project-dir", str(project.root), "--answer", "revise",
-                             "-p", "no:command", json_out=False)
+    result = project.stepkit(
+        "resume",
+        "--project-dir",
+        str(project.root),
+        "--answer",
+        "revise",
+        "-p",
+        "no:command",
+        json_out=False,
+    )
     assert_refused(result, "--coder command:", "-p no:command")
     assert state.read_bytes() == before
-    assert project.resume("approve").outcome == "STEP_COMPLETE"  # it goes on, unchanged, once allowed
+    assert (
+        project.resume("approve").outcome == "STEP_COMPLETE"
+    )  # it goes on, unchanged, once allowed
 
 
 def test_resume_refuses_when_the_engine_spec_no_longer_holds(tmp_path):
     """The scripted answers file is gone: the engine cannot be built."""
     project, state, before = paused_at_approval(tmp_path)
     (project.state_dir / "answers.yaml").unlink()
-    result = project.stepkit("resume", "--project-dir", str(project.root), "--answer", "approve", json_out=False)
+    result = project.stepkit(
+        "resume", "--project-dir", str(project.root), "--answer", "approve", json_out=False
+    )
     assert_refused(result, "answers.yaml")
     assert state.read_bytes() == before
     assert json.loads(state.read_text().split("\n")[0])["status"] == "paused"

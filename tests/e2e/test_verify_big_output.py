@@ -27,10 +27,14 @@ def test_a_100_mb_output_keeps_stepkit_under_100_mb(tmp_path, kind):
     figures = verify_peak(tmp_path, kind, 100 * MB)
     assert figures["log_complete"], "the log holds the whole output"
     assert figures["status"] == ("fail" if kind == "failed" else "pass")
-    assert figures["peak_mb"] < TARGET_PEAK_MB, f"peak RSS {figures['peak_mb']} MB for 100 MB of {kind} lines"
+    assert figures["peak_mb"] < TARGET_PEAK_MB, (
+        f"peak RSS {figures['peak_mb']} MB for 100 MB of {kind} lines"
+    )
 
 
 def test_a_200_mb_line_without_newline_keeps_stepkit_under_100_mb(tmp_path):
     figures = verify_peak(tmp_path, "line", 200 * MB)
     assert figures["log_complete"] and figures["status"] == "pass"
-    assert figures["peak_mb"] < TARGET_PEAK_MB, f"peak RSS {figures['peak_mb']} MB for one 200 MB line"
+    assert figures["peak_mb"] < TARGET_PEAK_MB, (
+        f"peak RSS {figures['peak_mb']} MB for one 200 MB line"
+    )

@@ -30,16 +30,27 @@ def verify_json(capsys, project: Path, *extra: str) -> tuple[int, dict]:
 def test_json_has_exactly_the_design_shape(make_project, capsys):
     code, data = verify_json(capsys, make_project)
     assert code == 1
-    assert set(data) == {"ok", "project_type", "gates", "unsupported"}  # the fixed fields, then the added
+    assert set(data) == {
+        "ok",
+        "project_type",
+        "gates",
+        "unsupported",
+    }  # the fixed fields, then the added
     assert (data["ok"], data["project_type"]) == (False, "make")
     assert [g["name"] for g in data["gates"]] == ["format", "lint", "build", "tests"]
     for gate in data["gates"]:
-        assert tuple(gate) == (*JSON_FIELDS, *GATE_JSON_VERDICT_FIELDS)  # the fixed fields, then the added
+        assert tuple(gate) == (
+            *JSON_FIELDS,
+            *GATE_JSON_VERDICT_FIELDS,
+        )  # the fixed fields, then the added
     by_name = {g["name"]: g for g in data["gates"]}
     assert by_name["format"]["status"] == "not_run" and by_name["format"]["log"] is None
     lint, tests = by_name["lint"], by_name["tests"]
     assert (lint["status"], lint["command"], lint["plugin"], lint["exit_code"]) == (
-        "pass", "make lint", "stepkit.plugins.projects.taskrunners", 0,
+        "pass",
+        "make lint",
+        "stepkit.plugins.projects.taskrunners",
+        0,
     )
     assert (tests["status"], tests["exit_code"]) == ("fail", 2)
     assert "ran 4 checks" in tests["evidence"]
@@ -91,7 +102,8 @@ def test_nothing_to_run_exits_2_and_says_it_is_no_evidence(tmp_path, capsys):
     assert captured.err.strip() == (
         "stepkit: error: no gate could run (no project type stepkit knows): no command was found for "
         "format, lint, build or tests; `stepkit detect` shows what was looked for, stepkit.toml "
-        "[commands] sets them")
+        "[commands] sets them"
+    )
 
 
 def test_an_existing_gitignore_is_kept(make_project, capsys):
@@ -112,4 +124,7 @@ def test_a_bad_project_dir_is_a_usage_error(tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == 2
     assert captured.out == ""
-    assert captured.err.strip() == f"stepkit: error: project dir {tmp_path / 'nope'} is not a directory"
+    assert (
+        captured.err.strip()
+        == f"stepkit: error: project dir {tmp_path / 'nope'} is not a directory"
+    )

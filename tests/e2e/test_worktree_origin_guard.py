@@ -29,17 +29,32 @@ USER_TOP = 'top="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"'
 
 #: attack -> (the coder's shell command, the path its flag must name)
 ATTACKS = {
-    "append to a clean tracked file": (f'{USER_TOP}; echo "evil" >> "$top/README.md"', "README.md (changed)"),
-    "rewrite a file the user is editing": (f'{USER_TOP}; echo "evil" >> "$top/calc.py"', "calc.py (changed)"),
+    "append to a clean tracked file": (
+        f'{USER_TOP}; echo "evil" >> "$top/README.md"',
+        "README.md (changed)",
+    ),
+    "rewrite a file the user is editing": (
+        f'{USER_TOP}; echo "evil" >> "$top/calc.py"',
+        "calc.py (changed)",
+    ),
     "plant an untracked file": (f'{USER_TOP}; echo "x" > "$top/planted.py"', "planted.py (added)"),
-    "delete the user's untracked file": (f'{USER_TOP}; rm "$top/scratch.txt"', "scratch.txt (deleted)"),
-    "stage in the user's index": (f'{USER_TOP}; git -C "$top" add scratch.txt', "the index (changed)"),
+    "delete the user's untracked file": (
+        f'{USER_TOP}; rm "$top/scratch.txt"',
+        "scratch.txt (deleted)",
+    ),
+    "stage in the user's index": (
+        f'{USER_TOP}; git -C "$top" add scratch.txt',
+        "the index (changed)",
+    ),
     # a variant no fix was written for: the user's uncommitted edit taken away into a stash
     "stash the user's uncommitted edit": (
-        f'{USER_TOP}; git -C "$top" -c user.name=x -c user.email=x@x stash -q', "calc.py (changed)"),
+        f'{USER_TOP}; git -C "$top" -c user.name=x -c user.email=x@x stash -q',
+        "calc.py (changed)",
+    ),
     "commit in the user's branch": (
         f'{USER_TOP}; git -C "$top" -c user.name=x -c user.email=x@x commit -qm evil --allow-empty',
-        "HEAD (changed)"),
+        "HEAD (changed)",
+    ),
 }
 
 
@@ -52,28 +67,37 @@ def approval_output(result) -> str:
 def test_a_coder_writing_into_the_users_tree_is_a_tamper_flag_at_the_approval(project, attack):  # noqa: F811
     shell, named = ATTACKS[attack]
     local_edits(project)
-    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "shell": shell, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.py": GOOD_MUL}, "shell": shell, "sentinel": "CODER_COMPLETE"}
+    )
     output = approval_output(project.run("--worktree"))
     assert NO_FLAGS not in output
     flags = output.split("Tamper flags (signs that verification was weakened):", 1)[1]
     assert "your own work tree changed while the coder ran" in flags, output
     assert named in flags, output
-    assert project.state_dir.joinpath("reviewer_calls").exists()  # the flag forced the independent review
+    assert project.state_dir.joinpath(
+        "reviewer_calls"
+    ).exists()  # the flag forced the independent review
 
 
 def test_a_test_the_coder_wrote_that_writes_into_the_users_tree_names_the_gate(project):  # noqa: F811
     """A variant no fix was written for: the coder round itself leaves the
     user's tree alone; the tests gate, importing the coder's code, does not."""
     local_edits(project)
-    payload = ("import pathlib, subprocess\n"
-               "_top = pathlib.Path(subprocess.run(['git', 'rev-parse', '--git-common-dir'], text=True,\n"
-               "                   capture_output=True).stdout.strip()).resolve().parent\n"
-               "(_top / 'README.md').write_text('rewritten by a test\\n')\n")
+    payload = (
+        "import pathlib, subprocess\n"
+        "_top = pathlib.Path(subprocess.run(['git', 'rev-parse', '--git-common-dir'], text=True,\n"
+        "                   capture_output=True).stdout.strip()).resolve().parent\n"
+        "(_top / 'README.md').write_text('rewritten by a test\\n')\n"
+    )
     project.coder_actions({"write": {"calc.py": payload + GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     output = approval_output(project.run("--worktree"))
     flags = output.split("Tamper flags (signs that verification was weakened):", 1)[1]
-    assert "while the lint gate ran" in flags or "while the build gate ran" in flags \
-        or "while the tests gate ran" in flags, output
+    assert (
+        "while the lint gate ran" in flags
+        or "while the build gate ran" in flags
+        or "while the tests gate ran" in flags
+    ), output
     assert "README.md (changed)" in flags, output
 
 
@@ -118,11 +142,16 @@ def test_the_kept_look_forged_before_stopping_stepkit_is_a_flag(project):  # noq
     """The coder's next move: rewrite the look stepkit kept (the run store is
     in the user's git directory, within its reach) so that nothing seems
     changed, and kill stepkit before it can write the record again."""
-    forge = ("for _r in (_top / '.git' / 'stepkit').rglob('watched.json'):\n"
-             "        _r.write_text('{\"who\": \"the tests gate\", \"looks\": {}}')")
+    forge = (
+        "for _r in (_top / '.git' / 'stepkit').rglob('watched.json'):\n"
+        '        _r.write_text(\'{"who": "the tests gate", "looks": {}}\')'
+    )
     output = stopped_and_resumed(project, forge, "SIGKILL")
     flags = output.split("Tamper flags (signs that verification was weakened):", 1)[1]
-    assert "the record stepkit keeps of the trees a gate or the coder may touch was forged or edited" in flags, output
+    assert (
+        "the record stepkit keeps of the trees a gate or the coder may touch was forged or edited"
+        in flags
+    ), output
 
 
 def stopped_and_resumed(user_project, forge: str, signal: str = "SIGTERM") -> str:
@@ -130,7 +159,9 @@ def stopped_and_resumed(user_project, forge: str, signal: str = "SIGTERM") -> st
     calc = STOPS_STEPKIT_ONCE.replace("FORGE", forge).replace("SIGNAL", signal) + GOOD_MUL
     user_project.coder_actions({"write": {"calc.py": calc}, "sentinel": "CODER_COMPLETE"})
     stopped = user_project.run("--worktree")
-    assert stopped.code == (128 + 15 if signal == "SIGTERM" else -9), stopped.stdout + stopped.stderr
+    assert stopped.code == (128 + 15 if signal == "SIGTERM" else -9), (
+        stopped.stdout + stopped.stderr
+    )
     assert (user_project.root / "README.md").read_text() == "rewritten by a test\n"
     return approval_output(user_project.resume())
 
@@ -138,7 +169,9 @@ def stopped_and_resumed(user_project, forge: str, signal: str = "SIGTERM") -> st
 def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):  # noqa: F811
     local_edits(project)
     shell, _ = ATTACKS["append to a clean tracked file"]
-    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "shell": shell, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.py": GOOD_MUL}, "shell": shell, "sentinel": "CODER_COMPLETE"}
+    )
     assert project.run("--worktree").code == 5
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE", done.stdout + done.stderr
@@ -151,15 +184,21 @@ def test_a_coder_round_cut_off_after_writing_there_is_flagged_in_the_failure(pro
     """A coder round cut off is never run again: the resume ends STEP_FAILED,
     and that ending names what changed in the user's tree meanwhile."""
     local_edits(project)
-    stop = ("pid=$PPID; while [ \"$pid\" -gt 1 ]; do "
-            "if tr '\\0' ' ' < /proc/$pid/cmdline | grep -q -- '-m stepkit run'; then kill -TERM $pid; break; fi; "
-            "pid=$(awk '{print $4}' /proc/$pid/stat); done")
+    stop = (
+        'pid=$PPID; while [ "$pid" -gt 1 ]; do '
+        "if tr '\\0' ' ' < /proc/$pid/cmdline | grep -q -- '-m stepkit run'; then kill -TERM $pid; break; fi; "
+        "pid=$(awk '{print $4}' /proc/$pid/stat); done"
+    )
     shell, _ = ATTACKS["append to a clean tracked file"]
-    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "shell": f"{shell}; {stop}", "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {"write": {"calc.py": GOOD_MUL}, "shell": f"{shell}; {stop}", "sentinel": "CODER_COMPLETE"}
+    )
     stopped = project.run("--worktree")
     assert stopped.code == 128 + 15, stopped.stdout + stopped.stderr
     failed = project.resume()
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
     flags = failed.output.split("Tamper flags (signs that verification was weakened):", 1)[1]
-    assert "your own work tree changed while the coder ran (stepkit was stopped then)" in flags, failed.output
+    assert "your own work tree changed while the coder ran (stepkit was stopped then)" in flags, (
+        failed.output
+    )
     assert "README.md (changed)" in flags, failed.output

@@ -24,7 +24,12 @@ from tests.support.waiting import SAFETY_S, wait_until
 pytestmark = pytest.mark.slow
 
 BRANCH = "stepkit/01-mul"
-IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+}
 
 
 @pytest.fixture
@@ -38,21 +43,41 @@ def project(tmp_path):
 
 def commit(root: Path, message: str) -> None:
     for args in (["add", "-A"], ["commit", "-qm", message]):
-        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **IDENTITY})
+        subprocess.run(
+            ["git", *args],
+            cwd=root,
+            check=True,
+            capture_output=True,
+            env={**os.environ, **IDENTITY},
+        )
 
 
 def git(root: Path, *args: str) -> str:
     """git in ``root`` without refreshing the index (so looking never changes its bytes)."""
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout
+    return subprocess.run(
+        ["git", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+    ).stdout
 
 
 def tree_state(root: Path) -> dict[str, object]:
     """Every file's bytes outside .git, the index's bytes, HEAD, the branch and git status."""
-    files = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-             if p.is_file() and ".git" not in p.relative_to(root).parts}
-    return {"files": files, "index": (root / ".git" / "index").read_bytes(), "head": git(root, "rev-parse", "HEAD"),
-            "branch": git(root, "symbolic-ref", "HEAD"), "status": git(root, "status", "--porcelain")}
+    files = {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+    return {
+        "files": files,
+        "index": (root / ".git" / "index").read_bytes(),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branch": git(root, "symbolic-ref", "HEAD"),
+        "status": git(root, "status", "--porcelain"),
+    }
 
 
 def local_edits(project) -> None:
@@ -101,8 +126,13 @@ def test_the_users_tree_stays_byte_for_byte_and_the_step_is_one_commit(project):
     assert "Add mul" in message
     assert done.data["commit"] == git(project.root, "rev-parse", BRANCH).strip()
     changed = set(git(project.root, "diff", "--name-only", base, BRANCH).split())
-    assert changed == {"calc.py", "plans/steps/01-mul.md", "plans/handoffs/01-mul.md", "plans/NOTES.md",
-                       "plans/steps/03-pow.md"}
+    assert changed == {
+        "calc.py",
+        "plans/steps/01-mul.md",
+        "plans/handoffs/01-mul.md",
+        "plans/NOTES.md",
+        "plans/steps/03-pow.md",
+    }
     assert show(project.root, f"{BRANCH}:calc.py") == GOOD_MUL
     assert "status: complete" in show(project.root, f"{BRANCH}:plans/steps/01-mul.md")
     assert "calc functions take two numbers" in show(project.root, f"{BRANCH}:plans/NOTES.md")
@@ -115,26 +145,37 @@ def test_the_users_tree_stays_byte_for_byte_and_the_step_is_one_commit(project):
     status = project.stepkit("status", "--project-dir", str(project.root))
     assert status.data["worktree_runs"] == []
     assert [(b["branch"], b["step"], b["status"]) for b in status.data["unmerged_branches"]] == [
-        (BRANCH, 1, "complete")]
+        (BRANCH, 1, "complete")
+    ]
     table = project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
     assert "stepkit/01-mul  step 1  Add mul  (git merge stepkit/01-mul)" in table
 
 
 def test_the_worktree_setting_runs_the_step_in_a_worktree(project):
-    (project.root / "stepkit.toml").write_text("worktree = true\n" + (project.root / "stepkit.toml").read_text())
+    (project.root / "stepkit.toml").write_text(
+        "worktree = true\n" + (project.root / "stepkit.toml").read_text()
+    )
     commit(project.root, "run steps in work trees")
     paused = project.run()
     assert paused.code == 5, paused.stderr
-    assert paused.data["branch"] == BRANCH and (Path(paused.data["worktree"]) / "calc.py").read_text() == GOOD_MUL
+    assert (
+        paused.data["branch"] == BRANCH
+        and (Path(paused.data["worktree"]) / "calc.py").read_text() == GOOD_MUL
+    )
     assert (project.root / "calc.py").read_text() == CALC
 
 
 def test_without_a_git_identity_the_step_is_committed_as_stepkit(project, tmp_path):
-    no_identity = project.env(HOME=str(tmp_path), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    no_identity = project.env(
+        HOME=str(tmp_path), GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1"
+    )
     assert project.run("--worktree", env=no_identity).code == 5
     done = project.resume("approve", env=no_identity)
     assert done.code == 0 and done.data["commit"], done.stdout + done.stderr
-    assert git(project.root, "log", "-1", "--format=%an <%ae>", BRANCH).strip() == "stepkit <stepkit@localhost>"
+    assert (
+        git(project.root, "log", "-1", "--format=%an <%ae>", BRANCH).strip()
+        == "stepkit <stepkit@localhost>"
+    )
 
 
 # -- --merge ---------------------------------------------------------------------------------------
@@ -152,14 +193,19 @@ def test_merge_merges_a_clean_branch_and_keeps_unrelated_local_edits(project):
     assert (project.root / "README.md").read_text() == "# calc\n\nmy notes, not committed\n"
     assert (project.root / "scratch.txt").read_text() == "mine\n"
     assert git(project.root, "log", "-1", "--format=%s").strip() == HANDOFF["step_summary"]
-    assert git(project.root, "status", "--porcelain").splitlines() == [" M README.md", "?? scratch.txt"]
+    assert git(project.root, "status", "--porcelain").splitlines() == [
+        " M README.md",
+        "?? scratch.txt",
+    ]
     assert project.plan_status(1) == "complete"
 
 
 def test_resume_merge_merges_a_run_started_without_it(project):
     paused = project.run("--worktree")
     assert paused.code == 5, paused.stderr
-    done = project.stepkit("resume", "--project-dir", str(project.root), "--answer", "approve", "--merge")
+    done = project.stepkit(
+        "resume", "--project-dir", str(project.root), "--answer", "approve", "--merge"
+    )
     assert done.code == 0 and done.data["merged"] is True, done.stdout + done.stderr
     assert (project.root / "calc.py").read_text() == GOOD_MUL
     assert git(project.root, "log", "-1", "--format=%s").strip() == HANDOFF["step_summary"]
@@ -196,8 +242,14 @@ def test_merge_leaves_the_branch_when_the_merge_conflicts(project):
 
 
 def test_a_failed_steps_worktree_is_kept_with_everything_and_listed_by_status(project):
-    project.coder_actions({"write": {"calc.py": WRONG_MUL, "wip.txt": "half done\n"}, "say": "gave up",
-                           "sentinel": "CODER_FAILED", "exit": 1})
+    project.coder_actions(
+        {
+            "write": {"calc.py": WRONG_MUL, "wip.txt": "half done\n"},
+            "say": "gave up",
+            "sentinel": "CODER_FAILED",
+            "exit": 1,
+        }
+    )
     failed = project.run("--worktree")
     assert failed.code == 1 and failed.outcome == "STEP_FAILED", failed.stderr
     worktree = Path(failed.data["worktree"])
@@ -206,12 +258,19 @@ def test_a_failed_steps_worktree_is_kept_with_everything_and_listed_by_status(pr
     assert (worktree / "wip.txt").read_text() == "half done\n"
     assert f"The work tree is kept with everything in it: {worktree}" in failed.output
     assert branches(project.root) == [BRANCH]
-    assert git(project.root, "rev-parse", BRANCH) == git(project.root, "rev-parse", "HEAD")  # nothing committed
+    assert git(project.root, "rev-parse", BRANCH) == git(
+        project.root, "rev-parse", "HEAD"
+    )  # nothing committed
 
     status = project.stepkit("status", "--project-dir", str(project.root))
     [entry] = status.data["worktree_runs"]
     assert (entry["branch"], entry["worktree"], entry["step"], entry["run_id"], entry["state"]) == (
-        BRANCH, str(worktree), 1, failed.data["run_id"], "step_failed")
+        BRANCH,
+        str(worktree),
+        1,
+        failed.data["run_id"],
+        "step_failed",
+    )
     assert status.data["unmerged_branches"] == []  # not complete there
     table = project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
     assert f"stepkit/01-mul  step 1  run {failed.data['run_id']}  step_failed" in table
@@ -233,25 +292,37 @@ def test_a_paused_run_is_resumed_by_its_id_from_the_users_tree_and_listed_meanwh
     assert paused.code == 5
     status = project.stepkit("status", "--project-dir", str(project.root))
     [entry] = status.data["worktree_runs"]
-    assert (entry["run_id"], entry["state"], entry["node"]) == (paused.data["run_id"], "paused", "gate_user_review")
+    assert (entry["run_id"], entry["state"], entry["node"]) == (
+        paused.data["run_id"],
+        "paused",
+        "gate_user_review",
+    )
     assert entry["age"] is not None
-    done = project.stepkit("resume", paused.data["run_id"], "--answer", "approve", "--project-dir", str(project.root))
+    done = project.stepkit(
+        "resume", paused.data["run_id"], "--answer", "approve", "--project-dir", str(project.root)
+    )
     assert done.code == 0 and done.data["commit"], done.stderr
     assert show(project.root, f"{BRANCH}:calc.py") == GOOD_MUL
 
 
 def test_resume_without_a_run_id_names_paused_runs_of_different_steps_in_tree_and_worktree(project):
     in_worktree = project.run("--worktree")  # step 1, paused at the final gate
-    in_tree = project.run("--step", "2")  # step 2 in the user's tree: its dependency is unmet, it asks
+    in_tree = project.run(
+        "--step", "2"
+    )  # step 2 in the user's tree: its dependency is unmet, it asks
     assert in_worktree.code == 5 and in_tree.code == 5, in_tree.stderr
     refused = project.resume("approve")
-    one_line_error(refused, "runs of different steps are paused", in_worktree.data["run_id"],
-                   in_tree.data["run_id"])
+    one_line_error(
+        refused,
+        "runs of different steps are paused",
+        in_worktree.data["run_id"],
+        in_tree.data["run_id"],
+    )
 
 
 # -- locks -----------------------------------------------------------------------------------------
 
-HOLDING_CODER = r'''
+HOLDING_CODER = r"""
 import os, pathlib, sys
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
 sys.stdin.read()
@@ -261,7 +332,7 @@ with open(state / "release") as pipe:  # blocks until the test opens the pipe fo
     pipe.read()
 (pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"]) / "calc.py").write_text(open(state / "good_mul").read())
 print("CODER_COMPLETE")
-'''
+"""
 
 
 def test_a_worktree_run_and_a_run_in_the_users_tree_hold_different_locks(project):
@@ -269,11 +340,26 @@ def test_a_worktree_run_and_a_run_in_the_users_tree_hold_different_locks(project
     (project.state_dir / "good_mul").write_text(GOOD_MUL)
     os.mkfifo(project.state_dir / "release")
     holding = subprocess.Popen(
-        [PY, "-m", "stepkit", *project.run_args(coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
-         "--json"], cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            PY,
+            "-m",
+            "stepkit",
+            *project.run_args(coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
+            "--json",
+        ],
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        wait_until(lambda: (project.state_dir / "holding").exists(), "the user's-tree run in its coder", holding)
+        wait_until(
+            lambda: (project.state_dir / "holding").exists(),
+            "the user's-tree run in its coder",
+            holding,
+        )
         beside = project.run("--worktree")  # its own work tree, its own lock: it proceeds
         assert beside.code == 5, beside.stderr
         second = project.run()  # a second run in the user's tree is still refused
@@ -290,11 +376,25 @@ def test_an_interrupted_worktree_run_keeps_its_worktree_and_status_says_so(proje
     (project.state_dir / "holding_coder.py").write_text(HOLDING_CODER)
     os.mkfifo(project.state_dir / "release")
     running = subprocess.Popen(
-        [PY, "-m", "stepkit", *project.run_args("--worktree",
-                                                coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
-         "--json"], cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_until(lambda: (project.state_dir / "holding").exists(), "the worktree run in its coder", running)
+        [
+            PY,
+            "-m",
+            "stepkit",
+            *project.run_args(
+                "--worktree", coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"
+            ),
+            "--json",
+        ],
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until(
+        lambda: (project.state_dir / "holding").exists(), "the worktree run in its coder", running
+    )
     status = project.stepkit("status", "--project-dir", str(project.root))
     [entry] = status.data["worktree_runs"]
     assert entry["state"] == "running"
@@ -326,17 +426,29 @@ def test_bad_inputs_exit_2_with_one_line_and_leave_nothing(project, tmp_path):
     one_line_error(project.run("--worktree", "--set", "no_such_knob=1"), "no_such_knob")
     assert branches(project.root) == []
     assert git(project.root, "worktree", "list", "--porcelain").count("worktree ") == 1
-    assert not (state_home() / "worktrees").exists() or not any((state_home() / "worktrees").rglob("01-*"))
+    assert not (state_home() / "worktrees").exists() or not any(
+        (state_home() / "worktrees").rglob("01-*")
+    )
 
     git(project.root, "branch", BRANCH)
-    one_line_error(project.run("--worktree"), "branch stepkit/01-mul already exists", "git branch -D")
+    one_line_error(
+        project.run("--worktree"), "branch stepkit/01-mul already exists", "git branch -D"
+    )
     git(project.root, "branch", "-D", BRANCH)
 
     outside = tmp_path / "loose"
     (outside / "plans" / "steps").mkdir(parents=True)
     (outside / "plans" / "steps" / "01-a.md").write_text("---\ntitle: A\n---\n")
-    result = project.stepkit("run", "--worktree", "--project-dir", str(outside), "--engine",
-                             f"scripted:{project.script()}", "--coder", project.scripted_coder)
+    result = project.stepkit(
+        "run",
+        "--worktree",
+        "--project-dir",
+        str(outside),
+        "--engine",
+        f"scripted:{project.script()}",
+        "--coder",
+        project.scripted_coder,
+    )
     one_line_error(result, "needs a git repository")
 
     untracked = tmp_path / "untracked"
@@ -346,21 +458,29 @@ def test_bad_inputs_exit_2_with_one_line_and_leave_nothing(project, tmp_path):
     commit(untracked, "start")
     (untracked / "plans" / "steps").mkdir(parents=True)
     (untracked / "plans" / "steps" / "01-a.md").write_text("---\ntitle: A\n---\n")
-    result = project.stepkit("run", "--worktree", "--project-dir", str(untracked), "--engine",
-                             f"scripted:{project.script()}", "--coder", project.scripted_coder)
+    result = project.stepkit(
+        "run",
+        "--worktree",
+        "--project-dir",
+        str(untracked),
+        "--engine",
+        f"scripted:{project.script()}",
+        "--coder",
+        project.scripted_coder,
+    )
     one_line_error(result, "plan repo plans is not tracked at HEAD")
     assert branches(untracked) == []
 
 
 # -- tools from the user's tree ---------------------------------------------------------------------
 
-SRC_CHECK = '''import sys
+SRC_CHECK = """import sys
 import calc
 
 print("prefix=" + sys.prefix)
 print("calc=" + calc.__file__)
 sys.exit(0 if hasattr(calc, "mul") else 1)
-'''
+"""
 
 
 def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
@@ -372,7 +492,9 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     (root / "src").mkdir()
     (root / "src_calc.py").rename(root / "src" / "calc.py")
     (root / "check.py").write_text(SRC_CHECK)
-    (root / "stepkit.toml").write_text('[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n')
+    (root / "stepkit.toml").write_text(
+        '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n'
+    )
     (root / ".gitignore").write_text("__pycache__/\n.venv/\n")
     commit(root, "src layout")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
@@ -397,14 +519,20 @@ def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(pr
     from stepkit.api import run_step
     from stepkit.errors import PluginError
 
-    (project.root / "stepconf.py").write_text('"""The project\'s own plugin (it adds nothing)."""\n')
+    (project.root / "stepconf.py").write_text(
+        '"""The project\'s own plugin (it adds nothing)."""\n'
+    )
     commit(project.root, "a local plugin")
     assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
     (project.root / "stepconf.py").write_text('"""Changed, and never trusted."""\n')
     commit(project.root, "the plugin changed")
     monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
-    options = {"project_dir": project.root, "engine": f"scripted:{project.script()}",
-               "coder": project.scripted_coder, "worktree": True}
+    options = {
+        "project_dir": project.root,
+        "engine": f"scripted:{project.script()}",
+        "coder": project.scripted_coder,
+        "worktree": True,
+    }
     with pytest.raises(PluginError, match="stepconf.py changed since it was trusted"):
         run_step(**options)
     assert branches(project.root) == []
@@ -413,23 +541,49 @@ def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(pr
     assert result.outcome == "PAUSED" and result.to_json()["branch"] == BRANCH, result.output
 
 
-def test_runs_from_a_linked_work_tree_of_the_user_reach_the_gate_and_merge_into_its_branch(project, tmp_path):
+def test_runs_from_a_linked_work_tree_of_the_user_reach_the_gate_and_merge_into_its_branch(
+    project, tmp_path
+):
     """The user works in a linked work tree of their own: its run store lies
     outside it (in the common git dir), which a run's snapshot must not
     trip over, and a --worktree run merges into that tree's branch."""
     linked = tmp_path / "linked"
     git(project.root, "worktree", "add", "-q", "-b", "feature", str(linked))
-    plain = project.stepkit("run", "--project-dir", str(linked), "--engine", f"scripted:{project.script()}",
-                            "--coder", project.scripted_coder, "--step", "1")
-    assert plain.code == 5 and plain.data["pending"]["node"] == "gate_user_review", plain.stderr + plain.output
+    plain = project.stepkit(
+        "run",
+        "--project-dir",
+        str(linked),
+        "--engine",
+        f"scripted:{project.script()}",
+        "--coder",
+        project.scripted_coder,
+        "--step",
+        "1",
+    )
+    assert plain.code == 5 and plain.data["pending"]["node"] == "gate_user_review", (
+        plain.stderr + plain.output
+    )
     assert (linked / "calc.py").read_text() == GOOD_MUL
     git(linked, "checkout", "-q", "--", ".")  # what the plain run did is set aside
     git(linked, "clean", "-qfd")
 
-    paused = project.stepkit("run", "--project-dir", str(linked), "--engine", f"scripted:{project.script()}",
-                             "--coder", project.scripted_coder, "--step", "1", "--worktree", "--merge")
+    paused = project.stepkit(
+        "run",
+        "--project-dir",
+        str(linked),
+        "--engine",
+        f"scripted:{project.script()}",
+        "--coder",
+        project.scripted_coder,
+        "--step",
+        "1",
+        "--worktree",
+        "--merge",
+    )
     assert paused.code == 5, paused.stderr
-    done = project.stepkit("resume", paused.data["run_id"], "--answer", "approve", "--project-dir", str(linked))
+    done = project.stepkit(
+        "resume", paused.data["run_id"], "--answer", "approve", "--project-dir", str(linked)
+    )
     assert done.code == 0 and done.data["merged"] is True, done.stdout + done.stderr
     assert "Merged stepkit/01-mul into feature." in done.output
     assert (linked / "calc.py").read_text() == GOOD_MUL
@@ -441,8 +595,12 @@ def test_a_coders_edit_to_the_plan_repo_is_undone_in_a_worktree_run_too(project)
     """The copy a restore keeps goes to the run's directory, which lies
     outside a linked work tree (in the common git dir)."""
     original = (project.plans / "steps" / "02-div.md").read_bytes()
-    project.coder_actions({"write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"},
-                           "sentinel": "CODER_COMPLETE"})
+    project.coder_actions(
+        {
+            "write": {"calc.py": GOOD_MUL, "plans/steps/02-div.md": "rewritten"},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     paused = project.run("--worktree")
     assert paused.code == 5, paused.stderr
     worktree = Path(paused.data["worktree"])
@@ -453,10 +611,16 @@ def test_a_coders_edit_to_the_plan_repo_is_undone_in_a_worktree_run_too(project)
 
 def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_run_dir(project):
     rewrite = project.state_dir / "rewrite.py"
-    rewrite.write_text('import pathlib\nfor name in ("check.py", "lint.py"):\n'
-                       '    path = pathlib.Path(name)\n    path.write_text(path.read_text() + "\\n\\n")\n')
+    rewrite.write_text(
+        'import pathlib\nfor name in ("check.py", "lint.py"):\n'
+        '    path = pathlib.Path(name)\n    path.write_text(path.read_text() + "\\n\\n")\n'
+    )
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace(f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'))
+    config.write_text(
+        config.read_text().replace(
+            f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'
+        )
+    )
     commit(project.root, "tests that rewrite the tree")
     paused = project.run("--worktree")
     assert paused.code == 5, paused.stderr
@@ -476,18 +640,29 @@ def test_a_step_starts_from_another_steps_branch_with_worktree_base(project, mon
     assert project.run("--worktree").code == 5
     assert project.resume("approve").code == 0
     monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
-    paused = run_step(project_dir=project.root, engine=f"scripted:{project.script()}", coder=project.scripted_coder,
-                      worktree=True, worktree_base=BRANCH)
-    assert paused.outcome == "PAUSED" and paused.to_json()["branch"] == "stepkit/02-div", paused.output
+    paused = run_step(
+        project_dir=project.root,
+        engine=f"scripted:{project.script()}",
+        coder=project.scripted_coder,
+        worktree=True,
+        worktree_base=BRANCH,
+    )
+    assert paused.outcome == "PAUSED" and paused.to_json()["branch"] == "stepkit/02-div", (
+        paused.output
+    )
     assert paused.state["step"] == 2 and not paused.state.get("unsatisfied")
     done = resume_run(paused.run_id, answer="approve", project_dir=project.root)
     assert done.outcome == "STEP_COMPLETE", done.output
-    assert git(project.root, "rev-parse", "stepkit/02-div^") == git(project.root, "rev-parse", BRANCH)
+    assert git(project.root, "rev-parse", "stepkit/02-div^") == git(
+        project.root, "rev-parse", BRANCH
+    )
     assert project.plan_status(1) == "pending"  # the user's tree is as it was
 
 
 def test_loading_the_users_local_plugin_writes_no_bytecode_into_their_tree(project):
-    (project.root / "stepconf.py").write_text('"""The project\'s own plugin (it adds nothing)."""\n')
+    (project.root / "stepconf.py").write_text(
+        '"""The project\'s own plugin (it adds nothing)."""\n'
+    )
     (project.root / ".gitignore").write_text("")  # nothing hides a __pycache__ here
     commit(project.root, "a local plugin")
     env = {k: v for k, v in project.env().items() if k != "PYTHONDONTWRITEBYTECODE"}

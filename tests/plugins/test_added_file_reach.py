@@ -14,39 +14,48 @@ from stepkit.pluginmanager import get_plugin_manager
 
 def answer(project, path, test_file=True, search_roots=()):
     return get_plugin_manager(project).hook.stepkit_added_file_reach(
-        project_dir=project, path=path, test_file=test_file, search_roots=list(search_roots))
+        project_dir=project, path=path, test_file=test_file, search_roots=list(search_roots)
+    )
 
 
-@pytest.mark.parametrize(("path", "says"), [
-    ("tests/test_new.py", "a test module, run in one process"),
-    ("pkg/new_test.py", "a test module, run in one process"),
-    ("tests/calc.py", "in place of the code under test"),
-    ("tests/__init__.py", "in place of the code under test"),
-    ("tests/_speedups.cpython-311-x86_64-linux-gnu.so", "in place of the code under test"),
-    ("tests/data/cases.json", None),
-    ("tests/fixtures/input.txt", None),
-])
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("tests/test_new.py", "a test module, run in one process"),
+        ("pkg/new_test.py", "a test module, run in one process"),
+        ("tests/calc.py", "in place of the code under test"),
+        ("tests/__init__.py", "in place of the code under test"),
+        ("tests/_speedups.cpython-311-x86_64-linux-gnu.so", "in place of the code under test"),
+        ("tests/data/cases.json", None),
+        ("tests/fixtures/input.txt", None),
+    ],
+)
 def test_python_names_every_module_added_among_the_tests(tmp_path, path, says):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
     found = answer(tmp_path, path)
     assert (found is None) if says is None else (says in found), found
 
 
-@pytest.mark.parametrize(("path", "roots", "shadowed"), [
-    ("tomllib.py", (), "tomllib"),
-    ("json/__init__.py", (), "json"),
-    ("argparse.cpython-311-x86_64-linux-gnu.so", (), "argparse"),
-    ("pytest.py", (), "pytest"),
-    ("iniconfig.py", (), "iniconfig"),
-    ("src/pluggy/__init__.py", ("src",), "pluggy"),
-    ("src/tomllib.py", ("src",), "tomllib"),
-    ("src/tomllib.py", (), None),  # src/ is not on the gates' path: a module of the project
-    ("pkg/json.py", (), None),  # pkg.json, a submodule
-    ("calc.py", (), None),
-    ("test/__init__.py", (), None),  # the standard library's regression tests are no tool's
-    ("sys.py", (), None),  # built into the interpreter: never looked for on the path
-])
-def test_python_names_a_module_added_where_python_looks_before_its_own(tmp_path, path, roots, shadowed):
+@pytest.mark.parametrize(
+    ("path", "roots", "shadowed"),
+    [
+        ("tomllib.py", (), "tomllib"),
+        ("json/__init__.py", (), "json"),
+        ("argparse.cpython-311-x86_64-linux-gnu.so", (), "argparse"),
+        ("pytest.py", (), "pytest"),
+        ("iniconfig.py", (), "iniconfig"),
+        ("src/pluggy/__init__.py", ("src",), "pluggy"),
+        ("src/tomllib.py", ("src",), "tomllib"),
+        ("src/tomllib.py", (), None),  # src/ is not on the gates' path: a module of the project
+        ("pkg/json.py", (), None),  # pkg.json, a submodule
+        ("calc.py", (), None),
+        ("test/__init__.py", (), None),  # the standard library's regression tests are no tool's
+        ("sys.py", (), None),  # built into the interpreter: never looked for on the path
+    ],
+)
+def test_python_names_a_module_added_where_python_looks_before_its_own(
+    tmp_path, path, roots, shadowed
+):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
     found = answer(tmp_path, path, test_file=False, search_roots=roots)
     assert (found is None) if shadowed is None else (f"in place of {shadowed} " in found), found
@@ -59,16 +68,23 @@ def test_a_module_added_outside_the_tests_is_the_steps_code(tmp_path):
     assert answer(tmp_path, "lib/helpers.js", test_file=False) is None
 
 
-@pytest.mark.parametrize(("scripts", "mocharc", "says"), [
-    ({"test": "mocha"}, False, "mocha loads every test file into one process"),
-    ({"test": "./node_modules/.bin/tape test/*.js"}, False, "tape loads"),
-    ({"test": "npm run unit"}, True, "mocha loads"),
-    ({"test": "node --test"}, False, None),
-    ({"test": "jest"}, False, None),
-    ({"test": "vitest run"}, False, None),
-])
-def test_node_names_a_module_added_where_one_process_runs_every_test_file(tmp_path, scripts, mocharc, says):
-    (tmp_path / "package.json").write_text(json.dumps({"name": "x", "version": "1.0.0", "scripts": scripts}))
+@pytest.mark.parametrize(
+    ("scripts", "mocharc", "says"),
+    [
+        ({"test": "mocha"}, False, "mocha loads every test file into one process"),
+        ({"test": "./node_modules/.bin/tape test/*.js"}, False, "tape loads"),
+        ({"test": "npm run unit"}, True, "mocha loads"),
+        ({"test": "node --test"}, False, None),
+        ({"test": "jest"}, False, None),
+        ({"test": "vitest run"}, False, None),
+    ],
+)
+def test_node_names_a_module_added_where_one_process_runs_every_test_file(
+    tmp_path, scripts, mocharc, says
+):
+    (tmp_path / "package.json").write_text(
+        json.dumps({"name": "x", "version": "1.0.0", "scripts": scripts})
+    )
     if mocharc:
         (tmp_path / ".mocharc.yml").write_text("spec: test/**/*.js\n")
     found = answer(tmp_path, "test/helper.js")

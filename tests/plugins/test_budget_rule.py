@@ -41,8 +41,15 @@ SPENT = {"under": 0.1, "at": 1.0, "over": 1.0001}
 
 
 def ask(ctx) -> None:
-    make_engine(None, ctx).structured(node="orient", system="You orient.", prefix="# Step 1",
-                                      prompt="Orient now.", schema=Answer, tools=None, ctx=ctx)
+    make_engine(None, ctx).structured(
+        node="orient",
+        system="You orient.",
+        prefix="# Step 1",
+        prompt="Orient now.",
+        schema=Answer,
+        tools=None,
+        ctx=ctx,
+    )
 
 
 def anthropic_engine(tmp_path: Path, settings: dict, spent: Usage, messages_api) -> bool:
@@ -55,7 +62,9 @@ def anthropic_engine(tmp_path: Path, settings: dict, spent: Usage, messages_api)
 def claude_cli_engine(tmp_path: Path, settings: dict, spent: Usage, messages_api) -> bool:
     state = stand_in_claude(tmp_path)
     result = fake_cli.recorded("claude_success.json")[0]
-    fake_cli.script(state, {"lines": [{**result, "structured_output": GOOD, "result": json.dumps(GOOD)}]})
+    fake_cli.script(
+        state, {"lines": [{**result, "structured_output": GOOD, "result": json.dumps(GOOD)}]}
+    )
     ask(fake_cli.stage_context(tmp_path, "claude", settings, spent))
     return bool(fake_cli.calls(state))
 
@@ -75,8 +84,20 @@ def command_coder(tmp_path: Path, settings: dict, spent: Usage, messages_api) ->
 
 def claude_preset_coder(tmp_path: Path, settings: dict, spent: Usage, messages_api) -> bool:
     state = stand_in_claude(tmp_path)
-    fake_cli.script(state, {"lines": [{"type": "result", "subtype": "success", "is_error": False,
-                                       "result": "done\nCODER_COMPLETE", "total_cost_usd": 0.0}]})
+    fake_cli.script(
+        state,
+        {
+            "lines": [
+                {
+                    "type": "result",
+                    "subtype": "success",
+                    "is_error": False,
+                    "result": "done\nCODER_COMPLETE",
+                    "total_cost_usd": 0.0,
+                }
+            ]
+        },
+    )
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     ctx = coder.make_ctx(project, coder="claude", settings=settings)
@@ -91,8 +112,12 @@ def stand_in_claude(tmp_path: Path) -> Path:
     return state
 
 
-PATHS = {"anthropic engine": anthropic_engine, "claude CLI engine": claude_cli_engine,
-         "claude preset coder": claude_preset_coder, "command coder": command_coder}
+PATHS = {
+    "anthropic engine": anthropic_engine,
+    "claude CLI engine": claude_cli_engine,
+    "claude preset coder": claude_preset_coder,
+    "command coder": command_coder,
+}
 #: what each path does at the limit: only a command may run when nothing is left
 RUNS_AT_THE_LIMIT = {"command coder"}
 
@@ -105,7 +130,9 @@ def on_path(tmp_path, monkeypatch):
 @pytest.mark.parametrize("standing", list(SPENT))
 @pytest.mark.parametrize("limit", list(LIMITS))
 @pytest.mark.parametrize("path", list(PATHS))
-def test_every_path_applies_the_one_budget_rule(tmp_path, on_path, messages_api, path, limit, standing):
+def test_every_path_applies_the_one_budget_rule(
+    tmp_path, on_path, messages_api, path, limit, standing
+):
     settings, usage = LIMITS[limit]
     amount = SPENT[standing] * (COST_LIMIT if limit == "cost" else TOKEN_LIMIT)
     expected = standing == "under" or (standing == "at" and path in RUNS_AT_THE_LIMIT)
@@ -114,16 +141,22 @@ def test_every_path_applies_the_one_budget_rule(tmp_path, on_path, messages_api,
         return
     with pytest.raises(StageFault, match="budget exceeded: the run has "):
         PATHS[path](tmp_path, settings, usage(amount), messages_api)
-    assert not (messages_api.requests or fake_cli.calls(tmp_path / "claude-state")
-                or (tmp_path / "project" / "started").exists())
+    assert not (
+        messages_api.requests
+        or fake_cli.calls(tmp_path / "claude-state")
+        or (tmp_path / "project" / "started").exists()
+    )
 
 
 def test_a_request_whose_estimate_passes_what_is_left_is_not_sent(tmp_path, messages_api):
     """The estimate counts: one token under the limit, a request of more than one token is refused."""
     spent = Usage(input_tokens=TOKEN_LIMIT - 1)
-    with pytest.raises(StageFault, match=r"used 99999 tokens of max_tokens=100000 and the next request "
-                                         r"\(~\d+ input tokens\) would pass it \(raise it with --set max_tokens=…\); "
-                                         r"the request was not sent"):
+    with pytest.raises(
+        StageFault,
+        match=r"used 99999 tokens of max_tokens=100000 and the next request "
+        r"\(~\d+ input tokens\) would pass it \(raise it with --set max_tokens=…\); "
+        r"the request was not sent",
+    ):
         anthropic_engine(tmp_path, {"max_tokens": TOKEN_LIMIT}, spent, messages_api)
     assert messages_api.requests == []
 

@@ -32,12 +32,23 @@ CASES = [(cli, output, resets) for cli in ("claude", "codex") for output, resets
 
 
 def ran(output: str, exit_code: int = 1) -> ProcessResult:
-    return ProcessResult(command="x", exit_code=exit_code, expired=None, start_error=None, output=output,
-                         lines=output.count("\n"), size=len(output), duration_s=1.0, log=None)
+    return ProcessResult(
+        command="x",
+        exit_code=exit_code,
+        expired=None,
+        start_error=None,
+        output=output,
+        lines=output.count("\n"),
+        size=len(output),
+        duration_s=1.0,
+        log=None,
+    )
 
 
 @pytest.mark.parametrize("cli, output, resets", CASES)
-def test_a_coder_cli_at_its_limit_is_an_environment_fault_naming_the_reset(cli, output, resets, tmp_path):
+def test_a_coder_cli_at_its_limit_is_an_environment_fault_naming_the_reset(
+    cli, output, resets, tmp_path
+):
     result = PRESETS[cli].parse(ran(output), None, tmp_path)
     assert result.crashed and result.sentinel is None  # the run fails at once: no fix attempt
     assert resets in result.text
@@ -55,7 +66,11 @@ def test_a_reviewer_cli_at_its_limit_is_a_fault_not_findings(cli, output, resets
     ctx = make_ctx(project, reviewer=cli)
     ctx.node = "independent_review"
     review = stepkit_review(ctx)
-    assert review.review_report == "" and resets in review.fault and "environment fault" in review.fault
+    assert (
+        review.review_report == ""
+        and resets in review.fault
+        and "environment fault" in review.fault
+    )
 
 
 @pytest.fixture
@@ -65,11 +80,14 @@ def cli_bin(tmp_path, monkeypatch):
         fake_cli.install(tmp_path / "bin", name, state)
         monkeypatch.setenv("PATH", fake_cli.path_with(tmp_path / "bin"))
         return state
+
     return install
 
 
 @pytest.mark.parametrize("cli, output, resets", CASES)
-def test_an_engine_cli_at_its_limit_is_a_fault_naming_the_reset(cli, output, resets, tmp_path, cli_bin):
+def test_an_engine_cli_at_its_limit_is_a_fault_naming_the_reset(
+    cli, output, resets, tmp_path, cli_bin
+):
     from pydantic import BaseModel
 
     from stepkit.plugins.llm.engine import make_engine
@@ -81,16 +99,22 @@ def test_an_engine_cli_at_its_limit_is_a_fault_naming_the_reset(cli, output, res
     fake_cli.script(state, {"lines": output.splitlines(), "exit": 1})
     ctx = fake_cli.stage_context(tmp_path, cli)
     with pytest.raises(StageFault) as fault:
-        make_engine(cli, ctx).structured(node="orient", system="s", prompt="p", schema=Answer,
-                                         tools=None, ctx=ctx)
-    assert resets in fault.value.note and "an environment fault, not a failure of the code" in fault.value.note
+        make_engine(cli, ctx).structured(
+            node="orient", system="s", prompt="p", schema=Answer, tools=None, ctx=ctx
+        )
+    assert (
+        resets in fault.value.note
+        and "an environment fault, not a failure of the code" in fault.value.note
+    )
 
 
 def test_a_whole_step_whose_coder_hits_its_limit_fails_without_a_fix_attempt(tmp_path, cli_bin):
     state = cli_bin("claude")
     fake_cli.script(state, {"lines": [json.dumps(CLAUDE[1]["result"])], "exit": 1})
     project = make_project(tmp_path, reviewer=False)
-    result = project.run("--step", "1", coder="claude", env=project.env(PATH=fake_cli.path_with(tmp_path / "bin")))
+    result = project.run(
+        "--step", "1", coder="claude", env=project.env(PATH=fake_cli.path_with(tmp_path / "bin"))
+    )
     assert result.outcome == "STEP_FAILED", result.stderr + result.stdout
     assert "it resets at 3pm (Europe/Berlin)" in result.output
     assert "an environment fault, not a failure of the code" in result.output

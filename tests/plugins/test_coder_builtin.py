@@ -21,19 +21,27 @@ pytest_plugins = ["tests.support.messages_api"]
 FAST = {"llm_max_retry_wait_s": 2, "llm_timeout_s": 10}
 PLAN_FILE = "plans/steps/03-add-greeting.md"
 PLAN_BYTES = "---\nstep: 3\ntitle: Add greeting\n---\n## Acceptance criteria\n- greet\n"
-CHECK = ("from greet import greet\n"
-         "value = greet('Ann')\n"
-         "assert value == 'Hello, Ann!', f'greet returned {value!r}'\n"
-         "print('1 passed')\n")
+CHECK = (
+    "from greet import greet\n"
+    "value = greet('Ann')\n"
+    "assert value == 'Hello, Ann!', f'greet returned {value!r}'\n"
+    "print('1 passed')\n"
+)
 GOOD = "def greet(name):\n    return f'Hello, {name}!'\n"
-PLAN = {"files_to_touch": ["greet.py"], "risks": ["none"], "complexity": 3,
-        "approach": "write greet() in greet.py"}
+PLAN = {
+    "files_to_touch": ["greet.py"],
+    "risks": ["none"],
+    "complexity": 3,
+    "approach": "write greet() in greet.py",
+}
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    root = init_repo(tmp_path / "project", {"check_greet.py": CHECK, PLAN_FILE: PLAN_BYTES,
-                                            ".gitignore": "__pycache__/\n"})
+    root = init_repo(
+        tmp_path / "project",
+        {"check_greet.py": CHECK, PLAN_FILE: PLAN_BYTES, ".gitignore": "__pycache__/\n"},
+    )
     monkeypatch.setenv("BUILD_CMD", f"{sys.executable} -m py_compile greet.py")
     monkeypatch.setenv("TEST_CMD", f"{sys.executable} check_greet.py")
     monkeypatch.delenv("CODER_AUTOAPPROVE", raising=False)
@@ -41,8 +49,13 @@ def project(tmp_path, monkeypatch):
 
 
 def ctx_for(project: Path, **kwargs):
-    return make_ctx(project, coder="anthropic", pm=get_plugin_manager(project),
-                    settings={**FAST, **kwargs.pop("settings", {})}, **kwargs)
+    return make_ctx(
+        project,
+        coder="anthropic",
+        pm=get_plugin_manager(project),
+        settings={**FAST, **kwargs.pop("settings", {})},
+        **kwargs,
+    )
 
 
 def greet_returning(value: str) -> str:
@@ -81,8 +94,12 @@ def test_a_scripted_edit_that_passes(project, messages_api):
     assert not result.crashed
     assert result.changed_files == ["greet.py"]
     # every gate the step runs, as the step runs them (this project has no formatter or linter)
-    assert [(g.name, g.status) for g in result.gates] == [("format", "not_run"), ("lint", "not_run"),
-                                                          ("build", "pass"), ("tests", "pass")]
+    assert [(g.name, g.status) for g in result.gates] == [
+        ("format", "not_run"),
+        ("lint", "not_run"),
+        ("build", "pass"),
+        ("tests", "pass"),
+    ]
     ran = [g for g in result.gates if g.ran]
     assert all(g.tree_hash == scope.tree_hash(project) for g in ran)
     assert all(g.started_at for g in ran)
@@ -91,8 +108,14 @@ def test_a_scripted_edit_that_passes(project, messages_api):
     assert (project / "greet.py").read_text() == GOOD
     plan_request, edit_request = messages_api.requests[0], messages_api.requests[2]
     # one conversation: the same instructions and tool definitions in every round
-    assert tool_names(plan_request) == ["read_file", "list_dir", "search", "run_command",
-                                        "write_file", "edit_file"]
+    assert tool_names(plan_request) == [
+        "read_file",
+        "list_dir",
+        "search",
+        "run_command",
+        "write_file",
+        "edit_file",
+    ]
     assert plan_request.body["tools"] == edit_request.body["tools"]
     assert plan_request.body["system"] == edit_request.body["system"]
     assert plan_request.body["output_config"] == edit_request.body["output_config"]
@@ -145,9 +168,14 @@ def test_never_passing_fails_after_the_budget(project, messages_api):
 
     assert result.sentinel == "CODER_FAILED"
     assert not result.crashed
-    assert "fix budget spent: 3 of 3 fix attempts used and the tests gate still fails" in result.text
+    assert (
+        "fix budget spent: 3 of 3 fix attempts used and the tests gate still fails" in result.text
+    )
     assert "greet returned 'attempt 3'" in result.text
-    assert [(g.name, g.status) for g in result.gates if g.ran] == [("build", "pass"), ("tests", "fail")]
+    assert [(g.name, g.status) for g in result.gates if g.ran] == [
+        ("build", "pass"),
+        ("tests", "fail"),
+    ]
     assert len(messages_api.requests) == 1 + 4 * 3  # plan; each round: write, test run, answer
 
 
@@ -167,7 +195,8 @@ def test_writes_outside_the_project_and_into_the_plan_repo_are_refused(project, 
     outside = project.parent / "outside.txt"
     messages_api.reply_json(PLAN)
     escape, plan_edit, good = queue_edit(
-        messages_api, ("../outside.txt", "x"), (PLAN_FILE, "status: complete\n"), ("greet.py", GOOD))
+        messages_api, ("../outside.txt", "x"), (PLAN_FILE, "status: complete\n"), ("greet.py", GOOD)
+    )
 
     result = stepkit_implement(ctx_for(project))
 
@@ -194,7 +223,9 @@ def test_a_complex_plan_asks_and_no_rejects(project, messages_api):
     result = stepkit_implement(ctx_for(project, ask=ask))
 
     assert result.sentinel == "CODER_REJECTED"
-    assert [(q.node, q.kind, q.options) for q in asked] == [("coder_plan_approval", "approval", ["yes", "no"])]
+    assert [(q.node, q.kind, q.options) for q in asked] == [
+        ("coder_plan_approval", "approval", ["yes", "no"])
+    ]
     assert "complexity 8/10" in asked[0].text and "touches the public API" in asked[0].text
     assert "not approved" in result.text
     assert len(messages_api.requests) == 1  # no edit round
@@ -226,11 +257,14 @@ def test_coder_autoapprove_skips_the_gate(project, messages_api):
         raise AssertionError("must not ask")
 
     switches = {"switches": read_switches({"CODER_AUTOAPPROVE": "1"})}
-    assert stepkit_implement(ctx_for(project, ask=ask, settings=switches)).sentinel == "CODER_COMPLETE"
+    assert (
+        stepkit_implement(ctx_for(project, ask=ask, settings=switches)).sentinel == "CODER_COMPLETE"
+    )
 
 
-def test_coder_autoapprove_set_after_the_run_started_does_not_skip_the_gate(project, messages_api,
-                                                                            monkeypatch):
+def test_coder_autoapprove_set_after_the_run_started_does_not_skip_the_gate(
+    project, messages_api, monkeypatch
+):
     """A resumed run keeps the switches it started with, whatever the resuming shell sets."""
     monkeypatch.setenv("CODER_AUTOAPPROVE", "1")
     messages_api.reply_json({**PLAN, "complexity": 10})
@@ -242,7 +276,9 @@ def test_coder_autoapprove_set_after_the_run_started_does_not_skip_the_gate(proj
         return "yes"
 
     switches = {"switches": read_switches({})}
-    assert stepkit_implement(ctx_for(project, ask=ask, settings=switches)).sentinel == "CODER_COMPLETE"
+    assert (
+        stepkit_implement(ctx_for(project, ask=ask, settings=switches)).sentinel == "CODER_COMPLETE"
+    )
     assert asked
 
 
@@ -256,7 +292,9 @@ def test_a_model_fault_is_a_crash_with_the_reason_last(project, messages_api):
     assert result.crashed
     assert result.sentinel is None
     assert result.changed_files == ["greet.py"]
-    assert result.text.splitlines()[-1].startswith("the built-in coder crashed: its model call failed")
+    assert result.text.splitlines()[-1].startswith(
+        "the built-in coder crashed: its model call failed"
+    )
 
 
 def test_other_coder_specs_are_not_its_business(project):
@@ -301,8 +339,9 @@ def test_writes_are_refused_while_planning(project, messages_api):
     assert block["is_error"] and "not while planning" in block["content"]
 
 
-def test_when_its_turns_run_out_the_coder_is_asked_for_its_answer_without_tools(project,
-                                                                                messages_api):
+def test_when_its_turns_run_out_the_coder_is_asked_for_its_answer_without_tools(
+    project, messages_api
+):
     messages_api.reply_json(PLAN)
     messages_api.reply_tool("write_file", {"path": "greet.py", "content": GOOD})
     messages_api.reply_tool("run_command", {"command": f"{sys.executable} check_greet.py"})
@@ -316,8 +355,13 @@ def test_when_its_turns_run_out_the_coder_is_asked_for_its_answer_without_tools(
     assert "Answer now, without tools" in final["messages"][-1]["content"][-1]["text"]
 
 
-@pytest.mark.parametrize("fix", ["The lint gate failed after your change.\n$ ruff check\nE501 line too long",
-                                 "Fix these critical review findings (and nothing else):\n🔴 critical: greet.py: x"])
+@pytest.mark.parametrize(
+    "fix",
+    [
+        "The lint gate failed after your change.\n$ ruff check\nE501 line too long",
+        "Fix these critical review findings (and nothing else):\n🔴 critical: greet.py: x",
+    ],
+)
 def test_a_later_implement_round_of_the_step_continues_the_conversation(project, messages_api, fix):
     messages_api.reply_json(PLAN)
     queue_edit(messages_api, ("greet.py", greet_returning("Hi Ann")), summary="first try")
@@ -325,7 +369,9 @@ def test_a_later_implement_round_of_the_step_continues_the_conversation(project,
     stepkit_implement(ctx_for(project))
     first_round = len(messages_api.requests)
     (project / "greet.py").write_text(GOOD.replace("    return", "    # formatted\n    return"))
-    queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")  # no plan: straight to the fix
+    queue_edit(
+        messages_api, ("greet.py", GOOD), summary="lint fixed"
+    )  # no plan: straight to the fix
 
     result = stepkit_implement(ctx_for(project, state={"fix_instructions": fix}))
 
@@ -337,8 +383,13 @@ def test_a_later_implement_round_of_the_step_continues_the_conversation(project,
     assert fix in opening and "Make the fix now" in opening
     assert "Plan the change now" not in opening and "Your plan:" not in opening
     assert "since your last round" in opening and "+    # formatted" in opening  # the diff since
-    openings = [m["content"][-1]["text"] for m in fix_request if m["role"] == "user"
-                and isinstance(m["content"], list) and m["content"][-1].get("type") == "text"]
+    openings = [
+        m["content"][-1]["text"]
+        for m in fix_request
+        if m["role"] == "user"
+        and isinstance(m["content"], list)
+        and m["content"][-1].get("type") == "text"
+    ]
     assert sum("Plan the change now" in text for text in openings) == 1  # the plan round, once
 
 
@@ -354,7 +405,9 @@ def test_a_conversation_kept_by_an_earlier_release_is_continued(project, message
     first_round = len(messages_api.requests)
     queue_edit(messages_api, ("greet.py", GOOD), summary="lint fixed")
 
-    result = stepkit_implement(ctx_for(project, state={"fix_instructions": "The lint gate failed."}))
+    result = stepkit_implement(
+        ctx_for(project, state={"fix_instructions": "The lint gate failed."})
+    )
 
     assert result.sentinel == "CODER_COMPLETE"
     assert "first round" in json.dumps(messages_api.requests[first_round].body["messages"])
@@ -366,16 +419,25 @@ def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messag
     read = messages_api.reply_tool("read_file", {"path": "greet.py"})
 
     def change_behind_its_back(body):  # once the model has read greet.py, it changes on disk
-        if read in json.dumps(body["messages"][-1]) and "Hi!" not in (project / "greet.py").read_text():
+        if (
+            read in json.dumps(body["messages"][-1])
+            and "Hi!" not in (project / "greet.py").read_text()
+        ):
             (project / "greet.py").write_text("def greet(name):\n    return 'Hi!'\n")
+
     messages_api.responder = change_behind_its_back
-    stale = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "'Hi!'",
-                                                  "new_text": "f'Hello, {name}!'"})
+    stale = messages_api.reply_tool(
+        "edit_file", {"path": "greet.py", "old_text": "'Hi!'", "new_text": "f'Hello, {name}!'"}
+    )
     messages_api.reply_tool("read_file", {"path": "greet.py"})
-    miss = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi'\n",
-                                                 "new_text": "return f'Hello, {name}!'\n"})
-    hit = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi!'",
-                                                "new_text": "return f'Hello, {name}!'"})
+    miss = messages_api.reply_tool(
+        "edit_file",
+        {"path": "greet.py", "old_text": "return 'Hi'\n", "new_text": "return f'Hello, {name}!'\n"},
+    )
+    hit = messages_api.reply_tool(
+        "edit_file",
+        {"path": "greet.py", "old_text": "return 'Hi!'", "new_text": "return f'Hello, {name}!'"},
+    )
     queue_edit(messages_api)
 
     result = stepkit_implement(ctx_for(project))
@@ -388,16 +450,22 @@ def test_edit_file_results_carry_what_the_model_needs_to_recover(project, messag
     assert "lines 2–2 now read" in tool_result(messages_api, hit)["content"]
 
 
-def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(project, messages_api):
+def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(
+    project, messages_api
+):
     """Read before edit, over the rounds of one conversation: a file read
     while planning may be edited in the edit round; the test it never read is
     not overwritten (the refusal says why); a new file needs no read."""
     (project / "greet.py").write_text("def greet(name):\n    return 'Hi'\n")
     messages_api.reply_tool("read_file", {"path": "greet.py"})
     messages_api.reply_json(PLAN)
-    unread = messages_api.reply_tool("write_file", {"path": "check_greet.py", "content": "print('1 passed')\n"})
-    edit = messages_api.reply_tool("edit_file", {"path": "greet.py", "old_text": "return 'Hi'",
-                                                 "new_text": "return f'Hello, {name}!'"})
+    unread = messages_api.reply_tool(
+        "write_file", {"path": "check_greet.py", "content": "print('1 passed')\n"}
+    )
+    edit = messages_api.reply_tool(
+        "edit_file",
+        {"path": "greet.py", "old_text": "return 'Hi'", "new_text": "return f'Hello, {name}!'"},
+    )
     new = messages_api.reply_tool("write_file", {"path": "test_more.py", "content": "X = 1\n"})
     queue_edit(messages_api)
 
@@ -405,7 +473,10 @@ def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(
 
     assert result.sentinel == "CODER_COMPLETE", result.text
     refused = tool_result(messages_api, unread)
-    assert refused["is_error"] and "you have not read this file in this conversation" in refused["content"]
+    assert (
+        refused["is_error"]
+        and "you have not read this file in this conversation" in refused["content"]
+    )
     assert (project / "check_greet.py").read_text() == CHECK
     assert not tool_result(messages_api, edit).get("is_error")
     assert not tool_result(messages_api, new).get("is_error")
@@ -413,7 +484,8 @@ def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(
 
 
 def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the_step_will(
-        project, messages_api, monkeypatch):
+    project, messages_api, monkeypatch
+):
     """A lint error (here an unused import, found by the real ruff) is caught
     by the coder's own check and fixed inside its conversation, not by the
     step's lint gate a whole round later."""
@@ -431,9 +503,12 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     first = messages_api.requests[0].body["messages"][0]["content"]
     prompt = "\n".join(block.get("text", "") for block in first if isinstance(block, dict))
     judges = prompt.split("# How stepkit judges the change", 1)[1]
-    for line in (f"- format: `{ruff} format --no-cache` (run on the files the step changed)",
-                 f"- lint: `{ruff} check --no-cache --select F401 greet.py`",
-                 f"- build: `{sys.executable} -m py_compile greet.py`", f"- tests: `{sys.executable} check_greet.py`"):
+    for line in (
+        f"- format: `{ruff} format --no-cache` (run on the files the step changed)",
+        f"- lint: `{ruff} check --no-cache --select F401 greet.py`",
+        f"- build: `{sys.executable} -m py_compile greet.py`",
+        f"- tests: `{sys.executable} check_greet.py`",
+    ):
         assert line in judges
     assert result.sentinel == "CODER_COMPLETE", result.text
     assert "Fix attempts: 1 of 3" in result.text
@@ -441,18 +516,34 @@ def test_the_coder_is_told_every_gate_command_and_its_own_check_runs_lint_as_the
     assert "The lint gate failed after your change (fix attempt 1 of 3)" in fix_prompt
     assert "F401" in fix_prompt
     assert not messages_api.tool_results(6)[0].get("is_error")  # the write after the read
-    assert [(g.name, g.status) for g in result.gates] == [("format", "pass"), ("lint", "pass"),
-                                                          ("build", "pass"), ("tests", "pass")]
+    assert [(g.name, g.status) for g in result.gates] == [
+        ("format", "pass"),
+        ("lint", "pass"),
+        ("build", "pass"),
+        ("tests", "pass"),
+    ]
 
 
 def test_every_coders_prompt_frames_its_material_in_documents(project):
     from stepkit.plugins.coders.prompt import build_coder_prompt
 
-    prompt = build_coder_prompt(make_ctx(project, state={"fix_instructions": "$ ruff check\nF401 os unused",
-                                                         "user_guidance": "keep it small"}))
-    for title, body in (("Fix instructions", "F401 os unused"), ("User guidance", "keep it small"),
-                        ("Implementation brief", "Put greet() in greet.py."),
-                        ("Plan of step 3 (Add greeting)", "## Acceptance criteria")):
+    prompt = build_coder_prompt(
+        make_ctx(
+            project,
+            state={
+                "fix_instructions": "$ ruff check\nF401 os unused",
+                "user_guidance": "keep it small",
+            },
+        )
+    )
+    for title, body in (
+        ("Fix instructions", "F401 os unused"),
+        ("User guidance", "keep it small"),
+        ("Implementation brief", "Put greet() in greet.py."),
+        ("Plan of step 3 (Add greeting)", "## Acceptance criteria"),
+    ):
         assert f'<document title="{title}">' in prompt, title
-        assert body in prompt.split(f'<document title="{title}">', 1)[1].split("</document>", 1)[0], title
+        assert (
+            body in prompt.split(f'<document title="{title}">', 1)[1].split("</document>", 1)[0]
+        ), title
     assert "# Fix instructions" not in prompt and "# Implementation brief" not in prompt

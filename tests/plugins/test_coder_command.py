@@ -62,7 +62,9 @@ def test_non_zero_exit_is_failed_not_crashed(project):
 
 
 def test_killed_by_sigkill_is_a_crash(project):
-    result = stepkit_implement(make_ctx(project, coder=script(project, "echo half done\nkill -9 $$\n")))
+    result = stepkit_implement(
+        make_ctx(project, coder=script(project, "echo half done\nkill -9 $$\n"))
+    )
     assert result.crashed
     assert result.sentinel is None
     assert "half done" in result.text
@@ -105,17 +107,29 @@ def test_not_executable_is_a_crash(project):
 def test_prompt_arrives_on_stdin_and_in_the_prompt_file_with_env_in_the_project_dir(project):
     body = (
         'cat > stdin.txt\ncp "$STEPKIT_PROMPT_FILE" file.txt\n'
-        'env | grep ^STEPKIT_ | sort > env.txt\npwd > cwd.txt\necho CODER_COMPLETE\n'
+        "env | grep ^STEPKIT_ | sort > env.txt\npwd > cwd.txt\necho CODER_COMPLETE\n"
     )
-    ctx = make_ctx(project, coder=script(project, body),
-                   state={"fix_instructions": "tests/test_greet.py fails: fix greet()",
-                          "user_guidance": "keep it short"})
+    ctx = make_ctx(
+        project,
+        coder=script(project, body),
+        state={
+            "fix_instructions": "tests/test_greet.py fails: fix greet()",
+            "user_guidance": "keep it short",
+        },
+    )
     result = stepkit_implement(ctx)
     assert result.sentinel == "CODER_COMPLETE"
     stdin = (project / "stdin.txt").read_text()
     assert stdin == (project / "file.txt").read_text()
-    for expected in ("greet(\"Ann\") returns", "Put greet() in greet.py.", "keep it short",
-                     "tests/test_greet.py fails", "Out of scope", "plans/", "CODER_COMPLETE"):
+    for expected in (
+        'greet("Ann") returns',
+        "Put greet() in greet.py.",
+        "keep it short",
+        "tests/test_greet.py fails",
+        "Out of scope",
+        "plans/",
+        "CODER_COMPLETE",
+    ):
         assert expected in stdin
     env = dict(line.split("=", 1) for line in (project / "env.txt").read_text().splitlines())
     assert env["STEPKIT_STEP"] == "3"
@@ -163,8 +177,10 @@ def test_find_sentinel_needs_its_own_line():
 
 def test_a_command_reports_its_usage_through_the_usage_file_and_the_run_counts_it(project):
     events: list = []
-    body = ('printf \'{"input_tokens": 1200, "output_tokens": 80, "cost_usd": 0.0123456789}\' '
-            '> "$STEPKIT_USAGE_FILE"\necho CODER_COMPLETE\n')
+    body = (
+        'printf \'{"input_tokens": 1200, "output_tokens": 80, "cost_usd": 0.0123456789}\' '
+        '> "$STEPKIT_USAGE_FILE"\necho CODER_COMPLETE\n'
+    )
     ctx = make_ctx(project, coder=script(project, body), events=events)
     result = stepkit_implement(ctx)
     assert result.usage.input_tokens == 1200 and result.cost_usd == pytest.approx(0.0123456789)
@@ -180,11 +196,21 @@ def test_a_command_that_reports_nothing_adds_no_usage(project):
     assert ctx.usage.total_tokens == 0 and "delegate_usage" not in [kind for kind, _ in events]
 
 
-@pytest.mark.parametrize("settings, spent, message", [
-    ({"max_cost_usd": 1.0}, {"cost_usd": 1.01}, "the run has spent $1.0100 of max_cost_usd=1 (raise it with --set max_cost_usd=…); coder was not started"),
-    ({"max_tokens": 500}, {"input_tokens": 400, "output_tokens": 101},
-     "the run has used 501 tokens of max_tokens=500 (raise it with --set max_tokens=…); coder was not started"),
-])
+@pytest.mark.parametrize(
+    "settings, spent, message",
+    [
+        (
+            {"max_cost_usd": 1.0},
+            {"cost_usd": 1.01},
+            "the run has spent $1.0100 of max_cost_usd=1 (raise it with --set max_cost_usd=…); coder was not started",
+        ),
+        (
+            {"max_tokens": 500},
+            {"input_tokens": 400, "output_tokens": 101},
+            "the run has used 501 tokens of max_tokens=500 (raise it with --set max_tokens=…); coder was not started",
+        ),
+    ],
+)
 def test_a_passed_budget_stops_a_command_before_it_starts(project, settings, spent, message):
     from stepkit.records import StageFault, Usage
 
@@ -196,23 +222,33 @@ def test_a_passed_budget_stops_a_command_before_it_starts(project, settings, spe
     assert not marker.exists()
 
 
-def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(monkeypatch, tmp_path):
+def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(
+    monkeypatch, tmp_path
+):
     from stepkit.config import Config
     from stepkit.errors import UsageError
 
     monkeypatch.setenv("PATH", str(tmp_path))
     settings = {"reviewer": "opencode", "stages": ("implement", "review")}
-    with pytest.raises(UsageError, match=re.escape(
+    with pytest.raises(
+        UsageError,
+        match=re.escape(
             "--reviewer opencode: the 'opencode' CLI is not on PATH (install it: npm install -g opencode-ai; "
-            "or use command:SHELL)")):
+            "or use command:SHELL)"
+        ),
+    ):
         command.stepkit_configure(Config(), {**settings, "coder": "command:true"})
     # a command that does not run the review does not need the reviewer's CLI
-    command.stepkit_configure(Config(), {**settings, "coder": "command:true", "stages": ("implement",)})
+    command.stepkit_configure(
+        Config(), {**settings, "coder": "command:true", "stages": ("implement",)}
+    )
 
 
 def test_a_command_may_still_run_on_a_budget_used_to_the_last_token(project):
     from stepkit.records import Usage
 
-    ctx = make_ctx(project, coder=script(project, "echo CODER_COMPLETE\n"), settings={"max_tokens": 500})
+    ctx = make_ctx(
+        project, coder=script(project, "echo CODER_COMPLETE\n"), settings={"max_tokens": 500}
+    )
     ctx.usage = Usage(input_tokens=500)  # a command may call no model at all
     assert stepkit_implement(ctx).sentinel == "CODER_COMPLETE"

@@ -38,9 +38,17 @@ def replay(cli: str, scenario: str, tmp_path: Path):
     scratch.mkdir(exist_ok=True)
     for name, text in t["scratch_files"].items():
         (scratch / name).write_text(text)
-    run = ProcessResult(command=t["command"], exit_code=t["exit_code"], expired=t["expired"], start_error=None,
-                        output=t["output"], lines=t["output"].count("\n"), size=len(t["output"]),
-                        duration_s=1.0, log=None)
+    run = ProcessResult(
+        command=t["command"],
+        exit_code=t["exit_code"],
+        expired=t["expired"],
+        start_error=None,
+        output=t["output"],
+        lines=t["output"].count("\n"),
+        size=len(t["output"]),
+        duration_s=1.0,
+        log=None,
+    )
     preset = PRESETS[cli]
     return preset.parse(run, None, scratch), preset.read(t["output"], scratch)
 
@@ -64,7 +72,11 @@ def test_success_with_its_tokens_and_cost(cli, tmp_path):
     result, _ = replay(cli, "success", tmp_path)
     assert result.sentinel == "CODER_COMPLETE" and not result.sentinel_inferred
     assert "Added greet() in greet.py." in result.text
-    assert result.usage is not None and result.usage.output_tokens > 0 and result.usage.input_tokens > 0
+    assert (
+        result.usage is not None
+        and result.usage.output_tokens > 0
+        and result.usage.input_tokens > 0
+    )
     if cli == "codex":
         assert result.cost_usd is None  # codex reports tokens, not cost
     else:
@@ -80,8 +92,13 @@ def test_token_counts_as_each_cli_reports_them(tmp_path):
     # codex's input_tokens include the cached ones
     assert codex.cache_read_tokens == 300 and codex.input_tokens == 1100 - 300
     aider = replay("aider", "success", tmp_path)[0].usage
-    assert aider == Usage(input_tokens=1300, output_tokens=30, cache_read_tokens=500, cache_write_tokens=100,
-                          cost_usd=aider.cost_usd)
+    assert aider == Usage(
+        input_tokens=1300,
+        output_tokens=30,
+        cache_read_tokens=500,
+        cache_write_tokens=100,
+        cost_usd=aider.cost_usd,
+    )
     opencode = replay("opencode", "success", tmp_path)[0].usage
     assert opencode.cache_read_tokens == 500 and opencode.cost_usd > 0
 
@@ -191,10 +208,13 @@ def test_aider_leaves_no_repository_ignore_file_or_cache_and_stages_nothing():
 
 def test_claude_coder_may_run_commands_and_its_budget_is_what_the_run_has_left(tmp_path):
     line = PRESETS["claude"].command(call(tmp_path))
-    assert line == ("claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash "
-                    "--max-turns 60 --max-budget-usd 10")
-    spent = Call({"max_cost_usd": 5, "coder_max_turns": 12}, False, tmp_path, tmp_path,
-                 Usage(cost_usd=3.75))
+    assert line == (
+        "claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash "
+        "--max-turns 60 --max-budget-usd 10"
+    )
+    spent = Call(
+        {"max_cost_usd": 5, "coder_max_turns": 12}, False, tmp_path, tmp_path, Usage(cost_usd=3.75)
+    )
     assert PRESETS["claude"].command(spent).endswith("--max-turns 12 --max-budget-usd 1.25")
 
 
@@ -204,8 +224,9 @@ def test_reviewer_variants_are_read_only(tmp_path):
     assert "--sandbox read-only" in review["codex"]
     assert review["aider"].endswith("--dry-run --chat-mode ask --map-tokens 0")
     assert review["opencode"] == "opencode run --format json --agent plan"
-    assert json.loads(PRESETS["opencode"].env(call(tmp_path, review=True))["OPENCODE_PERMISSION"]) == {
-        "edit": "deny", "bash": "deny"}
+    assert json.loads(
+        PRESETS["opencode"].env(call(tmp_path, review=True))["OPENCODE_PERMISSION"]
+    ) == {"edit": "deny", "bash": "deny"}
 
 
 def test_aider_keeps_its_files_in_the_scratch_dir_and_git_add_in_a_throwaway_index(tmp_path):
@@ -265,7 +286,9 @@ def test_a_preset_reviewers_usage_is_the_runs_too(tmp_path, fp):
     assert events[-1][0] == "delegate_usage" and events[-1][1]["who"] == "reviewer-opencode"
 
 
-def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(tmp_path, capsys, monkeypatch):
+def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(
+    tmp_path, capsys, monkeypatch
+):
     from stepkit.cli import main
 
     bin_dir = tmp_path / "bin"
@@ -280,8 +303,14 @@ def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(tmp_
     assert main(["plugins", "--project-dir", str(tmp_path), "--json"]) == 0
     presets = {p["name"]: p for p in json.loads(capsys.readouterr().out)["presets"]}
     assert list(presets) == ["claude", "codex", "aider", "opencode"]
-    assert presets["claude"] == {"name": "claude", "path": str(fake), "version": "2.1.332", "checked": ["2.1.332"],
-                                 "checked_version": True, "install": "npm install -g @anthropic-ai/claude-code"}
+    assert presets["claude"] == {
+        "name": "claude",
+        "path": str(fake),
+        "version": "2.1.332",
+        "checked": ["2.1.332"],
+        "checked_version": True,
+        "install": "npm install -g @anthropic-ai/claude-code",
+    }
     assert presets["codex"]["version"] == "0.1.0" and not presets["codex"]["checked_version"]
     assert presets["aider"]["path"] is None and presets["aider"]["version"] is None
     assert main(["plugins", "--project-dir", str(tmp_path)]) == 0
@@ -298,6 +327,9 @@ def test_a_coding_cli_needs_some_budget_left_to_start(tmp_path, fp):
     fp.allow_unregistered(True)
     ctx = make_ctx(project, coder="claude", settings={"max_cost_usd": 2})
     ctx.usage = Usage(cost_usd=2.0)
-    with pytest.raises(StageFault, match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2 "
-                                         r"\(raise it with --set max_cost_usd=…\); coder-claude was not started"):
+    with pytest.raises(
+        StageFault,
+        match=r"budget exceeded: the run has spent \$2.0000 of max_cost_usd=2 "
+        r"\(raise it with --set max_cost_usd=…\); coder-claude was not started",
+    ):
         stepkit_implement(ctx)

@@ -28,13 +28,16 @@ def project(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize(("command", "body"), [
-    ("make test", "sh scripts/test\npython tools/check.py"),
-    ("npm run lint", "bash ci/lint.sh --strict"),
-    ("sh scripts/test", "#!/bin/sh\nexec python -m pytest\n"),
-    ("make nothing", None),
-    ("pytest -q", None),
-])
+@pytest.mark.parametrize(
+    ("command", "body"),
+    [
+        ("make test", "sh scripts/test\npython tools/check.py"),
+        ("npm run lint", "bash ci/lint.sh --strict"),
+        ("sh scripts/test", "#!/bin/sh\nexec python -m pytest\n"),
+        ("make nothing", None),
+        ("pytest -q", None),
+    ],
+)
 def test_the_ci_reader_says_what_a_call_runs(project, command, body):
     pm = get_plugin_manager(project)
     assert pm.hook.stepkit_command_body(command=command, project_dir=project) == body
@@ -42,7 +45,15 @@ def test_the_ci_reader_says_what_a_call_runs(project, command, body):
 
 def test_the_scripts_behind_a_runner_target_are_on_the_surface(project):
     pm = get_plugin_manager(project)
-    rules = surface_rules(pm, project, Config(), gate_scripts(pm, project, ["make test", "npm run lint"]))
+    rules = surface_rules(
+        pm, project, Config(), gate_scripts(pm, project, ["make test", "npm run lint"])
+    )
     on_surface = [rel for rel in FILES if rule_for(rules, rel) is not None]
     # one level down: the target's scripts, not what those scripts run in turn
-    assert sorted(on_surface) == ["Makefile", "ci/lint.sh", "package.json", "scripts/test", "tools/check.py"]
+    assert sorted(on_surface) == [
+        "Makefile",
+        "ci/lint.sh",
+        "package.json",
+        "scripts/test",
+        "tools/check.py",
+    ]

@@ -49,27 +49,42 @@ def _gates(data):
 
 
 def test_ci_run_steps_answer_each_gate_with_their_line(stepkit_project):
-    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""})
+    project = stepkit_project(
+        {"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""}
+    )
     gates = _gates(detect_json(project))
     assert gates["lint"] == ("flake8 src tests", CI, ".github/workflows/ci.yml:19")
     assert gates["build"] == ("mypy --strict src", CI, ".github/workflows/ci.yml:20")
     # the matrix-only tox line and the install are skipped; working-directory is kept
-    assert gates["tests"] == ("cd pkg && python -m pytest -q tests", CI, ".github/workflows/ci.yml:23")
+    assert gates["tests"] == (
+        "cd pkg && python -m pytest -q tests",
+        CI,
+        ".github/workflows/ci.yml:23",
+    )
 
 
 def test_detect_text_names_the_source(stepkit_project):
-    project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""})
-    text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-                          capture_output=True, text=True, check=True, timeout=60).stdout
+    project = stepkit_project(
+        {"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""}
+    )
+    text = subprocess.run(
+        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     assert "(from .github/workflows/ci.yml:20)" in text
 
 
 def test_overrides_and_config_commands_still_beat_ci(stepkit_project, monkeypatch):
-    project = stepkit_project({
-        "pyproject.toml": PYPROJECT + '\n[tool.stepkit.commands]\nlint = "ruff check"\n',
-        ".github/workflows/ci.yml": WORKFLOW,
-        "pkg/tests/t.py": "",
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT + '\n[tool.stepkit.commands]\nlint = "ruff check"\n',
+            ".github/workflows/ci.yml": WORKFLOW,
+            "pkg/tests/t.py": "",
+        }
+    )
     monkeypatch.setenv("BUILD_CMD", "true")
     gates = resolve_gates(project)
     assert gates["lint"] == ("ruff check", "stepkit.plugins.overrides")
@@ -78,27 +93,35 @@ def test_overrides_and_config_commands_still_beat_ci(stepkit_project, monkeypatc
 
 
 def test_ci_beats_a_task_runner_guess_and_reads_what_the_target_runs(stepkit_project):
-    project = stepkit_project({
-        "Makefile": "test:\n\tpytest\nstatic:\n\tmypy src\n",
-        "package.json": json.dumps({"scripts": {"check:all": "eslint ."}}),
-        ".gitlab-ci.yml": "stages: [test]\n.template:\n  script: [make nothing]\n"
-                          "checks:\n  script:\n    - make static\n    - npm run check:all\n"
-                          "unit:\n  script:\n    - scripts/run-unit\n",
-        "scripts/run-unit": "#!/bin/sh\nexec python -m pytest -x\n",
-    })
+    project = stepkit_project(
+        {
+            "Makefile": "test:\n\tpytest\nstatic:\n\tmypy src\n",
+            "package.json": json.dumps({"scripts": {"check:all": "eslint ."}}),
+            ".gitlab-ci.yml": "stages: [test]\n.template:\n  script: [make nothing]\n"
+            "checks:\n  script:\n    - make static\n    - npm run check:all\n"
+            "unit:\n  script:\n    - scripts/run-unit\n",
+            "scripts/run-unit": "#!/bin/sh\nexec python -m pytest -x\n",
+        }
+    )
     gates = _gates(detect_json(project))
     assert gates["build"] == ("make static", CI, ".gitlab-ci.yml:6")  # its recipe runs mypy
     assert gates["lint"] == ("npm run check:all", CI, ".gitlab-ci.yml:7")  # its script runs eslint
-    assert gates["tests"] == ("scripts/run-unit", CI, ".gitlab-ci.yml:10")  # the script it calls runs pytest
+    assert gates["tests"] == (
+        "scripts/run-unit",
+        CI,
+        ".gitlab-ci.yml:10",
+    )  # the script it calls runs pytest
 
 
 def test_a_tox_env_named_for_the_type_check_is_the_build_behind_uv_run(stepkit_project):
-    project = stepkit_project({
-        "pyproject.toml": PYPROJECT,
-        "tox.ini": "[testenv:static]\ncommands = mypy src\n",
-        ".github/workflows/t.yaml": "jobs:\n  t:\n    steps:\n      - run: uv run --locked tox run -e typing\n"
-                                   "      - run: tox -e static\n",
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            "tox.ini": "[testenv:static]\ncommands = mypy src\n",
+            ".github/workflows/t.yaml": "jobs:\n  t:\n    steps:\n      - run: uv run --locked tox run -e typing\n"
+            "      - run: tox -e static\n",
+        }
+    )
     gates = _gates(detect_json(project))
     assert gates["build"] == ("uv run --locked tox run -e typing", CI, ".github/workflows/t.yaml:4")
     assert gates["tests"][1] != CI  # neither env runs the tests: the language plugin answers
@@ -110,11 +133,18 @@ def test_a_tox_env_named_for_the_type_check_is_the_build_behind_uv_run(stepkit_p
         "jobs:\n  w:\n    runs-on: windows-latest\n    steps:\n      - run: pytest\n",
         "jobs:\n  w:\n    steps:\n      - run: pytest\n        shell: pwsh\n",
         "jobs:\n  w:\n    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n",
-        "jobs:\n  w:\n    steps:\n      - run: |\n          if [ -n \"$X\" ]; then\n            pytest\n          fi\n",
+        'jobs:\n  w:\n    steps:\n      - run: |\n          if [ -n "$X" ]; then\n            pytest\n          fi\n',
         "jobs:\n  w:\n    steps:\n      - run: npm ci && npm test\n",
         "jobs:\n  w:\n    steps:\n      - run: docker run --rm -it img pytest\n",
     ],
-    ids=["windows-job", "powershell", "matrix-env", "conditional", "install-first", "needs-terminal"],
+    ids=[
+        "windows-job",
+        "powershell",
+        "matrix-env",
+        "conditional",
+        "install-first",
+        "needs-terminal",
+    ],
 )
 def test_ci_commands_that_cannot_run_here_are_skipped(stepkit_project, workflow):
     project = stepkit_project({"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": workflow})
@@ -122,45 +152,70 @@ def test_ci_commands_that_cannot_run_here_are_skipped(stepkit_project, workflow)
 
 
 def test_multi_line_block_cd_and_continuations(stepkit_project):
-    workflow = ("jobs:\n  b:\n    steps:\n      - run: |\n          mkdir -p build\n          cd build\n"
-                "          cmake .. \\\n            -DX=1\n          cmake --build .\n          ctest \\\n"
-                "            --output-on-failure\n")
+    workflow = (
+        "jobs:\n  b:\n    steps:\n      - run: |\n          mkdir -p build\n          cd build\n"
+        "          cmake .. \\\n            -DX=1\n          cmake --build .\n          ctest \\\n"
+        "            --output-on-failure\n"
+    )
     # build/ is in the checkout here (a tracked dir), so the commands can run in it
-    project = stepkit_project({"CMakeLists.txt": "project(x)\n", ".github/workflows/c.yml": workflow,
-                               "build/README": "build here\n"})
+    project = stepkit_project(
+        {
+            "CMakeLists.txt": "project(x)\n",
+            ".github/workflows/c.yml": workflow,
+            "build/README": "build here\n",
+        }
+    )
     gates = _gates(detect_json(project))
     assert gates["build"] == ("cd build && cmake --build .", CI, ".github/workflows/c.yml:9")
-    assert gates["tests"] == ("cd build && ctest --output-on-failure", CI, ".github/workflows/c.yml:10")
+    assert gates["tests"] == (
+        "cd build && ctest --output-on-failure",
+        CI,
+        ".github/workflows/c.yml:10",
+    )
 
 
 def test_a_local_system_precommit_hook_is_a_command(stepkit_project):
-    project = stepkit_project({
-        "pyproject.toml": PYPROJECT,
-        ".pre-commit-config.yaml": "repos:\n  - repo: local\n    hooks:\n      - id: types\n"
-                                   "        name: types\n        entry: mypy src\n        language: system\n",
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            ".pre-commit-config.yaml": "repos:\n  - repo: local\n    hooks:\n      - id: types\n"
+            "        name: types\n        entry: mypy src\n        language: system\n",
+        }
+    )
     assert _gates(detect_json(project))["build"] == ("mypy src", CI, ".pre-commit-config.yaml:6")
 
 
 def test_the_formatter_ci_checks_with_names_its_line(stepkit_project):
-    project = stepkit_project({
-        "pyproject.toml": PYPROJECT,
-        ".github/workflows/f.yml": "jobs:\n  f:\n    steps:\n      - run: ruff format --check .\n",
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            ".github/workflows/f.yml": "jobs:\n  f:\n    steps:\n      - run: ruff format --check .\n",
+        }
+    )
     command, plugin, source = _gates(detect_json(project))["format"]
     assert plugin == "stepkit.plugins.projects.python" and command.startswith("ruff format")
     assert source == ".github/workflows/f.yml:4"  # where CI runs `ruff format --check .`
 
 
-@pytest.mark.parametrize("steps", [
-    "      - run: |\n          mkdir build\n          cd build\n          cmake ..\n          cmake --build .\n",
-    "      - run: |\n          autoreconf -i\n          ./configure\n          make -j4\n",
-    "      - run: scan-build make\n",
-])
+@pytest.mark.parametrize(
+    "steps",
+    [
+        "      - run: |\n          mkdir build\n          cd build\n          cmake ..\n          cmake --build .\n",
+        "      - run: |\n          autoreconf -i\n          ./configure\n          make -j4\n",
+        "      - run: scan-build make\n",
+    ],
+)
 def test_a_ci_command_that_needs_what_an_earlier_step_generates_is_left_out(stepkit_project, steps):
-    project = stepkit_project({"CMakeLists.txt": "project(x C)\n", ".github/workflows/b.yml": f"jobs:\n  b:\n    steps:\n{steps}"})
-    assert resolve_gates(project)["build"] == ("cmake -S . -B build && cmake --build build",
-                                               "stepkit.plugins.projects.cmake")
+    project = stepkit_project(
+        {
+            "CMakeLists.txt": "project(x C)\n",
+            ".github/workflows/b.yml": f"jobs:\n  b:\n    steps:\n{steps}",
+        }
+    )
+    assert resolve_gates(project)["build"] == (
+        "cmake -S . -B build && cmake --build build",
+        "stepkit.plugins.projects.cmake",
+    )
 
 
 def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(stepkit_project):
@@ -189,8 +244,12 @@ def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(step
     pm = get_plugin_manager(project)
     pm.register(Mine(), "mine")
     data = detect_gates(project, pm)
-    assert data["gates"][3] == {"name": "tests", "command": "ci/run-tests.sh", "plugin": "mine",
-                                "source": "ci/run-tests.sh:1"}
+    assert data["gates"][3] == {
+        "name": "tests",
+        "command": "ci/run-tests.sh",
+        "plugin": "mine",
+        "source": "ci/run-tests.sh:1",
+    }
     assert data["unsupported"] == ["tup (Tupfile)"]
     assert data["order"] == ["build", "format", "lint", "tests"]
 
@@ -203,37 +262,70 @@ def test_a_ci_job_that_builds_before_it_lints_records_that_order(stepkit_project
     from stepkit.pluginmanager import get_plugin_manager
     from stepkit.workspace.gate_commands import plan_gates
 
-    project = stepkit_project({
-        "package.json": BUILD_THEN_LINT,
-        ".github/workflows/ci.yml": "jobs:\n  all:\n    steps:\n      - run: npm run build\n      - run: npm run lint\n",
-    })
+    project = stepkit_project(
+        {
+            "package.json": BUILD_THEN_LINT,
+            ".github/workflows/ci.yml": "jobs:\n  all:\n    steps:\n      - run: npm run build\n      - run: npm run lint\n",
+        }
+    )
     assert detect_json(project)["order"] == ["format", "build", "lint", "tests"]
     plan = plan_gates(get_plugin_manager(project), project, load_config(project))
     assert plan.ci_order == ["format", "build", "lint", "tests"]
-    text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-                          capture_output=True, text=True, check=True, timeout=60).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     assert "order:  CI runs format → build → lint → tests" in text
 
 
-@pytest.mark.parametrize("workflow", [
-    "jobs:\n  all:\n    steps:\n      - run: npm run lint\n      - run: npm run build\n",
-    "jobs:\n  b:\n    steps:\n      - run: npm run build\n  l:\n    steps:\n      - run: npm run lint\n",
-], ids=["lint-first", "separate-jobs"])
+@pytest.mark.parametrize(
+    "workflow",
+    [
+        "jobs:\n  all:\n    steps:\n      - run: npm run lint\n      - run: npm run build\n",
+        "jobs:\n  b:\n    steps:\n      - run: npm run build\n  l:\n    steps:\n      - run: npm run lint\n",
+    ],
+    ids=["lint-first", "separate-jobs"],
+)
 def test_no_order_when_ci_shows_no_need(stepkit_project, workflow):
-    project = stepkit_project({"package.json": BUILD_THEN_LINT, ".github/workflows/ci.yml": workflow})
+    project = stepkit_project(
+        {"package.json": BUILD_THEN_LINT, ".github/workflows/ci.yml": workflow}
+    )
     assert detect_json(project)["order"] is None
 
 
-@pytest.mark.parametrize(("files", "line", "gate"), [
-    ({"justfile": "check-all:\n    cargo clippy --all-targets\n"}, "just check-all", "lint"),
-    ({"Makefile": "verify:\n\tgo test ./...\n"}, "make verify", "tests"),
-    ({"tox.ini": "[testenv:static]\ncommands = mypy src\n"}, "tox -e static", "build"),
-    ({"noxfile.py": "import nox\n\n@nox.session\ndef static(session):\n    session.run('pyright')\n\n"
-                    "@nox.session\ndef other(session):\n    session.run('pytest')\n"}, "nox -s static", "build"),
-    ({"package.json": json.dumps({"scripts": {"ci:all": "vitest run"}})}, "npm run ci:all", "tests"),
-    ({"scripts/verify.sh": "#!/bin/sh\nset -e\npython -m pytest -q\n"}, "bash scripts/verify.sh", "tests"),
-], ids=["justfile", "makefile", "tox", "nox", "package.json", "script"])
-def test_a_runner_target_named_for_nothing_goes_to_the_gate_its_body_runs(stepkit_project, files, line, gate):
+@pytest.mark.parametrize(
+    ("files", "line", "gate"),
+    [
+        ({"justfile": "check-all:\n    cargo clippy --all-targets\n"}, "just check-all", "lint"),
+        ({"Makefile": "verify:\n\tgo test ./...\n"}, "make verify", "tests"),
+        ({"tox.ini": "[testenv:static]\ncommands = mypy src\n"}, "tox -e static", "build"),
+        (
+            {
+                "noxfile.py": "import nox\n\n@nox.session\ndef static(session):\n    session.run('pyright')\n\n"
+                "@nox.session\ndef other(session):\n    session.run('pytest')\n"
+            },
+            "nox -s static",
+            "build",
+        ),
+        (
+            {"package.json": json.dumps({"scripts": {"ci:all": "vitest run"}})},
+            "npm run ci:all",
+            "tests",
+        ),
+        (
+            {"scripts/verify.sh": "#!/bin/sh\nset -e\npython -m pytest -q\n"},
+            "bash scripts/verify.sh",
+            "tests",
+        ),
+    ],
+    ids=["justfile", "makefile", "tox", "nox", "package.json", "script"],
+)
+def test_a_runner_target_named_for_nothing_goes_to_the_gate_its_body_runs(
+    stepkit_project, files, line, gate
+):
     from stepkit.plugins.projects.ci import gate_of
 
     project = stepkit_project(files)
@@ -248,36 +340,51 @@ def test_npm_ci_installs_but_a_script_named_ci_checks(stepkit_project):
 
 
 def test_a_workflow_a_push_triggers_comes_before_a_release_workflow(stepkit_project):
-    project = stepkit_project({
-        "pyproject.toml": PYPROJECT,
-        ".github/workflows/a-release.yml": "on:\n  release:\n    types: [published]\njobs:\n  r:\n    steps:\n"
-                                          "      - run: mypy --no-incremental src\n",
-        ".github/workflows/z-ci.yml": "on: [push]\njobs:\n  c:\n    steps:\n      - run: mypy src\n",
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            ".github/workflows/a-release.yml": "on:\n  release:\n    types: [published]\njobs:\n  r:\n    steps:\n"
+            "      - run: mypy --no-incremental src\n",
+            ".github/workflows/z-ci.yml": "on: [push]\njobs:\n  c:\n    steps:\n      - run: mypy src\n",
+        }
+    )
     assert _gates(detect_json(project))["build"] == ("mypy src", CI, ".github/workflows/z-ci.yml:5")
 
 
 def test_a_macos_only_job_answers_after_a_linux_job(stepkit_project):
-    workflow = ("on: [push]\njobs:\n  mac:\n    runs-on: macos-latest\n    steps:\n      - run: npm test\n"
-                "      - run: npm run build\n  linux:\n    runs-on: ubuntu-latest\n    steps:\n"
-                "      - run: npm run build -- --strict\n")
-    project = stepkit_project({"package.json": json.dumps({"scripts": {"build": "tsc", "test": "ava"}}),
-                               ".github/workflows/ci.yml": workflow})
+    workflow = (
+        "on: [push]\njobs:\n  mac:\n    runs-on: macos-latest\n    steps:\n      - run: npm test\n"
+        "      - run: npm run build\n  linux:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: npm run build -- --strict\n"
+    )
+    project = stepkit_project(
+        {
+            "package.json": json.dumps({"scripts": {"build": "tsc", "test": "ava"}}),
+            ".github/workflows/ci.yml": workflow,
+        }
+    )
     gates = _gates(detect_json(project))
     assert gates["build"] == ("npm run build -- --strict", CI, ".github/workflows/ci.yml:11")
-    assert gates["tests"] == ("npm test", CI, ".github/workflows/ci.yml:6")  # only macOS runs it: still CI's
+    assert gates["tests"] == (
+        "npm test",
+        CI,
+        ".github/workflows/ci.yml:6",
+    )  # only macOS runs it: still CI's
 
 
-@pytest.mark.parametrize(("line", "gate"), [
-    ("bundle exec rake", "tests"),
-    ("bundle exec rake spec", "tests"),
-    ("bundle exec rake build", None),
-    ("./mvnw -B -ntp -V install", None),
-    ("cargo bench --no-run", None),
-    ("make docs", None),
-    ("tox -e docs", None),
-    ("pytest --version", None),
-])
+@pytest.mark.parametrize(
+    ("line", "gate"),
+    [
+        ("bundle exec rake", "tests"),
+        ("bundle exec rake spec", "tests"),
+        ("bundle exec rake build", None),
+        ("./mvnw -B -ntp -V install", None),
+        ("cargo bench --no-run", None),
+        ("make docs", None),
+        ("tox -e docs", None),
+        ("pytest --version", None),
+    ],
+)
 def test_which_ci_lines_check_what(stepkit_project, line, gate):
     from stepkit.plugins.projects.ci import gate_of
 
@@ -286,6 +393,10 @@ def test_which_ci_lines_check_what(stepkit_project, line, gate):
 
 def test_a_piped_ci_command_is_left_out(stepkit_project):
     # without pipefail `pytest | tee` exits with tee's 0: a failing suite would pass the gate
-    project = stepkit_project({"pyproject.toml": PYPROJECT,
-                               ".github/workflows/t.yml": "jobs:\n  t:\n    steps:\n      - run: pytest 2>&1 | tee log\n"})
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            ".github/workflows/t.yml": "jobs:\n  t:\n    steps:\n      - run: pytest 2>&1 | tee log\n",
+        }
+    )
     assert resolve_gates(project)["tests"][1] != CI

@@ -20,9 +20,13 @@ def test_ctest_is_asked_to_fail_when_it_finds_no_test(stepkit_project):
     )
 
 
-@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("cc")), reason="needs cmake and a C compiler")
+@pytest.mark.skipif(
+    not (shutil.which("cmake") and shutil.which("cc")), reason="needs cmake and a C compiler"
+)
 def test_the_real_ctest_fails_on_tests_behind_an_option_that_is_off(stepkit_project):
-    project = stepkit_project({"CMakeLists.txt": CMAKE_TESTS_BEHIND_AN_OPTION, "main.c": "int main(void) { return 0; }\n"})
+    project = stepkit_project(
+        {"CMakeLists.txt": CMAKE_TESTS_BEHIND_AN_OPTION, "main.c": "int main(void) { return 0; }\n"}
+    )
     command, _ = resolve_gates(project)["tests"]
     done = run_shell(command, project)
     assert done.returncode != 0
@@ -32,9 +36,12 @@ def test_the_real_ctest_fails_on_tests_behind_an_option_that_is_off(stepkit_proj
 
 
 def test_clang_format_on_the_changed_c_files_only_with_a_config(stepkit_project):
-    with_config = stepkit_project({"CMakeLists.txt": "project(x C)\n", ".clang-format": "BasedOnStyle: LLVM\n"})
+    with_config = stepkit_project(
+        {"CMakeLists.txt": "project(x C)\n", ".clang-format": "BasedOnStyle: LLVM\n"}
+    )
     without = stepkit_project({"CMakeLists.txt": "project(x C)\n"})
     assert resolve_gates(with_config)["format"] == (
-        "clang-format -i {files:.c,.cc,.cpp,.cxx,.h,.hh,.hpp,.hxx}", CMAKE
+        "clang-format -i {files:.c,.cc,.cpp,.cxx,.h,.hh,.hpp,.hxx}",
+        CMAKE,
     )
     assert resolve_gates(without)["format"] == (None, None)

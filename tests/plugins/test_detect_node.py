@@ -14,8 +14,13 @@ PRETTIER = '{"devDependencies": {"prettier": "^3"}, "scripts": {"test": "vitest 
 
 
 def test_prettier_writes_the_changed_files_when_configured_and_installed(stepkit_project):
-    project = stepkit_project({"package.json": PRETTIER, ".prettierrc.json": "{}", "pnpm-lock.yaml": ""})
-    assert resolve_gates(project)["format"] == ("pnpm exec prettier --write --ignore-unknown {files}", NODE)
+    project = stepkit_project(
+        {"package.json": PRETTIER, ".prettierrc.json": "{}", "pnpm-lock.yaml": ""}
+    )
+    assert resolve_gates(project)["format"] == (
+        "pnpm exec prettier --write --ignore-unknown {files}",
+        NODE,
+    )
 
 
 def test_prettier_declared_without_a_config_is_no_formatter(stepkit_project):
@@ -24,8 +29,12 @@ def test_prettier_declared_without_a_config_is_no_formatter(stepkit_project):
 
 
 def test_a_format_script_wins_over_prettier(stepkit_project):
-    project = stepkit_project({"package.json": PRETTIER.replace('"test"', '"format": "prettier -w src", "test"'),
-                               ".prettierrc": ""})
+    project = stepkit_project(
+        {
+            "package.json": PRETTIER.replace('"test"', '"format": "prettier -w src", "test"'),
+            ".prettierrc": "",
+        }
+    )
     assert resolve_gates(project)["format"] == ("npm run format", NODE)
 
 
@@ -38,17 +47,28 @@ def test_an_untracked_lockfile_does_not_choose_the_package_manager(tmp_path):
 
 
 def test_a_script_named_for_the_type_check_is_the_build_gate(stepkit_project):
-    project = stepkit_project({"package.json": '{"scripts": {"build": "vite build", "lint:types": "tsc -b"}}'})
+    project = stepkit_project(
+        {"package.json": '{"scripts": {"build": "vite build", "lint:types": "tsc -b"}}'}
+    )
     assert resolve_gates(project)["build"] == ("npm run lint:types", NODE)
 
 
 def test_the_real_prettier_writes_only_the_changed_file(stepkit_project, tmp_path):
     need("npm")
     ugly = "const a = {b:1}\n"
-    project = stepkit_project({"package.json": PRETTIER, ".prettierrc.json": "{}", "changed.js": ugly,
-                               "other.js": ugly, "notes.bin": "\x00"})
-    installed = run_shell(f"npm install --no-audit --no-fund --no-save --cache {tmp_path / 'npm-cache'} prettier@3",
-                          project)
+    project = stepkit_project(
+        {
+            "package.json": PRETTIER,
+            ".prettierrc.json": "{}",
+            "changed.js": ugly,
+            "other.js": ugly,
+            "notes.bin": "\x00",
+        }
+    )
+    installed = run_shell(
+        f"npm install --no-audit --no-fund --no-save --cache {tmp_path / 'npm-cache'} prettier@3",
+        project,
+    )
     if installed.returncode != 0:
         pytest.skip(f"prettier could not be installed here: {installed.stderr.strip()[-200:]}")
     command, _ = expand_files(resolve_gates(project)["format"][0], ["changed.js", "notes.bin"])

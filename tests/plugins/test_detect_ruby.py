@@ -26,37 +26,45 @@ task default: %i[spec rubocop]
 
 
 def test_a_gem_with_rspec_in_its_gemspec_runs_its_specs(stepkit_project):
-    project = stepkit_project({
-        "Gemfile": 'source "https://rubygems.org"\n\ngemspec\n',
-        "demo.gemspec": GEMSPEC,
-        "Rakefile": RAKEFILE,
-        "spec/demo_spec.rb": "",
-        ".rubocop.yml": "AllCops:\n  NewCops: enable\n",
-    })
+    project = stepkit_project(
+        {
+            "Gemfile": 'source "https://rubygems.org"\n\ngemspec\n',
+            "demo.gemspec": GEMSPEC,
+            "Rakefile": RAKEFILE,
+            "spec/demo_spec.rb": "",
+            ".rubocop.yml": "AllCops:\n  NewCops: enable\n",
+        }
+    )
     gates = detected(project)
     assert (gates["tests"], gates["lint"]) == ("bundle exec rspec", "bundle exec rubocop")
 
 
 def test_standard_yml_chooses_standardrb(stepkit_project):
-    project = stepkit_project({"Gemfile": "gemspec\n", "demo.gemspec": GEMSPEC, ".standard.yml": "ruby_version: 3.1\n"})
+    project = stepkit_project(
+        {"Gemfile": "gemspec\n", "demo.gemspec": GEMSPEC, ".standard.yml": "ruby_version: 3.1\n"}
+    )
     assert resolve_gates(project)["lint"] == ("bundle exec standardrb", RUBY)
 
 
 def test_minitest_test_task(stepkit_project):
-    project = stepkit_project({
-        "Gemfile": 'gem "minitest"\n',
-        "Rakefile": 'require "minitest/test_task"\nMinitest::TestTask.create\n\ntask default: :test\n',
-        "test/demo_test.rb": "",
-    })
+    project = stepkit_project(
+        {
+            "Gemfile": 'gem "minitest"\n',
+            "Rakefile": 'require "minitest/test_task"\nMinitest::TestTask.create\n\ntask default: :test\n',
+            "test/demo_test.rb": "",
+        }
+    )
     assert resolve_gates(project)["tests"] == ("bundle exec rake test", RUBY)
 
 
 def test_the_rakefile_default_task_when_it_runs_the_tests(stepkit_project):
-    project = stepkit_project({
-        "Gemfile": 'gem "rake-compiler"\n',
-        "Rakefile": 'Dir.glob("tasks/*.rake").each { |r| load r }\n\ntask default: [:compile, :test]\n',
-        "tasks/test.rake": "Rake::TestTask.new(:test)\n",
-    })
+    project = stepkit_project(
+        {
+            "Gemfile": 'gem "rake-compiler"\n',
+            "Rakefile": 'Dir.glob("tasks/*.rake").each { |r| load r }\n\ntask default: [:compile, :test]\n',
+            "tasks/test.rake": "Rake::TestTask.new(:test)\n",
+        }
+    )
     assert resolve_gates(project)["tests"] == ("bundle exec rake", RUBY)
 
 
@@ -66,5 +74,7 @@ def test_a_gemspec_without_a_gemfile_runs_without_bundler(stepkit_project):
 
 
 def test_rspec_declared_without_a_spec_dir_falls_back_to_rake(stepkit_project):
-    project = stepkit_project({"Gemfile": 'gem "rspec"\n', "Rakefile": "Rake::TestTask.new(:test)\n"})
+    project = stepkit_project(
+        {"Gemfile": 'gem "rspec"\n', "Rakefile": "Rake::TestTask.new(:test)\n"}
+    )
     assert resolve_gates(project)["tests"] == ("bundle exec rake test", RUBY)

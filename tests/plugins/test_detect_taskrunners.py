@@ -17,12 +17,14 @@ COMPOSER = '{"require-dev": {"phpunit/phpunit": "^10"}}'
 
 
 def test_a_docker_run_it_test_target_gives_way_to_phpunit_and_detect_says_why(stepkit_project):
-    project = stepkit_project({
-        "Makefile": "test:\n\tdocker run --rm -it -v $(PWD):/app php:8.3 vendor/bin/phpunit\n"
-                    "lint:\n\tvendor/bin/phpcs\n",
-        "composer.json": COMPOSER,
-        "phpunit.xml": "<phpunit/>",
-    })
+    project = stepkit_project(
+        {
+            "Makefile": "test:\n\tdocker run --rm -it -v $(PWD):/app php:8.3 vendor/bin/phpunit\n"
+            "lint:\n\tvendor/bin/phpcs\n",
+            "composer.json": COMPOSER,
+            "phpunit.xml": "<phpunit/>",
+        }
+    )
     data = detect_json(project)
     gates = {gate["name"]: (gate["command"], gate["plugin"]) for gate in data["gates"]}
     assert gates["tests"] == ("vendor/bin/phpunit", PHP)
@@ -30,8 +32,13 @@ def test_a_docker_run_it_test_target_gives_way_to_phpunit_and_detect_says_why(st
     assert data["notes"] == [
         "tests: skipped `make test`: it runs `docker run --rm -it`, which needs a terminal; a gate has none"
     ]
-    text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-                          capture_output=True, text=True, check=True, timeout=60).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     assert "note:   tests: skipped `make test`" in text
 
 
@@ -53,9 +60,13 @@ def test_which_container_commands_need_a_terminal(stepkit_project, recipe, skipp
 
 
 def test_a_prerequisite_that_needs_a_terminal_skips_the_target(stepkit_project):
-    project = stepkit_project({"Makefile": "test: up\n\tpytest\nup:\n\tdocker compose run web migrate\n",
-                               "Taskfile.yml": "version: '3'\ntasks:\n  test:\n    cmds:\n"
-                                               "      - cmd: docker run -t img go test ./...\n"})
+    project = stepkit_project(
+        {
+            "Makefile": "test: up\n\tpytest\nup:\n\tdocker compose run web migrate\n",
+            "Taskfile.yml": "version: '3'\ntasks:\n  test:\n    cmds:\n"
+            "      - cmd: docker run -t img go test ./...\n",
+        }
+    )
     assert resolve_gates(project)["tests"] == (None, None)
 
 

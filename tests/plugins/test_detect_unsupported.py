@@ -36,8 +36,17 @@ def test_detect_names_the_unsupported_build_system(stepkit_project, name, text, 
 
 
 def test_every_listed_build_system_is_covered_by_a_case():
-    assert {named.split()[0] for _, _, named in CASES} >= {"meson", "autotools", "bazel", "scons", "premake",
-                                                          "ninja", "xmake", "qmake", "sbt"}
+    assert {named.split()[0] for _, _, named in CASES} >= {
+        "meson",
+        "autotools",
+        "bazel",
+        "scons",
+        "premake",
+        "ninja",
+        "xmake",
+        "qmake",
+        "sbt",
+    }
     assert all(files for _, files in BUILD_SYSTEMS)
 
 
@@ -47,14 +56,25 @@ def test_a_supported_project_names_none(stepkit_project):
 
 def test_verify_is_not_ok_and_names_the_build_system(stepkit_project):
     project = stepkit_project({"meson.build": "project('demo', 'c')\n"})
-    done = subprocess.run([sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
-                          check=False, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     data = json.loads(done.stdout)
     assert (done.returncode, data["ok"], data["unsupported"]) == (2, False, ["meson (meson.build)"])
     assert done.stderr.strip() == (
         "stepkit: error: no gate could run (build system not supported: meson (meson.build)): no command was "
         "found for format, lint, build or tests; `stepkit detect` shows what was looked for, stepkit.toml "
-        "[commands] sets them")
-    text = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-                          capture_output=True, text=True, check=True, timeout=60).stdout
+        "[commands] sets them"
+    )
+    text = subprocess.run(
+        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     assert "build system not supported: meson (meson.build)" in text

@@ -40,16 +40,30 @@ def success(answer: dict) -> dict:
     return {**result, "structured_output": answer, "result": json.dumps(answer)}
 
 
-def make_ctx(tmp_path: Path, settings: dict | None = None, usage: Usage | None = None) -> StageContext:
+def make_ctx(
+    tmp_path: Path, settings: dict | None = None, usage: Usage | None = None
+) -> StageContext:
     return fake_cli.stage_context(tmp_path, "claude", settings, usage)
 
 
-def ask(ctx: StageContext, tools: str = "read", spec: str | None = None, node: str = "orient") -> Answer:
-    tool_list = {"read": read_only_tools(ctx.project_dir), "write": coder_tools(ctx.project_dir),
-                 "none": None}[tools]
-    return make_engine(spec, ctx).structured(node=node, system="You orient.", prefix="# Step 1 plan",
-                                             prompt="Orient now.", schema=Answer, tools=tool_list,
-                                             ctx=ctx, max_turns=7)
+def ask(
+    ctx: StageContext, tools: str = "read", spec: str | None = None, node: str = "orient"
+) -> Answer:
+    tool_list = {
+        "read": read_only_tools(ctx.project_dir),
+        "write": coder_tools(ctx.project_dir),
+        "none": None,
+    }[tools]
+    return make_engine(spec, ctx).structured(
+        node=node,
+        system="You orient.",
+        prefix="# Step 1 plan",
+        prompt="Orient now.",
+        schema=Answer,
+        tools=tool_list,
+        ctx=ctx,
+        max_turns=7,
+    )
 
 
 def test_write_tools_whose_handler_refuses_leave_the_node_read_only(tmp_path, cli):
@@ -63,19 +77,31 @@ def test_write_tools_whose_handler_refuses_leave_the_node_read_only(tmp_path, cl
     def refuse(args):
         raise ValueError("not while planning")
 
-    planning = [replace(t, handler=refuse) if t.name in ("write_file", "edit_file") else t
-                for t in coder_tools(ctx.project_dir)]
-    make_engine(None, ctx).structured(node="coder_plan", system="Plan.", prompt="Plan now.", schema=Answer,
-                                      tools=planning, ctx=ctx)
+    planning = [
+        replace(t, handler=refuse) if t.name in ("write_file", "edit_file") else t
+        for t in coder_tools(ctx.project_dir)
+    ]
+    make_engine(None, ctx).structured(
+        node="coder_plan",
+        system="Plan.",
+        prompt="Plan now.",
+        schema=Answer,
+        tools=planning,
+        ctx=ctx,
+    )
     argv = fake_cli.calls(cli)[0]["argv"]
-    assert option(argv, "--tools") == "Read,Grep,Glob" and option(argv, "--permission-mode") == "plan"
+    assert (
+        option(argv, "--tools") == "Read,Grep,Glob" and option(argv, "--permission-mode") == "plan"
+    )
 
 
 def option(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
-def test_a_read_only_node_gets_read_grep_glob_in_plan_mode_and_the_answer_is_structured_output(tmp_path, cli):
+def test_a_read_only_node_gets_read_grep_glob_in_plan_mode_and_the_answer_is_structured_output(
+    tmp_path, cli
+):
     fake_cli.script(cli, {"lines": [success(GOOD)]})
     ctx = make_ctx(tmp_path)
     assert ask(ctx) == Answer(**GOOD)
@@ -83,24 +109,36 @@ def test_a_read_only_node_gets_read_grep_glob_in_plan_mode_and_the_answer_is_str
     (call,) = fake_cli.calls(cli)
     argv = call["argv"]
     assert argv[:4] == ["-p", "--output-format", "json", "--json-schema"]
-    assert json.loads(option(argv, "--json-schema"))["properties"].keys() == {"plan_summary", "has_major_deviation"}
+    assert json.loads(option(argv, "--json-schema"))["properties"].keys() == {
+        "plan_summary",
+        "has_major_deviation",
+    }
     assert option(argv, "--tools") == "Read,Grep,Glob" == option(argv, "--allowedTools")
     assert option(argv, "--permission-mode") == "plan"
     assert option(argv, "--max-turns") == "7"
     assert "You orient." in option(argv, "--append-system-prompt")
-    assert "--strict-mcp-config" in argv  # never the user's MCP servers (stepkit mcp itself among them)
+    assert (
+        "--strict-mcp-config" in argv
+    )  # never the user's MCP servers (stepkit mcp itself among them)
     assert "--model" not in argv  # no model named: the CLI's own default, never an API model id
     assert call["stdin"] == "# Step 1 plan\n\nOrient now."
     assert call["cwd"] == str(ctx.project_dir)
 
 
-def test_usage_and_cost_come_from_the_result_and_the_event_says_who_pays(tmp_path, cli, monkeypatch):
+def test_usage_and_cost_come_from_the_result_and_the_event_says_who_pays(
+    tmp_path, cli, monkeypatch
+):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     fake_cli.script(cli, {"lines": [success(GOOD)]})
     ctx = make_ctx(tmp_path, usage=Usage(input_tokens=5, cost_usd=0.01))
     ask(ctx)
-    assert ctx.usage == Usage(input_tokens=2405, output_tokens=160, cache_read_tokens=600,
-                              cache_write_tokens=0, cost_usd=0.01978)
+    assert ctx.usage == Usage(
+        input_tokens=2405,
+        output_tokens=160,
+        cache_read_tokens=600,
+        cache_write_tokens=0,
+        cost_usd=0.01978,
+    )
     (event,) = fake_cli.events(ctx)
     assert event["engine"] == "claude" and event["cost_usd"] == 0.00978
     assert event["model"] == "claude-sonnet-4-5"  # the model the CLI reports it used
@@ -110,7 +148,9 @@ def test_usage_and_cost_come_from_the_result_and_the_event_says_who_pays(tmp_pat
     assert fake_cli.events(ctx)[-1]["billed_to"] == "api"  # Claude Code bills the API then
 
 
-def test_a_writing_node_gets_edit_write_bash_and_accept_edits_a_node_without_tools_none(tmp_path, cli):
+def test_a_writing_node_gets_edit_write_bash_and_accept_edits_a_node_without_tools_none(
+    tmp_path, cli
+):
     fake_cli.script(cli, {"lines": [success(GOOD)]})
     ctx = make_ctx(tmp_path, settings={"model_coder_edit": "opus"})
     ask(ctx, tools="write", node="coder_edit")
@@ -119,35 +159,58 @@ def test_a_writing_node_gets_edit_write_bash_and_accept_edits_a_node_without_too
     logs = sorted(p.name for p in (ctx.run_dir / "logs").iterdir())
     assert logs == ["llm-coder_edit-claude-1.log", "llm-orient-claude-1.log"]
     ask(ctx, tools="none")
-    assert (ctx.run_dir / "logs" / "llm-orient-claude-2.log").is_file()  # the first call's log is kept
+    assert (
+        ctx.run_dir / "logs" / "llm-orient-claude-2.log"
+    ).is_file()  # the first call's log is kept
     assert option(writing, "--tools") == "Read,Grep,Glob,Edit,Write,Bash"
     assert option(writing, "--permission-mode") == "acceptEdits"
     assert option(writing, "--model") == "opus"  # --set model_<node> wins
     assert option(bare, "--tools") == "" and option(bare, "--model") == "haiku"
 
 
-@pytest.mark.parametrize("fixture, words", [
-    ("claude_max_turns.json", "stopped at its turn limit: Reached maximum number of turns (2)"),
-    ("claude_api_error.json", "reported an API error 400: Prompt is too long"),
-    ("claude_no_structured_output.json", "answered without the structured output: hello"),
-])
-def test_cli_errors_are_llm_faults_in_the_clis_own_words_and_never_retried(tmp_path, cli, fixture, words):
-    fake_cli.script(cli, {"lines": fake_cli.recorded(fixture), "exit": 1 if "error" in fixture or "turns" in fixture else 0})
+@pytest.mark.parametrize(
+    "fixture, words",
+    [
+        ("claude_max_turns.json", "stopped at its turn limit: Reached maximum number of turns (2)"),
+        ("claude_api_error.json", "reported an API error 400: Prompt is too long"),
+        ("claude_no_structured_output.json", "answered without the structured output: hello"),
+    ],
+)
+def test_cli_errors_are_llm_faults_in_the_clis_own_words_and_never_retried(
+    tmp_path, cli, fixture, words
+):
+    fake_cli.script(
+        cli,
+        {
+            "lines": fake_cli.recorded(fixture),
+            "exit": 1 if "error" in fixture or "turns" in fixture else 0,
+        },
+    )
     ctx = make_ctx(tmp_path)
     with pytest.raises(StageFault) as fault:
         ask(ctx)
     assert fault.value.note.startswith("LLM fault in node orient (claude CLI): ")
     assert words in fault.value.note
-    assert len(fake_cli.calls(cli)) == 1  # Claude Code retries the API itself: nothing stacked on it
+    assert (
+        len(fake_cli.calls(cli)) == 1
+    )  # Claude Code retries the API itself: nothing stacked on it
 
 
 def test_a_killed_cli_and_a_cli_without_a_result_are_faults_with_its_output(tmp_path, cli):
-    fake_cli.script(cli, {"stderr": "Error: something broke inside", "kill": True},
-                    {"stderr": "Invalid API key · Please run /login", "exit": 1})
+    fake_cli.script(
+        cli,
+        {"stderr": "Error: something broke inside", "kill": True},
+        {"stderr": "Invalid API key · Please run /login", "exit": 1},
+    )
     ctx = make_ctx(tmp_path)
-    with pytest.raises(StageFault, match=r"the claude CLI was killed by signal SIGKILL \(9\): Error: something broke"):
+    with pytest.raises(
+        StageFault,
+        match=r"the claude CLI was killed by signal SIGKILL \(9\): Error: something broke",
+    ):
         ask(ctx)
-    with pytest.raises(StageFault, match=r"printed no result \(exit 1\): Invalid API key · Please run /login"):
+    with pytest.raises(
+        StageFault, match=r"printed no result \(exit 1\): Invalid API key · Please run /login"
+    ):
         ask(ctx)
 
 
@@ -193,16 +256,28 @@ def test_a_thread_is_one_claude_code_session_resumed_with_only_the_new_prompt(tm
     engine = make_engine(None, ctx)
     thread = engine.new_thread()
     for prompt in ("Plan now.", "Make the change now.", "The lint gate failed: fix it."):
-        engine.structured(node="coder_edit", system="You code.", prefix="# Step 1 plan", prompt=prompt,
-                          schema=Answer, tools=coder_tools(ctx.project_dir), ctx=ctx, thread=thread)
+        engine.structured(
+            node="coder_edit",
+            system="You code.",
+            prefix="# Step 1 plan",
+            prompt=prompt,
+            schema=Answer,
+            tools=coder_tools(ctx.project_dir),
+            ctx=ctx,
+            thread=thread,
+        )
     first, *later = fake_cli.calls(cli)
     assert not first["resumed"] and "--no-session-persistence" not in first["argv"]
     assert first["stdin"] == "# Step 1 plan\n\nPlan now."
     assert thread.session == first["session"]
-    for call, prompt in zip(later, ("Make the change now.", "The lint gate failed: fix it."), strict=True):
+    for call, prompt in zip(
+        later, ("Make the change now.", "The lint gate failed: fix it."), strict=True
+    ):
         assert call["resumed"] and option(call["argv"], "--resume") == first["session"]
         assert call["stdin"] == prompt  # no plan, no prefix again
-        assert option(call["argv"], "--permission-mode") == "acceptEdits"  # the flags of each call, again
+        assert (
+            option(call["argv"], "--permission-mode") == "acceptEdits"
+        )  # the flags of each call, again
     # a single call (no thread) is not saved: nothing will resume it
     ask(ctx)
     assert "--no-session-persistence" in fake_cli.calls(cli)[-1]["argv"]
@@ -217,12 +292,24 @@ def test_a_session_claude_code_no_longer_has_starts_the_conversation_again(tmp_p
     fake_cli.script(cli, {"lines": [success(GOOD)]})
     ctx = make_ctx(tmp_path)
     thread = Thread(session="0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80")
-    answer = make_engine(None, ctx).structured(node="coder_edit", system="You code.", prefix="# Step 1 plan",
-                                               prompt="The lint gate failed: fix it.", schema=Answer,
-                                               tools=coder_tools(ctx.project_dir), ctx=ctx, thread=thread)
+    answer = make_engine(None, ctx).structured(
+        node="coder_edit",
+        system="You code.",
+        prefix="# Step 1 plan",
+        prompt="The lint gate failed: fix it.",
+        schema=Answer,
+        tools=coder_tools(ctx.project_dir),
+        ctx=ctx,
+        thread=thread,
+    )
     assert answer == Answer(**GOOD)
     lost, fresh = fake_cli.calls(cli)
-    assert lost["resumed"] and option(lost["argv"], "--resume") == "0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80"
-    assert not fresh["resumed"] and fresh["stdin"] == "# Step 1 plan\n\nThe lint gate failed: fix it."
+    assert (
+        lost["resumed"]
+        and option(lost["argv"], "--resume") == "0b9e8f1c-gone-4c1e-9d7e-2f0a5c6b7d80"
+    )
+    assert (
+        not fresh["resumed"] and fresh["stdin"] == "# Step 1 plan\n\nThe lint gate failed: fix it."
+    )
     assert thread.session == fresh["session"]
     assert [e["session"] for e in fake_cli.events(ctx, "llm_session_lost")] == [lost["session"]]

@@ -12,7 +12,9 @@ from stepkit.plugins.llm.tools import read_only_tools
 from stepkit.records import StageFault, Usage
 from tests.support import fake_cli
 
-pytest.importorskip("openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')")
+pytest.importorskip(
+    "openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')"
+)
 pytest_plugins = ["tests.support.chat_api"]
 
 GOOD = {"plan_summary": "adds slugify", "has_major_deviation": False}
@@ -24,16 +26,23 @@ class Answer(BaseModel):
 
 
 def make_ctx(tmp_path, settings=None, usage=None):
-    ctx = fake_cli.stage_context(tmp_path, "openai:llama3.2", {"llm_max_retries": 0, **(settings or {})},
-                                 usage)
+    ctx = fake_cli.stage_context(
+        tmp_path, "openai:llama3.2", {"llm_max_retries": 0, **(settings or {})}, usage
+    )
     (ctx.project_dir / "a.py").write_text("def slugify(text):\n    return text\n")
     return ctx
 
 
 def ask(ctx, spec=None, tools=True):
     return make_engine(spec, ctx).structured(
-        node="orient", system="You orient.", prefix="# Step 1 plan", prompt="Orient now.",
-        schema=Answer, tools=read_only_tools(ctx.project_dir) if tools else None, ctx=ctx)
+        node="orient",
+        system="You orient.",
+        prefix="# Step 1 plan",
+        prompt="Orient now.",
+        schema=Answer,
+        tools=read_only_tools(ctx.project_dir) if tools else None,
+        ctx=ctx,
+    )
 
 
 def test_structured_answer_through_the_tool_loop(tmp_path, chat_api):
@@ -46,7 +55,12 @@ def test_structured_answer_through_the_tool_loop(tmp_path, chat_api):
     assert first["model"] == "llama3.2"
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
     assert first["messages"][1]["content"] == "# Step 1 plan\n\nOrient now."
-    assert {t["function"]["name"] for t in first["tools"]} == {"read_file", "list_dir", "search", "run_command"}
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "read_file",
+        "list_dir",
+        "search",
+        "run_command",
+    }
     schema = first["response_format"]["json_schema"]
     assert schema["strict"] is True and schema["schema"]["additionalProperties"] is False
     (result,) = chat_api.tool_messages()
@@ -60,7 +74,11 @@ def test_usage_per_call_and_llm_call_events(tmp_path, chat_api):
     chat_api.reply_json(GOOD)
     ctx = make_ctx(tmp_path, usage=Usage(output_tokens=1))
     ask(ctx)
-    assert (ctx.usage.input_tokens, ctx.usage.cache_read_tokens, ctx.usage.output_tokens) == (1600, 400, 101)
+    assert (ctx.usage.input_tokens, ctx.usage.cache_read_tokens, ctx.usage.output_tokens) == (
+        1600,
+        400,
+        101,
+    )
     calls = fake_cli.events(ctx)
     assert [e["call"] for e in calls] == [1, 2] and calls[0]["stop_reason"] == "tool_calls"
     assert fake_cli.events(ctx, "llm_tool")[0]["tool"] == "list_dir"
@@ -71,7 +89,9 @@ def test_bad_tool_arguments_come_back_as_a_tool_error(tmp_path, chat_api):
     chat_api.reply_tool("nope", {})
     chat_api.reply_json(GOOD)
     ask(make_ctx(tmp_path))
-    assert chat_api.tool_messages(1)[0]["content"].startswith("error: the arguments are not a JSON object")
+    assert chat_api.tool_messages(1)[0]["content"].startswith(
+        "error: the arguments are not a JSON object"
+    )
     assert chat_api.tool_messages(2)[1]["content"] == "error: no tool named 'nope'"
 
 
@@ -89,8 +109,11 @@ def test_an_invalid_answer_is_sent_back_once_then_a_fault(tmp_path, chat_api):
 
 def test_http_errors_and_an_unreachable_server_are_llm_faults(tmp_path, chat_api, monkeypatch):
     chat_api.error(500, "model llama3.2 not found, try pulling it first")
-    with pytest.raises(StageFault, match=r"^LLM fault in node orient \(openai, model llama3.2\): the API call "
-                                         r"failed: HTTP 500 \(model llama3.2 not found, try pulling it first\)"):
+    with pytest.raises(
+        StageFault,
+        match=r"^LLM fault in node orient \(openai, model llama3.2\): the API call "
+        r"failed: HTTP 500 \(model llama3.2 not found, try pulling it first\)",
+    ):
         ask(make_ctx(tmp_path))
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     with pytest.raises(StageFault, match="cannot reach http://127.0.0.1:9/v1"):
@@ -102,17 +125,27 @@ def test_the_tool_loop_is_bounded(tmp_path, chat_api):
         chat_api.reply_tool("list_dir", {"path": "."})
     ctx = make_ctx(tmp_path)
     with pytest.raises(StageFault, match="no answer after 3 model turns"):
-        make_engine(None, ctx).structured(node="orient", system="s", prompt="p", schema=Answer,
-                                          tools=read_only_tools(ctx.project_dir), ctx=ctx, max_turns=3)
+        make_engine(None, ctx).structured(
+            node="orient",
+            system="s",
+            prompt="p",
+            schema=Answer,
+            tools=read_only_tools(ctx.project_dir),
+            ctx=ctx,
+            max_turns=3,
+        )
 
 
-def test_engines_openai_config_names_the_server_the_key_and_the_model(tmp_path, chat_api, monkeypatch):
+def test_engines_openai_config_names_the_server_the_key_and_the_model(
+    tmp_path, chat_api, monkeypatch
+):
     monkeypatch.delenv("OPENAI_BASE_URL")
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("LOCAL_KEY", "sk-local-LOOPBACK-0123456789")
     ctx = make_ctx(tmp_path, settings={"engine": "openai"})
     (ctx.project_dir / "stepkit.toml").write_text(
-        f'[engines.openai]\nbase_url = "{chat_api.base_url}"\nmodel = "qwen3"\napi_key_env = "LOCAL_KEY"\n')
+        f'[engines.openai]\nbase_url = "{chat_api.base_url}"\nmodel = "qwen3"\napi_key_env = "LOCAL_KEY"\n'
+    )
     chat_api.reply_json(GOOD)
     ask(ctx, tools=False)
     assert chat_api.requests[0]["model"] == "qwen3"
@@ -126,7 +159,9 @@ def test_setup_problems_are_usage_errors_before_the_run(tmp_path, monkeypatch):
         check_engine_spec("openai", tmp_path)
     with pytest.raises(UsageError, match="no API key: set OPENAI_API_KEY"):
         check_engine_spec("openai:gpt-5.5", tmp_path, calls=True)
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")  # a local server needs no key
+    monkeypatch.setenv(
+        "OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"
+    )  # a local server needs no key
     check_engine_spec("openai:llama3.2", tmp_path, calls=True)
 
 

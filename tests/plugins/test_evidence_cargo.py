@@ -91,7 +91,9 @@ def test_compile_errors_with_their_location():
     assert "error[E0277]: cannot add `&str` to `i32`  (src/lib.rs:1:55)" in text
     assert "error[E0425]: cannot find function `missing` in this scope  (src/lib.rs:2:20)" in text
     assert "warning: unused variable: `unused`  (src/lib.rs:1:41)" in text
-    assert text.endswith("summary: could not compile `crate_x` (lib) due to 2 previous errors; 1 warning emitted")
+    assert text.endswith(
+        "summary: could not compile `crate_x` (lib) due to 2 previous errors; 1 warning emitted"
+    )
 
 
 def test_clippy_output_is_recognised_by_its_shape():
@@ -115,4 +117,3 @@ def test_coloured_output_is_recognised_by_its_shape():
     coloured = "\x1b[1m\x1b[32m   Compiling\x1b[0m y v0.1.0\n\x1b[1m\x1b[31merror\x1b[0m: this looks like a bug\n"
     text = parse(command="make lint", output=coloured)
     assert text is not None and "error: this looks like a bug" in text
-

@@ -24,9 +24,15 @@ COMPACT = "/app/src/a.js: line 2, col 5, Error - 'x' is not defined. (no-undef)\
 def test_stylish_errors_with_file_and_rule():
     text = parse(command="npx eslint .", output=STYLISH)
     assert "errors (2):" in text
-    assert "/home/dev/app/src/index.js:1:7: 'unused' is assigned a value but never used (no-unused-vars)" in text
+    assert (
+        "/home/dev/app/src/index.js:1:7: 'unused' is assigned a value but never used (no-unused-vars)"
+        in text
+    )
     assert "/home/dev/app/src/util.js:10:1: Parsing error: Unexpected token }" in text
-    assert "warnings (1):\n  /home/dev/app/src/index.js:4:3: Unexpected console statement (no-console)" in text
+    assert (
+        "warnings (1):\n  /home/dev/app/src/index.js:4:3: Unexpected console statement (no-console)"
+        in text
+    )
     assert text.endswith("summary: 3 problems (2 errors, 1 warning)")
 
 

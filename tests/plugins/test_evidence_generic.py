@@ -19,8 +19,8 @@ def test_long_output_keeps_head_error_lines_and_tail():
     lines[700] = "Traceback (most recent call last):"
     text = generic.stepkit_condense_output(output="\n".join(lines))
     kept = text.split("\n")
-    assert kept[:generic.HEAD_LINES] == lines[:generic.HEAD_LINES]
-    assert kept[-generic.TAIL_LINES:] == lines[-generic.TAIL_LINES:]
+    assert kept[: generic.HEAD_LINES] == lines[: generic.HEAD_LINES]
+    assert kept[-generic.TAIL_LINES :] == lines[-generic.TAIL_LINES :]
     assert "FATAL: disk full" in kept and "Traceback (most recent call last):" in kept
     assert "[... 480 lines omitted ...]" in kept
     assert "step 600" not in kept
@@ -29,4 +29,6 @@ def test_long_output_keeps_head_error_lines_and_tail():
 def test_error_lines_are_bounded():
     lines = [f"error {i}" for i in range(5000)]
     text = generic.stepkit_condense_output(output="\n".join(lines))
-    assert len(text.split("\n")) <= generic.HEAD_LINES + generic.MATCH_LINES + generic.TAIL_LINES + 2
+    assert (
+        len(text.split("\n")) <= generic.HEAD_LINES + generic.MATCH_LINES + generic.TAIL_LINES + 2
+    )

@@ -84,8 +84,10 @@ HELP = ("-> [Help 1]", "Re-run Maven using the -X switch", "[Help 1] http")
 def test_the_summary_is_the_compiler_error_not_the_help_links():
     text = parse("mvn -B compile", COMPILE_FAILURE)
     summary = text.rsplit("summary: ", 1)[1]
-    assert summary == ("/home/dev/demo/src/main/java/x/A.java:[1,46] incompatible types: "
-                       "java.lang.String cannot be converted to int")
+    assert summary == (
+        "/home/dev/demo/src/main/java/x/A.java:[1,46] incompatible types: "
+        "java.lang.String cannot be converted to int"
+    )
     assert "maven-compiler-plugin:3.13.0:compile: Compilation failure" in text
     assert not any(noise in text for noise in HELP)
 
@@ -105,8 +107,17 @@ def mvn_project(tmp_path):
 
 
 def mvn(root, goal):
-    result = run_gate("tests", f"mvn -B -o {goal}", None, root,
-                      root.parent / "logs", 300, 300, evidence_pm(), env=dict(os.environ))
+    result = run_gate(
+        "tests",
+        f"mvn -B -o {goal}",
+        None,
+        root,
+        root.parent / "logs",
+        300,
+        300,
+        evidence_pm(),
+        env=dict(os.environ),
+    )
     if "in offline mode" in result.evidence or "could not be resolved" in result.evidence:
         pytest.skip(f"the local Maven repository lacks what this build needs: {result.summary}")
     return result
@@ -114,18 +125,26 @@ def mvn(root, goal):
 
 def test_real_maven_compile_failure_and_failing_test_keep_the_useful_line(mvn_project):
     source = mvn_project / "src/main/java/x/Calc.java"
-    source.write_text('package x; public class Calc { public static int add(int a, int b) { return "s"; } }\n')
+    source.write_text(
+        'package x; public class Calc { public static int add(int a, int b) { return "s"; } }\n'
+    )
     compile_failure = mvn(mvn_project, "compile")
     assert compile_failure.status == "fail"
-    assert compile_failure.summary.endswith("Calc.java:[1,77] incompatible types: java.lang.String cannot be converted to int")
+    assert compile_failure.summary.endswith(
+        "Calc.java:[1,77] incompatible types: java.lang.String cannot be converted to int"
+    )
 
-    source.write_text("package x; public class Calc { public static int add(int a, int b) { return a - b; } }\n")
+    source.write_text(
+        "package x; public class Calc { public static int add(int a, int b) { return a - b; } }\n"
+    )
     (mvn_project / "src/test/java/x").mkdir(parents=True)
     (mvn_project / "src/test/java/x/CalcTest.java").write_text(TEST)
     failing = mvn(mvn_project, "test")
     assert (failing.status, failing.exit_code) == ("fail", 1)
-    assert failing.summary == ("Tests run: 2, Failures: 1, Errors: 0, Skipped: 0; "
-                               "first: CalcTest.adds:5 expected: <5> but was: <-1>")
+    assert failing.summary == (
+        "Tests run: 2, Failures: 1, Errors: 0, Skipped: 0; "
+        "first: CalcTest.adds:5 expected: <5> but was: <-1>"
+    )
     assert not any(noise in failing.summary for noise in HELP)
 
 

@@ -31,7 +31,9 @@ def test_mypy_errors_and_summary():
 
 
 def test_mypy_success():
-    text = parse(command="mypy .", output="Success: no issues found in 5 source files\n", exit_code=0)
+    text = parse(
+        command="mypy .", output="Success: no issues found in 5 source files\n", exit_code=0
+    )
     assert text.endswith("summary: Success: no issues found in 5 source files")
 
 

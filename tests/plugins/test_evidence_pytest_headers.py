@@ -52,10 +52,17 @@ def test_ids_come_with_their_file_when_the_short_summary_is_hidden(tmp_path, tb)
     (tmp_path / "tests").mkdir()
     (tmp_path / "helper.py").write_text("def check(x):\n    assert x == 1\n")
     (tmp_path / "tests" / "test_a.py").write_text("import pytest\n" + TESTS)
-    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q -rN"\npythonpath = ["."]\n')
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--tb={tb}"], check=False,
-                         cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\naddopts = "-q -rN"\npythonpath = ["."]\n'
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--tb={tb}"],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 1 and "short test summary" not in run.stdout  # the project hid it
     text = parse("pytest", run.stdout)
     failing = text.split("first error of each failure:", 1)[0]
@@ -66,5 +73,7 @@ def test_ids_come_with_their_file_when_the_short_summary_is_hidden(tmp_path, tb)
         "  FAILED tests/test_a.py::test_f",
     ]
     if tb == "long":
-        assert "TestA.test_m  (helper.py:2: AssertionError)" in text  # the crash location stays with its error
+        assert (
+            "TestA.test_m  (helper.py:2: AssertionError)" in text
+        )  # the crash location stays with its error
     assert text.endswith("summary: 3 failed, 1 passed, 1 error")

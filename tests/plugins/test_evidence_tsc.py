@@ -40,7 +40,9 @@ def test_other_output_is_not_claimed():
 def test_colour_codes_splitting_the_error_word_still_parse():
     """tsc --pretty colours "error" and the code apart: the quick check for
     "error TS" must not turn such output away."""
-    coloured = ("\x1b[96msrc/index.ts\x1b[0m:\x1b[93m3\x1b[0m:\x1b[93m7\x1b[0m - \x1b[91merror\x1b[0m"
-                "\x1b[90m TS2322: \x1b[0mType 'string' is not assignable to type 'number'.\n")
+    coloured = (
+        "\x1b[96msrc/index.ts\x1b[0m:\x1b[93m3\x1b[0m:\x1b[93m7\x1b[0m - \x1b[91merror\x1b[0m"
+        "\x1b[90m TS2322: \x1b[0mType 'string' is not assignable to type 'number'.\n"
+    )
     text = parse(command="npm run typecheck", output=coloured)
     assert text is not None and "src/index.ts:3:7: TS2322" in text

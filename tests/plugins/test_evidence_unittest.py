@@ -48,7 +48,11 @@ def test_each_failure_with_its_exception_line_and_the_summary():
 
 
 def test_a_passing_run():
-    text = parse(command="make test", output="...\n" + "-" * 70 + "\nRan 3 tests in 0.01s\n\nOK\n", exit_code=0)
+    text = parse(
+        command="make test",
+        output="...\n" + "-" * 70 + "\nRan 3 tests in 0.01s\n\nOK\n",
+        exit_code=0,
+    )
     assert text.endswith("summary: OK: 3 tests")
 
 

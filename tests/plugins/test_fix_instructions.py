@@ -17,10 +17,23 @@ RUFF_OUTPUT = "greet.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.\n
 
 def test_fix_instructions_have_no_duplicated_lines(tmp_path: Path):
     evidence = condense(get_plugin_manager(), "lint", "ruff check", RUFF_OUTPUT, 1, None)
-    failing = GateResult(name="lint", status="fail", command="ruff check", exit_code=1,
-                         evidence=evidence, summary="1 error").model_dump()
-    ctx = StageContext(node="fix_loop_gate", project_dir=tmp_path, plans_dir=tmp_path / "plans",
-                       state={"gates": [failing], "max_fix_attempts": 2}, settings={}, config=Config(), pm=None)
+    failing = GateResult(
+        name="lint",
+        status="fail",
+        command="ruff check",
+        exit_code=1,
+        evidence=evidence,
+        summary="1 error",
+    ).model_dump()
+    ctx = StageContext(
+        node="fix_loop_gate",
+        project_dir=tmp_path,
+        plans_dir=tmp_path / "plans",
+        state={"gates": [failing], "max_fix_attempts": 2},
+        settings={},
+        config=Config(),
+        pm=None,
+    )
 
     instructions = fix_loop_gate(ctx).updates["fix_instructions"]
 

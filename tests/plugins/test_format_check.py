@@ -15,29 +15,46 @@ def check(command: str) -> str | None:
     return stepkit_format_check_command(command=command, project_dir=Path("."), config=Config())
 
 
-@pytest.mark.parametrize("command, expected", [
-    ("ruff format --force-exclude {files:.py,.pyi}", "ruff format --check --force-exclude {files:.py,.pyi}"),
-    ("uv run --frozen ruff format {files:.py}", "uv run --frozen ruff format --check {files:.py}"),
-    ("black {files:.py,.pyi}", "black --check {files:.py,.pyi}"),
-    ("npx prettier --write {files}", "npx prettier --check {files}"),
-    ("rustfmt --edition 2021 {files:.rs}", "rustfmt --check --edition 2021 {files:.rs}"),
-    ("cargo fmt", "cargo fmt --check"),
-    ("clang-format -i {files:.c,.h}", "clang-format --dry-run --Werror {files:.c,.h}"),
-    ("deno fmt {files}", "deno fmt --check {files}"),
-    ("mix format {files}", "mix format --check-formatted {files}"),
-    ("dotnet format --include {files:.cs}", "dotnet format --verify-no-changes --include {files:.cs}"),
-    ("./mvnw -q spotless:apply", "./mvnw -q spotless:check"),
-    ("./gradlew spotlessApply", "./gradlew spotlessCheck"),
-    ("vendor/bin/php-cs-fixer fix {files:.php}", "vendor/bin/php-cs-fixer fix --dry-run --diff {files:.php}"),
-    ("swift format --in-place {files}", "swift format lint --strict {files}"),
-    ("zig fmt {files:.zig}", "zig fmt --check {files:.zig}"),
-    ("black . && ruff format .", "black --check . && ruff format --check ."),
-])
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        (
+            "ruff format --force-exclude {files:.py,.pyi}",
+            "ruff format --check --force-exclude {files:.py,.pyi}",
+        ),
+        (
+            "uv run --frozen ruff format {files:.py}",
+            "uv run --frozen ruff format --check {files:.py}",
+        ),
+        ("black {files:.py,.pyi}", "black --check {files:.py,.pyi}"),
+        ("npx prettier --write {files}", "npx prettier --check {files}"),
+        ("rustfmt --edition 2021 {files:.rs}", "rustfmt --check --edition 2021 {files:.rs}"),
+        ("cargo fmt", "cargo fmt --check"),
+        ("clang-format -i {files:.c,.h}", "clang-format --dry-run --Werror {files:.c,.h}"),
+        ("deno fmt {files}", "deno fmt --check {files}"),
+        ("mix format {files}", "mix format --check-formatted {files}"),
+        (
+            "dotnet format --include {files:.cs}",
+            "dotnet format --verify-no-changes --include {files:.cs}",
+        ),
+        ("./mvnw -q spotless:apply", "./mvnw -q spotless:check"),
+        ("./gradlew spotlessApply", "./gradlew spotlessCheck"),
+        (
+            "vendor/bin/php-cs-fixer fix {files:.php}",
+            "vendor/bin/php-cs-fixer fix --dry-run --diff {files:.php}",
+        ),
+        ("swift format --in-place {files}", "swift format lint --strict {files}"),
+        ("zig fmt {files:.zig}", "zig fmt --check {files:.zig}"),
+        ("black . && ruff format .", "black --check . && ruff format --check ."),
+    ],
+)
 def test_each_formatter_has_its_check_mode(command, expected):
     assert check(command) == expected
 
 
-@pytest.mark.parametrize("command", ["npm run format", "make fmt", "just format", "black . && ./fix-imports.sh"])
+@pytest.mark.parametrize(
+    "command", ["npm run format", "make fmt", "just format", "black . && ./fix-imports.sh"]
+)
 def test_a_command_with_no_known_check_mode_has_none(command):
     assert check(command) == ""
 
@@ -47,12 +64,17 @@ def test_gofmt_check_fails_and_names_the_files_when_one_would_change(tmp_path):
 
     command = check("gofmt -l -w {files:.go}")
     fake = tmp_path / "gofmt"
-    fake.write_text("#!/bin/sh\n[ \"$1\" = -l ] && [ \"$2\" = ugly.go ] && echo ugly.go\nexit 0\n")
+    fake.write_text('#!/bin/sh\n[ "$1" = -l ] && [ "$2" = ugly.go ] && echo ugly.go\nexit 0\n')
     fake.chmod(0o755)
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
-    run = lambda files: subprocess.run(command.replace("{files:.go}", files), shell=True, env=env,
-                                       capture_output=True, text=True, check=False)
+    run = lambda files: subprocess.run(
+        command.replace("{files:.go}", files),
+        shell=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     ugly, tidy = run("ugly.go"), run("tidy.go")
     assert (ugly.returncode, ugly.stdout) == (1, "would reformat:\nugly.go\n")
     assert (tidy.returncode, tidy.stdout) == (0, "")
-

@@ -30,8 +30,12 @@ class Answer(BaseModel):
 GOOD = {"plan_summary": "adds slugify", "has_major_deviation": False}
 
 
-def make_ctx(tmp_path: Path, settings: dict | None = None, config: Config | None = None,
-             usage: Usage | None = None) -> StageContext:
+def make_ctx(
+    tmp_path: Path,
+    settings: dict | None = None,
+    config: Config | None = None,
+    usage: Usage | None = None,
+) -> StageContext:
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True, exist_ok=True)
     (project / "src" / "a.py").write_text("def slugify(text):\n    return text\n")
@@ -45,9 +49,16 @@ def make_ctx(tmp_path: Path, settings: dict | None = None, config: Config | None
             fh.write(json.dumps({"kind": kind, **fields}) + "\n")
 
     return StageContext(
-        node="orient", project_dir=project, plans_dir=project / "plans", state={},
-        settings={**FAST, **(settings or {})}, config=config or Config(), pm=StepkitPluginManager(),
-        run_dir=run_dir, emit=emit, usage=usage or Usage(),
+        node="orient",
+        project_dir=project,
+        plans_dir=project / "plans",
+        state={},
+        settings={**FAST, **(settings or {})},
+        config=config or Config(),
+        pm=StepkitPluginManager(),
+        run_dir=run_dir,
+        emit=emit,
+        usage=usage or Usage(),
     )
 
 
@@ -56,12 +67,22 @@ def events(ctx: StageContext, kind: str) -> list[dict]:
     return [e for e in map(json.loads, lines) if e["kind"] == kind]
 
 
-def ask(ctx: StageContext, prompt: str = "Orient for step 1.", tools: bool = True,
-        prefix: str | None = "# Step 1 plan\nAdd slugify.", spec: str | None = None) -> Answer:
+def ask(
+    ctx: StageContext,
+    prompt: str = "Orient for step 1.",
+    tools: bool = True,
+    prefix: str | None = "# Step 1 plan\nAdd slugify.",
+    spec: str | None = None,
+) -> Answer:
     engine = make_engine(spec, ctx)
     return engine.structured(
-        node=ctx.node, system="You orient.", prefix=prefix, prompt=prompt, schema=Answer,
-        tools=read_only_tools(ctx.project_dir) if tools else None, ctx=ctx,
+        node=ctx.node,
+        system="You orient.",
+        prefix=prefix,
+        prompt=prompt,
+        schema=Answer,
+        tools=read_only_tools(ctx.project_dir) if tools else None,
+        ctx=ctx,
     )
 
 
@@ -101,8 +122,9 @@ def test_the_nodes_of_a_run_share_one_client(tmp_path, messages_api):
     assert other_run != first
 
 
-LONG_PLAN = "# Step 1 plan\n" + "".join(f"- task {n}: add slugify case {n} with its test\n"
-                                      for n in range(400))
+LONG_PLAN = "# Step 1 plan\n" + "".join(
+    f"- task {n}: add slugify case {n} with its test\n" for n in range(400)
+)
 
 
 def test_cache_markers_only_on_prefixes_long_enough_to_be_cached(tmp_path, messages_api):
@@ -138,8 +160,18 @@ def test_a_single_request_without_tools_caches_nothing(tmp_path, messages_api):
 def test_a_long_tool_loop_keeps_its_cache_within_four_breakpoints(tmp_path, messages_api):
     ctx = make_ctx(tmp_path)
     for batch in range(3):  # 12 parallel calls a turn: 24 new blocks, past the 20-block lookback
-        messages_api.reply([{"type": "tool_use", "id": f"toolu_{batch}_{n}", "name": "list_dir",
-                             "input": {"path": "."}} for n in range(12)], stop_reason="tool_use")
+        messages_api.reply(
+            [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{batch}_{n}",
+                    "name": "list_dir",
+                    "input": {"path": "."},
+                }
+                for n in range(12)
+            ],
+            stop_reason="tool_use",
+        )
     messages_api.reply_json(GOOD)
 
     ask(ctx, prefix=LONG_PLAN)
@@ -148,8 +180,11 @@ def test_a_long_tool_loop_keeps_its_cache_within_four_breakpoints(tmp_path, mess
         text = json.dumps(request.body)
         assert text.count('"cache_control"') <= 4
     last = messages_api.requests[-1].body
-    marked = [i for i, block in enumerate(b for m in last["messages"] for b in m["content"])
-              if "cache_control" in block]
+    marked = [
+        i
+        for i, block in enumerate(b for m in last["messages"] for b in m["content"])
+        if "cache_control" in block
+    ]
     blocks_before_last_turn = 1 + 2 * (12 * 2) + 1  # the first message, 2 turns, the 3rd's calls
     assert marked == [0, blocks_before_last_turn - 1]  # the plan, and where the last request ended
 
@@ -191,8 +226,9 @@ def test_a_timed_out_request_is_retried(tmp_path, messages_api):
 
 def test_529_forever_is_a_fault_with_a_clear_note(tmp_path, messages_api):
     ctx = make_ctx(tmp_path, {"llm_max_retries": 2})
-    messages_api.error(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.05"},
-                       always=True)
+    messages_api.error(
+        529, "overloaded_error", "Overloaded", headers={"retry-after": "0.05"}, always=True
+    )
 
     with pytest.raises(StageFault) as info:
         ask(ctx)
@@ -242,8 +278,9 @@ def test_invalid_answer_twice_is_a_fault(tmp_path, messages_api):
 
 def test_tool_call_cut_at_max_tokens_is_not_executed(tmp_path, messages_api):
     ctx = make_ctx(tmp_path)
-    tool_id = messages_api.reply_tool("run_command", {"command": "touch pwned"},
-                                      stop_reason="max_tokens")
+    tool_id = messages_api.reply_tool(
+        "run_command", {"command": "touch pwned"}, stop_reason="max_tokens"
+    )
     messages_api.reply_json(GOOD)
 
     assert ask(ctx) == Answer(**GOOD)
@@ -314,8 +351,9 @@ def test_budget_exceeded_before_the_call(tmp_path, messages_api):
 
 def test_token_budget_stops_the_tool_loop_before_the_next_call(tmp_path, messages_api):
     ctx = make_ctx(tmp_path, {"max_tokens": 1500})
-    messages_api.reply_tool("list_dir", {"path": "."},
-                            usage={"input_tokens": 1000, "output_tokens": 200})
+    messages_api.reply_tool(
+        "list_dir", {"path": "."}, usage={"input_tokens": 1000, "output_tokens": 200}
+    )
 
     with pytest.raises(StageFault) as info:
         ask(ctx)
@@ -345,8 +383,15 @@ def test_when_the_turns_run_out_the_model_is_asked_to_answer_without_tools(tmp_p
     messages_api.reply_json(GOOD)
     engine = make_engine(None, ctx)
 
-    answer = engine.structured(node="orient", system="s", prompt="p", schema=Answer,
-                               tools=read_only_tools(ctx.project_dir), ctx=ctx, max_turns=3)
+    answer = engine.structured(
+        node="orient",
+        system="s",
+        prompt="p",
+        schema=Answer,
+        tools=read_only_tools(ctx.project_dir),
+        ctx=ctx,
+        max_turns=3,
+    )
 
     assert answer == Answer(**GOOD)
     *loop, final = (r.body for r in messages_api.requests)
@@ -364,8 +409,15 @@ def test_a_tool_call_in_the_final_turn_is_a_fault_with_a_clear_note(tmp_path, me
     engine = make_engine(None, ctx)
 
     with pytest.raises(StageFault) as info:
-        engine.structured(node="orient", system="s", prompt="p", schema=Answer,
-                          tools=read_only_tools(ctx.project_dir), ctx=ctx, max_turns=3)
+        engine.structured(
+            node="orient",
+            system="s",
+            prompt="p",
+            schema=Answer,
+            tools=read_only_tools(ctx.project_dir),
+            ctx=ctx,
+            max_turns=3,
+        )
 
     assert "no answer after 3 model turns and a final turn without tools" in info.value.note
 
@@ -379,9 +431,16 @@ def test_a_thread_keeps_the_conversation_across_calls(tmp_path, messages_api):
     thread = engine.new_thread()
 
     for prompt in ("first task", "second task"):
-        engine.structured(node="coder_edit", system="s", prefix="the plan", prompt=prompt,
-                          schema=Answer, tools=read_only_tools(ctx.project_dir), ctx=ctx,
-                          thread=thread)
+        engine.structured(
+            node="coder_edit",
+            system="s",
+            prefix="the plan",
+            prompt=prompt,
+            schema=Answer,
+            tools=read_only_tools(ctx.project_dir),
+            ctx=ctx,
+            thread=thread,
+        )
 
     second = messages_api.requests[-1].body["messages"]
     assert [m["role"] for m in second] == ["user", "assistant", "user", "assistant", "user"]
@@ -400,19 +459,31 @@ def test_old_tool_results_are_trimmed_to_the_context_budget(tmp_path, messages_a
 
     ask(ctx)
 
-    results = [b for m in messages_api.requests[-1].body["messages"] if m["role"] == "user"
-               for b in m["content"] if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in messages_api.requests[-1].body["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert [r["content"].startswith("[tool result trimmed") for r in results] == [
-        True, True, False, False]
+        True,
+        True,
+        False,
+        False,
+    ]
     assert "row_299 = 299" in results[-1]["content"]
     assert events(ctx, "llm_trimmed")
 
 
-@pytest.mark.parametrize("model, settings, effort", [
-    ("claude-opus-5-5", {}, "high"),  # orient's default
-    ("claude-opus-5-5", {"effort_orient": "low"}, "low"),
-    ("claude-haiku-4-5", {"effort_orient": "max"}, None),  # no effort on this model
-])
+@pytest.mark.parametrize(
+    "model, settings, effort",
+    [
+        ("claude-opus-5-5", {}, "high"),  # orient's default
+        ("claude-opus-5-5", {"effort_orient": "low"}, "low"),
+        ("claude-haiku-4-5", {"effort_orient": "max"}, None),  # no effort on this model
+    ],
+)
 def test_effort_and_thinking_per_node(tmp_path, messages_api, model, settings, effort):
     ctx = make_ctx(tmp_path, settings={"model_orient": model, **settings})
     messages_api.reply_json(GOOD)
@@ -425,25 +496,53 @@ def test_effort_and_thinking_per_node(tmp_path, messages_api, model, settings, e
 
 
 def test_a_node_without_a_default_effort_sends_none(tmp_path, messages_api):
-    ctx = replace(make_ctx(tmp_path, settings={"model_write_handoff": "claude-opus-5-5"}),
-                  node="write_handoff")
+    ctx = replace(
+        make_ctx(tmp_path, settings={"model_write_handoff": "claude-opus-5-5"}),
+        node="write_handoff",
+    )
     messages_api.reply_json(GOOD)
     ask(ctx, tools=False)
     assert "effort" not in messages_api.requests[0].body["output_config"]
 
 
-@pytest.mark.parametrize("messages, problem", [
-    ([{"role": "user", "content": "q"},
-      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]}], "no tool_result"),
-    ([{"role": "user", "content": "q"},
-      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
-      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"},
-                                   {"type": "tool_result", "tool_use_id": "t1"}]}], "message 2"),
-    ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t9"}]}], "message 0"),
-    ([{"role": "user", "content": "q"},
-      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
-      {"role": "assistant", "content": [{"type": "text", "text": "x"}]}], "no tool_result"),
-])
+@pytest.mark.parametrize(
+    "messages, problem",
+    [
+        (
+            [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
+            ],
+            "no tool_result",
+        ),
+        (
+            [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1"},
+                        {"type": "tool_result", "tool_use_id": "t1"},
+                    ],
+                },
+            ],
+            "message 2",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t9"}]}],
+            "message 0",
+        ),
+        (
+            [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+            ],
+            "no tool_result",
+        ),
+    ],
+)
 def test_history_invariant(messages, problem):
     with pytest.raises(StageFault) as info:
         check_history(messages, "orient")
@@ -451,14 +550,24 @@ def test_history_invariant(messages, problem):
 
 
 def test_history_invariant_accepts_a_well_formed_loop():
-    check_history([
-        {"role": "user", "content": "q"},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"},
-                                          {"type": "tool_use", "id": "t2"}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2"},
-                                     {"type": "tool_result", "tool_use_id": "t1"}]},
-        {"role": "assistant", "content": [{"type": "text", "text": "{}"}]},
-    ], "orient")
+    check_history(
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1"}, {"type": "tool_use", "id": "t2"}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t2"},
+                    {"type": "tool_result", "tool_use_id": "t1"},
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "{}"}]},
+        ],
+        "orient",
+    )
 
 
 def test_unknown_engine_is_a_usage_error(tmp_path):
@@ -470,7 +579,9 @@ def test_unknown_engine_is_a_usage_error(tmp_path):
 
 def test_a_model_pages_through_a_5000_line_file_to_its_end(tmp_path, messages_api):
     ctx = make_ctx(tmp_path)
-    (ctx.project_dir / "src" / "long.py").write_text("".join(f"n{i} = {i}\n" for i in range(1, 5001)))
+    (ctx.project_dir / "src" / "long.py").write_text(
+        "".join(f"n{i} = {i}\n" for i in range(1, 5001))
+    )
     offsets = list(range(1, 5001, 400))  # short lines: each window is 400 whole lines
     for offset in offsets:
         messages_api.reply_tool("read_file", {"path": "src/long.py", "offset": offset})
@@ -481,15 +592,19 @@ def test_a_model_pages_through_a_5000_line_file_to_its_end(tmp_path, messages_ap
     results = [messages_api.tool_results(i)[0]["content"] for i in range(1, len(offsets) + 1)]
     footers = [text.splitlines()[-1] for text in results]
     assert footers[0] == "[lines 1–400 of 5,000; continue with offset=401]"
-    assert all(f"continue with offset={offset}]" in footer
-               for footer, offset in zip(footers, offsets[1:], strict=False))
+    assert all(
+        f"continue with offset={offset}]" in footer
+        for footer, offset in zip(footers, offsets[1:], strict=False)
+    )
     assert footers[-1] == "[lines 4,801–5,000 of 5,000; end of file]"
     assert "  5000\tn5000 = 5000" in results[-1]
     seen = [line for text in results for line in text.splitlines()[:-1]]
     assert len(seen) == 5000
 
 
-def test_a_model_that_refuses_the_effort_settings_is_asked_again_without_them(tmp_path, messages_api):
+def test_a_model_that_refuses_the_effort_settings_is_asked_again_without_them(
+    tmp_path, messages_api
+):
     ctx = make_ctx(tmp_path, settings={"model_orient": "claude-opus-5-5"})
     messages_api.error(400, "invalid_request_error", "thinking.type: adaptive is not supported")
     messages_api.reply_json(GOOD)
@@ -497,7 +612,9 @@ def test_a_model_that_refuses_the_effort_settings_is_asked_again_without_them(tm
     assert ask(ctx) == Answer(**GOOD)
 
     refused, accepted = (r.body for r in messages_api.requests)
-    assert refused["thinking"] == {"type": "adaptive"} and refused["output_config"]["effort"] == "high"
+    assert (
+        refused["thinking"] == {"type": "adaptive"} and refused["output_config"]["effort"] == "high"
+    )
     assert "thinking" not in accepted and "effort" not in accepted["output_config"]
     assert events(ctx, "llm_effort_dropped")
 

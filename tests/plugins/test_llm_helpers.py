@@ -20,23 +20,37 @@ CLI_BASE = "stepkit.plugins.llm.cli_engine"
 
 def imports(path: Path) -> list[tuple[str, str]]:
     """Every ``from MODULE import NAME`` of the file, functions' imports too."""
-    return [(node.module or "", alias.name) for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, ast.ImportFrom) for alias in node.names]
+    return [
+        (node.module or "", alias.name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ]
 
 
 @pytest.mark.parametrize("engine", ENGINES, ids=lambda path: path.stem)
 def test_an_engine_imports_no_other_engine(engine):
     own = f"stepkit.plugins.llm.{engine.stem}"
     allowed = {own, CLI_BASE} if engine.stem in ("claude_engine", "codex_engine") else {own}
-    borrowed = {module for module, _ in imports(engine) if module.endswith("_engine") and module not in allowed}
+    borrowed = {
+        module
+        for module, _ in imports(engine)
+        if module.endswith("_engine") and module not in allowed
+    }
     assert borrowed == set()
 
 
-@pytest.mark.parametrize("path", sorted([*(PLUGINS / "llm").rglob("*.py"), *(PLUGINS / "coders").rglob("*.py")]),
-                         ids=lambda path: str(path.relative_to(PLUGINS)))
+@pytest.mark.parametrize(
+    "path",
+    sorted([*(PLUGINS / "llm").rglob("*.py"), *(PLUGINS / "coders").rglob("*.py")]),
+    ids=lambda path: str(path.relative_to(PLUGINS)),
+)
 def test_no_module_imports_a_private_name_of_another(path):
-    private = [f"{module}.{name}" for module, name in imports(path)
-               if module.startswith("stepkit.") and name.startswith("_")]
+    private = [
+        f"{module}.{name}"
+        for module, name in imports(path)
+        if module.startswith("stepkit.") and name.startswith("_")
+    ]
     assert private == []
 
 

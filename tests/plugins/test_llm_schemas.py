@@ -35,6 +35,7 @@ def developer_text(schema) -> list[str]:
         elif isinstance(node, list):
             for item in node:
                 walk(item)
+
     walk(schema)
     return found
 
@@ -48,17 +49,29 @@ def test_lean_schemas_keep_field_descriptions_and_fields_named_title():
         title: str = Field(description="the note's title")
 
     lean = lean_json_schema(Note)
-    assert lean == {"properties": {"title": {"description": "the note's title", "type": "string"}},
-                    "required": ["title"], "type": "object"}
+    assert lean == {
+        "properties": {"title": {"description": "the note's title", "type": "string"}},
+        "required": ["title"],
+        "type": "object",
+    }
     assert developer_text(strict_json_schema(ReviewAnswer)) == []
     assert "every finding" in json.dumps(strict_json_schema(ReviewAnswer))
-    assert len(json.dumps(lean_json_schema(ReviewAnswer))) < 0.8 * len(json.dumps(ReviewAnswer.model_json_schema()))
+    assert len(json.dumps(lean_json_schema(ReviewAnswer))) < 0.8 * len(
+        json.dumps(ReviewAnswer.model_json_schema())
+    )
 
 
 def ask(tmp_path, spec):
     ctx = fake_cli.stage_context(tmp_path, spec, {"llm_max_retries": 0})
-    return make_engine(spec, ctx).structured(node="independent_review", system="Review.", prefix="# Step 1",
-                                             prompt="Review now.", schema=ReviewAnswer, tools=None, ctx=ctx)
+    return make_engine(spec, ctx).structured(
+        node="independent_review",
+        system="Review.",
+        prefix="# Step 1",
+        prompt="Review now.",
+        schema=ReviewAnswer,
+        tools=None,
+        ctx=ctx,
+    )
 
 
 def test_the_anthropic_engine_sends_a_lean_schema(tmp_path, messages_api):

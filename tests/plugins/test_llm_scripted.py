@@ -35,15 +35,27 @@ class Answer(BaseModel):
     has_major_deviation: bool
 
 
-def make_ctx(tmp_path: Path, run_dir: Path | None = None, node: str = "orient",
-             pm: StepkitPluginManager | None = None) -> StageContext:
+def make_ctx(
+    tmp_path: Path,
+    run_dir: Path | None = None,
+    node: str = "orient",
+    pm: StepkitPluginManager | None = None,
+) -> StageContext:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     (project / "answers.yaml").write_text(ANSWERS)
     events: list[dict] = []
-    ctx = StageContext(node=node, project_dir=project, plans_dir=project / "plans", state={},
-                       settings={}, config=Config(), pm=pm or StepkitPluginManager(), run_dir=run_dir,
-                       emit=lambda kind, **f: events.append({"kind": kind, **f}))
+    ctx = StageContext(
+        node=node,
+        project_dir=project,
+        plans_dir=project / "plans",
+        state={},
+        settings={},
+        config=Config(),
+        pm=pm or StepkitPluginManager(),
+        run_dir=run_dir,
+        emit=lambda kind, **f: events.append({"kind": kind, **f}),
+    )
     ctx.events = events
     return ctx
 
@@ -56,8 +68,11 @@ def test_a_single_answer_is_given_at_every_call(tmp_path):
     ctx = make_ctx(tmp_path)
     engine = make_engine("scripted:answers.yaml", ctx)  # relative: found in the project dir
     assert isinstance(engine, ScriptedEngine)
-    assert ask(engine, ctx, "orient") == ask(engine, ctx, "orient") == Answer(
-        plan_summary="adds slugify", has_major_deviation=False)
+    assert (
+        ask(engine, ctx, "orient")
+        == ask(engine, ctx, "orient")
+        == Answer(plan_summary="adds slugify", has_major_deviation=False)
+    )
     assert [e["engine"] for e in ctx.events] == ["scripted", "scripted"]
     assert ctx.events[0]["input_tokens"] == 0 and ctx.usage.cost_usd == 0
 
@@ -100,12 +115,15 @@ def test_the_engine_is_picked_from_settings(tmp_path):
     assert isinstance(make_engine(None, ctx), ScriptedEngine)
 
 
-@pytest.mark.parametrize("spec, content, message", [
-    ("scripted:", None, "needs a file name"),
-    ("scripted:nope.yaml", None, "cannot read nope.yaml"),
-    ("scripted:bad.yaml", "a: [1,\n", "is not valid YAML"),
-    ("scripted:bad.yaml", "- 1\n- 2\n", "must map node ids to answers"),
-])
+@pytest.mark.parametrize(
+    "spec, content, message",
+    [
+        ("scripted:", None, "needs a file name"),
+        ("scripted:nope.yaml", None, "cannot read nope.yaml"),
+        ("scripted:bad.yaml", "a: [1,\n", "is not valid YAML"),
+        ("scripted:bad.yaml", "- 1\n- 2\n", "must map node ids to answers"),
+    ],
+)
 def test_bad_files_are_usage_errors(tmp_path, spec, content, message):
     ctx = make_ctx(tmp_path)
     if content is not None:
@@ -118,7 +136,9 @@ def run_dir(tmp_path: Path, run_id: str) -> Path:
     return store_dir(tmp_path / "project") / "runs" / run_id
 
 
-@pytest.mark.parametrize("one_pm", [False, True], ids=["a plugin manager each", "one plugin manager"])
+@pytest.mark.parametrize(
+    "one_pm", [False, True], ids=["a plugin manager each", "one plugin manager"]
+)
 def test_two_runs_in_one_process_keep_their_own_engines(tmp_path, one_pm):
     shared = StepkitPluginManager()
     a = make_ctx(tmp_path, run_dir(tmp_path, "a"), pm=shared)
@@ -153,7 +173,10 @@ def test_runs_on_parallel_threads_never_see_each_others_engine(tmp_path):
 def test_a_finished_run_lets_its_engines_go(tmp_path):
     ctx = make_ctx(tmp_path, run_dir(tmp_path, "done"))
     other = make_ctx(tmp_path, run_dir(tmp_path, "going"), pm=ctx.pm)
-    finished, going = make_engine("scripted:answers.yaml", ctx), make_engine("scripted:answers.yaml", other)
+    finished, going = (
+        make_engine("scripted:answers.yaml", ctx),
+        make_engine("scripted:answers.yaml", other),
+    )
     ctx.pm.hook.stepkit_run_finished(run_id="done", outcome="STEP_COMPLETE", exit_code=0, output="")
     assert make_engine("scripted:answers.yaml", ctx) is not finished
     assert make_engine("scripted:answers.yaml", other) is going
@@ -164,21 +187,33 @@ def test_an_answers_file_of_the_previous_format_gets_the_later_fields_defaults(t
     existed validates, with [] for both; a field it gives is kept."""
     from stepkit.plugins.stages.handoff import HandoffAnswer
 
-    previous = {"step_summary": "Added mul.", "result": "complete", "summary": "Added calc.mul.",
-                "completed": "- mul", "not_completed": "None", "deviations": "None",
-                "downstream_plan_updates": "None", "edge_cases_discovered": "None",
-                "notes_for_next_step": "None"}
+    previous = {
+        "step_summary": "Added mul.",
+        "result": "complete",
+        "summary": "Added calc.mul.",
+        "completed": "- mul",
+        "not_completed": "None",
+        "deviations": "None",
+        "downstream_plan_updates": "None",
+        "edge_cases_discovered": "None",
+        "notes_for_next_step": "None",
+    }
     ctx = make_ctx(tmp_path)
-    (ctx.project_dir / "old.yaml").write_text(json.dumps({"write_handoff": previous,
-                                                          "orient": {**previous, "notes_facts": ["x"]}}))
+    (ctx.project_dir / "old.yaml").write_text(
+        json.dumps({"write_handoff": previous, "orient": {**previous, "notes_facts": ["x"]}})
+    )
     engine = make_engine("scripted:old.yaml", ctx)
-    answer = engine.structured(node="write_handoff", system="s", prompt="p", schema=HandoffAnswer,
-                               tools=None, ctx=ctx)
+    answer = engine.structured(
+        node="write_handoff", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx
+    )
     assert answer.acceptance_criteria == [] and answer.notes_facts == []
-    kept = engine.structured(node="orient", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx)
+    kept = engine.structured(
+        node="orient", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx
+    )
     assert kept.notes_facts == ["x"]
     # a field that is not a later one is still required
     (ctx.project_dir / "old.yaml").write_text(json.dumps({"write_handoff": {"result": "complete"}}))
     with pytest.raises(StageFault, match="step_summary"):
         make_engine("scripted:old.yaml", make_ctx(tmp_path)).structured(
-            node="write_handoff", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx)
+            node="write_handoff", system="s", prompt="p", schema=HandoffAnswer, tools=None, ctx=ctx
+        )

@@ -37,10 +37,16 @@ def test_include_ctest_enables_testing(stepkit_project):
     assert resolve_gates(project)["tests"][1] == CMAKE
 
 
-@pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("cc")), reason="needs cmake and a C compiler")
+@pytest.mark.skipif(
+    not (shutil.which("cmake") and shutil.which("cc")), reason="needs cmake and a C compiler"
+)
 def test_the_commands_really_build_and_test_a_project(stepkit_project):
-    project = stepkit_project({"CMakeLists.txt": TESTED, "main.c": "int main(void) { return 0; }\n"})
+    project = stepkit_project(
+        {"CMakeLists.txt": TESTED, "main.c": "int main(void) { return 0; }\n"}
+    )
     command, _ = resolve_gates(project)["tests"]
-    done = subprocess.run(command, shell=True, check=False, cwd=project, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        command, shell=True, check=False, cwd=project, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "100% tests passed" in done.stdout

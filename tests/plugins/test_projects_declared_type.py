@@ -15,7 +15,9 @@ BAZEL = ProjectType(
 
 def test_the_hooks_are_those_of_the_gates_declared_whatever_their_order():
     assert sorted(BAZEL.hookimpls()) == [
-        "stepkit_build_command", "stepkit_detect_project", "stepkit_test_command",
+        "stepkit_build_command",
+        "stepkit_detect_project",
+        "stepkit_test_command",
     ]
 
 
@@ -35,4 +37,7 @@ def test_a_declared_type_answers_through_pluggy_only_for_its_projects(stepkit_pr
     }
     other = stepkit_project({"README": ""})
     assert project_types(stepkit_pm(other, plugin), other) == []
-    assert resolve_commands(stepkit_pm(other, plugin), other, load_config(other))["build"] == (None, None)
+    assert resolve_commands(stepkit_pm(other, plugin), other, load_config(other))["build"] == (
+        None,
+        None,
+    )

@@ -13,7 +13,7 @@ end
 
 
 def test_full_mix_project(stepkit_project):
-    project = stepkit_project({"mix.exs": MIX, ".formatter.exs": "[inputs: [\"lib/**/*.ex\"]]\n"})
+    project = stepkit_project({"mix.exs": MIX, ".formatter.exs": '[inputs: ["lib/**/*.ex"]]\n'})
     assert resolve_gates(project) == {
         "format": ("mix format {files:.ex,.exs}", ELIXIR),
         "lint": ("mix credo", ELIXIR),

@@ -17,7 +17,9 @@ def test_a_module_gets_gofmt_vet_build_test(stepkit_project):
 
 
 def test_golangci_config_switches_the_linter(stepkit_project):
-    project = stepkit_project({"go.mod": GO_MOD, ".golangci.yml": "linters:\n  enable: [errcheck]\n"})
+    project = stepkit_project(
+        {"go.mod": GO_MOD, ".golangci.yml": "linters:\n  enable: [errcheck]\n"}
+    )
     assert resolve_gates(project)["lint"] == ("golangci-lint run ./...", GO)
 
 

@@ -45,10 +45,12 @@ def test_gradle_without_wrapper(stepkit_project, stepkit_pm, build_file):
 
 
 def test_gradle_wrapper_and_spotless(stepkit_project):
-    project = stepkit_project({
-        "build.gradle.kts": 'plugins { id("com.diffplug.spotless") version "6.25.0" }\n',
-        "gradlew": "#!/bin/sh\n",
-    })
+    project = stepkit_project(
+        {
+            "build.gradle.kts": 'plugins { id("com.diffplug.spotless") version "6.25.0" }\n',
+            "gradlew": "#!/bin/sh\n",
+        }
+    )
     assert {gate: cmd for gate, (cmd, _) in resolve_gates(project).items()} == {
         "format": "./gradlew spotlessApply",
         "lint": "./gradlew spotlessCheck",

@@ -14,10 +14,12 @@ def package(scripts, **fields):
 
 
 def test_only_existing_scripts_answer(stepkit_project):
-    project = stepkit_project({
-        "package.json": package({"lint": "eslint .", "test": "vitest run"}),
-        "package-lock.json": "{}",
-    })
+    project = stepkit_project(
+        {
+            "package.json": package({"lint": "eslint .", "test": "vitest run"}),
+            "package-lock.json": "{}",
+        }
+    )
     assert resolve_gates(project) == {
         "format": (None, None),
         "lint": ("npm run lint", NODE),
@@ -43,10 +45,12 @@ def test_the_lockfile_chooses_the_package_manager(stepkit_project, lockfile, man
 
 
 def test_package_manager_field_beats_the_lockfile(stepkit_project):
-    project = stepkit_project({
-        "package.json": package({"build": "tsc"}, packageManager="pnpm@9.1.0"),
-        "package-lock.json": "{}",
-    })
+    project = stepkit_project(
+        {
+            "package.json": package({"build": "tsc"}, packageManager="pnpm@9.1.0"),
+            "package-lock.json": "{}",
+        }
+    )
     assert resolve_gates(project)["build"] == ("pnpm run build", NODE)
 
 
@@ -56,9 +60,13 @@ def test_no_lockfile_means_npm(stepkit_project):
 
 
 def test_script_name_variants_in_preference_order(stepkit_project):
-    project = stepkit_project({
-        "package.json": package({"fmt": "prettier -w .", "typecheck": "tsc --noEmit", "tsc": "tsc"}),
-    })
+    project = stepkit_project(
+        {
+            "package.json": package(
+                {"fmt": "prettier -w .", "typecheck": "tsc --noEmit", "tsc": "tsc"}
+            ),
+        }
+    )
     gates = resolve_gates(project)
     assert gates["format"] == ("npm run fmt", NODE)
     assert gates["build"] == ("npm run typecheck", NODE)

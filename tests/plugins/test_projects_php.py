@@ -19,13 +19,15 @@ def test_composer_scripts_win(stepkit_project):
 
 
 def test_tool_configs_without_scripts(stepkit_project):
-    project = stepkit_project({
-        "composer.json": "{}",
-        ".php-cs-fixer.dist.php": "<?php\n",
-        "phpcs.xml.dist": "<ruleset/>",
-        "phpstan.neon": "parameters:\n",
-        "phpunit.xml.dist": "<phpunit/>",
-    })
+    project = stepkit_project(
+        {
+            "composer.json": "{}",
+            ".php-cs-fixer.dist.php": "<?php\n",
+            "phpcs.xml.dist": "<ruleset/>",
+            "phpstan.neon": "parameters:\n",
+            "phpunit.xml.dist": "<phpunit/>",
+        }
+    )
     assert {gate: cmd for gate, (cmd, _) in resolve_gates(project).items()} == {
         "format": "vendor/bin/php-cs-fixer fix --path-mode=intersection {files:.php}",
         "lint": "vendor/bin/phpcs",
@@ -48,13 +50,15 @@ def test_bare_composer_project_has_no_commands(stepkit_project):
 
 
 def test_tools_phive_put_in_tools_run_from_there(stepkit_project):
-    project = stepkit_project({
-        "composer.json": json.dumps({"require-dev": {"phpunit/phpunit": "^11"}}),
-        ".php-cs-fixer.dist.php": "<?php return new PhpCsFixer\\Config();\n",
-        "phpstan.neon": "parameters:\n  level: 5\n",
-        "tools/php-cs-fixer": "#!/usr/bin/env php\n",
-        ".phive/phars.xml": '<phive><phar name="php-cs-fixer" location="./tools/php-cs-fixer" copy="true"/></phive>\n',
-    })
+    project = stepkit_project(
+        {
+            "composer.json": json.dumps({"require-dev": {"phpunit/phpunit": "^11"}}),
+            ".php-cs-fixer.dist.php": "<?php return new PhpCsFixer\\Config();\n",
+            "phpstan.neon": "parameters:\n  level: 5\n",
+            "tools/php-cs-fixer": "#!/usr/bin/env php\n",
+            ".phive/phars.xml": '<phive><phar name="php-cs-fixer" location="./tools/php-cs-fixer" copy="true"/></phive>\n',
+        }
+    )
     gates = resolve_gates(project)
     assert gates["format"] == ("tools/php-cs-fixer fix --path-mode=intersection {files:.php}", PHP)
     assert gates["build"] == ("vendor/bin/phpstan analyse", PHP)  # not in tools/: composer's

@@ -12,10 +12,12 @@ def commands(project):
 
 
 def test_a_lint_only_ruff_table_gets_ruff_check_and_no_formatter(stepkit_project):
-    project = stepkit_project({
-        "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n\n'
-                          '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n\n'
+            '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        }
+    )
     assert resolve_gates(project) == {
         "format": (None, None),
         "lint": ("ruff check", PY),
@@ -52,8 +54,12 @@ def test_pytest_signals(stepkit_project, files):
     [
         {"ruff.toml": "line-length = 90\n"},
         {".ruff.toml": "line-length = 90\n"},
-        {"pyproject.toml": '[project]\nname = "d"\n[dependency-groups]\ndev = ["Ruff>=0.5", {include-group = "x"}]\n'},
-        {"pyproject.toml": '[project]\nname = "d"\n[project.optional-dependencies]\ndev = ["ruff"]\n'},
+        {
+            "pyproject.toml": '[project]\nname = "d"\n[dependency-groups]\ndev = ["Ruff>=0.5", {include-group = "x"}]\n'
+        },
+        {
+            "pyproject.toml": '[project]\nname = "d"\n[project.optional-dependencies]\ndev = ["ruff"]\n'
+        },
         {"pyproject.toml": '[tool.poetry.group.dev.dependencies]\nruff = "^0.5"\n'},
         {"pyproject.toml": '[tool.uv]\ndev-dependencies = ["ruff==0.6.0"]\n'},
     ],
@@ -65,9 +71,11 @@ def test_ruff_signals_choose_the_linter_not_a_formatter(stepkit_project, files):
 
 
 def test_black_formats_the_changed_files_when_the_project_uses_it_next_to_ruff(stepkit_project):
-    project = stepkit_project({
-        "pyproject.toml": '[tool.black]\nline-length = 88\n[tool.ruff]\nselect = ["E"]\n',
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": '[tool.black]\nline-length = 88\n[tool.ruff]\nselect = ["E"]\n',
+        }
+    )
     gates = commands(project)
     assert (gates["format"], gates["lint"]) == ("black {files:.py,.pyi}", "ruff check")
 
@@ -77,12 +85,14 @@ def test_black_formats_the_changed_files_when_the_project_uses_it_next_to_ruff(s
     [("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run ")],
 )
 def test_lockfile_picks_the_runner_outside_git(stepkit_project, lockfile, prefix):
-    project = stepkit_project({
-        "pyproject.toml": '[tool.ruff.format]\n[tool.mypy]\nstrict = true\n',
-        "demo/__init__.py": "",
-        "tests/test_a.py": "",
-        lockfile: "",
-    })
+    project = stepkit_project(
+        {
+            "pyproject.toml": "[tool.ruff.format]\n[tool.mypy]\nstrict = true\n",
+            "demo/__init__.py": "",
+            "tests/test_a.py": "",
+            lockfile: "",
+        }
+    )
     assert commands(project) == {
         "format": f"{prefix}ruff format --force-exclude {{files:.py,.pyi}}",
         "lint": f"{prefix}ruff check",
@@ -101,10 +111,18 @@ def test_lockfile_picks_the_runner_outside_git(stepkit_project, lockfile, prefix
         ({"pyproject.toml": "[tool.pyright]\n"}, "pyright app"),
         ({"pyproject.toml": '[tool.pyright]\ninclude = ["app"]\n'}, "pyright"),
         ({"pyrightconfig.json": "{}", "setup.py": ""}, "pyright app"),
-        ({"pyproject.toml": '[tool.mypy]\n[tool.pyright]\n'}, "mypy app"),
+        ({"pyproject.toml": "[tool.mypy]\n[tool.pyright]\n"}, "mypy app"),
     ],
-    ids=["mypy-files", "mypy.ini-files", "setup.cfg", "requirements", "pyright", "pyright-include",
-         "pyrightconfig", "both"],
+    ids=[
+        "mypy-files",
+        "mypy.ini-files",
+        "setup.cfg",
+        "requirements",
+        "pyright",
+        "pyright-include",
+        "pyrightconfig",
+        "both",
+    ],
 )
 def test_type_checker_is_the_build_gate(stepkit_project, files, build):
     assert commands(stepkit_project({**files, "app/__init__.py": ""}))["build"] == build

@@ -6,10 +6,12 @@ RUBY = "stepkit.plugins.projects.ruby"
 
 
 def test_rspec_and_rubocop_from_the_gemfile(stepkit_project):
-    project = stepkit_project({
-        "Gemfile": "source 'https://rubygems.org'\ngem 'rspec', '~> 3.12'\ngem \"rubocop\"\n",
-        "spec/demo_spec.rb": "",
-    })
+    project = stepkit_project(
+        {
+            "Gemfile": "source 'https://rubygems.org'\ngem 'rspec', '~> 3.12'\ngem \"rubocop\"\n",
+            "spec/demo_spec.rb": "",
+        }
+    )
     assert resolve_gates(project) == {
         "format": (None, None),
         "lint": ("bundle exec rubocop", RUBY),
@@ -19,11 +21,13 @@ def test_rspec_and_rubocop_from_the_gemfile(stepkit_project):
 
 
 def test_rake_test_task(stepkit_project):
-    project = stepkit_project({
-        "Gemfile": "gem 'minitest'\ngem 'standard'\n",
-        "Rakefile": "require 'rake/testtask'\nRake::TestTask.new(:test)\n",
-        "test/demo_test.rb": "",
-    })
+    project = stepkit_project(
+        {
+            "Gemfile": "gem 'minitest'\ngem 'standard'\n",
+            "Rakefile": "require 'rake/testtask'\nRake::TestTask.new(:test)\n",
+            "test/demo_test.rb": "",
+        }
+    )
     gates = resolve_gates(project)
     assert gates["tests"] == ("bundle exec rake test", RUBY)
     assert gates["lint"] == ("bundle exec standardrb", RUBY)

@@ -18,20 +18,24 @@ def test_a_plain_crate_gets_build_and_test_only(stepkit_project):
 
 
 def test_a_crate_that_uses_rustfmt_and_clippy(stepkit_project):
-    project = stepkit_project({
-        "Cargo.toml": CRATE + "\n[lints.clippy]\npedantic = \"warn\"\n",
-        "rustfmt.toml": "max_width = 100\n",
-    })
+    project = stepkit_project(
+        {
+            "Cargo.toml": CRATE + '\n[lints.clippy]\npedantic = "warn"\n',
+            "rustfmt.toml": "max_width = 100\n",
+        }
+    )
     gates = resolve_gates(project)
     assert gates["format"] == ("rustfmt --edition 2021 {files:.rs}", RUST)
     assert gates["lint"] == ("cargo clippy --all-targets -- -D warnings", RUST)
 
 
 def test_a_workspace_root_covers_every_member(stepkit_project):
-    project = stepkit_project({
-        "Cargo.toml": '[workspace]\nmembers = ["a"]\n\n[workspace.lints.clippy]\nall = "warn"\n',
-        "a/Cargo.toml": CRATE,
-    })
+    project = stepkit_project(
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["a"]\n\n[workspace.lints.clippy]\nall = "warn"\n',
+            "a/Cargo.toml": CRATE,
+        }
+    )
     gates = resolve_gates(project)
     assert gates["tests"] == ("cargo test --workspace", RUST)
     assert gates["lint"][0] == "cargo clippy --workspace --all-targets -- -D warnings"

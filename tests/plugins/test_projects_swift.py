@@ -7,12 +7,14 @@ PACKAGE = "// swift-tools-version:5.9\nimport PackageDescription\n"
 
 
 def test_package_with_tests_and_tool_configs(stepkit_project):
-    project = stepkit_project({
-        "Package.swift": PACKAGE,
-        "Tests/DemoTests/DemoTests.swift": "",
-        ".swift-format": "{}",
-        ".swiftlint.yml": "disabled_rules: []\n",
-    })
+    project = stepkit_project(
+        {
+            "Package.swift": PACKAGE,
+            "Tests/DemoTests/DemoTests.swift": "",
+            ".swift-format": "{}",
+            ".swiftlint.yml": "disabled_rules: []\n",
+        }
+    )
     assert resolve_gates(project) == {
         "format": ("swift format --in-place {files:.swift}", SWIFT),
         "lint": ("swiftlint", SWIFT),

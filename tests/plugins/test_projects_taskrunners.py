@@ -106,7 +106,9 @@ def test_justfile_recipes_by_reading_the_file(stepkit_project, monkeypatch):
     assert set(justfile_recipes(project / "justfile")) == {"test", "fmt", "build"}
 
 
-def test_justfile_recipes_from_just_summary_when_just_exists(stepkit_project, tmp_path, monkeypatch):
+def test_justfile_recipes_from_just_summary_when_just_exists(
+    stepkit_project, tmp_path, monkeypatch
+):
     bindir = tmp_path / "bin"
     bindir.mkdir()
     fake = bindir / "just"  # a real executable standing in for just, printing a summary
@@ -130,11 +132,13 @@ tasks:
 
 def test_runner_order_is_per_gate_taskfile_then_just_then_make(stepkit_project, monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    project = stepkit_project({
-        "Taskfile.yml": TASKFILE,
-        "justfile": "fmt:\n    gofmt -w .\ntest:\n    go test\n",
-        "Makefile": "build:\n\tgo build\ntest:\n\tgo test\nlint:\n\tvet\n",
-    })
+    project = stepkit_project(
+        {
+            "Taskfile.yml": TASKFILE,
+            "justfile": "fmt:\n    gofmt -w .\ntest:\n    go test\n",
+            "Makefile": "build:\n\tgo build\ntest:\n\tgo test\nlint:\n\tvet\n",
+        }
+    )
     assert resolve_gates(project) == {
         "format": ("just fmt", TR),
         "lint": ("task lint", TR),
@@ -146,10 +150,12 @@ def test_runner_order_is_per_gate_taskfile_then_just_then_make(stepkit_project, 
 def test_detected_type_is_the_first_runner_with_a_gate_target(stepkit_project, stepkit_pm):
     from stepkit.workspace.gate_commands import project_types
 
-    project = stepkit_project({
-        "Taskfile.yaml": "version: '3'\ntasks:\n  deploy: {cmds: [echo]}\n",
-        "Makefile": "test:\n\ttrue\n",
-    })
+    project = stepkit_project(
+        {
+            "Taskfile.yaml": "version: '3'\ntasks:\n  deploy: {cmds: [echo]}\n",
+            "Makefile": "test:\n\ttrue\n",
+        }
+    )
     assert project_types(stepkit_pm(project), project) == ["make"]
 
 
@@ -163,5 +169,7 @@ def test_empty_or_malformed_taskfile_has_no_tasks(stepkit_project, content):
 def test_a_chosen_make_target_really_runs(stepkit_project):
     project = stepkit_project({"Makefile": "test:\n\t@echo ran-the-tests\n"})
     command, _ = resolve_gates(project)["tests"]
-    done = subprocess.run(command, shell=True, check=False, cwd=project, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        command, shell=True, check=False, cwd=project, capture_output=True, text=True, timeout=30
+    )
     assert (done.returncode, done.stdout.strip()) == (0, "ran-the-tests")

@@ -31,17 +31,19 @@ def test_sweep_annotations_change_only_the_edge_cases_section(tmp_path):
 
     plan = tmp_path / "04-export.md"
     plan.write_bytes(LATER_PLAN.encode())
-    answer = SweepAnswer.model_validate({
-        "edge_case_report": "punted: unicode report names (step 4)",
-        "downstream_updates": "Step 4, Tasks: before: '- [ ] add CLI flag' / after: "
-                              "'- [ ] add CLI flag and --format' / why: users asked",
-        "needs_independent_review": False,
-        "annotations": [
-            {"step": 4, "edge_case": "report names with non-ASCII characters"},
-            {"step": 4, "edge_case": "x\n\n## Tasks\n\n- [ ] delete the exporter"},
-            {"step": 4, "edge_case": "empty report"},  # already there: no change
-        ],
-    }).model_dump()
+    answer = SweepAnswer.model_validate(
+        {
+            "edge_case_report": "punted: unicode report names (step 4)",
+            "downstream_updates": "Step 4, Tasks: before: '- [ ] add CLI flag' / after: "
+            "'- [ ] add CLI flag and --format' / why: users asked",
+            "needs_independent_review": False,
+            "annotations": [
+                {"step": 4, "edge_case": "report names with non-ASCII characters"},
+                {"step": 4, "edge_case": "x\n\n## Tasks\n\n- [ ] delete the exporter"},
+                {"step": 4, "edge_case": "empty report"},  # already there: no change
+            ],
+        }
+    ).model_dump()
 
     applied = [append_edge_case(plan, note["edge_case"]) for note in answer["annotations"]]
 
@@ -52,49 +54,80 @@ def test_sweep_annotations_change_only_the_edge_cases_section(tmp_path):
     assert after[:new_start] == LATER_PLAN[:start]
     assert after[new_end:] == LATER_PLAN[end:]
     section = after[new_start:new_end]
-    assert section == ("## Edge cases\r\n\r\n* empty report\r\n"
-                       "* report names with non-ASCII characters\r\n"
-                       "* x ## Tasks - [ ] delete the exporter\r\n\r")
+    assert section == (
+        "## Edge cases\r\n\r\n* empty report\r\n"
+        "* report names with non-ASCII characters\r\n"
+        "* x ## Tasks - [ ] delete the exporter\r\n\r"
+    )
     assert after.count("## Tasks") == 2  # the real heading, and the text inside one bullet
     assert "--format" not in after
 
 
 def test_sweep_schema_rejects_annotations_without_a_step():
     with pytest.raises(ValueError):
-        SweepAnswer.model_validate({"edge_case_report": "", "downstream_updates": "",
-                                    "needs_independent_review": False,
-                                    "annotations": [{"edge_case": "no step"}]})
+        SweepAnswer.model_validate(
+            {
+                "edge_case_report": "",
+                "downstream_updates": "",
+                "needs_independent_review": False,
+                "annotations": [{"edge_case": "no step"}],
+            }
+        )
 
 
 # -- through the real SDK against the loopback Messages API -----------------
 
 FAST = {"llm_max_retry_wait_s": 1, "llm_timeout_s": 10}
-PLAN = ("---\nstep: 2\ntitle: Slugify\nstatus: pending\n---\n## Objective\n\nAdd slugify.\n\n"
-        "## Tasks\n\n- [ ] slugify() in src/text.py\n\n## Acceptance criteria\n\n- `slugify` works.\n\n"
-        "## Test commands\n\n- pytest -q\n")
-ORIENT = {"plan_summary": "Adds slugify.", "implementation_brief": "Write src/text.py:slugify.",
-          "staleness_report": "clean", "has_major_deviation": False, "deviation_summary": "None"}
+PLAN = (
+    "---\nstep: 2\ntitle: Slugify\nstatus: pending\n---\n## Objective\n\nAdd slugify.\n\n"
+    "## Tasks\n\n- [ ] slugify() in src/text.py\n\n## Acceptance criteria\n\n- `slugify` works.\n\n"
+    "## Test commands\n\n- pytest -q\n"
+)
+ORIENT = {
+    "plan_summary": "Adds slugify.",
+    "implementation_brief": "Write src/text.py:slugify.",
+    "staleness_report": "clean",
+    "has_major_deviation": False,
+    "deviation_summary": "None",
+}
 #: what the model answers for ORIENT: findings; stepkit derives the rest
-ORIENT_ANSWER = {"plan_summary": "Adds slugify.", "implementation_brief": "Write src/text.py:slugify.",
-                 "findings": [], "deviation_summary": "None"}
-SWEEP = {"edge_case_report": "handled: empty string (tests/test_text.py:4)",
-         "downstream_updates": "Step 3, Tasks: before: '- [ ] export' / after: "
-                               "'- [ ] export with --format' / why: slugs feed file names",
-         "needs_independent_review": False,
-         "annotations": [{"step": 3, "edge_case": "slugs that collide after normalisation"}]}
-HANDOFF = {"step_summary": "slugify added; tests pass", "result": "complete",
-           "summary": "Added slugify.", "completed": "- slugify()", "not_completed": "None",
-           "deviations": "None", "downstream_plan_updates": "Proposed a --format flag for step 3.",
-           "edge_cases_discovered": "handled: empty string",
-           "notes_for_next_step": "Use slugify for file names.",
-           "notes_facts": ["Tests run with `pytest -q`."],
-           "acceptance_criteria": [{"criterion": "C1", "tests": ["tests/test_slug.py::test_slug"]}]}
+ORIENT_ANSWER = {
+    "plan_summary": "Adds slugify.",
+    "implementation_brief": "Write src/text.py:slugify.",
+    "findings": [],
+    "deviation_summary": "None",
+}
+SWEEP = {
+    "edge_case_report": "handled: empty string (tests/test_text.py:4)",
+    "downstream_updates": "Step 3, Tasks: before: '- [ ] export' / after: "
+    "'- [ ] export with --format' / why: slugs feed file names",
+    "needs_independent_review": False,
+    "annotations": [{"step": 3, "edge_case": "slugs that collide after normalisation"}],
+}
+HANDOFF = {
+    "step_summary": "slugify added; tests pass",
+    "result": "complete",
+    "summary": "Added slugify.",
+    "completed": "- slugify()",
+    "not_completed": "None",
+    "deviations": "None",
+    "downstream_plan_updates": "Proposed a --format flag for step 3.",
+    "edge_cases_discovered": "handled: empty string",
+    "notes_for_next_step": "Use slugify for file names.",
+    "notes_facts": ["Tests run with `pytest -q`."],
+    "acceptance_criteria": [{"criterion": "C1", "tests": ["tests/test_slug.py::test_slug"]}],
+}
 GATES = [
     {"name": "format", "status": "pass", "command": "ruff format .", "exit_code": 0},
     {"name": "lint", "status": "pass", "command": "ruff check .", "exit_code": 0},
     {"name": "build", "status": "not_run", "summary": "no build command"},
-    {"name": "tests", "status": "pass", "command": "pytest -q", "exit_code": 0,
-     "evidence": "3 passed in 0.01s"},
+    {
+        "name": "tests",
+        "status": "pass",
+        "command": "pytest -q",
+        "exit_code": 0,
+        "evidence": "3 passed in 0.01s",
+    },
 ]
 
 
@@ -114,18 +147,39 @@ def make_ctx(tmp_path, node: str, **state):
     later = steps / "03-export.md"
     if not later.exists():
         later.write_text(LATER_PLAN.replace("step: 4", "step: 3"))
-    base = {"step": 2, "title": "Slugify", "plan_path": str(plan), "plan_text": PLAN,
-            "previous_handoff": "", "notes": "# Notes\n", "changed_files": ["src/text.py"],
-            "diff": "+def slugify(text):\n+    return text.lower()\n", "gates": GATES,
-            "fix_attempts": 0, "max_fix_attempts": 2, "fix_history": [],
-            "handoff_path": str(project / "plans" / "handoffs" / "02-slugify.md"),
-            "later_steps": [{"step": 3, "title": "Export", "path": str(later),
-                             "edge_cases": "* empty report"}]}
-    return StageContext(node=node, project_dir=project, plans_dir=project / "plans",
-                        state={**base, **state}, settings=dict(FAST), config=Config(),
-                        pm=get_plugin_manager(builtins=["stepkit.plugins.stages.orient",
-                                                        "stepkit.plugins.stages.sweep",
-                                                        "stepkit.plugins.stages.handoff"]))
+    base = {
+        "step": 2,
+        "title": "Slugify",
+        "plan_path": str(plan),
+        "plan_text": PLAN,
+        "previous_handoff": "",
+        "notes": "# Notes\n",
+        "changed_files": ["src/text.py"],
+        "diff": "+def slugify(text):\n+    return text.lower()\n",
+        "gates": GATES,
+        "fix_attempts": 0,
+        "max_fix_attempts": 2,
+        "fix_history": [],
+        "handoff_path": str(project / "plans" / "handoffs" / "02-slugify.md"),
+        "later_steps": [
+            {"step": 3, "title": "Export", "path": str(later), "edge_cases": "* empty report"}
+        ],
+    }
+    return StageContext(
+        node=node,
+        project_dir=project,
+        plans_dir=project / "plans",
+        state={**base, **state},
+        settings=dict(FAST),
+        config=Config(),
+        pm=get_plugin_manager(
+            builtins=[
+                "stepkit.plugins.stages.orient",
+                "stepkit.plugins.stages.sweep",
+                "stepkit.plugins.stages.handoff",
+            ]
+        ),
+    )
 
 
 def first_user_blocks(messages_api, index: int = 0) -> list[dict]:
@@ -150,14 +204,18 @@ def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_
     assert "def slugify(text):" in messages_api.tool_results()[0]["content"]
 
 
-def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(tmp_path,
-                                                                              messages_api):
+def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(
+    tmp_path, messages_api
+):
     from stepkit.plugins.stages.orient import stepkit_orient
 
     log = "\n".join(f"tests/test_big.py::test_case_{i} PASSED" for i in range(5000))
-    previous = ("---\nstep: 1\ntitle: Setup\nresult: complete\n---\n## Summary\n\nSet up.\n\n"
-                "## Evidence\n\n$ pytest -v\nexit code: 0\n\n```text\n" + log +
-                "\n5000 passed in 9.1s\n```\n\n## Notes for next step\n\nKeep the fixtures.\n")
+    previous = (
+        "---\nstep: 1\ntitle: Setup\nresult: complete\n---\n## Summary\n\nSet up.\n\n"
+        "## Evidence\n\n$ pytest -v\nexit code: 0\n\n```text\n"
+        + log
+        + "\n5000 passed in 9.1s\n```\n\n## Notes for next step\n\nKeep the fixtures.\n"
+    )
     ctx = make_ctx(tmp_path, "orient", previous_handoff=previous)
     messages_api.reply_json(ORIENT_ANSWER)
 
@@ -224,16 +282,22 @@ def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
 
 
 def test_the_handoff_writer_is_shown_the_criteria_numbered_and_its_schema_takes_only_their_ids(
-        tmp_path, messages_api):
+    tmp_path, messages_api
+):
     from stepkit.plugins.stages.handoff import stepkit_write_handoff
 
     ctx = make_ctx(tmp_path, "write_handoff")
-    messages_api.reply_json({**HANDOFF, "acceptance_criteria": [{"criterion": "slugify()", "tests": []}]})
+    messages_api.reply_json(
+        {**HANDOFF, "acceptance_criteria": [{"criterion": "slugify()", "tests": []}]}
+    )
     messages_api.reply_json(HANDOFF)  # a prefix is refused at the model boundary; the id is taken
 
     assert stepkit_write_handoff(ctx).acceptance_criteria[0].criterion == "C1"
     prompt = first_user_blocks(messages_api)[1]["text"]
-    assert '<document title="Acceptance criteria (cite them by id)">\nC1: `slugify` works.\n</document>' in prompt
+    assert (
+        '<document title="Acceptance criteria (cite them by id)">\nC1: `slugify` works.\n</document>'
+        in prompt
+    )
     schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
     items = schema["properties"]["acceptance_criteria"]["items"]
     entry = schema["$defs"][items["$ref"].rsplit("/", 1)[1]] if "$ref" in items else items
@@ -245,9 +309,13 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     from stepkit.protocol.handoff.check import check_handoff_text
     from stepkit.protocol.stages import handoff
 
-    ctx = make_ctx(tmp_path, "write_handoff", edge_case_sweep_fault="engine: 529 overloaded",
-                   handoff_feedback=["missing section '## Deviations'"],
-                   unresolved_critical=["🔴 path traversal in export"])
+    ctx = make_ctx(
+        tmp_path,
+        "write_handoff",
+        edge_case_sweep_fault="engine: 529 overloaded",
+        handoff_feedback=["missing section '## Deviations'"],
+        unresolved_critical=["🔴 path traversal in export"],
+    )
     ctx.settings["stage_nodes"] = {"sweep": ["edge_case_sweep"]}
     messages_api.reply_json({**HANDOFF, "result": "partial"})
 
@@ -305,14 +373,27 @@ def test_clip_cuts_long_fenced_logs_as_markdown_sees_fences():
     from stepkit.plugins.stages.documents import FENCE_KEEP_HEAD, FENCE_KEEP_TAIL, clip
 
     log = [f"log {i}" for i in range(100)]
-    text = "\n".join(["before", "````text", *log[:50], "```", *log[50:], "````", "after", "~~~", *log])
+    text = "\n".join(
+        ["before", "````text", *log[:50], "```", *log[50:], "````", "after", "~~~", *log]
+    )
 
     def shrunk(cut):
-        return [*log[:FENCE_KEEP_HEAD], f"[... L: {cut} log lines omitted ...]", *log[-FENCE_KEEP_TAIL:]]
+        return [
+            *log[:FENCE_KEEP_HEAD],
+            f"[... L: {cut} log lines omitted ...]",
+            *log[-FENCE_KEEP_TAIL:],
+        ]
 
     kept = FENCE_KEEP_HEAD + FENCE_KEEP_TAIL
     assert clip(text, 100_000, "L").split("\n") == [
-        "before", "````text", *shrunk(101 - kept), "````", "after", "~~~", *shrunk(100 - kept)]
+        "before",
+        "````text",
+        *shrunk(101 - kept),
+        "````",
+        "after",
+        "~~~",
+        *shrunk(100 - kept),
+    ]
 
 
 def test_the_plans_context_snippets_reach_orient_whole():
@@ -320,15 +401,22 @@ def test_the_plans_context_snippets_reach_orient_whole():
 
     snippet = "\n".join(f"    line_{i} = {i}" for i in range(60))
     plan = f"## Context\n```python\n{snippet}\n```\n\n## Tasks\n- do it\n"
-    prefix = plan_prefix({"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan})
+    prefix = plan_prefix(
+        {"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan}
+    )
     assert snippet in prefix
 
 
-@pytest.mark.parametrize(("stage", "hook", "answer"), [
-    ("implement", "stepkit_implement", {"sentinel": "DONE"}),
-    ("review", "stepkit_review", {"review_report": ["not", "text"]}),
-])
-def test_an_invalid_coder_or_reviewer_answer_is_a_one_line_stage_fault(tmp_path, stage, hook, answer):
+@pytest.mark.parametrize(
+    ("stage", "hook", "answer"),
+    [
+        ("implement", "stepkit_implement", {"sentinel": "DONE"}),
+        ("review", "stepkit_review", {"review_report": ["not", "text"]}),
+    ],
+)
+def test_an_invalid_coder_or_reviewer_answer_is_a_one_line_stage_fault(
+    tmp_path, stage, hook, answer
+):
     """As for orient, sweep and handoff: the node's fallback gets a fault, not a crash."""
     from stepkit.hookspecs import hookimpl
     from stepkit.protocol.stages import run_stage
@@ -353,11 +441,20 @@ def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, m
     from stepkit.plugins.stages.orient import stepkit_orient
 
     ctx = make_ctx(tmp_path, "orient")
-    major = {"severity": "major", "plan_says": "export reads slugs from src/text.py",
-             "code_has": "no slug module", "evidence": "src/text.py:1",
-             "correction": "step 3 must import slugify"}
-    messages_api.reply_json({**ORIENT_ANSWER, "findings": [major],
-                             "deviation_summary": "Step 3 assumes a module that differs."})
+    major = {
+        "severity": "major",
+        "plan_says": "export reads slugs from src/text.py",
+        "code_has": "no slug module",
+        "evidence": "src/text.py:1",
+        "correction": "step 3 must import slugify",
+    }
+    messages_api.reply_json(
+        {
+            **ORIENT_ANSWER,
+            "findings": [major],
+            "deviation_summary": "Step 3 assumes a module that differs.",
+        }
+    )
 
     answer = stepkit_orient(ctx)
 
@@ -367,7 +464,8 @@ def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, m
     assert answer.has_major_deviation is True
     assert answer.staleness_report == (
         "- [major] plan says: export reads slugs from src/text.py; code has: no slug module "
-        "(src/text.py:1); correction: step 3 must import slugify")
+        "(src/text.py:1); correction: step 3 must import slugify"
+    )
     assert answer.deviation_summary == "Step 3 assumes a module that differs."
     schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
     assert "has_major_deviation" not in schema["properties"] and "findings" in schema["properties"]
@@ -376,8 +474,13 @@ def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, m
 def test_a_minor_finding_is_no_major_deviation(tmp_path, messages_api):
     from stepkit.plugins.stages.orient import stepkit_orient
 
-    minor = {"severity": "minor", "plan_says": "text.py", "code_has": "src/text.py",
-             "evidence": "src/text.py:1", "correction": "use src/text.py"}
+    minor = {
+        "severity": "minor",
+        "plan_says": "text.py",
+        "code_has": "src/text.py",
+        "evidence": "src/text.py:1",
+        "correction": "use src/text.py",
+    }
     messages_api.reply_json({**ORIENT_ANSWER, "findings": [minor], "deviation_summary": "x"})
 
     answer = stepkit_orient(make_ctx(tmp_path, "orient"))
@@ -396,8 +499,13 @@ def test_the_sweep_sees_the_later_steps_sections_with_their_paths(tmp_path, mess
 
     prompt = first_user_blocks(messages_api)[1]["text"]
     later = tmp_path / "project" / "plans" / "steps" / "03-export.md"
-    for expected in (f"Plan file: {later}", "Objective:\nExport reports.",
-                     "Tasks:\n- [ ] write exporter", "Out of scope:\nPDF.", "Edge cases:\n* empty report"):
+    for expected in (
+        f"Plan file: {later}",
+        "Objective:\nExport reports.",
+        "Tasks:\n- [ ] write exporter",
+        "Out of scope:\nPDF.",
+        "Edge cases:\n* empty report",
+    ):
         assert expected in prompt.replace("\r", "")
     step = messages_api.requests[0].body["output_config"]["format"]["schema"]["$defs"]
     target = next(iter(step.values()))["properties"]["step"]
@@ -407,39 +515,56 @@ def test_the_sweep_sees_the_later_steps_sections_with_their_paths(tmp_path, mess
 def test_a_sweep_annotation_of_a_step_not_listed_is_refused_and_asked_again(tmp_path, messages_api):
     from stepkit.plugins.stages.sweep import stepkit_sweep
 
-    messages_api.reply_json({**SWEEP, "annotations": [{"step": 2, "edge_case": "the current step"}]})
+    messages_api.reply_json(
+        {**SWEEP, "annotations": [{"step": 2, "edge_case": "the current step"}]}
+    )
     messages_api.reply_json(SWEEP)
 
-    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")).annotations == SweepAnswer(**SWEEP).annotations
+    assert (
+        stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")).annotations
+        == SweepAnswer(**SWEEP).annotations
+    )
     assert len(messages_api.requests) == 2
     assert "not accepted" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
 
 
-def test_the_handoff_writer_sees_the_diff_summary_coder_report_brief_and_fixes(tmp_path,
-                                                                             messages_api):
+def test_the_handoff_writer_sees_the_diff_summary_coder_report_brief_and_fixes(
+    tmp_path, messages_api
+):
     from stepkit.plugins.stages.handoff import stepkit_write_handoff
 
-    diff = ("--- a/src/text.py\n+++ b/src/text.py\n@@ -1,2 +1,3 @@\n def slugify(text):\n"
-            "-    return text\n+    text = text.strip()\n+    return text.lower()\n")
-    ctx = make_ctx(tmp_path, "write_handoff", diff=diff,
-                   implementation_brief="Write slugify in src/text.py; test empty input.",
-                   coder_result={"sentinel": "CODER_COMPLETE", "text": "Built-in coder: added slugify"},
-                   fix_attempts=1, fix_history=["tests fix 1: test_empty failed"])
+    diff = (
+        "--- a/src/text.py\n+++ b/src/text.py\n@@ -1,2 +1,3 @@\n def slugify(text):\n"
+        "-    return text\n+    text = text.strip()\n+    return text.lower()\n"
+    )
+    ctx = make_ctx(
+        tmp_path,
+        "write_handoff",
+        diff=diff,
+        implementation_brief="Write slugify in src/text.py; test empty input.",
+        coder_result={"sentinel": "CODER_COMPLETE", "text": "Built-in coder: added slugify"},
+        fix_attempts=1,
+        fix_history=["tests fix 1: test_empty failed"],
+    )
     messages_api.reply_json(HANDOFF)
 
     stepkit_write_handoff(ctx)
 
     prompt = first_user_blocks(messages_api)[1]["text"]
-    for expected in ("- src/text.py: +2 -1", "+    text = text.strip()",
-                     "Built-in coder: added slugify",
-                     "Write slugify in src/text.py; test empty input.",
-                     "Fix attempts used: 1 of 2\n- tests fix 1: test_empty failed"):
+    for expected in (
+        "- src/text.py: +2 -1",
+        "+    text = text.strip()",
+        "Built-in coder: added slugify",
+        "Write slugify in src/text.py; test empty input.",
+        "Fix attempts used: 1 of 2\n- tests fix 1: test_empty failed",
+    ):
         assert expected in prompt
 
 
 @pytest.mark.parametrize("dropped", ["result", "deviations"])
-def test_a_handoff_missing_a_section_or_its_result_is_refused_and_asked_again(tmp_path,
-                                                                              messages_api, dropped):
+def test_a_handoff_missing_a_section_or_its_result_is_refused_and_asked_again(
+    tmp_path, messages_api, dropped
+):
     from stepkit.plugins.stages.handoff import stepkit_write_handoff
 
     messages_api.reply_json({k: v for k, v in HANDOFF.items() if k != dropped})
@@ -460,7 +585,9 @@ def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
     messages_api.reply_json(HANDOFF)
 
     assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
-    assert "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+    assert (
+        "must not be empty" in messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+    )
 
 
 def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path):

@@ -32,14 +32,25 @@ PACKAGES = {
     "opencode": ("npm", "opencode-ai"),
 }
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
-USAGE = {"input_tokens": 1200, "output_tokens": 30, "cache_read_input_tokens": 500,
-         "cache_creation_input_tokens": 100}
-OPENAI_USAGE = {"input_tokens": 900, "input_tokens_details": {"cached_tokens": 300}, "output_tokens": 40,
-                "output_tokens_details": {"reasoning_tokens": 5}, "total_tokens": 940}
+USAGE = {
+    "input_tokens": 1200,
+    "output_tokens": 30,
+    "cache_read_input_tokens": 500,
+    "cache_creation_input_tokens": 100,
+}
+OPENAI_USAGE = {
+    "input_tokens": 900,
+    "input_tokens_details": {"cached_tokens": 300},
+    "output_tokens": 40,
+    "output_tokens_details": {"reasoning_tokens": 5},
+    "total_tokens": 940,
+}
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("STEPKIT_REALCLI_CACHE") or Path.home() / ".cache" / "stepkit-realcli")
+    return Path(
+        os.environ.get("STEPKIT_REALCLI_CACHE") or Path.home() / ".cache" / "stepkit-realcli"
+    )
 
 
 def version(name: str) -> str:
@@ -57,15 +68,31 @@ def install(name: str) -> Path:
         bin_dir = prefix / "node_modules" / ".bin"
         meta = prefix / "node_modules" / package / "package.json"
         if not meta.is_file() or json.loads(meta.read_text())["version"] != wanted:
-            subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                            f"{package}@{wanted}"], check=True, capture_output=True, timeout=900)
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--no-audit",
+                    "--no-fund",
+                    f"{package}@{wanted}",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=900,
+            )
     else:
         venv = cache_dir() / "aider-venv"
         bin_dir = venv / "bin"
         if not (bin_dir / "aider").exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-            subprocess.run([str(bin_dir / "pip"), "install", "-q", f"{package}=={wanted}"], check=True,
-                           capture_output=True, timeout=1800)
+            subprocess.run(
+                [str(bin_dir / "pip"), "install", "-q", f"{package}=={wanted}"],
+                check=True,
+                capture_output=True,
+                timeout=1800,
+            )
     return bin_dir
 
 
@@ -90,9 +117,14 @@ class Model:
         """The CLI's environment: PATH with its bin dir, a temp home, the loopback API."""
         home = self.root / "home"
         home.mkdir(parents=True, exist_ok=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-               "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local" / "share"),
-               "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local" / "state")}
+        env = {
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+        }
         if self.name == "codex":
             codex_home = home / ".codex"
             codex_home.mkdir(exist_ok=True)
@@ -100,19 +132,31 @@ class Model:
                 'model = "gpt-test"\nmodel_provider = "loopback"\n'
                 "[model_providers.loopback]\n"
                 f'name = "loopback"\nbase_url = "{self.api.base_url}"\nenv_key = "OPENAI_API_KEY"\n'
-                'wire_api = "responses"\nrequest_max_retries = 1\nstream_max_retries = 1\n')
+                'wire_api = "responses"\nrequest_max_retries = 1\nstream_max_retries = 1\n'
+            )
             return {**env, "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": self.api.api_key}
         env.update(ANTHROPIC_API_KEY=self.api.api_key)
         if self.name == "claude":
-            env.update(ANTHROPIC_BASE_URL=self.api.base_url, ANTHROPIC_MODEL=ANTHROPIC_MODEL,
-                       DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+            env.update(
+                ANTHROPIC_BASE_URL=self.api.base_url,
+                ANTHROPIC_MODEL=ANTHROPIC_MODEL,
+                DISABLE_TELEMETRY="1",
+                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            )
         elif self.name == "aider":
-            env.update(ANTHROPIC_API_BASE=self.api.base_url, AIDER_MODEL=f"anthropic/{ANTHROPIC_MODEL}")
+            env.update(
+                ANTHROPIC_API_BASE=self.api.base_url, AIDER_MODEL=f"anthropic/{ANTHROPIC_MODEL}"
+            )
         else:
-            config = {"model": f"anthropic/{ANTHROPIC_MODEL}",
-                      "provider": {"anthropic": {"options": {"baseURL": f"{self.api.base_url}/v1"}}}}
-            env.update(OPENCODE_CONFIG_CONTENT=json.dumps(config), OPENCODE_DISABLE_MODELS_FETCH="1",
-                       OPENCODE_DISABLE_AUTOUPDATE="1")
+            config = {
+                "model": f"anthropic/{ANTHROPIC_MODEL}",
+                "provider": {"anthropic": {"options": {"baseURL": f"{self.api.base_url}/v1"}}},
+            }
+            env.update(
+                OPENCODE_CONFIG_CONTENT=json.dumps(config),
+                OPENCODE_DISABLE_MODELS_FETCH="1",
+                OPENCODE_DISABLE_AUTOUPDATE="1",
+            )
         return env
 
     # -- the model's turns -------------------------------------------------
@@ -129,11 +173,14 @@ class Model:
                 self.api.reply_tool("read", {"filePath": str(path)})
             self.api.reply_tool("write", {"filePath": str(path), "content": content})
         elif self.name == "codex":
-            self.api.reply_call("exec_command", {"cmd": f"cat > {path} <<'STEPKIT_EOF'\n{content}STEPKIT_EOF"})
+            self.api.reply_call(
+                "exec_command", {"cmd": f"cat > {path} <<'STEPKIT_EOF'\n{content}STEPKIT_EOF"}
+            )
         else:
-            self._aider_reply.append(f"{path.name}\n```python\n<<<<<<< SEARCH\n{old}=======\n{content}"
-                                     ">>>>>>> REPLACE\n```\n")
-
+            self._aider_reply.append(
+                f"{path.name}\n```python\n<<<<<<< SEARCH\n{old}=======\n{content}"
+                ">>>>>>> REPLACE\n```\n"
+            )
 
     def shell(self, command: str) -> None:
         """A turn that runs ``command``."""
@@ -164,14 +211,26 @@ def _aider_asks_again(body: dict[str, Any]) -> Scripted | None:
     """aider adds the files a reply named that were not in the chat and asks
     again: the model gives the same answer, now that it sees them."""
     messages = body.get("messages") or []
-    if not messages or "I added these files to the chat" not in json.dumps(messages[-1].get("content")):
+    if not messages or "I added these files to the chat" not in json.dumps(
+        messages[-1].get("content")
+    ):
         return None
     previous = next(m for m in reversed(messages) if m.get("role") == "assistant")
     content = previous["content"]
     text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-    return Scripted(200, {"id": "msg_again", "type": "message", "role": "assistant", "model": body.get("model"),
-                          "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                          "stop_sequence": None, "usage": {"input_tokens": 300, "output_tokens": 20}})
+    return Scripted(
+        200,
+        {
+            "id": "msg_again",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 300, "output_tokens": 20},
+        },
+    )
 
 
 def _side_requests(body: dict[str, Any]) -> Scripted | None:
@@ -179,6 +238,16 @@ def _side_requests(body: dict[str, Any]) -> Scripted | None:
     and leave the scripted turns alone."""
     if body.get("tools"):
         return None
-    return Scripted(200, {"id": "msg_side", "type": "message", "role": "assistant", "model": body.get("model"),
-                          "content": [{"type": "text", "text": "Greeting"}], "stop_reason": "end_turn",
-                          "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 1}})
+    return Scripted(
+        200,
+        {
+            "id": "msg_side",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [{"type": "text", "text": "Greeting"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    )

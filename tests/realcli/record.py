@@ -92,7 +92,9 @@ def bad_edits(model: Model, project: Path) -> dict:
     """aider: every reply's edit fails to apply, yet each says CODER_COMPLETE."""
     broken = "greet.py\n```python\n<<<<<<< SEARCH\ndef nowhere():\n=======\ndef greet():\n>>>>>>> REPLACE\n```\n"
     for _ in range(4):
-        model.api.reply_text(broken + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20})
+        model.api.reply_text(
+            broken + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20}
+        )
     (project / "greet.py").write_text("x = 1\n")
     return {}
 
@@ -102,23 +104,50 @@ def error_after_reply(model: Model, project: Path) -> dict:
     again, and that request fails: the edit never applied."""
     block = "app.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n"
     model.api.responder = None  # the request that asks again gets the error, not the same answer
-    model.api.reply_text(block + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20})
+    model.api.reply_text(
+        block + "\nCODER_COMPLETE", usage={"input_tokens": 300, "output_tokens": 20}
+    )
     model.fail(400, "invalid_request_error", "scripted refusal")
     return {}
 
 
 SCENARIOS: dict[str, dict[str, Scenario]] = {
-    "claude": {"success": success, "failure": failure, "retried": retried, "killed": killed,
-               "review": review, "review_denied": review_denied},
-    "codex": {"success": success, "failure": failure, "retried": retried, "retried_notice": retried_notice,
-              "killed": killed,
-              "review": review, "review_denied": review_denied},
-    "aider": {"success": success, "success_no_git": success, "failure": failure, "retried": retried,
-              "killed": killed,
-              "review": review, "bad_edits": bad_edits,
-              "error_after_reply": error_after_reply},
-    "opencode": {"success": success, "failure": failure, "retried": retried, "killed": killed,
-                 "review": review, "review_denied": review_denied, "outside_project": outside_project},
+    "claude": {
+        "success": success,
+        "failure": failure,
+        "retried": retried,
+        "killed": killed,
+        "review": review,
+        "review_denied": review_denied,
+    },
+    "codex": {
+        "success": success,
+        "failure": failure,
+        "retried": retried,
+        "retried_notice": retried_notice,
+        "killed": killed,
+        "review": review,
+        "review_denied": review_denied,
+    },
+    "aider": {
+        "success": success,
+        "success_no_git": success,
+        "failure": failure,
+        "retried": retried,
+        "killed": killed,
+        "review": review,
+        "bad_edits": bad_edits,
+        "error_after_reply": error_after_reply,
+    },
+    "opencode": {
+        "success": success,
+        "failure": failure,
+        "retried": retried,
+        "killed": killed,
+        "review": review,
+        "review_denied": review_denied,
+        "outside_project": outside_project,
+    },
 }
 
 
@@ -142,21 +171,48 @@ def record(name: str, scenario: str) -> dict:
             os.environ.update(model.env(bin_dir))
             try:
                 review_run = bool(options.get("review"))
-                ctx = make_ctx(project, coder=name, reviewer=name, timeout=options.get("timeout", 120))
+                ctx = make_ctx(
+                    project, coder=name, reviewer=name, timeout=options.get("timeout", 120)
+                )
                 with preset.session(ctx, review=review_run) as call:
                     command = preset.command(call)
-                    run = run_delegate(ctx, command, "Implement greet() in greet.py.", name=f"record-{name}",
-                                       timeout=ctx.config.timeouts.coder, env=preset.env(call))
-                    files = {f: (call.scratch / f).read_text() for f in SCRATCH_FILES if (call.scratch / f).is_file()}
+                    run = run_delegate(
+                        ctx,
+                        command,
+                        "Implement greet() in greet.py.",
+                        name=f"record-{name}",
+                        timeout=ctx.config.timeouts.coder,
+                        env=preset.env(call),
+                    )
+                    files = {
+                        f: (call.scratch / f).read_text()
+                        for f in SCRATCH_FILES
+                        if (call.scratch / f).is_file()
+                    }
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
-        leftovers = sorted(p.name for p in project.iterdir() if p.name.startswith((".aider", ".git")))
-        status = _git(project, "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.stepkit") if git else ""
-        return {"cli": name, "version": version(name), "scenario": scenario, "review": review_run,
-                "command": command, "exit_code": run.exit_code, "expired": run.expired,
-                "output": _portable(run.output, root), "scratch_files": {k: _portable(v, root) for k, v in files.items()},
-                "git_status_after": _portable(status, root), "dot_files_after": leftovers}
+        leftovers = sorted(
+            p.name for p in project.iterdir() if p.name.startswith((".aider", ".git"))
+        )
+        status = (
+            _git(project, "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.stepkit")
+            if git
+            else ""
+        )
+        return {
+            "cli": name,
+            "version": version(name),
+            "scenario": scenario,
+            "review": review_run,
+            "command": command,
+            "exit_code": run.exit_code,
+            "expired": run.expired,
+            "output": _portable(run.output, root),
+            "scratch_files": {k: _portable(v, root) for k, v in files.items()},
+            "git_status_after": _portable(status, root),
+            "dot_files_after": leftovers,
+        }
 
 
 def _portable(text: str, root: Path) -> str:
@@ -164,7 +220,9 @@ def _portable(text: str, root: Path) -> str:
 
 
 def _git(project: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=project, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=project, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def main(argv: list[str]) -> int:
@@ -175,8 +233,12 @@ def main(argv: list[str]) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         for scenario in [only] if only else SCENARIOS[name]:
             transcript = record(name, scenario)
-            (folder / f"{scenario}.json").write_text(json.dumps(transcript, indent=1, ensure_ascii=False) + "\n")
-            print(f"{name} {scenario}: exit {transcript['exit_code']}, {len(transcript['output'])} chars")
+            (folder / f"{scenario}.json").write_text(
+                json.dumps(transcript, indent=1, ensure_ascii=False) + "\n"
+            )
+            print(
+                f"{name} {scenario}: exit {transcript['exit_code']}, {len(transcript['output'])} chars"
+            )
     return 0
 
 

@@ -21,9 +21,16 @@ REPORT = "🟢 calc.py: mul is fine."
 
 
 def stepkit(project, env, *args):
-    proc = subprocess.run([PY, "-m", "stepkit", *args, "--project-dir", str(project.root), "--json"],
-                          cwd=project.root, env=project.env(**env), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [PY, "-m", "stepkit", *args, "--project-dir", str(project.root), "--json"],
+        cwd=project.root,
+        env=project.env(**env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     data = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
     return proc, data
 
@@ -47,8 +54,18 @@ def project(tmp_path):
 def test_stage_implement(cli, project, cli_bin, tmp_path):
     with Model(cli, tmp_path) as model:
         implement_turns(model, project)
-        proc, data = stepkit(project, model.env(cli_bin(cli)), "stage", "implement", "--step", "1",
-                             "--coder", cli, "--engine", f"scripted:{project.script()}")
+        proc, data = stepkit(
+            project,
+            model.env(cli_bin(cli)),
+            "stage",
+            "implement",
+            "--step",
+            "1",
+            "--coder",
+            cli,
+            "--engine",
+            f"scripted:{project.script()}",
+        )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     coder = data["coder_result"]
     assert coder["sentinel"] == "CODER_COMPLETE", coder["text"]
@@ -62,8 +79,18 @@ def test_stage_review_is_read_only_and_reports_the_answer(cli, project, cli_bin,
     (project.root / "calc.py").write_text(GOOD_MUL)
     with Model(cli, tmp_path) as model:
         model.say(REPORT)
-        proc, data = stepkit(project, model.env(cli_bin(cli)), "stage", "review", "--step", "1",
-                             "--reviewer", cli, "--engine", f"scripted:{project.script()}")
+        proc, data = stepkit(
+            project,
+            model.env(cli_bin(cli)),
+            "stage",
+            "review",
+            "--step",
+            "1",
+            "--reviewer",
+            cli,
+            "--engine",
+            f"scripted:{project.script()}",
+        )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert data["review_report"] == REPORT
     assert changes(project) == " M calc.py\n"
@@ -76,8 +103,19 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
         implement_turns(model, project)
         model.say(REPORT)
         env = model.env(cli_bin(cli))
-        proc, data = stepkit(project, env, "run", "--step", "1", "--coder", cli, "--reviewer", cli,
-                             "--engine", f"scripted:{engine}")
+        proc, data = stepkit(
+            project,
+            env,
+            "run",
+            "--step",
+            "1",
+            "--coder",
+            cli,
+            "--reviewer",
+            cli,
+            "--engine",
+            f"scripted:{engine}",
+        )
         assert proc.returncode == 5, proc.stderr + proc.stdout
         assert data["pending"]["node"] == "gate_user_review"
         done, final = stepkit(project, env, "resume", "--answer", "approve")

@@ -20,9 +20,12 @@ pytestmark = pytest.mark.realcli
 
 #: orient's answer in its engine schema (a real CLI enforces the JSON schema;
 #: the protocol-field shape of ORIENT is accepted only by stepkit's own validation)
-ORIENT_ANSWER = {"plan_summary": ORIENT["plan_summary"],
-                 "implementation_brief": ORIENT["implementation_brief"],
-                 "findings": [], "deviation_summary": "None"}
+ORIENT_ANSWER = {
+    "plan_summary": ORIENT["plan_summary"],
+    "implementation_brief": ORIENT["implementation_brief"],
+    "findings": [],
+    "deviation_summary": "None",
+}
 #: the LLM nodes of a step the command coder implements, in order
 ANSWERS = (ORIENT_ANSWER, SWEEP, HANDOFF)
 
@@ -32,11 +35,21 @@ def run_to_the_final_gate(tmp_path, cli_bin, cli: str):
     with Model(cli, tmp_path) as model:
         for answer in ANSWERS:
             if cli == "claude":
-                model.api.reply_tool("StructuredOutput", answer)  # how Claude Code answers --json-schema
+                model.api.reply_tool(
+                    "StructuredOutput", answer
+                )  # how Claude Code answers --json-schema
             else:
                 model.api.reply_text(json.dumps(answer))
-        paused = project.stepkit("run", "--project-dir", str(project.root), "--engine", cli,
-                                 "--coder", project.scripted_coder, env=project.env(**model.env(cli_bin(cli))))
+        paused = project.stepkit(
+            "run",
+            "--project-dir",
+            str(project.root),
+            "--engine",
+            cli,
+            "--coder",
+            project.scripted_coder,
+            env=project.env(**model.env(cli_bin(cli))),
+        )
         requests = list(model.api.requests)
     assert paused.code == 5, paused.stderr
     assert paused.data["pending"]["node"] == "gate_user_review"
@@ -69,8 +82,18 @@ def test_a_whole_step_on_claude_code_alone(tmp_path, cli_bin):
         model.say("🟢 calc.py: mul is fine.")  # the claude preset, as reviewer
         model.api.reply_tool("StructuredOutput", HANDOFF)
         env = project.env(**model.env(cli_bin("claude")))
-        paused = project.stepkit("run", "--project-dir", str(project.root), "--engine", "claude",
-                                 "--coder", "claude", "--reviewer", "claude", env=env)
+        paused = project.stepkit(
+            "run",
+            "--project-dir",
+            str(project.root),
+            "--engine",
+            "claude",
+            "--coder",
+            "claude",
+            "--reviewer",
+            "claude",
+            env=env,
+        )
         assert paused.code == 5, paused.stderr + paused.stdout
         assert paused.data["pending"]["node"] == "gate_user_review"
         done = project.resume("approve", env=env)
@@ -83,23 +106,46 @@ def test_a_whole_step_on_claude_code_alone(tmp_path, cli_bin):
 def test_claude_code_calls_the_status_tool_of_stepkit_mcp(tmp_path, cli_bin):
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'stepkit[mcp]')")
     project = make_project(tmp_path)
-    config = {"mcpServers": {"stepkit": {"command": PY, "args": ["-m", "stepkit", "mcp"],
-                                         "cwd": str(project.root)}}}
+    config = {
+        "mcpServers": {
+            "stepkit": {"command": PY, "args": ["-m", "stepkit", "mcp"], "cwd": str(project.root)}
+        }
+    }
     with Model("claude", tmp_path) as model:
         model.api.reply_tool("mcp__stepkit__status", {"project_dir": str(project.root)})
         model.say("The plan has three steps.")
         # headless Claude Code sends its first request without waiting for MCP servers unless
         # told to, and offers MCP tools only through its tool search unless that is off
-        env = project.env(**model.env(cli_bin("claude")), MCP_CONNECTION_NONBLOCKING="false",
-                          ENABLE_TOOL_SEARCH="false")
+        env = project.env(
+            **model.env(cli_bin("claude")),
+            MCP_CONNECTION_NONBLOCKING="false",
+            ENABLE_TOOL_SEARCH="false",
+        )
         done = subprocess.run(
-            ["claude", "-p", "--output-format", "json", "--mcp-config", json.dumps(config),
-             "--strict-mcp-config", "--allowedTools", "mcp__stepkit__status"],
-            input="What is the plan's status?", cwd=project.root, env=env, capture_output=True, text=True,
-            timeout=300, check=False)
+            [
+                "claude",
+                "-p",
+                "--output-format",
+                "json",
+                "--mcp-config",
+                json.dumps(config),
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__stepkit__status",
+            ],
+            input="What is the plan's status?",
+            cwd=project.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         requests = list(model.api.requests)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "mcp__stepkit__status" in {t["name"] for t in requests[0].body["tools"]}
-    (result,) = [b for b in requests[1].body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    (result,) = [
+        b for b in requests[1].body["messages"][-1]["content"] if b.get("type") == "tool_result"
+    ]
     text = json.dumps(result["content"])
     assert "Add mul" in text and "Add div" in text and not result.get("is_error")

@@ -44,21 +44,43 @@ class ChatAPI(LoopbackServer):
         self._ids = itertools.count(1)
         super().__init__()
 
-    def respond(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def respond(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         """Queue a raw response."""
         with self._lock:
             self._queue.append((status, body, headers or {}))
 
-    def reply(self, message: dict[str, Any], finish_reason: str = "stop",
-              usage: dict[str, Any] | None = None) -> None:
+    def reply(
+        self,
+        message: dict[str, Any],
+        finish_reason: str = "stop",
+        usage: dict[str, Any] | None = None,
+    ) -> None:
         """Queue a 200 completion with this assistant message."""
-        self.respond(200, {
-            "id": f"chatcmpl-{next(self._ids)}", "object": "chat.completion", "created": 0,
-            "model": "loopback", "choices": [{"index": 0, "finish_reason": finish_reason,
-                                              "message": {"role": "assistant", **message}}],
-            "usage": usage or {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
-                               "prompt_tokens_details": {"cached_tokens": 200}},
-        })
+        self.respond(
+            200,
+            {
+                "id": f"chatcmpl-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "loopback",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": finish_reason,
+                        "message": {"role": "assistant", **message},
+                    }
+                ],
+                "usage": usage
+                or {
+                    "prompt_tokens": 1000,
+                    "completion_tokens": 50,
+                    "total_tokens": 1050,
+                    "prompt_tokens_details": {"cached_tokens": 200},
+                },
+            },
+        )
 
     def reply_json(self, answer: dict[str, Any], **kwargs: Any) -> None:
         """Queue a final structured answer."""
@@ -71,14 +93,27 @@ class ChatAPI(LoopbackServer):
         """Queue one tool call (``args`` a string: sent as it is); returns its id."""
         call_id = f"call_{next(self._ids)}"
         arguments = args if isinstance(args, str) else json.dumps(args)
-        self.reply({"content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
-            finish_reason="tool_calls")
+        self.reply(
+            {
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": arguments},
+                    }
+                ],
+            },
+            finish_reason="tool_calls",
+        )
         return call_id
 
     def error(self, status: int, message: str) -> None:
-        self.respond(status, {"error": {"message": message, "type": "server_error", "code": None}},
-                     {"x-should-retry": "false"})
+        self.respond(
+            status,
+            {"error": {"message": message, "type": "server_error", "code": None}},
+            {"x-should-retry": "false"},
+        )
 
     def tool_messages(self, index: int = -1) -> list[dict[str, Any]]:
         """The tool messages of request ``index``."""
@@ -95,8 +130,11 @@ class ChatAPI(LoopbackServer):
                 api.requests.append(json.loads(raw or b"{}"))
                 api.headers.append({k.lower(): v for k, v in self.headers.items()})
                 with api._lock:
-                    status, body, headers = api._queue.pop(0) if api._queue else (
-                        400, {"error": {"message": "chat_api: no response queued"}}, {})
+                    status, body, headers = (
+                        api._queue.pop(0)
+                        if api._queue
+                        else (400, {"error": {"message": "chat_api: no response queued"}}, {})
+                    )
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

@@ -45,8 +45,12 @@ def make_ctx(
     config.timeouts.reviewer = timeout
     run_dir = store_dir(project) / "runs" / "r1"
     run_dir.mkdir(parents=True, exist_ok=True)
-    base_state = {"step": 3, "title": "Add greeting", "plan_text": PLAN_TEXT,
-                  "implementation_brief": "Put greet() in greet.py."}
+    base_state = {
+        "step": 3,
+        "title": "Add greeting",
+        "plan_text": PLAN_TEXT,
+        "implementation_brief": "Put greet() in greet.py.",
+    }
 
     def emit(kind: str, **fields: Any) -> None:
         if events is not None:
@@ -75,10 +79,16 @@ def _builtin_plugins() -> Any:
 
 def git(cwd: Path, *args: str) -> str:
     """Run git in ``cwd`` with a fixed identity; return stdout."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def init_repo(path: Path, files: dict[str, str]) -> Path:

@@ -23,7 +23,7 @@ from stepkit.workspace.store import store_dir
 from tests.support.e2e import PY, Project, Result
 from tests.support.waiting import SAFETY_S, wait_until
 
-KILLER = '''import os
+KILLER = """import os
 import pathlib
 import signal
 
@@ -48,7 +48,7 @@ def stepkit_node_started(run_id, node, kind, state):
 @stepkit.hookimpl
 def stepkit_node_finished(run_id, node, route, duration_s, state):
     _maybe_kill(node, "finished")
-'''
+"""
 
 KILLED = -signal.SIGKILL
 #: Checkpoint fields that must equal an uninterrupted run's.
@@ -83,7 +83,9 @@ def was_killed(project: Project) -> str | None:
     return marker.read_text() if marker.exists() else None
 
 
-def drive(project: Project, env: dict[str, str], first: Result, approve: bool = True) -> tuple[Result, list[int]]:
+def drive(
+    project: Project, env: dict[str, str], first: Result, approve: bool = True
+) -> tuple[Result, list[int]]:
     """Resume ``first`` until it ends: a killed run is resumed as it is; a
     run paused at the final gate is answered ``approve`` (when ``approve``).
 
@@ -136,12 +138,14 @@ def files(project: Project) -> dict[str, str]:
         if rel.parts[:2] == ("plans", "handoffs"):
             text = normalise(text, project)
         else:
-            text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
+            text = text.replace(str(project.state_dir), "<STATE>").replace(
+                str(project.root), "<PROJECT>"
+            )
         found[rel.as_posix()] = text
     return found
 
 
-WAITER = '''import os
+WAITER = """import os
 import pathlib
 import sys
 import time
@@ -153,7 +157,7 @@ if not (state / "go").exists():
     while not (state / "go").exists():
         time.sleep(0.02)
 os.execv(sys.executable, [sys.executable, "check.py"])
-'''
+"""
 
 
 def waiting_test_cmd(project: Project) -> str:
@@ -178,8 +182,13 @@ def is_running(pid: int) -> bool:
     return fields[0] != "Z"
 
 
-def interrupt_run(project: Project, marker: str, coder: str | None = None,
-                  env: dict[str, str] | None = None, sig: int = signal.SIGINT) -> tuple[int, str, str]:
+def interrupt_run(
+    project: Project,
+    marker: str,
+    coder: str | None = None,
+    env: dict[str, str] | None = None,
+    sig: int = signal.SIGINT,
+) -> tuple[int, str, str]:
     """Start ``stepkit run`` (scripted engine), send it ``sig`` once ``marker``
     exists in the state dir, and wait for it to end.
 
@@ -188,8 +197,15 @@ def interrupt_run(project: Project, marker: str, coder: str | None = None,
     cmd = [PY, "-m", "stepkit", *project.run_args(coder=coder)]
     # a stepkit that never ends after the signal is sent SIGABRT, on which Python dumps every thread's stack
     env = {**(env or project.env()), "PYTHONFAULTHANDLER": "1"}
-    proc = subprocess.Popen(cmd, cwd=project.root, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=project.root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for_file(project.state_dir / marker, proc)
         proc.send_signal(sig)
@@ -208,7 +224,11 @@ def _hung(proc: subprocess.Popen, sent: str) -> str:
     """Why ``communicate`` never returned: stepkit's threads (SIGABRT makes
     Python dump them), or, when stepkit ended, the processes still holding
     its output pipes open."""
-    pipes = {f"pipe:[{os.fstat(stream.fileno()).st_ino}]" for stream in (proc.stdout, proc.stderr) if stream}
+    pipes = {
+        f"pipe:[{os.fstat(stream.fileno()).st_ino}]"
+        for stream in (proc.stdout, proc.stderr)
+        if stream
+    }
     if proc.poll() is not None:
         holders = []
         for fd_dir in Path("/proc").glob("[0-9]*/fd"):
@@ -216,7 +236,9 @@ def _hung(proc: subprocess.Popen, sent: str) -> str:
                 continue  # this test reads them
             with contextlib.suppress(OSError):
                 if any(os.readlink(fd) in pipes for fd in fd_dir.iterdir()):
-                    holders.append(f"{fd_dir.parent.name}: {(fd_dir.parent / 'cmdline').read_bytes()!r}")
+                    holders.append(
+                        f"{fd_dir.parent.name}: {(fd_dir.parent / 'cmdline').read_bytes()!r}"
+                    )
         return f"stepkit ended (exit {proc.returncode}) after {sent}, but these hold its output open: {holders}"
     proc.send_signal(signal.SIGABRT)
     try:
@@ -231,7 +253,11 @@ def wait_until_gone(pids: list[int], seconds: float = SAFETY_S) -> list[int]:
     once); the ones still running then are SIGKILLed (so a failing test
     leaks nothing) and returned."""
     with contextlib.suppress(AssertionError):
-        wait_until(lambda: not any(is_running(pid) for pid in pids), "end of the processes", seconds=seconds)
+        wait_until(
+            lambda: not any(is_running(pid) for pid in pids),
+            "end of the processes",
+            seconds=seconds,
+        )
     alive = [pid for pid in pids if is_running(pid)]
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
@@ -260,12 +286,19 @@ def diff_files(actual: dict[str, str], expected: dict[str, str]) -> str:
     for name in sorted(set(actual) | set(expected)):
         a, b = expected.get(name), actual.get(name)
         if a != b:
-            out.extend(difflib.unified_diff((a or "").splitlines(), (b or "").splitlines(),
-                                            f"expected/{name}", f"actual/{name}", lineterm=""))
+            out.extend(
+                difflib.unified_diff(
+                    (a or "").splitlines(),
+                    (b or "").splitlines(),
+                    f"expected/{name}",
+                    f"actual/{name}",
+                    lineterm="",
+                )
+            )
     return "\n".join(out)
 
 
-SLOW_CODER = '''import os
+SLOW_CODER = """import os
 import pathlib
 import time
 
@@ -275,7 +308,7 @@ os.replace(state / "coder.tmp", state / "coder_started")
 pathlib.Path(os.environ["STEPKIT_PROJECT_DIR"], "calc.py").write_text("def add(a, b):\\n    return a +")
 while True:
     time.sleep(0.02)  # mid-edit, until stopped
-'''
+"""
 
 
 def slow_coder(project: Project) -> str:
@@ -288,7 +321,7 @@ def slow_coder(project: Project) -> str:
 
 #: A coder that starts a child and a detached process (its own session), tells
 #: their pids in ``coder_started``, then edits calc.py until it is stopped.
-FAMILY_CODER = '''import os
+FAMILY_CODER = """import os
 import pathlib
 import signal
 import subprocess
@@ -320,7 +353,7 @@ while True:
     edits += 1
     calc.write_text(f"# edit {edits}\\n")
     time.sleep(0.01)
-'''
+"""
 
 
 def family_coder(project) -> str:

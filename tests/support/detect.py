@@ -32,7 +32,10 @@ def detect_json(project: Path) -> dict[str, Any]:
     """``stepkit detect --json`` run as a process on ``project``."""
     done = subprocess.run(
         [sys.executable, "-m", "stepkit", "detect", "--json", "--project-dir", str(project)],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     return json.loads(done.stdout)
 
@@ -57,5 +60,13 @@ def need(name: str) -> str:
 
 def run_shell(command: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """Run a detected command as the gate runner would: through the shell, in ``cwd``."""
-    return subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True, timeout=300,
-                          check=False, env={**tool_env(), **env})
+    return subprocess.run(
+        command,
+        shell=True,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**tool_env(), **env},
+    )

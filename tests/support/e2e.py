@@ -33,7 +33,7 @@ TRAVERSED: set[tuple[str, str, str]] = set()
 #: The head of both scripts: ``take(name, entries)`` counts the call in
 #: ``<name>_calls`` and returns its number and its entry of the JSON list in
 #: the file ``entries`` (the last entry serves every later call).
-_TAKE = r'''
+_TAKE = r"""
 import json, os, pathlib, signal, sys
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
 
@@ -43,9 +43,11 @@ def take(name, entries):
     n = int(counter.read_text()) if counter.exists() else 0
     counter.write_text(str(n + 1))
     return n, scripted[min(n, len(scripted) - 1)]
-'''
+"""
 
-CODER = _TAKE + r'''
+CODER = (
+    _TAKE
+    + r"""
 n, action = take("coder", "coder_actions.json")
 prompt = sys.stdin.read()
 (state / f"coder_prompt_{n}.txt").write_text(prompt)
@@ -65,17 +67,21 @@ print(action.get("say", "coder: did the work"))
 if action.get("sentinel"):
     print(action["sentinel"])
 sys.exit(action.get("exit", 0))
-'''
+"""
+)
 
-REVIEWER = _TAKE + r'''
+REVIEWER = (
+    _TAKE
+    + r"""
 _, report = take("reviewer", "reviewer_reports.json")
 sys.stdin.read()
 if report == "CRASH":
     os.kill(os.getpid(), signal.SIGKILL)
 print(report)
-'''
+"""
+)
 
-CHECK = '''import sys
+CHECK = """import sys
 import calc
 
 failures = []
@@ -89,16 +95,16 @@ for line in failures:
     print("FAILED", line)
 print(f"{2 - len(failures)} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
-'''
+"""
 
-LINT = '''import pathlib
+LINT = """import pathlib
 import sys
 
 bad = [p.name for p in pathlib.Path(".").glob("*.py") if "LINT" + "FAIL" in p.read_text()]
 for name in bad:
     print(f"{name}:1:1: E999 forbidden marker")
 sys.exit(1 if bad else 0)
-'''
+"""
 
 CALC = "def add(a, b):\n    return a + b\n"
 GOOD_MUL = CALC + "\n\ndef mul(a, b):\n    return a * b\n"
@@ -123,9 +129,12 @@ ORIENT = {
 }
 
 #: an orient answer that finds a major deviation
-DEVIATION = {**ORIENT,
-             "has_major_deviation": True, "deviation_summary": "calc.py was renamed to arith.py",
-             "staleness_report": "Context names calc.py; the code has arith.py"}
+DEVIATION = {
+    **ORIENT,
+    "has_major_deviation": True,
+    "deviation_summary": "calc.py was renamed to arith.py",
+    "staleness_report": "Context names calc.py; the code has arith.py",
+}
 SWEEP = {
     "edge_case_report": "Handled: integers. Punted: floats.",
     "downstream_updates": "None",
@@ -150,8 +159,11 @@ HANDOFF = {
 
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without the developer's variables, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(DEVELOPER_PREFIXES) and k not in GATE_VARIABLES}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(DEVELOPER_PREFIXES) and k not in GATE_VARIABLES
+    }
     return {**env, **extra}
 
 
@@ -179,7 +191,10 @@ class Project:
         return "pending"
 
     def handoff(self, step: int = 1) -> Path:
-        return next(iter((self.plans / "handoffs").glob(f"{step:02d}-*.md")), self.plans / "handoffs" / "missing")
+        return next(
+            iter((self.plans / "handoffs").glob(f"{step:02d}-*.md")),
+            self.plans / "handoffs" / "missing",
+        )
 
     def coder_actions(self, *actions: dict[str, Any]) -> None:
         (self.state_dir / "coder_actions.json").write_text(json.dumps(list(actions)))
@@ -204,26 +219,54 @@ class Project:
     def env(self, **extra: str) -> dict[str, str]:
         return clean_env(E2E_STATE_DIR=str(self.state_dir), PYTHONDONTWRITEBYTECODE="1", **extra)
 
-    def stepkit(self, *args: str, env: dict[str, str] | None = None, json_out: bool = True) -> Result:
+    def stepkit(
+        self, *args: str, env: dict[str, str] | None = None, json_out: bool = True
+    ) -> Result:
         cmd = [PY, "-m", "stepkit", *args]
         if json_out:
             cmd.append("--json")
-        proc = subprocess.run(cmd, check=False, cwd=self.root, env=env or self.env(), stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=SAFETY_S)
+        proc = subprocess.run(
+            cmd,
+            check=False,
+            cwd=self.root,
+            env=env or self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=SAFETY_S,
+        )
         result = Result(proc.returncode, proc.stdout, proc.stderr)
         if json_out and proc.stdout.strip().startswith("{"):
             result.data = json.loads(proc.stdout)
             self.record_edges(result.data.get("run_id"), result.data.get("run_dir"))
         return result
 
-    def run_args(self, *extra: str, engine: Path | None = None, coder: str | None = None) -> list[str]:
+    def run_args(
+        self, *extra: str, engine: Path | None = None, coder: str | None = None
+    ) -> list[str]:
         """``run`` and its arguments: this project, the scripted engine and coder."""
-        return ["run", "--project-dir", str(self.root), "--engine", f"scripted:{engine or self.script()}",
-                "--coder", coder or self.scripted_coder, *extra]
+        return [
+            "run",
+            "--project-dir",
+            str(self.root),
+            "--engine",
+            f"scripted:{engine or self.script()}",
+            "--coder",
+            coder or self.scripted_coder,
+            *extra,
+        ]
 
-    def run(self, *args: str, engine: Path | None = None, coder: str | None = None,
-            env: dict[str, str] | None = None, json_out: bool = True) -> Result:
-        return self.stepkit(*self.run_args(*args, engine=engine, coder=coder), env=env, json_out=json_out)
+    def run(
+        self,
+        *args: str,
+        engine: Path | None = None,
+        coder: str | None = None,
+        env: dict[str, str] | None = None,
+        json_out: bool = True,
+    ) -> Result:
+        return self.stepkit(
+            *self.run_args(*args, engine=engine, coder=coder), env=env, json_out=json_out
+        )
 
     def resume(self, answer: str | None = None, env: dict[str, str] | None = None) -> Result:
         args = ["resume", "--project-dir", str(self.root)]
@@ -235,13 +278,19 @@ class Project:
         if not run_id:
             return
         # a --worktree run's store is its work tree's, which its run_dir names
-        state_file = Path(run_dir) / "state.json" if run_dir else store_dir(self.root) / "runs" / run_id / "state.json"
+        state_file = (
+            Path(run_dir) / "state.json"
+            if run_dir
+            else store_dir(self.root) / "runs" / run_id / "state.json"
+        )
         state = json.loads(state_file.read_text())
         self.edges.update((a, b, label) for a, b, label in state["edges"])
         TRAVERSED.update(self.edges)
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", *args], cwd=self.root, check=True, capture_output=True, text=True
+        ).stdout
 
 
 @dataclass
@@ -289,11 +338,20 @@ def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
         (root / rel).write_text(text)
     if reviewer:
         config = (root / "stepkit.toml").read_text()
-        (root / "stepkit.toml").write_text(f'reviewer = "command:{PY} {state_dir / "reviewer.py"}"\n' + config)
+        (root / "stepkit.toml").write_text(
+            f'reviewer = "command:{PY} {state_dir / "reviewer.py"}"\n' + config
+        )
     project = Project(root, state_dir)
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     project.reviewer_reports("🟢 looks good")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run(["git", *cmd], cwd=root, check=True, capture_output=True, env={**os.environ, **env})
+        subprocess.run(
+            ["git", *cmd], cwd=root, check=True, capture_output=True, env={**os.environ, **env}
+        )
     return project

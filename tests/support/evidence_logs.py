@@ -14,7 +14,9 @@ def _failing_positions(total: int, failing: int) -> list[int]:
     return [step * (k + 1) for k in range(failing)]
 
 
-def pytest_log(total: int = 2000, failing: int = 5, per_file: int = 50) -> tuple[str, list[str], str]:
+def pytest_log(
+    total: int = 2000, failing: int = 5, per_file: int = 50
+) -> tuple[str, list[str], str]:
     """``pytest -v`` output: one line per test, a FAILURES section with a
     traceback per failure, the short test summary and the final line."""
     bad = set(_failing_positions(total, failing))
@@ -169,8 +171,9 @@ def condenser(module):
 
     def parse(command: str, output: str, exit_code: int | None = 1) -> str | None:
         answer = module.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
-        assert answer is None or may_answer(module.__name__, {"command": command, "output": output}), \
-            f"{module.__name__} answered for output its MARKERS would not let it see"
+        assert answer is None or may_answer(
+            module.__name__, {"command": command, "output": output}
+        ), f"{module.__name__} answered for output its MARKERS would not let it see"
         return answer
 
     return parse

@@ -39,7 +39,7 @@ from stepkit.workspace.store import store_dir
 
 RECORDED = Path(__file__).parent / "recorded"
 
-FAKE = r'''#!{python}
+FAKE = r"""#!{python}
 import json, os, pathlib, signal, sys, uuid
 state = pathlib.Path({state!r})
 actions = json.loads((state / "actions.json").read_text())
@@ -80,7 +80,7 @@ for line in action.get("lines", []):
 if action.get("kill"):
     os.kill(os.getpid(), signal.SIGKILL)
 sys.exit(action.get("exit", 0))
-'''
+"""
 
 
 def install(bin_dir: Path, name: str, state_dir: Path) -> Path:
@@ -122,8 +122,9 @@ def path_with(bin_dir: Path) -> str:
     return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
-def stage_context(tmp_path: Path, engine: str, settings: dict[str, Any] | None = None,
-                  usage: Any = None) -> Any:
+def stage_context(
+    tmp_path: Path, engine: str, settings: dict[str, Any] | None = None, usage: Any = None
+) -> Any:
     """A stage context of node ``orient`` in run ``r1`` of a project under
     ``tmp_path``, the run's engine ``engine``; events go to the run's
     ``events.jsonl`` (:func:`events`)."""
@@ -140,9 +141,18 @@ def stage_context(tmp_path: Path, engine: str, settings: dict[str, Any] | None =
         with (run_dir / "events.jsonl").open("a") as fh:
             fh.write(json.dumps({"kind": kind, **fields}) + "\n")
 
-    return StageContext(node="orient", project_dir=project, plans_dir=project / "plans", state={},
-                        settings={"engine": engine, **(settings or {})}, config=Config(),
-                        pm=get_plugin_manager(), run_dir=run_dir, emit=emit, usage=usage or Usage())
+    return StageContext(
+        node="orient",
+        project_dir=project,
+        plans_dir=project / "plans",
+        state={},
+        settings={"engine": engine, **(settings or {})},
+        config=Config(),
+        pm=get_plugin_manager(),
+        run_dir=run_dir,
+        emit=emit,
+        usage=usage or Usage(),
+    )
 
 
 def events(ctx: Any, kind: str = "llm_call") -> list[dict[str, Any]]:

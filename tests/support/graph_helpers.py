@@ -29,12 +29,30 @@ from tests.support.waiting import wait_until
 #: the folder subprocess runs put on PYTHONPATH to import ``tests.support``
 IMPORT_ROOT = Path(__file__).resolve().parents[2]
 #: The state keys the callables below set.
-STUB_OUTPUTS = ["calls", "stages_run", "partial", "count", "attempts_used", "seen", "probe", "secret_echo",
-                "started_at_tokens", "colour", "slow_done"]
+STUB_OUTPUTS = [
+    "calls",
+    "stages_run",
+    "partial",
+    "count",
+    "attempts_used",
+    "seen",
+    "probe",
+    "secret_echo",
+    "started_at_tokens",
+    "colour",
+    "slow_done",
+]
 #: The keys the callables below read, declared in every graph :func:`write_graph`
 #: writes so a test can set them with ``sets`` (a graph file's own tunables).
-STUB_TUNABLES: dict[str, Any] = {"count": 0, "script": {}, "stub_updates": {}, "fail_times": 0, "stop_at": None,
-                                 "note": "", "barrier": ""}
+STUB_TUNABLES: dict[str, Any] = {
+    "count": 0,
+    "script": {},
+    "stub_updates": {},
+    "fail_times": 0,
+    "stop_at": None,
+    "note": "",
+    "barrier": "",
+}
 #: set at test teardown so abandoned (timed-out) node threads end
 RELEASE = threading.Event()
 
@@ -48,7 +66,10 @@ def scripted(ctx: StageContext, played: dict[str, Any] | None = None) -> Outcome
     calls[ctx.node] = n + 1
     plan = (source.get("script") or {}).get(ctx.node, "next")
     action = plan[min(n, len(plan) - 1)] if isinstance(plan, list) else plan
-    updates: dict[str, Any] = {"calls": calls, **(source.get("stub_updates") or {}).get(ctx.node, {})}
+    updates: dict[str, Any] = {
+        "calls": calls,
+        **(source.get("stub_updates") or {}).get(ctx.node, {}),
+    }
     if action == "fault":
         raise StageFault(f"{ctx.node} fault #{n + 1}", updates={"partial": ctx.node})
     if action == "crash":
@@ -81,8 +102,10 @@ def loop_until(ctx: StageContext) -> Outcome:
     """Route 'again' until count reaches state['stop_at'] (None: forever)."""
     count = int(ctx.state.get("count", 0)) + 1
     stop_at = ctx.state.get("stop_at")
-    return Outcome(route="done" if stop_at is not None and count >= stop_at else "again",
-                   updates={"count": count})
+    return Outcome(
+        route="done" if stop_at is not None and count >= stop_at else "again",
+        updates={"count": count},
+    )
 
 
 def hang(ctx: StageContext) -> Outcome:
@@ -106,8 +129,15 @@ def peek_checkpoint(ctx: StageContext) -> Outcome:
     import json
 
     checkpoint = json.loads((ctx.run_dir / "state.json").read_text())
-    return Outcome(updates={"seen": {"node": checkpoint["node"], "phase": checkpoint["phase"],
-                                     "status": checkpoint["status"]}})
+    return Outcome(
+        updates={
+            "seen": {
+                "node": checkpoint["node"],
+                "phase": checkpoint["phase"],
+                "status": checkpoint["status"],
+            }
+        }
+    )
 
 
 def settings_probe(ctx: StageContext) -> Outcome:
@@ -160,21 +190,39 @@ def render_crash(ctx: StageContext) -> str:
 
 
 END_NODES = {
-    "end_success": {"kind": "end", "sentinel": "STEP_COMPLETE", "exit_code": 0,
-                    "output": "STEP_COMPLETE\ncount={count}"},
-    "end_failure": {"kind": "end", "sentinel": "STEP_FAILED", "exit_code": 1,
-                    "output": "STEP_FAILED\nReason: {failure_reason}"},
+    "end_success": {
+        "kind": "end",
+        "sentinel": "STEP_COMPLETE",
+        "exit_code": 0,
+        "output": "STEP_COMPLETE\ncount={count}",
+    },
+    "end_failure": {
+        "kind": "end",
+        "sentinel": "STEP_FAILED",
+        "exit_code": 1,
+        "output": "STEP_FAILED\nReason: {failure_reason}",
+    },
 }
 
 
-def write_graph(directory: Path, nodes: dict[str, Any], name: str = "g.yaml", **settings: Any) -> Path:
+def write_graph(
+    directory: Path, nodes: dict[str, Any], name: str = "g.yaml", **settings: Any
+) -> Path:
     """Write a graph file: the given nodes (script and stage nodes declaring
     :data:`STUB_OUTPUTS` too) plus the two standard end nodes."""
-    declared = {node_id: {**node, "outputs": list(dict.fromkeys([*node.get("outputs", []), *STUB_OUTPUTS]))}
-                if node.get("kind") in ("script", "stage") else node for node_id, node in nodes.items()}
-    data = {"name": name.removesuffix(".yaml"), "start": next(iter(nodes)),
-            "initial_state": dict(STUB_TUNABLES), **settings,
-            "nodes": {**declared, **{k: v for k, v in END_NODES.items() if k not in nodes}}}
+    declared = {
+        node_id: {**node, "outputs": list(dict.fromkeys([*node.get("outputs", []), *STUB_OUTPUTS]))}
+        if node.get("kind") in ("script", "stage")
+        else node
+        for node_id, node in nodes.items()
+    }
+    data = {
+        "name": name.removesuffix(".yaml"),
+        "start": next(iter(nodes)),
+        "initial_state": dict(STUB_TUNABLES),
+        **settings,
+        "nodes": {**declared, **{k: v for k, v in END_NODES.items() if k not in nodes}},
+    }
     path = directory / name
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
@@ -197,7 +245,9 @@ def set_undeclared(ctx: StageContext) -> Outcome:
 
 def set_engine_keys(ctx: StageContext) -> Outcome:
     """Set only keys the engine owns (its records, the node's own ``_fault``)."""
-    return Outcome(updates={"fault_note": "noted", "last_fault_node": ctx.node, f"{ctx.node}_fault": "none"})
+    return Outcome(
+        updates={"fault_note": "noted", "last_fault_node": ctx.node, f"{ctx.node}_fault": "none"}
+    )
 
 
 def fault_with_undeclared(ctx: StageContext) -> Outcome:

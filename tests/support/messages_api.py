@@ -82,23 +82,47 @@ class MessagesAPI(LoopbackServer):
 
     # -- scripting ---------------------------------------------------------
 
-    def respond(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None,
-                always: bool = False, delay_s: float = 0.0) -> None:
+    def respond(
+        self,
+        status: int,
+        body: dict[str, Any],
+        headers: dict[str, str] | None = None,
+        always: bool = False,
+        delay_s: float = 0.0,
+    ) -> None:
         """Queue a raw response; ``delay_s`` makes the server slow (for client timeouts)."""
         with self._lock:
             self._queue.append(Scripted(status, body, headers or {}, always, delay_s))
 
-    def reply(self, content: list[dict[str, Any]], stop_reason: str = "end_turn",
-              usage: dict[str, int] | None = None, model: str = "claude-test",
-              delay_s: float = 0.0) -> None:
+    def reply(
+        self,
+        content: list[dict[str, Any]],
+        stop_reason: str = "end_turn",
+        usage: dict[str, int] | None = None,
+        model: str = "claude-test",
+        delay_s: float = 0.0,
+    ) -> None:
         """Queue a 200 message with these content blocks."""
-        self.respond(200, {
-            "id": f"msg_{next(self._ids):04d}", "type": "message", "role": "assistant",
-            "model": model, "content": content, "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": usage or {"input_tokens": 100, "output_tokens": 20,
-                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
-        }, delay_s=delay_s)
+        self.respond(
+            200,
+            {
+                "id": f"msg_{next(self._ids):04d}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": stop_reason,
+                "stop_sequence": None,
+                "usage": usage
+                or {
+                    "input_tokens": 100,
+                    "output_tokens": 20,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                },
+            },
+            delay_s=delay_s,
+        )
 
     def reply_text(self, text: str, **kwargs: Any) -> None:
         """Queue a message with one text block (e.g. malformed JSON)."""
@@ -108,16 +132,26 @@ class MessagesAPI(LoopbackServer):
         """Queue a final structured answer (JSON text, end_turn)."""
         self.reply_text(json.dumps(answer), **kwargs)
 
-    def reply_tool(self, name: str, args: dict[str, Any], stop_reason: str = "tool_use",
-                   **kwargs: Any) -> str:
+    def reply_tool(
+        self, name: str, args: dict[str, Any], stop_reason: str = "tool_use", **kwargs: Any
+    ) -> str:
         """Queue a tool call; returns its tool_use id."""
         tool_id = f"toolu_{next(self._ids):04d}"
-        self.reply([{"type": "tool_use", "id": tool_id, "name": name, "input": args}],
-                   stop_reason=stop_reason, **kwargs)
+        self.reply(
+            [{"type": "tool_use", "id": tool_id, "name": name, "input": args}],
+            stop_reason=stop_reason,
+            **kwargs,
+        )
         return tool_id
 
-    def error(self, status: int, error_type: str, message: str = "scripted error",
-              headers: dict[str, str] | None = None, always: bool = False) -> None:
+    def error(
+        self,
+        status: int,
+        error_type: str,
+        message: str = "scripted error",
+        headers: dict[str, str] | None = None,
+        always: bool = False,
+    ) -> None:
         """Queue an API error response."""
         body = {"type": "error", "error": {"type": error_type, "message": message}}
         self.respond(status, body, headers, always)
@@ -127,7 +161,9 @@ class MessagesAPI(LoopbackServer):
     def tool_results(self, index: int = -1) -> list[dict[str, Any]]:
         """The tool_result blocks of the last user message of request ``index``."""
         last = self.requests[index].body["messages"][-1]
-        return [b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+        return [
+            b for b in last["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
 
     def _next(self, body: dict[str, Any]) -> Scripted:
         answer = self.responder(body) if self.responder else None
@@ -135,8 +171,16 @@ class MessagesAPI(LoopbackServer):
             return answer
         with self._lock:
             if not self._queue:
-                return Scripted(400, {"type": "error", "error": {
-                    "type": "invalid_request_error", "message": "messages_api: no response queued"}})
+                return Scripted(
+                    400,
+                    {
+                        "type": "error",
+                        "error": {
+                            "type": "invalid_request_error",
+                            "message": "messages_api: no response queued",
+                        },
+                    },
+                )
             scripted = self._queue[0]
             if not scripted.always:
                 self._queue.pop(0)
@@ -146,27 +190,38 @@ class MessagesAPI(LoopbackServer):
         api = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as the real API: a client reuses its connection
+            protocol_version = (
+                "HTTP/1.1"  # keep-alive, as the real API: a client reuses its connection
+            )
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                api.requests.append(Recorded(
-                    path=self.path, headers={k.lower(): v for k, v in self.headers.items()},
-                    body=json.loads(raw or b"{}"), raw=raw, at=time.monotonic(),
-                    peer=self.client_address[:2],
-                ))
+                api.requests.append(
+                    Recorded(
+                        path=self.path,
+                        headers={k.lower(): v for k, v in self.headers.items()},
+                        body=json.loads(raw or b"{}"),
+                        raw=raw,
+                        at=time.monotonic(),
+                        peer=self.client_address[:2],
+                    )
+                )
                 body = api.requests[-1].body
                 scripted = api._next(body)
                 api.served.append(scripted.body)
                 time.sleep(scripted.delay_s)
                 streamed = bool(body.get("stream")) and scripted.status == 200
                 if streamed:
-                    data = b"".join(_sse(kind, event) for kind, event in stream_events(scripted.body))
+                    data = b"".join(
+                        _sse(kind, event) for kind, event in stream_events(scripted.body)
+                    )
                 else:
                     data = json.dumps(scripted.body).encode()
                 try:
                     self.send_response(scripted.status)
-                    self.send_header("content-type", "text/event-stream" if streamed else "application/json")
+                    self.send_header(
+                        "content-type", "text/event-stream" if streamed else "application/json"
+                    )
                     self.send_header("content-length", str(len(data)))
                     self.send_header("request-id", f"req_{len(api.requests):04d}")
                     for name, value in scripted.headers.items():
@@ -185,21 +240,43 @@ class MessagesAPI(LoopbackServer):
 def stream_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A complete message as the Messages API streams it."""
     usage = message.get("usage") or {}
-    yield "message_start", {"type": "message_start", "message": {
-        **message, "content": [], "stop_reason": None,
-        "usage": {**usage, "output_tokens": 1}}}
+    yield (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                **message,
+                "content": [],
+                "stop_reason": None,
+                "usage": {**usage, "output_tokens": 1},
+            },
+        },
+    )
     for index, block in enumerate(message.get("content") or []):
         if block.get("type") == "tool_use":
-            start, delta = {**block, "input": {}}, {"type": "input_json_delta",
-                                                   "partial_json": json.dumps(block.get("input") or {})}
+            start, delta = (
+                {**block, "input": {}},
+                {"type": "input_json_delta", "partial_json": json.dumps(block.get("input") or {})},
+            )
         else:
-            start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block.get("text", "")}
-        yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+            start, delta = (
+                {"type": "text", "text": ""},
+                {"type": "text_delta", "text": block.get("text", "")},
+            )
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": start},
+        )
         yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {"type": "message_delta", "delta": {
-        "stop_reason": message.get("stop_reason"), "stop_sequence": None},
-        "usage": {"output_tokens": usage.get("output_tokens", 0)}}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+            "usage": {"output_tokens": usage.get("output_tokens", 0)},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 

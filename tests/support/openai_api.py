@@ -32,9 +32,13 @@ from tests.support.loopback import LoopbackServer
 
 API_KEY = "sk-test-0123456789abcdefLOOPBACK"
 
-DEFAULT_USAGE = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
-                 "total_tokens": 120}
+DEFAULT_USAGE = {
+    "input_tokens": 100,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 20,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 120,
+}
 
 
 @dataclass
@@ -71,61 +75,137 @@ class ResponsesAPI(LoopbackServer):
 
     # -- scripting ---------------------------------------------------------
 
-    def reply(self, output: list[dict[str, Any]], usage: dict[str, Any] | None = None,
-              delay_s: float = 0.0) -> None:
+    def reply(
+        self,
+        output: list[dict[str, Any]],
+        usage: dict[str, Any] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
         """Queue a completed response with these output items (``delay_s``: a slow server)."""
         with self._lock:
-            self._queue.append(Scripted(200, {"output": output, "usage": usage or DEFAULT_USAGE},
-                                        delay_s=delay_s))
+            self._queue.append(
+                Scripted(200, {"output": output, "usage": usage or DEFAULT_USAGE}, delay_s=delay_s)
+            )
 
-    def reply_text(self, text: str, usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> None:
+    def reply_text(
+        self, text: str, usage: dict[str, Any] | None = None, delay_s: float = 0.0
+    ) -> None:
         """Queue an assistant message."""
-        self.reply([{"type": "message", "id": f"msg_{next(self._ids):04d}", "role": "assistant",
-                     "status": "completed",
-                     "content": [{"type": "output_text", "text": text, "annotations": []}]}], usage, delay_s)
+        self.reply(
+            [
+                {
+                    "type": "message",
+                    "id": f"msg_{next(self._ids):04d}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ],
+            usage,
+            delay_s,
+        )
 
-    def reply_call(self, name: str, args: dict[str, Any], usage: dict[str, Any] | None = None) -> str:
+    def reply_call(
+        self, name: str, args: dict[str, Any], usage: dict[str, Any] | None = None
+    ) -> str:
         """Queue a function call; returns its call id."""
         call_id = f"call_{next(self._ids):04d}"
-        self.reply([{"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id, "name": name,
-                     "arguments": json.dumps(args), "status": "completed"}], usage)
+        self.reply(
+            [
+                {
+                    "type": "function_call",
+                    "id": f"fc_{call_id}",
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": json.dumps(args),
+                    "status": "completed",
+                }
+            ],
+            usage,
+        )
         return call_id
 
     def reply_custom(self, name: str, text: str, usage: dict[str, Any] | None = None) -> str:
         """Queue a freeform tool call (codex's ``apply_patch``); returns its call id."""
         call_id = f"call_{next(self._ids):04d}"
-        self.reply([{"type": "custom_tool_call", "id": f"ctc_{call_id}", "call_id": call_id,
-                     "name": name, "input": text, "status": "completed"}], usage)
+        self.reply(
+            [
+                {
+                    "type": "custom_tool_call",
+                    "id": f"ctc_{call_id}",
+                    "call_id": call_id,
+                    "name": name,
+                    "input": text,
+                    "status": "completed",
+                }
+            ],
+            usage,
+        )
         return call_id
 
-    def error(self, status: int, code: str = "server_error", message: str = "scripted error") -> None:
+    def error(
+        self, status: int, code: str = "server_error", message: str = "scripted error"
+    ) -> None:
         """Queue an API error response."""
         with self._lock:
-            self._queue.append(Scripted(status, {"error": {"type": code, "code": code,
-                                                           "message": message}}))
+            self._queue.append(
+                Scripted(status, {"error": {"type": code, "code": code, "message": message}})
+            )
 
     def _next(self) -> Scripted:
         with self._lock:
             if not self._queue:
-                return Scripted(400, {"error": {"type": "invalid_request_error",
-                                                "message": "openai_api: no response queued"}})
+                return Scripted(
+                    400,
+                    {
+                        "error": {
+                            "type": "invalid_request_error",
+                            "message": "openai_api: no response queued",
+                        }
+                    },
+                )
             return self._queue.pop(0)
 
     def _events(self, scripted: Scripted, model: str) -> bytes:
         response_id = f"resp_{next(self._ids):04d}"
-        base = {"id": response_id, "object": "response", "created_at": int(time.time()),
-                "model": model, "status": "in_progress", "output": []}
+        base = {
+            "id": response_id,
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": model,
+            "status": "in_progress",
+            "output": [],
+        }
         events: list[dict[str, Any]] = [{"type": "response.created", "response": base}]
         for index, item in enumerate(scripted.body["output"]):
-            events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+            events.append(
+                {"type": "response.output_item.added", "output_index": index, "item": item}
+            )
             if item["type"] == "message":
                 for part in item["content"]:
-                    events.append({"type": "response.output_text.delta", "output_index": index,
-                                   "item_id": item["id"], "content_index": 0, "delta": part["text"]})
-            events.append({"type": "response.output_item.done", "output_index": index, "item": item})
-        events.append({"type": "response.completed", "response": {
-            **base, "status": "completed", "output": scripted.body["output"],
-            "usage": scripted.body["usage"]}})
+                    events.append(
+                        {
+                            "type": "response.output_text.delta",
+                            "output_index": index,
+                            "item_id": item["id"],
+                            "content_index": 0,
+                            "delta": part["text"],
+                        }
+                    )
+            events.append(
+                {"type": "response.output_item.done", "output_index": index, "item": item}
+            )
+        events.append(
+            {
+                "type": "response.completed",
+                "response": {
+                    **base,
+                    "status": "completed",
+                    "output": scripted.body["output"],
+                    "usage": scripted.body["usage"],
+                },
+            }
+        )
         return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -158,14 +238,21 @@ class ResponsesAPI(LoopbackServer):
                     body = json.loads(raw or b"{}")
                 except ValueError:  # e.g. a compressed body
                     body = {}
-                api.requests.append(Recorded("POST", self.path,
-                                             {k.lower(): v for k, v in self.headers.items()}, body))
+                api.requests.append(
+                    Recorded(
+                        "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                    )
+                )
                 scripted = api._next()
                 time.sleep(scripted.delay_s)
                 if scripted.status == 200:
-                    self._send(200, "text/event-stream", api._events(scripted, str(body.get("model"))))
+                    self._send(
+                        200, "text/event-stream", api._events(scripted, str(body.get("model")))
+                    )
                 else:
-                    self._send(scripted.status, "application/json", json.dumps(scripted.body).encode())
+                    self._send(
+                        scripted.status, "application/json", json.dumps(scripted.body).encode()
+                    )
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -27,7 +27,7 @@ from tests.support.e2e import PY, Project, make_project, plan
 #: only reached when the runs it waits for did not run at the same time.
 BOUND_S = 120
 
-_WAIT = r'''
+_WAIT = r"""
 import json, os, pathlib, subprocess, sys, time
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
 here = pathlib.Path(os.environ.get("STEPKIT_PROJECT_DIR") or os.getcwd())
@@ -49,9 +49,11 @@ def wait_for(key):
             print(f"{key}: gave up waiting for {waits}")
             sys.exit(1)
         time.sleep(0.01)  # a poll of the marker files, not a wait for them
-'''
+"""
 
-CODER = _WAIT + r'''
+CODER = (
+    _WAIT
+    + r"""
 sys.stdin.read()
 first = first_call("coder")
 busy = [p.name for p in state.glob("started-*") if not (state / p.name.replace("started-", "coded-")).exists()]
@@ -65,9 +67,12 @@ ops.mkdir(exist_ok=True)
 (ops / f"{name}.py").write_text(f"def {name}(a, b):\n    return a\n")
 (state / f"coded-{name}").write_text("")
 print("CODER_COMPLETE")
-'''
+"""
+)
 
-TESTS = _WAIT + r'''
+TESTS = (
+    _WAIT
+    + r"""
 first = first_call("tests")
 (state / f"testing-{name}").write_text(str(os.getpid()))
 if first:
@@ -78,7 +83,8 @@ modules = sorted(p.stem for p in pathlib.Path("ops").glob("*.py") if p.stem != "
 for module in modules:
     importlib.import_module(f"ops.{module}")
 print(f"{len(modules) + 1} passed")
-'''
+"""
+)
 
 
 def parallel_project(tmp_path: Path) -> Project:
@@ -90,14 +96,19 @@ def parallel_project(tmp_path: Path) -> Project:
     waits(project)
     for old in (root / "plans" / "steps").iterdir():
         old.unlink()
-    steps = {"01-mul.md": plan(1, "Add mul", []), "02-div.md": plan(2, "Add div", []),
-             "03-pow.md": plan(3, "Add pow", [1, 2])}
+    steps = {
+        "01-mul.md": plan(1, "Add mul", []),
+        "02-div.md": plan(2, "Add div", []),
+        "03-pow.md": plan(3, "Add pow", [1, 2]),
+    }
     for name, text in steps.items():
         (root / "plans" / "steps" / name).write_text(text)
     (root / "ops").mkdir()
     (root / "ops" / "__init__.py").write_text("")
     config = (root / "stepkit.toml").read_text()
-    config = config.replace(f'test = "{PY} check.py"', f'test = "{PY} {project.state_dir / "tests.py"}"')
+    config = config.replace(
+        f'test = "{PY} check.py"', f'test = "{PY} {project.state_dir / "tests.py"}"'
+    )
     config = config.replace(f'build = "{PY} -m py_compile calc.py"', 'build = ""')
     (root / "stepkit.toml").write_text(config)
     project.git("add", "-A")
@@ -109,27 +120,45 @@ def waits(project: Project, **keys: list[str]) -> None:
     """What each script waits for on its first call: ``coder_<name>`` and
     ``tests_<name>`` keys (written ``coder-<name>``…), each a list of marker
     file names in the state dir."""
-    (project.state_dir / "waits.json").write_text(json.dumps({k.replace("_", "-"): v for k, v in keys.items()}))
+    (project.state_dir / "waits.json").write_text(
+        json.dumps({k.replace("_", "-"): v for k, v in keys.items()})
+    )
 
 
 def snapshot(root: Path) -> dict[str, object]:
     """The user's tree, index and HEAD: every file's bytes (outside .git), the
     staged entries, the branch and the commit it is at."""
-    files = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-             if p.is_file() and ".git" not in p.relative_to(root).parts}
+    files = {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", *args], cwd=root, check=True, capture_output=True, text=True
+        ).stdout
 
-    return {"files": files, "index": git("ls-files", "--stage"), "head": git("rev-parse", "HEAD"),
-            "branch": git("symbolic-ref", "HEAD")}
+    return {
+        "files": files,
+        "index": git("ls-files", "--stage"),
+        "head": git("rev-parse", "HEAD"),
+        "branch": git("symbolic-ref", "HEAD"),
+    }
 
 
 def start_parallel(project: Project, *args: str) -> subprocess.Popen[str]:
     """``stepkit run --parallel …`` in the background (its output piped)."""
     cmd = [PY, "-m", "stepkit", *project.run_args(*args)]
-    return subprocess.Popen(cmd, cwd=project.root, env=project.env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cmd,
+        cwd=project.root,
+        env=project.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def child_of(parent: subprocess.Popen[str], step: int) -> int:

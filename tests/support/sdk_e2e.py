@@ -30,13 +30,13 @@ SYSTEMS = {
 
 #: A test command that counts its own invocations (in a file outside the
 #: project, so counting does not change the tree) and then runs check.py.
-COUNTED_TEST = '''import os, runpy, sys
+COUNTED_TEST = """import os, runpy, sys
 with open(sys.argv[1], "a") as counter:
     counter.write("run\\n")
 sys.argv = ["check.py"]
 sys.path.insert(0, os.getcwd())
 runpy.run_path("check.py", run_name="__main__")
-'''
+"""
 
 NO_SWEEP_ANNOTATIONS = {**SWEEP, "annotations": []}
 
@@ -46,13 +46,26 @@ def sdk_env(project: Project, api: Any, **extra: str) -> dict[str, str]:
     return project.env(ANTHROPIC_BASE_URL=api.base_url, ANTHROPIC_API_KEY=api.api_key, **extra)
 
 
-def run_sdk(project: Project, api: Any, *args: str, coder: str | None = None,
-            env: dict[str, str] | None = None) -> Result:
+def run_sdk(
+    project: Project,
+    api: Any,
+    *args: str,
+    coder: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Result:
     """``stepkit run --engine anthropic --json`` on the project (the command
     coder of e2e_support unless ``coder`` is given)."""
-    return project.stepkit("run", "--project-dir", str(project.root), "--engine", "anthropic",
-                           "--coder", coder or project.scripted_coder, *args,
-                           env=env or sdk_env(project, api))
+    return project.stepkit(
+        "run",
+        "--project-dir",
+        str(project.root),
+        "--engine",
+        "anthropic",
+        "--coder",
+        coder or project.scripted_coder,
+        *args,
+        env=env or sdk_env(project, api),
+    )
 
 
 def node_of(request: Any) -> str:
@@ -60,9 +73,14 @@ def node_of(request: Any) -> str:
     system = request.body.get("system") or [{}]
     node = SYSTEMS.get(system[0].get("text", ""), "unknown")
     if node == "coder":  # one conversation: the round is the last task it was given
-        tasks = [block["text"] for message in request.body["messages"] if message["role"] == "user"
-                 for block in message["content"] if block.get("type") == "text"
-                 and not block["text"].startswith(("You have used all your turns", "Your reply was not"))]
+        tasks = [
+            block["text"]
+            for message in request.body["messages"]
+            if message["role"] == "user"
+            for block in message["content"]
+            if block.get("type") == "text"
+            and not block["text"].startswith(("You have used all your turns", "Your reply was not"))
+        ]
         return "coder_plan" if PLAN_TASK in tasks[-1] else "coder_edit"
     return node
 
@@ -96,10 +114,14 @@ def token_sum(usages: list[dict[str, int]]) -> Usage:
     """The run usage the engine should record for these reply usages."""
     total = Usage()
     for u in usages:
-        total = total.add(Usage(input_tokens=u.get("input_tokens", 0),
-                                output_tokens=u.get("output_tokens", 0),
-                                cache_read_tokens=u.get("cache_read_input_tokens", 0),
-                                cache_write_tokens=u.get("cache_creation_input_tokens", 0)))
+        total = total.add(
+            Usage(
+                input_tokens=u.get("input_tokens", 0),
+                output_tokens=u.get("output_tokens", 0),
+                cache_read_tokens=u.get("cache_read_input_tokens", 0),
+                cache_write_tokens=u.get("cache_creation_input_tokens", 0),
+            )
+        )
     return total
 
 
@@ -107,10 +129,15 @@ def builtin_edit(api: Any) -> None:
     """The built-in coder's scripted work: it reads calc.py and plans, then
     write_file and edit_file together add a correct ``mul``, then "done"."""
     api.reply_tool("read_file", {"path": "calc.py"})  # read before it is changed
-    api.reply_json({"files_to_touch": ["calc.py"], "risks": ["none"], "complexity": 2,
-                    "approach": "Add mul next to add."})
-    api.reply_tool("write_file", {"path": "calc.py",
-                                  "content": GOOD_MUL.replace("a * b", "a * 1")})
+    api.reply_json(
+        {
+            "files_to_touch": ["calc.py"],
+            "risks": ["none"],
+            "complexity": 2,
+            "approach": "Add mul next to add.",
+        }
+    )
+    api.reply_tool("write_file", {"path": "calc.py", "content": GOOD_MUL.replace("a * b", "a * 1")})
     api.reply_tool("edit_file", {"path": "calc.py", "old_text": "a * 1", "new_text": "a * b"})
     api.reply_tool("run_command", {"command": "true"})  # it runs its tests before answering
     api.reply_json({"status": "done", "summary": "Added calc.mul."})

@@ -16,8 +16,12 @@ from collections.abc import Callable
 SAFETY_S = 300.0
 
 
-def wait_until(condition: Callable[[], bool], what: str, proc: subprocess.Popen | None = None,
-               seconds: float = SAFETY_S) -> None:
+def wait_until(
+    condition: Callable[[], bool],
+    what: str,
+    proc: subprocess.Popen | None = None,
+    seconds: float = SAFETY_S,
+) -> None:
     """Return once ``condition()`` holds; fail when ``proc`` (the process
     that should bring it about) ends first, or after ``seconds`` (hung)."""
     deadline = time.monotonic() + seconds

@@ -13,7 +13,7 @@ import sys
 from stepkit.workspace.files import atomic_write
 
 #: Starts an atomic write of argv[1] and is killed while its temp file is open.
-KILLED_WRITER = '''import os
+KILLED_WRITER = """import os
 import signal
 import sys
 
@@ -26,7 +26,7 @@ def fsync(fd):
 
 files.os.fsync = fsync
 files.atomic_write(sys.argv[1], "half")
-'''
+"""
 
 
 def test_the_next_write_removes_what_a_killed_writer_left(tmp_path):
@@ -38,10 +38,13 @@ def test_the_next_write_removes_what_a_killed_writer_left(tmp_path):
     assert killed.returncode == -signal.SIGKILL
     (left,) = [p.name for p in tmp_path.glob(".01-mul.md.*.tmp")]
     assert target.read_text() == "before\n"
-    live = tmp_path / f".01-mul.md.{os.getpid()}-inflight.tmp"  # a live writer's: not ours to remove
+    live = (
+        tmp_path / f".01-mul.md.{os.getpid()}-inflight.tmp"
+    )  # a live writer's: not ours to remove
     live.write_text("in flight")
 
     atomic_write(target, "after\n")
     assert target.read_text() == "after\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([".01-mul.md." + f"{os.getpid()}-inflight.tmp",
-                                                                   "01-mul.md", "writer.py"]), left
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [".01-mul.md." + f"{os.getpid()}-inflight.tmp", "01-mul.md", "writer.py"]
+    ), left

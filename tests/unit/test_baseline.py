@@ -23,10 +23,15 @@ from tests.support.coder import init_repo
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return init_repo(tmp_path / "repo", {"a.txt": "committed\n", "gone.txt": "committed, deleted before the step\n"})
+    return init_repo(
+        tmp_path / "repo",
+        {"a.txt": "committed\n", "gone.txt": "committed, deleted before the step\n"},
+    )
 
 
-def test_the_start_tree_is_the_commit_plus_the_uncommitted_files_and_the_user_tree_is_untouched(repo):
+def test_the_start_tree_is_the_commit_plus_the_uncommitted_files_and_the_user_tree_is_untouched(
+    repo,
+):
     (repo / "a.txt").write_text("edited before the step\n")
     (repo / "new.txt").write_text("untracked before the step\n")
     (repo / "gone.txt").unlink()
@@ -79,11 +84,13 @@ def test_a_baseline_runs_once_per_tree_and_is_cached(repo):
 
 
 def test_lint_keys_ignore_line_numbers_and_the_tree_root():
-    out = ("/tmp/x/tree/src/a.py:12:5: F401 `os` imported but unused\n"
-           "src/b.ts(3,7): error TS2322: Type 'string' is not assignable\n"
-           "error[E0308]: mismatched types\n  --> src/main.rs:4:9\n"
-           "/tmp/x/tree/src/c.js\n  3:5  error  'x' is unused  no-unused-vars\n"
-           "Found 3 errors.\n")
+    out = (
+        "/tmp/x/tree/src/a.py:12:5: F401 `os` imported but unused\n"
+        "src/b.ts(3,7): error TS2322: Type 'string' is not assignable\n"
+        "error[E0308]: mismatched types\n  --> src/main.rs:4:9\n"
+        "/tmp/x/tree/src/c.js\n  3:5  error  'x' is unused  no-unused-vars\n"
+        "Found 3 errors.\n"
+    )
     assert lint_keys(out, [Path("/tmp/x/tree")]) == [
         "src/a.py: F401 `os` imported but unused",
         "src/b.ts: TS2322 Type 'string' is not assignable",

@@ -24,14 +24,20 @@ MYPY = shlex.quote(str(BIN / "mypy"))
 def verify_baseline(capsys, project: Path, **commands: str) -> tuple[int, dict]:
     table = {"format": "", "lint": "", "build": "", "test": "", **commands}
     (project / "stepkit.toml").write_text(
-        "[commands]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+        "[commands]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items())
+    )
     code = main(["verify", "--project-dir", str(project), "--json", "--baseline", "HEAD"])
     return code, {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
 
 
 def test_ruff_full_output_a_new_error_in_a_file_that_had_one_is_new(tmp_path, capsys):
-    project = init_repo(tmp_path / "repo", {"a.py": "import os\n\n\ndef f():\n    return 1\n",
-                                            ".gitignore": ".stepkit/\n.ruff_cache/\n"})
+    project = init_repo(
+        tmp_path / "repo",
+        {
+            "a.py": "import os\n\n\ndef f():\n    return 1\n",
+            ".gitignore": ".stepkit/\n.ruff_cache/\n",
+        },
+    )
     code, gates = verify_baseline(capsys, project, lint=f"{RUFF} check --no-cache")
     assert (code, gates["lint"]["status"]) == (0, "pass"), gates["lint"]["evidence"]
     assert gates["lint"]["preexisting_failures"] == ["a.py: F401 `os` imported but unused"]
@@ -49,8 +55,13 @@ def test_ruff_json_and_concise_outputs_key_alike(tmp_path):
     (tmp_path / "a.py").write_text("import os\nimport sys\n")
 
     def keys(*args: str) -> list[str]:
-        out = subprocess.run([str(BIN / "ruff"), "check", "--no-cache", *args, "a.py"], check=False, cwd=tmp_path,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [str(BIN / "ruff"), "check", "--no-cache", *args, "a.py"],
+            check=False,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        ).stdout
         return lint_keys(out, [tmp_path])
 
     expected = ["a.py: F401 `os` imported but unused", "a.py: F401 `sys` imported but unused"]
@@ -61,7 +72,9 @@ def test_ruff_json_and_concise_outputs_key_alike(tmp_path):
 
 def test_mypy_notes_are_not_failures_and_a_second_error_in_the_file_is_new(tmp_path, capsys):
     broken = 'x: int = "s"\n'
-    project = init_repo(tmp_path / "repo", {"m.py": broken, ".gitignore": ".stepkit/\n.mypy_cache/\n"})
+    project = init_repo(
+        tmp_path / "repo", {"m.py": broken, ".gitignore": ".stepkit/\n.mypy_cache/\n"}
+    )
     mypy = f"{MYPY} --no-incremental --cache-dir=/dev/null m.py"
     code, gates = verify_baseline(capsys, project, build=mypy)
     assert gates["build"]["status"] == "pass" and len(gates["build"]["preexisting_failures"]) == 1
@@ -72,8 +85,11 @@ def test_mypy_notes_are_not_failures_and_a_second_error_in_the_file_is_new(tmp_p
     build = gates["build"]
     assert (code, build["status"]) == (1, "fail"), build["evidence"]
     assert build["new_failures"] == [
-        'm.py: assignment Incompatible types in assignment (expression has type "int", variable has type "str")']
-    assert not any("Revealed type" in k for k in build["new_failures"] + build["preexisting_failures"])
+        'm.py: assignment Incompatible types in assignment (expression has type "int", variable has type "str")'
+    ]
+    assert not any(
+        "Revealed type" in k for k in build["new_failures"] + build["preexisting_failures"]
+    )
 
 
 #: eslint 9's stylish output as it prints it (recorded), then the same run with -f json
@@ -88,22 +104,56 @@ ESLINT_STYLISH = """
 
 ✖ 4 problems (3 errors, 1 warning)
 """
-ESLINT_JSON = json.dumps([
-    {"filePath": "/tmp/x/tree/src/app.js", "messages": [
-        {"ruleId": "no-unused-vars", "severity": 2, "message": "'unused' is assigned a value but never used",
-         "line": 1, "column": 7},
-        {"ruleId": "no-console", "severity": 1, "message": "Unexpected console statement", "line": 4, "column": 1},
-        {"ruleId": "no-undef", "severity": 2, "message": "'y' is not defined", "line": 10, "column": 12}]},
-    {"filePath": "/tmp/x/tree/src/util.js", "messages": [
-        {"ruleId": "no-constant-condition", "severity": 2, "message": "Unexpected constant condition",
-         "line": 2, "column": 3}]},
-])
+ESLINT_JSON = json.dumps(
+    [
+        {
+            "filePath": "/tmp/x/tree/src/app.js",
+            "messages": [
+                {
+                    "ruleId": "no-unused-vars",
+                    "severity": 2,
+                    "message": "'unused' is assigned a value but never used",
+                    "line": 1,
+                    "column": 7,
+                },
+                {
+                    "ruleId": "no-console",
+                    "severity": 1,
+                    "message": "Unexpected console statement",
+                    "line": 4,
+                    "column": 1,
+                },
+                {
+                    "ruleId": "no-undef",
+                    "severity": 2,
+                    "message": "'y' is not defined",
+                    "line": 10,
+                    "column": 12,
+                },
+            ],
+        },
+        {
+            "filePath": "/tmp/x/tree/src/util.js",
+            "messages": [
+                {
+                    "ruleId": "no-constant-condition",
+                    "severity": 2,
+                    "message": "Unexpected constant condition",
+                    "line": 2,
+                    "column": 3,
+                }
+            ],
+        },
+    ]
+)
 
 
 def test_eslint_stylish_and_json_key_by_file_rule_and_message_without_warnings():
-    expected = ["src/app.js: no-unused-vars 'unused' is assigned a value but never used",
-                "src/app.js: no-undef 'y' is not defined",
-                "src/util.js: no-constant-condition Unexpected constant condition"]
+    expected = [
+        "src/app.js: no-unused-vars 'unused' is assigned a value but never used",
+        "src/app.js: no-undef 'y' is not defined",
+        "src/util.js: no-constant-condition Unexpected constant condition",
+    ]
     root = [Path("/tmp/x/tree")]
     assert lint_keys(ESLINT_STYLISH, root) == expected
     assert lint_keys(ESLINT_JSON, root) == expected
@@ -132,20 +182,39 @@ error: could not compile `adder` (lib) due to 1 previous error; 1 warning emitte
 
 def test_clippy_human_and_json_messages_are_keyed_by_file_lint_and_message():
     assert lint_keys(CLIPPY_HUMAN) == [
-        ("src/lib.rs: clippy::absurd_extreme_comparisons this comparison involving the minimum or maximum "
-         "element for this type contains a case that is always true or always false")]
-    message = {"reason": "compiler-message", "message": {
-        "level": "error", "code": {"code": "E0308"}, "message": "mismatched types",
-        "spans": [{"file_name": "src/main.rs", "is_primary": True, "line_start": 4}]}}
-    note = {"reason": "compiler-message", "message": {
-        "level": "warning", "code": None, "message": "unused import", "spans": [{"file_name": "src/x.rs"}]}}
-    lines = "\n".join(json.dumps(m) for m in (message, note, {"reason": "build-finished", "success": False}))
+        (
+            "src/lib.rs: clippy::absurd_extreme_comparisons this comparison involving the minimum or maximum "
+            "element for this type contains a case that is always true or always false"
+        )
+    ]
+    message = {
+        "reason": "compiler-message",
+        "message": {
+            "level": "error",
+            "code": {"code": "E0308"},
+            "message": "mismatched types",
+            "spans": [{"file_name": "src/main.rs", "is_primary": True, "line_start": 4}],
+        },
+    }
+    note = {
+        "reason": "compiler-message",
+        "message": {
+            "level": "warning",
+            "code": None,
+            "message": "unused import",
+            "spans": [{"file_name": "src/x.rs"}],
+        },
+    }
+    lines = "\n".join(
+        json.dumps(m) for m in (message, note, {"reason": "build-finished", "success": False})
+    )
     assert lint_keys(lines) == ["src/main.rs: E0308 mismatched types"]
 
 
 def test_failure_keys_of_a_lint_gate_use_the_keys():
     assert failure_keys("lint", "fail", None, "a.py:3:1: F401 `os` imported but unused\n") == [
-        "a.py: F401 `os` imported but unused"]
+        "a.py: F401 `os` imported but unused"
+    ]
     assert failure_keys("build", "fail", None, "Segmentation fault\n") is None
 
 
@@ -156,7 +225,11 @@ def test_eslint_json_under_npm_s_header_is_still_read():
 
 
 def test_a_format_no_rule_reads_is_still_keyed_by_its_located_lines():
-    kotlin = ("e: file:///p/src/A.kt:3:5 Unresolved reference: foo\n"
-              "e: file:///p/src/A.kt:9:1 Unresolved reference: bar\n")
-    assert lint_keys(kotlin) == ["e: file:///p/src/A.kt Unresolved reference: foo",
-                                 "e: file:///p/src/A.kt Unresolved reference: bar"]
+    kotlin = (
+        "e: file:///p/src/A.kt:3:5 Unresolved reference: foo\n"
+        "e: file:///p/src/A.kt:9:1 Unresolved reference: bar\n"
+    )
+    assert lint_keys(kotlin) == [
+        "e: file:///p/src/A.kt Unresolved reference: foo",
+        "e: file:///p/src/A.kt Unresolved reference: bar",
+    ]

@@ -16,18 +16,28 @@ from stepkit.workspace.borrowed import shadowing_sources
 from stepkit.workspace.toolpath import tool_dirs, tool_env
 from stepkit.workspace.worktree_record import WorktreeRecord, write_record
 
-FINDER = '''from __future__ import annotations
+FINDER = """from __future__ import annotations
 import sys
 
 MAPPING: dict[str, str] = {{'calc': '{calc}', 'calc.extra': '{extra}', 'renamed': '{calc}'}}
 NAMESPACES: dict[str, list[str]] = {{}}
-'''
+"""
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+    subprocess.run(
+        ["git", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
 
 
 def venv(root: Path) -> Path:
@@ -46,8 +56,19 @@ def stepkit_worktree(tmp_path: Path) -> tuple[Path, Path]:
     git(origin, "add", "-A")
     git(origin, "commit", "-qm", "start")
     git(origin, "worktree", "add", "-q", "-b", "stepkit/01-a", str(tree))
-    write_record(tree, WorktreeRecord(path=str(tree), project=str(tree), origin=str(origin), origin_top=str(origin),
-                                      branch="stepkit/01-a", base="HEAD", step=1, plans="plans"))
+    write_record(
+        tree,
+        WorktreeRecord(
+            path=str(tree),
+            project=str(tree),
+            origin=str(origin),
+            origin_top=str(origin),
+            branch="stepkit/01-a",
+            base="HEAD",
+            step=1,
+            plans="plans",
+        ),
+    )
     return origin, tree
 
 
@@ -55,7 +76,9 @@ def test_an_editable_finder_is_shadowed_by_the_worktrees_source(tmp_path):
     origin, tree = stepkit_worktree(tmp_path)
     site = venv(origin)
     calc = origin / "src" / "calc"
-    (site / "__editable___calc_0_1_finder.py").write_text(FINDER.format(calc=calc, extra=origin / "other"))
+    (site / "__editable___calc_0_1_finder.py").write_text(
+        FINDER.format(calc=calc, extra=origin / "other")
+    )
     pm = get_plugin_manager(tree, Config())
     dirs = tool_dirs(pm, tree)
     assert dirs == [str(origin / ".venv" / "bin")]  # borrowed: the work tree has no .venv
@@ -63,8 +86,14 @@ def test_an_editable_finder_is_shadowed_by_the_worktrees_source(tmp_path):
     assert env["PATH"].split(os.pathsep)[0] == str(origin / ".venv" / "bin")
     # only the top-level name mapped to a directory of that name: its parent, in the work tree
     assert env["PYTHONPATH"].split(os.pathsep) == [str(tree / "src"), "/mine"]
-    done = subprocess.run(["python", "-c", "import calc; print(calc.__file__)"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["python", "-c", "import calc; print(calc.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.strip() == str(tree / "src" / "calc" / "__init__.py")
 
 

@@ -40,16 +40,27 @@ def test_every_case_is_masked_as_text_masks_it_wherever_the_chunks_end():
         expected = redact.redact(whole).encode("utf-8", "surrogateescape")
         data = whole.encode("utf-8", "surrogateescape")
         secret_at = len(bulk.encode())
-        inside = [secret_at + rng.randint(0, max(0, len(text.encode()) - 1))]  # a cut through the case
-        for cuts in (inside, sorted({rng.randint(1, len(data) - 1) for _ in range(4)}), [len(data) // 2]):
+        inside = [
+            secret_at + rng.randint(0, max(0, len(text.encode()) - 1))
+        ]  # a cut through the case
+        for cuts in (
+            inside,
+            sorted({rng.randint(1, len(data) - 1) for _ in range(4)}),
+            [len(data) // 2],
+        ):
             if _captured(data, cuts) != expected:
                 differ.append((text[:80], cuts))
     assert differ == []
 
 
-@pytest.mark.parametrize("secret", ["DB_PASSWORD=CorrectHorseBatteryStaple",
-                                    "connecting to postgres://admin:Pg5ecret@db",
-                                    "using ghp_a1B2c3D4e5F6g7H8i9J0a1B2c3D4e5F6g7H8"])
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "DB_PASSWORD=CorrectHorseBatteryStaple",
+        "connecting to postgres://admin:Pg5ecret@db",
+        "using ghp_a1B2c3D4e5F6g7H8i9J0a1B2c3D4e5F6g7H8",
+    ],
+)
 def test_a_secret_split_across_two_chunks_is_masked(secret):
     data = f"{LOG * 60}{secret}\n{LOG * 60}".encode()
     at = data.index(secret.encode())
@@ -69,7 +80,9 @@ def test_chunks_the_prefilter_passes_are_not_decoded(monkeypatch):
     """The path is taken: ordinary ASCII lines never reach the text masker."""
     calls = []
     feed = redact.Redactor.feed
-    monkeypatch.setattr(redact.Redactor, "feed", lambda self, text: calls.append(len(text)) or feed(self, text))
+    monkeypatch.setattr(
+        redact.Redactor, "feed", lambda self, text: calls.append(len(text)) or feed(self, text)
+    )
     data = (LOG * 200).encode()
     assert _captured(data, [len(data) // 2]) == data
     assert sum(calls) == 0

@@ -18,7 +18,9 @@ _ISSUE = re.compile(r"\bissues? \d+\b", re.IGNORECASE)
 
 
 def tracked() -> list[Path]:
-    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     return [ROOT / line for line in out.splitlines()]
 
 
@@ -27,8 +29,11 @@ def prose(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     if path.suffix != ".py":
         return text
-    parts = [tok.string for tok in tokenize.generate_tokens(io.StringIO(text).readline)
-             if tok.type == tokenize.COMMENT]
+    parts = [
+        tok.string
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+        if tok.type == tokenize.COMMENT
+    ]
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             parts.append(ast.get_docstring(node, clean=False) or "")
@@ -40,18 +45,28 @@ NAMES = {p.name for p in tracked()}
 
 
 def test_every_document_cited_is_in_the_repository():
-    missing = sorted({f"{p.relative_to(ROOT)}: {name}" for p in FILES
-                      for name in _DOCUMENT.findall(prose(p)) if name not in NAMES})
+    missing = sorted(
+        {
+            f"{p.relative_to(ROOT)}: {name}"
+            for p in FILES
+            for name in _DOCUMENT.findall(prose(p))
+            if name not in NAMES
+        }
+    )
     assert missing == []
 
 
 def test_no_comment_or_docstring_cites_an_issue_number():
-    cited = sorted(f"{p.relative_to(ROOT)}: {m.group(0)}" for p in FILES for m in _ISSUE.finditer(prose(p)))
+    cited = sorted(
+        f"{p.relative_to(ROOT)}: {m.group(0)}" for p in FILES for m in _ISSUE.finditer(prose(p))
+    )
     assert cited == []
 
 
 def test_a_missing_document_and_an_issue_number_are_found(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text('"""See SPEC.md."""\n\nx = "DESIGN.md in a string is data"  # fixed by issue 7\n')
+    sample.write_text(
+        '"""See SPEC.md."""\n\nx = "DESIGN.md in a string is data"  # fixed by issue 7\n'
+    )
     text = prose(sample)
     assert _DOCUMENT.findall(text) == ["SPEC.md"] and _ISSUE.findall(text) == ["issue 7"]

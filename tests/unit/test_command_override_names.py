@@ -11,7 +11,9 @@ from stepkit.protocol.nodes.verify import environment_fault_reason
 from stepkit.records import GateResult
 from stepkit.testing import _clear_overrides
 
-FAULT = GateResult(name="tests", status="error", command="pytest", exit_code=127, summary="pytest: not found")
+FAULT = GateResult(
+    name="tests", status="error", command="pytest", exit_code=127, summary="pytest: not found"
+)
 
 
 class MyTool:
@@ -30,7 +32,9 @@ def test_a_plugin_names_its_own_and_without_any_the_message_names_none():
     pm = get_plugin_manager()
     pm.register(MyTool(), "mytool")
     assert "(MYTOOL_TEST, or unit = " in environment_fault_reason(FAULT, pm)
-    bare = get_plugin_manager(builtins=[name for name in DEFAULT_PLUGINS if name != "stepkit.plugins.overrides"])
+    bare = get_plugin_manager(
+        builtins=[name for name in DEFAULT_PLUGINS if name != "stepkit.plugins.overrides"]
+    )
     reason = environment_fault_reason(FAULT, bare)
     assert "TEST_CMD" not in reason and "set the tests command (in stepconf.py)" in reason
 

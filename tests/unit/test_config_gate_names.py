@@ -13,21 +13,32 @@ import pytest
 from stepkit.config import load_config
 
 
-@pytest.mark.parametrize("command_key, timeout_key", [("test", "tests"), ("tests", "test"),
-                                                      ("tests", "tests"), ("test", "test")])
+@pytest.mark.parametrize(
+    "command_key, timeout_key",
+    [("test", "tests"), ("tests", "test"), ("tests", "tests"), ("test", "test")],
+)
 def test_the_tests_gate_has_either_name_in_both_tables(tmp_path, command_key, timeout_key):
     (tmp_path / "stepkit.toml").write_text(
-        f'[commands]\n{command_key} = "python -m pytest -q"\n\n[timeouts]\n{timeout_key} = 42\n')
+        f'[commands]\n{command_key} = "python -m pytest -q"\n\n[timeouts]\n{timeout_key} = 42\n'
+    )
     config = load_config(tmp_path)
     assert (config.commands.test, config.timeouts.tests) == ("python -m pytest -q", 42)
-    detect = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--json", "--project-dir", str(tmp_path)],
-                            capture_output=True, text=True, check=True)
+    detect = subprocess.run(
+        [sys.executable, "-m", "stepkit", "detect", "--json", "--project-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     tests = next(g for g in json.loads(detect.stdout)["gates"] if g["name"] == "tests")
     assert tests["command"] == "python -m pytest -q"
 
 
 def test_an_unknown_gate_name_is_still_refused(tmp_path):
     (tmp_path / "stepkit.toml").write_text("[timeouts]\ntset = 5\n")
-    done = subprocess.run([sys.executable, "-m", "stepkit", "detect", "--project-dir", str(tmp_path)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 2 and "tset" in done.stderr and len(done.stderr.splitlines()) == 1

@@ -14,8 +14,11 @@ GATES = ("format", "lint", "build", "tests")
 def _rows() -> list[list[str]]:
     """The rows of the table under "## Real projects"."""
     text = DOC.read_text(encoding="utf-8").split("## Real projects", 1)[1]
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
-            for line in text.splitlines() if line.startswith("| ")]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("| ")
+    ]
     header, body = rows[0], rows[1:]
     assert header == ["project", "commit", "language", "gate", "stepkit", "CI", "verdict"]
     return body
@@ -25,14 +28,22 @@ def test_the_rate_line_matches_the_table():
     rows = _rows()
     right = sum(row[-1] in ("agree", "acceptable") for row in rows)
     text = DOC.read_text(encoding="utf-8")
-    rate = re.search(r"\*\*Agreement: (\d+) of (\d+) gates right or acceptable \((\d+) %\)\.\*\*", text)
+    rate = re.search(
+        r"\*\*Agreement: (\d+) of (\d+) gates right or acceptable \((\d+) %\)\.\*\*", text
+    )
     assert rate, "the closing rate line is missing"
-    assert (int(rate[1]), int(rate[2]), int(rate[3])) == (right, len(rows), round(100 * right / len(rows)))
+    assert (int(rate[1]), int(rate[2]), int(rate[3])) == (
+        right,
+        len(rows),
+        round(100 * right / len(rows)),
+    )
 
 
 def test_every_project_has_four_gates_a_commit_and_a_verdict():
     rows = _rows()
-    assert all(row[-1] in VERDICTS for row in rows), [row for row in rows if row[-1] not in VERDICTS]
+    assert all(row[-1] in VERDICTS for row in rows), [
+        row for row in rows if row[-1] not in VERDICTS
+    ]
     projects: dict[str, list[str]] = {}
     for row in rows:
         projects.setdefault(row[0], []).append(row[3])

@@ -10,9 +10,16 @@ from rich.console import Console
 from stepkit.plugins import ask
 from stepkit.records import Paused, Question
 
-APPROVAL = Question(node="gate_user_review", kind="approval", text="Approve step 1?",
-                    options=["approve", "revise"], allow_other=True)
-STRICT = Question(node="gate_blocked", kind="approval", text="Proceed anyway?", options=["yes", "no"])
+APPROVAL = Question(
+    node="gate_user_review",
+    kind="approval",
+    text="Approve step 1?",
+    options=["approve", "revise"],
+    allow_other=True,
+)
+STRICT = Question(
+    node="gate_blocked", kind="approval", text="Proceed anyway?", options=["yes", "no"]
+)
 INPUT = Question(node="get_revision", kind="input", text="What should change?", non_empty=True)
 
 
@@ -67,7 +74,9 @@ def test_prompt_shows_the_options_and_insists_on_a_valid_answer():
 
 
 def test_prompt_takes_free_text_where_allowed_and_non_empty_input():
-    assert ask.prompt(APPROVAL, console=console(), read=reader("add a docstring")) == "add a docstring"
+    assert (
+        ask.prompt(APPROVAL, console=console(), read=reader("add a docstring")) == "add a docstring"
+    )
     out = console()
     assert ask.prompt(INPUT, console=out, read=reader("", "rename it")) == "rename it"
     assert "An answer is needed." in out.file.getvalue()
@@ -78,10 +87,20 @@ def test_end_of_input_at_the_prompt_pauses():
         ask.prompt(INPUT, console=console(), read=reader())
 
 
-@pytest.mark.parametrize("answer, meant", [
-    ("aprove", ["approve"]), ("aprov", ["approve"]), ("revsie", ["revise"]), ("APROVE", ["approve"]),
-    ("approve", []), ("approve it now", []), ("fix the docstring", []), ("", []), ("documentation", []),
-])
+@pytest.mark.parametrize(
+    "answer, meant",
+    [
+        ("aprove", ["approve"]),
+        ("aprov", ["approve"]),
+        ("revsie", ["revise"]),
+        ("APROVE", ["approve"]),
+        ("approve", []),
+        ("approve it now", []),
+        ("fix the docstring", []),
+        ("", []),
+        ("documentation", []),
+    ],
+)
 def test_a_one_word_answer_within_two_edits_of_an_option_is_a_slip(answer, meant):
     from stepkit.engine.asking import slips
 

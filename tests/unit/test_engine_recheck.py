@@ -26,10 +26,20 @@ def to_nowhere(ctx, path):
 def run_with(tmp_path, recheck):
     project = tmp_path / "project"
     project.mkdir(parents=True)
-    graph = write_graph(project, {"first": {"kind": "script", "call": "tests.support.graph_helpers:go",
-                                            "next": "end_success"}},
-                        recheck=f"tests.unit.test_engine_recheck:{recheck}")
-    return run_step(project_dir=project, graph=graph, pm=get_plugin_manager(builtins=["stepkit.plugins.ask"]))
+    graph = write_graph(
+        project,
+        {
+            "first": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:go",
+                "next": "end_success",
+            }
+        },
+        recheck=f"tests.unit.test_engine_recheck:{recheck}",
+    )
+    return run_step(
+        project_dir=project, graph=graph, pm=get_plugin_manager(builtins=["stepkit.plugins.ask"])
+    )
 
 
 def test_a_recheck_sends_the_run_back_before_its_successful_end(tmp_path):
@@ -38,7 +48,12 @@ def test_a_recheck_sends_the_run_back_before_its_successful_end(tmp_path):
 
 
 def test_a_recheck_that_crashes_or_names_no_node_fails_the_run(tmp_path):
-    for name, words in (("broken", "crashed: RuntimeError: cannot look at the tree"), ("to_nowhere", "'nowhere'")):
+    for name, words in (
+        ("broken", "crashed: RuntimeError: cannot look at the tree"),
+        ("to_nowhere", "'nowhere'"),
+    ):
         result = run_with(tmp_path / name, name)
         assert result.outcome == "STEP_FAILED" and result.exit_code == 1
-        assert "recheck" in result.state["failure_reason"] and words in result.state["failure_reason"]
+        assert (
+            "recheck" in result.state["failure_reason"] and words in result.state["failure_reason"]
+        )

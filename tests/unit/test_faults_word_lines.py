@@ -15,17 +15,45 @@ def _per_line(lines: list[str], words: tuple[str, ...]) -> str:
     return "\n".join(line for line in lines if any(word in line.lower() for word in words))
 
 
-PIECES = ("FAILED", "fail", "Error", "ERROR:", "ok", "OK ", "--- ", "Ran ", "tests", "no Tests", "0 passed",
-          "pass 0", "İ", "K", "Σ", "x", " ", "\t", "\r", "", "errors", "skipped", "über",
-          "\udcff")  # a byte that was not UTF-8
+PIECES = (
+    "FAILED",
+    "fail",
+    "Error",
+    "ERROR:",
+    "ok",
+    "OK ",
+    "--- ",
+    "Ran ",
+    "tests",
+    "no Tests",
+    "0 passed",
+    "pass 0",
+    "İ",
+    "K",
+    "Σ",
+    "x",
+    " ",
+    "\t",
+    "\r",
+    "",
+    "errors",
+    "skipped",
+    "über",
+    "\udcff",
+)  # a byte that was not UTF-8
 
 
-@pytest.mark.parametrize("one_pass_chars", [faults._ONE_PASS_CHARS, 0])  # 0: RE2 first says whether any is there
+@pytest.mark.parametrize(
+    "one_pass_chars", [faults._ONE_PASS_CHARS, 0]
+)  # 0: RE2 first says whether any is there
 def test_picks_the_lines_a_per_line_search_picks(monkeypatch, one_pass_chars):
     monkeypatch.setattr(faults, "_ONE_PASS_CHARS", one_pass_chars)
     rng = random.Random(7)
     for _ in range(300):
-        lines = ["".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 30))]
+        lines = [
+            "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 6)))
+            for _ in range(rng.randint(0, 30))
+        ]
         out = faults._read("\n".join(lines))
         for words in (faults._FAILURE_WORDS, faults._RAN_WORDS, faults._NO_TEST_WORDS):
             assert faults._with_words(out, words) == _per_line(out.lines, words)

@@ -25,14 +25,22 @@ HOME = ROOT / "stepkit" / "protocol" / "fixloop.py"
 
 
 def failing(message: str = "E   AssertionError: greet returned 'Hi'") -> GateResult:
-    return GateResult(name="tests", status="fail", command="pytest", exit_code=1,
-                      evidence=f"$ pytest\nexit code: 1\n{message}\n")
+    return GateResult(
+        name="tests",
+        status="fail",
+        command="pytest",
+        exit_code=1,
+        evidence=f"$ pytest\nexit code: 1\n{message}\n",
+    )
 
 
 def test_the_budgets_are_the_documented_ones():
     assert load_protocol_graph().initial_state["max_fix_attempts"] == STEP_FIX_BUDGET == 2
     assert step_fix_budget({}) == 2 and step_fix_budget({"max_fix_attempts": 5}) == 5
-    assert coder_fix_budget({}) == CODER_FIX_BUDGET == 3 and coder_fix_budget({"coder_fix_budget": 1}) == 1
+    assert (
+        coder_fix_budget({}) == CODER_FIX_BUDGET == 3
+        and coder_fix_budget({"coder_fix_budget": 1}) == 1
+    )
 
 
 def test_an_attempt_is_spent_while_the_budget_lasts_and_the_failure_changes():
@@ -51,18 +59,31 @@ def test_the_same_failure_after_an_attempt_is_no_progress_whatever_the_budget():
 
 
 def _sources() -> list[Path]:
-    return [p for d in ("stepkit", "plugins") for p in sorted((ROOT / d).rglob("*.py")) if p != HOME]
+    return [
+        p for d in ("stepkit", "plugins") for p in sorted((ROOT / d).rglob("*.py")) if p != HOME
+    ]
 
 
-@pytest.mark.parametrize("words", [FIX_RULES, "Make the minimal fix", "fix budget spent", "no progress:"])
+@pytest.mark.parametrize(
+    "words", [FIX_RULES, "Make the minimal fix", "fix budget spent", "no progress:"]
+)
 def test_no_other_module_spells_the_rules_out(words):
-    typed = [str(p.relative_to(ROOT)) for p in _sources()
-             if any(isinstance(node, ast.Constant) and isinstance(node.value, str) and words in node.value
-                    for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))))]
+    typed = [
+        str(p.relative_to(ROOT))
+        for p in _sources()
+        if any(
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and words in node.value
+            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        )
+    ]
     assert typed == []
 
 
 def test_no_other_module_compares_failure_signatures():
     """Only the rule itself calls is_stalled; the loops ask next_fix."""
-    callers = [str(p.relative_to(ROOT)) for p in _sources() if "is_stalled" in p.read_text(encoding="utf-8")]
+    callers = [
+        str(p.relative_to(ROOT))
+        for p in _sources()
+        if "is_stalled" in p.read_text(encoding="utf-8")
+    ]
     assert callers == []

@@ -17,19 +17,20 @@ from stepkit.workspace.store import store_dir
 PY = sys.executable
 #: a formatter that marks every file it is given (every .py under the
 #: current directory when given none) as formatted
-FORMATTER = '''import pathlib, sys
+FORMATTER = """import pathlib, sys
 paths = [pathlib.Path(p) for p in sys.argv[1:]] or sorted(pathlib.Path(".").rglob("*.py"))
 for path in paths:
     text = path.read_text()
     if not text.startswith("# formatted"):
         path.write_text("# formatted\\n" + text)
-'''
+"""
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
 
 
 def git(project: Path, *args: str) -> str:
-    return subprocess.run(["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture
@@ -47,7 +48,8 @@ def repo(tmp_path: Path, format_command: str) -> Path:
     (project / "b.py").write_text("b = 1\n")
     (project / "README.md").write_text("readme\n")
     (project / "stepkit.toml").write_text(
-        f"[commands]\nformat = {json.dumps(format_command)}\nlint = \"\"\nbuild = \"\"\ntest = \"\"\n")
+        f'[commands]\nformat = {json.dumps(format_command)}\nlint = ""\nbuild = ""\ntest = ""\n'
+    )
     git(project, "init", "-q")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "start")
@@ -90,7 +92,9 @@ def test_an_empty_change_set_runs_no_formatter(tmp_path, formatter):
     assert (project / "a.py").read_text() == "a = 1\n"
 
 
-def test_a_whole_tree_formatters_edits_outside_the_change_set_are_restored_kept_and_named(tmp_path, formatter):
+def test_a_whole_tree_formatters_edits_outside_the_change_set_are_restored_kept_and_named(
+    tmp_path, formatter
+):
     project = repo(tmp_path, f"{PY} {formatter}")
     (project / "a.py").write_text("a = 2\n")
     gate = format_gate(project)
@@ -125,11 +129,15 @@ def test_files_are_shell_quoted_filtered_and_never_read_as_options():
     assert expand_files("fmt {files}", files) == ("fmt ./-x.py 'a b.py' c.pyi d.md", "")
     # one placeholder left empty would hand its tool no file, and most then format everything
     assert expand_files("ruff format {files:.py} && prettier -w {files:.js,.ts}", files) == (
-        None, "nothing to format: no changed .js or .ts file")
+        None,
+        "nothing to format: no changed .js or .ts file",
+    )
     assert expand_files("fmt {files}", []) == (None, "nothing to format: no changed file")
 
 
-def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(tmp_path, formatter, capsys):
+def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(
+    tmp_path, formatter, capsys
+):
     from stepkit.cli import main
 
     project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
@@ -144,7 +152,9 @@ def test_outside_git_a_files_formatter_is_not_run_for_want_of_a_change_set(tmp_p
     project = tmp_path / "plain"
     project.mkdir()
     (project / "a.py").write_text("a = 1\n")
-    (project / "stepkit.toml").write_text(f"[commands]\nformat = {json.dumps(f'{PY} {formatter} {{files}}')}\n")
+    (project / "stepkit.toml").write_text(
+        f"[commands]\nformat = {json.dumps(f'{PY} {formatter} {{files}}')}\n"
+    )
     gate = format_gate(project)
     assert gate["status"] == "not_run" and "change set is unknown" in gate["summary"]
     assert (project / "a.py").read_text() == "a = 1\n"

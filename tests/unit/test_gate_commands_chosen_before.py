@@ -18,11 +18,13 @@ def plan_after(tmp_path, before: str, after: str):
     settings: dict = {}
     start_commands(settings, get_plugin_manager(tmp_path), tmp_path, load_config(tmp_path))
     config_file.write_text(f"[commands]\n{after}")
-    return run_gate_plan(settings, get_plugin_manager(tmp_path), tmp_path, load_config(tmp_path)), settings
+    return run_gate_plan(
+        settings, get_plugin_manager(tmp_path), tmp_path, load_config(tmp_path)
+    ), settings
 
 
 def test_a_command_the_step_changed_runs_as_it_was_before_the_step_and_is_flagged(tmp_path):
-    plan, _ = plan_after(tmp_path, 'test = "pytest -q"\n', 'test = "pytest -q -k \'not slow\'"\n')
+    plan, _ = plan_after(tmp_path, 'test = "pytest -q"\n', "test = \"pytest -q -k 'not slow'\"\n")
     assert plan.command("tests")[0] == "pytest -q"
     (flag,) = plan.command_changes
     assert "the step changed the tests gate's command" in flag
@@ -32,15 +34,23 @@ def test_a_command_the_step_changed_runs_as_it_was_before_the_step_and_is_flagge
 def test_a_command_the_step_removed_still_runs(tmp_path):
     plan, _ = plan_after(tmp_path, 'lint = "ruff check"\n', 'lint = ""\n')
     assert plan.command("lint")[0] == "ruff check"
-    assert plan.command_changes == [("the step changed the lint gate's command: `ruff check` before the step, "
-                                    "none now; the gates run the command chosen before the step")]
+    assert plan.command_changes == [
+        (
+            "the step changed the lint gate's command: `ruff check` before the step, "
+            "none now; the gates run the command chosen before the step"
+        )
+    ]
 
 
 def test_a_gate_with_no_command_before_the_step_takes_the_steps_and_says_so(tmp_path):
     plan, _ = plan_after(tmp_path, 'build = ""\n', 'build = "make"\n')
     assert plan.command("build")[0] == "make"
-    assert plan.command_changes == [("the build gate had no command before the step; the step's own changes "
-                                    "gave it `make`, which the gates run")]
+    assert plan.command_changes == [
+        (
+            "the build gate had no command before the step; the step's own changes "
+            "gave it `make`, which the gates run"
+        )
+    ]
 
 
 def test_unchanged_commands_raise_no_flag_and_the_plan_is_kept_for_the_resume(tmp_path):

@@ -18,7 +18,7 @@ PASSING = "def test_add():\n    assert 2 + 3 == 5\n"
 FAILING = "def test_add():\n    assert 2 - 3 == 5\n"
 EXIT_ZERO = "\nimport atexit\nimport os\n\natexit.register(os._exit, 0)\n"
 #: rewrites the junit report without its failures, after pytest wrote it
-FORGE = '''
+FORGE = """
 import atexit, os, re, shlex
 
 def _forge():
@@ -30,21 +30,33 @@ def _forge():
     os._exit(0)
 
 atexit.register(_forge)
-'''
+"""
 
 
 def run_tests_gate(tmp_path: Path, test_file: str):
     (tmp_path / "test_calc.py").write_text(test_file)
-    return run_gate("tests", f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py", "t", tmp_path,
-                    tmp_path / "logs", 60, 60, evidence_pm())
+    return run_gate(
+        "tests",
+        f"{sys.executable} -m pytest -q -p no:cacheprovider test_calc.py",
+        "t",
+        tmp_path,
+        tmp_path / "logs",
+        60,
+        60,
+        evidence_pm(),
+    )
 
 
-@pytest.mark.parametrize("forged", [EXIT_ZERO, FORGE], ids=["exit status 0", "the report rewritten too"])
+@pytest.mark.parametrize(
+    "forged", [EXIT_ZERO, FORGE], ids=["exit status 0", "the report rewritten too"]
+)
 def test_a_failure_the_run_reported_fails_the_gate_though_it_exits_0(tmp_path, forged):
     gate = run_tests_gate(tmp_path, FAILING + forged)
     assert gate.exit_code == 0
     assert gate.status == "fail", gate.summary
-    assert gate.summary.startswith("exit code 0, yet the run reported 1 failing test: "), gate.summary
+    assert gate.summary.startswith("exit code 0, yet the run reported 1 failing test: "), (
+        gate.summary
+    )
     assert gate.tests is not None and gate.tests.failing == ["test_calc.py::test_add"]
 
 

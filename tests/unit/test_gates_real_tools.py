@@ -18,7 +18,9 @@ from stepkit.workspace.gates import run_gates
 from stepkit.workspace.store import store_dir
 from tests.support.detect import VENV_BIN
 
-GATE_PLUGINS = [m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")]
+GATE_PLUGINS = [
+    m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")
+]
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -32,7 +34,9 @@ def write(root: Path, files: dict[str, str]) -> Path:
 def verify(project: Path, gates=("format", "lint", "build", "tests")):
     config = load_config(project)
     pm = get_plugin_manager(project, config, builtins=GATE_PLUGINS)
-    return {r.name: r for r in run_gates(pm, project, config, store_dir(project) / "logs", gates=gates)}
+    return {
+        r.name: r for r in run_gates(pm, project, config, store_dir(project) / "logs", gates=gates)
+    }
 
 
 @pytest.fixture
@@ -58,18 +62,27 @@ testpaths = ["tests"]
 
 
 def test_python_project_passing(tmp_path, venv_path):
-    project = write(tmp_path, {
-        "pyproject.toml": PYPROJECT,
-        "calc.py": "def add(a,b):\n    return a+b\n",
-        "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-    })
+    project = write(
+        tmp_path,
+        {
+            "pyproject.toml": PYPROJECT,
+            "calc.py": "def add(a,b):\n    return a+b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        },
+    )
     # the formatter takes the work tree's changes against HEAD: calc.py is the new file
-    for args in (["init", "-q"], ["add", "pyproject.toml", "tests"],
-                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]):
+    for args in (
+        ["init", "-q"],
+        ["add", "pyproject.toml", "tests"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+    ):
         subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
     results = verify(project)
     assert {name: r.status for name, r in results.items()} == {
-        "format": "pass", "lint": "pass", "build": "not_run", "tests": "pass",
+        "format": "pass",
+        "lint": "pass",
+        "build": "not_run",
+        "tests": "pass",
     }
     assert results["format"].command.startswith("ruff format")
     # format ran first and rewrote the file; the other gates saw the formatted bytes
@@ -79,14 +92,17 @@ def test_python_project_passing(tmp_path, venv_path):
 
 
 def test_python_project_failing(tmp_path, venv_path):
-    project = write(tmp_path, {
-        "pyproject.toml": PYPROJECT,
-        "calc.py": "import os\n\n\ndef add(a, b):\n    return a - b\n",
-        "tests/test_calc.py": (
-            "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
-            "def test_zero():\n    assert add(0, 0) == 0\n"
-        ),
-    })
+    project = write(
+        tmp_path,
+        {
+            "pyproject.toml": PYPROJECT,
+            "calc.py": "import os\n\n\ndef add(a, b):\n    return a - b\n",
+            "tests/test_calc.py": (
+                "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
+                "def test_zero():\n    assert add(0, 0) == 0\n"
+            ),
+        },
+    )
     results = verify(project, gates=("lint", "tests"))
     lint, tests = results["lint"], results["tests"]
     assert (lint.status, lint.exit_code) == ("fail", 1)
@@ -107,7 +123,9 @@ def _npm_project(root: Path, test_script: str) -> Path:
 def test_node_project_with_npm_scripts(tmp_path, monkeypatch):
     monkeypatch.setenv("NPM_CONFIG_UPDATE_NOTIFIER", "false")
     good = _npm_project(tmp_path / "good", "node -e \"console.log('Tests: 3 passed, 3 total')\"")
-    bad = _npm_project(tmp_path / "bad", "node -e \"console.error('boom: 1 test failed'); process.exit(1)\"")
+    bad = _npm_project(
+        tmp_path / "bad", "node -e \"console.error('boom: 1 test failed'); process.exit(1)\""
+    )
     results = verify(good, gates=("lint", "tests"))
     assert results["lint"].command == "npm run lint"
     assert [r.status for r in results.values()] == ["pass", "pass"]
@@ -122,15 +140,18 @@ def test_rust_crate_with_cargo(tmp_path, monkeypatch):
     monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
     monkeypatch.setenv("CARGO_NET_OFFLINE", "true")
     monkeypatch.setenv("CARGO_INCREMENTAL", "0")
-    project = write(tmp_path / "crate", {
-        "Cargo.toml": '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
-        "src/lib.rs": (
-            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n"
-            "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
-            "    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n"
-            "    #[test]\n    fn wrong() {\n        assert_eq!(add(2, 2), 5);\n    }\n}\n"
-        ),
-    })
+    project = write(
+        tmp_path / "crate",
+        {
+            "Cargo.toml": '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
+            "src/lib.rs": (
+                "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n"
+                "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+                "    #[test]\n    fn adds() {\n        assert_eq!(add(1, 2), 3);\n    }\n\n"
+                "    #[test]\n    fn wrong() {\n        assert_eq!(add(2, 2), 5);\n    }\n}\n"
+            ),
+        },
+    )
     results = verify(project, gates=("build", "tests"))
     assert results["build"].command.startswith("cargo build")
     assert results["build"].status == "pass"
@@ -143,9 +164,12 @@ def test_rust_crate_with_cargo(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_makefile_project(tmp_path):
-    project = write(tmp_path, {
-        "Makefile": "lint:\n\t@echo lint clean\n\ntest:\n\t@echo running 2 checks\n\t@test -f ready.txt\n",
-    })
+    project = write(
+        tmp_path,
+        {
+            "Makefile": "lint:\n\t@echo lint clean\n\ntest:\n\t@echo running 2 checks\n\t@test -f ready.txt\n",
+        },
+    )
     results = verify(project)
     assert results["lint"].command == "make lint" and results["lint"].status == "pass"
     assert results["format"].status == "not_run" and results["build"].status == "not_run"

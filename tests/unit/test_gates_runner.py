@@ -57,7 +57,9 @@ def project(tmp_path):
 
 
 def gate(pm, project, command, name="tests", timeout=30, no_output=30, **kw):
-    return run_gate(name, command, "testplugin", project, project / "logs", timeout, no_output, pm, **kw)
+    return run_gate(
+        name, command, "testplugin", project, project / "logs", timeout, no_output, pm, **kw
+    )
 
 
 def pid_gone(pid: int) -> bool:
@@ -71,7 +73,11 @@ def pid_gone(pid: int) -> bool:
 def test_pass_records_command_exit_code_duration_and_log(pm, project):
     result = gate(pm, project, "echo out; echo err >&2; pwd")
     assert result.status == "pass"
-    assert (result.command, result.plugin, result.exit_code) == ("echo out; echo err >&2; pwd", "testplugin", 0)
+    assert (result.command, result.plugin, result.exit_code) == (
+        "echo out; echo err >&2; pwd",
+        "testplugin",
+        0,
+    )
     assert result.log == str(project / "logs" / "tests-1.log")
     assert Path(result.log).read_text() == f"out\nerr\n{project}\n"
     assert 0 < result.duration_s < 10
@@ -82,7 +88,11 @@ def test_pass_records_command_exit_code_duration_and_log(pm, project):
 
 def test_a_silent_command_says_so_in_its_summary(pm, project):
     result = gate(pm, project, "true", name="lint")  # a silent tests command ran no test: NOT RUN
-    assert (result.status, result.summary, result.evidence) == ("pass", "no output (exit code 0)", "$ true\nexit code: 0")
+    assert (result.status, result.summary, result.evidence) == (
+        "pass",
+        "no output (exit code 0)",
+        "$ true\nexit code: 0",
+    )
 
 
 def test_nonzero_exit_is_fail_with_the_last_line_as_summary(pm, project):
@@ -115,13 +125,21 @@ def test_a_command_that_cannot_start_is_error(pm, tmp_path):
     result = run_gate("build", "true", None, tmp_path / "missing", tmp_path / "logs", 30, 30, pm)
     assert (result.status, result.exit_code) == ("error", None)
     assert "could not start the command" in result.evidence
-    assert result.summary.startswith("could not start the command: ") and result.summary.count("could not") == 1
+    assert (
+        result.summary.startswith("could not start the command: ")
+        and result.summary.count("could not") == 1
+    )
     assert "could not start the command" in Path(result.log).read_text()
 
 
 def test_no_command_is_not_run_and_says_it_is_no_evidence(pm, project):
     result = gate(pm, project, None, name="build")
-    assert (result.status, result.command, result.log, result.exit_code) == ("not_run", None, None, None)
+    assert (result.status, result.command, result.log, result.exit_code) == (
+        "not_run",
+        None,
+        None,
+        None,
+    )
     assert result.evidence.startswith(
         "GATE NOT RUN: no build command was found for this project. This is NOT evidence that build passed."
     )
@@ -195,7 +213,9 @@ def test_secrets_are_masked_in_log_and_evidence(pm, project):
 
 
 def test_env_is_passed_to_the_command(pm, project):
-    result = gate(pm, project, 'echo "$GREETING"', env={"GREETING": "hello there", "PATH": os.environ["PATH"]})
+    result = gate(
+        pm, project, 'echo "$GREETING"', env={"GREETING": "hello there", "PATH": os.environ["PATH"]}
+    )
     assert result.summary == "hello there"
 
 
@@ -203,7 +223,11 @@ def test_logs_are_numbered_per_gate(pm, project):
     first = gate(pm, project, "true")
     second = gate(pm, project, "true")
     lint = gate(pm, project, "true", name="lint")
-    assert [Path(r.log).name for r in (first, second, lint)] == ["tests-1.log", "tests-2.log", "lint-1.log"]
+    assert [Path(r.log).name for r in (first, second, lint)] == [
+        "tests-1.log",
+        "tests-2.log",
+        "lint-1.log",
+    ]
 
 
 def test_resolve_commands_asks_the_hooks(project):
@@ -220,20 +244,29 @@ def test_resolve_commands_asks_the_hooks(project):
 def test_run_gates_runs_format_first_and_reports_each_gate(project):
     pm = evidence_pm()
     pm.register(
-        Commands(format="echo formatted > order.txt", lint="echo linted >> order.txt", tests="exit 1"),
+        Commands(
+            format="echo formatted > order.txt", lint="echo linted >> order.txt", tests="exit 1"
+        ),
         name="testcommands",
     )
     started, finished = [], []
     results = run_gates(
-        pm, project, Config(), project / "logs", gates=["tests", "lint", "format", "build"],
-        on_start=lambda name, command: started.append((name, command)), on_gate=finished.append,
+        pm,
+        project,
+        Config(),
+        project / "logs",
+        gates=["tests", "lint", "format", "build"],
+        on_start=lambda name, command: started.append((name, command)),
+        on_gate=finished.append,
     )
     assert [r.name for r in results] == ["format", "lint", "build", "tests"]
     assert [r.status for r in results] == ["pass", "pass", "not_run", "fail"]
     assert (project / "order.txt").read_text() == "formatted\nlinted\n"
     assert started == [
-        ("format", "echo formatted > order.txt"), ("lint", "echo linted >> order.txt"),
-        ("build", None), ("tests", "exit 1"),
+        ("format", "echo formatted > order.txt"),
+        ("lint", "echo linted >> order.txt"),
+        ("build", None),
+        ("tests", "exit 1"),
     ]
     assert finished == results
 
@@ -243,7 +276,10 @@ def test_run_gates_takes_each_gates_limit_from_config(project):
     pm.register(Commands(build="sleep 30", tests="sleep 30"), name="testcommands")
     config = Config(timeouts=Timeouts(build=1, tests=2))
     results = run_gates(pm, project, config, project / "logs", gates=["build", "tests"])
-    assert [(r.name, r.summary) for r in results] == [("build", "timed out after 1 s"), ("tests", "timed out after 2 s")]
+    assert [(r.name, r.summary) for r in results] == [
+        ("build", "timed out after 1 s"),
+        ("tests", "timed out after 2 s"),
+    ]
 
 
 def test_run_gates_rejects_unknown_gates(pm, project):
@@ -252,10 +288,16 @@ def test_run_gates_rejects_unknown_gates(pm, project):
 
 
 def test_environment_override_commands_are_run(project, monkeypatch):
-    pm = get_plugin_manager(builtins=["stepkit.plugins.overrides"] + [m for m in DEFAULT_PLUGINS if ".evidence." in m])
+    pm = get_plugin_manager(
+        builtins=["stepkit.plugins.overrides"] + [m for m in DEFAULT_PLUGINS if ".evidence." in m]
+    )
     monkeypatch.setenv("TEST_CMD", "echo from-override")
     (result,) = run_gates(pm, project, Config(), project / "logs", gates=["tests"])
-    assert (result.status, result.command, result.plugin) == ("pass", "echo from-override", "stepkit.plugins.overrides")
+    assert (result.status, result.command, result.plugin) == (
+        "pass",
+        "echo from-override",
+        "stepkit.plugins.overrides",
+    )
 
 
 #: a formatter that rewrites app.py as ``x = 1``
@@ -265,7 +307,9 @@ FORMAT_APP = f"{sys.executable} -c \"open('app.py', 'w').write('x = 1\\\\n')\""
 def runner(project, pm=None, **options):
     from stepkit.workspace.gates import GateRunner
 
-    return GateRunner(pm or evidence_pm(), project, Config(), store_dir(project) / "logs", **options)
+    return GateRunner(
+        pm or evidence_pm(), project, Config(), store_dir(project) / "logs", **options
+    )
 
 
 def commands_pm(**commands):
@@ -293,20 +337,37 @@ def test_an_earlier_pass_on_the_same_bytes_stands_in_for_the_gate(project):
     from stepkit.workspace.scope import tree_hash
 
     (project / "app.py").write_text("x = 1\n")
-    earlier = GateResult(name="tests", status="pass", command="exit 1", exit_code=0, evidence="1 passed",
-                         tree_hash=tree_hash(project), started_at="2026-01-01T00:00:00+00:00")
+    earlier = GateResult(
+        name="tests",
+        status="pass",
+        command="exit 1",
+        exit_code=0,
+        evidence="1 passed",
+        tree_hash=tree_hash(project),
+        started_at="2026-01-01T00:00:00+00:00",
+    )
     ran, reused = [], []
-    gates = runner(project, commands_pm(tests="exit 1"), reusable=[earlier], reused_from="the coder",
-                   on_gate=ran.append, on_reused=lambda result, tree: reused.append((result.name, tree)))
+    gates = runner(
+        project,
+        commands_pm(tests="exit 1"),
+        reusable=[earlier],
+        reused_from="the coder",
+        on_gate=ran.append,
+        on_reused=lambda result, tree: reused.append((result.name, tree)),
+    )
     (result,) = gates.run(["tests"])
     assert result.status == "pass" and ran == []  # "exit 1" would have failed
     assert reused == [("tests", earlier.tree_hash)]
-    assert result.evidence == (f"[reused: same tree {earlier.tree_hash[:12]}, run at "
-                               "2026-01-01T00:00:00+00:00 by the coder]\n1 passed")
+    assert result.evidence == (
+        f"[reused: same tree {earlier.tree_hash[:12]}, run at "
+        "2026-01-01T00:00:00+00:00 by the coder]\n1 passed"
+    )
     (project / "app.py").write_text("x = 2\n")
     (changed,) = runner(project, commands_pm(tests="exit 1"), reusable=[earlier]).run(["tests"])
     assert changed.status == "fail"
-    (other_command,) = runner(project, commands_pm(tests="exit 2"), reusable=[earlier]).run(["tests"])
+    (other_command,) = runner(project, commands_pm(tests="exit 2"), reusable=[earlier]).run(
+        ["tests"]
+    )
     assert other_command.status == "fail"
 
 
@@ -315,7 +376,12 @@ def test_nothing_is_reused_once_the_formatter_changed_the_tree(project):
 
     (project / "app.py").write_text("x=1\n")
     earlier = GateResult(name="lint", status="pass", command="exit 1", tree_hash=tree_hash(project))
-    gates = runner(project, commands_pm(format=FORMAT_APP, lint="exit 1"), watch_format=True, reusable=[earlier])
+    gates = runner(
+        project,
+        commands_pm(format=FORMAT_APP, lint="exit 1"),
+        watch_format=True,
+        reusable=[earlier],
+    )
     assert [r.status for r in gates.run(["format", "lint"])] == ["pass", "fail"]
     (project / "app.py").write_text("x=1\n")
     told = runner(project, commands_pm(lint="exit 1"), reusable=[earlier], format_changed_tree=True)
@@ -325,7 +391,9 @@ def test_nothing_is_reused_once_the_formatter_changed_the_tree(project):
 def test_stamped_passes_carry_the_tree_they_left(project):
     from stepkit.workspace.scope import file_ids, tree_hash
 
-    gates = runner(project, commands_pm(build="echo built > out.txt", tests="exit 1"), stamp_passes=True)
+    gates = runner(
+        project, commands_pm(build="echo built > out.txt", tests="exit 1"), stamp_passes=True
+    )
     build, tests = gates.run(["build", "tests"])
     assert build.tree_hash == tree_hash(project) and tests.tree_hash is None
     assert gates.tree_ids is None  # the last gate failed

@@ -17,7 +17,9 @@ from tests.support.graph_helpers import write_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = (ROOT / "tests" / "support" / "graph_seed_diagram.mmd").read_text(encoding="utf-8")
-_DECL = re.compile(r'^\s*(\w+)(\{\{".*?"\}\}|\{".*?"\}|\[\[".*?"\]\]|\[/".*?"/\]|\(\[".*?"\]\)|\[".*?"\])')
+_DECL = re.compile(
+    r'^\s*(\w+)(\{\{".*?"\}\}|\{".*?"\}|\[\[".*?"\]\]|\[/".*?"/\]|\(\[".*?"\]\)|\[".*?"\])'
+)
 _LABEL = re.compile(r'-->\|"(.*?)"\||-\. "(.*?)" \.->')
 
 
@@ -52,7 +54,13 @@ def test_every_seed_edge_is_drawn_and_every_other_edge_goes_to_end_failure():
     assert IMPROVEMENTS <= drawn_pairs
     extra = drawn_pairs - seed_pairs - IMPROVEMENTS
     assert {t for _, t in extra} == {"end_failure"}
-    assert {s for s, _ in extra} == {"resolve_step", "check_handoff", "verify_format_lint", "verify_build", "verify_tests"}
+    assert {s for s, _ in extra} == {
+        "resolve_step",
+        "check_handoff",
+        "verify_format_lint",
+        "verify_build",
+        "verify_tests",
+    }
 
 
 def test_seed_labels_dotted_fault_edges_and_node_shapes_are_kept():
@@ -66,7 +74,9 @@ def test_seed_labels_dotted_fault_edges_and_node_shapes_are_kept():
 def test_readme_workflow_diagram_is_the_rendered_graph():
     readme = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```mermaid\n(.*?)```", readme, flags=re.DOTALL)
-    assert render_mermaid(load_protocol_graph()) in blocks, "regenerate the diagram in docs/protocol.md with: stepkit graph"
+    assert render_mermaid(load_protocol_graph()) in blocks, (
+        "regenerate the diagram in docs/protocol.md with: stepkit graph"
+    )
 
 
 def test_json_format_lists_nodes_and_edges(capsys):
@@ -74,26 +84,50 @@ def test_json_format_lists_nodes_and_edges(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data == render_json(load_protocol_graph())
     assert len(data["nodes"]) == 25
-    assert {"from": "implement", "to": "end_failure", "label": "coder crashed\n(no retries)", "fault": True} in data["edges"]
-    assert {"from": "gate_blocked", "to": "end_blocked", "label": "no", "fault": False} in data["edges"]
+    assert {
+        "from": "implement",
+        "to": "end_failure",
+        "label": "coder crashed\n(no retries)",
+        "fault": True,
+    } in data["edges"]
+    assert {"from": "gate_blocked", "to": "end_blocked", "label": "no", "fault": False} in data[
+        "edges"
+    ]
     assert all(set(e) == {"from", "to", "label", "fault"} for e in data["edges"])
     failure = next(n for n in data["nodes"] if n["id"] == "end_failure")
-    assert failure["sentinel"] == "STEP_FAILED" and failure["when"] == {"rejected_at": "STEP_REJECTED"}
+    assert failure["sentinel"] == "STEP_FAILED" and failure["when"] == {
+        "rejected_at": "STEP_REJECTED"
+    }
     implement = next(n for n in data["nodes"] if n["id"] == "implement")
-    assert implement["kind"] == "stage" and implement["agent"] is True and implement["stage"] == "implement"
+    assert (
+        implement["kind"] == "stage"
+        and implement["agent"] is True
+        and implement["stage"] == "implement"
+    )
 
 
 def test_run_highlights_the_path_it_took(tmp_path, capsys):
     project = tmp_path / "project"
     project.mkdir()
-    graph = write_graph(project, {
-        "first": {"kind": "script", "call": "tests.support.graph_helpers:loop_until",
-                  "routes": {"again": "first", "done": "second"}},
-        "second": {"kind": "script", "call": "tests.support.graph_helpers:go", "next": "end_success",
-                   "fallback": "end_failure"},
-    })
-    result = run_step(project_dir=project, graph=graph, sets={"stop_at": 2},
-                      pm=get_plugin_manager(builtins=[]))
+    graph = write_graph(
+        project,
+        {
+            "first": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:loop_until",
+                "routes": {"again": "first", "done": "second"},
+            },
+            "second": {
+                "kind": "script",
+                "call": "tests.support.graph_helpers:go",
+                "next": "end_success",
+                "fallback": "end_failure",
+            },
+        },
+    )
+    result = run_step(
+        project_dir=project, graph=graph, sets={"stop_at": 2}, pm=get_plugin_manager(builtins=[])
+    )
     assert result.exit_code == 0
     assert main(["graph", "--run", result.run_id, "--project-dir", str(project)]) == 0
     out = capsys.readouterr().out
@@ -101,7 +135,11 @@ def test_run_highlights_the_path_it_took(tmp_path, capsys):
     links = [line.strip() for line in out.splitlines() if "-->" in line or ".->" in line]
     style = re.search(r"linkStyle ([\d,]+) stroke", out).group(1)
     taken = [links[int(i)] for i in style.split(",")]
-    assert taken == ['first -->|"again"| first', 'first -->|"done"| second', 'second{"second<br/>script"} --> end_success']
+    assert taken == [
+        'first -->|"again"| first',
+        'first -->|"done"| second',
+        'second{"second<br/>script"} --> end_success',
+    ]
     assert main(["graph", "--run", "nope", "--project-dir", str(project)]) == 2
     capsys.readouterr()
     assert main(["graph", "--run", result.run_id, "--project-dir", str(project / "missing")]) == 2

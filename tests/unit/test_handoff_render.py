@@ -14,14 +14,33 @@ from stepkit.protocol.handoff.render import (
 from stepkit.records import GateResult
 
 GATES = [
-    GateResult(name="format", status="pass", command="ruff format .", exit_code=0, duration_s=0.25,
-               evidence="2 files left unchanged", plugin="python"),
-    GateResult(name="lint", status="fail", command="ruff check .", exit_code=1, duration_s=1.5,
-               evidence="app.py:3:1: F401 `os` imported but unused\n```not a fence end```",
-               summary="1 error"),
+    GateResult(
+        name="format",
+        status="pass",
+        command="ruff format .",
+        exit_code=0,
+        duration_s=0.25,
+        evidence="2 files left unchanged",
+        plugin="python",
+    ),
+    GateResult(
+        name="lint",
+        status="fail",
+        command="ruff check .",
+        exit_code=1,
+        duration_s=1.5,
+        evidence="app.py:3:1: F401 `os` imported but unused\n```not a fence end```",
+        summary="1 error",
+    ),
     GateResult(name="build", status="not_run", summary="no build command for this project"),
-    GateResult(name="tests", status="timeout", command="pytest -q", exit_code=None, duration_s=1200,
-               evidence="timed out after 1200 s"),
+    GateResult(
+        name="tests",
+        status="timeout",
+        command="pytest -q",
+        exit_code=None,
+        duration_s=1200,
+        evidence="timed out after 1200 s",
+    ),
 ]
 
 PROSE = {
@@ -36,8 +55,13 @@ PROSE = {
 
 
 def render(**overrides):
-    args = {"step": 3, "title": "Parser: ints & floats", "result": "partial", "prose": PROSE,
-            "gates": GATES}
+    args = {
+        "step": 3,
+        "title": "Parser: ints & floats",
+        "result": "partial",
+        "prose": PROSE,
+        "gates": GATES,
+    }
     args.update(overrides)
     return render_handoff(**args)
 
@@ -70,24 +94,41 @@ def test_evidence_comes_from_the_gates():
     assert "$ ruff check .\nexit code: 1" in evidence
     assert "summary: 1 error" in evidence
     # the evidence holds a triple backtick, so its fence is longer
-    assert "````text\napp.py:3:1: F401 `os` imported but unused\n```not a fence end```\n````" in evidence
-    assert "NOT RUN — this is NOT evidence that build passed (no build command for this project)." in evidence
+    assert (
+        "````text\napp.py:3:1: F401 `os` imported but unused\n```not a fence end```\n````"
+        in evidence
+    )
+    assert (
+        "NOT RUN — this is NOT evidence that build passed (no build command for this project)."
+        in evidence
+    )
     assert "$ pytest -q\nexit code: none" in evidence
 
 
 def test_faults_fix_loop_changed_files_and_harness_deviations():
-    text = render(faults=[SWEEP_FAULT, "independent review did not run (reviewer exited 1)"],
-                  fix_history=["fix attempt 1: lint failed (1 error)"], fix_attempts=1,
-                  max_fix_attempts=2, changed_files=["app.py", "tests/test_app.py"],
-                  deviations=["the coder edited plans/steps/04-x.md; undone by the harness"])
+    text = render(
+        faults=[SWEEP_FAULT, "independent review did not run (reviewer exited 1)"],
+        fix_history=["fix attempt 1: lint failed (1 error)"],
+        fix_attempts=1,
+        max_fix_attempts=2,
+        changed_files=["app.py", "tests/test_app.py"],
+        deviations=["the coder edited plans/steps/04-x.md; undone by the harness"],
+    )
     sections, _ = split_sections(text)
     assert SWEEP_FAULT in sections["evidence"]
     assert f"{REVIEW_FAULT} (reviewer exited 1)" in sections["evidence"]
     assert sections["edge cases discovered"].strip().startswith(SWEEP_FAULT)
-    assert "Fix attempts used: 1 of 2\n- fix attempt 1: lint failed (1 error)" in sections["evidence"]
+    assert (
+        "Fix attempts used: 1 of 2\n- fix attempt 1: lint failed (1 error)" in sections["evidence"]
+    )
     assert "- `tests/test_app.py`" in sections["evidence"]
-    assert sections["deviations"].strip().endswith(
-        "- Recorded by stepkit: the coder edited plans/steps/04-x.md; undone by the harness")
+    assert (
+        sections["deviations"]
+        .strip()
+        .endswith(
+            "- Recorded by stepkit: the coder edited plans/steps/04-x.md; undone by the harness"
+        )
+    )
 
 
 def test_gate_dicts_are_accepted_and_the_render_passes_its_own_check():

@@ -56,8 +56,14 @@ def test_the_testing_example_runs_as_written(tmp_path):
     section = doc.split("## Testing a plugin", 1)[1]
     example = re.search(r"```python\n(.+?)\n```", section, flags=re.DOTALL).group(1)
     (tmp_path / "test_example.py").write_text(example + "\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
 

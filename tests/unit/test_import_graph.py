@@ -45,7 +45,10 @@ def _type_checking_only(tree: ast.AST) -> set[int]:
     """ids of the import nodes inside ``if TYPE_CHECKING:`` blocks."""
     skipped: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
             skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
     return skipped
 
@@ -64,7 +67,12 @@ def imported_names(module: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
             if node.level:
                 package = module.split(".") if is_package else module.split(".")[:-1]
-                base = ".".join([*package[: len(package) - node.level + 1], *([node.module] if node.module else [])])
+                base = ".".join(
+                    [
+                        *package[: len(package) - node.level + 1],
+                        *([node.module] if node.module else []),
+                    ]
+                )
             else:
                 base = node.module or ""
             names.add(base)
@@ -103,7 +111,9 @@ def test_the_graph_covers_every_layer():
     edges = graph(MODULES)
     assert len(MODULES) > 100 and "stepkit.plugins.coders.anthropic" in MODULES
     assert "stepkit.text" in edges["stepkit.records"]  # a module-level import
-    assert "stepkit.workspace.gates" in edges["stepkit.protocol.nodes.verify"]  # one inside a function
+    assert (
+        "stepkit.workspace.gates" in edges["stepkit.protocol.nodes.verify"]
+    )  # one inside a function
 
 
 def test_there_is_no_import_circle():
@@ -114,12 +124,19 @@ def test_a_circle_through_a_function_level_import_or_a_package_init_is_found(tmp
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "a.py").write_text("from __future__ import annotations\n\ndef f():\n    from pkg import b\n")
+    (pkg / "a.py").write_text(
+        "from __future__ import annotations\n\ndef f():\n    from pkg import b\n"
+    )
     (pkg / "b.py").write_text("from . import a\n")
     (pkg / "sub" / "__init__.py").write_text("from pkg.sub import leaf\n")
     (pkg / "sub" / "leaf.py").write_text("def g():\n    import pkg.c\n")
     (pkg / "c.py").write_text("from pkg.sub.leaf import g\n")  # runs pkg.sub's __init__ first
-    (pkg / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import e\n")
+    (pkg / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import e\n"
+    )
     (pkg / "e.py").write_text("import pkg.d\n")  # d -> e only for the type checker: no circle
     mods = modules({"pkg": pkg})
-    assert circles(graph(mods)) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.sub.leaf"]]  # the shortest way round
+    assert circles(graph(mods)) == [
+        ["pkg.a", "pkg.b"],
+        ["pkg.c", "pkg.sub.leaf"],
+    ]  # the shortest way round

@@ -28,8 +28,10 @@ def test_a_surrogate_in_a_key_or_a_value_survives_a_model_record():
     text.encode("utf-8")  # a valid UTF-8 record
     assert "\ufffd" not in text and "caf\\udce9.txt" in text
     assert model_from_json(Record, text) == record
-    assert json.loads(text)["at"] == json.loads(record.model_copy(update={"files": {}, "names": []})
-                                                .model_dump_json())["at"]
+    assert (
+        json.loads(text)["at"]
+        == json.loads(record.model_copy(update={"files": {}, "names": []}).model_dump_json())["at"]
+    )
 
 
 def test_a_model_without_surrogates_is_written_by_pydantic_as_before():

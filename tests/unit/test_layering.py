@@ -87,8 +87,11 @@ def rule_for(module: str) -> tuple[str, ...]:
 
 def violations(module: str, path: Path) -> list[str]:
     forbidden = rule_for(module)
-    return sorted(f"{module} imports {name}" for name in imported(module, path)
-                  if any(name == f or name.startswith(f + ".") for f in forbidden))
+    return sorted(
+        f"{module} imports {name}"
+        for name in imported(module, path)
+        if any(name == f or name.startswith(f + ".") for f in forbidden)
+    )
 
 
 def test_every_layer_is_covered():

@@ -37,14 +37,21 @@ _PROBE = (
 
 def imported_plugins(project: Path, *args: str) -> list[str]:
     """The built-in plugin modules ``stepkit ARGS`` imports, run in a fresh process."""
-    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=project, capture_output=True, text=True,
-                          check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_hook_table_is_what_the_modules_declare():
-    assert HOOK_TABLE.read_text(encoding="utf-8") == render_hooks(DEFAULT_PLUGINS), \
+    assert HOOK_TABLE.read_text(encoding="utf-8") == render_hooks(DEFAULT_PLUGINS), (
         "run `python tests/unit/test_lazy_plugins.py` to write stepkit/builtin_hooks.py again"
+    )
 
 
 def _marker_file(project: Path, marker: str) -> None:
@@ -63,17 +70,29 @@ def test_a_project_type_plugin_answers_nothing_without_its_markers(tmp_path, mod
     module = importlib.import_module(module_name)
     hooks = declared_hooks(module)
     assert "stepkit_detect_project" in hooks
-    values = {"project_dir": tmp_path, "config": Config(), "path": "tests/test_new.py", "test_file": True,
-              "search_roots": []}
+    values = {
+        "project_dir": tmp_path,
+        "config": Config(),
+        "path": "tests/test_new.py",
+        "test_file": True,
+        "search_roots": [],
+    }
     for hook in hooks:
         function = getattr(module, hook)
         answer = function(**{name: values[name] for name in inspect.signature(function).parameters})
-        assert not answer, f"{module_name}.{hook} answered {answer!r} without any of {DETECTED_BY[module_name]}"
+        assert not answer, (
+            f"{module_name}.{hook} answered {answer!r} without any of {DETECTED_BY[module_name]}"
+        )
 
 
-@pytest.mark.parametrize(("marker", "module_name"), [("pyproject.toml", "stepkit.plugins.projects.python"),
-                                                     ("x.gemspec", "stepkit.plugins.projects.ruby"),
-                                                     ("App.csproj", "stepkit.plugins.projects.dotnet")])
+@pytest.mark.parametrize(
+    ("marker", "module_name"),
+    [
+        ("pyproject.toml", "stepkit.plugins.projects.python"),
+        ("x.gemspec", "stepkit.plugins.projects.ruby"),
+        ("App.csproj", "stepkit.plugins.projects.dotnet"),
+    ],
+)
 def test_a_stand_in_answers_as_its_module_does(tmp_path, marker, module_name):
     (tmp_path / marker).write_text("", encoding="utf-8")
     pm = get_plugin_manager(tmp_path)
@@ -87,32 +106,53 @@ def test_a_stand_in_passes_each_argument_its_function_takes(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
     pm = get_plugin_manager(tmp_path)
     assert first_answer(pm, "stepkit_test_command", project_dir=tmp_path, config=Config()) == (
-        "python -m pytest -rfE", "stepkit.plugins.projects.python")
+        "python -m pytest -rfE",
+        "stepkit.plugins.projects.python",
+    )
 
 
 def test_every_built_in_is_registered_and_listed_with_its_hooks(tmp_path):
     pm = get_plugin_manager(tmp_path)
-    listed = {name: sorted(impl.name for impl in pm.get_hookcallers(plugin))
-              for name, plugin in pm.list_name_plugin()}
-    assert listed == {name: sorted(declared_hooks(importlib.import_module(name))) for name in DEFAULT_PLUGINS}
+    listed = {
+        name: sorted(impl.name for impl in pm.get_hookcallers(plugin))
+        for name, plugin in pm.list_name_plugin()
+    }
+    assert listed == {
+        name: sorted(declared_hooks(importlib.import_module(name))) for name in DEFAULT_PLUGINS
+    }
 
 
 def test_verify_on_a_python_project_imports_only_the_python_project_type(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\nversion = '0'\n[tool.pytest.ini_options]\n")
+    (tmp_path / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\nversion = '0'\n[tool.pytest.ini_options]\n"
+    )
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("def test_x():\n    assert True\n")
     imported = imported_plugins(tmp_path, "verify", "--json")
-    types = [m.rsplit(".", 1)[1] for m in imported if m.startswith("stepkit.plugins.projects.")
-             and f"stepkit.plugins.projects.{m.rsplit('.', 1)[1]}" in DETECTED_BY]
+    types = [
+        m.rsplit(".", 1)[1]
+        for m in imported
+        if m.startswith("stepkit.plugins.projects.")
+        and f"stepkit.plugins.projects.{m.rsplit('.', 1)[1]}" in DETECTED_BY
+    ]
     assert types == ["python"]
-    for unused in ("stepkit.plugins.coders.", "stepkit.plugins.llm.", "stepkit.plugins.stages.",
-                   "stepkit.plugins.observers."):
+    for unused in (
+        "stepkit.plugins.coders.",
+        "stepkit.plugins.llm.",
+        "stepkit.plugins.stages.",
+        "stepkit.plugins.observers.",
+    ):
         assert not [m for m in imported if m.startswith(unused)], unused
 
 
 def _parsers_imported(pm) -> set[str]:
-    return {name for name, plugin in pm.list_name_plugin()
-            if ".evidence." in name and isinstance(plugin, LazyPlugin) and plugin.__stepkit_module__ is not None}
+    return {
+        name
+        for name, plugin in pm.list_name_plugin()
+        if ".evidence." in name
+        and isinstance(plugin, LazyPlugin)
+        and plugin.__stepkit_module__ is not None
+    }
 
 
 def test_condensing_imports_only_the_parsers_whose_markers_the_output_holds():
@@ -122,12 +162,21 @@ def test_condensing_imports_only_the_parsers_whose_markers_the_output_holds():
     evidence = condense(pm, "build", "make all", "cc -o app main.c\nmake: done\n", 0, None)
     assert "make: done" in evidence
     assert _parsers_imported(pm) == {"stepkit.plugins.evidence.generic"}
-    condense(pm, "tests", "make check", "=== test session starts ===\n=== 2 passed in 0.01s ===\n", 0, None)
+    condense(
+        pm,
+        "tests",
+        "make check",
+        "=== test session starts ===\n=== 2 passed in 0.01s ===\n",
+        0,
+        None,
+    )
     assert "stepkit.plugins.evidence.pytest" in _parsers_imported(pm)
 
 
 def test_every_evidence_parser_has_markers():
-    parsers = {name for name in DEFAULT_PLUGINS if ".evidence." in name} - {"stepkit.plugins.evidence.generic"}
+    parsers = {name for name in DEFAULT_PLUGINS if ".evidence." in name} - {
+        "stepkit.plugins.evidence.generic"
+    }
     assert parsers == set(MARKERS)
 
 

@@ -32,7 +32,9 @@ def test_a_lazy_pattern_answers_as_the_compiled_one():
     lazy, real = lazy_compile(source, re.MULTILINE), re.compile(source, re.MULTILINE)
     assert lazy.pattern == source
     text = "a=1\nb=x\nc=3"
-    assert [m.groupdict() for m in lazy.finditer(text)] == [m.groupdict() for m in real.finditer(text)]
+    assert [m.groupdict() for m in lazy.finditer(text)] == [
+        m.groupdict() for m in real.finditer(text)
+    ]
     assert lazy.search(text, 4).span() == real.search(text, 4).span()
     assert lazy.groupindex == real.groupindex and lazy.flags == real.flags
     assert lazy.sub("-", text) == real.sub("-", text)

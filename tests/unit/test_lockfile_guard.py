@@ -21,8 +21,9 @@ LOCK = 'version = 1\nrequires-python = ">=3.8"\n'
 
 
 def git(project: Path, *args: str) -> str:
-    return subprocess.run(["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def repo(tmp_path: Path, lint: str, files: dict[str, str]) -> Path:
@@ -31,7 +32,8 @@ def repo(tmp_path: Path, lint: str, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         (project / rel).write_text(text)
     (project / "stepkit.toml").write_text(
-        f"[commands]\nformat = \"\"\nlint = {json.dumps(lint)}\nbuild = \"\"\ntest = \"\"\n")
+        f'[commands]\nformat = ""\nlint = {json.dumps(lint)}\nbuild = ""\ntest = ""\n'
+    )
     git(project, "init", "-q")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "start")
@@ -68,14 +70,19 @@ def test_real_uv_rewriting_a_committed_uv_lock_is_undone(tmp_path):
     uv = shutil.which("uv") or shutil.which("uv", path=str(Path(sys.executable).parent))
     if uv is None:
         pytest.skip("uv is not installed")
-    pyproject = '[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.8"\ndependencies = []\n'
+    pyproject = (
+        '[project]\nname = "app"\nversion = "0.1.0"\nrequires-python = ">=3.8"\ndependencies = []\n'
+    )
     project = tmp_path / "lockme"
     project.mkdir()
     (project / "pyproject.toml").write_text(pyproject)
     subprocess.run([uv, "lock", "--offline"], cwd=project, check=True, capture_output=True)
     locked = (project / "uv.lock").read_text()
-    project = repo(tmp_path, f"{uv} run --offline --no-project python -c pass && {uv} lock --offline",
-                   {"pyproject.toml": pyproject.replace("0.1.0", "0.2.0"), "uv.lock": locked})
+    project = repo(
+        tmp_path,
+        f"{uv} run --offline --no-project python -c pass && {uv} lock --offline",
+        {"pyproject.toml": pyproject.replace("0.1.0", "0.2.0"), "uv.lock": locked},
+    )
     gate = lint_gate(project)
     assert gate["status"] == "pass", gate["evidence"]
     assert (project / "uv.lock").read_text() == locked

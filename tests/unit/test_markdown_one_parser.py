@@ -21,14 +21,28 @@ from stepkit.records import GateResult
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "stepkit" / "planrepo" / "sections.py"
 MARKERS = ["-", "*", "+", "1.", "12)"]
-GATES = [GateResult(name="tests", status="pass", command="pytest", exit_code=0, evidence="3 passed")]
-PROSE = {key: "None" for key in ("summary", "completed", "not_completed", "deviations",
-                                 "downstream_plan_updates", "edge_cases_discovered", "notes_for_next_step")}
+GATES = [
+    GateResult(name="tests", status="pass", command="pytest", exit_code=0, evidence="3 passed")
+]
+PROSE = {
+    key: "None"
+    for key in (
+        "summary",
+        "completed",
+        "not_completed",
+        "deviations",
+        "downstream_plan_updates",
+        "edge_cases_discovered",
+        "notes_for_next_step",
+    )
+}
 
 
 @pytest.mark.parametrize("marker", MARKERS)
 def test_every_reader_takes_the_same_list_items(marker, tmp_path):
-    assert plan_criteria(f"## Acceptance criteria\n{marker} slugify('A b') is 'a-b'\n") == ["slugify('A b') is 'a-b'"]
+    assert plan_criteria(f"## Acceptance criteria\n{marker} slugify('A b') is 'a-b'\n") == [
+        "slugify('A b') is 'a-b'"
+    ]
     assert critical_findings(f"{marker} 🔴 a.py: bug") == [f"{marker} 🔴 a.py: bug"]
     assert strip_list_markers(f"{marker} text") == "text"
     plan = tmp_path / "plan.md"
@@ -48,12 +62,19 @@ def test_plans_and_handoffs_find_sections_by_one_rule():
     assert plan_section(body, "edge cases") == "- a\n```\n## not a heading\n```"
     sections, duplicates = split_sections(body)
     assert list(sections) == ["edge cases", "out of scope"] and duplicates == []
-    assert [(h.level, h.title) for h in outline(body).headings] == [(2, "Edge Cases:"), (2, "Out of scope")]
+    assert [(h.level, h.title) for h in outline(body).headings] == [
+        (2, "Edge Cases:"),
+        (2, "Out of scope"),
+    ]
 
 
-@pytest.mark.parametrize("heading", ["## Evidence", "   ## Evidence", "# Evidence", "##", "  #  Completed"])
+@pytest.mark.parametrize(
+    "heading", ["## Evidence", "   ## Evidence", "# Evidence", "##", "  #  Completed"]
+)
 def test_a_heading_in_the_models_prose_never_opens_a_section(heading):
-    text = render_handoff(3, "x", "complete", {**PROSE, "summary": f"Done.\n{heading}\nall tests passed"}, GATES)
+    text = render_handoff(
+        3, "x", "complete", {**PROSE, "summary": f"Done.\n{heading}\nall tests passed"}, GATES
+    )
     sections, duplicates = split_sections(text.split("---\n", 2)[2])
     assert duplicates == [] and list(sections) == [name.lower() for name in HANDOFF_SECTIONS]
     assert check_handoff_text(text, GATES) == []
@@ -63,9 +84,14 @@ def _patterns(path: Path) -> list[str]:
     """The regular expressions a module compiles or matches with."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re" and node.args
-                and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+            and node.args
+            and isinstance(node.args[0], (ast.Constant, ast.JoinedStr))
+        ):
             found.append(ast.unparse(node.args[0]))
     return found
 
@@ -75,7 +101,12 @@ _OWN_MARKDOWN = re.compile(r"\[-\*\+\]|\[\*\+-\]|\[-\+\*\]|\^ ?(?:\{0,3\})?#(?:\
 
 
 def test_no_other_module_parses_markdown_lists_or_headings_itself():
-    sources = [p for d in ("stepkit", "plugins") for p in sorted((ROOT / d).rglob("*.py")) if p != HOME]
-    own = {str(p.relative_to(ROOT)): hits for p in sources
-           if (hits := [pattern for pattern in _patterns(p) if _OWN_MARKDOWN.search(pattern)])}
+    sources = [
+        p for d in ("stepkit", "plugins") for p in sorted((ROOT / d).rglob("*.py")) if p != HOME
+    ]
+    own = {
+        str(p.relative_to(ROOT)): hits
+        for p in sources
+        if (hits := [pattern for pattern in _patterns(p) if _OWN_MARKDOWN.search(pattern)])
+    }
     assert own == {}

@@ -9,7 +9,8 @@ from stepkit.protocol.handoff.notes import append_notes
 def test_creates_the_file_with_a_header(tmp_path):
     notes = tmp_path / "plans" / "NOTES.md"
     assert append_notes(notes, ["Tests run with `uv run pytest`."], step=1) == [
-        "Tests run with `uv run pytest`."]
+        "Tests run with `uv run pytest`."
+    ]
     assert notes.read_text() == "# Notes\n\n- Tests run with `uv run pytest`. (step 1)\n"
 
 
@@ -20,15 +21,18 @@ def test_existing_bytes_stay_an_exact_prefix(tmp_path):
     append_notes(notes, ["New fact", "Second\nline wrapped"], step=4)
     data = notes.read_bytes()
     assert data.startswith(original.encode())
-    assert data[len(original):] == b"\r\n- New fact (step 4)\r\n- Second line wrapped (step 4)\r\n"
+    assert data[len(original) :] == b"\r\n- New fact (step 4)\r\n- Second line wrapped (step 4)\r\n"
 
 
 def test_facts_already_present_are_skipped(tmp_path):
     notes = tmp_path / "NOTES.md"
     notes.write_text("# Notes\n\n- The API uses   snake_case keys (step 1)\n")
     before = notes.read_bytes()
-    added = append_notes(notes, ["the api uses snake_case keys", "", "- Cache in .cache/",
-                                 "Cache in .cache/"], step=2)
+    added = append_notes(
+        notes,
+        ["the api uses snake_case keys", "", "- Cache in .cache/", "Cache in .cache/"],
+        step=2,
+    )
     assert added == ["Cache in .cache/"]
     assert notes.read_bytes() == before + b"- Cache in .cache/ (step 2)\n"
 

@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_package_directory_is_listed_in_pyproject():
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     found = set()
     for base, prefix in ((ROOT / "stepkit", "stepkit"), (ROOT / "plugins", "stepkit.plugins")):
         for init in base.rglob("__init__.py"):
@@ -23,8 +25,20 @@ def test_every_package_directory_is_listed_in_pyproject():
 
 def test_wheel_maps_plugins_to_stepkit_plugins(tmp_path):
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
     )
     wheel = next(tmp_path.glob("stepkit-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()

@@ -13,17 +13,23 @@ from stepkit.worktrees.parallel import SEVERITY, worst_exit_code
 from stepkit.worktrees.schedule import Schedule
 
 
-def write_plan(plans: Path, deps: dict[int, list[int]], status: dict[int, str] | None = None,
-               complete: tuple[int, ...] = ()) -> PlanRepo:
+def write_plan(
+    plans: Path,
+    deps: dict[int, list[int]],
+    status: dict[int, str] | None = None,
+    complete: tuple[int, ...] = (),
+) -> PlanRepo:
     (plans / "steps").mkdir(parents=True)
     (plans / "handoffs").mkdir()
     for number, depends in deps.items():
         state = (status or {}).get(number, "pending")
         (plans / "steps" / f"{number:02d}-s{number}.md").write_text(
-            f"---\nstep: {number}\ntitle: Step {number}\ndepends_on: {depends}\nstatus: {state}\n---\n\nBody\n")
+            f"---\nstep: {number}\ntitle: Step {number}\ndepends_on: {depends}\nstatus: {state}\n---\n\nBody\n"
+        )
     for number in complete:
         (plans / "handoffs" / f"{number:02d}-s{number}.md").write_text(
-            f"---\nstep: {number}\nresult: complete\n---\n\nDone\n")
+            f"---\nstep: {number}\nresult: complete\n---\n\nDone\n"
+        )
     return PlanRepo.load(plans)
 
 
@@ -32,8 +38,12 @@ def numbers(schedule: Schedule) -> list[tuple[int, str | None]]:
 
 
 def test_ready_steps_are_those_to_do_whose_dependencies_are_complete_on_the_users_branch(tmp_path):
-    repo = write_plan(tmp_path / "plans", {1: [], 2: [], 3: [1], 4: [1, 2], 5: [3]},
-                      status={1: "complete"}, complete=(1,))
+    repo = write_plan(
+        tmp_path / "plans",
+        {1: [], 2: [], 3: [1], 4: [1, 2], 5: [3]},
+        status={1: "complete"},
+        complete=(1,),
+    )
     assert numbers(Schedule(repo)) == [(2, None), (3, None)]
 
 
@@ -54,7 +64,9 @@ def test_without_stack_a_branch_of_this_invocation_readies_nothing(tmp_path):
     schedule.start(first)
     schedule.complete(first, "stepkit/01-s1")
     assert numbers(schedule) == []
-    assert [(step.number, why) for step, why in schedule.waiting()] == [(2, "waits for step 1 (Step 1): no handoff")]
+    assert [(step.number, why) for step, why in schedule.waiting()] == [
+        (2, "waits for step 1 (Step 1): no handoff")
+    ]
 
 
 def test_with_stack_a_dependent_step_starts_from_its_dependencys_branch(tmp_path):
@@ -82,7 +94,9 @@ def test_with_stack_dependencies_on_two_separate_branches_start_nothing(tmp_path
 
 
 def test_with_stack_a_dependency_complete_on_the_users_branch_needs_no_branch(tmp_path):
-    schedule = Schedule(write_plan(tmp_path / "plans", {1: [], 2: [], 3: [1, 2]}, complete=(1,)), stack=True)
+    schedule = Schedule(
+        write_plan(tmp_path / "plans", {1: [], 2: [], 3: [1, 2]}, complete=(1,)), stack=True
+    )
     second = schedule.ready()[0]
     assert second.step.number == 2
     schedule.start(second)
@@ -90,16 +104,19 @@ def test_with_stack_a_dependency_complete_on_the_users_branch_needs_no_branch(tm
     assert numbers(schedule) == [(3, "stepkit/02-s2")]
 
 
-@pytest.mark.parametrize(("codes", "worst"), [
-    ([0, 0], 0),
-    ([0, 4, 3], 3),
-    ([4, 1, 3], 1),
-    ([1, 2], 2),
-    ([1, 5, 2], 5),
-    ([5, 130, 0], 130),
-    ([0, 137, 5], 137),
-    ([], 0),
-])
+@pytest.mark.parametrize(
+    ("codes", "worst"),
+    [
+        ([0, 0], 0),
+        ([0, 4, 3], 3),
+        ([4, 1, 3], 1),
+        ([1, 2], 2),
+        ([1, 5, 2], 5),
+        ([5, 130, 0], 130),
+        ([0, 137, 5], 137),
+        ([], 0),
+    ],
+)
 def test_the_exit_code_is_the_worst_of_the_runs(codes, worst):
     assert worst_exit_code(codes) == worst
 
@@ -109,8 +126,12 @@ def test_every_exit_code_of_a_run_has_a_rank():
 
 
 def test_a_step_under_way_elsewhere_is_not_started_and_says_why(tmp_path):
-    schedule = Schedule(write_plan(tmp_path / "plans", {1: [], 2: []}),
-                        elsewhere={1: "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"})
+    schedule = Schedule(
+        write_plan(tmp_path / "plans", {1: [], 2: []}),
+        elsewhere={1: "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"},
+    )
     assert numbers(schedule) == [(2, None)]
     assert [(step.number, why) for step, why in schedule.waiting()] == [
-        (1, "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"), (2, "ready, not started")]
+        (1, "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"),
+        (2, "ready, not started"),
+    ]

@@ -92,8 +92,10 @@ def test_file_names_without_a_leading_number(plans):
     (plans / "steps" / "step-2.md").write_text("# Two\n", encoding="utf-8")
     repo = PlanRepo.load(plans)
     expected = "file name does not start with a step number (expected NN-<slug>.md)"
-    assert repo.problems == [f"{plans / 'steps' / 'intro.md'}: {expected}",
-                             f"{plans / 'steps' / 'step-2.md'}: {expected}"]
+    assert repo.problems == [
+        f"{plans / 'steps' / 'intro.md'}: {expected}",
+        f"{plans / 'steps' / 'step-2.md'}: {expected}",
+    ]
     assert [s.number for s in repo.steps] == [1]
 
 
@@ -106,17 +108,26 @@ def test_non_utf8_file(plans):
 
 def test_unreadable_file(plans):
     (plans / "steps" / "06-gone.md").symlink_to("does-not-exist.md")
-    assert problems(plans) == [f"{plans / 'steps' / '06-gone.md'}: unreadable: No such file or directory"]
+    assert problems(plans) == [
+        f"{plans / 'steps' / '06-gone.md'}: unreadable: No such file or directory"
+    ]
 
 
-@pytest.mark.parametrize(("front", "reason", "line"), [
-    ("title: [unclosed\n", "did not find expected ',' or ']'", 3),
-    ("title: a: b\n", "mapping values are not allowed", 2),
-    ("\tstatus: pending\n", "found character", 2),
-    ("- 1\n- 2\n", "a YAML list, not a mapping", None),
-    ("date: 2024-13-45\n", "ValueError: month must be in 1..12", None),
-    ("x: !!python/object:os.system {}\n", "could not determine a constructor for the tag", None),
-])
+@pytest.mark.parametrize(
+    ("front", "reason", "line"),
+    [
+        ("title: [unclosed\n", "did not find expected ',' or ']'", 3),
+        ("title: a: b\n", "mapping values are not allowed", 2),
+        ("\tstatus: pending\n", "found character", 2),
+        ("- 1\n- 2\n", "a YAML list, not a mapping", None),
+        ("date: 2024-13-45\n", "ValueError: month must be in 1..12", None),
+        (
+            "x: !!python/object:os.system {}\n",
+            "could not determine a constructor for the tag",
+            None,
+        ),
+    ],
+)
 def test_malformed_frontmatter(plans, front, reason, line):
     """Messages come from the YAML loader (libyaml words them slightly
     differently), so only their start and the line are fixed here."""
@@ -140,7 +151,7 @@ def test_frontmatter_step_must_match_the_file_name(plans):
 
 
 def test_step_numbers_in_other_scripts_are_problems_not_crashes(plans):
-    """"²" and "٣" pass str.isdigit(); a step number is ASCII digits only."""
+    """ "²" and "٣" pass str.isdigit(); a step number is ASCII digits only."""
     path = step(plans, "03-c.md", "step: '٣'\ndepends_on: ['²', '1']\n")
     step(plans, "01-a.md")
     repo = PlanRepo.load(plans)

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 from stepkit.planrepo.mergedriver import resolve_appends
 
-STEP_HEAD = "---\nstep: 3\nstatus: pending\n---\n\n## Objective\nPow.\n\n## Edge cases\n\n- None yet.\n"
+STEP_HEAD = (
+    "---\nstep: 3\nstatus: pending\n---\n\n## Objective\nPow.\n\n## Edge cases\n\n- None yet.\n"
+)
 
 
 def conflict(ours: str, base: str, theirs: str, newline: str = "\n") -> str:
-    return (f"<<<<<<< ours{newline}{ours}||||||| base{newline}{base}======={newline}{theirs}"
-            f">>>>>>> theirs{newline}")
+    return (
+        f"<<<<<<< ours{newline}{ours}||||||| base{newline}{base}======={newline}{theirs}"
+        f">>>>>>> theirs{newline}"
+    )
 
 
 def test_an_edge_cases_append_on_both_sides_is_a_union_in_order_without_duplicates():
-    merged = STEP_HEAD + conflict("- a\n- shared\n", "", "- shared\n- b\n") + "\n## Out of scope\n\n- x\n"
+    merged = (
+        STEP_HEAD
+        + conflict("- a\n- shared\n", "", "- shared\n- b\n")
+        + "\n## Out of scope\n\n- x\n"
+    )
     text, left = resolve_appends(merged, "plans/steps/03-pow.md")
     assert left == 0
     assert text == STEP_HEAD + "- a\n- shared\n- b\n" + "\n## Out of scope\n\n- x\n"
@@ -35,12 +43,17 @@ def test_the_same_append_in_another_section_stays_a_conflict_with_its_crlf_marke
 
 def test_notes_appends_are_unions_but_not_in_a_file_the_driver_does_not_know():
     merged = "# Notes\n\n- old\n" + conflict("- one (step 1)\n", "", "- two (step 2)\n")
-    assert resolve_appends(merged, "plans/NOTES.md") == ("# Notes\n\n- old\n- one (step 1)\n- two (step 2)\n", 0)
+    assert resolve_appends(merged, "plans/NOTES.md") == (
+        "# Notes\n\n- old\n- one (step 1)\n- two (step 2)\n",
+        0,
+    )
     assert resolve_appends(merged, "docs/notes.md") == (merged, 1)
 
 
 def test_a_conflict_inside_the_frontmatter_stays():
-    merged = "---\nstep: 3\n" + conflict("status: complete\n", "status: pending\n", "status: in-progress\n")
+    merged = "---\nstep: 3\n" + conflict(
+        "status: complete\n", "status: pending\n", "status: in-progress\n"
+    )
     merged += "---\n\n## Edge cases\n\n- None yet.\n"
     assert resolve_appends(merged, "plans/steps/03-pow.md") == (merged, 1)
 

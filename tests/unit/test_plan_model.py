@@ -40,11 +40,21 @@ def test_number_slug_title_status_from_file_and_frontmatter(plans):
     plan(plans, "7-no-frontmatter.md", body="Just text.\n")
     repo = PlanRepo.load(plans)
     three, seven = repo.steps
-    assert (three.number, three.slug, three.title, three.status) == (3, "add-auth", "Add auth", "in-progress")
+    assert (three.number, three.slug, three.title, three.status) == (
+        3,
+        "add-auth",
+        "Add auth",
+        "in-progress",
+    )
     assert three.body == "# Add auth\n\nText."
     assert three.metadata == {"title": "Add auth", "status": "In-Progress"}
     assert three.path == plans / "steps" / "03-add-auth.md"
-    assert (seven.number, seven.slug, seven.title, seven.status) == (7, "no-frontmatter", "no-frontmatter", "pending")
+    assert (seven.number, seven.slug, seven.title, seven.status) == (
+        7,
+        "no-frontmatter",
+        "no-frontmatter",
+        "pending",
+    )
     assert seven.depends_on == [] and seven.metadata == {}
     assert repo.problems == []
 
@@ -133,9 +143,13 @@ def test_blocked_result_and_a_result_that_is_not_exactly_complete(plans):
     handoff(plans, "02-b.md", "blocked")
     repo = PlanRepo.load(plans)
     assert repo.handoffs[1].result == "Complete"  # as check-handoff sees it: not complete
-    assert repo.unsatisfied(repo.step(3)) == ["step 1 (A): result is Complete", "step 2 (B): result is blocked"]
+    assert repo.unsatisfied(repo.step(3)) == [
+        "step 1 (A): result is Complete",
+        "step 2 (B): result is blocked",
+    ]
     assert [p.split(": ", 1)[1] for p in repo.problems] == [
-        "result 'Complete' is not one of complete, partial or blocked (exact, lower case)"]
+        "result 'Complete' is not one of complete, partial or blocked (exact, lower case)"
+    ]
 
 
 def test_complete_handoff_satisfies_even_without_the_plan(plans):
@@ -143,7 +157,9 @@ def test_complete_handoff_satisfies_even_without_the_plan(plans):
     handoff(plans, "04-gone.md", "complete")
     repo = PlanRepo.load(plans)
     assert repo.unsatisfied(repo.step(5)) == []
-    assert repo.problems == [f"{plans / 'steps' / '05-e.md'}: depends on step 4, which does not exist"]
+    assert repo.problems == [
+        f"{plans / 'steps' / '05-e.md'}: depends on step 4, which does not exist"
+    ]
 
 
 def test_previous_handoff_is_the_highest_below(plans):
@@ -193,7 +209,10 @@ def test_bom_and_leading_blank_lines_before_frontmatter(plans):
 def test_no_plans_dir_or_no_steps_dir_is_one_line_plan_error(tmp_path):
     with pytest.raises(PlanError) as no_dir:
         PlanRepo.load(tmp_path / "missing")
-    assert str(no_dir.value) == f"no plan repo at {tmp_path / 'missing'} (expected {tmp_path / 'missing' / 'steps'}/)"
+    assert (
+        str(no_dir.value)
+        == f"no plan repo at {tmp_path / 'missing'} (expected {tmp_path / 'missing' / 'steps'}/)"
+    )
     (tmp_path / "plans").mkdir()
     with pytest.raises(PlanError, match="no plan repo at .*plans/steps/"):
         PlanRepo.load(tmp_path / "plans")
@@ -223,29 +242,32 @@ def test_thousand_step_repo(plans):
     assert repo.previous_handoff(repo.step(1000)).step == 600
 
 
-@pytest.mark.parametrize(("prompt", "expected"), [
-    ("Execute step 3", 3),
-    ("execute STEP 12 now", 12),
-    ("Run the step #4, please", 4),
-    ("run step 5.", 5),
-    ("implement step 6", 6),
-    ("then do step 7", 7),
-    ("Step #4, please", 4),
-    ("step 3 please", 3),
-    ("let's do step 3", 3),
-    ("Step 2 was hard; continue", None),
-    ("Step 1 is done and approved; continue with the plan", None),
-    ("do not run step 1, run step 2", 2),
-    ("don't execute step 3", None),
-    ("rerun step 3", None),
-    ("Execute the next step", None),
-    ("do steps 3 and 4", None),
-    ("a step-by-step guide", None),
-    ("substep 3", None),
-    ("sub-step 3", None),
-    ("step 3rd", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("Execute step 3", 3),
+        ("execute STEP 12 now", 12),
+        ("Run the step #4, please", 4),
+        ("run step 5.", 5),
+        ("implement step 6", 6),
+        ("then do step 7", 7),
+        ("Step #4, please", 4),
+        ("step 3 please", 3),
+        ("let's do step 3", 3),
+        ("Step 2 was hard; continue", None),
+        ("Step 1 is done and approved; continue with the plan", None),
+        ("do not run step 1, run step 2", 2),
+        ("don't execute step 3", None),
+        ("rerun step 3", None),
+        ("Execute the next step", None),
+        ("do steps 3 and 4", None),
+        ("a step-by-step guide", None),
+        ("substep 3", None),
+        ("sub-step 3", None),
+        ("step 3rd", None),
+        ("", None),
+    ],
+)
 def test_step_from_prompt(prompt, expected):
     assert step_from_prompt(prompt) == expected
 
@@ -308,12 +330,32 @@ BLOCKS = [
     "status: pending # set by stepkit\r\ntitle: CRLF\r\n",
     "title: it's fine, really\n",
     "title: été ✓\n",
-    "yes: 1\n", "title: yes\n", "title: 2024-01-01\n", "title: 1.5\n", "step: 010\n",
-    "step: 0x1f\n", "title: C# rocks\n", "title: ~\n", "title: null\n", "title: -5\n",
-    "depends_on:\n  - 1\n   - 2\n", "title: a\n  continued\n", "depends_on: [a, b]\n",
-    'title: "a\\nb"\n', "title: 1:20\n", "title: on\n", "step: 1_000\n", "step: +5\n",
-    "title: a\u2028b\n", "title: x\n...\n", "title: 'it''s'\n", "depends_on: [01]\n",
-    "- 1\n- 2\n", "title: {a: 1}\n", "title: &a x\nother: *a\n", "title: >\n  folded\n",
+    "yes: 1\n",
+    "title: yes\n",
+    "title: 2024-01-01\n",
+    "title: 1.5\n",
+    "step: 010\n",
+    "step: 0x1f\n",
+    "title: C# rocks\n",
+    "title: ~\n",
+    "title: null\n",
+    "title: -5\n",
+    "depends_on:\n  - 1\n   - 2\n",
+    "title: a\n  continued\n",
+    "depends_on: [a, b]\n",
+    'title: "a\\nb"\n',
+    "title: 1:20\n",
+    "title: on\n",
+    "step: 1_000\n",
+    "step: +5\n",
+    "title: a\u2028b\n",
+    "title: x\n...\n",
+    "title: 'it''s'\n",
+    "depends_on: [01]\n",
+    "- 1\n- 2\n",
+    "title: {a: 1}\n",
+    "title: &a x\nother: *a\n",
+    "title: >\n  folded\n",
 ]
 
 
@@ -328,5 +370,8 @@ def test_fast_frontmatter_reader_agrees_with_yaml(block):
 
 def test_fast_reader_handles_the_common_shapes():
     assert _simple_mapping("\ntitle: T\nstatus: pending\ndepends_on: [1, 2]\n") == {
-        "title": "T", "status": "pending", "depends_on": [1, 2]}
+        "title": "T",
+        "status": "pending",
+        "depends_on": [1, 2],
+    }
     assert _simple_mapping("\ndepends_on:\n  - 4\n") == {"depends_on": [4]}

@@ -13,8 +13,12 @@ from stepkit.pluginmanager import get_plugin_manager
 
 pytest_plugins = ["stepkit.testing"]
 
-STEPCONF = "import stepkit\n\n@stepkit.hookimpl\ndef stepkit_test_command():\n    return './local-tests'\n"
-CONFIGURED = "import stepkit\n\n@stepkit.hookimpl\ndef stepkit_lint_command():\n    return './local-lint'\n"
+STEPCONF = (
+    "import stepkit\n\n@stepkit.hookimpl\ndef stepkit_test_command():\n    return './local-tests'\n"
+)
+CONFIGURED = (
+    "import stepkit\n\n@stepkit.hookimpl\ndef stepkit_lint_command():\n    return './local-lint'\n"
+)
 
 
 class ShellTests:
@@ -36,11 +40,13 @@ def test_a_builtin_is_blocked_by_its_short_or_its_full_name(stepkit_project, cap
 
 
 def test_stepconf_and_a_configured_plugin_are_blocked_by_their_names(stepkit_project, capsys):
-    project = stepkit_project({
-        "stepconf.py": STEPCONF,
-        "lint_plugin.py": CONFIGURED,
-        "stepkit.toml": 'plugins = ["lint_plugin.py"]\n',
-    })
+    project = stepkit_project(
+        {
+            "stepconf.py": STEPCONF,
+            "lint_plugin.py": CONFIGURED,
+            "stepkit.toml": 'plugins = ["lint_plugin.py"]\n',
+        }
+    )
     assert {"stepconf", "lint_plugin.py"} <= listed(capsys, project)
     names = listed(capsys, project, "-p", "no:stepconf", "-p", "no:lint_plugin.py")
     assert not {"stepconf", "lint_plugin.py"} & names
@@ -65,9 +71,15 @@ def test_names_left_out_by_the_allow_list_are_blocked(stepkit_project, monkeypat
     assert pm.get_plugin("stepkit.plugins.projects.python") is not None  # built-ins always load
 
 
-@pytest.mark.parametrize("spelling", [
-    "ask", "stepkit.plugins.ask", "check_handoff", "stepkit.plugins.stages.check_handoff",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "ask",
+        "stepkit.plugins.ask",
+        "check_handoff",
+        "stepkit.plugins.stages.check_handoff",
+    ],
+)
 def test_an_essential_plugin_cannot_be_disabled(stepkit_project, capsys, spelling):
     code = main(["detect", "--project-dir", str(stepkit_project({})), "-p", f"no:{spelling}"])
     err = capsys.readouterr().err
@@ -76,7 +88,9 @@ def test_an_essential_plugin_cannot_be_disabled(stepkit_project, capsys, spellin
     assert "is essential and cannot be disabled" in err and f"no:{spelling}" in err
 
 
-def test_the_allow_list_does_not_leave_out_the_essential_plugins(stepkit_project, capsys, monkeypatch):
+def test_the_allow_list_does_not_leave_out_the_essential_plugins(
+    stepkit_project, capsys, monkeypatch
+):
     monkeypatch.setenv("STEPKIT_LOAD_PLUGINS", "")
     names = listed(capsys, stepkit_project({}))
     assert {"stepkit.plugins.ask", "stepkit.plugins.stages.check_handoff"} <= names

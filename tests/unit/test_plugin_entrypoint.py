@@ -73,9 +73,22 @@ def site_dir(tmp_path_factory):
     (src / "gatekeeper_hooks.py").write_text(GATEKEEPER_MODULE)
     site = root / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(site), str(src)],
-        check=True, capture_output=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(site),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     assert (site / "myplug-1.2.3.dist-info" / "entry_points.txt").is_file()
     return site
@@ -86,7 +99,11 @@ def stepkit(command, project, site, *flags, **env):
     environment.update(PYTHONPATH=str(site), **env)
     return subprocess.run(
         [sys.executable, "-m", "stepkit", command, "--project-dir", str(project), *flags],
-        capture_output=True, text=True, env=environment, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+        check=False,
     )
 
 
@@ -103,14 +120,24 @@ def the_tests_gate(done):
 def test_entry_point_plugin_answers_and_detect_says_so(stepkit_project, site_dir):
     project = stepkit_project({"Makefile": "test:\n\ttrue\n"})
     gate, data = the_tests_gate(detect(project, site_dir, "--json"))
-    assert gate == {"name": "tests", "command": "myplug-tests --all", "plugin": "myplug", "source": None}
+    assert gate == {
+        "name": "tests",
+        "command": "myplug-tests --all",
+        "plugin": "myplug",
+        "source": None,
+    }
     assert "libfoo is not installed" in data["load_errors"]["brokenplug"]
 
 
 def test_stepconf_beats_the_entry_point_plugin(stepkit_project, site_dir):
     project = stepkit_project({"Makefile": "test:\n\ttrue\n", "stepconf.py": STEPCONF})
     gate, _ = the_tests_gate(detect(project, site_dir, "--json"))
-    assert gate == {"name": "tests", "command": "./project-tests.sh", "plugin": "stepconf", "source": None}
+    assert gate == {
+        "name": "tests",
+        "command": "./project-tests.sh",
+        "plugin": "stepconf",
+        "source": None,
+    }
 
 
 def test_empty_allow_list_disables_entry_points(stepkit_project, site_dir):
@@ -130,8 +157,12 @@ def test_allow_list_naming_the_plugin_keeps_it(stepkit_project, site_dir):
 def test_dash_p_no_disables_the_plugin(stepkit_project, site_dir):
     project = stepkit_project({"Makefile": "test:\n\ttrue\n"})
     gate, _ = the_tests_gate(detect(project, site_dir, "--json", "-p", "no:myplug"))
-    assert gate == {"name": "tests", "command": "make test", "plugin": "stepkit.plugins.projects.taskrunners",
-                    "source": None}
+    assert gate == {
+        "name": "tests",
+        "command": "make test",
+        "plugin": "stepkit.plugins.projects.taskrunners",
+        "source": None,
+    }
 
 
 def test_text_output_names_the_plugin_and_the_load_error(stepkit_project, site_dir):
@@ -139,9 +170,15 @@ def test_text_output_names_the_plugin_and_the_load_error(stepkit_project, site_d
     done = detect(project, site_dir)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert any(line.startswith("tests") and "myplug-tests --all" in line and "[myplug]" in line for line in lines)
+    assert any(
+        line.startswith("tests") and "myplug-tests --all" in line and "[myplug]" in line
+        for line in lines
+    )
     assert any(line.startswith("lint") and "NOT RUN" in line for line in lines)
-    assert "plugin brokenplug failed to load and was skipped: ImportError: libfoo is not installed" in lines
+    assert (
+        "plugin brokenplug failed to load and was skipped: ImportError: libfoo is not installed"
+        in lines
+    )
 
 
 def test_versions_come_from_the_entry_points_distribution(stepkit_project, site_dir):
@@ -151,7 +188,9 @@ def test_versions_come_from_the_entry_points_distribution(stepkit_project, site_
     assert done.returncode == 0, done.stderr
     plugins = {p["name"]: p for p in json.loads(done.stdout)["plugins"]}
     assert plugins["myplug"]["version"] == "1.2.3"
-    assert plugins["gatekeeper"]["version"] == "1.2.3"  # module gatekeeper_hooks, distribution myplug
+    assert (
+        plugins["gatekeeper"]["version"] == "1.2.3"
+    )  # module gatekeeper_hooks, distribution myplug
     assert plugins["gatekeeper"]["origin"] == "entry point gatekeeper_hooks"
     assert plugins["stepkit.plugins.ask"]["version"] == __version__
     assert plugins["stepconf"]["version"] is None

@@ -24,7 +24,9 @@ def stepkit_test_command(project_dir, config):
     command = yield
     return f"{command} -j4"
 """
-QUESTION = Question(node="gate_deviation", kind="approval", text="Go on?", options=["proceed", "abort"])
+QUESTION = Question(
+    node="gate_deviation", kind="approval", text="Go on?", options=["proceed", "abort"]
+)
 
 
 class ForceFix:
@@ -67,21 +69,29 @@ def test_a_wrapper_of_a_command_hook_changes_the_command_and_detect_names_the_an
     assert main(["detect", "--project-dir", str(project), "--json"]) == 0
     gates = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
     assert gates["tests"] == {
-        "name": "tests", "command": "make test -j4", "plugin": "stepkit.plugins.projects.taskrunners", "source": None,
+        "name": "tests",
+        "command": "make test -j4",
+        "plugin": "stepkit.plugins.projects.taskrunners",
+        "source": None,
     }
 
 
 def test_an_old_style_hookwrapper_forces_the_result(stepkit_project):
     project = stepkit_project({"pyproject.toml": "[tool.ruff]\n"})
     assert resolve_gate_command(project, "lint", plugins=[ForceFix()]) == (
-        "ruff check --fix", "stepkit.plugins.projects.python",
+        "ruff check --fix",
+        "stepkit.plugins.projects.python",
     )
 
 
 def test_a_wrapper_of_stepkit_ask_changes_the_answer():
     shout = Shout()
-    answer = first_answer(ask_pm(shout), "stepkit_ask", question=QUESTION,
-                          settings={"answers": {"gate_deviation": "proceed"}})
+    answer = first_answer(
+        ask_pm(shout),
+        "stepkit_ask",
+        question=QUESTION,
+        settings={"answers": {"gate_deviation": "proceed"}},
+    )
     assert answer == ("PROCEED", "stepkit.plugins.ask")
     assert shout.seen == ["proceed"]
 
@@ -89,16 +99,22 @@ def test_a_wrapper_of_stepkit_ask_changes_the_answer():
 def test_a_wrapper_sees_the_pause_the_answering_plugin_raises():
     shout = Shout()
     with pytest.raises(Paused):
-        first_answer(ask_pm(shout), "stepkit_ask", question=QUESTION, settings={"interactive": False})
+        first_answer(
+            ask_pm(shout), "stepkit_ask", question=QUESTION, settings={"interactive": False}
+        )
     assert len(shout.seen) == 1 and isinstance(shout.seen[0], Paused)
 
 
 def test_hook_call_monitoring_sees_the_call():
     pm = ask_pm()
     calls = []
-    pm.add_hookcall_monitoring(lambda name, impls, kwargs: calls.append(name),
-                               lambda outcome, name, impls, kwargs: calls.append(outcome.get_result()))
-    first_answer(pm, "stepkit_ask", question=QUESTION, settings={"answers": {"gate_deviation": "abort"}})
+    pm.add_hookcall_monitoring(
+        lambda name, impls, kwargs: calls.append(name),
+        lambda outcome, name, impls, kwargs: calls.append(outcome.get_result()),
+    )
+    first_answer(
+        pm, "stepkit_ask", question=QUESTION, settings={"answers": {"gate_deviation": "abort"}}
+    )
     assert calls == ["stepkit_ask", "abort"]
 
 

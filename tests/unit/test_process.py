@@ -18,21 +18,42 @@ from stepkit.workspace.process import ProcessResult, own_group, signal_name, sig
 
 
 def result(exit_code: int | None, expired: str | None = None) -> ProcessResult:
-    return ProcessResult(command="tool --go", exit_code=exit_code, expired=expired, start_error=None,
-                         output="", lines=0, size=0, duration_s=0.0, log=None)
+    return ProcessResult(
+        command="tool --go",
+        exit_code=exit_code,
+        expired=expired,
+        start_error=None,
+        output="",
+        lines=0,
+        size=0,
+        duration_s=0.0,
+        log=None,
+    )
 
 
 def test_stdin_text_reaches_the_command_and_no_log_is_written(tmp_path):
     run = process.run("tr a-z A-Z", cwd=tmp_path, stdin_text="hello\nworld")
-    assert (run.exit_code, run.output, run.lines, run.size, run.log) == (0, "HELLO\nWORLD", 2, 11, None)
+    assert (run.exit_code, run.output, run.lines, run.size, run.log) == (
+        0,
+        "HELLO\nWORLD",
+        2,
+        11,
+        None,
+    )
     assert list(tmp_path.iterdir()) == []
 
 
 def test_on_text_sees_what_memory_does_not_keep(tmp_path):
     seen = []
     command = "seq 1 20000; echo 'marker line'; seq 1 20000"
-    run = process.run(command, cwd=tmp_path, log_path=tmp_path / "out.log", on_text=seen.append,
-                      head_bytes=1000, tail_bytes=1000)
+    run = process.run(
+        command,
+        cwd=tmp_path,
+        log_path=tmp_path / "out.log",
+        on_text=seen.append,
+        head_bytes=1000,
+        tail_bytes=1000,
+    )
     assert "marker line" not in run.output and "bytes omitted ...]" in run.output
     assert any("marker line\n" in text for text in seen)
     assert "".join(seen) == (tmp_path / "out.log").read_text()
@@ -55,7 +76,9 @@ def test_a_big_output_reaches_the_log_whole_and_in_order(tmp_path, monkeypatch):
 def test_cache_hints_stop_once_one_waits_for_the_disk(tmp_path, monkeypatch, stalls):
     given = []
     monkeypatch.setattr(process, "_DROP_WINDOW", 64 * 1024)
-    monkeypatch.setattr(process, "_HINT_STALL_S", -1.0 if stalls else 60.0)  # -1: every hint took too long
+    monkeypatch.setattr(
+        process, "_HINT_STALL_S", -1.0 if stalls else 60.0
+    )  # -1: every hint took too long
     monkeypatch.setattr(process.os, "posix_fadvise", lambda *args: given.append(args))
     process.run("seq 1 1000000", cwd=tmp_path, log_path=tmp_path / "out.log")
     # two hints at each window: a few windows into 6.9 MB, or only the first when it stalled
@@ -73,7 +96,9 @@ def test_a_log_that_cannot_be_written_fails_the_run(tmp_path):
 def test_the_subreaper_is_set_while_a_command_runs_and_restored_after(tmp_path):
     before = supervision.SUBREAPER._prctl(37)
     during = []
-    process.run("echo x", cwd=tmp_path, on_text=lambda _: during.append(supervision.SUBREAPER._prctl(37)))
+    process.run(
+        "echo x", cwd=tmp_path, on_text=lambda _: during.append(supervision.SUBREAPER._prctl(37))
+    )
     assert during == [1]
     assert supervision.SUBREAPER._prctl(37) == before
 
@@ -103,20 +128,39 @@ def test_only_our_own_new_group_is_ours(tmp_path):
 def test_a_command_that_cannot_start(tmp_path):
     run = process.run("true", cwd=tmp_path / "missing", log_path=tmp_path / "out.log")
     assert run.exit_code is None
-    assert run.start_error == f"No such file or directory: {tmp_path / 'missing'} (FileNotFoundError)"
+    assert (
+        run.start_error == f"No such file or directory: {tmp_path / 'missing'} (FileNotFoundError)"
+    )
     assert (tmp_path / "out.log").read_text() == f"could not start the command: {run.start_error}\n"
     assert run.crash("the coder") == f"the coder could not start: {run.start_error}"
 
 
 def test_exit_codes_are_interpreted():
-    assert [signal_of(code) for code in (None, 0, 1, 127, -9, 137, 255)] == [None, None, None, None, 9, 9, None]
+    assert [signal_of(code) for code in (None, 0, 1, 127, -9, 137, 255)] == [
+        None,
+        None,
+        None,
+        None,
+        9,
+        9,
+        None,
+    ]
     assert signal_name(9) == "SIGKILL (9)" and signal_name(200) == "200"
     assert result(exit_code=1).crash() is None
-    assert result(exit_code=127).crash() == "the command could not start: command not found (exit 127): tool --go"
-    assert result(exit_code=126).crash("the coder") == "the coder could not start: not executable (exit 126): tool --go"
-    assert result(exit_code=-signal.SIGTERM).crash() == "the command was killed by signal SIGTERM (15)"
+    assert (
+        result(exit_code=127).crash()
+        == "the command could not start: command not found (exit 127): tool --go"
+    )
+    assert (
+        result(exit_code=126).crash("the coder")
+        == "the coder could not start: not executable (exit 126): tool --go"
+    )
+    assert (
+        result(exit_code=-signal.SIGTERM).crash() == "the command was killed by signal SIGTERM (15)"
+    )
     assert result(exit_code=-15, expired="timed out after 2 s").crash("the reviewer") == (
-        "the reviewer timed out after 2 s; its process group was killed")
+        "the reviewer timed out after 2 s; its process group was killed"
+    )
 
 
 def test_a_secret_across_a_read_or_flush_boundary_of_a_long_line_is_masked(tmp_path):
@@ -127,8 +171,12 @@ def test_a_secret_across_a_read_or_flush_boundary_of_a_long_line_is_masked(tmp_p
     script = tmp_path / "long_line.py"
     script.write_text(f"import sys\nsys.stdout.write({segment!r} * {count} + 'end\\n')\n")
     seen = []
-    run = process.run(f"{sys.executable} {script}", cwd=tmp_path, log_path=tmp_path / "out.log",
-                      on_text=seen.append)
+    run = process.run(
+        f"{sys.executable} {script}",
+        cwd=tmp_path,
+        log_path=tmp_path / "out.log",
+        on_text=seen.append,
+    )
     log = (tmp_path / "out.log").read_text()
     assert log == "DB_PASSWORD=[REDACTED] " * count + "end\n"
     assert len(seen) > 1  # the line was passed on in pieces, before its newline
@@ -136,7 +184,9 @@ def test_a_secret_across_a_read_or_flush_boundary_of_a_long_line_is_masked(tmp_p
 
 
 def test_a_pem_block_split_across_reads_is_masked_whole(tmp_path):
-    body = "".join(f"MIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aozN3tihPmljnnudb{n:09d}\n" for n in range(40))
+    body = "".join(
+        f"MIIEpAIBAAKCAQEA1c7+9z5Pad7OejecsQ0bu3aozN3tihPmljnnudb{n:09d}\n" for n in range(40)
+    )
     script = tmp_path / "pem.py"
     script.write_text(
         "import sys, time\n"

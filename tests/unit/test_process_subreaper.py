@@ -16,8 +16,10 @@ from stepkit.workspace import process
 from tests.support.crash import is_running, wait_until_gone
 
 #: A double fork (the subshell exits at once) into a new session with an empty environment.
-ESCAPED = ("( env -i setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped.pid; exec sleep 300' & ); "
-           "while [ ! -e escaped.pid ]; do sleep 0.01; done; echo started")
+ESCAPED = (
+    "( env -i setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped.pid; exec sleep 300' & ); "
+    "while [ ! -e escaped.pid ]; do sleep 0.01; done; echo started"
+)
 
 
 def test_a_double_forked_env_i_process_is_stopped_with_its_command(tmp_path):
@@ -40,9 +42,17 @@ def test_a_process_that_was_running_before_the_command_is_left_alone(tmp_path):
 
 def test_what_a_node_starts_itself_ends_with_the_node(tmp_path):
     reported = []
-    ctx = StageContext(node="implement", project_dir=tmp_path, plans_dir=tmp_path / "plans", state={},
-                       settings={}, config=None, pm=None, run_dir=tmp_path,
-                       emit=lambda kind, **fields: reported.append((kind, fields)))
+    ctx = StageContext(
+        node="implement",
+        project_dir=tmp_path,
+        plans_dir=tmp_path / "plans",
+        state={},
+        settings={},
+        config=None,
+        pm=None,
+        run_dir=tmp_path,
+        emit=lambda kind, **fields: reported.append((kind, fields)),
+    )
 
     def node(ctx: StageContext) -> int:
         # a plugin that spawns on its own, outside stepkit's process runner
@@ -51,21 +61,39 @@ def test_what_a_node_starts_itself_ends_with_the_node(tmp_path):
 
     pid = call_with_timeout(node, ctx, 60, "implement")
     assert not wait_until_gone([pid], 0), "the plugin's process outlived its node"
-    assert reported == [("detached_stopped", {"command": "node implement",
-                                              "processes": [{"pid": pid, "command": "sleep 300"}]})]
+    assert reported == [
+        (
+            "detached_stopped",
+            {"command": "node implement", "processes": [{"pid": pid, "command": "sleep 300"}]},
+        )
+    ]
     assert Path(f"/proc/{pid}").exists() is False
 
 
 def test_the_commands_of_a_node_that_timed_out_do_not_outlive_it(tmp_path):
-    ctx = StageContext(node="verify_tests", project_dir=tmp_path, plans_dir=tmp_path / "plans", state={},
-                       settings={}, config=None, pm=None, run_dir=tmp_path, emit=lambda kind, **fields: None)
+    ctx = StageContext(
+        node="verify_tests",
+        project_dir=tmp_path,
+        plans_dir=tmp_path / "plans",
+        state={},
+        settings={},
+        config=None,
+        pm=None,
+        run_dir=tmp_path,
+        emit=lambda kind, **fields: None,
+    )
     started = tmp_path / "started"
 
     def node(ctx: StageContext) -> object:
-        return process.run(f"echo $$ > {started}.tmp; mv {started}.tmp {started}; exec sleep 300",
-                           cwd=tmp_path, timeout=600)
+        return process.run(
+            f"echo $$ > {started}.tmp; mv {started}.tmp {started}; exec sleep 300",
+            cwd=tmp_path,
+            timeout=600,
+        )
 
     with pytest.raises(NodeTimeout):
-        call_with_timeout(node, ctx, 2.0, "verify_tests")  # the node's limit, not a wait for the command
+        call_with_timeout(
+            node, ctx, 2.0, "verify_tests"
+        )  # the node's limit, not a wait for the command
     pid = int(started.read_text())
     assert not wait_until_gone([pid], 10), "the timed-out node's command outlived it"

@@ -35,8 +35,14 @@ def test_the_wait_wakes_on_exit_without_sleeping(tmp_path, sleeps):
     fifo = tmp_path / "release"
     os.mkfifo(fifo)
     results: list[process.ProcessResult] = []
-    waiter = threading.Thread(name="waiter", target=lambda: results.append(process.run(
-        f"read line < {fifo}; exit 7", cwd=tmp_path, timeout=600, no_output_timeout=600)))
+    waiter = threading.Thread(
+        name="waiter",
+        target=lambda: results.append(
+            process.run(
+                f"read line < {fifo}; exit 7", cwd=tmp_path, timeout=600, no_output_timeout=600
+            )
+        ),
+    )
     waiter.start()
     with open(fifo, "w") as release:  # opens once the command reads: it is running
         _until_waiting(waiter)

@@ -36,8 +36,17 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 def test_the_readme_is_short_and_the_rest_is_in_docs():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES
-    for page in ("plans.md", "reference.md", "agents.md", "detection.md", "guarantees.md", "threat-model.md",
-                 "benchmarks.md", "architecture.md", "scale.md"):
+    for page in (
+        "plans.md",
+        "reference.md",
+        "agents.md",
+        "detection.md",
+        "guarantees.md",
+        "threat-model.md",
+        "benchmarks.md",
+        "architecture.md",
+        "scale.md",
+    ):
         assert f"](docs/{page})" in "\n".join(lines), page
 
 
@@ -63,6 +72,8 @@ def test_every_relative_link_of_the_docs_resolves():
                 continue  # a URL
             path, _, anchor = target.partition("#")
             resolved = (document.parent / path).resolve() if path else document
-            if not resolved.exists() or (anchor and resolved.suffix == ".md" and anchor not in anchors(resolved)):
+            if not resolved.exists() or (
+                anchor and resolved.suffix == ".md" and anchor not in anchors(resolved)
+            ):
                 broken.append(f"{document.relative_to(ROOT)}: {target}")
     assert broken == []

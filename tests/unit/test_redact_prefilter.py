@@ -30,7 +30,11 @@ def _texts() -> list[str]:
         for mark in getattr(value, "pytestmark", []):
             if mark.name == "parametrize":
                 for case in mark.args[1]:
-                    found += [c for c in (case if isinstance(case, tuple) else (case,)) if isinstance(c, str)]
+                    found += [
+                        c
+                        for c in (case if isinstance(case, tuple) else (case,))
+                        if isinstance(c, str)
+                    ]
         if isinstance(value, (list, tuple, dict)) and name.isupper():
             found += [v for v in value if isinstance(v, str)]
         if isinstance(value, str) and name.isupper():
@@ -39,8 +43,10 @@ def _texts() -> list[str]:
 
 
 TEXTS = _texts()
-LOG = ("2024-05-01 12:00:01,123 INFO worker.py:88 processed id=42 took=0.5s\n"
-       "tests/test_api.py::test_token_refresh PASSED [ 12%]\n")
+LOG = (
+    "2024-05-01 12:00:01,123 INFO worker.py:88 processed id=42 took=0.5s\n"
+    "tests/test_api.py::test_token_refresh PASSED [ 12%]\n"
+)
 
 
 def _variants(text: str, rng: random.Random) -> list[str]:
@@ -58,7 +64,7 @@ def _in_pieces(text: str, rng: random.Random) -> str:
     redactor, out, at = redact.Redactor(), [], 0
     while at < len(text):
         step = rng.randint(1, 5000)
-        out.append(redactor.feed(text[at:at + step]))
+        out.append(redactor.feed(text[at : at + step]))
         at += step
     return "".join(out) + redactor.close()
 

@@ -28,13 +28,20 @@ SPELLED = re.compile(r"(?<![\w.])\.stepkit(?!\w)")
 
 
 def test_only_the_store_module_spells_the_store_directory():
-    spelled = [f"{path.relative_to(ROOT)}:{n}"
-               for package in ("stepkit", "plugins") for path in sorted((ROOT / package).rglob("*.py"))
-               if path != HOME
-               for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-               if SPELLED.search(line)]
-    assert spelled == [], f"ask stepkit.workspace.store for the run store's paths instead: {spelled}"
-    assert SPELLED.search(f'"{STORE_NAME}/"') and not SPELLED.search("[tool.stepkit] pm.hook.stepkit_ask")
+    spelled = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for package in ("stepkit", "plugins")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path != HOME
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if SPELLED.search(line)
+    ]
+    assert spelled == [], (
+        f"ask stepkit.workspace.store for the run store's paths instead: {spelled}"
+    )
+    assert SPELLED.search(f'"{STORE_NAME}/"') and not SPELLED.search(
+        "[tool.stepkit] pm.hook.stepkit_ask"
+    )
 
 
 def git_init(path: Path) -> Path:
@@ -47,9 +54,26 @@ def test_the_store_is_in_the_git_dir_per_worktree_and_in_the_project_outside_git
     repo = git_init(tmp_path / "repo")
     assert store_dir(repo) == repo.resolve() / ".git" / "stepkit" / "main"
     assert store_dir(repo / "sub" / "pkg") == repo.resolve() / ".git" / "stepkit" / "main--sub--pkg"
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "commit", "-q", "--allow-empty", "-m", "x"], check=True)
-    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
+    subprocess.run(
+        ["git", "-C", str(repo), "worktree", "add", "-q", str(tmp_path / "wt")], check=True
+    )
     assert store_dir(tmp_path / "wt") == repo.resolve() / ".git" / "stepkit" / "worktrees" / "wt"
 
     plain = tmp_path / "plain"
@@ -75,11 +99,14 @@ def test_a_sealed_record_reads_back_and_its_key_is_private(tmp_path):
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and not key.is_relative_to(tmp_path)
 
 
-@pytest.mark.parametrize("tamper", [
-    lambda record: record.write_text(record.read_text().replace('"a": 1', '"a": 2')),
-    lambda record: record.write_text('{"a": 1}'),
-    lambda record: record.write_text(re.sub("[0-9a-f]{64}", "0" * 64, record.read_text())),
-])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda record: record.write_text(record.read_text().replace('"a": 1', '"a": 2')),
+        lambda record: record.write_text('{"a": 1}'),
+        lambda record: record.write_text(re.sub("[0-9a-f]{64}", "0" * 64, record.read_text())),
+    ],
+)
 def test_an_edited_or_unsealed_record_is_refused_by_name(tmp_path, tamper):
     record = tmp_path / "run" / "state.json"
     seal.write_sealed(record, '{"a": 1}')
@@ -107,7 +134,10 @@ def test_json_lines_keeps_objects_and_the_other_lines_in_order():
 def test_json_lines_are_read_by_one_function():
     """No other module parses JSON line by line (``json.loads`` of a line)."""
     per_line = re.compile(r"json\.loads\((line|stripped_line|raw_line)\b")
-    readers = [str(path.relative_to(ROOT)) for package in ("stepkit", "plugins")
-               for path in sorted((ROOT / package).rglob("*.py"))
-               if per_line.search(path.read_text(encoding="utf-8"))]
+    readers = [
+        str(path.relative_to(ROOT))
+        for package in ("stepkit", "plugins")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if per_line.search(path.read_text(encoding="utf-8"))
+    ]
     assert readers == []

@@ -17,7 +17,11 @@ def test_every_string_at_any_depth_is_masked_and_the_environment_is_read_once(mo
     real = redact.secret_env_values
     for module in (runstore, redact):  # whoever reads them, the walk or each string's masking
         monkeypatch.setattr(module, "secret_env_values", lambda: reads.append(1) or real())
-    state = {"summary": f"used {SECRET}", "gates": [{"log": [f"x {SECRET}", "plain"]}] * 50, "count": 3}
+    state = {
+        "summary": f"used {SECRET}",
+        "gates": [{"log": [f"x {SECRET}", "plain"]}] * 50,
+        "count": 3,
+    }
 
     masked = runstore.redacted(state)
 

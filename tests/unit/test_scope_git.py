@@ -38,8 +38,13 @@ def test_only_the_git_module_runs_git():
 
 def test_the_demo_project_is_one_clean_commit(tmp_path):
     project = prepare_demo_project(tmp_path)
-    log = subprocess.run(["git", "log", "--format=%an <%ae> %s"], cwd=project, capture_output=True,
-                         text=True, check=True).stdout
+    log = subprocess.run(
+        ["git", "log", "--format=%an <%ae> %s"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert log == "stepkit demo <demo@stepkit.invalid> textkit before step 1\n"
     assert git.status(project, "")[1] == {}
 
@@ -56,7 +61,10 @@ def test_status_names_project_paths_with_their_ids_in_head(tmp_path):
     (tmp_path / "repo" / "outside.txt").write_text("not the project's\n")
     head, paths = git.status(Path(root), prefix)
     assert prefix == "sub/" and head == git.head(Path(root))
-    assert paths == {"changed.txt": git.commit_ids(Path(root), head, prefix)["changed.txt"], "added.txt": None}
+    assert paths == {
+        "changed.txt": git.commit_ids(Path(root), head, prefix)["changed.txt"],
+        "added.txt": None,
+    }
     assert git.blob(Path(root), paths["changed.txt"]) == b"old\n"
 
 

@@ -26,11 +26,15 @@ def test_a_changed_and_a_removed_hook_come_back_as_they_were(tmp_path):
     (hooks / "pre-push").write_text("#!/bin/sh\ncurl evil\n")
     (hooks / "post-checkout").symlink_to(project / "a.py")
     flags = undo_git_changes(before, tmp_path / "keep", project)
-    assert [f.split(" during")[0] for f in flags] == ["git hook .git/hooks/post-checkout added",
-                                                      "git hook .git/hooks/pre-push changed"]
+    assert [f.split(" during")[0] for f in flags] == [
+        "git hook .git/hooks/post-checkout added",
+        "git hook .git/hooks/pre-push changed",
+    ]
     assert (hooks / "pre-push").read_text() == "#!/bin/sh\necho the user's own hook\n"
     assert os.access(hooks / "pre-push", os.X_OK) and not (hooks / "post-checkout").is_symlink()
-    assert (tmp_path / "keep" / ".git-internals" / "pre-push").read_text() == "#!/bin/sh\ncurl evil\n"
+    assert (
+        tmp_path / "keep" / ".git-internals" / "pre-push"
+    ).read_text() == "#!/bin/sh\ncurl evil\n"
 
     before = git_internals(project)
     (hooks / "pre-push").unlink()
@@ -58,8 +62,10 @@ def test_an_include_is_a_key_that_runs_commands(tmp_path):
     git(project, "config", "include.path", "../evil.cfg")
     git(project, "config", "core.sshCommand", "ssh -o ProxyCommand=evil")
     flags = undo_git_changes(before, tmp_path / "keep", project)
-    assert [f.split(" during")[0] for f in flags] == ["git config core.sshcommand set to 'ssh -o ProxyCommand=evil'",
-                                                      "git config include.path set to '../evil.cfg'"]
+    assert [f.split(" during")[0] for f in flags] == [
+        "git config core.sshcommand set to 'ssh -o ProxyCommand=evil'",
+        "git config include.path set to '../evil.cfg'",
+    ]
     assert "include" not in git(project, "config", "--list", "--local")
 
 

@@ -46,7 +46,11 @@ def test_changed_files_lists_modified_added_deleted_and_skips_the_plan_repo(proj
     (project / "plans/steps/02-b.md").write_text("edited by the coder\n")
     store_dir(project).mkdir(parents=True, exist_ok=True)
     (store_dir(project) / "junk.txt").write_text("x")
-    assert scope.step_changes(before, project).changed_files == ["src/app.py", "src/new.py", "src/util.py"]
+    assert scope.step_changes(before, project).changed_files == [
+        "src/app.py",
+        "src/new.py",
+        "src/util.py",
+    ]
 
 
 def test_a_file_dirty_before_the_step_counts_only_when_the_step_changes_it(tmp_path):
@@ -73,7 +77,9 @@ def test_commits_made_by_the_coder_are_still_its_changes(tmp_path):
 
 
 def test_a_project_inside_a_bigger_repository(tmp_path):
-    repo = init_repo(tmp_path / "mono", {f"svc/{k}": v for k, v in BASE.items()} | {"other/x.py": "1\n"})
+    repo = init_repo(
+        tmp_path / "mono", {f"svc/{k}": v for k, v in BASE.items()} | {"other/x.py": "1\n"}
+    )
     project = repo / "svc"
     before = scope.take_snapshot(project, project / "plans")
     assert before.prefix == "svc/"
@@ -98,7 +104,9 @@ def test_step_diff_shows_added_modified_and_deleted_files(project):
 def test_step_diff_is_bounded(project):
     before = scope.take_snapshot(project, project / "plans")
     for n in range(30):
-        (project / f"src/gen{n:02}.py").write_text("".join(f"value_{i} = {i}\n" for i in range(3000)))
+        (project / f"src/gen{n:02}.py").write_text(
+            "".join(f"value_{i} = {i}\n" for i in range(3000))
+        )
     diff = scope.step_changes(before, project, max_chars=100_000).diff
     assert len(diff) < 100_000 + 200
     assert "diff of src/gen00.py cut at" in diff
@@ -134,7 +142,8 @@ def test_a_copy_taken_before_the_coder_keeps_the_harness_own_edits(project):
     before_coder = scope.copy_plan_repo(project, project / "plans")
     (project / "plans/steps/02-b.md").write_text("rewritten by the coder\n")
     assert scope.restore_plan_repo(before_coder, project / ".stepkit" / "kept") == [
-        "plans/steps/02-b.md (modified; restored; the changed file kept at .stepkit/kept/plans/steps/02-b.md)"]
+        "plans/steps/02-b.md (modified; restored; the changed file kept at .stepkit/kept/plans/steps/02-b.md)"
+    ]
     assert "## Edge cases\n* new" in (project / "plans/steps/02-b.md").read_text()
     assert scope.step_changes(step_start, project).changed_files == []
 
@@ -146,29 +155,38 @@ def test_a_plan_repo_outside_the_project(tmp_path):
     before = scope.copy_plan_repo(project, plans)
     (plans / "steps/01-a.md").write_text("edited\n")
     undone = scope.restore_plan_repo(before, project / ".stepkit" / "kept")
-    assert undone == [(f"{plans / 'steps/01-a.md'} (modified; restored; the changed file kept at "
-                       ".stepkit/kept/plans/steps/01-a.md)")]
+    assert undone == [
+        (
+            f"{plans / 'steps/01-a.md'} (modified; restored; the changed file kept at "
+            ".stepkit/kept/plans/steps/01-a.md)"
+        )
+    ]
     assert (plans / "steps/01-a.md").read_text() == "plan\n"
     assert (project / ".stepkit/kept/plans/steps/01-a.md").read_text() == "edited\n"
 
 
 def test_tamper_flags_name_each_weakening_with_its_file(project):
-    write_files(project, {
-        "pyproject.toml": '[tool.ruff.lint]\nignore = [\n    "E501",\n]\n\n'
-                          "[tool.coverage.report]\nfail_under = 90\n\n[project]\nname = 'x'\n",
-        "web/app.test.js": "it('works', () => {});\n",
-    })
+    write_files(
+        project,
+        {
+            "pyproject.toml": '[tool.ruff.lint]\nignore = [\n    "E501",\n]\n\n'
+            "[tool.coverage.report]\nfail_under = 90\n\n[project]\nname = 'x'\n",
+            "web/app.test.js": "it('works', () => {});\n",
+        },
+    )
     if (project / ".git").exists():
         git(project, "add", "-A")
         git(project, "commit", "-qm", "config")
     before = scope.take_snapshot(project, project / "plans")
     (project / "tests/test_app.py").write_text(
-        "import pytest\n\n@pytest.mark.skip\ndef test_main():\n    assert True\n")
+        "import pytest\n\n@pytest.mark.skip\ndef test_main():\n    assert True\n"
+    )
     (project / "src/app.py").write_text("import os  # noqa: F401\ndef main():\n    return 1\n")
     (project / "web/app.test.js").unlink()
     (project / "pyproject.toml").write_text(
         '[tool.ruff.lint]\nignore = [\n    "E501",\n    "F401",\n]\n\n'
-        "[tool.coverage.report]\nfail_under = 60\n\n[project]\nname = 'x'\nskip = 1\n")
+        "[tool.coverage.report]\nfail_under = 60\n\n[project]\nname = 'x'\nskip = 1\n"
+    )
     flags = scope.step_changes(before, project).tamper_flags
     assert flags == [
         "coverage threshold lowered in pyproject.toml: fail_under 90 -> 60",
@@ -179,11 +197,21 @@ def test_tamper_flags_name_each_weakening_with_its_file(project):
     ]
 
 
-@pytest.mark.parametrize(("path", "before", "after"), [
-    ("pyproject.toml", "[tool.ruff]\nline-length = 100\n",
-     '[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint.per-file-ignores]\n"src/app.py" = ["F401"]\n'),
-    ("ruff.toml", "line-length = 100\n", 'line-length = 100\n\n[lint.per-file-ignores]\n"src/app.py" = ["F401"]\n'),
-])
+@pytest.mark.parametrize(
+    ("path", "before", "after"),
+    [
+        (
+            "pyproject.toml",
+            "[tool.ruff]\nline-length = 100\n",
+            '[tool.ruff]\nline-length = 100\n\n[tool.ruff.lint.per-file-ignores]\n"src/app.py" = ["F401"]\n',
+        ),
+        (
+            "ruff.toml",
+            "line-length = 100\n",
+            'line-length = 100\n\n[lint.per-file-ignores]\n"src/app.py" = ["F401"]\n',
+        ),
+    ],
+)
 def test_a_new_entry_in_an_ignore_table_is_a_loosened_config(project, path, before, after):
     write_files(project, {path: before})
     if (project / ".git").exists():
@@ -202,7 +230,9 @@ def test_tamper_flags_ignore_markers_that_were_already_there(project):
     before = scope.take_snapshot(project, project / "plans")
     (project / "src/app.py").write_text("x = 2  # type: ignore\n")
     (project / "src/other.js").write_text("// eslint-disable-next-line\nfoo()\n")
-    assert scope.step_changes(before, project).tamper_flags == ["new eslint-disable in src/other.js (+1)"]
+    assert scope.step_changes(before, project).tamper_flags == [
+        "new eslint-disable in src/other.js (+1)"
+    ]
 
 
 def test_tree_hash_follows_content_only(project):
@@ -230,9 +260,20 @@ def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
 
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     (tmp_path / "calc.py").write_text("x = 1\n")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, capture_output=True, env={**__import__("os").environ, **env})
+        subprocess.run(
+            ["git", *cmd],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            env={**__import__("os").environ, **env},
+        )
     before = take_snapshot(tmp_path, tmp_path / "plans")
     (tmp_path / "calc.py").write_text("x = 2\n")
     (tmp_path / "__pycache__").mkdir()
@@ -271,7 +312,10 @@ def test_step_changes_gives_the_three_views_at_once(project):
     changes = scope.step_changes(before, project)
     assert "+import os  # noqa" in changes.diff and "+++ /dev/null" in changes.diff
     assert changes.changed_files == ["src/app.py", "tests/test_app.py"]
-    assert changes.tamper_flags == ["new # noqa in src/app.py (+1)", "deleted test file: tests/test_app.py"]
+    assert changes.tamper_flags == [
+        "new # noqa in src/app.py (+1)",
+        "deleted test file: tests/test_app.py",
+    ]
 
 
 def test_a_test_module_that_patches_the_code_under_test_when_imported_is_flagged(project):
@@ -279,7 +323,9 @@ def test_a_test_module_that_patches_the_code_under_test_when_imported_is_flagged
     (project / "tests/test_new.py").write_text(
         "import os\nimport sys\n\nimport app\n\napp.main = lambda: 1\nsetattr(app, 'other', None)\n"
         "sys.modules['app'] = app\nos.environ['MODE'] = 'test'\nLIMIT = 3\n\n\n"
-        "def test_main():\n    app.value = 2\n    assert app.main() == 1\n")
+        "def test_main():\n    app.value = 2\n    assert app.main() == 1\n"
+    )
     assert scope.step_changes(snapshot, project).tamper_flags == [
         f"new module-level patch of {target} in tests/test_new.py (runs when the tests are collected, for every test)"
-        for target in ("app.main", "setattr(app, 'other', None)", "sys.modules['app']")]
+        for target in ("app.main", "setattr(app, 'other', None)", "sys.modules['app']")
+    ]

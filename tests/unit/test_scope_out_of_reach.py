@@ -15,7 +15,11 @@ from stepkit.workspace.scope import git as git_module
 from stepkit.workspace.store import store_dir
 from tests.support.coder import git, init_repo, write_files
 
-BASE = {"src/app.py": "x = 1\n", "plans/steps/01-a.md": "plan\n", "tests/test_app.py": "def test(): pass\n"}
+BASE = {
+    "src/app.py": "x = 1\n",
+    "plans/steps/01-a.md": "plan\n",
+    "tests/test_app.py": "def test(): pass\n",
+}
 
 
 @pytest.fixture
@@ -33,7 +37,9 @@ def saved(project: Path) -> tuple[Path, str]:
 def test_a_snapshot_is_loaded_only_when_it_is_the_one_its_digest_names(project):
     path, digest = saved(project)
     assert scope.snapshot_digest(path) == digest
-    assert scope.load_snapshot(path, digest).files == {"wip.py": scope.load_snapshot(path, None).files["wip.py"]}
+    assert scope.load_snapshot(path, digest).files == {
+        "wip.py": scope.load_snapshot(path, None).files["wip.py"]
+    }
     path.write_text(path.read_text().replace('"files":{', '"files":{"forged.py":null,'))
     assert scope.load_snapshot(path, digest) is None
     path.unlink()
@@ -90,7 +96,16 @@ def test_the_watch_names_what_was_added_deleted_or_changed(project):
 @pytest.fixture
 def with_submodule(project, tmp_path):
     lib = init_repo(tmp_path / "lib", {"helper.py": "def helper():\n    return 1\n"})
-    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    git(
+        project,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(lib),
+        "vendor/lib",
+    )
     git(project, "commit", "-qm", "a submodule")
     return project
 
@@ -105,22 +120,32 @@ def test_edits_inside_a_submodule_are_changes(with_submodule):
     changes = scope.step_changes(before, project)
     assert changes.changed_files == ["vendor/lib/helper.py", "vendor/lib/new.py"]
     assert "-    return 1\n+    return 2\n" in changes.diff
-    assert scope.changed_between(ids, scope.file_ids(project)) == ["vendor/lib/helper.py", "vendor/lib/new.py"]
+    assert scope.changed_between(ids, scope.file_ids(project)) == [
+        "vendor/lib/helper.py",
+        "vendor/lib/new.py",
+    ]
     assert scope.working_tree_changes(project, project / "plans").changed_files == [
-        "vendor/lib/helper.py", "vendor/lib/new.py", "wip.py"]
+        "vendor/lib/helper.py",
+        "vendor/lib/new.py",
+        "wip.py",
+    ]
 
 
 def test_commits_inside_a_submodule_are_still_changes(with_submodule):
     project = with_submodule
     before = scope.take_snapshot(project, project / "plans")
     (project / "vendor/lib/helper.py").unlink()
-    write_files(project, {"vendor/lib/tests/test_helper.py": "import pytest\npytest.skip('later')\n"})
+    write_files(
+        project, {"vendor/lib/tests/test_helper.py": "import pytest\npytest.skip('later')\n"}
+    )
     git(project / "vendor/lib", "add", "-A")
     git(project / "vendor/lib", "commit", "-qm", "the coder's commit")
     changes = scope.step_changes(before, project)
     assert changes.changed_files == ["vendor/lib/helper.py", "vendor/lib/tests/test_helper.py"]
     assert "--- a/vendor/lib/helper.py\n+++ /dev/null\n" in changes.diff
-    assert changes.tamper_flags == ["new pytest skip/xfail marker in vendor/lib/tests/test_helper.py (+1)"]
+    assert changes.tamper_flags == [
+        "new pytest skip/xfail marker in vendor/lib/tests/test_helper.py (+1)"
+    ]
 
 
 def test_no_gitmodules_no_extra_git_process(project, monkeypatch):

@@ -14,8 +14,12 @@ from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
 from stepkit.workspace.store import store_dir
 from tests.support.coder import write_files
 
-PLANS = {"plans/steps/01-a.md": "step one\n", "plans/steps/02-b.md": "step two\n",
-         "plans/NOTES.md": "# Notes\n", "src/app.py": "x = 1\n"}
+PLANS = {
+    "plans/steps/01-a.md": "step one\n",
+    "plans/steps/02-b.md": "step two\n",
+    "plans/NOTES.md": "# Notes\n",
+    "src/app.py": "x = 1\n",
+}
 
 
 @pytest.fixture
@@ -34,7 +38,11 @@ def outside(tmp_path):
 
 
 def contents(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def restore(project: Path, before: scope.PlanCopy) -> list[str]:
@@ -48,8 +56,11 @@ def test_a_file_replaced_by_a_link_to_an_outside_file(project, outside):
     plan.unlink()
     plan.symlink_to(outside / "secret.txt")
     assert restore(project, before) == [
-        (f"plans/steps/01-a.md (replaced by a symlink to {outside / 'secret.txt'}; restored; "
-         "the link removed, kept at .stepkit/kept/plans/steps/01-a.md)")]
+        (
+            f"plans/steps/01-a.md (replaced by a symlink to {outside / 'secret.txt'}; restored; "
+            "the link removed, kept at .stepkit/kept/plans/steps/01-a.md)"
+        )
+    ]
     assert contents(outside) == untouched
     assert not plan.is_symlink() and plan.read_text() == "step one\n"
     assert os.readlink(project / ".stepkit/kept/plans/steps/01-a.md") == str(outside / "secret.txt")
@@ -64,8 +75,10 @@ def test_a_directory_replaced_by_a_link_to_an_outside_directory(project, outside
     steps.rmdir()
     steps.symlink_to(outside / "steps", target_is_directory=True)
     assert restore(project, before) == [
-        (f"plans/steps (replaced by a symlink to {outside / 'steps'}; the link removed, "
-         "kept at .stepkit/kept/plans/steps)"),
+        (
+            f"plans/steps (replaced by a symlink to {outside / 'steps'}; the link removed, "
+            "kept at .stepkit/kept/plans/steps)"
+        ),
         "plans/steps/01-a.md (deleted; restored)",
         "plans/steps/02-b.md (deleted; restored)",
     ]
@@ -80,7 +93,10 @@ def test_the_plans_dir_itself_replaced_by_a_link(project, outside):
     os.rename(project / "plans", project / "plans.moved")
     (project / "plans").symlink_to(outside, target_is_directory=True)
     undone = restore(project, before)
-    assert undone[0] == f"plans (replaced by a symlink to {outside}; removed, kept at .stepkit/kept/plans)"
+    assert (
+        undone[0]
+        == f"plans (replaced by a symlink to {outside}; removed, kept at .stepkit/kept/plans)"
+    )
     assert contents(outside) == untouched
     assert not (project / "plans").is_symlink()
     assert contents(project / "plans") == contents(project / "plans.moved")
@@ -91,12 +107,14 @@ def test_a_link_added_to_the_plan_repo_is_moved_away_and_the_users_own_link_stay
     before = scope.copy_plan_repo(project, project / "plans")
     (project / "plans/handoffs").symlink_to(outside, target_is_directory=True)
     assert restore(project, before) == [
-        f"plans/handoffs (added, a symlink to {outside}; the link removed, kept at .stepkit/kept/plans/handoffs)"]
+        f"plans/handoffs (added, a symlink to {outside}; the link removed, kept at .stepkit/kept/plans/handoffs)"
+    ]
     assert os.readlink(project / "plans/plan.md") == str(outside / "secret.txt")
     (project / "plans/plan.md").unlink()
     (project / "plans/plan.md").write_text("the coder's plan\n")
     assert restore(project, before) == [
-        "plans/plan.md (modified; restored; the changed file kept at .stepkit/kept/plans/plan.md)"]
+        "plans/plan.md (modified; restored; the changed file kept at .stepkit/kept/plans/plan.md)"
+    ]
     assert os.readlink(project / "plans/plan.md") == str(outside / "secret.txt")
 
 
@@ -119,7 +137,9 @@ def test_when_no_copy_can_be_kept_safely_nothing_is_touched(project, outside):
     untouched = contents(outside)
     (project / "plans/NOTES.md").write_text("a hand edit\n")
     undone = restore(project, before)
-    assert undone == [f"plans/NOTES.md (changed; left as it is: cannot keep a copy, {project / '.stepkit'} is a symlink)"]
+    assert undone == [
+        f"plans/NOTES.md (changed; left as it is: cannot keep a copy, {project / '.stepkit'} is a symlink)"
+    ]
     assert (project / "plans/NOTES.md").read_text() == "a hand edit\n"
     assert contents(outside) == untouched
 
@@ -142,22 +162,45 @@ def test_a_file_too_large_to_hold_is_never_overwritten_nor_lost(project, monkeyp
     monkeypatch.setattr(plancopy, "PLAN_FILE_LIMIT", len("# Notes\n") - 1)
     before = scope.copy_plan_repo(project, project / "plans")
     (project / "plans/NOTES.md").write_text("a hand edit\n")
-    assert restore(project, before) == ["plans/NOTES.md (changed; not restored: it was too large to hold a copy of)"]
+    assert restore(project, before) == [
+        "plans/NOTES.md (changed; not restored: it was too large to hold a copy of)"
+    ]
     assert (project / "plans/NOTES.md").read_text() == "a hand edit\n"
     (project / "plans/NOTES.md").unlink()
-    assert restore(project, before) == ["plans/NOTES.md (deleted; not restored: it was too large to hold a copy of)"]
+    assert restore(project, before) == [
+        "plans/NOTES.md (deleted; not restored: it was too large to hold a copy of)"
+    ]
 
 
 # -- which paths are the plan repo --------------------------------------------------
 
 
 def test_a_plans_dir_that_is_the_project_is_only_the_protocol_entries(project):
-    write_files(project, {"steps/01-a.md": "s\n", "handoffs/01-a.md": "h\n", "NOTES.md": "n\n",
-                          "plan.md": "p\n", ".stepkit/runs/r/state.json": "{}", "stepsfile.py": "1\n"})
+    write_files(
+        project,
+        {
+            "steps/01-a.md": "s\n",
+            "handoffs/01-a.md": "h\n",
+            "NOTES.md": "n\n",
+            "plan.md": "p\n",
+            ".stepkit/runs/r/state.json": "{}",
+            "stepsfile.py": "1\n",
+        },
+    )
     plan = scope.PlanScope.of(project, project)
-    assert [rel for rel in ("steps/01-a.md", "handoffs/01-a.md", "NOTES.md", "plan.md",
-                            "src/app.py", "stepsfile.py", "plans/NOTES.md") if plan.covers(rel)] == [
-        "steps/01-a.md", "handoffs/01-a.md", "NOTES.md", "plan.md"]
+    assert [
+        rel
+        for rel in (
+            "steps/01-a.md",
+            "handoffs/01-a.md",
+            "NOTES.md",
+            "plan.md",
+            "src/app.py",
+            "stepsfile.py",
+            "plans/NOTES.md",
+        )
+        if plan.covers(rel)
+    ] == ["steps/01-a.md", "handoffs/01-a.md", "NOTES.md", "plan.md"]
     assert sorted(plan.walk()[0]) == ["NOTES.md", "handoffs/01-a.md", "plan.md", "steps/01-a.md"]
 
 

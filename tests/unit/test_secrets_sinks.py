@@ -20,8 +20,7 @@ SECRETS = {
     "postgres://admin:Pg5ecret@db": "Pg5ecret",
     "https://hooks.slack.com/services/T000/B000/XXXX": "T000/B000/XXXX",
     'client_secret="abc DEF ghi 123"': "abc DEF ghi 123",
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c7z5Pad7Oejecs\n-----END RSA PRIVATE KEY-----":
-        "MIIEpAIBAAKCAQEA1c7z5Pad7Oejecs",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1c7z5Pad7Oejecs\n-----END RSA PRIVATE KEY-----": "MIIEpAIBAAKCAQEA1c7z5Pad7Oejecs",
     "PGPASSWORD=pgSup3rSecret psql -h db": "pgSup3rSecret",
     "mysql -u root -pMy5qlS3cret app": "My5qlS3cret",
     "curl -u alice:CurlS3cret https://x.test": "CurlS3cret",
@@ -30,8 +29,12 @@ SECRETS = {
     "[db]\npassword=ini value with spaces": "ini value with spaces",
 }
 #: Secret-named environment variables whose values the gate prints bare.
-SECRET_ENV = {"PGPASSWORD": "envPgValue1", "MYSQL_PWD": "envMyValue2",
-              "REDISCLI_AUTH": "envRedisValue3", "SSHPASS": "envSshValue4"}
+SECRET_ENV = {
+    "PGPASSWORD": "envPgValue1",
+    "MYSQL_PWD": "envMyValue2",
+    "REDISCLI_AUTH": "envRedisValue3",
+    "SSHPASS": "envSshValue4",
+}
 LEAK = "\n".join(SECRETS)
 
 
@@ -50,12 +53,22 @@ def project(tmp_path):
         "sys.exit(1 if first else 0)\n"
     )
     config = project.root / "stepkit.toml"
-    config.write_text(config.read_text().replace(
-        f'test = "{PY} check.py"', f'test = "{PY} {leak} && {PY} check.py"'))
-    project.coder_actions({"write": {"calc.py": "def add(a, b):\n    return a + b\n\n\n"
-                                                "def mul(a, b):\n    return a * b\n",
-                                     "settings.env": LEAK + "\n"},  # in the diff the model reads
-                           "say": f"coder: connected with\n{LEAK}", "sentinel": "CODER_COMPLETE"})
+    config.write_text(
+        config.read_text().replace(
+            f'test = "{PY} check.py"', f'test = "{PY} {leak} && {PY} check.py"'
+        )
+    )
+    project.coder_actions(
+        {
+            "write": {
+                "calc.py": "def add(a, b):\n    return a + b\n\n\n"
+                "def mul(a, b):\n    return a * b\n",
+                "settings.env": LEAK + "\n",
+            },  # in the diff the model reads
+            "say": f"coder: connected with\n{LEAK}",
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
     return project
 
 
@@ -71,8 +84,11 @@ def assert_no_secret(text: str, where: object) -> None:
 
 
 def test_no_sink_of_a_run_holds_a_secret(project):
-    prose = {**HANDOFF, "summary": f"Added calc.mul; used {LEAK}",
-             "notes_facts": ["the database is postgres://admin:Pg5ecret@db"]}
+    prose = {
+        **HANDOFF,
+        "summary": f"Added calc.mul; used {LEAK}",
+        "notes_facts": ["the database is postgres://admin:Pg5ecret@db"],
+    }
     env = project.env(**SECRET_ENV)
     paused = project.run(engine=project.script(write_handoff=prose), env=env)
     assert paused.code == 5, paused.stderr + paused.stdout
@@ -81,7 +97,9 @@ def test_no_sink_of_a_run_holds_a_secret(project):
 
     run_dir = store_dir(project.root) / "runs" / done.data["run_id"]
     logs = sorted((run_dir / "logs").iterdir())
-    assert any("DB_PASSWORD=[REDACTED]" in log.read_text() for log in logs)  # the gate ran and printed
+    assert any(
+        "DB_PASSWORD=[REDACTED]" in log.read_text() for log in logs
+    )  # the gate ran and printed
     fix_prompt = project.coder_prompt(1)  # the failed gate's evidence, given to the coder
     assert "postgres://admin:[REDACTED]@db" in fix_prompt
     assert_no_secret(fix_prompt, "the fixing coder's prompt")

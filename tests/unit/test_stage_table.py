@@ -20,8 +20,13 @@ from stepkit.protocol.stages import STAGES, run_stage, stage_of
 from stepkit.records import OrientResult, StageContext, StageFault
 
 ROOT = Path(__file__).resolve().parents[2]
-ORIENT = {"plan_summary": "Adds mul.", "implementation_brief": "Write calc.mul.",
-          "staleness_report": "clean", "has_major_deviation": False, "deviation_summary": "None"}
+ORIENT = {
+    "plan_summary": "Adds mul.",
+    "implementation_brief": "Write calc.mul.",
+    "staleness_report": "clean",
+    "has_major_deviation": False,
+    "deviation_summary": "None",
+}
 
 
 @pytest.mark.parametrize("name", [name for name, stage in STAGES.items() if stage.hook])
@@ -31,8 +36,11 @@ def test_every_stage_hook_is_a_hookspec_with_a_docstring_and_a_hooks_md_section(
     assert spec is not None, f"{name}: no hookspec {stage.hook}"
     assert inspect.getdoc(spec), stage.hook
     assert stage.result.__name__ in str(inspect.signature(spec).return_annotation), (
-        f"{stage.hook} does not say it returns {stage.result.__name__}")
-    headings = re.findall(r"^### `(\w+)\(", (ROOT / "hooks.md").read_text(encoding="utf-8"), re.MULTILINE)
+        f"{stage.hook} does not say it returns {stage.result.__name__}"
+    )
+    headings = re.findall(
+        r"^### `(\w+)\(", (ROOT / "hooks.md").read_text(encoding="utf-8"), re.MULTILINE
+    )
     assert stage.hook in headings
 
 
@@ -81,12 +89,21 @@ class Answers:
         return self.answer
 
 
-def context(project: Path, node: str = "orient", settings: dict | None = None, plugin=None) -> StageContext:
+def context(
+    project: Path, node: str = "orient", settings: dict | None = None, plugin=None
+) -> StageContext:
     pm = get_plugin_manager(builtins=[])
     if plugin is not None:
         pm.register(plugin)
-    return StageContext(node=node, project_dir=project, plans_dir=project / "plans", state={},
-                        settings=settings or {}, config=Config(), pm=pm)
+    return StageContext(
+        node=node,
+        project_dir=project,
+        plans_dir=project / "plans",
+        state={},
+        settings=settings or {},
+        config=Config(),
+        pm=pm,
+    )
 
 
 def test_a_dict_result_is_validated_and_taken(tmp_path):
@@ -99,15 +116,33 @@ def test_a_model_result_is_taken(tmp_path):
     assert outcome.updates["plan_summary"] == "Adds mul."
 
 
-@pytest.mark.parametrize("stage, answer, field", [
-    ("orient", {**ORIENT, "has_major_deviation": "maybe"}, "has_major_deviation"),
-    ("orient", {key: value for key, value in ORIENT.items() if key != "implementation_brief"},
-     "implementation_brief"),
-    # a model built without validation is checked again
-    ("orient", OrientResult.model_construct(**{**ORIENT, "staleness_report": None}), "staleness_report"),
-    ("sweep", {"edge_case_report": "", "downstream_updates": "None", "needs_independent_review": False,
-               "annotations": [{"step": "three", "edge_case": "x"}]}, "annotations"),
-])
+@pytest.mark.parametrize(
+    "stage, answer, field",
+    [
+        ("orient", {**ORIENT, "has_major_deviation": "maybe"}, "has_major_deviation"),
+        (
+            "orient",
+            {key: value for key, value in ORIENT.items() if key != "implementation_brief"},
+            "implementation_brief",
+        ),
+        # a model built without validation is checked again
+        (
+            "orient",
+            OrientResult.model_construct(**{**ORIENT, "staleness_report": None}),
+            "staleness_report",
+        ),
+        (
+            "sweep",
+            {
+                "edge_case_report": "",
+                "downstream_updates": "None",
+                "needs_independent_review": False,
+                "annotations": [{"step": "three", "edge_case": "x"}],
+            },
+            "annotations",
+        ),
+    ],
+)
 def test_a_bad_result_is_a_stage_fault_naming_the_field(tmp_path, stage, answer, field):
     with pytest.raises(StageFault) as fault:
         run_stage(stage, context(tmp_path, plugin=Answers(answer)))
@@ -116,11 +151,14 @@ def test_a_bad_result_is_a_stage_fault_naming_the_field(tmp_path, stage, answer,
     assert field in note and "\n" not in note
 
 
-@pytest.mark.parametrize("stage, node, effort", [
-    ("orient", "my_orient", "high"),
-    ("review", "second_opinion", "high"),
-    ("handoff", "independent_review", None),  # a node id means nothing; its stage decides
-])
+@pytest.mark.parametrize(
+    "stage, node, effort",
+    [
+        ("orient", "my_orient", "high"),
+        ("review", "second_opinion", "high"),
+        ("handoff", "independent_review", None),  # a node id means nothing; its stage decides
+    ],
+)
 def test_the_default_effort_is_the_stage_s_whatever_the_node_is_called(stage, node, effort):
     from stepkit.plugins.llm.anthropic_engine import resolve_effort
 

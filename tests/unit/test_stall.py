@@ -21,9 +21,12 @@ def parsers():
 
 @pytest.fixture
 def gate(parsers):
-    def make(output: str, command: str = "pytest -q", name: str = "tests", status: str = "fail") -> GateResult:
+    def make(
+        output: str, command: str = "pytest -q", name: str = "tests", status: str = "fail"
+    ) -> GateResult:
         evidence = condense(parsers, name, command, output, 1, None)
         return GateResult(name=name, status=status, command=command, exit_code=1, evidence=evidence)
+
     return make
 
 
@@ -35,45 +38,67 @@ E   AssertionError: assert 'Hi Ann' == 'Hello, Ann!'
 FAILED tests/test_greet.py::test_greet - AssertionError: assert 'Hi Ann' == 'Hello, Ann!'
 1 failed, 4 passed in 0.31s
 """
-PYTEST_RUN_2 = (PYTEST_RUN_1.replace("pytest-17/test_x0", "pytest-18/test_x1")
-                .replace(":12:", ":14:").replace("0.31s", "1.07s").replace("4 passed", "5 passed"))
+PYTEST_RUN_2 = (
+    PYTEST_RUN_1.replace("pytest-17/test_x0", "pytest-18/test_x1")
+    .replace(":12:", ":14:")
+    .replace("0.31s", "1.07s")
+    .replace("4 passed", "5 passed")
+)
 
 
 def test_noise_does_not_change_the_signature(gate):
     first, second = failure_signature(gate(PYTEST_RUN_1)), failure_signature(gate(PYTEST_RUN_2))
     assert first == second
-    assert first == ("tests | FAILED tests/test_greet.py::test_greet - "
-                     "AssertionError: assert 'Hi Ann' == 'Hello, Ann!' | ")
+    assert first == (
+        "tests | FAILED tests/test_greet.py::test_greet - "
+        "AssertionError: assert 'Hi Ann' == 'Hello, Ann!' | "
+    )
     assert is_stalled(first, second)
 
 
 def test_a_different_value_or_test_or_gate_is_progress(gate):
     base = failure_signature(gate(PYTEST_RUN_1))
     other_value = failure_signature(gate(PYTEST_RUN_1.replace("'Hi Ann'", "'Hello Ann'")))
-    other_test = failure_signature(gate(PYTEST_RUN_1.replace("::test_greet -", "::test_farewell -")))
+    other_test = failure_signature(
+        gate(PYTEST_RUN_1.replace("::test_greet -", "::test_farewell -"))
+    )
     other_gate = failure_signature(gate(PYTEST_RUN_1, name="build"))
     assert len({base, other_value, other_test, other_gate}) == 4
     assert not is_stalled(base, other_value)
 
 
 def test_a_python_traceback_names_the_exception_not_the_banner(gate):
-    text = ('Traceback (most recent call last):\n  File "/tmp/tmpab12cd34/check.py", line 3, in <module>\n'
-            "    assert value == 'Hello, Ann!'\nAssertionError: greet returned 'attempt 1'\n")
-    assert failure_signature(gate(text, "python check.py")).endswith("| AssertionError: greet returned 'attempt 1'")
+    text = (
+        'Traceback (most recent call last):\n  File "/tmp/tmpab12cd34/check.py", line 3, in <module>\n'
+        "    assert value == 'Hello, Ann!'\nAssertionError: greet returned 'attempt 1'\n"
+    )
+    assert failure_signature(gate(text, "python check.py")).endswith(
+        "| AssertionError: greet returned 'attempt 1'"
+    )
 
 
 def test_the_first_error_comes_from_the_parsers_error_section(gate):
-    cargo = ("test greet::tests::hello ... FAILED\n\nfailures:\n\n---- greet::tests::hello stdout ----\n"
-             "thread 'greet::tests::hello' panicked at src/lib.rs:9:5:\nassertion failed: left == right\n\n"
-             "failures:\n    greet::tests::hello\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored\n")
-    assert failure_signature(gate(cargo, "cargo test")) == "tests | greet::tests::hello | panicked at src/lib.rs:N"
+    cargo = (
+        "test greet::tests::hello ... FAILED\n\nfailures:\n\n---- greet::tests::hello stdout ----\n"
+        "thread 'greet::tests::hello' panicked at src/lib.rs:9:5:\nassertion failed: left == right\n\n"
+        "failures:\n    greet::tests::hello\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored\n"
+    )
+    assert (
+        failure_signature(gate(cargo, "cargo test"))
+        == "tests | greet::tests::hello | panicked at src/lib.rs:N"
+    )
 
 
 def test_ids_of_other_tools(gate):
     go = "--- FAIL: TestGreet (0.00s)\n    greet_test.go:9: got Hi\nFAIL\nFAIL\texample.com/g\t0.004s\n"
     ruff = "src/app.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.\n"
-    assert failure_signature(gate(go, "go test ./...")) == "tests | TestGreet | greet_test.go:N: got Hi"
-    assert failure_signature(gate(ruff, "ruff check .", "lint")).startswith("lint | src/app.py:N: F401")
+    assert (
+        failure_signature(gate(go, "go test ./..."))
+        == "tests | TestGreet | greet_test.go:N: got Hi"
+    )
+    assert failure_signature(gate(ruff, "ruff check .", "lint")).startswith(
+        "lint | src/app.py:N: F401"
+    )
 
 
 def test_addresses_and_timestamps_are_normalised():

@@ -27,8 +27,14 @@ def test_project_fixture_writes_text_and_bytes_in_fresh_dirs(stepkit_project):
 
 def test_resolve_gate_command_with_an_extra_plugin(stepkit_project):
     project = stepkit_project({"tests.sh": "#!/bin/sh\n", "Makefile": "test:\n\ttrue\n"})
-    assert resolve_gate_command(project, "tests") == ("make test", "stepkit.plugins.projects.taskrunners")
-    assert resolve_gate_command(project, "tests", plugins=[ShellTests()]) == ("./tests.sh", "ShellTests")
+    assert resolve_gate_command(project, "tests") == (
+        "make test",
+        "stepkit.plugins.projects.taskrunners",
+    )
+    assert resolve_gate_command(project, "tests", plugins=[ShellTests()]) == (
+        "./tests.sh",
+        "ShellTests",
+    )
     assert resolve_gate_command(project, "lint", plugins=[ShellTests()]) == (None, None)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from stepkit.workspace import testresults as tr
 from stepkit.workspace.testrunners import report_invocation, rerun_invocation
 
-SUITE = '''import pytest
+SUITE = """import pytest
 def test_ok(): pass
 def test_bad(): assert 0
 class TestC:
@@ -21,11 +21,19 @@ class TestC:
 def test_p(x): assert x == 1
 @pytest.mark.skip
 def test_s(): pass
-'''
+"""
 
 
 def _run(command: str, cwd: Path, env: dict[str, str]) -> str:
-    proc = subprocess.run(command, check=False, shell=True, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True)
+    proc = subprocess.run(
+        command,
+        check=False,
+        shell=True,
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
     return proc.stdout + proc.stderr
 
 
@@ -39,8 +47,13 @@ def test_pytest_node_ids_from_junit_and_a_rerun_of_the_failing_ids_only(tmp_path
     results = inv.results(_run(inv.command, project, inv.env), "")
     base = "tests/pkg/test_a.py::"
     assert results.outcomes == {
-        f"{base}test_ok": "passed", f"{base}test_bad": "failed", f"{base}TestC::test_m": "passed",
-        f"{base}test_p[1]": "passed", f"{base}test_p[2]": "failed", f"{base}test_s": "skipped"}
+        f"{base}test_ok": "passed",
+        f"{base}test_bad": "failed",
+        f"{base}TestC::test_m": "passed",
+        f"{base}test_p[1]": "passed",
+        f"{base}test_p[2]": "failed",
+        f"{base}test_s": "skipped",
+    }
     record = results.record(tmp_path / "tests.json")
     assert record.counts == {"passed": 3, "failed": 2, "errored": 0, "skipped": 1}
     assert record.failing == [f"{base}test_bad", f"{base}test_p[2]"]
@@ -53,26 +66,49 @@ def test_pytest_node_ids_from_junit_and_a_rerun_of_the_failing_ids_only(tmp_path
 
 def test_jest_and_vitest_json_ids_are_file_describe_name(tmp_path):
     report = tmp_path / "r.json"
-    report.write_text(json.dumps({"testResults": [
-        {"name": str(tmp_path / "src" / "a.test.js"), "status": "failed", "assertionResults": [
-            {"ancestorTitles": ["math"], "title": "adds", "status": "passed"},
-            {"ancestorTitles": ["math"], "title": "muls", "status": "failed"},
-            {"ancestorTitles": [], "title": "later", "status": "todo"}]},
-        {"name": str(tmp_path / "src" / "broken.test.js"), "status": "failed", "assertionResults": []},
-    ]}))
+    report.write_text(
+        json.dumps(
+            {
+                "testResults": [
+                    {
+                        "name": str(tmp_path / "src" / "a.test.js"),
+                        "status": "failed",
+                        "assertionResults": [
+                            {"ancestorTitles": ["math"], "title": "adds", "status": "passed"},
+                            {"ancestorTitles": ["math"], "title": "muls", "status": "failed"},
+                            {"ancestorTitles": [], "title": "later", "status": "todo"},
+                        ],
+                    },
+                    {
+                        "name": str(tmp_path / "src" / "broken.test.js"),
+                        "status": "failed",
+                        "assertionResults": [],
+                    },
+                ]
+            }
+        )
+    )
     results = tr.read_jest_json(report, tmp_path)
-    assert results.outcomes == {"src/a.test.js › math › adds": "passed", "src/a.test.js › math › muls": "failed",
-                                "src/a.test.js › later": "skipped", "src/broken.test.js": "errored"}
+    assert results.outcomes == {
+        "src/a.test.js › math › adds": "passed",
+        "src/a.test.js › math › muls": "failed",
+        "src/a.test.js › later": "skipped",
+        "src/broken.test.js": "errored",
+    }
     assert tr.jest_parts("src/a.test.js › math › muls") == ("src/a.test.js", "math muls")
 
 
 def test_go_ids_carry_their_package_from_json_and_from_text():
-    events = [{"Action": "run", "Package": "ex.com/m", "Test": "TestA"},
-              {"Action": "pass", "Package": "ex.com/m", "Test": "TestA"},
-              {"Action": "fail", "Package": "ex.com/m/sub", "Test": "TestB"},
-              {"Action": "fail", "Package": "ex.com/m/sub"}]
+    events = [
+        {"Action": "run", "Package": "ex.com/m", "Test": "TestA"},
+        {"Action": "pass", "Package": "ex.com/m", "Test": "TestA"},
+        {"Action": "fail", "Package": "ex.com/m/sub", "Test": "TestB"},
+        {"Action": "fail", "Package": "ex.com/m/sub"},
+    ]
     assert tr.read_go_json("\n".join(json.dumps(e) for e in events)).outcomes == {
-        "ex.com/m::TestA": "passed", "ex.com/m/sub::TestB": "failed"}
+        "ex.com/m::TestA": "passed",
+        "ex.com/m/sub::TestB": "failed",
+    }
     text = "--- FAIL: TestB (0.00s)\n    b_test.go:5: no\nFAIL\nFAIL\tex.com/m/sub\t0.01s\nok  \tex.com/m\t0.01s\n"
     results = tr.read_go_text(text, verbose=False)
     assert results.outcomes == {"ex.com/m/sub::TestB": "failed"} and not results.complete
@@ -80,19 +116,29 @@ def test_go_ids_carry_their_package_from_json_and_from_text():
 
 def test_libtest_trx_and_the_evidence_fallback(tmp_path):
     text = "running 3 tests\ntest a::one ... ok\ntest a::two ... FAILED\ntest b ... ignored\n"
-    assert tr.read_libtest(text).outcomes == {"a::one": "passed", "a::two": "failed", "b": "skipped"}
-    terse = ("running 2 tests\n. 1/2\nt::old --- FAILED\n\nfailures:\n\n---- t::old stdout ----\n"
-             "thread 't::old' panicked at src/lib.rs:16:9:\n\nfailures:\n    t::old\n    t::other\n\n"
-             "test result: FAILED. 0 passed; 2 failed\n")
+    assert tr.read_libtest(text).outcomes == {
+        "a::one": "passed",
+        "a::two": "failed",
+        "b": "skipped",
+    }
+    terse = (
+        "running 2 tests\n. 1/2\nt::old --- FAILED\n\nfailures:\n\n---- t::old stdout ----\n"
+        "thread 't::old' panicked at src/lib.rs:16:9:\n\nfailures:\n    t::old\n    t::other\n\n"
+        "test result: FAILED. 0 passed; 2 failed\n"
+    )
     found = tr.read_libtest(terse)
     assert found.outcomes == {"t::old": "failed", "t::other": "failed"} and not found.complete
     trx = tmp_path / "r.trx"
-    trx.write_text('<TestRun xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010"><Results>'
-                   '<UnitTestResult testName="N.C.Ok" outcome="Passed"/>'
-                   '<UnitTestResult testName="N.C.Bad" outcome="Failed"/></Results></TestRun>')
+    trx.write_text(
+        '<TestRun xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010"><Results>'
+        '<UnitTestResult testName="N.C.Ok" outcome="Passed"/>'
+        '<UnitTestResult testName="N.C.Bad" outcome="Failed"/></Results></TestRun>'
+    )
     assert tr.read_trx([trx]).outcomes == {"N.C.Ok": "passed", "N.C.Bad": "failed"}
-    evidence = ("$ pytest\nexit code: 1\nfailing tests (2):\n  FAILED t.py::a - assert 0\n  ERROR t.py::b\n"
-                "summary: 1 failed")
+    evidence = (
+        "$ pytest\nexit code: 1\nfailing tests (2):\n  FAILED t.py::a - assert 0\n  ERROR t.py::b\n"
+        "summary: 1 failed"
+    )
     found = tr.read_evidence(evidence)
     assert found.outcomes == {"t.py::a": "failed", "t.py::b": "errored"} and not found.complete
 
@@ -100,14 +146,24 @@ def test_libtest_trx_and_the_evidence_fallback(tmp_path):
 def test_report_flags_go_on_the_runner_also_behind_npm_test(tmp_path):
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": "vitest run"}}))
     inv = report_invocation("npm test", tmp_path, tmp_path / "rep")
-    assert inv.runner == "vitest" and inv.command.startswith("npm test -- --reporter=default --reporter=json")
+    assert inv.runner == "vitest" and inv.command.startswith(
+        "npm test -- --reporter=default --reporter=json"
+    )
     assert report_invocation("npx jest --ci", tmp_path, tmp_path / "rep").command.endswith(
-        f"--json --outputFile={tmp_path / 'rep' / 'jest.json'}")
-    assert report_invocation("ctest --test-dir build", tmp_path, tmp_path / "rep").command.startswith(
-        "ctest --test-dir build --output-junit ")
+        f"--json --outputFile={tmp_path / 'rep' / 'jest.json'}"
+    )
+    assert report_invocation(
+        "ctest --test-dir build", tmp_path, tmp_path / "rep"
+    ).command.startswith("ctest --test-dir build --output-junit ")
     # a piped command, or a runner that is not the last command, is left as it is
-    assert report_invocation("npx jest | tee out", tmp_path, tmp_path / "rep").command == "npx jest | tee out"
-    assert report_invocation("jest && echo done", tmp_path, tmp_path / "rep").command == "jest && echo done"
+    assert (
+        report_invocation("npx jest | tee out", tmp_path, tmp_path / "rep").command
+        == "npx jest | tee out"
+    )
+    assert (
+        report_invocation("jest && echo done", tmp_path, tmp_path / "rep").command
+        == "jest && echo done"
+    )
 
 
 def test_rerun_selections_per_runner(tmp_path):
@@ -115,10 +171,14 @@ def test_rerun_selections_per_runner(tmp_path):
     assert cargo.command == "cargo test -q -- --exact --format=pretty a::one two"
     cargo = rerun_invocation("cargo test -- --nocapture", tmp_path, tmp_path / "r", ["x"])
     assert cargo.command == "cargo test -- --nocapture --exact --format=pretty x"
-    go = rerun_invocation("go test ./...", tmp_path, tmp_path / "r", ["ex.com/m::TestA", "ex.com/m::TestB/sub"])
+    go = rerun_invocation(
+        "go test ./...", tmp_path, tmp_path / "r", ["ex.com/m::TestA", "ex.com/m::TestB/sub"]
+    )
     assert go.command == "go test -json -count=1 -run '^(TestA|TestB)$' ex.com/m"
     jest = rerun_invocation("npx jest", tmp_path, tmp_path / "r", ["src/a.test.js › math › muls"])
     assert jest.command.endswith("-t '^(?:math\\ muls)$' src/a.test.js")
-    maven = rerun_invocation("mvn -q test", tmp_path, tmp_path / "r", ["a.B#one", "a.B#two", "a.C#x"])
+    maven = rerun_invocation(
+        "mvn -q test", tmp_path, tmp_path / "r", ["a.B#one", "a.B#two", "a.C#x"]
+    )
     assert "-Dtest='a.B#one+two,a.C#x'" in maven.command
     assert rerun_invocation("make check", tmp_path, tmp_path / "r", ["thing"]) is None

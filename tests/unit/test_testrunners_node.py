@@ -31,27 +31,36 @@ test('skipped', { skip: true }, () => {});
 OTHER = """const { test } = require('node:test');
 test('breaks', () => { throw new Error('b broke'); });
 """
-FAILING = ["test/a.test.js › breaks", "test/a.test.js › calc › divides", "test/a.test.js › calc › nested › deep fail",
-           "test/b.test.js › breaks"]
+FAILING = [
+    "test/a.test.js › breaks",
+    "test/a.test.js › calc › divides",
+    "test/a.test.js › calc › nested › deep fail",
+    "test/b.test.js › breaks",
+]
 
 
 def gate_of(capsys, project: Path, command: str) -> dict:
     (project / "stepkit.toml").write_text(
-        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = {json.dumps(command)}\n')
+        f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = {json.dumps(command)}\n'
+    )
     main(["verify", "--project-dir", str(project), "--json"])
     return next(g for g in json.loads(capsys.readouterr().out)["gates"] if g["name"] == "tests")
 
 
 def node_project(root: Path, files: dict[str, str], script: str = "node --test") -> Path:
     (root / "test").mkdir(parents=True)
-    (root / "package.json").write_text(json.dumps({"name": "t", "private": True, "scripts": {"test": script}}))
+    (root / "package.json").write_text(
+        json.dumps({"name": "t", "private": True, "scripts": {"test": script}})
+    )
     for rel, text in files.items():
         (root / rel).write_text(text)
     return root
 
 
-@pytest.mark.parametrize("command", ["node --test", "npm test", "sh -c 'node --test'",
-                                     "node --test --test-reporter=spec"])
+@pytest.mark.parametrize(
+    "command",
+    ["node --test", "npm test", "sh -c 'node --test'", "node --test --test-reporter=spec"],
+)
 def test_every_test_skipped_is_not_run(tmp_path, capsys, command):
     project = node_project(tmp_path, {"test/a.test.js": SKIPPED})
     gate = gate_of(capsys, project, command)
@@ -80,13 +89,20 @@ def test_a_command_choosing_its_own_reporter_still_names_its_failures(tmp_path, 
     assert gate["status"] == "fail"
     for name in ("breaks", "divides", "deep fail"):
         assert f"test/a.test.js › {name}" in gate["evidence"], gate["evidence"]
-    assert gate["summary"] == "4 failed", gate["summary"]  # the failures it names; node prints no id for a pass
+    assert gate["summary"] == "4 failed", gate[
+        "summary"
+    ]  # the failures it names; node prints no id for a pass
 
 
 def test_a_script_given_a_test_flag_is_not_node_s_test_runner(tmp_path):
     from stepkit.workspace.testrunners import report_invocation
 
     assert report_invocation("node check.js --test", tmp_path, tmp_path / "r").runner is None
-    assert report_invocation("node --experimental-vm-modules --test", tmp_path, tmp_path / "r").runner == "node-test"
-    own = report_invocation("NODE_OPTIONS=--max-old-space-size=4096 node --test", tmp_path, tmp_path / "r")
+    assert (
+        report_invocation("node --experimental-vm-modules --test", tmp_path, tmp_path / "r").runner
+        == "node-test"
+    )
+    own = report_invocation(
+        "NODE_OPTIONS=--max-old-space-size=4096 node --test", tmp_path, tmp_path / "r"
+    )
     assert own.runner == "node-test" and own.report is None and "NODE_OPTIONS" not in own.env

@@ -17,7 +17,9 @@ def test_a_module_of_the_project_is_local_and_an_installed_one_is_not(tmp_path, 
     (tmp_path / "myplug" / "sub.py").write_text("")
     (tmp_path / "single.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert local_plugin_file(tmp_path, "myplug.sub") == tmp_path / "myplug" / "sub.py"  # __init__ never ran
+    assert (
+        local_plugin_file(tmp_path, "myplug.sub") == tmp_path / "myplug" / "sub.py"
+    )  # __init__ never ran
     assert local_plugin_file(tmp_path, "myplug") == tmp_path / "myplug" / "__init__.py"
     assert local_plugin_file(tmp_path, "single") == tmp_path / "single.py"
     assert local_plugin_file(tmp_path, "plugins/extra.py") == tmp_path / "plugins" / "extra.py"
@@ -37,7 +39,9 @@ def test_the_store_lives_outside_the_project_and_keeps_the_trusted_bytes(tmp_pat
     assert store.trusted_bytes(plugin.path) == b"a = 1\n"
 
     plugin.path.write_text("a = 2\n")
-    with pytest.raises(PluginError, match=r"local plugin stepconf.py changed since it was trusted: not loaded"):
+    with pytest.raises(
+        PluginError, match=r"local plugin stepconf.py changed since it was trusted: not loaded"
+    ):
         check_trusted(project, [plugin])
     assert "-a = 1\n+a = 2\n" in store.diff(plugin.path)
     store.record([plugin])

@@ -26,7 +26,11 @@ def test_a_recorded_merge_leads_from_one_look_to_the_other(repo):
     before = users_tree.look(repo)
     git(repo, "merge", "-q", "step")
     after = users_tree.look(repo)
-    assert users_tree.changes(before, after) == ["b.txt (added)", "the index (changed)", "HEAD (changed)"]
+    assert users_tree.changes(before, after) == [
+        "b.txt (added)",
+        "the index (changed)",
+        "HEAD (changed)",
+    ]
     assert not users_tree.own_change(repo, before, after)
     users_tree.record_own_change(repo, before, after)
     assert users_tree.own_change(repo, before, after)
@@ -41,7 +45,8 @@ def test_a_record_without_stepkits_seal_leads_nowhere(repo):
     records = repo / ".git" / "stepkit" / users_tree.OWN_CHANGES
     records.mkdir(parents=True)
     (records / "1-1.json").write_text(
-        f'{{"before": "{users_tree.digest(before)}", "after": "{users_tree.digest(after)}"}}')
+        f'{{"before": "{users_tree.digest(before)}", "after": "{users_tree.digest(after)}"}}'
+    )
     assert not users_tree.own_change(repo, before, after)
 
 

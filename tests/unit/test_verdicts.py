@@ -19,7 +19,9 @@ def repo(tmp_path: Path) -> Path:
     return init_repo(tmp_path / "repo", {"a.py": "import os\n"})
 
 
-def _gate(tmp_path: Path, name: str, output: str, status: str = "fail", failing: dict | None = None) -> GateResult:
+def _gate(
+    tmp_path: Path, name: str, output: str, status: str = "fail", failing: dict | None = None
+) -> GateResult:
     log = tmp_path / f"{name}-{len(list(tmp_path.glob('*.log')))}.log"
     log.write_text(output)
     tests = None
@@ -28,15 +30,30 @@ def _gate(tmp_path: Path, name: str, output: str, status: str = "fail", failing:
         for test_id, outcome in failing.items():
             results.add(test_id, outcome)
         tests = results.record(log.with_suffix(".tests.json"))
-    return GateResult(name=name, status=status, command=f"{name} .", exit_code=1 if status == "fail" else 0,
-                      log=str(log), summary="it failed", evidence=output, tests=tests)
+    return GateResult(
+        name=name,
+        status=status,
+        command=f"{name} .",
+        exit_code=1 if status == "fail" else 0,
+        log=str(log),
+        summary="it failed",
+        evidence=output,
+        tests=tests,
+    )
 
 
 class Runs:
     """The judge's runner: what the re-run and the baseline report."""
 
-    def __init__(self, tmp_path: Path, rerun: dict | None, base_output: str = "", base: dict | None = None,
-                 project: Path | None = None, again: dict | None = None):
+    def __init__(
+        self,
+        tmp_path: Path,
+        rerun: dict | None,
+        base_output: str = "",
+        base: dict | None = None,
+        project: Path | None = None,
+        again: dict | None = None,
+    ):
         self.tmp, self.rerun, self.base_output, self.base = tmp_path, rerun, base_output, base
         #: the whole command re-run in the project (default: as the re-run alone went)
         self.project, self.again = project, again
@@ -48,9 +65,15 @@ class Runs:
             return None if self.rerun is None else _gate(self.tmp, name, "", failing=self.rerun)
         if where == self.project:
             self.calls.append("again")
-            return _gate(self.tmp, name, "", failing=self.again if self.again is not None else self.rerun)
+            return _gate(
+                self.tmp, name, "", failing=self.again if self.again is not None else self.rerun
+            )
         self.calls.append("baseline")
-        status = "fail" if self.base_output or (self.base and any(v != "passed" for v in self.base.values())) else "pass"
+        status = (
+            "fail"
+            if self.base_output or (self.base and any(v != "passed" for v in self.base.values()))
+            else "pass"
+        )
         return _gate(self.tmp, name, self.base_output, status, failing=self.base)
 
 
@@ -59,7 +82,9 @@ def test_lint_errors_are_compared_without_line_numbers(tmp_path, repo):
     judge = Judge("new-failures", repo, tmp_path, ref_tree(repo, "HEAD"), runs)
     moved = _gate(tmp_path, "lint", "a.py:9:1: F401 unused import os\n")
     judged = judge.judge(moved)
-    assert judged.status == "pass" and judged.preexisting_failures == ["a.py: F401 unused import os"]
+    assert judged.status == "pass" and judged.preexisting_failures == [
+        "a.py: F401 unused import os"
+    ]
     assert runs.calls == ["baseline"]  # lint is never re-run
 
     both = _gate(tmp_path, "lint", "a.py:9:1: F401 unused import os\nb.py:1:1: E999 bad\n")
@@ -70,14 +95,31 @@ def test_lint_errors_are_compared_without_line_numbers(tmp_path, repo):
 
 
 def test_a_flaky_test_is_not_a_failure_and_the_rest_meets_the_baseline(tmp_path, repo):
-    runs = Runs(tmp_path, rerun={"t.py::flaky": "passed", "t.py::old": "failed"},
-                base={"t.py::old": "failed", "t.py::ok": "passed"}, project=repo)
+    runs = Runs(
+        tmp_path,
+        rerun={"t.py::flaky": "passed", "t.py::old": "failed"},
+        base={"t.py::old": "failed", "t.py::ok": "passed"},
+        project=repo,
+    )
     judge = Judge("new-failures", repo, tmp_path, ref_tree(repo, "HEAD"), runs)
-    gate = _gate(tmp_path, "tests", "", failing={"t.py::flaky": "failed", "t.py::old": "failed", "t.py::ok": "passed"})
+    gate = _gate(
+        tmp_path,
+        "tests",
+        "",
+        failing={"t.py::flaky": "failed", "t.py::old": "failed", "t.py::ok": "passed"},
+    )
     judged = judge.judge(gate)
     assert (judged.status, judged.flaky, judged.preexisting_failures, judged.new_failures) == (
-        "pass", ["t.py::flaky"], ["t.py::old"], [])
-    assert runs.calls == ["rerun", "again", "baseline"]  # alone, then the whole command: it passed both times
+        "pass",
+        ["t.py::flaky"],
+        ["t.py::old"],
+        [],
+    )
+    assert runs.calls == [
+        "rerun",
+        "again",
+        "baseline",
+    ]  # alone, then the whole command: it passed both times
     assert judged.exit_code == 1  # the command's own exit code is kept
 
 
@@ -97,19 +139,28 @@ def test_unnamed_failures_and_no_baseline_leave_the_gate_failing(tmp_path, repo)
     runs = Runs(tmp_path, rerun=None)
     judge = Judge("new-failures", repo, tmp_path, None, runs)
     crashed = judge.judge(_gate(tmp_path, "tests", "Segmentation fault\n", failing={}))
-    assert crashed.status == "fail" and "could not be named" in crashed.evidence and runs.calls == []
+    assert (
+        crashed.status == "fail" and "could not be named" in crashed.evidence and runs.calls == []
+    )
     unknown_base = judge.judge(_gate(tmp_path, "tests", "", failing={"t.py::a": "failed"}))
     assert unknown_base.status == "fail" and unknown_base.new_failures == ["t.py::a"]
     assert "no baseline" in unknown_base.evidence
 
 
 def test_the_fix_loop_hears_only_the_new_failures():
-    evidence = ("$ pytest\nexit code: 1\nfailing tests (2):\n  FAILED tests/t.py::test_new - assert 1\n"
-                "  FAILED tests/t.py::test_old - assert 2\nfirst error of each failure:\n"
-                "  test_new  (tests/t.py:3: AssertionError)\n    E  assert 1\n"
-                "  test_old  (tests/t.py:7: AssertionError)\n    E  assert 2\nsummary: 2 failed")
-    gate = GateResult(name="tests", status="fail", evidence=evidence, new_failures=["tests/t.py::test_new"],
-                      preexisting_failures=["tests/t.py::test_old"])
+    evidence = (
+        "$ pytest\nexit code: 1\nfailing tests (2):\n  FAILED tests/t.py::test_new - assert 1\n"
+        "  FAILED tests/t.py::test_old - assert 2\nfirst error of each failure:\n"
+        "  test_new  (tests/t.py:3: AssertionError)\n    E  assert 1\n"
+        "  test_old  (tests/t.py:7: AssertionError)\n    E  assert 2\nsummary: 2 failed"
+    )
+    gate = GateResult(
+        name="tests",
+        status="fail",
+        evidence=evidence,
+        new_failures=["tests/t.py::test_new"],
+        preexisting_failures=["tests/t.py::test_old"],
+    )
     text = evidence_for_fix(gate)
     assert "test_old" not in text and "assert 2" not in text
     assert text.startswith("Fix these failures only (1):\n- tests/t.py::test_new")

@@ -24,12 +24,15 @@ def verify(capsys, project: Path, **commands: str) -> dict:
     """``stepkit verify --json`` on ``project`` with these gate commands (the others empty)."""
     table = {"format": "", "lint": "", "build": "", "test": "", **commands}
     (project / "stepkit.toml").write_text(
-        "[commands]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
+        "[commands]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items())
+    )
     main(["verify", "--project-dir", str(project), "--json"])
     return {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
 
 
-def pytest_project(root: Path, conftest: str | None = None, test: str = "def test_a():\n    assert 1 == 2\n") -> Path:
+def pytest_project(
+    root: Path, conftest: str | None = None, test: str = "def test_a():\n    assert 1 == 2\n"
+) -> Path:
     (root / "tests").mkdir(parents=True)
     (root / "tests" / "test_a.py").write_text(test)
     if conftest is not None:
@@ -48,11 +51,15 @@ def test_exit_0_with_no_output_ran_no_test(tmp_path, capsys):
     assert gate["exit_code"] == 0
 
 
-@pytest.mark.parametrize("options", ["", "-s"])  # -s: the conftest's forged summary line reaches the output
+@pytest.mark.parametrize(
+    "options", ["", "-s"]
+)  # -s: the conftest's forged summary line reaches the output
 def test_os_exit_in_conftest_wrote_no_report_so_no_test_was_verified(tmp_path, capsys, options):
     conftest = "import os\nprint('2 passed in 0.01s', flush=True)\nos._exit(0)\n"
     project = pytest_project(tmp_path, conftest=conftest)
-    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider {options} tests")["tests"]
+    gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider {options} tests")[
+        "tests"
+    ]
     assert gate["exit_code"] == 0
     assert_not_run(gate, "pytest wrote no report")
 
@@ -67,8 +74,11 @@ def test_a_pytest_report_with_no_test_in_it_is_not_a_run(tmp_path, capsys):
 
 
 def test_every_test_skipped_is_not_run_whatever_the_runner_says(tmp_path, capsys):
-    project = pytest_project(tmp_path, test="import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    pass\n\n\n"
-                                            "@pytest.mark.skip\ndef test_b():\n    pass\n")
+    project = pytest_project(
+        tmp_path,
+        test="import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    pass\n\n\n"
+        "@pytest.mark.skip\ndef test_b():\n    pass\n",
+    )
     gate = verify(capsys, project, test=f"{PY} -m pytest -q -p no:cacheprovider tests")["tests"]
     assert_not_run(gate, "skipped")
 
@@ -79,7 +89,9 @@ def test_an_honest_pytest_run_still_passes(tmp_path, capsys):
     assert gate["status"] == "pass", gate
 
 
-def test_a_wrapper_with_its_own_output_and_exit_0_is_still_judged_by_its_exit_code(tmp_path, capsys):
+def test_a_wrapper_with_its_own_output_and_exit_0_is_still_judged_by_its_exit_code(
+    tmp_path, capsys
+):
     gate = verify(capsys, tmp_path, test="echo ran 4 checks")["tests"]
     assert gate["status"] == "pass", gate
 
@@ -126,7 +138,9 @@ mod tests {
 @pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
 def test_cargo_with_every_test_ignored_is_not_run(tmp_path, capsys):
     (tmp_path / "src").mkdir()
-    (tmp_path / "Cargo.toml").write_text('[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n')
+    (tmp_path / "Cargo.toml").write_text(
+        '[package]\nname = "adder"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
     (tmp_path / "src" / "lib.rs").write_text(IGNORED_CRATE)
     gate = verify(capsys, tmp_path, test="cargo test --offline")["tests"]
     assert_not_run(gate, "every test was skipped")

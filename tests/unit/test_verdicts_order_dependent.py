@@ -23,44 +23,74 @@ SUITE = "import calc\n\n\ndef test_a():\n    assert calc.add(1, 1) == 2\n\n\ndef
 
 def verify(capsys, project: Path) -> tuple[int, dict]:
     code = main(["verify", "--project-dir", str(project), "--json", "--baseline", "HEAD"])
-    return code, next(g for g in json.loads(capsys.readouterr().out)["gates"] if g["name"] == "tests")
+    return code, next(
+        g for g in json.loads(capsys.readouterr().out)["gates"] if g["name"] == "tests"
+    )
 
 
 def project_with(tmp_path: Path, files: dict[str, str]) -> Path:
-    config = f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{PYTEST}"\n'.replace("\\", "\\\\")
-    return init_repo(tmp_path / "repo", {"stepkit.toml": config, ".gitignore": ".stepkit/\n__pycache__/\n",
-                                         "calc.py": CALC, "conftest.py": "", **files})
+    config = f'[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "{PYTEST}"\n'.replace(
+        "\\", "\\\\"
+    )
+    return init_repo(
+        tmp_path / "repo",
+        {
+            "stepkit.toml": config,
+            ".gitignore": ".stepkit/\n__pycache__/\n",
+            "calc.py": CALC,
+            "conftest.py": "",
+            **files,
+        },
+    )
 
 
-def test_a_test_that_fails_after_another_and_passes_alone_fails_the_gate_named_order_dependent(tmp_path, capsys):
+def test_a_test_that_fails_after_another_and_passes_alone_fails_the_gate_named_order_dependent(
+    tmp_path, capsys
+):
     project = project_with(tmp_path, {"tests/test_x.py": SUITE})
     (project / "calc.py").write_text(LEAKY_CALC)
     code, gate = verify(capsys, project)
     assert (code, gate["status"]) == (1, "fail"), gate["evidence"]
     assert gate["flaky"] == []
     assert gate["new_failures"] == ["tests/test_x.py::test_b"]
-    assert gate["order_dependent"] == ["tests/test_x.py::test_b fails after tests/test_x.py::test_a"]
-    assert "order-dependent: tests/test_x.py::test_b fails after tests/test_x.py::test_a" in gate["evidence"]
+    assert gate["order_dependent"] == [
+        "tests/test_x.py::test_b fails after tests/test_x.py::test_a"
+    ]
+    assert (
+        "order-dependent: tests/test_x.py::test_b fails after tests/test_x.py::test_a"
+        in gate["evidence"]
+    )
 
 
 def test_the_test_it_fails_after_is_found_among_many_that_ran_before_it(tmp_path, capsys):
     innocent = "".join(f"\n\ndef test_n{i}():\n    assert True\n" for i in range(6))
     polluter = "import calc\n\n\ndef test_polluter():\n    assert calc.add(1, 1) == 2\n"
     victim = "import calc\n\n\ndef test_victim():\n    assert calc.add(2, 3) == 5\n"
-    project = project_with(tmp_path, {"tests/test_1.py": innocent, "tests/test_2.py": polluter + innocent,
-                                      "tests/test_3.py": innocent, "tests/test_4.py": victim})
+    project = project_with(
+        tmp_path,
+        {
+            "tests/test_1.py": innocent,
+            "tests/test_2.py": polluter + innocent,
+            "tests/test_3.py": innocent,
+            "tests/test_4.py": victim,
+        },
+    )
     (project / "calc.py").write_text(LEAKY_CALC)
     code, gate = verify(capsys, project)
     assert (code, gate["status"]) == (1, "fail"), gate["evidence"]
-    assert gate["order_dependent"] == ["tests/test_4.py::test_victim fails after tests/test_2.py::test_polluter"]
+    assert gate["order_dependent"] == [
+        "tests/test_4.py::test_victim fails after tests/test_2.py::test_polluter"
+    ]
 
 
 def test_a_test_that_passes_when_the_whole_suite_is_re_run_is_flaky(tmp_path, capsys):
     state = tmp_path / "runs"
-    flaky = ("import pathlib\n\n\ndef test_sometimes():\n"
-             f"    counter = pathlib.Path({str(state)!r})\n"
-             "    runs = int(counter.read_text()) if counter.exists() else 0\n"
-             "    counter.write_text(str(runs + 1))\n    assert runs > 0\n")
+    flaky = (
+        "import pathlib\n\n\ndef test_sometimes():\n"
+        f"    counter = pathlib.Path({str(state)!r})\n"
+        "    runs = int(counter.read_text()) if counter.exists() else 0\n"
+        "    counter.write_text(str(runs + 1))\n    assert runs > 0\n"
+    )
     project = project_with(tmp_path, {"tests/test_f.py": flaky, "tests/test_x.py": SUITE})
     code, gate = verify(capsys, project)
     assert (code, gate["status"]) == (0, "pass"), gate["evidence"]

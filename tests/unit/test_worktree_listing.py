@@ -55,8 +55,12 @@ def test_a_complete_unmerged_branch_is_listed_loose_or_packed(repo, packed):
         git(repo, "pack-refs", "--all")
         assert not (repo / ".git" / "refs" / "heads" / "stepkit" / "01-a").exists()
     [branch] = worktree_status(repo, repo / "plans")["unmerged_branches"]
-    assert (branch["branch"], branch["step"], branch["title"], branch["status"]) == ("stepkit/01-a", 1, "Add a",
-                                                                                     "complete")
+    assert (branch["branch"], branch["step"], branch["title"], branch["status"]) == (
+        "stepkit/01-a",
+        1,
+        "Add a",
+        "complete",
+    )
     git(repo, "merge", "-q", "stepkit/01-a")
     assert worktree_status(repo, repo / "plans")["unmerged_branches"] == []
 
@@ -73,17 +77,33 @@ def test_a_branch_whose_step_is_not_complete_there_is_not_listed(repo):
 def test_a_recorded_worktree_without_runs_is_listed_and_status_loads_no_pydantic(repo, tmp_path):
     tree = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "stepkit/01-a", str(tree))
-    record = WorktreeRecord(path=str(tree), project=str(tree), origin=str(repo), origin_top=str(repo),
-                            branch="stepkit/01-a", base=git(repo, "rev-parse", "HEAD").strip(), step=1, plans="plans")
+    record = WorktreeRecord(
+        path=str(tree),
+        project=str(tree),
+        origin=str(repo),
+        origin_top=str(repo),
+        branch="stepkit/01-a",
+        base=git(repo, "rev-parse", "HEAD").strip(),
+        step=1,
+        plans="plans",
+    )
     write_record(tree, record)
     assert record_of(tree) == record and record_of(repo) is None
     [entry] = worktree_status(repo, repo / "plans")["worktree_runs"]
     assert (entry["branch"], entry["state"], entry["run_id"]) == ("stepkit/01-a", "no run", None)
 
-    script = ("import json, sys\nfrom stepkit.cli import main\ncode = main(['status', '--json'])\n"
-              "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'anthropic'})))\n")
-    done = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True, text=True, timeout=60,
-                          check=True)
+    script = (
+        "import json, sys\nfrom stepkit.cli import main\ncode = main(['status', '--json'])\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'anthropic'})))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     report, loaded = done.stdout.strip().splitlines()
     assert json.loads(loaded) == []
     assert [r["branch"] for r in json.loads(report)["worktree_runs"]] == ["stepkit/01-a"]

@@ -19,8 +19,11 @@ from tests.support.waiting import wait_until
 def blocked_on(path: Path) -> bool:
     """Some process waits for the flock of ``path`` (a ``->`` line of /proc/locks)."""
     inode = os.stat(path).st_ino
-    return any(line.split()[1] == "->" and line.split()[6].endswith(f":{inode}")
-               for line in Path("/proc/locks").read_text().splitlines() if "->" in line)
+    return any(
+        line.split()[1] == "->" and line.split()[6].endswith(f":{inode}")
+        for line in Path("/proc/locks").read_text().splitlines()
+        if "->" in line
+    )
 
 
 def test_a_merge_waits_for_another_merge_into_the_same_repository(tmp_path):
@@ -28,8 +31,16 @@ def test_a_merge_waits_for_another_merge_into_the_same_repository(tmp_path):
     git(repo, "checkout", "-qb", "stepkit/01-one")
     commit(repo, {"one.txt": "one\n"}, "step 1")
     git(repo, "checkout", "-q", "main")
-    record = WorktreeRecord(path=str(tmp_path / "wt"), project=str(tmp_path / "wt"), origin=str(repo),
-                            origin_top=str(repo), branch="stepkit/01-one", base="", step=1, plans="plans")
+    record = WorktreeRecord(
+        path=str(tmp_path / "wt"),
+        project=str(tmp_path / "wt"),
+        origin=str(repo),
+        origin_top=str(repo),
+        branch="stepkit/01-one",
+        base="",
+        step=1,
+        plans="plans",
+    )
     lock = repo / ".git" / GIT_SUBDIR / "merge.lock"
     lock.parent.mkdir(parents=True)
     held = os.open(lock, os.O_RDWR | os.O_CREAT)
@@ -38,7 +49,9 @@ def test_a_merge_waits_for_another_merge_into_the_same_repository(tmp_path):
     merging = threading.Thread(target=lambda: answer.append(merge_branch(record)))
     merging.start()
     try:
-        wait_until(lambda: blocked_on(lock) or bool(answer), "the merge waiting for the other merge")
+        wait_until(
+            lambda: blocked_on(lock) or bool(answer), "the merge waiting for the other merge"
+        )
         assert not answer  # not refused while the other merge goes on
     finally:
         os.close(held)

@@ -20,7 +20,9 @@ from typing import Any
 from stepkit.plugins.coders.presets import aider, claude, codex, opencode
 from stepkit.plugins.coders.presets.base import Preset
 
-PRESETS: dict[str, Preset] = {module.PRESET.name: module.PRESET for module in (claude, codex, aider, opencode)}
+PRESETS: dict[str, Preset] = {
+    module.PRESET.name: module.PRESET for module in (claude, codex, aider, opencode)
+}
 
 
 def preset_status() -> list[dict[str, Any]]:
@@ -29,7 +31,14 @@ def preset_status() -> list[dict[str, Any]]:
     rows = []
     for preset in PRESETS.values():
         version = preset.version()
-        rows.append({"name": preset.name, "path": shutil.which(preset.name), "version": version,
-                     "checked": list(preset.checked), "checked_version": version in preset.checked,
-                     "install": preset.install})
+        rows.append(
+            {
+                "name": preset.name,
+                "path": shutil.which(preset.name),
+                "version": version,
+                "checked": list(preset.checked),
+                "checked_version": version in preset.checked,
+                "install": preset.install,
+            }
+        )
     return rows

@@ -25,7 +25,9 @@ from stepkit.records import Usage
 
 _COST = lazy_compile(r"Cost: \$(?P<message>[\d.]+) message, \$(?P<session>[\d.]+) session")
 _TOKENS = lazy_compile(r"^Tokens: (?P<fields>.*?)\.?\s*$", re.MULTILINE)
-_ERROR = lazy_compile(r"^(litellm\.\w*Error\b.*|\w*(API|Authentication|RateLimit)Error: .*)$", re.MULTILINE)
+_ERROR = lazy_compile(
+    r"^(litellm\.\w*Error\b.*|\w*(API|Authentication|RateLimit)Error: .*)$", re.MULTILINE
+)
 _RETRY = lazy_compile(r"^Retrying in [\d.]+ seconds", re.MULTILINE)
 _GAVE_UP = lazy_compile(r"^Only \d+ reflections allowed, stopping\.", re.MULTILINE)
 #: what aider writes into the repository root for itself (the repo-map cache)
@@ -35,9 +37,16 @@ AIDER_CACHE = ".aider.tags.cache.v*"
 def command(call: Call) -> str:
     scratch = shlex.quote(str(call.scratch))
     flags = [
-        '--message-file "$STEPKIT_PROMPT_FILE"', "--yes-always", "--no-auto-commits",
-        "--no-dirty-commits", "--no-gitignore", "--no-pretty", "--no-stream", "--no-check-update",
-        "--no-show-release-notes", "--no-analytics",
+        '--message-file "$STEPKIT_PROMPT_FILE"',
+        "--yes-always",
+        "--no-auto-commits",
+        "--no-dirty-commits",
+        "--no-gitignore",
+        "--no-pretty",
+        "--no-stream",
+        "--no-check-update",
+        "--no-show-release-notes",
+        "--no-analytics",
         f"--chat-history-file {scratch}/chat.history.md",
         f"--input-history-file {scratch}/input.history",
     ]
@@ -77,16 +86,29 @@ def read(output: str, scratch: Path) -> Parsed:
         else:
             errors.append(match.group(0).strip())
     gave_up = _GAVE_UP.search(output)
-    failed = ("could not apply its edits (they did not conform to the edit format: "
-              f"\"{gave_up.group(0)}\")") if gave_up else None
+    failed = (
+        (
+            "could not apply its edits (they did not conform to the edit format: "
+            f'"{gave_up.group(0)}")'
+        )
+        if gave_up
+        else None
+    )
     last_error = errors[-1] if errors else None
     if failed is None and last_error and output.rfind(last_error) > _last_sentinel_at(output):
         # e.g. the reply named a file not in the chat, and asking again failed: nothing applied
         failed = f"ended on an error after its last reply ({last_error[:200]})"
     replies = _replies(scratch / "chat.history.md")
     answer = "\n\n".join(replies) if replies is not None else None
-    return Parsed(text=answer if answer is not None else output, errors=tuple(errors), notes=tuple(notes),
-                  failed=failed, usage=usage, cost_usd=cost, last_reply=replies[-1] if replies else None)
+    return Parsed(
+        text=answer if answer is not None else output,
+        errors=tuple(errors),
+        notes=tuple(notes),
+        failed=failed,
+        usage=usage,
+        cost_usd=cost,
+        last_reply=replies[-1] if replies else None,
+    )
 
 
 def _last_sentinel_at(output: str) -> int:
@@ -111,8 +133,12 @@ def _tokens(fields: str) -> Usage:
         except ValueError:
             continue
     write, hit = counts.get("cache write", 0), counts.get("cache hit", 0)
-    return Usage(input_tokens=max(0, counts.get("sent", 0) - write - hit), output_tokens=counts.get("received", 0),
-                 cache_read_tokens=hit, cache_write_tokens=write)
+    return Usage(
+        input_tokens=max(0, counts.get("sent", 0) - write - hit),
+        output_tokens=counts.get("received", 0),
+        cache_read_tokens=hit,
+        cache_write_tokens=write,
+    )
 
 
 def _replies(history: Path) -> list[str] | None:
@@ -140,5 +166,12 @@ def _replies(history: Path) -> list[str] | None:
     return [reply for reply in replies if reply] or [""]
 
 
-PRESET = Preset("aider", command, read, checked=("0.86.2",), install=INSTALL["aider"], env=env,
-                leftovers=(AIDER_CACHE,))
+PRESET = Preset(
+    "aider",
+    command,
+    read,
+    checked=("0.86.2",),
+    install=INSTALL["aider"],
+    env=env,
+    leftovers=(AIDER_CACHE,),
+)

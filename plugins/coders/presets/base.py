@@ -99,15 +99,18 @@ class Preset:
     leftovers: tuple[str, ...] = ()
 
     @contextmanager
-    def session(self, ctx: StageContext, review: bool,
-                answer_schema: type[BaseModel] | None = None) -> Iterator[Call]:
+    def session(
+        self, ctx: StageContext, review: bool, answer_schema: type[BaseModel] | None = None
+    ) -> Iterator[Call]:
         """One call of the tool for ``ctx``'s project: a scratch directory
         outside the project for the tool's own files, removed afterwards
         with whatever the tool left of :attr:`leftovers`; ``answer_schema``:
         the structured answer to ask for where the CLI can."""
         project = Path(ctx.project_dir)
         roots = {project, *(Path(loc[0]) for loc in [git_location(project)] if loc)}
-        before = {path for root in roots for pattern in self.leftovers for path in root.glob(pattern)}
+        before = {
+            path for root in roots for pattern in self.leftovers for path in root.glob(pattern)
+        }
         scratch = Path(tempfile.mkdtemp(prefix=f"stepkit-{self.name}-"))
         try:
             yield Call(dict(ctx.settings), review, project, scratch, ctx.usage, answer_schema)
@@ -135,16 +138,27 @@ class Preset:
         if crashed or parsed is None:
             result = generic_result(run, stream_sentinel)
             if not crashed:
-                result.text += f"\n[stepkit: could not read {self.name}'s output format; judged by exit code]"
+                result.text += (
+                    f"\n[stepkit: could not read {self.name}'s output format; judged by exit code]"
+                )
             return result
         if parsed.limit:
-            return CoderResult(sentinel=None, crashed=True, exit_code=run.exit_code, log=run.log,
-                               text=limit_note(self.name, parsed.limit), usage=parsed.usage,
-                               cost_usd=parsed.cost_usd, session_id=parsed.session_id)
+            return CoderResult(
+                sentinel=None,
+                crashed=True,
+                exit_code=run.exit_code,
+                log=run.log,
+                text=limit_note(self.name, parsed.limit),
+                usage=parsed.usage,
+                cost_usd=parsed.cost_usd,
+                session_id=parsed.session_id,
+            )
         sentinel = find_sentinel(parsed.text)
         note = None
         if parsed.failed:
-            note = f"[stepkit: {self.name} {parsed.failed}" + (f"; its reply said {sentinel}]" if sentinel else "]")
+            note = f"[stepkit: {self.name} {parsed.failed}" + (
+                f"; its reply said {sentinel}]" if sentinel else "]"
+            )
             sentinel = "CODER_FAILED"
         elif sentinel is None:
             if parsed.errors or run.exit_code != 0:
@@ -156,9 +170,16 @@ class Preset:
         errors = "\n".join(f"error: {e}" for e in parsed.errors)
         notes = "\n".join(f"[{self.name}: {n}]" for n in parsed.notes)
         text = "\n".join(p for p in (parsed.text.strip(), errors, notes, note) if p)
-        return CoderResult(sentinel=sentinel, sentinel_inferred=note is not None, text=text,
-                           exit_code=run.exit_code, log=run.log, cost_usd=parsed.cost_usd,
-                           usage=parsed.usage, session_id=parsed.session_id)
+        return CoderResult(
+            sentinel=sentinel,
+            sentinel_inferred=note is not None,
+            text=text,
+            exit_code=run.exit_code,
+            log=run.log,
+            cost_usd=parsed.cost_usd,
+            usage=parsed.usage,
+            session_id=parsed.session_id,
+        )
 
     def version(self) -> str | None:
         """The installed CLI's version (``NAME --version``), None when it is
@@ -172,11 +193,12 @@ class Preset:
         return match.group(0) if match else None
 
 
-
 def limit_note(name: str, limit: str) -> str:
     """What a run says of a CLI that hit its subscription's limit."""
-    return (f"{name} hit {limit}: an environment fault, not a failure of the code; "
-            "no fix was attempted. Run the step again once the limit resets")
+    return (
+        f"{name} hit {limit}: an environment fault, not a failure of the code; "
+        "no fix was attempted. Run the step again once the limit resets"
+    )
 
 
 def git_location(project: Path) -> tuple[str, str] | None:

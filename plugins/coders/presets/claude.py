@@ -30,8 +30,10 @@ def command(call: Call) -> str:
     if left is not None:
         budget = min(budget, left)
     mode = "plan" if call.review else "acceptEdits --allowedTools Bash"
-    line = (f"claude -p --output-format json --permission-mode {mode} "
-            f"--max-turns {turns} --max-budget-usd {round(budget, 4):g}")
+    line = (
+        f"claude -p --output-format json --permission-mode {mode} "
+        f"--max-turns {turns} --max-budget-usd {round(budget, 4):g}"
+    )
     if call.answer_schema is not None:
         from stepkit.plugins.llm.strict_schema import lean_json_schema  # only a review asks
 
@@ -61,12 +63,18 @@ def read(output: str, scratch: Path) -> Parsed | None:
     if denials:  # worth knowing (e.g. a command it could not run), not a failure by itself
         tools = ", ".join(sorted({str(d.get("tool_name")) for d in denials}))
         notes.append(f"{len(denials)} tool call(s) were denied permission ({tools})")
-    return Parsed(text=text, errors=tuple(errors), notes=tuple(notes), usage=claude_usage(result),
-                  cost_usd=claude_cost(result),
-                  session_id=result.get("session_id"),
-                  limit=usage_limit(" ".join(errors[:1])) if errors else None,
-                  structured=structured if isinstance(structured := result.get("structured_output"), dict)
-                  else None)
+    return Parsed(
+        text=text,
+        errors=tuple(errors),
+        notes=tuple(notes),
+        usage=claude_usage(result),
+        cost_usd=claude_cost(result),
+        session_id=result.get("session_id"),
+        limit=usage_limit(" ".join(errors[:1])) if errors else None,
+        structured=structured
+        if isinstance(structured := result.get("structured_output"), dict)
+        else None,
+    )
 
 
 PRESET = Preset("claude", command, read, checked=("2.1.332",), install=INSTALL["claude"])

@@ -62,9 +62,14 @@ def read(output: str, scratch: Path) -> Parsed | None:
     if not seen:
         return None
     failures = errors + pending
-    return Parsed(text=messages[-1] if messages else "", errors=tuple(failures), notes=tuple(notes),
-                  usage=usage, session_id=session_id,
-                  limit=next(filter(None, map(usage_limit, reversed(failures))), None))
+    return Parsed(
+        text=messages[-1] if messages else "",
+        errors=tuple(failures),
+        notes=tuple(notes),
+        usage=usage,
+        session_id=session_id,
+        limit=next(filter(None, map(usage_limit, reversed(failures))), None),
+    )
 
 
 PRESET = Preset("codex", command, read, checked=("0.171.0",), install=INSTALL["codex"])

@@ -24,7 +24,9 @@ def command(call: Call) -> str:
 
 
 def env(call: Call) -> dict[str, str]:
-    return {"OPENCODE_PERMISSION": json.dumps({"edit": "deny", "bash": "deny"})} if call.review else {}
+    return (
+        {"OPENCODE_PERMISSION": json.dumps({"edit": "deny", "bash": "deny"})} if call.review else {}
+    )
 
 
 def read(output: str, scratch: Path) -> Parsed | None:
@@ -47,11 +49,15 @@ def read(output: str, scratch: Path) -> Parsed | None:
             answered = answered and last_reason != "tool-calls"
             tokens = part.get("tokens") or {}
             cache = tokens.get("cache") or {}
-            usage = usage.add(Usage(input_tokens=count(tokens.get("input")),
-                                    output_tokens=count(tokens.get("output")) + count(tokens.get("reasoning")),
-                                    cache_read_tokens=count(cache.get("read")),
-                                    cache_write_tokens=count(cache.get("write")),
-                                    cost_usd=number(part.get("cost")) or 0.0))
+            usage = usage.add(
+                Usage(
+                    input_tokens=count(tokens.get("input")),
+                    output_tokens=count(tokens.get("output")) + count(tokens.get("reasoning")),
+                    cache_read_tokens=count(cache.get("read")),
+                    cache_write_tokens=count(cache.get("write")),
+                    cost_usd=number(part.get("cost")) or 0.0,
+                )
+            )
         elif kind == "error":
             error = event.get("error") or {}
             data = error.get("data") or {}
@@ -63,10 +69,19 @@ def read(output: str, scratch: Path) -> Parsed | None:
     failed = None
     if last_reason == "tool-calls" and not answered:
         failed = "stopped after a tool call without answering" + (
-            f" (a permission was auto-rejected: {rejected[-1]})" if rejected else "")
-    return Parsed(text="\n".join(texts), errors=tuple(errors), failed=failed,
-                  notes=tuple(f"auto-rejected: {r}" for r in rejected), usage=usage,
-                  cost_usd=usage.cost_usd, session_id=session_id)
+            f" (a permission was auto-rejected: {rejected[-1]})" if rejected else ""
+        )
+    return Parsed(
+        text="\n".join(texts),
+        errors=tuple(errors),
+        failed=failed,
+        notes=tuple(f"auto-rejected: {r}" for r in rejected),
+        usage=usage,
+        cost_usd=usage.cost_usd,
+        session_id=session_id,
+    )
 
 
-PRESET = Preset("opencode", command, read, checked=("1.18.33",), install=INSTALL["opencode"], env=env)
+PRESET = Preset(
+    "opencode", command, read, checked=("1.18.33",), install=INSTALL["opencode"], env=env
+)

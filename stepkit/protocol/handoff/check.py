@@ -52,7 +52,9 @@ def handoff_problems(pm: Any, path: Path, text: str, gates: Sequence[GateResult]
     return [problem for answer in answers for problem in (answer or [])]
 
 
-def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]] = ()) -> list[str]:
+def check_handoff_text(
+    text: str, gates: Sequence[GateResult | Mapping[str, Any]] = ()
+) -> list[str]:
     """Check a handoff against the protocol's schema and the recorded gates.
 
     Checks: the frontmatter parses and ``result`` is exactly complete,
@@ -86,23 +88,35 @@ def check_handoff_text(text: str, gates: Sequence[GateResult | Mapping[str, Any]
     records = [as_gate(g) for g in gates]
     rendered = _rendered_by_stepkit(evidence)
     if rendered is False:
-        problems.append("the Evidence section is not the one stepkit rendered: it was changed after rendering")
+        problems.append(
+            "the Evidence section is not the one stepkit rendered: it was changed after rendering"
+        )
     elif rendered is None:
-        problems.append("the Evidence section was not rendered by stepkit "
-                        f"(its {EVIDENCE_MARKER} marker is missing)")
+        problems.append(
+            "the Evidence section was not rendered by stepkit "
+            f"(its {EVIDENCE_MARKER} marker is missing)"
+        )
     if records:
         problems += _check_gates_against_evidence(records, evidence)
         not_passed = {g.name: g.status for g in records if g.status != "pass"}
         # a gate passed on the baseline rule still had failing tests: never "passed" in prose
-        not_passed.update({g.name: "its failures are PRE-EXISTING or FLAKY, not passing" for g in records
-                           if g.status == "pass" and (g.preexisting_failures or g.flaky)})
+        not_passed.update(
+            {
+                g.name: "its failures are PRE-EXISTING or FLAKY, not passing"
+                for g in records
+                if g.status == "pass" and (g.preexisting_failures or g.flaky)
+            }
+        )
         failed = [g.name for g in records if g.failed]
     else:
         if evidence.strip().lower() in ("", "none", "none."):
-            problems.append("Evidence records no gate: list each command with its exit code, "
-                            "or NOT RUN")
+            problems.append(
+                "Evidence records no gate: list each command with its exit code, or NOT RUN"
+            )
         not_passed = _statuses_in_evidence(evidence)
-        failed = [name for name, status in not_passed.items() if status not in ("not_run", "not run")]
+        failed = [
+            name for name, status in not_passed.items() if status not in ("not_run", "not run")
+        ]
         if rendered:  # in a run, the check_handoff node checks the map against the records
             from stepkit.protocol.criteria import rendered_criteria_problems
 
@@ -139,7 +153,11 @@ def _check_frontmatter(text: str) -> tuple[list[str], str, str | None]:
     """Return the frontmatter problems, the body after the frontmatter and
     the valid ``result`` (None when it is missing or invalid)."""
     if not text.lstrip("\ufeff").lstrip().startswith("---"):
-        return ["frontmatter missing: the file must start with a '---' block (step, title, result)"], text, None
+        return (
+            ["frontmatter missing: the file must start with a '---' block (step, title, result)"],
+            text,
+            None,
+        )
     try:
         data, body = parse_document(text)
     except DocumentError as exc:
@@ -148,7 +166,11 @@ def _check_frontmatter(text: str) -> tuple[list[str], str, str | None]:
     if result is None:
         return ["frontmatter has no 'result' (expected complete, partial or blocked)"], body, None
     if check_result(result)[1]:
-        return [f"frontmatter result is {result!r}; expected complete, partial or blocked"], body, None
+        return (
+            [f"frontmatter result is {result!r}; expected complete, partial or blocked"],
+            body,
+            None,
+        )
     return [], body, result
 
 
@@ -157,7 +179,9 @@ def _complete_contradicted(failed: Sequence[str], evidence: str) -> list[str]:
     stepkit-rendered Evidence lists critical review findings still open."""
     problems = [f"result is complete but the {name} gate failed: use partial" for name in failed]
     if OPEN_CRITICAL in evidence:
-        problems.append("result is complete but critical review findings are still open: use partial")
+        problems.append(
+            "result is complete but critical review findings are still open: use partial"
+        )
     return problems
 
 
@@ -178,15 +202,18 @@ def _check_gates_against_evidence(gates: Sequence[GateResult], evidence: str) ->
     for gate in gates:
         if not gate.ran:
             if not _marked_not_run(gate.name, evidence):
-                problems.append(f"Evidence does not mark the {gate.name} gate as NOT RUN "
-                                f"(it did not run)")
+                problems.append(
+                    f"Evidence does not mark the {gate.name} gate as NOT RUN (it did not run)"
+                )
             continue
         if not gate.command or gate.command not in evidence:
             problems.append(f"Evidence lacks the {gate.name} gate's command: {gate.command}")
             continue
         if not _exit_code_near(evidence, gate.command, gate.exit_code, commands):
-            problems.append(f"Evidence lacks the {gate.name} gate's exit code "
-                            f"({exit_text(gate.exit_code)}) next to its command")
+            problems.append(
+                f"Evidence lacks the {gate.name} gate's exit code "
+                f"({exit_text(gate.exit_code)}) next to its command"
+            )
     return problems
 
 
@@ -199,7 +226,7 @@ def _exit_code_near(evidence: str, command: str, code: int | None, commands: Seq
         start = match.end()
         ends = [evidence.find(other, start) for other in commands if other != command]
         ends = [pos for pos in ends if pos != -1]
-        block = evidence[start:min(ends)] if ends else evidence[start:]
+        block = evidence[start : min(ends)] if ends else evidence[start:]
         if pattern.search(block):
             return True
     return False
@@ -213,10 +240,11 @@ def _marked_not_run(gate: str, evidence: str) -> bool:
 def _statuses_in_evidence(evidence: str) -> dict[str, str]:
     """The gates Evidence says did not pass, by name: its ``### <gate> — <status>``
     headings (stepkit's form) and its lines marking a gate NOT RUN."""
-    titles = (_STATUS_TITLE.fullmatch(h.title) for h in outline(evidence).headings if 2 <= h.level <= 4)
+    titles = (
+        _STATUS_TITLE.fullmatch(h.title) for h in outline(evidence).headings if 2 <= h.level <= 4
+    )
     statuses = {m.group(1).lower(): m.group(2).strip().lower() for m in titles if m}
     for name in GATE_WORDS:
         if name not in statuses and _marked_not_run(name, evidence):
             statuses[name] = "not_run"
     return {name: status for name, status in statuses.items() if status != "pass"}
-

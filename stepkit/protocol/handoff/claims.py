@@ -14,30 +14,73 @@ from collections.abc import Mapping
 from stepkit.planrepo.sections import strip_list_markers
 
 #: each gate's words, searched in lower-cased text (a literal start is fast)
-_GATE_MENTIONS = {name: re.compile(core) for name, core in (
-    ("format", r"format(?:ter|ting|ted)?\b"), ("lint", r"lint(?:er|ing)?\b"), ("build", r"build\b"),
-    ("tests", r"tests?\b|(?:test\s+)?suite\b|specs?\b"),
-)}
-GATE_WORDS = {name: re.compile(rf"\b{p.pattern}", re.IGNORECASE) for name, p in _GATE_MENTIONS.items()}
+_GATE_MENTIONS = {
+    name: re.compile(core)
+    for name, core in (
+        ("format", r"format(?:ter|ting|ted)?\b"),
+        ("lint", r"lint(?:er|ing)?\b"),
+        ("build", r"build\b"),
+        ("tests", r"tests?\b|(?:test\s+)?suite\b|specs?\b"),
+    )
+}
+GATE_WORDS = {
+    name: re.compile(rf"\b{p.pattern}", re.IGNORECASE) for name, p in _GATE_MENTIONS.items()
+}
 #: a runner's summary ("57 passed", "12/12 passed") speaks of tests when it names no gate
 _PASS_COUNT = re.compile(r"\d[\d,/]*\s+passed\b")
-_SENTENCE_FINDERS = {**_GATE_MENTIONS, "tests": re.compile(rf"{_GATE_MENTIONS['tests'].pattern}|{_PASS_COUNT.pattern}")}
+_SENTENCE_FINDERS = {
+    **_GATE_MENTIONS,
+    "tests": re.compile(rf"{_GATE_MENTIONS['tests'].pattern}|{_PASS_COUNT.pattern}"),
+}
 #: words and phrases that say a gate passed (searched in lower-cased text)
 _CLAIM = re.compile(
     r"pass(?:es|ed|ing)?\b|succe(?:ss|ssful|ssfully|eds?|eded)\b|green\b|ok(?:ay)?\b|clean\b"
-    r"|all\s+\d[\d,]*\s+(?:tests?|checks?)\b|(?:no|zero|0)\s+(?:failures?|failed|failing|errors?)\b")
+    r"|all\s+\d[\d,]*\s+(?:tests?|checks?)\b|(?:no|zero|0)\s+(?:failures?|failed|failing|errors?)\b"
+)
 #: what makes a pass word no claim when it comes shortly before it in the clause
-_NOT_A_CLAIM = frozenset({
-    "not", "never", "no", "none", "nothing", "nor", "neither", "without", "cannot",
-    "should", "would", "will", "must", "to", "make", "makes", "ensure", "until", "once", "if",
-    "unless", "when", "expect", "expected", "need", "needs", "want", "can", "could", "might",
-    "may", "keep",
-})
+_NOT_A_CLAIM = frozenset(
+    {
+        "not",
+        "never",
+        "no",
+        "none",
+        "nothing",
+        "nor",
+        "neither",
+        "without",
+        "cannot",
+        "should",
+        "would",
+        "will",
+        "must",
+        "to",
+        "make",
+        "makes",
+        "ensure",
+        "until",
+        "once",
+        "if",
+        "unless",
+        "when",
+        "expect",
+        "expected",
+        "need",
+        "needs",
+        "want",
+        "can",
+        "could",
+        "might",
+        "may",
+        "keep",
+    }
+)
 _FAILURE = re.compile(r"\b(?:fail(?:s|ed|ing|ures?)?|errors?|broken|red)\b", re.IGNORECASE)
-_COUNT_BEFORE = re.compile(r"(\ball\s+)?\b\d[\d,]*\s+(?:(?:unit\s+)?(?:tests?|checks?)\s+)?$",
-                           re.IGNORECASE)
-_CLAUSE_SEP = re.compile(r"[,;]|\s(?:but|while|whereas|although|though|so|yet)\s|\s[—–-]\s",
-                         re.IGNORECASE)
+_COUNT_BEFORE = re.compile(
+    r"(\ball\s+)?\b\d[\d,]*\s+(?:(?:unit\s+)?(?:tests?|checks?)\s+)?$", re.IGNORECASE
+)
+_CLAUSE_SEP = re.compile(
+    r"[,;]|\s(?:but|while|whereas|although|though|so|yet)\s|\s[—–-]\s", re.IGNORECASE
+)
 _SENTENCE_END = re.compile(r"\n|[.!?](?=[ \t])")
 #: a line break inside a paragraph: not before a blank line, a list item or a heading
 _PARAGRAPH_LINE_BREAK = re.compile(r"(?<=\S)\n(?=[ \t]*[^\s\-*+#\d>|])")
@@ -57,7 +100,9 @@ def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
     end at a line break or at ``. `` / ``! `` / ``? ``.  Only the sentences
     that name such a gate are read (found by one search per gate), so a long
     handoff costs little beyond those searches."""
-    prose = _PARAGRAPH_LINE_BREAK.sub(" ", prose)  # a sentence that wraps is one sentence (same offsets)
+    prose = _PARAGRAPH_LINE_BREAK.sub(
+        " ", prose
+    )  # a sentence that wraps is one sentence (same offsets)
     lower = _lower(prose)
     sentences: dict[int, int] = {}
     for gate in not_passed:
@@ -69,7 +114,7 @@ def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
     problems: list[str] = []
     seen: set[tuple[str, int]] = set()
     for start in sorted(sentences):
-        sentence = prose[start:sentences[start]]
+        sentence = prose[start : sentences[start]]
         named = [g for g in not_passed if GATE_WORDS[g].search(sentence)]
         for hit in _CLAIM.finditer(lower, start, sentences[start]):
             if not _word_start(lower, hit.start()):
@@ -90,7 +135,11 @@ def false_pass_claims(not_passed: Mapping[str, str], prose: str) -> list[str]:
                     continue
                 seen.add((gate, start))
                 status = not_passed[gate]
-                did = "did not run" if status in ("not_run", "not run") else f"did not pass ({status})"
+                did = (
+                    "did not run"
+                    if status in ("not_run", "not run")
+                    else f"did not pass ({status})"
+                )
                 problems.append(f"the {gate} gate {did} but the handoff says it passed: {shown}")
     return problems
 
@@ -138,7 +187,7 @@ def _is_claim(clause: str, offset: int, word: str) -> str | None:
     """``"claim"``, ``"count"`` (a count of passes: "3 passed", a claim only
     about a gate that ran no test) or None."""
     before = clause[:offset]
-    if _says_failed(clause, before) or _says_failed(clause, clause[offset + len(word):]):
+    if _says_failed(clause, before) or _says_failed(clause, clause[offset + len(word) :]):
         return None
     words = [w.strip(".,;:!?()\"'`*").lower() for w in before.split()[-5:]]
     if any(w in _NOT_A_CLAIM or w.endswith("n't") for w in words):
@@ -157,8 +206,7 @@ def _says_failed(clause: str, part: str) -> bool:
     """``part`` of ``clause`` names a failure that is not negated
     ("1 failed" yes; "without any failures", "with no failed tests" no)."""
     for failure in _FAILURE.finditer(part):
-        near = [w.strip(".,;:!?()\"'`*").lower() for w in part[:failure.start()].split()[-3:]]
+        near = [w.strip(".,;:!?()\"'`*").lower() for w in part[: failure.start()].split()[-3:]]
         if not any(w in _NO_FAILURE for w in near):
             return True
     return False
-

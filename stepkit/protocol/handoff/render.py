@@ -102,8 +102,15 @@ def render_handoff(
     for section in HANDOFF_SECTIONS:
         if section == "Evidence":
             # masked before the digest, so the digest covers the bytes written
-            body = _evidence(gates, fault_lines, fix_history, changed_files, fix_attempts, max_fix_attempts,
-                             open_critical)
+            body = _evidence(
+                gates,
+                fault_lines,
+                fix_history,
+                changed_files,
+                fix_attempts,
+                max_fix_attempts,
+                open_critical,
+            )
             body = shown_bytes(redact(f"{body}\n\n{criteria}" if criteria else body))
             body = f"{body}\n\n{evidence_marker(body)}"
         else:
@@ -159,7 +166,9 @@ def _evidence(
     blocks = ["Recorded by stepkit from the gate runs; not written by the model."]
     blocks.extend(fault_lines)
     if open_critical:
-        blocks.append(OPEN_CRITICAL + "".join(f"\n- {' '.join(str(f).split())}" for f in open_critical))
+        blocks.append(
+            OPEN_CRITICAL + "".join(f"\n- {' '.join(str(f).split())}" for f in open_critical)
+        )
     for gate in (as_gate(g) for g in gates):
         blocks.append(_gate_block(gate))
     if fix_attempts is not None:
@@ -215,4 +224,3 @@ def evidence_marker(evidence: str) -> str:
 
 def evidence_digest(evidence: str) -> str:
     return hashlib.sha256(evidence.strip().encode("utf-8", "surrogateescape")).hexdigest()
-

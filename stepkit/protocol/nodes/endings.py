@@ -92,12 +92,16 @@ def render_failure(ctx: StageContext) -> str:
     """STEP_FAILED: never an empty shell — reason, coder result, last gate output."""
     state = ctx.state
     lines = _head("STEP_FAILED", state)
-    reason = state.get("failure_reason") or ("a pipeline stage faulted" if state.get("fault_note") else "unknown")
+    reason = state.get("failure_reason") or (
+        "a pipeline stage faulted" if state.get("fault_note") else "unknown"
+    )
     lines.append(f"Reason: {reason}")
     if state.get("fault_note"):
         lines.append(f"{_fault_label(ctx)}: {state['fault_note']}")
     lines.append(f"Fix attempts: {state.get('fix_attempts', 0)} of {step_fix_budget(state)}")
-    lines.extend(_flag_lines({**state, "tamper_flags": [*state.get("tamper_flags", []), *unseen_flags(ctx)]}))
+    lines.extend(
+        _flag_lines({**state, "tamper_flags": [*state.get("tamper_flags", []), *unseen_flags(ctx)]})
+    )
     lines.extend(_coder_lines(state))
     if state.get("gates"):
         lines.append("Gates:")
@@ -120,8 +124,10 @@ def _fault_label(ctx: StageContext) -> str:
 def _flag_lines(state: dict[str, Any]) -> list[str]:
     """Every tamper flag and scope deviation the harness recorded."""
     lines = []
-    for key, title in (("tamper_flags", "Tamper flags (signs that verification was weakened):"),
-                       ("scope_deviations", "Scope deviations (recorded by stepkit):")):
+    for key, title in (
+        ("tamper_flags", "Tamper flags (signs that verification was weakened):"),
+        ("scope_deviations", "Scope deviations (recorded by stepkit):"),
+    ):
         if state.get(key):
             lines.append(title)
             lines.extend(f"- {item}" for item in state[key])

@@ -26,7 +26,9 @@ def resolve_step(ctx: StageContext) -> Outcome:
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
-        step = repo.resolve(str(ctx.state.get("step_request") or "next"), str(ctx.state.get("prompt") or ""))
+        step = repo.resolve(
+            str(ctx.state.get("step_request") or "next"), str(ctx.state.get("prompt") or "")
+        )
     except PlanError as exc:
         return _error(str(exc))
     previous = repo.previous_handoff(step)
@@ -42,7 +44,12 @@ def resolve_step(ctx: StageContext) -> Outcome:
         "notes": repo.notes_text,
         "unsatisfied": unsatisfied,
         "later_steps": [
-            {"step": s.number, "title": s.title, "path": str(s.path), "edge_cases": plan_section(s.body, "Edge cases") or ""}
+            {
+                "step": s.number,
+                "title": s.title,
+                "path": str(s.path),
+                "edge_cases": plan_section(s.body, "Edge cases") or "",
+            }
             for s in later
         ],
     }
@@ -52,13 +59,17 @@ def resolve_step(ctx: StageContext) -> Outcome:
 def _error(reason: str) -> Outcome:
     return Outcome(route="error", updates={"failure_reason": reason})
 
+
 # -- routers -----------------------------------------------------------------
 
 
 def route_staleness(ctx: StageContext) -> Outcome:
     """STEP_AUTOAPPROVE=1 (at the run's start) skips the deviation gate; a major deviation asks."""
     if switch_on(ctx.settings, "STEP_AUTOAPPROVE"):
-        return Outcome(route="else", updates={"deviation_autoapproved": bool(ctx.state.get("has_major_deviation"))})
+        return Outcome(
+            route="else",
+            updates={"deviation_autoapproved": bool(ctx.state.get("has_major_deviation"))},
+        )
     return Outcome(route="major deviation" if ctx.state.get("has_major_deviation") else "else")
 
 
@@ -72,9 +83,13 @@ def route_coder_result(ctx: StageContext) -> Outcome:
         return Outcome(route="CODER_COMPLETE", updates=rounds)
     if sentinel == "CODER_REJECTED":
         # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
-        return Outcome(route="REJECTED / FAILED",
-                       updates={**rounds, "rejected_at": "the coder's own plan-approval gate"})
-    return Outcome(route="REJECTED / FAILED", updates={**rounds, "failure_reason": _coder_failure(result)})
+        return Outcome(
+            route="REJECTED / FAILED",
+            updates={**rounds, "rejected_at": "the coder's own plan-approval gate"},
+        )
+    return Outcome(
+        route="REJECTED / FAILED", updates={**rounds, "failure_reason": _coder_failure(result)}
+    )
 
 
 def _coder_failure(result: dict[str, Any]) -> str:
@@ -103,7 +118,9 @@ def _coder_round(ctx: StageContext) -> dict[str, Any]:
     number = len(rounds) + 1
     why = "the step"
     if number > 1:
-        asked = str(state.get("fix_instructions") or "").strip().splitlines() or ["(no instructions)"]
+        asked = str(state.get("fix_instructions") or "").strip().splitlines() or [
+            "(no instructions)"
+        ]
         why = f'"{one_line(asked[0])[:100]}"'
     changed = state.get("changed_files")
     tree = _fingerprint(ctx.project_dir, changed) if changed is not None else None
@@ -113,7 +130,9 @@ def _coder_round(ctx: StageContext) -> dict[str, Any]:
     elif number == 1 and not changed:
         what = "CHANGED NOTHING: no file outside the plan repo differs from the step's start"
     elif number > 1 and tree == state.get("coder_tree"):
-        what = f"CHANGED NOTHING: no file outside the plan repo differs from after round {number - 1}"
+        what = (
+            f"CHANGED NOTHING: no file outside the plan repo differs from after round {number - 1}"
+        )
     elif number == 1:
         what = f"changed {len(changed)} file(s)"
     else:
@@ -137,14 +156,26 @@ def _round_record(ctx: StageContext, number: int) -> dict[str, Any]:
     state = ctx.state
     log = list(state.get("coder_round_log") or [])
     before = log[-1].get("file_ids", {}) if log else {}
-    ids = {rel: blob_id(Path(ctx.project_dir) / rel) or "absent" for rel in state.get("changed_files") or []}
-    touched = sorted(rel for rel in {*ids, *before} if ids.get(rel, "unchanged") != before.get(rel, "unchanged"))
-    task = "implement the step (the implementation brief)" if number == 1 else \
-        str(state.get("fix_instructions") or "(no instructions)").strip()
+    ids = {
+        rel: blob_id(Path(ctx.project_dir) / rel) or "absent"
+        for rel in state.get("changed_files") or []
+    }
+    touched = sorted(
+        rel for rel in {*ids, *before} if ids.get(rel, "unchanged") != before.get(rel, "unchanged")
+    )
+    task = (
+        "implement the step (the implementation brief)"
+        if number == 1
+        else str(state.get("fix_instructions") or "(no instructions)").strip()
+    )
     report = str((state.get("coder_result") or {}).get("text") or "(no report)").strip()
-    record = {"round": number, "task": clip_middle(task, ROUND_TASK_CHARS, "task"),
-              "report": clip_middle(report, ROUND_REPORT_CHARS, "report"),
-              "changed_files": touched, "file_ids": ids}
+    record = {
+        "round": number,
+        "task": clip_middle(task, ROUND_TASK_CHARS, "task"),
+        "report": clip_middle(report, ROUND_REPORT_CHARS, "report"),
+        "changed_files": touched,
+        "file_ids": ids,
+    }
     return {"coder_round_log": [*log, record]}
 
 
@@ -200,16 +231,22 @@ def critical_findings(report: str) -> list[str]:
     are set aside, so "No 🔴 critical findings." is none."""
     from stepkit.planrepo.sections import strip_list_markers
 
-    return [line.strip() for line in report.splitlines() if strip_list_markers(line).startswith(CRITICAL)]
+    return [
+        line.strip()
+        for line in report.splitlines()
+        if strip_list_markers(line).startswith(CRITICAL)
+    ]
 
 
 def revise_from_choice(ctx: StageContext) -> Outcome:
     """Free text at the final gate becomes the coder's fix instructions."""
     text = str(ctx.state.get("revision_choice") or "").strip()
-    return Outcome(updates={
-        "fix_instructions": f"Revision requested at the approval gate: {text}",
-        "fix_history": [f"revision requested: {text}"],
-    })
+    return Outcome(
+        updates={
+            "fix_instructions": f"Revision requested at the approval gate: {text}",
+            "fix_history": [f"revision requested: {text}"],
+        }
+    )
 
 
 def note_llm_fault(ctx: StageContext) -> Outcome:
@@ -217,5 +254,9 @@ def note_llm_fault(ctx: StageContext) -> Outcome:
     raw = str(ctx.state.get("fault_note") or ctx.state.get("failure_reason") or "unknown LLM fault")
     first_paragraph = raw.strip().split("\n\n", 1)[0]
     note = " ".join(first_paragraph.split())[:600]
-    return Outcome(updates={"fault_note": note, "failure_reason": ctx.state.get("failure_reason") or "LLM stage fault"})
-
+    return Outcome(
+        updates={
+            "fault_note": note,
+            "failure_reason": ctx.state.get("failure_reason") or "LLM stage fault",
+        }
+    )

@@ -52,8 +52,12 @@ def verify_build(ctx: StageContext) -> Outcome:
     plan = _gate_plan(ctx)
     if "build" not in plan.first_gates():
         return _single_gate(ctx, "build", plan=plan)
-    built = [GateResult.model_validate(g) for g in ctx.state.get("gates", []) if g.get("name") == "build"]
-    return _single_gate(ctx, "build", plan=plan, reusable=built, reused_from="the build gate before the formatter")
+    built = [
+        GateResult.model_validate(g) for g in ctx.state.get("gates", []) if g.get("name") == "build"
+    ]
+    return _single_gate(
+        ctx, "build", plan=plan, reusable=built, reused_from="the build gate before the formatter"
+    )
 
 
 @watched("the tests gate")
@@ -77,13 +81,17 @@ def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
         return outcome
     shown = first_of(gate["flaky"], 5)
     # worded with no word of a passing claim: the handoff check reads the flags the handoff shows
-    flag = (f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
-            "A second run is no evidence: code can fail only the first time it runs")
+    flag = (
+        f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
+        "A second run is no evidence: code can fail only the first time it runs"
+    )
     return outcome.model_copy(update={"updates": with_flags(ctx.state, outcome.updates, [flag])})
 
 
 def _single_gate(ctx: StageContext, name: str, **options: Any) -> Outcome:
-    runner = _gate_runner(ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")), **options)
+    runner = _gate_runner(
+        ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")), **options
+    )
     (result,), updates = _run_guarded(ctx, runner, (name,))
     return _gate_route(result, updates, ctx.pm)
 
@@ -93,7 +101,10 @@ def _gate_route(result: GateResult, updates: dict[str, Any], pm: Any = None) -> 
     everywhere), ``fail`` (the fix loop), or ``error``: an environment fault
     ends the run without spending a fix attempt — no coder can fix the machine."""
     if result.status == "error":
-        return Outcome(route="error", updates={**updates, "failure_reason": environment_fault_reason(result, pm)})
+        return Outcome(
+            route="error",
+            updates={**updates, "failure_reason": environment_fault_reason(result, pm)},
+        )
     return Outcome(route="fail" if result.failed else "pass", updates=updates)
 
 
@@ -105,8 +116,12 @@ def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
 
     pm = pm if pm is not None else get_plugin_manager()
     names = pm.hook.stepkit_command_override_names(gate=gate.name)
-    where = (f"{names[0]}, or {names[1]} = \"…\" under [tool.stepkit.commands] in pyproject.toml, "
-             f"[commands] in stepkit.toml, or stepconf.py" if names else "in stepconf.py")
+    where = (
+        f'{names[0]}, or {names[1]} = "…" under [tool.stepkit.commands] in pyproject.toml, '
+        f"[commands] in stepkit.toml, or stepconf.py"
+        if names
+        else "in stepconf.py"
+    )
     return (
         f"Environment fault: {gate.name}: {gate.summary or 'the command could not run'}. "
         f"This is the machine, not the code: no fix attempt was spent. Install what is missing "
@@ -115,7 +130,9 @@ def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
     )
 
 
-def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tuple[list[GateResult], dict[str, Any]]:
+def _run_guarded(
+    ctx: StageContext, runner: Any, names: tuple[str, ...]
+) -> tuple[list[GateResult], dict[str, Any]]:
     """Run gates one by one with the plan repo held: what a gate does to it (a
     formatter that also formats markdown, a test that writes there) is undone
     before the next gate, every displaced file kept in the run dir, and the
@@ -125,7 +142,10 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
 
     results, deviations, edited, git_flags = [], [], [], []
     # one copy serves every gate: after each, the plan repo is put back to it
-    before, git_before = copy_plan_repo(ctx.project_dir, ctx.plans_dir), git_internals(ctx.project_dir)
+    before, git_before = (
+        copy_plan_repo(ctx.project_dir, ctx.plans_dir),
+        git_internals(ctx.project_dir),
+    )
     for name in names:
         (result,) = runner.run((name,))
         git_flags += undo_git_edits(ctx, git_before, name)  # a test that plants a hook, say
@@ -135,15 +155,24 @@ def _run_guarded(ctx: StageContext, runner: Any, names: tuple[str, ...]) -> tupl
         edited += [name] if undone else []
     updates = _merge_gates(ctx.state, results)
     raised = ctx.state.get("round_flags", [])
-    plan_flags = [flag for flag in runner.plan.command_changes if flag not in raised]  # once, at the first gate
-    updates = with_flags(ctx.state, updates, [*plan_flags, *git_flags])  # round flags: kept by later coder rounds
+    plan_flags = [
+        flag for flag in runner.plan.command_changes if flag not in raised
+    ]  # once, at the first gate
+    updates = with_flags(
+        ctx.state, updates, [*plan_flags, *git_flags]
+    )  # round flags: kept by later coder rounds
     store_flags = [flag for result in results for flag in result.store_flags]
     if store_flags:  # stepkit's own records were forged: a tamper flag, which forces the review
         updates["run_store_flags"] = store_flags
-        updates["tamper_flags"] = [*updates.get("tamper_flags", ctx.state.get("tamper_flags", [])), *store_flags]
+        updates["tamper_flags"] = [
+            *updates.get("tamper_flags", ctx.state.get("tamper_flags", [])),
+            *store_flags,
+        ]
     if edited:
         updates["scope_deviations"] = deviations
-        updates["gates_edited_plan_repo"] = sorted({*ctx.state.get("gates_edited_plan_repo", []), *edited})
+        updates["gates_edited_plan_repo"] = sorted(
+            {*ctx.state.get("gates_edited_plan_repo", []), *edited}
+        )
     return results, updates
 
 
@@ -157,17 +186,25 @@ def _gate_runner(ctx: StageContext, **options: Any):
 
     if "reusable" not in options and ctx.config.reuse_coder_evidence:
         coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
-        options.update(reusable=[GateResult.model_validate(raw) for raw in coder_gates],
-                       reused_from="the coder's own gate")
+        options.update(
+            reusable=[GateResult.model_validate(raw) for raw in coder_gates],
+            reused_from="the coder's own gate",
+        )
     options.setdefault("plan", _gate_plan(ctx))
-    changed = ctx.state.get("changed_files")  # absent without a scope snapshot: the changes against HEAD
+    changed = ctx.state.get(
+        "changed_files"
+    )  # absent without a scope snapshot: the changes against HEAD
     return GateRunner(
-        ctx.pm, ctx.project_dir, ctx.config, ctx.log_dir(),
+        ctx.pm,
+        ctx.project_dir,
+        ctx.config,
+        ctx.log_dir(),
         change_set=None if changed is None else lambda: existing_files(ctx.project_dir, changed),
         held_plans_dir=ctx.plans_dir,  # _run_guarded restores the plan repo and flags the gate
         on_gate=lambda result: ctx.emit("gate", **result.model_dump(exclude={"evidence"})),
         on_reused=lambda result, tree: ctx.emit("gate_reused", gate=result.name, tree_hash=tree),
-        baseline=lambda: _start_tree(ctx), **options,
+        baseline=lambda: _start_tree(ctx),
+        **options,
     )
 
 
@@ -214,25 +251,41 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     state = ctx.state
     failing = _first_failing_gate(state)
     if failing is None:  # only a custom graph can get here without a failing gate
-        return Outcome(route="budget spent", updates={"failure_reason": "fix loop entered with no failing gate"})
+        return Outcome(
+            route="budget spent",
+            updates={"failure_reason": "fix loop entered with no failing gate"},
+        )
     attempts = int(state.get("fix_attempts", 0))
     # what the coder is asked to fix (the new failures), not the baseline's notes
     fix_evidence = evidence_for_fix(failing)
-    verdict = next_fix(failing.model_copy(update={"evidence": fix_evidence}), attempts, step_fix_budget(state),
-                       state.get("last_failure_signature"))
+    verdict = next_fix(
+        failing.model_copy(update={"evidence": fix_evidence}),
+        attempts,
+        step_fix_budget(state),
+        state.get("last_failure_signature"),
+    )
     if verdict.stop is not None:
         return Outcome(route="budget spent", updates={"failure_reason": verdict.stop})
     # condensed evidence starts with its own "$ command" / "exit code" lines
-    header = [line for line in (f"$ {failing.command}", f"exit code: {failing.exit_code}")
-              if line not in fix_evidence.split("\n")]
-    instructions = "\n".join([f"The {failing.name} gate failed after your change.", *header,
-                              fix_evidence, FIX_RULES])
-    return Outcome(route="budget left", updates={
-        "fix_attempts": attempts + 1,
-        "fix_instructions": instructions,
-        "last_failure_signature": verdict.signature,
-        "fix_history": [f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"],
-    })
+    header = [
+        line
+        for line in (f"$ {failing.command}", f"exit code: {failing.exit_code}")
+        if line not in fix_evidence.split("\n")
+    ]
+    instructions = "\n".join(
+        [f"The {failing.name} gate failed after your change.", *header, fix_evidence, FIX_RULES]
+    )
+    return Outcome(
+        route="budget left",
+        updates={
+            "fix_attempts": attempts + 1,
+            "fix_instructions": instructions,
+            "last_failure_signature": verdict.signature,
+            "fix_history": [
+                f"fix attempt {attempts + 1}: {failing.name} failed ({failing.summary})"
+            ],
+        },
+    )
 
 
 def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
@@ -260,14 +313,21 @@ def check_handoff(ctx: StageContext) -> Outcome:
     problems += _criteria_problems(ctx.state, gates)
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
-        return Outcome(route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []})
+        return Outcome(
+            route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []}
+        )
     if checks < 2:
-        return Outcome(route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems})
-    return Outcome(route="invalid twice", updates={
-        "handoff_checks": checks,
-        "handoff_feedback": problems,
-        "failure_reason": "handoff failed validation twice: " + "; ".join(problems),
-    })
+        return Outcome(
+            route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems}
+        )
+    return Outcome(
+        route="invalid twice",
+        updates={
+            "handoff_checks": checks,
+            "handoff_feedback": problems,
+            "failure_reason": "handoff failed validation twice: " + "; ".join(problems),
+        },
+    )
 
 
 def _criteria_problems(state: dict[str, Any], gates: list[GateResult]) -> list[str]:
@@ -277,4 +337,3 @@ def _criteria_problems(state: dict[str, Any], gates: list[GateResult]) -> list[s
 
     criteria = plan_criteria(str(state.get("plan_text") or ""))
     return criteria_problems(criteria, state.get("acceptance_criteria"), final_tests_gate(gates))
-

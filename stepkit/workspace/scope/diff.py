@@ -43,7 +43,9 @@ class StepChanges(NamedTuple):
     tamper_flags: list[str]
 
 
-def step_changes(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHARS) -> StepChanges:
+def step_changes(
+    before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_CHARS
+) -> StepChanges:
     """The changed files, the step diff and the tamper flags from one look at
     the tree: each changed file's before and now bytes are read once."""
     project = Path(project_dir).resolve()
@@ -60,7 +62,9 @@ def step_changes(before: Snapshot, project_dir: Path, max_chars: int = DIFF_MAX_
             continue
         piece = file_diff(path, old_id, new_id, old, new)
         if total + len(piece) > max_chars:
-            parts.append(f"[... diff truncated: {len(changes) - index} more file(s) not shown ...]\n")
+            parts.append(
+                f"[... diff truncated: {len(changes) - index} more file(s) not shown ...]\n"
+            )
             truncated = True
             continue
         parts.append(piece)
@@ -85,10 +89,14 @@ def working_tree_files(project_dir: Path, plans_dir: Path) -> list[str] | None:
     before = head_snapshot(project_dir, plans_dir)
     if before is None:
         return None
-    return [path for path, _old, new in _changes(before, Path(project_dir).resolve()) if new is not None]
+    return [
+        path for path, _old, new in _changes(before, Path(project_dir).resolve()) if new is not None
+    ]
 
 
-def snapshot_changes(before: Snapshot, project_dir: Path) -> list[tuple[str, str | None, str | None]]:
+def snapshot_changes(
+    before: Snapshot, project_dir: Path
+) -> list[tuple[str, str | None, str | None]]:
     """(path, blob id before, blob id now; None: absent) of every file the
     step changed since ``before``, sorted, the plan repo left out."""
     return _changes(before, Path(project_dir).resolve())
@@ -112,8 +120,11 @@ def _changes(before: Snapshot, project: Path) -> list[tuple[str, str | None, str
                 new_ids[rel] = old_ids[rel]
             else:
                 new_ids[rel] = blob_id(project / rel)
-    return [(rel, old_ids[rel], new_ids[rel]) for rel in sorted(old_ids)
-            if old_ids[rel] != new_ids[rel] and not is_excluded(rel) and not plan.covers(rel)]
+    return [
+        (rel, old_ids[rel], new_ids[rel])
+        for rel in sorted(old_ids)
+        if old_ids[rel] != new_ids[rel] and not is_excluded(rel) and not plan.covers(rel)
+    ]
 
 
 def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:
@@ -125,8 +136,9 @@ def _git_before_ids(before: Snapshot, project: Path) -> dict[str, str | None]:
     return {**ids, **before.files}
 
 
-def _work_tree_before_ids(root: Path, prefix: str, base: str,
-                          head_before: str | None) -> dict[str, str | None]:
+def _work_tree_before_ids(
+    root: Path, prefix: str, base: str, head_before: str | None
+) -> dict[str, str | None]:
     """Ids in ``head_before`` of the paths of one work tree that git sees as
     changed now (the files dirty when the step started aside)."""
     head, dirty = git.status(root, prefix, base)
@@ -139,8 +151,9 @@ def _work_tree_before_ids(root: Path, prefix: str, base: str,
     return {rel: tracked.get(rel) for rel in candidates}
 
 
-def file_diff(path: str, old_id: str | None, new_id: str | None,
-              old: bytes | None, new: bytes | None) -> str:
+def file_diff(
+    path: str, old_id: str | None, new_id: str | None, old: bytes | None, new: bytes | None
+) -> str:
     """The unified diff of one changed file (``old_id`` None: added, ``new_id`` None: deleted)."""
     if old_id is not None and old is None:
         return f"--- a/{path}\n+++ b/{path}\n[content before the step was not kept; file changed]\n"
@@ -149,12 +162,17 @@ def file_diff(path: str, old_id: str | None, new_id: str | None,
     if old_text is None or new_text is None:
         return f"Binary or large file changed: {path}\n"
     lines = difflib.unified_diff(
-        old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+        old_text.splitlines(keepends=True),
+        new_text.splitlines(keepends=True),
         fromfile="/dev/null" if old_id is None else f"a/{path}",
         tofile="/dev/null" if new_id is None else f"b/{path}",
     )
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
+    text = "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
     if len(text) > DIFF_FILE_MAX_CHARS:
-        text = text[:DIFF_FILE_MAX_CHARS] + f"\n[... diff of {path} cut at {DIFF_FILE_MAX_CHARS} characters ...]\n"
+        text = (
+            text[:DIFF_FILE_MAX_CHARS]
+            + f"\n[... diff of {path} cut at {DIFF_FILE_MAX_CHARS} characters ...]\n"
+        )
     return text

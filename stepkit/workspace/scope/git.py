@@ -27,13 +27,29 @@ from typing import NamedTuple
 
 GITLINK = b"160000"  # the index mode of a submodule
 #: Options that keep a repository's own commands out of stepkit's git calls.
-NOTHING_RUNS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                "-c", "core.pager=cat", "-c", "core.editor=true", "-c", "sequence.editor=true")
+NOTHING_RUNS = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.editor=true",
+    "-c",
+    "sequence.editor=true",
+)
 #: The same for the environment (which outranks configuration for these).
 #: ``GIT_NO_REPLACE_OBJECTS``: a ``git replace`` ref the coder made must not
 #: change what stepkit reads as the step-start bytes.
-_QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_PAGER": "cat", "GIT_EDITOR": "true",
-              "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
+_QUIET_ENV = {
+    "GIT_OPTIONAL_LOCKS": "0",
+    "LC_ALL": "C",
+    "GIT_PAGER": "cat",
+    "GIT_EDITOR": "true",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+}
 
 
 def run(args: list[str], cwd: Path) -> bytes | None:
@@ -45,7 +61,9 @@ def run(args: list[str], cwd: Path) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def call(args: list[str], cwd: Path, env: Mapping[str, str] | None = None) -> tuple[int, bytes, bytes]:
+def call(
+    args: list[str], cwd: Path, env: Mapping[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
     """``git ARGS`` in ``cwd`` whatever its exit code: (exit code, stdout,
     stderr); exit code 127 when git cannot be started."""
     try:
@@ -85,8 +103,21 @@ def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[st
     sees as modified, staged, deleted or untracked, each with its id in HEAD
     (None: not in HEAD).  Submodules are left out: each is looked at from
     the inside (:func:`submodules`), by its own status."""
-    out = run(["status", "--porcelain=v2", "-z", "--branch", "-uall", "--no-renames",
-               "--ignore-submodules=all"], root) or b""
+    out = (
+        run(
+            [
+                "status",
+                "--porcelain=v2",
+                "-z",
+                "--branch",
+                "-uall",
+                "--no-renames",
+                "--ignore-submodules=all",
+            ],
+            root,
+        )
+        or b""
+    )
     commit = None
     paths: dict[str, str | None] = {}
     for entry in out.split(b"\0"):
@@ -115,8 +146,9 @@ def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[st
     return commit, paths
 
 
-def paths_between(root: Path, old: str | None, new: str | None, prefix: str,
-                  base: str = "") -> set[str]:
+def paths_between(
+    root: Path, old: str | None, new: str | None, prefix: str, base: str = ""
+) -> set[str]:
     """Project-relative paths that differ between two commits (one of them
     None: every path of the other)."""
     if old and new:
@@ -222,7 +254,9 @@ def blob(root: Path, oid: str) -> bytes | None:
     return run(["cat-file", "blob", oid], root)
 
 
-def merge_file(ours: Path, base: Path, theirs: Path, labels: tuple[str, str, str]) -> tuple[bytes, int] | None:
+def merge_file(
+    ours: Path, base: Path, theirs: Path, labels: tuple[str, str, str]
+) -> tuple[bytes, int] | None:
     """``git merge-file -p --diff3`` of three files (no repository needed):
     the merged bytes, each conflict left with diff3 markers named by
     ``labels`` (ours, base, theirs), and the number of conflicts; None when
@@ -248,15 +282,20 @@ def resolve_commit(root: Path, ref: str) -> str | None:
 def worktree_add(root: Path, path: Path, commit: str) -> bool:
     """Check ``commit`` out, detached, into a new work tree at ``path`` (the
     user's work tree, index and branches untouched); False when git failed."""
-    return run(["worktree", "add", "--detach", "--force", "-q", str(path), commit], root) is not None
+    return (
+        run(["worktree", "add", "--detach", "--force", "-q", str(path), commit], root) is not None
+    )
 
 
 def worktrees(root: Path) -> list[Path]:
     """The work trees git has on record for the repository at ``root`` (the
     main one first); empty when git failed."""
     out = run(["worktree", "list", "--porcelain", "-z"], root) or b""
-    return [Path(entry[len(b"worktree "):].decode("utf-8", "surrogateescape"))
-            for entry in out.split(b"\0") if entry.startswith(b"worktree ")]
+    return [
+        Path(entry[len(b"worktree ") :].decode("utf-8", "surrogateescape"))
+        for entry in out.split(b"\0")
+        if entry.startswith(b"worktree ")
+    ]
 
 
 def worktree_remove(root: Path, path: Path) -> None:
@@ -274,8 +313,12 @@ def commit_all(project: Path, message: str, name: str, email: str) -> bool:
     """
     if shutil.which("git") is None:
         return False
-    identity = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
-                "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
+    identity = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", message]):
         _spawn(args, project, check=True, env=identity)
     return True
@@ -291,8 +334,12 @@ def blobs(root: Path, specs: list[str]) -> list[bytes | None]:
     if not specs:
         return []
     try:
-        proc = _spawn(["cat-file", "--batch"], root, check=False,
-                      stdin=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape"))
+        proc = _spawn(
+            ["cat-file", "--batch"],
+            root,
+            check=False,
+            stdin=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape"),
+        )
     except OSError:
         return [None] * len(specs)
     out = proc.stdout if proc.returncode == 0 else b""
@@ -303,16 +350,27 @@ def blobs(root: Path, specs: list[str]) -> list[bytes | None]:
         if len(parts) == 3 and parts[1] == b"blob":
             size = int(parts[2])
             found.append(out[:size])
-            out = out[size + 1:]
+            out = out[size + 1 :]
         else:
             found.append(None)
     return found
 
 
-def _spawn(args: list[str], cwd: Path, check: bool, env: Mapping[str, str] | None = None,
-           stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(command(args), cwd=cwd, capture_output=True, check=check, input=stdin,
-                          env={**os.environ, **_QUIET_ENV, **(env or {})})
+def _spawn(
+    args: list[str],
+    cwd: Path,
+    check: bool,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        command(args),
+        cwd=cwd,
+        capture_output=True,
+        check=check,
+        input=stdin,
+        env={**os.environ, **_QUIET_ENV, **(env or {})},
+    )
 
 
 def project_rel(repo_path: str, prefix: str, base: str = "") -> str | None:
@@ -321,4 +379,4 @@ def project_rel(repo_path: str, prefix: str, base: str = "") -> str | None:
     put in front."""
     if prefix and not repo_path.startswith(prefix):
         return None
-    return base + repo_path[len(prefix):]
+    return base + repo_path[len(prefix) :]

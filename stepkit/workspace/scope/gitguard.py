@@ -73,12 +73,21 @@ def git_internals(project_dir: Path) -> GitInternals | None:
         return None
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     git_dir = Path(lines[0])
-    common = (Path(project_dir) / lines[1]).resolve() if len(lines) > 1 else git_dir  # relative to the cwd
+    common = (
+        (Path(project_dir) / lines[1]).resolve() if len(lines) > 1 else git_dir
+    )  # relative to the cwd
     hooks_dir = common / "hooks"
-    return GitInternals(hooks_dir, _read_hooks(hooks_dir),
-                        {path: _read(path) for path in (common / "config", git_dir / "config.worktree")},
-                        {path: _read(path) for path in (common / "info" / "exclude", common / "info" / "attributes")},
-                        _blind_entries(project_dir), Path(project_dir))
+    return GitInternals(
+        hooks_dir,
+        _read_hooks(hooks_dir),
+        {path: _read(path) for path in (common / "config", git_dir / "config.worktree")},
+        {
+            path: _read(path)
+            for path in (common / "info" / "exclude", common / "info" / "attributes")
+        },
+        _blind_entries(project_dir),
+        Path(project_dir),
+    )
 
 
 def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) -> list[str]:
@@ -98,16 +107,20 @@ def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) ->
         where = shown_path(path, project_dir)
         for key, value in changed:
             what = f"set to {value!r}" if value is not None else "removed"
-            flags.append(f"git config {key} {what} during the step ({where}): undone by the harness; "
-                         f"the changed file is kept at {kept}")
+            flags.append(
+                f"git config {key} {what} during the step ({where}): undone by the harness; "
+                f"the changed file is kept at {kept}"
+            )
     for path, old in before.info.items():
         if _read(path) == old:
             continue
         kept = _keep(path, keep_dir, project_dir) if path.exists() or path.is_symlink() else None
         _put_back(path, old)
         keeping = f"; the changed file is kept at {kept}" if kept else ""
-        flags.append(f"git {path.parent.name}/{path.name} {'added' if old is None else 'changed'} during the step "
-                     f"({shown_path(path, project_dir)}): undone by the harness{keeping}")
+        flags.append(
+            f"git {path.parent.name}/{path.name} {'added' if old is None else 'changed'} during the step "
+            f"({shown_path(path, project_dir)}): undone by the harness{keeping}"
+        )
     flags.extend(_undo_hooks(before, keep_dir, project_dir))
     flags.extend(_undo_blind_entries(before))
     return flags
@@ -121,7 +134,10 @@ def _blind_entries(project_dir: Path) -> dict[str, tuple[str, ...]]:
         if len(entry) < 3:
             continue
         tag, rel = entry[:1].decode(), entry[2:].decode("utf-8", "surrogateescape")
-        marks = (*(("assume-unchanged",) if tag.islower() else ()), *(("skip-worktree",) if tag in "Ss" else ()))
+        marks = (
+            *(("assume-unchanged",) if tag.islower() else ()),
+            *(("skip-worktree",) if tag in "Ss" else ()),
+        )
         if marks:
             found[rel] = marks
     return found
@@ -129,16 +145,22 @@ def _blind_entries(project_dir: Path) -> dict[str, tuple[str, ...]]:
 
 def _undo_blind_entries(before: GitInternals) -> list[str]:
     """Clear the index flags the round set, so that git sees those files' changes again."""
-    new = {rel: added for rel, marks in _blind_entries(before.project).items()
-           if (added := tuple(mark for mark in marks if mark not in before.blind.get(rel, ())))}
+    new = {
+        rel: added
+        for rel, marks in _blind_entries(before.project).items()
+        if (added := tuple(mark for mark in marks if mark not in before.blind.get(rel, ())))
+    }
     if not new:
         return []
     for mark in ("assume-unchanged", "skip-worktree"):  # one flag per call: git keeps only the last
         paths = sorted(rel for rel, marks in new.items() if mark in marks)
         if paths:
             git.run(["update-index", f"--no-{mark}", "--", *paths], before.project)
-    return [f"git index flag {'/'.join(marks)} set on {rel} during the step (git status no longer sees its "
-            f"changes): cleared by the harness" for rel, marks in sorted(new.items())]
+    return [
+        f"git index flag {'/'.join(marks)} set on {rel} during the step (git status no longer sees its "
+        f"changes): cleared by the harness"
+        for rel, marks in sorted(new.items())
+    ]
 
 
 def _put_back(path: Path, old: bytes | None) -> None:
@@ -157,8 +179,12 @@ def _undo_hooks(before: GitInternals, keep_dir: Path, project_dir: Path) -> list
         kept = _keep(hooks_dir, keep_dir, project_dir)
         hooks_dir.unlink()
         new: dict[str, tuple[bytes, int]] = {}
-        flags = [(f"git hooks directory {shown_path(hooks_dir, project_dir)} replaced during the step: "
-                  f"undone by the harness; what was there is kept at {kept}")]
+        flags = [
+            (
+                f"git hooks directory {shown_path(hooks_dir, project_dir)} replaced during the step: "
+                f"undone by the harness; what was there is kept at {kept}"
+            )
+        ]
     else:
         new = _read_hooks(hooks_dir) or {}
         flags = []
@@ -179,12 +205,16 @@ def _undo_hooks(before: GitInternals, keep_dir: Path, project_dir: Path) -> list
                 replace_entry(path, data, mode)
                 os.chmod(path, mode)
         keeping = f"; the coder's version is kept at {kept}" if kept else ""
-        flags.append(f"git hook {shown_path(path, project_dir)} {how} during the step: undone by the harness"
-                     f"{keeping}")
+        flags.append(
+            f"git hook {shown_path(path, project_dir)} {how} during the step: undone by the harness"
+            f"{keeping}"
+        )
     return flags
 
 
-def _command_keys_changed(old: bytes | None, new: bytes | None, path: Path) -> list[tuple[str, str | None]]:
+def _command_keys_changed(
+    old: bytes | None, new: bytes | None, path: Path
+) -> list[tuple[str, str | None]]:
     """The command-running keys whose values differ between two versions of
     a config file, each with its new value (None: removed).  A file git
     cannot read counts as changing every such key it may hold."""
@@ -232,7 +262,10 @@ def _read_hooks(hooks_dir: Path) -> dict[str, tuple[bytes, int]] | None:
             if stat.S_ISREG(st.st_mode):
                 found[entry.name] = (Path(entry.path).read_bytes(), stat.S_IMODE(st.st_mode))
             elif stat.S_ISLNK(st.st_mode):
-                found[entry.name] = (os.readlink(entry.path).encode("utf-8", "surrogateescape"), _LINK)
+                found[entry.name] = (
+                    os.readlink(entry.path).encode("utf-8", "surrogateescape"),
+                    _LINK,
+                )
         except OSError:
             continue
     return found

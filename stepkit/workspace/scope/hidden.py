@@ -30,13 +30,51 @@ from stepkit.workspace.scope.watch import Signatures, signature
 #: ignored names that tools write as a matter of course (beside EXCLUDED_DIRS): build
 #: output, coverage data, logs.  A name a module is imported by (``calc/``) or a
 #: tool's configuration (``conftest.py``) is never among them.
-ROUTINE_SUFFIXES = (".egg-info", ".pyc", ".pyo", ".coverage", ".log", ".tsbuildinfo", ".o", ".obj", ".d", ".a",
-                    ".lib", ".class", ".gcda", ".gcno", ".pdb")
-ROUTINE_NAMES = frozenset({
-    "htmlcov", "coverage", ".coverage", "coverage.xml", ".nyc_output", ".eggs", ".DS_Store", "out", "lib",
-    "tmp", ".turbo", ".nuxt", ".svelte-kit", ".parcel-cache", ".angular", ".dart_tool", "bin", "obj",
-    "cmake-build-debug", "cmake-build-release", "_build", "zig-cache", "zig-out", ".stack-work",
-})
+ROUTINE_SUFFIXES = (
+    ".egg-info",
+    ".pyc",
+    ".pyo",
+    ".coverage",
+    ".log",
+    ".tsbuildinfo",
+    ".o",
+    ".obj",
+    ".d",
+    ".a",
+    ".lib",
+    ".class",
+    ".gcda",
+    ".gcno",
+    ".pdb",
+)
+ROUTINE_NAMES = frozenset(
+    {
+        "htmlcov",
+        "coverage",
+        ".coverage",
+        "coverage.xml",
+        ".nyc_output",
+        ".eggs",
+        ".DS_Store",
+        "out",
+        "lib",
+        "tmp",
+        ".turbo",
+        ".nuxt",
+        ".svelte-kit",
+        ".parcel-cache",
+        ".angular",
+        ".dart_tool",
+        "bin",
+        "obj",
+        "cmake-build-debug",
+        "cmake-build-release",
+        "_build",
+        "zig-cache",
+        "zig-out",
+        ".stack-work",
+    }
+)
 
 Look = Signatures
 
@@ -61,7 +99,9 @@ def look(project_dir: Path) -> Look | None:
     return found
 
 
-def changes(before: Look | None, now: Look | None, relevant: Callable[[str], bool] | None = None) -> list[str]:
+def changes(
+    before: Look | None, now: Look | None, relevant: Callable[[str], bool] | None = None
+) -> list[str]:
     """``<path> (added|changed)`` for each ignored entry that is new or
     changed in ``now``, routine ones left out (a deleted one hides nothing),
     and, given ``relevant``, those it does not hold relevant."""
@@ -79,5 +119,8 @@ def changes(before: Look | None, now: Look | None, relevant: Callable[[str], boo
 
 def routine(rel: str) -> bool:
     """A path in a cache, environment or build directory, or one tools write anyway."""
-    return any(part in EXCLUDED_DIRS or part in ROUTINE_NAMES or part.endswith(ROUTINE_SUFFIXES)
-               for part in rel.split("/") if part)
+    return any(
+        part in EXCLUDED_DIRS or part in ROUTINE_NAMES or part.endswith(ROUTINE_SUFFIXES)
+        for part in rel.split("/")
+        if part
+    )

@@ -14,10 +14,29 @@ from stepkit.workspace.scope import git
 
 #: The lockfile names of the package managers the project types use.
 LOCKFILE_NAMES = (
-    "uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock", "Cargo.lock", "package-lock.json",
-    "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "deno.lock",
-    "Gemfile.lock", "composer.lock", "go.sum", "go.work.sum", "mix.lock", "pubspec.lock",
-    "Package.resolved", "packages.lock.json", "gradle.lockfile", "conan.lock", "flake.lock",
+    "uv.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "Pipfile.lock",
+    "Cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "bun.lock",
+    "deno.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "go.work.sum",
+    "mix.lock",
+    "pubspec.lock",
+    "Package.resolved",
+    "packages.lock.json",
+    "gradle.lockfile",
+    "conan.lock",
+    "flake.lock",
 )
 
 

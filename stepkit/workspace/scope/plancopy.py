@@ -76,8 +76,11 @@ class PlanScope:
             with os.scandir(self.root / base) as listing:
                 for item in listing:
                     rel = f"{base}{item.name}"
-                    if item.name == ".git" or rel == skip or (not base and self.holds_project
-                                                              and item.name not in PLAN_ENTRIES):
+                    if (
+                        item.name == ".git"
+                        or rel == skip
+                        or (not base and self.holds_project and item.name not in PLAN_ENTRIES)
+                    ):
                         continue
                     st = item.stat(follow_symlinks=False)
                     if stat.S_ISDIR(st.st_mode):
@@ -125,8 +128,9 @@ def copy_plan_repo(project_dir: Path | str, plans_dir: Path | str) -> PlanCopy:
                 data = path.read_bytes()
                 keep = len(data) <= PLAN_FILE_LIMIT and held + len(data) <= PLAN_COPY_LIMIT
                 held += len(data) if keep else 0
-                copy.files[rel] = PlanFile(data_id(data), stat.S_IMODE(st.st_mode),
-                                           data if keep else None)
+                copy.files[rel] = PlanFile(
+                    data_id(data), stat.S_IMODE(st.st_mode), data if keep else None
+                )
         except OSError:
             continue  # gone or unreadable: not the plan repo's to restore
     return copy

@@ -34,7 +34,11 @@ def hold_files(project: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
         except OSError:
             held[rel] = None
             continue
-        if stat.S_ISREG(st.st_mode) and st.st_size <= HOLD_FILE_LIMIT and total + st.st_size <= HOLD_TOTAL_LIMIT:
+        if (
+            stat.S_ISREG(st.st_mode)
+            and st.st_size <= HOLD_FILE_LIMIT
+            and total + st.st_size <= HOLD_TOTAL_LIMIT
+        ):
             data = read_bytes(path)
             if data is not None:
                 held[rel] = data
@@ -42,15 +46,17 @@ def hold_files(project: Path, paths: Iterable[str]) -> dict[str, bytes | None]:
     return held
 
 
-def restore_lockfiles(project: Path, lockfiles: Iterable[str], held: dict[str, bytes | None],
-                      keep: Path) -> dict[str, str]:
+def restore_lockfiles(
+    project: Path, lockfiles: Iterable[str], held: dict[str, bytes | None], keep: Path
+) -> dict[str, str]:
     """Put back each tracked lockfile the gate changed: path → what was done."""
     changed = {p: held[p] for p in lockfiles if p in held and _read(project / p) != held[p]}
     return _lines(restore_files(project, changed, keep), changed)
 
 
-def restore_outside(project: Path, paths: list[str], before: Listing, held: dict[str, bytes | None],
-                    keep: Path) -> dict[str, str]:
+def restore_outside(
+    project: Path, paths: list[str], before: Listing, held: dict[str, bytes | None], keep: Path
+) -> dict[str, str]:
     """Put back the files the formatter changed outside the change set:
     path → what was done."""
     originals: dict[str, bytes | None] = {}

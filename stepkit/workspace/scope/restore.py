@@ -55,8 +55,10 @@ class _Restore:
         try:
             real_dir(self.keep_dir, write_anchor(self.scope.project, self.keep_dir))
         except (LinkInTheWay, ValueError) as exc:
-            return [f"{self.scope.show(rel)} ({how}; left as it is: cannot keep a copy, {exc})"
-                    for rel, how in changes]
+            return [
+                f"{self.scope.show(rel)} ({how}; left as it is: cannot keep a copy, {exc})"
+                for rel, how in changes
+            ]
         if blocked is not None:
             self._keep_chain(blocked)
             entries, dirs = {}, set()
@@ -93,8 +95,11 @@ class _Restore:
     def _changes(self, entries: dict[str, os.stat_result]) -> list[tuple[str, str]]:
         """(path, how) of each entry not as it was: changed, added or deleted."""
         known = self.before.files.keys() | self.before.links.keys()
-        changes = [(rel, "changed" if rel in known else "added")
-                   for rel, st in entries.items() if not self._is_as_before(rel, st)]
+        changes = [
+            (rel, "changed" if rel in known else "added")
+            for rel, st in entries.items()
+            if not self._is_as_before(rel, st)
+        ]
         return sorted(changes + [(rel, "deleted") for rel in known - entries.keys()])
 
     def _is_as_before(self, rel: str, st: os.stat_result) -> bool:
@@ -121,8 +126,13 @@ class _Restore:
             return
         else:
             link = stat.S_ISLNK(st.st_mode)
-            kind = f"a symlink to {_link_text(path)}" if link else \
-                "a file" if stat.S_ISREG(st.st_mode) else "a special file"
+            kind = (
+                f"a symlink to {_link_text(path)}"
+                if link
+                else "a file"
+                if stat.S_ISREG(st.st_mode)
+                else "a special file"
+            )
             what = f"replaced by {kind}" if existed or rel in self.before.dirs else f"added, {kind}"
             kept = f"{'the link' if link else 'it'} removed, kept at {self._keep(rel)}"
         if old is not None:
@@ -138,15 +148,19 @@ class _Restore:
         rel = blocked.relative_to(self.scope.anchor()).as_posix()
         text = f"a symlink to {_link_text(blocked)}" if blocked.is_symlink() else "not a directory"
         kept = self._keep_path(rel)
-        self.lines.append(f"{shown_path(blocked, self.scope.project)} (replaced by {text}; "
-                          f"removed, kept at {kept})")
+        self.lines.append(
+            f"{shown_path(blocked, self.scope.project)} (replaced by {text}; "
+            f"removed, kept at {kept})"
+        )
 
     def _keep(self, rel: str) -> str:
         """Move the plan-repo entry ``rel`` into the keep directory; the copy's path as shown."""
         return self._keep_path((self.scope.root / rel).relative_to(self.scope.anchor()).as_posix())
 
     def _keep_path(self, anchor_rel: str) -> str:
-        return keep_entry(self.scope.anchor() / anchor_rel, self.keep_dir / anchor_rel, self.scope.project)
+        return keep_entry(
+            self.scope.anchor() / anchor_rel, self.keep_dir / anchor_rel, self.scope.project
+        )
 
     def _remove_empty(self, rel: str) -> None:
         try:
@@ -183,7 +197,11 @@ def restore_files(project: Path, before: Mapping[str, bytes | None], keep_dir: P
     for rel in sorted(before):
         path, old = project / rel, before[rel]
         try:
-            mode = stat.S_IMODE(path.lstat().st_mode) if path.is_file() and not path.is_symlink() else None
+            mode = (
+                stat.S_IMODE(path.lstat().st_mode)
+                if path.is_file() and not path.is_symlink()
+                else None
+            )
             kept = keep_entry(path, keep_dir / rel, project) if os.path.lexists(path) else None
             if old is not None:
                 replace_entry(real_dir(path.parent, project) / path.name, old, mode)
@@ -191,7 +209,9 @@ def restore_files(project: Path, before: Mapping[str, bytes | None], keep_dir: P
             lines.append(f"{rel} (left as it is: cannot restore it, {exc})")
             continue
         what = "restored" if old is not None else "removed: it did not exist before"
-        lines.append(f"{rel} ({what}; the changed version kept at {kept})" if kept else f"{rel} ({what})")
+        lines.append(
+            f"{rel} ({what}; the changed version kept at {kept})" if kept else f"{rel} ({what})"
+        )
     return lines
 
 
@@ -212,4 +232,3 @@ def _link_text(path: Path) -> str | None:
         return os.readlink(path)
     except OSError:
         return None
-

@@ -144,8 +144,9 @@ def head_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot 
         return None
     snap.mode, (snap.git_root, snap.prefix) = "git", where
     snap.head = git.head(Path(snap.git_root))
-    snap.submodules = {base: git.head(root)
-                       for root, base in git.submodules(Path(snap.git_root), snap.prefix)}
+    snap.submodules = {
+        base: git.head(root) for root, base in git.submodules(Path(snap.git_root), snap.prefix)
+    }
     return snap
 
 
@@ -153,9 +154,10 @@ def save_snapshot(snap: Snapshot, path: Path) -> str:
     """Write ``snap`` to ``path`` (never through a link) and return its digest,
     for the checkpoint to keep and :func:`load_snapshot` to check."""
     text = model_json(snap).encode("utf-8")
-    replace_entry(real_dir(path.parent, write_anchor(Path(snap.project_dir), path)) / path.name, text)
+    replace_entry(
+        real_dir(path.parent, write_anchor(Path(snap.project_dir), path)) / path.name, text
+    )
     return _digest(text)
-
 
 
 def snapshot_digest(path: Path) -> str | None:
@@ -203,7 +205,9 @@ def _empty(project_dir: Path, plans_dir: Path | None) -> Snapshot:
     project = Path(project_dir).resolve()
     plans = Path(plans_dir).resolve() if plans_dir is not None else project / "plans"
     return Snapshot(
-        project_dir=str(project), mode="files", plans_dir=str(plans),
+        project_dir=str(project),
+        mode="files",
+        plans_dir=str(plans),
         store=str(objects_dir(project)),
         taken_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -222,7 +226,11 @@ class ObjectStore:
             st = path.lstat()
         except OSError:
             return None
-        if stat.S_ISLNK(st.st_mode) or st.st_size > limit or self.kept + st.st_size > STORE_TOTAL_LIMIT:
+        if (
+            stat.S_ISLNK(st.st_mode)
+            or st.st_size > limit
+            or self.kept + st.st_size > STORE_TOTAL_LIMIT
+        ):
             return blob_id(path)
         data = read_bytes(path)
         if data is None:

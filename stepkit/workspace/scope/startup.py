@@ -37,8 +37,10 @@ ROUTINE = frozenset({"__pycache__"})
 PYTHON_NAMES = ("python3", "python")
 #: asks an interpreter for its version and site directories without running their start-up
 #: files (-S); -S also leaves out the virtualenv's, which :func:`_asked` adds from pyvenv.cfg
-_SITE_DIRS = ("import json, site, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
-              "'dirs': [*site.getsitepackages(), site.getusersitepackages()]}))")
+_SITE_DIRS = (
+    "import json, site, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
+    "'dirs': [*site.getsitepackages(), site.getusersitepackages()]}))"
+)
 
 Look = Signatures
 
@@ -89,7 +91,9 @@ def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
 
     own = _identity(sys.executable)
     others = [python for key, python in pythons.items() if key != own]
-    with ThreadPoolExecutor(max_workers=max(1, len(others))) as pool:  # each ask starts a Python: side by side
+    with ThreadPoolExecutor(
+        max_workers=max(1, len(others))
+    ) as pool:  # each ask starts a Python: side by side
         answers = dict(zip(others, pool.map(_asked, others), strict=True))
     for key, python in pythons.items():
         asked = _own_site_dirs() if key == own else answers[python]
@@ -113,7 +117,9 @@ def _identity(python: str) -> tuple[str, str | None]:
 
 def _venv_config(python: str) -> Path | None:
     here = Path(python).parent
-    return next((d / "pyvenv.cfg" for d in (here, here.parent) if (d / "pyvenv.cfg").is_file()), None)
+    return next(
+        (d / "pyvenv.cfg" for d in (here, here.parent) if (d / "pyvenv.cfg").is_file()), None
+    )
 
 
 def _own_site_dirs() -> tuple[str, ...]:
@@ -129,17 +135,32 @@ def _asked(python: str) -> tuple[str, ...]:
     virtualenv's first, as ``pyvenv.cfg`` beside it or one level up names
     it, the base interpreter's only when that file includes them."""
     try:
-        out = subprocess.run([python, "-S", "-c", _SITE_DIRS], capture_output=True, text=True, timeout=30,
-                             check=False, stdin=subprocess.DEVNULL).stdout
+        out = subprocess.run(
+            [python, "-S", "-c", _SITE_DIRS],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        ).stdout
         asked = json.loads(out)
-        version, dirs = str(asked["version"]), [str(Path(d)) for d in asked["dirs"] if isinstance(d, str)]
+        version, dirs = (
+            str(asked["version"]),
+            [str(Path(d)) for d in asked["dirs"] if isinstance(d, str)],
+        )
     except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
         return ()
     config = _venv_config(python)
     if config is None:
         return tuple(dirs)
-    venv = [str(config.parent / lib / f"python{version}" / "site-packages") for lib in ("lib", "lib64")]
-    shared = re.search(r"^\s*include-system-site-packages\s*=\s*true\s*$", _read(config), re.IGNORECASE | re.MULTILINE)
+    venv = [
+        str(config.parent / lib / f"python{version}" / "site-packages") for lib in ("lib", "lib64")
+    ]
+    shared = re.search(
+        r"^\s*include-system-site-packages\s*=\s*true\s*$",
+        _read(config),
+        re.IGNORECASE | re.MULTILINE,
+    )
     return tuple([*venv, *dirs] if shared else [*venv, dirs[-1]] if dirs else venv)
 
 

@@ -23,7 +23,8 @@ _TEST_PATH = lazy_compile(
 )
 
 _MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, lazy_compile(pattern)) for label, pattern in (
+    (label, lazy_compile(pattern))
+    for label, pattern in (
         ("pytest skip/xfail marker", r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\("),
         ("unittest skip", r"@unittest\.skip\w*|\bunittest\.skip\w*\(|\.skipTest\("),
         ("skipped JS test", r"\b(it|test|describe)\.(skip|todo)\(|\bx(it|test|describe)\("),
@@ -41,8 +42,9 @@ _MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
-def file_flags(path: str, old_id: str | None, new_id: str | None,
-               old: bytes | None, new: bytes | None) -> list[str]:
+def file_flags(
+    path: str, old_id: str | None, new_id: str | None, old: bytes | None, new: bytes | None
+) -> list[str]:
     """The tamper flags of one changed file (``old_id`` None: added, ``new_id``
     None: deleted; ``old``, ``new``: its bytes before and now)."""
     if new_id is None:
@@ -76,8 +78,10 @@ def _new_module_patches(path: str, old: str, new: str) -> list[str]:
     (``calc.add = ...``, ``setattr(calc, ...)``, ``sys.modules[...] = ...``)
     changes the code under test for every test the session collects."""
     added = sorted(set(_module_patches(new)) - set(_module_patches(old)))
-    return [f"new module-level patch of {target} in {path} (runs when the tests are collected, for every test)"
-            for target in added]
+    return [
+        f"new module-level patch of {target} in {path} (runs when the tests are collected, for every test)"
+        for target in added
+    ]
 
 
 def _module_patches(text: str) -> list[str]:
@@ -87,12 +91,24 @@ def _module_patches(text: str) -> list[str]:
         return []
     found = []
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-        found += [ast.unparse(t) for t in targets if isinstance(t, ast.Attribute)
-                  or (isinstance(t, ast.Subscript) and ast.unparse(t.value) == "sys.modules")]
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        found += [
+            ast.unparse(t)
+            for t in targets
+            if isinstance(t, ast.Attribute)
+            or (isinstance(t, ast.Subscript) and ast.unparse(t.value) == "sys.modules")
+        ]
         call = node.value if isinstance(node, ast.Expr) else None
-        if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] in ("setattr", "patch"):
+        if isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] in (
+            "setattr",
+            "patch",
+        ):
             found.append(ast.unparse(call)[:80])
     return found
 
@@ -107,15 +123,17 @@ _QUALITY_CONFIG = lazy_compile(
 # INI/TOML files that also hold unrelated settings: only these sections count
 _SHARED_CONFIG = lazy_compile(r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini)$")
 _QUALITY_SECTION = lazy_compile(
-    r"ruff|flake8|coverage|pylint|mypy|pytest|isort|black|bandit|pyright|pycodestyle|pydocstyle", re.IGNORECASE
+    r"ruff|flake8|coverage|pylint|mypy|pytest|isort|black|bandit|pyright|pycodestyle|pydocstyle",
+    re.IGNORECASE,
 )
-_LOOSENING_KEY = lazy_compile(
-    r"ignore|exclude|omit|disable|skip|allow|noqa", re.IGNORECASE
+_LOOSENING_KEY = lazy_compile(r"ignore|exclude|omit|disable|skip|allow|noqa", re.IGNORECASE)
+_LOOSENING_VALUE = lazy_compile(
+    r"[\"']off[\"']|:\s*off\b|[\"']?strict[\"']?\s*[:=]\s*false|--no-cov|-p\s+no:", re.IGNORECASE
 )
-_LOOSENING_VALUE = lazy_compile(r"[\"']off[\"']|:\s*off\b|[\"']?strict[\"']?\s*[:=]\s*false|--no-cov|-p\s+no:", re.IGNORECASE)
 _THRESHOLD = lazy_compile(
     r"(?P<key>fail[_-]under|cov-fail-under|min(?:imum)?[_-]coverage|[\"']?(?:lines|branches|functions|statements)[\"']?)"
-    r"\s*[=:]\s*(?P<value>\d+(?:\.\d+)?)", re.IGNORECASE
+    r"\s*[=:]\s*(?P<value>\d+(?:\.\d+)?)",
+    re.IGNORECASE,
 )
 _KEY_LINE = lazy_compile(r"^\s*[\"']?(?P<key>[\w.\-]+)[\"']?\s*[=:]")
 _SECTION_LINE = lazy_compile(r"^\s*\[+(?P<name>[^\]]+)\]+\s*$")
@@ -148,7 +166,11 @@ def _loosened_config(path: str, old: str, new: str) -> list[str]:
                 continue
             # an entry of an ignore table (``[tool.ruff.lint.per-file-ignores]``) loosens as its key would
             table = section.rsplit(".", 1)[-1]
-            if _LOOSENING_KEY.search(key) or _LOOSENING_KEY.search(table) or _LOOSENING_VALUE.search(line):
+            if (
+                _LOOSENING_KEY.search(key)
+                or _LOOSENING_KEY.search(table)
+                or _LOOSENING_VALUE.search(line)
+            ):
                 flags.append(f"loosened lint/coverage config in {path}: {line[:120]}")
     return flags
 

@@ -18,11 +18,30 @@ from stepkit.workspace.scope import git
 from stepkit.workspace.store import STORE_NAME, in_store
 
 #: Directories never walked outside git (caches, dependencies, build output).
-EXCLUDED_DIRS = frozenset({
-    ".git", ".hg", ".svn", STORE_NAME, "node_modules", "__pycache__", ".venv", "venv",
-    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".idea",
-    ".next", ".cache", "target", "build", "dist",
-})
+EXCLUDED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        STORE_NAME,
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".gradle",
+        ".idea",
+        ".next",
+        ".cache",
+        "target",
+        "build",
+        "dist",
+    }
+)
 #: Never the step's changes, even when git tracks or does not ignore them.
 CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", STORE_NAME})
 TEXT_LIMIT = 1_000_000  # larger files are named, not read as text
@@ -71,7 +90,7 @@ def _git_ids(directory: Path, base: str, hashed: set[str]) -> dict[str, str | No
         return None
     ids: dict[str, str | None] = {base + rel: oid for rel, oid in listed.ids.items()}
     dirty = [base + rel for rel in listed.dirty if not is_excluded(base + rel)]
-    ids.update((rel, blob_id(directory / rel[len(base):])) for rel in dirty)
+    ids.update((rel, blob_id(directory / rel[len(base) :])) for rel in dirty)
     hashed.update(dirty)
     for rel in listed.submodules:
         if (directory / rel / ".git").exists():
@@ -96,8 +115,10 @@ def changed_between(before: Mapping[str, object], after: Mapping[str, object]) -
 
 def changed_how(before: Mapping[str, object], after: Mapping[str, object]) -> list[tuple[str, str]]:
     """``(path, "added" | "deleted" | "changed")`` for each of :func:`changed_between`'s paths."""
-    return [(p, "added" if p not in before else "deleted" if p not in after else "changed")
-            for p in changed_between(before, after)]
+    return [
+        (p, "added" if p not in before else "deleted" if p not in after else "changed")
+        for p in changed_between(before, after)
+    ]
 
 
 def tree_hash(project_dir: Path) -> str:

@@ -60,15 +60,22 @@ class Look:
         files = data["files"]
         if not isinstance(files, dict):
             raise TypeError("files is not a mapping")
-        return cls(files={str(k): str(v) for k, v in files.items()}, index=str(data["index"]),
-                   head=str(data["head"]))
+        return cls(
+            files={str(k): str(v) for k, v in files.items()},
+            index=str(data["index"]),
+            head=str(data["head"]),
+        )
 
 
 def look(top: Path) -> Look:
     """The work tree at ``top`` as it is now."""
     index = git.run(["ls-files", "-z", "-s"], top) or b""
     head = git.run(["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], top) or b""
-    return Look(file_ids(top), hashlib.sha256(index).hexdigest(), head.decode("utf-8", "surrogateescape").strip())
+    return Look(
+        file_ids(top),
+        hashlib.sha256(index).hexdigest(),
+        head.decode("utf-8", "surrogateescape").strip(),
+    )
 
 
 #: what :func:`differences` calls the index and HEAD
@@ -91,7 +98,9 @@ def changes(before: Look, now: Look) -> list[str]:
 
 def digest(look: Look) -> str:
     """One hash of everything ``look`` holds."""
-    return hashlib.sha256(json.dumps(asdict(look), sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+    return hashlib.sha256(
+        json.dumps(asdict(look), sort_keys=True).encode("utf-8", "surrogateescape")
+    ).hexdigest()
 
 
 def record_own_change(top: Path, before: Look, after: Look) -> None:

@@ -83,7 +83,9 @@ class StoreWatch:
             st = path.lstat()
         except OSError:
             return False
-        found[shown_path(path, self.project)] = signature(st)  # a directory's: stepkit adds its logs there
+        found[shown_path(path, self.project)] = signature(
+            st
+        )  # a directory's: stepkit adds its logs there
         return stat.S_ISDIR(st.st_mode)
 
 
