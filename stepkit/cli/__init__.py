@@ -81,6 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--plans-dir", help="plan repo to create (default: plans, relative to the project dir)"
     )
 
+    p = command("new", "Add the next step file to the plan, from the template.")
+    p.add_argument("title", metavar="TITLE", help="the step's title; its file name is made from it")
+    p.add_argument("--depends-on", metavar="N,...", help="step numbers it depends on, e.g. 1,3")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument(
+        "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"
+    )
+
     p = command("run", "Run one step of the plan through the step-runner graph.")
     p.add_argument("prompt", nargs="?", default="Execute the next step")
     run_options(p)

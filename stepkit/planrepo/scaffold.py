@@ -1,8 +1,10 @@
-"""``stepkit init``'s plan repo: a first step plan from a commented template,
-``NOTES.md`` and ``handoffs/``, written only where nothing exists yet."""
+"""Step files from the commented template: ``stepkit init``'s plan repo (a
+first step, ``NOTES.md`` and ``handoffs/``, written only where nothing exists
+yet) and ``stepkit new``'s next step."""
 
 from __future__ import annotations
 
+import json
 import re
 from importlib import resources
 from pathlib import Path
@@ -40,6 +42,51 @@ def scaffold(plans_dir: Path, title: str = FIRST_TITLE) -> list[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return list(files)
+
+
+def new_step(plans_dir: Path, title: str, depends_on: list[int]) -> Path:
+    """Write the next step's file (the highest number under ``steps/`` plus
+    one, any file that starts with a number counting, readable or not) from
+    the template; returns its path.  Raises :class:`UsageError`, with nothing
+    written, for an empty title or a dependency on no earlier step."""
+    steps_dir = plans_dir / "steps"
+    if not steps_dir.is_dir():
+        raise UsageError(f"no plan repo at {plans_dir} (run `stepkit init` first)")
+    if not title.strip() or "\n" in title:
+        raise UsageError('stepkit new needs a one-line title, e.g. stepkit new "Add login"')
+    taken = [int(m.group(1)) for p in steps_dir.glob("*.md") if (m := _NUMBER.match(p.name))]
+    number = max(taken, default=0) + 1
+    later = [n for n in depends_on if n not in taken]
+    if later:
+        raise UsageError(
+            f"--depends-on {later[0]}: there is no step {later[0]} before step {number} "
+            f"(steps: {', '.join(map(str, sorted(set(taken)))) or 'none'}; nothing was written)"
+        )
+    path = steps_dir / f"{number:02d}-{slug(title)}.md"
+    text = _template("step_template.md").replace("{title}", _yaml_scalar(title.strip()))
+    text = text.replace("\nstep: 1\n", f"\nstep: {number}\n", 1)
+    text = text.replace("\ndepends_on: []\n", f"\ndepends_on: {sorted(set(depends_on))}\n", 1)
+    with path.open("x", encoding="utf-8") as handle:  # never over a file written meanwhile
+        handle.write(text)
+    return path
+
+
+_NUMBER = re.compile(r"(\d+)")
+
+
+def _yaml_scalar(text: str) -> str:
+    """``text`` as a YAML scalar that reads back as itself: plain where it
+    does, else double-quoted (a JSON string is a YAML double-quoted scalar)."""
+    import yaml
+
+    from stepkit.yamltext import load_yaml
+
+    try:
+        if load_yaml(f"title: {text}") == {"title": text}:
+            return text
+    except yaml.YAMLError:
+        pass  # not plain YAML: quoted below
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _template(name: str) -> str:
