@@ -225,6 +225,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="what the jobs pip install (default: stepkit==<this version>), e.g. a git URL",
     )
 
+    p = command(
+        "undo", "Put the tree back as it was when a run's step started; keep the change as a patch."
+    )
+    p.add_argument("run_id", nargs="?", metavar="RUN_ID", help="default: the latest run")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")

@@ -152,9 +152,15 @@ def _work_tree_before_ids(
 
 
 def file_diff(
-    path: str, old_id: str | None, new_id: str | None, old: bytes | None, new: bytes | None
+    path: str,
+    old_id: str | None,
+    new_id: str | None,
+    old: bytes | None,
+    new: bytes | None,
+    limit: int | None = DIFF_FILE_MAX_CHARS,
 ) -> str:
-    """The unified diff of one changed file (``old_id`` None: added, ``new_id`` None: deleted)."""
+    """The unified diff of one changed file (``old_id`` None: added, ``new_id``
+    None: deleted), cut at ``limit`` characters (None: whole)."""
     if old_id is not None and old is None:
         return f"--- a/{path}\n+++ b/{path}\n[content before the step was not kept; file changed]\n"
     old_text = text_of(old) if old is not None else ""
@@ -170,9 +176,6 @@ def file_diff(
     text = "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
-    if len(text) > DIFF_FILE_MAX_CHARS:
-        text = (
-            text[:DIFF_FILE_MAX_CHARS]
-            + f"\n[... diff of {path} cut at {DIFF_FILE_MAX_CHARS} characters ...]\n"
-        )
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"\n[... diff of {path} cut at {limit} characters ...]\n"
     return text
