@@ -82,3 +82,26 @@ def test_undo_of_a_run_that_waits_for_an_answer_is_refused(tmp_path):
     done = project.stepkit("undo", json_out=False)
     assert done.code == 2 and "--answer reject" in done.stderr
     assert "def mul" in (project.root / "calc.py").read_text()
+
+
+def test_step_failed_ends_with_the_commands_that_fit_its_reason_and_they_work(failed, tmp_path):
+    project, run_id = failed
+    output = (project.root / ".git" / "stepkit").rglob("output.txt")
+    text = next(p for p in output if run_id in str(p)).read_text()
+    next_lines = text.split("\nNext:\n", 1)[1].splitlines()
+    assert next_lines[0].strip().startswith(f"stepkit undo {run_id}")
+    assert "stepkit run --step 1 --set max_fix_attempts=2" in next_lines[1]
+    undo = next_lines[0].split("#")[0].split()
+    done = project.stepkit(*undo[1:], json_out=False)
+    assert done.code == 0 and (project.root / "calc.py").read_text() == CALC
+
+
+def test_an_environment_fault_says_to_fix_the_machine_not_to_undo(tmp_path):
+    project = make_project(tmp_path)
+    config = project.root / "stepkit.toml"
+    config.write_text(config.read_text().replace('build = "', 'build = "no-such-tool-xyz '))
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "a missing tool")
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stderr
+    assert "Next:\n  fix what the reason above names" in result.output
+    assert "stepkit undo" not in result.output

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import step_fix_budget
+from stepkit.protocol.next_steps import next_commands
 from stepkit.protocol.watched import unseen_flags
 from stepkit.records import GATE_ORDER, GateResult, StageContext
 
@@ -85,6 +86,7 @@ def render_rejected(ctx: StageContext) -> str:
     lines.append(f"Deviation summary: {state.get('deviation_summary') or 'None'}")
     lines.extend(_flag_lines(state))
     lines.extend(_coder_lines(state))
+    lines.extend(next_commands(state, _run_id(ctx), rejected=True))
     return _output(lines)
 
 
@@ -110,7 +112,12 @@ def render_failure(ctx: StageContext) -> str:
             if gate["name"] in ("build", "tests") and gate["status"] not in ("not_run",):
                 lines.append(f"Last {gate['name']} output:")
                 lines.append(_quoted(gate.get("evidence") or ""))
+    lines.extend(next_commands(state, _run_id(ctx)))
     return _output(lines)
+
+
+def _run_id(ctx: StageContext) -> str | None:
+    return ctx.run_dir.name if ctx.run_dir else None
 
 
 def _fault_label(ctx: StageContext) -> str:
