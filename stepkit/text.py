@@ -56,8 +56,25 @@ SUBJECT_MAX = 72
 
 
 def commit_subject(text: str) -> str:
-    """``text`` cut to :data:`SUBJECT_MAX` characters, an ellipsis ending what was cut."""
-    return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
+    """``text`` cut to :data:`SUBJECT_MAX` characters at a word's end, an
+    ellipsis ending what was cut (a word longer than that is cut inside)."""
+    if len(text) <= SUBJECT_MAX:
+        return text
+    head = text[: SUBJECT_MAX - 1]
+    words = head.rsplit(None, 1)[0] if text[SUBJECT_MAX - 1] != " " and " " in head else head
+    return words.rstrip(" ,;:-") + "…"
+
+
+def commit_paragraphs(summary: str, step: int | str | None, title: str) -> list[str]:
+    """A step's commit message as paragraphs (``git commit -m`` each): the
+    summary's subject, the whole summary when the subject cut it, and
+    ``Step N: title``; nothing of the summary is left out."""
+    flat = " ".join(summary.split())
+    named = f"Step {step}: {title}".rstrip(": ")
+    if not flat:
+        return [commit_subject(named)]
+    subject = commit_subject(flat)
+    return [subject, *([flat] if subject != flat else []), named]
 
 
 #: Characters that move or hide what a terminal shows, or that ``splitlines``

@@ -1,5 +1,6 @@
-"""What STEP_COMPLETE's output ends with: the files the step changed and the
-git command that commits them.  stepkit never commits; the user does."""
+"""What STEP_COMPLETE's output ends with: the files the step changed, the
+git command that commits them (stepkit never commits; the user does), and
+the plan's next step."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from stepkit.text import commit_subject
+from stepkit.text import commit_paragraphs
 
 
 def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
@@ -24,14 +25,16 @@ def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
     everything = [*files, *(p for p in dict.fromkeys(plan_files) if p not in files)]
     if not everything:
         return []
-    summary = " ".join(str(state.get("step_summary") or f"Step {state.get('step')}").split())
-    subject = commit_subject(summary)
+    paragraphs = commit_paragraphs(
+        str(state.get("step_summary") or ""), state.get("step"), state.get("title") or ""
+    )
+    message = " ".join(f"-m {shlex.quote(p)}" for p in paragraphs)
     return [
         "",
         "Files the step changed (stepkit never commits):",
         *(f"- {f}" for f in everything),
         "Commit them with:",
-        f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit -m {shlex.quote(subject)}",
+        f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit {message}",
     ]
 
 
@@ -40,3 +43,25 @@ def _relative(path: Path, project_dir: Path) -> str:
         return str(path.resolve().relative_to(Path(project_dir).resolve()))
     except ValueError:
         return str(path)
+
+
+def next_step_lines(state: dict[str, Any]) -> list[str]:
+    """``Next step: N — title (ready|blocked: …)``, or that the plan is done,
+    read from the plan repo as the step left it."""
+    from stepkit.errors import PlanError
+    from stepkit.planrepo.model import PlanRepo
+
+    if not state.get("plan_path"):
+        return []
+    try:
+        repo = PlanRepo.load(Path(state["plan_path"]).parent.parent)
+    except PlanError:
+        return []
+    step = next((s for s in repo.steps if repo.to_do(s) and s.number != state.get("step")), None)
+    if step is None:
+        return ["", "Next step: none; every step of the plan is done."]
+    blocked = repo.unsatisfied(step)
+    how = (
+        f"blocked: {'; '.join(blocked)}" if blocked else f"ready: stepkit run --step {step.number}"
+    )
+    return ["", f"Next step: {step.number} — {step.title} ({how})"]

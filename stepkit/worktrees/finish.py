@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.records import RunResult
-from stepkit.text import commit_subject
+from stepkit.text import commit_paragraphs
 from stepkit.workspace.scope import git
 from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 from stepkit.worktrees.identity import commit_identity
@@ -88,18 +88,11 @@ def _complete(
 
 
 def commit_message(state: dict[str, Any]) -> str:
-    """The handoff's summary (its first line) as the subject, the step and its title below."""
-    summary = next(
-        (
-            line.strip()
-            for line in str(state.get("step_summary") or "").splitlines()
-            if line.strip()
-        ),
-        "",
+    """The step's commit message (:func:`~stepkit.text.commit_paragraphs`)."""
+    paragraphs = commit_paragraphs(
+        str(state.get("step_summary") or ""), state.get("step"), state.get("title") or ""
     )
-    step = f"Step {state.get('step')}: {state.get('title') or ''}".rstrip(": ")
-    subject = commit_subject(summary or step)
-    return f"{subject}\n\n{step}\n" if summary else f"{subject}\n"
+    return "\n\n".join(paragraphs) + "\n"
 
 
 def commit_step(worktree: Path, message: str) -> tuple[str | None, str]:

@@ -84,12 +84,14 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
         "- plans/steps/03-pow.md",
         "- plans/NOTES.md",
     ], tail
-    assert tail[-1].startswith(
+    command = tail[6]
+    assert command.startswith(
         "  git add -- calc.py plans/steps/01-mul.md plans/handoffs/01-mul.md "
         "plans/steps/03-pow.md plans/NOTES.md && git commit -m "
     )
+    assert tail[-1] == "Next step: 2 — Add div (ready: stepkit run --step 2)"
     committed = subprocess.run(
-        tail[-1].strip(),
+        command.strip(),
         shell=True,
         cwd=project.root,
         capture_output=True,

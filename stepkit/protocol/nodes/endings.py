@@ -62,11 +62,12 @@ def render_success(ctx: StageContext) -> str:
     if state.get("applied_annotations"):
         lines.append("Edge cases added to later plans:")
         lines.extend(f"- step {a['step']}: {a['edge_case']}" for a in state["applied_annotations"])
-    from stepkit.protocol.commit_hint import commit_hint
+    from stepkit.protocol.commit_hint import commit_hint, next_step_lines
     from stepkit.workspace.worktree_record import SETTING
 
     if not ctx.settings.get(SETTING):  # a --worktree run commits on its branch itself
         lines.extend(commit_hint(state, ctx.project_dir))
+    lines.extend(next_step_lines(state))
     return _output(lines)
 
 
