@@ -220,9 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--force", action="store_true", help="replace an existing workflow file")
     p.add_argument(
+        "--stepkit-source",
         "--install",
-        metavar="SPEC",
-        help="what the jobs pip install (default: stepkit==<this version>), e.g. a git URL",
+        metavar="PATH|URL",
+        help="what the jobs pip install: stepkit's source in this repository, a URL "
+        "(git+https://…@COMMIT) or a requirement (default: where this stepkit was installed from)",
     )
 
     p = command(

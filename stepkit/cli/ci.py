@@ -1,7 +1,8 @@
 """``stepkit ci``: write the GitHub Actions workflow that runs the plan's
 ready steps as jobs (:func:`stepkit.ciworkflow.github_workflow`), at the
 repository's root; refuses to write over one that exists (2) unless
-``--force``, and a plan with no ready step (2)."""
+``--force``, a plan with no ready step (2), and a stepkit source the jobs
+could not install from (2, :mod:`stepkit.cisource`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from stepkit.errors import UsageError
 
 def run(args: argparse.Namespace) -> int:
     from stepkit import __version__
+    from stepkit.cisource import stepkit_source
     from stepkit.ciworkflow import WORKFLOW_PATH, github_workflow
     from stepkit.config import load_config, resolve_project_dir
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
@@ -41,13 +43,16 @@ def run(args: argparse.Namespace) -> int:
             f"no ready step in {repo.steps_dir} (each is complete or waits for a "
             "dependency); nothing was written"
         )
-    text = github_workflow(
-        [(step.number, step.title) for step in ready],
-        plans_dir=_posix(os.path.relpath(plans.resolve(), project)),
-        project_dir=_posix(os.path.relpath(project, root)),
-        version=__version__,
-        install=args.install,
-    )
+    try:
+        text = github_workflow(
+            [(step.number, step.title) for step in ready],
+            plans_dir=_posix(os.path.relpath(plans.resolve(), project)),
+            install=stepkit_source(args.stepkit_source, root),
+            project_dir=_posix(os.path.relpath(project, root)),
+            version=__version__,
+        )
+    except ValueError as exc:
+        raise UsageError(f"{exc} (nothing was written)") from None
     workflow.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(workflow, text.encode("utf-8"))
     print(

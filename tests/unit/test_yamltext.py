@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from stepkit.yamltext import load_yaml, safe_loader
+from stepkit.yamltext import dump_yaml, load_yaml, safe_loader
 
 TEXT = "name: ci\non: [push]\njobs:\n  test:\n    steps:\n      - run: make test\n    when: 2024-01-02\n"
 
@@ -27,3 +27,18 @@ def test_nodes_keep_their_lines():
     node = yaml.compose(TEXT, Loader=safe_loader())
     jobs = {k.value: v for k, v in node.value}["jobs"]
     assert jobs.start_mark.line == 3
+
+
+def test_dumped_data_reads_back_the_same_whatever_its_strings_hold():
+    shared = {"run": "set -e\necho \"$X\" 'y'\n"}
+    data = {
+        "on": {"types": ["created"]},
+        "strings": ["- [x]: {a}", "@PROJECT@", '"', "a # b", "yes", "", " lead", "Ünï 🚀", "a\rb"],
+        "steps": [shared, shared],
+        "number": 30,
+        "flag": False,
+    }
+    text = dump_yaml(data)
+    assert load_yaml(text) == data
+    assert "&" not in text and "*" not in text  # a value used twice is written twice
+    assert "  - run: |\n      set -e\n" in text  # a list under its key, a script as a block
