@@ -573,10 +573,12 @@ def stepkit_ask(question: Question, settings: dict[str, Any]) -> str | None:
 
 
 @hookspec
-def stepkit_run_observers(command: str) -> list[Any] | None:
+def stepkit_run_observers(command: str, verbose: bool) -> list[Any] | None:
     """Give the observers that show a run started on the command line.
 
     :param command: ``run`` or ``resume``.
+    :param verbose: ``--verbose`` was given: show every node of the graph,
+        the routing ones included, not only the stages and the gates.
     :return: observer objects (plugins implementing ``stepkit_node_started``
         and the other observer hooks, and a ``close()`` method); each is
         registered for the run only and closed when the command ends,

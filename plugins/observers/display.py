@@ -11,8 +11,8 @@ from stepkit.hookspecs import hookimpl
 
 
 @hookimpl
-def stepkit_run_observers(command: str) -> list[Any]:
+def stepkit_run_observers(command: str, verbose: bool) -> list[Any]:
     """A fresh progress display on stderr for the run."""
     from stepkit.plugins.observers.progress import ProgressDisplay
 
-    return [ProgressDisplay()]
+    return [ProgressDisplay(verbose=verbose)]

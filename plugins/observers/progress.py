@@ -1,9 +1,16 @@
 """Terminal progress of a run, on stderr (stdout carries the final output).
 
-On a TTY: a live status line (current node, its elapsed time, the run's
-elapsed time, tokens and cost so far; redrawn as time passes) below a log
-of finished nodes, each gate's status printed as it finishes, drawn with
-rich.  Not on a TTY: one plain line per event, easy to grep in CI logs.
+What it shows are the protocol's stages (orient, implement, sweep, review,
+handoff: the run's ``stage_nodes`` setting says which nodes run them), each
+with its result, its time and the run's running total of time, tokens and
+cost, and each gate's verdict as it is reached.  The graph's routing nodes
+(``route_staleness``, ``fix_loop_gate``, …) are left out, unless one faults,
+and shown with ``--verbose``, which prints every node as before.
+
+On a TTY: a live status line (the current stage, its elapsed time, the run's
+elapsed time, tokens and cost so far; redrawn as time passes) below that log,
+drawn with rich.  Not on a TTY: the same lines, plain, easy to grep in CI
+logs (with ``--verbose``: one line per node started and finished).
 ``stepkit run --json`` registers no display at all.
 
 The command registers an instance (``pm.register(ProgressDisplay(...))``)
@@ -38,8 +45,10 @@ HUMAN_KINDS = {"approval", "input"}
 class ProgressDisplay:
     """A stepkit observer plugin that shows a run's progress."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, verbose: bool = False) -> None:
         self.console = console or Console(stderr=True, highlight=False)
+        self.verbose = verbose
+        self.stages: dict[str, str] = {}  # node → the stage it runs
         self.live = self.console.is_terminal
         self.started = time.monotonic()
         self.status = None
@@ -58,6 +67,11 @@ class ProgressDisplay:
         from stepkit.plugins.llm.budget import describe
 
         self.budget_line = describe(settings) if _calls_a_model(settings) else None
+        self.stages = {
+            node: stage
+            for stage, nodes in (settings.get("stage_nodes") or {}).items()
+            for node in nodes
+        }
 
     @stepkit.hookimpl
     def stepkit_node_started(
@@ -72,7 +86,8 @@ class ProgressDisplay:
         if self.seen_gates is None:
             self.seen_gates = len(state.get("gate_history", []))
         if not self.live:
-            self._plain(f"{node} ({kind}) started")
+            if self.verbose:
+                self._plain(f"{node} ({kind}) started")
             return
         if kind in HUMAN_KINDS:
             self._stop_status()  # a question is about to be asked on this terminal
@@ -85,24 +100,48 @@ class ProgressDisplay:
         self, run_id: str, node: str, route: str | None, duration_s: float, state: dict[str, Any]
     ) -> None:
         self.usage = dict(state.get("usage") or {})
-        arrow = f" → {route}" if route else ""
         gates = self._new_gates(state)  # whichever node ran them
+        faulted = state.get(f"{node}_fault") not in (None, self._fault_before)
+        if self.verbose:
+            self._node_line(node, route, duration_s, gates, faulted)
+        elif node in self.stages or faulted:
+            stage = self.stages.get(node, node)
+            self._stage_line(stage, _result(stage, state), duration_s, faulted)
+        for gate in gates:
+            if self.live:
+                style = STATUS_STYLE.get(gate["status"], "white")
+                self.console.print(f"[{style}]{escape(_gate_line(gate))}[/]")
+            else:
+                self.console.print(_gate_line(gate), markup=False, soft_wrap=True)
+
+    def _node_line(
+        self, node: str, route: str | None, duration_s: float, gates: list[Any], faulted: bool
+    ) -> None:
+        """``--verbose``: the node, the route it took and its time."""
+        arrow = f" → {route}" if route else ""
         if not self.live:
             self._plain(f"{node}{arrow} ({duration_s:.2f}s)")
-            for gate in gates:
-                self.console.print(_gate_line(gate), markup=False, soft_wrap=True)
             return
         if any(g["status"] in FAILED_STATUSES for g in gates):
             mark = "[red]✗[/]"
-        elif state.get(f"{node}_fault") not in (None, self._fault_before):
+        elif faulted:
             mark = "[yellow]![/]"  # the node faulted; the route is its fallback
         else:
             mark = "[green]✓[/]"
         self.console.print(f"{mark} {escape(node)}{escape(arrow)} [dim]({duration_s:.1f}s)[/]")
-        for gate in gates:
-            self.console.print(
-                f"[{STATUS_STYLE.get(gate['status'], 'white')}]{escape(_gate_line(gate))}[/]"
-            )
+
+    def _stage_line(self, stage: str, result: str, duration_s: float, faulted: bool) -> None:
+        """A stage: its result, its time, the run's time, tokens and cost so far."""
+        totals = f"run {_clock(self._elapsed())} · {_usage_text(self.usage)}"
+        if not self.live:
+            mark = "!" if faulted else "✓"
+            self._plain(f"{mark} {stage}{result} {duration_s:.2f}s · {totals}")
+            return
+        mark = "[yellow]![/]" if faulted else "[green]✓[/]"
+        self.console.print(
+            f"{mark} [bold]{escape(stage):<9}[/]{escape(result)} "
+            f"[dim]{duration_s:.1f}s · {escape(totals)}[/]"
+        )
 
     @stepkit.hookimpl
     def stepkit_run_finished(self, run_id: str, outcome: str, exit_code: int, output: str) -> None:
@@ -125,7 +164,8 @@ class ProgressDisplay:
         """The live line: current node, elapsed times, tokens and cost."""
         now = time.monotonic()
         text = Text()
-        text.append(self.node or "starting", style="bold")
+        node = self.node or "starting"
+        text.append(node if self.verbose else self.stages.get(node, node), style="bold")
         text.append(
             f" {now - self.node_started:.1f}s · run {_clock(now - self.started)} · {_usage_text(self.usage)}"
         )
@@ -159,6 +199,12 @@ class _StatusLine:
 
     def __rich__(self) -> Text:
         return self.display.status_text()
+
+
+def _result(stage: str, state: dict[str, Any]) -> str:
+    """What a stage handed back, where one word says it: the coder's sentinel."""
+    sentinel = (state.get("coder_result") or {}).get("sentinel") if stage == "implement" else None
+    return f" {sentinel}" if sentinel else ""
 
 
 def _gate_line(gate: dict[str, Any]) -> str:

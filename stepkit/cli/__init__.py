@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
             help="tune the initial state, e.g. max_fix_attempts=3 (repeatable)",
         )
         p.add_argument("--json", action="store_true", help="print one JSON object")
+        p.add_argument(
+            "--verbose", action="store_true", help="show every node of the graph as it runs"
+        )
 
     p = command("init", "Write a first step plan, NOTES.md and handoffs/; show the detected gates.")
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
@@ -144,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--verbose", action="store_true", help="show every node of the graph as it runs")
 
     p = command("status", "Show the plan repo: steps, status, dependencies, handoffs.")
     p.add_argument("--plans-dir")

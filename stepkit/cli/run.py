@@ -36,6 +36,7 @@ OWN_OPTIONS = {
     "answers",
     "rerun",
     "json",
+    "verbose",
     "worktree",
     "merge",
     "parallel",
@@ -95,7 +96,11 @@ def observers(args: argparse.Namespace) -> list[Any]:
         return [StatusFile(args.status_file)]
     if args.json or args.pm is None:
         return []
-    answers = reversed(args.pm.hook.stepkit_run_observers(command=args.command))  # built-ins first
+    answers = reversed(  # built-ins first
+        args.pm.hook.stepkit_run_observers(
+            command=args.command, verbose=bool(getattr(args, "verbose", False))
+        )
+    )
     return [observer for answer in answers for observer in answer or ()]
 
 

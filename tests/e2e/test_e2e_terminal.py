@@ -144,8 +144,8 @@ def render(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def run_argv(project) -> list[str]:
-    return [PY, "-m", "stepkit", *project.run_args()]
+def run_argv(project, *extra: str) -> list[str]:
+    return [PY, "-m", "stepkit", *project.run_args(*extra)]
 
 
 def cursor_restored(text: str) -> bool:
@@ -155,11 +155,11 @@ def cursor_restored(text: str) -> bool:
 # -- on a terminal -------------------------------------------------------------
 
 
-def test_on_a_terminal_the_run_shows_live_progress_and_asks_the_final_question(tmp_path):
+def test_on_a_terminal_verbose_shows_every_node_live_and_asks_the_final_question(tmp_path):
     project = make_project(tmp_path)
     (project.root / "stepconf.py").write_text(SPENDING_ORIENT)
     waiting = waiting_test_cmd(project)
-    term = Terminal(run_argv(project), project.root, project.env(TEST_CMD=waiting))
+    term = Terminal(run_argv(project, "--verbose"), project.root, project.env(TEST_CMD=waiting))
     try:
         # the live line while the test gate runs: the node, its time ticking, the run's, tokens and cost
         pattern = r"verify_tests (\d+\.\d)s · run \d\d:\d\d\.\d · 1,234 tokens · \$0\.0123"
@@ -248,7 +248,9 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
 
     # resumed on the terminal: the cut-off gate runs again and only it is shown
     term = Terminal(
-        [PY, "-m", "stepkit", "resume", "--project-dir", str(project.root)], project.root, env
+        [PY, "-m", "stepkit", "resume", "--verbose", "--project-dir", str(project.root)],
+        project.root,
+        env,
     )
     try:
         term.read_until(r"Options: approve / revise.*\n> ")
@@ -270,9 +272,9 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
 # -- not on a terminal ----------------------------------------------------------
 
 
-def test_without_a_terminal_progress_is_one_plain_line_per_event(tmp_path):
+def test_without_a_terminal_verbose_progress_is_one_plain_line_per_event(tmp_path):
     project = make_project(tmp_path)
-    result = project.run(json_out=False)
+    result = project.run("--verbose", json_out=False)
     assert result.code == 5
     assert result.stdout.startswith("PAUSED\n")
     assert "\x1b[" not in result.stderr + result.stdout
