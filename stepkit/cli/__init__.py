@@ -19,7 +19,7 @@ from stepkit import __version__
 from stepkit.errors import StepkitError
 
 #: Commands whose parser plugins may extend (they load the project's plugins).
-PLUGIN_COMMANDS = ("init", "run", "resume", "verify", "detect", "stage", "plugins")
+PLUGIN_COMMANDS = ("init", "run", "resume", "verify", "detect", "stage", "plugins", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -166,6 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the formatter rewrite files (default: its check mode, which changes nothing)",
     )
+    p.add_argument("--json", action="store_true")
+
+    p = command("doctor", "Check whether a run can work here: plan, gate tools, engine, git.")
+    p.add_argument("--project-dir", default=".")
+    p.add_argument(
+        "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"
+    )
+    p.add_argument("--engine", help="the engine a run would use (default: as configured)")
+    p.add_argument("--coder", help="the coder a run would use (default: as configured)")
+    p.add_argument("--reviewer", help="the reviewer a run would use (default: as configured)")
     p.add_argument("--json", action="store_true")
 
     p = command("detect", "Show the command each gate would run and the plugin that chose it.")

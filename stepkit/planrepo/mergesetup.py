@@ -75,6 +75,33 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
     return attributes
 
 
+def merge_driver_problem(project_dir: Path, plans_dir: Path) -> str | None:
+    """Why git would not merge the plan repo's files with this stepkit's
+    driver (not registered, registered with another command, its files not
+    named in the attributes); None when it would, or outside git."""
+    located = git_location(Path(project_dir).resolve())
+    if located is None:
+        return None
+    top, common, _ = located
+    try:
+        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    current = git.run(["config", "--get", f"merge.{DRIVER_NAME}.driver"], Path(project_dir))
+    if current is None:
+        return "the plan merge driver is not registered in this repository"
+    if current.decode("utf-8", "surrogateescape").rstrip("\n") != driver_command():
+        return "the plan merge driver is registered with another stepkit's command"
+    attributes = common / "info" / "attributes"
+    text = (
+        attributes.read_bytes().decode("utf-8", "surrogateescape") if attributes.is_file() else ""
+    )
+    prefix = "" if rel == "." else f"{rel}/"
+    if f"{_pattern('/' + prefix + 'NOTES.md')} merge={DRIVER_NAME}" not in text.splitlines():
+        return f"{attributes} does not name the plan repo's files"
+    return None
+
+
 def _pattern(path: str) -> str:
     """An attributes pattern for ``path``: C-quoted when it holds a blank, a
     quote or a backslash (git reads a pattern up to the first blank)."""
