@@ -86,6 +86,32 @@ def find_test(cited: str, statuses: Mapping[str, str]) -> str | None:
     return ends[0] if len(ends) == 1 else None
 
 
+#: Where a runner's test id splits into its parts: pytest's ``::``, jest's
+#: and vitest's `` › ``, JUnit's ``#``, go's ``/``.
+_ID_PARTS = re.compile(r"::| › | > |#|/|\.")
+
+
+def closest_ids(cited: str, statuses: Mapping[str, str], most: int = 3) -> list[str]:
+    """The recorded ids most like ``cited`` (at most ``most``, best first),
+    each in the runner's own form: compared whole and by their last part, so
+    ``should parse ms`` finds ``ms.test.ts › parse › should parse ms``."""
+    from difflib import SequenceMatcher
+
+    wanted = cited.strip().strip("`").lower()
+    last = _ID_PARTS.split(wanted)[-1].strip()
+
+    def likeness(test_id: str) -> float:
+        lowered = test_id.lower()
+        own_last = _ID_PARTS.split(lowered)[-1].strip()
+        return max(
+            SequenceMatcher(None, wanted, lowered).ratio(),
+            SequenceMatcher(None, last, own_last).ratio() if last and own_last else 0.0,
+        )
+
+    scored = sorted(((likeness(i), i) for i in statuses), key=lambda pair: (-pair[0], pair[1]))
+    return [f"`{test_id}`" for score, test_id in scored[:most] if score >= 0.6]
+
+
 def _entries(value: Sequence[CriterionTests | Mapping[str, Any]] | None) -> list[CriterionTests]:
     return [
         e if isinstance(e, CriterionTests) else CriterionTests.model_validate(e)
@@ -176,9 +202,11 @@ def criteria_problems(
         for test_id in tests:
             found = find_test(test_id, statuses)
             if found is None:
+                close = closest_ids(test_id, statuses)
+                hint = f"; the closest ids that ran: {', '.join(close)}" if close else ""
                 problems.append(
                     f"acceptance criterion {cid} ({criterion!r}) cites test {test_id!r}, which did "
-                    "not run in the final tests gate"
+                    f"not run in the final tests gate{hint}"
                 )
             elif statuses[found] != "passed":
                 problems.append(

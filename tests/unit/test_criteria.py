@@ -264,3 +264,25 @@ def test_a_parametrized_test_is_cited_by_its_own_id_and_passes_only_when_every_c
     statuses = statuses_seen(gate)
     assert statuses[find_test("t.py::test_a", statuses)] == "passed"
     assert statuses[find_test("test_b", statuses)] == "FAILED"
+
+
+def test_a_cited_id_that_did_not_run_is_answered_with_the_closest_ids_that_did(tmp_path):
+    outcomes = {
+        "src/ms.test.ts › ms(string) › should parse ms": "passed",
+        "src/ms.test.ts › ms(number) › should format ms": "passed",
+        "tests/test_calc.py::test_mul": "passed",
+    }
+    gate = _tests_gate(tmp_path, outcomes)
+    criteria = ["It parses.", "It multiplies."]
+    entries = [
+        {"criterion": "C1", "tests": ["ms(string) should parse ms"]},  # jest's › left out
+        {"criterion": "C2", "tests": ["tests/test_calc.py::test_mull"]},  # a typo
+        {"criterion": "C2", "tests": ["test_division"]},  # like nothing that ran
+    ]
+    problems = criteria_problems(criteria, entries, gate)
+    assert problems[0].endswith(
+        "did not run in the final tests gate; the closest ids that ran: "
+        "`src/ms.test.ts › ms(string) › should parse ms`"
+    )
+    assert "; the closest ids that ran: `tests/test_calc.py::test_mul`" in problems[1]
+    assert problems[2].endswith("did not run in the final tests gate")
