@@ -40,7 +40,7 @@ def worktree_status(
     top, common, _ = located
     return {
         "worktree_runs": [
-            _latest_run(record, now or datetime.now(UTC)) for record in records(common)
+            latest_run(record, now or datetime.now(UTC)) for record in records(common)
         ],
         "unmerged_branches": _unmerged(top, common, Path(plans_dir)),
     }
@@ -90,7 +90,7 @@ RESUMABLE = ("paused", "interrupted")
 OWING = {"commit": "approved, not committed", "merge": "committed, not merged"}
 
 
-def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
+def latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
     """The work tree's latest run and the state it is in."""
     entry: dict[str, Any] = {
         "branch": record.branch,

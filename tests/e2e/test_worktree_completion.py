@@ -134,6 +134,8 @@ def test_a_stop_during_the_commit_is_finished_by_resume(project, sig):
     assert project.git("rev-parse", BRANCH).strip() == base  # no commit yet
     assert (worktree / "calc.py").read_text() == GOOD_MUL  # the approved work is still there
     assert_status_names_resume_and_nothing_destructive(project, run_id)
+    again = project.run("--worktree")  # the next run of the step names what finishes it
+    assert again.code == 2 and f"finish it with: stepkit resume {run_id}" in again.stderr
 
     done = project.resume()
 
