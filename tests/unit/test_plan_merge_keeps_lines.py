@@ -44,7 +44,7 @@ def subsequence(needle: list[str], haystack: list[str]) -> bool:
     return all(line in remaining for line in needle)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None, database=None)
 @given(body=lines, ours=lines, theirs=lines)
 def test_both_sides_appends_are_all_kept_in_order(body, ours, theirs):
     base = ["# Notes", "", *body]
@@ -57,7 +57,7 @@ def test_both_sides_appends_are_all_kept_in_order(body, ours, theirs):
     assert subsequence(base + ours, merged) and subsequence(base + theirs, merged), merged
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None, database=None)
 @given(head=lines, tail=lines, ours=lines, theirs=lines)
 def test_inserts_in_the_middle_are_all_kept_in_order(head, tail, ours, theirs):
     """A variant: both sides insert at one place inside the file, not at its end."""
