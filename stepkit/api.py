@@ -175,6 +175,7 @@ def run_step(
                     )
                 ),
                 settings,
+                run=run,
             )
     finally:
         _unregister(pm, observers)
@@ -320,7 +321,9 @@ def resume_run(
     stage_runner: StageRunner | None = None,
     merge: bool | None = None,
 ) -> RunResult:
-    """Continue a paused or interrupted run from its checkpoint.
+    """Continue a paused or interrupted run from its checkpoint, or finish a
+    ``--worktree`` run stopped after its approval, before its commit or
+    merge was made (nothing of its graph runs again).
 
     :param run_id: the run (default: the latest unfinished one, unless
         several paused runs are of different steps), in the project's run
@@ -349,6 +352,8 @@ def resume_run(
         run = store.open(run_id) if run_id else _only_unfinished_run(store)
         checkpoint = run.load()  # its paths in this project, wherever the run started
         lock.name(run_id=run.run_id, step=checkpoint.state.get("step"))
+        if checkpoint.status == "finished" and checkpoint.finishing:
+            return _finish_owed(run, checkpoint, answer, merge)
         config = load_config(project)
         the_graph = _load_graph(checkpoint.graph, config)
         pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -365,6 +370,7 @@ def resume_run(
                 ),
                 checkpoint.settings,
                 merge,
+                run,
             )
         finally:
             _unregister(pm, observers)
@@ -372,6 +378,30 @@ def resume_run(
         # the answer is a slip of an option: the run stays paused, asking again
         raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
     return result
+
+
+def _finish_owed(run: Any, checkpoint: Any, answer: str | None, merge: bool | None) -> RunResult:
+    """A run that ended approved but was stopped before its commit (or
+    merge) was made: that much done now, nothing of the graph run again.
+
+    :raises UsageError: ``answer`` was given (the run asks nothing)."""
+    from stepkit.protocol.result import with_step_report
+    from stepkit.worktrees.finish import finish_run
+
+    if answer is not None:
+        raise UsageError(
+            f"run {run.run_id} is not waiting for an answer (it was approved; its "
+            f"{checkpoint.finishing} is owed); resume it without --answer"
+        )
+    result = RunResult(
+        outcome=checkpoint.outcome or "",
+        exit_code=checkpoint.exit_code or 0,
+        run_id=run.run_id,
+        output=checkpoint.output or "",
+        state=checkpoint.state,
+        run_dir=str(run.path),
+    )
+    return finish_run(with_step_report(result), checkpoint.settings, merge, run)
 
 
 def _only_unfinished_run(store: Any) -> Any:

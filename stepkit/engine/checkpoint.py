@@ -64,6 +64,11 @@ class Checkpoint(Model):
         step's changes would change it, and ``start_scripts``, the scripts
         those commands ran then (on the verification surface).
     :ivar state: the run state.
+    :ivar finishing: what a finished ``--worktree`` run still owes before
+        its ending holds (:mod:`stepkit.worktrees.finish`): ``commit`` (the
+        approved step is not committed yet; then its merge, when asked) or
+        ``merge``; set in the same write as the ending, so no stop can leave
+        approved work that nothing finishes.  ``stepkit resume`` finishes it.
     :ivar relative_paths: in the stored form, where ``settings`` and
         ``state`` hold paths relative to the project; empty in memory, where
         every path is absolute.
@@ -94,6 +99,7 @@ class Checkpoint(Model):
     active_s: float = 0.0
     pid: int | None = None
     resumes: int = 0
+    finishing: Literal["commit", "merge"] | None = None
     state: dict[str, Any]
     relative_paths: list[Where] = Field(default_factory=list)
 

@@ -80,6 +80,8 @@ from stepkit.pluginmanager import first_answer
 from stepkit.records import Outcome, Paused, Question, RunResult, StageContext, StageFault, Usage
 from stepkit.text import guard_lines
 from stepkit.workspace import supervision
+from stepkit.workspace.worktree_record import COMMITS_AT
+from stepkit.workspace.worktree_record import SETTING as WORKTREE
 
 StageRunner = Callable[[str, StageContext], Outcome]
 
@@ -652,6 +654,10 @@ class _Engine:
                 ending.exit_code,
             )
             cp.output, cp.finished_at = text, _now()
+            # a --worktree run is complete once its commit exists: owed from this same write on
+            cp.finishing = (
+                "commit" if sentinel == COMMITS_AT and self.settings.get(WORKTREE) else None
+            )
             self.run.write_output(text)
             self.save()
         duration = round(time.monotonic() - started, 4)

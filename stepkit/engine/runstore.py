@@ -150,8 +150,8 @@ class RunStore:
         return sorted(p.name for p in self.runs.iterdir() if (p / "state.json").is_file())
 
     def latest_unfinished(self) -> RunDir:
-        """The most recently started run that is paused, interrupted, or was
-        killed while running.
+        """The most recently started run that is paused, interrupted, was
+        killed while running, or finished owing its commit or merge.
 
         :raises UsageError: there is none.
         """
@@ -162,8 +162,9 @@ class RunStore:
         return found[-1][0]
 
     def unfinished(self) -> list[tuple[RunDir, Checkpoint]]:
-        """The runs that are paused, interrupted or were killed while running
-        (not live ones, nor unreadable ones), with their checkpoints, the
+        """The runs that are paused, interrupted, were killed while running or
+        finished owing their commit or merge (``finishing``; not live ones,
+        nor unreadable ones), with their checkpoints, the
         most recently started last."""
         return self._unfinished()[0]
 
@@ -177,7 +178,8 @@ class RunStore:
             except UsageError as exc:
                 refused.append(str(exc))
                 continue
-            if checkpoint.status in UNFINISHED and not is_live(run, checkpoint):
+            owes = checkpoint.finishing is not None  # approved, its commit or merge not made
+            if (checkpoint.status in UNFINISHED or owes) and not is_live(run, checkpoint):
                 found.append((run, checkpoint))
         return sorted(found, key=lambda pair: (pair[1].started_at, pair[0].run_id)), refused
 

@@ -4,8 +4,15 @@ keep every branch's appended facts and Edge-cases annotations.
 :func:`merge_plan_file` runs git's own three-way merge first
 (:func:`stepkit.workspace.scope.git.merge_file`).  Of the hunks that still
 conflict, only those that lie in an appendable place and that only add lines
-(each side keeps every line of the base, in order) are resolved, as a union:
-our lines, then their lines not already there, in their order.  Appendable
+(each side keeps every line of the base, in order) are resolved, as a union
+that keeps every added line: at each place between the hunk's base lines,
+our added block, then theirs (once when the two blocks are the same, the
+same fact appended twice).  A line of theirs equal to one of ours is still
+kept: a note repeated under two headings, or a code fence, is content, not a
+duplicate.  One structure is merged rather than doubled: a step file whose
+Edge cases section both sides created gets it once, both sides' bullets
+under it (the plan reader reads only the first section of a name, so a
+second one would hide its annotations).  Appendable
 places are NOTES.md outside its frontmatter (stepkit appends facts there,
 :mod:`stepkit.protocol.handoff.notes`) and a step file's Edge cases section
 (where :func:`stepkit.planrepo.edits.append_edge_case` adds annotations).
@@ -21,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from stepkit.planrepo.edits import frontmatter_span
-from stepkit.planrepo.sections import section_span, split_lines
+from stepkit.planrepo.sections import heading_of, section_key, section_span, split_lines
 from stepkit.workspace.files import atomic_write
 from stepkit.workspace.scope import git
 
@@ -87,7 +94,7 @@ def resolve_appends(merged: str, path: str) -> tuple[str, int]:
             out.append(segment)
             continue
         if kind and _only_adds(segment) and all(_appendable(kind, *view, index) for view in views):
-            out += _union(segment)
+            out += _union(segment, kind)
         else:
             out += segment.rendered()
             left += 1
@@ -168,31 +175,76 @@ def _only_adds(conflict: _Conflict) -> bool:
 
 
 def _subsequence(needle: list[str], haystack: list[str]) -> bool:
-    remaining = iter(_norm(line) for line in haystack)
-    return all(_norm(line) in remaining for line in needle)
+    return _gaps(needle, haystack) is not None
 
 
-def _union(conflict: _Conflict) -> list[str]:
-    """Our lines, then their lines not already there, in order."""
-    lines = list(conflict.ours)
-    seen = {_norm(line) for line in lines}
+def _gaps(base: list[str], side: list[str]) -> list[tuple[list[str], str | None]] | None:
+    """``side`` cut at the base lines it kept: for each base line, the block
+    ``side`` added before it and its own copy of it, then the block after
+    the last (its line None).  Base lines match leftmost, line endings
+    aside; None when ``side`` dropped or changed a base line."""
+    gaps: list[tuple[list[str], str | None]] = []
+    block: list[str] = []
+    wanted = iter(base)
+    target = next(wanted, None)
+    for line in side:
+        if target is not None and _bare(line) == _bare(target):
+            gaps.append((block, line))
+            block = []
+            target = next(wanted, None)
+        else:
+            block.append(line)
+    gaps.append((block, None))
+    return gaps if target is None else None
+
+
+def _union(conflict: _Conflict, kind: str) -> list[str]:
+    """The hunk with both sides' additions: before each of its base lines
+    and after the last, our added block, then theirs unless it is the same
+    block (the same fact appended twice); in a step file, their block
+    without the heading when both blocks open the same section."""
+    ours = _gaps(conflict.base, conflict.ours) or []
+    theirs = _gaps(conflict.base, conflict.theirs) or []
     newline = next(
         (
             line[len(line.rstrip("\r\n")) :]
-            for line in lines + conflict.theirs
+            for line in conflict.ours + conflict.theirs
             if line.endswith("\n")
         ),
         "\n",
     )
-    for line in conflict.theirs:
-        if _norm(line) in seen:
-            continue
-        seen.add(_norm(line))
+    chunks: list[str] = []
+    for (mine, kept), (other, _) in zip(ours, theirs):
+        chunks += mine
+        if list(map(_bare, other)) != list(map(_bare, mine)):
+            chunks += _section_body(other, mine) if kind == "step" else other
+        if kept is not None:
+            chunks.append(kept)
+    lines: list[str] = []
+    for line in chunks:
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += newline
         lines.append(line)
     return lines
 
 
-def _norm(line: str) -> str:
-    return " ".join(line.split())
+def _section_body(block: list[str], other: list[str]) -> list[str]:
+    """``block`` less its opening heading (and the blank lines about it) when
+    ``other`` opens with the same heading, else all of ``block``."""
+
+    def opening(lines: list[str]) -> tuple[tuple[int, str] | None, int]:
+        index = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+        found = heading_of(lines[index]) if index < len(lines) else None
+        return (found[0], section_key(found[1])) if found else None, index
+
+    heading, index = opening(block)
+    if heading is None or heading != opening(other)[0]:
+        return block
+    rest = block[index + 1 :]
+    while rest and not rest[0].strip():
+        rest = rest[1:]
+    return rest
+
+
+def _bare(line: str) -> str:
+    return line.rstrip("\r\n")

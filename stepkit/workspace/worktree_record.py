@@ -22,6 +22,8 @@ from stepkit.workspace.store import git_location
 RECORD_NAME = "stepkit.json"
 #: The run setting that holds the run's :class:`WorktreeRecord` (its checkpoint keeps it).
 SETTING = "worktree"
+#: The outcome at which a ``--worktree`` run's step is committed on its branch.
+COMMITS_AT = "STEP_COMPLETE"
 
 
 @dataclass(frozen=True)

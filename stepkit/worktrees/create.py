@@ -24,7 +24,7 @@ from stepkit.planrepo.mergesetup import register_merge_driver
 from stepkit.planrepo.model import PlanRepo, StepPlan
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location, runs_dir
-from stepkit.workspace.worktree_record import WorktreeRecord, write_record
+from stepkit.workspace.worktree_record import WorktreeRecord, records, write_record
 from stepkit.worktrees.layout import branch_name, step_name, worktrees_home
 
 
@@ -61,6 +61,7 @@ def open_worktree(
     step = _resolve_step(top, commit, plans_rel, step_request, prompt)
     branch = branch_name(step.number, step.slug)
     path = worktrees_home(common) / step_name(step.number, step.slug)
+    _refuse_owing(common, branch)
     _refuse_existing(top, branch, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     code, _, err = git.call(["worktree", "add", "-q", "-b", branch, str(path), commit], top)
@@ -156,6 +157,25 @@ def _resolve_step(
         except PlanError as exc:
             raise UsageError(f"{exc}; no run was started") from None
     return step
+
+
+def _refuse_owing(common: Path, branch: str) -> None:
+    """:raises UsageError: ``branch``'s work tree holds a run that was
+    approved and stopped before its commit or merge (the one command that
+    finishes it is named: deleting the branch would lose the approved step)."""
+    from datetime import UTC, datetime
+
+    from stepkit.worktrees.listing import latest_run
+
+    for record in records(common):
+        if record.branch != branch:
+            continue
+        run = latest_run(record, datetime.now(UTC))
+        if run["finishing"]:
+            raise UsageError(
+                f"--worktree: step {record.step} was approved on {branch} but its "
+                f"{run['finishing']} was not made; finish it with: stepkit resume {run['run_id']}"
+            )
 
 
 def _refuse_existing(top: Path, branch: str, path: Path) -> None:

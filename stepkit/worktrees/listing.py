@@ -22,7 +22,7 @@ from stepkit.engine.pause import human_age
 from stepkit.workspace.scope import git
 from stepkit.workspace.seal import SealBroken, read_sealed
 from stepkit.workspace.store import git_location, lock_files, runs_dir
-from stepkit.workspace.worktree_record import WorktreeRecord, records
+from stepkit.workspace.worktree_record import COMMITS_AT, WorktreeRecord, records
 from stepkit.worktrees.layout import BRANCH_PREFIX
 
 
@@ -31,7 +31,8 @@ def worktree_status(
 ) -> dict[str, list[dict]]:
     """``worktree_runs`` (one per stepkit work tree: ``branch``, ``worktree``,
     ``step``, ``run_id``, ``state``, ``outcome``, ``node``, ``age``, ``age_s``,
-    ``run_dir``) and ``unmerged_branches`` (``branch``, ``step``, ``title``,
+    ``run_dir``, ``finishing``: the commit or merge an approved run still
+    owes) and ``unmerged_branches`` (``branch``, ``step``, ``title``,
     ``status``, ``commit``) of the repository holding ``project_dir``."""
     located = git_location(Path(project_dir).resolve())
     if located is None:
@@ -39,7 +40,7 @@ def worktree_status(
     top, common, _ = located
     return {
         "worktree_runs": [
-            _latest_run(record, now or datetime.now(UTC)) for record in records(common)
+            latest_run(record, now or datetime.now(UTC)) for record in records(common)
         ],
         "unmerged_branches": _unmerged(top, common, Path(plans_dir)),
     }
@@ -56,14 +57,19 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
             age = f"  {run['age']} ago" if run["age"] else ""
             then = (
                 f"  (stepkit resume {run['run_id']})"
-                if run["state"] in ("paused", "interrupted")
+                if run["state"] in (*RESUMABLE, *OWING.values())
                 else ""
             )
             lines.append(
                 f"  {run['branch']}  step {run['step']}  run {run['run_id'] or '-'}  {state}{age}{then}"
             )
             lines.append(f"    {run['worktree']}")
-            if run["state"] not in ("running", "paused", "interrupted"):
+            if run["state"] in OWING.values():
+                lines.append(
+                    f"    approved: finish it with stepkit resume {run['run_id']} "
+                    f"(it makes the {run['finishing']}; nothing runs again)"
+                )
+            elif run["state"] not in ("running", *RESUMABLE) and run["outcome"] != COMMITS_AT:
                 lines.append(
                     f"    to start the step over, drop what it holds: git worktree remove --force "
                     f"{run['worktree']} && git branch -D {run['branch']}"
@@ -78,7 +84,13 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
-def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
+#: The states ``stepkit resume`` continues.
+RESUMABLE = ("paused", "interrupted")
+#: The state of an approved run stopped before its commit or merge, by what it owes.
+OWING = {"commit": "approved, not committed", "merge": "committed, not merged"}
+
+
+def latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
     """The work tree's latest run and the state it is in."""
     entry: dict[str, Any] = {
         "branch": record.branch,
@@ -91,6 +103,7 @@ def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
         "age": None,
         "age_s": None,
         "run_dir": None,
+        "finishing": None,
     }
     runs = runs_dir(Path(record.project))
     try:
@@ -101,8 +114,11 @@ def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
     if not isinstance(checkpoint, dict):
         return entry
     status, outcome = checkpoint.get("status"), checkpoint.get("outcome")
+    finishing = checkpoint.get("finishing")
     if status == "running":
         status = "running" if _lock_held(Path(record.project)) else "interrupted"
+    elif status == "finished" and finishing in OWING:
+        status = "running" if _lock_held(Path(record.project)) else OWING[finishing]
     elif status == "finished":
         status = str(outcome or "finished").lower()
     try:
@@ -119,6 +135,7 @@ def _latest_run(record: WorktreeRecord, now: datetime) -> dict[str, Any]:
         age=human_age(age) if age is not None else None,
         age_s=round(age, 1) if age is not None else None,
         run_dir=str(runs / latest),
+        finishing=finishing if finishing in OWING else None,
     )
     return entry
 

@@ -1,7 +1,7 @@
 """Plan-repo merges never lose anything: two branches of one plan, each
 adding NOTES.md facts and each annotating the same later step's Edge cases
 (with stepkit's own edits), merge with a real ``git merge`` once the plan
-merge driver is registered: every fact and every annotation kept, each once.
+merge driver is registered: every fact and every annotation kept.
 A conflict elsewhere (a frontmatter status, a step's body) stays a conflict,
 and without the driver the same merge conflicts."""
 
@@ -94,7 +94,7 @@ def bullets(path: Path, section_start: str) -> list[str]:
     return [line for line in body.splitlines() if line.startswith("- ")]
 
 
-def test_both_branches_facts_and_annotations_merge_each_kept_once(repo):
+def test_both_branches_facts_and_annotations_merge_every_one_kept(repo):
     register_merge_driver(repo, repo / "plans")
     two_branches(repo)
 
@@ -108,11 +108,12 @@ def test_both_branches_facts_and_annotations_merge_each_kept_once(repo):
         "- The CLI exits 2 on bad input (step 2)",
     ]
     step3 = repo / "plans" / "steps" / "03-pow.md"
-    assert bullets(step3, "## Edge cases") == [
+    assert bullets(step3, "## Edge cases") == [  # a bullet both added is each's: kept twice
         "- None yet.",
         "- negative exponents",
         "- a zero base",
         "- huge exponents",
+        "- a zero base",
     ]
     text = step3.read_text()
     assert "<<<<<<<" not in text and text.endswith("## Out of scope\n\n- Roots.\n")
@@ -449,3 +450,26 @@ def test_merge_tree_sees_the_driver_as_merge_does(repo, registered):
     else:
         assert tree.returncode == 1
         assert tree.stdout.splitlines()[1:] == ["plans/NOTES.md", "plans/steps/03-pow.md"]
+
+
+def test_notes_sections_that_share_lines_and_code_fences_keep_every_line(repo):
+    """The defect a real merge showed: "- Run it with:" under "## Step 3
+    notes" vanished because "## Step 2 notes" had it too, and a pair of code
+    fences went with it, leaving a command outside its block."""
+    register_merge_driver(repo, repo / "plans")
+    notes = repo / "plans" / "NOTES.md"
+    added = {
+        "one": "\n## Step 2 notes\n\n- Run it with:\n\n```sh\nmake serve\n```\n",
+        "two": "\n## Step 3 notes\n\n- Run it with:\n\n```sh\nmake worker\n```\n",
+    }
+    for name, text in added.items():
+        git(repo, "checkout", "-q", "-b", name, "main")
+        notes.write_text(NOTES + text)
+        git(repo, "commit", "-q", "-am", name)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "one")
+
+    merged = git(repo, "merge", "--no-edit", "two", check=False)
+
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert notes.read_text() == NOTES + added["one"] + added["two"]

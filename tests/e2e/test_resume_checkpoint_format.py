@@ -80,7 +80,8 @@ def rewrite(state_file: Path, change) -> None:
 def test_state_json_keeps_every_key_and_adds_the_format(paused):
     _, _, state_file = paused
     data = json.loads(state_file.read_text())
-    assert set(data) == PREVIOUS_KEYS | {"format_version", "relative_paths", "seal"}
+    added = {"format_version", "relative_paths", "seal", "finishing"}  # keys are only added
+    assert set(data) == PREVIOUS_KEYS | added
     assert data["format_version"] == CHECKPOINT_FORMAT == 2
     assert (data["status"], data["pending"]["node"], data["state"]["count"]) == ("paused", "why", 1)
 

@@ -17,7 +17,7 @@ def conflict(ours: str, base: str, theirs: str, newline: str = "\n") -> str:
     )
 
 
-def test_an_edge_cases_append_on_both_sides_is_a_union_in_order_without_duplicates():
+def test_an_edge_cases_append_on_both_sides_is_our_block_then_theirs_every_line_kept():
     merged = (
         STEP_HEAD
         + conflict("- a\n- shared\n", "", "- shared\n- b\n")
@@ -25,7 +25,29 @@ def test_an_edge_cases_append_on_both_sides_is_a_union_in_order_without_duplicat
     )
     text, left = resolve_appends(merged, "plans/steps/03-pow.md")
     assert left == 0
-    assert text == STEP_HEAD + "- a\n- shared\n- b\n" + "\n## Out of scope\n\n- x\n"
+    assert text == STEP_HEAD + "- a\n- shared\n- shared\n- b\n" + "\n## Out of scope\n\n- x\n"
+
+
+def test_the_same_block_appended_on_both_sides_is_kept_once():
+    merged = STEP_HEAD + conflict("- a\n- b\n", "", "- a\n- b\n")
+    assert resolve_appends(merged, "plans/steps/03-pow.md") == (STEP_HEAD + "- a\n- b\n", 0)
+
+
+def test_the_same_heading_in_notes_is_kept_on_both_sides_with_its_lines():
+    """The defect: a note under "## Step 3 notes" vanished because "## Step 2
+    notes" had the same line, and a pair of code fences was lost."""
+    ours = "## Step 2 notes\n- run it\n```sh\nmake\n```\n"
+    theirs = "## Step 3 notes\n- run it\n```sh\nmake test\n```\n"
+    merged = "# Notes\n\n" + conflict(ours, "", theirs)
+    assert resolve_appends(merged, "plans/NOTES.md") == ("# Notes\n\n" + ours + theirs, 0)
+
+
+def test_inserts_around_a_base_line_keep_their_places():
+    merged = "# Notes\n" + conflict("- a\n- keep\n- b\n", "- keep\n", "- c\n- keep\n- a\n")
+    assert resolve_appends(merged, "plans/NOTES.md") == (
+        "# Notes\n- a\n- c\n- keep\n- b\n- a\n",
+        0,
+    )
 
 
 def test_a_setext_underline_in_their_lines_is_content_not_a_marker():
