@@ -101,17 +101,19 @@ def run_step(
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
+    from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.planrepo.validation import valid_plan
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_commands, start_fingerprint
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
+    plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
+    valid_plan(plans)
     if worktree or (worktree is None and config.worktree):
-        from stepkit.planrepo.model import resolve_plans_dir
         from stepkit.worktrees.create import isolated
 
-        plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
         with isolated(
             project, plans, _step_request(step), prompt or "", merge=merge, base=worktree_base
         ) as tree:
@@ -204,6 +206,7 @@ def check_run(
     :raises GraphError: the graph is invalid.
     """
     from stepkit.config import load_config
+    from stepkit.planrepo.validation import valid_plan
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -221,6 +224,7 @@ def check_run(
         answers,
         options,
     )
+    valid_plan(settings["plans_dir"])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     _check_up_front(pm, config, settings, disabled_plugins)
 
@@ -512,6 +516,7 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
+    from stepkit.planrepo.validation import valid_plan
     from stepkit.protocol.nodes.routes import resolve_step
     from stepkit.protocol.stages import STAGES
     from stepkit.protocol.stages import run_stage as run_one
@@ -539,6 +544,7 @@ def run_stage(
         None,
         [name],
     )
+    valid_plan(settings["plans_dir"])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     _check_up_front(pm, config, settings, disabled_plugins)
     state = _initial_state(the_graph, settings)

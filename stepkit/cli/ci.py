@@ -17,11 +17,13 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.ciworkflow import WORKFLOW_PATH, github_workflow
     from stepkit.config import load_config, resolve_project_dir
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+    from stepkit.planrepo.validation import valid_plan
     from stepkit.workspace.files import atomic_write
     from stepkit.workspace.scope import git
 
     project = resolve_project_dir(args.project_dir)
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
+    repo = valid_plan(plans) or PlanRepo.load(plans)  # no plan repo: load says so
     located = git.location(project)
     if located is None:
         raise UsageError(
@@ -34,7 +36,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{workflow} already exists; stepkit ci writes nothing over it (--force replaces it)"
         )
-    repo = PlanRepo.load(plans)
     ready = repo.ready_steps()
     if not ready:
         raise UsageError(
