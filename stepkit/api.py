@@ -78,8 +78,8 @@ def run_step(
         only nodes marked ``pre_answer`` (gate_blocked, gate_deviation) take one.
     :param pm: a plugin manager (default: the project's).
     :param rerun: run the step even when it is already complete (its status,
-        or its handoff's ``result: complete``); its handoff is first copied
-        into the run dir, and the run's output says where.
+        or its handoff's ``result: complete``) or waits in a paused run; its
+        handoff is first moved into the run dir, and the run's output says where.
     :param options: plugin-added command-line options (for ``stepkit_configure``).
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
@@ -101,17 +101,19 @@ def run_step(
     from stepkit.config import load_config
     from stepkit.engine.driver import start_run
     from stepkit.engine.runstore import RunStore
+    from stepkit.planrepo.model import resolve_plans_dir
+    from stepkit.planrepo.validation import valid_plan
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_commands, start_fingerprint
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
+    plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
+    valid_plan(plans)
     if worktree or (worktree is None and config.worktree):
-        from stepkit.planrepo.model import resolve_plans_dir
         from stepkit.worktrees.create import isolated
 
-        plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
         with isolated(
             project, plans, _step_request(step), prompt or "", merge=merge, base=worktree_base
         ) as tree:
@@ -152,7 +154,7 @@ def run_step(
         options,
     )
     settings.update(_worktree_setting(project))
-    handoff, choice = _resolve_up_front(the_graph, settings, rerun)
+    handoff, choice = _resolve_up_front(the_graph, settings, rerun, project)
     names_step = _LockNamesStep()
     observers = [*observers, names_step]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -167,7 +169,7 @@ def run_step(
             if choice:
                 state["step_choice"] = choice
             if handoff is not None:
-                state["kept_handoff"] = str(_keep(handoff, run.path / "previous-handoff"))
+                state["kept_handoff"] = str(_move_aside(handoff, run.path / "previous-handoff"))
             return finish_run(
                 with_step_report(
                     start_run(
@@ -205,6 +207,7 @@ def check_run(
     :raises GraphError: the graph is invalid.
     """
     from stepkit.config import load_config
+    from stepkit.planrepo.validation import valid_plan
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
@@ -222,6 +225,7 @@ def check_run(
         answers,
         options,
     )
+    valid_plan(settings["plans_dir"])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     _check_up_front(pm, config, settings, disabled_plugins)
 
@@ -265,19 +269,26 @@ def _graph_settings(
     )
 
 
-def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tuple[Path | None, str]:
+def _resolve_up_front(
+    graph: Any, settings: dict[str, Any], rerun: bool, project: Path
+) -> tuple[Path | None, str]:
     """Resolve the step as the graph's resolve_step node will, before any run
     starts: a step that cannot be resolved is a usage error, and so is a run
-    of a step that is already done, unless ``rerun``.  Returns the handoff
-    file a rerun will overwrite (None: there is none) and why this step was
-    chosen; a graph without resolve_step is not checked.
+    of a step that is already done or waits in a paused or interrupted run
+    (:class:`~stepkit.planrepo.stepstate.StepStates`), unless ``rerun``.
+    Returns the handoff file a rerun moves aside (None: there is none) and
+    why this step was chosen; a graph without resolve_step is not checked.
 
     :raises UsageError: no plan repo, no such step, its plan cannot be read,
-        no step left to run, or the step is complete and ``rerun`` is not set.
+        no step left to run, or the step is complete, paused or interrupted
+        and ``rerun`` is not set.
     """
+    from stepkit.engine.pause import last_runs
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
+    from stepkit.planrepo.stepstate import TO_DO, StepStates
     from stepkit.protocol.nodes import routes
+    from stepkit.workspace.store import runs_dir
 
     # the protocol's own resolve_step (a graph may reuse it; a test may stand in for it)
     if not any(
@@ -292,22 +303,29 @@ def _resolve_up_front(graph: Any, settings: dict[str, Any], rerun: bool) -> tupl
         step, why = repo.choose(settings["step"], settings["prompt"])
     except PlanError as exc:
         raise UsageError(f"{exc}; no run was started") from None
-    done = repo.finished(step)
-    if done and not rerun:
+    standing = StepStates(repo, last_runs(runs_dir(project))).of(step)
+    if standing.state not in TO_DO and not rerun:
+        if standing.state == "complete":
+            raise UsageError(
+                f"step {step.number} ({step.title}) is already complete ({standing.why}): "
+                "it is not run again unless you pass --rerun"
+            )
         raise UsageError(
-            f"step {step.number} ({step.title}) is already complete ({done}): "
-            "it is not run again unless you pass --rerun"
+            f"step {step.number} ({step.title}) is {standing.state}: {standing.why}; "
+            "it is not started again unless you pass --rerun"
         )
     path = repo.handoff_path(step)
     return (path if rerun and path.is_file() else None), why
 
 
-def _keep(path: Path, directory: Path) -> Path:
-    """A copy of ``path`` in ``directory`` (created), bytes and times kept."""
+def _move_aside(path: Path, directory: Path) -> Path:
+    """``path`` moved into ``directory`` (created), bytes and times kept: a
+    rerun's previous handoff, so the plan repo holds no approved handoff of
+    a step being run again."""
     import shutil
 
     directory.mkdir(parents=True, exist_ok=True)
-    return Path(shutil.copy2(path, directory / path.name))
+    return Path(shutil.move(path, directory / path.name))
 
 
 def resume_run(
@@ -542,6 +560,7 @@ def run_stage(
     :raises StageFault: the stage could not produce its result.
     """
     from stepkit.config import load_config
+    from stepkit.planrepo.validation import valid_plan
     from stepkit.protocol.nodes.routes import resolve_step
     from stepkit.protocol.stages import STAGES
     from stepkit.protocol.stages import run_stage as run_one
@@ -569,6 +588,7 @@ def run_stage(
         None,
         [name],
     )
+    valid_plan(settings["plans_dir"])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     _check_up_front(pm, config, settings, disabled_plugins)
     state = _initial_state(the_graph, settings)
@@ -739,7 +759,7 @@ def plan_status(
     paused runs with their age, and its steps in work trees and on unmerged
     ``stepkit/`` branches (``stepkit status --json``'s object)."""
     from stepkit.config import load_config
-    from stepkit.engine.pause import paused_runs
+    from stepkit.engine.pause import last_runs, paused_runs
     from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
     from stepkit.planrepo.status import status_report
@@ -749,7 +769,7 @@ def plan_status(
     project = resolve_project_dir(project_dir)
     plans = resolve_plans_dir(project, plans_dir, load_config(project).plans_dir)
     return {
-        **status_report(PlanRepo.load(plans)),
+        **status_report(PlanRepo.load(plans), last_runs(RunStore(project).runs)),
         "paused_runs": paused_runs(RunStore(project).runs),
         **store_report(project),
         **worktree_status(project, plans),

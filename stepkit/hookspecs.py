@@ -535,7 +535,8 @@ def stepkit_write_handoff(ctx: StageContext) -> HandoffProse | dict[str, Any] | 
 def stepkit_check_handoff(path: Path, text: str, gates: list[GateResult]) -> list[str]:
     """Check a handoff file; return the problems found (empty when valid).
 
-    :param path: the handoff file.
+    :param path: the handoff file (in a run, its draft in the run dir, put in
+        the plan repo only on approval).
     :param text: its content.
     :param gates: the gates the run recorded (empty outside a run: then the
         Evidence is checked for shape only).

@@ -18,12 +18,17 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.cisource import stepkit_source
     from stepkit.ciworkflow import WORKFLOW_PATH, github_workflow
     from stepkit.config import load_config, resolve_project_dir
+    from stepkit.engine.pause import last_runs
     from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+    from stepkit.planrepo.stepstate import StepStates
+    from stepkit.planrepo.validation import valid_plan
     from stepkit.workspace.files import atomic_write
     from stepkit.workspace.scope import git
+    from stepkit.workspace.store import runs_dir
 
     project = resolve_project_dir(args.project_dir)
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
+    repo = valid_plan(plans) or PlanRepo.load(plans)  # no plan repo: load says so
     located = git.location(project)
     if located is None:
         raise UsageError(
@@ -36,12 +41,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{workflow} already exists; stepkit ci writes nothing over it (--force replaces it)"
         )
-    repo = PlanRepo.load(plans)
-    ready = repo.ready_steps()
+    ready = StepStates(repo, last_runs(runs_dir(project))).ready()
     if not ready:
         raise UsageError(
-            f"no ready step in {repo.steps_dir} (each is complete or waits for a "
-            "dependency); nothing was written"
+            f"no ready step in {repo.steps_dir} (each is complete, waits in a paused "
+            "run or waits for a dependency); nothing was written"
         )
     try:
         text = github_workflow(

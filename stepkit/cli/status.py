@@ -12,12 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from stepkit.configfile import plain_plans_dir, resolve_project_dir
-from stepkit.engine.pause import paused_runs
+from stepkit.engine.pause import last_runs, paused_runs
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.status import status_report
+from stepkit.planrepo.stepstate import StepStates
 from stepkit.workspace.store import cache_dir, store_dir, store_report
 from stepkit.worktrees.listing import render_worktrees, worktree_status
 
@@ -35,13 +38,14 @@ def run(args: argparse.Namespace) -> int:
         configured = load_config(project_dir).plans_dir
     plans_dir = resolve_plans_dir(project_dir, args.plans_dir, configured)
     repo = PlanRepo.load(plans_dir, cache=_plans_cache(project_dir))
-    paused = paused_runs(store_dir(project_dir) / "runs")
+    runs = store_dir(project_dir) / "runs"
+    paused, latest = paused_runs(runs), last_runs(runs)
     worktrees = worktree_status(project_dir, plans_dir)
     if args.json:
         print(
             json.dumps(
                 {
-                    **status_report(repo),
+                    **status_report(repo, latest),
                     "paused_runs": paused,
                     **store_report(project_dir),
                     **worktrees,
@@ -51,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if hasattr(sys.stdout, "reconfigure"):
             sys.stdout.reconfigure(errors="replace")
-        print(render(repo) + render_paused(paused) + render_worktrees(worktrees))
+        print(render(repo, latest) + render_paused(paused) + render_worktrees(worktrees))
     return 0
 
 
@@ -76,15 +80,18 @@ def _plans_cache(project_dir: Path) -> Path | None:
         return None
 
 
-def render(repo: PlanRepo) -> str:
-    """A plain-text table (no colour codes), the step ``next`` picks, the problems."""
+def render(repo: PlanRepo, runs: Mapping[int, Mapping[str, Any]] | None = None) -> str:
+    """A plain-text table (no colour codes), the step ``next`` picks, the problems.
+    STATE is where each step stands (:class:`~stepkit.planrepo.stepstate.StepStates`,
+    with ``runs``, the latest run of each step)."""
     following = repo.next_step()
+    states = StepStates(repo, runs)
     arrow, ellipsis = _symbols()
-    rows = [("", "STEP", "TITLE", "STATUS", "DEPS", "HANDOFF")]
+    rows = [("", "STEP", "TITLE", "STATUS", "STATE", "DEPS", "HANDOFF")]
     following_unmet: list[str] = []
     for step in repo.steps:
         handoff = repo.handoffs.get(step.number)
-        unmet = repo.unsatisfied(step)
+        unmet = states.unsatisfied(step)
         if step is following:
             following_unmet = unmet
         deps = ", ".join(str(d) for d in step.depends_on) or "-"
@@ -95,7 +102,15 @@ def render(repo: PlanRepo) -> str:
             title = title[: _TITLE_WIDTH - len(ellipsis)] + ellipsis
         result = (handoff.result or "no result") if handoff else "-"
         rows.append(
-            (arrow if step is following else "", str(step.number), title, step.status, deps, result)
+            (
+                arrow if step is following else "",
+                str(step.number),
+                title,
+                step.status,
+                states.of(step).state,
+                deps,
+                result,
+            )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [f"Plan repo: {repo.plans_dir} ({len(repo.steps)} steps)", ""]

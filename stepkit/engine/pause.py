@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,20 +52,10 @@ def paused_runs(runs_dir: Path, now: datetime | None = None) -> list[dict[str, A
 
     Read from the sealed checkpoints as plain JSON (``stepkit status`` stays
     light); a checkpoint whose seal does not verify is no paused run."""
-    from stepkit.workspace.seal import SealBroken, read_sealed
-
     now = now or datetime.now(UTC)
     found = []
-    try:
-        entries = [entry for entry in os.scandir(runs_dir) if entry.is_dir()]
-    except OSError:
-        return []
-    for entry in sorted(entries, key=lambda e: e.name):
-        try:
-            checkpoint = json.loads(read_sealed(Path(entry.path) / "state.json"))
-        except (OSError, ValueError, SealBroken):
-            continue
-        if not isinstance(checkpoint, dict) or checkpoint.get("status") != "paused":
+    for run_dir, checkpoint in _checkpoints(runs_dir):
+        if checkpoint.get("status") != "paused":
             continue
         updated = str(checkpoint.get("updated_at") or "")
         try:
@@ -74,7 +65,7 @@ def paused_runs(runs_dir: Path, now: datetime | None = None) -> list[dict[str, A
         state = checkpoint.get("state") or {}
         found.append(
             {
-                "run_id": entry.name,
+                "run_id": run_dir.name,
                 "step": state.get("step"),
                 "title": state.get("title"),
                 "node": (checkpoint.get("pending") or {}).get("node"),
@@ -82,11 +73,55 @@ def paused_runs(runs_dir: Path, now: datetime | None = None) -> list[dict[str, A
                 "started_at": str(checkpoint.get("started_at") or ""),
                 "age_s": round(age, 1),
                 "age": human_age(age),
-                "run_dir": entry.path,
+                "run_dir": str(run_dir),
             }
         )
     found.sort(key=lambda run: (run["started_at"], run["run_id"]))
     return found
+
+
+def last_runs(runs_dir: Path) -> dict[int, dict[str, Any]]:
+    """The latest run (by start) of each step under ``runs_dir``: ``run_id``,
+    ``status`` (running, paused, interrupted, finished), ``outcome`` (its
+    sentinel once finished), ``node`` (the question a paused run waits at).
+    Read as :func:`paused_runs` reads; a run whose seal does not verify is
+    no run."""
+    latest: dict[int, tuple[tuple[str, str], dict[str, Any]]] = {}
+    for run_dir, checkpoint in _checkpoints(runs_dir):
+        step = (checkpoint.get("state") or {}).get("step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            continue
+        order = (str(checkpoint.get("started_at") or ""), run_dir.name)
+        if step not in latest or latest[step][0] < order:
+            latest[step] = (
+                order,
+                {
+                    "run_id": run_dir.name,
+                    "status": checkpoint.get("status"),
+                    "outcome": checkpoint.get("outcome"),
+                    "node": (checkpoint.get("pending") or {}).get("node"),
+                },
+            )
+    return {step: run for step, (_, run) in latest.items()}
+
+
+def _checkpoints(runs_dir: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Each run's directory under ``runs_dir`` with its checkpoint as plain
+    JSON, by run id; a checkpoint that cannot be read or whose seal does not
+    verify is left out."""
+    from stepkit.workspace.seal import SealBroken, read_sealed
+
+    try:
+        entries = [entry for entry in os.scandir(runs_dir) if entry.is_dir()]
+    except OSError:
+        return
+    for entry in sorted(entries, key=lambda e: e.name):
+        try:
+            checkpoint = json.loads(read_sealed(Path(entry.path) / "state.json"))
+        except (OSError, ValueError, SealBroken):
+            continue
+        if isinstance(checkpoint, dict):
+            yield Path(entry.path), checkpoint
 
 
 def mixed_steps(paused: list[dict[str, Any]]) -> str | None:

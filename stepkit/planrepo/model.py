@@ -230,15 +230,6 @@ class PlanRepo:
                 )
                 raise PlanError(f"step {number}'s plan cannot be read: {problem}")
 
-    def finished(self, step: StepPlan) -> str | None:
-        """Why ``step`` counts as done (its status is complete, or its handoff
-        says ``result: complete``), or None."""
-        reasons = ["status: complete"] if step.status == "complete" else []
-        handoff = self.handoffs.get(step.number)
-        if handoff is not None and handoff.result == "complete":
-            reasons.append(f"handoff {handoff.path.name} says result: complete")
-        return "; ".join(reasons) or None
-
     def next_step(self) -> StepPlan | None:
         """The first in-progress step by number, else the first pending one."""
         for wanted in ("in-progress", "pending"):
@@ -247,45 +238,9 @@ class PlanRepo:
                     return step
         return None
 
-    def to_do(self, step: StepPlan) -> bool:
-        """``step`` is still to do: pending or in-progress, not :meth:`finished`,
-        and the one :meth:`step` finds under its number (a duplicated number once)."""
-        return (
-            step.status in ("pending", "in-progress")
-            and self.finished(step) is None
-            and self.step(step.number) is step
-        )
-
-    def ready_steps(self) -> list[StepPlan]:
-        """The steps that can run now, side by side: :meth:`to_do`, every
-        dependency complete (nothing :meth:`unsatisfied`), in number order."""
-        return [step for step in self.steps if self.to_do(step) and not self.unsatisfied(step)]
-
-    def handoff_complete(self, number: int) -> bool:
-        """Step ``number`` has a handoff that says ``result: complete`` (a
-        dependency on it is met)."""
-        handoff = self.handoffs.get(number)
-        return handoff is not None and handoff.result == "complete"
-
-    def unsatisfied(self, step: StepPlan) -> list[str]:
-        """One line per dependency of ``step`` without a ``result: complete`` handoff."""
-        reasons = []
-        for dep in step.depends_on:
-            if self.handoff_complete(dep):
-                continue
-            handoff = self.handoffs.get(dep)
-            plan = self._by_number.get(dep)
-            name = f"step {dep} ({plan.title})" if plan else f"step {dep}"
-            if handoff is None and plan is None:
-                missing = "plan unreadable" if dep in self._unreadable else "no such step"
-                reasons.append(f"{name}: {missing}, no handoff")
-            elif handoff is None:
-                reasons.append(f"{name}: no handoff")
-            elif handoff.result is None:
-                reasons.append(f"{name}: handoff {handoff.path.name} has no result")
-            else:
-                reasons.append(f"{name}: result is {handoff.result}")
-        return reasons
+    def is_unreadable(self, number: int) -> bool:
+        """A plan file of step ``number`` exists but could not be read."""
+        return number in self._unreadable
 
     def previous_handoff(self, step: StepPlan) -> Handoff | None:
         """The highest-numbered handoff below ``step``."""

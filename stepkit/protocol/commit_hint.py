@@ -45,11 +45,15 @@ def _relative(path: Path, project_dir: Path) -> str:
         return str(path)
 
 
-def next_step_lines(state: dict[str, Any]) -> list[str]:
+def next_step_lines(state: dict[str, Any], project_dir: Path) -> list[str]:
     """``Next step: N — title (ready|blocked: …)``, or that the plan is done,
-    read from the plan repo as the step left it."""
+    read from the plan repo as the step left it, by the one rule of where a
+    step stands (:mod:`stepkit.planrepo.stepstate`)."""
+    from stepkit.engine.pause import last_runs
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
+    from stepkit.planrepo.stepstate import StepStates
+    from stepkit.workspace.store import runs_dir
 
     if not state.get("plan_path"):
         return []
@@ -57,10 +61,11 @@ def next_step_lines(state: dict[str, Any]) -> list[str]:
         repo = PlanRepo.load(Path(state["plan_path"]).parent.parent)
     except PlanError:
         return []
-    step = next((s for s in repo.steps if repo.to_do(s) and s.number != state.get("step")), None)
+    states = StepStates(repo, last_runs(runs_dir(project_dir)))
+    step = next((s for s in repo.steps if states.to_do(s) and s.number != state.get("step")), None)
     if step is None:
         return ["", "Next step: none; every step of the plan is done."]
-    blocked = repo.unsatisfied(step)
+    blocked = states.unsatisfied(step)
     how = (
         f"blocked: {'; '.join(blocked)}" if blocked else f"ready: stepkit run --step {step.number}"
     )

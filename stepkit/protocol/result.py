@@ -23,14 +23,17 @@ def with_step_report(result: RunResult) -> RunResult:
 
 
 def step_report(state: dict[str, Any]) -> dict[str, Any]:
-    """``step``, ``title``, ``plan``, ``handoff`` (the file, when it is
-    there), ``gates``, ``fix_attempts`` and ``usage``, in the object's order."""
-    handoff = state.get("handoff_path")
+    """``step``, ``title``, ``plan``, ``handoff`` (the approved file in the
+    plan repo, when it is there), ``handoff_draft`` (the run's draft not
+    approved yet, when it is there), ``gates``, ``fix_attempts`` and
+    ``usage``, in the object's order."""
+    handoff, draft = state.get("handoff_path"), state.get("handoff_draft")
     return {
         "step": state.get("step"),
         "title": state.get("title"),
         "plan": state.get("plan_path"),
         "handoff": handoff if handoff and Path(handoff).is_file() else None,
+        "handoff_draft": draft if draft and Path(draft).is_file() else None,
         "gates": [gate.public() for gate in gate_results(state)],
         "fix_attempts": int(state.get("fix_attempts") or 0),
         "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),

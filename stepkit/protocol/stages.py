@@ -357,7 +357,9 @@ def review(ctx: StageContext) -> Outcome:
 
 
 def handoff(ctx: StageContext) -> Outcome:
-    """The model writes the prose; the harness renders the file and its Evidence."""
+    """The model writes the prose; the harness renders the file and its
+    Evidence, as a draft in the run dir (:func:`handoff_draft`): only the
+    final approval puts a handoff in the plan repo."""
     from stepkit.protocol.fixloop import step_fix_budget
     from stepkit.protocol.handoff.notes import append_notes
     from stepkit.protocol.handoff.render import render_handoff
@@ -381,7 +383,8 @@ def handoff(ctx: StageContext) -> Outcome:
         criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],
     )
-    path = Path(str(state["handoff_path"]))
+    path = handoff_draft(ctx)
+    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
     if prose.notes_facts:
         append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
@@ -389,11 +392,19 @@ def handoff(ctx: StageContext) -> Outcome:
         updates={
             "step_summary": prose.step_summary,
             "handoff_result": prose.result,
+            "handoff_draft": str(path),
             "handoff_plugin": plugin,
             "acceptance_criteria": criteria["acceptance_criteria"],
             "criteria_report": criteria["criteria_report"],
         }
     )
+
+
+def handoff_draft(ctx: StageContext) -> Path:
+    """Where the handoff stage writes the step's handoff: ``handoff/`` in the
+    run's directory (outside a run, the ad-hoc one), named like its place in
+    the plan repo."""
+    return ctx.work_dir() / "handoff" / Path(str(ctx.state["handoff_path"])).name
 
 
 def _criteria_evidence(

@@ -41,7 +41,7 @@ class StepState(RunState):
     notes: str = ""
     unsatisfied: list[str] = Field(default_factory=list)
     later_steps: list[dict[str, Any]] = Field(default_factory=list)
-    #: a --rerun's copy of the handoff the run overwrites (set by the API)
+    #: where a --rerun moved the step's previous handoff (set by the API)
     kept_handoff: str = ""
     #: why this step was chosen: named by --step or the prompt, or the next one (set by the API)
     step_choice: str = ""
@@ -103,6 +103,8 @@ class StepState(RunState):
     # -- the handoff and the final gate
     step_summary: str = ""
     handoff_result: str | None = None
+    #: the handoff as written, in the run dir: only the final approval puts it at handoff_path
+    handoff_draft: str = ""
     handoff_plugin: str | None = None
     acceptance_criteria: list[dict[str, Any]] = Field(default_factory=list)
     criteria_report: list[str] = Field(default_factory=list)

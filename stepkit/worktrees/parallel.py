@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from stepkit.engine.interrupts import held_signals, signal_label, signal_number
-from stepkit.engine.pause import PAUSED_EXIT, resume_command
+from stepkit.engine.pause import PAUSED_EXIT, last_runs, resume_command
 from stepkit.errors import UsageError
 from stepkit.planrepo.mergesetup import register_merge_driver
 from stepkit.planrepo.model import PlanRepo, StepPlan
+from stepkit.workspace.store import runs_dir
 from stepkit.worktrees.runstatus import read_status
 from stepkit.worktrees.schedule import Ready, Schedule
 
@@ -176,7 +177,10 @@ def run_parallel(
     :raises UsageError: no step is ready (nothing was started).
     """
     schedule = Schedule(
-        PlanRepo.load(plans_dir), stack=stack, elsewhere=under_way(project_dir, plans_dir)
+        PlanRepo.load(plans_dir),
+        stack=stack,
+        elsewhere=under_way(project_dir, plans_dir),
+        runs=last_runs(runs_dir(project_dir)),
     )
     if not schedule.ready():
         waiting = "; ".join(

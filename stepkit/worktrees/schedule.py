@@ -1,9 +1,9 @@
 """Which steps of a plan ``stepkit run --parallel`` may start now.
 
 A step is ready when it is still to do
-(:meth:`~stepkit.planrepo.model.PlanRepo.to_do`) and every
+(:meth:`~stepkit.planrepo.stepstate.StepStates.to_do`) and every
 dependency is complete on the user's branch (its handoff says ``result:
-complete``, :meth:`~stepkit.planrepo.model.PlanRepo.unsatisfied`).  With
+complete``, :meth:`~stepkit.planrepo.stepstate.StepStates.unsatisfied`).  With
 ``stack``, a dependency may instead be complete on a branch that this same
 invocation finished: the step then starts from that branch, so one branch
 must hold every such dependency (a branch started from another holds that
@@ -12,9 +12,12 @@ one's steps too).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from stepkit.planrepo.model import PlanRepo, StepPlan
+from stepkit.planrepo.stepstate import StepStates
 
 
 @dataclass(frozen=True)
@@ -46,19 +49,26 @@ class Schedule:
     elsewhere: dict[int, str] = field(default_factory=dict)
     started: set[int] = field(default_factory=set)
     finished: list[Finished] = field(default_factory=list)
+    #: the latest run of each step in the user's run store (:func:`stepkit.engine.pause.last_runs`)
+    runs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def states(self) -> StepStates:
+        return StepStates(self.repo, self.runs)
 
     def ready(self) -> list[Ready]:
         """The steps ready now and not started yet, by number."""
         found = []
+        states = self.states
         for step in self.repo.steps:
             if (
                 step.number in self.started
                 or step.number in self.elsewhere
-                or not self.repo.to_do(step)
+                or not states.to_do(step)
             ):
                 continue
             missing = self._missing(step)
-            if not missing:  # as PlanRepo.ready_steps has it
+            if not missing:  # as StepStates.ready has it
                 found.append(Ready(step))
                 continue
             base = self._holding(missing) if self.stack else None
@@ -77,19 +87,21 @@ class Schedule:
     def waiting(self) -> list[tuple[StepPlan, str]]:
         """The steps to do that were not started, each with why (under way
         elsewhere, or its unmet dependencies on the user's branch)."""
+        states = self.states
         return [
             (step, self.elsewhere.get(step.number) or self._unmet(step))
             for step in self.repo.steps
-            if step.number not in self.started and self.repo.to_do(step)
+            if step.number not in self.started and states.to_do(step)
         ]
 
     def _unmet(self, step: StepPlan) -> str:
-        reasons = self.repo.unsatisfied(step)
+        reasons = self.states.unsatisfied(step)
         return f"waits for {'; '.join(reasons)}" if reasons else "ready, not started"
 
     def _missing(self, step: StepPlan) -> set[int]:
         """The dependencies of ``step`` not complete on the user's branch."""
-        return {dep for dep in step.depends_on if not self.repo.handoff_complete(dep)}
+        states = self.states
+        return {dep for dep in step.depends_on if not states.dependency_met(dep)}
 
     def _holding(self, steps: set[int]) -> Finished | None:
         """The first branch finished here that holds every one of ``steps``."""

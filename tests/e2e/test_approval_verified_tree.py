@@ -107,13 +107,13 @@ def test_a_test_file_deleted_while_paused_is_never_approved(project):
 
 #: A process outside stepkit's reach (stepkit stops what its commands leave
 #: behind, so this one is started by the test): once the coder asked for it
-#: (the ``request`` file) and the step's handoff is written (the gates passed),
-#: it edits calc.py and leaves ``done``.
+#: (the ``request`` file) and the step's handoff draft is written in the run
+#: store (the gates passed), it edits calc.py and leaves ``done``.
 WRITER = r"""
 import pathlib, sys, time
 state, project = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-handoff = project / "plans" / "handoffs" / "01-mul.md"
-while not ((state / "request").exists() and handoff.exists()):
+drafts = project / ".git" / "stepkit"
+while not ((state / "request").exists() and any(drafts.rglob("handoff/01-mul.md"))):
     time.sleep(0.01)
 with (project / "calc.py").open("a") as fh:
     fh.write("\nBACKDOOR = True\n")

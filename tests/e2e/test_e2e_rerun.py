@@ -1,6 +1,6 @@
 """A finished step is not redone by accident: a prompt names a step only by
 explicit wording, ``run`` on a complete step exits 2 before anything runs
-unless ``--rerun``, and a rerun keeps the previous handoff.  Real CLI, real
+unless ``--rerun``, and a rerun moves the previous handoff aside.  Real CLI, real
 git project (tests/support/e2e.py)."""
 
 from __future__ import annotations
@@ -66,22 +66,27 @@ def test_running_a_complete_step_exits_2_before_anything_runs(done, args):
     assert done.coder_calls() == calls and runs(done.root) == run_ids
 
 
-def test_a_step_whose_handoff_says_complete_is_not_run_again_either(tmp_path):
+def test_a_step_paused_at_its_final_gate_is_not_started_again_either(tmp_path):
     project = make_project(tmp_path)
-    assert project.run().code == 5  # paused at the final gate: in progress, handoff complete
+    paused = project.run()
+    assert paused.code == 5  # paused at the final gate: in progress, no handoff approved yet
     assert project.plan_status(1) == "in-progress"
+    assert not project.handoff(1).exists()
     result = project.run(json_out=False)
     assert result.code == 2
+    run_id = paused.data["run_id"]
     assert (
-        "step 1 (Add mul) is already complete (handoff 01-mul.md says result: complete)"
-        in result.stderr
-    )
+        f"step 1 (Add mul) is paused: run {run_id} waits at gate_user_review "
+        f"(stepkit resume {run_id}); it is not started again unless you pass --rerun"
+    ) in result.stderr
 
 
-def test_a_rerun_keeps_the_previous_handoff_and_says_where(done):
+def test_a_rerun_moves_the_previous_handoff_aside_and_says_where(done):
     approved = done.handoff(1).read_bytes()
     paused = done.run("--step", "1", "--rerun")
     assert paused.code == 5, paused.stderr
+    # moved, not copied: while the rerun waits, no approved handoff says the step is done
+    assert not done.handoff(1).exists()
     # where the user decides, the question says where the previous handoff went
     asked = next(
         line

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -56,10 +57,12 @@ def test_happy_path_pauses_at_the_final_gate_then_completes(project):
         "- C1: `python check.py` passes." in question and "- - " not in question
     )  # one bullet each
     assert project.plan_status(1) == "in-progress"  # complete only on approval
-    assert project.handoff(1).is_file()
+    assert not project.handoff(1).exists()  # so is the handoff: a draft in the run dir
+    assert Path(paused.data["handoff_draft"]).is_file()
 
     done = project.resume("approve")
     assert done.code == 0 and done.outcome == "STEP_COMPLETE"
+    assert done.data["handoff"] == str(project.handoff(1)) and done.data["handoff_draft"] is None
     assert done.output.splitlines()[0] == "STEP_COMPLETE"
     assert "- tests: PASS" in done.output and "- format: NOT RUN" in done.output
     assert "Fix attempts: 0 of 2" in done.output

@@ -20,11 +20,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def two_steps_paused(tmp_path):
-    """Step 1 and step 2 paused at their final approvals (step 1's handoff says complete, so step 2 may run)."""
+    """Step 1 and step 2 paused at their final approvals (step 1's handoff is
+    not approved yet, so step 2 proceeds past its unmet dependency)."""
     project = make_project(tmp_path)
     first = project.run()
     assert first.code == 5, first.stderr + first.stdout
-    second = project.run("--step", "2")
+    second = project.run("--step", "2", "--answer", "gate_blocked=yes")
     assert second.code == 5, second.stderr + second.stdout
     return project, first.data["run_id"], second.data["run_id"]
 

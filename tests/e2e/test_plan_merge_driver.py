@@ -17,6 +17,7 @@ import pytest
 from stepkit.planrepo.edits import append_edge_case, set_status
 from stepkit.planrepo.mergesetup import DRIVER_NAME, register_merge_driver
 from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.stepstate import StepStates
 from stepkit.protocol.handoff.notes import append_notes
 
 NOTES = "# Notes\n\n- The API is versioned under /v1 (step 1)\n"
@@ -409,7 +410,7 @@ def test_two_completed_steps_merge_and_the_step_depending_on_both_is_ready(tmp_p
         assert merged.returncode == 0, merged.stdout + merged.stderr
 
     repo = PlanRepo.load(root / "plans")
-    assert [step.number for step in repo.ready_steps()] == [3]
+    assert [step.number for step in StepStates(repo).ready()] == [3]
     assert [(s.number, s.status) for s in repo.steps] == [
         (1, "complete"),
         (2, "complete"),

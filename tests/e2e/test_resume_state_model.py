@@ -109,6 +109,7 @@ def test_the_json_object_of_run_and_resume_keeps_its_fields_in_order(paused):
         "title",
         "plan",
         "handoff",
+        "handoff_draft",
         "gates",
         "fix_attempts",
         "usage",

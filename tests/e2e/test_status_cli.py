@@ -69,6 +69,8 @@ def test_json_has_the_design_shape(project):
         "unsatisfied": [],
         "handoff": str(Path("plans/handoffs/01-setup.md")),
         "handoff_result": "complete",
+        "state": "complete",
+        "state_why": "status: complete; handoff 01-setup.md says result: complete",
     }
     third = data["steps"][2]
     assert third["depends_on"] == [2, 9] and third["deps_satisfied"] is False
@@ -96,9 +98,9 @@ def test_table_marks_next_and_lists_problems_without_colour(project):
     lines = done.stdout.splitlines()
     assert "\x1b[" not in done.stdout
     header = next(line for line in lines if "STEP" in line)
-    assert header.split() == ["STEP", "TITLE", "STATUS", "DEPS", "HANDOFF"]
+    assert header.split() == ["STEP", "TITLE", "STATUS", "STATE", "DEPS", "HANDOFF"]
     (marked,) = [line for line in lines if line.startswith("→")]
-    assert marked.split()[1:] == ["2", "Add", "API", "pending", "1", "-"]
+    assert marked.split()[1:] == ["2", "Add", "API", "pending", "pending", "1", "-"]
     row3 = next(line for line in lines if " Add UI " in line)
     assert "2, 9 (2 unmet)" in row3
     assert "next: step 2 (Add API)" in lines

@@ -179,6 +179,7 @@ def make_ctx(tmp_path, node: str, **state):
                 "stepkit.plugins.stages.handoff",
             ]
         ),
+        adhoc_dir=tmp_path / "adhoc",
     )
 
 
@@ -329,7 +330,11 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     assert "still open (review budget spent): 🔴 path traversal in export" in prompt
     assert "<document title=\"Problems to fix\">\n- missing section '## Deviations'" in prompt
     assert outcome.updates["step_summary"] == "slugify added; tests pass"
-    text = (tmp_path / "project" / "plans" / "handoffs" / "02-slugify.md").read_text()
+    # a draft outside the plan repo: only a run's final approval puts it there
+    assert not (tmp_path / "project" / "plans" / "handoffs" / "02-slugify.md").exists()
+    draft = tmp_path / "adhoc" / "handoff" / "02-slugify.md"
+    assert outcome.updates["handoff_draft"] == str(draft)
+    text = draft.read_text()
     assert check_handoff_text(text, GATES) == []
     assert "PIPELINE-FAULT: edge-case sweep did not run" in text
     notes = (tmp_path / "project" / "plans" / "NOTES.md").read_text()

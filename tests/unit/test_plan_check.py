@@ -8,6 +8,7 @@ import pytest
 
 from stepkit.planrepo.checks import find_cycles
 from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.stepstate import StepStates
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def test_dependency_on_an_unreadable_plan_is_not_reported_as_missing(plans):
     two = step(plans, "02-b.md", "depends_on: [1]\n")
     repo = PlanRepo.load(plans)
     assert repo.problems == [f"{plans / 'steps' / '01-bin.md'}: not UTF-8 (byte 0xff on line 1)"]
-    assert repo.unsatisfied(repo.step(2)) == ["step 1: plan unreadable, no handoff"]
+    assert StepStates(repo).unsatisfied(repo.step(2)) == ["step 1: plan unreadable, no handoff"]
     assert repo.step(2).path == two
 
 

@@ -11,6 +11,7 @@ from stepkit.errors import PlanError
 from stepkit.planrepo.document import _simple_mapping, parse_document
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir, step_from_prompt
 from stepkit.planrepo.sections import plan_section
+from stepkit.planrepo.stepstate import StepStates
 
 
 def write(path: Path, text: str) -> Path:
@@ -126,13 +127,13 @@ def test_dependency_satisfaction_from_handoffs(plans):
     handoff(plans, "02-b.md", "partial")
     handoff(plans, "03-c.md", None)
     repo = PlanRepo.load(plans)
-    assert repo.unsatisfied(repo.step(5)) == [
+    assert StepStates(repo).unsatisfied(repo.step(5)) == [
         "step 2 (B): result is partial",
         "step 3 (C): handoff 03-c.md has no result",
         "step 4 (D): no handoff",
         "step 9: no such step, no handoff",
     ]
-    assert repo.unsatisfied(repo.step(1)) == []
+    assert StepStates(repo).unsatisfied(repo.step(1)) == []
 
 
 def test_blocked_result_and_a_result_that_is_not_exactly_complete(plans):
@@ -143,7 +144,7 @@ def test_blocked_result_and_a_result_that_is_not_exactly_complete(plans):
     handoff(plans, "02-b.md", "blocked")
     repo = PlanRepo.load(plans)
     assert repo.handoffs[1].result == "Complete"  # as check-handoff sees it: not complete
-    assert repo.unsatisfied(repo.step(3)) == [
+    assert StepStates(repo).unsatisfied(repo.step(3)) == [
         "step 1 (A): result is Complete",
         "step 2 (B): result is blocked",
     ]
@@ -156,7 +157,7 @@ def test_complete_handoff_satisfies_even_without_the_plan(plans):
     plan(plans, "05-e.md", "depends_on: [4]\n")
     handoff(plans, "04-gone.md", "complete")
     repo = PlanRepo.load(plans)
-    assert repo.unsatisfied(repo.step(5)) == []
+    assert StepStates(repo).unsatisfied(repo.step(5)) == []
     assert repo.problems == [
         f"{plans / 'steps' / '05-e.md'}: depends on step 4, which does not exist"
     ]
@@ -237,8 +238,8 @@ def test_thousand_step_repo(plans):
     repo = PlanRepo.load(plans)
     assert len(repo.steps) == 1000 and repo.problems == []
     assert repo.next_step().number == 601
-    assert repo.unsatisfied(repo.step(601)) == []
-    assert repo.unsatisfied(repo.step(700)) == ["step 699 (Step 699): no handoff"]
+    assert StepStates(repo).unsatisfied(repo.step(601)) == []
+    assert StepStates(repo).unsatisfied(repo.step(700)) == ["step 699 (Step 699): no handoff"]
     assert repo.previous_handoff(repo.step(1000)).step == 600
 
 

@@ -34,14 +34,18 @@ def _head(sentinel: str, state: dict[str, Any]) -> list[str]:
         lines.append(f"Plan: {state['plan_path']}")
     if state.get("kept_handoff"):
         lines.append(f"Previous handoff kept at: {state['kept_handoff']}")
+    if sentinel != "STEP_COMPLETE" and state.get("handoff_draft"):
+        lines.append(f"Handoff draft (not approved): {state['handoff_draft']}")
     return lines
 
 
 def render_success(ctx: StageContext) -> str:
-    """STEP_COMPLETE: the user approved; only now is the plan marked complete."""
+    """STEP_COMPLETE: the user approved; only now is the handoff put in the
+    plan repo (:func:`approve_handoff`) and the plan marked complete."""
     from stepkit.planrepo.edits import set_status
 
     state = ctx.state
+    approve_handoff(ctx)
     if state.get("plan_path"):
         set_status(Path(state["plan_path"]), "complete")
     lines = _head("STEP_COMPLETE", state)
@@ -67,8 +71,25 @@ def render_success(ctx: StageContext) -> str:
 
     if not ctx.settings.get(SETTING):  # a --worktree run commits on its branch itself
         lines.extend(commit_hint(state, ctx.project_dir))
-    lines.extend(next_step_lines(state))
+    lines.extend(next_step_lines(state, ctx.project_dir))
     return _output(lines)
+
+
+def approve_handoff(ctx: StageContext) -> None:
+    """Move the run's handoff draft to its place in the plan repo: the one
+    write of a handoff there, so a run that did not end approved leaves none."""
+    from stepkit.protocol.stages import handoff_draft
+    from stepkit.workspace.files import atomic_write
+
+    if not ctx.state.get("handoff_path"):
+        return
+    draft = handoff_draft(ctx)
+    if not draft.is_file():
+        return
+    target = Path(ctx.state["handoff_path"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, draft.read_bytes())
+    draft.unlink()
 
 
 def render_blocked(ctx: StageContext) -> str:

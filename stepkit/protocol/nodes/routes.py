@@ -23,6 +23,7 @@ def resolve_step(ctx: StageContext) -> Outcome:
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
     from stepkit.planrepo.sections import plan_section
+    from stepkit.planrepo.stepstate import StepStates
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
@@ -32,7 +33,7 @@ def resolve_step(ctx: StageContext) -> Outcome:
     except PlanError as exc:
         return _error(str(exc))
     previous = repo.previous_handoff(step)
-    unsatisfied = repo.unsatisfied(step)
+    unsatisfied = StepStates(repo).unsatisfied(step)
     later = [s for s in repo.steps if s.number > step.number]
     updates: dict[str, Any] = {
         "step": step.number,

@@ -7,7 +7,6 @@ watches the user's own tree (:mod:`stepkit.protocol.watched`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
@@ -303,9 +302,10 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
     from stepkit.protocol.handoff.check import handoff_problems, read_handoff
+    from stepkit.protocol.stages import handoff_draft
 
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
-    path = Path(str(ctx.state.get("handoff_path") or ""))
+    path = handoff_draft(ctx)
     try:
         problems = handoff_problems(ctx.pm, path, read_handoff(path), gates)
     except OSError as exc:
