@@ -45,6 +45,8 @@ def test_the_next_step_is_named_blocked_when_its_dependency_is_not_this_step(tmp
     project = make_project(tmp_path)
     step2 = project.plans / "steps" / "02-div.md"
     step2.write_text(step2.read_text().replace("depends_on: [1]", "depends_on: [1, 3]"))
+    step3 = project.plans / "steps" / "03-pow.md"
+    step3.write_text(step3.read_text().replace("depends_on: [2]", "depends_on: []"))
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "div after pow")
     assert project.run().outcome == "PAUSED"
     done = project.resume("approve")
