@@ -24,7 +24,7 @@ import pluggy
 from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
-from stepkit.lazyplugins import builtin_plugin
+from stepkit.lazyplugins import LazyPlugin, builtin_plugin
 from stepkit.trust import require_trusted
 
 #: Built-in plugins, in registration order, each imported when one of its hooks
@@ -193,6 +193,8 @@ def first_answer(
     :param without: names of plugins left out of this call, wrappers too
         (the driver leaves the local plugins out of the final approval).
     :raises ValueError: ``hook_name`` is not a firstresult hook.
+    :raises TypeError: a plugin implementing the hook is not hashable
+        (pluggy's subset hook callers keep plugins in a set).
     """
     hook = getattr(pm.hook, hook_name)
     if hook.spec is None or not hook.spec.opts.get("firstresult"):
@@ -239,7 +241,9 @@ def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
             "name": name,
             "origin": pm.origins.get(name, ""),
             "version": pm.versions.get(name) or provided.version(plugin),
-            "hooks": sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
+            "hooks": plugin.implemented()
+            if isinstance(plugin, LazyPlugin)
+            else sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
         }
         for name, plugin in pm.list_name_plugin()
         if plugin is not None  # a blocked name
