@@ -1,104 +1,11 @@
-"""The hooks each built-in plugin implements, with their options: what
-:class:`stepkit.lazyplugins.LazyPlugin` registers before the module is
-imported.  Written by ``python tests/unit/test_lazy_plugins.py``; do not edit."""
+"""The hooks each built-in plugin but the project types implements, with
+their options: what :class:`stepkit.lazyplugins.LazyPlugin` registers
+before the module is imported.  Written by ``python
+tests/unit/test_lazy_plugins.py``; do not edit."""
 
 HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.projects.unsupported": {
         "stepkit_unsupported_build_systems": {},
-    },
-    "stepkit.plugins.projects.zig": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.swift": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.php": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.elixir": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.ruby": {
-        "stepkit_detect_project": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.cmake": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.dotnet": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.jvm": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.python": {
-        "stepkit_added_file_reach": {},
-        "stepkit_build_command": {},
-        "stepkit_detect_notes": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-        "stepkit_verification_surface": {},
-    },
-    "stepkit.plugins.projects.node": {
-        "stepkit_added_file_reach": {},
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-        "stepkit_verification_surface": {},
-    },
-    "stepkit.plugins.projects.deno": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-    },
-    "stepkit.plugins.projects.go": {
-        "stepkit_added_file_reach": {},
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-        "stepkit_verification_surface": {},
-    },
-    "stepkit.plugins.projects.rust": {
-        "stepkit_build_command": {},
-        "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
-        "stepkit_verification_surface": {},
     },
     "stepkit.plugins.projects.taskrunners": {
         "stepkit_build_command": {},
