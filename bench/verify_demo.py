@@ -56,7 +56,7 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
 from stepkit.cli.demo import prepare_demo_project
-from stepkit.lazyplugins import DETECTED_BY
+from stepkit.plugins.projects import MARKERS
 
 TARGET_RATIO = 1.3
 REPEAT = 7
@@ -176,8 +176,8 @@ def run(repeat: int = REPEAT) -> dict:
         "regexes_compiled": imported["regexes"],
         "models_defined": imported["models"],
         "models_built": imported["models_built"],
-        # the project types (stepkit.lazyplugins.DETECTED_BY), not the helpers every project uses
-        "project_plugins_imported": [m for m in imported["plugins"] if m in DETECTED_BY],
+        # the project types (stepkit.plugins.projects.MARKERS), not the helpers every project uses
+        "project_plugins_imported": [m for m in imported["plugins"] if m in MARKERS],
     }
     figures["ok"] = ratio <= TARGET_RATIO
     for key, value in figures.items():

@@ -1,206 +1,113 @@
-"""The hooks each built-in plugin implements, with their options: what
-:class:`stepkit.lazyplugins.LazyPlugin` registers before the module is
-imported.  Written by ``python tests/unit/test_lazy_plugins.py``; do not edit."""
+"""The hooks each built-in plugin but the project types implements, with
+their options: what :class:`stepkit.lazyplugins.LazyPlugin` registers
+before the module is imported.  Written by ``python
+tests/unit/test_lazy_plugins.py``; do not edit."""
 
 HOOKS: dict[str, dict[str, dict[str, bool]]] = {
-    'stepkit.plugins.projects.unsupported': {
-        'stepkit_unsupported_build_systems': {},
+    "stepkit.plugins.projects.unsupported": {
+        "stepkit_unsupported_build_systems": {},
     },
-    'stepkit.plugins.projects.zig': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.projects.taskrunners": {
+        "stepkit_build_command": {},
+        "stepkit_detect_notes": {},
+        "stepkit_detect_project": {},
+        "stepkit_format_command": {},
+        "stepkit_lint_command": {},
+        "stepkit_test_command": {},
+        "stepkit_verification_surface": {},
     },
-    'stepkit.plugins.projects.swift': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.projects.ci": {
+        "stepkit_build_command": {},
+        "stepkit_command_body": {},
+        "stepkit_gate_order": {},
+        "stepkit_gate_source": {},
+        "stepkit_lint_command": {},
+        "stepkit_test_command": {},
     },
-    'stepkit.plugins.projects.php': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.projects.format_check": {
+        "stepkit_format_check_command": {"trylast": True},
     },
-    'stepkit.plugins.projects.elixir': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.projects.tool_dirs": {
+        "stepkit_tool_dirs": {},
     },
-    'stepkit.plugins.projects.ruby': {
-        'stepkit_detect_project': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.overrides": {
+        "stepkit_build_command": {"tryfirst": True},
+        "stepkit_command_override_names": {},
+        "stepkit_format_command": {"tryfirst": True},
+        "stepkit_lint_command": {"tryfirst": True},
+        "stepkit_test_command": {"tryfirst": True},
     },
-    'stepkit.plugins.projects.cmake': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.evidence.generic": {
+        "stepkit_condense_output": {"trylast": True},
     },
-    'stepkit.plugins.projects.dotnet': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.evidence.pytest": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.jvm': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.evidence.unittest": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.python': {
-        'stepkit_added_file_reach': {},
-        'stepkit_build_command': {},
-        'stepkit_detect_notes': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
-        'stepkit_verification_surface': {},
+    "stepkit.plugins.evidence.cargo": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.node': {
-        'stepkit_added_file_reach': {},
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
-        'stepkit_verification_surface': {},
+    "stepkit.plugins.evidence.gotest": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.deno': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.evidence.jest": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.go': {
-        'stepkit_added_file_reach': {},
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
-        'stepkit_verification_surface': {},
+    "stepkit.plugins.evidence.ruff": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.rust': {
-        'stepkit_build_command': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
-        'stepkit_verification_surface': {},
+    "stepkit.plugins.evidence.mypy": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.taskrunners': {
-        'stepkit_build_command': {},
-        'stepkit_detect_notes': {},
-        'stepkit_detect_project': {},
-        'stepkit_format_command': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
-        'stepkit_verification_surface': {},
+    "stepkit.plugins.evidence.eslint": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.ci': {
-        'stepkit_build_command': {},
-        'stepkit_command_body': {},
-        'stepkit_gate_order': {},
-        'stepkit_gate_source': {},
-        'stepkit_lint_command': {},
-        'stepkit_test_command': {},
+    "stepkit.plugins.evidence.tsc": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.format_check': {
-        'stepkit_format_check_command': {'trylast': True},
+    "stepkit.plugins.evidence.maven": {
+        "stepkit_condense_output": {},
     },
-    'stepkit.plugins.projects.tool_dirs': {
-        'stepkit_tool_dirs': {},
+    "stepkit.plugins.ask": {
+        "stepkit_ask": {"trylast": True},
     },
-    'stepkit.plugins.overrides': {
-        'stepkit_build_command': {'tryfirst': True},
-        'stepkit_command_override_names': {},
-        'stepkit_format_command': {'tryfirst': True},
-        'stepkit_lint_command': {'tryfirst': True},
-        'stepkit_test_command': {'tryfirst': True},
+    "stepkit.plugins.llm.builtin_engines": {
+        "stepkit_engine_kinds": {},
+        "stepkit_make_engine": {"trylast": True},
     },
-    'stepkit.plugins.evidence.generic': {
-        'stepkit_condense_output': {'trylast': True},
+    "stepkit.plugins.llm.budget": {
+        "stepkit_configure": {},
     },
-    'stepkit.plugins.evidence.pytest': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.stages.orient": {
+        "stepkit_configure": {},
+        "stepkit_orient": {"trylast": True},
     },
-    'stepkit.plugins.evidence.unittest': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.stages.sweep": {
+        "stepkit_sweep": {"trylast": True},
     },
-    'stepkit.plugins.evidence.cargo': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.stages.handoff": {
+        "stepkit_write_handoff": {"trylast": True},
     },
-    'stepkit.plugins.evidence.gotest': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.stages.check_handoff": {
+        "stepkit_check_handoff": {},
     },
-    'stepkit.plugins.evidence.jest': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.coders.command": {
+        "stepkit_check_delegate": {},
+        "stepkit_coder_presets": {},
+        "stepkit_configure": {},
+        "stepkit_implement": {},
     },
-    'stepkit.plugins.evidence.ruff': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.coders.anthropic": {
+        "stepkit_check_delegate": {},
+        "stepkit_implement": {"trylast": True},
     },
-    'stepkit.plugins.evidence.mypy': {
-        'stepkit_condense_output': {},
+    "stepkit.plugins.coders.reviewer": {
+        "stepkit_check_delegate": {},
+        "stepkit_review": {"trylast": True},
     },
-    'stepkit.plugins.evidence.eslint': {
-        'stepkit_condense_output': {},
-    },
-    'stepkit.plugins.evidence.tsc': {
-        'stepkit_condense_output': {},
-    },
-    'stepkit.plugins.evidence.maven': {
-        'stepkit_condense_output': {},
-    },
-    'stepkit.plugins.ask': {
-        'stepkit_ask': {'trylast': True},
-    },
-    'stepkit.plugins.llm.builtin_engines': {
-        'stepkit_engine_kinds': {},
-        'stepkit_make_engine': {'trylast': True},
-    },
-    'stepkit.plugins.llm.budget': {
-        'stepkit_configure': {},
-    },
-    'stepkit.plugins.stages.orient': {
-        'stepkit_configure': {},
-        'stepkit_orient': {'trylast': True},
-    },
-    'stepkit.plugins.stages.sweep': {
-        'stepkit_sweep': {'trylast': True},
-    },
-    'stepkit.plugins.stages.handoff': {
-        'stepkit_write_handoff': {'trylast': True},
-    },
-    'stepkit.plugins.stages.check_handoff': {
-        'stepkit_check_handoff': {},
-    },
-    'stepkit.plugins.coders.command': {
-        'stepkit_check_delegate': {},
-        'stepkit_coder_presets': {},
-        'stepkit_configure': {},
-        'stepkit_implement': {},
-    },
-    'stepkit.plugins.coders.anthropic': {
-        'stepkit_check_delegate': {},
-        'stepkit_implement': {'trylast': True},
-    },
-    'stepkit.plugins.coders.reviewer': {
-        'stepkit_check_delegate': {},
-        'stepkit_review': {'trylast': True},
-    },
-    'stepkit.plugins.observers.display': {
-        'stepkit_run_observers': {},
+    "stepkit.plugins.observers.display": {
+        "stepkit_run_observers": {},
     },
 }

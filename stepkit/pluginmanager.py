@@ -8,7 +8,6 @@ third-party beats built-in.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib
 import importlib.metadata
@@ -25,7 +24,7 @@ import pluggy
 from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
-from stepkit.lazyplugins import builtin_plugin
+from stepkit.lazyplugins import LazyPlugin, builtin_plugin
 from stepkit.trust import require_trusted
 
 #: Built-in plugins, in registration order, each imported when one of its hooks
@@ -180,10 +179,12 @@ def first_answer(
 ) -> tuple[Any, str | None]:
     """Call a firstresult hook as pluggy calls it, and also say which plugin answered.
 
-    The call goes through pluggy's own call loop, so its order (tryfirst,
-    last registered, …, trylast), its wrappers (``wrapper=True`` and the older
-    ``hookwrapper=True``), exceptions and hook-call monitoring all apply; each
-    plain implementation is traced on the way.
+    Through pluggy's public API only: the hook's wrappers are called by pluggy
+    (``call_extra`` on the hook without its plain implementations), around one
+    extra implementation that calls the plain ones (``get_hookimpls()``) in
+    pluggy's order (tryfirst, last registered, …, trylast) until one answers.
+    So the order, the wrappers (``wrapper=True`` and the older
+    ``hookwrapper=True``), exceptions and hook-call monitoring all apply.
 
     :return: ``(answer, plugin)``: the hook's result, as the wrappers left it,
         and the plugin whose implementation returned the first non-None
@@ -192,37 +193,38 @@ def first_answer(
     :param without: names of plugins left out of this call, wrappers too
         (the driver leaves the local plugins out of the final approval).
     :raises ValueError: ``hook_name`` is not a firstresult hook.
+    :raises TypeError: a plugin implementing the hook is not hashable
+        (pluggy's subset hook callers keep plugins in a set).
     """
-    left_out = [plugin for name in without if (plugin := pm.get_plugin(name)) is not None]
-    hook = pm.subset_hook_caller(hook_name, left_out) if left_out else getattr(pm.hook, hook_name)
+    hook = getattr(pm.hook, hook_name)
     if hook.spec is None or not hook.spec.opts.get("firstresult"):
         raise ValueError(f"{hook_name} is not a firstresult hook")
-    answered: list[str] = []
-    impls = [
-        impl if impl.wrapper or impl.hookwrapper else _traced(impl, answered)
+    left_out = {plugin for name in without if (plugin := pm.get_plugin(name)) is not None}
+    plain = [
+        impl
         for impl in hook.get_hookimpls()
+        if not (impl.wrapper or impl.hookwrapper) and impl.plugin not in left_out
     ]
-    # The executor HookCaller.__call__ hands its implementations to; this
-    # call hands it the traced copies instead (a list of its own, so
-    # concurrent and nested calls do not meet).
-    answer = hook._hookexec(hook.name, impls, kwargs, True)
+    answered: list[str] = []
+    spec_names = hook.spec.argnames
+
+    def first_of_plain(*args: Any) -> Any:
+        given = dict(zip(spec_names, args, strict=True))
+        for impl in reversed(plain):  # pluggy calls the last of get_hookimpls() first
+            missing = [name for name in impl.argnames if name not in given]
+            if missing:
+                raise pluggy.HookCallError(f"hook call must provide argument {missing[0]!r}")
+            result = impl.function(*(given[name] for name in impl.argnames))
+            if result is not None:
+                answered.append(impl.plugin_name)
+                return result
+        return None
+
+    # pluggy reads an implementation's argument names from the function it wraps
+    first_of_plain.__wrapped__ = hook.spec.function  # type: ignore[attr-defined]
+    wrappers = pm.subset_hook_caller(hook_name, left_out | {impl.plugin for impl in plain})
+    answer = wrappers.call_extra([first_of_plain], kwargs)
     return answer, answered[0] if answered else None
-
-
-def _traced(impl: pluggy.HookImpl, answered: list[str]) -> pluggy.HookImpl:
-    """A copy of a plain implementation that appends its plugin's name to
-    ``answered`` when it returns something other than None."""
-    function = impl.function
-
-    def traced(*args: Any, **kwargs: Any) -> Any:
-        result = function(*args, **kwargs)
-        if result is not None:
-            answered.append(impl.plugin_name)
-        return result
-
-    twin = copy.copy(impl)  # same argument names, options and plugin
-    twin.function = traced  # type: ignore[misc]  # Final for type checkers only
-    return twin
 
 
 def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
@@ -239,7 +241,9 @@ def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:
             "name": name,
             "origin": pm.origins.get(name, ""),
             "version": pm.versions.get(name) or provided.version(plugin),
-            "hooks": sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
+            "hooks": plugin.implemented()
+            if isinstance(plugin, LazyPlugin)
+            else sorted(impl.name for impl in pm.get_hookcallers(plugin) or []),
         }
         for name, plugin in pm.list_name_plugin()
         if plugin is not None  # a blocked name

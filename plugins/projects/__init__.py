@@ -39,3 +39,87 @@ placeholder ``{files}`` / ``{files:.ext,…}`` (``_shared.changed_files``),
 which the gate runner fills in; docs/detection.md states every rule.  A
 build system no module here supports is named by ``unsupported``.
 """
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Mapping
+from typing import Any
+
+#: The root files (names, or ``*`` patterns) that make a project one of a
+#: type, by the type's module: the one place they are declared.  Its
+#: :class:`~stepkit.plugins.projects._base.ProjectType` answers nothing
+#: without one of them, so :mod:`stepkit.lazyplugins` does not import the
+#: module for a project that has none.
+MARKERS: dict[str, tuple[str, ...]] = {
+    "stepkit.plugins.projects.zig": ("build.zig",),
+    "stepkit.plugins.projects.swift": ("Package.swift",),
+    "stepkit.plugins.projects.php": ("composer.json",),
+    "stepkit.plugins.projects.elixir": ("mix.exs",),
+    "stepkit.plugins.projects.ruby": ("Gemfile", "*.gemspec"),
+    "stepkit.plugins.projects.cmake": ("CMakeLists.txt",),
+    "stepkit.plugins.projects.dotnet": ("*.sln", "*.slnx", "*.csproj", "*.fsproj", "*.vbproj"),
+    "stepkit.plugins.projects.jvm": (
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "settings.gradle.kts",
+    ),
+    "stepkit.plugins.projects.python": (
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "Pipfile",
+        "tox.ini",
+        "noxfile.py",
+    ),
+    "stepkit.plugins.projects.node": ("package.json",),
+    "stepkit.plugins.projects.deno": ("deno.json", "deno.jsonc"),
+    "stepkit.plugins.projects.go": ("go.mod",),
+    "stepkit.plugins.projects.rust": ("Cargo.toml",),
+}
+
+#: The hooks a project-type module may implement: those its ``ProjectType``
+#: binds, and the project-specific answers a type adds beside it.
+HOOKS: tuple[str, ...] = (
+    "stepkit_detect_project",
+    "stepkit_format_command",
+    "stepkit_lint_command",
+    "stepkit_build_command",
+    "stepkit_test_command",
+    "stepkit_detect_notes",
+    "stepkit_verification_surface",
+    "stepkit_added_file_reach",
+)
+
+
+def has_marker(project_dir: os.PathLike[str] | str, markers: tuple[str, ...]) -> bool:
+    """Whether one of ``markers`` is in ``project_dir``: a name as a file, a
+    ``*`` pattern as any entry."""
+    names = None
+    for marker in markers:
+        if "*" not in marker:
+            if os.path.isfile(os.path.join(project_dir, marker)):
+                return True
+            continue
+        if names is None:
+            try:
+                names = os.listdir(project_dir)
+            except OSError:
+                names = []
+        if fnmatch.filter(names, marker):
+            return True
+    return False
+
+
+def may_answer(module: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether the project-type module ``module`` can answer a call with these
+    arguments: its project dir has one of its :data:`MARKERS` (always, for a
+    call without a project dir)."""
+    project_dir = arguments.get("project_dir")
+    if module not in MARKERS or not isinstance(project_dir, (str, os.PathLike)):
+        return True
+    return has_marker(project_dir, MARKERS[module])

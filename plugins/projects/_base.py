@@ -5,7 +5,7 @@ project, its type name, and each gate's command, by name — and binds the
 hookimpls that declaration makes::
 
     GO = ProjectType(
-        read=_shared.recognised_by("go.mod"),
+        markers=MARKERS[__name__],
         name="go",
         format="gofmt -l -w .",
         lint=_lint,
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.projects import has_marker
 from stepkit.workspace.gate_commands import GATE_HOOKS
 
 #: What a project type reads from a project (its parsed manifest, its scripts …).
@@ -44,9 +45,14 @@ Hook = Callable[[Path], Any]
 class ProjectType(Generic[Seen]):
     """One project type, declared by name.
 
+    :param markers: the root files of the type (its entry in
+        :data:`stepkit.plugins.projects.MARKERS`): without one of them the
+        project is not of this type, ``read`` is not called and every hook
+        answers None.  ``()``: ``read`` alone decides (the task runners).
     :param read: reads what the type needs from the project dir, once per hook
         call; None when the project is not of this type (then every hook of
-        the type answers None).
+        the type answers None).  Default: the project dir itself (a type
+        recognised by its markers alone).
     :param name: the type name ``stepkit_detect_project`` answers, or a
         function of what was read for a type whose name depends on the
         project (jvm: ``maven`` or ``gradle``).
@@ -61,8 +67,9 @@ class ProjectType(Generic[Seen]):
         declares none.
     """
 
-    read: Callable[[Path], Seen | None]
     name: str | Callable[[Seen], str | None]
+    markers: tuple[str, ...] = ()
+    read: Callable[[Path], Seen | None] = lambda project_dir: project_dir  # type: ignore[assignment,return-value]
     format: Command[Seen] | None = None
     lint: Command[Seen] | None = None
     build: Command[Seen] | None = None
@@ -70,9 +77,15 @@ class ProjectType(Generic[Seen]):
     notes: Callable[[Seen], list[str]] | None = None
     surface: dict[str, list[str]] | None = None
 
+    def seen(self, project_dir: Path) -> Seen | None:
+        """What the type reads from ``project_dir``; None when it is not of this type."""
+        if self.markers and not has_marker(project_dir, self.markers):
+            return None
+        return self.read(project_dir)
+
     def detect(self, project_dir: Path) -> str | None:
         """The type name when ``project_dir`` is of this type, else None."""
-        seen = self.read(project_dir)
+        seen = self.seen(project_dir)
         if seen is None:
             return None
         return self.name if isinstance(self.name, str) else self.name(seen)
@@ -81,7 +94,7 @@ class ProjectType(Generic[Seen]):
         """``gate``'s command for ``project_dir``; None when the project is not
         of this type or the gate has no command in it."""
         declared: Command[Seen] | None = getattr(self, gate)
-        seen = self.read(project_dir) if declared is not None else None
+        seen = self.seen(project_dir) if declared is not None else None
         if seen is None:
             return None
         return declared if isinstance(declared, str) else declared(seen)
@@ -89,14 +102,14 @@ class ProjectType(Generic[Seen]):
     def detect_notes(self, project_dir: Path) -> list[str]:
         """Why the type passed over commands ``project_dir`` has; ``[]`` when
         it is not of this type or there is nothing to say."""
-        seen = self.read(project_dir) if self.notes is not None else None
+        seen = self.seen(project_dir) if self.notes is not None else None
         return [] if seen is None or self.notes is None else self.notes(seen)
 
     def verification_surface(self, project_dir: Path) -> dict[str, list[str]] | None:
         """The declared surface when ``project_dir`` is of this type, else None."""
         return (
             self.surface
-            if self.surface is not None and self.read(project_dir) is not None
+            if self.surface is not None and self.seen(project_dir) is not None
             else None
         )
 

@@ -1,8 +1,8 @@
-"""Helpers shared by the project-type plugins: recognising a project by a
-file, reading manifests, finding the lockfiles git tracks, the format
-placeholder for the changed files, what the project runs (task runners, CI,
-pre-commit, tox/nox), the targets a task-runner file really defines and
-what they run, and which commands need a terminal.
+"""Helpers shared by the project-type plugins: reading manifests, finding
+the lockfiles git tracks, the format placeholder for the changed files, what
+the project runs (task runners, CI, pre-commit, tox/nox), the targets a
+task-runner file really defines and what they run, and which commands need
+a terminal.
 
 Every reader is forgiving: a missing, unreadable or malformed file reads as
 "nothing there" (None, ``{}`` or an empty set), so detection never fails a
@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,12 +29,6 @@ from stepkit.workspace.scope import git
 from stepkit.yamltext import load_yaml
 
 # -- files -------------------------------------------------------------------
-
-
-def recognised_by(*names: str) -> Callable[[Path], Path | None]:
-    """A ``read`` for a project type recognised by a file (``go.mod``): the
-    project dir when one of ``names`` is a file in it, else None."""
-    return lambda project_dir: project_dir if first_file(project_dir, names) else None
 
 
 def first_file(project_dir: Path, names: Iterable[str]) -> Path | None:

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _BUILD = "cmake -S . -B build && cmake --build build"
@@ -34,7 +34,7 @@ def _tests(project_dir: Path) -> str | None:
 
 
 CMAKE = ProjectType(
-    read=_shared.recognised_by("CMakeLists.txt"),
+    markers=MARKERS[__name__],
     name="cmake",
     format=lambda d: (
         f"clang-format -i {_C_FILES}" if _shared.first_file(d, _CLANG_FORMAT) else None

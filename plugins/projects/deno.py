@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _FILES = _shared.changed_files(
@@ -50,6 +50,7 @@ def _read(project_dir: Path) -> _Deno | None:
 
 
 DENO = ProjectType(
+    markers=MARKERS[__name__],
     read=_read,
     name="deno",
     format=lambda deno: deno.tasks.command("format", "fmt") or f"deno fmt {_FILES}",

@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _SOLUTIONS = ("*.sln", "*.slnx")
@@ -40,6 +40,7 @@ def _dotnet(verb: str, options: str = "") -> Callable[[list[str]], str | None]:
 
 
 DOTNET = ProjectType(
+    markers=MARKERS[__name__],
     read=_targets,
     name="dotnet",
     format=_dotnet("format", f" --include {_shared.changed_files('.cs', '.vb')}"),

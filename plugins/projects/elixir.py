@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _CREDO = lazy_compile(r"\{\s*:credo\b")
@@ -19,7 +19,7 @@ def _lint(project_dir: Path) -> str | None:
 
 
 ELIXIR = ProjectType(
-    read=_shared.recognised_by("mix.exs"),
+    markers=MARKERS[__name__],
     name="elixir",
     format=lambda d: f"mix format {_FILES}" if (d / ".formatter.exs").is_file() else None,
     lint=_lint,

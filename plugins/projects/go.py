@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _GOLANGCI_CONFIGS = (
@@ -31,7 +31,7 @@ _SURFACE = {
 }
 
 GO = ProjectType(
-    read=_shared.recognised_by("go.mod"),
+    markers=MARKERS[__name__],
     name="go",
     format=f"gofmt -l -w {_shared.changed_files('.go')}",
     lint=_lint,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _GRADLE_FILES = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
@@ -58,6 +58,7 @@ def _goal(
 
 
 JVM = ProjectType(
+    markers=MARKERS[__name__],
     read=_read,
     name=lambda build: build.tool,
     format=_goal(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _LOCKFILES = (
@@ -127,6 +127,7 @@ _SURFACE = {
 }
 
 NODE = ProjectType(
+    markers=MARKERS[__name__],
     read=_read,
     name="node",
     format=_format,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 
@@ -81,5 +81,13 @@ def _tests(composer: _Composer) -> str | None:
     )
 
 
-PHP = ProjectType(read=_read, name="php", format=_format, lint=_lint, build=_build, tests=_tests)
+PHP = ProjectType(
+    markers=MARKERS[__name__],
+    read=_read,
+    name="php",
+    format=_format,
+    lint=_lint,
+    build=_build,
+    tests=_tests,
+)
 globals().update(PHP.hookimpls())

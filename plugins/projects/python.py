@@ -53,18 +53,9 @@ from typing import Any
 
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import _sessions, _shared
+from stepkit.plugins.projects import MARKERS, _sessions, _shared
 from stepkit.plugins.projects._base import ProjectType
 
-_MARKERS = (
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "requirements.txt",
-    "Pipfile",
-    "tox.ini",
-    "noxfile.py",
-)
 _RUNNERS = (
     ("uv.lock", "uv run --frozen "),
     ("poetry.lock", "poetry run "),
@@ -291,10 +282,8 @@ def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[
     return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
 
 
-def _read(project_dir: Path) -> _Project | None:
-    """What the project declares; None when this is not a Python project."""
-    if _shared.first_file(project_dir, _MARKERS) is None:
-        return None
+def _read(project_dir: Path) -> _Project:
+    """What the project declares (read once one of its markers is there)."""
     return _Project(project_dir)
 
 
@@ -351,6 +340,7 @@ _SURFACE = {
 }
 
 PYTHON = ProjectType(
+    markers=MARKERS[__name__],
     read=_read,
     name="python",
     format=_Project.format_command,
@@ -400,7 +390,7 @@ def stepkit_added_file_reach(
     or a directory on a gate's ``PYTHONPATH``) under the name of a module
     of Python's own library or of the runner's is imported in its place."""
     parent, _, name = path.rpartition("/")
-    if _read(project_dir) is None or not name.endswith(_IMPORTABLE):
+    if PYTHON.seen(project_dir) is None or not name.endswith(_IMPORTABLE):
         return None
     shadowed = _shadowed_module(parent, name, search_roots)
     if shadowed is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _GEM = lazy_compile(r"^\s*gem\s+[\"']([^\"']+)[\"']", re.MULTILINE)
@@ -85,5 +85,5 @@ def _tests(bundle: _Bundle) -> str | None:
     return None
 
 
-RUBY = ProjectType(read=_read, name="ruby", lint=_lint, tests=_tests)
+RUBY = ProjectType(markers=MARKERS[__name__], read=_read, name="ruby", lint=_lint, tests=_tests)
 globals().update(RUBY.hookimpls())

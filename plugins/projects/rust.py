@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _RUSTFMT_CONFIGS = ("rustfmt.toml", ".rustfmt.toml")
@@ -109,6 +109,7 @@ _SURFACE = {
 }
 
 RUST = ProjectType(
+    markers=MARKERS[__name__],
     read=_read,
     name="rust",
     format=_format,

@@ -6,13 +6,13 @@ when ``.swiftlint.yml`` does."""
 
 from __future__ import annotations
 
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _FILES = _shared.changed_files(".swift")
 
 SWIFT = ProjectType(
-    read=_shared.recognised_by("Package.swift"),
+    markers=MARKERS[__name__],
     name="swift",
     format=lambda d: (
         f"swift format --in-place {_FILES}" if (d / ".swift-format").is_file() else None

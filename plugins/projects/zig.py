@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _TEST_STEP = lazy_compile(r"\.step\(\s*\"test\"")
@@ -22,7 +22,7 @@ def _tests(project_dir: Path) -> str | None:
 
 
 ZIG = ProjectType(
-    read=_shared.recognised_by("build.zig"),
+    markers=MARKERS[__name__],
     name="zig",
     format=f"zig fmt {_shared.changed_files('.zig')}",
     build="zig build",

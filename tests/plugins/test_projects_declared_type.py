@@ -1,12 +1,11 @@
 """A project type is one declaration whose gates bind to their hooks by name."""
 
-from types import SimpleNamespace
+from types import ModuleType
 
 from stepkit.plugins.projects._base import ProjectType
-from stepkit.plugins.projects._shared import recognised_by
 
 BAZEL = ProjectType(
-    read=recognised_by("MODULE.bazel", "WORKSPACE"),
+    markers=("MODULE.bazel", "WORKSPACE"),
     name="bazel",
     tests=lambda d: "bazel test //..." if (d / "tests").is_dir() else None,
     build="bazel build //...",
@@ -25,7 +24,8 @@ def test_a_declared_type_answers_through_pluggy_only_for_its_projects(stepkit_pr
     from stepkit.config import load_config
     from stepkit.workspace.gate_commands import project_types, resolve_commands
 
-    plugin = SimpleNamespace(__name__="bazel", **BAZEL.hookimpls())
+    plugin = ModuleType("bazel")  # hashable, as pluggy's subset hook callers need
+    vars(plugin).update(BAZEL.hookimpls())
     bazel = stepkit_project({"MODULE.bazel": "", "tests/BUILD": ""})
     pm = stepkit_pm(bazel, plugin)
     assert project_types(pm, bazel) == ["bazel"]

@@ -1,8 +1,9 @@
 """Built-ins are registered without being imported (stepkit/lazyplugins.py):
-the hook table they are registered from is what the modules declare, a
-project-type plugin left unimported answers nothing for a project that is
-not of its type, an evidence parser is not imported for output without its
-markers, and a command imports only the plugins it calls.
+the hook table they are registered from is what the modules declare, every
+project type answers nothing without its markers (declared once, which is
+why one left unimported changes no answer), an evidence parser is not
+imported for output without its markers, and a command imports only the
+plugins it calls.
 
 ``python tests/unit/test_lazy_plugins.py`` writes stepkit/builtin_hooks.py
 again from the modules."""
@@ -19,9 +20,11 @@ from pathlib import Path
 import pytest
 
 from stepkit.config import Config
-from stepkit.lazyplugins import DETECTED_BY, LazyPlugin, declared_hooks, render_hooks
-from stepkit.pluginmanager import DEFAULT_PLUGINS, first_answer, get_plugin_manager
-from stepkit.plugins.evidence._shared import MARKERS
+from stepkit.lazyplugins import LazyPlugin, declared_hooks, render_hooks
+from stepkit.pluginmanager import DEFAULT_PLUGINS, first_answer, get_plugin_manager, get_plugins
+from stepkit.plugins.evidence._shared import MARKERS as PARSER_MARKERS
+from stepkit.plugins.projects import HOOKS, MARKERS
+from stepkit.plugins.projects._base import ProjectType
 from stepkit.workspace.evidence import condense
 from tests.support.evidence_logs import evidence_pm
 
@@ -59,17 +62,18 @@ def _marker_file(project: Path, marker: str) -> None:
     path.write_text("{}" if path.suffix == ".json" else "", encoding="utf-8")
 
 
-@pytest.mark.parametrize("module_name", sorted(DETECTED_BY))
-def test_a_project_type_plugin_answers_nothing_without_its_markers(tmp_path, module_name):
+@pytest.mark.parametrize("module_name", sorted(MARKERS))
+def test_every_project_type_answers_nothing_without_its_markers(tmp_path, module_name):
     """Every other type's markers are there, none of its own: each of its
     hooks answers nothing, so not importing it changes no answer."""
-    for other, markers in DETECTED_BY.items():
+    for other, markers in MARKERS.items():
         if other != module_name:
             for marker in markers:
                 _marker_file(tmp_path, marker)
     module = importlib.import_module(module_name)
     hooks = declared_hooks(module)
     assert "stepkit_detect_project" in hooks
+    assert set(hooks) <= set(HOOKS), "a project type's stand-in registers only HOOKS"
     values = {
         "project_dir": tmp_path,
         "config": Config(),
@@ -81,8 +85,24 @@ def test_a_project_type_plugin_answers_nothing_without_its_markers(tmp_path, mod
         function = getattr(module, hook)
         answer = function(**{name: values[name] for name in inspect.signature(function).parameters})
         assert not answer, (
-            f"{module_name}.{hook} answered {answer!r} without any of {DETECTED_BY[module_name]}"
+            f"{module_name}.{hook} answered {answer!r} without any of {MARKERS[module_name]}"
         )
+
+
+@pytest.mark.parametrize("module_name", sorted(MARKERS))
+def test_each_type_declares_the_markers_it_is_registered_by(module_name):
+    """The markers the stand-in checks are the ones the type's declaration
+    checks: one list, not two."""
+    module = importlib.import_module(module_name)
+    declared = [v for v in vars(module).values() if isinstance(v, ProjectType)]
+    assert [t.markers for t in declared] == [MARKERS[module_name]]
+
+
+def test_a_marker_that_is_a_directory_makes_no_project(tmp_path):
+    (tmp_path / "go.mod").mkdir()
+    (tmp_path / "x.gemspec").mkdir()
+    types = get_plugin_manager(tmp_path).hook.stepkit_detect_project(project_dir=tmp_path)
+    assert types == ["ruby"]  # a gemspec pattern matches any entry, as Ruby's read globs
 
 
 @pytest.mark.parametrize(
@@ -112,11 +132,7 @@ def test_a_stand_in_passes_each_argument_its_function_takes(tmp_path):
 
 
 def test_every_built_in_is_registered_and_listed_with_its_hooks(tmp_path):
-    pm = get_plugin_manager(tmp_path)
-    listed = {
-        name: sorted(impl.name for impl in pm.get_hookcallers(plugin))
-        for name, plugin in pm.list_name_plugin()
-    }
+    listed = {p["name"]: p["hooks"] for p in get_plugins(get_plugin_manager(tmp_path))}
     assert listed == {
         name: sorted(declared_hooks(importlib.import_module(name))) for name in DEFAULT_PLUGINS
     }
@@ -133,7 +149,7 @@ def test_verify_on_a_python_project_imports_only_the_python_project_type(tmp_pat
         m.rsplit(".", 1)[1]
         for m in imported
         if m.startswith("stepkit.plugins.projects.")
-        and f"stepkit.plugins.projects.{m.rsplit('.', 1)[1]}" in DETECTED_BY
+        and f"stepkit.plugins.projects.{m.rsplit('.', 1)[1]}" in MARKERS
     ]
     assert types == ["python"]
     for unused in (
@@ -177,7 +193,7 @@ def test_every_evidence_parser_has_markers():
     parsers = {name for name in DEFAULT_PLUGINS if ".evidence." in name} - {
         "stepkit.plugins.evidence.generic"
     }
-    assert parsers == set(MARKERS)
+    assert parsers == set(PARSER_MARKERS)
 
 
 def test_plugins_still_lists_every_built_in(tmp_path, capsys):

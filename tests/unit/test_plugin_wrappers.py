@@ -120,3 +120,64 @@ def test_hook_call_monitoring_sees_the_call():
 
 def test_no_answer_is_none_and_no_plugin():
     assert first_answer(ask_pm(), "stepkit_orient", ctx=None) == (None, None)
+
+
+def answers(answer, **options):
+    """A plugin whose plain ``stepkit_ask`` answers ``answer``."""
+
+    def stepkit_ask(question, settings):
+        return answer
+
+    return type(
+        "Answers", (), {"stepkit_ask": staticmethod(stepkit.hookimpl(**options)(stepkit_ask))}
+    )()
+
+
+def test_the_answering_plugin_is_found_in_pluggys_order():
+    """tryfirst before the last registered before the first registered before trylast."""
+    pm = get_plugin_manager(builtins=[])
+    for name, plugin in [
+        ("late", answers("late", trylast=True)),
+        ("first-registered", answers("first-registered")),
+        ("last-registered", answers(None)),
+        ("early", answers("early", tryfirst=True)),
+    ]:
+        pm.register(plugin, name)
+    assert first_answer(pm, "stepkit_ask", question=QUESTION, settings={}) == ("early", "early")
+    assert first_answer(pm, "stepkit_ask", without=["early"], question=QUESTION, settings={}) == (
+        "first-registered",
+        "first-registered",
+    )
+
+
+def test_a_left_out_wrapper_does_not_wrap():
+    shout = Shout()
+    pm = ask_pm(shout)
+    answer = first_answer(
+        pm,
+        "stepkit_ask",
+        without=["Shout"],
+        question=QUESTION,
+        settings={"answers": {"gate_deviation": "proceed"}},
+    )
+    assert answer == ("proceed", "stepkit.plugins.ask")
+    assert shout.seen == []
+
+
+def test_first_answer_uses_only_pluggys_public_api():
+    """No private attribute of a pluggy object (``hook._hookexec``): those
+    change between pluggy releases without notice."""
+    import ast
+    import inspect
+
+    import stepkit.pluginmanager
+
+    tree = ast.parse(inspect.getsource(stepkit.pluginmanager.first_answer))
+    private = [
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+    ]
+    assert private == []
