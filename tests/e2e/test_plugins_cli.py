@@ -160,10 +160,10 @@ def test_a_run_is_shown_by_the_observers_the_plugins_give(tmp_path):
     )  # no first-use note
     shown = project.run(json_out=False)
     lines = shown.stderr.splitlines()
-    assert shown.code == 5 and "resolve_step (script) started" in lines[0]
+    assert shown.code == 5 and "✓ orient" in lines[0]
     assert lines[-1].startswith("tally: ") and int(lines[-1].split()[1]) > 5
     quiet = project.run("-p", "no:display", "--rerun", json_out=False)
     assert quiet.code == 5, quiet.stderr
-    assert [line for line in quiet.stderr.splitlines() if "started" in line] == []
+    assert [line for line in quiet.stderr.splitlines() if "✓ orient" in line] == []
     assert quiet.stderr.splitlines()[-1].startswith("tally: ")
     assert "tally" not in project.run("--rerun").stderr
