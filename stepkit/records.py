@@ -300,6 +300,7 @@ class Question(Model):
 
     ``kind`` is ``approval`` (pick an option, or free text when
     ``allow_other``) or ``input`` (free text; ``non_empty`` enforced).
+    :func:`stepkit.engine.answers.read_answer` reads every answer to it.
     """
 
     node: str
@@ -308,6 +309,10 @@ class Question(Model):
     options: list[str] = Field(default_factory=list)
     allow_other: bool = False
     non_empty: bool = False
+    #: other words for an option: word (casefolded) → option
+    aliases: dict[str, str] = Field(default_factory=dict)
+    #: any answer that is no option and no slip counts as this option
+    other_as: str | None = None
 
 
 class Usage(Model):

@@ -56,7 +56,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepkit.engine.asking import answer_route, pending_record, question_for
+from stepkit.engine.answers import Rejected, read_answer
+from stepkit.engine.asking import answer_route, pending_question, pending_record, question_for
 from stepkit.engine.checkpoint import Checkpoint
 from stepkit.engine.interrupts import (
     NodeTimeout,
@@ -149,7 +150,8 @@ def resume_run(
 
     :param answer: the answer to the question the run paused at.
     :raises UsageError: the run finished, is still running, the answer is
-        for a run that is not waiting for one, or the graph lost the node.
+        for a run that is not waiting for one or does not fit its question
+        (nothing in the run changed), or the graph lost the node.
     """
     run_id = run.run_id
     status = checkpoint.status
@@ -177,6 +179,9 @@ def resume_run(
         raise UsageError(
             f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
         )
+
+    if answer is not None:
+        _check_answer(run_id, pending, answer)
 
     settings = checkpoint.settings
     settings["answers"] = dict(settings.get("answers") or {})
@@ -720,6 +725,20 @@ class _Engine:
             pending=cp.pending,
             run_dir=str(self.run.path),
         )
+
+
+def _check_answer(run_id: str, pending: dict[str, Any], answer: str) -> None:
+    """Refuse an answer that does not fit the question the run waits on,
+    before anything of the run changes.
+
+    :raises UsageError: naming what the question takes.
+    """
+    try:
+        read_answer(pending_question(pending), answer)
+    except Rejected as refused:
+        raise UsageError(
+            f"--answer {answer}: {refused.note}; run {run_id} is still paused, nothing changed"
+        ) from None
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:

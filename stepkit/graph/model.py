@@ -51,6 +51,7 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
         on_other: <id>            # free text goes there ...
         other_key: key            # ... and is stored in this state key
         other_as: b               # or: any other answer counts as option b
+        aliases: {a: [y, yes]}    # other words for an option
         updates: {a: {key: value}, other: {...}}   # strings are templates
         pre_answer: true          # --answer NODE=TEXT may answer it up front
         # input:
