@@ -191,6 +191,8 @@ class CoderResult(Model):
     """
 
     sentinel: CoderSentinel | None = None
+    #: what followed the sentinel on its line (``CODER_FAILED: tests still red``)
+    sentinel_reason: str | None = None
     sentinel_inferred: bool = False
     crashed: bool = False
     text: str = ""
