@@ -535,6 +535,8 @@ class _Engine:
         def emit(kind: str, **fields: Any) -> None:
             if token == self._attempt:  # an abandoned (timed-out) attempt writes nothing
                 self.run.event(kind, **{"node": node.id, **fields})
+                if kind == "detached_stopped":
+                    self._ended(node, fields["processes"])
 
         return StageContext(
             node=node.id,
@@ -693,6 +695,17 @@ class _Engine:
         if usage is not None and usage != Usage():
             total = Usage.model_validate(self.state.get("usage") or {}).add(usage)
             self.state["usage"] = total.model_dump()
+
+    def _ended(self, node: Node, processes: list[dict[str, Any]]) -> None:
+        """Name the processes ``node`` left running that were ended in the
+        state's ``processes_ended``, which the graph shows its user."""
+        who = node.who or f"node {node.id}"
+        lines = [
+            f"a process {who} started outlived its node and was ended: {p['command']}"
+            for p in processes
+        ]
+        # one assignment (called from the node's thread): a save never sees a list mid-append
+        self.state["processes_ended"] = [*(self.state.get("processes_ended") or []), *lines]
 
     def _remaining(self) -> float:
         return self.graph.timeout - self._active_s()

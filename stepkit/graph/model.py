@@ -31,6 +31,7 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
         kind: script|stage|approval|input|end
         description: text
         label: text               # kind line in the diagram (default: the kind)
+        who: the coder            # who starts its commands, in processes_ended
         outputs: [key, ...]       # state keys it sets (for the template check)
         edge_labels: {<route>|next|other|fallback: text}   # diagram labels
         # script and stage:

@@ -39,6 +39,9 @@ class NodeBase(Model):
     description: str = ""
     #: the kind line drawn under the id in the diagram (default: the kind)
     label: str | None = None
+    #: who starts commands in this node, as reports name it (``the coder``;
+    #: default: ``node <id>``)
+    who: str | None = None
     #: state keys this node sets (templates may use them; the engine refuses others)
     outputs: list[str] = Field(default_factory=list)
 
