@@ -26,6 +26,9 @@ def paused(tmp_path):
     project = make_project(tmp_path)
     result = project.run()
     assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review"
+    assert "Options: approve, revise, reject, abort (or comments of two words or more)" in (
+        result.output
+    )
     return project, result.data["run_id"]
 
 
