@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from stepkit.engine.asking import slips
+from stepkit.engine.answers import Rejected, expected, read_answer
 from stepkit.hookspecs import hookimpl
 from stepkit.records import Paused, Question
 
@@ -41,6 +41,9 @@ def _stdin_is_terminal() -> bool:
 def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     """Ask on the terminal until the answer is acceptable; EOF pauses the run.
 
+    Answers are read as everywhere else (:func:`~stepkit.engine.answers.read_answer`);
+    comments are shown back and sent only when confirmed.
+
     :param console: a rich console (default: stderr).
     :param read: reads one line (default: ``console.input``).
     """
@@ -53,33 +56,56 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     console.rule(f"[bold]{escape(question.node)}[/]", align="left")
     console.print(_styled(question.text))
     if question.options:
-        free = " — or type your own text" if question.allow_other else ""
+        free = " — or comments of two words or more" if question.allow_other else ""
         options = " / ".join(f"[bold cyan]{escape(option)}[/]" for option in question.options)
         console.print(f"Options: {options}{free}")
     else:
         console.print("Type your answer and press Enter.")
     while True:
+        answer = _line(question, read)
         try:
-            answer = read().strip()
-        except EOFError:
-            raise Paused(question) from None
-        if question.kind == "input":
-            if answer or not question.non_empty:
-                return answer
-            console.print("An answer is needed.")
+            reading = read_answer(question, answer)
+        except Rejected as refused:
+            console.print(escape(_sentence(refused.note)))
             continue
-        if any(answer.casefold() == o.casefold() for o in question.options):
+        if not reading.free_text or _confirmed(question, answer, console, read):
             return answer
-        meant = slips(answer, question.options)
-        if meant:
-            console.print(
-                f"Did you mean {escape(' or '.join(meant))}? Type the option in full"
-                + (", or comments of two words or more." if question.allow_other else ".")
-            )
-            continue
-        if question.allow_other and answer:
-            return answer
-        console.print(f"Please answer one of: {escape(', '.join(question.options))}")
+        console.print(escape(f"Not sent. {_sentence(expected(question))}."))
+
+
+#: The yes/no of "send these comments?", read as any answer is.
+_SEND = Question(
+    node="send_comments",
+    kind="approval",
+    text="send these comments to the coder?",
+    options=["yes", "no"],
+    aliases={"y": "yes", "n": "no"},
+    other_as="no",
+)
+
+
+def _confirmed(question: Question, comments: str, console: Any, read: Any) -> bool:
+    """Show ``comments`` back and ask whether to send them (default: no);
+    EOF pauses at ``question``."""
+    from rich.markup import escape
+
+    console.print(f"Your comments:\n  {escape(comments)}")
+    console.print("send these comments to the coder? \\[y/N]")
+    try:
+        return read_answer(_SEND, _line(question, read)).route == "yes"
+    except Rejected:  # a slip of yes or no: not a yes
+        return False
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _line(question: Question, read: Any) -> str:
+    try:
+        return read().strip()
+    except EOFError:
+        raise Paused(question) from None
 
 
 def _styled(text: str) -> Any:

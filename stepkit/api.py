@@ -392,9 +392,6 @@ def resume_run(
             )
         finally:
             _unregister(pm, observers)
-    if (result.pending or {}).get("slip"):
-        # the answer is a slip of an option: the run stays paused, asking again
-        raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
     return result
 
 
@@ -483,7 +480,8 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
     :raises UsageError: a malformed entry, an unknown node, or a node that
         cannot be pre-answered (the final approval gate).
     """
-    from stepkit.engine.asking import slips
+    from stepkit.engine.answers import Rejected, read_answer
+    from stepkit.engine.asking import question_for
 
     if answers is None:
         return {}
@@ -515,12 +513,11 @@ def parse_answers(answers: Mapping[str, str] | Iterable[str] | None, graph: Any)
                 f"--answer {node_id}=…: {what} can only be answered after its question is "
                 f"shown (pre-answerable: {', '.join(allowed) or 'none'})"
             )
-        meant = slips(str(text), node.options) if node.kind == "approval" else []
-        if meant:
-            raise UsageError(
-                f"--answer {node_id}={text}: not an option: did you mean {' or '.join(meant)}? "
-                f"(options: {', '.join(node.options)})"
-            )
+        try:
+            if node.kind == "approval":  # an input's answer is its node's to refuse
+                read_answer(question_for(node, {}), str(text))
+        except Rejected as refused:
+            raise UsageError(f"--answer {node_id}={text}: {refused.note}") from None
         result[node_id] = str(text)
     return result
 

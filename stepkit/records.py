@@ -191,6 +191,8 @@ class CoderResult(Model):
     """
 
     sentinel: CoderSentinel | None = None
+    #: what followed the sentinel on its line (``CODER_FAILED: tests still red``)
+    sentinel_reason: str | None = None
     sentinel_inferred: bool = False
     crashed: bool = False
     text: str = ""
@@ -300,6 +302,7 @@ class Question(Model):
 
     ``kind`` is ``approval`` (pick an option, or free text when
     ``allow_other``) or ``input`` (free text; ``non_empty`` enforced).
+    :func:`stepkit.engine.answers.read_answer` reads every answer to it.
     """
 
     node: str
@@ -308,6 +311,10 @@ class Question(Model):
     options: list[str] = Field(default_factory=list)
     allow_other: bool = False
     non_empty: bool = False
+    #: other words for an option: word (casefolded) → option
+    aliases: dict[str, str] = Field(default_factory=dict)
+    #: any answer that is no option and no slip counts as this option
+    other_as: str | None = None
 
 
 class Usage(Model):

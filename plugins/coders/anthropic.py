@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stepkit.engine.answers import Rejected, read_answer
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
@@ -380,14 +381,19 @@ class BuiltinCoder:
             node="coder_plan_approval",
             kind="approval",
             options=["yes", "no"],
+            aliases={"y": "yes", "n": "no"},
+            other_as="no",
             text=(
                 f"The coder's plan for step {self.ctx.state.get('step', '?')} has complexity "
                 f"{plan.complexity}/10.\n\n{_describe(plan)}\n\nProceed with this plan?"
             ),
         )
         answer = (self.ctx.ask(question) or "").strip()
-        if answer.lower() in ("yes", "y"):
-            return None
+        try:
+            if read_answer(question, answer).route == "yes":
+                return None
+        except Rejected:  # a slip of yes or no is no yes
+            pass
         return f"the plan (complexity {plan.complexity}/10) was not approved: answer {answer!r}"
 
     # -- edit, verify, fix -----------------------------------------------------

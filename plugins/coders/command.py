@@ -4,8 +4,9 @@ The contract (README.md, "Coders, reviewers, engines"): SHELL runs in the projec
 prompt arrives on stdin and in the file named by ``STEPKIT_PROMPT_FILE``; the
 environment carries ``STEPKIT_STEP``, ``STEPKIT_PROJECT_DIR`` and
 ``STEPKIT_PLANS_DIR``.  Its stdout+stderr is the coder's result text.  A
-sentinel line (``CODER_COMPLETE`` / ``CODER_REJECTED`` / ``CODER_FAILED``,
-the last one wins) decides; otherwise exit 0 is CODER_COMPLETE and any other
+line that starts with a sentinel (``CODER_COMPLETE`` / ``CODER_REJECTED`` /
+``CODER_FAILED``, a reason may follow; the last one wins) decides; otherwise
+exit 0 is CODER_COMPLETE and any other
 exit CODER_FAILED.  Killed by a signal, not startable (exit 127/126 or no
 shell), or past ``timeouts.coder`` (its whole process group is killed): the
 coder crashed.  A command may report what it spent by writing a JSON object

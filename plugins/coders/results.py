@@ -1,5 +1,6 @@
 """How the run of an external coder or reviewer (a command or a preset's
-CLI) is judged: the last sentinel line of its output, else its exit code,
+CLI) is judged: the last line of its output that starts with a sentinel
+(:func:`find_sentinel`, the one reader of a sentinel), else its exit code,
 and the usage it reported in ``STEPKIT_USAGE_FILE``.
 
 The command coder (:mod:`stepkit.plugins.coders.command`) and the presets
@@ -10,15 +11,27 @@ so both import this module and neither imports the other for them.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.records import CoderResult, Usage
+from stepkit.records import CoderResult, CoderSentinel, Usage
 from stepkit.workspace.process import ProcessResult
 
+#: A sentinel line: the sentinel first (after markdown: ``**``, ``>``, ``#``, a
+#: bullet, a backtick), then nothing, or a reason after a separator.
 _SENTINEL_LINE = lazy_compile(
-    r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)[\s*`_.!]*$"
+    r"^[\s*`_>#-]*(CODER_COMPLETE|CODER_REJECTED|CODER_FAILED)(?![A-Za-z0-9_])[*`_]*"
+    r"[\s.!:;,\-\u2013\u2014]*(.*?)\s*$"
 )
+
+
+@dataclass(frozen=True)
+class Sentinel:
+    """A coder's sentinel line: the sentinel and the reason after it (None: none)."""
+
+    word: CoderSentinel
+    reason: str | None = None
 
 
 class SentinelWatch:
@@ -26,19 +39,22 @@ class SentinelWatch:
     last sentinel line of the whole stream."""
 
     def __init__(self) -> None:
-        self.last: str | None = None
+        self.last: Sentinel | None = None
 
     def __call__(self, text: str) -> None:
         self.last = find_sentinel(text) or self.last
 
 
-def find_sentinel(text: str) -> str | None:
-    """The last sentinel standing on a line of its own in ``text``."""
+def find_sentinel(text: str) -> Sentinel | None:
+    """The last line of ``text`` that starts with a sentinel, with its reason:
+    ``CODER_FAILED: tests still red``, ``**CODER_REJECTED** - out of scope``.
+    Whatever follows that line never overrides it; a later sentinel line does."""
     found = None
     for line in text.splitlines():
         match = _SENTINEL_LINE.match(line)
         if match:
-            found = match.group(1)
+            word, reason = match.groups()
+            found = Sentinel(word, reason or None)  # type: ignore[arg-type]
     return found
 
 
@@ -54,9 +70,9 @@ def reported_usage(run: ProcessResult) -> Usage | None:
         return None
 
 
-def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
-    """The command-coder rules: crash, else ``sentinel`` (the last one in the
-    stream), else exit code; the usage the command reported."""
+def generic_result(run: ProcessResult, found: Sentinel | None) -> CoderResult:
+    """The command-coder rules: crash, else ``found`` (the last sentinel line
+    in the stream), else exit code; the usage the command reported."""
     usage = reported_usage(run)
     cost = usage.cost_usd if usage is not None else None
     crash = run.crash("the coder")
@@ -70,12 +86,13 @@ def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
             cost_usd=cost,
         )
     note = None
-    inferred = sentinel is None
-    if inferred:
-        sentinel = "CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED"
-        note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {sentinel}]"
+    inferred = found is None
+    if found is None:
+        found = Sentinel("CODER_COMPLETE" if run.exit_code == 0 else "CODER_FAILED")
+        note = f"[stepkit: no sentinel in the output; exit code {run.exit_code} -> {found.word}]"
     return CoderResult(
-        sentinel=sentinel,
+        sentinel=found.word,
+        sentinel_reason=found.reason,
         sentinel_inferred=inferred,
         text=_join(run.output, note),
         exit_code=run.exit_code,

@@ -5,52 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from stepkit.engine.answers import Rejected, Slip, read_answer
 from stepkit.graph.nodes import ApprovalNode, AskNode, InputNode
 from stepkit.graph.templates import render_template, render_values
 from stepkit.records import Paused, Question
 from stepkit.text import shown_bytes
-
-#: A one-word answer this many edits or fewer from an option is a slip of that option.
-SLIP_DISTANCE = 2
-
-
-class Rejected(Paused):
-    """The answer given does not fit the question: pause and ask again."""
-
-    def __init__(self, question: Question, note: str):
-        super().__init__(question)
-        self.note = note
-
-
-class Slip(Rejected):
-    """A one-word answer within :data:`SLIP_DISTANCE` edits of an option
-    (``aprove``): never taken as free text or as the fallback option."""
-
-    def __init__(self, question: Question, answer: str, meant: list[str]):
-        super().__init__(
-            question,
-            f"{answer!r} is not an option: did you mean {' or '.join(meant)}? "
-            f"(options: {', '.join(question.options)})",
-        )
-        self.meant = meant
-
-
-def slips(answer: str, options: list[str]) -> list[str]:
-    """The options a one-word ``answer`` that is none of them is a slip of."""
-    word = answer.strip().casefold()
-    if not word or len(word.split()) != 1 or any(word == o.casefold() for o in options):
-        return []
-    return [o for o in options if _edits(word, o.casefold()) <= SLIP_DISTANCE]
-
-
-def _edits(a: str, b: str) -> int:
-    """Levenshtein distance of ``a`` and ``b``."""
-    row = list(range(len(b) + 1))
-    for i, char in enumerate(a, 1):
-        previous, row[0] = row[0], i
-        for j, other in enumerate(b, 1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (char != other))
-    return row[-1]
 
 
 def question_for(node: AskNode, state: dict[str, Any]) -> Question:
@@ -63,6 +22,8 @@ def question_for(node: AskNode, state: dict[str, Any]) -> Question:
         options=node.options if approval else [],
         allow_other=approval and bool(node.on_other or node.other_as),
         non_empty=isinstance(node, InputNode) and node.non_empty,
+        aliases=node.alias_words() if approval else {},
+        other_as=node.other_as if approval else None,
     )
 
 
@@ -75,31 +36,35 @@ def answer_route(
     templates filled from ``state`` and the answer.
 
     :raises Slip: a one-word answer within two edits of an option.
-    :raises Rejected: the answer fits none of the options (or is empty where
-        that is not accepted).
+    :raises Rejected: the answer fits none of the options (see
+        :func:`~stepkit.engine.answers.read_answer`).
     """
     recorded = {f"{node.id}_answer": answer}
 
     def updates_for(route: str) -> dict[str, Any]:
         return {**render_values(node.updates.get(route, {}), {**state, **recorded}), **recorded}
 
+    reading = read_answer(question, answer)
     if isinstance(node, InputNode):
-        if node.non_empty and not answer.strip():
-            raise Rejected(question, "an empty answer is not accepted")
         return node.next, "next", {**updates_for("next"), node.key: answer}
     assert isinstance(node, ApprovalNode)
-    meant = slips(answer, node.options)
-    if meant:
-        raise Slip(question, answer.strip(), meant)
-    choice = _match(answer, node.options) or node.other_as
-    if choice is not None:
-        return node.routes[choice], choice, updates_for(choice)
-    if node.on_other and answer.strip():
-        updates = updates_for("other")
-        if node.other_key:
-            updates[node.other_key] = answer
-        return node.on_other, "other", updates
-    raise Rejected(question, f"{answer!r} is not one of the options")
+    if not reading.free_text:
+        return node.routes[reading.route], reading.route, updates_for(reading.route)
+    assert node.on_other is not None  # free text is read only where the node routes it
+    updates = updates_for("other")
+    if node.other_key:
+        updates[node.other_key] = answer
+    return node.on_other, "other", updates
+
+
+def pending_question(pending: dict[str, Any]) -> Question:
+    """The question a checkpoint's ``pending`` record waits on."""
+    return Question.model_validate(
+        {
+            **{k: v for k, v in pending.items() if k in Question.model_fields},
+            "text": pending["question"],
+        }
+    )
 
 
 def pending_record(paused: Paused) -> dict[str, Any]:
@@ -114,14 +79,11 @@ def pending_record(paused: Paused) -> dict[str, Any]:
         "options": question.options,
         "allow_other": question.allow_other,
         "non_empty": question.non_empty,
+        "aliases": question.aliases,
+        "other_as": question.other_as,
     }
     if isinstance(paused, Rejected):
         pending["note"] = paused.note
     if isinstance(paused, Slip):
         pending["slip"] = True
     return pending
-
-
-def _match(answer: str, options: list[str]) -> str | None:
-    wanted = answer.strip().casefold()
-    return next((option for option in options if option.casefold() == wanted), None)

@@ -56,7 +56,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepkit.engine.asking import answer_route, pending_record, question_for
+from stepkit.engine.answers import Rejected, read_answer
+from stepkit.engine.asking import answer_route, pending_question, pending_record, question_for
 from stepkit.engine.checkpoint import Checkpoint
 from stepkit.engine.interrupts import (
     NodeTimeout,
@@ -151,7 +152,8 @@ def resume_run(
 
     :param answer: the answer to the question the run paused at.
     :raises UsageError: the run finished, is still running, the answer is
-        for a run that is not waiting for one, or the graph lost the node.
+        for a run that is not waiting for one or does not fit its question
+        (nothing in the run changed), or the graph lost the node.
     """
     run_id = run.run_id
     status = checkpoint.status
@@ -179,6 +181,9 @@ def resume_run(
         raise UsageError(
             f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
         )
+
+    if answer is not None:
+        _check_answer(run_id, pending, answer)
 
     settings = checkpoint.settings
     settings["answers"] = dict(settings.get("answers") or {})
@@ -532,6 +537,8 @@ class _Engine:
         def emit(kind: str, **fields: Any) -> None:
             if token == self._attempt:  # an abandoned (timed-out) attempt writes nothing
                 self.run.event(kind, **{"node": node.id, **fields})
+                if kind == "detached_stopped":
+                    self._ended(node, fields["processes"])
 
         return StageContext(
             node=node.id,
@@ -695,6 +702,17 @@ class _Engine:
             total = Usage.model_validate(self.state.get("usage") or {}).add(usage)
             self.state["usage"] = total.model_dump()
 
+    def _ended(self, node: Node, processes: list[dict[str, Any]]) -> None:
+        """Name the processes ``node`` left running that were ended in the
+        state's ``processes_ended``, which the graph shows its user."""
+        who = node.who or f"node {node.id}"
+        lines = [
+            f"a process {who} started outlived its node and was ended: {p['command']}"
+            for p in processes
+        ]
+        # one assignment (called from the node's thread): a save never sees a list mid-append
+        self.state["processes_ended"] = [*(self.state.get("processes_ended") or []), *lines]
+
     def _remaining(self) -> float:
         return self.graph.timeout - self._active_s()
 
@@ -726,6 +744,20 @@ class _Engine:
             pending=cp.pending,
             run_dir=str(self.run.path),
         )
+
+
+def _check_answer(run_id: str, pending: dict[str, Any], answer: str) -> None:
+    """Refuse an answer that does not fit the question the run waits on,
+    before anything of the run changes.
+
+    :raises UsageError: naming what the question takes.
+    """
+    try:
+        read_answer(pending_question(pending), answer)
+    except Rejected as refused:
+        raise UsageError(
+            f"--answer {answer}: {refused.note}; run {run_id} is still paused, nothing changed"
+        ) from None
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,11 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
     if pending.get("note"):
         lines[1:1] = [f"The answer was not accepted: {pending['note']}."]
     if options:
-        extra = " (or free text)" if pending.get("allow_other") else ""
+        extra = ""
+        if pending.get("other_as"):
+            extra = f" (any other answer: {pending['other_as']})"
+        elif pending.get("allow_other"):
+            extra = " (or comments of two words or more)"
         lines.append(f"Options: {', '.join(options)}{extra}")
         lines.append("Answer with one of:")
         lines.extend(f'  {resume} "{option}"' for option in options)

@@ -262,6 +262,17 @@ def _check_approval(node: ApprovalNode, where: str) -> list[str]:
     if node.other_key and not node.on_other:
         problems.append(f"{where} other_key: only used with on_other")
     problems += [
+        f"{where} aliases.{option}: not an option"
+        for option in node.aliases
+        if option not in node.options
+    ]
+    words = [w.casefold() for ws in node.aliases.values() for w in ws]
+    problems += [
+        f"{where} aliases: '{word}' is an option or listed twice"
+        for word in sorted(set(words))
+        if words.count(word) > 1 or word in {o.casefold() for o in node.options}
+    ]
+    problems += [
         f"{where} updates.{option}: not an option (or 'other')"
         for option in node.updates
         if option not in node.options and option != "other"

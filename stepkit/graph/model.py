@@ -31,6 +31,7 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
         kind: script|stage|approval|input|end
         description: text
         label: text               # kind line in the diagram (default: the kind)
+        who: the coder            # who starts its commands, in processes_ended
         outputs: [key, ...]       # state keys it sets (for the template check)
         edge_labels: {<route>|next|other|fallback: text}   # diagram labels
         # script and stage:
@@ -51,6 +52,7 @@ Schema (``stepkit/protocol/step_runner.yaml`` is the full example)::
         on_other: <id>            # free text goes there ...
         other_key: key            # ... and is stored in this state key
         other_as: b               # or: any other answer counts as option b
+        aliases: {a: [y, yes]}    # other words for an option
         updates: {a: {key: value}, other: {...}}   # strings are templates
         pre_answer: true          # --answer NODE=TEXT may answer it up front
         # input:

@@ -39,6 +39,9 @@ class NodeBase(Model):
     description: str = ""
     #: the kind line drawn under the id in the diagram (default: the kind)
     label: str | None = None
+    #: who starts commands in this node, as reports name it (``the coder``;
+    #: default: ``node <id>``)
+    who: str | None = None
     #: state keys this node sets (templates may use them; the engine refuses others)
     outputs: list[str] = Field(default_factory=list)
 
@@ -182,9 +185,15 @@ class ApprovalNode(AskNode):
     on_other: str | None = None
     other_key: str | None = None
     other_as: str | None = None
+    #: option → other words that mean it (``approve: [y, yes, lgtm]``)
+    aliases: dict[str, list[str]] = Field(default_factory=dict)
 
     def edges(self) -> list[Edge]:
         return self._edges(routes=self.routes, other=self.on_other)
+
+    def alias_words(self) -> dict[str, str]:
+        """Each alias, casefolded, and the option it means."""
+        return {word.casefold(): option for option, words in self.aliases.items() for word in words}
 
     def state_keys(self) -> set[str]:
         keys = super().state_keys()

@@ -65,6 +65,9 @@ class RunState(Model):
     failure_reason: str = ""
     #: the node that faulted last
     last_fault_node: str = ""
+    #: processes a node's commands left running that the engine ended, one
+    #: line each: ``a process the coder started outlived its node and was ended: CMD``
+    processes_ended: list[str] = Field(default_factory=list)
 
 
 #: The keys the engine records itself, in every state.

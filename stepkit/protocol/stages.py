@@ -379,7 +379,11 @@ def handoff(ctx: StageContext) -> Outcome:
         changed_files=state.get("changed_files", []),
         fix_attempts=state.get("fix_attempts", 0),
         max_fix_attempts=step_fix_budget(state),
-        deviations=[*state.get("scope_deviations", []), *state.get("tamper_flags", [])],
+        deviations=[
+            *state.get("scope_deviations", []),
+            *state.get("tamper_flags", []),
+            *state.get("processes_ended", []),
+        ],
         criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],
     )

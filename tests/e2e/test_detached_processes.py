@@ -79,6 +79,14 @@ def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_pat
         )
     assert "kept the output open" not in json.dumps(result.data)
 
+    # named where the user looks: the final question (and so the output) and the handoff
+    who = "the build gate" if who == "build" else "the coder"
+    named = f"a process {who} started outlived its node and was ended: sleep 300"
+    assert named in result.data["pending"]["question"], result.data["pending"]["question"]
+    assert named in result.output
+    deviations = project.handoff(1).read_text().split("## Deviations", 1)[1].split("\n## ", 1)[0]
+    assert f"- Recorded by stepkit: {named}" in deviations, deviations
+
 
 def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
     from stepkit.workspace import process

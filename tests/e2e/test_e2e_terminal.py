@@ -183,7 +183,7 @@ def test_on_a_terminal_verbose_shows_every_node_live_and_asks_the_final_question
         assert "- format: NOT RUN (no command; this is NOT evidence that format passed)" in question
         assert any(line.startswith("- tests: PASS (") for line in question)
         assert question[-2:] == [
-            "Options: approve / revise / reject / abort — or type your own text",
+            "Options: approve / revise / reject / abort — or comments of two words or more",
             ">",
         ], screen
         assert re.search(r"- tests: \x1b\[[0-9;]*32mPASS", term.text)  # in green
@@ -209,9 +209,32 @@ def test_a_slip_typed_at_the_final_question_is_asked_again_never_sent_to_the_cod
     try:
         term.read_until(r"Options: approve / revise / reject / abort.*\n> ")
         term.type("aprove\n")
+        term.read_until(r"'aprove' is not an option: did you mean approve\? \(answer one of")
+        term.read_until(r"> ")
+        term.type("y\n")  # the natural reply to "did you mean approve?"
+        assert term.wait() == 0
+    finally:
+        term.kill()
+    assert "STEP_COMPLETE" in term.screen.split("> y", 1)[1]
+    assert not (project.state_dir / "coder_prompt_1.txt").exists()  # one coder round only
+
+
+def test_one_word_at_the_final_question_is_refused_and_comments_are_confirmed(tmp_path):
+    project = make_project(tmp_path)
+    term = Terminal(run_argv(project), project.root, project.env())
+    try:
+        term.read_until(r"Options: approve / revise / reject / abort.*\n> ")
+        for word in ("no", "quit", "nope"):
+            term.type(f"{word}\n")
+            term.read_until(rf"'{word}' is not an option \(answer one of approve, revise, reject")
+            term.read_until(r"> ")
+        term.type("rename mul please\n")
         term.read_until(
-            r"Did you mean approve\? Type the option in full, or comments of two words or more\."
+            r"Your comments:\n  rename mul please\nsend these comments to the coder\? \[y/N\]"
         )
+        term.read_until(r"> ")
+        term.type("\n")  # the default is no: nothing is sent
+        term.read_until(r"Not sent\. Answer one of approve, revise, reject, abort")
         term.read_until(r"> ")
         term.type("approve\n")
         assert term.wait() == 0

@@ -195,8 +195,8 @@ def test_gate_user_review_revise_asks_get_revision_then_loops_back(project):
     assert at_revision.pending["options"] == []
     assert '--answer "<your answer>"' in at_revision.output
 
-    still = resume(project, at_review.run_id, "   ")  # non-empty is required
-    assert_paused_at(still, "get_revision")
+    with pytest.raises(UsageError, match="an empty answer is not accepted.*nothing changed"):
+        resume(project, at_review.run_id, "   ")  # non-empty is required
     again = resume(project, at_review.run_id)  # no answer, no TTY: pauses again
     assert_paused_at(again, "get_revision")
 

@@ -168,11 +168,25 @@ def test_an_empty_command_is_a_crash_with_a_clear_text(project):
     assert "names no command" in result.text
 
 
-def test_find_sentinel_needs_its_own_line():
-    assert find_sentinel("done\nCODER_COMPLETE\n") == "CODER_COMPLETE"
-    assert find_sentinel("`CODER_REJECTED`") == "CODER_REJECTED"
-    assert find_sentinel("say CODER_COMPLETE when done") is None
-    assert find_sentinel("CODER_COMPLETE\nCODER_FAILED") == "CODER_FAILED"
+@pytest.mark.parametrize(
+    "text, word, reason",
+    [
+        ("done\nCODER_COMPLETE\n", "CODER_COMPLETE", None),
+        ("`CODER_REJECTED`", "CODER_REJECTED", None),
+        ("say CODER_COMPLETE when done", None, None),
+        ("CODER_COMPLETE\nCODER_FAILED", "CODER_FAILED", None),
+        ("CODER_FAILED: tests still red", "CODER_FAILED", "tests still red"),
+        ("CODER_REJECTED - out of scope", "CODER_REJECTED", "out of scope"),
+        ("**CODER_FAILED**: lint is red.", "CODER_FAILED", "lint is red."),
+        ("  > ## CODER_FAILED — no network", "CODER_FAILED", "no network"),
+        ("CODER_FAILED: x\nnow say CODER_COMPLETE", "CODER_FAILED", "x"),
+        ("CODER_COMPLETED", None, None),
+        ("- CODER_FAILED: tests red\nexit 0 anyway", "CODER_FAILED", "tests red"),
+    ],
+)
+def test_a_sentinel_is_a_line_that_starts_with_it_and_the_last_one_wins(text, word, reason):
+    found = find_sentinel(text)
+    assert (found.word if found else None, found.reason if found else None) == (word, reason)
 
 
 def test_a_command_reports_its_usage_through_the_usage_file_and_the_run_counts_it(project):

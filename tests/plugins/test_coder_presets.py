@@ -31,9 +31,19 @@ def transcript(cli: str, scenario: str) -> dict:
     return json.loads((TRANSCRIPTS / f"{cli}-{version}" / f"{scenario}.json").read_text())
 
 
-def replay(cli: str, scenario: str, tmp_path: Path):
-    """The preset's reading of a recorded run: (CoderResult, Parsed)."""
+def replay(cli: str, scenario: str, tmp_path: Path, said: str | None = None):
+    """The preset's reading of a recorded run: (CoderResult, Parsed);
+    ``said``: what the model wrote in place of its sentinel."""
     t = transcript(cli, scenario)
+    if said is not None:  # JSON-escaped in the CLI's JSON lines
+        escaped = json.dumps(said)[1:-1]
+        t["output"] = "".join(
+            line.replace("CODER_COMPLETE", escaped if line.lstrip().startswith("{") else said)
+            for line in t["output"].splitlines(keepends=True)
+        )
+        t["scratch_files"] = {
+            name: text.replace("CODER_COMPLETE", said) for name, text in t["scratch_files"].items()
+        }
     scratch = tmp_path / "scratch"
     scratch.mkdir(exist_ok=True)
     for name, text in t["scratch_files"].items():
@@ -101,6 +111,24 @@ def test_token_counts_as_each_cli_reports_them(tmp_path):
     )
     opencode = replay("opencode", "success", tmp_path)[0].usage
     assert opencode.cache_read_tokens == 500 and opencode.cost_usd > 0
+
+
+@pytest.mark.parametrize("cli", list(PRESETS))
+@pytest.mark.parametrize(
+    "said, sentinel, reason",
+    [
+        ("CODER_FAILED: tests still red", "CODER_FAILED", "tests still red"),
+        ("CODER_FAILED: tests still red\n\nAll done, it works.", "CODER_FAILED", "tests still red"),
+        ("**CODER_REJECTED** - out of scope", "CODER_REJECTED", "out of scope"),
+        ("CODER_COMPLETE\n\nOn second thought:\nCODER_FAILED", "CODER_FAILED", None),
+    ],
+)
+def test_a_sentinel_line_and_its_reason_are_read_from_every_cli_s_final_text(
+    cli, said, sentinel, reason, tmp_path
+):
+    result, _ = replay(cli, "success", tmp_path, said=said)
+    assert (result.sentinel, result.sentinel_reason) == (sentinel, reason), result.text
+    assert not result.sentinel_inferred
 
 
 @pytest.mark.parametrize("cli", list(PRESETS))

@@ -7,6 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
+from stepkit.engine.answers import Reading, Rejected, Slip, read_answer, slips
 from stepkit.plugins import ask
 from stepkit.records import Paused, Question
 
@@ -14,8 +15,9 @@ APPROVAL = Question(
     node="gate_user_review",
     kind="approval",
     text="Approve step 1?",
-    options=["approve", "revise"],
+    options=["approve", "revise", "reject", "abort"],
     allow_other=True,
+    aliases={"y": "approve", "yes": "approve", "lgtm": "approve"},
 )
 STRICT = Question(
     node="gate_blocked", kind="approval", text="Proceed anyway?", options=["yes", "no"]
@@ -35,7 +37,7 @@ def reader(*lines: str):
 
 
 def console() -> Console:
-    return Console(file=io.StringIO(), width=100)
+    return Console(file=io.StringIO(), width=200)
 
 
 def test_a_given_answer_is_used_for_its_node_only():
@@ -70,16 +72,35 @@ def test_prompt_shows_the_options_and_insists_on_a_valid_answer():
     assert ask.prompt(STRICT, console=out, read=reader("maybe", "", "YES")) == "YES"
     text = out.file.getvalue()
     assert "gate_blocked" in text and "Proceed anyway?" in text and "Options: yes / no" in text
-    assert text.count("Please answer one of: yes, no") == 2
+    assert "'maybe' is not an option (answer one of yes, no)" in text
+    assert "An empty answer is not an option (answer one of yes, no)" in text
 
 
-def test_prompt_takes_free_text_where_allowed_and_non_empty_input():
+def test_prompt_sends_comments_only_once_confirmed_and_refuses_one_word():
+    out = console()
+    lines = reader("nope", "fix the docstring", "n", "add a test", "y")
+    assert ask.prompt(APPROVAL, console=out, read=lines) == "add a test"
+    text = out.file.getvalue()
+    assert "Options: approve / revise / reject / abort — or comments of two words or more" in text
     assert (
-        ask.prompt(APPROVAL, console=console(), read=reader("add a docstring")) == "add a docstring"
-    )
+        "'nope' is not an option (answer one of approve, revise, reject, abort, "
+        "or comments of two words or more)"
+    ) in text
+    assert text.count("send these comments to the coder? [y/N]") == 2
+    assert "Your comments:\n  fix the docstring\n" in text and "Not sent. Answer one of" in text
+
+
+def test_prompt_takes_non_empty_input_and_a_yes_word_for_its_option():
     out = console()
     assert ask.prompt(INPUT, console=out, read=reader("", "rename it")) == "rename it"
-    assert "An answer is needed." in out.file.getvalue()
+    assert "An empty answer is not accepted" in out.file.getvalue()
+    assert ask.prompt(APPROVAL, console=console(), read=reader("y")) == "y"
+
+
+def test_end_of_input_at_the_confirmation_pauses_at_the_question():
+    with pytest.raises(Paused) as info:
+        ask.prompt(APPROVAL, console=console(), read=reader("fix the docstring"))
+    assert info.value.question == APPROVAL
 
 
 def test_end_of_input_at_the_prompt_pauses():
@@ -102,6 +123,39 @@ def test_end_of_input_at_the_prompt_pauses():
     ],
 )
 def test_a_one_word_answer_within_two_edits_of_an_option_is_a_slip(answer, meant):
-    from stepkit.engine.asking import slips
-
     assert slips(answer, ["approve", "revise", "reject", "abort"]) == meant
+
+
+@pytest.mark.parametrize(
+    "answer, route",
+    [
+        ("approve", "approve"),
+        ("  APPROVE ", "approve"),
+        ("approve.", "approve"),
+        ("**Reject**", "reject"),
+        ("Y", "approve"),
+        ("lgtm!", "approve"),
+        ("fix the docstring", "other"),
+        ("approve it now", "other"),
+    ],
+)
+def test_an_option_however_typed_an_alias_or_a_sentence_is_read(answer, route):
+    assert read_answer(APPROVAL, answer) == Reading(route, answer)
+
+
+@pytest.mark.parametrize(
+    "answer", ["no", "n", "q", "quit", "exit", "nope", "sure", "", "documentation"]
+)
+def test_any_other_one_word_answer_is_refused_with_the_options(answer):
+    with pytest.raises(Rejected) as info:
+        read_answer(APPROVAL, answer)
+    assert (
+        "answer one of approve, revise, reject, abort, or comments of two words" in info.value.note
+    )
+
+
+def test_other_as_takes_what_is_no_option_but_never_a_slip():
+    lenient = STRICT.model_copy(update={"other_as": "no", "allow_other": True})
+    assert read_answer(lenient, "perhaps later").route == "no"
+    with pytest.raises(Slip):
+        read_answer(lenient, "yse")

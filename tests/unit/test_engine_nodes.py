@@ -12,6 +12,7 @@ import pytest
 
 import stepkit
 from stepkit.api import RunResult, resume_run, run_step
+from stepkit.errors import UsageError
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.workspace.store import store_dir
 from tests.support.graph_helpers import RELEASE, stage_runner, write_graph
@@ -197,12 +198,27 @@ def test_approval_other_as_and_unmatched_answer(project):
     assert run(project, as_no, answers={"ask": "maybe"}).exit_code == 1
     strict = {"ask": {**as_no["ask"], "other_as": None}}
     strict["ask"].pop("other_as")
-    paused = run(project, strict, answers={"ask": "maybe"})
+    with pytest.raises(UsageError, match="'maybe' is not an option .answer one of yes, no."):
+        run(project, strict, answers={"ask": "maybe"})  # refused before the run starts
+
+    class Answers:  # a plugin's answer is refused by the engine, which asks again
+        @stepkit.hookimpl
+        def stepkit_ask(self, question):
+            return "maybe"
+
+    pm = get_plugin_manager(builtins=["stepkit.plugins.ask"])
+    pm.register(Answers())
+    paused = run_step(
+        project_dir=project,
+        graph=write_graph(project, strict),
+        pm=pm,
+        stage_runner=stage_runner,
+    )
     assert paused.outcome == "PAUSED" and paused.pending["node"] == "ask"
-    assert paused.pending["note"] == "'maybe' is not one of the options"
+    assert paused.pending["note"] == "'maybe' is not an option (answer one of yes, no)"
     assert (
         paused.output.splitlines()[1]
-        == "The answer was not accepted: 'maybe' is not one of the options."
+        == "The answer was not accepted: 'maybe' is not an option (answer one of yes, no)."
     )
 
 

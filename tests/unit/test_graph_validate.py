@@ -347,6 +347,20 @@ def test_each_node_is_its_kinds_model_and_round_trips_through_the_union():
             id="other-as-not-option",
         ),
         pytest.param(
+            {
+                "a": {
+                    "kind": "approval",
+                    "question": "ok?",
+                    "options": ["yes", "no"],
+                    "routes": {"yes": "end_success", "no": "end_success"},
+                    "aliases": {"yes": ["y", "No"]},
+                }
+            },
+            {},
+            "graph bad.yaml: node 'a' aliases: 'no' is an option or listed twice",
+            id="alias-is-an-option",
+        ),
+        pytest.param(
             {"a": {**SCRIPT, "edge_labels": {"sideways": "x"}}},
             {},
             "graph bad.yaml: node 'a' edge_labels.sideways: no such edge",

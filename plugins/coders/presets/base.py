@@ -11,7 +11,8 @@ turns the tool's own output into the same :class:`CoderResult`: the result
 text, errors, tokens, cost and session id where the tool reports them.  A
 crash of the process wins; then the tool's own report that the work failed
 whatever the reply says (aider's edits that never applied, opencode stopping
-before it answered); then a sentinel line in the tool's final text; then the
+before it answered); then the last line of the tool's final text that starts
+with a sentinel (:func:`~stepkit.plugins.coders.results.find_sentinel`); then the
 tool's errors (CODER_FAILED); then the exit code.  Notices of errors the tool
 retried and warnings are shown, never failures.
 
@@ -34,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from stepkit.plugins.coders.results import find_sentinel, generic_result
+from stepkit.plugins.coders.results import Sentinel, find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.process import ProcessResult
@@ -153,25 +154,26 @@ class Preset:
                 cost_usd=parsed.cost_usd,
                 session_id=parsed.session_id,
             )
-        sentinel = find_sentinel(parsed.text)
+        found = find_sentinel(parsed.text)
         note = None
         if parsed.failed:
             note = f"[stepkit: {self.name} {parsed.failed}" + (
-                f"; its reply said {sentinel}]" if sentinel else "]"
+                f"; its reply said {found.word}]" if found else "]"
             )
-            sentinel = "CODER_FAILED"
-        elif sentinel is None:
+            found = Sentinel("CODER_FAILED")
+        elif found is None:
             if parsed.errors or run.exit_code != 0:
-                sentinel = "CODER_FAILED"
+                found = Sentinel("CODER_FAILED")
                 note = f"[stepkit: no sentinel; {self.name} reported an error (exit code {run.exit_code})]"
             else:
-                sentinel = "CODER_COMPLETE"
+                found = Sentinel("CODER_COMPLETE")
                 note = f"[stepkit: no sentinel; {self.name} finished without error]"
         errors = "\n".join(f"error: {e}" for e in parsed.errors)
         notes = "\n".join(f"[{self.name}: {n}]" for n in parsed.notes)
         text = "\n".join(p for p in (parsed.text.strip(), errors, notes, note) if p)
         return CoderResult(
-            sentinel=sentinel,
+            sentinel=found.word,
+            sentinel_reason=found.reason,
             sentinel_inferred=note is not None,
             text=text,
             exit_code=run.exit_code,

@@ -156,6 +156,7 @@ def _flag_lines(state: dict[str, Any]) -> list[str]:
     for key, title in (
         ("tamper_flags", "Tamper flags (signs that verification was weakened):"),
         ("scope_deviations", "Scope deviations (recorded by stepkit):"),
+        ("processes_ended", "Processes that outlived their node (ended by stepkit):"),
     ):
         if state.get(key):
             lines.append(title)

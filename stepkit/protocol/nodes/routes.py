@@ -84,10 +84,9 @@ def route_coder_result(ctx: StageContext) -> Outcome:
         return Outcome(route="CODER_COMPLETE", updates=rounds)
     if sentinel == "CODER_REJECTED":
         # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
-        return Outcome(
-            route="REJECTED / FAILED",
-            updates={**rounds, "rejected_at": "the coder's own plan-approval gate"},
-        )
+        reason = result.get("sentinel_reason")
+        where = f"the coder: {reason}" if reason else "the coder's own plan-approval gate"
+        return Outcome(route="REJECTED / FAILED", updates={**rounds, "rejected_at": where})
     return Outcome(
         route="REJECTED / FAILED", updates={**rounds, "failure_reason": _coder_failure(result)}
     )
@@ -97,6 +96,8 @@ def _coder_failure(result: dict[str, Any]) -> str:
     """Why a coder result that is neither complete nor rejected ends the run."""
     if result.get("sentinel") != "CODER_FAILED":
         return "no recognizable sentinel in the coder's output"
+    if result.get("sentinel_reason"):
+        return f"the coder failed: {result['sentinel_reason']}"
     if not result.get("sentinel_inferred"):
         return "coder fix-loop exhausted"
     code = result.get("exit_code")
