@@ -8,6 +8,7 @@ that the detached process is gone before it passes."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -84,7 +85,8 @@ def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_pat
     named = f"a process {who} started outlived its node and was ended: sleep 300"
     assert named in result.data["pending"]["question"], result.data["pending"]["question"]
     assert named in result.output
-    deviations = project.handoff(1).read_text().split("## Deviations", 1)[1].split("\n## ", 1)[0]
+    draft = Path(result.data["handoff_draft"])  # the handoff, until it is approved
+    deviations = draft.read_text().split("## Deviations", 1)[1].split("\n## ", 1)[0]
     assert f"- Recorded by stepkit: {named}" in deviations, deviations
 
 
