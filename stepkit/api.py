@@ -895,6 +895,24 @@ def _check_up_front(
     pm.hook.stepkit_configure(config=config, settings=settings)
     _check_delegates(pm, settings, disabled)
     _check_engine(pm, settings, disabled)
+    _check_sandbox(config)
+
+
+def _check_sandbox(config: Any) -> None:
+    """Say when the coder cannot be confined here (it then runs unconfined,
+    and each run carries a tamper flag saying so).
+
+    :raises UsageError: ``[sandbox] required = true``; nothing was run."""
+    import sys
+
+    from stepkit.workspace.sandbox import unavailable
+
+    why = unavailable()
+    if why is None:
+        return
+    if config.sandbox.required:
+        raise UsageError(f"[sandbox] required = true, but the coder cannot be confined: {why}")
+    print(f"stepkit: warning: the coder will run unconfined: {why}", file=sys.stderr)
 
 
 def _stages_ahead(graph: Any, node: str) -> list[str]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from stepkit.workspace import supervision
+from stepkit.workspace import sandbox, supervision
 from stepkit.workspace.redact import Redactor
 from stepkit.workspace.supervision import DetachedProcess
 
@@ -161,15 +161,20 @@ def run(
                 if watch is not None and watch.stopping:
                     raise _Refused
                 since = supervision.mark()
-                proc = subprocess.Popen(
+                argv, run_env = _confined(
                     command,
-                    shell=True,
-                    cwd=cwd,
-                    env={
+                    cwd,
+                    {
                         **(os.environ if env is None else env),
                         **(watch.env if watch else {}),
                         supervision.TOKEN_VARIABLE: token,
                     },
+                )
+                proc = subprocess.Popen(
+                    argv,
+                    shell=isinstance(argv, str),
+                    cwd=cwd,
+                    env=run_env,
                     stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
@@ -209,6 +214,17 @@ def run(
         log=str(log_path) if log_path is not None else None,
         detached=detached,
     )
+
+
+def _confined(
+    command: str, cwd: Path, env: dict[str, str]
+) -> tuple[str | list[str], dict[str, str]]:
+    """The command as it starts: in the sandbox of the thread's policy, if
+    one is set (:mod:`stepkit.workspace.sandbox`), else through the shell."""
+    policy = sandbox.current()
+    if policy is None:
+        return command, env
+    return policy.wrap(command, Path(cwd), env)
 
 
 def signal_of(exit_code: int | None) -> int | None:

@@ -327,6 +327,9 @@ def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
             f'lint = "{PY} lint.py"\n'
             f'build = "{PY} -m py_compile calc.py"\n'
             f'test = "{PY} check.py"\n'
+            # the coder script keeps its counters and prompts in the suite's state dir,
+            # outside the project: writable only because the project says so
+            f"[sandbox]\nwritable = [{json.dumps(str(state_dir))}]\n"
         ),
         "plans/NOTES.md": "# Notes\n\n- calc is a tiny module.\n",
         "plans/steps/01-mul.md": plan(1, "Add mul", []),
