@@ -9,7 +9,7 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
-``pristine_cost``, ``verify_demo`` and ``parallel``.
+``pristine_cost``, ``verify_demo``, ``parallel`` and ``sandbox_cost``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -518,6 +518,27 @@ def pristine_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- the sandbox's cost per command (bench/sandbox_cost.py) --------------------------
+
+
+def sandbox_rows(f: dict) -> list[dict]:
+    """A confined start against the same command unconfined."""
+    if not f["available"]:
+        return [row("10 sandbox: extra time per command start", f"no sandbox: {f['why']}")]
+    extra = f["extra_ms"]
+    return [
+        row(
+            "10 sandbox: extra time per command start (`true`)",
+            f"{f['confined_ms']:.1f} ms",
+            f"{f['plain_ms']:.1f} ms unconfined",
+            f["ratio"],
+            "< 50 ms more",
+            extra < 50,
+            extra_ms=extra,
+        )
+    ]
+
+
 # -- independent steps side by side (bench/parallel.py) ------------------------------
 
 
@@ -608,6 +629,7 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
     (("pristine_cost",), pristine_rows),
     (("verify_demo",), verify_demo_rows),
     (("parallel",), parallel_rows),
+    (("sandbox_cost",), sandbox_rows),
 )
 
 
@@ -648,6 +670,7 @@ def main(argv: list[str] | None = None) -> int:
     import parallel
     import plan_scale
     import pristine_cost
+    import sandbox_cost
     import startup
     import verify_demo
 
@@ -666,6 +689,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("parallel", parallel),
                 ("pristine_cost", pristine_cost),
                 ("verify_demo", verify_demo),
+                ("sandbox_cost", sandbox_cost),
             )
         }
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -682,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
         "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
         "verify_demo": lambda: verify_demo.run(**options.get("verify_demo", {})),
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
+        "sandbox_cost": lambda: sandbox_cost.run(**options.get("sandbox_cost", {})),
     }
     unknown = set(args.only or areas) - set(areas)
     if unknown:

@@ -3,7 +3,7 @@ the code under test are confined (:mod:`stepkit.workspace.sandbox`)."""
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, StrictBool, field_validator
 
 from stepkit.models import Model
 
@@ -21,8 +21,8 @@ class SandboxSettings(Model):
 
     model_config = ConfigDict(extra="forbid")
 
-    required: bool = False
-    network: bool = True
+    required: StrictBool = False
+    network: StrictBool = True
     writable: list[str] = Field(default_factory=list, max_length=64)
     readable: list[str] = Field(default_factory=list, max_length=64)
 
