@@ -17,6 +17,7 @@ import re
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.scope.tree import text_of
+from stepkit.workspace.store import GIT_SUBDIR, STORE_NAME
 
 _TEST_PATH = lazy_compile(
     r"(^|/)(tests?|spec|specs|__tests__)/"
@@ -72,7 +73,8 @@ def file_flags(
 #: its records (the run store, its state directory).
 _JUDGE_MARKS = lazy_compile(
     r"\bSTEPKIT_[A-Z0-9_]+|\bPYTEST_ADDOPTS\b|--junitxml\b|\bXDG_STATE_HOME\b"
-    r"|\.local/state/stepkit\b|(?:^|[^\w.])\.stepkit\b|\.git/stepkit\b"
+    r"|\.local/state/stepkit\b"
+    rf"|(?:^|[^\w.]){re.escape(STORE_NAME)}\b|\.git/{re.escape(GIT_SUBDIR)}\b"
 )
 #: Lines named in one file's judge's-marks flags at most.
 _MARKS_NAMED = 3
