@@ -301,75 +301,68 @@ def _base_args() -> list[str]:
     return [_bwrap() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
 
+#: How a path is shown, in the order of the kinds at one depth.
+HIDDEN, READABLE, WRITABLE, PROTECTED = "hidden", "readable", "writable", "protected"
+
+
+def layers(policy: Policy, tree: Path) -> list[tuple[str, Path]]:
+    """The policy's paths, each with how it is shown, outermost first: what
+    lies inside another path is laid over it afterwards, so the run store
+    inside the project's .git is hidden in a writable tree, a report
+    directory inside the run store is writable, stepkit's installation
+    inside the tree is read-only."""
+    kinds = {HIDDEN: policy.hidden, READABLE: policy.readable, PROTECTED: policy.protected}
+    kinds[WRITABLE] = (Path(os.path.realpath(tree)), policy.private, *policy.writable)
+    order = (HIDDEN, READABLE, WRITABLE, PROTECTED)
+    found = {(kind, Path(path)) for kind, paths in kinds.items() for path in paths}
+    return sorted(found, key=lambda item: (len(item[1].parts), order.index(item[0]), item[1]))
+
+
 def bwrap_args(policy: Policy, tree: Path) -> list[str]:
     """bwrap's arguments up to the command: the whole filesystem read-only,
-    the hidden paths replaced, the readable ones shown again, the writable
-    ones bound back, the protected
-    ones read-only again.  Later mounts lie over earlier ones, so a hidden
-    path inside a writable one (the run store inside the project's .git) is
-    hidden again after the binds."""
-    tree = Path(os.path.realpath(tree))
-    writable = [tree, policy.private, *policy.writable]
-    args = [*_base_args(), "--unshare-pid", "--die-with-parent", "--new-session"]
+    then each of :func:`layers` mounted over it (later mounts lie over
+    earlier ones)."""
+    # no --new-session: the command already leads a session with no terminal
+    # (process.run), and one more would hand bwrap's init to stepkit as a detached process
+    args = [*_base_args(), "--unshare-pid", "--die-with-parent"]
     if not policy.network:
         args.append("--unshare-net")
-    args += _hide(policy.hidden)
-    for path in policy.readable:
-        args += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
-    args += _hide(h for h in policy.hidden if any(_under(h, w) and h != w for w in writable))
-    for path in policy.protected:
-        if any(_under(path, w) for w in writable):
-            args += ["--ro-bind", str(path), str(path)]
-    return [*args, "--chdir", str(tree), "--"]
-
-
-def _hide(paths: Iterable[Path]) -> list[str]:
-    args: list[str] = []
-    for path in paths:
-        if path.is_dir() and not path.is_symlink():
+    for kind, path in layers(policy, tree):
+        if kind == HIDDEN and path.is_dir() and not path.is_symlink():
             args += ["--tmpfs", str(path)]
-        else:
+        elif kind == HIDDEN:
             args += ["--ro-bind", "/dev/null", str(path)]
-    return args
-
-
-def _under(path: Path, parent: Path) -> bool:
-    return path == parent or parent in path.parents
+        else:
+            args += ["--bind" if kind == WRITABLE else "--ro-bind", str(path), str(path)]
+    return [*args, "--chdir", str(Path(os.path.realpath(tree))), "--"]
 
 
 # -- macOS ----------------------------------------------------------------------
 
 
 def sbpl_profile(policy: Policy, tree: Path) -> str:
-    """The ``sandbox-exec`` profile of one confined command: reads allowed
-    but of the hidden paths (and unix sockets under them), writes only to
-    the tree, the private directory, the writable paths and the terminal
-    devices; the network unless the policy drops it.  The last rule that
-    matches wins, so the order is that of :func:`bwrap_args`' mounts."""
-    writable = [Path(tree), policy.private, *policy.writable]
-    inner = [h for h in policy.hidden if any(_under(h, w) and h != w for w in writable)]
+    """The ``sandbox-exec`` profile of one confined command: reads allowed,
+    writes only to the terminal devices; then each of :func:`layers` as a
+    rule (the last rule that matches wins, as the last mount does in
+    :func:`bwrap_args`): a hidden path can be neither read nor written nor
+    connected to as a unix socket.  No network unless the policy keeps it."""
 
-    def paths(items: Iterable[Path]) -> str:
-        return " ".join(f"(subpath {_sbpl_string(str(p))})" for p in items)
+    def subpath(path: Path) -> str:
+        return f"(subpath {_sbpl_string(str(path))})"
 
+    rules = {
+        HIDDEN: "(deny file-read* file-write* {0})\n(deny network-outbound (remote unix-socket {0}))",
+        READABLE: "(allow file-read* {0})",
+        WRITABLE: "(allow file-read* file-write* {0})",
+        PROTECTED: "(deny file-write* {0})",
+    }
     lines = [
         "(version 1)",
         "(allow default)",
         "(deny file-write*)",
         '(allow file-write* (literal "/dev/null") (literal "/dev/tty") (regex #"^/dev/fd/"))',
+        *(rules[kind].format(subpath(path)) for kind, path in layers(policy, tree)),
     ]
-    if policy.hidden:
-        lines.append(f"(deny file-read* file-write* {paths(policy.hidden)})")
-        lines.append(f"(deny network-outbound (remote unix-socket {paths(policy.hidden)}))")
-    lines.append(f"(allow file-read* file-write* {paths(writable)})")
-    if inner:
-        lines.append(f"(deny file-read* file-write* {paths(inner)})")
-    if policy.readable:
-        lines.append(f"(allow file-read* {paths(policy.readable)})")
-    if policy.protected:
-        lines.append(f"(deny file-write* {paths(policy.protected)})")
     if not policy.network:
         lines.append("(deny network*)")
     return "\n".join(lines) + "\n"

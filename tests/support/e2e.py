@@ -183,6 +183,15 @@ class Project:
         """The ``--coder`` spec of the coder script (its actions: :meth:`coder_actions`)."""
         return f"command:{PY} {self.state_dir / 'coder.py'}"
 
+    def allow_writes(self, *paths: Path) -> None:
+        """Let the sandboxed coder and gates also write ``paths`` (a test's
+        counters outside the project), as a project would: ``[sandbox] writable``."""
+        config = self.root / "stepkit.toml"
+        text = config.read_text()
+        line = next(line for line in text.splitlines() if line.startswith("writable = "))
+        listed = [*json.loads(line.removeprefix("writable = ")), *map(str, paths)]
+        config.write_text(text.replace(line, f"writable = {json.dumps(listed)}"))
+
     def plan_status(self, step: int) -> str:
         path = next((self.plans / "steps").glob(f"{step:02d}-*.md"))
         for line in path.read_text().splitlines():

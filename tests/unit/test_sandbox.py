@@ -37,9 +37,19 @@ def test_bwrap_hides_then_binds_then_hides_what_lies_inside_the_tree(tmp_path):
     assert "--unshare-pid" in args and "--die-with-parent" in args and "--unshare-net" in args
     # the private dir lies inside the hidden state dir: bound after it is hidden
     assert text.index(f"--tmpfs {state}") < text.index(f"--bind {given.private}")
-    # the run store lies inside the tree: hidden again after the tree is bound
-    assert text.index(f"--bind {tree} {tree}") < text.rindex(f"--tmpfs {store}")
+    # the run store lies inside the tree: hidden after the tree is bound
+    assert text.index(f"--bind {tree} {tree}") < text.index(f"--tmpfs {store}")
     assert args[-3:] == ["--chdir", str(tree), "--"]
+
+
+def test_bwrap_binds_a_report_dir_inside_the_hidden_run_store_after_hiding_it(tmp_path):
+    tree = tmp_path / "tree"
+    store = tree / ".git" / "stepkit"
+    report = store / "main" / "runs" / "r" / "logs" / "tests-1.report"
+    report.mkdir(parents=True)
+    args = " ".join(sandbox.bwrap_args(policy(tmp_path, hidden=(store,), writable=(report,)), tree))
+    assert args.index(f"--bind {tree} {tree}") < args.index(f"--tmpfs {store}")
+    assert args.index(f"--tmpfs {store}") < args.index(f"--bind {report} {report}")
 
 
 def test_bwrap_keeps_stepkits_installation_read_only_inside_the_tree(tmp_path):
@@ -71,27 +81,36 @@ def test_a_wrapped_command_writes_its_tree_and_nothing_else(tmp_path):
 
 def test_the_sbpl_profile_denies_writes_but_to_the_tree_and_hides_what_is_hidden(tmp_path):
     tree, state = tmp_path / "tree", tmp_path / "state"
+    store = tree / ".git" / "stepkit"
     given = policy(
         tmp_path,
         writable=(Path("/home/u/.codex"),),
         readable=(Path("/opt/shared"),),
-        hidden=(state, tree / ".git" / "stepkit"),
-        protected=(Path("/usr/lib/stepkit-venv"),),
+        hidden=(state, store),
+        protected=(tree / ".venv",),
         network=False,
     )
     lines = sandbox.sbpl_profile(given, tree).splitlines()
     assert lines[:3] == ["(version 1)", "(allow default)", "(deny file-write*)"]
-    hidden = f'(subpath "{state}") (subpath "{tree}/.git/stepkit")'
-    assert f"(deny file-read* file-write* {hidden})" in lines
-    assert f"(deny network-outbound (remote unix-socket {hidden}))" in lines
-    allow = next(line for line in lines if line.startswith("(allow file-read* file-write*"))
-    assert f'(subpath "{tree}") (subpath "{given.private}") (subpath "/home/u/.codex")' in allow
-    # later rules win: the store is hidden again after the tree is allowed
-    assert lines.index(allow) < lines.index(
-        f'(deny file-read* file-write* (subpath "{tree}/.git/stepkit"))'
-    )
+    for hidden in (state, store):
+        assert f'(deny file-read* file-write* (subpath "{hidden}"))' in lines
+        assert f'(deny network-outbound (remote unix-socket (subpath "{hidden}")))' in lines
+    for writable in (tree, given.private, Path("/home/u/.codex")):
+        assert f'(allow file-read* file-write* (subpath "{writable}"))' in lines
     assert '(allow file-read* (subpath "/opt/shared"))' in lines
-    assert '(deny file-write* (subpath "/usr/lib/stepkit-venv"))' in lines
+    # the last rule that matches wins: what lies inside comes after what holds it
+    order = [
+        f'(deny file-read* file-write* (subpath "{state}"))',
+        f'(allow file-read* file-write* (subpath "{given.private}"))',
+    ]
+    assert lines.index(order[0]) < lines.index(order[1])
+    order = [
+        f'(allow file-read* file-write* (subpath "{tree}"))',
+        f'(deny file-read* file-write* (subpath "{store}"))',
+        f'(deny file-write* (subpath "{tree / ".venv"}"))',
+    ]
+    assert lines.index(order[0]) < lines.index(order[1])
+    assert lines.index(order[0]) < lines.index(order[2])
     assert lines[-1] == "(deny network*)"
 
 
