@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import GOOD_MUL, PY, make_project
+from tests.support.e2e import GOOD_MUL, PY, make_project, unconfined_env
 
 BROKEN_ADD = "def add(a, b):\n    return a - b\n"
 UNCONFINED = "the coder ran unconfined"
@@ -193,20 +193,9 @@ def test_a_test_that_reads_the_judges_marks_is_a_flag_naming_the_line(tmp_path):
     )
 
 
-def failing_bwrap(tmp_path: Path) -> dict[str, str]:
-    """PATH with a bwrap first that cannot create its namespaces (as in a
-    container that forbids them)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-
-
 def test_without_a_sandbox_the_run_says_so_and_the_approval_is_flagged(tmp_path):
     project = make_project(tmp_path)
-    result = project.run(env=project.env(**failing_bwrap(tmp_path)))
+    result = project.run(env=project.env(**unconfined_env(tmp_path)))
     assert "the coder will run unconfined: bwrap cannot create its namespaces" in result.stderr
     assert result.code == 5, result.stdout + result.stderr
     assert UNCONFINED in result.data["pending"]["question"]
@@ -218,7 +207,7 @@ def test_a_required_sandbox_refuses_to_start_without_one(tmp_path):
     project = make_project(tmp_path)
     config = project.root / "stepkit.toml"
     config.write_text(config.read_text().replace("[sandbox]\n", "[sandbox]\nrequired = true\n"))
-    result = project.run(env=project.env(**failing_bwrap(tmp_path)), json_out=False)
+    result = project.run(env=project.env(**unconfined_env(tmp_path)), json_out=False)
     assert result.code == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert lines == [

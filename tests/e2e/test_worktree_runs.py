@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.files import state_home
-from tests.support.e2e import CALC, GOOD_MUL, HANDOFF, PY, WRONG_MUL, make_project
+from tests.support.e2e import CALC, GOOD_MUL, HANDOFF, PY, WRONG_MUL, make_project, sandbox_table
 from tests.support.waiting import SAFETY_S, wait_until
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
@@ -493,7 +493,8 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     (root / "src_calc.py").rename(root / "src" / "calc.py")
     (root / "check.py").write_text(SRC_CHECK)
     (root / "stepkit.toml").write_text(
-        '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n'
+        sandbox_table(project.state_dir)
+        + '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n'
     )
     (root / ".gitignore").write_text("__pycache__/\n.venv/\n")
     commit(root, "src layout")

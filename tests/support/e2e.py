@@ -318,6 +318,25 @@ class Result:
         return self.data.get("output") or ""
 
 
+def unconfined_env(tmp_path: Path) -> dict[str, str]:
+    """PATH with a ``bwrap`` first that cannot create its namespaces, as in a
+    container that forbids them: stepkit runs the coder unconfined (for the
+    defences that matter where there is no sandbox)."""
+    bin_dir = tmp_path / "no-sandbox-bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def sandbox_table(state_dir: Path) -> str:
+    """The ``[sandbox]`` table of a test project: the coder script keeps its
+    counters and prompts in the suite's state dir, outside the project,
+    which the sandbox lets it write only because the project says so."""
+    return f"[sandbox]\nwritable = [{json.dumps(str(state_dir))}]\n"
+
+
 def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
     """A git repo: calc.py, real lint/build/test commands, a three-step plan."""
     root = tmp_path / "project"
@@ -331,14 +350,11 @@ def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
         "check.py": CHECK,
         "lint.py": LINT,
         "stepkit.toml": (
-            "[commands]\n"
+            sandbox_table(state_dir) + "[commands]\n"
             'format = ""\n'
             f'lint = "{PY} lint.py"\n'
             f'build = "{PY} -m py_compile calc.py"\n'
             f'test = "{PY} check.py"\n'
-            # the coder script keeps its counters and prompts in the suite's state dir,
-            # outside the project: writable only because the project says so
-            f"[sandbox]\nwritable = [{json.dumps(str(state_dir))}]\n"
         ),
         "plans/NOTES.md": "# Notes\n\n- calc is a tiny module.\n",
         "plans/steps/01-mul.md": plan(1, "Add mul", []),
