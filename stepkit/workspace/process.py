@@ -1,7 +1,10 @@
 """Run a shell command the way every stepkit command runs: gates, external
 coders and reviewers, and the model's ``run_command`` tool.
 
-The command runs through the shell in its own process group (a new session).
+The command runs through the shell in its own process group (a new session);
+while a node that runs the coder's code has set a sandbox policy for the
+thread, inside that sandbox (:mod:`stepkit.workspace.sandbox`): this is
+the one place a confined command starts.
 Its stdout and stderr, merged, stream to an optional log file with secrets
 masked as they arrive (:class:`stepkit.workspace.redact.Redactor`: a secret or a
 PEM block split across reads, or inside a line longer than the line buffer,
