@@ -141,7 +141,7 @@ def widened(paths: Iterable[Path]) -> Iterator[None]:
     if policy is None:
         yield
         return
-    extra = tuple(Path(p) for p in paths if os.path.lexists(p))
+    extra = _existing(Path(p) for p in paths)
     reset = _POLICY.set(replace(policy, writable=(*policy.writable, *extra)))
     try:
         yield
