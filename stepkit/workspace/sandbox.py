@@ -109,7 +109,22 @@ class Policy:
         if self.system == "sandbox-exec":
             profile = sbpl_profile(self, Path(cwd))
             return ["sandbox-exec", "-p", profile, "/bin/sh", "-c", command], inner
-        return [*bwrap_args(self, Path(cwd)), "/bin/sh", "-c", command], inner
+        shell = ["/bin/sh", "-c", command]
+        env_tool = _signal_env()
+        if env_tool is None:
+            return [*bwrap_args(self, Path(cwd)), *shell], inner
+        # bwrap's outer process must outlive a stop signal to its group, or
+        # --die-with-parent would SIGKILL the command before its grace to clean up
+        # ends: it ignores them, and the command gets them back as it starts
+        signals = ",".join(_STOP_SIGNALS)
+        return [
+            env_tool,
+            f"--ignore-signal={signals}",
+            *bwrap_args(self, Path(cwd)),
+            env_tool,
+            f"--default-signal={signals}",
+            *shell,
+        ], inner
 
 
 _POLICY: ContextVar[Policy | None] = ContextVar("stepkit_sandbox", default=None)
@@ -178,6 +193,30 @@ def system() -> str | None:
     if sys.platform == "darwin":
         return "sandbox-exec" if shutil.which("sandbox-exec") else None
     return "bwrap" if _bwrap() else None
+
+
+#: The signals stepkit stops a command with (process.run, the engine's interrupts).
+_STOP_SIGNALS = ("TERM", "INT", "HUP")
+
+
+@functools.cache
+def _signal_env() -> str | None:
+    """coreutils' ``env`` when it can ignore signals for a program and give
+    them back (``--ignore-signal``, ``--default-signal``: coreutils 8.31);
+    else None."""
+    found = shutil.which("env")
+    if found is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [found, "--ignore-signal=TERM", found, "--default-signal=TERM", "true"],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found if probe.returncode == 0 else None
 
 
 @functools.cache
