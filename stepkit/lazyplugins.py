@@ -33,6 +33,7 @@ import fnmatch
 import functools
 import importlib
 import inspect
+import json
 import os
 from collections.abc import Callable, Iterable
 from types import ModuleType
@@ -213,11 +214,16 @@ def render_hooks(names: Iterable[str]) -> str:
         "HOOKS: dict[str, dict[str, dict[str, bool]]] = {",
     ]
     for name in names:
-        lines.append(f"    {name!r}: {{")
+        lines.append(f"    {_quoted(name)}: {{")
         lines += [
-            f"        {hook!r}: {options!r},"
+            f"        {_quoted(hook)}: {{{', '.join(f'{_quoted(k)}: {v!r}' for k, v in options.items())}}},"
             for hook, options in declared_hooks(importlib.import_module(name)).items()
         ]
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a string literal the way ``ruff format`` writes it (double quotes)."""
+    return json.dumps(text)
