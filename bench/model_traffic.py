@@ -63,7 +63,9 @@ from tests.support.messages_api import API_KEY, MessagesAPI
 TARGET_TEST_RUNS = 1
 #: the check the scripted coder runs before it answers (not the counted test command)
 CODER_CHECK = "python -c 'import textkit; print(textkit.slugify(\"Hello, World!\"))'"
-COUNTER_SCRIPT = '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed"\n'
+COUNTER_SCRIPT = (
+    '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed in 0.01s"\n'
+)
 PLAN = {
     "files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test_slug.py"],
     "risks": ["none"],
@@ -485,7 +487,7 @@ REALISTIC_ANSWERS: dict[str, Any] = {
 FAILING_ONCE = (
     '#!/bin/sh\nrun="$(dirname "$0")/test_runs.txt"\necho run >> "$run"\n'
     'if [ "$(wc -l < "$run")" -le 1 ]; then echo "FAILED tests/test_slug.py::test_empty_text"; '
-    'echo "1 failed, 3 passed"; exit 1; fi\necho "4 passed"\n'
+    'echo "1 failed, 3 passed in 0.01s"; exit 1; fi\necho "4 passed in 0.01s"\n'
 )
 
 

@@ -19,6 +19,7 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.projects.ci": {
         "stepkit_build_command": {},
         "stepkit_command_body": {},
+        "stepkit_detect_notes": {},
         "stepkit_gate_order": {},
         "stepkit_gate_source": {},
         "stepkit_lint_command": {},

@@ -182,3 +182,4 @@ def render_hooks(names: Iterable[str]) -> str:
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"
+

@@ -28,6 +28,8 @@ class CiCommand(NamedTuple):
     source: str
     #: the file and job it runs in (``.github/workflows/ci.yml:test``): commands of one job run in line order.
     job: str = ""
+    #: what CI calls it: the GitHub step's ``name``, the GitLab job's (``Run tests``, ``lint``)
+    title: str = ""
 
 
 #: Words that make a line CI-only: GitHub expressions and the runners' own variables.
@@ -177,7 +179,12 @@ def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCom
                 continue
             ci_vars = _ci_only_vars(root, job, step)
             into += [
-                CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
+                CiCommand(
+                    _in_dir(line, directory),
+                    f"{name}:{at}",
+                    f"{name}:{job_name}",
+                    _text(_get(step, "name")),
+                )
                 for line, at in _script_lines(run)
                 if _runnable(line) and not _uses(line, ci_vars)
             ]
@@ -228,7 +235,7 @@ def _gitlab(path: Path, project_dir: Path) -> list[CiCommand]:
         for entry in entries:
             if isinstance(entry, yaml.ScalarNode):
                 found += [
-                    CiCommand(line, f"{name}:{at}", f"{name}:{job_name}")
+                    CiCommand(line, f"{name}:{at}", f"{name}:{job_name}", job_name)
                     for line, at in _script_lines(entry)
                     if _runnable(line)
                 ]

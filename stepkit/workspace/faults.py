@@ -78,6 +78,10 @@ _RAN_WORDS = (
     "ran ",
     "example",
     "total",
+    "executed",
+    "assertions",
+    "passing",
+    "pass ",
 )
 _NO_TEST_WORDS = (
     "no test",
@@ -732,7 +736,7 @@ _NO_TESTS: tuple[_NoTests, ...] = (
 
 #: Signs that some runner in the output did run a test.
 _TESTS_RAN = _any_of(
-    r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in [\d.]+s",  # pytest
+    r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in\s+[\d.]+s",  # pytest
     r"^running [1-9]\d* tests?$",  # cargo
     r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))(?!.*\[no tests to run\])",  # go
     r"^\s*--- (?:PASS|FAIL): ",  # go -v
@@ -745,6 +749,13 @@ _TESTS_RAN = _any_of(
     r"^(?:ok|FAILED) \| [1-9]\d* passed|^(?:ok|FAILED) \| \d+ passed \| [1-9]",  # deno
     r"^\s*(?:Passed|Failed)!\s+- |Total tests: [1-9]",  # dotnet
     r"^OK \([1-9]\d* tests?|^Tests: [1-9]",  # phpunit
+    r"^[1-9]\d* runs, \d+ assertions, ",  # minitest (rake test, rails test)
+    r"Executed [1-9]\d* tests?, with |Test run with [1-9]\d* tests? ",  # swift: XCTest, swift-testing
+    r"^(?:# |ℹ )pass [1-9]",  # node --test (TAP, spec)
+    r"^Ran [1-9]\d* tests? across ",  # bun test
+    r"^\s*[1-9]\d* passing \(",  # mocha
+    r"^\s*✔ [1-9]\d* tests? passed",  # ava
+    r"^All tests passed \(\d+ assertions? in [1-9]",  # Catch2
 )
 _GO_PACKAGE = lazy_compile(
     r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$"
@@ -772,6 +783,14 @@ def no_tests_reason(output: str, exit_code: int | None) -> str | None:
     if _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)):
         return None  # another runner in the same output ran tests, or some failed
     return reason
+
+
+def tests_ran(output: str) -> bool:
+    """Some test runner's closing summary in the output says it ran a test
+    (``5 passed in 0.1s``, ``running 3 tests``, ``ok  pkg  0.1s`` …): the
+    evidence a tests gate needs when it has no report to read."""
+    out = _read(output)
+    return _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)) is not None
 
 
 def _no_tests_said(out: _Output, exit_code: int) -> tuple[str | None, frozenset[int]]:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stepkit.workspace import testresults as tr
+from stepkit.workspace.faults import tests_ran
 from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.testresults import TestResults
 
@@ -54,6 +55,8 @@ _WRAPPERS = frozenset(
         "node",
     }
 )
+#: Why a tests gate that exited 0 is NOT RUN when nothing shows a test ran.
+NO_RUNNER_SEEN = "no test runner's summary or report in its output"
 _JEST_FLAGS = "--json --outputFile={path}"
 _VITEST_FLAGS = "--reporter=default --reporter=json --outputFile.json={path}"
 
@@ -83,8 +86,11 @@ class TestInvocation:
     def ran_no_test(self, output: str, results: TestResults | None) -> str | None:
         """Why a run that exited 0 verified no test (None: it did): it printed
         nothing, its runner never wrote the report it was asked for (it was
-        stopped before reporting, or replaced), or the report of the runner
-        the command is holds no test that passed."""
+        stopped before reporting, or replaced), the report of the runner
+        the command is holds no test that passed, or nothing shows that a
+        test ran at all — no report with a test in it and no runner's
+        closing summary in the output (a linter or a type checker chosen
+        for the tests gate: its name proves nothing)."""
         if self.report is not None and not _written(self.report):
             return (
                 f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
@@ -92,16 +98,18 @@ class TestInvocation:
             )
         if not output.strip():
             return "the command printed nothing (exit 0)"
-        if results is None or not results.complete or self.runner is None:
-            return None  # a command stepkit does not know may run more than the report saw
-        counts = results.counts()
-        if counts["passed"] or counts["failed"] or counts["errored"]:
+        counts = results.counts() if results is not None else None
+        ran = counts is not None and bool(counts["passed"] or counts["failed"] or counts["errored"])
+        if results is not None and counts is not None and results.complete and self.runner:
+            if ran:
+                return None
+            if counts["skipped"]:
+                return f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
+            return f"{results.source}: the report lists no test"
+        # a command stepkit does not know may run more than a report saw: its runner's word will do
+        if ran or tests_ran(output):
             return None
-        if counts["skipped"]:
-            return (
-                f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
-            )
-        return f"{results.source}: the report lists no test"
+        return NO_RUNNER_SEEN
 
     def results(self, output: tr.Output, evidence: str) -> TestResults | None:
         """The per-test results of the run: the report (or the runner's

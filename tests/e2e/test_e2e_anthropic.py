@@ -175,7 +175,7 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
         r"\[reused: same tree [0-9a-f]{12}, run at \S+ by the coder's own gate\]\n",
         tests["evidence"],
     )
-    assert "2 passed, 0 failed" in tests["evidence"]
+    assert "2 passed in 0.01s" in tests["evidence"]
     assert "[reused: same tree" in project.handoff(1).read_text().split("### tests", 1)[1]
 
 

@@ -259,7 +259,9 @@ NODE_TRICKS: dict[str, dict[str, str]] = {
         )
     },
     "package.json test script replaced": {
-        "package.json": json.dumps({**PACKAGE, "scripts": {"test": "echo 2 passed"}}, indent=2)
+        "package.json": json.dumps(
+            {**PACKAGE, "scripts": {"test": "echo 2 passed in 0.01s"}}, indent=2
+        )
     },
     "assertion weakened": {
         "test/add.test.js": ADD_TEST_JS.replace(

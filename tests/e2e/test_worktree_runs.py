@@ -479,6 +479,7 @@ import calc
 
 print("prefix=" + sys.prefix)
 print("calc=" + calc.__file__)
+print("1 passed in 0.01s" if hasattr(calc, "mul") else "1 failed in 0.01s")  # a runner's summary
 sys.exit(0 if hasattr(calc, "mul") else 1)
 """
 
@@ -507,8 +508,9 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     worktree = Path(paused.data["worktree"])
     [tests] = [g for g in paused.data["gates"] if g["name"] == "tests"]
     assert tests["status"] == "pass", tests["evidence"]
-    assert f"prefix={root / '.venv'}" in tests["evidence"]
-    assert f"calc={worktree / 'src' / 'calc.py'}" in tests["evidence"]
+    printed = Path(tests["log"]).read_text()  # the evidence keeps the runner's summary only
+    assert f"prefix={root / '.venv'}" in printed
+    assert f"calc={worktree / 'src' / 'calc.py'}" in printed
     assert (root / "src" / "calc.py").read_text() == CALC
 
 

@@ -93,7 +93,8 @@ if calc.add(2, 3) != 5:
     failures.append("test_add: add is broken")
 for line in failures:
     print("FAILED", line)
-print(f"{2 - len(failures)} passed, {len(failures)} failed")
+# a test runner's closing summary (pytest's shape): what shows the tests gate that tests ran
+print(", ".join([f"{len(failures)} failed"] * bool(failures) + [f"{2 - len(failures)} passed"]), "in 0.01s")
 sys.exit(1 if failures else 0)
 """
 
