@@ -110,6 +110,6 @@ def _report(
         "Next:",
         "  1. read the steps; change what the draft got wrong",
         f"  2. stepkit status{option}    # the steps and which is ready",
-        f"  3. stepkit run{option}       # run step {files[0].number}; answer the final approval",
+        f"  3. stepkit run{option}       # run the next step; answer the final approval",
     ]
     return "\n".join(lines)
