@@ -48,7 +48,7 @@ def review(
         elif answer.startswith("d") and answer[1:].strip().isdigit():
             changed, problems = _dropped(draft, target, int(answer[1:].strip()))
         else:
-            console.print(f"Type one of: {CHOICES}")
+            console.print(f"Type one of: {CHOICES}", markup=False)
             continue
         if problems:
             console.print("Not taken:", *(f"  {p}" for p in problems), sep="\n", markup=False)
@@ -59,6 +59,7 @@ def review(
 def table(draft: PlanDraft, target: Target) -> Any:
     """The draft's steps, numbered as they will be written."""
     from rich.table import Table
+    from rich.text import Text
 
     shown = Table(title=f"Drafted plan: {len(draft.steps)} step(s)", title_justify="left")
     for name, justify in (("#", "right"), ("Title", "left"), ("Depends on", "left")):
@@ -67,7 +68,7 @@ def table(draft: PlanDraft, target: Target) -> Any:
     for file in target.files(draft):
         shown.add_row(
             str(file.number),
-            file.title,
+            Text(file.title),  # a title is text, never markup
             ", ".join(map(str, file.depends_on)) or "-",
             str(len(file.lists["Acceptance criteria"])),
         )

@@ -62,6 +62,11 @@ DRAFT = {
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    return spec_project(tmp_path)
+
+
+def spec_project(tmp_path: Path) -> Path:
+    """A git repository with a pyproject.toml and the spec, no plan yet."""
     root = tmp_path / "project"
     root.mkdir()
     (root / "pyproject.toml").write_text('[project]\nname = "textkit"\n')
@@ -77,11 +82,13 @@ def answers(project: Path, *drafts: dict[str, Any], name: str = "answers.yaml") 
     return f"scripted:{path}"
 
 
-def stepkit(project: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+def stepkit(
+    project: Path, *args: str, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PY, "-m", "stepkit", *args],
         cwd=project,
-        env=clean_env(),
+        env=clean_env(**env),
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
@@ -234,3 +241,32 @@ def test_an_empty_spec_is_refused_before_the_engine_is_asked(project):
     done = stepkit(project, "plan", "empty.md", "--engine", answers(project, DRAFT))
     assert done.returncode == 2 and "the spec is empty" in done.stderr
     assert not (project / "plans").exists()
+
+
+LOCAL_PLANNER = """import json, pathlib
+import stepkit
+
+
+@stepkit.hookimpl
+def stepkit_draft_plan(ctx, spec, existing, problems):
+    pathlib.Path("asked.json").open("a").write(json.dumps(problems) + "\\n")
+    title = spec.splitlines()[0].lstrip("# ")
+    depends_on = [] if problems else [2]
+    return {"steps": [{"number": 1, "title": title, "objective": "Slugs.", "depends_on": depends_on,
+                       "tasks": ["Add `textkit/slug.py`."], "acceptance_criteria": ["slugs"]}]}
+"""
+
+
+def test_a_projects_own_planner_answers_first_and_is_told_the_problems(project):
+    (project / "stepconf.py").write_text(LOCAL_PLANNER)
+    assert stepkit(project, "trust").returncode == 0
+    no_answer = project.parent / "empty.yaml"
+    no_answer.write_text("{}\n")  # the built-in planner, asked, would fault
+    done = stepkit(project, "plan", "spec.md", "--engine", f"scripted:{no_answer}")
+    assert done.returncode == 0, done.stderr
+    assert chain(project) == [(1, "Slugs for titles", [], "pending")]
+    asked = [json.loads(line) for line in (project / "asked.json").read_text().splitlines()]
+    assert asked == [
+        [],
+        ["step 1 (Slugs for titles): depends on step 2, which is not an earlier step of the draft"],
+    ]
