@@ -52,6 +52,7 @@ def test_the_anthropic_sdk_drafts_the_plan(project):
     assert {tool["name"] for tool in request.body["tools"]} >= {"read_file", "list_dir"}
 
 
+@pytest.mark.slow  # the default suite asks once more on the scripted engine and a local planner
 def test_a_draft_with_problems_is_asked_for_again_with_them(project):
     later = {"steps": [step(1, "Add slugify", [2]), step(2, "Second", [])]}
     with MessagesAPI() as api:
