@@ -773,6 +773,106 @@ def plan_status(
     }
 
 
+def draft_plan(
+    spec: str,
+    plans_dir: str | Path | None = None,
+    project_dir: str | Path = ".",
+    engine: str | None = None,
+    append: bool = False,
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+) -> tuple[Any, Any]:
+    """Draft a plan's steps from ``spec`` through the engine (``stepkit plan``),
+    checked, not written.
+
+    The engine is asked at the node ``plan`` (``stepkit_draft_plan``); a
+    draft with problems (:meth:`~stepkit.planrepo.drafted.Target.problems`)
+    is asked for once more with them, then refused.
+
+    :param append: the draft goes after the plan's existing steps; without
+        it a plan that has steps is refused before the engine is asked.
+    :return: the :class:`~stepkit.planrepo.draft.PlanDraft` and the
+        :class:`~stepkit.planrepo.drafted.Target` that writes it.
+    :raises UsageError: an empty spec, steps already there without
+        ``append``, an engine that cannot be called, or a draft still
+        invalid when asked again (naming its first problem).
+    :raises ModelFault: the engine gave no draft (exit 1).
+    """
+    from pydantic import ValidationError
+
+    from stepkit.config import load_config
+    from stepkit.errors import ModelFault, describe_validation
+    from stepkit.planrepo.draft import PlanDraft
+    from stepkit.planrepo.drafted import Target
+    from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+    from stepkit.records import StageContext, StageFault
+    from stepkit.workspace.store import adhoc_dir
+
+    project = resolve_project_dir(project_dir)
+    config = load_config(project)
+    target = Target.of(resolve_plans_dir(project, plans_dir, config.plans_dir))
+    if target.existing and not append:
+        raise UsageError(
+            f"{target.plans_dir / 'steps'} already has {len(target.existing)} step(s); "
+            "stepkit plan writes nothing over a plan: --append adds the draft after them "
+            "(nothing was written)"
+        )
+    if not spec.strip():
+        raise UsageError("the spec is empty; nothing was written")
+    existing = (
+        [
+            {"step": s.number, "title": s.title, "status": s.status}
+            for s in PlanRepo.load(target.plans_dir).steps
+        ]
+        if target.existing
+        else []
+    )
+    settings = {
+        "project_dir": str(project),
+        "plans_dir": str(target.plans_dir.resolve()),
+        "engine": engine or config.engine,
+        "coder": config.coder,
+        "reviewer": config.reviewer,
+        "stages": ["plan"],
+    }
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    pm.hook.stepkit_configure(config=config, settings=settings)
+    _check_engine(pm, settings, list(disabled_plugins))
+    ctx = StageContext(
+        node="plan",
+        project_dir=project,
+        plans_dir=target.plans_dir,
+        state={},
+        settings=settings,
+        config=config,
+        pm=pm,
+        adhoc_dir=adhoc_dir(project),
+    )
+    problems: list[str] = []
+    for _ in range(2):
+        try:
+            answer = pm.hook.stepkit_draft_plan(
+                ctx=ctx, spec=spec, existing=existing, problems=problems
+            )
+        except StageFault as fault:
+            raise ModelFault(f"the engine gave no draft: {fault.note}") from None
+        if answer is None:
+            raise UsageError("no plugin drafts plans (stepkit_draft_plan); nothing was written")
+        try:
+            draft = PlanDraft.model_validate(
+                answer.model_dump() if hasattr(answer, "model_dump") else answer
+            )
+        except ValidationError as exc:
+            problems = [f"the answer is not a plan draft: {describe_validation(exc)}"]
+            continue
+        problems = target.problems(draft)
+        if not problems:
+            return draft, target
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    raise UsageError(f"the drafted plan is invalid: {problems[0]}{more}; nothing was written")
+
+
 def _run_stage(name: str, ctx: Any) -> Any:
     from stepkit.protocol.stages import run_stage
 

@@ -94,6 +94,10 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.stages.check_handoff": {
         "stepkit_check_handoff": {},
     },
+    "stepkit.plugins.stages.plan": {
+        "stepkit_configure": {},
+        "stepkit_draft_plan": {"trylast": True},
+    },
     "stepkit.plugins.coders.command": {
         "stepkit_check_delegate": {},
         "stepkit_coder_presets": {},

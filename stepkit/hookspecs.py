@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     from pathlib import Path
 
     from stepkit.config import Config
+    from stepkit.planrepo.draft import PlanDraft
     from stepkit.records import (
         CoderResult,
         GateResult,
@@ -544,6 +545,37 @@ def stepkit_check_handoff(path: Path, text: str, gates: list[GateResult]) -> lis
 
     Collect-all: every plugin's problems are joined.  Usable in
     ``stepconf.py``: yes, to add project rules.
+    """
+
+
+# -- planning ----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def stepkit_draft_plan(
+    ctx: StageContext, spec: str, existing: list[dict[str, Any]], problems: list[str]
+) -> PlanDraft | dict[str, Any] | None:
+    """Draft the steps of a plan from a spec (``stepkit plan``).
+
+    :param ctx: the context of the ``plan`` node: ``ctx.settings["engine"]``
+        is the engine spec; no run (``ctx.run_dir`` is None).
+    :param spec: the spec's text (the file, or stdin for ``-``).
+    :param existing: the steps already in the plan that the draft may
+        depend on (``--append``), one ``{"step", "title", "status"}`` each;
+        ``[]`` for a new plan.
+    :param problems: what was wrong with this draft's previous answer, one
+        line each, to fix; ``[]`` on the first call.
+    :return: a :class:`~stepkit.planrepo.draft.PlanDraft` (or a dict of its
+        fields): ``steps`` (each with ``number``, ``title``, ``objective``,
+        ``context``, ``tasks``, ``acceptance_criteria``, ``test_commands``,
+        ``edge_cases``, ``out_of_scope``, ``depends_on`` (earlier numbers of
+        the draft), ``depends_on_existing``) and ``notes`` (facts for
+        NOTES.md).  The harness checks it and writes the step files; a draft
+        with problems is asked for once more with them, then refused.
+    :raises StageFault: no draft could be had (one line, exit 1).
+
+    firstresult; the built-in LLM implementation is trylast.  Usable in
+    ``stepconf.py``: yes.
     """
 
 

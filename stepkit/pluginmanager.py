@@ -69,6 +69,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.stages.sweep",
     "stepkit.plugins.stages.handoff",
     "stepkit.plugins.stages.check_handoff",
+    "stepkit.plugins.stages.plan",
     "stepkit.plugins.coders.command",
     "stepkit.plugins.coders.anthropic",
     "stepkit.plugins.coders.reviewer",

@@ -439,6 +439,9 @@ class StageContext:
         caller takes from :func:`stepkit.workspace.store.adhoc_dir`).
     :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
     :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
+    :ivar engines: outside a run, the engines built for this context, by
+        spec: every call made with it asks the same engine (a scripted
+        list goes on, one SDK client); a run keeps its engines itself.
     """
 
     node: str
@@ -453,6 +456,7 @@ class StageContext:
     ask: Callable[[Question], str] | None = None
     usage: Usage = field(default_factory=lambda: Usage())
     adhoc_dir: Path | None = None
+    engines: dict[str | None, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def work_dir(self) -> Path:
         """Where this stage keeps what it writes: the run's directory, or

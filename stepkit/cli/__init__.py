@@ -19,7 +19,17 @@ from stepkit import __version__
 from stepkit.errors import StepkitError
 
 #: Commands whose parser plugins may extend (they load the project's plugins).
-PLUGIN_COMMANDS = ("init", "run", "resume", "verify", "detect", "stage", "plugins", "doctor")
+PLUGIN_COMMANDS = (
+    "init",
+    "run",
+    "resume",
+    "verify",
+    "detect",
+    "stage",
+    "plugins",
+    "doctor",
+    "plan",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +97,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("new", "Add the next step file to the plan, from the template.")
     p.add_argument("title", metavar="TITLE", help="the step's title; its file name is made from it")
     p.add_argument("--depends-on", metavar="N,...", help="step numbers it depends on, e.g. 1,3")
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument(
+        "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"
+    )
+
+    p = command("plan", "Draft the plan's steps from a spec through the engine; never overwrites.")
+    p.add_argument("spec", metavar="SPEC", help="the spec: a file, or - to read it from stdin")
+    p.add_argument(
+        "--append", action="store_true", help="add the drafted steps after the plan's existing ones"
+    )
+    p.add_argument(
+        "--engine",
+        help="LLM engine: anthropic[:MODEL] (default), claude[:MODEL], codex[:MODEL], "
+        "openai:MODEL, scripted:FILE (answers the node plan), or one a plugin adds",
+    )
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
     p.add_argument(
         "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"

@@ -122,6 +122,20 @@ def test_the_nodes_of_a_run_share_one_client(tmp_path, messages_api):
     assert other_run != first
 
 
+def test_outside_a_run_the_calls_of_one_context_share_one_client(tmp_path, messages_api):
+    ctx = replace(make_ctx(tmp_path), run_dir=None, adhoc_dir=tmp_path / "adhoc")
+    for _ in range(3):
+        messages_api.reply_json(GOOD)
+
+    ask(ctx)
+    ask(ctx)
+    ask(replace(ctx, engines={}))
+
+    first, second, other_command = (r.peer for r in messages_api.requests)
+    assert first == second  # `stepkit plan` asking once more reuses its connection
+    assert other_command != first
+
+
 LONG_PLAN = "# Step 1 plan\n" + "".join(
     f"- task {n}: add slugify case {n} with its test\n" for n in range(400)
 )
