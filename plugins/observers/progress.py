@@ -57,6 +57,7 @@ class ProgressDisplay:
         self.usage: dict[str, Any] = {}
         self.seen_gates: int | None = None  # gates already shown (a resumed run's earlier ones too)
         self._fault_before: Any = None
+        self._coder_before: Any = None
         self.budget_line: str | None = None
 
     @stepkit.hookimpl(trylast=True)
@@ -83,6 +84,7 @@ class ProgressDisplay:
         self.node, self.node_started = node, time.monotonic()
         self.usage = dict(state.get("usage") or {})
         self._fault_before = state.get(f"{node}_fault")
+        self._coder_before = state.get("coder_result")
         if self.seen_gates is None:
             self.seen_gates = len(state.get("gate_history", []))
         if not self.live:
@@ -105,8 +107,10 @@ class ProgressDisplay:
         if self.verbose:
             self._node_line(node, route, duration_s, gates, faulted)
         elif node in self.stages or faulted:
-            stage = self.stages.get(node, node)
-            self._stage_line(stage, _result(stage, state), duration_s, faulted)
+            coder = state.get("coder_result") or {}
+            said = coder.get("sentinel") if coder != (self._coder_before or {}) else None
+            result = f" {said}" if said else ""  # the stage that ran the coder: its sentinel
+            self._stage_line(self.stages.get(node, node), result, duration_s, faulted)
         for gate in gates:
             if self.live:
                 style = STATUS_STYLE.get(gate["status"], "white")
@@ -199,12 +203,6 @@ class _StatusLine:
 
     def __rich__(self) -> Text:
         return self.display.status_text()
-
-
-def _result(stage: str, state: dict[str, Any]) -> str:
-    """What a stage handed back, where one word says it: the coder's sentinel."""
-    sentinel = (state.get("coder_result") or {}).get("sentinel") if stage == "implement" else None
-    return f" {sentinel}" if sentinel else ""
 
 
 def _gate_line(gate: dict[str, Any]) -> str:
