@@ -53,15 +53,14 @@ def _edits(a: str, b: str) -> int:
     return row[-1]
 
 
-def question_for(node: AskNode, state: dict[str, Any]) -> Question:
+def question_for(node: ApprovalNode | InputNode, state: dict[str, Any]) -> Question:
     """The question ``node`` asks, its template filled from ``state``."""
-    approval = isinstance(node, ApprovalNode)
     return Question(
         node=node.id,
         kind=node.kind,
         text=render_template(node.question, state),
-        options=node.options if approval else [],
-        allow_other=approval and bool(node.on_other or node.other_as),
+        options=node.options if isinstance(node, ApprovalNode) else [],
+        allow_other=isinstance(node, ApprovalNode) and bool(node.on_other or node.other_as),
         non_empty=isinstance(node, InputNode) and node.non_empty,
     )
 
