@@ -368,7 +368,7 @@ def resume_run(
             )
         finally:
             _unregister(pm, observers)
-    if (result.pending or {}).get("slip"):
+    if result.pending and result.pending.get("slip"):
         # the answer is a slip of an option: the run stays paused, asking again
         raise UsageError(f"--answer {answer}: {result.pending['note']}; the run is still paused")
     return result
