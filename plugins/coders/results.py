@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.records import CoderResult, Usage
+from stepkit.records import CoderResult, CoderSentinel, Usage
 from stepkit.workspace.process import ProcessResult
 
 _SENTINEL_LINE = lazy_compile(
@@ -26,19 +27,19 @@ class SentinelWatch:
     last sentinel line of the whole stream."""
 
     def __init__(self) -> None:
-        self.last: str | None = None
+        self.last: CoderSentinel | None = None
 
     def __call__(self, text: str) -> None:
         self.last = find_sentinel(text) or self.last
 
 
-def find_sentinel(text: str) -> str | None:
+def find_sentinel(text: str) -> CoderSentinel | None:
     """The last sentinel standing on a line of its own in ``text``."""
     found = None
     for line in text.splitlines():
         match = _SENTINEL_LINE.match(line)
         if match:
-            found = match.group(1)
+            found = cast(CoderSentinel, match.group(1))  # the group is one of the three
     return found
 
 
@@ -54,7 +55,7 @@ def reported_usage(run: ProcessResult) -> Usage | None:
         return None
 
 
-def generic_result(run: ProcessResult, sentinel: str | None) -> CoderResult:
+def generic_result(run: ProcessResult, sentinel: CoderSentinel | None) -> CoderResult:
     """The command-coder rules: crash, else ``sentinel`` (the last one in the
     stream), else exit code; the usage the command reported."""
     usage = reported_usage(run)

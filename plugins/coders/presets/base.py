@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from stepkit.plugins.coders.results import find_sentinel, generic_result
-from stepkit.records import CoderResult, StageContext, Usage
+from stepkit.records import CoderResult, CoderSentinel, StageContext, Usage
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.process import ProcessResult
 
@@ -129,7 +129,9 @@ class Preset:
         tool's format."""
         return self.reader(output, scratch) if output.strip() else None
 
-    def parse(self, run: ProcessResult, stream_sentinel: str | None, scratch: Path) -> CoderResult:
+    def parse(
+        self, run: ProcessResult, stream_sentinel: CoderSentinel | None, scratch: Path
+    ) -> CoderResult:
         """Turn one run of the tool into a :class:`CoderResult`
         (``stream_sentinel``: the last sentinel line of its raw output, which
         decides when its format cannot be read)."""
