@@ -20,6 +20,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from rich.text import Text
 
 import stepkit
@@ -42,7 +43,7 @@ class ProgressDisplay:
         self.console = console or Console(stderr=True, highlight=False)
         self.live = self.console.is_terminal
         self.started = time.monotonic()
-        self.status = None
+        self.status: Status | None = None
         self.node: str | None = None
         self.node_started = self.started
         self.usage: dict[str, Any] = {}
