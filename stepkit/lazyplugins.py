@@ -71,7 +71,9 @@ class LazyPlugin(ModuleType):
         self.__stepkit_hooks__ = sorted(hooks) if exact else None
         self.__stepkit_module__: ModuleType | None = None
         for hook_name, options in hooks.items():
-            setattr(self, hook_name, hookspecs.hookimpl(**options)(self._stand_in(hook_name)))
+            # options: hookimpl's boolean flags by name, which its overloads cannot match
+            marker = hookspecs.hookimpl(**options)  # type: ignore[call-overload]
+            setattr(self, hook_name, marker(self._stand_in(hook_name)))
 
     def module(self) -> ModuleType:
         """The real module, imported on first use."""

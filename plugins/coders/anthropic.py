@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -53,7 +53,15 @@ from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, del
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
 from stepkit.protocol.fixloop import FIX_RULES, coder_fix_budget, next_fix
 from stepkit.protocol.switches import switch_on
-from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
+from stepkit.records import (
+    CoderResult,
+    CoderSentinel,
+    GateResult,
+    Question,
+    StageContext,
+    StageFault,
+    Usage,
+)
 from stepkit.workspace.files import atomic_write
 
 DIFF_CHARS = 12_000  # the diff since the last round, in a fix round's task
@@ -61,7 +69,9 @@ KEPT_FILE_BYTES = 200_000  # the largest file whose text is kept for that diff
 APPROVAL_COMPLEXITY = 7
 PLAN_TURNS = 30
 EDIT_TURNS = 80
-COMPLETE, REJECTED, FAILED = "CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"
+COMPLETE: Final = "CODER_COMPLETE"
+REJECTED: Final = "CODER_REJECTED"
+FAILED: Final = "CODER_FAILED"
 
 
 class CoderPlan(BaseModel):
@@ -398,7 +408,7 @@ class BuiltinCoder:
 
     # -- edit, verify, fix -----------------------------------------------------
 
-    def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
+    def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[CoderSentinel, str]:
         if self.later_round:
             diff = self._changes_since_last_round()
             changed = (
@@ -500,7 +510,11 @@ class BuiltinCoder:
     # -- result ----------------------------------------------------------------
 
     def _result(
-        self, sentinel: str | None, report: str, plan: CoderPlan | None, spent_before: Usage
+        self,
+        sentinel: CoderSentinel | None,
+        report: str,
+        plan: CoderPlan | None,
+        spent_before: Usage,
     ) -> CoderResult:
         """The report; ``sentinel`` None means the coder crashed (``report``
         is then the reason, and the last line)."""

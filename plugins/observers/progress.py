@@ -27,6 +27,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from rich.text import Text
 
 import stepkit
@@ -51,7 +52,7 @@ class ProgressDisplay:
         self.stages: dict[str, str] = {}  # node → the stage it runs
         self.live = self.console.is_terminal
         self.started = time.monotonic()
-        self.status = None
+        self.status: Status | None = None
         self.node: str | None = None
         self.node_started = self.started
         self.usage: dict[str, Any] = {}

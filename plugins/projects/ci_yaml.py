@@ -159,7 +159,8 @@ def _runnable(command: str) -> bool:
 
 def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCommand]:
     name = _relative(path, project_dir)
-    found, on_macos = [], []
+    found: list[CiCommand] = []
+    on_macos: list[CiCommand] = []
     workflow_dir = _text(_get(_get(_get(root, "defaults"), "run"), "working-directory"))
     for job_name, job in _items(_get(root, "jobs")):
         runs_on = _text(_get(job, "runs-on")).lower()

@@ -12,15 +12,14 @@ from stepkit.records import Paused, Question
 from stepkit.text import shown_bytes
 
 
-def question_for(node: AskNode, state: dict[str, Any]) -> Question:
+def question_for(node: ApprovalNode | InputNode, state: dict[str, Any]) -> Question:
     """The question ``node`` asks, its template filled from ``state``."""
-    approval = isinstance(node, ApprovalNode)
     return Question(
         node=node.id,
         kind=node.kind,
         text=render_template(node.question, state),
-        options=node.options if approval else [],
-        allow_other=approval and bool(node.on_other or node.other_as),
+        options=node.options if isinstance(node, ApprovalNode) else [],
+        allow_other=isinstance(node, ApprovalNode) and bool(node.on_other or node.other_as),
         non_empty=isinstance(node, InputNode) and node.non_empty,
         aliases=node.alias_words() if approval else {},
         other_as=node.other_as if approval else None,

@@ -50,7 +50,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,7 +74,16 @@ from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
 from stepkit.graph.model import ENGINE_KEYS, Graph
-from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
+from stepkit.graph.nodes import (
+    ApprovalNode,
+    AskNode,
+    EndNode,
+    InputNode,
+    Node,
+    ScriptNode,
+    StageNode,
+    WorkNode,
+)
 from stepkit.graph.state import state_problem, value_problem
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
@@ -383,7 +392,7 @@ class _Engine:
         )
         return time.monotonic()
 
-    def _run_node(self, node: Node) -> str:
+    def _run_node(self, node: ScriptNode | StageNode | ApprovalNode | InputNode) -> str:
         nid = node.id
         started = self._enter(node)
         if isinstance(node, AskNode):
@@ -420,10 +429,11 @@ class _Engine:
 
     # -- script and stage nodes -----------------------------------------------
 
-    def _call_node(self, node: WorkNode) -> _Step:
+    def _call_node(self, node: ScriptNode | StageNode) -> _Step:
         nid = node.id
         if isinstance(node, ScriptNode):
             fn = node.function
+            assert fn is not None, "validating the graph imported every script node's call"
         else:
             runner = self._stage_runner
             stage = node.stage
@@ -558,7 +568,7 @@ class _Engine:
 
     def _ask(self, question: Question) -> tuple[str, str | None]:
         # the final approval is a person's: never a project-local plugin's
-        without = (
+        without: Collection[str] = (
             getattr(self.pm, "local", set()) if self.graph.approves_the_step(question.node) else ()
         )
         answer, plugin = first_answer(
@@ -570,7 +580,7 @@ class _Engine:
         self.run.event("answered", node=question.node, plugin=plugin)
         return str(answer), plugin
 
-    def _ask_node(self, node: AskNode) -> _Step:
+    def _ask_node(self, node: ApprovalNode | InputNode) -> _Step:
         nid = node.id
         question = question_for(node, self.state)
         try:
@@ -641,7 +651,9 @@ class _Engine:
                     self._apply({}, ctx.usage.since(seed))
                     self.fail_over(nid, "failure", f"node {nid} failed: {problem}")
                     self.state["last_fault_node"] = nid
-                return self._end(self.graph.nodes[self.graph.failure_node])
+                failure_node = self.graph.nodes[self.graph.failure_node]
+                assert isinstance(failure_node, EndNode), "validating the graph held it to one"
+                return self._end(failure_node)
             reason = self.state.get("failure_reason")
             text = f"(the output of {nid} could not be rendered: {problem})"
             if reason:
@@ -735,6 +747,7 @@ class _Engine:
 
     def _result(self) -> RunResult:
         cp = self.cp
+        assert cp.outcome is not None and cp.exit_code is not None, "the run ended or paused"
         return RunResult(
             outcome=cp.outcome,
             exit_code=cp.exit_code,

@@ -26,7 +26,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from stepkit.engine.checkpoint import Checkpoint, read_checkpoint
 from stepkit.engine.lock import live_holder
@@ -54,7 +54,7 @@ class RunDir:
         self.project = project
         self.run_id = path.name
         self.logs = path / "logs"
-        self._events = None
+        self._events: TextIO | None = None
         self._lock = threading.Lock()
 
     @property

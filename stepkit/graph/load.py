@@ -29,6 +29,7 @@ from stepkit.graph.nodes import (
     EndNode,
     InputNode,
     LinkedNode,
+    Node,
     NodeBase,
     ScriptNode,
     WorkNode,
@@ -205,7 +206,7 @@ def validate(graph: Graph) -> list[str]:
     return problems
 
 
-def _check_node(node: NodeBase, nodes: dict[str, Any]) -> list[str]:
+def _check_node(node: Node, nodes: dict[str, Any]) -> list[str]:
     where = f"node '{node.id}'"
     problems = []
     if isinstance(node, WorkNode) and not node.next and not node.routes:

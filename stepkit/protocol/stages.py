@@ -90,6 +90,7 @@ def _answer(ctx: StageContext, name: str) -> tuple[Any, str]:
         raise StageFault(
             f"no plugin answered {stage.hook}{owner} (is the plugin that provides it disabled?)"
         )
+    assert plugin is not None, "first_answer names the plugin of every answer"
     ctx.emit("hook_answered", hook=stage.hook, plugin=plugin)
     if before is not None:
         changed = changed_between(before, file_ids(ctx.project_dir))
@@ -365,11 +366,14 @@ def handoff(ctx: StageContext) -> Outcome:
     from stepkit.protocol.handoff.render import render_handoff
 
     state = ctx.state
+    step = state.get("step")
+    if step is None:  # resolve_step sets it before the handoff
+        raise StageFault("the handoff needs the step's number, which the run's state lacks")
     prose, plugin = _answer(ctx, "handoff")
     gates = [GateResult.model_validate(g) for g in state.get("gates", [])]
     criteria = _criteria_evidence(state, prose, gates)
     text = render_handoff(
-        step=state.get("step"),
+        step=step,
         title=state.get("title", ""),
         result=prose.result,
         prose=prose.model_dump(),
@@ -391,7 +395,7 @@ def handoff(ctx: StageContext) -> Outcome:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
     if prose.notes_facts:
-        append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
+        append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, step)
     return Outcome(
         updates={
             "step_summary": prose.step_summary,

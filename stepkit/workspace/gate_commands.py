@@ -22,7 +22,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 from pydantic import Field, ValidationError
@@ -32,7 +32,7 @@ from stepkit.errors import PluginError
 from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
-from stepkit.records import GATE_ORDER
+from stepkit.records import GATE_ORDER, GateName
 
 #: Each gate, in the order the gates run, and the firstresult hook that names its command.
 GATE_HOOKS: dict[str, str] = {
@@ -102,10 +102,12 @@ class GatePlan(Model):
     #: before the step
     command_changes: list[str] = Field(default_factory=list)
 
-    def run_order(self) -> tuple[str, ...]:
+    def run_order(self) -> tuple[GateName, ...]:
         """The order the gates run in: :attr:`ci_order` when it names each
         gate once, else format → lint → build → tests."""
-        return tuple(self.ci_order) if sorted(self.ci_order) == sorted(GATE_ORDER) else GATE_ORDER
+        if sorted(self.ci_order) == sorted(GATE_ORDER):
+            return cast(tuple[GateName, ...], tuple(self.ci_order))  # the four, as just checked
+        return GATE_ORDER
 
     def first_gates(self) -> tuple[str, ...]:
         """The format and lint gates, in run order, with the build when it

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stepkit.config import Config
-from stepkit.records import GATE_ORDER, GateResult
+from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
 from stepkit.workspace.faults import (
@@ -79,6 +79,7 @@ from stepkit.workspace.testrunners import TestInvocation, report_invocation, rer
 from stepkit.workspace.toolpath import tool_env
 
 if TYPE_CHECKING:
+    from stepkit.workspace.baseline import BaseTree
     from stepkit.workspace.verdicts import Judge
 
 
@@ -91,7 +92,7 @@ def run_gates(
     on_gate: Callable[[GateResult], None] | None = None,
     on_start: Callable[[str, str | None], None] | None = None,
     plan: GatePlan | None = None,
-    baseline: object = None,
+    baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
 ) -> list[GateResult]:
     """Run the requested gates in the plan's order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
@@ -198,7 +199,7 @@ class GateRunner:
         reusable: Iterable[GateResult] = (),
         reused_from: str = "an earlier run",
         format_changed_tree: bool = False,
-        baseline: object = None,
+        baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
     ):
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
@@ -258,7 +259,7 @@ class GateRunner:
         self._step = None
         return [self._run_one(gate) for gate in self.plan.run_order() if gate in wanted]
 
-    def _run_one(self, name: str) -> GateResult:
+    def _run_one(self, name: GateName) -> GateResult:
         """Run one gate, or reuse an earlier result of it."""
         command, plugin = self.plan.command(name)
         reused = self._reuse(name, command)
@@ -327,7 +328,7 @@ class GateRunner:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
 
-    def _no_command(self, name: str, plugin: str | None, looks: bool) -> GateResult:
+    def _no_command(self, name: GateName, plugin: str | None, looks: bool) -> GateResult:
         """A gate with no command, not run: it changes nothing, so the tree is
         not looked at around it (``changed_files`` is empty where it would be
         looked at)."""
@@ -349,7 +350,7 @@ class GateRunner:
 
     def run_for_judge(
         self,
-        name: str,
+        name: GateName,
         ids: list[str] | None,
         where: Path,
         log_dir: Path,
@@ -488,7 +489,7 @@ class GateRunner:
 
 
 def run_gate(
-    name: str,
+    name: GateName,
     command: str | None,
     plugin: str | None,
     project_dir: Path,
@@ -624,7 +625,7 @@ def not_run_text(name: str, plugin: str | None = None) -> str:
     return text
 
 
-def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
+def _not_run(name: GateName, plugin: str | None, started_at: str) -> GateResult:
     return GateResult(
         name=name,
         status="not_run",
@@ -639,7 +640,7 @@ def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
 
 def _classify(
     name: str, result: ProcessResult
-) -> tuple[str, str | None, int | None, str | None, bool]:
+) -> tuple[GateStatus, str | None, int | None, str | None, bool]:
     """(status, note for the evidence, recorded exit code, summary headline,
     whether the headline is the whole summary)."""
     fault = " — an environment fault, not a failure of the code"
@@ -677,14 +678,14 @@ def _classify(
     return ("pass" if code == 0 else "fail"), None, code, None, False
 
 
-def _no_test_ran(reason: str) -> tuple[str, str, str, bool]:
+def _no_test_ran(reason: str) -> tuple[GateStatus, str, str, bool]:
     """(status, note, headline, alone) of a tests gate whose command ran no test."""
     return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", f"{reason}; {NO_TEST_NOTE}", True
 
 
 def _scoped(
     command: str | None, scope: list[str] | None
-) -> tuple[str | None, tuple[str, str] | None]:
+) -> tuple[str | None, tuple[GateStatus, str] | None]:
     """The format command to run, its ``{files}`` given the change set, or
     why it does not run: ``(command, None)`` or ``(None, (status, why))``."""
     if command is None or not has_files_placeholder(command):
@@ -699,7 +700,7 @@ def _scoped(
 
 
 def _skipped(
-    name: str, command: str | None, plugin: str | None, status: str, why: str
+    name: GateName, command: str | None, plugin: str | None, status: GateStatus, why: str
 ) -> GateResult:
     """A formatter given no file: not run, and saying why."""
     return GateResult(

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.records import GateResult, Outcome, StageContext
+from stepkit.records import GateResult, GateStatus, Outcome, StageContext
 from stepkit.text import first_of
 from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
 from stepkit.workspace.files import new_stamped_dir
@@ -129,7 +129,8 @@ def recheck_gate(
         )
     ]
     updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
-    status, summary, pristine_output = original.status, original.summary, ""
+    status: GateStatus = original.status
+    summary, pristine_output = original.summary, ""
     if found.problem is None and not found.failing:
         notes.append(
             f"pristine re-check (the step's code, the surface as it was before the step): PASS"
@@ -280,7 +281,8 @@ class _StepReader:
     """The before reader, and the bytes the pristine copy takes from the step."""
 
     def __init__(self, before: BeforeReader):
-        self.before, self.held = before, {}
+        self.before = before
+        self.held: dict[str, bytes] = {}
 
     def hold(self, data: bytes) -> str:
         oid = data_id(data)

@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, cast
 
 from stepkit.workspace import supervision
 from stepkit.workspace.redact import Redactor
@@ -265,7 +265,7 @@ class _Refused(Exception):
 
 
 def _supervise(
-    proc: subprocess.Popen,
+    proc: subprocess.Popen[bytes],
     capture: _Capture,
     stdin_text: str | None,
     timeout: float | None,
@@ -280,7 +280,8 @@ def _supervise(
     that is not verifiably ours).  Returns the limit
     that expired, if any, and the detached processes stopped."""
     group = own_group(getattr(proc, "pid", 0) or 0)
-    reader = _Reader(proc.stdout, capture)
+    # stdout=PIPE: Popen's stdout is a buffered reader, which its type does not say
+    reader = _Reader(cast(io.BufferedReader, proc.stdout), capture)
     reader.start()
     if stdin_text is not None:
         threading.Thread(target=_write_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
@@ -418,7 +419,7 @@ class _Reader(threading.Thread):
     output last arrived (the no-output limit) and what went wrong, if
     anything (for the caller to raise)."""
 
-    def __init__(self, stream: IO[bytes], capture: _Capture):
+    def __init__(self, stream: io.BufferedReader, capture: _Capture):
         super().__init__(name="stepkit-output", daemon=True)
         self._stream = stream
         self._capture = capture
@@ -493,19 +494,17 @@ class _LogWriter(threading.Thread):
                     continue
                 self._written += len(block)
                 if self._fd is not None and self._written - self._dropped >= 3 * _DROP_WINDOW:
-                    self._drop_behind()
+                    self._drop_behind(self._fd)
 
-    def _drop_behind(self) -> None:
+    def _drop_behind(self, fd: int) -> None:
         """Start the write-back of the newest window; drop the windows before
         the one before it from the cache (written back by now; a page that is
         not yet stays, as it would have)."""
         newest, behind = self._written - _DROP_WINDOW, self._written - 2 * _DROP_WINDOW
         start = time.monotonic()
         try:
-            os.posix_fadvise(self._fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
-            os.posix_fadvise(
-                self._fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED
-            )
+            os.posix_fadvise(fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
+            os.posix_fadvise(fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED)
         except OSError:
             self._fd = None  # not a file the hint applies to: leave its cache be
         if time.monotonic() - start > _HINT_STALL_S:

@@ -57,6 +57,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from stepkit.lazyregex import lazy_compile
 
@@ -477,7 +478,16 @@ _SHAPES: tuple[tuple[_Shape, str], ...] = (
 #: shapes it finds run on that block only.
 _BLOCK = 2048
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_prefilter_set = None
+
+
+class _Prefilter(Protocol):
+    """What the code asks of an RE2 set (google-re2 ships no types)."""
+
+    def Match(self, text: bytes | memoryview) -> list[int] | None:
+        """The indexes of the patterns found in ``text``; None for none."""
+
+
+_prefilter_set: _Prefilter | None = None
 #: Characters a process masks with every shape's own regex before it builds the
 #: prefilter: building the RE2 set takes about 50 ms, what masking 2.5 MB of log
 #: text without it costs, and most commands mask only a few kilobytes.
@@ -485,7 +495,7 @@ PLAIN_CHARS = 256 * 1024
 _plain_left = PLAIN_CHARS
 
 
-def _prefilter():
+def _prefilter() -> _Prefilter:
     """One RE2 set of every shape's regex: a single pass over a block says
     which shapes can match in it (built on first use)."""
     global _prefilter_set
@@ -502,7 +512,7 @@ def _prefilter():
     return _prefilter_set
 
 
-def _prefilter_for(size: int) -> object | None:
+def _prefilter_for(size: int) -> _Prefilter | None:
     """The prefilter for a span of ``size`` characters; None (every shape
     runs, which the prefilter only ever narrows) while this process has
     masked fewer than :data:`PLAIN_CHARS` characters."""
@@ -767,7 +777,8 @@ def _apply(text: str, start: int, end: int, spans: list[Span]) -> str:
     """``text[start:end]`` with each span replaced."""
     if not spans:
         return text if start == 0 and end == len(text) else text[start:end]
-    out, pos = [], start
+    out: list[str] = []
+    pos = start
     for span_start, span_end, replacement in spans:
         out += (text[pos:span_start], replacement)
         pos = span_end

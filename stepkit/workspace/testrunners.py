@@ -22,7 +22,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,7 +133,7 @@ class _Shape:
 
 
 def report_invocation(
-    command: str, project_dir: Path, report_dir: Path, base_env: dict[str, str] | None = None
+    command: str, project_dir: Path, report_dir: Path, base_env: Mapping[str, str] | None = None
 ) -> TestInvocation:
     """``command`` as the tests gate runs it, asking its runner for a report in
     ``report_dir`` (created here).
@@ -216,7 +216,7 @@ def _node_reports(
     command: str,
     report_dir: Path,
     project: Path,
-    base_env: dict[str, str] | None,
+    base_env: Mapping[str, str] | None,
 ) -> None:
     """node's test runner reports every test into ``report_dir`` (asked
     through ``NODE_OPTIONS``, so it works behind ``npm test``; the spec
@@ -224,7 +224,9 @@ def _node_reports(
     script behind it) picks its reporters or sets ``NODE_OPTIONS`` itself:
     then its output is read."""
     if "--test-reporter" in command or "NODE_OPTIONS" in command:
-        invocation.reader = _either(invocation.reader, lambda o, e: tr.read_node_output(o, project))
+        junit_reader = invocation.reader
+        assert junit_reader is not None, "report_invocation gave it the pytest report's reader"
+        invocation.reader = _either(junit_reader, lambda o, e: tr.read_node_output(o, project))
         return
     reporter = report_dir / "stepkit-reporter.mjs"
     reporter.write_text(NODE_REPORTER, encoding="utf-8")
@@ -268,7 +270,7 @@ def rerun_invocation(
     project_dir: Path,
     report_dir: Path,
     failing: list[str],
-    base_env: dict[str, str] | None = None,
+    base_env: Mapping[str, str] | None = None,
     suite: list[str] | None = None,
 ) -> TestInvocation | None:
     """``command`` narrowed to the ``failing`` ids, reporting into ``report_dir``;
@@ -471,7 +473,7 @@ def _written(report: Path) -> bool:
         return False
 
 
-def _addopts(base_env: dict[str, str] | None, options: str) -> str:
+def _addopts(base_env: Mapping[str, str] | None, options: str) -> str:
     existing = (base_env if base_env is not None else os.environ).get("PYTEST_ADDOPTS", "").strip()
     return f"{existing} {options}".strip()
 

@@ -155,7 +155,8 @@ def _replies(history: Path) -> list[str] | None:
     start = next((i for i, line in enumerate(lines) if line.startswith("#### ")), None)
     if start is None:
         return None
-    replies, current = [], []
+    replies: list[str] = []
+    current: list[str] = []
     for line in lines[start:]:
         if line.startswith("> Tokens:"):
             replies.append("\n".join(current).strip())

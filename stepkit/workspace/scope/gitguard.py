@@ -102,7 +102,7 @@ def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) ->
         changed = _command_keys_changed(old, new, path)
         if not changed:
             continue  # a change that runs nothing (user.name, a remote's url) is the step's business
-        kept = _keep(path, keep_dir, project_dir)
+        kept: str | None = _keep(path, keep_dir, project_dir)
         _put_back(path, old)
         where = shown_path(path, project_dir)
         for key, value in changed:
@@ -176,7 +176,7 @@ def _undo_hooks(before: GitInternals, keep_dir: Path, project_dir: Path) -> list
     hooks_dir = before.hooks_dir
     old = before.hooks or {}
     if hooks_dir.is_symlink() or (hooks_dir.exists() and not hooks_dir.is_dir()):
-        kept = _keep(hooks_dir, keep_dir, project_dir)
+        kept: str | None = _keep(hooks_dir, keep_dir, project_dir)
         hooks_dir.unlink()
         new: dict[str, tuple[bytes, int]] = {}
         flags = [
