@@ -184,4 +184,3 @@ def render_hooks(names: Iterable[str]) -> str:
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"
-

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.records import CoderResult, CoderSentinel, Usage

@@ -62,8 +62,9 @@ def table(draft: PlanDraft, target: Target) -> Any:
     from rich.text import Text
 
     shown = Table(title=f"Drafted plan: {len(draft.steps)} step(s)", title_justify="left")
-    for name, justify in (("#", "right"), ("Title", "left"), ("Depends on", "left")):
-        shown.add_column(name, justify=justify)
+    shown.add_column("#", justify="right")
+    shown.add_column("Title")
+    shown.add_column("Depends on")
     shown.add_column("Criteria", justify="right")
     for file in target.files(draft):
         shown.add_row(

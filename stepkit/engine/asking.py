@@ -14,15 +14,16 @@ from stepkit.text import shown_bytes
 
 def question_for(node: ApprovalNode | InputNode, state: dict[str, Any]) -> Question:
     """The question ``node`` asks, its template filled from ``state``."""
+    approval = node if isinstance(node, ApprovalNode) else None
     return Question(
         node=node.id,
         kind=node.kind,
         text=render_template(node.question, state),
-        options=node.options if isinstance(node, ApprovalNode) else [],
-        allow_other=isinstance(node, ApprovalNode) and bool(node.on_other or node.other_as),
+        options=approval.options if approval else [],
+        allow_other=bool(approval and (approval.on_other or approval.other_as)),
         non_empty=isinstance(node, InputNode) and node.non_empty,
-        aliases=node.alias_words() if approval else {},
-        other_as=node.other_as if approval else None,
+        aliases=approval.alias_words() if approval else {},
+        other_as=approval.other_as if approval else None,
     )
 
 

@@ -191,7 +191,7 @@ def resume_run(
             f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
         )
 
-    if answer is not None:
+    if answer is not None and pending is not None:  # no pending with an answer: refused above
         _check_answer(run_id, pending, answer)
 
     settings = checkpoint.settings

@@ -131,7 +131,7 @@ class Preset:
         return self.reader(output, scratch) if output.strip() else None
 
     def parse(
-        self, run: ProcessResult, stream_sentinel: CoderSentinel | None, scratch: Path
+        self, run: ProcessResult, stream_sentinel: Sentinel | None, scratch: Path
     ) -> CoderResult:
         """Turn one run of the tool into a :class:`CoderResult`
         (``stream_sentinel``: the last sentinel line of its raw output, which
