@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import PY, Project, Result
+from tests.support.e2e import PY, Project, Result, command_coder
 from tests.support.waiting import SAFETY_S, wait_until
 
 KILLER = """import os
@@ -316,7 +316,7 @@ def slow_coder(project: Project) -> str:
     calc.py half-edited and never finishes."""
     path = project.state_dir / "slow_coder.py"
     path.write_text(SLOW_CODER)
-    return f"command:{PY} {path}"
+    return command_coder(PY, path)
 
 
 #: A coder that starts a child and a detached process (its own session), tells
@@ -359,7 +359,7 @@ while True:
 def family_coder(project) -> str:
     path = project.state_dir / "family_coder.py"
     path.write_text(FAMILY_CODER)
-    return f"command:{PY} {path}"
+    return command_coder(PY, path)
 
 
 def pids(project, name: str) -> list[int]:
