@@ -12,10 +12,10 @@ keeps every other attribute line.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.workspace.files import atomic_write
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location
@@ -26,7 +26,7 @@ DRIVER_NAME = "stepkit-plan"
 
 def driver_command() -> str:
     """The command git runs for a merge (%O base, %A ours and the result, %B theirs, %P the path)."""
-    return f"{shlex.quote(sys.executable)} -m stepkit merge-driver %O %A %B %P"
+    return f"{quoting.shell([sys.executable, '-m', 'stepkit', 'merge-driver'])} %O %A %B %P"
 
 
 def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:

@@ -3,10 +3,10 @@ git command that commits them.  stepkit never commits; the user does."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.text import commit_subject
 
 
@@ -31,7 +31,7 @@ def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
         "Files the step changed (stepkit never commits):",
         *(f"- {f}" for f in everything),
         "Commit them with:",
-        f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit -m {shlex.quote(subject)}",
+        f"  {quoting.shell(['git', 'add', '--', *everything])} && {quoting.shell(['git', 'commit', '-m', subject])}",
     ]
 
 
