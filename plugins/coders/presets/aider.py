@@ -66,7 +66,7 @@ def env(call: Call) -> dict[str, str]:
         return {}
     out = git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"], call.project_dir)
     index = call.scratch / "index"
-    real = Path(out.decode().strip()) if out else None
+    real = Path(git.text(out).strip()) if out else None
     if real is not None and real.is_file():
         shutil.copyfile(real, index)
     return {"GIT_INDEX_FILE": str(index)}
