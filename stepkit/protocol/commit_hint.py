@@ -31,7 +31,7 @@ def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
         "Files the step changed (stepkit never commits):",
         *(f"- {f}" for f in everything),
         "Commit them with:",
-        f"  {quoting.shell(['git', 'add', '--', *everything])} && {quoting.shell(['git', 'commit', '-m', subject])}",
+        f"  git add -- {quoting.shell(everything)} && git commit -m {quoting.shell([subject])}",
     ]
 
 
