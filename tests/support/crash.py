@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import PY, Project, Result, command_coder
+from tests.support.e2e import PY, Project, Result, command_coder, sh
 from tests.support.waiting import SAFETY_S, wait_until
 
 KILLER = """import os
@@ -165,7 +165,7 @@ def waiting_test_cmd(project: Project) -> str:
     waits for ``go`` there before running the real tests."""
     path = project.state_dir / "waiter.py"
     path.write_text(WAITER)
-    return f"{PY} {path}"
+    return sh(PY, path)
 
 
 def wait_for_file(path: Path, proc: subprocess.Popen) -> None:

@@ -158,10 +158,14 @@ HANDOFF = {
 }
 
 
+def sh(*words: str | Path) -> str:
+    """``words`` as one shell command line (a path with a space stays one word)."""
+    return shlex.join(str(word) for word in words)
+
+
 def command_coder(*words: str | Path) -> str:
-    """The ``command:`` spec of a coder or reviewer running ``words`` (quoted
-    for the shell, so a path with a space stays one word)."""
-    return "command:" + shlex.join(str(word) for word in words)
+    """The ``command:`` spec of a coder or reviewer running ``words``."""
+    return "command:" + sh(*words)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
