@@ -14,12 +14,12 @@ gets: none, read-only, or writes (a list with ``write_file``).
 from __future__ import annotations
 
 import itertools
-import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import DEFAULT_TIMEOUT_S, fault_note, node_model, setting
 from stepkit.records import StageContext, StageFault
@@ -125,7 +125,7 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
         path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists()
     )
     result = process.run(
-        shlex.join(argv),
+        quoting.shell(argv),
         cwd=Path(ctx.project_dir),
         stdin_text=stdin_text,
         timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S),

@@ -7,13 +7,13 @@ with PyYAML."""
 from __future__ import annotations
 
 import re
-import shlex
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
 import yaml
 
+from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 from stepkit.yamltext import safe_loader
@@ -147,7 +147,7 @@ def _relative(path: Path, project_dir: Path) -> str:
 
 def _in_dir(command: str, directory: str) -> str:
     directory = directory.strip().removeprefix("./").rstrip("/")
-    return command if directory in ("", ".") else f"cd {shlex.quote(directory)} && {command}"
+    return command if directory in ("", ".") else f"{quoting.shell(['cd', directory])} && {command}"
 
 
 def _runnable(command: str) -> bool:

@@ -46,11 +46,11 @@ from __future__ import annotations
 
 import configparser
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import MARKERS, _sessions, _shared
@@ -184,7 +184,7 @@ class _Project:
         name = str(_shared.table(self.pyproject, "project").get("name", "")).replace("-", "_")
         if not found and name and (self.dir / f"{name}.py").is_file():
             found = [f"{name}.py"]
-        return " ".join(shlex.quote(path) for path in found) or None
+        return quoting.shell(found) or None
 
     def format_command(self) -> str | None:
         if self.formats_with_ruff():

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from stepkit import quoting
 
 #: The exit code of a run paused at a question.
 PAUSED_EXIT = 5
@@ -17,7 +18,7 @@ PAUSED_EXIT = 5
 
 def resume_command(run_id: str, project_dir: str) -> str:
     """The command that continues ``run_id``."""
-    return f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)}"
+    return quoting.shell(["stepkit", "resume", run_id, "--project-dir", project_dir])
 
 
 def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:

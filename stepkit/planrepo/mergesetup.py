@@ -12,10 +12,10 @@ keeps every other attribute line.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.workspace.files import atomic_write
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location
@@ -26,7 +26,7 @@ DRIVER_NAME = "stepkit-plan"
 
 def driver_command() -> str:
     """The command git runs for a merge (%O base, %A ours and the result, %B theirs, %P the path)."""
-    return f"{shlex.quote(sys.executable)} -m stepkit merge-driver %O %A %B %P"
+    return f"{quoting.shell([sys.executable, '-m', 'stepkit', 'merge-driver'])} %O %A %B %P"
 
 
 def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
@@ -51,7 +51,7 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
         ("driver", driver_command()),
     ):
         current = git.run(["config", "--get-all", f"merge.{DRIVER_NAME}.{key}"], Path(project_dir))
-        if current is not None and current.decode("utf-8", "surrogateescape").rstrip("\n") == value:
+        if current is not None and git.text(current).rstrip("\n") == value:
             continue  # written only when it differs: runs side by side never race on config.lock
         if (
             git.run(
@@ -65,13 +65,13 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
         f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}"
         for name in ("NOTES.md", "steps/*.md")
     ]
-    text = attributes.read_text(encoding="utf-8") if attributes.is_file() else ""
+    text = git.read_text(attributes) if attributes.is_file() else ""
     missing = [line for line in wanted if line not in text.splitlines()]
     if missing:
         if text and not text.endswith("\n"):
             text += "\n"
         attributes.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(attributes, (text + "".join(f"{line}\n" for line in missing)).encode("utf-8"))
+        atomic_write(attributes, git.raw(text + "".join(f"{line}\n" for line in missing)))
     return attributes
 
 

@@ -19,7 +19,6 @@ else.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any, cast
@@ -27,6 +26,7 @@ from typing import Any, cast
 import pluggy
 from pydantic import Field, ValidationError
 
+from stepkit import quoting
 from stepkit.config import Config
 from stepkit.errors import PluginError
 from stepkit.lazyregex import lazy_compile
@@ -363,7 +363,7 @@ def expand_files(command: str, files: Iterable[str]) -> tuple[str | None, str]:
         if not chosen:
             empty.append(" or ".join(extensions) + " file" if extensions else "file")
         # a path starting with "-" would be read as an option
-        return " ".join(shlex.quote(f"./{f}" if f.startswith("-") else f) for f in chosen)
+        return quoting.shell(f"./{f}" if f.startswith("-") else f for f in chosen)
 
     expanded = FILES_PLACEHOLDER.sub(paths, command)
     if empty:

@@ -43,8 +43,10 @@ def open_worktree(
         reads the same path inside the work tree.
     :param base: the ref the branch starts from (default ``HEAD``).
     :raises UsageError: not a git work tree, no such commit, the plan repo
-        is not tracked there, the step cannot be resolved, or its branch or
-        work tree is already there; nothing was created.
+        is not tracked there, the step cannot be resolved, its branch or
+        work tree is already there, or its record cannot be written.
+        Creation is all or nothing: whatever fails or interrupts it after
+        git made the branch and work tree removes both again.
     """
     project = Path(project).resolve()
     located = git_location(project)
@@ -70,23 +72,42 @@ def open_worktree(
             f"--worktree: cannot create {path} on {branch}: "
             f"{git.last_error(err, 'git worktree add failed')}"
         )
-    _register_merge_driver(project, Path(plans_dir))
-    prefix = project.relative_to(top)
+    try:
+        return _record(project, Path(plans_dir), top, path, branch, commit, step.number, merge)
+    except BaseException:  # a crash or Ctrl-C too: the branch and work tree go with it
+        _remove(top, path, branch)
+        raise
+
+
+def _record(
+    project: Path,
+    plans_dir: Path,
+    top: Path,
+    path: Path,
+    branch: str,
+    commit: str,
+    step: int,
+    merge: bool,
+) -> WorktreeRecord:
+    """The rest of :func:`open_worktree` once git made the branch and work
+    tree: the merge driver, and the record that makes the work tree stepkit's.
+
+    :raises UsageError: the record cannot be written."""
+    _register_merge_driver(project, plans_dir)
     record = WorktreeRecord(
         path=str(path),
-        project=str(path / prefix),
+        project=str(path / project.relative_to(top)),
         origin=str(project),
         origin_top=str(top),
         branch=branch,
         base=commit,
-        step=step.number,
-        plans=str(Path(plans_dir).resolve().relative_to(project)),
+        step=step,
+        plans=str(plans_dir.resolve().relative_to(project)),
         merge=merge,
     )
     try:
         write_record(path, record)
     except OSError as exc:
-        discard(record)
         raise UsageError(f"--worktree: cannot record {path}: {exc}") from None
     return record
 
@@ -114,9 +135,14 @@ def isolated(
 
 def discard(record: WorktreeRecord) -> None:
     """Remove a work tree in which no run started, and its branch."""
-    top = Path(record.origin_top)
-    git.call(["worktree", "remove", "--force", record.path], top)
-    git.call(["branch", "-D", record.branch], top)
+    _remove(Path(record.origin_top), Path(record.path), record.branch)
+
+
+def _remove(top: Path, path: Path, branch: str) -> None:
+    """Remove the work tree at ``path`` (with its record, in git's admin
+    directory of it) and ``branch``."""
+    git.worktree_remove(top, path)
+    git.call(["branch", "-D", branch], top)
 
 
 def _tracked_plans(top: Path, project: Path, plans_dir: Path, commit: str, ref: str) -> str:

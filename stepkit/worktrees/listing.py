@@ -182,11 +182,7 @@ def _unmerged(top: Path, common: Path, plans_dir: Path) -> list[dict[str, Any]]:
         ],
         top,
     )
-    branches = [
-        line.split(" ", 1)
-        for line in (listed or b"").decode("utf-8", "replace").splitlines()
-        if " " in line
-    ]
+    branches = [line.split(" ", 1) for line in git.text(listed or b"").splitlines() if " " in line]
     try:
         plans = plans_dir.resolve().relative_to(top).as_posix()
     except ValueError:

@@ -11,7 +11,7 @@ import pytest
 import stepkit
 from stepkit.protocol.stages import STAGES
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, make_project
+from tests.support.e2e import GOOD_MUL, PY, command_coder, make_project
 
 
 def stage(project, *args):
@@ -83,7 +83,7 @@ def test_stage_review_reviews_the_diff_a_run_would(tmp_path):
         "print('🟢 looks good')\n"
     )
     done = stage(
-        project, "review", "--step", "1", "--reviewer", f"command:{PY} {keep_prompt}", "--json"
+        project, "review", "--step", "1", "--reviewer", command_coder(PY, keep_prompt), "--json"
     )
     assert done.returncode == 0, done.stderr
     prompt = (project.state_dir / "review_prompt.txt").read_text()

@@ -20,7 +20,7 @@ import time
 
 from stepkit.workspace.store import store_dir
 from tests.support.crash import assert_gate_stopped, checkpoint, waiting_test_cmd
-from tests.support.e2e import ORIENT, PY, make_project
+from tests.support.e2e import ORIENT, PY, make_project, sh
 from tests.support.waiting import SAFETY_S
 
 CSI = re.compile(r"\x1b\[([0-9;?]*)([A-Za-z])")
@@ -266,7 +266,7 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
     assert resume.startswith("stepkit: interrupted;"), (
         lines
     )  # on its own line, not after the live one
-    assert f"stepkit resume {run_id} --project-dir {project.root}" in resume
+    assert f"stepkit resume {run_id} --project-dir {sh(project.root)}" in resume
     assert cursor_restored(term.text)
 
     # resumed on the terminal: the cut-off gate runs again and only it is shown

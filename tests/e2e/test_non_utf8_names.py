@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, Project, make_project
+from tests.support.e2e import GOOD_MUL, PY, Project, command_coder, make_project
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="a file name of raw bytes needs a POSIX file system"
@@ -77,7 +77,7 @@ def listing_project(tmp_path: Path, *names: bytes) -> tuple[Project, str]:
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lint names files")
     coder = project.state_dir / "bytes_coder.py"
     coder.write_text(bytes_coder(project.state_dir, *names))
-    return project, f"command:{PY} {coder}"
+    return project, command_coder(PY, coder)
 
 
 def run_dir(project: Project, run_id: str) -> Path:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
+from tests.support.e2e import GOOD_MUL, ORIENT, PY, command_coder, make_project, sh
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ def shell_coder(project, body: str) -> str:
     script.write_text(
         f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n"
     )
-    return f"command:sh {script}"
+    return command_coder("sh", script)
 
 
 def paused_state(project, result) -> dict:
@@ -112,7 +112,9 @@ def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(proje
         "import pathlib\np = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text().upper())\n"
     )
     config = (
-        (project.root / "stepkit.toml").read_text().replace('format = ""', f'format = "{PY} {fmt}"')
+        (project.root / "stepkit.toml")
+        .read_text()
+        .replace('format = ""', f'format = "{sh(PY, fmt)}"')
     )
     (project.root / "stepkit.toml").write_text(config)
     project.git("commit", "-qam", "a formatter")
@@ -142,7 +144,7 @@ def test_a_test_suite_that_writes_into_the_plan_repo_is_undone_kept_and_flagged(
     config = (
         (project.root / "stepkit.toml")
         .read_text()
-        .replace(f'test = "{PY} check.py"', f'test = "{PY} {suite}"')
+        .replace(f'test = "{PY} check.py"', f'test = "{sh(PY, suite)}"')
     )
     (project.root / "stepkit.toml").write_text(config)
     project.git("commit", "-qam", "a suite that writes the plan repo")

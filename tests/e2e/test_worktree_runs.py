@@ -17,7 +17,16 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.files import state_home
-from tests.support.e2e import CALC, GOOD_MUL, HANDOFF, PY, WRONG_MUL, make_project
+from tests.support.e2e import (
+    CALC,
+    GOOD_MUL,
+    HANDOFF,
+    PY,
+    WRONG_MUL,
+    command_coder,
+    make_project,
+    sh,
+)
 from tests.support.waiting import SAFETY_S, wait_until
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
@@ -344,7 +353,7 @@ def test_a_worktree_run_and_a_run_in_the_users_tree_hold_different_locks(project
             PY,
             "-m",
             "stepkit",
-            *project.run_args(coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
+            *project.run_args(coder=command_coder(PY, project.state_dir / "holding_coder.py")),
             "--json",
         ],
         cwd=project.root,
@@ -381,7 +390,7 @@ def test_an_interrupted_worktree_run_keeps_its_worktree_and_status_says_so(proje
             "-m",
             "stepkit",
             *project.run_args(
-                "--worktree", coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"
+                "--worktree", coder=command_coder(PY, project.state_dir / "holding_coder.py")
             ),
             "--json",
         ],
@@ -620,7 +629,7 @@ def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_
     config = project.root / "stepkit.toml"
     config.write_text(
         config.read_text().replace(
-            f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'
+            f'test = "{PY} check.py"', f'test = "{sh(PY, rewrite)} && {PY} check.py"'
         )
     )
     commit(project.root, "tests that rewrite the tree")

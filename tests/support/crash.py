@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import PY, Project, Result
+from tests.support.e2e import PY, Project, Result, command_coder, sh
 from tests.support.waiting import SAFETY_S, wait_until
 
 KILLER = """import os
@@ -165,7 +165,7 @@ def waiting_test_cmd(project: Project) -> str:
     waits for ``go`` there before running the real tests."""
     path = project.state_dir / "waiter.py"
     path.write_text(WAITER)
-    return f"{PY} {path}"
+    return sh(PY, path)
 
 
 def wait_for_file(path: Path, proc: subprocess.Popen) -> None:
@@ -316,7 +316,7 @@ def slow_coder(project: Project) -> str:
     calc.py half-edited and never finishes."""
     path = project.state_dir / "slow_coder.py"
     path.write_text(SLOW_CODER)
-    return f"command:{PY} {path}"
+    return command_coder(PY, path)
 
 
 #: A coder that starts a child and a detached process (its own session), tells
@@ -359,7 +359,7 @@ while True:
 def family_coder(project) -> str:
     path = project.state_dir / "family_coder.py"
     path.write_text(FAMILY_CODER)
-    return f"command:{PY} {path}"
+    return command_coder(PY, path)
 
 
 def pids(project, name: str) -> list[int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -158,6 +159,16 @@ HANDOFF = {
 }
 
 
+def sh(*words: str | Path) -> str:
+    """``words`` as one shell command line (a path with a space stays one word)."""
+    return shlex.join(str(word) for word in words)
+
+
+def command_coder(*words: str | Path) -> str:
+    """The ``command:`` spec of a coder or reviewer running ``words``."""
+    return "command:" + sh(*words)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without the developer's variables, plus ``extra``."""
     env = {
@@ -182,7 +193,7 @@ class Project:
     @property
     def scripted_coder(self) -> str:
         """The ``--coder`` spec of the coder script (its actions: :meth:`coder_actions`)."""
-        return f"command:{PY} {self.state_dir / 'coder.py'}"
+        return command_coder(PY, self.state_dir / "coder.py")
 
     def plan_status(self, step: int) -> str:
         path = next((self.plans / "steps").glob(f"{step:02d}-*.md"))
@@ -340,7 +351,7 @@ def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
     if reviewer:
         config = (root / "stepkit.toml").read_text()
         (root / "stepkit.toml").write_text(
-            f'reviewer = "command:{PY} {state_dir / "reviewer.py"}"\n' + config
+            f"reviewer = {json.dumps(command_coder(PY, state_dir / 'reviewer.py'))}\n" + config
         )
     project = Project(root, state_dir)
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})

@@ -38,6 +38,7 @@ FORBIDDEN = {
     # a leaf: records, evidence and the parsers all use it
     "stepkit.text": ("stepkit",),
     "stepkit.jsontext": ("stepkit",),
+    "stepkit.quoting": ("stepkit",),
 }
 
 
