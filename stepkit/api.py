@@ -56,6 +56,7 @@ def run_step(
     pm: Any = None,
     *,
     rerun: bool = False,
+    allow_incomplete_plan: bool = False,
     options: Mapping[str, Any] | None = None,
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
@@ -80,6 +81,9 @@ def run_step(
     :param rerun: run the step even when it is already complete (its status,
         or its handoff's ``result: complete``) or waits in a paused run; its
         handoff is first moved into the run dir, and the run's output says where.
+    :param allow_incomplete_plan: run the step even when its plan is
+        incomplete (:func:`~stepkit.planrepo.quality.step_findings`); its
+        handoff's Deviations say so, naming what was missing.
     :param options: plugin-added command-line options (for ``stepkit_configure``).
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
@@ -90,8 +94,9 @@ def run_step(
     :param merge: with ``worktree``, merge the branch into the user's
         current branch when the step completes and the merge is safe.
     :param worktree_base: the ref the branch starts from (default ``HEAD``).
-    :raises UsageError: bad input, or the step is already complete and
-        ``rerun`` is not set; no run was started (exit 2).
+    :raises UsageError: bad input, the step is already complete and
+        ``rerun`` is not set, or its plan is incomplete and
+        ``allow_incomplete_plan`` is not set; no run was started (exit 2).
     :raises ProjectBusy: another run, resume, stage or verify of the project
         is live (a :class:`UsageError`); no run was started.
     :raises GraphError: the graph is invalid; no run was started.
@@ -130,6 +135,7 @@ def run_step(
                 answers,
                 pm,
                 rerun=rerun,
+                allow_incomplete_plan=allow_incomplete_plan,
                 options=options,
                 disabled_plugins=disabled_plugins,
                 observers=observers,
@@ -154,7 +160,9 @@ def run_step(
         options,
     )
     settings.update(_worktree_setting(project))
-    handoff, choice = _resolve_up_front(the_graph, settings, rerun, project)
+    handoff, choice, incomplete = _resolve_up_front(
+        the_graph, settings, rerun, project, allow_incomplete_plan
+    )
     names_step = _LockNamesStep()
     observers = [*observers, names_step]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
@@ -168,6 +176,8 @@ def run_step(
             names_step.lock.name(run_id=run.run_id)
             if choice:
                 state["step_choice"] = choice
+            if incomplete:
+                state["incomplete_plan"] = incomplete
             if handoff is not None:
                 state["kept_handoff"] = str(_move_aside(handoff, run.path / "previous-handoff"))
             return finish_run(
@@ -270,23 +280,28 @@ def _graph_settings(
 
 
 def _resolve_up_front(
-    graph: Any, settings: dict[str, Any], rerun: bool, project: Path
-) -> tuple[Path | None, str]:
+    graph: Any, settings: dict[str, Any], rerun: bool, project: Path, allow_incomplete: bool
+) -> tuple[Path | None, str, list[str]]:
     """Resolve the step as the graph's resolve_step node will, before any run
     starts: a step that cannot be resolved is a usage error, and so is a run
     of a step that is already done or waits in a paused or interrupted run
-    (:class:`~stepkit.planrepo.stepstate.StepStates`), unless ``rerun``.
-    Returns the handoff file a rerun moves aside (None: there is none) and
-    why this step was chosen; a graph without resolve_step is not checked.
+    (:class:`~stepkit.planrepo.stepstate.StepStates`), unless ``rerun``,
+    and so is a step whose plan is incomplete, unless ``allow_incomplete``
+    (:func:`~stepkit.planrepo.validation.incomplete_step`).  Returns the
+    handoff file a rerun moves aside (None: there is none), why this step
+    was chosen and what its plan lacks (empty: nothing); a graph without
+    resolve_step is not checked.
 
     :raises UsageError: no plan repo, no such step, its plan cannot be read,
-        no step left to run, or the step is complete, paused or interrupted
-        and ``rerun`` is not set.
+        no step left to run, the step is complete, paused or interrupted
+        and ``rerun`` is not set, or its plan is incomplete and
+        ``allow_incomplete`` is not set.
     """
     from stepkit.engine.pause import last_runs
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
     from stepkit.planrepo.stepstate import TO_DO, StepStates
+    from stepkit.planrepo.validation import incomplete_step
     from stepkit.protocol.nodes import routes
     from stepkit.workspace.store import runs_dir
 
@@ -297,7 +312,7 @@ def _resolve_up_front(
         and getattr(node.function, "__name__", None) == "resolve_step"
         for node in graph.nodes.values()
     ):
-        return None, ""
+        return None, "", []
     try:
         repo = PlanRepo.load(settings["plans_dir"])
         step, why = repo.choose(settings["step"], settings["prompt"])
@@ -314,8 +329,9 @@ def _resolve_up_front(
             f"step {step.number} ({step.title}) is {standing.state}: {standing.why}; "
             "it is not started again unless you pass --rerun"
         )
+    incomplete = incomplete_step(repo, step, allow_incomplete)
     path = repo.handoff_path(step)
-    return (path if rerun and path.is_file() else None), why
+    return (path if rerun and path.is_file() else None), why, incomplete
 
 
 def _move_aside(path: Path, directory: Path) -> Path:

@@ -135,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a step that is already complete again (its handoff is kept in the run dir)",
     )
     p.add_argument(
+        "--allow-incomplete-plan",
+        action="store_true",
+        help="run a step whose plan stepkit status lists as incomplete (the handoff says so)",
+    )
+    p.add_argument(
         "--worktree",
         action="store_true",
         default=None,

@@ -102,6 +102,7 @@ def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
             progress,
             stack=args.stack,
             project_dir=project,
+            allow_incomplete=args.allow_incomplete_plan,
         )
     finally:
         if progress is not None:
@@ -118,7 +119,11 @@ def passed_on(args: argparse.Namespace, options: dict[str, Any]) -> list[str]:
     gets them (then the prompt).  ``--merge`` is passed on: each completed
     branch is merged when that is safe, and a step whose dependencies were
     merged so is ready when the next run ends."""
-    argv = [f"--project-dir={args.project_dir}", *(["--merge"] if args.merge else [])]
+    argv = [
+        f"--project-dir={args.project_dir}",
+        *(["--merge"] if args.merge else []),
+        *(["--allow-incomplete-plan"] if args.allow_incomplete_plan else []),
+    ]
     for option, value in (
         ("--plans-dir", args.plans_dir),
         ("--engine", args.engine),

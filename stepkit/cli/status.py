@@ -19,6 +19,7 @@ from typing import Any
 from stepkit.configfile import plain_plans_dir, resolve_project_dir
 from stepkit.engine.pause import last_runs, paused_runs
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+from stepkit.planrepo.quality import step_findings
 from stepkit.planrepo.status import status_report
 from stepkit.planrepo.stepstate import StepStates
 from stepkit.workspace.store import cache_dir, store_dir, store_report
@@ -81,7 +82,8 @@ def _plans_cache(project_dir: Path) -> Path | None:
 
 
 def render(repo: PlanRepo, runs: Mapping[int, Mapping[str, Any]] | None = None) -> str:
-    """A plain-text table (no colour codes), the step ``next`` picks, the problems.
+    """A plain-text table (no colour codes), the step ``next`` picks, the
+    incomplete steps (:func:`~stepkit.planrepo.quality.step_findings`), the problems.
     STATE is where each step stands (:class:`~stepkit.planrepo.stepstate.StepStates`,
     with ``runs``, the latest run of each step)."""
     following = repo.next_step()
@@ -121,6 +123,15 @@ def render(repo: PlanRepo, runs: Mapping[int, Mapping[str, Any]] | None = None) 
     else:
         lines.append(f"next: step {following.number} ({following.title})")
         lines += [f"  unmet: {reason}" for reason in following_unmet]
+    incomplete = [(step, found) for step in repo.steps if (found := step_findings(repo, step))]
+    if incomplete:
+        lines.append(
+            f"\nIncomplete steps ({len(incomplete)}): stepkit run refuses each until it is "
+            "filled in (--allow-incomplete-plan overrides)"
+        )
+        for step, found in incomplete:
+            lines.append(f"  step {step.number} ({step.title}):")
+            lines += [f"    - {finding}" for finding in found]
     if repo.problems:
         lines.append(f"\nProblems ({len(repo.problems)}):")
         lines += [f"  - {problem}" for problem in repo.problems]

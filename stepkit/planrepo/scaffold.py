@@ -26,7 +26,7 @@ def scaffold(plans_dir: Path, title: str = FIRST_TITLE) -> list[Path]:
     before anything is written."""
     step_file = plans_dir / "steps" / f"01-{slug(title)}.md"
     files = {
-        step_file: _template("step_template.md").replace("{title}", title),
+        step_file: step_template().replace("{title}", title),
         **_repo_files(plans_dir),
     }
     steps = plans_dir / "steps"
@@ -86,7 +86,7 @@ def new_step(plans_dir: Path, title: str, depends_on: list[int]) -> Path:
             f"(steps: {', '.join(map(str, sorted(set(taken)))) or 'none'}; nothing was written)"
         )
     path = steps_dir / f"{number:02d}-{slug(title)}.md"
-    text = _template("step_template.md").replace("{title}", yaml_scalar(title.strip()))
+    text = step_template().replace("{title}", yaml_scalar(title.strip()))
     text = text.replace("\nstep: 1\n", f"\nstep: {number}\n", 1)
     text = text.replace("\ndepends_on: []\n", f"\ndepends_on: {sorted(set(depends_on))}\n", 1)
     with path.open("x", encoding="utf-8") as handle:  # never over a file written meanwhile
@@ -116,6 +116,11 @@ def yaml_scalar(text: str) -> str:
     except yaml.YAMLError:
         pass  # not plain YAML: quoted below
     return json.dumps(text, ensure_ascii=False)
+
+
+def step_template() -> str:
+    """The commented step template, ``{title}`` still in it."""
+    return _template("step_template.md")
 
 
 def _template(name: str) -> str:

@@ -361,6 +361,7 @@ def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its
     Evidence, as a draft in the run dir (:func:`handoff_draft`): only the
     final approval puts a handoff in the plan repo."""
+    from stepkit.planrepo.validation import incomplete_deviation
     from stepkit.protocol.fixloop import step_fix_budget
     from stepkit.protocol.handoff.notes import append_notes
     from stepkit.protocol.handoff.render import render_handoff
@@ -384,6 +385,7 @@ def handoff(ctx: StageContext) -> Outcome:
         fix_attempts=state.get("fix_attempts", 0),
         max_fix_attempts=step_fix_budget(state),
         deviations=[
+            *incomplete_deviation(state.get("incomplete_plan")),
             *state.get("scope_deviations", []),
             *state.get("tamper_flags", []),
             *state.get("processes_ended", []),

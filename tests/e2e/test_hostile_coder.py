@@ -106,7 +106,8 @@ def python_project(tmp_path: Path, test: str = PYTEST, tasks: str = "") -> Proje
     }
     if tasks:
         files["plans/steps/01-mul.md"] = plan(1, "Add mul", []).replace(
-            "## Tasks\n- Implement add mul.\n", f"## Tasks\n- Implement add mul.\n- {tasks}\n"
+            "## Tasks\n- Implement add mul in `calc.py`.\n",
+            f"## Tasks\n- Implement add mul in `calc.py`.\n- {tasks}\n",
         )
     for rel, text in files.items():
         (project.root / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -71,6 +71,8 @@ def test_json_has_the_design_shape(project):
         "handoff_result": "complete",
         "state": "complete",
         "state_why": "status: complete; handoff 01-setup.md says result: complete",
+        # a plan with no sections is incomplete (stepkit/planrepo/quality.py)
+        "incomplete": ["Objective: missing", "Tasks: missing", "Acceptance criteria: missing"],
     }
     third = data["steps"][2]
     assert third["depends_on"] == [2, 9] and third["deps_satisfied"] is False

@@ -116,7 +116,7 @@ WRONG_MUL = CALC + "\n\ndef mul(a, b):\n    return a + b\n"
 def plan(step: int, title: str, depends_on: list[int], extra: str = "") -> str:
     return (
         f"---\nstep: {step}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: pending\n---\n\n"
-        f"## Objective\n{title}.\n\n## Tasks\n- Implement {title.lower()}.\n\n"
+        f"## Objective\n{title}.\n\n## Tasks\n- Implement {title.lower()} in `calc.py`.\n\n"
         f"## Acceptance criteria\n- `python check.py` passes.\n\n## Test commands\n- `python check.py`\n\n"
         f"## Edge cases\n- Negative numbers.\n\n## Out of scope\n- Everything else.\n{extra}"
     )
