@@ -234,7 +234,7 @@ def _run_pristine(
     except BaselineUnavailable as exc:
         return Recheck(None, [], f"no pristine re-check: {exc}")
     added = {rel for rel, old, _new in snapshot_changes(snapshot, ctx.project_dir) if old is None}
-    if gate.status == "pass":
+    if gate.status == "pass" or _nothing_earlier(gate, original, added):
         return Recheck(gate, [])
     failing = gate.new_failures or (gate.tests.failing if gate.tests else [])
     if gate.status != "fail" or not failing:
@@ -254,6 +254,18 @@ def _run_pristine(
         and _file_of(t) not in added
     ]
     return Recheck(gate, old)
+
+
+def _nothing_earlier(gate: GateResult, original: GateResult, added: set[str]) -> bool:
+    """The copy ran no test, and every test the step's own run ran is in a
+    file the step added: there was no earlier test to re-check (a project's
+    first tests), so nothing the step changed can have hidden one.  Where an
+    earlier test ran with the step's change, a copy that runs none is no
+    such thing and stays a failure."""
+    if original.name != "tests" or gate.status != "not_run" or original.tests is None:
+        return False
+    ran = original.tests.outcomes() or {}
+    return bool(ran) and all(_file_of(test_id) in added for test_id in ran)
 
 
 def pristine_tree(snapshot: Snapshot, changes: list[SurfaceChange], project_dir: Path) -> BaseTree:
