@@ -304,6 +304,7 @@ def _resolve_up_front(
     from stepkit.planrepo.validation import incomplete_step
     from stepkit.protocol.nodes import routes
     from stepkit.workspace.store import runs_dir
+    from stepkit.worktrees.create import refuse_owing_step
 
     # the protocol's own resolve_step (a graph may reuse it; a test may stand in for it)
     if not any(
@@ -329,6 +330,7 @@ def _resolve_up_front(
             f"step {step.number} ({step.title}) is {standing.state}: {standing.why}; "
             "it is not started again unless you pass --rerun"
         )
+    refuse_owing_step(project, step.number)
     incomplete = incomplete_step(repo, step, allow_incomplete)
     path = repo.handoff_path(step)
     return (path if rerun and path.is_file() else None), why, incomplete

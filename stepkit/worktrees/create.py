@@ -15,7 +15,7 @@ import contextlib
 import io
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -189,17 +189,32 @@ def _refuse_owing(common: Path, branch: str) -> None:
     """:raises UsageError: ``branch``'s work tree holds a run that was
     approved and stopped before its commit or merge (the one command that
     finishes it is named: deleting the branch would lose the approved step)."""
+    _refuse_owing_where(common, lambda record: record.branch == branch, "--worktree")
+
+
+def refuse_owing_step(project: Path, step: int) -> None:
+    """Any run of step ``step`` (in the user's tree too, ``--rerun`` or not):
+    refused while a work tree of it holds an approved run that still owes
+    its commit or merge, so the approved change is finished, never redone.
+
+    :raises UsageError: naming the ``stepkit resume`` that finishes it."""
+    located = git_location(Path(project).resolve())
+    if located is not None:
+        _refuse_owing_where(located[1], lambda record: record.step == step, "run")
+
+
+def _refuse_owing_where(common: Path, matches: Callable[[WorktreeRecord], bool], who: str) -> None:
     from datetime import UTC, datetime
 
     from stepkit.worktrees.listing import latest_run
 
     for record in records(common):
-        if record.branch != branch:
+        if not matches(record):
             continue
         run = latest_run(record, datetime.now(UTC))
         if run["finishing"]:
             raise UsageError(
-                f"--worktree: step {record.step} was approved on {branch} but its "
+                f"{who}: step {record.step} was approved on {record.branch} but its "
                 f"{run['finishing']} was not made; finish it with: stepkit resume {run['run_id']}"
             )
 
