@@ -105,6 +105,7 @@ def run_step(
     from stepkit.planrepo.validation import valid_plan
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_commands, start_fingerprint
+    from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
@@ -170,15 +171,17 @@ def run_step(
                 state["step_choice"] = choice
             if handoff is not None:
                 state["kept_handoff"] = str(_move_aside(handoff, run.path / "previous-handoff"))
-            return finish_run(
-                with_step_report(
-                    start_run(
-                        the_graph, run, pm, settings, config, state, stage_runner or _run_stage
-                    )
-                ),
-                settings,
-                run=run,
-            )
+            gitconfig.take(run.path / gitconfig.RUN_DIR_NAME, project)
+            with gitconfig.pinned(run.path):
+                return finish_run(
+                    with_step_report(
+                        start_run(
+                            the_graph, run, pm, settings, config, state, stage_runner or _run_stage
+                        )
+                    ),
+                    settings,
+                    run=run,
+                )
     finally:
         _unregister(pm, observers)
 
@@ -361,6 +364,7 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
     from stepkit.worktrees.runs import run_project
 
@@ -380,16 +384,23 @@ def resume_run(
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
-            result = finish_run(
-                with_step_report(
-                    resume(
-                        the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage
-                    )
-                ),
-                checkpoint.settings,
-                merge,
-                run,
-            )
+            with gitconfig.pinned(run.path):
+                result = finish_run(
+                    with_step_report(
+                        resume(
+                            the_graph,
+                            run,
+                            pm,
+                            config,
+                            checkpoint,
+                            answer,
+                            stage_runner or _run_stage,
+                        )
+                    ),
+                    checkpoint.settings,
+                    merge,
+                    run,
+                )
         finally:
             _unregister(pm, observers)
     return result
