@@ -161,8 +161,8 @@ def run_step(
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         _check_up_front(pm, config, settings, disabled_plugins)
-        start_fingerprint(settings, pm, project)
         start_commands(settings, pm, project, config)
+        start_fingerprint(settings, pm, project)
         state = _initial_state(the_graph, settings)
         with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))

@@ -13,9 +13,14 @@ virtualenvs, the real CLI; the helpers of tests/e2e/test_hostile_coder.py.
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from tests.e2e.test_hostile_coder import ADD, BROKEN, gate_of_tests, python_project
+from tests.e2e.test_hostile_coder import ADD, BROKEN, gate_of_tests, python_project, reviewer_calls
+from tests.support.e2e import PY
 
 pytestmark = pytest.mark.slow
 
@@ -52,3 +57,70 @@ def test_git_configuration_written_during_the_run_never_reaches_stepkits_git(tmp
     assert result.outcome == "STEP_FAILED", result.stdout[-3000:] + result.stderr
     gate = gate_of_tests(result.data)
     assert gate["status"] == "fail" and ADD in gate["new_failures"], gate
+
+
+# -- the installed test runner -------------------------------------------------------------
+
+#: appended to the installed _pytest/reports.py: every report says passed
+GREEN_REPORTS = """
+
+_made = TestReport.from_item_and_call
+
+
+def _green(item, call):
+    report = _made(item, call)
+    report.outcome, report.longrepr = "passed", None
+    return report
+
+
+TestReport.from_item_and_call = _green
+"""
+#: a start-up file: the code under test patched before any test
+PATCH_PTH = (
+    "import os, sys; sys.path.insert(0, os.getcwd()); import calc; calc.add = lambda a, b: a + b\n"
+)
+
+
+def runner_venv(tmp_path: Path) -> Path:
+    """A throwaway virtualenv with pytest installed in it (its own RECORD), and its site directory."""
+    venv = tmp_path / "venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run(
+        [PY, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q", "--no-deps"]
+        + ["pytest", "pluggy", "iniconfig", "packaging", "pygments"],
+        check=True,
+        capture_output=True,
+    )
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+#: trick -> (the file under the venv's site directory it changes, what it appends)
+RUNNER: dict[str, tuple[str, str]] = {
+    "_pytest/reports.py turns failed reports passed": ("_pytest/reports.py", GREEN_REPORTS),
+    # a variant no rule was written for: a start-up file beside the runner, no runner file touched
+    "a .pth file in the gates' site-packages patches the code": ("zz_fix.pth", PATCH_PTH),
+}
+
+
+@pytest.mark.parametrize("trick", list(RUNNER))
+def test_the_installed_test_runner_changed_during_the_run_is_caught(tmp_path, trick):
+    site = runner_venv(tmp_path)
+    project = python_project(tmp_path, test="python -m pytest -q -p no:cacheprovider")
+    rel, text = RUNNER[trick]
+    target = site / rel
+    planted = (target.read_text() if target.exists() else "") + text
+    project.coder_actions(
+        {"write": {"calc.py": BROKEN, str(target): planted}, "sentinel": "CODER_COMPLETE"}
+    )
+    # the user's virtualenv is active: its python first on PATH
+    env = project.env(PATH=f"{site.parents[2] / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = project.run(env=env)
+    if result.outcome == "STEP_FAILED":
+        gate = gate_of_tests(result.data)
+        assert gate["status"] == "fail" and rel in gate["summary"], gate
+        assert "changing the tools that judge the step is not a fix" in gate["evidence"]
+        return
+    assert result.code == 5, result.stdout[-3000:] + result.stderr  # else: a flag forces the review
+    flags = result.data["pending"]["question"].split("Tamper flags", 1)[1]
+    assert f"{rel} (added)" in flags, flags
+    assert reviewer_calls(project) == 1
