@@ -41,6 +41,10 @@ __all__ = [
     "verify",
 ]
 
+#: The run setting that holds the stepkit entry points installed when the
+#: run began: a resume loads no other (:func:`stepkit.pluginmanager.get_plugin_manager`).
+ENTRY_POINTS_KEY = "entry_points"
+
 
 def run_step(
     prompt: str | None = None,
@@ -103,6 +107,7 @@ def run_step(
     from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.planrepo.validation import valid_plan
+    from stepkit.pluginmanager import entry_point_ids
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_commands, start_fingerprint
     from stepkit.workspace.scope import gitconfig
@@ -163,6 +168,7 @@ def run_step(
         _check_up_front(pm, config, settings, disabled_plugins)
         start_commands(settings, pm, project, config)
         start_fingerprint(settings, pm, project)
+        settings[ENTRY_POINTS_KEY] = entry_point_ids()
         state = _initial_state(the_graph, settings)
         with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))
@@ -378,7 +384,15 @@ def resume_run(
             return _finish_owed(run, checkpoint, answer, merge)
         config = load_config(project)
         the_graph = _load_graph(checkpoint.graph, config)
-        pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+        recorded = checkpoint.settings.get(ENTRY_POINTS_KEY)
+        pm = _plugin_manager(
+            pm,
+            project,
+            config,
+            disabled_plugins,
+            observers,
+            recorded if isinstance(recorded, list) else None,
+        )
         try:
             # what a run checks before it starts holds again before it goes on: the coder,
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
@@ -991,15 +1005,27 @@ class _LockNamesStep:
 
 
 def _plugin_manager(
-    pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]
+    pm: Any,
+    project: Path,
+    config: Any,
+    disabled: Iterable[str],
+    observers: Iterable[Any],
+    entry_points: Iterable[str] | None = None,
 ) -> Any:
+    """The run's plugin manager; a resumed run's loads only the entry points
+    its run found when it began (``entry_points``, from its settings)."""
     if pm is None:
         from stepkit.pluginmanager import get_plugin_manager
         from stepkit.workspace.worktree_record import record_of
 
         # a stepkit work tree's local plugins are the user's tree's, trusted there (as the CLI loads them)
         record = record_of(project)
-        pm = get_plugin_manager(Path(record.origin) if record else project, config, list(disabled))
+        pm = get_plugin_manager(
+            Path(record.origin) if record else project,
+            config,
+            list(disabled),
+            entry_points=None if entry_points is None else set(entry_points),
+        )
     for observer in observers:
         pm.register(observer)
     return pm
