@@ -41,6 +41,10 @@ __all__ = [
     "verify",
 ]
 
+#: The run setting that holds the stepkit entry points installed when the
+#: run began: a resume loads no other (:func:`stepkit.pluginmanager.get_plugin_manager`).
+ENTRY_POINTS_KEY = "entry_points"
+
 
 def run_step(
     prompt: str | None = None,
@@ -108,8 +112,10 @@ def run_step(
     from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.planrepo.validation import valid_plan
+    from stepkit.pluginmanager import entry_point_ids
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_commands, start_fingerprint
+    from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
@@ -168,8 +174,9 @@ def run_step(
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         _check_up_front(pm, config, settings, disabled_plugins)
-        start_fingerprint(settings, pm, project)
         start_commands(settings, pm, project, config)
+        start_fingerprint(settings, pm, project)
+        settings[ENTRY_POINTS_KEY] = entry_point_ids()
         state = _initial_state(the_graph, settings)
         with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))
@@ -180,15 +187,17 @@ def run_step(
                 state["incomplete_plan"] = incomplete
             if handoff is not None:
                 state["kept_handoff"] = str(_move_aside(handoff, run.path / "previous-handoff"))
-            return finish_run(
-                with_step_report(
-                    start_run(
-                        the_graph, run, pm, settings, config, state, stage_runner or _run_stage
-                    )
-                ),
-                settings,
-                run=run,
-            )
+            gitconfig.take(run.path / gitconfig.RUN_DIR_NAME, project)
+            with gitconfig.pinned(run.path):
+                return finish_run(
+                    with_step_report(
+                        start_run(
+                            the_graph, run, pm, settings, config, state, stage_runner or _run_stage
+                        )
+                    ),
+                    settings,
+                    run=run,
+                )
     finally:
         _unregister(pm, observers)
 
@@ -379,6 +388,7 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
     from stepkit.worktrees.runs import run_project
 
@@ -392,22 +402,37 @@ def resume_run(
             return _finish_owed(run, checkpoint, answer, merge)
         config = load_config(project)
         the_graph = _load_graph(checkpoint.graph, config)
-        pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+        recorded = checkpoint.settings.get(ENTRY_POINTS_KEY)
+        pm = _plugin_manager(
+            pm,
+            project,
+            config,
+            disabled_plugins,
+            observers,
+            recorded if isinstance(recorded, list) else None,
+        )
         try:
             # what a run checks before it starts holds again before it goes on: the coder,
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
-            result = finish_run(
-                with_step_report(
-                    resume(
-                        the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage
-                    )
-                ),
-                checkpoint.settings,
-                merge,
-                run,
-            )
+            with gitconfig.pinned(run.path):
+                result = finish_run(
+                    with_step_report(
+                        resume(
+                            the_graph,
+                            run,
+                            pm,
+                            config,
+                            checkpoint,
+                            answer,
+                            stage_runner or _run_stage,
+                        )
+                    ),
+                    checkpoint.settings,
+                    merge,
+                    run,
+                )
         finally:
             _unregister(pm, observers)
     return result
@@ -1098,15 +1123,27 @@ class _LockNamesStep:
 
 
 def _plugin_manager(
-    pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]
+    pm: Any,
+    project: Path,
+    config: Any,
+    disabled: Iterable[str],
+    observers: Iterable[Any],
+    entry_points: Iterable[str] | None = None,
 ) -> Any:
+    """The run's plugin manager; a resumed run's loads only the entry points
+    its run found when it began (``entry_points``, from its settings)."""
     if pm is None:
         from stepkit.pluginmanager import get_plugin_manager
         from stepkit.workspace.worktree_record import record_of
 
         # a stepkit work tree's local plugins are the user's tree's, trusted there (as the CLI loads them)
         record = record_of(project)
-        pm = get_plugin_manager(Path(record.origin) if record else project, config, list(disabled))
+        pm = get_plugin_manager(
+            Path(record.origin) if record else project,
+            config,
+            list(disabled),
+            entry_points=None if entry_points is None else set(entry_points),
+        )
     for observer in observers:
         pm.register(observer)
     return pm

@@ -90,15 +90,17 @@ def _format(package: _Package) -> str | None:
 _SURFACE = {
     "tests": ["**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**"],
     "config": [
-        "package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
+        # the runners' own discovery reads these in every package of a workspace
+        "**/package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
         "**/jest.config.*",
         "**/jest.setup.*",
         "**/vitest.config.*",
         "**/vitest.setup.*",
         "**/vite.config.*",
-        ".mocharc*",
-        ".c8rc*",
-        ".nycrc*",
+        "**/vitest.workspace.*",
+        "**/.mocharc*",
+        "**/.c8rc*",
+        "**/.nycrc*",
         "**/.eslintrc*",
         "eslint.config.*",
         "**/.eslintignore",

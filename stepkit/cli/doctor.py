@@ -149,7 +149,9 @@ def _git(project: Path, plans: Path) -> list[Check]:
 
     located = git_location(project)
     if located is None:
-        return [Check("git", "warn", "not a git repository: no --worktree, --parallel or undo")]
+        return [
+            Check("repository", "warn", "not a git repository: no --worktree, --parallel or undo")
+        ]
     checks = []
     if commit_identity(located[0]):
         checks.append(

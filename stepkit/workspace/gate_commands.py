@@ -161,15 +161,34 @@ START_SCRIPTS_KEY = "start_scripts"
 #: The run setting that holds the fingerprint of the project's tool
 #: directories taken when the run started (:func:`start_fingerprint`).
 TOOLS_KEY = "tool_fingerprint"
+#: The run setting that holds the fingerprint of the installed files of the
+#: gates' tools and of stepkit taken then (:mod:`stepkit.workspace.installed`).
+INSTALLED_KEY = "installed_fingerprint"
 
 
 def start_fingerprint(
     settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path
 ) -> None:
-    """Fingerprint the project's tool directories before the coder runs, into the run's settings."""
+    """Fingerprint the tools that judge the step before the coder runs, into
+    the run's settings: the project's tool directories, and the installed
+    files of the distributions the gate commands chosen then use
+    (:func:`start_commands` first) and of stepkit itself."""
     from stepkit.workspace.toolpath import fingerprint, tool_dirs
 
-    settings[TOOLS_KEY] = fingerprint(project_dir, tool_dirs(pm, project_dir))
+    dirs = tool_dirs(pm, project_dir)
+    settings[TOOLS_KEY] = fingerprint(project_dir, dirs)
+    settings[INSTALLED_KEY] = _installed(project_dir, dirs, settings)
+
+
+def _installed(
+    project_dir: Path, dirs: list[str], settings: Mapping[str, object]
+) -> dict[str, str]:
+    from stepkit.workspace import installed
+    from stepkit.workspace.scope import startup
+
+    sites = startup.site_dirs(tuple(str(Path(project_dir, rel)) for rel in dirs))
+    commands = _commands_in(settings.get(START_COMMANDS_KEY), table_key=None)
+    return installed.fingerprint(sites, commands)
 
 
 def start_commands(
@@ -290,7 +309,7 @@ def run_gate_plan(
             plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm, project_dir
         )
         settings[RUN_PLAN_KEY] = plan.model_dump()
-    return _with_tool_changes(plan, settings.get(TOOLS_KEY), project_dir)
+    return _with_tool_changes(plan, settings, project_dir)
 
 
 def _as_chosen_before(
@@ -329,16 +348,29 @@ def _as_chosen_before(
     return plan.model_copy(update={"commands": commands, "command_changes": changes})
 
 
-def _with_tool_changes(plan: GatePlan, before: object, project_dir: Path) -> GatePlan:
-    """``plan`` with the tools the step changed since the run's start (every
-    gate looks again: a later coder round may change them too)."""
+def _with_tool_changes(
+    plan: GatePlan, settings: Mapping[str, object], project_dir: Path
+) -> GatePlan:
+    """``plan`` with the tools the step changed since the run's start, in
+    the project's tool directories and among the installed files of the
+    gates' tools and of stepkit (every gate looks again: a later coder round
+    may change them too)."""
+    from stepkit.workspace import installed
     from stepkit.workspace.toolpath import fingerprint, tool_changes
 
-    if not isinstance(before, dict):
+    changed: list[str] = []
+    before = settings.get(TOOLS_KEY)
+    if isinstance(before, dict):
+        now = fingerprint(project_dir, plan.tool_dirs)
+        commands = [planned.command for planned in plan.commands.values()]
+        changed += tool_changes(before, now, commands)
+    installed_before = settings.get(INSTALLED_KEY)
+    if isinstance(installed_before, dict):
+        now = _installed(project_dir, plan.tool_dirs, settings)
+        changed += installed.changes(installed_before, now)
+    if not changed:
         return plan
-    now = fingerprint(project_dir, plan.tool_dirs)
-    commands = [planned.command for planned in plan.commands.values()]
-    return plan.model_copy(update={"tool_changes": tool_changes(before, now, commands)})
+    return plan.model_copy(update={"tool_changes": changed})
 
 
 #: ``{files}`` or ``{files:.py,.pyi}`` in a format command.

@@ -4,7 +4,9 @@ Every git process stepkit starts is spawned here (:func:`command` builds
 its argv), each with ``GIT_OPTIONAL_LOCKS=0`` (a read never takes the index
 lock a user's git may be waiting for) and ``LC_ALL=C`` (stable output), and
 with nothing the repository configures run along the way: hooks, the
-fsmonitor, a pager or an editor (:data:`NOTHING_RUNS`); the coder can write
+fsmonitor, a pager or an editor (:data:`NOTHING_RUNS`); during a run, with
+the user's git configuration as it stood when the run started
+(:func:`pinned`, :mod:`stepkit.workspace.scope.gitconfig`); the coder can write
 ``.git/`` (:mod:`stepkit.workspace.scope.gitguard` flags and undoes that).  The readers return
 None (or an empty answer) when git is missing, the directory is not a work
 tree or the command failed: the callers then fall back to walking files.
@@ -29,7 +31,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -75,6 +78,25 @@ def read_text(path: Path) -> str:
 
     :raises OSError: it cannot be read."""
     return text(Path(path).read_bytes())
+
+
+#: The environment that points every git call at the run's copy of the
+#: user's configuration while a run goes on (:func:`pinned`).
+_PINNED: dict[str, str] = {}
+
+
+@contextmanager
+def pinned(env: Mapping[str, str]) -> Iterator[None]:
+    """Every git call made inside the block runs with ``env`` too: the
+    configuration a run copied when it started
+    (:mod:`stepkit.workspace.scope.gitconfig`)."""
+    before = dict(_PINNED)
+    _PINNED.update(env)
+    try:
+        yield
+    finally:
+        _PINNED.clear()
+        _PINNED.update(before)
 
 
 def run(args: list[str], cwd: Path) -> bytes | None:
@@ -394,7 +416,7 @@ def _spawn(
         capture_output=True,
         check=check,
         input=stdin,
-        env={**os.environ, **_QUIET_ENV, **(env or {})},
+        env={**os.environ, **_QUIET_ENV, **_PINNED, **(env or {})},
     )
 
 
