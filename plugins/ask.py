@@ -47,14 +47,15 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     :param console: a rich console (default: stderr).
     :param read: reads one line (default: ``console.input``).
     """
-    from rich.console import Console
     from rich.markup import escape
 
-    console = console or Console(stderr=True, highlight=False)
+    from stepkit import shown
+
+    console = console or shown.console(highlight=False)
     read = read or (lambda: console.input("[bold]> [/]"))
     console.print()
     console.rule(f"[bold]{escape(question.node)}[/]", align="left")
-    console.print(_styled(question.text))
+    console.print(_styled(console, question.text))
     if question.options:
         free = " — or comments of two words or more" if question.allow_other else ""
         options = " / ".join(f"[bold cyan]{escape(option)}[/]" for option in question.options)
@@ -108,12 +109,10 @@ def _line(question: Question, read: Any) -> str:
         raise Paused(question) from None
 
 
-def _styled(text: str) -> Any:
-    from rich.text import Text
-
+def _styled(console: Any, text: str) -> Any:
     from stepkit.plugins.observers.progress import STATUS_STYLE
 
-    styled = Text(text)
+    styled = console.render_str(text, markup=False)  # the console's, which makes it visible
     for status, style in STATUS_STYLE.items():  # gate statuses coloured as the live view does
         styled.highlight_regex(rf"\b{status.upper().replace('_', ' ')}\b", style)
     return styled

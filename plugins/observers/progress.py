@@ -31,6 +31,7 @@ from rich.status import Status
 from rich.text import Text
 
 import stepkit
+from stepkit import shown
 from stepkit.records import FAILED_STATUSES, GateResult
 
 STATUS_STYLE = {
@@ -47,7 +48,7 @@ class ProgressDisplay:
     """A stepkit observer plugin that shows a run's progress."""
 
     def __init__(self, console: Console | None = None, verbose: bool = False) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or shown.console(highlight=False)
         self.verbose = verbose
         self.stages: dict[str, str] = {}  # node → the stage it runs
         self.live = self.console.is_terminal

@@ -345,7 +345,16 @@ def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run one command; everything it prints is made visible on the way out
+    (:mod:`stepkit.shown`): no text of the coder's, the model's or the
+    project's moves or hides what the terminal shows."""
+    from stepkit.shown import shown_streams
+
+    with shown_streams():
+        return _command(sys.argv[1:] if argv is None else argv)
+
+
+def _command(argv: list[str]) -> int:
     try:
         parser = build_parser()
         pm = _add_plugin_options(parser, argv)

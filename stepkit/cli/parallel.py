@@ -13,13 +13,12 @@ with the exit code; with ``--json``, one object ``{"outcome", "exit_code",
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from stepkit.errors import UsageError
-from stepkit.jsontext import json_safe
+from stepkit.shown import shown_json
 
 if TYPE_CHECKING:
     from stepkit.worktrees.parallel import Outcome
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
         if progress is not None:
             progress.close()
     if args.json:
-        print(json_safe(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2)))
+        print(shown_json(outcome.to_json()))
     else:
         print(render(outcome))
     return outcome.exit_code

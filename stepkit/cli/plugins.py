@@ -6,12 +6,12 @@ and the engine kinds (``--engine``) the plugins build."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from stepkit.cli import disabled_plugins
 from stepkit.config import load_config, resolve_project_dir
 from stepkit.pluginmanager import get_plugin_manager, get_plugins
+from stepkit.shown import shown_json
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +25,11 @@ def run(args: argparse.Namespace) -> int:
     ]  # built-ins first
     plugins, engines = get_plugins(pm), engine_list(pm)
     if args.json:
-        print(json.dumps({"plugins": plugins, "presets": presets, "engines": engines}, indent=2))
+        print(
+            shown_json(
+                {"plugins": plugins, "presets": presets, "engines": engines}, ensure_ascii=True
+            )
+        )
     else:
         print(render(plugins) + "\n\n" + render_presets(presets) + "\n\n" + render_engines(engines))
     return 0

@@ -10,7 +10,6 @@ Needs no plugin and no model SDK, so it stays fast on large plan repos.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
 from stepkit.planrepo.quality import step_findings
 from stepkit.planrepo.status import status_report
 from stepkit.planrepo.stepstate import StepStates
+from stepkit.shown import shown_json
 from stepkit.workspace.store import cache_dir, store_dir, store_report
 from stepkit.worktrees.listing import render_worktrees, worktree_status
 
@@ -44,13 +44,15 @@ def run(args: argparse.Namespace) -> int:
     worktrees = worktree_status(project_dir, plans_dir)
     if args.json:
         print(
-            json.dumps(
+            shown_json(
                 {
                     **status_report(repo, latest),
                     "paused_runs": paused,
                     **store_report(project_dir),
                     **worktrees,
-                }
+                },
+                indent=None,
+                ensure_ascii=True,
             )
         )
     else:

@@ -7,7 +7,6 @@ it rewrite the files, as a run does."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -15,6 +14,7 @@ from stepkit.cli import disabled_plugins
 from stepkit.config import resolve_project_dir
 from stepkit.errors import StepkitError
 from stepkit.records import FAILED_STATUSES, GateResult
+from stepkit.shown import shown_json
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
         data = verify(
             project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline, fix=fix
         )
-        print(json.dumps(data, indent=2))
+        print(shown_json(data, ensure_ascii=True))
     else:
         print(f"stepkit verify: {project}", flush=True)
         data = verify(

@@ -19,7 +19,7 @@ import yaml
 from stepkit.planrepo.sections import heading_of, track_fence
 from stepkit.protocol import SENTINELS
 from stepkit.records import GateResult
-from stepkit.text import guard_lines, shown_bytes
+from stepkit.text import guard_lines, visible
 from stepkit.workspace.redact import redact
 
 #: The handoff's sections, all required, in this order.
@@ -90,8 +90,10 @@ def render_handoff(
     :param criteria: the acceptance-criteria part of Evidence
         (:func:`stepkit.protocol.criteria.render_criteria`), after the gates.
     :return: the file's text, secrets masked (the prose comes from any
-        handoff plugin).  Evidence is built here from ``gates``, never from
-        prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
+        handoff plugin) and made :func:`~stepkit.text.visible` (a path, a
+        test id, a title: no character of it moves or hides what a reader's
+        terminal or viewer shows; a Latin-1 file name reads ``caf\\xe9.txt``).
+        Evidence is built here from ``gates``, never from prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
         :func:`check_handoff_text` compares).
     """
     fault_lines = [_fault_line(f) for f in faults if f and f.strip()]
@@ -111,7 +113,7 @@ def render_handoff(
                 max_fix_attempts,
                 open_critical,
             )
-            body = shown_bytes(redact(f"{body}\n\n{criteria}" if criteria else body))
+            body = visible(redact(f"{body}\n\n{criteria}" if criteria else body))
             body = f"{body}\n\n{evidence_marker(body)}"
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))
@@ -123,7 +125,7 @@ def render_handoff(
                 if sweep:
                     body = "\n".join(sweep) + ("" if body == "None" else f"\n\n{body}")
         parts.append(f"\n## {section}\n\n{body}\n")
-    return shown_bytes(redact("".join(parts)))
+    return visible(redact("".join(parts)))
 
 
 def _fault_line(fault: str) -> str:
