@@ -34,6 +34,7 @@ FORBIDDEN = {
     "stepkit.config": HIGH,
     "stepkit.hookspecs": HIGH,
     "stepkit.pluginmanager": HIGH,
+    "stepkit.presets": HIGH,
     "stepkit.trust": HIGH,
     # a leaf: records, evidence and the parsers all use it
     "stepkit.text": ("stepkit",),
