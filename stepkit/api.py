@@ -20,6 +20,7 @@ from stepkit.engine.interrupts import RunInterrupted
 from stepkit.engine.lock import ProjectLock, project_lock
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
+from stepkit.presets import presets
 from stepkit.records import GateResult, RunResult
 
 if (
@@ -880,7 +881,7 @@ def draft_plan(
         "stages": ["plan"],
     }
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    pm.hook.stepkit_configure(config=config, settings=settings)
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
     _check_engine(pm, settings, list(disabled_plugins))
     ctx = StageContext(
         node="plan",
@@ -1035,7 +1036,7 @@ def _check_up_front(
 
     :raises UsageError: one line; nothing was run."""
     disabled = list(disabled)
-    pm.hook.stepkit_configure(config=config, settings=settings)
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
     _check_delegates(pm, settings, disabled)
     _check_engine(pm, settings, disabled)
 
@@ -1095,7 +1096,7 @@ def _check_delegates(pm: Any, settings: dict[str, Any], disabled: Sequence[str] 
         answers = [
             a
             for a in reversed(
-                pm.hook.stepkit_check_delegate(role=role, spec=spec)
+                pm.hook.stepkit_check_delegate(role=role, spec=spec, presets=presets(pm))
             )  # built-ins first
             if a is not None
         ]

@@ -98,6 +98,9 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
         "stepkit_configure": {},
         "stepkit_draft_plan": {"trylast": True},
     },
+    "stepkit.plugins.coders.presets": {
+        "stepkit_register_presets": {},
+    },
     "stepkit.plugins.coders.command": {
         "stepkit_check_delegate": {},
         "stepkit_coder_presets": {},

@@ -16,6 +16,7 @@ import pluggy
 
 if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     import argparse
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
     from stepkit.config import Config
@@ -52,7 +53,7 @@ def stepkit_add_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 @hookspec
-def stepkit_configure(config: Config, settings: dict[str, Any]) -> None:
+def stepkit_configure(config: Config, settings: dict[str, Any], presets: Mapping[str, Any]) -> None:
     """Inspect or adjust the configuration before a command does its work.
 
     :param config: the project's configuration (``stepkit.toml`` /
@@ -60,6 +61,9 @@ def stepkit_configure(config: Config, settings: dict[str, Any]) -> None:
     :param settings: the run settings (``--set`` values, engine/coder/reviewer
         specs, parsed plugin options, ``stages``: the stages the command will
         run), mutable.
+    :param presets: the coding-CLI presets the plugins registered
+        (``stepkit_register_presets``), by name: what ``--coder NAME`` and
+        ``--reviewer NAME`` can name.
 
     Called for every plugin.  Usable in ``stepconf.py``: yes.
     """
@@ -437,7 +441,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
 
 
 @hookspec
-def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+def stepkit_check_delegate(role: str, spec: str | None, presets: Mapping[str, Any]) -> str | None:
     """Say, before a command starts, whether a ``--coder`` or ``--reviewer``
     spec is one this plugin's ``stepkit_implement`` or ``stepkit_review``
     answers for.
@@ -447,6 +451,8 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
     :param spec: the run's spec for that role (``anthropic:MODEL``,
         ``command:SHELL``, ``claude`` …); None when neither the command nor
         the project names one.
+    :param presets: the coding-CLI presets the plugins registered
+        (``stepkit_register_presets``), by name.
     :return: ``""`` when ``spec`` is this plugin's; when it is not, the specs
         it does answer for, as words for the message
         (``anthropic[:MODEL], command:SHELL or a preset: claude, codex``);
@@ -462,18 +468,48 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
 
 
 @hookspec
-def stepkit_coder_presets() -> list[dict[str, Any]] | None:
+def stepkit_register_presets(register: Callable[[Any], None]) -> None:
+    """Register coding-CLI presets: each one is a coder (``--coder NAME``)
+    and a reviewer (``--reviewer NAME``) the built-in coder and reviewer run.
+
+    :param register: call ``register(preset)`` once per preset, a
+        :class:`stepkit.plugins.coders.presets.base.Preset`: its ``name``
+        (the spec, and the CLI's executable on PATH: letters, digits, ``.``,
+        ``_``, ``-``), ``command(call)`` (the shell command line of one call),
+        ``reader(output, scratch)`` (the CLI's output read as a ``Parsed``),
+        ``checked`` (the CLI versions it was checked against), ``install``,
+        and optionally ``env(call)`` and ``leftovers``.
+    :raises PluginError: (raised by ``register``) an object without a valid
+        ``name``.
+
+    Called for every plugin, once per plugin manager (:func:`stepkit.presets.presets`
+    keeps the table).  A name registered again replaces the earlier preset:
+    the later-registered plugin wins (local beats third-party beats
+    built-in, ``tryfirst`` beats all), and ``stepkit plugins`` names the
+    plugin whose preset is used and the ones it replaced.  Built-in:
+    :mod:`stepkit.plugins.coders.presets` (claude, codex, aider, opencode).
+    Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_coder_presets(presets: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """Describe the coding-CLI presets this plugin's coder and reviewer run,
     for ``stepkit plugins`` (its table and the ``presets`` of its ``--json``).
 
+    :param presets: the presets the plugins registered
+        (``stepkit_register_presets``), by name.
     :return: one dict per preset: ``name``, ``path`` (the CLI found on PATH,
         None when missing), ``version`` (None when unknown), ``checked`` (the
         versions the preset was checked against), ``checked_version``
         (bool), ``install`` (how to install the CLI); None or ``[]`` when
         the plugin has none.
 
-    Called for every plugin; the rows are joined, built-ins first.  Usable
-    in ``stepconf.py``: yes.
+    Called for every plugin; the rows are joined, built-ins first.  A row of
+    a registered preset gains ``plugin`` (the plugin that registered it) and
+    ``overrides`` (the plugins whose preset of that name it replaced).  The
+    built-in :mod:`stepkit.plugins.coders.command` describes every
+    registered preset.  Usable in ``stepconf.py``: yes.
     """
 
 

@@ -70,6 +70,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.stages.handoff",
     "stepkit.plugins.stages.check_handoff",
     "stepkit.plugins.stages.plan",
+    "stepkit.plugins.coders.presets",
     "stepkit.plugins.coders.command",
     "stepkit.plugins.coders.anthropic",
     "stepkit.plugins.coders.reviewer",

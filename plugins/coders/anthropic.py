@@ -42,6 +42,7 @@ half edited; the coder is never re-run).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final, Literal
 
@@ -51,6 +52,7 @@ from stepkit.engine.answers import Rejected, read_answer
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
+from stepkit.presets import presets as registered_presets
 from stepkit.protocol.fixloop import FIX_RULES, coder_fix_budget, next_fix
 from stepkit.protocol.switches import switch_on
 from stepkit.records import (
@@ -170,16 +172,18 @@ _WRITE_TOOLS = ("write_file", "edit_file")
 
 
 @hookimpl
-def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+def stepkit_check_delegate(role: str, spec: str | None, presets: Mapping[str, Any]) -> str | None:
     """``anthropic[:MODEL]`` as the coder (the reviewer's is
     :mod:`stepkit.plugins.coders.reviewer`'s)."""
-    return check_builtin_spec(spec, ("anthropic",)) if role == "coder" else None
+    return check_builtin_spec(spec, presets, ("anthropic",)) if role == "coder" else None
 
 
 @hookimpl(trylast=True)
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``anthropic`` and ``anthropic:MODEL`` (the default coder)."""
-    kind, model = builtin_spec(delegate_spec(ctx.settings, "coder")) or ("", "")
+    kind, model = builtin_spec(
+        delegate_spec(ctx.settings, "coder"), registered_presets(ctx.pm)
+    ) or ("", "")
     if kind != "anthropic":
         return None
     return BuiltinCoder(ctx, f"anthropic:{model}" if model else None).run()

@@ -23,6 +23,7 @@ output they did not ask for.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -63,13 +64,15 @@ class ProgressDisplay:
         self.budget_line: str | None = None
 
     @stepkit.hookimpl(trylast=True)
-    def stepkit_configure(self, config: Any, settings: dict[str, Any]) -> None:
+    def stepkit_configure(
+        self, config: Any, settings: dict[str, Any], presets: Mapping[str, Any]
+    ) -> None:
         """The run's model budget, said when its first node starts (a run that
         never starts, on a usage error, says nothing); none for a run that
         calls no model."""
         from stepkit.plugins.llm.budget import describe
 
-        self.budget_line = describe(settings) if _calls_a_model(settings) else None
+        self.budget_line = describe(settings) if _calls_a_model(settings, presets) else None
         self.stages = {
             node: stage
             for stage, nodes in (settings.get("stage_nodes") or {}).items()
@@ -220,7 +223,7 @@ def _usage_text(usage: dict[str, Any]) -> str:
     return f"{tokens:,} tokens · ${float(usage.get('cost_usd', 0.0)):.4f}"
 
 
-def _calls_a_model(settings: dict[str, Any]) -> bool:
+def _calls_a_model(settings: dict[str, Any], presets: Mapping[str, Any]) -> bool:
     """Can the run spend its model budget: an engine other than the scripted
     one, or a coding-CLI coder or reviewer."""
     from stepkit.plugins.coders.command import builtin_spec, delegate_spec
@@ -228,6 +231,6 @@ def _calls_a_model(settings: dict[str, Any]) -> bool:
     if not str(settings.get("engine") or "anthropic").startswith("scripted:"):
         return True
     return any(
-        (builtin_spec(delegate_spec(settings, role)) or ("",))[0] == "preset"
+        (builtin_spec(delegate_spec(settings, role), presets) or ("",))[0] == "preset"
         for role in ("coder", "reviewer")
     )

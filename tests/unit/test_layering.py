@@ -34,6 +34,7 @@ FORBIDDEN = {
     "stepkit.config": HIGH,
     "stepkit.hookspecs": HIGH,
     "stepkit.pluginmanager": HIGH,
+    "stepkit.presets": HIGH,
     "stepkit.trust": HIGH,
     # where text leaves stepkit for a person or a client (the CLI, the MCP server, stepkit ci)
     "stepkit.shown": HIGH,
