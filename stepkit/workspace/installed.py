@@ -162,11 +162,15 @@ def _files(dist: _Dist) -> dict[str, str]:
 def _own_files() -> dict[str, str]:
     """sha256 of every file of stepkit's own packages where this process
     imports them from (an editable install's RECORD does not list them)."""
-    import stepkit
-    import stepkit.plugins
+    import importlib.util
 
+    import stepkit
+
+    # where the built-ins' package is, without importing it (the core reaches plugins by hooks)
+    spec = importlib.util.find_spec("stepkit.plugins")
+    plugins = list(spec.submodule_search_locations or []) if spec is not None else []
     found: dict[str, str] = {}
-    for package in dict.fromkeys([*stepkit.__path__, *stepkit.plugins.__path__]):
+    for package in dict.fromkeys([*stepkit.__path__, *plugins]):
         for here, dirs, files in os.walk(package):
             dirs[:] = [d for d in dirs if d not in ROUTINE]
             for name in files:
