@@ -139,8 +139,8 @@ _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lint", ("lint", "clippy", "flake8", "ruff", "style")),
     ("tests", ("test", "spec", "unit")),
 )
-#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``.
-_TEST_NAME = lazy_compile(r"^(?:check|py\d*(?:-tests?)?)$")
+#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``/``py3.12``/``pypy311``.
+_TEST_NAME = lazy_compile(r"^(?:check|(?:py|pypy)(?:\d+(?:\.\d+)?)?(?:-tests?)?)$")
 
 
 def _target_gate(name: str) -> str | None:

@@ -384,6 +384,8 @@ def test_a_macos_only_job_answers_after_a_linux_job(stepkit_project):
         ("make docs", None),
         ("tox -e docs", None),
         ("pytest --version", None),
+        ("uv run --locked tox run -e py3.11", "tests"),
+        ("tox -e pypy311", "tests"),
     ],
 )
 def test_which_ci_lines_check_what(stepkit_project, line, gate):
