@@ -19,10 +19,13 @@ A command that runs in a directory a fresh checkout lacks (``cd build &&
 or ``cmake ..`` would generate, is left out: the step that makes them is not
 a gate.  Commands that set up or ship rather than check (installs, uploads,
 publishing, deploys, logins, benchmarks, coverage reports) belong to no gate.
-Per gate, the first command in file and line order wins; for the tests
-gate, a command that invokes a test runner wins over one that does not, then
-one whose CI step is named for the tests over one named for a lint, type or
-format check.  A call named like the tests (``scripts/check``, ``pnpm
+Per gate, the first command in :func:`ci_commands`'s order wins (CI's checks
+before workflows and jobs set aside for benchmarks, releases …, then file
+and line order); for the tests gate, CI's checks first, then a command that
+invokes a test runner wins over one that does not, then one whose CI step
+is named for the tests over one named for a lint, type or format check.  A
+line read with the reason it cannot run here (``CiCommand.skipped``) is no
+candidate; ``stepkit detect`` notes every line of a gate passed over and why.  A call named like the tests (``scripts/check``, ``pnpm
 test:types``) whose body runs only a linter or a type checker is that
 check's gate.  ``stepkit detect`` notes both.
 

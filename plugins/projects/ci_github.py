@@ -53,6 +53,7 @@ from stepkit.plugins.projects.ci_yaml import (
     text,
     value,
 )
+from stepkit.workspace.scope import git
 
 
 class Read(NamedTuple):
@@ -84,11 +85,11 @@ def workflow(path: Path, project_dir: Path, push: dict[str, str]) -> Read:
     workflow_env = _env(get(root, "env"), {**base, "env": Env()})
     workflow_dir = text(get(get(get(root, "defaults"), "run"), "working-directory"))
     for job_id, job in items(get(root, "jobs")):
-        reusable = text(get(job, "uses"))
-        if reusable and not reusable.startswith("./"):
+        uses = get(job, "uses")
+        if uses is not None and not text(uses).startswith("./"):
             notes.append(
-                f"CI calls the reusable workflow `{reusable}` of another repository "
-                f"({name}:{get(job, 'uses').start_mark.line + 1}, job {job_id}); "  # type: ignore[union-attr]
+                f"CI calls the reusable workflow `{text(uses)}` of another repository "
+                f"({name}:{uses.start_mark.line + 1}, job {job_id}); "
                 "stepkit does not read what it runs"
             )
             continue
@@ -160,6 +161,7 @@ def _trigger_reason(on: yaml.Node | None, branch: str) -> str:
     workflow; "" when it does, or when the workflow names no trigger."""
     if on is None:
         return ""
+    events: dict[str, yaml.Node | None]
     if isinstance(on, yaml.ScalarNode):
         events = {on.value: None}
     elif isinstance(on, yaml.SequenceNode):
@@ -553,8 +555,6 @@ def github_push(project_dir: Path) -> dict[str, str]:
     """``github``'s context for a push to the project's default branch: ``ref``,
     ``ref_name``, ``ref_type`` and, when the ``origin`` remote names it,
     ``repository`` and ``repository_owner``."""
-    from stepkit.workspace.scope import git
-
     branch = "main"
     origin_head = git.run(
         ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], project_dir

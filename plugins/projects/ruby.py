@@ -123,10 +123,10 @@ def _installed_gems(gemfile: str, skipped: set[str]) -> set[str]:
         if not gem:
             continue
         own = re.search(r"groups?:\s*(\[[^\]]*\]|:\w+|[\"']\w+[\"'])", gem["rest"])
-        names = [g for g in groups if g is not None]
+        within = [g for g in groups if g is not None]
         if own:
-            names.append({a or b for a, b in _SYMBOLS.findall(own[1])})
-        if not any(g <= skipped or "optional" in g for g in names if g):
+            within.append({a or b for a, b in _SYMBOLS.findall(own[1])})
+        if not any(g <= skipped or "optional" in g for g in within if g):
             gems.add(gem[1])
     return gems
 

@@ -132,8 +132,10 @@ def test_a_tox_env_named_for_the_type_check_is_the_build_behind_uv_run(stepkit_p
     [
         "jobs:\n  w:\n    runs-on: windows-latest\n    steps:\n      - run: pytest\n",
         "jobs:\n  w:\n    steps:\n      - run: pytest\n        shell: pwsh\n",
-        "jobs:\n  w:\n    strategy:\n      matrix: ${{ fromJSON(needs.plan.outputs.m) }}\n"
-        "    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n",
+        (
+            "jobs:\n  w:\n    strategy:\n      matrix: ${{ fromJSON(needs.plan.outputs.m) }}\n"
+            "    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n"
+        ),
         'jobs:\n  w:\n    steps:\n      - run: |\n          if [ -n "$X" ]; then\n            pytest\n          fi\n',
         "jobs:\n  w:\n    steps:\n      - run: npm ci && npm test\n",
         "jobs:\n  w:\n    steps:\n      - run: docker run --rm -it img pytest\n",
