@@ -443,7 +443,9 @@ def _job_not_here(job: yaml.Node, context: dict[str, Any]) -> str:
     ):
         return "its job works on artifacts another job built (`needs:` and `actions/download-artifact`)"
     channel = _job_channel(job, context)
-    rust = machine.rust()
+    rust = (
+        machine.rust() if channel else None
+    )  # rustc is asked only about a job that names a channel
     if channel and (rust is None or rust.channel != channel):
         have = f"rustc here is {rust.channel}" if rust else "there is no rustc here"
         return f"its job runs on the {channel} Rust toolchain, and {have}"
