@@ -1,8 +1,8 @@
 """A GitHub Actions workflow read as its runner would run it for a push to
 the default branch on this machine (Linux).
 
-- The workflow counts only when a push to that branch, a pull request or a
-  merge queue triggers it; one only on ``release``, ``schedule``,
+- The workflow counts only when a push to that branch, a pull request, a
+  merge queue or a call from the project's own CI (``workflow_call``) triggers it; one only on ``release``, ``schedule``,
   ``workflow_dispatch`` … is passed over.
 - A job's matrix is expanded (``include``/``exclude`` as GitHub does) and one
   entry chosen: on Linux (else macOS; never Windows), matching this machine
@@ -153,7 +153,9 @@ def _job(job: yaml.Node, where: Where, base: dict[str, Any], workflow_env: Env) 
 
 # -- the push: triggers, purpose --------------------------------------------------
 
-_CHECK_EVENTS = {"pull_request", "pull_request_target", "merge_group"}
+#: Events of the checks of a change; ``workflow_call``: a reusable workflow of the project's, which
+#: its CI calls (``uses: ./.github/workflows/x.yml``), read where it is.
+_CHECK_EVENTS = {"pull_request", "pull_request_target", "merge_group", "workflow_call"}
 
 
 def _trigger_reason(on: yaml.Node | None, branch: str) -> str:

@@ -210,12 +210,16 @@ def test_release_only_and_deploy_workflows_are_not_the_push_ci(stepkit_project):
             ".github/workflows/b-deploy.yml": "on: [push]\njobs:\n  d:\n    steps:\n      - run: mypy --strict src\n",
             ".github/workflows/c.yml": "on: [push]\njobs:\n  t:\n    steps:\n      - run: pytest -q\n"
             "      - run: mypy src\n",
+            ".github/workflows/d-reused.yml": "on: workflow_call\njobs:\n  l:\n    steps:\n"
+            "      - run: ruff check --no-fix\n",
         }
     )
     data = detect_json(project)
     gates = _gates(data)
     assert gates["tests"] == ("pytest -q", CI, ".github/workflows/c.yml:5")
     assert gates["build"] == ("mypy src", CI, ".github/workflows/c.yml:6")
+    # a reusable workflow of the project's own is what its CI calls: read where it is
+    assert gates["lint"] == ("ruff check --no-fix", CI, ".github/workflows/d-reused.yml:5")
     assert "only on schedule" in _notes_on(data, "pytest --slow")[0]
     assert "for deploys" in _notes_on(data, "mypy --strict src")[0]
 
