@@ -19,10 +19,13 @@ A command that runs in a directory a fresh checkout lacks (``cd build &&
 or ``cmake ..`` would generate, is left out: the step that makes them is not
 a gate.  Commands that set up or ship rather than check (installs, uploads,
 publishing, deploys, logins, benchmarks, coverage reports) belong to no gate.
-Per gate, the first command in file and line order wins; for the tests
-gate, a command that invokes a test runner wins over one that does not, then
-one whose CI step is named for the tests over one named for a lint, type or
-format check.  A call named like the tests (``scripts/check``, ``pnpm
+Per gate, the first command in :func:`ci_commands`'s order wins (CI's checks
+before workflows and jobs set aside for benchmarks, releases …, then file
+and line order); for the tests gate, CI's checks first, then a command that
+invokes a test runner wins over one that does not, then one whose CI step
+is named for the tests over one named for a lint, type or format check.  A
+line read with the reason it cannot run here (``CiCommand.skipped``) is no
+candidate; ``stepkit detect`` notes every line of a gate passed over and why.  A call named like the tests (``scripts/check``, ``pnpm
 test:types``) whose body runs only a linter or a type checker is that
 check's gate.  ``stepkit detect`` notes both.
 
@@ -44,7 +47,7 @@ from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
-from stepkit.plugins.projects.ci_files import ci_commands
+from stepkit.plugins.projects.ci_files import ci_commands, read_ci
 from stepkit.plugins.projects.gate_tools import TOOLS, checks_only, runs_a_test_runner, tool_gate
 
 if TYPE_CHECKING:
@@ -139,8 +142,8 @@ _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lint", ("lint", "clippy", "flake8", "ruff", "style")),
     ("tests", ("test", "spec", "unit")),
 )
-#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``.
-_TEST_NAME = lazy_compile(r"^(?:check|py\d*(?:-tests?)?)$")
+#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``/``py3.12``/``pypy311``.
+_TEST_NAME = lazy_compile(r"^(?:check|(?:py|pypy)(?:\d+(?:\.\d+)?)?(?:-tests?)?)$")
 
 
 def _target_gate(name: str) -> str | None:
@@ -256,56 +259,83 @@ _TITLE_CHECKS = lazy_compile(
 )
 
 
-def _tests_rank(seen: _Seen, found: CiCommand) -> tuple[bool, bool, bool]:
-    """How well a tests-gate candidate shows it runs tests: it invokes a test
-    runner, then CI's name for the step says tests, then it says no check."""
+#: How a tests-gate candidate is weighed: its workflow and job are for checking changes, it
+#: invokes a test runner, CI's name for its step says tests, that name says no other check.
+_Rank = tuple[bool, bool, bool, bool]
+
+
+def _tests_rank(seen: _Seen, found: CiCommand) -> _Rank:
+    """How well a tests-gate candidate shows it runs the tests of a change."""
     return (
+        not found.aside,
         seen.runs_tests,
         _TITLE_TESTS.search(found.title) is not None,
         _TITLE_CHECKS.search(found.title) is None,
     )
 
 
-def _why(rank: tuple[bool, bool, bool]) -> str:
-    if rank[0]:
+def _why(rank: _Rank) -> str:
+    if rank[1]:
         return "runs a test runner"
-    return "CI names its step for the tests" if rank[1] else "runs no test runner stepkit knows"
+    return "CI names its step for the tests" if rank[2] else "runs no test runner stepkit knows"
+
+
+def _cannot_run(found: CiCommand, project_dir: Path) -> str:
+    """Why ``found`` cannot be a gate's command here ("" when it can)."""
+    if found.skipped:
+        return found.skipped
+    terminal = _shared.needs_terminal(found.command)
+    if terminal is not None:
+        return f"it runs `{terminal}`, which needs a terminal; a gate has none"
+    if _PIPE.search(found.command):
+        return "it pipes its output: its exit code is the last command's, not the check's"
+    if not _runs_in_the_checkout(found.command, project_dir):
+        return "it needs what an earlier CI step generates (a directory or Makefile the checkout lacks)"
+    return ""
+
+
+def _lost(gate: str, found: CiCommand, rank: _Rank, winner: CiCommand, its: _Rank) -> str:
+    """Why ``found``, which could run here, is not ``gate``'s command: ``winner`` is."""
+    chosen = f"`{winner.command}` ({winner.source})"
+    if found.aside and not winner.aside:
+        return f"{found.aside}; {chosen} is from CI's checks"
+    if gate == "tests" and rank != its:
+        return f"{chosen} {_why(its)}, this {_why(rank)}"
+    return f"CI runs {chosen} for this gate first"
 
 
 def _chosen(project_dir: Path) -> tuple[dict[str, CiCommand], list[str]]:
-    """Each gate's CI command, and why detection passed over others.
+    """Each gate's CI command, and a note for every CI line of a gate passed over and why.
 
-    Per gate the first command in file and line order wins, except for the
+    Per gate the first command in :func:`ci_commands`'s order wins (CI's
+    checks before what is set aside: benchmarks, releases …), except for the
     tests gate: there a command that invokes a test runner beats one that
     does not, then one whose CI step is named for the tests beats one named
     for a lint, type or format check."""
     chosen: dict[str, CiCommand] = {}
-    ranks: dict[str, tuple[bool, bool, bool]] = {}
-    first: tuple[CiCommand, tuple[bool, bool, bool]] | None = None
+    ranks: dict[str, _Rank] = {}
+    candidates: list[tuple[str, CiCommand, _Rank]] = []
     notes: list[str] = []
     for found in ci_commands(project_dir):
         seen = _seen(found.command, project_dir)
-        if (
-            seen is None
-            or _shared.needs_terminal(found.command) is not None
-            or _PIPE.search(found.command)
-            or not _runs_in_the_checkout(found.command, project_dir)
-        ):
+        if seen is None:
+            continue
+        why = _cannot_run(found, project_dir)
+        if why:
+            notes.append(f"{seen.gate}: passed over `{found.command}` ({found.source}): {why}")
             continue
         if seen.overruled:
             notes.append(f"{seen.overruled} ({found.source})")
-        rank = _tests_rank(seen, found) if seen.gate == "tests" else (False, False, False)
-        if seen.gate == "tests" and first is None:
-            first = found, rank
+        rank = _tests_rank(seen, found) if seen.gate == "tests" else (not found.aside,) * 4
+        candidates.append((seen.gate, found, rank))
         if seen.gate not in chosen or rank > ranks[seen.gate]:
             chosen[seen.gate], ranks[seen.gate] = found, rank
-    tests = chosen.get("tests")
-    if tests is not None and first is not None and tests != first[0]:
-        earlier, its_rank = first
-        notes.append(
-            f"tests: chose `{tests.command}` ({tests.source}), which {_why(ranks['tests'])}, "
-            f"over `{earlier.command}` ({earlier.source}) earlier in CI, which {_why(its_rank)}"
-        )
+    notes += [
+        f"{gate}: passed over `{found.command}` ({found.source}): "
+        + _lost(gate, found, rank, chosen[gate], ranks[gate])
+        for gate, found, rank in candidates
+        if found != chosen[gate]
+    ]
     return chosen, notes
 
 
@@ -328,9 +358,9 @@ stepkit_test_command = hookimpl(_answer("tests"))
 
 @hookimpl
 def stepkit_detect_notes(project_dir: Path) -> list[str]:
-    """Why a CI command was passed over for the tests gate, or named for
-    the tests and given another gate."""
-    return _chosen(project_dir)[1]
+    """Each CI line of a gate passed over and why, each call named for the
+    tests given another gate, and what of CI stepkit cannot read."""
+    return [*read_ci(project_dir).notes, *_chosen(project_dir)[1]]
 
 
 @hookimpl

@@ -132,7 +132,10 @@ def test_a_tox_env_named_for_the_type_check_is_the_build_behind_uv_run(stepkit_p
     [
         "jobs:\n  w:\n    runs-on: windows-latest\n    steps:\n      - run: pytest\n",
         "jobs:\n  w:\n    steps:\n      - run: pytest\n        shell: pwsh\n",
-        "jobs:\n  w:\n    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n",
+        (
+            "jobs:\n  w:\n    strategy:\n      matrix: ${{ fromJSON(needs.plan.outputs.m) }}\n"
+            "    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n"
+        ),
         'jobs:\n  w:\n    steps:\n      - run: |\n          if [ -n "$X" ]; then\n            pytest\n          fi\n',
         "jobs:\n  w:\n    steps:\n      - run: npm ci && npm test\n",
         "jobs:\n  w:\n    steps:\n      - run: docker run --rm -it img pytest\n",
@@ -383,6 +386,8 @@ def test_a_macos_only_job_answers_after_a_linux_job(stepkit_project):
         ("make docs", None),
         ("tox -e docs", None),
         ("pytest --version", None),
+        ("uv run --locked tox run -e py3.11", "tests"),
+        ("tox -e pypy311", "tests"),
     ],
 )
 def test_which_ci_lines_check_what(stepkit_project, line, gate):
