@@ -46,6 +46,7 @@ class LogCut:
         self._emit = emit
         self._raw: deque[bytes] = deque([pending] if pending else [])
         self._raw_size = len(pending)
+        self.last_byte = pending[-1:]  # of the output so far
         self._line = b""  # the start of a cut line whose newline has not come yet
         self.bytes = self.lines = 0
         self._kept = 0
@@ -55,6 +56,7 @@ class LogCut:
         """Take the next raw chunk."""
         self._raw.append(data)
         self._raw_size += len(data)
+        self.last_byte = data[-1:]
         while self._raw and self._raw_size - len(self._raw[0]) >= self._tail_bytes + LOOK_BEHIND:
             chunk = self._raw.popleft()
             self._raw_size -= len(chunk)

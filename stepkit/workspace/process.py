@@ -550,6 +550,7 @@ class _Capture:
         self._log = log
         self._log_limit = log_limit if log is not None else None
         self._cut: LogCut | None = None
+        self._fed = 0  # raw bytes fed while no log cap cuts (the head)
         self._head_bytes = head_bytes
         self._tail_bytes = tail_bytes
         self._on_text = on_text
@@ -576,6 +577,12 @@ class _Capture:
             if self._cut is not None:
                 self._cut.feed(data)
                 return
+            rest = b""
+            if self._log_limit is not None:
+                # the head: the first half of the cap, however the reads cut it
+                room = self._log_limit // 2 - self._fed
+                data, rest = data[:room], data[room:]
+                self._fed += len(data)
             # most output is ASCII and holds no secret: its whole lines go to the
             # log as they came, checked by one RE2 pass, never decoded or split
             plain = (
@@ -587,8 +594,10 @@ class _Capture:
                 self._keep_bytes(plain)
             else:
                 self._keep(self._redactor.feed(self._decoder.decode(data)))
-            if self._log_limit is not None and self.size >= self._log_limit // 2:
+            if rest:
+                assert self._log_limit is not None
                 self._start_cut(self._log_limit)
+                self._cut.feed(rest)
 
     def close(self, note: str = "") -> None:
         """Keep a final line that had no newline, then ``note``; take no more."""
@@ -598,6 +607,7 @@ class _Capture:
                     if self._cut is not None:
                         tail = self._cut.close()
                         self.size += self._cut.bytes
+                        self._last_byte = self._cut.last_byte
                         self._keep_bytes(tail)
                     else:
                         self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
