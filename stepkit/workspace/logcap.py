@@ -25,6 +25,8 @@ TAIL_BYTES = 2 * 1024 * 1024
 #: Raw bytes kept before the tail, only looked at when it is masked: more
 #: than any secret shape reaches (a PEM block, a long token).
 LOOK_BEHIND = 128 * 1024
+#: Bytes of the log left for the two markers.
+_MARKERS = 1024
 #: Bytes of a cut line kept when it is a failure line (the rest is dropped).
 LINE_BYTES = 4096
 
@@ -42,7 +44,7 @@ class LogCut:
 
     def __init__(self, cap: int, written: int, emit: Callable[[bytes, bool], None], pending: bytes):
         self._tail_bytes = min(TAIL_BYTES, cap // 4)
-        self._room = cap - written - self._tail_bytes
+        self._room = cap - written - self._tail_bytes - _MARKERS
         self._emit = emit
         self._raw: deque[bytes] = deque([pending] if pending else [])
         self._raw_size = len(pending)
