@@ -288,6 +288,13 @@ def big_output_rows(f: dict) -> list[dict]:
                 v["seconds"] <= 1.5 * v["pipe_s"] + 1,
                 seconds=v["seconds"],
             ),
+            row(
+                f"4 stepkit verify CPU, {v['mb']:g} MB {names[kind]}",
+                f"{v['cpu_s']:.2f} s",
+                f"{v['pipe_cpu_s']:.2f} s generator | cat",
+                _ratio(v["cpu_s"], v["pipe_cpu_s"]),
+                seconds=v["cpu_s"],
+            ),
         ]
     return [
         *verify,

@@ -17,7 +17,7 @@ from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_
 from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 
-__all__ = ["Commands", "Config", "Timeouts", "load_config", "resolve_project_dir"]
+__all__ = ["Commands", "Config", "Logs", "Timeouts", "load_config", "resolve_project_dir"]
 
 #: ``[commands]`` and ``[timeouts]`` take the tests gate as ``test`` or ``tests``.
 _TESTS_GATE = AliasChoices("tests", "test")
@@ -53,6 +53,25 @@ class Commands(Model):
     test: str | None = Field(default=None, validation_alias=_TESTS_GATE)
 
 
+class Logs(Model):
+    """``[logs]``: how much of a command's output its log keeps, and how long
+    finished runs' logs are kept (``stepkit gc``, and at the end of a run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: a log keeps its head, the lines naming a failure and its tail in this many MB
+    max_mb: Annotated[float, Field(strict=True, ge=1, le=100_000)] = 50
+    #: logs of finished runs older than this many days are pruned (0: never by age)
+    keep_days: Annotated[float, Field(strict=True, ge=0)] = 30
+    #: the logs of the newest this many finished runs are kept (0: any number)
+    keep_runs: Annotated[int, Field(strict=True, ge=0)] = 50
+
+    @property
+    def max_bytes(self) -> int:
+        """The cap of one log in bytes."""
+        return int(self.max_mb * 1_000_000)
+
+
 class Config(Model):
     """The ``[tool.stepkit]`` table."""
 
@@ -61,6 +80,7 @@ class Config(Model):
     plugins: list[str] = Field(default_factory=list)
     commands: Commands = Field(default_factory=Commands)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    logs: Logs = Field(default_factory=Logs)
     models: dict[str, str] = Field(default_factory=dict)
     engine: str | None = None
     coder: str | None = None

@@ -8,7 +8,7 @@ Command modules are imported only when their command runs, so ``stepkit
 from __future__ import annotations
 
 import argparse
-import gc
+import gc as pygc  # not "gc": the stepkit.cli.gc command module would shadow it
 import importlib
 import os
 import sys
@@ -277,6 +277,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id", nargs="?", metavar="RUN_ID", help="default: the latest run")
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
 
+    p = command("gc", "Prune finished runs' logs; never a paused, interrupted or live run's.")
+    p.add_argument(
+        "--older-than",
+        type=non_negative,
+        metavar="DAYS",
+        help="prune the logs of runs finished more than DAYS ago (default: [logs] keep_days)",
+    )
+    p.add_argument(
+        "--keep",
+        type=run_count,
+        metavar="N",
+        help="keep the logs of the newest N finished runs (default: [logs] keep_runs)",
+    )
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
@@ -300,6 +315,24 @@ def stage_name(text: str) -> str:
     if text not in STAGES:
         raise argparse.ArgumentTypeError(f"unknown stage {text!r} (known: {', '.join(STAGES)})")
     return text
+
+
+def non_negative(text: str) -> float:
+    """A number of days, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is below 0")
+    return value
+
+
+def run_count(text: str) -> int:
+    """A number of runs, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs, 0 or more")
+    return int(text)
 
 
 def parallel_count(text: str) -> int:
@@ -402,8 +435,8 @@ def _started() -> None:
     global _collector_paused
     if _collector_paused:
         _collector_paused = False
-        gc.freeze()
-        gc.enable()
+        pygc.freeze()
+        pygc.enable()
 
 
 def entry() -> None:
@@ -420,7 +453,7 @@ def entry() -> None:
     of milliseconds after a verify, longer than the command's own work after
     its last gate."""
     global _collector_paused
-    gc.disable()
+    pygc.disable()
     _collector_paused = True
     code = main()
     if code >= 128:
@@ -430,7 +463,7 @@ def entry() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
-    gc.freeze()
+    pygc.freeze()
     raise SystemExit(code)
 
 

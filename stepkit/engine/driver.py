@@ -71,6 +71,7 @@ from stepkit.engine.interrupts import (
     stop_signals,
 )
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
+from stepkit.engine.retention import prune_after_run
 from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
 from stepkit.errors import UsageError
 from stepkit.graph.model import ENGINE_KEYS, Graph
@@ -682,6 +683,7 @@ class _Engine:
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
         self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
+        prune_after_run(self.run.project)
         self._notify(
             "stepkit_node_finished",
             run_id=self.run.run_id,

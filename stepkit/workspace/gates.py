@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stepkit.config import Config
+from stepkit.config import Config, Logs
 from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
 from stepkit.workspace import process
 from stepkit.workspace.evidence import condense, summary_of
@@ -310,6 +310,7 @@ class GateRunner:
             no_output_timeout=limits.no_output,
             pm=self.pm,
             env=self.env,
+            log_limit=self.config.logs.max_bytes,
         )
         result.command = (
             command  # as planned (and as detect prints it); the evidence shows what ran
@@ -386,6 +387,7 @@ class GateRunner:
             pm=self.pm,
             env=env,
             invocation=invocation,
+            log_limit=self.config.logs.max_bytes,
         )
 
     def _name_tools(self, result: GateResult) -> None:
@@ -499,6 +501,7 @@ def run_gate(
     pm,
     env: Mapping[str, str] | None = None,
     invocation: TestInvocation | None = None,
+    log_limit: int = Logs().max_bytes,
 ) -> GateResult:
     """Run one gate's command and record it.
 
@@ -513,6 +516,7 @@ def run_gate(
     :param env: the command's environment (default: this process's).
     :param invocation: for the tests gate, the command as it runs (default:
         ``command`` asking its runner for a report beside the log).
+    :param log_limit: about the most bytes the log keeps (``[logs] max_mb``).
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     if command is None:
@@ -535,6 +539,7 @@ def run_gate(
         timeout=timeout,
         no_output_timeout=no_output_timeout,
         log_path=log_path,
+        log_limit=log_limit,
     )
     status, note, exit_code, headline, alone = _classify(name, result)
     if invocation is not None and invocation.note:

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from stepkit.workspace import supervision
+from stepkit.workspace import logcap, supervision
+from stepkit.workspace.logcap import LogCut
 from stepkit.workspace.redact import Redactor
 from stepkit.workspace.supervision import DetachedProcess
 
@@ -91,8 +92,10 @@ class ProcessResult:
     :ivar output: stdout+stderr with secrets masked; for a large output its
         head and tail joined by a ``[... N bytes omitted ...]`` line.
     :ivar lines: lines of output (a last line without newline counts).
-    :ivar size: bytes of output (after masking), all of it.
-    :ivar log: the log file with the whole masked output, or None.
+    :ivar size: bytes of output, all of it (after masking, but for what a
+        capped log cut: that is never masked).
+    :ivar log: the log file with the masked output (for a capped log: its
+        head, the lines naming a failure and its tail), or None.
     :ivar detached: processes it left running outside its process group,
         which were stopped when it ended (each also a line of the output).
     """
@@ -135,6 +138,7 @@ def run(
     on_text: Callable[[str], None] | None = None,
     head_bytes: int = HEAD_BYTES,
     tail_bytes: int = TAIL_BYTES,
+    log_limit: int | None = None,
 ) -> ProcessResult:
     """Run ``command`` through the shell in ``cwd``, in its own process group.
 
@@ -148,6 +152,10 @@ def run(
         whole lines as it arrives, including what is not kept in memory.
     :param head_bytes: bytes of the start of the output kept for ``output``.
     :param tail_bytes: bytes of the end of the output kept for ``output``.
+    :param log_limit: about the most bytes the log keeps (None: all of the
+        output): its first half, then the lines naming a failure and the
+        end of the output (:mod:`stepkit.workspace.logcap`); what is cut
+        is never masked.  Not with ``on_text``, which sees everything.
     """
     start = time.monotonic()
     exit_code = expired = start_error = None
@@ -155,7 +163,9 @@ def run(
     watch = supervision.current()
     token = supervision.new_token()
     with open(log_path, "wb") if log_path is not None else contextlib.nullcontext() as log:
-        capture = _Capture(log, head_bytes, tail_bytes, on_text)
+        capture = _Capture(
+            log, head_bytes, tail_bytes, on_text, log_limit if on_text is None else None
+        )
         with supervision.SUBREAPER:
             try:
                 if watch is not None and watch.stopping:
@@ -464,17 +474,17 @@ class _LogWriter(threading.Thread):
     def __init__(self, log: BinaryIO):
         super().__init__(name="stepkit-log", daemon=True)
         self._log = log
-        self._blocks: queue.Queue[bytes | None] = queue.Queue(_WRITES_QUEUED)
+        self._blocks: queue.Queue[tuple[bytes, bool] | None] = queue.Queue(_WRITES_QUEUED)
         self.newlines = 0
         self.error: Exception | None = None
         self._fd = _cache_hint_fd(log)
         self._written = self._dropped = 0
 
-    def put(self, block: bytes) -> None:
-        """Write ``block`` after those before it."""
+    def put(self, block: bytes, counted: bool = True) -> None:
+        """Write ``block`` after those before it (``counted``: count its lines)."""
         if self.error is not None:
             raise self.error
-        self._blocks.put(block)
+        self._blocks.put((block, counted))
 
     def close(self) -> None:
         """Wait until every block is written."""
@@ -484,8 +494,10 @@ class _LogWriter(threading.Thread):
             raise self.error
 
     def run(self) -> None:
-        while (block := self._blocks.get()) is not None:
-            self.newlines += block.count(b"\n")
+        while (item := self._blocks.get()) is not None:
+            block, counted = item
+            if counted:
+                self.newlines += block.count(b"\n")
             if self.error is None:
                 try:
                     self._log.write(block)
@@ -533,8 +545,12 @@ class _Capture:
         head_bytes: int,
         tail_bytes: int,
         on_text: Callable[[str], None] | None,
+        log_limit: int | None = None,
     ):
         self._log = log
+        self._log_limit = log_limit if log is not None else None
+        self._cut: LogCut | None = None
+        self._fed = 0  # raw bytes fed while no log cap cuts (the head)
         self._head_bytes = head_bytes
         self._tail_bytes = tail_bytes
         self._on_text = on_text
@@ -558,6 +574,15 @@ class _Capture:
         with self._lock:
             if self._closed:
                 return
+            if self._cut is not None:
+                self._cut.feed(data)
+                return
+            rest = b""
+            if self._log_limit is not None:
+                # the head: the first half of the cap, however the reads cut it
+                room = self._log_limit // 2 - self._fed
+                data, rest = data[:room], data[room:]
+                self._fed += len(data)
             # most output is ASCII and holds no secret: its whole lines go to the
             # log as they came, checked by one RE2 pass, never decoded or split
             plain = (
@@ -569,14 +594,24 @@ class _Capture:
                 self._keep_bytes(plain)
             else:
                 self._keep(self._redactor.feed(self._decoder.decode(data)))
+            if rest:
+                assert self._log_limit is not None
+                self._start_cut(self._log_limit)
+                self._cut.feed(rest)
 
     def close(self, note: str = "") -> None:
         """Keep a final line that had no newline, then ``note``; take no more."""
         with self._lock:
             if not self._closed:
                 try:
-                    self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
-                    self._keep(self._redactor.close())
+                    if self._cut is not None:
+                        tail = self._cut.close()
+                        self.size += self._cut.bytes
+                        self._last_byte = self._cut.last_byte
+                        self._keep_bytes(tail)
+                    else:
+                        self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
+                        self._keep(self._redactor.close())
                     self._keep(note)
                 finally:
                     if self._writer is not None:
@@ -587,8 +622,9 @@ class _Capture:
 
     @property
     def lines(self) -> int:
-        """Lines kept so far (a last line without newline counts)."""
+        """Lines of output so far (a last line without newline counts)."""
         newlines = self._newlines + (self._writer.newlines if self._writer is not None else 0)
+        newlines += self._cut.lines if self._cut is not None else 0
         return newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
 
     def _keep(self, masked: str) -> None:
@@ -598,14 +634,33 @@ class _Capture:
             self._on_text(masked)
         self._keep_bytes(masked.encode("utf-8", "surrogateescape"))
 
+    def _start_cut(self, cap: int) -> None:
+        """Stop masking: from here the output goes to a :class:`LogCut`, with
+        what was fed but not yet masked; the kept tail starts afresh."""
+        pending = self._redactor.take_pending().encode("utf-8", "surrogateescape")
+        pending += self._decoder.getstate()[0]
+        self._decoder.reset()
+        self._write(b"\n" if self._last_byte not in (b"", b"\n") else b"", False)
+        self._write(logcap.opening(cap), False)
+        self._tail.clear()
+        self._tail_size = 0
+        self._cut = LogCut(cap, self.size, self._write, pending)
+
+    def _write(self, block: bytes, counted: bool = True) -> None:
+        """Hand ``block`` to the log's writer (``counted``: output, whose lines count)."""
+        if not block:
+            return
+        if self._writer is None:
+            assert self._log is not None
+            self._writer = _LogWriter(self._log)
+            self._writer.start()
+        self._writer.put(block, counted)
+
     def _keep_bytes(self, block: bytes) -> None:
         if not block:
             return
         if self._log is not None:
-            if self._writer is None:
-                self._writer = _LogWriter(self._log)
-                self._writer.start()
-            self._writer.put(block)
+            self._write(block)
         else:
             self._newlines += block.count(b"\n")
         self.size += len(block)
