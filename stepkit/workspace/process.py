@@ -596,8 +596,7 @@ class _Capture:
                 self._keep(self._redactor.feed(self._decoder.decode(data)))
             if rest:
                 assert self._log_limit is not None
-                self._start_cut(self._log_limit)
-                self._cut.feed(rest)
+                self._start_cut(self._log_limit).feed(rest)
 
     def close(self, note: str = "") -> None:
         """Keep a final line that had no newline, then ``note``; take no more."""
@@ -634,7 +633,7 @@ class _Capture:
             self._on_text(masked)
         self._keep_bytes(masked.encode("utf-8", "surrogateescape"))
 
-    def _start_cut(self, cap: int) -> None:
+    def _start_cut(self, cap: int) -> LogCut:
         """Stop masking: from here the output goes to a :class:`LogCut`, with
         what was fed but not yet masked; the kept tail starts afresh."""
         pending = self._redactor.take_pending().encode("utf-8", "surrogateescape")
@@ -645,6 +644,7 @@ class _Capture:
         self._tail.clear()
         self._tail_size = 0
         self._cut = LogCut(cap, self.size, self._write, pending)
+        return self._cut
 
     def _write(self, block: bytes, counted: bool = True) -> None:
         """Hand ``block`` to the log's writer (``counted``: output, whose lines count)."""
