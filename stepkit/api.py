@@ -699,7 +699,8 @@ def verify(
     fix: bool = False,
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
-    --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
+    --json``'s object: ``ok`` (every gate that ran passed and the tests gate
+    ran a test), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
 
     The formatter runs in its check mode and rewrites nothing, unless ``fix``.
@@ -736,8 +737,8 @@ def verify(
         )
     types = project_types(pm, project)
     return {
-        # a verify in which no gate ran is no evidence that the project passes
-        "ok": any(r.status != "not_run" for r in results) and not any(r.failed for r in results),
+        # a tests gate that ran no test is no evidence that the project passes, as in a run
+        "ok": not any(r.failed or (r.name == "tests" and r.status == "not_run") for r in results),
         "project_type": types[0] if types else None,
         "gates": [r.public() for r in results],
         "unsupported": _unsupported(pm, project),

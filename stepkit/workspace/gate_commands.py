@@ -132,13 +132,19 @@ def check_mode(
 ) -> GatePlan:
     """``plan`` with the format command in its check mode
     (``stepkit_format_check_command``), which rewrites nothing: ``stepkit
-    verify`` without ``--fix``.  A formatter with no check mode is not run."""
+    verify`` without ``--fix``.  A task-runner call whose body
+    (``stepkit_command_body``) only checks is its own check mode: verify runs
+    the same command a run does.  A formatter with no check mode is not run."""
     command, plugin = plan.command("format")
     if command is None:
         return plan
-    check, _ = first_answer(
-        pm, "stepkit_format_check_command", command=command, project_dir=project_dir, config=config
-    )
+    check = _check_command(pm, command, project_dir, config)
+    if not check:
+        body = pm.hook.stepkit_command_body(command=command, project_dir=project_dir) or ""
+        lines = [line.strip().lstrip("@-+").strip() for line in body.splitlines()]
+        lines = [line for line in lines if line]
+        if lines and all(_check_command(pm, line, project_dir, config) == line for line in lines):
+            check = command
     planned = (
         PlannedCommand(command=check, plugin=plugin)
         if check
@@ -149,6 +155,15 @@ def check_mode(
         )
     )
     return plan.model_copy(update={"commands": {**plan.commands, "format": planned}})
+
+
+def _check_command(
+    pm: pluggy.PluginManager, command: str, project_dir: Path, config: Config
+) -> str | None:
+    check, _ = first_answer(
+        pm, "stepkit_format_check_command", command=command, project_dir=project_dir, config=config
+    )
+    return check
 
 
 #: The run setting that holds a run's :class:`GatePlan` (stored with the checkpoint).

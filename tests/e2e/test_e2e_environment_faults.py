@@ -79,7 +79,8 @@ def test_verify_of_a_cmake_project_whose_tests_sit_behind_an_option_is_no_false_
         "ctest: no tests were found"
     )
     assert NO_TEST in tests["summary"] and NO_TEST in tests["evidence"]
-    assert code == 0 and data["ok"]  # DESIGN: verify counts only the gates that ran
+    # DESIGN: a tests gate NOT RUN is no pass, whatever the other gates did
+    assert code == 1 and not data["ok"]
 
     main(["verify", "--project-dir", str(tmp_path)])
     human = capsys.readouterr().out

@@ -142,7 +142,8 @@ def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(
 
     project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
     (project / "a.py").write_text("a = 2\n")
-    assert main(["verify", "--fix", "--project-dir", str(project)]) == 0
+    # 1: the project has no tests command, and a tests gate NOT RUN is no pass
+    assert main(["verify", "--fix", "--project-dir", str(project)]) == 1
     out = capsys.readouterr().out
     assert f"[format] running: {PY} {formatter} a.py\n" in out
     assert "    changed by this gate: a.py\n" in out
