@@ -22,16 +22,21 @@ outside the project.  The coder's own tests gate passes; the step-level
 run with ``reuse_coder_evidence = false``.  Target: 1 run per step.  The
 coder's two nodes are added to the traffic figures.
 
-**Billed input tokens** (:func:`billed_step`): a step of realistic size
+**Billed tokens** (:func:`billed_steps`): two steps of realistic size
 (the demo's step 1 with a detailed plan, a long NOTES.md and a previous
-handoff, a 1,200-line module to read) with the built-in coder (plan, edit,
-one fix round after a failing test run), the sweep asking for a review, the
-built-in reviewer and the handoff; tool loops of two to three turns per node.
+handoff, a 1,200-line module) with the built-in coder, the sweep asking for a
+review, the built-in reviewer and the handoff, each reply after a thinking
+block: ``fix_rounds`` (one fix round after a failing test run, tool loops of
+three to four turns, 23 requests) and ``large_read`` (orient and the
+reviewer read the large module, two to three turns a node, 13 requests).
 The loopback API does not cache, so :class:`CacheModel` bills the requests
 it received by the API's documented rules (:data:`CACHE_MODEL`): full-price
-input, cache writes and cache reads, and the billed-equivalent total
-(writes ×1.25, reads ×0.1).  The scripted replies are the same whatever the
-code under test does, so the figure compares request shapes.
+input, cache writes and reads, the billed-equivalent total (writes ×1.25 at
+the 5-minute TTL, ×2 at one hour, reads ×0.1), output and thinking tokens and
+the dollars at the price table.  Target: at most
+:data:`TARGET_BILLED_RATIO` billed-equivalent per input token sent, on each.
+The scripted replies are the same whatever the code under test does, so the
+figures compare request shapes.
 
 Run it directly (``python bench/model_traffic.py``) or call :func:`run`.
 """
