@@ -432,19 +432,23 @@ def traffic_rows(f: dict) -> list[dict]:
                 bytes=t["prefix_bytes"],
             )
         )
-    for node, t in f["billed"]["nodes"].items():
-        uncached = t["input"] + t["cache_write"] + t["cache_read"]
-        name = "realistic step, all nodes" if node == "total" else f"realistic step, {node}"
-        rows.append(
-            row(
-                f"6 billed input tokens, {name} ({t['requests']} req.)",
-                f"{t['billed_equivalent']:,} (full {t['input']:,} + writes {t['cache_write']:,} "
-                f"×1.25 + reads {t['cache_read']:,} ×0.1)",
-                f"{uncached:,} with no cache",
-                _ratio(t["billed_equivalent"], uncached),
-                tokens=t["billed_equivalent"],
+    target = f["billed"]["target_billed_ratio"]
+    for scenario, nodes in f["billed"]["scenarios"].items():
+        for node, t in nodes.items():
+            name = f"{scenario}, all nodes" if node == "total" else f"{scenario}, {node}"
+            rows.append(
+                row(
+                    f"6 billed input tokens, {name} ({t['requests']} req.)",
+                    f"{t['billed_equivalent']:,} (full {t['input']:,} + writes "
+                    f"{t['cache_write']:,} ×1.25 + {t['cache_write_1h']:,} ×2 + reads "
+                    f"{t['cache_read']:,} ×0.1); ${t['usd']:.4f} with output and thinking",
+                    f"{t['sent']:,} with no cache",
+                    _ratio(t["billed_equivalent"], t["sent"]),
+                    f"≤ {target}" if node == "total" else "—",
+                    None if node != "total" else t["billed_ratio"] <= target,
+                    tokens=t["billed_equivalent"],
+                )
             )
-        )
     rows.append(
         row(
             "6 test-command runs per step (coder's gates passed)",
