@@ -302,12 +302,14 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
     from stepkit.protocol.handoff.check import handoff_problems, read_handoff
+    from stepkit.protocol.handoff.render import shown_gates
     from stepkit.protocol.stages import handoff_draft
 
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
     path = handoff_draft(ctx)
     try:
-        problems = handoff_problems(ctx.pm, path, read_handoff(path), gates)
+        shown = shown_gates(gates, ctx.project_dir)  # as the handoff names them
+        problems = handoff_problems(ctx.pm, path, read_handoff(path), shown)
     except OSError as exc:
         problems = [f"handoff file {path} cannot be read: {exc.strerror or exc}"]
     problems += _criteria_problems(ctx.state, gates)
