@@ -129,7 +129,9 @@ def test_gate_blocked_pauses_then_yes_runs_the_step_to_the_final_gate(project):
         == "Step 3 (Add slugify) has unsatisfied dependencies:\n- step 2: no handoff\nProceed anyway?"
     )
     assert first.pending["options"] == ["yes", "no"]
-    assert f'stepkit resume {first.run_id} --project-dir {project} --answer "yes"' in first.output
+    assert (
+        f"stepkit resume {first.run_id[:13]} --project-dir {project} --answer yes" in first.output
+    )
     assert first.output.startswith("PAUSED\n")
     data = first.to_json()
     assert data["outcome"] == "PAUSED" and data["exit_code"] == 5 and data["step"] == 3
