@@ -19,21 +19,28 @@ from pathlib import Path
 RUN_STORE = "<run store>"
 
 
-def portable_text(text: str, project: Path | str) -> str:
+def portable_text(text: str, project: Path | str, name_store: bool = True) -> str:
     """``text`` with the run store's, the project's and the home directory's
-    absolute paths replaced (see the module docstring)."""
-    for root, shown in _roots(Path(project)):
+    absolute paths replaced (see the module docstring).
+
+    :param name_store: False: the run store is no exception, its paths are
+        shown as any other (project-relative when it is in the project):
+        a path the user at this machine can open.
+    """
+    for root, shown in _roots(Path(project), name_store):
         text = _pattern(root).sub(lambda m, s=shown: _joined(s, m.group(1)), text)
     return text
 
 
-def _roots(project: Path) -> list[tuple[str, str]]:
+def _roots(project: Path, name_store: bool) -> list[tuple[str, str]]:
     """(absolute path, what it is shown as), the longest path first."""
     from stepkit.workspace.store import store_dir
 
     named: dict[str, str] = {}
-    home = os.environ.get("HOME") or ""
-    for path, shown in ((home, "~"), (project, "."), (store_dir(project), RUN_STORE)):
+    roots = [(os.environ.get("HOME") or "", "~"), (project, ".")]
+    if name_store:
+        roots.append((store_dir(project), RUN_STORE))
+    for path, shown in roots:
         if not str(path) or Path(path) == Path(Path(path).anchor):  # never the root itself
             continue
         for variant in {str(Path(path)), str(Path(path).resolve())}:

@@ -12,10 +12,17 @@ command coder.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
+from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, HANDOFF, SWEEP, make_project
+
+# whole-step runs: outside the default suite (tests/conftest.py)
+pytestmark = pytest.mark.slow
 
 NEW_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
 
@@ -74,3 +81,58 @@ def test_committed_files_hold_no_absolute_path_of_the_machine(tmp_path):
     assert "the gates ran with .venv/bin/python" in committed["NOTES.md"]
     assert "~/bin/helper" in committed["NOTES.md"]
     assert "calc.py must stay importable." in committed["step 3"]
+
+
+def test_the_final_question_opens_with_verdicts_files_flags_and_criteria(tmp_path):
+    project, paused, _ = _paused_at_review(tmp_path)
+    question = paused.data["pending"]["question"]
+    lines = question.splitlines()
+    assert lines[:2] == ["Step 1 (Add mul) is implemented and verified.", "Gates:"], question
+    assert lines[2] == "- format: NOT RUN (no command; this is NOT evidence that format passed)"
+    assert lines[3].startswith("- lint: PASS (`.venv/bin/python lint.py`, exit 0, ")
+    assert lines[4].startswith("- build: PASS (`.venv/bin/python -m py_compile calc.py`, ")
+    assert lines[5].startswith("- tests: PASS (`.venv/bin/python check.py`, exit 0, ")
+    assert lines[6:9] == [
+        "Files changed (2, +9 -0):",
+        "  calc.py      +4 -0",
+        "  test_mul.py  +5 -0 (added)",
+    ], question
+    assert lines[9:12] == [
+        "Acceptance criteria (tests stepkit saw pass in the final tests gate):",
+        "- C1: `python check.py` passes. — no test cited",
+        "No tamper flags, no scope deviations, no processes ended.",
+    ], question
+    assert "(none)" not in question
+    assert "Handoff: plans/handoffs/01-mul.md once you approve (draft: .git/stepkit/" in question
+    assert str(project.root) not in question
+    # the commands that answer it name the run by a prefix, from the project
+    run_id = paused.data["run_id"]
+    assert f"  stepkit resume {run_id[:13]} --answer approve" in paused.output.splitlines()
+
+
+def test_a_run_id_prefix_resumes_the_run_and_a_shared_one_is_refused_naming_both(tmp_path):
+    project, paused, env = _paused_at_review(tmp_path)
+    run_id = paused.data["run_id"]
+    runs = store_dir(project.root) / "runs"
+    # a second run started the same minute (a copy: refused before it is read)
+    twin = f"{run_id[:13]}59-0000"
+    shutil.copytree(runs / run_id, runs / twin)
+    root = str(project.root)
+    for command in ("resume", "undo"):
+        args = [command, run_id[:13], "--project-dir", root]
+        answer = ["--answer", "approve"] if command == "resume" else []
+        refused = project.stepkit(*args, *answer, env=env, json_out=command == "resume")
+        assert refused.code == 2, refused.stderr
+        assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+        assert run_id in refused.stderr and twin in refused.stderr, refused.stderr
+    shutil.rmtree(runs / twin)
+
+    # headless, a view word is no answer: refused with where to see it, the run still paused
+    looked = project.stepkit(
+        "resume", run_id[:13], "--project-dir", root, "--answer", "diff", env=env
+    )
+    assert looked.code == 2 and "on a terminal" in looked.stderr, looked.stderr
+    approved = project.stepkit(
+        "resume", run_id[:15], "--project-dir", root, "--answer", "approve", env=env
+    )
+    assert approved.outcome == "STEP_COMPLETE", approved.output + approved.stderr

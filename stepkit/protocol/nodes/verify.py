@@ -315,9 +315,10 @@ def check_handoff(ctx: StageContext) -> Outcome:
     problems += _criteria_problems(ctx.state, gates)
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
-        return Outcome(
-            route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []}
-        )
+        from stepkit.protocol.glance import review_updates
+
+        updates = {"handoff_checks": checks, "handoff_feedback": [], **review_updates(ctx)}
+        return Outcome(route="schema valid", updates=updates)
     if checks < 2:
         return Outcome(
             route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems}
