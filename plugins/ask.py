@@ -42,7 +42,8 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     """Ask on the terminal until the answer is acceptable; EOF pauses the run.
 
     Answers are read as everywhere else (:func:`~stepkit.engine.answers.read_answer`);
-    comments are shown back and sent only when confirmed.
+    comments are shown back and sent only when confirmed; a view word
+    (``diff``, ``files``) shows its text through the pager and asks again.
 
     :param console: a rich console (default: stderr).
     :param read: reads one line (default: ``console.input``).
@@ -59,6 +60,9 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     if question.options:
         free = " — or comments of two words or more" if question.allow_other else ""
         options = " / ".join(f"[bold cyan]{escape(option)}[/]" for option in question.options)
+        if question.views:
+            views = " / ".join(f"[bold]{escape(view)}[/]" for view in question.views)
+            console.print(f"To look first, type: {views}")
         console.print(f"Options: {options}{free}")
     else:
         console.print("Type your answer and press Enter.")
@@ -68,6 +72,10 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
             reading = read_answer(question, answer)
         except Rejected as refused:
             console.print(escape(_sentence(refused.note)))
+            continue
+        if reading.view:
+            page(question.views[reading.route], console)
+            console.print(escape(f"{_sentence(expected(question))}."))
             continue
         if not reading.free_text or _confirmed(question, answer, console, read):
             return answer
@@ -96,6 +104,28 @@ def _confirmed(question: Question, comments: str, console: Any, read: Any) -> bo
         return read_answer(_SEND, _line(question, read)).route == "yes"
     except Rejected:  # a slip of yes or no: not a yes
         return False
+
+
+def page(text: str, console: Any) -> None:
+    """``text`` through the user's pager ($PAGER, else ``less -RFX``: one
+    screen or less is printed and less quits), printed when there is none."""
+    import os
+    import shutil
+    import subprocess
+
+    text = text if text.endswith("\n") else text + "\n"
+    pager = os.environ.get("PAGER") or ("less -RFX" if shutil.which("less") else "")
+    if pager.strip():
+        try:
+            # the pager writes where the question is asked: stdout may be --json's
+            done = subprocess.run(
+                pager, shell=True, input=text, text=True, stdout=console.file, check=False
+            )
+        except OSError:
+            done = None
+        if done is not None and done.returncode != 127:  # 127: the shell found no such pager
+            return
+    console.print(text, markup=False, highlight=False, end="")
 
 
 def _sentence(text: str) -> str:

@@ -315,6 +315,9 @@ class Question(Model):
     aliases: dict[str, str] = Field(default_factory=dict)
     #: any answer that is no option and no slip counts as this option
     other_as: str | None = None
+    #: words that show a text and ask again (never an answer): word → the
+    #: text (empty where a pause kept only the words)
+    views: dict[str, str] = Field(default_factory=dict)
 
 
 class Usage(Model):

@@ -56,7 +56,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepkit.engine.answers import Rejected, read_answer
+from stepkit.engine.answers import Rejected, expected, read_answer
 from stepkit.engine.asking import answer_route, pending_question, pending_record, question_for
 from stepkit.engine.checkpoint import Checkpoint
 from stepkit.engine.interrupts import (
@@ -72,7 +72,7 @@ from stepkit.engine.interrupts import (
 )
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.retention import prune_after_run
-from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
+from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted, short_run_id
 from stepkit.errors import UsageError
 from stepkit.graph.model import ENGINE_KEYS, Graph
 from stepkit.graph.nodes import (
@@ -602,7 +602,12 @@ class _Engine:
         question = paused.question
         pending = pending_record(paused)
         output = guard_lines(
-            pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending),
+            pause_text(
+                self.run.run_id,
+                str(self.settings.get("project_dir", ".")),
+                pending,
+                short_run_id(self.run),
+            ),
             self.graph.sentinels(),
             keep_first=True,
         )
@@ -767,12 +772,19 @@ def _check_answer(run_id: str, pending: dict[str, Any], answer: str) -> None:
 
     :raises UsageError: naming what the question takes.
     """
+    question = pending_question(pending)
     try:
-        read_answer(pending_question(pending), answer)
+        reading = read_answer(question, answer)
     except Rejected as refused:
         raise UsageError(
             f"--answer {answer}: {refused.note}; run {run_id} is still paused, nothing changed"
         ) from None
+    if reading.view:
+        raise UsageError(
+            f"--answer {answer}: '{reading.route}' is no answer but something to look at, shown "
+            f"at the question on a terminal (`stepkit resume {run_id}` there); "
+            f"{expected(question)}; run {run_id} is still paused, nothing changed"
+        )
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:

@@ -174,8 +174,10 @@ def validate(graph: Graph) -> list[str]:
     known = graph.known_keys()
     for node in nodes.values():
         question = node.question if isinstance(node, AskNode) else None
+        views = node.views if isinstance(node, ApprovalNode) else {}
         templates = [
             ("question", question),
+            *((f"views.{word}", template) for word, template in views.items()),
             *((f"{at}output", e.output) for at, e in _endings(node)),
         ]
         for field, template in templates:
@@ -277,6 +279,12 @@ def _check_approval(node: ApprovalNode, where: str) -> list[str]:
         f"{where} updates.{option}: not an option (or 'other')"
         for option in node.updates
         if option not in node.options and option != "other"
+    ]
+    answers = {o.casefold() for o in node.options} | set(words)
+    problems += [
+        f"{where} views: '{word}' is an option or an alias (a view is never an answer)"
+        for word in node.views
+        if word.casefold() in answers or len(word.split()) != 1
     ]
     return problems
 

@@ -319,12 +319,13 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
 def sweep(ctx: StageContext) -> Outcome:
     """Edge-case sweep; annotations of LATER steps land only in their Edge cases."""
     from stepkit.planrepo.edits import append_edge_case
+    from stepkit.workspace.localpaths import portable_text
 
     result, plugin = _answer(ctx, "sweep")
     later = {int(s["step"]): Path(s["path"]) for s in ctx.state.get("later_steps", [])}
     applied, refused = [], []
     for note in result.annotations:
-        path, text = later.get(note.step), note.edge_case.strip()
+        path, text = later.get(note.step), portable_text(note.edge_case.strip(), ctx.project_dir)
         if path is None or not text:
             refused.append(note.model_dump())
             continue
@@ -365,6 +366,7 @@ def handoff(ctx: StageContext) -> Outcome:
     from stepkit.protocol.fixloop import step_fix_budget
     from stepkit.protocol.handoff.notes import append_notes
     from stepkit.protocol.handoff.render import render_handoff
+    from stepkit.workspace.localpaths import portable_text
 
     state = ctx.state
     step = state.get("step")
@@ -392,12 +394,14 @@ def handoff(ctx: StageContext) -> Outcome:
         ],
         criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],
+        project=ctx.project_dir,
     )
     path = handoff_draft(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
     if prose.notes_facts:
-        append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, step)
+        facts = [portable_text(fact, ctx.project_dir) for fact in prose.notes_facts]
+        append_notes(ctx.plans_dir / "NOTES.md", facts, step)
     return Outcome(
         updates={
             "step_summary": prose.step_summary,

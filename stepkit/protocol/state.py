@@ -111,6 +111,8 @@ class StepState(RunState):
     acceptance_criteria: list[dict[str, Any]] = Field(default_factory=list)
     criteria_report: list[str] = Field(default_factory=list)
     handoff_feedback: list[str] = Field(default_factory=list)
+    #: the final approval's parts: glance, files, handoff (:mod:`stepkit.protocol.glance`)
+    review: dict[str, str] = Field(default_factory=dict)
     approved: bool = False
     revision_choice: str = ""
 

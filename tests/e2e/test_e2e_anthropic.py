@@ -271,7 +271,7 @@ def test_builtin_reviewer_sends_a_critical_finding_back_then_passes(project, mes
     fix_prompt = project.coder_prompt(1)
     assert "mul ignores floats" in fix_prompt and "naming" not in fix_prompt
     assert (
-        "Fix attempts used: 0 of 2" in result.data["pending"]["question"]
+        "Coder rounds (fix attempts used: 0 of 2):" in result.data["pending"]["question"]
     )  # a review round is not a fix attempt
 
 

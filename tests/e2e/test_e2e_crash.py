@@ -149,8 +149,8 @@ def test_ctrl_c_during_a_gate_saves_the_run_stops_the_gate_and_resume_finishes_i
     assert code == 130, err
     (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
     assert (
-        f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id} --project-dir {project.root}"
-        in err
+        # run in the project: no --project-dir
+        f"interrupted; run {run_id} saved. Resume with: stepkit resume {run_id}\n" in err
     )
     assert "Traceback" not in err and out == ""
     cut = checkpoint(project, run_id)

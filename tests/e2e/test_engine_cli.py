@@ -151,7 +151,7 @@ def test_pause_prints_question_and_resume_command_then_resume_json(project, grap
     lines = captured.out.splitlines()
     assert lines[0] == "PAUSED" and "Which end for step (none)?" in lines
     run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
-    assert f'  stepkit resume {run_id} --project-dir {sh(project)} --answer "complete"' in lines
+    assert f"  stepkit resume {run_id[:13]} --project-dir {sh(project)} --answer complete" in lines
     assert "choose (approval) started" in captured.err  # the progress display, on stderr
 
     code, data = run_json(capsys, "resume", "--project-dir", str(project))

@@ -75,10 +75,10 @@ def test_a_paused_run_is_paused_everywhere_and_only_the_approval_writes_the_hand
     paused = project.run()
     assert paused.code == 5, paused.stderr
     assert complete_handoffs(project) == []
-    draft = paused.data["handoff_draft"]
+    draft = Path(paused.data["handoff_draft"]).relative_to(project.root)
     assert (
-        f"Handoff draft (written to the plan repo when you approve): {draft}"
-        in (paused.data["pending"]["question"])
+        f"Handoff: plans/handoffs/01-mul.md once you approve (draft: {draft})"
+        in paused.data["pending"]["question"]
     )
     one, two = status(project)["steps"][:2]
     assert (one["state"], one["handoff"], one["handoff_result"]) == ("paused", None, None)

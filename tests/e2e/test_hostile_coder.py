@@ -27,7 +27,8 @@ from tests.support.e2e import GOOD_MUL, PY, Project, clean_env, make_project, pl
 pytestmark = pytest.mark.slow
 
 ADD = "tests/unit/test_calc.py::test_add"
-NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
+#: the final question folds the empty flag sections into one line that starts so
+NO_FLAGS = "No tamper flags"
 TEST_CALC = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
 TEST_MUL = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 BROKEN = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"

@@ -131,7 +131,8 @@ def test_gate_blocked_pauses_then_yes_runs_the_step_to_the_final_gate(project):
     )
     assert first.pending["options"] == ["yes", "no"]
     assert (
-        f'stepkit resume {first.run_id} --project-dir {sh(project)} --answer "yes"' in first.output
+        f"stepkit resume {first.run_id[:13]} --project-dir {sh(project)} --answer yes"
+        in first.output
     )
     assert first.output.startswith("PAUSED\n")
     data = first.to_json()

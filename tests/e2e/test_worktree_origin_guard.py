@@ -23,7 +23,8 @@ from tests.support.e2e import GOOD_MUL
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
 
-NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
+#: the final question folds the empty flag sections into one line that starts so
+NO_FLAGS = "No tamper flags"
 #: the user's work tree, as a coder in the step's work tree finds it
 USER_TOP = 'top="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"'
 

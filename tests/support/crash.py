@@ -56,7 +56,7 @@ ROUTE_FIELDS = ("path", "edges", "visits", "outcome", "exit_code")
 SKIP_DIRS = {".git", ".stepkit", "__pycache__"}
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4,}")
 DURATION = re.compile(r"\d+(\.\d+)? ?s\b")
-LOG_PATH = re.compile(r"(full log: )\S+")
+LOG_PATH = re.compile(r"(full log: )(?:<run store>/)?\S+")
 #: the digest closing stepkit's Evidence (it covers the paths and durations above)
 EVIDENCE_DIGEST = re.compile(r"(stepkit-evidence sha256:)[0-9a-f]{64}")
 
