@@ -23,6 +23,7 @@ JSON_KEYS = {
     "title",
     "plan",
     "handoff",
+    "handoff_draft",
     "gates",
     "fix_attempts",
     "usage",
@@ -152,7 +153,7 @@ def test_pause_prints_question_and_resume_command_then_resume_json(project, grap
     assert lines[0] == "PAUSED" and "Which end for step (none)?" in lines
     run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
     assert f"  stepkit resume {run_id[:13]} --project-dir {sh(project)} --answer complete" in lines
-    assert "choose (approval) started" in captured.err  # the progress display, on stderr
+    assert f"run {run_id}: PAUSED (exit 5)" in captured.err  # the progress display, on stderr
 
     code, data = run_json(capsys, "resume", "--project-dir", str(project))
     assert code == 5 and data["outcome"] == "PAUSED"
