@@ -123,7 +123,7 @@ def run_step(
     config = load_config(project)
     plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
     valid_plan(plans)
-    if worktree or (worktree is None and config.worktree):
+    if worktree or (worktree is None and config.worktree.default):
         from stepkit.worktrees.create import isolated
 
         with isolated(

@@ -10,14 +10,30 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 from pydantic.fields import FieldInfo
 
 from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_dir
 from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 
-__all__ = ["Commands", "Config", "Logs", "Timeouts", "load_config", "resolve_project_dir"]
+__all__ = [
+    "Commands",
+    "Config",
+    "Logs",
+    "Timeouts",
+    "WorktreeSettings",
+    "load_config",
+    "resolve_project_dir",
+]
 
 #: ``[commands]`` and ``[timeouts]`` take the tests gate as ``test`` or ``tests``.
 _TESTS_GATE = AliasChoices("tests", "test")
@@ -72,6 +88,20 @@ class Logs(Model):
         return int(self.max_mb * 1_000_000)
 
 
+class WorktreeSettings(Model):
+    """``[worktree]``: how ``stepkit run --worktree`` runs.  ``worktree = true``
+    (or ``false``) stands for ``[worktree] default = true`` (``false``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: run every step in a git work tree of its own (``stepkit run --worktree``)
+    default: StrictBool = False
+    #: the command that prepares a work tree's dependencies, run in the work
+    #: tree's project dir before the step (None: the user's tree's dependency
+    #: directories are linked in, :mod:`stepkit.worktrees.prepare`)
+    setup: str | None = None
+
+
 class Config(Model):
     """The ``[tool.stepkit]`` table."""
 
@@ -92,9 +122,20 @@ class Config(Model):
     #: every failure is pre-existing or flaky, ``strict`` lists them but keeps
     #: the exit code's verdict, ``off`` re-runs nothing and runs no baseline
     baseline: Literal["new-failures", "strict", "off"] = "new-failures"
-    #: run every step in a git work tree of its own (``stepkit run --worktree``)
-    worktree: StrictBool = False
+    #: ``worktree = true|false`` or a ``[worktree]`` table
+    worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
     source: str | None = None
+
+    @field_validator("worktree", mode="before")
+    @classmethod
+    def _worktree_flag(cls, value: object) -> object:
+        """``worktree = true`` is ``[worktree] default = true``."""
+        if isinstance(value, bool):
+            return {"default": value}
+        if not isinstance(value, dict | WorktreeSettings):
+            # pydantic reports a ValueError as the setting's error; a TypeError would escape
+            raise ValueError("worktree takes true or false, or a [worktree] table")  # noqa: TRY004
+        return value
 
 
 def load_config(project_dir: Path) -> Config:

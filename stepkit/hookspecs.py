@@ -180,6 +180,28 @@ def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """
 
 
+@hookspec
+def stepkit_dependency_dirs(project_dir: Path) -> list[str]:
+    """Name the directories of installed dependencies the project's gates need
+    and git does not track, which a ``--worktree`` work tree links from the
+    user's tree.
+
+    :param project_dir: the project root (in the work tree: its checkout of
+        the user's project).
+    :return: directories relative to ``project_dir`` (``node_modules``); an
+        empty list for none.
+
+    Called for every plugin; the answers are joined, each directory once.
+    Without a ``[worktree] setup`` command, each named directory of the
+    user's tree is linked into a new work tree before the step runs (a real
+    directory whose entries are links to the user's, so an ignore rule
+    ``node_modules/`` still ignores it); one missing in the user's tree is an
+    environment fault: every gate with a command is ``error`` and the run
+    ends ``STEP_FAILED`` without a fix attempt.  A directory the work tree
+    already has is left alone.  Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
 def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
     """Return the shell command that formats the project in place.

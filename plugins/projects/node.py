@@ -142,6 +142,17 @@ NODE = ProjectType(
 )
 globals().update(NODE.hookimpls())
 
+#: The manifest's tables of packages it installs into node_modules.
+_DEPENDENCY_TABLES = ("dependencies", "devDependencies", "optionalDependencies")
+
+
+@hookimpl
+def stepkit_dependency_dirs(project_dir: Path) -> list[str]:
+    """``node_modules``, when package.json names a package to install there."""
+    manifest = _shared.read_json(project_dir / "package.json")
+    return ["node_modules"] if any(_shared.table(manifest, t) for t in _DEPENDENCY_TABLES) else []
+
+
 #: test runners that load every test file into one process; node --test and
 #: ava start a process per file, jest and vitest give each file a module registry
 _ONE_PROCESS_RUNNERS = ("mocha", "tape")

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from stepkit.config import Config, Logs
 from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
 from stepkit.workspace import process
-from stepkit.workspace.evidence import condense, summary_of
+from stepkit.workspace.evidence import clip_middle, condense, summary_of
 from stepkit.workspace.faults import (
     NO_TEST_NOTE,
     environment_fault,
@@ -77,6 +77,7 @@ from stepkit.workspace.scope.tree import (
 from stepkit.workspace.testresults import TestResults, read_evidence
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import tool_env
+from stepkit.workspace.worktree_record import WorktreeRecord, record_of
 
 if TYPE_CHECKING:
     from stepkit.workspace.baseline import BaseTree
@@ -209,6 +210,10 @@ class GateRunner:
         )
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
         self.env = tool_env(self.project_dir, self.plan.tool_dirs)
+        #: the stepkit work tree holding the project, when its dependencies are not prepared
+        self.unprepared = next(
+            (r for r in [record_of(self.project_dir)] if r is not None and r.unprepared), None
+        )
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir)
         )
@@ -262,6 +267,8 @@ class GateRunner:
     def _run_one(self, name: GateName) -> GateResult:
         """Run one gate, or reuse an earlier result of it."""
         command, plugin = self.plan.command(name)
+        if command is not None and self.unprepared is not None:
+            return self._record(_unprepared(name, command, plugin, self.unprepared))
         reused = self._reuse(name, command)
         if reused is not None:
             return reused
@@ -716,6 +723,33 @@ def _skipped(
         exit_code=None,
         summary=why,
         evidence=f"{why}; the command was not run" + (f"\n$ {command}" if command else ""),
+        changed_files=[],
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _unprepared(
+    name: GateName, command: str, plugin: str | None, record: WorktreeRecord
+) -> GateResult:
+    """A gate not run because its work tree's dependencies could not be
+    prepared: an environment fault, the setup's output as its evidence."""
+    output = ""
+    if record.setup_log:
+        try:
+            output = Path(record.setup_log).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            output = ""
+    evidence = f"{record.unprepared}; the command was not run\n$ {command}"
+    if output.strip():
+        evidence += "\n\n[the setup's output]\n" + clip_middle(output, 4000, "setup output")
+    return GateResult(
+        name=name,
+        status="error",
+        command=command,
+        plugin=plugin,
+        log=record.setup_log or None,
+        summary=record.unprepared,
+        evidence=evidence,
         changed_files=[],
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

@@ -5,8 +5,9 @@ with ``git archive``, nothing checked out), so the branch can be named
 ``stepkit/<NN>-<slug>`` before anything is created.  Then ``git worktree
 add -b`` makes the branch and its work tree in one git call: the user's
 work tree, index and HEAD are never touched (no checkout, stash, reset or
-add there).  A work tree whose run never started is removed again
-(:func:`isolated`), so a usage error leaves nothing behind.
+add there).  Its dependencies are then prepared
+(:mod:`stepkit.worktrees.prepare`).  A work tree whose run never started is
+removed again (:func:`isolated`), so a usage error leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location, runs_dir
 from stepkit.workspace.worktree_record import WorktreeRecord, records, write_record
 from stepkit.worktrees.layout import branch_name, step_name, worktrees_home
+from stepkit.worktrees.prepare import prepare
 
 
 def open_worktree(
@@ -73,7 +75,8 @@ def open_worktree(
             f"{git.last_error(err, 'git worktree add failed')}"
         )
     try:
-        return _record(project, Path(plans_dir), top, path, branch, commit, step.number, merge)
+        record = _record(project, Path(plans_dir), top, path, branch, commit, step.number, merge)
+        return prepare(record)
     except BaseException:  # a crash or Ctrl-C too: the branch and work tree go with it
         _remove(top, path, branch)
         raise

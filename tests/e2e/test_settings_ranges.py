@@ -77,3 +77,14 @@ def test_pyproject_settings_are_held_to_the_same_types(tmp_path):
         "above 0",
     )
     assert_nothing_ran(project)
+
+
+def test_a_worktree_table_is_held_to_its_types(tmp_path):
+    # `worktree = true` and a [worktree] table share the key: the table's keys are checked too
+    project = configured(tmp_path, "[worktree]\ndefault = true\nsetup = 3\n\n")
+    assert_refused(project.run("--step", "1"), "stepkit.toml", "worktree.setup", "3")
+    (project.root / "stepkit.toml").write_text(
+        (project.root / "stepkit.toml").read_text().replace("setup = 3", 'setpu = "npm ci"')
+    )
+    assert_refused(project.run("--step", "1"), "worktree.setpu", "unknown field")
+    assert_nothing_ran(project)

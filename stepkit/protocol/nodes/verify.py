@@ -112,7 +112,13 @@ def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
     it, naming where the gate's command is set by hand as ``pm``'s
     ``stepkit_command_override_names`` says (None: the built-in plugins')."""
     from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.workspace.worktree_record import UNPREPARED
 
+    if gate.summary.startswith(UNPREPARED):  # the summary names its fix
+        return (
+            f"Environment fault: {gate.name}: {gate.summary}. This is the machine, not the "
+            f"code: no fix attempt was spent. Fix that, then run the step again."
+        )
     pm = pm if pm is not None else get_plugin_manager()
     names = pm.hook.stepkit_command_override_names(gate=gate.name)
     where = (
