@@ -130,8 +130,11 @@ def _edit(text: str) -> str:
         path = Path(scratch) / "draft.yaml"
         path.write_text(text, encoding="utf-8")
         try:
-            subprocess.run([*shlex.split(editor), str(path)], check=False)
+            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
         except OSError as exc:
             print(f"cannot start the editor {editor!r}: {exc.strerror or exc}")
+            return text
+        if done.returncode != 0:
+            print(f"the editor {editor!r} exited {done.returncode}: the draft is as it was")
             return text
         return path.read_text(encoding="utf-8", errors="replace")
