@@ -88,3 +88,13 @@ def test_a_worktree_table_is_held_to_its_types(tmp_path):
     )
     assert_refused(project.run("--step", "1"), "worktree.setpu", "unknown field")
     assert_nothing_ran(project)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("STEP_AUTOAPPROVE", "yess"), ("STEP_SKIP_REVIEW", "2")]
+)
+def test_an_environment_switch_that_is_not_a_boolean_is_refused(tmp_path, name, value):
+    project = make_project(tmp_path, reviewer=False)
+    refused = project.run("--step", "1", env=project.env(**{name: value}))
+    assert_refused(refused, name, repr(value), "takes 1 or 0")
+    assert_nothing_ran(project)
