@@ -140,7 +140,9 @@ class RunStore:
         path = self.runs / run_id
         if not (path / "state.json").is_file():
             gone = " (its directory is there: its checkpoint was deleted)" if path.is_dir() else ""
-            raise UsageError(f"no run '{run_id}' in {self.runs}{gone}")
+            raise UsageError(
+                f"no run '{run_id}' in {self.runs}{gone}; stepkit status lists the runs"
+            )
         return RunDir(path, self.project)
 
     def run_ids(self) -> list[str]:
@@ -158,7 +160,10 @@ class RunStore:
         found, refused = self._unfinished()
         if not found:
             unreadable = f" ({'; '.join(refused)})" if refused else ""
-            raise UsageError(f"no paused or interrupted run in {self.runs}{unreadable}")
+            raise UsageError(
+                f"no paused or interrupted run in {self.runs}{unreadable}; stepkit run starts one "
+                "(--project-dir names another project)"
+            )
         return found[-1][0]
 
     def unfinished(self) -> list[tuple[RunDir, Checkpoint]]:
