@@ -37,7 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("stepkit").strip()  # "stepkit: error: " names stepkit once
-        raise StepkitError(f"{command}: {message}" if command else message)
+        if command:
+            raise StepkitError(f"{command}: {message} (stepkit {command} --help shows the usage)")
+        raise StepkitError(f"{message} (stepkit --help shows the usage)")
 
 
 def build_parser() -> argparse.ArgumentParser:

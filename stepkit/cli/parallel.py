@@ -64,7 +64,8 @@ def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
     project = resolve_project_dir(args.project_dir)
     if git_location(project) is None:
         raise UsageError(
-            f"--parallel runs each step in a git worktree; {project} is in no git repository"
+            f"--parallel runs each step in a git worktree; {project} is in no git repository "
+            "(git init and commit first)"
         )
     check_run(
         args.project_dir,

@@ -168,9 +168,14 @@ def resume_run(
     run_id = run.run_id
     status = checkpoint.status
     if status == "finished":
-        raise UsageError(f"run {run_id} already finished ({checkpoint.outcome}); start a new run")
+        raise UsageError(
+            f"run {run_id} already finished ({checkpoint.outcome}); start a new run (stepkit run)"
+        )
     if is_live(run, checkpoint):
-        raise UsageError(f"run {run_id} is still running (pid {checkpoint.pid})")
+        raise UsageError(
+            f"run {run_id} is still running (pid {checkpoint.pid}); resume it once it stops "
+            f"(kill {checkpoint.pid} stops it)"
+        )
     node_id = checkpoint.node
     pending = checkpoint.pending if status == "paused" else None
     if answer is not None and not pending:

@@ -150,7 +150,9 @@ class RunStore:
                 gone = (
                     " (its directory is there: its checkpoint was deleted)" if path.is_dir() else ""
                 )
-                raise UsageError(f"no run '{run_id}' in {self.runs}{gone}")
+                raise UsageError(
+                    f"no run '{run_id}' in {self.runs}{gone}; stepkit status lists the runs"
+                )
             path = self.runs / matches[0]
         return RunDir(path, self.project)
 
@@ -167,7 +169,10 @@ class RunStore:
         found, refused = self._unfinished()
         if not found:
             unreadable = f" ({'; '.join(refused)})" if refused else ""
-            raise UsageError(f"no paused or interrupted run in {self.runs}{unreadable}")
+            raise UsageError(
+                f"no paused or interrupted run in {self.runs}{unreadable}; stepkit run starts one "
+                "(--project-dir names another project)"
+            )
         return found[-1][0]
 
     def unfinished(self) -> list[tuple[RunDir, Checkpoint]]:
