@@ -79,4 +79,10 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    return run_command.run(demo_run_args(project))
+    from stepkit.config import load_config
+    from stepkit.pluginmanager import get_plugin_manager
+
+    args = demo_run_args(project)
+    # the plugin manager a `stepkit run` in the project builds: its progress display shows the run
+    args.pm = get_plugin_manager(project, load_config(project), [])
+    return run_command.run(args)
