@@ -1,8 +1,6 @@
 """Top-level pytest configuration shared by every test directory."""
 
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -11,26 +9,6 @@ from tests.support.e2e import DEVELOPER_PREFIXES, GATE_VARIABLES
 # Loaded here, before any test module imports them, so pytest can rewrite
 # their asserts; test modules use the fixtures without declaring them.
 pytest_plugins = ["stepkit.testing", "tests.support.messages_api"]
-
-
-#: Where the suite's temporary directories go unless ``--basetemp`` says:
-#: a path with a space and a non-ASCII letter, so every test's project and
-#: run store has one and a path joined as text anywhere fails a test.
-TEMP_ROOT = Path(tempfile.gettempdir()) / "stepkit tests ä"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config):
-    """Before pytest makes its temporary root (an xdist worker is given its
-    own under the root of the process that started it)."""
-    if (
-        config.option.basetemp is None
-        and not hasattr(config, "workerinput")
-        and "PYTEST_DEBUG_TEMPROOT" not in os.environ
-    ):
-        TEMP_ROOT.mkdir(mode=0o700, exist_ok=True)
-        # pytest numbers its runs under it and removes old ones, as in the default root
-        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(TEMP_ROOT)
 
 
 @pytest.fixture(autouse=True)
