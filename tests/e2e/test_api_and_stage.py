@@ -167,5 +167,8 @@ def test_an_unknown_stage_is_one_line_naming_the_tables_stages(tmp_path):
     done = stage(project, "deploy", "--step", "1")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        f"stepkit: error: stage: argument STAGE: unknown stage 'deploy' (known: {', '.join(STAGES)})"
+        (
+            f"stepkit: error: stage: argument STAGE: unknown stage 'deploy' "
+            f"(known: {', '.join(STAGES)}) (stepkit stage --help shows the usage)"
+        )
     ]

@@ -68,7 +68,9 @@ def test_an_edit_with_a_problem_is_not_taken_and_reopens_as_left(tmp_path):
     editor = tmp_path / "editor.py"
     editor.write_text(EDITOR)
     calls = tmp_path / "editor-calls"
-    term, project = start(tmp_path, EDITOR=shlex.join([PY, str(editor), str(calls)]))  # the file comes last
+    term, project = start(
+        tmp_path, EDITOR=shlex.join([PY, str(editor), str(calls)])
+    )  # the file comes last
     try:
         term.read_until(PROMPT)
         term.type("e\n")
