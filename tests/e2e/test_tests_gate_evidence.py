@@ -35,5 +35,5 @@ def test_a_linter_forced_as_the_tests_command_is_not_run_in_a_step(tmp_path):
     assert tests["status"] == "not_run" and NO_RUNNER in tests["summary"], tests
     assert "the command ran no test" in tests["summary"]
     assert project.coder_calls() == 1  # NOT RUN is no failure: no fix attempt either
-    handoff = project.handoff(1).read_text().split("### tests", 1)[1]
+    handoff = Path(result.data["handoff_draft"]).read_text().split("### tests", 1)[1]
     assert handoff.startswith(" — NOT RUN")
