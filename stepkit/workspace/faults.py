@@ -160,10 +160,13 @@ def failure_lines(data: bytes) -> list[bytes]:
             starts[start] = end
             at = lower.find(word.encode(), end)
     lines = (data[start : starts[start]] for start in sorted(starts))
-    return [line for line in lines if not _BASE64_WORD.fullmatch(line.strip())]
+    return [line for line in lines if not _base64_word().fullmatch(line.strip())]
 
 
-_BASE64_WORD = re.compile(rb"[A-Za-z0-9+/=]+")
+@functools.cache
+def _base64_word() -> re.Pattern[bytes]:
+    """A line that is one base64 word (compiled on first use, as every pattern here)."""
+    return re.compile(rb"[A-Za-z0-9+/=]+")
 
 
 def _runner_failed(out: _Output) -> bool:
