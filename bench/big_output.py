@@ -202,6 +202,8 @@ while written < size:
     piece = block[:size - written]
     sys.stdout.buffer.write(piece)
     written += len(piece)
+if kind != "failed":  # a passing run closes as pytest's does: a tests gate must show tests ran
+    sys.stdout.buffer.write(b"\\n==== 1 passed in 0.50s ====\\n")
 sys.stdout.flush()
 sys.exit(1 if kind == "failed" else 0)
 """
