@@ -115,10 +115,20 @@ def route_of(project: Project, run_id: str) -> dict[str, Any]:
     return {key: cp[key] for key in ROUTE_FIELDS}
 
 
+def _without_places(text: str, project: Project) -> str:
+    """``text`` with the test's state dir and project named, as written
+    plainly or inside a JSON/TOML string (a non-ASCII letter escaped)."""
+    for path, name in ((project.state_dir, "<STATE>"), (project.root, "<PROJECT>")):
+        for spelled in (str(path), json.dumps(str(path))[1:-1]):
+            text = text.replace(spelled, name)
+    # a shell quotes a path that holds a space, and only then
+    return re.sub(r"'(<STATE>|<PROJECT>)([^' ]*)'", r"\1\2", text)
+
+
 def normalise(text: str, project: Project) -> str:
     """``text`` without what differs between two runs of the same step: the
     project's location, run ids, durations and log paths."""
-    text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
+    text = _without_places(text, project)
     text = LOG_PATH.sub(r"\1<LOG>", text)
     text = EVIDENCE_DIGEST.sub(r"\1<DIGEST>", text)
     text = RUN_ID.sub("<RUN>", text)
@@ -138,9 +148,7 @@ def files(project: Project) -> dict[str, str]:
         if rel.parts[:2] == ("plans", "handoffs"):
             text = normalise(text, project)
         else:
-            text = text.replace(str(project.state_dir), "<STATE>").replace(
-                str(project.root), "<PROJECT>"
-            )
+            text = _without_places(text, project)
         found[rel.as_posix()] = text
     return found
 
