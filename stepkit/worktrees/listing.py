@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.engine.pause import human_age
 from stepkit.workspace.scope import git
 from stepkit.workspace.seal import SealBroken, read_sealed
@@ -70,10 +71,9 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
                     f"(it makes the {run['finishing']}; nothing runs again)"
                 )
             elif run["state"] not in ("running", *RESUMABLE) and run["outcome"] != COMMITS_AT:
-                lines.append(
-                    f"    to start the step over, drop what it holds: git worktree remove --force "
-                    f"{run['worktree']} && git branch -D {run['branch']}"
-                )
+                remove = quoting.shell(["git", "worktree", "remove", "--force", run["worktree"]])
+                drop = quoting.shell(["git", "branch", "-D", run["branch"]])
+                lines.append(f"    to start the step over, drop what it holds: {remove} && {drop}")
     if branches:
         lines += ["", f"Steps complete on branches not merged into HEAD ({len(branches)}):"]
         lines += [

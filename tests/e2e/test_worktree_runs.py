@@ -10,6 +10,7 @@ failed step's work tree must be kept with everything in it and be listed by
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -284,7 +285,9 @@ def test_a_failed_steps_worktree_is_kept_with_everything_and_listed_by_status(pr
     table = project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
     assert f"stepkit/01-mul  step 1  run {failed.data['run_id']}  step_failed" in table
     drop = next(line for line in table.splitlines() if "to start the step over" in line)
-    assert drop.endswith(f"git worktree remove --force {worktree} && git branch -D stepkit/01-mul")
+    assert drop.endswith(
+        f"git worktree remove --force {shlex.quote(str(worktree))} && git branch -D stepkit/01-mul"
+    )
 
     again = project.run("--worktree")  # its branch is there: a usage error, nothing started
     assert again.code == 2 and "branch stepkit/01-mul already exists" in again.stderr
