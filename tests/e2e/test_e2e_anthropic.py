@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -176,7 +177,8 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
         tests["evidence"],
     )
     assert "2 passed in 0.01s" in tests["evidence"]
-    assert "[reused: same tree" in project.handoff(1).read_text().split("### tests", 1)[1]
+    draft = Path(result.data["handoff_draft"]).read_text()  # approved, it goes to plans/
+    assert "[reused: same tree" in draft.split("### tests", 1)[1]
 
 
 def test_without_evidence_reuse_the_step_runs_the_tests_again(project, messages_api):

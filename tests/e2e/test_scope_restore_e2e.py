@@ -102,7 +102,8 @@ def test_a_hand_edit_and_a_new_plan_made_while_the_coder_runs_are_kept(project):
         in deviation
     )
     assert f"plans/steps/04-x.md (added; removed, kept at {rel(project, added)})" in deviation
-    assert rel(project, edited) in project.handoff(1).read_text().split("## Deviations", 1)[1]
+    draft = Path(result.data["handoff_draft"]).read_text()  # approved, it goes to plans/
+    assert rel(project, edited) in draft.split("## Deviations", 1)[1]
 
 
 def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(project):
@@ -168,7 +169,8 @@ def test_a_plan_file_replaced_by_a_link_to_an_outside_file_never_writes_that_fil
     outside.write_bytes(b"precious, not the project's\n")
     plan = (project.plans / "steps" / "02-div.md").read_bytes()
     coder = shell_coder(
-        project, f"rm plans/steps/02-div.md\nln -s {outside} plans/steps/02-div.md\n"
+        project,
+        f"rm plans/steps/02-div.md\nln -s {shlex.quote(str(outside))} plans/steps/02-div.md\n",
     )
     result = project.run(coder=coder)
     state = paused_state(project, result)
@@ -187,7 +189,7 @@ def test_a_steps_dir_replaced_by_a_link_to_an_outside_dir_never_writes_there(pro
     before = {p.name: p.read_bytes() for p in (project.plans / "steps").iterdir()}
     coder = shell_coder(
         project,
-        f"mv plans/steps plans/steps.old\nln -s {outside} plans/steps\nrm -r plans/steps.old\n",
+        f"mv plans/steps plans/steps.old\nln -s {shlex.quote(str(outside))} plans/steps\nrm -r plans/steps.old\n",
     )
     result = project.run(coder=coder)
     paused_state(project, result)
