@@ -23,6 +23,9 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 from stepkit.workspace import installed
 from stepkit.workspace.scope import startup
 
+#: The test suite's run (tests/bench): one fingerprint per case.
+SMOKE = {"repeat": 1}
+
 COMMANDS = {
     "pytest": ["python -m pytest -q"],
     "pytest + ruff": ["python -m pytest -q", "ruff check"],

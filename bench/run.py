@@ -9,7 +9,7 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
-``pristine_cost``, ``verify_demo`` and ``parallel``.
+``pristine_cost``, ``verify_demo``, ``parallel`` and ``installed_cost``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -529,6 +529,23 @@ def pristine_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- the gates' installed tools fingerprinted (bench/installed_cost.py) --------------
+
+
+def installed_rows(f: dict) -> list[dict]:
+    """What one fingerprint of the gates' installed tools costs (taken when a
+    run starts and at every gate): a figure to watch, no target."""
+    return [
+        row(
+            f"10 installed-tools fingerprint: {case}",
+            f"{c['ms']} ms",
+            f"{c['files']} files, {c['mib']} MiB read",
+            seconds=c["ms"] / 1000,
+        )
+        for case, c in f.items()
+    ]
+
+
 # -- independent steps side by side (bench/parallel.py) ------------------------------
 
 
@@ -619,6 +636,7 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
     (("pristine_cost",), pristine_rows),
     (("verify_demo",), verify_demo_rows),
     (("parallel",), parallel_rows),
+    (("installed_cost",), installed_rows),
 )
 
 
@@ -655,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
     import engine_overhead
     import evidence_size
     import full_run
+    import installed_cost
     import model_traffic
     import parallel
     import plan_scale
@@ -677,6 +696,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("parallel", parallel),
                 ("pristine_cost", pristine_cost),
                 ("verify_demo", verify_demo),
+                ("installed_cost", installed_cost),
             )
         }
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -693,6 +713,7 @@ def main(argv: list[str] | None = None) -> int:
         "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
         "verify_demo": lambda: verify_demo.run(**options.get("verify_demo", {})),
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
+        "installed_cost": lambda: installed_cost.run(**options.get("installed_cost", {})),
     }
     unknown = set(args.only or areas) - set(areas)
     if unknown:
