@@ -19,12 +19,18 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, HANDOFF, SWEEP, make_project
+from tests.support.e2e import GOOD_MUL, HANDOFF, SWEEP, make_project, sh
 
 # whole-step runs: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
 
 NEW_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+
+def _shown_python(project) -> str:
+    """The project's Python as the gates' commands show it: relative to the
+    project, quoted as the shell needs it (the test's path holds a space)."""
+    return sh(project.root / ".venv" / "bin" / "python").replace(f"{project.root}/", "")
 
 
 def _paused_at_review(tmp_path: Path, **env: str):
@@ -34,7 +40,7 @@ def _paused_at_review(tmp_path: Path, **env: str):
     project = make_project(tmp_path, reviewer=False)
     (project.root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
     python = project.root / ".venv" / "bin" / "python"
-    config = (project.root / "stepkit.toml").read_text().replace(sys.executable, str(python))
+    config = (project.root / "stepkit.toml").read_text().replace(sys.executable, sh(python))
     (project.root / "stepkit.toml").write_text(config)
     (project.root / ".gitignore").write_text(".venv\n")
     project.git("add", "-A")
@@ -76,7 +82,7 @@ def test_committed_files_hold_no_absolute_path_of_the_machine(tmp_path):
         for local in (str(project.root), str(project.root.resolve()), env["HOME"]):
             assert local not in text, f"{name} holds {local}:\n{text}"
     # what they held is still there, portable
-    assert "$ .venv/bin/python lint.py" in handoff
+    assert f"$ {_shown_python(project)} lint.py" in handoff
     assert "full log: <run store>/runs/" in handoff
     assert "the gates ran with .venv/bin/python" in committed["NOTES.md"]
     assert "~/bin/helper" in committed["NOTES.md"]
@@ -89,9 +95,10 @@ def test_the_final_question_opens_with_verdicts_files_flags_and_criteria(tmp_pat
     lines = question.splitlines()
     assert lines[:2] == ["Step 1 (Add mul) is implemented and verified.", "Gates:"], question
     assert lines[2] == "- format: NOT RUN (no command; this is NOT evidence that format passed)"
-    assert lines[3].startswith("- lint: PASS (`.venv/bin/python lint.py`, exit 0, ")
-    assert lines[4].startswith("- build: PASS (`.venv/bin/python -m py_compile calc.py`, ")
-    assert lines[5].startswith("- tests: PASS (`.venv/bin/python check.py`, exit 0, ")
+    python = _shown_python(project)
+    assert lines[3].startswith(f"- lint: PASS (`{python} lint.py`, exit 0, ")
+    assert lines[4].startswith(f"- build: PASS (`{python} -m py_compile calc.py`, ")
+    assert lines[5].startswith(f"- tests: PASS (`{python} check.py`, exit 0, ")
     assert lines[6:9] == [
         "Files changed (2, +9 -0):",
         "  calc.py      +4 -0",
