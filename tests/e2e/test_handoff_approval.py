@@ -43,7 +43,10 @@ def status(project) -> dict:
 
 def ready_in_ci(project) -> str:
     """What ``stepkit ci`` says (it writes the workflow, removed again)."""
-    result = project.stepkit("ci", "--project-dir", str(project.root), json_out=False)
+    # this checkout's stepkit is outside the test's repository: name a source the jobs install
+    result = project.stepkit(
+        "ci", "--project-dir", str(project.root), "--stepkit-source", "stepkit", json_out=False
+    )
     (project.root / WORKFLOW_PATH).unlink(missing_ok=True)
     return f"{result.code} {result.stdout}{result.stderr}"
 
