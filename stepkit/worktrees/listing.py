@@ -71,9 +71,13 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
                     f"(it makes the {run['finishing']}; nothing runs again)"
                 )
             elif run["state"] not in ("running", *RESUMABLE) and run["outcome"] != COMMITS_AT:
-                remove = quoting.shell(["git", "worktree", "remove", "--force", run["worktree"]])
-                drop = quoting.shell(["git", "branch", "-D", run["branch"]])
-                lines.append(f"    to start the step over, drop what it holds: {remove} && {drop}")
+                # advice to print, never run here: git words and quoted arguments
+                remove = quoting.shell(["--force", run["worktree"]])
+                drop = quoting.shell(["-D", run["branch"]])
+                lines.append(
+                    f"    to start the step over, drop what it holds: "
+                    f"git worktree remove {remove} && git branch {drop}"
+                )
     if branches:
         lines += ["", f"Steps complete on branches not merged into HEAD ({len(branches)}):"]
         lines += [
