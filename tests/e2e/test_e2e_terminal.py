@@ -164,7 +164,7 @@ def test_files_and_diff_at_the_final_question_show_the_change_and_ask_again(tmp_
         term.type("files\n")
         term.read_until(r"\s*calc\.py  \+4 -0\s+Answer one of approve.*\s*> ")
         term.type("diff\n")  # through the pager: the user's, as $PAGER names it
-        term.read_until(r"paged:\+\+\+ b/calc\.py(.|\s)*paged:\+def mul\(a, b\):(.|\s)*> ")
+        term.read_until(r"paged:\+\+\+ b/calc\.py[\s\S]*?paged:\+def mul\(a, b\):[\s\S]*?> ")
         term.type("approve\n")
         assert term.wait() == 0, term.screen
     finally:
