@@ -37,15 +37,10 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
         done) outside git or when ``plans_dir`` is outside the work tree.
     :raises OSError: the git config or the attributes file cannot be written.
     """
-    located = git_location(Path(project_dir).resolve())
-    if located is None:
+    where = _plan_place(project_dir, plans_dir)
+    if where is None:
         return None
-    top, common, _ = located
-    try:
-        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
-    prefix = "" if rel == "." else f"{rel}/"
+    common, prefix = where
     for key, value in (
         ("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
         ("driver", driver_command()),
@@ -79,14 +74,10 @@ def merge_driver_problem(project_dir: Path, plans_dir: Path) -> str | None:
     """Why git would not merge the plan repo's files with this stepkit's
     driver (not registered, registered with another command, its files not
     named in the attributes); None when it would, or outside git."""
-    located = git_location(Path(project_dir).resolve())
-    if located is None:
+    where = _plan_place(project_dir, plans_dir)
+    if where is None:
         return None
-    top, common, _ = located
-    try:
-        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
+    common, prefix = where
     current = git.run(["config", "--get", f"merge.{DRIVER_NAME}.driver"], Path(project_dir))
     if current is None:
         return "the plan merge driver is not registered in this repository"
@@ -96,10 +87,24 @@ def merge_driver_problem(project_dir: Path, plans_dir: Path) -> str | None:
     text = (
         attributes.read_bytes().decode("utf-8", "surrogateescape") if attributes.is_file() else ""
     )
-    prefix = "" if rel == "." else f"{rel}/"
     if f"{_pattern('/' + prefix + 'NOTES.md')} merge={DRIVER_NAME}" not in text.splitlines():
         return f"{attributes} does not name the plan repo's files"
     return None
+
+
+def _plan_place(project_dir: Path, plans_dir: Path) -> tuple[Path, str] | None:
+    """The git common dir and the plan repo's path prefix in the work tree
+    (``""`` at its top, else ``"plans/"``); None outside git or when the plan
+    repo is outside the work tree."""
+    located = git_location(Path(project_dir).resolve())
+    if located is None:
+        return None
+    top, common, _ = located
+    try:
+        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    return common, "" if rel == "." else f"{rel}/"
 
 
 def _pattern(path: str) -> str:
