@@ -62,7 +62,7 @@ status: pending
 Nothing to change: the benchmark times stepkit itself.
 
 ## Tasks
-- Nothing.
+- Change nothing: `true` is the whole check.
 
 ## Acceptance criteria
 - `true` passes.

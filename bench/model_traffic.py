@@ -22,16 +22,21 @@ outside the project.  The coder's own tests gate passes; the step-level
 run with ``reuse_coder_evidence = false``.  Target: 1 run per step.  The
 coder's two nodes are added to the traffic figures.
 
-**Billed input tokens** (:func:`billed_step`): a step of realistic size
+**Billed tokens** (:func:`billed_steps`): two steps of realistic size
 (the demo's step 1 with a detailed plan, a long NOTES.md and a previous
-handoff, a 1,200-line module to read) with the built-in coder (plan, edit,
-one fix round after a failing test run), the sweep asking for a review, the
-built-in reviewer and the handoff; tool loops of two to three turns per node.
+handoff, a 1,200-line module) with the built-in coder, the sweep asking for a
+review, the built-in reviewer and the handoff, each reply after a thinking
+block: ``fix_rounds`` (one fix round after a failing test run, tool loops of
+three to four turns, 23 requests) and ``large_read`` (orient and the
+reviewer read the large module, two to three turns a node, 13 requests).
 The loopback API does not cache, so :class:`CacheModel` bills the requests
 it received by the API's documented rules (:data:`CACHE_MODEL`): full-price
-input, cache writes and cache reads, and the billed-equivalent total
-(writes ×1.25, reads ×0.1).  The scripted replies are the same whatever the
-code under test does, so the figure compares request shapes.
+input, cache writes and reads, the billed-equivalent total (writes ×1.25 at
+the 5-minute TTL, ×2 at one hour, reads ×0.1), output and thinking tokens and
+the dollars at the price table.  Target: at most
+:data:`TARGET_BILLED_RATIO` billed-equivalent per input token sent, on each.
+The scripted replies are the same whatever the code under test does, so the
+figures compare request shapes.
 
 Run it directly (``python bench/model_traffic.py``) or call :func:`run`.
 """
@@ -63,7 +68,9 @@ from tests.support.messages_api import API_KEY, MessagesAPI
 TARGET_TEST_RUNS = 1
 #: the check the scripted coder runs before it answers (not the counted test command)
 CODER_CHECK = "python -c 'import textkit; print(textkit.slugify(\"Hello, World!\"))'"
-COUNTER_SCRIPT = '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed"\n'
+COUNTER_SCRIPT = (
+    '#!/bin/sh\necho run >> "$(dirname "$0")/test_runs.txt"\necho "1 passed in 0.01s"\n'
+)
 PLAN = {
     "files_to_touch": ["textkit/slug.py", "textkit/__init__.py", "tests/test_slug.py"],
     "risks": ["none"],
@@ -281,12 +288,19 @@ CACHE_MODEL = (
     "least the model's minimum (claude-sonnet-5*: 1,024 tokens); at most 4 breakpoints; a hit "
     "is looked for at each breakpoint and up to 20 blocks before it; tool definitions key "
     "everything, the output format, tool_choice and thinking key system and messages (a change "
-    "there misses from the system on); the 5-minute TTL never lapses within a step; tokens ≈ "
+    "there misses from the system on); a TTL never lapses within a step; tokens ≈ "
     "compact-JSON characters / 4"
 )
 CACHE_LOOKBACK = 20
 MAX_BREAKPOINTS = 4
 CHARS_PER_TOKEN = 4
+# Billed-equivalent multipliers of the base input price, from Anthropic's prompt-caching page
+# (platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing"): a cache write
+# costs 1.25x with the default 5-minute TTL and 2x with the one-hour TTL ("ttl": "1h"); a
+# cache read 0.1x.  The same page gives the minimum cacheable prefix per model (512 tokens
+# for Opus 5, Fable 5 and Mythos 5; 1,024 for Sonnet 5 and Opus 4.8; 2,048 for Opus 4.7;
+# 4,096 for Opus 4.6, Opus 4.5 and Haiku 4.5), kept in stepkit.plugins.llm.pricing.
+WRITE_5M, WRITE_1H, READ = 1.25, 2.0, 0.1
 
 
 def min_cacheable(model: str) -> int:
@@ -332,10 +346,16 @@ class CacheModel:
         for mark in written:
             self.cached.add(keys[mark])
         read = prefix[hit] if hit >= 0 else 0
-        write = prefix[written[-1]] - read if written else 0
+        writes = {"5m": 0, "1h": 0}
+        start = read
+        for mark in written:  # each breakpoint writes the stretch since the one before it
+            control = units[mark][0].get("cache_control") or body.get("cache_control") or {}
+            writes["1h" if control.get("ttl") == "1h" else "5m"] += prefix[mark] - start
+            start = prefix[mark]
         return {
-            "input": prefix[-1] - read - write if tokens else 0,
-            "cache_write": write,
+            "input": prefix[-1] - start if tokens else 0,
+            "cache_write": writes["5m"],
+            "cache_write_1h": writes["1h"],
             "cache_read": read,
         }
 
@@ -375,9 +395,13 @@ def _units(body: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
 
 def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, Any]]:
     """Per node and in total: requests, input tokens sent (``sent``: full
-    price + cache writes + cache reads), full-price input, cache writes and
-    reads, output (the replies' content, by the same token estimate), the
-    billed-equivalent input tokens and their share of those sent."""
+    price + cache writes + cache reads), full-price input, cache writes (5-minute
+    and one-hour TTL) and reads, output and thinking (the replies' text and tool
+    calls, and their thinking blocks, by the same token estimate), the
+    billed-equivalent input tokens and their share of those sent, and the
+    dollars of it all at the price table of the request's model."""
+    from stepkit.plugins.llm.pricing import price_for
+
     nodes = [e["node"] for e in events if e["event"] == "llm_call"]
     if len(nodes) != len(api.requests):
         raise SystemExit(
@@ -387,23 +411,35 @@ def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, 
     cache = CacheModel()
     per: dict[str, dict[str, Any]] = {}
     for node, request, reply in zip(nodes, api.requests, api.served, strict=True):
-        billed = cache.bill(request.body)
-        billed["output"] = _tokens(reply.get("content") or [])
+        billed: dict[str, Any] = cache.bill(request.body)
+        content = reply.get("content") or []
+        billed["thinking"] = _tokens([b for b in content if b.get("type") == "thinking"])
+        billed["output"] = _tokens([b for b in content if b.get("type") != "thinking"])
+        price = price_for(str(request.body.get("model")))
+        billed["usd"] = (
+            billed["input"] * price.input
+            + billed["cache_write"] * price.cache_write
+            + billed["cache_write_1h"] * price.input * WRITE_1H
+            + billed["cache_read"] * price.cache_read
+            + (billed["output"] + billed["thinking"]) * price.output
+        ) / 1_000_000
         for name in (node, "total"):
-            row = per.setdefault(
-                name, {"requests": 0, "input": 0, "cache_write": 0, "cache_read": 0, "output": 0}
-            )
+            row = per.setdefault(name, dict.fromkeys(["requests", *billed], 0))
             row["requests"] += 1
             for key, value in billed.items():
                 row[key] += value
     for row in per.values():
-        row["sent"] = row["input"] + row["cache_write"] + row["cache_read"]
+        row["sent"] = row["input"] + row["cache_write"] + row["cache_write_1h"] + row["cache_read"]
         row["billed_equivalent"] = round(
-            row["input"] + 1.25 * row["cache_write"] + 0.1 * row["cache_read"]
+            row["input"]
+            + WRITE_5M * row["cache_write"]
+            + WRITE_1H * row["cache_write_1h"]
+            + READ * row["cache_read"]
         )
         row["billed_ratio"] = (
             round(row["billed_equivalent"] / row["sent"], 3) if row["sent"] else 0.0
         )
+        row["usd"] = round(row["usd"], 4)
     per["total"] = per.pop("total")
     return per
 
@@ -420,23 +456,31 @@ BILLED_COLUMNS = (
     ("cache_write", "cache writes"),
     ("cache_read", "cache reads"),
     ("output", "output"),
+    ("thinking", "thinking"),
     ("billed_equivalent", "billed-eq. input"),
     ("billed_ratio", "billed / sent"),
+    ("usd", "USD"),
 )
 
 
 def billed_table(nodes: dict[str, dict[str, Any]]) -> str:
-    """The per-node table of :func:`billed_by_node`, as Markdown."""
+    """The per-node table of :func:`billed_by_node`, as Markdown (one-hour
+    cache writes are added to the writes column when a request made any)."""
     lines = [
         "| " + " | ".join(title for _, title in BILLED_COLUMNS) + " |",
         "|" + "---|" * len(BILLED_COLUMNS),
     ]
     for node, row in nodes.items():
         cells = [f"**{node}**" if node == "total" else node]
-        cells += [
-            f"{row[key]:.2f}" if key == "billed_ratio" else f"{row[key]:,}"
-            for key, _ in BILLED_COLUMNS[1:]
-        ]
+        for key, _ in BILLED_COLUMNS[1:]:
+            if key == "billed_ratio":
+                cells.append(f"{row[key]:.2f}")
+            elif key == "usd":
+                cells.append(f"{row[key]:.4f}")
+            elif key == "cache_write" and row["cache_write_1h"]:
+                cells.append(f"{row[key]:,} + {row['cache_write_1h']:,} (1 h)")
+            else:
+                cells.append(f"{row[key]:,}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -485,7 +529,7 @@ REALISTIC_ANSWERS: dict[str, Any] = {
 FAILING_ONCE = (
     '#!/bin/sh\nrun="$(dirname "$0")/test_runs.txt"\necho run >> "$run"\n'
     'if [ "$(wc -l < "$run")" -le 1 ]; then echo "FAILED tests/test_slug.py::test_empty_text"; '
-    'echo "1 failed, 3 passed"; exit 1; fi\necho "4 passed"\n'
+    'echo "1 failed, 3 passed in 0.01s"; exit 1; fi\necho "4 passed in 0.01s"\n'
 )
 
 
@@ -528,49 +572,130 @@ def realistic_project(parent: Path) -> Path:
     return project
 
 
-def _queue_realistic(api: MessagesAPI, project: Path) -> None:
+#: the thinking block of every scripted reply of the billed steps (adaptive
+#: thinking is on for their nodes): about 250 tokens, sent back in the history
+THOUGHT = _prose("thought", 3)
+
+
+def _queue_fix_rounds(api: MessagesAPI, project: Path) -> None:
+    """The step with a fix round: three to four turns per node, 23 requests."""
     demo = runpy.run_path(str(project / "tools" / "demo_coder.py"))
     a = REALISTIC_ANSWERS
+    tool, answer = _thinking_replies(api)
     for path in ("textkit/__init__.py", "textkit/tables.py"):
-        api.reply_tool("read_file", {"path": path})
-    api.reply_tool("search", {"pattern": "def word_count"})
-    api.reply_json(a["orient"])
-    api.reply_tool("read_file", {"path": "textkit/counting.py"})
-    api.reply_tool(
-        "read_file", {"path": "textkit/__init__.py"}
-    )  # the coder changes it: it reads it first
-    api.reply_tool("list_dir", {"path": "textkit"})
-    api.reply_json(PLAN)
-    api.reply_tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})
-    api.reply_tool("write_file", {"path": "tests/test_slug.py", "content": demo["TESTS"]})
-    api.reply_tool("write_file", {"path": "textkit/__init__.py", "content": demo["INIT"]})
-    api.reply_tool("run_command", {"command": CODER_CHECK})
-    api.reply_json({"status": "done", "summary": "added textkit.slugify with tests"})
-    api.reply_tool("read_file", {"path": "textkit/slug.py"})  # the fix round
-    api.reply_tool("run_command", {"command": CODER_CHECK})
-    api.reply_json({"status": "done", "summary": "fixed the empty-text case"})
-    api.reply_tool("read_file", {"path": "textkit/slug.py"})
-    api.reply_tool("search", {"pattern": "slugify"})
-    api.reply_json(a["sweep"])
-    api.reply_tool("read_file", {"path": "textkit/slug.py"})
-    api.reply_tool("read_file", {"path": "tests/test_slug.py"})
-    api.reply_json(a["review"])
-    api.reply_json(
-        {**a["handoff"], "acceptance_criteria": _criteria_citing_no_test(_answers(project))}
+        tool("read_file", {"path": path})
+    tool("search", {"pattern": "def word_count"})
+    answer(a["orient"])
+    tool("read_file", {"path": "textkit/counting.py"})
+    tool("read_file", {"path": "textkit/__init__.py"})  # the coder changes it: it reads it first
+    tool("list_dir", {"path": "textkit"})
+    answer(PLAN)
+    tool("write_file", {"path": "textkit/slug.py", "content": demo["SLUG"]})
+    tool("write_file", {"path": "tests/test_slug.py", "content": demo["TESTS"]})
+    tool("write_file", {"path": "textkit/__init__.py", "content": demo["INIT"]})
+    tool("run_command", {"command": CODER_CHECK})
+    answer({"status": "done", "summary": "added textkit.slugify with tests"})
+    tool("read_file", {"path": "textkit/slug.py"})  # the fix round
+    tool("run_command", {"command": CODER_CHECK})
+    answer({"status": "done", "summary": "fixed the empty-text case"})
+    tool("read_file", {"path": "textkit/slug.py"})
+    tool("search", {"pattern": "slugify"})
+    answer(a["sweep"])
+    tool("read_file", {"path": "textkit/slug.py"})
+    tool("read_file", {"path": "tests/test_slug.py"})
+    answer(a["review"])
+    answer({**a["handoff"], "acceptance_criteria": _criteria_citing_no_test(_answers(project))})
+
+
+def _queue_large_read(api: MessagesAPI, project: Path) -> None:
+    """The step that reads a large module (orient, then the reviewer) and
+    passes its tests at once: two or three turns per node, 13 requests."""
+    demo = runpy.run_path(str(project / "tools" / "demo_coder.py"))
+    a = REALISTIC_ANSWERS
+    tool, answer = _thinking_replies(api)
+    tool("read_file", {"path": "textkit/tables.py"})
+    answer(a["orient"])
+    tool("read_file", {"path": "textkit/__init__.py"})
+    answer(PLAN)
+    writes = {
+        "textkit/slug.py": "SLUG",
+        "tests/test_slug.py": "TESTS",
+        "textkit/__init__.py": "INIT",
+    }
+    api.reply(
+        [
+            {
+                "type": "tool_use",
+                "id": f"toolu_w{n}",
+                "name": "write_file",
+                "input": {"path": path, "content": demo[key]},
+            }
+            for n, (path, key) in enumerate(writes.items())
+        ],
+        stop_reason="tool_use",
+        thinking=THOUGHT,
     )
+    tool("run_command", {"command": CODER_CHECK})
+    answer({"status": "done", "summary": "added textkit.slugify with tests"})
+    tool("search", {"pattern": "slugify"})
+    answer(a["sweep"])
+    tool("read_file", {"path": "textkit/tables.py"})
+    tool("read_file", {"path": "textkit/slug.py"})
+    answer(a["review"])
+    answer({**a["handoff"], "acceptance_criteria": _criteria_citing_no_test(_answers(project))})
 
 
-def billed_step(parent: Path) -> dict[str, Any]:
-    """The realistic step through the real CLI; its input tokens as billed."""
+def _thinking_replies(api: MessagesAPI) -> tuple[Any, Any]:
+    """Queue a tool call / a JSON answer, each after :data:`THOUGHT`."""
+
+    def tool(name: str, args: dict[str, Any]) -> None:
+        api.reply_tool(name, args, thinking=THOUGHT)
+
+    def answer(value: dict[str, Any]) -> None:
+        api.reply_json(value, thinking=THOUGHT)
+
+    return tool, answer
+
+
+#: the billed scenarios: name → (what queues the replies, the test command's script)
+SCENARIOS = {
+    "fix_rounds": (_queue_fix_rounds, FAILING_ONCE),
+    "large_read": (_queue_large_read, COUNTER_SCRIPT),
+}
+#: the bound on billed-equivalent / sent input tokens, per scenario
+TARGET_BILLED_RATIO = 0.45
+
+
+def billed_step(parent: Path, scenario: str) -> dict[str, Any]:
+    """One billed scenario on a step of realistic size, through the real CLI."""
+    queue, script = SCENARIOS[scenario]
     project = realistic_project(parent)
     counter = project.parent / "test_command.sh"
-    counter.write_text(FAILING_ONCE, encoding="utf-8")
+    counter.write_text(script, encoding="utf-8")
     with MessagesAPI() as api:
-        _queue_realistic(api, project)
+        queue(api, project)
         _, events = _run_step(
             project, api, "anthropic", TEST_CMD=f"sh {counter}", CODER_AUTOAPPROVE="1"
         )
-        return {"nodes": billed_by_node(api, events), "cache_model": CACHE_MODEL}
+        return billed_by_node(api, events)
+
+
+def billed_steps(parent: Path) -> dict[str, Any]:
+    """Every billed scenario; ``ok`` when each is within :data:`TARGET_BILLED_RATIO`."""
+    scenarios = {name: billed_step(parent, name) for name in SCENARIOS}
+    return {
+        "scenarios": scenarios,
+        "cache_model": CACHE_MODEL,
+        "target_billed_ratio": TARGET_BILLED_RATIO,
+        "ok": all(s["total"]["billed_ratio"] <= TARGET_BILLED_RATIO for s in scenarios.values()),
+    }
+
+
+def billed_report(billed: dict[str, Any]) -> str:
+    """The billed scenarios' tables, each under its name."""
+    return "\n\n".join(
+        f"{name}:\n{billed_table(nodes)}" for name, nodes in billed["scenarios"].items()
+    )
 
 
 #: ``--smoke``: the smallest run that still goes through every code path; the
@@ -586,7 +711,7 @@ def run() -> dict:
         traffic = demo_traffic(parent)
         with_reuse = test_runs(parent, reuse=True)
         without_reuse = test_runs(parent, reuse=False)
-        billed = billed_step(parent)
+        billed = billed_steps(parent)
         shutil.rmtree(parent, ignore_errors=True)
     traffic.update(with_reuse.pop("traffic"))
     without_reuse.pop("traffic")
@@ -610,19 +735,17 @@ def run() -> dict:
         f"test-command runs per step: {figures['test_runs_per_step']} "
         f"(without reuse: {figures['test_runs_without_reuse']}); reused: {figures['reused_gates']}"
     )
-    print(f"\nbilled input tokens, realistic step ({CACHE_MODEL})")
-    print(billed_table(billed["nodes"]))
+    print(f"\nbilled tokens, steps of realistic size ({CACHE_MODEL})")
+    print(billed_report(billed))
     return figures
 
 
 if __name__ == "__main__":
     if sys.argv[1:] in (["--billed"], ["--billed", "--json"]):  # the billed-token figures alone
         with tempfile.TemporaryDirectory(prefix="stepkit-bench-billed-") as tmp:
-            result = billed_step(Path(tmp))
-        print(
-            json.dumps(result, indent=1) if "--json" in sys.argv else billed_table(result["nodes"])
-        )
-        sys.exit(0)
+            result = billed_steps(Path(tmp))
+        print(json.dumps(result, indent=1) if "--json" in sys.argv else billed_report(result))
+        sys.exit(0 if result["ok"] else 1)
     if sys.argv[1:] == ["--smoke"]:
         run(**SMOKE)
         sys.exit(0)

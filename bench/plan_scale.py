@@ -52,7 +52,7 @@ def handler_{n}(request):  # existing pattern to follow
 ```
 
 ## Tasks
-- Add the handler for part {n}.
+- Add the handler for part {n} in `app/part_{n}.py`.
 - Wire it into the router.
 
 ## Acceptance criteria

@@ -9,7 +9,8 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
-``pristine_cost``, ``verify_demo``, ``parallel`` and ``sandbox_cost``.
+``pristine_cost``, ``verify_demo``, ``parallel``, ``installed_cost`` and
+``sandbox_cost``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -288,6 +289,13 @@ def big_output_rows(f: dict) -> list[dict]:
                 v["seconds"] <= 1.5 * v["pipe_s"] + 1,
                 seconds=v["seconds"],
             ),
+            row(
+                f"4 stepkit verify CPU, {v['mb']:g} MB {names[kind]}",
+                f"{v['cpu_s']:.2f} s",
+                f"{v['pipe_cpu_s']:.2f} s generator | cat",
+                _ratio(v["cpu_s"], v["pipe_cpu_s"]),
+                seconds=v["cpu_s"],
+            ),
         ]
     return [
         *verify,
@@ -425,19 +433,23 @@ def traffic_rows(f: dict) -> list[dict]:
                 bytes=t["prefix_bytes"],
             )
         )
-    for node, t in f["billed"]["nodes"].items():
-        uncached = t["input"] + t["cache_write"] + t["cache_read"]
-        name = "realistic step, all nodes" if node == "total" else f"realistic step, {node}"
-        rows.append(
-            row(
-                f"6 billed input tokens, {name} ({t['requests']} req.)",
-                f"{t['billed_equivalent']:,} (full {t['input']:,} + writes {t['cache_write']:,} "
-                f"×1.25 + reads {t['cache_read']:,} ×0.1)",
-                f"{uncached:,} with no cache",
-                _ratio(t["billed_equivalent"], uncached),
-                tokens=t["billed_equivalent"],
+    target = f["billed"]["target_billed_ratio"]
+    for scenario, nodes in f["billed"]["scenarios"].items():
+        for node, t in nodes.items():
+            name = f"{scenario}, all nodes" if node == "total" else f"{scenario}, {node}"
+            rows.append(
+                row(
+                    f"6 billed input tokens, {name} ({t['requests']} req.)",
+                    f"{t['billed_equivalent']:,} (full {t['input']:,} + writes "
+                    f"{t['cache_write']:,} ×1.25 + {t['cache_write_1h']:,} ×2 + reads "
+                    f"{t['cache_read']:,} ×0.1); ${t['usd']:.4f} with output and thinking",
+                    f"{t['sent']:,} with no cache",
+                    _ratio(t["billed_equivalent"], t["sent"]),
+                    f"≤ {target}" if node == "total" else "—",
+                    None if node != "total" else t["billed_ratio"] <= target,
+                    tokens=t["billed_equivalent"],
+                )
             )
-        )
     rows.append(
         row(
             "6 test-command runs per step (coder's gates passed)",
@@ -524,11 +536,11 @@ def pristine_rows(f: dict) -> list[dict]:
 def sandbox_rows(f: dict) -> list[dict]:
     """A confined start against the same command unconfined."""
     if not f["available"]:
-        return [row("10 sandbox: extra time per command start", f"no sandbox: {f['why']}")]
+        return [row("11 sandbox: extra time per command start", f"no sandbox: {f['why']}")]
     extra = f["extra_ms"]
     return [
         row(
-            "10 sandbox: extra time per command start (`true`)",
+            "11 sandbox: extra time per command start (`true`)",
             f"{f['confined_ms']:.1f} ms",
             f"{f['plain_ms']:.1f} ms unconfined",
             f["ratio"],
@@ -536,6 +548,23 @@ def sandbox_rows(f: dict) -> list[dict]:
             extra < 50,
             extra_ms=extra,
         )
+    ]
+
+
+# -- the gates' installed tools fingerprinted (bench/installed_cost.py) --------------
+
+
+def installed_rows(f: dict) -> list[dict]:
+    """What one fingerprint of the gates' installed tools costs (taken when a
+    run starts and at every gate): a figure to watch, no target."""
+    return [
+        row(
+            f"10 installed-tools fingerprint: {case}",
+            f"{c['ms']} ms",
+            f"{c['files']} files, {c['mib']} MiB read",
+            seconds=c["ms"] / 1000,
+        )
+        for case, c in f.items()
     ]
 
 
@@ -629,6 +658,7 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
     (("pristine_cost",), pristine_rows),
     (("verify_demo",), verify_demo_rows),
     (("parallel",), parallel_rows),
+    (("installed_cost",), installed_rows),
     (("sandbox_cost",), sandbox_rows),
 )
 
@@ -666,6 +696,7 @@ def main(argv: list[str] | None = None) -> int:
     import engine_overhead
     import evidence_size
     import full_run
+    import installed_cost
     import model_traffic
     import parallel
     import plan_scale
@@ -689,6 +720,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("parallel", parallel),
                 ("pristine_cost", pristine_cost),
                 ("verify_demo", verify_demo),
+                ("installed_cost", installed_cost),
                 ("sandbox_cost", sandbox_cost),
             )
         }
@@ -706,6 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         "pristine_cost": lambda: pristine_cost.run(**options.get("pristine_cost", {})),
         "verify_demo": lambda: verify_demo.run(**options.get("verify_demo", {})),
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
+        "installed_cost": lambda: installed_cost.run(**options.get("installed_cost", {})),
         "sandbox_cost": lambda: sandbox_cost.run(**options.get("sandbox_cost", {})),
     }
     unknown = set(args.only or areas) - set(areas)

@@ -42,22 +42,27 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
     """Ask on the terminal until the answer is acceptable; EOF pauses the run.
 
     Answers are read as everywhere else (:func:`~stepkit.engine.answers.read_answer`);
-    comments are shown back and sent only when confirmed.
+    comments are shown back and sent only when confirmed; a view word
+    (``diff``, ``files``) shows its text through the pager and asks again.
 
     :param console: a rich console (default: stderr).
     :param read: reads one line (default: ``console.input``).
     """
-    from rich.console import Console
     from rich.markup import escape
 
-    console = console or Console(stderr=True, highlight=False)
+    from stepkit import shown
+
+    console = console or shown.console(highlight=False)
     read = read or (lambda: console.input("[bold]> [/]"))
     console.print()
     console.rule(f"[bold]{escape(question.node)}[/]", align="left")
-    console.print(_styled(question.text))
+    console.print(_styled(console, question.text))
     if question.options:
         free = " — or comments of two words or more" if question.allow_other else ""
         options = " / ".join(f"[bold cyan]{escape(option)}[/]" for option in question.options)
+        if question.views:
+            views = " / ".join(f"[bold]{escape(view)}[/]" for view in question.views)
+            console.print(f"To look first, type: {views}")
         console.print(f"Options: {options}{free}")
     else:
         console.print("Type your answer and press Enter.")
@@ -67,6 +72,10 @@ def prompt(question: Question, console: Any = None, read: Any = None) -> str:
             reading = read_answer(question, answer)
         except Rejected as refused:
             console.print(escape(_sentence(refused.note)))
+            continue
+        if reading.view:
+            page(question.views[reading.route], console)
+            console.print(escape(f"{_sentence(expected(question))}."))
             continue
         if not reading.free_text or _confirmed(question, answer, console, read):
             return answer
@@ -97,6 +106,28 @@ def _confirmed(question: Question, comments: str, console: Any, read: Any) -> bo
         return False
 
 
+def page(text: str, console: Any) -> None:
+    """``text`` through the user's pager ($PAGER, else ``less -RFX``: one
+    screen or less is printed and less quits), printed when there is none."""
+    import os
+    import shutil
+    import subprocess
+
+    text = text if text.endswith("\n") else text + "\n"
+    pager = os.environ.get("PAGER") or ("less -RFX" if shutil.which("less") else "")
+    if pager.strip():
+        try:
+            # the pager writes where the question is asked: stdout may be --json's
+            done = subprocess.run(
+                pager, shell=True, input=text, text=True, stdout=console.file, check=False
+            )
+        except OSError:
+            done = None
+        if done is not None and done.returncode != 127:  # 127: the shell found no such pager
+            return
+    console.print(text, markup=False, highlight=False, end="")
+
+
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -108,12 +139,10 @@ def _line(question: Question, read: Any) -> str:
         raise Paused(question) from None
 
 
-def _styled(text: str) -> Any:
-    from rich.text import Text
-
+def _styled(console: Any, text: str) -> Any:
     from stepkit.plugins.observers.progress import STATUS_STYLE
 
-    styled = Text(text)
+    styled = console.render_str(text, markup=False)  # the console's, which makes it visible
     for status, style in STATUS_STYLE.items():  # gate statuses coloured as the live view does
         styled.highlight_regex(rf"\b{status.upper().replace('_', ' ')}\b", style)
     return styled

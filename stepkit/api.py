@@ -20,6 +20,7 @@ from stepkit.engine.interrupts import RunInterrupted
 from stepkit.engine.lock import ProjectLock, project_lock
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
+from stepkit.presets import presets
 from stepkit.records import GateResult, RunResult
 
 if (
@@ -41,6 +42,10 @@ __all__ = [
     "verify",
 ]
 
+#: The run setting that holds the stepkit entry points installed when the
+#: run began: a resume loads no other (:func:`stepkit.pluginmanager.get_plugin_manager`).
+ENTRY_POINTS_KEY = "entry_points"
+
 
 def run_step(
     prompt: str | None = None,
@@ -56,6 +61,7 @@ def run_step(
     pm: Any = None,
     *,
     rerun: bool = False,
+    allow_incomplete_plan: bool = False,
     options: Mapping[str, Any] | None = None,
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
@@ -80,6 +86,9 @@ def run_step(
     :param rerun: run the step even when it is already complete (its status,
         or its handoff's ``result: complete``) or waits in a paused run; its
         handoff is first moved into the run dir, and the run's output says where.
+    :param allow_incomplete_plan: run the step even when its plan is
+        incomplete (:func:`~stepkit.planrepo.quality.step_findings`); its
+        handoff's Deviations say so, naming what was missing.
     :param options: plugin-added command-line options (for ``stepkit_configure``).
     :param disabled_plugins: names from ``-p no:NAME``.
     :param observers: plugin objects registered for this run (e.g. a display).
@@ -90,8 +99,9 @@ def run_step(
     :param merge: with ``worktree``, merge the branch into the user's
         current branch when the step completes and the merge is safe.
     :param worktree_base: the ref the branch starts from (default ``HEAD``).
-    :raises UsageError: bad input, or the step is already complete and
-        ``rerun`` is not set; no run was started (exit 2).
+    :raises UsageError: bad input, the step is already complete and
+        ``rerun`` is not set, or its plan is incomplete and
+        ``allow_incomplete_plan`` is not set; no run was started (exit 2).
     :raises ProjectBusy: another run, resume, stage or verify of the project
         is live (a :class:`UsageError`); no run was started.
     :raises GraphError: the graph is invalid; no run was started.
@@ -103,15 +113,17 @@ def run_step(
     from stepkit.engine.runstore import RunStore
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.planrepo.validation import valid_plan
+    from stepkit.pluginmanager import entry_point_ids
     from stepkit.protocol.result import with_step_report
     from stepkit.workspace.gate_commands import start_commands, start_fingerprint
+    from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
     valid_plan(plans)
-    if worktree or (worktree is None and config.worktree):
+    if worktree or (worktree is None and config.worktree.default):
         from stepkit.worktrees.create import isolated
 
         with isolated(
@@ -130,6 +142,7 @@ def run_step(
                 answers,
                 pm,
                 rerun=rerun,
+                allow_incomplete_plan=allow_incomplete_plan,
                 options=options,
                 disabled_plugins=disabled_plugins,
                 observers=observers,
@@ -154,14 +167,17 @@ def run_step(
         options,
     )
     settings.update(_worktree_setting(project))
-    handoff, choice = _resolve_up_front(the_graph, settings, rerun, project)
+    handoff, choice, incomplete = _resolve_up_front(
+        the_graph, settings, rerun, project, allow_incomplete_plan
+    )
     names_step = _LockNamesStep()
     observers = [*observers, names_step]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
         _check_up_front(pm, config, settings, disabled_plugins)
-        start_fingerprint(settings, pm, project)
         start_commands(settings, pm, project, config)
+        start_fingerprint(settings, pm, project)
+        settings[ENTRY_POINTS_KEY] = entry_point_ids()
         state = _initial_state(the_graph, settings)
         with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))
@@ -169,17 +185,21 @@ def run_step(
             _say_unconfined()
             if choice:
                 state["step_choice"] = choice
+            if incomplete:
+                state["incomplete_plan"] = incomplete
             if handoff is not None:
                 state["kept_handoff"] = str(_move_aside(handoff, run.path / "previous-handoff"))
-            return finish_run(
-                with_step_report(
-                    start_run(
-                        the_graph, run, pm, settings, config, state, stage_runner or _run_stage
-                    )
-                ),
-                settings,
-                run=run,
-            )
+            gitconfig.take(run.path / gitconfig.RUN_DIR_NAME, project)
+            with gitconfig.pinned(run.path):
+                return finish_run(
+                    with_step_report(
+                        start_run(
+                            the_graph, run, pm, settings, config, state, stage_runner or _run_stage
+                        )
+                    ),
+                    settings,
+                    run=run,
+                )
     finally:
         _unregister(pm, observers)
 
@@ -271,25 +291,31 @@ def _graph_settings(
 
 
 def _resolve_up_front(
-    graph: Any, settings: dict[str, Any], rerun: bool, project: Path
-) -> tuple[Path | None, str]:
+    graph: Any, settings: dict[str, Any], rerun: bool, project: Path, allow_incomplete: bool
+) -> tuple[Path | None, str, list[str]]:
     """Resolve the step as the graph's resolve_step node will, before any run
     starts: a step that cannot be resolved is a usage error, and so is a run
     of a step that is already done or waits in a paused or interrupted run
-    (:class:`~stepkit.planrepo.stepstate.StepStates`), unless ``rerun``.
-    Returns the handoff file a rerun moves aside (None: there is none) and
-    why this step was chosen; a graph without resolve_step is not checked.
+    (:class:`~stepkit.planrepo.stepstate.StepStates`), unless ``rerun``,
+    and so is a step whose plan is incomplete, unless ``allow_incomplete``
+    (:func:`~stepkit.planrepo.validation.incomplete_step`).  Returns the
+    handoff file a rerun moves aside (None: there is none), why this step
+    was chosen and what its plan lacks (empty: nothing); a graph without
+    resolve_step is not checked.
 
     :raises UsageError: no plan repo, no such step, its plan cannot be read,
-        no step left to run, or the step is complete, paused or interrupted
-        and ``rerun`` is not set.
+        no step left to run, the step is complete, paused or interrupted
+        and ``rerun`` is not set, or its plan is incomplete and
+        ``allow_incomplete`` is not set.
     """
     from stepkit.engine.pause import last_runs
     from stepkit.errors import PlanError
     from stepkit.planrepo.model import PlanRepo
     from stepkit.planrepo.stepstate import TO_DO, StepStates
+    from stepkit.planrepo.validation import incomplete_step
     from stepkit.protocol.nodes import routes
     from stepkit.workspace.store import runs_dir
+    from stepkit.worktrees.create import refuse_owing_step
 
     # the protocol's own resolve_step (a graph may reuse it; a test may stand in for it)
     if not any(
@@ -298,7 +324,7 @@ def _resolve_up_front(
         and getattr(node.function, "__name__", None) == "resolve_step"
         for node in graph.nodes.values()
     ):
-        return None, ""
+        return None, "", []
     try:
         repo = PlanRepo.load(settings["plans_dir"])
         step, why = repo.choose(settings["step"], settings["prompt"])
@@ -315,8 +341,10 @@ def _resolve_up_front(
             f"step {step.number} ({step.title}) is {standing.state}: {standing.why}; "
             "it is not started again unless you pass --rerun"
         )
+    refuse_owing_step(project, step.number)
+    incomplete = incomplete_step(repo, step, allow_incomplete)
     path = repo.handoff_path(step)
-    return (path if rerun and path.is_file() else None), why
+    return (path if rerun and path.is_file() else None), why, incomplete
 
 
 def _move_aside(path: Path, directory: Path) -> Path:
@@ -362,6 +390,7 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
     from stepkit.worktrees.runs import run_project
 
@@ -375,23 +404,38 @@ def resume_run(
             return _finish_owed(run, checkpoint, answer, merge)
         config = load_config(project)
         the_graph = _load_graph(checkpoint.graph, config)
-        pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
+        recorded = checkpoint.settings.get(ENTRY_POINTS_KEY)
+        pm = _plugin_manager(
+            pm,
+            project,
+            config,
+            disabled_plugins,
+            observers,
+            recorded if isinstance(recorded, list) else None,
+        )
         try:
             # what a run checks before it starts holds again before it goes on: the coder,
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
             _say_unconfined()
-            result = finish_run(
-                with_step_report(
-                    resume(
-                        the_graph, run, pm, config, checkpoint, answer, stage_runner or _run_stage
-                    )
-                ),
-                checkpoint.settings,
-                merge,
-                run,
-            )
+            with gitconfig.pinned(run.path):
+                result = finish_run(
+                    with_step_report(
+                        resume(
+                            the_graph,
+                            run,
+                            pm,
+                            config,
+                            checkpoint,
+                            answer,
+                            stage_runner or _run_stage,
+                        )
+                    ),
+                    checkpoint.settings,
+                    merge,
+                    run,
+                )
         finally:
             _unregister(pm, observers)
     return result
@@ -657,7 +701,8 @@ def verify(
     fix: bool = False,
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
-    --json``'s object: ``ok`` (every gate that ran passed), ``project_type``,
+    --json``'s object: ``ok`` (every gate that ran passed and the tests gate
+    ran a test), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
 
     The formatter runs in its check mode and rewrites nothing, unless ``fix``.
@@ -694,8 +739,8 @@ def verify(
         )
     types = project_types(pm, project)
     return {
-        # a verify in which no gate ran is no evidence that the project passes
-        "ok": any(r.status != "not_run" for r in results) and not any(r.failed for r in results),
+        # a tests gate that ran no test is no evidence that the project passes, as in a run
+        "ok": not any(r.failed or (r.name == "tests" and r.status == "not_run") for r in results),
         "project_type": types[0] if types else None,
         "gates": [r.public() for r in results],
         "unsupported": _unsupported(pm, project),
@@ -773,6 +818,106 @@ def plan_status(
         **store_report(project),
         **worktree_status(project, plans),
     }
+
+
+def draft_plan(
+    spec: str,
+    plans_dir: str | Path | None = None,
+    project_dir: str | Path = ".",
+    engine: str | None = None,
+    append: bool = False,
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+) -> tuple[Any, Any]:
+    """Draft a plan's steps from ``spec`` through the engine (``stepkit plan``),
+    checked, not written.
+
+    The engine is asked at the node ``plan`` (``stepkit_draft_plan``); a
+    draft with problems (:meth:`~stepkit.planrepo.drafted.Target.problems`)
+    is asked for once more with them, then refused.
+
+    :param append: the draft goes after the plan's existing steps; without
+        it a plan that has steps is refused before the engine is asked.
+    :return: the :class:`~stepkit.planrepo.draft.PlanDraft` and the
+        :class:`~stepkit.planrepo.drafted.Target` that writes it.
+    :raises UsageError: an empty spec, steps already there without
+        ``append``, an engine that cannot be called, or a draft still
+        invalid when asked again (naming its first problem).
+    :raises ModelFault: the engine gave no draft (exit 1).
+    """
+    from pydantic import ValidationError
+
+    from stepkit.config import load_config
+    from stepkit.errors import ModelFault, describe_validation
+    from stepkit.planrepo.draft import PlanDraft
+    from stepkit.planrepo.drafted import Target
+    from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+    from stepkit.records import StageContext, StageFault
+    from stepkit.workspace.store import adhoc_dir
+
+    project = resolve_project_dir(project_dir)
+    config = load_config(project)
+    target = Target.of(resolve_plans_dir(project, plans_dir, config.plans_dir))
+    if target.existing and not append:
+        raise UsageError(
+            f"{target.plans_dir / 'steps'} already has {len(target.existing)} step(s); "
+            "stepkit plan writes nothing over a plan: --append adds the draft after them "
+            "(nothing was written)"
+        )
+    if not spec.strip():
+        raise UsageError("the spec is empty; nothing was written")
+    existing = (
+        [
+            {"step": s.number, "title": s.title, "status": s.status}
+            for s in PlanRepo.load(target.plans_dir).steps
+        ]
+        if target.existing
+        else []
+    )
+    settings = {
+        "project_dir": str(project),
+        "plans_dir": str(target.plans_dir.resolve()),
+        "engine": engine or config.engine,
+        "coder": config.coder,
+        "reviewer": config.reviewer,
+        "stages": ["plan"],
+    }
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
+    _check_engine(pm, settings, list(disabled_plugins))
+    ctx = StageContext(
+        node="plan",
+        project_dir=project,
+        plans_dir=target.plans_dir,
+        state={},
+        settings=settings,
+        config=config,
+        pm=pm,
+        adhoc_dir=adhoc_dir(project),
+    )
+    problems: list[str] = []
+    for _ in range(2):
+        try:
+            answer = pm.hook.stepkit_draft_plan(
+                ctx=ctx, spec=spec, existing=existing, problems=problems
+            )
+        except StageFault as fault:
+            raise ModelFault(f"the engine gave no draft: {fault.note}") from None
+        if answer is None:
+            raise UsageError("no plugin drafts plans (stepkit_draft_plan); nothing was written")
+        try:
+            draft = PlanDraft.model_validate(
+                answer.model_dump() if hasattr(answer, "model_dump") else answer
+            )
+        except ValidationError as exc:
+            problems = [f"the answer is not a plan draft: {describe_validation(exc)}"]
+            continue
+        problems = target.problems(draft)
+        if not problems:
+            return draft, target
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    raise UsageError(f"the drafted plan is invalid: {problems[0]}{more}; nothing was written")
 
 
 def _run_stage(name: str, ctx: Any) -> Any:
@@ -894,7 +1039,7 @@ def _check_up_front(
 
     :raises UsageError: one line; nothing was run."""
     disabled = list(disabled)
-    pm.hook.stepkit_configure(config=config, settings=settings)
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
     _check_delegates(pm, settings, disabled)
     _check_engine(pm, settings, disabled)
     _check_sandbox(config)
@@ -979,7 +1124,7 @@ def _check_delegates(pm: Any, settings: dict[str, Any], disabled: Sequence[str] 
         answers = [
             a
             for a in reversed(
-                pm.hook.stepkit_check_delegate(role=role, spec=spec)
+                pm.hook.stepkit_check_delegate(role=role, spec=spec, presets=presets(pm))
             )  # built-ins first
             if a is not None
         ]
@@ -1007,15 +1152,27 @@ class _LockNamesStep:
 
 
 def _plugin_manager(
-    pm: Any, project: Path, config: Any, disabled: Iterable[str], observers: Iterable[Any]
+    pm: Any,
+    project: Path,
+    config: Any,
+    disabled: Iterable[str],
+    observers: Iterable[Any],
+    entry_points: Iterable[str] | None = None,
 ) -> Any:
+    """The run's plugin manager; a resumed run's loads only the entry points
+    its run found when it began (``entry_points``, from its settings)."""
     if pm is None:
         from stepkit.pluginmanager import get_plugin_manager
         from stepkit.workspace.worktree_record import record_of
 
         # a stepkit work tree's local plugins are the user's tree's, trusted there (as the CLI loads them)
         record = record_of(project)
-        pm = get_plugin_manager(Path(record.origin) if record else project, config, list(disabled))
+        pm = get_plugin_manager(
+            Path(record.origin) if record else project,
+            config,
+            list(disabled),
+            entry_points=None if entry_points is None else set(entry_points),
+        )
     for observer in observers:
         pm.register(observer)
     return pm

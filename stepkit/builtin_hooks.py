@@ -19,6 +19,7 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.projects.ci": {
         "stepkit_build_command": {},
         "stepkit_command_body": {},
+        "stepkit_detect_notes": {},
         "stepkit_gate_order": {},
         "stepkit_gate_source": {},
         "stepkit_lint_command": {},
@@ -92,6 +93,13 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     },
     "stepkit.plugins.stages.check_handoff": {
         "stepkit_check_handoff": {},
+    },
+    "stepkit.plugins.stages.plan": {
+        "stepkit_configure": {},
+        "stepkit_draft_plan": {"trylast": True},
+    },
+    "stepkit.plugins.coders.presets": {
+        "stepkit_register_presets": {},
     },
     "stepkit.plugins.coders.command": {
         "stepkit_check_delegate": {},

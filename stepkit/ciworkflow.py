@@ -19,7 +19,10 @@ artifact never holds it.
 write it (:func:`stepkit.yamltext.dump_yaml`): a title, a path or the
 stepkit source is a YAML value, which no text of theirs can end, and reaches
 a ``run:`` script only through an environment variable.  The scripts are
-constants.  The command is :mod:`stepkit.cli.ci`; where the jobs install
+constants.  Every string of it is made visible (:mod:`stepkit.shown`): a
+title's escape sequence or bidi override is shown on GitHub as its text.
+The question and the output the jobs post on the pull request come from
+``--json``, visible already.  The command is :mod:`stepkit.cli.ci`; where the jobs install
 stepkit from, :mod:`stepkit.cisource`.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from stepkit.shown import shown
 from stepkit.yamltext import dump_yaml
 
 #: Where the workflow goes, relative to the repository's root.
@@ -217,7 +221,8 @@ def github_workflow(
                 "expression"
             )
     header = _HEADER.format(version=version, steps=", ".join(str(number) for number, _ in steps))
-    return header + dump_yaml(_workflow(steps, plans_dir, install, project_dir))
+    # what GitHub shows (a step's title in a job's name) is shown visibly
+    return header + dump_yaml(shown(_workflow(steps, plans_dir, install, project_dir)))
 
 
 def _workflow(

@@ -5,20 +5,43 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import AliasChoices, ConfigDict, Field, ValidationError
+from annotated_types import Ge, Gt, Le
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
+from pydantic.fields import FieldInfo
 
 from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_dir
 from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 from stepkit.sandboxsettings import SandboxSettings
 
-__all__ = ["Commands", "Config", "Timeouts", "load_config", "resolve_project_dir"]
+__all__ = [
+    "Commands",
+    "Config",
+    "Logs",
+    "Timeouts",
+    "WorktreeSettings",
+    "load_config",
+    "resolve_project_dir",
+]
 
 #: ``[commands]`` and ``[timeouts]`` take the tests gate as ``test`` or ``tests``.
 _TESTS_GATE = AliasChoices("tests", "test")
+#: The longest limit a setting may give, in seconds: a day.
+MAX_SECONDS = 86_400
+#: A limit in seconds: a number (a boolean is none) above 0 and at most a day.
+Seconds = Annotated[float, Field(strict=True, gt=0, le=MAX_SECONDS)]
 
 
 class Timeouts(Model):
@@ -26,14 +49,14 @@ class Timeouts(Model):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    format: float = 300
-    lint: float = 300
-    build: float = 600
-    tests: float = Field(default=1200, validation_alias=_TESTS_GATE)
-    no_output: float = 600
-    coder: float = 3600
-    reviewer: float = 1200
-    run: float = 7200
+    format: Seconds = 300
+    lint: Seconds = 300
+    build: Seconds = 600
+    tests: Seconds = Field(default=1200, validation_alias=_TESTS_GATE)
+    no_output: Seconds = 600
+    coder: Seconds = 3600
+    reviewer: Seconds = 1200
+    run: Seconds = 7200
 
 
 class Commands(Model):
@@ -47,6 +70,39 @@ class Commands(Model):
     test: str | None = Field(default=None, validation_alias=_TESTS_GATE)
 
 
+class Logs(Model):
+    """``[logs]``: how much of a command's output its log keeps, and how long
+    finished runs' logs are kept (``stepkit gc``, and at the end of a run)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: a log keeps its head, the lines naming a failure and its tail in this many MB
+    max_mb: Annotated[float, Field(strict=True, ge=1, le=100_000)] = 50
+    #: logs of finished runs older than this many days are pruned (0: never by age)
+    keep_days: Annotated[float, Field(strict=True, ge=0)] = 30
+    #: the logs of the newest this many finished runs are kept (0: any number)
+    keep_runs: Annotated[int, Field(strict=True, ge=0)] = 50
+
+    @property
+    def max_bytes(self) -> int:
+        """The cap of one log in bytes."""
+        return int(self.max_mb * 1_000_000)
+
+
+class WorktreeSettings(Model):
+    """``[worktree]``: how ``stepkit run --worktree`` runs.  ``worktree = true``
+    (or ``false``) stands for ``[worktree] default = true`` (``false``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: run every step in a git work tree of its own (``stepkit run --worktree``)
+    default: StrictBool = False
+    #: the command that prepares a work tree's dependencies, run in the work
+    #: tree's project dir before the step (None: the user's tree's dependency
+    #: directories are linked in, :mod:`stepkit.worktrees.prepare`)
+    setup: str | None = None
+
+
 class Config(Model):
     """The ``[tool.stepkit]`` table."""
 
@@ -56,27 +112,40 @@ class Config(Model):
     commands: Commands = Field(default_factory=Commands)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    logs: Logs = Field(default_factory=Logs)
     models: dict[str, str] = Field(default_factory=dict)
     engine: str | None = None
     coder: str | None = None
     reviewer: str | None = None
     plans_dir: str = DEFAULT_PLANS_DIR
-    reuse_coder_evidence: bool = True
+    reuse_coder_evidence: StrictBool = True
     #: how a failing gate is judged against the tree before the step (see
     #: :mod:`stepkit.workspace.verdicts`): ``new-failures`` passes it when
     #: every failure is pre-existing or flaky, ``strict`` lists them but keeps
     #: the exit code's verdict, ``off`` re-runs nothing and runs no baseline
     baseline: Literal["new-failures", "strict", "off"] = "new-failures"
-    #: run every step in a git work tree of its own (``stepkit run --worktree``)
-    worktree: bool = False
+    #: ``worktree = true|false`` or a ``[worktree]`` table
+    worktree: WorktreeSettings = Field(default_factory=WorktreeSettings)
     source: str | None = None
+
+    @field_validator("worktree", mode="before")
+    @classmethod
+    def _worktree_flag(cls, value: object) -> object:
+        """``worktree = true`` is ``[worktree] default = true``."""
+        if isinstance(value, bool):
+            return {"default": value}
+        if not isinstance(value, dict | WorktreeSettings):
+            # pydantic reports a ValueError as the setting's error; a TypeError would escape
+            raise ValueError("worktree takes true or false, or a [worktree] table")  # noqa: TRY004
+        return value
 
 
 def load_config(project_dir: Path) -> Config:
     """Read the project's stepkit configuration; defaults when there is none.
 
-    Raises :class:`UsageError` (one line naming the file) when a file is
-    unreadable or a value has the wrong type.
+    Raises :class:`UsageError` (one line naming the file, the key, the
+    value and what the key takes) when a file is unreadable or a value has
+    the wrong type or is out of its range.
     """
     table, source = config_table(project_dir)
     if source is None:
@@ -84,6 +153,63 @@ def load_config(project_dir: Path) -> Config:
     try:
         config = Config.model_validate(table)
     except ValidationError as exc:
-        raise UsageError(f"{source}: stepkit setting {describe_validation(exc)}") from None
+        raise UsageError(f"{source}: stepkit setting {describe_setting(exc)}") from None
     config.source = str(source)
     return config
+
+
+def describe_setting(exc: ValidationError) -> str:
+    """The first bad setting as one line: ``timeouts.tests: Input should be
+    greater than 0 (given -5; takes a number above 0 and at most 86400)``."""
+    error = exc.errors(include_url=False)[0]
+    info = _field(error["loc"])
+    takes = _takes(info) if info is not None else None
+    given = json.dumps(error["input"], default=str)
+    detail = f"given {given}; takes {takes}" if takes else f"given {given}"
+    return f"{describe_validation(exc)} ({detail})"
+
+
+def _field(loc: tuple[int | str, ...]) -> FieldInfo | None:
+    """The field of :class:`Config` that ``loc`` (pydantic's error location) names."""
+    model: Any = Config
+    info = None
+    for part in loc:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        info = next(
+            (
+                field
+                for name, field in model.model_fields.items()
+                if part == name
+                or (
+                    isinstance(field.validation_alias, AliasChoices)
+                    and part in field.validation_alias.choices
+                )
+            ),
+            None,
+        )
+        if info is None:
+            return None
+        model = info.annotation
+    return info
+
+
+def _takes(info: FieldInfo) -> str | None:
+    """What a field takes, in words, from its type and bounds (None: nothing to add)."""
+    kind = info.annotation
+    if kind is bool:
+        return "true or false"
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(map(str, get_args(kind)))
+    if kind not in (int, float):
+        return None
+    noun = "a whole number" if kind is int else "a number"
+    bounds = []
+    for bound in info.metadata:
+        if isinstance(bound, Gt):
+            bounds.append(f"above {bound.gt:g}")
+        elif isinstance(bound, Ge):
+            bounds.append(f"of at least {bound.ge:g}")
+        elif isinstance(bound, Le):
+            bounds.append(f"at most {bound.le:g}")
+    return " and ".join([f"{noun} {bounds[0]}", *bounds[1:]]) if bounds else noun

@@ -30,6 +30,12 @@ class UsageError(StepkitError):
     """Bad command-line input or configuration: no run was started (exit 2)."""
 
 
+class ModelFault(StepkitError):
+    """The engine could not give the answer a command needed (exit 1)."""
+
+    exit_code = 1
+
+
 class PlanError(StepkitError):
     """The plan repo cannot be read at all (no plans dir, no steps dir)."""
 

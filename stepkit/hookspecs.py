@@ -16,9 +16,11 @@ import pluggy
 
 if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     import argparse
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
     from stepkit.config import Config
+    from stepkit.planrepo.draft import PlanDraft
     from stepkit.records import (
         CoderResult,
         GateResult,
@@ -51,7 +53,7 @@ def stepkit_add_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 @hookspec
-def stepkit_configure(config: Config, settings: dict[str, Any]) -> None:
+def stepkit_configure(config: Config, settings: dict[str, Any], presets: Mapping[str, Any]) -> None:
     """Inspect or adjust the configuration before a command does its work.
 
     :param config: the project's configuration (``stepkit.toml`` /
@@ -59,6 +61,9 @@ def stepkit_configure(config: Config, settings: dict[str, Any]) -> None:
     :param settings: the run settings (``--set`` values, engine/coder/reviewer
         specs, parsed plugin options, ``stages``: the stages the command will
         run), mutable.
+    :param presets: the coding-CLI presets the plugins registered
+        (``stepkit_register_presets``), by name: what ``--coder NAME`` and
+        ``--reviewer NAME`` can name.
 
     Called for every plugin.  Usable in ``stepconf.py``: yes.
     """
@@ -172,6 +177,28 @@ def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     directory once.  The directories are fixed with the gate commands, named
     in ``stepkit detect`` and in each gate's evidence, and a tool in them
     that the step changes fails the tests gate.  Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_dependency_dirs(project_dir: Path) -> list[str]:
+    """Name the directories of installed dependencies the project's gates need
+    and git does not track, which a ``--worktree`` work tree links from the
+    user's tree.
+
+    :param project_dir: the project root (in the work tree: its checkout of
+        the user's project).
+    :return: directories relative to ``project_dir`` (``node_modules``); an
+        empty list for none.
+
+    Called for every plugin; the answers are joined, each directory once.
+    Without a ``[worktree] setup`` command, each named directory of the
+    user's tree is linked into a new work tree before the step runs (a real
+    directory whose entries are links to the user's, so an ignore rule
+    ``node_modules/`` still ignores it); one missing in the user's tree is an
+    environment fault: every gate with a command is ``error`` and the run
+    ends ``STEP_FAILED`` without a fix attempt.  A directory the work tree
+    already has is left alone.  Usable in ``stepconf.py``: yes.
     """
 
 
@@ -436,7 +463,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
 
 
 @hookspec
-def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+def stepkit_check_delegate(role: str, spec: str | None, presets: Mapping[str, Any]) -> str | None:
     """Say, before a command starts, whether a ``--coder`` or ``--reviewer``
     spec is one this plugin's ``stepkit_implement`` or ``stepkit_review``
     answers for.
@@ -446,6 +473,8 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
     :param spec: the run's spec for that role (``anthropic:MODEL``,
         ``command:SHELL``, ``claude`` …); None when neither the command nor
         the project names one.
+    :param presets: the coding-CLI presets the plugins registered
+        (``stepkit_register_presets``), by name.
     :return: ``""`` when ``spec`` is this plugin's; when it is not, the specs
         it does answer for, as words for the message
         (``anthropic[:MODEL], command:SHELL or a preset: claude, codex``);
@@ -461,18 +490,48 @@ def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
 
 
 @hookspec
-def stepkit_coder_presets() -> list[dict[str, Any]] | None:
+def stepkit_register_presets(register: Callable[[Any], None]) -> None:
+    """Register coding-CLI presets: each one is a coder (``--coder NAME``)
+    and a reviewer (``--reviewer NAME``) the built-in coder and reviewer run.
+
+    :param register: call ``register(preset)`` once per preset, a
+        :class:`stepkit.plugins.coders.presets.base.Preset`: its ``name``
+        (the spec, and the CLI's executable on PATH: letters, digits, ``.``,
+        ``_``, ``-``), ``command(call)`` (the shell command line of one call),
+        ``reader(output, scratch)`` (the CLI's output read as a ``Parsed``),
+        ``checked`` (the CLI versions it was checked against), ``install``,
+        and optionally ``env(call)`` and ``leftovers``.
+    :raises PluginError: (raised by ``register``) an object without a valid
+        ``name``.
+
+    Called for every plugin, once per plugin manager (:func:`stepkit.presets.presets`
+    keeps the table).  A name registered again replaces the earlier preset:
+    the later-registered plugin wins (local beats third-party beats
+    built-in, ``tryfirst`` beats all), and ``stepkit plugins`` names the
+    plugin whose preset is used and the ones it replaced.  Built-in:
+    :mod:`stepkit.plugins.coders.presets` (claude, codex, aider, opencode).
+    Usable in ``stepconf.py``: yes.
+    """
+
+
+@hookspec
+def stepkit_coder_presets(presets: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """Describe the coding-CLI presets this plugin's coder and reviewer run,
     for ``stepkit plugins`` (its table and the ``presets`` of its ``--json``).
 
+    :param presets: the presets the plugins registered
+        (``stepkit_register_presets``), by name.
     :return: one dict per preset: ``name``, ``path`` (the CLI found on PATH,
         None when missing), ``version`` (None when unknown), ``checked`` (the
         versions the preset was checked against), ``checked_version``
         (bool), ``install`` (how to install the CLI); None or ``[]`` when
         the plugin has none.
 
-    Called for every plugin; the rows are joined, built-ins first.  Usable
-    in ``stepconf.py``: yes.
+    Called for every plugin; the rows are joined, built-ins first.  A row of
+    a registered preset gains ``plugin`` (the plugin that registered it) and
+    ``overrides`` (the plugins whose preset of that name it replaced).  The
+    built-in :mod:`stepkit.plugins.coders.command` describes every
+    registered preset.  Usable in ``stepconf.py``: yes.
     """
 
 
@@ -544,6 +603,37 @@ def stepkit_check_handoff(path: Path, text: str, gates: list[GateResult]) -> lis
 
     Collect-all: every plugin's problems are joined.  Usable in
     ``stepconf.py``: yes, to add project rules.
+    """
+
+
+# -- planning ----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def stepkit_draft_plan(
+    ctx: StageContext, spec: str, existing: list[dict[str, Any]], problems: list[str]
+) -> PlanDraft | dict[str, Any] | None:
+    """Draft the steps of a plan from a spec (``stepkit plan``).
+
+    :param ctx: the context of the ``plan`` node: ``ctx.settings["engine"]``
+        is the engine spec; no run (``ctx.run_dir`` is None).
+    :param spec: the spec's text (the file, or stdin for ``-``).
+    :param existing: the steps already in the plan that the draft may
+        depend on (``--append``), one ``{"step", "title", "status"}`` each;
+        ``[]`` for a new plan.
+    :param problems: what was wrong with this draft's previous answer, one
+        line each, to fix; ``[]`` on the first call.
+    :return: a :class:`~stepkit.planrepo.draft.PlanDraft` (or a dict of its
+        fields): ``steps`` (each with ``number``, ``title``, ``objective``,
+        ``context``, ``tasks``, ``acceptance_criteria``, ``test_commands``,
+        ``edge_cases``, ``out_of_scope``, ``depends_on`` (earlier numbers of
+        the draft), ``depends_on_existing``) and ``notes`` (facts for
+        NOTES.md).  The harness checks it and writes the step files; a draft
+        with problems is asked for once more with them, then refused.
+    :raises StageFault: no draft could be had (one line, exit 1).
+
+    firstresult; the built-in LLM implementation is trylast.  Usable in
+    ``stepconf.py``: yes.
     """
 
 

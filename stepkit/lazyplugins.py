@@ -71,7 +71,9 @@ class LazyPlugin(ModuleType):
         self.__stepkit_hooks__ = sorted(hooks) if exact else None
         self.__stepkit_module__: ModuleType | None = None
         for hook_name, options in hooks.items():
-            setattr(self, hook_name, hookspecs.hookimpl(**options)(self._stand_in(hook_name)))
+            # options: hookimpl's boolean flags by name, which its overloads cannot match
+            marker = hookspecs.hookimpl(**options)  # type: ignore[call-overload]
+            setattr(self, hook_name, marker(self._stand_in(hook_name)))
 
     def module(self) -> ModuleType:
         """The real module, imported on first use."""
@@ -125,6 +127,11 @@ def _by_name(function: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     return lambda given: function(*(given[name] for name in wanted))
 
 
+#: The package whose modules are the project types (:data:`MARKERS` and
+#: :data:`HOOKS` there say which and what they may answer).
+PROJECT_TYPES = "stepkit.plugins.projects"
+
+
 def _asking(check: str, name: str, given: dict[str, Any]) -> bool:
     module, function = check.split(":")
     return getattr(importlib.import_module(module), function)(name, given)
@@ -134,11 +141,12 @@ def builtin_plugin(name: str) -> ModuleType:
     """The plugin to register for the built-in module ``name``: a :class:`LazyPlugin`
     when its hooks are known before it is imported, else the imported module."""
     from stepkit.builtin_hooks import HOOKS
-    from stepkit.plugins.projects import HOOKS as PROJECT_TYPE_HOOKS
-    from stepkit.plugins.projects import MARKERS
 
-    family = name in MARKERS
-    hooks = {hook: {} for hook in PROJECT_TYPE_HOOKS} if family else HOOKS.get(name)
+    # the project types' one declaration of their markers and hooks, by name
+    # as every built-in is (the core reaches a plugin's code through hooks only)
+    types = importlib.import_module(PROJECT_TYPES)
+    family = name in types.MARKERS
+    hooks = {hook: {} for hook in types.HOOKS} if family else HOOKS.get(name)
     if hooks is None or any(o.get("wrapper") or o.get("hookwrapper") for o in hooks.values()):
         return importlib.import_module(name)  # a wrapper must be the generator function itself
     may_answer = None
@@ -162,8 +170,7 @@ def render_hooks(names: Iterable[str]) -> str:
     """The text of :mod:`stepkit.builtin_hooks` for the built-in modules
     ``names`` but the project types (their hooks are the family's), as ``ruff
     format`` leaves it."""
-    from stepkit.plugins.projects import MARKERS
-
+    markers = importlib.import_module(PROJECT_TYPES).MARKERS
     lines = [
         '"""The hooks each built-in plugin but the project types implements, with',
         "their options: what :class:`stepkit.lazyplugins.LazyPlugin` registers",
@@ -173,7 +180,7 @@ def render_hooks(names: Iterable[str]) -> str:
         "HOOKS: dict[str, dict[str, dict[str, bool]]] = {",
     ]
     for name in names:
-        if name in MARKERS:
+        if name in markers:
             continue
         lines.append(f'    "{name}": {{')
         for hook, options in declared_hooks(importlib.import_module(name)).items():

@@ -69,6 +69,8 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.stages.sweep",
     "stepkit.plugins.stages.handoff",
     "stepkit.plugins.stages.check_handoff",
+    "stepkit.plugins.stages.plan",
+    "stepkit.plugins.coders.presets",
     "stepkit.plugins.coders.command",
     "stepkit.plugins.coders.anthropic",
     "stepkit.plugins.coders.reviewer",
@@ -121,6 +123,7 @@ def get_plugin_manager(
     config: Config | None = None,
     disabled: tuple[str, ...] | list[str] = (),
     builtins: list[str] | None = None,
+    entry_points: Collection[str] | None = None,
 ) -> StepkitPluginManager:
     """Build a fresh plugin manager for one command.
 
@@ -131,6 +134,10 @@ def get_plugin_manager(
         in the manager, so nothing registers under them later either.
     :param builtins: override :data:`DEFAULT_PLUGINS` (tests, custom hosts);
         the list is taken as given, essential plugins included or not.
+    :param entry_points: the entry points a run found when it began
+        (:func:`entry_point_ids`); one not among them (installed, or changed,
+        while the run went on: at a resume) is not loaded, and is named in
+        ``load_errors``.  None: every entry point loads.
     :raises PluginError: ``disabled`` names an essential plugin; a local plugin
         is not trusted (:func:`stepkit.trust.require_trusted`); a plugin the
         project asked for (``stepconf.py`` or a ``[tool.stepkit] plugins``
@@ -149,6 +156,12 @@ def get_plugin_manager(
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if not _wanted(pm, ep.name, allow):
+            continue
+        if entry_points is not None and _entry_point_id(ep) not in entry_points:
+            pm.set_blocked(ep.name)
+            pm.load_errors[ep.name] = (
+                f"not loaded: entry point {ep.value} appeared after the run began"
+            )
             continue
         try:
             pm.register(
@@ -172,6 +185,20 @@ def get_plugin_manager(
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"plugin {exc.plugin!r}: {exc}") from None
     return pm
+
+
+def entry_point_ids() -> list[str]:
+    """Every installed stepkit entry point as ``name=value (distribution)``:
+    what a run records when it begins, so that one installed while it goes
+    on (the coder runs as the user) never loads into it."""
+    return sorted(
+        {_entry_point_id(ep) for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    )
+
+
+def _entry_point_id(ep: importlib.metadata.EntryPoint) -> str:
+    dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist else "?"
+    return f"{ep.name}={ep.value} ({dist})"
 
 
 def first_answer(

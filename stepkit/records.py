@@ -315,6 +315,9 @@ class Question(Model):
     aliases: dict[str, str] = Field(default_factory=dict)
     #: any answer that is no option and no slip counts as this option
     other_as: str | None = None
+    #: words that show a text and ask again (never an answer): word → the
+    #: text (empty where a pause kept only the words)
+    views: dict[str, str] = Field(default_factory=dict)
 
 
 class Usage(Model):
@@ -439,6 +442,9 @@ class StageContext:
         caller takes from :func:`stepkit.workspace.store.adhoc_dir`).
     :ivar emit: record an event in the run's ``events.jsonl`` (kind, **fields).
     :ivar ask: ask a human a :class:`Question` through ``stepkit_ask``.
+    :ivar engines: outside a run, the engines built for this context, by
+        spec: every call made with it asks the same engine (a scripted
+        list goes on, one SDK client); a run keeps its engines itself.
     """
 
     node: str
@@ -453,6 +459,7 @@ class StageContext:
     ask: Callable[[Question], str] | None = None
     usage: Usage = field(default_factory=lambda: Usage())
     adhoc_dir: Path | None = None
+    engines: dict[str | None, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def work_dir(self) -> Path:
         """Where this stage keeps what it writes: the run's directory, or

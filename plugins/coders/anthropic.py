@@ -42,8 +42,9 @@ half edited; the coder is never re-run).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -51,9 +52,18 @@ from stepkit.engine.answers import Rejected, read_answer
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, delegate_spec
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
+from stepkit.presets import presets as registered_presets
 from stepkit.protocol.fixloop import FIX_RULES, coder_fix_budget, next_fix
 from stepkit.protocol.switches import switch_on
-from stepkit.records import CoderResult, GateResult, Question, StageContext, StageFault, Usage
+from stepkit.records import (
+    CoderResult,
+    CoderSentinel,
+    GateResult,
+    Question,
+    StageContext,
+    StageFault,
+    Usage,
+)
 from stepkit.workspace.files import atomic_write
 
 DIFF_CHARS = 12_000  # the diff since the last round, in a fix round's task
@@ -61,7 +71,9 @@ KEPT_FILE_BYTES = 200_000  # the largest file whose text is kept for that diff
 APPROVAL_COMPLEXITY = 7
 PLAN_TURNS = 30
 EDIT_TURNS = 80
-COMPLETE, REJECTED, FAILED = "CODER_COMPLETE", "CODER_REJECTED", "CODER_FAILED"
+COMPLETE: Final = "CODER_COMPLETE"
+REJECTED: Final = "CODER_REJECTED"
+FAILED: Final = "CODER_FAILED"
 
 
 class CoderPlan(BaseModel):
@@ -160,16 +172,18 @@ _WRITE_TOOLS = ("write_file", "edit_file")
 
 
 @hookimpl
-def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+def stepkit_check_delegate(role: str, spec: str | None, presets: Mapping[str, Any]) -> str | None:
     """``anthropic[:MODEL]`` as the coder (the reviewer's is
     :mod:`stepkit.plugins.coders.reviewer`'s)."""
-    return check_builtin_spec(spec, ("anthropic",)) if role == "coder" else None
+    return check_builtin_spec(spec, presets, ("anthropic",)) if role == "coder" else None
 
 
 @hookimpl(trylast=True)
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``anthropic`` and ``anthropic:MODEL`` (the default coder)."""
-    kind, model = builtin_spec(delegate_spec(ctx.settings, "coder")) or ("", "")
+    kind, model = builtin_spec(
+        delegate_spec(ctx.settings, "coder"), registered_presets(ctx.pm)
+    ) or ("", "")
     if kind != "anthropic":
         return None
     return BuiltinCoder(ctx, f"anthropic:{model}" if model else None).run()
@@ -398,7 +412,7 @@ class BuiltinCoder:
 
     # -- edit, verify, fix -----------------------------------------------------
 
-    def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[str, str]:
+    def _edit_and_verify(self, engine, plan: CoderPlan) -> tuple[CoderSentinel, str]:
         if self.later_round:
             diff = self._changes_since_last_round()
             changed = (
@@ -500,7 +514,11 @@ class BuiltinCoder:
     # -- result ----------------------------------------------------------------
 
     def _result(
-        self, sentinel: str | None, report: str, plan: CoderPlan | None, spent_before: Usage
+        self,
+        sentinel: CoderSentinel | None,
+        report: str,
+        plan: CoderPlan | None,
+        spent_before: Usage,
     ) -> CoderResult:
         """The report; ``sentinel`` None means the coder crashed (``report``
         is then the reason, and the last line)."""

@@ -30,17 +30,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from stepkit.errors import UsageError
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.plugins.coders.results import SentinelWatch, generic_result
 from stepkit.plugins.llm import budget
+from stepkit.presets import presets as registered_presets
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.text import shown_bytes
 from stepkit.workspace import process, sandbox
@@ -59,29 +59,30 @@ def delegate_spec(settings: dict[str, Any], role: str) -> str:
     return str(settings.get(role) or "anthropic")
 
 
-def builtin_spec(spec: str) -> tuple[str, str] | None:
+def builtin_spec(spec: str, presets: Mapping[str, Any]) -> tuple[str, str] | None:
     """How the built-in coders and reviewers read a spec: ``("anthropic",
-    MODEL)``, ``("command", SHELL)`` or ``("preset", NAME)``; None for a spec
-    no built-in owns (another plugin's, or a mistake)."""
+    MODEL)``, ``("command", SHELL)`` or ``("preset", NAME)`` for a name of
+    the registered ``presets``; None for a spec no built-in owns (another
+    plugin's, or a mistake)."""
     kind, _, arg = spec.partition(":")
     if kind in ("anthropic", "command"):
         return kind, arg
-    return ("preset", spec) if spec in PRESETS else None
+    return ("preset", spec) if spec in presets else None
 
 
 def check_builtin_spec(
-    spec: str | None, kinds: tuple[str, ...] = ("anthropic", "command", "preset")
+    spec: str | None,
+    presets: Mapping[str, Any],
+    kinds: tuple[str, ...] = ("anthropic", "command", "preset"),
 ) -> str:
     """A built-in coder's or reviewer's answer to ``stepkit_check_delegate``:
     ``""`` for a spec of one of the ``kinds`` it runs itself (so a spec whose
     plugin ``-p no:`` disabled is owned by none), else the specs the
     built-ins take."""
-    from stepkit.plugins.coders.presets import PRESETS
-
-    owned = builtin_spec(spec or "anthropic")
+    owned = builtin_spec(spec or "anthropic", presets)
     if owned is not None and owned[0] in kinds:
         return ""
-    return f"anthropic[:MODEL], command:SHELL or a preset: {', '.join(PRESETS)}"
+    return f"anthropic[:MODEL], command:SHELL or a preset: {', '.join(presets) or '(none)'}"
 
 
 def run_delegate(
@@ -165,7 +166,7 @@ def record_usage(ctx: StageContext, who: str, usage: Usage | None) -> None:
 
 
 @hookimpl
-def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
+def stepkit_configure(config: Any, settings: dict[str, Any], presets: Mapping[str, Any]) -> None:
     """A built-in coder or reviewer spec must be usable before the run starts:
     ``command:`` needs a command, a preset's CLI must be on PATH, and
     ``anthropic[:MODEL]`` needs an engine that can be called when its stage
@@ -175,7 +176,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 
     for role, stage in ((s.delegate, s.name) for s in STAGES.values() if s.delegate):
         spec = delegate_spec(settings, role)
-        kind, arg = builtin_spec(spec) or ("", "")
+        kind, arg = builtin_spec(spec, presets) or ("", "")
         if kind == "command" and not arg.strip():
             raise UsageError(f"--{role} command:SHELL needs a command after 'command:'")
         if (
@@ -185,7 +186,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
         ):
             raise UsageError(
                 f"--{role} {spec}: the '{spec}' CLI is not on PATH (install it: "
-                f"{PRESETS[spec].install}; or use command:SHELL)"
+                f"{presets[spec].install}; or use command:SHELL)"
             )
         if (
             kind == "anthropic"
@@ -200,27 +201,28 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 
 
 @hookimpl
-def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+def stepkit_check_delegate(role: str, spec: str | None, presets: Mapping[str, Any]) -> str | None:
     """``command:SHELL`` and the presets as the coder (the reviewer's are
     :mod:`stepkit.plugins.coders.reviewer`'s)."""
-    return check_builtin_spec(spec, ("command", "preset")) if role == "coder" else None
+    return check_builtin_spec(spec, presets, ("command", "preset")) if role == "coder" else None
 
 
 @hookimpl
-def stepkit_coder_presets() -> list[dict[str, Any]]:
-    """The presets (claude, codex, aider, opencode) and their CLIs on PATH."""
+def stepkit_coder_presets(presets: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The registered presets (the built-ins and the plugins') and their CLIs on PATH."""
     from stepkit.plugins.coders.presets import preset_status
 
-    return preset_status()
+    return preset_status(presets.values())
 
 
 @hookimpl
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
-    """Answer for ``command:SHELL`` and the presets (claude, codex, aider,
-    opencode); None for any other coder spec."""
+    """Answer for ``command:SHELL`` and the registered presets (claude, codex,
+    aider, opencode and the plugins'); None for any other coder spec."""
     spec = delegate_spec(ctx.settings, "coder")
-    kind, arg = builtin_spec(spec) or ("", "")
-    preset = PRESETS.get(arg) if kind == "preset" else None
+    presets = registered_presets(ctx.pm)
+    kind, arg = builtin_spec(spec, presets) or ("", "")
+    preset = presets.get(arg) if kind == "preset" else None
     watch = SentinelWatch()
     timeout = ctx.config.timeouts.coder
     if kind == "command":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
@@ -270,20 +271,21 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
 
 
 @hookimpl
-def stepkit_check_delegate(role: str, spec: str | None) -> str | None:
+def stepkit_check_delegate(role: str, spec: str | None, presets: Mapping[str, Any]) -> str | None:
     """The reviewers :func:`stepkit_review` answers for."""
     from stepkit.plugins.coders.command import check_builtin_spec
 
-    return check_builtin_spec(spec) if role == "reviewer" else None
+    return check_builtin_spec(spec, presets) if role == "reviewer" else None
 
 
 @hookimpl(trylast=True)
 def stepkit_review(ctx: StageContext) -> ReviewResult | None:
-    """Answer for ``anthropic[:MODEL]``, ``command:SHELL`` and the presets."""
+    """Answer for ``anthropic[:MODEL]``, ``command:SHELL`` and the registered presets."""
     from stepkit.plugins.coders.command import builtin_spec, delegate_spec
-    from stepkit.plugins.coders.presets import PRESETS
+    from stepkit.presets import presets
 
-    kind, arg = builtin_spec(delegate_spec(ctx.settings, "reviewer")) or ("", "")
+    table = presets(ctx.pm)
+    kind, arg = builtin_spec(delegate_spec(ctx.settings, "reviewer"), table) or ("", "")
     if kind == "anthropic":
         return _llm_review(ctx, f"anthropic:{arg}" if arg else None)
     if kind == "command":
@@ -292,7 +294,7 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
         return _command_review(ctx, arg.strip(), None)
     if kind != "preset":
         return None
-    preset = PRESETS[arg]
+    preset = table[arg]
     with preset.session(ctx, review=True, answer_schema=ReviewAnswer) as call:
         return _command_review(ctx, preset.command(call), preset, call)
 

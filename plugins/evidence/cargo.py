@@ -96,7 +96,8 @@ def _panics(lines: list[str]) -> dict[str, list[str]]:
 
 def _diagnostics(lines: list[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(message, location) for each compiler error and warning."""
-    errors, warnings = [], []
+    errors: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
     for i, line in enumerate(lines):
         m = _DIAG.match(line)
         if not m or _FINAL.match(line) or line.startswith("error: test failed"):

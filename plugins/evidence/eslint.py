@@ -27,7 +27,8 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     tool_summary = [line.strip() for line in lines if _SUMMARY.match(line)]
     if not (mentions(command, "eslint") or tool_summary):
         return None
-    errors, warnings = [], []
+    errors: list[str] = []
+    warnings: list[str] = []
     current = ""
     for line in lines:
         if _FILE.match(line):

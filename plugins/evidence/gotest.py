@@ -78,7 +78,9 @@ def _messages(lines: list[str], at: int) -> list[str]:
     (``go test -v`` streams them) under its ``=== RUN`` line."""
     kept = first_nonblank(lines, at + 1, stop=_STOP)
     if not kept:
-        test_id = _FAIL.match(lines[at])["id"]
+        failed = _FAIL.match(lines[at])
+        assert failed is not None  # at is a --- FAIL line
+        test_id = failed["id"]
         run = next(
             (i for i in range(at - 1, -1, -1) if lines[i].strip() == f"=== RUN   {test_id}"), None
         )

@@ -60,7 +60,8 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     if summary_line is None and not failing and not errors and interrupted is None:
         return None  # pytest never got as far as testing: the generic view is better
     tool_summary = [summary_line] if summary_line else []
-    summary = _SUMMARY.match(summary_line)["counts"] if summary_line else None
+    matched = _SUMMARY.match(summary_line) if summary_line else None
+    summary = matched["counts"] if matched else None
     if interrupted is not None:
         tool_summary.insert(0, interrupted["text"])
         summary = f"{summary}; {interrupted['text']}" if summary else interrupted["text"]

@@ -34,7 +34,9 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
             (m for line in lines[ran_at + 1 :] if (m := _RESULT.match(line.strip()))), None
         )
         tool_summary = [ran] + ([result.group(0)] if result else [])
-        count = _RAN.match(ran)["n"]
+        counted = _RAN.match(ran)
+        assert counted is not None  # ran is the line _RAN matched
+        count = counted["n"]
         if result is None:
             summary = f"ran {count} tests, no result line"
         elif result["text"] == "OK":

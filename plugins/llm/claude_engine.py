@@ -104,7 +104,7 @@ class ClaudeCodeEngine(CliEngine):
         stdin = redact(f"{prefix}\n\n{prompt}" if prefix and not resumed else prompt)
         run = run_cli(argv, stdin_text=stdin, ctx=ctx, log_name=f"llm-{node}-claude")
         opened = any(obj.get("type") == "result" for obj in run.objects)
-        if resumed and session_lost(run, thread.session, opened):
+        if thread is not None and resumed and session_lost(run, thread.session, opened):
             # the conversation is gone: a new one, with the whole material
             ctx.emit("llm_session_lost", node=node, engine="claude", session=thread.session)
             thread.session = None

@@ -14,12 +14,12 @@ gets: none, read-only, or writes (a list with ``write_file``).
 from __future__ import annotations
 
 import itertools
-import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.plugins.agent_clis import state_paths
 from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import DEFAULT_TIMEOUT_S, fault_note, node_model, setting
@@ -127,7 +127,7 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
     )
     with sandbox.widened(state_paths(Path(argv[0]).name)):  # confined when it is the coder
         result = process.run(
-            shlex.join(argv),
+            quoting.shell(argv),
             cwd=Path(ctx.project_dir),
             stdin_text=stdin_text,
             timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S),

@@ -99,9 +99,10 @@ class CodexEngine(CliEngine):
             argv.append("--ephemeral")  # a single call: nothing will resume it
         if model:
             argv += ["-m", model]
-        resumed = thread is not None and thread.session is not None
-        if resumed:
-            argv += ["resume", thread.session]
+        session = thread.session if thread is not None else None
+        resumed = session is not None
+        if session is not None:
+            argv += ["resume", session]
         argv.append("-")
         parts = (prompt,) if resumed else (system, prefix, prompt)
         stdin = redact("\n\n".join(part for part in parts if part))
@@ -112,9 +113,9 @@ class CodexEngine(CliEngine):
         started = [
             e for e in run.objects if e.get("type") == "thread.started" and e.get("thread_id")
         ]
-        if resumed and session_lost(run, thread.session, bool(started)):
+        if thread is not None and resumed and session_lost(run, session, bool(started)):
             # the conversation is gone: a new one, with the whole material
-            ctx.emit("llm_session_lost", node=node, engine="codex", session=thread.session)
+            ctx.emit("llm_session_lost", node=node, engine="codex", session=session)
             thread.session = None
             return self.structured(
                 node=node,

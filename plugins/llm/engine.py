@@ -109,7 +109,7 @@ def ask(
 
 def make_engine(spec: str | None, ctx: StageContext) -> Engine:
     """The engine named by ``spec``, built once per run (:class:`RunEngines`;
-    outside a run, a new one at each call).
+    outside a run, once per context: ``ctx.engines``).
 
     ``spec`` falls back to ``ctx.settings["engine"]`` (``--engine``, else the
     project's ``engine`` setting, folded in when the run starts), then
@@ -120,7 +120,9 @@ def make_engine(spec: str | None, ctx: StageContext) -> Engine:
     """
     spec = spec or ctx.settings.get("engine")
     if ctx.run_dir is None or ctx.pm is None:
-        return build_engine(spec, Path(ctx.project_dir), ctx.pm)
+        if spec not in ctx.engines:
+            ctx.engines[spec] = build_engine(spec, Path(ctx.project_dir), ctx.pm)
+        return ctx.engines[spec]
     return RunEngines.of(ctx.pm).get(
         Path(ctx.run_dir), spec, lambda: build_engine(spec, Path(ctx.project_dir), ctx.pm)
     )

@@ -1,7 +1,10 @@
 """Estimated cost of a model call, from a small price table per model family.
 
 Prices are USD per million tokens (input, output, 5-minute cache write,
-cache read) as published on Anthropic's pricing page; they are estimates
+cache read) as published on Anthropic's pricing page
+(platform.claude.com/docs/en/about-claude/pricing, "Model pricing"; a
+one-hour cache write is 2x the input price, and Haiku 5.5's rates for
+prompts over 100,000 tokens are not modelled); they are estimates
 for budgets and reports, not an invoice.  A model not in the table is
 priced like the current Sonnet so that a budget still applies.
 """
@@ -61,7 +64,8 @@ def estimate_cost(model: str, usage: Usage) -> float:
 
 
 #: The minimum cacheable prefix per model family, in tokens (Anthropic's
-#: prompt-caching documentation; first matching prefix wins).  A shorter
+#: prompt-caching documentation, platform.claude.com/docs/en/build-with-claude/
+#: prompt-caching, "Cache limitations"; first matching prefix wins).  A shorter
 #: prefix marked with cache_control is not cached and costs a breakpoint.
 _MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
     ("claude-opus-4-5", 4096),

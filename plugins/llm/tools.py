@@ -310,7 +310,8 @@ class _Workspace:
             return f"[{args['path']}: empty file]"
         if offset > len(lines):
             return f"[{args['path']}: no line {offset}; the file has {len(lines):,} lines]"
-        out, size, last = [], 0, offset - 1
+        out: list[str] = []
+        size, last = 0, offset - 1
         for number in range(offset, min(offset - 1 + limit, len(lines)) + 1):
             line = lines[number - 1]
             shown = line if len(line) <= LINE_CHARS else f"{line[:LINE_CHARS]} [line cut]"

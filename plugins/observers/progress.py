@@ -23,13 +23,16 @@ output they did not ask for.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from rich.text import Text
 
 import stepkit
+from stepkit import shown
 from stepkit.records import FAILED_STATUSES, GateResult
 
 STATUS_STYLE = {
@@ -46,27 +49,30 @@ class ProgressDisplay:
     """A stepkit observer plugin that shows a run's progress."""
 
     def __init__(self, console: Console | None = None, verbose: bool = False) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or shown.console(highlight=False)
         self.verbose = verbose
         self.stages: dict[str, str] = {}  # node → the stage it runs
         self.live = self.console.is_terminal
         self.started = time.monotonic()
-        self.status = None
+        self.status: Status | None = None
         self.node: str | None = None
         self.node_started = self.started
         self.usage: dict[str, Any] = {}
         self.seen_gates: int | None = None  # gates already shown (a resumed run's earlier ones too)
         self._fault_before: Any = None
+        self._coder_before: Any = None
         self.budget_line: str | None = None
 
     @stepkit.hookimpl(trylast=True)
-    def stepkit_configure(self, config: Any, settings: dict[str, Any]) -> None:
+    def stepkit_configure(
+        self, config: Any, settings: dict[str, Any], presets: Mapping[str, Any]
+    ) -> None:
         """The run's model budget, said when its first node starts (a run that
         never starts, on a usage error, says nothing); none for a run that
         calls no model."""
         from stepkit.plugins.llm.budget import describe
 
-        self.budget_line = describe(settings) if _calls_a_model(settings) else None
+        self.budget_line = describe(settings) if _calls_a_model(settings, presets) else None
         self.stages = {
             node: stage
             for stage, nodes in (settings.get("stage_nodes") or {}).items()
@@ -83,6 +89,7 @@ class ProgressDisplay:
         self.node, self.node_started = node, time.monotonic()
         self.usage = dict(state.get("usage") or {})
         self._fault_before = state.get(f"{node}_fault")
+        self._coder_before = state.get("coder_result")
         if self.seen_gates is None:
             self.seen_gates = len(state.get("gate_history", []))
         if not self.live:
@@ -105,8 +112,10 @@ class ProgressDisplay:
         if self.verbose:
             self._node_line(node, route, duration_s, gates, faulted)
         elif node in self.stages or faulted:
-            stage = self.stages.get(node, node)
-            self._stage_line(stage, _result(stage, state), duration_s, faulted)
+            coder = state.get("coder_result") or {}
+            said = coder.get("sentinel") if coder != (self._coder_before or {}) else None
+            result = f" {said}" if said else ""  # the stage that ran the coder: its sentinel
+            self._stage_line(self.stages.get(node, node), result, duration_s, faulted)
         for gate in gates:
             if self.live:
                 style = STATUS_STYLE.get(gate["status"], "white")
@@ -201,12 +210,6 @@ class _StatusLine:
         return self.display.status_text()
 
 
-def _result(stage: str, state: dict[str, Any]) -> str:
-    """What a stage handed back, where one word says it: the coder's sentinel."""
-    sentinel = (state.get("coder_result") or {}).get("sentinel") if stage == "implement" else None
-    return f" {sentinel}" if sentinel else ""
-
-
 def _gate_line(gate: dict[str, Any]) -> str:
     return f"  gate {GateResult.model_validate(gate).status_line()}"
 
@@ -220,7 +223,7 @@ def _usage_text(usage: dict[str, Any]) -> str:
     return f"{tokens:,} tokens · ${float(usage.get('cost_usd', 0.0)):.4f}"
 
 
-def _calls_a_model(settings: dict[str, Any]) -> bool:
+def _calls_a_model(settings: dict[str, Any], presets: Mapping[str, Any]) -> bool:
     """Can the run spend its model budget: an engine other than the scripted
     one, or a coding-CLI coder or reviewer."""
     from stepkit.plugins.coders.command import builtin_spec, delegate_spec
@@ -228,6 +231,6 @@ def _calls_a_model(settings: dict[str, Any]) -> bool:
     if not str(settings.get("engine") or "anthropic").startswith("scripted:"):
         return True
     return any(
-        (builtin_spec(delegate_spec(settings, role)) or ("",))[0] == "preset"
+        (builtin_spec(delegate_spec(settings, role), presets) or ("",))[0] == "preset"
         for role in ("coder", "reviewer")
     )

@@ -93,6 +93,7 @@ HOOKS: tuple[str, ...] = (
     "stepkit_detect_notes",
     "stepkit_verification_surface",
     "stepkit_added_file_reach",
+    "stepkit_dependency_dirs",
 )
 
 

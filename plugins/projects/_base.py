@@ -94,7 +94,9 @@ class ProjectType(Generic[Seen]):
         """``gate``'s command for ``project_dir``; None when the project is not
         of this type or the gate has no command in it."""
         declared: Command[Seen] | None = getattr(self, gate)
-        seen = self.seen(project_dir) if declared is not None else None
+        if declared is None:
+            return None
+        seen = self.seen(project_dir)
         if seen is None:
             return None
         return declared if isinstance(declared, str) else declared(seen)

@@ -19,7 +19,15 @@ A command that runs in a directory a fresh checkout lacks (``cd build &&
 or ``cmake ..`` would generate, is left out: the step that makes them is not
 a gate.  Commands that set up or ship rather than check (installs, uploads,
 publishing, deploys, logins, benchmarks, coverage reports) belong to no gate.
-Per gate, the first command in file and line order wins.
+Per gate, the first command in :func:`ci_commands`'s order wins (CI's checks
+before workflows and jobs set aside for benchmarks, releases …, then file
+and line order); for the tests gate, CI's checks first, then a command that
+invokes a test runner wins over one that does not, then one whose CI step
+is named for the tests over one named for a lint, type or format check.  A
+line read with the reason it cannot run here (``CiCommand.skipped``) is no
+candidate; ``stepkit detect`` notes every line of a gate passed over and why.  A call named like the tests (``scripts/check``, ``pnpm
+test:types``) whose body runs only a linter or a type checker is that
+check's gate.  ``stepkit detect`` notes both.
 
 The format gate is not answered here: CI runs a formatter's check mode on
 the whole tree, where the gate formats only the step's changed files.  The
@@ -33,107 +41,21 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
-from stepkit.plugins.projects.ci_files import ci_commands
+from stepkit.plugins.projects.ci_files import ci_commands, read_ci
+from stepkit.plugins.projects.gate_tools import TOOLS, checks_only, runs_a_test_runner, tool_gate
 
 if TYPE_CHECKING:
     from stepkit.plugins.projects.ci_yaml import CiCommand
 
-_GATES = ("tests", "build", "lint", "format")
 #: The order the gates run in (``stepkit.workspace.gate_commands.GATE_HOOKS``).
 _RUN_ORDER = ("format", "lint", "build", "tests")
 
-
-def _any(*patterns: str) -> re.Pattern[str]:
-    return lazy_compile("|".join(rf"(?:(?<![\w./-]){p}(?![\w-]))" for p in patterns))
-
-
-#: What each gate's tools look like, in the order a command is tried against them.
-_TOOLS: dict[str, re.Pattern[str]] = {
-    "tests": _any(
-        r"(?:python3?\s+-m\s+)?pytest",
-        r"py\.test",
-        r"tox",
-        r"nox",
-        r"cargo\s+(?:test|nextest\s+run)",
-        r"go\s+test",
-        r"(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test",
-        r"npm\s+t",
-        r"ctest",
-        r"make\s+(?:test|tests|check)",
-        r"\S*mvnw?\s+(?:-\S+\s+)*(?:test|verify)",
-        r"\S*gradlew?\s+(?:-\S+\s+)*(?:test|check|build)",
-        r"rspec",
-        r"rake(?:\s+(?:test|spec)\S*)?\s*$",
-        r"\S*phpunit",
-        r"jest",
-        r"vitest",
-        r"ava",
-        r"node\s+--test",
-        r"deno\s+test",
-        r"dotnet\s+test",
-        r"mix\s+test",
-        r"swift\s+test",
-        r"zig\s+build\s+test",
-        r"python3?\s+-m\s+unittest",
-        r"hatch\s+test",
-        r"composer\s+test",
-    ),
-    "build": _any(
-        r"mypy",
-        r"pyright",
-        r"tsc",
-        r"cargo\s+(?:build|check)",
-        r"go\s+build",
-        r"cmake\s+--build",
-        r"\S*mvnw?\s+(?:-\S+\s+)*(?:compile|test-compile|package)",
-        r"\S*phpstan",
-        r"\S*psalm",
-        r"dotnet\s+build",
-        r"swift\s+build",
-        r"zig\s+build",
-        r"make",
-    ),
-    "lint": _any(
-        r"ruff\s+check",
-        r"ruff(?=\s+\.)",
-        r"flake8",
-        r"pylint",
-        r"eslint",
-        r"xo",
-        r"cargo\s+clippy",
-        r"golangci-lint\s+run",
-        r"go\s+vet",
-        r"staticcheck",
-        r"rubocop",
-        r"standardrb",
-        r"\S*phpcs",
-        r"biome\s+(?:lint|check|ci)",
-        r"deno\s+lint",
-        r"credo",
-    ),
-    "format": _any(
-        r"ruff\s+format",
-        r"black",
-        r"prettier",
-        r"cargo\s+fmt",
-        r"rustfmt",
-        r"gofmt",
-        r"go\s+fmt",
-        r"clang-format",
-        r"\S*php-cs-fixer",
-        r"deno\s+fmt",
-        r"mix\s+format",
-        r"dotnet\s+format",
-        r"spotless\S*",
-        r"isort",
-    ),
-}
 
 #: Words that, among a command's first three, make it set up, ship or report, which no gate does.
 _NOT_A_CHECK = frozenset(
@@ -220,8 +142,8 @@ _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("lint", ("lint", "clippy", "flake8", "ruff", "style")),
     ("tests", ("test", "spec", "unit")),
 )
-#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``.
-_TEST_NAME = lazy_compile(r"^(?:check|py\d*(?:-tests?)?)$")
+#: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``/``py3.12``/``pypy311``.
+_TEST_NAME = lazy_compile(r"^(?:check|(?:py|pypy)(?:\d+(?:\.\d+)?)?(?:-tests?)?)$")
 
 
 def _target_gate(name: str) -> str | None:
@@ -266,25 +188,50 @@ def _nox_session(noxfile: str, name: str) -> str:
     return found.group(0) if found else ""
 
 
-def _tool_gate(text: str) -> str | None:
-    for gate in _GATES:
-        if _TOOLS[gate].search(text):
-            return gate
-    return None
+class _Seen(NamedTuple):
+    """What a CI line checks: its gate, whether it invokes a test runner
+    (itself or in what it calls), and why its name was overruled (or None)."""
+
+    gate: str
+    runs_tests: bool
+    overruled: str | None = None
 
 
-def gate_of(command: str, project_dir: Path) -> str | None:
-    """The gate ``command`` (a CI line) checks, or None when it checks nothing."""
+def _seen(command: str, project_dir: Path) -> _Seen | None:
+    """What ``command`` (a CI line) checks, or None when it checks nothing.
+
+    A call named for the tests (``scripts/check``, ``npm run test:types``)
+    whose body runs no test runner but a linter or a type checker is that
+    checker's gate: a name proves nothing, what the call runs does."""
     core = re.sub(r"^(?:cd\s+\S+\s*&&\s*)+", "", command)
     core = re.sub(r"^(?:\w+=\S*\s+)+", "", core)  # VAR=value before the command
     core = _RUNNER_PREFIX.sub("", core)
     if not core or _sets_up(core):
         return None
     call = _RUNNER_CALL.match(core)
-    if call:
-        named = _target_gate(call["target"] or Path(call["script"]).stem)
-        return named or _tool_gate(_body(project_dir, call))
-    return _tool_gate(core)
+    if not call:
+        gate = tool_gate(core)
+        return _Seen(gate, gate == "tests") if gate else None
+    body = _body(project_dir, call)
+    if call["npm"] and not body:
+        body = core  # no such script: pnpm, yarn and bun run the package's binary (`pnpm vitest`)
+    named = _target_gate(call["target"] or Path(call["script"]).stem)
+    checker = checks_only(body) if named == "tests" else None
+    if checker is not None:
+        return _Seen(
+            checker,
+            False,
+            f"{checker}: `{command}` is named like the tests but runs no test runner, "
+            f"only {checker} tools: it is not the tests gate",
+        )
+    gate = named or tool_gate(body)
+    return _Seen(gate, runs_a_test_runner(body)) if gate else None
+
+
+def gate_of(command: str, project_dir: Path) -> str | None:
+    """The gate ``command`` (a CI line) checks, or None when it checks nothing."""
+    seen = _seen(command, project_dir)
+    return seen.gate if seen else None
 
 
 #: A pipe (``pytest | tee log``): without pipefail its exit code is the last command's, so a failing
@@ -305,19 +252,95 @@ def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:
     return not runs_make or _shared.first_file(where, _shared.MAKEFILE_NAMES) is not None
 
 
-def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
+#: What a CI step's name says it does: tests, or a check that is not one.
+_TITLE_TESTS = lazy_compile(r"(?i)\b(?:unit[ -]?)?(?:tests?|testing|specs?)\b")
+_TITLE_CHECKS = lazy_compile(
+    r"(?i)\b(?:lint\w*|check\w*|types?|typing|type-?check\w*|format\w*|fmt|style)\b"
+)
+
+
+#: How a tests-gate candidate is weighed: its workflow and job are for checking changes, it
+#: invokes a test runner, CI's name for its step says tests, that name says no other check.
+_Rank = tuple[bool, bool, bool, bool]
+
+
+def _tests_rank(seen: _Seen, found: CiCommand) -> _Rank:
+    """How well a tests-gate candidate shows it runs the tests of a change."""
+    return (
+        not found.aside,
+        seen.runs_tests,
+        _TITLE_TESTS.search(found.title) is not None,
+        _TITLE_CHECKS.search(found.title) is None,
+    )
+
+
+def _why(rank: _Rank) -> str:
+    if rank[1]:
+        return "runs a test runner"
+    return "CI names its step for the tests" if rank[2] else "runs no test runner stepkit knows"
+
+
+def _cannot_run(found: CiCommand, project_dir: Path) -> str:
+    """Why ``found`` cannot be a gate's command here ("" when it can)."""
+    if found.skipped:
+        return found.skipped
+    terminal = _shared.needs_terminal(found.command)
+    if terminal is not None:
+        return f"it runs `{terminal}`, which needs a terminal; a gate has none"
+    if _PIPE.search(found.command):
+        return "it pipes its output: its exit code is the last command's, not the check's"
+    if not _runs_in_the_checkout(found.command, project_dir):
+        return "it needs what an earlier CI step generates (a directory or Makefile the checkout lacks)"
+    return ""
+
+
+def _lost(gate: str, found: CiCommand, rank: _Rank, winner: CiCommand, its: _Rank) -> str:
+    """Why ``found``, which could run here, is not ``gate``'s command: ``winner`` is."""
+    chosen = f"`{winner.command}` ({winner.source})"
+    if found.aside and not winner.aside:
+        return f"{found.aside}; {chosen} is from CI's checks"
+    if gate == "tests" and rank != its:
+        return f"{chosen} {_why(its)}, this {_why(rank)}"
+    return f"CI runs {chosen} for this gate first"
+
+
+def _chosen(project_dir: Path) -> tuple[dict[str, CiCommand], list[str]]:
+    """Each gate's CI command, and a note for every CI line of a gate passed over and why.
+
+    Per gate the first command in :func:`ci_commands`'s order wins (CI's
+    checks before what is set aside: benchmarks, releases …), except for the
+    tests gate: there a command that invokes a test runner beats one that
+    does not, then one whose CI step is named for the tests beats one named
+    for a lint, type or format check."""
     chosen: dict[str, CiCommand] = {}
+    ranks: dict[str, _Rank] = {}
+    candidates: list[tuple[str, CiCommand, _Rank]] = []
+    notes: list[str] = []
     for found in ci_commands(project_dir):
-        gate = gate_of(found.command, project_dir)
-        if (
-            gate
-            and gate not in chosen
-            and _shared.needs_terminal(found.command) is None
-            and not _PIPE.search(found.command)
-            and _runs_in_the_checkout(found.command, project_dir)
-        ):
-            chosen[gate] = found
-    return chosen
+        seen = _seen(found.command, project_dir)
+        if seen is None:
+            continue
+        why = _cannot_run(found, project_dir)
+        if why:
+            notes.append(f"{seen.gate}: passed over `{found.command}` ({found.source}): {why}")
+            continue
+        if seen.overruled:
+            notes.append(f"{seen.overruled} ({found.source})")
+        rank = _tests_rank(seen, found) if seen.gate == "tests" else (not found.aside,) * 4
+        candidates.append((seen.gate, found, rank))
+        if seen.gate not in chosen or rank > ranks[seen.gate]:
+            chosen[seen.gate], ranks[seen.gate] = found, rank
+    notes += [
+        f"{gate}: passed over `{found.command}` ({found.source}): "
+        + _lost(gate, found, rank, chosen[gate], ranks[gate])
+        for gate, found, rank in candidates
+        if found != chosen[gate]
+    ]
+    return chosen, notes
+
+
+def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
+    return _chosen(project_dir)[0]
 
 
 def _answer(gate: str) -> Callable[[Path, Config], str | None]:
@@ -331,6 +354,13 @@ def _answer(gate: str) -> Callable[[Path, Config], str | None]:
 stepkit_lint_command = hookimpl(_answer("lint"))
 stepkit_build_command = hookimpl(_answer("build"))
 stepkit_test_command = hookimpl(_answer("tests"))
+
+
+@hookimpl
+def stepkit_detect_notes(project_dir: Path) -> list[str]:
+    """Each CI line of a gate passed over and why, each call named for the
+    tests given another gate, and what of CI stepkit cannot read."""
+    return [*read_ci(project_dir).notes, *_chosen(project_dir)[1]]
 
 
 @hookimpl
@@ -350,9 +380,9 @@ def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | Non
     if found.command == command:
         return found.source
     if gate == "format":
-        tool = _TOOLS["format"].search(found.command)
+        tool = TOOLS["format"].search(found.command)
         words = shlex.split(tool.group(0)) if tool else []
-        if words and _TOOLS["format"].search(command) and Path(words[0]).name in command:
+        if words and TOOLS["format"].search(command) and Path(words[0]).name in command:
             return found.source
     return None
 

@@ -1,21 +1,22 @@
 """Reading the commands out of CI files (:mod:`stepkit.plugins.projects.ci_files`
-lists the files and says which commands are kept), each a :class:`CiCommand`:
-the YAML composed with line numbers, GitHub's steps, GitLab's scripts and
-pre-commit's local hooks.  Imported only when a project has a CI file,
-with PyYAML."""
+lists the files and merges what they run), each a :class:`CiCommand`: the
+YAML composed with line numbers and the shell lines of a script, GitLab's
+scripts and pre-commit's local hooks (GitHub's workflows are
+:mod:`stepkit.plugins.projects.ci_github`'s).  Imported only when a project
+has a CI file, with PyYAML."""
 
 from __future__ import annotations
 
 import re
-import shlex
-from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import yaml
 
+from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
+from stepkit.plugins.projects.ci_expr import UNKNOWN, Closed, evaluate, truthy
 from stepkit.yamltext import safe_loader
 
 
@@ -28,58 +29,32 @@ class CiCommand(NamedTuple):
     source: str
     #: the file and job it runs in (``.github/workflows/ci.yml:test``): commands of one job run in line order.
     job: str = ""
+    #: what CI calls it: the GitHub step's ``name``, the GitLab job's (``Run tests``, ``lint``)
+    title: str = ""
+    #: why it cannot run here as CI runs it (``its step's `if:` is false here``); "" when it can.
+    skipped: str = ""
+    #: why its workflow or job is not for checking changes (``it is for benchmarks``); "" when it is.
+    aside: str = ""
+    #: it runs only on macOS (most such commands run here too, after the others).
+    on_macos: bool = False
 
 
 #: Words that make a line CI-only: GitHub expressions and the runners' own variables.
-_CI_ONLY = lazy_compile(r"\$\{\{|\$\{?(?:GITHUB_|RUNNER_|CI_JOB_TOKEN|CI_REGISTRY)|\bsecrets\.")
-_OTHER_SHELLS = ("pwsh", "powershell", "cmd")
-
-
-@lru_cache(maxsize=16)
-def parsed(project_dir: Path, stamps: tuple[tuple[str, int, int], ...]) -> tuple[CiCommand, ...]:
-    """The commands of the CI files ``stamps`` names (path, size, mtime: the cache key), in
-    :func:`~stepkit.plugins.projects.ci_files.ci_commands`'s order."""
-    workflows: list[tuple[bool, list[CiCommand]]] = []
-    found: list[CiCommand] = []
-    for name, _size, _mtime in stamps:
-        path = Path(name)
-        if path.name == ".gitlab-ci.yml":
-            found += _gitlab(path, project_dir)
-        elif path.name == ".pre-commit-config.yaml":
-            found += _precommit(path, project_dir)
-        else:
-            root = _compose(path)
-            workflows.append((not _checks_changes(root), _github(root, path, project_dir)))
-    # workflows a push or pull request triggers first: a release or docs workflow is not the check
-    ordered = [
-        command for _, commands in sorted(workflows, key=lambda w: w[0]) for command in commands
-    ]
-    return tuple(ordered + found)
-
-
-def _checks_changes(root: yaml.Node | None) -> bool:
-    """The workflow runs on a push or a pull request (``on:`` as a name, a list or a mapping)."""
-    on = _get(root, "on")
-    if isinstance(on, yaml.ScalarNode):
-        names = {on.value}
-    elif isinstance(on, yaml.SequenceNode):
-        names = {_text(item) for item in on.value}
-    else:
-        names = {key for key, _ in _items(on)}
-    return bool(names & {"push", "pull_request", "pull_request_target", "merge_group"})
+CI_ONLY = lazy_compile(r"\$\{\{|\$\{?(?:GITHUB_|RUNNER_|CI_JOB_TOKEN|CI_REGISTRY)|\bsecrets\.")
+OTHER_SHELLS = ("pwsh", "powershell", "cmd")
 
 
 # -- YAML with line numbers -----------------------------------------------------
 
 
-def _compose(path: Path) -> yaml.Node | None:
+def compose(path: Path) -> yaml.Node | None:
     try:
         return yaml.compose(_shared.read_text(path), Loader=safe_loader())
     except yaml.YAMLError:
         return None
 
 
-def _get(node: yaml.Node | None, key: str) -> yaml.Node | None:
+def get(node: yaml.Node | None, key: str) -> yaml.Node | None:
     """The value node of ``key`` in a mapping node."""
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
@@ -88,17 +63,17 @@ def _get(node: yaml.Node | None, key: str) -> yaml.Node | None:
     return None
 
 
-def _items(node: yaml.Node | None) -> list[tuple[str, yaml.Node]]:
+def items(node: yaml.Node | None) -> list[tuple[str, yaml.Node]]:
     if not isinstance(node, yaml.MappingNode):
         return []
     return [(k.value, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
 
 
-def _text(node: yaml.Node | None) -> str:
+def text(node: yaml.Node | None) -> str:
     return node.value if isinstance(node, yaml.ScalarNode) else ""
 
 
-def _script_lines(node: yaml.ScalarNode) -> list[tuple[str, int]]:
+def script_lines(node: yaml.ScalarNode) -> list[tuple[str, int]]:
     """Each shell line of a scalar with its 1-based line in the file;
     backslash continuations are joined onto their first line."""
     block = node.style == "|"  # a folded (">") scalar is one line already
@@ -131,7 +106,7 @@ def _script_lines(node: yaml.ScalarNode) -> list[tuple[str, int]]:
         if first_word == "cd" and len(line.split()) == 2:
             directory = f"{directory}/{line.split()[1]}" if directory else line.split()[1]
             continue
-        lines.append((_in_dir(line, directory) if directory else line, at))
+        lines.append((in_dir(line, directory) if directory else line, at))
     return lines
 
 
@@ -139,66 +114,34 @@ _OPENERS = {"if", "for", "while", "until", "case", "select"}
 _CLOSERS = {"fi", "done", "esac"}
 
 
-def _relative(path: Path, project_dir: Path) -> str:
+def relative(path: Path, project_dir: Path) -> str:
     return path.relative_to(project_dir).as_posix()
 
 
-def _in_dir(command: str, directory: str) -> str:
+def in_dir(command: str, directory: str) -> str:
     directory = directory.strip().removeprefix("./").rstrip("/")
-    return command if directory in ("", ".") else f"cd {shlex.quote(directory)} && {command}"
+    return command if directory in ("", ".") else f"{quoting.shell(['cd', directory])} && {command}"
 
 
-def _runnable(command: str) -> bool:
-    return not _CI_ONLY.search(command)
+def runnable(command: str) -> bool:
+    return not CI_ONLY.search(command)
 
 
-# -- GitHub Actions --------------------------------------------------------------
-
-
-def _github(root: yaml.Node | None, path: Path, project_dir: Path) -> list[CiCommand]:
-    name = _relative(path, project_dir)
-    found, on_macos = [], []
-    workflow_dir = _text(_get(_get(_get(root, "defaults"), "run"), "working-directory"))
-    for job_name, job in _items(_get(root, "jobs")):
-        runs_on = _text(_get(job, "runs-on")).lower()
-        if "windows" in runs_on:
-            continue
-        into = on_macos if "macos" in runs_on or "mac-" in runs_on else found
-        job_run = _get(_get(job, "defaults"), "run")
-        job_dir = _text(_get(job_run, "working-directory")) or workflow_dir
-        steps = _get(job, "steps")
-        for step in steps.value if isinstance(steps, yaml.SequenceNode) else []:
-            run = _get(step, "run")
-            shell = (_text(_get(step, "shell")) or _text(_get(job_run, "shell"))).split()
-            if not isinstance(run, yaml.ScalarNode) or (shell and shell[0] in _OTHER_SHELLS):
-                continue
-            directory = _text(_get(step, "working-directory")) or job_dir
-            if not _runnable(directory):
-                continue
-            ci_vars = _ci_only_vars(root, job, step)
-            into += [
-                CiCommand(_in_dir(line, directory), f"{name}:{at}", f"{name}:{job_name}")
-                for line, at in _script_lines(run)
-                if _runnable(line) and not _uses(line, ci_vars)
-            ]
-    return (
-        found + on_macos
-    )  # a job only on macOS: its commands, after the others (most run here too)
-
-
-def _ci_only_vars(*scopes: yaml.Node | None) -> set[str]:
-    """The ``env:`` variables of the workflow, job or step whose value is a
-    GitHub expression (``PYTHON: ${{ matrix.python }}``): unset here."""
-    return {
-        key
-        for scope in scopes
-        for key, value in _items(_get(scope, "env"))
-        if not _runnable(_text(value))
-    }
-
-
-def _uses(line: str, variables: set[str]) -> bool:
-    return any(re.search(rf"\$\{{?{re.escape(var)}\b", line) for var in variables)
+def value(node: yaml.Node | None) -> Any:
+    """A node as an expression value: mappings and sequences as dicts and
+    lists, a boolean or null scalar as such, any other scalar as its text
+    (``3.10`` stays ``"3.10"``)."""
+    if isinstance(node, yaml.MappingNode):
+        return {key: value(item) for key, item in items(node)}
+    if isinstance(node, yaml.SequenceNode):
+        return [value(item) for item in node.value]
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag.endswith(":bool"):
+            return node.value.lower() in ("true", "yes", "on")
+        if node.tag.endswith(":null"):
+            return None
+        return node.value
+    return None
 
 
 # -- GitLab CI -------------------------------------------------------------------
@@ -217,40 +160,128 @@ _GITLAB_KEYWORDS = {
 }
 
 
-def _gitlab(path: Path, project_dir: Path) -> list[CiCommand]:
-    name = _relative(path, project_dir)
+def gitlab(path: Path, project_dir: Path, branch: str) -> list[CiCommand]:
+    """Each job's ``script:`` lines as GitLab runs them for a push to
+    ``branch``, the default branch: the job's and the file's ``variables:``
+    put in, and a job passed over (its lines kept, with the reason) when its
+    ``rules:`` or ``only:``/``except:`` leave it out of that pipeline, it waits
+    for a click (``when: manual``) or it needs ``services:``."""
+    name = relative(path, project_dir)
+    root = compose(path)
+    defaults = _variables(get(root, "variables"))
     found = []
-    for job_name, job in _items(_compose(path)):
+    for job_name, job in items(root):
         if job_name in _GITLAB_KEYWORDS or job_name.startswith("."):
             continue  # a keyword, or a hidden job (a template)
-        script = _get(job, "script")
+        variables = {**defaults, **_variables(get(job, "variables"))}
+        why = _gitlab_not_here(job, {**_gitlab_predefined(branch), **variables})
+        script = get(job, "script")
         entries = script.value if isinstance(script, yaml.SequenceNode) else [script]
         for entry in entries:
             if isinstance(entry, yaml.ScalarNode):
-                found += [
-                    CiCommand(line, f"{name}:{at}", f"{name}:{job_name}")
-                    for line, at in _script_lines(entry)
-                    if _runnable(line)
-                ]
+                for line, at in script_lines(entry):
+                    line = _put_variables(line, variables)
+                    skipped = why or ("" if runnable(line) else "it uses a variable only CI has")
+                    found.append(
+                        CiCommand(line, f"{name}:{at}", f"{name}:{job_name}", job_name, skipped)
+                    )
     return found
+
+
+def _variables(node: yaml.Node | None) -> dict[str, str]:
+    """``variables:`` (``NAME: value`` or ``NAME: {value: …}``) as text."""
+    return {key: text(value) or text(get(value, "value")) for key, value in items(node)}
+
+
+def _gitlab_predefined(branch: str) -> dict[str, str]:
+    """GitLab's own variables in a branch pipeline for a push to ``branch``."""
+    return {
+        "CI": "true",
+        "GITLAB_CI": "true",
+        "CI_PIPELINE_SOURCE": "push",
+        "CI_COMMIT_BRANCH": branch,
+        "CI_COMMIT_REF_NAME": branch,
+        "CI_COMMIT_REF_SLUG": branch,
+        "CI_DEFAULT_BRANCH": branch,
+    }
+
+
+def _gitlab_not_here(job: yaml.Node, variables: dict[str, str]) -> str:
+    """Why ``job`` does not run (as written) in the pipeline of a push to the
+    default branch; "" when it does."""
+    if get(job, "services") is not None:
+        return "its job needs service containers (`services:`), which a gate does not start"
+    when = text(get(job, "when"))
+    rules = get(job, "rules")
+    if isinstance(rules, yaml.SequenceNode):
+        for rule in rules.value:
+            condition = text(get(rule, "if"))
+            verdict = _gitlab_condition(condition, variables) if condition else True
+            if verdict is None:
+                return f"its job's rule `if: {condition}` cannot be evaluated here"
+            if verdict:
+                when = text(get(rule, "when")) or when
+                break
+        else:
+            return "no rule of its job runs it in a push pipeline of the default branch"
+    if when in ("manual", "never", "delayed"):
+        return f"its job runs only `when: {when}`"
+    refs = {text(n) for n in _sequence(get(job, "only")) + _sequence(get(get(job, "only"), "refs"))}
+    if refs and not refs & {"branches", "pushes", variables["CI_COMMIT_BRANCH"]}:
+        return f"its job runs only on {', '.join(sorted(refs))}"
+    return ""
+
+
+def _sequence(node: yaml.Node | None) -> list[yaml.Node]:
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+#: ``$VAR``/``${VAR}`` in a GitLab rule or script, a double-quoted string, and the regex operators.
+_GITLAB_VARIABLE = lazy_compile(r"\$\{?(\w+)\}?")
+
+
+def _gitlab_condition(condition: str, variables: dict[str, str]) -> bool | None:
+    """A ``rules: if:`` with GitLab's own variables and the job's: True,
+    False or None (it cannot be known here: a regex match, an unknown form)."""
+    if re.search(r"[=!]~", condition):
+        return None
+    names = Closed(variables)
+    expression = _GITLAB_VARIABLE.sub(lambda m: f"vars['{m[1]}']", condition)
+    expression = re.sub(
+        r'"((?:[^"\\]|\\.)*)"', lambda m: "'" + m[1].replace("'", "''") + "'", expression
+    )
+    verdict = truthy(evaluate(expression, {"vars": names}))
+    return None if verdict is UNKNOWN else bool(verdict)
+
+
+def _put_variables(line: str, variables: dict[str, str]) -> str:
+    """``line`` with the variables the CI file sets put in (plain values only)."""
+    return _GITLAB_VARIABLE.sub(
+        lambda m: variables[m[1]] if PLAIN_VALUE.fullmatch(variables.get(m[1], "$")) else m[0],
+        line,
+    )
+
+
+#: A value put into a command as it is: no word splitting, quoting or expansion can change it.
+PLAIN_VALUE = lazy_compile(r"[\w.,:/=+@%^-]*")
 
 
 # -- pre-commit ------------------------------------------------------------------
 
 
-def _precommit(path: Path, project_dir: Path) -> list[CiCommand]:
+def precommit(path: Path, project_dir: Path) -> list[CiCommand]:
     """The ``entry`` of each ``repo: local`` hook in the ``system`` language:
     a command of the project's own, run as written (other hooks install
     their tools from the network first)."""
-    name = _relative(path, project_dir)
+    name = relative(path, project_dir)
     found = []
-    repos = _get(_compose(path), "repos")
+    repos = get(compose(path), "repos")
     for repo in repos.value if isinstance(repos, yaml.SequenceNode) else []:
-        hooks = _get(repo, "hooks")
-        if _text(_get(repo, "repo")) != "local" or not isinstance(hooks, yaml.SequenceNode):
+        hooks = get(repo, "hooks")
+        if text(get(repo, "repo")) != "local" or not isinstance(hooks, yaml.SequenceNode):
             continue
         for hook in hooks.value:
-            entry = _get(hook, "entry")
-            if _text(_get(hook, "language")) == "system" and isinstance(entry, yaml.ScalarNode):
+            entry = get(hook, "entry")
+            if text(get(hook, "language")) == "system" and isinstance(entry, yaml.ScalarNode):
                 found.append(CiCommand(entry.value.strip(), f"{name}:{entry.start_mark.line + 1}"))
     return found

@@ -9,10 +9,10 @@ only when it is the one candidate; with several, there is no command.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
@@ -35,7 +35,7 @@ def _targets(project_dir: Path) -> list[str] | None:
 def _dotnet(verb: str, options: str = "") -> Callable[[list[str]], str | None]:
     """``dotnet VERB TARGET OPTIONS`` when there is one target; None when it is ambiguous."""
     return lambda targets: (
-        f"dotnet {verb} {shlex.quote(targets[0])}{options}" if len(targets) == 1 else None
+        f"{quoting.shell(['dotnet', verb, targets[0]])}{options}" if len(targets) == 1 else None
     )
 
 

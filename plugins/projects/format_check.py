@@ -2,10 +2,13 @@
 ``stepkit verify``: the same tool, told to change nothing and to exit
 non-zero, naming the files, when a file would change.
 
-A command is rewritten part by part (``a && b``); one part with no known
-check mode (a project's own ``npm run format`` or ``make fmt`` script) means
-the whole command has none, and the gate is NOT RUN in verify (``--fix``
-runs it as a run does).
+A command is rewritten part by part (``a && b``); a part that already
+checks (``prettier --check``, ``biome format`` without ``--write``) stays as
+it is.  One part with no known check mode (``make fmt``) means the whole
+command has none, and the gate is NOT RUN in verify (``--fix`` runs it as a
+run does); a project's own script that checks is found so by the gate
+planner, which asks this hook about the script's body
+(:func:`stepkit.workspace.gate_commands.check_mode`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ _CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bruff format\b", "ruff format --check"),
         (r"(?<![\w-])black\b", "black --check"),
         (r"\bprettier\b(.*?)[ \t](?:--write|-w)\b", r"prettier\1 --check"),
+        (r"\bbiome (format|check|lint)\b(.*?)[ \t]--(?:write|fix|apply)\b", r"biome \1\2"),
         (r"\bcargo fmt\b", "cargo fmt --check"),
         (r"(?<![\w-])rustfmt\b", "rustfmt --check"),
         (r"\bgofmt -l -w\b", _GOFMT_CHECK),
@@ -42,6 +46,26 @@ _CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bphp-cs-fixer fix\b", "php-cs-fixer fix --dry-run --diff"),
         (r"\bswift format --in-place\b", "swift format lint --strict"),
         (r"\bzig fmt\b", "zig fmt --check"),
+    )
+)
+#: A formatter run in its check mode already (nothing to rewrite): the part is its own check.
+_CHECKING: tuple[re.Pattern[str], ...] = tuple(
+    lazy_compile(pattern)
+    for pattern in (
+        r"\bruff format\b.*\s--check\b",
+        r"(?<![\w-])black\b.*\s--check\b",
+        r"\bprettier\b(?!.*\s(?:--write|-w)\b).*\s(?:--check|-c|--list-different|-l)\b",
+        r"\bbiome (?:format|check|lint)\b(?!.*\s--(?:write|fix|apply|apply-unsafe)\b)",
+        r"\bbiome ci\b",
+        r"\bcargo fmt\b.*\s--check\b",
+        r"(?<![\w-])rustfmt\b.*\s--check\b",
+        r"\bclang-format\b.*\s--dry-run\b.*\s--Werror\b",
+        r"\b(?:deno|zig) fmt\b.*\s--check\b",
+        r"\bmix format\b.*\s--check-formatted\b",
+        r"\bdotnet format\b.*\s--verify-no-changes\b",
+        r"\bspotless:check\b|\bspotlessCheck\b",
+        r"\bphp-cs-fixer fix\b.*\s--dry-run\b",
+        r"\bswift format lint\b",
     )
 )
 _PARTS = lazy_compile(r"(\s*(?:&&|;)\s*)")
@@ -60,6 +84,8 @@ def stepkit_format_check_command(command: str, project_dir: Path, config: Config
 
 
 def _check_mode(part: str) -> str | None:
+    if any(pattern.search(part) for pattern in _CHECKING):
+        return part
     for pattern, replacement in _CHECK_MODES:
         checked, count = pattern.subn(replacement, part, count=1)
         if count:

@@ -90,15 +90,17 @@ def _format(package: _Package) -> str | None:
 _SURFACE = {
     "tests": ["**/*.test.*", "**/*.spec.*", "**/__tests__/**", "**/test/**", "**/tests/**"],
     "config": [
-        "package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
+        # the runners' own discovery reads these in every package of a workspace
+        "**/package.json#scripts,jest,mocha,ava,c8,nyc,vitest,eslintConfig,prettier,type,imports",
         "**/jest.config.*",
         "**/jest.setup.*",
         "**/vitest.config.*",
         "**/vitest.setup.*",
         "**/vite.config.*",
-        ".mocharc*",
-        ".c8rc*",
-        ".nycrc*",
+        "**/vitest.workspace.*",
+        "**/.mocharc*",
+        "**/.c8rc*",
+        "**/.nycrc*",
         "**/.eslintrc*",
         "eslint.config.*",
         "**/.eslintignore",
@@ -139,6 +141,17 @@ NODE = ProjectType(
     surface=_SURFACE,
 )
 globals().update(NODE.hookimpls())
+
+#: The manifest's tables of packages it installs into node_modules.
+_DEPENDENCY_TABLES = ("dependencies", "devDependencies", "optionalDependencies")
+
+
+@hookimpl
+def stepkit_dependency_dirs(project_dir: Path) -> list[str]:
+    """``node_modules``, when package.json names a package to install there."""
+    manifest = _shared.read_json(project_dir / "package.json")
+    return ["node_modules"] if any(_shared.table(manifest, t) for t in _DEPENDENCY_TABLES) else []
+
 
 #: test runners that load every test file into one process; node --test and
 #: ava start a process per file, jest and vitest give each file a module registry

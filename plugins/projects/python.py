@@ -45,12 +45,13 @@ lockfile.
 from __future__ import annotations
 
 import configparser
+import fnmatch
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import MARKERS, _sessions, _shared
@@ -184,7 +185,7 @@ class _Project:
         name = str(_shared.table(self.pyproject, "project").get("name", "")).replace("-", "_")
         if not found and name and (self.dir / f"{name}.py").is_file():
             found = [f"{name}.py"]
-        return " ".join(shlex.quote(path) for path in found) or None
+        return quoting.shell(found) or None
 
     def format_command(self) -> str | None:
         if self.formats_with_ruff():
@@ -292,6 +293,9 @@ _SURFACE = {
     "tests": ["**/test_*.py", "**/*_test.py", "**/tests/**", "**/test/**"],
     "config": [
         "**/conftest.py",
+        # every file pytest 9's own discovery reads its configuration from
+        "**/pytest.toml",
+        "**/.pytest.toml",
         "**/pytest.ini",
         "**/.pytest.ini",
         "**/tox.ini",
@@ -395,11 +399,55 @@ def stepkit_added_file_reach(
     shadowed = _shadowed_module(parent, name, search_roots)
     if shadowed is not None:
         return f"a module where Python looks first, imported in place of {shadowed} (Python's or the test runner's own)"
+    if name.endswith(".py") and _collectable(project_dir, path):
+        return "a test module, run in one process with the tests that were there before it"
     if not test_file:
         return None
-    if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
-        return "a test module, run in one process with the tests that were there before it"
     return "a module among the tests, which a test can import in place of the code under test"
+
+
+#: pytest's default ``python_files``
+_DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+
+
+def _collectable(project_dir: Path, path: str) -> bool:
+    """pytest collects ``path`` as a test module: its name (or its path, for
+    a pattern with a ``/``) matches a ``python_files`` pattern of any pytest
+    configuration at the project's root, or pytest's default."""
+    name = path.rpartition("/")[2]
+    return any(
+        fnmatch.fnmatch(path if "/" in pattern else name, pattern)
+        for pattern in (*_DEFAULT_PYTHON_FILES, *_python_files(project_dir))
+    )
+
+
+def _python_files(project_dir: Path) -> list[str]:
+    """Every ``python_files`` pattern the pytest configuration files at
+    ``project_dir`` set (all of them, not only the one pytest picks: a
+    file it would skip today is one rename away)."""
+    values: list[object] = []
+    for name in ("pytest.toml", ".pytest.toml"):
+        values.append(
+            _shared.table(_shared.read_toml(project_dir / name), "pytest").get("python_files")
+        )
+    pyproject = _shared.read_toml(project_dir / "pyproject.toml")
+    for path in (("tool", "pytest", "ini_options"), ("tool", "pytest")):
+        values.append(_shared.table(pyproject, *path).get("python_files"))
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        (".pytest.ini", "pytest"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        ini = _shared.read_ini(project_dir / name)
+        values.append(ini.get(section, "python_files", fallback=None))
+    patterns: list[str] = []
+    for value in values:
+        if isinstance(value, str):
+            patterns += value.split()
+        elif isinstance(value, list):
+            patterns += [item for item in value if isinstance(item, str)]
+    return patterns
 
 
 def _shadowed_module(parent: str, name: str, search_roots: list[str]) -> str | None:

@@ -95,8 +95,9 @@ _SURFACE = {
     "config": [
         "Cargo.toml#lints,workspace.lints,lib,test,bench,bin,profile,features",
         "**/Cargo.toml#lints,lib,test,bench,features",
-        ".cargo/config",
-        ".cargo/config.toml",
+        # cargo reads the config of every directory from where it runs up
+        "**/.cargo/config",
+        "**/.cargo/config.toml",
         "rustfmt.toml",
         ".rustfmt.toml",
         "clippy.toml",

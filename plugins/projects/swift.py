@@ -6,12 +6,14 @@ when ``.swiftlint.yml`` does."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from stepkit.plugins.projects import MARKERS, _shared
 from stepkit.plugins.projects._base import ProjectType
 
 _FILES = _shared.changed_files(".swift")
 
-SWIFT = ProjectType(
+SWIFT: ProjectType[Path] = ProjectType(
     markers=MARKERS[__name__],
     name="swift",
     format=lambda d: (

@@ -17,9 +17,11 @@ answers the lint gate.  Target names per gate, in preference order:
 A target whose recipe (with its prerequisites', for make) needs a terminal —
 ``docker run -it``/``-t``, ``podman run -it``, ``docker exec -it``, ``docker
 compose run`` without ``-T`` — is passed over: a gate has no terminal, so it
-would fail with "the input device is not a TTY".  The gate then goes to the
-next name, the next runner or the language's own command, and ``stepkit
-detect`` shows the target skipped and why.
+would fail with "the input device is not a TTY".  So is a tests target
+(``test``, ``check``) whose recipe runs no test runner but only a linter, a
+type checker or a formatter (``mypy .``): its name proves nothing.  The gate
+then goes to the next name, the next runner or the language's own command,
+and ``stepkit detect`` shows the target skipped and why.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import NamedTuple
 
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects._base import ProjectType
+from stepkit.plugins.projects.gate_tools import checks_only
 
 
 class _Runner(NamedTuple):
@@ -75,32 +78,43 @@ def _runners(project_dir: Path) -> list[_Runner]:
 
 
 def _candidates(gate: str, runners: list[_Runner]) -> Iterator[tuple[str, str | None]]:
-    """Each defined target for ``gate``, in order, as ``(command, what needs
-    a terminal in it or None)``."""
+    """Each defined target for ``gate``, in order, as ``(command, why it is
+    passed over or None)``."""
     for runner in runners:
         for name in (*_NAMES[gate], *(_MAKE_ALSO.get(gate, ()) if runner.name == "make" else ())):
             if name in runner.recipes:
-                yield f"{runner.name} {name}", _shared.needs_terminal(runner.recipes[name])
+                yield f"{runner.name} {name}", _passed_over(gate, runner.recipes[name])
+
+
+def _passed_over(gate: str, recipe: str) -> str | None:
+    """Why a target named for ``gate`` cannot be its command: what it runs
+    needs a terminal, or (for the tests) it runs no test runner, only a
+    linter, a type checker or a formatter."""
+    terminal = _shared.needs_terminal(recipe)
+    if terminal is not None:
+        return f"it runs `{terminal}`, which needs a terminal; a gate has none"
+    checker = checks_only(recipe) if gate == "tests" else None
+    if checker is not None:
+        return f"it runs no test runner, only {checker} tools"
+    return None
 
 
 def _gate(gate: str) -> Callable[[list[_Runner]], str | None]:
-    """The gate's command: its first target that needs no terminal."""
+    """The gate's command: its first target not passed over."""
 
     def command(runners: list[_Runner]) -> str | None:
-        return next(
-            (found for found, terminal in _candidates(gate, runners) if terminal is None), None
-        )
+        return next((found for found, why in _candidates(gate, runners) if why is None), None)
 
     return command
 
 
 def _notes(runners: list[_Runner]) -> list[str]:
-    """A line for each target passed over because it needs a terminal."""
+    """A line for each target passed over, and why."""
     return [
-        f"{gate}: skipped `{command}`: it runs `{terminal}`, which needs a terminal; a gate has none"
+        f"{gate}: skipped `{command}`: {why}"
         for gate in _NAMES
-        for command, terminal in _candidates(gate, runners)
-        if terminal is not None
+        for command, why in _candidates(gate, runners)
+        if why is not None
     ]
 
 

@@ -11,7 +11,9 @@ marker, and secrets are masked.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,10 +97,20 @@ def _shrunk(inner: list[str], label: str) -> list[str]:
     ]
 
 
+#: A ``document`` tag, opening or closing, as a model may read one: any
+#: case, blanks inside, attributes after its name.
+_DOCUMENT_TAG = re.compile(r"<(?=\s*/?\s*document\b)", re.IGNORECASE)
+
+
 def doc(title: str, body: Any, max_chars: int, shrink_fences: bool = True) -> str:
-    """One document of a prompt, clipped, between tags that mark it as data."""
-    text = clip(body, max_chars, title, shrink_fences).strip()
-    return f'<document title="{title}">\n{text or "None"}\n</document>\n'
+    """One document of a prompt, clipped, between tags that mark it as data.
+
+    A ``document`` tag inside the text (a diff, a file name, a report) has
+    its ``<`` written ``&lt;``, so that no text can close its frame and go
+    on as the harness; the title is an attribute value, escaped as one."""
+    text = _DOCUMENT_TAG.sub("&lt;", clip(body, max_chars, title, shrink_fences).strip())
+    attribute = html.escape(title, quote=False).replace('"', "&quot;")
+    return f'<document title="{attribute}">\n{text or "None"}\n</document>\n'
 
 
 def gate_table(gates: Sequence[Mapping[str, Any]]) -> str:

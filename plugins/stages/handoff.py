@@ -135,11 +135,12 @@ def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
         at = criterion_index(value, criteria) if isinstance(value, str) else None
         return value if at is None else ids[at]
 
+    # models built at run time, of types (a Literal of these ids) mypy cannot see
     entry = create_model(
         "CitedCriterion",
         __base__=CriterionTests,
-        criterion=(
-            Annotated[
+        criterion=(  # type: ignore[arg-type]
+            Annotated[  # type: ignore[maybe-unrecognized-str-typeform]
                 Literal[tuple(ids)],
                 WithJsonSchema(
                     {  # an enum even of one id (never "const")
@@ -157,7 +158,7 @@ def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
         "HandoffAnswer",
         __base__=HandoffAnswer,
         acceptance_criteria=(
-            list[entry],
+            list[entry],  # type: ignore[valid-type]
             Field(
                 description="Per criterion id, the ids of the tests that cover it ([] or no entry: none)."
             ),

@@ -89,25 +89,27 @@ def sweep_schema(state: Mapping[str, Any]) -> type[BaseModel]:
     numbers = tuple(int(s["step"]) for s in state.get("later_steps") or [])
     if not numbers:
         return create_model("SweepAnswer", __base__=_SweepFields)
+    # models built at run time, of types (a Literal of these numbers) mypy cannot see
     target = create_model(
         "LaterAnnotation",
         __base__=Annotation,
-        step=(Literal[numbers], Field(description="a later step listed under Later steps")),
+        step=(Literal[numbers], Field(description="a later step listed under Later steps")),  # type: ignore[arg-type]
     )
     return create_model(
         "SweepAnswer",
         __base__=_SweepFields,
         annotations=(
-            list[target],
+            list[target],  # type: ignore[valid-type]
             Field(description="Edge cases for later steps only; [] when none."),
         ),
     )
 
 
 class _SweepFields(BaseModel):
-    edge_case_report: str = SweepResult.model_fields["edge_case_report"]
+    # pydantic takes another model's FieldInfo as the whole definition of a field
+    edge_case_report: str = SweepResult.model_fields["edge_case_report"]  # type: ignore[assignment]
     downstream_updates: str = Field(description='Before/after proposals for later steps; "None".')
-    needs_independent_review: bool = SweepResult.model_fields["needs_independent_review"]
+    needs_independent_review: bool = SweepResult.model_fields["needs_independent_review"]  # type: ignore[assignment]
 
 
 @hookimpl(trylast=True)

@@ -8,7 +8,7 @@ Command modules are imported only when their command runs, so ``stepkit
 from __future__ import annotations
 
 import argparse
-import gc
+import gc as pygc  # not "gc": the stepkit.cli.gc command module would shadow it
 import importlib
 import os
 import sys
@@ -19,7 +19,17 @@ from stepkit import __version__
 from stepkit.errors import StepkitError
 
 #: Commands whose parser plugins may extend (they load the project's plugins).
-PLUGIN_COMMANDS = ("init", "run", "resume", "verify", "detect", "stage", "plugins", "doctor")
+PLUGIN_COMMANDS = (
+    "init",
+    "run",
+    "resume",
+    "verify",
+    "detect",
+    "stage",
+    "plugins",
+    "doctor",
+    "plan",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,7 +37,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         command = self.prog.removeprefix("stepkit").strip()  # "stepkit: error: " names stepkit once
-        raise StepkitError(f"{command}: {message}" if command else message)
+        if command:
+            raise StepkitError(f"{command}: {message} (stepkit {command} --help shows the usage)")
+        raise StepkitError(f"{message} (stepkit --help shows the usage)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,6 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"
     )
 
+    p = command("plan", "Draft the plan's steps from a spec through the engine; never overwrites.")
+    p.add_argument("spec", metavar="SPEC", help="the spec: a file, or - to read it from stdin")
+    p.add_argument(
+        "--append", action="store_true", help="add the drafted steps after the plan's existing ones"
+    )
+    p.add_argument(
+        "--engine",
+        help="LLM engine: anthropic[:MODEL] (default), claude[:MODEL], codex[:MODEL], "
+        "openai:MODEL, scripted:FILE (answers the node plan), or one a plugin adds",
+    )
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument(
+        "--plans-dir", help="the plan repo (default: plans, relative to the project dir)"
+    )
+
     p = command("run", "Run one step of the plan through the step-runner graph.")
     p.add_argument("prompt", nargs="?", default="Execute the next step")
     run_options(p)
@@ -108,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--rerun",
         action="store_true",
         help="run a step that is already complete again (its handoff is kept in the run dir)",
+    )
+    p.add_argument(
+        "--allow-incomplete-plan",
+        action="store_true",
+        help="run a step whose plan stepkit status lists as incomplete (the handoff says so)",
     )
     p.add_argument(
         "--worktree",
@@ -247,6 +279,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id", nargs="?", metavar="RUN_ID", help="default: the latest run")
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
 
+    p = command("gc", "Prune finished runs' logs; never a paused, interrupted or live run's.")
+    p.add_argument(
+        "--older-than",
+        type=non_negative,
+        metavar="DAYS",
+        help="prune the logs of runs finished more than DAYS ago (default: [logs] keep_days)",
+    )
+    p.add_argument(
+        "--keep",
+        type=run_count,
+        metavar="N",
+        help="keep the logs of the newest N finished runs (default: [logs] keep_runs)",
+    )
+    p.add_argument("--project-dir", default=".", help="the project (default: .)")
+
     p = command("plugins", "List plugins, their versions and the hooks each implements.")
     p.add_argument("--project-dir", default=".")
     p.add_argument("--json", action="store_true")
@@ -270,6 +317,24 @@ def stage_name(text: str) -> str:
     if text not in STAGES:
         raise argparse.ArgumentTypeError(f"unknown stage {text!r} (known: {', '.join(STAGES)})")
     return text
+
+
+def non_negative(text: str) -> float:
+    """A number of days, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is below 0")
+    return value
+
+
+def run_count(text: str) -> int:
+    """A number of runs, 0 or more."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of runs, 0 or more")
+    return int(text)
 
 
 def parallel_count(text: str) -> int:
@@ -315,7 +380,16 @@ def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    """Run one command; everything it prints is made visible on the way out
+    (:mod:`stepkit.shown`): no text of the coder's, the model's or the
+    project's moves or hides what the terminal shows."""
+    from stepkit.shown import shown_streams
+
+    with shown_streams():
+        return _command(sys.argv[1:] if argv is None else argv)
+
+
+def _command(argv: list[str]) -> int:
     try:
         parser = build_parser()
         pm = _add_plugin_options(parser, argv)
@@ -363,8 +437,8 @@ def _started() -> None:
     global _collector_paused
     if _collector_paused:
         _collector_paused = False
-        gc.freeze()
-        gc.enable()
+        pygc.freeze()
+        pygc.enable()
 
 
 def entry() -> None:
@@ -381,7 +455,7 @@ def entry() -> None:
     of milliseconds after a verify, longer than the command's own work after
     its last gate."""
     global _collector_paused
-    gc.disable()
+    pygc.disable()
     _collector_paused = True
     code = main()
     if code >= 128:
@@ -391,7 +465,7 @@ def entry() -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
-    gc.freeze()
+    pygc.freeze()
     raise SystemExit(code)
 
 

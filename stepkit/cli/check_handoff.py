@@ -11,10 +11,10 @@ is not loaded (no project is named).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from stepkit.errors import StepkitError
+from stepkit.shown import shown_json
 
 
 def check_file(path: Path) -> list[str]:
@@ -36,7 +36,13 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.path)
     problems = check_file(path)
     if args.json:
-        print(json.dumps({"path": str(path), "ok": not problems, "problems": problems}))
+        print(
+            shown_json(
+                {"path": str(path), "ok": not problems, "problems": problems},
+                indent=None,
+                ensure_ascii=True,
+            )
+        )
     else:
         for problem in problems:
             print(problem)

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if located is None:
         raise UsageError(
             f"{project} is not in a git repository; the workflow runs steps in git "
-            "worktrees (nothing was written)"
+            "worktrees: git init and commit first, or pass --project-dir (nothing was written)"
         )
     root = Path(located[0])
     workflow = root / WORKFLOW_PATH
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if not ready:
         raise UsageError(
             f"no ready step in {repo.steps_dir} (each is complete, waits in a paused "
-            "run or waits for a dependency); nothing was written"
+            "run or waits for a dependency: stepkit status says which); nothing was written"
         )
     try:
         text = github_workflow(

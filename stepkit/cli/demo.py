@@ -11,13 +11,13 @@ TTY, otherwise paused with the resume command printed.
 from __future__ import annotations
 
 import argparse
-import shlex
 import shutil
 import sys
 import tempfile
 from importlib.resources import files
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.errors import UsageError
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import STORE_NAME
@@ -41,7 +41,7 @@ def demo_run_args(project: Path) -> argparse.Namespace:
     real ``run`` parser (so every option it has gets its default)."""
     from stepkit.cli import build_parser
 
-    coder = f"command:{shlex.quote(sys.executable)} tools/demo_coder.py"
+    coder = "command:" + quoting.shell([sys.executable, "tools/demo_coder.py"])
     engine = f"scripted:{project / 'tools' / 'demo_answers.yaml'}"
     args = build_parser().parse_args(
         [
@@ -79,4 +79,10 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    return run_command.run(demo_run_args(project))
+    from stepkit.config import load_config
+    from stepkit.pluginmanager import get_plugin_manager
+
+    args = demo_run_args(project)
+    # the plugin manager a `stepkit run` in the project builds: its progress display shows the run
+    args.pm = get_plugin_manager(project, load_config(project), [])
+    return run_command.run(args)

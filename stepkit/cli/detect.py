@@ -4,10 +4,10 @@ the command it would run and the plugin that chose it — nothing is run."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from stepkit.cli import disabled_plugins
+from stepkit.shown import shown_json
 
 
 def run(args: argparse.Namespace) -> int:
@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.api import detect_gates
 
     data = detect_gates(args.project_dir, args.pm, disabled_plugins=disabled_plugins(args))
-    print(json.dumps(data, indent=2) if args.json else render(data))
+    print(shown_json(data, ensure_ascii=True) if args.json else render(data))
     return 0
 
 

@@ -10,7 +10,6 @@ a warning (``!``) does not change the exit code.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -20,6 +19,7 @@ from typing import Literal
 
 from stepkit.cli import disabled_plugins
 from stepkit.errors import StepkitError
+from stepkit.shown import shown_json
 
 MARKS = {"ok": "✓", "fail": "✗", "warn": "!"}
 
@@ -47,7 +47,11 @@ def run(args: argparse.Namespace) -> int:
         *_git(project, plans),
     ]
     if args.json:
-        print(json.dumps({"ok": _ok(checks), "checks": [asdict(c) for c in checks]}, indent=2))
+        print(
+            shown_json(
+                {"ok": _ok(checks), "checks": [asdict(c) for c in checks]}, ensure_ascii=True
+            )
+        )
     else:
         for check in checks:
             print(f"{MARKS[check.status]} {check.name}: {check.text}")
@@ -149,7 +153,9 @@ def _git(project: Path, plans: Path) -> list[Check]:
 
     located = git_location(project)
     if located is None:
-        return [Check("git", "warn", "not a git repository: no --worktree, --parallel or undo")]
+        return [
+            Check("repository", "warn", "not a git repository: no --worktree, --parallel or undo")
+        ]
     checks = []
     if commit_identity(located[0]):
         checks.append(

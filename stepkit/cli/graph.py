@@ -8,18 +8,18 @@ nodes and edges a run took (its graph is used unless ``--graph`` is given).
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from stepkit.engine.runstore import RunStore
 from stepkit.graph.diagram import render_json, render_mermaid
 from stepkit.protocol.graphs import BUILTIN, load_protocol_graph
+from stepkit.shown import shown_json
 
 
 def run(args: argparse.Namespace) -> int:
     graph, path, edges = run_graph(args.graph, args.run_id, args.project_dir)
     if args.format == "json":
-        print(json.dumps(graph_json(graph, args.run_id, path, edges), indent=2, ensure_ascii=False))
+        print(shown_json(graph_json(graph, args.run_id, path, edges)))
     else:
         print(render_mermaid(graph, highlight_path=path, highlight_edges=edges), end="")
     return 0

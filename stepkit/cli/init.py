@@ -15,22 +15,33 @@ def run(args: argparse.Namespace) -> int:
     """Write ``plans/``; 2 (nothing written) when any of it already exists."""
     from stepkit.api import detect_gates
     from stepkit.config import load_config, resolve_project_dir
-    from stepkit.planrepo.mergesetup import register_merge_driver
     from stepkit.planrepo.model import resolve_plans_dir
     from stepkit.planrepo.scaffold import scaffold
 
     project = resolve_project_dir(args.project_dir)
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
     written = scaffold(plans)
+    attributes = register_driver(project, plans)
+    detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
+    print(render(project, plans, written, detected, attributes))
+    return 0
+
+
+def register_driver(project: Path, plans: Path) -> Path | None:
+    """Register the plan merge driver for the plan repo just written
+    (:func:`~stepkit.planrepo.mergesetup.register_merge_driver`): the
+    attributes file naming its files, None outside git.
+
+    :raises UsageError: the git config or the attributes file cannot be written.
+    """
+    from stepkit.planrepo.mergesetup import register_merge_driver
+
     try:
-        attributes = register_merge_driver(project, plans)
+        return register_merge_driver(project, plans)
     except OSError as exc:
         raise UsageError(
             f"wrote the plan repo, but cannot register its merge driver: {exc.strerror or exc}"
         ) from None
-    detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
-    print(render(project, plans, written, detected, attributes))
-    return 0
 
 
 def render(
@@ -42,7 +53,7 @@ def render(
 
     types = detected["project_types"]
     lines = ["Wrote:"]
-    lines += [f"  {_shown(path, project)}" for path in written]
+    lines += [f"  {shown(path, project)}" for path in written]
     if attributes is not None:
         lines.append(
             f"Merge driver: {DRIVER_NAME} registered in the git config and {attributes} "
@@ -69,8 +80,8 @@ def render(
         )
     lines += [f"  note: {note}" for note in detected["notes"]]
     lines += [f"  build system not supported: {name}" for name in detected.get("unsupported") or []]
-    step = _shown(written[0], project)
-    plans_option = "" if plans == project / "plans" else f" --plans-dir {_shown(plans, project)}"
+    step = shown(written[0], project)
+    plans_option = "" if plans == project / "plans" else f" --plans-dir {shown(plans, project)}"
     lines += [
         "",
         "Next:",
@@ -82,7 +93,8 @@ def render(
     return "\n".join(lines)
 
 
-def _shown(path: Path, project: Path) -> str:
+def shown(path: Path, project: Path) -> str:
+    """``path`` relative to ``project`` when it is inside it."""
     try:
         return str(path.relative_to(project))
     except ValueError:

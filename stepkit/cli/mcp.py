@@ -30,6 +30,7 @@ Needs the MCP SDK: ``pip install 'stepkit[mcp]'``.
 
 import argparse
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -39,6 +40,8 @@ from typing import Any
 
 from stepkit.errors import StepkitError
 from stepkit.hookspecs import hookimpl
+from stepkit.shown import shown
+from stepkit.text import visible
 
 #: Bounds on the text a tool returns (the full text stays in the run dir).
 MAX_OUTPUT_CHARS = 6000
@@ -118,7 +121,8 @@ def build_server(default_project: str = ".") -> Any:
 
     async def call(work: Callable[[], Any]) -> Any:
         """``work()`` in a worker thread (a run blocks for minutes), a stepkit
-        error coming back as a tool error with its one-line message."""
+        error coming back as a tool error with its one-line message, made
+        visible (:mod:`stepkit.shown`)."""
 
         def tracked() -> Any:
             with _RUNS.running():
@@ -127,10 +131,10 @@ def build_server(default_project: str = ".") -> Any:
         try:
             return await anyio.to_thread.run_sync(tracked)
         except StepkitError as exc:
-            raise ToolError(one_line(str(exc))) from None
+            raise ToolError(visible(one_line(str(exc)))) from None
         except api.RunInterrupted as exc:
             raise ToolError(
-                f"run {exc.run_id} was interrupted; call resume to continue it"
+                visible(f"run {exc.run_id} was interrupted; call resume to continue it")
             ) from None
 
     def progress(ctx: Context, total: float | None = None) -> Progress:
@@ -141,11 +145,27 @@ def build_server(default_project: str = ".") -> Any:
         def send(done: float, message: str) -> None:
             # a client gone or slow must never break the run it is told about
             with contextlib.suppress(Exception):
-                anyio.from_thread.run(ctx.report_progress, done, total, message, token=token)
+                anyio.from_thread.run(
+                    ctx.report_progress, done, total, visible(message), token=token
+                )
 
         return Progress(send)
 
-    @server.tool(
+    def tool(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+        """``server.tool``: every tool is registered through here, and what
+        it answers is made visible (:mod:`stepkit.shown`), every string of
+        it, whatever field a tool adds."""
+
+        def register(answer: Callable[..., Any]) -> Any:
+            @functools.wraps(answer)  # the SDK reads the signature for the input schema
+            async def answered(*args: Any, **kwargs: Any) -> Any:
+                return shown(await answer(*args, **kwargs))
+
+            return server.tool(**options)(answered)
+
+        return register
+
+    @tool(
         description="The plan repo's steps, their status, dependencies and handoffs "
         "(stepkit status --json)."
     )
@@ -154,14 +174,14 @@ def build_server(default_project: str = ".") -> Any:
     ) -> dict[str, Any]:
         return await call(lambda: api.plan_status(project(project_dir), plans_dir))
 
-    @server.tool(
+    @tool(
         description="Each gate's command (format, lint, build, tests) and the plugin that "
         "chose it, without running anything (stepkit detect --json)."
     )
     async def detect(project_dir: str | None = None) -> dict[str, Any]:
         return await call(lambda: api.detect_gates(project(project_dir)))
 
-    @server.tool(
+    @tool(
         description="Run the format, lint, build and test gates; returns ok and one summary "
         "per gate (a gate with no command is NOT RUN, not a pass)."
     )
@@ -174,17 +194,20 @@ def build_server(default_project: str = ".") -> Any:
 
         return await call(work)
 
-    @server.tool(
+    @tool(
         description="Check a handoff file against the step protocol's schema; returns ok "
         "and its problems."
     )
     async def check_handoff(path: str) -> dict[str, Any]:
         from stepkit.cli.check_handoff import check_file
 
-        problems = await call(lambda: check_file(Path(path)))
-        return {"path": path, "ok": not problems, "problems": problems}
+        def work() -> dict[str, Any]:
+            problems = check_file(Path(path))
+            return {"path": path, "ok": not problems, "problems": problems}
 
-    @server.tool(
+        return await call(work)
+
+    @tool(
         description="The step-runner graph (or a graph file) as Mermaid text or JSON; with "
         "run_id, the path that run took."
     )
@@ -198,7 +221,7 @@ def build_server(default_project: str = ".") -> Any:
             raise ToolError(f"format {format!r}: use mermaid or json")
         return await call(lambda: draw_graph(graph, run_id, project(project_dir), format))
 
-    @server.tool(
+    @tool(
         description=(
             "Run one step of the plan (default: the next one) through the step-runner graph. Returns "
             "the outcome (STEP_COMPLETE, STEP_BLOCKED, STEP_REJECTED, STEP_FAILED or PAUSED), run_id, "
@@ -243,7 +266,7 @@ def build_server(default_project: str = ".") -> Any:
         )
         return run_summary(result)
 
-    @server.tool(
+    @tool(
         description=(
             "Continue a paused or interrupted run (default: the latest unfinished one); answer is "
             "the human's answer to the question it paused at. Returns what run_step returns."

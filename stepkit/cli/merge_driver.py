@@ -49,6 +49,8 @@ def _register(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"cannot register the merge driver: {exc.strerror or exc}") from None
     if attributes is None:
-        raise UsageError(f"{plans} is not inside a git work tree; nothing was registered")
+        raise UsageError(
+            f"{plans} is not inside a git work tree (git init first); nothing was registered"
+        )
     print(f"Merge driver: {DRIVER_NAME} registered in the git config and {attributes}")
     return 0

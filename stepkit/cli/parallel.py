@@ -13,13 +13,12 @@ with the exit code; with ``--json``, one object ``{"outcome", "exit_code",
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from stepkit.errors import UsageError
-from stepkit.jsontext import json_safe
+from stepkit.shown import shown_json
 
 if TYPE_CHECKING:
     from stepkit.worktrees.parallel import Outcome
@@ -65,7 +64,8 @@ def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
     project = resolve_project_dir(args.project_dir)
     if git_location(project) is None:
         raise UsageError(
-            f"--parallel runs each step in a git worktree; {project} is in no git repository"
+            f"--parallel runs each step in a git worktree; {project} is in no git repository "
+            "(git init and commit first)"
         )
     check_run(
         args.project_dir,
@@ -102,12 +102,13 @@ def run(args: argparse.Namespace, options: dict[str, Any]) -> int:
             progress,
             stack=args.stack,
             project_dir=project,
+            allow_incomplete=args.allow_incomplete_plan,
         )
     finally:
         if progress is not None:
             progress.close()
     if args.json:
-        print(json_safe(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2)))
+        print(shown_json(outcome.to_json()))
     else:
         print(render(outcome))
     return outcome.exit_code
@@ -118,7 +119,11 @@ def passed_on(args: argparse.Namespace, options: dict[str, Any]) -> list[str]:
     gets them (then the prompt).  ``--merge`` is passed on: each completed
     branch is merged when that is safe, and a step whose dependencies were
     merged so is ready when the next run ends."""
-    argv = [f"--project-dir={args.project_dir}", *(["--merge"] if args.merge else [])]
+    argv = [
+        f"--project-dir={args.project_dir}",
+        *(["--merge"] if args.merge else []),
+        *(["--allow-incomplete-plan"] if args.allow_incomplete_plan else []),
+    ]
     for option, value in (
         ("--plans-dir", args.plans_dir),
         ("--engine", args.engine),

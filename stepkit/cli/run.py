@@ -9,14 +9,13 @@ command and exits 5; a stop signal saves the run as interrupted and exits
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from stepkit.cli import disabled_plugins
-from stepkit.jsontext import json_safe
+from stepkit.shown import shown_json
 
 #: Options of ``run`` itself; any other attribute came from a plugin's
 #: ``stepkit_add_options`` and is passed on as ``settings["options"]``.
@@ -35,6 +34,7 @@ OWN_OPTIONS = {
     "sets",
     "answers",
     "rerun",
+    "allow_incomplete_plan",
     "json",
     "verbose",
     "worktree",
@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 sets=args.sets,
                 answers=args.answers,
                 rerun=args.rerun,
+                allow_incomplete_plan=args.allow_incomplete_plan,
                 options=plugin_options(args),
                 pm=args.pm,
                 disabled_plugins=disabled_plugins(args),
@@ -119,7 +120,7 @@ def displays(args: argparse.Namespace) -> Iterator[list[Any]]:
 def report(result: Any, as_json: bool) -> int:
     """Print a run's result; return its exit code."""
     if as_json:
-        print(json_safe(json.dumps(result.to_json(), ensure_ascii=False, indent=2)))
+        print(shown_json(result.to_json()))
     else:
         print(result.output)
     return result.exit_code

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from stepkit.cli import disabled_plugins
+from stepkit.shown import shown_json
 
 #: Long values shown in full only with --json.
 _TEXT_LIMIT = 4000
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         disabled_plugins=disabled_plugins(args),
     )
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+        print(shown_json(result, default=str))
     else:
         print(render(args.stage, result))
     return _exit_code(args.stage, result)

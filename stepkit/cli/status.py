@@ -10,7 +10,6 @@ Needs no plugin and no model SDK, so it stays fast on large plan repos.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,8 +18,10 @@ from typing import Any
 from stepkit.configfile import plain_plans_dir, resolve_project_dir
 from stepkit.engine.pause import last_runs, paused_runs
 from stepkit.planrepo.model import PlanRepo, resolve_plans_dir
+from stepkit.planrepo.quality import step_findings
 from stepkit.planrepo.status import status_report
 from stepkit.planrepo.stepstate import StepStates
+from stepkit.shown import shown_json
 from stepkit.workspace.store import cache_dir, store_dir, store_report
 from stepkit.worktrees.listing import render_worktrees, worktree_status
 
@@ -43,13 +44,15 @@ def run(args: argparse.Namespace) -> int:
     worktrees = worktree_status(project_dir, plans_dir)
     if args.json:
         print(
-            json.dumps(
+            shown_json(
                 {
                     **status_report(repo, latest),
                     "paused_runs": paused,
                     **store_report(project_dir),
                     **worktrees,
-                }
+                },
+                indent=None,
+                ensure_ascii=True,
             )
         )
     else:
@@ -81,7 +84,8 @@ def _plans_cache(project_dir: Path) -> Path | None:
 
 
 def render(repo: PlanRepo, runs: Mapping[int, Mapping[str, Any]] | None = None) -> str:
-    """A plain-text table (no colour codes), the step ``next`` picks, the problems.
+    """A plain-text table (no colour codes), the step ``next`` picks, the
+    incomplete steps (:func:`~stepkit.planrepo.quality.step_findings`), the problems.
     STATE is where each step stands (:class:`~stepkit.planrepo.stepstate.StepStates`,
     with ``runs``, the latest run of each step)."""
     following = repo.next_step()
@@ -121,6 +125,15 @@ def render(repo: PlanRepo, runs: Mapping[int, Mapping[str, Any]] | None = None) 
     else:
         lines.append(f"next: step {following.number} ({following.title})")
         lines += [f"  unmet: {reason}" for reason in following_unmet]
+    incomplete = [(step, found) for step in repo.steps if (found := step_findings(repo, step))]
+    if incomplete:
+        lines.append(
+            f"\nIncomplete steps ({len(incomplete)}): stepkit run refuses each until it is "
+            "filled in (--allow-incomplete-plan overrides)"
+        )
+        for step, found in incomplete:
+            lines.append(f"  step {step.number} ({step.title}):")
+            lines += [f"    - {finding}" for finding in found]
     if repo.problems:
         lines.append(f"\nProblems ({len(repo.problems)}):")
         lines += [f"  - {problem}" for problem in repo.problems]

@@ -24,7 +24,9 @@ def run(args: argparse.Namespace) -> int:
     with project_lock(project, "undo"):
         run_ids = [args.run_id] if args.run_id else store.run_ids()[-1:]
         if not run_ids:
-            raise UsageError(f"no run in {store.runs}: nothing to undo")
+            raise UsageError(
+                f"no run in {store.runs}: nothing to undo (--project-dir names another project)"
+            )
         run = store.open(run_ids[0])
         checkpoint = run.load()
         if checkpoint.status in UNFINISHED:

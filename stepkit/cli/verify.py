@@ -1,13 +1,13 @@
 """``stepkit verify``: run the format, lint, build and test gates on a project
-and print the evidence.  Exit 0 when every gate that ran passed, 1 otherwise
-(a gate with no command is NOT RUN and does not count either way), 2 when no
-gate could run at all.  The formatter runs in its check mode; ``--fix`` lets
+and print the evidence.  Exit 0 when every gate that ran passed and the
+tests gate ran a test, 1 otherwise (a tests gate NOT RUN is no pass; another
+gate with no command does not count either way), 2 when no gate had a
+command to run.  The formatter runs in its check mode; ``--fix`` lets
 it rewrite the files, as a run does."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -15,6 +15,7 @@ from stepkit.cli import disabled_plugins
 from stepkit.config import resolve_project_dir
 from stepkit.errors import StepkitError
 from stepkit.records import FAILED_STATUSES, GateResult
+from stepkit.shown import shown_json
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         data = verify(
             project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline, fix=fix
         )
-        print(json.dumps(data, indent=2))
+        print(shown_json(data, ensure_ascii=True))
     else:
         print(f"stepkit verify: {project}", flush=True)
         data = verify(
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             fix=fix,
         )
         print(_verdict(data))
-    if all(g["status"] == "not_run" for g in data["gates"]):
+    if not any(g["command"] for g in data["gates"]):
         kind = (
             f"{data['project_type']} project"
             if data["project_type"]
@@ -81,6 +82,9 @@ def _verdict(data: dict[str, Any]) -> str:
     gates = data["gates"]
     not_run = [g["name"] for g in gates if g["status"] == "not_run"]
     bad = [f"{g['name']} {g['status']}" for g in gates if g["status"] in FAILED_STATUSES]
+    bad += [
+        f"{g['name']} NOT RUN" for g in gates if g["name"] == "tests" and g["status"] == "not_run"
+    ]
     tail = f"; NOT RUN (not evidence of a pass): {', '.join(not_run)}" if not_run else ""
     judged = [
         f"{g['name']}: {len(g[key])} {word}"
@@ -96,7 +100,7 @@ def _verdict(data: dict[str, Any]) -> str:
     kind = f" ({data['project_type']} project)" if data["project_type"] else ""
     if data.get("unsupported"):
         tail += f"; build system not supported: {', '.join(data['unsupported'])}"
-    if ran == 0:
+    if not any(g["command"] for g in gates):
         return f"\nverify{kind}: no gate ran — this is NOT evidence that the project passes{tail}"
     if data["ok"]:
         return f"\nverify{kind}: ok — {ran} gate{'s' if ran != 1 else ''} passed{tail}"

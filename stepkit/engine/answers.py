@@ -8,6 +8,9 @@ At an approval question an answer is, in order:
 - an option, by its exact word: case, surrounding spaces and end punctuation
   aside (``  APPROVE ``, ``approve.``);
 - one of the node's ``aliases`` (``y`` for ``approve``);
+- one of the question's ``views`` (``diff``): no answer, a request to see
+  something (the terminal prompt shows it and asks again; elsewhere it is
+  refused);
 - with ``other_as``: any other answer is that option (a slip is refused);
 - with free text allowed: a sentence of two words or more;
 - else refused, naming the options; a word within two edits of an option
@@ -50,14 +53,16 @@ class Slip(Rejected):
 @dataclass(frozen=True)
 class Reading:
     """What an answer means: ``route`` is the option chosen, ``"other"`` for
-    free text, ``"next"`` for an input question."""
+    free text, ``"next"`` for an input question; with ``view``, the view
+    word asked for (no answer)."""
 
     route: str
     text: str
+    view: bool = False
 
     @property
     def free_text(self) -> bool:
-        return self.route == "other"
+        return self.route == "other" and not self.view
 
 
 def read_answer(question: Question, answer: str) -> Reading:
@@ -76,6 +81,9 @@ def read_answer(question: Question, answer: str) -> Reading:
     choice = choice or question.aliases.get(word)
     if choice is not None:
         return Reading(choice, answer)
+    view = next((v for v in question.views if v.casefold() == word), None)
+    if view is not None:
+        return Reading(view, answer, view=True)
     one_word = len(answer.split()) <= 1
     meant = slips(word, question.options) if one_word else []
     if meant:

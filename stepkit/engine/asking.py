@@ -5,25 +5,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepkit.engine.answers import Rejected, Slip, read_answer
+from stepkit.engine.answers import Rejected, Slip, expected, read_answer
 from stepkit.graph.nodes import ApprovalNode, AskNode, InputNode
 from stepkit.graph.templates import render_template, render_values
 from stepkit.records import Paused, Question
 from stepkit.text import shown_bytes
 
 
-def question_for(node: AskNode, state: dict[str, Any]) -> Question:
+def question_for(node: ApprovalNode | InputNode, state: dict[str, Any]) -> Question:
     """The question ``node`` asks, its template filled from ``state``."""
-    approval = isinstance(node, ApprovalNode)
+    approval = node if isinstance(node, ApprovalNode) else None
     return Question(
         node=node.id,
         kind=node.kind,
         text=render_template(node.question, state),
-        options=node.options if approval else [],
-        allow_other=approval and bool(node.on_other or node.other_as),
+        options=approval.options if approval else [],
+        allow_other=bool(approval and (approval.on_other or approval.other_as)),
         non_empty=isinstance(node, InputNode) and node.non_empty,
-        aliases=node.alias_words() if approval else {},
-        other_as=node.other_as if approval else None,
+        aliases=approval.alias_words() if approval else {},
+        other_as=approval.other_as if approval else None,
+        views={w: render_template(t, state) for w, t in approval.views.items()} if approval else {},
     )
 
 
@@ -48,6 +49,8 @@ def answer_route(
     if isinstance(node, InputNode):
         return node.next, "next", {**updates_for("next"), node.key: answer}
     assert isinstance(node, ApprovalNode)
+    if reading.view:
+        raise Rejected(question, f"{answer.strip()!r} is not an answer ({expected(question)})")
     if not reading.free_text:
         return node.routes[reading.route], reading.route, updates_for(reading.route)
     assert node.on_other is not None  # free text is read only where the node routes it
@@ -63,6 +66,7 @@ def pending_question(pending: dict[str, Any]) -> Question:
         {
             **{k: v for k, v in pending.items() if k in Question.model_fields},
             "text": pending["question"],
+            "views": dict.fromkeys(pending.get("views") or [], ""),
         }
     )
 
@@ -81,6 +85,7 @@ def pending_record(paused: Paused) -> dict[str, Any]:
         "non_empty": question.non_empty,
         "aliases": question.aliases,
         "other_as": question.other_as,
+        "views": list(question.views),  # the words: the texts are shown again when asked again
     }
     if isinstance(paused, Rejected):
         pending["note"] = paused.note

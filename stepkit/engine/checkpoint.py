@@ -133,7 +133,8 @@ class Checkpoint(Model):
         """This checkpoint as stored: a copy whose paths inside ``project``
         are relative to it and listed in ``relative_paths`` (this one is not
         changed)."""
-        root, found = str(project), []
+        root = str(project)
+        found: list[Where] = []
         settings = _relative(self.settings, root, ["settings"], found)
         state = _relative(self.state, root, ["state"], found)
         return self.model_copy(

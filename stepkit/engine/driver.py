@@ -50,13 +50,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from stepkit.engine.answers import Rejected, read_answer
+from stepkit.engine.answers import Rejected, expected, read_answer
 from stepkit.engine.asking import answer_route, pending_question, pending_record, question_for
 from stepkit.engine.checkpoint import Checkpoint
 from stepkit.engine.interrupts import (
@@ -71,10 +71,20 @@ from stepkit.engine.interrupts import (
     stop_signals,
 )
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
-from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted
+from stepkit.engine.retention import prune_after_run
+from stepkit.engine.runstore import RunDir, is_live, jsonable, redacted, short_run_id
 from stepkit.errors import UsageError
 from stepkit.graph.model import ENGINE_KEYS, Graph
-from stepkit.graph.nodes import AskNode, EndNode, Node, ScriptNode, WorkNode
+from stepkit.graph.nodes import (
+    ApprovalNode,
+    AskNode,
+    EndNode,
+    InputNode,
+    Node,
+    ScriptNode,
+    StageNode,
+    WorkNode,
+)
 from stepkit.graph.state import state_problem, value_problem
 from stepkit.graph.templates import render_template
 from stepkit.pluginmanager import first_answer
@@ -158,9 +168,14 @@ def resume_run(
     run_id = run.run_id
     status = checkpoint.status
     if status == "finished":
-        raise UsageError(f"run {run_id} already finished ({checkpoint.outcome}); start a new run")
+        raise UsageError(
+            f"run {run_id} already finished ({checkpoint.outcome}); start a new run (stepkit run)"
+        )
     if is_live(run, checkpoint):
-        raise UsageError(f"run {run_id} is still running (pid {checkpoint.pid})")
+        raise UsageError(
+            f"run {run_id} is still running (pid {checkpoint.pid}); resume it once it stops "
+            f"(kill {checkpoint.pid} stops it)"
+        )
     node_id = checkpoint.node
     pending = checkpoint.pending if status == "paused" else None
     if answer is not None and not pending:
@@ -182,7 +197,7 @@ def resume_run(
             f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
         )
 
-    if answer is not None:
+    if answer is not None and pending is not None:  # no pending with an answer: refused above
         _check_answer(run_id, pending, answer)
 
     settings = checkpoint.settings
@@ -383,7 +398,7 @@ class _Engine:
         )
         return time.monotonic()
 
-    def _run_node(self, node: Node) -> str:
+    def _run_node(self, node: ScriptNode | StageNode | ApprovalNode | InputNode) -> str:
         nid = node.id
         started = self._enter(node)
         if isinstance(node, AskNode):
@@ -420,10 +435,11 @@ class _Engine:
 
     # -- script and stage nodes -----------------------------------------------
 
-    def _call_node(self, node: WorkNode) -> _Step:
+    def _call_node(self, node: ScriptNode | StageNode) -> _Step:
         nid = node.id
         if isinstance(node, ScriptNode):
             fn = node.function
+            assert fn is not None, "validating the graph imported every script node's call"
         else:
             runner = self._stage_runner
             stage = node.stage
@@ -558,7 +574,7 @@ class _Engine:
 
     def _ask(self, question: Question) -> tuple[str, str | None]:
         # the final approval is a person's: never a project-local plugin's
-        without = (
+        without: Collection[str] = (
             getattr(self.pm, "local", set()) if self.graph.approves_the_step(question.node) else ()
         )
         answer, plugin = first_answer(
@@ -570,7 +586,7 @@ class _Engine:
         self.run.event("answered", node=question.node, plugin=plugin)
         return str(answer), plugin
 
-    def _ask_node(self, node: AskNode) -> _Step:
+    def _ask_node(self, node: ApprovalNode | InputNode) -> _Step:
         nid = node.id
         question = question_for(node, self.state)
         try:
@@ -591,7 +607,12 @@ class _Engine:
         question = paused.question
         pending = pending_record(paused)
         output = guard_lines(
-            pause_text(self.run.run_id, str(self.settings.get("project_dir", ".")), pending),
+            pause_text(
+                self.run.run_id,
+                str(self.settings.get("project_dir", ".")),
+                pending,
+                short_run_id(self.run),
+            ),
             self.graph.sentinels(),
             keep_first=True,
         )
@@ -641,7 +662,9 @@ class _Engine:
                     self._apply({}, ctx.usage.since(seed))
                     self.fail_over(nid, "failure", f"node {nid} failed: {problem}")
                     self.state["last_fault_node"] = nid
-                return self._end(self.graph.nodes[self.graph.failure_node])
+                failure_node = self.graph.nodes[self.graph.failure_node]
+                assert isinstance(failure_node, EndNode), "validating the graph held it to one"
+                return self._end(failure_node)
             reason = self.state.get("failure_reason")
             text = f"(the output of {nid} could not be rendered: {problem})"
             if reason:
@@ -670,6 +693,7 @@ class _Engine:
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
         self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
+        prune_after_run(self.run.project)
         self._notify(
             "stepkit_node_finished",
             run_id=self.run.run_id,
@@ -735,6 +759,7 @@ class _Engine:
 
     def _result(self) -> RunResult:
         cp = self.cp
+        assert cp.outcome is not None and cp.exit_code is not None, "the run ended or paused"
         return RunResult(
             outcome=cp.outcome,
             exit_code=cp.exit_code,
@@ -752,12 +777,19 @@ def _check_answer(run_id: str, pending: dict[str, Any], answer: str) -> None:
 
     :raises UsageError: naming what the question takes.
     """
+    question = pending_question(pending)
     try:
-        read_answer(pending_question(pending), answer)
+        reading = read_answer(question, answer)
     except Rejected as refused:
         raise UsageError(
             f"--answer {answer}: {refused.note}; run {run_id} is still paused, nothing changed"
         ) from None
+    if reading.view:
+        raise UsageError(
+            f"--answer {answer}: '{reading.route}' is no answer but something to look at, shown "
+            f"at the question on a terminal (`stepkit resume {run_id}` there); "
+            f"{expected(question)}; run {run_id} is still paused, nothing changed"
+        )
 
 
 def _plain(value: dict[str, Any]) -> dict[str, Any]:

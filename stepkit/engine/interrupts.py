@@ -88,7 +88,7 @@ def stop_signals() -> Iterator[None]:
         yield
         return
     drop_held_signal()  # one an earlier block held and never raised (it ended in an error)
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             previous[sig] = signal.signal(sig, _HOLD.handle)

@@ -5,26 +5,36 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from stepkit import quoting
 
 #: The exit code of a run paused at a question.
 PAUSED_EXIT = 5
 
 
 def resume_command(run_id: str, project_dir: str) -> str:
-    """The command that continues ``run_id``."""
-    return f"stepkit resume {run_id} --project-dir {shlex.quote(project_dir)}"
+    """The command that continues ``run_id`` (or a prefix naming it), run
+    where this process runs: ``--project-dir`` only when that is not the
+    project, relative to it when inside it."""
+    project, here = Path(project_dir).resolve(), Path.cwd().resolve()
+    if project == here:
+        return quoting.shell(["stepkit", "resume", run_id])
+    shown = project.relative_to(here) if project.is_relative_to(here) else project
+    return quoting.shell(["stepkit", "resume", run_id, "--project-dir", str(shown)])
 
 
-def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
+def pause_text(
+    run_id: str, project_dir: str, pending: dict[str, Any], short_id: str | None = None
+) -> str:
     """What a paused run prints: the question, the options and the exact
-    command that answers it."""
+    command that answers each, naming the run by ``short_id`` (a prefix that
+    names it alone, default: the run id)."""
     node, options = pending["node"], pending.get("options") or []
-    resume = f"{resume_command(run_id, project_dir)} --answer"
+    resume = f"{resume_command(short_id or run_id, project_dir)} --answer"
     lines = [
         "PAUSED",
         f"Run {run_id} is waiting for an answer at {node}:",
@@ -42,7 +52,7 @@ def pause_text(run_id: str, project_dir: str, pending: dict[str, Any]) -> str:
             extra = " (or comments of two words or more)"
         lines.append(f"Options: {', '.join(options)}{extra}")
         lines.append("Answer with one of:")
-        lines.extend(f'  {resume} "{option}"' for option in options)
+        lines.extend(f"  {resume} {quoting.shell([option])}" for option in options)
     else:
         lines.append("Answer with:")
         lines.append(f'  {resume} "<your answer>"')

@@ -26,7 +26,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from stepkit.engine.checkpoint import Checkpoint, read_checkpoint
 from stepkit.engine.lock import live_holder
@@ -54,7 +54,7 @@ class RunDir:
         self.project = project
         self.run_id = path.name
         self.logs = path / "logs"
-        self._events = None
+        self._events: TextIO | None = None
         self._lock = threading.Lock()
 
     @property
@@ -127,10 +127,11 @@ class RunStore:
         return run
 
     def open(self, run_id: str) -> RunDir:
-        """An existing run.
+        """An existing run, by its id or any prefix of it that names one run.
 
-        :raises UsageError: ``run_id`` is not a run id (``..``, a path), or
-            there is no such run in this project.
+        :raises UsageError: ``run_id`` is not a run id (``..``, a path), there
+            is no such run in this project, or the prefix names several
+            (they are named).
         """
         if not RUN_ID.fullmatch(run_id or ""):
             raise UsageError(
@@ -139,15 +140,25 @@ class RunStore:
             )
         path = self.runs / run_id
         if not (path / "state.json").is_file():
-            gone = " (its directory is there: its checkpoint was deleted)" if path.is_dir() else ""
-            raise UsageError(f"no run '{run_id}' in {self.runs}{gone}")
+            matches = [other for other in self.run_ids() if other.startswith(run_id)]
+            if len(matches) > 1:
+                raise UsageError(
+                    f"run id '{run_id}' is the start of {len(matches)} runs: "
+                    f"{', '.join(matches)}; give more of it"
+                )
+            if not matches:
+                gone = (
+                    " (its directory is there: its checkpoint was deleted)" if path.is_dir() else ""
+                )
+                raise UsageError(
+                    f"no run '{run_id}' in {self.runs}{gone}; stepkit status lists the runs"
+                )
+            path = self.runs / matches[0]
         return RunDir(path, self.project)
 
     def run_ids(self) -> list[str]:
         """Every run with a checkpoint, oldest first."""
-        if not self.runs.is_dir():
-            return []
-        return sorted(p.name for p in self.runs.iterdir() if (p / "state.json").is_file())
+        return run_ids_in(self.runs)
 
     def latest_unfinished(self) -> RunDir:
         """The most recently started run that is paused, interrupted, was
@@ -158,7 +169,10 @@ class RunStore:
         found, refused = self._unfinished()
         if not found:
             unreadable = f" ({'; '.join(refused)})" if refused else ""
-            raise UsageError(f"no paused or interrupted run in {self.runs}{unreadable}")
+            raise UsageError(
+                f"no paused or interrupted run in {self.runs}{unreadable}; stepkit run starts one "
+                "(--project-dir names another project)"
+            )
         return found[-1][0]
 
     def unfinished(self) -> list[tuple[RunDir, Checkpoint]]:
@@ -182,6 +196,26 @@ class RunStore:
             if (checkpoint.status in UNFINISHED or owes) and not is_live(run, checkpoint):
                 found.append((run, checkpoint))
         return sorted(found, key=lambda pair: (pair[1].started_at, pair[0].run_id)), refused
+
+
+def run_ids_in(runs: Path) -> list[str]:
+    """Every run with a checkpoint under ``runs`` (a store's ``runs/``), oldest first."""
+    if not runs.is_dir():
+        return []
+    return sorted(p.name for p in runs.iterdir() if (p / "state.json").is_file())
+
+
+def short_run_id(run: RunDir) -> str:
+    """The shortest of the run id's date and minute, its date and second,
+    or the whole id that names only ``run`` in its store (as
+    :meth:`RunStore.open` reads a prefix): what a command shown to the user
+    names it by."""
+    others = [other for other in run_ids_in(run.path.parent) if other != run.run_id]
+    for length in (13, 15):  # 20261206-1401, 20261206-140115
+        prefix = run.run_id[:length]
+        if len(prefix) < len(run.run_id) and not any(o.startswith(prefix) for o in others):
+            return prefix
+    return run.run_id
 
 
 def is_live(run: RunDir, checkpoint: Checkpoint) -> bool:

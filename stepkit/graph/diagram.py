@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from stepkit.graph.model import Graph
-from stepkit.graph.nodes import ApprovalNode, Edge, EndNode, NodeBase, StageNode
+from stepkit.graph.nodes import ApprovalNode, Edge, EndNode, Node, StageNode
 
 TAKEN_STYLE = "fill:#e3f2e1,stroke:#2e7d32,stroke-width:2px"
 TAKEN_LINK = "stroke:#2e7d32,stroke-width:3px"
@@ -86,7 +86,7 @@ def render_json(graph: Graph) -> dict[str, Any]:
     return {"name": graph.name, "start": graph.start, "nodes": nodes, "edges": edges}
 
 
-def kind_line(node: NodeBase) -> str:
+def kind_line(node: Node) -> str:
     """The second line of a node's box: its label, the sentinel, or the kind."""
     if node.label:
         return node.label
@@ -95,7 +95,7 @@ def kind_line(node: NodeBase) -> str:
     return node.kind
 
 
-def _declare(node: NodeBase) -> str:
+def _declare(node: Node) -> str:
     text = _text(f"{node.id}\n{kind_line(node)}")
     if node.kind == "script":
         return f'{node.id}{{"{text}"}}'

@@ -29,6 +29,7 @@ from stepkit.graph.nodes import (
     EndNode,
     InputNode,
     LinkedNode,
+    Node,
     NodeBase,
     ScriptNode,
     WorkNode,
@@ -173,8 +174,10 @@ def validate(graph: Graph) -> list[str]:
     known = graph.known_keys()
     for node in nodes.values():
         question = node.question if isinstance(node, AskNode) else None
+        views = node.views if isinstance(node, ApprovalNode) else {}
         templates = [
             ("question", question),
+            *((f"views.{word}", template) for word, template in views.items()),
             *((f"{at}output", e.output) for at, e in _endings(node)),
         ]
         for field, template in templates:
@@ -205,7 +208,7 @@ def validate(graph: Graph) -> list[str]:
     return problems
 
 
-def _check_node(node: NodeBase, nodes: dict[str, Any]) -> list[str]:
+def _check_node(node: Node, nodes: dict[str, Any]) -> list[str]:
     where = f"node '{node.id}'"
     problems = []
     if isinstance(node, WorkNode) and not node.next and not node.routes:
@@ -276,6 +279,12 @@ def _check_approval(node: ApprovalNode, where: str) -> list[str]:
         f"{where} updates.{option}: not an option (or 'other')"
         for option in node.updates
         if option not in node.options and option != "other"
+    ]
+    answers = {o.casefold() for o in node.options} | set(words)
+    problems += [
+        f"{where} views: '{word}' is an option or an alias (a view is never an answer)"
+        for word in node.views
+        if word.casefold() in answers or len(word.split()) != 1
     ]
     return problems
 

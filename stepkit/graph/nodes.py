@@ -187,6 +187,9 @@ class ApprovalNode(AskNode):
     other_as: str | None = None
     #: option → other words that mean it (``approve: [y, yes, lgtm]``)
     aliases: dict[str, list[str]] = Field(default_factory=dict)
+    #: word → a template over the state: on a terminal, typing the word shows
+    #: the text and asks again; never an answer (``diff: "{diff}"``)
+    views: dict[str, str] = Field(default_factory=dict)
 
     def edges(self) -> list[Edge]:
         return self._edges(routes=self.routes, other=self.on_other)

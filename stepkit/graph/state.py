@@ -141,7 +141,8 @@ def _adapter(model: type[RunState], key: str, node_key: bool) -> TypeAdapter[Any
     """The validator of ``key``'s values; None when the state has no such key."""
     info = model.model_fields.get(key)
     if info is not None:
-        return TypeAdapter(info.annotation)
+        # None is the annotation of a field annotated None, which TypeAdapter validates
+        return TypeAdapter(info.annotation)  # type: ignore[arg-type]
     if node_key:
         return TypeAdapter(str | None)  # a node clears its fault record with None
     return TypeAdapter(Any) if not is_strict(model) else None

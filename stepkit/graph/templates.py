@@ -41,17 +41,38 @@ def template_problems(template: str, known: set[str]) -> list[str]:
     ]
 
 
+class _None(str):
+    """``(none)``, and so is every field of it (``{review[files]}`` of a
+    state without ``review``)."""
+
+    def __getitem__(self, key: Any) -> _None:
+        return self
+
+
+_NONE = _None("(none)")
+
+
 class _TemplateState(dict):
     """State as templates see it: lists become bullet lines, missing or None
-    values ``(none)``."""
+    values (or fields of them) ``(none)``."""
 
     def __getitem__(self, key: str) -> Any:
         value = dict.get(self, key)
         if value is None:
-            return "(none)"
+            return _NONE
         if isinstance(value, list):
             return "\n".join(f"- {_item_text(item)}" for item in value) or "(none)"
+        if isinstance(value, dict):
+            return _Fields(value)
         return value
+
+
+class _Fields(dict):
+    """A mapping in the state as templates see it: a missing or None field ``(none)``."""
+
+    def __getitem__(self, key: str) -> Any:
+        value = dict.get(self, key)
+        return _NONE if value is None else value
 
 
 def _item_text(item: Any) -> str:

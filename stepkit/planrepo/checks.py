@@ -99,7 +99,7 @@ def check_step_key(value: Any, number: int) -> str | None:
     """A ``step:`` key in the frontmatter must agree with the file name."""
     if value is None or _step_number(value) == number:
         return None
-    return f"frontmatter step {value!r} does not match the file name (step {number})"
+    return f"frontmatter step {value!r} does not match the file name (step {number}): make its step: match"
 
 
 def _step_number(value: Any) -> int | None:
@@ -125,7 +125,8 @@ def graph_problems(steps: Sequence[NumberedStep], unreadable: set[int]) -> list[
     for step in steps:
         if step.number in first:
             problems.append(
-                f"{step.path}: duplicate step number {step.number} (also {first[step.number].path})"
+                f"{step.path}: duplicate step number {step.number} (also {first[step.number].path}); "
+                "renumber one: its file name and step:"
             )
         else:
             first[step.number] = step
@@ -133,14 +134,16 @@ def graph_problems(steps: Sequence[NumberedStep], unreadable: set[int]) -> list[
     for step in steps:
         for dep in step.depends_on:
             if dep == step.number:
-                problems.append(f"{step.path}: step {dep} depends on itself")
+                problems.append(f"{step.path}: step {dep} depends on itself (edit its depends_on)")
             elif dep in first:
                 graph[step.number].append(dep)
             elif dep not in unreadable:
-                problems.append(f"{step.path}: depends on step {dep}, which does not exist")
+                problems.append(
+                    f"{step.path}: depends on step {dep}, which does not exist (edit its depends_on)"
+                )
     for cycle in find_cycles(graph):
         chain = " -> ".join(str(n) for n in cycle)
-        problems.append(f"{first[cycle[0]].path}: dependency cycle: {chain}")
+        problems.append(f"{first[cycle[0]].path}: dependency cycle: {chain} (edit a depends_on)")
     return problems
 
 

@@ -12,10 +12,10 @@ keeps every other attribute line.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.workspace.files import atomic_write
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location
@@ -26,7 +26,7 @@ DRIVER_NAME = "stepkit-plan"
 
 def driver_command() -> str:
     """The command git runs for a merge (%O base, %A ours and the result, %B theirs, %P the path)."""
-    return f"{shlex.quote(sys.executable)} -m stepkit merge-driver %O %A %B %P"
+    return f"{quoting.shell([sys.executable, '-m', 'stepkit', 'merge-driver'])} %O %A %B %P"
 
 
 def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
@@ -37,21 +37,16 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
         done) outside git or when ``plans_dir`` is outside the work tree.
     :raises OSError: the git config or the attributes file cannot be written.
     """
-    located = git_location(Path(project_dir).resolve())
-    if located is None:
+    where = _plan_place(project_dir, plans_dir)
+    if where is None:
         return None
-    top, common, _ = located
-    try:
-        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
-    prefix = "" if rel == "." else f"{rel}/"
+    common, prefix = where
     for key, value in (
         ("name", "stepkit plan repo: keeps every branch's NOTES facts and Edge cases"),
         ("driver", driver_command()),
     ):
         current = git.run(["config", "--get-all", f"merge.{DRIVER_NAME}.{key}"], Path(project_dir))
-        if current is not None and current.decode("utf-8", "surrogateescape").rstrip("\n") == value:
+        if current is not None and git.text(current).rstrip("\n") == value:
             continue  # written only when it differs: runs side by side never race on config.lock
         if (
             git.run(
@@ -65,13 +60,13 @@ def register_merge_driver(project_dir: Path, plans_dir: Path) -> Path | None:
         f"{_pattern('/' + prefix + name)} merge={DRIVER_NAME}"
         for name in ("NOTES.md", "steps/*.md")
     ]
-    text = attributes.read_text(encoding="utf-8") if attributes.is_file() else ""
+    text = git.read_text(attributes) if attributes.is_file() else ""
     missing = [line for line in wanted if line not in text.splitlines()]
     if missing:
         if text and not text.endswith("\n"):
             text += "\n"
         attributes.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(attributes, (text + "".join(f"{line}\n" for line in missing)).encode("utf-8"))
+        atomic_write(attributes, git.raw(text + "".join(f"{line}\n" for line in missing)))
     return attributes
 
 
@@ -79,14 +74,10 @@ def merge_driver_problem(project_dir: Path, plans_dir: Path) -> str | None:
     """Why git would not merge the plan repo's files with this stepkit's
     driver (not registered, registered with another command, its files not
     named in the attributes); None when it would, or outside git."""
-    located = git_location(Path(project_dir).resolve())
-    if located is None:
+    where = _plan_place(project_dir, plans_dir)
+    if where is None:
         return None
-    top, common, _ = located
-    try:
-        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
+    common, prefix = where
     current = git.run(["config", "--get", f"merge.{DRIVER_NAME}.driver"], Path(project_dir))
     if current is None:
         return "the plan merge driver is not registered in this repository"
@@ -96,10 +87,24 @@ def merge_driver_problem(project_dir: Path, plans_dir: Path) -> str | None:
     text = (
         attributes.read_bytes().decode("utf-8", "surrogateescape") if attributes.is_file() else ""
     )
-    prefix = "" if rel == "." else f"{rel}/"
     if f"{_pattern('/' + prefix + 'NOTES.md')} merge={DRIVER_NAME}" not in text.splitlines():
         return f"{attributes} does not name the plan repo's files"
     return None
+
+
+def _plan_place(project_dir: Path, plans_dir: Path) -> tuple[Path, str] | None:
+    """The git common dir and the plan repo's path prefix in the work tree
+    (``""`` at its top, else ``"plans/"``); None outside git or when the plan
+    repo is outside the work tree."""
+    located = git_location(Path(project_dir).resolve())
+    if located is None:
+        return None
+    top, common, _ = located
+    try:
+        rel = Path(plans_dir).resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    return common, "" if rel == "." else f"{rel}/"
 
 
 def _pattern(path: str) -> str:

@@ -157,7 +157,10 @@ class PlanRepo:
     def _load(cls, plans_dir: Path, cache: ParseCache | None) -> PlanRepo:
         steps_dir = plans_dir / "steps"
         if not steps_dir.is_dir():
-            raise PlanError(f"no plan repo at {plans_dir} (expected {steps_dir}/)")
+            raise PlanError(
+                f"no plan repo at {plans_dir} (expected {steps_dir}/): stepkit init writes one, "
+                "--plans-dir names another"
+            )
         problems: list[str] = []
         steps: list[StepPlan] = []
         unreadable: dict[int, Path] = {}
@@ -205,18 +208,25 @@ class PlanRepo:
             step = self.next_step()
             self._refuse_unreadable(below=step.number if step else None)
             if step is None:
-                raise PlanError(f"no in-progress or pending step in {self.steps_dir}")
+                raise PlanError(
+                    f"no in-progress or pending step in {self.steps_dir}: stepkit new adds one, "
+                    "--step N --rerun runs a complete one again"
+                )
             return (
                 step,
                 f"the first {step.status} step (no step given{' in the prompt' if prompt else ''})",
             )
         if not requested.isdigit():
-            raise PlanError(f"step {requested!r} is not a step number or 'next'")
+            raise PlanError(
+                f"step {requested!r} is not a step number or 'next' (--step 1, --step next)"
+            )
         number = int(requested)
         self._refuse_unreadable(only=number)
         step = self.step(number)
         if step is None:
-            raise PlanError(f"step {requested} not found in {self.steps_dir}")
+            raise PlanError(
+                f"step {requested} not found in {self.steps_dir} (stepkit status lists the steps)"
+            )
         return step, why
 
     def _refuse_unreadable(self, *, only: int | None = None, below: int | None = None) -> None:

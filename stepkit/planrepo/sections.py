@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\Z")
 #: the only lines that can open or close a fence or a section
@@ -40,6 +41,12 @@ _TOP_INDENT = 3
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split on "\\n" only (as the frontmatter parser does)."""
     return _LINES.findall(text)
+
+
+def without_comments(text: str) -> str:
+    """``text`` without its HTML comments (``<!-- ... -->``, one left open runs to
+    the end): what a reader of the rendered markdown sees."""
+    return _COMMENT.sub("", text)
 
 
 def track_fence(line: str, fence: str | None) -> str | None:

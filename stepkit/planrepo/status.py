@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.quality import step_findings
 from stepkit.planrepo.stepstate import StepStates, standing
 
 
@@ -15,8 +16,9 @@ def status_report(
 ) -> dict[str, Any]:
     """Every step with its status, dependencies, handoff and where it stands
     (``state`` and ``state_why``, :func:`~stepkit.planrepo.stepstate.standing`
-    with ``runs``, the latest run of each step); the step ``next`` picks; the
-    repo's problems."""
+    with ``runs``, the latest run of each step) and why its plan is
+    incomplete (``incomplete``, :func:`~stepkit.planrepo.quality.step_findings`);
+    the step ``next`` picks; the repo's problems."""
     report = _plan_report(repo)
     return {
         **report,
@@ -55,6 +57,7 @@ def _plan_report(repo: PlanRepo) -> dict[str, Any]:
                 "unsatisfied": unsatisfied,
                 "handoff": str(handoff.path) if handoff else None,
                 "handoff_result": handoff.result if handoff else None,
+                "incomplete": step_findings(repo, step),
             }
         )
     report = {

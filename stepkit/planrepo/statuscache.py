@@ -22,7 +22,8 @@ from typing import Any
 
 from stepkit.planrepo.parsecache import RACY_S
 
-VERSION = 1
+#: a report of another version is never given (2: each step's ``incomplete``)
+VERSION = 2
 
 
 def repo_key(plans_dir: Path) -> tuple[str, bool] | None:

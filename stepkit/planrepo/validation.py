@@ -4,6 +4,10 @@ something (``run``, ``run --parallel``, ``run --worktree``, ``stage``,
 ``stepkit status`` names (duplicate step numbers, dependency cycles,
 missing dependencies, self-dependencies, malformed or unreadable files) is
 refused with one line, the problem as status prints it.
+
+A step whose plan is incomplete (:mod:`stepkit.planrepo.quality`) blocks
+only itself: ``run`` refuses to run it (:func:`incomplete_step`) unless
+``--allow-incomplete-plan``.
 """
 
 from __future__ import annotations
@@ -11,7 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.errors import PlanError, UsageError
-from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.model import PlanRepo, StepPlan
+from stepkit.planrepo.quality import step_findings
+
+#: the run option that runs an incomplete step all the same
+ALLOW_INCOMPLETE = "--allow-incomplete-plan"
 
 
 def problem_line(problems: list[str]) -> str | None:
@@ -40,3 +48,26 @@ def valid_plan(plans_dir: Path | str) -> PlanRepo | None:
     if line is not None:
         raise UsageError(f"{line}; nothing was started")
     return repo
+
+
+def incomplete_step(repo: PlanRepo, step: StepPlan, allow: bool) -> list[str]:
+    """What ``step``'s plan lacks (:func:`~stepkit.planrepo.quality.step_findings`),
+    when ``allow`` lets the run go on with it; empty when it lacks nothing.
+
+    :raises UsageError: it lacks something and ``allow`` is not set (one
+        line with every finding); nothing was started.
+    """
+    findings = step_findings(repo, step)
+    if findings and not allow:
+        raise UsageError(
+            f"step {step.number} ({step.title}) is incomplete: {'; '.join(findings)}; fill it in "
+            f"(stepkit status lists what is missing) or pass {ALLOW_INCOMPLETE}; "
+            "no run was started"
+        )
+    return findings
+
+
+def incomplete_deviation(findings: list[str] | None) -> list[str]:
+    """The handoff's Deviations line of a step run with :data:`ALLOW_INCOMPLETE`
+    (none when its plan lacked nothing)."""
+    return [f"run with {ALLOW_INCOMPLETE}: {'; '.join(findings)}"] if findings else []

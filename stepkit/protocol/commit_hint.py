@@ -4,10 +4,10 @@ the plan's next step."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.text import commit_paragraphs
 
 
@@ -28,13 +28,13 @@ def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
     paragraphs = commit_paragraphs(
         str(state.get("step_summary") or ""), state.get("step"), state.get("title") or ""
     )
-    message = " ".join(f"-m {shlex.quote(p)}" for p in paragraphs)
+    message = " ".join(f"-m {quoting.shell([p])}" for p in paragraphs)
     return [
         "",
         "Files the step changed (stepkit never commits):",
         *(f"- {f}" for f in everything),
         "Commit them with:",
-        f"  git add -- {' '.join(shlex.quote(f) for f in everything)} && git commit {message}",
+        f"  git add -- {quoting.shell(everything)} && git commit {message}",
     ]
 
 

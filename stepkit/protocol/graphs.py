@@ -7,6 +7,7 @@ from pathlib import Path
 
 from stepkit.graph.load import load_graph
 from stepkit.graph.model import Graph
+from stepkit.graph.nodes import StageNode
 
 STEP_RUNNER = Path(__file__).with_name("step_runner.yaml")
 #: How checkpoints name the built-in graph (they name any other by its path).
@@ -29,7 +30,9 @@ def _hold_to_stages(graph: Graph) -> Graph:
     from stepkit.protocol.stages import STAGES
 
     for node in graph.nodes.values():
-        stage = STAGES.get(node.stage) if node.kind == "stage" else None
+        if not isinstance(node, StageNode):
+            continue
+        stage = STAGES.get(node.stage)
         if stage is not None and not stage.rerun_on_resume:
             node.rerun_on_resume = False
     return graph

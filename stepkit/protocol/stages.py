@@ -90,6 +90,7 @@ def _answer(ctx: StageContext, name: str) -> tuple[Any, str]:
         raise StageFault(
             f"no plugin answered {stage.hook}{owner} (is the plugin that provides it disabled?)"
         )
+    assert plugin is not None, "first_answer names the plugin of every answer"
     ctx.emit("hook_answered", hook=stage.hook, plugin=plugin)
     if before is not None:
         changed = changed_between(before, file_ids(ctx.project_dir))
@@ -318,12 +319,13 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
 def sweep(ctx: StageContext) -> Outcome:
     """Edge-case sweep; annotations of LATER steps land only in their Edge cases."""
     from stepkit.planrepo.edits import append_edge_case
+    from stepkit.workspace.localpaths import portable_text
 
     result, plugin = _answer(ctx, "sweep")
     later = {int(s["step"]): Path(s["path"]) for s in ctx.state.get("later_steps", [])}
     applied, refused = [], []
     for note in result.annotations:
-        path, text = later.get(note.step), note.edge_case.strip()
+        path, text = later.get(note.step), portable_text(note.edge_case.strip(), ctx.project_dir)
         if path is None or not text:
             refused.append(note.model_dump())
             continue
@@ -360,16 +362,21 @@ def handoff(ctx: StageContext) -> Outcome:
     """The model writes the prose; the harness renders the file and its
     Evidence, as a draft in the run dir (:func:`handoff_draft`): only the
     final approval puts a handoff in the plan repo."""
+    from stepkit.planrepo.validation import incomplete_deviation
     from stepkit.protocol.fixloop import step_fix_budget
     from stepkit.protocol.handoff.notes import append_notes
     from stepkit.protocol.handoff.render import render_handoff
+    from stepkit.workspace.localpaths import portable_text
 
     state = ctx.state
+    step = state.get("step")
+    if step is None:  # resolve_step sets it before the handoff
+        raise StageFault("the handoff needs the step's number, which the run's state lacks")
     prose, plugin = _answer(ctx, "handoff")
     gates = [GateResult.model_validate(g) for g in state.get("gates", [])]
     criteria = _criteria_evidence(state, prose, gates)
     text = render_handoff(
-        step=state.get("step"),
+        step=step,
         title=state.get("title", ""),
         result=prose.result,
         prose=prose.model_dump(),
@@ -380,18 +387,21 @@ def handoff(ctx: StageContext) -> Outcome:
         fix_attempts=state.get("fix_attempts", 0),
         max_fix_attempts=step_fix_budget(state),
         deviations=[
+            *incomplete_deviation(state.get("incomplete_plan")),
             *state.get("scope_deviations", []),
             *state.get("tamper_flags", []),
             *state.get("processes_ended", []),
         ],
         criteria=criteria["criteria_evidence"],
         open_critical=state.get("unresolved_critical") or [],
+        project=ctx.project_dir,
     )
     path = handoff_draft(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)
     if prose.notes_facts:
-        append_notes(ctx.plans_dir / "NOTES.md", prose.notes_facts, state.get("step"))
+        facts = [portable_text(fact, ctx.project_dir) for fact in prose.notes_facts]
+        append_notes(ctx.plans_dir / "NOTES.md", facts, step)
     return Outcome(
         updates={
             "step_summary": prose.step_summary,

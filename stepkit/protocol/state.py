@@ -45,6 +45,8 @@ class StepState(RunState):
     kept_handoff: str = ""
     #: why this step was chosen: named by --step or the prompt, or the next one (set by the API)
     step_choice: str = ""
+    #: what the step's plan lacks, run with --allow-incomplete-plan (set by the API)
+    incomplete_plan: list[str] = Field(default_factory=list)
 
     # -- orient and its gate
     plan_summary: str = ""
@@ -109,6 +111,8 @@ class StepState(RunState):
     acceptance_criteria: list[dict[str, Any]] = Field(default_factory=list)
     criteria_report: list[str] = Field(default_factory=list)
     handoff_feedback: list[str] = Field(default_factory=list)
+    #: the final approval's parts: glance, files, handoff (:mod:`stepkit.protocol.glance`)
+    review: dict[str, str] = Field(default_factory=dict)
     approved: bool = False
     revision_choice: str = ""
 

@@ -238,7 +238,13 @@ def _flags(
             "Every Python a gate starts runs their .pth files and imports from them"
         )
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
-    if changed and top is not None and users_tree.own_change(top, before.users, now.users):
+    if (
+        changed
+        and top is not None
+        and before.users
+        and now.users
+        and users_tree.own_change(top, before.users, now.users)
+    ):
         changed = []  # stepkit's own merge of a sibling run's branch
     if changed:
         flags.append(

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import Field
 
@@ -60,6 +61,13 @@ class BaselineUnavailable(Exception):
     """The earlier tree cannot be rebuilt exactly (the message says why)."""
 
 
+class BlobReader(Protocol):
+    """Gives the bytes of a blob id the tree names (a :class:`BeforeReader`, say)."""
+
+    def read(self, oid: str | None) -> bytes | None:
+        """The bytes of ``oid``; None when it cannot be read."""
+
+
 @dataclass
 class BaseTree:
     """A tree to rebuild: a commit (None: none) plus files over it.
@@ -74,7 +82,7 @@ class BaseTree:
     git_root: Path | None = None
     prefix: str = ""
     files: dict[str, str | None] = field(default_factory=dict)
-    reader: BeforeReader | None = None
+    reader: BlobReader | None = None
 
     @property
     def key(self) -> str:
@@ -271,7 +279,7 @@ def failure_keys(
     status: str,
     tests: TestResults | None,
     output: str | Iterable[str],
-    roots: list[Path] = (),
+    roots: Iterable[Path] = (),
 ) -> list[str] | None:
     """What failed, named comparably between two trees.
 

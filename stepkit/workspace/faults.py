@@ -78,6 +78,10 @@ _RAN_WORDS = (
     "ran ",
     "example",
     "total",
+    "executed",
+    "assertions",
+    "passing",
+    "pass ",
 )
 _NO_TEST_WORDS = (
     "no test",
@@ -138,6 +142,31 @@ def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
     present = tuple(word for word in words if word in lower)
     if present:
         yield from (text[m.start() : m.end()] for m in _words_pattern(present).finditer(lower))
+
+
+def failure_lines(data: bytes) -> list[bytes]:
+    """The lines of ``data`` (whole lines of output) that may name a failure,
+    in order: those holding a word every runner's failure line holds
+    (``fail``, ``error``, any case), but a line of one base64 word (a key
+    block's).  Found by ``find`` (memchr speed), not a regex per line."""
+    lower = data.lower()
+    starts: dict[int, int] = {}
+    for word in _FAILURE_WORDS:
+        at = lower.find(word.encode())
+        while at != -1:
+            start = lower.rfind(b"\n", 0, at) + 1
+            end = lower.find(b"\n", at)
+            end = len(lower) if end == -1 else end
+            starts[start] = end
+            at = lower.find(word.encode(), end)
+    lines = (data[start : starts[start]] for start in sorted(starts))
+    return [line for line in lines if not _base64_word().fullmatch(line.strip())]
+
+
+@functools.cache
+def _base64_word() -> re.Pattern[bytes]:
+    """A line that is one base64 word (compiled on first use, as every pattern here)."""
+    return re.compile(rb"[A-Za-z0-9+/=]+")
 
 
 def _runner_failed(out: _Output) -> bool:
@@ -732,7 +761,7 @@ _NO_TESTS: tuple[_NoTests, ...] = (
 
 #: Signs that some runner in the output did run a test.
 _TESTS_RAN = _any_of(
-    r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in [\d.]+s",  # pytest
+    r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in\s+[\d.]+s",  # pytest
     r"^running [1-9]\d* tests?$",  # cargo
     r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))(?!.*\[no tests to run\])",  # go
     r"^\s*--- (?:PASS|FAIL): ",  # go -v
@@ -745,6 +774,13 @@ _TESTS_RAN = _any_of(
     r"^(?:ok|FAILED) \| [1-9]\d* passed|^(?:ok|FAILED) \| \d+ passed \| [1-9]",  # deno
     r"^\s*(?:Passed|Failed)!\s+- |Total tests: [1-9]",  # dotnet
     r"^OK \([1-9]\d* tests?|^Tests: [1-9]",  # phpunit
+    r"^[1-9]\d* runs, \d+ assertions, ",  # minitest (rake test, rails test)
+    r"Executed [1-9]\d* tests?, with |Test run with [1-9]\d* tests? ",  # swift: XCTest, swift-testing
+    r"^(?:# |ℹ )pass [1-9]",  # node --test (TAP, spec)
+    r"^Ran [1-9]\d* tests? across ",  # bun test
+    r"^\s*[1-9]\d* passing \(",  # mocha
+    r"^\s*✔ [1-9]\d* tests? passed",  # ava
+    r"^All tests passed \(\d+ assertions? in [1-9]",  # Catch2
 )
 _GO_PACKAGE = lazy_compile(
     r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$"
@@ -772,6 +808,14 @@ def no_tests_reason(output: str, exit_code: int | None) -> str | None:
     if _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)):
         return None  # another runner in the same output ran tests, or some failed
     return reason
+
+
+def tests_ran(output: str) -> bool:
+    """Some test runner's closing summary in the output says it ran a test
+    (``5 passed in 0.1s``, ``running 3 tests``, ``ok  pkg  0.1s`` …): the
+    evidence a tests gate needs when it has no report to read."""
+    out = _read(output)
+    return _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)) is not None
 
 
 def _no_tests_said(out: _Output, exit_code: int) -> tuple[str | None, frozenset[int]]:

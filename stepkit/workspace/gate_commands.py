@@ -19,20 +19,20 @@ else.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 from pydantic import Field, ValidationError
 
+from stepkit import quoting
 from stepkit.config import Config
 from stepkit.errors import PluginError
 from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
-from stepkit.records import GATE_ORDER
+from stepkit.records import GATE_ORDER, GateName
 
 #: Each gate, in the order the gates run, and the firstresult hook that names its command.
 GATE_HOOKS: dict[str, str] = {
@@ -102,10 +102,12 @@ class GatePlan(Model):
     #: before the step
     command_changes: list[str] = Field(default_factory=list)
 
-    def run_order(self) -> tuple[str, ...]:
+    def run_order(self) -> tuple[GateName, ...]:
         """The order the gates run in: :attr:`ci_order` when it names each
         gate once, else format → lint → build → tests."""
-        return tuple(self.ci_order) if sorted(self.ci_order) == sorted(GATE_ORDER) else GATE_ORDER
+        if sorted(self.ci_order) == sorted(GATE_ORDER):
+            return cast(tuple[GateName, ...], tuple(self.ci_order))  # the four, as just checked
+        return GATE_ORDER
 
     def first_gates(self) -> tuple[str, ...]:
         """The format and lint gates, in run order, with the build when it
@@ -130,13 +132,19 @@ def check_mode(
 ) -> GatePlan:
     """``plan`` with the format command in its check mode
     (``stepkit_format_check_command``), which rewrites nothing: ``stepkit
-    verify`` without ``--fix``.  A formatter with no check mode is not run."""
+    verify`` without ``--fix``.  A task-runner call whose body
+    (``stepkit_command_body``) only checks is its own check mode: verify runs
+    the same command a run does.  A formatter with no check mode is not run."""
     command, plugin = plan.command("format")
     if command is None:
         return plan
-    check, _ = first_answer(
-        pm, "stepkit_format_check_command", command=command, project_dir=project_dir, config=config
-    )
+    check = _check_command(pm, command, project_dir, config)
+    if not check:
+        body = pm.hook.stepkit_command_body(command=command, project_dir=project_dir) or ""
+        lines = [line.strip().lstrip("@-+").strip() for line in body.splitlines()]
+        lines = [line for line in lines if line]
+        if lines and all(_check_command(pm, line, project_dir, config) == line for line in lines):
+            check = command
     planned = (
         PlannedCommand(command=check, plugin=plugin)
         if check
@@ -149,6 +157,15 @@ def check_mode(
     return plan.model_copy(update={"commands": {**plan.commands, "format": planned}})
 
 
+def _check_command(
+    pm: pluggy.PluginManager, command: str, project_dir: Path, config: Config
+) -> str | None:
+    check, _ = first_answer(
+        pm, "stepkit_format_check_command", command=command, project_dir=project_dir, config=config
+    )
+    return check
+
+
 #: The run setting that holds a run's :class:`GatePlan` (stored with the checkpoint).
 RUN_PLAN_KEY = "gate_plan"
 #: The run setting that holds each gate's command as chosen before the coder
@@ -159,15 +176,34 @@ START_SCRIPTS_KEY = "start_scripts"
 #: The run setting that holds the fingerprint of the project's tool
 #: directories taken when the run started (:func:`start_fingerprint`).
 TOOLS_KEY = "tool_fingerprint"
+#: The run setting that holds the fingerprint of the installed files of the
+#: gates' tools and of stepkit taken then (:mod:`stepkit.workspace.installed`).
+INSTALLED_KEY = "installed_fingerprint"
 
 
 def start_fingerprint(
     settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path
 ) -> None:
-    """Fingerprint the project's tool directories before the coder runs, into the run's settings."""
+    """Fingerprint the tools that judge the step before the coder runs, into
+    the run's settings: the project's tool directories, and the installed
+    files of the distributions the gate commands chosen then use
+    (:func:`start_commands` first) and of stepkit itself."""
     from stepkit.workspace.toolpath import fingerprint, tool_dirs
 
-    settings[TOOLS_KEY] = fingerprint(project_dir, tool_dirs(pm, project_dir))
+    dirs = tool_dirs(pm, project_dir)
+    settings[TOOLS_KEY] = fingerprint(project_dir, dirs)
+    settings[INSTALLED_KEY] = _installed(project_dir, dirs, settings)
+
+
+def _installed(
+    project_dir: Path, dirs: list[str], settings: Mapping[str, object]
+) -> dict[str, str]:
+    from stepkit.workspace import installed
+    from stepkit.workspace.scope import startup
+
+    sites = startup.site_dirs(tuple(str(Path(project_dir, rel)) for rel in dirs))
+    commands = _commands_in(settings.get(START_COMMANDS_KEY), table_key=None)
+    return installed.fingerprint(sites, commands)
 
 
 def start_commands(
@@ -288,7 +324,7 @@ def run_gate_plan(
             plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm, project_dir
         )
         settings[RUN_PLAN_KEY] = plan.model_dump()
-    return _with_tool_changes(plan, settings.get(TOOLS_KEY), project_dir)
+    return _with_tool_changes(plan, settings, project_dir)
 
 
 def _as_chosen_before(
@@ -327,16 +363,29 @@ def _as_chosen_before(
     return plan.model_copy(update={"commands": commands, "command_changes": changes})
 
 
-def _with_tool_changes(plan: GatePlan, before: object, project_dir: Path) -> GatePlan:
-    """``plan`` with the tools the step changed since the run's start (every
-    gate looks again: a later coder round may change them too)."""
+def _with_tool_changes(
+    plan: GatePlan, settings: Mapping[str, object], project_dir: Path
+) -> GatePlan:
+    """``plan`` with the tools the step changed since the run's start, in
+    the project's tool directories and among the installed files of the
+    gates' tools and of stepkit (every gate looks again: a later coder round
+    may change them too)."""
+    from stepkit.workspace import installed
     from stepkit.workspace.toolpath import fingerprint, tool_changes
 
-    if not isinstance(before, dict):
+    changed: list[str] = []
+    before = settings.get(TOOLS_KEY)
+    if isinstance(before, dict):
+        now = fingerprint(project_dir, plan.tool_dirs)
+        commands = [planned.command for planned in plan.commands.values()]
+        changed += tool_changes(before, now, commands)
+    installed_before = settings.get(INSTALLED_KEY)
+    if isinstance(installed_before, dict):
+        now = _installed(project_dir, plan.tool_dirs, settings)
+        changed += installed.changes(installed_before, now)
+    if not changed:
         return plan
-    now = fingerprint(project_dir, plan.tool_dirs)
-    commands = [planned.command for planned in plan.commands.values()]
-    return plan.model_copy(update={"tool_changes": tool_changes(before, now, commands)})
+    return plan.model_copy(update={"tool_changes": changed})
 
 
 #: ``{files}`` or ``{files:.py,.pyi}`` in a format command.
@@ -361,7 +410,7 @@ def expand_files(command: str, files: Iterable[str]) -> tuple[str | None, str]:
         if not chosen:
             empty.append(" or ".join(extensions) + " file" if extensions else "file")
         # a path starting with "-" would be read as an option
-        return " ".join(shlex.quote(f"./{f}" if f.startswith("-") else f) for f in chosen)
+        return quoting.shell(f"./{f}" if f.startswith("-") else f for f in chosen)
 
     expanded = FILES_PLACEHOLDER.sub(paths, command)
     if empty:

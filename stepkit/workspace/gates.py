@@ -39,10 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stepkit.config import Config
-from stepkit.records import GATE_ORDER, GateResult
+from stepkit.config import Config, Logs
+from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
 from stepkit.workspace import process, sandbox
-from stepkit.workspace.evidence import condense, summary_of
+from stepkit.workspace.evidence import clip_middle, condense, summary_of
 from stepkit.workspace.faults import (
     NO_TEST_NOTE,
     environment_fault,
@@ -77,8 +77,10 @@ from stepkit.workspace.scope.tree import (
 from stepkit.workspace.testresults import TestResults, read_evidence
 from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
 from stepkit.workspace.toolpath import tool_env
+from stepkit.workspace.worktree_record import WorktreeRecord, record_of
 
 if TYPE_CHECKING:
+    from stepkit.workspace.baseline import BaseTree
     from stepkit.workspace.verdicts import Judge
 
 
@@ -91,7 +93,7 @@ def run_gates(
     on_gate: Callable[[GateResult], None] | None = None,
     on_start: Callable[[str, str | None], None] | None = None,
     plan: GatePlan | None = None,
-    baseline: object = None,
+    baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
 ) -> list[GateResult]:
     """Run the requested gates in the plan's order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
@@ -198,7 +200,7 @@ class GateRunner:
         reusable: Iterable[GateResult] = (),
         reused_from: str = "an earlier run",
         format_changed_tree: bool = False,
-        baseline: object = None,
+        baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
     ):
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
@@ -208,6 +210,10 @@ class GateRunner:
         )
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
         self.env = tool_env(self.project_dir, self.plan.tool_dirs)
+        #: the stepkit work tree holding the project, when its dependencies are not prepared
+        self.unprepared = next(
+            (r for r in [record_of(self.project_dir)] if r is not None and r.unprepared), None
+        )
         self.change_set = change_set or (
             lambda: working_tree_files(self.project_dir, self.project_dir / config.plans_dir)
         )
@@ -258,9 +264,11 @@ class GateRunner:
         self._step = None
         return [self._run_one(gate) for gate in self.plan.run_order() if gate in wanted]
 
-    def _run_one(self, name: str) -> GateResult:
+    def _run_one(self, name: GateName) -> GateResult:
         """Run one gate, or reuse an earlier result of it."""
         command, plugin = self.plan.command(name)
+        if command is not None and self.unprepared is not None:
+            return self._record(_unprepared(name, command, plugin, self.unprepared))
         reused = self._reuse(name, command)
         if reused is not None:
             return reused
@@ -309,6 +317,7 @@ class GateRunner:
             no_output_timeout=limits.no_output,
             pm=self.pm,
             env=self.env,
+            log_limit=self.config.logs.max_bytes,
         )
         result.command = (
             command  # as planned (and as detect prints it); the evidence shows what ran
@@ -327,7 +336,7 @@ class GateRunner:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
 
-    def _no_command(self, name: str, plugin: str | None, looks: bool) -> GateResult:
+    def _no_command(self, name: GateName, plugin: str | None, looks: bool) -> GateResult:
         """A gate with no command, not run: it changes nothing, so the tree is
         not looked at around it (``changed_files`` is empty where it would be
         looked at)."""
@@ -349,7 +358,7 @@ class GateRunner:
 
     def run_for_judge(
         self,
-        name: str,
+        name: GateName,
         ids: list[str] | None,
         where: Path,
         log_dir: Path,
@@ -385,6 +394,7 @@ class GateRunner:
             pm=self.pm,
             env=env,
             invocation=invocation,
+            log_limit=self.config.logs.max_bytes,
         )
 
     def _name_tools(self, result: GateResult) -> None:
@@ -499,7 +509,7 @@ STEPKIT_PREFIX = "STEPKIT_"
 
 
 def run_gate(
-    name: str,
+    name: GateName,
     command: str | None,
     plugin: str | None,
     project_dir: Path,
@@ -509,6 +519,7 @@ def run_gate(
     pm,
     env: Mapping[str, str] | None = None,
     invocation: TestInvocation | None = None,
+    log_limit: int = Logs().max_bytes,
 ) -> GateResult:
     """Run one gate's command and record it.
 
@@ -523,6 +534,7 @@ def run_gate(
     :param env: the command's environment (default: this process's).
     :param invocation: for the tests gate, the command as it runs (default:
         ``command`` asking its runner for a report beside the log).
+    :param log_limit: about the most bytes the log keeps (``[logs] max_mb``).
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     if command is None:
@@ -547,6 +559,7 @@ def run_gate(
             timeout=timeout,
             no_output_timeout=no_output_timeout,
             log_path=log_path,
+            log_limit=log_limit,
         )
     status, note, exit_code, headline, alone = _classify(name, result)
     if invocation is not None and invocation.note:
@@ -637,7 +650,7 @@ def not_run_text(name: str, plugin: str | None = None) -> str:
     return text
 
 
-def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
+def _not_run(name: GateName, plugin: str | None, started_at: str) -> GateResult:
     return GateResult(
         name=name,
         status="not_run",
@@ -652,7 +665,7 @@ def _not_run(name: str, plugin: str | None, started_at: str) -> GateResult:
 
 def _classify(
     name: str, result: ProcessResult
-) -> tuple[str, str | None, int | None, str | None, bool]:
+) -> tuple[GateStatus, str | None, int | None, str | None, bool]:
     """(status, note for the evidence, recorded exit code, summary headline,
     whether the headline is the whole summary)."""
     fault = " — an environment fault, not a failure of the code"
@@ -690,14 +703,14 @@ def _classify(
     return ("pass" if code == 0 else "fail"), None, code, None, False
 
 
-def _no_test_ran(reason: str) -> tuple[str, str, str, bool]:
+def _no_test_ran(reason: str) -> tuple[GateStatus, str, str, bool]:
     """(status, note, headline, alone) of a tests gate whose command ran no test."""
     return "not_run", f"NOT RUN: {reason}: {NO_TEST_NOTE}", f"{reason}; {NO_TEST_NOTE}", True
 
 
 def _scoped(
     command: str | None, scope: list[str] | None
-) -> tuple[str | None, tuple[str, str] | None]:
+) -> tuple[str | None, tuple[GateStatus, str] | None]:
     """The format command to run, its ``{files}`` given the change set, or
     why it does not run: ``(command, None)`` or ``(None, (status, why))``."""
     if command is None or not has_files_placeholder(command):
@@ -712,7 +725,7 @@ def _scoped(
 
 
 def _skipped(
-    name: str, command: str | None, plugin: str | None, status: str, why: str
+    name: GateName, command: str | None, plugin: str | None, status: GateStatus, why: str
 ) -> GateResult:
     """A formatter given no file: not run, and saying why."""
     return GateResult(
@@ -723,6 +736,33 @@ def _skipped(
         exit_code=None,
         summary=why,
         evidence=f"{why}; the command was not run" + (f"\n$ {command}" if command else ""),
+        changed_files=[],
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _unprepared(
+    name: GateName, command: str, plugin: str | None, record: WorktreeRecord
+) -> GateResult:
+    """A gate not run because its work tree's dependencies could not be
+    prepared: an environment fault, the setup's output as its evidence."""
+    output = ""
+    if record.setup_log:
+        try:
+            output = Path(record.setup_log).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            output = ""
+    evidence = f"{record.unprepared}; the command was not run\n$ {command}"
+    if output.strip():
+        evidence += "\n\n[the setup's output]\n" + clip_middle(output, 4000, "setup output")
+    return GateResult(
+        name=name,
+        status="error",
+        command=command,
+        plugin=plugin,
+        log=record.setup_log or None,
+        summary=record.unprepared,
+        evidence=evidence,
         changed_files=[],
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

@@ -221,7 +221,7 @@ _WITHIN = lazy_compile(r"^(?:\d+\s*\||\||=|\.\.\.|help:|note:|(?:\d+\s+)?[-+~]\s
 _SUMMARY = lazy_compile(r"^(?:Found \d+ errors?|\d+ errors?|Success:|All checks passed)")
 
 
-def _text_diagnostics(lines: list[str]) -> Iterator[Diagnostic]:
+def _text_diagnostics(lines: Iterable[str]) -> Iterator[Diagnostic]:
     head: tuple[str, str, Level] | None = None  # a diagnostic waiting for its --> line
     pending: Diagnostic | None = None  # a rustc diagnostic that may still name its lint
     current_file: str | None = None

@@ -4,13 +4,16 @@ output of a command that printed gigabytes holds one line at a time.
 A line longer than :data:`MAX_LINE_CHARS` is cut to that length (the rest of
 it is skipped, never held): a single line of hundreds of megabytes without a
 newline stays bounded too.  When the log cannot be read, the lines of the
-output kept in memory (its head and tail) stand in for it.
+output kept in memory (its head and tail) stand in for it; a log that
+``stepkit gc`` compressed is read from its ``.gz``.
 """
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 #: Characters of one line kept for parsing; the rest of a longer line is skipped.
 MAX_LINE_CHARS = 1 << 20
@@ -27,7 +30,7 @@ class LogLines:
     def __iter__(self) -> Iterator[str]:
         if self.log is not None:
             try:
-                stream = self.log.open(encoding="utf-8", errors="replace", newline="")
+                stream = _open(self.log)
             except OSError:
                 pass
             else:
@@ -35,6 +38,14 @@ class LogLines:
                     yield from _bounded_lines(stream)
                 return
         yield from self.kept.splitlines()
+
+
+def _open(log: Path) -> IO[str]:
+    """The log as text; gzipped (``<log>.gz``) once its run was kept by ``stepkit gc``."""
+    packed = log.with_name(log.name + ".gz")
+    if not log.exists() and packed.exists():
+        return gzip.open(packed, "rt", encoding="utf-8", errors="replace", newline="")
+    return log.open(encoding="utf-8", errors="replace", newline="")
 
 
 def lines_of(output: str | Iterable[str]) -> Iterable[str]:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.records import GateResult, Outcome, StageContext
+from stepkit.records import GateResult, GateStatus, Outcome, StageContext
 from stepkit.text import first_of
 from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
 from stepkit.workspace.files import new_stamped_dir
@@ -129,7 +129,8 @@ def recheck_gate(
         )
     ]
     updates: dict[str, Any] = {"surface_changes": [c.line() for c in changes]}
-    status, summary, pristine_output = original.status, original.summary, ""
+    status: GateStatus = original.status
+    summary, pristine_output = original.summary, ""
     if found.problem is None and not found.failing:
         notes.append(
             f"pristine re-check (the step's code, the surface as it was before the step): PASS"
@@ -233,7 +234,7 @@ def _run_pristine(
     except BaselineUnavailable as exc:
         return Recheck(None, [], f"no pristine re-check: {exc}")
     added = {rel for rel, old, _new in snapshot_changes(snapshot, ctx.project_dir) if old is None}
-    if gate.status == "pass":
+    if gate.status == "pass" or _nothing_earlier(gate, original, added):
         return Recheck(gate, [])
     failing = gate.new_failures or (gate.tests.failing if gate.tests else [])
     if gate.status != "fail" or not failing:
@@ -253,6 +254,18 @@ def _run_pristine(
         and _file_of(t) not in added
     ]
     return Recheck(gate, old)
+
+
+def _nothing_earlier(gate: GateResult, original: GateResult, added: set[str]) -> bool:
+    """The copy ran no test, and every test the step's own run ran is in a
+    file the step added: there was no earlier test to re-check (a project's
+    first tests), so nothing the step changed can have hidden one.  Where an
+    earlier test ran with the step's change, a copy that runs none is no
+    such thing and stays a failure."""
+    if original.name != "tests" or gate.status != "not_run" or original.tests is None:
+        return False
+    ran = original.tests.outcomes() or {}
+    return bool(ran) and all(_file_of(test_id) in added for test_id in ran)
 
 
 def pristine_tree(snapshot: Snapshot, changes: list[SurfaceChange], project_dir: Path) -> BaseTree:
@@ -280,7 +293,8 @@ class _StepReader:
     """The before reader, and the bytes the pristine copy takes from the step."""
 
     def __init__(self, before: BeforeReader):
-        self.before, self.held = before, {}
+        self.before = before
+        self.held: dict[str, bytes] = {}
 
     def hold(self, data: bytes) -> str:
         oid = data_id(data)

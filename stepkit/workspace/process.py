@@ -45,9 +45,10 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, cast
 
-from stepkit.workspace import sandbox, supervision
+from stepkit.workspace import logcap, sandbox, supervision
+from stepkit.workspace.logcap import LogCut
 from stepkit.workspace.redact import Redactor
 from stepkit.workspace.supervision import DetachedProcess
 
@@ -94,8 +95,10 @@ class ProcessResult:
     :ivar output: stdout+stderr with secrets masked; for a large output its
         head and tail joined by a ``[... N bytes omitted ...]`` line.
     :ivar lines: lines of output (a last line without newline counts).
-    :ivar size: bytes of output (after masking), all of it.
-    :ivar log: the log file with the whole masked output, or None.
+    :ivar size: bytes of output, all of it (after masking, but for what a
+        capped log cut: that is never masked).
+    :ivar log: the log file with the masked output (for a capped log: its
+        head, the lines naming a failure and its tail), or None.
     :ivar detached: processes it left running outside its process group,
         which were stopped when it ended (each also a line of the output).
     """
@@ -138,6 +141,7 @@ def run(
     on_text: Callable[[str], None] | None = None,
     head_bytes: int = HEAD_BYTES,
     tail_bytes: int = TAIL_BYTES,
+    log_limit: int | None = None,
 ) -> ProcessResult:
     """Run ``command`` through the shell in ``cwd``, in its own process group.
 
@@ -151,6 +155,10 @@ def run(
         whole lines as it arrives, including what is not kept in memory.
     :param head_bytes: bytes of the start of the output kept for ``output``.
     :param tail_bytes: bytes of the end of the output kept for ``output``.
+    :param log_limit: about the most bytes the log keeps (None: all of the
+        output): its first half, then the lines naming a failure and the
+        end of the output (:mod:`stepkit.workspace.logcap`); what is cut
+        is never masked.  Not with ``on_text``, which sees everything.
     """
     start = time.monotonic()
     exit_code = expired = start_error = None
@@ -158,7 +166,9 @@ def run(
     watch = supervision.current()
     token = supervision.new_token()
     with open(log_path, "wb") if log_path is not None else contextlib.nullcontext() as log:
-        capture = _Capture(log, head_bytes, tail_bytes, on_text)
+        capture = _Capture(
+            log, head_bytes, tail_bytes, on_text, log_limit if on_text is None else None
+        )
         with supervision.SUBREAPER:
             try:
                 if watch is not None and watch.stopping:
@@ -284,7 +294,7 @@ class _Refused(Exception):
 
 
 def _supervise(
-    proc: subprocess.Popen,
+    proc: subprocess.Popen[bytes],
     capture: _Capture,
     stdin_text: str | None,
     timeout: float | None,
@@ -299,7 +309,8 @@ def _supervise(
     that is not verifiably ours).  Returns the limit
     that expired, if any, and the detached processes stopped."""
     group = own_group(getattr(proc, "pid", 0) or 0)
-    reader = _Reader(proc.stdout, capture)
+    # stdout=PIPE: Popen's stdout is a buffered reader, which its type does not say
+    reader = _Reader(cast(io.BufferedReader, proc.stdout), capture)
     reader.start()
     if stdin_text is not None:
         threading.Thread(target=_write_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
@@ -437,7 +448,7 @@ class _Reader(threading.Thread):
     output last arrived (the no-output limit) and what went wrong, if
     anything (for the caller to raise)."""
 
-    def __init__(self, stream: IO[bytes], capture: _Capture):
+    def __init__(self, stream: io.BufferedReader, capture: _Capture):
         super().__init__(name="stepkit-output", daemon=True)
         self._stream = stream
         self._capture = capture
@@ -482,17 +493,17 @@ class _LogWriter(threading.Thread):
     def __init__(self, log: BinaryIO):
         super().__init__(name="stepkit-log", daemon=True)
         self._log = log
-        self._blocks: queue.Queue[bytes | None] = queue.Queue(_WRITES_QUEUED)
+        self._blocks: queue.Queue[tuple[bytes, bool] | None] = queue.Queue(_WRITES_QUEUED)
         self.newlines = 0
         self.error: Exception | None = None
         self._fd = _cache_hint_fd(log)
         self._written = self._dropped = 0
 
-    def put(self, block: bytes) -> None:
-        """Write ``block`` after those before it."""
+    def put(self, block: bytes, counted: bool = True) -> None:
+        """Write ``block`` after those before it (``counted``: count its lines)."""
         if self.error is not None:
             raise self.error
-        self._blocks.put(block)
+        self._blocks.put((block, counted))
 
     def close(self) -> None:
         """Wait until every block is written."""
@@ -502,8 +513,10 @@ class _LogWriter(threading.Thread):
             raise self.error
 
     def run(self) -> None:
-        while (block := self._blocks.get()) is not None:
-            self.newlines += block.count(b"\n")
+        while (item := self._blocks.get()) is not None:
+            block, counted = item
+            if counted:
+                self.newlines += block.count(b"\n")
             if self.error is None:
                 try:
                     self._log.write(block)
@@ -512,19 +525,17 @@ class _LogWriter(threading.Thread):
                     continue
                 self._written += len(block)
                 if self._fd is not None and self._written - self._dropped >= 3 * _DROP_WINDOW:
-                    self._drop_behind()
+                    self._drop_behind(self._fd)
 
-    def _drop_behind(self) -> None:
+    def _drop_behind(self, fd: int) -> None:
         """Start the write-back of the newest window; drop the windows before
         the one before it from the cache (written back by now; a page that is
         not yet stays, as it would have)."""
         newest, behind = self._written - _DROP_WINDOW, self._written - 2 * _DROP_WINDOW
         start = time.monotonic()
         try:
-            os.posix_fadvise(self._fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
-            os.posix_fadvise(
-                self._fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED
-            )
+            os.posix_fadvise(fd, newest, _DROP_WINDOW, os.POSIX_FADV_DONTNEED)
+            os.posix_fadvise(fd, self._dropped, behind - self._dropped, os.POSIX_FADV_DONTNEED)
         except OSError:
             self._fd = None  # not a file the hint applies to: leave its cache be
         if time.monotonic() - start > _HINT_STALL_S:
@@ -553,8 +564,12 @@ class _Capture:
         head_bytes: int,
         tail_bytes: int,
         on_text: Callable[[str], None] | None,
+        log_limit: int | None = None,
     ):
         self._log = log
+        self._log_limit = log_limit if log is not None else None
+        self._cut: LogCut | None = None
+        self._fed = 0  # raw bytes fed while no log cap cuts (the head)
         self._head_bytes = head_bytes
         self._tail_bytes = tail_bytes
         self._on_text = on_text
@@ -578,6 +593,15 @@ class _Capture:
         with self._lock:
             if self._closed:
                 return
+            if self._cut is not None:
+                self._cut.feed(data)
+                return
+            rest = b""
+            if self._log_limit is not None:
+                # the head: the first half of the cap, however the reads cut it
+                room = self._log_limit // 2 - self._fed
+                data, rest = data[:room], data[room:]
+                self._fed += len(data)
             # most output is ASCII and holds no secret: its whole lines go to the
             # log as they came, checked by one RE2 pass, never decoded or split
             plain = (
@@ -589,14 +613,23 @@ class _Capture:
                 self._keep_bytes(plain)
             else:
                 self._keep(self._redactor.feed(self._decoder.decode(data)))
+            if rest:
+                assert self._log_limit is not None
+                self._start_cut(self._log_limit).feed(rest)
 
     def close(self, note: str = "") -> None:
         """Keep a final line that had no newline, then ``note``; take no more."""
         with self._lock:
             if not self._closed:
                 try:
-                    self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
-                    self._keep(self._redactor.close())
+                    if self._cut is not None:
+                        tail = self._cut.close()
+                        self.size += self._cut.bytes
+                        self._last_byte = self._cut.last_byte
+                        self._keep_bytes(tail)
+                    else:
+                        self._keep(self._redactor.feed(self._decoder.decode(b"", final=True)))
+                        self._keep(self._redactor.close())
                     self._keep(note)
                 finally:
                     if self._writer is not None:
@@ -607,8 +640,9 @@ class _Capture:
 
     @property
     def lines(self) -> int:
-        """Lines kept so far (a last line without newline counts)."""
+        """Lines of output so far (a last line without newline counts)."""
         newlines = self._newlines + (self._writer.newlines if self._writer is not None else 0)
+        newlines += self._cut.lines if self._cut is not None else 0
         return newlines + (1 if self._last_byte not in (b"", b"\n") else 0)
 
     def _keep(self, masked: str) -> None:
@@ -618,14 +652,34 @@ class _Capture:
             self._on_text(masked)
         self._keep_bytes(masked.encode("utf-8", "surrogateescape"))
 
+    def _start_cut(self, cap: int) -> LogCut:
+        """Stop masking: from here the output goes to a :class:`LogCut`, with
+        what was fed but not yet masked; the kept tail starts afresh."""
+        pending = self._redactor.take_pending().encode("utf-8", "surrogateescape")
+        pending += self._decoder.getstate()[0]
+        self._decoder.reset()
+        self._write(b"\n" if self._last_byte not in (b"", b"\n") else b"", False)
+        self._write(logcap.opening(cap), False)
+        self._tail.clear()
+        self._tail_size = 0
+        self._cut = LogCut(cap, self.size, self._write, pending)
+        return self._cut
+
+    def _write(self, block: bytes, counted: bool = True) -> None:
+        """Hand ``block`` to the log's writer (``counted``: output, whose lines count)."""
+        if not block:
+            return
+        if self._writer is None:
+            assert self._log is not None
+            self._writer = _LogWriter(self._log)
+            self._writer.start()
+        self._writer.put(block, counted)
+
     def _keep_bytes(self, block: bytes) -> None:
         if not block:
             return
         if self._log is not None:
-            if self._writer is None:
-                self._writer = _LogWriter(self._log)
-                self._writer.start()
-            self._writer.put(block)
+            self._write(block)
         else:
             self._newlines += block.count(b"\n")
         self.size += len(block)

@@ -57,6 +57,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from stepkit.lazyregex import lazy_compile
 
@@ -477,7 +478,16 @@ _SHAPES: tuple[tuple[_Shape, str], ...] = (
 #: shapes it finds run on that block only.
 _BLOCK = 2048
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_prefilter_set = None
+
+
+class _Prefilter(Protocol):
+    """What the code asks of an RE2 set (google-re2 ships no types)."""
+
+    def Match(self, text: bytes | memoryview) -> list[int] | None:
+        """The indexes of the patterns found in ``text``; None for none."""
+
+
+_prefilter_set: _Prefilter | None = None
 #: Characters a process masks with every shape's own regex before it builds the
 #: prefilter: building the RE2 set takes about 50 ms, what masking 2.5 MB of log
 #: text without it costs, and most commands mask only a few kilobytes.
@@ -485,7 +495,7 @@ PLAIN_CHARS = 256 * 1024
 _plain_left = PLAIN_CHARS
 
 
-def _prefilter():
+def _prefilter() -> _Prefilter:
     """One RE2 set of every shape's regex: a single pass over a block says
     which shapes can match in it (built on first use)."""
     global _prefilter_set
@@ -502,7 +512,7 @@ def _prefilter():
     return _prefilter_set
 
 
-def _prefilter_for(size: int) -> object | None:
+def _prefilter_for(size: int) -> _Prefilter | None:
     """The prefilter for a span of ``size`` characters; None (every shape
     runs, which the prefilter only ever narrows) while this process has
     masked fewer than :data:`PLAIN_CHARS` characters."""
@@ -593,6 +603,46 @@ class Redactor:
             return None
         self._pending = data[newline + 1 :].decode("ascii")
         return lines
+
+    def take_pending(self) -> str:
+        """Hand back the text fed but not yet masked (a partial last line, or
+        the end of a long one, from a line start or a cut no secret straddles)
+        and forget it: the caller stops passing the stream through here."""
+        pending, self._pending, self._context = self._pending, "", ""
+        self._pem = None
+        return pending
+
+    def mask_tail(self, text: str, at: int) -> tuple[int, str]:
+        """Mask the end of a stream whose middle was never masked: ``text``
+        from about ``at`` on, the text before ``at`` only looked at.  Returns
+        where the masked text starts (the next line start, if one is near and
+        not the end, else ``at`` or before it, where no secret may straddle
+        it) and that text.  The lines before it
+        go through this redactor unseen, so a PEM block opened there is still
+        dropped; a long line is cut where no match reaches across (as
+        :meth:`feed` cuts one), with the text before the cut as context."""
+        newline = text.find("\n", at, at + self._window)
+        if newline != -1 and newline + 1 < len(text):
+            start = newline + 1
+            self.feed(text[text.find("\n") + 1 : start])  # unseen: sets the PEM state
+        else:
+            start = self._safe_cut(text, at)
+            self._context = text[max(0, start - _CONTEXT) : start]
+            self._pem = None
+        return start, self.feed(text[start:]) + self.close()
+
+    def _safe_cut(self, text: str, at: int) -> int:
+        """``at``, or before it the start of any match (secret or not) that
+        reaches across it."""
+        reaches: list[tuple[int, int]] = []
+        self._spans(text, max(0, at - self._window), min(len(text), at + self._window), reaches)
+        cut, moved = at, True
+        while moved:
+            moved = False
+            for match_start, reach in reaches:
+                if match_start < cut < reach:
+                    cut, moved = match_start, True
+        return cut
 
     def close(self) -> str:
         """The masked rest: a last line without newline."""
@@ -687,17 +737,23 @@ class Redactor:
             reaches += ((span[0], span[1]) for span in found)
         prefilter = _prefilter_for(end - start)
         lower = None
+        # the prefilter also reads the context: a shape found at ``start`` may
+        # need the text before it (``api_`` before ``key=``) to match its set regex
+        look = max(0, start - _CONTEXT)
         if (
             prefilter is not None
             and end - start > _BLOCK
-            and not prefilter.Match(_utf8(text[start:end]))
+            and not prefilter.Match(_utf8(text[look:end]))
         ):
             return _merged(found)  # one pass says no shape can match anywhere in it
         for block_start, block_end in _blocks(text, start, end):
             candidates = (
                 range(len(_SHAPES))
                 if prefilter is None
-                else prefilter.Match(_utf8(text[block_start:block_end])) or ()
+                else prefilter.Match(
+                    _utf8(text[look if block_start == start else block_start : block_end])
+                )
+                or ()
             )
             for index in candidates:
                 shape = _SHAPES[index][0]
@@ -767,7 +823,8 @@ def _apply(text: str, start: int, end: int, spans: list[Span]) -> str:
     """``text[start:end]`` with each span replaced."""
     if not spans:
         return text if start == 0 and end == len(text) else text[start:end]
-    out, pos = [], start
+    out: list[str] = []
+    pos = start
     for span_start, span_end, replacement in spans:
         out += (text[pos:span_start], replacement)
         pos = span_end

@@ -61,6 +61,7 @@ def failure_signature(failure: GateResult | str) -> str:
     :return: ``"<gate> | <failing ids> | <first error line>"``; ``""`` for a
         gate that passed or did not run.
     """
+    gate: str
     if isinstance(failure, GateResult):
         if failure.status in ("pass", "not_run"):
             return ""

@@ -36,6 +36,7 @@ from pathlib import Path
 from stepkit.errors import UsageError
 from stepkit.workspace import seal
 from stepkit.workspace.files import state_home
+from stepkit.workspace.scope import git
 
 #: The run store's directory in a project outside git (and where earlier
 #: versions kept it in every project).
@@ -175,8 +176,8 @@ def _linked_git_dir(dot_git: Path) -> tuple[Path, str] | None:
     """(common dir, worktree id) of a ``.git`` file (``gitdir: …``) of a
     linked work tree or a submodule; None when it names no directory."""
     try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        text = git.read_text(dot_git).strip()
+    except OSError:
         return None
     if not text.startswith("gitdir:"):
         return None
@@ -184,7 +185,7 @@ def _linked_git_dir(dot_git: Path) -> tuple[Path, str] | None:
     if not git_dir.is_dir():
         return None
     try:
-        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        common = (git_dir / git.read_text(git_dir / "commondir").strip()).resolve()
     except OSError:
         return git_dir, "main"  # a submodule: its git dir is its own common dir
     return common, f"worktrees/{git_dir.name}"

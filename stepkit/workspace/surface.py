@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shlex
+import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -331,8 +332,9 @@ def surface_changes(
 
 
 def _restore_parts(rel: str, keys: tuple[str, ...], old: bytes, new: bytes) -> bytes | None:
-    """``new`` with the parts ``keys`` names as they are in ``old`` (None:
-    the file cannot be read as TOML sections or JSON: take all of ``old``)."""
+    """``new`` with the parts ``keys`` names as they are in ``old``, decided
+    by the parsed values, never by the text (None: either file cannot be
+    parsed, which counts as a change: take all of ``old``)."""
     old_text, new_text = text_of(old), text_of(new)
     if old_text is None or new_text is None:
         return None
@@ -360,22 +362,68 @@ def _json_parts(keys: tuple[str, ...], old: str, new: str) -> bytes | None:
 _TOML_HEADER = lazy_compile(r"^\s*\[\[?\s*(?P<name>[\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
 
 
-def _toml_parts(keys: tuple[str, ...], old: str, new: str) -> bytes:
-    """``new``'s sections outside ``keys``, then ``old``'s sections inside them."""
+def _toml_parts(keys: tuple[str, ...], old: str, new: str) -> bytes | None:
+    """``new`` when the parsed values ``keys`` name are the same in both
+    (None: either is no TOML); else ``new``'s sections outside ``keys`` then
+    ``old``'s inside them, when that text parses to ``old``'s protected values
+    and ``new``'s others, or else all of ``old`` (a table behind an escaped
+    or dotted key, a header inside a string: the text is not split by meaning)."""
+    before, now = _toml(old), _toml(new)
+    if before is None or now is None:
+        return None
+    if all(_dig(before, key) == _dig(now, key) for key in keys):
+        return new.encode("utf-8")
 
     def protected(name: str) -> bool:
         bare = name.replace('"', "").replace("'", "").replace(" ", "")
         return any(bare == key or bare.startswith(f"{key}.") for key in keys)
 
-    old_parts = [text for name, text in _toml_sections(old) if protected(name)]
-    new_parts = [text for name, text in _toml_sections(new) if protected(name)]
-    if old_parts == new_parts:
-        return new.encode("utf-8")
     kept = [text for name, text in _toml_sections(new) if not protected(name)]
     body = "".join(kept)
     if body and not body.endswith("\n"):
         body += "\n"
-    return (body + "".join(old_parts)).encode("utf-8")
+    spliced = body + "".join(text for name, text in _toml_sections(old) if protected(name))
+    merged = _toml(spliced)
+    if (
+        merged is not None
+        and all(_dig(merged, key) == _dig(before, key) for key in keys)
+        and _without(merged, keys) == _without(now, keys)
+    ):
+        return spliced.encode("utf-8")
+    return old.encode("utf-8")
+
+
+def _toml(text: str) -> dict | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+_MISSING = object()
+
+
+def _dig(doc: dict, key: str) -> object:
+    """The value at the dotted ``key`` of a parsed document (a sentinel when absent)."""
+    value: object = doc
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def _without(doc: dict, keys: tuple[str, ...]) -> dict:
+    """A copy of ``doc`` without the values at the dotted ``keys``."""
+    copy = json.loads(json.dumps(doc, default=str))
+    for key in keys:
+        *parents, last = key.split(".")
+        table = copy
+        for part in parents:
+            table = table.get(part) if isinstance(table, dict) else None
+        if isinstance(table, dict):
+            table.pop(last, None)
+    return copy
 
 
 def _toml_sections(text: str) -> list[tuple[str, str]]:

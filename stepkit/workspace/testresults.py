@@ -368,7 +368,7 @@ def read_evidence(evidence: str) -> TestResults | None:
         if listing:
             if not line.startswith("  "):
                 break
-            kind = "errored" if line.strip().startswith("ERROR ") else "failed"
+            kind: TestStatus = "errored" if line.strip().startswith("ERROR ") else "failed"
             results.add(_MESSAGE.sub("", _KIND.sub("", line.strip())), kind)
     return results if results.outcomes else None
 

@@ -22,11 +22,13 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.workspace import testresults as tr
+from stepkit.workspace.faults import tests_ran
 from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.testresults import TestResults
 
@@ -54,8 +56,16 @@ _WRAPPERS = frozenset(
         "node",
     }
 )
-_JEST_FLAGS = "--json --outputFile={path}"
-_VITEST_FLAGS = "--reporter=default --reporter=json --outputFile.json={path}"
+#: Why a tests gate that exited 0 is NOT RUN when nothing shows a test ran.
+NO_RUNNER_SEEN = "no test runner's summary or report in its output"
+
+
+def _jest_flags(path: Path) -> list[str]:
+    return ["--json", f"--outputFile={path}"]
+
+
+def _vitest_flags(path: Path) -> list[str]:
+    return ["--reporter=default", "--reporter=json", f"--outputFile.json={path}"]
 
 
 @dataclass
@@ -86,8 +96,11 @@ class TestInvocation:
     def ran_no_test(self, output: str, results: TestResults | None) -> str | None:
         """Why a run that exited 0 verified no test (None: it did): it printed
         nothing, its runner never wrote the report it was asked for (it was
-        stopped before reporting, or replaced), or the report of the runner
-        the command is holds no test that passed."""
+        stopped before reporting, or replaced), the report of the runner
+        the command is holds no test that passed, or nothing shows that a
+        test ran at all — no report with a test in it and no runner's
+        closing summary in the output (a linter or a type checker chosen
+        for the tests gate: its name proves nothing)."""
         if self.report is not None and not _written(self.report):
             return (
                 f"{self.runner} wrote no report (stepkit asked for {self.report.name}): "
@@ -95,16 +108,18 @@ class TestInvocation:
             )
         if not output.strip():
             return "the command printed nothing (exit 0)"
-        if results is None or not results.complete or self.runner is None:
-            return None  # a command stepkit does not know may run more than the report saw
-        counts = results.counts()
-        if counts["passed"] or counts["failed"] or counts["errored"]:
+        counts = results.counts() if results is not None else None
+        ran = counts is not None and bool(counts["passed"] or counts["failed"] or counts["errored"])
+        if results is not None and counts is not None and results.complete and self.runner:
+            if ran:
+                return None
+            if counts["skipped"]:
+                return f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
+            return f"{results.source}: the report lists no test"
+        # a command stepkit does not know may run more than a report saw: its runner's word will do
+        if ran or tests_ran(output):
             return None
-        if counts["skipped"]:
-            return (
-                f"{results.source}: every test was skipped ({counts['skipped']} skipped, 0 passed)"
-            )
-        return f"{results.source}: the report lists no test"
+        return NO_RUNNER_SEEN
 
     def results(self, output: tr.Output, evidence: str) -> TestResults | None:
         """The per-test results of the run: the report (or the runner's
@@ -128,7 +143,7 @@ class _Shape:
 
 
 def report_invocation(
-    command: str, project_dir: Path, report_dir: Path, base_env: dict[str, str] | None = None
+    command: str, project_dir: Path, report_dir: Path, base_env: Mapping[str, str] | None = None
 ) -> TestInvocation:
     """``command`` as the tests gate runs it, asking its runner for a report in
     ``report_dir`` (created here).
@@ -141,7 +156,7 @@ def report_invocation(
     project = Path(project_dir)
     shape = _shape(command, project)
     junit = report_dir / "pytest-junit.xml"
-    env = {"PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit}")}
+    env = _pytest_env(junit, [], base_env)
 
     def pytest_report(output: tr.Output, evidence: str) -> TestResults | None:
         return tr.read_junit([junit], project, "pytest") if junit.is_file() else None
@@ -157,23 +172,21 @@ def report_invocation(
     runner = shape.runner
     if runner in ("jest", "vitest"):
         path = report_dir / f"{runner}.json"
-        flags = (_JEST_FLAGS if runner == "jest" else _VITEST_FLAGS).format(
-            path=shlex.quote(str(path))
-        )
+        flags = (_jest_flags if runner == "jest" else _vitest_flags)(path)
         invocation.command = _append(command, shape, flags)
         invocation.reader = _either(pytest_report, lambda o, e: tr.read_jest_json(path, project))
-        invocation.note = f"stepkit asked {runner} for a JSON report: {flags}"
+        invocation.note = f"stepkit asked {runner} for a JSON report: {quoting.shell(flags)}"
     elif runner == "ctest":
         path = report_dir / "ctest-junit.xml"
-        flags = f"--output-junit {shlex.quote(str(path))}"
+        flags = ["--output-junit", str(path)]
         invocation.command = _append(command, shape, flags)
         invocation.reader = lambda o, e: tr.read_junit([path], project, "name")
-        invocation.note = f"stepkit asked ctest for a junit report: {flags}"
+        invocation.note = f"stepkit asked ctest for a junit report: {quoting.shell(flags)}"
     elif runner == "dotnet":
-        flags = f"--logger trx --results-directory {shlex.quote(str(report_dir / 'trx'))}"
+        flags = ["--logger", "trx", "--results-directory", str(report_dir / "trx")]
         invocation.command = _append(command, shape, flags)
         invocation.reader = lambda o, e: tr.read_trx(sorted((report_dir / "trx").rglob("*.trx")))
-        invocation.note = f"stepkit asked dotnet test for a trx report: {flags}"
+        invocation.note = f"stepkit asked dotnet test for a trx report: {quoting.shell(flags)}"
     elif runner == "go":
         words = shape.arguments()
         invocation.reader = (
@@ -212,7 +225,7 @@ def _node_reports(
     command: str,
     report_dir: Path,
     project: Path,
-    base_env: dict[str, str] | None,
+    base_env: Mapping[str, str] | None,
 ) -> None:
     """node's test runner reports every test into ``report_dir`` (asked
     through ``NODE_OPTIONS``, so it works behind ``npm test``; the spec
@@ -220,17 +233,20 @@ def _node_reports(
     script behind it) picks its reporters or sets ``NODE_OPTIONS`` itself:
     then its output is read."""
     if "--test-reporter" in command or "NODE_OPTIONS" in command:
-        invocation.reader = _either(invocation.reader, lambda o, e: tr.read_node_output(o, project))
+        junit_reader = invocation.reader
+        assert junit_reader is not None, "report_invocation gave it the pytest report's reader"
+        invocation.reader = _either(junit_reader, lambda o, e: tr.read_node_output(o, project))
         return
     reporter = report_dir / "stepkit-reporter.mjs"
     reporter.write_text(NODE_REPORTER, encoding="utf-8")
     events = report_dir / "node-test.jsonl"
-    flags = (
-        f"--test-reporter={shlex.quote(str(reporter))} --test-reporter-destination={shlex.quote(str(events))} "
-        "--test-reporter=spec --test-reporter-destination=stdout"
-    )
-    existing = (base_env if base_env is not None else os.environ).get("NODE_OPTIONS", "").strip()
-    invocation.env["NODE_OPTIONS"] = f"{existing} {flags}".strip()
+    flags = [
+        f"--test-reporter={reporter}",
+        f"--test-reporter-destination={events}",
+        "--test-reporter=spec",
+        "--test-reporter-destination=stdout",
+    ]
+    invocation.env["NODE_OPTIONS"] = quoting.extend_variable("NODE_OPTIONS", flags, base_env)
 
     def read(output: tr.Output, evidence: str) -> TestResults | None:
         return tr.read_node_events(LogLines(events), project) if events.is_file() else None
@@ -238,7 +254,8 @@ def _node_reports(
     invocation.reader = read
     invocation.report = events
     invocation.note = (
-        f"stepkit asked node's test runner for a report of every test: NODE_OPTIONS={flags}"
+        "stepkit asked node's test runner for a report of every test: "
+        f"NODE_OPTIONS={quoting.node_options(flags)}"
     )
 
 
@@ -264,7 +281,7 @@ def rerun_invocation(
     project_dir: Path,
     report_dir: Path,
     failing: list[str],
-    base_env: dict[str, str] | None = None,
+    base_env: Mapping[str, str] | None = None,
     suite: list[str] | None = None,
 ) -> TestInvocation | None:
     """``command`` narrowed to the ``failing`` ids, reporting into ``report_dir``;
@@ -289,27 +306,26 @@ def rerun_invocation(
         junit = report_dir / "pytest-junit.xml"
         wanted = set(failing)
         others = [i for i in suite or [] if i not in wanted]
-        deselect = " ".join(f"--deselect {shlex.quote(i)}" for i in others)
-        if suite and wanted <= set(suite) and len(deselect) <= _DESELECT_CHARS:
-            base.env = {
-                "PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} {deselect}".strip())
-            }
+        deselect = [word for i in others for word in ("--deselect", i)]
+        if (
+            suite
+            and wanted <= set(suite)
+            and len(quoting.pytest_addopts(deselect)) <= _DESELECT_CHARS
+        ):
+            base.env = _pytest_env(junit, deselect, base_env)
             base.note = (
                 f"stepkit re-ran {len(failing)} test(s), the other {len(others)} deselected by id"
             )
             return base
         selection = " or ".join(names)
-        base.env = {
-            "PYTEST_ADDOPTS": _addopts(base_env, f"--junitxml={junit} -k {shlex.quote(selection)}")
-        }
+        base.env = _pytest_env(junit, ["-k", selection], base_env)
         base.note = f"stepkit re-ran the failing tests: -k {selection!r}"
         return base
     if runner in ("jest", "vitest"):
         parts = [tr.jest_parts(i) for i in failing]
         pattern = "^(?:" + "|".join(re.escape(name) for _, name in parts) + ")$"
         files = sorted({file for file, _ in parts if file})
-        extra = f"-t {shlex.quote(pattern)} " + " ".join(shlex.quote(f) for f in files)
-        base.command = _append(base.command, _shape(base.command, project), extra.strip())
+        base.command = _append(base.command, _shape(base.command, project), ["-t", pattern, *files])
         return base
     if runner == "go":
         by_package: dict[str, list[str]] = {}
@@ -319,8 +335,10 @@ def rerun_invocation(
                 return None
             by_package.setdefault(package, []).append(re.escape(name.split("/")[0]))
         base.command = " ; ".join(
-            f"go test -json -count=1 -run {shlex.quote('^(' + '|'.join(sorted(set(names))) + ')$')} "
-            f"{shlex.quote(package)}"
+            quoting.shell(
+                ["go", "test", "-json", "-count=1", "-run", f"^({'|'.join(sorted(set(names)))})$"]
+                + [package]
+            )
             for package, names in by_package.items()
         )
         base.reader = lambda o, e: tr.read_go_json(o)
@@ -328,17 +346,14 @@ def rerun_invocation(
     if runner == "cargo":
         if any(" " in i for i in failing) or "nextest" in shape.words:
             return None
-        ids = " ".join(shlex.quote(i) for i in failing)
         words = shape.arguments()
         # pretty: one line per test even under -q, so a pass on the re-run is seen
-        selection = f"--exact --format=pretty {ids}"
-        base.command = _append(command, shape, selection if "--" in words else f"-- {selection}")
+        exact = ["--exact", "--format=pretty", *failing]
+        base.command = _append(command, shape, exact if "--" in words else ["--", *exact])
         return base
     if runner == "ctest":
         pattern = "^(" + "|".join(re.escape(i) for i in failing) + ")$"
-        base.command = _append(
-            base.command, _shape(base.command, project), f"-R {shlex.quote(pattern)}"
-        )
+        base.command = _append(base.command, _shape(base.command, project), ["-R", pattern])
         return base
     if runner == "maven":
         methods: dict[str, list[str]] = {}
@@ -349,20 +364,16 @@ def rerun_invocation(
             f"{cls}#{'+'.join(m)}" if all(m) else cls for cls, m in methods.items()
         )
         base.command = _append(
-            command,
-            shape,
-            f"-Dtest={shlex.quote(selection)} -Dsurefire.failIfNoSpecifiedTests=false",
+            command, shape, [f"-Dtest={selection}", "-Dsurefire.failIfNoSpecifiedTests=false"]
         )
         return base
     if runner == "gradle":
-        selection = " ".join(f"--tests {shlex.quote(i.replace('#', '.'))}" for i in failing)
-        base.command = _append(command, shape, selection)
+        tests = [word for i in failing for word in ("--tests", i.replace("#", "."))]
+        base.command = _append(command, shape, tests)
         return base
     if runner == "dotnet":
         selection = "|".join(f"FullyQualifiedName={i}" for i in failing)
-        base.command = _append(
-            base.command, _shape(base.command, project), f"--filter {shlex.quote(selection)}"
-        )
+        base.command = _append(base.command, _shape(base.command, project), ["--filter", selection])
         return base
     return None
 
@@ -451,12 +462,12 @@ def _test_script(project: Path) -> str | None:
     return script if isinstance(script, str) else None
 
 
-def _append(command: str, shape: _Shape, flags: str) -> str:
-    """``command`` with ``flags`` after its last simple command (behind
+def _append(command: str, shape: _Shape, words: list[str]) -> str:
+    """``command`` with ``words`` after its last simple command (behind
     ``npm test`` after ``--``, which npm needs to pass them on)."""
     if shape.via_script == "npm" and "--" not in shape.words:
-        flags = f"-- {flags}"
-    return f"{command.rstrip()} {flags}"
+        words = ["--", *words]
+    return f"{command.rstrip()} {quoting.shell(words)}"
 
 
 def _written(report: Path) -> bool:
@@ -467,9 +478,14 @@ def _written(report: Path) -> bool:
         return False
 
 
-def _addopts(base_env: dict[str, str] | None, options: str) -> str:
-    existing = (base_env if base_env is not None else os.environ).get("PYTEST_ADDOPTS", "").strip()
-    return f"{existing} {options}".strip()
+def _pytest_env(
+    junit: Path, words: list[str], base_env: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The variables that ask pytest for a junit report at ``junit``, with
+    ``words`` (after the ``PYTEST_ADDOPTS`` of ``base_env``)."""
+    path, env = quoting.pytest_path(junit)
+    options = [f"--junitxml={path}", *words]
+    return {**env, "PYTEST_ADDOPTS": quoting.extend_variable("PYTEST_ADDOPTS", options, base_env)}
 
 
 def _either(

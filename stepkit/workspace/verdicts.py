@@ -35,6 +35,7 @@ from stepkit.records import (
     NEW_LABEL,
     ORDER_DEPENDENT_LABEL,
     PREEXISTING_LABEL,
+    GateName,
     GateResult,
 )
 from stepkit.text import first_of
@@ -58,7 +59,7 @@ VERDICT_CLOSE = "[end of stepkit verdict]"
 #: project dir, log dir, every id of the suite in its order or None) → the
 #: result (None: those ids cannot be selected).  Selected ids run in the
 #: suite's order; knowing the suite, a runner may select exactly them.
-RunGate = Callable[[str, list[str] | None, Path, Path, list[str] | None], "GateResult | None"]
+RunGate = Callable[[GateName, list[str] | None, Path, Path, list[str] | None], "GateResult | None"]
 #: The most selected runs spent finding the test an order-dependent failure fails after.
 BISECT_RUNS = 8
 #: The most order-dependent failures whose culprit is looked for (the others are named without it).
@@ -174,7 +175,7 @@ class Judge:
         ]
         return flaky, described
 
-    def _fails_after(self, gate: str, victim: str, order: list[str]) -> str:
+    def _fails_after(self, gate: GateName, victim: str, order: list[str]) -> str:
         """``<victim> fails after <id>``: the test that ran before ``victim``
         in the suite and makes it fail, found by re-running halves of those
         that ran before it (each in the suite's order) with it; when no
@@ -343,7 +344,9 @@ def _tests(result: GateResult) -> TestResults | None:
             found.add(test_id, "failed")
         return found
     return TestResults(
-        source=result.tests.source, complete=result.tests.complete, outcomes=outcomes
+        source=result.tests.source,
+        complete=result.tests.complete,
+        outcomes=outcomes,  # type: ignore[arg-type]  # statuses read back from JSON: pydantic checks them
     )
 
 

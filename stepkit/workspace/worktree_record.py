@@ -22,6 +22,8 @@ from stepkit.workspace.store import git_location
 RECORD_NAME = "stepkit.json"
 #: The run setting that holds the run's :class:`WorktreeRecord` (its checkpoint keeps it).
 SETTING = "worktree"
+#: Every ``unprepared`` reason starts so (:mod:`stepkit.worktrees.prepare`).
+UNPREPARED = "the work tree's dependencies are not prepared"
 #: The outcome at which a ``--worktree`` run's step is committed on its branch.
 COMMITS_AT = "STEP_COMPLETE"
 
@@ -40,6 +42,9 @@ class WorktreeRecord:
     :ivar step: the step number.
     :ivar plans: the plan repo, relative to ``project``.
     :ivar merge: merge the branch into the user's branch when the step completes.
+    :ivar unprepared: why the work tree's dependencies could not be prepared
+        (:mod:`stepkit.worktrees.prepare`), naming the fix; "" when they were.
+    :ivar setup_log: the log of the ``[worktree] setup`` command ("" when none ran).
     """
 
     path: str
@@ -51,6 +56,8 @@ class WorktreeRecord:
     step: int
     plans: str
     merge: bool = False
+    unprepared: str = ""
+    setup_log: str = ""
 
     def as_settings(self) -> dict[str, object]:
         """The record as the run's ``worktree`` setting (stored with its checkpoint)."""

@@ -5,8 +5,9 @@ with ``git archive``, nothing checked out), so the branch can be named
 ``stepkit/<NN>-<slug>`` before anything is created.  Then ``git worktree
 add -b`` makes the branch and its work tree in one git call: the user's
 work tree, index and HEAD are never touched (no checkout, stash, reset or
-add there).  A work tree whose run never started is removed again
-(:func:`isolated`), so a usage error leaves nothing behind.
+add there).  Its dependencies are then prepared
+(:mod:`stepkit.worktrees.prepare`).  A work tree whose run never started is
+removed again (:func:`isolated`), so a usage error leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import contextlib
 import io
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from stepkit.workspace.scope import git
 from stepkit.workspace.store import git_location, runs_dir
 from stepkit.workspace.worktree_record import WorktreeRecord, records, write_record
 from stepkit.worktrees.layout import branch_name, step_name, worktrees_home
+from stepkit.worktrees.prepare import prepare
 
 
 def open_worktree(
@@ -43,8 +45,10 @@ def open_worktree(
         reads the same path inside the work tree.
     :param base: the ref the branch starts from (default ``HEAD``).
     :raises UsageError: not a git work tree, no such commit, the plan repo
-        is not tracked there, the step cannot be resolved, or its branch or
-        work tree is already there; nothing was created.
+        is not tracked there, the step cannot be resolved, its branch or
+        work tree is already there, or its record cannot be written.
+        Creation is all or nothing: whatever fails or interrupts it after
+        git made the branch and work tree removes both again.
     """
     project = Path(project).resolve()
     located = git_location(project)
@@ -70,23 +74,43 @@ def open_worktree(
             f"--worktree: cannot create {path} on {branch}: "
             f"{git.last_error(err, 'git worktree add failed')}"
         )
-    _register_merge_driver(project, Path(plans_dir))
-    prefix = project.relative_to(top)
+    try:
+        record = _record(project, Path(plans_dir), top, path, branch, commit, step.number, merge)
+        return prepare(record)
+    except BaseException:  # a crash or Ctrl-C too: the branch and work tree go with it
+        _remove(top, path, branch)
+        raise
+
+
+def _record(
+    project: Path,
+    plans_dir: Path,
+    top: Path,
+    path: Path,
+    branch: str,
+    commit: str,
+    step: int,
+    merge: bool,
+) -> WorktreeRecord:
+    """The rest of :func:`open_worktree` once git made the branch and work
+    tree: the merge driver, and the record that makes the work tree stepkit's.
+
+    :raises UsageError: the record cannot be written."""
+    _register_merge_driver(project, plans_dir)
     record = WorktreeRecord(
         path=str(path),
-        project=str(path / prefix),
+        project=str(path / project.relative_to(top)),
         origin=str(project),
         origin_top=str(top),
         branch=branch,
         base=commit,
-        step=step.number,
-        plans=str(Path(plans_dir).resolve().relative_to(project)),
+        step=step,
+        plans=str(plans_dir.resolve().relative_to(project)),
         merge=merge,
     )
     try:
         write_record(path, record)
     except OSError as exc:
-        discard(record)
         raise UsageError(f"--worktree: cannot record {path}: {exc}") from None
     return record
 
@@ -114,9 +138,14 @@ def isolated(
 
 def discard(record: WorktreeRecord) -> None:
     """Remove a work tree in which no run started, and its branch."""
-    top = Path(record.origin_top)
-    git.call(["worktree", "remove", "--force", record.path], top)
-    git.call(["branch", "-D", record.branch], top)
+    _remove(Path(record.origin_top), Path(record.path), record.branch)
+
+
+def _remove(top: Path, path: Path, branch: str) -> None:
+    """Remove the work tree at ``path`` (with its record, in git's admin
+    directory of it) and ``branch``."""
+    git.worktree_remove(top, path)
+    git.call(["branch", "-D", branch], top)
 
 
 def _tracked_plans(top: Path, project: Path, plans_dir: Path, commit: str, ref: str) -> str:
@@ -163,17 +192,32 @@ def _refuse_owing(common: Path, branch: str) -> None:
     """:raises UsageError: ``branch``'s work tree holds a run that was
     approved and stopped before its commit or merge (the one command that
     finishes it is named: deleting the branch would lose the approved step)."""
+    _refuse_owing_where(common, lambda record: record.branch == branch, "--worktree")
+
+
+def refuse_owing_step(project: Path, step: int) -> None:
+    """Any run of step ``step`` (in the user's tree too, ``--rerun`` or not):
+    refused while a work tree of it holds an approved run that still owes
+    its commit or merge, so the approved change is finished, never redone.
+
+    :raises UsageError: naming the ``stepkit resume`` that finishes it."""
+    located = git_location(Path(project).resolve())
+    if located is not None:
+        _refuse_owing_where(located[1], lambda record: record.step == step, "run")
+
+
+def _refuse_owing_where(common: Path, matches: Callable[[WorktreeRecord], bool], who: str) -> None:
     from datetime import UTC, datetime
 
     from stepkit.worktrees.listing import latest_run
 
     for record in records(common):
-        if record.branch != branch:
+        if not matches(record):
             continue
         run = latest_run(record, datetime.now(UTC))
         if run["finishing"]:
             raise UsageError(
-                f"--worktree: step {record.step} was approved on {branch} but its "
+                f"{who}: step {record.step} was approved on {record.branch} but its "
                 f"{run['finishing']} was not made; finish it with: stepkit resume {run['run_id']}"
             )
 

@@ -22,7 +22,7 @@ the merge command.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stepkit.engine.interrupts import RunInterrupted, held_signals, signal_number
 from stepkit.engine.runstore import RunDir
@@ -88,7 +88,7 @@ class _Owing:
     def __init__(self, run: RunDir | None) -> None:
         self.run = run
 
-    def now(self, what: str | None) -> None:
+    def now(self, what: Literal["commit", "merge"] | None) -> None:
         """Record that ``what`` (``merge``, or None: nothing) is owed now."""
         if self.run is None:
             return

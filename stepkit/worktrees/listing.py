@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from stepkit import quoting
 from stepkit.engine.pause import human_age
 from stepkit.workspace.scope import git
 from stepkit.workspace.seal import SealBroken, read_sealed
@@ -70,9 +71,12 @@ def render_worktrees(report: dict[str, list[dict]]) -> str:
                     f"(it makes the {run['finishing']}; nothing runs again)"
                 )
             elif run["state"] not in ("running", *RESUMABLE) and run["outcome"] != COMMITS_AT:
+                # advice to print, never run here: git words and quoted arguments
+                remove = quoting.shell(["--force", run["worktree"]])
+                drop = quoting.shell(["-D", run["branch"]])
                 lines.append(
-                    f"    to start the step over, drop what it holds: git worktree remove --force "
-                    f"{run['worktree']} && git branch -D {run['branch']}"
+                    f"    to start the step over, drop what it holds: "
+                    f"git worktree remove {remove} && git branch {drop}"
                 )
     if branches:
         lines += ["", f"Steps complete on branches not merged into HEAD ({len(branches)}):"]
@@ -182,11 +186,7 @@ def _unmerged(top: Path, common: Path, plans_dir: Path) -> list[dict[str, Any]]:
         ],
         top,
     )
-    branches = [
-        line.split(" ", 1)
-        for line in (listed or b"").decode("utf-8", "replace").splitlines()
-        if " " in line
-    ]
+    branches = [line.split(" ", 1) for line in git.text(listed or b"").splitlines() if " " in line]
     try:
         plans = plans_dir.resolve().relative_to(top).as_posix()
     except ValueError:

@@ -34,7 +34,7 @@ def merge_branch(record: WorktreeRecord) -> tuple[bool, str]:
     from stepkit.engine.lock import project_lock
 
     top, branch = Path(record.origin_top), record.branch
-    target = (git.run(["symbolic-ref", "-q", "--short", "HEAD"], top) or b"").decode().strip()
+    target = git.text(git.run(["symbolic-ref", "-q", "--short", "HEAD"], top) or b"").strip()
     if not target:
         return (
             False,
@@ -72,13 +72,13 @@ def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:
     code, out, err = git.call(
         ["merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", branch], top
     )
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    lines = git.text(out).splitlines()
     if code == 1:
         return False, f"not merged: merging {branch} into {target} conflicts in {_names(lines[1:])}"
     if code != 0 or not lines:
         return False, f"not merged: git merge-tree failed: {git.last_error(err, 'no reason given')}"
     changed = git.run(["diff", "--name-only", "-z", "--no-renames", "HEAD", lines[0]], top) or b""
-    touched = {name.decode("utf-8", "surrogateescape") for name in changed.split(b"\0") if name}
+    touched = {git.text(name) for name in changed.split(b"\0") if name}
     _, dirty = git.status(top, "")
     overlap = sorted(touched & set(dirty))
     if overlap:

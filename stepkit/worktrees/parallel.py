@@ -162,6 +162,7 @@ def run_parallel(
     *,
     stack: bool = False,
     project_dir: Path,
+    allow_incomplete: bool = False,
 ) -> Outcome:
     """Run the plan's ready steps, up to ``limit`` at once, until none is
     left to start and every run has ended.
@@ -174,6 +175,8 @@ def run_parallel(
         completed starts from that run's branch.
     :param project_dir: the user's project (for the resume command of a run
         that ended without saying where it stands).
+    :param allow_incomplete: start a step whose plan is incomplete too
+        (its child gets ``--allow-incomplete-plan`` in ``command``).
     :raises UsageError: no step is ready (nothing was started).
     """
     schedule = Schedule(
@@ -181,6 +184,7 @@ def run_parallel(
         stack=stack,
         elsewhere=under_way(project_dir, plans_dir),
         runs=last_runs(runs_dir(project_dir)),
+        allow_incomplete=allow_incomplete,
     )
     if not schedule.ready():
         waiting = "; ".join(

@@ -15,6 +15,8 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
+from stepkit import shown
+
 #: The colour of a run's line by its outcome (one still running has none).
 _STYLE = {"STEP_COMPLETE": "green", "PAUSED": "yellow"}
 
@@ -23,7 +25,7 @@ class RunLines:
     """Shows the runs of :func:`stepkit.worktrees.parallel.run_parallel`."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        self.console = console or shown.console(highlight=False)
         self.started = time.monotonic()
         self.runs: Sequence[Any] = ()
         self.shown: dict[int, str] = {}  # the state each run's plain line last said

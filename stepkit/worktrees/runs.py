@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.engine.pause import mixed_steps, paused_runs
-from stepkit.engine.runstore import RUN_ID, RunStore
+from stepkit.engine.runstore import RUN_ID, RunStore, run_ids_in
 from stepkit.errors import UsageError
 from stepkit.workspace.store import git_location, runs_dir
 from stepkit.workspace.worktree_record import records
@@ -37,8 +37,8 @@ def run_project(project: Path, run_id: str | None) -> Path:
         return projects[0]
     if run_id is not None:
         if RUN_ID.fullmatch(run_id):
-            for candidate in projects:
-                if (runs_dir(candidate) / run_id / "state.json").is_file():
+            for candidate in projects:  # a prefix, as RunStore.open reads one
+                if any(found.startswith(run_id) for found in run_ids_in(runs_dir(candidate))):
                     return candidate
         return projects[0]
     refusal = mixed_steps(

@@ -7,7 +7,10 @@ complete``, :meth:`~stepkit.planrepo.stepstate.StepStates.unsatisfied`).  With
 ``stack``, a dependency may instead be complete on a branch that this same
 invocation finished: the step then starts from that branch, so one branch
 must hold every such dependency (a branch started from another holds that
-one's steps too).
+one's steps too).  A step whose plan is incomplete
+(:func:`~stepkit.planrepo.quality.step_findings`) is never ready, unless
+``allow_incomplete`` (``--allow-incomplete-plan``): ``stepkit run`` would
+refuse it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepkit.planrepo.model import PlanRepo, StepPlan
+from stepkit.planrepo.quality import step_findings
 from stepkit.planrepo.stepstate import StepStates
 
 
@@ -51,6 +55,8 @@ class Schedule:
     finished: list[Finished] = field(default_factory=list)
     #: the latest run of each step in the user's run store (:func:`stepkit.engine.pause.last_runs`)
     runs: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    #: start a step whose plan is incomplete all the same
+    allow_incomplete: bool = False
 
     @property
     def states(self) -> StepStates:
@@ -65,6 +71,7 @@ class Schedule:
                 step.number in self.started
                 or step.number in self.elsewhere
                 or not states.to_do(step)
+                or self._incomplete(step)
             ):
                 continue
             missing = self._missing(step)
@@ -89,10 +96,17 @@ class Schedule:
         elsewhere, or its unmet dependencies on the user's branch)."""
         states = self.states
         return [
-            (step, self.elsewhere.get(step.number) or self._unmet(step))
+            (step, self.elsewhere.get(step.number) or self._incomplete(step) or self._unmet(step))
             for step in self.repo.steps
             if step.number not in self.started and states.to_do(step)
         ]
+
+    def _incomplete(self, step: StepPlan) -> str:
+        """Why ``step`` is not started for its plan ('': it may be)."""
+        if self.allow_incomplete:
+            return ""
+        findings = step_findings(self.repo, step)
+        return f"its plan is incomplete: {'; '.join(findings)}" if findings else ""
 
     def _unmet(self, step: StepPlan) -> str:
         reasons = self.states.unsatisfied(step)

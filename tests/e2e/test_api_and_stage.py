@@ -11,7 +11,7 @@ import pytest
 import stepkit
 from stepkit.protocol.stages import STAGES
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, make_project
+from tests.support.e2e import GOOD_MUL, PY, command_coder, make_project
 
 
 def stage(project, *args):
@@ -83,7 +83,7 @@ def test_stage_review_reviews_the_diff_a_run_would(tmp_path):
         "print('🟢 looks good')\n"
     )
     done = stage(
-        project, "review", "--step", "1", "--reviewer", f"command:{PY} {keep_prompt}", "--json"
+        project, "review", "--step", "1", "--reviewer", command_coder(PY, keep_prompt), "--json"
     )
     assert done.returncode == 0, done.stderr
     prompt = (project.state_dir / "review_prompt.txt").read_text()
@@ -167,5 +167,8 @@ def test_an_unknown_stage_is_one_line_naming_the_tables_stages(tmp_path):
     done = stage(project, "deploy", "--step", "1")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        f"stepkit: error: stage: argument STAGE: unknown stage 'deploy' (known: {', '.join(STAGES)})"
+        (
+            f"stepkit: error: stage: argument STAGE: unknown stage 'deploy' "
+            f"(known: {', '.join(STAGES)}) (stepkit stage --help shows the usage)"
+        )
     ]

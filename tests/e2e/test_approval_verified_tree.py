@@ -142,7 +142,9 @@ def test_a_change_by_a_process_the_coder_left_after_the_tests_gate_is_caught(pro
         assert writer.wait(timeout=60) == 0
     finally:
         writer.kill()
-    assert "BACKDOOR" not in state(project, run_id).get("diff", "")  # the gates never saw it
+    checked = state(project, run_id)
+    tests = next(g for g in checked["gates"] if g["name"] == "tests")
+    assert "BACKDOOR" not in tests["evidence"]  # written after the tests gate ran
 
     again = project.resume("approve")
     assert again.outcome != "STEP_COMPLETE" and again.code == 5, again.stderr + again.stdout

@@ -18,13 +18,14 @@ import pytest
 
 from stepkit.workspace.store import store_dir
 from tests.support.crash import wait_until_gone
-from tests.support.e2e import PY, make_project, unconfined_env
+from tests.support.e2e import PY, make_project, sh, unconfined_env
 
 #: Detaches ``sleep 300`` into its own session (it keeps the output pipe
 #: open), waits until it told its pid in ``<name>.pid``, and goes on.
+#: ``{state}`` is shell-quoted; the inner script gets it as ``$0``.
 DETACH = (
-    "setsid sh -c 'echo $$ > {state}/{name}.tmp; mv {state}/{name}.tmp {state}/{name}.pid; "
-    "exec sleep 300' & while [ ! -e {state}/{name}.pid ]; do sleep 0.01; done; "
+    """setsid sh -c 'echo $$ > "$0/$1.tmp"; mv "$0/$1.tmp" "$0/$1.pid"; """
+    "exec sleep 300' {state} {name} & while [ ! -e {state}/{name}.pid ]; do sleep 0.01; done; "
 )
 
 #: The tests gate: fails while the detached process still runs, else the real tests.
@@ -48,17 +49,17 @@ sys.exit(subprocess.call([sys.executable, "check.py"]))
 def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_path, who):
     project = make_project(tmp_path, reviewer=False)
     state = project.state_dir
-    detach = DETACH.format(state=state, name=who)
+    detach = DETACH.format(state=sh(state), name=who)
     (state / "check_gone.py").write_text(CHECK_GONE)
     env = project.env(
-        TEST_CMD=f"{PY} {state / 'check_gone.py'} {state / f'{who}.pid'}",
+        TEST_CMD=sh(PY, state / "check_gone.py", state / f"{who}.pid"),
         **unconfined_env(tmp_path),
     )
     coder = None
     if who == "build":
         env["BUILD_CMD"] = f"{detach}{PY} -m py_compile calc.py"
     else:
-        coder = f"command:{detach}{PY} {state / 'coder.py'}"
+        coder = f"command:{detach}{sh(PY, state / 'coder.py')}"
     try:
         result = project.run(coder=coder, env=env)
     finally:
@@ -117,17 +118,19 @@ def test_the_runner_stops_what_a_detached_process_detached_in_turn(tmp_path):
 
 #: Starts a writer that escapes the command's group and environment (``setsid
 #: env -i``), tells its pid, and rewrites calc.py once the marker file appears.
+#: ``{state}`` and ``{root}`` are shell-quoted; the inner script gets them as ``$0`` and ``$1``.
 ESCAPE = (
-    "setsid env -i sh -c 'echo $$ > {state}/writer.tmp; mv {state}/writer.tmp {state}/writer.pid; "
-    "while [ ! -e {state}/marker ]; do sleep 0.05; done; echo BROKEN > {root}/calc.py' "
-    "> /dev/null 2>&1 < /dev/null & while [ ! -e {state}/writer.pid ]; do sleep 0.01; done; "
+    """setsid env -i sh -c 'echo $$ > "$0/writer.tmp"; mv "$0/writer.tmp" "$0/writer.pid"; """
+    """while [ ! -e "$0/marker" ]; do sleep 0.05; done; echo BROKEN > "$1/calc.py"' """
+    "{state} {root} > /dev/null 2>&1 < /dev/null & "
+    "while [ ! -e {state}/writer.pid ]; do sleep 0.01; done; "
 )
 
 
 def test_a_writer_started_with_setsid_env_i_is_ended_with_its_node_and_reported(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     state = project.state_dir
-    coder = f"command:{ESCAPE.format(state=state, root=project.root)}{PY} {state / 'coder.py'}"
+    coder = f"command:{ESCAPE.format(state=sh(state), root=sh(project.root))}{sh(PY, state / 'coder.py')}"
     try:
         result = project.run(coder=coder, env=project.env(**unconfined_env(tmp_path)))
     finally:

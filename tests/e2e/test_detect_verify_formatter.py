@@ -37,7 +37,7 @@ def test_a_lint_only_ruff_project_is_not_reformatted(tmp_path):
     )
     (project / "new.py").write_text(UGLY)
     code, gates = verify(project)
-    assert code == 0
+    assert code == 1 and gates["tests"]["status"] == "not_run"  # no tests command: no pass
     assert (gates["format"]["command"], gates["format"]["status"]) == (None, "not_run")
     assert gates["lint"]["command"] == "ruff check"
     assert (project / "old.py").read_text() == UGLY and (project / "new.py").read_text() == UGLY
@@ -75,7 +75,8 @@ def test_verify_fix_formats_only_the_changed_file(tmp_path):
     )
     (project / "new.py").write_text(UGLY)
     code, gates = verify(project, "--fix")
-    assert code == 0
+    assert code == 1 and gates["tests"]["status"] == "not_run"  # no tests command: no pass
+    assert gates["format"]["status"] == "pass"
     assert gates["format"]["changed_files"] == ["new.py"]
     assert (project / "new.py").read_text() == 'x = {"a": 1}\n'
     assert (project / "old.py").read_text() == UGLY  # committed, untouched by the step

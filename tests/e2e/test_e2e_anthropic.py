@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -175,8 +176,9 @@ def test_builtin_coder_edits_with_tools_and_the_step_reuses_its_test_run(project
         r"\[reused: same tree [0-9a-f]{12}, run at \S+ by the coder's own gate\]\n",
         tests["evidence"],
     )
-    assert "2 passed, 0 failed" in tests["evidence"]
-    assert "[reused: same tree" in project.handoff(1).read_text().split("### tests", 1)[1]
+    assert "2 passed in 0.01s" in tests["evidence"]
+    draft = Path(result.data["handoff_draft"]).read_text()  # approved, it goes to plans/
+    assert "[reused: same tree" in draft.split("### tests", 1)[1]
 
 
 def test_without_evidence_reuse_the_step_runs_the_tests_again(project, messages_api):
@@ -271,7 +273,7 @@ def test_builtin_reviewer_sends_a_critical_finding_back_then_passes(project, mes
     fix_prompt = project.coder_prompt(1)
     assert "mul ignores floats" in fix_prompt and "naming" not in fix_prompt
     assert (
-        "Fix attempts used: 0 of 2" in result.data["pending"]["question"]
+        "Coder rounds (fix attempts used: 0 of 2):" in result.data["pending"]["question"]
     )  # a review round is not a fix attempt
 
 

@@ -17,6 +17,7 @@ every round.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -210,7 +211,9 @@ def test_every_round_of_the_coder_continues_one_conversation(tmp_path, engine, r
     lint = tmp_path / "lint_blind_once.py"
     lint.write_text(LINT_BLIND_ONCE)
     ruff = Path(sys.executable).with_name("ruff")
-    env = {"LINT_CMD": f"{sys.executable} {lint} {tmp_path / 'lint_runs'} {ruff}"}
+    env = {
+        "LINT_CMD": shlex.join([sys.executable, str(lint), str(tmp_path / "lint_runs"), str(ruff)])
+    }
     api, state, spec = None, tmp_path / f"{engine}-state", engine
     state.mkdir()
     (tmp_path / "lint_runs").write_text("0")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -52,7 +53,7 @@ def test_a_tests_gate_that_ran_no_test_is_not_run_up_to_step_complete(project):
     question = paused.data["pending"]["question"]
     assert f"tests: NOT RUN (`{test_cmd}`, exit 5" in question and NO_TEST in question
 
-    handoff = project.handoff(1).read_text()
+    handoff = Path(paused.data["handoff_draft"]).read_text()
     evidence = handoff.split("## Evidence", 1)[1] if "## Evidence" in handoff else handoff
     assert "### tests — NOT RUN" in evidence and NO_TEST in evidence
     assert "tests — pass" not in evidence.lower()
@@ -79,7 +80,8 @@ def test_verify_of_a_cmake_project_whose_tests_sit_behind_an_option_is_no_false_
         "ctest: no tests were found"
     )
     assert NO_TEST in tests["summary"] and NO_TEST in tests["evidence"]
-    assert code == 0 and data["ok"]  # DESIGN: verify counts only the gates that ran
+    # DESIGN: a tests gate NOT RUN is no pass, whatever the other gates did
+    assert code == 1 and not data["ok"]
 
     main(["verify", "--project-dir", str(tmp_path)])
     human = capsys.readouterr().out

@@ -8,6 +8,8 @@ pipeline faults, the skipped review, the progress display's gate lines."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -110,14 +112,14 @@ def test_a_step_runs_end_to_end_through_the_other_graph(project):
     engine = project.script(
         look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF
     )
-    paused = project.run("--graph", str(project.graph), engine=engine, json_out=False)
+    paused = project.run("--graph", str(project.graph), "--verbose", engine=engine, json_out=False)
     assert paused.code == 5, paused.stderr
     progress = paused.stderr
     assert (
         "check_tests → edges" in progress and "gate tests: PASS" in progress
     )  # gates shown, by any node id
     assert (project.state_dir / "reviewer_calls").read_text() == "1"
-    assert project.handoff(1).is_file()
+    assert not project.handoff(1).is_file()  # a draft in the run dir until approved
 
     done = project.resume("approve")
     assert done.code == 0 and done.outcome == "STEP_COMPLETE", done.stderr
@@ -146,7 +148,7 @@ def test_a_faulted_sweep_or_review_is_flagged_whatever_its_node_id(project, faul
     engine = project.script(look=ORIENT, edges=sweep, write=HANDOFF)
     paused = project.run("--graph", str(project.graph), engine=engine)
     assert paused.code == 5 and paused.data["pending"]["node"] == "approve", paused.stderr
-    assert flag in project.handoff(1).read_text()
+    assert flag in Path(paused.data["handoff_draft"]).read_text()
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE" and flag in done.output
 

@@ -93,7 +93,8 @@ def test_a_rerun_moves_the_previous_handoff_aside_and_says_where(done):
         for line in paused.data["pending"]["question"].splitlines()
         if line.startswith("Previous handoff kept at (a rerun): ")
     )
-    assert Path(asked.removeprefix("Previous handoff kept at (a rerun): ")).read_bytes() == approved
+    kept_at = done.root / asked.removeprefix("Previous handoff kept at (a rerun): ")  # relative
+    assert kept_at.read_bytes() == approved
     finished = done.resume("approve")
     assert finished.outcome == "STEP_COMPLETE"
     line = next(

@@ -155,6 +155,26 @@ def cursor_restored(text: str) -> bool:
 # -- on a terminal -------------------------------------------------------------
 
 
+def test_files_and_diff_at_the_final_question_show_the_change_and_ask_again(tmp_path):
+    project = make_project(tmp_path, reviewer=False)
+    env = project.env(CODER_AUTOAPPROVE="1", STEP_AUTOAPPROVE="1", PAGER="sed s/^/paged:/")
+    term = Terminal(run_argv(project, "--step", "1"), project.root, env)
+    try:
+        term.read_until(r"To look first, type: files / diff\s+Options: .*\s*> ")
+        term.type("files\n")
+        term.read_until(r"\s*calc\.py  \+4 -0\s+Answer one of approve.*\s*> ")
+        term.type("diff\n")  # through the pager: the user's, as $PAGER names it
+        term.read_until(r"paged:\+\+\+ b/calc\.py[\s\S]*?paged:\+def mul\(a, b\):[\s\S]*?> ")
+        term.type("approve\n")
+        assert term.wait() == 0, term.screen
+    finally:
+        term.kill()
+    # the views were no answers: the coder ran once, the step completed on the approval
+    assert project.coder_calls() == 1
+    assert "STEP_COMPLETE" in term.screen
+    assert "result: complete" in project.handoff(1).read_text()
+
+
 def test_on_a_terminal_verbose_shows_every_node_live_and_asks_the_final_question(tmp_path):
     project = make_project(tmp_path)
     (project.root / "stepconf.py").write_text(SPENDING_ORIENT)
@@ -182,7 +202,8 @@ def test_on_a_terminal_verbose_shows_every_node_live_and_asks_the_final_question
         assert question[0] == "Step 1 (Add mul) is implemented and verified.", screen
         assert "- format: NOT RUN (no command; this is NOT evidence that format passed)" in question
         assert any(line.startswith("- tests: PASS (") for line in question)
-        assert question[-2:] == [
+        assert question[-3:] == [
+            "To look first, type: files / diff",
             "Options: approve / revise / reject / abort — or comments of two words or more",
             ">",
         ], screen
@@ -266,7 +287,7 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
     assert resume.startswith("stepkit: interrupted;"), (
         lines
     )  # on its own line, not after the live one
-    assert f"stepkit resume {run_id} --project-dir {project.root}" in resume
+    assert resume.endswith(f"Resume with: stepkit resume {run_id}")  # run where it was started
     assert cursor_restored(term.text)
 
     # resumed on the terminal: the cut-off gate runs again and only it is shown

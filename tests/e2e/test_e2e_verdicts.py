@@ -90,7 +90,7 @@ def test_a_preexisting_failure_is_named_at_the_approval_in_the_output_and_the_ha
     assert (
         gate["preexisting_failures"] == [OLD] and gate["new_failures"] == [] and gate["flaky"] == []
     )
-    handoff = project.handoff(1).read_text()
+    handoff = Path(paused.data["handoff_draft"]).read_text()  # approved, it goes to plans/
     assert OLD in handoff.split("## Evidence", 1)[1] and "PRE-EXISTING" in handoff
     assert project.coder_calls() == 1  # the old bug was never handed to the coder
     assert list((store_dir(project.root) / "baseline").glob("tests-*.json"))
@@ -187,7 +187,7 @@ def test_a_criteria_map_citing_a_test_that_did_not_pass_is_rejected(tmp_path):
     assert "- C1: `python check.py` passes. — no test cited" in paused.data["pending"]["question"]
     assert (
         "C1: `python check.py` passes. — no test cited"
-        in ok.handoff(1).read_text().split("## Evidence", 1)[1]
+        in Path(paused.data["handoff_draft"]).read_text().split("## Evidence", 1)[1]
     )
 
 
@@ -200,7 +200,8 @@ def test_a_criteria_map_of_passing_tests_is_shown_at_the_approval(tmp_path):
     assert (
         f"- C1: `python check.py` passes. — `{MUL}`: passed" in paused.data["pending"]["question"]
     )
-    assert f"`{MUL}`: passed" in project.handoff(1).read_text().split("## Evidence", 1)[1]
+    draft = Path(paused.data["handoff_draft"]).read_text()  # approved, it goes to plans/
+    assert f"`{MUL}`: passed" in draft.split("## Evidence", 1)[1]
 
 
 def test_verify_baseline_ref_compares_the_working_tree_with_a_commit(tmp_path):

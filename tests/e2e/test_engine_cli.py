@@ -12,6 +12,7 @@ from stepkit.api import parse_sets
 from stepkit.cli import main
 from stepkit.errors import UsageError
 from stepkit.workspace.store import store_dir
+from tests.support.e2e import sh
 from tests.support.graph_helpers import write_graph
 
 JSON_KEYS = {
@@ -22,6 +23,7 @@ JSON_KEYS = {
     "title",
     "plan",
     "handoff",
+    "handoff_draft",
     "gates",
     "fix_attempts",
     "usage",
@@ -150,8 +152,8 @@ def test_pause_prints_question_and_resume_command_then_resume_json(project, grap
     lines = captured.out.splitlines()
     assert lines[0] == "PAUSED" and "Which end for step (none)?" in lines
     run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
-    assert f'  stepkit resume {run_id} --project-dir {project} --answer "complete"' in lines
-    assert "choose (approval) started" in captured.err  # the progress display, on stderr
+    assert f"  stepkit resume {run_id[:13]} --project-dir {sh(project)} --answer complete" in lines
+    assert f"run {run_id}: PAUSED (exit 5)" in captured.err  # the progress display, on stderr
 
     code, data = run_json(capsys, "resume", "--project-dir", str(project))
     assert code == 5 and data["outcome"] == "PAUSED"
@@ -194,7 +196,7 @@ def test_ctrl_c_saves_the_run_and_exits_130(project, capsys):
     assert code == 130
     err = capsys.readouterr().err
     run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
-    assert f"Resume with: stepkit resume {run_id} --project-dir {project}" in err
+    assert f"Resume with: stepkit resume {run_id} --project-dir {sh(project)}" in err
     state = json.loads((store_dir(project) / "runs" / run_id / "state.json").read_text())
     assert state["status"] == "interrupted"
     assert main(["resume", "--project-dir", str(project)]) == 0

@@ -8,6 +8,7 @@ real SDK against a loopback chat-completions server."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -63,9 +64,10 @@ def check_the_step(project, paused, engine_name, env):
     assert paused.data["usage"]["input_tokens"] > 0
     if engine_name == "claude":  # who paid, as the run's event log keeps it (no API key here)
         assert {e["billed_to"] for e in calls if e["event"] == "llm_call"} == {"subscription"}
-    assert "Added calc.mul." in project.handoff(1).read_text()
+    assert "Added calc.mul." in Path(paused.data["handoff_draft"]).read_text()
     done = project.resume("approve", env=env)
     assert done.outcome == "STEP_COMPLETE", done.stderr
+    assert "Added calc.mul." in project.handoff(1).read_text()  # approved: in the plan repo
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex"])

@@ -5,9 +5,10 @@ elsewhere are undone, kept in the run dir and named (real CLI, command coder).""
 from __future__ import annotations
 
 import json
+import shlex
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, make_project
+from tests.support.e2e import GOOD_MUL, PY, make_project, sh
 
 FORMATTER = """import pathlib, sys
 paths = [pathlib.Path(p) for p in sys.argv[1:]] or sorted(pathlib.Path(".").rglob("*.py"))
@@ -24,7 +25,7 @@ def project_formatting_with(tmp_path, arguments: str):
     formatter.write_text(FORMATTER)
     config = project.root / "stepkit.toml"
     config.write_text(
-        config.read_text().replace('format = ""', f'format = "{PY} {formatter}{arguments}"')
+        config.read_text().replace('format = ""', f'format = "{sh(PY, formatter)}{arguments}"')
     )
     project.git("commit", "-qam", "a formatter")
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
@@ -63,7 +64,8 @@ def test_a_whole_tree_formatters_edits_outside_the_coders_changes_are_undone_and
     assert kept.read_text().startswith("# formatted")
     assert kept.relative_to(project.root).as_posix() in gate["evidence"]
     state = json.loads((run_dir / "state.json").read_text())
-    assert state["settings"]["gate_plan"]["commands"]["format"]["command"].endswith("fmt.py")
+    command = state["settings"]["gate_plan"]["commands"]["format"]["command"]
+    assert shlex.split(command)[-1].endswith("fmt.py")
 
 
 def test_a_committed_lockfile_the_tests_gate_rewrites_is_restored_in_a_run(tmp_path):

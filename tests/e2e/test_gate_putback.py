@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, make_project
+from tests.support.e2e import GOOD_MUL, PY, make_project, sh
 
 #: rewrites every tracked .py file's trailing whitespace, as a whole-tree
 #: formatter inside a project's test script does
@@ -27,7 +27,7 @@ def project_whose_tests_rewrite_the_tree(tmp_path):
     config = project.root / "stepkit.toml"
     config.write_text(
         config.read_text().replace(
-            f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'
+            f'test = "{PY} check.py"', f'test = "{sh(PY, rewrite)} && {PY} check.py"'
         )
     )
     project.git("commit", "-qam", "tests that rewrite the tree")
@@ -92,7 +92,7 @@ def test_a_lint_gate_too_and_only_files_git_holds_as_they_were(tmp_path):
     rewrite.write_text(REWRITE + "pathlib.Path('notes.py').write_text('rewritten\\n')\n")
     config = project.root / "stepkit.toml"
     config.write_text(
-        config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{PY} {rewrite}"')
+        config.read_text().replace(f'lint = "{PY} lint.py"', f'lint = "{sh(PY, rewrite)}"')
     )
     project.git("commit", "-qam", "a lint that rewrites the tree")
     (project.root / "calc.py").write_text(GOOD_MUL)  # the change being verified

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, make_project
+from tests.support.e2e import GOOD_MUL, command_coder, make_project, sh
 
 
 def shell_coder(project, body: str) -> str:
@@ -19,7 +19,7 @@ def shell_coder(project, body: str) -> str:
     script.write_text(
         f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n"
     )
-    return f"command:sh {script}"
+    return command_coder("sh", script)
 
 
 def planted_script(project, name: str) -> str:
@@ -44,7 +44,7 @@ def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepki
     project = make_project(tmp_path, reviewer=False)
     hook, monitor = planted_script(project, "hook"), planted_script(project, "fsmonitor")
     coder = shell_coder(
-        project, f"cp {hook} .git/hooks/pre-commit\ngit config core.fsmonitor {monitor}\n"
+        project, f"cp {sh(hook)} .git/hooks/pre-commit\ngit config core.fsmonitor {sh(monitor)}\n"
     )
     result = project.run(coder=coder)
     assert not (project.state_dir / "fsmonitor.ran").exists(), (
@@ -82,7 +82,9 @@ def test_an_alias_and_a_filter_are_flagged_and_undone(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     smudge = planted_script(project, "smudge")
     coder = shell_coder(
-        project, f"git config filter.evil.clean {smudge}\ngit config alias.st '!touch aliased'\n"
+        project,
+        # the filter is a shell command: its path quoted in it, and that quoted again for sh
+        f"git config filter.evil.clean {sh(sh(smudge))}\ngit config alias.st '!touch aliased'\n",
     )
     result = project.run(coder=coder)
     assert not (project.state_dir / "smudge.ran").exists()
@@ -110,7 +112,7 @@ def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
 
     project = make_project(tmp_path, reviewer=False)
     hook = planted_script(project, "hook")
-    env = project.env(TEST_CMD=f"cp {hook} .git/hooks/post-commit && {PY} check.py")
+    env = project.env(TEST_CMD=f"cp {sh(hook)} .git/hooks/post-commit && {sh(PY)} check.py")
     result = project.run(env=env)
     assert result.code == 5, result.stdout + result.stderr
     flags = run_state(project, result.data["run_id"])["tamper_flags"]

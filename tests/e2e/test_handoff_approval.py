@@ -43,7 +43,10 @@ def status(project) -> dict:
 
 def ready_in_ci(project) -> str:
     """What ``stepkit ci`` says (it writes the workflow, removed again)."""
-    result = project.stepkit("ci", "--project-dir", str(project.root), json_out=False)
+    # this checkout's stepkit is outside the test's repository: name a source the jobs install
+    result = project.stepkit(
+        "ci", "--project-dir", str(project.root), "--stepkit-source", "stepkit", json_out=False
+    )
     (project.root / WORKFLOW_PATH).unlink(missing_ok=True)
     return f"{result.code} {result.stdout}{result.stderr}"
 
@@ -75,10 +78,10 @@ def test_a_paused_run_is_paused_everywhere_and_only_the_approval_writes_the_hand
     paused = project.run()
     assert paused.code == 5, paused.stderr
     assert complete_handoffs(project) == []
-    draft = paused.data["handoff_draft"]
+    draft = Path(paused.data["handoff_draft"]).relative_to(project.root)
     assert (
-        f"Handoff draft (written to the plan repo when you approve): {draft}"
-        in (paused.data["pending"]["question"])
+        f"Handoff: plans/handoffs/01-mul.md once you approve (draft: {draft})"
+        in paused.data["pending"]["question"]
     )
     one, two = status(project)["steps"][:2]
     assert (one["state"], one["handoff"], one["handoff_result"]) == ("paused", None, None)

@@ -27,7 +27,8 @@ from tests.support.e2e import GOOD_MUL, PY, Project, clean_env, make_project, pl
 pytestmark = pytest.mark.slow
 
 ADD = "tests/unit/test_calc.py::test_add"
-NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
+#: the final question folds the empty flag sections into one line that starts so
+NO_FLAGS = "No tamper flags"
 TEST_CALC = "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n"
 TEST_MUL = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"
 BROKEN = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -106,7 +107,8 @@ def python_project(tmp_path: Path, test: str = PYTEST, tasks: str = "") -> Proje
     }
     if tasks:
         files["plans/steps/01-mul.md"] = plan(1, "Add mul", []).replace(
-            "## Tasks\n- Implement add mul.\n", f"## Tasks\n- Implement add mul.\n- {tasks}\n"
+            "## Tasks\n- Implement add mul in `calc.py`.\n",
+            f"## Tasks\n- Implement add mul in `calc.py`.\n- {tasks}\n",
         )
     for rel, text in files.items():
         (project.root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -259,7 +261,9 @@ NODE_TRICKS: dict[str, dict[str, str]] = {
         )
     },
     "package.json test script replaced": {
-        "package.json": json.dumps({**PACKAGE, "scripts": {"test": "echo 2 passed"}}, indent=2)
+        "package.json": json.dumps(
+            {**PACKAGE, "scripts": {"test": "echo 2 passed in 0.01s"}}, indent=2
+        )
     },
     "assertion weakened": {
         "test/add.test.js": ADD_TEST_JS.replace(

@@ -27,7 +27,7 @@ from tests.e2e.test_hostile_coder import (
     python_project,
     reviewer_calls,
 )
-from tests.support.e2e import GOOD_MUL, PY
+from tests.support.e2e import GOOD_MUL, PY, sh
 from tests.support.gitrepo import git
 
 # -- files hidden from git ---------------------------------------------------
@@ -99,7 +99,7 @@ def test_bytecode_planted_for_the_broken_module_is_never_run(tmp_path):
     project.coder_actions(
         {
             "write": {"calc.py": BROKEN, "tests/unit/test_mul.py": TEST_MUL},
-            "shell": f"{PY} {project.state_dir / 'forge.py'}",
+            "shell": f"{sh(PY, project.state_dir / 'forge.py')}",
             "sentinel": "CODER_COMPLETE",
         }
     )

@@ -22,7 +22,7 @@ import pytest
 
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import lock_files, store_dir
-from tests.support.e2e import DEVIATION, GOOD_MUL, PY, make_project
+from tests.support.e2e import DEVIATION, GOOD_MUL, PY, command_coder, make_project
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 #: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
@@ -64,7 +64,7 @@ class Coders:
 
     @property
     def spec(self) -> str:
-        return f"command:{PY} {self.script}"
+        return command_coder(PY, self.script)
 
     def env(self, project) -> dict[str, str]:
         return project.env(
@@ -314,7 +314,7 @@ def test_a_coder_deleting_the_run_store_does_not_free_the_lock(project, coders, 
     deleting = tmp_path / "deleting_coder.py"
     deleting.write_text(DELETING_CODER)
     first = start(
-        coders, project, *project.run_args("--step", "1", coder=f"command:{PY} {deleting}")
+        coders, project, *project.run_args("--step", "1", coder=command_coder(PY, deleting))
     )
     started, exited = watch([first], coders, lambda s, e: s or e)
     assert started and not exited, first.err

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, PY, Project, make_project
+from tests.support.e2e import GOOD_MUL, PY, Project, command_coder, make_project
 
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="a file name of raw bytes needs a POSIX file system"
@@ -77,7 +77,7 @@ def listing_project(tmp_path: Path, *names: bytes) -> tuple[Project, str]:
     project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lint names files")
     coder = project.state_dir / "bytes_coder.py"
     coder.write_text(bytes_coder(project.state_dir, *names))
-    return project, f"command:{PY} {coder}"
+    return project, command_coder(PY, coder)
 
 
 def run_dir(project: Project, run_id: str) -> Path:
@@ -100,9 +100,10 @@ def test_a_coder_made_latin1_name_reaches_the_approval_and_completes(tmp_path: P
     assert f"{SHOWN}:1:1: E999".encode() in (project.state_dir / "bytes_prompt_1").read_bytes()
 
     # the handoff shows it escaped, in the changed files and in the evidence, and its digest holds
-    handoff = project.handoff(1).read_text(encoding="utf-8")
+    draft = Path(paused.data["handoff_draft"])  # the handoff, until it is approved
+    handoff = draft.read_text(encoding="utf-8")
     assert f"`{SHOWN}`" in handoff
-    checked = project.stepkit("check-handoff", str(project.handoff(1)))
+    checked = project.stepkit("check-handoff", str(draft))
     assert checked.code == 0, (checked.stdout, checked.stderr)
 
     done = project.resume("approve")
@@ -126,7 +127,7 @@ def test_a_latin1_name_in_the_snapshot_and_the_plan_repo_guard_survives_a_revise
     snapshot = json.loads((run / "scope_snapshot.json").read_text(encoding="utf-8"))
     assert HELD in strings(snapshot)
     assert not os.path.exists(os.path.join(os.fsencode(project.plans), b"steps/caf\xe9.md"))
-    handoff = project.handoff(1).read_text(encoding="utf-8")
+    handoff = Path(paused.data["handoff_draft"]).read_text(encoding="utf-8")
     assert "plans/steps/caf\\xe9.md" in handoff and "d\\xfcr/x.txt" in handoff
 
     asked = project.resume("revise")

@@ -72,8 +72,11 @@ def test_duplicate_step_numbers_stop_every_command_with_the_line_status_prints(t
     ("files", "named"),
     [
         ({"04-loop.md": plan(4, "Loop", [5]), "05-back.md": plan(5, "Back", [4])}, "cycle: 4"),
-        ({"04-lost.md": plan(4, "Lost", [9])}, "depends on step 9, which does not exist"),
-        ({"04-self.md": plan(4, "Self", [4])}, "step 4 depends on itself"),
+        (
+            {"04-lost.md": plan(4, "Lost", [9])},
+            "depends on step 9, which does not exist (edit its depends_on)",
+        ),
+        ({"04-self.md": plan(4, "Self", [4])}, "step 4 depends on itself (edit its depends_on)"),
     ],
     ids=["cycle", "missing dependency", "self-dependency"],
 )
@@ -108,5 +111,8 @@ def test_a_plan_problem_outside_git_stops_the_run_too(tmp_path):
     subprocess.run(["rm", "-rf", str(project.root / ".git")], check=True)
     (project.plans / "steps" / "04-self.md").write_text(plan(4, "Self", [4]))
     result = project.stepkit(*project.run_args(), json_out=False)
-    assert result.code == 2 and "step 4 depends on itself; nothing was started" in result.stderr
+    assert (
+        result.code == 2
+        and "step 4 depends on itself (edit its depends_on); nothing was started" in result.stderr
+    )
     assert project.coder_calls() == 0

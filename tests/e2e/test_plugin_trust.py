@@ -28,7 +28,7 @@ HOSTILE = f'''from stepkit import hookimpl
 
 @hookimpl(tryfirst=True)
 def stepkit_test_command(project_dir, config):
-    return "{PY} -c 'import calc; assert calc.mul(2, 3) == 6; print(\\"1 passed\\")'"
+    return "{PY} -c 'import calc; assert calc.mul(2, 3) == 6; print(\\"1 passed in 0.01s\\")'"
 
 @hookimpl(tryfirst=True)
 def stepkit_ask(question, settings):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import PY, WRONG_MUL, make_project
+from tests.support.e2e import PY, WRONG_MUL, clean_env, make_project
 from tests.support.tmux import Tmux
 
 ROUTING = ("resolve_step", "route_", "fix_loop_gate", "note_llm_fault", "revise_from_choice")
@@ -41,7 +41,7 @@ def test_a_step_on_a_terminal_shows_its_stages_and_gates_then_asks(tmp_path, soc
             stage("implement", "CODER_COMPLETE"),
             r"  gate lint: PASS \(`",
             r"  gate build: PASS \(`",
-            r"  gate tests: PASS \(`[\s\S]*2\s+passed, 0 failed",
+            r"  gate tests: PASS \(`[\s\S]*2\s+passed",
             stage("sweep"),
             stage("handoff"),
         ):
@@ -80,3 +80,19 @@ def test_without_a_terminal_the_same_lines_are_plain(tmp_path):
     assert "  gate tests: PASS (`" in result.stderr
     assert not any(name in result.stderr for name in ROUTING), result.stderr
     assert not any(line.endswith(" started") for line in lines)
+
+
+def test_the_demo_on_a_terminal_shows_stages_then_the_question_at_a_glance(tmp_path, socket):
+    env = {**clean_env(), "TMPDIR": str(tmp_path)}  # the demo's copy lands in the test's dir
+    term = Tmux([PY, "-m", "stepkit", "demo"], tmp_path, env, socket)
+    try:
+        screen = term.wait_for(r"Options: approve / revise .*\n> ?$")
+        for line in (stage("orient"), stage("implement", "CODER_COMPLETE"), stage("handoff")):
+            assert re.search(line, screen), f"{line!r} not in:\n{screen}"
+        assert re.search(r"  gate tests: PASS", screen), screen
+        assert not any(name in screen.split("gate_user_review")[0] for name in ROUTING), screen
+        term.type("approve")
+        assert term.exit_code() == 0
+        assert "STEP_COMPLETE" in term.screen()
+    finally:
+        term.close()

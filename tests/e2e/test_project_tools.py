@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.support.e2e import PY, WRONG_MUL, make_project
+from tests.support.e2e import PY, WRONG_MUL, command_coder, make_project, sh
 
 PLAIN_PATH = "/usr/bin:/bin"
 
@@ -22,7 +22,7 @@ def with_tools(tmp_path, test_command: str):
     venv = project.root / ".venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
-    tool(venv / "bin" / "judge", f"exec {PY} check.py")
+    tool(venv / "bin" / "judge", f"exec {sh(PY)} check.py")
     (project.root / ".gitignore").write_text(".venv/\n")
     config = project.root / "stepkit.toml"
     config.write_text(
@@ -72,13 +72,13 @@ echo CODER_COMPLETE
         # the step breaks mul, then makes the project's own test tool say it passed
         (
             "judge",
-            "printf '#!/bin/sh\\necho 2 passed\\n' > .venv/bin/judge",
+            "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/judge",
             ".venv/bin/judge (changed)",
         ),
         # a variant: a tool the gate command names, planted where PATH finds it first
         (
             "python check.py",
-            "printf '#!/bin/sh\\necho 2 passed\\n' > .venv/bin/python && chmod +x .venv/bin/python",
+            "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/python && chmod +x .venv/bin/python",
             ".venv/bin/python (added)",
         ),
     ],
@@ -90,7 +90,10 @@ def test_a_step_that_changes_the_tools_that_judge_it_fails_the_tests_gate(
     coder = project.state_dir / "evil.sh"
     coder.write_text(EVIL.format(wrong=WRONG_MUL, trick=trick))
     result = project.run(
-        "--set", "max_fix_attempts=0", coder=f"command:sh {coder}", env=project.env(PATH=PLAIN_PATH)
+        "--set",
+        "max_fix_attempts=0",
+        coder=command_coder("sh", coder),
+        env=project.env(PATH=PLAIN_PATH),
     )
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     tests = next(g for g in result.data["gates"] if g["name"] == "tests")

@@ -27,6 +27,7 @@ from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.graphs import load_protocol_graph
 from stepkit.protocol.state import StepState
 from stepkit.workspace.store import store_dir
+from tests.support.e2e import sh
 from tests.support.graph_helpers import STUB_OUTPUTS, render_plain, scripted, stage_runner
 
 HAPPY = {
@@ -129,7 +130,10 @@ def test_gate_blocked_pauses_then_yes_runs_the_step_to_the_final_gate(project):
         == "Step 3 (Add slugify) has unsatisfied dependencies:\n- step 2: no handoff\nProceed anyway?"
     )
     assert first.pending["options"] == ["yes", "no"]
-    assert f'stepkit resume {first.run_id} --project-dir {project} --answer "yes"' in first.output
+    assert (
+        f"stepkit resume {first.run_id[:13]} --project-dir {sh(project)} --answer yes"
+        in first.output
+    )
     assert first.output.startswith("PAUSED\n")
     data = first.to_json()
     assert data["outcome"] == "PAUSED" and data["exit_code"] == 5 and data["step"] == 3
@@ -260,7 +264,8 @@ def test_interrupted_implement_is_never_rerun(project):
     cp = json.loads((store_dir(project) / "runs" / info.value.run_id / "state.json").read_text())
     assert (cp["status"], cp["node"], cp["phase"]) == ("interrupted", "implement", "started")
     assert (
-        info.value.resume_command == f"stepkit resume {info.value.run_id} --project-dir {project}"
+        info.value.resume_command
+        == f"stepkit resume {info.value.run_id} --project-dir {sh(project)}"
     )
     with pytest.raises(UsageError, match="is not waiting for an answer"):
         resume(project, info.value.run_id, "approve")

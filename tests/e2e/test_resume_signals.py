@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from stepkit.workspace.store import store_dir
+from tests.support.e2e import sh
 from tests.support.graph_helpers import IMPORT_ROOT, write_graph
 from tests.support.waiting import SAFETY_S, wait_until
 
@@ -160,7 +161,7 @@ def test_ctrl_c_saves_an_interrupted_checkpoint_and_exits_130(tmp_path):
             proc.kill()
     assert proc.returncode == 130, err
     (run_id,) = os.listdir(store_dir(project) / "runs")
-    assert f"Resume with: stepkit resume {run_id} --project-dir {project}" in err
+    assert f"Resume with: stepkit resume {run_id} --project-dir {sh(project)}" in err
     cut = final(project, run_id)
     assert (cut["status"], cut["node"], cut["phase"]) == ("interrupted", "slow", "started")
     (barrier / "go").touch()

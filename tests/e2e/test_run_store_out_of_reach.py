@@ -15,7 +15,7 @@ import pytest
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import store_dir
 from tests.e2e.test_e2e_verdicts import ADD, BROKEN_ADD, MUL_TEST, gate_of_tests, pytest_project
-from tests.support.e2e import GOOD_MUL, PY, make_project, unconfined_env
+from tests.support.e2e import GOOD_MUL, PY, command_coder, make_project, unconfined_env
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -90,7 +90,7 @@ def test_git_clean_by_the_coder_deletes_neither_the_store_nor_the_lock(tmp_path)
         f"pathlib.Path('calc.py').write_text({GOOD_MUL!r})\nprint('CODER_COMPLETE')\n"
     )
 
-    paused = project.run(coder=f"command:{PY} {project.state_dir / 'cleaner.py'}")
+    paused = project.run(coder=command_coder(PY, project.state_dir / "cleaner.py"))
 
     assert paused.code == 5, paused.stdout + paused.stderr
     state = checkpoint(project, paused.data["run_id"])
@@ -107,7 +107,7 @@ def test_a_forged_baseline_record_does_not_make_a_broken_test_pre_existing(tmp_p
 
     # unconfined: in the sandbox the coder cannot see the run store at all
     failed = project.run(
-        coder=f"command:{PY} {forger} {project.state_dir}",
+        coder=command_coder(PY, forger, project.state_dir),
         env=project.env(**unconfined_env(tmp_path)),
     )
 
@@ -156,7 +156,7 @@ def test_a_deleted_baseline_cache_and_snapshot_are_rebuilt_and_reported(tmp_path
     )
 
     failed = project.run(  # unconfined, as above
-        coder=f"command:{PY} {deleter}", env=project.env(**unconfined_env(tmp_path))
+        coder=command_coder(PY, deleter), env=project.env(**unconfined_env(tmp_path))
     )
 
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr

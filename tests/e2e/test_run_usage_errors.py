@@ -345,7 +345,7 @@ def test_no_plans_dir(project):
         project,
         result,
         re.compile(
-            r"no plan repo at .*nowhere \(expected .*nowhere/steps/\); "
+            r"no plan repo at .*nowhere \(expected .*nowhere/steps/\): stepkit init writes one, --plans-dir names another; "
             r"no run was started"
         ),
     )
@@ -353,13 +353,25 @@ def test_no_plans_dir(project):
 
 def test_a_step_that_does_not_exist(project):
     result = project.run("--step", "9", json_out=False)
-    assert_no_run(project, result, re.compile(r"step 9 not found in .*steps; no run was started"))
+    assert_no_run(
+        project,
+        result,
+        re.compile(
+            r"step 9 not found in .*steps \(stepkit status lists the steps\); no run was started"
+        ),
+    )
 
 
 @pytest.mark.parametrize("prompt", ["execute step 9", "step 9 please", "let's do step 9"])
 def test_a_prompt_that_names_a_step_that_does_not_exist(project, prompt):
     result = project.run(prompt, json_out=False)
-    assert_no_run(project, result, re.compile(r"step 9 not found in .*steps; no run was started"))
+    assert_no_run(
+        project,
+        result,
+        re.compile(
+            r"step 9 not found in .*steps \(stepkit status lists the steps\); no run was started"
+        ),
+    )
 
 
 def test_a_malformed_step_file_is_named_with_its_problem(project):
@@ -391,5 +403,5 @@ def test_an_unknown_option_names_stepkit_once(project, args):
     result = project.stepkit(*args, json_out=False)
     assert result.code == 2
     assert result.stderr.strip().splitlines() == [
-        f"stepkit: error: unrecognized arguments: {args[-1]}"
+        f"stepkit: error: unrecognized arguments: {args[-1]} (stepkit --help shows the usage)"
     ]

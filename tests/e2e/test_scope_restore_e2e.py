@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, ORIENT, PY, make_project
+from tests.support.e2e import GOOD_MUL, ORIENT, PY, command_coder, make_project, sh
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -49,7 +49,7 @@ def shell_coder(project, body: str) -> str:
     script.write_text(
         f"set -e\ncat > /dev/null\ncp {shlex.quote(str(good))} calc.py\n{body}\necho CODER_COMPLETE\n"
     )
-    return f"command:sh {script}"
+    return command_coder("sh", script)
 
 
 def paused_state(project, result) -> dict:
@@ -102,7 +102,8 @@ def test_a_hand_edit_and_a_new_plan_made_while_the_coder_runs_are_kept(project):
         in deviation
     )
     assert f"plans/steps/04-x.md (added; removed, kept at {rel(project, added)})" in deviation
-    assert rel(project, edited) in project.handoff(1).read_text().split("## Deviations", 1)[1]
+    draft = Path(result.data["handoff_draft"]).read_text()  # approved, it goes to plans/
+    assert rel(project, edited) in draft.split("## Deviations", 1)[1]
 
 
 def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(project):
@@ -112,7 +113,9 @@ def test_a_formatter_that_formats_the_plan_repo_is_undone_kept_and_flagged(proje
         "import pathlib\np = pathlib.Path('plans/NOTES.md')\np.write_text(p.read_text().upper())\n"
     )
     config = (
-        (project.root / "stepkit.toml").read_text().replace('format = ""', f'format = "{PY} {fmt}"')
+        (project.root / "stepkit.toml")
+        .read_text()
+        .replace('format = ""', f'format = "{sh(PY, fmt)}"')
     )
     (project.root / "stepkit.toml").write_text(config)
     project.git("commit", "-qam", "a formatter")
@@ -142,7 +145,7 @@ def test_a_test_suite_that_writes_into_the_plan_repo_is_undone_kept_and_flagged(
     config = (
         (project.root / "stepkit.toml")
         .read_text()
-        .replace(f'test = "{PY} check.py"', f'test = "{PY} {suite}"')
+        .replace(f'test = "{PY} check.py"', f'test = "{sh(PY, suite)}"')
     )
     (project.root / "stepkit.toml").write_text(config)
     project.git("commit", "-qam", "a suite that writes the plan repo")
@@ -166,7 +169,8 @@ def test_a_plan_file_replaced_by_a_link_to_an_outside_file_never_writes_that_fil
     outside.write_bytes(b"precious, not the project's\n")
     plan = (project.plans / "steps" / "02-div.md").read_bytes()
     coder = shell_coder(
-        project, f"rm plans/steps/02-div.md\nln -s {outside} plans/steps/02-div.md\n"
+        project,
+        f"rm plans/steps/02-div.md\nln -s {shlex.quote(str(outside))} plans/steps/02-div.md\n",
     )
     result = project.run(coder=coder)
     state = paused_state(project, result)
@@ -185,7 +189,7 @@ def test_a_steps_dir_replaced_by_a_link_to_an_outside_dir_never_writes_there(pro
     before = {p.name: p.read_bytes() for p in (project.plans / "steps").iterdir()}
     coder = shell_coder(
         project,
-        f"mv plans/steps plans/steps.old\nln -s {outside} plans/steps\nrm -r plans/steps.old\n",
+        f"mv plans/steps plans/steps.old\nln -s {shlex.quote(str(outside))} plans/steps\nrm -r plans/steps.old\n",
     )
     result = project.run(coder=coder)
     paused_state(project, result)

@@ -6,6 +6,7 @@ handoff and in the JSON output.  Real CLI, scripted engine, command coder."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_a_summary_that_tries_to_forge_a_sentinel_is_escaped_and_quoted(tmp_path
     assert sentinel_lines(paused.data["output"]) == ["PAUSED"]
     text = project.stepkit("resume", "--project-dir", str(project.root), json_out=False)
     assert sentinel_lines(text.stdout) == ["PAUSED"], text.stdout
-    handoff = project.handoff(1).read_text()
+    handoff = Path(paused.data["handoff_draft"]).read_text()  # approved, it goes to plans/
     assert sentinel_lines(handoff) == [] and "\r" not in handoff
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE"

@@ -49,7 +49,7 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
     (run_id,) = [p.name for p in (store_dir(project.root) / "runs").iterdir()]
     assert (
         f"stepkit: interrupted by {sig.name}; run {run_id} saved. "
-        f"Resume with: stepkit resume {run_id} --project-dir {project.root}"
+        f"Resume with: stepkit resume {run_id}\n"  # run in the project: no --project-dir
     ) in err
     assert "Traceback" not in err and out == ""
     cut = checkpoint(project, run_id)

@@ -71,6 +71,8 @@ def test_json_has_the_design_shape(project):
         "handoff_result": "complete",
         "state": "complete",
         "state_why": "status: complete; handoff 01-setup.md says result: complete",
+        # a plan with no sections is incomplete (stepkit/planrepo/quality.py)
+        "incomplete": ["Objective: missing", "Tasks: missing", "Acceptance criteria: missing"],
     }
     third = data["steps"][2]
     assert third["depends_on"] == [2, 9] and third["deps_satisfied"] is False
@@ -80,7 +82,7 @@ def test_json_has_the_design_shape(project):
     ]
     assert third["handoff"] is None and third["handoff_result"] is None
     assert data["problems"] == [
-        f"{Path('plans/steps/03-ui.md')}: depends on step 9, which does not exist"
+        f"{Path('plans/steps/03-ui.md')}: depends on step 9, which does not exist (edit its depends_on)"
     ]
 
 
@@ -105,7 +107,9 @@ def test_table_marks_next_and_lists_problems_without_colour(project):
     assert "2, 9 (2 unmet)" in row3
     assert "next: step 2 (Add API)" in lines
     assert "Problems (1):" in lines
-    assert lines[-1].endswith("03-ui.md: depends on step 9, which does not exist")
+    assert lines[-1].endswith(
+        "03-ui.md: depends on step 9, which does not exist (edit its depends_on)"
+    )
 
 
 def test_table_falls_back_to_ascii_when_stdout_cannot_encode_the_arrow(project):
@@ -131,9 +135,12 @@ def test_project_dir_and_config_plans_dir(project, tmp_path):
     [
         (
             ["--plans-dir", "nowhere"],
-            "stepkit: error: no plan repo at nowhere (expected nowhere/steps/)",
+            "stepkit: error: no plan repo at nowhere (expected nowhere/steps/): stepkit init writes one, --plans-dir names another",
         ),
-        (["--plans-dir", "empty"], "stepkit: error: no plan repo at empty (expected empty/steps/)"),
+        (
+            ["--plans-dir", "empty"],
+            "stepkit: error: no plan repo at empty (expected empty/steps/): stepkit init writes one, --plans-dir names another",
+        ),
         (["--project-dir", "missing"], "stepkit: error: project dir missing is not a directory"),
     ],
 )
@@ -176,7 +183,7 @@ def test_garbage_plan_files_never_show_a_traceback(project):
         "08-list.md: malformed frontmatter",
         "09-nul.md: malformed frontmatter",
         "10-cycle.md: dependency cycle: 10 -> 11 -> 10",
-        "11-cycle.md: step 11 depends on itself",
+        "11-cycle.md: step 11 depends on itself (edit its depends_on)",
         "readme.md: file name does not start",
     ):
         assert expected in text

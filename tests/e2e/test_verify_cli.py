@@ -4,6 +4,7 @@ JSON shape, exit codes and the human-readable progress."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,9 @@ def test_json_has_exactly_the_design_shape(make_project, capsys):
     assert (store_dir(make_project) / ".gitignore").read_text() == "*\n"
 
 
-def test_all_gates_that_ran_passed_exits_0(make_project, capsys):
-    (make_project / "ready.txt").write_text("")
+def test_all_gates_that_ran_passed_exits_0(make_project, capsys, monkeypatch):
+    (make_project / "test_ready.py").write_text("def test_ready():\n    pass\n")
+    monkeypatch.setenv("TEST_CMD", f"{sys.executable} -m pytest -q -p no:cacheprovider")
     code, data = verify_json(capsys, make_project)
     assert (code, data["ok"]) == (0, True)
 

@@ -136,6 +136,9 @@ def test_a_stop_during_the_commit_is_finished_by_resume(project, sig):
     assert_status_names_resume_and_nothing_destructive(project, run_id)
     again = project.run("--worktree")  # the next run of the step names what finishes it
     assert again.code == 2 and f"finish it with: stepkit resume {run_id}" in again.stderr
+    for plain in (project.run(), project.run("--rerun")):  # never redone in the user's tree
+        assert plain.code == 2 and f"finish it with: stepkit resume {run_id}" in plain.stderr
+    assert (project.root / "calc.py").read_text() != GOOD_MUL
 
     done = project.resume()
 

@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow
 #: writes would fail before the guard could see them
 UNCONFINED = pytest.mark.usefixtures("unconfined")
 
-NO_FLAGS = "Tamper flags (signs that verification was weakened):\n(none)"
+#: the final question folds the empty flag sections into one line that starts so
+NO_FLAGS = "No tamper flags"
 #: the user's work tree, as a coder in the step's work tree finds it
 USER_TOP = 'top="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)"'
 

@@ -10,6 +10,7 @@ failed step's work tree must be kept with everything in it and be listed by
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,17 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.files import state_home
-from tests.support.e2e import CALC, GOOD_MUL, HANDOFF, PY, WRONG_MUL, make_project, sandbox_table
+from tests.support.e2e import (
+    CALC,
+    GOOD_MUL,
+    HANDOFF,
+    PY,
+    WRONG_MUL,
+    command_coder,
+    make_project,
+    sandbox_table,
+    sh,
+)
 from tests.support.waiting import SAFETY_S, wait_until
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
@@ -275,7 +286,9 @@ def test_a_failed_steps_worktree_is_kept_with_everything_and_listed_by_status(pr
     table = project.stepkit("status", "--project-dir", str(project.root), json_out=False).stdout
     assert f"stepkit/01-mul  step 1  run {failed.data['run_id']}  step_failed" in table
     drop = next(line for line in table.splitlines() if "to start the step over" in line)
-    assert drop.endswith(f"git worktree remove --force {worktree} && git branch -D stepkit/01-mul")
+    assert drop.endswith(
+        f"git worktree remove --force {shlex.quote(str(worktree))} && git branch -D stepkit/01-mul"
+    )
 
     again = project.run("--worktree")  # its branch is there: a usage error, nothing started
     assert again.code == 2 and "branch stepkit/01-mul already exists" in again.stderr
@@ -344,7 +357,7 @@ def test_a_worktree_run_and_a_run_in_the_users_tree_hold_different_locks(project
             PY,
             "-m",
             "stepkit",
-            *project.run_args(coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"),
+            *project.run_args(coder=command_coder(PY, project.state_dir / "holding_coder.py")),
             "--json",
         ],
         cwd=project.root,
@@ -381,7 +394,7 @@ def test_an_interrupted_worktree_run_keeps_its_worktree_and_status_says_so(proje
             "-m",
             "stepkit",
             *project.run_args(
-                "--worktree", coder=f"command:{PY} {project.state_dir / 'holding_coder.py'}"
+                "--worktree", coder=command_coder(PY, project.state_dir / "holding_coder.py")
             ),
             "--json",
         ],
@@ -479,6 +492,7 @@ import calc
 
 print("prefix=" + sys.prefix)
 print("calc=" + calc.__file__)
+print("1 passed in 0.01s" if hasattr(calc, "mul") else "1 failed in 0.01s")  # a runner's summary
 sys.exit(0 if hasattr(calc, "mul") else 1)
 """
 
@@ -508,8 +522,9 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     worktree = Path(paused.data["worktree"])
     [tests] = [g for g in paused.data["gates"] if g["name"] == "tests"]
     assert tests["status"] == "pass", tests["evidence"]
-    assert f"prefix={root / '.venv'}" in tests["evidence"]
-    assert f"calc={worktree / 'src' / 'calc.py'}" in tests["evidence"]
+    printed = Path(tests["log"]).read_text()  # the evidence keeps the runner's summary only
+    assert f"prefix={root / '.venv'}" in printed
+    assert f"calc={worktree / 'src' / 'calc.py'}" in printed
     assert (root / "src" / "calc.py").read_text() == CALC
 
 
@@ -619,7 +634,7 @@ def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_
     config = project.root / "stepkit.toml"
     config.write_text(
         config.read_text().replace(
-            f'test = "{PY} check.py"', f'test = "{PY} {rewrite} && {PY} check.py"'
+            f'test = "{PY} check.py"', f'test = "{sh(PY, rewrite)} && {PY} check.py"'
         )
     )
     commit(project.root, "tests that rewrite the tree")

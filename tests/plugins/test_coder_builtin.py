@@ -25,7 +25,7 @@ CHECK = (
     "from greet import greet\n"
     "value = greet('Ann')\n"
     "assert value == 'Hello, Ann!', f'greet returned {value!r}'\n"
-    "print('1 passed')\n"
+    "print('1 passed in 0.01s')\n"
 )
 GOOD = "def greet(name):\n    return f'Hello, {name}!'\n"
 PLAN = {
@@ -126,7 +126,9 @@ def test_a_scripted_edit_that_passes(project, messages_api):
 
 def test_the_report_names_what_the_last_gate_left(project, messages_api, monkeypatch):
     # the test writes a report and says what it ran (a silent exit 0 would be no test run)
-    monkeypatch.setenv("TEST_CMD", f"{sys.executable} check_greet.py > report.txt && echo 1 passed")
+    monkeypatch.setenv(
+        "TEST_CMD", f"{sys.executable} check_greet.py > report.txt && echo 1 passed in 0.01s"
+    )
     messages_api.reply_json(PLAN)
     queue_edit(messages_api, ("greet.py", GOOD))
 
@@ -460,7 +462,7 @@ def test_a_change_to_a_file_the_model_never_read_in_its_conversation_is_refused(
     messages_api.reply_tool("read_file", {"path": "greet.py"})
     messages_api.reply_json(PLAN)
     unread = messages_api.reply_tool(
-        "write_file", {"path": "check_greet.py", "content": "print('1 passed')\n"}
+        "write_file", {"path": "check_greet.py", "content": "print('1 passed in 0.01s')\n"}
     )
     edit = messages_api.reply_tool(
         "edit_file",

@@ -241,6 +241,7 @@ def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(
 ):
     from stepkit.config import Config
     from stepkit.errors import UsageError
+    from stepkit.plugins.coders.presets import PRESETS
 
     monkeypatch.setenv("PATH", str(tmp_path))
     settings = {"reviewer": "opencode", "stages": ("implement", "review")}
@@ -251,10 +252,10 @@ def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(
             "or use command:SHELL)"
         ),
     ):
-        command.stepkit_configure(Config(), {**settings, "coder": "command:true"})
+        command.stepkit_configure(Config(), {**settings, "coder": "command:true"}, PRESETS)
     # a command that does not run the review does not need the reviewer's CLI
     command.stepkit_configure(
-        Config(), {**settings, "coder": "command:true", "stages": ("implement",)}
+        Config(), {**settings, "coder": "command:true", "stages": ("implement",)}, PRESETS
     )
 
 

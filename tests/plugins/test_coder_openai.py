@@ -22,7 +22,7 @@ CHECK = (
     "from greet import greet\n"
     "value = greet('Ann')\n"
     "assert value == 'Hello, Ann!', f'greet returned {value!r}'\n"
-    "print('1 passed')\n"
+    "print('1 passed in 0.01s')\n"
 )
 GOOD = "def greet(name):\n    return f'Hello, {name}!'\n"
 PLAN = {

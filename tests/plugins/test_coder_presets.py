@@ -338,6 +338,8 @@ def test_plugins_json_lists_every_preset_with_its_cli_found_and_its_version(
         "checked": ["2.1.332"],
         "checked_version": True,
         "install": "npm install -g @anthropic-ai/claude-code",
+        "plugin": "stepkit.plugins.coders.presets",
+        "overrides": [],
     }
     assert presets["codex"]["version"] == "0.1.0" and not presets["codex"]["checked_version"]
     assert presets["aider"]["path"] is None and presets["aider"]["version"] is None

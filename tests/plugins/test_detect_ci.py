@@ -132,7 +132,10 @@ def test_a_tox_env_named_for_the_type_check_is_the_build_behind_uv_run(stepkit_p
     [
         "jobs:\n  w:\n    runs-on: windows-latest\n    steps:\n      - run: pytest\n",
         "jobs:\n  w:\n    steps:\n      - run: pytest\n        shell: pwsh\n",
-        "jobs:\n  w:\n    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n",
+        (
+            "jobs:\n  w:\n    strategy:\n      matrix: ${{ fromJSON(needs.plan.outputs.m) }}\n"
+            "    env:\n      PY: ${{ matrix.py }}\n    steps:\n      - run: tox -e $PY\n"
+        ),
         'jobs:\n  w:\n    steps:\n      - run: |\n          if [ -n "$X" ]; then\n            pytest\n          fi\n',
         "jobs:\n  w:\n    steps:\n      - run: npm ci && npm test\n",
         "jobs:\n  w:\n    steps:\n      - run: docker run --rm -it img pytest\n",
@@ -383,6 +386,8 @@ def test_a_macos_only_job_answers_after_a_linux_job(stepkit_project):
         ("make docs", None),
         ("tox -e docs", None),
         ("pytest --version", None),
+        ("uv run --locked tox run -e py3.11", "tests"),
+        ("tox -e pypy311", "tests"),
     ],
 )
 def test_which_ci_lines_check_what(stepkit_project, line, gate):
@@ -400,3 +405,82 @@ def test_a_piped_ci_command_is_left_out(stepkit_project):
         }
     )
     assert resolve_gates(project)["tests"][1] != CI
+
+
+#: CI lints before it tests, each step through a script of the project's
+LINT_THEN_TEST = """\
+on: [push, pull_request]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - name: Run linting checks
+        run: scripts/check
+      - name: Run tests
+        run: scripts/test
+"""
+
+
+def test_a_script_named_check_that_only_lints_is_not_the_tests_gate(stepkit_project):
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            ".github/workflows/ci.yml": LINT_THEN_TEST,
+            "scripts/check": "#!/bin/sh\nset -e\nruff check .\nruff format --check .\n",
+            "scripts/test": '#!/bin/sh\nset -e\npytest "$@"\n',
+        }
+    )
+    data = detect_json(project)
+    gates = _gates(data)
+    assert gates["tests"] == ("scripts/test", CI, ".github/workflows/ci.yml:10")
+    assert gates["lint"] == ("scripts/check", CI, ".github/workflows/ci.yml:8")
+    assert any("scripts/check" in note and "no test runner" in note for note in data["notes"])
+
+
+def test_a_test_runner_beats_a_type_check_named_test_earlier_in_ci(stepkit_project):
+    workflow = (
+        "on: [push]\njobs:\n  t:\n    steps:\n      - run: pnpm test:types\n"
+        "      - run: pnpm lint\n      - run: pnpm vitest --coverage\n"
+    )
+    scripts = {"test:types": "tsc --noEmit", "lint": "eslint ."}
+    project = stepkit_project(
+        {
+            "package.json": json.dumps({"scripts": scripts}),
+            ".github/workflows/ci.yml": workflow,
+        }
+    )
+    data = detect_json(project)
+    gates = _gates(data)
+    assert gates["tests"] == ("pnpm vitest --coverage", CI, ".github/workflows/ci.yml:7")
+    assert gates["build"] == ("pnpm test:types", CI, ".github/workflows/ci.yml:5")
+    assert any("pnpm test:types" in note for note in data["notes"]), data["notes"]
+
+
+def test_a_ci_step_named_for_tests_beats_one_named_for_linting(stepkit_project):
+    # neither script can be read (they are generated): the steps' names decide
+    workflow = (
+        "on: [push]\njobs:\n  t:\n    steps:\n      - name: Lint and type check\n"
+        "        run: make check\n      - name: Unit tests\n        run: make unit\n"
+    )
+    project = stepkit_project(
+        {
+            "Makefile": "check:\n\t$(MAKE) -C sub\nunit:\n\t$(MAKE) -C sub t\n",
+            ".github/workflows/ci.yml": workflow,
+        }
+    )
+    assert _gates(detect_json(project))["tests"] == ("make unit", CI, ".github/workflows/ci.yml:8")
+
+
+def test_tox_lint_before_tox_py_gives_the_tests_gate_to_the_env_that_runs_pytest(stepkit_project):
+    project = stepkit_project(
+        {
+            "pyproject.toml": PYPROJECT,
+            "tox.ini": "[testenv:lint]\ncommands = ruff check .\n\n[testenv:py]\ncommands = pytest\n",
+            ".github/workflows/ci.yml": "on: [push]\njobs:\n  t:\n    steps:\n"
+            "      - name: Check everything\n        run: tox -e lint\n      - run: tox -e py\n",
+        }
+    )
+    gates = _gates(detect_json(project))
+    assert gates["tests"] == ("tox -e py", CI, ".github/workflows/ci.yml:7")
+    assert gates["lint"] == ("tox -e lint", CI, ".github/workflows/ci.yml:6")

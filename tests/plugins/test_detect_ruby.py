@@ -40,10 +40,21 @@ def test_a_gem_with_rspec_in_its_gemspec_runs_its_specs(stepkit_project):
 
 
 def test_standard_yml_chooses_standardrb(stepkit_project):
+    gemspec = GEMSPEC.replace(
+        '("rubocop")', '("rubocop")\n  spec.add_development_dependency("standard")'
+    )
+    project = stepkit_project(
+        {"Gemfile": "gemspec\n", "demo.gemspec": gemspec, ".standard.yml": "ruby_version: 3.1\n"}
+    )
+    assert resolve_gates(project)["lint"] == ("bundle exec standardrb", RUBY)
+
+
+def test_standard_yml_without_the_gem_in_the_bundle_is_not_standardrb(stepkit_project):
+    # `bundle exec standardrb` fails when the bundle lacks the gem: the rubocop it has lints
     project = stepkit_project(
         {"Gemfile": "gemspec\n", "demo.gemspec": GEMSPEC, ".standard.yml": "ruby_version: 3.1\n"}
     )
-    assert resolve_gates(project)["lint"] == ("bundle exec standardrb", RUBY)
+    assert resolve_gates(project)["lint"] == ("bundle exec rubocop", RUBY)
 
 
 def test_minitest_test_task(stepkit_project):

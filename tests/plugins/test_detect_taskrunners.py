@@ -74,3 +74,17 @@ def test_stepkit_detect_notes_is_empty_without_anything_skipped(stepkit_project,
     project = stepkit_project({"Makefile": "test:\n\tpytest\n"})
     answers = stepkit_pm(project).hook.stepkit_detect_notes(project_dir=project)
     assert [note for answer in answers for note in answer] == []
+
+
+def test_a_test_target_that_only_type_checks_is_passed_over_with_a_note(stepkit_project):
+    project = stepkit_project(
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n',
+            "Makefile": "test:\n\tmypy --strict src\n\nlint:\n\truff check .\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        }
+    )
+    data = detect_json(project)
+    tests = {g["name"]: g for g in data["gates"]}["tests"]
+    assert tests["command"] != "make test" and "pytest" in tests["command"], tests
+    assert "tests: skipped `make test`: it runs no test runner, only build tools" in data["notes"]

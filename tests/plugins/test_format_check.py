@@ -78,3 +78,33 @@ def test_gofmt_check_fails_and_names_the_files_when_one_would_change(tmp_path):
     ugly, tidy = run("ugly.go"), run("tidy.go")
     assert (ugly.returncode, ugly.stdout) == (1, "would reformat:\nugly.go\n")
     assert (tidy.returncode, tidy.stdout) == (0, "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ruff format --check .",
+        "black --check src",
+        "npx prettier --check .",
+        "prettier -c src",
+        "biome format .",
+        "npx @biomejs/biome check src",
+        "biome ci .",
+        "cargo fmt --all -- --check",
+        "dotnet format --verify-no-changes",
+        "ruff format --check . && black --check .",
+    ],
+)
+def test_a_command_that_already_checks_is_its_own_check_mode(command):
+    assert check(command) == command
+
+
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ("biome format --write .", "biome format ."),
+        ("npx biome check --write src", "npx biome check src"),
+    ],
+)
+def test_biome_write_becomes_its_check(command, expected):
+    assert check(command) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -122,6 +123,20 @@ def test_the_nodes_of_a_run_share_one_client(tmp_path, messages_api):
     assert other_run != first
 
 
+def test_outside_a_run_the_calls_of_one_context_share_one_client(tmp_path, messages_api):
+    ctx = replace(make_ctx(tmp_path), run_dir=None, adhoc_dir=tmp_path / "adhoc")
+    for _ in range(3):
+        messages_api.reply_json(GOOD)
+
+    ask(ctx)
+    ask(ctx)
+    ask(replace(ctx, engines={}))
+
+    first, second, other_command = (r.peer for r in messages_api.requests)
+    assert first == second  # `stepkit plan` asking once more reuses its connection
+    assert other_command != first
+
+
 LONG_PLAN = "# Step 1 plan\n" + "".join(
     f"- task {n}: add slugify case {n} with its test\n" for n in range(400)
 )
@@ -187,6 +202,60 @@ def test_a_long_tool_loop_keeps_its_cache_within_four_breakpoints(tmp_path, mess
     ]
     blocks_before_last_turn = 1 + 2 * (12 * 2) + 1  # the first message, 2 turns, the 3rd's calls
     assert marked == [0, blocks_before_last_turn - 1]  # the plan, and where the last request ended
+
+
+def _blocks_in_cache_order(body: dict) -> list[dict]:
+    """Tools, system blocks and message blocks: the order a cached prefix is read in."""
+    return [
+        *body.get("tools", []),
+        *body["system"],
+        *(b for m in body["messages"] for b in m["content"]),
+    ]
+
+
+@pytest.mark.parametrize("calls_per_turn", [1, 12])
+def test_each_turn_reads_the_whole_previous_request_from_the_cache(
+    tmp_path, messages_api, calls_per_turn
+):
+    """A turn's request starts with the previous request, block for block, and
+    one of its breakpoints is at most 19 blocks after the previous request's
+    end, where the API looks for it: the previous turn is read, never written again."""
+    ctx = make_ctx(tmp_path, settings={"model_orient": "claude-sonnet-5-5"})
+    big = tmp_path / "project" / "src" / "tables.py"
+    big.write_text("".join(f"TABLE_{n} = {{'key': {n}}}\n" for n in range(600)))
+    for turn in range(3):
+        messages_api.reply(
+            [
+                {"type": "thinking", "thinking": f"turn {turn}: read on", "signature": "c2ln"},
+                *(
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_{turn}_{n}",
+                        "name": "read_file",
+                        "input": {"path": "src/tables.py" if turn == 0 else "src/a.py"},
+                    }
+                    for n in range(calls_per_turn)
+                ),
+            ],
+            stop_reason="tool_use",
+        )
+    messages_api.reply_json(GOOD)
+
+    ask(ctx, prefix=LONG_PLAN)
+
+    bodies = [r.body for r in messages_api.requests]
+    for before, after in itertools.pairwise(bodies):
+        assert after["cache_control"] == {"type": "ephemeral"}  # the end of each request
+        previous = _blocks_in_cache_order(before)
+        blocks = _blocks_in_cache_order(after)
+        unmarked = [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+        assert unmarked[: len(previous)] == [
+            {k: v for k, v in b.items() if k != "cache_control"} for b in previous
+        ]
+        breakpoints = [i for i, b in enumerate(blocks) if "cache_control" in b]
+        breakpoints.append(len(blocks) - 1)  # the request-level marker's block
+        end = len(previous) - 1
+        assert any(end <= mark <= end + 19 for mark in breakpoints), (end, breakpoints)
 
 
 def test_529_then_success_waits_retry_after(tmp_path, messages_api):

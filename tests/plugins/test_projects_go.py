@@ -6,14 +6,33 @@ GO = "stepkit.plugins.projects.go"
 GO_MOD = "module example.com/demo\n\ngo 1.22\n"
 
 
-def test_a_module_gets_gofmt_vet_build_test(stepkit_project):
+def test_a_module_that_shows_no_other_tool_gets_only_go_test(stepkit_project):
     project = stepkit_project({"go.mod": GO_MOD, "main.go": "package main\n"})
     assert resolve_gates(project) == {
-        "format": ("gofmt -l -w {files:.go}", GO),
-        "lint": ("go vet ./...", GO),
-        "build": ("go build ./...", GO),
+        "format": (None, None),
+        "lint": (None, None),
+        "build": (None, None),
         "tests": ("go test ./...", GO),
     }
+
+
+def test_gofmt_vet_and_build_where_the_project_runs_them(stepkit_project):
+    makefile = "check:\n\tgofmt -l .\n\tgo vet ./...\n\tgo build ./...\n"
+    project = stepkit_project({"go.mod": GO_MOD, "main.go": "package main\n", "Makefile": makefile})
+    gates = resolve_gates(project)
+    assert (gates["format"], gates["lint"], gates["build"]) == (
+        ("gofmt -l -w {files:.go}", GO),
+        ("go vet ./...", GO),
+        ("go build ./...", GO),
+    )
+
+
+def test_a_golangci_config_enabling_gofmt_shows_the_formatter(stepkit_project):
+    config = "version: '2'\nformatters:\n  enable:\n    - gofmt\n"
+    project = stepkit_project({"go.mod": GO_MOD, ".golangci.yaml": config})
+    gates = resolve_gates(project)
+    assert gates["format"] == ("gofmt -l -w {files:.go}", GO)
+    assert gates["lint"] == ("golangci-lint run ./...", GO)
 
 
 def test_golangci_config_switches_the_linter(stepkit_project):

@@ -84,3 +84,20 @@ def test_malformed_package_json_is_node_without_commands(stepkit_project, stepki
     project = stepkit_project({"package.json": "{not json"})
     assert project_types(stepkit_pm(project), project) == ["node"]
     assert all(answer == (None, None) for answer in resolve_gates(project).values())
+
+
+@pytest.mark.parametrize(
+    ("fields", "dirs"),
+    [
+        ({"devDependencies": {"typescript": "^5"}}, [["node_modules"]]),
+        ({"optionalDependencies": {"fsevents": "^2"}}, [["node_modules"]]),
+        ({"dependencies": {}}, [[]]),
+        ({}, [[]]),
+    ],
+)
+def test_node_modules_is_a_dependency_dir_when_the_package_names_a_dependency(
+    stepkit_project, stepkit_pm, fields, dirs
+):
+    # a --worktree run links it from the user's tree (stepkit.worktrees.prepare)
+    project = stepkit_project({"package.json": package({}, **fields)})
+    assert stepkit_pm(project).hook.stepkit_dependency_dirs(project_dir=project) == dirs

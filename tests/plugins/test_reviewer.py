@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import sys
 from pathlib import Path
@@ -203,7 +204,7 @@ def test_command_reviewer_report_is_its_output(step):
 
 def test_command_reviewer_gets_the_review_prompt_on_stdin(step, tmp_path):
     seen = tmp_path / "prompt.txt"
-    result = review(step, script(step[0], f"cat > {seen}\necho 'No findings.'\n"))
+    result = review(step, script(step[0], f"cat > {shlex.quote(str(seen))}\necho 'No findings.'\n"))
     assert result.review_report == "No findings."
     prompt = seen.read_text()
     for expected in (
@@ -350,7 +351,7 @@ def test_the_claude_and_codex_reviewers_are_asked_for_structured_findings(step, 
     assert "--json-schema" not in coding
     codex = PRESETS["codex"].command(Call({}, True, project, project, answer_schema=ReviewAnswer))
     schema_file = project / "answer-schema.json"
-    assert f"--output-schema {schema_file} " in codex
+    assert f"--output-schema {shlex.quote(str(schema_file))} " in codex
     assert json.loads(schema_file.read_text())["properties"]["findings"]["type"] == "array"
     # what claude answers with --json-schema: the findings in structured_output
     fp.allow_unregistered(True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import PY, Project, Result
+from tests.support.e2e import PY, Project, Result, command_coder, sh
 from tests.support.waiting import SAFETY_S, wait_until
 
 KILLER = """import os
@@ -56,7 +56,7 @@ ROUTE_FIELDS = ("path", "edges", "visits", "outcome", "exit_code")
 SKIP_DIRS = {".git", ".stepkit", "__pycache__"}
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4,}")
 DURATION = re.compile(r"\d+(\.\d+)? ?s\b")
-LOG_PATH = re.compile(r"(full log: )\S+")
+LOG_PATH = re.compile(r"(full log: )(?:<run store>/)?\S+")
 #: the digest closing stepkit's Evidence (it covers the paths and durations above)
 EVIDENCE_DIGEST = re.compile(r"(stepkit-evidence sha256:)[0-9a-f]{64}")
 
@@ -115,10 +115,20 @@ def route_of(project: Project, run_id: str) -> dict[str, Any]:
     return {key: cp[key] for key in ROUTE_FIELDS}
 
 
+def _without_places(text: str, project: Project) -> str:
+    """``text`` with the test's state dir and project named, as written
+    plainly or inside a JSON/TOML string (a non-ASCII letter escaped)."""
+    for path, name in ((project.state_dir, "<STATE>"), (project.root, "<PROJECT>")):
+        for spelled in (str(path), json.dumps(str(path))[1:-1]):
+            text = text.replace(spelled, name)
+    # a shell quotes a path that holds a space, and only then
+    return re.sub(r"'(<STATE>|<PROJECT>)([^' ]*)'", r"\1\2", text)
+
+
 def normalise(text: str, project: Project) -> str:
     """``text`` without what differs between two runs of the same step: the
     project's location, run ids, durations and log paths."""
-    text = text.replace(str(project.state_dir), "<STATE>").replace(str(project.root), "<PROJECT>")
+    text = _without_places(text, project)
     text = LOG_PATH.sub(r"\1<LOG>", text)
     text = EVIDENCE_DIGEST.sub(r"\1<DIGEST>", text)
     text = RUN_ID.sub("<RUN>", text)
@@ -138,9 +148,7 @@ def files(project: Project) -> dict[str, str]:
         if rel.parts[:2] == ("plans", "handoffs"):
             text = normalise(text, project)
         else:
-            text = text.replace(str(project.state_dir), "<STATE>").replace(
-                str(project.root), "<PROJECT>"
-            )
+            text = _without_places(text, project)
         found[rel.as_posix()] = text
     return found
 
@@ -165,7 +173,7 @@ def waiting_test_cmd(project: Project) -> str:
     waits for ``go`` there before running the real tests."""
     path = project.state_dir / "waiter.py"
     path.write_text(WAITER)
-    return f"{PY} {path}"
+    return sh(PY, path)
 
 
 def wait_for_file(path: Path, proc: subprocess.Popen) -> None:
@@ -333,7 +341,7 @@ def slow_coder(project: Project) -> str:
     calc.py half-edited and never finishes."""
     path = project.state_dir / "slow_coder.py"
     path.write_text(SLOW_CODER)
-    return f"command:{PY} {path}"
+    return command_coder(PY, path)
 
 
 #: A coder that starts a child and a detached process (its own session), tells
@@ -376,7 +384,7 @@ while True:
 def family_coder(project) -> str:
     path = project.state_dir / "family_coder.py"
     path.write_text(FAMILY_CODER)
-    return f"command:{PY} {path}"
+    return command_coder(PY, path)
 
 
 def pids(project, name: str) -> list[int]:

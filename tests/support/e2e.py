@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -93,7 +94,8 @@ if calc.add(2, 3) != 5:
     failures.append("test_add: add is broken")
 for line in failures:
     print("FAILED", line)
-print(f"{2 - len(failures)} passed, {len(failures)} failed")
+# a test runner's closing summary (pytest's shape): what shows the tests gate that tests ran
+print(", ".join([f"{len(failures)} failed"] * bool(failures) + [f"{2 - len(failures)} passed"]), "in 0.01s")
 sys.exit(1 if failures else 0)
 """
 
@@ -114,7 +116,7 @@ WRONG_MUL = CALC + "\n\ndef mul(a, b):\n    return a + b\n"
 def plan(step: int, title: str, depends_on: list[int], extra: str = "") -> str:
     return (
         f"---\nstep: {step}\ntitle: {title}\ndepends_on: {depends_on}\nstatus: pending\n---\n\n"
-        f"## Objective\n{title}.\n\n## Tasks\n- Implement {title.lower()}.\n\n"
+        f"## Objective\n{title}.\n\n## Tasks\n- Implement {title.lower()} in `calc.py`.\n\n"
         f"## Acceptance criteria\n- `python check.py` passes.\n\n## Test commands\n- `python check.py`\n\n"
         f"## Edge cases\n- Negative numbers.\n\n## Out of scope\n- Everything else.\n{extra}"
     )
@@ -157,6 +159,16 @@ HANDOFF = {
 }
 
 
+def sh(*words: str | Path) -> str:
+    """``words`` as one shell command line (a path with a space stays one word)."""
+    return shlex.join(str(word) for word in words)
+
+
+def command_coder(*words: str | Path) -> str:
+    """The ``command:`` spec of a coder or reviewer running ``words``."""
+    return "command:" + sh(*words)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without the developer's variables, plus ``extra``."""
     env = {
@@ -181,7 +193,7 @@ class Project:
     @property
     def scripted_coder(self) -> str:
         """The ``--coder`` spec of the coder script (its actions: :meth:`coder_actions`)."""
-        return f"command:{PY} {self.state_dir / 'coder.py'}"
+        return command_coder(PY, self.state_dir / "coder.py")
 
     def allow_writes(self, *paths: Path) -> None:
         """Let the sandboxed coder and gates also write ``paths`` (a test's
@@ -367,7 +379,7 @@ def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
     if reviewer:
         config = (root / "stepkit.toml").read_text()
         (root / "stepkit.toml").write_text(
-            f'reviewer = "command:{PY} {state_dir / "reviewer.py"}"\n' + config
+            f"reviewer = {json.dumps(command_coder(PY, state_dir / 'reviewer.py'))}\n" + config
         )
     project = Project(root, state_dir)
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})

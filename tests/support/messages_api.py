@@ -101,8 +101,13 @@ class MessagesAPI(LoopbackServer):
         usage: dict[str, int] | None = None,
         model: str = "claude-test",
         delay_s: float = 0.0,
+        thinking: str | None = None,
     ) -> None:
-        """Queue a 200 message with these content blocks."""
+        """Queue a 200 message with these content blocks, after a thinking
+        block of ``thinking`` when given (as adaptive thinking replies)."""
+        if thinking is not None:
+            block = {"type": "thinking", "thinking": thinking, "signature": "c2lnbmF0dXJl"}
+            content = [block, *content]
         self.respond(
             200,
             {

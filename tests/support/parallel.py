@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 
 from stepkit.protocol.graphs import STEP_RUNNER
-from tests.support.e2e import PY, Project, make_project, plan
+from tests.support.e2e import PY, Project, make_project, plan, sh
 
 #: How long a script waits for a marker before it gives up (and fails the step):
 #: only reached when the runs it waits for did not run at the same time.
@@ -82,7 +82,7 @@ import importlib
 modules = sorted(p.stem for p in pathlib.Path("ops").glob("*.py") if p.stem != "__init__")
 for module in modules:
     importlib.import_module(f"ops.{module}")
-print(f"{len(modules) + 1} passed")
+print(f"{len(modules) + 1} passed in 0.01s")
 """
 )
 
@@ -107,7 +107,7 @@ def parallel_project(tmp_path: Path) -> Project:
     (root / "ops" / "__init__.py").write_text("")
     config = (root / "stepkit.toml").read_text()
     config = config.replace(
-        f'test = "{PY} check.py"', f'test = "{PY} {project.state_dir / "tests.py"}"'
+        f'test = "{PY} check.py"', f'test = "{sh(PY, project.state_dir / "tests.py")}"'
     )
     config = config.replace(f'build = "{PY} -m py_compile calc.py"', 'build = ""')
     (root / "stepkit.toml").write_text(config)

@@ -18,7 +18,7 @@ from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM
 from stepkit.plugins.stages.orient import ORIENT_SYSTEM
 from stepkit.plugins.stages.sweep import SWEEP_SYSTEM
 from stepkit.records import Usage
-from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Result
+from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Result, sh
 
 SYSTEMS = {
     ORIENT_SYSTEM: "orient",
@@ -102,7 +102,7 @@ def counted_tests(project: Project) -> tuple[str, Path]:
     script = project.state_dir / "counted_test.py"
     script.write_text(COUNTED_TEST)
     counter = project.state_dir / "test_runs"
-    return f"{PY} {script} {counter}", counter
+    return sh(PY, script, counter), counter
 
 
 def runs_of(counter: Path) -> int:

@@ -27,7 +27,7 @@ def test_a_missing_build_tool_is_handed_back_without_a_fix_request(
     project = init_repo(
         tmp_path / "project",
         {
-            "check_greet.py": "import greet\nprint('1 passed')\n",
+            "check_greet.py": "import greet\nprint('1 passed in 0.01s')\n",
             "plans/steps/01-greet.md": "---\nstep: 1\ntitle: Greet\n---\n",
         },
     )

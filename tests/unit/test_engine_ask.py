@@ -159,3 +159,24 @@ def test_other_as_takes_what_is_no_option_but_never_a_slip():
     assert read_answer(lenient, "perhaps later").route == "no"
     with pytest.raises(Slip):
         read_answer(lenient, "yse")
+
+
+LOOKING = APPROVAL.model_copy(update={"views": {"files": "calc.py  +4 -0", "diff": "+def mul"}})
+
+
+def test_a_view_word_is_read_as_no_answer_and_an_option_still_is_one():
+    assert read_answer(LOOKING, " DIFF. ") == Reading("diff", " DIFF. ", view=True)
+    assert not read_answer(LOOKING, "diff").free_text
+    assert read_answer(LOOKING, "approve") == Reading("approve", "approve")
+    with pytest.raises(Rejected):  # no view on a question without views: one word, refused
+        read_answer(APPROVAL, "diff")
+
+
+def test_a_view_is_printed_where_no_pager_can_write_and_the_question_asked_again(monkeypatch):
+    monkeypatch.setenv("PAGER", "cat")
+    out = console()  # a console on no file descriptor: the pager cannot write there
+    assert ask.prompt(LOOKING, out, reader("files", "diff", "approve")) == "approve"
+    text = out.file.getvalue()
+    assert "To look first, type: files / diff" in text
+    assert text.count("calc.py  +4 -0") == 1 and "+def mul" in text
+    assert text.count("Answer one of approve") == 2

@@ -5,6 +5,7 @@ version kept and named (``stepkit verify --fix`` on real git repos)."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -61,7 +62,7 @@ def format_gate(project: Path) -> dict:
 
 
 def test_files_is_the_working_trees_changes_against_head(tmp_path, formatter):
-    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    project = repo(tmp_path, f"{PY} {shlex.quote(str(formatter))} {{files:.py}}")
     (project / "a.py").write_text("a = 2\n")
     (project / "new.py").write_text("n = 1\n")
     (project / "notes.txt").write_text("not python\n")
@@ -70,12 +71,14 @@ def test_files_is_the_working_trees_changes_against_head(tmp_path, formatter):
     assert (project / "a.py").read_text() == "# formatted\na = 2\n"
     assert (project / "new.py").read_text().startswith("# formatted")
     assert (project / "b.py").read_text() == "b = 1\n"  # not changed: not given to the formatter
-    assert gate["command"] == f"{PY} {formatter} {{files:.py}}"  # as detect prints it
+    assert (
+        gate["command"] == f"{PY} {shlex.quote(str(formatter))} {{files:.py}}"
+    )  # as detect prints it
     assert gate["changed_files"] == ["a.py", "new.py"]
 
 
 def test_a_deleted_file_is_not_given_to_the_formatter(tmp_path, formatter):
-    project = repo(tmp_path, f"{PY} {formatter} {{files}}")
+    project = repo(tmp_path, f"{PY} {shlex.quote(str(formatter))} {{files}}")
     (project / "b.py").unlink()
     (project / "a.py").write_text("a = 2\n")
     gate = format_gate(project)
@@ -84,7 +87,7 @@ def test_a_deleted_file_is_not_given_to_the_formatter(tmp_path, formatter):
 
 
 def test_an_empty_change_set_runs_no_formatter(tmp_path, formatter):
-    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    project = repo(tmp_path, f"{PY} {shlex.quote(str(formatter))} {{files:.py}}")
     (project / "README.md").write_text("changed, but not python\n")
     gate = format_gate(project)
     assert (gate["status"], gate["exit_code"], gate["changed_files"]) == ("not_run", None, [])
@@ -95,7 +98,7 @@ def test_an_empty_change_set_runs_no_formatter(tmp_path, formatter):
 def test_a_whole_tree_formatters_edits_outside_the_change_set_are_restored_kept_and_named(
     tmp_path, formatter
 ):
-    project = repo(tmp_path, f"{PY} {formatter}")
+    project = repo(tmp_path, f"{PY} {shlex.quote(str(formatter))}")
     (project / "a.py").write_text("a = 2\n")
     gate = format_gate(project)
     assert (project / "a.py").read_text() == "# formatted\na = 2\n"  # in the change set: kept
@@ -140,11 +143,12 @@ def test_verify_shows_the_formatter_running_on_its_files_and_what_it_changed(
 ):
     from stepkit.cli import main
 
-    project = repo(tmp_path, f"{PY} {formatter} {{files:.py}}")
+    project = repo(tmp_path, f"{PY} {shlex.quote(str(formatter))} {{files:.py}}")
     (project / "a.py").write_text("a = 2\n")
-    assert main(["verify", "--fix", "--project-dir", str(project)]) == 0
+    # 1: the project has no tests command, and a tests gate NOT RUN is no pass
+    assert main(["verify", "--fix", "--project-dir", str(project)]) == 1
     out = capsys.readouterr().out
-    assert f"[format] running: {PY} {formatter} a.py\n" in out
+    assert f"[format] running: {PY} {shlex.quote(str(formatter))} a.py\n" in out
     assert "    changed by this gate: a.py\n" in out
 
 
@@ -153,7 +157,7 @@ def test_outside_git_a_files_formatter_is_not_run_for_want_of_a_change_set(tmp_p
     project.mkdir()
     (project / "a.py").write_text("a = 1\n")
     (project / "stepkit.toml").write_text(
-        f"[commands]\nformat = {json.dumps(f'{PY} {formatter} {{files}}')}\n"
+        f"[commands]\nformat = {json.dumps(f'{PY} {shlex.quote(str(formatter))} {{files}}')}\n"
     )
     gate = format_gate(project)
     assert gate["status"] == "not_run" and "change set is unknown" in gate["summary"]

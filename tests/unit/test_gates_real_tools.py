@@ -167,7 +167,8 @@ def test_makefile_project(tmp_path):
     project = write(
         tmp_path,
         {
-            "Makefile": "lint:\n\t@echo lint clean\n\ntest:\n\t@echo running 2 checks\n\t@test -f ready.txt\n",
+            "Makefile": "lint:\n\t@echo lint clean\n\ntest:\n\t@echo running 2 checks\n\t@test -f ready.txt\n"
+            "\t@echo 2 passed in 0.01s\n",
         },
     )
     results = verify(project)

@@ -361,6 +361,36 @@ def test_each_node_is_its_kinds_model_and_round_trips_through_the_union():
             id="alias-is-an-option",
         ),
         pytest.param(
+            {
+                "a": {
+                    "kind": "approval",
+                    "question": "ok?",
+                    "options": ["yes", "no"],
+                    "routes": {"yes": "end_success", "no": "end_success"},
+                    "aliases": {"yes": ["y"]},
+                    "views": {"Y": "a text"},
+                }
+            },
+            {},
+            "graph bad.yaml: node 'a' views: 'Y' is an option or an alias (a view is never an answer)",
+            id="view-is-an-alias",
+        ),
+        pytest.param(
+            {
+                "a": {
+                    "kind": "approval",
+                    "question": "ok?",
+                    "options": ["yes"],
+                    "routes": {"yes": "end_success"},
+                    "views": {"diff": "{no_such_key}"},
+                }
+            },
+            {},
+            "graph bad.yaml: node 'a' views.diff: unknown key 'no_such_key' "
+            "(not in initial_state or any node's outputs)",
+            id="view-of-an-unknown-key",
+        ),
+        pytest.param(
             {"a": {**SCRIPT, "edge_labels": {"sideways": "x"}}},
             {},
             "graph bad.yaml: node 'a' edge_labels.sideways: no such edge",

@@ -34,10 +34,14 @@ FORBIDDEN = {
     "stepkit.config": HIGH,
     "stepkit.hookspecs": HIGH,
     "stepkit.pluginmanager": HIGH,
+    "stepkit.presets": HIGH,
     "stepkit.trust": HIGH,
+    # where text leaves stepkit for a person or a client (the CLI, the MCP server, stepkit ci)
+    "stepkit.shown": HIGH,
     # a leaf: records, evidence and the parsers all use it
     "stepkit.text": ("stepkit",),
     "stepkit.jsontext": ("stepkit",),
+    "stepkit.quoting": ("stepkit",),
 }
 
 

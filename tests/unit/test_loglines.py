@@ -38,3 +38,12 @@ def test_lint_keys_read_a_streamed_log_as_they_read_its_text(tmp_path):
     document = '[{"filename": "a.py", "code": "F401",\n  "message": "unused"}]\n'
     log.write_text(document)
     assert lint_keys(LogLines(log)) == lint_keys(document) == ["a.py: F401 unused"]
+
+
+def test_a_log_that_gc_compressed_is_read_from_its_gz(tmp_path):
+    import gzip
+
+    log = tmp_path / "tests-1.log"
+    with gzip.open(log.with_name("tests-1.log.gz"), "wt") as packed:
+        packed.write("FAILED tests/test_a.py::test_one - boom\nlast\n")
+    assert list(LogLines(log, "kept")) == ["FAILED tests/test_a.py::test_one - boom", "last"]

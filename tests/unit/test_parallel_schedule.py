@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from stepkit.planrepo.model import PlanRepo
+from stepkit.planrepo.quality import NO_FILE
 from stepkit.worktrees.parallel import SEVERITY, worst_exit_code
 from stepkit.worktrees.schedule import Schedule
+
+#: a plan a reviewer takes (stepkit/planrepo/quality.py)
+BODY = "## Objective\nDo it.\n\n## Tasks\n- Change `a.py`.\n\n## Acceptance criteria\n- It works.\n"
 
 
 def write_plan(
@@ -24,7 +28,7 @@ def write_plan(
     for number, depends in deps.items():
         state = (status or {}).get(number, "pending")
         (plans / "steps" / f"{number:02d}-s{number}.md").write_text(
-            f"---\nstep: {number}\ntitle: Step {number}\ndepends_on: {depends}\nstatus: {state}\n---\n\nBody\n"
+            f"---\nstep: {number}\ntitle: Step {number}\ndepends_on: {depends}\nstatus: {state}\n---\n\n{BODY}"
         )
     for number in complete:
         (plans / "handoffs" / f"{number:02d}-s{number}.md").write_text(
@@ -135,3 +139,14 @@ def test_a_step_under_way_elsewhere_is_not_started_and_says_why(tmp_path):
         (1, "paused in /wt/01-s1 (branch stepkit/01-s1); stepkit resume R1"),
         (2, "ready, not started"),
     ]
+
+
+def test_a_step_whose_plan_is_incomplete_waits_unless_allowed(tmp_path):
+    repo = write_plan(tmp_path / "plans", {1: [], 2: []})
+    path = repo.step(1).path
+    path.write_text(path.read_text().replace("- Change `a.py`.", "- Make it better."))
+    repo = PlanRepo.load(tmp_path / "plans")
+    assert numbers(Schedule(repo)) == [(2, None)]
+    step, why = Schedule(repo).waiting()[0]
+    assert (step.number, why) == (1, f"its plan is incomplete: {NO_FILE}")
+    assert numbers(Schedule(repo, allow_incomplete=True)) == [(1, None), (2, None)]

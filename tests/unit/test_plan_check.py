@@ -39,7 +39,9 @@ def test_duplicate_step_numbers_name_both_files(plans):
     first = step(plans, "03-one.md")
     second = step(plans, "3-two.md")
     repo = PlanRepo.load(plans)
-    assert repo.problems == [f"{second}: duplicate step number 3 (also {first})"]
+    assert repo.problems == [
+        f"{second}: duplicate step number 3 (also {first}); renumber one: its file name and step:"
+    ]
     assert [s.path.name for s in repo.steps] == ["03-one.md", "3-two.md"]
     assert repo.step(3).path == first
 
@@ -47,18 +49,20 @@ def test_duplicate_step_numbers_name_both_files(plans):
 def test_dependency_on_a_missing_step(plans):
     path = step(plans, "02-b.md", "depends_on: [1, 9]\n")
     step(plans, "01-a.md")
-    assert problems(plans) == [f"{path}: depends on step 9, which does not exist"]
+    assert problems(plans) == [
+        f"{path}: depends on step 9, which does not exist (edit its depends_on)"
+    ]
 
 
 def test_self_dependency(plans):
     path = step(plans, "04-d.md", "depends_on: 4\n")
-    assert problems(plans) == [f"{path}: step 4 depends on itself"]
+    assert problems(plans) == [f"{path}: step 4 depends on itself (edit its depends_on)"]
 
 
 def test_two_step_cycle_is_named(plans):
     two = step(plans, "02-b.md", "depends_on: [5]\n")
     step(plans, "05-e.md", "depends_on: [2]\n")
-    assert problems(plans) == [f"{two}: dependency cycle: 2 -> 5 -> 2"]
+    assert problems(plans) == [f"{two}: dependency cycle: 2 -> 5 -> 2 (edit a depends_on)"]
 
 
 def test_longer_cycles_and_separate_cycles_each_named_once(plans):
@@ -69,8 +73,8 @@ def test_longer_cycles_and_separate_cycles_each_named_once(plans):
     seven = step(plans, "07-g.md", "depends_on: [8]\n")
     step(plans, "08-h.md", "depends_on: [7, 4]\n")
     assert problems(plans) == [
-        f"{one}: dependency cycle: 1 -> 3 -> 2 -> 1",
-        f"{seven}: dependency cycle: 7 -> 8 -> 7",
+        f"{one}: dependency cycle: 1 -> 3 -> 2 -> 1 (edit a depends_on)",
+        f"{seven}: dependency cycle: 7 -> 8 -> 7 (edit a depends_on)",
     ]
 
 
@@ -148,7 +152,9 @@ def test_unclosed_frontmatter(plans):
 def test_frontmatter_step_must_match_the_file_name(plans):
     path = step(plans, "09-i.md", "step: 10\n")
     step(plans, "11-k.md", "step: '11'\n")
-    assert problems(plans) == [f"{path}: frontmatter step 10 does not match the file name (step 9)"]
+    assert problems(plans) == [
+        f"{path}: frontmatter step 10 does not match the file name (step 9): make its step: match"
+    ]
 
 
 def test_step_numbers_in_other_scripts_are_problems_not_crashes(plans):
@@ -159,7 +165,7 @@ def test_step_numbers_in_other_scripts_are_problems_not_crashes(plans):
     assert repo.step(3).depends_on == [1]
     assert repo.problems == [
         f"{path}: depends_on must list step numbers; cannot use '²'",
-        f"{path}: frontmatter step '٣' does not match the file name (step 3)",
+        f"{path}: frontmatter step '٣' does not match the file name (step 3): make its step: match",
     ]
 
 

@@ -159,7 +159,7 @@ def test_complete_handoff_satisfies_even_without_the_plan(plans):
     repo = PlanRepo.load(plans)
     assert StepStates(repo).unsatisfied(repo.step(5)) == []
     assert repo.problems == [
-        f"{plans / 'steps' / '05-e.md'}: depends on step 4, which does not exist"
+        f"{plans / 'steps' / '05-e.md'}: depends on step 4, which does not exist (edit its depends_on)"
     ]
 
 
@@ -212,7 +212,7 @@ def test_no_plans_dir_or_no_steps_dir_is_one_line_plan_error(tmp_path):
         PlanRepo.load(tmp_path / "missing")
     assert (
         str(no_dir.value)
-        == f"no plan repo at {tmp_path / 'missing'} (expected {tmp_path / 'missing' / 'steps'}/)"
+        == f"no plan repo at {tmp_path / 'missing'} (expected {tmp_path / 'missing' / 'steps'}/): stepkit init writes one, --plans-dir names another"
     )
     (tmp_path / "plans").mkdir()
     with pytest.raises(PlanError, match="no plan repo at .*plans/steps/"):

@@ -6,6 +6,7 @@ exercised through the gates and coders that use it."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -172,7 +173,7 @@ def test_a_secret_across_a_read_or_flush_boundary_of_a_long_line_is_masked(tmp_p
     script.write_text(f"import sys\nsys.stdout.write({segment!r} * {count} + 'end\\n')\n")
     seen = []
     run = process.run(
-        f"{sys.executable} {script}",
+        shlex.join([sys.executable, str(script)]),
         cwd=tmp_path,
         log_path=tmp_path / "out.log",
         on_text=seen.append,
@@ -195,5 +196,7 @@ def test_a_pem_block_split_across_reads_is_masked_whole(tmp_path):
         "    sys.stdout.write(line); sys.stdout.flush()\n"
         "sys.stdout.write('-----END RSA PRIVATE KEY-----\\nafter\\n')\n"
     )
-    process.run(f"{sys.executable} {script}", cwd=tmp_path, log_path=tmp_path / "out.log")
+    process.run(
+        shlex.join([sys.executable, str(script)]), cwd=tmp_path, log_path=tmp_path / "out.log"
+    )
     assert (tmp_path / "out.log").read_text() == "start\n[REDACTED]\nafter\n"

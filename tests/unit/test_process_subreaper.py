@@ -5,6 +5,7 @@ and named; processes stepkit did not start in the meantime are left alone."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -20,6 +21,10 @@ ESCAPED = (
     "( env -i setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped.pid; exec sleep 300' & ); "
     "while [ ! -e escaped.pid ]; do sleep 0.01; done; echo started"
 )
+
+
+def q(path) -> str:
+    return shlex.quote(str(path))
 
 
 def test_a_double_forked_env_i_process_is_stopped_with_its_command(tmp_path):
@@ -86,7 +91,7 @@ def test_the_commands_of_a_node_that_timed_out_do_not_outlive_it(tmp_path):
 
     def node(ctx: StageContext) -> object:
         return process.run(
-            f"echo $$ > {started}.tmp; mv {started}.tmp {started}; exec sleep 300",
+            f"echo $$ > {q(started)}.tmp; mv {q(started)}.tmp {q(started)}; exec sleep 300",
             cwd=tmp_path,
             timeout=600,
         )

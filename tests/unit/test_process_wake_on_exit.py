@@ -6,6 +6,7 @@ outlives it.  Synchronised on a FIFO the command blocks on, not on time."""
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 import time
@@ -39,7 +40,10 @@ def test_the_wait_wakes_on_exit_without_sleeping(tmp_path, sleeps):
         name="waiter",
         target=lambda: results.append(
             process.run(
-                f"read line < {fifo}; exit 7", cwd=tmp_path, timeout=600, no_output_timeout=600
+                f"read line < {shlex.quote(str(fifo))}; exit 7",
+                cwd=tmp_path,
+                timeout=600,
+                no_output_timeout=600,
             )
         ),
     )

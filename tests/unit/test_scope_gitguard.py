@@ -5,6 +5,7 @@ flagged and undone with a kept copy; and stepkit's own git calls run no hook."""
 from __future__ import annotations
 
 import os
+import shlex
 
 from stepkit.workspace.scope import git as git_module
 from stepkit.workspace.scope import git_internals, undo_git_changes
@@ -73,7 +74,7 @@ def test_stepkit_s_own_git_calls_run_no_hook(tmp_path):
     project = repo(tmp_path)
     marker = tmp_path / "ran"
     hook = project / ".git" / "hooks" / "post-checkout"
-    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marker))}\n")
     hook.chmod(0o755)
     git(project, "checkout", "-q", "-b", "other")
     assert marker.exists()  # the hook works for the user's git

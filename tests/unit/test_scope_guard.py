@@ -329,3 +329,22 @@ def test_a_test_module_that_patches_the_code_under_test_when_imported_is_flagged
         f"new module-level patch of {target} in tests/test_new.py (runs when the tests are collected, for every test)"
         for target in ("app.main", "setattr(app, 'other', None)", "sys.modules['app']")
     ]
+
+
+def test_diff_stat_counts_lines_of_modified_added_and_deleted_files_and_names_binary_ones(
+    project,
+):
+    from stepkit.workspace.scope.diff import FileStat, diff_stat
+
+    before = roundtrip(scope.take_snapshot(project, project / "plans"))
+    (project / "src" / "app.py").write_text("def main():\n    return 2\n\n\nX = 3\n")
+    (project / "src" / "util.py").unlink()
+    (project / "src" / "new.py").write_text("a = 1\nb = 2\n")
+    (project / "src" / "blob.bin").write_bytes(b"\x00\x01\x02" * 10)
+    (project / "plans" / "steps" / "02-b.md").write_text("edited\n")  # the plan repo: never counted
+    assert diff_stat(before, project) == [
+        FileStat("src/app.py", 4, 1, "modified"),
+        FileStat("src/blob.bin", None, None, "added"),
+        FileStat("src/new.py", 2, 0, "added"),
+        FileStat("src/util.py", 0, 1, "deleted"),
+    ]

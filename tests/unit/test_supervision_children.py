@@ -3,6 +3,7 @@ them, are the ones ``/proc`` names it the parent of: those started from any
 thread, and orphans adopted while it is the subreaper."""
 
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -46,7 +47,9 @@ def test_children_started_from_every_thread_and_adopted_orphans_are_listed(tmp_p
     pid_file = tmp_path / "orphan"
     with supervision.SUBREAPER:
         # its parent exits at once: the sleep is handed to this process
-        subprocess.run(["sh", "-c", f"sleep 30 & echo $! > {pid_file}"], check=True)
+        subprocess.run(
+            ["sh", "-c", f"sleep 30 & echo $! > {shlex.quote(str(pid_file))}"], check=True
+        )
         orphan = int(pid_file.read_text())
         try:
             listed = set(supervision._children())

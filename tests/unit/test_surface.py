@@ -58,6 +58,8 @@ def kind(rules, rel: str) -> str | None:
         ("tests/a/b/conftest.py", "config"),
         ("tests/pytest.ini", "config"),
         ("setup.cfg", "config"),
+        ("pytest.toml", "config"),
+        ("sub/.pytest.toml", "config"),
         ("pytest.py", "startup"),
         ("src/pytest.py", None),
         ("sitecustomize.py", "startup"),
@@ -205,6 +207,40 @@ def test_a_tool_table_change_is_restored_with_the_rest_of_the_file_kept(tmp_path
     restored = found.before.decode()
     assert 'dependencies = ["attrs"]' in restored and "not test_add" not in restored
     assert "[tool.ruff]\nline-length = 100" in restored
+
+
+#: pytest's table moved where a line-by-line reading of the TOML does not see it
+HIDDEN_TABLES = {
+    "behind a dotted key before the first table": 'tool.pytest.ini_options.addopts = "-x"\n'
+    + PYPROJECT,
+    "behind an escaped key": PYPROJECT + '\n[tool."pytes\\u0074".ini_options]\naddopts = "-x"\n',
+    "unparseable": PYPROJECT + "\n[tool.ruff\n",
+}
+
+
+@pytest.mark.parametrize("how", list(HIDDEN_TABLES))
+def test_a_protected_table_is_compared_by_its_parsed_value(tmp_path, how):
+    (found,) = change(
+        tmp_path, {"pyproject.toml": PYPROJECT}, {"pyproject.toml": HIDDEN_TABLES[how]}
+    )
+    assert (
+        found.before == PYPROJECT.encode()
+    )  # the text cannot be split by meaning: all of it as it was
+
+
+def test_a_reformatted_protected_table_is_no_change(tmp_path):
+    now = PYPROJECT.replace(
+        "[tool.ruff]\nline-length = 100\n", "[tool]\nruff = { line-length = 100 }\n"
+    )
+    assert change(tmp_path, {"pyproject.toml": PYPROJECT}, {"pyproject.toml": now}) == []
+
+
+def test_a_module_the_pytest_configuration_collects_is_a_test_module_whatever_its_name(tmp_path):
+    files = {
+        "pyproject.toml": PYPROJECT + '\n[tool.pytest.ini_options]\npython_files = ["check_*.py"]\n'
+    }
+    (found,) = reached(tmp_path, files, {"checks/check_mul.py": "def check_mul(): pass\n"})
+    assert found.path == "checks/check_mul.py" and "a test module" in found.why
 
 
 def test_package_json_scripts_are_protected_and_its_dependencies_are_not(tmp_path):

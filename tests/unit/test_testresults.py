@@ -180,5 +180,5 @@ def test_rerun_selections_per_runner(tmp_path):
     maven = rerun_invocation(
         "mvn -q test", tmp_path, tmp_path / "r", ["a.B#one", "a.B#two", "a.C#x"]
     )
-    assert "-Dtest='a.B#one+two,a.C#x'" in maven.command
+    assert "'-Dtest=a.B#one+two,a.C#x'" in maven.command
     assert rerun_invocation("make check", tmp_path, tmp_path / "r", ["thing"]) is None

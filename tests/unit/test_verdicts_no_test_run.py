@@ -89,10 +89,42 @@ def test_an_honest_pytest_run_still_passes(tmp_path, capsys):
     assert gate["status"] == "pass", gate
 
 
-def test_a_wrapper_with_its_own_output_and_exit_0_is_still_judged_by_its_exit_code(
-    tmp_path, capsys
-):
+RUFF = shlex.quote(str(Path(sys.executable).with_name("ruff")))
+MYPY = shlex.quote(str(Path(sys.executable).with_name("mypy")))
+NO_RUNNER = "no test runner's summary or report in its output"
+
+
+def test_a_command_whose_output_shows_no_test_ran_is_not_run_whatever_its_name(tmp_path, capsys):
     gate = verify(capsys, tmp_path, test="echo ran 4 checks")["tests"]
+    assert_not_run(gate, NO_RUNNER)
+
+
+def test_a_linter_forced_as_the_tests_command_is_not_run_never_a_pass(tmp_path, capsys):
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    gate = verify(capsys, tmp_path, test=f"{RUFF} check .")["tests"]
+    assert gate["exit_code"] == 0 and "All checks passed!" in gate["evidence"]
+    assert_not_run(gate, NO_RUNNER)
+    assert "the command ran no test" in gate["summary"]
+
+
+def test_a_make_test_target_that_only_type_checks_is_not_run(tmp_path, capsys):
+    (tmp_path / "calc.py").write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
+    (tmp_path / "Makefile").write_text(f"test:\n\t{MYPY} --no-incremental calc.py\n")
+    gate = verify(capsys, tmp_path, test="make test")["tests"]
+    assert gate["exit_code"] == 0 and "Success" in gate["evidence"]
+    assert_not_run(gate, NO_RUNNER)
+
+
+def test_wrappers_that_run_a_test_runner_still_pass(tmp_path, capsys):
+    # the report pytest writes behind make, and unittest's own closing summary, show tests ran
+    project = pytest_project(tmp_path, test="def test_a():\n    assert 1 == 1\n")
+    (project / "Makefile").write_text(f"test:\n\t{PY} -m pytest -q -p no:cacheprovider tests\n")
+    assert verify(capsys, project, test="make test")["tests"]["status"] == "pass"
+    (project / "test_b.py").write_text(
+        "import unittest\n\n\nclass B(unittest.TestCase):\n    def test_b(self):\n"
+        "        self.assertTrue(True)\n"
+    )
+    gate = verify(capsys, project, test=f"sh -c '{PY} -m unittest test_b'")["tests"]
     assert gate["status"] == "pass", gate
 
 

@@ -8,28 +8,43 @@ Every module has the same small interface: ``PRESET``, a
 :class:`~stepkit.plugins.coders.presets.base.Preset` built from its
 ``command(call)``, its ``read(output, scratch)`` and, where the tool needs
 them, its ``env(call)`` and ``leftovers``.  What they share is
-:mod:`stepkit.plugins.coders.presets.base`.  A new preset is one module
-more, added to :data:`PRESETS`.
+:mod:`stepkit.plugins.coders.presets.base`.
+
+This package is a plugin: it registers the built-ins through
+``stepkit_register_presets``, the hook through which any plugin adds a
+coding CLI; the coder and the reviewer run whatever is registered
+(:func:`stepkit.presets.presets`).  A new built-in is one module more,
+added to :data:`PRESETS`.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from stepkit.hookspecs import hookimpl
 from stepkit.plugins.coders.presets import aider, claude, codex, opencode
 from stepkit.plugins.coders.presets.base import Preset
 
+#: The built-in presets by name.
 PRESETS: dict[str, Preset] = {
     module.PRESET.name: module.PRESET for module in (claude, codex, aider, opencode)
 }
 
 
-def preset_status() -> list[dict[str, Any]]:
-    """Every preset: its CLI on PATH (``path``, ``version``: None when it is
+@hookimpl
+def stepkit_register_presets(register: Callable[[Preset], None]) -> None:
+    """The built-in presets (claude, codex, aider, opencode)."""
+    for preset in PRESETS.values():
+        register(preset)
+
+
+def preset_status(presets: Iterable[Preset]) -> list[dict[str, Any]]:
+    """Each of ``presets``: its CLI on PATH (``path``, ``version``: None when it is
     missing), the versions it was checked against and how to install it."""
     rows = []
-    for preset in PRESETS.values():
+    for preset in presets:
         version = preset.version()
         rows.append(
             {

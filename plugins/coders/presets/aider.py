@@ -13,10 +13,10 @@ repo-map cache in the project).
 from __future__ import annotations
 
 import re
-import shlex
 import shutil
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.agent_clis import INSTALL
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, git_location
@@ -35,9 +35,7 @@ AIDER_CACHE = ".aider.tags.cache.v*"
 
 
 def command(call: Call) -> str:
-    scratch = shlex.quote(str(call.scratch))
     flags = [
-        '--message-file "$STEPKIT_PROMPT_FILE"',
         "--yes-always",
         "--no-auto-commits",
         "--no-dirty-commits",
@@ -47,14 +45,17 @@ def command(call: Call) -> str:
         "--no-check-update",
         "--no-show-release-notes",
         "--no-analytics",
-        f"--chat-history-file {scratch}/chat.history.md",
-        f"--input-history-file {scratch}/input.history",
+        "--chat-history-file",
+        str(call.scratch / "chat.history.md"),
+        "--input-history-file",
+        str(call.scratch / "input.history"),
     ]
     if git_location(call.project_dir) is None:
         flags.append("--no-git")  # else --yes-always answers "create a git repo?" with yes
     if call.review:
-        flags += ["--dry-run", "--chat-mode ask", "--map-tokens 0"]
-    return "aider " + " ".join(flags)
+        flags += ["--dry-run", "--chat-mode", "ask", "--map-tokens", "0"]
+    # "$STEPKIT_PROMPT_FILE" is expanded by the shell, from the coder's environment
+    return 'aider --message-file "$STEPKIT_PROMPT_FILE" ' + quoting.shell(flags)
 
 
 def env(call: Call) -> dict[str, str]:
@@ -65,7 +66,7 @@ def env(call: Call) -> dict[str, str]:
         return {}
     out = git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"], call.project_dir)
     index = call.scratch / "index"
-    real = Path(out.decode().strip()) if out else None
+    real = Path(git.text(out).strip()) if out else None
     if real is not None and real.is_file():
         shutil.copyfile(real, index)
     return {"GIT_INDEX_FILE": str(index)}
@@ -155,7 +156,8 @@ def _replies(history: Path) -> list[str] | None:
     start = next((i for i, line in enumerate(lines) if line.startswith("#### ")), None)
     if start is None:
         return None
-    replies, current = [], []
+    replies: list[str] = []
+    current: list[str] = []
     for line in lines[start:]:
         if line.startswith("> Tokens:"):
             replies.append("\n".join(current).strip())

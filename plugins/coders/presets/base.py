@@ -139,7 +139,9 @@ class Preset:
         tool's format."""
         return self.reader(output, scratch) if output.strip() else None
 
-    def parse(self, run: ProcessResult, stream_sentinel: str | None, scratch: Path) -> CoderResult:
+    def parse(
+        self, run: ProcessResult, stream_sentinel: Sentinel | None, scratch: Path
+    ) -> CoderResult:
         """Turn one run of the tool into a :class:`CoderResult`
         (``stream_sentinel``: the last sentinel line of its raw output, which
         decides when its format cannot be read)."""

@@ -12,9 +12,9 @@ tests), ``--max-turns N``, ``--max-budget-usd X`` (at most what the run's
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.plugins.llm.budget import cost_left
@@ -37,7 +37,9 @@ def command(call: Call) -> str:
     if call.answer_schema is not None:
         from stepkit.plugins.llm.strict_schema import lean_json_schema  # only a review asks
 
-        line += " --json-schema " + shlex.quote(json.dumps(lean_json_schema(call.answer_schema)))
+        line += " " + quoting.shell(
+            ["--json-schema", json.dumps(lean_json_schema(call.answer_schema))]
+        )
     return line
 
 

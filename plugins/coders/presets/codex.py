@@ -13,9 +13,9 @@ that JSON object.
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.plugins.agent_clis import INSTALL, codex_sandbox, codex_turn_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.records import Usage
@@ -29,7 +29,7 @@ def command(call: Call) -> str:
 
         path = call.scratch / "answer-schema.json"
         path.write_text(json.dumps(strict_json_schema(call.answer_schema)), encoding="utf-8")
-        schema = f"--output-schema {shlex.quote(str(path))} "
+        schema = quoting.shell(["--output-schema", str(path)]) + " "
     return f"codex exec --sandbox {sandbox} --json {schema}--skip-git-repo-check -"
 
 

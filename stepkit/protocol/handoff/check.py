@@ -98,7 +98,7 @@ def check_handoff_text(
         )
     if records:
         problems += _check_gates_against_evidence(records, evidence)
-        not_passed = {g.name: g.status for g in records if g.status != "pass"}
+        not_passed: dict[str, str] = {g.name: g.status for g in records if g.status != "pass"}
         # a gate passed on the baseline rule still had failing tests: never "passed" in prose
         not_passed.update(
             {
@@ -107,7 +107,7 @@ def check_handoff_text(
                 if g.status == "pass" and (g.preexisting_failures or g.flaky)
             }
         )
-        failed = [g.name for g in records if g.failed]
+        failed: list[str] = [g.name for g in records if g.failed]
     else:
         if evidence.strip().lower() in ("", "none", "none."):
             problems.append(

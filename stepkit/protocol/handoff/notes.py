@@ -9,12 +9,13 @@ from stepkit.workspace.files import atomic_write
 from stepkit.workspace.redact import redact
 
 
-def append_notes(notes_path: Path, facts: Sequence[str], step: int) -> list[str]:
+def append_notes(notes_path: Path, facts: Sequence[str], step: int | str) -> list[str]:
     """Append durable facts to NOTES.md, never rewriting what is there.
 
     Creates the file with a ``# Notes`` header when missing.  A fact already
     present (whitespace and case ignored) is skipped; each new fact becomes
-    one bullet ``- <fact> (step N)``.  The existing bytes stay an exact
+    one bullet ``- <fact> (step N)``, or ``- <fact> (<step>)`` when ``step``
+    is a text (``from spec.md``: facts of a drafted plan).  The existing bytes stay an exact
     prefix of the new file, written atomically; the file's line ending
     (LF or CRLF) is kept.
 
@@ -38,7 +39,8 @@ def append_notes(notes_path: Path, facts: Sequence[str], step: int) -> list[str]
     prefix = "" if existing else f"# Notes{newline}{newline}"
     if existing and not text.endswith(("\n", "\r")):
         prefix = newline
-    addition = prefix + "".join(f"- {fact} (step {step}){newline}" for fact in added)
+    source = f"step {step}" if isinstance(step, int) else step
+    addition = prefix + "".join(f"- {fact} ({source}){newline}" for fact in added)
     notes_path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(notes_path, existing + addition.encode("utf-8"))
     return added

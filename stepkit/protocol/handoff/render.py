@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -19,7 +20,8 @@ import yaml
 from stepkit.planrepo.sections import heading_of, track_fence
 from stepkit.protocol import SENTINELS
 from stepkit.records import GateResult
-from stepkit.text import guard_lines, shown_bytes
+from stepkit.text import guard_lines, visible
+from stepkit.workspace.localpaths import portable_text
 from stepkit.workspace.redact import redact
 
 #: The handoff's sections, all required, in this order.
@@ -69,6 +71,7 @@ def render_handoff(
     deviations: Sequence[str] = (),
     open_critical: Sequence[str] = (),
     criteria: str = "",
+    project: Path | None = None,
 ) -> str:
     """Render a handoff file: frontmatter, then the eight sections in order.
 
@@ -89,9 +92,15 @@ def render_handoff(
         where :func:`check_handoff_text` finds them.
     :param criteria: the acceptance-criteria part of Evidence
         (:func:`stepkit.protocol.criteria.render_criteria`), after the gates.
+    :param project: the project: its, its run store's and the home
+        directory's absolute paths are left out of the file, which is
+        committed (:func:`~stepkit.workspace.localpaths.portable_text`); the
+        gates :func:`check_handoff_text` is given are then :func:`shown_gates`.
     :return: the file's text, secrets masked (the prose comes from any
-        handoff plugin).  Evidence is built here from ``gates``, never from
-        prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
+        handoff plugin) and made :func:`~stepkit.text.visible` (a path, a
+        test id, a title: no character of it moves or hides what a reader's
+        terminal or viewer shows; a Latin-1 file name reads ``caf\\xe9.txt``).
+        Evidence is built here from ``gates``, never from prose, and ends with the :data:`EVIDENCE_MARKER` comment (the digest
         :func:`check_handoff_text` compares).
     """
     fault_lines = [_fault_line(f) for f in faults if f and f.strip()]
@@ -111,7 +120,9 @@ def render_handoff(
                 max_fix_attempts,
                 open_critical,
             )
-            body = shown_bytes(redact(f"{body}\n\n{criteria}" if criteria else body))
+            body = visible(
+                _portable(redact(f"{body}\n\n{criteria}" if criteria else body), project)
+            )
             body = f"{body}\n\n{evidence_marker(body)}"
         else:
             body = _prose(prose.get(PROSE_KEYS[section]))
@@ -123,7 +134,22 @@ def render_handoff(
                 if sweep:
                     body = "\n".join(sweep) + ("" if body == "None" else f"\n\n{body}")
         parts.append(f"\n## {section}\n\n{body}\n")
-    return shown_bytes(redact("".join(parts)))
+    return visible(_portable(redact("".join(parts)), project))
+
+
+def _portable(text: str, project: Path | None) -> str:
+    return text if project is None else portable_text(text, project)
+
+
+def shown_gates(gates: Sequence[GateResult], project: Path) -> list[GateResult]:
+    """``gates`` with their commands as a handoff rendered for ``project``
+    shows them (what its Evidence is checked against)."""
+    return [
+        gate.model_copy(update={"command": portable_text(gate.command, project)})
+        if gate.command
+        else gate
+        for gate in gates
+    ]
 
 
 def _fault_line(fault: str) -> str:

@@ -152,12 +152,10 @@ def _fault_label(ctx: StageContext) -> str:
 
 def _flag_lines(state: dict[str, Any]) -> list[str]:
     """Every tamper flag and scope deviation the harness recorded."""
+    from stepkit.protocol.glance import FLAG_SECTIONS
+
     lines = []
-    for key, title in (
-        ("tamper_flags", "Tamper flags (signs that verification was weakened):"),
-        ("scope_deviations", "Scope deviations (recorded by stepkit):"),
-        ("processes_ended", "Processes that outlived their node (ended by stepkit):"),
-    ):
+    for key, title, _none in FLAG_SECTIONS:
         if state.get(key):
             lines.append(title)
             lines.extend(f"- {item}" for item in state[key])

@@ -112,7 +112,13 @@ def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
     it, naming where the gate's command is set by hand as ``pm``'s
     ``stepkit_command_override_names`` says (None: the built-in plugins')."""
     from stepkit.pluginmanager import get_plugin_manager
+    from stepkit.workspace.worktree_record import UNPREPARED
 
+    if gate.summary.startswith(UNPREPARED):  # the summary names its fix
+        return (
+            f"Environment fault: {gate.name}: {gate.summary}. This is the machine, not the "
+            f"code: no fix attempt was spent. Fix that, then run the step again."
+        )
     pm = pm if pm is not None else get_plugin_manager()
     names = pm.hook.stepkit_command_override_names(gate=gate.name)
     where = (
@@ -302,20 +308,23 @@ def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
 def check_handoff(ctx: StageContext) -> Outcome:
     """The deterministic handoff gate: one retry with the list of problems."""
     from stepkit.protocol.handoff.check import handoff_problems, read_handoff
+    from stepkit.protocol.handoff.render import shown_gates
     from stepkit.protocol.stages import handoff_draft
 
     gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
     path = handoff_draft(ctx)
     try:
-        problems = handoff_problems(ctx.pm, path, read_handoff(path), gates)
+        shown = shown_gates(gates, ctx.project_dir)  # as the handoff names them
+        problems = handoff_problems(ctx.pm, path, read_handoff(path), shown)
     except OSError as exc:
         problems = [f"handoff file {path} cannot be read: {exc.strerror or exc}"]
     problems += _criteria_problems(ctx.state, gates)
     checks = int(ctx.state.get("handoff_checks", 0)) + 1
     if not problems:
-        return Outcome(
-            route="schema valid", updates={"handoff_checks": checks, "handoff_feedback": []}
-        )
+        from stepkit.protocol.glance import review_updates
+
+        updates = {"handoff_checks": checks, "handoff_feedback": [], **review_updates(ctx)}
+        return Outcome(route="schema valid", updates=updates)
     if checks < 2:
         return Outcome(
             route="one retry", updates={"handoff_checks": checks, "handoff_feedback": problems}

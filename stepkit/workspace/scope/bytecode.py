@@ -100,7 +100,7 @@ def _source_dirs(project: Path) -> set[str]:
     """The directories (project-relative, ``""`` for its root) that hold a Python source."""
     listed = git.run(["ls-files", "-z", "-c", "-o", "--exclude-standard", "--", "*.py"], project)
     if listed is not None:
-        names = [raw.decode("utf-8", "surrogateescape") for raw in listed.split(b"\0") if raw]
+        names = [git.text(raw) for raw in listed.split(b"\0") if raw]
     else:
         names = [rel for rel in walk_files(project, EXCLUDED_DIRS) if rel.endswith(".py")]
     return {os.path.dirname(os.path.normpath(name)) for name in names}

@@ -7,6 +7,7 @@ files, never enter the diff and are never flagged.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -24,6 +25,7 @@ from stepkit.workspace.scope.tree import (
 
 DIFF_MAX_CHARS = 200_000
 DIFF_FILE_MAX_CHARS = 40_000
+_NOT_KEPT = "[content before the step was not kept; file changed]\n"
 
 
 class StepChanges(NamedTuple):
@@ -48,15 +50,11 @@ def step_changes(
 ) -> StepChanges:
     """The changed files, the step diff and the tamper flags from one look at
     the tree: each changed file's before and now bytes are read once."""
-    project = Path(project_dir).resolve()
-    changes = _changes(before, project)
-    reader = BeforeReader(before)
+    changes = list(_read_changes(before, Path(project_dir).resolve()))
     parts: list[str] = []
     flags: list[str] = []
     total, truncated = 0, False
-    for index, (path, old_id, new_id) in enumerate(changes):
-        old = reader.read(old_id)
-        new = read_bytes(project / path) if new_id is not None else None
+    for index, (path, old_id, new_id, old, new) in enumerate(changes):
         flags.extend(file_flags(path, old_id, new_id, old, new))
         if truncated:
             continue
@@ -69,7 +67,47 @@ def step_changes(
             continue
         parts.append(piece)
         total += len(piece)
-    return StepChanges([path for path, _old, _new in changes], "".join(parts), flags)
+    return StepChanges([change[0] for change in changes], "".join(parts), flags)
+
+
+class FileStat(NamedTuple):
+    """One changed file's line counts."""
+
+    path: str
+    #: lines added and removed; None for a binary or very large file, or one
+    #: whose bytes before the step were not kept
+    added: int | None
+    removed: int | None
+    #: ``modified``, ``added`` or ``deleted``
+    change: str
+
+
+def diff_stat(before: Snapshot, project_dir: Path) -> list[FileStat]:
+    """The line counts of every file the step changed since ``before``, by path."""
+    stats = []
+    for path, old_id, new_id, old, new in _read_changes(before, Path(project_dir).resolve()):
+        change = "added" if old_id is None else "deleted" if new_id is None else "modified"
+        text = file_diff(path, old_id, new_id, old, new, limit=None)
+        lines = text.splitlines()
+        if not lines or not lines[0].startswith("--- ") or lines[2:3] == [_NOT_KEPT.strip()]:
+            stats.append(FileStat(path, None, None, change))
+            continue
+        body = lines[2:]  # past the --- and +++ headers
+        added = sum(1 for line in body if line.startswith("+"))
+        removed = sum(1 for line in body if line.startswith("-"))
+        stats.append(FileStat(path, added, removed, change))
+    return stats
+
+
+def _read_changes(
+    before: Snapshot, project: Path
+) -> Iterator[tuple[str, str | None, str | None, bytes | None, bytes | None]]:
+    """(path, id before, id now, bytes before, bytes now) of every changed
+    file, sorted by path; each file read once."""
+    reader = BeforeReader(before)
+    for path, old_id, new_id in _changes(before, project):
+        new = read_bytes(project / path) if new_id is not None else None
+        yield path, old_id, new_id, reader.read(old_id), new
 
 
 def working_tree_changes(project_dir: Path, plans_dir: Path) -> StepChanges:
@@ -162,7 +200,7 @@ def file_diff(
     """The unified diff of one changed file (``old_id`` None: added, ``new_id``
     None: deleted), cut at ``limit`` characters (None: whole)."""
     if old_id is not None and old is None:
-        return f"--- a/{path}\n+++ b/{path}\n[content before the step was not kept; file changed]\n"
+        return f"--- a/{path}\n+++ b/{path}\n{_NOT_KEPT}"
     old_text = text_of(old) if old is not None else ""
     new_text = text_of(new) if new is not None else ""
     if old_text is None or new_text is None:

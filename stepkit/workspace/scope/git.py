@@ -4,7 +4,9 @@ Every git process stepkit starts is spawned here (:func:`command` builds
 its argv), each with ``GIT_OPTIONAL_LOCKS=0`` (a read never takes the index
 lock a user's git may be waiting for) and ``LC_ALL=C`` (stable output), and
 with nothing the repository configures run along the way: hooks, the
-fsmonitor, a pager or an editor (:data:`NOTHING_RUNS`); the coder can write
+fsmonitor, a pager or an editor (:data:`NOTHING_RUNS`); during a run, with
+the user's git configuration as it stood when the run started
+(:func:`pinned`, :mod:`stepkit.workspace.scope.gitconfig`); the coder can write
 ``.git/`` (:mod:`stepkit.workspace.scope.gitguard` flags and undoes that).  The readers return
 None (or an empty answer) when git is missing, the directory is not a work
 tree or the command failed: the callers then fall back to walking files.
@@ -14,6 +16,14 @@ turns them into paths relative to the project, which may be a subdirectory
 of the work tree (its ``prefix``, ending in ``/``).  A submodule is a work
 tree of its own: its paths are put under its place in the project (its
 ``base``, e.g. ``vendor/lib/``), so a change inside it is a change like any.
+
+Git holds bytes: its files (config, attributes, the ``.git`` file of a
+linked work tree), ref names and paths are in no promised encoding.  What
+stepkit reads from git is decoded by :func:`text` (UTF-8, a byte that is
+not UTF-8 kept as a surrogate) and written back by :func:`raw`, so such a
+byte is kept as it was and never stops a run; :func:`read_text` reads a
+file of git's that way.  Only :func:`last_error`, a message for a person,
+replaces what it cannot decode.
 """
 
 from __future__ import annotations
@@ -21,7 +31,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -50,6 +61,42 @@ _QUIET_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_NO_REPLACE_OBJECTS": "1",
 }
+
+
+def text(data: bytes) -> str:
+    """What git wrote (its output, a file of its own), as stepkit holds it."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def raw(value: str) -> bytes:
+    """The bytes of what :func:`text` decoded (or of a str stepkit writes for git)."""
+    return value.encode("utf-8", "surrogateescape")
+
+
+def read_text(path: Path) -> str:
+    """A file of git's (config, attributes, ``.git``, ``commondir``), decoded by :func:`text`.
+
+    :raises OSError: it cannot be read."""
+    return text(Path(path).read_bytes())
+
+
+#: The environment that points every git call at the run's copy of the
+#: user's configuration while a run goes on (:func:`pinned`).
+_PINNED: dict[str, str] = {}
+
+
+@contextmanager
+def pinned(env: Mapping[str, str]) -> Iterator[None]:
+    """Every git call made inside the block runs with ``env`` too: the
+    configuration a run copied when it started
+    (:mod:`stepkit.workspace.scope.gitconfig`)."""
+    before = dict(_PINNED)
+    _PINNED.update(env)
+    try:
+        yield
+    finally:
+        _PINNED.clear()
+        _PINNED.update(before)
 
 
 def run(args: list[str], cwd: Path) -> bytes | None:
@@ -84,7 +131,7 @@ def location(project: Path) -> tuple[str, str] | None:
     out = run(["rev-parse", "--show-toplevel", "--show-prefix"], project)
     if out is None:
         return None
-    lines = out.decode("utf-8", "surrogateescape").split("\n")
+    lines = text(out).split("\n")
     if not lines[0]:
         return None
     return lines[0], lines[1] if len(lines) > 1 else ""
@@ -95,7 +142,7 @@ def head(root: Path) -> str | None:
     out = run(["rev-parse", "-q", "--verify", "HEAD"], root)
     if out is None:
         return None
-    return out.decode().strip() or None
+    return text(out).strip() or None
 
 
 def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[str, str | None]]:
@@ -125,7 +172,7 @@ def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[st
         if kind == b"# ":
             key, _, value = entry[2:].partition(b" ")
             if key == b"branch.oid" and value != b"(initial)":
-                commit = value.decode()
+                commit = text(value)
             continue
         if kind == b"1 ":  # 1 XY sub mH mI mW hH hI path
             fields = entry.split(b" ", 8)
@@ -137,12 +184,12 @@ def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[st
             name, oid = entry[2:], None
         else:
             continue
-        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix, base)
+        rel = project_rel(text(name), prefix, base)
         if rel is None:
             continue
         # setdefault: a path both deleted from the index and untracked keeps
         # the id of its tracked entry, which comes first
-        paths.setdefault(rel, oid.decode() if oid and oid.strip(b"0") else None)
+        paths.setdefault(rel, text(oid) if oid and oid.strip(b"0") else None)
     return commit, paths
 
 
@@ -157,7 +204,7 @@ def paths_between(
         out = run(["ls-tree", "-r", "-z", "--name-only", new or old or "HEAD"], root)
     paths = set()
     for name in (out or b"").split(b"\0"):
-        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix, base)
+        rel = project_rel(text(name), prefix, base)
         if name and rel is not None:
             paths.add(rel)
     return paths
@@ -174,9 +221,9 @@ def commit_ids(root: Path, commit: str, prefix: str, base: str = "") -> dict[str
             continue
         meta, name = entry.split(b"\t", 1)
         kind, oid = meta.split()[1:3]
-        rel = project_rel(name.decode("utf-8", "surrogateescape"), prefix, base)
+        rel = project_rel(text(name), prefix, base)
         if kind == b"blob" and rel is not None:
-            ids[rel] = oid.decode()
+            ids[rel] = text(oid)
     return ids
 
 
@@ -205,18 +252,18 @@ def index_ids(directory: Path) -> Index | None:
         meta, tab, name = rest.partition(b"\t")
         if not tab:
             if tag == b"?":
-                dirty.add(rest.decode("utf-8", "surrogateescape"))
+                dirty.add(text(rest))
             continue
-        rel = name.decode("utf-8", "surrogateescape")
+        rel = text(name)
         mode, oid = meta.split()[:2]
         if mode == GITLINK:
             if rel not in gitlinks:
                 gitlinks.append(rel)
-            ids[rel] = oid.decode()
+            ids[rel] = text(oid)
         elif tag in (b"C", b"R", b"M"):
             dirty.add(rel)
         else:
-            ids[rel] = oid.decode()
+            ids[rel] = text(oid)
     for rel in dirty:
         ids.pop(rel, None)
     return Index(ids, dirty, gitlinks)
@@ -231,7 +278,7 @@ def submodules(root: Path, prefix: str, base: str = "") -> list[tuple[Path, str]
     out = run(["config", "-z", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.path$"], root)
     found: list[tuple[Path, str]] = []
     for entry in (out or b"").split(b"\0"):
-        path = entry.partition(b"\n")[2].decode("utf-8", "surrogateescape").strip("/")
+        path = text(entry.partition(b"\n")[2]).strip("/")
         rel = project_rel(path, prefix, base) if path else None
         if rel is None or not (root / path / ".git").exists():
             continue  # outside the project, or not checked out
@@ -246,7 +293,7 @@ def tracked_named(directory: Path, names: tuple[str, ...]) -> list[str] | None:
     out = run(["ls-files", "-z", "--", *(f":(glob)**/{name}" for name in names)], directory)
     if out is None:
         return None
-    return sorted({name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name})
+    return sorted({text(name) for name in out.split(b"\0") if name})
 
 
 def blob(root: Path, oid: str) -> bytes | None:
@@ -276,7 +323,7 @@ def resolve_commit(root: Path, ref: str) -> str | None:
     if not ref or ref.startswith("-"):
         return None
     out = run(["rev-parse", "-q", "--verify", "--end-of-options", f"{ref}^{{commit}}"], root)
-    return out.decode().strip() or None if out is not None else None
+    return text(out).strip() or None if out is not None else None
 
 
 def worktree_add(root: Path, path: Path, commit: str) -> bool:
@@ -292,7 +339,7 @@ def worktrees(root: Path) -> list[Path]:
     main one first); empty when git failed."""
     out = run(["worktree", "list", "--porcelain", "-z"], root) or b""
     return [
-        Path(entry[len(b"worktree ") :].decode("utf-8", "surrogateescape"))
+        Path(text(entry[len(b"worktree ") :]))
         for entry in out.split(b"\0")
         if entry.startswith(b"worktree ")
     ]
@@ -338,7 +385,7 @@ def blobs(root: Path, specs: list[str]) -> list[bytes | None]:
             ["cat-file", "--batch"],
             root,
             check=False,
-            stdin=("\n".join(specs) + "\n").encode("utf-8", "surrogateescape"),
+            stdin=raw("\n".join(specs) + "\n"),
         )
     except OSError:
         return [None] * len(specs)
@@ -369,7 +416,7 @@ def _spawn(
         capture_output=True,
         check=check,
         input=stdin,
-        env={**os.environ, **_QUIET_ENV, **(env or {})},
+        env={**os.environ, **_QUIET_ENV, **_PINNED, **(env or {})},
     )
 
 

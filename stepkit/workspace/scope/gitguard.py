@@ -71,7 +71,7 @@ def git_internals(project_dir: Path) -> GitInternals | None:
     out = git.run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], project_dir)
     if out is None:
         return None
-    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    lines = git.text(out).splitlines()
     git_dir = Path(lines[0])
     common = (
         (Path(project_dir) / lines[1]).resolve() if len(lines) > 1 else git_dir
@@ -102,7 +102,7 @@ def undo_git_changes(before: GitInternals, keep_dir: Path, project_dir: Path) ->
         changed = _command_keys_changed(old, new, path)
         if not changed:
             continue  # a change that runs nothing (user.name, a remote's url) is the step's business
-        kept = _keep(path, keep_dir, project_dir)
+        kept: str | None = _keep(path, keep_dir, project_dir)
         _put_back(path, old)
         where = shown_path(path, project_dir)
         for key, value in changed:
@@ -133,7 +133,7 @@ def _blind_entries(project_dir: Path) -> dict[str, tuple[str, ...]]:
     for entry in (git.run(["ls-files", "-v", "-z"], project_dir) or b"").split(b"\0"):
         if len(entry) < 3:
             continue
-        tag, rel = entry[:1].decode(), entry[2:].decode("utf-8", "surrogateescape")
+        tag, rel = git.text(entry[:1]), git.text(entry[2:])
         marks = (
             *(("assume-unchanged",) if tag.islower() else ()),
             *(("skip-worktree",) if tag in "Ss" else ()),
@@ -176,7 +176,7 @@ def _undo_hooks(before: GitInternals, keep_dir: Path, project_dir: Path) -> list
     hooks_dir = before.hooks_dir
     old = before.hooks or {}
     if hooks_dir.is_symlink() or (hooks_dir.exists() and not hooks_dir.is_dir()):
-        kept = _keep(hooks_dir, keep_dir, project_dir)
+        kept: str | None = _keep(hooks_dir, keep_dir, project_dir)
         hooks_dir.unlink()
         new: dict[str, tuple[bytes, int]] = {}
         flags = [
@@ -200,7 +200,7 @@ def _undo_hooks(before: GitInternals, keep_dir: Path, project_dir: Path) -> list
             hooks_dir.mkdir(parents=True, exist_ok=True)
             data, mode = old[name]
             if mode == _LINK:
-                os.symlink(data.decode("utf-8", "surrogateescape"), path)
+                os.symlink(git.text(data), path)
             else:
                 replace_entry(path, data, mode)
                 os.chmod(path, mode)
@@ -247,7 +247,7 @@ def _entries(data: bytes | None, path: Path) -> dict[str, list[str]] | None:
     entries: dict[str, list[str]] = {}
     for item in out.split(b"\0"):
         if item:
-            key, _, value = item.decode("utf-8", "surrogateescape").partition("\n")
+            key, _, value = git.text(item).partition("\n")
             entries.setdefault(key.lower(), []).append(value)
     return entries
 
@@ -263,7 +263,7 @@ def _read_hooks(hooks_dir: Path) -> dict[str, tuple[bytes, int]] | None:
                 found[entry.name] = (Path(entry.path).read_bytes(), stat.S_IMODE(st.st_mode))
             elif stat.S_ISLNK(st.st_mode):
                 found[entry.name] = (
-                    os.readlink(entry.path).encode("utf-8", "surrogateescape"),
+                    git.raw(os.readlink(entry.path)),
                     _LINK,
                 )
         except OSError:

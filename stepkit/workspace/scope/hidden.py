@@ -90,7 +90,7 @@ def look(project_dir: Path) -> Look | None:
     for raw in out.split(b"\0"):
         if not raw:
             continue
-        rel = raw.decode("utf-8", "surrogateescape")
+        rel = git.text(raw)
         try:
             st = os.lstat(project / rel)
         except OSError:

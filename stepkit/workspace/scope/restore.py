@@ -171,6 +171,7 @@ class _Restore:
     def _write(self, rel: str, how: str) -> None:
         """Write back the held bytes of ``rel`` (the callers report a file too large to hold)."""
         old = self.before.files[rel]
+        assert old.data is not None
         path = self.scope.root / rel
         real_dir(path.parent, self.scope.anchor())
         replace_entry(path, old.data, old.mode)

@@ -139,7 +139,7 @@ def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> li
     """Relative posix paths of the files (and symlinks) under ``root``."""
     if not root.is_dir():
         return []
-    found = []
+    found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in excluded)
         base = Path(dirpath)

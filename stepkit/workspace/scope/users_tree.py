@@ -74,7 +74,7 @@ def look(top: Path) -> Look:
     return Look(
         file_ids(top),
         hashlib.sha256(index).hexdigest(),
-        head.decode("utf-8", "surrogateescape").strip(),
+        git.text(head).strip(),
     )
 
 

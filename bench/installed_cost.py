@@ -1,0 +1,57 @@
+"""What fingerprinting the installed tools costs a gate.
+
+Times :func:`stepkit.workspace.installed.fingerprint` over the site
+directories of this interpreter (the gates' Python when a project runs
+its tests with it) for a pytest command, a pytest and a ruff command, and
+no command (stepkit's own files only): the median of ``repeat`` runs, and
+how many files and bytes each reads.  A run takes one fingerprint when it
+starts and one at every gate.
+
+Run it directly: ``python bench/installed_cost.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
+
+from stepkit.workspace import installed
+from stepkit.workspace.scope import startup
+
+#: The test suite's run (tests/bench): one fingerprint per case.
+SMOKE = {"repeat": 1}
+
+COMMANDS = {
+    "pytest": ["python -m pytest -q"],
+    "pytest + ruff": ["python -m pytest -q", "ruff check"],
+    "stepkit only": [],
+}
+
+
+def run(repeat: int = 5) -> dict[str, dict[str, float]]:
+    """``{case: {"ms": median, "files": n, "mib": read}}``."""
+    sites = startup.site_dirs(())
+    found = {}
+    for case, commands in COMMANDS.items():
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fingerprint = installed.fingerprint(sites, commands)
+            times.append(time.perf_counter() - start)
+        size = sum(os.path.getsize(p) for p in fingerprint if os.path.isfile(p))
+        found[case] = {
+            "ms": round(statistics.median(times) * 1000),
+            "files": len(fingerprint),
+            "mib": round(size / 2**20, 1),
+        }
+    return found
+
+
+if __name__ == "__main__":
+    for case, figures in run().items():
+        print(f"{case:15} {figures['ms']:5} ms  {figures['files']:5} files  {figures['mib']} MiB")

@@ -1,0 +1,88 @@
+"""What this machine has that a CI job sets up: the versions of Python,
+Node and Go on PATH, the Rust toolchain rustc runs by default, the
+toolchains rustup has and the targets the default one can build for.
+
+Asked of the tools themselves (``python3 --version``, ``rustc -vV``,
+``rustup toolchain list`` …: each only reports), once per process and PATH;
+a tool that is missing or fails reads as absent.  CI readers
+(:mod:`stepkit.plugins.projects.ci_github`) pick the matrix entry this
+machine can run and leave out the lines it cannot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Rust(NamedTuple):
+    #: the default toolchain's release (``1.95.0``) and channel (``stable``, ``beta``, ``nightly``).
+    release: str
+    channel: str
+    #: the channels rustup has installed (the default's alone without rustup).
+    channels: frozenset[str]
+    #: the targets the default toolchain has a standard library for.
+    targets: frozenset[str]
+
+
+def _output(*args: str) -> str | None:
+    if shutil.which(args[0]) is None:
+        return None
+    try:
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=20, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout + done.stderr if done.returncode == 0 else None
+
+
+def _version(text: str | None) -> str | None:
+    found = re.search(r"(\d+(?:\.\d+)+)", text or "")
+    return found[1] if found else None
+
+
+@lru_cache(maxsize=4)
+def _versions(path: str) -> dict[str, str | None]:
+    return {
+        "python": _version(_output("python3", "--version") or _output("python", "--version")),
+        "node": _version(_output("node", "--version")),
+        "go": _version(_output("go", "version")),
+    }
+
+
+def version(kind: str) -> str | None:
+    """The version of ``python``, ``node`` or ``go`` on PATH, or None."""
+    return _versions(os.environ.get("PATH", "")).get(kind)
+
+
+@lru_cache(maxsize=4)
+def _rust(path: str) -> Rust | None:
+    verbose = _output("rustc", "-vV")
+    if verbose is None:
+        return None
+    release = re.search(r"^release:\s*(\S+)", verbose, re.MULTILINE)
+    name = release[1] if release else ""
+    channel = next((c for c in ("nightly", "beta") if c in name), "stable")
+    listed = _output("rustup", "toolchain", "list")
+    channels = {channel}
+    if listed is not None:
+        channels |= {line.split("-")[0] for line in listed.splitlines() if line.strip()}
+    sysroot = (_output("rustc", "--print", "sysroot") or "").strip()
+    rustlib = Path(sysroot) / "lib" / "rustlib"
+    targets = (
+        {p.name for p in rustlib.iterdir() if (p / "lib").is_dir()}
+        if sysroot and rustlib.is_dir()
+        else set()
+    )
+    return Rust(name.split("-")[0], channel, frozenset(channels), frozenset(targets))
+
+
+def rust() -> Rust | None:
+    """The Rust toolchain here, or None without rustc."""
+    return _rust(os.environ.get("PATH", ""))

@@ -1,0 +1,190 @@
+"""The installed files of the tools that judge a step: the distributions
+the gate commands start (pytest and what it imports, ruff, mypy …) in the
+site directories of the gates' Pythons, and stepkit's own.
+
+They are outside the project, yet a coder running as the user can write
+them: a line changed in ``site-packages/_pytest/reports.py`` turns every
+failed report into a passed one, in the gate and in the pristine re-check
+alike; a module added to stepkit's installed package and an entry point
+added to its ``entry_points.txt`` is a plugin the next stepkit process
+loads.  :func:`fingerprint` reads the files each distribution's installer
+recorded (``*.dist-info/RECORD``) and every file now in the package
+directories RECORD names (a module added there), and takes their sha256;
+a run takes one when it starts, every gate takes one again, and any
+difference (:func:`changes`) fails the tests gate.
+
+Only the distributions the gate commands use are read (a word of a
+command naming a distribution, a module or a console script it installs,
+the ``pytest11`` plugins pytest loads, then everything they require), not
+the whole of site-packages: a few hundred files, tens of milliseconds
+(bench/installed_cost.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+#: what a fingerprint holds at most per distribution (a package of tens of thousands of files)
+MAX_FILES = 5000
+#: the directories Python writes in a package as it imports it
+ROUTINE = frozenset({"__pycache__"})
+
+
+def fingerprint(site_dirs: Iterable[str], commands: Iterable[str | None]) -> dict[str, str]:
+    """``{path: sha256}`` of every installed file of the distributions the
+    ``commands`` use in ``site_dirs``, and of stepkit's own distribution and packages."""
+    dists = _distributions(site_dirs)
+    words = {word.lower() for c in commands if c for word in re.findall(r"[\w.+-]+", c)}
+    wanted = {name for name, dist in dists.items() if _used(name, dist, words)}
+    if "pytest" in wanted:
+        wanted |= {name for name, dist in dists.items() if "[pytest11]" in _entry_points(dist)}
+    # stepkit's own distribution, not what it requires: the gates do not run that
+    wanted = _required(wanted, dists) | ({"stepkit"} & dists.keys())
+    found = _own_files()
+    for name in sorted(wanted):
+        found.update(_files(dists[name]))
+    return found
+
+
+def changes(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    """``<path> (changed|removed|added)`` of each installed file that differs."""
+    found = [f"{p} (changed)" for p, id_ in now.items() if p in before and before[p] != id_]
+    found += [f"{p} (removed)" for p in before if p not in now]
+    found += [f"{p} (added)" for p in now if p not in before]
+    return sorted(found)
+
+
+class _Dist:
+    """One ``*.dist-info`` directory."""
+
+    def __init__(self, info: Path) -> None:
+        self.info = info
+        self.site = info.parent
+
+    def read(self, name: str) -> str:
+        try:
+            return (self.info / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def record(self) -> list[str]:
+        """The paths RECORD lists, relative to the site directory."""
+        return [row[0] for row in csv.reader(self.read("RECORD").splitlines()) if row]
+
+
+def _distributions(site_dirs: Iterable[str]) -> dict[str, _Dist]:
+    """Normalised name → distribution, the first site directory's winning (as Python imports)."""
+    found: dict[str, _Dist] = {}
+    for site in site_dirs:
+        try:
+            entries = sorted(os.scandir(site), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".dist-info") and entry.is_dir():
+                dist = _Dist(Path(entry.path))
+                found.setdefault(_normal(_name_of(dist)), dist)
+    return found
+
+
+def _name_of(dist: _Dist) -> str:
+    match = re.search(r"^Name:\s*(\S+)", dist.read("METADATA"), re.MULTILINE)
+    return match.group(1) if match else dist.info.name.split("-", 1)[0]
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _entry_points(dist: _Dist) -> str:
+    return dist.read("entry_points.txt")
+
+
+def _used(name: str, dist: _Dist, words: set[str]) -> bool:
+    """A command word names the distribution, a module it installs or a console script."""
+    if name in words or name.replace("-", "_") in words:
+        return True
+    tops = {line.strip().lower() for line in dist.read("top_level.txt").splitlines()}
+    scripts = re.findall(
+        r"^\s*([\w.+-]+)\s*=", _section(_entry_points(dist), "console_scripts"), re.MULTILINE
+    )
+    return bool((tops | {s.lower() for s in scripts}) & words)
+
+
+def _section(text: str, name: str) -> str:
+    match = re.search(rf"^\[{name}\]\s*$(.*?)(?=^\[|\Z)", text, re.MULTILINE | re.DOTALL)
+    return match.group(1) if match else ""
+
+
+def _required(names: set[str], dists: Mapping[str, _Dist]) -> set[str]:
+    """``names`` and every installed distribution they require, transitively
+    (a requirement only for an extra is left out)."""
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in dists:
+            continue
+        seen.add(name)
+        for line in re.findall(
+            r"^Requires-Dist:\s*(.+)$", dists[name].read("METADATA"), re.MULTILINE
+        ):
+            requirement, _, marker = line.partition(";")
+            if "extra" not in marker:
+                todo.append(_normal(re.split(r"[\s\[<>=!~(]", requirement.strip(), 1)[0]))
+    return seen
+
+
+def _files(dist: _Dist) -> dict[str, str]:
+    """sha256 of the files RECORD lists and of every file in the package
+    directories it names (bytecode caches left out)."""
+    listed = {os.path.normpath(dist.site / rel) for rel in dist.record()}
+    packages = {
+        dist.site / rel.split("/", 1)[0]
+        for rel in dist.record()
+        if "/" in rel
+        and not rel.startswith("..")
+        and not rel.split("/", 1)[0].endswith(".dist-info")
+    }
+    paths = set(listed)
+    for package in packages:
+        for here, dirs, files in os.walk(package):
+            dirs[:] = [d for d in dirs if d not in ROUTINE]
+            paths.update(os.path.join(here, name) for name in files)
+    kept = [p for p in sorted(paths) if f"{os.sep}__pycache__{os.sep}" not in p]
+    return {path: _sha256(path) for path in kept[:MAX_FILES]}
+
+
+def _own_files() -> dict[str, str]:
+    """sha256 of every file of stepkit's own packages where this process
+    imports them from (an editable install's RECORD does not list them)."""
+    import importlib.util
+
+    import stepkit
+
+    # where the built-ins' package is, without importing it (the core reaches plugins by hooks)
+    spec = importlib.util.find_spec("stepkit.plugins")
+    plugins = list(spec.submodule_search_locations or []) if spec is not None else []
+    found: dict[str, str] = {}
+    for package in dict.fromkeys([*stepkit.__path__, *plugins]):
+        for here, dirs, files in os.walk(package):
+            dirs[:] = [d for d in dirs if d not in ROUTINE]
+            for name in files:
+                path = os.path.join(here, name)
+                found[path] = _sha256(path)
+    return found
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return "missing"
+    return digest.hexdigest()
