@@ -17,12 +17,13 @@ import shutil
 import socket
 import subprocess
 import sysconfig
+import tempfile
 import venv
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import GOOD_MUL, PY, make_project, unconfined_env
+from tests.support.e2e import GOOD_MUL, PY, make_project, sh, unconfined_env
 
 BROKEN_ADD = "def add(a, b):\n    return a - b\n"
 UNCONFINED = "the coder ran unconfined"
@@ -85,7 +86,7 @@ def test_the_coder_cannot_write_stepkits_installed_environment(tmp_path):
     project.coder_actions(
         {
             "write": {"calc.py": BROKEN_ADD},
-            "shell": f"( echo 'APPROVE = 1' > {plugin} ) 2>/dev/null || true",
+            "shell": f"( echo 'APPROVE = 1' > {sh(plugin)} ) 2>/dev/null || true",
             "sentinel": "CODER_FAILED gave up",
         }
     )
@@ -114,7 +115,7 @@ def test_the_coder_cannot_reach_the_users_tmux_server(tmp_path):
         # set-environment returns once the server took it: no waiting for a window to run
         _, result = run_trick(
             tmp_path,
-            f"tmux -S {sock} set-environment -g OWNED 1"
+            f"tmux -S {sh(sock)} set-environment -g OWNED 1"
             ' ; tmux -S "${TMUX%%,*}" set-environment -g OWNED 2',
             TMUX=f"{sock},1,0",
         )
@@ -133,8 +134,8 @@ def test_the_coder_cannot_reach_the_users_tmux_server(tmp_path):
 
 def test_the_coder_cannot_reach_a_socket_in_the_users_runtime_dir(tmp_path):
     """A variant no rule names: some session service's socket in $XDG_RUNTIME_DIR."""
-    runtime = tmp_path / "run-user"
-    runtime.mkdir()
+    # a short path: a unix socket's is limited to 107 bytes, and tmp_path is deep
+    runtime = Path(tempfile.mkdtemp(prefix="run-user-"))
     path = runtime / "service.sock"
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(path))
@@ -142,21 +143,22 @@ def test_the_coder_cannot_reach_a_socket_in_the_users_runtime_dir(tmp_path):
     listener.settimeout(0.1)
     try:
         connect = (
-            f"{PY} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}')\""
+            f"{sh(PY)} -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}')\""
         )
         run_trick(tmp_path, connect, XDG_RUNTIME_DIR=str(runtime))
         with pytest.raises(TimeoutError):
             listener.accept()[0].close()
     finally:
         listener.close()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.mark.parametrize("through_link", [False, True])  # a link out of the tree: no rule names it
 def test_the_coder_cannot_write_beside_the_project(tmp_path, through_link):
     outside = tmp_path / "outside.txt"
     target = "link-out/outside.txt" if through_link else str(outside)
-    link = f"ln -s {tmp_path} link-out && " if through_link else ""
-    run_trick(tmp_path, f"{link}echo owned > {target}")
+    link = f"ln -s {sh(tmp_path)} link-out && " if through_link else ""
+    run_trick(tmp_path, f"{link}echo owned > {sh(target)}")
     assert not outside.exists()
 
 

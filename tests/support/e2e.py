@@ -199,8 +199,11 @@ class Project:
         """Let the sandboxed coder and gates also write ``paths`` (a test's
         counters outside the project), as a project would: ``[sandbox] writable``."""
         config = self.root / "stepkit.toml"
-        text = config.read_text()
-        line = next(line for line in text.splitlines() if line.startswith("writable = "))
+        text = config.read_text() if config.exists() else ""
+        line = next((line for line in text.splitlines() if line.startswith("writable = ")), None)
+        if line is None:  # a project of the test's own making: its [sandbox] table added
+            config.write_text(sandbox_table(*paths) + text)
+            return
         listed = [*json.loads(line.removeprefix("writable = ")), *map(str, paths)]
         config.write_text(text.replace(line, f"writable = {json.dumps(listed)}"))
 
@@ -342,11 +345,11 @@ def unconfined_env(tmp_path: Path) -> dict[str, str]:
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
-def sandbox_table(state_dir: Path) -> str:
+def sandbox_table(*writable: Path) -> str:
     """The ``[sandbox]`` table of a test project: the coder script keeps its
     counters and prompts in the suite's state dir, outside the project,
     which the sandbox lets it write only because the project says so."""
-    return f"[sandbox]\nwritable = [{json.dumps(str(state_dir))}]\n"
+    return f"[sandbox]\nwritable = {json.dumps([str(path) for path in writable])}\n"
 
 
 def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
