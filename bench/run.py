@@ -9,7 +9,8 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
-``pristine_cost``, ``verify_demo``, ``parallel`` and ``installed_cost``.
+``pristine_cost``, ``verify_demo``, ``parallel``, ``installed_cost`` and
+``sandbox_cost``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -529,6 +530,27 @@ def pristine_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- the sandbox's cost per command (bench/sandbox_cost.py) --------------------------
+
+
+def sandbox_rows(f: dict) -> list[dict]:
+    """A confined start against the same command unconfined."""
+    if not f["available"]:
+        return [row("11 sandbox: extra time per command start", f"no sandbox: {f['why']}")]
+    extra = f["extra_ms"]
+    return [
+        row(
+            "11 sandbox: extra time per command start (`true`)",
+            f"{f['confined_ms']:.1f} ms",
+            f"{f['plain_ms']:.1f} ms unconfined",
+            f["ratio"],
+            "< 50 ms more",
+            extra < 50,
+            extra_ms=extra,
+        )
+    ]
+
+
 # -- the gates' installed tools fingerprinted (bench/installed_cost.py) --------------
 
 
@@ -637,6 +659,7 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
     (("verify_demo",), verify_demo_rows),
     (("parallel",), parallel_rows),
     (("installed_cost",), installed_rows),
+    (("sandbox_cost",), sandbox_rows),
 )
 
 
@@ -678,6 +701,7 @@ def main(argv: list[str] | None = None) -> int:
     import parallel
     import plan_scale
     import pristine_cost
+    import sandbox_cost
     import startup
     import verify_demo
 
@@ -697,6 +721,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("pristine_cost", pristine_cost),
                 ("verify_demo", verify_demo),
                 ("installed_cost", installed_cost),
+                ("sandbox_cost", sandbox_cost),
             )
         }
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -714,6 +739,7 @@ def main(argv: list[str] | None = None) -> int:
         "verify_demo": lambda: verify_demo.run(**options.get("verify_demo", {})),
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
         "installed_cost": lambda: installed_cost.run(**options.get("installed_cost", {})),
+        "sandbox_cost": lambda: sandbox_cost.run(**options.get("sandbox_cost", {})),
     }
     unknown = set(args.only or areas) - set(areas)
     if unknown:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from stepkit.lazyregex import lazy_compile
@@ -19,6 +20,39 @@ INSTALL = {
     "aider": "python -m pip install aider-chat",
     "opencode": "npm install -g opencode-ai",
 }
+
+#: Where each CLI keeps its own state in the home directory (login,
+#: sessions, settings): what it may write besides the project when stepkit
+#: confines it (:mod:`stepkit.workspace.sandbox`); ``/`` ends a directory.
+STATE = {
+    "claude": ("~/.claude/", "~/.claude.json"),
+    "codex": ("~/.codex/",),
+    "aider": ("~/.aider/",),
+    "opencode": ("~/.local/share/opencode/", "~/.local/state/opencode/"),
+}
+
+
+def codex_sandbox(write: bool) -> str:
+    """codex's own ``--sandbox`` mode: ``read-only``, else ``workspace-write``;
+    ``danger-full-access`` inside stepkit's sandbox, which confines it
+    already (codex's bubblewrap cannot always nest: it fails to remount
+    ``/`` in a mount namespace it does not own)."""
+    from stepkit.workspace import sandbox
+
+    if not write:
+        return "read-only"
+    return "danger-full-access" if sandbox.current() is not None else "workspace-write"
+
+
+def state_paths(name: str) -> tuple[Path, ...]:
+    """:data:`STATE` of the CLI ``name`` as paths, its missing directories created."""
+    paths = []
+    for entry in STATE.get(name, ()):
+        path = Path(entry).expanduser()
+        if entry.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        paths.append(path)
+    return tuple(paths)
 
 
 def number(value: Any) -> float | None:

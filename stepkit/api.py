@@ -182,6 +182,7 @@ def run_step(
         with project_lock(project, "run", step=settings["step"], naming=True) as names_step.lock:
             run = _new_run(RunStore(project))
             names_step.lock.name(run_id=run.run_id)
+            _say_unconfined()
             if choice:
                 state["step_choice"] = choice
             if incomplete:
@@ -417,6 +418,7 @@ def resume_run(
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
             ahead = _stages_ahead(the_graph, checkpoint.node or the_graph.start)
             _check_up_front(pm, config, {**checkpoint.settings, "stages": ahead}, disabled_plugins)
+            _say_unconfined()
             with gitconfig.pinned(run.path):
                 result = finish_run(
                     with_step_report(
@@ -1040,6 +1042,31 @@ def _check_up_front(
     pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
     _check_delegates(pm, settings, disabled)
     _check_engine(pm, settings, disabled)
+    _check_sandbox(config)
+
+
+def _check_sandbox(config: Any) -> None:
+    """A run that must confine its coder can here.
+
+    :raises UsageError: ``[sandbox] required = true`` and no sandbox can be
+        made; nothing was run."""
+    from stepkit.workspace.sandbox import unavailable
+
+    why = unavailable()
+    if why is not None and config.sandbox.required:
+        raise UsageError(f"[sandbox] required = true, but the coder cannot be confined: {why}")
+
+
+def _say_unconfined() -> None:
+    """As a run starts or goes on: say on stderr that its coder runs
+    unconfined here (each run's approval also carries a tamper flag)."""
+    import sys
+
+    from stepkit.workspace.sandbox import unavailable
+
+    why = unavailable()
+    if why is not None:
+        print(f"stepkit: warning: the coder will run unconfined: {why}", file=sys.stderr)
 
 
 def _stages_ahead(graph: Any, node: str) -> list[str]:

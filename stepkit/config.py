@@ -24,6 +24,7 @@ from pydantic.fields import FieldInfo
 from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_dir
 from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
+from stepkit.sandboxsettings import SandboxSettings
 
 __all__ = [
     "Commands",
@@ -110,6 +111,7 @@ class Config(Model):
     plugins: list[str] = Field(default_factory=list)
     commands: Commands = Field(default_factory=Commands)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     logs: Logs = Field(default_factory=Logs)
     models: dict[str, str] = Field(default_factory=dict)
     engine: str | None = None

@@ -74,3 +74,14 @@ def pytest_collection_modifyitems(config, items):
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
+
+
+@pytest.fixture
+def unconfined(tmp_path, monkeypatch):
+    """stepkit runs the coder and the gates unconfined, as on a machine whose
+    bubblewrap cannot create namespaces (the run's approval is flagged): for
+    the defences that hold where there is no sandbox, whose attacks the
+    sandbox would stop before they are seen."""
+    from tests.support.e2e import unconfined_env
+
+    monkeypatch.setenv("PATH", unconfined_env(tmp_path)["PATH"])

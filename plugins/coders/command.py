@@ -43,7 +43,7 @@ from stepkit.plugins.llm import budget
 from stepkit.presets import presets as registered_presets
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.text import shown_bytes
-from stepkit.workspace import process
+from stepkit.workspace import process, sandbox
 from stepkit.workspace.process import ProcessResult
 from stepkit.workspace.redact import redact
 
@@ -95,13 +95,19 @@ def run_delegate(
     on_text: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
     spends: bool = False,
+    writable: tuple[Path, ...] = (),
 ) -> ProcessResult:
     """Run an external coder or reviewer with the command coder's contract: the
     prompt on stdin and in ``STEPKIT_PROMPT_FILE``, the STEPKIT_* env (and
     ``env``), the project dir as the working directory; ``on_text`` sees the
     output as it streams; ``spends``: it is a coding CLI, which certainly
     spends, not a command, which may call no model (the budget rule of
-    :mod:`stepkit.plugins.llm.budget`).
+    :mod:`stepkit.plugins.llm.budget`); ``writable``: what it may write
+    besides the project when it runs confined (a CLI's own state).
+
+    Confined (:mod:`stepkit.workspace.sandbox`), it cannot see the run
+    store: its prompt and usage files are in the sandbox's private
+    directory, and the usage file is copied to the log's side afterwards.
 
     :raises StageFault: the run's budget does not allow it (nothing is started).
     """
@@ -110,29 +116,36 @@ def run_delegate(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     base = _unique(logs, f"{name}-{stamp}")
     prompt_text = shown_bytes(redact(prompt))  # a Latin-1 file name as caf\\xe9.txt
-    prompt_file = logs / f"{base}-prompt.md"
-    prompt_file.write_text(prompt_text, encoding="utf-8")
+    kept_prompt, kept_usage = logs / f"{base}-prompt.md", logs / f"{base}-usage.json"
+    kept_prompt.write_text(prompt_text, encoding="utf-8")
+    prompt_file = sandbox.private_file(kept_prompt.name) or kept_prompt
+    usage_file = sandbox.private_file(kept_usage.name) or kept_usage
+    if prompt_file != kept_prompt:
+        prompt_file.write_text(prompt_text, encoding="utf-8")
     env = {
         **os.environ,
         **(env or {}),
         "STEPKIT_PROMPT_FILE": str(prompt_file),
-        "STEPKIT_USAGE_FILE": str(logs / f"{base}-usage.json"),
+        "STEPKIT_USAGE_FILE": str(usage_file),
         "STEPKIT_STEP": str(ctx.state.get("step", "")),
         "STEPKIT_PROJECT_DIR": str(ctx.project_dir),
         "STEPKIT_PLANS_DIR": str(ctx.plans_dir),
     }
     ctx.emit("delegate_started", who=name, command=command)
-    run = process.run(
-        command,
-        cwd=ctx.project_dir,
-        env=env,
-        stdin_text=prompt_text,
-        timeout=timeout,
-        log_path=logs / f"{base}.log",
-        on_text=on_text,
-        head_bytes=HEAD_BYTES,
-        tail_bytes=TAIL_BYTES,
-    )
+    with sandbox.widened(writable):
+        run = process.run(
+            command,
+            cwd=ctx.project_dir,
+            env=env,
+            stdin_text=prompt_text,
+            timeout=timeout,
+            log_path=logs / f"{base}.log",
+            on_text=on_text,
+            head_bytes=HEAD_BYTES,
+            tail_bytes=TAIL_BYTES,
+        )
+    if usage_file != kept_usage and usage_file.is_file():
+        shutil.move(usage_file, kept_usage)
     ctx.emit(
         "delegate_finished",
         who=name,
@@ -233,6 +246,7 @@ def stepkit_implement(ctx: StageContext) -> CoderResult | None:
                 on_text=watch,
                 env=preset.env(call),
                 spends=True,
+                writable=(*preset.state_paths(), call.scratch),
             )
             result = preset.parse(run, watch.last, call.scratch)
     else:

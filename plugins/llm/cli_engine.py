@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from stepkit import quoting
+from stepkit.plugins.agent_clis import state_paths
 from stepkit.plugins.llm import budget
 from stepkit.plugins.llm.helpers import DEFAULT_TIMEOUT_S, fault_note, node_model, setting
 from stepkit.records import StageContext, StageFault
-from stepkit.workspace import process
+from stepkit.workspace import process, sandbox
 from stepkit.workspace.evidence import clip_middle
 from stepkit.workspace.jsonlines import json_lines
 
@@ -124,12 +125,13 @@ def run_cli(argv: list[str], *, stdin_text: str, ctx: StageContext, log_name: st
     log = next(
         path for n in itertools.count(1) if not (path := logs / f"{log_name}-{n}.log").exists()
     )
-    result = process.run(
-        quoting.shell(argv),
-        cwd=Path(ctx.project_dir),
-        stdin_text=stdin_text,
-        timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S),
-        log_path=log,
-    )
+    with sandbox.widened(state_paths(Path(argv[0]).name)):  # confined when it is the coder
+        result = process.run(
+            quoting.shell(argv),
+            cwd=Path(ctx.project_dir),
+            stdin_text=stdin_text,
+            timeout=setting(ctx.settings, "llm_timeout_s", float, DEFAULT_TIMEOUT_S),
+            log_path=log,
+        )
     objects, other = json_lines(result.output)
     return CliRun(result, objects, "\n".join(other))

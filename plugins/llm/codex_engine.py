@@ -43,13 +43,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
+from stepkit.plugins.agent_clis import INSTALL, codex_sandbox, codex_turn_usage, usage_limit
 from stepkit.plugins.llm.cli_engine import CliEngine, CliRun, access, run_cli, session_lost
 from stepkit.plugins.llm.helpers import Thread, parse_answer, record
 from stepkit.plugins.llm.pricing import estimate_cost
 from stepkit.plugins.llm.strict_schema import strict_json_schema
 from stepkit.plugins.llm.tools import Tool
 from stepkit.records import StageContext, StageFault, Usage
+from stepkit.workspace import sandbox
 from stepkit.workspace.files import atomic_write
 from stepkit.workspace.redact import redact
 
@@ -81,7 +82,8 @@ class CodexEngine(CliEngine):
             a started one is resumed by its thread id, and only ``prompt``
             is sent."""
         model, note = self.start(node, ctx)
-        schema_file = ctx.log_dir() / f"llm-{node}-codex-schema.json"
+        name = f"llm-{node}-codex-schema.json"  # confined, codex cannot see the run store
+        schema_file = sandbox.private_file(name) or ctx.log_dir() / name
         atomic_write(schema_file, json.dumps(strict_json_schema(schema), indent=1))
         argv = [
             self.executable,
@@ -90,7 +92,7 @@ class CodexEngine(CliEngine):
             "--output-schema",
             str(schema_file),
             "--sandbox",
-            "workspace-write" if access(tools) == "write" else "read-only",
+            codex_sandbox(write=access(tools) == "write"),
             "--skip-git-repo-check",
         ]
         if thread is None:

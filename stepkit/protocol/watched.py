@@ -46,6 +46,7 @@ from typing import Any
 
 from stepkit.records import Outcome, StageContext, StageFault
 from stepkit.text import first_of
+from stepkit.workspace import sandbox
 from stepkit.workspace.scope import bytecode, hidden, startup, users_tree
 from stepkit.workspace.worktree_record import SETTING, WorktreeRecord
 
@@ -108,8 +109,11 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
             flags = _cut_off_flags(ctx, top)
             before = _look(ctx, top)
             _keep(ctx, who, before, every_hidden=every_hidden)
+            policy = node_policy(ctx)
+            if policy is None:
+                flags += unconfined_flags(ctx)
             try:
-                with bytecode.trusted(ctx.project_dir, before.bytecode):
+                with sandbox.confined(policy), bytecode.trusted(ctx.project_dir, before.bytecode):
                     outcome = node(ctx)
             except StageFault as fault:
                 fault.updates = with_flags(
@@ -124,6 +128,29 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
         return watching
 
     return wrap
+
+
+def node_policy(ctx: StageContext) -> sandbox.Policy | None:
+    """The sandbox of the node's commands (:mod:`stepkit.workspace.sandbox`):
+    the project's ``[sandbox]`` settings; None where this machine cannot confine."""
+    from stepkit.workspace.store import store_root
+
+    settings = ctx.config.sandbox
+    return sandbox.policy_for(
+        Path(ctx.project_dir),
+        store_root(Path(ctx.project_dir)),
+        writable=settings.writable,
+        # the step's tree stays readable where it is not the tree a command runs
+        # in (a baseline's copy links to its dependency directories)
+        readable=[*settings.readable, str(ctx.project_dir)],
+        network=settings.network,
+    )
+
+
+def unconfined_flags(ctx: StageContext) -> list[str]:
+    """The flag that the coder's code ran with no sandbox, once a run."""
+    flag = sandbox.UNCONFINED_FLAG.format(why=sandbox.unavailable() or "no sandbox")
+    return [] if flag in ctx.state.get("tamper_flags", []) else [flag]
 
 
 def _after(

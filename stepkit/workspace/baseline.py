@@ -32,7 +32,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,6 +44,7 @@ from stepkit.errors import UsageError
 from stepkit.jsontext import model_from_json, model_json
 from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
+from stepkit.workspace import sandbox
 from stepkit.workspace.files import pid_running
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import git
@@ -149,7 +149,7 @@ def checked_out(tree: BaseTree) -> Iterator[Path]:
 
     :raises BaselineUnavailable: it cannot be rebuilt exactly.
     """
-    temp = Path(tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-"))
+    temp = sandbox.scratch_dir(f"{_TEMP_PREFIX}{os.getpid()}-")
     checkout = temp / "tree"
     added = False
     try:

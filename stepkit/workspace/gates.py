@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from stepkit.config import Config, Logs
 from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
-from stepkit.workspace import process
+from stepkit.workspace import process, sandbox
 from stepkit.workspace.evidence import clip_middle, condense, summary_of
 from stepkit.workspace.faults import (
     NO_TEST_NOTE,
@@ -497,6 +497,17 @@ class GateRunner:
         return None
 
 
+def code_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` as the code under test gets it: without stepkit's own
+    variables (``STEPKIT_*``: what stepkit runs, where it keeps its
+    records); :func:`~stepkit.workspace.process.run` adds the one it needs."""
+    return {k: v for k, v in env.items() if not k.startswith(STEPKIT_PREFIX)}
+
+
+#: What stepkit's own environment variables start with.
+STEPKIT_PREFIX = "STEPKIT_"
+
+
 def run_gate(
     name: GateName,
     command: str | None,
@@ -533,21 +544,23 @@ def run_gate(
         invocation = report_invocation(
             command, Path(project_dir), log_path.with_suffix(".report"), env
         )
-    run_env = env
+    run_env = code_env(env if env is not None else os.environ)
     if invocation is not None:
-        run_env = {**(env if env is not None else os.environ), **invocation.env}
+        run_env.update(invocation.env)
     bytecode.drop_untrusted(
         Path(project_dir)
     )  # bytecode the code under test forged for itself meanwhile
-    result = process.run(
-        invocation.command if invocation is not None else command,
-        cwd=Path(project_dir),
-        env=run_env,
-        timeout=timeout,
-        no_output_timeout=no_output_timeout,
-        log_path=log_path,
-        log_limit=log_limit,
-    )
+    report_dir = invocation.report_dir if invocation is not None else None
+    with sandbox.widened([report_dir] if report_dir is not None else []):
+        result = process.run(
+            invocation.command if invocation is not None else command,
+            cwd=Path(project_dir),
+            env=run_env,
+            timeout=timeout,
+            no_output_timeout=no_output_timeout,
+            log_path=log_path,
+            log_limit=log_limit,
+        )
     status, note, exit_code, headline, alone = _classify(name, result)
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note

@@ -1,7 +1,10 @@
 """Run a shell command the way every stepkit command runs: gates, external
 coders and reviewers, and the model's ``run_command`` tool.
 
-The command runs through the shell in its own process group (a new session).
+The command runs through the shell in its own process group (a new session);
+while a node that runs the coder's code has set a sandbox policy for the
+thread, inside that sandbox (:mod:`stepkit.workspace.sandbox`): this is
+the one place a confined command starts.
 Its stdout and stderr, merged, stream to an optional log file with secrets
 masked as they arrive (:class:`stepkit.workspace.redact.Redactor`: a secret or a
 PEM block split across reads, or inside a line longer than the line buffer,
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from stepkit.workspace import logcap, supervision
+from stepkit.workspace import logcap, sandbox, supervision
 from stepkit.workspace.logcap import LogCut
 from stepkit.workspace.redact import Redactor
 from stepkit.workspace.supervision import DetachedProcess
@@ -171,15 +174,20 @@ def run(
                 if watch is not None and watch.stopping:
                     raise _Refused
                 since = supervision.mark()
-                proc = subprocess.Popen(
+                argv, run_env = _confined(
                     command,
-                    shell=True,
-                    cwd=cwd,
-                    env={
+                    cwd,
+                    {
                         **(os.environ if env is None else env),
                         **(watch.env if watch else {}),
                         supervision.TOKEN_VARIABLE: token,
                     },
+                )
+                proc = subprocess.Popen(
+                    argv,
+                    shell=isinstance(argv, str),
+                    cwd=cwd,
+                    env=run_env,
                     stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
@@ -219,6 +227,17 @@ def run(
         log=str(log_path) if log_path is not None else None,
         detached=detached,
     )
+
+
+def _confined(
+    command: str, cwd: Path, env: dict[str, str]
+) -> tuple[str | list[str], dict[str, str]]:
+    """The command as it starts: in the sandbox of the thread's policy, if
+    one is set (:mod:`stepkit.workspace.sandbox`), else through the shell."""
+    policy = sandbox.current()
+    if policy is None:
+        return command, env
+    return policy.wrap(command, Path(cwd), env)
 
 
 def signal_of(exit_code: int | None) -> int | None:

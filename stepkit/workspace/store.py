@@ -81,6 +81,14 @@ def ensure_store(project_dir: Path) -> Path:
     return root
 
 
+def store_root(project_dir: Path) -> Path:
+    """What holds the run stores of every work tree of the project's
+    repository (``<git common dir>/stepkit``), or the store itself outside git."""
+    store = store_dir(project_dir)
+    located = git_location(Path(project_dir).resolve())
+    return located[1] / GIT_SUBDIR if located is not None else store
+
+
 def runs_dir(project_dir: Path) -> Path:
     """``runs/``: one directory per run."""
     return store_dir(project_dir) / "runs"

@@ -89,6 +89,9 @@ class TestInvocation:
     note: str | None = None
     reader: Callable[[tr.Output, str], TestResults | None] | None = None
     report: Path | None = None
+    #: where the runner writes its report: the one place of the run store a
+    #: confined tests command may write
+    report_dir: Path | None = None
 
     def ran_no_test(self, output: str, results: TestResults | None) -> str | None:
         """Why a run that exited 0 verified no test (None: it did): it printed
@@ -164,6 +167,7 @@ def report_invocation(
         "pytest" if shape.runner == "pytest" else None,
         reader=pytest_report,
         report=junit if shape.runner == "pytest" else None,
+        report_dir=report_dir,
     )
     runner = shape.runner
     if runner in ("jest", "vitest"):

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import sysconfig
 
-from tests.support.e2e import CALC, make_project
+from tests.support.e2e import CALC, make_project, sandbox_table
 
 ADD = "tests/test_calc.py::test_add"
 SUITE = """import calc
@@ -34,7 +34,8 @@ def test_a_test_the_step_breaks_is_new_though_the_venv_imports_the_projects_sour
         "src/calc.py": CALC,
         "tests/test_calc.py": SUITE,
         ".gitignore": ".venv/\n__pycache__/\n",
-        "stepkit.toml": '[commands]\nformat = ""\nlint = ""\nbuild = ""\n'
+        "stepkit.toml": sandbox_table(project.state_dir)
+        + '[commands]\nformat = ""\nlint = ""\nbuild = ""\n'
         'test = "python -m pytest -q -p no:cacheprovider tests"\n',
     }
     for rel, text in files.items():

@@ -3,7 +3,11 @@
 their subreaper, finds it when the command ends and stops it before the next
 gate runs; it says so in the command's output (log and evidence) and in an
 ``events.jsonl`` event.  The real CLI runs the step; the test gate checks
-that the detached process is gone before it passes."""
+that the detached process is gone before it passes.
+
+These runs are unconfined (a bwrap that cannot create namespaces): in the
+sandbox a command's processes die with its PID namespace when it ends, and
+the pids they write are the namespace's."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import pytest
 
 from stepkit.workspace.store import store_dir
 from tests.support.crash import wait_until_gone
-from tests.support.e2e import PY, make_project, sh
+from tests.support.e2e import PY, make_project, sh, unconfined_env
 
 #: Detaches ``sleep 300`` into its own session (it keeps the output pipe
 #: open), waits until it told its pid in ``<name>.pid``, and goes on.
@@ -47,7 +51,10 @@ def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_pat
     state = project.state_dir
     detach = DETACH.format(state=sh(state), name=who)
     (state / "check_gone.py").write_text(CHECK_GONE)
-    env = project.env(TEST_CMD=sh(PY, state / "check_gone.py", state / f"{who}.pid"))
+    env = project.env(
+        TEST_CMD=sh(PY, state / "check_gone.py", state / f"{who}.pid"),
+        **unconfined_env(tmp_path),
+    )
     coder = None
     if who == "build":
         env["BUILD_CMD"] = f"{detach}{PY} -m py_compile calc.py"
@@ -125,7 +132,7 @@ def test_a_writer_started_with_setsid_env_i_is_ended_with_its_node_and_reported(
     state = project.state_dir
     coder = f"command:{ESCAPE.format(state=sh(state), root=sh(project.root))}{sh(PY, state / 'coder.py')}"
     try:
-        result = project.run(coder=coder)
+        result = project.run(coder=coder, env=project.env(**unconfined_env(tmp_path)))
     finally:
         pid = int((state / "writer.pid").read_text())
         leaked = wait_until_gone([pid], 0)

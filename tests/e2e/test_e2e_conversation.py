@@ -215,6 +215,10 @@ def test_every_round_of_the_coder_continues_one_conversation(tmp_path, engine, r
         "LINT_CMD": shlex.join([sys.executable, str(lint), str(tmp_path / "lint_runs"), str(ruff)])
     }
     api, state, spec = None, tmp_path / f"{engine}-state", engine
+    state.mkdir()
+    (tmp_path / "lint_runs").write_text("0")
+    # the gate's counter and the fake CLI's record of its calls (the real CLI's is its declared ~/.codex)
+    project.allow_writes(tmp_path / "lint_runs", state)
     if engine == "anthropic":
         api = request.getfixturevalue("messages_api")
         queue_api(api)
@@ -297,6 +301,7 @@ def test_a_run_paused_at_the_plan_approval_resumes_the_coders_session(tmp_path, 
     project = make_project(tmp_path, reviewer=False)
     state = tmp_path / f"{engine}-state"
     fake_cli.install(tmp_path / "bin", engine, state)
+    project.allow_writes(state)  # the fake CLI's record of its calls and sessions
     big_plan = {**PLAN, "plan": {**PLAN["plan"], "complexity": 8}}
     steps = [
         ("orient", ORIENT, None),

@@ -184,7 +184,9 @@ def test_ctrl_c_while_the_coder_edits_stops_it_and_resume_fails_honestly(tmp_pat
     project = crash_project(tmp_path)
     code, _, err = interrupt_run(project, "coder_started", coder=slow_coder(project))
     assert code == 130, err
-    assert_stopped(project.state_dir / "coder_started", "the coder")
+    assert_stopped(
+        project.state_dir / "coder_started", "the coder", project.state_dir / "slow_coder.py"
+    )
 
     result = project.resume()
     assert result.code == 1 and result.outcome == "STEP_FAILED"

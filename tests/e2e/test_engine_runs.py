@@ -75,6 +75,7 @@ def test_a_step_runs_on_an_agent_cli_alone(tmp_path, cli):
     project = make_project(tmp_path, reviewer=False)
     state = tmp_path / f"{cli}-state"
     fake_cli.install(tmp_path / "bin", cli, state)
+    project.allow_writes(state)  # the fake CLI's record of its calls and sessions
     actions = []
     for node, answer in STEP:
         if cli == "claude":
@@ -104,7 +105,7 @@ def test_a_step_runs_on_an_agent_cli_alone(tmp_path, cli):
         assert sandboxes == [
             "read-only",
             "read-only",
-            "workspace-write",
+            "danger-full-access",  # the coder's edit: stepkit's sandbox confines it already
             "read-only",
             "read-only",
             "read-only",

@@ -120,6 +120,7 @@ def step_project(tmp_path: Path, checkout: Path, *actions: dict):
     state_dir.mkdir()
     (state_dir / "coder.py").write_text(CODER)
     project = Project(checkout, state_dir)
+    project.allow_writes(state_dir)  # the coder script's counters, in the sandbox
     project.coder_actions(*actions)
     handoff = {**HANDOFF, "acceptance_criteria": [{"criterion": "`npm test` passes.", "tests": []}]}
     return project, project.script(write_handoff=handoff)

@@ -198,6 +198,7 @@ def test_a_pytest_plugin_registered_by_entry_point_in_the_virtualenv_is_a_tamper
     assert reviewer_calls(project) == 1
 
 
+@pytest.mark.usefixtures("unconfined")  # confined, the user site directory is read-only
 def test_a_module_planted_in_the_user_site_directory_is_a_tamper_flag(tmp_path):
     """A variant: no start-up file but a module in a site directory (the
     user's, under ``PYTHONUSERBASE``), which every Python that enables the
@@ -231,6 +232,7 @@ def test_a_module_planted_in_the_user_site_directory_is_a_tamper_flag(tmp_path):
     assert "calc_shadow.py (added)" in flags, paused.output
 
 
+@pytest.mark.usefixtures("unconfined")  # confined, that directory is read-only
 def test_a_python_put_earlier_on_the_gates_path_is_a_tamper_flag(tmp_path):
     """A directory of the user's on PATH (``~/.local/bin``, say) gets a
     ``python`` that runs the suite as it likes: the gates' Python is a new one."""

@@ -25,7 +25,9 @@ from stepkit.workspace.store import lock_files, store_dir
 from tests.support.e2e import DEVIATION, GOOD_MUL, PY, command_coder, make_project
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
-pytestmark = pytest.mark.slow
+#: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
+#: tell from inside a sandbox are their PID namespace's, which name other processes here
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("unconfined")]
 
 BLOCKING_CODER = f"""
 import fcntl, os, pathlib, sys

@@ -25,6 +25,10 @@ import anyio  # installed with the MCP SDK
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+#: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
+#: tell from inside a sandbox are their PID namespace's, which name other processes here
+pytestmark = pytest.mark.usefixtures("unconfined")
+
 
 def _ppid(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])

@@ -253,6 +253,9 @@ def test_on_a_terminal_each_run_keeps_one_line_redrawn_in_place(project):
 # -- a killed child, a stopped parent --------------------------------------------------
 
 
+@pytest.mark.usefixtures(
+    "unconfined"
+)  # unconfined: the pids it checks are the host's, not a PID namespace's
 def test_sigkill_of_one_child_leaves_the_other_running_and_its_own_worktree_resumable(project):
     """Step 1 is killed while its tests gate runs; step 2's coder only goes on
     once that kill happened, and its run still reaches its end."""

@@ -2,7 +2,9 @@
 its child and what it detached go on editing the tree.  ``stepkit resume``
 of that run stops them first (each command of a run carries the run's
 directory in ``STEPKIT_RUN_DIR``, which they inherit), says so in an event,
-and only then goes on."""
+and only then goes on.  This is the defence where there is no sandbox (the
+run here is unconfined): a confined coder dies with stepkit
+(``--die-with-parent``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import subprocess
 
 from stepkit.workspace.store import store_dir
 from tests.support.crash import family_coder, is_running, pids, wait_for_file, wait_until_gone
-from tests.support.e2e import PY, make_project
+from tests.support.e2e import PY, make_project, unconfined_env
 
 
 def test_resume_stops_what_a_killed_run_left_running(tmp_path):
@@ -22,7 +24,7 @@ def test_resume_stops_what_a_killed_run_left_running(tmp_path):
     proc = subprocess.Popen(
         cmd,
         cwd=project.root,
-        env=project.env(),
+        env=project.env(**unconfined_env(tmp_path)),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -37,7 +39,7 @@ def test_resume_stops_what_a_killed_run_left_running(tmp_path):
     left = pids(project, "coder_started")
     try:
         assert all(is_running(pid) for pid in left)  # nothing could stop them
-        result = project.resume()
+        result = project.resume(env=project.env(**unconfined_env(tmp_path)))
         still = [pid for pid in left if is_running(pid)]
     finally:
         wait_until_gone(left, 0)

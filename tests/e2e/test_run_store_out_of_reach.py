@@ -15,7 +15,7 @@ import pytest
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import store_dir
 from tests.e2e.test_e2e_verdicts import ADD, BROKEN_ADD, MUL_TEST, gate_of_tests, pytest_project
-from tests.support.e2e import GOOD_MUL, PY, command_coder, make_project
+from tests.support.e2e import GOOD_MUL, PY, command_coder, make_project, unconfined_env
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -105,7 +105,11 @@ def test_a_forged_baseline_record_does_not_make_a_broken_test_pre_existing(tmp_p
     forger = project.state_dir / "forger.py"
     forger.write_text(FORGER)
 
-    failed = project.run(coder=command_coder(PY, forger, project.state_dir))
+    # unconfined: in the sandbox the coder cannot see the run store at all
+    failed = project.run(
+        coder=command_coder(PY, forger, project.state_dir),
+        env=project.env(**unconfined_env(tmp_path)),
+    )
 
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
     assert (
@@ -151,7 +155,9 @@ def test_a_deleted_baseline_cache_and_snapshot_are_rebuilt_and_reported(tmp_path
         f"pathlib.Path('calc.py').write_text({BROKEN_ADD!r})\nprint('CODER_COMPLETE')\n"
     )
 
-    failed = project.run(coder=command_coder(PY, deleter))
+    failed = project.run(  # unconfined, as above
+        coder=command_coder(PY, deleter), env=project.env(**unconfined_env(tmp_path))
+    )
 
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
     assert gate_of_tests(failed.data)["new_failures"] == [ADD]

@@ -220,7 +220,9 @@ def flat_project(tmp_path, plans_at: str):
 
 
 @pytest.mark.parametrize("plans_at", [".", ".."])
-def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plans_at):
+def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plans_at, request):
+    if plans_at == "..":  # confined, the coder cannot write the plan repo beside its tree
+        request.getfixturevalue("unconfined")
     project, plans = flat_project(tmp_path, plans_at)
     notes = (plans / "NOTES.md").read_bytes()
     coder = shell_coder(
@@ -245,6 +247,7 @@ def test_a_plans_dir_holding_the_project_is_only_its_plan_entries(tmp_path, plan
 # -- 5. a coder cannot hide what it did --------------------------------------------
 
 
+@pytest.mark.usefixtures("unconfined")  # confined, the run store is not there to delete
 def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
     (project.root / "tests").mkdir()
     (project.root / "tests" / "test_calc.py").write_text("def test_add():\n    assert True\n")
@@ -263,6 +266,7 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
     )
 
 
+@pytest.mark.usefixtures("unconfined")  # confined, the run store is not there to delete
 def test_deleting_the_object_store_keeps_the_diff_and_the_restore(project):
     (project.root / "wip.py").write_text(
         "# the user's work in progress\n"

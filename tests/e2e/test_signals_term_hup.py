@@ -30,6 +30,10 @@ from tests.support.crash import (
 )
 from tests.support.e2e import make_project
 
+#: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
+#: tell from inside a sandbox are their PID namespace's, which name other processes here
+pytestmark = pytest.mark.usefixtures("unconfined")
+
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_path, sig):

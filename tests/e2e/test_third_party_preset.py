@@ -77,7 +77,8 @@ def install_plugin(tmp_path: Path, name: str) -> tuple[dict[str, str], Path]:
     (site / "thirdplug.py").write_text(PLUGIN.format(name=name))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    calls = tmp_path / f"{name}-calls.jsonl"
+    calls = tmp_path / "cli-calls" / f"{name}.jsonl"  # [sandbox] writable: see allow_writes
+    calls.parent.mkdir()
     cli = bin_dir / name
     cli.write_text(CLI.format(python=PY, name=name, calls=str(calls), mul=GOOD_MUL))
     cli.chmod(cli.stat().st_mode | stat.S_IXUSR)
@@ -95,6 +96,7 @@ def calls_of(log: Path) -> list[dict]:
 def test_a_third_party_preset_codes_and_reviews_a_whole_step(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     extra, log = install_plugin(tmp_path, "fakecli")
+    project.allow_writes(log.parent)
     env = project.env(**extra)
     engine = project.script(edge_case_sweep={**SWEEP, "needs_independent_review": True})
 
@@ -119,6 +121,7 @@ def test_a_third_party_preset_named_like_a_built_in_replaces_it(tmp_path):
     reads it.  ``stepkit plugins`` names the plugin and whom it replaced."""
     project = make_project(tmp_path, reviewer=False)
     extra, log = install_plugin(tmp_path, "claude")
+    project.allow_writes(log.parent)
     env = project.env(**extra)
     where = ("--project-dir", str(project.root))
 

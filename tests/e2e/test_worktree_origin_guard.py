@@ -22,6 +22,9 @@ from tests.support.e2e import GOOD_MUL
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
+#: the attacks run unconfined: the sandbox makes the user's tree read-only, so their
+#: writes would fail before the guard could see them
+UNCONFINED = pytest.mark.usefixtures("unconfined")
 
 #: the final question folds the empty flag sections into one line that starts so
 NO_FLAGS = "No tamper flags"
@@ -64,6 +67,7 @@ def approval_output(result) -> str:
     return result.output
 
 
+@UNCONFINED
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_coder_writing_into_the_users_tree_is_a_tamper_flag_at_the_approval(project, attack):  # noqa: F811
     shell, named = ATTACKS[attack]
@@ -81,6 +85,7 @@ def test_a_coder_writing_into_the_users_tree_is_a_tamper_flag_at_the_approval(pr
     ).exists()  # the flag forced the independent review
 
 
+@UNCONFINED
 def test_a_test_the_coder_wrote_that_writes_into_the_users_tree_names_the_gate(project):  # noqa: F811
     """A variant no fix was written for: the coder round itself leaves the
     user's tree alone; the tests gate, importing the coder's code, does not."""
@@ -130,6 +135,7 @@ if not _marker.exists():
 """
 
 
+@UNCONFINED
 def test_a_gate_that_writes_and_stops_stepkit_is_flagged_when_the_run_goes_on(project):  # noqa: F811
     """The second time the test runs, it writes the same bytes again: only
     the look kept from before it was cut off can show the change."""
@@ -139,6 +145,7 @@ def test_a_gate_that_writes_and_stops_stepkit_is_flagged_when_the_run_goes_on(pr
     assert "README.md (changed)" in flags, output
 
 
+@UNCONFINED
 def test_the_kept_look_forged_before_stopping_stepkit_is_a_flag(project):  # noqa: F811
     """The coder's next move: rewrite the look stepkit kept (the run store is
     in the user's git directory, within its reach) so that nothing seems
@@ -167,6 +174,7 @@ def stopped_and_resumed(user_project, forge: str, signal: str = "SIGTERM") -> st
     return approval_output(user_project.resume())
 
 
+@UNCONFINED
 def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):  # noqa: F811
     local_edits(project)
     shell, _ = ATTACKS["append to a clean tracked file"]
@@ -181,6 +189,7 @@ def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):  # noqa: F
     assert "README.md (changed)" in handoff
 
 
+@UNCONFINED
 def test_a_coder_round_cut_off_after_writing_there_is_flagged_in_the_failure(project):  # noqa: F811
     """A coder round cut off is never run again: the resume ends STEP_FAILED,
     and that ending names what changed in the user's tree meanwhile."""

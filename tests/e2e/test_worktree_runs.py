@@ -26,6 +26,7 @@ from tests.support.e2e import (
     WRONG_MUL,
     command_coder,
     make_project,
+    sandbox_table,
     sh,
 )
 from tests.support.waiting import SAFETY_S, wait_until
@@ -506,7 +507,8 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
     (root / "src_calc.py").rename(root / "src" / "calc.py")
     (root / "check.py").write_text(SRC_CHECK)
     (root / "stepkit.toml").write_text(
-        '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n'
+        sandbox_table(project.state_dir)
+        + '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n'
     )
     (root / ".gitignore").write_text("__pycache__/\n.venv/\n")
     commit(root, "src layout")

@@ -112,6 +112,7 @@ def test_a_whole_step_whose_coder_hits_its_limit_fails_without_a_fix_attempt(tmp
     state = cli_bin("claude")
     fake_cli.script(state, {"lines": [json.dumps(CLAUDE[1]["result"])], "exit": 1})
     project = make_project(tmp_path, reviewer=False)
+    project.allow_writes(state)  # the fake CLI's record of its calls, in the sandbox
     result = project.run(
         "--step", "1", coder="claude", env=project.env(PATH=fake_cli.path_with(tmp_path / "bin"))
     )

@@ -272,20 +272,37 @@ def wait_until_gone(pids: list[int], seconds: float = SAFETY_S) -> list[int]:
     return alive
 
 
-def assert_stopped(pid_file: Path, what: str) -> None:
+def assert_stopped(pid_file: Path, what: str, script: Path | None = None) -> None:
     """The process whose pid ``pid_file`` holds did not outlive the
-    interrupted run; a leaked one is killed before failing."""
-    pid = int(pid_file.read_text())
-    leaked = is_running(pid)
-    if leaked:
+    interrupted run; a leaked one is killed before failing.  A confined
+    command tells its PID namespace's pid, which names no process here:
+    ``script``, the program it runs, finds it by its command line instead."""
+    pids = [int(pid_file.read_text())] if script is None else running(script)
+    leaked = [pid for pid in pids if is_running(pid)]
+    for pid in leaked:
         os.kill(pid, signal.SIGKILL)
     assert not leaked, f"{what} outlived the interrupted run"
+
+
+def running(script: Path) -> list[int]:
+    """The processes whose command line names ``script``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(script).encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue  # gone
+    return found
 
 
 def assert_gate_stopped(project) -> None:
     """The waiting gate command (its pid in the ``started`` file) did not
     outlive the interrupted run."""
-    assert_stopped(project.state_dir / "started", "the gate's command")
+    assert_stopped(
+        project.state_dir / "started", "the gate's command", project.state_dir / "waiter.py"
+    )
 
 
 def diff_files(actual: dict[str, str], expected: dict[str, str]) -> str:

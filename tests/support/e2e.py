@@ -195,6 +195,18 @@ class Project:
         """The ``--coder`` spec of the coder script (its actions: :meth:`coder_actions`)."""
         return command_coder(PY, self.state_dir / "coder.py")
 
+    def allow_writes(self, *paths: Path) -> None:
+        """Let the sandboxed coder and gates also write ``paths`` (a test's
+        counters outside the project), as a project would: ``[sandbox] writable``."""
+        config = self.root / "stepkit.toml"
+        text = config.read_text() if config.exists() else ""
+        line = next((line for line in text.splitlines() if line.startswith("writable = ")), None)
+        if line is None:  # a project of the test's own making: its [sandbox] table added
+            config.write_text(sandbox_table(*paths) + text)
+            return
+        listed = [*json.loads(line.removeprefix("writable = ")), *map(str, paths)]
+        config.write_text(text.replace(line, f"writable = {json.dumps(listed)}"))
+
     def plan_status(self, step: int) -> str:
         path = next((self.plans / "steps").glob(f"{step:02d}-*.md"))
         for line in path.read_text().splitlines():
@@ -321,6 +333,25 @@ class Result:
         return self.data.get("output") or ""
 
 
+def unconfined_env(tmp_path: Path) -> dict[str, str]:
+    """PATH with a ``bwrap`` first that cannot create its namespaces, as in a
+    container that forbids them: stepkit runs the coder unconfined (for the
+    defences that matter where there is no sandbox)."""
+    bin_dir = tmp_path / "no-sandbox-bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def sandbox_table(*writable: Path) -> str:
+    """The ``[sandbox]`` table of a test project: the coder script keeps its
+    counters and prompts in the suite's state dir, outside the project,
+    which the sandbox lets it write only because the project says so."""
+    return f"[sandbox]\nwritable = {json.dumps([str(path) for path in writable])}\n"
+
+
 def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
     """A git repo: calc.py, real lint/build/test commands, a three-step plan."""
     root = tmp_path / "project"
@@ -334,7 +365,7 @@ def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
         "check.py": CHECK,
         "lint.py": LINT,
         "stepkit.toml": (
-            "[commands]\n"
+            sandbox_table(state_dir) + "[commands]\n"
             'format = ""\n'
             f'lint = "{PY} lint.py"\n'
             f'build = "{PY} -m py_compile calc.py"\n'

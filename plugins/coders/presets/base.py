@@ -18,7 +18,9 @@ retried and warnings are shown, never failures.
 
 Each call gets a scratch directory outside the project for whatever the tool
 writes for itself (history files, a throwaway git index), so a read-only
-reviewer leaves the project tree untouched.
+reviewer leaves the project tree untouched; it is under stepkit's state
+directory, which no other run's sandbox shows.  Confined, a coder writes
+the project, that directory and the CLI's own state (:meth:`Preset.state_paths`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from pydantic import BaseModel
 
 from stepkit.plugins.coders.results import Sentinel, find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
+from stepkit.workspace import sandbox
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.process import ProcessResult
 
@@ -99,6 +101,13 @@ class Preset:
     #: glob patterns removed after a call when the call created them
     leftovers: tuple[str, ...] = ()
 
+    def state_paths(self) -> tuple[Path, ...]:
+        """Where the tool keeps its own state (:data:`~stepkit.plugins.agent_clis.STATE`):
+        writable when stepkit confines it."""
+        from stepkit.plugins.agent_clis import state_paths
+
+        return state_paths(self.name)
+
     @contextmanager
     def session(
         self, ctx: StageContext, review: bool, answer_schema: type[BaseModel] | None = None
@@ -112,7 +121,7 @@ class Preset:
         before = {
             path for root in roots for pattern in self.leftovers for path in root.glob(pattern)
         }
-        scratch = Path(tempfile.mkdtemp(prefix=f"stepkit-{self.name}-"))
+        scratch = sandbox.scratch_dir(f"{self.name}-")
         try:
             yield Call(dict(ctx.settings), review, project, scratch, ctx.usage, answer_schema)
         finally:

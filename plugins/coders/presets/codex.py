@@ -1,5 +1,6 @@
 """The ``codex`` preset: ``codex exec --json --skip-git-repo-check -`` with
-``--sandbox workspace-write`` (reviewer: ``read-only``).  JSONL events:
+``--sandbox workspace-write`` (reviewer: ``read-only``; inside stepkit's
+own sandbox ``danger-full-access``, see :func:`~stepkit.plugins.agent_clis.codex_sandbox`).  JSONL events:
 ``thread.started``, ``item.completed`` (``agent_message``; ``error`` items
 are warnings, e.g. missing model metadata), ``turn.completed`` (its
 ``usage``) / ``turn.failed``, and ``error`` (a retry notice when a
@@ -15,13 +16,13 @@ import json
 from pathlib import Path
 
 from stepkit import quoting
-from stepkit.plugins.agent_clis import INSTALL, codex_turn_usage, usage_limit
+from stepkit.plugins.agent_clis import INSTALL, codex_sandbox, codex_turn_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
 from stepkit.records import Usage
 
 
 def command(call: Call) -> str:
-    sandbox = "read-only" if call.review else "workspace-write"
+    sandbox = codex_sandbox(write=not call.review)
     schema = ""
     if call.answer_schema is not None:
         from stepkit.plugins.llm.strict_schema import strict_json_schema  # only a review asks

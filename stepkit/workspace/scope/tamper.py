@@ -3,7 +3,9 @@
 Each flag names its file: a deleted test file, a new skip/xfail/ignore
 marker, a test module that patches another module when it is imported, a
 loosened lint or coverage configuration (a lowered or removed threshold, a
-new ignore/exclude entry, a deleted config).  Flags are for
+new ignore/exclude entry, a deleted config), a line that reads what the
+judge leaves in the environment of the code it runs (its variables, the
+report it asks for, where it keeps its records).  Flags are for
 the sweep, the reviewer and the user to judge; they never fail a step.
 """
 
@@ -15,6 +17,7 @@ import re
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.scope.tree import text_of
+from stepkit.workspace.store import GIT_SUBDIR, STORE_NAME
 
 _TEST_PATH = lazy_compile(
     r"(^|/)(tests?|spec|specs|__tests__)/"
@@ -57,10 +60,42 @@ def file_flags(
     if old_text is None or new_text is None:
         return []
     flags = _new_markers(path, old_text, new_text)
+    flags.extend(_judge_marks(path, old_text, new_text))
     if path.endswith(".py") and _TEST_PATH.search(path):
         flags.extend(_new_module_patches(path, old_text, new_text))
     if _is_quality_config(path):
         flags.extend(_loosened_config(path, old_text, new_text))
+    return flags
+
+
+#: What the code under test has no business reading: the names stepkit gives
+#: its own variables and the tests gate's report flags, and where it keeps
+#: its records (the run store, its state directory).
+_JUDGE_MARKS = lazy_compile(
+    r"\bSTEPKIT_[A-Z0-9_]+|\bPYTEST_ADDOPTS\b|--junitxml\b|\bXDG_STATE_HOME\b"
+    r"|\.local/state/stepkit\b"
+    rf"|(?:^|[^\w.]){re.escape(STORE_NAME)}\b|\.git/{re.escape(GIT_SUBDIR)}\b"
+)
+#: Lines named in one file's judge's-marks flags at most.
+_MARKS_NAMED = 3
+
+
+def _judge_marks(path: str, old: str, new: str) -> list[str]:
+    """Added lines that name what the judge leaves in the environment of
+    the code it runs (a test that reads ``PYTEST_ADDOPTS`` can find the
+    report it is judged by; one that reads ``STEPKIT_*`` knows it is being
+    judged), each named with its line number."""
+    before = set(old.splitlines())
+    hits = [
+        (n, line.strip())
+        for n, line in enumerate(new.splitlines(), start=1)
+        if line not in before and _JUDGE_MARKS.search(line)
+    ]
+    flags = [
+        f"reads the judge's marks in {path}:{n}: {line[:120]}" for n, line in hits[:_MARKS_NAMED]
+    ]
+    if len(hits) > _MARKS_NAMED:
+        flags.append(f"reads the judge's marks in {path}: {len(hits) - _MARKS_NAMED} more lines")
     return flags
 
 

@@ -1,0 +1,184 @@
+"""The sandbox's policy as bubblewrap arguments and as a macOS profile (this
+machine cannot run ``sandbox-exec``: its text is checked), the
+environment a confined command gets, ``[sandbox]`` validation, and the
+tamper flag of a line that reads the judge's marks."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from stepkit.config import load_config
+from stepkit.errors import UsageError
+from stepkit.workspace import sandbox
+from stepkit.workspace.scope.tamper import file_flags
+
+
+def policy(tmp_path: Path, **fields) -> sandbox.Policy:
+    private = tmp_path / "state" / "scratch" / "private"
+    private.mkdir(parents=True)
+    return sandbox.Policy(private=private, **fields)
+
+
+def test_bwrap_hides_then_binds_then_hides_what_lies_inside_the_tree(tmp_path):
+    tree, state, store = (
+        tmp_path / "tree",
+        tmp_path / "state",
+        tmp_path / "tree" / ".git" / "stepkit",
+    )
+    store.mkdir(parents=True)
+    given = policy(tmp_path, hidden=(state, store), network=False)
+    args = sandbox.bwrap_args(given, tree)
+    text = " ".join(args)
+    assert args[1:4] == ["--ro-bind", "/", "/"]
+    assert "--unshare-pid" in args and "--die-with-parent" in args and "--unshare-net" in args
+    # the private dir lies inside the hidden state dir: bound after it is hidden
+    assert text.index(f"--tmpfs {state}") < text.index(f"--bind {given.private}")
+    # the run store lies inside the tree: hidden after the tree is bound
+    assert text.index(f"--bind {tree} {tree}") < text.index(f"--tmpfs {store}")
+    assert args[-3:] == ["--chdir", str(tree), "--"]
+
+
+def test_bwrap_binds_a_report_dir_inside_the_hidden_run_store_after_hiding_it(tmp_path):
+    tree = tmp_path / "tree"
+    store = tree / ".git" / "stepkit"
+    report = store / "main" / "runs" / "r" / "logs" / "tests-1.report"
+    report.mkdir(parents=True)
+    args = " ".join(sandbox.bwrap_args(policy(tmp_path, hidden=(store,), writable=(report,)), tree))
+    assert args.index(f"--bind {tree} {tree}") < args.index(f"--tmpfs {store}")
+    assert args.index(f"--tmpfs {store}") < args.index(f"--bind {report} {report}")
+
+
+def test_bwrap_keeps_stepkits_installation_read_only_inside_the_tree(tmp_path):
+    tree = tmp_path / "tree"
+    prefix = tree / ".venv"
+    prefix.mkdir(parents=True)
+    args = " ".join(sandbox.bwrap_args(policy(tmp_path, protected=(prefix,)), tree))
+    assert args.index(f"--bind {tree} {tree}") < args.index(f"--ro-bind {prefix} {prefix}")
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap is not installed")
+def test_a_wrapped_command_writes_its_tree_and_nothing_else(tmp_path):
+    tree, home = tmp_path / "tree", tmp_path / "home"
+    tree.mkdir()
+    home.mkdir()
+    given = policy(tmp_path, hidden=(tmp_path / "state",))
+    argv, env = given.wrap(
+        f"echo ok > done; echo no > {home}/x; ls {tmp_path}/state; echo $TMPDIR",
+        tree,
+        {"PATH": "/usr/bin:/bin", "TMUX": "/tmp/tmux-0/default,1,0", "STEPKIT_RUN_DIR": "x"},
+    )
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    assert (tree / "done").read_text() == "ok\n"
+    assert not (home / "x").exists()
+    assert "Read-only file system" in out.stderr
+    assert out.stdout.split()[-2:] == ["scratch", str(given.private / "tmp")]
+    assert "TMUX" not in env and "STEPKIT_RUN_DIR" not in env
+
+
+def test_the_sbpl_profile_denies_writes_but_to_the_tree_and_hides_what_is_hidden(tmp_path):
+    tree, state = tmp_path / "tree", tmp_path / "state"
+    store = tree / ".git" / "stepkit"
+    given = policy(
+        tmp_path,
+        writable=(Path("/home/u/.codex"),),
+        readable=(Path("/opt/shared"),),
+        hidden=(state, store),
+        protected=(tree / ".venv",),
+        network=False,
+    )
+    lines = sandbox.sbpl_profile(given, tree).splitlines()
+    assert lines[:3] == ["(version 1)", "(allow default)", "(deny file-write*)"]
+    for hidden in (state, store):
+        assert f'(deny file-read* file-write* (subpath "{hidden}"))' in lines
+        assert f'(deny network-outbound (remote unix-socket (subpath "{hidden}")))' in lines
+    for writable in (tree, given.private, Path("/home/u/.codex")):
+        assert f'(allow file-read* file-write* (subpath "{writable}"))' in lines
+    assert '(allow file-read* (subpath "/opt/shared"))' in lines
+    # the last rule that matches wins: what lies inside comes after what holds it
+    order = [
+        f'(deny file-read* file-write* (subpath "{state}"))',
+        f'(allow file-read* file-write* (subpath "{given.private}"))',
+    ]
+    assert lines.index(order[0]) < lines.index(order[1])
+    order = [
+        f'(allow file-read* file-write* (subpath "{tree}"))',
+        f'(deny file-read* file-write* (subpath "{store}"))',
+        f'(deny file-write* (subpath "{tree / ".venv"}"))',
+    ]
+    assert lines.index(order[0]) < lines.index(order[1])
+    assert lines.index(order[0]) < lines.index(order[2])
+    assert lines[-1] == "(deny network*)"
+
+
+def test_the_sbpl_profile_quotes_paths(tmp_path):
+    text = sandbox.sbpl_profile(policy(tmp_path), Path('/p/a "b"\\c'))
+    assert '(subpath "/p/a \\"b\\"\\\\c")' in text
+
+
+def test_session_paths_follow_the_variables(tmp_path):
+    found = sandbox.session_paths(
+        {
+            "TMUX": "/tmp/t/sock,12,0",
+            "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1",
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/bus,guid=1;unix:abstract=/x",
+            "XDG_RUNTIME_DIR": "/run/user/7",
+        }
+    )
+    assert {Path("/tmp/t"), Path("/tmp/ssh-x/agent.1"), Path("/run/bus"), Path("/run/user/7")} <= (
+        set(found)
+    )
+
+
+def test_a_confined_environment_has_private_temp_and_caches(tmp_path):
+    env = sandbox.confined_env(
+        {"HOME": "/h", "SSH_AUTH_SOCK": "s", "STEPKIT_SEAL_KEY": "k"}, tmp_path
+    )
+    assert env["TMPDIR"] == str(tmp_path / "tmp")
+    assert env["XDG_CACHE_HOME"] == str(tmp_path / "cache")
+    assert env["HOME"] == "/h" and "SSH_AUTH_SOCK" not in env and "STEPKIT_SEAL_KEY" not in env
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("required = 'yes'", "sandbox.required"),
+        ("network = 3", "sandbox.network"),
+        ("writable = ['~']", "sandbox.writable"),
+        ("readable = ['']", "sandbox.readable"),
+        ("writeable = ['x']", "sandbox.writeable"),
+    ],
+)
+def test_sandbox_settings_are_validated(tmp_path, table, problem):
+    (tmp_path / "stepkit.toml").write_text(f"[sandbox]\n{table}\n")
+    with pytest.raises(UsageError, match=problem):
+        load_config(tmp_path)
+
+
+def test_sandbox_settings_default_to_a_networked_optional_sandbox(tmp_path):
+    (tmp_path / "stepkit.toml").write_text("[sandbox]\nwritable = ['~/.m2']\n")
+    settings = load_config(tmp_path).sandbox
+    assert (settings.required, settings.network, settings.writable) == (False, True, ["~/.m2"])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "addopts = os.environ['PYTEST_ADDOPTS']",
+        "run = os.environ.get('STEPKIT_RUN_DIR')",
+        "state = Path.home() / '.local/state/stepkit/secret'",
+        "glob('.git/stepkit/**/*.json')",
+    ],
+)
+def test_a_line_that_reads_the_judges_marks_is_flagged_with_its_number(line):
+    old = b"import os\n"
+    flags = file_flags("tests/test_x.py", "a", "b", old, old + line.encode() + b"\n")
+    assert flags == [f"reads the judge's marks in tests/test_x.py:2: {line}"]
+
+
+def test_a_line_that_was_there_before_is_not_flagged():
+    text = b"import os\nX = os.environ.get('PYTEST_ADDOPTS')\n"
+    assert file_flags("conftest.py", "a", "b", text, text + b"Y = 1\n") == []
