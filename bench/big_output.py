@@ -24,6 +24,9 @@ and one 200 MB line with no newline: the peak RSS of its process tree under
 100 MB, and its time at most 1.5 × the same generator piped to ``cat`` + 1 s.
 
 Run it directly (``python bench/big_output.py [MB]``) or call :func:`run`.
+``python bench/big_output.py --against OTHER_PYTHON`` times :func:`verify_peak`
+for this install and another one (a venv of an earlier commit) in turns,
+each verify right after its own pipe baseline.
 """
 
 from __future__ import annotations
@@ -225,8 +228,8 @@ print(used.ru_maxrss, used.ru_utime + used.ru_stime)
 KINDS = ("failed", "log", "line")
 
 
-def verify_peak(work: Path, kind: str, size: int) -> dict:
-    """``stepkit verify --json`` in ``work`` on a tests command printing
+def verify_peak(work: Path, kind: str, size: int, python: str = sys.executable) -> dict:
+    """``stepkit verify --json`` (of ``python``'s install) in ``work`` on a tests command printing
     ``size`` bytes of ``kind`` output: its peak RSS (the largest of its
     process tree, measured by a fresh Python around it), its seconds and
     CPU seconds (its tree's, the generator's included), the same of the
@@ -252,7 +255,7 @@ def verify_peak(work: Path, kind: str, size: int) -> dict:
             sys.executable,
             "-c",
             PEAK,
-            sys.executable,
+            python,
             "-m",
             "stepkit",
             "verify",
@@ -388,7 +391,39 @@ def run(size_mb: int = 500) -> dict:
     return figures
 
 
+def compare(other_python: str, rounds: int = 3) -> dict:
+    """:func:`verify_peak` for this install and ``other_python`` in turns,
+    ``rounds`` times per output kind; the medians of each."""
+    import statistics
+
+    turns: dict[str, dict[str, list[dict]]] = {kind: {"this": [], "other": []} for kind in KINDS}
+    with tempfile.TemporaryDirectory(prefix="stepkit-bench-against-") as tmp:
+        for at in range(rounds):
+            for kind in KINDS:
+                size = (200 if kind == "line" else 500) * 1_000_000
+                for name, python in (("this", sys.executable), ("other", other_python)):
+                    work = Path(tmp) / f"{kind}-{name}-{at}"
+                    work.mkdir()
+                    turns[kind][name].append(verify_peak(work, kind, size, python))
+    figures = {
+        kind: {
+            name: {
+                key: statistics.median(t[key] for t in runs)
+                for key in ("seconds", "pipe_s", "cpu_s", "peak_mb")
+            }
+            | {"met": sum(t["seconds"] <= 1.5 * t["pipe_s"] + 1 for t in runs), "of": len(runs)}
+            for name, runs in by_install.items()
+        }
+        for kind, by_install in turns.items()
+    }
+    print(json.dumps({"other_python": other_python, "rounds": rounds, **figures}, indent=2))
+    return figures
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--against"]:
+        compare(sys.argv[2])
+        sys.exit(0)
     if sys.argv[1:] == ["--smoke"]:
         run(**SMOKE)
         sys.exit(0)

@@ -358,7 +358,7 @@ def verify_demo_rows(f: dict) -> list[dict]:
             seconds=f["verify_s"],
         ),
         row(
-            "8 ↳ the floor: interpreter, entry points, listings, pipes",
+            "8 ↳ the floor: a Python interpreter running the same commands",
             f"{f['floor_s']:.3f} s",
             f"{f['budget_left_ms']:.0f} ms of the target left for stepkit's own work; it spends "
             f"{f['stepkit_over_floor_ms']:.0f} ms",

@@ -16,16 +16,13 @@ and the first verify, which learns the commands, is also the warm-up that
 writes that bytecode before anything is timed (with ``--against``, the other
 install is warmed up once too).
 
-Beside them, in the same turns, the floor: the least a referee built on
-stepkit's plugin contract must do, with none of stepkit's own code
-(:data:`_FLOOR`): a Python interpreter; pluggy and the scan of the
-``stepkit`` entry-point group (third-party plugins register from there, see
-hooks.md); the config file read; one git
-listing of the tree before the gates and one after each (how the scope
-guard sees what a gate changed); and each command through ``sh -c`` with its
-output read from a pipe.  ``budget_left_ms`` is what the target leaves of
-the shell's time once the floor is paid: all of stepkit's own work (its
-plugins, detection, masking, evidence, verdicts) must fit in it.
+Beside them, in the same turns, the floor: what any referee written in
+Python must spend, a Python interpreter that runs the same commands one after
+the other through ``sh -c`` with their output read from a pipe
+(:data:`_FLOOR`).  Importing a plugin system, reading a config file or
+listing the tree are choices of a design, not physics, so they are not in
+it.  ``budget_left_ms`` is what the target leaves of the shell's time once
+the floor is paid: all of stepkit's own work must fit in it.
 
 Then one verify in a process that reports how many modules it imported,
 which built-in plugins (``stepkit.plugins.*`` top-level plugin modules), how
@@ -83,18 +80,10 @@ _IMPORT_PROBE = (
 
 #: The floor (see the module docstring); the gate commands are its arguments.
 _FLOOR = (
-    "import importlib.metadata, json, subprocess, sys, tomllib\n"
-    "import pluggy\n"
-    "plugins = list(importlib.metadata.entry_points(group='stepkit'))\n"
-    "config = tomllib.loads(open('pyproject.toml', 'rb').read().decode())\n"
-    "def listing():\n"
-    "    return subprocess.run(['git', 'ls-files', '-z', '-t', '-s', '-m', '-d', '-o', '--exclude-standard'],\n"
-    "                          capture_output=True, check=False).stdout\n"
-    "before, results = listing(), []\n"
+    "import subprocess, sys\n"
     "for command in sys.argv[1:]:\n"
-    "    proc = subprocess.run(['sh', '-c', command], capture_output=True, check=False)\n"
-    "    results.append({'command': command, 'exit_code': proc.returncode, 'changed': listing() != before})\n"
-    "print(json.dumps(results))\n"
+    "    subprocess.run(['sh', '-c', command], stdout=subprocess.PIPE,\n"
+    "                   stderr=subprocess.STDOUT, check=False)\n"
 )
 
 

@@ -805,7 +805,7 @@ def no_tests_reason(output: str, exit_code: int | None) -> str | None:
     reason, codes = _no_tests_said(out, exit_code)
     if reason is None or not _exit_allowed(exit_code, codes, out.lines):
         return None
-    if _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)):
+    if _runner_failed(out) or _summary_said_ran(out):
         return None  # another runner in the same output ran tests, or some failed
     return reason
 
@@ -815,7 +815,19 @@ def tests_ran(output: str) -> bool:
     (``5 passed in 0.1s``, ``running 3 tests``, ``ok  pkg  0.1s`` …): the
     evidence a tests gate needs when it has no report to read."""
     out = _read(output)
-    return _runner_failed(out) or _TESTS_RAN.search(_with_words(out, _RAN_WORDS)) is not None
+    return _runner_failed(out) or _summary_said_ran(out)
+
+
+def _summary_said_ran(out: _Output) -> bool:
+    """A line holding one of the run words says a test ran, looked for from
+    the last line up: a runner's closing summary ends its output, so a run
+    is seen in its last lines, not after a regex pass over every kept line
+    (2 MB of ``PASSED`` lines took 0.3 s that way)."""
+    return any(
+        _TESTS_RAN.search(line)
+        for line in reversed(out.lines)
+        if any(word in line.lower() for word in _RAN_WORDS)
+    )
 
 
 def _no_tests_said(out: _Output, exit_code: int) -> tuple[str | None, frozenset[int]]:
