@@ -118,7 +118,7 @@ def test_a_committed_uv_lock_chooses_uv_run_frozen(tmp_path):
     project = init_repo(
         tmp_path / "repo", {"pyproject.toml": UV_PROJECT, "uv.lock": "version = 1\n"}
     )
-    assert detected(project)["lint"] == "uv run --frozen ruff check"
+    assert detected(project)["lint"] == "uv run --frozen python -m ruff check"
 
 
 def test_an_untracked_uv_lock_is_not_the_projects_choice(tmp_path):
@@ -130,7 +130,7 @@ def test_an_untracked_uv_lock_is_not_the_projects_choice(tmp_path):
     )  # what a `uv run` in a lint target leaves behind
     assert detected(project)["lint"] == "ruff check"
     git(project, "add", "-f", "uv.lock")
-    assert detected(project)["lint"] == "uv run --frozen ruff check"
+    assert detected(project)["lint"] == "uv run --frozen python -m ruff check"
 
 
 def test_uv_run_frozen_leaves_a_committed_stale_uv_lock_unchanged(tmp_path):
@@ -146,7 +146,7 @@ def test_uv_run_frozen_leaves_a_committed_stale_uv_lock_unchanged(tmp_path):
     )  # the lock is now stale
     locked = (project / "uv.lock").read_bytes()
     prefix = "uv run --frozen "
-    assert detected(project)["lint"] == f"{prefix}ruff check"
+    assert detected(project)["lint"] == f"{prefix}python -m ruff check"
     done = run_shell(f"{prefix}python -c 'print(42)'", project, **cache)
     assert (done.returncode, done.stdout.strip()) == (0, "42"), done.stderr
     assert (project / "uv.lock").read_bytes() == locked
