@@ -7,6 +7,12 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.projects.unsupported": {
         "stepkit_unsupported_build_systems": {},
     },
+    "stepkit.plugins.projects.precommit": {
+        "stepkit_detect_notes": {},
+        "stepkit_format_command": {},
+        "stepkit_gate_source": {},
+        "stepkit_lint_command": {},
+    },
     "stepkit.plugins.projects.taskrunners": {
         "stepkit_build_command": {},
         "stepkit_detect_notes": {},

@@ -46,6 +46,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.projects.deno",
     "stepkit.plugins.projects.go",
     "stepkit.plugins.projects.rust",
+    "stepkit.plugins.projects.precommit",
     "stepkit.plugins.projects.taskrunners",
     "stepkit.plugins.projects.ci",
     "stepkit.plugins.projects.format_check",

@@ -14,8 +14,10 @@ planner, which asks this hook about the script's body
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
+from stepkit import quoting
 from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
@@ -26,10 +28,18 @@ _GOFMT_CHECK = (
     '{ echo "would reformat:"; echo "$files"; exit 1; }\' gofmt'
 )
 
+#: A pre-commit or prek hook has no dry run: it runs as it is, its rewrites undone and named
+#: (:mod:`stepkit.plugins.projects.fix_diff`).
+_FIX_DIFF = quoting.shell([sys.executable, "-m", "stepkit.plugins.projects.fix_diff", "--"])
+
 #: (the formatter's fix mode, its check mode): the first pattern that matches a part rewrites it.
 _CHECK_MODES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (lazy_compile(pattern), replacement)
     for pattern, replacement in (
+        (
+            r"^.*(?<![\w-])(?:pre-commit|pre_commit|prek)\s+run\s.*--files\s.*$",
+            _FIX_DIFF.replace("\\", "\\\\") + r" \g<0>",
+        ),
         (r"\bruff format\b", "ruff format --check"),
         (r"(?<![\w-])black\b", "black --check"),
         (r"\bprettier\b(.*?)[ \t](?:--write|-w)\b", r"prettier\1 --check"),

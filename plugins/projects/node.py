@@ -25,22 +25,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.projects import MARKERS, _shared
+from stepkit.plugins.projects import MARKERS, _shared, environments
 from stepkit.plugins.projects._base import ProjectType
 
-_LOCKFILES = (
-    ("pnpm-lock.yaml", "pnpm"),
-    ("yarn.lock", "yarn"),
-    ("bun.lock", "bun"),
-    ("bun.lockb", "bun"),
-    ("package-lock.json", "npm"),
-    ("npm-shrinkwrap.json", "npm"),
-)
 _MANAGERS = {"npm", "pnpm", "yarn", "bun"}
 _NPM_PLACEHOLDER = "Error: no test specified"
 _PRETTIER_CONFIGS = (".prettierrc", ".prettierrc.*", "prettier.config.*")
-#: How each package manager runs a tool the project installed (never downloading one).
-_EXEC = {"npm": "npx --no --", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}
 
 
 def package_manager(project_dir: Path) -> str:
@@ -48,7 +38,8 @@ def package_manager(project_dir: Path) -> str:
     declared = _shared.read_json(project_dir / "package.json").get("packageManager")
     if isinstance(declared, str) and declared.split("@", 1)[0] in _MANAGERS:
         return declared.split("@", 1)[0]
-    return _shared.which_lockfile(project_dir, _LOCKFILES) or "npm"
+    found = environments.manager(project_dir, "node")
+    return found.name if found else "npm"
 
 
 class _Package(NamedTuple):
@@ -82,7 +73,7 @@ def _format(package: _Package) -> str | None:
     )
     if "prettier" not in declared or not configured:
         return None
-    return f"{_EXEC[package.manager]} prettier --write --ignore-unknown {_shared.changed_files()}"
+    return f"{environments.by_name(package.manager).runs}prettier --write --ignore-unknown {_shared.changed_files()}"
 
 
 #: What decides how the package's scripts, node --test, jest, vitest, mocha,

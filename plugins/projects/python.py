@@ -35,36 +35,31 @@ it happens to be installed.
   ``pyright`` (its ``include``, else the package dirs).  Never ``mypy .``:
   without a target there is no build gate.
 
-Commands run through the project's runner when its lockfile is the
-project's (git tracks it, or the project is not in git): ``uv run --frozen``
-(``uv.lock``; ``--frozen`` so no gate rewrites the lockfile), ``poetry run``
-(``poetry.lock``), ``pdm run`` (``pdm.lock``) — neither of which writes its
-lockfile.
+Where the project uses an environment manager (uv, Poetry, PDM, Pipenv,
+Hatch: :mod:`stepkit.plugins.projects.environments`), the tools run from
+its environment as modules of its interpreter (``uv run --frozen python -m
+ruff check``): a tool the environment lacks stops with "No module named",
+an environment fault, never the PATH tool.  tox and nox, which make
+environments of their own, run from it only when the project declares
+them there.
 """
 
 from __future__ import annotations
 
 import configparser
 import fnmatch
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from stepkit import quoting
 from stepkit.hookspecs import hookimpl
-from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import MARKERS, _sessions, _shared
+from stepkit.plugins.projects import MARKERS, _sessions, _shared, environments
 from stepkit.plugins.projects._base import ProjectType
 
-_RUNNERS = (
-    ("uv.lock", "uv run --frozen "),
-    ("poetry.lock", "poetry run "),
-    ("pdm.lock", "pdm run "),
-)
-_REQUIREMENT_NAME = lazy_compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PYTHON_FILES = _shared.changed_files(".py", ".pyi")
-_PYTEST = "python -m pytest -rfE"
+_PYTEST_OPTIONS = "-rfE"
+_PYTEST = f"python -m pytest {_PYTEST_OPTIONS}"
 #: Top-level dirs that are never the project's package, even with an ``__init__.py``.
 _NOT_PACKAGES = {
     "build",
@@ -92,8 +87,19 @@ class _Project:
         self.tox_ini = _shared.read_ini(project_dir / "tox.ini")
         ini_path = _shared.first_file(project_dir, ("mypy.ini", ".mypy.ini"))
         self.mypy_ini = _shared.read_ini(ini_path) if ini_path else configparser.ConfigParser()
-        self.deps = _declared_dependencies(project_dir, self.pyproject)
-        self.prefix = _shared.which_lockfile(project_dir, _RUNNERS) or ""
+        self.deps = environments.python_dependencies(project_dir, self.pyproject)
+
+    def from_env(self, module: str) -> str:
+        """A tool a gate checks with, from the project's environment when a
+        manager has one (:func:`environments.python_tool`)."""
+        return environments.python_tool(self.dir, module)
+
+    def runner(self, command: str) -> str:
+        """``command`` (``tox -e py``, ``nox -s tests``), whose tool sets up
+        environments of its own: from the project's environment when the
+        project declares the tool there, else as PATH gives it."""
+        name, _, rest = command.partition(" ")
+        return f"{environments.python_tool(self.dir, name) if name in self.deps else name} {rest}"
 
     def uses_pytest(self) -> bool:
         return (
@@ -189,30 +195,31 @@ class _Project:
 
     def format_command(self) -> str | None:
         if self.formats_with_ruff():
-            return f"{self.prefix}ruff format --force-exclude {_PYTHON_FILES}"
-        return f"{self.prefix}black {_PYTHON_FILES}" if self.formats_with_black() else None
+            return f"{self.from_env('ruff')} format --force-exclude {_PYTHON_FILES}"
+        return f"{self.from_env('black')} {_PYTHON_FILES}" if self.formats_with_black() else None
 
     def lint_command(self) -> str | None:
-        return f"{self.prefix}ruff check" if self.uses_ruff() else None
+        return f"{self.from_env('ruff')} check" if self.uses_ruff() else None
 
     def build_command(self) -> str | None:
         env = _sessions.type_check_env(self.dir)
         if env:
-            return f"{self.prefix}{env}"
+            return self.runner(env)
         for uses, tool, targets in (
             (self.mypy_configured() or "mypy" in self.deps, "mypy", self.mypy_targets),
             (self.uses_pyright(), "pyright", self.pyright_targets),
         ):
             if uses:
                 named = targets()
-                return None if named is None else f"{self.prefix}{tool} {named}".rstrip()
+                return None if named is None else f"{self.from_env(tool)} {named}".rstrip()
         return None
 
     def test_command(self) -> str | None:
         env = _sessions.test_env(self.dir)
         if env is not None and env.setup:
-            return f"{self.prefix}{env.command}"
-        return f"{self.prefix}{_PYTEST}" if self.uses_pytest() else None
+            return self.runner(env.command)
+        pytest = environments.python_tool(self.dir, "pytest", script="python -m pytest")
+        return f"{pytest} {_PYTEST_OPTIONS}" if self.uses_pytest() else None
 
     def notes(self) -> list[str]:
         """Why the tests run through tox or nox rather than pytest, when they do."""
@@ -253,34 +260,6 @@ def _configured_packages(tool: dict[str, Any]) -> list[str]:
     wheel = _shared.table(tool, "hatch", "build", "targets", "wheel")
     found += [p for p in wheel.get("packages") or [] if isinstance(p, str)]
     return found
-
-
-def _declared_dependencies(project_dir: Path, pyproject: dict[str, Any]) -> set[str]:
-    """Normalised names of every dependency the project declares, dev ones included."""
-    specs: list[Any] = []
-    project = _shared.table(pyproject, "project")
-    specs += project.get("dependencies") or []
-    for group in _shared.table(project, "optional-dependencies").values():
-        specs += group or []
-    for group in _shared.table(pyproject, "dependency-groups").values():
-        specs += group or []
-    tool = _shared.table(pyproject, "tool")
-    specs += _shared.table(tool, "uv").get("dev-dependencies") or []
-    for group in _shared.table(tool, "pdm", "dev-dependencies").values():
-        specs += group or []
-    poetry = _shared.table(tool, "poetry")
-    names = set(_shared.table(poetry, "dependencies")) | set(
-        _shared.table(poetry, "dev-dependencies")
-    )
-    for group in _shared.table(poetry, "group").values():
-        names |= set(_shared.table(group, "dependencies") if isinstance(group, dict) else {})
-    for path in sorted(project_dir.glob("requirements*.txt")):
-        specs += _shared.read_text(path).splitlines()
-    for spec in specs:
-        match = _REQUIREMENT_NAME.match(spec) if isinstance(spec, str) else None
-        if match:
-            names.add(match.group(1))
-    return {re.sub(r"[-_.]+", "-", name).lower() for name in names}
 
 
 def _read(project_dir: Path) -> _Project:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.lazyregex import lazy_compile
-from stepkit.plugins.projects import MARKERS, _shared
+from stepkit.plugins.projects import MARKERS, _shared, environments
 from stepkit.plugins.projects._base import ProjectType
 
 _GEM = lazy_compile(r"^\s*gem\s+[\"']([^\"']+)[\"'](?P<rest>.*)$")
@@ -82,7 +82,8 @@ def _read(project_dir: Path) -> _Bundle | None:
             if "development" not in skipped or "_development_" not in found[0]
         }
     rakefile = _shared.first_file(project_dir, ("Rakefile", "rakefile", "Rakefile.rb"))
-    prefix = "bundle exec " if gemfile.is_file() else ""
+    bundler = environments.manager(project_dir, "ruby")
+    prefix = bundler.runs if bundler else ""
     return _Bundle(project_dir, gems, _shared.read_text(rakefile) if rakefile else "", prefix)
 
 

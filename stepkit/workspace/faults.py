@@ -249,6 +249,17 @@ def _uv_spawn(m: re.Match[str], lines: list[str], at: int) -> str:
     return f"uv: failed to spawn {m['tool']} ({'not executable' if denied else 'not installed'})"
 
 
+def _no_module(m: re.Match[str], lines: list[str], at: int) -> str:
+    # `python -m TOOL` in the project's environment (uv, poetry, pdm, hatch or pipenv run), which
+    # runs that environment's TOOL or stops here, never the one on PATH
+    tool = m["module"]
+    return (
+        f"{tool} is not installed in the project's environment ({m['python']}: No module named "
+        f"{tool}): add it to the project's development dependencies, or set the gate's command "
+        "in stepkit.toml [commands]"
+    )
+
+
 def _uv_network(m: re.Match[str], lines: list[str], at: int) -> str:
     causes = [
         c["why"]
@@ -356,6 +367,10 @@ _FAULTS: tuple[_Rule, ...] = (
         lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed",
     ),
     _Rule(lazy_compile(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$"), _uv_spawn),
+    _Rule(
+        lazy_compile(r"^(?P<python>(?:.*/)?python[\d.]*): No module named (?P<module>[\w.]+)$"),
+        _no_module,
+    ),
     _Rule(
         lazy_compile(r"^Command not found: (?P<tool>\S+)$"),
         lambda m, _lines, _at: (

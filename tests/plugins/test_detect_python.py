@@ -33,11 +33,6 @@ def test_a_lint_only_ruff_project_gets_no_formatter_from_the_real_cli(stepkit_pr
         {"ruff.toml": "line-length = 90\n[format]\nindent-style = 'tab'\n", "setup.py": ""},
         {
             "pyproject.toml": "[tool.ruff]\n",
-            ".pre-commit-config.yaml": "repos:\n- repo: https://github.com/astral-sh/ruff-pre-commit\n  rev: v0.6.0\n"
-            "  hooks:\n  - id: ruff\n  - id: ruff-format\n",
-        },
-        {
-            "pyproject.toml": "[tool.ruff]\n",
             "Makefile": "fmt-check:\n\tuv run ruff format --check .\n",
         },
         {
@@ -54,7 +49,6 @@ def test_a_lint_only_ruff_project_gets_no_formatter_from_the_real_cli(stepkit_pr
     ids=[
         "format-table",
         "ruff.toml-format",
-        "pre-commit-hook",
         "makefile-step",
         "ci-step",
         "poe-task",
@@ -69,13 +63,9 @@ def test_ruff_formats_the_changed_files_when_the_project_formats_with_it(stepkit
     "files",
     [
         {"pyproject.toml": "[tool.black]\nline-length = 88\n"},
-        {
-            "setup.py": "",
-            ".pre-commit-config.yaml": "repos:\n- repo: https://github.com/psf/black\n  rev: 24.1.0\n  hooks:\n  - id: black\n",
-        },
         {"setup.py": "", "tox.ini": "[testenv:fmt]\ndeps = black\ncommands = black src tests\n"},
     ],
-    ids=["black-table", "pre-commit-hook", "tox-env"],
+    ids=["black-table", "tox-env"],
 )
 def test_black_formats_when_the_project_formats_with_it(stepkit_project, files):
     assert commands(stepkit_project(files))["format"] == BLACK
@@ -118,7 +108,7 @@ def test_a_committed_uv_lock_chooses_uv_run_frozen(tmp_path):
     project = init_repo(
         tmp_path / "repo", {"pyproject.toml": UV_PROJECT, "uv.lock": "version = 1\n"}
     )
-    assert detected(project)["lint"] == "uv run --frozen ruff check"
+    assert detected(project)["lint"] == "uv run --frozen python -m ruff check"
 
 
 def test_an_untracked_uv_lock_is_not_the_projects_choice(tmp_path):
@@ -130,7 +120,7 @@ def test_an_untracked_uv_lock_is_not_the_projects_choice(tmp_path):
     )  # what a `uv run` in a lint target leaves behind
     assert detected(project)["lint"] == "ruff check"
     git(project, "add", "-f", "uv.lock")
-    assert detected(project)["lint"] == "uv run --frozen ruff check"
+    assert detected(project)["lint"] == "uv run --frozen python -m ruff check"
 
 
 def test_uv_run_frozen_leaves_a_committed_stale_uv_lock_unchanged(tmp_path):
@@ -146,7 +136,7 @@ def test_uv_run_frozen_leaves_a_committed_stale_uv_lock_unchanged(tmp_path):
     )  # the lock is now stale
     locked = (project / "uv.lock").read_bytes()
     prefix = "uv run --frozen "
-    assert detected(project)["lint"] == f"{prefix}ruff check"
+    assert detected(project)["lint"] == f"{prefix}python -m ruff check"
     done = run_shell(f"{prefix}python -c 'print(42)'", project, **cache)
     assert (done.returncode, done.stdout.strip()) == (0, "42"), done.stderr
     assert (project / "uv.lock").read_bytes() == locked
@@ -346,20 +336,34 @@ def test_a_comment_naming_a_formatter_does_not_choose_it(stepkit_project):
     assert commands(project)["format"] is None
 
 
-def test_the_real_black_from_a_pre_commit_hook_formats_only_the_changed_file(stepkit_project):
-    need("black")
-    ugly = "x = {  'a':1 }\n"
+@pytest.mark.parametrize(
+    ("hooks", "format_", "lint"),
+    [
+        (
+            (
+                "- repo: https://github.com/astral-sh/ruff-pre-commit\n  rev: v0.6.0\n"
+                "  hooks:\n  - id: ruff\n  - id: ruff-format\n"
+            ),
+            "pre-commit run ruff-format --files {files}",
+            "pre-commit run ruff --all-files",
+        ),
+        (
+            "- repo: https://github.com/psf/black\n  rev: 24.1.0\n  hooks:\n  - id: black\n",
+            "pre-commit run black --files {files}",
+            "ruff check",
+        ),
+    ],
+    ids=["ruff-pre-commit", "black"],
+)
+def test_a_formatter_pre_commit_hook_is_run_through_pre_commit(
+    stepkit_project, hooks, format_, lint
+):
+    """The hook pins the formatter's version and arguments: the gate runs the hook, on the
+    changed files only (pre-commit picks the ones the hook's types match)."""
     project = stepkit_project(
-        {
-            "setup.py": "",
-            ".pre-commit-config.yaml": "repos:\n- repo: https://github.com/psf/black\n  rev: 24.1.0\n"
-            "  hooks:\n  - id: black\n",
-            "changed.py": ugly,
-            "other.py": ugly,
-        }
+        {"pyproject.toml": "[tool.ruff]\n", ".pre-commit-config.yaml": "repos:\n" + hooks}
     )
-    command, _ = expand_files(commands(project)["format"], ["changed.py", "README.md"])
-    done = run_shell(command, project, BLACK_CACHE_DIR=str(project.parent / "black-cache"))
-    assert done.returncode == 0, done.stderr
-    assert (project / "changed.py").read_text() == 'x = {"a": 1}\n'
-    assert (project / "other.py").read_text() == ugly
+    gates = commands(project)
+    assert (gates["format"], gates["lint"]) == (format_, lint)
+    command, _ = expand_files(gates["format"], ["changed.py", "README.md"])
+    assert command == format_.replace("{files}", "README.md changed.py")

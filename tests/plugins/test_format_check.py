@@ -108,3 +108,33 @@ def test_a_command_that_already_checks_is_its_own_check_mode(command):
 )
 def test_biome_write_becomes_its_check(command, expected):
     assert check(command) == expected
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pre-commit run black --files {files}",
+        "uv run --frozen python -m pre_commit run ruff-format --files {files}",
+        "prek run ruff-format --files {files}",
+    ],
+)
+def test_a_pre_commit_hook_is_checked_by_running_it_and_undoing_its_rewrites(command, tmp_path):
+    """The hook has no dry run (and `black` in its id is no black to add --check to):
+    the real fix_diff runs it and puts back, and names, every file it rewrote."""
+    import shlex
+    import subprocess
+    import sys
+
+    checked = check(command)
+    assert checked.endswith(f"-m stepkit.plugins.projects.fix_diff -- {command}")
+    (tmp_path / "a.py").write_text("x=1\n")
+    rewrite = f"{sys.executable} -c \"open('a.py','w').write('x = 1\\n')\" --files a.py"
+    done = subprocess.run(
+        [*shlex.split(checked.split(" -- ")[0]), "--", *shlex.split(rewrite)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and "would reformat" in done.stdout and "a.py" in done.stdout
+    assert (tmp_path / "a.py").read_text() == "x=1\n"

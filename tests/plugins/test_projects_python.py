@@ -82,7 +82,13 @@ def test_black_formats_the_changed_files_when_the_project_uses_it_next_to_ruff(s
 
 @pytest.mark.parametrize(
     ("lockfile", "prefix"),
-    [("uv.lock", "uv run --frozen "), ("poetry.lock", "poetry run "), ("pdm.lock", "pdm run ")],
+    [
+        ("uv.lock", "uv run --frozen "),
+        ("poetry.lock", "poetry run "),
+        ("pdm.lock", "pdm run "),
+        ("Pipfile.lock", "pipenv run "),
+        ("hatch.toml", "hatch run "),
+    ],
 )
 def test_lockfile_picks_the_runner_outside_git(stepkit_project, lockfile, prefix):
     project = stepkit_project(
@@ -94,9 +100,9 @@ def test_lockfile_picks_the_runner_outside_git(stepkit_project, lockfile, prefix
         }
     )
     assert commands(project) == {
-        "format": f"{prefix}ruff format --force-exclude {{files:.py,.pyi}}",
-        "lint": f"{prefix}ruff check",
-        "build": f"{prefix}mypy demo",
+        "format": f"{prefix}python -m ruff format --force-exclude {{files:.py,.pyi}}",
+        "lint": f"{prefix}python -m ruff check",
+        "build": f"{prefix}python -m mypy demo",
         "tests": f"{prefix}python -m pytest -rfE",
     }
 
