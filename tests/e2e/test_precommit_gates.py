@@ -34,9 +34,9 @@ def test_remote_ruff_hooks_are_the_format_and_lint_gates(tmp_path):
     found = gates(copy("installer", tmp_path))
     assert found["format"] == (
         "pre-commit run ruff-format --files {files}",
-        ".pre-commit-config.yaml:32",
+        ".pre-commit-config.yaml:22",
     )
-    assert found["lint"] == ("pre-commit run ruff-check --all-files", ".pre-commit-config.yaml:31")
+    assert found["lint"] == ("pre-commit run ruff-check --all-files", ".pre-commit-config.yaml:21")
 
 
 def test_a_lint_hook_that_fixes_is_passed_over_with_a_note(tmp_path):
