@@ -329,12 +329,43 @@ class GateRunner:
             # looked at after the judge: its re-runs in the project are the gate's too
             result = self.judge.judge(result)
         after = self._look_after(result, before, step, held, stamp)
+        rewrote = before is not None and after is not None and before.ids != after.ids
+        if formats and result.status == "fail" and rewrote:
+            result = self._formatted_again(result, name, to_run, plugin)
+            stamp = self.stamp_passes and result.status == "pass"
         self._seen = after
         if after is not None and (stamp or (formats and self.watch_format)):
             result.tree_hash = self._tree = hash_ids(after.ids)
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
+
+    def _formatted_again(
+        self, failed: GateResult, name: GateName, command: str, plugin: str | None
+    ) -> GateResult:
+        """A formatter that rewrote files and exited non-zero (pre-commit's
+        hooks say "files were modified" that way) is run once more on its own
+        output: that run's verdict is the gate's.  A formatter that fails
+        again on the bytes it left fails."""
+        limits = self.config.timeouts
+        again = run_gate(
+            name,
+            command,
+            plugin,
+            self.project_dir,
+            self.log_dir,
+            timeout=getattr(limits, name),
+            no_output_timeout=limits.no_output,
+            pm=self.pm,
+            env=self.env,
+            log_limit=self.config.logs.max_bytes,
+        )
+        if again.status != "pass":
+            return failed
+        again.command = failed.command
+        said = "it rewrote files and exited non-zero; run again on what it wrote, it passed"
+        again.evidence = f"[{said}]\n{again.evidence}"
+        return again
 
     def _no_command(self, name: GateName, plugin: str | None, looks: bool) -> GateResult:
         """A gate with no command, not run: it changes nothing, so the tree is

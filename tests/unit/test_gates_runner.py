@@ -408,3 +408,33 @@ def test_stamped_passes_carry_the_tree_they_left(project):
     )
     build, tests = gates.run(["build", "tests"])
     assert build.tree_hash is None and gates.tree_ids == file_ids(project)
+
+
+#: A formatter as pre-commit runs one: it rewrites app.py and exits 1 when it changed a byte.
+REWRITES_AND_FAILS = (
+    f"{sys.executable} -c \"import sys, pathlib; p = pathlib.Path('app.py'); "
+    "old = p.read_text(); p.write_text('x = 1\\\\n'); sys.exit(old != 'x = 1\\\\n')\""
+)
+
+
+@pytest.mark.parametrize("watch_format", [True, False])
+def test_a_formatter_that_exits_1_because_it_rewrote_files_passes_when_run_again(
+    project, watch_format
+):
+    (project / "app.py").write_text("x=1\n")
+    gates = runner(project, commands_pm(format=REWRITES_AND_FAILS), watch_format=watch_format)
+    (result,) = gates.run(["format"])
+    assert result.status == "pass", result.summary
+    assert "run again on what it wrote, it passed" in result.evidence
+    assert (project / "app.py").read_text() == "x = 1\n"
+
+
+def test_a_formatter_that_fails_again_on_its_own_output_fails(project):
+    """A variant: a formatter that rewrites and still fails (a file it cannot parse)."""
+    (project / "app.py").write_text("x=1\n")
+    always = (
+        f'{sys.executable} -c "import pathlib, sys; '
+        "pathlib.Path('app.py').write_text('y'); sys.exit(1)\""
+    )
+    (result,) = runner(project, commands_pm(format=always)).run(["format"])
+    assert result.status == "fail"
