@@ -108,10 +108,16 @@ _NOT_A_CHECK = frozenset(
 )
 
 
+#: Options that make a runner only set up its environment: ``tox --notest``, ``nox --install-only``.
+_SETUP_ONLY = frozenset({"--notest", "--install-only"})
+
+
 def _sets_up(command: str) -> bool:
     """Some part of ``command`` (``a && b; c``) sets up, ships or reports."""
     return any(
-        _NOT_A_CHECK.intersection(part.split()[:3]) or _NODE_INSTALL.match(part.strip())
+        _NOT_A_CHECK.intersection(part.split()[:3])
+        or _SETUP_ONLY.intersection(part.split())
+        or _NODE_INSTALL.match(part.strip())
         for part in re.split(r"&&|\|\||;", command)
     )
 
@@ -123,8 +129,9 @@ _NODE_INSTALL = lazy_compile(r"^(?:npm|pnpm|bun|yarn)\s+(?:ci|i)(?:\s|$)")
 #: What runs a tool in the project's environment (``uv run --locked``, ``poetry run``, ``bundle exec``):
 #: the tool after it says the gate.
 _RUNNER_PREFIX = lazy_compile(
-    r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run|uvx|npx|bundle\s+exec)"
-    r"(?:\s+(?:--(?:with|from|python|extra|group|package|env)|-p)(?:=|\s+)\S+|\s+-\S+)*\s+"
+    r"^(?:(?:uv|poetry|pdm|hatch|pipenv|pipx)\s+run|uvx|npx|bundle\s+exec|composer\s+bin\s+[\w-]+)"
+    r"(?:\s+(?:--(?:with(?:-requirements)?|from|python|extra|(?:only-|no-)?group|package|env(?:-file)?"
+    r"|project|directory|index|spec)|-p)(?:=|\s+)\S+|\s+-\S+)*\s+"
 )
 
 #: A call of a task runner or script, and the target it names.
@@ -144,6 +151,10 @@ _NAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 #: Test-target names that are whole words: make's ``check``, tox's ``py``/``py312``/``py3.12``/``pypy311``.
 _TEST_NAME = lazy_compile(r"^(?:check|(?:py|pypy)(?:\d+(?:\.\d+)?)?(?:-tests?)?)$")
+
+
+#: A target named for rewriting the tree rather than checking it (``lint:fix``, ``fix``).
+_FIXER = lazy_compile(r"(?:^|[:_-])fix$")
 
 
 def _target_gate(name: str) -> str | None:
@@ -212,6 +223,8 @@ def _seen(command: str, project_dir: Path) -> _Seen | None:
     if not call:
         gate = tool_gate(core)
         return _Seen(gate, gate == "tests") if gate else None
+    if _FIXER.search(call["target"] or ""):
+        return None  # `lint:fix`, `format-fix`: rewrites the tree, where a gate checks it
     body = _body(project_dir, call)
     if call["npm"] and not body:
         body = core  # no such script: pnpm, yarn and bun run the package's binary (`pnpm vitest`)
@@ -241,15 +254,25 @@ _PIPE = lazy_compile(r"(?<!\|)\|(?![|&])")
 
 def _runs_in_the_checkout(command: str, project_dir: Path) -> bool:
     """``command`` can run in a fresh checkout: the directories it ``cd``s into
-    exist, and a ``make`` has its Makefile there (not one an earlier CI step —
-    ``./configure``, ``cmake ..`` — generates)."""
+    exist, a ``make`` has its Makefile there (not one an earlier CI step —
+    ``./configure``, ``cmake ..`` — generates), and a ``cmake --build DIR`` or
+    ``ctest --test-dir DIR`` has its build tree (or configures it with ``-B DIR`` first)."""
     where, rest = project_dir, command
-    while cd := re.match(r"cd\s+(\S+)\s*&&\s*", rest):
+    while cd := re.match(r"cd\s+(\S+)\s*(?:&&|;)\s*", rest):
         where, rest = where / shlex.split(cd[1])[0], rest[cd.end() :]
     if not where.is_dir():
         return False
     runs_make = re.search(r"(?:^|[\s;&|(])make(?![\w-])", rest) is not None
-    return not runs_make or _shared.first_file(where, _shared.MAKEFILE_NAMES) is not None
+    if runs_make and _shared.first_file(where, _shared.MAKEFILE_NAMES) is None:
+        return False
+    return all(
+        (where / built[1]).is_dir() or re.search(rf"-B\s*{re.escape(built[1])}(?!\S)", rest)
+        for built in _BUILD_DIR.finditer(rest)
+    )
+
+
+#: A build tree a command works in: ``cmake --build DIR``, ``ctest --test-dir DIR``.
+_BUILD_DIR = lazy_compile(r"(?:cmake\s+--build|ctest\s+(?:\S+\s+)*?--test-dir)\s+([^\s;&|$]+)")
 
 
 #: What a CI step's name says it does: tests, or a check that is not one.

@@ -20,9 +20,11 @@ the default branch on this machine (Linux).
   another job's artifacts, a job or line on a Rust channel (``nightly``,
   ``-Z``) that is not this machine's rustc, a line building for a target
   this machine has no standard library for, a line using a matrix version
-  this machine lacks, a step CI lets fail (``continue-on-error``).
+  this machine lacks, a step CI lets fail (``continue-on-error``), a job
+  working in a checkout of another repository.
 - A workflow or job for benchmarks, releases, docs, nightly builds,
-  publishing or cross-compiling is set aside: its lines come after the
+  publishing, cross-compiling, code scanning or autofixing, or one that
+  runs in a ``container:`` image, is set aside: its lines come after the
   others.  A job that calls a reusable workflow of another repository is
   named in the notes.
 """
@@ -93,7 +95,7 @@ def workflow(path: Path, project_dir: Path, push: dict[str, str]) -> Read:
                 "stepkit does not read what it runs"
             )
             continue
-        job_aside = aside or _aside(job_id, text(get(job, "name")))
+        job_aside = aside or _aside(job_id, text(get(job, "name"))) or _in_container(job)
         found += _job(
             job,
             Where(name, job_id, workflow_dir, job_aside, off),
@@ -213,7 +215,21 @@ _ASIDE = (
     ("cross", "cross-compiling"),
     ("fuzz", "fuzzing"),
     ("miri", "miri"),
+    ("autofix", "fixing the tree and committing it"),
+    ("codeql", "code scanning"),
 )
+
+
+def _in_container(job: yaml.Node) -> str:
+    """Why a job that runs in a container image (``container:``) is set aside: its
+    lines run on that image's system, not the runner's; "" without one."""
+    container = get(job, "container")
+    image = (
+        text(get(container, "image"))
+        if isinstance(container, yaml.MappingNode)
+        else text(container)
+    )
+    return f"its job runs in the container image `{image}`, not on the runner" if image else ""
 
 
 def _aside(*names: str) -> str:
@@ -439,6 +455,9 @@ def _job_not_here(job: yaml.Node, context: dict[str, Any]) -> str:
         services = ", ".join(key for key, _ in items(get(job, "services")))
         return f"its job needs the service containers {services}, which a gate does not start"
     steps = get(job, "steps")
+    other = _other_checkout(steps, context)
+    if other:
+        return f"its job works in a checkout of another repository ({other}), not this project's"
     uses = [text(get(step, "uses")) for step in getattr(steps, "value", [])]
     if get(job, "needs") is not None and any(
         u.startswith("actions/download-artifact") for u in uses
@@ -453,6 +472,21 @@ def _job_not_here(job: yaml.Node, context: dict[str, Any]) -> str:
         return f"its job runs on the {channel} Rust toolchain, and {have}"
     if condition(text(get(job, "continue-on-error")) or "false", context) is not False:
         return "CI lets its job fail (`continue-on-error`)"
+    return ""
+
+
+def _other_checkout(steps: yaml.Node | None, context: dict[str, Any]) -> str:
+    """The repository an ``actions/checkout`` step puts at the workspace's root
+    when it is not this project (``repository:`` without ``path:``); else ""."""
+    for step in getattr(steps, "value", []):
+        if not text(get(step, "uses")).startswith("actions/checkout"):
+            continue
+        options = get(step, "with")
+        repository = substitute(text(get(options, "repository")), context)
+        if repository is UNKNOWN or not repository or text(get(options, "path")):
+            continue  # not known here, this project, or beside this project's checkout
+        if repository.lower() != str(context["github"].get("repository", "")).lower():
+            return repository
     return ""
 
 

@@ -58,6 +58,7 @@ TOOLS: dict[str, re.Pattern[str]] = {
         r"mypy",
         r"pyright",
         r"tsc",
+        r"deno\s+check",
         r"cargo\s+(?:build|check)",
         r"go\s+build",
         r"cmake\s+--build",

@@ -13,7 +13,7 @@ GATES = ("format", "lint", "build", "tests")
 
 def _rows() -> list[list[str]]:
     """The rows of the table under "## Real projects"."""
-    text = DOC.read_text(encoding="utf-8").split("## Real projects", 1)[1]
+    text = DOC.read_text(encoding="utf-8").split("## Real projects", 1)[1].split("\n## ", 1)[0]
     rows = [
         [cell.strip() for cell in line.strip().strip("|").split("|")]
         for line in text.splitlines()
@@ -27,7 +27,7 @@ def _rows() -> list[list[str]]:
 def test_the_rate_line_matches_the_table():
     rows = _rows()
     right = sum(row[-1] in ("agree", "acceptable") for row in rows)
-    text = DOC.read_text(encoding="utf-8")
+    text = DOC.read_text(encoding="utf-8").split("## Real projects", 1)[1].split("\n## ", 1)[0]
     rate = re.search(
         r"\*\*Agreement: (\d+) of (\d+) gates right or acceptable \((\d+) %\)\.\*\*", text
     )
