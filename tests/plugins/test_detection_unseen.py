@@ -60,15 +60,26 @@ def _tuple(patterns: str | tuple[str, ...]) -> tuple[str, ...]:
 #: No gate in CI, and none detected.
 NO = _g("—", NONE)
 
-RUFF_FMT = r"(?:\w+ run (?:--frozen )?)?ruff format --force-exclude \{files:\.py,\.pyi\}"
-RUFF = r"(?:\w+ run (?:--frozen )?)?ruff check"
+#: a tool run from the project's environment manager, as a command or as a module
+RUN = r"(?:\w+ run (?:--frozen )?(?:python -m )?)?"
+RUFF_FMT = RUN + r"ruff format --force-exclude \{files:\.py,\.pyi\}"
+RUFF = RUN + r"ruff check"
+
+
+def hook(hook_id: str) -> str:
+    """The project's own pre-commit or prek hook ``hook_id``: CI's gate itself."""
+    return RUN + rf"(?:pre-commit|prek|pre_commit) run {hook_id} --(?:files \{{files\}}|all-files)"
+
+
 PYTEST = r".*(?:pytest|tox (?:run )?-e (?:py|3\.11|py311)\b|nox -s tests?\b).*"
 
 EXPECTED: dict[str, tuple[str, dict[str, Gate]]] = {
     "pypa+packaging": (
         "Python (nox)",
         {
-            "format": _g("`ruff-format` hook, in `nox -s lint` (lint.yml:44)", (), RUFF_FMT),
+            "format": _g(
+                "`ruff-format` hook, in `nox -s lint` (lint.yml:44)", hook("ruff-format"), RUFF_FMT
+            ),
             "lint": _g(
                 "`pipx run nox -s lint` — pre-commit (lint.yml:44)", r".*nox -s lint.*", RUFF
             ),
@@ -79,9 +90,9 @@ EXPECTED: dict[str, tuple[str, dict[str, Gate]]] = {
     "python-poetry+tomlkit": (
         "Python (poetry)",
         {
-            "format": _g("`ruff-format` hook (pre-commit.ci)", (), RUFF_FMT),
+            "format": _g("`ruff-format` hook (pre-commit.ci)", hook("ruff-format"), RUFF_FMT),
             "lint": _g("`ruff` hook (pre-commit.ci)", (), RUFF),
-            "build": _g("— (mypy configured in pyproject.toml)", NONE, r"poetry run mypy"),
+            "build": _g("— (mypy configured in pyproject.toml)", NONE, RUN + r"mypy"),
             "tests": _g(
                 "`poetry run pytest -q tests` (tests.yml:68)",
                 r"poetry run pytest -q tests",
@@ -93,9 +104,9 @@ EXPECTED: dict[str, tuple[str, dict[str, Gate]]] = {
     "pdm-project+pdm": (
         "Python (pdm)",
         {
-            "format": _g("`ruff-format` hook (pre-commit.ci)", (), RUFF_FMT),
+            "format": _g("`ruff-format` hook (pre-commit.ci)", hook("ruff-format"), RUFF_FMT),
             "lint": _g("`ruff` hook (pre-commit.ci)", (), RUFF),
-            "build": _g("`mypy` hook (pre-commit.ci)", (), r"pdm run mypy src/pdm"),
+            "build": _g("`mypy` hook (pre-commit.ci)", (), RUN + r"mypy src/pdm"),
             "tests": _g(
                 "`pdm run pytest -n auto --cov=pdm … tests` (ci.yml:92)",
                 r"pdm run pytest -n auto .*",
@@ -105,7 +116,7 @@ EXPECTED: dict[str, tuple[str, dict[str, Gate]]] = {
     "tox-dev+platformdirs": (
         "Python (tox, hatch)",
         {
-            "format": _g("`ruff-format` hook (pre-commit.ci)", (), RUFF_FMT),
+            "format": _g("`ruff-format` hook (pre-commit.ci)", hook("ruff-format"), RUFF_FMT),
             "lint": _g("`ruff-check` hook (pre-commit.ci)", (), RUFF),
             "build": _g(
                 "`tox run --skip-pkg-install -e type` (check.yaml:148, matrix `tox_env`)",
@@ -157,11 +168,11 @@ EXPECTED: dict[str, tuple[str, dict[str, Gate]]] = {
     "fastapi+typer": (
         "Python (uv)",
         {
-            "format": _g("`ruff-format` hook, prek (pre-commit.yml:58)", (), RUFF_FMT),
-            "lint": _g("`ruff` hook, prek (pre-commit.yml:58)", (), RUFF),
-            "build": _g(
-                "`mypy` in `scripts/lint.sh`, a prek hook", (), r"uv run --frozen mypy typer"
+            "format": _g(
+                "`ruff-format` hook, prek (pre-commit.yml:58)", hook("local-ruff-format"), RUFF_FMT
             ),
+            "lint": _g("`ruff` hook, prek (pre-commit.yml:58)", hook("local-ruff-check"), RUFF),
+            "build": _g("`mypy` in `scripts/lint.sh`, a prek hook", (), RUN + r"mypy typer"),
             "tests": _g(
                 "`uv run bash scripts/test.sh` (test.yml:71)", r"uv run bash scripts/test\.sh"
             ),
