@@ -170,7 +170,9 @@ class TestRunner:
     :param faults: causes outside the code the runner names, each from the
         output's lines, its text and the failing tests' reasons (None: it
         does not apply).
-    :param skip_markers: (label, regex) of a marker in a source that skips a test.
+    :param skip_markers: (label, regex) of a marker in a source that skips a
+        test, which a step's change adding one flags (the built-in runners'
+        only: the tamper flags are read where no plugin manager reaches).
     """
 
     __test__ = False

@@ -131,3 +131,12 @@ def test_a_real_mix_test_gate_names_each_failing_test_and_its_rerun_runs_only_th
     )
     assert again.tests is not None and again.tests.failing == [MULS]
     assert "1 failure" in again.evidence
+
+
+def test_a_new_skip_tag_in_an_exunit_test_is_a_tamper_flag():
+    from stepkit.workspace.scope.tamper import file_flags
+
+    skipped = SUITE.replace('  test "adds"', '  @tag :skip\n  test "adds"')
+    assert file_flags("test/calc_test.exs", "a", "b", SUITE.encode(), skipped.encode()) == [
+        "new ExUnit @tag :skip in test/calc_test.exs (+1)"
+    ]
