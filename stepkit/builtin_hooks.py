@@ -77,6 +77,9 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.evidence.maven": {
         "stepkit_condense_output": {},
     },
+    "stepkit.plugins.runners": {
+        "stepkit_test_runners": {},
+    },
     "stepkit.plugins.ask": {
         "stepkit_ask": {"trylast": True},
     },

@@ -387,6 +387,29 @@ def stepkit_condense_output(
     """
 
 
+@hookspec
+def stepkit_test_runners() -> list[Any]:
+    """Declare test runners: how stepkit judges each one's output.
+
+    :return: :class:`stepkit.workspace.runners.TestRunner` declarations, in
+        the order they are recognised (a runner may also name, in
+        ``before``, runners it is recognised before): how to recognise the
+        runner's command, the report to ask it for and how to read it, how
+        to re-run its failing ids, the lines of its output that mean a test
+        failed, that tests ran or that none did, a failing test's reason,
+        its fault signatures and the markers that skip a test.
+
+    Called for every plugin, once per gate run; the answers are joined,
+    the last registered plugin's first (so a project's runner is recognised
+    before a built-in one that also claims its command), and every
+    declaration's patterns of a kind compile into one.  Built-in:
+    :mod:`stepkit.plugins.runners` (one module per runner: pytest, unittest,
+    jest, vitest, node's test runner, mocha, AVA, bun, go test, cargo test,
+    cargo nextest, ctest, Catch2, maven, gradle, dotnet, mix test, RSpec,
+    minitest, PHPUnit, deno, swift).  Usable in ``stepconf.py``: yes.
+    """
+
+
 # -- engines -----------------------------------------------------------------
 
 

@@ -28,10 +28,10 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.text import strip_ansi, terminal_line
+from stepkit.workspace.runners import Runners, runners
 
 #: How many non-blank lines at the end of the output a fault message may be in.
 TAIL_LINES = 40
@@ -45,58 +45,9 @@ def _any_of(*patterns: str) -> re.Pattern[str]:
     return lazy_compile("|".join(f"(?:{pattern})" for pattern in patterns), re.MULTILINE)
 
 
-# -- test runners that report failures: their output is never a fault ------
-
-_RUNNER_FAILURES = _any_of(
-    r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in [\d.]+s",  # pytest totals
-    r"^(?:FAILED|ERROR) \S+::",  # pytest short summary
-    r"^test result: FAILED\.",  # cargo
-    r"^\s*--- FAIL: ",  # go
-    r"^Tests:\s+.*\b\d+ failed",  # jest
-    r"^\s*Tests\s+\d+ failed",  # vitest
-    r"Tests run: \d+, Failures: (?:[1-9]|\d+, Errors: [1-9])",  # surefire
-    r"\b[1-9]\d* tests? failed out of\b",  # ctest
-    r"^\d+ examples?, [1-9]\d* failures?",  # rspec
-    r"^FAILED \((?:failures|errors)=",  # unittest
-    r"^FAILURES!$",  # phpunit
-    r"^Failed!\s+- Failed:\s+[1-9]",  # dotnet
-    r"^\d+ tests?, [1-9]\d* failures?",  # mix
-)
-
-
-#: Words every line the patterns below can match holds (lower case): only
-#: those lines are searched, so a megabyte of passing output costs little.
+#: Words every line a runner's failure pattern matches holds (lower case):
+#: only those lines are searched, so a megabyte of passing output costs little.
 _FAILURE_WORDS = ("fail", "error")
-_RAN_WORDS = (
-    "passed",
-    "failed",
-    "error",
-    "running",
-    "ok",
-    "--- ",
-    "tests",
-    "ran ",
-    "example",
-    "total",
-    "executed",
-    "assertions",
-    "passing",
-    "pass ",
-)
-_NO_TEST_WORDS = (
-    "no test",
-    "0 test",
-    "zero test",
-    "no-source",
-    "0 example",
-    "no example",
-    "0 passed",
-    "tests run: 0",
-    "deselected",
-    "skipped",
-    "did not discover",
-    "pass 0",
-)
 
 
 @dataclass(frozen=True)
@@ -169,11 +120,11 @@ def _base64_word() -> re.Pattern[bytes]:
     return re.compile(rb"[A-Za-z0-9+/=]+")
 
 
-def _runner_failed(out: _Output) -> bool:
+def _runner_failed(out: _Output, table: Runners) -> bool:
     """A test runner in the output reports failing tests.  Line by line, so
     that the first such line ends the search: in a failed run's output
     nearly every line may hold "fail"."""
-    return any(_RUNNER_FAILURES.search(line) for line in _lines_with_words(out, _FAILURE_WORDS))
+    return any(table.failures.search(line) for line in _lines_with_words(out, _FAILURE_WORDS))
 
 
 #: Characters above which whether a text holds any of a rule's words is
@@ -521,7 +472,9 @@ _FAULTS: tuple[_Rule, ...] = (
 )
 
 
-def environment_fault(output: str, exit_code: int | None) -> str | None:
+def environment_fault(
+    output: str, exit_code: int | None, judged_by: Runners | None = None
+) -> str | None:
     """The environment fault a failed gate's output names, as a one-line cause.
 
     :param output: the gate's output (stdout and stderr merged).
@@ -529,14 +482,20 @@ def environment_fault(output: str, exit_code: int | None) -> str | None:
     :return: e.g. ``uv: failed to spawn mypy (not installed)``,
         ``make: clang-format: command not found (not installed or not on
         PATH)``; None when the output shows no fault, or shows failing tests.
+    :param judged_by: the declared runners (default: the built-in ones),
+        whose fault signatures are asked after the machine's own.
     """
     if exit_code in (0, None):
         return None
+    table = judged_by or runners()
     out = _read(output)
-    cause = _service_down(out) or _src_layout_not_installed(out)
+    reasons = _failure_reasons(out.lines, table)
+    cause = _service_down(out, reasons) or next(
+        (c for fault in table.faults if (c := fault(out.lines, out.text, reasons))), None
+    )
     if cause:
         return cause
-    if _runner_failed(out):
+    if _runner_failed(out, table):
         return None
     lines = _tail(out.lines)
     if exit_code in (126, 127):
@@ -585,17 +544,20 @@ _REFUSAL_WORDS = lazy_compile(
     r"ConnectionRefused|Connection r|ECONNREFUSED|connection to server at|Error 111|"
     r"OperationalError|ConnectionError|Can't connect"
 )
-#: A failing test's one-line reason: pytest's short summary, node's TAP ``error:``.
-_FAILURE_REASON = lazy_compile(
-    r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$|^\s+error: '(?P<tap>.*)'$"
-)
 
 
-def _failure_reasons(lines: list[str]) -> list[str]:
-    return [m["why"] or m["tap"] or "" for line in lines if (m := _FAILURE_REASON.match(line))]
+def _failure_reasons(lines: list[str], table: Runners) -> list[str]:
+    """Each failing test's one-line reason, as its runner gives it (empty: none)."""
+    reasons = []
+    for line in lines:
+        for pattern in table.failure_reasons:
+            if m := pattern.match(line):
+                reasons.append(m["why"] or "")
+                break
+    return reasons
 
 
-def _service_down(out: _Output) -> str | None:
+def _service_down(out: _Output, reasons: list[str]) -> str | None:
     """A service the tests connect to on this machine is not running: a
     client's "connection refused" to a local address, and every failing test
     (when the runner names them) failed so."""
@@ -613,7 +575,6 @@ def _service_down(out: _Output) -> str | None:
     )
     if refused is None:
         return None
-    reasons = _failure_reasons(lines)
     if reasons and not all(_REFUSAL_WORDS.search(why) for why in reasons):
         return None  # some test failed for another reason: the code's
     if refused["bare"] and not reasons:
@@ -623,35 +584,6 @@ def _service_down(out: _Output) -> str | None:
         return "a service the tests need is not running (connection refused on this machine)"
     service = _SERVICES.get(port, "a service")
     return f"{service} is not running on this machine (connection to port {port} refused); the tests need it"
-
-
-_ROOTDIR = lazy_compile(
-    r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$"
-)
-_NO_MODULE = lazy_compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
-
-
-def _src_layout_not_installed(out: _Output) -> str | None:
-    """pytest could not import the project's own package, which lives under
-    ``src/`` and is not installed (nor on ``pythonpath``): a set-up step, not
-    the code.  Only when every error and failure is that import."""
-    lines = out.lines
-    root = next((m["root"] for line in lines[:30] if (m := _ROOTDIR.match(line))), None)
-    if root is None or "ModuleNotFoundError" not in out.text:
-        return None
-    missing = {m["module"].split(".")[0] for line in lines if (m := _NO_MODULE.match(line))}
-    if not missing:
-        return None
-    own = sorted(name for name in missing if (Path(root) / "src" / name).is_dir())
-    if not own:
-        return None
-    reasons = _failure_reasons(lines)
-    if any("ModuleNotFoundError" not in why for why in reasons):
-        return None
-    return (
-        f"python: the project's package {own[0]} (src/{own[0]}) is not installed in the environment the "
-        "tests run in (ModuleNotFoundError); install it (pip install -e .) or set pytest's pythonpath"
-    )
 
 
 def _shell_fault(lines: list[str], exit_code: int) -> str | None:
@@ -696,115 +628,9 @@ def _make_fault(lines: list[str]) -> str | None:
 # -- test runs that ran no test ---------------------------------------------
 
 
-@dataclass(frozen=True)
-class _NoTests:
-    """A runner's words for "no test ran", and the exit codes it gives them."""
-
-    runner: str
-    pattern: re.Pattern[str]
-    codes: frozenset[int]
-    what: str
-
-
-def _no_tests(runner: str, pattern: str, codes: tuple[int, ...], what: str) -> _NoTests:
-    return _NoTests(runner, lazy_compile(pattern, re.MULTILINE), frozenset(codes), what)
-
-
-_NO_TESTS: tuple[_NoTests, ...] = (
-    _no_tests("pytest", r"^=*\s*no tests ran(?: in [\d.]+s)?\s*=*$", (5,), "no tests collected"),
-    _no_tests(
-        "pytest",
-        r"^=*\s*\d+ deselected(?:, \d+ warnings?)? in [\d.]+s\b.*$",
-        (5,),
-        "every test was deselected",
-    ),
-    _no_tests(
-        "pytest",
-        r"^=*\s*\d+ skipped(?:, \d+ (?:deselected|warnings?))* in [\d.]+s\b.*$",
-        (0,),
-        "every test was skipped",
-    ),
-    _no_tests("unittest", r"^(?:Ran 0 tests in [\d.]+s|NO TESTS RAN)$", (0, 5), "ran 0 tests"),
-    _no_tests("jest", r"^No tests found, exiting with code \d+", (0, 1), "no tests found"),
-    _no_tests(
-        "vitest", r"^No test files found, exiting with code \d+", (0, 1), "no test files found"
-    ),
-    _no_tests("ctest", r"^No tests were found!!!$", (0, 8), "no tests were found"),
-    _no_tests("cargo nextest", r"^\s*error: no tests to run$", (4,), "no tests to run"),
-    _no_tests(
-        "maven", r"No tests to run\.|Tests run: 0, Failures: 0, Errors: 0", (0,), "no tests to run"
-    ),
-    _no_tests(
-        "maven",
-        r"No tests were executed!|No tests matching pattern",
-        (1,),
-        "no tests were executed",
-    ),
-    _no_tests(
-        "gradle",
-        r"No tests found for given includes|did not discover any tests to execute",
-        (1,),
-        "no tests found",
-    ),
-    _no_tests("gradle", r"^> Task :(?:\S+:)?test NO-SOURCE$", (0,), "the test task has no source"),
-    _no_tests(
-        "dotnet",
-        r"No test is available in |No test matches the given testcase filter",
-        (0,),
-        "no test is available",
-    ),
-    _no_tests("dotnet", r"Zero tests ran", (8,), "zero tests ran"),
-    _no_tests(
-        "mix",
-        r"^There are no tests to run$|^0 tests, 0 failures",
-        (0, 1),
-        "there are no tests to run",
-    ),
-    _no_tests("phpunit", r"^No tests executed!$", (0, 1), "no tests executed"),
-    _no_tests("rspec", r"^0 examples, 0 failures|^No examples found\.$", (0,), "0 examples"),
-    _no_tests("deno", r"^error: No test modules found$", (1,), "no test modules found"),
-    _no_tests("deno", r"^ok \| 0 passed \| 0 failed", (0,), "0 tests"),
-    _no_tests("swift", r"^error: no tests found", (1,), "no tests found"),
-    # node --test's totals, TAP (``# pass 0``) or spec (``ℹ pass 0``): exit 0 means no failure either
-    _no_tests(
-        "node --test",
-        r"^(?:# |ℹ )pass 0$",
-        (0,),
-        "no test passed (every test was skipped, or none ran)",
-    ),
-)
-
-#: Signs that some runner in the output did run a test.
-_TESTS_RAN = _any_of(
-    r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in\s+[\d.]+s",  # pytest
-    r"^running [1-9]\d* tests?$",  # cargo
-    r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))(?!.*\[no tests to run\])",  # go
-    r"^\s*--- (?:PASS|FAIL): ",  # go -v
-    r"Tests run: [1-9]",  # surefire, gradle
-    r"^Tests?:?\s+.*\b\d+ (?:passed|failed)",  # jest, vitest
-    r"tests? failed out of [1-9]",  # ctest
-    r"^Ran [1-9]\d* tests? in",  # unittest
-    r"^[1-9]\d* examples?, ",  # rspec
-    r"^[1-9]\d* tests?, \d+ failures?",  # mix
-    r"^(?:ok|FAILED) \| [1-9]\d* passed|^(?:ok|FAILED) \| \d+ passed \| [1-9]",  # deno
-    r"^\s*(?:Passed|Failed)!\s+- |Total tests: [1-9]",  # dotnet
-    r"^OK \([1-9]\d* tests?|^Tests: [1-9]",  # phpunit
-    r"^[1-9]\d* runs, \d+ assertions, ",  # minitest (rake test, rails test)
-    r"Executed [1-9]\d* tests?, with |Test run with [1-9]\d* tests? ",  # swift: XCTest, swift-testing
-    r"^(?:# |ℹ )pass [1-9]",  # node --test (TAP, spec)
-    r"^Ran [1-9]\d* tests? across ",  # bun test
-    r"^\s*[1-9]\d* passing \(",  # mocha
-    r"^\s*✔ [1-9]\d* tests? passed",  # ava
-    r"^All tests passed \(\d+ assertions? in [1-9]",  # Catch2
-)
-_GO_PACKAGE = lazy_compile(
-    r"^(?:\?\s+\S+\s+\[no test files\]|ok\s+\S+\s+(?:[\d.]+s|\(cached\))\s+\[no tests to run\])$"
-)
-_GO_ANY_PACKAGE = lazy_compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[)")
-_CARGO_RUNNING = lazy_compile(r"^running (\d+) tests?$")
-
-
-def no_tests_reason(output: str, exit_code: int | None) -> str | None:
+def no_tests_reason(
+    output: str, exit_code: int | None, judged_by: Runners | None = None
+) -> str | None:
     """Why a test gate's command ran no test, read from its runner's output.
 
     :param output: the tests gate's output.
@@ -813,66 +639,55 @@ def no_tests_reason(output: str, exit_code: int | None) -> str | None:
     :return: e.g. ``pytest: no tests collected (exit 5)``, ``go: no test
         files in any package``; None when a test ran, a test failed, or the
         output shows no runner saying it found none.
+    :param judged_by: the declared runners (default: the built-in ones).
     """
     if exit_code is None:
         return None
+    table = judged_by or runners()
     out = _read(output)
-    reason, codes = _no_tests_said(out, exit_code)
+    reason, codes = _no_tests_said(out, exit_code, table)
     if reason is None or not _exit_allowed(exit_code, codes, out.lines):
         return None
-    if _runner_failed(out) or _summary_said_ran(out):
+    if _ran(out, table):
         return None  # another runner in the same output ran tests, or some failed
     return reason
 
 
-def tests_ran(output: str) -> bool:
+def tests_ran(output: str, judged_by: Runners | None = None) -> bool:
     """Some test runner's closing summary in the output says it ran a test
     (``5 passed in 0.1s``, ``running 3 tests``, ``ok  pkg  0.1s`` …): the
     evidence a tests gate needs when it has no report to read."""
-    out = _read(output)
-    return _runner_failed(out) or _summary_said_ran(out)
+    return _ran(_read(output), judged_by or runners())
 
 
-def _summary_said_ran(out: _Output) -> bool:
-    """A line holding one of the run words says a test ran, looked for from
-    the last line up: a runner's closing summary ends its output, so a run
-    is seen in its last lines, not after a regex pass over every kept line
-    (2 MB of ``PASSED`` lines took 0.3 s that way)."""
-    return any(
-        _TESTS_RAN.search(line)
-        for line in reversed(out.lines)
-        if any(word in line.lower() for word in _RAN_WORDS)
-    )
+def _ran(out: _Output, table: Runners) -> bool:
+    """A runner in the output reports failing tests, or says a test ran.
+
+    The lines holding a run word are looked at from the last one up: a
+    runner's closing summary ends its output, so a run is seen in its last
+    lines, not after a regex pass over every kept line (2 MB of ``PASSED``
+    lines took 0.3 s that way)."""
+    if _runner_failed(out, table):
+        return True
+    said = list(_lines_with_words(out, table.words))
+    return any(table.ran.search(line) for line in reversed(said))
 
 
-def _no_tests_said(out: _Output, exit_code: int) -> tuple[str | None, frozenset[int]]:
+def _no_tests_said(
+    out: _Output, exit_code: int, table: Runners
+) -> tuple[str | None, frozenset[int]]:
     """What the runners in the output said about finding no test, and the
     exit codes they give it (none said: ``(None, ∅)``)."""
-    said = _with_words(out, _NO_TEST_WORDS)
-    found = [rule for rule in _NO_TESTS if rule.pattern.search(said)]
+    said = _with_words(out, table.words)
+    found = [rule for rule in table.no_tests if rule[1].search(said)]
     if found:
-        return f"{found[0].runner}: {found[0].what} (exit {exit_code})", frozenset().union(
-            *(r.codes for r in found)
-        )
-    packages = [line for line in out.lines if _GO_ANY_PACKAGE.match(line)]
-    if packages and all(_GO_PACKAGE.match(line) for line in packages):
-        return f"go: no test files in any of {_plural(len(packages), 'package')}", frozenset({0})
-    counts = (
-        [int(m.group(1)) for line in out.lines if (m := _CARGO_RUNNING.match(line.strip()))]
-        if "running " in out.text
-        else []
-    )
-    if counts and not any(counts):
-        return (
-            f"cargo: running 0 tests in each of {_plural(len(counts), 'test target')}",
-            frozenset({0}),
-        )
+        name, _pattern, _codes, what = found[0]
+        return f"{name}: {what} (exit {exit_code})", frozenset().union(*(r[2] for r in found))
+    for rule in table.no_tests_in:
+        said_by_lines = rule(out.lines, out.text)
+        if said_by_lines is not None:
+            return said_by_lines[0], frozenset(said_by_lines[1])
     return None, frozenset()
-
-
-def _plural(count: int, noun: str) -> str:
-    """``1 package`` / ``2 packages``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bool:

@@ -58,6 +58,7 @@ from stepkit.workspace.gate_commands import (
 )
 from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.process import NOT_RUNNABLE, ProcessResult, signal_name, signal_of
+from stepkit.workspace.runners import Runners, runners
 from stepkit.workspace.scope import bytecode, git
 from stepkit.workspace.scope.diff import working_tree_files
 from stepkit.workspace.scope.plancopy import PlanScope
@@ -405,7 +406,9 @@ class GateRunner:
             report_dir = Path(
                 tempfile.mkdtemp(prefix=f"{name}-rerun-", suffix=".report", dir=log_dir)
             )
-            invocation = rerun_invocation(command or "", where, report_dir, ids, suite=suite)
+            invocation = rerun_invocation(
+                command or "", where, report_dir, ids, suite=suite, judged_by=runners(self.pm)
+            )
             if invocation is None:
                 return None
         limits = self.config.timeouts
@@ -571,9 +574,10 @@ def run_gate(
     if command is None:
         return _not_run(name, plugin, started_at)
     log_path = _new_log(Path(log_dir), name)
+    judged_by = runners(pm)
     if name == "tests" and invocation is None:
         invocation = report_invocation(
-            command, Path(project_dir), log_path.with_suffix(".report"), env
+            command, Path(project_dir), log_path.with_suffix(".report"), env, judged_by
         )
     run_env = code_env(env if env is not None else os.environ)
     if invocation is not None:
@@ -592,7 +596,7 @@ def run_gate(
             log_path=log_path,
             log_limit=log_limit,
         )
-    status, note, exit_code, headline, alone = _classify(name, result)
+    status, note, exit_code, headline, alone = _classify(name, result, judged_by)
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
@@ -695,7 +699,7 @@ def _not_run(name: GateName, plugin: str | None, started_at: str) -> GateResult:
 
 
 def _classify(
-    name: str, result: ProcessResult
+    name: str, result: ProcessResult, judged_by: Runners
 ) -> tuple[GateStatus, str | None, int | None, str | None, bool]:
     """(status, note for the evidence, recorded exit code, summary headline,
     whether the headline is the whole summary)."""
@@ -713,7 +717,7 @@ def _classify(
         )
     code = result.exit_code
     assert code is not None
-    cause = environment_fault(result.output, code)
+    cause = environment_fault(result.output, code, judged_by)
     if code in NOT_RUNNABLE:
         why = f"tool missing or not executable (exit {code}: {NOT_RUNNABLE[code]})"
         named = f"{why}: {cause}" if cause else why
@@ -724,7 +728,7 @@ def _classify(
         return "fail", killed, code, killed, False
     if cause is not None:
         return "error", f"error: {cause}{fault}", code, cause, True
-    reason = no_tests_reason(result.output, code) if name == "tests" else None
+    reason = no_tests_reason(result.output, code, judged_by) if name == "tests" else None
     if reason is not None:
         status, note, headline, alone = _no_test_ran(reason)
         return status, note, code, headline, alone

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from stepkit.workspace import faults
+from stepkit.workspace.runners import builtin_runners
 
 
 def _per_line(lines: list[str], words: tuple[str, ...]) -> str:
@@ -55,7 +56,7 @@ def test_picks_the_lines_a_per_line_search_picks(monkeypatch, one_pass_chars):
             for _ in range(rng.randint(0, 30))
         ]
         out = faults._read("\n".join(lines))
-        for words in (faults._FAILURE_WORDS, faults._RAN_WORDS, faults._NO_TEST_WORDS):
+        for words in (faults._FAILURE_WORDS, builtin_runners().words):
             assert faults._with_words(out, words) == _per_line(out.lines, words)
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from stepkit.plugins.runners.cargo import read_libtest
 from stepkit.workspace import loglines
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.loglines import LogLines
-from stepkit.workspace.testresults import read_libtest
 
 
 def test_lines_come_from_the_log_each_time_they_are_iterated(tmp_path):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from stepkit.plugins.runners import cargo, dotnet, go, jest
 from stepkit.workspace import testresults as tr
 from stepkit.workspace.testrunners import report_invocation, rerun_invocation
 
@@ -88,14 +89,14 @@ def test_jest_and_vitest_json_ids_are_file_describe_name(tmp_path):
             }
         )
     )
-    results = tr.read_jest_json(report, tmp_path)
+    results = jest.read_json(report, tmp_path)
     assert results.outcomes == {
         "src/a.test.js › math › adds": "passed",
         "src/a.test.js › math › muls": "failed",
         "src/a.test.js › later": "skipped",
         "src/broken.test.js": "errored",
     }
-    assert tr.jest_parts("src/a.test.js › math › muls") == ("src/a.test.js", "math muls")
+    assert jest.parts("src/a.test.js › math › muls") == ("src/a.test.js", "math muls")
 
 
 def test_go_ids_carry_their_package_from_json_and_from_text():
@@ -105,18 +106,18 @@ def test_go_ids_carry_their_package_from_json_and_from_text():
         {"Action": "fail", "Package": "ex.com/m/sub", "Test": "TestB"},
         {"Action": "fail", "Package": "ex.com/m/sub"},
     ]
-    assert tr.read_go_json("\n".join(json.dumps(e) for e in events)).outcomes == {
+    assert go.read_json("\n".join(json.dumps(e) for e in events)).outcomes == {
         "ex.com/m::TestA": "passed",
         "ex.com/m/sub::TestB": "failed",
     }
     text = "--- FAIL: TestB (0.00s)\n    b_test.go:5: no\nFAIL\nFAIL\tex.com/m/sub\t0.01s\nok  \tex.com/m\t0.01s\n"
-    results = tr.read_go_text(text, verbose=False)
+    results = go.read_text(text, verbose=False)
     assert results.outcomes == {"ex.com/m/sub::TestB": "failed"} and not results.complete
 
 
 def test_libtest_trx_and_the_evidence_fallback(tmp_path):
     text = "running 3 tests\ntest a::one ... ok\ntest a::two ... FAILED\ntest b ... ignored\n"
-    assert tr.read_libtest(text).outcomes == {
+    assert cargo.read_libtest(text).outcomes == {
         "a::one": "passed",
         "a::two": "failed",
         "b": "skipped",
@@ -126,7 +127,7 @@ def test_libtest_trx_and_the_evidence_fallback(tmp_path):
         "thread 't::old' panicked at src/lib.rs:16:9:\n\nfailures:\n    t::old\n    t::other\n\n"
         "test result: FAILED. 0 passed; 2 failed\n"
     )
-    found = tr.read_libtest(terse)
+    found = cargo.read_libtest(terse)
     assert found.outcomes == {"t::old": "failed", "t::other": "failed"} and not found.complete
     trx = tmp_path / "r.trx"
     trx.write_text(
@@ -134,7 +135,7 @@ def test_libtest_trx_and_the_evidence_fallback(tmp_path):
         '<UnitTestResult testName="N.C.Ok" outcome="Passed"/>'
         '<UnitTestResult testName="N.C.Bad" outcome="Failed"/></Results></TestRun>'
     )
-    assert tr.read_trx([trx]).outcomes == {"N.C.Ok": "passed", "N.C.Bad": "failed"}
+    assert dotnet.read_trx([trx]).outcomes == {"N.C.Ok": "passed", "N.C.Bad": "failed"}
     evidence = (
         "$ pytest\nexit code: 1\nfailing tests (2):\n  FAILED t.py::a - assert 0\n  ERROR t.py::b\n"
         "summary: 1 failed"

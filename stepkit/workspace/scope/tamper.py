@@ -16,6 +16,7 @@ import difflib
 import re
 
 from stepkit.lazyregex import lazy_compile
+from stepkit.workspace.runners import builtin_runners
 from stepkit.workspace.scope.tree import text_of
 from stepkit.workspace.store import GIT_SUBDIR, STORE_NAME
 
@@ -25,15 +26,11 @@ _TEST_PATH = lazy_compile(
     r"|\.(test|spec)\.[cm]?[jt]sx?$|(^|/)[^/]*Tests?\.(java|kt|cs|swift)$"
 )
 
-_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+#: The markers that silence a linter or a type checker in a source (the
+#: test runners' skip markers are their declarations').
+_LINT_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, lazy_compile(pattern))
     for label, pattern in (
-        ("pytest skip/xfail marker", r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\("),
-        ("unittest skip", r"@unittest\.skip\w*|\bunittest\.skip\w*\(|\.skipTest\("),
-        ("skipped JS test", r"\b(it|test|describe)\.(skip|todo)\(|\bx(it|test|describe)\("),
-        ("JUnit @Disabled/@Ignore", r"@(Disabled|Ignore)\b"),
-        ("#[ignore]", r"#\[ignore\b"),
-        ("t.Skip", r"\bt\.Skip(Now|f)?\("),
         ("# noqa", r"#\s*noqa\b"),
         ("# type: ignore", r"#\s*type:\s*ignore"),
         ("pylint disable", r"pylint:\s*disable"),
@@ -43,6 +40,12 @@ _MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("//nolint", r"//\s*nolint\b"),
     )
 )
+
+
+def _markers() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Every marker that skips a test or silences a check: the built-in
+    runners' skip markers, then the linters'."""
+    return (*builtin_runners().skip_markers, *_LINT_MARKERS)
 
 
 def file_flags(
@@ -101,7 +104,7 @@ def _judge_marks(path: str, old: str, new: str) -> list[str]:
 
 def _new_markers(path: str, old: str, new: str) -> list[str]:
     flags = []
-    for label, pattern in _MARKERS:
+    for label, pattern in _markers():
         added = len(pattern.findall(new)) - len(pattern.findall(old))
         if added > 0:
             flags.append(f"new {label} in {path} (+{added})")

@@ -1,0 +1,35 @@
+"""The built-in test runners: one module per runner beside this one, each
+declaring its :class:`~stepkit.workspace.runners.TestRunner` (``RUNNERS``).
+
+Every module has the same small interface: ``RUNNERS``, the runners it
+declares.  This package is a plugin: its one hookimpl gives them all
+through ``stepkit_test_runners``, the hook through which any plugin adds a
+runner.  The modules are found by name (a new runner is one module more);
+the order they are recognised in is the modules' names', but for a runner
+that declares it comes ``before`` another (vitest before jest, nextest
+before cargo).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from stepkit.hookspecs import hookimpl
+from stepkit.workspace.runners import TestRunner
+
+
+def declared() -> list[TestRunner]:
+    """Every built-in runner, module by module (by name)."""
+    found: list[TestRunner] = []
+    for module in sorted(
+        m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
+    ):
+        found.extend(importlib.import_module(f"{__name__}.{module}").RUNNERS)
+    return found
+
+
+@hookimpl
+def stepkit_test_runners() -> list[TestRunner]:
+    """The built-in runners (pytest, jest, vitest, go test, cargo …)."""
+    return declared()

@@ -1,0 +1,140 @@
+"""pytest: asked for a junit report through ``PYTEST_ADDOPTS`` whatever the
+command (so it works through ``make``, ``tox``, ``uv run`` and the like),
+node ids read from it, failing ids re-run by deselecting the others (or
+``-k``), and its summary lines, short summary and the src-layout fault."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+
+from stepkit import quoting
+from stepkit.lazyregex import lazy_compile
+from stepkit.workspace import testresults as tr
+from stepkit.workspace.runners import Call, NoTests, Report, Rerun, TestRunner
+
+#: The longest ``--deselect`` list put in PYTEST_ADDOPTS (beyond: ``-k``).
+DESELECT_CHARS = 100_000
+_JUNIT = "pytest-junit.xml"
+
+
+def _env(junit: Path, words: list[str], base_env: Mapping[str, str] | None) -> dict[str, str]:
+    """The variables that ask pytest for a junit report at ``junit``, with
+    ``words`` (after the ``PYTEST_ADDOPTS`` of ``base_env``)."""
+    path, env = quoting.pytest_path(junit)
+    options = [f"--junitxml={path}", *words]
+    return {**env, "PYTEST_ADDOPTS": quoting.extend_variable("PYTEST_ADDOPTS", options, base_env)}
+
+
+def node_id(case: ET.Element, project_dir: Path) -> str:
+    """pytest's node id from its junit ``classname`` (``tests.test_x.TestC``):
+    the longest dotted prefix that is a ``.py`` file of the project is the
+    module, the rest are classes."""
+    name, classname, file = case.get("name", ""), case.get("classname", ""), case.get("file")
+    if not classname:
+        return name
+    parts = classname.split(".")
+    if file and file.endswith(".py"):
+        module = file.replace("\\", "/")
+        depth = len(Path(module).with_suffix("").parts)
+        return "::".join([module, *parts[depth:], name])
+    for cut in range(len(parts), 0, -1):
+        module = "/".join(parts[:cut]) + ".py"
+        if (project_dir / module).is_file():
+            return "::".join([module, *parts[cut:], name])
+    return "::".join([*parts, name]) if name else classname
+
+
+def _ambient(call: Call) -> Report:
+    junit = call.report_dir / _JUNIT
+
+    def read(output: tr.Output, evidence: str) -> tr.TestResults | None:
+        return tr.read_junit([junit], call.project, node_id) if junit.is_file() else None
+
+    return Report(call.command, _env(junit, [], call.base_env), read, junit)
+
+
+def _rerun(rerun: Rerun) -> Report:
+    """Exactly the failing ids, the others of the suite deselected by id
+    (``--deselect`` matches id prefixes: an id that starts with a deselected
+    one is dropped too); without the suite, or past :data:`DESELECT_CHARS`,
+    ``-k`` with their names (which may run a few more)."""
+    base, failing, suite = rerun.base, rerun.failing, rerun.suite
+    junit = rerun.call.report_dir / _JUNIT
+    wanted = set(failing)
+    others = [i for i in suite if i not in wanted]
+    deselect = [word for i in others for word in ("--deselect", i)]
+    if suite and wanted <= set(suite) and len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS:
+        base.env = _env(junit, deselect, rerun.call.base_env)
+        base.note = (
+            f"stepkit re-ran {len(failing)} test(s), the other {len(others)} deselected by id"
+        )
+        return base
+    selection = " or ".join(i.rsplit("::", 1)[-1] for i in failing)
+    base.env = _env(junit, ["-k", selection], rerun.call.base_env)
+    base.note = f"stepkit re-ran the failing tests: -k {selection!r}"
+    return base
+
+
+_ROOTDIR = lazy_compile(
+    r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$"
+)
+_NO_MODULE = lazy_compile(r"^E\s+ModuleNotFoundError: No module named '(?P<module>[\w.]+)'$")
+
+
+def src_layout_not_installed(lines: list[str], text: str, reasons: list[str]) -> str | None:
+    """pytest could not import the project's own package, which lives under
+    ``src/`` and is not installed (nor on ``pythonpath``): a set-up step, not
+    the code.  Only when every error and failure is that import."""
+    root = next((m["root"] for line in lines[:30] if (m := _ROOTDIR.match(line))), None)
+    if root is None or "ModuleNotFoundError" not in text:
+        return None
+    missing = {m["module"].split(".")[0] for line in lines if (m := _NO_MODULE.match(line))}
+    if not missing:
+        return None
+    own = sorted(name for name in missing if (Path(root) / "src" / name).is_dir())
+    if not own:
+        return None
+    if any("ModuleNotFoundError" not in why for why in reasons):
+        return None
+    return (
+        f"python: the project's package {own[0]} (src/{own[0]}) is not installed in the environment the "
+        "tests run in (ModuleNotFoundError); install it (pip install -e .) or set pytest's pythonpath"
+    )
+
+
+PYTEST = TestRunner(
+    name="pytest",
+    command=lambda words: words[0] in ("pytest", "py.test"),
+    launchers=("uv", "poetry", "pipenv", "pdm", "hatch", "python", "python3"),
+    ambient=_ambient,
+    ambient_required=True,
+    rerun=_rerun,
+    claims=lambda failing: all("::" in i or i.endswith(".py") for i in failing),
+    failed=(
+        r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in [\d.]+s",  # totals
+        r"^(?:FAILED|ERROR) \S+::",  # short summary
+    ),
+    ran=(r"^=*\s*(?:\d+ \w+, )*\d+ (?:passed|failed|errors?|xfailed|xpassed)\b.* in\s+[\d.]+s",),
+    words=("passed", "failed", "error", "no test", "deselected", "skipped"),
+    no_tests=(
+        NoTests(r"^=*\s*no tests ran(?: in [\d.]+s)?\s*=*$", (5,), "no tests collected"),
+        NoTests(
+            r"^=*\s*\d+ deselected(?:, \d+ warnings?)? in [\d.]+s\b.*$",
+            (5,),
+            "every test was deselected",
+        ),
+        NoTests(
+            r"^=*\s*\d+ skipped(?:, \d+ (?:deselected|warnings?))* in [\d.]+s\b.*$",
+            (0,),
+            "every test was skipped",
+        ),
+    ),
+    failure_reason=r"^(?:FAILED|ERROR) \S+::\S+(?: - (?P<why>.*))?$",
+    faults=(src_layout_not_installed,),
+    skip_markers=(
+        ("pytest skip/xfail marker", r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\("),
+    ),
+)
+RUNNERS = (PYTEST,)
