@@ -36,6 +36,7 @@ __all__ = [
     "parse_answers",
     "parse_sets",
     "plan_status",
+    "plugin_checks",
     "resume_run",
     "run_stage",
     "run_step",
