@@ -36,6 +36,7 @@ __all__ = [
     "parse_answers",
     "parse_sets",
     "plan_status",
+    "plugin_checks",
     "resume_run",
     "run_stage",
     "run_step",
@@ -217,12 +218,14 @@ def check_run(
     *,
     options: Mapping[str, Any] | None = None,
     disabled_plugins: Iterable[str] = (),
+    sandbox: bool = True,
 ) -> None:
     """What :func:`run_step` checks before it starts anything, whatever the
     step: the graph, the ``--set`` keys and ``--answer`` nodes, the plugins'
     own checks (an engine's spec and credentials), the coder, reviewer and
-    engine specs.  ``stepkit run --parallel`` asks once, before any step
-    starts, so a bad option is one line and no run.
+    engine specs, and (``sandbox``) that a run whose ``[sandbox] required``
+    can confine its coder.  ``stepkit run --parallel`` asks once, before any
+    step starts, so a bad option is one line and no run.
 
     :raises UsageError: one line; nothing was started.
     :raises GraphError: the graph is invalid.
@@ -248,7 +251,57 @@ def check_run(
     )
     valid_plan(settings["plans_dir"])
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    _check_up_front(pm, config, settings, disabled_plugins)
+    _check_up_front(pm, config, settings, disabled_plugins, sandbox=sandbox)
+
+
+def plugin_checks(
+    project_dir: str | Path = ".",
+    plans_dir: str | Path | None = None,
+    engine: str | None = None,
+    coder: str | None = None,
+    reviewer: str | None = None,
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+) -> list[dict[str, Any]]:
+    """The checks the plugins add to ``stepkit doctor``
+    (``stepkit_doctor_checks``) for the run these options would start, its
+    settings resolved as :func:`check_run` resolves them: one dict per line,
+    ``name``, ``status`` (``ok``, ``warn`` or ``fail``), ``text`` and ``fix``;
+    the built-ins' first.
+
+    :raises UsageError: the options are wrong (what :func:`check_run` says too).
+    :raises PluginError: a plugin answered something that is not a list of checks.
+    """
+    from stepkit.config import load_config
+    from stepkit.errors import PluginError, StepkitError
+
+    project = resolve_project_dir(project_dir)
+    config = load_config(project)
+    _, settings = _graph_settings(
+        project, config, None, None, None, plans_dir, engine, coder, reviewer, None, None, None
+    )
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    try:
+        answers = pm.hook.stepkit_doctor_checks(settings=settings, presets=presets(pm))
+    except StepkitError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken plugin is one line, not a traceback
+        raise PluginError(f"stepkit_doctor_checks failed: {type(exc).__name__}: {exc}") from None
+    checks: list[dict[str, Any]] = []
+    for answer in reversed(answers):
+        for check in answer or []:
+            if not (
+                isinstance(check, dict)
+                and check.get("status") in ("ok", "warn", "fail")
+                and all(isinstance(check.get(key), str) for key in ("name", "text"))
+            ):
+                raise PluginError(
+                    f"stepkit_doctor_checks: a check must be a dict of name, status "
+                    f"(ok, warn or fail) and text, not {check!r:.200}"
+                )
+            checks.append({"fix": "", **check})
+    return checks
 
 
 def _graph_settings(
@@ -1031,18 +1084,20 @@ def _new_run(store: Any) -> Any:
 
 
 def _check_up_front(
-    pm: Any, config: Any, settings: dict[str, Any], disabled: Iterable[str]
+    pm: Any, config: Any, settings: dict[str, Any], disabled: Iterable[str], sandbox: bool = True
 ) -> None:
     """The checks before a command runs anything: the plugins' own
     (``stepkit_configure``: an engine's spec and credentials), then that a
-    live plugin owns the coder, reviewer and engine specs.
+    live plugin owns the coder, reviewer and engine specs, then (``sandbox``)
+    that a run that must confine its coder can.
 
     :raises UsageError: one line; nothing was run."""
     disabled = list(disabled)
     pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
     _check_delegates(pm, settings, disabled)
     _check_engine(pm, settings, disabled)
-    _check_sandbox(config)
+    if sandbox:
+        _check_sandbox(config)
 
 
 def _check_sandbox(config: Any) -> None:

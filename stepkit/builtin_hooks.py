@@ -114,6 +114,7 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
         "stepkit_check_delegate": {},
         "stepkit_coder_presets": {},
         "stepkit_configure": {},
+        "stepkit_doctor_checks": {},
         "stepkit_implement": {},
     },
     "stepkit.plugins.coders.anthropic": {

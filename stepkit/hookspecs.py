@@ -558,6 +558,33 @@ def stepkit_coder_presets(presets: Mapping[str, Any]) -> list[dict[str, Any]] | 
     """
 
 
+@hookspec
+def stepkit_doctor_checks(
+    settings: dict[str, Any], presets: Mapping[str, Any]
+) -> list[dict[str, Any]] | None:
+    """Add lines to ``stepkit doctor``: what this plugin needs for the run
+    ``settings`` describe that the checks before a run do not prove (a
+    coding CLI logged in, a service reachable).
+
+    :param settings: the run's settings as ``stepkit run`` would resolve
+        them from the same options (``engine``, ``coder``, ``reviewer``
+        specs; ``stages``: the stages the run would run); read only.
+    :param presets: the coding-CLI presets the plugins registered
+        (``stepkit_register_presets``), by name.
+    :return: one dict per line: ``name``, ``status`` (``ok``; ``warn``, which
+        leaves doctor's exit code alone; ``fail``: a run would not work),
+        ``text`` and ``fix`` (what to do when it is not ok); None or ``[]``
+        when there is nothing to check.
+
+    Called for every plugin; the lines are joined, built-ins first, and
+    printed after the engine's.  Doctor calls it, a run never does: make it
+    quick (a dry call of a CLI with a short timeout, never one that asks a
+    person or spends).  The built-in :mod:`stepkit.plugins.coders.command`
+    checks the login of each preset the run would use (``Preset.login``).
+    Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec(firstresult=True)
 def stepkit_sweep(ctx: StageContext) -> SweepResult | dict[str, Any] | None:
     """Edge-case sweep over the changed code.

@@ -216,6 +216,29 @@ def stepkit_coder_presets(presets: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 @hookimpl
+def stepkit_doctor_checks(
+    settings: dict[str, Any], presets: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The login of each preset the run would use: as its coder or its
+    reviewer (when their stage runs), or as its engine (``--engine claude``
+    runs the ``claude`` preset's CLI); one line per CLI."""
+    from stepkit.plugins.coders.presets.login import login_check
+    from stepkit.protocol.stages import STAGES
+
+    used = [
+        delegate_spec(settings, stage.delegate)
+        for stage in STAGES.values()
+        if stage.delegate and stage.name in settings.get("stages", (stage.name,))
+    ]
+    used.append(str(settings.get("engine") or "").partition(":")[0])
+    project = Path(settings.get("project_dir") or ".")
+    checks = (
+        login_check(presets[name], project) for name in dict.fromkeys(used) if name in presets
+    )
+    return [check for check in checks if check is not None]
+
+
+@hookimpl
 def stepkit_implement(ctx: StageContext) -> CoderResult | None:
     """Answer for ``command:SHELL`` and the registered presets (claude, codex,
     aider, opencode and the plugins'); None for any other coder spec."""

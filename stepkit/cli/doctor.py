@@ -2,9 +2,11 @@
 
 One line per check, each with the fix when it fails: the plan, each gate's
 tool on the gates' own PATH, the engine, coder and reviewer (the checks a
-run makes before it starts, credentials included), git's identity and the
-plan merge driver.  Exit 1 when a check that ``stepkit run`` needs fails;
-a warning (``!``) does not change the exit code.
+run makes before it starts, credentials included), the lines the plugins
+add (``stepkit_doctor_checks``: each coding CLI's login, by a dry call),
+the sandbox, git's identity and the plan merge driver.  Exit 1 when a
+check that ``stepkit run`` needs fails; a warning (``!``) does not change
+the exit code.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from stepkit.cli import disabled_plugins
-from stepkit.errors import StepkitError
+from stepkit.errors import PluginError, StepkitError
 from stepkit.shown import shown_json
 
 MARKS = {"ok": "✓", "fail": "✗", "warn": "!"}
@@ -39,11 +41,14 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.planrepo.model import resolve_plans_dir
 
     project = resolve_project_dir(args.project_dir)
-    plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
+    config = load_config(project)
+    plans = resolve_plans_dir(project, args.plans_dir, config.plans_dir)
     checks = [
         _plan(plans),
         *_gates(project, args),
         _delegates(project, plans, args),
+        *_plugins(project, plans, args),
+        _sandbox(config.sandbox.required),
         *_git(project, plans),
     ]
     if args.json:
@@ -138,12 +143,57 @@ def _delegates(project: Path, plans: Path, args: argparse.Namespace) -> Check:
             reviewer=args.reviewer,
             pm=args.pm,
             disabled_plugins=disabled_plugins(args),
+            sandbox=False,  # the sandbox has its own line
         )
     except StepkitError as exc:
         return Check(
             "engine", "fail", str(exc), "see docs/agents.md: --engine, --coder and --reviewer"
         )
     return Check("engine", "ok", "the engine, coder and reviewer are ready to start")
+
+
+def _plugins(project: Path, plans: Path, args: argparse.Namespace) -> list[Check]:
+    """The lines the plugins add for the run these options would start (the
+    built-in coders: each coding CLI's login)."""
+    from stepkit.api import plugin_checks
+
+    try:
+        found = plugin_checks(
+            project,
+            plans_dir=plans,
+            engine=args.engine,
+            coder=args.coder,
+            reviewer=args.reviewer,
+            pm=args.pm,
+            disabled_plugins=disabled_plugins(args),
+        )
+    except PluginError as exc:
+        return [Check("plugins", "fail", str(exc), "fix or disable the plugin (-p no:NAME)")]
+    except StepkitError:
+        return []  # the options are wrong: the engine's line says how
+    return [Check(c["name"], c["status"], c["text"], c["fix"]) for c in found]
+
+
+def _sandbox(required: bool) -> Check:
+    """Whether the coder and the code under test run confined here; a
+    failure only where ``[sandbox] required = true`` makes a run refuse."""
+    from stepkit.workspace import sandbox
+
+    missing = sandbox.diagnosis()
+    if missing is None:
+        return Check(
+            "sandbox",
+            "ok",
+            f"{sandbox.describe()}: the coder and the code under test run confined",
+        )
+    if required:
+        return Check(
+            "sandbox",
+            "fail",
+            f"{missing.why}: a run refuses to start ([sandbox] required = true)",
+            missing.fix,
+        )
+    return Check("sandbox", "warn", f"{missing.why}: the coder would run unconfined", missing.fix)
 
 
 def _git(project: Path, plans: Path) -> list[Check]:

@@ -226,16 +226,36 @@ def _bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+@dataclass(frozen=True)
+class Unconfinable:
+    """Why commands cannot be confined here, and what would let them be."""
+
+    why: str
+    fix: str
+
+
+#: What lets bubblewrap create its namespaces where a kernel or a container refuses them.
+NAMESPACES_FIX = (
+    "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; "
+    "on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0), "
+    "or run stepkit outside the container that forbids them"
+)
+
+
 @functools.cache
-def unavailable() -> str | None:
-    """Why commands cannot be confined here (None: they can).  bubblewrap is
-    tried once: a kernel or a container may refuse it its namespaces."""
+def diagnosis() -> Unconfinable | None:
+    """Why commands cannot be confined here and the fix (None: they can).
+    bubblewrap is tried once: a kernel or a container may refuse it its
+    namespaces."""
     found = system()
     if found is None:
-        return (
-            "no sandbox on this machine (install bubblewrap: apt-get install bubblewrap)"
-            if sys.platform != "darwin"
-            else "sandbox-exec is not on PATH"
+        if sys.platform == "darwin":
+            return Unconfinable(
+                "sandbox-exec is not on PATH", "put /usr/bin, where macOS keeps it, on PATH"
+            )
+        return Unconfinable(
+            "no sandbox on this machine (install bubblewrap: apt-get install bubblewrap)",
+            "install bubblewrap: apt-get install bubblewrap (dnf, pacman and brew name it the same)",
         )
     if found == "sandbox-exec":
         return None
@@ -247,11 +267,34 @@ def unavailable() -> str | None:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap could not run: {exc}"
+        return Unconfinable(f"bwrap could not run: {exc}", "reinstall bubblewrap")
     if probe.returncode != 0:
         said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"bwrap cannot create its namespaces here: {said[-1] if said else probe.returncode}"
+        return Unconfinable(
+            f"bwrap cannot create its namespaces here: {said[-1] if said else probe.returncode}",
+            NAMESPACES_FIX,
+        )
     return None
+
+
+def unavailable() -> str | None:
+    """Why commands cannot be confined here (None: they can); see :func:`diagnosis`."""
+    found = diagnosis()
+    return None if found is None else found.why
+
+
+def describe() -> str:
+    """What confines here, as it names itself (``bubblewrap 0.8.0``; ``sandbox-exec``)."""
+    found = system()
+    if found != "bwrap":
+        return str(found)
+    try:
+        said = subprocess.run(
+            [_bwrap() or "bwrap", "--version"], capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "bwrap"
+    return said.stdout.decode("utf-8", "replace").strip() or "bwrap"
 
 
 # -- the policy of a run --------------------------------------------------------

@@ -20,6 +20,7 @@ import json
 
 from stepkit import hookimpl
 from stepkit.plugins.coders.presets.base import Parsed, Preset
+from stepkit.plugins.coders.presets.login import Login
 from stepkit.records import Usage
 
 
@@ -36,8 +37,15 @@ def read(output, scratch):
     return Parsed(text=data["answer"], usage=Usage(input_tokens=spent[0], output_tokens=spent[1]))
 
 
+def read_login(exit_code, output):
+    if output.startswith("signed out"):
+        return False
+    return True if exit_code == 0 and output.startswith("signed in") else None
+
+
 PRESET = Preset(name="{name}", command=command, reader=read, checked=("1.0.0",),
-                install="pipx install {name}")
+                install="pipx install {name}",
+                login=Login(("{name}", "whoami"), read_login, fix="run `{name} login`"))
 
 
 @hookimpl
@@ -46,13 +54,18 @@ def stepkit_register_presets(register):
 """
 
 #: The CLI: records each call, writes mul into calc.py when asked to edit,
-#: answers in its own JSON (a review: one finding), says its version.
+#: answers in its own JSON (a review: one finding), says its version and
+#: who is signed in (the account file's text; signed out without one).
 CLI = """\
 #!{python}
 import json, os, pathlib, sys
 if sys.argv[1:] == ["--version"]:
     print("{name} 1.0.0")
     sys.exit(0)
+if sys.argv[1:] == ["whoami"]:
+    account = pathlib.Path({calls!r}).with_suffix(".account")
+    print(account.read_text() if account.exists() else "signed out")
+    sys.exit(0 if account.exists() else 1)
 prompt = sys.stdin.read()
 with open({calls!r}, "a") as fh:
     fh.write(json.dumps({{"argv": sys.argv[1:], "prompt": prompt, "cwd": os.getcwd()}}) + "\\n")
@@ -161,3 +174,30 @@ def test_a_projects_preset_beats_the_third_party_one_of_the_same_name(tmp_path):
     fakecli = next(p for p in listed if p["name"] == "fakecli")
     assert (fakecli["plugin"], fakecli["overrides"]) == ("stepconf", ["thirdplug"])
     assert fakecli["checked"] == ["0.9.0"] and not fakecli["checked_version"]
+
+
+def test_doctor_runs_a_third_party_presets_login_check(tmp_path):
+    """A plugin's ``Preset.login``: doctor runs its dry call for the coder
+    the run would use and reads the answer with the plugin's reader."""
+    project = make_project(tmp_path, reviewer=False)
+    extra, log = install_plugin(tmp_path, "fakecli")
+    env = project.env(**extra)
+    args = ("doctor", "--coder", "fakecli", "--engine", f"scripted:{project.script()}")
+
+    out = project.stepkit(*args, env=env, json_out=False)
+    assert out.code == 1, out.stdout + out.stderr
+    assert "✗ fakecli: not logged in (fakecli whoami)\n    fix: run `fakecli login`" in out.stdout
+
+    log.with_suffix(".account").write_text("signed in as ada")
+    signed_in = project.stepkit(*args, env=env)
+    assert signed_in.code == 0, signed_in.stdout + signed_in.stderr
+    line = next(c for c in signed_in.data["checks"] if c["name"] == "fakecli")
+    assert (line["status"], line["text"]) == ("ok", "logged in (fakecli whoami)")
+
+    log.with_suffix(".account").write_text("session expired?")  # neither: a warning
+    unsure = project.stepkit(*args, env=env, json_out=False)
+    assert unsure.code == 0, unsure.stdout + unsure.stderr
+    assert "! fakecli: cannot tell whether it is logged in (fakecli whoami: session expired?)" in (
+        unsure.stdout
+    )
+    assert calls_of(log) == [], "the login check is the only call; nothing is asked to code"

@@ -24,6 +24,14 @@ in the CLI's words, on one that was never saved.
 Every call is recorded in ``calls.jsonl``: argv, stdin, cwd, the session it
 ran in (``session``, ``resumed``) and, for codex, the ``--output-schema``
 file's content.
+
+The login check (``claude auth status``, ``codex login status``,
+``opencode auth list``) is answered as the real CLI answers it
+(:data:`PROBES`, tests/support/recorded/login/), logged out until
+:func:`login` says otherwise; an API key in the environment answers as the
+real CLI does (claude: logged in by ``api_key``; opencode: an environment
+variable; codex ignores it).  It uses no action and is recorded in
+``probes.jsonl`` (argv, stdin, whether stdin is a terminal).
 """
 
 from __future__ import annotations
@@ -39,9 +47,49 @@ from stepkit.workspace.store import store_dir
 
 RECORDED = Path(__file__).parent / "recorded"
 
+#: Each CLI's login check and its answers: the file under recorded/login/,
+#: the stream it goes to and the exit code.  Recorded from claude 2.1.197,
+#: codex 0.171.0 and opencode 1.18.33 in an empty home (logged out; with
+#: ANTHROPIC_API_KEY set: claude-api-key, opencode-env); the logged-in
+#: answers are as documented (claude's JSON of a claude.ai login; codex's
+#: line from codex-rs/cli/src/login.rs).
+PROBES: dict[str, dict[str, Any]] = {
+    "claude": {
+        "argv": ["auth", "status"],
+        "out": ("claude-out.json", "stdout", 1),
+        "in": ("claude-in.json", "stdout", 0),
+        "key": ("claude-api-key.json", "stdout", 0),
+        "keys": ["ANTHROPIC_API_KEY"],
+    },
+    "codex": {
+        "argv": ["login", "status"],
+        "out": ("codex-out.txt", "stderr", 1),
+        "in": ("codex-in.txt", "stderr", 0),
+        "keys": [],
+    },
+    "opencode": {
+        "argv": ["auth", "list"],
+        "out": ("opencode-out.txt", "stdout", 0),
+        "key": ("opencode-env.txt", "stdout", 0),
+        "keys": ["ANTHROPIC_API_KEY"],
+    },
+}
+
 FAKE = r"""#!{python}
 import json, os, pathlib, signal, sys, uuid
 state = pathlib.Path({state!r})
+probe = {probes!r}.get(pathlib.Path(sys.argv[0]).name)
+if probe and sys.argv[1:] == probe["argv"]:
+    login = state / "login"
+    said = login.read_text() if login.exists() else "out"
+    if said not in ("in", "key") and any(os.environ.get(k) for k in probe["keys"]):
+        said = "key"
+    with (state / "probes.jsonl").open("a") as fh:
+        fh.write(json.dumps({{"argv": sys.argv[1:], "stdin": sys.stdin.read(), "tty": os.isatty(0)}}) + "\n")
+    name, stream, code = probe[said]
+    text = (pathlib.Path({recorded!r}) / name).read_text()
+    print(text, end="", file=sys.stderr if stream == "stderr" else sys.stdout)
+    sys.exit(code)
 actions = json.loads((state / "actions.json").read_text())
 counter = state / "calls"
 n = int(counter.read_text()) if counter.exists() else 0
@@ -88,7 +136,14 @@ def install(bin_dir: Path, name: str, state_dir: Path) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
     state_dir.mkdir(parents=True, exist_ok=True)
     path = bin_dir / name
-    path.write_text(FAKE.format(python=sys.executable, state=str(state_dir)))
+    path.write_text(
+        FAKE.format(
+            python=sys.executable,
+            state=str(state_dir),
+            probes=PROBES,
+            recorded=str(RECORDED / "login"),
+        )
+    )
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 
@@ -98,6 +153,19 @@ def script(state_dir: Path, *actions: dict[str, Any]) -> None:
     (state_dir / "actions.json").write_text(json.dumps(list(actions)))
     for old in ("calls", "calls.jsonl"):  # the saved sessions stay, as the CLI's own store does
         (state_dir / old).unlink(missing_ok=True)
+
+
+def login(state_dir: Path, logged_in: bool) -> None:
+    """Whether the fake's login check answers logged in (its own login,
+    as after ``claude auth login``) or logged out (the default)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    (state_dir / "login").write_text("in" if logged_in else "out")
+
+
+def probes(state_dir: Path) -> list[dict[str, Any]]:
+    """Every login check the fake answered: argv, stdin, tty."""
+    path = state_dir / "probes.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def calls(state_dir: Path) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.agent_clis import INSTALL
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, git_location
+from stepkit.plugins.coders.presets.login import Login
 from stepkit.plugins.coders.results import find_sentinel
 from stepkit.records import Usage
 
@@ -176,4 +177,14 @@ PRESET = Preset(
     install=INSTALL["aider"],
     env=env,
     leftovers=(AIDER_CACHE,),
+    # no login: the keys aider picks its default model by (aider/onboarding.py)
+    login=Login(
+        keys=(
+            "OPENROUTER_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "DEEPSEEK_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+        )
+    ),
 )

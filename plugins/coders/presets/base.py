@@ -36,6 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from stepkit.plugins.coders.presets.login import Login
 from stepkit.plugins.coders.results import Sentinel, find_sentinel, generic_result
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace import sandbox
@@ -100,6 +101,8 @@ class Preset:
     #: what the tool writes for itself into the project (or its git root):
     #: glob patterns removed after a call when the call created them
     leftovers: tuple[str, ...] = ()
+    #: how ``stepkit doctor`` tells that the CLI is logged in (None: it cannot)
+    login: Login | None = None
 
     def state_paths(self) -> tuple[Path, ...]:
         """Where the tool keeps its own state (:data:`~stepkit.plugins.agent_clis.STATE`):

@@ -7,6 +7,7 @@ Bash call "requires approval", and the coder must run the build and the
 tests), ``--max-turns N``, ``--max-budget-usd X`` (at most what the run's
 ``max_cost_usd`` leaves).  Reviewer: ``--permission-mode plan`` and
 ``--json-schema`` (its findings come back as ``structured_output``).
+Logged in: ``claude auth status`` (JSON, ``loggedIn``), or ANTHROPIC_API_KEY.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from stepkit import quoting
 from stepkit.plugins.agent_clis import INSTALL, claude_cost, claude_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
+from stepkit.plugins.coders.presets.login import Login, json_answer
 from stepkit.plugins.llm.budget import cost_left
 
 DEFAULT_MAX_TURNS = 60
@@ -79,4 +81,21 @@ def read(output: str, scratch: Path) -> Parsed | None:
     )
 
 
-PRESET = Preset("claude", command, read, checked=("2.1.332",), install=INSTALL["claude"])
+def read_login(exit_code: int | None, output: str) -> bool | None:
+    """``claude auth status``: a JSON object whose ``loggedIn`` says it
+    (exit 0 logged in, 1 not); a version without the command cannot tell."""
+    answer = json_answer(output)
+    logged_in = answer.get("loggedIn") if answer else None
+    return logged_in if isinstance(logged_in, bool) else None
+
+
+LOGIN = Login(
+    ("claude", "auth", "status"),
+    read_login,
+    keys=("ANTHROPIC_API_KEY",),
+    fix="run `claude auth login`",
+)
+
+PRESET = Preset(
+    "claude", command, read, checked=("2.1.332",), install=INSTALL["claude"], login=LOGIN
+)

@@ -7,7 +7,8 @@ are warnings, e.g. missing model metadata), ``turn.completed`` (its
 ``turn.completed`` follows).  Codex reports tokens, not cost.  Asked for a
 structured answer (the reviewer's findings), it gets ``--output-schema``
 (a strict schema file in the call's scratch dir) and its last message is
-that JSON object.
+that JSON object.  Logged in: ``codex login status`` (exit 0), or
+CODEX_API_KEY / OPENAI_API_KEY.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from stepkit import quoting
 from stepkit.plugins.agent_clis import INSTALL, codex_sandbox, codex_turn_usage, usage_limit
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
+from stepkit.plugins.coders.presets.login import Login
 from stepkit.records import Usage
 
 
@@ -73,4 +75,21 @@ def read(output: str, scratch: Path) -> Parsed | None:
     )
 
 
-PRESET = Preset("codex", command, read, checked=("0.171.0",), install=INSTALL["codex"])
+def read_login(exit_code: int | None, output: str) -> bool | None:
+    """``codex login status`` says on stderr ``Logged in using ChatGPT`` (or
+    ``… an API key - sk-…``) and exits 0, or ``Not logged in`` and exits 1."""
+    if "Not logged in" in output:
+        return False
+    if exit_code == 0 and "Logged in" in output:
+        return True
+    return None
+
+
+LOGIN = Login(
+    ("codex", "login", "status"),
+    read_login,
+    keys=("CODEX_API_KEY", "OPENAI_API_KEY"),
+    fix="run `codex login`",
+)
+
+PRESET = Preset("codex", command, read, checked=("0.171.0",), install=INSTALL["codex"], login=LOGIN)

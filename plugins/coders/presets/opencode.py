@@ -2,7 +2,8 @@
 ``text``, ``step_finish`` with ``reason``, ``cost`` and ``tokens``,
 ``error``, each with ``sessionID``); a piped stdin is appended to the
 message.  Reviewer: ``--agent plan`` with ``OPENCODE_PERMISSION`` denying
-edit and bash.
+edit and bash.  Logged in: ``opencode auth list`` names a credential or a
+provider's key in the environment.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from pathlib import Path
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.agent_clis import INSTALL, count, number
 from stepkit.plugins.coders.presets.base import Call, Parsed, Preset, json_objects
+from stepkit.plugins.coders.presets.login import Login
 from stepkit.records import Usage
+from stepkit.text import strip_ansi
 
+_CREDENTIALS = lazy_compile(r"^\W*(\d+) (?:credentials?|environment variables?)\s*$", re.MULTILINE)
 _REJECTED = lazy_compile(r"^.*permission requested: .*auto-rejecting.*$", re.MULTILINE)
 
 
@@ -82,6 +86,23 @@ def read(output: str, scratch: Path) -> Parsed | None:
     )
 
 
+def read_login(exit_code: int | None, output: str) -> bool | None:
+    """``opencode auth list`` counts the saved credentials (``└  1
+    credentials``) and the providers' keys in the environment (``└  1
+    environment variable``): any is a login.  None has no fail: opencode's
+    own free models need none."""
+    counts = [int(n) for n in _CREDENTIALS.findall(strip_ansi(output))]
+    return True if exit_code == 0 and any(counts) else None
+
+
+LOGIN = Login(("opencode", "auth", "list"), read_login, fix="run `opencode auth login`")
+
 PRESET = Preset(
-    "opencode", command, read, checked=("1.18.33",), install=INSTALL["opencode"], env=env
+    "opencode",
+    command,
+    read,
+    checked=("1.18.33",),
+    install=INSTALL["opencode"],
+    env=env,
+    login=LOGIN,
 )
