@@ -9,6 +9,9 @@ forces the independent review.
 
 Real pytest suites in tmp git repos, a tmp ``HOME``, throwaway
 virtualenvs, the real CLI; the helpers of tests/e2e/test_hostile_coder.py.
+The runs are unconfined (``unconfined_env``): in the sandbox these files
+are read-only to the coder (tests/e2e/test_sandbox_confines.py); here the
+judge's own defences are shown to hold where no sandbox can be made.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_hostile_coder import ADD, BROKEN, gate_of_tests, python_project, reviewer_calls
-from tests.support.e2e import PY
+from tests.support.e2e import PY, unconfined_env
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +56,7 @@ def test_git_configuration_written_during_the_run_never_reaches_stepkits_git(tmp
     project = python_project(tmp_path)
     planted = {str(home / rel): text for rel, text in GIT_CONFIG[trick].items()}
     project.coder_actions({"write": {"calc.py": BROKEN, **planted}, "sentinel": "CODER_COMPLETE"})
-    result = project.run(env=project.env(HOME=str(home)))
+    result = project.run(env=project.env(HOME=str(home), **unconfined_env(tmp_path)))
     assert result.outcome == "STEP_FAILED", result.stdout[-3000:] + result.stderr
     gate = gate_of_tests(result.data)
     assert gate["status"] == "fail" and ADD in gate["new_failures"], gate
@@ -113,7 +116,8 @@ def test_the_installed_test_runner_changed_during_the_run_is_caught(tmp_path, tr
         {"write": {"calc.py": BROKEN, str(target): planted}, "sentinel": "CODER_COMPLETE"}
     )
     # the user's virtualenv is active: its python first on PATH
-    env = project.env(PATH=f"{site.parents[2] / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    unconfined = unconfined_env(tmp_path)["PATH"]
+    env = project.env(PATH=f"{site.parents[2] / 'bin'}{os.pathsep}{unconfined}")
     result = project.run(env=env)
     if result.outcome == "STEP_FAILED":
         gate = gate_of_tests(result.data)
