@@ -1,11 +1,12 @@
 """Gate commands the user set explicitly; they answer before any detection.
 
-Per gate, the environment variable (``FORMAT_CMD``, ``LINT_CMD``,
-``BUILD_CMD``, ``TEST_CMD``) wins, then ``[tool.stepkit.commands]``
-(``format``, ``lint``, ``build``, ``test``) from ``stepkit.toml`` or
+Per gate of the gate table (:data:`stepkit.gatetable.GATES`), its
+environment variable (``FORMAT_CMD``, ``LINT_CMD``, ``BUILD_CMD``,
+``TEST_CMD`` …) wins, then its key of ``[tool.stepkit.commands]``
+(``format``, ``lint``, ``build``, ``test`` …) from ``stepkit.toml`` or
 ``pyproject.toml``.  An empty string, in either place, means "this gate has
-no command": the search stops and the gate is NOT RUN.  The hooks are
-``tryfirst``, so they answer before task runners, language plugins, entry
+no command": the search stops and the gate is NOT RUN.  The hook is
+``tryfirst``, so it answers before task runners, language plugins, entry
 points and ``stepconf.py`` (unless one of those is itself ``tryfirst``).
 """
 
@@ -13,16 +14,9 @@ from __future__ import annotations
 
 import os
 
+from stepkit import gatetable
 from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
-
-#: Environment variable and ``[tool.stepkit.commands]`` key of each gate.
-OVERRIDES: dict[str, tuple[str, str]] = {
-    "format": ("FORMAT_CMD", "format"),
-    "lint": ("LINT_CMD", "lint"),
-    "build": ("BUILD_CMD", "build"),
-    "tests": ("TEST_CMD", "test"),
-}
 
 
 def override(gate: str, config: Config) -> str | None:
@@ -31,31 +25,16 @@ def override(gate: str, config: Config) -> str | None:
     Returned as written: :func:`stepkit.workspace.gate_commands.resolve_command` strips it and
     reads a blank one as "no command".
     """
-    env_name, key = OVERRIDES[gate]
-    value = os.environ.get(env_name)
-    return value if value is not None else getattr(config.commands, key)
+    value = os.environ.get(gatetable.gate(gate).env)
+    return value if value is not None else config.commands.gate(gate)
 
 
 @hookimpl
 def stepkit_command_override_names(gate: str) -> tuple[str, str] | None:
-    return OVERRIDES.get(gate)
+    row = next((row for row in gatetable.GATES if row.name == gate), None)
+    return (row.env, row.keys[0]) if row else None
 
 
 @hookimpl(tryfirst=True)
-def stepkit_format_command(config: Config) -> str | None:
-    return override("format", config)
-
-
-@hookimpl(tryfirst=True)
-def stepkit_lint_command(config: Config) -> str | None:
-    return override("lint", config)
-
-
-@hookimpl(tryfirst=True)
-def stepkit_build_command(config: Config) -> str | None:
-    return override("build", config)
-
-
-@hookimpl(tryfirst=True)
-def stepkit_test_command(config: Config) -> str | None:
-    return override("tests", config)
+def stepkit_gate_command(gate: str, config: Config) -> str | None:
+    return override(gate, config)

@@ -9,27 +9,21 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     },
     "stepkit.plugins.projects.precommit": {
         "stepkit_detect_notes": {},
-        "stepkit_format_command": {},
+        "stepkit_gate_command": {},
         "stepkit_gate_source": {},
-        "stepkit_lint_command": {},
     },
     "stepkit.plugins.projects.taskrunners": {
-        "stepkit_build_command": {},
         "stepkit_detect_notes": {},
         "stepkit_detect_project": {},
-        "stepkit_format_command": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
+        "stepkit_gate_command": {},
         "stepkit_verification_surface": {},
     },
     "stepkit.plugins.projects.ci": {
-        "stepkit_build_command": {},
         "stepkit_command_body": {},
         "stepkit_detect_notes": {},
+        "stepkit_gate_command": {},
         "stepkit_gate_order": {},
         "stepkit_gate_source": {},
-        "stepkit_lint_command": {},
-        "stepkit_test_command": {},
     },
     "stepkit.plugins.projects.format_check": {
         "stepkit_format_check_command": {"trylast": True},
@@ -38,11 +32,8 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
         "stepkit_tool_dirs": {},
     },
     "stepkit.plugins.overrides": {
-        "stepkit_build_command": {"tryfirst": True},
         "stepkit_command_override_names": {},
-        "stepkit_format_command": {"tryfirst": True},
-        "stepkit_lint_command": {"tryfirst": True},
-        "stepkit_test_command": {"tryfirst": True},
+        "stepkit_gate_command": {"tryfirst": True},
     },
     "stepkit.plugins.evidence.generic": {
         "stepkit_condense_output": {"trylast": True},

@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le
 from pydantic import (
@@ -17,10 +18,12 @@ from pydantic import (
     Field,
     StrictBool,
     ValidationError,
+    create_model,
     field_validator,
 )
 from pydantic.fields import FieldInfo
 
+from stepkit import gatetable
 from stepkit.configfile import DEFAULT_PLANS_DIR, config_table, resolve_project_dir
 from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
@@ -36,38 +39,71 @@ __all__ = [
     "resolve_project_dir",
 ]
 
-#: ``[commands]`` and ``[timeouts]`` take the tests gate as ``test`` or ``tests``.
-_TESTS_GATE = AliasChoices("tests", "test")
 #: The longest limit a setting may give, in seconds: a day.
 MAX_SECONDS = 86_400
 #: A limit in seconds: a number (a boolean is none) above 0 and at most a day.
 Seconds = Annotated[float, Field(strict=True, gt=0, le=MAX_SECONDS)]
 
 
-class Timeouts(Model):
-    """Wall-clock and no-output limits in seconds (the step protocol's defaults)."""
+class _Limits(Model):
+    """Wall-clock and no-output limits in seconds (the step protocol's
+    defaults); :data:`Timeouts` adds one per gate of the gate table."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    format: Seconds = 300
-    lint: Seconds = 300
-    build: Seconds = 600
-    tests: Seconds = Field(default=1200, validation_alias=_TESTS_GATE)
     no_output: Seconds = 600
     coder: Seconds = 3600
     reviewer: Seconds = 1200
     run: Seconds = 7200
 
+    def gate(self, name: str) -> float:
+        """The wall-clock limit of gate ``name``."""
+        return float(getattr(self, name))
 
-class Commands(Model):
-    """Explicit gate commands; an empty string means "this gate has no command"."""
+
+class _GateCommands(Model):
+    """Explicit gate commands; an empty string means "this gate has no
+    command".  :data:`Commands` has one field per gate of the gate table."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    format: str | None = None
-    lint: str | None = None
-    build: str | None = None
-    test: str | None = Field(default=None, validation_alias=_TESTS_GATE)
+    def gate(self, name: str) -> str | None:
+        """The command set for gate ``name`` (None: none set)."""
+        value = getattr(self, gatetable.gate(name).keys[0])
+        return value if isinstance(value, str) else None
+
+
+def _gate_fields(field: Callable[[gatetable.Gate], tuple[str, Any]]) -> dict[str, Any]:
+    """One field per gate of the table, named by ``field``, taking the gate's
+    name or any of its keys (the name first, when a setting gives both)."""
+    fields = {}
+    for row in gatetable.GATES:
+        name, (kind, default) = field(row)
+        keys = dict.fromkeys((row.name, *row.keys))
+        fields[name] = (kind, Field(default=default, validation_alias=AliasChoices(*keys)))
+    return fields
+
+
+# Built from the gate table, so a gate added there is configurable with no change here;
+# the type checker sees the bases (a gate's field is read through ``gate(name)``).
+if TYPE_CHECKING:
+    Timeouts = _Limits
+    Commands = _GateCommands
+else:
+    Timeouts = create_model(
+        "Timeouts",
+        __base__=_Limits,
+        __module__=__name__,
+        **_gate_fields(lambda row: (row.name, (Seconds, row.timeout))),
+    )
+    Timeouts.__doc__ = _Limits.__doc__
+    Commands = create_model(
+        "Commands",
+        __base__=_GateCommands,
+        __module__=__name__,
+        **_gate_fields(lambda row: (row.keys[0], (str | None, None))),
+    )
+    Commands.__doc__ = _GateCommands.__doc__
 
 
 class Logs(Model):

@@ -121,7 +121,7 @@ def stepkit_command_body(command: str, project_dir: Path) -> str | None:
 def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
     """Name where a gate's detected command comes from in the project.
 
-    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param gate: a gate of the gate table (``format``, ``lint``, ``build``, ``tests`` …).
     :param command: the command detection chose for it.
     :param project_dir: the project root.
     :return: the file and line it was read from, relative to the project
@@ -153,14 +153,14 @@ def stepkit_gate_order(project_dir: Path) -> list[str] | None:
     """Say that the project's CI runs the gates in another order.
 
     :param project_dir: the project root.
-    :return: the four gate names in the order CI runs them, when a format or
+    :return: every gate's name in the order CI runs them, when a format or
         lint step follows the build it may need (``["build", "format",
         "lint", "tests"]``); None when CI shows no such need.
 
     firstresult.  Recorded in the gate plan (``GatePlan.ci_order``) and shown
     by ``stepkit detect`` (``order`` in its ``--json``); the gates of a run
     and of ``stepkit verify`` run in that order (an answer that does not
-    name each of the four gates once is ignored).  Usable in ``stepconf.py``: yes.
+    name each gate of the gate table once is ignored).  Usable in ``stepconf.py``: yes.
     """
 
 
@@ -203,15 +203,20 @@ def stepkit_dependency_dirs(project_dir: Path) -> list[str]:
 
 
 @hookspec(firstresult=True)
-def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
-    """Return the shell command that formats the project in place.
+def stepkit_gate_command(gate: str, project_dir: Path, config: Config) -> str | None:
+    """Return the shell command of one gate.
 
+    :param gate: the gate's name, a row of the gate table
+        (:data:`stepkit.gatetable.GATES`): ``format`` (formats the project in
+        place), ``lint``, ``build`` (builds or type-checks), ``tests`` (runs
+        the project's FULL test suite), or a gate added since.
     :param project_dir: the project root (the command runs there).
     :param config: the project's configuration.
     :return: a shell command string; ``""`` to say "this project has no
-        formatter" and stop the search; None for no opinion.
+        command for this gate" and stop the search (the gate is NOT RUN);
+        None for no opinion (say None for a gate you do not know).
 
-    A formatter should touch only the step's changed files, as pre-commit
+    For ``format``: a formatter should touch only the step's changed files, as pre-commit
     does.  A command that takes file arguments names them with the
     placeholder ``{files}``, or ``{files:.py,.pyi}`` for only the changed
     files with one of those extensions: the gate runner replaces it with
@@ -224,8 +229,30 @@ def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
 
     firstresult: the first non-None answer wins (environment overrides and
     ``[tool.stepkit.commands]`` answer first, then task runners, then language
-    plugins).  Return commands as data; never run them here.  Usable in
+    plugins).  The deprecated per-gate hooks (``stepkit_format_command`` …)
+    are asked in the same call, in the same order, as if they were this one.
+    Return commands as data; never run them here.  Usable in
     ``stepconf.py``: yes.
+    """
+
+
+def _deprecated(gate: str) -> DeprecationWarning:
+    return DeprecationWarning(
+        f"this per-gate hook is deprecated: implement stepkit_gate_command(gate, project_dir, "
+        f"config) and answer for gate == {gate!r} (the old hook is still asked, for one release)"
+    )
+
+
+@hookspec(firstresult=True, warn_on_impl=_deprecated("format"))
+def stepkit_format_command(project_dir: Path, config: Config) -> str | None:
+    """Deprecated: ``stepkit_gate_command`` with ``gate="format"``.
+
+    :param project_dir: the project root.
+    :param config: the project's configuration.
+    :return: as ``stepkit_gate_command``.
+
+    Still asked, for one release, within the ``stepkit_gate_command`` call
+    for its gate, in the same order.  Usable in ``stepconf.py``: yes.
     """
 
 
@@ -251,39 +278,42 @@ def stepkit_format_check_command(command: str, project_dir: Path, config: Config
     """
 
 
-@hookspec(firstresult=True)
+@hookspec(firstresult=True, warn_on_impl=_deprecated("lint"))
 def stepkit_lint_command(project_dir: Path, config: Config) -> str | None:
-    """Return the shell command that lints the project.
+    """Deprecated: ``stepkit_gate_command`` with ``gate="lint"``.
 
     :param project_dir: the project root.
     :param config: the project's configuration.
-    :return: a shell command, ``""`` for "no linter", None for no opinion.
+    :return: as ``stepkit_gate_command``.
 
-    firstresult.  Usable in ``stepconf.py``: yes.
+    Still asked, for one release, within the ``stepkit_gate_command`` call
+    for its gate, in the same order.  Usable in ``stepconf.py``: yes.
     """
 
 
-@hookspec(firstresult=True)
+@hookspec(firstresult=True, warn_on_impl=_deprecated("build"))
 def stepkit_build_command(project_dir: Path, config: Config) -> str | None:
-    """Return the shell command that builds or type-checks the project.
+    """Deprecated: ``stepkit_gate_command`` with ``gate="build"``.
 
     :param project_dir: the project root.
     :param config: the project's configuration.
-    :return: a shell command, ``""`` for "nothing to build", None for no opinion.
+    :return: as ``stepkit_gate_command``.
 
-    firstresult.  Usable in ``stepconf.py``: yes.
+    Still asked, for one release, within the ``stepkit_gate_command`` call
+    for its gate, in the same order.  Usable in ``stepconf.py``: yes.
     """
 
 
-@hookspec(firstresult=True)
+@hookspec(firstresult=True, warn_on_impl=_deprecated("tests"))
 def stepkit_test_command(project_dir: Path, config: Config) -> str | None:
-    """Return the shell command that runs the project's FULL test suite.
+    """Deprecated: ``stepkit_gate_command`` with ``gate="tests"``.
 
     :param project_dir: the project root.
     :param config: the project's configuration.
-    :return: a shell command, ``""`` for "no tests", None for no opinion.
+    :return: as ``stepkit_gate_command``.
 
-    firstresult.  Usable in ``stepconf.py``: yes.
+    Still asked, for one release, within the ``stepkit_gate_command`` call
+    for its gate, in the same order.  Usable in ``stepconf.py``: yes.
     """
 
 
@@ -291,13 +321,14 @@ def stepkit_test_command(project_dir: Path, config: Config) -> str | None:
 def stepkit_command_override_names(gate: str) -> tuple[str, str] | None:
     """Name where a user sets a gate's command by hand.
 
-    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param gate: a gate of the gate table (``format``, ``lint``, ``build``, ``tests`` …).
     :return: ``(environment variable, [tool.stepkit.commands] key)``, e.g.
         ``("TEST_CMD", "test")``; None for no opinion.
 
-    firstresult.  The core never names them itself: the environment-fault
-    message tells the user how to set the command, and ``stepkit.testing``
-    clears the variables for a test.  Usable in ``stepconf.py``: yes.
+    firstresult.  The built-in answer (``stepkit.plugins.overrides``) reads
+    the gate table; the environment-fault message tells the user how to set
+    the command, and ``stepkit.testing`` clears the variables for a test.
+    Usable in ``stepconf.py``: yes.
     """
 
 
@@ -366,7 +397,7 @@ def stepkit_condense_output(
 ) -> str | None:
     """Condense a gate's output into evidence a model and a handoff can carry.
 
-    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param gate: a gate of the gate table (``format``, ``lint``, ``build``, ``tests`` …).
     :param command: the command that ran (parsers pick themselves by it and by
         the output's shape).
     :param output: the output text; for very large outputs the head and the

@@ -14,12 +14,13 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
 from stepkit import __version__, hookspecs
 from stepkit.config import Config
@@ -204,7 +205,12 @@ def _entry_point_id(ep: importlib.metadata.EntryPoint) -> str:
 
 
 def first_answer(
-    pm: pluggy.PluginManager, hook_name: str, *, without: Collection[str] = (), **kwargs: Any
+    pm: pluggy.PluginManager,
+    hook_name: str,
+    *,
+    without: Collection[str] = (),
+    also: Collection[str] = (),
+    **kwargs: Any,
 ) -> tuple[Any, str | None]:
     """Call a firstresult hook as pluggy calls it, and also say which plugin answered.
 
@@ -221,6 +227,11 @@ def first_answer(
         gave it; ``plugin`` is None when no implementation answered.
     :param without: names of plugins left out of this call, wrappers too
         (the driver leaves the local plugins out of the final approval).
+    :param also: firstresult hooks whose plain implementations join the
+        call as if they implemented ``hook_name`` (the deprecated aliases of
+        a hook), in the order pluggy would call them were they one hook's;
+        each is passed the arguments it names.  Their wrappers wrap the
+        implementations, inside the wrappers of ``hook_name``.
     :raises ValueError: ``hook_name`` is not a firstresult hook.
     :raises TypeError: a plugin implementing the hook is not hashable
         (pluggy's subset hook callers keep plugins in a set).
@@ -229,31 +240,73 @@ def first_answer(
     if hook.spec is None or not hook.spec.opts.get("firstresult"):
         raise ValueError(f"{hook_name} is not a firstresult hook")
     left_out = {plugin for name in without if (plugin := pm.get_plugin(name)) is not None}
-    plain = [
-        impl
-        for impl in hook.get_hookimpls()
-        if not (impl.wrapper or impl.hookwrapper) and impl.plugin not in left_out
-    ]
-    answered: list[str] = []
-    spec_names = hook.spec.argnames
 
-    def first_of_plain(*args: Any) -> Any:
-        given = dict(zip(spec_names, args, strict=True))
+    def plain_of(name: str) -> list[HookImpl]:
+        return [
+            impl
+            for impl in getattr(pm.hook, name).get_hookimpls()
+            if not (impl.wrapper or impl.hookwrapper) and impl.plugin not in left_out
+        ]
+
+    own = plain_of(hook_name)
+    plain = _as_one_hook(pm, [*own, *(i for name in also for i in plain_of(name))]) if also else own
+    answered: list[str] = []
+
+    def first_of_plain() -> Any:
         for impl in reversed(plain):  # pluggy calls the last of get_hookimpls() first
-            missing = [name for name in impl.argnames if name not in given]
+            missing = [name for name in impl.argnames if name not in kwargs]
             if missing:
                 raise pluggy.HookCallError(f"hook call must provide argument {missing[0]!r}")
-            result = impl.function(*(given[name] for name in impl.argnames))
+            result = impl.function(*(kwargs[name] for name in impl.argnames))
             if result is not None:
                 answered.append(impl.plugin_name)
                 return result
         return None
 
-    # pluggy reads an implementation's argument names from the function it wraps
-    first_of_plain.__wrapped__ = hook.spec.function  # type: ignore[attr-defined]
-    wrappers = pm.subset_hook_caller(hook_name, left_out | {impl.plugin for impl in plain})
-    answer = wrappers.call_extra([first_of_plain], kwargs)
+    # the aliases' wrappers wrap the plain implementations, the hook's own wrap them all
+    call = first_of_plain
+    for name in [*also, hook_name]:
+        call = _wrapped(pm, name, call, left_out, kwargs)
+    answer = call()
     return answer, answered[0] if answered else None
+
+
+def _wrapped(
+    pm: pluggy.PluginManager,
+    hook_name: str,
+    inner: Callable[[], Any],
+    left_out: set[object],
+    kwargs: Mapping[str, Any],
+) -> Callable[[], Any]:
+    """``inner`` called as the one plain implementation of ``hook_name``, so
+    that pluggy calls the hook's wrappers (but those of ``left_out``) around it."""
+    hook = getattr(pm.hook, hook_name)
+    plain = {impl.plugin for impl in hook.get_hookimpls() if not (impl.wrapper or impl.hookwrapper)}
+
+    def extra(*_args: Any) -> Any:
+        return inner()
+
+    # pluggy reads an implementation's argument names from the function it wraps
+    extra.__wrapped__ = hook.spec.function  # type: ignore[attr-defined]
+    wrappers = pm.subset_hook_caller(hook_name, left_out | plain)
+    given = {name: kwargs[name] for name in hook.spec.argnames if name in kwargs}
+    return lambda: wrappers.call_extra([extra], given)
+
+
+def _as_one_hook(pm: pluggy.PluginManager, impls: list[HookImpl]) -> list[HookImpl]:
+    """``impls`` (of one hook or several) in the order ``get_hookimpls()`` of
+    one hook would list them: trylast ones first (the first registered last),
+    then the others in registration order, then the tryfirst ones; pluggy
+    calls the last first."""
+    registered = {plugin: index for index, (_, plugin) in enumerate(pm.list_name_plugin())}
+
+    def place(impl: HookImpl) -> tuple[int, int]:
+        index = registered.get(impl.plugin, len(registered))
+        if impl.trylast:
+            return (0, -index)
+        return (2 if impl.tryfirst else 1, index)
+
+    return sorted(impls, key=place)
 
 
 def get_plugins(pm: StepkitPluginManager) -> list[dict[str, Any]]:

@@ -16,12 +16,15 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from stepkit import gatetable
 from stepkit.models import Model
 from stepkit.text import one_line, visible
 
-GateName = Literal["format", "lint", "build", "tests"]
+#: A gate's name: a name of the gate table (:mod:`stepkit.gatetable`).
+GateName = str
+#: The gates' names in run order: the gate table's (kept here, where code imports it from).
+GATE_ORDER = gatetable.GATE_ORDER
 GateStatus = Literal["pass", "fail", "not_run", "timeout", "error"]
-GATE_ORDER: tuple[GateName, ...] = ("format", "lint", "build", "tests")
 
 #: Statuses of a gate that ran, or tried to, and did not pass.
 FAILED_STATUSES = frozenset({"fail", "timeout", "error"})
@@ -120,6 +123,11 @@ class GateResult(Model):
     #: records of stepkit's own that judging the gate found forged or edited
     #: (a baseline cache entry: discarded and run again), by name
     store_flags: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _a_gate_of_the_table(cls, value: str) -> str:
+        return gatetable.gate(value).name
 
     @field_validator("summary")
     @classmethod

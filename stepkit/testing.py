@@ -12,8 +12,8 @@ or on the command line with ``pytest -p stepkit.testing``.  Then::
 
     class MyPlugin:
         @stepkit.hookimpl
-        def stepkit_test_command(self, project_dir):
-            if (project_dir / "tests.sh").is_file():
+        def stepkit_gate_command(self, gate, project_dir):
+            if gate == "tests" and (project_dir / "tests.sh").is_file():
                 return "./tests.sh"
 
     def test_my_plugin(stepkit_project, stepkit_pm):
@@ -22,7 +22,7 @@ or on the command line with ``pytest -p stepkit.testing``.  Then::
         pm = stepkit_pm(project, MyPlugin())
         assert pm.get_plugin("MyPlugin") is not None
 
-``resolve_gates(project_dir, plugins=())`` gives all four gates at once as
+``resolve_gates(project_dir, plugins=())`` gives every gate at once as
 ``{gate: (command, plugin)}``.
 
 Fixtures:
@@ -95,7 +95,7 @@ def resolve_gate_command(
 ) -> tuple[str | None, str | None]:
     """The command ``gate`` would run in ``project_dir`` and the plugin that chose it.
 
-    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param gate: a gate of the gate table (``format``, ``lint``, ``build``, ``tests`` …).
     :param plugins: extra plugin objects, registered last (see
         :func:`make_plugin_manager`).
     :return: ``(command, plugin)`` as :func:`stepkit.workspace.gate_commands.resolve_command`

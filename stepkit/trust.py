@@ -2,7 +2,7 @@
 ``[tool.stepkit] plugins``) stepkit may load: only bytes the user trusted.
 
 A local plugin runs inside stepkit with its full power (it may answer
-``stepkit_test_command`` or ``stepkit_ask``), and the coder a run judges can
+``stepkit_gate_command`` or ``stepkit_ask``), and the coder a run judges can
 write it.  So the sha256 of each local plugin is recorded outside the
 project, under ``$XDG_STATE_HOME/stepkit/trust/<key>/`` (``key`` derived
 from the resolved project path), with a copy of the trusted bytes there for

@@ -4,8 +4,8 @@ Each module declares one :class:`~stepkit.plugins.projects._base.ProjectType`
 — how it reads a project (None: not of its type), its type name, and the
 command of each gate it has an opinion on (``format``, ``lint``, ``build``,
 ``tests``), by name — and binds the hookimpls the declaration makes:
-``stepkit_detect_project`` and the command hook of each gate declared, which
-answers None for a project without a command for it.  Shared file readers
+``stepkit_detect_project`` and ``stepkit_gate_command``, which answers None
+for a gate the type does not declare or a project without a command for it.  Shared file readers
 live in ``_shared``.
 
 Priority — per gate, the first plugin with an answer wins:
@@ -86,10 +86,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
 #: binds, and the project-specific answers a type adds beside it.
 HOOKS: tuple[str, ...] = (
     "stepkit_detect_project",
-    "stepkit_format_command",
-    "stepkit_lint_command",
-    "stepkit_build_command",
-    "stepkit_test_command",
+    "stepkit_gate_command",
     "stepkit_detect_notes",
     "stepkit_verification_surface",
     "stepkit_added_file_reach",

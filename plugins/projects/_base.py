@@ -22,13 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from stepkit.gatetable import GATE_ORDER
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.projects import has_marker
-from stepkit.workspace.gate_commands import GATE_HOOKS
 
 #: What a project type reads from a project (its parsed manifest, its scripts …).
 Seen = TypeVar("Seen")
@@ -37,8 +36,8 @@ Seen = TypeVar("Seen")
 #: giving the command or None (no command for this project).
 Command = str | Callable[[Seen], str | None]
 
-#: A hook of a project-type plugin: the project dir in, a type name, a command or notes out.
-Hook = Callable[[Path], Any]
+#: A hook of a project-type plugin: the project dir (and a gate) in, a type name, a command or notes out.
+Hook = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -58,8 +57,9 @@ class ProjectType(Generic[Seen]):
         project (jvm: ``maven`` or ``gradle``).
     :param format: the format gate's command (:data:`Command`); likewise
         ``lint``, ``build`` and ``tests``.  A gate left None is one the type
-        has no opinion on: it implements no hook for it, so ``stepkit
-        plugins`` does not list one.
+        has no opinion on (``stepkit_gate_command`` answers None for it); a
+        type that declares no gate implements no ``stepkit_gate_command``,
+        so ``stepkit plugins`` does not list one.
     :param notes: why the type passed over a command the project has (see
         ``stepkit_detect_notes``), from what it read; None: it never does.
     :param surface: the type's verification surface (see
@@ -93,7 +93,7 @@ class ProjectType(Generic[Seen]):
     def command(self, gate: str, project_dir: Path) -> str | None:
         """``gate``'s command for ``project_dir``; None when the project is not
         of this type or the gate has no command in it."""
-        declared: Command[Seen] | None = getattr(self, gate)
+        declared: Command[Seen] | None = getattr(self, gate, None) if gate in GATE_ORDER else None
         if declared is None:
             return None
         seen = self.seen(project_dir)
@@ -116,15 +116,20 @@ class ProjectType(Generic[Seen]):
         )
 
     def hookimpls(self) -> dict[str, Hook]:
-        """The hookimpls by hook name: ``stepkit_detect_project``, the
-        command hook of each gate declared and ``stepkit_detect_notes`` when
-        the type has notes, ``stepkit_verification_surface`` when it declares one."""
+        """The hookimpls by hook name: ``stepkit_detect_project``,
+        ``stepkit_gate_command`` when the type declares a gate's command,
+        ``stepkit_detect_notes`` when it has notes,
+        ``stepkit_verification_surface`` when it declares one."""
         hooks: dict[str, Hook] = {
             "stepkit_detect_project": _hookimpl("stepkit_detect_project", self.detect)
         }
-        for gate, hook_name in GATE_HOOKS.items():
-            if getattr(self, gate) is not None:
-                hooks[hook_name] = _hookimpl(hook_name, partial(self.command, gate))
+        if any(getattr(self, gate, None) is not None for gate in GATE_ORDER):
+
+            @hookimpl
+            def stepkit_gate_command(gate: str, project_dir: Path) -> str | None:
+                return self.command(gate, project_dir)
+
+            hooks["stepkit_gate_command"] = stepkit_gate_command
         if self.notes is not None:
             hooks["stepkit_detect_notes"] = _hookimpl("stepkit_detect_notes", self.detect_notes)
         if self.surface is not None:

@@ -39,11 +39,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from stepkit.config import Config
+from stepkit.gatetable import GATE_ORDER
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
@@ -52,9 +51,6 @@ from stepkit.plugins.projects.gate_tools import TOOLS, checks_only, runs_a_test_
 
 if TYPE_CHECKING:
     from stepkit.plugins.projects.ci_yaml import CiCommand
-
-#: The order the gates run in (``stepkit.workspace.gate_commands.GATE_HOOKS``).
-_RUN_ORDER = ("format", "lint", "build", "tests")
 
 
 #: Words that, among a command's first three, make it set up, ship or report, which no gate does.
@@ -366,17 +362,15 @@ def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
     return _chosen(project_dir)[0]
 
 
-def _answer(gate: str) -> Callable[[Path, Config], str | None]:
-    def command(project_dir: Path, config: Config) -> str | None:
-        found = _first_per_gate(project_dir).get(gate)
-        return found.command if found else None
-
-    return command
+#: The gates CI answers for (not the format gate: see the module's docstring).
+_ANSWERED = frozenset({"lint", "build", "tests"})
 
 
-stepkit_lint_command = hookimpl(_answer("lint"))
-stepkit_build_command = hookimpl(_answer("build"))
-stepkit_test_command = hookimpl(_answer("tests"))
+@hookimpl
+def stepkit_gate_command(gate: str, project_dir: Path) -> str | None:
+    """The command CI runs for ``gate``; None: none, or a gate CI does not answer."""
+    found = _first_per_gate(project_dir).get(gate) if gate in _ANSWERED else None
+    return found.command if found else None
 
 
 @hookimpl
@@ -429,5 +423,6 @@ def stepkit_gate_order(project_dir: Path) -> list[str] | None:
     ]
     if not after:
         return None
-    before = [gate for gate in _RUN_ORDER if gate not in after and gate not in ("build", "tests")]
-    return [*before, "build", *after, "tests"]
+    order = [gate for gate in GATE_ORDER if gate not in after]
+    build_at = order.index("build") + 1
+    return [*order[:build_at], *after, *order[build_at:]]

@@ -28,7 +28,6 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from stepkit.config import Config
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.projects import _shared, environments
 from stepkit.plugins.projects.gate_tools import tool_gate
@@ -92,18 +91,17 @@ def _chosen(project_dir: Path, gate: str) -> tuple[Hook | None, list[str]]:
     return None, notes
 
 
-def _answer(gate: str, files: str) -> Any:
-    def command(project_dir: Path, config: Config) -> str | None:
-        if not (project_dir / CONFIG).is_file():
-            return None
-        hook, _ = _chosen(project_dir, gate)
-        return f"{_runner(project_dir)} run {hook.id} {files}" if hook else None
-
-    return command
+#: The gates a pre-commit hook answers for, each with the files it runs the hook on.
+_FILES = {"format": f"--files {_shared.changed_files()}", "lint": "--all-files"}
 
 
-stepkit_format_command = hookimpl(_answer("format", f"--files {_shared.changed_files()}"))
-stepkit_lint_command = hookimpl(_answer("lint", "--all-files"))
+@hookimpl
+def stepkit_gate_command(gate: str, project_dir: Path) -> str | None:
+    """``pre-commit run <hook> …`` for the format or lint gate; None: no config, no such hook."""
+    if gate not in _FILES or not (project_dir / CONFIG).is_file():
+        return None
+    hook, _ = _chosen(project_dir, gate)
+    return f"{_runner(project_dir)} run {hook.id} {_FILES[gate]}" if hook else None
 
 
 @hookimpl
@@ -117,7 +115,7 @@ def stepkit_detect_notes(project_dir: Path) -> list[str]:
 @hookimpl
 def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | None:
     """The line of the config that lists the hook a format or lint command runs."""
-    if gate not in ("format", "lint") or not (project_dir / CONFIG).is_file():
+    if gate not in _FILES or not (project_dir / CONFIG).is_file():
         return None
     hook, _ = _chosen(project_dir, gate)
     if hook is None or f" run {hook.id} " not in command:

@@ -4,7 +4,7 @@ The one place that maps a gate to its hook, turns a plugin's ``""`` ("no
 command for this gate") into None, and records which plugin chose.  Used by
 ``stepkit detect``, the gate runner and :mod:`stepkit.testing`.
 
-Commands are fixed once: :func:`plan_gates` resolves the four before the
+Commands are fixed once: :func:`plan_gates` resolves them all before the
 first gate of a verify or a run (a gate that leaves a lockfile behind must
 not change the next gate's command), and a run keeps its
 :class:`GatePlan` in its settings, stored in its checkpoint, so a resume
@@ -21,47 +21,52 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pluggy
 from pydantic import Field, ValidationError
 
-from stepkit import quoting
+from stepkit import gatetable, quoting
 from stepkit.config import Config
 from stepkit.errors import PluginError
+from stepkit.gatetable import GATE_ORDER
 from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
-from stepkit.records import GATE_ORDER, GateName
 
-#: Each gate, in the order the gates run, and the firstresult hook that names its command.
-GATE_HOOKS: dict[str, str] = {
-    "format": "stepkit_format_command",
-    "lint": "stepkit_lint_command",
-    "build": "stepkit_build_command",
-    "tests": "stepkit_test_command",
-}
+#: The hook every gate's command is asked through.
+GATE_HOOK = "stepkit_gate_command"
 
 
 def resolve_command(
     pm: pluggy.PluginManager, gate: str, project_dir: Path, config: Config
 ) -> tuple[str | None, str | None]:
-    """Ask the plugins for ``gate``'s command without running it.
+    """Ask the plugins for ``gate``'s command without running it:
+    ``stepkit_gate_command``, with the gate's deprecated hook
+    (``stepkit_test_command`` …) asked in the same call.
 
-    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param gate: a gate of the gate table (:data:`stepkit.gatetable.GATES`).
     :return: ``(command, plugin)``.  ``command`` is None when the gate has no
         command; ``plugin`` names the plugin that answered — also when it
         answered ``""`` (it decided there is none) — and is None when no
         plugin had an opinion.
-    :raises ValueError: ``gate`` is not one of the four gates.
+    :raises ValueError: ``gate`` is not a gate of the table.
     :raises PluginError: the answering plugin returned something other than a string.
     """
-    if gate not in GATE_HOOKS:
-        raise ValueError(f"unknown gate {gate!r}; expected one of {', '.join(GATE_HOOKS)}")
-    command, plugin = first_answer(pm, GATE_HOOKS[gate], project_dir=project_dir, config=config)
+    row = gatetable.gate(gate)
+    command, plugin = first_answer(
+        pm,
+        GATE_HOOK,
+        also=[row.legacy_hook] if row.legacy_hook else [],
+        gate=gate,
+        project_dir=project_dir,
+        config=config,
+    )
     if command is not None and not isinstance(command, str):
         kind = type(command).__name__
-        raise PluginError(f"plugin {plugin!r}: {GATE_HOOKS[gate]} returned {kind}, not a string")
+        raise PluginError(
+            f"plugin {plugin!r}: {GATE_HOOK} for the {gate} gate returned {kind}, not a string"
+        )
     command = command.strip() if command else None
     return command or None, plugin
 
@@ -70,7 +75,7 @@ def resolve_commands(
     pm: pluggy.PluginManager, project_dir: Path, config: Config
 ) -> dict[str, tuple[str | None, str | None]]:
     """Every gate's ``(command, plugin)`` (see :func:`resolve_command`), in gate order."""
-    return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_HOOKS}
+    return {gate: resolve_command(pm, gate, project_dir, config) for gate in GATE_ORDER}
 
 
 class PlannedCommand(Model):
@@ -102,11 +107,11 @@ class GatePlan(Model):
     #: before the step
     command_changes: list[str] = Field(default_factory=list)
 
-    def run_order(self) -> tuple[GateName, ...]:
+    def run_order(self) -> tuple[str, ...]:
         """The order the gates run in: :attr:`ci_order` when it names each
-        gate once, else format → lint → build → tests."""
+        gate once, else the gate table's."""
         if sorted(self.ci_order) == sorted(GATE_ORDER):
-            return cast(tuple[GateName, ...], tuple(self.ci_order))  # the four, as just checked
+            return tuple(self.ci_order)
         return GATE_ORDER
 
     def first_gates(self) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from stepkit.gatetable import gate
 from stepkit.records import (
     FLAKY_LABEL,
     NEW_LABEL,
@@ -98,8 +99,9 @@ class Judge:
 
     def judge(self, result: GateResult) -> GateResult:
         """``result`` with its failures classified (unchanged when it did not
-        fail, when the mode is ``off``, or for the formatter)."""
-        if self.mode == "off" or result.status != "fail" or result.name == "format":
+        fail, when the mode is ``off``, or for a gate whose failure does not
+        fail the step: the formatter)."""
+        if self.mode == "off" or result.status != "fail" or not gate(result.name).fails_step:
             return result
         keys = failure_keys(
             result.name, result.status, _tests(result), _log_text(result), [self.project_dir]

@@ -61,7 +61,7 @@ def _run_setup(record: WorktreeRecord, setup: str, config) -> WorktreeRecord:
     done = process.run(
         setup,
         cwd=Path(record.project),
-        timeout=config.timeouts.build,
+        timeout=config.timeouts.gate("build"),
         no_output_timeout=config.timeouts.no_output,
         log_path=log,
         log_limit=config.logs.max_bytes,

@@ -30,7 +30,7 @@ def test_json_lists_builtins_with_origin_version_and_hooks(tmp_path, capsys):
     assert pytest_parser["origin"] == "builtin"
     assert pytest_parser["version"]
     assert pytest_parser["hooks"] == ["stepkit_condense_output"]
-    assert "stepkit_test_command" in plugins["stepkit.plugins.overrides"]["hooks"]
+    assert "stepkit_gate_command" in plugins["stepkit.plugins.overrides"]["hooks"]
 
 
 def test_stepconf_is_listed_with_its_path(tmp_path, capsys):

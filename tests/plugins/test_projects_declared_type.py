@@ -1,4 +1,4 @@
-"""A project type is one declaration whose gates bind to their hooks by name."""
+"""A project type is one declaration whose gates answer through one hook."""
 
 from types import ModuleType
 
@@ -12,12 +12,9 @@ BAZEL = ProjectType(
 )
 
 
-def test_the_hooks_are_those_of_the_gates_declared_whatever_their_order():
-    assert sorted(BAZEL.hookimpls()) == [
-        "stepkit_build_command",
-        "stepkit_detect_project",
-        "stepkit_test_command",
-    ]
+def test_the_declared_gates_answer_through_the_one_gate_hook():
+    assert sorted(BAZEL.hookimpls()) == ["stepkit_detect_project", "stepkit_gate_command"]
+    assert sorted(ProjectType(name="bare").hookimpls()) == ["stepkit_detect_project"]
 
 
 def test_a_declared_type_answers_through_pluggy_only_for_its_projects(stepkit_project, stepkit_pm):

@@ -91,10 +91,9 @@ def test_rust_answers_before_node_and_python(stepkit_project, stepkit_pm):
     assert resolve_gates(project)["tests"] == ("cargo test", "stepkit.plugins.projects.rust")
 
 
-def test_each_command_hook_called_through_pluggy_gives_the_first_answer(
-    stepkit_project, stepkit_pm
-):
+def test_each_gate_asked_through_pluggy_gives_the_first_answer(stepkit_project, stepkit_pm):
     from stepkit.config import load_config
+    from stepkit.workspace.gate_commands import resolve_commands
 
     project = stepkit_project(
         {
@@ -104,12 +103,15 @@ def test_each_command_hook_called_through_pluggy_gives_the_first_answer(
         }
     )
     pm, config = stepkit_pm(project), load_config(project)
-    hook = pm.hook
-    assert hook.stepkit_format_command(project_dir=project, config=config) == "make fmt"
-    assert hook.stepkit_lint_command(project_dir=project, config=config) == "ruff check"
-    assert hook.stepkit_build_command(project_dir=project, config=config) == "local-build"
-    assert hook.stepkit_test_command(project_dir=project, config=config) is None
-    assert hook.stepkit_detect_project(project_dir=project) == ["make", "python"]
+    assert {
+        gate: command for gate, (command, _) in resolve_commands(pm, project, config).items()
+    } == {
+        "format": "make fmt",
+        "lint": "ruff check",
+        "build": "local-build",
+        "tests": None,
+    }
+    assert pm.hook.stepkit_detect_project(project_dir=project) == ["make", "python"]
 
 
 def test_a_cargo_workspace_stub_does_not_outrank_a_root_deno_json(stepkit_project, stepkit_pm):

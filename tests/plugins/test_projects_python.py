@@ -145,4 +145,4 @@ def test_malformed_pyproject_is_python_without_commands(tmp_path):
 
     (tmp_path / "pyproject.toml").write_text("[tool.ruff\n")
     assert python.stepkit_detect_project(tmp_path) == "python"
-    assert python.stepkit_lint_command(tmp_path) is None
+    assert python.stepkit_gate_command("lint", tmp_path) is None

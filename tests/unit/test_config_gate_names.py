@@ -42,3 +42,17 @@ def test_an_unknown_gate_name_is_still_refused(tmp_path):
         check=False,
     )
     assert done.returncode == 2 and "tset" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_each_gate_of_the_table_is_a_setting_with_its_default_and_keys(tmp_path):
+    """``[commands]`` and ``[timeouts]`` are built from the gate table: every
+    gate takes each of its keys, and its timeout defaults to its row's."""
+    from stepkit.config import Config
+    from stepkit.gatetable import GATES
+
+    assert [row.name for row in GATES] == ["format", "lint", "build", "tests"]
+    for row in GATES:
+        assert Config().timeouts.gate(row.name) == row.timeout
+        for key in row.keys:
+            config = Config.model_validate({"commands": {key: "x"}, "timeouts": {key: 7}})
+            assert (config.commands.gate(row.name), config.timeouts.gate(row.name)) == ("x", 7)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.config import Config
+from stepkit.gatetable import GATE_ORDER
 from stepkit.lazyplugins import LazyPlugin, declared_hooks, render_hooks
 from stepkit.pluginmanager import DEFAULT_PLUGINS, first_answer, get_plugin_manager, get_plugins
 from stepkit.plugins.evidence._shared import MARKERS as PARSER_MARKERS
@@ -83,10 +84,14 @@ def test_every_project_type_answers_nothing_without_its_markers(tmp_path, module
     }
     for hook in hooks:
         function = getattr(module, hook)
-        answer = function(**{name: values[name] for name in inspect.signature(function).parameters})
-        assert not answer, (
-            f"{module_name}.{hook} answered {answer!r} without any of {MARKERS[module_name]}"
-        )
+        for gate in GATE_ORDER:  # stepkit_gate_command, asked for each gate
+            given = {**values, "gate": gate}
+            answer = function(
+                **{name: given[name] for name in inspect.signature(function).parameters}
+            )
+            assert not answer, (
+                f"{module_name}.{hook} answered {answer!r} without any of {MARKERS[module_name]}"
+            )
 
 
 @pytest.mark.parametrize("module_name", sorted(MARKERS))
@@ -125,7 +130,10 @@ def test_a_stand_in_answers_as_its_module_does(tmp_path, marker, module_name):
 def test_a_stand_in_passes_each_argument_its_function_takes(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.pytest.ini_options]\n", encoding="utf-8")
     pm = get_plugin_manager(tmp_path)
-    assert first_answer(pm, "stepkit_test_command", project_dir=tmp_path, config=Config()) == (
+    answer = first_answer(
+        pm, "stepkit_gate_command", gate="tests", project_dir=tmp_path, config=Config()
+    )
+    assert answer == (
         "python -m pytest -rfE",
         "stepkit.plugins.projects.python",
     )

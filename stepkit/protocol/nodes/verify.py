@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from stepkit import gatetable
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
-from stepkit.protocol.watched import watched, with_flags
-from stepkit.records import GATE_ORDER, GateResult, Outcome, StageContext
+from stepkit.protocol.watched import Node, watched, with_flags
+from stepkit.records import GateResult, Outcome, StageContext
 from stepkit.text import first_of
 
 
@@ -25,7 +26,9 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     runner = _gate_runner(ctx, plan=plan, watch_format=True, stamp_passes="build" in names)
     results, updates = _run_guarded(ctx, runner, names)
     updates["format_changed_tree"] = runner.format_changed_tree
-    decisive = next((r for r in results if r.name != "format" and r.failed), results[-1])
+    decisive = next(
+        (r for r in results if gatetable.gate(r.name).fails_step and r.failed), results[-1]
+    )
     outcome = _gate_route(decisive, updates, ctx.pm)
     if outcome.route != "pass":
         return outcome
@@ -68,6 +71,32 @@ def verify_tests(ctx: StageContext) -> Outcome:
 
     checked = _rechecked(ctx, _single_gate(ctx, "tests"), "tests")
     return with_verified_tree(ctx, _flaky_flagged(ctx, checked))
+
+
+def gate_node(name: str) -> Node:
+    """The node of a gate that needs no node of its own: it runs gate
+    ``name`` of the gate table alone; ``pass`` (a pass, or NOT RUN),
+    ``fail`` (the fix loop, when the gate's failure fails the step) or
+    ``error`` (an environment fault).  ``verify_<name>`` in a graph is
+    this node for any gate of the table without a function of that name
+    here (:func:`__getattr__`)."""
+    gatetable.gate(name)  # a gate of the table, or ValueError
+
+    def verify_gate(ctx: StageContext) -> Outcome:
+        return _single_gate(ctx, name)
+
+    verify_gate.__name__ = verify_gate.__qualname__ = f"verify_{name}"
+    verify_gate.__doc__ = f"The {name} gate alone."
+    return watched(f"the {name} gate")(verify_gate)
+
+
+def __getattr__(attribute: str) -> Node:
+    """``verify_<gate>``: :func:`gate_node` of a gate of the table (a graph's
+    ``call: stepkit.protocol.nodes.verify:verify_security`` names it)."""
+    name = attribute.removeprefix("verify_")
+    if name != attribute and name in gatetable.GATE_ORDER:
+        return gate_node(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
 
 
 def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
@@ -244,7 +273,7 @@ def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, 
     latest = {g["name"]: g for g in state.get("gates", [])}
     for result in results:
         latest[result.name] = result.model_dump()
-    ordered = [latest[name] for name in GATE_ORDER if name in latest]
+    ordered = [latest[name] for name in gatetable.GATE_ORDER if name in latest]
     return {"gates": ordered, "gate_history": [r.model_dump(exclude={"evidence"}) for r in results]}
 
 
@@ -294,11 +323,12 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
 
 
 def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
+    """The first gate, in the table's order, whose failure fails the step and that failed."""
     by_name = {g["name"]: GateResult.model_validate(g) for g in state.get("gates", [])}
-    for name in ("lint", "build", "tests"):
-        gate = by_name.get(name)
-        if gate and gate.failed:
-            return gate
+    for row in gatetable.GATES:
+        result = by_name.get(row.name)
+        if row.fails_step and result and result.failed:
+            return result
     return None
 
 
