@@ -196,19 +196,16 @@ def _text_diagnostics(lines: Iterable[str], table: Tools) -> Iterator[Diagnostic
             if pending is not None:
                 yield pending
                 pending = None
-            said = opened.groupdict().get("level")
-            head = (opened["code"] or "", opened["msg"], _level(said) if said else "error")
+            head = (opened["code"] or "", opened["msg"], _said_level(opened))
             continue
         if pending is not None:
             continue  # the source, carets and help of the diagnostic waiting to end
         if one := _first_match(table.lines, line):
-            yield Diagnostic(one["file"], one["rule"] or "", one["msg"], _level(one["level"]))
+            yield Diagnostic(one["file"], _said_rule(one), one["msg"], _said_level(one))
             continue
         under = _first_match(table.under_file, line)
         if under and current_file:
-            yield Diagnostic(
-                current_file, under["rule"] or "", under["msg"], _level(under["level"])
-            )
+            yield Diagnostic(current_file, _said_rule(under), under["msg"], _said_level(under))
             continue
         if _BARE_FILE.match(line.strip()):
             current_file = line.strip()
@@ -218,6 +215,17 @@ def _text_diagnostics(lines: Iterable[str], table: Tools) -> Iterator[Diagnostic
             yield _located(located["file"], located["rest"], table)
     if pending is not None:
         yield pending
+
+
+def _said_level(m: re.Match[str]) -> Level:
+    """The level a declared pattern's ``level`` group says (none: an error)."""
+    said = m.groupdict().get("level")
+    return _level(said) if said else "error"
+
+
+def _said_rule(m: re.Match[str]) -> str:
+    """The rule a declared pattern's ``rule`` group says (none: no rule)."""
+    return m.groupdict().get("rule") or ""
 
 
 def _located(file: str, rest: str, table: Tools) -> Diagnostic:
@@ -232,7 +240,7 @@ def _located(file: str, rest: str, table: Tools) -> Diagnostic:
     found = [m for pattern in table.trailing_rules if (m := pattern.search(rest))]
     trailing = min(found, key=lambda m: m.start()) if found else None
     if trailing:
-        rule = rule or trailing["rule"] or ""
+        rule = rule or _said_rule(trailing)
         rest = rest[: trailing.start()]
     code = re.match(r"^(?P<code>[A-Z]+\d+|TS\d+)\b:?\s*(?:\[\*\]\s*)?(?P<msg>.*)$", rest)
     if code and not rule:

@@ -66,10 +66,10 @@ class Tool:
         ``level`` if it says one: else an error).
     :param rule_notes: a line within such a diagnostic that names its rule
         (group ``rule``) when the head does not.
-    :param lines: a diagnostic on one line (groups ``file``, ``msg``,
-        ``level``, ``rule``).
+    :param lines: a diagnostic on one line (groups ``file``, ``msg``, and
+        ``level`` and ``rule`` if it says them: else an error without a rule).
     :param under_file: a diagnostic under a line naming its file alone
-        (groups ``level``, ``msg``, ``rule``).
+        (groups ``msg``, and ``level`` and ``rule`` if it says them).
     :param trailing_rules: the rule at the end of a ``path:line:col:
         message`` line (group ``rule``).
     :param silencers: (label, regex) of a marker in a source that silences
