@@ -71,6 +71,9 @@ HOOKS: dict[str, dict[str, dict[str, bool]]] = {
     "stepkit.plugins.runners": {
         "stepkit_test_runners": {},
     },
+    "stepkit.plugins.tools": {
+        "stepkit_tools": {},
+    },
     "stepkit.plugins.ask": {
         "stepkit_ask": {"trylast": True},
     },

@@ -441,6 +441,31 @@ def stepkit_test_runners() -> list[Any]:
     """
 
 
+@hookspec
+def stepkit_tools() -> list[Any]:
+    """Declare tools other than test runners (linters, type checkers,
+    formatters, package managers): how stepkit judges each one's output.
+
+    :return: :class:`stepkit.workspace.tools.Tool` declarations, in the
+        order they are read (a tool may also name, in ``before``, tools it
+        is read before): how one item of its JSON output and its text
+        diagnostics read into failure keys (file, rule, message: what the
+        baseline and the pristine re-check compare), the markers in a
+        source that silence it and the files that configure it (the tamper
+        flags), its fault signatures, its words for "no file to format"
+        and the lockfiles it writes (no gate may change one git tracks).
+
+    Called for every plugin, once per gate run; the answers are joined,
+    the last registered plugin's first, and every declaration's patterns
+    of a kind compile into one (the fault signatures into one pass over a
+    line).  The built-in tools always count.  Built-in:
+    :mod:`stepkit.plugins.tools` (one module per tool: ruff, mypy, flake8,
+    pylint, eslint, tsc, cargo/clippy, golangci-lint, RuboCop, …, uv, pip,
+    poetry, pdm, npm, yarn, pnpm, corepack, go, maven, docker …).  Usable in
+    ``stepconf.py``: yes.
+    """
+
+
 # -- engines -----------------------------------------------------------------
 
 

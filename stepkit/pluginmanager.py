@@ -65,6 +65,7 @@ DEFAULT_PLUGINS: list[str] = [
     "stepkit.plugins.evidence.tsc",
     "stepkit.plugins.evidence.maven",
     "stepkit.plugins.runners",
+    "stepkit.plugins.tools",
     "stepkit.plugins.ask",
     "stepkit.plugins.llm.builtin_engines",
     "stepkit.plugins.llm.budget",

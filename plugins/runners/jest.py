@@ -100,5 +100,6 @@ RUNNERS = (
         skip_markers=(
             ("skipped JS test", r"\b(it|test|describe)\.(skip|todo)\(|\bx(it|test|describe)\("),
         ),
+        configs=(r"jest\.config\.\w+",),
     ),
 )

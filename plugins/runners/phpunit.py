@@ -11,5 +11,6 @@ RUNNERS = (
         ran=(r"^OK \([1-9]\d* tests?|^Tests: [1-9]",),
         words=("ok", "tests", "no test"),
         no_tests=(NoTests(r"^No tests executed!$", (0, 1), "no tests executed"),),
+        configs=(r"phpunit\.xml(\.dist)?",),
     ),
 )

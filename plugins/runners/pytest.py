@@ -136,5 +136,8 @@ PYTEST = TestRunner(
     skip_markers=(
         ("pytest skip/xfail marker", r"pytest\.mark\.(skip|skipif|xfail)\b|pytest\.(skip|xfail)\("),
     ),
+    configs=(r"pytest\.ini",),
+    sections=("pytest",),
+    plugin_group="pytest11",
 )
 RUNNERS = (PYTEST,)

@@ -24,5 +24,6 @@ RUNNERS = (
         no_tests=(
             NoTests(r"^No test files found, exiting with code \d+", (0, 1), "no test files found"),
         ),
+        configs=(r"vitest\.config\.\w+",),
     ),
 )

@@ -16,6 +16,11 @@ behind ``pdm run``, and a src-layout package that is not installed: each is
 set-up, not code.  The first and last are told even though the test runner
 reports failures, but only when every failure it names is that one.
 
+Each tool's own messages are its declaration's: a test runner's
+(:class:`~stepkit.workspace.runners.TestRunner`), or another tool's
+(:class:`~stepkit.workspace.tools.Tool`, whose fault signatures are
+matched in one pass over the output's last lines); the mechanisms are here.
+
 Conservative by design: a message counts only in the output's last lines
 (where these tools put them), only with the exit code the tool gives it, and
 never when a test runner in the same output reports failing tests, so a
@@ -26,23 +31,19 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.text import strip_ansi, terminal_line
 from stepkit.workspace.runners import Runners, runners
+from stepkit.workspace.tools import Tools, builtin_tools
 
 #: How many non-blank lines at the end of the output a fault message may be in.
 TAIL_LINES = 40
 #: Said of every test gate that ran no test.
 NO_TEST_NOTE = "the command ran no test. This is NOT evidence that tests passed"
 _MISSING = "not installed or not on PATH"
-
-
-def _any_of(*patterns: str) -> re.Pattern[str]:
-    """One multi-line pattern matching any of ``patterns``."""
-    return lazy_compile("|".join(f"(?:{pattern})" for pattern in patterns), re.MULTILINE)
 
 
 #: Words every line a runner's failure pattern matches holds (lower case):
@@ -176,302 +177,6 @@ _NOT_EXECUTABLE = lazy_compile(
 _MAKE_ERROR = lazy_compile(r"^make(?:\[(?P<level>\d+)\])?: \*\*\* \[.*\] Error (?P<code>\d+)$")
 
 
-@dataclass(frozen=True)
-class _Rule:
-    """A tool's own message for an environment fault, and the cause it names."""
-
-    pattern: re.Pattern[str]
-    #: the cause from the match, the tail lines and the match's line; None when
-    #: the tail lacks the tool's context for this message
-    cause: Callable[[re.Match[str], list[str], int], str | None]
-
-
-def _after(lines: list[str], at: int, pattern: str, span: int = 8) -> re.Match[str] | None:
-    """The first match of ``pattern`` in the ``span`` lines after ``at``."""
-    return next(
-        (m for line in lines[at + 1 : at + 1 + span] if (m := re.search(pattern, line))), None
-    )
-
-
-def _uv_spawn(m: re.Match[str], lines: list[str], at: int) -> str:
-    # uv 0.13: "error: Failed to spawn: mypy" / "  cause: No such file or directory (os error 2)";
-    # older: "error: Failed to spawn: `mypy`" / "  Caused by: No such file or directory (os error 2)"
-    denied = _after(lines, at, r"(?:Caused by|cause): Permission denied")
-    return f"uv: failed to spawn {m['tool']} ({'not executable' if denied else 'not installed'})"
-
-
-def _no_module(m: re.Match[str], lines: list[str], at: int) -> str:
-    # `python -m TOOL` in the project's environment (uv, poetry, pdm, hatch or pipenv run), which
-    # runs that environment's TOOL or stops here, never the one on PATH
-    tool = m["module"]
-    return (
-        f"{tool} is not installed in the project's environment ({m['python']}: No module named "
-        f"{tool}): add it to the project's development dependencies, or set the gate's command "
-        "in stepkit.toml [commands]"
-    )
-
-
-def _uv_network(m: re.Match[str], lines: list[str], at: int) -> str:
-    causes = [
-        c["why"]
-        for line in lines[at + 1 : at + 12]
-        if (c := re.match(r"^\s*(?:Caused by|cause): (?P<why>.+)$", line))
-    ]
-    url = next(
-        (
-            u["url"]
-            for why in causes
-            if (
-                u := re.search(r"(?:Failed to fetch:|for url) `?\(?(?P<url>https?://[^`)\s]+)", why)
-            )
-        ),
-        "",
-    )
-    where = f" at {url}" if url else ""
-    return f"uv: package index unreachable{where} ({causes[-1] if causes else m.group(0)})"
-
-
-def _npm_network(m: re.Match[str], lines: list[str], at: int) -> str:
-    request = _after(lines, at, r"network request to (?P<url>\S+) failed, reason: (?P<why>.+)$")
-    detail = f"{request['why']}" if request else m["code"]
-    return f"npm: registry unreachable ({detail})"
-
-
-def _cargo_network(m: re.Match[str], lines: list[str], at: int) -> str | None:
-    # "error: failed to get `serde` as a dependency of package …" / … / "Caused by:" /
-    # "  [6] Could not resolve hostname (Could not resolve host: index.crates.io)"
-    if not any(
-        re.match(r"^error: failed to (?:get|download|load|query|update|fetch)\b", line)
-        for line in lines
-    ):
-        return None
-    return f"cargo: registry unreachable ({m['why']})"
-
-
-def _pip_network(m: re.Match[str], lines: list[str], at: int) -> str | None:
-    # urllib3's retry warning counts only when pip then gave up on the requirement
-    if not any(
-        re.match(r"^ERROR: (?:Could not find a version|No matching distribution)", line)
-        for line in lines
-    ):
-        return None
-    return f"pip: package index unreachable ({m['why'].strip()})"
-
-
-def _maven_transfer(m: re.Match[str], lines: list[str], at: int) -> str:
-    why = re.search(
-        r"(Unknown host [^:\s]+|Connection refused|Connect timed out|Network is unreachable"
-        r"|No route to host|Read timed out)",
-        m["why"],
-    )
-    return f"maven: repository {m['repo']} ({m['url']}) unreachable ({why.group(1) if why else m['why'][:80]})"
-
-
-def _wrapper_download(m: re.Match[str], lines: list[str], at: int) -> str | None:
-    # gradlew / mvnw on a machine without their distribution: "Downloading https://services.gradle.org/…",
-    # then the JVM's network exception, with org.gradle.wrapper (org.apache.maven.wrapper) in its stack
-    wrapper = next(
-        (
-            w
-            for line in lines
-            for w, package in (
-                ("gradle", "org.gradle.wrapper"),
-                ("maven", "org.apache.maven.wrapper"),
-            )
-            if package in line
-        ),
-        None,
-    )
-    if wrapper is None:
-        return None
-    url = next(
-        (
-            d["url"]
-            for line in lines
-            if (d := re.match(r"^Downloading (?P<url>https?://\S+)", line))
-        ),
-        "",
-    )
-    what = f" {url}" if url else ""
-    return f"{wrapper} wrapper: cannot download its distribution{what} ({m['exc']}: {m['why'] or 'no detail'})"
-
-
-def _npm_engine(m: re.Match[str], lines: list[str], at: int) -> str:
-    # npm 10/11: "npm error notsup Required: {"node":">=99"}" / "npm error notsup Actual:   {…}"
-    found = {
-        k["key"]: k["value"]
-        for line in lines[at : at + 12]
-        if (
-            k := re.match(
-                r"^npm (?:error|ERR!) notsup (?P<key>Required|Actual):\s+(?P<value>.+)$", line
-            )
-        )
-    }
-    if not found:
-        return "npm: unsupported engine (the project's engines refuse this Node or npm)"
-    return f"npm: the project's engines need {found.get('Required', '?')}; this machine has {found.get('Actual', '?')}"
-
-
-_FAULTS: tuple[_Rule, ...] = (
-    _Rule(
-        lazy_compile(r"toolchain '(?P<toolchain>[^']+)' is not installed"),
-        lambda m, _lines, _at: f"rustup: toolchain {m['toolchain']} is not installed",
-    ),
-    _Rule(lazy_compile(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$"), _uv_spawn),
-    _Rule(
-        lazy_compile(r"^(?P<python>(?:.*/)?python[\d.]*): No module named (?P<module>[\w.]+)$"),
-        _no_module,
-    ),
-    _Rule(
-        lazy_compile(r"^Command not found: (?P<tool>\S+)$"),
-        lambda m, _lines, _at: (
-            f"poetry: {m['tool']}: command not found (not installed in the project's environment)"
-        ),
-    ),
-    _Rule(
-        lazy_compile(r"^npm (?:error|ERR!) could not determine executable to run$"),
-        lambda m, _lines, _at: (
-            "npx: could not determine executable to run (the package is not installed or has no such command)"
-        ),
-    ),
-    _Rule(
-        lazy_compile(
-            r"^npm (?:error|ERR!) npx canceled due to missing packages and no YES option: \[(?P<pkgs>.*)\]$"
-        ),
-        lambda m, _lines, _at: f"npx: {m['pkgs'].replace(chr(34), '')} not installed",
-    ),
-    _Rule(
-        lazy_compile(
-            r"^npm (?:error|ERR!) code (?P<code>ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT"
-            r"|ENETUNREACH|EHOSTUNREACH)$"
-        ),
-        _npm_network,
-    ),
-    _Rule(
-        lazy_compile(
-            r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b"
-        ),
-        _uv_network,
-    ),
-    _Rule(
-        lazy_compile(
-            r"(?P<why>Could not resolve host(?:name)?(?: \(Could not resolve host: [^)]+\)|: \S+)"
-            r"|Couldn't resolve host name)"
-        ),
-        _cargo_network,
-    ),
-    _Rule(lazy_compile(r"Failed to establish a new connection: (?P<why>[^')]+)"), _pip_network),
-    _Rule(
-        lazy_compile(
-            r"^(?:ERROR: )?Could not fetch URL (?P<url>\S+?):? (?P<why>There was a problem .+)$"
-        ),
-        lambda m, _lines, _at: f"pip: could not fetch {m['url']} ({m['why'][:80]})",
-    ),
-    _Rule(
-        lazy_compile(
-            r"dial tcp(?: [^:\s]+:\d+)?: (?P<why>lookup \S+(?: on \S+)?: no such host"
-            r"|connect: (?:connection refused|network is unreachable)|i/o timeout)"
-        ),
-        lambda m, lines, _at: (
-            f"go: module proxy unreachable ({m['why']})"
-            if any(line.startswith("go: ") for line in lines)
-            else None
-        ),
-    ),
-    _Rule(
-        lazy_compile(
-            r"Could not transfer artifact \S+ from/to (?P<repo>\S+) \((?P<url>[^)]+)\): (?P<why>.+?)(?: -> \[Help \d+\])?$"
-        ),
-        _maven_transfer,
-    ),
-    _Rule(
-        lazy_compile(
-            r"Cannot access (?P<repo>\S+) \((?P<url>[^)]+)\) in offline mode and the artifact (?P<art>\S+) "
-            r"has not been downloaded from it before"
-        ),
-        lambda m, _lines, _at: f"maven: offline and {m['art']} is not in the local repository",
-    ),
-    # docker's cli (cli/command/container/run.go): "the input device is not a TTY"
-    _Rule(
-        lazy_compile(r"the input device is not a TTY", re.IGNORECASE),
-        lambda m, _lines, _at: (
-            "the command needs a terminal (docker: the input device is not a TTY)"
-        ),
-    ),
-    _Rule(
-        lazy_compile(
-            r"Cannot connect to the Docker daemon at (?P<host>\S+?)\.? Is the docker daemon running\?"
-        ),
-        lambda m, _lines, _at: (
-            f"docker: cannot connect to the Docker daemon at {m['host']} (is it running?)"
-        ),
-    ),
-    # pdm 2.x (cli/commands/run.py): PdmUsageError "Command 'x' is not found in your PATH."; pdm < 2.6 let
-    # the FileNotFoundError through
-    _Rule(
-        lazy_compile(
-            r"^\[(?:PdmUsageError|FileNotFoundError)\]: (?:Command '(?P<tool>[^']+)' is not found in your "
-            r"PATH\.|\[Errno 2\] No such file or directory: '(?P<tool2>[^']+)')$"
-        ),
-        lambda m, _lines, _at: (
-            f"pdm: {m['tool'] or m['tool2']}: command not found (not installed in the project's "
-            "environment)"
-        ),
-    ),
-    _Rule(
-        lazy_compile(
-            r"^Exception in thread \"main\" (?P<exc>java\.net\.\w+|javax\.net\.ssl\.\w+)(?:: (?P<why>.*))?$"
-        ),
-        _wrapper_download,
-    ),
-    _Rule(lazy_compile(r"^npm (?:error|ERR!) code EBADENGINE$"), _npm_engine),
-    _Rule(
-        lazy_compile(
-            r'^error (?P<pkg>\S+): The engine "(?P<engine>[\w.-]+)" is incompatible with this module\. '
-            r'Expected version "(?P<want>[^"]+)"\. Got "(?P<got>[^"]+)"$'
-        ),
-        lambda m, _lines, _at: (
-            f"yarn: {m['pkg']} needs {m['engine']} {m['want']}; this machine has {m['got']}"
-        ),
-    ),
-    _Rule(
-        lazy_compile(r"\bERR_PNPM_(?P<code>UNSUPPORTED_ENGINE|BAD_PM_VERSION)\b\s*(?P<why>.*)$"),
-        lambda m, _lines, _at: (
-            f"pnpm: {m['code'].lower().replace('_', ' ')} ({m['why'].strip() or m['code']})"
-        ),
-    ),
-    # corepack (sources/Engine.ts, sources/corepackUtils.ts)
-    _Rule(
-        lazy_compile(
-            r"^(?:Usage Error: )?This project is configured to use (?P<pm>\w+) because (?P<file>\S+) has a "
-            r'"packageManager" field$'
-        ),
-        lambda m, _lines, _at: (
-            f"corepack: the project's packageManager is {m['pm']} ({m['file']}); another "
-            "package manager was run"
-        ),
-    ),
-    _Rule(
-        lazy_compile(
-            r"^(?:Internal Error: )?(?:Network access disabled by the environment; can't reach|Error when "
-            r"performing the request to) (?P<url>\S+?)(?:;.*)?$"
-        ),
-        lambda m, _lines, _at: (
-            f"corepack: cannot download the project's package manager ({m['url']})"
-        ),
-    ),
-    _Rule(
-        lazy_compile(
-            r'^error This project\'s package\.json defines "packageManager": "(?P<want>[^"]+)"\. However the '
-            r"current global version of Yarn is (?P<got>\S+?)\.?$"
-        ),
-        lambda m, _lines, _at: (
-            f"yarn: the project's packageManager is {m['want']}; this machine has yarn {m['got']}"
-        ),
-    ),
-)
-
-
 def environment_fault(
     output: str, exit_code: int | None, judged_by: Runners | None = None
 ) -> str | None:
@@ -483,7 +188,9 @@ def environment_fault(
         ``make: clang-format: command not found (not installed or not on
         PATH)``; None when the output shows no fault, or shows failing tests.
     :param judged_by: the declared runners (default: the built-in ones),
-        whose fault signatures are asked after the machine's own.
+        whose fault signatures are asked after the machine's own, and their
+        tools (:attr:`~stepkit.workspace.runners.Runners.tools`), whose
+        signatures are asked of the output's last lines.
     """
     if exit_code in (0, None):
         return None
@@ -503,12 +210,21 @@ def environment_fault(
     make_cause = _make_fault(lines)
     if make_cause:
         return make_cause
-    for rule in _FAULTS:
-        for at, line in enumerate(lines):
-            m = rule.pattern.search(line)
-            cause = rule.cause(m, lines, at) if m else None
-            if cause:
-                return cause
+    return _tool_fault(lines, table.tools)
+
+
+def _tool_fault(lines: list[str], tools: Tools) -> str | None:
+    """The first declared fault signature (in the tools' order) that a line
+    of ``lines`` holds and whose cause applies.  The lines are passed over
+    once by every signature at once; only those it matches are asked of
+    each signature in turn."""
+    held = [at for at, line in enumerate(lines) if tools.any_fault.search(line)]
+    for pattern, cause in tools.faults:
+        for at in held:
+            m = pattern.search(lines[at])
+            found = cause(m, lines, at) if m else None
+            if found:
+                return found
     return None
 
 
@@ -707,22 +423,19 @@ def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bo
 
 # -- formatters that had nothing to format ----------------------------------
 
-#: A formatter's own words for "no file to format" (black, ruff format, prettier).
-_NOTHING_TO_FORMAT = _any_of(
-    r"^No Python files are present to be formatted\. Nothing to do",  # black
-    r"^warning: No Python files found under the given path\(s\)",  # ruff format
-    r"^\[error\] No files matching the pattern were found",  # prettier
-    r"^\[warn\] No files matching the pattern were found",  # prettier --no-error-on-unmatched-pattern
-)
 
-
-def nothing_to_format_reason(output: str, exit_code: int | None) -> str | None:
+def nothing_to_format_reason(
+    output: str, exit_code: int | None, tools: Tools | None = None
+) -> str | None:
     """Why a format gate's command formatted nothing: the formatter's own
     message that it found no file (``nothing to format: …``); None when it
-    does not say so."""
+    does not say so.
+
+    :param tools: the declared tools (default: the built-in ones), whose
+        words for "no file to format" are read."""
     if exit_code is None:
         return None
-    found = _NOTHING_TO_FORMAT.search(_read(output).text)
+    found = (tools or builtin_tools()).nothing_to_format.search(_read(output).text)
     if found is None:
         return None
     return f"nothing to format: {found.group(0).strip()} (exit {exit_code})"

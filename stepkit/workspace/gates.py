@@ -732,7 +732,9 @@ def _classify(
     if reason is not None:
         status, note, headline, alone = _no_test_ran(reason)
         return status, note, code, headline, alone
-    nothing = nothing_to_format_reason(result.output, code) if name == "format" else None
+    nothing = (
+        nothing_to_format_reason(result.output, code, judged_by.tools) if name == "format" else None
+    )
     if nothing is not None:
         return "not_run", f"NOT RUN: {nothing}", code, nothing, True
     return ("pass" if code == 0 else "fail"), None, code, None, False

@@ -15,7 +15,8 @@ difference (:func:`changes`) fails the tests gate.
 
 Only the distributions the gate commands use are read (a word of a
 command naming a distribution, a module or a console script it installs,
-the ``pytest11`` plugins pytest loads, then everything they require), not
+the plugins a test runner among them loads (its declared ``plugin_group``:
+pytest's ``pytest11``), then everything they require), not
 the whole of site-packages: a few hundred files, tens of milliseconds
 (bench/installed_cost.py).
 """
@@ -29,6 +30,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from stepkit.workspace.runners import builtin_runners
+
 #: what a fingerprint holds at most per distribution (a package of tens of thousands of files)
 MAX_FILES = 5000
 #: the directories Python writes in a package as it imports it
@@ -41,8 +44,10 @@ def fingerprint(site_dirs: Iterable[str], commands: Iterable[str | None]) -> dic
     dists = _distributions(site_dirs)
     words = {word.lower() for c in commands if c for word in re.findall(r"[\w.+-]+", c)}
     wanted = {name for name, dist in dists.items() if _used(name, dist, words)}
-    if "pytest" in wanted:
-        wanted |= {name for name, dist in dists.items() if "[pytest11]" in _entry_points(dist)}
+    for runner in builtin_runners().declared:
+        if runner.plugin_group and _normal(runner.name) in wanted:
+            group = f"[{runner.plugin_group}]"
+            wanted |= {name for name, dist in dists.items() if group in _entry_points(dist)}
     # stepkit's own distribution, not what it requires: the gates do not run that
     wanted = _required(wanted, dists) | ({"stepkit"} & dists.keys())
     found = _own_files()

@@ -6,17 +6,21 @@ compares between two trees, so it leaves out what an unrelated edit moves
 errors apart: a second, different error in a file that already had one is a
 new key.
 
-The linters' machine-readable formats are read when the output is one (ruff
-``--output-format=json``/``json-lines``, eslint ``-f json``, mypy ``-O
-json``, cargo/clippy ``--message-format=json``); else their text formats:
-ruff's concise and full (``CODE message`` over ``--> path:line:col``),
-rustc/clippy (``error[E0308]: message`` over ``--> path``), mypy and pyright,
-tsc, eslint's stylish, compact and unix formats, and any ``path:line[:col]:
-message`` line.  Notes, help and info lines are never failures; warnings
-count only in an output that has no error (``--max-warnings 0``, ``-W
-error``: then the warnings are what failed).  An output none of these
-reads is keyed by each line that names a location anywhere, its numbers
-dropped.
+How a tool's output reads into diagnostics is its declaration's
+(:class:`~stepkit.workspace.tools.Tool`: one item of its JSON output, the
+head of a diagnostic located on a ``-->`` line under it, a diagnostic on
+one line or under a line naming its file, the rule at the end of a line);
+the mechanisms are here.  An output that is JSON (a document, or JSON
+lines, also under a wrapper's header) is read item by item, the first
+declaration that reads an item deciding; else its text, line by line:
+declared heads and the source lines, help and notes within them,
+declared one-line and under-a-file diagnostics, and any ``path:line[:col]:
+message`` line (a level word opening the message, a declared rule at its
+end, or an upper-case code opening it).  Notes, help and info lines are
+never failures; warnings count only in an output that has no error
+(``--max-warnings 0``, ``-W error``: then the warnings are what failed).
+An output none of these reads is keyed by each line that names a location
+anywhere, its numbers dropped.
 """
 
 from __future__ import annotations
@@ -24,40 +28,33 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from stepkit.lazyregex import lazy_compile
+from stepkit.workspace.diagnostics import Diagnostic, Level
+from stepkit.workspace.diagnostics import level as _level
 from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.loglines import lines_of
+from stepkit.workspace.tools import Tools, builtin_tools
 
-Level = str  # "error" | "warning" | "note"
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One finding: its file, rule (may be empty), message and level."""
-
-    file: str
-    rule: str
-    message: str
-    level: Level = "error"
-
-    def key(self) -> str:
-        what = f"{self.rule} {self.message}" if self.rule else self.message
-        return f"{self.file}: {' '.join(what.split())}"
+__all__ = ["JSON_DOCUMENT_CHARS", "Diagnostic", "Level", "lint_keys"]
 
 
-def lint_keys(output: str | Iterable[str], roots: Iterable[Path] = ()) -> list[str]:
+def lint_keys(
+    output: str | Iterable[str], roots: Iterable[Path] = (), judged_by: Tools | None = None
+) -> list[str]:
     """The failures in a lint or build output (its text, or its lines as a
     stream: :class:`~stepkit.workspace.loglines.LogLines`), keyed
-    (first-seen order, each once): its errors, or its warnings when it has no error."""
+    (first-seen order, each once): its errors, or its warnings when it has no error.
+
+    :param judged_by: the declared tools (default: the built-in ones)."""
+    table = judged_by or builtin_tools()
     prefixes = sorted({f"{Path(r).as_posix().rstrip('/')}/" for r in roots}, key=len, reverse=True)
     output = lines_of(output)
-    found = list(_json_diagnostics(output))
+    found = list(_json_diagnostics(output, table))
     if not found:
-        found = list(_text_diagnostics(output))
+        found = list(_text_diagnostics(output, table))
     errors = [d for d in found if d.level == "error"]
     chosen = errors or [d for d in found if d.level == "warning"]
     keys: list[str] = []
@@ -98,7 +95,7 @@ def _json_array(text: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _json_diagnostics(lines: Iterable[str]) -> Iterator[Diagnostic]:
+def _json_diagnostics(lines: Iterable[str], table: Tools) -> Iterator[Diagnostic]:
     """Diagnostics from a JSON document (of up to :data:`JSON_DOCUMENT_CHARS`)
     or JSON lines (none: not JSON)."""
     documents: list[Any] = []
@@ -117,7 +114,7 @@ def _json_diagnostics(lines: Iterable[str]) -> Iterator[Diagnostic]:
     for document in documents:
         for item in document if isinstance(document, list) else [document]:
             if isinstance(item, dict):
-                yield from _json_item(item)
+                yield from _json_item(item, table)
 
 
 #: Characters of an output read whole as one JSON document (eslint ``-f json``
@@ -142,42 +139,9 @@ def _json_document(lines: Iterable[str]) -> str | None:
     return "\n".join(kept) if kept else None
 
 
-def _json_item(item: dict) -> Iterator[Diagnostic]:
-    if "filePath" in item and isinstance(item.get("messages"), list):  # eslint -f json
-        for m in item["messages"]:
-            if isinstance(m, dict):
-                level = "error" if m.get("severity") == 2 or m.get("fatal") else "warning"
-                yield Diagnostic(
-                    item["filePath"], str(m.get("ruleId") or ""), str(m.get("message", "")), level
-                )
-    elif item.get("reason") == "compiler-message" and isinstance(
-        item.get("message"), dict
-    ):  # cargo
-        message = item["message"]
-        spans = [s for s in message.get("spans") or [] if isinstance(s, dict)]
-        primary = next((s for s in spans if s.get("is_primary")), spans[0] if spans else {})
-        code = (message.get("code") or {}).get("code") or ""
-        level = _level(str(message.get("level", "")))
-        if primary:
-            yield Diagnostic(
-                str(primary.get("file_name", "")), code, str(message.get("message", "")), level
-            )
-    elif "filename" in item and "code" in item and "message" in item:  # ruff json, json-lines
-        yield Diagnostic(str(item["filename"]), str(item.get("code") or ""), str(item["message"]))
-    elif "file" in item and "severity" in item and "message" in item:  # mypy -O json
-        yield Diagnostic(
-            str(item["file"]),
-            str(item.get("code") or ""),
-            str(item["message"]),
-            _level(str(item["severity"])),
-        )
-
-
-def _level(word: str) -> Level:
-    word = word.lower()
-    if word.startswith("error") or word in ("fatal", "failure-note"):
-        return "note" if word == "failure-note" else "error"
-    return "warning" if word.startswith("warn") else "note"
+def _json_item(item: dict[str, Any], table: Tools) -> list[Diagnostic]:
+    """The diagnostics of the first declaration that reads ``item`` ([] when none does)."""
+    return next((found for read in table.json_items if (found := read(item)) is not None), [])
 
 
 # -- text formats -------------------------------------------------------------
@@ -191,39 +155,21 @@ _LEVEL_WORD = lazy_compile(
     r"^(?P<level>error|warning|note|info|help|hint|fatal error)(?:\[(?P<code>[^\]]+)\])?\s*:?\s*(?P<msg>.*)$",
     re.IGNORECASE,
 )
-#: ruff's full format head (``F401 [*] message``) and rustc's (``error[E0308]: message``)
-_RUFF_HEAD = lazy_compile(
-    r"^(?P<code>[A-Z]+\d+|invalid-syntax|[a-z]+(?:-[a-z]+)+) (?:\[\*\] )?(?P<msg>\S.*)$"
-)
-_RUSTC_HEAD = lazy_compile(
-    r"^(?P<level>error|warning|note|help)(?:\[(?P<code>[^\]]+)\])?: (?P<msg>.+)$"
-)
+#: where a diagnostic whose head a tool declares is (the line under its head)
 _ARROW = lazy_compile(rf"^\s*--> {_WHERE}\s*$")
-#: the lint's name a rustc/clippy diagnostic names under its arrow
-_LINT_NAME = lazy_compile(
-    r"^\s*= note: `[#-]\[?(?:deny|warn)\((?P<lint>[\w:]+)\)\]?` on by default"
-    r"|^\s*= note: `-D (?P<dlint>[\w:-]+)` implied by"
-)
-#: eslint: a file alone on its line, then ``  3:5  error  message  rule``
+#: a file alone on its line, which the diagnostics under it are in
 _BARE_FILE = lazy_compile(r"^(?:/|\.{0,2}/|[A-Za-z]:\\)?[\w./\\@+-]+\.[A-Za-z]\w*$")
-_STYLISH = lazy_compile(
-    r"^\s+\d+:\d+\s+(?P<level>error|warning)\s+(?P<msg>.+?)(?:\s{2,}(?P<rule>[@\w/.-]+))?\s*$"
-)
-#: a trailing ``[code]`` (mypy) or ``(rule)`` / ``[Error/rule]`` (eslint compact, unix)
-_TRAILING_RULE = lazy_compile(
-    r"\s+\[(?P<code>[\w/@.-]+)\]$|\s+\[(?:Error|Warning)/(?P<rule>[\w/@.-]+)\]$"
-)
-_ESLINT_COMPACT = lazy_compile(
-    r"^(?P<file>\S.*?): line \d+, col \d+, (?P<level>Error|Warning) - (?P<msg>.+?)(?: \((?P<rule>[\w/@.-]+)\))?$"
-)
-#: the unindented lines within a rustc or ruff diagnostic: source lines, help and notes
+#: the unindented lines within a diagnostic under a head: source lines, help and notes
 _WITHIN = lazy_compile(r"^(?:\d+\s*\||\||=|\.\.\.|help:|note:|(?:\d+\s+)?[-+~]\s)")
-_SUMMARY = lazy_compile(r"^(?:Found \d+ errors?|\d+ errors?|Success:|All checks passed)")
 
 
-def _text_diagnostics(lines: Iterable[str]) -> Iterator[Diagnostic]:
+def _first_match(patterns: Iterable[re.Pattern[str]], line: str) -> re.Match[str] | None:
+    return next((m for pattern in patterns if (m := pattern.match(line))), None)
+
+
+def _text_diagnostics(lines: Iterable[str], table: Tools) -> Iterator[Diagnostic]:
     head: tuple[str, str, Level] | None = None  # a diagnostic waiting for its --> line
-    pending: Diagnostic | None = None  # a rustc diagnostic that may still name its lint
+    pending: Diagnostic | None = None  # a located diagnostic that may still name its rule
     current_file: str | None = None
     for raw in lines:
         line = _ANSI.sub("", raw).rstrip()
@@ -236,56 +182,53 @@ def _text_diagnostics(lines: Iterable[str]) -> Iterator[Diagnostic]:
             head = None
             continue
         if pending is not None:
-            lint = _LINT_NAME.match(line)
-            if lint:
+            note = _first_match(table.rule_notes, line)
+            if note:
                 pending = Diagnostic(
-                    pending.file,
-                    pending.rule or lint["lint"] or lint["dlint"],
-                    pending.message,
-                    pending.level,
+                    pending.file, pending.rule or note["rule"], pending.message, pending.level
                 )
                 continue
             if not line.strip() or not (line[0].isspace() or _WITHIN.match(line)):
                 yield pending  # a blank line, or one that is none of its parts, ends it
                 pending = None
-        if (rustc := _RUSTC_HEAD.match(line)) and not _LOCATED.match(line):
+        opened = None if _LOCATED.match(line) else _first_match(table.heads, line)
+        if opened:
             if pending is not None:
                 yield pending
                 pending = None
-            head = (rustc["code"] or "", rustc["msg"], _level(rustc["level"]))
-            continue
-        if (
-            (ruff := _RUFF_HEAD.match(line))
-            and not _LOCATED.match(line)
-            and not _SUMMARY.match(line)
-        ):
-            if pending is not None:
-                yield pending
-                pending = None
-            head = (ruff["code"], ruff["msg"], "error")
+            head = (opened["code"] or "", opened["msg"], _said_level(opened))
             continue
         if pending is not None:
             continue  # the source, carets and help of the diagnostic waiting to end
-        if compact := _ESLINT_COMPACT.match(line):
-            yield Diagnostic(
-                compact["file"], compact["rule"] or "", compact["msg"], _level(compact["level"])
-            )
+        if one := _first_match(table.lines, line):
+            yield Diagnostic(one["file"], _said_rule(one), one["msg"], _said_level(one))
             continue
-        stylish = _STYLISH.match(line)
-        if stylish and current_file:
-            yield Diagnostic(current_file, stylish["rule"] or "", stylish["msg"], stylish["level"])
+        under = _first_match(table.under_file, line)
+        if under and current_file:
+            yield Diagnostic(current_file, _said_rule(under), under["msg"], _said_level(under))
             continue
         if _BARE_FILE.match(line.strip()):
             current_file = line.strip()
             continue
         located = _LOCATED.match(line)
         if located and located["rest"]:
-            yield _located(located["file"], located["rest"])
+            yield _located(located["file"], located["rest"], table)
     if pending is not None:
         yield pending
 
 
-def _located(file: str, rest: str) -> Diagnostic:
+def _said_level(m: re.Match[str]) -> Level:
+    """The level a declared pattern's ``level`` group says (none: an error)."""
+    said = m.groupdict().get("level")
+    return _level(said) if said else "error"
+
+
+def _said_rule(m: re.Match[str]) -> str:
+    """The rule a declared pattern's ``rule`` group says (none: no rule)."""
+    return m.groupdict().get("rule") or ""
+
+
+def _located(file: str, rest: str, table: Tools) -> Diagnostic:
     """A ``path:line:col: …`` line: its level word, rule and message."""
     level: Level = "error"
     rule = ""
@@ -293,9 +236,11 @@ def _located(file: str, rest: str) -> Diagnostic:
     if word:
         level = _level(word["level"])
         rule, rest = word["code"] or "", word["msg"]
-    trailing = _TRAILING_RULE.search(rest)
+    # the leftmost declared rule, the first declared of those at one place
+    found = [m for pattern in table.trailing_rules if (m := pattern.search(rest))]
+    trailing = min(found, key=lambda m: m.start()) if found else None
     if trailing:
-        rule = rule or trailing["code"] or trailing["rule"] or ""
+        rule = rule or _said_rule(trailing)
         rest = rest[: trailing.start()]
     code = re.match(r"^(?P<code>[A-Z]+\d+|TS\d+)\b:?\s*(?:\[\*\]\s*)?(?P<msg>.*)$", rest)
     if code and not rule:

@@ -30,6 +30,7 @@ from typing import Any
 from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.testresults import Output, TestResults
+from stepkit.workspace.tools import Tools, builtin_tools, tools
 
 #: Reads a run's per-test results from its output (text or lines) and its
 #: condensed evidence; None: nothing to read.
@@ -173,6 +174,15 @@ class TestRunner:
     :param skip_markers: (label, regex) of a marker in a source that skips a
         test, which a step's change adding one flags (the built-in runners'
         only: the tamper flags are read where no plugin manager reaches).
+    :param configs: regexes of the base names of its configuration files: a
+        loosening change to one is flagged, and deleting one (the built-in
+        runners' only, as ``skip_markers``).
+    :param sections: regexes of the names of its sections in the files it
+        shares with other settings (:attr:`Tool.shared_configs
+        <stepkit.workspace.tools.Tool.shared_configs>`).
+    :param plugin_group: the entry-point group of the plugins it loads: the
+        installed files of every distribution with an entry point in it are
+        the runner's own (:mod:`stepkit.workspace.installed`).
     """
 
     __test__ = False
@@ -198,6 +208,9 @@ class TestRunner:
     failure_reason: str | None = None
     faults: tuple[Callable[[list[str], str, list[str]], str | None], ...] = ()
     skip_markers: tuple[tuple[str, str], ...] = ()
+    configs: tuple[str, ...] = ()
+    sections: tuple[str, ...] = ()
+    plugin_group: str | None = None
 
 
 def _any_of(patterns: Iterable[str]) -> re.Pattern[str]:
@@ -207,9 +220,12 @@ def _any_of(patterns: Iterable[str]) -> re.Pattern[str]:
 
 class Runners:
     """The declared runners, in the order they are recognised, and the
-    patterns of them all, each kind compiled into one."""
+    patterns of them all, each kind compiled into one; and the tools
+    declared beside them (:attr:`tools`), whose output a gate's is judged
+    by too (default: the built-in ones)."""
 
-    def __init__(self, declared: Iterable[TestRunner]):
+    def __init__(self, declared: Iterable[TestRunner], declared_tools: Tools | None = None):
+        self.tools = declared_tools or builtin_tools()
         self.declared: tuple[TestRunner, ...] = tuple(_ordered(list(declared)))
         self.launchers = frozenset(w for r in self.declared for w in r.launchers)
         self.words = tuple(dict.fromkeys(w for r in self.declared for w in r.words))
@@ -263,7 +279,8 @@ def _ordered(declared: list[TestRunner]) -> list[TestRunner]:
 
 def runners(pm: Any = None) -> Runners:
     """The runners the plugins of ``pm`` declare (``stepkit_test_runners``,
-    the last registered first); ``pm`` None: the built-in ones.
+    the last registered first), with the tools they declare
+    (:func:`~stepkit.workspace.tools.tools`); ``pm`` None: the built-in ones.
 
     The built-in runners always judge: a manager without their plugin (a
     host's own list of built-ins, ``-p no:``) gets them after its own, so
@@ -273,7 +290,7 @@ def runners(pm: Any = None) -> Runners:
     declared = [r for answer in pm.hook.stepkit_test_runners() for r in answer or ()]
     if pm.get_plugin(BUILTIN_RUNNERS) is None:
         declared.extend(builtin_runners().declared)
-    return Runners(declared)
+    return Runners(declared, tools(pm))
 
 
 @functools.cache

@@ -1,6 +1,7 @@
 """The core judges a tool's output through the tools' declarations
-(:mod:`stepkit.workspace.runners`): no module of ``stepkit/workspace`` spells
-a test runner's or linter's name in its code.  Every string constant but a
+(:mod:`stepkit.workspace.runners`, :mod:`stepkit.workspace.tools`): no
+module of ``stepkit/workspace`` spells a test runner's, linter's or package
+manager's name in its code.  Every string constant but a
 docstring is read (comments are not code), and every name it binds."""
 
 from __future__ import annotations
@@ -37,16 +38,44 @@ TOOLS = (
     "minitest",
     "phpunit",
     "deno",
+    # linters, type checkers and formatters (stepkit.plugins.tools)
+    "ruff",
+    "eslint",
+    "mypy",
+    "clippy",
+    "flake8",
+    "pylint",
+    "golangci-lint",
+    "rubocop",
+    "pyright",
+    "tsc",
+    "black",
+    "prettier",
+    "isort",
+    "bandit",
+    # package managers and environment tools
+    "uv",
+    "npm",
+    "npx",
+    "pip",
+    "yarn",
+    "pnpm",
+    "pdm",
+    "poetry",
+    "pipenv",
+    "corepack",
+    "docker",
+    "rustup",
+    "bundler",
+    "composer",
 )
 _TOOL = re.compile(
     r"(?<![\w.-])(?:" + "|".join(map(re.escape, TOOLS)) + r")(?![\w-])", re.IGNORECASE
 )
 #: modules that still name a tool, and why they are left for now
 NOT_YET: dict[str, str] = {
-    "faults.py": "environment faults of package managers and build tools (cargo, maven …)",
-    "scope/tamper.py": "quality-config files and lint markers are not declarations yet",
-    "scope/lockfiles.py": "the package managers' lock files (Cargo.lock, gradle.lockfile …)",
-    "installed.py": "pytest's plugin entry points",
+    "redact.py": "npm's token prefix among the secrets' shapes (a credential format, not a judge)",
+    "sandbox.py": "the package managers' cache variables the sandbox points at its own directories",
 }
 
 

@@ -3,44 +3,24 @@
 A gate that re-resolves dependencies (``uv run``, ``poetry install``,
 ``npm install`` …) may rewrite a committed lockfile; the gate runner holds
 the bytes of these files before each gate and puts them back after it.  A
-lockfile git does not track is the tools' business, never guarded.
+lockfile git does not track is the tools' business, never guarded.  Which
+names are lockfiles is the tools' declarations'
+(:attr:`~stepkit.workspace.tools.Tool.lockfiles`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from stepkit.workspace.scope import git
-
-#: The lockfile names of the package managers the project types use.
-LOCKFILE_NAMES = (
-    "uv.lock",
-    "poetry.lock",
-    "pdm.lock",
-    "Pipfile.lock",
-    "Cargo.lock",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "bun.lockb",
-    "bun.lock",
-    "deno.lock",
-    "Gemfile.lock",
-    "composer.lock",
-    "go.sum",
-    "go.work.sum",
-    "mix.lock",
-    "pubspec.lock",
-    "Package.resolved",
-    "packages.lock.json",
-    "gradle.lockfile",
-    "conan.lock",
-    "flake.lock",
-)
+from stepkit.workspace.tools import builtin_tools
 
 
-def tracked_lockfiles(project_dir: Path) -> list[str]:
+def tracked_lockfiles(project_dir: Path, names: Iterable[str] | None = None) -> list[str]:
     """The project-relative paths of the lockfiles git tracks in the project
-    (one git process; none outside git)."""
-    return git.tracked_named(Path(project_dir), LOCKFILE_NAMES) or []
+    (one git process; none outside git).
+
+    :param names: the lockfiles' names (default: those the built-in tools declare)."""
+    wanted = tuple(builtin_tools().lockfiles if names is None else names)
+    return git.tracked_named(Path(project_dir), wanted) or []

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.runners import builtin_runners
 from stepkit.workspace.scope.tree import text_of
 from stepkit.workspace.store import GIT_SUBDIR, STORE_NAME
+from stepkit.workspace.tools import builtin_tools
 
 _TEST_PATH = lazy_compile(
     r"(^|/)(tests?|spec|specs|__tests__)/"
@@ -26,26 +28,33 @@ _TEST_PATH = lazy_compile(
     r"|\.(test|spec)\.[cm]?[jt]sx?$|(^|/)[^/]*Tests?\.(java|kt|cs|swift)$"
 )
 
-#: The markers that silence a linter or a type checker in a source (the
-#: test runners' skip markers are their declarations').
-_LINT_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, lazy_compile(pattern))
-    for label, pattern in (
-        ("# noqa", r"#\s*noqa\b"),
-        ("# type: ignore", r"#\s*type:\s*ignore"),
-        ("pylint disable", r"pylint:\s*disable"),
-        ("eslint-disable", r"eslint-disable"),
-        ("@ts-ignore/@ts-nocheck", r"@ts-(ignore|nocheck|expect-error)"),
-        ("pragma: no cover", r"pragma:\s*no\s*cover"),
-        ("//nolint", r"//\s*nolint\b"),
-    )
-)
-
 
 def _markers() -> tuple[tuple[str, re.Pattern[str]], ...]:
     """Every marker that skips a test or silences a check: the built-in
-    runners' skip markers, then the linters'."""
-    return (*builtin_runners().skip_markers, *_LINT_MARKERS)
+    runners' skip markers, then the built-in tools' silencers."""
+    return (*builtin_runners().skip_markers, *builtin_tools().silencers)
+
+
+@functools.cache
+def _configs() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The quality configuration the built-in runners and tools declare,
+    each kind in one pattern: a path of one of their configuration files,
+    of a file they share with other settings, and one of their sections
+    there."""
+    runners, tools = builtin_runners().declared, builtin_tools().declared
+    shared = [p for t in tools for p in t.shared_configs]
+    configs = [*(p for r in runners for p in r.configs), *(p for t in tools for p in t.configs)]
+    sections = [*(p for r in runners for p in r.sections), *(p for t in tools for p in t.sections)]
+    return (
+        re.compile(rf"(^|/)({_one_of(configs + shared)})$"),
+        re.compile(rf"(^|/)({_one_of(shared)})$"),
+        re.compile(_one_of(sections), re.IGNORECASE),
+    )
+
+
+def _one_of(patterns: list[str]) -> str:
+    """Any of ``patterns`` (each once), or nothing at all."""
+    return "|".join(dict.fromkeys(patterns)) or "(?!)"
 
 
 def file_flags(
@@ -151,19 +160,6 @@ def _module_patches(text: str) -> list[str]:
     return found
 
 
-_QUALITY_CONFIG = lazy_compile(
-    r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini|\.flake8|\.?ruff\.toml|\.coveragerc|\.?pylintrc"
-    r"|\.?mypy\.ini|pytest\.ini|package\.json|\.eslintrc(\.\w+)?|eslint\.config\.\w+"
-    r"|(jest|vitest)\.config\.\w+|\.golangci\.(yml|yaml|toml)|\.?clippy\.toml|codecov\.ya?ml"
-    r"|\.nycrc(\.\w+)?|\.c8rc(\.\w+)?|\.rubocop\.yml|phpstan\.neon(\.dist)?|phpunit\.xml(\.dist)?"
-    r"|\.swiftlint\.yml|detekt\.yml|tsconfig\.json)$"
-)
-# INI/TOML files that also hold unrelated settings: only these sections count
-_SHARED_CONFIG = lazy_compile(r"(^|/)(pyproject\.toml|setup\.cfg|tox\.ini)$")
-_QUALITY_SECTION = lazy_compile(
-    r"ruff|flake8|coverage|pylint|mypy|pytest|isort|black|bandit|pyright|pycodestyle|pydocstyle",
-    re.IGNORECASE,
-)
 _LOOSENING_KEY = lazy_compile(r"ignore|exclude|omit|disable|skip|allow|noqa", re.IGNORECASE)
 _LOOSENING_VALUE = lazy_compile(
     r"[\"']off[\"']|:\s*off\b|[\"']?strict[\"']?\s*[:=]\s*false|--no-cov|-p\s+no:", re.IGNORECASE
@@ -178,12 +174,12 @@ _SECTION_LINE = lazy_compile(r"^\s*\[+(?P<name>[^\]]+)\]+\s*$")
 
 
 def _is_quality_config(path: str) -> bool:
-    return bool(_QUALITY_CONFIG.search(path))
+    return bool(_configs()[0].search(path))
 
 
 def _loosened_config(path: str, old: str, new: str) -> list[str]:
     flags = []
-    shared = bool(_SHARED_CONFIG.search(path))
+    shared = bool(_configs()[1].search(path))
     before, after = _thresholds(old, shared), _thresholds(new, shared)
     for key, value in sorted(before.items()):
         if key not in after:
@@ -200,7 +196,7 @@ def _loosened_config(path: str, old: str, new: str) -> list[str]:
             if not line or line.startswith(("#", "//", ";")) or _SECTION_LINE.match(line):
                 continue
             section, key = _context(new_lines, index)
-            if shared and not _QUALITY_SECTION.search(section):
+            if shared and not _configs()[2].search(section):
                 continue
             # an entry of an ignore table (``[tool.ruff.lint.per-file-ignores]``) loosens as its key would
             table = section.rsplit(".", 1)[-1]
@@ -221,7 +217,7 @@ def _thresholds(text: str, shared: bool) -> dict[str, float]:
         if header:
             section = header.group("name")
             continue
-        if shared and not _QUALITY_SECTION.search(section) and "cov-fail-under" not in line:
+        if shared and not _configs()[2].search(section) and "cov-fail-under" not in line:
             continue
         for match in _THRESHOLD.finditer(line):
             key = match.group("key").strip("\"'").lower().replace("-", "_")

@@ -1,0 +1,10 @@
+"""Composer: its lockfile."""
+
+from stepkit.workspace.tools import Tool
+
+TOOLS = (
+    Tool(
+        name="composer",
+        lockfiles=("composer.lock",),
+    ),
+)

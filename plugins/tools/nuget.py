@@ -1,0 +1,10 @@
+"""NuGet: its lockfile."""
+
+from stepkit.workspace.tools import Tool
+
+TOOLS = (
+    Tool(
+        name="nuget",
+        lockfiles=("packages.lock.json",),
+    ),
+)

@@ -1,0 +1,50 @@
+"""uv: a tool it cannot spawn, the package index it cannot reach, its lockfile."""
+
+from __future__ import annotations
+
+import re
+
+from stepkit.workspace.tools import Fault, Tool, after
+
+
+def _spawn(m: re.Match[str], lines: list[str], at: int) -> str:
+    # uv 0.13: "error: Failed to spawn: mypy" / "  cause: No such file or directory (os error 2)";
+    # older: "error: Failed to spawn: `mypy`" / "  Caused by: No such file or directory (os error 2)"
+    denied = after(lines, at, r"(?:Caused by|cause): Permission denied")
+    return f"uv: failed to spawn {m['tool']} ({'not executable' if denied else 'not installed'})"
+
+
+def _network(m: re.Match[str], lines: list[str], at: int) -> str:
+    causes = [
+        c["why"]
+        for line in lines[at + 1 : at + 12]
+        if (c := re.match(r"^\s*(?:Caused by|cause): (?P<why>.+)$", line))
+    ]
+    url = next(
+        (
+            u["url"]
+            for why in causes
+            if (
+                u := re.search(r"(?:Failed to fetch:|for url) `?\(?(?P<url>https?://[^`)\s]+)", why)
+            )
+        ),
+        "",
+    )
+    where = f" at {url}" if url else ""
+    return f"uv: package index unreachable{where} ({causes[-1] if causes else m.group(0)})"
+
+
+TOOLS = (
+    Tool(
+        name="uv",
+        before=("python",),
+        faults=(
+            Fault(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$", _spawn),
+            Fault(
+                r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b",
+                _network,
+            ),
+        ),
+        lockfiles=("uv.lock",),
+    ),
+)
