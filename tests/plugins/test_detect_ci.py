@@ -241,7 +241,9 @@ def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(step
 
         @hookimpl
         def stepkit_gate_fault(self, gate, command, project_dir):
-            return "it needs the tup toolchain, which this machine lacks" if gate == "tests" else None
+            return (
+                "it needs the tup toolchain, which this machine lacks" if gate == "tests" else None
+            )
 
         @hookimpl
         def stepkit_gate_order(self, project_dir):
