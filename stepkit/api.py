@@ -806,7 +806,7 @@ def detect_gates(
     """Each gate's command and the plugin that chose it, without running anything
     (``stepkit detect --json``'s object)."""
     from stepkit.config import load_config
-    from stepkit.workspace.gate_commands import project_types, resolve_commands
+    from stepkit.workspace.gate_commands import gate_fault, project_types, resolve_commands
     from stepkit.workspace.toolpath import tool_dirs
 
     project = resolve_project_dir(project_dir)
@@ -820,6 +820,7 @@ def detect_gates(
             "source": pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project)
             if command
             else None,
+            "fault": gate_fault(pm, gate, command, project) or None,
         }
         for gate, (command, plugin) in resolve_commands(pm, project, config).items()
     ]

@@ -133,6 +133,25 @@ def stepkit_gate_source(gate: str, command: str, project_dir: Path) -> str | Non
     """
 
 
+@hookspec(firstresult=True)
+def stepkit_gate_fault(gate: str, command: str, project_dir: Path) -> str | None:
+    """Say why a gate's command cannot run on this machine, before it runs.
+
+    :param gate: ``format``, ``lint``, ``build`` or ``tests``.
+    :param command: the command chosen for it (detected or configured).
+    :param project_dir: the project root.
+    :return: the reason, an environment fault naming what is missing and
+        the ``stepkit.toml`` line that would fix it (a tox matrix with no
+        environment for this machine's Python); None when nothing is known
+        against it.
+
+    firstresult.  ``stepkit detect`` shows the answer under the gate
+    (``fault`` in its ``--json``); ``verify`` and a run record the gate as
+    ``error`` (an environment fault, never a code failure) without running
+    the command.  Usable in ``stepconf.py``: yes.
+    """
+
+
 @hookspec
 def stepkit_unsupported_build_systems(project_dir: Path) -> list[str]:
     """Name the build systems in the project that no plugin gives gates for.

@@ -74,6 +74,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
         "requirements.txt",
         "Pipfile",
         "tox.ini",
+        "tox.toml",
         "noxfile.py",
     ),
     "stepkit.plugins.projects.node": ("package.json",),
@@ -91,6 +92,7 @@ HOOKS: tuple[str, ...] = (
     "stepkit_verification_surface",
     "stepkit_added_file_reach",
     "stepkit_dependency_dirs",
+    "stepkit_gate_fault",
 )
 
 

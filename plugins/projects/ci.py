@@ -48,6 +48,7 @@ from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.projects import _shared
 from stepkit.plugins.projects.ci_files import ci_commands, read_ci
 from stepkit.plugins.projects.gate_tools import TOOLS, checks_only, runs_a_test_runner, tool_gate
+from stepkit.plugins.projects.interpreters import narrow
 
 if TYPE_CHECKING:
     from stepkit.plugins.projects.ci_yaml import CiCommand
@@ -359,7 +360,12 @@ def _chosen(project_dir: Path) -> tuple[dict[str, CiCommand], list[str]]:
 
 
 def _first_per_gate(project_dir: Path) -> dict[str, CiCommand]:
-    return _chosen(project_dir)[0]
+    """Each gate's CI command, a tox or nox one narrowed to this machine's
+    interpreter (:func:`~stepkit.plugins.projects.interpreters.narrow`)."""
+    return {
+        gate: found._replace(command=narrow(found.command, project_dir, gate).command)
+        for gate, found in _chosen(project_dir)[0].items()
+    }
 
 
 #: The gates CI answers for (not the format gate: see the module's docstring).

@@ -35,6 +35,11 @@ it happens to be installed.
   ``pyright`` (its ``include``, else the package dirs).  Never ``mypy .``:
   without a target there is no build gate.
 
+A tox or nox command, the plugin's or CI's, runs the one environment of
+this machine's Python (:mod:`stepkit.plugins.projects.interpreters`): ``tox
+-e py311``, ``nox -s tests-3.11``; when the project has none for it, the
+gate is an environment fault naming the envs (:func:`stepkit_gate_fault`).
+
 Where the project uses an environment manager (uv, Poetry, PDM, Pipenv,
 Hatch: :mod:`stepkit.plugins.projects.environments`), the tools run from
 its environment as modules of its interpreter (``uv run --frozen python -m
@@ -54,7 +59,7 @@ from typing import Any
 
 from stepkit import quoting
 from stepkit.hookspecs import hookimpl
-from stepkit.plugins.projects import MARKERS, _sessions, _shared, environments
+from stepkit.plugins.projects import MARKERS, _sessions, _shared, environments, interpreters
 from stepkit.plugins.projects._base import ProjectType
 
 _PYTHON_FILES = _shared.changed_files(".py", ".pyi")
@@ -94,11 +99,12 @@ class _Project:
         manager has one (:func:`environments.python_tool`)."""
         return environments.python_tool(self.dir, module)
 
-    def runner(self, command: str) -> str:
+    def runner(self, command: str, gate: str) -> str:
         """``command`` (``tox -e py``, ``nox -s tests``), whose tool sets up
-        environments of its own: from the project's environment when the
-        project declares the tool there, else as PATH gives it."""
-        name, _, rest = command.partition(" ")
+        environments of its own, on this machine's interpreter only
+        (:func:`interpreters.narrow`): from the project's environment when
+        the project declares the tool there, else as PATH gives it."""
+        name, _, rest = interpreters.narrow(command, self.dir, gate).command.partition(" ")
         return f"{environments.python_tool(self.dir, name) if name in self.deps else name} {rest}"
 
     def uses_pytest(self) -> bool:
@@ -204,7 +210,7 @@ class _Project:
     def build_command(self) -> str | None:
         env = _sessions.type_check_env(self.dir)
         if env:
-            return self.runner(env)
+            return self.runner(env, "build")
         for uses, tool, targets in (
             (self.mypy_configured() or "mypy" in self.deps, "mypy", self.mypy_targets),
             (self.uses_pyright(), "pyright", self.pyright_targets),
@@ -217,7 +223,7 @@ class _Project:
     def test_command(self) -> str | None:
         env = _sessions.test_env(self.dir)
         if env is not None and env.setup:
-            return self.runner(env.command)
+            return self.runner(env.command, "tests")
         pytest = environments.python_tool(self.dir, "pytest", script="python -m pytest")
         return f"{pytest} {_PYTEST_OPTIONS}" if self.uses_pytest() else None
 
@@ -334,6 +340,16 @@ PYTHON = ProjectType(
     surface=_SURFACE,
 )
 globals().update(PYTHON.hookimpls())
+
+
+@hookimpl
+def stepkit_gate_fault(gate: str, command: str, project_dir: Path) -> str | None:
+    """A tox or nox command whose every environment needs another Python
+    than this machine's: why it cannot run here, and the stepkit.toml line
+    that would run it on this one."""
+    if PYTHON.seen(project_dir) is None:
+        return None
+    return interpreters.narrow(command, project_dir, gate).fault or None
 
 
 #: what Python imports a module from

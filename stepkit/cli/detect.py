@@ -33,10 +33,12 @@ def render(data: dict[str, Any]) -> str:
         (g["name"], g["command"] or not_run, g["plugin"], g.get("source")) for g in data["gates"]
     ]
     width = max(len(text) for _, text, _, _ in shown)
-    for name, text, plugin, source in shown:
+    for (name, text, plugin, source), gate in zip(shown, data["gates"], strict=True):
         chooser = f"  [{plugin}]" if plugin else ""
         origin = f"  (from {source})" if source else ""
         lines.append(f"{name:<7} {text:<{width}}{chooser}{origin}".rstrip())
+        if gate.get("fault"):
+            lines.append(f"        cannot run here (an environment fault): {gate['fault']}")
     if data.get("tool_dirs"):
         lines.append(
             f"env:    {', '.join(data['tool_dirs'])} first on PATH (the project's own tools)"

@@ -80,11 +80,14 @@ def resolve_commands(
 
 class PlannedCommand(Model):
     """One gate's command (None: the gate has none) and the plugin that chose
-    it; ``not_run`` says why a gate that has a command will not run it."""
+    it; ``not_run`` says why a gate that has a command will not run it, and
+    ``fault`` why it cannot run on this machine (``stepkit_gate_fault``):
+    the gate is an environment fault."""
 
     command: str | None = None
     plugin: str | None = None
     not_run: str = ""
+    fault: str = ""
 
 
 class GatePlan(Model):
@@ -280,6 +283,13 @@ def _commands_in(record: object, table_key: str | None = "commands") -> list[str
     ]
 
 
+def gate_fault(pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path) -> str:
+    """Why ``command`` cannot run on this machine (``stepkit_gate_fault``); "" when nothing is known."""
+    if not command:
+        return ""
+    return pm.hook.stepkit_gate_fault(gate=gate, command=command, project_dir=project_dir) or ""
+
+
 def _source(
     pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path
 ) -> str | None:
@@ -297,7 +307,9 @@ def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> G
     from stepkit.workspace.tools import tools
 
     commands = {
-        gate: PlannedCommand(command=command, plugin=plugin)
+        gate: PlannedCommand(
+            command=command, plugin=plugin, fault=gate_fault(pm, gate, command, project_dir)
+        )
         for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()
     }
     return GatePlan(

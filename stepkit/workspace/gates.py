@@ -273,9 +273,11 @@ class GateRunner:
         reused = self._reuse(name, command)
         if reused is not None:
             return reused
-        why_not = (self.plan.commands.get(name) or PlannedCommand()).not_run
-        if why_not:
-            return self._record(_skipped(name, None, plugin, "not_run", why_not))
+        planned = self.plan.commands.get(name) or PlannedCommand()
+        if planned.not_run:
+            return self._record(_skipped(name, None, plugin, "not_run", planned.not_run))
+        if planned.fault:
+            return self._record(_skipped(name, command, plugin, "error", planned.fault))
         if self.build_failed and self.plan.needs_build(name):
             return self._record(
                 _skipped(
@@ -764,7 +766,8 @@ def _scoped(
 def _skipped(
     name: GateName, command: str | None, plugin: str | None, status: GateStatus, why: str
 ) -> GateResult:
-    """A formatter given no file: not run, and saying why."""
+    """A gate not run, and why: a formatter given no file, a command that
+    cannot run on this machine (``error``)."""
     return GateResult(
         name=name,
         status=status,

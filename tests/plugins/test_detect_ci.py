@@ -240,6 +240,12 @@ def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(step
             return ["tup (Tupfile)"]
 
         @hookimpl
+        def stepkit_gate_fault(self, gate, command, project_dir):
+            return (
+                "it needs the tup toolchain, which this machine lacks" if gate == "tests" else None
+            )
+
+        @hookimpl
         def stepkit_gate_order(self, project_dir):
             return ["build", "format", "lint", "tests"]
 
@@ -252,6 +258,7 @@ def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(step
         "command": "ci/run-tests.sh",
         "plugin": "mine",
         "source": "ci/run-tests.sh:1",
+        "fault": "it needs the tup toolchain, which this machine lacks",
     }
     assert data["unsupported"] == ["tup (Tupfile)"]
     assert data["order"] == ["build", "format", "lint", "tests"]

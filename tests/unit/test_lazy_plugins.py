@@ -81,6 +81,8 @@ def test_every_project_type_answers_nothing_without_its_markers(tmp_path, module
         "path": "tests/test_new.py",
         "test_file": True,
         "search_roots": [],
+        "gate": "tests",
+        "command": "tox",
     }
     for hook in hooks:
         function = getattr(module, hook)
