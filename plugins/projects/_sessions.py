@@ -303,10 +303,12 @@ def _strings(node: ast.expr) -> list[str] | None:
     """A literal list or tuple of strings; None for anything else."""
     if not isinstance(node, (ast.List, ast.Tuple)):
         return None
-    items = [item.value for item in node.elts if isinstance(item, ast.Constant)]
-    return (
-        items if len(items) == len(node.elts) and all(isinstance(i, str) for i in items) else None
-    )
+    items = [
+        item.value
+        for item in node.elts
+        if isinstance(item, ast.Constant) and isinstance(item.value, str)
+    ]
+    return items if len(items) == len(node.elts) else None
 
 
 def _pythons(node: ast.expr) -> tuple[str, ...] | None:
