@@ -12,7 +12,7 @@ from stepkit.lazyregex import lazy_compile
 
 PROBE = """
 import re._compiler
-import dataclasses, pathlib, tokenize  # the standard library's own patterns are not counted
+import dataclasses, pathlib, shlex, tokenize  # the standard library's own patterns are not counted
 import stepkit.text, stepkit.lazyregex
 compiled = []
 compile_ = re._compiler.compile
