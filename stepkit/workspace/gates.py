@@ -325,7 +325,7 @@ class GateRunner:
         self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
-        if self.judge is not None and result.status == "fail":
+        if self.judge is not None and result.status in ("fail", "error"):
             # looked at after the judge: its re-runs in the project are the gate's too
             result = self.judge.judge(result)
         after = self._look_after(result, before, step, held, stamp)

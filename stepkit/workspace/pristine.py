@@ -121,7 +121,7 @@ def recheck_gate(
     changed = ", ".join(c.path for c in changes)
     # a test module the step added need not be named beside a named change (plans say "add tests")
     judged_by_name = [c for c in changes if not c.why] or changes
-    named = bool(plan_files) and all(c.path in plan_files for c in judged_by_name)
+    named = plan_names(plan_files, [c.path for c in judged_by_name])
     notes = [
         (
             f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
@@ -190,6 +190,12 @@ def recheck_gate(
     return Outcome(
         route="fail" if status == "fail" else outcome.route, updates={**outcome.updates, **updates}
     )
+
+
+def plan_names(plan_files: str, paths: list[str]) -> bool:
+    """The plan names every one of ``paths`` among the files the step
+    changes: its :data:`PLAN_SECTIONS` text (``plan_files``) mentions each."""
+    return bool(plan_files) and bool(paths) and all(path in plan_files for path in paths)
 
 
 def _run_pristine(
