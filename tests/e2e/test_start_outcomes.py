@@ -44,25 +44,31 @@ SKIPPING_ADD = (
 )
 DESELECT = f'addopts = ["--deselect", "{ADD}"]\n'
 
-#: trick -> (calc.py, the files it writes beside it, what the plan's Tasks name)
+#: a passing test the step adds, so that the suite still has one that runs
+MUL = {"tests/unit/test_mul.py": TEST_MUL}
+#: trick -> (calc.py, the files it writes beside it, what the plan's Tasks name).  Before
+#: test-id conservation each reached the final approval (the code's own skip with the tests
+#: gate NOT RUN; a configuration file the plan names with a flag only), but the renamed test
+#: and the added skip, which the pristine re-check caught already
 TRICKS: dict[str, tuple[str, dict[str, str], str]] = {
     "calc.add skips its own test": (SKIPPING_ADD, {}, ""),
     "pytest.toml deselects, the plan names pytest.toml": (
         BROKEN,
-        {"pytest.toml": "[pytest]\n" + DESELECT},
+        {**MUL, "pytest.toml": "[pytest]\n" + DESELECT},
         "Configure pytest in `pytest.toml`.",
     ),
     "-k in addopts, the plan names pyproject.toml": (
         BROKEN,
         {
+            **MUL,
             "pyproject.toml": PYPROJECT
-            + '\n[tool.pytest.ini_options]\naddopts = ["-k", "not test_add"]\n'
+            + '\n[tool.pytest.ini_options]\naddopts = ["-k", "not test_add"]\n',
         },
         "Set the pytest options in `pyproject.toml`.",
     ),
     "collect_ignore, the plan names conftest.py": (
         BROKEN,
-        {"conftest.py": 'collect_ignore = ["tests/unit/test_calc.py"]\n'},
+        {**MUL, "conftest.py": 'collect_ignore = ["tests/unit/test_calc.py"]\n'},
         "Add a `conftest.py`.",
     ),
     "test renamed": (
@@ -81,7 +87,7 @@ TRICKS: dict[str, tuple[str, dict[str, str], str]] = {
     # a variant no rule was written for
     "conftest.py drops the item, the plan names conftest.py": (
         BROKEN,
-        {"tests/conftest.py": DROP},
+        {**MUL, "tests/conftest.py": DROP},
         "Add `tests/conftest.py`.",
     ),
 }
@@ -120,8 +126,7 @@ def runs_in(marker: Path, project: Project) -> list[str]:
 def test_a_test_that_passed_at_the_start_and_does_not_run_after_fails_the_gate(tmp_path, trick):
     calc, files, tasks = TRICKS[trick]
     project = python_project(tmp_path, tasks=tasks)
-    writes = {"calc.py": calc, "tests/unit/test_mul.py": TEST_MUL, **files}
-    project.coder_actions({"write": writes, "sentinel": "CODER_COMPLETE"})
+    project.coder_actions({"write": {"calc.py": calc, **files}, "sentinel": "CODER_COMPLETE"})
     result = project.run()
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
     gate = gate_of_tests(result.data)
