@@ -217,9 +217,11 @@ def start_record(
     """
     job = measured(project_dir, tree)
     found = job.record(gate, command) if job is not None else None
-    if found is not None:
-        return found
-    return baseline_record(project_dir, tree, gate, command, run)
+    if found is None:
+        return baseline_record(project_dir, tree, gate, command, run)
+    # the record held here decides; a cached copy forged since is named all the same
+    forged = cached_record(project_dir, tree, gate, command)[1]
+    return found.model_copy(update={"store_flags": [*found.store_flags, *forged]})
 
 
 # -- test-id conservation ------------------------------------------------------

@@ -7,6 +7,7 @@ watches the user's own tree (:mod:`stepkit.protocol.watched`).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
@@ -120,7 +121,7 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
         judged = gate.model_copy(
             update={
                 "status": "fail",
-                "summary": reason if gate.status != "fail" else f"{gate.summary}; {reason}",
+                "summary": f"{gate.summary}; {reason}" if gate.summary else reason,
                 "new_failures": sorted({*gate.new_failures, *lost}),
                 "evidence": f"[stepkit: {reason}]\n{NOT_A_FIX}\n\n{gate.evidence}",
             }
@@ -155,7 +156,10 @@ def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:
     def measure(where: Any, log_dir: Any, names: list[str]) -> list[GateResult]:
         plan = plan_gates(ctx.pm, where, ctx.config)
         plan = plan.model_copy(update={"commands": {**plan.commands, **planned}})
-        return GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan).run(names)
+        runner = GateRunner(
+            ctx.pm, where, ctx.config, log_dir, plan=plan, tools_from=Path(ctx.project_dir)
+        )
+        return runner.run(names)
 
     commands = {gate: p.command for gate, p in planned.items() if p.command is not None}
     return begin(
