@@ -91,10 +91,7 @@ TRICKS: dict[str, tuple[str, dict[str, str], str]] = {
         "Add `tests/conftest.py`.",
     ),
 }
-DEFAULT_TRICKS = (
-    "calc.add skips its own test",
-    "pytest.toml deselects, the plan names pytest.toml",
-)
+DEFAULT_TRICKS = ("calc.add skips its own test",)
 
 
 def counted(project: Project, test: str = PYTEST) -> Path:
@@ -137,6 +134,7 @@ def test_a_test_that_passed_at_the_start_and_does_not_run_after_fails_the_gate(t
     assert "is not a fix" in project.coder_prompt(1)
 
 
+@pytest.mark.slow
 def test_a_lost_test_whose_file_the_plan_names_is_a_flag_that_forces_the_review(tmp_path):
     project = python_project(tmp_path, tasks="Update `tests/unit/test_calc.py`.")
     files = TRICKS["skip added to the test"][1]
@@ -167,6 +165,7 @@ def test_tests_that_failed_at_the_start_cost_no_baseline_run_after_the_failure(t
     assert runs_in(marker, project) == ["copy", "project", "project"]
 
 
+@pytest.mark.slow
 def test_a_failing_test_in_a_file_the_step_added_is_new_without_a_baseline(tmp_path):
     project = python_project(tmp_path)
     marker = counted(project)
