@@ -193,6 +193,12 @@ class Subreaper:
 SUBREAPER = Subreaper()
 
 
+#: Held while a command starts and is registered, and while what was left
+#: running is swept (:func:`stop_detached`): a command another thread is
+#: starting is never taken for one left behind.
+SPAWNING = threading.RLock()
+
+
 def new_token() -> str:
     """A token no other command of any process has: this pid and a serial number."""
     return f"{os.getpid()}-{next(_LIVE.counter)}"
@@ -240,6 +246,11 @@ def stop_detached(
     it.  ``token`` None: with ``since``, every candidate started
     since then (a node's end); without, every candidate (a stop signal).
     """
+    with SPAWNING:
+        return _stop_detached(token, since)
+
+
+def _stop_detached(token: str | None, since: Mark | None) -> tuple[DetachedProcess, ...]:
     stopped: dict[int, DetachedProcess] = {}
     for _ in range(_ROUNDS):  # a process may start another while it is being stopped
         found = [
