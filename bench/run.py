@@ -9,8 +9,8 @@ Prints one table (figure, value, baseline, ratio, target, met?) and writes
 The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
-``pristine_cost``, ``verify_demo``, ``parallel``, ``installed_cost`` and
-``sandbox_cost``.
+``pristine_cost``, ``verify_demo``, ``parallel``, ``installed_cost``,
+``sandbox_cost`` and ``start_outcomes``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -47,6 +47,7 @@ QUICK = {
     "big_output": {"size_mb": 100},
     "pristine_cost": {"tests": 200},
     "parallel": {"repeat": 1},
+    "start_outcomes": {"tests": 100},
 }
 COLUMNS = ("figure", "value", "baseline", "ratio", "target", "met?")
 
@@ -530,6 +531,35 @@ def pristine_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- the step's start measured while the coder works (bench/start_outcomes.py) -------
+
+
+def start_outcomes_rows(f: dict) -> list[dict]:
+    """The step's wall time with the start measure against the same step
+    without it, in the same run: no dearer while the coder works, cheaper
+    when a failure needs the start."""
+    rows = []
+    for case, label, limit in (
+        ("coder_works", "the coder works 1.5 suite runs", 1.1),
+        ("coder_instant", "the coder takes no time", None),
+        ("preexisting", "a failure that was there at the start", 1.0),
+    ):
+        c = f[case]
+        rows.append(
+            row(
+                f"12 start measured beside the coder: {label}",
+                f"{c['with_s']:.2f} s",
+                f"{c['without_s']:.2f} s without it",
+                c["ratio"],
+                f"ratio ≤ {limit:g}" if limit is not None else "—",
+                c["ratio"] <= limit and c["status"] == "pass" if limit is not None else None,
+                seconds=c["with_s"],
+                baseline_s=c["without_s"],
+            )
+        )
+    return rows
+
+
 # -- the sandbox's cost per command (bench/sandbox_cost.py) --------------------------
 
 
@@ -660,6 +690,7 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
     (("parallel",), parallel_rows),
     (("installed_cost",), installed_rows),
     (("sandbox_cost",), sandbox_rows),
+    (("start_outcomes",), start_outcomes_rows),
 )
 
 
@@ -702,6 +733,7 @@ def main(argv: list[str] | None = None) -> int:
     import plan_scale
     import pristine_cost
     import sandbox_cost
+    import start_outcomes
     import startup
     import verify_demo
 
@@ -722,6 +754,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("verify_demo", verify_demo),
                 ("installed_cost", installed_cost),
                 ("sandbox_cost", sandbox_cost),
+                ("start_outcomes", start_outcomes),
             )
         }
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -740,6 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         "parallel": lambda: parallel.run(**options.get("parallel", {})),
         "installed_cost": lambda: installed_cost.run(**options.get("installed_cost", {})),
         "sandbox_cost": lambda: sandbox_cost.run(**options.get("sandbox_cost", {})),
+        "start_outcomes": lambda: start_outcomes.run(**options.get("start_outcomes", {})),
     }
     unknown = set(args.only or areas) - set(areas)
     if unknown:

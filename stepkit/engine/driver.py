@@ -321,6 +321,7 @@ class _Engine:
                 self.run.run_id, str(self.settings.get("project_dir", ".")), signum
             ) from None
         finally:
+            supervision.stop_background(str(self.run.path))  # nothing a run started outlives it
             self.run.close()
 
     def recheck(self, at: str, when: str) -> str | None:

@@ -262,6 +262,7 @@ def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> No
     from stepkit.workspace import supervision
     from stepkit.workspace.process import signal_group
 
+    supervision.stop_background()  # first: what it measures while stopped is no measure
     groups = supervision.live_groups()
     for group in groups:
         signal_group(group, signum)

@@ -144,6 +144,10 @@ def implement(ctx: StageContext) -> Outcome:
     from stepkit.workspace import scope
 
     snapshot, updates = _step_snapshot(ctx)
+    if snapshot is not None and not ctx.state.get("coder_result"):
+        from stepkit.protocol.nodes.verify import start_measure
+
+        start_measure(ctx, snapshot)  # the start's outcomes, measured while the coder works
     watch = _run_store_watch(ctx)
     # The plan repo is restored to what it was just before THIS coder round:
     # the harness's own edits (handoff, NOTES.md, sweep annotations) stay.

@@ -13,9 +13,12 @@ named (:func:`remove_left_worktrees`).  When a byte of that tree cannot be had (
 large or binary uncommitted file the snapshot did not keep) there is no
 baseline: every failure counts as new.
 
-A baseline is cached in the run store's ``baseline/`` by the tree's key,
-the gate and the command, so it runs once per run and not again for a later
-run of the same base.  The cache is sealed (:mod:`stepkit.workspace.seal`):
+A baseline is cached in the run store's ``baseline/`` by the tree's key
+(its content: the git tree of its commit and the bytes of the files over
+it, so a later step that starts from the same files finds it whatever
+commit holds them), the gate and the command, so it runs once per run and
+not again for a later run of the same base.  The step's start is measured
+this way while the coder works (:mod:`stepkit.workspace.start_outcomes`).  The cache is sealed (:mod:`stepkit.workspace.seal`):
 a record the coder forged or edited is discarded, run again, and named in
 the record's ``store_flags``.
 
@@ -29,6 +32,7 @@ new).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
@@ -44,9 +48,12 @@ from stepkit.errors import UsageError
 from stepkit.jsontext import model_from_json, model_json
 from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
+from stepkit.records import GateResult
 from stepkit.workspace import sandbox
+from stepkit.workspace.faults import tests_ran
 from stepkit.workspace.files import pid_running
 from stepkit.workspace.lintkeys import lint_keys
+from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
@@ -84,13 +91,30 @@ class BaseTree:
     files: dict[str, str | None] = field(default_factory=dict)
     reader: BlobReader | None = None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Equal keys: byte-identical trees."""
-        digest = hashlib.sha256(f"{self.head}\0{self.prefix}\n".encode())
+        """Equal keys: byte-identical trees (the commit's git tree, not the
+        commit: two commits of the same files are one tree)."""
+        content = self.head
+        if self.head is not None and self.git_root is not None:
+            found = git.run(["rev-parse", "-q", "--verify", f"{self.head}^{{tree}}"], self.git_root)
+            content = f"tree {git.text(found).strip()}" if found else self.head
+        digest = hashlib.sha256(f"{content}\0{self.prefix}\n".encode())
         for rel, oid in sorted(self.files.items()):
             digest.update(f"{rel}\0{oid}\n".encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
+
+    def has(self, rel: str) -> bool:
+        """The project-relative file ``rel`` is in the tree."""
+        if rel in self.files:
+            return self.files[rel] is not None
+        return rel in self._committed
+
+    @functools.cached_property
+    def _committed(self) -> frozenset[str]:
+        if self.head is None or self.git_root is None:
+            return frozenset()
+        return frozenset(git.commit_ids(self.git_root, self.head, self.prefix))
 
 
 def snapshot_tree(snapshot: Snapshot) -> BaseTree:
@@ -201,8 +225,12 @@ class BaselineRecord(Model):
     :ivar failures: what failed there (:func:`failure_keys`); None when the
         run's failures could not be named (then no comparison is possible).
     :ivar status: the gate's status there.
+    :ivar could_not_run: why the command could not run there (an
+        environment fault, no test found, a tests command that failed
+        before any test ran: :func:`could_not_run`); None: it ran.
     :ivar store_flags: what was wrong with the cache when it was read (a
         record forged or edited: discarded, and the command run again).
+    :ivar concurrent: measured while the coder worked, not after the gate failed.
     """
 
     gate: str
@@ -216,54 +244,96 @@ class BaselineRecord(Model):
     log: str | None = None
     ran_at: str = ""
     cached: bool = False
+    could_not_run: str | None = None
+    concurrent: bool = False
     store_flags: list[str] = Field(default_factory=list)
 
+    def outcomes(self) -> dict[str, str] | None:
+        """Every test id the run reported with its status (None: not known)."""
+        return self.tests.outcomes() if self.tests is not None else None
 
-#: What runs the gate in the rebuilt tree: (its project dir, its log dir) →
-#: (status, summary, log path, the output's text, the per-test results).
-GateRun = Callable[[Path, Path], tuple[str, str, str | None, Iterable[str], TestResults | None]]
+
+#: How a gate's command went: (status, summary, log path, the output's text, the per-test results).
+GateOutcome = tuple[str, str, str | None, Iterable[str], TestResults | None]
+#: What runs the gate in the rebuilt tree: (its project dir, its log dir) → how it went.
+GateRun = Callable[[Path, Path], GateOutcome]
 
 
 def baseline_record(
     project_dir: Path, tree: BaseTree, gate: str, command: str, run: GateRun
 ) -> BaselineRecord:
     """The baseline of ``gate`` on ``tree``: from the cache, else run now
-    (and cached unless it hit an environment fault or a time limit).
+    (and cached unless it could not run or hit a time limit).
 
     :raises BaselineUnavailable: the tree cannot be rebuilt.
     """
-    cache = _cache_path(project_dir, tree, gate, command)
-    flags: list[str] = []
-    try:
-        record = model_from_json(BaselineRecord, read_sealed(cache))
-        return record.model_copy(update={"cached": True})
-    except SealBroken as exc:
-        flags.append(
-            f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again"
-        )
-        with contextlib.suppress(OSError):
-            cache.unlink()
-    except (OSError, ValueError):
-        pass
-    log_dir = cache.parent / "logs" / cache.stem
+    record, flags = cached_record(project_dir, tree, gate, command)
+    if record is not None:
+        return record
+    log_dir = log_dir_of(project_dir, tree, gate, command)
     with checked_out(tree) as where:
         status, summary, log, output, tests = run(where, log_dir)
-        keys = failure_keys(gate, status, tests, output, [where, where.resolve()])
-    record = BaselineRecord(
+        record = new_record(
+            tree, gate, command, (status, summary, log, output, tests), where, log_dir
+        )
+    keep_record(project_dir, tree, record)
+    return record.model_copy(update={"store_flags": flags}) if flags else record
+
+
+def cached_record(
+    project_dir: Path, tree: BaseTree, gate: str, command: str
+) -> tuple[BaselineRecord | None, list[str]]:
+    """The cached record of ``gate``'s ``command`` on ``tree`` (None: none
+    that stepkit wrote, or its per-test file is gone), and the flags of a
+    record that was forged or edited (discarded)."""
+    cache = _cache_path(project_dir, tree, gate, command)
+    try:
+        record = model_from_json(BaselineRecord, read_sealed(cache))
+    except SealBroken as exc:
+        with contextlib.suppress(OSError):
+            cache.unlink()
+        return None, [
+            f"the baseline cache was not the one stepkit wrote: {exc}; discarded and run again"
+        ]
+    except (OSError, ValueError):
+        return None, []
+    if record.tests is not None and record.outcomes() is None:
+        return None, []
+    return record.model_copy(update={"cached": True}), []
+
+
+def log_dir_of(project_dir: Path, tree: BaseTree, gate: str, command: str) -> Path:
+    """Where the run of ``gate``'s ``command`` on ``tree`` keeps its logs."""
+    cache = _cache_path(project_dir, tree, gate, command)
+    return cache.parent / "logs" / cache.stem
+
+
+def new_record(
+    tree: BaseTree, gate: str, command: str, ran: GateOutcome, where: Path, log_dir: Path
+) -> BaselineRecord:
+    """The record of ``gate``'s command as it ran on ``tree``, rebuilt at ``where``."""
+    status, summary, log, output, tests = ran
+    return BaselineRecord(
         gate=gate,
         command=command,
         tree=tree.key,
         label=tree.label,
         status=status,
         summary=summary,
-        failures=keys,
+        failures=failure_keys(gate, status, tests, output, [where, where.resolve()]),
         log=log,
         ran_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tests=tests.record(log_dir / "tests.json") if tests is not None else None,
+        could_not_run=could_not_run(gate, status, summary, tests, output),
     )
-    if status in ("pass", "fail"):
+
+
+def keep_record(project_dir: Path, tree: BaseTree, record: BaselineRecord) -> None:
+    """Cache ``record``, sealed, when it says how the code did: never for a
+    command that could not run or hit a time limit (the machine may change)."""
+    if record.status in ("pass", "fail") and record.could_not_run is None:
+        cache = _cache_path(project_dir, tree, record.gate, record.command)
         write_sealed(cache, model_json(record, indent=1))
-    return record.model_copy(update={"store_flags": flags}) if flags else record
 
 
 def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> Path:
@@ -295,6 +365,29 @@ def failure_keys(
     return keys if keys or status == "pass" else None
 
 
+def could_not_run(
+    gate: str,
+    status: str,
+    summary: str,
+    tests: TestResults | None,
+    output: str | Iterable[str],
+) -> str | None:
+    """Why a gate's command could not run (None: it ran): an environment
+    fault (:mod:`~stepkit.workspace.faults`: ``error``), a tests command
+    that ran no test (``not_run``), or one that failed with no test
+    reported and nothing showing that a test ran (the interpreter it names
+    has no test runner, say)."""
+    if status in ("error", "not_run"):
+        return summary or status
+    if gate != "tests" or status != "fail" or (tests is not None and tests.outcomes):
+        return None
+    if tests_ran(output if isinstance(output, str) else "\n".join(output)):
+        return None
+    return (
+        f"it failed before any test ran ({summary})" if summary else "it failed before any test ran"
+    )
+
+
 def split_failures(current: list[str], before: list[str] | None) -> tuple[list[str], list[str]]:
     """(new, pre-existing): a current failure is pre-existing when it failed
     before too; with nothing known of before, every one is new."""
@@ -302,3 +395,31 @@ def split_failures(current: list[str], before: list[str] | None) -> tuple[list[s
         return list(current), []
     earlier = set(before)
     return [k for k in current if k not in earlier], [k for k in current if k in earlier]
+
+
+# -- a gate's result, read back ------------------------------------------------
+
+
+def test_results_of(result: GateResult) -> TestResults | None:
+    """The gate's per-test results read back from its file (the failing
+    ids its record kept when the file is gone; None: none recorded)."""
+    if result.tests is None:
+        return None
+    outcomes = result.tests.outcomes()
+    if outcomes is None:  # the file is gone: the failing ids the record kept
+        found = TestResults(source=result.tests.source, complete=False)
+        for test_id in result.tests.failing:
+            found.add(test_id, "failed")
+        return found
+    return TestResults(
+        source=result.tests.source,
+        complete=result.tests.complete,
+        outcomes=outcomes,  # type: ignore[arg-type]  # statuses read back from JSON: pydantic checks them
+    )
+
+
+def log_text_of(result: GateResult) -> LogLines:
+    """The gate's output as lines streamed from its log (its evidence when the log is gone)."""
+    return LogLines(
+        result.log if result.log and os.path.isfile(result.log) else None, result.evidence
+    )

@@ -177,6 +177,9 @@ class GateRunner:
         :class:`~stepkit.workspace.baseline.BaseTree`, or a function giving
         one or None, called only when a gate fails): failing gates are judged
         against it (:attr:`judge`); None: no judging, the exit code decides.
+    :param tools_from: the tree the project's tools were installed for, when
+        the runner runs in a copy of it (the step's start): their editable
+        installs then import the copy's source (:func:`~stepkit.workspace.toolpath.tool_env`).
     :param held_plans_dir: a plan repo the caller holds and restores itself
         after each gate (flagging the gate): the formatter's edits there are
         left to it.
@@ -202,6 +205,7 @@ class GateRunner:
         reused_from: str = "an earlier run",
         format_changed_tree: bool = False,
         baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
+        tools_from: Path | None = None,
     ):
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
@@ -210,7 +214,11 @@ class GateRunner:
             Path(log_dir),
         )
         self.plan = plan if plan is not None else plan_gates(pm, self.project_dir, config)
-        self.env = tool_env(self.project_dir, self.plan.tool_dirs)
+        self.env = (
+            tool_env(tools_from, self.plan.tool_dirs, where=self.project_dir)
+            if tools_from is not None
+            else tool_env(self.project_dir, self.plan.tool_dirs)
+        )
         #: the stepkit work tree holding the project, when its dependencies are not prepared
         self.unprepared = next(
             (r for r in [record_of(self.project_dir)] if r is not None and r.unprepared), None
@@ -328,7 +336,7 @@ class GateRunner:
         self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
-        if self.judge is not None and result.status == "fail":
+        if self.judge is not None and result.status in ("fail", "error"):
             # looked at after the judge: its re-runs in the project are the gate's too
             result = self.judge.judge(result)
         after = self._look_after(result, before, step, held, stamp)

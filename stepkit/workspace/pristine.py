@@ -44,6 +44,7 @@ from stepkit.workspace.scope.diff import snapshot_changes
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.scope.tree import data_id, read_bytes
 from stepkit.workspace.surface import SurfaceChange, surface_changes, surface_rules
+from stepkit.workspace.testresults import file_of
 
 NOT_A_FIX = (
     "Changing tests or their configuration (conftest.py, runner and lint configs, files that "
@@ -121,7 +122,7 @@ def recheck_gate(
     changed = ", ".join(c.path for c in changes)
     # a test module the step added need not be named beside a named change (plans say "add tests")
     judged_by_name = [c for c in changes if not c.why] or changes
-    named = bool(plan_files) and all(c.path in plan_files for c in judged_by_name)
+    named = plan_names(plan_files, [c.path for c in judged_by_name])
     notes = [
         (
             f"[stepkit: the step changed the verification surface: {', '.join(c.line() for c in changes)}; "
@@ -192,6 +193,12 @@ def recheck_gate(
     )
 
 
+def plan_names(plan_files: str, paths: list[str]) -> bool:
+    """The plan names every one of ``paths`` among the files the step
+    changes: its :data:`PLAN_SECTIONS` text (``plan_files``) mentions each."""
+    return bool(plan_files) and bool(paths) and all(path in plan_files for path in paths)
+
+
 def _run_pristine(
     ctx: StageContext,
     snapshot: Snapshot,
@@ -251,7 +258,7 @@ def _run_pristine(
         for t in failing
         if t not in original.preexisting_failures
         and t not in original.flaky
-        and _file_of(t) not in added
+        and file_of(t) not in added
     ]
     return Recheck(gate, old)
 
@@ -265,7 +272,7 @@ def _nothing_earlier(gate: GateResult, original: GateResult, added: set[str]) ->
     if original.name != "tests" or gate.status != "not_run" or original.tests is None:
         return False
     ran = original.tests.outcomes() or {}
-    return bool(ran) and all(_file_of(test_id) in added for test_id in ran)
+    return bool(ran) and all(file_of(test_id) in added for test_id in ran)
 
 
 def pristine_tree(snapshot: Snapshot, changes: list[SurfaceChange], project_dir: Path) -> BaseTree:
@@ -314,10 +321,6 @@ def _failing_reason(gate: str, failing: list[str], changed: str) -> str:
         f"{gate} finds {len(failing)} new error{'s' if len(failing) != 1 else ''} without the step's "
         f"change to {changed}: {_ids(failing)}"
     )
-
-
-def _file_of(test_id: str) -> str:
-    return test_id.split("::", 1)[0]
 
 
 def _ids(ids: list[str]) -> str:

@@ -183,23 +183,26 @@ def run(
                         supervision.TOKEN_VARIABLE: token,
                     },
                 )
-                proc = subprocess.Popen(
-                    argv,
-                    shell=isinstance(argv, str),
-                    cwd=cwd,
-                    env=run_env,
-                    stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+                # started and registered as one step: another thread's sweep for
+                # processes left behind (a node's end) never sees it in between
+                with supervision.SPAWNING:
+                    proc = subprocess.Popen(
+                        argv,
+                        shell=isinstance(argv, str),
+                        cwd=cwd,
+                        env=run_env,
+                        stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                    group = own_group(getattr(proc, "pid", 0) or 0)
+                    supervision.register(token, group)
             except (OSError, _Refused) as exc:
                 start_error = STOPPING if isinstance(exc, _Refused) else _spawn_error(exc)
                 capture.feed(f"could not start the command: {start_error}\n".encode())
                 capture.close()
             else:
-                group = own_group(getattr(proc, "pid", 0) or 0)
-                supervision.register(token, group)
                 try:
                     expired, detached = _supervise(
                         proc,

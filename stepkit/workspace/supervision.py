@@ -112,6 +112,30 @@ def current() -> Supervision | None:
     return _SUPERVISION.get()
 
 
+#: Work a run does in the background, beside its nodes (the step's start
+#: measured while the coder works): run directory → how each is stopped.
+_BACKGROUND: dict[str, list[Callable[[], None]]] = {}
+_BACKGROUND_LOCK = threading.Lock()
+
+
+def in_background(run_dir: str, stop: Callable[[], None]) -> None:
+    """Background work of the run ``run_dir`` started: ``stop`` ends it
+    (refuses its new commands, kills its running ones) when the run ends or
+    is stopped (:func:`stop_background`)."""
+    with _BACKGROUND_LOCK:
+        _BACKGROUND.setdefault(run_dir, []).append(stop)
+
+
+def stop_background(run_dir: str | None = None) -> None:
+    """Stop the background work of the run ``run_dir`` (None: of every run
+    of this process, as a stop signal does)."""
+    with _BACKGROUND_LOCK:
+        runs = list(_BACKGROUND) if run_dir is None else [run_dir]
+        stops = [stop for run in runs for stop in _BACKGROUND.pop(run, [])]
+    for stop in stops:
+        stop()
+
+
 @dataclass
 class _Registry:
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -169,6 +193,12 @@ class Subreaper:
 SUBREAPER = Subreaper()
 
 
+#: Held while a command starts and is registered, and while what was left
+#: running is swept (:func:`stop_detached`): a command another thread is
+#: starting is never taken for one left behind.
+SPAWNING = threading.RLock()
+
+
 def new_token() -> str:
     """A token no other command of any process has: this pid and a serial number."""
     return f"{os.getpid()}-{next(_LIVE.counter)}"
@@ -216,6 +246,11 @@ def stop_detached(
     it.  ``token`` None: with ``since``, every candidate started
     since then (a node's end); without, every candidate (a stop signal).
     """
+    with SPAWNING:
+        return _stop_detached(token, since)
+
+
+def _stop_detached(token: str | None, since: Mark | None) -> tuple[DetachedProcess, ...]:
     stopped: dict[int, DetachedProcess] = {}
     for _ in range(_ROUNDS):  # a process may start another while it is being stopped
         found = [

@@ -40,7 +40,7 @@ STATUSES: tuple[TestStatus, ...] = ("passed", "failed", "errored", "skipped")
 #: Failing ids a compact record keeps (the rest are in its file).
 RECORD_IDS = 100
 
-__all__ = ["STATUSES", "TestResults", "TestStatus", "TestsRecord"]
+__all__ = ["STATUSES", "TestResults", "TestStatus", "TestsRecord", "file_of"]
 
 
 class TestResults(Model):
@@ -194,3 +194,17 @@ def read_evidence(evidence: str) -> TestResults | None:
             kind: TestStatus = "errored" if line.strip().startswith("ERROR ") else "failed"
             results.add(_MESSAGE.sub("", _KIND.sub("", line.strip())), kind)
     return results if results.outcomes else None
+
+
+#: What separates a test id's file from the rest: pytest's ``::``, and the
+#: `` › `` the runners that name a test by its file and describe blocks use.
+_ID_SEPARATORS = ("::", " › ")
+
+
+def file_of(test_id: str) -> str:
+    """The file part of a test id (``tests/test_x.py`` of
+    ``tests/test_x.py::test_a``, ``src/a.test.ts`` of ``src/a.test.ts › adds``);
+    the id itself when it has none."""
+    for separator in _ID_SEPARATORS:
+        test_id = test_id.split(separator, 1)[0]
+    return test_id

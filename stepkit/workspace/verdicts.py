@@ -25,7 +25,6 @@ gets the evidence with them taken out (:func:`evidence_for_fix`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -44,12 +43,14 @@ from stepkit.workspace.baseline import (
     BaselineRecord,
     BaselineUnavailable,
     BaseTree,
-    baseline_record,
+    cached_record,
+    could_not_run,
     failure_keys,
+    log_text_of,
     split_failures,
+    test_results_of,
 )
-from stepkit.workspace.loglines import LogLines
-from stepkit.workspace.testresults import TestResults
+from stepkit.workspace.start_outcomes import added_by_step, measured, start_record
 
 BaselineMode = Literal["new-failures", "strict", "off"]
 #: Opens and closes the verdict block stepkit puts before a judged gate's evidence.
@@ -61,6 +62,11 @@ VERDICT_CLOSE = "[end of stepkit verdict]"
 #: result (None: those ids cannot be selected).  Selected ids run in the
 #: suite's order; knowing the suite, a runner may select exactly them.
 RunGate = Callable[[GateName, list[str] | None, Path, Path, list[str] | None], "GateResult | None"]
+#: Said of a failing gate whose failures have no name to compare.
+UNNAMED = (
+    "the failures could not be named (no failing test id or error line in the output): "
+    "nothing was re-run or compared, the gate fails"
+)
 #: The most selected runs spent finding the test an order-dependent failure fails after.
 BISECT_RUNS = 8
 #: The most order-dependent failures whose culprit is looked for (the others are named without it).
@@ -101,29 +107,38 @@ class Judge:
         """``result`` with its failures classified (unchanged when it did not
         fail, when the mode is ``off``, or for a gate whose failure does not
         fail the step: the formatter)."""
-        if self.mode == "off" or result.status != "fail" or not gate(result.name).fails_step:
+        if (
+            self.mode == "off"
+            or result.status not in ("fail", "error")
+            or not gate(result.name).fails_step
+        ):
             return result
-        keys = failure_keys(
-            result.name, result.status, _tests(result), _log_text(result), [self.project_dir]
-        )
+        tests, output = test_results_of(result), log_text_of(result)
+        if could_not_run(result.name, result.status, result.summary, tests, output) is not None:
+            return self._cannot_run(result)
+        keys = failure_keys(result.name, result.status, tests, output, [self.project_dir])
         if keys is None:
-            unnamed = (
-                "the failures could not be named (no failing test id or error line in the output): "
-                "nothing was re-run or compared, the gate fails"
-            )
-            return _with_block(result, [unnamed])
+            return _with_block(result, [UNNAMED])
         flaky: list[str] = []
         order_dependent: list[str] = []
         if result.name == "tests":
             flaky, order_dependent = self._flaky(result, keys)
         remaining = [k for k in keys if k not in flaky]
+        # a failing test in a file the step added cannot have failed before the step
+        base = self.base() if result.name == "tests" and remaining else None
+        added = added_by_step(self.project_dir, base, remaining) if base is not None else set()
         notes: list[str] = []
         before: list[str] | None = None
         judged_before = len(self.baselines)
-        if remaining:
+        if added:
+            notes.append(
+                f"{len(added)} failing test(s) in files the step added: new, whatever the start did"
+            )
+        if any(k not in added for k in remaining):
             before, note = self._baseline(result)
             notes.append(note)
-        new, preexisting = split_failures(remaining, before)
+        new, preexisting = split_failures([k for k in remaining if k not in added], before)
+        new = [k for k in remaining if k in added or k in new]
         passes = self.mode == "new-failures" and not new
         status = "pass" if passes else result.status
         store_flags = [
@@ -147,6 +162,29 @@ class Judge:
             else "strict: any failure fails the gate"
         )
         return _with_block(judged, [f"baseline = {self.mode} ({rule})", *notes])
+
+    def _cannot_run(self, result: GateResult) -> GateResult:
+        """A gate whose command could not run now: an environment fault
+        when it could not run on the step's start either (as measured
+        there, never run again for this), else left as it is."""
+        base = self.base()
+        job = measured(self.project_dir, base) if base is not None else None
+        start = job.record(result.name, result.command) if job is not None else None
+        if start is None and base is not None and result.command is not None:
+            start = cached_record(self.project_dir, base, result.name, result.command)[0]
+        if start is not None and start.could_not_run is not None:
+            verdict = (
+                f"this command cannot run here (it could not run on {start.label} either): "
+                f"{start.could_not_run}; set the {result.name} command ([commands] in stepkit.toml)"
+            )
+            fault = result.model_copy(update={"status": "error", "summary": verdict})
+            return _with_block(fault, [verdict])
+        if result.status == "error":
+            return result
+        notes = [UNNAMED]
+        if start is not None:
+            notes.append(f"on {start.label} the same command ran ({start.status}: {start.summary})")
+        return _with_block(result, notes)
 
     def _flaky(self, result: GateResult, keys: list[str]) -> tuple[list[str], list[str]]:
         """(the failing ids that are flaky, the order-dependent failures as
@@ -232,14 +270,20 @@ class Judge:
             gate = self.run(result.name, None, where, log_dir, None)
             assert gate is not None  # the whole command can always run
             self.extra_runs.append(f"baseline run of {result.name} on {base.label}")
-            return gate.status, gate.summary, gate.log, _log_text(gate), _tests(gate)
+            return gate.status, gate.summary, gate.log, log_text_of(gate), test_results_of(gate)
 
         try:
-            record = baseline_record(self.project_dir, base, result.name, result.command, run)
+            record = start_record(self.project_dir, base, result.name, result.command, run)
         except BaselineUnavailable as exc:
             return None, f"no baseline: {exc}; every failure counts as new"
         self.baselines.append(record)
-        how = "cached" if record.cached else "ran"
+        how = (
+            "measured while the coder worked"
+            if record.concurrent
+            else "cached"
+            if record.cached
+            else "ran"
+        )
         where = f" (log: {record.log})" if record.log else ""
         if record.status not in ("pass", "fail"):
             return None, (
@@ -336,29 +380,6 @@ def _without_block(evidence: str) -> str:
     return evidence
 
 
-def _tests(result: GateResult) -> TestResults | None:
-    if result.tests is None:
-        return None
-    outcomes = result.tests.outcomes()
-    if outcomes is None:  # the file is gone: the failing ids the record kept
-        found = TestResults(source=result.tests.source, complete=False)
-        for test_id in result.tests.failing:
-            found.add(test_id, "failed")
-        return found
-    return TestResults(
-        source=result.tests.source,
-        complete=result.tests.complete,
-        outcomes=outcomes,  # type: ignore[arg-type]  # statuses read back from JSON: pydantic checks them
-    )
-
-
 def _outcomes(result: GateResult) -> dict[str, str]:
     """Every test id the run reported, in run order, with its status (empty: none known)."""
     return (result.tests.outcomes() if result.tests is not None else None) or {}
-
-
-def _log_text(result: GateResult) -> LogLines:
-    """The gate's output as lines streamed from its log (its evidence when the log is gone)."""
-    return LogLines(
-        result.log if result.log and os.path.isfile(result.log) else None, result.evidence
-    )

@@ -33,7 +33,11 @@ def test_a_build_gate_hitting_a_missing_tool_through_make_ends_the_run_without_a
     result = project.run(env=project.env(BUILD_CMD="make build", PATH="/usr/bin:/bin"))
     assert result.code == 1 and result.outcome == "STEP_FAILED", result.stderr + result.output
     cause = "make: no-such-compiler-9d2: command not found (not installed or not on PATH)"
-    assert f"Reason: Environment fault: build: {cause}." in result.output
+    # the Makefile is the step's start too, where the same command could not run either
+    assert (
+        "Reason: Environment fault: build: this command cannot run here (it could not run on "
+        f"the step's start either): {cause}; set the build command" in result.output
+    )
     assert "no fix attempt was spent" in result.output and "BUILD_CMD" in result.output
     assert "Fix attempts: 0 of 2" in result.output
     assert project.coder_calls() == 1

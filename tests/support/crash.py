@@ -159,7 +159,8 @@ import sys
 import time
 
 state = pathlib.Path(os.environ["E2E_STATE_DIR"])
-if not (state / "go").exists():
+# only the step's own tests gate waits: the step's start, measured in a scratch copy, runs at once
+if pathlib.Path.cwd().name == "project" and not (state / "go").exists():
     (state / "started.tmp").write_text(str(os.getpid()))
     os.replace(state / "started.tmp", state / "started")  # seen whole or not at all
     while not (state / "go").exists():
@@ -169,7 +170,8 @@ os.execv(sys.executable, [sys.executable, "check.py"])
 
 
 def waiting_test_cmd(project: Project) -> str:
-    """A TEST_CMD that writes ``started`` (its pid) in the state dir, then
+    """A TEST_CMD that, in the project (not in the scratch copy of the
+    step's start), writes ``started`` (its pid) in the state dir, then
     waits for ``go`` there before running the real tests."""
     path = project.state_dir / "waiter.py"
     path.write_text(WAITER)

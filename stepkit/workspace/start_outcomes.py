@@ -1,0 +1,266 @@
+"""The step's start, measured once while the coder works.
+
+When the coder's first round starts, a background job rebuilds the step's
+start tree in one scratch copy (:func:`~stepkit.workspace.baseline.checked_out`:
+under stepkit's state directory, which no confined command sees) and runs
+there, in the gates' sandbox, every gate command chosen before the step,
+in the gates' order, the tests with their runner's report.  Per gate it
+records a :class:`~stepkit.workspace.baseline.BaselineRecord`: it ran and
+passed, it ran and failed (the failing test ids or lint keys), or it could
+not run (:func:`~stepkit.workspace.baseline.could_not_run`), and for the
+tests every id's outcome.  Three verdicts read those records:
+
+- **the baseline** of a failing gate (:class:`~stepkit.workspace.verdicts.Judge`):
+  no run after the failure, in the critical path;
+- **test-id conservation** (:func:`lost_tests`): a test that passed at the
+  start and did not run, or was skipped, after the step;
+- **commands proven on the start**: a command that could not run there
+  and cannot run now is the machine, not the code (an environment fault).
+
+The records are cached in the run store, sealed, by the start tree's
+content and the command (:func:`~stepkit.workspace.baseline.keep_record`),
+so a later step that starts from the same files measures nothing.  The
+copy is built before the coder starts (its ``git worktree add`` must not
+read a ``.git/config`` the coder is writing); the commands then run beside
+the coder at the lowest CPU priority, so on a busy machine they take what
+the coder and the gates leave.  The job stops with its run
+(:func:`~stepkit.workspace.supervision.stop_background`); what it measured
+while being stopped is dropped, and a verdict that finds no record falls
+back to running the command on the start then, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from stepkit.records import GateResult
+from stepkit.workspace import sandbox, supervision
+from stepkit.workspace.baseline import (
+    BaselineRecord,
+    BaselineUnavailable,
+    BaseTree,
+    GateRun,
+    baseline_record,
+    cached_record,
+    checked_out,
+    keep_record,
+    log_dir_of,
+    log_text_of,
+    new_record,
+    test_results_of,
+)
+from stepkit.workspace.process import signal_of
+from stepkit.workspace.store import baseline_dir
+from stepkit.workspace.testresults import file_of
+
+#: Runs the gates named in the rebuilt tree: (its project dir, its log dir, the gates) → results.
+Measure = Callable[[Path, Path, list[str]], list[GateResult]]
+#: The niceness of the job's commands: the lowest priority, so they take only idle CPU.
+NICENESS = 19
+
+
+class StartMeasure:
+    """One measure of a start tree: started once, read by every verdict.
+
+    :param commands: gate → the command chosen before the step.
+    :param measure: runs gates in the copy (confined by ``policy``).
+    :param policy: makes the sandbox policy of the job's commands (None: unconfined).
+    """
+
+    def __init__(
+        self,
+        project_dir: Path,
+        tree: BaseTree,
+        commands: dict[str, str],
+        measure: Measure,
+        policy: Callable[[], sandbox.Policy | None],
+        run_dir: str | None = None,
+    ):
+        self.project_dir, self.tree, self.commands = Path(project_dir), tree, commands
+        self._measure, self._policy = measure, policy
+        self.records: dict[str, BaselineRecord] = {}
+        self._flags: dict[str, list[str]] = {}  # a cached record found forged, per gate
+        #: why the job measured nothing or not every gate (None: it did)
+        self.problem: str | None = None
+        #: the copy is built (or none is needed): the coder may start
+        self.ready = threading.Event()
+        self.done = threading.Event()
+        env = {supervision.RUN_VARIABLE: run_dir} if run_dir else {}
+        self._watch = supervision.Supervision(env=env)
+
+    def start(self) -> None:
+        """Measure in a background thread."""
+        threading.Thread(target=self._work, name="stepkit-start-outcomes", daemon=True).start()
+
+    def stop(self) -> None:
+        """Refuse the job's new commands and kill its running ones; what it
+        measured from now on is dropped."""
+        self._watch.stop()
+        with _LOCK:
+            if _JOBS.get(_key(self.project_dir, self.tree)) is self:
+                del _JOBS[_key(self.project_dir, self.tree)]
+
+    def record(self, gate: str, command: str | None) -> BaselineRecord | None:
+        """The start's record of ``gate``'s ``command``, once the job ended
+        (None: it measured none)."""
+        self.done.wait()
+        found = self.records.get(gate)
+        return found if found is not None and found.command == command else None
+
+    def _work(self) -> None:
+        try:
+            with (
+                supervision.supervised(self._watch),
+                supervision.SUBREAPER,
+                sandbox.confined(self._policy()),
+            ):
+                _lowest_priority()
+                wanted = self._from_cache()
+                if wanted:
+                    self._measure_in_copy(wanted)
+        except BaselineUnavailable as exc:
+            self.problem = f"the step's start could not be rebuilt: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a verdict then runs the start itself
+            self.problem = f"measuring the step's start failed: {type(exc).__name__}: {exc}"
+        finally:
+            if self._watch.stopping:
+                self.records, self.problem = {}, "the measure was stopped with its run"
+            self.ready.set()
+            self.done.set()
+
+    def _from_cache(self) -> list[str]:
+        """Take the cached records; the gates still to measure."""
+        wanted = []
+        for gate, command in self.commands.items():
+            found, flags = cached_record(self.project_dir, self.tree, gate, command)
+            if found is not None:
+                self.records[gate] = found.model_copy(update={"concurrent": True})
+            else:
+                wanted.append(gate)
+                self._flags[gate] = flags
+        return wanted
+
+    def _measure_in_copy(self, gates: list[str]) -> None:
+        logs = baseline_dir(self.project_dir) / "logs" / f"start-{self.tree.key[:16]}"
+        with checked_out(self.tree) as where:
+            self.ready.set()
+            for result in self._measure(where, logs, gates):
+                command = self.commands.get(result.name)
+                if command is None or result.command != command or self._watch.stopping:
+                    continue
+                if signal_of(result.exit_code) is not None:  # killed: no measure of the code
+                    continue
+                ran = (
+                    result.status,
+                    result.summary,
+                    result.log,
+                    log_text_of(result),
+                    test_results_of(result),
+                )
+                log_dir = log_dir_of(self.project_dir, self.tree, result.name, command)
+                record = new_record(self.tree, result.name, command, ran, where, log_dir)
+                if not self._watch.stopping:
+                    keep_record(self.project_dir, self.tree, record)
+                self.records[result.name] = record.model_copy(
+                    update={"concurrent": True, "store_flags": self._flags.get(result.name, [])}
+                )
+
+
+_JOBS: dict[tuple[str, str], StartMeasure] = {}
+_LOCK = threading.Lock()
+
+
+def _key(project_dir: Path, tree: BaseTree) -> tuple[str, str]:
+    return str(Path(project_dir).resolve()), tree.key
+
+
+def begin(
+    project_dir: Path,
+    tree: BaseTree,
+    commands: dict[str, str],
+    measure: Measure,
+    policy: Callable[[], sandbox.Policy | None],
+    run_dir: str | None = None,
+) -> StartMeasure:
+    """The measure of ``tree``: the one this process has (running or done),
+    else one started now in the background and stopped with the run
+    ``run_dir``.  Returns once its copy is built."""
+    key = _key(project_dir, tree)
+    with _LOCK:
+        job = _JOBS.get(key)
+        if job is None or (job.done.is_set() and job.problem is not None):
+            job = StartMeasure(project_dir, tree, commands, measure, policy, run_dir)
+            _JOBS[key] = job
+            job.start()
+            if run_dir:
+                supervision.in_background(run_dir, job.stop)
+    job.ready.wait()
+    return job
+
+
+def measured(project_dir: Path, tree: BaseTree) -> StartMeasure | None:
+    """The measure of ``tree`` this process started, if any."""
+    with _LOCK:
+        return _JOBS.get(_key(project_dir, tree))
+
+
+def start_record(
+    project_dir: Path, tree: BaseTree, gate: str, command: str, run: GateRun
+) -> BaselineRecord:
+    """How ``gate``'s ``command`` did on ``tree``: as measured while the
+    coder worked (waited for), else from the cache, else run now (``run``).
+
+    :raises BaselineUnavailable: the tree cannot be rebuilt.
+    """
+    job = measured(project_dir, tree)
+    found = job.record(gate, command) if job is not None else None
+    if found is None:
+        return baseline_record(project_dir, tree, gate, command, run)
+    # the record held here decides; a cached copy forged since is named all the same
+    forged = cached_record(project_dir, tree, gate, command)[1]
+    return found.model_copy(update={"store_flags": [*found.store_flags, *forged]})
+
+
+# -- test-id conservation ------------------------------------------------------
+
+
+def lost_tests(start: BaselineRecord | None, now: GateResult) -> list[str] | None:
+    """The test ids that passed at the step's start and did not pass or
+    fail after it: missing, deselected, not collected, skipped or renamed
+    (one that fails is the gate's failure already).  None when it cannot
+    be told: no complete list of the start's outcomes, or a run now that
+    did not end or reported only some of its tests."""
+    before = start.outcomes() if start is not None and start.tests is not None else None
+    if before is None or start is None or start.tests is None or not start.tests.complete:
+        return None
+    if now.status not in ("pass", "fail", "not_run"):
+        return None
+    after: dict[str, str] = {}
+    if now.tests is not None:
+        if not now.tests.complete:
+            return None
+        after = now.tests.outcomes() or {}
+    ran = ("passed", "failed", "errored")
+    return [i for i, status in before.items() if status == "passed" and after.get(i) not in ran]
+
+
+def added_by_step(project_dir: Path, tree: BaseTree, ids: Iterable[str]) -> set[str]:
+    """Of ``ids``, those in a test file the step added: a file of the
+    project now that the start tree did not have."""
+    project = Path(project_dir)
+    return {i for i in ids if (project / file_of(i)).is_file() and not tree.has(file_of(i))}
+
+
+def _lowest_priority() -> None:
+    """Lower this thread's CPU priority, and so that of every process it
+    starts (on Linux the nice value is a thread's, and a child inherits its
+    parent thread's)."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
+        except OSError:
+            pass

@@ -1,0 +1,218 @@
+"""The step's start, measured once while the coder works
+(:mod:`stepkit.workspace.start_outcomes`), and the three verdicts that read it:
+
+- test-id conservation: a hostile coder breaks ``calc.add`` and makes its
+  test not run (deselected, ignored, renamed, skipped, by a file the plan
+  names or by the code under test itself): the tests gate fails, naming it;
+- no baseline run after a failure: a step whose tests already failed at
+  the start runs the tests command once in the scratch copy, before the
+  gate, never after it; a failing test in a file the step added is new;
+- commands proven on the start: a tests command that could not run on the
+  start and cannot run now is an environment fault, with no fix round;
+- a later step that starts from the same files reuses the cached outcomes.
+
+Real pytest suites in tmp git repos, the real CLI, command coders
+(tests/support/e2e.py, tests/e2e/test_hostile_coder.py).  Each test command
+appends its working directory to a marker file, so the runs in the scratch
+copy (under stepkit's state directory) are told from those in the project.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_hostile_coder import (
+    ADD,
+    BROKEN,
+    DROP,
+    PYPROJECT,
+    PYTEST,
+    TEST_CALC,
+    TEST_MUL,
+    gate_of_tests,
+    python_project,
+)
+from tests.support.e2e import GOOD_MUL, PY, WRONG_MUL, Project, sh
+
+CONSERVED = "held at the step's start does not run to a result after it"
+#: the code under test skips the test that calls it: no configuration, no test file touched
+SKIPPING_ADD = (
+    "import sys\n\n\ndef add(a, b):\n    if 'pytest' in sys.modules:\n        import pytest\n\n"
+    "        pytest.skip('not on this platform')\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+)
+DESELECT = f'addopts = ["--deselect", "{ADD}"]\n'
+
+#: a passing test the step adds, so that the suite still has one that runs
+MUL = {"tests/unit/test_mul.py": TEST_MUL}
+#: trick -> (calc.py, the files it writes beside it, what the plan's Tasks name).  Before
+#: test-id conservation each reached the final approval (the code's own skip with the tests
+#: gate NOT RUN; a configuration file the plan names with a flag only), but the renamed test
+#: and the added skip, which the pristine re-check caught already
+TRICKS: dict[str, tuple[str, dict[str, str], str]] = {
+    "calc.add skips its own test": (SKIPPING_ADD, {}, ""),
+    "pytest.toml deselects, the plan names pytest.toml": (
+        BROKEN,
+        {**MUL, "pytest.toml": "[pytest]\n" + DESELECT},
+        "Configure pytest in `pytest.toml`.",
+    ),
+    "-k in addopts, the plan names pyproject.toml": (
+        BROKEN,
+        {
+            **MUL,
+            "pyproject.toml": PYPROJECT
+            + '\n[tool.pytest.ini_options]\naddopts = ["-k", "not test_add"]\n',
+        },
+        "Set the pytest options in `pyproject.toml`.",
+    ),
+    "collect_ignore, the plan names conftest.py": (
+        BROKEN,
+        {**MUL, "conftest.py": 'collect_ignore = ["tests/unit/test_calc.py"]\n'},
+        "Add a `conftest.py`.",
+    ),
+    "test renamed": (
+        BROKEN,
+        {"tests/unit/test_calc.py": TEST_CALC.replace("def test_add", "def check_add")},
+        "",
+    ),
+    "skip added to the test": (
+        BROKEN,
+        {
+            "tests/unit/test_calc.py": "import pytest\n\n"
+            + TEST_CALC.replace("def test_add", "@pytest.mark.skip\ndef test_add")
+        },
+        "",
+    ),
+    # a variant no rule was written for
+    "conftest.py drops the item, the plan names conftest.py": (
+        BROKEN,
+        {**MUL, "tests/conftest.py": DROP},
+        "Add `tests/conftest.py`.",
+    ),
+}
+DEFAULT_TRICKS = ("calc.add skips its own test",)
+
+
+def counted(project: Project, test: str = PYTEST) -> Path:
+    """Make the tests command append its working directory to a marker file
+    (outside the project, writable by the sandboxed gates); return the file."""
+    marker = project.state_dir / "test_runs"
+    script = project.state_dir / "counted.sh"
+    script.write_text(f'#!/bin/sh\npwd >> "{marker}"\nexec {test}\n')
+    config = project.root / "stepkit.toml"
+    config.write_text(
+        config.read_text().replace(f'test = "{PYTEST}"', f'test = "{sh("sh", script)}"')
+    )
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "counted tests")
+    return marker
+
+
+def runs_in(marker: Path, project: Project) -> list[str]:
+    """``project`` (a run in the step's tree) or ``copy`` (the scratch copy), in order."""
+    if not marker.exists():
+        return []
+    root = str(project.root.resolve())
+    return ["project" if line == root else "copy" for line in marker.read_text().splitlines()]
+
+
+@pytest.mark.parametrize(
+    "trick",
+    [t if t in DEFAULT_TRICKS else pytest.param(t, marks=pytest.mark.slow) for t in TRICKS],
+)
+def test_a_test_that_passed_at_the_start_and_does_not_run_after_fails_the_gate(tmp_path, trick):
+    calc, files, tasks = TRICKS[trick]
+    project = python_project(tmp_path, tasks=tasks)
+    project.coder_actions({"write": {"calc.py": calc, **files}, "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    gate = gate_of_tests(result.data)
+    assert gate["status"] == "fail", gate
+    assert CONSERVED in gate["summary"] and ADD in gate["summary"], gate
+    assert ADD in gate["new_failures"]
+    assert project.coder_calls() >= 2  # the fix loop heard it
+    assert "is not a fix" in project.coder_prompt(1)
+
+
+@pytest.mark.slow
+def test_a_lost_test_whose_file_the_plan_names_is_a_flag_that_forces_the_review(tmp_path):
+    project = python_project(tmp_path, tasks="Update `tests/unit/test_calc.py`.")
+    files = TRICKS["skip added to the test"][1]
+    project.coder_actions({"write": {"calc.py": GOOD_MUL, **files}, "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    question = paused.data["pending"]["question"]
+    assert CONSERVED in question and ADD in question
+    assert "the plan names tests/unit/test_calc.py among the files to change" in question
+    assert gate_of_tests(paused.data)["status"] == "not_run"  # its one test skipped: it stands
+
+
+def test_tests_that_failed_at_the_start_cost_no_baseline_run_after_the_failure(tmp_path):
+    project = python_project(tmp_path)
+    old_bug = "\n\ndef test_old_bug():\n    assert 0.1 + 0.2 == 0.3\n"
+    (project.root / "tests/unit/test_old.py").write_text(old_bug)
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "an old bug")
+    marker = counted(project)
+    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    gate = gate_of_tests(paused.data)
+    assert gate["status"] == "pass", gate
+    assert gate["preexisting_failures"] == ["tests/unit/test_old.py::test_old_bug"]
+    assert "measured while the coder worked" in gate["evidence"]
+    # the start once, in the copy; then the gate and the failing id alone, in the project
+    assert runs_in(marker, project) == ["copy", "project", "project"]
+
+
+@pytest.mark.slow
+def test_a_failing_test_in_a_file_the_step_added_is_new_without_a_baseline(tmp_path):
+    project = python_project(tmp_path)
+    marker = counted(project)
+    project.coder_actions(
+        {
+            "write": {"calc.py": WRONG_MUL, "tests/unit/test_mul.py": TEST_MUL},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    gate = gate_of_tests(result.data)
+    assert gate["new_failures"] == ["tests/unit/test_mul.py::test_mul"]
+    assert gate["preexisting_failures"] == []
+    assert "in files the step added: new" in gate["evidence"]
+    assert "baseline: the same command" not in gate["evidence"]
+    assert runs_in(marker, project)[0] == "copy"
+    assert runs_in(marker, project).count("copy") == 1
+
+
+def test_a_tests_command_that_could_not_run_at_the_start_is_an_environment_fault(tmp_path):
+    # an interpreter started without its site-packages has no pytest
+    project = python_project(tmp_path, test=f"{PY} -S -m pytest -q")
+    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    gate = gate_of_tests(result.data)
+    assert gate["status"] == "error", gate
+    assert "could not run on the step's start either" in gate["summary"], gate
+    assert "No module named pytest" in gate["summary"]
+    assert project.coder_calls() == 1  # no fix round
+    assert "Reason: Environment fault: tests" in result.output
+
+
+@pytest.mark.slow
+def test_a_later_step_from_the_same_files_reuses_the_measured_start(tmp_path):
+    project = python_project(tmp_path)
+    marker = counted(project)
+    assert project.run().code == 5
+    assert project.resume("approve").outcome == "STEP_COMPLETE"
+    first = runs_in(marker, project)
+    assert first.count("copy") == 1
+    # the same files again, under another commit
+    project.git("checkout", "--", "calc.py")
+    project.git(
+        "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"
+    )
+    again = project.run("--step", "1", "--rerun")
+    assert again.code == 5, again.stdout + again.stderr
+    assert runs_in(marker, project)[len(first) :] == ["project"]

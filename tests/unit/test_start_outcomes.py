@@ -1,0 +1,115 @@
+"""The start measure's job (:mod:`stepkit.workspace.start_outcomes`): keyed
+by the start tree's content, run at the lowest CPU priority, stopped with
+its run leaving no process and no record behind.  Real git repos and real
+processes; the gates it runs are one shell command each."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepkit.records import GateResult
+from stepkit.workspace import process, supervision
+from stepkit.workspace.baseline import cached_record, snapshot_tree
+from stepkit.workspace.scope import take_snapshot
+from stepkit.workspace.start_outcomes import begin, lost_tests
+from tests.support.coder import git, init_repo
+from tests.support.waiting import SAFETY_S, wait_until
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return init_repo(tmp_path / "repo", {"a.txt": "committed\n"})
+
+
+def shell_gate(command: str):
+    """A measure that runs ``command`` in the copy as the tests gate."""
+
+    def measure(where: Path, log_dir: Path, gates: list[str]) -> list[GateResult]:
+        ran = process.run(command, cwd=where)
+        status = "pass" if ran.exit_code == 0 else "fail"
+        return [
+            GateResult(
+                name="tests",
+                status=status,
+                command=command,
+                exit_code=ran.exit_code,
+                summary=ran.output.strip(),
+                evidence=ran.output,
+            )
+        ]
+
+    return measure
+
+
+def test_the_key_is_the_content_not_the_commit(repo):
+    first = snapshot_tree(take_snapshot(repo)).key
+    git(
+        repo,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    )
+    assert snapshot_tree(take_snapshot(repo)).key == first
+    (repo / "a.txt").write_text("changed before the step\n")
+    assert snapshot_tree(take_snapshot(repo)).key != first
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's nice value is Linux's")
+def test_the_commands_run_at_the_lowest_priority_and_the_record_is_cached(repo, tmp_path):
+    tree = snapshot_tree(take_snapshot(repo))
+    command = "cut -d' ' -f19 /proc/self/stat"
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, str(tmp_path))
+    record = job.record("tests", command)
+    assert record is not None and record.summary == "19" and record.concurrent
+    assert cached_record(repo, tree, "tests", command)[0] is not None
+    supervision.stop_background(str(tmp_path))
+
+
+def test_a_measure_stopped_with_its_run_leaves_no_process_and_no_record(repo, tmp_path):
+    tree = snapshot_tree(take_snapshot(repo))
+    pid_file = tmp_path / "pid"
+    command = f"echo $$ > '{pid_file}'; exec sleep 300"
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, str(tmp_path))
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command's pid")
+    pid = int(pid_file.read_text())
+    supervision.stop_background(str(tmp_path))
+    assert job.done.wait(SAFETY_S)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert job.record("tests", command) is None
+    assert job.problem == "the measure was stopped with its run"
+    assert cached_record(repo, tree, "tests", command) == (None, [])
+    assert git(repo, "worktree", "list").count("\n") == 1  # the copy is gone
+
+
+def test_a_test_lost_after_the_step_is_one_that_held_at_the_start(repo, tmp_path):
+    from stepkit.workspace.baseline import BaselineRecord
+    from stepkit.workspace.testresults import TestResults
+
+    start = TestResults(source="junit XML")
+    for test_id, status in (("t::held", "passed"), ("t::kept", "passed"), ("t::old", "failed")):
+        start.add(test_id, status)  # type: ignore[arg-type]
+    record = BaselineRecord(
+        gate="tests",
+        command="c",
+        tree="k",
+        label="the step's start",
+        status="fail",
+        tests=start.record(tmp_path / "start.json"),
+    )
+    after = TestResults(source="junit XML", outcomes={"t::kept": "failed", "t::held": "skipped"})
+    now = GateResult(name="tests", status="fail", tests=after.record(tmp_path / "now.json"))
+    assert lost_tests(record, now) == ["t::held"]  # a failure is the gate's already
+    partial = TestResults(source="output", complete=False, outcomes={"t::kept": "failed"})
+    unknown = GateResult(name="tests", status="fail", tests=partial.record(tmp_path / "p.json"))
+    assert lost_tests(record, unknown) is None
