@@ -12,21 +12,14 @@ before cargo).
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.declarations import declared_in
 from stepkit.workspace.runners import TestRunner
 
 
 def declared() -> list[TestRunner]:
     """Every built-in runner, module by module (by name)."""
-    found: list[TestRunner] = []
-    for module in sorted(
-        m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
-    ):
-        found.extend(importlib.import_module(f"{__name__}.{module}").RUNNERS)
-    return found
+    return declared_in(__name__, __path__, "RUNNERS")
 
 
 @hookimpl

@@ -12,21 +12,14 @@ read in their names' order, but for a tool that declares it comes
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.declarations import declared_in
 from stepkit.workspace.tools import Tool
 
 
 def declared() -> list[Tool]:
     """Every built-in tool, module by module (by name)."""
-    found: list[Tool] = []
-    for module in sorted(
-        m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")
-    ):
-        found.extend(importlib.import_module(f"{__name__}.{module}").TOOLS)
-    return found
+    return declared_in(__name__, __path__, "TOOLS")
 
 
 @hookimpl

@@ -317,19 +317,7 @@ class GateRunner:
         held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, to_run)
-        limits = self.config.timeouts
-        result = run_gate(
-            name,
-            to_run,
-            plugin,
-            self.project_dir,
-            self.log_dir,
-            timeout=limits.gate(name),
-            no_output_timeout=limits.no_output,
-            pm=self.pm,
-            env=self.env,
-            log_limit=self.config.logs.max_bytes,
-        )
+        result = self._run_gate(name, to_run, plugin)
         result.command = (
             command  # as planned (and as detect prints it); the evidence shows what ran
         )
@@ -351,15 +339,11 @@ class GateRunner:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
 
-    def _formatted_again(
-        self, failed: GateResult, name: GateName, command: str, plugin: str | None
-    ) -> GateResult:
-        """A formatter that rewrote files and exited non-zero (pre-commit's
-        hooks say "files were modified" that way) is run once more on its own
-        output: that run's verdict is the gate's.  A formatter that fails
-        again on the bytes it left fails."""
+    def _run_gate(self, name: GateName, command: str, plugin: str | None) -> GateResult:
+        """``command`` run as gate ``name`` with this runner's limits, log
+        directory, environment and plugins."""
         limits = self.config.timeouts
-        again = run_gate(
+        return run_gate(
             name,
             command,
             plugin,
@@ -371,6 +355,15 @@ class GateRunner:
             env=self.env,
             log_limit=self.config.logs.max_bytes,
         )
+
+    def _formatted_again(
+        self, failed: GateResult, name: GateName, command: str, plugin: str | None
+    ) -> GateResult:
+        """A formatter that rewrote files and exited non-zero (pre-commit's
+        hooks say "files were modified" that way) is run once more on its own
+        output: that run's verdict is the gate's.  A formatter that fails
+        again on the bytes it left fails."""
+        again = self._run_gate(name, command, plugin)
         if again.status != "pass":
             return failed
         again.command = failed.command
