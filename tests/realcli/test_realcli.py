@@ -17,7 +17,6 @@ from tests.support.e2e import CALC, GOOD_MUL, PY, SWEEP, make_project
 pytestmark = pytest.mark.realcli
 
 CLIS = ["claude", "codex", "aider", "opencode"]
-REPORT = "🟢 calc.py: mul is fine."
 
 
 def stepkit(project, env, *args):
@@ -78,7 +77,7 @@ def test_stage_implement(cli, project, cli_bin, tmp_path):
 def test_stage_review_is_read_only_and_reports_the_answer(cli, project, cli_bin, tmp_path):
     (project.root / "calc.py").write_text(GOOD_MUL)
     with Model(cli, tmp_path) as model:
-        model.say(REPORT)
+        report = model.review("calc.py", "mul is fine.")
         proc, data = stepkit(
             project,
             model.env(cli_bin(cli)),
@@ -92,7 +91,7 @@ def test_stage_review_is_read_only_and_reports_the_answer(cli, project, cli_bin,
             f"scripted:{project.script()}",
         )
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    assert data["review_report"] == REPORT
+    assert data["review_report"] == report
     assert changes(project) == " M calc.py\n"
 
 
@@ -101,7 +100,7 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
     engine = project.script(edge_case_sweep={**SWEEP, "needs_independent_review": True})
     with Model(cli, tmp_path) as model:
         implement_turns(model, project)
-        model.say(REPORT)
+        report = model.review("calc.py", "mul is fine.")
         env = model.env(cli_bin(cli))
         proc, data = stepkit(
             project,
@@ -123,7 +122,7 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
     assert (project.root / "calc.py").read_text() == GOOD_MUL
     run_dir = store_dir(project.root) / "runs" / final["run_id"]
     state = json.loads((run_dir / "state.json").read_text())
-    assert REPORT in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
+    assert report in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
     usage = final["usage"]
     assert usage["output_tokens"] > 0
     assert usage["cost_usd"] > 0 or cli == "codex"  # codex reports tokens, not cost
