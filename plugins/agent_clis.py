@@ -5,7 +5,9 @@ line of their JSON output reads and how their usage figures read."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,15 +23,50 @@ INSTALL = {
     "opencode": "npm install -g opencode-ai",
 }
 
-#: Where each CLI keeps its own state in the home directory (login,
-#: sessions, settings): what it may write besides the project when stepkit
-#: confines it (:mod:`stepkit.workspace.sandbox`); ``/`` ends a directory.
+#: Where each CLI keeps its own state outside the project (login, sessions,
+#: settings, logs): what it may write besides the project when stepkit
+#: confines it (:mod:`stepkit.workspace.sandbox`).  Each entry is written as
+#: the CLI finds it: ``${VAR:-default}`` where a variable moves it (opencode
+#: follows the XDG base directories, ``CODEX_HOME``, ``CLAUDE_CONFIG_DIR``);
+#: ``/`` ends a directory.  Checked against where each CLI wrote in its
+#: recorded runs (``home_writes`` of tests/fixtures/transcripts/) and on the
+#: real CLIs in the sandbox (tests/realcli).  Their caches need no entry: a
+#: confined command's ``XDG_CACHE_HOME`` is its own private directory.
 STATE = {
-    "claude": ("~/.claude/", "~/.claude.json"),
-    "codex": ("~/.codex/",),
+    "claude": ("${CLAUDE_CONFIG_DIR:-~/.claude}/",),
+    "codex": ("${CODEX_HOME:-~/.codex}/",),
     "aider": ("~/.aider/",),
-    "opencode": ("~/.local/share/opencode/", "~/.local/state/opencode/"),
+    "opencode": (
+        "${XDG_CONFIG_HOME:-~/.config}/opencode/",
+        "${XDG_DATA_HOME:-~/.local/share}/opencode/",
+        "${XDG_STATE_HOME:-~/.local/state}/opencode/",
+    ),
 }
+#: What a CLI rewrites in the home directory that stays read-only in the
+#: sandbox: its rewrite fails there and the CLI works on without it (shown
+#: on the real CLI).  Claude Code rewrites ``~/.claude.json`` (start counts,
+#: per-project history) through a new file beside it and a rename, which the
+#: read-only home directory refuses; binding the file itself writable would
+#: not let that through, only let a coder edit it in place (its
+#: ``mcpServers`` run commands outside any sandbox).
+UNSAVED = {"claude": ("${CLAUDE_CONFIG_DIR:-~}/.claude.json",)}
+
+_VARIABLE = lazy_compile(r"\$\{(?P<name>\w+):-(?P<default>[^}]*)\}")
+
+
+def state_path(entry: str, environ: Mapping[str, str] | None = None) -> Path:
+    """An entry of :data:`STATE` as the path it names in ``environ`` (default
+    ``os.environ``): ``${VAR:-default}`` is ``VAR`` when it is set to an
+    absolute path, else ``default``; then ``~`` is expanded."""
+    env = os.environ if environ is None else environ
+
+    def value(match: re.Match[str]) -> str:
+        given = env.get(match.group("name"), "")
+        return given if os.path.isabs(given) else match.group("default")
+
+    text = _VARIABLE.sub(value, entry)
+    home = env.get("HOME") or str(Path.home())
+    return Path(home + text[1:] if text == "~" or text.startswith("~/") else text)
 
 
 def codex_sandbox(write: bool) -> str:
@@ -45,10 +82,11 @@ def codex_sandbox(write: bool) -> str:
 
 
 def state_paths(name: str) -> tuple[Path, ...]:
-    """:data:`STATE` of the CLI ``name`` as paths, its missing directories created."""
+    """:data:`STATE` of the CLI ``name`` as paths (:func:`state_path`), its
+    missing directories created."""
     paths = []
     for entry in STATE.get(name, ()):
-        path = Path(entry).expanduser()
+        path = state_path(entry)
         if entry.endswith("/"):
             path.mkdir(parents=True, exist_ok=True)
         paths.append(path)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.plugins.agent_clis import STATE, UNSAVED, state_path
 from stepkit.plugins.coders.command import stepkit_implement
 from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.presets.base import Call
@@ -363,3 +364,54 @@ def test_a_coding_cli_needs_some_budget_left_to_start(tmp_path, fp):
         r"\(raise it with --set max_cost_usd=…\); coder-claude was not started",
     ):
         stepkit_implement(ctx)
+
+
+def _declared(cli: str, kinds: tuple[dict, ...]) -> list[Path]:
+    home = {"HOME": "/HOME"}  # the recorder's XDG variables name the same places in its home
+    return [state_path(entry, home) for kind in kinds for entry in kind.get(cli, ())]
+
+
+@pytest.mark.parametrize("cli", sorted(PRESETS))
+def test_each_preset_declares_every_place_its_cli_wrote_in_the_home_directory(cli):
+    """Every transcript of a coder was recorded in stepkit's sandbox with the
+    whole home directory writable: wherever the CLI wrote there is declared
+    writable state, or a rewrite the CLI works on without."""
+    version = PRESETS[cli].checked[-1]
+    declared = _declared(cli, (STATE, UNSAVED))
+    coders = [
+        t
+        for path in sorted((TRANSCRIPTS / f"{cli}-{version}").glob("*.json"))
+        for t in [json.loads(path.read_text())]
+        if not t["review"]
+    ]
+    assert coders and all(t["confined"] for t in coders)
+    written = {entry for t in coders for entry in t["home_writes"]}
+    assert written, f"{cli} wrote nothing in its home directory: the recording saw nothing"
+    for entry in written:
+        path = Path("/HOME", entry)
+        assert any(path == d or path.is_relative_to(d) for d in declared), (cli, entry)
+
+
+def test_a_state_entry_follows_the_variable_the_cli_reads():
+    assert state_path("${CODEX_HOME:-~/.codex}/", {"HOME": "/h"}) == Path("/h/.codex")
+    assert state_path("${CODEX_HOME:-~/.codex}/", {"HOME": "/h", "CODEX_HOME": "/c"}) == Path("/c")
+    # a relative value is no location the CLI would use either: the default holds
+    xdg = "${XDG_DATA_HOME:-~/.local/share}/opencode/"
+    assert state_path(xdg, {"HOME": "/h", "XDG_DATA_HOME": "d"}) == Path("/h/.local/share/opencode")
+    assert state_path("${CLAUDE_CONFIG_DIR:-~}/.claude.json", {"HOME": "/h"}) == Path(
+        "/h/.claude.json"
+    )
+
+
+def test_state_paths_are_created_where_the_variables_point(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    paths = PRESETS["opencode"].state_paths()
+    assert paths == (
+        tmp_path / "config" / "opencode",
+        tmp_path / "home" / ".local" / "share" / "opencode",
+        tmp_path / "home" / ".local" / "state" / "opencode",
+    )
+    assert all(p.is_dir() for p in paths)

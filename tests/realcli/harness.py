@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from stepkit.plugins.coders.presets import PRESETS
+from stepkit.plugins.coders.reviewer import ReviewFinding, render_findings, render_text_findings
 from tests.support.messages_api import MessagesAPI, Scripted
 from tests.support.openai_api import ResponsesAPI
 
@@ -137,6 +138,10 @@ class Model:
             return {**env, "CODEX_HOME": str(codex_home), "OPENAI_API_KEY": self.api.api_key}
         env.update(ANTHROPIC_API_KEY=self.api.api_key)
         if self.name == "claude":
+            # a user's home has one, which the sandbox keeps read-only (agent_clis.UNSAVED)
+            config = home / ".claude.json"
+            if not config.exists():
+                config.write_text(json.dumps({"numStartups": 1, "hasCompletedOnboarding": True}))
             env.update(
                 ANTHROPIC_BASE_URL=self.api.base_url,
                 ANTHROPIC_MODEL=ANTHROPIC_MODEL,
@@ -201,6 +206,23 @@ class Model:
         body = "\n".join([*self._aider_reply, text])
         self._aider_reply = []
         self.api.reply_text(body, usage=USAGE, model=ANTHROPIC_MODEL, delay_s=delay_s)
+
+    def review(self, file: str, problem: str) -> str:
+        """The reviewer's answer, one minor finding, as the model gives it
+        to each CLI: structured where stepkit asks the CLI for its schema
+        (claude's ``StructuredOutput`` tool, codex's ``--output-schema``),
+        else as text; the report stepkit makes of it."""
+        finding = ReviewFinding(severity="minor", file=file, criterion="none", problem=problem)
+        if self.name in ("claude", "codex"):
+            answer = {"findings": [finding.model_dump()]}
+            if self.name == "claude":
+                self.api.reply_tool("StructuredOutput", answer)
+            else:
+                self.api.reply_text(json.dumps(answer), usage=OPENAI_USAGE)
+            return render_findings([finding])
+        text = f"🟢 {file}: {problem}"
+        self.say(text)
+        return render_text_findings(text)
 
     def fail(self, status: int, kind: str = "api_error", message: str = "scripted failure") -> None:
         """One API error response."""

@@ -5,8 +5,14 @@
 preset's own command line, environment and runner against the loopback
 API, and writes one JSON file per scenario to
 ``tests/fixtures/transcripts/<cli>-<version>/<scenario>.json``: the command,
-the exit code, the output as stepkit reads it, and the files the tool wrote
-into its scratch dir (aider's chat history).
+the exit code, the output as stepkit reads it, the files the tool wrote
+into its scratch dir (aider's chat history) and what it wrote in its home
+directory (``home_writes``).
+
+A coder runs in stepkit's sandbox as in a run (a reviewer is not confined),
+with the whole (temporary) home directory writable rather than only the
+state the preset declares, so that every write the CLI makes there is seen
+and recorded: the contract tests check that the declaration covers them.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from pathlib import Path
 
 from stepkit.plugins.coders.command import run_delegate
 from stepkit.plugins.coders.presets import PRESETS
+from stepkit.workspace import sandbox
+from stepkit.workspace.files import state_home
+from stepkit.workspace.store import store_root
 from tests.realcli.harness import Model, install, version
 from tests.support.coder import make_ctx
 
@@ -169,12 +178,15 @@ def record(name: str, scenario: str) -> dict:
             options = SCENARIOS[name][scenario](model, project)
             saved = os.environ.copy()
             os.environ.update(model.env(bin_dir))
+            home = Path.home()
             try:
                 review_run = bool(options.get("review"))
                 ctx = make_ctx(
                     project, coder=name, reviewer=name, timeout=options.get("timeout", 120)
                 )
-                with preset.session(ctx, review=review_run) as call:
+                before = _files(home)
+                policy = None if review_run else _observing(project, home)
+                with preset.session(ctx, review=review_run) as call, sandbox.confined(policy):
                     command = preset.command(call)
                     run = run_delegate(
                         ctx,
@@ -183,12 +195,14 @@ def record(name: str, scenario: str) -> dict:
                         name=f"record-{name}",
                         timeout=ctx.config.timeouts.coder,
                         env=preset.env(call),
+                        writable=(*preset.state_paths(), call.scratch),
                     )
                     files = {
                         f: (call.scratch / f).read_text()
                         for f in SCRATCH_FILES
                         if (call.scratch / f).is_file()
                     }
+                home_writes = _written(home, before)
             finally:
                 os.environ.clear()
                 os.environ.update(saved)
@@ -212,7 +226,46 @@ def record(name: str, scenario: str) -> dict:
             "scratch_files": {k: _portable(v, root) for k, v in files.items()},
             "git_status_after": _portable(status, root),
             "dot_files_after": leftovers,
+            "confined": policy is not None,
+            "home_writes": home_writes,
         }
+
+
+def _observing(project: Path, home: Path) -> sandbox.Policy | None:
+    """A coder's sandbox, the home directory writable (None: none here)."""
+    return sandbox.policy_for(project, store_root(project), writable=[str(home)])
+
+
+def _files(home: Path) -> dict[str, tuple[int, int]]:
+    """Each file under ``home`` (stepkit's own state left out): its mtime and size."""
+    own = state_home()
+    return {
+        str(path.relative_to(home)): (stat.st_mtime_ns, stat.st_size)
+        for path in home.rglob("*")
+        if not path.is_relative_to(own) and not path.is_dir()
+        for stat in [path.lstat()]
+    }
+
+
+#: The base directories of the XDG specification under the home directory.
+XDG_BASES = {".config", ".cache", ".local", ".local/share", ".local/state"}
+
+
+def _written(home: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Where under ``home`` files were made, changed or removed since
+    ``before``: each as the CLI's own entry (``.claude``, ``.claude.json``,
+    ``.local/share/opencode``: up to its first name that is no XDG base)."""
+    after = _files(home)
+    changed = (name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    return sorted({_entry(Path(name)) for name in changed})
+
+
+def _entry(path: Path) -> str:
+    for depth in range(1, len(path.parts) + 1):
+        entry = "/".join(path.parts[:depth])
+        if entry not in XDG_BASES:
+            return entry
+    return str(path)
 
 
 def _portable(text: str, root: Path) -> str:

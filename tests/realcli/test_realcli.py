@@ -10,14 +10,15 @@ import subprocess
 
 import pytest
 
-from stepkit.workspace.store import store_dir
+from stepkit.plugins.agent_clis import state_paths
+from stepkit.workspace import process, sandbox
+from stepkit.workspace.store import store_dir, store_root
 from tests.realcli.harness import Model, version
 from tests.support.e2e import CALC, GOOD_MUL, PY, SWEEP, make_project
 
 pytestmark = pytest.mark.realcli
 
 CLIS = ["claude", "codex", "aider", "opencode"]
-REPORT = "🟢 calc.py: mul is fine."
 
 
 def stepkit(project, env, *args):
@@ -78,7 +79,7 @@ def test_stage_implement(cli, project, cli_bin, tmp_path):
 def test_stage_review_is_read_only_and_reports_the_answer(cli, project, cli_bin, tmp_path):
     (project.root / "calc.py").write_text(GOOD_MUL)
     with Model(cli, tmp_path) as model:
-        model.say(REPORT)
+        report = model.review("calc.py", "mul is fine.")
         proc, data = stepkit(
             project,
             model.env(cli_bin(cli)),
@@ -92,7 +93,7 @@ def test_stage_review_is_read_only_and_reports_the_answer(cli, project, cli_bin,
             f"scripted:{project.script()}",
         )
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    assert data["review_report"] == REPORT
+    assert data["review_report"] == report
     assert changes(project) == " M calc.py\n"
 
 
@@ -101,7 +102,7 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
     engine = project.script(edge_case_sweep={**SWEEP, "needs_independent_review": True})
     with Model(cli, tmp_path) as model:
         implement_turns(model, project)
-        model.say(REPORT)
+        report = model.review("calc.py", "mul is fine.")
         env = model.env(cli_bin(cli))
         proc, data = stepkit(
             project,
@@ -123,10 +124,46 @@ def test_a_full_run_with_the_cli_as_coder_and_reviewer(cli, project, cli_bin, tm
     assert (project.root / "calc.py").read_text() == GOOD_MUL
     run_dir = store_dir(project.root) / "runs" / final["run_id"]
     state = json.loads((run_dir / "state.json").read_text())
-    assert REPORT in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
+    assert report in json.dumps(state, ensure_ascii=False)  # the review ran and was recorded
     usage = final["usage"]
     assert usage["output_tokens"] > 0
     assert usage["cost_usd"] > 0 or cli == "codex"  # codex reports tokens, not cost
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     who = {e.get("who") for e in events if e["event"] == "delegate_usage"}
     assert who == {f"coder-{cli}", f"reviewer-{cli}"}
+
+
+@pytest.mark.parametrize("mode", ["workspace-write", "danger-full-access"])
+def test_codex_runs_commands_in_stepkits_sandbox_only_without_its_own(
+    mode, project, cli_bin, tmp_path, monkeypatch
+):
+    """Nested sandboxes: codex's own bubblewrap cannot start inside stepkit's
+    (it fails making its mount points in the read-only filesystem), so each
+    command of ``--sandbox workspace-write`` fails and the model is told so;
+    ``danger-full-access``, which the preset passes when confined, runs them."""
+    with Model("codex", tmp_path) as model:
+        model.shell("touch made-by-codex.txt")
+        model.say("Done.\n\nCODER_COMPLETE")
+        for name, value in model.env(cli_bin("codex")).items():
+            monkeypatch.setenv(name, value)
+        policy = sandbox.policy_for(project.root, store_root(project.root))
+        assert policy is not None, sandbox.unavailable()
+        with sandbox.confined(policy), sandbox.widened(state_paths("codex")):
+            run = process.run(
+                f"codex exec --sandbox {mode} --json --skip-git-repo-check -",
+                cwd=project.root,
+                stdin_text="Touch the file.",
+                timeout=300,
+            )
+        outputs = [
+            str(item.get("output"))
+            for request in model.api.requests
+            for item in request.body.get("input", [])
+            if item.get("type") == "function_call_output"
+        ]
+    assert run.exit_code == 0, run.output
+    made = (project.root / "made-by-codex.txt").exists()
+    if mode == "danger-full-access":
+        assert made, outputs
+    else:
+        assert not made and any("bwrap:" in text for text in outputs), outputs
