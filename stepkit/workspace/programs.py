@@ -21,7 +21,8 @@ from pathlib import Path
 _SHELL_WORDS = frozenset(
     {"!", "(", "{", ".", "case", "cd", "eval", "exec", "export", "for", "if", "set", "source"}
 )
-_SHELL_WORDS |= {"until", "while", "ulimit", "umask", "unset", "command"}
+_SHELL_WORDS |= {"until", "while", "ulimit", "umask", "unset", "command", "exit", ":", "trap"}
+_SHELL_WORDS |= {"alias", "break", "continue", "hash", "read", "return", "shift", "type", "wait"}
 
 
 def program_of(command: str) -> str | None:
