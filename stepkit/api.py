@@ -841,6 +841,29 @@ def detect_gates(
     }
 
 
+def prove_gates(
+    project_dir: str | Path = ".",
+    pm: Any = None,
+    *,
+    disabled_plugins: Iterable[str] = (),
+    on_gate: Any = None,
+) -> tuple[dict[str, Any], str | None]:
+    """Run each gate's chosen command once on the project's HEAD, in a
+    scratch copy (``stepkit init``: :func:`~stepkit.workspace.proof.prove_on_head`).
+
+    :param on_gate: told each gate's result as soon as it ran.
+    :return: the :class:`~stepkit.workspace.baseline.BaselineRecord` by
+        gate, and why nothing (or not every gate) was proven (None: all were).
+    """
+    from stepkit.config import load_config
+    from stepkit.workspace.proof import prove_on_head
+
+    project = resolve_project_dir(project_dir)
+    config = load_config(project)
+    pm = _plugin_manager(pm, project, config, disabled_plugins, ())
+    return prove_on_head(pm, project, config, on_gate or (lambda result: None))
+
+
 def _unsupported(pm: Any, project: Path) -> list[str]:
     """The build systems no plugin gives gates for (``stepkit_unsupported_build_systems``)."""
     return [

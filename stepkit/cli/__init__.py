@@ -90,8 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
             "--verbose", action="store_true", help="show every node of the graph as it runs"
         )
 
-    p = command("init", "Write a first step plan, NOTES.md and handoffs/; show the detected gates.")
+    p = command(
+        "init",
+        "Write a first step plan, NOTES.md and handoffs/; prove the detected gates on HEAD "
+        "and write them to stepkit.toml [commands].",
+    )
     p.add_argument("--project-dir", default=".", help="the project (default: .)")
+    p.add_argument(
+        "--force", action="store_true", help="write over stepkit.toml's [commands] table"
+    )
     p.add_argument(
         "--plans-dir", help="plan repo to create (default: plans, relative to the project dir)"
     )

@@ -12,9 +12,6 @@ the exit code.
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
-import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -85,13 +82,13 @@ def _plan(plans: Path) -> Check:
 def _gates(project: Path, args: argparse.Namespace) -> list[Check]:
     """Each gate's command, its first word looked up on the PATH the gates get."""
     from stepkit.api import detect_gates
+    from stepkit.workspace.programs import missing_program, program_of
 
     try:
         detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
     except StepkitError as exc:
         return [Check("gates", "fail", str(exc))]
-    dirs = [str(project / rel) for rel in detected.get("tool_dirs") or []]
-    path = os.pathsep.join([*dirs, os.environ.get("PATH", "")])
+    dirs = detected.get("tool_dirs") or []
     checks = []
     for gate in detected["gates"]:
         name, command = gate["name"], gate["command"]
@@ -100,34 +97,22 @@ def _gates(project: Path, args: argparse.Namespace) -> list[Check]:
             status: Literal["ok", "warn"] = "warn"
             checks.append(Check(name, status, "no command found: NOT RUN", setting))
             continue
-        tool = _program(command)
+        tool = program_of(command)
+        missing = missing_program(command, project, dirs)
         if tool is None:
             checks.append(Check(name, "ok", f"`{command}` (a shell line: its tools not looked up)"))
-        elif shutil.which(tool, path=path) or (project / tool).is_file():
+        elif not missing:
             checks.append(Check(name, "ok", f"`{command}`"))
         else:
             checks.append(
                 Check(
                     name,
                     "fail",
-                    f"`{tool}` (of `{command}`) is not on the gates' PATH",
+                    missing,
                     f"install {tool} in the project's environment, or {setting}",
                 )
             )
     return checks
-
-
-def _program(command: str) -> str | None:
-    """The program a command line starts (past ``VAR=value`` words); None
-    for a line a shell must read (pipes, ``&&``, quotes it cannot split)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    words = [w for w in words if not ("=" in w and w.split("=", 1)[0].isidentifier())] or [""]
-    if any(w in ("&&", "||", "|", ";") or w.endswith(";") for w in words) or not words[0]:
-        return None
-    return words[0]
 
 
 def _delegates(project: Path, plans: Path, args: argparse.Namespace) -> Check:

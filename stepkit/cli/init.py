@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from stepkit.cli import disabled_plugins
+from stepkit.cli.init_commands import refuse_overwrite, render_table, write_table
 from stepkit.errors import UsageError
 
 
@@ -20,11 +22,45 @@ def run(args: argparse.Namespace) -> int:
 
     project = resolve_project_dir(args.project_dir)
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
-    written = scaffold(plans)
+    refuse_overwrite(project, args.force)
+    # --force writes the commands again for a project init set up already: its plan stays
+    written = [] if args.force and plans.exists() else scaffold(plans)
     attributes = register_driver(project, plans)
     detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
-    print(render(project, plans, written, detected, attributes))
+    print(render(project, plans, written, detected, attributes), flush=True)
+    print(prove(project, args, detected))
+    print(next_steps(project, plans, written))
     return 0
+
+
+def prove(project: Path, args: argparse.Namespace, detected: dict) -> str:
+    """Run each gate's command once on HEAD, a line per gate as it ends,
+    and write the ``[commands]`` table of what ran (:mod:`stepkit.cli.init_commands`);
+    the closing lines."""
+    from stepkit.api import prove_gates
+
+    print("\nProving them on HEAD, each once, in a scratch copy:", flush=True)
+
+    def progress(result: Any) -> None:
+        print(f"  {result.name:<7} {result.status}: {result.summary}", flush=True)
+
+    records, problem = prove_gates(
+        project, args.pm, disabled_plugins=disabled_plugins(args), on_gate=progress
+    )
+    if problem:
+        print(f"  not proved: {problem}")
+    table = render_table(detected["gates"], records, problem)
+    config = write_table(project, table)
+    unproven = [
+        line.removeprefix("# ") for line in table.splitlines() if line.startswith("# not proved")
+    ]
+    lines = [f"Wrote the [commands] table of {shown(config, project)}: the commands that ran"]
+    if unproven:
+        lines.append(
+            f"  {len(unproven)} command(s) could not run there: written commented out, with why; "
+            "set them before the first step"
+        )
+    return "\n".join(lines)
 
 
 def register_driver(project: Path, plans: Path) -> Path | None:
@@ -80,9 +116,14 @@ def render(
         )
     lines += [f"  note: {note}" for note in detected["notes"]]
     lines += [f"  build system not supported: {name}" for name in detected.get("unsupported") or []]
-    step = shown(written[0], project)
+    return "\n".join(lines)
+
+
+def next_steps(project: Path, plans: Path, written: list[Path]) -> str:
+    """What to do after init."""
+    step = shown(written[0] if written else plans / "steps", project)
     plans_option = "" if plans == project / "plans" else f" --plans-dir {shown(plans, project)}"
-    lines += [
+    lines = [
         "",
         "Next:",
         f"  1. edit {step}: its objective, tasks and acceptance criteria",

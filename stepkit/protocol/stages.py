@@ -143,6 +143,8 @@ def implement(ctx: StageContext) -> Outcome:
     of the plan repo; touching the run store meanwhile is a tamper flag."""
     from stepkit.workspace import scope
 
+    if not ctx.state.get("coder_result"):
+        _check_start_commands(ctx)
     snapshot, updates = _step_snapshot(ctx)
     if snapshot is not None and not ctx.state.get("coder_result"):
         from stepkit.protocol.nodes.verify import start_measure
@@ -191,6 +193,28 @@ def implement(ctx: StageContext) -> Outcome:
             },
         )
     return Outcome(updates=updates)
+
+
+def _check_start_commands(ctx: StageContext) -> None:
+    """End the run before the coder's first call when a gate command chosen
+    for the step cannot start here (:func:`~stepkit.workspace.precheck.start_faults`):
+    an environment fault naming the gate, why, and the setting that fixes it.
+
+    :raises StageFault: one gate's command or more cannot start.
+    """
+    from stepkit.protocol.nodes.verify import environment_fault_reason
+    from stepkit.workspace.precheck import start_faults
+
+    faults = start_faults(ctx.settings, ctx.pm, Path(ctx.project_dir))
+    if not faults:
+        return
+    for fault in faults:
+        ctx.emit("gate_cannot_start", gate=fault.name, command=fault.command, why=fault.summary)
+    reason = " ".join(environment_fault_reason(fault, ctx.pm) for fault in faults)
+    raise StageFault(
+        f"the {faults[0].name} gate's command cannot start here: {faults[0].summary}",
+        updates={"failure_reason": f"{reason} (checked before the coder was called)"},
+    )
 
 
 def undo_git_edits(ctx: StageContext, before: Any, who: str) -> list[str]:

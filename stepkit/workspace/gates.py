@@ -283,12 +283,12 @@ class GateRunner:
             return reused
         planned = self.plan.commands.get(name) or PlannedCommand()
         if planned.not_run:
-            return self._record(_skipped(name, None, plugin, "not_run", planned.not_run))
+            return self._record(skipped(name, None, plugin, "not_run", planned.not_run))
         if planned.fault:
-            return self._record(_skipped(name, command, plugin, "error", planned.fault))
+            return self._record(skipped(name, command, plugin, "error", planned.fault))
         if self.build_failed and self.plan.needs_build(name):
             return self._record(
-                _skipped(
+                skipped(
                     name,
                     command,
                     plugin,
@@ -299,9 +299,9 @@ class GateRunner:
             )
         formats = name == "format" and command is not None
         scope = self._step_files() if formats else None
-        to_run, skipped = _scoped(command, scope) if formats else (command, None)
-        if skipped is not None:
-            return self._record(_skipped(name, command, plugin, *skipped))
+        to_run, unscoped = _scoped(command, scope) if formats else (command, None)
+        if unscoped is not None:
+            return self._record(skipped(name, command, plugin, *unscoped))
         looks = formats or self.watch_every_gate or self._in_git()
         if to_run is None:
             return self._record(self._no_command(name, plugin, looks))
@@ -764,7 +764,7 @@ def _scoped(
     return (expanded, None) if expanded is not None else (None, ("not_run", why))
 
 
-def _skipped(
+def skipped(
     name: GateName, command: str | None, plugin: str | None, status: GateStatus, why: str
 ) -> GateResult:
     """A gate not run, and why: a formatter given no file, a command that

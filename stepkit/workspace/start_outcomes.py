@@ -96,6 +96,11 @@ class StartMeasure:
         """Measure in a background thread."""
         threading.Thread(target=self._work, name="stepkit-start-outcomes", daemon=True).start()
 
+    def run(self) -> None:
+        """Measure in this thread, returning when every gate was measured
+        (``stepkit init``: the project's HEAD proven before the first step)."""
+        self._work()
+
     def stop(self) -> None:
         """Refuse the job's new commands and kill its running ones; what it
         measured from now on is dropped."""

@@ -1,0 +1,106 @@
+"""The ``[commands]`` table ``stepkit init`` writes into ``stepkit.toml``:
+each gate's command as it ran on the project's HEAD
+(:func:`~stepkit.workspace.proof.prove_on_head`), commented with where it
+came from and how it did; a command that could not run there is written
+commented out, with why, so the user sees and fixes the choice once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stepkit.errors import UsageError
+from stepkit.lazyregex import lazy_compile
+from stepkit.workspace.baseline import BaselineRecord
+
+CONFIG = "stepkit.toml"
+#: a ``[commands]`` table header, or any table header after it
+_HEADER = lazy_compile(r"^\s*\[([^\[\]]+)\]\s*(?:#.*)?$")
+
+
+def commands_table_line(text: str) -> int | None:
+    """The index of the line opening ``[commands]`` in ``text`` (None: none)."""
+    for number, line in enumerate(text.splitlines()):
+        found = _HEADER.match(line)
+        if found and found.group(1).strip() == "commands":
+            return number
+    return None
+
+
+def refuse_overwrite(project: Path, force: bool) -> None:
+    """Nothing is written over a ``[commands]`` table without ``--force``.
+
+    :raises UsageError: ``stepkit.toml`` has one and ``force`` is off.
+    """
+    config = project / CONFIG
+    if force or not config.is_file():
+        return
+    if commands_table_line(config.read_text(encoding="utf-8")) is not None:
+        raise UsageError(
+            f"{config} already has a [commands] table: pass --force to write the proven "
+            "commands over it (nothing was written)"
+        )
+
+
+def proven(record: BaselineRecord | None) -> str | None:
+    """How a command did on HEAD, as the comment above it says; None: not proven."""
+    if record is None or record.could_not_run is not None:
+        return None
+    if record.status == "pass":
+        return f"ran on HEAD: {record.summary or 'passed'}"
+    return f"ran on HEAD: {record.summary or record.status} at HEAD (pre-existing)"
+
+
+def render_table(
+    gates: list[dict[str, Any]], records: Mapping[str, BaselineRecord], problem: str | None
+) -> str:
+    """The ``[commands]`` table: per gate (``stepkit detect --json``'s
+    ``gates``), where its command came from and how it did on HEAD."""
+    from stepkit import gatetable
+
+    lines = [
+        "[commands]",
+        "# Written by `stepkit init`: each command was run once on HEAD in a scratch copy.",
+    ]
+    for gate in gates:
+        name, command = gate["name"], gate["command"]
+        key = gatetable.gate(name).keys[0]
+        if not command:
+            lines.append(f"# {key}: no command found (the gate is NOT RUN): set one here")
+            continue
+        origin = f"from {gate['source']}" if gate.get("source") else f"chosen by {gate['plugin']}"
+        lines.append(f"# {key}: {origin}")
+        record = records.get(name)
+        result = proven(record)
+        value = f"{key} = {json.dumps(command, ensure_ascii=False)}"
+        if result is not None:
+            lines += [f"# {result}", value]
+            continue
+        why = (
+            record.could_not_run
+            if record is not None
+            else gate.get("fault") or problem or "it was not measured"
+        )
+        lines += [f"# not proved: {why}", f"# {value}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(project: Path, table: str) -> Path:
+    """Put ``table`` in ``stepkit.toml`` in place of its ``[commands]`` table,
+    or after what it holds; the file is created when there is none."""
+    config = project / CONFIG
+    text = config.read_text(encoding="utf-8") if config.is_file() else ""
+    lines = text.splitlines()
+    start = commands_table_line(text)
+    if start is None:
+        kept = text.rstrip("\n")
+        config.write_text((kept + "\n\n" if kept else "") + table, encoding="utf-8")
+        return config
+    end = next((n for n in range(start + 1, len(lines)) if _HEADER.match(lines[n])), len(lines))
+    before = "\n".join(lines[:start]).rstrip("\n")
+    after = "\n".join(lines[end:])
+    parts = [part for part in (before, table.rstrip("\n"), after) if part]
+    config.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    return config

@@ -1,0 +1,84 @@
+"""``stepkit init`` writes what it proved (:mod:`stepkit.cli.init_commands`):
+each detected gate command runs once on the project's HEAD in a scratch copy,
+and ``stepkit.toml [commands]`` gets the ones that ran, commented with where
+they came from and how they did; one that could not run is written commented
+out with why.  Real git projects, real pytest, the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from tests.e2e.test_init_cli import stepkit
+
+TESTS = "def test_one():\n    assert 1\n\n\ndef test_two():\n    assert 2\n"
+
+
+def ci_project(root: Path, run: str) -> Path:
+    """A committed Python project with one passing test file, whose CI runs ``run``."""
+    files = {
+        "pyproject.toml": '[project]\nname = "lib"\nversion = "0"\n',
+        "tests/test_a.py": TESTS,
+        ".github/workflows/ci.yml": (
+            "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+            f"      - uses: actions/checkout@v4\n      - run: {run}\n"
+        ),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *cmd], cwd=root, check=True
+        )
+    return root
+
+
+def _this_python_first(monkeypatch) -> None:
+    # `python` on the gates' PATH is the interpreter running the suite, which has pytest
+    monkeypatch.setenv(
+        "PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    )
+
+
+def test_init_writes_the_tests_command_that_ran_on_head_with_its_source(tmp_path, monkeypatch):
+    _this_python_first(monkeypatch)
+    project = ci_project(tmp_path, "python -m pytest -q")
+    done = stepkit("init", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "tests   pass: 2 passed" in done.stdout  # the progress line
+    text = (project / "stepkit.toml").read_text()
+    assert tomllib.loads(text)["commands"] == {"test": "python -m pytest -q"}
+    assert "# test: from .github/workflows/ci.yml:7\n# ran on HEAD: 2 passed\ntest = " in text
+
+
+def test_a_ci_line_whose_tool_is_missing_is_written_commented_out_with_why(tmp_path):
+    project = ci_project(tmp_path, "hatch test")  # no hatch on this machine's PATH
+    done = stepkit("init", cwd=project)
+    assert done.returncode == 0, done.stderr
+    text = (project / "stepkit.toml").read_text()
+    assert tomllib.loads(text)["commands"] == {}
+    assert (
+        "# test: from .github/workflows/ci.yml:7\n"
+        "# not proved: hatch: command not found (not installed or not on PATH)\n"
+        '# test = "hatch test"\n'
+    ) in text
+    assert "could not run there: written commented out" in done.stdout
+
+
+def test_init_never_writes_over_a_commands_table_without_force(tmp_path, monkeypatch):
+    _this_python_first(monkeypatch)
+    project = ci_project(tmp_path, "python -m pytest -q")
+    mine = '[commands]\ntest = "python -m pytest -x"\n'
+    (project / "stepkit.toml").write_text(mine)
+    done = stepkit("init", cwd=project)
+    assert done.returncode == 2
+    assert "--force" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert (project / "stepkit.toml").read_text() == mine
+    assert not (project / "plans").exists()
+    forced = stepkit("init", "--force", cwd=project)
+    assert forced.returncode == 0, forced.stderr
+    assert "ran on HEAD: 2 passed" in (project / "stepkit.toml").read_text()
