@@ -35,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 from stepkit.errors import describe_validation
 from stepkit.graph.model import Graph
 from stepkit.pluginmanager import first_answer
+from stepkit.protocol.start import scope_path
 from stepkit.protocol.watched import watched
 from stepkit.records import (
     FAILED_STATUSES,
@@ -147,7 +148,7 @@ def implement(ctx: StageContext) -> Outcome:
         _check_start_commands(ctx)
     snapshot, updates = _step_snapshot(ctx)
     if snapshot is not None and not ctx.state.get("coder_result"):
-        from stepkit.protocol.nodes.verify import start_measure
+        from stepkit.protocol.start import start_measure
 
         start_measure(ctx, snapshot)  # the start's outcomes, measured while the coder works
     watch = _run_store_watch(ctx)
@@ -183,7 +184,7 @@ def implement(ctx: StageContext) -> Outcome:
         harness_flags = [*store_flags, *ctx.state.get("round_flags", []), *round_flags]
         updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *harness_flags])
         if touched:  # for a later resume: put back what the coder took away
-            snapshot.persist(_scope_path(ctx))
+            snapshot.persist(scope_path(ctx))
     if coder.crashed:
         raise StageFault(
             f"the coder crashed: {summary_of('', coder.text) or 'no output'}",
@@ -202,7 +203,7 @@ def _check_start_commands(ctx: StageContext) -> None:
 
     :raises StageFault: one gate's command or more cannot start.
     """
-    from stepkit.protocol.nodes.verify import environment_fault_reason
+    from stepkit.protocol.envfault import environment_fault_reason
     from stepkit.workspace.precheck import start_faults
 
     faults = start_faults(ctx.settings, ctx.pm, Path(ctx.project_dir))
@@ -295,16 +296,12 @@ def _run_store_watch(ctx: StageContext) -> Any:
     return scope.StoreWatch(ctx.project_dir, *scope.run_store_paths(ctx.project_dir, ctx.run_dir))
 
 
-def _scope_path(ctx: StageContext) -> Path | None:
-    return ctx.run_dir / "scope_snapshot.json" if ctx.run_dir else None
-
-
 def _save_scope_snapshot(ctx: StageContext) -> dict[str, Any]:
     """Persist the step-start snapshot (unless an earlier attempt of this
     run did); the state keeps its digest."""
     from stepkit.workspace import scope
 
-    path = _scope_path(ctx)
+    path = scope_path(ctx)
     if path is None:
         return {}
     digest = scope.snapshot_digest(path) or _write_scope_snapshot(ctx, path)
@@ -323,7 +320,7 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
     before the coder, and flagged when the state named one."""
     from stepkit.workspace import scope
 
-    path = _scope_path(ctx)
+    path = scope_path(ctx)
     if path is None:
         return None, {}
     digest = ctx.state.get("scope_snapshot_digest")

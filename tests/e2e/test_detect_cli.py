@@ -33,10 +33,11 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
                 "command": "ruff format --force-exclude {files:.py,.pyi}",
                 "plugin": PY,
                 "source": None,
+                "fault": None,
             },
-            {"name": "lint", "command": "ruff check", "plugin": PY, "source": None},
-            {"name": "build", "command": None, "plugin": None, "source": None},
-            {"name": "tests", "command": "make test", "plugin": TR, "source": None},
+            {"name": "lint", "command": "ruff check", "plugin": PY, "source": None, "fault": None},
+            {"name": "build", "command": None, "plugin": None, "source": None, "fault": None},
+            {"name": "tests", "command": "make test", "plugin": TR, "source": None, "fault": None},
         ],
         "tool_dirs": [],
         "notes": [],
@@ -70,7 +71,13 @@ def test_a_gate_switched_off_by_config_names_the_override(stepkit_project, capsy
     tests = json.loads(out)["gates"][3]
     assert (code, tests) == (
         0,
-        {"name": "tests", "command": None, "plugin": "stepkit.plugins.overrides", "source": None},
+        {
+            "name": "tests",
+            "command": None,
+            "plugin": "stepkit.plugins.overrides",
+            "source": None,
+            "fault": None,
+        },
     )
 
 
@@ -87,6 +94,7 @@ def test_disabling_a_builtin_with_dash_p(stepkit_project, capsys):
         "command": "python -m pytest -rfE",
         "plugin": PY,
         "source": None,
+        "fault": None,
     }
 
 

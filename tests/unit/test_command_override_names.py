@@ -7,7 +7,7 @@ import os
 
 import stepkit
 from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
-from stepkit.protocol.nodes.verify import environment_fault_reason
+from stepkit.protocol.envfault import environment_fault_reason
 from stepkit.records import GateResult
 from stepkit.testing import _clear_overrides
 

@@ -125,6 +125,7 @@ def test_entry_point_plugin_answers_and_detect_says_so(stepkit_project, site_dir
         "command": "myplug-tests --all",
         "plugin": "myplug",
         "source": None,
+        "fault": None,
     }
     assert "libfoo is not installed" in data["load_errors"]["brokenplug"]
 
@@ -137,6 +138,7 @@ def test_stepconf_beats_the_entry_point_plugin(stepkit_project, site_dir):
         "command": "./project-tests.sh",
         "plugin": "stepconf",
         "source": None,
+        "fault": None,
     }
 
 
@@ -162,6 +164,7 @@ def test_dash_p_no_disables_the_plugin(stepkit_project, site_dir):
         "command": "make test",
         "plugin": "stepkit.plugins.projects.taskrunners",
         "source": None,
+        "fault": None,
     }
 
 

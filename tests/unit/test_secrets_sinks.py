@@ -42,14 +42,17 @@ LEAK = "\n".join(SECRETS)
 def project(tmp_path):
     project = make_project(tmp_path)
     leak = project.state_dir / "leak.py"
-    # prints the secrets; fails its first run, so its evidence goes to the fixing coder
+    # prints the secrets; fails its first run in the project (the step's start, measured
+    # in a scratch copy, passes), so its evidence goes to the fixing coder
     leak.write_text(
         "import pathlib, sys\n"
         f"print({LEAK!r})\n"
         f"print(' '.join(__import__('os').environ[name] for name in {sorted(SECRET_ENV)!r}))\n"
         f"runs = pathlib.Path({str(project.state_dir / 'leak_runs')!r})\n"
-        "first = not runs.exists()\n"
-        "runs.write_text('ran')\n"
+        f"here = pathlib.Path.cwd().resolve() == pathlib.Path({str(project.root)!r}).resolve()\n"
+        "first = here and not runs.exists()\n"
+        "if here:\n"
+        "    runs.write_text('ran')\n"
         "sys.exit(1 if first else 0)\n"
     )
     config = project.root / "stepkit.toml"

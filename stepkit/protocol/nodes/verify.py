@@ -7,11 +7,12 @@ watches the user's own tree (:mod:`stepkit.protocol.watched`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from stepkit import gatetable
+from stepkit.protocol.envfault import environment_fault_reason
 from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
+from stepkit.protocol.start import start_measure, start_snapshot
 from stepkit.protocol.watched import Node, watched, with_flags
 from stepkit.records import GateResult, Outcome, StageContext
 from stepkit.text import first_of
@@ -41,7 +42,7 @@ def _rechecked(ctx: StageContext, outcome: Outcome, gate: str) -> Outcome:
     ``gate`` (:func:`stepkit.workspace.pristine.recheck_gate`)."""
     from stepkit.workspace.pristine import recheck_gate
 
-    return recheck_gate(ctx, outcome, _start_snapshot(ctx), _plan_files(ctx), gate)
+    return recheck_gate(ctx, outcome, start_snapshot(ctx), _plan_files(ctx), gate)
 
 
 def _plan_files(ctx: StageContext) -> str:
@@ -135,47 +136,6 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
     return Outcome(route=route, updates=updates)
 
 
-def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:
-    """The measure of the step's start (:mod:`stepkit.workspace.start_outcomes`):
-    the one this process runs, else one started now; None without a run,
-    a step-start snapshot or the commands chosen before the step."""
-    from stepkit.protocol.watched import node_policy
-    from stepkit.workspace.baseline import snapshot_tree
-    from stepkit.workspace.gate_commands import START_COMMANDS_KEY, PlannedCommand, plan_gates
-    from stepkit.workspace.gates import GateRunner
-    from stepkit.workspace.start_outcomes import begin
-
-    snapshot = snapshot if snapshot is not None else _start_snapshot(ctx)
-    chosen = ctx.settings.get(START_COMMANDS_KEY)
-    if snapshot is None or ctx.run_dir is None or not isinstance(chosen, dict):
-        return None
-    planned = {
-        gate: PlannedCommand(command=entry["command"], plugin=entry.get("plugin"))
-        for gate, entry in chosen.items()
-        if isinstance(entry, dict) and isinstance(entry.get("command"), str) and entry["command"]
-    }
-    if not planned:
-        return None
-
-    def measure(where: Any, log_dir: Any, names: list[str]) -> list[GateResult]:
-        plan = plan_gates(ctx.pm, where, ctx.config)
-        plan = plan.model_copy(update={"commands": {**plan.commands, **planned}})
-        runner = GateRunner(
-            ctx.pm, where, ctx.config, log_dir, plan=plan, tools_from=Path(ctx.project_dir)
-        )
-        return runner.run(names)
-
-    commands = {gate: p.command for gate, p in planned.items() if p.command is not None}
-    return begin(
-        ctx.project_dir,
-        snapshot_tree(snapshot),
-        commands,
-        measure,
-        lambda: node_policy(ctx),
-        str(ctx.run_dir),
-    )
-
-
 def gate_node(name: str) -> Node:
     """The node of a gate that needs no node of its own: it runs gate
     ``name`` of the gate table alone; ``pass`` (a pass, or NOT RUN),
@@ -237,34 +197,6 @@ def _gate_route(result: GateResult, updates: dict[str, Any], pm: Any = None) -> 
             updates={**updates, "failure_reason": environment_fault_reason(result, pm)},
         )
     return Outcome(route="fail" if result.failed else "pass", updates=updates)
-
-
-def environment_fault_reason(gate: GateResult, pm: Any = None) -> str:
-    """``Environment fault: <gate>: <cause>`` and what the user can do about
-    it, naming where the gate's command is set by hand as ``pm``'s
-    ``stepkit_command_override_names`` says (None: the built-in plugins')."""
-    from stepkit.pluginmanager import get_plugin_manager
-    from stepkit.workspace.worktree_record import UNPREPARED
-
-    if gate.summary.startswith(UNPREPARED):  # the summary names its fix
-        return (
-            f"Environment fault: {gate.name}: {gate.summary}. This is the machine, not the "
-            f"code: no fix attempt was spent. Fix that, then run the step again."
-        )
-    pm = pm if pm is not None else get_plugin_manager()
-    names = pm.hook.stepkit_command_override_names(gate=gate.name)
-    where = (
-        f'{names[0]}, or {names[1]} = "…" under [tool.stepkit.commands] in pyproject.toml, '
-        f"[commands] in stepkit.toml, or stepconf.py"
-        if names
-        else "in stepconf.py"
-    )
-    return (
-        f"Environment fault: {gate.name}: {gate.summary or 'the command could not run'}. "
-        f"This is the machine, not the code: no fix attempt was spent. Install what is missing "
-        f"(or make it reachable), or set the {gate.name} command ({where}), "
-        f"then run the step again."
-    )
 
 
 def _run_guarded(
@@ -357,17 +289,8 @@ def _start_tree(ctx: StageContext):
     run kept no step-start snapshot, or it was altered)."""
     from stepkit.workspace.baseline import snapshot_tree
 
-    snapshot = _start_snapshot(ctx)
+    snapshot = start_snapshot(ctx)
     return snapshot_tree(snapshot) if snapshot is not None else None
-
-
-def _start_snapshot(ctx: StageContext):
-    """The step-start snapshot (None: the run kept none, or it was altered)."""
-    from stepkit.protocol.stages import _scope_path
-    from stepkit.workspace.scope import load_snapshot
-
-    path = _scope_path(ctx)
-    return load_snapshot(path, ctx.state.get("scope_snapshot_digest")) if path is not None else None
 
 
 def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:
