@@ -35,6 +35,7 @@ import contextlib
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,8 @@ CACHE_VARIABLES = {
     "GOMODCACHE": "cache/go-mod",
 }
 _TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")
+#: Where :func:`private_home` is (not ``$TMPDIR``, which may be as deep).
+PRIVATE_PARENT = Path("/tmp")
 _SCRATCH = "scratch"
 
 
@@ -183,6 +186,25 @@ def scratch_dir(prefix: str) -> Path:
 def scratch_home() -> Path:
     """Where :func:`scratch_dir` makes its directories."""
     return state_home() / _SCRATCH
+
+
+def private_home() -> Path:
+    """Where the policies' private directories are: ``/tmp/stepkit-UID``
+    (mode 0700, hidden in every sandbox as the state directory is), whose
+    short path leaves room in a unix socket's address (108 bytes) for the
+    sockets a confined command makes in ``TMPDIR`` (Claude Code's sandbox
+    proxy, multiprocessing) however deep the state directory lies; the
+    state directory's scratch where that directory is not this user's alone."""
+    uid = os.getuid()
+    root = PRIVATE_PARENT / f"stepkit-{uid}"
+    with contextlib.suppress(OSError):
+        root.mkdir(mode=0o700, exist_ok=True)
+        found = os.lstat(root)
+        if stat.S_ISDIR(found.st_mode) and found.st_uid == uid and not found.st_mode & 0o077:
+            return root
+    fallback = scratch_home()
+    fallback.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return fallback
 
 
 # -- which system confines -------------------------------------------------------
@@ -316,14 +338,16 @@ def policy_for(
     found = system()
     if found is None or unavailable() is not None:
         return None
-    private = scratch_dir(f"private-{os.getpid()}-")
+    home = private_home()
+    # resolved: macOS's /tmp is a link, and its sandbox matches resolved paths
+    private = Path(os.path.realpath(tempfile.mkdtemp(prefix=f"private-{os.getpid()}-", dir=home)))
     for sub in ("tmp", *CACHE_VARIABLES.values()):
         (private / sub).mkdir(parents=True, exist_ok=True)
     return Policy(
         private=private,
         writable=_existing(user_paths(writable, project_dir)),
         readable=_existing(user_paths(readable, project_dir)),
-        hidden=_existing([state_home(), store, *session_paths()]),
+        hidden=_existing([state_home(), home, store, *session_paths()]),
         protected=_existing({Path(sys.prefix), Path(sys.base_prefix)}),
         network=network,
         system=found,
