@@ -9,17 +9,18 @@ one is set (:meth:`Policy.wrap`), so there is one place where a confined
 process starts.  What a confined command sees:
 
 - writable: the tree it runs in (its working directory), a private
-  directory of the node (``TMPDIR``, ``XDG_CACHE_HOME`` and the other
-  caches point into it), the paths a caller adds for one command
-  (:func:`widened`: a CLI's own state, a test runner's report directory)
-  and ``[sandbox] writable``;
+  directory of the node under :func:`private_home` (``TMPDIR``,
+  ``XDG_CACHE_HOME`` and the other caches point into it), the paths a
+  caller adds for one command (:func:`widened`: a CLI's own state, a test
+  runner's report directory) and ``[sandbox] writable``;
 - read-only: the rest of the filesystem, the home directory and its
   configuration, stepkit's own installation (``sys.prefix``, also when
   it lies inside the tree) and the gates' tools;
 - not there: stepkit's state directory (the sealing key, trust store,
-  locks, other runs' work trees and scratch copies), the project's run
-  store, and the user's session sockets (tmux, the ssh agent, the
-  session bus, ``$XDG_RUNTIME_DIR``), whose variables are dropped;
+  locks, other runs' work trees and scratch copies), the other nodes'
+  private directories, the project's run store, and the user's session
+  sockets (tmux, the ssh agent, the session bus, ``$XDG_RUNTIME_DIR``),
+  whose variables are dropped;
 - its own PID namespace, killed with stepkit (``--die-with-parent``); the
   network unless ``[sandbox] network = false``.
 
