@@ -9,17 +9,18 @@ one is set (:meth:`Policy.wrap`), so there is one place where a confined
 process starts.  What a confined command sees:
 
 - writable: the tree it runs in (its working directory), a private
-  directory of the node (``TMPDIR``, ``XDG_CACHE_HOME`` and the other
-  caches point into it), the paths a caller adds for one command
-  (:func:`widened`: a CLI's own state, a test runner's report directory)
-  and ``[sandbox] writable``;
+  directory of the node under :func:`private_home` (``TMPDIR``,
+  ``XDG_CACHE_HOME`` and the other caches point into it), the paths a
+  caller adds for one command (:func:`widened`: a CLI's own state, a test
+  runner's report directory) and ``[sandbox] writable``;
 - read-only: the rest of the filesystem, the home directory and its
   configuration, stepkit's own installation (``sys.prefix``, also when
   it lies inside the tree) and the gates' tools;
 - not there: stepkit's state directory (the sealing key, trust store,
-  locks, other runs' work trees and scratch copies), the project's run
-  store, and the user's session sockets (tmux, the ssh agent, the
-  session bus, ``$XDG_RUNTIME_DIR``), whose variables are dropped;
+  locks, other runs' work trees and scratch copies), the other nodes'
+  private directories, the project's run store, and the user's session
+  sockets (tmux, the ssh agent, the session bus, ``$XDG_RUNTIME_DIR``),
+  whose variables are dropped;
 - its own PID namespace, killed with stepkit (``--die-with-parent``); the
   network unless ``[sandbox] network = false``.
 
@@ -35,6 +36,7 @@ import contextlib
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -76,6 +78,8 @@ CACHE_VARIABLES = {
     "GOMODCACHE": "cache/go-mod",
 }
 _TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")
+#: Where :func:`private_home` is (not ``$TMPDIR``, which may be as deep).
+PRIVATE_PARENT = Path("/tmp")
 _SCRATCH = "scratch"
 
 
@@ -183,6 +187,25 @@ def scratch_dir(prefix: str) -> Path:
 def scratch_home() -> Path:
     """Where :func:`scratch_dir` makes its directories."""
     return state_home() / _SCRATCH
+
+
+def private_home() -> Path:
+    """Where the policies' private directories are: ``/tmp/stepkit-UID``
+    (mode 0700, hidden in every sandbox as the state directory is), whose
+    short path leaves room in a unix socket's address (108 bytes) for the
+    sockets a confined command makes in ``TMPDIR`` (Claude Code's sandbox
+    proxy, multiprocessing) however deep the state directory lies; the
+    state directory's scratch where that directory is not this user's alone."""
+    uid = os.getuid()
+    root = PRIVATE_PARENT / f"stepkit-{uid}"
+    with contextlib.suppress(OSError):
+        root.mkdir(mode=0o700, exist_ok=True)
+        found = os.lstat(root)
+        if stat.S_ISDIR(found.st_mode) and found.st_uid == uid and not found.st_mode & 0o077:
+            return root
+    fallback = scratch_home()
+    fallback.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return fallback
 
 
 # -- which system confines -------------------------------------------------------
@@ -316,14 +339,16 @@ def policy_for(
     found = system()
     if found is None or unavailable() is not None:
         return None
-    private = scratch_dir(f"private-{os.getpid()}-")
+    home = private_home()
+    # resolved: macOS's /tmp is a link, and its sandbox matches resolved paths
+    private = Path(os.path.realpath(tempfile.mkdtemp(prefix=f"private-{os.getpid()}-", dir=home)))
     for sub in ("tmp", *CACHE_VARIABLES.values()):
         (private / sub).mkdir(parents=True, exist_ok=True)
     return Policy(
         private=private,
         writable=_existing(user_paths(writable, project_dir)),
         readable=_existing(user_paths(readable, project_dir)),
-        hidden=_existing([state_home(), store, *session_paths()]),
+        hidden=_existing([state_home(), home, store, *session_paths()]),
         protected=_existing({Path(sys.prefix), Path(sys.base_prefix)}),
         network=network,
         system=found,

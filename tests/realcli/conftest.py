@@ -1,7 +1,7 @@
 """The opt-in suite of the real coding CLIs: it runs only with
 ``STEPKIT_REALCLI=1`` (``STEPKIT_REALCLI=1 pytest -m realcli tests/realcli``),
-installs the CLIs into a cache dir (``STEPKIT_REALCLI_CACHE``) and needs npm
-and the package registries."""
+installs the CLIs into a cache dir (``STEPKIT_REALCLI_CACHE``) and needs npm,
+the package registries and, for Claude Code's own sandbox, socat."""
 
 from __future__ import annotations
 

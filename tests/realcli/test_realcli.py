@@ -6,6 +6,8 @@ CLI speaks.  Opt-in (see conftest.py)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
@@ -167,3 +169,57 @@ def test_codex_runs_commands_in_stepkits_sandbox_only_without_its_own(
         assert made, outputs
     else:
         assert not made and any("bwrap:" in text for text in outputs), outputs
+
+
+def test_claudes_own_sandbox_runs_its_commands_inside_stepkits(project, cli_bin, tmp_path):
+    """Nested sandboxes: Claude Code's sandbox turned on in its settings
+    (and told to refuse rather than run a command unsandboxed) starts its
+    bubblewrap and its network proxy inside stepkit's.  Its Bash command
+    writes the project; a write to the home directory fails (both
+    sandboxes refuse it), and so does a connection to the model's loopback
+    API, which stepkit's sandbox keeps and only Claude Code's own cuts off.
+    Needs socat.  As root, bubblewrap covers ``/proc/irq`` and ``/proc/bus``
+    in stepkit's sandbox, so a nested one cannot mount a fresh /proc
+    ("Can't mount proc on /newroot/proc: Operation not permitted") and
+    Claude Code needs ``enableWeakerNestedSandbox`` (docs/agents.md)."""
+    assert shutil.which("socat"), "Claude Code's sandbox needs socat: apt-get install socat"
+    home = tmp_path / "home"
+    outside, settings_file = home / "outside.txt", home / ".claude" / "settings.json"
+    settings_file.parent.mkdir(parents=True)
+    settings = {"enabled": True, "failIfUnavailable": True, "allowUnsandboxedCommands": False}
+    if os.geteuid() == 0:
+        settings["enableWeakerNestedSandbox"] = True
+    settings_file.write_text(json.dumps({"sandbox": settings}))
+    with Model("claude", tmp_path) as model:
+        port = model.api.base_url.rsplit(":", 1)[1].strip("/")
+        model.shell(
+            f"touch made-by-claude.txt; echo no > {outside}; "
+            f"(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo API-REACHED || echo API-CUT-OFF"
+        )
+        model.say("Done.\n\nCODER_COMPLETE")
+        proc, data = stepkit(
+            project,
+            model.env(cli_bin("claude")),
+            "stage",
+            "implement",
+            "--step",
+            "1",
+            "--coder",
+            "claude",
+            "--engine",
+            f"scripted:{project.script()}",
+        )
+        results = [
+            json.dumps(block.get("content"))
+            for request in model.api.requests
+            for message in request.body.get("messages", [])
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if block.get("type") == "tool_result"
+        ]
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert data["coder_result"]["sentinel"] == "CODER_COMPLETE", results
+    assert (project.root / "made-by-claude.txt").exists(), results
+    assert not outside.exists(), results
+    assert any("Read-only file system" in text for text in results), results
+    assert any("API-CUT-OFF" in text for text in results), results

@@ -5,15 +5,18 @@ tamper flag of a line that reads the judge's marks."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from stepkit.config import load_config
 from stepkit.errors import UsageError
-from stepkit.workspace import sandbox
+from stepkit.workspace import process, sandbox
 from stepkit.workspace.scope.tamper import file_flags
 
 
@@ -182,3 +185,70 @@ def test_a_line_that_reads_the_judges_marks_is_flagged_with_its_number(line):
 def test_a_line_that_was_there_before_is_not_flagged():
     text = b"import os\nX = os.environ.get('PYTEST_ADDOPTS')\n"
     assert file_flags("conftest.py", "a", "b", text, text + b"Y = 1\n") == []
+
+
+needs_bwrap = pytest.mark.skipif(
+    sys.platform != "linux" or sandbox.unavailable() is not None, reason="no bubblewrap sandbox"
+)
+
+#: Unix sockets a confined command makes in its temp dir: named as Claude
+#: Code's sandbox names its network proxy's, and multiprocessing's listener.
+SOCKETS = {
+    "claude-proxy": "import os, socket; socket.socket(socket.AF_UNIX).bind("
+    "os.path.join(os.environ['TMPDIR'], 'claude-http-' + '0' * 16 + '.sock'))",
+    "multiprocessing": "from multiprocessing.connection import Listener; "
+    "Listener(family='AF_UNIX').close()",
+}
+
+
+@needs_bwrap
+@pytest.mark.parametrize("code", SOCKETS.values(), ids=SOCKETS)
+def test_a_unix_socket_in_the_temp_dir_fits_whatever_the_state_dirs_length(
+    code, tmp_path, monkeypatch
+):
+    """sun_path holds 108 bytes: the private temp dir must not be as deep as
+    stepkit's state dir (a long home directory made Claude Code's sandbox
+    fail: "unix socket address 122 characters long")."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / ("state-" + "x" * 60)))
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    with sandbox.confined(sandbox.policy_for(tree, tmp_path / "store")) as given:
+        assert given is not None
+        run = process.run(f"{sys.executable} -c {shlex.quote(code)}", cwd=tree, timeout=60)
+    assert run.exit_code == 0, run.output
+
+
+@pytest.mark.parametrize("planted", ["link", "shared"])
+def test_a_private_home_someone_else_could_reach_is_not_used(planted, tmp_path, monkeypatch):
+    """A ``stepkit-UID`` planted in the shared temp dir (a link to elsewhere,
+    or a directory others may write) is passed over for the state directory."""
+    monkeypatch.setattr(sandbox, "PRIVATE_PARENT", tmp_path / "tmp")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    planted_at = tmp_path / "tmp" / f"stepkit-{os.getuid()}"
+    planted_at.parent.mkdir()
+    if planted == "link":
+        (tmp_path / "elsewhere").mkdir()
+        planted_at.symlink_to(tmp_path / "elsewhere")
+    else:
+        planted_at.mkdir(mode=0o777)
+        planted_at.chmod(0o777)
+    assert sandbox.private_home() == sandbox.scratch_home()
+    if planted == "link":
+        planted_at.unlink()
+    else:
+        planted_at.rmdir()
+    assert sandbox.private_home() == planted_at  # made afresh: this user's alone
+
+
+@needs_bwrap
+def test_another_runs_confined_command_does_not_see_a_private_dir(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    with sandbox.confined(sandbox.policy_for(tree, tmp_path / "store")) as mine:
+        assert mine is not None
+        secret = mine.private / "tmp" / "secret"
+        secret.write_text("the prompt")
+        with sandbox.confined(sandbox.policy_for(tree, tmp_path / "store")):
+            run = process.run(f"cat {secret} 2>&1; ls {mine.private.parent} 2>&1", cwd=tree)
+    assert "No such file" in run.output, run.output
+    assert "the prompt" not in run.output and f"{mine.private.name}\n" not in run.output
