@@ -190,22 +190,38 @@ def scratch_home() -> Path:
 
 
 def private_home() -> Path:
-    """Where the policies' private directories are: ``/tmp/stepkit-UID``
-    (mode 0700, hidden in every sandbox as the state directory is), whose
-    short path leaves room in a unix socket's address (108 bytes) for the
-    sockets a confined command makes in ``TMPDIR`` (Claude Code's sandbox
-    proxy, multiprocessing) however deep the state directory lies; the
-    state directory's scratch where that directory is not this user's alone."""
+    """Where the policies' private directories are: a short path, which
+    leaves room in a unix socket's address (108 bytes) for the sockets a
+    confined command makes in ``TMPDIR`` (Claude Code's sandbox proxy,
+    multiprocessing) however deep the state directory lies.
+
+    The user's runtime directory (``$XDG_RUNTIME_DIR/stepkit``: where the
+    XDG spec puts a user's sockets) where there is one, else
+    ``/tmp/stepkit-UID``; each only when it is this user's alone (mode
+    0700, not a link), and hidden in every sandbox as the state directory
+    is.  The state directory's scratch where neither is."""
     uid = os.getuid()
-    root = PRIVATE_PARENT / f"stepkit-{uid}"
-    with contextlib.suppress(OSError):
-        root.mkdir(mode=0o700, exist_ok=True)
-        found = os.lstat(root)
-        if stat.S_ISDIR(found.st_mode) and found.st_uid == uid and not found.st_mode & 0o077:
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    candidates = [Path(runtime) / "stepkit"] if Path(runtime).is_absolute() else []
+    for root in [*candidates, PRIVATE_PARENT / f"stepkit-{uid}"]:
+        if _users_own(root, uid):
             return root
     fallback = scratch_home()
     fallback.mkdir(parents=True, exist_ok=True, mode=0o700)
     return fallback
+
+
+def _users_own(root: Path, uid: int) -> bool:
+    """``root`` exists (made here if it can be) as a directory of ``uid``
+    that no one else may enter, and its parent is no one else's to change."""
+    with contextlib.suppress(OSError):
+        parent = os.lstat(root.parent)
+        if parent.st_uid != uid and not parent.st_mode & stat.S_ISVTX:
+            return False  # another user's directory (a runtime dir not ours)
+        root.mkdir(mode=0o700, exist_ok=True)
+        found = os.lstat(root)
+        return stat.S_ISDIR(found.st_mode) and found.st_uid == uid and not found.st_mode & 0o077
+    return False
 
 
 # -- which system confines -------------------------------------------------------

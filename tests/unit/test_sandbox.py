@@ -224,6 +224,7 @@ def test_a_private_home_someone_else_could_reach_is_not_used(planted, tmp_path, 
     or a directory others may write) is passed over for the state directory."""
     monkeypatch.setattr(sandbox, "PRIVATE_PARENT", tmp_path / "tmp")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     planted_at = tmp_path / "tmp" / f"stepkit-{os.getuid()}"
     planted_at.parent.mkdir()
     if planted == "link":
@@ -238,6 +239,19 @@ def test_a_private_home_someone_else_could_reach_is_not_used(planted, tmp_path, 
     else:
         planted_at.rmdir()
     assert sandbox.private_home() == planted_at  # made afresh: this user's alone
+
+
+def test_the_private_home_is_in_the_users_runtime_dir_where_there_is_one(tmp_path, monkeypatch):
+    """Sockets belong in ``$XDG_RUNTIME_DIR`` (the XDG spec); /tmp only without it."""
+    runtime = tmp_path / "run-user"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setattr(sandbox, "PRIVATE_PARENT", tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    assert sandbox.private_home() == runtime / "stepkit"
+    assert (runtime / "stepkit").stat().st_mode & 0o777 == 0o700
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "relative/run")  # not a runtime dir: the temp dir's
+    assert sandbox.private_home() == tmp_path / "tmp" / f"stepkit-{os.getuid()}"
 
 
 @needs_bwrap
