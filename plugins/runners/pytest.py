@@ -1,7 +1,8 @@
 """pytest: asked for a junit report through ``PYTEST_ADDOPTS`` whatever the
 command (so it works through ``make``, ``tox``, ``uv run`` and the like),
-node ids read from it, failing ids re-run by deselecting the others (or
-``-k``), and its summary lines, short summary and the src-layout fault."""
+node ids read from it, failing ids re-run by naming them (only their files
+collected; else by deselecting the others, or ``-k``), and its summary
+lines, short summary and the src-layout fault."""
 
 from __future__ import annotations
 
@@ -56,12 +57,20 @@ def _ambient(call: Call) -> Report:
 
 
 def _rerun(rerun: Rerun) -> Report:
-    """Exactly the failing ids, the others of the suite deselected by id
-    (``--deselect`` matches id prefixes: an id that starts with a deselected
-    one is dropped too); without the suite, or past :data:`DESELECT_CHARS`,
-    ``-k`` with their names (which may run a few more)."""
+    """Exactly the failing ids (node ids, or test files), in the order given:
+    named on the command line, so pytest collects only their files, and with
+    no cache (a re-run is no run to remember).  Where an id names no file of
+    the project, the others of the suite deselected by id (``--deselect``
+    matches id prefixes: an id that starts with a deselected one is dropped
+    too); without the suite, or past :data:`DESELECT_CHARS`, ``-k`` with
+    their names (which may run a few more).  A command that names its own
+    paths runs those too: only the asked ids' results are read."""
     base, failing, suite = rerun.base, rerun.failing, rerun.suite
     junit = rerun.call.report_dir / _JUNIT
+    if all((rerun.call.project / tr.file_of(i)).is_file() for i in failing):
+        base.env = _env(junit, ["-p", "no:cacheprovider", *failing], rerun.call.base_env)
+        base.note = f"stepkit re-ran {len(failing)} test(s) by id, collecting only their files"
+        return base
     wanted = set(failing)
     others = [i for i in suite if i not in wanted]
     deselect = [word for i in others for word in ("--deselect", i)]
