@@ -121,6 +121,7 @@ PYTEST = TestRunner(
     ambient_required=True,
     rerun=_rerun,
     claims=lambda failing: all("::" in i or i.endswith(".py") for i in failing),
+    runs_files=True,
     failed=(
         r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in [\d.]+s",  # totals
         r"^(?:FAILED|ERROR) \S+::",  # short summary
