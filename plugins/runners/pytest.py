@@ -64,16 +64,19 @@ def _rerun(rerun: Rerun) -> Report:
     matches id prefixes: an id that starts with a deselected one is dropped
     too); without the suite, or past :data:`DESELECT_CHARS`, ``-k`` with
     their names (which may run a few more).  A command that names its own
-    paths runs those too: only the asked ids' results are read."""
+    paths collects those too, the others of the suite deselected there."""
     base, failing, suite = rerun.base, rerun.failing, rerun.suite
     junit = rerun.call.report_dir / _JUNIT
-    if all((rerun.call.project / tr.file_of(i)).is_file() for i in failing):
-        base.env = _env(junit, ["-p", "no:cacheprovider", *failing], rerun.call.base_env)
-        base.note = f"stepkit re-ran {len(failing)} test(s) by id, collecting only their files"
-        return base
     wanted = set(failing)
     others = [i for i in suite if i not in wanted]
     deselect = [word for i in others for word in ("--deselect", i)]
+    if all((rerun.call.project / tr.file_of(i)).is_file() for i in failing):
+        # the others deselected too: a command that names its own paths collects them all the same
+        fits = len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS
+        words = ["-p", "no:cacheprovider", *failing, *(deselect if fits else [])]
+        base.env = _env(junit, words, rerun.call.base_env)
+        base.note = f"stepkit re-ran {len(failing)} test(s) by id, collecting only their files"
+        return base
     if suite and wanted <= set(suite) and len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS:
         base.env = _env(junit, deselect, rerun.call.base_env)
         base.note = (

@@ -241,11 +241,13 @@ def _merged(
         for test_id, test_status in ((part.tests.outcomes() if part.tests else None) or {}).items():
             both.add(test_id, test_status)  # type: ignore[arg-type]
     record = both.record(log_dir / "tests.json")
-    shown = ", ".join(c.path for c in changes)
+    shown = ", ".join(c.line() for c in changes)
     note = (
         f"[stepkit: the step added test module(s) {shown}: the earlier tests ran without them, "
         f"the new ones alone (the same isolation as the pristine re-check); "
-        f"diff: {log_dir / 'surface.diff'}]"
+        f"diff: {log_dir / 'surface.diff'}]\n"
+        f"pristine re-check (the step's code, the surface as it was before the step): PASS "
+        f"({earlier.summary}); log: {earlier.log}"
     )
     judged = alone.model_copy(
         update={
