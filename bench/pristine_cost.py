@@ -16,7 +16,11 @@ node calls it, and checks that the re-check passed.  ``unchanged`` times
 the re-check on the suite when the step leaves the surface alone: no
 command runs.  ``added``: the step adds a test module to the suite, which
 pytest runs in one process with the others, so the suite runs again
-without it.  Run it directly (``python bench/pristine_cost.py [--quick]``)
+without it.  Each case also times the tests node's whole judgement
+(:func:`~stepkit.workspace.pristine.recheck_tests`: for ``added`` the
+earlier tests in the copy and the new module alone, side by side; else the
+re-check beside the gate) as ``node_ratio``, against the plain gate; the
+gate followed by the re-check (before) is ``sequential_ratio``.  Run it directly (``python bench/pristine_cost.py [--quick]``)
 or call :func:`run`.
 """
 
@@ -102,7 +106,7 @@ def _case(project: Path, step) -> dict:
     from stepkit.pluginmanager import get_plugin_manager
     from stepkit.records import Outcome, StageContext
     from stepkit.workspace.gates import GateRunner
-    from stepkit.workspace.pristine import recheck_gate
+    from stepkit.workspace.pristine import recheck_gate, recheck_tests
     from stepkit.workspace.scope import take_snapshot
 
     snapshot = take_snapshot(project)
@@ -128,14 +132,29 @@ def _case(project: Path, step) -> dict:
         ctx, Outcome(route="pass", updates={"gates": [gate.model_dump()]}), snapshot, ""
     )
     recheck = time.perf_counter() - started
+
+    def run_tests(only: list[str] | None) -> Outcome:
+        (ran,) = GateRunner(pm, project, config, ctx.log_dir(), only_tests=only).run(["tests"])
+        return Outcome(
+            route="fail" if ran.failed else "pass", updates={"gates": [ran.model_dump()]}
+        )
+
+    started = time.perf_counter()
+    node = recheck_tests(ctx, run_tests, snapshot, "")
+    whole = time.perf_counter() - started
     shutil.rmtree(run_dir, ignore_errors=True)
     tests = next(g for g in judged.updates["gates"] if g["name"] == "tests")
+    node_tests = next(g for g in node.updates["gates"] if g["name"] == "tests")
     return {
         "status": tests["status"],
         "surface": judged.updates.get("surface_changes", []),
         "tests_seconds": round(plain, 3),
         "recheck_seconds": round(recheck, 3),
         "ratio": round(recheck / plain, 3) if plain else None,
+        "node_status": node_tests["status"],
+        "node_seconds": round(whole, 3),
+        "node_ratio": round(whole / plain, 3) if plain else None,
+        "sequential_ratio": round((plain + recheck) / plain, 3) if plain else None,
         "plain_summary": gate.summary,
     }
 
@@ -166,10 +185,14 @@ def run(tests: int = 2000) -> dict:
 
 def main() -> int:
     figures = run(**SMOKE) if "--smoke" in sys.argv else run(200 if "--quick" in sys.argv else 2000)
-    print(f"{'case':<10} {'status':<6} {'tests gate s':>12} {'re-check s':>10} {'ratio':>6}")
+    print(
+        f"{'case':<10} {'status':<6} {'tests gate s':>12} {'re-check s':>10} {'ratio':>6}"
+        f" {'node s':>7} {'node ratio':>10} {'before':>7}"
+    )
     for case, f in figures.items():
         print(
-            f"{case:<10} {f['status']:<6} {f['tests_seconds']:>12.2f} {f['recheck_seconds']:>10.2f} {f['ratio']:>6}"
+            f"{case:<10} {f['status']:<6} {f['tests_seconds']:>12.2f} {f['recheck_seconds']:>10.2f}"
+            f" {f['ratio']:>6} {f['node_seconds']:>7.2f} {f['node_ratio']:>10} {f['sequential_ratio']:>7}"
         )
     print(json.dumps(figures, indent=1))
     return 0

@@ -1,7 +1,8 @@
 """pytest: asked for a junit report through ``PYTEST_ADDOPTS`` whatever the
 command (so it works through ``make``, ``tox``, ``uv run`` and the like),
-node ids read from it, failing ids re-run by deselecting the others (or
-``-k``), and its summary lines, short summary and the src-layout fault."""
+node ids read from it, failing ids re-run by naming them (only their files
+collected; else by deselecting the others, or ``-k``), and its summary
+lines, short summary and the src-layout fault."""
 
 from __future__ import annotations
 
@@ -56,15 +57,26 @@ def _ambient(call: Call) -> Report:
 
 
 def _rerun(rerun: Rerun) -> Report:
-    """Exactly the failing ids, the others of the suite deselected by id
-    (``--deselect`` matches id prefixes: an id that starts with a deselected
-    one is dropped too); without the suite, or past :data:`DESELECT_CHARS`,
-    ``-k`` with their names (which may run a few more)."""
+    """Exactly the failing ids (node ids, or test files), in the order given:
+    named on the command line, so pytest collects only their files, and with
+    no cache (a re-run is no run to remember).  Where an id names no file of
+    the project, the others of the suite deselected by id (``--deselect``
+    matches id prefixes: an id that starts with a deselected one is dropped
+    too); without the suite, or past :data:`DESELECT_CHARS`, ``-k`` with
+    their names (which may run a few more).  A command that names its own
+    paths collects those too, the others of the suite deselected there."""
     base, failing, suite = rerun.base, rerun.failing, rerun.suite
     junit = rerun.call.report_dir / _JUNIT
     wanted = set(failing)
     others = [i for i in suite if i not in wanted]
     deselect = [word for i in others for word in ("--deselect", i)]
+    if all((rerun.call.project / tr.file_of(i)).is_file() for i in failing):
+        # the others deselected too: a command that names its own paths collects them all the same
+        fits = len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS
+        words = ["-p", "no:cacheprovider", *failing, *(deselect if fits else [])]
+        base.env = _env(junit, words, rerun.call.base_env)
+        base.note = f"stepkit re-ran {len(failing)} test(s) by id, collecting only their files"
+        return base
     if suite and wanted <= set(suite) and len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS:
         base.env = _env(junit, deselect, rerun.call.base_env)
         base.note = (
@@ -112,6 +124,7 @@ PYTEST = TestRunner(
     ambient_required=True,
     rerun=_rerun,
     claims=lambda failing: all("::" in i or i.endswith(".py") for i in failing),
+    runs_files=True,
     failed=(
         r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in [\d.]+s",  # totals
         r"^(?:FAILED|ERROR) \S+::",  # short summary

@@ -76,7 +76,12 @@ from stepkit.workspace.scope.tree import (
     tree_hash,
 )
 from stepkit.workspace.testresults import TestResults, read_evidence
-from stepkit.workspace.testrunners import TestInvocation, report_invocation, rerun_invocation
+from stepkit.workspace.testrunners import (
+    TestInvocation,
+    files_invocation,
+    report_invocation,
+    rerun_invocation,
+)
 from stepkit.workspace.toolpath import tool_env
 from stepkit.workspace.worktree_record import WorktreeRecord, record_of
 
@@ -183,6 +188,8 @@ class GateRunner:
     :param held_plans_dir: a plan repo the caller holds and restores itself
         after each gate (flagging the gate): the formatter's edits there are
         left to it.
+    :param only_tests: test files the tests gate runs alone, in a process of
+        their own, where its runner can (else its whole command runs).
     """
 
     def __init__(
@@ -206,7 +213,9 @@ class GateRunner:
         format_changed_tree: bool = False,
         baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
         tools_from: Path | None = None,
+        only_tests: list[str] | None = None,
     ):
+        self.only_tests = only_tests
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
             Path(project_dir),
@@ -317,7 +326,7 @@ class GateRunner:
         held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
         if self.on_start is not None:
             self.on_start(name, to_run)
-        result = self._run_gate(name, to_run, plugin)
+        result = self._run_gate(name, to_run, plugin, self._only_tests(name, to_run))
         result.command = (
             command  # as planned (and as detect prints it); the evidence shows what ran
         )
@@ -339,9 +348,35 @@ class GateRunner:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
 
-    def _run_gate(self, name: GateName, command: str, plugin: str | None) -> GateResult:
+    def _only_tests(self, name: GateName, command: str) -> TestInvocation | None:
+        """The tests gate's command running :attr:`only_tests` alone (None:
+        the whole command, as :func:`run_gate` makes it)."""
+        if name != "tests" or not self.only_tests:
+            return None
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        report_dir = Path(
+            tempfile.mkdtemp(prefix="tests-only-", suffix=".report", dir=self.log_dir)
+        )
+        invocation = files_invocation(
+            command, self.project_dir, report_dir, self.only_tests, self.env, runners(self.pm)
+        )
+        if invocation is not None:
+            invocation.note = (
+                f"stepkit ran only the test module(s) the step added, in a process of their own "
+                f"(the earlier tests ran without them): {', '.join(self.only_tests)}"
+            )
+        return invocation
+
+    def _run_gate(
+        self,
+        name: GateName,
+        command: str,
+        plugin: str | None,
+        invocation: TestInvocation | None = None,
+    ) -> GateResult:
         """``command`` run as gate ``name`` with this runner's limits, log
-        directory, environment and plugins."""
+        directory, environment and plugins (``invocation``: how a tests
+        command runs, when not as :func:`run_gate` makes it)."""
         limits = self.config.timeouts
         return run_gate(
             name,
@@ -353,6 +388,7 @@ class GateRunner:
             no_output_timeout=limits.no_output,
             pm=self.pm,
             env=self.env,
+            invocation=invocation,
             log_limit=self.config.logs.max_bytes,
         )
 

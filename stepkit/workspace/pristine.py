@@ -31,6 +31,9 @@ and runs no extra command.
 
 from __future__ import annotations
 
+import contextvars
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +47,7 @@ from stepkit.workspace.scope.diff import snapshot_changes
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
 from stepkit.workspace.scope.tree import data_id, read_bytes
 from stepkit.workspace.surface import SurfaceChange, surface_changes, surface_rules
-from stepkit.workspace.testresults import file_of
+from stepkit.workspace.testresults import TestResults, file_of
 
 NOT_A_FIX = (
     "Changing tests or their configuration (conftest.py, runner and lint configs, files that "
@@ -90,15 +93,54 @@ def recheck_gate(
     :param plan_files: the text of the plan's :data:`PLAN_SECTIONS`: a
         path it mentions is one the plan names among the files to change.
     """
-    gates = outcome.updates.get("gates") or []
-    original = next((GateResult.model_validate(g) for g in gates if g["name"] == name), None)
-    if (
-        snapshot is None
-        or original is None
-        or original.command is None
-        or original.status not in ("pass", "not_run")
-    ):
+    if snapshot is None or not _judgeable(_gate_of(outcome, name)):
         return outcome
+    changes = surface_of(ctx, snapshot, name)
+    if not changes:
+        return outcome
+    log_dir = _log_dir(ctx, changes)
+    ran = _pristine_job(ctx, snapshot, changes, name, log_dir)()
+    return _judged(ctx, outcome, changes, ran, snapshot, plan_files, log_dir, name)
+
+
+def recheck_tests(
+    ctx: StageContext,
+    run_tests: Callable[[list[str] | None], Outcome],
+    snapshot: Snapshot | None,
+    plan_files: str,
+) -> Outcome:
+    """The tests gate's outcome (``run_tests(None)``: the whole command in
+    the project), judged as :func:`recheck_gate` judges it, for about one
+    suite run where the step changed the verification surface:
+
+    - where the step only added test modules the runner runs alone
+      (``run_tests(files)``), the earlier tests run in the pristine copy,
+      without them, and the new modules alone in the project, side by side:
+      the same isolation as the whole gate and then the re-check.  Where an
+      earlier test fails without them, the whole gate runs after all and
+      is judged as before;
+    - else the re-check runs beside the whole gate, in a thread (both
+      confined as the node is); a gate that passes where the re-check
+      fails fails, as before.
+    """
+    changes = surface_of(ctx, snapshot, "tests") if snapshot is not None else []
+    if snapshot is None or not changes:
+        return run_tests(None)
+    log_dir = _log_dir(ctx, changes)
+    added = _added_modules(ctx, changes)
+    pristine = _beside(_pristine_job(ctx, snapshot, changes, "tests", log_dir))
+    outcome = run_tests(added or None)
+    ran = pristine()
+    if added:
+        merged = _merged(ctx, outcome, ran, changes, log_dir)
+        if merged is not None:
+            return merged
+        outcome = run_tests(None)
+    return _judged(ctx, outcome, changes, ran, snapshot, plan_files, log_dir, "tests")
+
+
+def surface_of(ctx: StageContext, snapshot: Snapshot, name: str) -> list[SurfaceChange]:
+    """The step's changes to what judges gate ``name`` (:func:`recheck_gate`)."""
     rules = surface_rules(
         ctx.pm, ctx.project_dir, ctx.config, run_scripts(ctx.settings, ctx.pm, ctx.project_dir)
     )
@@ -111,14 +153,154 @@ def recheck_gate(
             project_dir=Path(ctx.project_dir), path=rel, test_file=test_file, search_roots=roots
         ),
     )
-    if name != "tests":
-        changes = [c for c in changes if c.kind != "tests"]
-    if not changes:
-        return outcome
+    return changes if name == "tests" else [c for c in changes if c.kind != "tests"]
+
+
+def _gate_of(outcome: Outcome, name: str) -> GateResult | None:
+    gates = outcome.updates.get("gates") or []
+    return next((GateResult.model_validate(g) for g in gates if g["name"] == name), None)
+
+
+def _judgeable(gate: GateResult | None) -> bool:
+    """A gate the re-check can overturn: one that ran a command and passed (or ran no test)."""
+    return gate is not None and gate.command is not None and gate.status in ("pass", "not_run")
+
+
+def _log_dir(ctx: StageContext, changes: list[SurfaceChange]) -> Path:
+    """The re-check's log dir, with the surface's diff in it."""
     log_dir = new_stamped_dir(ctx.log_dir() / "pristine")
+    (log_dir / "surface.diff").write_text("".join(c.diff for c in changes), encoding="utf-8")
+    return log_dir
+
+
+def _added_modules(ctx: StageContext, changes: list[SurfaceChange]) -> list[str]:
+    """The test modules the step added, when they are its only change to the
+    surface and the tests command's runner runs test files alone; else none."""
+    from stepkit.workspace.gate_commands import run_gate_plan
+    from stepkit.workspace.runners import runners
+    from stepkit.workspace.testrunners import runs_files
+
+    if not all(c.how == "added" and c.kind == "tests" for c in changes):
+        return []
+    command = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config).command("tests")[0]
+    files = [c.path for c in changes]
+    if command is None or not runs_files(command, Path(ctx.project_dir), files, runners(ctx.pm)):
+        return []
+    return files
+
+
+def _beside(work: Callable[[], Recheck]) -> Callable[[], Recheck]:
+    """Start ``work`` now in a thread of its own, in this thread's context
+    (the node's sandbox, its supervision); the function returned waits for it."""
+    context = contextvars.copy_context()
+    done: list[Recheck] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(context.run(work))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="stepkit-pristine", daemon=True)
+    thread.start()
+
+    def result() -> Recheck:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return done[0]
+
+    return result
+
+
+def _merged(
+    ctx: StageContext,
+    outcome: Outcome,
+    ran: Recheck,
+    changes: list[SurfaceChange],
+    log_dir: Path,
+) -> Outcome | None:
+    """The tests gate of a step that only added test modules, from the
+    earlier tests in the pristine copy and the new modules alone (their
+    outcomes and verdicts together; a failure of either fails it).  None
+    when the earlier tests did not pass there: the whole gate decides."""
+    alone, earlier = _gate_of(outcome, "tests"), ran.gate
+    if ran.problem is not None or earlier is None or earlier.status != "pass" or alone is None:
+        return None
+    if alone.status not in ("pass", "not_run", "fail"):
+        return outcome  # the new modules' command could not run, or timed out: it says so
+    status: GateStatus = "fail" if alone.status == "fail" else "pass"
+    both = TestResults(
+        source=alone.tests.source if alone.tests else "junit XML",
+        complete=bool(
+            earlier.tests and earlier.tests.complete and alone.tests and alone.tests.complete
+        ),
+    )
+    for part in (earlier, alone):
+        for test_id, test_status in ((part.tests.outcomes() if part.tests else None) or {}).items():
+            both.add(test_id, test_status)  # type: ignore[arg-type]
+    record = both.record(log_dir / "tests.json")
+    shown = ", ".join(c.line() for c in changes)
+    note = (
+        f"[stepkit: the step added test module(s) {shown}: the earlier tests ran without them, "
+        f"the new ones alone (the same isolation as the pristine re-check); "
+        f"diff: {log_dir / 'surface.diff'}]\n"
+        f"pristine re-check (the step's code, the surface as it was before the step): PASS "
+        f"({earlier.summary}); log: {earlier.log}"
+    )
+    judged = alone.model_copy(
+        update={
+            "status": status,
+            "tests": record,
+            "summary": (
+                f"{both.counts_line()} (the earlier tests without the new modules: "
+                f"{earlier.summary}; the new modules alone: {alone.summary})"
+            ),
+            "preexisting_failures": [*earlier.preexisting_failures, *alone.preexisting_failures],
+            "flaky": [*earlier.flaky, *alone.flaky],
+            "order_dependent": [*earlier.order_dependent, *alone.order_dependent],
+            "evidence": f"{note}\n\n[the new test modules alone, with the step's changes]\n"
+            f"{alone.evidence}\n\n[the earlier tests, without the step's new test modules; "
+            f"log: {earlier.log}]\n{earlier.evidence}",
+        }
+    )
+    ctx.emit(
+        "pristine_recheck",
+        gate="tests",
+        surface=[c.line() for c in changes],
+        status=status,
+        failing=[],
+        problem=None,
+        diff=str(log_dir / "surface.diff"),
+    )
+    gates = outcome.updates.get("gates") or []
+    updates = {
+        **outcome.updates,
+        "surface_changes": [c.line() for c in changes],
+        "gates": [judged.model_dump() if g["name"] == "tests" else g for g in gates],
+    }
+    return Outcome(route="fail" if status == "fail" else outcome.route, updates=updates)
+
+
+def _judged(
+    ctx: StageContext,
+    outcome: Outcome,
+    changes: list[SurfaceChange],
+    ran: Recheck,
+    snapshot: Snapshot,
+    plan_files: str,
+    log_dir: Path,
+    name: str,
+) -> Outcome:
+    """``outcome`` judged by the pristine copy's run ``ran`` (unchanged when
+    the gate did not pass: its failure stands)."""
+    original = _gate_of(outcome, name)
+    if original is None or not _judgeable(original):
+        return outcome
+    gates = outcome.updates.get("gates") or []
     diff_path = log_dir / "surface.diff"
-    diff_path.write_text("".join(c.diff for c in changes), encoding="utf-8")
-    found = _run_pristine(ctx, snapshot, changes, original, log_dir)
+    found = _classify(ran, original, changes, snapshot, Path(ctx.project_dir))
     changed = ", ".join(c.path for c in changes)
     # a test module the step added need not be named beside a named change (plans say "add tests")
     judged_by_name = [c for c in changes if not c.why] or changes
@@ -199,48 +381,68 @@ def plan_names(plan_files: str, paths: list[str]) -> bool:
     return bool(plan_files) and bool(paths) and all(path in plan_files for path in paths)
 
 
-def _run_pristine(
+def _pristine_job(
     ctx: StageContext,
     snapshot: Snapshot,
     changes: list[SurfaceChange],
-    original: GateResult,
+    name: str,
     log_dir: Path,
-) -> Recheck:
-    """Run ``original``'s command in the scratch copy and name what fails there
-    and did not before the step: pre-existing tests, or lint errors."""
+) -> Callable[[], Recheck]:
+    """Gate ``name``'s command in the scratch copy, judged there as the
+    project's own gate is (its baseline, its failing ids re-run in the
+    copy): the copy's files are read now, the function runs it."""
     from stepkit.workspace.gate_commands import run_gate_plan
     from stepkit.workspace.gates import GateRunner
     from stepkit.workspace.verdicts import Judge
 
     lost = [c.path for c in changes if not c.known]
     if lost:
-        return Recheck(
-            None,
-            [],
+        problem = (
             f"no pristine re-check: the bytes of {', '.join(lost)} as they were "
-            f"before the step were not kept, so the surface cannot be restored",
+            f"before the step were not kept, so the surface cannot be restored"
         )
-    tree = pristine_tree(snapshot, changes, ctx.project_dir)
-    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+        return lambda: Recheck(None, [], problem)
     try:
-        with checked_out(tree) as where:
-            runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan)
-            (gate,) = runner.run((original.name,))
-            # judged as the project's own gate is: its baseline (cached in the
-            # project, so once per run), its failing ids re-run here, in the copy
-            judge = Judge(
-                ctx.config.baseline,
-                ctx.project_dir,
-                log_dir,
-                snapshot_tree(snapshot),
-                lambda name, ids, at, logs, suite: runner.run_for_judge(
-                    name, ids, where if Path(at) == Path(ctx.project_dir) else at, logs, suite
-                ),
-            )
-            gate = judge.judge(gate)
+        tree = pristine_tree(snapshot, changes, ctx.project_dir)
     except BaselineUnavailable as exc:
-        return Recheck(None, [], f"no pristine re-check: {exc}")
-    added = {rel for rel, old, _new in snapshot_changes(snapshot, ctx.project_dir) if old is None}
+        unavailable = f"no pristine re-check: {exc}"
+        return lambda: Recheck(None, [], unavailable)
+    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+
+    def run() -> Recheck:
+        try:
+            with checked_out(tree) as where:
+                runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan)
+                (gate,) = runner.run((name,))
+                judge = Judge(
+                    ctx.config.baseline,
+                    ctx.project_dir,
+                    log_dir,
+                    snapshot_tree(snapshot),
+                    lambda gate, ids, at, logs, suite: runner.run_for_judge(
+                        gate, ids, where if Path(at) == Path(ctx.project_dir) else at, logs, suite
+                    ),
+                )
+                return Recheck(judge.judge(gate), [])
+        except BaselineUnavailable as exc:
+            return Recheck(None, [], f"no pristine re-check: {exc}")
+
+    return run
+
+
+def _classify(
+    ran: Recheck,
+    original: GateResult,
+    changes: list[SurfaceChange],
+    snapshot: Snapshot,
+    project_dir: Path,
+) -> Recheck:
+    """What the copy's run ``ran`` names: the pre-existing tests, or lint
+    errors, that fail there and did not before the step."""
+    gate = ran.gate
+    if gate is None or ran.problem is not None:
+        return ran
+    added = {rel for rel, old, _new in snapshot_changes(snapshot, project_dir) if old is None}
     if gate.status == "pass" or _nothing_earlier(gate, original, added):
         return Recheck(gate, [])
     failing = gate.new_failures or (gate.tests.failing if gate.tests else [])

@@ -159,6 +159,8 @@ class TestRunner:
     :param rerun: the command narrowed to the failing ids; None (or it
         answers None): the runner's tests cannot be selected.
     :param claims: failing ids this runner reruns when no runner is recognised.
+    :param runs_files: its ``rerun`` takes test files as ids and collects only
+        those (pytest): the test modules a step added run alone.
     :param failed: lines (regexes) saying tests failed: an output holding one
         is never an environment fault.
     :param ran: lines saying a test ran.
@@ -202,6 +204,7 @@ class TestRunner:
     ambient_required: bool = False
     rerun: Callable[[Rerun], Report | None] | None = None
     claims: Callable[[list[str]], bool] | None = None
+    runs_files: bool = False
     failed: tuple[str, ...] = ()
     ran: tuple[str, ...] = ()
     words: tuple[str, ...] = ()

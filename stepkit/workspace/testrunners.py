@@ -174,6 +174,35 @@ def rerun_invocation(
     return base
 
 
+def files_invocation(
+    command: str,
+    project_dir: Path,
+    report_dir: Path,
+    files: list[str],
+    base_env: Mapping[str, str] | None = None,
+    judged_by: Runners | None = None,
+) -> TestInvocation | None:
+    """``command`` running only the test ``files`` (a process of their own);
+    None when its runner cannot (:func:`runs_files`)."""
+    table = judged_by or runners()
+    if not runs_files(command, project_dir, files, table):
+        return None
+    return rerun_invocation(command, project_dir, report_dir, files, base_env, None, table)
+
+
+def runs_files(
+    command: str, project_dir: Path, files: list[str], judged_by: Runners | None = None
+) -> bool:
+    """The runner of ``command`` (else the one that claims ``files``, as a
+    re-run's) runs test files alone
+    (:attr:`~stepkit.workspace.runners.TestRunner.runs_files`)."""
+    table = judged_by or runners()
+    runner = _recognise(command, Path(project_dir), Path(project_dir), None, table)[1]
+    if runner is None:
+        runner = next((r for r in table.declared if r.claims and r.claims(files)), None)
+    return runner is not None and runner.runs_files
+
+
 def _ambient(call: Call, table: Runners) -> Report:
     """The report every tests command is asked for, whatever its runner."""
     report = Report(call.command)

@@ -73,12 +73,19 @@ def verify_build(ctx: StageContext) -> Outcome:
 @watched("the tests gate")
 def verify_tests(ctx: StageContext) -> Outcome:
     """The FULL test suite, not only the new tests; once more without the
-    step's changes to the verification surface when it made any
-    (:mod:`stepkit.workspace.pristine`).  A pass records the tree it verified."""
+    step's changes to the verification surface when it made any, beside it
+    or in its place (:func:`stepkit.workspace.pristine.recheck_tests`).  A
+    pass records the tree it verified."""
     from stepkit.protocol.verified import with_verified_tree
+    from stepkit.workspace.pristine import recheck_tests
 
     start = start_measure(ctx)  # measured while the coder worked; else from now, beside the gate
-    checked = _rechecked(ctx, _single_gate(ctx, "tests"), "tests")
+    checked = recheck_tests(
+        ctx,
+        lambda only: _single_gate(ctx, "tests", only_tests=only),
+        start_snapshot(ctx),
+        _plan_files(ctx),
+    )
     return with_verified_tree(ctx, _flaky_flagged(ctx, _conserved(ctx, checked, start)))
 
 
