@@ -5,8 +5,9 @@ A hookimpl is read where it is written: a top-level ``def`` decorated with
 ``@hookimpl`` or ``@hookimpl(option=literal, …)`` (``hookimpl`` by any
 dotted name).  A module that binds names at import through
 ``globals().update(…)`` (a project type binding its ``ProjectType``'s
-hookimpls), or whose decorator takes anything but literal keywords, cannot
-be read: only importing it tells its hooks.
+hookimpls), names ``hookimpl`` at its top level other than as a
+decorator (``stepkit_x = hookimpl(f)``), or whose decorator takes anything
+but literal keywords, cannot be read: only importing it tells its hooks.
 
 Parsing every built-in costs tens of milliseconds, so what is read is kept
 in the state dir, one file per install, each module's entry keyed by its
@@ -45,8 +46,9 @@ class Unreadable(Exception):
 def read_hooks(source: str | bytes) -> Hooks:
     """The hookimpls ``source`` declares.
 
-    :raises Unreadable: it binds names through ``globals().update(…)``, or a
-        hookimpl decorator takes more than literal keywords.
+    :raises Unreadable: it binds names through ``globals().update(…)``,
+        names ``hookimpl`` at its top level but in a decorator or an import,
+        or a hookimpl decorator takes more than literal keywords.
     :raises SyntaxError: it is not Python.
     """
     found: Hooks = {}
@@ -54,6 +56,12 @@ def read_hooks(source: str | bytes) -> Hooks:
         if isinstance(node, ast.Expr) and _is_globals_update(node.value):
             raise Unreadable("binds names through globals().update()")
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if not isinstance(node, (ast.ClassDef, ast.Import, ast.ImportFrom)) and any(
+                _name_of(part) == "hookimpl"
+                for part in ast.walk(node)
+                if isinstance(part, ast.expr)
+            ):
+                raise Unreadable("names hookimpl other than in a decorator")
             continue
         for decorator in node.decorator_list:
             options = _hookimpl_options(decorator, node.name)

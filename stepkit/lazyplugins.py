@@ -14,8 +14,9 @@ module and calls its function from then on.  A stand-in's hooks are:
   implement (:data:`stepkit.plugins.projects.HOOKS`), each answering None
   where the module implements none.
 
-A module whose hooks cannot be told either way (a wrapper, a hookimpl made
-other than by a decorator) is imported when it is registered.
+Any other built-in whose hooks its source does not tell (a hookimpl bound
+other than by a decorator), or that has a wrapper (which must be the
+generator function itself), is imported when it is registered.
 
 One dispatcher decides which calls may import a module: a built-in of a
 package in :data:`ANSWERS_ONLY_WHEN` is asked the function named there

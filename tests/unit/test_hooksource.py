@@ -74,8 +74,9 @@ def test_hookimpls_are_read_with_their_true_options():
         "from x import hookimpl, TRY\n\n@hookimpl(tryfirst=TRY)\ndef stepkit_tools():\n    pass\n",
         "from x import hookimpl\n\n@hookimpl(**{'tryfirst': True})\ndef stepkit_tools():\n    pass\n",
         "from x import marker\n\n@marker.hookimpl(True)\ndef stepkit_tools():\n    pass\n",
+        "import stepkit\n\ndef tools():\n    pass\n\nstepkit_tools = stepkit.hookimpl(tools)\n",
     ],
-    ids=["bound-at-import", "option-not-literal", "options-unpacked", "positional"],
+    ids=["bound-at-import", "option-not-literal", "options-unpacked", "positional", "assigned"],
 )
 def test_what_only_an_import_tells_is_unreadable(source):
     with pytest.raises(Unreadable):
