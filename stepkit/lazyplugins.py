@@ -7,12 +7,16 @@ plugins, in the same order (``stepkit plugins`` lists them all, ``-p
 no:NAME`` blocks them); the first call of a stand-in imports the real
 module and calls its function from then on.  A stand-in's hooks are:
 
-- for a project type (a module of :data:`stepkit.plugins.projects.MARKERS`):
-  every hook a project type may implement
-  (:data:`stepkit.plugins.projects.HOOKS`), each answering None where the
-  module implements none;
-- for any other built-in: those :data:`stepkit.builtin_hooks.HOOKS` lists,
-  with their options (``tryfirst``, ``trylast``).
+- those the module's source declares, with their options (``tryfirst``,
+  ``trylast``), read without importing it (:mod:`stepkit.hooksource`);
+- for a project type that binds its ``ProjectType``'s hookimpls at import
+  (which no reading of its source tells): every hook a project type may
+  implement (:data:`stepkit.plugins.projects.HOOKS`), each answering None
+  where the module implements none.
+
+Any other built-in whose hooks its source does not tell (a hookimpl bound
+other than by a decorator), or that has a wrapper (which must be the
+generator function itself), is imported when it is registered.
 
 One dispatcher decides which calls may import a module: a built-in of a
 package in :data:`ANSWERS_ONLY_WHEN` is asked the function named there
@@ -22,9 +26,6 @@ once, in :data:`stepkit.plugins.projects.MARKERS`, which its
 ``ProjectType`` reads), so a Python project imports the Python plugin and
 not the twelve others; an evidence parser answers nothing for output without
 its markers (``stepkit.plugins.evidence._shared.MARKERS``).
-
-``python tests/unit/test_lazy_plugins.py`` writes :mod:`stepkit.builtin_hooks`
-again from the modules.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from stepkit import hookspecs
+from stepkit import hooksource, hookspecs
 
 #: Packages of built-ins that answer only some calls, each with the function
 #: (``module:name``, imported by name as the built-ins are) that tells from a
@@ -51,7 +53,7 @@ ANSWERS_ONLY_WHEN: dict[str, str] = {
 class LazyPlugin(ModuleType):
     """Stands in for the built-in module ``name`` until one of its hooks is called.
 
-    :param hooks: hook name → the hookimpl's options (as :data:`stepkit.builtin_hooks.HOOKS`).
+    :param hooks: hook name → the hookimpl's options (:data:`stepkit.hooksource.Hooks`).
     :param may_answer: given a call's arguments by name, False when the module
         certainly answers None (its stand-in then answers None without
         importing it); None: it may always answer.
@@ -127,8 +129,9 @@ def _by_name(function: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     return lambda given: function(*(given[name] for name in wanted))
 
 
-#: The package whose modules are the project types (:data:`MARKERS` and
-#: :data:`HOOKS` there say which and what they may answer).
+#: The package of the built-ins, and that of the project types among them
+#: (:data:`HOOKS` there says what they may answer).
+BUILTINS = "stepkit.plugins"
 PROJECT_TYPES = "stepkit.plugins.projects"
 
 
@@ -137,16 +140,27 @@ def _asking(check: str, name: str, given: dict[str, Any]) -> bool:
     return getattr(importlib.import_module(module), function)(name, given)
 
 
-def builtin_plugin(name: str) -> ModuleType:
-    """The plugin to register for the built-in module ``name``: a :class:`LazyPlugin`
-    when its hooks are known before it is imported, else the imported module."""
-    from stepkit.builtin_hooks import HOOKS
+def builtin_plugins(names: list[str]) -> list[ModuleType]:
+    """The plugins to register for the built-in modules ``names``, in order:
+    each a :class:`LazyPlugin` when its hooks are known before it is
+    imported, else the imported module."""
+    package = importlib.import_module(BUILTINS)
+    sources = {name: path for name in names if (path := _source_file(package, name))}
+    cache = hooksource.cache_file(Path(package.__path__[0]))
+    declared = hooksource.module_hooks(sources, cache)
+    return [_builtin_plugin(name, declared.get(name)) for name in names]
 
-    # the project types' one declaration of their markers and hooks, by name
-    # as every built-in is (the core reaches a plugin's code through hooks only)
-    types = importlib.import_module(PROJECT_TYPES)
-    family = name in types.MARKERS
-    hooks = {hook: {} for hook in types.HOOKS} if family else HOOKS.get(name)
+
+def builtin_plugin(name: str) -> ModuleType:
+    """The plugin to register for the built-in module ``name`` (:func:`builtin_plugins`)."""
+    return builtin_plugins([name])[0]
+
+
+def _builtin_plugin(name: str, hooks: hooksource.Hooks | None) -> ModuleType:
+    family = hooks is None and name.startswith(PROJECT_TYPES + ".")
+    if family:
+        # by name, as every built-in is (the core reaches a plugin's code through hooks only)
+        hooks = {hook: {} for hook in importlib.import_module(PROJECT_TYPES).HOOKS}
     if hooks is None or any(o.get("wrapper") or o.get("hookwrapper") for o in hooks.values()):
         return importlib.import_module(name)  # a wrapper must be the generator function itself
     may_answer = None
@@ -154,6 +168,19 @@ def builtin_plugin(name: str) -> ModuleType:
         if name.startswith(package):
             may_answer = functools.partial(_asking, check, name)
     return LazyPlugin(name, hooks, may_answer, exact=not family)
+
+
+def _source_file(package: ModuleType, name: str) -> Path | None:
+    """The source file of the built-in module ``name`` (under ``package``,
+    which is not imported to find it), None when there is none."""
+    if not name.startswith(package.__name__ + "."):
+        return None
+    *parents, last = name[len(package.__name__) + 1 :].split(".")
+    for root in package.__path__:
+        for path in (Path(root, *parents, f"{last}.py"), Path(root, *parents, last, "__init__.py")):
+            if path.is_file():
+                return path
+    return None
 
 
 def declared_hooks(module: ModuleType) -> dict[str, dict[str, bool]]:
@@ -164,28 +191,3 @@ def declared_hooks(module: ModuleType) -> dict[str, dict[str, bool]]:
         if isinstance(options, dict):
             found[options.get("specname") or attribute] = {k: v for k, v in options.items() if v}
     return found
-
-
-def render_hooks(names: Iterable[str]) -> str:
-    """The text of :mod:`stepkit.builtin_hooks` for the built-in modules
-    ``names`` but the project types (their hooks are the family's), as ``ruff
-    format`` leaves it."""
-    markers = importlib.import_module(PROJECT_TYPES).MARKERS
-    lines = [
-        '"""The hooks each built-in plugin but the project types implements, with',
-        "their options: what :class:`stepkit.lazyplugins.LazyPlugin` registers",
-        "before the module is imported.  Written by ``python",
-        'tests/unit/test_lazy_plugins.py``; do not edit."""',
-        "",
-        "HOOKS: dict[str, dict[str, dict[str, bool]]] = {",
-    ]
-    for name in names:
-        if name in markers:
-            continue
-        lines.append(f'    "{name}": {{')
-        for hook, options in declared_hooks(importlib.import_module(name)).items():
-            shown = ", ".join(f'"{option}": {value}' for option, value in options.items())
-            lines.append(f'        "{hook}": {{{shown}}},')
-        lines.append("    },")
-    lines.append("}")
-    return "\n".join(lines) + "\n"

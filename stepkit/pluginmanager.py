@@ -25,11 +25,11 @@ from pluggy import HookImpl
 from stepkit import __version__, hookspecs
 from stepkit.config import Config
 from stepkit.errors import PluginError
-from stepkit.lazyplugins import LazyPlugin, builtin_plugin
+from stepkit.lazyplugins import LazyPlugin, builtin_plugins
 from stepkit.trust import require_trusted
 
 #: Built-in plugins, in registration order, each imported when one of its hooks
-#: is first called (:func:`stepkit.lazyplugins.builtin_plugin`).  Language plugins come before the
+#: is first called (:func:`stepkit.lazyplugins.builtin_plugins`).  Language plugins come before the
 #: task runners so that a Makefile target answers before a language default;
 #: the overrides plugin answers first of all through ``tryfirst``.
 DEFAULT_PLUGINS: list[str] = [
@@ -154,9 +154,9 @@ def get_plugin_manager(
         _block(pm, name, builtins)
     allow = _allow_list()
 
-    for module_name in builtins:
-        if not pm.is_blocked(module_name):
-            pm.register(builtin_plugin(module_name), module_name, "builtin", __version__)
+    wanted = [module_name for module_name in builtins if not pm.is_blocked(module_name)]
+    for module_name, plugin in zip(wanted, builtin_plugins(wanted), strict=True):
+        pm.register(plugin, module_name, "builtin", __version__)
 
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if not _wanted(pm, ep.name, allow):

@@ -92,16 +92,6 @@ def test_the_section_names_each_file_it_changes_and_its_blocks_fit_them():
 
 def test_the_security_gate_built_from_the_docs_runs_between_build_and_tests(tmp_path):
     src = build_copy(tmp_path)
-    generated = python(
-        src,
-        "-c",
-        "from stepkit.lazyplugins import render_hooks\n"
-        "from stepkit.pluginmanager import DEFAULT_PLUGINS\n"
-        "print(render_hooks(DEFAULT_PLUGINS), end='')",
-        cwd=tmp_path,
-    )
-    # step 5: the generated hook table, written as test_lazy_plugins.py writes it
-    (src / "stepkit" / "builtin_hooks.py").write_text(generated.stdout, encoding="utf-8")
     project = tmp_path / "project"
     (project / "scripts").mkdir(parents=True)
     (project / "Makefile").write_text("build:\n\t@true\n\ntest:\n\tpython3 -m unittest -v\n")

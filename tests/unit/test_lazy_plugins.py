@@ -1,18 +1,19 @@
 """Built-ins are registered without being imported (stepkit/lazyplugins.py):
-the hook table they are registered from is what the modules declare, every
+the hooks and options they are registered with are those the modules
+declare (read from their source, nothing written beside them), every
 project type answers nothing without its markers (declared once, which is
 why one left unimported changes no answer), an evidence parser is not
 imported for output without its markers, and a command imports only the
-plugins it calls.
-
-``python tests/unit/test_lazy_plugins.py`` writes stepkit/builtin_hooks.py
-again from the modules."""
+plugins it calls.  How the source is read and cached:
+tests/unit/test_hooksource.py."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 
 from stepkit.config import Config
 from stepkit.gatetable import GATE_ORDER
-from stepkit.lazyplugins import LazyPlugin, declared_hooks, render_hooks
+from stepkit.lazyplugins import LazyPlugin, declared_hooks
 from stepkit.pluginmanager import DEFAULT_PLUGINS, first_answer, get_plugin_manager, get_plugins
 from stepkit.plugins.evidence._shared import MARKERS as PARSER_MARKERS
 from stepkit.plugins.projects import HOOKS, MARKERS
@@ -29,7 +30,7 @@ from stepkit.plugins.projects._base import ProjectType
 from stepkit.workspace.evidence import condense
 from tests.support.evidence_logs import evidence_pm
 
-HOOK_TABLE = Path(__file__).resolve().parents[2] / "stepkit" / "builtin_hooks.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = (
     "import json, sys\n"
@@ -52,10 +53,49 @@ def imported_plugins(project: Path, *args: str) -> list[str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_hook_table_is_what_the_modules_declare():
-    assert HOOK_TABLE.read_text(encoding="utf-8") == render_hooks(DEFAULT_PLUGINS), (
-        "run `python tests/unit/test_lazy_plugins.py` to write stepkit/builtin_hooks.py again"
+def _registered_options(pm, name: str) -> dict[str, dict[str, bool]]:
+    """The hookimpls pluggy holds for the plugin ``name``, with their true options."""
+    plugin = pm.get_plugin(name)
+    found = {}
+    for caller in pm.get_hookcallers(plugin):
+        impl = next(i for i in caller.get_hookimpls() if i.plugin is plugin)
+        found[caller.name] = {key: value for key, value in impl.opts.items() if value}
+    return found
+
+
+def test_every_stand_in_holds_its_modules_hooks_with_their_options(tmp_path):
+    """What pluggy sees before a built-in is imported is what it would see
+    after: the same hooks and options (a project type that binds its
+    hookimpls at import: every project-type hook, each answering None where
+    the module has none)."""
+    pm = get_plugin_manager(tmp_path)
+    family = []
+    for name in DEFAULT_PLUGINS:
+        declared = declared_hooks(importlib.import_module(name))
+        registered = _registered_options(pm, name)
+        plugin = pm.get_plugin(name)
+        if isinstance(plugin, LazyPlugin) and plugin.__stepkit_hooks__ is None:
+            family.append(name)
+            assert set(registered) == set(HOOKS) and declared.items() <= registered.items()
+        else:
+            assert registered == declared, name
+    assert set(family) == {*MARKERS, "stepkit.plugins.projects.taskrunners"}
+
+
+def test_a_built_in_is_registered_without_being_imported(tmp_path):
+    probe = (
+        "import json, sys\n"
+        "from stepkit.pluginmanager import get_plugin_manager\n"
+        "get_plugin_manager()\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('stepkit.plugins.'))))\n"
     )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    # the project types' package (MARKERS, HOOKS) and what runs at import of the core
+    imported = json.loads(done.stdout)
+    assert "stepkit.plugins.projects" in imported
+    assert not {m for m in imported if m in DEFAULT_PLUGINS} - {"stepkit.plugins.projects"}
 
 
 def _marker_file(project: Path, marker: str) -> None:
@@ -214,5 +254,32 @@ def test_plugins_still_lists_every_built_in(tmp_path, capsys):
     assert [n for n in names if n in DEFAULT_PLUGINS] == DEFAULT_PLUGINS
 
 
-if __name__ == "__main__":
-    HOOK_TABLE.write_text(render_hooks(DEFAULT_PLUGINS), encoding="utf-8")
+def test_a_built_in_that_gains_a_hook_is_called_with_nothing_regenerated(tmp_path):
+    """In a copy of stepkit, a built-in gains a hookimpl: the next command
+    calls it, with no table to write again."""
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "stepkit", src / "stepkit", ignore=ignore)
+    shutil.copytree(ROOT / "plugins", src / "stepkit" / "plugins", ignore=ignore)
+    display = src / "stepkit" / "plugins" / "observers" / "display.py"
+    gained = '\n\n@hookimpl(trylast=True)\ndef stepkit_detect_notes(project_dir):\n    return ["gained"]\n'
+    display.write_text(display.read_text(encoding="utf-8") + gained, encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from stepkit.pluginmanager import get_plugin_manager\n"
+        "pm = get_plugin_manager()\n"
+        "print(pm.hook.stepkit_detect_notes(project_dir=Path(sys.argv[1])))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+    for _ in ("parsed", "from the cache"):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        assert "['gained']" in done.stdout, done.stdout + done.stderr
