@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.cli import disabled_plugins
-from stepkit.cli.init_commands import refuse_overwrite, render_table, write_table
+from stepkit.cli.init_commands import has_commands, render_table, write_table
 from stepkit.errors import UsageError
 
 
@@ -22,13 +22,19 @@ def run(args: argparse.Namespace) -> int:
 
     project = resolve_project_dir(args.project_dir)
     plans = resolve_plans_dir(project, args.plans_dir, load_config(project).plans_dir)
-    refuse_overwrite(project, args.force)
+    kept = has_commands(project) and not args.force
     # --force writes the commands again for a project init set up already: its plan stays
     written = [] if args.force and plans.exists() else scaffold(plans)
     attributes = register_driver(project, plans)
     detected = detect_gates(project, args.pm, disabled_plugins=disabled_plugins(args))
     print(render(project, plans, written, detected, attributes), flush=True)
-    print(prove(project, args, detected))
+    if kept:
+        print(
+            "\nKept the [commands] table of stepkit.toml as it is "
+            "(stepkit init --force proves the detected commands on HEAD and writes them over it)."
+        )
+    else:
+        print(prove(project, args, detected))
     print(next_steps(project, plans, written))
     return 0
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from stepkit.errors import UsageError
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.baseline import BaselineRecord
 
@@ -29,19 +28,11 @@ def commands_table_line(text: str) -> int | None:
     return None
 
 
-def refuse_overwrite(project: Path, force: bool) -> None:
-    """Nothing is written over a ``[commands]`` table without ``--force``.
-
-    :raises UsageError: ``stepkit.toml`` has one and ``force`` is off.
-    """
+def has_commands(project: Path) -> bool:
+    """``stepkit.toml`` already has a ``[commands]`` table (init keeps it
+    unless told ``--force``)."""
     config = project / CONFIG
-    if force or not config.is_file():
-        return
-    if commands_table_line(config.read_text(encoding="utf-8")) is not None:
-        raise UsageError(
-            f"{config} already has a [commands] table: pass --force to write the proven "
-            "commands over it (nothing was written)"
-        )
+    return config.is_file() and commands_table_line(config.read_text(encoding="utf-8")) is not None
 
 
 def proven(record: BaselineRecord | None) -> str | None:

@@ -303,7 +303,8 @@ def test_init_outside_git_says_nothing_of_a_merge_driver(tmp_path):
     done = stepkit("init", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Merge driver" not in done.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["plans"]
+    # the plan repo, and the proven (here: unproven, commented) [commands] of stepkit.toml
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plans", "stepkit.toml"]
 
 
 @pytest.mark.parametrize("newline, final", [("\r\n", "\r\n"), ("\n", ""), ("\r\n", "")])

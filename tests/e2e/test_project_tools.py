@@ -76,10 +76,11 @@ echo CODER_COMPLETE
             ".venv/bin/judge (changed)",
         ),
         # a variant: a tool the gate command names, planted where PATH finds it first
+        # (python3: on the plain PATH, so the command can start at the step's start)
         (
-            "python check.py",
-            "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/python && chmod +x .venv/bin/python",
-            ".venv/bin/python (added)",
+            "python3 check.py",
+            "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/python3 && chmod +x .venv/bin/python3",
+            ".venv/bin/python3 (added)",
         ),
     ],
 )
