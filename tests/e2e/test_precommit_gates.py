@@ -158,3 +158,29 @@ def test_real_pre_commit_runs_the_pinned_hook_and_checks_without_rewriting(
     assert format_["status"] == "fail", format_
     assert "would reformat" in format_["evidence"] and "demo.py" in format_["evidence"]
     assert (project / "demo.py").read_text() == ugly
+
+
+@pytest.mark.slow
+def test_real_pre_commit_that_cannot_fetch_a_hook_repository_is_an_environment_fault(
+    tmp_path, pre_commit_bin
+):
+    """pre-commit's own set-up failure (exit 3, no hook ran) is the machine, not a lint verdict."""
+    project = new_repo(
+        tmp_path / "proj",
+        {
+            ".pre-commit-config.yaml": (
+                f"repos:\n  - repo: file://{tmp_path / 'no-such-repo'}\n    rev: v1\n"
+                "    hooks:\n      - id: flake8\n"
+            ),
+            "pyproject.toml": '[project]\nname = "demo"\n',
+            "stepkit.toml": '[commands]\nformat = ""\nbuild = ""\ntest = ""\n',
+            "demo.py": "x = 1\n",
+        },
+    )
+    env = {
+        "PATH": f"{pre_commit_bin}{os.pathsep}{tool_env()['PATH']}",
+        "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+    }
+    lint = verify(project, env)["gates"][1]
+    assert (lint["command"], lint["status"]) == ("pre-commit run flake8 --all-files", "error"), lint
+    assert lint["summary"].startswith("pre-commit: cannot set up its hooks ("), lint

@@ -170,6 +170,20 @@ FAULTS = {
         1,
         "go: module proxy unreachable (lookup proxy.golang.org on 127.0.0.53:53: no such host)",
     ),
+    "pre-commit 4.7 that cannot fetch a hook's repository (no network)": (
+        (
+            "[INFO] Initializing environment for https://github.com/astral-sh/ruff-pre-commit.\n"
+            "An unexpected error has occurred: CalledProcessError: command: "
+            "('/usr/bin/git', 'fetch', 'origin', '--tags')\nreturn code: 128\nstdout: (none)\n"
+            "stderr:\n    fatal: unable to access 'https://github.com/astral-sh/ruff-pre-commit/': "
+            "Could not resolve host: github.com\nCheck the log at /home/dev/.cache/pre-commit/pre-commit.log\n"
+        ),
+        3,
+        (
+            "pre-commit: cannot set up its hooks (fatal: unable to access "
+            "'https://github.com/astral-sh/ruff-pre-commit/': Could not resolve host: github.com)"
+        ),
+    ),
     "zsh running a missing tool": (
         "zsh: command not found: mypy\n",
         127,
