@@ -70,7 +70,10 @@ def _rerun(rerun: Rerun) -> Report:
     wanted = set(failing)
     others = [i for i in suite if i not in wanted]
     deselect = [word for i in others for word in ("--deselect", i)]
-    if all((rerun.call.project / tr.file_of(i)).is_file() for i in failing):
+    # pytest refuses a path holding "[" (it reads it as a parametrization)
+    if all(
+        "[" not in tr.file_of(i) and (rerun.call.project / tr.file_of(i)).is_file() for i in failing
+    ):
         # the others deselected too: a command that names its own paths collects them all the same
         fits = len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS
         words = ["-p", "no:cacheprovider", *failing, *(deselect if fits else [])]

@@ -228,6 +228,8 @@ def _merged(
     alone, earlier = _gate_of(outcome, "tests"), ran.gate
     if ran.problem is not None or earlier is None or earlier.status != "pass" or alone is None:
         return None
+    if alone.tests is None or not alone.tests.complete or not alone.tests.outcomes():
+        return None  # the new modules' run named no test outcome of its own: the whole gate
     if alone.status not in ("pass", "not_run", "fail"):
         return outcome  # the new modules' command could not run, or timed out: it says so
     status: GateStatus = "fail" if alone.status == "fail" else "pass"

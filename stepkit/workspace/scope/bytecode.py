@@ -53,13 +53,24 @@ def trusted(project_dir: Path, before: Look) -> Iterator[None]:
 
 
 def drop_untrusted(where: Path) -> list[str]:
-    """Before a command in the project: remove its bytecode that changed
-    since the running node began (nothing when no node holds a look, or the
-    command runs elsewhere, in a scratch copy)."""
+    """Before a command: in the project, remove its bytecode that changed
+    since the running node began (nothing when no node holds a look); in
+    one of stepkit's scratch copies (the pristine copy, the start's), where
+    no bytecode was ever looked at, remove all of it: the code under test
+    may have forged it there for the judge's re-run."""
+    place = Path(where).resolve()
     held = _TRUSTED.get()
-    if held is None or Path(where).resolve() != held[0]:
-        return []
-    return drop_changed(held[1], look(held[0]))
+    if held is not None and place == held[0]:
+        return drop_changed(held[1], look(place))
+    if _in_scratch(place):
+        return drop_changed({}, look(place))
+    return []
+
+
+def _in_scratch(place: Path) -> bool:
+    from stepkit.workspace.sandbox import scratch_home
+
+    return place.is_relative_to(Path(scratch_home()).resolve())
 
 
 def look(project_dir: Path) -> Look:
