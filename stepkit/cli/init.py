@@ -57,14 +57,12 @@ def prove(project: Path, args: argparse.Namespace, detected: dict) -> str:
         print(f"  not proved: {problem}")
     table = render_table(detected["gates"], records, problem)
     config = write_table(project, table)
-    unproven = [
-        line.removeprefix("# ") for line in table.splitlines() if line.startswith("# not proved")
-    ]
+    unproven = [line for line in table.splitlines() if line.endswith("# NOT RUN until set")]
     lines = [f"Wrote the [commands] table of {shown(config, project)}: the commands that ran"]
     if unproven:
         lines.append(
-            f"  {len(unproven)} command(s) could not run there: written commented out, with why; "
-            "set them before the first step"
+            f"  {len(unproven)} command(s) could not run there: written commented out, with why, "
+            "and the gate switched off (NOT RUN) until you set it"
         )
     return "\n".join(lines)
 

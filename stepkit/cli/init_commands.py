@@ -69,12 +69,12 @@ def render_table(
         if result is not None:
             lines += [f"# {result}", value]
             continue
-        why = (
-            record.could_not_run
-            if record is not None
-            else gate.get("fault") or problem or "it was not measured"
-        )
-        lines += [f"# not proved: {why}", f"# {value}"]
+        cannot = record.could_not_run if record is not None else gate.get("fault")
+        if cannot:
+            # switched off, said so: a run would stop on it again (set it, and it runs)
+            lines += [f"# not proved: {cannot}", f"# {value}", f'{key} = ""  # NOT RUN until set']
+            continue
+        lines += [f"# not proved: {problem or 'it was not measured'}", f"# {value}"]
     return "\n".join(lines) + "\n"
 
 
