@@ -935,7 +935,7 @@ def draft_plan(
 
     project = resolve_project_dir(project_dir)
     config = load_config(project)
-    target = Target.of(resolve_plans_dir(project, plans_dir, config.plans_dir))
+    target = Target.of(resolve_plans_dir(project, plans_dir, config.plans_dir), append=append)
     if target.existing and not append:
         raise UsageError(
             f"{target.plans_dir / 'steps'} already has {len(target.existing)} step(s); "

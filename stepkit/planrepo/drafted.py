@@ -18,7 +18,7 @@ from pathlib import Path
 from stepkit.errors import UsageError
 from stepkit.planrepo.draft import DraftStep, PlanDraft, draft_problems, items
 from stepkit.planrepo.model import PlanRepo, StepPlan
-from stepkit.planrepo.scaffold import slug, step_numbers, yaml_scalar
+from stepkit.planrepo.scaffold import slug, step_numbers, untouched_first_step, yaml_scalar
 from stepkit.planrepo.sections import list_items, plan_section
 
 #: the list sections of a step file: heading, the draft's field, what an empty one says
@@ -39,11 +39,17 @@ class Target:
 
     plans_dir: Path
     existing: tuple[int, ...]
+    #: ``stepkit init``'s untouched template step, which the draft takes the place of
+    template: Path | None = None
 
     @classmethod
-    def of(cls, plans_dir: Path) -> Target:
-        """The plan repo at ``plans_dir`` as it is now (none yet: no steps)."""
+    def of(cls, plans_dir: Path, append: bool = False) -> Target:
+        """The plan repo at ``plans_dir`` as it is now (none yet: no steps;
+        unless appending, init's untouched template step counts as none)."""
         steps = Path(plans_dir) / "steps"
+        template = None if append else untouched_first_step(Path(plans_dir))
+        if template is not None:
+            return cls(Path(plans_dir), (), template)
         return cls(Path(plans_dir), tuple(sorted(step_numbers(steps))) if steps.is_dir() else ())
 
     @property
@@ -59,11 +65,16 @@ class Target:
         """Why ``draft`` cannot be written here, one line each ([] when it can):
         the draft's own problems, else those of its files read back."""
         return draft_problems(draft, self.existing) or rendered_problems(
-            self.plans_dir, self.files(draft)
+            self.plans_dir, self.files(draft), self.template
         )
 
     def write(self, draft: PlanDraft) -> list[Path]:
-        """Write the draft's step files (see :func:`write_steps`)."""
+        """Write the draft's step files (see :func:`write_steps`), in place
+        of init's untouched template step."""
+        if self.template is not None:
+            if untouched_first_step(self.plans_dir) != self.template:
+                raise UsageError(f"{self.template} changed meanwhile; nothing was written")
+            self.template.unlink()
         return write_steps(self.plans_dir, self.files(draft), self.existing)
 
 
@@ -119,11 +130,13 @@ def step_files(plans_dir: Path, draft: PlanDraft, first: int) -> list[StepFile]:
     return files
 
 
-def rendered_problems(plans_dir: Path, files: list[StepFile]) -> list[str]:
+def rendered_problems(
+    plans_dir: Path, files: list[StepFile], replaced: Path | None = None
+) -> list[str]:
     """The problems the plan repo's parser finds once ``files`` join the
-    steps under ``plans_dir`` (in a scratch copy; problems the repo had
-    before do not count), and each new file that does not read back as
-    drafted (its title, dependencies or a section)."""
+    steps under ``plans_dir`` (in a scratch copy, without ``replaced``;
+    problems the repo had before do not count), and each new file that does
+    not read back as drafted (its title, dependencies or a section)."""
     plans_dir = Path(plans_dir)
     with tempfile.TemporaryDirectory(prefix="stepkit-plan-") as scratch:
         copy = Path(scratch) / "plans"
@@ -132,7 +145,7 @@ def rendered_problems(plans_dir: Path, files: list[StepFile]) -> list[str]:
         if (plans_dir / "steps").is_dir():
             before = PlanRepo.load(plans_dir).problems
             for path in (plans_dir / "steps").iterdir():
-                if path.is_file():
+                if path.is_file() and path != replaced:
                     shutil.copyfile(path, copy / "steps" / path.name)
         for file in files:
             (copy / "steps" / file.path.name).write_text(file.text(), encoding="utf-8")

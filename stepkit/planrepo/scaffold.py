@@ -44,6 +44,21 @@ def scaffold(plans_dir: Path, title: str = FIRST_TITLE) -> list[Path]:
     return list(files)
 
 
+def untouched_first_step(plans_dir: Path) -> Path | None:
+    """The step file ``stepkit init`` wrote, when it is the plan's only step
+    and still byte for byte the template: no one's work, which a drafted
+    plan may take the place of; None otherwise."""
+    steps = Path(plans_dir) / "steps"
+    first = steps / f"01-{slug(FIRST_TITLE)}.md"
+    try:
+        if [p.name for p in steps.glob("*.md")] != [first.name]:
+            return None
+        text = first.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return first if text == step_template().replace("{title}", FIRST_TITLE) else None
+
+
 def complete_repo(plans_dir: Path) -> list[Path]:
     """Make ``plans_dir`` a plan repo for steps written by other means
     (``stepkit plan``): ``steps/``, and NOTES.md and ``handoffs/`` as

@@ -178,8 +178,23 @@ def test_append_numbers_the_draft_on_and_maps_its_dependencies(project):
     ]
 
 
+def test_init_then_plan_writes_the_draft_in_place_of_inits_untouched_template(project):
+    """The first hour in either order: init's template step is no one's work yet."""
+    assert stepkit(project, "init").returncode == 0
+    done = stepkit(project, "plan", "spec.md", "--engine", answers(project, DRAFT))
+    assert done.returncode == 0, done.stderr
+    assert not (project / "plans" / "steps" / "01-first-step.md").exists()
+    assert [s[:2] for s in chain(project)] == [
+        (1, "Add slugify"),
+        (2, "Cut slugs at a word boundary"),
+        (3, "The --max-length option"),
+    ]
+
+
 def test_a_plan_with_steps_is_never_written_over_and_the_engine_is_not_asked(project):
     assert stepkit(project, "init").returncode == 0
+    first = project / "plans" / "steps" / "01-first-step.md"
+    first.write_text(first.read_text() + "\nA line of the user's own.\n")  # someone's work now
     before = tree(project / "plans")
     no_answer = project.parent / "empty.yaml"
     no_answer.write_text("{}\n")  # asked at all, the engine would fault with another message
