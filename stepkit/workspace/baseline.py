@@ -337,8 +337,29 @@ def keep_record(project_dir: Path, tree: BaseTree, record: BaselineRecord) -> No
 
 
 def _cache_path(project_dir: Path, tree: BaseTree, gate: str, command: str) -> Path:
-    digest = hashlib.sha256(f"{tree.key}\0{gate}\0{command}".encode()).hexdigest()[:40]
+    key = f"{tree.key}\0{gate}\0{command}\0{judge_version()}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:40]
     return baseline_dir(project_dir) / f"{gate}-{digest}.json"
+
+
+@functools.cache
+def judge_version() -> str:
+    """What reads a record's failures, as a key: the size and modification
+    time of every module of stepkit and its built-in plugins, so that a
+    record kept by another stepkit (one that read a tool's output another
+    way) is never taken for this one's."""
+    import stepkit
+    import stepkit.plugins
+
+    signed = hashlib.sha256()
+    for root in (*stepkit.__path__, *stepkit.plugins.__path__):
+        for path in sorted(Path(root).rglob("*.py")):
+            with contextlib.suppress(OSError):
+                st = path.stat()
+                signed.update(
+                    f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode()
+                )
+    return signed.hexdigest()[:16]
 
 
 # -- naming failures ---------------------------------------------------------

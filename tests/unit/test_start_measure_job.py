@@ -113,3 +113,18 @@ def test_a_test_lost_after_the_step_is_one_that_held_at_the_start(repo, tmp_path
     partial = TestResults(source="output", complete=False, outcomes={"t::kept": "failed"})
     unknown = GateResult(name="tests", status="fail", tests=partial.record(tmp_path / "p.json"))
     assert lost_tests(record, unknown) is None
+
+
+def test_a_record_kept_by_another_stepkit_is_not_read(repo, tmp_path, monkeypatch):
+    """A record says how a stepkit read the output; one whose code reads it
+    otherwise (an upgrade, an edited plugin) measures again."""
+    from stepkit.workspace import baseline
+
+    tree = snapshot_tree(take_snapshot(repo))
+    command = "echo '1 passed in 0.01s'"
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, str(tmp_path))
+    assert job.record("tests", command) is not None
+    supervision.stop_background(str(tmp_path))
+    assert cached_record(repo, tree, "tests", command)[0] is not None
+    monkeypatch.setattr(baseline, "judge_version", lambda: "another stepkit")
+    assert cached_record(repo, tree, "tests", command) == (None, [])
