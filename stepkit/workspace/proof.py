@@ -45,11 +45,17 @@ def prove_on_head(
     plan = plan_gates(pm, project_dir, config)
     chosen = {gate: p for gate, p in plan.commands.items() if p.command}
 
+    told: set[str] = set()
+
+    def tell(result: GateResult) -> None:
+        told.add(result.name)
+        on_gate(result)
+
     def measure(where: Path, log_dir: Path, names: list[str]) -> list[GateResult]:
         there = plan_gates(pm, where, config)
         there = there.model_copy(update={"commands": {**there.commands, **chosen}})
         runner = GateRunner(
-            pm, where, config, log_dir, plan=there, tools_from=project_dir, on_gate=on_gate
+            pm, where, config, log_dir, plan=there, tools_from=project_dir, on_gate=tell
         )
         return runner.run(names)
 
@@ -66,4 +72,9 @@ def prove_on_head(
     commands = {gate: p.command for gate, p in chosen.items() if p.command is not None}
     job = StartMeasure(project_dir, tree, commands, measure, policy)
     job.run()
+    for gate, record in job.records.items():
+        if gate not in told:  # measured before, on the same files: said as well
+            summary = f"{record.summary} (measured earlier on the same files)"
+            shown = {"name": gate, "status": record.status, "summary": summary.strip()}
+            on_gate(GateResult.model_validate(shown))
     return job.records, job.problem

@@ -84,3 +84,13 @@ def test_init_never_writes_over_a_commands_table_without_force(tmp_path, monkeyp
     forced = stepkit("init", "--force", cwd=project)
     assert forced.returncode == 0, forced.stderr
     assert "ran on HEAD: 2 passed" in (project / "stepkit.toml").read_text()
+
+
+def test_a_second_init_says_every_gate_it_proved_earlier(tmp_path, monkeypatch):
+    """Proved once, cached by the files: the second init's progress still has a line per gate."""
+    _this_python_first(monkeypatch)
+    project = ci_project(tmp_path, "python -m pytest -q")
+    assert stepkit("init", cwd=project).returncode == 0
+    again = stepkit("init", "--force", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert "tests   pass: 2 passed (measured earlier on the same files)" in again.stdout
