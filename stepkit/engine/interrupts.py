@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -229,7 +230,7 @@ def call_with_timeout(
         _STOP.waiting.add(wake)
     threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True).start()
     try:
-        finished = wake.wait(timeout)
+        finished = _wait(wake, timeout)
         if not done.is_set() and _STOP.signum is not None:
             raise StopSignal(_STOP.signum)
     except KeyboardInterrupt as exc:
@@ -245,6 +246,26 @@ def call_with_timeout(
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+#: How long the main thread waits on a node at most before it runs Python
+#: again: a stop signal the kernel handed to a worker thread is only noted
+#: there, and its handler runs in the main thread when that next runs code.
+SIGNAL_CHECK_S = 0.5
+
+
+def _wait(wake: threading.Event, timeout: float | None) -> bool:
+    """``wake.wait(timeout)``, woken every :data:`SIGNAL_CHECK_S` so that a
+    noted stop signal's handler runs; False when ``timeout`` passed."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = (
+            SIGNAL_CHECK_S if deadline is None else min(deadline - time.monotonic(), SIGNAL_CHECK_S)
+        )
+        if left <= 0:
+            return False
+        if wake.wait(left):
+            return True
 
 
 def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> None:
