@@ -11,21 +11,12 @@ import pytest
 
 from stepkit.engine.interrupts import StopSignal, call_with_timeout, stop_signals
 from stepkit.records import StageContext
+from tests.support.coder import make_ctx
 from tests.support.waiting import SAFETY_S
 
 
 def test_a_stop_signal_taken_by_the_nodes_thread_stops_the_node(tmp_path):
-    ctx = StageContext(
-        node="implement",
-        project_dir=tmp_path,
-        plans_dir=tmp_path / "plans",
-        state={},
-        settings={},
-        config=None,
-        pm=None,
-        run_dir=tmp_path,
-        emit=lambda kind, **fields: None,
-    )
+    ctx = make_ctx(tmp_path)
     released = threading.Event()
     ended: dict[str, bool] = {}
 
