@@ -348,11 +348,15 @@ def judge_version() -> str:
     time of every module of stepkit and its built-in plugins, so that a
     record kept by another stepkit (one that read a tool's output another
     way) is never taken for this one's."""
-    import stepkit
-    import stepkit.plugins
+    import importlib.util
 
+    import stepkit
+
+    # the built-in plugins' folder, found without importing them (the core never does)
+    plugins = importlib.util.find_spec("stepkit.plugins")
+    roots = [*stepkit.__path__, *((plugins and plugins.submodule_search_locations) or [])]
     signed = hashlib.sha256()
-    for root in (*stepkit.__path__, *stepkit.plugins.__path__):
+    for root in roots:
         for path in sorted(Path(root).rglob("*.py")):
             with contextlib.suppress(OSError):
                 st = path.stat()
