@@ -86,12 +86,11 @@ class Supervision:
     def stop(self) -> None:
         """Refuse new commands and SIGKILL the running ones' groups (each
         command then stops what it detached as it ends)."""
-        self.stopping = True
-        for group in list(self.groups):
-            try:
-                os.killpg(group, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        with _LIVE.lock:  # ordered with register(): a command registered after is killed there
+            self.stopping = True
+            groups = list(self.groups)
+        for group in groups:
+            _kill_group(group)
 
 
 _SUPERVISION: ContextVar[Supervision | None] = ContextVar("stepkit_supervision", default=None)
@@ -212,6 +211,16 @@ def register(token: str, group: int | None) -> None:
         watch = current()
         if watch is not None and group is not None:
             watch.groups.add(group)
+        late = watch is not None and watch.stopping and group is not None
+    if late and group is not None:  # started as its supervision was being stopped
+        _kill_group(group)
+
+
+def _kill_group(group: int) -> None:
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def unregister(token: str) -> None:
