@@ -22,9 +22,11 @@ from tests.support.e2e import (
     DEVIATION,
     GOOD_MUL,
     HANDOFF,
+    PY,
     TRAVERSED,
     WRONG_MUL,
     make_project,
+    sh,
 )
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
@@ -346,6 +348,21 @@ def test_an_environment_fault_in_a_gate_ends_the_run_without_the_fix_loop(projec
         "is not on the gates' PATH" in result.output
     )
     assert project.coder_calls() == 0
+
+
+@pytest.mark.parametrize(
+    "gate, variable", [("lint", "LINT_CMD"), ("build", "BUILD_CMD"), ("tests", "TEST_CMD")]
+)
+def test_an_environment_fault_the_gate_finds_ends_the_run_without_the_fix_loop(
+    project, gate, variable
+):
+    """The program starts (the pre-check passes it); the tool it runs is missing."""
+    command = sh(PY, "-m", "no_such_tool_4e1")
+    result = project.run(env=project.env(**{variable: command}))
+    assert result.code == 1 and result.outcome == "STEP_FAILED", result.stdout
+    assert f"Reason: Environment fault: {gate}:" in result.output
+    assert "no_such_tool_4e1" in result.output
+    assert project.coder_calls() == 1 and result.data["fix_attempts"] == 0
 
 
 # -- sweep and review ---------------------------------------------------------

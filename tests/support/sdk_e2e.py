@@ -32,7 +32,7 @@ SYSTEMS = {
 #: project, so counting does not change the tree) and then runs check.py.
 COUNTED_TEST = """import os, runpy, sys
 with open(sys.argv[1], "a") as counter:
-    counter.write("run\\n")
+    counter.write(os.getcwd() + "\\n")
 sys.argv = ["check.py"]
 sys.path.insert(0, os.getcwd())
 runpy.run_path("check.py", run_name="__main__")
@@ -106,8 +106,11 @@ def counted_tests(project: Project) -> tuple[str, Path]:
 
 
 def runs_of(counter: Path) -> int:
-    """How many times the counted test command ran."""
-    return len(counter.read_text().splitlines()) if counter.exists() else 0
+    """How many times the counted test command ran in the project (not in the
+    scratch copy where the step's start is measured)."""
+    project = (counter.parent.parent / "project").resolve()
+    lines = counter.read_text().splitlines() if counter.exists() else []
+    return sum(Path(line).resolve() == project for line in lines)
 
 
 def token_sum(usages: list[dict[str, int]]) -> Usage:
