@@ -17,5 +17,6 @@ TOOLS = (
             ),
         ),
         lockfiles=("go.sum", "go.work.sum"),
+        caches=(("GOCACHE", "cache/go-build"), ("GOMODCACHE", "cache/go-mod")),
     ),
 )

@@ -52,5 +52,6 @@ TOOLS = (
             Fault(r"^npm (?:error|ERR!) code EBADENGINE$", _engine),
         ),
         lockfiles=("package-lock.json", "npm-shrinkwrap.json"),
+        caches=(("npm_config_cache", "cache/npm"),),
     ),
 )

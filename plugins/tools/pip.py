@@ -27,5 +27,6 @@ TOOLS = (
                 lambda m, _lines, _at: f"pip: could not fetch {m['url']} ({m['why'][:80]})",
             ),
         ),
+        caches=(("PIP_CACHE_DIR", "cache/pip"),),
     ),
 )

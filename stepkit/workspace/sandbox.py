@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from stepkit.workspace.files import state_home
+from stepkit.workspace.tools import builtin_tools
 
 #: The flag a node that ran the coder's code without a sandbox carries.
 UNCONFINED_FLAG = (
@@ -69,14 +70,9 @@ SESSION_VARIABLES = (
 #: (stepkit finds a confined command's processes through the sandbox itself)
 #: and the sealing key a CI job may carry.
 HIDDEN_VARIABLES = ("STEPKIT_RUN_DIR", "STEPKIT_SEAL_KEY")
-#: Cache variables pointed into the private directory (``name``: subdirectory).
-CACHE_VARIABLES = {
-    "XDG_CACHE_HOME": "cache",
-    "PIP_CACHE_DIR": "cache/pip",
-    "npm_config_cache": "cache/npm",
-    "GOCACHE": "cache/go-build",
-    "GOMODCACHE": "cache/go-mod",
-}
+#: The one cache variable every tool may read (``name``: subdirectory);
+#: the tools' own are in their declarations (:attr:`Tool.caches`).
+_XDG_CACHE = {"XDG_CACHE_HOME": "cache"}
 _TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")
 #: Where :func:`private_home` is (not ``$TMPDIR``, which may be as deep).
 PRIVATE_PARENT = Path("/tmp")
@@ -358,7 +354,7 @@ def policy_for(
     home = private_home()
     # resolved: macOS's /tmp is a link, and its sandbox matches resolved paths
     private = Path(os.path.realpath(tempfile.mkdtemp(prefix=f"private-{os.getpid()}-", dir=home)))
-    for sub in ("tmp", *CACHE_VARIABLES.values()):
+    for sub in ("tmp", *cache_variables().values()):
         (private / sub).mkdir(parents=True, exist_ok=True)
     return Policy(
         private=private,
@@ -407,13 +403,19 @@ def _existing(paths: Iterable[Path]) -> tuple[Path, ...]:
     return tuple(seen)
 
 
+def cache_variables() -> dict[str, str]:
+    """Each variable that moves a cache (``name``: subdirectory of the
+    private directory): XDG's and the built-in tools' declared ones."""
+    return {**_XDG_CACHE, **builtin_tools().caches}
+
+
 def confined_env(env: Mapping[str, str], private: Path) -> dict[str, str]:
     """``env`` as a confined command gets it: no session variables nor
     :data:`HIDDEN_VARIABLES`, temp files and caches in ``private``."""
     dropped = {*SESSION_VARIABLES, *HIDDEN_VARIABLES}
     inner = {k: v for k, v in env.items() if k not in dropped}
     inner.update(dict.fromkeys(_TEMP_VARIABLES, str(private / "tmp")))
-    inner.update({name: str(private / sub) for name, sub in CACHE_VARIABLES.items()})
+    inner.update({name: str(private / sub) for name, sub in cache_variables().items()})
     return inner
 
 

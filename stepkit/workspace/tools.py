@@ -82,6 +82,9 @@ class Tool:
     :param faults: its fault signatures, tried in order.
     :param nothing_to_format: its words (a regex of a line) for "no file to format".
     :param lockfiles: the names of the lockfiles it writes.
+    :param caches: (variable, subdirectory) of each environment variable
+        that moves its cache: a confined command's points into its private
+        directory (:mod:`stepkit.workspace.sandbox`).
     """
 
     name: str
@@ -99,6 +102,7 @@ class Tool:
     faults: tuple[Fault, ...] = ()
     nothing_to_format: tuple[str, ...] = ()
     lockfiles: tuple[str, ...] = ()
+    caches: tuple[tuple[str, str], ...] = ()
 
 
 def after(lines: list[str], at: int, pattern: str, span: int = 8) -> re.Match[str] | None:
@@ -147,6 +151,7 @@ class Tools:
         )
         self.nothing_to_format = _any_of(p for t in every for p in t.nothing_to_format)
         self.lockfiles = tuple(dict.fromkeys(name for t in every for name in t.lockfiles))
+        self.caches = dict(c for t in every for c in t.caches)
 
 
 def _unnamed(pattern: str) -> str:

@@ -75,7 +75,6 @@ _TOOL = re.compile(
 #: modules that still name a tool, and why they are left for now
 NOT_YET: dict[str, str] = {
     "redact.py": "npm's token prefix among the secrets' shapes (a credential format, not a judge)",
-    "sandbox.py": "the package managers' cache variables the sandbox points at its own directories",
 }
 
 

@@ -18,6 +18,7 @@ from stepkit.config import load_config
 from stepkit.errors import UsageError
 from stepkit.workspace import process, sandbox
 from stepkit.workspace.scope.tamper import file_flags
+from stepkit.workspace.tools import builtin_tools
 
 
 def policy(tmp_path: Path, **fields) -> sandbox.Policy:
@@ -143,6 +144,16 @@ def test_a_confined_environment_has_private_temp_and_caches(tmp_path):
     assert env["TMPDIR"] == str(tmp_path / "tmp")
     assert env["XDG_CACHE_HOME"] == str(tmp_path / "cache")
     assert env["HOME"] == "/h" and "SSH_AUTH_SOCK" not in env and "STEPKIT_SEAL_KEY" not in env
+
+
+def test_each_cache_a_tool_declares_is_private(tmp_path):
+    """The caches come from the tools' declarations: pip's, npm's and go's
+    (declared in their plugins), each in the private directory."""
+    env = sandbox.confined_env({"PIP_CACHE_DIR": "/home/u/.cache/pip"}, tmp_path)
+    declared = {var: sub for tool in builtin_tools().declared for var, sub in tool.caches}
+    assert {"PIP_CACHE_DIR", "npm_config_cache", "GOCACHE", "GOMODCACHE"} <= set(declared)
+    for variable, sub in declared.items():
+        assert env[variable] == str(tmp_path / sub)
 
 
 @pytest.mark.parametrize(
