@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -77,6 +78,8 @@ _TEMP_VARIABLES = ("TMPDIR", "TMP", "TEMP")
 #: Where :func:`private_home` is (not ``$TMPDIR``, which may be as deep).
 PRIVATE_PARENT = Path("/tmp")
 _SCRATCH = "scratch"
+#: A private directory's name: the process that made it, then mkdtemp's part.
+_PRIVATE_NAME = re.compile(r"private-(\d+)-")
 
 
 @dataclass(frozen=True)
@@ -352,6 +355,7 @@ def policy_for(
     if found is None or unavailable() is not None:
         return None
     home = private_home()
+    sweep_orphans(home)
     # resolved: macOS's /tmp is a link, and its sandbox matches resolved paths
     private = Path(os.path.realpath(tempfile.mkdtemp(prefix=f"private-{os.getpid()}-", dir=home)))
     for sub in ("tmp", *cache_variables().values()):
@@ -365,6 +369,26 @@ def policy_for(
         network=network,
         system=found,
     )
+
+
+def sweep_orphans(home: Path) -> None:
+    """Remove the private directories in ``home`` whose process is gone (a
+    run killed before its blocks ended); a live process's are left alone."""
+    with contextlib.suppress(OSError), os.scandir(home) as entries:
+        for entry in entries:
+            pid = _PRIVATE_NAME.match(entry.name)
+            if pid and not _alive(int(pid[1])):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: not ours to judge
+    return True
 
 
 def user_paths(paths: Iterable[str], project_dir: Path) -> list[Path]:

@@ -277,3 +277,38 @@ def test_another_runs_confined_command_does_not_see_a_private_dir(tmp_path):
             run = process.run(f"cat {secret} 2>&1; ls {mine.private.parent} 2>&1", cwd=tree)
     assert "No such file" in run.output, run.output
     assert "the prompt" not in run.output and f"{mine.private.name}\n" not in run.output
+
+
+#: A process that makes a policy, says its private directory and waits.
+_HOLDER = (
+    "import sys; from pathlib import Path; from stepkit.workspace import sandbox; "
+    "p = sandbox.policy_for(Path(sys.argv[1]), Path(sys.argv[2])); "
+    "print(p.private, flush=True); sys.stdin.read()"
+)
+
+
+@needs_bwrap
+def test_a_killed_runs_private_dir_is_swept_and_a_live_ones_kept(tmp_path):
+    """A run killed with SIGKILL never leaves its blocks: its private dir
+    (temp files, caches, maybe a prompt) would stay in /tmp for good."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    holders = [
+        subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, str(tree), str(tmp_path / "store")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    killed, live = (Path(h.stdout.readline().strip()) for h in holders)
+    assert killed.parent == live.parent == sandbox.private_home()
+    holders[0].kill()
+    holders[0].wait()
+    try:
+        with sandbox.confined(sandbox.policy_for(tree, tmp_path / "store")):
+            assert not killed.exists()
+            assert live.is_dir()
+    finally:
+        holders[1].communicate("")
