@@ -210,3 +210,28 @@ def test_a_count_line_with_no_test_run_is_still_not_run(tmp_path, capsys, last):
 def test_a_count_line_with_failures_and_exit_1_fails(tmp_path, capsys):
     tests = verify(capsys, tmp_path, test=_program(tmp_path, ["Pass 520, Fail 2"], code=1))["tests"]
     assert tests["status"] == "fail", tests["summary"]
+
+
+@pytest.mark.parametrize(
+    "dep",
+    [
+        # what pnpm 11 printed for unjs/ofetch (packageManager pnpm@10.20.0) on this machine
+        (
+            "@pnpm/win-x64@10.20.0: No matching version found for @pnpm/win-x64@10.20.0 while "
+            "fetching it from https://registry.npmjs.org/"
+        ),
+        "@pnpm/win-arm64@10.20.0: GET https://registry.npmjs.org/@pnpm%2Fwin-arm64: Not Found - 404",
+    ],
+)
+def test_pnpm_failing_to_switch_to_the_project_s_version_is_an_environment_fault(
+    tmp_path, capsys, dep
+):
+    lines = [
+        "Error: ERR_PNPM_BAD_CONFIG_DEP",
+        "",
+        "  × resolve package manager dependencies",
+        f"  ╰─▶ Failed to resolve config dependency {dep}",
+    ]
+    tests = verify(capsys, tmp_path, test=_program(tmp_path, lines, code=1))["tests"]
+    assert tests["status"] == "error", tests["summary"]
+    assert "config dependency" in tests["summary"]
