@@ -51,7 +51,8 @@ ENV_FAULT = re.compile(
     r"|getaddrinfo|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|Network is unreachable"
     r"|Failed to connect|failed to download|Failed to fetch|Connection refused"
     r"|No interpreter found for Python|InterpreterNotFound|Python interpreter .* not found"
-    r"|could not find a version|is not installed in the project's environment",
+    r"|could not find a version|is not installed in the project's environment"
+    r"|Failed to resolve config dependency",
     re.IGNORECASE | re.MULTILINE,
 )
 
