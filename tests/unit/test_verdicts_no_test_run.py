@@ -176,3 +176,62 @@ def test_cargo_with_every_test_ignored_is_not_run(tmp_path, capsys):
     (tmp_path / "src" / "lib.rs").write_text(IGNORED_CRATE)
     gate = verify(capsys, tmp_path, test="cargo test --offline")["tests"]
     assert_not_run(gate, "every test was skipped")
+
+
+def _program(root: Path, lines: list[str], code: int = 0) -> str:
+    """A test program of the project's own (no runner stepkit knows) printing ``lines``."""
+    script = root / "selftest.py"
+    script.write_text(f"import sys\nprint({chr(10).join(lines)!r})\nsys.exit({code})\n")
+    return f"{PY} selftest.py"
+
+
+def test_a_test_program_s_own_count_line_is_a_run(tmp_path, capsys):
+    # tinyxml2's `make test` runs ./xmltest, whose last line is its own count of checks
+    command = _program(tmp_path, ["[pass] Parse dream.xml [false][false]", "", "Pass 522, Fail 0"])
+    tests = verify(capsys, tmp_path, test=command)["tests"]
+    assert (tests["status"], tests["exit_code"]) == ("pass", 0), tests["summary"]
+
+
+@pytest.mark.parametrize(
+    "last",
+    ["3 passed, 0 failed", "selftest: 3 passed, 0 failed, 1 skipped", "Passed: 3, Failed: 0"],
+)
+def test_the_plain_closing_count_line_is_a_run(tmp_path, capsys, last):
+    tests = verify(capsys, tmp_path, test=_program(tmp_path, ["checking", last]))["tests"]
+    assert tests["status"] == "pass", tests["summary"]
+
+
+@pytest.mark.parametrize("last", ["0 passed, 0 failed", "Pass 0, Fail 0", "passed 3 of 4 steps"])
+def test_a_count_line_with_no_test_run_is_still_not_run(tmp_path, capsys, last):
+    tests = verify(capsys, tmp_path, test=_program(tmp_path, ["checking", last]))["tests"]
+    assert tests["status"] == "not_run", tests["summary"]
+
+
+def test_a_count_line_with_failures_and_exit_1_fails(tmp_path, capsys):
+    tests = verify(capsys, tmp_path, test=_program(tmp_path, ["Pass 520, Fail 2"], code=1))["tests"]
+    assert tests["status"] == "fail", tests["summary"]
+
+
+@pytest.mark.parametrize(
+    "dep",
+    [
+        # what pnpm 11 printed for unjs/ofetch (packageManager pnpm@10.20.0) on this machine
+        (
+            "@pnpm/win-x64@10.20.0: No matching version found for @pnpm/win-x64@10.20.0 while "
+            "fetching it from https://registry.npmjs.org/"
+        ),
+        "@pnpm/win-arm64@10.20.0: GET https://registry.npmjs.org/@pnpm%2Fwin-arm64: Not Found - 404",
+    ],
+)
+def test_pnpm_failing_to_switch_to_the_project_s_version_is_an_environment_fault(
+    tmp_path, capsys, dep
+):
+    lines = [
+        "Error: ERR_PNPM_BAD_CONFIG_DEP",
+        "",
+        "  × resolve package manager dependencies",
+        f"  ╰─▶ Failed to resolve config dependency {dep}",
+    ]
+    tests = verify(capsys, tmp_path, test=_program(tmp_path, lines, code=1))["tests"]
+    assert tests["status"] == "error", tests["summary"]
+    assert "config dependency" in tests["summary"]
