@@ -71,6 +71,40 @@ def resolve_command(
     return command or None, plugin
 
 
+#: The plugin that answers with the user's own setting: it has no other candidate.
+USERS_PLUGIN = "stepkit.plugins.overrides"
+
+
+def candidates(
+    pm: pluggy.PluginManager, gate: str, project_dir: Path, config: Config
+) -> list[tuple[str, str]]:
+    """Every command the plugins offer for ``gate``, best first, each
+    ``(command, plugin)``: the first is :func:`resolve_command`'s answer,
+    the others those the plugins it passed over would have given, asked in
+    the same order.  The list ends where the search would end: at the
+    user's own setting (``[commands]``, ``TEST_CMD`` …: the user chose), and
+    at a plugin that answers ``""`` (it decided the gate has none)."""
+    found: list[tuple[str, str]] = []
+    asked: list[str] = []
+    while True:
+        command, plugin = first_answer(
+            pm,
+            GATE_HOOK,
+            without=asked,
+            also=[row.legacy_hook] if (row := gatetable.gate(gate)).legacy_hook else [],
+            gate=gate,
+            project_dir=project_dir,
+            config=config,
+        )
+        if plugin is None or not isinstance(command, str) or not command.strip():
+            return found
+        if all(command.strip() != seen for seen, _ in found):
+            found.append((command.strip(), plugin))
+        if plugin == USERS_PLUGIN:
+            return found
+        asked.append(plugin)
+
+
 def resolve_commands(
     pm: pluggy.PluginManager, project_dir: Path, config: Config
 ) -> dict[str, tuple[str | None, str | None]]:
@@ -232,7 +266,7 @@ def start_commands(
         gate: {
             "command": command,
             "plugin": plugin,
-            "source": _source(pm, gate, command, project_dir),
+            "source": gate_source(pm, gate, command, project_dir),
         }
         for gate, (command, plugin) in chosen.items()
     }
@@ -290,9 +324,10 @@ def gate_fault(pm: pluggy.PluginManager, gate: str, command: str | None, project
     return pm.hook.stepkit_gate_fault(gate=gate, command=command, project_dir=project_dir) or ""
 
 
-def _source(
+def gate_source(
     pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path
 ) -> str | None:
+    """Where ``command`` was read from in the project (``stepkit_gate_source``); None: not known."""
     return (
         pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project_dir)
         if command
@@ -362,7 +397,7 @@ def _as_chosen_before(
         was = start.get("command") if isinstance(start.get("command"), str) else None
         if was == now.command:
             continue
-        where = _source(pm, gate, now.command, project_dir) or start.get("source")
+        where = gate_source(pm, gate, now.command, project_dir) or start.get("source")
         origin = f" (from {where})" if where else ""
         if was is None:
             changes.append(
