@@ -261,18 +261,53 @@ def start_commands(
     ``make test`` at another script still has the old one judged)."""
     from stepkit.workspace.surface import gate_scripts
 
-    chosen = resolve_commands(pm, project_dir, config)
-    settings[START_COMMANDS_KEY] = {
-        gate: {
-            "command": command,
-            "plugin": plugin,
-            "source": gate_source(pm, gate, command, project_dir),
-        }
-        for gate, (command, plugin) in chosen.items()
+    table = {
+        gate: _startable(pm, gate, command, plugin, project_dir, config)
+        for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()
     }
+    settings[START_COMMANDS_KEY] = table
     settings[START_SCRIPTS_KEY] = gate_scripts(
-        pm, project_dir, [c for c, _ in chosen.values() if c]
+        pm, project_dir, [entry["command"] for entry in table.values() if entry["command"]]
     )
+
+
+def _startable(
+    pm: pluggy.PluginManager,
+    gate: str,
+    command: str | None,
+    plugin: str | None,
+    project_dir: Path,
+    config: Config,
+) -> dict[str, Any]:
+    """The start's entry of ``gate``: ``command``, or, when detection chose
+    it and it cannot start here (:func:`~stepkit.workspace.precheck.cannot_start`),
+    the gate's next candidate that can, naming the command it ``replaces``
+    and why.  The user's own command is never replaced."""
+    from stepkit.workspace.precheck import cannot_start
+    from stepkit.workspace.toolpath import tool_dirs
+
+    entry: dict[str, Any] = {
+        "command": command,
+        "plugin": plugin,
+        "source": gate_source(pm, gate, command, project_dir),
+    }
+    if command is None or plugin == USERS_PLUGIN:
+        return entry
+    dirs = tool_dirs(pm, project_dir)
+    why = cannot_start(pm, gate, command, project_dir, dirs)
+    if not why:
+        return entry
+    for other, by in candidates(pm, gate, project_dir, config)[1:]:
+        if not cannot_start(pm, gate, other, project_dir, dirs):
+            source = gate_source(pm, gate, other, project_dir)
+            return {
+                "command": other,
+                "plugin": by,
+                "source": source,
+                "replaces": command,
+                "why": why,
+            }
+    return entry
 
 
 def run_scripts(
@@ -390,12 +425,17 @@ def _as_chosen_before(
     sets up the project's tests), flagged too."""
     if not isinstance(before, dict):
         return plan  # a run started before commands were chosen up front
-    commands, changes = dict(plan.commands), []
+    commands, changes, replaced = dict(plan.commands), [], False
     for gate, now in plan.commands.items():
         recorded = before.get(gate)
         start: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         was = start.get("command") if isinstance(start.get("command"), str) else None
         if was == now.command:
+            continue
+        if now.command is not None and now.command == start.get("replaces"):
+            # the next candidate took the place of one that could not start: no change of the step's
+            commands[gate] = PlannedCommand(command=was, plugin=start.get("plugin"))
+            replaced = True
             continue
         where = gate_source(pm, gate, now.command, project_dir) or start.get("source")
         origin = f" (from {where})" if where else ""
@@ -411,7 +451,7 @@ def _as_chosen_before(
             f"the step changed the {gate} gate's command{origin}: `{was}` before the step, {after} "
             "now; the gates run the command chosen before the step"
         )
-    if not changes:
+    if not changes and not replaced:
         return plan
     return plan.model_copy(update={"commands": commands, "command_changes": changes})
 
