@@ -847,13 +847,16 @@ def prove_gates(
     *,
     disabled_plugins: Iterable[str] = (),
     on_gate: Any = None,
-) -> tuple[dict[str, Any], str | None]:
+    choose: Any = None,
+) -> Any:
     """Run each gate's chosen command once on the project's HEAD, in a
-    scratch copy (``stepkit init``: :func:`~stepkit.workspace.proof.prove_on_head`).
+    scratch copy, the next candidate in the place of one that could not run
+    (``stepkit init``: :func:`~stepkit.workspace.proof.prove_on_head`).
 
     :param on_gate: told each gate's result as soon as it ran.
-    :return: the :class:`~stepkit.workspace.baseline.BaselineRecord` by
-        gate, and why nothing (or not every gate) was proven (None: all were).
+    :param choose: asked about a gate none of whose candidates ran (None: never).
+    :return: the :class:`~stepkit.workspace.proof.Proof`: the records, the
+        commands that ran, the candidates passed over and why.
     """
     from stepkit.config import load_config
     from stepkit.workspace.proof import prove_on_head
@@ -861,7 +864,7 @@ def prove_gates(
     project = resolve_project_dir(project_dir)
     config = load_config(project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    return prove_on_head(pm, project, config, on_gate or (lambda result: None))
+    return prove_on_head(pm, project, config, on_gate or (lambda result: None), choose)
 
 
 def _unsupported(pm: Any, project: Path) -> list[str]:

@@ -1,6 +1,6 @@
 """The project's own tool directories, which the gates put first on PATH:
-a virtualenv inside the project (``.venv``, ``venv``, as uv, Poetry with
-in-project environments and ``python -m venv`` make them),
+a virtualenv at the project's top, of any name (``.venv``, ``venv``, the
+``.env`` some projects' docs make: its ``pyvenv.cfg`` says it is one),
 ``node_modules/.bin``, and a ``bin/`` that the project's task runner calls."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
+from stepkit.workspace.scope.virtualenvs import top_level
 
-_VIRTUALENVS = (".venv", "venv")
 _TASK_FILES = (
     "Makefile",
     "makefile",
@@ -26,11 +26,7 @@ _CALLS_BIN = lazy_compile(r"(?<![\w./-])(?:\./)?bin/[\w.-]+")
 @hookimpl
 def stepkit_tool_dirs(project_dir: Path) -> list[str]:
     """Each directory that exists, with why it is the project's."""
-    dirs = [
-        f"{env}/bin"
-        for env in _VIRTUALENVS
-        if (project_dir / env / "pyvenv.cfg").is_file() and (project_dir / env / "bin").is_dir()
-    ]
+    dirs = [f"{env}/bin" for env in top_level(project_dir) if (project_dir / env / "bin").is_dir()]
     if (project_dir / "node_modules" / ".bin").is_dir():
         dirs.append("node_modules/.bin")
     if (project_dir / "bin").is_dir() and any(

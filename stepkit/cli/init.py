@@ -50,12 +50,16 @@ def prove(project: Path, args: argparse.Namespace, detected: dict) -> str:
     def progress(result: Any) -> None:
         print(f"  {result.name:<7} {result.status}: {result.summary}", flush=True)
 
-    records, problem = prove_gates(
-        project, args.pm, disabled_plugins=disabled_plugins(args), on_gate=progress
+    proof = prove_gates(
+        project,
+        args.pm,
+        disabled_plugins=disabled_plugins(args),
+        on_gate=progress,
+        choose=ask_gate if on_a_terminal() else None,
     )
-    if problem:
-        print(f"  not proved: {problem}")
-    table = render_table(detected["gates"], records, problem)
+    if proof.problem:
+        print(f"  not proved: {proof.problem}")
+    table = render_table(detected["gates"], proof)
     config = write_table(project, table)
     unproven = [line for line in table.splitlines() if line.endswith("# NOT RUN until set")]
     lines = [f"Wrote the [commands] table of {shown(config, project)}: the commands that ran"]
@@ -65,6 +69,34 @@ def prove(project: Path, args: argparse.Namespace, detected: dict) -> str:
             "and the gate switched off (NOT RUN) until you set it"
         )
     return "\n".join(lines)
+
+
+def on_a_terminal() -> bool:
+    """init may ask: both ends are a terminal (never in CI, never piped)."""
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def ask_gate(gate: str, tried: list[tuple[str, str]]) -> tuple[str, bool] | None:
+    """Ask on the terminal about a gate none of whose candidates ran:
+    ``(command, True)`` to keep a candidate as it is, ``(command, False)``
+    to prove a typed one, None (Enter, end of input) to leave the gate off."""
+    print(f"\nNo command for the {gate} gate could run on HEAD:", flush=True)
+    for number, (command, why) in enumerate(tried, 1):
+        print(f"  {number}. {command}\n     {why}", flush=True)
+    try:
+        answer = input(
+            "A number keeps that command anyway, a command is tried next, "
+            "Enter leaves the gate off (NOT RUN): "
+        ).strip()
+    except EOFError:
+        return None
+    if not answer:
+        return None
+    if answer.isdigit() and 1 <= int(answer) <= len(tried):
+        return tried[int(answer) - 1][0], True
+    return answer, False
 
 
 def register_driver(project: Path, plans: Path) -> Path | None:

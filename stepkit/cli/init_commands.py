@@ -7,12 +7,12 @@ commented out, with why, so the user sees and fixes the choice once."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.baseline import BaselineRecord
+from stepkit.workspace.proof import Proof
 
 CONFIG = "stepkit.toml"
 #: a ``[commands]`` table header, or any table header after it
@@ -44,11 +44,12 @@ def proven(record: BaselineRecord | None) -> str | None:
     return f"ran on HEAD: {record.summary or record.status} at HEAD (pre-existing)"
 
 
-def render_table(
-    gates: list[dict[str, Any]], records: Mapping[str, BaselineRecord], problem: str | None
-) -> str:
+def render_table(gates: list[dict[str, Any]], proof: Proof) -> str:
     """The ``[commands]`` table: per gate (``stepkit detect --json``'s
-    ``gates``), where its command came from and how it did on HEAD."""
+    ``gates``), the command ``proof`` settled on, where it came from and how
+    it did on HEAD, and each candidate passed over and why; a gate none of
+    whose candidates ran is switched off (NOT RUN), its first one written
+    commented out."""
     from stepkit import gatetable
 
     lines = [
@@ -56,25 +57,45 @@ def render_table(
         "# Written by `stepkit init`: each command was run once on HEAD in a scratch copy.",
     ]
     for gate in gates:
-        name, command = gate["name"], gate["command"]
+        name = gate["name"]
         key = gatetable.gate(name).keys[0]
+        passed = proof.passed_over.get(name, [])
+        if name in proof.commands:
+            command, plugin, source = proof.commands[name]
+        else:
+            command, plugin, source = gate["command"], gate["plugin"], gate.get("source")
         if not command:
             lines.append(f"# {key}: no command found (the gate is NOT RUN): set one here")
             continue
-        origin = f"from {gate['source']}" if gate.get("source") else f"chosen by {gate['plugin']}"
-        lines.append(f"# {key}: {origin}")
-        record = records.get(name)
-        result = proven(record)
         value = f"{key} = {json.dumps(command, ensure_ascii=False)}"
+        if name not in proof.commands and passed:
+            # switched off, said so: a run would stop on it again (set it, and it runs)
+            lines.append(f"# {key}: no candidate could run on HEAD:")
+            lines += [f"#   `{other}`: {why}" for other, why in passed]
+            lines += [f"# {value}", f'{key} = ""  # NOT RUN until set']
+            continue
+        lines += [
+            f"# passed over `{other}`: it could not run: {why}"
+            for other, why in passed
+            if other != command
+        ]
+        origin = f"from {source}" if source else f"chosen by {plugin or 'you at init'}"
+        lines.append(f"# {key}: {origin}")
+        if name in proof.kept:
+            lines += ["# kept by you at init, though it could not run on HEAD", value]
+            continue
+        result = proven(proof.records.get(name))
         if result is not None:
             lines += [f"# {result}", value]
             continue
-        cannot = record.could_not_run if record is not None else gate.get("fault")
-        if cannot:
-            # switched off, said so: a run would stop on it again (set it, and it runs)
-            lines += [f"# not proved: {cannot}", f"# {value}", f'{key} = ""  # NOT RUN until set']
+        if gate.get("fault") and name not in proof.commands:
+            lines += [
+                f"# not proved: {gate['fault']}",
+                f"# {value}",
+                f'{key} = ""  # NOT RUN until set',
+            ]
             continue
-        lines += [f"# not proved: {problem or 'it was not measured'}", f"# {value}"]
+        lines += [f"# not proved: {proof.problem or 'it was not measured'}", f"# {value}"]
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ The tree is rebuilt outside the user's: a temporary ``git worktree add
 --detach`` of the start commit with the start snapshot's uncommitted files
 written over it (outside git: the snapshot's files in a temporary
 directory).  The project's dependency directories that git ignores
-(``node_modules``, ``.venv``, ``venv``) are linked in, so the command finds
+(``node_modules``, each virtualenv of any name) are linked in, so the command finds
 what it found in the project.  A work tree whose process was killed
 before it could remove it is removed when the next baseline tree is
 named (:func:`remove_left_worktrees`).  When a byte of that tree cannot be had (a
@@ -56,12 +56,14 @@ from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.loglines import LogLines
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot
+from stepkit.workspace.scope.virtualenvs import top_level
 from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
 from stepkit.workspace.store import baseline_dir
 from stepkit.workspace.testresults import TestResults, TestsRecord
 
-#: Ignored dependency directories linked into the baseline tree when it lacks them.
-DEPENDENCY_DIRS = ("node_modules", ".venv", "venv")
+#: Ignored dependency directories linked into the baseline tree when it
+#: lacks them, beside every virtualenv of any name at the project's top.
+DEPENDENCY_DIRS = ("node_modules",)
 
 
 class BaselineUnavailable(Exception):
@@ -211,7 +213,7 @@ def _overlay(tree: BaseTree, project: Path) -> None:
 
 
 def _link_dependencies(source: Path, project: Path) -> None:
-    for name in DEPENDENCY_DIRS:
+    for name in dict.fromkeys([*DEPENDENCY_DIRS, *top_level(source)]):
         if (source / name).is_dir() and not os.path.lexists(project / name):
             (project / name).symlink_to(source / name, target_is_directory=True)
 

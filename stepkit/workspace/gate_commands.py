@@ -71,6 +71,40 @@ def resolve_command(
     return command or None, plugin
 
 
+#: The plugin that answers with the user's own setting: it has no other candidate.
+USERS_PLUGIN = "stepkit.plugins.overrides"
+
+
+def candidates(
+    pm: pluggy.PluginManager, gate: str, project_dir: Path, config: Config
+) -> list[tuple[str, str]]:
+    """Every command the plugins offer for ``gate``, best first, each
+    ``(command, plugin)``: the first is :func:`resolve_command`'s answer,
+    the others those the plugins it passed over would have given, asked in
+    the same order.  The list ends where the search would end: at the
+    user's own setting (``[commands]``, ``TEST_CMD`` …: the user chose), and
+    at a plugin that answers ``""`` (it decided the gate has none)."""
+    found: list[tuple[str, str]] = []
+    asked: list[str] = []
+    while True:
+        command, plugin = first_answer(
+            pm,
+            GATE_HOOK,
+            without=asked,
+            also=[row.legacy_hook] if (row := gatetable.gate(gate)).legacy_hook else [],
+            gate=gate,
+            project_dir=project_dir,
+            config=config,
+        )
+        if plugin is None or not isinstance(command, str) or not command.strip():
+            return found
+        if all(command.strip() != seen for seen, _ in found):
+            found.append((command.strip(), plugin))
+        if plugin == USERS_PLUGIN:
+            return found
+        asked.append(plugin)
+
+
 def resolve_commands(
     pm: pluggy.PluginManager, project_dir: Path, config: Config
 ) -> dict[str, tuple[str | None, str | None]]:
@@ -227,18 +261,53 @@ def start_commands(
     ``make test`` at another script still has the old one judged)."""
     from stepkit.workspace.surface import gate_scripts
 
-    chosen = resolve_commands(pm, project_dir, config)
-    settings[START_COMMANDS_KEY] = {
-        gate: {
-            "command": command,
-            "plugin": plugin,
-            "source": _source(pm, gate, command, project_dir),
-        }
-        for gate, (command, plugin) in chosen.items()
+    table = {
+        gate: _startable(pm, gate, command, plugin, project_dir, config)
+        for gate, (command, plugin) in resolve_commands(pm, project_dir, config).items()
     }
+    settings[START_COMMANDS_KEY] = table
     settings[START_SCRIPTS_KEY] = gate_scripts(
-        pm, project_dir, [c for c, _ in chosen.values() if c]
+        pm, project_dir, [entry["command"] for entry in table.values() if entry["command"]]
     )
+
+
+def _startable(
+    pm: pluggy.PluginManager,
+    gate: str,
+    command: str | None,
+    plugin: str | None,
+    project_dir: Path,
+    config: Config,
+) -> dict[str, Any]:
+    """The start's entry of ``gate``: ``command``, or, when detection chose
+    it and it cannot start here (:func:`~stepkit.workspace.precheck.cannot_start`),
+    the gate's next candidate that can, naming the command it ``replaces``
+    and why.  The user's own command is never replaced."""
+    from stepkit.workspace.precheck import cannot_start
+    from stepkit.workspace.toolpath import tool_dirs
+
+    entry: dict[str, Any] = {
+        "command": command,
+        "plugin": plugin,
+        "source": gate_source(pm, gate, command, project_dir),
+    }
+    if command is None or plugin == USERS_PLUGIN:
+        return entry
+    dirs = tool_dirs(pm, project_dir)
+    why = cannot_start(pm, gate, command, project_dir, dirs)
+    if not why:
+        return entry
+    for other, by in candidates(pm, gate, project_dir, config)[1:]:
+        if not cannot_start(pm, gate, other, project_dir, dirs):
+            source = gate_source(pm, gate, other, project_dir)
+            return {
+                "command": other,
+                "plugin": by,
+                "source": source,
+                "replaces": command,
+                "why": why,
+            }
+    return entry
 
 
 def run_scripts(
@@ -290,9 +359,10 @@ def gate_fault(pm: pluggy.PluginManager, gate: str, command: str | None, project
     return pm.hook.stepkit_gate_fault(gate=gate, command=command, project_dir=project_dir) or ""
 
 
-def _source(
+def gate_source(
     pm: pluggy.PluginManager, gate: str, command: str | None, project_dir: Path
 ) -> str | None:
+    """Where ``command`` was read from in the project (``stepkit_gate_source``); None: not known."""
     return (
         pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project_dir)
         if command
@@ -355,14 +425,19 @@ def _as_chosen_before(
     sets up the project's tests), flagged too."""
     if not isinstance(before, dict):
         return plan  # a run started before commands were chosen up front
-    commands, changes = dict(plan.commands), []
+    commands, changes, replaced = dict(plan.commands), [], False
     for gate, now in plan.commands.items():
         recorded = before.get(gate)
         start: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         was = start.get("command") if isinstance(start.get("command"), str) else None
         if was == now.command:
             continue
-        where = _source(pm, gate, now.command, project_dir) or start.get("source")
+        if now.command is not None and now.command == start.get("replaces"):
+            # the next candidate took the place of one that could not start: no change of the step's
+            commands[gate] = PlannedCommand(command=was, plugin=start.get("plugin"))
+            replaced = True
+            continue
+        where = gate_source(pm, gate, now.command, project_dir) or start.get("source")
         origin = f" (from {where})" if where else ""
         if was is None:
             changes.append(
@@ -376,7 +451,7 @@ def _as_chosen_before(
             f"the step changed the {gate} gate's command{origin}: `{was}` before the step, {after} "
             "now; the gates run the command chosen before the step"
         )
-    if not changes:
+    if not changes and not replaced:
         return plan
     return plan.model_copy(update={"commands": commands, "command_changes": changes})
 

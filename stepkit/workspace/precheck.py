@@ -7,7 +7,10 @@ Python), or a program that is not on the gates' PATH nor a file of the
 project (:func:`~stepkit.workspace.programs.missing_program`).  Such a
 gate is an environment fault, and the run ends on it before the coder is
 called: no coder can fix the machine, and no token is spent finding that
-out.  What only running the command shows (a module the interpreter lacks,
+out.  A command detection chose that cannot start gives its place to the
+gate's next candidate that can
+(:func:`~stepkit.workspace.gate_commands.start_commands`), so only a gate
+with none left, or the user's own command, ends the run.  What only running the command shows (a module the interpreter lacks,
 no test found) is measured on the step's start while the coder works
 (:mod:`stepkit.workspace.start_outcomes`).
 """
@@ -27,9 +30,8 @@ def start_faults(
 ) -> list[GateResult]:
     """The gates whose command, chosen before the step, cannot start here:
     one ``error`` result each, in gate order, naming why (none: all can)."""
-    from stepkit.workspace.gate_commands import START_COMMANDS_KEY, gate_fault
+    from stepkit.workspace.gate_commands import START_COMMANDS_KEY
     from stepkit.workspace.gates import skipped
-    from stepkit.workspace.programs import missing_program
     from stepkit.workspace.toolpath import tool_dirs
 
     chosen = settings.get(START_COMMANDS_KEY)
@@ -41,9 +43,19 @@ def start_faults(
         command = entry.get("command") if isinstance(entry, dict) else None
         if not isinstance(command, str) or not command:
             continue
-        why = gate_fault(pm, gate, command, project_dir) or missing_program(
-            command, project_dir, dirs
-        )
+        why = cannot_start(pm, gate, command, project_dir, dirs)
         if why:
             faults.append(skipped(gate, command, entry.get("plugin"), "error", why))
     return faults
+
+
+def cannot_start(
+    pm: pluggy.PluginManager, gate: str, command: str, project_dir: Path, dirs: list[str]
+) -> str:
+    """Why ``command`` cannot start here, seen without running it: a
+    plugin's ``stepkit_gate_fault``, or a program that is not on the gates'
+    PATH (``dirs`` first) nor a file of the project; "" when it can."""
+    from stepkit.workspace.gate_commands import gate_fault
+    from stepkit.workspace.programs import missing_program
+
+    return gate_fault(pm, gate, command, project_dir) or missing_program(command, project_dir, dirs)

@@ -57,14 +57,25 @@ def test_init_writes_the_tests_command_that_ran_on_head_with_its_source(tmp_path
 
 def test_a_ci_line_whose_tool_is_missing_is_written_commented_out_with_why(tmp_path):
     project = ci_project(tmp_path, "hatch test")  # no hatch on this machine's PATH
+    # no pyproject.toml: CI's line is the only candidate (else the next takes its place, below)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "rm", "-q", "pyproject.toml"],
+        cwd=project,
+        check=True,
+    )
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ci only"],
+        cwd=project,
+        check=True,
+    )
     done = stepkit("init", cwd=project)
     assert done.returncode == 0, done.stderr
     text = (project / "stepkit.toml").read_text()
     # switched off, not left to detection: a run would stop on the same command before its coder
     assert tomllib.loads(text)["commands"] == {"test": ""}
     assert (
-        "# test: from .github/workflows/ci.yml:7\n"
-        "# not proved: hatch: command not found (not installed or not on PATH)\n"
+        "# test: no candidate could run on HEAD:\n"
+        "#   `hatch test`: hatch: command not found (not installed or not on PATH)\n"
         '# test = "hatch test"\n'
         'test = ""  # NOT RUN until set\n'
     ) in text
@@ -94,3 +105,39 @@ def test_a_second_init_says_every_gate_it_proved_earlier(tmp_path, monkeypatch):
     again = stepkit("init", "--force", cwd=project)
     assert again.returncode == 0, again.stderr
     assert "tests   pass: 2 passed (measured earlier on the same files)" in again.stdout
+
+
+def test_a_ci_line_that_cannot_run_gives_its_place_to_the_next_candidate(tmp_path, monkeypatch):
+    # CI runs hatch, which this machine lacks; the Python plugin's pytest runs here
+    _this_python_first(monkeypatch)
+    project = ci_project(tmp_path, "hatch test")
+    done = stepkit("init", cwd=project)
+    assert done.returncode == 0, done.stderr
+    text = (project / "stepkit.toml").read_text()
+    command = tomllib.loads(text)["commands"]["test"]
+    assert command.startswith("python -m pytest"), text
+    assert (
+        "# passed over `hatch test`: it could not run: "
+        "hatch: command not found (not installed or not on PATH)\n"
+        "# test: chosen by stepkit.plugins.projects.python\n"
+        "# ran on HEAD: 2 passed\n"
+    ) in text
+
+
+def test_a_format_command_naming_the_steps_files_is_proven_on_the_files_of_head(
+    tmp_path, monkeypatch
+):
+    _this_python_first(monkeypatch)
+    project = ci_project(tmp_path, "python -m pytest -q")
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "lib"\nversion = "0"\n\n[tool.stepkit.commands]\n'
+        'format = "python -m ruff format --check {files:.py}"\n'
+    )
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "f"],
+        cwd=project,
+        check=True,
+    )
+    done = stepkit("init", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert "format  pass" in done.stdout, done.stdout

@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from stepkit.workspace.scope.virtualenvs import Inside
+
 GITLINK = b"160000"  # the index mode of a submodule
 #: Options that keep a repository's own commands out of stepkit's git calls.
 NOTHING_RUNS = (
@@ -167,6 +169,7 @@ def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[st
     )
     commit = None
     paths: dict[str, str | None] = {}
+    in_virtualenv = Inside(root)
     for entry in out.split(b"\0"):
         kind = entry[:2]
         if kind == b"# ":
@@ -182,6 +185,8 @@ def status(root: Path, prefix: str, base: str = "") -> tuple[str | None, dict[st
             name, oid = fields[10], fields[8]
         elif kind == b"? ":
             name, oid = entry[2:], None
+            if in_virtualenv(text(name)):
+                continue  # an environment, not the project's files
         else:
             continue
         rel = project_rel(text(name), prefix, base)
@@ -247,11 +252,12 @@ def index_ids(directory: Path) -> Index | None:
     ids: dict[str, str] = {}
     dirty: set[str] = set()
     gitlinks: list[str] = []
+    in_virtualenv = Inside(directory)
     for entry in out.split(b"\0"):
         tag, _, rest = entry.partition(b" ")
         meta, tab, name = rest.partition(b"\t")
         if not tab:
-            if tag == b"?":
+            if tag == b"?" and not in_virtualenv(text(rest)):
                 dirty.add(text(rest))
             continue
         rel = text(name)

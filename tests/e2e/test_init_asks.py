@@ -1,0 +1,86 @@
+"""``stepkit init`` asks on a terminal about a gate none of whose candidates
+could run on HEAD (:func:`stepkit.cli.init.ask_gate`): the user picks one
+to keep, or types a command, which is proven like the others.  A real git
+project, the real CLI on a pseudo-terminal; without a terminal it never asks
+(tests/e2e/test_init_proves.py)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from tests.e2e.test_init_proves import ci_project
+
+QUESTION = b"Enter leaves the gate off (NOT RUN): "
+
+
+def _ci_only(root: Path) -> Path:
+    """CI runs hatch (not on this machine), and nothing else offers a tests command."""
+    project = ci_project(root, "hatch test")
+    for args in (["rm", "-q", "pyproject.toml"], ["commit", "-qm", "ci only"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True
+        )
+    return project
+
+
+def _init_on_terminal(project: Path, answer: bytes) -> tuple[int, str]:
+    leader, follower = pty.openpty()
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stepkit", "init"],
+        cwd=project,
+        env=env,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    screen, answered = b"", False
+    while True:
+        ready, _, _ = select.select([leader], [], [], 120)
+        assert ready, f"no output from stepkit init on the terminal: {screen!r}"
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: init exited
+            break
+        if not chunk:
+            break
+        screen += chunk
+        if not answered and QUESTION in screen:
+            os.write(leader, answer)
+            answered = True
+    os.close(leader)
+    return proc.wait(timeout=60), screen.decode("utf-8", "replace")
+
+
+def test_a_command_typed_at_the_question_is_proven_and_written(tmp_path):
+    project = _ci_only(tmp_path)
+    code, screen = _init_on_terminal(project, b"python -m pytest -q\n")
+    assert code == 0, screen
+    assert "No command for the tests gate could run on HEAD:" in screen
+    assert "1. hatch test" in screen
+    text = (project / "stepkit.toml").read_text()
+    assert tomllib.loads(text)["commands"] == {"test": "python -m pytest -q"}, text
+    assert (
+        "# passed over `hatch test`: it could not run: hatch: command not found "
+        "(not installed or not on PATH)\n# test: chosen by you at init\n# ran on HEAD: 2 passed\n"
+    ) in text
+
+
+def test_a_candidate_picked_by_number_is_kept_though_it_could_not_run(tmp_path):
+    project = _ci_only(tmp_path)
+    code, screen = _init_on_terminal(project, b"1\n")
+    assert code == 0, screen
+    text = (project / "stepkit.toml").read_text()
+    assert tomllib.loads(text)["commands"] == {"test": "hatch test"}, text
+    assert "# kept by you at init, though it could not run on HEAD\n" in text
