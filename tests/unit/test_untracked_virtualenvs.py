@@ -47,3 +47,26 @@ def test_a_virtualenv_of_any_name_is_a_tool_directory(tmp_path):
     make_venv(tmp_path / ".env")
     (tmp_path / "other" / "bin").mkdir(parents=True)  # no pyvenv.cfg: not one
     assert stepkit_tool_dirs(project_dir=tmp_path) == [".env/bin"]
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git", "no-git"])
+def test_a_pyvenv_cfg_hides_only_a_virtualenvs_own_layout(tmp_path, git):
+    """Only what a virtualenv is made of (``bin``, ``lib``, ``pyvenv.cfg`` …)
+    is the environment: a ``pyvenv.cfg`` cannot hide a package that shadows
+    a module (``calc/__init__.py`` over ``calc.py``) from the step's changes."""
+    files = {"calc.py": "def add(a, b):\n    return a + b\n"}
+    if git:
+        project = new_repo(tmp_path / "p", files)
+    else:
+        project = tmp_path / "p"
+        project.mkdir()
+        (project / "calc.py").write_text(files["calc.py"])
+    before = take_snapshot(project)
+    (project / "calc").mkdir()
+    (project / "calc" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (project / "calc" / "__init__.py").write_text("def add(a, b):\n    return 4\n")
+    changed = [rel for rel, _old, _new in snapshot_changes(before, project)]
+    assert changed == ["calc/__init__.py"]
+    assert "calc/__init__.py" in file_ids(project)
+    make_venv(project / "calc")  # a real one: its bin, lib and include stay out
+    assert [rel for rel, _old, _new in snapshot_changes(before, project)] == changed

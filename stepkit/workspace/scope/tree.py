@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.workspace.scope import git
-from stepkit.workspace.scope.virtualenvs import is_virtualenv
+from stepkit.workspace.scope.virtualenvs import LAYOUT, is_virtualenv
 from stepkit.workspace.store import STORE_NAME, in_store
 
 #: Directories never walked outside git (caches, dependencies, build output).
@@ -138,17 +138,20 @@ def hash_ids(ids: dict[str, str]) -> str:
 
 def walk_files(root: Path, excluded: frozenset[str] = frozenset({".git"})) -> list[str]:
     """Relative posix paths of the files (and symlinks) under ``root``,
-    those in a virtualenv of any name left out, as git's listings leave them
-    (:mod:`~stepkit.workspace.scope.virtualenvs`)."""
+    a virtualenv's own layout left out whatever its name, as git's listings
+    leave it (:mod:`~stepkit.workspace.scope.virtualenvs`)."""
     if not root.is_dir():
         return []
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         base = Path(dirpath)
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in excluded and not is_virtualenv(base / d)
+        env = base != root and is_virtualenv(base)
+        dirnames[:] = sorted(d for d in dirnames if d not in excluded and not (env and d in LAYOUT))
+        found.extend(
+            (base / name).relative_to(root).as_posix()
+            for name in filenames
+            if not (env and name in LAYOUT)
         )
-        found.extend((base / name).relative_to(root).as_posix() for name in filenames)
     return sorted(found)
 
 

@@ -12,6 +12,13 @@ from pathlib import Path
 
 #: The file at the top of every virtualenv.
 MARKER = "pyvenv.cfg"
+#: What a virtualenv's top holds (POSIX and Windows layouts, and the
+#: ``.gitignore`` Python 3.13 and uv write): only these are the environment.
+#: Anything else beside a ``pyvenv.cfg`` is the project's, so that the
+#: marker cannot hide a package (``calc/__init__.py`` shadowing ``calc.py``).
+LAYOUT = frozenset(
+    {MARKER, ".gitignore", "bin", "Scripts", "lib", "lib64", "Lib", "include", "Include", "share"}
+)
 
 
 def is_virtualenv(directory: Path | str) -> bool:
@@ -37,13 +44,14 @@ class Inside:
         self._known: dict[str, bool] = {}
 
     def __call__(self, rel: str) -> bool:
-        """``rel`` (posix, relative to the root) is a file in a virtualenv."""
-        parts = rel.split("/")[:-1]
-        for depth in range(1, len(parts) + 1):
+        """``rel`` (posix, relative to the root) is a file of a virtualenv's
+        own :data:`LAYOUT`."""
+        parts = rel.split("/")
+        for depth in range(1, len(parts)):
             directory = "/".join(parts[:depth])
             found = self._known.get(directory)
             if found is None:
                 found = self._known[directory] = is_virtualenv(os.path.join(self._root, directory))
             if found:
-                return True
+                return parts[depth] in LAYOUT
         return False
