@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from stepkit import gatetable
-from stepkit.models import Model
+from stepkit.models import Model, view_of
 from stepkit.text import one_line, visible
 
 #: A gate's name: a name of the gate table (:mod:`stepkit.gatetable`).
@@ -432,6 +432,9 @@ class StageFault(Exception):
         self.updates = updates or {}
 
 
+_View = TypeVar("_View", bound=BaseModel)
+
+
 @dataclass
 class StageContext:
     """Everything a stage hook needs to do its job for one node of one run.
@@ -468,6 +471,21 @@ class StageContext:
     usage: Usage = field(default_factory=lambda: Usage())
     adhoc_dir: Path | None = None
     engines: dict[str | None, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: each model's view, with the state it was read from
+    _views: dict[type[BaseModel], tuple[dict[str, Any], BaseModel]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def typed(self, model: type[_View]) -> _View:
+        """The run state read as ``model`` (the keys it declares; others are
+        left out): built on the first call for each model and kept while
+        :attr:`state` is the same mapping, so a node reads attributes of one
+        view checked once.  The view is read only: a node still returns its
+        updates in an :class:`Outcome`."""
+        kept = self._views.get(model)
+        if kept is None or kept[0] is not self.state:
+            kept = self._views[model] = (self.state, view_of(model, self.state))
+        return kept[1]  # type: ignore[return-value]
 
     def work_dir(self) -> Path:
         """Where this stage keeps what it writes: the run's directory, or

@@ -6,6 +6,7 @@ import pytest
 
 from stepkit.config import Config
 from stepkit.protocol.nodes import endings, routes, verify
+from stepkit.protocol.state import step_state
 from stepkit.records import GateResult, StageContext
 from stepkit.workspace.store import adhoc_dir
 
@@ -181,7 +182,7 @@ def test_fix_loop_gate_stops_at_once_when_a_fix_made_no_progress():
 
 def test_gates_report_never_says_passed_for_a_gate_that_did_not_run():
     state = {"gates": [gate("format", "pass"), gate("lint", "not_run", command=None)]}
-    lines = endings.gates_report(state)
+    lines = endings.gates_report(step_state(state))
     assert any("lint: NOT RUN" in line and "NOT evidence" in line for line in lines)
     assert any(line.startswith("- build: NOT RUN") for line in lines)
     assert not any("lint" in line and "PASS" in line for line in lines)
