@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
+from stepkit.protocol.state import StepState, step_state
 from stepkit.records import ReviewResult, StageContext, StageFault
 
 REVIEW_TURNS = 40
@@ -198,7 +199,7 @@ def render_text_findings(report: str) -> str:
     return "\n".join(lines) or "No findings."
 
 
-def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -> str:
+def build_review_prompt(state: StepState, with_instructions: bool = True) -> str:
     """The reviewer's task and material, from the run state: the plan's
     Acceptance criteria, orient's implementation brief and findings, the
     deviation and gate decisions with the user's guidance, NOTES.md, the
@@ -220,51 +221,51 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
         gate_table,
     )
 
-    plan = str(state.get("plan_text") or "")
+    plan = state.plan_text
     criteria = (
         plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"
     )
-    title = str(state.get("title") or "")
+    title, step = state.title, "?" if state.step is None else state.step
     return "\n".join(
         [
-            f"# Review step {state.get('step', '?')}" + (f": {title}" if title else "") + "\n",
+            f"# Review step {step}" + (f": {title}" if title else "") + "\n",
             *([REVIEW_RULES + "\n", TEXT_FORMAT] if with_instructions else []),
             doc("Acceptance criteria", criteria, SHORT_CHARS * 2),
             doc(
                 "Implementation brief (what orient asked the coder to do)",
-                state.get("implementation_brief"),
+                state.implementation_brief,
                 REPORT_CHARS,
             ),
             doc(
                 "Orient's findings (the plan checked against the code)",
-                state.get("staleness_report"),
+                state.staleness_report,
                 REPORT_CHARS,
             ),
-            doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
+            doc("Deviation summary", state.deviation_summary, SHORT_CHARS),
             doc(
                 "Gate decisions (an approved deviation is not an unmet criterion)",
                 gate_decisions(state),
                 SHORT_CHARS * 2,
             ),
-            doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
-            doc("NOTES.md (the project's recorded facts)", state.get("notes"), NOTES_CHARS),
-            doc("Changed files", bullets(state.get("changed_files")), SHORT_CHARS * 2),
+            doc("User guidance at the deviation gate", state.user_guidance, SHORT_CHARS),
+            doc("NOTES.md (the project's recorded facts)", state.notes, NOTES_CHARS),
+            doc("Changed files", bullets(state.changed_files), SHORT_CHARS * 2),
             doc(
                 "Tamper flags raised by the harness (judge each)",
-                bullets(state.get("tamper_flags")),
+                bullets(state.tamper_flags),
                 SHORT_CHARS * 2,
             ),
             doc(
                 "Gate results (recorded by the harness)",
-                gate_table(state.get("gates") or []),
+                gate_table(state.gates),
                 SHORT_CHARS * 2,
             ),
             doc(
                 "Edge-case sweep report",
-                state.get("edge_case_report") or "None (the sweep did not run or found nothing)",
+                state.edge_case_report or "None (the sweep did not run or found nothing)",
                 REPORT_CHARS,
             ),
-            doc("Diff", state.get("diff") or "(empty diff)", DIFF_CHARS, shrink_fences=False),
+            doc("Diff", state.diff or "(empty diff)", DIFF_CHARS, shrink_fences=False),
             doc("Plan", plan, PLAN_CHARS, shrink_fences=False),
         ]
     )
@@ -308,7 +309,7 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
         answer = engine.structured(
             node=ctx.node,
             system=REVIEW_SYSTEM,
-            prefix=build_review_prompt(ctx.state, with_instructions=False),
+            prefix=build_review_prompt(step_state(ctx), with_instructions=False),
             prompt="Review the change now and answer with the findings.",
             schema=ReviewAnswer,
             tools=read_only_tools(ctx.project_dir),
@@ -332,7 +333,7 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         run = run_delegate(
             ctx,
             command,
-            build_review_prompt(ctx.state),
+            build_review_prompt(step_state(ctx)),
             name=name,
             timeout=ctx.config.timeouts.reviewer,
             env=preset.env(call) if preset else None,
