@@ -213,12 +213,51 @@ class CoderResult(Model):
     log: str | None = None
 
 
+#: The one severity scale of a finding: ``critical`` blocks the step (the
+#: review sends it back to the coder), ``should_fix`` is a real problem that
+#: does not, ``minor`` is a nit.
+Severity = Literal["critical", "should_fix", "minor"]
+#: How a finding's severity is written at the start of its line.
+SEVERITY_TAGS: dict[str, str] = {
+    "critical": "🔴 critical",
+    "should_fix": "🟡 should fix",
+    "minor": "🟢 minor",
+}
+
+
+class Finding(Model):
+    """One finding of a review: its severity, the file and the acceptance
+    criterion it is about (empty: not said), and what is wrong."""
+
+    severity: Severity
+    text: str
+    file: str = ""
+    criterion: str = ""
+
+    def line(self) -> str:
+        """The finding in one line, its severity tag first (a report's line)."""
+        where = (
+            f"{one_line(self.file)} ({one_line(self.criterion) or 'none'}): " if self.file else ""
+        )
+        return f"{SEVERITY_TAGS[self.severity]}: {where}{one_line(self.text)}"
+
+
+def report_of(findings: list[Finding]) -> str:
+    """The review report the findings make: one line each, or ``No findings.``"""
+    return "\n".join(finding.line() for finding in findings) or "No findings."
+
+
 class ReviewResult(Model):
     """An independent review.  ``fault`` is set when the reviewer did not run
-    properly; then ``review_report`` is never treated as findings."""
+    properly; then ``review_report`` is never treated as findings.
+
+    ``findings`` are the review's findings, typed; a plugin that gives only
+    the text (None) has the lines of ``review_report`` that start with 🔴
+    taken as its critical findings, once, where its answer comes in."""
 
     review_report: str = ""
     fault: str | None = None
+    findings: list[Finding] | None = None
 
 
 class OrientResult(Model):

@@ -26,14 +26,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import ReviewResult, StageContext, StageFault
+from stepkit.records import Finding, ReviewResult, Severity, StageContext, StageFault, report_of
 
 REVIEW_TURNS = 40
 
@@ -63,11 +63,9 @@ TEXT_FORMAT = """Write the review as findings, one per line, each STARTING with 
 🔴 critical, 🟡 should fix, 🟢 minor. Only a line that starts with 🔴 is critical.
 If there is nothing to report, write "No findings." """
 
-_TAGS = {"critical": "🔴 critical", "should_fix": "🟡 should fix", "minor": "🟢 minor"}
-
 # A severity at the start of a line: its mark, its word, or both ("🔴 critical",
 # "**Critical**", "[minor]", "Should fix:"); the rest of the line is the finding.
-_SEVERITY_WORDS = {
+_SEVERITY_WORDS: dict[str, Severity] = {
     "critical": "critical",
     "blocker": "critical",
     "blocking": "critical",
@@ -78,7 +76,7 @@ _SEVERITY_WORDS = {
     "nit": "minor",
     "nitpick": "minor",
 }
-_MARKS = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
+_MARKS: dict[str, Severity] = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
 _WORD = "|".join(sorted((re.escape(w) for w in _SEVERITY_WORDS), key=len, reverse=True))
 _LEAD = lazy_compile(
     rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
@@ -98,12 +96,18 @@ _NONE = lazy_compile(
 class ReviewFinding(BaseModel):
     """One finding of the built-in reviewer."""
 
-    severity: Literal["critical", "should_fix", "minor"] = Field(
+    severity: Severity = Field(
         description="critical blocks the step; should_fix does not; minor is a nit"
     )
     file: str = Field(description="the project-relative file the finding is about")
     criterion: str = Field(description='the Acceptance criterion concerned, or "none"')
     problem: str = Field(description="what is wrong, in one sentence")
+
+    def finding(self) -> Finding:
+        """The finding as stepkit keeps it."""
+        return Finding(
+            severity=self.severity, file=self.file, criterion=self.criterion, text=self.problem
+        )
 
 
 class ReviewAnswer(BaseModel):
@@ -128,34 +132,26 @@ class ReviewAnswer(BaseModel):
             return answer
         return handler(data)
 
-    def report(self) -> str:
-        """The review report: the text given, else the rendered findings."""
-        return self._report if self._report is not None else render_findings(self.findings)
+    def result(self) -> ReviewResult:
+        """The review: the typed findings and the report they make; a report
+        given as text is passed on as text (its critical findings are read
+        where a review comes in)."""
+        if self._report is not None:
+            return ReviewResult(review_report=self._report)
+        findings = [finding.finding() for finding in self.findings]
+        return ReviewResult(review_report=report_of(findings), findings=findings)
 
 
-def render_findings(findings: list[ReviewFinding]) -> str:
-    """The review report: one line per finding, its severity tag first, so
-    that routing (a line starting with 🔴) reads exactly the critical ones."""
-    from stepkit.text import one_line
-
-    lines = [
-        f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
-        f"{one_line(f.problem)}"
-        for f in findings
-    ]
-    return "\n".join(lines) or "No findings."
-
-
-def text_findings(report: str) -> list[tuple[str, str]]:
-    """The findings of a text review as ``(severity, text)``, each once.
+def text_findings(report: str) -> list[Finding]:
+    """The findings of a text review, each once.
 
     A line is a finding when, after a list marker, it starts with a severity
     (🔴, "critical", "**Should fix**:" …), or when it is a list item under a
     heading that names one ("### 🔴 Critical" then bullets).  A finding that
     says there is none ("🔴 critical findings: none", "- None.") is no
     finding, and a line that only mentions a severity is prose."""
-    found: list[tuple[str, str]] = []
-    section: str | None = None
+    found: list[tuple[Severity, str]] = []
+    section: Severity | None = None
     for raw in report.splitlines():
         line = raw.strip()
         if not line:
@@ -178,10 +174,10 @@ def text_findings(report: str) -> list[tuple[str, str]]:
             continue
         if (severity, rest) not in found:
             found.append((severity, rest))
-    return found
+    return [Finding(severity=severity, text=text) for severity, text in found]
 
 
-def _severity(text: str) -> tuple[str | None, str]:
+def _severity(text: str) -> tuple[Severity | None, str]:
     """The severity ``text`` starts with (None: it starts with none) and the rest."""
     match = _LEAD.match(text)
     if match is None or not (match.group("mark") or match.group("word")):
@@ -191,12 +187,6 @@ def _severity(text: str) -> tuple[str | None, str]:
     else:
         severity = _SEVERITY_WORDS[" ".join(match.group("word").lower().replace("_", " ").split())]
     return severity, text[match.end() :].strip()
-
-
-def render_text_findings(report: str) -> str:
-    """A text review as the report: its findings, one line each, tag first."""
-    lines = [f"{_TAGS[severity]}: {text}" for severity, text in text_findings(report)]
-    return "\n".join(lines) or "No findings."
 
 
 def build_review_prompt(state: StepState, with_instructions: bool = True) -> str:
@@ -318,10 +308,10 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
         )
     except StageFault as fault:
         return ReviewResult(fault=fault.note)
-    report = answer.report()
-    if not report:
+    review = answer.result()
+    if not review.review_report:
         return ReviewResult(fault="the reviewer returned an empty report")
-    return ReviewResult(review_report=report)
+    return review
 
 
 def _command_review(ctx: StageContext, command: str, preset, call=None) -> ReviewResult:
@@ -366,18 +356,18 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         )  # a tool asked again answers again: its last answer
     if not report.strip() and not (parsed is not None and parsed.structured):
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")
-    return ReviewResult(
-        review_report=_report(report, parsed.structured if parsed is not None else None)
-    )
+    return _review(report, parsed.structured if parsed is not None else None)
 
 
-def _report(text: str, structured: dict[str, Any] | None) -> str:
-    """A CLI reviewer's report: its structured findings when it gave them
+def _review(text: str, structured: dict[str, Any] | None) -> ReviewResult:
+    """A CLI reviewer's review: its structured findings when it gave them
     (``structured``, or its last message as the JSON object), else the
-    findings of its text."""
+    findings of its text, read by their severity words here, where the text
+    comes in."""
     from stepkit.plugins.llm.helpers import parse_answer
 
     answer, _problem = parse_answer(json.dumps(structured) if structured else text, ReviewAnswer)
     if answer is not None:
-        return answer.report()
-    return render_text_findings(text)
+        return answer.result()
+    findings = text_findings(text)
+    return ReviewResult(review_report=report_of(findings), findings=findings)

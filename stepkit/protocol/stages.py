@@ -40,7 +40,9 @@ from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.watched import watched
 from stepkit.records import (
     FAILED_STATUSES,
+    SEVERITY_TAGS,
     CoderResult,
+    Finding,
     GateResult,
     HandoffProse,
     OrientResult,
@@ -52,6 +54,9 @@ from stepkit.records import (
 )
 from stepkit.workspace.evidence import summary_of
 from stepkit.workspace.files import atomic_write
+
+#: The mark that opens a critical finding's line in a review given as text.
+CRITICAL_MARK = SEVERITY_TAGS["critical"].split()[0]
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
@@ -373,13 +378,38 @@ def review(ctx: StageContext) -> Outcome:
     review_result, plugin = _answer(ctx, "review")
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")
+    findings = review_result.findings
+    if findings is None:  # a plugin that gave only the text
+        findings = marked_findings(review_result.review_report)
     return Outcome(
         updates={
             "review_report": review_result.review_report,
+            "review_findings": [finding.model_dump() for finding in findings],
             "review_plugin": plugin,
             f"{ctx.node}_fault": None,
         }
     )
+
+
+def marked_findings(report: str) -> list[Finding]:
+    """The critical findings of a review given as text only: the lines that
+    START with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and
+    blanks are set aside, so "No 🔴 critical findings." is none (the hook's
+    contract for a text report; the built-in reviewer reads its reviewers'
+    text itself and answers with typed findings).  A line written as a
+    finding's own line (``🔴 critical: …``) keeps its text once."""
+    from stepkit.planrepo.sections import strip_list_markers
+
+    tag = SEVERITY_TAGS["critical"]
+    marked = (strip_list_markers(line).strip() for line in report.splitlines())
+    return [
+        Finding(
+            severity="critical",
+            text=line.removeprefix(tag).removeprefix(CRITICAL_MARK).lstrip(": "),
+        )
+        for line in marked
+        if line.startswith(CRITICAL_MARK)
+    ]
 
 
 # -- handoff -----------------------------------------------------------------

@@ -20,7 +20,14 @@ from pydantic import ConfigDict, Field
 from stepkit.graph.state import APPEND, RunState, typed
 from stepkit.models import Model
 from stepkit.protocol.fixloop import STEP_FIX_BUDGET
-from stepkit.records import Annotation, CoderResult, CriterionTests, GateResult, StageContext
+from stepkit.records import (
+    Annotation,
+    CoderResult,
+    CriterionTests,
+    Finding,
+    GateResult,
+    StageContext,
+)
 
 
 class LaterStep(Model):
@@ -128,6 +135,8 @@ class StepState(RunState):
     sweep_plugin: str | None = None
     review_skipped: str = ""
     review_report: str = ""
+    #: the review's findings, typed (the report is their text)
+    review_findings: list[Finding] = Field(default_factory=list)
     review_plugin: str | None = None
     unresolved_critical: list[str] = Field(default_factory=list)
 

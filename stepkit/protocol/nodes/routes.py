@@ -15,7 +15,6 @@ from stepkit.protocol.switches import switch_on
 from stepkit.records import CoderResult, Outcome, StageContext
 from stepkit.text import one_line
 
-CRITICAL = "🔴"
 REVIEW_FILE_THRESHOLD = 5
 
 
@@ -198,7 +197,7 @@ def route_sweep(ctx: StageContext) -> Outcome:
 
 
 def route_review(ctx: StageContext) -> Outcome:
-    """Send 🔴 findings back to the coder, within the review budget.
+    """Send the critical findings back to the coder, within the review budget.
 
     A reviewer fault is never read as findings, so it never spends a fix
     attempt."""
@@ -207,7 +206,7 @@ def route_review(ctx: StageContext) -> Outcome:
     state = step_state(ctx)
     if stage_fault(ctx, "review"):
         return Outcome(route="else")
-    critical = critical_findings(state.review_report)
+    critical = [f.line() for f in state.review_findings if f.severity == "critical"]
     if not critical:
         return Outcome(route="else")
     attempts = state.review_attempts
@@ -222,19 +221,6 @@ def route_review(ctx: StageContext) -> Outcome:
             "fix_history": [f"review fix {attempts + 1}: {len(critical)} critical finding(s)"],
         },
     )
-
-
-def critical_findings(report: str) -> list[str]:
-    """The lines of a review that are critical findings: those that START
-    with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and blanks
-    are set aside, so "No 🔴 critical findings." is none."""
-    from stepkit.planrepo.sections import strip_list_markers
-
-    return [
-        line.strip()
-        for line in report.splitlines()
-        if strip_list_markers(line).startswith(CRITICAL)
-    ]
 
 
 def revise_from_choice(ctx: StageContext) -> Outcome:
