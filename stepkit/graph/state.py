@@ -70,6 +70,14 @@ class RunState(Model):
     #: line each: ``a process the coder started outlived its node and was ended: CMD``
     processes_ended: list[str] = Field(default_factory=list)
 
+    @classmethod
+    def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
+        """``state``, from a checkpoint written in format ``written_in``
+        (:data:`stepkit.engine.checkpoint.CHECKPOINT_FORMAT`), in the shape
+        this model has now; a model whose keys changed shape overrides it.
+        The default: the state as it is."""
+        return state
+
 
 #: The keys the engine records itself, in every state.
 ENGINE_KEYS = tuple(RunState.model_fields)

@@ -155,6 +155,21 @@ class StepState(RunState):
     approved: bool = False
     revision_choice: str = ""
 
+    @classmethod
+    def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
+        """A state written before a review's findings were typed gets them
+        from its review report's 🔴 lines (the text routing read then)."""
+        if written_in < FINDINGS_FORMAT and "review_findings" not in state:
+            from stepkit.protocol.stages import marked_findings
+
+            findings = marked_findings(typed(cls, state).review_report)
+            state = {**state, "review_findings": [f.model_dump() for f in findings]}
+        return state
+
+
+#: The checkpoint format whose states first held a review's typed findings.
+FINDINGS_FORMAT = 3
+
 
 def step_state(state: Mapping[str, Any] | StageContext) -> StepState:
     """The typed view of a step-runner run's state: a node's (built once per
