@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field, field_validator
 
 from stepkit import gatetable
-from stepkit.models import Model, view_of
+from stepkit.models import Model, lazy_view
 from stepkit.text import one_line, visible
 
 #: A gate's name: a name of the gate table (:mod:`stepkit.gatetable`).
@@ -511,20 +511,22 @@ class StageContext:
     adhoc_dir: Path | None = None
     engines: dict[str | None, Any] = field(default_factory=dict, repr=False, compare=False)
     #: each model's view, with the state it was read from
-    _views: dict[type[BaseModel], tuple[dict[str, Any], BaseModel]] = field(
+    _views: dict[type[BaseModel], tuple[dict[str, Any], Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
     def typed(self, model: type[_View]) -> _View:
         """The run state read as ``model`` (the keys it declares; others are
-        left out): built on the first call for each model and kept while
-        :attr:`state` is the same mapping, so a node reads attributes of one
-        view checked once.  The view is read only: a node still returns its
-        updates in an :class:`Outcome`."""
+        left out): made on the first call for each model and kept while
+        :attr:`state` is the same mapping, each field validated the first
+        time it is read (:func:`~stepkit.models.lazy_view`), so a node pays
+        for the fields it reads, once.  The view is read only: a node still
+        returns its updates in an :class:`Outcome`."""
         kept = self._views.get(model)
         if kept is None or kept[0] is not self.state:
-            kept = self._views[model] = (self.state, view_of(model, self.state))
-        return kept[1]  # type: ignore[return-value]
+            kept = self._views[model] = (self.state, lazy_view(model, self.state))
+        view: _View = kept[1]
+        return view
 
     def work_dir(self) -> Path:
         """Where this stage keeps what it writes: the run's directory, or
