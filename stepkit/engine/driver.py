@@ -191,12 +191,13 @@ def resume_run(
     given = (
         checkpoint.settings.get("sets") or {}
     ).keys()  # --set values are state as the user gave them
-    checkpoint.state = graph.state_model.upgraded(checkpoint.state, checkpoint.read_format)
     problem = state_problem(graph.state_model, checkpoint.state, graph.nodes.keys(), given)
     if problem:
         raise UsageError(
             f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
         )
+    # a state that fits, brought to the shape the model has now
+    checkpoint.state = graph.state_model.upgraded(checkpoint.state, checkpoint.read_format)
 
     if answer is not None and pending is not None:  # no pending with an answer: refused above
         _check_answer(run_id, pending, answer)

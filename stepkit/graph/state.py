@@ -73,9 +73,9 @@ class RunState(Model):
     @classmethod
     def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
         """``state``, from a checkpoint written in format ``written_in``
-        (:data:`stepkit.engine.checkpoint.CHECKPOINT_FORMAT`), in the shape
-        this model has now; a model whose keys changed shape overrides it.
-        The default: the state as it is."""
+        (:data:`stepkit.engine.checkpoint.CHECKPOINT_FORMAT`) and checked
+        against this model, in the shape the model has now; a model whose
+        keys changed shape overrides it.  The default: the state as it is."""
         return state
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import ConfigDict, Field
 
 from stepkit.graph.state import APPEND, RunState, typed
-from stepkit.models import Model
+from stepkit.models import Model, lazy_view
 from stepkit.protocol.fixloop import STEP_FIX_BUDGET
 from stepkit.records import (
     Annotation,
@@ -162,7 +162,7 @@ class StepState(RunState):
         if written_in < FINDINGS_FORMAT and "review_findings" not in state:
             from stepkit.protocol.stages import marked_findings
 
-            findings = marked_findings(typed(cls, state).review_report)
+            findings = marked_findings(lazy_view(cls, state).review_report)
             state = {**state, "review_findings": [f.model_dump() for f in findings]}
         return state
 

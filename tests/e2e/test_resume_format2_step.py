@@ -16,7 +16,7 @@ from tests.support.e2e import make_project
 REPORT = "- 🔴 calc.py: mul ignores floats\n🟡 naming\nNo 🔴 findings otherwise."
 
 
-def as_format_2(state_file: Path, report: str) -> None:
+def as_format_2(state_file: Path, report: object) -> None:
     """The checkpoint as format 2 wrote it: no typed findings in the state (sealed)."""
     data = json.loads(state_file.read_text())
     data["format_version"] = 2
@@ -50,3 +50,15 @@ def test_a_format_2_state_gets_the_critical_findings_of_its_report_once():
     assert StepState.upgraded({"review_report": REPORT}, 3) == {"review_report": REPORT}
     kept = {"review_report": REPORT, "review_findings": []}
     assert StepState.upgraded(kept, 2) is kept
+
+
+def test_a_format_2_state_that_does_not_fit_is_refused_with_one_line(tmp_path):
+    project = make_project(tmp_path)
+    paused = project.run()
+    state_file = Path(paused.data["run_dir"]) / "state.json"
+    as_format_2(state_file, 5)  # a report that is no text
+
+    refused = project.resume("approve")
+
+    assert refused.code == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "its checkpoint does not fit the graph's state: 'review_report'" in refused.stderr
