@@ -685,9 +685,12 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
 
     :param ctx: the stage context; ``ctx.settings["reviewer"]`` is the
         reviewer spec; ``ctx.state["diff"]`` the step's diff.
-    :return: a :class:`~stepkit.records.ReviewResult`; critical findings are
-        marked with 🔴.  Set ``fault`` (or raise StageFault) when the review
-        did not run: a fault is never read as findings.
+    :return: a :class:`~stepkit.records.ReviewResult`: its ``findings``
+        (:class:`~stepkit.records.Finding`, the critical ones go back to the
+        coder) and ``review_report``, their text; a result with only the
+        text has its lines that start with 🔴 taken as critical findings.
+        Set ``fault`` (or raise StageFault) when the review did not run: a
+        fault is never read as findings.
 
     firstresult.  Usable in ``stepconf.py``: yes.
     """

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from stepkit import gatetable
-from stepkit.models import Model
+from stepkit.models import Model, lazy_view
 from stepkit.text import one_line, visible
 
 #: A gate's name: a name of the gate table (:mod:`stepkit.gatetable`).
@@ -213,12 +213,51 @@ class CoderResult(Model):
     log: str | None = None
 
 
+#: The one severity scale of a finding: ``critical`` blocks the step (the
+#: review sends it back to the coder), ``should_fix`` is a real problem that
+#: does not, ``minor`` is a nit.
+Severity = Literal["critical", "should_fix", "minor"]
+#: How a finding's severity is written at the start of its line.
+SEVERITY_TAGS: dict[str, str] = {
+    "critical": "🔴 critical",
+    "should_fix": "🟡 should fix",
+    "minor": "🟢 minor",
+}
+
+
+class Finding(Model):
+    """One finding of a review: its severity, the file and the acceptance
+    criterion it is about (empty: not said), and what is wrong."""
+
+    severity: Severity
+    text: str
+    file: str = ""
+    criterion: str = ""
+
+    def line(self) -> str:
+        """The finding in one line, its severity tag first (a report's line)."""
+        where = (
+            f"{one_line(self.file)} ({one_line(self.criterion) or 'none'}): " if self.file else ""
+        )
+        return f"{SEVERITY_TAGS[self.severity]}: {where}{one_line(self.text)}"
+
+
+def report_of(findings: list[Finding]) -> str:
+    """The review report the findings make: one line each, or ``No findings.``"""
+    return "\n".join(finding.line() for finding in findings) or "No findings."
+
+
 class ReviewResult(Model):
     """An independent review.  ``fault`` is set when the reviewer did not run
-    properly; then ``review_report`` is never treated as findings."""
+    properly; then ``review_report`` is never treated as findings.
+
+    ``findings`` are the review's findings, typed; a plugin that gives only
+    the text (None) has the lines of ``review_report`` that start with 🔴
+    taken as its critical findings, once, where its answer comes in."""
 
     review_report: str = ""
     fault: str | None = None
+    findings: list[Finding] | None = None
 
 
 class OrientResult(Model):
@@ -432,6 +471,9 @@ class StageFault(Exception):
         self.updates = updates or {}
 
 
+_View = TypeVar("_View", bound=BaseModel)
+
+
 @dataclass
 class StageContext:
     """Everything a stage hook needs to do its job for one node of one run.
@@ -468,6 +510,23 @@ class StageContext:
     usage: Usage = field(default_factory=lambda: Usage())
     adhoc_dir: Path | None = None
     engines: dict[str | None, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: each model's view, with the state it was read from
+    _views: dict[type[BaseModel], tuple[dict[str, Any], Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def typed(self, model: type[_View]) -> _View:
+        """The run state read as ``model`` (the keys it declares; others are
+        left out): made on the first call for each model and kept while
+        :attr:`state` is the same mapping, each field validated the first
+        time it is read (:func:`~stepkit.models.lazy_view`), so a node pays
+        for the fields it reads, once.  The view is read only: a node still
+        returns its updates in an :class:`Outcome`."""
+        kept = self._views.get(model)
+        if kept is None or kept[0] is not self.state:
+            kept = self._views[model] = (self.state, lazy_view(model, self.state))
+        view: _View = kept[1]
+        return view
 
     def work_dir(self) -> Path:
         """Where this stage keeps what it writes: the run's directory, or

@@ -54,6 +54,7 @@ from stepkit.plugins.coders.command import builtin_spec, check_builtin_spec, del
 from stepkit.plugins.coders.prompt import SENTINEL_RULE, build_coder_prompt
 from stepkit.presets import presets as registered_presets
 from stepkit.protocol.fixloop import FIX_RULES, coder_fix_budget, next_fix
+from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.switches import switch_on
 from stepkit.records import (
     CoderResult,
@@ -216,7 +217,7 @@ class BuiltinCoder:
         self.thread = self._load_thread(engine)
         self.intro: str | None = None  # what a later implement round of the step is about
         # a fix round of the step (step-level or review-driven): the plan was made
-        self.later_round = bool(ctx.state.get("fix_instructions")) and self._has_plan()
+        self.later_round = bool(step_state(ctx).fix_instructions) and self._has_plan()
         try:
             plan = self._plan(engine)
             rejection = self._approve(plan)
@@ -254,9 +255,8 @@ class BuiltinCoder:
             ]
         extra = {"thread": self.thread} if self.thread is not None else {}
         if self.thread is not None and self.thread.started and self.intro is None:
-            self.intro = _new_round(
-                self.ctx.state
-            )  # the prefix opened the thread in an earlier round
+            # the prefix opened the thread in an earlier round
+            self.intro = _new_round(step_state(self.ctx))
             task = f"{self.intro}\n\n{task}" if self.intro else task
         answer = engine.structured(
             node=node,
@@ -290,7 +290,7 @@ class BuiltinCoder:
         """Where the step's ``kind`` (its conversation, plan, last tree) is kept."""
         if self.ctx.run_dir is None:
             return None
-        return self.ctx.run_dir / f"{kind}-{self.ctx.state.get('step', 'x')}.json"
+        return self.ctx.run_dir / f"{kind}-{_step_or(self.ctx, 'x')}.json"
 
     def _thread_path(self):
         return self._run_file("coder_thread")
@@ -384,7 +384,7 @@ class BuiltinCoder:
             self.ctx.settings, "CODER_AUTOAPPROVE"
         ):
             return None
-        if self.ctx.state.get("fix_instructions"):
+        if step_state(self.ctx).fix_instructions:
             return None  # a fix round: the step's plan was already approved
         if self.ctx.ask is None:
             return (
@@ -398,7 +398,7 @@ class BuiltinCoder:
             aliases={"y": "yes", "n": "no"},
             other_as="no",
             text=(
-                f"The coder's plan for step {self.ctx.state.get('step', '?')} has complexity "
+                f"The coder's plan for step {_step_or(self.ctx, '?')} has complexity "
                 f"{plan.complexity}/10.\n\n{_describe(plan)}\n\nProceed with this plan?"
             ),
         )
@@ -499,9 +499,10 @@ class BuiltinCoder:
         from stepkit.workspace import scope
         from stepkit.workspace.gates import existing_files
 
-        earlier = self.ctx.state.get("changed_files")
-        if earlier is None:
+        state = step_state(self.ctx)
+        if "changed_files" not in state.model_fields_set:
             return None
+        earlier = state.changed_files
         project, plans = self.ctx.project_dir.resolve(), self.ctx.plans_dir.resolve()
 
         def changed() -> list[str]:
@@ -556,18 +557,24 @@ class BuiltinCoder:
         )
 
 
-def _new_round(state: dict[str, Any]) -> str:
+def _step_or(ctx: StageContext, unknown: str) -> str:
+    """The step's number, or ``unknown`` when the state names none."""
+    step = step_state(ctx).step
+    return unknown if step is None else str(step)
+
+
+def _new_round(state: StepState) -> str:
     """The opening of a later implement round of the step, in the step's
     conversation: what the harness asks for now."""
     from stepkit.plugins.stages.documents import DIFF_CHARS, doc
 
     parts = [
         doc(title, text, DIFF_CHARS, shrink_fences=False).rstrip("\n")
-        for key, title in (
-            ("fix_instructions", "Fix instructions"),
-            ("user_guidance", "User guidance"),
+        for value, title in (
+            (state.fix_instructions, "Fix instructions"),
+            (state.user_guidance, "User guidance"),
         )
-        if (text := str(state.get(key) or "").strip())
+        if (text := value.strip())
     ]
     if not parts:
         return ""  # the same round, resumed (after an approval pause)

@@ -41,6 +41,7 @@ from stepkit.plugins.coders.prompt import build_coder_prompt
 from stepkit.plugins.coders.results import SentinelWatch, generic_result
 from stepkit.plugins.llm import budget
 from stepkit.presets import presets as registered_presets
+from stepkit.protocol.state import step_state
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.text import shown_bytes
 from stepkit.workspace import process, sandbox
@@ -127,7 +128,7 @@ def run_delegate(
         **(env or {}),
         "STEPKIT_PROMPT_FILE": str(prompt_file),
         "STEPKIT_USAGE_FILE": str(usage_file),
-        "STEPKIT_STEP": str(ctx.state.get("step", "")),
+        "STEPKIT_STEP": "" if (step := step_state(ctx).step) is None else str(step),
         "STEPKIT_PROJECT_DIR": str(ctx.project_dir),
         "STEPKIT_PLANS_DIR": str(ctx.plans_dir),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.plugins.stages.documents import DIFF_CHARS, PLAN_CHARS, REPORT_CHARS, SHORT_CHARS, doc
+from stepkit.protocol.state import step_state
 from stepkit.records import StageContext
 
 SENTINEL_RULE = (
@@ -25,14 +26,14 @@ def build_coder_prompt(ctx: StageContext) -> str:
     ``plan_text``, ``implementation_brief``, ``user_guidance``,
     ``fix_instructions``; missing keys are left out), the plan repo and the
     command of every gate the step will run (the run's gate plan)."""
-    state = ctx.state
-    step = state.get("step", "?")
-    title = str(state.get("title") or "").strip()
+    state = step_state(ctx)
+    step = "?" if state.step is None else state.step
+    title = state.title.strip()
     plans_dir = _plans_display(ctx)
-    fix = str(state.get("fix_instructions") or "").strip()
-    guidance = str(state.get("user_guidance") or "").strip()
-    brief = str(state.get("implementation_brief") or "").strip()
-    plan = str(state.get("plan_text") or "").strip()
+    fix = state.fix_instructions.strip()
+    guidance = state.user_guidance.strip()
+    brief = state.implementation_brief.strip()
+    plan = state.plan_text.strip()
     name = f"step {step}" + (f" ({title})" if title else "")
 
     if fix:

@@ -26,13 +26,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
-from stepkit.records import ReviewResult, StageContext, StageFault
+from stepkit.protocol.state import StepState, step_state
+from stepkit.records import Finding, ReviewResult, Severity, StageContext, StageFault, report_of
 
 REVIEW_TURNS = 40
 
@@ -62,11 +63,9 @@ TEXT_FORMAT = """Write the review as findings, one per line, each STARTING with 
 🔴 critical, 🟡 should fix, 🟢 minor. Only a line that starts with 🔴 is critical.
 If there is nothing to report, write "No findings." """
 
-_TAGS = {"critical": "🔴 critical", "should_fix": "🟡 should fix", "minor": "🟢 minor"}
-
 # A severity at the start of a line: its mark, its word, or both ("🔴 critical",
 # "**Critical**", "[minor]", "Should fix:"); the rest of the line is the finding.
-_SEVERITY_WORDS = {
+_SEVERITY_WORDS: dict[str, Severity] = {
     "critical": "critical",
     "blocker": "critical",
     "blocking": "critical",
@@ -77,7 +76,7 @@ _SEVERITY_WORDS = {
     "nit": "minor",
     "nitpick": "minor",
 }
-_MARKS = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
+_MARKS: dict[str, Severity] = {"🔴": "critical", "🟡": "should_fix", "🟢": "minor"}
 _WORD = "|".join(sorted((re.escape(w) for w in _SEVERITY_WORDS), key=len, reverse=True))
 _LEAD = lazy_compile(
     rf"^(?P<mark>[🔴🟡🟢])?\s*[\[(*_]*\s*(?P<word>{_WORD})?(?![\w-])[\])*_]*"
@@ -97,12 +96,18 @@ _NONE = lazy_compile(
 class ReviewFinding(BaseModel):
     """One finding of the built-in reviewer."""
 
-    severity: Literal["critical", "should_fix", "minor"] = Field(
+    severity: Severity = Field(
         description="critical blocks the step; should_fix does not; minor is a nit"
     )
     file: str = Field(description="the project-relative file the finding is about")
     criterion: str = Field(description='the Acceptance criterion concerned, or "none"')
     problem: str = Field(description="what is wrong, in one sentence")
+
+    def finding(self) -> Finding:
+        """The finding as stepkit keeps it."""
+        return Finding(
+            severity=self.severity, file=self.file, criterion=self.criterion, text=self.problem
+        )
 
 
 class ReviewAnswer(BaseModel):
@@ -127,34 +132,26 @@ class ReviewAnswer(BaseModel):
             return answer
         return handler(data)
 
-    def report(self) -> str:
-        """The review report: the text given, else the rendered findings."""
-        return self._report if self._report is not None else render_findings(self.findings)
+    def result(self) -> ReviewResult:
+        """The review: the typed findings and the report they make; a report
+        given as text is passed on as text (its critical findings are read
+        where a review comes in)."""
+        if self._report is not None:
+            return ReviewResult(review_report=self._report)
+        findings = [finding.finding() for finding in self.findings]
+        return ReviewResult(review_report=report_of(findings), findings=findings)
 
 
-def render_findings(findings: list[ReviewFinding]) -> str:
-    """The review report: one line per finding, its severity tag first, so
-    that routing (a line starting with 🔴) reads exactly the critical ones."""
-    from stepkit.text import one_line
-
-    lines = [
-        f"{_TAGS[f.severity]}: {one_line(f.file)} ({one_line(f.criterion) or 'none'}): "
-        f"{one_line(f.problem)}"
-        for f in findings
-    ]
-    return "\n".join(lines) or "No findings."
-
-
-def text_findings(report: str) -> list[tuple[str, str]]:
-    """The findings of a text review as ``(severity, text)``, each once.
+def text_findings(report: str) -> list[Finding]:
+    """The findings of a text review, each once.
 
     A line is a finding when, after a list marker, it starts with a severity
     (🔴, "critical", "**Should fix**:" …), or when it is a list item under a
     heading that names one ("### 🔴 Critical" then bullets).  A finding that
     says there is none ("🔴 critical findings: none", "- None.") is no
     finding, and a line that only mentions a severity is prose."""
-    found: list[tuple[str, str]] = []
-    section: str | None = None
+    found: list[tuple[Severity, str]] = []
+    section: Severity | None = None
     for raw in report.splitlines():
         line = raw.strip()
         if not line:
@@ -177,10 +174,10 @@ def text_findings(report: str) -> list[tuple[str, str]]:
             continue
         if (severity, rest) not in found:
             found.append((severity, rest))
-    return found
+    return [Finding(severity=severity, text=text) for severity, text in found]
 
 
-def _severity(text: str) -> tuple[str | None, str]:
+def _severity(text: str) -> tuple[Severity | None, str]:
     """The severity ``text`` starts with (None: it starts with none) and the rest."""
     match = _LEAD.match(text)
     if match is None or not (match.group("mark") or match.group("word")):
@@ -192,13 +189,7 @@ def _severity(text: str) -> tuple[str | None, str]:
     return severity, text[match.end() :].strip()
 
 
-def render_text_findings(report: str) -> str:
-    """A text review as the report: its findings, one line each, tag first."""
-    lines = [f"{_TAGS[severity]}: {text}" for severity, text in text_findings(report)]
-    return "\n".join(lines) or "No findings."
-
-
-def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -> str:
+def build_review_prompt(state: StepState, with_instructions: bool = True) -> str:
     """The reviewer's task and material, from the run state: the plan's
     Acceptance criteria, orient's implementation brief and findings, the
     deviation and gate decisions with the user's guidance, NOTES.md, the
@@ -220,51 +211,51 @@ def build_review_prompt(state: dict[str, Any], with_instructions: bool = True) -
         gate_table,
     )
 
-    plan = str(state.get("plan_text") or "")
+    plan = state.plan_text
     criteria = (
         plan_section(plan, "Acceptance criteria") or "(the plan has no Acceptance criteria section)"
     )
-    title = str(state.get("title") or "")
+    title, step = state.title, "?" if state.step is None else state.step
     return "\n".join(
         [
-            f"# Review step {state.get('step', '?')}" + (f": {title}" if title else "") + "\n",
+            f"# Review step {step}" + (f": {title}" if title else "") + "\n",
             *([REVIEW_RULES + "\n", TEXT_FORMAT] if with_instructions else []),
             doc("Acceptance criteria", criteria, SHORT_CHARS * 2),
             doc(
                 "Implementation brief (what orient asked the coder to do)",
-                state.get("implementation_brief"),
+                state.implementation_brief,
                 REPORT_CHARS,
             ),
             doc(
                 "Orient's findings (the plan checked against the code)",
-                state.get("staleness_report"),
+                state.staleness_report,
                 REPORT_CHARS,
             ),
-            doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
+            doc("Deviation summary", state.deviation_summary, SHORT_CHARS),
             doc(
                 "Gate decisions (an approved deviation is not an unmet criterion)",
                 gate_decisions(state),
                 SHORT_CHARS * 2,
             ),
-            doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
-            doc("NOTES.md (the project's recorded facts)", state.get("notes"), NOTES_CHARS),
-            doc("Changed files", bullets(state.get("changed_files")), SHORT_CHARS * 2),
+            doc("User guidance at the deviation gate", state.user_guidance, SHORT_CHARS),
+            doc("NOTES.md (the project's recorded facts)", state.notes, NOTES_CHARS),
+            doc("Changed files", bullets(state.changed_files), SHORT_CHARS * 2),
             doc(
                 "Tamper flags raised by the harness (judge each)",
-                bullets(state.get("tamper_flags")),
+                bullets(state.tamper_flags),
                 SHORT_CHARS * 2,
             ),
             doc(
                 "Gate results (recorded by the harness)",
-                gate_table(state.get("gates") or []),
+                gate_table(state.gates),
                 SHORT_CHARS * 2,
             ),
             doc(
                 "Edge-case sweep report",
-                state.get("edge_case_report") or "None (the sweep did not run or found nothing)",
+                state.edge_case_report or "None (the sweep did not run or found nothing)",
                 REPORT_CHARS,
             ),
-            doc("Diff", state.get("diff") or "(empty diff)", DIFF_CHARS, shrink_fences=False),
+            doc("Diff", state.diff or "(empty diff)", DIFF_CHARS, shrink_fences=False),
             doc("Plan", plan, PLAN_CHARS, shrink_fences=False),
         ]
     )
@@ -308,7 +299,7 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
         answer = engine.structured(
             node=ctx.node,
             system=REVIEW_SYSTEM,
-            prefix=build_review_prompt(ctx.state, with_instructions=False),
+            prefix=build_review_prompt(step_state(ctx), with_instructions=False),
             prompt="Review the change now and answer with the findings.",
             schema=ReviewAnswer,
             tools=read_only_tools(ctx.project_dir),
@@ -317,10 +308,10 @@ def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
         )
     except StageFault as fault:
         return ReviewResult(fault=fault.note)
-    report = answer.report()
-    if not report:
+    review = answer.result()
+    if not review.review_report:
         return ReviewResult(fault="the reviewer returned an empty report")
-    return ReviewResult(review_report=report)
+    return review
 
 
 def _command_review(ctx: StageContext, command: str, preset, call=None) -> ReviewResult:
@@ -332,7 +323,7 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         run = run_delegate(
             ctx,
             command,
-            build_review_prompt(ctx.state),
+            build_review_prompt(step_state(ctx)),
             name=name,
             timeout=ctx.config.timeouts.reviewer,
             env=preset.env(call) if preset else None,
@@ -365,18 +356,18 @@ def _command_review(ctx: StageContext, command: str, preset, call=None) -> Revie
         )  # a tool asked again answers again: its last answer
     if not report.strip() and not (parsed is not None and parsed.structured):
         return ReviewResult(fault=f"the reviewer printed no report (log: {run.log})")
-    return ReviewResult(
-        review_report=_report(report, parsed.structured if parsed is not None else None)
-    )
+    return _review(report, parsed.structured if parsed is not None else None)
 
 
-def _report(text: str, structured: dict[str, Any] | None) -> str:
-    """A CLI reviewer's report: its structured findings when it gave them
+def _review(text: str, structured: dict[str, Any] | None) -> ReviewResult:
+    """A CLI reviewer's review: its structured findings when it gave them
     (``structured``, or its last message as the JSON object), else the
-    findings of its text."""
+    findings of its text, read by their severity words here, where the text
+    comes in."""
     from stepkit.plugins.llm.helpers import parse_answer
 
     answer, _problem = parse_answer(json.dumps(structured) if structured else text, ReviewAnswer)
     if answer is not None:
-        return answer.report()
-    return render_text_findings(text)
+        return answer.result()
+    findings = text_findings(text)
+    return ReviewResult(review_report=report_of(findings), findings=findings)

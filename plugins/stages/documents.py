@@ -14,11 +14,13 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from stepkit.planrepo.sections import plan_section, track_fence
+from stepkit.protocol.state import StepState
+from stepkit.records import GateResult
 from stepkit.workspace.evidence import clip_middle
 from stepkit.workspace.redact import redact
 
@@ -113,36 +115,34 @@ def doc(title: str, body: Any, max_chars: int, shrink_fences: bool = True) -> st
     return f'<document title="{attribute}">\n{text or "None"}\n</document>\n'
 
 
-def gate_table(gates: Sequence[Mapping[str, Any]]) -> str:
+def gate_table(gates: Sequence[GateResult]) -> str:
     """The recorded gates, one status line each."""
-    from stepkit.records import GateResult
-
-    rows = [f"- {GateResult.model_validate(gate).status_line()}" for gate in gates]
+    rows = [f"- {gate.status_line()}" for gate in gates]
     return "\n".join(rows) or "None recorded"
 
 
-def gate_decisions(state: Mapping[str, Any]) -> str:
+def gate_decisions(state: StepState) -> str:
     """What the approval gates and routers decided: dependencies overridden,
     a major deviation approved, the review skipped or its criticals left open."""
     lines = []
-    if state.get("unsatisfied"):
+    if state.unsatisfied:
         lines.append(
             "- gate_blocked: dependencies unsatisfied, the user chose to proceed: "
-            + "; ".join(map(str, state["unsatisfied"]))
+            + "; ".join(state.unsatisfied)
         )
-    if state.get("has_major_deviation"):
+    if state.has_major_deviation:
         how = (
             "auto-approved (STEP_AUTOAPPROVE=1)"
-            if state.get("deviation_autoapproved")
+            if state.deviation_autoapproved
             else "the user chose to proceed"
         )
         lines.append(f"- gate_deviation: major deviation, {how}")
-    if state.get("review_skipped"):
-        lines.append(f"- independent review skipped: {state['review_skipped']}")
-    if state.get("unresolved_critical"):
+    if state.review_skipped:
+        lines.append(f"- independent review skipped: {state.review_skipped}")
+    if state.unresolved_critical:
         lines.append(
             "- critical review findings still open (review budget spent): "
-            + "; ".join(map(str, state["unresolved_critical"]))
+            + "; ".join(state.unresolved_critical)
         )
     return "\n".join(lines)
 
@@ -152,24 +152,21 @@ def bullets(items: Any) -> str:
     return "\n".join(f"- {item}" for item in items or [])
 
 
-def later_steps(state: Mapping[str, Any], sections: Sequence[str]) -> str:
-    """The later steps of the plan (``state["later_steps"]``), each with its
+def later_steps(state: StepState, sections: Sequence[str]) -> str:
+    """The later steps of the plan (``later_steps`` of the state), each with its
     number, title, plan path and the named ``sections`` read from its plan
     file (the file as it is now), each step and the whole bounded."""
     blocks = []
-    for later in state.get("later_steps") or []:
-        body = _plan_body(later.get("path"))
-        parts = [
-            f"### Step {later.get('step')}: {later.get('title') or ''}",
-            f"Plan file: {later.get('path')}",
-        ]
+    for later in state.later_steps:
+        body = _plan_body(later.path)
+        parts = [f"### Step {later.step}: {later.title}", f"Plan file: {later.path}"]
         for name in sections:
             found = plan_section(body, name) if body is not None else None
             if found is None and name == "Edge cases":
-                found = later.get("edge_cases")  # what resolve_step read
+                found = later.edge_cases  # what resolve_step read
             if found is not None:
                 parts.append(f"{name}:\n{found.strip() or 'None'}")
-        blocks.append(clip("\n".join(parts), LATER_STEP_CHARS, f"step {later.get('step')}"))
+        blocks.append(clip("\n".join(parts), LATER_STEP_CHARS, f"step {later.step}"))
     return clip("\n\n".join(blocks), LATER_STEPS_CHARS, "later steps")
 
 
@@ -232,9 +229,7 @@ def text(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False)
 
 
-def plan_prefix(state: Mapping[str, Any]) -> str:
+def plan_prefix(state: StepState) -> str:
     """The cached part after the instructions: the step plan itself."""
-    header = f"# Step {state.get('step')}: {state.get('title') or ''}\nPlan file: {state.get('plan_path')}"
-    return (
-        f"{header}\n\n{doc('Step plan', state.get('plan_text'), PLAN_CHARS, shrink_fences=False)}"
-    )
+    header = f"# Step {state.step}: {state.title}\nPlan file: {state.plan_path}"
+    return f"{header}\n\n{doc('Step plan', state.plan_text, PLAN_CHARS, shrink_fences=False)}"

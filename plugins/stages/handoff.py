@@ -5,7 +5,7 @@ The model gets no tools and writes no Evidence: the harness renders the file
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema, create_model, field_validator
@@ -24,6 +24,7 @@ from stepkit.plugins.stages.documents import (
     plan_prefix,
     text,
 )
+from stepkit.protocol.state import StepState, step_state
 from stepkit.records import CriterionTests, HandoffProse, StageContext
 
 HANDOFF_SYSTEM = f"""\
@@ -166,7 +167,7 @@ def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
     )
 
 
-def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
+def handoff_prompt(state: StepState, faults: Sequence[str]) -> str:
     """The volatile part of the write_handoff request.
 
     :param faults: the PIPELINE-FAULT lines of this run (sweep or review
@@ -175,12 +176,12 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
     parts = [
         doc(
             "Gates (recorded by the harness; Evidence is written from these)",
-            gate_table(state.get("gates") or []),
+            gate_table(state.gates),
             SHORT_CHARS * 2,
         ),
         doc(
             "Implementation brief (what orient asked the coder to do)",
-            state.get("implementation_brief"),
+            state.implementation_brief,
             REPORT_CHARS,
         ),
         doc(
@@ -190,7 +191,7 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         ),
         doc(
             "Diff summary (files, lines added/removed, excerpts)",
-            diff_summary(state.get("diff")),
+            diff_summary(state.diff),
             DIFF_SUMMARY_CHARS,
         ),
         doc("Pipeline faults", "\n".join(faults), SHORT_CHARS),
@@ -198,86 +199,83 @@ def handoff_prompt(state: Mapping[str, Any], faults: Sequence[str]) -> str:
         doc(
             "Tests stepkit saw pass in the final tests gate", _passed_tests(state), SHORT_CHARS * 2
         ),
-        doc("Staleness report", state.get("staleness_report"), REPORT_CHARS),
-        doc("Deviation summary", state.get("deviation_summary"), SHORT_CHARS),
-        doc("User guidance at the deviation gate", state.get("user_guidance"), SHORT_CHARS),
+        doc("Staleness report", state.staleness_report, REPORT_CHARS),
+        doc("Deviation summary", state.deviation_summary, SHORT_CHARS),
+        doc("User guidance at the deviation gate", state.user_guidance, SHORT_CHARS),
         doc("Gate decisions", gate_decisions(state), SHORT_CHARS * 2),
         doc("Fix loop", _fix_loop(state), SHORT_CHARS * 2),
         doc(
             "Changed files",
-            "\n".join(f"- {n}" for n in state.get("changed_files") or []),
+            "\n".join(f"- {n}" for n in state.changed_files),
             SHORT_CHARS * 2,
         ),
-        doc("Edge-case sweep report", state.get("edge_case_report"), REPORT_CHARS),
+        doc("Edge-case sweep report", state.edge_case_report, REPORT_CHARS),
         doc(
             "Downstream updates proposed by the sweep",
-            text(state.get("downstream_updates")),
+            text(state.downstream_updates),
             REPORT_CHARS,
         ),
         doc("Annotations applied to later plans", _annotations(state), SHORT_CHARS),
-        doc("Independent review", state.get("review_report"), REPORT_CHARS),
+        doc("Independent review", state.review_report, REPORT_CHARS),
         doc(
             "Harness flags",
-            "\n".join(f"- {f}" for f in state.get("tamper_flags") or []),
+            "\n".join(f"- {f}" for f in state.tamper_flags),
             SHORT_CHARS,
         ),
-        doc("NOTES.md (already recorded; do not repeat)", state.get("notes"), NOTES_CHARS),
+        doc("NOTES.md (already recorded; do not repeat)", state.notes, NOTES_CHARS),
     ]
-    feedback = state.get("handoff_feedback") or []
+    feedback = state.handoff_feedback
     if feedback:
         parts.append(doc("Problems to fix", "\n".join(f"- {p}" for p in feedback), SHORT_CHARS))
-    parts.append(f"Write the handoff prose for step {state.get('step')}.")
+    parts.append(f"Write the handoff prose for step {state.step}.")
     return "\n".join(parts)
 
 
-def _criteria(state: Mapping[str, Any]) -> list[str]:
+def _criteria(state: StepState) -> list[str]:
     from stepkit.protocol.criteria import plan_criteria
 
-    return plan_criteria(str(state.get("plan_text") or ""))
+    return plan_criteria(state.plan_text)
 
 
-def _numbered_criteria(state: Mapping[str, Any]) -> str:
+def _numbered_criteria(state: StepState) -> str:
     from stepkit.protocol.criteria import numbered_criteria
 
     return numbered_criteria(_criteria(state)) or "None (the plan has no Acceptance criteria)"
 
 
-def _passed_tests(state: Mapping[str, Any]) -> str:
+def _passed_tests(state: StepState) -> str:
     """The ids the final tests gate saw pass, for the criteria map."""
     from stepkit.protocol.criteria import final_tests_gate, statuses_seen
 
-    seen = statuses_seen(final_tests_gate(state.get("gates") or []))
+    seen = statuses_seen(final_tests_gate(state.gates))
     return "\n".join(f"- {test_id}" for test_id, status in seen.items() if status == "passed")
 
 
-def _coder_rounds(state: Mapping[str, Any]) -> str:
+def _coder_rounds(state: StepState) -> str:
     """Every coder round as recorded (``coder_round_log``); the last report
     alone when no round was recorded."""
-    log = state.get("coder_round_log") or []
+    log = state.coder_round_log
     if not log:
-        coder = state.get("coder_result") or {}
-        return str(coder.get("text") or "None (no coder report was recorded)")
+        coder = state.coder_result
+        return (coder and coder.text) or "None (no coder report was recorded)"
     blocks = []
     for record in log:
-        files = ", ".join(record.get("changed_files") or []) or "none"
+        files = ", ".join(record.changed_files) or "none"
         blocks.append(
-            f"### Round {record.get('round')}\nTask: {record.get('task')}\n"
-            f"Files changed in this round: {files}\nReport:\n{record.get('report')}"
+            f"### Round {record.round}\nTask: {record.task}\n"
+            f"Files changed in this round: {files}\nReport:\n{record.report}"
         )
     return "\n\n".join(blocks)
 
 
-def _fix_loop(state: Mapping[str, Any]) -> str:
-    used = state.get("fix_attempts") or 0
-    budget = state.get("max_fix_attempts")
-    lines = [f"Fix attempts used: {used}" + (f" of {budget}" if budget is not None else "")]
-    lines += [f"- {item}" for item in state.get("fix_history") or []]
+def _fix_loop(state: StepState) -> str:
+    lines = [f"Fix attempts used: {state.fix_attempts} of {state.max_fix_attempts}"]
+    lines += [f"- {item}" for item in state.fix_history]
     return "\n".join(lines)
 
 
-def _annotations(state: Mapping[str, Any]) -> str:
-    applied = state.get("applied_annotations") or []
-    return "\n".join(f"- step {a.get('step')}: {a.get('edge_case')}" for a in applied)
+def _annotations(state: StepState) -> str:
+    return "\n".join(f"- step {a.step}: {a.edge_case}" for a in state.applied_annotations)
 
 
 @hookimpl(trylast=True)
@@ -290,9 +288,9 @@ def stepkit_write_handoff(ctx: StageContext) -> HandoffProse:
         ask(
             ctx,
             system=HANDOFF_SYSTEM,
-            prefix=plan_prefix(ctx.state),
-            prompt=handoff_prompt(ctx.state, pipeline_faults(ctx)),
-            schema=handoff_schema(_criteria(ctx.state)),
+            prefix=plan_prefix(step_state(ctx)),
+            prompt=handoff_prompt(step_state(ctx), pipeline_faults(ctx)),
+            schema=handoff_schema(_criteria(step_state(ctx))),
             tools=None,
         )
     )

@@ -3,7 +3,6 @@ the LLM engine.  trylast, so a project's own implementation answers first."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +19,7 @@ from stepkit.plugins.stages.documents import (
     later_steps,
     plan_prefix,
 )
+from stepkit.protocol.state import StepState, step_state
 from stepkit.records import OrientResult, StageContext
 
 ORIENT_SYSTEM = f"""\
@@ -128,19 +128,19 @@ def orient_result(answer: OrientAnswer) -> OrientResult:
     )
 
 
-def orient_prompt(state: Mapping[str, Any]) -> str:
+def orient_prompt(state: StepState) -> str:
     """The volatile part of the orient request."""
     later = later_steps(state, ORIENT_LATER_SECTIONS) or "None (this is the last step)"
     return "\n".join(
         [
             doc(
                 "Previous handoff",
-                state.get("previous_handoff") or "None (this is the first step)",
+                state.previous_handoff or "None (this is the first step)",
                 HANDOFF_CHARS,
             ),
-            doc("NOTES.md", state.get("notes"), NOTES_CHARS),
+            doc("NOTES.md", state.notes, NOTES_CHARS),
             doc("Later steps (Objectives and stated assumptions)", later, LATER_STEPS_CHARS),
-            f"Orient for step {state.get('step')}: check the plan against the code and answer.",
+            f"Orient for step {state.step}: check the plan against the code and answer.",
         ]
     )
 
@@ -169,8 +169,8 @@ def stepkit_orient(ctx: StageContext) -> OrientResult:
     answer = make_engine(None, ctx).structured(
         node=ctx.node,
         system=ORIENT_SYSTEM,
-        prefix=plan_prefix(ctx.state),
-        prompt=orient_prompt(ctx.state),
+        prefix=plan_prefix(step_state(ctx)),
+        prompt=orient_prompt(step_state(ctx)),
         schema=OrientAnswer,
         tools=read_only_tools(ctx.project_dir),
         ctx=ctx,

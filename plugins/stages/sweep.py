@@ -5,8 +5,7 @@ additions to those plans' Edge cases sections and nothing else."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -23,6 +22,7 @@ from stepkit.plugins.stages.documents import (
     later_steps,
     plan_prefix,
 )
+from stepkit.protocol.state import StepState, step_state
 from stepkit.records import Annotation, StageContext, SweepResult
 
 SWEEP_SYSTEM = f"""\
@@ -55,22 +55,22 @@ Rules:
 {SHARED_RULES}"""
 
 
-def sweep_prompt(state: Mapping[str, Any]) -> str:
+def sweep_prompt(state: StepState) -> str:
     """The volatile part of the sweep request."""
-    changed = state.get("changed_files") or []
+    changed = state.changed_files
     later = later_steps(state, SWEEP_LATER_SECTIONS)
     return "\n".join(
         [
-            doc("Implementation brief", state.get("implementation_brief"), REPORT_CHARS),
+            doc("Implementation brief", state.implementation_brief, REPORT_CHARS),
             doc(
                 f"Changed files ({len(changed)})",
                 "\n".join(f"- {name}" for name in changed),
                 SHORT_CHARS * 2,
             ),
-            doc("Diff", state.get("diff"), DIFF_CHARS),
+            doc("Diff", state.diff, DIFF_CHARS),
             doc(
                 "Tamper flags raised by the harness (signs that verification was weakened)",
-                bullets(state.get("tamper_flags")),
+                bullets(state.tamper_flags),
                 SHORT_CHARS * 2,
             ),
             doc(
@@ -78,15 +78,15 @@ def sweep_prompt(state: Mapping[str, Any]) -> str:
                 later or "None (this is the last step: no annotations)",
                 LATER_STEPS_CHARS,
             ),
-            f"Sweep step {state.get('step')}'s changes for edge cases and answer.",
+            f"Sweep step {state.step}'s changes for edge cases and answer.",
         ]
     )
 
 
-def sweep_schema(state: Mapping[str, Any]) -> type[BaseModel]:
+def sweep_schema(state: StepState) -> type[BaseModel]:
     """The sweep's engine schema for this call: an annotation can name only
     one of the later steps listed in the request (none: no annotations)."""
-    numbers = tuple(int(s["step"]) for s in state.get("later_steps") or [])
+    numbers = tuple(s.step for s in state.later_steps)
     if not numbers:
         return create_model("SweepAnswer", __base__=_SweepFields)
     # models built at run time, of types (a Literal of these numbers) mypy cannot see
@@ -121,9 +121,9 @@ def stepkit_sweep(ctx: StageContext) -> SweepResult:
     answer = ask(
         ctx,
         system=SWEEP_SYSTEM,
-        prefix=plan_prefix(ctx.state),
-        prompt=sweep_prompt(ctx.state),
-        schema=sweep_schema(ctx.state),
+        prefix=plan_prefix(step_state(ctx)),
+        prompt=sweep_prompt(step_state(ctx)),
+        schema=sweep_schema(step_state(ctx)),
         tools=read_only_tools(ctx.project_dir),
     )
     return SweepResult.model_validate({"annotations": [], **answer})

@@ -14,7 +14,11 @@ only ever added.  ``format_version`` says which layout a file has:
   (:meth:`Checkpoint.portable` and :meth:`Checkpoint.placed`);
 - format 1 held absolute paths; a file without a format is format 1 too
   (written before checkpoints carried one).  It is read by making its paths
-  relative to the project dir it names, then placing them as format 2's.
+  relative to the project dir it names, then placing them as format 2's;
+- format 3 has format 2's layout; its state holds the typed records of this
+  release (a review's findings).  An older state is brought to the graph's
+  state model when the run resumes (:meth:`RunState.upgraded
+  <stepkit.graph.state.RunState.upgraded>`, with :attr:`Checkpoint.read_format`).
 
 A newer format, or a file that is not a checkpoint, is refused with one line.
 """
@@ -26,13 +30,13 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
 from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 
 #: The layout this stepkit writes.
-CHECKPOINT_FORMAT = 2
+CHECKPOINT_FORMAT = 3
 #: The layout with absolute paths (and of files without a format).
 ABSOLUTE_FORMAT = 1
 #: How the stored form names the project dir itself.
@@ -102,6 +106,12 @@ class Checkpoint(Model):
     finishing: Literal["commit", "merge"] | None = None
     state: dict[str, Any]
     relative_paths: list[Where] = Field(default_factory=list)
+    _read_format: int = PrivateAttr(default=CHECKPOINT_FORMAT)
+
+    @property
+    def read_format(self) -> int:
+        """The format the file was written in (this one for a new run)."""
+        return self._read_format
 
     @classmethod
     def start(
@@ -181,7 +191,9 @@ def read_checkpoint(text: str, run_id: str, project: Path | str) -> Checkpoint:
     if version == ABSOLUTE_FORMAT:
         checkpoint = checkpoint.portable(str(checkpoint.settings.get("project_dir") or project))
     checkpoint.format_version = CHECKPOINT_FORMAT
-    return checkpoint.placed(project)
+    placed = checkpoint.placed(project)
+    placed._read_format = version if isinstance(version, int) else ABSOLUTE_FORMAT
+    return placed
 
 
 def _relative(value: Any, root: str, where: Where, found: list[Where]) -> Any:

@@ -196,6 +196,8 @@ def resume_run(
         raise UsageError(
             f"run {run_id}: its checkpoint does not fit the graph's state: {problem}; nothing was run"
         )
+    # a state that fits, brought to the shape the model has now
+    checkpoint.state = graph.state_model.upgraded(checkpoint.state, checkpoint.read_format)
 
     if answer is not None and pending is not None:  # no pending with an answer: refused above
         _check_answer(run_id, pending, answer)
@@ -331,9 +333,7 @@ class _Engine:
         fn = self.graph.recheck_function
         if fn is None:
             return None
-        ctx = self._context(
-            self.graph.nodes[at], Usage.model_validate(self.state.get("usage") or {})
-        )
+        ctx = self._context(self.graph.nodes[at], self._usage())
         try:
             result = fn(ctx, list(self.cp.path))
             if result is None:
@@ -449,7 +449,7 @@ class _Engine:
                 return runner(stage, ctx)
 
         attempts = node.max_attempts or 1
-        run_usage = Usage.model_validate(self.state.get("usage") or {})
+        run_usage = self._usage()
         # each attempt starts at the run's usage so far (a budget is per run);
         # what the node spent, over all its attempts, is the usage since run_usage
         seed = run_usage
@@ -646,7 +646,7 @@ class _Engine:
         ending = node.ending(self.state)
         sentinel = ending.sentinel
         started = self._enter(node)
-        seed = Usage.model_validate(self.state.get("usage") or {})
+        seed = self._usage()
         ctx = self._context(node, seed)
         try:
             text = (
@@ -724,8 +724,12 @@ class _Engine:
                 plain[key] = [*(kept if isinstance(kept, list) else []), *plain[key]]
             self.state.update(plain)
         if usage is not None and usage != Usage():
-            total = Usage.model_validate(self.state.get("usage") or {}).add(usage)
+            total = self._usage().add(usage)
             self.state["usage"] = total.model_dump()
+
+    def _usage(self) -> Usage:
+        """What the run spent so far."""
+        return Usage.model_validate(self.state.get("usage") or {})
 
     def _ended(self, node: Node, processes: list[dict[str, Any]]) -> None:
         """Name the processes ``node`` left running that were ended in the

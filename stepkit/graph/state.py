@@ -30,7 +30,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
-from stepkit.models import Model
+from stepkit.models import Model, view_of
+from stepkit.records import Usage
 
 
 class _Append:
@@ -57,8 +58,8 @@ class RunState(Model):
     prompt: str | None = None
     #: the step asked for (``next`` or a number)
     step_request: str | int | None = None
-    #: tokens and cost the run spent so far (:class:`stepkit.records.Usage`)
-    usage: dict[str, Any] = Field(default_factory=dict)
+    #: tokens and cost the run spent so far
+    usage: Usage = Field(default_factory=Usage)
     #: a stage fault's one-paragraph note
     fault_note: str = ""
     #: why the run ended at the failure node
@@ -68,6 +69,14 @@ class RunState(Model):
     #: processes a node's commands left running that the engine ended, one
     #: line each: ``a process the coder started outlived its node and was ended: CMD``
     processes_ended: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
+        """``state``, from a checkpoint written in format ``written_in``
+        (:data:`stepkit.engine.checkpoint.CHECKPOINT_FORMAT`) and checked
+        against this model, in the shape the model has now; a model whose
+        keys changed shape overrides it.  The default: the state as it is."""
+        return state
 
 
 #: The keys the engine records itself, in every state.
@@ -125,9 +134,8 @@ def state_problem(
 
 def typed(model: type[RunState], state: Mapping[str, Any]) -> Any:
     """A typed, read-only view of ``state`` (an instance of ``model``; keys it
-    does not declare are left out, values are not checked again)."""
-    fields = {key: value for key, value in state.items() if key in model.model_fields}
-    return model.model_validate(fields)
+    does not declare are left out)."""
+    return view_of(model, state)
 
 
 def _is_node_key(key: str, node_ids: Collection[str]) -> bool:

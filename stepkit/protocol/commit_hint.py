@@ -5,29 +5,27 @@ the plan's next step."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from stepkit import quoting
+from stepkit.protocol.state import StepState
 from stepkit.text import commit_paragraphs
 
 
-def commit_hint(state: dict[str, Any], project_dir: Path) -> list[str]:
+def commit_hint(state: StepState, project_dir: Path) -> list[str]:
     """The lines: the step's files (its code, then the plan repo's files the
     step wrote), and ``git add … && git commit -m "<step summary>"``."""
-    files = sorted(set(state.get("changed_files") or []))
-    written = [state.get("plan_path"), state.get("handoff_path")]
-    later = {s.get("step"): s.get("path") for s in state.get("later_steps") or []}
-    written += [later.get(a.get("step")) for a in state.get("applied_annotations") or []]
-    if state.get("plan_path"):
-        notes = Path(state["plan_path"]).parent.parent / "NOTES.md"
+    files = sorted(set(state.changed_files))
+    written: list[str | None] = [state.plan_path, state.handoff_path]
+    later = {s.step: s.path for s in state.later_steps}
+    written += [later.get(a.step) for a in state.applied_annotations]
+    if state.plan_path:
+        notes = Path(state.plan_path).parent.parent / "NOTES.md"
         written.append(str(notes) if notes.is_file() else None)
     plan_files = [_relative(Path(p), project_dir) for p in written if p]
     everything = [*files, *(p for p in dict.fromkeys(plan_files) if p not in files)]
     if not everything:
         return []
-    paragraphs = commit_paragraphs(
-        str(state.get("step_summary") or ""), state.get("step"), state.get("title") or ""
-    )
+    paragraphs = commit_paragraphs(state.step_summary, state.step, state.title)
     message = " ".join(f"-m {quoting.shell([p])}" for p in paragraphs)
     return [
         "",
@@ -45,7 +43,7 @@ def _relative(path: Path, project_dir: Path) -> str:
         return str(path)
 
 
-def next_step_lines(state: dict[str, Any], project_dir: Path) -> list[str]:
+def next_step_lines(state: StepState, project_dir: Path) -> list[str]:
     """``Next step: N — title (ready|blocked: …)``, or that the plan is done,
     read from the plan repo as the step left it, by the one rule of where a
     step stands (:mod:`stepkit.planrepo.stepstate`)."""
@@ -55,14 +53,14 @@ def next_step_lines(state: dict[str, Any], project_dir: Path) -> list[str]:
     from stepkit.planrepo.stepstate import StepStates
     from stepkit.workspace.store import runs_dir
 
-    if not state.get("plan_path"):
+    if not state.plan_path:
         return []
     try:
-        repo = PlanRepo.load(Path(state["plan_path"]).parent.parent)
+        repo = PlanRepo.load(Path(state.plan_path).parent.parent)
     except PlanError:
         return []
     states = StepStates(repo, last_runs(runs_dir(project_dir)))
-    step = next((s for s in repo.steps if states.to_do(s) and s.number != state.get("step")), None)
+    step = next((s for s in repo.steps if states.to_do(s) and s.number != state.step), None)
     if step is None:
         return ["", "Next step: none; every step of the plan is done."]
     blocked = states.unsatisfied(step)

@@ -4,9 +4,8 @@ the built-in coder's own (``stepkit.plugins.coders.anthropic``).
 - one budget rule and one "no progress" rule (:func:`next_fix`): the loop
   stops when a failure's signature repeats after a fix attempt, else when
   the attempts used reach the budget;
-- each loop's budget, read in one place: the step's ``max_fix_attempts``
-  (:func:`step_fix_budget`) and the built-in coder's ``coder_fix_budget``
-  (:func:`coder_fix_budget`);
+- the built-in coder's budget, read in one place: ``coder_fix_budget``
+  (:func:`coder_fix_budget`; the step's is the state's ``max_fix_attempts``);
 - the sentence that states the fix rules to the coder (:data:`FIX_RULES`).
 """
 
@@ -25,11 +24,6 @@ FIX_RULES = "Make the minimal fix, no refactoring. Regressions caused by this ch
 STEP_FIX_BUDGET = 2
 #: the built-in coder's own fix attempts in one implement round (``--set coder_fix_budget=N``)
 CODER_FIX_BUDGET = 3
-
-
-def step_fix_budget(state: Mapping[str, Any]) -> int:
-    """The step's fix budget: ``max_fix_attempts`` of the run state."""
-    return int(state.get("max_fix_attempts", STEP_FIX_BUDGET))
 
 
 def coder_fix_budget(settings: Mapping[str, Any]) -> int:

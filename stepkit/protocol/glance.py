@@ -19,38 +19,46 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from stepkit.protocol.state import StepState, step_state
 from stepkit.records import StageContext
 from stepkit.workspace.localpaths import portable_text
 
-#: The flag lists the final approval and the run's ending show: state key,
-#: heading when there are some, the words when there are none.
-FLAG_SECTIONS: tuple[tuple[str, str, str], ...] = (
-    ("tamper_flags", "Tamper flags (signs that verification was weakened):", "no tamper flags"),
-    ("scope_deviations", "Scope deviations (recorded by stepkit):", "no scope deviations"),
-    (
-        "processes_ended",
-        "Processes that outlived their node (ended by stepkit):",
-        "no processes ended",
-    ),
-)
+
+def flag_sections(
+    state: StepState, unseen_tamper: list[str] | tuple[str, ...] = ()
+) -> list[tuple[str, str, list[str]]]:
+    """The flag lists the final approval and the run's ending show: the
+    heading when there are some, the words when there are none, the items
+    (the tamper flags with ``unseen_tamper``, not yet in the state)."""
+    return [
+        (
+            "Tamper flags (signs that verification was weakened):",
+            "no tamper flags",
+            [*state.tamper_flags, *unseen_tamper],
+        ),
+        ("Scope deviations (recorded by stepkit):", "no scope deviations", state.scope_deviations),
+        (
+            "Processes that outlived their node (ended by stepkit):",
+            "no processes ended",
+            state.processes_ended,
+        ),
+    ]
 
 
 def review_updates(ctx: StageContext) -> dict[str, Any]:
     """``review``: ``glance`` (the gates, files, flags and criteria, empty
     sections folded), ``files`` (what the ``files`` view lists) and
     ``handoff`` (where it goes), each text; and the step's ``diff`` now."""
-    from stepkit.protocol.state import gate_results
-
-    state = ctx.state
+    state = step_state(ctx)
     stats, diff = _changes(ctx)
     folded: list[str] = []
-    gates = [f"- {gate.status_line()}" for gate in gate_results(state)]
+    gates = [f"- {gate.status_line()}" for gate in state.gates]
     files = _files(stats, folded)
     sections = [
         "\n".join(["Gates:", *gates]) if gates else "",
         files,
         _flags(state, folded),
-        _criteria(state.get("criteria_report") or [], folded),
+        _criteria(state.criteria_report, folded),
         ", ".join(folded).capitalize() + "." if folded else "",
     ]
     review = {
@@ -73,7 +81,7 @@ def _changes(ctx: StageContext) -> tuple[list[Any] | None, str | None]:
     if ctx.run_dir is None:
         return None, None
     before = load_snapshot(
-        Path(ctx.run_dir) / "scope_snapshot.json", ctx.state.get("scope_snapshot_digest")
+        Path(ctx.run_dir) / "scope_snapshot.json", step_state(ctx).scope_snapshot_digest
     )
     if before is None:
         return None, None
@@ -97,10 +105,9 @@ def _files(stats: list[Any] | None, folded: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _flags(state: dict[str, Any], folded: list[str]) -> str:
+def _flags(state: StepState, folded: list[str]) -> str:
     lines = []
-    for key, heading, none in FLAG_SECTIONS:
-        items = state.get(key) or []
+    for heading, none, items in flag_sections(state):
         if not items:
             folded.append(none)
             continue
@@ -117,10 +124,10 @@ def _criteria(rows: list[str], folded: list[str]) -> str:
     return "\n".join([heading, *(f"- {row}" for row in rows)])
 
 
-def _handoff(state: dict[str, Any]) -> str:
-    target = state.get("handoff_path") or "(none)"
-    draft = state.get("handoff_draft") or "(none)"
+def _handoff(state: StepState) -> str:
+    target = state.handoff_path or "(none)"
+    draft = state.handoff_draft or "(none)"
     lines = [f"Handoff: {target} once you approve (draft: {draft})"]
-    if state.get("kept_handoff"):
-        lines.append(f"Previous handoff kept at (a rerun): {state['kept_handoff']}")
+    if state.kept_handoff:
+        lines.append(f"Previous handoff kept at (a rerun): {state.kept_handoff}")
     return "\n".join(lines)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stepkit.protocol.state import gate_results
-from stepkit.records import RunResult, Usage
+from stepkit.protocol.state import step_state
+from stepkit.records import RunResult
 
 
 def with_step_report(result: RunResult) -> RunResult:
@@ -27,14 +27,16 @@ def step_report(state: dict[str, Any]) -> dict[str, Any]:
     plan repo, when it is there), ``handoff_draft`` (the run's draft not
     approved yet, when it is there), ``gates``, ``fix_attempts`` and
     ``usage``, in the object's order."""
-    handoff, draft = state.get("handoff_path"), state.get("handoff_draft")
+    view = step_state(state)
+    given = view.model_fields_set  # a key the run never set is null, as it always was
+    handoff, draft = view.handoff_path, view.handoff_draft
     return {
-        "step": state.get("step"),
-        "title": state.get("title"),
-        "plan": state.get("plan_path"),
+        "step": view.step,
+        "title": view.title if "title" in given else None,
+        "plan": view.plan_path if "plan_path" in given else None,
         "handoff": handoff if handoff and Path(handoff).is_file() else None,
         "handoff_draft": draft if draft and Path(draft).is_file() else None,
-        "gates": [gate.public() for gate in gate_results(state)],
-        "fix_attempts": int(state.get("fix_attempts") or 0),
-        "usage": Usage.model_validate(state.get("usage") or {}).model_dump(),
+        "gates": [gate.public() for gate in view.gates],
+        "fix_attempts": view.fix_attempts,
+        "usage": view.usage.model_dump(),
     }

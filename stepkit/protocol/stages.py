@@ -36,10 +36,13 @@ from stepkit.errors import describe_validation
 from stepkit.graph.model import Graph
 from stepkit.pluginmanager import first_answer
 from stepkit.protocol.start import scope_path
+from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.watched import watched
 from stepkit.records import (
     FAILED_STATUSES,
+    SEVERITY_TAGS,
     CoderResult,
+    Finding,
     GateResult,
     HandoffProse,
     OrientResult,
@@ -51,6 +54,9 @@ from stepkit.records import (
 )
 from stepkit.workspace.evidence import summary_of
 from stepkit.workspace.files import atomic_write
+
+#: The mark that opens a critical finding's line in a review given as text.
+CRITICAL_MARK = SEVERITY_TAGS["critical"].split()[0]
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
@@ -123,7 +129,7 @@ def orient(ctx: StageContext) -> Outcome:
     and run the read-only orientation; a change to the tree is a fault."""
     from stepkit.planrepo.edits import set_status
 
-    plan_path = ctx.state.get("plan_path")
+    plan_path = step_state(ctx).plan_path
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
         set_status(Path(plan_path), "in-progress")
     snapshot = _save_scope_snapshot(ctx)
@@ -144,10 +150,11 @@ def implement(ctx: StageContext) -> Outcome:
     of the plan repo; touching the run store meanwhile is a tamper flag."""
     from stepkit.workspace import scope
 
-    if not ctx.state.get("coder_result"):
+    state = step_state(ctx)
+    if state.coder_result is None:  # the first coder round
         _check_start_commands(ctx)
     snapshot, updates = _step_snapshot(ctx)
-    if snapshot is not None and not ctx.state.get("coder_result"):
+    if snapshot is not None and state.coder_result is None:
         from stepkit.protocol.start import start_measure
 
         start_measure(ctx, snapshot)  # the start's outcomes, measured while the coder works
@@ -180,8 +187,8 @@ def implement(ctx: StageContext) -> Outcome:
         updates["run_store_flags"] = new_store_flags  # an append field: the engine adds them
     if snapshot is not None:
         changes = scope.step_changes(snapshot, ctx.project_dir)
-        store_flags = [*ctx.state.get("run_store_flags", []), *new_store_flags]
-        harness_flags = [*store_flags, *ctx.state.get("round_flags", []), *round_flags]
+        store_flags = [*state.run_store_flags, *new_store_flags]
+        harness_flags = [*store_flags, *state.round_flags, *round_flags]
         updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *harness_flags])
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(scope_path(ctx))
@@ -249,7 +256,7 @@ def _untrusted_plugin_flags(ctx: StageContext, trust_watch: Any) -> list[str]:
     trust store."""
     from stepkit.trust import untrusted_plugins
 
-    raised = set(ctx.state.get("round_flags", []))
+    raised = set(step_state(ctx).round_flags)
     flags = [
         f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
         for line in untrusted_plugins(ctx.project_dir)
@@ -323,7 +330,7 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
     path = scope_path(ctx)
     if path is None:
         return None, {}
-    digest = ctx.state.get("scope_snapshot_digest")
+    digest = step_state(ctx).scope_snapshot_digest
     snapshot = scope.load_snapshot(path, digest)
     if snapshot is not None:
         return snapshot, {} if digest else {"scope_snapshot_digest": scope.snapshot_digest(path)}
@@ -347,7 +354,7 @@ def sweep(ctx: StageContext) -> Outcome:
     from stepkit.workspace.localpaths import portable_text
 
     result, plugin = _answer(ctx, "sweep")
-    later = {int(s["step"]): Path(s["path"]) for s in ctx.state.get("later_steps", [])}
+    later = {s.step: Path(s.path) for s in step_state(ctx).later_steps}
     applied, refused = [], []
     for note in result.annotations:
         path, text = later.get(note.step), portable_text(note.edge_case.strip(), ctx.project_dir)
@@ -371,13 +378,38 @@ def review(ctx: StageContext) -> Outcome:
     review_result, plugin = _answer(ctx, "review")
     if review_result.fault:
         raise StageFault(f"independent review did not run: {review_result.fault}")
+    findings = review_result.findings
+    if findings is None:  # a plugin that gave only the text
+        findings = marked_findings(review_result.review_report)
     return Outcome(
         updates={
             "review_report": review_result.review_report,
+            "review_findings": [finding.model_dump() for finding in findings],
             "review_plugin": plugin,
             f"{ctx.node}_fault": None,
         }
     )
+
+
+def marked_findings(report: str) -> list[Finding]:
+    """The critical findings of a review given as text only: the lines that
+    START with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and
+    blanks are set aside, so "No 🔴 critical findings." is none (the hook's
+    contract for a text report; the built-in reviewer reads its reviewers'
+    text itself and answers with typed findings).  A line written as a
+    finding's own line (``🔴 critical: …``) keeps its text once."""
+    from stepkit.planrepo.sections import strip_list_markers
+
+    tag = SEVERITY_TAGS["critical"]
+    marked = (strip_list_markers(line).strip() for line in report.splitlines())
+    return [
+        Finding(
+            severity="critical",
+            text=line.removeprefix(tag).removeprefix(CRITICAL_MARK).lstrip(": "),
+        )
+        for line in marked
+        if line.startswith(CRITICAL_MARK)
+    ]
 
 
 # -- handoff -----------------------------------------------------------------
@@ -388,37 +420,36 @@ def handoff(ctx: StageContext) -> Outcome:
     Evidence, as a draft in the run dir (:func:`handoff_draft`): only the
     final approval puts a handoff in the plan repo."""
     from stepkit.planrepo.validation import incomplete_deviation
-    from stepkit.protocol.fixloop import step_fix_budget
     from stepkit.protocol.handoff.notes import append_notes
     from stepkit.protocol.handoff.render import render_handoff
     from stepkit.workspace.localpaths import portable_text
 
-    state = ctx.state
-    step = state.get("step")
+    state = step_state(ctx)
+    step = state.step
     if step is None:  # resolve_step sets it before the handoff
         raise StageFault("the handoff needs the step's number, which the run's state lacks")
     prose, plugin = _answer(ctx, "handoff")
-    gates = [GateResult.model_validate(g) for g in state.get("gates", [])]
+    gates = state.gates
     criteria = _criteria_evidence(state, prose, gates)
     text = render_handoff(
         step=step,
-        title=state.get("title", ""),
+        title=state.title,
         result=prose.result,
         prose=prose.model_dump(),
         gates=gates,
         faults=pipeline_faults(ctx),
-        fix_history=state.get("fix_history", []),
-        changed_files=state.get("changed_files", []),
-        fix_attempts=state.get("fix_attempts", 0),
-        max_fix_attempts=step_fix_budget(state),
+        fix_history=state.fix_history,
+        changed_files=state.changed_files,
+        fix_attempts=state.fix_attempts,
+        max_fix_attempts=state.max_fix_attempts,
         deviations=[
-            *incomplete_deviation(state.get("incomplete_plan")),
-            *state.get("scope_deviations", []),
-            *state.get("tamper_flags", []),
-            *state.get("processes_ended", []),
+            *incomplete_deviation(state.incomplete_plan),
+            *state.scope_deviations,
+            *state.tamper_flags,
+            *state.processes_ended,
         ],
         criteria=criteria["criteria_evidence"],
-        open_critical=state.get("unresolved_critical") or [],
+        open_critical=state.unresolved_critical,
         project=ctx.project_dir,
     )
     path = handoff_draft(ctx)
@@ -443,11 +474,11 @@ def handoff_draft(ctx: StageContext) -> Path:
     """Where the handoff stage writes the step's handoff: ``handoff/`` in the
     run's directory (outside a run, the ad-hoc one), named like its place in
     the plan repo."""
-    return ctx.work_dir() / "handoff" / Path(str(ctx.state["handoff_path"])).name
+    return ctx.work_dir() / "handoff" / Path(step_state(ctx).handoff_path).name
 
 
 def _criteria_evidence(
-    state: dict[str, Any], prose: HandoffProse, gates: list[GateResult]
+    state: StepState, prose: HandoffProse, gates: list[GateResult]
 ) -> dict[str, Any]:
     """The acceptance-criteria map the writer gave, the lines stepkit renders
     from it against the final tests gate, and that part of the Evidence."""
@@ -458,7 +489,7 @@ def _criteria_evidence(
         render_criteria,
     )
 
-    criteria, gate = plan_criteria(str(state.get("plan_text") or "")), final_tests_gate(gates)
+    criteria, gate = plan_criteria(state.plan_text), final_tests_gate(gates)
     return {
         "acceptance_criteria": [entry.model_dump() for entry in prose.acceptance_criteria],
         "criteria_report": criteria_rows(criteria, prose.acceptance_criteria, gate),

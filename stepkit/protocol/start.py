@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from stepkit.protocol.state import step_state
 from stepkit.records import GateResult, StageContext
 
 
@@ -21,7 +22,9 @@ def start_snapshot(ctx: StageContext):
     from stepkit.workspace.scope import load_snapshot
 
     path = scope_path(ctx)
-    return load_snapshot(path, ctx.state.get("scope_snapshot_digest")) if path is not None else None
+    if path is None:
+        return None
+    return load_snapshot(path, step_state(ctx).scope_snapshot_digest)
 
 
 def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:

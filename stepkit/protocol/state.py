@@ -5,18 +5,54 @@ graph validator holds the YAML to it and the engine refuses a node update or
 a resumed checkpoint that does not fit (:mod:`stepkit.graph.state`).
 
 Values in the run state stay plain JSON data; :func:`step_state` gives the
-typed view (``step_state(state).gates`` are :class:`GateResult` objects) and
-:func:`gate_results` reads only the gates, for a state of any graph.
+typed view (``step_state(ctx).gates`` are :class:`GateResult` objects), which
+nodes and the built-in plugins read, once per node call.  The plain state
+(``ctx.state``) stays the mapping that hooks hand third-party plugins.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field
 
 from stepkit.graph.state import APPEND, RunState, typed
-from stepkit.records import GateResult
+from stepkit.models import Model, lazy_view
+from stepkit.protocol.fixloop import STEP_FIX_BUDGET
+from stepkit.records import (
+    Annotation,
+    CoderResult,
+    CriterionTests,
+    Finding,
+    GateResult,
+    StageContext,
+)
+
+
+class LaterStep(Model):
+    """A later step of the plan, as resolve_step found it (the sweep
+    annotates its Edge cases; the handoff and the commit hint name it)."""
+
+    step: int
+    title: str = ""
+    path: str = ""
+    #: the step's Edge cases section as it stood at the step's start
+    edge_cases: str = ""
+
+
+class CoderRound(Model):
+    """One coder round of ``coder_round_log``, for the handoff writer."""
+
+    round: int
+    #: what the round was asked: the step, or the fix instructions
+    task: str = ""
+    #: the coder's report, clipped
+    report: str = ""
+    #: the files whose bytes differ from after the round before
+    changed_files: list[str] = Field(default_factory=list)
+    #: each changed file's content id (``absent`` for a deleted one), for the next round
+    file_ids: dict[str, str] = Field(default_factory=dict)
 
 
 class StepState(RunState):
@@ -25,7 +61,7 @@ class StepState(RunState):
     model_config = ConfigDict(extra="forbid")
 
     # -- budgets and counters (initial_state; the budgets are --set tunables)
-    max_fix_attempts: int = 2
+    max_fix_attempts: int = STEP_FIX_BUDGET
     max_review_attempts: int = 1
     fix_attempts: int = 0
     review_attempts: int = 0
@@ -40,7 +76,7 @@ class StepState(RunState):
     previous_handoff: str = ""
     notes: str = ""
     unsatisfied: list[str] = Field(default_factory=list)
-    later_steps: list[dict[str, Any]] = Field(default_factory=list)
+    later_steps: list[LaterStep] = Field(default_factory=list)
     #: where a --rerun moved the step's previous handoff (set by the API)
     kept_handoff: str = ""
     #: why this step was chosen: named by --step or the prompt, or the next one (set by the API)
@@ -60,7 +96,8 @@ class StepState(RunState):
     rejected_at: str = ""
 
     # -- implement
-    coder_result: dict[str, Any] = Field(default_factory=dict)
+    #: what the coder handed back (None until it ran)
+    coder_result: CoderResult | None = None
     coder_plugin: str | None = None
     changed_files: list[str] = Field(default_factory=list)
     diff: str = ""
@@ -68,8 +105,7 @@ class StepState(RunState):
     scope_snapshot_digest: str | None = None
     coder_rounds: list[str] = Field(default_factory=list)
     coder_tree: str = ""
-    #: each coder round: round, task, report, changed_files (since the round before), file_ids
-    coder_round_log: list[dict[str, Any]] = Field(default_factory=list)
+    coder_round_log: list[CoderRound] = Field(default_factory=list)
     scope_deviations: Annotated[list[str], APPEND] = Field(default_factory=list)
     run_store_flags: Annotated[list[str], APPEND] = Field(default_factory=list)
     #: harness flags of each coder round and gate (git internals undone, untrusted plugins)
@@ -94,11 +130,13 @@ class StepState(RunState):
     edge_case_report: str = ""
     downstream_updates: str | list[str] = ""
     needs_independent_review: bool = False
-    applied_annotations: Annotated[list[dict[str, Any]], APPEND] = Field(default_factory=list)
-    refused_annotations: list[dict[str, Any]] = Field(default_factory=list)
+    applied_annotations: Annotated[list[Annotation], APPEND] = Field(default_factory=list)
+    refused_annotations: list[Annotation] = Field(default_factory=list)
     sweep_plugin: str | None = None
     review_skipped: str = ""
     review_report: str = ""
+    #: the review's findings, typed (the report is their text)
+    review_findings: list[Finding] = Field(default_factory=list)
     review_plugin: str | None = None
     unresolved_critical: list[str] = Field(default_factory=list)
 
@@ -108,7 +146,8 @@ class StepState(RunState):
     #: the handoff as written, in the run dir: only the final approval puts it at handoff_path
     handoff_draft: str = ""
     handoff_plugin: str | None = None
-    acceptance_criteria: list[dict[str, Any]] = Field(default_factory=list)
+    #: the criteria map: each criterion of the plan with the tests the writer cited
+    acceptance_criteria: list[CriterionTests] = Field(default_factory=list)
     criteria_report: list[str] = Field(default_factory=list)
     handoff_feedback: list[str] = Field(default_factory=list)
     #: the final approval's parts: glance, files, handoff (:mod:`stepkit.protocol.glance`)
@@ -116,15 +155,25 @@ class StepState(RunState):
     approved: bool = False
     revision_choice: str = ""
 
+    @classmethod
+    def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
+        """A state written before a review's findings were typed gets them
+        from its review report's 🔴 lines (the text routing read then)."""
+        if written_in < FINDINGS_FORMAT and "review_findings" not in state:
+            from stepkit.protocol.stages import marked_findings
 
-def step_state(state: dict[str, Any]) -> StepState:
-    """The typed view of a step-runner run's state."""
+            findings = marked_findings(lazy_view(cls, state).review_report)
+            state = {**state, "review_findings": [f.model_dump() for f in findings]}
+        return state
+
+
+#: The checkpoint format whose states first held a review's typed findings.
+FINDINGS_FORMAT = 3
+
+
+def step_state(state: Mapping[str, Any] | StageContext) -> StepState:
+    """The typed view of a step-runner run's state: a node's (built once per
+    node call, :meth:`StageContext.typed`) or a checkpoint's."""
+    if isinstance(state, StageContext):
+        return state.typed(StepState)
     return typed(StepState, state)
-
-
-_GATES = TypeAdapter(list[GateResult])
-
-
-def gate_results(state: dict[str, Any]) -> list[GateResult]:
-    """The state's ``gates`` (the latest record of each gate) as :class:`GateResult` objects."""
-    return _GATES.validate_python(state.get("gates") or [])

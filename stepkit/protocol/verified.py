@@ -14,8 +14,8 @@ STEP_COMPLETE is only ever printed for a tree the gates passed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from stepkit.protocol.state import step_state
 from stepkit.records import Outcome, StageContext
 from stepkit.text import first_of
 
@@ -46,7 +46,7 @@ def with_verified_tree(ctx: StageContext, outcome: Outcome) -> Outcome:
 def recheck(ctx: StageContext, path: list[str]) -> Outcome | None:
     """The step-runner's ``recheck``: back to the gates when the tree is not
     the one they verified (None: it is, or no verified tree applies)."""
-    verified: dict[str, Any] = ctx.state.get("verified_tree") or {}
+    verified = step_state(ctx).verified_tree
     if not verified or ctx.node in _TOWARDS_CODER or _coder_ran_since_tests(path):
         return None
     from stepkit.workspace.scope import changed_between

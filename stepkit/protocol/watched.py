@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stepkit.protocol.state import step_state
 from stepkit.records import Outcome, StageContext, StageFault
 from stepkit.text import first_of
 from stepkit.workspace import sandbox
@@ -117,13 +118,11 @@ def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
                     outcome = node(ctx)
             except StageFault as fault:
                 fault.updates = with_flags(
-                    ctx.state, fault.updates, [*flags, *_after(ctx, who, before, top, every_hidden)]
+                    ctx, fault.updates, [*flags, *_after(ctx, who, before, top, every_hidden)]
                 )
                 raise
             flags += _after(ctx, who, before, top, every_hidden)
-            return Outcome(
-                route=outcome.route, updates=with_flags(ctx.state, outcome.updates, flags)
-            )
+            return Outcome(route=outcome.route, updates=with_flags(ctx, outcome.updates, flags))
 
         return watching
 
@@ -150,7 +149,7 @@ def node_policy(ctx: StageContext) -> sandbox.Policy | None:
 def unconfined_flags(ctx: StageContext) -> list[str]:
     """The flag that the coder's code ran with no sandbox, once a run."""
     flag = sandbox.UNCONFINED_FLAG.format(why=sandbox.unavailable() or "no sandbox")
-    return [] if flag in ctx.state.get("tamper_flags", []) else [flag]
+    return [] if flag in step_state(ctx).tamper_flags else [flag]
 
 
 def _after(
@@ -188,11 +187,11 @@ def users_top(ctx: StageContext) -> Path | None:
     return Path(record.origin_top) if record is not None else None
 
 
-def with_flags(state: dict[str, Any], updates: dict[str, Any], flags: list[str]) -> dict[str, Any]:
+def with_flags(ctx: StageContext, updates: dict[str, Any], flags: list[str]) -> dict[str, Any]:
     """``updates`` with ``flags`` added to the round's flags and the tamper flags."""
     if not flags:
         return updates
-    tamper = updates.get("tamper_flags", state.get("tamper_flags", []))
+    tamper = updates.get("tamper_flags", step_state(ctx).tamper_flags)
     return {
         **updates,
         "round_flags": [*updates.get("round_flags", []), *flags],
@@ -315,6 +314,6 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
                 f"({exc}): what changed while one ran before stepkit was stopped is unknown"
             )
         ]
-    if raised is not None and set(raised) <= set(ctx.state.get("round_flags", [])):
+    if raised is not None and set(raised) <= set(step_state(ctx).round_flags):
         return []  # the node ended and its flags (maybe none) are the run's
     return _compared(ctx, who, before, top, every_hidden, cut_off=True)

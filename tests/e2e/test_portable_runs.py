@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import store_dir
 from tests.support.crash import files
@@ -105,7 +106,7 @@ def test_a_format_1_checkpoint_with_absolute_paths_resumes_after_a_move(tmp_path
     there = relocate(project, "mv", tmp_path / "moved")
 
     assert_completed_in(there, there.resume("approve"), run_id)
-    assert json.loads(state_file(there, run_id).read_text())["format_version"] == 2
+    assert json.loads(state_file(there, run_id).read_text())["format_version"] == CHECKPOINT_FORMAT
 
 
 def test_a_status_write_that_fails_ends_step_failed_with_the_reason(tmp_path):

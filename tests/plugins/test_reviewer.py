@@ -92,11 +92,20 @@ def test_builtin_reviewer_reads_and_reports_with_severity_tags(step, messages_ap
 
 
 def route(report: str, **state):
+    """route_review after a review given as this text (read where it comes in)."""
     from stepkit.protocol.nodes.routes import route_review
+    from stepkit.protocol.stages import marked_findings
 
+    findings = [f.model_dump() for f in marked_findings(report)]
     ctx = make_ctx(
         Path("."),
-        state={"review_report": report, "review_attempts": 0, "max_review_attempts": 1, **state},
+        state={
+            "review_report": report,
+            "review_findings": findings,
+            "review_attempts": 0,
+            "max_review_attempts": 1,
+            **state,
+        },
     )
     return route_review(ctx)
 
@@ -126,7 +135,7 @@ def test_a_review_that_only_mentions_the_red_mark_routes_to_the_handoff(report):
 def test_a_line_starting_with_the_red_mark_after_list_markers_is_critical(line):
     outcome = route(f"Review:\n{line}\n🟢 minor: style")
     assert outcome.route == "🔴 critical findings"
-    assert outcome.updates["fix_instructions"].splitlines()[1] == line.strip()
+    assert outcome.updates["fix_instructions"].splitlines()[1] == "🔴 critical: a.py: bug"
 
 
 def test_a_structured_critical_finding_routes_back_to_the_coder(step, messages_api):

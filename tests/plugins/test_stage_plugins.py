@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from stepkit.protocol.state import step_state
 from stepkit.records import HandoffProse, OrientResult
 from stepkit.records import SweepResult as SweepAnswer
 
@@ -407,7 +408,7 @@ def test_the_plans_context_snippets_reach_orient_whole():
     snippet = "\n".join(f"    line_{i} = {i}" for i in range(60))
     plan = f"## Context\n```python\n{snippet}\n```\n\n## Tasks\n- do it\n"
     prefix = plan_prefix(
-        {"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan}
+        step_state({"step": 1, "title": "T", "plan_path": "plans/steps/01-t.md", "plan_text": plan})
     )
     assert snippet in prefix
 
@@ -601,6 +602,6 @@ def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path)
 
     flag = "tests/test_text.py: a test was deleted"
     ctx = make_ctx(tmp_path, "edge_case_sweep", tamper_flags=[flag])
-    for prompt in (sweep_prompt(ctx.state), build_review_prompt(ctx.state)):
+    for prompt in (sweep_prompt(step_state(ctx)), build_review_prompt(step_state(ctx))):
         framed = prompt.split('<document title="Tamper flags raised by the harness', 1)[1]
         assert f"\n- {flag}\n</document>" in framed.split("</document>", 1)[0] + "</document>"

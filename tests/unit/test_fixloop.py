@@ -15,9 +15,9 @@ from stepkit.protocol.fixloop import (
     STEP_FIX_BUDGET,
     coder_fix_budget,
     next_fix,
-    step_fix_budget,
 )
 from stepkit.protocol.graphs import load_protocol_graph
+from stepkit.protocol.state import step_state
 from stepkit.records import GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,8 @@ def failing(message: str = "E   AssertionError: greet returned 'Hi'") -> GateRes
 
 def test_the_budgets_are_the_documented_ones():
     assert load_protocol_graph().initial_state["max_fix_attempts"] == STEP_FIX_BUDGET == 2
-    assert step_fix_budget({}) == 2 and step_fix_budget({"max_fix_attempts": 5}) == 5
+    assert step_state({}).max_fix_attempts == 2
+    assert step_state({"max_fix_attempts": 5}).max_fix_attempts == 5
     assert (
         coder_fix_budget({}) == CODER_FIX_BUDGET == 3
         and coder_fix_budget({"coder_fix_budget": 1}) == 1

@@ -15,7 +15,7 @@ from stepkit.planrepo.sections import list_items, outline, plan_section, strip_l
 from stepkit.protocol.criteria import plan_criteria
 from stepkit.protocol.handoff.check import check_handoff_text, split_sections
 from stepkit.protocol.handoff.render import HANDOFF_SECTIONS, render_handoff
-from stepkit.protocol.nodes.routes import critical_findings
+from stepkit.protocol.stages import marked_findings
 from stepkit.records import GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def test_every_reader_takes_the_same_list_items(marker, tmp_path):
     assert plan_criteria(f"## Acceptance criteria\n{marker} slugify('A b') is 'a-b'\n") == [
         "slugify('A b') is 'a-b'"
     ]
-    assert critical_findings(f"{marker} 🔴 a.py: bug") == [f"{marker} 🔴 a.py: bug"]
+    assert [f.text for f in marked_findings(f"{marker} 🔴 a.py: bug")] == ["a.py: bug"]
     assert strip_list_markers(f"{marker} text") == "text"
     plan = tmp_path / "plan.md"
     plan.write_text(f"## Edge cases\n\n{marker} empty input\n")
@@ -54,7 +54,7 @@ def test_every_reader_takes_the_same_list_items(marker, tmp_path):
 def test_no_reader_takes_a_line_that_is_no_list_item(line):
     assert list_items([line]) == []
     assert plan_criteria(f"## Acceptance criteria\n{line}\n") == []
-    assert critical_findings(line.replace("no", "🔴", 1)) == []
+    assert marked_findings(line.replace("no", "🔴", 1)) == []
 
 
 def test_plans_and_handoffs_find_sections_by_one_rule():

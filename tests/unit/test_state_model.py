@@ -23,7 +23,7 @@ from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol import graphs
 from stepkit.protocol.graphs import load_protocol_graph
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import GateResult
+from stepkit.records import GateResult, StageContext
 from tests.support.graph_helpers import END_NODES
 
 STEP_RUNNER = yaml.safe_load(
@@ -295,9 +295,10 @@ def test_a_node_update_of_a_key_the_model_lacks_is_a_node_fault(tmp_path, monkey
 
 
 class _ReadRecorder(dict):
-    """A node's ``ctx.state`` that notes every key read."""
+    """A node's ``ctx.state`` that notes every key read, and the models it is read as."""
 
     seen: ClassVar[set[str]] = set()
+    models: ClassVar[set[type]] = set()
 
     def __getitem__(self, key):
         _ReadRecorder.seen.add(key)
@@ -310,12 +311,19 @@ class _ReadRecorder(dict):
 
 def test_every_key_a_built_in_node_reads_in_a_real_run_is_in_the_model(tmp_path, monkeypatch):
     """A runtime check of reads: a real step (gates, coder, reviewer, sweep, handoff, the
-    final approval) with every node's ``ctx.state`` noting the keys it reads."""
+    final approval) with every node's ``ctx.state`` noting the keys it reads by key and
+    the typed views read from it."""
     from stepkit.api import resume_run
     from stepkit.engine import driver
     from tests.support.e2e import make_project
 
-    made = driver._Engine._context
+    made, typed = driver._Engine._context, StageContext.typed
+
+    def noted(self, model):
+        _ReadRecorder.models.add(model)
+        return typed(self, model)
+
+    monkeypatch.setattr(StageContext, "typed", noted)
 
     def recording(self, node, usage):
         ctx = made(self, node, usage)
@@ -326,7 +334,7 @@ def test_every_key_a_built_in_node_reads_in_a_real_run_is_in_the_model(tmp_path,
     project = make_project(tmp_path)
     for name, value in project.env().items():
         monkeypatch.setenv(name, value)
-    _ReadRecorder.seen = set()
+    _ReadRecorder.seen, _ReadRecorder.models = set(), set()
     paused = run_step(
         project_dir=project.root,
         engine=f"scripted:{project.script()}",
@@ -335,10 +343,8 @@ def test_every_key_a_built_in_node_reads_in_a_real_run_is_in_the_model(tmp_path,
     assert paused.outcome == "PAUSED"
     done = resume_run(paused.run_id, answer="approve", project_dir=project.root)
     assert done.outcome == "STEP_COMPLETE"
-    assert {
-        "gates",
-        "step",
-        "coder_result",
-        "fix_attempts",
-    } <= _ReadRecorder.seen  # it did record the reads
+    # the nodes read the state as the model (its attributes) ...
+    assert _ReadRecorder.models == {StepState}
+    # ... and by key only what the model allows, a node's fault record
+    assert {"edge_case_sweep_fault", "independent_review_fault"} <= _ReadRecorder.seen
     assert sorted(key for key in _ReadRecorder.seen if not has_key(StepState, key, NODE_IDS)) == []

@@ -6,6 +6,8 @@ import pytest
 
 from stepkit.config import Config
 from stepkit.protocol.nodes import endings, routes, verify
+from stepkit.protocol.stages import marked_findings
+from stepkit.protocol.state import step_state
 from stepkit.records import GateResult, StageContext
 from stepkit.workspace.store import adhoc_dir
 
@@ -100,9 +102,15 @@ def test_route_sweep(monkeypatch):
     assert skipped.route == "else" and skipped.updates["review_skipped"] == "STEP_SKIP_REVIEW=1"
 
 
+def reviewed(report: str, **state):
+    """The state a review given as this text leaves (its findings read where it comes in)."""
+    findings = [f.model_dump() for f in marked_findings(report)]
+    return {"review_report": report, "review_findings": findings, **state}
+
+
 def test_route_review_sends_only_critical_findings_back():
     state = {
-        "review_report": "🔴 SQL injection in q()\n🟡 naming\n🟢 tests ok",
+        **reviewed("🔴 SQL injection in q()\n🟡 naming\n🟢 tests ok"),
         "review_attempts": 0,
         "max_review_attempts": 1,
     }
@@ -114,20 +122,18 @@ def test_route_review_sends_only_critical_findings_back():
 
 
 def test_route_review_budget_and_faults_never_spend_a_fix():
-    spent = {"review_report": "🔴 bug", "review_attempts": 1, "max_review_attempts": 1}
+    spent = reviewed("🔴 bug", review_attempts=1, max_review_attempts=1)
     assert routes.route_review(ctx(spent)).route == "else"
-    fault = {
-        "review_report": "🔴 looks like a finding but the reviewer crashed",
-        "critique_fault": "timeout",
-        "review_attempts": 0,
-        "max_review_attempts": 1,
-    }
+    fault = reviewed(
+        "🔴 looks like a finding but the reviewer crashed",
+        critique_fault="timeout",
+        review_attempts=0,
+        max_review_attempts=1,
+    )
     outcome = routes.route_review(ctx(fault, stage_nodes={"review": ["critique"]}))  # any node id
     assert outcome.route == "else"
     assert "review_attempts" not in outcome.updates
-    assert (
-        routes.route_review(ctx({"review_report": "🟡 nit", "review_attempts": 0})).route == "else"
-    )
+    assert routes.route_review(ctx(reviewed("🟡 nit", review_attempts=0))).route == "else"
 
 
 def test_fix_loop_gate_spends_the_budget_on_the_first_failing_gate():
@@ -181,7 +187,7 @@ def test_fix_loop_gate_stops_at_once_when_a_fix_made_no_progress():
 
 def test_gates_report_never_says_passed_for_a_gate_that_did_not_run():
     state = {"gates": [gate("format", "pass"), gate("lint", "not_run", command=None)]}
-    lines = endings.gates_report(state)
+    lines = endings.gates_report(step_state(state))
     assert any("lint: NOT RUN" in line and "NOT evidence" in line for line in lines)
     assert any(line.startswith("- build: NOT RUN") for line in lines)
     assert not any("lint" in line and "PASS" in line for line in lines)

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.fixloop import FIX_RULES
+from stepkit.protocol.state import step_state
 from stepkit.protocol.switches import switch_on
-from stepkit.records import Outcome, StageContext
+from stepkit.records import CoderResult, Outcome, StageContext
 from stepkit.text import one_line
 
-CRITICAL = "🔴"
 REVIEW_FILE_THRESHOLD = 5
 
 
@@ -27,9 +27,8 @@ def resolve_step(ctx: StageContext) -> Outcome:
 
     try:
         repo = PlanRepo.load(ctx.plans_dir)
-        step = repo.resolve(
-            str(ctx.state.get("step_request") or "next"), str(ctx.state.get("prompt") or "")
-        )
+        state = step_state(ctx)
+        step = repo.resolve(str(state.step_request or "next"), str(state.prompt or ""))
     except PlanError as exc:
         return _error(str(exc))
     previous = repo.previous_handoff(step)
@@ -69,22 +68,22 @@ def route_staleness(ctx: StageContext) -> Outcome:
     if switch_on(ctx.settings, "STEP_AUTOAPPROVE"):
         return Outcome(
             route="else",
-            updates={"deviation_autoapproved": bool(ctx.state.get("has_major_deviation"))},
+            updates={"deviation_autoapproved": step_state(ctx).has_major_deviation},
         )
-    return Outcome(route="major deviation" if ctx.state.get("has_major_deviation") else "else")
+    return Outcome(route="major deviation" if step_state(ctx).has_major_deviation else "else")
 
 
 def route_coder_result(ctx: StageContext) -> Outcome:
     """Read the coder's sentinel; anything but CODER_COMPLETE ends the run.
     Each round is recorded in ``coder_rounds`` (:func:`_coder_round`)."""
-    result = ctx.state.get("coder_result") or {}
-    sentinel = result.get("sentinel")
+    result = step_state(ctx).coder_result or CoderResult()
+    sentinel = result.sentinel
     rounds = _coder_round(ctx)
     if sentinel == "CODER_COMPLETE":
         return Outcome(route="CODER_COMPLETE", updates=rounds)
     if sentinel == "CODER_REJECTED":
         # end_failure ends a run with rejected_at set as STEP_REJECTED (see step_runner.yaml)
-        reason = result.get("sentinel_reason")
+        reason = result.sentinel_reason
         where = f"the coder: {reason}" if reason else "the coder's own plan-approval gate"
         return Outcome(route="REJECTED / FAILED", updates={**rounds, "rejected_at": where})
     return Outcome(
@@ -92,15 +91,15 @@ def route_coder_result(ctx: StageContext) -> Outcome:
     )
 
 
-def _coder_failure(result: dict[str, Any]) -> str:
+def _coder_failure(result: CoderResult) -> str:
     """Why a coder result that is neither complete nor rejected ends the run."""
-    if result.get("sentinel") != "CODER_FAILED":
+    if result.sentinel != "CODER_FAILED":
         return "no recognizable sentinel in the coder's output"
-    if result.get("sentinel_reason"):
-        return f"the coder failed: {result['sentinel_reason']}"
-    if not result.get("sentinel_inferred"):
+    if result.sentinel_reason:
+        return f"the coder failed: {result.sentinel_reason}"
+    if not result.sentinel_inferred:
         return "coder fix-loop exhausted"
-    code = result.get("exit_code")
+    code = result.exit_code
     if code not in (None, 0):
         return f"the coder exited {code} without a sentinel"
     return "the coder reported an error without a sentinel"
@@ -115,23 +114,22 @@ def _coder_round(ctx: StageContext) -> dict[str, Any]:
     one when the changed files' bytes are those the previous round left (a
     formatter run in between counts as a change: the claim stays on the safe
     side)."""
-    state = ctx.state
-    rounds = list(state.get("coder_rounds") or [])
+    state = step_state(ctx)
+    rounds = state.coder_rounds
     number = len(rounds) + 1
     why = "the step"
     if number > 1:
-        asked = str(state.get("fix_instructions") or "").strip().splitlines() or [
-            "(no instructions)"
-        ]
+        asked = state.fix_instructions.strip().splitlines() or ["(no instructions)"]
         why = f'"{one_line(asked[0])[:100]}"'
-    changed = state.get("changed_files")
+    # a state without the key (no scope snapshot) is told from an empty list
+    changed = state.changed_files if "changed_files" in state.model_fields_set else None
     tree = _fingerprint(ctx.project_dir, changed) if changed is not None else None
     log = _round_record(ctx, number)
     if changed is None:
         what = "its changes are unknown (no scope snapshot)"
     elif number == 1 and not changed:
         what = "CHANGED NOTHING: no file outside the plan repo differs from the step's start"
-    elif number > 1 and tree == state.get("coder_tree"):
+    elif number > 1 and tree == state.coder_tree:
         what = (
             f"CHANGED NOTHING: no file outside the plan repo differs from after round {number - 1}"
         )
@@ -155,22 +153,19 @@ def _round_record(ctx: StageContext, number: int) -> dict[str, Any]:
     from stepkit.workspace.evidence import clip_middle
     from stepkit.workspace.scope.tree import blob_id
 
-    state = ctx.state
-    log = list(state.get("coder_round_log") or [])
-    before = log[-1].get("file_ids", {}) if log else {}
-    ids = {
-        rel: blob_id(Path(ctx.project_dir) / rel) or "absent"
-        for rel in state.get("changed_files") or []
-    }
+    state = step_state(ctx)
+    log = state.coder_round_log
+    before = log[-1].file_ids if log else {}
+    ids = {rel: blob_id(Path(ctx.project_dir) / rel) or "absent" for rel in state.changed_files}
     touched = sorted(
         rel for rel in {*ids, *before} if ids.get(rel, "unchanged") != before.get(rel, "unchanged")
     )
     task = (
         "implement the step (the implementation brief)"
         if number == 1
-        else str(state.get("fix_instructions") or "(no instructions)").strip()
+        else (state.fix_instructions or "(no instructions)").strip()
     )
-    report = str((state.get("coder_result") or {}).get("text") or "(no report)").strip()
+    report = ((state.coder_result and state.coder_result.text) or "(no report)").strip()
     record = {
         "round": number,
         "task": clip_middle(task, ROUND_TASK_CHARS, "task"),
@@ -178,7 +173,7 @@ def _round_record(ctx: StageContext, number: int) -> dict[str, Any]:
         "changed_files": touched,
         "file_ids": ids,
     }
-    return {"coder_round_log": [*log, record]}
+    return {"coder_round_log": [*(entry.model_dump() for entry in log), record]}
 
 
 def _fingerprint(project_dir: Path, changed: list[str]) -> str:
@@ -194,27 +189,28 @@ def route_sweep(ctx: StageContext) -> Outcome:
     was raised; STEP_SKIP_REVIEW=1 (at the run's start) never."""
     if switch_on(ctx.settings, "STEP_SKIP_REVIEW"):
         return Outcome(route="else", updates={"review_skipped": "STEP_SKIP_REVIEW=1"})
-    many_files = len(ctx.state.get("changed_files") or []) >= REVIEW_FILE_THRESHOLD
-    if many_files or ctx.state.get("needs_independent_review") or ctx.state.get("tamper_flags"):
+    state = step_state(ctx)
+    many_files = len(state.changed_files) >= REVIEW_FILE_THRESHOLD
+    if many_files or state.needs_independent_review or state.tamper_flags:
         return Outcome(route="5+ files or boundary")
     return Outcome(route="else")
 
 
 def route_review(ctx: StageContext) -> Outcome:
-    """Send 🔴 findings back to the coder, within the review budget.
+    """Send the critical findings back to the coder, within the review budget.
 
     A reviewer fault is never read as findings, so it never spends a fix
     attempt."""
     from stepkit.protocol.stages import stage_fault
 
-    state = ctx.state
+    state = step_state(ctx)
     if stage_fault(ctx, "review"):
         return Outcome(route="else")
-    critical = critical_findings(str(state.get("review_report") or ""))
+    critical = [f.line() for f in state.review_findings if f.severity == "critical"]
     if not critical:
         return Outcome(route="else")
-    attempts = int(state.get("review_attempts", 0))
-    if attempts >= int(state.get("max_review_attempts", 1)):
+    attempts = state.review_attempts
+    if attempts >= state.max_review_attempts:
         return Outcome(route="else", updates={"unresolved_critical": critical})
     instructions = "Fix these critical review findings (and nothing else):\n" + "\n".join(critical)
     return Outcome(
@@ -227,22 +223,9 @@ def route_review(ctx: StageContext) -> Outcome:
     )
 
 
-def critical_findings(report: str) -> list[str]:
-    """The lines of a review that are critical findings: those that START
-    with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and blanks
-    are set aside, so "No 🔴 critical findings." is none."""
-    from stepkit.planrepo.sections import strip_list_markers
-
-    return [
-        line.strip()
-        for line in report.splitlines()
-        if strip_list_markers(line).startswith(CRITICAL)
-    ]
-
-
 def revise_from_choice(ctx: StageContext) -> Outcome:
     """Free text at the final gate becomes the coder's fix instructions."""
-    text = str(ctx.state.get("revision_choice") or "").strip()
+    text = step_state(ctx).revision_choice.strip()
     return Outcome(
         updates={
             "fix_instructions": f"Revision requested at the approval gate: {text}",
@@ -253,12 +236,13 @@ def revise_from_choice(ctx: StageContext) -> Outcome:
 
 def note_llm_fault(ctx: StageContext) -> Outcome:
     """Distil the engine's failure text into a short fault note."""
-    raw = str(ctx.state.get("fault_note") or ctx.state.get("failure_reason") or "unknown LLM fault")
+    state = step_state(ctx)
+    raw = state.fault_note or state.failure_reason or "unknown LLM fault"
     first_paragraph = raw.strip().split("\n\n", 1)[0]
     note = " ".join(first_paragraph.split())[:600]
     return Outcome(
         updates={
             "fault_note": note,
-            "failure_reason": ctx.state.get("failure_reason") or "LLM stage fault",
+            "failure_reason": state.failure_reason or "LLM stage fault",
         }
     )

@@ -11,8 +11,9 @@ from typing import Any
 
 from stepkit import gatetable
 from stepkit.protocol.envfault import environment_fault_reason
-from stepkit.protocol.fixloop import FIX_RULES, next_fix, step_fix_budget
+from stepkit.protocol.fixloop import FIX_RULES, next_fix
 from stepkit.protocol.start import start_measure, start_snapshot
+from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.watched import Node, watched, with_flags
 from stepkit.records import GateResult, Outcome, StageContext
 from stepkit.text import first_of
@@ -50,7 +51,7 @@ def _plan_files(ctx: StageContext) -> str:
     from stepkit.planrepo.sections import plan_section
     from stepkit.workspace.pristine import PLAN_SECTIONS
 
-    plan = str(ctx.state.get("plan_text") or "")
+    plan = step_state(ctx).plan_text
     return "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
 
 
@@ -62,9 +63,7 @@ def verify_build(ctx: StageContext) -> Outcome:
     plan = _gate_plan(ctx)
     if "build" not in plan.first_gates():
         return _single_gate(ctx, "build", plan=plan)
-    built = [
-        GateResult.model_validate(g) for g in ctx.state.get("gates", []) if g.get("name") == "build"
-    ]
+    built = [gate for gate in step_state(ctx).gates if gate.name == "build"]
     return _single_gate(
         ctx, "build", plan=plan, reusable=built, reused_from="the build gate before the formatter"
     )
@@ -125,7 +124,7 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
     )
     flag = f"{reason}{excuse}"
     updates = dict(outcome.updates)
-    tamper = updates.get("tamper_flags", ctx.state.get("tamper_flags", []))
+    tamper = updates.get("tamper_flags", step_state(ctx).tamper_flags)
     updates["tamper_flags"] = [*tamper, flag] if flag not in tamper else tamper
     route = outcome.route
     if not named:
@@ -183,13 +182,11 @@ def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
         f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
         "A second run is no evidence: code can fail only the first time it runs"
     )
-    return outcome.model_copy(update={"updates": with_flags(ctx.state, outcome.updates, [flag])})
+    return outcome.model_copy(update={"updates": with_flags(ctx, outcome.updates, [flag])})
 
 
 def _single_gate(ctx: StageContext, name: str, **options: Any) -> Outcome:
-    runner = _gate_runner(
-        ctx, format_changed_tree=bool(ctx.state.get("format_changed_tree")), **options
-    )
+    runner = _gate_runner(ctx, format_changed_tree=step_state(ctx).format_changed_tree, **options)
     (result,), updates = _run_guarded(ctx, runner, (name,))
     return _gate_route(result, updates, ctx.pm)
 
@@ -229,26 +226,25 @@ def _run_guarded(
         results.append(result)
         deviations += undone
         edited += [name] if undone else []
-    updates = _merge_gates(ctx.state, results)
-    raised = ctx.state.get("round_flags", [])
+    state = step_state(ctx)
+    updates = _merge_gates(state, results)
+    raised = state.round_flags
     plan_flags = [
         flag for flag in runner.plan.command_changes if flag not in raised
     ]  # once, at the first gate
     updates = with_flags(
-        ctx.state, updates, [*plan_flags, *git_flags]
-    )  # round flags: kept by later coder rounds
+        ctx, updates, [*plan_flags, *git_flags]
+    )  # round flags: kept by later rounds
     store_flags = [flag for result in results for flag in result.store_flags]
     if store_flags:  # stepkit's own records were forged: a tamper flag, which forces the review
         updates["run_store_flags"] = store_flags
         updates["tamper_flags"] = [
-            *updates.get("tamper_flags", ctx.state.get("tamper_flags", [])),
+            *updates.get("tamper_flags", state.tamper_flags),
             *store_flags,
         ]
     if edited:
         updates["scope_deviations"] = deviations
-        updates["gates_edited_plan_repo"] = sorted(
-            {*ctx.state.get("gates_edited_plan_repo", []), *edited}
-        )
+        updates["gates_edited_plan_repo"] = sorted({*state.gates_edited_plan_repo, *edited})
     return results, updates
 
 
@@ -260,16 +256,15 @@ def _gate_runner(ctx: StageContext, **options: Any):
     step started."""
     from stepkit.workspace.gates import GateRunner, existing_files
 
+    state = step_state(ctx)
     if "reusable" not in options and ctx.config.reuse_coder_evidence:
-        coder_gates = (ctx.state.get("coder_result") or {}).get("gates", [])
+        coder = state.coder_result
         options.update(
-            reusable=[GateResult.model_validate(raw) for raw in coder_gates],
-            reused_from="the coder's own gate",
+            reusable=list(coder.gates) if coder else [], reused_from="the coder's own gate"
         )
     options.setdefault("plan", _gate_plan(ctx))
-    changed = ctx.state.get(
-        "changed_files"
-    )  # absent without a scope snapshot: the changes against HEAD
+    # absent without a scope snapshot: the changes against HEAD
+    changed = state.changed_files if "changed_files" in state.model_fields_set else None
     return GateRunner(
         ctx.pm,
         ctx.project_dir,
@@ -300,13 +295,13 @@ def _start_tree(ctx: StageContext):
     return snapshot_tree(snapshot) if snapshot is not None else None
 
 
-def _merge_gates(state: dict[str, Any], results: list[GateResult]) -> dict[str, Any]:
+def _merge_gates(state: StepState, results: list[GateResult]) -> dict[str, Any]:
     """Replace the latest record of each gate; add every run to gate_history
     (which the graph appends to)."""
-    latest = {g["name"]: g for g in state.get("gates", [])}
+    latest = {gate.name: gate for gate in state.gates}
     for result in results:
-        latest[result.name] = result.model_dump()
-    ordered = [latest[name] for name in gatetable.GATE_ORDER if name in latest]
+        latest[result.name] = result
+    ordered = [latest[name].model_dump() for name in gatetable.GATE_ORDER if name in latest]
     return {"gates": ordered, "gate_history": [r.model_dump(exclude={"evidence"}) for r in results]}
 
 
@@ -315,21 +310,21 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     (the budget and "no progress" rules: :func:`~stepkit.protocol.fixloop.next_fix`)."""
     from stepkit.workspace.verdicts import evidence_for_fix
 
-    state = ctx.state
+    state = step_state(ctx)
     failing = _first_failing_gate(state)
     if failing is None:  # only a custom graph can get here without a failing gate
         return Outcome(
             route="budget spent",
             updates={"failure_reason": "fix loop entered with no failing gate"},
         )
-    attempts = int(state.get("fix_attempts", 0))
+    attempts = state.fix_attempts
     # what the coder is asked to fix (the new failures), not the baseline's notes
     fix_evidence = evidence_for_fix(failing)
     verdict = next_fix(
         failing.model_copy(update={"evidence": fix_evidence}),
         attempts,
-        step_fix_budget(state),
-        state.get("last_failure_signature"),
+        state.max_fix_attempts,
+        state.last_failure_signature,
     )
     if verdict.stop is not None:
         return Outcome(route="budget spent", updates={"failure_reason": verdict.stop})
@@ -355,9 +350,9 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     )
 
 
-def _first_failing_gate(state: dict[str, Any]) -> GateResult | None:
+def _first_failing_gate(state: StepState) -> GateResult | None:
     """The first gate, in the table's order, whose failure fails the step and that failed."""
-    by_name = {g["name"]: GateResult.model_validate(g) for g in state.get("gates", [])}
+    by_name = {gate.name: gate for gate in state.gates}
     for row in gatetable.GATES:
         result = by_name.get(row.name)
         if row.fails_step and result and result.failed:
@@ -374,15 +369,16 @@ def check_handoff(ctx: StageContext) -> Outcome:
     from stepkit.protocol.handoff.render import shown_gates
     from stepkit.protocol.stages import handoff_draft
 
-    gates = [GateResult.model_validate(g) for g in ctx.state.get("gates", [])]
+    state = step_state(ctx)
+    gates = state.gates
     path = handoff_draft(ctx)
     try:
         shown = shown_gates(gates, ctx.project_dir)  # as the handoff names them
         problems = handoff_problems(ctx.pm, path, read_handoff(path), shown)
     except OSError as exc:
         problems = [f"handoff file {path} cannot be read: {exc.strerror or exc}"]
-    problems += _criteria_problems(ctx.state, gates)
-    checks = int(ctx.state.get("handoff_checks", 0)) + 1
+    problems += _criteria_problems(state)
+    checks = state.handoff_checks + 1
     if not problems:
         from stepkit.protocol.glance import review_updates
 
@@ -402,10 +398,10 @@ def check_handoff(ctx: StageContext) -> Outcome:
     )
 
 
-def _criteria_problems(state: dict[str, Any], gates: list[GateResult]) -> list[str]:
+def _criteria_problems(state: StepState) -> list[str]:
     """The acceptance-criteria map the handoff writer gave, checked against
     the plan and the final tests gate (:mod:`stepkit.protocol.criteria`)."""
     from stepkit.protocol.criteria import criteria_problems, final_tests_gate, plan_criteria
 
-    criteria = plan_criteria(str(state.get("plan_text") or ""))
-    return criteria_problems(criteria, state.get("acceptance_criteria"), final_tests_gate(gates))
+    criteria = plan_criteria(state.plan_text)
+    return criteria_problems(criteria, state.acceptance_criteria, final_tests_gate(state.gates))
