@@ -78,7 +78,7 @@ def prove_on_head(
     left = {
         gate: found for gate in _gates() if (found := candidates(pm, gate, project_dir, config))
     }
-    trying = {gate: found.pop(0) for gate, found in left.items()}
+    trying: dict[str, tuple[str, str | None]] = {gate: found.pop(0) for gate, found in left.items()}
     while trying:
         records, problem = _measure(pm, project_dir, config, tree, trying, on_gate)
         proof.problem = proof.problem or problem
