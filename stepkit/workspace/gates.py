@@ -87,6 +87,7 @@ from stepkit.workspace.worktree_record import WorktreeRecord, record_of
 
 if TYPE_CHECKING:
     from stepkit.workspace.baseline import BaseTree
+    from stepkit.workspace.narrowing import Narrowed
     from stepkit.workspace.verdicts import Judge
 
 
@@ -190,6 +191,10 @@ class GateRunner:
         left to it.
     :param only_tests: test files the tests gate runs alone, in a process of
         their own, where its runner can (else its whole command runs).
+    :param narrow_lint: a fix round's ``(files, changed)``: the lint gate's
+        command runs on those of ``files`` it checks where the command and
+        the tool allow it (:func:`~stepkit.workspace.narrowing.narrowed`;
+        ``changed``: every path the step changed), else whole.
     """
 
     def __init__(
@@ -214,8 +219,10 @@ class GateRunner:
         baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
         tools_from: Path | None = None,
         only_tests: list[str] | None = None,
+        narrow_lint: tuple[list[str], list[str]] | None = None,
     ):
         self.only_tests = only_tests
+        self.narrow_lint = narrow_lint
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
             Path(project_dir),
@@ -245,7 +252,11 @@ class GateRunner:
             watch_every_gate,
             stamp_passes,
         )
-        self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
+        self.reusable = [
+            g
+            for g in reusable
+            if g.status == "pass" and g.command is not None and g.narrowed_to is None
+        ]
         self.reused_from = reused_from
         #: the formatter changed the bytes the earlier results saw
         self.format_changed_tree = format_changed_tree
@@ -324,12 +335,21 @@ class GateRunner:
             else [p for p in sorted(before.hashed - step) if not self._plan_holds(p)]
         )
         held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
+        narrow = self._narrowed(name, to_run)
+        to_run = narrow.command if narrow is not None else to_run
         if self.on_start is not None:
             self.on_start(name, to_run)
         result = self._run_gate(name, to_run, plugin, self._only_tests(name, to_run))
         result.command = (
             command  # as planned (and as detect prints it); the evidence shows what ran
         )
+        if narrow is not None:
+            result.narrowed_to = narrow.files
+            result.evidence = (
+                f"[stepkit ran the lint on the {len(narrow.files)} file(s) the step changed or "
+                f"the last lint failed on; the step proceeds only on the whole command]\n"
+                f"{result.evidence}"
+            )
         self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
@@ -347,6 +367,16 @@ class GateRunner:
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
+
+    def _narrowed(self, name: GateName, command: str) -> Narrowed | None:
+        """The lint command on :attr:`narrow_lint`'s files (None: it runs whole)."""
+        if name != "lint" or self.narrow_lint is None:
+            return None
+        from stepkit.workspace.narrowing import narrowed
+        from stepkit.workspace.tools import tools
+
+        files, changed = self.narrow_lint
+        return narrowed(command, existing_files(self.project_dir, files), changed, tools(self.pm))
 
     def _only_tests(self, name: GateName, command: str) -> TestInvocation | None:
         """The tests gate's command running :attr:`only_tests` alone (None:

@@ -82,6 +82,15 @@ class Tool:
     :param faults: its fault signatures, tried in order.
     :param nothing_to_format: its words (a regex of a line) for "no file to format".
     :param lockfiles: the names of the lockfiles it writes.
+    :param per_file: its verdict on a file depends on that file and its
+        configuration alone (a linter, not a type checker): a fix round may
+        run it on the files that changed (:mod:`stepkit.workspace.narrowing`).
+    :param invocations: the commands that run it on the paths after them
+        (``ruff check``), their words joined by single spaces.
+    :param file_kinds: the suffixes of the files it checks (``.py``).
+    :param flags: its options that take no value (a path may follow them).
+    :param explicit_files: the options that make it skip a file its
+        configuration excludes even when the file is named on its command line.
     """
 
     name: str
@@ -99,6 +108,11 @@ class Tool:
     faults: tuple[Fault, ...] = ()
     nothing_to_format: tuple[str, ...] = ()
     lockfiles: tuple[str, ...] = ()
+    per_file: bool = False
+    invocations: tuple[str, ...] = ()
+    file_kinds: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    explicit_files: tuple[str, ...] = ()
 
 
 def after(lines: list[str], at: int, pattern: str, span: int = 8) -> re.Match[str] | None:
