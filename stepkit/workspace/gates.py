@@ -37,7 +37,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepkit.config import Config, Logs
 from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
@@ -84,6 +84,8 @@ from stepkit.workspace.testrunners import (
 )
 from stepkit.workspace.toolpath import tool_env
 from stepkit.workspace.worktree_record import WorktreeRecord, record_of
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from stepkit.workspace.baseline import BaseTree
@@ -643,11 +645,16 @@ def run_gate(
     if command is None:
         return _not_run(name, plugin, started_at)
     log_path = _new_log(Path(log_dir), name)
-    judged_by = runners(pm)
     if name == "tests" and invocation is None:
+        judged_by = runners(pm)
         invocation = report_invocation(
             command, Path(project_dir), log_path.with_suffix(".report"), env, judged_by
         )
+        judges = lambda: judged_by
+    else:
+        # only the output's judging needs the runners' declarations: they are
+        # read while the command runs (a first gate's command starts sooner)
+        judges = beside(lambda: runners(pm))
     run_env = code_env(env if env is not None else os.environ)
     if invocation is not None:
         run_env.update(invocation.env)
@@ -665,7 +672,7 @@ def run_gate(
             log_path=log_path,
             log_limit=log_limit,
         )
-    status, note, exit_code, headline, alone = _classify(name, result, judged_by)
+    status, note, exit_code, headline, alone = _classify(name, result, judges())
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
@@ -726,6 +733,32 @@ def run_gate(
         started_at=started_at,
         tests=tests,
     )
+
+
+def beside(call: Callable[[], T]) -> Callable[[], T]:
+    """``call`` started in a thread of its own; the function returned waits
+    for its value (or raises what it raised)."""
+    import threading
+
+    done: list[Any] = []
+
+    def work() -> None:
+        try:
+            done.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            done.append((False, exc))
+
+    thread = threading.Thread(target=work, name="stepkit-beside", daemon=True)
+    thread.start()
+
+    def value() -> T:
+        thread.join()
+        ok, found = done[0]
+        if not ok:
+            raise found
+        return found
+
+    return value
 
 
 def _with_printed_failures(found: TestResults | None, evidence: str) -> TestResults | None:
