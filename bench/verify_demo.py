@@ -29,6 +29,15 @@ which built-in plugins (``stepkit.plugins.*`` top-level plugin modules), how
 many regular expressions it compiled and how many of stepkit's pydantic
 models it defined and built (a model is built on first use).
 
+The same turns on a real project, itsdangerous (:data:`ITSDANGEROUS`: its
+sdist from the package index, the pinned version, checked against its
+pinned sha256; skipped with the reason when it cannot be fetched), whose
+suite takes about 0.8 s: its tests in a venv of their own (pytest,
+freezegun and the project, installed from the index), ``ruff check`` and
+the tests as its gates (its detected build, ``tox -e typing``, builds a tox
+environment of its own and is left out: ``build = ""``).  Target: at most
+1.15.
+
 Run it directly (``python bench/verify_demo.py``) or call :func:`run`.
 ``python bench/verify_demo.py --against OTHER_PYTHON`` compares this install
 with another one (a venv of an earlier commit) in the same run: this
@@ -39,6 +48,7 @@ medians of the turn-by-turn ratios.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -46,6 +56,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -56,9 +67,17 @@ from stepkit.cli.demo import prepare_demo_project
 from stepkit.plugins.projects import MARKERS
 
 TARGET_RATIO = 1.3
+#: verify / shell on itsdangerous, whose suite is long enough to hide a little more
+TARGET_RATIO_ITSDANGEROUS = 1.15
 REPEAT = 7
-#: ``--smoke``: every code path once (the test suite's run; the figure is not judged)
-SMOKE = {"repeat": 1}
+#: ``--smoke``: every code path once but the fetch (the test suite's run; the figure is not judged)
+SMOKE = {"repeat": 1, "real_project": False}
+#: the real project: name, pinned version, the sha256 of its sdist on the package index
+ITSDANGEROUS = (
+    "itsdangerous",
+    "2.2.0",
+    "e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173",
+)
 
 _IMPORT_PROBE = (
     "import re._compiler, sys\n"
@@ -95,36 +114,101 @@ ENV = {
 }
 
 
-def _seconds(command: list[str], cwd: Path) -> float:
+def _seconds(command: list[str], cwd: Path, env: dict[str, str] = ENV) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
+    subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     return time.perf_counter() - start
 
 
-def run(repeat: int = REPEAT) -> dict:
-    """Measure; print and return the figures."""
+def _itsdangerous(where: Path) -> tuple[Path, dict[str, str]] | str:
+    """itsdangerous ready to verify under ``where`` and the environment its
+    gates run in, or why not (it cannot be fetched, its hash is not the
+    pinned one, its test environment cannot be installed)."""
+    name, version, sha256 = ITSDANGEROUS
+
+    def pip(python: Path | str, *args: str) -> str | None:
+        done = subprocess.run(
+            [str(python), "-m", "pip", "-q", *args], capture_output=True, text=True, check=False
+        )
+        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return None if done.returncode == 0 else said
+
+    spec = f"{name}=={version}"
+    failed = pip(
+        sys.executable, "download", "--no-deps", "--no-binary", ":all:", spec, "-d", str(where)
+    )
+    archives = sorted(where.glob(f"{name}-{version}.tar.gz"))
+    if failed or not archives:
+        return f"skipped: {spec} cannot be fetched from the package index ({failed})"
+    digest = hashlib.sha256(archives[0].read_bytes()).hexdigest()
+    if digest != sha256:
+        return f"skipped: {archives[0].name} has sha256 {digest}, not the pinned {sha256}"
+    with tarfile.open(archives[0]) as archive:
+        archive.extractall(where, filter="data")
+    project = where / f"{name}-{version}"
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    failed = pip(venv / "bin" / "python", "install", "pytest", "freezegun", "-e", str(project))
+    if failed:
+        return f"skipped: its test environment cannot be installed ({failed})"
+    (project / "stepkit.toml").write_text('[commands]\nbuild = ""\n')
+    for git in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(
+            ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *git],
+            cwd=project,
+            check=True,
+            capture_output=True,
+        )
+    return project, {**ENV, "PATH": f"{venv / 'bin'}{os.pathsep}{ENV['PATH']}"}
+
+
+def _turns(project: Path, env: dict[str, str], repeat: int) -> tuple[list[dict], list[tuple]]:
+    """The gates (learnt from a first verify, the warm-up), then ``repeat``
+    turns of (verify, shell, floor) seconds on ``project``."""
+    verify = [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)]
+    first = subprocess.run(
+        verify, cwd=project, env=env, capture_output=True, text=True, check=False
+    )
+    gates = json.loads(first.stdout)["gates"]
+    commands = [g["command"] for g in gates if g["command"]]
+    shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
+    floor = [sys.executable, "-c", _FLOOR, *commands]
+    return gates, [
+        (
+            _seconds(verify, project, env),
+            _seconds(shell, project, env),
+            _seconds(floor, project, env),
+        )
+        for _ in range(repeat)
+    ]
+
+
+def real_project_figures(repeat: int = REPEAT) -> dict:
+    """verify / shell on itsdangerous (:func:`_itsdangerous`), or why it was skipped."""
+    with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-real-") as tmp:
+        ready = _itsdangerous(Path(tmp))
+        if isinstance(ready, str):
+            return {"skipped": ready, "target_ratio": TARGET_RATIO_ITSDANGEROUS}
+        gates, turns = _turns(*ready, repeat)
+    ratio = statistics.median(v / s for v, s, _ in turns)
+    return {
+        "project": "-".join(ITSDANGEROUS[:2]),
+        "gates": {g["name"]: g["status"] for g in gates},
+        "verify_s": round(statistics.median(v for v, _, _ in turns), 4),
+        "shell_s": round(statistics.median(s for _, s, _ in turns), 4),
+        "ratio": round(ratio, 3),
+        "target_ratio": TARGET_RATIO_ITSDANGEROUS,
+        "floor_ratio": round(statistics.median(f / s for _, s, f in turns), 3),
+        "ok": ratio <= TARGET_RATIO_ITSDANGEROUS,
+    }
+
+
+def run(repeat: int = REPEAT, real_project: bool = True) -> dict:
+    """Measure; print and return the figures (``real_project``: itsdangerous too)."""
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
         project = prepare_demo_project(Path(tmp))
-        verify = [
-            sys.executable,
-            "-m",
-            "stepkit",
-            "verify",
-            "--json",
-            "--project-dir",
-            str(project),
-        ]
-        first = subprocess.run(
-            verify, cwd=project, env=ENV, capture_output=True, text=True, check=False
-        )
-        gates = json.loads(first.stdout)["gates"]
+        gates, turns = _turns(project, ENV, repeat)
         commands = [g["command"] for g in gates if g["command"]]
-        shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
-        floor = [sys.executable, "-c", _FLOOR, *commands]
-        turns = [
-            (_seconds(verify, project), _seconds(shell, project), _seconds(floor, project))
-            for _ in range(repeat)
-        ]
         probe = subprocess.run(
             [
                 sys.executable,
@@ -167,41 +251,26 @@ def run(repeat: int = REPEAT) -> dict:
         "models_built": imported["models_built"],
         # the project types (stepkit.plugins.projects.MARKERS), not the helpers every project uses
         "project_plugins_imported": [m for m in imported["plugins"] if m in MARKERS],
+        "itsdangerous": (
+            real_project_figures(repeat)
+            if real_project
+            else {"skipped": "not asked (--smoke)", "target_ratio": TARGET_RATIO_ITSDANGEROUS}
+        ),
     }
-    figures["ok"] = ratio <= TARGET_RATIO
+    figures["ok"] = ratio <= TARGET_RATIO and figures["itsdangerous"].get("ok", True)
     for key, value in figures.items():
         print(f"{key:<18} {value}")
     return figures
 
 
 def compare(other_python: str, repeat: int = REPEAT) -> dict:
-    """verify / shell for this install and ``other_python``, taking turns, and what each imports."""
+    """verify / shell for this install and ``other_python``, taking turns, on
+    the demo and on itsdangerous, and what each imports on the demo."""
+    pythons = {"this": sys.executable, "other": other_python}
+    figures = {"repeat": repeat, "other_python": other_python}
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-") as tmp:
         project = prepare_demo_project(Path(tmp))
-        pythons = {"this": sys.executable, "other": other_python}
-        first = subprocess.run(
-            [sys.executable, "-m", "stepkit", "verify", "--json"],
-            cwd=project,
-            env=ENV,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
-        shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
-        _seconds(
-            [other_python, "-m", "stepkit", "verify", "--json"], project
-        )  # its warm-up: bytecode written
-        turns = [
-            {
-                **{
-                    name: _seconds([python, "-m", "stepkit", "verify", "--json"], project)
-                    for name, python in pythons.items()
-                },
-                "shell": _seconds(shell, project),
-            }
-            for _ in range(repeat)
-        ]
+        figures["demo"] = _compared(project, ENV, pythons, repeat)
         imported = {}
         for name, python in pythons.items():
             probe = subprocess.run(
@@ -214,20 +283,48 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
             )
             found = json.loads(probe.stdout.strip().splitlines()[-1])
             imported[name] = {**found, "plugins": len(found["plugins"])}
-    figures = {
-        "repeat": repeat,
-        "other_python": other_python,
-        "seconds": {
-            k: round(statistics.median(t[k] for t in turns), 4) for k in ("this", "other", "shell")
-        },
-        "ratio_to_shell": {
-            k: round(statistics.median(t[k] / t["shell"] for t in turns), 3)
-            for k in ("this", "other")
-        },
-        "imported": imported,
-    }
+        figures["imported"] = imported
+    with tempfile.TemporaryDirectory(prefix="stepkit-bench-verify-real-") as tmp:
+        ready = _itsdangerous(Path(tmp))
+        figures["itsdangerous"] = (
+            {"skipped": ready} if isinstance(ready, str) else _compared(*ready, pythons, repeat)
+        )
     print(json.dumps(figures, indent=2))
     return figures
+
+
+def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repeat: int) -> dict:
+    """Turns of each install's verify and the shell on ``project``: medians and ratios."""
+    first = subprocess.run(
+        [sys.executable, "-m", "stepkit", "verify", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
+    shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
+    for python in pythons.values():  # each one's warm-up: bytecode written
+        _seconds([python, "-m", "stepkit", "verify", "--json"], project, env)
+    turns = [
+        {
+            **{
+                name: _seconds([python, "-m", "stepkit", "verify", "--json"], project, env)
+                for name, python in pythons.items()
+            },
+            "shell": _seconds(shell, project, env),
+        }
+        for _ in range(repeat)
+    ]
+    return {
+        "seconds": {
+            k: round(statistics.median(t[k] for t in turns), 4) for k in (*pythons, "shell")
+        },
+        "ratio_to_shell": {
+            k: round(statistics.median(t[k] / t["shell"] for t in turns), 3) for k in pythons
+        },
+    }
 
 
 if __name__ == "__main__":

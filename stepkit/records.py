@@ -123,6 +123,9 @@ class GateResult(Model):
     #: records of stepkit's own that judging the gate found forged or edited
     #: (a baseline cache entry: discarded and run again), by name
     store_flags: list[str] = Field(default_factory=list)
+    #: the files a fix round's lint ran on, its command narrowed to them
+    #: (:mod:`stepkit.workspace.narrowing`); None: the whole command ran
+    narrowed_to: list[str] | None = None
 
     @field_validator("name")
     @classmethod

@@ -3,7 +3,8 @@ Node and Go on PATH, the Rust toolchain rustc runs by default, the
 toolchains rustup has and the targets the default one can build for.
 
 Asked of the tools themselves (``python3 --version``, ``rustc -vV``,
-``rustup toolchain list`` …: each only reports), once per process and PATH;
+``rustup toolchain list`` …: each only reports), once per process and PATH
+and only the kind a reader asks for;
 a tool that is missing or fails reads as absent.  CI readers
 (:mod:`stepkit.plugins.projects.ci_github`) pick the matrix entry this
 machine can run and leave out the lines it cannot.
@@ -47,18 +48,24 @@ def _version(text: str | None) -> str | None:
     return found[1] if found else None
 
 
-@lru_cache(maxsize=4)
-def _versions(path: str) -> dict[str, str | None]:
-    return {
-        "python": _version(_output("python3", "--version") or _output("python", "--version")),
-        "node": _version(_output("node", "--version")),
-        "go": _version(_output("go", "version")),
-    }
+#: how each kind's version is asked, the first command that answers deciding
+_ASKED = {
+    "python": (("python3", "--version"), ("python", "--version")),
+    "node": (("node", "--version"),),
+    "go": (("go", "version"),),
+}
+
+
+@lru_cache(maxsize=16)
+def _kind_version(kind: str, path: str) -> str | None:
+    # each kind asked only when read: a tool's start (node's is tens of
+    # milliseconds) is paid before the first gate of every verify that reads CI
+    return _version(next(filter(None, (_output(*args) for args in _ASKED.get(kind, ()))), None))
 
 
 def version(kind: str) -> str | None:
     """The version of ``python``, ``node`` or ``go`` on PATH, or None."""
-    return _versions(os.environ.get("PATH", "")).get(kind)
+    return _kind_version(kind, os.environ.get("PATH", ""))
 
 
 @lru_cache(maxsize=4)

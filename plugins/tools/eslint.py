@@ -41,5 +41,9 @@ TOOLS = (
         trailing_rules=(r"\s+\[(?:Error|Warning)/(?P<rule>[\w/@.-]+)\]$",),
         silencers=(("eslint-disable", r"eslint-disable"),),
         configs=(r"\.eslintrc(\.\w+)?", r"eslint\.config\.\w+", r"package\.json"),
+        per_file=True,
+        invocations=("eslint", "npx eslint", "npx --no-install eslint", "pnpm exec eslint"),
+        file_kinds=(".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
+        flags=("--fix", "--cache", "--quiet", "--fix-dry-run", "--color", "--no-color"),
     ),
 )

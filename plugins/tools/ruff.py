@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepkit.plugins.tools._python import SHARED_CONFIGS
+from stepkit.plugins.tools._python import SHARED_CONFIGS, invocations
 from stepkit.workspace.diagnostics import Diagnostic
 from stepkit.workspace.tools import Tool
 
@@ -28,5 +28,16 @@ TOOLS = (
         shared_configs=SHARED_CONFIGS,
         sections=("ruff",),
         nothing_to_format=(r"^warning: No Python files found under the given path\(s\)",),
+        per_file=True,
+        invocations=invocations("ruff check"),
+        file_kinds=(".py", ".pyi", ".ipynb"),
+        flags=(
+            *("--fix", "--no-fix", "--unsafe-fixes", "--no-unsafe-fixes", "--fix-only"),
+            *("--show-fixes", "--no-show-fixes", "--preview", "--no-preview", "--exit-zero"),
+            *("--exit-non-zero-on-fix", "--statistics", "--no-cache", "--isolated"),
+            *("--force-exclude", "--no-force-exclude", "-e", "-n", "-q", "-s", "-v"),
+            *("--quiet", "--silent", "--verbose"),
+        ),
+        explicit_files=("--force-exclude",),
     ),
 )

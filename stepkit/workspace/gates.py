@@ -37,7 +37,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepkit.config import Config, Logs
 from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
@@ -85,8 +85,11 @@ from stepkit.workspace.testrunners import (
 from stepkit.workspace.toolpath import tool_env
 from stepkit.workspace.worktree_record import WorktreeRecord, record_of
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
     from stepkit.workspace.baseline import BaseTree
+    from stepkit.workspace.narrowing import Narrowed
     from stepkit.workspace.verdicts import Judge
 
 
@@ -190,6 +193,10 @@ class GateRunner:
         left to it.
     :param only_tests: test files the tests gate runs alone, in a process of
         their own, where its runner can (else its whole command runs).
+    :param narrow_lint: a fix round's ``(files, changed)``: the lint gate's
+        command runs on those of ``files`` it checks where the command and
+        the tool allow it (:func:`~stepkit.workspace.narrowing.narrowed`;
+        ``changed``: every path the step changed), else whole.
     """
 
     def __init__(
@@ -214,8 +221,10 @@ class GateRunner:
         baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
         tools_from: Path | None = None,
         only_tests: list[str] | None = None,
+        narrow_lint: tuple[list[str], list[str]] | None = None,
     ):
         self.only_tests = only_tests
+        self.narrow_lint = narrow_lint
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
             Path(project_dir),
@@ -245,7 +254,11 @@ class GateRunner:
             watch_every_gate,
             stamp_passes,
         )
-        self.reusable = [g for g in reusable if g.status == "pass" and g.command is not None]
+        self.reusable = [
+            g
+            for g in reusable
+            if g.status == "pass" and g.command is not None and g.narrowed_to is None
+        ]
         self.reused_from = reused_from
         #: the formatter changed the bytes the earlier results saw
         self.format_changed_tree = format_changed_tree
@@ -324,12 +337,21 @@ class GateRunner:
             else [p for p in sorted(before.hashed - step) if not self._plan_holds(p)]
         )
         held = hold_files(self.project_dir, [*self.plan.lockfiles, *outside])
+        narrow = self._narrowed(name, to_run)
+        to_run = narrow.command if narrow is not None else to_run
         if self.on_start is not None:
             self.on_start(name, to_run)
         result = self._run_gate(name, to_run, plugin, self._only_tests(name, to_run))
         result.command = (
             command  # as planned (and as detect prints it); the evidence shows what ran
         )
+        if narrow is not None:
+            result.narrowed_to = narrow.files
+            result.evidence = (
+                f"[stepkit ran the lint on the {len(narrow.files)} file(s) the step changed or "
+                f"the last lint failed on; the step proceeds only on the whole command]\n"
+                f"{result.evidence}"
+            )
         self._name_tools(result)
         self._tree = None  # a command ran: the tree may have changed
         stamp = self.stamp_passes and result.status == "pass"
@@ -347,6 +369,16 @@ class GateRunner:
         if formats and self.watch_format and before is not None and after is not None:
             self.format_changed_tree = self.format_changed_tree or before.ids != after.ids
         return self._record(result)
+
+    def _narrowed(self, name: GateName, command: str) -> Narrowed | None:
+        """The lint command on :attr:`narrow_lint`'s files (None: it runs whole)."""
+        if name != "lint" or self.narrow_lint is None:
+            return None
+        from stepkit.workspace.narrowing import narrowed
+        from stepkit.workspace.tools import tools
+
+        files, changed = self.narrow_lint
+        return narrowed(command, existing_files(self.project_dir, files), changed, tools(self.pm))
 
     def _only_tests(self, name: GateName, command: str) -> TestInvocation | None:
         """The tests gate's command running :attr:`only_tests` alone (None:
@@ -613,11 +645,16 @@ def run_gate(
     if command is None:
         return _not_run(name, plugin, started_at)
     log_path = _new_log(Path(log_dir), name)
-    judged_by = runners(pm)
     if name == "tests" and invocation is None:
+        judged_by = runners(pm)
         invocation = report_invocation(
             command, Path(project_dir), log_path.with_suffix(".report"), env, judged_by
         )
+        judges = lambda: judged_by
+    else:
+        # only the output's judging needs the runners' declarations: they are
+        # read while the command runs (a first gate's command starts sooner)
+        judges = beside(lambda: runners(pm))
     run_env = code_env(env if env is not None else os.environ)
     if invocation is not None:
         run_env.update(invocation.env)
@@ -635,7 +672,7 @@ def run_gate(
             log_path=log_path,
             log_limit=log_limit,
         )
-    status, note, exit_code, headline, alone = _classify(name, result, judged_by)
+    status, note, exit_code, headline, alone = _classify(name, result, judges())
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
@@ -696,6 +733,32 @@ def run_gate(
         started_at=started_at,
         tests=tests,
     )
+
+
+def beside(call: Callable[[], T]) -> Callable[[], T]:
+    """``call`` started in a thread of its own; the function returned waits
+    for its value (or raises what it raised)."""
+    import threading
+
+    done: list[Any] = []
+
+    def work() -> None:
+        try:
+            done.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            done.append((False, exc))
+
+    thread = threading.Thread(target=work, name="stepkit-beside", daemon=True)
+    thread.start()
+
+    def value() -> T:
+        thread.join()
+        ok, found = done[0]
+        if not ok:
+            raise found
+        return found
+
+    return value
 
 
 def _with_printed_failures(found: TestResults | None, evidence: str) -> TestResults | None:

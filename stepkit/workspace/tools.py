@@ -85,6 +85,15 @@ class Tool:
     :param caches: (variable, subdirectory) of each environment variable
         that moves its cache: a confined command's points into its private
         directory (:mod:`stepkit.workspace.sandbox`).
+    :param per_file: its verdict on a file depends on that file and its
+        configuration alone (a linter, not a type checker): a fix round may
+        run it on the files that changed (:mod:`stepkit.workspace.narrowing`).
+    :param invocations: the commands that run it on the paths after them
+        (``ruff check``), their words joined by single spaces.
+    :param file_kinds: the suffixes of the files it checks (``.py``).
+    :param flags: its options that take no value (a path may follow them).
+    :param explicit_files: the options that make it skip a file its
+        configuration excludes even when the file is named on its command line.
     """
 
     name: str
@@ -103,6 +112,11 @@ class Tool:
     nothing_to_format: tuple[str, ...] = ()
     lockfiles: tuple[str, ...] = ()
     caches: tuple[tuple[str, str], ...] = ()
+    per_file: bool = False
+    invocations: tuple[str, ...] = ()
+    file_kinds: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    explicit_files: tuple[str, ...] = ()
 
 
 def after(lines: list[str], at: int, pattern: str, span: int = 8) -> re.Match[str] | None:

@@ -26,7 +26,13 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     here, as there: those steps may read what it generates."""
     plan = _gate_plan(ctx)
     names = plan.first_gates()
-    runner = _gate_runner(ctx, plan=plan, watch_format=True, stamp_passes="build" in names)
+    runner = _gate_runner(
+        ctx,
+        plan=plan,
+        watch_format=True,
+        stamp_passes="build" in names,
+        narrow_lint=_lint_scope(ctx.state),
+    )
     results, updates = _run_guarded(ctx, runner, names)
     updates["format_changed_tree"] = runner.format_changed_tree
     decisive = next(
@@ -36,6 +42,44 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     if outcome.route != "pass":
         return outcome
     return _rechecked(ctx, outcome, "lint")
+
+
+def _lint_scope(state: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """In a fix round, what the lint may be narrowed to: the step's changed
+    files and those the last lint failed on, with every path the step
+    changed (:mod:`stepkit.workspace.narrowing`); None: the whole command
+    (the step's first lint, or a last lint whose failures name no file)."""
+    last = next((g for g in state.get("gates", []) if g.get("name") == "lint"), None)
+    changed = state.get("changed_files")
+    if last is None or changed is None or last.get("status") not in ("pass", "fail"):
+        return None
+    failed = [*last.get("new_failures", []), *last.get("preexisting_failures", [])]
+    if last["status"] == "fail" and not failed:
+        return None
+    return [*changed, *(key.split(": ", 1)[0] for key in failed)], list(changed)
+
+
+def _linted_whole(ctx: StageContext, outcome: Outcome) -> Outcome:
+    """``outcome`` of a passing tests gate, after the whole lint command when
+    this round's lint ran narrowed: the step proceeds on the project's own
+    lint verdict, and a failure there is the fix loop's."""
+    gates = outcome.updates.get("gates") or ctx.state.get("gates", [])
+    lint = next((g for g in gates if g.get("name") == "lint"), None)
+    if outcome.route != "pass" or lint is None or lint.get("narrowed_to") is None:
+        return outcome
+    linted = _single_gate(ctx, "lint")
+    latest = {g["name"]: g for g in gates}
+    latest["lint"] = next(g for g in linted.updates["gates"] if g["name"] == "lint")
+    updates = dict(outcome.updates)
+    for key, value in linted.updates.items():  # lists (flags, the history) add up
+        if key == "gates":
+            continue
+        had = updates.get(key)
+        updates[key] = (
+            [*had, *(v for v in value if v not in had)] if isinstance(had, list) else value
+        )
+    updates["gates"] = [latest[name] for name in gatetable.GATE_ORDER if name in latest]
+    return Outcome(route=linted.route, updates=updates)
 
 
 def _rechecked(ctx: StageContext, outcome: Outcome, gate: str) -> Outcome:
@@ -85,7 +129,8 @@ def verify_tests(ctx: StageContext) -> Outcome:
         start_snapshot(ctx),
         _plan_files(ctx),
     )
-    return with_verified_tree(ctx, _flaky_flagged(ctx, _conserved(ctx, checked, start)))
+    judged = _flaky_flagged(ctx, _conserved(ctx, checked, start))
+    return with_verified_tree(ctx, _linted_whole(ctx, judged))
 
 
 def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
