@@ -184,6 +184,7 @@ def run_step(
             run = _new_run(RunStore(project))
             names_step.lock.name(run_id=run.run_id)
             _say_unconfined()
+            _say_replaced(settings)
             if choice:
                 state["step_choice"] = choice
             if incomplete:
@@ -806,7 +807,13 @@ def detect_gates(
     """Each gate's command and the plugin that chose it, without running anything
     (``stepkit detect --json``'s object)."""
     from stepkit.config import load_config
-    from stepkit.workspace.gate_commands import gate_fault, project_types, resolve_commands
+    from stepkit.workspace.gate_commands import (
+        candidates,
+        gate_fault,
+        gate_source,
+        project_types,
+        resolve_commands,
+    )
     from stepkit.workspace.toolpath import tool_dirs
 
     project = resolve_project_dir(project_dir)
@@ -817,10 +824,19 @@ def detect_gates(
             "name": gate,
             "command": command,
             "plugin": plugin,
-            "source": pm.hook.stepkit_gate_source(gate=gate, command=command, project_dir=project)
-            if command
-            else None,
+            "source": gate_source(pm, gate, command, project),
             "fault": gate_fault(pm, gate, command, project) or None,
+            # what takes the command's place, in order, where it cannot run
+            "candidates": [
+                {
+                    "command": other,
+                    "plugin": by,
+                    "source": gate_source(pm, gate, other, project),
+                }
+                for other, by in candidates(pm, gate, project, config)[1:]
+            ]
+            if command
+            else [],
         }
         for gate, (command, plugin) in resolve_commands(pm, project, config).items()
     ]
@@ -1149,6 +1165,18 @@ def _say_unconfined() -> None:
     why = unavailable()
     if why is not None:
         print(f"stepkit: warning: the coder will run unconfined: {why}", file=sys.stderr)
+
+
+def _say_replaced(settings: Mapping[str, Any]) -> None:
+    """As a run starts: say on stderr which gate runs its next candidate in
+    the place of a detected command that cannot start here (the run's events
+    say it too: ``gate_command_replaced``)."""
+    import sys
+
+    from stepkit.workspace.gate_commands import start_replacements
+
+    for replaced in start_replacements(settings):
+        print(f"stepkit: {replaced['notice']}", file=sys.stderr)
 
 
 def _stages_ahead(graph: Any, node: str) -> list[str]:

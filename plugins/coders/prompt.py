@@ -78,17 +78,13 @@ def build_coder_prompt(ctx: StageContext) -> str:
 
 def _judges(ctx: StageContext) -> str:
     """The gates the step will run after the coder, each with its command:
-    the run's gate plan once a gate fixed it, else the plan as detected now,
-    not stored (the step's first gate plans again, after the coder's changes:
-    a first step may create the files detection reads)."""
+    the run's gate plan once a gate fixed it, else the plan as the gates
+    would fix it now, not stored (the step's first gate plans again, after
+    the coder's changes: a first step may create the files detection reads)."""
     from stepkit.records import GATE_ORDER
-    from stepkit.workspace.gate_commands import RUN_PLAN_KEY, plan_gates, run_gate_plan
+    from stepkit.workspace.gate_commands import gates_will_run
 
-    plan = (
-        run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
-        if RUN_PLAN_KEY in ctx.settings
-        else plan_gates(ctx.pm, ctx.project_dir, ctx.config)
-    )
+    plan = gates_will_run(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
     lines = []
     for name in GATE_ORDER:
         command, _plugin = plan.command(name)

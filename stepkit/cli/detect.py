@@ -1,5 +1,7 @@
 """``stepkit detect``: which project types the plugins see, and for each gate
-the command it would run and the plugin that chose it — nothing is run."""
+the command it would run, the plugin that chose it, and the other
+candidates that take its place, in order, where it cannot run — nothing is
+run."""
 
 from __future__ import annotations
 
@@ -37,6 +39,9 @@ def render(data: dict[str, Any]) -> str:
         chooser = f"  [{plugin}]" if plugin else ""
         origin = f"  (from {source})" if source else ""
         lines.append(f"{name:<7} {text:<{width}}{chooser}{origin}".rstrip())
+        for other in gate.get("candidates", ()):
+            origin = f"  (from {other['source']})" if other.get("source") else ""
+            lines.append(f"        else: {other['command']}  [{other['plugin']}]{origin}")
         if gate.get("fault"):
             lines.append(f"        cannot run here (an environment fault): {gate['fault']}")
     if data.get("tool_dirs"):

@@ -207,12 +207,17 @@ def _check_start_commands(ctx: StageContext) -> None:
     """End the run before the coder's first call when a gate command chosen
     for the step cannot start here (:func:`~stepkit.workspace.precheck.start_faults`):
     an environment fault naming the gate, why, and the setting that fixes it.
+    A ``gate_command_replaced`` event names each gate that runs its next
+    candidate in the place of a detected command that cannot start.
 
     :raises StageFault: one gate's command or more cannot start.
     """
     from stepkit.protocol.envfault import environment_fault_reason
+    from stepkit.workspace.gate_commands import start_replacements
     from stepkit.workspace.precheck import start_faults
 
+    for replaced in start_replacements(ctx.settings):
+        ctx.emit("gate_command_replaced", **replaced)
     faults = start_faults(ctx.settings, ctx.pm, Path(ctx.project_dir))
     if not faults:
         return

@@ -305,9 +305,37 @@ def _startable(
                 "plugin": by,
                 "source": source,
                 "replaces": command,
+                "replaces_source": entry["source"],
                 "why": why,
             }
     return entry
+
+
+def start_replacements(settings: Mapping[str, object]) -> list[dict[str, Any]]:
+    """The gates whose detected command could not start and gave its place
+    to the next candidate (:func:`start_commands`), in gate order: each
+    ``gate``, ``command``, ``replaces``, ``why`` and ``notice`` (one line
+    for the user)."""
+    table = settings.get(START_COMMANDS_KEY)
+    found = []
+    for gate, entry in table.items() if isinstance(table, dict) else ():
+        if not (isinstance(entry, dict) and entry.get("replaces") and entry.get("command")):
+            continue
+        origin = f" (from {entry['replaces_source']})" if entry.get("replaces_source") else ""
+        notice = (
+            f"the {gate} gate runs `{entry['command']}` in the place of `{entry['replaces']}`"
+            f"{origin}, which cannot start here: {entry.get('why') or 'not known'}"
+        )
+        found.append(
+            {
+                "gate": gate,
+                "command": entry["command"],
+                "replaces": entry["replaces"],
+                "why": entry.get("why") or "",
+                "notice": notice,
+            }
+        )
+    return found
 
 
 def run_scripts(
@@ -400,19 +428,38 @@ def run_gate_plan(
     else one made now and put in the settings, which the run's checkpoint
     stores.  A run whose checkpoint predates gate plans gets one at its
     first gate after the resume."""
-    stored = settings.get(RUN_PLAN_KEY)
-    plan = None
-    if stored is not None:
-        try:
-            plan = GatePlan.model_validate(stored)
-        except ValidationError:
-            pass  # a hand-edited checkpoint: plan again
+    plan = _stored_plan(settings)
     if plan is None:
-        plan = _as_chosen_before(
-            plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm, project_dir
-        )
+        plan = gates_will_run(settings, pm, project_dir, config)
         settings[RUN_PLAN_KEY] = plan.model_dump()
     return _with_tool_changes(plan, settings, project_dir)
+
+
+def gates_will_run(
+    settings: Mapping[str, object], pm: pluggy.PluginManager, project_dir: Path, config: Config
+) -> GatePlan:
+    """The gate plan a run's gates run, without storing it: the one its
+    settings hold, else the commands detected now with those chosen before
+    the step in their place (:func:`start_commands`: a command the step
+    changed, and the next candidate of one that could not start).  What the
+    coder is told the gates will run."""
+    plan = _stored_plan(settings)
+    if plan is not None:
+        return plan
+    return _as_chosen_before(
+        plan_gates(pm, project_dir, config), settings.get(START_COMMANDS_KEY), pm, project_dir
+    )
+
+
+def _stored_plan(settings: Mapping[str, object]) -> GatePlan | None:
+    """The gate plan the run's settings hold (None: none, or not a valid one)."""
+    stored = settings.get(RUN_PLAN_KEY)
+    if stored is None:
+        return None
+    try:
+        return GatePlan.model_validate(stored)
+    except ValidationError:
+        return None  # a hand-edited checkpoint: plan again
 
 
 def _as_chosen_before(

@@ -34,10 +34,14 @@ def test_json_names_types_commands_and_plugins(stepkit_project, capsys):
                 "plugin": PY,
                 "source": None,
                 "fault": None,
+                "candidates": [],
             },
-            {"name": "lint", "command": "ruff check", "plugin": PY, "source": None, "fault": None},
-            {"name": "build", "command": None, "plugin": None, "source": None, "fault": None},
-            {"name": "tests", "command": "make test", "plugin": TR, "source": None, "fault": None},
+            {"name": "lint", "command": "ruff check", "plugin": PY, "source": None, "fault": None}
+            | {"candidates": []},
+            {"name": "build", "command": None, "plugin": None, "source": None, "fault": None}
+            | {"candidates": []},
+            {"name": "tests", "command": "make test", "plugin": TR, "source": None, "fault": None}
+            | {"candidates": []},
         ],
         "tool_dirs": [],
         "notes": [],
@@ -77,6 +81,7 @@ def test_a_gate_switched_off_by_config_names_the_override(stepkit_project, capsy
             "plugin": "stepkit.plugins.overrides",
             "source": None,
             "fault": None,
+            "candidates": [],
         },
     )
 
@@ -95,6 +100,7 @@ def test_disabling_a_builtin_with_dash_p(stepkit_project, capsys):
         "plugin": PY,
         "source": None,
         "fault": None,
+        "candidates": [],
     }
 
 
