@@ -10,7 +10,7 @@ when the registry cannot be reached):
 - ``more-itertools``: the PyPI sdist (it ships its tests);
 - ``vitest``: no package of the npm registry we know ships its vitest
   suite and config (``ufo``, the project the issue measured, publishes
-  ``dist`` only), so a generated project of 20 modules and 500 tests runs
+  ``dist`` only), so a generated project of 10 test files and 500 tests runs
   under the real ``vitest`` installed from the registry at a pinned version.
 
 Each project becomes a fresh git repo with a one-step plan and the tests gate
@@ -25,23 +25,28 @@ command coder that makes its change with no think time
 
 The tests command is the runner's name (``pytest``, ``vitest``), a wrapper
 first on ``PATH`` that runs the real runner and logs each run: its start
-and end, its niceness, its directory and its selection.  A run that selects
-nothing is a whole-suite run.  **In the critical path** are the runs the
-step waited for: with a coder that takes no time, every gate run (in the
-project or in the pristine copy); and the start's measure (the run at the
-lowest priority, in its copy, begun before the coder) when it was still
-running once a gate run began, since the tests gate waits for its outcomes
-and shares the CPU with it.  ``start_beside`` says which.
+and end, its niceness, its directory, its selection and its tests.  A run of
+at least half the suite's tests (as its output counts them: what it ran,
+whatever it was asked) is a whole-suite run.  **In the critical path** are the runs the
+verdicts make after the coder's round: with a coder that takes no time,
+every run of the tests gate (in the project, or in the pristine copy).  The
+start's measure (the run at the lowest priority, in its copy, begun before
+the coder) is the one run a coder's work hides; with a coder that takes no
+time it runs beside the gate, which waits for its outcomes (test-id
+conservation) and shares the CPU with it: it is not counted among the
+whole runs, and ``start_beside_s`` is how long it still ran once the gate
+began.  That wait is in the step's wall time, which the target judges.
 
-Per step: ``whole`` (whole-suite runs in the critical path), ``only`` (runs
-of named ids or modules), the step's wall time (both processes) as a
+Per step: ``whole`` (whole-suite runs in the critical path), ``only`` (the
+other runs: failing ids, a module alone), the step's wall time (both processes) as a
 ratio to the suite run by hand on the final tree, and stepkit's own
 seconds: the wall time less the critical-path runs (the union of their
 intervals) and the coder.  Medians of ``repeat`` steps.  Target (issue 41):
 on itsdangerous and more-itertools, 1, 1 and 2 whole runs, and a step at
 most the suite's time × that count + 1.5 s.
 
-Run it directly (``python bench/real_projects.py [--quick] [--only NAME,…]``)
+Run it directly (``python bench/real_projects.py [--quick] [--only NAME,…]
+[--stepkit-from DIR]``)
 or call :func:`run`.
 """
 
@@ -80,13 +85,20 @@ VITEST = "3.2.7"
 #: pure-Python test dependency of itsdangerous (freezegun needs python-dateutil)
 FREEZEGUN = ("freezegun==1.5.5", "python-dateutil==2.9.0.post0", "six==1.17.0")
 
-#: logs ``start end niceness cwd PYTEST_ADDOPTS args`` and runs the real runner
+#: runs the real runner and logs ``start end niceness cwd PYTEST_ADDOPTS args tests``
+#: (``tests``: the most tests one line of its output counts as passed and failed, what it
+#: ran whatever it was asked); first on PATH, and in node_modules/.bin, which stepkit puts
+#: first on PATH for a node project
 WRAPPER = """#!/bin/sh
 start=$(date +%s.%N)
-{real} "$@"
+out=$({real} "$@" 2>&1)
 code=$?
-printf '%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$start" "$(date +%s.%N)" "$(nice)" "$(pwd)" \
-  "$PYTEST_ADDOPTS" "$*" >> "{log}"
+printf '%s\\n' "$out"
+tests=$(printf '%s\\n' "$out" | awk '{{n = 0; for (i = 2; i <= NF; i++)
+  if ($i ~ /^(passed|failed)/ && $(i - 1) ~ /^[0-9]+$/) n += $(i - 1); if (n > m) m = n}}
+  END {{print m + 0}}')
+printf '%s\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$start" "$(date +%s.%N)" "$(nice)" \\
+  "$(pwd)" "$PYTEST_ADDOPTS" "$*" "$tests" >> "$BENCH_RUNS_LOG"
 exit $code
 """
 
@@ -224,10 +236,10 @@ def _vitest() -> Path:
 
 
 def _vitest_project(root: Path, modules: Path) -> None:
-    """20 modules of 5 functions, each tested by 25 tests."""
+    """10 modules of 5 functions, each module tested by 50 tests in a file of its own."""
     (root / "src").mkdir(parents=True)
     (root / "tests").mkdir()
-    for m in range(20):
+    for m in range(10):
         functions = "".join(
             f"\nexport function f{f}(x) {{\n  return x * {f + 1} + {m};\n}}\n" for f in range(5)
         )
@@ -235,7 +247,7 @@ def _vitest_project(root: Path, modules: Path) -> None:
         cases = "".join(
             f'\ntest("f{f} of {x}", () => {{\n  expect(m.f{f}({x})).toBe({x * (f + 1) + m});\n}});\n'
             for f in range(5)
-            for x in range(5)
+            for x in range(10)
         )
         (root / "tests" / f"m{m:02d}.test.mjs").write_text(
             f'import {{ expect, test }} from "vitest";\nimport * as m from "../src/m{m:02d}.mjs";\n'
@@ -249,7 +261,12 @@ def _vitest_project(root: Path, modules: Path) -> None:
         'export default { cacheDir: ".vitest-cache", test: { include: ["tests/**/*.test.mjs"] } };\n'
     )
     (root / ".gitignore").write_text("node_modules\n.vitest-cache\n")
-    (root / "node_modules").symlink_to(modules, target_is_directory=True)
+    # a directory of its own (vite bundles the config into node_modules/.vite-temp, which
+    # the sandbox lets it write only in the project), its packages linked to the cache
+    (root / "node_modules").mkdir()
+    for package in modules.iterdir():
+        if package.name != ".bin":  # stepkit puts node_modules/.bin first on PATH: the wrapper's
+            (root / "node_modules" / package.name).symlink_to(package)
 
 
 def fetch(name: str) -> tuple[Path | None, str]:
@@ -289,18 +306,23 @@ def _git(project: Path, *args: str) -> None:
     )
 
 
-def _project(root: Path, fixture: Fixture, tree: Path, real: str) -> tuple[Path, Path, dict]:
+def _project(
+    root: Path, fixture: Fixture, tree: Path, real: str, stepkit_from: str | None
+) -> tuple[Path, Path, dict]:
     """A fresh git repo of the fixture with a one-step plan; the wrapper's bin
-    dir first on PATH; the environment of the stepkit processes."""
+    dir first on PATH; the environment of the stepkit processes (their stepkit
+    imported from ``stepkit_from`` when given: another tree's, to compare)."""
     project, state = root / "project", root / "state"
     shutil.copytree(tree, project, symlinks=True)
     state.mkdir()
     (state / "coder.py").write_text(CODER)
     bin_dir = root / "bin"
     bin_dir.mkdir()
-    wrapper = bin_dir / fixture.runner
-    wrapper.write_text(WRAPPER.format(real=real, log=state / "runs.tsv"))
-    wrapper.chmod(0o755)
+    for where in (bin_dir, project / "node_modules" / ".bin"):
+        if where.parent.is_dir():
+            where.mkdir(exist_ok=True)
+            (where / fixture.runner).write_text(WRAPPER.format(real=real))
+            (where / fixture.runner).chmod(0o755)
     tasks = f"- Add `bench_answer` to `{fixture.source}`, tested in `{fixture.new_test}`.\n"
     (project / "plans" / "steps").mkdir(parents=True)
     (project / "plans" / "steps" / "01-bench.md").write_text(
@@ -314,9 +336,10 @@ def _project(root: Path, fixture: Fixture, tree: Path, real: str) -> tuple[Path,
     )
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
         _git(project, *args)
-    pythonpath = os.pathsep.join(["src", str(CACHE / "pydeps")])
+    pythonpath = os.pathsep.join([*filter(None, [stepkit_from]), "src", str(CACHE / "pydeps")])
     env = clean_env(
         E2E_STATE_DIR=str(state),
+        BENCH_RUNS_LOG=str(state / "runs.tsv"),
         PATH=os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]),
         PYTHONPATH=pythonpath,
     )
@@ -354,19 +377,19 @@ def _stepkit(project: Path, env: dict, args: list[str], expect: int) -> dict:
     return json.loads(done.stdout)
 
 
-def _runs(log: Path, project: Path) -> list[dict]:
+def _runs(log: Path, project: Path, suite: int) -> list[dict]:
+    """Each run the wrapper logged; ``whole``: it ran at least half the suite's ``suite`` tests."""
     found = []
     for line in log.read_text().splitlines() if log.exists() else []:
-        start, end, nice, cwd, addopts, args = line.split("\t")
-        words = [*addopts.split(), *args.split()]
-        named = any(w.endswith((".py", ".mjs")) or "::" in w or w in ("-k", "-t") for w in words)
+        start, end, nice, cwd, _, _, tests = line.split("\t")
         found.append(
             {
                 "start": float(start),
                 "end": float(end),
                 "start_measure": int(nice) > os.getpriority(os.PRIO_PROCESS, 0),
                 "where": "project" if Path(cwd) == project.resolve() else "copy",
-                "whole": not named,
+                "tests": int(tests),
+                "whole": int(tests) * 2 >= suite,
             }
         )
     return found
@@ -381,9 +404,11 @@ def _union(intervals: list[tuple[float, float]]) -> float:
     return total
 
 
-def step(root: Path, fixture: Fixture, tree: Path, real: str, kind: str) -> dict:
+def step(
+    root: Path, fixture: Fixture, tree: Path, real: str, kind: str, stepkit_from: str | None = None
+) -> dict:
     """One step of ``kind`` on a fresh copy of the fixture, and the suite by hand after it."""
-    project, state, env = _project(root, fixture, tree, real)
+    project, state, env = _project(root, fixture, tree, real, stepkit_from)
     (state / "coder_actions.json").write_text(json.dumps(_actions(fixture, project, kind)))
     answers = state / "answers.yaml"
     answers.write_text(yaml.safe_dump(ANSWERS))
@@ -397,18 +422,19 @@ def step(root: Path, fixture: Fixture, tree: Path, real: str, kind: str) -> dict
     (run_dir,) = (store_dir(project) / "runs").iterdir()
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     coder_s = sum(e.get("duration_s") or 0 for e in events if e["event"] == "delegate_finished")
-    runs = _runs(state / "runs.tsv", project)
+    by_hand, suite = _by_hand(project, env, fixture, real)
+    runs = _runs(state / "runs.tsv", project, suite)
     gates = [r for r in runs if not r["start_measure"]]
     first_gate = min((r["start"] for r in gates), default=float("inf"))
     beside = [r for r in runs if r["start_measure"] and r["end"] > first_gate]
-    critical = gates + beside
-    by_hand = _by_hand(project, env, fixture, real)
-    whole = sum(r["whole"] for r in critical)
-    own = seconds - _union([(r["start"], r["end"]) for r in critical]) - coder_s
+    own = seconds - _union([(r["start"], r["end"]) for r in gates + beside]) - coder_s
     return {
-        "whole": whole,
-        "only": sum(not r["whole"] for r in critical),
+        "whole": sum(r["whole"] for r in gates),
+        "tests_per_run": [r["tests"] for r in gates],
+        "only": sum(not r["whole"] for r in gates),
         "start_beside": bool(beside),
+        # how long the start's measure still ran once the gate began (the gate waits for it)
+        "start_beside_s": round(max((r["end"] - first_gate for r in beside), default=0.0), 3),
         "start_runs": sum(r["start_measure"] for r in runs),
         "coder_rounds": int((state / "coder_calls").read_text()),
         "seconds": round(seconds, 3),
@@ -419,25 +445,37 @@ def step(root: Path, fixture: Fixture, tree: Path, real: str, kind: str) -> dict
     }
 
 
-def _by_hand(project: Path, env: dict, fixture: Fixture, real: str) -> float:
-    """The tests command run once by hand on the final tree, through no wrapper."""
-    command = fixture.command.replace(fixture.runner, real, 1)
+def _by_hand(project: Path, env: dict, fixture: Fixture, real: str) -> tuple[float, int]:
+    """The tests command run once by hand on the final tree, through the wrapper
+    (its seconds, and the tests it ran, from the line it logged)."""
+    log = project.parent / "by_hand.tsv"
+    bin_dir = project.parent / "bin"
     started = time.perf_counter()
-    subprocess.run(command, shell=True, cwd=project, env=env, capture_output=True, check=True)
-    return time.perf_counter() - started
+    subprocess.run(
+        fixture.command,
+        shell=True,
+        cwd=project,
+        env={**env, "BENCH_RUNS_LOG": str(log), "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"},
+        capture_output=True,
+        check=True,
+    )
+    seconds = time.perf_counter() - started
+    return seconds, int(log.read_text().split("\t")[-1])
 
 
 # -- the figures ---------------------------------------------------------------------
 
 
-def _median_step(fixture: Fixture, tree: Path, real: str, kind: str, repeat: int) -> dict:
+def _median_step(
+    fixture: Fixture, tree: Path, real: str, kind: str, repeat: int, stepkit_from: str | None
+) -> dict:
     steps = []
-    for n in range(repeat):
+    for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix=f"bench-real-{fixture.name}-") as tmp:
-            steps.append(step(Path(tmp), fixture, tree, real, kind))
+            steps.append(step(Path(tmp), fixture, tree, real, kind, stepkit_from))
     figures = {
         key: statistics.median(s[key] for s in steps)
-        for key in ("seconds", "suite_s", "ratio", "own_s", "coder_s")
+        for key in ("seconds", "suite_s", "ratio", "own_s", "coder_s", "start_beside_s")
     }
     whole = max(s["whole"] for s in steps)  # the worst of the repeats
     target = TARGET_WHOLE[kind]
@@ -460,9 +498,13 @@ SMOKE = {"projects": ("itsdangerous",), "kinds": ("code_only",), "repeat": 1}
 
 
 def run(
-    projects: tuple[str, ...] = tuple(FIXTURES), kinds: tuple[str, ...] = KINDS, repeat: int = 3
+    projects: tuple[str, ...] = tuple(FIXTURES),
+    kinds: tuple[str, ...] = KINDS,
+    repeat: int = 3,
+    stepkit_from: str | None = None,
 ) -> dict:
-    """Each step kind on each project; a project that cannot be fetched is skipped."""
+    """Each step kind on each project; a project that cannot be fetched is
+    skipped (``stepkit_from``: the stepkit source tree the steps run, default this one's)."""
     figures: dict = {}
     for name in projects:
         tree, real = fetch(name)
@@ -470,7 +512,9 @@ def run(
             figures[name] = {"skipped": real}
             continue
         fixture = FIXTURES[name]
-        figures[name] = {kind: _median_step(fixture, tree, real, kind, repeat) for kind in kinds}
+        figures[name] = {
+            kind: _median_step(fixture, tree, real, kind, repeat, stepkit_from) for kind in kinds
+        }
     return figures
 
 
@@ -483,13 +527,13 @@ def table(figures: dict) -> str:
             out.append(f"  skipped: {kinds['skipped']}")
             continue
         out.append(
-            f"  {'step':<11} {'whole runs':>10} {'target':>6} {'only':>4} {'start beside':>12}"
+            f"  {'step':<11} {'whole runs':>10} {'target':>6} {'only':>4} {'start beside s':>14}"
             f" {'step s':>7} {'suite s':>7} {'ratio':>6} {'own s':>6} {'met':>4}"
         )
         for kind, f in kinds.items():
             out.append(
                 f"  {kind:<11} {f['whole']:>10} {f['target_whole']:>6} {f['only']:>4}"
-                f" {'yes' if f['start_beside'] else 'no':>12} {f['seconds']:>7.2f}"
+                f" {f['start_beside_s']:>14.2f} {f['seconds']:>7.2f}"
                 f" {f['suite_s']:>7.2f} {f['ratio']:>6.2f} {f['own_s']:>6.2f}"
                 f" {'yes' if f['ok'] else 'NO':>4}"
             )
@@ -502,6 +546,8 @@ def main(argv: list[str]) -> int:
         options = dict(SMOKE)
     if "--only" in argv:
         options["projects"] = tuple(argv[argv.index("--only") + 1].split(","))
+    if "--stepkit-from" in argv:  # another tree's stepkit (``git archive`` of a commit), to compare
+        options["stepkit_from"] = argv[argv.index("--stepkit-from") + 1]
     figures = run(**options)
     print(table(figures))
     if "--json" in argv:

@@ -589,7 +589,11 @@ def real_projects_rows(f: dict) -> list[dict]:
             rows.append(row(f"13 {name}: steps", f"skipped: {kinds['skipped']}"))
             continue
         for kind, c in kinds.items():
-            beside = ", the start's measure beside" if c["start_beside"] else ""
+            beside = (
+                f", the start's measure {c['start_beside_s']:.2f} s beside"
+                if c["start_beside"]
+                else ""
+            )
             target = c["target_whole"]
             rows.append(
                 row(
