@@ -10,7 +10,7 @@ The areas are the scripts next to this file, each with ``run() -> dict``:
 ``startup``, ``plan_scale``, ``engine_overhead`` + ``full_run``,
 ``big_output``, ``evidence_size``, ``model_traffic``, ``baseline_cost`` and
 ``pristine_cost``, ``verify_demo``, ``parallel``, ``installed_cost``,
-``sandbox_cost`` and ``start_outcomes``.
+``sandbox_cost``, ``start_outcomes`` and ``real_projects``.
 
 Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
 is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
@@ -48,6 +48,7 @@ QUICK = {
     "pristine_cost": {"tests": 200},
     "parallel": {"repeat": 1},
     "start_outcomes": {"tests": 100},
+    "real_projects": {"repeat": 1},
 }
 COLUMNS = ("figure", "value", "baseline", "ratio", "target", "met?")
 
@@ -575,6 +576,42 @@ def start_outcomes_rows(f: dict) -> list[dict]:
     return rows
 
 
+# -- steps on real projects (bench/real_projects.py) ---------------------------------
+
+
+def real_projects_rows(f: dict) -> list[dict]:
+    """Per project and step kind: the whole-suite runs in the critical path
+    (the start's measure counted when it ran beside the gate), the step
+    against the suite run once by hand, and stepkit's own seconds."""
+    rows = []
+    for name, kinds in f.items():
+        if "skipped" in kinds:
+            rows.append(row(f"13 {name}: steps", f"skipped: {kinds['skipped']}"))
+            continue
+        for kind, c in kinds.items():
+            beside = (
+                f", the start's measure {c['start_beside_s']:.2f} s beside"
+                if c["start_beside"]
+                else ""
+            )
+            target = c["target_whole"]
+            rows.append(
+                row(
+                    f"13 {name}, {kind.replace('_', ' ')}: whole-suite runs in the critical path",
+                    f"{c['whole']} (+{c['only']} by id{beside}); step {c['seconds']:.2f} s, "
+                    f"stepkit's own {c['own_s']:.2f} s",
+                    f"{c['suite_s']:.2f} s suite by hand",
+                    c["ratio"],
+                    f"{target}, step ≤ suite × {target} + 1.5 s",
+                    c["ok"] if name != "vitest" else None,
+                    runs=c["whole"],
+                    seconds=c["seconds"],
+                    baseline_s=c["suite_s"],
+                )
+            )
+    return rows
+
+
 # -- the sandbox's cost per command (bench/sandbox_cost.py) --------------------------
 
 
@@ -706,6 +743,7 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
     (("installed_cost",), installed_rows),
     (("sandbox_cost",), sandbox_rows),
     (("start_outcomes",), start_outcomes_rows),
+    (("real_projects",), real_projects_rows),
 )
 
 
@@ -747,6 +785,7 @@ def main(argv: list[str] | None = None) -> int:
     import parallel
     import plan_scale
     import pristine_cost
+    import real_projects
     import sandbox_cost
     import start_outcomes
     import startup
@@ -770,6 +809,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("installed_cost", installed_cost),
                 ("sandbox_cost", sandbox_cost),
                 ("start_outcomes", start_outcomes),
+                ("real_projects", real_projects),
             )
         }
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -789,6 +829,7 @@ def main(argv: list[str] | None = None) -> int:
         "installed_cost": lambda: installed_cost.run(**options.get("installed_cost", {})),
         "sandbox_cost": lambda: sandbox_cost.run(**options.get("sandbox_cost", {})),
         "start_outcomes": lambda: start_outcomes.run(**options.get("start_outcomes", {})),
+        "real_projects": lambda: real_projects.run(**options.get("real_projects", {})),
     }
     unknown = set(args.only or areas) - set(areas)
     if unknown:

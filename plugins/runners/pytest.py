@@ -64,19 +64,22 @@ def _rerun(rerun: Rerun) -> Report:
     matches id prefixes: an id that starts with a deselected one is dropped
     too); without the suite, or past :data:`DESELECT_CHARS`, ``-k`` with
     their names (which may run a few more).  A command that names its own
-    paths collects those too, the others of the suite deselected there."""
+    paths collects those too: the rest of those paths is deselected
+    (:func:`_beside`), and the others of the suite by id."""
     base, failing, suite = rerun.base, rerun.failing, rerun.suite
     junit = rerun.call.report_dir / _JUNIT
     wanted = set(failing)
     others = [i for i in suite if i not in wanted]
     deselect = [word for i in others for word in ("--deselect", i)]
+    beside = [word for p in _beside(rerun.call, failing) for word in ("--deselect", p)]
     # pytest refuses a path holding "[" (it reads it as a parametrization)
     if all(
         "[" not in tr.file_of(i) and (rerun.call.project / tr.file_of(i)).is_file() for i in failing
     ):
         # the others deselected too: a command that names its own paths collects them all the same
+        deselect = [*beside, *deselect]
         fits = len(quoting.pytest_addopts(deselect)) <= DESELECT_CHARS
-        words = ["-p", "no:cacheprovider", *failing, *(deselect if fits else [])]
+        words = ["-p", "no:cacheprovider", *failing, *(deselect if fits else beside)]
         base.env = _env(junit, words, rerun.call.base_env)
         base.note = f"stepkit re-ran {len(failing)} test(s) by id, collecting only their files"
         return base
@@ -90,6 +93,37 @@ def _rerun(rerun: Rerun) -> Report:
     base.env = _env(junit, ["-k", selection], rerun.call.base_env)
     base.note = f"stepkit re-ran the failing tests: -k {selection!r}"
     return base
+
+
+def _beside(call: Call, failing: list[str]) -> list[str]:
+    """The node-id prefixes of what the command's own paths collect besides
+    the files of ``failing``: a named path that holds none of them whole, and
+    in one that does, every entry on the way to them that is not on it
+    (``tests/test_a.py::``, ``tests/unit/``: a prefix matches no other file)."""
+    project = call.project.resolve()
+    files = {Path(tr.file_of(i)) for i in failing}
+    prefixes: list[str] = []
+    for word in call.words[call.at + 1 :]:
+        path = (call.project / word).resolve()
+        if word.startswith("-") or not path.exists() or not path.is_relative_to(project):
+            continue
+        prefixes += _outside(project, path.relative_to(project), files)
+    return sorted(set(prefixes))
+
+
+def _outside(project: Path, rel: Path, files: set[Path]) -> list[str]:
+    """The prefixes of ``rel`` (a path of the project) that hold none of ``files``."""
+    if rel in files:
+        return []
+    if not any(rel in f.parents for f in files):
+        if rel == Path("."):
+            return []
+        return [f"{rel.as_posix()}/" if (project / rel).is_dir() else f"{rel.as_posix()}::"]
+    return [
+        prefix
+        for child in sorted((project / rel).iterdir())
+        for prefix in _outside(project, rel / child.name, files)
+    ]
 
 
 _ROOTDIR = lazy_compile(

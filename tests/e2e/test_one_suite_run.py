@@ -15,6 +15,8 @@ a line that selects nothing is a whole-suite run.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.e2e.test_hostile_coder import (
@@ -25,7 +27,7 @@ from tests.e2e.test_hostile_coder import (
     gate_of_tests,
     python_project,
 )
-from tests.support.e2e import GOOD_MUL, WRONG_MUL, Project, sh
+from tests.support.e2e import GOOD_MUL, PY, WRONG_MUL, Project, sh
 
 #: an added module that makes the broken add pass the earlier test (pytest imports it first)
 PATCHING = "import calc\n\ncalc.add = lambda a, b: a + b\n\n\ndef test_patch():\n    assert True\n"
@@ -106,3 +108,47 @@ def test_a_failing_id_is_rerun_alone_without_the_cache(tmp_path):
     reruns = [line for line in lines if "tests/unit/test_mul.py::test_mul" in line]
     assert reruns, lines
     assert all("--deselect" not in line and "no:cacheprovider" in line for line in reruns), reruns
+
+
+def test_the_added_module_alone_runs_alone_when_the_command_names_the_test_directory(tmp_path):
+    # `pytest tests`: the command's own path would collect the whole suite again beside the new
+    # module; the rest of that path is deselected, so the process of its own runs the module only
+    project = python_project(tmp_path, test="pytest -q -p no:cacheprovider tests")
+    env, summaries = summarised(project)
+    project.coder_actions(
+        {
+            "write": {"calc.py": GOOD_MUL, "tests/unit/test_mul.py": TEST_MUL},
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
+    paused = project.run(env=env)
+    assert paused.code == 5, paused.stdout + paused.stderr
+    gate = gate_of_tests(paused.data)
+    assert gate["status"] == "pass" and "2 passed" in gate["summary"], gate
+    root = str(project.root.resolve())
+    alone = [s for where, addopts, s in summaries() if where == root and "test_mul.py" in addopts]
+    assert alone == ["1 passed"], summaries()
+
+
+def summarised(project: Project) -> tuple[dict[str, str], Callable[[], list[list[str]]]]:
+    """A ``pytest`` first on PATH (the environment returned) that runs the
+    real one and logs ``<cwd>\t<PYTEST_ADDOPTS>\t<its summary>``; the reader
+    of those lines (the summary: what pytest ran, whatever it was asked)."""
+    marker = project.state_dir / "test_summaries"
+    bin_dir = project.state_dir / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "pytest"
+    script.write_text(
+        f'#!/bin/sh\nout=$({PY} -m pytest "$@" 2>&1)\ncode=$?\nprintf "%s\\n" "$out"\n'
+        'summary=$(printf "%s\\n" "$out" | grep -oE "[0-9]+ (passed|failed)" | paste -sd " ")\n'
+        f'printf "%s\\t%s\\t%s\\n" "$(pwd)" "$PYTEST_ADDOPTS" "$summary" >> "{marker}"\n'
+        "exit $code\n"
+    )
+    script.chmod(0o755)
+    env = project.env(PATH=os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")]))
+
+    def read() -> list[list[str]]:
+        lines = marker.read_text().splitlines() if marker.exists() else []
+        return [line.split("\t") for line in lines]
+
+    return env, read

@@ -65,6 +65,22 @@ def test_pytest_node_ids_from_junit_and_a_rerun_of_the_failing_ids_only(tmp_path
     assert again.outcomes == {f"{base}test_bad": "failed", f"{base}test_p[2]": "failed"}
 
 
+def test_a_module_run_alone_runs_alone_when_the_command_names_its_own_test_paths(tmp_path):
+    # `pytest tests extra` would collect both paths whole beside the module named; a sibling
+    # whose name starts like the module's (test_b.py, test_b_more.py) is not taken with it
+    project = tmp_path / "p"
+    for rel in ("tests/unit/test_b.py", "tests/unit/test_b_more.py", "tests/other/test_c.py"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text("def test_ok(): pass\ndef test_bad(): assert 0\n")
+    (project / "extra").mkdir()
+    (project / "extra" / "test_d.py").write_text("def test_ok(): pass\n")
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider tests extra"
+    alone = rerun_invocation(command, project, tmp_path / "alone", ["tests/unit/test_b.py"])
+    ran = alone.results(_run(alone.command, project, alone.env), "")
+    base = "tests/unit/test_b.py::"
+    assert ran.outcomes == {f"{base}test_ok": "passed", f"{base}test_bad": "failed"}
+
+
 def test_jest_and_vitest_json_ids_are_file_describe_name(tmp_path):
     report = tmp_path / "r.json"
     report.write_text(
