@@ -767,13 +767,13 @@ def verify(
         project's settings counts as the default when a ref is given).
     :raises ProjectBusy: a run or another verify of the project is live.
     :raises UsageError: ``baseline`` names no commit of the project's repository."""
-    from stepkit.config import load_config
+    from stepkit.pluginmanager import project_config
     from stepkit.workspace.files import new_stamped_dir
     from stepkit.workspace.gate_commands import check_mode, plan_gates, project_types
     from stepkit.workspace.gates import run_gates
 
     project = resolve_project_dir(project_dir)
-    config = load_config(project)
+    config = project_config(pm, project)
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
     base = None
     if baseline is not None:

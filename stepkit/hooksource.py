@@ -136,7 +136,7 @@ def module_hooks(paths: Mapping[str, Path], cache: Path | None) -> dict[str, Hoo
             remembered = _memory[str(path)] = (key, hooks)
         found[name] = remembered[1]
     if changed and cache is not None and entries is not None:
-        _store(cache, entries)
+        store(cache, {"format": FORMAT, "modules": entries})
     return found
 
 
@@ -175,12 +175,13 @@ def _load(cache: Path | None) -> dict[str, Any]:
     return modules if isinstance(modules, dict) else {}
 
 
-def _store(cache: Path, entries: dict[str, Any]) -> None:
-    """Write the cache (a file in a real directory under the state dir, never
-    through a link); a failure leaves it to this process's memory."""
+def store(cache: Path, content: dict[str, Any]) -> None:
+    """Write ``content`` to a cache file as JSON (a file in a real directory
+    under the state dir, never through a link); a failure leaves it to this
+    process's memory."""
     from stepkit.workspace.files import real_dir, replace_entry, state_home
 
-    data = json.dumps({"format": FORMAT, "modules": entries}, sort_keys=True).encode()
+    data = json.dumps(content, sort_keys=True).encode()
     try:
         state_home().mkdir(parents=True, exist_ok=True)
         replace_entry(real_dir(cache.parent, state_home()) / cache.name, data)

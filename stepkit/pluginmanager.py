@@ -23,7 +23,7 @@ import pluggy
 from pluggy import HookImpl
 
 from stepkit import __version__, hookspecs
-from stepkit.config import Config
+from stepkit.config import Config, load_config
 from stepkit.errors import PluginError
 from stepkit.lazyplugins import LazyPlugin, builtin_plugins
 from stepkit.trust import require_trusted
@@ -104,6 +104,9 @@ class StepkitPluginManager(pluggy.PluginManager):
         #: the project's own plugins (stepconf.py, modules of the project named
         #: in [tool.stepkit] plugins), loaded because their bytes are trusted
         self.local: set[str] = set()
+        #: the project dir and the configuration the manager was built with
+        #: (:func:`project_config`: a command reads its configuration once)
+        self.built_for: tuple[Path, Config] | None = None
 
     def register(
         self, plugin: object, name: str | None = None, origin: str = "", version: str | None = None
@@ -188,7 +191,19 @@ def get_plugin_manager(
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         raise PluginError(f"plugin {exc.plugin!r}: {exc}") from None
+    if project_dir is not None and config is not None:
+        pm.built_for = (project_dir, config)
     return pm
+
+
+def project_config(pm: Any, project_dir: Path) -> Config:
+    """The configuration of ``project_dir``: the one ``pm`` was built with
+    for it (the CLI builds its manager first, to let plugins add options),
+    else read now (:func:`stepkit.config.load_config`)."""
+    built_for = getattr(pm, "built_for", None)
+    if built_for is not None and built_for[0] == project_dir:
+        return built_for[1]
+    return load_config(project_dir)
 
 
 def entry_point_ids() -> list[str]:

@@ -402,7 +402,7 @@ def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> G
     """Resolve every gate's command (one :func:`resolve_commands`) and find the tracked lockfiles."""
     from stepkit.workspace.scope.lockfiles import tracked_lockfiles
     from stepkit.workspace.toolpath import tool_dirs
-    from stepkit.workspace.tools import tools
+    from stepkit.workspace.tools import lockfile_names
 
     commands = {
         gate: PlannedCommand(
@@ -412,7 +412,7 @@ def plan_gates(pm: pluggy.PluginManager, project_dir: Path, config: Config) -> G
     }
     return GatePlan(
         commands=commands,
-        lockfiles=tracked_lockfiles(project_dir, tools(pm).lockfiles),
+        lockfiles=tracked_lockfiles(project_dir, lockfile_names(pm)),
         tool_dirs=tool_dirs(pm, project_dir),
         ci_order=pm.hook.stepkit_gate_order(project_dir=project_dir) or [],
     )

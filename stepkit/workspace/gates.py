@@ -37,7 +37,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from stepkit.config import Config, Logs
 from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
@@ -650,11 +650,11 @@ def run_gate(
         invocation = report_invocation(
             command, Path(project_dir), log_path.with_suffix(".report"), env, judged_by
         )
-        judges = lambda: judged_by
+        judges = Meanwhile(lambda: judged_by)
     else:
         # only the output's judging needs the runners' declarations: they are
         # read while the command runs (a first gate's command starts sooner)
-        judges = beside(lambda: runners(pm))
+        judges = Meanwhile(lambda: runners(pm))
     run_env = code_env(env if env is not None else os.environ)
     if invocation is not None:
         run_env.update(invocation.env)
@@ -671,8 +671,9 @@ def run_gate(
             no_output_timeout=no_output_timeout,
             log_path=log_path,
             log_limit=log_limit,
+            meanwhile=judges.start,
         )
-    status, note, exit_code, headline, alone = _classify(name, result, judges())
+    status, note, exit_code, headline, alone = _classify(name, result, judges.value())
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
@@ -735,30 +736,41 @@ def run_gate(
     )
 
 
-def beside(call: Callable[[], T]) -> Callable[[], T]:
-    """``call`` started in a thread of its own; the function returned waits
-    for its value (or raises what it raised)."""
-    import threading
+class Meanwhile(Generic[T]):
+    """``call``, run in a thread of its own from :meth:`start` (a command's
+    ``meanwhile``: once the command has started, it takes nothing from the
+    way there); :meth:`value` waits for its value, or raises what it raised,
+    and calls it itself when it was never started (the command could not
+    start)."""
 
-    done: list[Any] = []
+    def __init__(self, call: Callable[[], T]):
+        self._call = call
+        self._done: list[tuple[bool, Any]] = []
+        self._thread: Any = None
 
-    def work() -> None:
-        try:
-            done.append((True, call()))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            done.append((False, exc))
+    def start(self) -> None:
+        """Run ``call`` in a thread of its own."""
+        import threading
 
-    thread = threading.Thread(target=work, name="stepkit-beside", daemon=True)
-    thread.start()
+        self._thread = threading.Thread(target=self._work, name="stepkit-beside", daemon=True)
+        self._thread.start()
 
-    def value() -> T:
-        thread.join()
-        ok, found = done[0]
+    def value(self) -> T:
+        """``call``'s value."""
+        if self._thread is None:
+            self._work()
+        else:
+            self._thread.join()
+        ok, found = self._done[0]
         if not ok:
             raise found
         return found
 
-    return value
+    def _work(self) -> None:
+        try:
+            self._done.append((True, self._call()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            self._done.append((False, exc))
 
 
 def _with_printed_failures(found: TestResults | None, evidence: str) -> TestResults | None:

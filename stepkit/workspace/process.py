@@ -142,6 +142,7 @@ def run(
     head_bytes: int = HEAD_BYTES,
     tail_bytes: int = TAIL_BYTES,
     log_limit: int | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> ProcessResult:
     """Run ``command`` through the shell in ``cwd``, in its own process group.
 
@@ -159,6 +160,9 @@ def run(
         output): its first half, then the lines naming a failure and the
         end of the output (:mod:`stepkit.workspace.logcap`); what is cut
         is never masked.  Not with ``on_text``, which sees everything.
+    :param meanwhile: called once the command has started (not when it could
+        not start): work of the caller's that waits for the start, so as to
+        take nothing from the way there.
     """
     start = time.monotonic()
     exit_code = expired = start_error = None
@@ -198,6 +202,8 @@ def run(
                     )
                     group = own_group(getattr(proc, "pid", 0) or 0)
                     supervision.register(token, group)
+                if meanwhile is not None:
+                    meanwhile()
             except (OSError, _Refused) as exc:
                 start_error = STOPPING if isinstance(exc, _Refused) else _spawn_error(exc)
                 capture.feed(f"could not start the command: {start_error}\n".encode())

@@ -23,6 +23,7 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from stepkit.lazyregex import lazy_compile
@@ -206,6 +207,32 @@ def tools(pm: Any = None) -> Tools:
     if pm.get_plugin(BUILTIN_TOOLS) is None:
         declared.extend(builtin_tools().declared)
     return Tools(declared)
+
+
+def lockfile_names(pm: Any = None) -> tuple[str, ...]:
+    """The names in :attr:`Tools.lockfiles` of :func:`tools` (``pm`` None: the
+    built-in tools'), in no particular order, without importing the built-in
+    tools: theirs are read from their modules' source
+    (:mod:`stepkit.declsource`; imported when it does not tell), any other
+    plugin's through its ``stepkit_tools``."""
+    import importlib.util
+
+    from stepkit.declsource import declared_values
+
+    others: list[Tool] = []
+    if pm is not None:
+        builtin = pm.get_plugin(BUILTIN_TOOLS)
+        ask = (
+            pm.hook.stepkit_tools
+            if builtin is None
+            else pm.subset_hook_caller("stepkit_tools", remove_plugins=[builtin])
+        )
+        others = [t for answer in ask() for t in answer or ()]
+    spec = importlib.util.find_spec(BUILTIN_TOOLS)
+    where = spec.submodule_search_locations if spec else None
+    read = declared_values(Path(where[0]), "TOOLS", "lockfiles") if where else None
+    builtin_names = builtin_tools().lockfiles if read is None else read
+    return tuple(dict.fromkeys([*(n for t in others for n in t.lockfiles), *builtin_names]))
 
 
 @functools.cache
