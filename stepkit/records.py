@@ -250,6 +250,28 @@ def report_of(findings: list[Finding]) -> str:
     return "\n".join(finding.line() for finding in findings) or "No findings."
 
 
+def marked_findings(report: str) -> list[Finding]:
+    """The critical findings of a review given as text only: the lines that
+    START with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and
+    blanks are set aside, so "No 🔴 critical findings." is none (the hook's
+    contract for a text report; the built-in reviewer reads its reviewers'
+    text itself and answers with typed findings).  A line written as a
+    finding's own line (``🔴 critical: …``) keeps its text once."""
+    from stepkit.planrepo.sections import strip_list_markers
+
+    tag = SEVERITY_TAGS["critical"]
+    mark = tag.split()[0]
+    marked = (strip_list_markers(line).strip() for line in report.splitlines())
+    return [
+        Finding(
+            severity="critical",
+            text=line.removeprefix(tag).removeprefix(mark).lstrip(": "),
+        )
+        for line in marked
+        if line.startswith(mark)
+    ]
+
+
 class ReviewResult(Model):
     """An independent review.  ``fault`` is set when the reviewer did not run
     properly; then ``review_report`` is never treated as findings.

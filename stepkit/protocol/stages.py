@@ -40,9 +40,7 @@ from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.watched import watched
 from stepkit.records import (
     FAILED_STATUSES,
-    SEVERITY_TAGS,
     CoderResult,
-    Finding,
     GateResult,
     HandoffProse,
     OrientResult,
@@ -51,12 +49,12 @@ from stepkit.records import (
     StageContext,
     StageFault,
     SweepResult,
+    marked_findings,
 )
 from stepkit.workspace.evidence import summary_of
 from stepkit.workspace.files import atomic_write
 
 #: The mark that opens a critical finding's line in a review given as text.
-CRITICAL_MARK = SEVERITY_TAGS["critical"].split()[0]
 
 
 def run_stage(name: str, ctx: StageContext) -> Outcome:
@@ -394,27 +392,6 @@ def review(ctx: StageContext) -> Outcome:
             f"{ctx.node}_fault": None,
         }
     )
-
-
-def marked_findings(report: str) -> list[Finding]:
-    """The critical findings of a review given as text only: the lines that
-    START with 🔴 once list markers (``-``, ``*``, ``+``, ``1.``, ``1)``) and
-    blanks are set aside, so "No 🔴 critical findings." is none (the hook's
-    contract for a text report; the built-in reviewer reads its reviewers'
-    text itself and answers with typed findings).  A line written as a
-    finding's own line (``🔴 critical: …``) keeps its text once."""
-    from stepkit.planrepo.sections import strip_list_markers
-
-    tag = SEVERITY_TAGS["critical"]
-    marked = (strip_list_markers(line).strip() for line in report.splitlines())
-    return [
-        Finding(
-            severity="critical",
-            text=line.removeprefix(tag).removeprefix(CRITICAL_MARK).lstrip(": "),
-        )
-        for line in marked
-        if line.startswith(CRITICAL_MARK)
-    ]
 
 
 # -- handoff -----------------------------------------------------------------

@@ -160,7 +160,7 @@ class StepState(RunState):
         """A state written before a review's findings were typed gets them
         from its review report's 🔴 lines (the text routing read then)."""
         if written_in < FINDINGS_FORMAT and "review_findings" not in state:
-            from stepkit.protocol.stages import marked_findings
+            from stepkit.records import marked_findings
 
             findings = marked_findings(lazy_view(cls, state).review_report)
             state = {**state, "review_findings": [f.model_dump() for f in findings]}

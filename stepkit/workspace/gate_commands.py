@@ -271,6 +271,17 @@ def start_commands(
     )
 
 
+def cannot_start(
+    pm: pluggy.PluginManager, gate: str, command: str, project_dir: Path, dirs: list[str]
+) -> str:
+    """Why ``command`` cannot start here, seen without running it: a
+    plugin's ``stepkit_gate_fault``, or a program that is not on the gates'
+    PATH (``dirs`` first) nor a file of the project; "" when it can."""
+    from stepkit.workspace.programs import missing_program
+
+    return gate_fault(pm, gate, command, project_dir) or missing_program(command, project_dir, dirs)
+
+
 def _startable(
     pm: pluggy.PluginManager,
     gate: str,
@@ -280,10 +291,9 @@ def _startable(
     config: Config,
 ) -> dict[str, Any]:
     """The start's entry of ``gate``: ``command``, or, when detection chose
-    it and it cannot start here (:func:`~stepkit.workspace.precheck.cannot_start`),
+    it and it cannot start here (:func:`cannot_start`),
     the gate's next candidate that can, naming the command it ``replaces``
     and why.  The user's own command is never replaced."""
-    from stepkit.workspace.precheck import cannot_start
     from stepkit.workspace.toolpath import tool_dirs
 
     entry: dict[str, Any] = {

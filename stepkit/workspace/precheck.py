@@ -30,7 +30,7 @@ def start_faults(
 ) -> list[GateResult]:
     """The gates whose command, chosen before the step, cannot start here:
     one ``error`` result each, in gate order, naming why (none: all can)."""
-    from stepkit.workspace.gate_commands import START_COMMANDS_KEY
+    from stepkit.workspace.gate_commands import START_COMMANDS_KEY, cannot_start
     from stepkit.workspace.gates import skipped
     from stepkit.workspace.toolpath import tool_dirs
 
@@ -47,15 +47,3 @@ def start_faults(
         if why:
             faults.append(skipped(gate, command, entry.get("plugin"), "error", why))
     return faults
-
-
-def cannot_start(
-    pm: pluggy.PluginManager, gate: str, command: str, project_dir: Path, dirs: list[str]
-) -> str:
-    """Why ``command`` cannot start here, seen without running it: a
-    plugin's ``stepkit_gate_fault``, or a program that is not on the gates'
-    PATH (``dirs`` first) nor a file of the project; "" when it can."""
-    from stepkit.workspace.gate_commands import gate_fault
-    from stepkit.workspace.programs import missing_program
-
-    return gate_fault(pm, gate, command, project_dir) or missing_program(command, project_dir, dirs)

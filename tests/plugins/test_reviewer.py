@@ -94,7 +94,7 @@ def test_builtin_reviewer_reads_and_reports_with_severity_tags(step, messages_ap
 def route(report: str, **state):
     """route_review after a review given as this text (read where it comes in)."""
     from stepkit.protocol.nodes.routes import route_review
-    from stepkit.protocol.stages import marked_findings
+    from stepkit.records import marked_findings
 
     findings = [f.model_dump() for f in marked_findings(report)]
     ctx = make_ctx(

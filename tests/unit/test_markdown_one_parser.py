@@ -15,8 +15,7 @@ from stepkit.planrepo.sections import list_items, outline, plan_section, strip_l
 from stepkit.protocol.criteria import plan_criteria
 from stepkit.protocol.handoff.check import check_handoff_text, split_sections
 from stepkit.protocol.handoff.render import HANDOFF_SECTIONS, render_handoff
-from stepkit.protocol.stages import marked_findings
-from stepkit.records import GateResult
+from stepkit.records import GateResult, marked_findings
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "stepkit" / "planrepo" / "sections.py"

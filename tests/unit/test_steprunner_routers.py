@@ -6,9 +6,8 @@ import pytest
 
 from stepkit.config import Config
 from stepkit.protocol.nodes import endings, routes, verify
-from stepkit.protocol.stages import marked_findings
 from stepkit.protocol.state import step_state
-from stepkit.records import GateResult, StageContext
+from stepkit.records import GateResult, StageContext, marked_findings
 from stepkit.workspace.store import adhoc_dir
 
 
