@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 from stepkit.workspace.gates import run_gates
 from stepkit.workspace.store import store_dir
 from tests.support.detect import VENV_BIN
+from tests.support.gitrepo import git
 
 GATE_PLUGINS = [
     m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")
@@ -71,12 +71,9 @@ def test_python_project_passing(tmp_path, venv_path):
         },
     )
     # the formatter takes the work tree's changes against HEAD: calc.py is the new file
-    for args in (
-        ["init", "-q"],
-        ["add", "pyproject.toml", "tests"],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
-    ):
-        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+    git(project, "init", "-q")
+    git(project, "add", "pyproject.toml", "tests")
+    git(project, "commit", "-qm", "base")
     results = verify(project)
     assert {name: r.status for name, r in results.items()} == {
         "format": "pass",
