@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from stepkit.protocol.graphs import load_protocol_graph
-from tests.support.e2e import HANDOFF, ORIENT, SWEEP, make_project
+from tests.support.e2e import HANDOFF, ORIENT, SWEEP
 
 ENDINGS = "stepkit.protocol.nodes.endings"
 #: the state keys each script function or stage sets, as the step-runner declares them
@@ -96,8 +96,7 @@ OTHER_GRAPH = {
 
 
 @pytest.fixture
-def project(tmp_path):
-    project = make_project(tmp_path)
+def project(project, tmp_path):
     graph = tmp_path / "renamed.yaml"
     graph.write_text(yaml.safe_dump(OTHER_GRAPH, allow_unicode=True, sort_keys=False))
     project.graph = graph

@@ -25,7 +25,6 @@ from tests.support.e2e import (
     PY,
     TRAVERSED,
     WRONG_MUL,
-    make_project,
     sh,
 )
 
@@ -33,11 +32,6 @@ from tests.support.e2e import (
 pytestmark = pytest.mark.slow
 
 COMPLETE = {"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"}
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def finish(project, result):
