@@ -50,6 +50,9 @@ def _projects_pytest_without_the_suites_plugins():
 
 
 def pytest_configure(config):
+    from tests.support.edge_coverage import EdgeCoverage
+
+    config.pluginmanager.register(EdgeCoverage(), "edge-coverage")
     sys.dont_write_bytecode = (
         False  # this process only: the commands it starts keep the environment's setting
     )

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from stepkit.workspace.store import store_dir
+from tests.support import edge_coverage
 from tests.support.gitrepo import git, init_repo
 from tests.support.waiting import SAFETY_S
 
@@ -29,8 +30,6 @@ PY = sys.executable
 #: answers, coder, plugins, gate commands) or reach the real API.
 DEVELOPER_PREFIXES = ("STEP_", "STEPKIT_", "CODER_", "ANTHROPIC_")
 GATE_VARIABLES = ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD")
-#: Every (from, to, label) edge any end-to-end run traversed in this session.
-TRAVERSED: set[tuple[str, str, str]] = set()
 
 #: The head of both scripts: ``take(name, entries)`` counts the call in
 #: ``<name>_calls`` and returns its number and its entry of the JSON list in
@@ -310,7 +309,7 @@ class Project:
         )
         state = json.loads(state_file.read_text())
         self.edges.update((a, b, label) for a, b, label in state["edges"])
-        TRAVERSED.update(self.edges)
+        edge_coverage.record(self.edges)
 
     def git(self, *args: str) -> str:
         return git(self.root, *args)
