@@ -31,12 +31,13 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
-def write_files(root: Path, files: dict[str, str]) -> None:
+def write_files(root: Path, files: dict[str, str]) -> Path:
     """Write ``files`` (relative path → text) under ``root``, making their folders."""
     for rel, text in files.items():
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    return root
 
 
 def commit_all(root: Path, message: str) -> None:
