@@ -32,10 +32,9 @@ from tests.support.gitrepo import commit_all, init_repo
 from tests.support.waiting import SAFETY_S, wait_until
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.project(files={".gitignore": "__pycache__/\n", "README.md": "# calc\n"}),
-]
+#: the project of these runs: bytecode ignored, and a readme
+PROJECT = pytest.mark.project(files={".gitignore": "__pycache__/\n", "README.md": "# calc\n"})
+pytestmark = [pytest.mark.slow, PROJECT]
 
 BRANCH = "stepkit/01-mul"
 
