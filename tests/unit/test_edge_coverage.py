@@ -1,7 +1,8 @@
 """The edge-coverage check (tests/support/edge_coverage.py) in real pytest
 sessions: the edges recorded by tests spread over two xdist workers (the
 default distribution) are merged, and an edge no test took fails the
-session, named, unless the marked module did not run whole."""
+session, named, with or without workers, unless the marked module did not
+run whole."""
 
 from __future__ import annotations
 
@@ -45,9 +46,9 @@ def session(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest(CONFTEST)
 
-    def run(edges: list[tuple[str, str]], *args: str):
+    def run(edges: list[tuple[str, str]], *args: str, workers: int = 2):
         pytester.makepyfile(test_routes=ROUTES.format(edges=edges))
-        return pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "-p", "no:randomly", *args)
+        return pytester.runpytest_subprocess("-p", "xdist", "-n", str(workers), *args)
 
     return run
 
@@ -59,9 +60,10 @@ def test_edges_taken_on_different_workers_are_merged(session):
     assert "edge coverage" not in result.stdout.str()
 
 
-def test_an_edge_no_test_took_fails_the_session_and_is_named(session):
+@pytest.mark.parametrize("workers", [2, 0])  # 0: one process, no xdist worker
+def test_an_edge_no_test_took_fails_the_session_and_is_named(session, workers):
     untaken, *taken = sorted(graph_edges())
-    result = session(taken)
+    result = session(taken, workers=workers)
     result.assert_outcomes(passed=len(taken))
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert f'traversed: [["{untaken[0]}", "{untaken[1]}"]]' in result.stdout.str()
