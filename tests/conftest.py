@@ -50,6 +50,9 @@ def _projects_pytest_without_the_suites_plugins():
 
 
 def pytest_configure(config):
+    from tests.support.edge_coverage import EdgeCoverage
+
+    config.pluginmanager.register(EdgeCoverage(), "edge-coverage")
     sys.dont_write_bytecode = (
         False  # this process only: the commands it starts keep the environment's setting
     )
@@ -85,3 +88,25 @@ def unconfined(tmp_path, monkeypatch):
     from tests.support.e2e import unconfined_env
 
     monkeypatch.setenv("PATH", unconfined_env(tmp_path)["PATH"])
+
+
+@pytest.fixture
+def project(request, tmp_path):
+    """The suite's end-to-end project (:func:`tests.support.e2e.make_project`):
+    a git repository with calc.py, real gate commands, a three-step plan and
+    a scripted coder and reviewer.  A test or module picks a variant with the
+    ``project`` mark: ``pytest.mark.project(reviewer=False)``, or
+    ``files={...}`` for more files in its first commit.  A module whose
+    project needs more than that overrides ``project``, taking this one."""
+    from tests.support.e2e import make_project
+
+    mark = request.node.get_closest_marker("project")
+    return make_project(tmp_path, **(mark.kwargs if mark else {}))
+
+
+@pytest.fixture
+def project_dir(tmp_path):
+    """An empty folder for a test's project, ``tmp_path / "project"``."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path

@@ -18,15 +18,10 @@ import pytest
 from stepkit.api import run_step
 from stepkit.hookspecs import hookimpl
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, make_project
+from tests.support.e2e import GOOD_MUL
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def paused_at_final_gate(project):

@@ -29,19 +29,9 @@ import yaml
 
 from stepkit.ciworkflow import WORKFLOW_PATH, github_workflow
 from tests.support.e2e import make_project
+from tests.support.gitrepo import git
 
 BIN = Path(sys.executable).parent
-
-
-def git(root: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
 
 #: A source the jobs can install stepkit from: a commit of a git repository.

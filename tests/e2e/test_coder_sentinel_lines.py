@@ -7,15 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.e2e import GOOD_MUL, make_project
+from tests.support.e2e import GOOD_MUL
 
 # whole-step runs over several variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support.crash import wait_until_gone
 from tests.support.e2e import PY, make_project, sh, unconfined_env
+from tests.support.variants import first_by_default
 
 #: Detaches ``sleep 300`` into its own session (it keeps the output pipe
 #: open), waits until it told its pid in ``<name>.pid``, and goes on.
@@ -45,7 +46,7 @@ sys.exit(subprocess.call([sys.executable, "check.py"]))
 """
 
 
-@pytest.mark.parametrize("who", ["build", "coder"])
+@pytest.mark.parametrize("who", first_by_default(["build", "coder"]))
 def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_path, who):
     project = make_project(tmp_path, reviewer=False)
     state = project.state_dir

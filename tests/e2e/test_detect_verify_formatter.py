@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from tests.support.coder import init_repo
 from tests.support.detect import need, tool_env
+from tests.support.gitrepo import init_repo
 
 UGLY = "x = {  'a':1 }\n"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, make_project
+from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT
 from tests.support.sdk_e2e import (
     NO_SWEEP_ANNOTATIONS,
     builtin_edit,
@@ -33,11 +33,6 @@ from tests.support.sdk_e2e import (
 pytestmark = pytest.mark.slow
 
 pytest_plugins = ["tests.support.messages_api"]
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def run_events(project, result):

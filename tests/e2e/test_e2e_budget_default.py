@@ -10,21 +10,16 @@ import re
 import pytest
 
 from stepkit.plugins.llm.budget import DEFAULT_MAX_COST_USD
-from tests.support.e2e import ORIENT, make_project
+from tests.support.e2e import ORIENT
 from tests.support.sdk_e2e import nodes, run_sdk, sdk_env
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.project(reviewer=False)]
 
 pytest_plugins = ["tests.support.messages_api"]
 
 #: one call past the default budget's dollars (input at $2 or more per million), under its tokens
 EXPENSIVE = {"input_tokens": 6_000_000, "output_tokens": 10}
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path, reviewer=False)
 
 
 def test_a_run_with_no_budget_set_stops_at_the_default_one(project, messages_api):

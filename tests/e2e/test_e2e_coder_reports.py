@@ -5,16 +5,9 @@ output.  Real CLI, real git project (tests/support/e2e.py)."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP, make_project
+from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP
 
 SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def only_the_first_line_is_a_sentinel(text: str) -> bool:

@@ -14,14 +14,9 @@ import pytest
 
 from stepkit.cli import main
 from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
-from tests.support.e2e import PY, make_project
+from tests.support.e2e import PY
 
 NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def test_a_build_gate_hitting_a_missing_tool_through_make_ends_the_run_without_a_fix_attempt(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.e2e import GOOD_MUL, make_project
+from tests.support.e2e import GOOD_MUL
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -21,11 +21,6 @@ CHEATING = {
     "sentinel": "CODER_COMPLETE",
 }
 NOTHING = {"say": "nothing left to do", "sentinel": "CODER_COMPLETE"}
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def reviewer_calls(project) -> int:

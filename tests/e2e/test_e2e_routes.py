@@ -3,19 +3,18 @@
 Real processes, real files, a real git repo; gates are real commands; the
 coder and the reviewer are small scripts run as command coders; the LLM
 nodes use the scripted engine here (test_e2e_anthropic.py runs the real SDK
-against a loopback Messages API).  The last test fails when any edge of the
-step-runner graph was never traversed by the tests of this module.
+against a loopback Messages API).  A session that runs this whole module
+fails when any edge of the step-runner graph was never traversed by its
+tests (the ``covers_every_edge`` mark: tests/support/edge_coverage.py).
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from stepkit.protocol.graphs import load_protocol_graph
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import (
     CALC,
@@ -23,21 +22,14 @@ from tests.support.e2e import (
     GOOD_MUL,
     HANDOFF,
     PY,
-    TRAVERSED,
     WRONG_MUL,
-    make_project,
     sh,
 )
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.covers_every_edge]
 
 COMPLETE = {"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"}
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 def finish(project, result):
@@ -501,16 +493,3 @@ def test_no_environment_variable_answers_the_final_gate(project):
     env = project.env(STEP_AUTOAPPROVE="1", STEP_SKIP_REVIEW="1", CODER_AUTOAPPROVE="1")
     result = project.run(env=env)
     assert result.code == 5 and result.data["pending"]["node"] == "gate_user_review"
-
-
-# -- every edge ---------------------------------------------------------------
-
-
-def test_every_edge_of_the_step_runner_graph_was_traversed():
-    if len(TRAVERSED) < 10:
-        pytest.skip("run the whole module: this test checks what the others traversed")
-    graph = load_protocol_graph()
-    edges = {(n.id, target) for n in graph.nodes.values() for target in n.targets()}
-    seen = {(a, b) for a, b, _ in TRAVERSED}
-    missing = sorted(edges - seen)
-    assert not missing, f"edges no end-to-end test traversed: {json.dumps(missing)}"

@@ -5,14 +5,7 @@ sets.  Real CLI processes, a real git project, command coder and reviewer."""
 
 from __future__ import annotations
 
-import pytest
-
-from tests.support.e2e import ORIENT, SWEEP, make_project
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
+from tests.support.e2e import ORIENT, SWEEP
 
 
 def pause_at_gate_blocked(project, engine, env):

@@ -7,7 +7,6 @@ hears about; a test that fails once and passes on the re-run is flaky; the
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, HANDOFF, PY, Project, make_project
+from tests.support.gitrepo import init_repo
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -267,16 +267,7 @@ def test_cargo_test_preexisting_and_new_failures_against_a_ref(tmp_path):
     (root / "stepkit.toml").write_text(
         '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "cargo test -q"\n'
     )
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "crate"]):
-        subprocess.run(
-            ["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **env}
-        )
+    init_repo(root, message="crate")
     project = Project(root, tmp_path)
     same = project.stepkit("verify", "--project-dir", str(root), "--baseline", "HEAD")
     assert same.code == 0, same.stdout + same.stderr
@@ -340,16 +331,7 @@ def test_vitest_behind_npm_test_preexisting_and_new_failures_against_a_ref(
     for rel, text in files.items():
         (root / rel).write_text(text)
     (root / "node_modules").symlink_to(vitest_modules, target_is_directory=True)
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "web"]):
-        subprocess.run(
-            ["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **env}
-        )
+    init_repo(root, message="web")
     project = Project(root, tmp_path)
     old, adds = "src/calc.test.js › calc › has an old bug", "src/calc.test.js › calc › adds"
 

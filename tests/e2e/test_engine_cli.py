@@ -33,14 +33,7 @@ JSON_KEYS = {
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def graph(project: Path) -> Path:
+def graph(project_dir: Path) -> Path:
     ends = {
         "blocked": {
             "kind": "end",
@@ -56,7 +49,7 @@ def graph(project: Path) -> Path:
         },
     }
     return write_graph(
-        project,
+        project_dir,
         {
             "first": {
                 "kind": "script",
@@ -96,14 +89,14 @@ def run_json(capsys, *args: str) -> tuple[int, dict]:
         ("rejected", 4, "STEP_REJECTED"),
     ],
 )
-def test_exit_codes_and_json(project, graph, capsys, answer, code, sentinel):
+def test_exit_codes_and_json(project_dir, graph, capsys, answer, code, sentinel):
     exit_code, data = run_json(
         capsys,
         "run",
         "--graph",
         str(graph),
         "--project-dir",
-        str(project),
+        str(project_dir),
         "--answer",
         f"choose={answer}",
         "--set",
@@ -146,16 +139,18 @@ def test_exit_codes_and_json(project, graph, capsys, answer, code, sentinel):
     }
 
 
-def test_pause_prints_question_and_resume_command_then_resume_json(project, graph, capsys):
-    assert main(["run", "--graph", str(graph), "--project-dir", str(project)]) == 5
+def test_pause_prints_question_and_resume_command_then_resume_json(project_dir, graph, capsys):
+    assert main(["run", "--graph", str(graph), "--project-dir", str(project_dir)]) == 5
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert lines[0] == "PAUSED" and "Which end for step (none)?" in lines
-    run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
-    assert f"  stepkit resume {run_id[:13]} --project-dir {sh(project)} --answer complete" in lines
+    run_id = next(p.name for p in (store_dir(project_dir) / "runs").iterdir())
+    assert (
+        f"  stepkit resume {run_id[:13]} --project-dir {sh(project_dir)} --answer complete" in lines
+    )
     assert f"run {run_id}: PAUSED (exit 5)" in captured.err  # the progress display, on stderr
 
-    code, data = run_json(capsys, "resume", "--project-dir", str(project))
+    code, data = run_json(capsys, "resume", "--project-dir", str(project_dir))
     assert code == 5 and data["outcome"] == "PAUSED"
     assert data["pending"] == {
         "node": "choose",
@@ -163,17 +158,17 @@ def test_pause_prints_question_and_resume_command_then_resume_json(project, grap
         "options": ["complete", "failed", "blocked", "rejected"],
     }
     code, data = run_json(
-        capsys, "resume", run_id, "--project-dir", str(project), "--answer", "complete"
+        capsys, "resume", run_id, "--project-dir", str(project_dir), "--answer", "complete"
     )
     assert (code, data["outcome"], data["run_id"]) == (0, "STEP_COMPLETE", run_id)
     assert "pending" not in data
-    assert main(["resume", run_id, "--project-dir", str(project)]) == 2
+    assert main(["resume", run_id, "--project-dir", str(project_dir)]) == 2
     assert "already finished (STEP_COMPLETE)" in capsys.readouterr().err
 
 
-def test_ctrl_c_saves_the_run_and_exits_130(project, capsys):
+def test_ctrl_c_saves_the_run_and_exits_130(project_dir, capsys):
     graph = write_graph(
-        project,
+        project_dir,
         {
             "a": {
                 "kind": "script",
@@ -188,21 +183,21 @@ def test_ctrl_c_saves_the_run_and_exits_130(project, capsys):
             "--graph",
             str(graph),
             "--project-dir",
-            str(project),
+            str(project_dir),
             "--set",
             "script={a: interrupt/next}",
         ]
     )
     assert code == 130
     err = capsys.readouterr().err
-    run_id = next(p.name for p in (store_dir(project) / "runs").iterdir())
-    assert f"Resume with: stepkit resume {run_id} --project-dir {sh(project)}" in err
-    state = json.loads((store_dir(project) / "runs" / run_id / "state.json").read_text())
+    run_id = next(p.name for p in (store_dir(project_dir) / "runs").iterdir())
+    assert f"Resume with: stepkit resume {run_id} --project-dir {sh(project_dir)}" in err
+    state = json.loads((store_dir(project_dir) / "runs" / run_id / "state.json").read_text())
     assert state["status"] == "interrupted"
-    assert main(["resume", "--project-dir", str(project)]) == 0
+    assert main(["resume", "--project-dir", str(project_dir)]) == 0
 
 
-def test_set_values_are_yaml_and_malformed_ones_are_usage_errors(project, graph, capsys):
+def test_set_values_are_yaml_and_malformed_ones_are_usage_errors(project_dir, graph, capsys):
     assert parse_sets(["max_fix_attempts=3", "name=x=y", "flag=true", "empty="]) == {
         "max_fix_attempts": 3,
         "name": "x=y",
@@ -213,9 +208,11 @@ def test_set_values_are_yaml_and_malformed_ones_are_usage_errors(project, graph,
         parse_sets(["max_fix_attempts"])
     with pytest.raises(UsageError, match="not valid YAML"):
         parse_sets(["x=[1"])
-    assert main(["run", "--graph", str(graph), "--project-dir", str(project), "--set", "=3"]) == 2
+    assert (
+        main(["run", "--graph", str(graph), "--project-dir", str(project_dir), "--set", "=3"]) == 2
+    )
     assert "--set =3: expected KEY=VALUE" in capsys.readouterr().err
-    assert not store_dir(project).exists()
+    assert not store_dir(project_dir).exists()
 
 
 STEPCONF = """
@@ -234,11 +231,11 @@ def stepkit_configure(config, settings):
 
 @pytest.mark.parametrize("home_relative", [False, True])
 def test_plugin_options_reach_stepkit_configure_and_the_nodes(
-    project, capsys, monkeypatch, home_relative
+    project_dir, capsys, monkeypatch, home_relative
 ):
-    (project / "stepconf.py").write_text(STEPCONF)
+    (project_dir / "stepconf.py").write_text(STEPCONF)
     graph = write_graph(
-        project,
+        project_dir,
         {
             "probe": {
                 "kind": "script",
@@ -254,15 +251,13 @@ def test_plugin_options_reach_stepkit_configure_and_the_nodes(
             },
         },
     )
-    project_dir = str(project)
+    given = str(project_dir)
     if (
         home_relative
     ):  # the plugins that add options are found the way the command finds the project
-        monkeypatch.setenv("HOME", str(project.parent))
-        project_dir = f"~/{project.name}"
-    assert (
-        main(["run", "--graph", str(graph), "--project-dir", project_dir, "--colour", "teal"]) == 0
-    )
+        monkeypatch.setenv("HOME", str(project_dir.parent))
+        given = f"~/{project_dir.name}"
+    assert main(["run", "--graph", str(graph), "--project-dir", given, "--colour", "teal"]) == 0
     assert capsys.readouterr().out == "STEP_COMPLETE\ncolour: teal\n"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from stepkit.engine.runstore import RunStore
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import DEVIATION, HANDOFF, SWEEP, make_project
+from tests.support.e2e import DEVIATION, HANDOFF, SWEEP
 
 #: an engine a third party writes: answers per node from a JSON file, each
 #: call recorded in calls.txt
@@ -50,8 +50,7 @@ def stepkit_make_engine(kind, arg, project_dir):
 
 
 @pytest.fixture
-def project(tmp_path):
-    project = make_project(tmp_path)
+def project(project):
     (project.root / "stepconf.py").write_text(STEPCONF)
     answers = {"orient": DEVIATION, "edge_case_sweep": SWEEP, "write_handoff": HANDOFF}
     (project.state_dir / "canned.json").write_text(json.dumps(answers))

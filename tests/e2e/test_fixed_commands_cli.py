@@ -4,16 +4,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project
-
-GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
-
-
-def git(project, *args):
-    subprocess.run(["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True)
+from tests.support.gitrepo import init_repo
 
 
 def test_detect_prints_what_verify_runs_when_the_first_gate_creates_a_lockfile(tmp_path):
@@ -32,9 +26,7 @@ def test_detect_prints_what_verify_runs_when_the_first_gate_creates_a_lockfile(t
     (root / "x").mkdir()
     (root / "x" / "__init__.py").write_text("")  # the package mypy checks
     (root / ".gitignore").write_text("uv.lock\n")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "start")
+    init_repo(root)
     project = Project(root, tmp_path)
     detected = project.stepkit("detect", "--project-dir", str(root)).data
     verified = project.stepkit("verify", "--project-dir", str(root)).data

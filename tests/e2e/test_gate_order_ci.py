@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.cli import main
+from tests.support.gitrepo import init_repo
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "build_first"
 
@@ -26,13 +27,7 @@ def checkout(tmp_path):
     """A fresh git checkout of the fixture: no dist/ yet."""
     project = tmp_path / "build_first"
     shutil.copytree(FIXTURE, project)
-    for args in (
-        ["init", "-q"],
-        ["add", "-A"],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "fixture"],
-    ):
-        subprocess.run(["git", *args], cwd=project, check=True)
-    return project
+    return init_repo(project, message="fixture")
 
 
 def verify(capsys, project: Path, *extra: str) -> tuple[int, dict]:

@@ -29,6 +29,7 @@ from tests.e2e.test_hostile_coder import (
 )
 from tests.support.e2e import GOOD_MUL, PY, sh
 from tests.support.gitrepo import git
+from tests.support.variants import first_by_default
 
 # -- files hidden from git ---------------------------------------------------
 
@@ -46,7 +47,7 @@ HIDING: dict[str, dict[str, str]] = {
 }
 
 
-@pytest.mark.parametrize("trick", list(HIDING))
+@pytest.mark.parametrize("trick", first_by_default(HIDING))
 def test_a_file_hidden_from_git_is_a_tamper_flag_that_forces_the_review(tmp_path, trick):
     project = python_project(tmp_path)
     # no new test module: one would send the earlier tests to a scratch copy, where the hidden file is not
@@ -432,7 +433,7 @@ def project_running_tests_through(
     return project
 
 
-@pytest.mark.parametrize("ci_file", list(CI_FILES))
+@pytest.mark.parametrize("ci_file", first_by_default(CI_FILES))
 def test_a_test_deselected_in_the_ci_file_the_tests_command_comes_from_still_runs(
     tmp_path, ci_file
 ):
@@ -502,7 +503,7 @@ def assert_the_script_as_it_was_fails(result, command: str, changed: str) -> Non
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("how", list(SCRIPT_RUN_BY))
+@pytest.mark.parametrize("how", first_by_default(SCRIPT_RUN_BY))
 def test_a_test_deselected_in_the_script_the_tests_command_runs_still_fails_the_gate(tmp_path, how):
     project, command = script_project(tmp_path, how)
     cheat(project, {"scripts/test": f"#!/bin/sh\nexec {DESELECTED}\n"})
@@ -520,7 +521,7 @@ POINTED_AWAY = {
 }
 
 
-@pytest.mark.parametrize("how", list(POINTED_AWAY))
+@pytest.mark.parametrize("how", first_by_default(POINTED_AWAY))
 def test_a_target_pointed_away_from_the_script_it_weakened_still_fails_the_gate(tmp_path, how):
     """The coder weakens scripts/test, then points the target at a new,
     weakened script: the target as it is now no longer names scripts/test,
@@ -573,7 +574,7 @@ EXITS_ZERO = {
 }
 
 
-@pytest.mark.parametrize("how", list(EXITS_ZERO))
+@pytest.mark.parametrize("how", first_by_default(EXITS_ZERO))
 def test_a_run_whose_report_lists_a_failure_is_no_pass_whatever_its_exit_code(tmp_path, how):
     project = python_project(tmp_path)
     project.coder_actions(

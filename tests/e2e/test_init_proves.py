@@ -7,12 +7,12 @@ out with why.  Real git projects, real pytest, the real CLI."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 from tests.e2e.test_init_cli import stepkit
+from tests.support.gitrepo import init_repo
 
 TESTS = "def test_one():\n    assert 1\n\n\ndef test_two():\n    assert 2\n"
 
@@ -27,14 +27,7 @@ def ci_project(root: Path, run: str) -> Path:
             f"      - uses: actions/checkout@v4\n      - run: {run}\n"
         ),
     }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run(
-            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *cmd], cwd=root, check=True
-        )
-    return root
+    return init_repo(root, files)
 
 
 def _this_python_first(monkeypatch) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import lock_files, store_dir
-from tests.support.e2e import DEVIATION, GOOD_MUL, PY, command_coder, make_project
+from tests.support.e2e import DEVIATION, GOOD_MUL, PY, command_coder
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 #: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
@@ -127,11 +127,6 @@ def watch(procs: list[Stepkit], coders: Coders, done) -> tuple[list[int], list[S
                 proc.wait()
                 exited.append(proc)
     return started, exited
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 @pytest.fixture

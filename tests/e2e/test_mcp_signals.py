@@ -25,6 +25,8 @@ import anyio  # installed with the MCP SDK
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.support.variants import first_by_default
+
 #: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
 #: tell from inside a sandbox are their PID namespace's, which name other processes here
 pytestmark = pytest.mark.usefixtures("unconfined")
@@ -61,7 +63,7 @@ async def until(condition, seconds: float = SAFETY_S) -> None:
         await anyio.sleep(0.02)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("signum", first_by_default([signal.SIGTERM, signal.SIGHUP]))
 def test_a_stop_signal_during_run_step_interrupts_the_run_and_resume_goes_on(tmp_path, signum):
     project = make_project(tmp_path)
     env = project.env(TEST_CMD=waiting_test_cmd(project))

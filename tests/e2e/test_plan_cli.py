@@ -19,6 +19,7 @@ from stepkit.planrepo.model import PlanRepo
 from stepkit.planrepo.sections import plan_section
 from stepkit.protocol.criteria import plan_criteria
 from tests.support.e2e import PY, clean_env
+from tests.support.gitrepo import git
 from tests.support.waiting import SAFETY_S
 
 SPEC = """# Slugs for titles
@@ -71,7 +72,7 @@ def spec_project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "pyproject.toml").write_text('[project]\nname = "textkit"\n')
     (root / "spec.md").write_text(SPEC)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    git(root, "init", "-q")
     return root
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.detect import VENV_BIN, detect_json, run_shell, tool_env
-from tests.support.gitrepo import new_repo
+from tests.support.gitrepo import init_repo
 
 REAL = Path(__file__).parents[1] / "fixtures" / "precommit_real"
 
@@ -62,7 +62,7 @@ def test_pre_commit_declared_in_the_uv_environment_runs_from_it(tmp_path):
 def test_pre_commit_missing_is_an_environment_fault_naming_it(tmp_path):
     if shutil.which("pre-commit", path=f"{VENV_BIN}{os.pathsep}/usr/bin:/bin"):
         pytest.skip("pre-commit is installed here")
-    project = new_repo(
+    project = init_repo(
         tmp_path / "proj",
         {
             ".pre-commit-config.yaml": (REAL / "installer" / ".pre-commit-config.yaml").read_text(),
@@ -133,7 +133,7 @@ def test_real_pre_commit_runs_the_pinned_hook_and_checks_without_rewriting(
     tmp_path, pre_commit_bin
 ):
     ugly = "print( 'x' )\n"
-    project = new_repo(
+    project = init_repo(
         tmp_path / "proj",
         {
             ".pre-commit-config.yaml": PINNED_HOOKS,
@@ -165,7 +165,7 @@ def test_real_pre_commit_that_cannot_fetch_a_hook_repository_is_an_environment_f
     tmp_path, pre_commit_bin
 ):
     """pre-commit's own set-up failure (exit 3, no hook ran) is the machine, not a lint verdict."""
-    project = new_repo(
+    project = init_repo(
         tmp_path / "proj",
         {
             ".pre-commit-config.yaml": (

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.detect import need, tool_env
-from tests.support.gitrepo import new_repo
+from tests.support.gitrepo import init_repo
 
 #: A uv project whose environment holds nothing but the interpreter.
 UV_PROJECT = (
@@ -44,7 +44,7 @@ def uv_project(tmp_path: Path, tool_config: str, gates: str, files: dict[str, st
     cache = {"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_OFFLINE": "1"}
     done = subprocess.run([uv, "lock"], cwd=project, env={**tool_env(), **cache}, check=False)
     assert done.returncode == 0
-    return new_repo(
+    return init_repo(
         project,
         {
             "pyproject.toml": UV_PROJECT + tool_config,

@@ -11,12 +11,11 @@ import subprocess
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import PY, make_project
+from tests.support.e2e import PY
 
 
 @pytest.fixture
-def project(tmp_path):
-    project = make_project(tmp_path)
+def project(project):
     project.plan_bytes = plan_bytes(project)
     return project
 

@@ -12,28 +12,16 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, ORIENT, PY, command_coder, make_project, sh
+from tests.support.gitrepo import init_repo
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path)
 
 
 #: The run store, as a coder's shell finds it.
@@ -290,25 +278,9 @@ def test_an_edit_inside_a_submodule_is_a_change(project, tmp_path):
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "helper.py").write_text("def helper():\n    return 1\n")
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "lib"]):
-        subprocess.run(
-            ["git", *cmd], cwd=lib, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
-        )
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "protocol.file.allow=always",
-            "submodule",
-            "add",
-            "-q",
-            str(lib),
-            "vendor/lib",
-        ],
-        cwd=project.root,
-        check=True,
-        capture_output=True,
-        env={**os.environ, **GIT_ENV},
+    init_repo(lib, message="lib")
+    project.git(
+        "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib"
     )
     project.git("commit", "-qm", "a submodule")
     coder = shell_coder(

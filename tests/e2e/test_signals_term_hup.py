@@ -29,13 +29,16 @@ from tests.support.crash import (
     waiting_test_cmd,
 )
 from tests.support.e2e import make_project
+from tests.support.variants import first_by_default
 
 #: unconfined (a bwrap that cannot create namespaces): the pids its coders and gates
 #: tell from inside a sandbox are their PID namespace's, which name other processes here
 pytestmark = pytest.mark.usefixtures("unconfined")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    "sig", first_by_default([signal.SIGTERM, signal.SIGHUP]), ids=["SIGTERM", "SIGHUP"]
+)
 def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_path, sig):
     project = make_project(tmp_path)
     code, out, err = interrupt_run(project, "coder_started", coder=family_coder(project), sig=sig)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.plugins.projects import machine
-from tests.support.coder import init_repo
+from tests.support.gitrepo import init_repo
 
 #: this machine's Python as tox and nox name it, and one it certainly lacks
 HERE = ".".join((machine.version("python") or "3.0").split(".")[:2])

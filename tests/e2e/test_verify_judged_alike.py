@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from stepkit.cli import main
+from tests.support.gitrepo import write_files
 
 PY = sys.executable
 NO_OTHER_GATES = 'format = ""\nlint = ""\nbuild = ""\n'
@@ -20,15 +21,8 @@ def verify_json(capsys, project: Path) -> tuple[int, dict, str]:
     return code, json.loads(captured.out), captured.err
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 def test_pytest_collecting_no_test_fails_verify_with_exit_1(tmp_path, capsys):
-    write(
+    write_files(
         tmp_path,
         {
             "mod.py": "def helper():\n    return 1\n",
@@ -43,7 +37,7 @@ def test_pytest_collecting_no_test_fails_verify_with_exit_1(tmp_path, capsys):
 
 
 def test_a_passing_lint_with_no_tests_command_is_not_ok(tmp_path, capsys):
-    write(
+    write_files(
         tmp_path,
         {"stepkit.toml": '[commands]\nformat = ""\nlint = "true"\nbuild = ""\ntest = ""\n'},
     )
@@ -54,7 +48,7 @@ def test_a_passing_lint_with_no_tests_command_is_not_ok(tmp_path, capsys):
 
 
 def test_human_verdict_says_the_tests_gate_did_not_run(tmp_path, capsys):
-    write(
+    write_files(
         tmp_path,
         {"stepkit.toml": '[commands]\nformat = ""\nlint = "true"\nbuild = ""\ntest = ""\n'},
     )
@@ -67,7 +61,7 @@ def test_human_verdict_says_the_tests_gate_did_not_run(tmp_path, capsys):
 
 def test_a_format_script_that_checks_runs_in_verify(tmp_path, capsys):
     """biome format without --write checks: verify runs the script, as a run does."""
-    write(
+    write_files(
         tmp_path,
         {
             "package.json": json.dumps(
@@ -84,7 +78,7 @@ def test_a_format_script_that_checks_runs_in_verify(tmp_path, capsys):
 
 def test_a_make_target_that_checks_runs_in_verify_and_one_that_rewrites_does_not(tmp_path, capsys):
     """A variant the fix was not written for: make's recipe, not a package.json script."""
-    write(
+    write_files(
         tmp_path,
         {
             "Makefile": "fmt:\n\t@ruff format --check .\n\tblack --check .\n",

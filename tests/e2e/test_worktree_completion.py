@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import GOOD_MUL, PY, make_project
+from tests.support.e2e import GOOD_MUL, PY
 from tests.support.waiting import SAFETY_S, wait_until
 
 # whole-step runs: outside the default suite (tests/conftest.py)
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.project(files={".gitignore": "__pycache__/\n"})]
 
 BRANCH = "stepkit/01-mul"
 WAITING_GIT = """#!/bin/sh
@@ -49,15 +49,6 @@ if [ "$sub" = "$BLOCK_GIT" ]; then
 fi
 exec REAL_GIT "$@"
 """
-
-
-@pytest.fixture
-def project(tmp_path):
-    project = make_project(tmp_path)
-    (project.root / ".gitignore").write_text("__pycache__/\n")
-    project.git("add", "-A")
-    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ignore bytecode")
-    return project
 
 
 def waiting_git(project, subcommand: str, after: bool = False) -> dict[str, str]:

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_worktree_runs import commit, git
+from tests.e2e.test_worktree_runs import git
 from tests.support.e2e import make_project
+from tests.support.gitrepo import commit_all
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +68,7 @@ def node_project(tmp_path: Path, installed: Path, sub: str = "", toml: str = "")
         for line in config.splitlines()
     )
     (project.root / "stepkit.toml").write_text(config + "\n" + toml)
-    commit(project.root, "a typescript package")
+    commit_all(project.root, "a typescript package")
     return project
 
 

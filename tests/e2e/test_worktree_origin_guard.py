@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_worktree_runs import BRANCH, local_edits, project, show, tree_state  # noqa: F401  (the fixture)
+from tests.e2e.test_worktree_runs import BRANCH, PROJECT, local_edits, show, tree_state
 from tests.support.e2e import GOOD_MUL
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, PROJECT]
 #: the attacks run unconfined: the sandbox makes the user's tree read-only, so their
 #: writes would fail before the guard could see them
 UNCONFINED = pytest.mark.usefixtures("unconfined")
@@ -69,7 +69,7 @@ def approval_output(result) -> str:
 
 @UNCONFINED
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_a_coder_writing_into_the_users_tree_is_a_tamper_flag_at_the_approval(project, attack):  # noqa: F811
+def test_a_coder_writing_into_the_users_tree_is_a_tamper_flag_at_the_approval(project, attack):
     shell, named = ATTACKS[attack]
     local_edits(project)
     project.coder_actions(
@@ -86,7 +86,7 @@ def test_a_coder_writing_into_the_users_tree_is_a_tamper_flag_at_the_approval(pr
 
 
 @UNCONFINED
-def test_a_test_the_coder_wrote_that_writes_into_the_users_tree_names_the_gate(project):  # noqa: F811
+def test_a_test_the_coder_wrote_that_writes_into_the_users_tree_names_the_gate(project):
     """A variant no fix was written for: the coder round itself leaves the
     user's tree alone; the tests gate, importing the coder's code, does not."""
     local_edits(project)
@@ -107,7 +107,7 @@ def test_a_test_the_coder_wrote_that_writes_into_the_users_tree_names_the_gate(p
     assert "README.md (changed)" in flags, output
 
 
-def test_an_honest_worktree_run_beside_uncommitted_edits_raises_no_flag(project):  # noqa: F811
+def test_an_honest_worktree_run_beside_uncommitted_edits_raises_no_flag(project):
     local_edits(project)
     before = tree_state(project.root)
     output = approval_output(project.run("--worktree"))
@@ -136,7 +136,7 @@ if not _marker.exists():
 
 
 @UNCONFINED
-def test_a_gate_that_writes_and_stops_stepkit_is_flagged_when_the_run_goes_on(project):  # noqa: F811
+def test_a_gate_that_writes_and_stops_stepkit_is_flagged_when_the_run_goes_on(project):
     """The second time the test runs, it writes the same bytes again: only
     the look kept from before it was cut off can show the change."""
     output = stopped_and_resumed(project, "pass")
@@ -146,7 +146,7 @@ def test_a_gate_that_writes_and_stops_stepkit_is_flagged_when_the_run_goes_on(pr
 
 
 @UNCONFINED
-def test_the_kept_look_forged_before_stopping_stepkit_is_a_flag(project):  # noqa: F811
+def test_the_kept_look_forged_before_stopping_stepkit_is_a_flag(project):
     """The coder's next move: rewrite the look stepkit kept (the run store is
     in the user's git directory, within its reach) so that nothing seems
     changed, and kill stepkit before it can write the record again."""
@@ -175,7 +175,7 @@ def stopped_and_resumed(user_project, forge: str, signal: str = "SIGTERM") -> st
 
 
 @UNCONFINED
-def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):  # noqa: F811
+def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):
     local_edits(project)
     shell, _ = ATTACKS["append to a clean tracked file"]
     project.coder_actions(
@@ -190,7 +190,7 @@ def test_the_flag_survives_the_resume_and_is_in_the_handoff(project):  # noqa: F
 
 
 @UNCONFINED
-def test_a_coder_round_cut_off_after_writing_there_is_flagged_in_the_failure(project):  # noqa: F811
+def test_a_coder_round_cut_off_after_writing_there_is_flagged_in_the_failure(project):
     """A coder round cut off is never run again: the resume ends STEP_FAILED,
     and that ending names what changed in the user's tree meanwhile."""
     local_edits(project)

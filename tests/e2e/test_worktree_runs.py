@@ -25,42 +25,18 @@ from tests.support.e2e import (
     PY,
     WRONG_MUL,
     command_coder,
-    make_project,
     sandbox_table,
     sh,
 )
+from tests.support.gitrepo import commit_all, init_repo
 from tests.support.waiting import SAFETY_S, wait_until
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
-pytestmark = pytest.mark.slow
+#: the project of these runs: bytecode ignored, and a readme
+PROJECT = pytest.mark.project(files={".gitignore": "__pycache__/\n", "README.md": "# calc\n"})
+pytestmark = [pytest.mark.slow, PROJECT]
 
 BRANCH = "stepkit/01-mul"
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-@pytest.fixture
-def project(tmp_path):
-    project = make_project(tmp_path)
-    (project.root / ".gitignore").write_text("__pycache__/\n")
-    (project.root / "README.md").write_text("# calc\n")
-    commit(project.root, "ignore bytecode, add a readme")
-    return project
-
-
-def commit(root: Path, message: str) -> None:
-    for args in (["add", "-A"], ["commit", "-qm", message]):
-        subprocess.run(
-            ["git", *args],
-            cwd=root,
-            check=True,
-            capture_output=True,
-            env={**os.environ, **IDENTITY},
-        )
 
 
 def git(root: Path, *args: str) -> str:
@@ -166,7 +142,7 @@ def test_the_worktree_setting_runs_the_step_in_a_worktree(project):
     (project.root / "stepkit.toml").write_text(
         "worktree = true\n" + (project.root / "stepkit.toml").read_text()
     )
-    commit(project.root, "run steps in work trees")
+    commit_all(project.root, "run steps in work trees")
     paused = project.run()
     assert paused.code == 5, paused.stderr
     assert (
@@ -240,7 +216,7 @@ def test_merge_leaves_the_branch_when_the_merge_conflicts(project):
     assert paused.code == 5, paused.stderr
     # meanwhile the user commits their own mul
     (project.root / "calc.py").write_text(WRONG_MUL)
-    commit(project.root, "my own mul")
+    commit_all(project.root, "my own mul")
     head = git(project.root, "rev-parse", "HEAD")
     done = project.resume("approve")
     assert done.code == 0 and done.data["merged"] is False, done.stderr
@@ -467,8 +443,7 @@ def test_bad_inputs_exit_2_with_one_line_and_leave_nothing(project, tmp_path):
     untracked = tmp_path / "untracked"
     untracked.mkdir()
     (untracked / "README.md").write_text("x\n")
-    subprocess.run(["git", "init", "-q"], cwd=untracked, check=True)
-    commit(untracked, "start")
+    init_repo(untracked)
     (untracked / "plans" / "steps").mkdir(parents=True)
     (untracked / "plans" / "steps" / "01-a.md").write_text("---\ntitle: A\n---\n")
     result = project.stepkit(
@@ -511,7 +486,7 @@ def test_gates_borrow_the_users_venv_but_import_the_worktrees_source(project):
         + '[commands]\nformat = ""\nlint = ""\nbuild = ""\ntest = "python check.py"\n'
     )
     (root / ".gitignore").write_text("__pycache__/\n.venv/\n")
-    commit(root, "src layout")
+    commit_all(root, "src layout")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
     [site] = (root / ".venv" / "lib").glob("python*/site-packages")
     (site / "_calc_editable.pth").write_text(f"{root / 'src'}\n")  # what an editable install leaves
@@ -538,10 +513,10 @@ def test_the_api_checks_a_worktree_runs_local_plugins_against_the_users_trust(pr
     (project.root / "stepconf.py").write_text(
         '"""The project\'s own plugin (it adds nothing)."""\n'
     )
-    commit(project.root, "a local plugin")
+    commit_all(project.root, "a local plugin")
     assert project.stepkit("trust", "--project-dir", str(project.root), json_out=False).code == 0
     (project.root / "stepconf.py").write_text('"""Changed, and never trusted."""\n')
-    commit(project.root, "the plugin changed")
+    commit_all(project.root, "the plugin changed")
     monkeypatch.setenv("E2E_STATE_DIR", str(project.state_dir))
     options = {
         "project_dir": project.root,
@@ -637,7 +612,7 @@ def test_what_a_gate_rewrote_is_put_back_in_a_worktree_run_with_the_copy_in_its_
             f'test = "{PY} check.py"', f'test = "{sh(PY, rewrite)} && {PY} check.py"'
         )
     )
-    commit(project.root, "tests that rewrite the tree")
+    commit_all(project.root, "tests that rewrite the tree")
     paused = project.run("--worktree")
     assert paused.code == 5, paused.stderr
     worktree = Path(paused.data["worktree"])
@@ -680,7 +655,7 @@ def test_loading_the_users_local_plugin_writes_no_bytecode_into_their_tree(proje
         '"""The project\'s own plugin (it adds nothing)."""\n'
     )
     (project.root / ".gitignore").write_text("")  # nothing hides a __pycache__ here
-    commit(project.root, "a local plugin")
+    commit_all(project.root, "a local plugin")
     env = {k: v for k, v in project.env().items() if k != "PYTHONDONTWRITEBYTECODE"}
     before = tree_state(project.root)
     paused = project.run("--worktree", env=env)

@@ -58,7 +58,8 @@ def test_a_coder_cli_at_its_limit_is_an_environment_fault_naming_the_reset(
 @pytest.mark.parametrize("cli, output, resets", CASES)
 def test_a_reviewer_cli_at_its_limit_is_a_fault_not_findings(cli, output, resets, tmp_path, fp):
     from stepkit.plugins.coders.reviewer import stepkit_review
-    from tests.support.coder import init_repo, make_ctx
+    from tests.support.coder import make_ctx
+    from tests.support.gitrepo import init_repo
 
     fp.allow_unregistered(True)  # git runs for real
     project = init_repo(tmp_path / "project", {"a.py": "x = 1\n"})

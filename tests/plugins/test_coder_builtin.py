@@ -14,7 +14,8 @@ from stepkit.plugins.coders.anthropic import stepkit_implement
 from stepkit.protocol.switches import read_switches
 from stepkit.records import Paused, Question
 from stepkit.workspace import scope
-from tests.support.coder import init_repo, make_ctx
+from tests.support.coder import make_ctx
+from tests.support.gitrepo import init_repo
 
 pytest_plugins = ["tests.support.messages_api"]
 

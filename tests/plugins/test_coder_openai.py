@@ -11,7 +11,8 @@ import pytest
 
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.coders.anthropic import stepkit_implement
-from tests.support.coder import init_repo, make_ctx
+from tests.support.coder import make_ctx
+from tests.support.gitrepo import init_repo
 
 pytest.importorskip(
     "openai", reason="the OpenAI SDK is not installed (pip install 'stepkit[openai]')"

@@ -11,7 +11,6 @@ runner are driven with pytest-subprocess (``fp``) and real processes.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from stepkit.plugins.coders.presets.base import Call
 from stepkit.records import Usage
 from stepkit.workspace.process import ProcessResult
 from tests.support.coder import make_ctx
+from tests.support.gitrepo import git
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
@@ -266,7 +266,7 @@ def test_aider_keeps_its_files_in_the_scratch_dir_and_git_add_in_a_throwaway_ind
     assert f"--input-history-file {c.scratch}/input.history" in line
     assert "--no-gitignore" in line and "--no-dirty-commits" in line and "--no-git" in line.split()
     assert PRESETS["aider"].env(c) == {}
-    subprocess.run(["git", "init", "-q"], cwd=c.project_dir, check=True)
+    git(c.project_dir, "init", "-q")
     assert "--no-git" not in PRESETS["aider"].command(c).split()
     assert PRESETS["aider"].env(c) == {"GIT_INDEX_FILE": str(c.scratch / "index")}
 
@@ -274,7 +274,7 @@ def test_aider_keeps_its_files_in_the_scratch_dir_and_git_add_in_a_throwaway_ind
 def test_a_preset_session_removes_its_scratch_dir_and_the_cache_it_left(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    git(project, "init", "-q")
     ctx = make_ctx(project, coder="aider")
     with PRESETS["aider"].session(ctx, review=False) as c:
         (project / ".aider.tags.cache.v4").mkdir()

@@ -9,6 +9,7 @@ import pytest
 from stepkit.config import Config
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.workspace.surface import gate_scripts, rule_for, surface_rules
+from tests.support.gitrepo import write_files
 
 FILES = {
     "Makefile": "test:\n\tsh scripts/test\n\tpython tools/check.py\n",
@@ -22,9 +23,7 @@ FILES = {
 
 @pytest.fixture
 def project(tmp_path):
-    for rel, text in FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
+    write_files(tmp_path, FILES)
     return tmp_path
 
 

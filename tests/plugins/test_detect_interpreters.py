@@ -13,6 +13,7 @@ import pytest
 from stepkit.api import detect_gates
 from stepkit.plugins.projects import machine
 from stepkit.plugins.projects.interpreters import narrow
+from tests.support.gitrepo import write_files
 
 #: pluggy's shape: generative envs for each CPython, PyPy, and envs named for a check.
 PLUGGY_TOX = """\
@@ -104,10 +105,7 @@ def python_311(monkeypatch):
 
 
 def project(tmp_path, files):
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    write_files(tmp_path, files)
     return tmp_path
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from stepkit.testing import resolve_gates
 from stepkit.workspace.gate_commands import expand_files
-from tests.support.coder import init_repo
 from tests.support.detect import detected, need, run_shell
+from tests.support.gitrepo import init_repo
 
 NODE = "stepkit.plugins.projects.node"
 PRETTIER = '{"devDependencies": {"prettier": "^3"}, "scripts": {"test": "vitest run"}}'

@@ -9,8 +9,8 @@ import pytest
 from stepkit.plugins.projects import machine
 from stepkit.testing import resolve_gates
 from stepkit.workspace.gate_commands import expand_files
-from tests.support.coder import git, init_repo
 from tests.support.detect import detect_json, detected, need, run_shell
+from tests.support.gitrepo import git, init_repo
 
 RUFF_FORMAT = "ruff format --force-exclude {files:.py,.pyi}"
 BLACK = "black {files:.py,.pyi}"

@@ -8,8 +8,8 @@ import pytest
 
 from stepkit.testing import resolve_gates
 from stepkit.workspace.gate_commands import expand_files
-from tests.support.coder import init_repo
 from tests.support.detect import detected, need, run_shell
+from tests.support.gitrepo import init_repo
 
 RUST = "stepkit.plugins.projects.rust"
 CRATE = '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'

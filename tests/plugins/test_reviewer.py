@@ -16,7 +16,8 @@ from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.presets.base import Call
 from stepkit.plugins.coders.reviewer import ReviewAnswer, stepkit_review
 from stepkit.workspace import scope
-from tests.support.coder import init_repo, make_ctx
+from tests.support.coder import make_ctx
+from tests.support.gitrepo import init_repo
 
 pytest_plugins = ["tests.support.messages_api"]
 

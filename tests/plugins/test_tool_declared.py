@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,6 +15,7 @@ from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope.lockfiles import tracked_lockfiles
 from stepkit.workspace.tools import Fault, Tool, Tools, builtin_tools, tools
 from tests.support.evidence_logs import evidence_pm
+from tests.support.gitrepo import git, write_files
 
 ROOT = Path(__file__).resolve().parents[2]
 CONDA = "EnvironmentLocationNotFound: Not a conda environment: /opt/envs/app\n"
@@ -61,10 +61,9 @@ def test_without_the_declaration_the_same_output_is_a_failure_of_the_code(tmp_pa
 
 
 def test_a_declared_lockfile_git_tracks_is_guarded(tmp_path):
-    for args in (["init", "-q"], ["add", "."]):
-        (tmp_path / "conda-lock.yml").write_text("version: 1\n")
-        (tmp_path / "uv.lock").write_text("version = 1\n")
-        subprocess.run(["git", *args], cwd=tmp_path, check=True)
+    write_files(tmp_path, {"conda-lock.yml": "version: 1\n", "uv.lock": "version = 1\n"})
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", ".")
     pm = evidence_pm()
     assert tracked_lockfiles(tmp_path) == ["uv.lock"]
     pm.register(_hooks_md_plugin(), "conda-plugin")

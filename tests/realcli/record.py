@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from stepkit.workspace.files import state_home
 from stepkit.workspace.store import store_root
 from tests.realcli.harness import Model, install, version
 from tests.support.coder import make_ctx
+from tests.support.gitrepo import git, init_repo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 GREET = 'def greet(name):\n    return f"Hello, {name}!"\n'
@@ -162,7 +162,7 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
 
 def record(name: str, scenario: str) -> dict:
     """Run one scenario of ``name`` (``*_no_git``: in a project outside git); the transcript."""
-    git = not scenario.endswith("_no_git")
+    in_git = not scenario.endswith("_no_git")
     bin_dir = install(name)
     preset = PRESETS[name]
     with tempfile.TemporaryDirectory(prefix=f"record-{name}-") as tmp:
@@ -170,10 +170,8 @@ def record(name: str, scenario: str) -> dict:
         project = root / "project"
         project.mkdir()
         (project / "app.py").write_text("x = 1\n")
-        if git:
-            _git(project, "init", "-q")
-            _git(project, "add", "-A")
-            _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+        if in_git:
+            init_repo(project)
         with Model(name, root) as model:
             options = SCENARIOS[name][scenario](model, project)
             saved = os.environ.copy()
@@ -210,8 +208,8 @@ def record(name: str, scenario: str) -> dict:
             p.name for p in project.iterdir() if p.name.startswith((".aider", ".git"))
         )
         status = (
-            _git(project, "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.stepkit")
-            if git
+            git(project, "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.stepkit")
+            if in_git
             else ""
         )
         return {
@@ -270,12 +268,6 @@ def _entry(path: Path) -> str:
 
 def _portable(text: str, root: Path) -> str:
     return text.replace(str(root), "/TMP")
-
-
-def _git(project: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=project, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def main(argv: list[str]) -> int:

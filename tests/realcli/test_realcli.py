@@ -16,9 +16,9 @@ from stepkit.plugins.agent_clis import state_paths
 from stepkit.workspace import process, sandbox
 from stepkit.workspace.store import store_dir, store_root
 from tests.realcli.harness import Model, version
-from tests.support.e2e import CALC, GOOD_MUL, PY, SWEEP, make_project
+from tests.support.e2e import CALC, GOOD_MUL, PY, SWEEP
 
-pytestmark = pytest.mark.realcli
+pytestmark = [pytest.mark.realcli, pytest.mark.project(reviewer=False)]
 
 CLIS = ["claude", "codex", "aider", "opencode"]
 
@@ -46,11 +46,6 @@ def changes(project) -> str:
 def implement_turns(model: Model, project) -> None:
     model.write(project.root / "calc.py", GOOD_MUL, old=CALC)
     model.say("Added calc.mul.\n\nCODER_COMPLETE")
-
-
-@pytest.fixture
-def project(tmp_path):
-    return make_project(tmp_path, reviewer=False)
 
 
 @pytest.mark.parametrize("cli", CLIS)

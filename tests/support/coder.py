@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -75,37 +73,6 @@ def _builtin_plugins() -> Any:
     from stepkit.pluginmanager import get_plugin_manager
 
     return get_plugin_manager()
-
-
-def git(cwd: Path, *args: str) -> str:
-    """Run git in ``cwd`` with a fixed identity; return stdout."""
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def init_repo(path: Path, files: dict[str, str]) -> Path:
-    """A git repo at ``path`` with ``files`` committed."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    write_files(path, files)
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "initial")
-    return path
-
-
-def write_files(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
 
 
 def process_gone(pid: int, within_s: float = 5.0) -> bool:

@@ -21,6 +21,8 @@ from typing import Any
 import yaml
 
 from stepkit.workspace.store import store_dir
+from tests.support import edge_coverage
+from tests.support.gitrepo import git, init_repo
 from tests.support.waiting import SAFETY_S
 
 PY = sys.executable
@@ -28,8 +30,6 @@ PY = sys.executable
 #: answers, coder, plugins, gate commands) or reach the real API.
 DEVELOPER_PREFIXES = ("STEP_", "STEPKIT_", "CODER_", "ANTHROPIC_")
 GATE_VARIABLES = ("FORMAT_CMD", "LINT_CMD", "BUILD_CMD", "TEST_CMD")
-#: Every (from, to, label) edge any end-to-end run traversed in this session.
-TRAVERSED: set[tuple[str, str, str]] = set()
 
 #: The head of both scripts: ``take(name, entries)`` counts the call in
 #: ``<name>_calls`` and returns its number and its entry of the JSON list in
@@ -309,12 +309,10 @@ class Project:
         )
         state = json.loads(state_file.read_text())
         self.edges.update((a, b, label) for a, b, label in state["edges"])
-        TRAVERSED.update(self.edges)
+        edge_coverage.record(self.edges)
 
     def git(self, *args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=self.root, check=True, capture_output=True, text=True
-        ).stdout
+        return git(self.root, *args)
 
 
 @dataclass
@@ -352,49 +350,40 @@ def sandbox_table(*writable: Path) -> str:
     return f"[sandbox]\nwritable = {json.dumps([str(path) for path in writable])}\n"
 
 
-def make_project(tmp_path: Path, reviewer: bool = True) -> Project:
-    """A git repo: calc.py, real lint/build/test commands, a three-step plan."""
+def make_project(
+    tmp_path: Path, reviewer: bool = True, files: dict[str, str] | None = None
+) -> Project:
+    """A git repo: calc.py, real lint/build/test commands, a three-step plan
+    (and ``files``, relative path → text, in its first commit)."""
     root = tmp_path / "project"
     state_dir = tmp_path / "e2e-state"
-    (root / "plans" / "steps").mkdir(parents=True)
     state_dir.mkdir()
     (state_dir / "coder.py").write_text(CODER)
     (state_dir / "reviewer.py").write_text(REVIEWER)
-    files = {
-        "calc.py": CALC,
-        "check.py": CHECK,
-        "lint.py": LINT,
-        "stepkit.toml": (
-            sandbox_table(state_dir) + "[commands]\n"
-            'format = ""\n'
-            f'lint = "{PY} lint.py"\n'
-            f'build = "{PY} -m py_compile calc.py"\n'
-            f'test = "{PY} check.py"\n'
-        ),
-        "plans/NOTES.md": "# Notes\n\n- calc is a tiny module.\n",
-        "plans/steps/01-mul.md": plan(1, "Add mul", []),
-        "plans/steps/02-div.md": plan(2, "Add div", [1]),
-        "plans/steps/03-pow.md": plan(3, "Add pow", [2]),
-    }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    config = sandbox_table(state_dir) + (
+        "[commands]\n"
+        'format = ""\n'
+        f'lint = "{PY} lint.py"\n'
+        f'build = "{PY} -m py_compile calc.py"\n'
+        f'test = "{PY} check.py"\n'
+    )
     if reviewer:
-        config = (root / "stepkit.toml").read_text()
-        (root / "stepkit.toml").write_text(
-            f"reviewer = {json.dumps(command_coder(PY, state_dir / 'reviewer.py'))}\n" + config
-        )
+        config = f"reviewer = {json.dumps(command_coder(PY, state_dir / 'reviewer.py'))}\n" + config
     project = Project(root, state_dir)
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
     project.reviewer_reports("🟢 looks good")
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run(
-            ["git", *cmd], cwd=root, check=True, capture_output=True, env={**os.environ, **env}
-        )
+    init_repo(
+        root,
+        {
+            "calc.py": CALC,
+            "check.py": CHECK,
+            "lint.py": LINT,
+            "stepkit.toml": config,
+            "plans/NOTES.md": "# Notes\n\n- calc is a tiny module.\n",
+            "plans/steps/01-mul.md": plan(1, "Add mul", []),
+            "plans/steps/02-div.md": plan(2, "Add div", [1]),
+            "plans/steps/03-pow.md": plan(3, "Add pow", [2]),
+            **(files or {}),
+        },
+    )
     return project

@@ -22,6 +22,7 @@ import yaml
 
 from stepkit.protocol.graphs import STEP_RUNNER
 from tests.support.e2e import PY, Project, make_project, plan, sh
+from tests.support.gitrepo import git
 
 #: How long a script waits for a marker before it gives up (and fails the step):
 #: only reached when the runs it waits for did not run at the same time.
@@ -134,16 +135,11 @@ def snapshot(root: Path) -> dict[str, object]:
         if p.is_file() and ".git" not in p.relative_to(root).parts
     }
 
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=root, check=True, capture_output=True, text=True
-        ).stdout
-
     return {
         "files": files,
-        "index": git("ls-files", "--stage"),
-        "head": git("rev-parse", "HEAD"),
-        "branch": git("symbolic-ref", "HEAD"),
+        "index": git(root, "ls-files", "--stage"),
+        "head": git(root, "rev-parse", "HEAD"),
+        "branch": git(root, "symbolic-ref", "HEAD"),
     }
 
 

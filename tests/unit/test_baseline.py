@@ -17,8 +17,8 @@ from stepkit.workspace.baseline import (
 )
 from stepkit.workspace.lintkeys import lint_keys
 from stepkit.workspace.scope import take_snapshot
-from tests.support.coder import git as _git
-from tests.support.coder import init_repo
+from tests.support.gitrepo import git as _git
+from tests.support.gitrepo import init_repo
 
 
 @pytest.fixture

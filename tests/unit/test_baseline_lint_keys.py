@@ -14,7 +14,7 @@ from pathlib import Path
 from stepkit.cli import main
 from stepkit.workspace.baseline import failure_keys
 from stepkit.workspace.lintkeys import lint_keys
-from tests.support.coder import init_repo
+from tests.support.gitrepo import init_repo
 
 BIN = Path(sys.executable).parent
 RUFF = shlex.quote(str(BIN / "ruff"))

@@ -15,6 +15,7 @@ from stepkit.pluginmanager import get_plugin_manager
 from stepkit.workspace.borrowed import shadowing_sources
 from stepkit.workspace.toolpath import tool_dirs, tool_env
 from stepkit.workspace.worktree_record import WorktreeRecord, write_record
+from tests.support.gitrepo import git, init_repo
 
 FINDER = """from __future__ import annotations
 import sys
@@ -22,22 +23,6 @@ import sys
 MAPPING: dict[str, str] = {{'calc': '{calc}', 'calc.extra': '{extra}', 'renamed': '{calc}'}}
 NAMESPACES: dict[str, list[str]] = {{}}
 """
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        env={
-            **os.environ,
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t",
-        },
-    )
 
 
 def venv(root: Path) -> Path:
@@ -52,9 +37,7 @@ def stepkit_worktree(tmp_path: Path) -> tuple[Path, Path]:
     (origin / "src" / "calc").mkdir(parents=True)
     (origin / "src" / "calc" / "__init__.py").write_text("")
     (origin / ".gitignore").write_text(".venv/\n")
-    git(origin, "init", "-q")
-    git(origin, "add", "-A")
-    git(origin, "commit", "-qm", "start")
+    init_repo(origin)
     git(origin, "worktree", "add", "-q", "-b", "stepkit/01-a", str(tree))
     write_record(
         tree,

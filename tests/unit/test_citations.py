@@ -5,6 +5,7 @@ reader cannot see."""
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import re
 import subprocess
@@ -24,8 +25,10 @@ def tracked() -> list[Path]:
     return [ROOT / line for line in out.splitlines()]
 
 
+@functools.cache
 def prose(path: Path) -> str:
-    """A Python file's comments and docstrings; any other text file whole."""
+    """A Python file's comments and docstrings; any other text file whole
+    (read once a process: both checks read every file)."""
     text = path.read_text(encoding="utf-8")
     if path.suffix != ".py":
         return text

@@ -9,7 +9,8 @@ import sys
 
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.coders.anthropic import stepkit_implement
-from tests.support.coder import init_repo, make_ctx
+from tests.support.coder import make_ctx
+from tests.support.gitrepo import init_repo
 
 pytest_plugins = ["tests.support.messages_api"]
 

@@ -25,10 +25,10 @@ ASK = {
 }
 
 
-def run(project: Path, nodes: dict, answers: dict | None = None, **settings):
-    graph = write_graph(project, nodes, append=["history"], **settings)
+def run(project_dir: Path, nodes: dict, answers: dict | None = None, **settings):
+    graph = write_graph(project_dir, nodes, append=["history"], **settings)
     return run_step(
-        project_dir=project,
+        project_dir=project_dir,
         graph=graph,
         answers=answers,
         pm=get_plugin_manager(builtins=["stepkit.plugins.ask"]),
@@ -36,16 +36,9 @@ def run(project: Path, nodes: dict, answers: dict | None = None, **settings):
     )
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-def test_every_node_adds_its_items_to_what_the_list_held(project):
+def test_every_node_adds_its_items_to_what_the_list_held(project_dir):
     result = run(
-        project,
+        project_dir,
         {
             "a": {
                 "kind": "script",
@@ -68,9 +61,9 @@ def test_every_node_adds_its_items_to_what_the_list_held(project):
     assert result.state["history"] == ["seed", "a", "b", "asked: because"]
 
 
-def test_a_single_value_for_an_append_field_is_a_node_fault(project):
+def test_a_single_value_for_an_append_field_is_a_node_fault(project_dir):
     result = run(
-        project,
+        project_dir,
         {
             "a": {
                 "kind": "script",
@@ -89,7 +82,7 @@ def test_a_single_value_for_an_append_field_is_a_node_fault(project):
     assert result.state["history"] == ["seed"]
 
 
-def test_the_step_runners_revisions_land_in_fix_history(project):
+def test_the_step_runners_revisions_land_in_fix_history(project_dir):
     """revise_from_choice (free text at the approval) and an input's updates
     (get_revision) both add one item to fix_history."""
     nodes = {
@@ -122,15 +115,15 @@ def test_the_step_runners_revisions_land_in_fix_history(project):
         "initial_state": {"count": 0, "fix_history": ["fix attempt 1"]},
     }
     free = run_step(
-        project_dir=project,
-        graph=write_graph(project, nodes, **settings),
+        project_dir=project_dir,
+        graph=write_graph(project_dir, nodes, **settings),
         answers={"review": "add a docstring"},
         pm=get_plugin_manager(builtins=["stepkit.plugins.ask"]),
     )
     assert free.state["fix_history"] == ["fix attempt 1", "revision requested: add a docstring"]
     typed = run_step(
-        project_dir=project,
-        graph=write_graph(project, nodes, **settings),
+        project_dir=project_dir,
+        graph=write_graph(project_dir, nodes, **settings),
         answers={"review": "revise", "get_revision": "rename it"},
         pm=get_plugin_manager(builtins=["stepkit.plugins.ask"]),
     )

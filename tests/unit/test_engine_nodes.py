@@ -37,13 +37,6 @@ class Recorder:
         self.calls.append(("run", outcome, exit_code))
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 @pytest.fixture(autouse=True)
 def _release_hung_nodes():
     RELEASE.clear()
@@ -52,16 +45,16 @@ def _release_hung_nodes():
 
 
 def run(
-    project: Path,
+    project_dir: Path,
     nodes: dict,
     sets: dict | None = None,
     answers: dict | None = None,
     observers=(),
     **settings,
 ) -> RunResult:
-    graph = write_graph(project, nodes, **settings)
+    graph = write_graph(project_dir, nodes, **settings)
     return run_step(
-        project_dir=project,
+        project_dir=project_dir,
         graph=graph,
         sets=sets or {},
         answers=answers,
@@ -87,10 +80,10 @@ def script(call: str = "scripted", **fields) -> dict:
 # -- node kinds ---------------------------------------------------------------
 
 
-def test_script_routes_loop_and_checkpoint(project):
+def test_script_routes_loop_and_checkpoint(project_dir):
     recorder = Recorder()
     result = run(
-        project,
+        project_dir,
         {
             "first": script("bump", next="second"),
             "second": script("loop_until", routes={"again": "first", "done": "end_success"}),
@@ -115,7 +108,7 @@ def test_script_routes_loop_and_checkpoint(project):
     assert cp["visits"] == {"first": 2, "second": 2, "end_success": 1}
     assert cp["state"]["count"] == 4 and cp["settings"]["sets"] == {"stop_at": 3}
     assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", result.run_id)
-    assert (store_dir(project) / ".gitignore").read_text() == "*\n"
+    assert (store_dir(project_dir) / ".gitignore").read_text() == "*\n"
     assert (Path(result.run_dir) / "output.txt").read_text() == result.output
     assert (Path(result.run_dir) / "logs").is_dir()
     finished = events(result, "node_finished")
@@ -132,20 +125,20 @@ def test_script_routes_loop_and_checkpoint(project):
     assert recorder.calls[-1] == ("run", "STEP_COMPLETE", 0)
 
 
-def test_the_engine_returns_the_public_run_result_itself(project):
-    result = run(project, {"a": script("go", next="end_success")})
+def test_the_engine_returns_the_public_run_result_itself(project_dir):
+    result = run(project_dir, {"a": script("go", next="end_success")})
     assert type(result) is stepkit.RunResult is RunResult
     assert result.to_json()["outcome"] == "STEP_COMPLETE"
 
 
-def test_checkpoint_says_started_while_a_node_runs(project):
-    result = run(project, {"peek": script("peek_checkpoint", next="end_success")})
+def test_checkpoint_says_started_while_a_node_runs(project_dir):
+    result = run(project_dir, {"peek": script("peek_checkpoint", next="end_success")})
     assert result.state["seen"] == {"node": "peek", "phase": "started", "status": "running"}
 
 
-def test_stage_node_runs_the_named_stage(project):
+def test_stage_node_runs_the_named_stage(project_dir):
     result = run(
-        project,
+        project_dir,
         {
             "orient": {
                 "kind": "stage",
@@ -160,7 +153,7 @@ def test_stage_node_runs_the_named_stage(project):
     assert result.state["stages_run"] == ["orient"] and result.state["plan_summary"] == "ok"
 
 
-def test_approval_options_free_text_and_updates(project):
+def test_approval_options_free_text_and_updates(project_dir):
     nodes = {
         "ask": {
             "kind": "approval",
@@ -174,17 +167,17 @@ def test_approval_options_free_text_and_updates(project):
         },
         "note": script("bump", next="end_success"),
     }
-    assert run(project, nodes, answers={"ask": "GO "}).exit_code == 0
-    stopped = run(project, nodes, answers={"ask": "stop"})
+    assert run(project_dir, nodes, answers={"ask": "GO "}).exit_code == 0
+    stopped = run(project_dir, nodes, answers={"ask": "stop"})
     assert stopped.exit_code == 1 and stopped.output == "STEP_FAILED\nReason: stopped by the user"
-    other = run(project, nodes, answers={"ask": "be careful"})
+    other = run(project_dir, nodes, answers={"ask": "be careful"})
     assert other.exit_code == 0 and other.state["guidance"] == "be careful"
     assert other.state["ask_answer"] == "be careful" and other.state["count"] == 1
     assert checkpoint(other)["edges"][0] == ["ask", "note", "other"]
     assert events(other, "answered")[0]["plugin"] == "stepkit.plugins.ask"
 
 
-def test_approval_other_as_and_unmatched_answer(project):
+def test_approval_other_as_and_unmatched_answer(project_dir):
     as_no = {
         "ask": {
             "kind": "approval",
@@ -195,11 +188,11 @@ def test_approval_other_as_and_unmatched_answer(project):
             "routes": {"yes": "end_success", "no": "end_failure"},
         }
     }
-    assert run(project, as_no, answers={"ask": "maybe"}).exit_code == 1
+    assert run(project_dir, as_no, answers={"ask": "maybe"}).exit_code == 1
     strict = {"ask": {**as_no["ask"], "other_as": None}}
     strict["ask"].pop("other_as")
     with pytest.raises(UsageError, match="'maybe' is not an option .answer one of yes, no."):
-        run(project, strict, answers={"ask": "maybe"})  # refused before the run starts
+        run(project_dir, strict, answers={"ask": "maybe"})  # refused before the run starts
 
     class Answers:  # a plugin's answer is refused by the engine, which asks again
         @stepkit.hookimpl
@@ -209,8 +202,8 @@ def test_approval_other_as_and_unmatched_answer(project):
     pm = get_plugin_manager(builtins=["stepkit.plugins.ask"])
     pm.register(Answers())
     paused = run_step(
-        project_dir=project,
-        graph=write_graph(project, strict),
+        project_dir=project_dir,
+        graph=write_graph(project_dir, strict),
         pm=pm,
         stage_runner=stage_runner,
     )
@@ -222,7 +215,7 @@ def test_approval_other_as_and_unmatched_answer(project):
     )
 
 
-def test_input_node_stores_the_answer_and_refuses_empty(project):
+def test_input_node_stores_the_answer_and_refuses_empty(project_dir):
     nodes = {
         "why": {
             "kind": "input",
@@ -233,8 +226,8 @@ def test_input_node_stores_the_answer_and_refuses_empty(project):
             "next": "end_success",
         }
     }
-    assert run(project, nodes, answers={"why": "because"}).state["reason"] == "because"
-    empty = run(project, nodes, answers={"why": "  "})
+    assert run(project_dir, nodes, answers={"why": "because"}).state["reason"] == "because"
+    empty = run(project_dir, nodes, answers={"why": "  "})
     assert (
         empty.exit_code == 5
         and empty.pending["kind"] == "input"
@@ -243,7 +236,7 @@ def test_input_node_stores_the_answer_and_refuses_empty(project):
     assert empty.pending["note"] == "an empty answer is not accepted"
 
 
-def test_end_output_always_starts_with_the_sentinel(project):
+def test_end_output_always_starts_with_the_sentinel(project_dir):
     plain = {
         "a": script("go", next="end_success"),
         "end_success": {
@@ -253,7 +246,7 @@ def test_end_output_always_starts_with_the_sentinel(project):
             "render": "tests.support.graph_helpers:render_plain",
         },
     }
-    result = run(project, plain)
+    result = run(project_dir, plain)
     assert result.output == "STEP_COMPLETE\nended at end_success; reason: None"
     # a success whose renderer fails did not succeed: the run ends at the failure node
     broken = {
@@ -269,7 +262,7 @@ def test_end_output_always_starts_with_the_sentinel(project):
             "render": "tests.support.graph_helpers:render_plain",
         },
     }
-    result = run(project, broken)
+    result = run(project_dir, broken)
     assert (result.outcome, result.exit_code) == ("STEP_FAILED", 1)
     assert result.output == (
         "STEP_FAILED\nended at end_failure; reason: "
@@ -284,14 +277,14 @@ def test_end_output_always_starts_with_the_sentinel(project):
             "render": "tests.support.graph_helpers:render_crash",
         },
     }
-    assert run(project, both).output.splitlines() == [
+    assert run(project_dir, both).output.splitlines() == [
         "STEP_FAILED",
         "(the output of end_failure could not be rendered: RuntimeError: renderer broke)",
         "Reason: node end_success failed: RuntimeError: renderer broke",
     ]
 
 
-def test_end_node_when_gives_another_ending_when_its_key_is_set(project):
+def test_end_node_when_gives_another_ending_when_its_key_is_set(project_dir):
     nodes = {
         "a": script(routes={"x": "end_failure", "y": "end_success"}, outputs=["refused"]),
         "end_failure": {
@@ -308,11 +301,11 @@ def test_end_node_when_gives_another_ending_when_its_key_is_set(project):
             },
         },
     }
-    plain = run(project, nodes, sets={"script": {"a": "x"}}, observers=[recorder := Recorder()])
+    plain = run(project_dir, nodes, sets={"script": {"a": "x"}}, observers=[recorder := Recorder()])
     assert (plain.outcome, plain.exit_code) == ("STEP_FAILED", 1)
     assert plain.output == "STEP_FAILED\nended at end_failure; reason: None"
     refused = run(
-        project,
+        project_dir,
         nodes,
         sets={"script": {"a": "x"}, "stub_updates": {"a": {"refused": "the coder"}}},
         observers=[recorder],
@@ -333,9 +326,9 @@ def test_end_node_when_gives_another_ending_when_its_key_is_set(project):
 # -- failures -------------------------------------------------------------------
 
 
-def test_crash_takes_the_fallback(project):
+def test_crash_takes_the_fallback(project_dir):
     result = run(
-        project,
+        project_dir,
         {"a": script(next="end_success", fallback="b"), "b": script("go", next="end_failure")},
         sets={"script": {"a": "crash"}},
     )
@@ -345,9 +338,9 @@ def test_crash_takes_the_fallback(project):
     assert checkpoint(result)["edges"][0] == ["a", "b", "fallback"]
 
 
-def test_stage_fault_keeps_its_updates_and_notes_the_fault(project):
+def test_stage_fault_keeps_its_updates_and_notes_the_fault(project_dir):
     result = run(
-        project,
+        project_dir,
         {
             "s": {
                 "kind": "stage",
@@ -363,16 +356,16 @@ def test_stage_fault_keeps_its_updates_and_notes_the_fault(project):
     assert result.state["partial"] == "s" and result.state["last_fault_node"] == "s"
 
 
-def test_fault_without_fallback_goes_to_the_failure_node(project):
-    result = run(project, {"a": script(next="end_success")}, sets={"script": {"a": "fault"}})
+def test_fault_without_fallback_goes_to_the_failure_node(project_dir):
+    result = run(project_dir, {"a": script(next="end_success")}, sets={"script": {"a": "fault"}})
     assert result.exit_code == 1
     assert result.output == "STEP_FAILED\nReason: node a faulted: a fault #1"
     assert checkpoint(result)["edges"] == [["a", "end_failure", "failure"]]
 
 
-def test_retry_exhausted_then_fallback(project):
+def test_retry_exhausted_then_fallback(project_dir):
     result = run(
-        project,
+        project_dir,
         {"a": script("flaky", next="end_success", max_attempts=3, fallback="end_failure")},
         sets={"fail_times": 5},
     )
@@ -381,9 +374,9 @@ def test_retry_exhausted_then_fallback(project):
     assert [(f["attempt"], f["attempts"]) for f in faults] == [(1, 3), (2, 3), (3, 3)]
 
 
-def test_retry_succeeds_within_the_budget(project):
+def test_retry_succeeds_within_the_budget(project_dir):
     result = run(
-        project,
+        project_dir,
         {"a": script("flaky", next="end_success", max_attempts=3, fallback="end_failure")},
         sets={"fail_times": 2},
     )
@@ -391,26 +384,26 @@ def test_retry_succeeds_within_the_budget(project):
     assert checkpoint(result)["visits"]["a"] == 1
 
 
-def test_no_retry_unless_max_attempts_is_set(project):
+def test_no_retry_unless_max_attempts_is_set(project_dir):
     result = run(
-        project,
+        project_dir,
         {"a": script("flaky", next="end_success", fallback="end_failure")},
         sets={"fail_times": 1},
     )
     assert result.exit_code == 1 and len(events(result, "node_fault")) == 1
 
 
-def test_node_timeout(project):
+def test_node_timeout(project_dir):
     started = time.monotonic()
-    result = run(project, {"a": script("hang", next="end_success", timeout=0.2)})
+    result = run(project_dir, {"a": script("hang", next="end_success", timeout=0.2)})
     assert time.monotonic() - started < 5
     assert result.exit_code == 1
     assert result.state["failure_reason"] == "node a timed out after 0.2 s"
 
 
-def test_timeout_takes_the_fallback(project):
+def test_timeout_takes_the_fallback(project_dir):
     result = run(
-        project,
+        project_dir,
         {
             "a": script("hang", next="end_success", timeout=0.2, fallback="b"),
             "b": script("bump", next="end_success"),
@@ -419,9 +412,9 @@ def test_timeout_takes_the_fallback(project):
     assert result.exit_code == 0 and result.state["a_fault"] == "node a timed out after 0.2 s"
 
 
-def test_loop_cap(project):
+def test_loop_cap(project_dir):
     result = run(
-        project,
+        project_dir,
         {"first": script("loop_until", routes={"again": "first", "done": "end_success"})},
         max_loop_iterations=5,
     )
@@ -431,9 +424,9 @@ def test_loop_cap(project):
     assert checkpoint(result)["visits"]["first"] == 5
 
 
-def test_run_timeout_ignores_the_fallback(project):
+def test_run_timeout_ignores_the_fallback(project_dir):
     result = run(
-        project,
+        project_dir,
         {
             "a": script("hang", next="end_success", fallback="b"),
             "b": script("go", next="end_success"),
@@ -445,33 +438,34 @@ def test_run_timeout_ignores_the_fallback(project):
     assert checkpoint(result)["edges"] == [["a", "end_failure", "run timeout"]]
 
 
-def test_unknown_route_and_wrong_return_type_are_crashes(project):
+def test_unknown_route_and_wrong_return_type_are_crashes(project_dir):
     result = run(
-        project, {"a": script(routes={"ok": "end_success"})}, sets={"script": {"a": "sideways"}}
+        project_dir, {"a": script(routes={"ok": "end_success"})}, sets={"script": {"a": "sideways"}}
     )
     assert (
         result.state["failure_reason"]
         == "node a returned unknown route 'sideways' (expected one of: 'ok')"
     )
-    result = run(project, {"a": script("wrong_type", next="end_success")})
+    result = run(project_dir, {"a": script("wrong_type", next="end_success")})
     assert result.state["failure_reason"] == "node a returned dict, not an Outcome"
 
 
-def test_a_key_the_node_does_not_declare_is_a_node_fault(project):
-    result = run(project, {"a": script("set_undeclared", next="end_success")})
+def test_a_key_the_node_does_not_declare_is_a_node_fault(project_dir):
+    result = run(project_dir, {"a": script("set_undeclared", next="end_success")})
     assert result.exit_code == 1
     assert result.output == (
         "STEP_FAILED\nReason: node a set 'other', 'surprise', which its outputs do not declare"
     )
     assert "surprise" not in result.state and result.state["count"] == 0
     declared = run(
-        project, {"a": script("set_undeclared", next="end_success", outputs=["surprise", "other"])}
+        project_dir,
+        {"a": script("set_undeclared", next="end_success", outputs=["surprise", "other"])},
     )
     assert declared.exit_code == 0 and declared.state["surprise"] is True
 
 
-def test_a_faults_updates_with_an_undeclared_key_are_not_kept(project):
-    result = run(project, {"a": script("fault_with_undeclared", next="end_success")})
+def test_a_faults_updates_with_an_undeclared_key_are_not_kept(project_dir):
+    result = run(project_dir, {"a": script("fault_with_undeclared", next="end_success")})
     assert result.state["failure_reason"] == (
         "node a faulted: broke (its updates were not kept: node a set "
         "'stray', which its outputs do not declare)"
@@ -479,27 +473,27 @@ def test_a_faults_updates_with_an_undeclared_key_are_not_kept(project):
     assert "partial" not in result.state and "stray" not in result.state
 
 
-def test_the_engines_own_keys_need_no_declaring(project):
-    result = run(project, {"a": script("set_engine_keys", next="end_success")})
+def test_the_engines_own_keys_need_no_declaring(project_dir):
+    result = run(project_dir, {"a": script("set_engine_keys", next="end_success")})
     assert result.exit_code == 0
     assert (result.state["fault_note"], result.state["a_fault"]) == ("noted", "none")
 
 
-def test_observer_errors_do_not_break_the_run(project):
+def test_observer_errors_do_not_break_the_run(project_dir):
     class Broken:
         @stepkit.hookimpl
         def stepkit_node_started(self, run_id, node, kind, state):
             raise RuntimeError("display died")
 
-    result = run(project, {"a": script("go", next="end_success")}, observers=[Broken()])
+    result = run(project_dir, {"a": script("go", next="end_success")}, observers=[Broken()])
     assert result.exit_code == 0
     assert events(result, "observer_error")[0]["error"] == "RuntimeError: display died"
 
 
-def test_usage_is_summed_and_secrets_never_reach_the_run_store(project, monkeypatch):
+def test_usage_is_summed_and_secrets_never_reach_the_run_store(project_dir, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-realkey-0123456789")
     result = run(
-        project,
+        project_dir,
         {"a": script("spend_tokens", next="b"), "b": script("spend_tokens", next="end_success")},
         sets={"note": "key sk-ant-realkey-0123456789"},
     )
@@ -516,10 +510,10 @@ def test_usage_is_summed_and_secrets_never_reach_the_run_store(project, monkeypa
 
 @pytest.mark.parametrize(("fail_times", "exit_code", "spent"), [(2, 0, 300), (5, 1, 300)])
 def test_usage_of_every_attempt_counts_and_each_attempt_starts_where_the_last_stopped(
-    project, fail_times, exit_code, spent
+    project_dir, fail_times, exit_code, spent
 ):
     result = run(
-        project,
+        project_dir,
         {
             "a": script(
                 "spend_then_fault", next="end_success", max_attempts=3, fallback="end_failure"
@@ -536,13 +530,13 @@ def test_usage_of_every_attempt_counts_and_each_attempt_starts_where_the_last_st
         )  # a budget checked against ctx.usage is per run
 
 
-def test_ask_from_inside_a_script_pauses_and_resumes(project):
-    result = run(project, {"a": script("ask_inside", next="end_success")})
+def test_ask_from_inside_a_script_pauses_and_resumes(project_dir):
+    result = run(project_dir, {"a": script("ask_inside", next="end_success")})
     assert result.exit_code == 5 and result.pending["node"] == "a"
     resumed = resume_run(
         result.run_id,
         answer="blue",
-        project_dir=project,
+        project_dir=project_dir,
         pm=get_plugin_manager(builtins=["stepkit.plugins.ask"]),
     )
     assert resumed.exit_code == 0 and resumed.state["colour"] == "blue"

@@ -19,7 +19,8 @@ import sys
 import pytest
 
 from stepkit.workspace.faults import environment_fault
-from tests.unit.test_gate_faults_real_tools import gate, pm, tool, write  # noqa: F401 - pm is a fixture
+from tests.support.gitrepo import write_files
+from tests.unit.test_gate_faults_real_tools import gate, pm, tool  # noqa: F401 - pm is a fixture
 
 PY = sys.executable
 
@@ -36,7 +37,7 @@ def _closed_port() -> int:
 
 def test_a_test_that_needs_a_local_service_that_is_down_is_an_environment_fault(pm, tmp_path):  # noqa: F811
     port = _closed_port()
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "test_db.py": f"import socket\n\ndef test_db():\n    socket.create_connection(('localhost', {port}))\n\n"
@@ -53,7 +54,7 @@ def test_a_test_that_needs_a_local_service_that_is_down_is_an_environment_fault(
 
 def test_a_service_refusal_beside_a_real_failure_stays_a_failure(pm, tmp_path):  # noqa: F811
     port = _closed_port()
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "test_db.py": f"import socket\n\ndef test_db():\n    socket.create_connection(('localhost', {port}))\n\n"
@@ -66,7 +67,7 @@ def test_a_service_refusal_beside_a_real_failure_stays_a_failure(pm, tmp_path): 
 
 def test_node_test_refused_by_a_local_redis_names_it(pm, tmp_path):  # noqa: F811
     tool("node")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "db.test.js": "const test = require('node:test'); const net = require('node:net');\n"
@@ -88,7 +89,7 @@ def test_node_test_refused_by_a_local_redis_names_it(pm, tmp_path):  # noqa: F81
 
 
 def test_an_uninstalled_src_layout_package_is_an_environment_fault(pm, tmp_path):  # noqa: F811
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "pyproject.toml": '[project]\nname = "mypkg_unique_demo"\n',
@@ -104,7 +105,7 @@ def test_an_uninstalled_src_layout_package_is_an_environment_fault(pm, tmp_path)
 
 
 def test_a_missing_third_party_module_is_not_a_src_layout_fault(pm, tmp_path):  # noqa: F811
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "src/mypkg_unique_demo/__init__.py": "",
@@ -117,7 +118,7 @@ def test_a_missing_third_party_module_is_not_a_src_layout_fault(pm, tmp_path):  
 
 def test_npm_refusing_this_node_for_the_project_engines_is_an_environment_fault(pm, tmp_path):  # noqa: F811
     tool("npm")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "package.json": '{"name": "demo", "version": "1.0.0", "engines": {"node": ">=99"}}\n',
@@ -160,7 +161,7 @@ def test_corepack_refusing_or_unable_to_get_the_package_manager_is_an_environmen
     summary,
 ):
     tool("corepack")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "package.json": '{"name": "demo", "packageManager": "yarn@4.1.0", "scripts": {"test": "node -e 1"}}\n',

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from stepkit.api import verify
 from stepkit.workspace.store import store_dir
+from tests.support.gitrepo import git, init_repo
 
 PY = sys.executable
 #: a formatter that marks every file it is given (every .py under the
@@ -25,13 +25,6 @@ for path in paths:
     if not text.startswith("# formatted"):
         path.write_text("# formatted\\n" + text)
 """
-GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
-
-
-def git(project: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True, text=True
-    ).stdout
 
 
 @pytest.fixture
@@ -51,9 +44,7 @@ def repo(tmp_path: Path, format_command: str) -> Path:
     (project / "stepkit.toml").write_text(
         f'[commands]\nformat = {json.dumps(format_command)}\nlint = ""\nbuild = ""\ntest = ""\n'
     )
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "start")
+    init_repo(project)
     return project
 
 

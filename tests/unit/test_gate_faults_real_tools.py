@@ -20,6 +20,7 @@ import pytest
 from stepkit.workspace.gates import run_gate
 from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.evidence_logs import evidence_pm
+from tests.support.gitrepo import write_files
 
 PY = sys.executable
 NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
@@ -59,13 +60,6 @@ def gate(
     )
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
 # -- make wrapping a missing tool ---------------------------------------------
 
 
@@ -78,7 +72,9 @@ def write(root: Path, files: dict[str, str]) -> Path:
 )
 def test_make_wrapping_a_missing_tool_is_an_environment_fault_naming_it(pm, tmp_path, recipe):
     tool("make")
-    project = write(tmp_path / "p", {"Makefile": f"lint:\n\t{recipe}\n", "src/x.c": "int x;\n"})
+    project = write_files(
+        tmp_path / "p", {"Makefile": f"lint:\n\t{recipe}\n", "src/x.c": "int x;\n"}
+    )
     result = gate(pm, project, "make lint", env={"PATH": "/usr/bin:/bin"})
     assert (result.status, result.exit_code) == ("error", 2)
     assert result.summary == "make: clang-format: command not found (not installed or not on PATH)"
@@ -88,7 +84,7 @@ def test_make_wrapping_a_missing_tool_is_an_environment_fault_naming_it(pm, tmp_
 
 def test_a_nested_make_wrapping_a_missing_tool_is_an_environment_fault(pm, tmp_path):
     tool("make")
-    project = write(
+    project = write_files(
         tmp_path / "p", {"Makefile": "all:\n\t$(MAKE) lint\nlint:\n\tclang-format -i x.c\n"}
     )
     result = gate(pm, project, "make", env={"PATH": "/usr/bin:/bin"})
@@ -98,7 +94,7 @@ def test_a_nested_make_wrapping_a_missing_tool_is_an_environment_fault(pm, tmp_p
 
 def test_a_failing_test_that_prints_command_not_found_stays_a_failure(pm, tmp_path):
     tool("make")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "Makefile": f"test:\n\t{PY} -m pytest -q -p no:cacheprovider\n",
@@ -111,7 +107,7 @@ def test_a_failing_test_that_prints_command_not_found_stays_a_failure(pm, tmp_pa
 
 
 def test_a_failing_test_whose_tool_is_missing_under_pytest_stays_a_failure(pm, tmp_path):
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "test_x.py": (
@@ -139,7 +135,7 @@ NO_RUSTUP_DOWNLOAD = {
 
 
 def cargo_project(root: Path, extra: str = "") -> Path:
-    return write(
+    return write_files(
         root,
         {
             "Cargo.toml": f'[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{extra}',
@@ -164,7 +160,7 @@ def test_a_toolchain_that_is_not_installed_is_an_environment_fault(pm, tmp_path)
 def test_an_unreachable_cargo_registry_is_an_environment_fault(pm, tmp_path):
     tool("cargo")
     project = cargo_project(tmp_path / "p", 'serde = "1"\n')
-    write(
+    write_files(
         project,
         {
             ".cargo/config.toml": (
@@ -198,7 +194,7 @@ def test_cargo_running_0_tests_is_not_run(pm, tmp_path):
 @pytest.mark.parametrize("flags, code", [("", 0), (" --no-tests=error", 8)])
 def test_ctest_with_the_tests_behind_an_option_is_not_run(pm, tmp_path, flags, code):
     tool("cmake"), tool("ctest")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "CMakeLists.txt": CMAKE_TESTS_BEHIND_AN_OPTION,
@@ -228,7 +224,7 @@ def test_ctest_with_the_tests_behind_an_option_is_not_run(pm, tmp_path, flags, c
 
 
 def test_pytest_exit_5_is_not_run_and_a_test_that_runs_is_a_pass(pm, tmp_path):
-    project = write(tmp_path / "p", {"mod.py": "def helper():\n    return 1\n"})
+    project = write_files(tmp_path / "p", {"mod.py": "def helper():\n    return 1\n"})
     result = gate(pm, project, f"{PY} -m pytest -p no:cacheprovider", name="tests")
     assert (result.status, result.exit_code) == ("not_run", 5)
     assert result.summary == f"pytest: no tests collected (exit 5); {NO_TEST}"
@@ -247,7 +243,7 @@ def test_pytest_exit_5_is_not_run_and_a_test_that_runs_is_a_pass(pm, tmp_path):
 
 def test_make_wrapping_pytest_exit_5_is_not_run(pm, tmp_path):
     tool("make")
-    project = write(
+    project = write_files(
         tmp_path / "p", {"Makefile": f"test:\n\t{PY} -m pytest -q -p no:cacheprovider\n"}
     )
     result = gate(pm, project, "make test", name="tests")
@@ -255,7 +251,7 @@ def test_make_wrapping_pytest_exit_5_is_not_run(pm, tmp_path):
 
 
 def test_no_tests_is_only_for_the_tests_gate(pm, tmp_path):
-    project = write(tmp_path / "p", {"mod.py": "x = 1\n"})
+    project = write_files(tmp_path / "p", {"mod.py": "x = 1\n"})
     assert gate(pm, project, f"{PY} -m pytest -p no:cacheprovider", name="build").status == "fail"
 
 
@@ -273,7 +269,7 @@ def npm_env(tmp_path: Path) -> dict[str, str]:
 
 def test_npx_of_a_package_without_that_bin_is_an_environment_fault(pm, tmp_path):
     tool("npx")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "package.json": '{"name": "demo", "version": "1.0.0", "dependencies": {"nobin": "1.0.0"}}\n',
@@ -287,7 +283,7 @@ def test_npx_of_a_package_without_that_bin_is_an_environment_fault(pm, tmp_path)
 
 def test_an_npm_script_whose_tool_is_missing_names_it(pm, tmp_path):
     tool("npm")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {"package.json": '{"name": "demo", "version": "1.0.0", "scripts": {"lint": "eslint ."}}\n'},
     )
@@ -298,7 +294,9 @@ def test_an_npm_script_whose_tool_is_missing_names_it(pm, tmp_path):
 
 def test_an_unreachable_npm_registry_is_an_environment_fault(pm, tmp_path):
     tool("npm")
-    project = write(tmp_path / "p", {"package.json": '{"name": "demo", "version": "1.0.0"}\n'})
+    project = write_files(
+        tmp_path / "p", {"package.json": '{"name": "demo", "version": "1.0.0"}\n'}
+    )
     result = gate(
         pm,
         project,
@@ -318,7 +316,7 @@ PYPROJECT = (
 
 def test_uv_run_of_a_missing_tool_names_it(pm, tmp_path):
     uv = tool("uv")
-    project = write(tmp_path / "p", {"pyproject.toml": PYPROJECT})
+    project = write_files(tmp_path / "p", {"pyproject.toml": PYPROJECT})
     result = gate(
         pm,
         project,
@@ -332,7 +330,7 @@ def test_uv_run_of_a_missing_tool_names_it(pm, tmp_path):
 
 def test_an_unreachable_uv_index_is_an_environment_fault(pm, tmp_path):
     uv = tool("uv")
-    project = write(tmp_path / "p", {"pyproject.toml": PYPROJECT})
+    project = write_files(tmp_path / "p", {"pyproject.toml": PYPROJECT})
     result = gate(
         pm,
         project,
@@ -348,7 +346,7 @@ def test_an_unreachable_uv_index_is_an_environment_fault(pm, tmp_path):
 
 def test_poetry_run_of_a_missing_tool_names_it(pm, tmp_path):
     poetry = tool("poetry")
-    project = write(
+    project = write_files(
         tmp_path / "p", {"pyproject.toml": PYPROJECT + "\n[tool.poetry]\npackage-mode = false\n"}
     )
     result = gate(
@@ -366,7 +364,7 @@ def test_poetry_run_of_a_missing_tool_names_it(pm, tmp_path):
 
 
 def test_an_unreachable_pip_index_is_an_environment_fault(pm, tmp_path):
-    project = write(tmp_path / "p", {"pyproject.toml": PYPROJECT})
+    project = write_files(tmp_path / "p", {"pyproject.toml": PYPROJECT})
     result = gate(
         pm,
         project,
@@ -412,7 +410,7 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 def test_an_unreachable_maven_repository_is_an_environment_fault(pm, tmp_path):
     tool("mvn")
-    project = write(
+    project = write_files(
         tmp_path / "p",
         {
             "pom.xml": POM,

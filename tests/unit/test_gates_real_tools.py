@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,18 +16,11 @@ from stepkit.pluginmanager import DEFAULT_PLUGINS, get_plugin_manager
 from stepkit.workspace.gates import run_gates
 from stepkit.workspace.store import store_dir
 from tests.support.detect import VENV_BIN
+from tests.support.gitrepo import git, write_files
 
 GATE_PLUGINS = [
     m for m in DEFAULT_PLUGINS if ".projects." in m or ".evidence." in m or m.endswith(".overrides")
 ]
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
 
 
 def verify(project: Path, gates=("format", "lint", "build", "tests")):
@@ -62,7 +54,7 @@ testpaths = ["tests"]
 
 
 def test_python_project_passing(tmp_path, venv_path):
-    project = write(
+    project = write_files(
         tmp_path,
         {
             "pyproject.toml": PYPROJECT,
@@ -71,12 +63,9 @@ def test_python_project_passing(tmp_path, venv_path):
         },
     )
     # the formatter takes the work tree's changes against HEAD: calc.py is the new file
-    for args in (
-        ["init", "-q"],
-        ["add", "pyproject.toml", "tests"],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
-    ):
-        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+    git(project, "init", "-q")
+    git(project, "add", "pyproject.toml", "tests")
+    git(project, "commit", "-qm", "base")
     results = verify(project)
     assert {name: r.status for name, r in results.items()} == {
         "format": "pass",
@@ -92,7 +81,7 @@ def test_python_project_passing(tmp_path, venv_path):
 
 
 def test_python_project_failing(tmp_path, venv_path):
-    project = write(
+    project = write_files(
         tmp_path,
         {
             "pyproject.toml": PYPROJECT,
@@ -116,7 +105,7 @@ def test_python_project_failing(tmp_path, venv_path):
 def _npm_project(root: Path, test_script: str) -> Path:
     scripts = {"test": test_script, "lint": "node -e \"console.log('lint ok')\""}
     package = {"name": "demo", "version": "1.0.0", "private": True, "scripts": scripts}
-    return write(root, {"package.json": json.dumps(package)})
+    return write_files(root, {"package.json": json.dumps(package)})
 
 
 @pytest.mark.skipif(shutil.which("npm") is None, reason="needs npm")
@@ -140,7 +129,7 @@ def test_rust_crate_with_cargo(tmp_path, monkeypatch):
     monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
     monkeypatch.setenv("CARGO_NET_OFFLINE", "true")
     monkeypatch.setenv("CARGO_INCREMENTAL", "0")
-    project = write(
+    project = write_files(
         tmp_path / "crate",
         {
             "Cargo.toml": '[package]\nname = "tiny"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n',
@@ -164,7 +153,7 @@ def test_rust_crate_with_cargo(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_makefile_project(tmp_path):
-    project = write(
+    project = write_files(
         tmp_path,
         {
             "Makefile": "lint:\n\t@echo lint clean\n\ntest:\n\t@echo running 2 checks\n\t@test -f ready.txt\n"

@@ -49,16 +49,9 @@ def pm():
     return evidence_pm()
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-def gate(pm, project, command, name="tests", timeout=30, no_output=30, **kw):
+def gate(pm, project_dir, command, name="tests", timeout=30, no_output=30, **kw):
     return run_gate(
-        name, command, "testplugin", project, project / "logs", timeout, no_output, pm, **kw
+        name, command, "testplugin", project_dir, project_dir / "logs", timeout, no_output, pm, **kw
     )
 
 
@@ -70,25 +63,27 @@ def pid_gone(pid: int) -> bool:
     return False
 
 
-def test_pass_records_command_exit_code_duration_and_log(pm, project):
+def test_pass_records_command_exit_code_duration_and_log(pm, project_dir):
     command = "echo out; echo err >&2; pwd"
-    result = gate(pm, project, command, name="build")  # a tests gate needs a runner's word too
+    result = gate(pm, project_dir, command, name="build")  # a tests gate needs a runner's word too
     assert result.status == "pass"
     assert (result.command, result.plugin, result.exit_code) == (
         command,
         "testplugin",
         0,
     )
-    assert result.log == str(project / "logs" / "build-1.log")
-    assert Path(result.log).read_text() == f"out\nerr\n{project}\n"
+    assert result.log == str(project_dir / "logs" / "build-1.log")
+    assert Path(result.log).read_text() == f"out\nerr\n{project_dir}\n"
     assert 0 < result.duration_s < 10
     datetime.fromisoformat(result.started_at)
-    assert result.evidence == f"$ {result.command}\nexit code: 0\nout\nerr\n{project}"
-    assert result.summary == str(project)
+    assert result.evidence == f"$ {result.command}\nexit code: 0\nout\nerr\n{project_dir}"
+    assert result.summary == str(project_dir)
 
 
-def test_a_silent_command_says_so_in_its_summary(pm, project):
-    result = gate(pm, project, "true", name="lint")  # a silent tests command ran no test: NOT RUN
+def test_a_silent_command_says_so_in_its_summary(pm, project_dir):
+    result = gate(
+        pm, project_dir, "true", name="lint"
+    )  # a silent tests command ran no test: NOT RUN
     assert (result.status, result.summary, result.evidence) == (
         "pass",
         "no output (exit code 0)",
@@ -96,29 +91,29 @@ def test_a_silent_command_says_so_in_its_summary(pm, project):
     )
 
 
-def test_nonzero_exit_is_fail_with_the_last_line_as_summary(pm, project):
-    result = gate(pm, project, "echo working; printf 'it broke'; exit 3")
+def test_nonzero_exit_is_fail_with_the_last_line_as_summary(pm, project_dir):
+    result = gate(pm, project_dir, "echo working; printf 'it broke'; exit 3")
     assert (result.status, result.exit_code, result.summary) == ("fail", 3, "it broke")
     assert Path(result.log).read_bytes() == b"working\nit broke"
 
 
-def test_killed_by_a_signal_is_fail(pm, project):
-    result = gate(pm, project, "kill -SEGV $$")
+def test_killed_by_a_signal_is_fail(pm, project_dir):
+    result = gate(pm, project_dir, "kill -SEGV $$")
     assert result.status == "fail"
     assert "killed by signal SIGSEGV" in result.evidence
 
 
-def test_missing_tool_is_error_not_fail(pm, project):
-    result = gate(pm, project, "no-such-tool-7f3a --check")
+def test_missing_tool_is_error_not_fail(pm, project_dir):
+    result = gate(pm, project_dir, "no-such-tool-7f3a --check")
     assert (result.status, result.exit_code) == ("error", 127)
     assert "tool missing or not executable (exit 127: command not found)" in result.evidence
     assert "environment fault, not a failure of the code" in result.evidence
     assert "no-such-tool-7f3a" in result.summary
 
 
-def test_not_executable_is_error(pm, project):
-    (project / "check.sh").write_text("#!/bin/sh\necho hi\n")
-    result = gate(pm, project, "./check.sh")
+def test_not_executable_is_error(pm, project_dir):
+    (project_dir / "check.sh").write_text("#!/bin/sh\necho hi\n")
+    result = gate(pm, project_dir, "./check.sh")
     assert (result.status, result.exit_code) == ("error", 126)
 
 
@@ -133,8 +128,8 @@ def test_a_command_that_cannot_start_is_error(pm, tmp_path):
     assert "could not start the command" in Path(result.log).read_text()
 
 
-def test_no_command_is_not_run_and_says_it_is_no_evidence(pm, project):
-    result = gate(pm, project, None, name="build")
+def test_no_command_is_not_run_and_says_it_is_no_evidence(pm, project_dir):
+    result = gate(pm, project_dir, None, name="build")
     assert (result.status, result.command, result.log, result.exit_code) == (
         "not_run",
         None,
@@ -144,45 +139,45 @@ def test_no_command_is_not_run_and_says_it_is_no_evidence(pm, project):
     assert result.evidence.startswith(
         "GATE NOT RUN: no build command was found for this project. This is NOT evidence that build passed."
     )
-    assert not (project / "logs").exists()
+    assert not (project_dir / "logs").exists()
 
 
-def test_timeout_kills_the_whole_process_group(pm, project):
+def test_timeout_kills_the_whole_process_group(pm, project_dir):
     command = "sh -c 'sleep 300 & echo $! > grandchild.pid; sleep 300'"
-    result = gate(pm, project, command, timeout=1)
+    result = gate(pm, project_dir, command, timeout=1)
     assert result.status == "timeout"
     assert result.exit_code is None
     assert "timed out after 1 s" in result.evidence
     assert result.summary == "timed out after 1 s"
     assert result.duration_s < 1 + process.KILL_GRACE_S
-    assert pid_gone(int((project / "grandchild.pid").read_text()))
+    assert pid_gone(int((project_dir / "grandchild.pid").read_text()))
 
 
-def test_no_output_limit(pm, project):
-    result = gate(pm, project, "echo started; sleep 300", timeout=60, no_output=1)
+def test_no_output_limit(pm, project_dir):
+    result = gate(pm, project_dir, "echo started; sleep 300", timeout=60, no_output=1)
     assert result.status == "timeout"
     assert "no output for 1 s" in result.evidence
     assert "started" in result.evidence
 
 
-def test_a_group_that_ignores_sigterm_gets_sigkill(pm, project, monkeypatch):
+def test_a_group_that_ignores_sigterm_gets_sigkill(pm, project_dir, monkeypatch):
     monkeypatch.setattr(process, "KILL_GRACE_S", 0.5)
     command = "trap '' TERM; sh -c 'echo $$ > child.pid; exec sleep 300' & wait"
-    result = gate(pm, project, command, timeout=1)
+    result = gate(pm, project_dir, command, timeout=1)
     assert result.status == "timeout"
     assert result.duration_s < 5
-    assert pid_gone(int((project / "child.pid").read_text()))
+    assert pid_gone(int((project_dir / "child.pid").read_text()))
 
 
-def test_processes_left_behind_after_a_normal_exit_are_killed(pm, project):
+def test_processes_left_behind_after_a_normal_exit_are_killed(pm, project_dir):
     # the background sleep keeps the output pipe open after the shell exits
-    result = gate(pm, project, "sleep 300 & echo $! > bg.pid; echo done", name="build")
+    result = gate(pm, project_dir, "sleep 300 & echo $! > bg.pid; echo done", name="build")
     assert result.status == "pass"
     assert result.duration_s < process.DRAIN_S + 5
-    assert pid_gone(int((project / "bg.pid").read_text()))
+    assert pid_gone(int((project_dir / "bg.pid").read_text()))
 
 
-def test_20mb_of_output_is_logged_whole_and_condensed(pm, project):
+def test_20mb_of_output_is_logged_whole_and_condensed(pm, project_dir):
     # under half of [logs] max_mb's default of 50 MB: the whole output (a capped log: test_log_cap)
     writer = (
         "import sys\n"
@@ -192,8 +187,8 @@ def test_20mb_of_output_is_logged_whole_and_condensed(pm, project):
         "    sys.stdout.buffer.write(block)\n"
         "print('final verdict: all good')\n"
     )
-    (project / "gen.py").write_text(writer)
-    result = gate(pm, project, f"{sys.executable} gen.py", name="build")
+    (project_dir / "gen.py").write_text(writer)
+    result = gate(pm, project_dir, f"{sys.executable} gen.py", name="build")
     assert result.status == "pass"
     assert Path(result.log).stat().st_size == 20 * 10000 * 100 + len("final verdict: all good\n")
     assert len(result.evidence.encode()) <= 16 * 1024
@@ -201,11 +196,11 @@ def test_20mb_of_output_is_logged_whole_and_condensed(pm, project):
     assert f"of {20 * 10000 + 1} lines; full log: {result.log}]" in result.evidence
 
 
-def test_secrets_are_masked_in_log_and_evidence(pm, project):
+def test_secrets_are_masked_in_log_and_evidence(pm, project_dir):
     # which strings count as secrets is stepkit.workspace.redact's business (tested there);
     # here: everything the runner writes or returns goes through it
     command = "echo 'export API_KEY=a1b2c3d4e5f6g7h8'; echo key sk-ant-api03-abcdefghijklmnopqrstuv; exit 1"
-    result = gate(pm, project, command)
+    result = gate(pm, project_dir, command)
     log = Path(result.log).read_text()
     for text in (log, result.evidence, result.summary):
         assert "a1b2c3d4e5f6g7h8" not in text
@@ -214,10 +209,10 @@ def test_secrets_are_masked_in_log_and_evidence(pm, project):
     assert result.summary == "key [REDACTED]"
 
 
-def test_env_is_passed_to_the_command(pm, project):
+def test_env_is_passed_to_the_command(pm, project_dir):
     result = gate(
         pm,
-        project,
+        project_dir,
         'echo "$GREETING"',
         name="build",
         env={"GREETING": "hello there", "PATH": os.environ["PATH"]},
@@ -225,10 +220,10 @@ def test_env_is_passed_to_the_command(pm, project):
     assert result.summary == "hello there"
 
 
-def test_logs_are_numbered_per_gate(pm, project):
-    first = gate(pm, project, "true")
-    second = gate(pm, project, "true")
-    lint = gate(pm, project, "true", name="lint")
+def test_logs_are_numbered_per_gate(pm, project_dir):
+    first = gate(pm, project_dir, "true")
+    second = gate(pm, project_dir, "true")
+    lint = gate(pm, project_dir, "true", name="lint")
     assert [Path(r.log).name for r in (first, second, lint)] == [
         "tests-1.log",
         "tests-2.log",
@@ -236,10 +231,10 @@ def test_logs_are_numbered_per_gate(pm, project):
     ]
 
 
-def test_resolve_commands_asks_the_hooks(project):
+def test_resolve_commands_asks_the_hooks(project_dir):
     pm = evidence_pm()
     pm.register(Commands(format="fmt", lint="", tests="run-tests"), name="testcommands")
-    assert resolve_commands(pm, project, Config()) == {
+    assert resolve_commands(pm, project_dir, Config()) == {
         "format": ("fmt", "testcommands"),
         "lint": (None, "testcommands"),
         "build": (None, None),
@@ -247,7 +242,7 @@ def test_resolve_commands_asks_the_hooks(project):
     }
 
 
-def test_run_gates_runs_format_first_and_reports_each_gate(project):
+def test_run_gates_runs_format_first_and_reports_each_gate(project_dir):
     pm = evidence_pm()
     pm.register(
         Commands(
@@ -258,16 +253,16 @@ def test_run_gates_runs_format_first_and_reports_each_gate(project):
     started, finished = [], []
     results = run_gates(
         pm,
-        project,
+        project_dir,
         Config(),
-        project / "logs",
+        project_dir / "logs",
         gates=["tests", "lint", "format", "build"],
         on_start=lambda name, command: started.append((name, command)),
         on_gate=finished.append,
     )
     assert [r.name for r in results] == ["format", "lint", "build", "tests"]
     assert [r.status for r in results] == ["pass", "pass", "not_run", "fail"]
-    assert (project / "order.txt").read_text() == "formatted\nlinted\n"
+    assert (project_dir / "order.txt").read_text() == "formatted\nlinted\n"
     assert started == [
         ("format", "echo formatted > order.txt"),
         ("lint", "echo linted >> order.txt"),
@@ -277,28 +272,28 @@ def test_run_gates_runs_format_first_and_reports_each_gate(project):
     assert finished == results
 
 
-def test_run_gates_takes_each_gates_limit_from_config(project):
+def test_run_gates_takes_each_gates_limit_from_config(project_dir):
     pm = evidence_pm()
     pm.register(Commands(build="sleep 30", tests="sleep 30"), name="testcommands")
     config = Config(timeouts=Timeouts(build=1, tests=2))
-    results = run_gates(pm, project, config, project / "logs", gates=["build", "tests"])
+    results = run_gates(pm, project_dir, config, project_dir / "logs", gates=["build", "tests"])
     assert [(r.name, r.summary) for r in results] == [
         ("build", "timed out after 1 s"),
         ("tests", "timed out after 2 s"),
     ]
 
 
-def test_run_gates_rejects_unknown_gates(pm, project):
+def test_run_gates_rejects_unknown_gates(pm, project_dir):
     with pytest.raises(ValueError, match="unknown gate"):
-        run_gates(pm, project, Config(), project / "logs", gates=["deploy"])
+        run_gates(pm, project_dir, Config(), project_dir / "logs", gates=["deploy"])
 
 
-def test_environment_override_commands_are_run(project, monkeypatch):
+def test_environment_override_commands_are_run(project_dir, monkeypatch):
     pm = get_plugin_manager(
         builtins=["stepkit.plugins.overrides"] + [m for m in DEFAULT_PLUGINS if ".evidence." in m]
     )
     monkeypatch.setenv("TEST_CMD", "echo from-override; echo 1 passed in 0.01s")
-    (result,) = run_gates(pm, project, Config(), project / "logs", gates=["tests"])
+    (result,) = run_gates(pm, project_dir, Config(), project_dir / "logs", gates=["tests"])
     assert (result.status, result.command, result.plugin) == (
         "pass",
         "echo from-override; echo 1 passed in 0.01s",
@@ -310,11 +305,11 @@ def test_environment_override_commands_are_run(project, monkeypatch):
 FORMAT_APP = f"{sys.executable} -c \"open('app.py', 'w').write('x = 1\\\\n')\""
 
 
-def runner(project, pm=None, **options):
+def runner(project_dir, pm=None, **options):
     from stepkit.workspace.gates import GateRunner
 
     return GateRunner(
-        pm or evidence_pm(), project, Config(), store_dir(project) / "logs", **options
+        pm or evidence_pm(), project_dir, Config(), store_dir(project_dir) / "logs", **options
     )
 
 
@@ -324,37 +319,37 @@ def commands_pm(**commands):
     return pm
 
 
-def test_a_watched_formatter_records_whether_it_changed_the_tree(project):
+def test_a_watched_formatter_records_whether_it_changed_the_tree(project_dir):
     from stepkit.workspace.scope import tree_hash
 
-    (project / "app.py").write_text("x=1\n")
-    watched = runner(project, commands_pm(format=FORMAT_APP), watch_format=True)
+    (project_dir / "app.py").write_text("x=1\n")
+    watched = runner(project_dir, commands_pm(format=FORMAT_APP), watch_format=True)
     (result,) = watched.run(["format"])
-    assert watched.format_changed_tree and result.tree_hash == tree_hash(project)
-    again = runner(project, commands_pm(format=FORMAT_APP), watch_format=True)
+    assert watched.format_changed_tree and result.tree_hash == tree_hash(project_dir)
+    again = runner(project_dir, commands_pm(format=FORMAT_APP), watch_format=True)
     again.run(["format"])
     assert not again.format_changed_tree  # the bytes were already formatted
-    plain = runner(project, commands_pm(format=FORMAT_APP))
+    plain = runner(project_dir, commands_pm(format=FORMAT_APP))
     (result,) = plain.run(["format"])
     assert result.tree_hash is None and not plain.format_changed_tree
 
 
-def test_an_earlier_pass_on_the_same_bytes_stands_in_for_the_gate(project):
+def test_an_earlier_pass_on_the_same_bytes_stands_in_for_the_gate(project_dir):
     from stepkit.workspace.scope import tree_hash
 
-    (project / "app.py").write_text("x = 1\n")
+    (project_dir / "app.py").write_text("x = 1\n")
     earlier = GateResult(
         name="tests",
         status="pass",
         command="exit 1",
         exit_code=0,
         evidence="1 passed",
-        tree_hash=tree_hash(project),
+        tree_hash=tree_hash(project_dir),
         started_at="2026-01-01T00:00:00+00:00",
     )
     ran, reused = [], []
     gates = runner(
-        project,
+        project_dir,
         commands_pm(tests="exit 1"),
         reusable=[earlier],
         reused_from="the coder",
@@ -368,46 +363,50 @@ def test_an_earlier_pass_on_the_same_bytes_stands_in_for_the_gate(project):
         f"[reused: same tree {earlier.tree_hash[:12]}, run at "
         "2026-01-01T00:00:00+00:00 by the coder]\n1 passed"
     )
-    (project / "app.py").write_text("x = 2\n")
-    (changed,) = runner(project, commands_pm(tests="exit 1"), reusable=[earlier]).run(["tests"])
+    (project_dir / "app.py").write_text("x = 2\n")
+    (changed,) = runner(project_dir, commands_pm(tests="exit 1"), reusable=[earlier]).run(["tests"])
     assert changed.status == "fail"
-    (other_command,) = runner(project, commands_pm(tests="exit 2"), reusable=[earlier]).run(
+    (other_command,) = runner(project_dir, commands_pm(tests="exit 2"), reusable=[earlier]).run(
         ["tests"]
     )
     assert other_command.status == "fail"
 
 
-def test_nothing_is_reused_once_the_formatter_changed_the_tree(project):
+def test_nothing_is_reused_once_the_formatter_changed_the_tree(project_dir):
     from stepkit.workspace.scope import tree_hash
 
-    (project / "app.py").write_text("x=1\n")
-    earlier = GateResult(name="lint", status="pass", command="exit 1", tree_hash=tree_hash(project))
+    (project_dir / "app.py").write_text("x=1\n")
+    earlier = GateResult(
+        name="lint", status="pass", command="exit 1", tree_hash=tree_hash(project_dir)
+    )
     gates = runner(
-        project,
+        project_dir,
         commands_pm(format=FORMAT_APP, lint="exit 1"),
         watch_format=True,
         reusable=[earlier],
     )
     assert [r.status for r in gates.run(["format", "lint"])] == ["pass", "fail"]
-    (project / "app.py").write_text("x=1\n")
-    told = runner(project, commands_pm(lint="exit 1"), reusable=[earlier], format_changed_tree=True)
+    (project_dir / "app.py").write_text("x=1\n")
+    told = runner(
+        project_dir, commands_pm(lint="exit 1"), reusable=[earlier], format_changed_tree=True
+    )
     assert [r.status for r in told.run(["lint"])] == ["fail"]
 
 
-def test_stamped_passes_carry_the_tree_they_left(project):
+def test_stamped_passes_carry_the_tree_they_left(project_dir):
     from stepkit.workspace.scope import file_ids, tree_hash
 
     gates = runner(
-        project, commands_pm(build="echo built > out.txt", tests="exit 1"), stamp_passes=True
+        project_dir, commands_pm(build="echo built > out.txt", tests="exit 1"), stamp_passes=True
     )
     build, tests = gates.run(["build", "tests"])
-    assert build.tree_hash == tree_hash(project) and tests.tree_hash is None
+    assert build.tree_hash == tree_hash(project_dir) and tests.tree_hash is None
     assert gates.tree_ids is None  # the last gate failed
     gates = runner(
-        project, commands_pm(build="exit 1", tests="echo 1 passed in 0.01s"), stamp_passes=True
+        project_dir, commands_pm(build="exit 1", tests="echo 1 passed in 0.01s"), stamp_passes=True
     )
     build, tests = gates.run(["build", "tests"])
-    assert build.tree_hash is None and gates.tree_ids == file_ids(project)
+    assert build.tree_hash is None and gates.tree_ids == file_ids(project_dir)
 
 
 #: A formatter as pre-commit runs one: it rewrites app.py and exits 1 when it changed a byte.
@@ -419,22 +418,22 @@ REWRITES_AND_FAILS = (
 
 @pytest.mark.parametrize("watch_format", [True, False])
 def test_a_formatter_that_exits_1_because_it_rewrote_files_passes_when_run_again(
-    project, watch_format
+    project_dir, watch_format
 ):
-    (project / "app.py").write_text("x=1\n")
-    gates = runner(project, commands_pm(format=REWRITES_AND_FAILS), watch_format=watch_format)
+    (project_dir / "app.py").write_text("x=1\n")
+    gates = runner(project_dir, commands_pm(format=REWRITES_AND_FAILS), watch_format=watch_format)
     (result,) = gates.run(["format"])
     assert result.status == "pass", result.summary
     assert "run again on what it wrote, it passed" in result.evidence
-    assert (project / "app.py").read_text() == "x = 1\n"
+    assert (project_dir / "app.py").read_text() == "x = 1\n"
 
 
-def test_a_formatter_that_fails_again_on_its_own_output_fails(project):
+def test_a_formatter_that_fails_again_on_its_own_output_fails(project_dir):
     """A variant: a formatter that rewrites and still fails (a file it cannot parse)."""
-    (project / "app.py").write_text("x=1\n")
+    (project_dir / "app.py").write_text("x=1\n")
     always = (
         f'{sys.executable} -c "import pathlib, sys; '
         "pathlib.Path('app.py').write_text('y'); sys.exit(1)\""
     )
-    (result,) = runner(project, commands_pm(format=always)).run(["format"])
+    (result,) = runner(project_dir, commands_pm(format=always)).run(["format"])
     assert result.status == "fail"

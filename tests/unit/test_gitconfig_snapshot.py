@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepkit.workspace.scope import git, gitconfig
-from tests.support.gitrepo import git as run_git
+from tests.support.gitrepo import init_repo
 
 UPPER = '[filter "up"]\n\tsmudge = tr a-z A-Z\n\tclean = cat\n'
 
@@ -30,9 +30,7 @@ def test_the_snapshot_keeps_the_users_filter_and_ignores_a_later_one(tmp_path, m
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.txt").write_text("hello\n")
-    run_git(root, "init", "-q")
-    run_git(root, "add", "-A")
-    run_git(root, "commit", "-qm", "start")
+    init_repo(root)
     snapshot = gitconfig.take(tmp_path / "run" / gitconfig.RUN_DIR_NAME, root)
     # the run goes on: the filter changes, another file gets one
     (home / ".gitconfig").write_text('[filter "up"]\n\tsmudge = rev\n')

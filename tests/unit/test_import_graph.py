@@ -17,6 +17,7 @@ its reason:
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from stepkit.planrepo.checks import find_cycles
@@ -107,8 +108,14 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
 MODULES = modules(SOURCES)
 
 
+@functools.cache
+def project_graph() -> dict[str, set[str]]:
+    """The graph of stepkit's and the built-in plugins' modules, built once a process."""
+    return graph(MODULES)
+
+
 def test_the_graph_covers_every_layer():
-    edges = graph(MODULES)
+    edges = project_graph()
     assert len(MODULES) > 100 and "stepkit.plugins.coders.anthropic" in MODULES
     assert "stepkit.text" in edges["stepkit.records"]  # a module-level import
     assert (
@@ -117,7 +124,7 @@ def test_the_graph_covers_every_layer():
 
 
 def test_there_is_no_import_circle():
-    assert circles(graph(MODULES)) == []
+    assert circles(project_graph()) == []
 
 
 def test_a_circle_through_a_function_level_import_or_a_package_init_is_found(tmp_path):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-
 from stepkit.workspace.localpaths import portable_text
 from stepkit.workspace.store import store_dir
+from tests.support.gitrepo import git
 
 
 def test_a_project_reached_through_a_symlink_is_made_relative_by_either_name(tmp_path):
@@ -27,7 +26,7 @@ def test_only_whole_path_components_are_replaced(tmp_path, monkeypatch):
 def test_the_run_store_of_a_git_project_is_named_not_spelled(tmp_path):
     project = tmp_path / "p"
     project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    git(project, "init", "-q")
     log = store_dir(project) / "runs" / "r1" / "logs" / "tests-1.log"
     assert (
         portable_text(f"full log: {log}", project)

@@ -14,16 +14,10 @@ import pytest
 
 from stepkit.api import verify
 from stepkit.workspace.store import store_dir
+from tests.support.gitrepo import git, init_repo
 
 PY = sys.executable
-GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t"]
 LOCK = 'version = 1\nrequires-python = ">=3.8"\n'
-
-
-def git(project: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *GIT_ID, *args], cwd=project, check=True, capture_output=True, text=True
-    ).stdout
 
 
 def repo(tmp_path: Path, lint: str, files: dict[str, str]) -> Path:
@@ -34,9 +28,7 @@ def repo(tmp_path: Path, lint: str, files: dict[str, str]) -> Path:
     (project / "stepkit.toml").write_text(
         f'[commands]\nformat = ""\nlint = {json.dumps(lint)}\nbuild = ""\ntest = ""\n'
     )
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "start")
+    init_repo(project)
     return project
 
 

@@ -16,8 +16,8 @@ def test_the_setup_commands_are_the_demo_the_default_suite_then_what_it_leaves_o
     commands = setup_commands()
     assert len(commands) == 3
     assert commands[0].endswith("stepkit demo")
-    assert commands[1].endswith("pytest -q -n 4 --dist loadfile")
-    assert commands[2].endswith('pytest -q -n 4 --dist loadfile -m "slow or bench"')
+    assert commands[1].endswith("pytest -q -n 4")
+    assert commands[2].endswith('pytest -q -n 4 -m "slow or bench"')
 
 
 def test_ci_runs_the_readme_test_commands_verbatim_in_order():

@@ -20,6 +20,7 @@ import pytest
 from stepkit.workspace import seal
 from stepkit.workspace.files import state_home
 from stepkit.workspace.store import STORE_NAME, ensure_store, lock_files, store_dir
+from tests.support.gitrepo import git
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "stepkit" / "workspace" / "store.py"
@@ -46,7 +47,7 @@ def test_only_the_store_module_spells_the_store_directory():
 
 def git_init(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    git(path, "init", "-q")
     return path
 
 

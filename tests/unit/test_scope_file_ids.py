@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 from stepkit.workspace.scope import changed_between, file_ids, tree_hash
 from stepkit.workspace.store import store_dir
-
-GIT_ENV = {
-    **os.environ,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
+from tests.support.gitrepo import init_repo
 
 
 def make_tree(root, git=False):
@@ -24,9 +14,7 @@ def make_tree(root, git=False):
     (store_dir(root) / "runs").mkdir(parents=True)
     (root / "node_modules" / "x").mkdir(parents=True)
     if git:
-        (root / ".gitignore").write_text("node_modules/\n")
-        for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-            subprocess.run(["git", *cmd], cwd=root, check=True, capture_output=True, env=GIT_ENV)
+        init_repo(root, {".gitignore": "node_modules/\n"})
 
 
 def test_changes_are_found_with_and_without_git(tmp_path):

@@ -9,7 +9,7 @@ import shlex
 
 from stepkit.workspace.scope import git as git_module
 from stepkit.workspace.scope import git_internals, undo_git_changes
-from tests.support.coder import git, init_repo
+from tests.support.gitrepo import git, init_repo
 
 
 def repo(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 
 from stepkit.workspace import scope
 from stepkit.workspace.store import store_dir
-from tests.support.coder import git, init_repo, write_files
+from tests.support.gitrepo import git, init_repo, write_files
 
 BASE = {
     "src/app.py": "def main():\n    return 1\n",
@@ -254,26 +254,11 @@ def test_tree_hash_follows_content_only(project):
 
 
 def test_caches_are_not_the_steps_changes_even_without_a_gitignore(tmp_path):
-    import subprocess
 
     from stepkit.workspace.scope import step_changes, take_snapshot
 
     (tmp_path / "plans" / "steps").mkdir(parents=True)
-    (tmp_path / "calc.py").write_text("x = 1\n")
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run(
-            ["git", *cmd],
-            cwd=tmp_path,
-            check=True,
-            capture_output=True,
-            env={**__import__("os").environ, **env},
-        )
+    init_repo(tmp_path, {"calc.py": "x = 1\n"})
     before = take_snapshot(tmp_path, tmp_path / "plans")
     (tmp_path / "calc.py").write_text("x = 2\n")
     (tmp_path / "__pycache__").mkdir()

@@ -13,7 +13,7 @@ import pytest
 from stepkit.workspace import scope
 from stepkit.workspace.scope import git as git_module
 from stepkit.workspace.store import store_dir
-from tests.support.coder import git, init_repo, write_files
+from tests.support.gitrepo import git, init_repo, write_files
 
 BASE = {
     "src/app.py": "x = 1\n",

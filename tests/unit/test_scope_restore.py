@@ -12,7 +12,7 @@ import pytest
 from stepkit.workspace import scope
 from stepkit.workspace.files import LinkInTheWay, real_dir, replace_entry
 from stepkit.workspace.store import store_dir
-from tests.support.coder import write_files
+from tests.support.gitrepo import write_files
 
 PLANS = {
     "plans/steps/01-a.md": "step one\n",

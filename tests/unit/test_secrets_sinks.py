@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import HANDOFF, PY, make_project
+from tests.support.e2e import HANDOFF, PY
 from tests.support.sdk_e2e import queue_stages, run_sdk, sdk_env
 
 pytest_plugins = ["tests.support.messages_api"]
@@ -39,8 +39,7 @@ LEAK = "\n".join(SECRETS)
 
 
 @pytest.fixture
-def project(tmp_path):
-    project = make_project(tmp_path)
+def project(project):
     leak = project.state_dir / "leak.py"
     # prints the secrets; fails its first run in the project (the step's start, measured
     # in a scratch copy, passes), so its evidence goes to the fixing coder

@@ -16,7 +16,7 @@ from stepkit.workspace import process, supervision
 from stepkit.workspace.baseline import cached_record, snapshot_tree
 from stepkit.workspace.scope import take_snapshot
 from stepkit.workspace.start_outcomes import begin, lost_tests
-from tests.support.coder import git, init_repo
+from tests.support.gitrepo import git, init_repo
 from tests.support.waiting import SAFETY_S, wait_until
 
 

@@ -5,8 +5,6 @@ step's changes are changes of it (real git repos, the real plugin manager)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,28 +13,15 @@ from stepkit.config import load_config
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.workspace.scope import take_snapshot
 from stepkit.workspace.surface import rule_for, surface_changes, surface_rules
+from tests.support.gitrepo import init_repo
 
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
 PYPROJECT = (
     '[project]\nname = "x"\nversion = "0.1"\ndependencies = []\n\n[tool.ruff]\nline-length = 100\n'
 )
 
 
 def repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    root = tmp_path / "project"
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
-        subprocess.run(
-            ["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
-        )
-    return root
+    return init_repo(tmp_path / "project", files)
 
 
 def rules_of(root: Path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from stepkit.workspace.surface import command_files, search_roots
+from tests.support.gitrepo import write_files
 
 FILES = (
     "scripts/test",
@@ -21,9 +22,7 @@ FILES = (
 
 @pytest.fixture
 def project(tmp_path):
-    for rel in FILES:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("#\n")
+    write_files(tmp_path, dict.fromkeys(FILES, "#\n"))
     return tmp_path
 
 

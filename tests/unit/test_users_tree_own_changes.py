@@ -10,12 +10,12 @@ import pytest
 
 from stepkit.workspace.scope import users_tree
 from stepkit.worktrees.merge import _only_the_merge
-from tests.support.gitrepo import commit, git, new_repo
+from tests.support.gitrepo import commit, git, init_repo
 
 
 @pytest.fixture
 def repo(tmp_path):
-    root = new_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    root = init_repo(tmp_path / "repo", {"a.txt": "a\n"})
     git(root, "checkout", "-qb", "step")
     commit(root, {"b.txt": "b\n"}, "the step")
     git(root, "checkout", "-q", "main")

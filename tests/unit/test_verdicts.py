@@ -11,7 +11,7 @@ from stepkit.records import GateResult
 from stepkit.workspace.baseline import ref_tree
 from stepkit.workspace.testresults import TestResults
 from stepkit.workspace.verdicts import Judge, evidence_for_fix
-from tests.support.coder import init_repo
+from tests.support.gitrepo import init_repo
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from stepkit.cli import main
-from tests.support.coder import init_repo
+from tests.support.gitrepo import init_repo
 
 PYTEST = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider tests"
 CALC = "def add(a, b):\n    return a + b\n"

@@ -5,13 +5,13 @@ run back to the gates (a coder round since, or a node on the way to it)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from stepkit.protocol.verified import FIRST_GATE, recheck, verified_tree
 from stepkit.records import StageContext
+from tests.support.gitrepo import init_repo
 
 PATH = [
     "resolve_step",
@@ -29,22 +29,15 @@ PATH = [
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    for rel, text in {
-        "calc.py": "x = 1\n",
-        "tests/test_calc.py": "def test(): pass\n",
-        ".gitignore": "*.log\n",
-        "plans/steps/01-a.md": "---\ntitle: A\n---\n",
-    }.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    for cmd in (
-        ["init", "-q"],
-        ["add", "-A"],
-        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "s"],
-    ):
-        subprocess.run(["git", *cmd], cwd=root, check=True, capture_output=True)
-    return root
+    return init_repo(
+        tmp_path / "project",
+        {
+            "calc.py": "x = 1\n",
+            "tests/test_calc.py": "def test(): pass\n",
+            ".gitignore": "*.log\n",
+            "plans/steps/01-a.md": "---\ntitle: A\n---\n",
+        },
+    )
 
 
 def ctx(project: Path) -> StageContext:

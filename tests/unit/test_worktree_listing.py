@@ -14,7 +14,7 @@ import pytest
 from stepkit.workspace.worktree_record import WorktreeRecord, record_of, write_record
 from stepkit.worktrees import listing
 from stepkit.worktrees.listing import worktree_status
-from tests.support.gitrepo import commit, git
+from tests.support.gitrepo import commit, git, init_repo
 
 STEP = "---\nstep: 1\ntitle: Add a\nstatus: {status}\n---\n\n## Objective\nA.\n"
 
@@ -24,9 +24,7 @@ def repo(tmp_path):
     root = tmp_path / "repo"
     (root / "plans" / "steps").mkdir(parents=True)
     (root / "plans" / "steps" / "01-a.md").write_text(STEP.format(status="pending"))
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "start")
+    init_repo(root)
     return root
 
 

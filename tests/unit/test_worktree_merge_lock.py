@@ -12,7 +12,7 @@ from pathlib import Path
 from stepkit.workspace.store import GIT_SUBDIR
 from stepkit.workspace.worktree_record import WorktreeRecord
 from stepkit.worktrees.merge import merge_branch
-from tests.support.gitrepo import commit, git, new_repo
+from tests.support.gitrepo import commit, git, init_repo
 from tests.support.waiting import wait_until
 
 
@@ -27,7 +27,7 @@ def blocked_on(path: Path) -> bool:
 
 
 def test_a_merge_waits_for_another_merge_into_the_same_repository(tmp_path):
-    repo = new_repo(tmp_path / "repo", {"a.txt": "a\n"}, "base")
+    repo = init_repo(tmp_path / "repo", {"a.txt": "a\n"}, "base")
     git(repo, "checkout", "-qb", "stepkit/01-one")
     commit(repo, {"one.txt": "one\n"}, "step 1")
     git(repo, "checkout", "-q", "main")
