@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.coder import git
+from tests.support.gitrepo import git
 
 PNPM = "pnpm@12.26.0"
 PLUGGY_SHA256 = "2cffa88e94fdc978c4c574f15f9e59b7f4201d439195c3715ca9e2486f1d0cf1"

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 from tests.e2e.test_init_cli import stepkit
-from tests.support.gitrepo import init_repo
+from tests.support.gitrepo import git, init_repo
 
 TESTS = "def test_one():\n    assert 1\n\n\ndef test_two():\n    assert 2\n"
 
@@ -51,16 +51,8 @@ def test_init_writes_the_tests_command_that_ran_on_head_with_its_source(tmp_path
 def test_a_ci_line_whose_tool_is_missing_is_written_commented_out_with_why(tmp_path):
     project = ci_project(tmp_path, "hatch test")  # no hatch on this machine's PATH
     # no pyproject.toml: CI's line is the only candidate (else the next takes its place, below)
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "rm", "-q", "pyproject.toml"],
-        cwd=project,
-        check=True,
-    )
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ci only"],
-        cwd=project,
-        check=True,
-    )
+    git(project, "rm", "-q", "pyproject.toml")
+    git(project, "commit", "-qm", "ci only")
     done = stepkit("init", cwd=project)
     assert done.returncode == 0, done.stderr
     text = (project / "stepkit.toml").read_text()
@@ -126,11 +118,7 @@ def test_a_format_command_naming_the_steps_files_is_proven_on_the_files_of_head(
         '[project]\nname = "lib"\nversion = "0"\n\n[tool.stepkit.commands]\n'
         'format = "python -m ruff format --check {files:.py}"\n'
     )
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "f"],
-        cwd=project,
-        check=True,
-    )
+    git(project, "commit", "-qam", "f")
     done = stepkit("init", cwd=project)
     assert done.returncode == 0, done.stderr
     assert "format  pass" in done.stdout, done.stdout

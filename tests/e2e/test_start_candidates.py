@@ -18,8 +18,8 @@ from stepkit.workspace.precheck import start_faults
 from stepkit.workspace.store import store_dir
 from tests.e2e.test_init_cli import stepkit
 from tests.e2e.test_init_proves import ci_project
-from tests.support.coder import write_files
 from tests.support.e2e import PY, make_project
+from tests.support.gitrepo import write_files
 
 
 def _start(project):

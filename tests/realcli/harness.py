@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from stepkit.plugins.coders.presets import PRESETS
-from stepkit.plugins.coders.reviewer import ReviewFinding, render_findings, render_text_findings
+from stepkit.plugins.coders.reviewer import ReviewFinding, text_findings
+from stepkit.records import report_of
 from tests.support.messages_api import MessagesAPI, Scripted
 from tests.support.openai_api import ResponsesAPI
 
@@ -219,10 +220,10 @@ class Model:
                 self.api.reply_tool("StructuredOutput", answer)
             else:
                 self.api.reply_text(json.dumps(answer), usage=OPENAI_USAGE)
-            return render_findings([finding])
+            return report_of([finding.finding()])
         text = f"🟢 {file}: {problem}"
         self.say(text)
-        return render_text_findings(text)
+        return report_of(text_findings(text))
 
     def fail(self, status: int, kind: str = "api_error", message: str = "scripted failure") -> None:
         """One API error response."""

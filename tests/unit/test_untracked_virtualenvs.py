@@ -14,7 +14,7 @@ from stepkit.plugins.projects.tool_dirs import stepkit_tool_dirs
 from stepkit.workspace.scope import file_ids, take_snapshot
 from stepkit.workspace.scope.diff import snapshot_changes, working_tree_files
 from stepkit.workspace.scope.tree import EXCLUDED_DIRS, walk_files
-from tests.support.gitrepo import new_repo
+from tests.support.gitrepo import init_repo
 
 
 def make_venv(path):
@@ -24,7 +24,7 @@ def make_venv(path):
 # ".env" is what pluggy's Development docs make; the others are names no code spells
 @pytest.mark.parametrize("name", [".env", "py-tools", "envs/dev"])
 def test_an_untracked_virtualenv_of_any_name_is_not_the_projects_files(tmp_path, name):
-    project = new_repo(tmp_path / "p", {"a.py": "a = 1\n"})
+    project = init_repo(tmp_path / "p", {"a.py": "a = 1\n"})
     make_venv(project / name)
     assert all(not rel.startswith(name + "/") for rel in file_ids(project))
     before = take_snapshot(project)
@@ -56,7 +56,7 @@ def test_a_pyvenv_cfg_hides_only_a_virtualenvs_own_layout(tmp_path, git):
     a module (``calc/__init__.py`` over ``calc.py``) from the step's changes."""
     files = {"calc.py": "def add(a, b):\n    return a + b\n"}
     if git:
-        project = new_repo(tmp_path / "p", files)
+        project = init_repo(tmp_path / "p", files)
     else:
         project = tmp_path / "p"
         project.mkdir()

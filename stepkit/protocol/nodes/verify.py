@@ -31,7 +31,7 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
         plan=plan,
         watch_format=True,
         stamp_passes="build" in names,
-        narrow_lint=_lint_scope(ctx.state),
+        narrow_lint=_lint_scope(step_state(ctx)),
     )
     results, updates = _run_guarded(ctx, runner, names)
     updates["format_changed_tree"] = runner.format_changed_tree
@@ -44,18 +44,18 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     return _rechecked(ctx, outcome, "lint")
 
 
-def _lint_scope(state: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+def _lint_scope(state: StepState) -> tuple[list[str], list[str]] | None:
     """In a fix round, what the lint may be narrowed to: the step's changed
     files and those the last lint failed on, with every path the step
     changed (:mod:`stepkit.workspace.narrowing`); None: the whole command
     (the step's first lint, or a last lint whose failures name no file)."""
-    last = next((g for g in state.get("gates", []) if g.get("name") == "lint"), None)
-    changed = state.get("changed_files")
-    if last is None or changed is None or last.get("status") not in ("pass", "fail"):
+    last = next((g for g in state.gates if g.name == "lint"), None)
+    if last is None or last.status not in ("pass", "fail"):
         return None
-    failed = [*last.get("new_failures", []), *last.get("preexisting_failures", [])]
-    if last["status"] == "fail" and not failed:
+    failed = [*last.new_failures, *last.preexisting_failures]
+    if last.status == "fail" and not failed:
         return None
+    changed = state.changed_files
     return [*changed, *(key.split(": ", 1)[0] for key in failed)], list(changed)
 
 
@@ -63,7 +63,7 @@ def _linted_whole(ctx: StageContext, outcome: Outcome) -> Outcome:
     """``outcome`` of a passing tests gate, after the whole lint command when
     this round's lint ran narrowed: the step proceeds on the project's own
     lint verdict, and a failure there is the fix loop's."""
-    gates = outcome.updates.get("gates") or ctx.state.get("gates", [])
+    gates = outcome.updates.get("gates") or [g.model_dump() for g in step_state(ctx).gates]
     lint = next((g for g in gates if g.get("name") == "lint"), None)
     if outcome.route != "pass" or lint is None or lint.get("narrowed_to") is None:
         return outcome
