@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # annotations only: importing this module stays cheap
     from stepkit.planrepo.draft import PlanDraft
     from stepkit.records import (
         CoderResult,
+        Evidence,
         GateResult,
         HandoffProse,
         OrientResult,
@@ -413,7 +414,7 @@ def stepkit_added_file_reach(
 @hookspec(firstresult=True)
 def stepkit_condense_output(
     gate: str, command: str, output: str, exit_code: int | None, log_path: Path | None
-) -> str | None:
+) -> Evidence | str | None:
     """Condense a gate's output into evidence a model and a handoff can carry.
 
     :param gate: a gate of the gate table (``format``, ``lint``, ``build``, ``tests`` …).
@@ -423,14 +424,21 @@ def stepkit_condense_output(
         tail joined by a ``[... N bytes omitted ...]`` line.
     :param exit_code: the command's exit code (None when it never finished).
     :param log_path: the full log on disk, to name in the cut marker.
-    :return: the condensed text (the failing ids, the first error of each
-        failure, the summary line), or None when this parser does not
-        recognise the output.  A last line ``summary: <one line>`` (e.g.
-        ``summary: 5 failed, 1995 passed``) becomes the gate's summary;
-        without it the output's last non-empty line is used.  The harness
-        prefixes ``$ command`` / ``exit code: N``, caps the result at 200
-        lines / 16 KB and appends ``[kept X of Y lines; full log: PATH]``
-        when anything was cut.
+    :return: an :class:`~stepkit.records.Evidence`: its ``text`` (the
+        failing ids, the first error of each failure, the summary line), its
+        ``failing`` items, the failing ``tests`` by id, the first ``errors``
+        of each failure and the gate's one-line ``summary``; the harness
+        judges by those fields, never by the text.  A plain string is still
+        taken as the text, read once where it comes in: its ``label (N):``
+        lists' items are the failing items (a ``failing tests`` list's are
+        test ids, ``FAILED``/``ERROR`` and a `` - message`` left off), its
+        ``first error of each failure:`` section the errors, and a last
+        line ``summary: <one line>`` (e.g. ``summary: 5 failed, 1995
+        passed``) the summary.  Without a summary the output's last
+        non-empty line is used.  None: this parser does not recognise the
+        output.  The harness prefixes ``$ command`` / ``exit code: N``, caps
+        the text at 200 lines / 16 KB and appends ``[kept X of Y lines;
+        full log: PATH]`` when anything was cut.
 
     firstresult; the generic head+tail parser answers last.  Usable in
     ``stepconf.py``: yes.

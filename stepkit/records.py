@@ -88,6 +88,42 @@ class TestsRecord(Model):
         return outcomes if isinstance(outcomes, dict) else None
 
 
+class FirstError(Model):
+    """The first error lines of one failure, under its heading (the test, or
+    the file and line)."""
+
+    heading: str
+    lines: list[str] = Field(default_factory=list)
+
+
+class Evidence(Model):
+    """What a condenser (``stepkit_condense_output``) found in a gate's output.
+
+    The judges read the fields; ``text`` is the view a model and the handoff
+    read (the built-in condensers render it from the fields).  A plain string
+    from a third-party condenser becomes ``text``, its documented lines read
+    once where it comes in (:func:`stepkit.workspace.evidence.condense`).
+
+    :ivar text: the condensed text.
+    :ivar failing: one item per failing test or diagnostic, as listed (its
+        id, maybe with its message).
+    :ivar tests: the failing tests' ids, ``failed`` or ``errored`` (empty:
+        the output names no failing test, a lint's diagnostics say).
+    :ivar errors: the first error lines of each failure.
+    :ivar summary: the gate's one-line summary (None: the condenser said none).
+    """
+
+    text: str = ""
+    failing: list[str] = Field(default_factory=list)
+    tests: dict[str, Literal["failed", "errored"]] = Field(default_factory=dict)
+    errors: list[FirstError] = Field(default_factory=list)
+    summary: str | None = None
+
+    def first_error(self) -> str:
+        """The first line of the first failure's error (empty: none listed)."""
+        return next((line for e in self.errors for line in e.lines if line.strip()), "")
+
+
 class GateResult(Model):
     """One verification gate as it ran (or did not run): the evidence record.
 
@@ -126,6 +162,9 @@ class GateResult(Model):
     #: the files a fix round's lint ran on, its command narrowed to them
     #: (:mod:`stepkit.workspace.narrowing`); None: the whole command ran
     narrowed_to: list[str] | None = None
+    #: what the output's condenser found, typed: the judges read it, never
+    #: ``evidence`` (None: no command ran)
+    condensed: Evidence | None = None
 
     @field_validator("name")
     @classmethod

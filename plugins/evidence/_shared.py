@@ -1,10 +1,10 @@
 """Parsing helpers shared by the evidence condensers.
 
-Every condenser returns its findings through :func:`render`, so all of them
-read alike: the failing ids first (the part that must survive any cut), then
-the first error lines of each failure, then the tool's own summary line(s),
-and last a ``summary: …`` line that the gate runner takes as the gate's
-one-line summary.
+Every condenser returns its findings through :func:`render`, typed
+(:class:`~stepkit.records.Evidence`), their text rendered from them so all of
+them read alike: the failing ids first (the part that must survive any cut),
+then the first error lines of each failure, then the tool's own summary
+line(s), and last a ``summary: …`` line (the gate's one-line summary).
 
 :data:`MARKERS` says, for each parser, what its command or its output must
 hold for it to answer at all; a parser registered lazily
@@ -18,11 +18,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from stepkit.lazyregex import lazy_compile
+from stepkit.records import Evidence, FirstError
 from stepkit.text import strip_ansi, terminal_line
-from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
+from stepkit.workspace.evidence import ERRORS_HEADING, FAILING_TESTS_LABEL, SUMMARY_PREFIX
 
 T = TypeVar("T")
 
@@ -159,17 +160,21 @@ def first_nonblank(
 def render(
     *,
     failing: list[str] | None = None,
-    failing_label: str = "failing tests",
+    failing_label: str = FAILING_TESTS_LABEL,
+    tests: dict[str, Literal["failed", "errored"]] | None = None,
     errors: list[tuple[str, list[str]]] | None = None,
     more: dict[str, list[str]] | None = None,
     tool_summary: list[str] | None = None,
     summary: str | None = None,
-) -> str:
-    """Assemble a condenser's answer.
+) -> Evidence:
+    """Assemble a condenser's answer: the evidence, its text rendered from it.
 
     :param failing: one line per failing test or diagnostic (its id, maybe
         with its error message).
     :param failing_label: the heading of that list.
+    :param tests: the failing tests' ids and statuses, when the output names
+        tests (default: under the ``failing tests`` label, each item is an id
+        that failed).
     :param errors: ``(heading, first error lines)`` per failure.
     :param more: further labelled lists (warnings …), after the errors.
     :param tool_summary: the tool's own summary line(s), verbatim.
@@ -191,7 +196,17 @@ def render(
     parts.extend(tool_summary or [])
     if summary:
         parts.append(f"{SUMMARY_PREFIX}{summary}")
-    return "\n".join(parts)
+    if tests is None:
+        tests = (
+            dict.fromkeys(failing or [], "failed") if failing_label == FAILING_TESTS_LABEL else {}
+        )
+    return Evidence(
+        text="\n".join(parts),
+        failing=list(failing or []),
+        tests=tests,
+        errors=[FirstError(heading=heading, lines=list(lines)) for heading, lines in errors or []],
+        summary=summary or None,
+    )
 
 
 def failed_silently(exit_code: int | None, found: object) -> bool:

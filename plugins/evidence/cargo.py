@@ -17,6 +17,7 @@ from stepkit.plugins.evidence._shared import (
     render,
     unique,
 )
+from stepkit.records import Evidence
 
 _TEST = lazy_compile(r"^test (?P<id>.+?) \.\.\. (?P<status>FAILED|ok|ignored)\b")
 _RESULT = lazy_compile(
@@ -32,7 +33,7 @@ _MORE_WARNINGS = 10
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense cargo output; None when it is not cargo's."""
     lines = clean_lines(output)
     results = [m for line in lines if (m := _RESULT.match(line))]

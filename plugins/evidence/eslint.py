@@ -7,6 +7,7 @@ from __future__ import annotations
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
+from stepkit.records import Evidence
 
 _FILE = lazy_compile(r"^(?P<file>(?:/|\.{0,2}/|[A-Za-z]:\\|[\w@.-]+/)\S*\.\w+)$")
 _STYLISH = lazy_compile(
@@ -21,7 +22,7 @@ _SUMMARY = lazy_compile(
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense eslint output; None when it is not eslint's."""
     lines = clean_lines(output)
     tool_summary = [line.strip() for line in lines if _SUMMARY.match(line)]

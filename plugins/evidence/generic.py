@@ -10,6 +10,7 @@ from itertools import islice
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines
+from stepkit.records import Evidence
 
 HEAD_LINES = 20
 TAIL_LINES = 40
@@ -18,8 +19,12 @@ _ALARM = lazy_compile(r"error|fail|panic|traceback|exception|fatal|abort", re.IG
 
 
 @hookimpl(trylast=True)
-def stepkit_condense_output(output: str) -> str:
+def stepkit_condense_output(output: str) -> Evidence:
     """Head + error-looking lines + tail; short output is returned whole."""
+    return Evidence(text=_kept(output))
+
+
+def _kept(output: str) -> str:
     lines = clean_lines(output)
     while lines and not lines[-1]:
         lines.pop()

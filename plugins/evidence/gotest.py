@@ -17,6 +17,7 @@ from stepkit.plugins.evidence._shared import (
     render,
     unique,
 )
+from stepkit.records import Evidence
 
 _FAIL = lazy_compile(r"^\s*--- FAIL: (?P<id>\S+) \([\d.]+s\)$")
 _PASS = lazy_compile(r"^\s*--- PASS: ")
@@ -28,7 +29,7 @@ _STOP = lazy_compile(r"^\s*(?:--- |=== |FAIL\b|ok\s|PASS$)|^\S")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense go test output; None when it is not Go's."""
     lines = clean_lines(output)
     packages = [m for line in lines if (m := _PACKAGE.match(line)) and _looks_like_package(m)]

@@ -16,6 +16,7 @@ from stepkit.plugins.evidence._shared import (
     render,
     unique,
 )
+from stepkit.records import Evidence
 
 # jest
 _JEST_FILE = lazy_compile(r"^\s*FAIL\s+(?P<file>\S+)\s*(?:\(.*\))?$")
@@ -29,7 +30,7 @@ _STOP = lazy_compile(r"^\s*(?:●|FAIL\s|PASS\s|⎯{3,}|at )")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense jest or vitest output; None when it is neither."""
     lines = clean_lines(output)
     jest_summary = [line.strip() for line in lines if _JEST_SUMMARY.match(line)]

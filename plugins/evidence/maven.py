@@ -7,6 +7,7 @@ from __future__ import annotations
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, mentions, render, unique
+from stepkit.records import Evidence
 
 _ERROR = lazy_compile(r"^\[ERROR\] ?(?P<text>.*)$")
 # what Maven adds after the cause: "-> [Help 1]", "To see the full stack trace …", the links
@@ -30,7 +31,7 @@ _FAILED_GOAL = lazy_compile(
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense Maven output; None when it is not Maven's."""
     lines = clean_lines(output)
     if not (
@@ -41,11 +42,8 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     errors = [m["text"].strip() for line in lines if (m := _ERROR.match(line))]
     causes = unique(text for text in errors if not _NOISE.match(text))
     compile_errors = unique(text for text in causes if _COMPILE.match(text))
-    failing = unique(
-        " ".join(filter(None, (m["id"], m["msg"])))
-        for line in lines
-        if (m := _FAILED_TEST.match(line))
-    )
+    failed = [m for line in lines if (m := _FAILED_TEST.match(line))]
+    failing = unique(" ".join(filter(None, (m["id"], m["msg"]))) for m in failed)
     totals = [m["line"] for line in lines if (m := _TOTALS.match(line))]
     verdict = next(
         (line.removeprefix("[INFO] ") for line in lines if line.startswith("[INFO] BUILD ")), None
@@ -61,6 +59,7 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
     ]
     return render(
         failing=listed,
+        tests=dict.fromkeys((m["id"] for m in failed), "failed"),
         failing_label="failing tests" if failing else "compile errors",
         errors=None if listed or not causes else [("first error", [_first_cause(causes)])],
         tool_summary=tool_summary,

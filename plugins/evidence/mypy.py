@@ -7,6 +7,7 @@ from __future__ import annotations
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
+from stepkit.records import Evidence
 
 _MYPY = lazy_compile(r"^(?P<where>[^\s:][^:]*:\d+(?::\d+)?): error: (?P<msg>.+)$")
 _PYRIGHT = lazy_compile(r"^\s*(?P<where>\S.*?:\d+:\d+) - error: (?P<msg>.+)$")
@@ -17,7 +18,7 @@ _SUMMARY = lazy_compile(
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense mypy or pyright output; None when it is neither."""
     lines = clean_lines(output)
     tool_summary = [line.strip() for line in lines if _SUMMARY.match(line.strip())]

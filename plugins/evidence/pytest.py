@@ -9,6 +9,7 @@ location: ``FAILED tests/test_a.py::TestA::test_m``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
@@ -20,6 +21,7 @@ from stepkit.plugins.evidence._shared import (
     render,
     unique,
 )
+from stepkit.records import Evidence
 
 _OUTCOME = r"(?:failed|passed|skipped|deselected|xfailed|xpassed|errors?|warnings?|rerun)"
 _COUNTS = rf"\d+ {_OUTCOME}(?:, \d+ {_OUTCOME})*"
@@ -42,7 +44,7 @@ _SETUP = lazy_compile(r"^ERROR at (?:setup|teardown) of (?P<name>.+)$")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense pytest output; None when it is not pytest's."""
     lines = clean_lines(output)
     summary_line = next((line for line in reversed(lines) if _SUMMARY.match(line)), None)
@@ -67,7 +69,24 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
         summary = f"{summary}; {interrupted['text']}" if summary else interrupted["text"]
     if failed_silently(exit_code, failing or errors or interrupted):
         return None
-    return render(failing=failing, errors=errors, tool_summary=tool_summary, summary=summary)
+    return render(
+        failing=failing,
+        tests=_tests(failing),
+        errors=errors,
+        tool_summary=tool_summary,
+        summary=summary,
+    )
+
+
+def _tests(failing: list[str]) -> dict[str, Literal["failed", "errored"]]:
+    """The test ids of the ``FAILED id - message`` / ``ERROR id`` items, by status."""
+    tests: dict[str, Literal["failed", "errored"]] = {}
+    for item in failing:
+        kind, _, rest = item.partition(" ")
+        test_id = rest.split(" - ", 1)[0]
+        if kind == "ERROR" or test_id not in tests:
+            tests[test_id] = "errored" if kind == "ERROR" else "failed"
+    return tests
 
 
 def _failing(lines: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ from stepkit.plugins.evidence._shared import (
     render,
     unique,
 )
+from stepkit.records import Evidence
 
 _CONCISE = lazy_compile(r"^(?P<where>\S+?:\d+:\d+): (?P<code>[A-Z]+\d+) (?:\[\*\] )?(?P<msg>.+)$")
 _FULL_HEAD = lazy_compile(
@@ -29,7 +30,7 @@ _SUMMARY = lazy_compile(
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense ruff output; None when it is not ruff's."""
     lines = clean_lines(output)
     tool_summary = [line for line in lines if _SUMMARY.match(line)]

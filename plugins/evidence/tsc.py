@@ -7,6 +7,7 @@ from __future__ import annotations
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
+from stepkit.records import Evidence
 
 _PLAIN = lazy_compile(
     r"^(?P<file>\S.*?)\((?P<line>\d+),(?P<col>\d+)\): error (?P<code>TS\d+): (?P<msg>.+)$"
@@ -19,7 +20,7 @@ _SUMMARY = lazy_compile(r"^Found \d+ errors?\b.*$")
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense tsc output; None when it is not the TypeScript compiler's."""
     lines = clean_lines(output)
     errors = []

@@ -4,9 +4,12 @@ Django's): each ``FAIL:`` / ``ERROR:`` test with its exception line, and the
 
 from __future__ import annotations
 
+from typing import Literal
+
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.plugins.evidence._shared import clean_lines, failed_silently, mentions, render, unique
+from stepkit.records import Evidence
 
 _RAN = lazy_compile(r"^Ran (?P<n>\d+) tests? in [\d.]+s$")
 _RESULT = lazy_compile(r"^(?P<text>OK|FAILED)(?: \((?P<detail>[^)]*)\))?$")
@@ -16,7 +19,7 @@ _FRAME = lazy_compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
 
 @hookimpl
-def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> str | None:
+def stepkit_condense_output(command: str, output: str, exit_code: int | None) -> Evidence | None:
     """Condense a unittest report; None when the output is not one."""
     lines = clean_lines(output)
     ran_at = next((i for i in range(len(lines) - 1, -1, -1) if _RAN.match(lines[i])), None)
@@ -47,7 +50,13 @@ def stepkit_condense_output(command: str, output: str, exit_code: int | None) ->
             summary = f"FAILED{detail}: {count} tests"
     if failed_silently(exit_code, blocks):
         return None
-    return render(failing=failing, errors=errors, tool_summary=tool_summary, summary=summary)
+    tests: dict[str, Literal["failed", "errored"]] = {}
+    for kind, test_id, _ in blocks:
+        if kind == "ERROR" or test_id not in tests:
+            tests[test_id] = "errored" if kind == "ERROR" else "failed"
+    return render(
+        failing=failing, tests=tests, errors=errors, tool_summary=tool_summary, summary=summary
+    )
 
 
 def _failure_blocks(lines: list[str]) -> list[tuple[str, str, list[str]]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
@@ -17,6 +18,9 @@ from stepkit.workspace.jsonlines import json_object
 from stepkit.workspace.loglines import LogLines, lines_of
 from stepkit.workspace.runners import Call, NoTests, Report, TestRunner
 from stepkit.workspace.testrunners import either
+
+if TYPE_CHECKING:  # the readers' evidence type: importing a runner builds no model
+    from stepkit.records import Evidence
 
 #: A reporter for node's test runner: one JSON line per test started,
 #: passed or failed, with its file and nesting (node's own reporters name no
@@ -73,7 +77,7 @@ def _report(call: Call, ambient: Report) -> Report:
         "NODE_OPTIONS": quoting.extend_variable("NODE_OPTIONS", flags, call.base_env),
     }
 
-    def read(output: tr.Output, evidence: str) -> tr.TestResults | None:
+    def read(output: tr.Output, evidence: Evidence) -> tr.TestResults | None:
         return read_events(LogLines(events), call.project) if events.is_file() else None
 
     return Report(

@@ -9,11 +9,15 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace import testresults as tr
 from stepkit.workspace.runners import Call, NoTests, Report, Rerun, TestRunner
+
+if TYPE_CHECKING:  # the readers' evidence type: importing a runner builds no model
+    from stepkit.records import Evidence
 
 #: The longest ``--deselect`` list put in PYTEST_ADDOPTS (beyond: ``-k``).
 DESELECT_CHARS = 100_000
@@ -50,7 +54,7 @@ def node_id(case: ET.Element, project_dir: Path) -> str:
 def _ambient(call: Call) -> Report:
     junit = call.report_dir / _JUNIT
 
-    def read(output: tr.Output, evidence: str) -> tr.TestResults | None:
+    def read(output: tr.Output, evidence: Evidence) -> tr.TestResults | None:
         return tr.read_junit([junit], call.project, node_id) if junit.is_file() else None
 
     return Report(call.command, _env(junit, [], call.base_env), read, junit)

@@ -16,9 +16,10 @@ only ever added.  ``format_version`` says which layout a file has:
   (written before checkpoints carried one).  It is read by making its paths
   relative to the project dir it names, then placing them as format 2's;
 - format 3 has format 2's layout; its state holds the typed records of this
-  release (a review's findings).  An older state is brought to the graph's
-  state model when the run resumes (:meth:`RunState.upgraded
-  <stepkit.graph.state.RunState.upgraded>`, with :attr:`Checkpoint.read_format`).
+  release (a review's findings); format 4 also a gate's typed evidence.  An
+  older state is brought to the graph's state model when the run resumes
+  (:meth:`RunState.upgraded <stepkit.graph.state.RunState.upgraded>`, with
+  :attr:`Checkpoint.read_format`).
 
 A newer format, or a file that is not a checkpoint, is refused with one line.
 """
@@ -36,7 +37,7 @@ from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 
 #: The layout this stepkit writes.
-CHECKPOINT_FORMAT = 3
+CHECKPOINT_FORMAT = 4
 #: The layout with absolute paths (and of files without a format).
 ABSOLUTE_FORMAT = 1
 #: How the stored form names the project dir itself.

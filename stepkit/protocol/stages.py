@@ -51,7 +51,7 @@ from stepkit.records import (
     SweepResult,
     marked_findings,
 )
-from stepkit.workspace.evidence import summary_of
+from stepkit.workspace.evidence import last_line
 from stepkit.workspace.files import atomic_write
 
 #: The mark that opens a critical finding's line in a review given as text.
@@ -192,7 +192,7 @@ def implement(ctx: StageContext) -> Outcome:
             snapshot.persist(scope_path(ctx))
     if coder.crashed:
         raise StageFault(
-            f"the coder crashed: {summary_of('', coder.text) or 'no output'}",
+            f"the coder crashed: {last_line(coder.text) or 'no output'}",
             updates={
                 **updates,
                 "failure_reason": "the coder crashed (never retried: the tree may be half-edited)",

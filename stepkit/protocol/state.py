@@ -158,17 +158,36 @@ class StepState(RunState):
     @classmethod
     def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
         """A state written before a review's findings were typed gets them
-        from its review report's 🔴 lines (the text routing read then)."""
+        from its review report's 🔴 lines (the text routing read then); one
+        written before evidence was typed gets each gate's from its evidence
+        text, read once as the judges read it then."""
         if written_in < FINDINGS_FORMAT and "review_findings" not in state:
             from stepkit.records import marked_findings
 
             findings = marked_findings(lazy_view(cls, state).review_report)
             state = {**state, "review_findings": [f.model_dump() for f in findings]}
+        if written_in < EVIDENCE_FORMAT:
+            gates = lazy_view(cls, state).gates
+            if any(gate.condensed is None and gate.log is not None for gate in gates):
+                state = {**state, "gates": [_with_condensed(gate).model_dump() for gate in gates]}
         return state
+
+
+def _with_condensed(gate: GateResult) -> GateResult:
+    """A gate record written before evidence was typed, with what its
+    evidence text lists read once (as the judges read it then); a gate that
+    never ran its command had none."""
+    if gate.condensed is not None or gate.log is None:
+        return gate
+    from stepkit.workspace.evidence import read_plain
+
+    return gate.model_copy(update={"condensed": read_plain(gate.evidence)})
 
 
 #: The checkpoint format whose states first held a review's typed findings.
 FINDINGS_FORMAT = 3
+#: The checkpoint format whose gate records first held their typed evidence.
+EVIDENCE_FORMAT = 4
 
 
 def step_state(state: Mapping[str, Any] | StageContext) -> StepState:

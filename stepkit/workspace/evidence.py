@@ -1,18 +1,25 @@
 """Condensed evidence: what a model and a handoff get instead of a full log.
 
 A parser plugin (``stepkit_condense_output``) picks out what matters — the
-failing ids, the first error of each failure, the summary line — and this
-module frames and caps the result: it always starts with the command and its
-exit code, is at most :data:`MAX_LINES` lines and :data:`MAX_BYTES` bytes, and
-ends with ``[kept X of Y lines; full log: PATH]`` whenever any line of the
-output is missing from it.  Secrets are masked before anything is kept.
+failing ids, the first error of each failure, the summary line — as an
+:class:`~stepkit.records.Evidence`, and this module frames and caps its text:
+it always starts with the command and its exit code, is at most
+:data:`MAX_LINES` lines and :data:`MAX_BYTES` bytes, and ends with ``[kept X
+of Y lines; full log: PATH]`` whenever any line of the output is missing from
+it.  Secrets are masked before anything is kept.
+
+A plugin's plain-string answer is read here, once, into the same type
+(:func:`read_plain`): the judges read the fields, never the text.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
+from stepkit.lazyregex import lazy_compile
 from stepkit.pluginmanager import first_answer
+from stepkit.records import Evidence, FirstError
 from stepkit.text import shown_bytes, strip_ansi, terminal_line
 from stepkit.workspace.redact import redact
 
@@ -24,8 +31,10 @@ MAX_LINE_CHARS = 500
 #: summary lines live there.
 TAIL_KEEP = 12
 SUMMARY_PREFIX = "summary: "
-#: The heading of the parsers' per-failure error section; the stall check reads it.
+#: The heading of the parsers' per-failure error section.
 ERRORS_HEADING = "first error of each failure:"
+#: The label of a list of failing tests, whose items name test ids.
+FAILING_TESTS_LABEL = "failing tests"
 
 
 def clip_middle(text: str, max_chars: int, label: str = "output") -> str:
@@ -53,7 +62,7 @@ def condense(
     *,
     total_lines: int | None = None,
     note: str | None = None,
-) -> str:
+) -> Evidence:
     """Condense a gate's output into capped, secret-free evidence.
 
     :param pm: the plugin manager whose ``stepkit_condense_output`` parsers run.
@@ -67,8 +76,9 @@ def condense(
         only its head and tail.
     :param note: a line placed right after the exit code (``timed out after
         300 s`` …).
-    :return: ``$ command`` / ``exit code: N`` / [note] / the parser's text /
-        ``[kept X of Y lines; full log: PATH]`` (the last only when cut).
+    :return: what the parser found, its text framed: ``$ command`` /
+        ``exit code: N`` / [note] / the parser's text / ``[kept X of Y lines;
+        full log: PATH]`` (the last only when cut).
     """
     output = shown_bytes(redact(output))  # the evidence names a Latin-1 file as caf\xe9.txt
     try:
@@ -82,10 +92,12 @@ def condense(
             log_path=Path(log_path) if log_path else None,
         )
     except Exception as exc:  # noqa: BLE001 - a broken parser must not lose the gate's record
-        answer = (
-            f"[evidence parser failed: {type(exc).__name__}: {exc}; raw output follows]\n{output}"
+        answer = Evidence(
+            text=f"[evidence parser failed: {type(exc).__name__}: {exc}; raw output follows]\n"
+            f"{output}"
         )
-    text = redact(strip_ansi(answer if answer is not None else output))
+    found = _masked(_typed(answer, output))
+    text = found.text
     body = _clip_lines([terminal_line(line) for line in text.split("\n")])
     while body and not body[-1].strip():
         body.pop()
@@ -109,22 +121,99 @@ def condense(
     body, capped = _cap(body, header, marker)
     if capped:
         cut = True
-    if not cut:
-        return "\n".join(header + body)
-    kept = min(sum(1 for line in body if not _is_synthetic(line)), total)
-    return "\n".join(header + body + [marker.format(kept=kept)])
+    if cut:
+        kept = min(sum(1 for line in body if not _is_synthetic(line)), total)
+        body = [*body, marker.format(kept=kept)]
+    return found.model_copy(update={"text": "\n".join(header + body)})
 
 
-def summary_of(evidence: str, output: str) -> str:
-    """The gate's one-line summary: the parser's ``summary: …`` line, else the
-    last non-empty line of the output."""
-    for line in reversed(evidence.split("\n")):
-        if line.startswith(SUMMARY_PREFIX):
-            return line[len(SUMMARY_PREFIX) :].strip()[:200]
+def summary_of(evidence: Evidence, output: str) -> str:
+    """The gate's one-line summary: the parser's, else the last non-empty
+    line of the output."""
+    if evidence.summary is not None and evidence.summary.strip():
+        return evidence.summary.strip()[:200]
+    return last_line(output)
+
+
+def last_line(output: str) -> str:
+    """The last non-empty line of ``output``, secrets masked, clipped to 200 chars."""
     for line in reversed(strip_ansi(output).split("\n")):
         if line.strip():
             return redact(line.strip())[:200]
     return ""
+
+
+def _typed(answer: Evidence | str | None, output: str) -> Evidence:
+    """A parser's answer as :class:`Evidence` (the output itself when none answered)."""
+    if isinstance(answer, Evidence):
+        return answer
+    if answer is None:
+        return Evidence(text=output)
+    return read_plain(str(answer))
+
+
+def _masked(found: Evidence) -> Evidence:
+    """``found`` with secrets masked and colour codes dropped, in its text and its fields."""
+    return Evidence(
+        text=redact(strip_ansi(found.text)),
+        failing=[redact(item) for item in found.failing],
+        tests={redact(test_id): status for test_id, status in found.tests.items()},
+        errors=[
+            FirstError(heading=redact(e.heading), lines=[redact(line) for line in e.lines])
+            for e in found.errors
+        ],
+        summary=None if found.summary is None else redact(found.summary),
+    )
+
+
+# -- a plain-string answer, read once at the hook border ----------------------
+
+#: A list's heading as the built-in parsers render it: ``failing tests (2):``.
+_LIST_HEADING = lazy_compile(r"^(?P<label>[a-z][a-z ]*) \(\d+\):$")
+_KIND = lazy_compile(r"^(?P<kind>FAILED|ERROR)\s+")
+_MESSAGE = lazy_compile(r" - .*$")
+
+
+def read_plain(text: str) -> Evidence:
+    """A plain-string answer (a third-party parser's) as :class:`Evidence`:
+    its text, with what the built-in parsers' layout says read from it once
+    (the hook's documented ``summary:`` line, the items of its ``label (N):``
+    lists, a ``failing tests`` list's ids, the first error of each failure)."""
+    lines = text.split("\n")
+    failing: list[str] = []
+    tests: dict[str, Literal["failed", "errored"]] = {}
+    errors: list[FirstError] = []
+    label = None
+    for line in lines:
+        heading = _LIST_HEADING.match(line)
+        if heading:
+            label = heading["label"]
+        elif line == ERRORS_HEADING:
+            label = ERRORS_HEADING
+        elif label == ERRORS_HEADING and line.startswith("    "):
+            if errors and line.strip():
+                errors[-1].lines.append(line.strip())
+        elif label == ERRORS_HEADING and line.startswith("  "):
+            errors.append(FirstError(heading=line.strip()))
+        elif label is not None and line.startswith("  ") and not line.startswith("   "):
+            item = line.strip()
+            failing.append(item)
+            if label == FAILING_TESTS_LABEL:
+                kind = _KIND.match(item)
+                test_id = _MESSAGE.sub("", item[kind.end() :] if kind else item)
+                if test_id not in tests or (kind and kind["kind"] == "ERROR"):
+                    tests[test_id] = "errored" if kind and kind["kind"] == "ERROR" else "failed"
+        else:
+            label = None
+    summary = next(
+        (
+            line[len(SUMMARY_PREFIX) :]
+            for line in reversed(lines)
+            if line.startswith(SUMMARY_PREFIX)
+        ),
+        None,
+    )
+    return Evidence(text=text, failing=failing, tests=tests, errors=errors, summary=summary)
 
 
 def _clip_lines(lines: list[str]) -> list[str]:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from stepkit.config import Config, Logs
-from stepkit.records import GATE_ORDER, GateName, GateResult, GateStatus
+from stepkit.records import GATE_ORDER, Evidence, GateName, GateResult, GateStatus
 from stepkit.workspace import process, sandbox
 from stepkit.workspace.evidence import clip_middle, condense, summary_of
 from stepkit.workspace.faults import (
@@ -75,7 +75,7 @@ from stepkit.workspace.scope.tree import (
     listing,
     tree_hash,
 )
-from stepkit.workspace.testresults import TestResults, read_evidence
+from stepkit.workspace.testresults import TestResults, failing_of
 from stepkit.workspace.testrunners import (
     TestInvocation,
     files_invocation,
@@ -693,9 +693,9 @@ def run_gate(
         if status == "pass":
             found = _with_printed_failures(found, evidence)
         tests = found.record(log_path.with_suffix(".tests.json")) if found is not None else None
-        if found is not None and found.failing and "failing tests (" not in evidence:
+        if found is not None and found.failing and not evidence.tests:
             # the report names failures the output's parser did not (node's test runner)
-            evidence = "\n".join([evidence, "[from the runner's report]", *found.failing_lines()])
+            evidence = _with_reported_failures(evidence, found)
         if status == "pass" and found is not None and found.failing:
             failing = len(found.failing)
             status, alone = "fail", False
@@ -730,7 +730,8 @@ def run_gate(
         duration_s=result.duration_s,
         log=result.log,
         summary=summary,
-        evidence=evidence,
+        evidence=evidence.text,
+        condensed=evidence,
         started_at=started_at,
         tests=tests,
     )
@@ -773,14 +774,29 @@ class Meanwhile(Generic[T]):
             self._done.append((False, exc))
 
 
-def _with_printed_failures(found: TestResults | None, evidence: str) -> TestResults | None:
+def _with_reported_failures(evidence: Evidence, found: TestResults) -> Evidence:
+    """``evidence`` with the failing tests of the runner's report, which its
+    parser did not name: listed after its text, and its summary their counts."""
+    return evidence.model_copy(
+        update={
+            "text": "\n".join(
+                [evidence.text, "[from the runner's report]", *found.failing_lines()]
+            ),
+            "failing": [*evidence.failing, *found.failing],
+            "tests": {i: s for i, s in found.outcomes.items() if s in ("failed", "errored")},
+            "summary": found.counts_line(),
+        }
+    )
+
+
+def _with_printed_failures(found: TestResults | None, evidence: Evidence) -> TestResults | None:
     """The run's per-test results with every failure its output printed.
 
     The code under test runs inside the test process: it can set the exit
     code at will (``atexit``, ``os._exit``) and rewrite the report after the
     runner wrote it, but what the runner printed while the tests ran was in
     stepkit's pipe by then.  A failure either one names is a failure."""
-    printed = read_evidence(evidence)
+    printed = failing_of(evidence)
     if printed is None or found is None:
         return found or printed
     for test_id in printed.failing:

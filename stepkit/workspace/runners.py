@@ -32,11 +32,12 @@ from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.tools import Tools, builtin_tools, tools
 
 if TYPE_CHECKING:  # the readers' types: importing the fault reader builds no model
+    from stepkit.records import Evidence
     from stepkit.workspace.testresults import Output, TestResults
 
 #: Reads a run's per-test results from its output (text or lines) and its
 #: condensed evidence; None: nothing to read.
-Reader = Callable[["Output", str], "TestResults | None"]
+Reader = Callable[["Output", "Evidence"], "TestResults | None"]
 
 #: The built-in plugin whose runners a call without a plugin manager uses.
 BUILTIN_RUNNERS = "stepkit.plugins.runners"

@@ -1,11 +1,15 @@
 """Failure signatures: what the fix loops compare to tell "no progress" (the
 same failure twice, :mod:`stepkit.protocol.fixloop`) from a changed failure.
 
-A failure's signature is the gate, the failing test or file ids (as the
-evidence parsers listed them) and the first error line, normalised so that what changes from run to run without meaning
+A failure's signature is the gate, the failing test or file ids and the
+first error line, read from the gate's typed evidence (what the output's
+condenser found, :class:`~stepkit.records.Evidence`, never its rendered
+text), normalised so that what changes from run to run without meaning
 anything (temporary paths, durations, line numbers, addresses, timestamps)
 does not make two identical failures look different.  Literal values in
 messages are kept: ``assert 3 == 4`` becoming ``assert 5 == 4`` is progress.
+Only when the condenser found nothing is the most specific error-looking
+line of the tool's own output taken.
 """
 
 from __future__ import annotations
@@ -15,13 +19,9 @@ import re
 from stepkit.lazyregex import lazy_compile
 from stepkit.records import GateResult
 from stepkit.text import strip_ansi
-from stepkit.workspace.evidence import ERRORS_HEADING, SUMMARY_PREFIX
 
 MAX_IDS = 20
 
-# the heading of a list of failing ids in condensed evidence ("failing tests (2):"),
-# as every built-in parser renders it (plugins/evidence/_shared.render)
-_ID_LIST_HEADING = lazy_compile(r"^[a-z][a-z ]* \(\d+\):$")
 # the line that names the error itself (preferred over banners like "Traceback …")
 _SPECIFIC_ERROR = lazy_compile(
     r"^(E\s+)?[\w.]*(Error|Exception|Failure)\b(:|$)|^error(\[\w+\])?:|:\s*error\b|^panic:"
@@ -56,53 +56,45 @@ _NORMALISERS = tuple(
 def failure_signature(failure: GateResult | str) -> str:
     """A normalised one-line signature of a failure.
 
-    :param failure: a gate result (its name, status and evidence are used) or
+    :param failure: a gate result (its name, status and typed evidence are
+        used; a failure it hides, pre-existing or flaky, is no part of it) or
         the text of a failure (a tool result, a coder's output).
     :return: ``"<gate> | <failing ids> | <first error line>"``; ``""`` for a
         gate that passed or did not run.
     """
-    gate: str
-    if isinstance(failure, GateResult):
-        if failure.status in ("pass", "not_run"):
-            return ""
-        gate, text = failure.name, failure.evidence or failure.summary
-        if failure.status == "timeout" and "timed out" not in text:
-            text = f"timed out\n{text}"
-    else:
-        gate, text = "", strip_ansi(str(failure))
-    ids = _failing_ids(text)
+    if not isinstance(failure, GateResult):
+        return " | ".join(("", "", _normalise(_first_error(strip_ansi(str(failure))))))
+    if failure.status in ("pass", "not_run"):
+        return ""
+    timed_out = ["timed out"] if failure.status == "timeout" else []
+    found = failure.condensed
+    if found is None:  # stepkit's own record of a gate that never ran its command
+        return " | ".join(
+            (failure.name, "", _normalise(timed_out[0] if timed_out else failure.summary))
+        )
+    hidden = [*failure.preexisting_failures, *failure.flaky]
+    ids = sorted(
+        {_normalise(item) for item in found.failing if not any(h in item for h in hidden)}
+    )[:MAX_IDS]
     # with the parsers' list of failures, their messages already say it; the
     # tool's count line ("1 failed, 4 passed") is not an error
-    error = _first_error(text) if not ids or ERRORS_HEADING in text else ""
-    return " | ".join((gate, ",".join(ids), _normalise(error)))
+    if found.errors:
+        error = found.first_error()
+    elif ids:
+        error = ""
+    else:
+        error = _first_error("\n".join([*timed_out, found.text]), framed=True)
+    return " | ".join((failure.name, ",".join(ids), _normalise(error[:300])))
 
 
-def _failing_ids(text: str) -> list[str]:
-    """The items of the evidence's failing-id lists: the parsers already found
-    them, so the stall check reads their result instead of parsing tools again."""
-    ids, in_list = set(), False
-    for line in text.splitlines():
-        if _ID_LIST_HEADING.match(line):
-            in_list = True
-        elif in_list and line.startswith("  ") and not line.startswith("   "):
-            ids.add(_normalise(line.strip()))
-        else:
-            in_list = False
-    return sorted(ids)[:MAX_IDS]
-
-
-def _first_error(text: str) -> str:
-    """The first error line: from the evidence's "first error of each failure"
-    section when a parser wrote one, else the most specific error-looking line."""
-    lines = text.splitlines()
-    if ERRORS_HEADING in lines:
-        details = lines[lines.index(ERRORS_HEADING) + 1 :]
-        for line in details:
-            if line.startswith("    ") and line.strip():
-                return line.strip()[:300]
-            if not line.startswith("  "):
-                break
-    lines = [line.strip() for line in lines if line.strip() and not _is_frame(line)]
+def _first_error(text: str, framed: bool = False) -> str:
+    """The most specific error-looking line of a tool's output (``framed``:
+    of condensed evidence, whose frame lines are stepkit's, not the tool's)."""
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not (framed and _is_frame(line))
+    ]
     for pattern in (_SPECIFIC_ERROR, _LOCATED_MESSAGE, _ERROR_LINE):
         for line in lines:
             if pattern.search(line) and not _is_summary(line):
@@ -111,10 +103,8 @@ def _first_error(text: str) -> str:
 
 
 def _is_frame(line: str) -> bool:
-    """The evidence's own framing (command, exit code, summary, cut marker, list headings)."""
-    return line.startswith(("$ ", "exit code:", SUMMARY_PREFIX, "[kept ")) or bool(
-        _ID_LIST_HEADING.match(line)
-    )
+    """The frame condensed evidence gets around a parser's text (command, exit code, cut marker)."""
+    return line.startswith(("$ ", "exit code:", "[kept "))
 
 
 def _is_summary(line: str) -> bool:

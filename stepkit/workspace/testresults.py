@@ -3,7 +3,8 @@ were skipped, read from the runner's machine-readable report.
 
 Here are the mechanisms every runner shares: the results themselves, JUnit
 XML (which many runners write; each names its ids through a ``case_id``
-function) and the failing ids of the condensed evidence.  A runner's own
+function) and the failing tests the condensed evidence names (its typed
+``tests``, never its text).  A runner's own
 formats are read by its declaration (:mod:`stepkit.workspace.runners`,
 ``stepkit.plugins.runners``); which report a command is asked for, and how,
 is :mod:`stepkit.workspace.testrunners`' job.
@@ -28,9 +29,8 @@ from typing import Literal
 from pydantic import Field
 
 from stepkit.jsontext import model_json
-from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
-from stepkit.records import TestsRecord
+from stepkit.records import Evidence, TestsRecord
 
 #: A run's output: its text, or its lines as a stream (:class:`~stepkit.workspace.loglines.LogLines`).
 Output = str | Iterable[str]
@@ -173,26 +173,13 @@ def relative(path: str, project_dir: Path) -> str:
 
 # -- the condensed evidence --------------------------------------------------
 
-_FAILING_HEADING = lazy_compile(r"^failing tests \(\d+\):$")
-_KIND = lazy_compile(r"^(?:FAILED|ERROR)\s+")
-_MESSAGE = lazy_compile(r" - .*$")
 
-
-def read_evidence(evidence: str) -> TestResults | None:
-    """The failing ids listed by the output's parser (``failing tests (N):`` in
-    the condensed evidence), when no report was available: incomplete, since
-    text rarely names the tests that passed."""
+def failing_of(evidence: Evidence) -> TestResults | None:
+    """The failing tests the output's parser named, when no report was
+    available: incomplete, since text rarely names the tests that passed."""
     results = TestResults(source="output text", complete=False)
-    listing = False
-    for line in evidence.splitlines():
-        if _FAILING_HEADING.match(line):
-            listing = True
-            continue
-        if listing:
-            if not line.startswith("  "):
-                break
-            kind: TestStatus = "errored" if line.strip().startswith("ERROR ") else "failed"
-            results.add(_MESSAGE.sub("", _KIND.sub("", line.strip())), kind)
+    for test_id, status in evidence.tests.items():
+        results.add(test_id, status)
     return results if results.outcomes else None
 
 

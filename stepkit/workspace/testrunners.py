@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stepkit.records import Evidence
 from stepkit.workspace import testresults as tr
 from stepkit.workspace.faults import tests_ran
 from stepkit.workspace.runners import (
@@ -94,11 +95,11 @@ class TestInvocation:
             return None
         return NO_RUNNER_SEEN
 
-    def results(self, output: tr.Output, evidence: str) -> TestResults | None:
+    def results(self, output: tr.Output, evidence: Evidence) -> TestResults | None:
         """The per-test results of the run: the report (or the runner's
-        per-test text), else the failing ids of the condensed evidence."""
+        per-test text), else the failing tests of the condensed evidence."""
         found = self.reader(output, evidence) if self.reader is not None else None
-        return found or tr.read_evidence(evidence)
+        return found or tr.failing_of(evidence)
 
 
 def report_invocation(
@@ -278,7 +279,7 @@ def _written(report: Path) -> bool:
 def either(*readers: Reader | None) -> Reader:
     """A reader asking each of ``readers`` in turn; the first answer wins."""
 
-    def read(output: tr.Output, evidence: str) -> TestResults | None:
+    def read(output: tr.Output, evidence: Evidence) -> TestResults | None:
         for reader in readers:
             found = reader(output, evidence) if reader is not None else None
             if found is not None:

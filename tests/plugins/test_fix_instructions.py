@@ -22,7 +22,8 @@ def test_fix_instructions_have_no_duplicated_lines(tmp_path: Path):
         status="fail",
         command="ruff check",
         exit_code=1,
-        evidence=evidence,
+        evidence=evidence.text,
+        condensed=evidence,
         summary="1 error",
     ).model_dump()
     ctx = StageContext(

@@ -162,7 +162,7 @@ def evidence_pm():
 
 
 def condenser(module):
-    """``parse(command, output, exit_code=1)``: ``module``'s
+    """``parse(command, output, exit_code=1)``: the text of ``module``'s
     ``stepkit_condense_output`` called on its own, as pluggy would call it.
     Every answer is also checked against the parser's markers: an output it
     answers for is one its lazy stand-in lets through to it
@@ -174,6 +174,16 @@ def condenser(module):
         assert answer is None or may_answer(
             module.__name__, {"command": command, "output": output}
         ), f"{module.__name__} answered for output its MARKERS would not let it see"
-        return answer
+        return None if answer is None else answer.text
+
+    return parse
+
+
+def condenser_found(module):
+    """``found(command, output, exit_code=1)``: the typed
+    :class:`~stepkit.records.Evidence` ``module``'s condenser answers."""
+
+    def parse(command: str, output: str, exit_code: int | None = 1):
+        return module.stepkit_condense_output(command=command, output=output, exit_code=exit_code)
 
     return parse

@@ -18,19 +18,22 @@ from stepkit.protocol.fixloop import (
 )
 from stepkit.protocol.graphs import load_protocol_graph
 from stepkit.protocol.state import step_state
-from stepkit.records import GateResult
+from stepkit.records import Evidence, GateResult
 
 ROOT = Path(__file__).resolve().parents[2]
 HOME = ROOT / "stepkit" / "protocol" / "fixloop.py"
 
 
 def failing(message: str = "E   AssertionError: greet returned 'Hi'") -> GateResult:
+    """A failed gate whose output no parser recognised (its condensed text alone)."""
+    text = f"$ pytest\nexit code: 1\n{message}\n"
     return GateResult(
         name="tests",
         status="fail",
         command="pytest",
         exit_code=1,
-        evidence=f"$ pytest\nexit code: 1\n{message}\n",
+        evidence=text,
+        condensed=Evidence(text=text),
     )
 
 

@@ -226,7 +226,7 @@ def test_condensing_imports_only_the_parsers_whose_markers_the_output_holds():
     parser's marker in it (pytest's banner) imports that parser too."""
     pm = evidence_pm()
     evidence = condense(pm, "build", "make all", "cc -o app main.c\nmake: done\n", 0, None)
-    assert "make: done" in evidence
+    assert "make: done" in evidence.text
     assert _parsers_imported(pm) == {"stepkit.plugins.evidence.generic"}
     condense(
         pm,

@@ -24,8 +24,15 @@ def gate(parsers):
     def make(
         output: str, command: str = "pytest -q", name: str = "tests", status: str = "fail"
     ) -> GateResult:
-        evidence = condense(parsers, name, command, output, 1, None)
-        return GateResult(name=name, status=status, command=command, exit_code=1, evidence=evidence)
+        found = condense(parsers, name, command, output, 1, None)
+        return GateResult(
+            name=name,
+            status=status,
+            command=command,
+            exit_code=1,
+            evidence=found.text,
+            condensed=found,
+        )
 
     return make
 

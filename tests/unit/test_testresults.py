@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from stepkit.plugins.runners import cargo, dotnet, go, jest
+from stepkit.records import Evidence
 from stepkit.workspace import testresults as tr
 from stepkit.workspace.testrunners import report_invocation, rerun_invocation
 
@@ -152,12 +153,14 @@ def test_libtest_trx_and_the_evidence_fallback(tmp_path):
         '<UnitTestResult testName="N.C.Bad" outcome="Failed"/></Results></TestRun>'
     )
     assert dotnet.read_trx([trx]).outcomes == {"N.C.Ok": "passed", "N.C.Bad": "failed"}
-    evidence = (
-        "$ pytest\nexit code: 1\nfailing tests (2):\n  FAILED t.py::a - assert 0\n  ERROR t.py::b\n"
-        "summary: 1 failed"
+    # the evidence's typed tests, whatever its text lists
+    evidence = Evidence(
+        text="failing tests (1):\n  FAILED t.py::c - assert 0",
+        tests={"t.py::a": "failed", "t.py::b": "errored"},
     )
-    found = tr.read_evidence(evidence)
+    found = tr.failing_of(evidence)
     assert found.outcomes == {"t.py::a": "failed", "t.py::b": "errored"} and not found.complete
+    assert tr.failing_of(Evidence(text="failing tests (1):\n  FAILED t.py::c")) is None
 
 
 def test_report_flags_go_on_the_runner_also_behind_npm_test(tmp_path):

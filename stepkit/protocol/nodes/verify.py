@@ -365,12 +365,7 @@ def fix_loop_gate(ctx: StageContext) -> Outcome:
     attempts = state.fix_attempts
     # what the coder is asked to fix (the new failures), not the baseline's notes
     fix_evidence = evidence_for_fix(failing)
-    verdict = next_fix(
-        failing.model_copy(update={"evidence": fix_evidence}),
-        attempts,
-        state.max_fix_attempts,
-        state.last_failure_signature,
-    )
+    verdict = next_fix(failing, attempts, state.max_fix_attempts, state.last_failure_signature)
     if verdict.stop is not None:
         return Outcome(route="budget spent", updates={"failure_reason": verdict.stop})
     # condensed evidence starts with its own "$ command" / "exit code" lines
