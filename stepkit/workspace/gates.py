@@ -100,6 +100,7 @@ def run_gates(
     on_start: Callable[[str, str | None], None] | None = None,
     plan: GatePlan | None = None,
     baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
+    change_set: Callable[[], list[str] | None] | None = None,
 ) -> list[GateResult]:
     """Run the requested gates in the plan's order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
@@ -110,6 +111,7 @@ def run_gates(
         config,
         log_dir,
         plan=plan,
+        change_set=change_set,
         on_gate=on_gate,
         on_start=on_start,
         watch_every_gate=True,

@@ -303,17 +303,27 @@ def stepkit_verdict(gate: dict) -> str:
 
 
 def compare(repo: Repo, commit: str, source: Path, work: Path, stepkit: list[str]) -> dict:
-    """Install, verify and run CI's commands by hand in one checkout of ``repo``."""
-    tree = checkout(source, commit, work / "tree")
+    """Install, verify and run CI's commands by hand in one checkout of ``repo``.
+
+    A checkout already in ``work`` whose installs finished (``installed.json``
+    beside it, from an earlier comparison kept with ``--keep``) is reused as
+    it is: installs are the slow part."""
     logs = work / "logs"
-    logs.mkdir()
+    logs.mkdir(exist_ok=True)
     env = {**os.environ, **repo.env}
-    installs = []
-    for i, step in enumerate(repo.install):
-        code, out = sh(step, tree, env, logs / f"install-{i}.log")
-        installs.append({"command": step, "verdict": ci_verdict(code, out), "exit_code": code})
+    done = work / "installed.json"
+    if done.is_file():
+        tree, installs = work / "tree", json.loads(done.read_text(encoding="utf-8"))
+    else:
+        tree = checkout(source, commit, work / "tree")
+        installs = []
+        for i, step in enumerate(repo.install):
+            code, out = sh(step, tree, env, logs / f"install-{i}.log")
+            installs.append({"command": step, "verdict": ci_verdict(code, out), "exit_code": code})
+        done.write_text(json.dumps(installs), encoding="utf-8")
     verify = subprocess.run(
-        [*stepkit, "verify", "--json"],
+        # the formatter checks every file, as CI's format job does on its clean checkout
+        [*stepkit, "verify", "--json", "--all-files"],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -402,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         base = args.keep or Path(tempfile.mkdtemp(prefix="verify-vs-ci-"))
         work = base / repo.name.replace("/", "+")
-        work.mkdir(parents=True, exist_ok=False)
+        work.mkdir(parents=True, exist_ok=True)
         print(f"{repo.name}: comparing in {work}", file=sys.stderr, flush=True)
         results.append(compare(repo, commit, source, work, stepkit))
         if args.json:
