@@ -346,6 +346,33 @@ def test_an_unreachable_uv_index_is_an_environment_fault(pm, tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        # what tox-uv ran for attrs's lint and typing envs (tox.ini asks for Python 3.14)
+        "venv -p 3.12 --python-preference only-managed {tmp}/venv",
+        "python install 3.12",
+    ],
+)
+def test_a_python_uv_cannot_download_is_named_as_such(pm, tmp_path, command):
+    uv = tool("uv")
+    project = write(tmp_path / "p", {"pyproject.toml": PYPROJECT})
+    result = gate(
+        pm,
+        project,
+        f"{uv} {command.format(tmp=tmp_path)}",
+        env={
+            "UV_PYTHON_INSTALL_MIRROR": "https://python.invalid/releases",
+            "UV_PYTHON_INSTALL_DIR": str(tmp_path / "pythons"),
+            "UV_HTTP_RETRIES": "0",
+            "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+        },
+    )
+    assert result.status == "error", result.evidence
+    assert result.summary.startswith("uv: could not download Python 3.12."), result.summary
+    assert "https://python.invalid/releases/" in result.summary
+
+
 def test_poetry_run_of_a_missing_tool_names_it(pm, tmp_path):
     poetry = tool("poetry")
     project = write(
