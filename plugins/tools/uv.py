@@ -34,7 +34,8 @@ def _network(m: re.Match[str], lines: list[str], at: int) -> str:
     )
     where = f" at {url}" if url else ""
     why = causes[-1] if causes else m.group(0)
-    python = re.search(r"\bcpython-(?P<version>\d+\.\d+\.\d+)", " ".join([m.group(0), url]))
+    # the line and its causes, however uv wrapped them to the terminal's width
+    python = re.search(r"\bcpython-(?P<version>\d+\.\d+\.\d+)", " ".join(lines[at : at + 12]))
     if python:
         return f"uv: could not download Python {python['version']}{where} ({why})"
     return f"uv: package index unreachable{where} ({why})"
