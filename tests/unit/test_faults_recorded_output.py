@@ -184,6 +184,22 @@ FAULTS = {
             "'https://github.com/astral-sh/ruff-pre-commit/': Could not resolve host: github.com)"
         ),
     ),
+    # packaging's `prek run ruff-format --files …` (its hooks' repositories on GitHub)
+    "prek 0.6 that cannot clone a hook's repository (no network)": (
+        (
+            "error: Failed to init hooks\n"
+            "  caused by: Failed to clone repo `https://github.com/pre-commit/pre-commit-hooks`\n"
+            "  caused by: Command `/usr/bin/git fetch origin --tags` exited with an error:\n\n"
+            "[status]\nexit status: 128\n\n[stderr]\n"
+            "fatal: unable to access 'https://github.com/pre-commit/pre-commit-hooks/': "
+            "Could not resolve host: github.com\n"
+        ),
+        2,
+        (
+            "prek: cannot set up its hooks (fatal: unable to access "
+            "'https://github.com/pre-commit/pre-commit-hooks/': Could not resolve host: github.com)"
+        ),
+    ),
     "zsh running a missing tool": (
         "zsh: command not found: mypy\n",
         127,

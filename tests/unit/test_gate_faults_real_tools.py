@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.gates import run_gate
+from tests.support.coder import init_repo
 from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.evidence_logs import evidence_pm
 
@@ -371,6 +372,25 @@ def test_a_python_uv_cannot_download_is_named_as_such(pm, tmp_path, command):
     assert result.status == "error", result.evidence
     assert result.summary.startswith("uv: could not download Python 3.12."), result.evidence
     assert "python.invalid" in result.evidence
+
+
+def test_prek_that_cannot_clone_a_hook_repository_is_an_environment_fault(pm, tmp_path):
+    prek = tool("prek")
+    project = init_repo(
+        tmp_path / "p",
+        {
+            ".pre-commit-config.yaml": "repos:\n  - repo: https://hooks.invalid/acme/hooks\n"
+            "    rev: v1.0.0\n    hooks:\n      - id: fmt\n",
+            "a.py": "x = 1\n",
+        },
+    )
+    result = gate(
+        pm, project, f"{prek} run fmt --files a.py", env={"PREK_HOME": str(tmp_path / "home")}
+    )
+    assert result.status == "error", result.evidence
+    assert result.summary.startswith(
+        "prek: cannot set up its hooks (fatal: unable to access 'https://hooks.invalid/acme/hooks/'"
+    ), result.summary
 
 
 def test_poetry_run_of_a_missing_tool_names_it(pm, tmp_path):
