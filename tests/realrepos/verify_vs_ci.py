@@ -289,13 +289,32 @@ def sh(command: str, cwd: Path, env: dict[str, str], log: Path) -> tuple[int, st
     return code, out
 
 
-def ci_verdict(code: int, output: str) -> str:
-    """CI's verdict by hand: ``pass``, ``fail`` or ``env-fault``."""
+def ci_verdict(code: int, output: str, tree: Path | None = None) -> str:
+    """CI's verdict by hand: ``pass``, ``fail`` or ``env-fault`` (also when
+    the output names a file of a submodule of ``tree`` that is not checked
+    out: CI's checkout brings it, this machine cannot reach its host)."""
     if code == 0:
         return "pass"
     if code in (126, 127) or ENV_FAULT.search(output):
         return "env-fault"
+    if tree is not None and any(f"{path}/" in output for path in _empty_submodules(tree)):
+        return "env-fault"
     return "fail"
+
+
+def _empty_submodules(tree: Path) -> list[str]:
+    """The paths ``.gitmodules`` declares that are empty in ``tree``."""
+    if not (tree / ".gitmodules").is_file():
+        return []
+    listed = subprocess.run(
+        ["git", "config", "-f", ".gitmodules", "--get-regexp", r"\.path$"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    paths = [line.split(" ", 1)[1].strip() for line in listed.splitlines() if " " in line]
+    return [p for p in paths if not (tree / p).is_dir() or not any((tree / p).iterdir())]
 
 
 def stepkit_verdict(gate: dict) -> str:
@@ -351,7 +370,7 @@ def compare(repo: Repo, commit: str, source: Path, work: Path, stepkit: list[str
             code, out = _same_run(mine, repo.ci[gate]) or sh(
                 repo.ci[gate], tree, env, logs / f"ci-{gate}.log"
             )
-            row["ci"] = ci_verdict(code, out)
+            row["ci"] = ci_verdict(code, out, tree)
             row["ci_exit_code"] = code
         row["agree"] = None if row["ci"] == "—" else row["stepkit"] == row["ci"]
         gates.append(row)
