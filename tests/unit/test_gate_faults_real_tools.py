@@ -393,6 +393,17 @@ def test_prek_that_cannot_clone_a_hook_repository_is_an_environment_fault(pm, tm
     ), result.summary
 
 
+@pytest.mark.parametrize("manager, run", [("yarn", ""), ("pnpm", "exec ")])
+def test_a_node_tool_missing_from_node_modules_is_an_environment_fault(pm, tmp_path, manager, run):
+    binary = tool(manager)
+    project = write(tmp_path / "p", {"package.json": '{"name": "p", "version": "1.0.0"}\n'})
+    result = gate(pm, project, f"{binary} {run}no-such-checker-3b1 --check a.js", name="format")
+    assert result.status == "error", result.evidence
+    assert result.summary == (
+        "no-such-checker-3b1: command not found (not installed in the project's node_modules)"
+    )
+
+
 def test_poetry_run_of_a_missing_tool_names_it(pm, tmp_path):
     poetry = tool("poetry")
     project = write(
