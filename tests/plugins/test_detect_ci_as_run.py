@@ -335,3 +335,28 @@ def test_a_task_axis_is_read_for_this_machines_version_only(stepkit_project):
     assert gates["tests"][:2] == (f"nox -s tests-{here}", CI)
     assert gates["build"][:2] == (f"nox -s typing-{here}", CI)
     assert not any("2.7" in (command or "") for command, _, _ in gates.values())
+
+
+def _unseen(stepkit_project, name: str) -> Path:
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "ci_unseen" / name
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
+    return stepkit_project(files)
+
+
+def test_a_formatter_in_a_script_ci_runs_is_the_projects(stepkit_project):
+    """starlette's CI runs ``scripts/check``, whose ``ruff format --check``
+    is the project showing that it formats with ruff."""
+    gates = _gates(detect_json(_unseen(stepkit_project, "encode+starlette")))
+    assert gates["format"][0] == "ruff format --force-exclude {files:.py,.pyi}"
+
+
+def test_a_formatter_in_a_script_a_task_runs_is_the_projects(stepkit_project):
+    project = stepkit_project(
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n',
+            "Makefile": "check:\n\tbash ci/style.sh\n",
+            "ci/style.sh": "#!/usr/bin/env bash\nset -e\nblack --check src\n",
+            "src/demo/__init__.py": "",
+        }
+    )
+    assert _gates(detect_json(project))["format"][0].startswith("black")
