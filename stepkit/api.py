@@ -753,13 +753,16 @@ def verify(
     on_gate: Callable[[GateResult], None] | None = None,
     baseline: str | None = None,
     fix: bool = False,
+    all_files: bool = False,
 ) -> dict[str, Any]:
     """Run the format, lint, build and test gates; return ``stepkit verify
     --json``'s object: ``ok`` (every gate that ran passed and the tests gate
     ran a test), ``project_type``,
     ``gates``.  ``on_start(gate, command)`` / ``on_gate(result)`` see each gate.
 
-    The formatter runs in its check mode and rewrites nothing, unless ``fix``.
+    The formatter runs in its check mode and rewrites nothing, unless ``fix``;
+    its ``{files}`` are the work tree's changes against HEAD, or with
+    ``all_files`` every file of the project (``pre-commit run --all-files``'s).
 
     :param baseline: a git ref: a failing gate is judged against the same
         command on that commit (pre-existing failures listed, not failing,
@@ -771,6 +774,7 @@ def verify(
     from stepkit.workspace.files import new_stamped_dir
     from stepkit.workspace.gate_commands import check_mode, plan_gates, project_types
     from stepkit.workspace.gates import run_gates
+    from stepkit.workspace.scope.diff import project_files
 
     project = resolve_project_dir(project_dir)
     config = project_config(pm, project)
@@ -789,7 +793,17 @@ def verify(
         plan = plan_gates(pm, project, config)
         plan = plan if fix else check_mode(plan, pm, project, config)
         results = run_gates(
-            pm, project, config, logs, on_start=on_start, on_gate=on_gate, plan=plan, baseline=base
+            pm,
+            project,
+            config,
+            logs,
+            on_start=on_start,
+            on_gate=on_gate,
+            plan=plan,
+            baseline=base,
+            change_set=(lambda: project_files(project, project / config.plans_dir))
+            if all_files
+            else None,
         )
     types = project_types(pm, project)
     return {

@@ -186,7 +186,8 @@ def automation_text(project_dir: Path) -> str:
     """The text of everything where the project says what it runs: its
     Makefile, justfile and Taskfile, pre-commit config, tox and nox files,
     CI workflows, the scripts of package.json and deno.json and the task
-    tables of pyproject.toml (poe, hatch, pdm, taskipy, tox); comments left out."""
+    tables of pyproject.toml (poe, hatch, pdm, taskipy, tox), and the shell
+    scripts of the project these run by path; comments left out."""
     names = (*MAKEFILE_NAMES, *JUSTFILE_NAMES, *TASKFILE_NAMES, *_AUTOMATION_FILES)
     paths = [project_dir / name for name in names]
     for folder in _CI_DIRS:
@@ -200,7 +201,28 @@ def automation_text(project_dir: Path) -> str:
         texts.append(json.dumps(read_json(project_dir / name, comments=True).get("tasks") or {}))
     for name, keys in _SCRIPT_TABLES:
         texts.append(json.dumps(table(read_toml(project_dir / name), *keys)))
+    texts += _scripts_run(project_dir, "\n".join(texts))
     return "\n".join(texts)
+
+
+#: A project's own shell script run by path (``scripts/check``, ``./tools/lint.sh``, ``bash x/y``).
+_SCRIPT_PATH = lazy_compile(r"""(?:^|(?<=[\s"'=;&|(]))(?:\./)?(?P<path>[\w.-]+(?:/[\w.-]+)+)""")
+#: The most of a script that is read (a script this long is no task list).
+_SCRIPT_MAX_BYTES = 64 * 1024
+
+
+def _scripts_run(project_dir: Path, text: str) -> list[str]:
+    """The text of each shell script of the project that ``text`` runs by
+    its path (starlette's CI runs ``scripts/check``, which runs ``ruff
+    format --check``): what it runs, the project runs.  One level deep."""
+    found = []
+    for rel in dict.fromkeys(m["path"] for m in _SCRIPT_PATH.finditer(text)):
+        path = project_dir / rel
+        if path.suffix not in ("", ".sh", ".bash") or not path.is_file() or path.is_symlink():
+            continue
+        if path.stat().st_size <= _SCRIPT_MAX_BYTES and read_text(path).startswith("#!"):
+            found.append(_COMMENT.sub("", read_text(path)))
+    return found
 
 
 def runs(project_dir: Path, *commands: str) -> bool:

@@ -8,7 +8,9 @@ the default branch on this machine (Linux).
   entry chosen: on Linux (else macOS; never Windows), matching this machine
   (the Python, Node, Go and Rust versions and Rust targets here,
   :mod:`stepkit.plugins.projects.machine`) in most of the keys set up from,
-  else the first such entry.
+  else the first such entry; then the entries that differ from it only in
+  keys that are not the machine's (``tox_env: [dev, type]``), whose new
+  lines come after its own.
 - ``if:`` of the job and of each step is evaluated
   (:mod:`stepkit.plugins.projects.ci_expr`) with ``github`` for that push,
   ``runner.os == 'Linux'``, the chosen ``matrix`` and ``env``; a condition
@@ -115,7 +117,27 @@ class Where(NamedTuple):
 
 
 def _job(job: yaml.Node, where: Where, base: dict[str, Any], workflow_env: Env) -> list[CiCommand]:
-    entry, mismatched = _matrix_entry(job, base)
+    """The job's lines for the matrix entry this machine runs, then the new
+    lines of each other entry it runs too (:func:`_matrix_entries`)."""
+    found: list[CiCommand] = []
+    for entry, mismatched in _matrix_entries(job, base):
+        seen = {command.command for command in found}
+        found += [
+            command
+            for command in _job_entry(job, where, base, workflow_env, entry, mismatched)
+            if command.command not in seen
+        ]
+    return found
+
+
+def _job_entry(
+    job: yaml.Node,
+    where: Where,
+    base: dict[str, Any],
+    workflow_env: Env,
+    entry: Any,
+    mismatched: dict[str, str],
+) -> list[CiCommand]:
     os_name = _os(text(get(job, "runs-on")) or _sequence_text(get(job, "runs-on")), entry, base)
     if os_name == "Windows":
         return []
@@ -250,20 +272,23 @@ def _aside(*names: str) -> str:
 # -- the matrix -------------------------------------------------------------------
 
 
-def _matrix_entry(job: yaml.Node, base: dict[str, Any]) -> tuple[Any, dict[str, str]]:
-    """The matrix entry this machine runs (Closed; {} without a matrix, or
-    UNKNOWN for a matrix from an expression), and its keys whose version this
-    machine lacks, each with the reason."""
+def _matrix_entries(job: yaml.Node, base: dict[str, Any]) -> list[tuple[Any, dict[str, str]]]:
+    """The matrix entries this machine runs, each with its keys whose version
+    this machine lacks and the reason: first the one it matches best
+    (Closed; {} without a matrix, or UNKNOWN for a matrix from an
+    expression), then every other entry on the same OS and the same versions
+    that differs from it only in a key that is not the machine's (a tox
+    environment, a feature set: ``tox_env: [dev, type, docs]`` runs each)."""
     matrix = get(get(job, "strategy"), "matrix")
     if matrix is None:
-        return Closed(), {}
+        return [(Closed(), {})]
     if not isinstance(matrix, yaml.MappingNode):
-        return UNKNOWN, {}
+        return [(UNKNOWN, {})]
     entries = _expand(matrix)
     if entries is None:
-        return UNKNOWN, {}
+        return [(UNKNOWN, {})]
     if not entries:
-        return Closed(), {}
+        return [(Closed(), {})]
     kinds = _kinds(job, [key for entry in entries for key in entry])
     runs_on = text(get(job, "runs-on")) or _sequence_text(get(job, "runs-on"))
 
@@ -281,7 +306,12 @@ def _matrix_entry(job: yaml.Node, base: dict[str, Any]) -> tuple[Any, dict[str, 
         for key, kind in kinds.items()
         if key in chosen and _matches(kind, as_text(chosen[key])) is False
     }
-    return Closed(chosen), mismatched
+
+    def machine_of(entry: dict[str, Any]) -> tuple[str, list[str]]:
+        return _os(runs_on, Closed(entry), base), [as_text(entry.get(key)) for key in kinds]
+
+    alike = [e for e in entries if e is not chosen and machine_of(e) == machine_of(chosen)]
+    return [(Closed(entry), mismatched) for entry in [chosen, *alike]]
 
 
 def _expand(matrix: yaml.MappingNode) -> list[dict[str, Any]] | None:

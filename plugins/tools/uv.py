@@ -1,4 +1,6 @@
-"""uv: a tool it cannot spawn, the package index it cannot reach, its lockfile."""
+"""uv: a tool it cannot spawn, the package index it cannot reach, a Python
+build it cannot download (``uv venv -p 3.14`` under tox-uv, ``uv python
+install``), its lockfile."""
 
 from __future__ import annotations
 
@@ -31,7 +33,12 @@ def _network(m: re.Match[str], lines: list[str], at: int) -> str:
         "",
     )
     where = f" at {url}" if url else ""
-    return f"uv: package index unreachable{where} ({causes[-1] if causes else m.group(0)})"
+    why = causes[-1] if causes else m.group(0)
+    # the line and its causes, however uv wrapped them to the terminal's width
+    python = re.search(r"\bcpython-(?P<version>\d+\.\d+\.\d+)", " ".join(lines[at : at + 12]))
+    if python:
+        return f"uv: could not download Python {python['version']}{where} ({why})"
+    return f"uv: package index unreachable{where} ({why})"
 
 
 TOOLS = (
@@ -41,7 +48,8 @@ TOOLS = (
         faults=(
             Fault(r"^error: Failed to spawn: `?(?P<tool>[^`\s]+)`?$", _spawn),
             Fault(
-                r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download)\b",
+                r"^error: (?:Request failed after \d+ retries|Failed to fetch|Failed to download"
+                r"|Failed to install cpython-)",
                 _network,
             ),
         ),

@@ -205,6 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the formatter rewrite files (default: its check mode, which changes nothing)",
     )
+    p.add_argument(
+        "--all-files",
+        action="store_true",
+        help="give the formatter every file of the project, as CI checks a clean checkout "
+        "(default: the work tree's changes against HEAD)",
+    )
     p.add_argument("--json", action="store_true")
 
     p = command("doctor", "Check whether a run can work here: plan, gate tools, engine, git.")

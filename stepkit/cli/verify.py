@@ -3,7 +3,9 @@ and print the evidence.  Exit 0 when every gate that ran passed and the
 tests gate ran a test, 1 otherwise (a tests gate NOT RUN is no pass; another
 gate with no command does not count either way), 2 when no gate had a
 command to run.  The formatter runs in its check mode; ``--fix`` lets
-it rewrite the files, as a run does."""
+it rewrite the files, as a run does.  It is given the work tree's changes
+against HEAD, or with ``--all-files`` every file of the project, as
+``pre-commit run --all-files`` (a clean checkout, as CI checks it)."""
 
 from __future__ import annotations
 
@@ -24,9 +26,15 @@ def run(args: argparse.Namespace) -> int:
 
     project = resolve_project_dir(args.project_dir)
     baseline, fix = getattr(args, "baseline", None), getattr(args, "fix", False)
+    all_files = getattr(args, "all_files", False)
     if args.json:
         data = verify(
-            project, args.pm, disabled_plugins=disabled_plugins(args), baseline=baseline, fix=fix
+            project,
+            args.pm,
+            disabled_plugins=disabled_plugins(args),
+            baseline=baseline,
+            fix=fix,
+            all_files=all_files,
         )
         print(shown_json(data, ensure_ascii=True))
     else:
@@ -39,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             on_gate=_print_result,
             baseline=baseline,
             fix=fix,
+            all_files=all_files,
         )
         print(_verdict(data))
     if not any(g["command"] for g in data["gates"]):

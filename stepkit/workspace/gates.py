@@ -75,6 +75,7 @@ from stepkit.workspace.scope.tree import (
     listing,
     tree_hash,
 )
+from stepkit.workspace.submodules import submodule_fault
 from stepkit.workspace.testresults import TestResults, failing_of
 from stepkit.workspace.testrunners import (
     TestInvocation,
@@ -103,6 +104,7 @@ def run_gates(
     on_start: Callable[[str, str | None], None] | None = None,
     plan: GatePlan | None = None,
     baseline: BaseTree | Callable[[], BaseTree | None] | None = None,
+    change_set: Callable[[], list[str] | None] | None = None,
 ) -> list[GateResult]:
     """Run the requested gates in the plan's order with a :class:`GateRunner`
     that looks at the tree around every gate (each result names the files
@@ -113,6 +115,7 @@ def run_gates(
         config,
         log_dir,
         plan=plan,
+        change_set=change_set,
         on_gate=on_gate,
         on_start=on_start,
         watch_every_gate=True,
@@ -674,6 +677,8 @@ def run_gate(
             meanwhile=judges.start,
         )
     status, note, exit_code, headline, alone = _classify(name, result, judges.value())
+    if status == "fail" and (missing := submodule_fault(Path(project_dir), result.output)):
+        status, note, headline, alone = "error", f"error: {missing}{_FAULT}", missing, True
     if invocation is not None and invocation.note:
         note = f"{note}\n{invocation.note}" if note else invocation.note
     output = result.output
@@ -828,15 +833,18 @@ def _not_run(name: GateName, plugin: str | None, started_at: str) -> GateResult:
     )
 
 
+#: Said of a gate the machine, not the code, stopped.
+_FAULT = " — an environment fault, not a failure of the code"
+
+
 def _classify(
     name: str, result: ProcessResult, judged_by: Runners
 ) -> tuple[GateStatus, str | None, int | None, str | None, bool]:
     """(status, note for the evidence, recorded exit code, summary headline,
     whether the headline is the whole summary)."""
-    fault = " — an environment fault, not a failure of the code"
     if result.start_error is not None:
         headline = f"could not start the command: {result.start_error}"
-        return "error", f"error: {headline}{fault}", None, headline, True
+        return "error", f"error: {headline}{_FAULT}", None, headline, True
     if result.expired is not None:
         return (
             "timeout",
@@ -851,13 +859,13 @@ def _classify(
     if code in NOT_RUNNABLE:
         why = f"tool missing or not executable (exit {code}: {NOT_RUNNABLE[code]})"
         named = f"{why}: {cause}" if cause else why
-        return "error", f"error: {named}{fault}", code, cause or why, cause is not None
+        return "error", f"error: {named}{_FAULT}", code, cause or why, cause is not None
     sig = signal_of(code)
     if sig is not None:
         killed = f"killed by signal {signal_name(sig)}"
         return "fail", killed, code, killed, False
     if cause is not None:
-        return "error", f"error: {cause}{fault}", code, cause, True
+        return "error", f"error: {cause}{_FAULT}", code, cause, True
     reason = no_tests_reason(result.output, code, judged_by) if name == "tests" else None
     if reason is not None:
         status, note, headline, alone = _no_test_ran(reason)

@@ -80,3 +80,50 @@ def test_verify_fix_formats_only_the_changed_file(tmp_path):
     assert gates["format"]["changed_files"] == ["new.py"]
     assert (project / "new.py").read_text() == 'x = {"a": 1}\n'
     assert (project / "old.py").read_text() == UGLY  # committed, untouched by the step
+
+
+def test_verify_all_files_checks_a_clean_checkout_as_ci_does(tmp_path):
+    """On a clean checkout verify's formatter has no change to check; with
+    ``--all-files`` it checks every file of the project, as CI's format job
+    (``pre-commit run --all-files``) does, and still rewrites nothing."""
+    need("ruff")
+    project = init_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff.format]\n',
+            ".gitignore": "scratch.py\n",
+            "pkg/old.py": UGLY,
+            "tidy.py": 'x = {"a": 1}\n',
+        },
+    )
+    (project / "scratch.py").write_text(UGLY)  # ignored: not the project's
+    _, gates = verify(project)
+    assert gates["format"]["status"] == "not_run"
+    code, gates = verify(project, "--all-files")
+    assert code == 1 and gates["format"]["status"] == "fail"
+    evidence = gates["format"]["evidence"]
+    assert "pkg/old.py" in evidence and "tidy.py" in evidence and "scratch.py" not in evidence
+    assert (project / "pkg/old.py").read_text() == UGLY
+
+
+def test_verify_all_files_fix_formats_the_tracked_files_only(tmp_path):
+    need("ruff")
+    project = init_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n\n[tool.ruff.format]\n',
+            ".gitignore": "scratch.py\n",
+            "old.py": UGLY,
+        },
+    )
+    (project / "scratch.py").write_text(UGLY)
+    (project / "build").mkdir()
+    (project / "build/gen.py").write_text(UGLY)  # untracked output: not the project's yet
+    (project / "staged.py").write_text(UGLY)
+    subprocess.run(["git", "add", "staged.py"], cwd=project, check=True)
+    _, gates = verify(project, "--all-files", "--fix")
+    assert gates["format"]["status"] == "pass"
+    assert gates["format"]["changed_files"] == ["old.py", "staged.py"]
+    assert (project / "old.py").read_text() == 'x = {"a": 1}\n'
+    assert (project / "scratch.py").read_text() == UGLY
+    assert (project / "build/gen.py").read_text() == UGLY

@@ -289,3 +289,74 @@ def test_a_nightly_flag_is_passed_over_on_a_machine_with_only_stable(
     data = detect_json(project)
     assert _gates(data)["tests"] == ("cargo test --workspace", CI, ".github/workflows/ci.yml:6")
     assert "nightly" in _notes_on(data, "-Z build-std")[0]
+
+
+def test_every_entry_of_a_matrix_axis_that_is_not_the_machines_is_read(stepkit_project):
+    """platformdirs's ``check`` job runs one tox env per ``tox_env`` entry
+    (dev, type, docs, pkg_meta): the type check is CI's build gate, though
+    the entry this machine takes first is ``dev``."""
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "ci_unseen" / "tox-dev+platformdirs"
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
+    gates = _gates(detect_json(stepkit_project(files)))
+    command, plugin, source = gates["build"]
+    assert (command, plugin) == ("tox run --skip-pkg-install -e type", CI)
+    assert source.startswith(".github/workflows/check.yaml:")
+
+
+MATRIX_OF_TASKS = """\
+on: [push]
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    strategy:
+      matrix:
+        python-version: ["%(here)s", "2.7"]
+        task: [tests, typing]
+    steps:
+      - uses: actions/setup-python@v5
+        with:
+          python-version: ${{ matrix.python-version }}
+      - run: nox -s ${{ matrix.task }}-${{ matrix.python-version }}
+"""
+
+
+def test_a_task_axis_is_read_for_this_machines_version_only(stepkit_project):
+    here = ".".join((machine.version("python") or "3.0").split(".")[:2])
+    project = stepkit_project(
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n',
+            "noxfile.py": "import nox\n\n\n@nox.session\ndef tests(s): ...\n\n\n"
+            "@nox.session\ndef typing(s): ...\n",
+            ".github/workflows/ci.yml": MATRIX_OF_TASKS % {"here": here},
+        }
+    )
+    data = detect_json(project)
+    gates = _gates(data)
+    assert gates["tests"][:2] == (f"nox -s tests-{here}", CI)
+    assert gates["build"][:2] == (f"nox -s typing-{here}", CI)
+    assert not any("2.7" in (command or "") for command, _, _ in gates.values())
+
+
+def _unseen(stepkit_project, name: str) -> Path:
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "ci_unseen" / name
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
+    return stepkit_project(files)
+
+
+def test_a_formatter_in_a_script_ci_runs_is_the_projects(stepkit_project):
+    """starlette's CI runs ``scripts/check``, whose ``ruff format --check``
+    is the project showing that it formats with ruff."""
+    gates = _gates(detect_json(_unseen(stepkit_project, "encode+starlette")))
+    assert gates["format"][0] == "ruff format --force-exclude {files:.py,.pyi}"
+
+
+def test_a_formatter_in_a_script_a_task_runs_is_the_projects(stepkit_project):
+    project = stepkit_project(
+        {
+            "pyproject.toml": '[project]\nname = "demo"\n',
+            "Makefile": "check:\n\tbash ci/style.sh\n",
+            "ci/style.sh": "#!/usr/bin/env bash\nset -e\nblack --check src\n",
+            "src/demo/__init__.py": "",
+        }
+    )
+    assert _gates(detect_json(project))["format"][0].startswith("black")

@@ -10,6 +10,9 @@ four gates.  Each gate gets two verdicts — stepkit's (``pass``, ``fail``,
 ``env-fault``, ``NOT RUN``) and CI's by hand (``pass``, ``fail``,
 ``env-fault``; ``—`` when CI runs nothing for that gate) — and they agree
 when they are the same.  A gate CI runs nothing for is listed, not counted.
+verify runs with ``--all-files``, so its formatter checks the whole clean
+checkout as CI's format job does.  A gate whose command is CI's own is run
+once: CI's verdict by hand is read from that run's exit code and log.
 
 The projects come from ``--repos DIR``: a directory holding, for each
 ``owner/name``, a git repository (bare or not) at ``DIR/owner+name`` or
@@ -286,13 +289,32 @@ def sh(command: str, cwd: Path, env: dict[str, str], log: Path) -> tuple[int, st
     return code, out
 
 
-def ci_verdict(code: int, output: str) -> str:
-    """CI's verdict by hand: ``pass``, ``fail`` or ``env-fault``."""
+def ci_verdict(code: int, output: str, tree: Path | None = None) -> str:
+    """CI's verdict by hand: ``pass``, ``fail`` or ``env-fault`` (also when
+    the output names a file of a submodule of ``tree`` that is not checked
+    out: CI's checkout brings it, this machine cannot reach its host)."""
     if code == 0:
         return "pass"
     if code in (126, 127) or ENV_FAULT.search(output):
         return "env-fault"
+    if tree is not None and any(f"{path}/" in output for path in _empty_submodules(tree)):
+        return "env-fault"
     return "fail"
+
+
+def _empty_submodules(tree: Path) -> list[str]:
+    """The paths ``.gitmodules`` declares that are empty in ``tree``."""
+    if not (tree / ".gitmodules").is_file():
+        return []
+    listed = subprocess.run(
+        ["git", "config", "-f", ".gitmodules", "--get-regexp", r"\.path$"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    paths = [line.split(" ", 1)[1].strip() for line in listed.splitlines() if " " in line]
+    return [p for p in paths if not (tree / p).is_dir() or not any((tree / p).iterdir())]
 
 
 def stepkit_verdict(gate: dict) -> str:
@@ -303,17 +325,27 @@ def stepkit_verdict(gate: dict) -> str:
 
 
 def compare(repo: Repo, commit: str, source: Path, work: Path, stepkit: list[str]) -> dict:
-    """Install, verify and run CI's commands by hand in one checkout of ``repo``."""
-    tree = checkout(source, commit, work / "tree")
+    """Install, verify and run CI's commands by hand in one checkout of ``repo``.
+
+    A checkout already in ``work`` whose installs finished (``installed.json``
+    beside it, from an earlier comparison kept with ``--keep``) is reused as
+    it is: installs are the slow part."""
     logs = work / "logs"
-    logs.mkdir()
+    logs.mkdir(exist_ok=True)
     env = {**os.environ, **repo.env}
-    installs = []
-    for i, step in enumerate(repo.install):
-        code, out = sh(step, tree, env, logs / f"install-{i}.log")
-        installs.append({"command": step, "verdict": ci_verdict(code, out), "exit_code": code})
+    done = work / "installed.json"
+    if done.is_file():
+        tree, installs = work / "tree", json.loads(done.read_text(encoding="utf-8"))
+    else:
+        tree = checkout(source, commit, work / "tree")
+        installs = []
+        for i, step in enumerate(repo.install):
+            code, out = sh(step, tree, env, logs / f"install-{i}.log")
+            installs.append({"command": step, "verdict": ci_verdict(code, out), "exit_code": code})
+        done.write_text(json.dumps(installs), encoding="utf-8")
     verify = subprocess.run(
-        [*stepkit, "verify", "--json"],
+        # the formatter checks every file, as CI's format job does on its clean checkout
+        [*stepkit, "verify", "--json", "--all-files"],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -335,8 +367,10 @@ def compare(repo: Repo, commit: str, source: Path, work: Path, stepkit: list[str
             "ci": "—",
         }
         if gate in repo.ci:
-            code, out = sh(repo.ci[gate], tree, env, logs / f"ci-{gate}.log")
-            row["ci"] = ci_verdict(code, out)
+            code, out = _same_run(mine, repo.ci[gate]) or sh(
+                repo.ci[gate], tree, env, logs / f"ci-{gate}.log"
+            )
+            row["ci"] = ci_verdict(code, out, tree)
             row["ci_exit_code"] = code
         row["agree"] = None if row["ci"] == "—" else row["stepkit"] == row["ci"]
         gates.append(row)
@@ -351,6 +385,16 @@ def compare(repo: Repo, commit: str, source: Path, work: Path, stepkit: list[str
     }
 
 
+def _same_run(mine: dict, ci_command: str) -> tuple[int, str] | None:
+    """stepkit's exit code and log of a gate whose command is CI's own, run
+    in the same checkout and environment: judged by hand from that run (a
+    test suite of many minutes is not run twice); None otherwise."""
+    if mine.get("command") != ci_command or mine.get("exit_code") is None or not mine.get("log"):
+        return None
+    log = Path(mine["log"])
+    return (mine["exit_code"], log.read_text(errors="replace")) if log.is_file() else None
+
+
 def table(results: list[dict]) -> str:
     """The comparison as the Markdown table of ``docs/detection.md``."""
     lines = [
@@ -362,7 +406,7 @@ def table(results: list[dict]) -> str:
             lines.append(f"| {result['repo']} | | | skipped: {result['skipped']} | | |")
             continue
         for row in result["gates"]:
-            agree = {None: "n/a", True: "yes", False: "**no**"}[row["agree"]]
+            agree = {None: "n/a", True: "yes", False: "no"}[row["agree"]]
             lines.append(
                 f"| {result['repo']} | {result['commit'][:12]} | {row['gate']} "
                 f"| {row['stepkit']} | {row['ci']} | {agree} |"
@@ -372,7 +416,9 @@ def table(results: list[dict]) -> str:
     ]
     if counted:
         rate = sum(counted) / len(counted)
-        lines.append(f"\n**Agreement: {sum(counted)} of {len(counted)} gates ({rate:.0%}).**")
+        lines.append(
+            f"\n**Agreement: {sum(counted)} of {len(counted)} counted gates ({round(100 * rate)} %).**"
+        )
     return "\n".join(lines)
 
 
@@ -402,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         base = args.keep or Path(tempfile.mkdtemp(prefix="verify-vs-ci-"))
         work = base / repo.name.replace("/", "+")
-        work.mkdir(parents=True, exist_ok=False)
+        work.mkdir(parents=True, exist_ok=True)
         print(f"{repo.name}: comparing in {work}", file=sys.stderr, flush=True)
         results.append(compare(repo, commit, source, work, stepkit))
         if args.json:

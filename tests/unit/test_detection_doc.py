@@ -51,3 +51,40 @@ def test_every_project_has_four_gates_a_commit_and_a_verdict():
     assert all(gates == list(GATES) for gates in projects.values()), projects
     assert len(projects) >= 10
     assert len({row[2].split()[0] for row in rows}) >= 7  # languages
+
+
+def _verify_rows() -> tuple[list[list[str]], str]:
+    """The rows of the table under "## verify against CI, run by hand", and the section."""
+    text = DOC.read_text(encoding="utf-8").split("## verify against CI, run by hand", 1)[1]
+    text = text.split("\n## ", 1)[0]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("| ")
+    ]
+    assert rows[0] == ["repo", "commit", "gate", "stepkit", "CI by hand", "agree"]
+    return rows[1:], text
+
+
+def test_the_verify_against_ci_rate_line_matches_its_table():
+    """Each row's agreement is what its two verdicts say; the rate line counts them."""
+    rows, text = _verify_rows()
+    counted = 0
+    for repo, commit, gate, mine, ci, agree in rows:
+        assert re.fullmatch(r"[0-9a-f]{12}", commit) and gate in GATES, (repo, gate)
+        said = agree.split(" (")[0]
+        if ci == "—":
+            assert said == "n/a", (repo, gate)
+            continue
+        verdict = (mine.split(" (")[0], ci.split(" (")[0])
+        assert said == ("yes" if verdict[0] == verdict[1] else "no"), (repo, gate, verdict)
+        counted += 1
+    agreed = sum(row[-1].split(" (")[0] == "yes" for row in rows)
+    rate = re.search(r"\*\*Agreement: (\d+) of (\d+) counted gates \((\d+) %\)", text)
+    assert rate, "the closing rate line is missing"
+    assert (int(rate[1]), int(rate[2]), int(rate[3])) == (
+        agreed,
+        counted,
+        round(100 * agreed / counted),
+    )
+    assert len({row[0] for row in rows}) >= 10

@@ -184,6 +184,37 @@ FAULTS = {
             "'https://github.com/astral-sh/ruff-pre-commit/': Could not resolve host: github.com)"
         ),
     ),
+    # packaging's `prek run ruff-format --files …` (its hooks' repositories on GitHub)
+    "prek 0.6 that cannot clone a hook's repository (no network)": (
+        (
+            "error: Failed to init hooks\n"
+            "  caused by: Failed to clone repo `https://github.com/pre-commit/pre-commit-hooks`\n"
+            "  caused by: Command `/usr/bin/git fetch origin --tags` exited with an error:\n\n"
+            "[status]\nexit status: 128\n\n[stderr]\n"
+            "fatal: unable to access 'https://github.com/pre-commit/pre-commit-hooks/': "
+            "Could not resolve host: github.com\n"
+        ),
+        2,
+        (
+            "prek: cannot set up its hooks (fatal: unable to access "
+            "'https://github.com/pre-commit/pre-commit-hooks/': Could not resolve host: github.com)"
+        ),
+    ),
+    # immer's `yarn prettier --check …` after its install failed
+    "yarn 1.22 running a tool its node_modules lacks": (
+        (
+            "yarn run v1.22.22\nwarning package.json: No license field\n"
+            'error Command "prettier" not found.\n'
+            "info Visit https://yarnpkg.com/en/docs/cli/run for documentation about this command.\n"
+        ),
+        1,
+        "prettier: command not found (not installed in the project's node_modules)",
+    ),
+    "pnpm 11 running a tool its node_modules lacks": (
+        'Error: ERR_PNPM_RECURSIVE_EXEC_FIRST_FAIL\n\n  × Command "prettier" not found\n',
+        1,
+        "prettier: command not found (not installed in the project's node_modules)",
+    ),
     "zsh running a missing tool": (
         "zsh: command not found: mypy\n",
         127,

@@ -20,7 +20,7 @@ import pytest
 from stepkit.workspace.gates import run_gate
 from tests.support.detect import CMAKE_TESTS_BEHIND_AN_OPTION
 from tests.support.evidence_logs import evidence_pm
-from tests.support.gitrepo import write_files
+from tests.support.gitrepo import init_repo, write_files
 
 PY = sys.executable
 NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
@@ -341,6 +341,63 @@ def test_an_unreachable_uv_index_is_an_environment_fault(pm, tmp_path):
     assert result.status == "error", result.evidence
     assert result.summary.startswith(
         "uv: package index unreachable at https://pypi.invalid/simple/left-pad/"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # what tox-uv ran for attrs's lint and typing envs (tox.ini asks for Python 3.14)
+        "venv -p 3.12 --python-preference only-managed {tmp}/venv",
+        "python install 3.12",
+    ],
+)
+def test_a_python_uv_cannot_download_is_named_as_such(pm, tmp_path, command):
+    uv = tool("uv")
+    project = write_files(tmp_path / "p", {"pyproject.toml": PYPROJECT})
+    result = gate(
+        pm,
+        project,
+        f"{uv} {command.format(tmp=tmp_path)}",
+        env={
+            "UV_PYTHON_INSTALL_MIRROR": "https://python.invalid/releases",
+            "UV_PYTHON_INSTALL_DIR": str(tmp_path / "pythons"),
+            "UV_HTTP_RETRIES": "0",
+            "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+        },
+    )
+    assert result.status == "error", result.evidence
+    assert result.summary.startswith("uv: could not download Python 3.12."), result.evidence
+    assert "python.invalid" in result.evidence
+
+
+def test_prek_that_cannot_clone_a_hook_repository_is_an_environment_fault(pm, tmp_path):
+    prek = tool("prek")
+    project = init_repo(
+        tmp_path / "p",
+        {
+            ".pre-commit-config.yaml": "repos:\n  - repo: https://hooks.invalid/acme/hooks\n"
+            "    rev: v1.0.0\n    hooks:\n      - id: fmt\n",
+            "a.py": "x = 1\n",
+        },
+    )
+    result = gate(
+        pm, project, f"{prek} run fmt --files a.py", env={"PREK_HOME": str(tmp_path / "home")}
+    )
+    assert result.status == "error", result.evidence
+    assert result.summary.startswith(
+        "prek: cannot set up its hooks (fatal: unable to access 'https://hooks.invalid/acme/hooks/'"
+    ), result.summary
+
+
+@pytest.mark.parametrize("manager, run", [("yarn", ""), ("pnpm", "exec ")])
+def test_a_node_tool_missing_from_node_modules_is_an_environment_fault(pm, tmp_path, manager, run):
+    binary = tool(manager)
+    project = write_files(tmp_path / "p", {"package.json": '{"name": "p", "version": "1.0.0"}\n'})
+    result = gate(pm, project, f"{binary} {run}no-such-checker-3b1 --check a.js", name="format")
+    assert result.status == "error", result.evidence
+    assert result.summary == (
+        "no-such-checker-3b1: command not found (not installed in the project's node_modules)"
     )
 
 

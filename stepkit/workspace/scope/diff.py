@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from stepkit.workspace.scope import git
+from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot, head_snapshot
 from stepkit.workspace.scope.tamper import file_flags
 from stepkit.workspace.scope.tree import (
@@ -22,6 +23,7 @@ from stepkit.workspace.scope.tree import (
     text_of,
     walk_files,
 )
+from stepkit.workspace.scope.virtualenvs import Inside
 
 DIFF_MAX_CHARS = 200_000
 DIFF_FILE_MAX_CHARS = 40_000
@@ -130,6 +132,28 @@ def working_tree_files(project_dir: Path, plans_dir: Path) -> list[str] | None:
     return [
         path for path, _old, new in _changes(before, Path(project_dir).resolve()) if new is not None
     ]
+
+
+def project_files(project_dir: Path, plans_dir: Path) -> list[str] | None:
+    """Every file of the project as ``pre-commit run --all-files`` sees it:
+    the files in git's index that are files now (an untracked file, such as
+    a build's output, is not the project's yet), virtualenvs and the plan
+    repo left out, sorted; None outside git.  What a formatter is given by
+    ``stepkit verify --all-files``."""
+    project = Path(project_dir).resolve()
+    out = git.run(["ls-files", "-z", "-c"], project)
+    if out is None:
+        return None
+    plan, in_virtualenv = PlanScope.of(project, plans_dir), Inside(project)
+    names = {git.text(name) for name in out.split(b"\0") if name}
+    return sorted(
+        rel
+        for rel in names
+        if (project / rel).is_file()
+        and not (project / rel).is_symlink()
+        and not plan.covers(rel)
+        and not in_virtualenv(rel)
+    )
 
 
 def snapshot_changes(
