@@ -267,6 +267,31 @@ SEVERITY_TAGS: dict[str, str] = {
 }
 
 
+#: A discrepancy orient found between the plan and the code: ``major``
+#: changes the step's scope (the deviation gate asks), ``minor`` is folded
+#: into the brief.
+OrientSeverity = Literal["minor", "major"]
+#: An edge case the sweep listed: ``handled`` by the step, or ``punted`` to a later one.
+SweepVerdict = Literal["handled", "punted"]
+
+#: Orient's and the sweep's scales on the one finding scale: a major
+#: deviation blocks the step until the user decides; a punted edge case is a
+#: real problem the step does not fix; a minor deviation (corrected in the
+#: brief) or a handled edge case is a note.
+_ON_THE_FINDING_SCALE: dict[str, Severity] = {
+    "major": "critical",
+    "minor": "minor",
+    "punted": "should_fix",
+    "handled": "minor",
+}
+
+
+def finding_severity(severity: OrientSeverity | SweepVerdict) -> Severity:
+    """Where an orient finding's severity or a sweep's verdict on an edge
+    case stands on the one :data:`Severity` scale (what routes compare)."""
+    return _ON_THE_FINDING_SCALE[severity]
+
+
 class Finding(Model):
     """One finding of a review: its severity, the file and the acceptance
     criterion it is about (empty: not said), and what is wrong."""
