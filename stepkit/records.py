@@ -227,6 +227,100 @@ class GateResult(Model):
         }
 
 
+#: What a tamper flag says was weakened.  The first kinds judge the step's
+#: changes (:mod:`stepkit.workspace.scope.tamper`) and the tree the gates
+#: judged: a coder round raises them again from its tree, so they are
+#: :attr:`TamperFlag.of_the_tree`; the others are events of the run (git's
+#: internals undone, the run store touched, a node unconfined), kept to its end.
+TamperKind = Literal[
+    "deleted_test",
+    "deleted_config",
+    "new_marker",
+    "judge_marks",
+    "module_patch",
+    "coverage_threshold",
+    "loosened_config",
+    "lost_tests",
+    "pristine",
+    "git_internals",
+    "untrusted_plugin",
+    "trust_store",
+    "run_store",
+    "hidden_files",
+    "site_dirs",
+    "users_tree",
+    "unconfined",
+    "flaky_pass",
+    "command_change",
+    "legacy",
+]
+#: The kinds a coder round raises again from its tree (the rest are kept).
+TREE_KINDS = frozenset(
+    {
+        "deleted_test",
+        "deleted_config",
+        "new_marker",
+        "judge_marks",
+        "module_patch",
+        "coverage_threshold",
+        "loosened_config",
+        "lost_tests",
+        "pristine",
+    }
+)
+#: The source of a flag found in the step's changes (its diff against the snapshot).
+CHANGES = "the step's changes"
+#: The source of a flag stepkit raised about its own records or the run's setting.
+STEPKIT = "stepkit"
+
+
+class TamperFlag(Model):
+    """A sign that verification was weakened: what kind of weakening, who or
+    what raised it (:data:`CHANGES`, a node such as ``the coder`` or ``the
+    tests gate``, or :data:`STEPKIT`), the path it is about (empty: none
+    named) and the text every display shows (:meth:`line`).  Made by one
+    constructor per source: :meth:`in_changes`, :meth:`by`, :meth:`of_stepkit`."""
+
+    kind: TamperKind
+    source: str
+    path: str = ""
+    text: str
+
+    @classmethod
+    def in_changes(cls, kind: TamperKind, path: str, text: str) -> TamperFlag:
+        """A flag the step's changes raise about the file ``path``."""
+        return cls(kind=kind, source=CHANGES, path=path, text=text)
+
+    @classmethod
+    def by(cls, who: str, kind: TamperKind, text: str, path: str = "") -> TamperFlag:
+        """A flag about what ``who`` (a node running the coder's code) did."""
+        return cls(kind=kind, source=who, path=path, text=text)
+
+    @classmethod
+    def of_stepkit(cls, kind: TamperKind, text: str, path: str = "") -> TamperFlag:
+        """A flag stepkit raises about its own records or how the run ran."""
+        return cls(kind=kind, source=STEPKIT, path=path, text=text)
+
+    @property
+    def of_the_tree(self) -> bool:
+        """The flag judges the tree, so a coder round raises it again from its own."""
+        return self.kind in TREE_KINDS
+
+    def line(self) -> str:
+        """The flag as the handoff, the approval, the reviewer and ``--json`` show it."""
+        return self.text
+
+
+def dumped(flags: list[TamperFlag]) -> list[dict[str, Any]]:
+    """The flags as the run state keeps them (plain JSON data)."""
+    return [flag.model_dump() for flag in flags]
+
+
+def flag_lines(flags: list[TamperFlag]) -> list[str]:
+    """The flags' text, in order (what a display lists)."""
+    return [flag.line() for flag in flags]
+
+
 class CoderResult(Model):
     """What a coder (built-in or an external CLI) handed back.
 
@@ -265,6 +359,31 @@ SEVERITY_TAGS: dict[str, str] = {
     "should_fix": "🟡 should fix",
     "minor": "🟢 minor",
 }
+
+
+#: A discrepancy orient found between the plan and the code: ``major``
+#: changes the step's scope (the deviation gate asks), ``minor`` is folded
+#: into the brief.
+OrientSeverity = Literal["minor", "major"]
+#: An edge case the sweep listed: ``handled`` by the step, or ``punted`` to a later one.
+SweepVerdict = Literal["handled", "punted"]
+
+#: Orient's and the sweep's scales on the one finding scale: a major
+#: deviation blocks the step until the user decides; a punted edge case is a
+#: real problem the step does not fix; a minor deviation (corrected in the
+#: brief) or a handled edge case is a note.
+_ON_THE_FINDING_SCALE: dict[str, Severity] = {
+    "major": "critical",
+    "minor": "minor",
+    "punted": "should_fix",
+    "handled": "minor",
+}
+
+
+def finding_severity(severity: OrientSeverity | SweepVerdict) -> Severity:
+    """Where an orient finding's severity or a sweep's verdict on an edge
+    case stands on the one :data:`Severity` scale (what routes compare)."""
+    return _ON_THE_FINDING_SCALE[severity]
 
 
 class Finding(Model):

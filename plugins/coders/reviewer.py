@@ -33,7 +33,15 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import Finding, ReviewResult, Severity, StageContext, StageFault, report_of
+from stepkit.records import (
+    Finding,
+    ReviewResult,
+    Severity,
+    StageContext,
+    StageFault,
+    flag_lines,
+    report_of,
+)
 
 REVIEW_TURNS = 40
 
@@ -242,7 +250,7 @@ def build_review_prompt(state: StepState, with_instructions: bool = True) -> str
             doc("Changed files", bullets(state.changed_files), SHORT_CHARS * 2),
             doc(
                 "Tamper flags raised by the harness (judge each)",
-                bullets(state.tamper_flags),
+                bullets(flag_lines(state.tamper_flags)),
                 SHORT_CHARS * 2,
             ),
             doc(

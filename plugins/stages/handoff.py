@@ -25,7 +25,7 @@ from stepkit.plugins.stages.documents import (
     text,
 )
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import CriterionTests, HandoffProse, StageContext
+from stepkit.records import CriterionTests, HandoffProse, StageContext, flag_lines
 
 HANDOFF_SYSTEM = f"""\
 You write the prose of the handoff for the step stepkit just executed.  The
@@ -219,7 +219,7 @@ def handoff_prompt(state: StepState, faults: Sequence[str]) -> str:
         doc("Independent review", state.review_report, REPORT_CHARS),
         doc(
             "Harness flags",
-            "\n".join(f"- {f}" for f in state.tamper_flags),
+            "\n".join(f"- {line}" for line in flag_lines(state.tamper_flags)),
             SHORT_CHARS,
         ),
         doc("NOTES.md (already recorded; do not repeat)", state.notes, NOTES_CHARS),

@@ -4,7 +4,7 @@ the LLM engine.  trylast, so a project's own implementation answers first."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
@@ -20,7 +20,13 @@ from stepkit.plugins.stages.documents import (
     plan_prefix,
 )
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import OrientResult, StageContext
+from stepkit.records import (
+    Finding,
+    OrientResult,
+    OrientSeverity,
+    StageContext,
+    finding_severity,
+)
 
 ORIENT_SYSTEM = f"""\
 You are the orient stage of stepkit.  stepkit executes ONE step of a phased
@@ -65,13 +71,21 @@ Answer fields:
 class OrientFinding(BaseModel):
     """One discrepancy between the plan and the code."""
 
-    severity: Literal["minor", "major"] = Field(
+    severity: OrientSeverity = Field(
         description="major: changes scope, approach or interfaces, or affects later steps"
     )
     plan_says: str = Field(description="what the plan assumes")
     code_has: str = Field(description="what the code has instead")
     evidence: str = Field(description="where: path:line")
     correction: str = Field(description="the correction folded into the brief, or the options")
+
+    def finding(self) -> Finding:
+        """The discrepancy on the one finding scale (a major one is critical)."""
+        return Finding(
+            severity=finding_severity(self.severity),
+            text=f"plan says: {self.plan_says}; code has: {self.code_has}",
+            file=self.evidence,
+        )
 
 
 class OrientAnswer(BaseModel):
@@ -118,7 +132,7 @@ def orient_result(answer: OrientAnswer) -> OrientResult:
         f"({one_line(f.evidence)}); correction: {one_line(f.correction)}"
         for f in answer.findings
     )
-    major = any(f.severity == "major" for f in answer.findings)
+    major = any(f.finding().severity == "critical" for f in answer.findings)
     return OrientResult(
         plan_summary=answer.plan_summary,
         implementation_brief=answer.implementation_brief,

@@ -23,7 +23,7 @@ from stepkit.plugins.stages.documents import (
     plan_prefix,
 )
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import Annotation, StageContext, SweepResult
+from stepkit.records import Annotation, StageContext, SweepResult, flag_lines
 
 SWEEP_SYSTEM = f"""\
 You are the edge-case sweep of stepkit.  The current step's code is written
@@ -70,7 +70,7 @@ def sweep_prompt(state: StepState) -> str:
             doc("Diff", state.diff, DIFF_CHARS),
             doc(
                 "Tamper flags raised by the harness (signs that verification was weakened)",
-                bullets(state.tamper_flags),
+                bullets(flag_lines(state.tamper_flags)),
                 SHORT_CHARS * 2,
             ),
             doc(

@@ -37,7 +37,7 @@ from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 
 #: The layout this stepkit writes.
-CHECKPOINT_FORMAT = 4
+CHECKPOINT_FORMAT = 5
 #: The layout with absolute paths (and of files without a format).
 ABSOLUTE_FORMAT = 1
 #: How the stored form names the project dir itself.

@@ -191,6 +191,7 @@ def resume_run(
     given = (
         checkpoint.settings.get("sets") or {}
     ).keys()  # --set values are state as the user gave them
+    checkpoint.state = graph.state_model.reshaped(checkpoint.state, checkpoint.read_format)
     problem = state_problem(graph.state_model, checkpoint.state, graph.nodes.keys(), given)
     if problem:
         raise UsageError(

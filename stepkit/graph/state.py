@@ -71,6 +71,15 @@ class RunState(Model):
     processes_ended: list[str] = Field(default_factory=list)
 
     @classmethod
+    def reshaped(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
+        """``state``, from a checkpoint written in format ``written_in``, with
+        the keys an older format held in another shape brought to this
+        model's, before it is checked against the model: it reads only the
+        values it expects and leaves any other for the check to refuse.
+        The default: the state as it is."""
+        return state
+
+    @classmethod
     def upgraded(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
         """``state``, from a checkpoint written in format ``written_in``
         (:data:`stepkit.engine.checkpoint.CHECKPOINT_FORMAT`) and checked

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import StageContext
+from stepkit.records import StageContext, TamperFlag, flag_lines
 from stepkit.workspace.localpaths import portable_text
 
 
 def flag_sections(
-    state: StepState, unseen_tamper: list[str] | tuple[str, ...] = ()
+    state: StepState, unseen_tamper: list[TamperFlag] | tuple[TamperFlag, ...] = ()
 ) -> list[tuple[str, str, list[str]]]:
     """The flag lists the final approval and the run's ending show: the
     heading when there are some, the words when there are none, the items
@@ -34,7 +34,7 @@ def flag_sections(
         (
             "Tamper flags (signs that verification was weakened):",
             "no tamper flags",
-            [*state.tamper_flags, *unseen_tamper],
+            flag_lines([*state.tamper_flags, *unseen_tamper]),
         ),
         ("Scope deviations (recorded by stepkit):", "no scope deviations", state.scope_deviations),
         (

@@ -49,6 +49,9 @@ from stepkit.records import (
     StageContext,
     StageFault,
     SweepResult,
+    TamperFlag,
+    dumped,
+    flag_lines,
     marked_findings,
 )
 from stepkit.workspace.evidence import last_line
@@ -166,9 +169,7 @@ def implement(ctx: StageContext) -> Outcome:
         coder, plugin = _answer(ctx, "implement")
     finally:  # first, before any git call can run what the coder planted in .git/ (a bad answer too)
         git_flags = undo_git_edits(ctx, git_before, "coder")
-    round_flags = [*git_flags, *_untrusted_plugin_flags(ctx, trust_watch)]
-    if round_flags:
-        updates["round_flags"] = round_flags  # an append field: the engine adds them
+    raised = [*git_flags, *_untrusted_plugin_flags(ctx, trust_watch)]
     touched = watch.changes() if watch else []
     updates.update(
         {
@@ -177,19 +178,18 @@ def implement(ctx: StageContext) -> Outcome:
             **undo_plan_edits(ctx, plan_before, "coder"),
         }
     )
-    new_store_flags = [
-        *updates.get("run_store_flags", []),
-        *([scope.store_flag(touched)] if touched else []),
-    ]
-    if new_store_flags:
-        updates["run_store_flags"] = new_store_flags  # an append field: the engine adds them
+    if touched:
+        raised.append(TamperFlag.by("the coder", "run_store", scope.store_flag(touched)))
+    # the run's events are kept; what judges the tree is raised again from this round's
+    raised = [*updates.pop("tamper_flags", []), *raised]
+    kept = [*(flag for flag in state.tamper_flags if not flag.of_the_tree), *raised]
     if snapshot is not None:
         changes = scope.step_changes(snapshot, ctx.project_dir)
-        store_flags = [*state.run_store_flags, *new_store_flags]
-        harness_flags = [*store_flags, *state.round_flags, *round_flags]
-        updates.update(changes._asdict(), tamper_flags=[*changes.tamper_flags, *harness_flags])
+        updates.update(changes._asdict(), tamper_flags=dumped([*changes.tamper_flags, *kept]))
         if touched:  # for a later resume: put back what the coder took away
             snapshot.persist(scope_path(ctx))
+    elif raised:
+        updates["tamper_flags"] = dumped(kept)
     if coder.crashed:
         raise StageFault(
             f"the coder crashed: {last_line(coder.text) or 'no output'}",
@@ -228,7 +228,7 @@ def _check_start_commands(ctx: StageContext) -> None:
     )
 
 
-def undo_git_edits(ctx: StageContext, before: Any, who: str) -> list[str]:
+def undo_git_edits(ctx: StageContext, before: Any, who: str) -> list[TamperFlag]:
     """Put back the hooks and command-running git config ``before`` (a
     :class:`~stepkit.workspace.scope.GitInternals`, None outside git) holds
     after ``who`` ran (``coder``, or a gate's name), keeping what is displaced
@@ -238,8 +238,13 @@ def undo_git_edits(ctx: StageContext, before: Any, who: str) -> list[str]:
 
     if before is None:
         return []
-    flags = scope.undo_git_changes(before, _keep_dir(ctx, f"{who}-git"), ctx.project_dir)
-    return flags if who == "coder" else [f"the {who} gate: {flag}" for flag in flags]
+    texts = scope.undo_git_changes(before, _keep_dir(ctx, f"{who}-git"), ctx.project_dir)
+    if who == "coder":
+        return [TamperFlag.by("the coder", "git_internals", text) for text in texts]
+    return [
+        TamperFlag.by(f"the {who} gate", "git_internals", f"the {who} gate: {text}")
+        for text in texts
+    ]
 
 
 def _trust_store_watch(ctx: StageContext) -> Any:
@@ -252,21 +257,25 @@ def _trust_store_watch(ctx: StageContext) -> Any:
     return scope.StoreWatch(ctx.project_dir, [root], [root])
 
 
-def _untrusted_plugin_flags(ctx: StageContext, trust_watch: Any) -> list[str]:
+def _untrusted_plugin_flags(ctx: StageContext, trust_watch: Any) -> list[TamperFlag]:
     """A flag for each local plugin (``stepconf.py``, a ``[tool.stepkit]
     plugins`` module) the next command would refuse to load, unless an
     earlier round raised it already, and one when the coder touched the
     trust store."""
     from stepkit.trust import untrusted_plugins
 
-    raised = set(step_state(ctx).round_flags)
+    raised = step_state(ctx).tamper_flags
     flags = [
-        f"local plugin {line}: not loaded until the user trusts it (stepkit trust)"
+        TamperFlag.of_stepkit(
+            "untrusted_plugin",
+            f"local plugin {line}: not loaded until the user trusts it (stepkit trust)",
+        )
         for line in untrusted_plugins(ctx.project_dir)
     ]
     touched = trust_watch.changes()
     if touched:
-        flags.append(f"the coder touched stepkit's plugin trust store: {', '.join(touched[:5])}")
+        text = f"the coder touched stepkit's plugin trust store: {', '.join(touched[:5])}"
+        flags.append(TamperFlag.by("the coder", "trust_store", text))
     return [flag for flag in flags if flag not in raised]
 
 
@@ -344,7 +353,7 @@ def _step_snapshot(ctx: StageContext) -> tuple[Any, dict[str, Any]]:
             f"the step-start scope snapshot ({shown}) was missing or altered before this coder "
             "round: retaken, so what changed before the round is not among the step's changes"
         )
-        updates["run_store_flags"] = [flag]
+        updates["tamper_flags"] = [TamperFlag.of_stepkit("run_store", flag)]
     return scope.load_snapshot(path, updates["scope_snapshot_digest"]), updates
 
 
@@ -427,7 +436,7 @@ def handoff(ctx: StageContext) -> Outcome:
         deviations=[
             *incomplete_deviation(state.incomplete_plan),
             *state.scope_deviations,
-            *state.tamper_flags,
+            *flag_lines(state.tamper_flags),
             *state.processes_ended,
         ],
         criteria=criteria["criteria_evidence"],

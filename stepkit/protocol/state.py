@@ -27,6 +27,8 @@ from stepkit.records import (
     Finding,
     GateResult,
     StageContext,
+    TamperFlag,
+    TamperKind,
 )
 
 
@@ -101,15 +103,14 @@ class StepState(RunState):
     coder_plugin: str | None = None
     changed_files: list[str] = Field(default_factory=list)
     diff: str = ""
-    tamper_flags: list[str] = Field(default_factory=list)
+    #: every tamper flag of the run: the step's changes' (raised again each
+    #: coder round), the gates' judgments of the tree, the run's events (kept)
+    tamper_flags: list[TamperFlag] = Field(default_factory=list)
     scope_snapshot_digest: str | None = None
     coder_rounds: list[str] = Field(default_factory=list)
     coder_tree: str = ""
     coder_round_log: list[CoderRound] = Field(default_factory=list)
     scope_deviations: Annotated[list[str], APPEND] = Field(default_factory=list)
-    run_store_flags: Annotated[list[str], APPEND] = Field(default_factory=list)
-    #: harness flags of each coder round and gate (git internals undone, untrusted plugins)
-    round_flags: Annotated[list[str], APPEND] = Field(default_factory=list)
 
     # -- the gates and the fix loop
     gates: list[GateResult] = Field(default_factory=list)
@@ -172,6 +173,75 @@ class StepState(RunState):
                 state = {**state, "gates": [_with_condensed(gate).model_dump() for gate in gates]}
         return state
 
+    @classmethod
+    def reshaped(cls, state: dict[str, Any], written_in: int) -> dict[str, Any]:
+        """A state written when tamper flags were strings in three lists gets
+        them typed, in one list, before it is checked."""
+        return _with_typed_flags(state) if written_in < FLAGS_FORMAT else state
+
+
+def _with_typed_flags(state: dict[str, Any]) -> dict[str, Any]:
+    """A state written when a tamper flag was a string, kept in three lists
+    (``tamper_flags``; ``round_flags`` and ``run_store_flags``, the events a
+    coder round kept), with one list of :class:`TamperFlag`: each text read
+    once (:func:`kept_flag`); a flag of the events' lists whose text names no
+    kind is ``legacy``, which every later round keeps."""
+    state = dict(state)
+    lists = [state.pop(key, []) for key in ("tamper_flags", "run_store_flags", "round_flags")]
+    if not all(isinstance(flags, list) for flags in lists):
+        return {**state, "tamper_flags": lists[0]}  # the check refuses it
+    flags = [flag for flags in lists for flag in flags]
+    # a string once: the events' lists repeat what tamper_flags holds
+    unique = [
+        flag for n, flag in enumerate(flags) if not isinstance(flag, str) or flag not in flags[:n]
+    ]
+    state["tamper_flags"] = [
+        kept_flag(flag).model_dump() if isinstance(flag, str) else flag for flag in unique
+    ]
+    return state
+
+
+#: The start of a flag's text as stepkit wrote it before flags were typed, by kind.
+_LEGACY_STARTS: tuple[tuple[str, TamperKind], ...] = (
+    ("deleted test file: ", "deleted_test"),
+    ("deleted lint/coverage config: ", "deleted_config"),
+    ("new module-level patch of ", "module_patch"),
+    ("reads the judge's marks in ", "judge_marks"),
+    ("coverage threshold ", "coverage_threshold"),
+    ("loosened lint/coverage config in ", "loosened_config"),
+    ("new ", "new_marker"),
+    ("git ", "git_internals"),
+    ("local plugin ", "untrusted_plugin"),
+    ("the coder touched stepkit's plugin trust store", "trust_store"),
+    ("the coder touched stepkit's run store", "run_store"),
+    ("the step-start scope snapshot", "run_store"),
+    ("the record stepkit keeps of the trees", "run_store"),
+    ("files git ignores were added or changed", "hidden_files"),
+    ("the site directories of the gates' Pythons", "site_dirs"),
+    ("your own work tree changed", "users_tree"),
+    ("the coder ran unconfined", "unconfined"),
+    ("flaky tests let the tests gate through", "flaky_pass"),
+)
+_CHANGE_KINDS = {"deleted_test", "deleted_config", "module_patch", "judge_marks"}
+_CHANGE_KINDS |= {"coverage_threshold", "loosened_config", "new_marker"}
+
+
+def kept_flag(value: str | dict[str, Any]) -> TamperFlag:
+    """A tamper flag as a checkpoint or a sealed record kept it: typed, or
+    a string from before flags were typed, its kind read from the start of
+    its text (``legacy`` when none fits; the text is kept byte for byte)."""
+    if not isinstance(value, str):
+        return TamperFlag.model_validate(value)
+    gate, _, rest = value.partition(" gate: ")
+    if rest.startswith("git ") and gate.startswith("the ") and " " not in gate[4:]:
+        return TamperFlag.by(f"{gate} gate", "git_internals", value)
+    if "that held at the step's start" in value:
+        return TamperFlag.of_stepkit("lost_tests", value)
+    kind: TamperKind = next((k for start, k in _LEGACY_STARTS if value.startswith(start)), "legacy")
+    if kind in _CHANGE_KINDS:
+        return TamperFlag.in_changes(kind, "", value)
+    return TamperFlag.of_stepkit(kind, value)
+
 
 def _with_condensed(gate: GateResult) -> GateResult:
     """A gate record written before evidence was typed, with what its
@@ -188,6 +258,8 @@ def _with_condensed(gate: GateResult) -> GateResult:
 FINDINGS_FORMAT = 3
 #: The checkpoint format whose gate records first held their typed evidence.
 EVIDENCE_FORMAT = 4
+#: The checkpoint format whose states first held typed tamper flags, in one list.
+FLAGS_FORMAT = 5
 
 
 def step_state(state: Mapping[str, Any] | StageContext) -> StepState:

@@ -25,8 +25,9 @@ and after the node at:
 
 Each of the others is a tamper flag naming the paths and who ran: it forces the
 independent review and is shown at the final approval and in the handoff,
-where the user decides.  The flags are ``round_flags`` items, so later
-coder rounds keep them.
+where the user decides.  They are events of the run, not judgments of
+the tree (:attr:`~stepkit.records.TamperFlag.of_the_tree`), so later coder
+rounds keep them.
 
 The looks taken before the node are also kept, sealed, in the run
 directory, with the flags the node raised once it has compared.  A node cut
@@ -44,8 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.protocol.state import step_state
-from stepkit.records import Outcome, StageContext, StageFault
+from stepkit.protocol.state import kept_flag, step_state
+from stepkit.records import Outcome, StageContext, StageFault, TamperFlag, dumped
 from stepkit.text import first_of
 from stepkit.workspace import sandbox
 from stepkit.workspace.scope import bytecode, hidden, startup, users_tree
@@ -146,15 +147,16 @@ def node_policy(ctx: StageContext) -> sandbox.Policy | None:
     )
 
 
-def unconfined_flags(ctx: StageContext) -> list[str]:
+def unconfined_flags(ctx: StageContext) -> list[TamperFlag]:
     """The flag that the coder's code ran with no sandbox, once a run."""
-    flag = sandbox.UNCONFINED_FLAG.format(why=sandbox.unavailable() or "no sandbox")
+    text = sandbox.UNCONFINED_FLAG.format(why=sandbox.unavailable() or "no sandbox")
+    flag = TamperFlag.of_stepkit("unconfined", text)
     return [] if flag in step_state(ctx).tamper_flags else [flag]
 
 
 def _after(
     ctx: StageContext, who: str, before: Looks, top: Path | None, every_hidden: bool
-) -> list[str]:
+) -> list[TamperFlag]:
     """Once ``who`` ran: its flags, kept with the looks."""
     flags = _compared(ctx, who, before, top, every_hidden)
     _keep(ctx, who, before, flags, every_hidden)
@@ -168,14 +170,14 @@ def _compared(
     top: Path | None,
     every_hidden: bool,
     cut_off: bool = False,
-) -> list[str]:
+) -> list[TamperFlag]:
     """The trees now against ``before``: the bytecode written since removed, the flags."""
     now = _look(ctx, top)
     bytecode.drop_changed(before.bytecode, now.bytecode)
     return _flags(ctx, who, before, now, top, every_hidden, cut_off)
 
 
-def unseen_flags(ctx: StageContext) -> list[str]:
+def unseen_flags(ctx: StageContext) -> list[TamperFlag]:
     """The flags of a watched node cut off that no later node took (the run
     ends without one: a coder round cut off is never run again)."""
     return _cut_off_flags(ctx, users_top(ctx))
@@ -187,16 +189,15 @@ def users_top(ctx: StageContext) -> Path | None:
     return Path(record.origin_top) if record is not None else None
 
 
-def with_flags(ctx: StageContext, updates: dict[str, Any], flags: list[str]) -> dict[str, Any]:
-    """``updates`` with ``flags`` added to the round's flags and the tamper flags."""
+def with_flags(
+    ctx: StageContext, updates: dict[str, Any], flags: list[TamperFlag]
+) -> dict[str, Any]:
+    """``updates`` with ``flags`` added to the tamper flags (those ``updates``
+    holds already, or the state's)."""
     if not flags:
         return updates
-    tamper = updates.get("tamper_flags", step_state(ctx).tamper_flags)
-    return {
-        **updates,
-        "round_flags": [*updates.get("round_flags", []), *flags],
-        "tamper_flags": [*tamper, *flags],
-    }
+    tamper = updates.get("tamper_flags", dumped(step_state(ctx).tamper_flags))
+    return {**updates, "tamper_flags": [*tamper, *dumped(flags)]}
 
 
 def _look(ctx: StageContext, top: Path | None) -> Looks:
@@ -219,23 +220,25 @@ def _flags(
     top: Path | None,
     every_hidden: bool,
     cut_off: bool = False,
-) -> list[str]:
+) -> list[TamperFlag]:
     when = f"while {who} ran" + (" (stepkit was stopped then)" if cut_off else "")
     flags = []
     concealed = hidden.changes(
         before.hidden, now.hidden, None if every_hidden else _on_surface(ctx)
     )
     if concealed:
-        flags.append(
+        text = (
             f"files git ignores were added or changed {when}: {_named(concealed)}. "
             "They are not among the step's changes, yet the gates see them"
         )
+        flags.append(TamperFlag.by(who, "hidden_files", text))
     started = startup.changes(before.startup, now.startup)
     if started:
-        flags.append(
+        text = (
             f"the site directories of the gates' Pythons changed {when}: {_named(started)}. "
             "Every Python a gate starts runs their .pth files and imports from them"
         )
+        flags.append(TamperFlag.by(who, "site_dirs", text))
     changed = users_tree.changes(before.users, now.users) if before.users and now.users else []
     if (
         changed
@@ -246,11 +249,12 @@ def _flags(
     ):
         changed = []  # stepkit's own merge of a sibling run's branch
     if changed:
-        flags.append(
+        text = (
             f"your own work tree changed {when}: {_named(changed)}. stepkit writes nothing "
             f"in {top} during a run: unless you made these changes yourself, {who} reached outside "
             "the step's work tree"
         )
+        flags.append(TamperFlag.by(who, "users_tree", text))
     return flags
 
 
@@ -275,7 +279,7 @@ def _keep(
     ctx: StageContext,
     who: str,
     before: Looks,
-    flags: list[str] | None = None,
+    flags: list[TamperFlag] | None = None,
     every_hidden: bool = False,
 ) -> None:
     """Keep the looks taken before ``who`` ran and, once it has compared, the flags it raised."""
@@ -288,11 +292,11 @@ def _keep(
             "looks": before.as_dict(),
         }
         if flags is not None:
-            record["flags"] = flags
+            record["flags"] = dumped(flags)
         write_sealed(Path(ctx.run_dir) / RECORD, json.dumps(record))
 
 
-def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
+def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[TamperFlag]:
     """The flags of the last watched node when the run never took them: it
     was cut off before it compared, or after, with its updates (the flags)
     dropped, as a node cut off is.  Then the looks it kept are compared with
@@ -304,16 +308,16 @@ def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[str]:
     try:
         data = json.loads(read_sealed(Path(ctx.run_dir) / RECORD))
         who, before, raised = str(data["who"]), Looks.from_dict(data["looks"]), data.get("flags")
+        raised = None if raised is None else [kept_flag(flag) for flag in raised]
         every_hidden = bool(data.get("every_hidden"))
     except FileNotFoundError:
         return []
     except (SealBroken, ValueError, KeyError, TypeError, AttributeError) as exc:
-        return [
-            (
-                f"the record stepkit keeps of the trees a gate or the coder may touch was forged or edited "
-                f"({exc}): what changed while one ran before stepkit was stopped is unknown"
-            )
-        ]
-    if raised is not None and set(raised) <= set(step_state(ctx).round_flags):
+        text = (
+            f"the record stepkit keeps of the trees a gate or the coder may touch was forged or edited "
+            f"({exc}): what changed while one ran before stepkit was stopped is unknown"
+        )
+        return [TamperFlag.of_stepkit("run_store", text)]
+    if raised is not None and all(flag in step_state(ctx).tamper_flags for flag in raised):
         return []  # the node ended and its flags (maybe none) are the run's
     return _compared(ctx, who, before, top, every_hidden, cut_off=True)

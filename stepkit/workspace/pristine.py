@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stepkit.records import GateResult, GateStatus, Outcome, StageContext
+from stepkit.records import GateResult, GateStatus, Outcome, StageContext, TamperFlag
 from stepkit.text import first_of
 from stepkit.workspace.baseline import BaselineUnavailable, BaseTree, checked_out, snapshot_tree
 from stepkit.workspace.files import new_stamped_dir
@@ -337,7 +337,8 @@ def _judged(
                 f"{reason} ({excused}, so the {name} gate stands; the independent review must "
                 f"judge it){log}; diff: {diff_path}\n" + _flag_diff(changes)
             )
-            updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), flag]
+            raised = TamperFlag.by(f"the {name} gate", "pristine", flag)
+            updates["tamper_flags"] = [*ctx.state.get("tamper_flags", []), raised.model_dump()]
             notes.append(
                 f"pristine re-check: {'FAIL' if found.gate else 'NOT RUN'}: {reason}; "
                 f"tamper flag raised{log}"

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, command_coder, make_project, sh
+from tests.support.e2e import GOOD_MUL, command_coder, flag_texts, make_project, sh
 
 
 def shell_coder(project, body: str) -> str:
@@ -54,7 +54,7 @@ def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepki
     assert result.code == 5, result.stdout + result.stderr
     assert result.data["pending"]["node"] == "gate_user_review"
 
-    flags = run_state(project, result.data["run_id"])["tamper_flags"]
+    flags = flag_texts(run_state(project, result.data["run_id"]))
     fsmonitor_flag = next(f for f in flags if "core.fsmonitor" in f)
     hook_flag = next(f for f in flags if ".git/hooks/pre-commit" in f)
     assert monitor in fsmonitor_flag and "undone" in fsmonitor_flag
@@ -88,7 +88,7 @@ def test_an_alias_and_a_filter_are_flagged_and_undone(tmp_path):
     )
     result = project.run(coder=coder)
     assert not (project.state_dir / "smudge.ran").exists()
-    flags = run_state(project, result.data["run_id"])["tamper_flags"]
+    flags = flag_texts(run_state(project, result.data["run_id"]))
     assert any("filter.evil.clean" in f and smudge in f for f in flags), flags
     assert any("alias.st" in f for f in flags), flags
     listed = project.git("config", "--list", "--local")
@@ -99,9 +99,7 @@ def test_an_honest_step_and_a_key_that_runs_nothing_have_no_git_flag(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     result = project.run(coder=shell_coder(project, "git config user.name coder\n"))
     assert result.code == 5
-    assert not [
-        f for f in run_state(project, result.data["run_id"]).get("tamper_flags", []) if "git" in f
-    ]
+    assert not [f for f in flag_texts(run_state(project, result.data["run_id"])) if "git" in f]
     assert (
         project.git("config", "--get", "user.name") == "coder\n"
     )  # the step's business, left as it is
@@ -115,7 +113,7 @@ def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
     env = project.env(TEST_CMD=f"cp {sh(hook)} .git/hooks/post-commit && {sh(PY)} check.py")
     result = project.run(env=env)
     assert result.code == 5, result.stdout + result.stderr
-    flags = run_state(project, result.data["run_id"])["tamper_flags"]
+    flags = flag_texts(run_state(project, result.data["run_id"]))
     assert any(
         f.startswith("the tests gate: git hook .git/hooks/post-commit added") for f in flags
     ), flags
@@ -131,9 +129,7 @@ def test_a_file_hidden_through_info_exclude_is_still_a_change_and_the_exclude_is
     result = project.run(coder=coder)
     state = run_state(project, result.data["run_id"])
     assert "hidden.py" in state["changed_files"]
-    assert any(
-        f.startswith("git info/exclude changed during the step") for f in state["tamper_flags"]
-    )
+    assert any(f.startswith("git info/exclude changed during the step") for f in flag_texts(state))
     assert exclude.read_text() == original
 
 
@@ -151,11 +147,11 @@ def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags
     result = project.run(coder=coder)
     state = run_state(project, result.data["run_id"])
     assert {"check.py", "lint.py"} <= set(state["changed_files"]), state["changed_files"]
-    assert any("assume-unchanged" in f and "check.py" in f for f in state["tamper_flags"]), state[
-        "tamper_flags"
-    ]
-    assert any("skip-worktree" in f and "lint.py" in f for f in state["tamper_flags"]), state[
-        "tamper_flags"
-    ]
+    assert any("assume-unchanged" in f and "check.py" in f for f in flag_texts(state)), flag_texts(
+        state
+    )
+    assert any("skip-worktree" in f and "lint.py" in f for f in flag_texts(state)), flag_texts(
+        state
+    )
     tags = {line[2:]: line[0] for line in project.git("ls-files", "-v").splitlines()}
     assert tags["check.py"] == "H" and tags["lint.py"] == "H"

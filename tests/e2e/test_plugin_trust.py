@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import CALC, GOOD_MUL, PY, make_project
+from tests.support.e2e import CALC, GOOD_MUL, PY, flag_texts, make_project
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -61,7 +61,7 @@ def test_a_stepconf_the_coder_planted_is_not_loaded_by_the_next_run(tmp_path):
     planted(project, "stepconf.py")
     first = project.run()
     assert first.outcome == "STEP_FAILED", first.stdout  # the real tests gate saw add broken
-    flags = run_state(project, first.data["run_id"])["tamper_flags"]
+    flags = flag_texts(run_state(project, first.data["run_id"]))
     assert (
         "local plugin stepconf.py is new: not loaded until the user trusts it (stepkit trust)"
         in flags
@@ -204,7 +204,7 @@ def test_a_plugins_entry_the_coder_added_for_a_module_of_its_own_is_not_loaded(t
     assert first.outcome == "STEP_FAILED", first.stdout
     assert any(
         "local plugin evil.py is new" in f
-        for f in run_state(project, first.data["run_id"])["tamper_flags"]
+        for f in flag_texts(run_state(project, first.data["run_id"]))
     )
 
     second = project.run("--rerun")  # cwd is the project: `python -m stepkit` can import evil
@@ -234,7 +234,7 @@ def test_a_coder_that_forges_the_trust_store_is_flagged(tmp_path):
         {"write": {"stepconf.py": HOSTILE, str(index): forged}, "sentinel": "CODER_COMPLETE"}
     )
     result = project.run()
-    flags = run_state(project, result.data["run_id"])["tamper_flags"]
+    flags = flag_texts(run_state(project, result.data["run_id"]))
     assert any(
         f.startswith("the coder touched stepkit's plugin trust store: ") and "trusted.json" in f
         for f in flags

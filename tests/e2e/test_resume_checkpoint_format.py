@@ -82,7 +82,7 @@ def test_state_json_keeps_every_key_and_adds_the_format(paused):
     data = json.loads(state_file.read_text())
     added = {"format_version", "relative_paths", "seal", "finishing"}  # keys are only added
     assert set(data) == PREVIOUS_KEYS | added
-    assert data["format_version"] == CHECKPOINT_FORMAT == 4
+    assert data["format_version"] == CHECKPOINT_FORMAT == 5
     assert (data["status"], data["pending"]["node"], data["state"]["count"]) == ("paused", "why", 1)
 
 
@@ -107,8 +107,11 @@ def test_a_checkpoint_without_a_format_resumes_and_is_saved_in_the_current_one(p
     ("change", "message"),
     [
         (
-            lambda data: data.update(format_version=5),
-            "checkpoint format 5 is newer than this stepkit understands (4); upgrade stepkit",
+            lambda data: data.update(format_version=CHECKPOINT_FORMAT + 1),
+            (
+                f"checkpoint format {CHECKPOINT_FORMAT + 1} is newer than this stepkit "
+                f"understands ({CHECKPOINT_FORMAT}); upgrade stepkit"
+            ),
         ),
         (lambda data: data.pop("state"), "state.json is not a stepkit checkpoint: state: missing"),
         (

@@ -15,7 +15,7 @@ import pytest
 from stepkit.workspace.seal import write_sealed
 from stepkit.workspace.store import store_dir
 from tests.e2e.test_e2e_verdicts import ADD, BROKEN_ADD, MUL_TEST, gate_of_tests, pytest_project
-from tests.support.e2e import GOOD_MUL, PY, command_coder, make_project, unconfined_env
+from tests.support.e2e import GOOD_MUL, PY, command_coder, flag_texts, make_project, unconfined_env
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -95,7 +95,7 @@ def test_git_clean_by_the_coder_deletes_neither_the_store_nor_the_lock(tmp_path)
     assert paused.code == 5, paused.stdout + paused.stderr
     state = checkpoint(project, paused.data["run_id"])
     assert state["status"] == "paused"
-    assert not state["state"].get("run_store_flags") and not state["state"].get("tamper_flags")
+    assert not state["state"].get("tamper_flags")
     done = project.resume("approve")
     assert done.outcome == "STEP_COMPLETE", done.stderr
 
@@ -117,7 +117,7 @@ def test_a_forged_baseline_record_does_not_make_a_broken_test_pre_existing(tmp_p
     )  # a forged record was there to read
     gate = gate_of_tests(failed.data)
     assert gate["status"] == "fail" and gate["new_failures"] == [ADD], gate
-    flags = checkpoint(project, failed.data["run_id"])["state"]["run_store_flags"]
+    flags = flag_texts(checkpoint(project, failed.data["run_id"])["state"], "run_store")
     assert flags and all(
         "forged or edited: " in flag and "/baseline/tests-" in flag for flag in flags
     ), flags
@@ -162,9 +162,9 @@ def test_a_deleted_baseline_cache_and_snapshot_are_rebuilt_and_reported(tmp_path
     assert failed.outcome == "STEP_FAILED", failed.stdout + failed.stderr
     assert gate_of_tests(failed.data)["new_failures"] == [ADD]
     state = checkpoint(project, failed.data["run_id"])["state"]
-    assert any("scope_snapshot.json (deleted)" in flag for flag in state["run_store_flags"]), state[
-        "run_store_flags"
-    ]
+    assert any(
+        "scope_snapshot.json (deleted)" in flag for flag in flag_texts(state, "run_store")
+    ), flag_texts(state, "run_store")
 
 
 def test_a_store_an_earlier_version_left_in_the_project_is_moved_and_resumed(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, ORIENT, PY, command_coder, make_project, sh
+from tests.support.e2e import GOOD_MUL, ORIENT, PY, command_coder, flag_texts, make_project, sh
 from tests.support.gitrepo import init_repo
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
@@ -246,11 +246,11 @@ def test_deleting_the_scope_snapshot_does_not_hide_a_deleted_test(project):
     )
     state = paused_state(project, project.run(coder=coder))
     assert "tests/test_calc.py" in state["changed_files"]
-    assert "deleted test file: tests/test_calc.py" in state["tamper_flags"]
+    assert "deleted test file: tests/test_calc.py" in flag_texts(state)
     assert "--- a/tests/test_calc.py" in state["diff"]
     assert any(
         "touched stepkit's run store" in flag and "scope_snapshot.json (deleted)" in flag
-        for flag in state["tamper_flags"]
+        for flag in flag_texts(state)
     )
 
 
@@ -270,7 +270,7 @@ def test_deleting_the_object_store_keeps_the_diff_and_the_restore(project):
     assert "-# the user's work in progress\n+x = 2\n" in state["diff"]
     assert any(
         "touched stepkit's run store" in flag and ".git/stepkit/main/objects" in flag
-        for flag in state["tamper_flags"]
+        for flag in flag_texts(state)
     )
 
 
@@ -290,7 +290,7 @@ def test_an_edit_inside_a_submodule_is_a_change(project, tmp_path):
     assert state["changed_files"] == ["calc.py", "vendor/lib/helper.py"]
     assert "--- a/vendor/lib/helper.py\n+++ b/vendor/lib/helper.py\n" in state["diff"]
     assert "-    return 1\n+    return 2  # noqa\n" in state["diff"]
-    assert "new # noqa in vendor/lib/helper.py (+1)" in state["tamper_flags"]
+    assert "new # noqa in vendor/lib/helper.py (+1)" in flag_texts(state)
 
 
 def test_a_snapshot_altered_while_the_run_is_paused_is_retaken_and_flagged(project):
@@ -302,6 +302,6 @@ def test_a_snapshot_altered_while_the_run_is_paused_is_retaken_and_flagged(proje
     state = paused_state(project, project.resume("proceed"))
     assert any(
         "scope snapshot" in flag and "was missing or altered before this coder round" in flag
-        for flag in state["tamper_flags"]
+        for flag in flag_texts(state)
     )
     assert "forged.py" not in snapshot.read_text()

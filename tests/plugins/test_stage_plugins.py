@@ -599,9 +599,11 @@ def test_an_empty_handoff_section_is_refused_too(tmp_path, messages_api):
 def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path):
     from stepkit.plugins.coders.reviewer import build_review_prompt
     from stepkit.plugins.stages.sweep import sweep_prompt
+    from stepkit.records import TamperFlag
 
     flag = "tests/test_text.py: a test was deleted"
-    ctx = make_ctx(tmp_path, "edge_case_sweep", tamper_flags=[flag])
+    raised = TamperFlag.in_changes("deleted_test", "tests/test_text.py", flag)
+    ctx = make_ctx(tmp_path, "edge_case_sweep", tamper_flags=[raised.model_dump()])
     for prompt in (sweep_prompt(step_state(ctx)), build_review_prompt(step_state(ctx))):
         framed = prompt.split('<document title="Tamper flags raised by the harness', 1)[1]
         assert f"\n- {flag}\n</document>" in framed.split("</document>", 1)[0] + "</document>"

@@ -387,3 +387,8 @@ def make_project(
         },
     )
     return project
+
+
+def flag_texts(state: dict, kind: str | None = None) -> list[str]:
+    """The text of each tamper flag a checkpoint's state holds (of ``kind`` only, if given)."""
+    return [f["text"] for f in state.get("tamper_flags", []) if kind in (None, f["kind"])]

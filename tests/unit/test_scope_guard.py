@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.records import flag_lines
 from stepkit.workspace import scope
 from stepkit.workspace.store import store_dir
 from tests.support.gitrepo import git, init_repo, write_files
@@ -187,7 +188,7 @@ def test_tamper_flags_name_each_weakening_with_its_file(project):
         '[tool.ruff.lint]\nignore = [\n    "E501",\n    "F401",\n]\n\n'
         "[tool.coverage.report]\nfail_under = 60\n\n[project]\nname = 'x'\nskip = 1\n"
     )
-    flags = scope.step_changes(before, project).tamper_flags
+    flags = flag_lines(scope.step_changes(before, project).tamper_flags)
     assert flags == [
         "coverage threshold lowered in pyproject.toml: fail_under 90 -> 60",
         'loosened lint/coverage config in pyproject.toml: "F401",',
@@ -219,7 +220,7 @@ def test_a_new_entry_in_an_ignore_table_is_a_loosened_config(project, path, befo
         git(project, "commit", "-qm", "config")
     snapshot = scope.take_snapshot(project, project / "plans")
     (project / path).write_text(after)
-    flags = scope.step_changes(snapshot, project).tamper_flags
+    flags = flag_lines(scope.step_changes(snapshot, project).tamper_flags)
     assert flags == [f'loosened lint/coverage config in {path}: "src/app.py" = ["F401"]']
 
 
@@ -230,7 +231,7 @@ def test_tamper_flags_ignore_markers_that_were_already_there(project):
     before = scope.take_snapshot(project, project / "plans")
     (project / "src/app.py").write_text("x = 2  # type: ignore\n")
     (project / "src/other.js").write_text("// eslint-disable-next-line\nfoo()\n")
-    assert scope.step_changes(before, project).tamper_flags == [
+    assert flag_lines(scope.step_changes(before, project).tamper_flags) == [
         "new eslint-disable in src/other.js (+1)"
     ]
 
@@ -297,7 +298,7 @@ def test_step_changes_gives_the_three_views_at_once(project):
     changes = scope.step_changes(before, project)
     assert "+import os  # noqa" in changes.diff and "+++ /dev/null" in changes.diff
     assert changes.changed_files == ["src/app.py", "tests/test_app.py"]
-    assert changes.tamper_flags == [
+    assert flag_lines(changes.tamper_flags) == [
         "new # noqa in src/app.py (+1)",
         "deleted test file: tests/test_app.py",
     ]
@@ -310,7 +311,7 @@ def test_a_test_module_that_patches_the_code_under_test_when_imported_is_flagged
         "sys.modules['app'] = app\nos.environ['MODE'] = 'test'\nLIMIT = 3\n\n\n"
         "def test_main():\n    app.value = 2\n    assert app.main() == 1\n"
     )
-    assert scope.step_changes(snapshot, project).tamper_flags == [
+    assert flag_lines(scope.step_changes(snapshot, project).tamper_flags) == [
         f"new module-level patch of {target} in tests/test_new.py (runs when the tests are collected, for every test)"
         for target in ("app.main", "setattr(app, 'other', None)", "sys.modules['app']")
     ]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from stepkit.records import flag_lines
 from stepkit.workspace import scope
 from stepkit.workspace.scope import git as git_module
 from stepkit.workspace.store import store_dir
@@ -143,7 +144,7 @@ def test_commits_inside_a_submodule_are_still_changes(with_submodule):
     changes = scope.step_changes(before, project)
     assert changes.changed_files == ["vendor/lib/helper.py", "vendor/lib/tests/test_helper.py"]
     assert "--- a/vendor/lib/helper.py\n+++ /dev/null\n" in changes.diff
-    assert changes.tamper_flags == [
+    assert flag_lines(changes.tamper_flags) == [
         "new pytest skip/xfail marker in vendor/lib/tests/test_helper.py (+1)"
     ]
 

@@ -7,7 +7,7 @@ import pytest
 from stepkit.config import Config
 from stepkit.protocol.nodes import endings, routes, verify
 from stepkit.protocol.state import step_state
-from stepkit.records import GateResult, StageContext, marked_findings
+from stepkit.records import GateResult, StageContext, TamperFlag, marked_findings
 from stepkit.workspace.store import adhoc_dir
 
 
@@ -90,7 +90,10 @@ def test_route_sweep(monkeypatch):
         routes.route_sweep(ctx({"changed_files": [], "needs_independent_review": True})).route
         == "5+ files or boundary"
     )
-    flagged = {"changed_files": ["a"], "tamper_flags": ["deleted test file: tests/test_a.py"]}
+    flag = TamperFlag.in_changes(
+        "deleted_test", "tests/test_a.py", "deleted test file: tests/test_a.py"
+    )
+    flagged = {"changed_files": ["a"], "tamper_flags": [flag.model_dump()]}
     assert routes.route_sweep(ctx(flagged)).route == "5+ files or boundary"
     assert routes.route_sweep(ctx(flagged, STEP_SKIP_REVIEW=True)).route == "else"
     monkeypatch.setenv(

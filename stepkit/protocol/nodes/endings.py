@@ -10,7 +10,7 @@ from typing import Any
 from stepkit.protocol.next_steps import next_commands
 from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.watched import unseen_flags
-from stepkit.records import GATE_ORDER, StageContext
+from stepkit.records import GATE_ORDER, StageContext, TamperFlag
 
 
 def gates_report(state: StepState) -> list[str]:
@@ -149,7 +149,9 @@ def _fault_label(ctx: StageContext) -> str:
     return "Coder failure" if node in coder_nodes else "Pipeline fault"
 
 
-def _flag_lines(state: StepState, unseen: list[str] | tuple[str, ...] = ()) -> list[str]:
+def _flag_lines(
+    state: StepState, unseen: list[TamperFlag] | tuple[TamperFlag, ...] = ()
+) -> list[str]:
     """Every tamper flag (and ``unseen`` ones not recorded yet) and scope
     deviation the harness recorded."""
     from stepkit.protocol.glance import flag_sections

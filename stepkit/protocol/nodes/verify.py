@@ -15,7 +15,7 @@ from stepkit.protocol.fixloop import FIX_RULES, next_fix
 from stepkit.protocol.start import start_measure, start_snapshot
 from stepkit.protocol.state import StepState, step_state
 from stepkit.protocol.watched import Node, watched, with_flags
-from stepkit.records import GateResult, Outcome, StageContext
+from stepkit.records import GateResult, Outcome, StageContext, TamperFlag
 from stepkit.text import first_of
 
 
@@ -167,10 +167,10 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
         if named
         else ""
     )
-    flag = f"{reason}{excuse}"
+    flag = TamperFlag.by("the tests gate", "lost_tests", f"{reason}{excuse}")
     updates = dict(outcome.updates)
-    tamper = updates.get("tamper_flags", step_state(ctx).tamper_flags)
-    updates["tamper_flags"] = [*tamper, flag] if flag not in tamper else tamper
+    if flag not in step_state(ctx).tamper_flags:
+        updates = with_flags(ctx, updates, [flag])
     route = outcome.route
     if not named:
         route = "fail"
@@ -223,9 +223,11 @@ def _flaky_flagged(ctx: StageContext, outcome: Outcome) -> Outcome:
         return outcome
     shown = first_of(gate["flaky"], 5)
     # worded with no word of a passing claim: the handoff check reads the flags the handoff shows
-    flag = (
-        f"flaky tests let the tests gate through: {shown} failed, then did not fail when run again. "
-        "A second run is no evidence: code can fail only the first time it runs"
+    flag = TamperFlag.by(
+        "the tests gate",
+        "flaky_pass",
+        f"flaky tests let the tests gate through: {shown} failed, then did not fail when run "
+        "again. A second run is no evidence: code can fail only the first time it runs",
     )
     return outcome.model_copy(update={"updates": with_flags(ctx, outcome.updates, [flag])})
 
@@ -273,20 +275,19 @@ def _run_guarded(
         edited += [name] if undone else []
     state = step_state(ctx)
     updates = _merge_gates(state, results)
-    raised = state.round_flags
     plan_flags = [
-        flag for flag in runner.plan.command_changes if flag not in raised
+        TamperFlag.of_stepkit("command_change", text) for text in runner.plan.command_changes
+    ]
+    plan_flags = [
+        flag for flag in plan_flags if flag not in state.tamper_flags
     ]  # once, at the first gate
-    updates = with_flags(
-        ctx, updates, [*plan_flags, *git_flags]
-    )  # round flags: kept by later rounds
-    store_flags = [flag for result in results for flag in result.store_flags]
-    if store_flags:  # stepkit's own records were forged: a tamper flag, which forces the review
-        updates["run_store_flags"] = store_flags
-        updates["tamper_flags"] = [
-            *updates.get("tamper_flags", state.tamper_flags),
-            *store_flags,
-        ]
+    # stepkit's own records were forged: a tamper flag, which forces the review
+    store_flags = [
+        TamperFlag.of_stepkit("run_store", text)
+        for result in results
+        for text in result.store_flags
+    ]
+    updates = with_flags(ctx, updates, [*plan_flags, *git_flags, *store_flags])
     if edited:
         updates["scope_deviations"] = deviations
         updates["gates_edited_plan_repo"] = sorted({*state.gates_edited_plan_repo, *edited})

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from stepkit.records import TamperFlag
 from stepkit.workspace.scope import git
 from stepkit.workspace.scope.plancopy import PlanScope
 from stepkit.workspace.scope.snapshot import BeforeReader, Snapshot, head_snapshot
@@ -44,7 +45,7 @@ class StepChanges(NamedTuple):
     #: signs that verification was weakened, each naming its file: deleted test
     #: files, new skip/xfail/ignore markers, loosened lint or coverage
     #: configuration (lowered thresholds, new ignore/exclude entries, deleted configs)
-    tamper_flags: list[str]
+    tamper_flags: list[TamperFlag]
 
 
 def step_changes(
@@ -54,7 +55,7 @@ def step_changes(
     the tree: each changed file's before and now bytes are read once."""
     changes = list(_read_changes(before, Path(project_dir).resolve()))
     parts: list[str] = []
-    flags: list[str] = []
+    flags: list[TamperFlag] = []
     total, truncated = 0, False
     for index, (path, old_id, new_id, old, new) in enumerate(changes):
         flags.extend(file_flags(path, old_id, new_id, old, new))

@@ -17,6 +17,7 @@ import functools
 import re
 
 from stepkit.lazyregex import lazy_compile
+from stepkit.records import TamperFlag
 from stepkit.workspace.runners import builtin_runners
 from stepkit.workspace.scope.tree import text_of
 from stepkit.workspace.store import GIT_SUBDIR, STORE_NAME
@@ -59,14 +60,15 @@ def _one_of(patterns: list[str]) -> str:
 
 def file_flags(
     path: str, old_id: str | None, new_id: str | None, old: bytes | None, new: bytes | None
-) -> list[str]:
+) -> list[TamperFlag]:
     """The tamper flags of one changed file (``old_id`` None: added, ``new_id``
     None: deleted; ``old``, ``new``: its bytes before and now)."""
     if new_id is None:
         if _TEST_PATH.search(path):
-            return [f"deleted test file: {path}"]
+            return [TamperFlag.in_changes("deleted_test", path, f"deleted test file: {path}")]
         if _is_quality_config(path):
-            return [f"deleted lint/coverage config: {path}"]
+            text = f"deleted lint/coverage config: {path}"
+            return [TamperFlag.in_changes("deleted_config", path, text)]
         return []
     old_text, new_text = text_of(old) if old_id else "", text_of(new)
     if old_text is None or new_text is None:
@@ -92,7 +94,7 @@ _JUDGE_MARKS = lazy_compile(
 _MARKS_NAMED = 3
 
 
-def _judge_marks(path: str, old: str, new: str) -> list[str]:
+def _judge_marks(path: str, old: str, new: str) -> list[TamperFlag]:
     """Added lines that name what the judge leaves in the environment of
     the code it runs (a test that reads ``PYTEST_ADDOPTS`` can find the
     report it is judged by; one that reads ``STEPKIT_*`` knows it is being
@@ -103,30 +105,37 @@ def _judge_marks(path: str, old: str, new: str) -> list[str]:
         for n, line in enumerate(new.splitlines(), start=1)
         if line not in before and _JUDGE_MARKS.search(line)
     ]
-    flags = [
+    texts = [
         f"reads the judge's marks in {path}:{n}: {line[:120]}" for n, line in hits[:_MARKS_NAMED]
     ]
     if len(hits) > _MARKS_NAMED:
-        flags.append(f"reads the judge's marks in {path}: {len(hits) - _MARKS_NAMED} more lines")
-    return flags
+        texts.append(f"reads the judge's marks in {path}: {len(hits) - _MARKS_NAMED} more lines")
+    return [TamperFlag.in_changes("judge_marks", path, text) for text in texts]
 
 
-def _new_markers(path: str, old: str, new: str) -> list[str]:
+def _new_markers(path: str, old: str, new: str) -> list[TamperFlag]:
     flags = []
     for label, pattern in _markers():
         added = len(pattern.findall(new)) - len(pattern.findall(old))
         if added > 0:
-            flags.append(f"new {label} in {path} (+{added})")
+            flags.append(
+                TamperFlag.in_changes("new_marker", path, f"new {label} in {path} (+{added})")
+            )
     return flags
 
 
-def _new_module_patches(path: str, old: str, new: str) -> list[str]:
+def _new_module_patches(path: str, old: str, new: str) -> list[TamperFlag]:
     """A test module that rebinds another module's attribute at import time
     (``calc.add = ...``, ``setattr(calc, ...)``, ``sys.modules[...] = ...``)
     changes the code under test for every test the session collects."""
     added = sorted(set(_module_patches(new)) - set(_module_patches(old)))
     return [
-        f"new module-level patch of {target} in {path} (runs when the tests are collected, for every test)"
+        TamperFlag.in_changes(
+            "module_patch",
+            path,
+            f"new module-level patch of {target} in {path} "
+            "(runs when the tests are collected, for every test)",
+        )
         for target in added
     ]
 
@@ -177,15 +186,17 @@ def _is_quality_config(path: str) -> bool:
     return bool(_configs()[0].search(path))
 
 
-def _loosened_config(path: str, old: str, new: str) -> list[str]:
+def _loosened_config(path: str, old: str, new: str) -> list[TamperFlag]:
     flags = []
     shared = bool(_configs()[1].search(path))
     before, after = _thresholds(old, shared), _thresholds(new, shared)
     for key, value in sorted(before.items()):
         if key not in after:
-            flags.append(f"coverage threshold removed in {path}: {key} was {value:g}")
+            text = f"coverage threshold removed in {path}: {key} was {value:g}"
+            flags.append(TamperFlag.in_changes("coverage_threshold", path, text))
         elif after[key] < value:
-            flags.append(f"coverage threshold lowered in {path}: {key} {value:g} -> {after[key]:g}")
+            text = f"coverage threshold lowered in {path}: {key} {value:g} -> {after[key]:g}"
+            flags.append(TamperFlag.in_changes("coverage_threshold", path, text))
     old_lines, new_lines = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
@@ -205,7 +216,8 @@ def _loosened_config(path: str, old: str, new: str) -> list[str]:
                 or _LOOSENING_KEY.search(table)
                 or _LOOSENING_VALUE.search(line)
             ):
-                flags.append(f"loosened lint/coverage config in {path}: {line[:120]}")
+                text = f"loosened lint/coverage config in {path}: {line[:120]}"
+                flags.append(TamperFlag.in_changes("loosened_config", path, text))
     return flags
 
 
