@@ -41,7 +41,7 @@ def run(total: int = 2000, failing: int = 5) -> dict:
     for tool, (generate, command) in CASES.items():
         log, failing_ids, summary_line = generate(total, failing)
         start = time.perf_counter()
-        evidence = condense(pm, "tests", command, log, 1, f"/logs/{tool}.log")
+        evidence = condense(pm, "tests", command, log, 1, f"/logs/{tool}.log").text
         elapsed = time.perf_counter() - start
         raw, kept = len(log.encode()), len(evidence.encode())
         figures[tool] = {

@@ -357,7 +357,7 @@ def make_project(
     (and ``files``, relative path → text, in its first commit)."""
     root = tmp_path / "project"
     state_dir = tmp_path / "e2e-state"
-    state_dir.mkdir()
+    state_dir.mkdir(parents=True)
     (state_dir / "coder.py").write_text(CODER)
     (state_dir / "reviewer.py").write_text(REVIEWER)
     config = sandbox_table(state_dir) + (
