@@ -41,7 +41,7 @@ Per step: ``whole`` (whole-suite runs in the critical path), ``only`` (the
 other runs: failing ids, a module alone), the step's wall time (both processes) as a
 ratio to the suite run by hand on the final tree, and stepkit's own
 seconds: the wall time less the critical-path runs (the union of their
-intervals) and the coder.  Medians of ``repeat`` steps.  Target (issue 41):
+intervals) and the coder.  Medians of ``repeat`` steps.  Target:
 on itsdangerous and more-itertools, 1, 1 and 2 whole runs, and a step at
 most the suite's time × that count + 1.5 s.
 

@@ -259,6 +259,7 @@ def test_a_plugin_of_the_project_names_a_source_a_build_system_and_an_order(step
         "plugin": "mine",
         "source": "ci/run-tests.sh:1",
         "fault": "it needs the tup toolchain, which this machine lacks",
+        "candidates": [],
     }
     assert data["unsupported"] == ["tup (Tupfile)"]
     assert data["order"] == ["build", "format", "lint", "tests"]

@@ -126,6 +126,13 @@ def test_entry_point_plugin_answers_and_detect_says_so(stepkit_project, site_dir
         "plugin": "myplug",
         "source": None,
         "fault": None,
+        "candidates": [
+            {
+                "command": "make test",
+                "plugin": "stepkit.plugins.projects.taskrunners",
+                "source": None,
+            }
+        ],
     }
     assert "libfoo is not installed" in data["load_errors"]["brokenplug"]
 
@@ -139,6 +146,14 @@ def test_stepconf_beats_the_entry_point_plugin(stepkit_project, site_dir):
         "plugin": "stepconf",
         "source": None,
         "fault": None,
+        "candidates": [
+            {"command": "myplug-tests --all", "plugin": "myplug", "source": None},
+            {
+                "command": "make test",
+                "plugin": "stepkit.plugins.projects.taskrunners",
+                "source": None,
+            },
+        ],
     }
 
 
@@ -165,6 +180,7 @@ def test_dash_p_no_disables_the_plugin(stepkit_project, site_dir):
         "plugin": "stepkit.plugins.projects.taskrunners",
         "source": None,
         "fault": None,
+        "candidates": [],
     }
 
 

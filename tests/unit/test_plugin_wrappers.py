@@ -74,6 +74,7 @@ def test_a_wrapper_of_a_command_hook_changes_the_command_and_detect_names_the_an
         "plugin": "stepkit.plugins.projects.taskrunners",
         "source": None,
         "fault": None,
+        "candidates": [],
     }
 
 

@@ -190,7 +190,9 @@ def test_sandbox_settings_default_to_a_networked_optional_sandbox(tmp_path):
 def test_a_line_that_reads_the_judges_marks_is_flagged_with_its_number(line):
     old = b"import os\n"
     flags = file_flags("tests/test_x.py", "a", "b", old, old + line.encode() + b"\n")
-    assert flags == [f"reads the judge's marks in tests/test_x.py:2: {line}"]
+    assert [(f.kind, f.path, f.line()) for f in flags] == [
+        ("judge_marks", "tests/test_x.py", f"reads the judge's marks in tests/test_x.py:2: {line}")
+    ]
 
 
 def test_a_line_that_was_there_before_is_not_flagged():
