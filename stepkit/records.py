@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -254,20 +254,9 @@ TamperKind = Literal[
     "command_change",
     "legacy",
 ]
-#: The kinds a coder round raises again from its tree (the rest are kept).
-TREE_KINDS = frozenset(
-    {
-        "deleted_test",
-        "deleted_config",
-        "new_marker",
-        "judge_marks",
-        "module_patch",
-        "coverage_threshold",
-        "loosened_config",
-        "lost_tests",
-        "pristine",
-    }
-)
+#: The kinds a coder round raises again from its tree (the rest are kept):
+#: those before ``git_internals``, the first event of the run.
+TREE_KINDS = frozenset(get_args(TamperKind)[: get_args(TamperKind).index("git_internals")])
 #: The source of a flag found in the step's changes (its diff against the snapshot).
 CHANGES = "the step's changes"
 #: The source of a flag stepkit raised about its own records or the run's setting.
