@@ -589,3 +589,25 @@ def test_a_run_whose_report_lists_a_failure_is_no_pass_whatever_its_exit_code(tm
     assert gate["status"] == "fail" and gate["exit_code"] == 0, gate
     assert ADD in gate["new_failures"], gate
     assert "exit code 0" in gate["summary"], gate
+
+
+def test_a_package_beside_a_pyvenv_cfg_is_still_one_of_the_steps_changes(tmp_path):
+    """A virtualenv is known by its ``pyvenv.cfg``, and its own layout is
+    never the step's: a coder who puts one beside a package shadowing the
+    module it broke must not hide that package from the step's changes."""
+    project = python_project(tmp_path)
+    shadow = HIDING["a hidden package shadows the broken module"]["calc/__init__.py"]
+    project.coder_actions(
+        {
+            "write": {
+                "calc.py": BROKEN,
+                "calc/pyvenv.cfg": "home = /usr/bin\n",
+                "calc/__init__.py": shadow,
+            },
+            "sentinel": "CODER_COMPLETE",
+        }
+    )
+    result = project.run()
+    assert result.code == 5, result.stdout + result.stderr
+    question = result.data["pending"]["question"]
+    assert "calc/__init__.py" in question, question
