@@ -204,6 +204,30 @@ def one_run(root: Path, env: dict[str, str] | None = None) -> dict:
     }
 
 
+def stepkit_json(
+    project: Path, args: list[str], env: dict[str, str], expect: int, timeout: float | None = None
+) -> dict:
+    """``stepkit ARGS --project-dir PROJECT --json`` as a user runs it: its
+    answer; a bench stops (SystemExit, with the output's tail) on any other
+    exit code than ``expect``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "stepkit", *args, "--project-dir", str(project), "--json"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if done.returncode != expect:
+        raise SystemExit(
+            f"stepkit {args[0]} exited {done.returncode}, expected {expect}:\n"
+            f"{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
+    return json.loads(done.stdout)
+
+
 def _in_graph_seconds(events: list[dict]) -> float:
     """Time between run_started/run_resumed and the paused/run_finished that follows."""
     total, opened = 0.0, None

@@ -48,7 +48,6 @@ import json
 import os
 import runpy
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -58,6 +57,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from full_run import stepkit_json
 
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.workspace.scope import git
@@ -85,38 +86,22 @@ def _env(api: MessagesAPI, **extra: str) -> dict[str, str]:
     return clean_env(PATH=path, ANTHROPIC_BASE_URL=api.base_url, ANTHROPIC_API_KEY=API_KEY, **extra)
 
 
-def _stepkit(project: Path, args: list[str], env: dict[str, str], expect: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", *args, "--project-dir", str(project), "--json"],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    if done.returncode != expect:
-        raise SystemExit(
-            f"stepkit {args[0]} exited {done.returncode}, expected {expect}:\n"
-            f"{done.stdout[-3000:]}{done.stderr[-2000:]}"
-        )
-    return json.loads(done.stdout)
-
-
 def _run_step(project: Path, api: MessagesAPI, coder: str, **env: str) -> tuple[str, list[dict]]:
     """Run step 1 to the final gate, approve it; the run id and its events."""
     environ = _env(api, **env)
     sets = ["--set", "llm_max_retries=0", "--set", "llm_timeout_s=60"]
-    paused = _stepkit(
+    paused = stepkit_json(
         project,
         ["run", "--step", "1", "--engine", "anthropic", "--coder", coder, *sets],
         environ,
-        expect=5,
+        5,
+        timeout=300,
     )
     if paused["pending"]["node"] != "gate_user_review":
         raise SystemExit(f"the run paused at {paused['pending']['node']}, not gate_user_review")
-    _stepkit(project, ["resume", paused["run_id"], "--answer", "approve"], environ, expect=0)
+    stepkit_json(
+        project, ["resume", paused["run_id"], "--answer", "approve"], environ, 0, timeout=300
+    )
     run_dir = store_dir(project) / "runs" / paused["run_id"]
     events = [
         json.loads(line)

@@ -71,7 +71,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import yaml
-from full_run import ANSWERS, GIT_ID, PLAN
+from full_run import ANSWERS, GIT_ID, PLAN, stepkit_json
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import CODER, clean_env, command_coder, sandbox_table
@@ -359,24 +359,6 @@ def _actions(fixture: Fixture, project: Path, kind: str) -> list[dict]:
     return [{"write": wrong, "sentinel": done}, {"write": good, "sentinel": done}]
 
 
-def _stepkit(project: Path, env: dict, args: list[str], expect: int) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", *args, "--project-dir", str(project), "--json"],
-        cwd=project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != expect:
-        raise SystemExit(
-            f"stepkit {args[0]} exited {done.returncode}, expected {expect}:\n"
-            f"{done.stdout[-3000:]}{done.stderr[-2000:]}"
-        )
-    return json.loads(done.stdout)
-
-
 def _runs(log: Path, project: Path, suite: int) -> list[dict]:
     """Each run the wrapper logged; ``whole``: it ran at least half the suite's ``suite`` tests."""
     found = []
@@ -414,8 +396,8 @@ def step(
     answers.write_text(yaml.safe_dump(ANSWERS))
     coder = command_coder(sys.executable, state / "coder.py")
     started = time.time()
-    _stepkit(project, env, ["run", "--engine", f"scripted:{answers}", "--coder", coder], 5)
-    finished = _stepkit(project, env, ["resume", "--answer", "approve"], 0)
+    stepkit_json(project, ["run", "--engine", f"scripted:{answers}", "--coder", coder], env, 5)
+    finished = stepkit_json(project, ["resume", "--answer", "approve"], env, 0)
     seconds = time.time() - started
     if finished.get("outcome") != "STEP_COMPLETE":
         raise SystemExit(f"{fixture.name} {kind}: {finished.get('outcome')}")
