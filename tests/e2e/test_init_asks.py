@@ -7,14 +7,13 @@ project, the real CLI on a pseudo-terminal; without a terminal it never asks
 from __future__ import annotations
 
 import os
-import pty
-import select
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 from tests.e2e.test_init_proves import ci_project
+from tests.support.terminal import on_terminal
 
 QUESTION = b"Enter leaves the gate off (NOT RUN): "
 
@@ -30,37 +29,11 @@ def _ci_only(root: Path) -> Path:
 
 
 def _init_on_terminal(project: Path, answer: bytes) -> tuple[int, str]:
-    leader, follower = pty.openpty()
     env = {
         **os.environ,
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stepkit", "init"],
-        cwd=project,
-        env=env,
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        close_fds=True,
-    )
-    os.close(follower)
-    screen, answered = b"", False
-    while True:
-        ready, _, _ = select.select([leader], [], [], 120)
-        assert ready, f"no output from stepkit init on the terminal: {screen!r}"
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed: init exited
-            break
-        if not chunk:
-            break
-        screen += chunk
-        if not answered and QUESTION in screen:
-            os.write(leader, answer)
-            answered = True
-    os.close(leader)
-    return proc.wait(timeout=60), screen.decode("utf-8", "replace")
+    return on_terminal(["init"], project, env, QUESTION, answer)
 
 
 def test_a_command_typed_at_the_question_is_proven_and_written(tmp_path):

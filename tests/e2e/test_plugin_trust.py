@@ -7,15 +7,12 @@ plugin; the terminal prompt runs on a real pseudo-terminal."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
 
 import pytest
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import CALC, GOOD_MUL, PY, flag_texts, make_project
+from tests.support.terminal import on_terminal
 
 # whole-step runs over many variants: outside the default suite (tests/conftest.py)
 pytestmark = pytest.mark.slow
@@ -128,36 +125,9 @@ def test_a_trusted_stepconf_never_answers_the_final_approval(tmp_path):
 
 
 def _on_terminal(project, answer: bytes) -> tuple[int, str]:
-    """``stepkit plugins`` with a pseudo-terminal as stdin, stdout and stderr;
-    ``answer`` is typed once the trust question is on the screen."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [PY, "-m", "stepkit", "plugins", "--project-dir", str(project.root)],
-        cwd=project.root,
-        env=project.env(),
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        close_fds=True,
-    )
-    os.close(follower)
-    screen = b""
-    answered = False
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        assert ready, f"no output from stepkit on the terminal: {screen!r}"
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # the terminal closed: stepkit exited
-            break
-        if not chunk:
-            break
-        screen += chunk
-        if not answered and b"[y/N]" in screen:
-            os.write(leader, answer)
-            answered = True
-    os.close(leader)
-    return proc.wait(timeout=60), screen.decode("utf-8", "replace")
+    """``stepkit plugins`` on a terminal; ``answer`` typed at the trust question."""
+    args = ["plugins", "--project-dir", str(project.root)]
+    return on_terminal(args, project.root, project.env(), b"[y/N]", answer)
 
 
 def test_on_a_terminal_the_user_is_asked_with_the_diff(tmp_path):
