@@ -17,9 +17,12 @@ from stepkit.workspace import process
 from tests.support.crash import is_running, wait_until_gone
 
 #: A double fork (the subshell exits at once) into a new session with an empty environment.
+#: The command ends once the escapee is ``sleep`` itself: before that it may
+#: still be waiting on its ``mv``, which would be stopped with it.
 ESCAPED = (
     "( env -i setsid sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped.pid; exec sleep 300' & ); "
-    "while [ ! -e escaped.pid ]; do sleep 0.01; done; echo started"
+    "while [ ! -e escaped.pid ]; do sleep 0.01; done; "
+    'while [ "$(cat /proc/$(cat escaped.pid)/comm)" != sleep ]; do sleep 0.01; done; echo started'
 )
 
 
