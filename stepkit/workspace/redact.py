@@ -34,7 +34,8 @@ What is masked (replaced by ``[REDACTED]``; the key or name in front stays):
   …``), on one line or across lines, indented or behind a line prefix.
 
 The key words and value shapes follow detect-secrets' keyword plugin and
-gitleaks' generic-api-key rule; the token formats come from both rule sets.
+gitleaks' generic-api-key rule; the token formats, from both rule sets, are
+one table of their own (:mod:`stepkit.credentials`).
 
 Speed: Python's regex engine makes one pass over the text per pattern, and
 ordinary log text holds the literals most shapes start with (``-``, ``:``,
@@ -59,6 +60,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from stepkit.credentials import TOKEN_FORMATS, TokenFormat
 from stepkit.lazyregex import lazy_compile
 
 MASK = "[REDACTED]"
@@ -119,51 +121,18 @@ def _after(letters: str) -> Callable[[re.Match[str], str, int], Span | None]:
     return span
 
 
-# -- token formats (detect-secrets and gitleaks rules) -----------------------------
+# -- token formats (stepkit.credentials) --------------------------------------------
 
-_NOT_AFTER_ALNUM = "(?<![A-Za-z0-9]{})"  # a word boundary before a literal already matched
-_TOKENS = (
-    _Shape(
-        lazy_compile(
-            r"sk-"
-            + _NOT_AFTER_ALNUM.format("sk-")
-            + r"(?:ant-[A-Za-z0-9_\-]{8,512}|[A-Za-z0-9_\-]{16,512})"
-        ),
-        _whole,
-    ),
-    _Shape(
-        lazy_compile(
-            r"g" + _NOT_AFTER_ALNUM.format("g") + r"(?:h[pousr]_[A-Za-z0-9]{20,255}"
-            r"|ithub_pat_[A-Za-z0-9_]{20,255}|lpat-[A-Za-z0-9_\-]{20,255})"
-        ),
-        _whole,
-    ),
-    _Shape(
-        lazy_compile(
-            r"A"
-            + _NOT_AFTER_ALNUM.format("A")
-            + r"(?:[KS]IA[0-9A-Z]{16}\b|Iza[0-9A-Za-z_\-]{35}\b)"
-        ),
-        _whole,
-    ),
-    _Shape(lazy_compile(r"xox[abprs]-[A-Za-z0-9\-]{10,255}"), _whole),
-    _Shape(lazy_compile(r"k_(?:live|test)_[0-9A-Za-z]{16,255}"), _after("sr")),  # Stripe
-    _Shape(lazy_compile(r"npm_" + _NOT_AFTER_ALNUM.format("npm_") + r"[A-Za-z0-9]{36}\b"), _whole),
-    _Shape(lazy_compile(r"pypi-AgE[A-Za-z0-9_\-]{50,512}"), _whole),
-    _Shape(lazy_compile(r"SG\.[\w\-]{22}\.[\w\-]{43}\b"), _whole),  # SendGrid
-    _Shape(lazy_compile(r"hf_" + _NOT_AFTER_ALNUM.format("hf_") + r"[A-Za-z0-9]{34}\b"), _whole),
-    _Shape(lazy_compile(r"eyJ[\w\-]{8,2048}\.eyJ[\w\-]{8,2048}\.[\w\-]{8,2048}"), _whole),  # JWT
-    # Bearer: a value with letters and digits ("Bearer tokens are..." stays)
-    _Shape(
-        lazy_compile(
-            r"earer(?<=[Bb]earer)"
-            + _NOT_AFTER_ALNUM.format("[Bb]earer")
-            + r"[ \t]+(?P<value>(?=[\w+/.=\-~]{0,2047}\d)(?=[\w+/.=\-~]{0,2047}[A-Za-z])"
-            r"[\w+/.=\-~]{8,2048})"
-        ),
-        _group("value"),
-    ),
-)
+
+def _token(format: TokenFormat) -> _Shape:
+    if format.starts_with:
+        return _Shape(lazy_compile(format.shape), _after(format.starts_with))
+    if "(?P<value>" in format.shape:
+        return _Shape(lazy_compile(format.shape), _group("value"))
+    return _Shape(lazy_compile(format.shape), _whole)
+
+
+_TOKENS = tuple(_token(format) for format in TOKEN_FORMATS)
 
 # -- URLs ------------------------------------------------------------------------------
 
@@ -433,23 +402,7 @@ _ASSIGNED_PREFILTER = (
 #: the shape itself decides.
 _SHAPES: tuple[tuple[_Shape, str], ...] = (
     (_PEM_ONE_LINE[0], r"-----BEGIN"),
-    *zip(
-        _TOKENS,
-        (
-            r"sk-",
-            r"gh[pousr]_|github_pat_|glpat-",
-            r"A[KS]IA|AIza",
-            r"xox[abprs]-",
-            r"k_(?:live|test)_",
-            r"npm_",
-            r"pypi-AgE",
-            r"SG\.",
-            r"hf_",
-            r"eyJ",
-            r"[Bb]earer[ \t]",
-        ),
-        strict=True,
-    ),
+    *((shape, format.literal) for shape, format in zip(_TOKENS, TOKEN_FORMATS, strict=True)),
     *zip(
         _URLS,
         (

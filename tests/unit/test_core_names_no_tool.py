@@ -72,10 +72,6 @@ TOOLS = (
 _TOOL = re.compile(
     r"(?<![\w.-])(?:" + "|".join(map(re.escape, TOOLS)) + r")(?![\w-])", re.IGNORECASE
 )
-#: modules that still name a tool, and why they are left for now
-NOT_YET: dict[str, str] = {
-    "redact.py": "npm's token prefix among the secrets' shapes (a credential format, not a judge)",
-}
 
 
 def tool_names(path: Path) -> list[str]:
@@ -105,15 +101,7 @@ def tool_names(path: Path) -> list[str]:
 MODULES = sorted(str(p.relative_to(WORKSPACE)) for p in WORKSPACE.rglob("*.py"))
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[m]))
-        if m in NOT_YET
-        else m
-        for m in MODULES
-    ],
-)
+@pytest.mark.parametrize("module", MODULES)
 def test_no_core_module_names_a_tool(module):
     assert tool_names(WORKSPACE / module) == []
 

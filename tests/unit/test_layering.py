@@ -42,6 +42,7 @@ FORBIDDEN = {
     "stepkit.text": ("stepkit",),
     "stepkit.jsontext": ("stepkit",),
     "stepkit.quoting": ("stepkit",),
+    "stepkit.credentials": ("stepkit",),
 }
 
 
