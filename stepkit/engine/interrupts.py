@@ -299,4 +299,4 @@ def stop_commands(node_done: threading.Event, signum: int = signal.SIGINT) -> No
             )  # the command's own clean-up: reap, stop what it detached
     except KeyboardInterrupt:
         pass  # a second signal: stop waiting
-    supervision.stop_detached()
+    supervision.stop_detached(owned_too=True)

@@ -239,7 +239,7 @@ def live_groups() -> set[int]:
 
 
 def stop_detached(
-    token: str | None = None, since: Mark | None = None
+    token: str | None = None, since: Mark | None = None, *, owned_too: bool = False
 ) -> tuple[DetachedProcess, ...]:
     """SIGKILL and reap what a command or a node left running outside the
     command's process group, every descendant of it too; return what was
@@ -254,16 +254,27 @@ def stop_detached(
     the command started) also the ones that carry no token and started after
     it.  ``token`` None: with ``since``, every candidate started
     since then (a node's end); without, every candidate (a stop signal).
+
+    ``owned_too``: the last sweep of a stop signal, after every running
+    command was killed; what a running command owns is a candidate too.  The
+    thread that ran a killed command may not have swept yet (on a loaded
+    machine it can be seconds behind) and the process is about to exit
+    without it: a command still registered then, and the processes carrying
+    its token, would otherwise outlive stepkit.
     """
     with SPAWNING:
-        return _stop_detached(token, since)
+        return _stop_detached(token, since, owned_too)
 
 
-def _stop_detached(token: str | None, since: Mark | None) -> tuple[DetachedProcess, ...]:
+def _stop_detached(
+    token: str | None, since: Mark | None, owned_too: bool = False
+) -> tuple[DetachedProcess, ...]:
     stopped: dict[int, DetachedProcess] = {}
     for _ in range(_ROUNDS):  # a process may start another while it is being stopped
         found = [
-            child for child in _orphans(token) if child in stopped or _belongs(child, token, since)
+            child
+            for child in _orphans(token, owned_too)
+            if child in stopped or _belongs(child, token, since)
         ]
         if not found:
             break
@@ -383,11 +394,14 @@ def _listed_children() -> list[int] | None:
     return list(found)
 
 
-def _orphans(ending: str | None) -> list[int]:
+def _orphans(ending: str | None, owned_too: bool = False) -> list[int]:
     """This process's children, outside its session, that no live command
-    owns but the one ending (its token ``ending``)."""
+    owns but the one ending (its token ``ending``); with ``owned_too``, all
+    of them."""
     with _LIVE.lock:
-        live = {tag: group for tag, group in _LIVE.groups.items() if tag != ending}
+        live = {
+            tag: group for tag, group in _LIVE.groups.items() if tag != ending and not owned_too
+        }
     live_tokens, live_groups = set(live), {group for group in live.values() if group is not None}
     try:
         session = os.getsid(0)
