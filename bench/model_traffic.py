@@ -270,11 +270,11 @@ def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
 CACHE_MODEL = (
     "prefix order tools → system → messages; a breakpoint (a block's cache_control, or the "
     "request-level one on the last block) caches the prefix up to it when that prefix has at "
-    "least the model's minimum (claude-sonnet-5*: 1,024 tokens); at most 4 breakpoints; a hit "
+    "least the model's minimum (claude-sonnet-5-5: 512 tokens); at most 4 breakpoints; a hit "
     "is looked for at each breakpoint and up to 20 blocks before it; tool definitions key "
-    "everything, the output format, tool_choice and thinking key system and messages (a change "
-    "there misses from the system on); a TTL never lapses within a step; tokens ≈ "
-    "compact-JSON characters / 4"
+    "everything, the output format (its injected system prompt), thinking and effort key "
+    "system and messages (a change there misses from the system on), tool_choice keys the "
+    "messages; a TTL never lapses within a step; tokens ≈ compact-JSON characters / 4"
 )
 CACHE_LOOKBACK = 20
 MAX_BREAKPOINTS = 4
@@ -283,8 +283,13 @@ CHARS_PER_TOKEN = 4
 # (platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing"): a cache write
 # costs 1.25x with the default 5-minute TTL and 2x with the one-hour TTL ("ttl": "1h"); a
 # cache read 0.1x.  The same page gives the minimum cacheable prefix per model (512 tokens
-# for Opus 5, Fable 5 and Mythos 5; 1,024 for Sonnet 5 and Opus 4.8; 2,048 for Opus 4.7;
-# 4,096 for Opus 4.6, Opus 4.5 and Haiku 4.5), kept in stepkit.plugins.llm.pricing.
+# for Fable 5.1, Mythos 5.1, Opus 5.5, Opus 5, Sonnet 5.5, Fable 5, Mythos 5 and Haiku 5.5;
+# 1,024 for Sonnet 5 and Opus 4.8; 2,048 for Opus 4.7; 4,096 for Opus 4.6, Opus 4.5 and
+# Haiku 4.5), kept in stepkit.plugins.llm.pricing, and what invalidates what ("What
+# invalidates the cache"): tool_choice only the message blocks; thinking and effort always
+# the message blocks and, on some models, the system (taken here: it is not said which);
+# the structured-output page adds that the output format is sent as a system prompt of its
+# own, so a change of format misses from the system on.
 WRITE_5M, WRITE_1H, READ = 1.25, 2.0, 0.1
 
 
@@ -346,17 +351,20 @@ class CacheModel:
 
     @staticmethod
     def _keys(body: dict[str, Any], units: list[tuple[dict[str, Any], str]]) -> list[str]:
-        """The cumulative cache key of the prefix ending at each unit."""
-        settings = json.dumps(
-            [body.get("output_config"), body.get("tool_choice"), body.get("thinking")],
-            sort_keys=True,
-        )
+        """The cumulative cache key of the prefix ending at each unit: the
+        settings that key a level join the digest where that level starts."""
+        settings = {
+            "system": json.dumps([body.get("output_config"), body.get("thinking")], sort_keys=True),
+            "messages": json.dumps(body.get("tool_choice"), sort_keys=True),
+        }
         digest = hashlib.sha256(str(body.get("model")).encode())
-        keys, past_tools = [], False
+        levels = ("tools", "system", "messages")
+        keys, started = [], set()
         for unit, level in units:
-            if level != "tools" and not past_tools:
-                digest.update(settings.encode())
-                past_tools = True
+            for keyed in levels[1 : levels.index(level) + 1]:
+                if keyed not in started:
+                    digest.update(settings[keyed].encode())
+                    started.add(keyed)
             plain = {k: v for k, v in unit.items() if k != "cache_control"}
             digest.update(json.dumps(plain, sort_keys=True).encode())
             keys.append(digest.copy().hexdigest())

@@ -65,9 +65,13 @@ def estimate_cost(model: str, usage: Usage) -> float:
 
 #: The minimum cacheable prefix per model family, in tokens (Anthropic's
 #: prompt-caching documentation, platform.claude.com/docs/en/build-with-claude/
-#: prompt-caching, "Cache limitations"; first matching prefix wins).  A shorter
-#: prefix marked with cache_control is not cached and costs a breakpoint.
+#: prompt-caching, "Cache limitations": 512 for Fable 5.1, Mythos 5.1, Opus 5.5,
+#: Opus 5, Sonnet 5.5, Fable 5, Mythos 5 and Haiku 5.5; first matching prefix
+#: wins).  A shorter prefix marked with cache_control is not cached and costs a
+#: breakpoint.
 _MIN_CACHEABLE: tuple[tuple[str, int], ...] = (
+    ("claude-sonnet-5-5", 512),
+    ("claude-haiku-5-5", 512),
     ("claude-opus-4-5", 4096),
     ("claude-opus-4-6", 4096),
     ("claude-opus-4-7", 2048),

@@ -52,12 +52,16 @@ def test_happy_path_with_a_tool_call_pauses_then_completes(project, messages_api
     # the tool ran and its output went back to the model
     result = api.tool_results(1)[0]
     assert "def add(a, b):" in result["content"] and not result.get("is_error")
-    # prompt caching: the tool loop's growing history; no breakpoint on a prefix
-    # too short to be cached (this plan is small)
-    orient = api.requests[0].body
-    assert "Add mul" in orient["messages"][0]["content"][0]["text"]
+    # prompt caching: the tool loop's growing history, the plan, and the read-only
+    # tools, which reach the default model's 512-token minimum and which the sweep
+    # reads back; the system alone is no breakpoint (the plan's covers it)
+    orient, sweep = api.requests[0].body, api.requests[2].body
+    plan = orient["messages"][0]["content"][0]
+    assert "Add mul" in plan["text"] and plan["cache_control"] == {"type": "ephemeral"}
     assert orient["cache_control"] == {"type": "ephemeral"}
-    assert "cache_control" not in orient["system"][0] and "cache_control" not in orient["tools"][-1]
+    assert orient["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert sweep["tools"] == orient["tools"]
+    assert "cache_control" not in orient["system"][0]
     usage = paused.data["usage"]
     assert usage["input_tokens"] == 400 and usage["output_tokens"] == 80 and usage["cost_usd"] > 0
 

@@ -143,7 +143,8 @@ LONG_PLAN = "# Step 1 plan\n" + "".join(
 
 
 def test_cache_markers_only_on_prefixes_long_enough_to_be_cached(tmp_path, messages_api):
-    ctx = make_ctx(tmp_path)
+    # claude-sonnet-5's minimum is 1,024 tokens: more than the read-only tools' ~700
+    ctx = make_ctx(tmp_path, settings={"model_orient": "claude-sonnet-5"})
     messages_api.reply_json(GOOD)
     messages_api.reply_json(GOOD)
 
@@ -160,6 +161,32 @@ def test_cache_markers_only_on_prefixes_long_enough_to_be_cached(tmp_path, messa
     assert prefix_block["text"].startswith("# Step 1 plan")
     assert prefix_block["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in prompt_block
+
+
+@pytest.mark.parametrize(
+    "model, marked",
+    [
+        ("claude-sonnet-5-5", True),  # the minimum is 512 tokens
+        ("claude-haiku-5-5", True),  # 512 too, unlike Haiku 4.5's 4,096
+        ("claude-opus-5-5", True),
+        ("claude-fable-5-1", True),
+        ("claude-sonnet-5", False),  # 1,024
+        ("claude-haiku-4-5", False),  # 4,096
+    ],
+)
+def test_the_read_only_tools_are_cached_where_they_reach_the_models_minimum(
+    tmp_path, messages_api, model, marked
+):
+    """The read-only tool definitions (about 700 tokens) are the one prefix
+    every reading node shares: cached where the model's minimum cacheable
+    length (Anthropic's prompt-caching page, "Cache limitations") allows."""
+    messages_api.reply_json(GOOD)
+
+    ask(make_ctx(tmp_path, settings={"model_orient": model}))
+
+    tools = messages_api.requests[0].body["tools"]
+    assert ("cache_control" in tools[-1]) is marked
+    assert all("cache_control" not in tool for tool in tools[:-1])
 
 
 def test_a_single_request_without_tools_caches_nothing(tmp_path, messages_api):

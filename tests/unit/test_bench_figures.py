@@ -77,3 +77,35 @@ def test_the_table_marks_missed_targets_and_lines_up():
     assert lines[2].endswith("NO") and lines[3].endswith("yes") and lines[4].endswith("—")
     start = lines[0].index("value")
     assert all(line[start - 2 : start] == "  " and line[start] != " " for line in lines[2:])
+
+
+def _billed_body(**settings) -> dict:
+    """A request of about 600 tokens of system and 600 of messages, each marked."""
+    return {
+        "model": "claude-sonnet-5-5",
+        "system": [{"type": "text", "text": "s" * 2400, "cache_control": CACHE}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "m" * 2400, "cache_control": CACHE}],
+            }
+        ],
+        "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}},
+        **settings,
+    }
+
+
+def test_the_cache_model_invalidates_each_level_as_the_prompt_caching_page_says():
+    """tool_choice keys only the message blocks; the output format (a system
+    prompt of its own) keys the system and the messages."""
+    cache = model_traffic.CacheModel()
+    first = cache.bill(_billed_body())
+    system_tokens = model_traffic._tokens(_billed_body()["system"][0])
+
+    other_tool_choice = cache.bill(_billed_body(tool_choice={"type": "none"}))
+    other_format = cache.bill(_billed_body(output_config={"format": {"type": "json_schema"}}))
+
+    assert first["cache_read"] == 0 and first["cache_write"] > 1024
+    assert other_tool_choice["cache_read"] == system_tokens  # the system is read back
+    assert other_tool_choice["cache_write"] == first["cache_write"] - system_tokens
+    assert other_format["cache_read"] == 0  # nothing after the tools is shared
