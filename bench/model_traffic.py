@@ -32,7 +32,9 @@ reviewer read the large module, two to three turns a node, 13 requests).
 The loopback API does not cache, so :class:`CacheModel` bills the requests
 it received by the API's documented rules (:data:`CACHE_MODEL`): full-price
 input, cache writes and reads, the billed-equivalent total (writes ×1.25 at
-the 5-minute TTL, ×2 at one hour, reads ×0.1), output and thinking tokens and
+the 5-minute TTL, ×2 at one hour, reads ×0.1, or the request's model's own
+read rate where the pricing page gives one: ×0.05 on Sonnet 5.5, the default
+model), output and thinking tokens and
 the dollars at the price table.  Target: at most
 :data:`TARGET_BILLED_RATIO` billed-equivalent per input token sent, on each.
 The scripted replies are the same whatever the code under test does, so the
@@ -282,7 +284,8 @@ CHARS_PER_TOKEN = 4
 # Billed-equivalent multipliers of the base input price, from Anthropic's prompt-caching page
 # (platform.claude.com/docs/en/build-with-claude/prompt-caching, "Pricing"): a cache write
 # costs 1.25x with the default 5-minute TTL and 2x with the one-hour TTL ("ttl": "1h"); a
-# cache read 0.1x.  The same page gives the minimum cacheable prefix per model (512 tokens
+# cache read 0.1x, but 0.05x on Sonnet 5.5 and Opus 5.5 and 0.025x on Fable 5.1 and Mythos
+# 5.1 (the pricing page's prompt-caching table; the price table's rows say the same).  The same page gives the minimum cacheable prefix per model (512 tokens
 # for Fable 5.1, Mythos 5.1, Opus 5.5, Opus 5, Sonnet 5.5, Fable 5, Mythos 5 and Haiku 5.5;
 # 1,024 for Sonnet 5 and Opus 4.8; 2,048 for Opus 4.7; 4,096 for Opus 4.6, Opus 4.5 and
 # Haiku 4.5), kept in stepkit.plugins.llm.pricing, and what invalidates what ("What
@@ -290,7 +293,11 @@ CHARS_PER_TOKEN = 4
 # the message blocks and, on some models, the system (taken here: it is not said which);
 # the structured-output page adds that the output format is sent as a system prompt of its
 # own, so a change of format misses from the system on.
-WRITE_5M, WRITE_1H, READ = 1.25, 2.0, 0.1
+#: The one-hour write's multiplier; the 5-minute write's and the read's are
+#: the request's model's, from the price table (``cache_write`` and
+#: ``cache_read`` over ``input``: 1.25 and 0.1 for most models, reads 0.05 for
+#: Sonnet 5.5 and Opus 5.5 and 0.025 for Fable 5.1 and Mythos 5.1).
+WRITE_1H = 2.0
 
 
 def min_cacheable(model: str) -> int:
@@ -409,6 +416,12 @@ def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, 
         billed["thinking"] = _tokens([b for b in content if b.get("type") == "thinking"])
         billed["output"] = _tokens([b for b in content if b.get("type") != "thinking"])
         price = price_for(str(request.body.get("model")))
+        billed["billed_equivalent"] = (
+            billed["input"]
+            + billed["cache_write"] * price.cache_write / price.input
+            + billed["cache_write_1h"] * WRITE_1H
+            + billed["cache_read"] * price.cache_read / price.input
+        )
         billed["usd"] = (
             billed["input"] * price.input
             + billed["cache_write"] * price.cache_write
@@ -423,12 +436,7 @@ def billed_by_node(api: MessagesAPI, events: list[dict]) -> dict[str, dict[str, 
                 row[key] += value
     for row in per.values():
         row["sent"] = row["input"] + row["cache_write"] + row["cache_write_1h"] + row["cache_read"]
-        row["billed_equivalent"] = round(
-            row["input"]
-            + WRITE_5M * row["cache_write"]
-            + WRITE_1H * row["cache_write_1h"]
-            + READ * row["cache_read"]
-        )
+        row["billed_equivalent"] = round(row["billed_equivalent"])
         row["billed_ratio"] = (
             round(row["billed_equivalent"] / row["sent"], 3) if row["sent"] else 0.0
         )

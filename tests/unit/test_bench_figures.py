@@ -109,3 +109,25 @@ def test_the_cache_model_invalidates_each_level_as_the_prompt_caching_page_says(
     assert other_tool_choice["cache_read"] == system_tokens  # the system is read back
     assert other_tool_choice["cache_write"] == first["cache_write"] - system_tokens
     assert other_format["cache_read"] == 0  # nothing after the tools is shared
+
+
+def test_a_cache_read_is_billed_at_the_requests_models_own_rate():
+    """Sonnet 5.5 reads at 0.05x the input price (the price table's row, as
+    the pricing page says), Sonnet 5 at 0.1x: the same two requests, the
+    second reading what the first wrote, bill differently."""
+    from types import SimpleNamespace
+
+    def billed(model: str) -> dict:
+        body = _billed_body(model=model)
+        api = SimpleNamespace(
+            requests=[SimpleNamespace(body=body), SimpleNamespace(body=body)],
+            served=[{"content": []}, {"content": []}],
+        )
+        events = [{"event": "llm_call", "node": "orient"}] * 2
+        return model_traffic.billed_by_node(api, events)["total"]
+
+    for model, read_rate in (("claude-sonnet-5-5", 0.05), ("claude-sonnet-5", 0.1)):
+        total = billed(model)
+        assert total["cache_read"] > 0
+        expected = total["input"] + 1.25 * total["cache_write"] + read_rate * total["cache_read"]
+        assert total["billed_equivalent"] == round(expected), model
