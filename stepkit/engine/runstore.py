@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -235,12 +236,20 @@ def redacted(value: Any, env: tuple[str, ...] | None = None) -> Any:
     # checkpoint holds hundreds of strings, and reading them costs ~0.1 ms
     env = secret_env_values() if env is None else env
     if isinstance(value, str):
-        return redact(value, env)
+        return _redacted_text(value, env)
     if isinstance(value, dict):
         return {k: redacted(v, env) for k, v in value.items()}
     if isinstance(value, list):
         return [redacted(v, env) for v in value]
     return value
+
+
+@lru_cache(maxsize=4096)
+def _redacted_text(text: str, env: tuple[str, ...]) -> str:
+    """:func:`redact` of ``text``, remembered: the engine saves the run's
+    settings after every node, and they are the same few hundred strings
+    (the installed files' hashes) each time."""
+    return redact(text, env)
 
 
 def jsonable(value: Any) -> Any:

@@ -5,10 +5,10 @@ the verdict still names the failing test printed in the cut middle."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.cli import stepkit
 from tests.support.e2e import clean_env
 
 GENERATOR = """\
@@ -31,14 +31,7 @@ def test_a_30_mb_tests_gate_leaves_a_capped_log_and_names_its_failure(tmp_path: 
     (tmp_path / "stepkit.toml").write_text(
         f'[commands]\ntests = "{sys.executable} gen.py"\n[logs]\nmax_mb = 1\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--project-dir", str(tmp_path), "--json"],
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = stepkit("verify", "--project-dir", str(tmp_path), "--json", env=clean_env())
     tests = json.loads(done.stdout)["gates"][-1]
     assert done.returncode == 1 and tests["status"] == "fail", done.stderr
     assert "test_middle" in tests["summary"] + tests["evidence"]

@@ -1,22 +1,14 @@
 """`stepkit check-handoff PATH [--json]` as a real process."""
 
 import json
-import subprocess
-import sys
 
 from stepkit.protocol.handoff.render import render_handoff
 from stepkit.records import GateResult
+from tests.support import cli
 
 
 def stepkit(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", "check-handoff", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return cli.stepkit("check-handoff", *args, cwd=cwd)
 
 
 def valid_handoff() -> str:

@@ -28,6 +28,7 @@ import pytest
 import yaml
 
 from stepkit.ciworkflow import WORKFLOW_PATH, github_workflow
+from tests.support.cli import stepkit
 from tests.support.e2e import make_project
 from tests.support.gitrepo import git
 
@@ -38,20 +39,6 @@ BIN = Path(sys.executable).parent
 GIT_SOURCE = (
     "stepkit @ git+https://github.com/example/stepkit.git@9c1d4e7b2a0f5e8d3c6b1a4f7e0d9c2b5a8e1f4d"
 )
-
-
-def stepkit(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def ci(root: Path, *args: str) -> subprocess.CompletedProcess:

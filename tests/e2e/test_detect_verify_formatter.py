@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
 
+from tests.support.cli import stepkit
 from tests.support.detect import need, tool_env
 from tests.support.gitrepo import init_repo
 
@@ -18,14 +18,7 @@ UGLY = "x = {  'a':1 }\n"
 
 
 def verify(project, *args):
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=tool_env(),
-    )
+    done = stepkit("verify", "--json", "--project-dir", str(project), *args, env=tool_env())
     return done.returncode, {gate["name"]: gate for gate in json.loads(done.stdout)["gates"]}
 
 

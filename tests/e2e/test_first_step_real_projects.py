@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support import cli
 from tests.support.gitrepo import git
 
 PNPM = "pnpm@12.26.0"
@@ -52,15 +53,7 @@ def _unpack(archive: Path, digest: str, algorithm: str, into: Path) -> Path:
 
 
 def stepkit(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return cli.stepkit(*args, cwd=cwd, env=env, timeout=600)
 
 
 def first_step(project: Path, env: dict[str, str], plan: str, coder: str, answers: dict) -> str:

@@ -5,27 +5,13 @@ written over what exists."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from stepkit.planrepo.model import PlanRepo
 from stepkit.protocol.criteria import plan_criteria
-
-
-def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+from tests.support.cli import stepkit
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import unicodedata
 
 from stepkit.records import GateResult
 from stepkit.text import one_line
+from tests.support import cli
 from tests.support.e2e import clean_env
 
 #: a last line as a progress bar and a coloured runner print it
@@ -21,15 +22,7 @@ def control_free(text: str) -> bool:
 
 
 def stepkit(*args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return cli.stepkit(*args, cwd=cwd, env=clean_env())
 
 
 def test_a_gate_summary_and_its_status_line_are_one_printable_line(tmp_path):

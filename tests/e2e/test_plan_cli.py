@@ -18,9 +18,9 @@ import yaml
 from stepkit.planrepo.model import PlanRepo
 from stepkit.planrepo.sections import plan_section
 from stepkit.protocol.criteria import plan_criteria
-from tests.support.e2e import PY, clean_env
+from tests.support import cli
+from tests.support.e2e import clean_env
 from tests.support.gitrepo import git
-from tests.support.waiting import SAFETY_S
 
 SPEC = """# Slugs for titles
 
@@ -86,16 +86,12 @@ def answers(project: Path, *drafts: dict[str, Any], name: str = "answers.yaml") 
 def stepkit(
     project: Path, *args: str, stdin: str | None = None, **env: str
 ) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PY, "-m", "stepkit", *args],
+    return cli.stepkit(
+        *args,
         cwd=project,
         env=clean_env(**env),
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=SAFETY_S,
-        check=False,
     )
 
 

@@ -19,6 +19,7 @@ from stepkit.planrepo.mergesetup import DRIVER_NAME, register_merge_driver
 from stepkit.planrepo.model import PlanRepo
 from stepkit.planrepo.stepstate import StepStates
 from stepkit.protocol.handoff.notes import append_notes
+from tests.support.cli import stepkit
 
 NOTES = "# Notes\n\n- The API is versioned under /v1 (step 1)\n"
 
@@ -274,17 +275,6 @@ def test_a_plans_dir_in_a_subdirectory_of_the_work_tree(tmp_path):
         f"services/api/my plans/steps/01-x.md: merge: {DRIVER_NAME}",
         "services/api/NOTES.md: merge: unspecified",
     ]
-
-
-def stepkit(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_init_in_a_git_repo_registers_the_driver_and_says_so(tmp_path):

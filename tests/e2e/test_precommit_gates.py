@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import stepkit
 from tests.support.detect import VENV_BIN, detect_json, run_shell, tool_env
 from tests.support.gitrepo import init_repo
 
@@ -76,13 +77,8 @@ def test_pre_commit_missing_is_an_environment_fault_naming_it(tmp_path):
 
 
 def verify(project: Path, env: dict[str, str]) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env={**tool_env(), **env},
+    done = stepkit(
+        "verify", "--json", "--project-dir", str(project), env={**tool_env(), **env}, timeout=600
     )
     return json.loads(done.stdout)
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import stepkit
 from tests.support.detect import need, tool_env
 from tests.support.gitrepo import init_repo
 
@@ -24,12 +24,11 @@ UV_PROJECT = (
 
 def verify(project: Path, uv_cache: Path) -> dict:
     """``stepkit verify --json`` as a process, the venv's ruff and mypy on PATH."""
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    done = stepkit(
+        "verify",
+        "--json",
+        "--project-dir",
+        str(project),
         env={**tool_env(), "UV_CACHE_DIR": str(uv_cache), "UV_OFFLINE": "1"},
     )
     return json.loads(done.stdout)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from stepkit.workspace.store import store_dir
+from tests.support import cli
 from tests.support.e2e import sh
 from tests.support.graph_helpers import IMPORT_ROOT, write_graph
 from tests.support.waiting import SAFETY_S, wait_until
@@ -31,15 +32,7 @@ KEEP = (
 
 
 def stepkit(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        check=False,
-        env=env(),
-        capture_output=True,
-        text=True,
-        timeout=SAFETY_S,
-        **kwargs,
-    )
+    return cli.stepkit(*args, env=env(), **kwargs)
 
 
 def env() -> dict[str, str]:

@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import cli
+
 
 def stepkit(*args: str, cwd: Path, encoding: str = "utf-8") -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONIOENCODING": encoding}
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return cli.stepkit(*args, cwd=cwd, env={**os.environ, "PYTHONIOENCODING": encoding})
 
 
 def write(path: Path, text: str) -> None:

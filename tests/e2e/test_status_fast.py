@@ -11,17 +11,11 @@ import time
 from pathlib import Path
 
 from stepkit.workspace.store import cache_dir
+from tests.support.cli import stepkit
 
 
 def status(project: Path, *args: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "status", "--json", *args],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = stepkit("status", "--json", *args, cwd=project)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -137,12 +131,5 @@ def test_no_report_is_kept_while_a_file_was_just_written(tmp_path):
 def test_the_table_of_an_unchanged_repo_reads_it_as_before(tmp_path):
     write_old(tmp_path / "plans" / "steps" / "01-a.md", "---\ntitle: Alpha\n---\n")
     status(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "status"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = stepkit("status", cwd=tmp_path, check=True)
     assert "Alpha" in done.stdout and "next: step 1 (Alpha)" in done.stdout

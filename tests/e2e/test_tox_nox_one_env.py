@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
 import pytest
 
 from stepkit.plugins.projects import machine
+from tests.support.cli import stepkit
 from tests.support.gitrepo import init_repo
 
 #: this machine's Python as tox and nox name it, and one it certainly lacks
@@ -26,14 +26,7 @@ TEST = "import os\n\ndef test_mode():\n    assert os.environ['DEMO_MODE'] == 'on
 
 def verify(project: Path, path: str | None = None) -> tuple[int, dict]:
     env = {**os.environ, "PATH": path} if path else None
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        env=env,
-    )
+    done = stepkit("verify", "--json", "--project-dir", str(project), env=env, timeout=900)
     return done.returncode, json.loads(done.stdout)
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import stepkit
 
 #: The gate's command, as the project's Makefile gives it.
 FIRST_GATE = "make lint"
@@ -58,13 +58,7 @@ def _verify(tmp_path: Path) -> tuple[dict, set[str], int]:
         "PROBE_OUT": str(out),
         "XDG_STATE_HOME": str(tmp_path / "state"),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = stepkit("verify", "--json", "--project-dir", str(project), env=env)
     assert done.returncode in (0, 1), done.stderr
     reads = Path(f"{out}.reads").read_text().count("read\n")
     return json.loads(done.stdout), set(out.read_text().split("\n")), reads

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from stepkit.testing import resolve_gates
+from tests.support.cli import stepkit
 from tests.support.detect import detect_json
 
 CI = "stepkit.plugins.projects.ci"
@@ -67,13 +66,7 @@ def test_detect_text_names_the_source(stepkit_project):
     project = stepkit_project(
         {"pyproject.toml": PYPROJECT, ".github/workflows/ci.yml": WORKFLOW, "pkg/tests/t.py": ""}
     )
-    text = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    text = stepkit("detect", "--project-dir", str(project), check=True).stdout
     assert "(from .github/workflows/ci.yml:20)" in text
 
 
@@ -282,13 +275,7 @@ def test_a_ci_job_that_builds_before_it_lints_records_that_order(stepkit_project
     assert detect_json(project)["order"] == ["format", "build", "lint", "tests"]
     plan = plan_gates(get_plugin_manager(project), project, load_config(project))
     assert plan.ci_order == ["format", "build", "lint", "tests"]
-    text = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    text = stepkit("detect", "--project-dir", str(project), check=True).stdout
     assert "order:  CI runs format → build → lint → tests" in text
 
 

@@ -3,12 +3,10 @@ detect`` says so (``stepkit_detect_notes``)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from stepkit.testing import resolve_gates
+from tests.support.cli import stepkit
 from tests.support.detect import detect_json
 
 PHP = "stepkit.plugins.projects.php"
@@ -32,13 +30,7 @@ def test_a_docker_run_it_test_target_gives_way_to_phpunit_and_detect_says_why(st
     assert data["notes"] == [
         "tests: skipped `make test`: it runs `docker run --rm -it`, which needs a terminal; a gate has none"
     ]
-    text = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    text = stepkit("detect", "--project-dir", str(project), check=True).stdout
     assert "note:   tests: skipped `make test`" in text
 
 

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from stepkit.plugins.projects.unsupported import BUILD_SYSTEMS
+from tests.support.cli import stepkit
 from tests.support.detect import detect_json
 
 CASES = [
@@ -56,13 +55,7 @@ def test_a_supported_project_names_none(stepkit_project):
 
 def test_verify_is_not_ok_and_names_the_build_system(stepkit_project):
     project = stepkit_project({"meson.build": "project('demo', 'c')\n"})
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "verify", "--json", "--project-dir", str(project)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = stepkit("verify", "--json", "--project-dir", str(project))
     data = json.loads(done.stdout)
     assert (done.returncode, data["ok"], data["unsupported"]) == (2, False, ["meson (meson.build)"])
     assert done.stderr.strip() == (
@@ -70,11 +63,5 @@ def test_verify_is_not_ok_and_names_the_build_system(stepkit_project):
         "found for format, lint, build or tests; `stepkit detect` shows what was looked for, stepkit.toml "
         "[commands] sets them"
     )
-    text = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    text = stepkit("detect", "--project-dir", str(project), check=True).stdout
     assert "build system not supported: meson (meson.build)" in text

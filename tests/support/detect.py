@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import stepkit
+
 #: A CTest project whose tests sit behind an option that is off: ctest finds no test.
 CMAKE_TESTS_BEHIND_AN_OPTION = """\
 cmake_minimum_required(VERSION 3.10)
@@ -30,13 +32,7 @@ VENV_BIN = Path(sys.executable).parent
 
 def detect_json(project: Path) -> dict[str, Any]:
     """``stepkit detect --json`` run as a process on ``project``."""
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--json", "--project-dir", str(project)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    done = stepkit("detect", "--json", "--project-dir", str(project), check=True)
     return json.loads(done.stdout)
 
 

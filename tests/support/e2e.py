@@ -21,9 +21,8 @@ from typing import Any
 import yaml
 
 from stepkit.workspace.store import store_dir
-from tests.support import edge_coverage
+from tests.support import cli, edge_coverage
 from tests.support.gitrepo import git, init_repo
-from tests.support.waiting import SAFETY_S
 
 PY = sys.executable
 #: The developer's variables that would steer a test or benchmark run (its
@@ -246,18 +245,12 @@ class Project:
     def stepkit(
         self, *args: str, env: dict[str, str] | None = None, json_out: bool = True
     ) -> Result:
-        cmd = [PY, "-m", "stepkit", *args]
-        if json_out:
-            cmd.append("--json")
-        proc = subprocess.run(
-            cmd,
-            check=False,
+        proc = cli.stepkit(
+            *args,
+            *["--json"] * json_out,
             cwd=self.root,
             env=env or self.env(),
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=SAFETY_S,
         )
         result = Result(proc.returncode, proc.stdout, proc.stderr)
         if json_out and proc.stdout.strip().startswith("{"):

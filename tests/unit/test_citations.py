@@ -27,10 +27,12 @@ def tracked() -> list[Path]:
 
 @functools.cache
 def prose(path: Path) -> str:
-    """A Python file's comments and docstrings; any other text file whole
-    (read once a process: both checks read every file)."""
+    """A Python file's comments and docstrings; any other text file whole,
+    and any file whose text cites nothing (read once a process: both checks
+    read every file)."""
     text = path.read_text(encoding="utf-8")
-    if path.suffix != ".py":
+    if path.suffix != ".py" or not (_DOCUMENT.search(text) or _ISSUE.search(text)):
+        # a file citing nothing anywhere cites nothing in its comments: not tokenized
         return text
     parts = [
         tok.string

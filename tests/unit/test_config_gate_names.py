@@ -5,12 +5,11 @@ no tests gate, ``[timeouts] test`` and got an error)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from stepkit.config import load_config
+from tests.support.cli import stepkit
 
 
 @pytest.mark.parametrize(
@@ -23,24 +22,14 @@ def test_the_tests_gate_has_either_name_in_both_tables(tmp_path, command_key, ti
     )
     config = load_config(tmp_path)
     assert (config.commands.test, config.timeouts.tests) == ("python -m pytest -q", 42)
-    detect = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--json", "--project-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    detect = stepkit("detect", "--json", "--project-dir", str(tmp_path), check=True)
     tests = next(g for g in json.loads(detect.stdout)["gates"] if g["name"] == "tests")
     assert tests["command"] == "python -m pytest -q"
 
 
 def test_an_unknown_gate_name_is_still_refused(tmp_path):
     (tmp_path / "stepkit.toml").write_text("[timeouts]\ntset = 5\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "stepkit", "detect", "--project-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = stepkit("detect", "--project-dir", str(tmp_path))
     assert done.returncode == 2 and "tset" in done.stderr and len(done.stderr.splitlines()) == 1
 
 

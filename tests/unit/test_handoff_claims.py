@@ -2,14 +2,13 @@
 stepkit rendered, and one rule for ``result`` in check-handoff and status."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from stepkit.protocol.handoff.check import check_handoff_text
 from stepkit.protocol.handoff.render import HANDOFF_SECTIONS, render_handoff
 from stepkit.records import GateResult
+from tests.support.cli import stepkit
 
 GATES = [
     GateResult(name="format", status="not_run"),
@@ -119,17 +118,6 @@ def test_outside_a_run_a_rendered_evidence_tells_which_gates_did_not_pass():
             "The linter is happy: lint passed."
         )
     ]
-
-
-def stepkit(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_check_handoff_catches_an_edited_evidence_and_a_false_claim(tmp_path):

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from tests.support import cli
+
 pytest_plugins = ["stepkit.testing"]
 
 PLUGIN_PYPROJECT = """\
@@ -97,14 +99,7 @@ def site_dir(tmp_path_factory):
 def stepkit(command, project, site, *flags, **env):
     environment = {k: v for k, v in os.environ.items() if not k.startswith("STEPKIT_")}
     environment.update(PYTHONPATH=str(site), **env)
-    return subprocess.run(
-        [sys.executable, "-m", "stepkit", command, "--project-dir", str(project), *flags],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-        check=False,
-    )
+    return cli.stepkit(command, "--project-dir", str(project), *flags, env=environment)
 
 
 def detect(project, site, *flags, **env):

@@ -35,3 +35,22 @@ def test_a_secret_set_between_two_walks_is_masked_by_the_next(monkeypatch):
     assert runstore.redacted({"a": [SECRET]}) == {"a": [SECRET]}
     monkeypatch.setenv("DB_PASSWORD", SECRET)
     assert SECRET not in repr(runstore.redacted({"a": [SECRET]}))
+
+
+def test_the_same_strings_walked_again_are_not_masked_again(monkeypatch):
+    # the engine walks the run's settings at every save: the same few hundred strings each time
+    monkeypatch.setenv("DB_PASSWORD", SECRET)
+    masked = []
+    real = runstore.redact
+    monkeypatch.setattr(
+        runstore, "redact", lambda text, env: masked.append(text) or real(text, env)
+    )
+    key = f"key={SECRET} walked again"
+    settings = {"hashes": [f"sha-{n}-of-a-file-walked-again" for n in range(100)], "key": key}
+
+    first = runstore.redacted(settings)
+    again = runstore.redacted({**settings, "answers": {"gate": "approve-walked-again"}})
+
+    assert again == {**first, "answers": {"gate": "approve-walked-again"}}
+    assert SECRET not in repr(again)
+    assert sorted(masked) == sorted([*settings["hashes"], key, "approve-walked-again"])
