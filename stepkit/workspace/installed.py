@@ -17,8 +17,9 @@ Only the distributions the gate commands use are read (a word of a
 command naming a distribution, a module or a console script it installs,
 the plugins a test runner among them loads (its declared ``plugin_group``:
 pytest's ``pytest11``), then everything they require), not
-the whole of site-packages: a few hundred files, tens of milliseconds
-(bench/installed_cost.py).
+the whole of site-packages: a few hundred files, tens of milliseconds the
+first time in a process; a later fingerprint reads only the files whose
+identity moved since (:func:`_sha256`; bench/installed_cost.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import csv
 import hashlib
 import os
 import re
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -184,7 +186,32 @@ def _own_files() -> dict[str, str]:
     return found
 
 
+#: path → the file's identity when it was hashed (device, inode, size,
+#: modification and change times) and its sha256.
+_DIGESTS: dict[str, tuple[tuple[int, ...], str]] = {}
+#: How long ago a file must have changed for its digest to be kept: a write
+#: within the same tick of the kernel's coarse clock as an earlier one leaves
+#: its times as they were (git's "racily clean" entries), so a file that
+#: changed this recently is read again at every fingerprint.
+SETTLED_NS = 2_000_000_000
+
+
 def _sha256(path: str) -> str:
+    """The file's sha256, read again only when the file may have changed.
+
+    A run fingerprints the same few hundred files at its start and at every
+    gate.  Whatever writes a file, or renames another over it, moves its
+    change time, which no process but a privileged one can set back; a file
+    whose identity (:data:`_DIGESTS`) is the one it had when it was read,
+    long enough ago (:data:`SETTLED_NS`), holds what it held then."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return "missing"
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    kept = _DIGESTS.get(path)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
@@ -192,4 +219,6 @@ def _sha256(path: str) -> str:
                 digest.update(block)
     except OSError:
         return "missing"
+    if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > SETTLED_NS:
+        _DIGESTS[path] = (identity, digest.hexdigest())
     return digest.hexdigest()

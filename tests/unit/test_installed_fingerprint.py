@@ -4,6 +4,7 @@ their RECORD, every file in their packages; nothing else of site-packages."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from stepkit.workspace import installed
@@ -50,3 +51,47 @@ def test_a_changed_or_added_module_of_the_runner_is_a_change(tmp_path):
         f"{site / 'runner' / 'extra.py'} (added)",
         f"{site / 'runner' / 'reports.py'} (changed)",
     ]
+
+
+def _counting_reads(monkeypatch) -> list[str]:
+    """The paths the fingerprint reads (opens to hash) from now on."""
+    read: list[str] = []
+
+    def counted(path, *args, **kwargs):
+        read.append(str(path))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(installed, "open", counted, raising=False)
+    return read
+
+
+def test_a_file_unchanged_since_it_was_hashed_is_not_read_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(installed, "SETTLED_NS", 0)  # these files were written just now
+    site = site_with_runner(tmp_path)
+    first = installed.fingerprint([str(site)], ["runner"])
+    read = _counting_reads(monkeypatch)
+    assert installed.fingerprint([str(site)], ["runner"]) == first
+    assert [p for p in read if p.startswith(str(site))] == []
+
+
+def test_a_file_rewritten_to_its_size_and_old_modification_time_is_still_a_change(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(installed, "SETTLED_NS", 0)
+    site = site_with_runner(tmp_path)
+    reports = site / "runner" / "reports.py"
+    before = installed.fingerprint([str(site)], ["runner"])
+    was = reports.stat()
+    reports.write_text("x = 9\n")  # the same size
+    os.utime(reports, ns=(was.st_atime_ns, was.st_mtime_ns))  # the change time moves all the same
+    assert installed.changes(before, installed.fingerprint([str(site)], ["runner"])) == [
+        f"{reports} (changed)"
+    ]
+
+
+def test_a_file_changed_within_the_last_moments_is_read_at_every_fingerprint(tmp_path, monkeypatch):
+    site = site_with_runner(tmp_path)  # written now: within SETTLED_NS
+    installed.fingerprint([str(site)], ["runner"])
+    read = _counting_reads(monkeypatch)
+    installed.fingerprint([str(site)], ["runner"])
+    assert str(site / "runner" / "reports.py") in read
