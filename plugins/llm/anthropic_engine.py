@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import os
 import random
 import time
 from collections import Counter
@@ -120,7 +121,13 @@ class AnthropicEngine:
     def setup_problem(self) -> str | None:
         """Why no call could be made, said before any is: the SDK resolves no
         credentials (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, a
-        profile, an ``Authorization`` header in ``ANTHROPIC_CUSTOM_HEADERS``)."""
+        profile, an ``Authorization`` header in ``ANTHROPIC_CUSTOM_HEADERS``).
+
+        A key or a token in the environment is credentials as the SDK reads
+        them: it is not imported to say so (over a second, before every run
+        and resume with this engine); a call that finds them wrong says so."""
+        if os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+            return None
         import anthropic
 
         try:
