@@ -30,6 +30,7 @@ URL that needs none (Ollama, llama.cpp) gets a placeholder.  The model:
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import time
@@ -79,10 +80,10 @@ class OpenAIEngine:
         self.client: Any = None  # the SDK client, built at the first call
 
     def setup_problem(self) -> str | None:
-        """Why no call could be made: the SDK is not installed, or no key for OpenAI itself."""
-        try:
-            import openai  # noqa: F401
-        except ImportError:
+        """Why no call could be made: the SDK is not installed (found, not
+        imported: importing it takes longer than the run's start), or no key
+        for OpenAI itself."""
+        if importlib.util.find_spec("openai") is None:
             return "--engine openai needs the OpenAI SDK: pip install 'stepkit[openai]'"
         if self._api_key() is None:
             return (
