@@ -19,7 +19,10 @@ Computed (medians of ``repeat`` runs, each on a fresh project):
   ``run_finished``) minus the coder's and the gates' own durations; the
   rest of ``total_s`` is process start, imports and the CLI;
 - ``git_spawns``: git processes of one more (untimed) run, counted by a
-  logging ``git`` wrapper first on PATH.
+  logging ``git`` wrapper first on PATH; ``git_spawns_by_kind`` per
+  sub-command and options (``ls-files -z -o …``: stepkit passes ``-c
+  key=value`` pairs before every sub-command), ``git_spawns_by_command``
+  per sub-command.  tests/e2e/test_git_spawns.py pins the kinds.
 
 Target: under 5 ms per node.  Run it directly (``python bench/full_run.py``)
 or call :func:`run`.
@@ -240,22 +243,50 @@ def _in_graph_seconds(events: list[dict]) -> float:
     return total
 
 
-def git_spawns(root: Path) -> dict[str, int]:
-    """The git processes one run + resume spawns, per sub-command (an untimed
-    run with a logging ``git`` first on PATH)."""
-    real_git = shutil.which("git")
+#: A ``git`` that logs its call's kind, one line each, then runs the real git: the
+#: sub-command and its options (``ls-files -z -o``), without the ``-c key=value``
+#: pairs before the sub-command (stepkit passes several on every call) or the operands.
+_LOGGING_GIT = """#!/bin/sh
+kind=""; skip=""; seen=""
+for word in "$@"; do
+  if [ -n "$skip" ]; then skip=""; continue; fi
+  if [ -z "$seen" ]; then
+    case "$word" in -c|-C) skip=1 ;; -*) ;; *) seen=1; kind="$word" ;; esac
+    continue
+  fi
+  case "$word" in
+    --) break ;;
+    -*) kind="$kind $word" ;;
+    *) if [ "$kind" = worktree ]; then kind="$kind $word"; fi ;;  # its own sub-command
+  esac
+done
+printf '%s\\n' "$kind" >> "{log}"
+exec "{git}" "$@"
+"""
+
+
+def git_spawns_by_kind(root: Path, env: dict[str, str] | None = None) -> dict[str, int]:
+    """The git processes one run + resume spawns, per kind (sub-command and
+    options: ``ls-files -z -o …``): an untimed run with a logging ``git``
+    first on PATH."""
     wrapper_dir = root / "bin"
     wrapper_dir.mkdir()
     log = root / "git.log"
     wrapper = wrapper_dir / "git"
-    wrapper.write_text(
-        f'#!/bin/sh\necho "$1" >> "{log}"\nexec "{real_git}" "$@"\n', encoding="utf-8"
-    )
+    wrapper.write_text(_LOGGING_GIT.format(log=log, git=shutil.which("git")), encoding="utf-8")
     wrapper.chmod(0o755)
-    env = bench_env()
+    env = dict(env or bench_env())
     env["PATH"] = os.pathsep.join([str(wrapper_dir), env.get("PATH", "")])
     one_run(root, env)
-    return dict(Counter(log.read_text(encoding="utf-8").split()))
+    return dict(Counter(log.read_text(encoding="utf-8").splitlines()))
+
+
+def by_command(kinds: dict[str, int]) -> dict[str, int]:
+    """:func:`git_spawns_by_kind`'s counts summed per sub-command."""
+    counts: Counter[str] = Counter()
+    for kind, n in kinds.items():
+        counts[kind.split()[0]] += n
+    return dict(counts)
 
 
 #: ``--smoke``: the smallest run that still goes through every code path; the
@@ -275,7 +306,7 @@ def run(repeat: int = REPEAT) -> dict:
     if any(r["coder_output"].strip() for r in runs):
         raise SystemExit(f"command:true printed something: {runs[0]['coder_output']!r}")
     with tempfile.TemporaryDirectory(prefix="stepkit-bench-full-") as tmp:
-        git = git_spawns(Path(tmp))
+        git = git_spawns_by_kind(Path(tmp))
     # the baseline: a shell script spawning the same five ``sh -c true``
     shell_s = median_seconds(["sh", "-c", "; ".join(["sh -c true"] * SPAWNS)], repeat * 3)
     python_s = median_seconds([sys.executable, "-c", "pass"], repeat * 3)
@@ -293,7 +324,8 @@ def run(repeat: int = REPEAT) -> dict:
         "path": runs[0]["path"],
         "commands_spawned": runs[0]["command_events"],
         "git_spawns": sum(git.values()),
-        "git_spawns_by_command": git,
+        "git_spawns_by_command": by_command(git),
+        "git_spawns_by_kind": git,
         "total_s": round(total_s, 4),
         "run_s": round(med("run_s"), 4),
         "resume_s": round(med("resume_s"), 4),
