@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import GOOD_MUL, command_coder, flag_texts, make_project, sh
+from tests.support.e2e import GOOD_MUL, PY, command_coder, flag_texts, make_project, sh
 
 
 def shell_coder(project, body: str) -> str:
@@ -155,3 +155,18 @@ def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags
     )
     tags = {line[2:]: line[0] for line in project.git("ls-files", "-v").splitlines()}
     assert tags["check.py"] == "H" and tags["lint.py"] == "H"
+
+
+def test_an_index_flag_a_gate_sets_is_flagged_and_cleared_from_the_listing_after_it(tmp_path):
+    # the flags after a gate come from the tree listing taken after its command
+    # (no listing of their own), even with the gate's edit to a file put back since
+    project = make_project(tmp_path, reviewer=False)
+    build = f"{PY} -m py_compile calc.py && echo '# x' >> lint.py && git update-index --assume-unchanged lint.py"
+    result = project.run(coder=shell_coder(project, ""), env={"BUILD_CMD": build})
+    flags = flag_texts(run_state(project, result.data["run_id"]))
+    assert any(
+        f.startswith("the build gate: git index flag assume-unchanged set on lint.py")
+        for f in flags
+    ), flags
+    tags = {line[2:]: line[0] for line in project.git("ls-files", "-v").splitlines()}
+    assert tags["lint.py"] == "H"
