@@ -244,11 +244,18 @@ def redacted(value: Any, env: tuple[str, ...] | None = None) -> Any:
     return value
 
 
-@lru_cache(maxsize=4096)
+#: Strings :func:`_redacted_text` remembers: more than a run's settings
+#: hold (a large toolchain's installed files are thousands of hashes),
+#: which are walked in the same order at every save, so a smaller cache
+#: would evict each one just before it is asked for again.
+_REMEMBERED = 1 << 16
+
+
+@lru_cache(maxsize=_REMEMBERED)
 def _redacted_text(text: str, env: tuple[str, ...]) -> str:
     """:func:`redact` of ``text``, remembered: the engine saves the run's
-    settings after every node, and they are the same few hundred strings
-    (the installed files' hashes) each time."""
+    settings after every node, and they are the same strings (the installed
+    files' hashes) each time."""
     return redact(text, env)
 
 

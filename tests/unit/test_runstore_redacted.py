@@ -54,3 +54,18 @@ def test_the_same_strings_walked_again_are_not_masked_again(monkeypatch):
     assert again == {**first, "answers": {"gate": "approve-walked-again"}}
     assert SECRET not in repr(again)
     assert sorted(masked) == sorted([*settings["hashes"], key, "approve-walked-again"])
+
+
+def test_a_walk_of_more_strings_than_a_small_cache_holds_is_masked_once(monkeypatch):
+    # the settings of a run whose gates use a large toolchain hold thousands of
+    # installed files' hashes; walked in the same order at every save, a cache
+    # smaller than that evicts each string just before it is asked for again
+    masked = []
+    real = runstore.redact
+    monkeypatch.setattr(
+        runstore, "redact", lambda text, env: masked.append(text) or real(text, env)
+    )
+    settings = {"hashes": [f"sha-{n}-of-one-of-many-installed-files" for n in range(6000)]}
+    runstore.redacted(settings)
+    runstore.redacted(settings)
+    assert len(masked) == 6000
