@@ -43,7 +43,10 @@ Run it directly (``python bench/verify_demo.py``) or call :func:`run`.
 with another one (a venv of an earlier commit) in the same run: this
 install, the other and the shell take turns on the same demo project, the
 gates' tools coming from this venv for all three, and the ratios are the
-medians of the turn-by-turn ratios.
+medians of the turn-by-turn ratios.  In turns of their own, each install's
+``first_gate_ms``: from starting its verify to its spawning the first gate
+command (:data:`_FIRST_GATE_PROBE`), the start-up alone, which the gates'
+own time (most of a verify, and most of its noise) does not blur.
 """
 
 from __future__ import annotations
@@ -95,6 +98,22 @@ _IMPORT_PROBE = (
     "              if m.__module__.startswith('stepkit') and m.__name__ != 'Model']\n"
     "print(json.dumps({'modules': len(sys.modules), 'plugins': plugins, 'regexes': compiled[0],\n"
     "                  'models': len(models), 'models_built': sum(bool(m.__pydantic_complete__) for m in models)}))\n"
+)
+
+#: A verify that reports (on stderr, its last line) the wall clock when it
+#: spawned the first gate command, whose text is its first argument.
+_FIRST_GATE_PROBE = (
+    "import subprocess, sys, time\n"
+    "first, spawned, init = sys.argv.pop(1), [], subprocess.Popen.__init__\n"
+    "def spawn(self, args, *rest, **kwargs):\n"
+    "    said = args if isinstance(args, str) else ' '.join(map(str, args))\n"
+    "    if not spawned and first in said:\n"
+    "        spawned.append(time.time())\n"
+    "    init(self, args, *rest, **kwargs)\n"
+    "subprocess.Popen.__init__ = spawn\n"
+    "from stepkit.cli import entry\n"
+    "try:\n    entry()\n"
+    "finally:\n    print(spawned[0] if spawned else 'none', file=sys.stderr)\n"
 )
 
 #: The floor (see the module docstring); the gate commands are its arguments.
@@ -181,6 +200,20 @@ def _turns(project: Path, env: dict[str, str], repeat: int) -> tuple[list[dict],
         )
         for _ in range(repeat)
     ]
+
+
+def _first_gate_s(python: str, first: str, project: Path, env: dict[str, str]) -> float:
+    """Seconds from starting ``python``'s verify of ``project`` to its spawning ``first``."""
+    start = time.time()
+    done = subprocess.run(
+        [python, "-c", _FIRST_GATE_PROBE, first, "verify", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return float(done.stderr.strip().splitlines()[-1]) - start
 
 
 def real_project_figures(repeat: int = REPEAT) -> dict:
@@ -317,6 +350,10 @@ def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repea
         }
         for _ in range(repeat)
     ]
+    first_gate = [
+        {name: _first_gate_s(python, commands[0], project, env) for name, python in pythons.items()}
+        for _ in range(repeat)
+    ]
     return {
         "seconds": {
             k: round(statistics.median(t[k] for t in turns), 4) for k in (*pythons, "shell")
@@ -324,6 +361,11 @@ def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repea
         "ratio_to_shell": {
             k: round(statistics.median(t[k] / t["shell"] for t in turns), 3) for k in pythons
         },
+        # from starting verify to its first gate command, the same turns' medians
+        "first_gate_ms": {
+            k: round(statistics.median(t[k] for t in first_gate) * 1000, 1) for k in pythons
+        },
+        "first_gate_ratio": round(statistics.median(t["this"] / t["other"] for t in first_gate), 3),
     }
 
 

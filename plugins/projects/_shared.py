@@ -15,6 +15,8 @@ installed; git is asked which lockfiles it tracks through
 from __future__ import annotations
 
 import configparser
+import copy
+import functools
 import json
 import re
 import shutil
@@ -49,11 +51,21 @@ def read_text(path: Path) -> str:
 
 
 def read_toml(path: Path) -> dict[str, Any]:
-    """A TOML file as a dict; ``{}`` when missing or malformed."""
+    """A TOML file as a dict; ``{}`` when missing or malformed.  The file is
+    read each time, parsed once per content (the detection reads
+    ``pyproject.toml`` from many plugins); each caller gets its own copy."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    return copy.deepcopy(_parsed_toml(data))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_toml(data: bytes) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
 
 

@@ -67,11 +67,10 @@ class _Words(NamedTuple):
 def narrow(command: str, project_dir: Path, gate: str) -> Narrowed:
     """``command`` running only this machine's interpreter (see the module's doc)."""
     words = _words(command)
-    here = machine.version("python")
-    if words is None or not here:
-        return Narrowed(command)
-    tool = _tool_index(words.values)
-    if tool is None:
+    tool = None if words is None else _tool_index(words.values)
+    # the version is asked of python3, a process: only of a command it can narrow
+    here = machine.version("python") if tool is not None else None
+    if words is None or tool is None or not here:
         return Narrowed(command)
     version = ".".join(here.split(".")[:2])
     if Path(words.values[tool]).name == "tox":

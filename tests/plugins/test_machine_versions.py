@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 
-from stepkit.plugins.projects import machine
+from stepkit.plugins.projects import interpreters, machine
 
 
 def test_reading_one_kind_starts_only_its_tool(tmp_path, monkeypatch):
@@ -28,3 +28,31 @@ def test_reading_one_kind_starts_only_its_tool(tmp_path, monkeypatch):
     assert started.read_text().split() == ["python3"]
     machine.version("node")
     assert started.read_text().split() == ["python3", "node"]
+
+
+def _recorded_python3(tmp_path, monkeypatch):
+    """``python3`` on PATH as a wrapper that records each start; the file it writes."""
+    started = tmp_path / "started"
+    wrapper = tmp_path / "python3"
+    wrapper.write_text(
+        f'#!/bin/sh\necho python3 >> "{started}"\nexec {shutil.which("python3")} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    return started
+
+
+def test_a_command_that_runs_no_tox_or_nox_asks_no_interpreter_version(tmp_path, monkeypatch):
+    # narrowing a plain command is asked of every Python project's tests gate before it starts
+    started = _recorded_python3(tmp_path, monkeypatch)
+    for command in ("python -m pytest -rfE", "pytest -x && ruff check", "make test"):
+        assert interpreters.narrow(command, tmp_path, "tests") == (command, "")
+    assert not started.exists()
+
+
+def test_a_tox_command_still_asks_the_interpreter_version(tmp_path, monkeypatch):
+    started = _recorded_python3(tmp_path, monkeypatch)
+    (tmp_path / "tox.ini").write_text("[tox]\nenv_list = py27, py3\n")
+    narrowed = interpreters.narrow("tox", tmp_path, "tests")
+    assert started.read_text().split() == ["python3"]
+    assert narrowed == ("tox -e py3", "")  # py27 left out: this machine's Python is another

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 from pathlib import Path
 
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.workspace.scope import git
+from stepkit.workspace.scope.snapshot import head_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT_MODULE = ROOT / "stepkit" / "workspace" / "scope" / "git.py"
@@ -72,3 +74,38 @@ def test_outside_git_the_readers_answer_nothing(tmp_path):
     assert git.location(tmp_path) is None
     assert git.index_ids(tmp_path) is None
     assert git.head(tmp_path) is None
+
+
+def _counted_git(tmp_path: Path, monkeypatch) -> Path:
+    """``git`` on PATH as a wrapper that records each start; the file it writes."""
+    started = tmp_path / "git-starts"
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho git >> "{started}"\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}:/usr/bin:/bin")
+    return started
+
+
+def test_a_head_snapshot_asks_git_once_where_the_tree_is_and_its_head(tmp_path, monkeypatch):
+    # asked before the first gate of every verify (the formatter's change set)
+    project = tmp_path / "repo" / "sub"
+    project.mkdir(parents=True)
+    (project / "a.txt").write_text("a\n")
+    git.commit_all(tmp_path / "repo", "start", name="t", email="t@t")
+    started = _counted_git(tmp_path, monkeypatch)
+    snap = head_snapshot(project)
+    assert started.read_text().split() == ["git"]
+    assert (snap.git_root, snap.prefix) == git.location(project)
+    assert snap.head == git.head(project) and snap.head is not None
+
+
+def test_a_head_snapshot_before_the_first_commit_and_outside_git(tmp_path):
+    unborn = tmp_path / "unborn"
+    unborn.mkdir()
+    subprocess.run(["git", "init", "-q", str(unborn)], check=True)
+    snap = head_snapshot(unborn)
+    assert (snap.mode, snap.git_root, snap.prefix, snap.head) == ("git", str(unborn), "", None)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert head_snapshot(outside) is None

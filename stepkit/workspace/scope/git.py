@@ -139,6 +139,21 @@ def location(project: Path) -> tuple[str, str] | None:
     return lines[0], lines[1] if len(lines) > 1 else ""
 
 
+def location_and_head(project: Path) -> tuple[str, str, str | None] | None:
+    """:func:`location` and :func:`head` in one git process: (work tree root,
+    the project's prefix, the commit HEAD names or None before the first
+    commit); None outside git."""
+    code, out, _ = call(
+        ["rev-parse", "--show-toplevel", "--show-prefix", "-q", "--verify", "HEAD"], project
+    )
+    # 1: the work tree was shown, HEAD names no commit yet; anything else is git's failure
+    lines = text(out).split("\n") if code in (0, 1) else [""]
+    if not lines[0]:
+        return None
+    named = lines[2].strip() if code == 0 and len(lines) > 2 else ""
+    return lines[0], lines[1] if len(lines) > 1 else "", named or None
+
+
 def head(root: Path) -> str | None:
     """The commit HEAD names, None before the first commit (or outside git)."""
     out = run(["rev-parse", "-q", "--verify", "HEAD"], root)

@@ -139,11 +139,10 @@ def head_snapshot(project_dir: Path, plans_dir: Path | None = None) -> Snapshot 
     """The tree as HEAD has it, as if the step had started on a clean checkout
     of HEAD: every change in the work tree is then the step's.  None outside git."""
     snap = _empty(project_dir, plans_dir)
-    where = git.location(Path(snap.project_dir))
+    where = git.location_and_head(Path(snap.project_dir))
     if where is None:
         return None
-    snap.mode, (snap.git_root, snap.prefix) = "git", where
-    snap.head = git.head(Path(snap.git_root))
+    snap.mode, (snap.git_root, snap.prefix, snap.head) = "git", where
     snap.submodules = {
         base: git.head(root) for root, base in git.submodules(Path(snap.git_root), snap.prefix)
     }
