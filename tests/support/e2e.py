@@ -169,12 +169,19 @@ def command_coder(*words: str | Path) -> str:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without the developer's variables, plus ``extra``."""
+    """This process's environment without the developer's variables, plus
+    ``extra``; the suite's virtualenv first on ``PATH``, as an activated one
+    is, so ``python`` there is the stepkit under test's own interpreter (a
+    test of another Python on the gates' PATH sets its own)."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(DEVELOPER_PREFIXES) and k not in GATE_VARIABLES
     }
+    bin_dir = os.path.dirname(PY)
+    path = env.get("PATH", "")
+    if path.split(os.pathsep)[0] != bin_dir:
+        env["PATH"] = os.pathsep.join([bin_dir, path]) if path else bin_dir
     return {**env, **extra}
 
 
