@@ -53,6 +53,7 @@ _Rule = tuple[str, re.Pattern[str], frozenset[int], str]
 #: Words every line a runner's failure pattern matches holds (lower case):
 #: only those lines are searched, so a megabyte of passing output costs little.
 _FAILURE_WORDS = ("fail", "error")
+_FAILURE_BYTES = tuple(word.encode() for word in _FAILURE_WORDS)
 
 
 @dataclass(frozen=True)
@@ -111,23 +112,34 @@ def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
         yield from (text[m.start() : m.end()] for m in _words_pattern(present).finditer(lower))
 
 
-def failure_lines(data: bytes) -> list[bytes]:
+def failure_lines(data: bytes, many: bool = False) -> list[bytes]:
     """The lines of ``data`` (whole lines of output) that may name a failure,
     in order: those holding a word every runner's failure line holds
     (``fail``, ``error``, any case), but a line of one base64 word (a key
-    block's).  Found by ``find`` (memchr speed), not a regex per line."""
+    block's).  Found by ``find`` (memchr speed), not a regex per line; with
+    ``many`` (most lines are expected to hold a word: a run failing
+    thousands of tests), by splitting the lines once and asking each, which
+    is cheaper there than a find, a line start and a line end per word."""
     lower = data.lower()
+    one_word = _base64_word().fullmatch
+    if many:
+        fail, error = _FAILURE_BYTES
+        return [
+            line
+            for line, low in zip(data.split(b"\n"), lower.split(b"\n"), strict=True)
+            if (fail in low or error in low) and not one_word(line.strip())
+        ]
     starts: dict[int, int] = {}
-    for word in _FAILURE_WORDS:
-        at = lower.find(word.encode())
+    for word in _FAILURE_BYTES:
+        at = lower.find(word)
         while at != -1:
             start = lower.rfind(b"\n", 0, at) + 1
             end = lower.find(b"\n", at)
             end = len(lower) if end == -1 else end
             starts[start] = end
-            at = lower.find(word.encode(), end)
+            at = lower.find(word, end)
     lines = (data[start : starts[start]] for start in sorted(starts))
-    return [line for line in lines if not _base64_word().fullmatch(line.strip())]
+    return [line for line in lines if not one_word(line.strip())]
 
 
 @functools.cache

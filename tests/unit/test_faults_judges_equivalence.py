@@ -143,3 +143,33 @@ def test_a_pattern_never_matches_a_text_without_what_it_needs():
 )
 def test_what_a_pattern_needs(pattern, flags, wanted):
     assert needs(pattern, flags) == wanted
+
+
+def _failure_lines(data: bytes) -> list[bytes]:
+    return [
+        line
+        for line in data.split(b"\n")
+        if any(word.encode() in line.lower() for word in faults._FAILURE_WORDS)
+        and not re.fullmatch(rb"[A-Za-z0-9+/=]+", line.strip())
+    ]
+
+
+LINE_PIECES = (b"FAILED", b"fail", b"Error", b"eRRor", b"ok", b" ", b"\t", b"\r", b"QUJD+/=")
+LINE_PIECES += (b"\xff", b"\xe2\x82", b"\xc3\xa9", b"x", b"")
+
+
+def test_the_lines_naming_a_failure_are_found_alike_both_ways():
+    """By ``find`` per word, or by splitting once (``many``): the same lines,
+    those of the per-line definition."""
+    rng = random.Random(5)
+    datas = [text.encode("utf-8", "surrogateescape") for text in RECORDED]
+    for _ in range(2000):
+        lines = [
+            b"".join(rng.choice(LINE_PIECES) for _ in range(rng.randint(0, 5)))
+            for _ in range(rng.randint(0, 12))
+        ]
+        datas.append(b"\n".join(lines) + rng.choice((b"\n", b"")))
+    for data in datas:
+        expected = _failure_lines(data)
+        assert faults.failure_lines(data) == expected, data
+        assert faults.failure_lines(data, many=True) == expected, data
