@@ -100,9 +100,48 @@ def may_answer(parser: str, arguments: Mapping[str, Any]) -> bool:
     return (
         markers is None
         or "\x1b" in output
-        or any(text in output for text in markers.texts)
+        or _holds_any(output, markers.texts)
         or mentions(command, *markers.tools)
     )
+
+
+#: Characters of output above which the markers it holds are found by one RE2
+#: pass for every parser at once, not by an ``in`` per marker (about 1 ms
+#: each on the 2 MB a big gate keeps: 40 of them for one gate).
+_ONE_PASS_CHARS = 256 * 1024
+
+
+def _holds_any(output: str, texts: tuple[str, ...]) -> bool:
+    if len(output) <= _ONE_PASS_CHARS:
+        return any(text in output for text in texts)
+    held = _held_markers(output)
+    return any(text in held for text in texts)
+
+
+@functools.lru_cache(maxsize=1)
+def _held_markers(output: str) -> frozenset[str]:
+    """Every parser's marker texts that ``output`` holds: the parsers are
+    asked of the same output in turn.  An RE2 set reports each of its
+    patterns that matches anywhere, overlapping or not."""
+    texts, found = _marker_texts(), _marker_set().Match(output.encode("utf-8", "surrogatepass"))
+    return frozenset(texts[at] for at in found or ())
+
+
+@functools.cache
+def _marker_texts() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(text for markers in MARKERS.values() for text in markers.texts))
+
+
+@functools.cache
+def _marker_set() -> Any:
+    """One RE2 set of every marker text, literally (google-re2 ships no types)."""
+    import re2
+
+    markers = re2.Set.SearchSet(re2.Options())
+    for text in _marker_texts():
+        markers.Add(re.escape(text))
+    markers.Compile()
+    return markers
 
 
 def clean_lines(output: str) -> list[str]:

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from stepkit.lazyregex import lazy_compile
+from stepkit.regexneeds import needs
 from stepkit.text import strip_ansi, terminal_line
 from stepkit.workspace.runners import Runners, runners
 from stepkit.workspace.tools import Tools, builtin_tools
@@ -46,9 +47,13 @@ NO_TEST_NOTE = "the command ran no test. This is NOT evidence that tests passed"
 _MISSING = "not installed or not on PATH"
 
 
+#: A runner's rule for "no test ran": (who says it, pattern, exit codes, what it says).
+_Rule = tuple[str, re.Pattern[str], frozenset[int], str]
+
 #: Words every line a runner's failure pattern matches holds (lower case):
 #: only those lines are searched, so a megabyte of passing output costs little.
 _FAILURE_WORDS = ("fail", "error")
+_FAILURE_BYTES = tuple(word.encode() for word in _FAILURE_WORDS)
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,11 @@ class _Output:
     lines: list[str]
     text: str
     lower: str
+
+    @functools.cached_property
+    def encoded(self) -> bytes:
+        """The text in UTF-8, for RE2 (a byte that was not UTF-8 stays as it came)."""
+        return self.text.encode("utf-8", "surrogatepass")
 
 
 @functools.lru_cache(maxsize=1)
@@ -78,6 +88,16 @@ def _with_words(out: _Output, words: tuple[str, ...]) -> str:
     return "\n".join(_lines_with_words(out, words))
 
 
+def _present(out: _Output, words: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``words`` the lower-cased output holds."""
+    lower = out.lower
+    if len(lower) > _ONE_PASS_CHARS and not _any_word(words).search(
+        lower.encode("utf-8", "surrogatepass")
+    ):
+        return ()
+    return tuple(word for word in words if word in lower)
+
+
 def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
     """The lines that hold one of ``words`` (any case), in order."""
     text, lower = out.text, out.lower
@@ -87,32 +107,39 @@ def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
     # one search over the whole text, not a lower() and a scan per line: the
     # kept output of a big gate is tens of thousands of lines; only the words
     # it holds are searched for
-    if len(lower) > _ONE_PASS_CHARS and not _any_word(words).search(
-        lower.encode("utf-8", "surrogatepass")
-    ):
-        return
-    present = tuple(word for word in words if word in lower)
+    present = _present(out, words)
     if present:
         yield from (text[m.start() : m.end()] for m in _words_pattern(present).finditer(lower))
 
 
-def failure_lines(data: bytes) -> list[bytes]:
+def failure_lines(data: bytes, many: bool = False) -> list[bytes]:
     """The lines of ``data`` (whole lines of output) that may name a failure,
     in order: those holding a word every runner's failure line holds
     (``fail``, ``error``, any case), but a line of one base64 word (a key
-    block's).  Found by ``find`` (memchr speed), not a regex per line."""
+    block's).  Found by ``find`` (memchr speed), not a regex per line; with
+    ``many`` (most lines are expected to hold a word: a run failing
+    thousands of tests), by splitting the lines once and asking each, which
+    is cheaper there than a find, a line start and a line end per word."""
     lower = data.lower()
+    one_word = _base64_word().fullmatch
+    if many:
+        fail, error = _FAILURE_BYTES
+        return [
+            line
+            for line, low in zip(data.split(b"\n"), lower.split(b"\n"), strict=True)
+            if (fail in low or error in low) and not one_word(line.strip())
+        ]
     starts: dict[int, int] = {}
-    for word in _FAILURE_WORDS:
-        at = lower.find(word.encode())
+    for word in _FAILURE_BYTES:
+        at = lower.find(word)
         while at != -1:
             start = lower.rfind(b"\n", 0, at) + 1
             end = lower.find(b"\n", at)
             end = len(lower) if end == -1 else end
             starts[start] = end
-            at = lower.find(word.encode(), end)
+            at = lower.find(word, end)
     lines = (data[start : starts[start]] for start in sorted(starts))
-    return [line for line in lines if not _base64_word().fullmatch(line.strip())]
+    return [line for line in lines if not one_word(line.strip())]
 
 
 @functools.cache
@@ -125,7 +152,51 @@ def _runner_failed(out: _Output, table: Runners) -> bool:
     """A test runner in the output reports failing tests.  Line by line, so
     that the first such line ends the search: in a failed run's output
     nearly every line may hold "fail"."""
-    return any(table.failures.search(line) for line in _lines_with_words(out, _FAILURE_WORDS))
+    return any(table.failures.search(line) for line in _distinct_with_words(out, _FAILURE_WORDS))
+
+
+def _distinct_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
+    """Each distinct line that holds one of ``words`` (any case), once, in no
+    set order: for asking whether any such line matches a pattern, where a
+    line a big output repeats thousands of times is searched once.  Found
+    word by word by ``find`` (memchr speed), not a regex tried at every
+    character."""
+    text, lower = out.text, out.lower
+    lines: Iterator[str]
+    if len(lower) != len(text):  # a character whose lower case is longer: positions differ
+        lines = (line for line in out.lines if any(word in line.lower() for word in words))
+    else:
+        lines = _found_lines(text, lower, words)
+    seen: set[str] = set()
+    for line in lines:
+        if line not in seen:
+            seen.add(line)
+            yield line
+
+
+def _found_lines(text: str, lower: str, words: tuple[str, ...]) -> Iterator[str]:
+    """The lines of ``text`` in which ``lower`` (its lower case, position for
+    position) holds a word, word by word; a line holding one twice is given once per word."""
+    for word in words:
+        at = lower.find(word)
+        while at != -1:
+            end = lower.find("\n", at)
+            end = len(lower) if end == -1 else end
+            yield text[lower.rfind("\n", 0, at) + 1 : end]
+            at = lower.find(word, end)
+
+
+def _distinct_from_end(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
+    """Each distinct line that holds one of ``words`` (any case), once, from
+    the last line up: as many lines are read as it takes (a runner's closing
+    summary ends its output), each line a big output repeats only once."""
+    seen: set[str] = set()
+    for line in reversed(out.lines):
+        if line not in seen:
+            seen.add(line)
+            low = line.lower()
+            if any(word in low for word in words):
+                yield line
 
 
 #: Characters above which whether a text holds any of a rule's words is
@@ -385,8 +456,7 @@ def _ran(out: _Output, table: Runners) -> bool:
     lines took 0.3 s that way)."""
     if _runner_failed(out, table):
         return True
-    said = list(_lines_with_words(out, table.words))
-    return any(table.ran.search(line) for line in reversed(said))
+    return any(table.ran.search(line) for line in _distinct_from_end(out, table.words))
 
 
 def _no_tests_said(
@@ -394,8 +464,9 @@ def _no_tests_said(
 ) -> tuple[str | None, frozenset[int]]:
     """What the runners in the output said about finding no test, and the
     exit codes they give it (none said: ``(None, ∅)``)."""
-    said = _with_words(out, table.words)
-    found = [rule for rule in table.no_tests if rule[1].search(said)]
+    maybe = _may_match(out, table.no_tests)
+    said = _with_words(out, table.words) if maybe else ""
+    found = [rule for rule in maybe if rule[1].search(said)]
     if found:
         name, _pattern, _codes, what = found[0]
         return f"{name}: {what} (exit {exit_code})", frozenset().union(*(r[2] for r in found))
@@ -404,6 +475,23 @@ def _no_tests_said(
         if said_by_lines is not None:
             return said_by_lines[0], frozenset(said_by_lines[1])
     return None, frozenset()
+
+
+def _may_match(out: _Output, rules: tuple[_Rule, ...]) -> list[_Rule]:
+    """Those of ``rules`` (in order) whose pattern may match in the output:
+    a pattern cannot match where the text every match of it holds
+    (:func:`~stepkit.regexneeds.needs`) is nowhere, which one RE2 pass says
+    of them all at once for most outputs (a regex tried at every character
+    of 2 MB took 10 ms a rule)."""
+    wanted = [needs(rule[1].pattern, re.MULTILINE) for rule in rules]
+    texts = tuple(dict.fromkeys(t for w in wanted for t in w))
+    if texts and len(out.text) > _ONE_PASS_CHARS and not _any_word(texts).search(out.encoded):
+        return [rule for rule, w in zip(rules, wanted, strict=True) if not w]
+    return [
+        rule
+        for rule, w in zip(rules, wanted, strict=True)
+        if not w or any(t in out.text for t in w)
+    ]
 
 
 def _exit_allowed(exit_code: int, codes: frozenset[int], lines: list[str]) -> bool:

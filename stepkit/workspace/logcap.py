@@ -53,6 +53,7 @@ class LogCut:
         self.bytes = self.lines = 0
         self._kept = 0
         self._dropped_failures = False
+        self._many = False  # most lines of the last chunk named a failure
 
     def feed(self, data: bytes) -> None:
         """Take the next raw chunk."""
@@ -87,8 +88,9 @@ class LogCut:
 
     def _cut(self, chunk: bytes, last: bool = False) -> None:
         """Count ``chunk`` as cut; write its lines that name a failure."""
+        newlines = chunk.count(b"\n")
         self.bytes += len(chunk)
-        self.lines += chunk.count(b"\n")
+        self.lines += newlines
         if self._room <= 0:
             self._line = b""
             return
@@ -98,10 +100,15 @@ class LogCut:
             return
         lines = self._line + chunk[: newline + 1]
         self._line = chunk[newline + 1 : newline + 1 + LINE_BYTES] if not last else b""
-        found = [line[:LINE_BYTES] for line in failure_lines(lines)]
+        found = failure_lines(lines, many=self._many)
+        # most lines of the next chunk name a failure when most of this one's did
+        self._many = 2 * len(found) > newlines
         if not found:
             return
-        masked = redact("\n".join(line.decode("utf-8", "surrogateescape") for line in found))
+        if max(map(len, found)) > LINE_BYTES:
+            found = [line[:LINE_BYTES] for line in found]
+        # decoded as one text: a line's broken UTF-8 ends at its newline either way
+        masked = redact(b"\n".join(found).decode("utf-8", "surrogateescape"))
         block = masked.encode("utf-8", "surrogateescape") + b"\n"
         if len(block) > self._room:
             block = block[: block.rfind(b"\n", 0, self._room) + 1]
