@@ -5,15 +5,20 @@ regex engine would try the pattern at every character of it.
 
 Conservative: a pattern whose parse holds anything this does not follow
 (case-insensitive parts, a branch with no literal) needs nothing, and is
-always searched.  A leaf module (it imports nothing of stepkit).
+always searched; so is every pattern on a Python whose ``re`` package has
+no ``_parser`` (a private module: its absence costs speed, never a verdict).  A leaf module (it imports nothing of stepkit).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from re import _constants as c  # type: ignore[attr-defined]
-from re import _parser  # type: ignore[attr-defined]
+
+try:  # the standard library's own parser (3.11 on): private, so its absence costs speed only
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - a Python without them: every pattern is searched
+    _parser = None
 
 #: Alternatives of which every match holds at least one (empty: nothing is known).
 Needs = tuple[str, ...]
@@ -23,7 +28,7 @@ Needs = tuple[str, ...]
 def needs(pattern: str, flags: int = 0) -> Needs:
     """Texts without a newline, of which every match of ``pattern`` holds one
     (empty: none is known, so any text may match)."""
-    if flags & re.IGNORECASE:
+    if _parser is None or flags & re.IGNORECASE:
         return ()
     try:
         parsed = _parser.parse(pattern, flags)
