@@ -514,6 +514,8 @@ def test_any_step_title_gives_a_valid_workflow_that_keeps_the_title(tmp_path, ac
     assert linted.returncode == 0, linted.stdout
 
 
+# the variant of the test above, which keeps the path in the default suite; CI's slow suite runs it
+@pytest.mark.slow
 def test_a_plans_dir_and_a_title_of_yaml_and_shell_syntax_reach_the_job_as_written(
     tmp_path, actionlint
 ):

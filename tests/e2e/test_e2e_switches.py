@@ -5,6 +5,8 @@ sets.  Real CLI processes, a real git project, command coder and reviewer."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.e2e import ORIENT, SWEEP
 
 
@@ -24,6 +26,8 @@ def test_step_skip_review_set_at_start_still_skips_the_review_after_a_resume(pro
     assert not (project.state_dir / "reviewer_calls").exists()
 
 
+# the other direction of the test above, on the same path; CI's slow suite runs it
+@pytest.mark.slow
 def test_step_skip_review_set_only_at_resume_does_not_skip_the_review(project):
     engine = project.script(edge_case_sweep={**SWEEP, "needs_independent_review": True})
     pause_at_gate_blocked(project, engine, project.env())
@@ -43,6 +47,8 @@ def test_step_autoapprove_set_at_start_still_skips_the_deviation_gate_after_a_re
     assert resumed.data["pending"]["node"] == "gate_user_review", resumed.stderr
 
 
+# the other direction of the test above, on the same path; CI's slow suite runs it
+@pytest.mark.slow
 def test_step_autoapprove_set_only_at_resume_still_asks_at_the_deviation_gate(project):
     pause_at_gate_blocked(project, project.script(orient=DEVIATION), project.env())
     resumed = project.resume("yes", env=project.env(STEP_AUTOAPPROVE="1"))

@@ -111,6 +111,8 @@ def test_a_coder_made_latin1_name_reaches_the_approval_and_completes(tmp_path: P
     assert os.path.exists(os.path.join(os.fsencode(project.root), NAME))
 
 
+# a variant of the test above, which keeps the path in the default suite; CI's slow suite runs it
+@pytest.mark.slow
 def test_a_latin1_name_in_the_snapshot_and_the_plan_repo_guard_survives_a_revise_round(
     tmp_path: Path,
 ) -> None:
