@@ -5,7 +5,8 @@ in a script, a CI step that backgrounds it) inherits SIGINT ignored, and so
 does every ``stepkit`` a test starts; stepkit leaves an ignored SIGINT
 ignored (as under ``nohup``), so a Ctrl-C test would wait for an interrupt
 that never comes.  A handler (unlike an ignore) is reset by ``exec``: the
-commands the tests start get SIGINT's default again.
+commands the tests start get SIGINT's default again.  The same for SIGHUP,
+which ``nohup`` ignores: the suite itself still outlives a hangup.
 
 The ``stepkit`` processes the tests start read stepkit's bytecode, as an
 install's do: with ``PYTHONDONTWRITEBYTECODE`` set (as some machines and CI
@@ -33,6 +34,10 @@ import pytest
 
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:  # under nohup: the suite still ignores a
+    signal.signal(
+        signal.SIGHUP, lambda signum, frame: None
+    )  # hangup; the stepkits it starts do not
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -293,12 +293,17 @@ def test_while_a_run_is_live_verify_and_stages_that_run_gates_or_coders_exit_2_a
 
 #: The blocking coder, after deleting the run store and any ``.stepkit/``
 #: (as ``git clean -xfd`` or a careless ``rm -rf`` would).
+#: deletes the run store and an earlier version's, then says in ``{seen}``
+#: whether both were gone right after (the step's start, measured beside the
+#: coder, may write its records into a new store a moment later)
 DELETING_CODER = (
     """
-import shutil, subprocess
+import os, shutil, subprocess
 common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
 for doomed in (f"{common}/stepkit", ".stepkit"):
     shutil.rmtree(doomed, ignore_errors=True)
+gone = not os.path.exists(f"{common}/stepkit") and not os.path.exists(".stepkit")
+open({seen!r}, "w").write(str(gone))
 """
     + BLOCKING_CODER
 )
@@ -306,14 +311,14 @@ for doomed in (f"{common}/stepkit", ".stepkit"):
 
 def test_a_coder_deleting_the_run_store_does_not_free_the_lock(project, coders, tmp_path):
     (project.root / ".stepkit").mkdir()  # an earlier version's leftovers, deleted too
-    deleting = tmp_path / "deleting_coder.py"
-    deleting.write_text(DELETING_CODER)
+    deleting, seen = tmp_path / "deleting_coder.py", tmp_path / "store_gone"
+    deleting.write_text(DELETING_CODER.replace("{seen!r}", repr(str(seen))))
     first = start(
         coders, project, *project.run_args("--step", "1", coder=command_coder(PY, deleting))
     )
     started, exited = watch([first], coders, lambda s, e: s or e)
     assert started and not exited, first.err
-    assert not store_dir(project.root).exists() and not (project.root / ".stepkit").exists()
+    assert seen.read_text() == "True"  # the coder deleted both
 
     second = start(coders, project, *project.run_args("--step", "1", coder=coders.spec))
     started, exited = watch([second], coders, lambda s, e: s or e)
