@@ -33,6 +33,7 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import AnyStr
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.regexneeds import needs
@@ -104,12 +105,26 @@ def _lines_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
     if len(lower) != len(text):  # a character whose lower case is longer: positions differ
         yield from (line for line in out.lines if any(word in line.lower() for word in words))
         return
-    # one search over the whole text, not a lower() and a scan per line: the
+    # found in the whole text, not by a lower() and a scan per line: the
     # kept output of a big gate is tens of thousands of lines; only the words
-    # it holds are searched for
-    present = _present(out, words)
-    if present:
-        yield from (text[m.start() : m.end()] for m in _words_pattern(present).finditer(lower))
+    # it holds are looked for
+    spans = _line_spans(lower, _present(out, words), "\n")
+    yield from (text[start : spans[start]] for start in sorted(spans))
+
+
+def _line_spans(lower: AnyStr, words: tuple[AnyStr, ...], newline: AnyStr) -> dict[int, int]:
+    """Start → end of each line of ``lower`` that holds one of ``words``,
+    found word by word by ``find`` (memchr speed), not a regex tried at
+    every character."""
+    spans: dict[int, int] = {}
+    for word in words:
+        at = lower.find(word)
+        while at != -1:
+            end = lower.find(newline, at)
+            end = len(lower) if end == -1 else end
+            spans[lower.rfind(newline, 0, at) + 1] = end
+            at = lower.find(word, end)
+    return spans
 
 
 def failure_lines(data: bytes, many: bool = False) -> list[bytes]:
@@ -129,16 +144,8 @@ def failure_lines(data: bytes, many: bool = False) -> list[bytes]:
             for line, low in zip(data.split(b"\n"), lower.split(b"\n"), strict=True)
             if (fail in low or error in low) and not one_word(line.strip())
         ]
-    starts: dict[int, int] = {}
-    for word in _FAILURE_BYTES:
-        at = lower.find(word)
-        while at != -1:
-            start = lower.rfind(b"\n", 0, at) + 1
-            end = lower.find(b"\n", at)
-            end = len(lower) if end == -1 else end
-            starts[start] = end
-            at = lower.find(word, end)
-    lines = (data[start : starts[start]] for start in sorted(starts))
+    spans = _line_spans(lower, _FAILURE_BYTES, b"\n")
+    lines = (data[start : spans[start]] for start in sorted(spans))
     return [line for line in lines if not one_word(line.strip())]
 
 
@@ -156,34 +163,14 @@ def _runner_failed(out: _Output, table: Runners) -> bool:
 
 
 def _distinct_with_words(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
-    """Each distinct line that holds one of ``words`` (any case), once, in no
-    set order: for asking whether any such line matches a pattern, where a
-    line a big output repeats thousands of times is searched once.  Found
-    word by word by ``find`` (memchr speed), not a regex tried at every
-    character."""
-    text, lower = out.text, out.lower
-    lines: Iterator[str]
-    if len(lower) != len(text):  # a character whose lower case is longer: positions differ
-        lines = (line for line in out.lines if any(word in line.lower() for word in words))
-    else:
-        lines = _found_lines(text, lower, words)
+    """Each distinct line that holds one of ``words`` (any case), once: for
+    asking whether any such line matches a pattern, where a line a big
+    output repeats thousands of times is searched once."""
     seen: set[str] = set()
-    for line in lines:
+    for line in _lines_with_words(out, words):
         if line not in seen:
             seen.add(line)
             yield line
-
-
-def _found_lines(text: str, lower: str, words: tuple[str, ...]) -> Iterator[str]:
-    """The lines of ``text`` in which ``lower`` (its lower case, position for
-    position) holds a word, word by word; a line holding one twice is given once per word."""
-    for word in words:
-        at = lower.find(word)
-        while at != -1:
-            end = lower.find("\n", at)
-            end = len(lower) if end == -1 else end
-            yield text[lower.rfind("\n", 0, at) + 1 : end]
-            at = lower.find(word, end)
 
 
 def _distinct_from_end(out: _Output, words: tuple[str, ...]) -> Iterator[str]:
@@ -211,12 +198,6 @@ def _any_word(words: tuple[str, ...]):
     import re2
 
     return re2.compile("|".join(map(re.escape, words)).encode())
-
-
-@functools.cache
-def _words_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Each whole line that holds one of ``words`` (in lower-case text)."""
-    return re.compile(rf"(?m)^[^\n]*?(?:{'|'.join(map(re.escape, words))})[^\n]*")
 
 
 def _tail(lines: list[str]) -> list[str]:
