@@ -433,16 +433,23 @@ def run_gate_plan(
     pm: pluggy.PluginManager,
     project_dir: Path,
     config: Config,
+    *,
+    tests: bool = True,
 ) -> GatePlan:
     """The run's gate plan: the one its settings hold (a resumed run's too),
     else one made now and put in the settings, which the run's checkpoint
     stores.  A run whose checkpoint predates gate plans gets one at its
-    first gate after the resume."""
+    first gate after the resume.
+
+    :param tests: the plan runs the tests gate, so it looks at the tools the
+        step changed (:attr:`GatePlan.tool_changes`: they fail a passing tests
+        gate and nothing else; the look walks every installed file of the
+        gates' tools)."""
     plan = _stored_plan(settings)
     if plan is None:
         plan = gates_will_run(settings, pm, project_dir, config)
         settings[RUN_PLAN_KEY] = plan.model_dump()
-    return _with_tool_changes(plan, settings, project_dir)
+    return _with_tool_changes(plan, settings, project_dir) if tests else plan
 
 
 def gates_will_run(

@@ -182,7 +182,8 @@ def _added_modules(ctx: StageContext, changes: list[SurfaceChange]) -> list[str]
 
     if not all(c.how == "added" and c.kind == "tests" for c in changes):
         return []
-    command = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config).command("tests")[0]
+    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config, tests=False)
+    command = plan.command("tests")[0]
     files = [c.path for c in changes]
     if command is None or not runs_files(command, Path(ctx.project_dir), files, runners(ctx.pm)):
         return []

@@ -24,7 +24,7 @@ def verify_format_lint(ctx: StageContext) -> Outcome:
     """Format first (recorded, never fails the step), then lint.  When the
     project's CI builds before it formats or lints, the build runs first
     here, as there: those steps may read what it generates."""
-    plan = _gate_plan(ctx)
+    plan = _gate_plan(ctx, tests=False)
     names = plan.first_gates()
     runner = _gate_runner(
         ctx,
@@ -104,7 +104,7 @@ def verify_build(ctx: StageContext) -> Outcome:
     """Build or type-check; no command is NOT RUN and the step goes on.  A
     build that ran before the format and lint gates (CI's order) stands when
     they left the tree as it built it."""
-    plan = _gate_plan(ctx)
+    plan = _gate_plan(ctx, tests=False)
     if "build" not in plan.first_gates():
         return _single_gate(ctx, "build", plan=plan)
     built = [gate for gate in step_state(ctx).gates if gate.name == "build"]
@@ -308,7 +308,8 @@ def _gate_runner(ctx: StageContext, **options: Any):
         options.update(
             reusable=list(coder.gates) if coder else [], reused_from="the coder's own gate"
         )
-    options.setdefault("plan", _gate_plan(ctx))
+    if "plan" not in options:  # not setdefault: that would make a plan to throw away
+        options["plan"] = _gate_plan(ctx)
     # absent without a scope snapshot: the changes against HEAD
     changed = state.changed_files if "changed_files" in state.model_fields_set else None
     return GateRunner(
@@ -325,11 +326,12 @@ def _gate_runner(ctx: StageContext, **options: Any):
     )
 
 
-def _gate_plan(ctx: StageContext):
-    """The commands the run fixed at its first gate (made then)."""
+def _gate_plan(ctx: StageContext, *, tests: bool = True):
+    """The commands the run fixed at its first gate (made then); with the
+    tools the step changed only for a node that runs the tests gate."""
     from stepkit.workspace.gate_commands import run_gate_plan
 
-    return run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+    return run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config, tests=tests)
 
 
 def _start_tree(ctx: StageContext):
