@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from options import BenchParser
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -129,7 +131,8 @@ def run() -> dict:
 
 
 def main() -> int:
-    figures = run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run()
+    args = BenchParser(__doc__).parse_args()
+    figures = run(**SMOKE) if args.smoke else run()
     print(
         f"{'case':<12} {'status':<6} {'pytest runs':>11} {'extra':>5} {'cache hit':>9} {'s (judged)':>10} {'s (plain)':>9}"
     )

@@ -40,6 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from options import BenchParser
+
 TARGET_PEAK_MB = 100
 #: Bytes a gate's log keeps by default (``[logs] max_mb``).
 LOG_CAP = 50_000_000
@@ -423,10 +425,21 @@ def compare(other_python: str, rounds: int = 3) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--against"]:
-        compare(sys.argv[2])
+    parser = BenchParser(__doc__)
+    parser.add_against()
+    parser.modes.add_argument(
+        "size_mb",
+        metavar="MB",
+        type=int,
+        nargs="?",
+        default=500,
+        help="megabytes the generator writes through the gate runner (default 500)",
+    )
+    args = parser.parse_args()
+    if args.against:
+        compare(args.against)
         sys.exit(0)
-    if sys.argv[1:] == ["--smoke"]:
+    if args.smoke:
         run(**SMOKE)
         sys.exit(0)
-    sys.exit(0 if run(int(sys.argv[1]) if len(sys.argv) > 1 else 500)["ok"] else 1)
+    sys.exit(0 if run(args.size_mb)["ok"] else 1)

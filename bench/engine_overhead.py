@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import yaml
+from options import BenchParser
 
 TARGET_MS = 5.0
 NODES = 25
@@ -108,4 +109,5 @@ def run(repeats: int = REPEATS) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run(), indent=2))
+    args = BenchParser(__doc__).parse_args()
+    print(json.dumps(run(**SMOKE) if args.smoke else run(), indent=2))

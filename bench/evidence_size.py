@@ -17,6 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from options import BenchParser
+
 from stepkit.workspace.evidence import condense
 from tests.support.evidence_logs import cargo_log, evidence_pm, jest_log, pytest_log
 
@@ -68,7 +70,7 @@ def run(total: int = 2000, failing: int = 5) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--smoke"]:
+    if BenchParser(__doc__).parse_args().smoke:
         run(**SMOKE)
         sys.exit(0)
     sys.exit(0 if all(f["ok"] for f in run().values()) else 1)

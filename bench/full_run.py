@@ -45,6 +45,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from options import BenchParser
 from startup import median_seconds
 
 from stepkit.workspace.store import store_dir
@@ -350,7 +351,7 @@ def run(repeat: int = REPEAT) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--smoke"]:
+    if BenchParser(__doc__).parse_args().smoke:
         run(**SMOKE)
         sys.exit(0)
     sys.exit(0 if run()["ok"] else 1)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
+from options import BenchParser
+
 from stepkit.workspace import installed
 from stepkit.workspace.scope import startup
 
@@ -61,7 +63,8 @@ def run(repeat: int = 5) -> dict[str, dict[str, float]]:
 
 
 if __name__ == "__main__":
-    for case, figures in run().items():
+    args = BenchParser(__doc__).parse_args()
+    for case, figures in (run(**SMOKE) if args.smoke else run()).items():
         print(
             f"{case:15} first {figures['first_ms']:5} ms  later {figures['ms']:5} ms  "
             f"{figures['files']:5} files  {figures['mib']} MiB"

@@ -37,6 +37,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from full_run import ANSWERS, GIT_ID, PLAN, bench_env
+from options import BenchParser
 
 from tests.support.parallel import approving_graph
 
@@ -164,7 +165,7 @@ def run(repeat: int = REPEAT, latency_s: float = LATENCY_S) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--smoke"]:
+    if BenchParser(__doc__).parse_args().smoke:
         run(**SMOKE)
         sys.exit(0)
     sys.exit(0 if run()["ok"] else 1)

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from options import BenchParser
+
 SIZES = (100, 1_000, 10_000)
 #: Lists ``steps/`` and ``handoffs/`` of the plan repo argv[1] and stats every file.
 _FLOOR = (
@@ -220,7 +222,10 @@ def compare(other_python: str, steps: int = 10_000, repeat: int = 5) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--against"]:
-        compare(sys.argv[2])
+    parser = BenchParser(__doc__)
+    parser.add_against()
+    args = parser.parse_args()
+    if args.against:
+        compare(args.against)
     else:
-        run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run()
+        run(**SMOKE) if args.smoke else run()

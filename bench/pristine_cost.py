@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from options import BenchParser
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -184,7 +186,12 @@ def run(tests: int = 2000) -> dict:
 
 
 def main() -> int:
-    figures = run(**SMOKE) if "--smoke" in sys.argv else run(200 if "--quick" in sys.argv else 2000)
+    parser = BenchParser(__doc__)
+    parser.modes.add_argument(
+        "--quick", action="store_true", help="a suite of 200 tests instead of 2,000"
+    )
+    args = parser.parse_args()
+    figures = run(**SMOKE) if args.smoke else run(200 if args.quick else 2000)
     print(
         f"{'case':<10} {'status':<6} {'tests gate s':>12} {'re-check s':>10} {'ratio':>6}"
         f" {'node s':>7} {'node ratio':>10} {'before':>7}"

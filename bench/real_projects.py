@@ -72,6 +72,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import yaml
 from full_run import ANSWERS, GIT_ID, PLAN, stepkit_json
+from options import BenchParser
 
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import CODER, clean_env, command_coder, sandbox_table
@@ -522,20 +523,36 @@ def table(figures: dict) -> str:
     return "\n".join(out)
 
 
-def main(argv: list[str]) -> int:
-    options: dict = {"repeat": 1} if "--quick" in argv else {}
-    if "--smoke" in argv:
-        options = dict(SMOKE)
-    if "--only" in argv:
-        options["projects"] = tuple(argv[argv.index("--only") + 1].split(","))
-    if "--stepkit-from" in argv:  # another tree's stepkit (``git archive`` of a commit), to compare
-        options["stepkit_from"] = argv[argv.index("--stepkit-from") + 1]
+def main(argv: list[str] | None = None) -> int:
+    parser = BenchParser(__doc__)
+    parser.modes.add_argument("--quick", action="store_true", help="one repeat of each step")
+    parser.add_argument(
+        "--only",
+        metavar="NAMES",
+        type=lambda text: tuple(text.split(",")),
+        help="only these projects, comma-separated (e.g. itsdangerous,vitest)",
+    )
+    parser.add_argument(
+        "--stepkit-from",
+        metavar="DIR",
+        help="the stepkit source tree the steps run (e.g. git archive of a commit), to compare",
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.only or ()) - set(FIXTURES))
+    if unknown:
+        parser.error(f"--only: no project {', '.join(unknown)} (projects: {', '.join(FIXTURES)})")
+    options: dict = dict(SMOKE) if args.smoke else {"repeat": 1} if args.quick else {}
+    if args.only:
+        options["projects"] = args.only
+    if args.stepkit_from:
+        options["stepkit_from"] = args.stepkit_from
     figures = run(**options)
     print(table(figures))
-    if "--json" in argv:
+    if args.json:
         print(json.dumps(figures, indent=1))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

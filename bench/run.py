@@ -21,7 +21,6 @@ an API key (the model traffic goes to a loopback server with a fake key).
 
 from __future__ import annotations
 
-import argparse
 import compileall
 import contextlib
 import io
@@ -40,6 +39,8 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path[:0] = [str(BENCH), str(REPO)]
+
+from options import BenchParser
 
 QUICK = {
     "startup": {"repeat": 5},
@@ -749,16 +750,11 @@ ROWS: tuple[tuple[tuple[str, ...], Callable[..., list[dict]]], ...] = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
+    parser = BenchParser(__doc__)
+    parser.modes.add_argument(
         "--quick",
         action="store_true",
         help="fewer repeats and a 100 MB big output (not the reference figures)",
-    )
-    parser.add_argument(
-        "--smoke",
-        action="store_true",
-        help="the smallest run of every area (the test suite's; figures not judged)",
     )
     parser.add_argument(
         "--only",

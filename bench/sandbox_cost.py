@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
+from options import BenchParser
+
 from stepkit.workspace import process, sandbox
 
 TARGET_MS = 50.0
@@ -63,7 +65,8 @@ def _seconds(project: Path) -> float:
 
 
 def main() -> int:
-    figures = run(**SMOKE) if "--smoke" in sys.argv else run()
+    args = BenchParser(__doc__).parse_args()
+    figures = run(**SMOKE) if args.smoke else run()
     print(json.dumps(figures, indent=1))
     return 0
 

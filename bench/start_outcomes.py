@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from full_run import ANSWERS, GIT_ID, bench_env, make_project
+from options import BenchParser
 
 #: The suite: each test burns about this much CPU.
 TEST = "def test_{n}():\n    assert sum(i * i for i in range({work})) > 0\n"
@@ -129,7 +130,8 @@ def run(tests: int = 200, work: int = 20000, coder_s: float | None = None) -> di
 
 
 def main() -> int:
-    figures = run(**SMOKE) if sys.argv[1:] == ["--smoke"] else run()
+    args = BenchParser(__doc__).parse_args()
+    figures = run(**SMOKE) if args.smoke else run()
     print(json.dumps(figures, indent=1))
     return 0
 

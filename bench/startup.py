@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
+from options import BenchParser
 from plan_scale import make_repo
 
 from stepkit.protocol.handoff.render import render_handoff
@@ -209,11 +210,14 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--smoke"]:
+    parser = BenchParser(__doc__)
+    parser.add_against()
+    args = parser.parse_args()
+    if args.smoke:
         print(json.dumps(run(**SMOKE), indent=2))
         sys.exit(0)
-    if sys.argv[1:2] == ["--against"]:
-        print(json.dumps(compare(sys.argv[2], repeat=31), indent=2))
+    if args.against:
+        print(json.dumps(compare(args.against, repeat=31), indent=2))
         sys.exit(0)
     result = run()
     print(json.dumps(result, indent=2))

@@ -17,8 +17,10 @@ import pytest
 from tests.support.e2e import clean_env
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
+#: bench/ modules that measure nothing: the runner and the scripts' command line
+NOT_AREAS = ("run", "options")
 #: bench/run.py's areas: every other script of bench/ is one
-AREAS = sorted(path.stem for path in BENCH.glob("*.py") if path.name != "run.py")
+AREAS = sorted(path.stem for path in BENCH.glob("*.py") if path.stem not in NOT_AREAS)
 #: the longest smoke runs, each in a file of its own so the suite's workers run them side by side
 ON_THEIR_OWN = ("model_traffic", "parallel")
 
