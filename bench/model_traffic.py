@@ -37,8 +37,11 @@ read rate where the pricing page gives one: ×0.05 on Sonnet 5.5, the default
 model), output and thinking tokens and
 the dollars at the price table.  Target: at most
 :data:`TARGET_BILLED_RATIO` billed-equivalent per input token sent, on each.
-The scripted replies are the same whatever the code under test does, so the
-figures compare request shapes.
+The output format is billed as the system prompt it is sent as.  The reading
+nodes (orient, sweep, review, handoff) share one prefix (tools, system,
+output format, plan: ``stepkit.plugins.stages.readers``), read across nodes
+of one effort.  The scripted replies are the same whatever the code under
+test does, so the figures compare request shapes.
 
 Run it directly (``python bench/model_traffic.py``) or call :func:`run`.
 """

@@ -36,7 +36,11 @@ Design choices:
   the same tools); in a tool loop or a thread the request-level marker
   caches the growing history, and the end of the previous request is
   marked too, so a turn that adds more than 20 blocks still finds it.  A
-  single request without tools caches nothing: nothing would read it.
+  request whose reply cannot call a tool (tool_choice none, or every tool
+  refused: ``Tool.refused``, sent only so that the node shares the others'
+  prefix) is expected to be the call's last: it marks the previous
+  request's end, to read it, and writes no tail.  A single request without
+  tools caches nothing: nothing would read it.
 - **Threads**: :meth:`AnthropicEngine.new_thread` gives a conversation that
   several calls continue (the built-in coder's plan, edit and fix rounds):
   each call appends its prompt to the same history, so later rounds see

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from stepkit.protocol.state import step_state
@@ -615,3 +617,62 @@ def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path)
     for prompt in (sweep_prompt(step_state(ctx)), build_review_prompt(step_state(ctx))):
         framed = prompt.split('<document title="Tamper flags raised by the harness', 1)[1]
         assert f"\n- {flag}\n</document>" in framed.split("</document>", 1)[0] + "</document>"
+
+
+def _cached_prefix(body: dict) -> str:
+    """Tools, system, output format, effort and the first message block (the
+    plan), without markers: what two nodes must send byte for byte to read
+    each other's cached prefix."""
+
+    def unmarked(items: list[dict]) -> list[dict]:
+        return [{k: v for k, v in item.items() if k != "cache_control"} for item in items]
+
+    return json.dumps(
+        [
+            unmarked(body["tools"]),
+            unmarked(body["system"]),
+            body["output_config"],
+            body.get("thinking"),
+            unmarked(body["messages"][0]["content"][:1]),
+        ]
+    )
+
+
+def test_the_reading_nodes_send_one_cached_prefix_and_the_handoff_still_runs_no_tool(
+    tmp_path, messages_api
+):
+    """The sweep and the handoff writer (one effort) send the same tools,
+    system, output format and plan, marked, so the handoff reads the sweep's
+    cache; the handoff's role is in the message after it, and a tool call
+    it makes is refused by the harness, never run."""
+    from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM, stepkit_write_handoff
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    messages_api.reply_json(SWEEP)
+    messages_api.reply_tool("run_command", {"command": "touch ran"})
+    messages_api.reply_json(HANDOFF)
+
+    stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep"))
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
+
+    sweep, handoff, after_call = (r.body for r in messages_api.requests)
+    assert _cached_prefix(sweep) == _cached_prefix(handoff)
+    assert handoff["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert HANDOFF_SYSTEM in handoff["messages"][0]["content"][1]["text"]
+    [refused] = messages_api.tool_results()
+    assert refused["is_error"] is True and "has no tools" in refused["content"]
+    assert not (tmp_path / "project" / "ran").exists()
+    assert "cache_control" not in after_call  # its reply cannot call a tool: no tail written
+
+
+def test_a_reading_node_that_fills_another_roles_field_is_asked_again(tmp_path, messages_api):
+    """The shared output format lets the model fill any role's field; the
+    harness accepts only the asking role's."""
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    messages_api.reply_json({"sweep": SWEEP, "orient": ORIENT_ANSWER})
+    messages_api.reply_json({"sweep": SWEEP})
+
+    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")) == SweepAnswer(**SWEEP)
+    retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+    assert "not accepted" in retry and "orient must be null" in retry
