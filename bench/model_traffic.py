@@ -37,8 +37,11 @@ read rate where the pricing page gives one: ×0.05 on Sonnet 5.5, the default
 model), output and thinking tokens and
 the dollars at the price table.  Target: at most
 :data:`TARGET_BILLED_RATIO` billed-equivalent per input token sent, on each.
-The scripted replies are the same whatever the code under test does, so the
-figures compare request shapes.
+The output format is billed as the system prompt it is sent as.  The reading
+nodes (orient, sweep, review, handoff) share one prefix (tools, system,
+output format, plan: ``stepkit.plugins.stages.readers``), read across nodes
+of one effort.  The scripted replies are the same whatever the code under
+test does, so the figures compare request shapes.
 
 Run it directly (``python bench/model_traffic.py``) or call :func:`run`.
 """
@@ -273,8 +276,9 @@ CACHE_MODEL = (
     "prefix order tools → system → messages; a breakpoint (a block's cache_control, or the "
     "request-level one on the last block) caches the prefix up to it when that prefix has at "
     "least the model's minimum (claude-sonnet-5-5: 512 tokens); at most 4 breakpoints; a hit "
-    "is looked for at each breakpoint and up to 20 blocks before it; tool definitions key "
-    "everything, the output format (its injected system prompt), thinking and effort key "
+    "is looked for at each breakpoint and up to 20 blocks before it; the output format is "
+    "billed as the system prompt it is sent as (its JSON's tokens, before the system text); "
+    "tool definitions key everything, the output format, thinking and effort key "
     "system and messages (a change there misses from the system on), tool_choice keys the "
     "messages; a TTL never lapses within a step; tokens ≈ compact-JSON characters / 4"
 )
@@ -381,6 +385,9 @@ class CacheModel:
 def _units(body: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     """The request's blocks in cache order, each with its level."""
     units = [(tool, "tools") for tool in body.get("tools") or []]
+    output_format = (body.get("output_config") or {}).get("format")
+    if output_format:  # sent to the model as a system prompt of its own, billed as one
+        units.append(({"type": "output_format", **output_format}, "system"))
     system = body.get("system") or []
     units += [
         ({"type": "text", "text": system} if isinstance(system, str) else block, "system")

@@ -197,14 +197,17 @@ def _severity(text: str) -> tuple[Severity | None, str]:
     return severity, text[match.end() :].strip()
 
 
-def build_review_prompt(state: StepState, with_instructions: bool = True) -> str:
+def build_review_prompt(
+    state: StepState, with_instructions: bool = True, with_plan: bool = True
+) -> str:
     """The reviewer's task and material, from the run state: the plan's
     Acceptance criteria, orient's implementation brief and findings, the
     deviation and gate decisions with the user's guidance, NOTES.md, the
     changed files, the harness's tamper flags, the gate results, the sweep
     report, the diff and the plan, each in a ``<document>``;
     ``with_instructions`` adds the rules and the text format (for external
-    CLIs, which get no system prompt from stepkit).  Every document is
+    CLIs, which get no system prompt from stepkit); without ``with_plan``
+    the plan is left to the request's cached prefix.  Every document is
     bounded by the limits of :mod:`stepkit.plugins.stages.documents`."""
     from stepkit.planrepo.sections import plan_section
     from stepkit.plugins.stages.documents import (
@@ -264,7 +267,7 @@ def build_review_prompt(state: StepState, with_instructions: bool = True) -> str
                 REPORT_CHARS,
             ),
             doc("Diff", state.diff or "(empty diff)", DIFF_CHARS, shrink_fences=False),
-            doc("Plan", plan, PLAN_CHARS, shrink_fences=False),
+            *([doc("Plan", plan, PLAN_CHARS, shrink_fences=False)] if with_plan else []),
         ]
     )
 
@@ -299,19 +302,16 @@ def stepkit_review(ctx: StageContext) -> ReviewResult | None:
 
 
 def _llm_review(ctx: StageContext, engine_spec: str | None) -> ReviewResult:
-    from stepkit.plugins.llm.engine import make_engine
-    from stepkit.plugins.llm.tools import read_only_tools
+    from stepkit.plugins.stages.readers import ask_reader
 
-    engine = make_engine(engine_spec, ctx)
-    try:
-        answer = engine.structured(
-            node=ctx.node,
-            system=REVIEW_SYSTEM,
-            prefix=build_review_prompt(step_state(ctx), with_instructions=False),
-            prompt="Review the change now and answer with the findings.",
-            schema=ReviewAnswer,
-            tools=read_only_tools(ctx.project_dir),
-            ctx=ctx,
+    material = build_review_prompt(step_state(ctx), with_instructions=False, with_plan=False)
+    try:  # the reading nodes' shared layout: the plan is the cached prefix
+        answer = ask_reader(
+            ctx,
+            "review",
+            instructions=REVIEW_SYSTEM,
+            prompt=f"{material}\n\nReview the change now and answer with the findings.",
+            engine_spec=engine_spec,
             max_turns=REVIEW_TURNS,
         )
     except StageFault as fault:

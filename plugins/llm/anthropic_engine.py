@@ -36,7 +36,11 @@ Design choices:
   the same tools); in a tool loop or a thread the request-level marker
   caches the growing history, and the end of the previous request is
   marked too, so a turn that adds more than 20 blocks still finds it.  A
-  single request without tools caches nothing: nothing would read it.
+  request whose reply cannot call a tool (tool_choice none, or every tool
+  refused: ``Tool.refused``, sent only so that the node shares the others'
+  prefix) is expected to be the call's last: it marks the previous
+  request's end, to read it, and writes no tail.  A single request without
+  tools caches nothing: nothing would read it.
 - **Threads**: :meth:`AnthropicEngine.new_thread` gives a conversation that
   several calls continue (the built-in coder's plan, edit and fix rounds):
   each call appends its prompt to the same history, so later rounds see
@@ -216,9 +220,14 @@ class _Conversation:
         self.node, self.model, self.schema, self.ctx = node, model, schema, ctx
         self.tools = {tool.name: tool for tool in tools}
         self.messages = messages
-        self.keep_caching = keep_caching or bool(tools)  # a loop or a thread reads what it caches
+        self.thread = keep_caching
+        # the stable prefix is marked where a later request may read it: this
+        # call's own next turn, a thread's next call, or another node sending the
+        # same tools, system and prefix (tools it may not use are sent refused)
+        self.keep_caching = keep_caching or bool(tools)
+        self.may_call = any(not tool.refused for tool in tools)
         self.calls = 0
-        self.sent_blocks = 0  # blocks in the messages of the previous request
+        self.sent_blocks = 0  # blocks up to the end of the last request that cached its end
         self.prefix_marked = False
         self.final_asked = False
 
@@ -353,13 +362,23 @@ class _Conversation:
             first = messages[0]["content"]
             first[0] = {**first[0], "cache_control": _EPHEMERAL}
         request = {**params, "messages": messages}
-        if self.keep_caching:
+        if self._read_later(params):
             request["cache_control"] = _EPHEMERAL  # the growing history, up to its last block
             total = _blocks(messages)
             if self.sent_blocks and total - self.sent_blocks >= LOOKBACK_BLOCKS - 1:
                 _mark_block(messages, self.sent_blocks - 1)  # where the previous request ended
             self.sent_blocks = total
+        elif self.sent_blocks:  # expected to be the last: it reads the history, writes no tail
+            _mark_block(messages, self.sent_blocks - 1)
         return request
+
+    def _read_later(self, params: dict[str, Any]) -> bool:
+        """May a later request read this one's end?  A thread's next call
+        does; in a single call, only a reply that may call a tool (an
+        allowed tool, tool_choice not none) brings another request."""
+        if self.thread:
+            return True
+        return self.may_call and params.get("tool_choice") != {"type": "none"}
 
     def _answer(self, call: Any, stop_reason: str | None) -> dict[str, Any]:
         """The tool_result for one tool_use block (run only after a clean tool_use stop)."""

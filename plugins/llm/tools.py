@@ -122,16 +122,24 @@ ARGUMENTS: dict[str, type[_Args]] = {
 @dataclass(frozen=True)
 class Tool:
     """One tool: what the model sees (name, description, input_schema) and
-    the handler that runs it."""
+    the handler that runs it.
+
+    A tool with ``refused`` set is one the asking node may not use: its
+    definition is still sent (so nodes with different rights share one
+    cached prefix) and every call is answered with that reason as an error,
+    by the harness, never run."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     handler: Callable[[dict[str, Any]], str]
+    refused: str = ""
 
     def call(self, args: dict[str, Any]) -> tuple[str, bool]:
         """Run the tool; return ``(text, is_error)``.  Never raises for a bad
         call: the error is text for the model."""
+        if self.refused:
+            return f"{ERROR_PREFIX}{self.refused}", True
         try:
             parsed = _parse(self.name, args)
             text, is_error = self.handler(parsed), False

@@ -21,7 +21,6 @@ from stepkit.plugins.stages.documents import (
     doc,
     gate_decisions,
     gate_table,
-    plan_prefix,
     text,
 )
 from stepkit.protocol.state import StepState, step_state
@@ -231,7 +230,8 @@ def handoff_prompt(state: StepState, faults: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
-def _criteria(state: StepState) -> list[str]:
+def step_criteria(state: StepState) -> list[str]:
+    """The ids of the step's Acceptance criteria (``C1`` … ``Cn``)."""
     from stepkit.protocol.criteria import plan_criteria
 
     return plan_criteria(state.plan_text)
@@ -240,7 +240,7 @@ def _criteria(state: StepState) -> list[str]:
 def _numbered_criteria(state: StepState) -> str:
     from stepkit.protocol.criteria import numbered_criteria
 
-    return numbered_criteria(_criteria(state)) or "None (the plan has no Acceptance criteria)"
+    return numbered_criteria(step_criteria(state)) or "None (the plan has no Acceptance criteria)"
 
 
 def _passed_tests(state: StepState) -> str:
@@ -280,17 +280,17 @@ def _annotations(state: StepState) -> str:
 
 @hookimpl(trylast=True)
 def stepkit_write_handoff(ctx: StageContext) -> HandoffProse:
-    """Ask the engine (no tools) for the handoff's prose sections."""
-    from stepkit.plugins.llm.engine import ask
+    """Ask the engine for the handoff's prose sections, in the reading
+    nodes' shared layout (:mod:`~stepkit.plugins.stages.readers`): their
+    tools are sent, every call to them refused."""
+    from stepkit.plugins.stages.readers import ask_reader
     from stepkit.protocol.stages import pipeline_faults
 
-    return HandoffProse.model_validate(
-        ask(
-            ctx,
-            system=HANDOFF_SYSTEM,
-            prefix=plan_prefix(step_state(ctx)),
-            prompt=handoff_prompt(step_state(ctx), pipeline_faults(ctx)),
-            schema=handoff_schema(_criteria(step_state(ctx))),
-            tools=None,
-        )
+    answer = ask_reader(
+        ctx,
+        "handoff",
+        instructions=HANDOFF_SYSTEM,
+        prompt=handoff_prompt(step_state(ctx), pipeline_faults(ctx)),
+        use_tools=False,
     )
+    return HandoffProse.model_validate(answer.model_dump())

@@ -17,7 +17,6 @@ from stepkit.plugins.stages.documents import (
     SHARED_RULES,
     doc,
     later_steps,
-    plan_prefix,
 )
 from stepkit.protocol.state import StepState, step_state
 from stepkit.records import (
@@ -177,16 +176,9 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
 @hookimpl(trylast=True)
 def stepkit_orient(ctx: StageContext) -> OrientResult:
     """Ask the engine, with the read-only tools, to orient for the step."""
-    from stepkit.plugins.llm.engine import make_engine
-    from stepkit.plugins.llm.tools import read_only_tools
+    from stepkit.plugins.stages.readers import ask_reader
 
-    answer = make_engine(None, ctx).structured(
-        node=ctx.node,
-        system=ORIENT_SYSTEM,
-        prefix=plan_prefix(step_state(ctx)),
-        prompt=orient_prompt(step_state(ctx)),
-        schema=OrientAnswer,
-        tools=read_only_tools(ctx.project_dir),
-        ctx=ctx,
+    answer = ask_reader(
+        ctx, "orient", instructions=ORIENT_SYSTEM, prompt=orient_prompt(step_state(ctx))
     )
     return orient_result(answer)

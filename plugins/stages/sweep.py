@@ -20,7 +20,6 @@ from stepkit.plugins.stages.documents import (
     bullets,
     doc,
     later_steps,
-    plan_prefix,
 )
 from stepkit.protocol.state import StepState, step_state
 from stepkit.records import Annotation, StageContext, SweepResult, flag_lines
@@ -114,16 +113,11 @@ class _SweepFields(BaseModel):
 
 @hookimpl(trylast=True)
 def stepkit_sweep(ctx: StageContext) -> SweepResult:
-    """Ask the engine, with the read-only tools, to sweep the changed code."""
-    from stepkit.plugins.llm.engine import ask
-    from stepkit.plugins.llm.tools import read_only_tools
+    """Ask the engine, with the read-only tools, to sweep the changed code
+    (the reading nodes' shared layout: :mod:`~stepkit.plugins.stages.readers`)."""
+    from stepkit.plugins.stages.readers import ask_reader
 
-    answer = ask(
-        ctx,
-        system=SWEEP_SYSTEM,
-        prefix=plan_prefix(step_state(ctx)),
-        prompt=sweep_prompt(step_state(ctx)),
-        schema=sweep_schema(step_state(ctx)),
-        tools=read_only_tools(ctx.project_dir),
+    answer = ask_reader(
+        ctx, "sweep", instructions=SWEEP_SYSTEM, prompt=sweep_prompt(step_state(ctx))
     )
-    return SweepResult.model_validate({"annotations": [], **answer})
+    return SweepResult.model_validate({"annotations": [], **answer.model_dump()})

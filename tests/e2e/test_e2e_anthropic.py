@@ -265,8 +265,8 @@ def test_builtin_reviewer_sends_a_critical_finding_back_then_passes(project, mes
         "search",
         "run_command",
     }
-    material = review["messages"][0]["content"][0]["text"]
-    assert "`python check.py` passes." in material  # the acceptance criteria
+    plan, material = (block["text"] for block in review["messages"][0]["content"])
+    assert "`python check.py` passes." in plan and "`python check.py` passes." in material
     assert all(f"helpers/h{i}.py" in material for i in range(4))  # the changed files and the diff
     assert project.coder_calls() == 2
     fix_prompt = project.coder_prompt(1)

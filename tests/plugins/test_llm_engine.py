@@ -496,6 +496,45 @@ def test_when_the_turns_run_out_the_model_is_asked_to_answer_without_tools(tmp_p
     last = final["messages"][-1]["content"]
     assert last[0]["type"] == "tool_result" and "Answer now, without tools" in last[-1]["text"]
     assert events(ctx, "llm_final_turn")[0]["turns"] == 3
+    # its reply cannot call a tool, so nothing reads its end: no tail is written,
+    # and the end of the previous request, where the history was cached, is read
+    assert "cache_control" not in final and all("cache_control" in body for body in loop)
+    blocks = [b for m in final["messages"] for b in m["content"]]
+    previous_end = sum(len(m["content"]) for m in loop[-1]["messages"]) - 1
+    assert [i for i, b in enumerate(blocks) if "cache_control" in b] == [previous_end]
+
+
+def test_a_call_whose_tools_are_all_refused_reads_the_shared_prefix_and_writes_no_tail(
+    tmp_path, messages_api
+):
+    """A node that may not use the tools it is sent (so it shares the other
+    nodes' cached prefix) marks the prefix, whose cache it reads, not its
+    end: no later request of its own reads it.  A call to a refused tool
+    is answered with the reason and never runs."""
+    ctx = make_ctx(tmp_path)
+    messages_api.reply_tool("run_command", {"command": "touch ran"})
+    messages_api.reply_json(GOOD)
+    refused = [replace(t, refused="not for this node") for t in read_only_tools(ctx.project_dir)]
+
+    answer = make_engine(None, ctx).structured(
+        node="write_handoff",
+        system="s",
+        prefix=LONG_PLAN,
+        prompt="p",
+        schema=Answer,
+        tools=refused,
+        ctx=ctx,
+    )
+
+    assert answer == Answer(**GOOD)
+    first, second = (r.body for r in messages_api.requests)
+    sent = [{k: v for k, v in t.items() if k != "cache_control"} for t in first["tools"]]
+    assert sent == [t.to_param() for t in read_only_tools(ctx.project_dir)]  # the same definitions
+    assert first["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in first and "cache_control" not in second
+    [result] = messages_api.tool_results()
+    assert result["is_error"] is True and "not for this node" in result["content"]
+    assert not (tmp_path / "project" / "ran").exists()
 
 
 def test_a_tool_call_in_the_final_turn_is_a_fault_with_a_clear_note(tmp_path, messages_api):

@@ -18,6 +18,7 @@ from stepkit.plugins.coders.reviewer import ReviewAnswer, stepkit_review
 from stepkit.workspace import scope
 from tests.support.coder import make_ctx
 from tests.support.gitrepo import init_repo
+from tests.support.messages_api import role_schema
 
 pytest_plugins = ["tests.support.messages_api"]
 
@@ -87,8 +88,9 @@ def test_builtin_reviewer_reads_and_reports_with_severity_tags(step, messages_ap
         "- greet.py",
     ):
         assert expected in sent
-    schema = first.body["output_config"]["format"]["schema"]
-    finding = next(iter(schema["$defs"].values()))
+    review_schema = role_schema(first.body, "review")
+    items = review_schema["properties"]["findings"]["items"]
+    finding = review_schema["$defs"][items["$ref"].rsplit("/", 1)[1]]
     assert finding["properties"]["severity"]["enum"] == ["critical", "should_fix", "minor"]
 
 
@@ -186,7 +188,7 @@ def test_the_reviewer_sees_the_gate_results_and_sweep_report_and_a_bounded_diff(
     )
 
     body = messages_api.requests[0].body
-    sent = body["messages"][0]["content"][0]["text"]
+    sent = body["messages"][0]["content"][1]["text"]  # after the plan, the cached prefix
     assert "tests: FAIL (`pytest -q`, exit 1" in sent
     assert "punted: unicode names (step 4)" in sent
     assert len(huge) > 200_000 and len(sent) < DIFF_CHARS + 10_000

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from stepkit.protocol.state import step_state
 from stepkit.records import HandoffProse, OrientResult
 from stepkit.records import SweepResult as SweepAnswer
+from tests.support.messages_api import role_schema
 
 pytest_plugins = ["tests.support.messages_api"]
 
@@ -190,6 +193,7 @@ def first_user_blocks(messages_api, index: int = 0) -> list[dict]:
 
 def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
     from stepkit.plugins.stages.orient import ORIENT_SYSTEM, stepkit_orient
+    from stepkit.plugins.stages.readers import READER_SYSTEM
 
     ctx = make_ctx(tmp_path, "orient")
     messages_api.reply_tool("read_file", {"path": "src/text.py"})
@@ -199,9 +203,12 @@ def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_
 
     body = messages_api.requests[0].body
     assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
-    assert body["system"][0]["text"] == ORIENT_SYSTEM
+    assert (
+        body["system"][0]["text"] == READER_SYSTEM
+    )  # shared; the role's own text follows the plan
     prefix, prompt = first_user_blocks(messages_api)
     assert "- [ ] slugify() in src/text.py" in prefix["text"]
+    assert prompt["text"].startswith(f"# Your role: orient\n\n{ORIENT_SYSTEM}\n\n")
     assert "Orient for step 2" in prompt["text"]
     assert "def slugify(text):" in messages_api.tool_results()[0]["content"]
 
@@ -236,6 +243,7 @@ def test_orient_request_stays_bounded_with_a_huge_log_in_the_previous_handoff(
 
 
 def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_api):
+    from stepkit.plugins.stages.readers import READER_SYSTEM
     from stepkit.plugins.stages.sweep import SWEEP_SYSTEM, stepkit_sweep
 
     ctx = make_ctx(tmp_path, "edge_case_sweep")
@@ -244,9 +252,12 @@ def test_sweep_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_a
     assert stepkit_sweep(ctx) == SweepAnswer(**SWEEP)
 
     body = messages_api.requests[0].body
-    assert body["system"][0]["text"] == SWEEP_SYSTEM
+    assert body["system"][0]["text"] == READER_SYSTEM
+    assert first_user_blocks(messages_api)[1]["text"].startswith(
+        f"# Your role: sweep\n\n{SWEEP_SYSTEM}"
+    )
     assert [t["name"] for t in body["tools"]] == ["read_file", "list_dir", "search", "run_command"]
-    assert set(body["output_config"]["format"]["schema"]["properties"]) == set(SWEEP)
+    assert set(role_schema(body, "sweep")["properties"]) == set(SWEEP)
 
 
 def test_sweep_through_the_harness_changes_only_the_later_edge_cases(tmp_path, messages_api):
@@ -279,8 +290,7 @@ def test_write_handoff_answers_through_the_sdk(tmp_path, messages_api):
     messages_api.reply_json(HANDOFF)
 
     assert stepkit_write_handoff(ctx) == HandoffProse(**HANDOFF)
-    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
-    assert set(schema["properties"]) == set(HANDOFF)
+    assert set(role_schema(messages_api.requests[0].body, "handoff")["properties"]) == set(HANDOFF)
 
 
 def test_the_handoff_writer_is_shown_the_criteria_numbered_and_its_schema_takes_only_their_ids(
@@ -300,7 +310,7 @@ def test_the_handoff_writer_is_shown_the_criteria_numbered_and_its_schema_takes_
         '<document title="Acceptance criteria (cite them by id)">\nC1: `slugify` works.\n</document>'
         in prompt
     )
-    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    schema = role_schema(messages_api.requests[0].body, "handoff")
     items = schema["properties"]["acceptance_criteria"]["items"]
     entry = schema["$defs"][items["$ref"].rsplit("/", 1)[1]] if "$ref" in items else items
     assert entry["properties"]["criterion"]["enum"] == ["C1"]
@@ -324,7 +334,7 @@ def test_handoff_prose_has_no_tools_and_the_harness_renders_a_valid_file(tmp_pat
     outcome = handoff(ctx)
 
     body = messages_api.requests[0].body
-    assert not body.get("tools")
+    assert "cache_control" not in body  # its one request: nothing reads its end
     prompt = first_user_blocks(messages_api)[1]["text"]
     assert "- build: NOT RUN (no command; this is NOT evidence that build passed)" in prompt
     assert "PIPELINE-FAULT: edge-case sweep did not run (engine: 529 overloaded)" in prompt
@@ -473,7 +483,7 @@ def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, m
         "(src/text.py:1); correction: step 3 must import slugify"
     )
     assert answer.deviation_summary == "Step 3 assumes a module that differs."
-    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    schema = role_schema(messages_api.requests[0].body, "orient")
     assert "has_major_deviation" not in schema["properties"] and "findings" in schema["properties"]
 
 
@@ -513,8 +523,8 @@ def test_the_sweep_sees_the_later_steps_sections_with_their_paths(tmp_path, mess
         "Edge cases:\n* empty report",
     ):
         assert expected in prompt.replace("\r", "")
-    step = messages_api.requests[0].body["output_config"]["format"]["schema"]["$defs"]
-    target = next(iter(step.values()))["properties"]["step"]
+    defs = messages_api.requests[0].body["output_config"]["format"]["schema"]["$defs"]
+    target = next(d for d in defs.values() if "edge_case" in d["properties"])["properties"]["step"]
     assert target.get("enum", [target.get("const")]) == [3]
 
 
@@ -580,7 +590,7 @@ def test_a_handoff_missing_a_section_or_its_result_is_refused_and_asked_again(
     assert len(messages_api.requests) == 2
     retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
     assert "not accepted" in retry and dropped in retry
-    schema = messages_api.requests[0].body["output_config"]["format"]["schema"]
+    schema = role_schema(messages_api.requests[0].body, "handoff")
     assert set(schema["required"]) == set(HANDOFF)
 
 
@@ -607,3 +617,62 @@ def test_the_sweep_and_the_reviewer_get_the_tamper_flags_in_a_document(tmp_path)
     for prompt in (sweep_prompt(step_state(ctx)), build_review_prompt(step_state(ctx))):
         framed = prompt.split('<document title="Tamper flags raised by the harness', 1)[1]
         assert f"\n- {flag}\n</document>" in framed.split("</document>", 1)[0] + "</document>"
+
+
+def _cached_prefix(body: dict) -> str:
+    """Tools, system, output format, effort and the first message block (the
+    plan), without markers: what two nodes must send byte for byte to read
+    each other's cached prefix."""
+
+    def unmarked(items: list[dict]) -> list[dict]:
+        return [{k: v for k, v in item.items() if k != "cache_control"} for item in items]
+
+    return json.dumps(
+        [
+            unmarked(body["tools"]),
+            unmarked(body["system"]),
+            body["output_config"],
+            body.get("thinking"),
+            unmarked(body["messages"][0]["content"][:1]),
+        ]
+    )
+
+
+def test_the_reading_nodes_send_one_cached_prefix_and_the_handoff_still_runs_no_tool(
+    tmp_path, messages_api
+):
+    """The sweep and the handoff writer (one effort) send the same tools,
+    system, output format and plan, marked, so the handoff reads the sweep's
+    cache; the handoff's role is in the message after it, and a tool call
+    it makes is refused by the harness, never run."""
+    from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM, stepkit_write_handoff
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    messages_api.reply_json(SWEEP)
+    messages_api.reply_tool("run_command", {"command": "touch ran"})
+    messages_api.reply_json(HANDOFF)
+
+    stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep"))
+    assert stepkit_write_handoff(make_ctx(tmp_path, "write_handoff")) == HandoffProse(**HANDOFF)
+
+    sweep, handoff, after_call = (r.body for r in messages_api.requests)
+    assert _cached_prefix(sweep) == _cached_prefix(handoff)
+    assert handoff["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert HANDOFF_SYSTEM in handoff["messages"][0]["content"][1]["text"]
+    [refused] = messages_api.tool_results()
+    assert refused["is_error"] is True and "has no tools" in refused["content"]
+    assert not (tmp_path / "project" / "ran").exists()
+    assert "cache_control" not in after_call  # its reply cannot call a tool: no tail written
+
+
+def test_a_reading_node_that_fills_another_roles_field_is_asked_again(tmp_path, messages_api):
+    """The shared output format lets the model fill any role's field; the
+    harness accepts only the asking role's."""
+    from stepkit.plugins.stages.sweep import stepkit_sweep
+
+    messages_api.reply_json({"sweep": SWEEP, "orient": ORIENT_ANSWER})
+    messages_api.reply_json({"sweep": SWEEP})
+
+    assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")) == SweepAnswer(**SWEEP)
+    retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
+    assert "not accepted" in retry and "orient must be null" in retry

@@ -242,6 +242,16 @@ class MessagesAPI(LoopbackServer):
         return Handler
 
 
+def role_schema(body: dict[str, Any], role: str) -> dict[str, Any]:
+    """The answer schema of ``role`` in a reading node's request: its field
+    of the shared output format (:mod:`stepkit.plugins.stages.readers`),
+    with its ``$defs`` so references inside it still resolve."""
+    schema = body["output_config"]["format"]["schema"]
+    field = schema["properties"][role]
+    ref = next(option["$ref"] for option in field["anyOf"] if "$ref" in option)
+    return {**schema["$defs"][ref.rsplit("/", 1)[1]], "$defs": schema["$defs"]}
+
+
 def stream_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A complete message as the Messages API streams it."""
     usage = message.get("usage") or {}

@@ -3,7 +3,8 @@
 The CLI runs as a subprocess with ``ANTHROPIC_BASE_URL`` pointing at the
 loopback Messages API of :mod:`tests.support.messages_api`, which lives in the test
 process; the project, the command coder and the gates come from
-:mod:`tests.support.e2e`.  Requests are told apart by their system prompt,
+:mod:`tests.support.e2e`.  Requests are told apart by their system prompt
+(the reading nodes, who share one, by the role their first message names),
 so a test can check which node sent what.
 """
 
@@ -13,19 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from stepkit.plugins.coders.anthropic import CODER_SYSTEM, PLAN_TASK
-from stepkit.plugins.coders.reviewer import REVIEW_SYSTEM
-from stepkit.plugins.stages.handoff import HANDOFF_SYSTEM
-from stepkit.plugins.stages.orient import ORIENT_SYSTEM
-from stepkit.plugins.stages.sweep import SWEEP_SYSTEM
+from stepkit.plugins.stages.readers import READER_SYSTEM
 from stepkit.records import Usage
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Result, sh
 
-SYSTEMS = {
-    ORIENT_SYSTEM: "orient",
-    SWEEP_SYSTEM: "edge_case_sweep",
-    HANDOFF_SYSTEM: "write_handoff",
-    CODER_SYSTEM: "coder",
-    REVIEW_SYSTEM: "independent_review",
+SYSTEMS = {READER_SYSTEM: "reader", CODER_SYSTEM: "coder"}
+#: The reading nodes by the role their first message names, after the plan.
+ROLES = {
+    "orient": "orient",
+    "sweep": "edge_case_sweep",
+    "review": "independent_review",
+    "handoff": "write_handoff",
 }
 
 #: A test command that counts its own invocations (in a file outside the
@@ -72,6 +71,9 @@ def node_of(request: Any) -> str:
     """The node that sent a recorded request (by its system prompt)."""
     system = request.body.get("system") or [{}]
     node = SYSTEMS.get(system[0].get("text", ""), "unknown")
+    if node == "reader":
+        role = request.body["messages"][0]["content"][1]["text"].split("\n", 1)[0]
+        return ROLES.get(role.removeprefix("# Your role: "), "unknown")
     if node == "coder":  # one conversation: the round is the last task it was given
         tasks = [
             block["text"]

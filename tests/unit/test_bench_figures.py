@@ -100,7 +100,10 @@ def test_the_cache_model_invalidates_each_level_as_the_prompt_caching_page_says(
     prompt of its own) keys the system and the messages."""
     cache = model_traffic.CacheModel()
     first = cache.bill(_billed_body())
-    system_tokens = model_traffic._tokens(_billed_body()["system"][0])
+    body = _billed_body()
+    system_tokens = model_traffic._tokens(body["system"][0]) + model_traffic._tokens(
+        {"type": "output_format", **body["output_config"]["format"]}
+    )  # the system text and the output format's own system prompt
 
     other_tool_choice = cache.bill(_billed_body(tool_choice={"type": "none"}))
     other_format = cache.bill(_billed_body(output_config={"format": {"type": "json_schema"}}))
@@ -131,3 +134,19 @@ def test_a_cache_read_is_billed_at_the_requests_models_own_rate():
         assert total["cache_read"] > 0
         expected = total["input"] + 1.25 * total["cache_write"] + read_rate * total["cache_read"]
         assert total["billed_equivalent"] == round(expected), model
+
+
+def test_the_output_format_is_billed_as_the_system_prompt_it_is_sent_as():
+    """The structured-output page: the format reaches the model as a system
+    prompt of its own, billed like any other; a larger schema is more input
+    sent, cached with the system it precedes."""
+    schema = {"type": "object", "properties": {f"field_{n}": {"type": "string"} for n in range(80)}}
+    small, large = (
+        model_traffic.CacheModel().bill(
+            _billed_body(output_config={"format": {"type": "json_schema", "schema": value}})
+        )
+        for value in ({"type": "object"}, schema)
+    )
+    grown = model_traffic._tokens(schema) - model_traffic._tokens({"type": "object"})
+    assert abs(large["cache_write"] - small["cache_write"] - grown) <= 1  # rounding
+    assert small["input"] == large["input"] == 0
