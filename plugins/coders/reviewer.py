@@ -28,10 +28,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
-
 from stepkit.hookspecs import hookimpl
 from stepkit.lazyregex import lazy_compile
+from stepkit.plugins.stages.answers import ReviewAnswer
 from stepkit.protocol.state import StepState, step_state
 from stepkit.records import (
     Finding,
@@ -99,55 +98,6 @@ _NONE = lazy_compile(
     r"|no \w+ (?:findings?|issues?)(?: found)?|-)?[.!]?$",
     re.IGNORECASE,
 )
-
-
-class ReviewFinding(BaseModel):
-    """One finding of the built-in reviewer."""
-
-    severity: Severity = Field(
-        description="critical blocks the step; should_fix does not; minor is a nit"
-    )
-    file: str = Field(description="the project-relative file the finding is about")
-    criterion: str = Field(description='the Acceptance criterion concerned, or "none"')
-    problem: str = Field(description="what is wrong, in one sentence")
-
-    def finding(self) -> Finding:
-        """The finding as stepkit keeps it."""
-        return Finding(
-            severity=self.severity, file=self.file, criterion=self.criterion, text=self.problem
-        )
-
-
-class ReviewAnswer(BaseModel):
-    """The built-in reviewer's structured answer; stepkit renders it as the
-    node's ``review_report`` (a fixed field name)."""
-
-    findings: list[ReviewFinding] = Field(description="every finding; [] when there is none")
-    _report: str | None = PrivateAttr(default=None)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _or_a_text_report(cls, data: Any, handler: Any) -> ReviewAnswer:
-        """A report already written as text (a scripted engine's
-        ``review_report``) is taken as a text reviewer's."""
-        if (
-            isinstance(data, dict)
-            and "findings" not in data
-            and isinstance(data.get("review_report"), str)
-        ):
-            answer = cls.model_construct(findings=[])
-            answer._report = data["review_report"].strip()
-            return answer
-        return handler(data)
-
-    def result(self) -> ReviewResult:
-        """The review: the typed findings and the report they make; a report
-        given as text is passed on as text (its critical findings are read
-        where a review comes in)."""
-        if self._report is not None:
-            return ReviewResult(review_report=self._report)
-        findings = [finding.finding() for finding in self.findings]
-        return ReviewResult(review_report=report_of(findings), findings=findings)
 
 
 def text_findings(report: str) -> list[Finding]:

@@ -6,11 +6,9 @@ The model gets no tools and writes no Evidence: the harness renders the file
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal
-
-from pydantic import AfterValidator, Field, WithJsonSchema, create_model, field_validator
 
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.stages.answers import step_criteria
 from stepkit.plugins.stages.documents import (
     DIFF_SUMMARY_CHARS,
     NOTES_CHARS,
@@ -24,7 +22,7 @@ from stepkit.plugins.stages.documents import (
     text,
 )
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import CriterionTests, HandoffProse, StageContext, flag_lines
+from stepkit.records import HandoffProse, StageContext, flag_lines
 
 HANDOFF_SYSTEM = f"""\
 You write the prose of the handoff for the step stepkit just executed.  The
@@ -71,99 +69,6 @@ Rules:
   checker: fix exactly those problems and keep everything else.
 
 {SHARED_RULES}"""
-
-
-def _written(value: str) -> str:
-    if not value.strip():
-        raise ValueError('must not be empty: write "None" when there is nothing')
-    return value
-
-
-_Prose = Annotated[str, AfterValidator(_written)]
-
-
-class HandoffAnswer(HandoffProse):
-    """The built-in writer's engine schema: every prose field and the
-    verdict are required (no defaults), so an answer that drops a section
-    or ``result`` is refused at the model boundary and asked for again."""
-
-    step_summary: _Prose = Field(description="One line for the final approval prompt.")
-    result: Literal["complete", "partial", "blocked"] = Field(
-        description="complete only when the Tasks are done and every gate that ran passed"
-    )
-    summary: _Prose = Field(description="What the step did, 2-4 sentences.")
-    completed: _Prose = Field(description="Bullets against the plan's Tasks and criteria.")
-    not_completed: _Prose = Field(description='What remains; "None" when nothing.')
-    deviations: _Prose = Field(
-        description="Staleness items, gate decisions, fix history, review fixes."
-    )
-    downstream_plan_updates: _Prose = Field(description="The sweep's proposals and annotations.")
-    edge_cases_discovered: _Prose = Field(description="From the sweep report: handled vs punted.")
-    notes_for_next_step: _Prose = Field(description="Directives the next step must act on.")
-    notes_facts: list[str] = Field(
-        description="Durable step-independent facts for NOTES.md; [] if none."
-    )
-    acceptance_criteria: list[CriterionTests] = Field(
-        description="Each Acceptance-criteria bullet with the ids of the tests that cover it ([]: none)."
-    )
-
-    #: fields added after a release, with the safe default an answer written
-    #: before them gets (a scripted answers file of the previous format)
-    ADDED_AFTER_RELEASE: ClassVar[dict[str, Any]] = {"notes_facts": [], "acceptance_criteria": []}
-
-
-def handoff_schema(criteria: Sequence[str]) -> type[HandoffAnswer]:
-    """:class:`HandoffAnswer` for one step: each entry of its criteria map
-    names a criterion by an id of this step's (an enum of ``C1`` … ``Cn``;
-    no entry at all when the plan has no criteria).  An entry naming a
-    criterion by its exact text is read as its id
-    (:func:`~stepkit.protocol.criteria.criterion_index`)."""
-    from stepkit.protocol.criteria import criterion_ids, criterion_index
-
-    ids = criterion_ids(criteria)
-    if not ids:
-        return create_model(
-            "HandoffAnswer",
-            __base__=HandoffAnswer,
-            acceptance_criteria=(
-                list[CriterionTests],
-                Field(max_length=0, description="[]: the plan has no Acceptance criteria."),
-            ),
-        )
-
-    def as_id(value: Any) -> Any:
-        at = criterion_index(value, criteria) if isinstance(value, str) else None
-        return value if at is None else ids[at]
-
-    # models built at run time, of types (a Literal of these ids) mypy cannot see
-    entry = create_model(
-        "CitedCriterion",
-        __base__=CriterionTests,
-        criterion=(  # type: ignore[arg-type]
-            Annotated[  # type: ignore[maybe-unrecognized-str-typeform]
-                Literal[tuple(ids)],
-                WithJsonSchema(
-                    {  # an enum even of one id (never "const")
-                        "type": "string",
-                        "enum": ids,
-                        "description": "The criterion's id (C1, C2, ...).",
-                    }
-                ),
-            ],
-            ...,
-        ),
-        __validators__={"_by_id": field_validator("criterion", mode="before")(as_id)},
-    )
-    return create_model(
-        "HandoffAnswer",
-        __base__=HandoffAnswer,
-        acceptance_criteria=(
-            list[entry],  # type: ignore[valid-type]
-            Field(
-                description="Per criterion id, the ids of the tests that cover it ([] or no entry: none)."
-            ),
-        ),
-    )
 
 
 def handoff_prompt(state: StepState, faults: Sequence[str]) -> str:
@@ -228,13 +133,6 @@ def handoff_prompt(state: StepState, faults: Sequence[str]) -> str:
         parts.append(doc("Problems to fix", "\n".join(f"- {p}" for p in feedback), SHORT_CHARS))
     parts.append(f"Write the handoff prose for step {state.step}.")
     return "\n".join(parts)
-
-
-def step_criteria(state: StepState) -> list[str]:
-    """The ids of the step's Acceptance criteria (``C1`` … ``Cn``)."""
-    from stepkit.protocol.criteria import plan_criteria
-
-    return plan_criteria(state.plan_text)
 
 
 def _numbered_criteria(state: StepState) -> str:

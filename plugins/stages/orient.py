@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
-
 from stepkit.hookspecs import hookimpl
+from stepkit.plugins.stages.answers import OrientAnswer
 from stepkit.plugins.stages.documents import (
     HANDOFF_CHARS,
     LATER_STEPS_CHARS,
@@ -20,11 +19,8 @@ from stepkit.plugins.stages.documents import (
 )
 from stepkit.protocol.state import StepState, step_state
 from stepkit.records import (
-    Finding,
     OrientResult,
-    OrientSeverity,
     StageContext,
-    finding_severity,
 )
 
 ORIENT_SYSTEM = f"""\
@@ -65,57 +61,6 @@ Answer fields:
   and the options; "None" otherwise.
 
 {SHARED_RULES}"""
-
-
-class OrientFinding(BaseModel):
-    """One discrepancy between the plan and the code."""
-
-    severity: OrientSeverity = Field(
-        description="major: changes scope, approach or interfaces, or affects later steps"
-    )
-    plan_says: str = Field(description="what the plan assumes")
-    code_has: str = Field(description="what the code has instead")
-    evidence: str = Field(description="where: path:line")
-    correction: str = Field(description="the correction folded into the brief, or the options")
-
-    def finding(self) -> Finding:
-        """The discrepancy on the one finding scale (a major one is critical)."""
-        return Finding(
-            severity=finding_severity(self.severity),
-            text=f"plan says: {self.plan_says}; code has: {self.code_has}",
-            file=self.evidence,
-        )
-
-
-class OrientAnswer(BaseModel):
-    """The built-in orient's engine schema; :func:`orient_result` turns it
-    into the protocol's orient output (:class:`~stepkit.records.OrientResult`)."""
-
-    plan_summary: str = Field(description="What the step delivers, 2-5 sentences.")
-    implementation_brief: str = Field(description="What the coder must do, corrections folded in.")
-    findings: list[OrientFinding] = Field(description="Every discrepancy; [] when there is none.")
-    deviation_summary: str = Field(
-        description="For a major finding: what differs, why it matters, "
-        'the options; "None" otherwise.'
-    )
-    _given: dict[str, Any] | None = PrivateAttr(default=None)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _or_the_protocol_fields(cls, data: Any, handler: Any) -> OrientAnswer:
-        """An answer already in the protocol's fields (a scripted engine's
-        file, written for the node's output) is taken as it is."""
-        if isinstance(data, dict) and "findings" not in data and "has_major_deviation" in data:
-            given = OrientResult.model_validate(data)
-            answer = cls.model_construct(
-                plan_summary=given.plan_summary,
-                findings=[],
-                implementation_brief=given.implementation_brief,
-                deviation_summary=given.deviation_summary,
-            )
-            answer._given = given.model_dump()
-            return answer
-        return handler(data)
 
 
 def orient_result(answer: OrientAnswer) -> OrientResult:

@@ -78,12 +78,15 @@ class _ReaderFields(BaseModel):
 def reader_answer(state: StepState) -> type[BaseModel]:
     """The output format every reading node of ``state``'s step sends (its
     per-step parts: the sweep's later steps, the handoff's criteria ids)."""
-    from stepkit.plugins.coders.reviewer import ReviewAnswer
-    from stepkit.plugins.stages.handoff import handoff_schema, step_criteria
-    from stepkit.plugins.stages.orient import OrientAnswer
-    from stepkit.plugins.stages.sweep import sweep_schema
+    from stepkit.plugins.stages.answers import (
+        OrientAnswer,
+        ReviewAnswer,
+        handoff_schema,
+        step_criteria,
+        sweep_schema,
+    )
 
-    schemas = {
+    schemas: dict[str, Any] = {
         "orient": OrientAnswer,
         "sweep": sweep_schema(state),
         "review": ReviewAnswer,

@@ -5,10 +5,6 @@ additions to those plans' Edge cases sections and nothing else."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, Field, create_model
-
 from stepkit.hookspecs import hookimpl
 from stepkit.plugins.stages.documents import (
     DIFF_CHARS,
@@ -22,7 +18,7 @@ from stepkit.plugins.stages.documents import (
     later_steps,
 )
 from stepkit.protocol.state import StepState, step_state
-from stepkit.records import Annotation, StageContext, SweepResult, flag_lines
+from stepkit.records import StageContext, SweepResult, flag_lines
 
 SWEEP_SYSTEM = f"""\
 You are the edge-case sweep of stepkit.  The current step's code is written
@@ -80,35 +76,6 @@ def sweep_prompt(state: StepState) -> str:
             f"Sweep step {state.step}'s changes for edge cases and answer.",
         ]
     )
-
-
-def sweep_schema(state: StepState) -> type[BaseModel]:
-    """The sweep's engine schema for this call: an annotation can name only
-    one of the later steps listed in the request (none: no annotations)."""
-    numbers = tuple(s.step for s in state.later_steps)
-    if not numbers:
-        return create_model("SweepAnswer", __base__=_SweepFields)
-    # models built at run time, of types (a Literal of these numbers) mypy cannot see
-    target = create_model(
-        "LaterAnnotation",
-        __base__=Annotation,
-        step=(Literal[numbers], Field(description="a later step listed under Later steps")),  # type: ignore[arg-type]
-    )
-    return create_model(
-        "SweepAnswer",
-        __base__=_SweepFields,
-        annotations=(
-            list[target],  # type: ignore[valid-type]
-            Field(description="Edge cases for later steps only; [] when none."),
-        ),
-    )
-
-
-class _SweepFields(BaseModel):
-    # pydantic takes another model's FieldInfo as the whole definition of a field
-    edge_case_report: str = SweepResult.model_fields["edge_case_report"]  # type: ignore[assignment]
-    downstream_updates: str = Field(description='Before/after proposals for later steps; "None".')
-    needs_independent_review: bool = SweepResult.model_fields["needs_independent_review"]  # type: ignore[assignment]
 
 
 @hookimpl(trylast=True)

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from stepkit.plugins.coders.reviewer import ReviewAnswer
 from stepkit.plugins.llm.engine import make_engine
 from stepkit.plugins.llm.strict_schema import lean_json_schema, strict_json_schema
+from stepkit.plugins.stages.answers import ReviewAnswer
 from tests.support import fake_cli
 
 pytest_plugins = ["tests.support.messages_api", "tests.support.chat_api"]

@@ -185,7 +185,7 @@ def test_a_finished_run_lets_its_engines_go(tmp_path):
 def test_an_answers_file_of_the_previous_format_gets_the_later_fields_defaults(tmp_path):
     """A handoff answer written before notes_facts and acceptance_criteria
     existed validates, with [] for both; a field it gives is kept."""
-    from stepkit.plugins.stages.handoff import HandoffAnswer
+    from stepkit.plugins.stages.answers import HandoffAnswer
 
     previous = {
         "step_summary": "Added mul.",

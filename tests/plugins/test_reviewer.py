@@ -14,7 +14,8 @@ import pytest
 
 from stepkit.plugins.coders.presets import PRESETS
 from stepkit.plugins.coders.presets.base import Call
-from stepkit.plugins.coders.reviewer import ReviewAnswer, stepkit_review
+from stepkit.plugins.coders.reviewer import stepkit_review
+from stepkit.plugins.stages.answers import ReviewAnswer
 from stepkit.workspace import scope
 from tests.support.coder import make_ctx
 from tests.support.gitrepo import init_repo

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Self
 
 from stepkit.plugins.coders.presets import PRESETS
-from stepkit.plugins.coders.reviewer import ReviewFinding, text_findings
+from stepkit.plugins.coders.reviewer import text_findings
+from stepkit.plugins.stages.answers import ReviewFinding
 from stepkit.records import report_of
 from tests.support.messages_api import MessagesAPI, Scripted
 from tests.support.openai_api import ResponsesAPI

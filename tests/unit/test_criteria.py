@@ -121,7 +121,7 @@ def test_the_writers_schema_takes_this_steps_ids_and_reads_an_exact_text_as_its_
     import pytest
 
     from stepkit.plugins.llm.strict_schema import strict_json_schema
-    from stepkit.plugins.stages.handoff import handoff_schema
+    from stepkit.plugins.stages.answers import handoff_schema
 
     schema = handoff_schema(["`mul(2, 3) == 6`.", "Negative numbers work too."])
     sent = strict_json_schema(schema)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import get_args
 
 from stepkit import records
-from stepkit.plugins.stages.orient import OrientAnswer, OrientFinding, orient_result
+from stepkit.plugins.stages.answers import OrientAnswer, OrientFinding
+from stepkit.plugins.stages.orient import orient_result
 from stepkit.records import OrientSeverity, Severity, SweepVerdict, finding_severity
 
 
