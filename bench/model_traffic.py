@@ -64,6 +64,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from full_run import stepkit_json
+from options import BenchParser
 
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.workspace.scope import git
@@ -749,12 +750,22 @@ def run() -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] in (["--billed"], ["--billed", "--json"]):  # the billed-token figures alone
+    parser = BenchParser(__doc__)
+    parser.modes.add_argument(
+        "--billed", action="store_true", help="the billed-token figures alone (billed_steps)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="with --billed: the figures as JSON, not the report"
+    )
+    args = parser.parse_args()
+    if args.json and not args.billed:
+        parser.error("--json goes with --billed")
+    if args.billed:
         with tempfile.TemporaryDirectory(prefix="stepkit-bench-billed-") as tmp:
             result = billed_steps(Path(tmp))
-        print(json.dumps(result, indent=1) if "--json" in sys.argv else billed_report(result))
+        print(json.dumps(result, indent=1) if args.json else billed_report(result))
         sys.exit(0 if result["ok"] else 1)
-    if sys.argv[1:] == ["--smoke"]:
+    if args.smoke:
         run(**SMOKE)
         sys.exit(0)
     sys.exit(0 if run()["ok"] else 1)

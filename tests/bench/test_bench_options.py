@@ -39,7 +39,7 @@ OPTIONS = {
     "verify_demo": ("--smoke", "--against PYTHON"),
 }
 #: scripts whose main the lead moves to bench/options.py after merging (others were editing them)
-NOT_YET = {"model_traffic", "verify_demo"}
+NOT_YET = {"verify_demo"}
 #: every script of bench/: the areas and their runner
 SCRIPTS = sorted(path.stem for path in BENCH.glob("*.py") if path.stem != "options")
 
