@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from stepkit.workspace import headstart
 from stepkit.workspace.scope.virtualenvs import Inside
 
 GITLINK = b"160000"  # the index mode of a submodule
@@ -258,12 +259,19 @@ class Index(NamedTuple):
     submodules: list[str]
 
 
+#: The listing of the tree (:func:`index_ids`); -t tags each entry: H cached,
+#: C changed, R removed, M unmerged, ? other.
+LISTING = ["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"]
+
+
 def index_ids(directory: Path) -> Index | None:
     """The index's view of ``directory``'s files, in one git process; None outside git."""
-    # -t tags each entry: H cached, C changed, R removed, M unmerged, ? other
-    out = run(["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"], directory)
-    if out is None:
-        return None
+    out = run(LISTING, directory)
+    return None if out is None else parse_listing(out, directory)
+
+
+def parse_listing(out: bytes, directory: Path) -> Index:
+    """What :data:`LISTING`'s output ``out`` says of ``directory``'s files."""
     ids: dict[str, str] = {}
     dirty: set[str] = set()
     gitlinks: list[str] = []
@@ -431,14 +439,16 @@ def _spawn(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        command(args),
-        cwd=cwd,
-        capture_output=True,
-        check=check,
-        input=stdin,
-        env={**os.environ, **_QUIET_ENV, **_PINNED, **(env or {})},
-    )
+    argv, full_env = command(args), {**os.environ, **_QUIET_ENV, **_PINNED, **(env or {})}
+    done = headstart.take("git", argv, cwd, full_env, stdin)
+    if done is None:
+        done = subprocess.run(
+            argv, cwd=cwd, capture_output=True, check=False, input=stdin, env=full_env
+        )
+        headstart.ran(argv, cwd, done)
+    if check:
+        done.check_returncode()
+    return done
 
 
 def project_rel(repo_path: str, prefix: str, base: str = "") -> str | None:
