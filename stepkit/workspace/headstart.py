@@ -246,9 +246,7 @@ class Feed(threading.Thread):
                 while chunk := self._stream.read1(_CHUNK):
                     self.last_output = time.monotonic()
                     with self._cond:
-                        self._cond.wait_for(
-                            lambda: self._sink or self._dropped or self._size < CAP
-                        )
+                        self._cond.wait_for(lambda: self._sink or self._dropped or self._size < CAP)
                         if self._sink is None:
                             if not self._dropped:
                                 self._kept.append(chunk)
@@ -298,9 +296,10 @@ class HeadStart:
     def __init__(self, items: list[dict[str, Any]], lock_fd: int | None, logs: str):
         self.items = items
         self.lock_fd = lock_fd
-        #: the recorded verify's log directory, then this one's (:meth:`claim_logs`)
-        self.logs: str | None = logs
+        #: the recorded verify's log directory; this one's (:meth:`claim_logs`)
+        self.logs, self.new_logs = logs, None
         self.logs_ready = threading.Event()
+        self._switch = sys.getswitchinterval()
         self.launched: list[Launched] = []
         self.adopted = 0
         self.stopped = False  # nothing more starts
@@ -310,23 +309,26 @@ class HeadStart:
         self._thread = threading.Thread(target=self._run, name="stepkit-headstart", daemon=True)
 
     def start(self) -> None:
+        # while the set-up holds the interpreter, the head start gets it back
+        # at once each time one of its commands ends, not after up to 5 ms
+        sys.setswitchinterval(0.0005)
         self._thread.start()
 
     # the thread --------------------------------------------------------------
 
     def _run(self) -> None:
         try:
-            from stepkit.workspace import supervision
-
-            supervision.SUBREAPER.__enter__()
-            self._reaper = True
-            self._new_logs()
+            ready = threading.Thread(target=self._prepare, daemon=True)
+            ready.start()  # beside the git commands, which need none of it
             base: dict[str, Any] = {}
             gates = unchecked = False
-            for item in self.items:
-                if item["kind"] == "gate" and unchecked:
-                    break  # the last gate's snapshot is not known to equal the first
-                launched = self._launch(item, supervision)
+            for index in range(len(self.items)):
+                if self.items[index]["kind"] == "gate":
+                    if unchecked:
+                        break  # the last gate's snapshot is not known to equal the first
+                    ready.join()  # the items name this verify's log directory from here on
+                item = self.items[index]
+                launched = self._launch(item)
                 if launched is None:
                     break
                 if item["kind"] == "gate":
@@ -346,9 +348,11 @@ class HeadStart:
                 launched.settled.set()
                 if launched.result is None:
                     break
-        except Exception:  # noqa: BLE001 - a head start that fails is no head start
+        except Exception:  # noqa: BLE001, S110 - a head start that fails is no head start
             pass
         finally:
+            sys.setswitchinterval(self._switch)
+            self.logs_ready.set()
             with self._cond:
                 self.stopped = self.finished = True
                 for launched in self.launched:
@@ -360,11 +364,10 @@ class HeadStart:
         from stepkit.workspace.files import new_stamped_dir
 
         try:
-            assert self.logs is not None
             recorded = Path(self.logs)
             logs = str(new_stamped_dir(recorded.parent.parent) / recorded.name)
             self.items = _moved(self.items, self.logs, logs)
-            self.logs = logs
+            self.new_logs = logs
         finally:
             self.logs_ready.set()
 
@@ -372,10 +375,18 @@ class HeadStart:
         """This verify's log directory, made by the head start (once; None:
         it made none under ``parent``)."""
         self.logs_ready.wait()
-        logs, self.logs = self.logs, None
+        logs, self.new_logs = self.new_logs, None
         return Path(logs) if logs and Path(logs).parent.parent == parent else None
 
-    def _launch(self, item: dict[str, Any], supervision: Any) -> Launched | None:
+    def _prepare(self) -> None:
+        """What a gate needs: this process as the subreaper, the log directory."""
+        from stepkit.workspace import supervision
+
+        supervision.SUBREAPER.__enter__()
+        self._reaper = True
+        self._new_logs()
+
+    def _launch(self, item: dict[str, Any]) -> Launched | None:
         env = _env(item)
         launched = Launched(item)
         with self._cond:
@@ -386,6 +397,8 @@ class HeadStart:
                 item["argv"], cwd=item["cwd"], env=env, capture_output=True, check=False
             )
         else:
+            from stepkit.workspace import supervision
+
             launched.token = supervision.new_token()
             launched.since = supervision.mark()
             launched.started = time.monotonic()
@@ -547,9 +560,7 @@ def held_lock(lock_file: Path) -> int | None:
     return fd
 
 
-def take(
-    kind: str, argv: list[str] | str, cwd: Path, env: Mapping[str, str], stdin: Any
-) -> Any:
+def take(kind: str, argv: list[str] | str, cwd: Path, env: Mapping[str, str], stdin: Any) -> Any:
     """What the verify is about to spawn: recorded, and adopted when it is
     the head start's next item (a gate: its :class:`Launched`; git: its
     result); None: spawn it."""
