@@ -184,23 +184,20 @@ def ran(argv: list[str], cwd: Path, done: subprocess.CompletedProcess[bytes]) ->
 
 
 def _is_listing(argv: list[str]) -> bool:
-    from stepkit.workspace.scope.git import LISTING
+    from stepkit.workspace.scope.listing import LISTING
 
     return argv[-len(LISTING) :] == LISTING
 
 
 def _state(cwd: str, out: bytes) -> list[Any]:
     """What a snapshot saw, to compare: the ids git gave, and the identity
-    of each file whose bytes the snapshot hashes itself (caches left out)."""
-    from stepkit.workspace.scope.git import parse_listing
-    from stepkit.workspace.scope.tree import is_excluded
+    of each file whose bytes the snapshot hashes itself (caches too: a gate
+    that left a new one is taken for one that changed the tree)."""
+    from stepkit.workspace.scope.listing import parse_listing
 
     index = parse_listing(out, Path(cwd))
-    ids = sorted((rel, oid) for rel, oid in index.ids.items() if not is_excluded(rel))
-    dirty = sorted(
-        (rel, _identity(os.path.join(cwd, rel))) for rel in index.dirty if not is_excluded(rel)
-    )
-    return [ids, dirty]
+    dirty = sorted((rel, _identity(os.path.join(cwd, rel))) for rel in index.dirty)
+    return [sorted(index.ids.items()), dirty]
 
 
 # -- replaying ------------------------------------------------------------------
@@ -287,6 +284,8 @@ class Launched:
         self.since: Any = None
         self.started = 0.0
         self.reader: Feed | None = None
+        #: a snapshot's state when it was taken (:func:`_state`), for the record
+        self.state: list[Any] | None = None
         self.settled = threading.Event()
 
 
@@ -338,7 +337,7 @@ class HeadStart:
                     continue
                 assert launched.result is not None
                 if _is_listing(launched.result.args) and not launched.result.returncode:
-                    state = _state(item["cwd"], launched.result.stdout)
+                    state = launched.state = _state(item["cwd"], launched.result.stdout)
                     if not gates:
                         base.setdefault(item["cwd"], state)
                     elif base.get(item["cwd"]) == state:
@@ -580,6 +579,8 @@ def take(kind: str, argv: list[str] | str, cwd: Path, env: Mapping[str, str], st
     launched = _ACTIVE.take(item)
     if launched is None:
         return None
+    if launched.state is not None:
+        _RECORDING[-1]["state"] = launched.state
     return launched if kind == "gate" else launched.result
 
 
