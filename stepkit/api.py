@@ -771,6 +771,7 @@ def verify(
     :raises ProjectBusy: a run or another verify of the project is live.
     :raises UsageError: ``baseline`` names no commit of the project's repository."""
     from stepkit.pluginmanager import project_config
+    from stepkit.workspace import headstart
     from stepkit.workspace.files import new_stamped_dir
     from stepkit.workspace.gate_commands import check_mode, plan_gates, project_types
     from stepkit.workspace.gates import run_gates
@@ -788,23 +789,28 @@ def verify(
             config = config.model_copy(update={"baseline": "new-failures"})
     from stepkit.workspace.store import verify_dir
 
-    with project_lock(project, "verify"):
-        logs = new_stamped_dir(verify_dir(project)) / "logs"
+    with project_lock(project, "verify") as lock:
+        logs = headstart.claim_logs(verify_dir(project)) or (
+            new_stamped_dir(verify_dir(project)) / "logs"
+        )
         plan = plan_gates(pm, project, config)
         plan = plan if fix else check_mode(plan, pm, project, config)
-        results = run_gates(
-            pm,
-            project,
-            config,
-            logs,
-            on_start=on_start,
-            on_gate=on_gate,
-            plan=plan,
-            baseline=base,
-            change_set=(lambda: project_files(project, project / config.plans_dir))
-            if all_files
-            else None,
-        )
+        with headstart.window():
+            results = run_gates(
+                pm,
+                project,
+                config,
+                logs,
+                on_start=on_start,
+                on_gate=on_gate,
+                plan=plan,
+                baseline=base,
+                change_set=(lambda: project_files(project, project / config.plans_dir))
+                if all_files
+                else None,
+            )
+        if base is None:  # a judged verify re-runs commands on another tree: never replayed
+            headstart.save(project, lock.lock_file, logs)
     types = project_types(pm, project)
     return {
         # a tests gate that ran no test is no evidence that the project passes, as in a run

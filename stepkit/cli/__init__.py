@@ -470,7 +470,7 @@ def entry() -> None:
     global _collector_paused
     pygc.disable()
     _collector_paused = True
-    code = main()
+    code = _with_head_start(sys.argv[1:]) if sys.argv[1:2] == ["verify"] else main()
     if code >= 128:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -480,6 +480,25 @@ def entry() -> None:
         os._exit(code)
     pygc.freeze()
     raise SystemExit(code)
+
+
+def _with_head_start(argv: list[str]) -> int:
+    """:func:`main` for ``stepkit verify``, its last commands started first
+    (:mod:`stepkit.workspace.headstart`): stop signals are taken before any
+    starts, and what nothing adopted is killed however the command ends."""
+    from stepkit.engine.interrupts import signal_label, signal_number, stop_signals
+    from stepkit.workspace import headstart
+
+    try:
+        with stop_signals():
+            headstart.begin(argv)
+            return main()
+    except KeyboardInterrupt as exc:
+        signum = signal_number(exc)
+        _print_error(f"interrupted ({signal_label(signum)})")
+        return 128 + signum
+    finally:
+        headstart.close()
 
 
 def _print_error(message: str) -> None:

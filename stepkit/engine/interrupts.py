@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from stepkit.engine.pause import resume_command
-
 if TYPE_CHECKING:
     from stepkit.records import StageContext
     from stepkit.workspace.supervision import DetachedProcess
@@ -66,6 +64,10 @@ class RunInterrupted(KeyboardInterrupt):
     @property
     def resume_command(self) -> str:
         """The command that continues the run."""
+        from stepkit.engine.pause import (
+            resume_command,
+        )  # here: a verify's head start waits on this import
+
         return resume_command(self.run_id, self.project_dir)
 
     @property

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from stepkit.errors import UsageError
 from stepkit.models import Model
+from stepkit.workspace import headstart
 from stepkit.workspace.store import lock_files
 
 #: The locks this process holds, by project dir: a process asking about its
@@ -98,7 +99,8 @@ class ProjectLock:
         holder = Holder(command=command, pid=os.getpid(), step=step)
         record_fd = self._locked_record()
         try:
-            fd = _try_flock(self.lock_file)
+            # a verify's head start took the lock before anything else ran: it is this command's
+            fd = headstart.held_lock(self.lock_file) or _try_flock(self.lock_file)
             if fd is None:
                 raise ProjectBusy(_read(record_fd), self.lock_file)
             self._fd = fd

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
-import tempfile
 import time
 from pathlib import Path
 
@@ -42,6 +40,8 @@ def _replace(target: Path, data: bytes | str, mode: int | None) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
+    import tempfile  # here: a head start reads state_home() before anything is imported
+
     _remove_killed_writers_temps(target)
     fd, tmp = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp"
@@ -124,6 +124,8 @@ def state_home() -> Path:
 def new_stamped_dir(parent: Path) -> Path:
     """A new directory under ``parent`` named by the time (sortable) plus a
     random suffix, e.g. ``20261130-141502-3f9a``."""
+    import secrets
+
     parent.mkdir(parents=True, exist_ok=True)
     while True:
         path = parent / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO, cast
 
-from stepkit.workspace import logcap, sandbox, supervision
+from stepkit.workspace import headstart, logcap, sandbox, supervision
 from stepkit.workspace.logcap import LogCut
 from stepkit.workspace.redact import Redactor
 from stepkit.workspace.supervision import DetachedProcess
@@ -187,20 +187,26 @@ def run(
                         supervision.TOKEN_VARIABLE: token,
                     },
                 )
+                # exactly this, started early by the head start: adopted, supervised from its start
+                early = headstart.take("gate", argv, cwd, run_env, stdin_text)
                 # started and registered as one step: another thread's sweep for
                 # processes left behind (a node's end) never sees it in between
                 with supervision.SPAWNING:
-                    proc = subprocess.Popen(
-                        argv,
-                        shell=isinstance(argv, str),
-                        cwd=cwd,
-                        env=run_env,
-                        stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    )
-                    group = own_group(getattr(proc, "pid", 0) or 0)
+                    if early is not None:
+                        proc, group, token = early.proc, early.group, early.token
+                        since, start = early.since, early.started
+                    else:
+                        proc = subprocess.Popen(
+                            argv,
+                            shell=isinstance(argv, str),
+                            cwd=cwd,
+                            env=run_env,
+                            stdin=subprocess.DEVNULL if stdin_text is None else subprocess.PIPE,
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                        )
+                        group = own_group(getattr(proc, "pid", 0) or 0)
                     supervision.register(token, group)
                 if meanwhile is not None:
                     meanwhile()
@@ -217,7 +223,9 @@ def run(
                         timeout,
                         no_output_timeout,
                         token,
-                        since if group is not None else None,
+                        since if group is not None or early is not None else None,
+                        early,
+                        start if early is not None else None,
                     )
                 finally:
                     supervision.unregister(token)
@@ -310,23 +318,31 @@ def _supervise(
     no_output_timeout: float | None,
     token: str,
     since: supervision.Mark | None,
+    early: headstart.Launched | None = None,
+    start: float | None = None,
 ) -> tuple[str | None, tuple[DetachedProcess, ...]]:
     """Feed stdin, copy the output to ``capture`` and wait for the command,
     enforcing the limits; kill and reap what it leaves behind, detached
     processes too (``since``: a mark taken just before it started, see
     :func:`~stepkit.workspace.supervision.stop_detached`; None for a process
-    that is not verifiably ours).  Returns the limit
-    that expired, if any, and the detached processes stopped."""
-    group = own_group(getattr(proc, "pid", 0) or 0)
-    # stdout=PIPE: Popen's stdout is a buffered reader, which its type does not say
-    reader = _Reader(cast(io.BufferedReader, proc.stdout), capture)
-    reader.start()
+    that is not verifiably ours; ``early``: the head start's process, its
+    output read so far and its group, adopted; ``start``: when it started).
+    Returns the limit that expired, if any, and the detached processes stopped."""
+    reader: _Reader | headstart.Feed
+    if early is not None and early.reader is not None:
+        group, reader = early.group, early.reader
+        reader.attach(capture)
+    else:
+        group = own_group(getattr(proc, "pid", 0) or 0)
+        # stdout=PIPE: Popen's stdout is a buffered reader, which its type does not say
+        reader = _Reader(cast(io.BufferedReader, proc.stdout), capture)
+        reader.start()
     if stdin_text is not None:
         threading.Thread(target=_write_stdin, args=(proc.stdin, stdin_text), daemon=True).start()
     expired = None
     detached: tuple[DetachedProcess, ...] = ()
     try:
-        expired = _wait(proc, reader, timeout, no_output_timeout)
+        expired = _wait(proc, reader, timeout, no_output_timeout, start)
         if expired is not None:
             _terminate(proc, group)
     finally:
@@ -349,11 +365,16 @@ def _supervise(
 
 
 def _wait(
-    proc: subprocess.Popen, reader: _Reader, timeout: float | None, no_output_timeout: float | None
+    proc: subprocess.Popen,
+    reader: _Reader | headstart.Feed,
+    timeout: float | None,
+    no_output_timeout: float | None,
+    start: float | None = None,
 ) -> str | None:
-    """Wait for the command to exit, waking at the nearest deadline; the limit
-    that expired first, or None when it exited in time."""
-    start = time.monotonic()
+    """Wait for the command to exit, waking at the nearest deadline (the
+    wall-clock one counted from ``start``, default now); the limit that
+    expired first, or None when it exited in time."""
+    start = time.monotonic() if start is None else start
     while True:
         limits = []
         if timeout:

@@ -34,11 +34,11 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
+from stepkit.workspace import headstart
+from stepkit.workspace.scope.listing import LISTING, Index, parse_listing, text
 from stepkit.workspace.scope.virtualenvs import Inside
 
-GITLINK = b"160000"  # the index mode of a submodule
 #: Options that keep a repository's own commands out of stepkit's git calls.
 NOTHING_RUNS = (
     "-c",
@@ -63,11 +63,6 @@ _QUIET_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_NO_REPLACE_OBJECTS": "1",
 }
-
-
-def text(data: bytes) -> str:
-    """What git wrote (its output, a file of its own), as stepkit holds it."""
-    return data.decode("utf-8", "surrogateescape")
 
 
 def raw(value: str) -> bytes:
@@ -247,47 +242,10 @@ def commit_ids(root: Path, commit: str, prefix: str, base: str = "") -> dict[str
     return ids
 
 
-class Index(NamedTuple):
-    """What the index knows of a directory's files (paths relative to it)."""
-
-    #: path → id of the files whose bytes match the index (a submodule: its recorded commit)
-    ids: dict[str, str]
-    #: the paths whose bytes differ from the index, or that are untracked and not ignored
-    dirty: set[str]
-    #: the submodules (gitlinks) among the paths
-    submodules: list[str]
-
-
 def index_ids(directory: Path) -> Index | None:
     """The index's view of ``directory``'s files, in one git process; None outside git."""
-    # -t tags each entry: H cached, C changed, R removed, M unmerged, ? other
-    out = run(["ls-files", "-z", "-t", "-s", "-m", "-d", "-o", "--exclude-standard"], directory)
-    if out is None:
-        return None
-    ids: dict[str, str] = {}
-    dirty: set[str] = set()
-    gitlinks: list[str] = []
-    in_virtualenv = Inside(directory)
-    for entry in out.split(b"\0"):
-        tag, _, rest = entry.partition(b" ")
-        meta, tab, name = rest.partition(b"\t")
-        if not tab:
-            if tag == b"?" and not in_virtualenv(text(rest)):
-                dirty.add(text(rest))
-            continue
-        rel = text(name)
-        mode, oid = meta.split()[:2]
-        if mode == GITLINK:
-            if rel not in gitlinks:
-                gitlinks.append(rel)
-            ids[rel] = text(oid)
-        elif tag in (b"C", b"R", b"M"):
-            dirty.add(rel)
-        else:
-            ids[rel] = text(oid)
-    for rel in dirty:
-        ids.pop(rel, None)
-    return Index(ids, dirty, gitlinks)
+    out = run(LISTING, directory)
+    return None if out is None else parse_listing(out, directory)
 
 
 def submodules(root: Path, prefix: str, base: str = "") -> list[tuple[Path, str]]:
@@ -431,14 +389,16 @@ def _spawn(
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        command(args),
-        cwd=cwd,
-        capture_output=True,
-        check=check,
-        input=stdin,
-        env={**os.environ, **_QUIET_ENV, **_PINNED, **(env or {})},
-    )
+    argv, full_env = command(args), {**os.environ, **_QUIET_ENV, **_PINNED, **(env or {})}
+    done = headstart.take("git", argv, cwd, full_env, stdin)
+    if done is None:
+        done = subprocess.run(
+            argv, cwd=cwd, capture_output=True, check=False, input=stdin, env=full_env
+        )
+        headstart.ran(argv, cwd, done)
+    if check:
+        done.check_returncode()
+    return done
 
 
 def project_rel(repo_path: str, prefix: str, base: str = "") -> str | None:
