@@ -296,7 +296,8 @@ class HeadStart:
         self.items = items
         self.lock_fd = lock_fd
         #: the recorded verify's log directory; this one's (:meth:`claim_logs`)
-        self.logs, self.new_logs = logs, None
+        self.logs = logs
+        self.new_logs: str | None = None
         self.logs_ready = threading.Event()
         self._switch = sys.getswitchinterval()
         self.launched: list[Launched] = []
