@@ -9,7 +9,9 @@ environment as a difference from stepkit's own), and the key under which it
 may be replayed: the verify's arguments and directory, a digest of the
 environment, the identity of this stepkit install and of every entry at the
 project's root (its configuration and the manifests its gates were detected
-from).  The record is kept outside the project (:func:`record_file`).
+from).  The record is kept outside the project (:func:`record_file`), sealed
+(:mod:`stepkit.workspace.seal`): one that stepkit did not write, or that
+was edited since, is never replayed.
 
 The next verify with the same key, before it imports anything else
 (:func:`begin`, from :func:`stepkit.cli.entry`), takes the project's lock
@@ -138,7 +140,7 @@ def save(project: Path, lock_file: Path, logs: Path) -> None:
     items, _RECORDING = _RECORDING, None
     if items is None or _ARGV is None:
         return
-    from stepkit.workspace.files import atomic_write
+    from stepkit.workspace.seal import write_sealed
 
     base = os.environ
     for item in items:
@@ -152,7 +154,7 @@ def save(project: Path, lock_file: Path, logs: Path) -> None:
         "items": _replayable(items),
     }
     try:
-        atomic_write(record_file(project), json.dumps(record))
+        write_sealed(record_file(project), json.dumps(record))
     except OSError:
         pass  # no head start next time: nothing else changes
 
@@ -522,9 +524,11 @@ def begin(argv: list[str]) -> bool:
         return False
     _ARGV = list(argv)
     project = _project_of(argv)
-    try:
-        record = json.loads(record_file(project).read_bytes())
-    except (OSError, ValueError):
+    from stepkit.workspace.seal import SealBroken, read_sealed
+
+    try:  # sealed: a record planted by anyone who cannot read stepkit's secret starts nothing
+        record = json.loads(read_sealed(record_file(project)))
+    except (OSError, ValueError, SealBroken):
         return False
     if not isinstance(record, dict) or record.get("key") != _key(_ARGV, project):
         return False

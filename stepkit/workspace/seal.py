@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import hmac
 import os
-import secrets
 from pathlib import Path
 
 from stepkit.lazyregex import lazy_compile
@@ -86,6 +85,8 @@ def _secret() -> bytes:
         return path.read_bytes()
     except FileNotFoundError:
         pass
+    import secrets  # only here: a verify's head start reads a seal before anything else imports
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temp = path.with_name(f".secret.{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

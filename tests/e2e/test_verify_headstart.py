@@ -180,3 +180,22 @@ def test_a_stop_signal_leaves_no_command_of_the_head_start_running(tmp_path: Pat
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 128 + sig, err
         assert_stopped(pid, "the head-started tests command")
+
+
+def test_a_record_stepkit_did_not_seal_starts_nothing(tmp_path: Path) -> None:
+    """A record planted in stepkit's state home (its seal stripped, or its
+    commands edited under the old seal) would start commands of its own
+    before the set-up could say no: it is never replayed."""
+    from stepkit.workspace.headstart import record_file
+
+    tests, seen = _probe(tmp_path)
+    project = _project(tmp_path, tests)
+    _verify(project)
+    record = record_file(project.resolve())
+    sealed = record.read_text()
+    data = json.loads(sealed)
+    data.pop("seal", None)
+    for planted in (json.dumps(data), sealed.replace("pytest -q", "pytest -q -x")):
+        record.write_text(planted)
+        _verify(project)
+        assert seen.read_text().strip() == "0", "a planted record was replayed"
