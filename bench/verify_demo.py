@@ -66,6 +66,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
 
+from options import BenchParser
+
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.plugins.projects import MARKERS
 
@@ -370,10 +372,13 @@ def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repea
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--against"]:
-        compare(sys.argv[2])
+    parser = BenchParser(__doc__)
+    parser.add_against()
+    args = parser.parse_args()
+    if args.against:
+        compare(args.against)
         sys.exit(0)
-    if sys.argv[1:] == ["--smoke"]:  # every code path once; the figure is not judged
+    if args.smoke:  # every code path once; the figure is not judged
         run(**SMOKE)
         sys.exit(0)
     sys.exit(0 if run()["ok"] else 1)

@@ -38,8 +38,6 @@ OPTIONS = {
     "startup": ("--smoke", "--against PYTHON"),
     "verify_demo": ("--smoke", "--against PYTHON"),
 }
-#: scripts whose main the lead moves to bench/options.py after merging (others were editing them)
-NOT_YET = {"verify_demo"}
 #: every script of bench/: the areas and their runner
 SCRIPTS = sorted(path.stem for path in BENCH.glob("*.py") if path.stem != "options")
 
@@ -76,19 +74,7 @@ def bench(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def scripts() -> list:
-    return [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(strict=True, reason="bench/options.py not applied yet")
-            if name in NOT_YET
-            else (),
-        )
-        for name in SCRIPTS
-    ]
-
-
-@pytest.mark.parametrize("script", scripts())
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_help_says_what_the_bench_measures_and_its_options(script):
     proc = bench(script, "--help")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -98,7 +84,7 @@ def test_help_says_what_the_bench_measures_and_its_options(script):
     assert all(option in proc.stdout for option in OPTIONS[script]), proc.stdout
 
 
-@pytest.mark.parametrize("script", scripts())
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_an_unknown_option_is_refused_in_one_line(script):
     proc = bench(script, "--no-such-flag")
     assert proc.returncode == 2, proc.stderr[-2000:]
