@@ -124,6 +124,6 @@ def stepkit_orient(ctx: StageContext) -> OrientResult:
     from stepkit.plugins.stages.readers import ask_reader
 
     answer = ask_reader(
-        ctx, "orient", instructions=ORIENT_SYSTEM, prompt=orient_prompt(step_state(ctx))
+        ctx, "orientation", instructions=ORIENT_SYSTEM, prompt=orient_prompt(step_state(ctx))
     )
     return orient_result(answer)

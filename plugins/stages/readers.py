@@ -25,7 +25,7 @@ stage defaults, the review reads orient's and the handoff the sweep's.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
@@ -33,7 +33,7 @@ from stepkit.protocol.state import StepState, step_state
 from stepkit.records import StageContext
 
 #: The roles of the shared output format, in its field order.
-ROLES = ("orient", "sweep", "review", "handoff")
+ROLES = ("orientation", "sweep", "review", "handoff")
 
 READER_SYSTEM = """\
 You are one stage of stepkit, a harness that executes ONE step of a phased
@@ -54,6 +54,8 @@ class _ReaderFields(BaseModel):
 
     model_config = ConfigDict(title="ReaderAnswer")
     role: ClassVar[str] = ""
+    #: the asking role's fields added after a release (:func:`role_answer`)
+    ADDED_AFTER_RELEASE: ClassVar[dict[str, Any]] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -87,7 +89,7 @@ def reader_answer(state: StepState) -> type[BaseModel]:
     )
 
     schemas: dict[str, Any] = {
-        "orient": OrientAnswer,
+        "orientation": OrientAnswer,
         "sweep": sweep_schema(state),
         "review": ReviewAnswer,
         "handoff": handoff_schema(step_criteria(state)),
@@ -103,7 +105,14 @@ def role_answer(fmt: type[BaseModel], role: str) -> type[BaseModel]:
     """``fmt`` (same JSON schema) accepting only ``role``'s field filled in."""
     if role not in ROLES:
         raise ValueError(f"no role {role!r} in the shared output format")
-    return type(fmt.__name__, (fmt,), {"role": role, "__module__": fmt.__module__})
+    (own,) = [t for t in get_args(fmt.model_fields[role].annotation) if t is not type(None)]
+    # a scripted engine's answers file of an earlier format gets the role's safe defaults
+    later = getattr(own, "ADDED_AFTER_RELEASE", {})
+    return type(
+        fmt.__name__,
+        (fmt,),
+        {"role": role, "ADDED_AFTER_RELEASE": later, "__module__": fmt.__module__},
+    )
 
 
 def ask_reader(

@@ -208,7 +208,7 @@ def test_orient_answers_through_the_sdk_with_read_only_tools(tmp_path, messages_
     )  # shared; the role's own text follows the plan
     prefix, prompt = first_user_blocks(messages_api)
     assert "- [ ] slugify() in src/text.py" in prefix["text"]
-    assert prompt["text"].startswith(f"# Your role: orient\n\n{ORIENT_SYSTEM}\n\n")
+    assert prompt["text"].startswith(f"# Your role: orientation\n\n{ORIENT_SYSTEM}\n\n")
     assert "Orient for step 2" in prompt["text"]
     assert "def slugify(text):" in messages_api.tool_results()[0]["content"]
 
@@ -483,7 +483,7 @@ def test_orient_sees_the_later_steps_and_stepkit_derives_the_verdict(tmp_path, m
         "(src/text.py:1); correction: step 3 must import slugify"
     )
     assert answer.deviation_summary == "Step 3 assumes a module that differs."
-    schema = role_schema(messages_api.requests[0].body, "orient")
+    schema = role_schema(messages_api.requests[0].body, "orientation")
     assert "has_major_deviation" not in schema["properties"] and "findings" in schema["properties"]
 
 
@@ -670,9 +670,9 @@ def test_a_reading_node_that_fills_another_roles_field_is_asked_again(tmp_path, 
     harness accepts only the asking role's."""
     from stepkit.plugins.stages.sweep import stepkit_sweep
 
-    messages_api.reply_json({"sweep": SWEEP, "orient": ORIENT_ANSWER})
+    messages_api.reply_json({"sweep": SWEEP, "orientation": ORIENT_ANSWER})
     messages_api.reply_json({"sweep": SWEEP})
 
     assert stepkit_sweep(make_ctx(tmp_path, "edge_case_sweep")) == SweepAnswer(**SWEEP)
     retry = messages_api.requests[1].body["messages"][-1]["content"][0]["text"]
-    assert "not accepted" in retry and "orient must be null" in retry
+    assert "not accepted" in retry and "orientation must be null" in retry

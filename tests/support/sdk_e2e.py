@@ -21,7 +21,7 @@ from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, PY, SWEEP, Project, Res
 SYSTEMS = {READER_SYSTEM: "reader", CODER_SYSTEM: "coder"}
 #: The reading nodes by the role their first message names, after the plan.
 ROLES = {
-    "orient": "orient",
+    "orientation": "orient",
     "sweep": "edge_case_sweep",
     "review": "independent_review",
     "handoff": "write_handoff",
