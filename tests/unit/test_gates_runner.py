@@ -275,11 +275,11 @@ def test_run_gates_runs_format_first_and_reports_each_gate(project_dir):
 def test_run_gates_takes_each_gates_limit_from_config(project_dir):
     pm = evidence_pm()
     pm.register(Commands(build="sleep 30", tests="sleep 30"), name="testcommands")
-    config = Config(timeouts=Timeouts(build=1, tests=2))
+    config = Config(timeouts=Timeouts(build=0.3, tests=0.6))
     results = run_gates(pm, project_dir, config, project_dir / "logs", gates=["build", "tests"])
     assert [(r.name, r.summary) for r in results] == [
-        ("build", "timed out after 1 s"),
-        ("tests", "timed out after 2 s"),
+        ("build", "timed out after 0.3 s"),
+        ("tests", "timed out after 0.6 s"),
     ]
 
 

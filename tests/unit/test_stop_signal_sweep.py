@@ -11,6 +11,7 @@ import shlex
 import signal
 import threading
 
+from stepkit.engine import interrupts
 from stepkit.engine.interrupts import stop_commands
 from stepkit.workspace import process, supervision
 from tests.support.crash import wait_until_gone
@@ -39,6 +40,9 @@ def _stop_while_the_commands_thread_is_held(tmp_path, monkeypatch, trap: str) ->
         real_reap(group)
 
     monkeypatch.setattr(process, "_reap_group", starved)
+    # the held thread never reports done: the stop waits out both of its waits
+    monkeypatch.setattr(interrupts, "INTERRUPT_GRACE_S", 0.3)
+    monkeypatch.setattr(interrupts, "_KILLED_WAIT_S", 0.3)
     node_done = threading.Event()
 
     def node() -> None:
