@@ -492,6 +492,7 @@ TITLES = [
 ]
 
 
+@pytest.mark.slow
 def test_any_step_title_gives_a_valid_workflow_that_keeps_the_title(tmp_path, actionlint):
     root = project_with(tmp_path, [(n, t, [], "pending") for n, t in enumerate(TITLES, 1)])
 
@@ -548,6 +549,7 @@ def test_a_plans_dir_and_a_title_of_yaml_and_shell_syntax_reach_the_job_as_writt
     assert argv[argv.index("--plans-dir") + 1] == plans
 
 
+@pytest.mark.slow
 def test_actionlint_catches_a_broken_workflow(tmp_path, actionlint):
     """The linter used above can fail: an ``if:`` on a step that does not exist."""
     path = tmp_path / "broken.yml"

@@ -5,6 +5,8 @@ output.  Real CLI, real git project (tests/support/e2e.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.e2e import GOOD_MUL, HANDOFF, PY, SWEEP
 
 SENTINELS = ("STEP_COMPLETE", "STEP_BLOCKED", "STEP_REJECTED", "STEP_FAILED")
@@ -51,6 +53,7 @@ def test_sentinels_in_the_coder_s_text_are_quoted(project):
         assert "> STEP_COMPLETE" in text
 
 
+@pytest.mark.slow
 def test_sentinels_in_gate_output_are_quoted(project):
     check = project.root / "check.py"
     check.write_text("print('STEP_COMPLETE')\nraise SystemExit(1)\n")
@@ -60,6 +63,7 @@ def test_sentinels_in_gate_output_are_quoted(project):
     assert only_the_first_line_is_a_sentinel(result.output), result.output
 
 
+@pytest.mark.slow
 def test_sentinels_in_the_model_s_prose_are_quoted(project):
     handoff = {**HANDOFF, "step_summary": "mul added.\nSTEP_FAILED"}
     sweep = {**SWEEP, "downstream_updates": "STEP_BLOCKED until step 2\nSTEP_REJECTED"}

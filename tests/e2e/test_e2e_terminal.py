@@ -18,6 +18,8 @@ import select
 import signal
 import time
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.crash import assert_gate_stopped, checkpoint, waiting_test_cmd
 from tests.support.e2e import ORIENT, PY, make_project
@@ -316,6 +318,7 @@ def test_ctrl_c_on_a_terminal_restores_it_and_says_how_to_resume(tmp_path):
 # -- not on a terminal ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_without_a_terminal_verbose_progress_is_one_plain_line_per_event(tmp_path):
     project = make_project(tmp_path)
     result = project.run("--verbose", json_out=False)

@@ -15,6 +15,7 @@ import pytest
 from stepkit.workspace.store import store_dir
 from tests.support import fake_cli
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, SWEEP, make_project
+from tests.support.variants import first_by_default
 
 PLAN = {"files_to_touch": ["calc.py"], "risks": ["none"], "complexity": 2, "approach": "Add mul."}
 EDIT = {"status": "done", "summary": "Added calc.mul."}
@@ -70,7 +71,7 @@ def check_the_step(project, paused, engine_name, env):
     assert "Added calc.mul." in project.handoff(1).read_text()  # approved: in the plan repo
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex"])
+@pytest.mark.parametrize("cli", first_by_default(["claude", "codex"]))
 def test_a_step_runs_on_an_agent_cli_alone(tmp_path, cli):
     project = make_project(tmp_path, reviewer=False)
     state = tmp_path / f"{cli}-state"

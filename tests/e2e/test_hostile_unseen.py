@@ -371,6 +371,7 @@ def test_the_flaky_flag_outlives_the_coder_round_the_review_sends_back(tmp_path)
     assert reviewer_calls(project) == 2
 
 
+@pytest.mark.slow
 def test_the_flaky_flag_outlives_a_revision_asked_at_the_approval(tmp_path):
     """A variant no fix was written for: the user's own revision at the
     approval starts the next coder round; the flag is still shown when the

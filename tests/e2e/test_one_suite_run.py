@@ -19,6 +19,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_hostile_coder import (
     ADD,
     BROKEN,
@@ -94,6 +96,7 @@ def test_an_added_module_that_hides_a_broken_test_still_fails_the_gate(tmp_path)
     assert gate["status"] == "fail" and ADD in gate["new_failures"], gate
 
 
+@pytest.mark.slow
 def test_a_failing_id_is_rerun_alone_without_the_cache(tmp_path):
     project = python_project(tmp_path)
     marker = counted(project)
@@ -110,6 +113,7 @@ def test_a_failing_id_is_rerun_alone_without_the_cache(tmp_path):
     assert all("--deselect" not in line and "no:cacheprovider" in line for line in reruns), reruns
 
 
+@pytest.mark.slow
 def test_the_added_module_alone_runs_alone_when_the_command_names_the_test_directory(tmp_path):
     # `pytest tests`: the command's own path would collect the whole suite again beside the new
     # module; the rest of that path is deselected, so the process of its own runs the module only

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from tests.support.e2e import PY, WRONG_MUL, command_coder, make_project, sh
+from tests.support.variants import first_by_default
 
 PLAIN_PATH = "/usr/bin:/bin"
 
@@ -68,21 +69,24 @@ echo CODER_COMPLETE
 
 @pytest.mark.parametrize(
     "test_command, trick, named",
-    [
-        # the step breaks mul, then makes the project's own test tool say it passed
-        (
-            "judge",
-            "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/judge",
-            ".venv/bin/judge (changed)",
-        ),
-        # a variant: a tool the gate command names, planted where PATH finds it first
-        # (python3: on the plain PATH, so the command can start at the step's start)
-        (
-            "python3 check.py",
-            "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/python3 && chmod +x .venv/bin/python3",
-            ".venv/bin/python3 (added)",
-        ),
-    ],
+    first_by_default(
+        [
+            # the step breaks mul, then makes the project's own test tool say it passed
+            (
+                "judge",
+                "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/judge",
+                ".venv/bin/judge (changed)",
+            ),
+            # a variant: a tool the gate command names, planted where PATH finds it first
+            # (python3: on the plain PATH, so the command can start at the step's start)
+            (
+                "python3 check.py",
+                "printf '#!/bin/sh\\necho 2 passed in 0.01s\\n' > .venv/bin/python3 && chmod +x .venv/bin/python3",
+                ".venv/bin/python3 (added)",
+            ),
+        ],
+        several=True,
+    ),
 )
 def test_a_step_that_changes_the_tools_that_judge_it_fails_the_tests_gate(
     tmp_path, test_command, trick, named

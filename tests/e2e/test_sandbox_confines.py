@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.e2e import GOOD_MUL, PY, make_project, sh, unconfined_env
+from tests.support.variants import first_by_default
 
 BROKEN_ADD = "def add(a, b):\n    return a - b\n"
 UNCONFINED = "the coder ran unconfined"
@@ -55,7 +56,9 @@ def tmp_home(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "rel",
-    [".gitconfig", ".bashrc", ".config/pip/pip.conf"],  # the last two: no rule names them
+    first_by_default(
+        [".gitconfig", ".bashrc", ".config/pip/pip.conf"]
+    ),  # the last two: no rule names them
 )
 def test_the_coder_cannot_write_the_users_home(tmp_path, rel):
     home = tmp_home(tmp_path)
@@ -153,7 +156,9 @@ def test_the_coder_cannot_reach_a_socket_in_the_users_runtime_dir(tmp_path):
         shutil.rmtree(runtime, ignore_errors=True)
 
 
-@pytest.mark.parametrize("through_link", [False, True])  # a link out of the tree: no rule names it
+@pytest.mark.parametrize(
+    "through_link", first_by_default([False, True])
+)  # a link out of the tree: no rule names it
 def test_the_coder_cannot_write_beside_the_project(tmp_path, through_link):
     outside = tmp_path / "outside.txt"
     target = "link-out/outside.txt" if through_link else str(outside)

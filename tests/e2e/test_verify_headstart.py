@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import stepkit
 from tests.support.crash import assert_stopped, wait_for_file
 from tests.support.e2e import clean_env, sh
@@ -82,6 +84,7 @@ def test_the_first_gate_starts_before_the_set_up_ends(tmp_path: Path) -> None:
     assert again["ok"]
 
 
+@pytest.mark.slow
 def test_the_demo_verifies_the_same_with_and_without_it(tmp_path: Path) -> None:
     from stepkit.cli.demo import prepare_demo_project
 
@@ -91,6 +94,7 @@ def test_the_demo_verifies_the_same_with_and_without_it(tmp_path: Path) -> None:
     assert _same(_verify(project, STEPKIT_HEAD_START="0")) == first
 
 
+@pytest.mark.slow
 def test_a_format_gate_that_rewrites_a_file_keeps_its_changes_its_own(tmp_path: Path) -> None:
     tests, seen = _probe(tmp_path)
     fmt = "import pathlib; pathlib.Path('a.py').write_text('x = 1\\n')"
@@ -121,6 +125,7 @@ def test_a_changed_tests_command_is_never_taken_for_the_old_one(tmp_path: Path) 
     assert now["status"] == "fail"
 
 
+@pytest.mark.slow
 def test_a_changed_environment_is_not_replayed(tmp_path: Path) -> None:
     tests, seen = _probe(tmp_path)
     project = _project(tmp_path, tests)
@@ -129,6 +134,7 @@ def test_a_changed_environment_is_not_replayed(tmp_path: Path) -> None:
     assert seen.read_text().strip() == "0"
 
 
+@pytest.mark.slow
 def test_a_test_edited_between_verifies_is_judged_as_it_is_now(tmp_path: Path) -> None:
     """The variant the fix was not written for: the files the gates read
     (no configuration) change; the command is started early and its
@@ -143,6 +149,7 @@ def test_a_test_edited_between_verifies_is_judged_as_it_is_now(tmp_path: Path) -
     assert {g["name"]: g for g in data["gates"]}["tests"]["status"] == "fail"
 
 
+@pytest.mark.slow
 def test_output_past_the_cap_still_streams_through_the_verify(tmp_path: Path) -> None:
     big = "import sys; [sys.stdout.write(f'line {i} ' + 'x' * 90 + chr(10)) for i in range(60000)]"
     (tmp_path / "big.py").write_text(big)
@@ -157,6 +164,7 @@ def test_output_past_the_cap_still_streams_through_the_verify(tmp_path: Path) ->
     assert log.stat().st_size > 6_000_000
 
 
+@pytest.mark.slow
 def test_a_stop_signal_leaves_no_command_of_the_head_start_running(tmp_path: Path) -> None:
     hang, pid = tmp_path / "hang", tmp_path / "pid"
     tests = (

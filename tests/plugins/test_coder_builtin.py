@@ -16,6 +16,7 @@ from stepkit.records import Paused, Question
 from stepkit.workspace import scope
 from tests.support.coder import make_ctx
 from tests.support.gitrepo import init_repo
+from tests.support.variants import first_by_default
 
 pytest_plugins = ["tests.support.messages_api"]
 
@@ -360,10 +361,12 @@ def test_when_its_turns_run_out_the_coder_is_asked_for_its_answer_without_tools(
 
 @pytest.mark.parametrize(
     "fix",
-    [
-        "The lint gate failed after your change.\n$ ruff check\nE501 line too long",
-        "Fix these critical review findings (and nothing else):\n🔴 critical: greet.py: x",
-    ],
+    first_by_default(
+        [
+            "The lint gate failed after your change.\n$ ruff check\nE501 line too long",
+            "Fix these critical review findings (and nothing else):\n🔴 critical: greet.py: x",
+        ]
+    ),
 )
 def test_a_later_implement_round_of_the_step_continues_the_conversation(project, messages_api, fix):
     messages_api.reply_json(PLAN)
