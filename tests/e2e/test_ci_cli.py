@@ -388,6 +388,7 @@ def test_a_comment_that_is_no_answer_fails_the_job(tmp_path, comment):
     assert not (runner.temp / "stepkit-answer.txt").exists()
 
 
+@pytest.mark.slow
 def test_without_the_same_seal_key_the_other_runner_refuses_the_run(tmp_path):
     """Why the workflow carries STEPKIT_SEAL_KEY: a fresh runner's own key
     does not verify the paused run's records."""

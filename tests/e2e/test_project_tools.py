@@ -114,6 +114,7 @@ def test_an_honest_step_in_a_project_with_tools_passes(tmp_path):
     assert {g["name"]: g["status"] for g in result.data["gates"]}["tests"] == "pass"
 
 
+@pytest.mark.slow
 def test_the_demo_needs_no_path_of_its_own(tmp_path):
     done = subprocess.run(
         [PY, "-m", "stepkit", "demo"],

@@ -74,6 +74,7 @@ def test_undo_after_the_coder_committed_changes_nothing_and_says_how(failed):
     assert (project.root / "calc.py").read_text() == WRONG_MUL
 
 
+@pytest.mark.slow
 def test_undo_of_a_run_that_waits_for_an_answer_is_refused(tmp_path):
     project = make_project(tmp_path)
     project.coder_actions({"write": {"calc.py": CALC + "\n\ndef mul(a, b):\n    return a * b\n"}})

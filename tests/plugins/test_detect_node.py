@@ -53,6 +53,7 @@ def test_a_script_named_for_the_type_check_is_the_build_gate(stepkit_project):
     assert resolve_gates(project)["build"] == ("npm run lint:types", NODE)
 
 
+@pytest.mark.slow
 def test_the_real_prettier_writes_only_the_changed_file(stepkit_project, tmp_path):
     need("npm")
     ugly = "const a = {b:1}\n"

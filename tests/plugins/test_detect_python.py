@@ -124,6 +124,7 @@ def test_an_untracked_uv_lock_is_not_the_projects_choice(tmp_path):
     assert detected(project)["lint"] == "uv run --frozen python -m ruff check"
 
 
+@pytest.mark.slow
 def test_uv_run_frozen_leaves_a_committed_stale_uv_lock_unchanged(tmp_path):
     uv = need("uv")
     project = tmp_path / "repo"
@@ -293,6 +294,7 @@ def test_a_plain_nox_session_keeps_the_plain_runner(stepkit_project):
     assert commands(project)["tests"] == "python -m pytest -rfE"
 
 
+@pytest.mark.slow
 def test_the_real_tox_env_runs_the_projects_set_up(stepkit_project):
     need("tox")
     pytest.importorskip("pytest")

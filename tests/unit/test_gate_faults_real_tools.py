@@ -465,6 +465,7 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 """
 
 
+@pytest.mark.slow
 def test_an_unreachable_maven_repository_is_an_environment_fault(pm, tmp_path):
     tool("mvn")
     project = write_files(
