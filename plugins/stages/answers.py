@@ -93,10 +93,10 @@ class OrientAnswer(BaseModel):
 # -- the edge-case sweep -------------------------------------------------------------
 
 
-def sweep_schema(state: StepState) -> type[BaseModel]:
-    """The sweep's engine schema for this call: an annotation can name only
-    one of the later steps listed in the request (none: no annotations)."""
-    numbers = tuple(s.step for s in state.later_steps)
+def sweep_schema(numbers: tuple[int, ...]) -> type[BaseModel]:
+    """The sweep's engine schema for a step whose later steps are
+    ``numbers``: an annotation can name only one of the later steps listed
+    in the request (none: no annotations)."""
     if not numbers:
         return create_model("SweepAnswer", __base__=_SweepFields)
     # models built at run time, of types (a Literal of these numbers) mypy cannot see

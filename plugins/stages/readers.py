@@ -25,6 +25,7 @@ stage defaults, the review reads orient's and the handoff the sweep's.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
@@ -80,19 +81,28 @@ class _ReaderFields(BaseModel):
 def reader_answer(state: StepState) -> type[BaseModel]:
     """The output format every reading node of ``state``'s step sends (its
     per-step parts: the sweep's later steps, the handoff's criteria ids)."""
+    from stepkit.plugins.stages.answers import step_criteria
+
+    return _reader_answer(tuple(s.step for s in state.later_steps), tuple(step_criteria(state)))
+
+
+@functools.lru_cache(maxsize=16)
+def _reader_answer(later_steps: tuple[int, ...], criteria: tuple[str, ...]) -> type[BaseModel]:
+    """The shared format for those per-step parts, built once per process
+    (pydantic builds a model's validator and schema in milliseconds, and
+    every reading node of a step asks for the same one)."""
     from stepkit.plugins.stages.answers import (
         OrientAnswer,
         ReviewAnswer,
         handoff_schema,
-        step_criteria,
         sweep_schema,
     )
 
     schemas: dict[str, Any] = {
         "orientation": OrientAnswer,
-        "sweep": sweep_schema(state),
+        "sweep": sweep_schema(later_steps),
         "review": ReviewAnswer,
-        "handoff": handoff_schema(step_criteria(state)),
+        "handoff": handoff_schema(criteria),
     }
     fields: dict[str, Any] = {
         role: (schemas[role] | None, Field(None, description=f"the {role} answer; null otherwise"))
@@ -101,8 +111,10 @@ def reader_answer(state: StepState) -> type[BaseModel]:
     return create_model("ReaderAnswer", __base__=_ReaderFields, **fields)
 
 
+@functools.lru_cache(maxsize=64)
 def role_answer(fmt: type[BaseModel], role: str) -> type[BaseModel]:
-    """``fmt`` (same JSON schema) accepting only ``role``'s field filled in."""
+    """``fmt`` (same JSON schema) accepting only ``role``'s field filled in
+    (made once per format and role, as :func:`reader_answer` is)."""
     if role not in ROLES:
         raise ValueError(f"no role {role!r} in the shared output format")
     (own,) = [t for t in get_args(fmt.model_fields[role].annotation) if t is not type(None)]
