@@ -69,7 +69,7 @@ from options import BenchParser
 from stepkit.cli.demo import prepare_demo_project
 from stepkit.workspace.scope import git
 from stepkit.workspace.store import store_dir
-from tests.support.e2e import clean_env
+from tests.support.e2e import clean_env, sandbox_table
 from tests.support.messages_api import API_KEY, MessagesAPI
 
 TARGET_TEST_RUNS = 1
@@ -245,8 +245,12 @@ def demo_traffic(parent: Path) -> dict[str, dict[str, Any]]:
 def test_runs(parent: Path, reuse: bool) -> dict[str, Any]:
     """The demo step with the built-in coder; how often TEST_CMD ran."""
     project = prepare_demo_project(parent)
-    if not reuse:
-        (project / "stepkit.toml").write_text("reuse_coder_evidence = false\n", encoding="utf-8")
+    # the counter keeps its count beside the project, which the sandbox lets a gate
+    # write only because the project says so (else every run went uncounted: 0)
+    settings = "" if reuse else "reuse_coder_evidence = false\n"
+    (project / "stepkit.toml").write_text(
+        settings + sandbox_table(project.parent), encoding="utf-8"
+    )
     counter = project.parent / "test_command.sh"
     counter.write_text(COUNTER_SCRIPT, encoding="utf-8")
     with MessagesAPI() as api:
