@@ -109,6 +109,8 @@ def visible(text: str) -> str:
     ``\\x1b``, ``\\u202e``; a byte that was not UTF-8 as ``\\xe9``):
     newlines and tabs kept, letters, marks, symbols and emoji as they are.
     Applying it twice changes nothing more."""
+    if text.isascii() and text.isprintable():  # no control character: nothing to escape
+        return text
     return _INVISIBLE.sub(_escape, text)
 
 

@@ -11,6 +11,8 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stepkit import shown
 from stepkit.plugins.stages.documents import doc
@@ -108,3 +110,12 @@ def test_a_framed_text_cannot_open_a_frame_and_a_title_cannot_leave_its_attribut
     assert framed.startswith('<document title="a &quot;b&quot; &lt;c&gt;">\n')
     assert framed.count("<document") == 1
     assert "<documents>" in doc("t", "<documents>", 100)  # another tag is left alone
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_ascii_text_without_a_control_character_is_returned_as_the_pattern_leaves_it(text):
+    """The fast path (printable ASCII has nothing to escape) never differs
+    from the pattern it skips."""
+    from stepkit.text import _INVISIBLE, _escape
+
+    assert visible(text) == _INVISIBLE.sub(_escape, text)
