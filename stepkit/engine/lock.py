@@ -99,8 +99,10 @@ class ProjectLock:
         holder = Holder(command=command, pid=os.getpid(), step=step)
         record_fd = self._locked_record()
         try:
-            # a verify's head start took the lock before anything else ran: it is this command's
-            fd = headstart.held_lock(self.lock_file) or _try_flock(self.lock_file)
+            # a verify's head start took the lock before anything else ran: it is this
+            # command's (compared with None: with stdin closed, the lock's fd can be 0)
+            held = headstart.held_lock(self.lock_file)
+            fd = held if held is not None else _try_flock(self.lock_file)
             if fd is None:
                 raise ProjectBusy(_read(record_fd), self.lock_file)
             self._fd = fd

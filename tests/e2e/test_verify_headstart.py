@@ -207,3 +207,22 @@ def test_a_record_stepkit_did_not_seal_starts_nothing(tmp_path: Path) -> None:
         record.write_text(planted)
         _verify(project)
         assert seen.read_text().strip() == "0", "a planted record was replayed"
+
+
+def test_a_verify_with_stdin_closed_takes_the_lock_the_head_start_holds(tmp_path: Path) -> None:
+    """With no stdin the head start's lock is file descriptor 0: still this
+    verify's own lock, never "another verify is running"."""
+    tests, seen = _probe(tmp_path)
+    project = _project(tmp_path, tests)
+    for _ in range(2):
+        done = subprocess.run(
+            ["sh", "-c", 'exec 0<&-; exec "$0" -m stepkit verify --json', sys.executable],
+            cwd=project,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    assert seen.read_text().strip() == "1", "the second verify had no head start"
