@@ -101,8 +101,8 @@ class ProjectLock:
         try:
             # a verify's head start took the lock before anything else ran: it is this
             # command's (compared with None: with stdin closed, the lock's fd can be 0)
-            held = headstart.held_lock(self.lock_file)
-            fd = held if held is not None else _try_flock(self.lock_file)
+            taken_over = headstart.held_lock(self.lock_file)
+            fd = taken_over if taken_over is not None else _try_flock(self.lock_file)
             if fd is None:
                 raise ProjectBusy(_read(record_fd), self.lock_file)
             self._fd = fd
