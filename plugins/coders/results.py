@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.records import CoderResult, CoderSentinel, Usage
-from stepkit.workspace.process import ProcessResult
+
+if TYPE_CHECKING:
+    from stepkit.workspace.process import ProcessResult
 
 #: A sentinel line: the sentinel first (after markdown: ``**``, ``>``, ``#``, a
 #: bullet, a backtick), then nothing, or a reason after a separator.

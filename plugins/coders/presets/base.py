@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -41,7 +41,9 @@ from stepkit.plugins.coders.results import Sentinel, find_sentinel, generic_resu
 from stepkit.records import CoderResult, StageContext, Usage
 from stepkit.workspace import sandbox
 from stepkit.workspace.jsonlines import json_object
-from stepkit.workspace.process import ProcessResult
+
+if TYPE_CHECKING:
+    from stepkit.workspace.process import ProcessResult
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from typing import Any
 
 from stepkit import quoting
 from stepkit.text import strip_ansi
-from stepkit.workspace import process
 
 #: How long the dry call may take (seconds).
 TIMEOUT_S = 10.0
@@ -75,6 +74,8 @@ def login_check(
             f"set one of {keys}, or give the key in {name}'s own configuration",
         )
     call = " ".join(login.argv)
+    from stepkit.workspace import process
+
     run = process.run(quoting.shell(login.argv), cwd=project_dir, env=env, timeout=TIMEOUT_S)
     crash = run.crash(call)
     said = None if crash else login.reader(run.exit_code, run.output)
