@@ -236,7 +236,14 @@ def call_with_timeout(
         if not done.is_set() and _STOP.signum is not None:
             raise StopSignal(_STOP.signum)
     except KeyboardInterrupt as exc:
-        watch.stopping = True
+        # taken with the lock a command's start and registration hold together: a command
+        # being started now is registered first and gets the stop's signal and grace, not
+        # the SIGKILL of one started after the stop
+        try:
+            with supervision.SPAWNING:
+                watch.stopping = True
+        except KeyboardInterrupt:
+            watch.stopping = True  # a second signal: stop without waiting for the start
         stop_commands(done, signal_number(exc))
         raise
     finally:
