@@ -17,6 +17,7 @@ import pytest
 from stepkit.engine.interrupts import call_with_timeout, stop_signals
 from stepkit.records import StageContext
 from stepkit.workspace import process, supervision
+from tests.support.coder import make_ctx
 from tests.support.e2e import PY, sh
 
 #: cleans up (0.2 s, then a file) on SIGTERM; says it started once its handler is set
@@ -35,17 +36,7 @@ TIDY = (
 
 def test_a_command_registered_after_the_stop_began_still_gets_its_grace(tmp_path, monkeypatch):
     (tmp_path / "tidy.py").write_text(TIDY)
-    ctx = StageContext(
-        node="implement",
-        project_dir=tmp_path,
-        plans_dir=tmp_path / "plans",
-        state={},
-        settings={},
-        config=None,
-        pm=None,
-        run_dir=tmp_path,
-        emit=lambda kind, **fields: None,
-    )
+    ctx = make_ctx(tmp_path)
     started = tmp_path / "started"
     real_register = supervision.register
 
