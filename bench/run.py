@@ -455,13 +455,14 @@ def traffic_rows(f: dict) -> list[dict]:
             )
     rows.append(
         row(
-            "6 test-command runs per step (coder's gates passed)",
-            str(f["test_runs_per_step"]),
-            f"{f['test_runs_without_reuse']} without reuse",
-            _ratio(f["test_runs_per_step"], f["test_runs_without_reuse"]),
+            "6 test-command runs after the coder's round (coder's gates passed)",
+            f"{f['runs_after_coder']} ({f['test_runs_per_step']} in all)",
+            f"{f['runs_after_coder_without_reuse']} without reuse "
+            f"({f['test_runs_without_reuse']} in all)",
+            _ratio(f["runs_after_coder"], f["runs_after_coder_without_reuse"]),
             str(f["target_test_runs"]),
             f["ok"],
-            runs=f["test_runs_per_step"],
+            runs=f["runs_after_coder"],
         )
     )
     return rows
