@@ -119,3 +119,34 @@ def test_ascii_text_without_a_control_character_is_returned_as_the_pattern_leave
     from stepkit.text import _INVISIBLE, _escape
 
     assert visible(text) == _INVISIBLE.sub(_escape, text)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+#: the characters a quick look at the encoded text could miss: DEL, the escapes JSON
+#: writes in short form, a backslash before a ``u``, a lone surrogate
+_TRICKY = ["\x7f", "a\x1b[31m", "\r", "\b", "\f", "\\u202e", "\u202e", "\ud800", "tab\tand\nnew"]
+
+
+@given(
+    _JSON_VALUES | st.lists(st.sampled_from(_TRICKY)),
+    st.sampled_from([None, 2]),
+    st.booleans(),
+)
+def test_shown_json_is_the_json_of_the_shown_value_whatever_the_options(value, indent, ascii_):
+    expected = json.dumps(shown.shown(value), indent=indent, ensure_ascii=ascii_)
+    assert shown.shown_json(value, indent=indent, ensure_ascii=ascii_) == expected
+
+
+@pytest.mark.parametrize("text", _TRICKY)
+def test_each_tricky_string_is_shown_in_json_as_visible_makes_it(text):
+    assert json.loads(shown.shown_json({text: [text]}, indent=None, ensure_ascii=True)) == {
+        visible(text): [visible(text)]
+    }
