@@ -116,11 +116,16 @@ def run_step(
     from stepkit.planrepo.validation import valid_plan
     from stepkit.pluginmanager import entry_point_ids
     from stepkit.protocol.result import with_step_report
-    from stepkit.workspace.gate_commands import start_commands, start_fingerprint
+    from stepkit.workspace.gate_commands import (
+        fingerprint_ahead,
+        start_commands,
+        start_fingerprint,
+    )
     from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
 
     project = resolve_project_dir(project_dir)
+    fingerprint_ahead(None, project)
     config = load_config(project)
     plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
     valid_plan(plans)
@@ -175,6 +180,7 @@ def run_step(
     observers = [*observers, names_step]
     pm = _plugin_manager(pm, project, config, disabled_plugins, observers)
     try:
+        fingerprint_ahead(pm, project)
         _check_up_front(pm, config, settings, disabled_plugins)
         start_commands(settings, pm, project, config)
         start_fingerprint(settings, pm, project)

@@ -379,6 +379,12 @@ def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> Any
     known, _ = pre.parse_known_args(argv)
     if known.command not in PLUGIN_COMMANDS:
         return None
+    if known.command == "run":
+        from stepkit.workspace.scope import startup
+
+        # a run's fingerprint waits for each Python on PATH to say where its site directories
+        # are (a pyenv shim takes 0.1 s to start one): asked now, it answers while the run sets up
+        startup.ask_ahead(())
     from stepkit.config import load_config, resolve_project_dir
     from stepkit.pluginmanager import get_plugin_manager
 

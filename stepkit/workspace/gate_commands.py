@@ -237,13 +237,28 @@ def start_fingerprint(
     settings[INSTALLED_KEY] = _installed(project_dir, dirs, settings)
 
 
+def fingerprint_ahead(pm: pluggy.PluginManager | None, project_dir: Path) -> None:
+    """Start what :func:`start_fingerprint` waits for, while the run's set-up
+    goes on: the gates' Pythons asked for their site directories (each
+    starts a process).  Without ``pm``: the Pythons on PATH only."""
+    from stepkit.workspace.scope import startup
+    from stepkit.workspace.toolpath import tool_dirs
+
+    dirs = tool_dirs(pm, project_dir) if pm is not None else []
+    startup.ask_ahead(_absolute(project_dir, dirs))
+
+
+def _absolute(project_dir: Path, dirs: list[str]) -> tuple[str, ...]:
+    return tuple(str(Path(project_dir, rel)) for rel in dirs)
+
+
 def _installed(
     project_dir: Path, dirs: list[str], settings: Mapping[str, object]
 ) -> dict[str, str]:
     from stepkit.workspace import installed
     from stepkit.workspace.scope import startup
 
-    sites = startup.site_dirs(tuple(str(Path(project_dir, rel)) for rel in dirs))
+    sites = startup.site_dirs(_absolute(project_dir, dirs))
     commands = _commands_in(settings.get(START_COMMANDS_KEY), table_key=None)
     return installed.fingerprint(sites, commands)
 

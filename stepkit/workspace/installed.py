@@ -18,21 +18,28 @@ command naming a distribution, a module or a console script it installs,
 the plugins a test runner among them loads (its declared ``plugin_group``:
 pytest's ``pytest11``), then everything they require), not
 the whole of site-packages: a few hundred files, tens of milliseconds the
-first time in a process; a later fingerprint reads only the files whose
-identity moved since (:func:`_sha256`; bench/installed_cost.py).
+first time; a later fingerprint reads only the files whose identity moved
+since (:func:`_sha256`; bench/installed_cost.py), in this process or an
+earlier one (their digests are kept in a sealed record under stepkit's state
+directory, where no confined command reaches: :func:`_record_path`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
+import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from stepkit.workspace.files import state_home
 from stepkit.workspace.runners import builtin_runners
+from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
 
 #: what a fingerprint holds at most per distribution (a package of tens of thousands of files)
 MAX_FILES = 5000
@@ -43,6 +50,7 @@ ROUTINE = frozenset({"__pycache__"})
 def fingerprint(site_dirs: Iterable[str], commands: Iterable[str | None]) -> dict[str, str]:
     """``{path: sha256}`` of every installed file of the distributions the
     ``commands`` use in ``site_dirs``, and of stepkit's own distribution and packages."""
+    site_dirs = list(site_dirs)
     dists = _distributions(site_dirs)
     words = {word.lower() for c in commands if c for word in re.findall(r"[\w.+-]+", c)}
     wanted = {name for name, dist in dists.items() if _used(name, dist, words)}
@@ -52,9 +60,14 @@ def fingerprint(site_dirs: Iterable[str], commands: Iterable[str | None]) -> dic
             wanted |= {name for name, dist in dists.items() if group in _entry_points(dist)}
     # stepkit's own distribution, not what it requires: the gates do not run that
     wanted = _required(wanted, dists) | ({"stepkit"} & dists.keys())
+    record = _record_path(site_dirs)
+    _load_kept(record)
+    hashed = _hashed
     found = _own_files()
     for name in sorted(wanted):
         found.update(_files(dists[name]))
+    if _hashed != hashed:
+        _save_kept(record, found)
     return found
 
 
@@ -149,17 +162,18 @@ def _required(names: set[str], dists: Mapping[str, _Dist]) -> set[str]:
 def _files(dist: _Dist) -> dict[str, str]:
     """sha256 of the files RECORD lists and of every file in the package
     directories it names (bytecode caches left out)."""
-    listed = {os.path.normpath(dist.site / rel) for rel in dist.record()}
+    site = str(dist.site)
+    record = dist.record()
+    paths = {os.path.normpath(os.path.join(site, rel)) for rel in record}
     packages = {
-        dist.site / rel.split("/", 1)[0]
-        for rel in dist.record()
+        rel.split("/", 1)[0]
+        for rel in record
         if "/" in rel
         and not rel.startswith("..")
         and not rel.split("/", 1)[0].endswith(".dist-info")
     }
-    paths = set(listed)
     for package in packages:
-        for here, dirs, files in os.walk(package):
+        for here, dirs, files in os.walk(os.path.join(site, package)):
             dirs[:] = [d for d in dirs if d not in ROUTINE]
             paths.update(os.path.join(here, name) for name in files)
     kept = [p for p in sorted(paths) if f"{os.sep}__pycache__{os.sep}" not in p]
@@ -189,6 +203,11 @@ def _own_files() -> dict[str, str]:
 #: path → the file's identity when it was hashed (device, inode, size,
 #: modification and change times) and its sha256.
 _DIGESTS: dict[str, tuple[tuple[int, ...], str]] = {}
+#: How many digests :func:`_sha256` has kept in this process.
+_hashed = 0
+#: The records (:func:`_record_path`) this process has read into :data:`_DIGESTS`.
+_LOADED: set[Path] = set()
+_SAVING = threading.Lock()
 #: How long ago a file must have changed for its digest to be kept: a write
 #: within the same tick of the kernel's coarse clock as an earlier one leaves
 #: its times as they were (git's "racily clean" entries), so a file that
@@ -200,10 +219,12 @@ def _sha256(path: str) -> str:
     """The file's sha256, read again only when the file may have changed.
 
     A run fingerprints the same few hundred files at its start and at every
-    gate.  Whatever writes a file, or renames another over it, moves its
-    change time, which no process but a privileged one can set back; a file
-    whose identity (:data:`_DIGESTS`) is the one it had when it was read,
-    long enough ago (:data:`SETTLED_NS`), holds what it held then."""
+    gate, and each run of the project the same again.  Whatever writes a
+    file, or renames another over it, moves its change time, which no
+    process but a privileged one can set back; a file whose identity
+    (:data:`_DIGESTS`) is the one it had when it was read, long enough ago
+    (:data:`SETTLED_NS`), holds what it held then."""
+    global _hashed
     try:
         stat = os.stat(path)
     except OSError:
@@ -221,4 +242,45 @@ def _sha256(path: str) -> str:
         return "missing"
     if time.time_ns() - max(stat.st_mtime_ns, stat.st_ctime_ns) > SETTLED_NS:
         _DIGESTS[path] = (identity, digest.hexdigest())
+        _hashed += 1
     return digest.hexdigest()
+
+
+def _record_path(site_dirs: Iterable[str]) -> Path:
+    """Where the digests of a fingerprint of ``site_dirs`` are kept between
+    processes: under stepkit's state directory, which no confined command
+    sees (:mod:`stepkit.workspace.sandbox`), one record per set of site
+    directories (projects of other virtualenvs do not overwrite it)."""
+    key = hashlib.sha256("\0".join(site_dirs).encode("utf-8", "surrogateescape")).hexdigest()
+    return state_home() / "installed" / f"{key[:24]}.json"
+
+
+def _load_kept(record: Path) -> None:
+    """The digests an earlier process kept in ``record``, into
+    :data:`_DIGESTS`, once per process: only a record whose seal verifies
+    (:mod:`stepkit.workspace.seal`) and whose every entry is well formed is
+    believed; anything else is read as no record (every file is hashed)."""
+    if record in _LOADED:
+        return
+    _LOADED.add(record)
+    try:
+        entries = json.loads(read_sealed(record))["digests"]
+        kept = {
+            path: ((dev, ino, size, mtime, ctime), digest)
+            for path, (dev, ino, size, mtime, ctime, digest) in entries.items()
+            if all(type(n) is int for n in (dev, ino, size, mtime, ctime))
+            and isinstance(digest, str)
+        }
+    except (OSError, SealBroken, ValueError, KeyError, TypeError, AttributeError):
+        return
+    if len(kept) == len(entries):
+        for path, entry in kept.items():
+            _DIGESTS.setdefault(path, entry)
+
+
+def _save_kept(record: Path, found: Mapping[str, str]) -> None:
+    """Keep the digests of the files of ``found`` in ``record``, sealed, for
+    the next process; a record that cannot be written is no record."""
+    entries = {p: [*_DIGESTS[p][0], _DIGESTS[p][1]] for p in found if p in _DIGESTS}
+    with _SAVING, contextlib.suppress(OSError):
+        write_sealed(record, json.dumps({"digests": entries}))

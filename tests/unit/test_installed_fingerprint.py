@@ -4,6 +4,7 @@ their RECORD, every file in their packages; nothing else of site-packages."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -95,3 +96,58 @@ def test_a_file_changed_within_the_last_moments_is_read_at_every_fingerprint(tmp
     read = _counting_reads(monkeypatch)
     installed.fingerprint([str(site)], ["runner"])
     assert str(site / "runner" / "reports.py") in read
+
+
+def _next_process(monkeypatch) -> None:
+    """This module as a new stepkit process finds it: no digest in memory."""
+    monkeypatch.setattr(installed, "_DIGESTS", {})
+    monkeypatch.setattr(installed, "_LOADED", set())
+
+
+def test_the_next_process_reads_no_file_unchanged_since_an_earlier_one_hashed_it(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(installed, "SETTLED_NS", 0)
+    site = site_with_runner(tmp_path)
+    first = installed.fingerprint([str(site)], ["runner"])
+    _next_process(monkeypatch)
+    read = _counting_reads(monkeypatch)
+    assert installed.fingerprint([str(site)], ["runner"]) == first
+    assert [p for p in read if p.startswith(str(site))] == []
+
+
+def test_a_file_rewritten_to_its_size_and_old_time_between_two_processes_is_a_change(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(installed, "SETTLED_NS", 0)
+    site = site_with_runner(tmp_path)
+    reports = site / "runner" / "reports.py"
+    before = installed.fingerprint([str(site)], ["runner"])
+    _next_process(monkeypatch)
+    was = reports.stat()
+    reports.write_text("x = 9\n")
+    os.utime(reports, ns=(was.st_atime_ns, was.st_mtime_ns))
+    assert installed.changes(before, installed.fingerprint([str(site)], ["runner"])) == [
+        f"{reports} (changed)"
+    ]
+
+
+def test_a_kept_digest_edited_to_the_changed_files_identity_is_not_believed(tmp_path, monkeypatch):
+    """The coder rewrites a runner file and the kept record with it, giving
+    the new file's identity the old digest: the record's seal no longer
+    verifies, so every file is hashed again."""
+    monkeypatch.setattr(installed, "SETTLED_NS", 0)
+    site = site_with_runner(tmp_path)
+    reports = site / "runner" / "reports.py"
+    before = installed.fingerprint([str(site)], ["runner"])
+    reports.write_text("x = 9\n")
+    record = installed._record_path([str(site)])
+    kept = json.loads(record.read_text())
+    st = reports.stat()
+    identity = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    kept["digests"][str(reports)] = [*identity, before[str(reports)]]
+    record.write_text(json.dumps(kept))
+    _next_process(monkeypatch)
+    assert installed.changes(before, installed.fingerprint([str(site)], ["runner"])) == [
+        f"{reports} (changed)"
+    ]

@@ -24,8 +24,9 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable
-from functools import lru_cache
+from concurrent.futures import Future
 from pathlib import Path
 
 from stepkit.workspace.scope.tree import changed_how
@@ -84,23 +85,57 @@ def changes(before: Look | None, now: Look | None) -> list[str]:
 def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
     """The site directories of the Pythons a gate would start, each once."""
     found: list[str] = []
-    # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by;
-    # one interpreter of one venv under two names (python, python3) is asked once
-    pythons = {_identity(python): python for python in [*_pythons(tool_dirs), sys.executable]}
-    from concurrent.futures import ThreadPoolExecutor
-
     own = _identity(sys.executable)
-    others = [python for key, python in pythons.items() if key != own]
-    with ThreadPoolExecutor(
-        max_workers=max(1, len(others))
-    ) as pool:  # each ask starts a Python: side by side
-        answers = dict(zip(others, pool.map(_asked, others), strict=True))
-    for key, python in pythons.items():
-        asked = _own_site_dirs() if key == own else answers[python]
+    pythons = _by_identity(tool_dirs)
+    asking = {key: _asking(python) for key, python in pythons.items() if key != own}
+    for key in pythons:
+        asked = _own_site_dirs() if key == own else asking[key].result()
         for directory in map(os.path.realpath, asked):  # lib64 is often a link to lib
             if directory not in found:
                 found.append(directory)
     return found
+
+
+def ask_ahead(tool_dirs: tuple[str, ...]) -> None:
+    """Start asking the Pythons a gate would start (other than this one)
+    for their site directories, each in a thread of its own, while the
+    caller goes on: :func:`site_dirs` takes their answers (each Python
+    starts once per process)."""
+    own = _identity(sys.executable)
+    for key, python in _by_identity(tool_dirs).items():
+        if key != own:
+            _asking(python)
+
+
+def _by_identity(tool_dirs: tuple[str, ...]) -> dict[tuple[str, str | None], str]:
+    """The Pythons a gate would start and this one, one per identity."""
+    # not resolved: a virtualenv's python is a link to the base one, and knows its venv by the path it was started by;
+    # one interpreter of one venv under two names (python, python3) is asked once
+    return {_identity(python): python for python in [*_pythons(tool_dirs), sys.executable]}
+
+
+#: python → its answer (:func:`_asked`), asked once per process
+_ASKED: dict[str, Future[tuple[str, ...]]] = {}
+_ASKING = threading.Lock()
+
+
+def _asking(python: str) -> Future[tuple[str, ...]]:
+    """``python``'s answer, asked in a thread of its own the first time."""
+    with _ASKING:
+        future = _ASKED.get(python)
+        if future is None:
+            future = _ASKED[python] = Future()
+            threading.Thread(
+                target=_answer, args=(python, future), name="stepkit-site-dirs", daemon=True
+            ).start()
+    return future
+
+
+def _answer(python: str, future: Future[tuple[str, ...]]) -> None:
+    try:
+        future.set_result(_asked(python))
+    except BaseException as exc:  # noqa: BLE001 - the asker gets it, as its own call would raise it
+        future.set_exception(exc)
 
 
 def _pythons(tool_dirs: tuple[str, ...]) -> list[str]:
@@ -129,7 +164,6 @@ def _own_site_dirs() -> tuple[str, ...]:
     return (*site.getsitepackages(), site.getusersitepackages())
 
 
-@lru_cache(maxsize=16)
 def _asked(python: str) -> tuple[str, ...]:
     """``python``'s site directories (none when it cannot say): its
     virtualenv's first, as ``pyvenv.cfg`` beside it or one level up names
