@@ -12,16 +12,14 @@ The areas are the scripts next to this file, each with ``run() -> dict``:
 ``pristine_cost``, ``verify_demo``, ``parallel``, ``installed_cost``,
 ``sandbox_cost``, ``start_outcomes`` and ``real_projects``.
 
-Child processes run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE``
-is dropped; ``__pycache__/`` is git-ignored), as an installed package has it:
-start-up figures without it would mostly time the compiler.  Every area
+Child processes run with Python's bytecode cache on, as an installed package
+has it (:func:`options.bytecode_on`, as every bench script's).  Every area
 works in fresh temporary directories it removes; nothing uses the network or
 an API key (the model traffic goes to a loopback server with a fake key).
 """
 
 from __future__ import annotations
 
-import compileall
 import contextlib
 import io
 import itertools
@@ -675,13 +673,6 @@ def parallel_rows(f: dict) -> list[dict]:
 # -- running -----------------------------------------------------------------------
 
 
-def _prepare_environment() -> None:
-    """Bytecode cache on for child processes, and warm for stepkit's own modules."""
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    for package in ("stepkit", "plugins"):
-        compileall.compile_dir(REPO / package, quiet=1)
-
-
 def _measure(name: str, call: Callable[[], dict]) -> tuple[dict, float]:
     print(f"… {name}", end="", file=sys.stderr, flush=True)
     started = time.monotonic()
@@ -772,7 +763,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     options = QUICK if args.quick else {}
 
-    _prepare_environment()
     import baseline_cost
     import big_output
     import engine_overhead
