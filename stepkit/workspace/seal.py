@@ -34,10 +34,11 @@ class SealBroken(Exception):
         self.path = path
 
 
-def write_sealed(path: Path, text: str) -> None:
+def write_sealed(path: Path, text: str, durable: bool = True) -> None:
     """Write the JSON object ``text`` to ``path`` (atomically), sealed: the
-    seal is its last member, so record and seal are replaced together."""
-    atomic_write(path, _sealed(path, text))
+    seal is its last member, so record and seal are replaced together;
+    ``durable``: see :func:`~stepkit.workspace.files.atomic_write`."""
+    atomic_write(path, _sealed(path, text), durable=durable)
 
 
 def read_sealed(path: Path) -> str:
