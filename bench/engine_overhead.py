@@ -2,19 +2,24 @@
 
 A graph of 25 trivial script nodes in a line (each returns an empty
 Outcome) ends at an end node; the run goes through the real engine with the
-default plugin manager: per node, two atomic checkpoint writes
-(``started`` and ``finished``: temp file, fsync, rename), two event lines,
-the observer hooks, the worker thread that enforces timeouts and the
+default plugin manager: per node, the checkpoint written atomically when it
+finished (temp file, rename; the end's also flushed to the disk), two event
+lines, the observer hooks, the worker thread that enforces timeouts and the
 redaction pass.  The figure is the whole run's wall time divided by the 26
 nodes it entered (the median of several runs).  Target: under 5 ms per node.
 
 Run it directly (``python bench/engine_overhead.py``) or call :func:`run`.
+``python bench/engine_overhead.py --against OTHER_PYTHON`` runs this bench
+under this interpreter and another one's install (e.g. a venv of an earlier
+commit) in turns, in the same run, and reports each one's median and the
+median of the pair-by-pair ratios (this / other).
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -108,6 +113,38 @@ def run(repeats: int = REPEATS) -> dict:
     }
 
 
+#: Runs of the whole bench per interpreter with ``--against``.
+TURNS = 7
+
+
+def compare(other_python: str, turns: int = TURNS) -> dict:
+    """This install's ms per node and ``other_python``'s, the bench run in a
+    process of each in turns."""
+
+    def one(python: str) -> float:
+        done = subprocess.run(
+            [python, __file__], capture_output=True, text=True, check=True, cwd=Path.cwd()
+        )
+        return float(json.loads(done.stdout)["ms_per_node_median"])
+
+    pairs = [(one(sys.executable), one(other_python)) for _ in range(turns)]
+    this = statistics.median(a for a, _ in pairs)
+    return {
+        "turns": turns,
+        "other_python": other_python,
+        "this_ms_per_node": round(this, 3),
+        "other_ms_per_node": round(statistics.median(b for _, b in pairs), 3),
+        "ratio": round(statistics.median(a / b for a, b in pairs), 3),
+        "target_ms": TARGET_MS,
+        "ok": this < TARGET_MS,
+    }
+
+
 if __name__ == "__main__":
-    args = BenchParser(__doc__).parse_args()
-    print(json.dumps(run(**SMOKE) if args.smoke else run(), indent=2))
+    parser = BenchParser(__doc__)
+    parser.add_against()
+    args = parser.parse_args()
+    if args.against:
+        print(json.dumps(compare(args.against), indent=2))
+    else:
+        print(json.dumps(run(**SMOKE) if args.smoke else run(), indent=2))

@@ -19,12 +19,22 @@ What the engine guarantees:
 - a node entered more than ``max_loop_iterations`` times, and a run longer
   than the graph's ``timeout`` (active time, pauses excluded), end at the
   failure node;
-- ``state.json`` is replaced atomically before a node starts (phase
-  ``started``) and after it finishes (phase ``finished``, with the next
-  node), so a resumed run never re-runs a finished node and knows which node
-  was cut off; stop signals are held back while it is brought up to date,
+- ``state.json`` is replaced atomically after every node finishes (phase
+  ``finished``, with the next node), so a resumed run never re-runs a
+  finished node.  A node that may not simply run again when it was cut off
+  (``rerun_on_resume: false``: the coder) is also saved as it starts (phase
+  ``started``), so that resume knows it was cut off; any other node cut off
+  by a kill is run again from the previous node's record, as it would be
+  from its own.  A stop signal saves the node it cut off (``started``).
+  Stop signals are held back while the checkpoint is brought up to date,
   so it is never saved half-updated, and one that comes once the run has
   ended (finished or paused) leaves that ending as it is;
+- every save is a temp file renamed over ``state.json``, never torn by a
+  killed process; the saves where this process hands the run over (paused,
+  ended, interrupted) and the one that says a not-re-runnable node started
+  are also flushed to the disk (fsync) before the run goes on, so a power
+  loss or a kernel crash cannot lose them (it may lose the saves between
+  nodes, and resume then runs again nodes that are safe to run again);
 - approval and input nodes ask through ``stepkit_ask``; a ``Paused`` answer
   saves the run as paused (exit code 5);
 - Ctrl-C, SIGTERM and SIGHUP save the run as ``interrupted`` and stop the
@@ -217,30 +227,41 @@ def resume_run(
             "leftovers_stopped", processes=[{"pid": p.pid, "command": p.command} for p in leftovers]
         )
 
-    redirect = engine.recheck(node_id or graph.start, "resume")
+    cut_off = node_id if checkpoint.phase != "finished" else None
+    # the recheck is at the node the run goes on at, whichever of the two records names it
+    at = cut_off or checkpoint.next or graph.start
+    redirect = engine.recheck(at, "resume")
     if redirect is not None:
         current = (
             redirect  # the answer, if one was given, was for a tree that is not there any more
         )
-    elif node_id is None or checkpoint.phase == "finished":
-        current = checkpoint.next or graph.start
+    elif cut_off is None:
+        current = at
     else:
         visits = checkpoint.visits
-        visits[node_id] = max(0, visits.get(node_id, 1) - 1)  # it is entered again below
-        node = graph.nodes[node_id]
-        if pending or not isinstance(node, WorkNode) or node.rerun_on_resume:
-            current = node_id
+        visits[cut_off] = max(0, visits.get(cut_off, 1) - 1)  # it is entered again below
+        node = graph.nodes[cut_off]
+        if pending or reruns_on_resume(node):
+            current = cut_off
             if pending and answer is not None:
                 settings["answers"][pending["node"]] = answer
         else:
+            assert isinstance(node, WorkNode), "only a work node is not run again"
             reason = node.interrupted_reason or (
-                f"{node_id} was interrupted mid-run and is not safe to re-run "
+                f"{cut_off} was interrupted mid-run and is not safe to re-run "
                 "(rerun_on_resume: false); inspect the project and start a new run"
             )
-            engine.fail_over(node_id, "interrupted", reason)
+            engine.fail_over(cut_off, "interrupted", reason)
             current = graph.failure_node
     engine.run.event("run_resumed", node=current, answered=answer is not None, was=status)
     return engine.drive(current)
+
+
+def reruns_on_resume(node: Node) -> bool:
+    """Whether a resume simply runs ``node`` again when the run was cut off
+    while it ran (a work node's ``rerun_on_resume``; any other node asks or
+    ends again)."""
+    return not isinstance(node, WorkNode) or node.rerun_on_resume
 
 
 class _Engine:
@@ -311,7 +332,7 @@ class _Engine:
             try:
                 with held_signals():
                     self.cp.status = "interrupted"
-                    self.save()
+                    self.save(durable=True)
                     self.run.event(
                         "interrupted",
                         node=self.cp.node,
@@ -384,12 +405,18 @@ class _Engine:
         self.run.event("failure", node=node_id, reason=reason, to=self.graph.failure_node)
 
     def _enter(self, node: Node) -> float:
-        """Checkpoint and announce that ``node`` starts; return its start time."""
+        """Announce that ``node`` starts; return its start time.  The
+        checkpoint in memory says it started (what a stop signal or a pause
+        saves); it is saved now only for a node that resume may not simply
+        run again: for any other, the previous node's record (``next``) leads
+        a resume to it all the same, its visit not yet counted there as it
+        would be uncounted from its own."""
         cp = self.cp
         with held_signals():
             visit = cp.visits[node.id] = cp.visits.get(node.id, 0) + 1
             cp.node, cp.phase, cp.next, cp.status = node.id, "started", None, "running"
-            self.save()
+            if not reruns_on_resume(node):
+                self.save(durable=True)
         self.run.event("node_started", node=node.id, kind=node.kind, visit=visit)
         self._notify(
             "stepkit_node_started",
@@ -627,7 +654,7 @@ class _Engine:
                 PAUSED_EXIT,
             )
             cp.output = output
-            self.save()
+            self.save(durable=True)
         self.run.event(
             "paused", node=question.node, question=question.text, options=question.options
         )
@@ -691,7 +718,7 @@ class _Engine:
                 "commit" if sentinel == COMMITS_AT and self.settings.get(WORKTREE) else None
             )
             self.run.write_output(text)
-            self.save()
+            self.save(durable=True)
         duration = round(time.monotonic() - started, 4)
         self.run.event("node_finished", node=nid, route=None, to=None, duration_s=duration)
         self.run.event("run_finished", outcome=sentinel, exit_code=ending.exit_code)
@@ -749,13 +776,15 @@ class _Engine:
     def _active_s(self) -> float:
         return self._active_base + (time.monotonic() - self._session_start)
 
-    def save(self) -> None:
-        """Write the checkpoint (its stored settings without secrets)."""
+    def save(self, durable: bool = False) -> None:
+        """Write the checkpoint (its stored settings without secrets);
+        ``durable``: on the disk before this returns (where the run is
+        handed over, see the module docstring)."""
         # the live settings keep any secret a spec needs; the stored copy does not
         self.cp.settings = redacted(self.settings)
         self.cp.active_s = round(self._active_s(), 3)
         self.cp.updated_at = _now()
-        self.run.save(self.cp)
+        self.run.save(self.cp, durable=durable)
 
     def _notify(self, hook: str, **kwargs: Any) -> None:
         try:

@@ -3,7 +3,7 @@ is: :mod:`stepkit.workspace.store`).
 
 Each run directory holds ``state.json`` (the
 :class:`~stepkit.engine.checkpoint.Checkpoint`, replaced atomically after
-every node; :meth:`RunDir.save` and :meth:`RunDir.load` are the one way it is
+every node (:mod:`stepkit.engine.driver` says when it is also flushed to the disk); :meth:`RunDir.save` and :meth:`RunDir.load` are the one way it is
 written and read), ``events.jsonl`` (one JSON object per line, appended and
 flushed as it happens), ``logs/`` (full gate and coder output) and
 ``output.txt`` (the end node's text).
@@ -62,13 +62,14 @@ class RunDir:
     def state_file(self) -> Path:
         return self.path / "state.json"
 
-    def save(self, checkpoint: Checkpoint) -> None:
-        """Write the checkpoint atomically (temp file, fsync, rename), its
-        paths relative to the project, and seal it."""
+    def save(self, checkpoint: Checkpoint, durable: bool = True) -> None:
+        """Write the checkpoint atomically (temp file, rename: never torn),
+        its paths relative to the project, and seal it; ``durable``: flushed
+        to the disk (fsync) before the rename, so a power loss keeps it."""
         text = model_json(checkpoint.portable(self.project), fallback=jsonable)
         if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
-        write_sealed(self.state_file, text)
+        write_sealed(self.state_file, text, durable=durable)
 
     def load(self) -> Checkpoint:
         """The last checkpoint, its paths in this project (one in an older

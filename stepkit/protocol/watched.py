@@ -293,7 +293,9 @@ def _keep(
         }
         if flags is not None:
             record["flags"] = dumped(flags)
-        write_sealed(Path(ctx.run_dir) / RECORD, json.dumps(record))
+        # the looks are on the disk before the node runs; the flags need not be: a
+        # record that lost them to a power loss has the looks compared again
+        write_sealed(Path(ctx.run_dir) / RECORD, json.dumps(record), durable=flags is None)
 
 
 def _cut_off_flags(ctx: StageContext, top: Path | None) -> list[TamperFlag]:

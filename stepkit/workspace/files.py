@@ -10,20 +10,26 @@ import time
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
+def atomic_write(path: Path, data: bytes | str, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` (str is written as UTF-8): a temp file in
     the same directory, fsync, rename.  Through a symlink the target is
     replaced; an existing file keeps its mode, a new one gets 0666 minus the
     umask, as a plain ``open`` would give it.  The temp file is named after
     the writer's pid, so the temp file of a writer killed mid-write is
-    removed by the next write of the same file."""
+    removed by the next write of the same file.
+
+    The rename is what makes the write whole or absent to every reader,
+    however the writer is killed; the fsync only makes it survive a power
+    loss or a kernel crash.  ``durable=False`` leaves it out, for a record
+    rewritten as a process goes on, whose loss with the machine costs
+    nothing the next record would not give back."""
     target = Path(path).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except FileNotFoundError:
         mode = None
-    _replace(target, data, mode)
+    _replace(target, data, mode, durable)
 
 
 def replace_entry(path: Path, data: bytes, mode: int | None = None) -> None:
@@ -34,7 +40,7 @@ def replace_entry(path: Path, data: bytes, mode: int | None = None) -> None:
     _replace(Path(path), data, mode)
 
 
-def _replace(target: Path, data: bytes | str, mode: int | None) -> None:
+def _replace(target: Path, data: bytes | str, mode: int | None, durable: bool = True) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if mode is None:
         umask = os.umask(0)
@@ -49,8 +55,9 @@ def _replace(target: Path, data: bytes | str, mode: int | None) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:

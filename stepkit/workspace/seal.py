@@ -23,6 +23,10 @@ from stepkit.workspace.files import atomic_write, state_home
 
 #: The seal as the sealed JSON object's last member.
 _SEAL = lazy_compile(r',?\s*"seal":\s*"(?P<mac>[0-9a-f]{64})"\s*\}\s*$')
+#: Characters at the end of a record that hold its seal as :func:`_sealed`
+#: writes it (``,"seal":"<64 hex>"}``, 76), with room to spare: only they are
+#: searched, not the whole record (a checkpoint is hundreds of KB).
+_SEAL_TAIL = 128
 
 
 class SealBroken(Exception):
@@ -34,10 +38,11 @@ class SealBroken(Exception):
         self.path = path
 
 
-def write_sealed(path: Path, text: str) -> None:
+def write_sealed(path: Path, text: str, durable: bool = True) -> None:
     """Write the JSON object ``text`` to ``path`` (atomically), sealed: the
-    seal is its last member, so record and seal are replaced together."""
-    atomic_write(path, _sealed(path, text))
+    seal is its last member, so record and seal are replaced together;
+    ``durable``: see :func:`~stepkit.workspace.files.atomic_write`."""
+    atomic_write(path, _sealed(path, text), durable=durable)
 
 
 def read_sealed(path: Path) -> str:
@@ -47,7 +52,7 @@ def read_sealed(path: Path) -> str:
     :raises SealBroken: the record has no seal, or its seal does not verify.
     """
     text = Path(path).read_bytes().decode("utf-8")
-    found = _SEAL.search(text)
+    found = _SEAL.search(text, max(0, len(text.rstrip()) - _SEAL_TAIL))
     if found is None:
         raise SealBroken(path, "it has no seal")
     body = text[: found.start()] + "}"

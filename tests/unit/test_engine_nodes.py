@@ -131,9 +131,27 @@ def test_the_engine_returns_the_public_run_result_itself(project_dir):
     assert result.to_json()["outcome"] == "STEP_COMPLETE"
 
 
-def test_checkpoint_says_started_while_a_node_runs(project_dir):
-    result = run(project_dir, {"peek": script("peek_checkpoint", next="end_success")})
+def test_checkpoint_says_started_while_a_node_not_run_again_on_resume_runs(project_dir):
+    result = run(
+        project_dir,
+        {
+            "first": script("bump", next="peek"),
+            "peek": script("peek_checkpoint", next="end_success", rerun_on_resume=False),
+        },
+    )
     assert result.state["seen"] == {"node": "peek", "phase": "started", "status": "running"}
+
+
+def test_checkpoint_names_a_rerunnable_node_next_while_it_runs(project_dir):
+    # a kill now resumes at peek from the previous node's record, as from its own
+    result = run(
+        project_dir,
+        {
+            "first": script("bump", next="peek"),
+            "peek": script("peek_checkpoint", next="end_success"),
+        },
+    )
+    assert result.state["seen"] == {"node": "first", "phase": "finished", "status": "running"}
 
 
 def test_stage_node_runs_the_named_stage(project_dir):

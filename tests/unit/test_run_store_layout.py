@@ -106,6 +106,8 @@ def test_a_sealed_record_reads_back_and_its_key_is_private(tmp_path):
         lambda record: record.write_text(record.read_text().replace('"a": 1', '"a": 2')),
         lambda record: record.write_text('{"a": 1}'),
         lambda record: record.write_text(re.sub("[0-9a-f]{64}", "0" * 64, record.read_text())),
+        lambda record: record.write_text(record.read_text()[:-1] + ', "b": 2}'),
+        lambda record: record.write_text(record.read_text()[:-1] + ', "b": "' + "x" * 200 + '"}'),
     ],
 )
 def test_an_edited_or_unsealed_record_is_refused_by_name(tmp_path, tamper):
@@ -113,6 +115,16 @@ def test_an_edited_or_unsealed_record_is_refused_by_name(tmp_path, tamper):
     seal.write_sealed(record, '{"a": 1}')
     tamper(record)
     with pytest.raises(seal.SealBroken, match=re.escape(f"forged or edited: {record}")):
+        seal.read_sealed(record)
+
+
+def test_a_big_record_reads_back_by_its_seal_at_the_end(tmp_path):
+    record = tmp_path / "run" / "state.json"
+    text = json.dumps({"files": {f"lib/m{n}.py": "0" * 64 for n in range(20_000)}})
+    seal.write_sealed(record, text)
+    assert seal.read_sealed(record) == text
+    record.write_text(record.read_text().replace("m7.py", "m8.py", 1))
+    with pytest.raises(seal.SealBroken):
         seal.read_sealed(record)
 
 
