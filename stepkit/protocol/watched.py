@@ -97,16 +97,23 @@ def _signatures(listed: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return {str(path): tuple(int(n) for n in signature) for path, signature in listed.items()}
 
 
-def watched(who: str, every_hidden: bool = False) -> Callable[[Node], Node]:
+def watched(
+    who: str, every_hidden: bool = False, idle: Callable[[StageContext], bool] | None = None
+) -> Callable[[Node], Node]:
     """Wrap a node that runs the coder's code; ``who`` names it in the flags
     (``the coder``, ``the tests gate``).  A gate writes ignored files as a
     matter of course (build output): only those on the verification surface
     are flagged, unless ``every_hidden`` (the coder round, which has no
-    business hiding anything)."""
+    business hiding anything).  When ``idle`` says the node runs nothing
+    this time (a gate with no command), it runs unwatched: nothing it runs
+    can change what is looked at (the next watched node takes the flags of
+    one cut off before it, as it would after this one)."""
 
     def wrap(node: Node) -> Node:
         @functools.wraps(node)
         def watching(ctx: StageContext) -> Outcome:
+            if idle is not None and idle(ctx):
+                return node(ctx)
             top = users_top(ctx)
             flags = _cut_off_flags(ctx, top)
             before = _look(ctx, top)

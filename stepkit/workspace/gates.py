@@ -200,6 +200,10 @@ class GateRunner:
         command runs on those of ``files`` it checks where the command and
         the tool allow it (:func:`~stepkit.workspace.narrowing.narrowed`;
         ``changed``: every path the step changed), else whole.
+    :param tool_changes: the tools the step changed, asked once a tests gate
+        passed (default: the plan's :attr:`~stepkit.workspace.gate_commands.GatePlan.tool_changes`).
+    :param meanwhile: called once the tests gate's command has started: the
+        caller's work that need not delay it (looking for ``tool_changes``).
     """
 
     def __init__(
@@ -225,8 +229,11 @@ class GateRunner:
         tools_from: Path | None = None,
         only_tests: list[str] | None = None,
         narrow_lint: tuple[list[str], list[str]] | None = None,
+        tool_changes: Callable[[], list[str]] | None = None,
+        meanwhile: Callable[[], None] | None = None,
     ):
         self.only_tests = only_tests
+        self.tool_changes, self.meanwhile = tool_changes, meanwhile
         self.narrow_lint = narrow_lint
         self.pm, self.project_dir, self.config, self.log_dir = (
             pm,
@@ -425,6 +432,7 @@ class GateRunner:
             env=self.env,
             invocation=invocation,
             log_limit=self.config.logs.max_bytes,
+            meanwhile=self.meanwhile if name == "tests" else None,
         )
 
     def _formatted_again(
@@ -513,8 +521,11 @@ class GateRunner:
                 f"environment: {', '.join(self.plan.tool_dirs)} first on PATH "
                 f"(the project's own tools)\n{result.evidence}"
             )
-        if result.name == "tests" and self.plan.tool_changes and result.status == "pass":
-            changed = ", ".join(self.plan.tool_changes)
+        if result.name != "tests" or result.status != "pass":
+            return
+        changes = self.tool_changes() if self.tool_changes is not None else self.plan.tool_changes
+        if changes:
+            changed = ", ".join(changes)
             result.status = "fail"
             result.summary = f"the step changed tools the gates run: {changed}"
             result.evidence = (
@@ -628,6 +639,7 @@ def run_gate(
     env: Mapping[str, str] | None = None,
     invocation: TestInvocation | None = None,
     log_limit: int = Logs().max_bytes,
+    meanwhile: Callable[[], None] | None = None,
 ) -> GateResult:
     """Run one gate's command and record it.
 
@@ -643,6 +655,7 @@ def run_gate(
     :param invocation: for the tests gate, the command as it runs (default:
         ``command`` asking its runner for a report beside the log).
     :param log_limit: about the most bytes the log keeps (``[logs] max_mb``).
+    :param meanwhile: called once the command has started (not when it could not start).
     """
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     if command is None:
@@ -674,7 +687,7 @@ def run_gate(
             no_output_timeout=no_output_timeout,
             log_path=log_path,
             log_limit=log_limit,
-            meanwhile=judges.start,
+            meanwhile=judges.start if meanwhile is None else _both(judges.start, meanwhile),
         )
     status, note, exit_code, headline, alone = _classify(name, result, judges.value())
     if status == "fail" and (missing := submodule_fault(Path(project_dir), result.output)):
@@ -745,28 +758,33 @@ def run_gate(
 class Meanwhile(Generic[T]):
     """``call``, run in a thread of its own from :meth:`start` (a command's
     ``meanwhile``: once the command has started, it takes nothing from the
-    way there); :meth:`value` waits for its value, or raises what it raised,
-    and calls it itself when it was never started (the command could not
-    start)."""
+    way there; a second start, another command's, does nothing);
+    :meth:`value` waits for its value, or raises what it raised, and starts
+    it when it was never started (the command could not start)."""
 
     def __init__(self, call: Callable[[], T]):
+        import threading
+
         self._call = call
         self._done: list[tuple[bool, Any]] = []
         self._thread: Any = None
+        self._lock = threading.Lock()
 
     def start(self) -> None:
-        """Run ``call`` in a thread of its own."""
+        """Run ``call`` in a thread of its own, unless it was started already."""
         import threading
 
-        self._thread = threading.Thread(target=self._work, name="stepkit-beside", daemon=True)
-        self._thread.start()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="stepkit-beside", daemon=True
+                )
+                self._thread.start()
 
     def value(self) -> T:
         """``call``'s value."""
-        if self._thread is None:
-            self._work()
-        else:
-            self._thread.join()
+        self.start()
+        self._thread.join()
         ok, found = self._done[0]
         if not ok:
             raise found
@@ -777,6 +795,16 @@ class Meanwhile(Generic[T]):
             self._done.append((True, self._call()))
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
             self._done.append((False, exc))
+
+
+def _both(first: Callable[[], None], then: Callable[[], None]) -> Callable[[], None]:
+    """``first``, then ``then``."""
+
+    def both() -> None:
+        first()
+        then()
+
+    return both
 
 
 def _with_reported_failures(evidence: Evidence, found: TestResults) -> Evidence:

@@ -108,6 +108,8 @@ def recheck_tests(
     run_tests: Callable[[list[str] | None], Outcome],
     snapshot: Snapshot | None,
     plan_files: str,
+    tool_changes: Callable[[], list[str]] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> Outcome:
     """The tests gate's outcome (``run_tests(None)``: the whole command in
     the project), judged as :func:`recheck_gate` judges it, for about one
@@ -122,13 +124,18 @@ def recheck_tests(
     - else the re-check runs beside the whole gate, in a thread (both
       confined as the node is); a gate that passes where the re-check
       fails fails, as before.
+
+    The copy's tests gate is judged as the project's is: ``tool_changes``
+    and ``meanwhile`` as :class:`~stepkit.workspace.gates.GateRunner` takes them.
     """
     changes = surface_of(ctx, snapshot, "tests") if snapshot is not None else []
     if snapshot is None or not changes:
         return run_tests(None)
     log_dir = _log_dir(ctx, changes)
     added = _added_modules(ctx, changes)
-    pristine = _beside(_pristine_job(ctx, snapshot, changes, "tests", log_dir))
+    pristine = _beside(
+        _pristine_job(ctx, snapshot, changes, "tests", log_dir, tool_changes, meanwhile)
+    )
     outcome = run_tests(added or None)
     ran = pristine()
     if added:
@@ -391,10 +398,13 @@ def _pristine_job(
     changes: list[SurfaceChange],
     name: str,
     log_dir: Path,
+    tool_changes: Callable[[], list[str]] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> Callable[[], Recheck]:
     """Gate ``name``'s command in the scratch copy, judged there as the
     project's own gate is (its baseline, its failing ids re-run in the
-    copy): the copy's files are read now, the function runs it."""
+    copy; the tools the step changed, ``tool_changes``, fail its tests):
+    the copy's files are read now, the function runs it."""
     from stepkit.workspace.gate_commands import run_gate_plan
     from stepkit.workspace.gates import GateRunner
     from stepkit.workspace.verdicts import Judge
@@ -411,12 +421,21 @@ def _pristine_job(
     except BaselineUnavailable as exc:
         unavailable = f"no pristine re-check: {exc}"
         return lambda: Recheck(None, [], unavailable)
-    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config)
+    looks = name == "tests" and tool_changes is None  # the plan looks for the tools' changes
+    plan = run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config, tests=looks)
 
     def run() -> Recheck:
         try:
             with checked_out(tree) as where:
-                runner = GateRunner(ctx.pm, where, ctx.config, log_dir, plan=plan)
+                runner = GateRunner(
+                    ctx.pm,
+                    where,
+                    ctx.config,
+                    log_dir,
+                    plan=plan,
+                    tool_changes=tool_changes,
+                    meanwhile=meanwhile,
+                )
                 (gate,) = runner.run((name,))
                 judge = Judge(
                     ctx.config.baseline,

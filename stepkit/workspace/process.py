@@ -1,7 +1,8 @@
 """Run a shell command the way every stepkit command runs: gates, external
 coders and reviewers, and the model's ``run_command`` tool.
 
-The command runs through the shell in its own process group (a new session);
+The command runs through the shell in its own process group (a new session,
+as low in CPU priority as the thread that started it);
 while a node that runs the coder's code has set a sandbox policy for the
 thread, inside that sandbox (:mod:`stepkit.workspace.sandbox`): this is
 the one place a confined command starts.
@@ -80,6 +81,9 @@ _DROP_WINDOW = 8 * 1024 * 1024
 #: Seconds a hint may take (about 1 ms here) before the writer stops giving
 #: them: starting the write-back waits for a disk slower than the output.
 _HINT_STALL_S = 0.05
+#: Seconds the kernel makes an unprivileged process wait between two
+#: changes of an autogroup's niceness (``HZ / 10``, see :func:`_carry_niceness`).
+_AUTOGROUP_WINDOW_S = 0.1
 _DETACHED_NOTE = "\n[stepkit: stopped reading: a detached process kept the output open]\n"
 
 
@@ -208,6 +212,8 @@ def run(
                         )
                         group = own_group(getattr(proc, "pid", 0) or 0)
                     supervision.register(token, group)
+                if group is not None:
+                    _carry_niceness(group)
                 if meanwhile is not None:
                     meanwhile()
             except (OSError, _Refused) as exc:
@@ -255,6 +261,38 @@ def _confined(
     if policy is None:
         return command, env
     return policy.wrap(command, Path(cwd), env)
+
+
+def _carry_niceness(leader: int) -> None:
+    """Give the session ``leader`` leads the niceness of this thread, when it
+    is below the default priority (the start's measure, a ``nice``d stepkit).
+
+    Where the kernel groups processes by session (autogroups: Linux's
+    default on most distributions), it first shares the CPU between the
+    groups, each at its own niceness, and a new session's group starts at
+    nice 0: the nice value the command inherits would then rank it only
+    against its own children, and it would take as much CPU as the gates.
+    Its children started before this are in the same group, so they are
+    lowered with it.  A kernel without autogroups has nothing to set; one
+    that refuses (no permission, the command gone) leaves the command as it
+    is.  An unprivileged process may set a group's niceness once in
+    :data:`_AUTOGROUP_WINDOW_S` system-wide: a busy window is waited out."""
+    niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    if niceness <= 0:
+        return
+    for _ in range(3):
+        try:
+            fd = os.open(f"/proc/{leader}/autogroup", os.O_WRONLY)
+            try:
+                os.write(fd, str(niceness).encode())
+            finally:
+                os.close(fd)
+        except BlockingIOError:
+            time.sleep(_AUTOGROUP_WINDOW_S)
+            continue
+        except OSError:
+            pass
+        return
 
 
 def signal_of(exit_code: int | None) -> int | None:

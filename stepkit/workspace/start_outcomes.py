@@ -263,7 +263,8 @@ def added_by_step(project_dir: Path, tree: BaseTree, ids: Iterable[str]) -> set[
 def _lowest_priority() -> None:
     """Lower this thread's CPU priority, and so that of every process it
     starts (on Linux the nice value is a thread's, and a child inherits its
-    parent thread's)."""
+    parent thread's; the session each command leads gets it too, see
+    :func:`stepkit.workspace.process.run`)."""
     if sys.platform.startswith("linux"):
         try:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)

@@ -2,7 +2,9 @@
 
 When a gate fails, :class:`Judge` names what failed
 (:func:`~stepkit.workspace.baseline.failure_keys`) and re-runs the failing
-test ids alone on the same tree.  One that passes alone is re-run the way it
+test ids alone on the same tree, but for those in a test file the step
+added: they are new failures, never re-run (a flaky test the step wrote is
+the step's to fix).  One that passes alone is re-run the way it
 failed, the whole command: passing there too it is **flaky** (not a failure,
 never evidence of a pass); failing again it is an **order-dependent
 failure** — it fails in the suite and passes alone — which stays a failure,
@@ -119,14 +121,15 @@ class Judge:
         keys = failure_keys(result.name, result.status, tests, output, [self.project_dir])
         if keys is None:
             return _with_block(result, [UNNAMED])
+        # a failing test in a file the step added cannot have failed before the
+        # step, and one that fails only sometimes is the step's to fix all the same
+        base = self.base() if result.name == "tests" else None
+        added = added_by_step(self.project_dir, base, keys) if base is not None else set()
         flaky: list[str] = []
         order_dependent: list[str] = []
-        if result.name == "tests":
-            flaky, order_dependent = self._flaky(result, keys)
+        if result.name == "tests" and any(k not in added for k in keys):
+            flaky, order_dependent = self._flaky(result, [k for k in keys if k not in added])
         remaining = [k for k in keys if k not in flaky]
-        # a failing test in a file the step added cannot have failed before the step
-        base = self.base() if result.name == "tests" and remaining else None
-        added = added_by_step(self.project_dir, base, remaining) if base is not None else set()
         notes: list[str] = []
         before: list[str] | None = None
         judged_before = len(self.baselines)

@@ -149,6 +149,31 @@ def test_a_test_that_passes_on_the_rerun_is_flaky_and_the_step_goes_on(tmp_path)
     assert "baseline: the same command" not in gate["evidence"]
 
 
+def test_a_flaky_test_the_step_adds_is_its_own_failure_and_is_not_re_run(tmp_path):
+    """The step wrote that test: failing once, it goes to the fix loop like
+    any new failure, with no re-run alone or of the whole command first."""
+    project = pytest_project(
+        tmp_path, extra={"tests/test_calc.py": SUITE.split("\n\ndef test_old_bug")[0] + "\n"}
+    )
+    adds_a_flaky_test = {
+        "write": {**FEATURE["write"], "tests/test_flaky.py": FLAKY_TEST},
+        "sentinel": "CODER_COMPLETE",
+    }
+    project.coder_actions(adds_a_flaky_test, {"sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert project.coder_calls() == 2
+    history = json.loads(
+        (store_dir(project.root) / "runs" / paused.data["run_id"] / "state.json").read_text()
+    )
+    first_tests = next(g for g in history["state"]["gate_history"] if g["name"] == "tests")
+    assert first_tests["status"] == "fail" and first_tests["flaky"] == []
+    assert first_tests["new_failures"] == ["tests/test_flaky.py::test_sometimes"]
+    assert "test_sometimes" in project.coder_prompt(1)
+    # the failing run, then the fix round's passing one: nothing in between
+    assert (project.state_dir / "flaky_runs").read_text() == "2"
+
+
 @pytest.mark.parametrize("mode", ["strict", "off"])
 def test_strict_and_off_fail_the_step_on_a_preexisting_failure(tmp_path, mode):
     project = pytest_project(tmp_path, baseline=mode)

@@ -29,7 +29,7 @@ from tests.e2e.test_hostile_coder import (
     gate_of_tests,
     python_project,
 )
-from tests.support.e2e import GOOD_MUL, PY, WRONG_MUL, Project, sh
+from tests.support.e2e import GOOD_MUL, PY, Project, sh
 
 #: an added module that makes the broken add pass the earlier test (pytest imports it first)
 PATCHING = "import calc\n\ncalc.add = lambda a, b: a + b\n\n\ndef test_patch():\n    assert True\n"
@@ -98,17 +98,13 @@ def test_an_added_module_that_hides_a_broken_test_still_fails_the_gate(tmp_path)
 
 @pytest.mark.slow
 def test_a_failing_id_is_rerun_alone_without_the_cache(tmp_path):
+    # an earlier test the step breaks: one in a module the step added is never re-run
     project = python_project(tmp_path)
     marker = counted(project)
-    project.coder_actions(
-        {
-            "write": {"calc.py": WRONG_MUL, "tests/unit/test_mul.py": TEST_MUL},
-            "sentinel": "CODER_COMPLETE",
-        }
-    )
+    project.coder_actions({"write": {"calc.py": BROKEN}, "sentinel": "CODER_COMPLETE"})
     project.run()
     lines = marker.read_text().splitlines()
-    reruns = [line for line in lines if "tests/unit/test_mul.py::test_mul" in line]
+    reruns = [line for line in lines if ADD in line]
     assert reruns, lines
     assert all("--deselect" not in line and "no:cacheprovider" in line for line in reruns), reruns
 

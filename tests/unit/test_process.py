@@ -10,6 +10,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,36 @@ def test_only_our_own_new_group_is_ours(tmp_path):
         for proc in (ours, shared):
             proc.kill()
             proc.wait()
+
+
+AUTOGROUPS = Path("/proc/self/autogroup").exists()
+#: Reads its session's autogroup once its stdin says the spawn is done.
+READS = "read go; cat /proc/self/autogroup"
+
+
+def from_a_thread_at(niceness: int, work):
+    """``work()`` run in a new thread at ``niceness`` (a thread's own, on Linux)."""
+    done = []
+
+    def lowered():
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
+        done.append(work())
+
+    thread = threading.Thread(target=lowered)
+    thread.start()
+    thread.join()
+    return done[0]
+
+
+@pytest.mark.skipif(not AUTOGROUPS, reason="a kernel without session autogroups")
+@pytest.mark.parametrize("command", [READS, f"sh -c '{READS}'; true"], ids=["itself", "a child"])
+def test_a_command_of_a_lowered_thread_leads_a_session_as_low(command, tmp_path):
+    """A command leads a session of its own, so an autogroup of its own, in
+    which its nice value ranks nothing against other sessions: the session
+    gets the niceness too, its processes started before that as well (the
+    command waits for its stdin, written once it is set)."""
+    run = from_a_thread_at(19, lambda: process.run(command, cwd=tmp_path, stdin_text="go\n"))
+    assert run.exit_code == 0 and run.output.split()[-2:] == ["nice", "19"]
 
 
 def test_a_command_that_cannot_start(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stepkit.records import GateResult
-from stepkit.workspace import process, supervision
+from stepkit.workspace import process, sandbox, supervision
 from stepkit.workspace.baseline import cached_record, snapshot_tree
 from stepkit.workspace.scope import take_snapshot
 from stepkit.workspace.start_outcomes import begin, lost_tests
@@ -25,11 +25,11 @@ def repo(tmp_path: Path) -> Path:
     return init_repo(tmp_path / "repo", {"a.txt": "committed\n"})
 
 
-def shell_gate(command: str):
+def shell_gate(command: str, stdin_text: str | None = None):
     """A measure that runs ``command`` in the copy as the tests gate."""
 
     def measure(where: Path, log_dir: Path, gates: list[str]) -> list[GateResult]:
-        ran = process.run(command, cwd=where)
+        ran = process.run(command, cwd=where, stdin_text=stdin_text)
         status = "pass" if ran.exit_code == 0 else "fail"
         return [
             GateResult(
@@ -72,6 +72,24 @@ def test_the_commands_run_at_the_lowest_priority_and_the_record_is_cached(repo, 
     record = job.record("tests", command)
     assert record is not None and record.summary == "19" and record.concurrent
     assert cached_record(repo, tree, "tests", command)[0] is not None
+    supervision.stop_background(str(tmp_path))
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(), reason="a kernel without session autogroups"
+)
+@pytest.mark.parametrize("confined", [False, True], ids=["unconfined", "sandboxed"])
+def test_the_commands_sessions_are_at_the_lowest_priority_too(confined, repo, tmp_path):
+    """Each command leads a session, so a scheduler autogroup, of its own: its
+    nice value alone would rank it as an equal of the gates' commands."""
+    if confined and sandbox.unavailable() is not None:
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    tree = snapshot_tree(take_snapshot(repo))
+    command = "read go; cat /proc/self/autogroup"  # read once the spawn is done
+    policy = (lambda: sandbox.policy_for(repo, tmp_path / "store")) if confined else lambda: None
+    job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), policy, str(tmp_path))
+    record = job.record("tests", command)
+    assert record is not None and record.summary.split()[-2:] == ["nice", "19"]
     supervision.stop_background(str(tmp_path))
 
 

@@ -58,10 +58,12 @@ class Runs:
         #: the whole command re-run in the project (default: as the re-run alone went)
         self.project, self.again = project, again
         self.calls: list[str] = []
+        self.rerun_ids: list[list[str]] = []
 
     def __call__(self, name, ids, where, log_dir, suite):
         if ids is not None:
             self.calls.append("rerun")
+            self.rerun_ids.append(list(ids))
             return None if self.rerun is None else _gate(self.tmp, name, "", failing=self.rerun)
         if where == self.project:
             self.calls.append("again")
@@ -121,6 +123,38 @@ def test_a_flaky_test_is_not_a_failure_and_the_rest_meets_the_baseline(tmp_path,
         "baseline",
     ]  # alone, then the whole command: it passed both times
     assert judged.exit_code == 1  # the command's own exit code is kept
+
+
+def test_a_test_the_step_added_is_its_own_never_re_run_as_a_flake_nor_baselined(tmp_path, repo):
+    """A failing test in a file the step added could not have failed before
+    it, and a flaky test the step wrote is the step's to fix: no re-run
+    stands between the failure and the fix loop.  A pre-existing test that
+    passes when re-run is still flaky."""
+    (repo / "t_new.py").write_text("def test_new(): ...\n")
+    runs = Runs(
+        tmp_path,
+        rerun={"t.py::flaky": "passed", "t_new.py::test_new": "passed"},
+        base={"t.py::flaky": "passed"},
+        project=repo,
+    )
+    judge = Judge("new-failures", repo, tmp_path, ref_tree(repo, "HEAD"), runs)
+    only_added = _gate(tmp_path, "tests", "", failing={"t_new.py::test_new": "failed"})
+    judged = judge.judge(only_added)
+    assert (judged.status, judged.new_failures, judged.flaky) == (
+        "fail",
+        ["t_new.py::test_new"],
+        [],
+    )
+    assert runs.calls == [] and judge.extra_runs == []
+
+    both = {"t_new.py::test_new": "failed", "t.py::flaky": "failed"}
+    judged = judge.judge(_gate(tmp_path, "tests", "", failing=both))
+    assert (judged.status, judged.new_failures, judged.flaky) == (
+        "fail",
+        ["t_new.py::test_new"],
+        ["t.py::flaky"],
+    )
+    assert runs.rerun_ids == [["t.py::flaky"]] and runs.calls == ["rerun", "again"]
 
 
 @pytest.mark.parametrize("mode", ["strict", "off"])

@@ -7,6 +7,7 @@ watches the user's own tree (:mod:`stepkit.protocol.watched`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from stepkit import gatetable
@@ -19,7 +20,18 @@ from stepkit.records import GateResult, Outcome, StageContext, TamperFlag
 from stepkit.text import first_of
 
 
-@watched("the format and lint gates")
+def _commandless(gates: Callable[[Any], Iterable[str]]) -> Callable[[StageContext], bool]:
+    """Whether none of the node's ``gates`` (given the run's gate plan) has
+    a command: the node runs nothing (:func:`~stepkit.protocol.watched.watched`'s ``idle``)."""
+
+    def idle(ctx: StageContext) -> bool:
+        plan = _gate_plan(ctx, tests=False)
+        return all(plan.command(name)[0] is None for name in gates(plan))
+
+    return idle
+
+
+@watched("the format and lint gates", idle=_commandless(lambda plan: plan.first_gates()))
 def verify_format_lint(ctx: StageContext) -> Outcome:
     """Format first (recorded, never fails the step), then lint.  When the
     project's CI builds before it formats or lints, the build runs first
@@ -99,7 +111,7 @@ def _plan_files(ctx: StageContext) -> str:
     return "\n".join(plan_section(plan, name) or "" for name in PLAN_SECTIONS)
 
 
-@watched("the build gate")
+@watched("the build gate", idle=_commandless(lambda plan: ["build"]))
 def verify_build(ctx: StageContext) -> Outcome:
     """Build or type-check; no command is NOT RUN and the step goes on.  A
     build that ran before the format and lint gates (CI's order) stands when
@@ -120,16 +132,30 @@ def verify_tests(ctx: StageContext) -> Outcome:
     or in its place (:func:`stepkit.workspace.pristine.recheck_tests`).  A
     pass records the tree it verified."""
     from stepkit.protocol.verified import with_verified_tree
+    from stepkit.workspace.gates import Meanwhile
     from stepkit.workspace.pristine import recheck_tests
 
-    start = start_measure(ctx)  # measured while the coder worked; else from now, beside the gate
+    # what only the verdicts read is looked at once the first test process has
+    # started: the start's measure (measured while the coder worked; else from
+    # now, beside the gate) and the tools the step changed
+    start = Meanwhile(lambda: start_measure(ctx))
+    tools = _tool_changes(ctx)
+
+    def meanwhile() -> None:
+        start.start()
+        tools.start()
+
     checked = recheck_tests(
         ctx,
-        lambda only: _single_gate(ctx, "tests", only_tests=only),
+        lambda only: _single_gate(
+            ctx, "tests", only_tests=only, tool_changes=tools.value, meanwhile=meanwhile
+        ),
         start_snapshot(ctx),
         _plan_files(ctx),
+        tools.value,
+        meanwhile,
     )
-    judged = _flaky_flagged(ctx, _conserved(ctx, checked, start))
+    judged = _flaky_flagged(ctx, _conserved(ctx, checked, start.value()))
     return with_verified_tree(ctx, _linted_whole(ctx, judged))
 
 
@@ -201,7 +227,7 @@ def gate_node(name: str) -> Node:
 
     verify_gate.__name__ = verify_gate.__qualname__ = f"verify_{name}"
     verify_gate.__doc__ = f"The {name} gate alone."
-    return watched(f"the {name} gate")(verify_gate)
+    return watched(f"the {name} gate", idle=_commandless(lambda plan: [name]))(verify_gate)
 
 
 def __getattr__(attribute: str) -> Node:
@@ -261,16 +287,21 @@ def _run_guarded(
     from stepkit.workspace.scope import copy_plan_repo, git_internals
 
     results, deviations, edited, git_flags = [], [], [], []
+    # gates with no command run nothing: there is nothing to hold or put back
+    runs = any(runner.plan.command(name)[0] is not None for name in names)
     # one copy serves every gate: after each, the plan repo is put back to it
     before, git_before = (
-        copy_plan_repo(ctx.project_dir, ctx.plans_dir),
-        git_internals(ctx.project_dir),
+        (copy_plan_repo(ctx.project_dir, ctx.plans_dir), git_internals(ctx.project_dir))
+        if runs
+        else (None, None)
     )
     for name in names:
         (result,) = runner.run((name,))
+        results.append(result)
+        if not runs:
+            continue
         git_flags += undo_git_edits(ctx, git_before, name)  # a test that plants a hook, say
         undone = undo_plan_edits(ctx, before, name).get("scope_deviations", [])
-        results.append(result)
         deviations += undone
         edited += [name] if undone else []
     state = step_state(ctx)
@@ -309,7 +340,9 @@ def _gate_runner(ctx: StageContext, **options: Any):
             reusable=list(coder.gates) if coder else [], reused_from="the coder's own gate"
         )
     if "plan" not in options:  # not setdefault: that would make a plan to throw away
-        options["plan"] = _gate_plan(ctx)
+        options["plan"] = _gate_plan(ctx, tests=False)
+    if "tool_changes" not in options:
+        options["tool_changes"] = _tool_changes(ctx).value
     # absent without a scope snapshot: the changes against HEAD
     changed = state.changed_files if "changed_files" in state.model_fields_set else None
     return GateRunner(
@@ -332,6 +365,15 @@ def _gate_plan(ctx: StageContext, *, tests: bool = True):
     from stepkit.workspace.gate_commands import run_gate_plan
 
     return run_gate_plan(ctx.settings, ctx.pm, ctx.project_dir, ctx.config, tests=tests)
+
+
+def _tool_changes(ctx: StageContext) -> Any:
+    """The tools the step changed (:attr:`~stepkit.workspace.gate_commands.GatePlan.tool_changes`),
+    looked for when started or first asked: only a passing tests gate needs
+    them, and the look reads every installed file of the gates' tools."""
+    from stepkit.workspace.gates import Meanwhile
+
+    return Meanwhile(lambda: _gate_plan(ctx).tool_changes)
 
 
 def _start_tree(ctx: StageContext):
