@@ -425,6 +425,7 @@ def resume_run(
     *,
     disabled_plugins: Iterable[str] = (),
     observers: Iterable[Any] = (),
+    observers_of: Callable[[Any], Iterable[Any]] | None = None,
     stage_runner: StageRunner | None = None,
     merge: bool | None = None,
 ) -> RunResult:
@@ -438,6 +439,10 @@ def resume_run(
     :param answer: the answer to the question it paused at.
     :param merge: for a ``--worktree`` run, whether a completed step's
         branch is merged (None: as the run was started).
+    :param observers_of: given the resume's plugin manager, once built,
+        more observers to register (the CLI's display, which the plugins
+        the run loads give): a resume builds its manager only once it has
+        found its run, since it loads only the entry points the run began with.
     :raises UsageError: no such run, it finished, ``answer`` was given to
         a run that is not waiting for one, no ``run_id`` was given and
         paused runs of different steps wait (they are named), or the
@@ -470,9 +475,11 @@ def resume_run(
             project,
             config,
             disabled_plugins,
-            observers,
+            (),
             recorded if isinstance(recorded, list) else None,
         )
+        observers = [*observers, *(observers_of(pm) if observers_of else ())]
+        _register(pm, observers)
         try:
             # what a run checks before it starts holds again before it goes on: the coder,
             # reviewer and engine specs, their plugins, the engine's credentials if a stage left calls it
@@ -1006,7 +1013,7 @@ def draft_plan(
         "stages": ["plan"],
     }
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm), pm=pm)
     _check_engine(pm, settings, list(disabled_plugins))
     ctx = StageContext(
         node="plan",
@@ -1162,7 +1169,7 @@ def _check_up_front(
 
     :raises UsageError: one line; nothing was run."""
     disabled = list(disabled)
-    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm))
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm), pm=pm)
     _check_delegates(pm, settings, disabled)
     _check_engine(pm, settings, disabled)
     if sandbox:
@@ -1309,9 +1316,13 @@ def _plugin_manager(
             list(disabled),
             entry_points=None if entry_points is None else set(entry_points),
         )
+    _register(pm, observers)
+    return pm
+
+
+def _register(pm: Any, observers: Iterable[Any]) -> None:
     for observer in observers:
         pm.register(observer)
-    return pm
 
 
 def _unregister(pm: Any, observers: Iterable[Any]) -> None:

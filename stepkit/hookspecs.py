@@ -54,7 +54,9 @@ def stepkit_add_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 @hookspec
-def stepkit_configure(config: Config, settings: dict[str, Any], presets: Mapping[str, Any]) -> None:
+def stepkit_configure(
+    config: Config, settings: dict[str, Any], presets: Mapping[str, Any], pm: pluggy.PluginManager
+) -> None:
     """Inspect or adjust the configuration before a command does its work.
 
     :param config: the project's configuration (``stepkit.toml`` /
@@ -65,6 +67,10 @@ def stepkit_configure(config: Config, settings: dict[str, Any], presets: Mapping
     :param presets: the coding-CLI presets the plugins registered
         (``stepkit_register_presets``), by name: what ``--coder NAME`` and
         ``--reviewer NAME`` can name.
+    :param pm: the command's own plugin manager: a check that asks the
+        plugins (which engine kinds they build) asks it, never a manager of
+        its own, which would load plugins the command does not (at a resume,
+        an entry point installed after the run began).
 
     Called for every plugin.  Usable in ``stepconf.py``: yes.
     """

@@ -167,7 +167,9 @@ def record_usage(ctx: StageContext, who: str, usage: Usage | None) -> None:
 
 
 @hookimpl
-def stepkit_configure(config: Any, settings: dict[str, Any], presets: Mapping[str, Any]) -> None:
+def stepkit_configure(
+    config: Any, settings: dict[str, Any], presets: Mapping[str, Any], pm: Any
+) -> None:
     """A built-in coder or reviewer spec must be usable before the run starts:
     ``command:`` needs a command, a preset's CLI must be on PATH, and
     ``anthropic[:MODEL]`` needs an engine that can be called when its stage
@@ -197,6 +199,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any], presets: Mapping[st
             check_engine_spec(
                 f"anthropic:{arg}" if arg else settings.get("engine"),
                 Path(settings["project_dir"]),
+                pm=pm,
                 calls=True,
             )
 

@@ -174,17 +174,17 @@ class RunEngines:
                 del self._engines[key]
 
 
-def check_engine_spec(
-    spec: str | None, project_dir: Path, *, calls: bool = False, pm: Any = None
-) -> None:
+def check_engine_spec(spec: str | None, project_dir: Path, *, pm: Any, calls: bool = False) -> None:
     """Build the engine once before a run starts, so a bad ``--engine`` (an
     unknown kind, a missing or malformed scripted file) is a usage error
     (exit 2, no run) instead of a fault in the first LLM node.
 
+    :param pm: the command's own plugin manager (``stepkit_configure``'s
+        ``pm``), whose engines count: a manager built here would load every
+        installed entry point, which a resume must not (it loads only those
+        its run began with).
     :param calls: the run will call it: an engine that says it cannot be
         called (``setup_problem()``: no credentials) is a usage error too.
-    :param pm: the plugin manager whose engines count (default: see
-        :func:`build_engine`).
     """
     engine = build_engine(spec, project_dir, pm)
     problem = getattr(engine, "setup_problem", None) if calls else None

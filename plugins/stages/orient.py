@@ -104,7 +104,7 @@ def orient_prompt(state: StepState) -> str:
 
 
 @hookimpl
-def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
+def stepkit_configure(config: Any, settings: dict[str, Any], pm: Any) -> None:
     """Check the engine spec that every built-in LLM stage uses before the run
     starts: an unknown engine or a missing scripted file is a usage error, and
     so is an engine that cannot be called (no credentials) when one of those
@@ -115,7 +115,7 @@ def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
     if settings.get("project_dir"):
         asks = [STAGES[name] for name in settings.get("stages", ()) if name in STAGES]
         calls = any(stage.calls_model and not stage.delegate for stage in asks)
-        check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), calls=calls)
+        check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), pm=pm, calls=calls)
 
 
 @hookimpl(trylast=True)

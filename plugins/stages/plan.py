@@ -71,13 +71,13 @@ def plan_prompt(spec: str, existing: list[dict[str, Any]], problems: list[str]) 
 
 
 @hookimpl
-def stepkit_configure(config: Any, settings: dict[str, Any]) -> None:
+def stepkit_configure(config: Any, settings: dict[str, Any], pm: Any) -> None:
     """``stepkit plan`` will call the engine: one that cannot be called (no
     credentials) is a usage error before anything is asked."""
     from stepkit.plugins.llm.engine import check_engine_spec
 
     if PLAN_STAGE in settings.get("stages", ()) and settings.get("project_dir"):
-        check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), calls=True)
+        check_engine_spec(settings.get("engine"), Path(settings["project_dir"]), pm=pm, calls=True)
 
 
 @hookimpl(trylast=True)

@@ -371,13 +371,17 @@ def disabled_plugins(args: argparse.Namespace) -> list[str]:
 
 def _add_plugin_options(parser: argparse.ArgumentParser, argv: list[str]) -> Any:
     """Let plugins add options to the chosen command before the full parse;
-    return the plugin manager built for that, so the command reuses it."""
+    return the plugin manager built for that, so the command reuses it.
+
+    Not for ``resume``: a run goes on with the options it began with, and
+    its plugin manager loads only the entry points the run recorded, which
+    are known once the resume has found its run (:func:`stepkit.api.resume_run`)."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("command", nargs="?")
     pre.add_argument("--project-dir", default=".")
     pre.add_argument("-p", dest="plugin_flags", action="append", default=[])
     known, _ = pre.parse_known_args(argv)
-    if known.command not in PLUGIN_COMMANDS:
+    if known.command not in PLUGIN_COMMANDS or known.command == "resume":
         return None
     if known.command == "run":
         from stepkit.workspace.scope import startup

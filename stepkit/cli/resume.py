@@ -17,15 +17,14 @@ def run(args: argparse.Namespace) -> int:
     from stepkit.api import RunInterrupted, resume_run
 
     try:
-        with displays(args) as shown:
+        with displays(args) as show:
             result = resume_run(
                 run_id=args.run_id,
                 answer=args.answer,
                 project_dir=args.project_dir,
                 merge=args.merge,
-                pm=args.pm,
                 disabled_plugins=disabled_plugins(args),
-                observers=shown,
+                observers_of=show,
             )
     except RunInterrupted as exc:
         return interrupted(exc)

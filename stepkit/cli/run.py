@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_parallel(args, plugin_options(args))
     try:
-        with displays(args) as shown:
+        with displays(args) as show:
             result = run_step(
                 prompt=args.prompt,
                 step=args.step,
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 options=plugin_options(args),
                 pm=args.pm,
                 disabled_plugins=disabled_plugins(args),
-                observers=shown,
+                observers=show(args.pm),
                 worktree=args.worktree,
                 merge=args.merge,
                 worktree_base=args.worktree_base,
@@ -86,19 +86,19 @@ def plugin_options(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in vars(args).items() if k not in OWN_OPTIONS}
 
 
-def observers(args: argparse.Namespace) -> list[Any]:
-    """What the plugins show the run with (``stepkit_run_observers``: the
-    built-in progress display on stderr), unless ``--json`` asked for one
-    object only; none without the command's plugin manager (a project dir
-    that cannot be read: the command itself says why)."""
+def observers(args: argparse.Namespace, pm: Any) -> list[Any]:
+    """What the plugins of ``pm`` (the command's) show the run with
+    (``stepkit_run_observers``: the built-in progress display on stderr),
+    unless ``--json`` asked for one object only; none without a plugin
+    manager (a project dir that cannot be read: the command itself says why)."""
     if getattr(args, "status_file", None):  # a child of --parallel: its parent draws the progress
         from stepkit.worktrees.runstatus import StatusFile
 
         return [StatusFile(args.status_file)]
-    if args.json or args.pm is None:
+    if args.json or pm is None:
         return []
     answers = reversed(  # built-ins first
-        args.pm.hook.stepkit_run_observers(
+        pm.hook.stepkit_run_observers(
             command=args.command, verbose=bool(getattr(args, "verbose", False))
         )
     )
@@ -106,12 +106,20 @@ def observers(args: argparse.Namespace) -> list[Any]:
 
 
 @contextmanager
-def displays(args: argparse.Namespace) -> Iterator[list[Any]]:
-    """The :func:`observers`, closed however the command ends (Ctrl-C too),
-    so a live display gives the terminal back before anything else prints."""
-    shown = observers(args)
+def displays(args: argparse.Namespace) -> Iterator[Callable[[Any], list[Any]]]:
+    """A function giving the :func:`observers` of a plugin manager (the
+    command's, which a resume builds once it has found its run), each closed
+    however the command ends (Ctrl-C too), so a live display gives the
+    terminal back before anything else prints."""
+    shown: list[Any] = []
+
+    def show(pm: Any) -> list[Any]:
+        made = observers(args, pm)
+        shown.extend(made)
+        return made
+
     try:
-        yield shown
+        yield show
     finally:
         for display in shown:
             display.close()

@@ -252,10 +252,10 @@ def test_a_preset_whose_cli_is_missing_is_a_usage_error_with_the_install_hint(
             "or use command:SHELL)"
         ),
     ):
-        command.stepkit_configure(Config(), {**settings, "coder": "command:true"}, PRESETS)
+        command.stepkit_configure(Config(), {**settings, "coder": "command:true"}, PRESETS, None)
     # a command that does not run the review does not need the reviewer's CLI
     command.stepkit_configure(
-        Config(), {**settings, "coder": "command:true", "stages": ("implement",)}, PRESETS
+        Config(), {**settings, "coder": "command:true", "stages": ("implement",)}, PRESETS, None
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.llm.engine import check_engine_spec, make_engine
 from stepkit.plugins.llm.tools import coder_tools, read_only_tools
 from stepkit.records import StageContext, StageFault, Usage
@@ -241,8 +242,10 @@ def test_a_missing_cli_is_a_usage_error_before_the_run_and_a_fault_inside_it(tmp
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(UsageError, match="the 'claude' CLI \\(Claude Code\\) is not on PATH"):
-        check_engine_spec("claude", tmp_path, calls=True)
-    check_engine_spec("claude", tmp_path)  # not called: the kind is all that is checked
+        check_engine_spec("claude", tmp_path, pm=get_plugin_manager(), calls=True)
+    check_engine_spec(
+        "claude", tmp_path, pm=get_plugin_manager()
+    )  # not called: the kind is all that is checked
     with pytest.raises(StageFault, match="LLM fault in node orient .*not on PATH"):
         ask(make_ctx(tmp_path))
 

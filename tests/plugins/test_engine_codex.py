@@ -9,6 +9,7 @@ import json
 import pytest
 from pydantic import BaseModel, Field
 
+from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.llm.engine import check_engine_spec, make_engine
 from stepkit.plugins.llm.tools import coder_tools, read_only_tools
 from stepkit.records import StageFault, Usage
@@ -148,7 +149,7 @@ def test_a_killed_codex_is_a_fault_and_a_missing_one_a_usage_error(tmp_path, cli
         ask(make_ctx(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(UsageError, match="the 'codex' CLI is not on PATH"):
-        check_engine_spec("codex", tmp_path, calls=True)
+        check_engine_spec("codex", tmp_path, pm=get_plugin_manager(), calls=True)
 
 
 def test_a_spent_budget_starts_no_codex(tmp_path, cli):

@@ -7,6 +7,7 @@ import pytest
 from pydantic import BaseModel
 
 from stepkit.errors import UsageError
+from stepkit.pluginmanager import get_plugin_manager
 from stepkit.plugins.llm.engine import check_engine_spec, make_engine
 from stepkit.plugins.llm.tools import read_only_tools
 from stepkit.records import StageFault, Usage
@@ -156,13 +157,13 @@ def test_setup_problems_are_usage_errors_before_the_run(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(UsageError, match="needs a model"):
-        check_engine_spec("openai", tmp_path)
+        check_engine_spec("openai", tmp_path, pm=get_plugin_manager())
     with pytest.raises(UsageError, match="no API key: set OPENAI_API_KEY"):
-        check_engine_spec("openai:gpt-5.5", tmp_path, calls=True)
+        check_engine_spec("openai:gpt-5.5", tmp_path, pm=get_plugin_manager(), calls=True)
     monkeypatch.setenv(
         "OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"
     )  # a local server needs no key
-    check_engine_spec("openai:llama3.2", tmp_path, calls=True)
+    check_engine_spec("openai:llama3.2", tmp_path, pm=get_plugin_manager(), calls=True)
 
 
 def test_without_the_sdk_the_engine_says_what_to_install(tmp_path, monkeypatch):
@@ -171,4 +172,4 @@ def test_without_the_sdk_the_engine_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "openai", None)  # as if the extra were not installed
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
     with pytest.raises(UsageError, match=r"needs the OpenAI SDK: pip install 'stepkit\[openai\]'"):
-        check_engine_spec("openai:gpt-5.5", tmp_path, calls=True)
+        check_engine_spec("openai:gpt-5.5", tmp_path, pm=get_plugin_manager(), calls=True)
