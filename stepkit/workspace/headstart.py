@@ -484,16 +484,18 @@ class HeadStart:
 
         assert launched.reader is not None
         launched.reader.drop()
-        if launched.group is not None:
+        # read once: the head start's thread forgets the group (None) the moment it finds it empty
+        group = launched.group
+        if group is not None:
             try:
-                os.killpg(launched.group, signal.SIGKILL)
+                os.killpg(group, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
         launched.proc.wait()
-        if launched.group is not None:
+        if group is not None:
             while True:
                 try:
-                    os.waitpid(-launched.group, 0)
+                    os.waitpid(-group, 0)
                 except ChildProcessError:
                     break
         supervision.stop_detached(launched.token, launched.since)

@@ -165,11 +165,15 @@ def test_output_past_the_cap_still_streams_through_the_verify(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_a_stop_signal_leaves_no_command_of_the_head_start_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hang_as", ["exec sleep 120", "sleep 120 & wait"])
+def test_a_stop_signal_leaves_no_command_of_the_head_start_running(
+    tmp_path: Path, hang_as: str
+) -> None:
+    """``sleep 120 & wait``: the killed group has a member besides its
+    leader, which the stopping thread reaps while the head start's thread,
+    woken by the leader's exit, finds the group empty."""
     hang, pid = tmp_path / "hang", tmp_path / "pid"
-    tests = (
-        f"if [ -e {sh(hang)} ]; then echo $$ > {sh(pid)}; exec sleep 120; fi; python -m pytest -q"
-    )
+    tests = f"if [ -e {sh(hang)} ]; then echo $$ > {sh(pid)}; {hang_as}; fi; python -m pytest -q"
     project = _project(tmp_path, tests)
     _verify(project)
     hang.touch()
