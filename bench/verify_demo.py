@@ -105,7 +105,7 @@ _IMPORT_PROBE = (
 #: A verify that reports (on stderr, its last line) the wall clock when it
 #: spawned the first gate command, whose text is its first argument.
 _FIRST_GATE_PROBE = (
-    "import subprocess, sys, time\n"
+    "import atexit, subprocess, sys, time\n"
     "first, spawned, init = sys.argv.pop(1), [], subprocess.Popen.__init__\n"
     "def spawn(self, args, *rest, **kwargs):\n"
     "    said = args if isinstance(args, str) else ' '.join(map(str, args))\n"
@@ -113,9 +113,10 @@ _FIRST_GATE_PROBE = (
     "        spawned.append(time.time())\n"
     "    init(self, args, *rest, **kwargs)\n"
     "subprocess.Popen.__init__ = spawn\n"
+    # at exit (a verify that answered exits without the interpreter's teardown, not past a finally)
+    "atexit.register(lambda: print(spawned[0] if spawned else 'none', file=sys.stderr))\n"
     "from stepkit.cli import entry\n"
-    "try:\n    entry()\n"
-    "finally:\n    print(spawned[0] if spawned else 'none', file=sys.stderr)\n"
+    "entry()\n"
 )
 
 #: The floor (see the module docstring); the gate commands are its arguments.

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,17 @@ def test_what_is_read_beside_a_snapshot_that_differs_is_never_adopted(tmp_path: 
     assert taken[1] is not None and taken[1].proc is not None  # the gate: adopted
     assert taken[2:] == [None, None]
 
+
+def test_a_verify_with_a_thread_still_running_exits_as_usual() -> None:
+    """The usual exit waits for a (plugin's) thread that is not a daemon:
+    :func:`stepkit.cli._answered` leaves the exit to it then."""
+    from stepkit.cli import _answered
+
+    go = threading.Event()
+    other = threading.Thread(target=go.wait)
+    other.start()
+    try:
+        assert _answered(3) == 3
+    finally:
+        go.set()
+        other.join()
