@@ -15,13 +15,16 @@ was edited since, is never replayed.
 
 The next verify with the same key, before it imports anything else
 (:func:`begin`, from :func:`stepkit.cli.entry`), takes the project's lock
-and starts the record in a thread of its own: one command at a time, the
-next one only once the last has exited and closed its output, each one's
-output read into memory up to :data:`CAP` (past that it is left blocked on
-its pipe until the verify adopts it).  A gate is started only while the
-tree is as the first snapshot saw it (every snapshot after a gate equal to
-the first: :func:`_state`); a snapshot that differs is kept back, and
-nothing after it starts.
+and starts the record in a thread of its own: each gate only once the last
+command has exited and closed its output, the git reads between two gates
+together (:meth:`HeadStart._start_reads`), a gate's output read into memory
+up to :data:`CAP` (past that it is left blocked on its pipe until the
+verify adopts it).  A gate is started only while the tree is as the first
+snapshot saw it (every snapshot after a gate equal to the first:
+:func:`_state`); a snapshot that differs is kept back, with what was read
+beside it, and nothing after it starts.  The verify's set-up waits until
+the first gate runs (at most :data:`_LEAD_S`): until then its imports would
+share the interpreter with the head start's own work.
 
 The verify itself runs as it would without it.  Each command it is about
 to spawn is first offered here (:func:`take`): when it is exactly the next
