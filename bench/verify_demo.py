@@ -43,7 +43,9 @@ Run it directly (``python bench/verify_demo.py``) or call :func:`run`.
 with another one (a venv of an earlier commit) in the same run: this
 install, the other and the shell take turns on the same demo project, the
 gates' tools coming from this venv for all three, and the ratios are the
-medians of the turn-by-turn ratios.  In turns of their own, each install's
+medians of the turn-by-turn ratios; each install keeps its state (its
+verify's head start) in a directory of its own, as one install does.  In
+turns of their own, each install's
 ``first_gate_ms``: from starting its verify to its spawning the first gate
 command (:data:`_FIRST_GATE_PROBE`), the start-up alone, which the gates'
 own time (most of a verify, and most of its noise) does not blur.
@@ -105,7 +107,7 @@ _IMPORT_PROBE = (
 #: A verify that reports (on stderr, its last line) the wall clock when it
 #: spawned the first gate command, whose text is its first argument.
 _FIRST_GATE_PROBE = (
-    "import subprocess, sys, time\n"
+    "import atexit, subprocess, sys, time\n"
     "first, spawned, init = sys.argv.pop(1), [], subprocess.Popen.__init__\n"
     "def spawn(self, args, *rest, **kwargs):\n"
     "    said = args if isinstance(args, str) else ' '.join(map(str, args))\n"
@@ -113,9 +115,10 @@ _FIRST_GATE_PROBE = (
     "        spawned.append(time.time())\n"
     "    init(self, args, *rest, **kwargs)\n"
     "subprocess.Popen.__init__ = spawn\n"
+    # at exit (a verify that answered exits without the interpreter's teardown, not past a finally)
+    "atexit.register(lambda: print(spawned[0] if spawned else 'none', file=sys.stderr))\n"
     "from stepkit.cli import entry\n"
-    "try:\n    entry()\n"
-    "finally:\n    print(spawned[0] if spawned else 'none', file=sys.stderr)\n"
+    "entry()\n"
 )
 
 #: The floor (see the module docstring); the gate commands are its arguments.
@@ -329,7 +332,14 @@ def compare(other_python: str, repeat: int = REPEAT) -> dict:
 
 
 def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repeat: int) -> dict:
-    """Turns of each install's verify and the shell on ``project``: medians and ratios."""
+    """Turns of each install's verify and the shell on ``project``: medians and ratios.
+
+    Each install keeps its state (its verify's head start) in a directory
+    of its own, as a user's one install does: in one, each verify's record
+    would name the other install, and neither would ever be replayed."""
+    envs = {
+        name: {**env, "XDG_STATE_HOME": str(project.parent / f"state-{name}")} for name in pythons
+    }
     first = subprocess.run(
         [sys.executable, "-m", "stepkit", "verify", "--json"],
         cwd=project,
@@ -340,12 +350,12 @@ def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repea
     )
     commands = [g["command"] for g in json.loads(first.stdout)["gates"] if g["command"]]
     shell = ["sh", "-c", "; ".join(f"( {c} ) >/dev/null 2>&1" for c in commands)]
-    for python in pythons.values():  # each one's warm-up: bytecode written
-        _seconds([python, "-m", "stepkit", "verify", "--json"], project, env)
+    for name, python in pythons.items():  # each one's warm-up: bytecode and its record written
+        _seconds([python, "-m", "stepkit", "verify", "--json"], project, envs[name])
     turns = [
         {
             **{
-                name: _seconds([python, "-m", "stepkit", "verify", "--json"], project, env)
+                name: _seconds([python, "-m", "stepkit", "verify", "--json"], project, envs[name])
                 for name, python in pythons.items()
             },
             "shell": _seconds(shell, project, env),
@@ -353,7 +363,10 @@ def _compared(project: Path, env: dict[str, str], pythons: dict[str, str], repea
         for _ in range(repeat)
     ]
     first_gate = [
-        {name: _first_gate_s(python, commands[0], project, env) for name, python in pythons.items()}
+        {
+            name: _first_gate_s(python, commands[0], project, envs[name])
+            for name, python in pythons.items()
+        }
         for _ in range(repeat)
     ]
     return {

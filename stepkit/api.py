@@ -808,6 +808,9 @@ def verify(
         )
         plan = plan_gates(pm, project, config)
         plan = plan if fix else check_mode(plan, pm, project, config)
+        # the project as its gates were chosen for; found here, while a head start's
+        # gates run, not after the last one
+        types, unsupported = project_types(pm, project), _unsupported(pm, project)
         with headstart.window():
             results = run_gates(
                 pm,
@@ -824,13 +827,12 @@ def verify(
             )
         if base is None:  # a judged verify re-runs commands on another tree: never replayed
             headstart.save(project, lock.lock_file, logs)
-    types = project_types(pm, project)
     return {
         # a tests gate that ran no test is no evidence that the project passes, as in a run
         "ok": not any(r.failed or (r.name == "tests" and r.status == "not_run") for r in results),
         "project_type": types[0] if types else None,
         "gates": [r.public() for r in results],
-        "unsupported": _unsupported(pm, project),
+        "unsupported": unsupported,
     }
 
 

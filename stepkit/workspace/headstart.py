@@ -15,13 +15,16 @@ was edited since, is never replayed.
 
 The next verify with the same key, before it imports anything else
 (:func:`begin`, from :func:`stepkit.cli.entry`), takes the project's lock
-and starts the record in a thread of its own: one command at a time, the
-next one only once the last has exited and closed its output, each one's
-output read into memory up to :data:`CAP` (past that it is left blocked on
-its pipe until the verify adopts it).  A gate is started only while the
-tree is as the first snapshot saw it (every snapshot after a gate equal to
-the first: :func:`_state`); a snapshot that differs is kept back, and
-nothing after it starts.
+and starts the record in a thread of its own: each gate only once the last
+command has exited and closed its output, the git reads between two gates
+together (:meth:`HeadStart._start_reads`), a gate's output read into memory
+up to :data:`CAP` (past that it is left blocked on its pipe until the
+verify adopts it).  A gate is started only while the tree is as the first
+snapshot saw it (every snapshot after a gate equal to the first:
+:func:`_state`); a snapshot that differs is kept back, with what was read
+beside it, and nothing after it starts.  The verify's set-up waits until
+the first gate runs (at most :data:`_LEAD_S`): until then its imports would
+share the interpreter with the head start's own work.
 
 The verify itself runs as it would without it.  Each command it is about
 to spawn is first offered here (:func:`take`): when it is exactly the next
@@ -63,6 +66,8 @@ _TOKEN = "STEPKIT_COMMAND_ID"
 _CHUNK = 1024 * 1024
 #: Seconds to wait for a killed command's output to close.
 _DRAIN_S = 2.0
+#: Seconds the set-up waits at most for the head start's first gate to start.
+_LEAD_S = 0.1
 
 
 def record_file(project: str | Path) -> Path:
@@ -185,6 +190,22 @@ def ran(argv: list[str], cwd: Path, done: subprocess.CompletedProcess[bytes]) ->
         _RECORDING[-1]["state"] = _state(str(cwd), done.stdout)
 
 
+#: The git commands the head start starts together (:meth:`HeadStart._start_reads`):
+#: they read the tree and write nothing (``GIT_OPTIONAL_LOCKS=0``: not even the index).
+_READS = frozenset({"ls-files", "rev-parse", "status"})
+
+
+def _git_subcommand(argv: list[str]) -> str | None:
+    """``status`` of ``git -c k=v status …``."""
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-c":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
 def _is_listing(argv: list[str]) -> bool:
     from stepkit.workspace.scope.listing import LISTING
 
@@ -301,6 +322,8 @@ class HeadStart:
         self.logs = logs
         self.new_logs: str | None = None
         self.logs_ready = threading.Event()
+        #: set once the first gate runs (or nothing more will start)
+        self.under_way = threading.Event()
         self._switch = sys.getswitchinterval()
         self.launched: list[Launched] = []
         self.adopted = 0
@@ -324,37 +347,51 @@ class HeadStart:
             ready.start()  # beside the git commands, which need none of it
             base: dict[str, Any] = {}
             gates = unchecked = False
-            for index in range(len(self.items)):
+            index = 0
+            while index < len(self.items):
                 if self.items[index]["kind"] == "gate":
                     if unchecked:
                         break  # the last gate's snapshot is not known to equal the first
                     ready.join()  # the items name this verify's log directory from here on
-                item = self.items[index]
-                launched = self._launch(item)
-                if launched is None:
-                    break
-                if item["kind"] == "gate":
-                    gates = unchecked = True
-                    if not self._finish_gate(launched):
+                    launched = self._launch(self.items[index])
+                    if launched is None or not self._finish_gate(launched):
                         break
+                    gates = unchecked = True
+                    index += 1
                     continue
-                assert launched.result is not None
-                if _is_listing(launched.result.args) and not launched.result.returncode:
-                    state = launched.state = _state(item["cwd"], launched.result.stdout)
-                    if not gates:
-                        base.setdefault(item["cwd"], state)
-                    elif base.get(item["cwd"]) == state:
-                        unchecked = False
-                    else:
-                        launched.result = None  # the verify looks itself, after its put-backs
-                launched.settled.set()
-                if launched.result is None:
+                batch = self._start_reads(index)
+                if not batch:
                     break
+                index += len(batch)
+                for launched, proc in batch:
+                    out, err = proc.communicate()
+                    launched.result = subprocess.CompletedProcess(
+                        launched.item["argv"], proc.returncode, out, err
+                    )
+                for launched, _ in batch:
+                    assert launched.result is not None
+                    if _is_listing(launched.result.args) and not launched.result.returncode:
+                        state = launched.state = _state(
+                            launched.item["cwd"], launched.result.stdout
+                        )
+                        if not gates:
+                            base.setdefault(launched.item["cwd"], state)
+                        elif base.get(launched.item["cwd"]) == state:
+                            unchecked = False
+                        else:
+                            # the verify looks itself, after its put-backs; what was
+                            # read beside it saw the tree before them: never adopted
+                            launched.result = None
+                            with self._cond:
+                                del self.launched[self.launched.index(launched) + 1 :]
+                            return
+                    launched.settled.set()
         except Exception:  # noqa: BLE001, S110 - a head start that fails is no head start
             pass
         finally:
             sys.setswitchinterval(self._switch)
             self.logs_ready.set()
+            self.under_way.set()
             with self._cond:
                 self.stopped = self.finished = True
                 for launched in self.launched:
@@ -388,43 +425,76 @@ class HeadStart:
         self._reaper = True
         self._new_logs()
 
+    def _start_reads(self, index: int) -> list[tuple[Launched, subprocess.Popen[bytes]]]:
+        """Start the git command at ``index`` and, when it only reads, the
+        reads right after it, all at once: no gate runs between them, so
+        each sees the tree as it would one after the other.  Empty: stopped."""
+        end = index + 1
+        if _git_subcommand(self.items[index]["argv"]) in _READS:
+            while (
+                end < len(self.items)
+                and self.items[end]["kind"] == "git"
+                and _git_subcommand(self.items[end]["argv"]) in _READS
+            ):
+                end += 1
+        batch = [
+            (
+                Launched(item),
+                subprocess.Popen(
+                    item["argv"],
+                    cwd=item["cwd"],
+                    env=_env(item),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                ),
+            )
+            for item in self.items[index:end]
+        ]
+        with self._cond:
+            late = self.stopped
+            if not late:
+                self.launched.extend(launched for launched, _ in batch)
+                self._cond.notify_all()
+        if late:
+            for _, proc in batch:
+                proc.kill()
+                proc.communicate()
+            return []
+        return batch
+
     def _launch(self, item: dict[str, Any]) -> Launched | None:
-        env = _env(item)
+        """Start a gate (None: stopped)."""
+        from stepkit.workspace import supervision
+
         launched = Launched(item)
         with self._cond:
             if self.stopped:
                 return None
-        if item["kind"] == "git":
-            launched.result = subprocess.run(
-                item["argv"], cwd=item["cwd"], env=env, capture_output=True, check=False
+        launched.token = supervision.new_token()
+        launched.since = supervision.mark()
+        launched.started = time.monotonic()
+        with supervision.SPAWNING:
+            launched.proc = subprocess.Popen(
+                item["argv"],
+                shell=item["shell"],
+                cwd=item["cwd"],
+                env={**_env(item), _TOKEN: launched.token},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
-        else:
-            from stepkit.workspace import supervision
-
-            launched.token = supervision.new_token()
-            launched.since = supervision.mark()
-            launched.started = time.monotonic()
-            with supervision.SPAWNING:
-                launched.proc = subprocess.Popen(
-                    item["argv"],
-                    shell=item["shell"],
-                    cwd=item["cwd"],
-                    env={**env, _TOKEN: launched.token},
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-                launched.group = launched.proc.pid
-                supervision.register(launched.token, launched.group)
-            launched.reader = Feed(launched.proc.stdout)
-            launched.reader.start()
-            launched.settled.set()  # adopted while it runs
+            launched.group = launched.proc.pid
+            supervision.register(launched.token, launched.group)
+        self.under_way.set()
+        launched.reader = Feed(launched.proc.stdout)
+        launched.reader.start()
+        launched.settled.set()  # adopted while it runs
         with self._cond:
             self.launched.append(launched)
             self._cond.notify_all()
             late = self.stopped
-        if late and launched.proc is not None:
+        if late:
             self._stop(launched)
             return None
         return launched
@@ -484,16 +554,18 @@ class HeadStart:
 
         assert launched.reader is not None
         launched.reader.drop()
-        if launched.group is not None:
+        # read once: the head start's thread forgets the group (None) the moment it finds it empty
+        group = launched.group
+        if group is not None:
             try:
-                os.killpg(launched.group, signal.SIGKILL)
+                os.killpg(group, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
         launched.proc.wait()
-        if launched.group is not None:
+        if group is not None:
             while True:
                 try:
-                    os.waitpid(-launched.group, 0)
+                    os.waitpid(-group, 0)
                 except ChildProcessError:
                     break
         supervision.stop_detached(launched.token, launched.since)
@@ -547,6 +619,9 @@ def begin(argv: list[str]) -> bool:
         return False  # a run or another verify works on the project: it will say so
     _ACTIVE = HeadStart(record["items"], fd, record["logs"])
     _ACTIVE.start()
+    # the interpreter is the head start's until its first gate runs: the set-up's
+    # imports, which have time until that gate ends, would take half of it
+    _ACTIVE.under_way.wait(_LEAD_S)
     return True
 
 

@@ -165,11 +165,15 @@ def test_output_past_the_cap_still_streams_through_the_verify(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_a_stop_signal_leaves_no_command_of_the_head_start_running(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hang_as", ["exec sleep 120", "sleep 120 & wait"])
+def test_a_stop_signal_leaves_no_command_of_the_head_start_running(
+    tmp_path: Path, hang_as: str
+) -> None:
+    """``sleep 120 & wait``: the killed group has a member besides its
+    leader, which the stopping thread reaps while the head start's thread,
+    woken by the leader's exit, finds the group empty."""
     hang, pid = tmp_path / "hang", tmp_path / "pid"
-    tests = (
-        f"if [ -e {sh(hang)} ]; then echo $$ > {sh(pid)}; exec sleep 120; fi; python -m pytest -q"
-    )
+    tests = f"if [ -e {sh(hang)} ]; then echo $$ > {sh(pid)}; {hang_as}; fi; python -m pytest -q"
     project = _project(tmp_path, tests)
     _verify(project)
     hang.touch()
@@ -226,3 +230,39 @@ def test_a_verify_with_stdin_closed_takes_the_lock_the_head_start_holds(tmp_path
         )
         assert done.returncode == 0, done.stderr
     assert seen.read_text().strip() == "1", "the second verify had no head start"
+
+
+def test_a_verify_that_answered_exits_at_once_its_exit_handlers_run(tmp_path: Path) -> None:
+    """Its answer given, a verify skips the interpreter's teardown (which
+    would finalize ``torn``, as it does after ``stepkit detect``), but what
+    asked to run at exit (``atexit``) still runs, and the answer and the
+    exit code are whole."""
+    project = _project(tmp_path, "python -m pytest -q -p no:cacheprovider")
+    script = (
+        "import atexit, os, sys\n"
+        "class Torn:\n"
+        "    def __del__(self, write=os.write):  # the module's names are gone by then\n"
+        "        write(2, b'torn down\\n')\n"
+        "torn = Torn()\n"
+        "atexit.register(lambda: os.write(2, b'exit handlers ran\\n'))\n"
+        "sys.argv[0] = 'stepkit'\n"
+        "from stepkit.cli import entry\n"
+        "entry()\n"
+    )
+    said = {}
+    for command in ("verify", "detect"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, command, "--json"],
+            cwd=project,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)
+        said[command] = done.stderr
+    assert "exit handlers ran" in said["verify"]
+    assert "torn down" not in said["verify"]
+    assert "torn down" in said["detect"]  # the usual exit, which the test would see
