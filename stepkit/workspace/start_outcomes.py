@@ -23,7 +23,8 @@ so a later step that starts from the same files measures nothing.  The
 copy is built before the coder starts (its ``git worktree add`` must not
 read a ``.git/config`` the coder is writing); the commands then run beside
 the coder at the lowest CPU priority, so on a busy machine they take what
-the coder and the gates leave.  The job stops with its run
+the coder and the gates leave, until a verdict waits for them: the waiting
+thread lends them its priority (:meth:`StartMeasure.record`).  The job stops with its run
 (:func:`~stepkit.workspace.supervision.stop_background`); what it measured
 while being stopped is dropped, and a verdict that finds no record falls
 back to running the command on the start then, as before.
@@ -53,7 +54,7 @@ from stepkit.workspace.baseline import (
     new_record,
     test_results_of,
 )
-from stepkit.workspace.process import signal_of
+from stepkit.workspace.process import lend_priority, signal_of
 from stepkit.workspace.store import baseline_dir
 from stepkit.workspace.testresults import file_of
 
@@ -89,16 +90,21 @@ class StartMeasure:
         #: the copy is built (or none is needed): the coder may start
         self.ready = threading.Event()
         self.done = threading.Event()
+        self._thread: threading.Thread | None = None  # the one measuring
         env = {supervision.RUN_VARIABLE: run_dir} if run_dir else {}
         self._watch = supervision.Supervision(env=env)
 
     def start(self) -> None:
         """Measure in a background thread."""
-        threading.Thread(target=self._work, name="stepkit-start-outcomes", daemon=True).start()
+        self._thread = threading.Thread(
+            target=self._work, name="stepkit-start-outcomes", daemon=True
+        )
+        self._thread.start()
 
     def run(self) -> None:
         """Measure in this thread, returning when every gate was measured
         (``stepkit init``: the project's HEAD proven before the first step)."""
+        self._thread = threading.current_thread()
         self._work()
 
     def stop(self) -> None:
@@ -111,7 +117,11 @@ class StartMeasure:
 
     def record(self, gate: str, command: str | None) -> BaselineRecord | None:
         """The start's record of ``gate``'s ``command``, once the job ended
-        (None: it measured none)."""
+        (None: it measured none).  While it runs, this thread's priority is
+        lent to it (:func:`~stepkit.workspace.process.lend_priority`): the
+        lowest is for a measure nobody waits for."""
+        if not self.done.is_set() and self._thread is not None:
+            lend_priority(self._thread)
         self.done.wait()
         found = self.records.get(gate)
         return found if found is not None and found.command == command else None
