@@ -20,11 +20,16 @@ tests every id's outcome.  Three verdicts read those records:
 The records are cached in the run store, sealed, by the start tree's
 content and the command (:func:`~stepkit.workspace.baseline.keep_record`),
 so a later step that starts from the same files measures nothing.  The
-copy is built before the coder starts (its ``git worktree add`` must not
-read a ``.git/config`` the coder is writing); the commands then run beside
-the coder at the lowest CPU priority, so on a busy machine they take what
-the coder and the gates leave, until a verdict waits for them: the waiting
-thread lends them its priority (:meth:`StartMeasure.record`).  The job stops with its run
+copy is built before the coder starts, at the priority of the node that
+waits for it: the coder can write ``.git/`` (its undoing waits for the
+round's end), and a ``git worktree add`` during the round would run a
+smudge filter it planted in ``.git/config`` and ``.git/info/attributes``
+(unconfined, as stepkit's own git calls are), and the copy would hold
+what the filter made of the start.  The commands then run beside the
+coder at the lowest CPU priority, so on a busy machine they take what the
+coder and the gates leave, until a verdict waits for them: the waiting
+thread lends them its priority (:meth:`StartMeasure.record`).  The job
+stops with its run
 (:func:`~stepkit.workspace.supervision.stop_background`); what it measured
 while being stopped is dropped, and a verdict that finds no record falls
 back to running the command on the start then, as before.
@@ -133,7 +138,6 @@ class StartMeasure:
                 supervision.SUBREAPER,
                 sandbox.confined(self._policy()),
             ):
-                _lowest_priority()
                 wanted = self._from_cache()
                 if wanted:
                     self._measure_in_copy(wanted)
@@ -163,6 +167,7 @@ class StartMeasure:
         logs = baseline_dir(self.project_dir) / "logs" / f"start-{self.tree.key[:16]}"
         with checked_out(self.tree) as where:
             self.ready.set()
+            _lowest_priority()  # not before: the coder waits for the copy
             for result in self._measure(where, logs, gates):
                 command = self.commands.get(result.name)
                 if command is None or result.command != command or self._watch.stopping:

@@ -103,6 +103,30 @@ def test_the_commands_sessions_are_at_the_lowest_priority_too(confined, repo, tm
     supervision.stop_background(str(tmp_path))
 
 
+def test_what_the_coder_writes_the_moment_it_starts_never_reaches_the_measured_start(
+    repo, tmp_path
+):
+    """The coder starts once :func:`begin` returns.  At once it changes a
+    committed file and one changed before the step, and plants a smudge
+    filter in ``.git/config`` and ``.git/info/attributes`` that rewrites
+    whatever git checks out: the measured start is the start all the same,
+    and the filter never ran."""
+    (repo / "b.txt").write_text("changed before the step\n")
+    tree = snapshot_tree(take_snapshot(repo))
+    smudged = tmp_path / "smudged"
+    command = "cat a.txt b.txt"
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, None)
+    for name in ("a.txt", "b.txt"):
+        (repo / name).write_text("the coder's\n")
+    git(repo, "config", "filter.evil.smudge", f"touch '{smudged}'; echo smudged")
+    (repo / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    record = job.record("tests", command)
+    assert record is not None and " ".join(record.summary.split()) == (
+        "committed changed before the step"
+    )
+    assert not smudged.exists()
+
+
 class Announced(threading.Event):
     """An event whose waiters are announced: ``waiting`` is set when one begins."""
 
