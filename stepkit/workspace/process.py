@@ -2,7 +2,8 @@
 coders and reviewers, and the model's ``run_command`` tool.
 
 The command runs through the shell in its own process group (a new session,
-as low in CPU priority as the thread that started it);
+as low in CPU priority as the thread that started it, unless a thread that
+waits for that one lends it its own: :func:`lend_priority`);
 while a node that runs the coder's code has set a sandbox policy for the
 thread, inside that sandbox (:mod:`stepkit.workspace.sandbox`): this is
 the one place a confined command starts.
@@ -42,6 +43,7 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -212,8 +214,7 @@ def run(
                         )
                         group = own_group(getattr(proc, "pid", 0) or 0)
                     supervision.register(token, group)
-                if group is not None:
-                    _carry_niceness(group)
+                lowered = _carry_niceness(group) if group is not None else None
                 if meanwhile is not None:
                     meanwhile()
             except (OSError, _Refused) as exc:
@@ -235,6 +236,8 @@ def run(
                     )
                 finally:
                     supervision.unregister(token)
+                    if lowered is not None:
+                        lowered()
                 exit_code = proc.returncode
     if detached and watch is not None and watch.on_detached is not None:
         watch.on_detached(command, detached)
@@ -263,9 +266,11 @@ def _confined(
     return policy.wrap(command, Path(cwd), env)
 
 
-def _carry_niceness(leader: int) -> None:
+def _carry_niceness(leader: int) -> Callable[[], None] | None:
     """Give the session ``leader`` leads the niceness of this thread, when it
-    is below the default priority (the start's measure, a ``nice``d stepkit).
+    is below the default priority (the start's measure, a ``nice``d stepkit),
+    unless a waiter lent the thread a higher priority (:func:`lend_priority`).
+    Returns what to call once the command has ended (None: not lowered).
 
     Where the kernel groups processes by session (autogroups: Linux's
     default on most distributions), it first shares the CPU between the
@@ -273,13 +278,73 @@ def _carry_niceness(leader: int) -> None:
     nice 0: the nice value the command inherits would then rank it only
     against its own children, and it would take as much CPU as the gates.
     Its children started before this are in the same group, so they are
-    lowered with it.  A kernel without autogroups has nothing to set; one
-    that refuses (no permission, the command gone) leaves the command as it
-    is.  An unprivileged process may set a group's niceness once in
-    :data:`_AUTOGROUP_WINDOW_S` system-wide: a busy window is waited out."""
+    lowered with it."""
+    if os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= 0:
+        return None  # nothing a waiter lends ranks it higher
+    lowered = _lowered(threading.current_thread())
+    with lowered.lock:
+        niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        if lowered.lent is not None:
+            niceness = min(niceness, lowered.lent)
+        if niceness <= 0:
+            return None
+        _set_autogroup_niceness(leader, niceness)
+        lowered.sessions[leader] = niceness
+    return lambda: lowered.forget(leader)
+
+
+def lend_priority(thread: threading.Thread) -> None:
+    """Priority inheritance: the calling thread is about to wait for work of
+    ``thread``, which may run below its priority (the start's measure, at
+    the lowest).  The sessions of ``thread``'s commands that run now, and of
+    those it starts from now on, get the caller's niceness where that ranks
+    them higher: what the caller waits for no longer starves behind the
+    load it was meant to leave the CPU to.  (A process's own nice value
+    cannot be brought back down without privilege: where the kernel has no
+    session autogroups, the commands keep theirs.)"""
     niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    if niceness <= 0:
-        return
+    lowered = _lowered(thread)
+    with lowered.lock:  # a command ``thread`` is lowering meanwhile is lowered first
+        if lowered.lent is None or niceness < lowered.lent:
+            lowered.lent = niceness
+        for leader, was in sorted(lowered.sessions.items()):
+            if was > niceness:
+                _set_autogroup_niceness(leader, niceness)
+                lowered.sessions[leader] = niceness
+
+
+class _Lowered:
+    """A thread's running commands whose sessions were set below the
+    default priority (leader → niceness), and the niceness a waiter lent
+    the thread (None: none)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sessions: dict[int, int] = {}
+        self.lent: int | None = None
+
+    def forget(self, leader: int) -> None:
+        """``leader``'s command ended: its session is no longer the thread's."""
+        with self.lock:
+            self.sessions.pop(leader, None)
+
+
+# by the thread object, not its id: a later thread may reuse the id, never the object
+_LOWERED: weakref.WeakKeyDictionary[threading.Thread, _Lowered] = weakref.WeakKeyDictionary()
+_LOWERED_LOCK = threading.Lock()
+
+
+def _lowered(thread: threading.Thread) -> _Lowered:
+    with _LOWERED_LOCK:
+        return _LOWERED.setdefault(thread, _Lowered())
+
+
+def _set_autogroup_niceness(leader: int, niceness: int) -> None:
+    """Set the niceness of the autogroup of the session ``leader`` leads.  A
+    kernel without autogroups has nothing to set; one that refuses (no
+    permission, the command gone) leaves the session as it is.  An
+    unprivileged process may set a group's niceness once in
+    :data:`_AUTOGROUP_WINDOW_S` system-wide: a busy window is waited out."""
     for _ in range(3):
         try:
             fd = os.open(f"/proc/{leader}/autogroup", os.O_WRONLY)

@@ -20,10 +20,16 @@ tests every id's outcome.  Three verdicts read those records:
 The records are cached in the run store, sealed, by the start tree's
 content and the command (:func:`~stepkit.workspace.baseline.keep_record`),
 so a later step that starts from the same files measures nothing.  The
-copy is built before the coder starts (its ``git worktree add`` must not
-read a ``.git/config`` the coder is writing); the commands then run beside
-the coder at the lowest CPU priority, so on a busy machine they take what
-the coder and the gates leave.  The job stops with its run
+copy is built before the coder starts, at the priority of the node that
+waits for it: the coder can write ``.git/`` (its undoing waits for the
+round's end), and a ``git worktree add`` during the round would run a
+smudge filter it planted in ``.git/config`` and ``.git/info/attributes``
+(unconfined, as stepkit's own git calls are), and the copy would hold
+what the filter made of the start.  The commands then run beside the
+coder at the lowest CPU priority, so on a busy machine they take what the
+coder and the gates leave, until a verdict waits for them: the waiting
+thread lends them its priority (:meth:`StartMeasure.record`).  The job
+stops with its run
 (:func:`~stepkit.workspace.supervision.stop_background`); what it measured
 while being stopped is dropped, and a verdict that finds no record falls
 back to running the command on the start then, as before.
@@ -53,7 +59,7 @@ from stepkit.workspace.baseline import (
     new_record,
     test_results_of,
 )
-from stepkit.workspace.process import signal_of
+from stepkit.workspace.process import lend_priority, signal_of
 from stepkit.workspace.store import baseline_dir
 from stepkit.workspace.testresults import file_of
 
@@ -89,16 +95,21 @@ class StartMeasure:
         #: the copy is built (or none is needed): the coder may start
         self.ready = threading.Event()
         self.done = threading.Event()
+        self._thread: threading.Thread | None = None  # the one measuring
         env = {supervision.RUN_VARIABLE: run_dir} if run_dir else {}
         self._watch = supervision.Supervision(env=env)
 
     def start(self) -> None:
         """Measure in a background thread."""
-        threading.Thread(target=self._work, name="stepkit-start-outcomes", daemon=True).start()
+        self._thread = threading.Thread(
+            target=self._work, name="stepkit-start-outcomes", daemon=True
+        )
+        self._thread.start()
 
     def run(self) -> None:
         """Measure in this thread, returning when every gate was measured
         (``stepkit init``: the project's HEAD proven before the first step)."""
+        self._thread = threading.current_thread()
         self._work()
 
     def stop(self) -> None:
@@ -111,7 +122,11 @@ class StartMeasure:
 
     def record(self, gate: str, command: str | None) -> BaselineRecord | None:
         """The start's record of ``gate``'s ``command``, once the job ended
-        (None: it measured none)."""
+        (None: it measured none).  While it runs, this thread's priority is
+        lent to it (:func:`~stepkit.workspace.process.lend_priority`): the
+        lowest is for a measure nobody waits for."""
+        if not self.done.is_set() and self._thread is not None:
+            lend_priority(self._thread)
         self.done.wait()
         found = self.records.get(gate)
         return found if found is not None and found.command == command else None
@@ -123,7 +138,6 @@ class StartMeasure:
                 supervision.SUBREAPER,
                 sandbox.confined(self._policy()),
             ):
-                _lowest_priority()
                 wanted = self._from_cache()
                 if wanted:
                     self._measure_in_copy(wanted)
@@ -153,6 +167,7 @@ class StartMeasure:
         logs = baseline_dir(self.project_dir) / "logs" / f"start-{self.tree.key[:16]}"
         with checked_out(self.tree) as where:
             self.ready.set()
+            _lowest_priority()  # not before: the coder waits for the copy
             for result in self._measure(where, logs, gates):
                 command = self.commands.get(result.name)
                 if command is None or result.command != command or self._watch.stopping:

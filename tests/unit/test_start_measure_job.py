@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from stepkit.records import GateResult
 from stepkit.workspace import process, sandbox, supervision
 from stepkit.workspace.baseline import cached_record, snapshot_tree
 from stepkit.workspace.scope import take_snapshot
-from stepkit.workspace.start_outcomes import begin, lost_tests
+from stepkit.workspace.start_outcomes import NICENESS, begin, lost_tests
 from tests.support.gitrepo import git, init_repo
 from tests.support.waiting import SAFETY_S, wait_until
 
@@ -27,20 +28,27 @@ def repo(tmp_path: Path) -> Path:
 
 def shell_gate(command: str, stdin_text: str | None = None):
     """A measure that runs ``command`` in the copy as the tests gate."""
+    return shell_gates({"tests": command}, stdin_text)
+
+
+def shell_gates(commands: dict[str, str], stdin_text: str | None = None):
+    """A measure that runs each gate's shell command in the copy, in the order asked."""
 
     def measure(where: Path, log_dir: Path, gates: list[str]) -> list[GateResult]:
-        ran = process.run(command, cwd=where, stdin_text=stdin_text)
-        status = "pass" if ran.exit_code == 0 else "fail"
-        return [
-            GateResult(
-                name="tests",
-                status=status,
-                command=command,
-                exit_code=ran.exit_code,
-                summary=ran.output.strip(),
-                evidence=ran.output,
+        results = []
+        for gate in gates:
+            ran = process.run(commands[gate], cwd=where, stdin_text=stdin_text)
+            results.append(
+                GateResult(
+                    name=gate,
+                    status="pass" if ran.exit_code == 0 else "fail",
+                    command=commands[gate],
+                    exit_code=ran.exit_code,
+                    summary=ran.output.strip(),
+                    evidence=ran.output,
+                )
             )
-        ]
+        return results
 
     return measure
 
@@ -81,16 +89,113 @@ def test_the_commands_run_at_the_lowest_priority_and_the_record_is_cached(repo, 
 @pytest.mark.parametrize("confined", [False, True], ids=["unconfined", "sandboxed"])
 def test_the_commands_sessions_are_at_the_lowest_priority_too(confined, repo, tmp_path):
     """Each command leads a session, so a scheduler autogroup, of its own: its
-    nice value alone would rank it as an equal of the gates' commands."""
+    nice value alone would rank it as an equal of the gates' commands.  (No
+    verdict waits for this measure: one would lend it its priority.)"""
     if confined and sandbox.unavailable() is not None:
         pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
     tree = snapshot_tree(take_snapshot(repo))
     command = "read go; cat /proc/self/autogroup"  # read once the spawn is done
     policy = (lambda: sandbox.policy_for(repo, tmp_path / "store")) if confined else lambda: None
     job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), policy, str(tmp_path))
-    record = job.record("tests", command)
+    assert job.done.wait(SAFETY_S)
+    record = job.records["tests"]
     assert record is not None and record.summary.split()[-2:] == ["nice", "19"]
     supervision.stop_background(str(tmp_path))
+
+
+def test_what_the_coder_writes_the_moment_it_starts_never_reaches_the_measured_start(
+    repo, tmp_path
+):
+    """The coder starts once :func:`begin` returns.  At once it changes a
+    committed file and one changed before the step, and plants a smudge
+    filter in ``.git/config`` and ``.git/info/attributes`` that rewrites
+    whatever git checks out: the measured start is the start all the same,
+    and the filter never ran."""
+    (repo / "b.txt").write_text("changed before the step\n")
+    tree = snapshot_tree(take_snapshot(repo))
+    smudged = tmp_path / "smudged"
+    command = "cat a.txt b.txt"
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, None)
+    for name in ("a.txt", "b.txt"):
+        (repo / name).write_text("the coder's\n")
+    git(repo, "config", "filter.evil.smudge", f"touch '{smudged}'; echo smudged")
+    (repo / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    record = job.record("tests", command)
+    assert record is not None and " ".join(record.summary.split()) == (
+        "committed changed before the step"
+    )
+    assert not smudged.exists()
+
+
+class Announced(threading.Event):
+    """An event whose waiters are announced: ``waiting`` is set when one begins."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waiting.set()
+        return super().wait(timeout)
+
+
+def waiter_niceness() -> int:
+    """This thread's niceness: what a verdict waiting in it lends the measure."""
+    niceness = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    if niceness >= NICENESS:
+        pytest.skip(f"this test runs at nice {niceness}: no priority above the measure's to lend")
+    return niceness
+
+
+def record_once_waiting(job, gate: str, command: str, release: Path):
+    """``job.record(gate, command)`` from another thread; ``release`` (a FIFO
+    the measure's command reads) is written once that thread waits."""
+    job.done = announced = Announced()
+    found = []
+    waiter = threading.Thread(target=lambda: found.append(job.record(gate, command)))
+    waiter.start()
+    assert announced.waiting.wait(SAFETY_S)
+    release.write_text("go\n")
+    waiter.join(SAFETY_S)
+    return found[0]
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(), reason="a kernel without session autogroups"
+)
+def test_a_verdict_that_waits_lends_its_priority_to_the_running_command(repo, tmp_path):
+    """The measure idles at the lowest priority while nobody needs it; once
+    a verdict waits for it, starving it behind the gates and other load
+    only delays that verdict: its running command's session is raised to
+    the waiter's niceness.  The command reads its session's niceness before
+    anyone waits (a FIFO the test reads) and once someone does."""
+    expected = waiter_niceness()
+    first, release = tmp_path / "first", tmp_path / "release"
+    os.mkfifo(first)
+    os.mkfifo(release)
+    reads = "cat /proc/self/autogroup"
+    command = f"read go; {reads} > '{first}'; read go < '{release}'; {reads}"
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), lambda: None, None)
+    assert first.read_text().split()[-2:] == ["nice", str(NICENESS)]
+    record = record_once_waiting(job, "tests", command, release)
+    assert record is not None and record.summary.split()[-2:] == ["nice", str(expected)]
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(), reason="a kernel without session autogroups"
+)
+def test_a_command_the_measure_starts_after_the_wait_began_is_not_lowered(repo, tmp_path):
+    """Lint, then tests: the wait begins while lint runs; the tests command,
+    started after, runs at the waiter's priority from its start."""
+    expected = waiter_niceness()
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    commands = {"lint": f"read go < '{release}'", "tests": "read go; cat /proc/self/autogroup"}
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(repo, tree, commands, shell_gates(commands, "go\n"), lambda: None, None)
+    record = record_once_waiting(job, "tests", commands["tests"], release)
+    assert record is not None and record.summary.split()[-2:] == ["nice", str(expected)]
 
 
 def test_a_measure_stopped_with_its_run_leaves_no_process_and_no_record(repo, tmp_path):
