@@ -228,10 +228,12 @@ def call_with_timeout(
             done.set()
             wake.set()
 
-    with _STOP.lock:
-        _STOP.waiting.add(wake)
-    threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True).start()
     try:
+        with _STOP.lock:
+            _STOP.waiting.add(wake)
+        # in the try: on a loaded machine the node's command can start, and the stop
+        # signal come, before this thread has come back from starting the node's
+        threading.Thread(target=work, name=f"stepkit-{nid}", daemon=True).start()
         finished = _wait(wake, timeout)
         if not done.is_set() and _STOP.signum is not None:
             raise StopSignal(_STOP.signum)
