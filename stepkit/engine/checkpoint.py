@@ -5,7 +5,7 @@ Its keys are part of the run store's contract (README.md, "Run directory"): prog
 stepkit read ``status``, ``outcome``, ``pending``, ``state`` … so fields are
 only ever added.  ``format_version`` says which layout a file has:
 
-- format 2 (this one) is portable: every string of ``settings`` and
+- format 2 is portable: every string of ``settings`` and
   ``state`` that is the project dir or a path inside it is stored relative
   to the project (``.`` for the project itself), and ``relative_paths``
   lists where those are (key and index lists).  A run moved with its
@@ -19,7 +19,11 @@ only ever added.  ``format_version`` says which layout a file has:
   release (a review's findings); format 4 also a gate's typed evidence.  An
   older state is brought to the graph's state model when the run resumes
   (:meth:`RunState.upgraded <stepkit.graph.state.RunState.upgraded>`, with
-  :attr:`Checkpoint.read_format`).
+  :attr:`Checkpoint.read_format`);
+- format 6 (this one) may hold a setting kept apart: a reference to a
+  sealed file beside the checkpoint, with its digest, in place of its value
+  (:class:`~stepkit.workspace.seal.Apart`, the installed files'
+  fingerprint); an older stepkit would read the reference as the value.
 
 A newer format, or a file that is not a checkpoint, is refused with one line.
 """
@@ -37,7 +41,7 @@ from stepkit.errors import UsageError, describe_validation
 from stepkit.models import Model
 
 #: The layout this stepkit writes.
-CHECKPOINT_FORMAT = 5
+CHECKPOINT_FORMAT = 6
 #: The layout with absolute paths (and of files without a format).
 ABSOLUTE_FORMAT = 1
 #: How the stored form names the project dir itself.

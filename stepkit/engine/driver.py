@@ -181,6 +181,7 @@ def resume_run(
         raise UsageError(
             f"run {run_id} already finished ({checkpoint.outcome}); start a new run (stepkit run)"
         )
+    run.read_parts(checkpoint)
     if is_live(run, checkpoint):
         raise UsageError(
             f"run {run_id} is still running (pid {checkpoint.pid}); resume it once it stops "

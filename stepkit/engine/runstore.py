@@ -10,6 +10,11 @@ flushed as it happens), ``logs/`` (full gate and coder output) and
 
 The checkpoint is sealed (:mod:`stepkit.workspace.seal`): one a coder forged
 or edited, or whose seal it deleted, is refused by name, never resumed.
+A setting that is an :class:`~stepkit.workspace.seal.Apart` (the installed
+files' fingerprint, most of a checkpoint's size) is written once as a sealed
+``<setting>.json`` beside it, the checkpoint holding its digest: a part
+edited or swapped is refused as an edited checkpoint is
+(:meth:`RunDir.read_parts`, when the run goes on).
 
 Secrets: events and the output go through :func:`stepkit.workspace.redact.redact`.
 The checkpoint is rewritten after every node, so a full redaction pass over
@@ -32,10 +37,18 @@ from typing import Any, TextIO
 from stepkit.engine.checkpoint import Checkpoint, read_checkpoint
 from stepkit.engine.lock import live_holder
 from stepkit.errors import UsageError
-from stepkit.jsontext import json_safe, model_json
-from stepkit.workspace.files import atomic_write, new_stamped_dir
+from stepkit.jsontext import dumps, json_safe, model_json
+from stepkit.workspace.files import atomic_write, new_stamped_dir, sync
 from stepkit.workspace.redact import redact, secret_env_values
-from stepkit.workspace.seal import SealBroken, read_sealed, write_sealed
+from stepkit.workspace.seal import (
+    Apart,
+    SealBroken,
+    is_apart,
+    read_apart,
+    read_sealed,
+    write_apart,
+    write_sealed,
+)
 from stepkit.workspace.store import ensure_store
 
 UNFINISHED = ("paused", "interrupted", "running")
@@ -57,6 +70,8 @@ class RunDir:
         self.logs = path / "logs"
         self._events: TextIO | None = None
         self._lock = threading.Lock()
+        #: parts written apart not yet flushed to the disk (the next durable save does)
+        self._unsynced: list[Path] = []
 
     @property
     def state_file(self) -> Path:
@@ -65,11 +80,55 @@ class RunDir:
     def save(self, checkpoint: Checkpoint, durable: bool = True) -> None:
         """Write the checkpoint atomically (temp file, rename: never torn),
         its paths relative to the project, and seal it; ``durable``: flushed
-        to the disk (fsync) before the rename, so a power loss keeps it."""
-        text = model_json(checkpoint.portable(self.project), fallback=jsonable)
+        to the disk (fsync) before the rename, so a power loss keeps it.
+        Each :class:`~stepkit.workspace.seal.Apart` setting is written
+        beside it the first time, and only referred to after."""
+        settings = {
+            key: self._part(key, value, durable) if isinstance(value, Apart) else value
+            for key, value in checkpoint.settings.items()
+        }
+        if durable:
+            for path in self._unsynced:
+                sync(path)  # a checkpoint on the disk never refers to a part that is not
+            self._unsynced.clear()
+        stored = checkpoint.model_copy(update={"settings": settings}).portable(self.project)
+        text = model_json(stored, fallback=jsonable)
         if any(value in text for value in secret_env_values()):
             text = redact(text)  # the same secret-env list redact() masks
         write_sealed(self.state_file, text, durable=durable)
+
+    def _part(self, key: str, part: Apart, durable: bool) -> dict[str, str]:
+        """The reference the checkpoint holds for the setting ``key``, ``part``
+        written beside it first if it never was (redacted whole, once: it
+        is not among the values the engine redacts as they enter)."""
+        if part.reference is None:
+            path = self.path / f"{key}.json"
+            part.reference = write_apart(path, redact(dumps(dict(part))), durable=durable)
+            if not durable:
+                self._unsynced.append(path)
+        return part.reference
+
+    def read_parts(self, checkpoint: Checkpoint) -> None:
+        """Put back in ``checkpoint``'s settings each part written apart
+        (:meth:`save`), before the run goes on.
+
+        :raises UsageError: a part is missing, or is not the one stepkit
+            wrote for this checkpoint (edited, forged, another's).
+        """
+        for key, value in list(checkpoint.settings.items()):
+            if not is_apart(value):
+                continue
+            try:
+                part = Apart(json.loads(read_apart(self.path, value)))
+            except SealBroken as exc:
+                raise UsageError(
+                    f"run {self.run_id}: its checkpoint is not the one stepkit wrote, "
+                    f"so it is not resumed: {exc}"
+                ) from None
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise UsageError(f"run {self.run_id}: cannot read its checkpoint: {exc}") from None
+            part.reference = value
+            checkpoint.settings[key] = part
 
     def load(self) -> Checkpoint:
         """The last checkpoint, its paths in this project (one in an older
@@ -238,6 +297,8 @@ def redacted(value: Any, env: tuple[str, ...] | None = None) -> Any:
     env = secret_env_values() if env is None else env
     if isinstance(value, str):
         return _redacted_text(value, env)
+    if isinstance(value, Apart):
+        return value  # redacted whole as it is written (RunDir.save), not at every save
     if isinstance(value, dict):
         return {k: redacted(v, env) for k, v in value.items()}
     if isinstance(value, list):
@@ -246,9 +307,10 @@ def redacted(value: Any, env: tuple[str, ...] | None = None) -> Any:
 
 
 #: Strings :func:`_redacted_text` remembers: more than a run's settings
-#: hold (a large toolchain's installed files are thousands of hashes),
-#: which are walked in the same order at every save, so a smaller cache
-#: would evict each one just before it is asked for again.
+#: hold (a checkpoint written before the installed files' fingerprint was
+#: kept apart holds thousands of hashes inline), which are walked in the
+#: same order at every save, so a smaller cache would evict each one just
+#: before it is asked for again.
 _REMEMBERED = 1 << 16
 
 

@@ -76,7 +76,7 @@ def _changes(ctx: StageContext) -> tuple[list[Any] | None, str | None]:
     """The step's line counts and diff since its snapshot (None, None: the
     run kept no snapshot; the state's changed files are shown then)."""
     from stepkit.workspace.scope import load_snapshot
-    from stepkit.workspace.scope.diff import diff_stat, step_changes
+    from stepkit.workspace.scope.diff import stat_and_changes
 
     if ctx.run_dir is None:
         return None, None
@@ -85,7 +85,8 @@ def _changes(ctx: StageContext) -> tuple[list[Any] | None, str | None]:
     )
     if before is None:
         return None, None
-    return diff_stat(before, ctx.project_dir), step_changes(before, ctx.project_dir).diff
+    stats, changes = stat_and_changes(before, ctx.project_dir)
+    return stats, changes.diff
 
 
 def _files(stats: list[Any] | None, folded: list[str]) -> str:

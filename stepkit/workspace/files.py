@@ -66,6 +66,15 @@ def _replace(target: Path, data: bytes | str, mode: int | None, durable: bool = 
         raise
 
 
+def sync(path: Path) -> None:
+    """Flush ``path``, written with ``durable=False``, to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class LinkInTheWay(OSError):
     """A symlink or a non-directory where a directory was to be."""
 

@@ -33,6 +33,7 @@ from stepkit.gatetable import GATE_ORDER
 from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
+from stepkit.workspace.seal import Apart
 
 #: The hook every gate's command is asked through.
 GATE_HOOK = "stepkit_gate_command"
@@ -219,7 +220,10 @@ START_SCRIPTS_KEY = "start_scripts"
 #: directories taken when the run started (:func:`start_fingerprint`).
 TOOLS_KEY = "tool_fingerprint"
 #: The run setting that holds the fingerprint of the installed files of the
-#: gates' tools and of stepkit taken then (:mod:`stepkit.workspace.installed`).
+#: gates' tools and of stepkit taken then (:mod:`stepkit.workspace.installed`):
+#: thousands of hashes, kept apart from the checkpoint (an
+#: :class:`~stepkit.workspace.seal.Apart`, written once); a run started
+#: before that holds it inline.
 INSTALLED_KEY = "installed_fingerprint"
 
 
@@ -234,7 +238,7 @@ def start_fingerprint(
 
     dirs = tool_dirs(pm, project_dir)
     settings[TOOLS_KEY] = fingerprint(project_dir, dirs)
-    settings[INSTALLED_KEY] = _installed(project_dir, dirs, settings)
+    settings[INSTALLED_KEY] = Apart(_installed(project_dir, dirs, settings))
 
 
 def fingerprint_ahead(pm: pluggy.PluginManager | None, project_dir: Path) -> None:

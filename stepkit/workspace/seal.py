@@ -8,6 +8,12 @@ the rest of its text and of its name with its directory's name (so a record
 cannot be passed off as another run's or another gate's).  Record and seal
 are one file, replaced in one rename: a crash never leaves them apart.  Moving a project
 keeps its seals valid; a coder, who cannot read the secret, cannot make one.
+
+A large part of a record that is rewritten often (the run's checkpoint) is
+kept apart (:class:`Apart`): written once as a sealed record of its own
+beside it (:func:`write_apart`), the record holding in its place a
+reference with the part's sha256 (:func:`read_apart` believes the part only
+when its seal verifies and its digest is the one the record names).
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ import contextlib
 import hashlib
 import hmac
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace.files import atomic_write, state_home
@@ -67,6 +75,58 @@ def adopt(path: Path) -> None:
         text = Path(path).read_bytes().decode("utf-8")
         if _SEAL.search(text) is None:
             atomic_write(path, _sealed(path, text))
+
+
+class Apart(dict[str, Any]):
+    """A JSON object that the sealed record holding it keeps apart: written
+    once beside the record, the record saved with a reference in its place
+    (:func:`write_apart`).  Never changed once made: a record that needs
+    another value is given a new one.
+
+    :ivar reference: the reference the record holds in its place, once written or read.
+    """
+
+    reference: dict[str, str] | None = None
+
+
+#: The member of a reference that names the part's file.
+APART = "sealed_apart"
+#: What a part's file may be named: one file beside the record, never a path.
+_PART_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.json")
+
+
+def write_apart(path: Path, text: str, durable: bool = True) -> dict[str, str]:
+    """Write the JSON object ``text`` sealed at ``path`` (:func:`write_sealed`);
+    the reference a record holds in its place: the file's name and the sha256
+    of ``text``."""
+    write_sealed(path, text, durable=durable)
+    return {APART: Path(path).name, "sha256": _digest(text.rstrip())}  # as read_sealed gives it
+
+
+def is_apart(value: object) -> bool:
+    """``value`` is a reference :func:`write_apart` returned (as a record holds it)."""
+    return isinstance(value, dict) and set(value) == {APART, "sha256"}
+
+
+def read_apart(directory: Path, reference: dict[str, str]) -> str:
+    """The text of the part ``reference`` names, in ``directory`` (the record's).
+
+    :raises FileNotFoundError: the part is not there.
+    :raises SealBroken: the reference is not one stepkit writes, the part's
+        seal does not verify, or it is not the part the reference names (its digest).
+    """
+    name = reference.get(APART, "")
+    path = Path(directory) / name
+    if not (isinstance(name, str) and _PART_NAME.fullmatch(name)):
+        raise SealBroken(path, "its reference names no file beside the record")
+    text = read_sealed(path)
+    if not hmac.compare_digest(str(reference.get("sha256", "")), _digest(text)):
+        raise SealBroken(path, "it is not the part the record names")
+    return text
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _sealed(path: Path, text: str) -> str:

@@ -26,6 +26,7 @@ import shlex
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from stepkit.config import Config
@@ -242,7 +243,11 @@ def _plugin_path(spec: str) -> str:
     return spec.replace(".", "/") + "{.py,/**}"
 
 
+@lru_cache(maxsize=1024)
 def _rule(kind: str, pattern: str) -> Rule:
+    """The rule of a declared pattern, made once per process: every gate
+    asks for the whole surface (~75 patterns), and translating a glob is a
+    loop over its characters."""
     path, _, keys = pattern.partition("#")
     return Rule(
         kind, pattern, tuple(k.strip() for k in keys.split(",") if k.strip()), _compile(path)

@@ -36,7 +36,7 @@ def test_a_step_paused_in_format_2_resumes_to_step_complete(tmp_path):
 
     assert done.outcome == "STEP_COMPLETE", done.stderr
     data = json.loads(state_file.read_text())
-    assert data["format_version"] == CHECKPOINT_FORMAT == 5
+    assert data["format_version"] == CHECKPOINT_FORMAT == 6
     assert data["state"]["review_findings"] == [
         {"severity": "critical", "text": "calc.py: mul ignores floats", "file": "", "criterion": ""}
     ]

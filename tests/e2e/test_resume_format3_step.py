@@ -36,7 +36,7 @@ def test_a_step_paused_in_format_3_resumes_to_step_complete(tmp_path):
 
     assert done.outcome == "STEP_COMPLETE", done.stderr
     data = json.loads(state_file.read_text())
-    assert data["format_version"] == CHECKPOINT_FORMAT == 5
+    assert data["format_version"] == CHECKPOINT_FORMAT == 6
     assert all("condensed" in gate for gate in data["state"]["gates"] if gate.get("log"))
 
 

@@ -37,7 +37,7 @@ def test_a_step_paused_in_format_4_resumes_to_step_complete(tmp_path):
 
     assert done.outcome == "STEP_COMPLETE", done.stderr
     data = json.loads(state_file.read_text())
-    assert data["format_version"] == CHECKPOINT_FORMAT == 5
+    assert data["format_version"] == CHECKPOINT_FORMAT == 6
     state = data["state"]
     assert "round_flags" not in state and "run_store_flags" not in state
     assert [(f["kind"], f["text"]) for f in state["tamper_flags"]] == [

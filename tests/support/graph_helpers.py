@@ -140,6 +140,15 @@ def peek_checkpoint(ctx: StageContext) -> Outcome:
     )
 
 
+def count_installed(ctx: StageContext) -> Outcome:
+    """Append to ``installed_seen`` how many files the run's installed-files
+    fingerprint holds, as this node's settings give it."""
+    from stepkit.workspace.gate_commands import INSTALLED_KEY
+
+    seen = [*ctx.state.get("installed_seen", []), len(ctx.settings.get(INSTALLED_KEY) or {})]
+    return Outcome(updates={"installed_seen": seen})
+
+
 def settings_probe(ctx: StageContext) -> Outcome:
     """Copy what stepkit_configure put in the settings into the state."""
     return Outcome(updates={"probe": ctx.settings.get("colour_seen")})

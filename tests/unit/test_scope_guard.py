@@ -334,3 +334,21 @@ def test_diff_stat_counts_lines_of_modified_added_and_deleted_files_and_names_bi
         FileStat("src/new.py", 2, 0, "added"),
         FileStat("src/util.py", 0, 1, "deleted"),
     ]
+
+
+def test_the_approvals_stat_and_diff_come_from_one_look_and_match_the_two_apart(
+    project, monkeypatch
+):
+    from stepkit.workspace.scope import diff
+
+    before = roundtrip(scope.take_snapshot(project, project / "plans"))
+    (project / "src" / "app.py").write_text("def main():\n    return 2\n")
+    (project / "src" / "util.py").unlink()
+    (project / "src" / "new.py").write_text("a = 1\n")
+    apart = diff.diff_stat(before, project), scope.step_changes(before, project)
+    looks = []
+    real = diff._changes
+    monkeypatch.setattr(diff, "_changes", lambda *a: looks.append(1) or real(*a))
+
+    assert diff.stat_and_changes(before, project) == apart
+    assert len(looks) == 1  # the tree is walked once, each changed file read once

@@ -96,6 +96,20 @@ def test_a_local_plugin_declares_its_own_surface_and_its_module_is_on_it(tmp_pat
     assert kind(rules, "tools/gates.py") == "config"
 
 
+def test_each_pattern_is_compiled_once_and_every_call_reads_what_is_declared_now(tmp_path):
+    root = repo(tmp_path, {"pyproject.toml": PYPROJECT, "ci/run.sh": ""})
+    config = load_config(root)
+    pm = get_plugin_manager(root, config, [])
+    before = surface_rules(pm, root, config)
+
+    now = surface_rules(pm, root, config, scripts=["ci/run.sh"])
+
+    assert (kind(before, "ci/run.sh"), kind(now, "ci/run.sh")) == (None, "config")
+    # the patterns declared both times are the same compiled rules, not compiled again
+    assert [rule.pattern for rule in before] == [r.pattern for r in now if r.pattern != "ci/run.sh"]
+    assert all(any(rule is again for again in now) for rule in before)
+
+
 def change(tmp_path: Path, files: dict[str, str], edits: dict[str, str]):
     root = repo(tmp_path, files)
     rules = rules_of(root)

@@ -7,7 +7,7 @@ files, never enter the diff and are never flagged.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,6 +27,8 @@ from stepkit.workspace.scope.tree import (
 from stepkit.workspace.scope.virtualenvs import Inside
 
 DIFF_MAX_CHARS = 200_000
+#: one changed file: (path, id before, id now, bytes before, bytes now)
+_Change = tuple[str, str | None, str | None, bytes | None, bytes | None]
 DIFF_FILE_MAX_CHARS = 40_000
 _NOT_KEPT = "[content before the step was not kept; file changed]\n"
 
@@ -53,7 +55,17 @@ def step_changes(
 ) -> StepChanges:
     """The changed files, the step diff and the tamper flags from one look at
     the tree: each changed file's before and now bytes are read once."""
+    return _step_changes(list(_read_changes(before, Path(project_dir).resolve())), max_chars)
+
+
+def stat_and_changes(before: Snapshot, project_dir: Path) -> tuple[list[FileStat], StepChanges]:
+    """:func:`diff_stat` and :func:`step_changes` from one look at the tree
+    (what the final approval shows: each walks it and reads every changed file)."""
     changes = list(_read_changes(before, Path(project_dir).resolve()))
+    return _stats(changes), _step_changes(changes, DIFF_MAX_CHARS)
+
+
+def _step_changes(changes: list[_Change], max_chars: int) -> StepChanges:
     parts: list[str] = []
     flags: list[TamperFlag] = []
     total, truncated = 0, False
@@ -87,8 +99,12 @@ class FileStat(NamedTuple):
 
 def diff_stat(before: Snapshot, project_dir: Path) -> list[FileStat]:
     """The line counts of every file the step changed since ``before``, by path."""
+    return _stats(_read_changes(before, Path(project_dir).resolve()))
+
+
+def _stats(changes: Iterable[_Change]) -> list[FileStat]:
     stats = []
-    for path, old_id, new_id, old, new in _read_changes(before, Path(project_dir).resolve()):
+    for path, old_id, new_id, old, new in changes:
         change = "added" if old_id is None else "deleted" if new_id is None else "modified"
         text = file_diff(path, old_id, new_id, old, new, limit=None)
         lines = text.splitlines()
@@ -102,9 +118,7 @@ def diff_stat(before: Snapshot, project_dir: Path) -> list[FileStat]:
     return stats
 
 
-def _read_changes(
-    before: Snapshot, project: Path
-) -> Iterator[tuple[str, str | None, str | None, bytes | None, bytes | None]]:
+def _read_changes(before: Snapshot, project: Path) -> Iterator[_Change]:
     """(path, id before, id now, bytes before, bytes now) of every changed
     file, sorted by path; each file read once."""
     reader = BeforeReader(before)
