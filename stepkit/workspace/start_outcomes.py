@@ -120,13 +120,18 @@ class StartMeasure:
             if _JOBS.get(_key(self.project_dir, self.tree)) is self:
                 del _JOBS[_key(self.project_dir, self.tree)]
 
-    def record(self, gate: str, command: str | None) -> BaselineRecord | None:
-        """The start's record of ``gate``'s ``command``, once the job ended
-        (None: it measured none).  While it runs, this thread's priority is
-        lent to it (:func:`~stepkit.workspace.process.lend_priority`): the
-        lowest is for a measure nobody waits for."""
+    def needed(self) -> None:
+        """A verdict of this thread will read the measure (the tests gate
+        starts: the coder's round is over): while it runs, this thread's
+        priority is lent to it (:func:`~stepkit.workspace.process.lend_priority`);
+        the lowest is for a measure nobody needs yet."""
         if not self.done.is_set() and self._thread is not None:
             lend_priority(self._thread)
+
+    def record(self, gate: str, command: str | None) -> BaselineRecord | None:
+        """The start's record of ``gate``'s ``command``, once the job ended
+        (None: it measured none); the measure is :meth:`needed` meanwhile."""
+        self.needed()
         self.done.wait()
         found = self.records.get(gate)
         return found if found is not None and found.command == command else None

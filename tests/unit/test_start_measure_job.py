@@ -185,6 +185,30 @@ def test_a_verdict_that_waits_lends_its_priority_to_the_running_command(repo, tm
 @pytest.mark.skipif(
     not Path("/proc/self/autogroup").exists(), reason="a kernel without session autogroups"
 )
+def test_a_measure_the_tests_gate_needs_runs_at_its_priority_before_anyone_waits(repo, tmp_path):
+    """The tests gate starts: the coder's round is over and its verdict will
+    need the measure, so from then on the measure runs at the gate's
+    priority, not only once the verdict waits (by then a measure starved
+    behind the gate's own run, on a suite of 20 s, is seconds behind it)."""
+    expected = waiter_niceness()
+    first, release = tmp_path / "first", tmp_path / "release"
+    os.mkfifo(first)
+    os.mkfifo(release)
+    reads = "cat /proc/self/autogroup"
+    command = f"read go; {reads} > '{first}'; read go < '{release}'; {reads}"
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), lambda: None, None)
+    assert first.read_text().split()[-2:] == ["nice", str(NICENESS)]
+    job.needed()
+    release.write_text("go\n")
+    assert job.done.wait(SAFETY_S)
+    record = job.record("tests", command)  # ended: nothing is lent here
+    assert record is not None and record.summary.split()[-2:] == ["nice", str(expected)]
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(), reason="a kernel without session autogroups"
+)
 def test_a_command_the_measure_starts_after_the_wait_began_is_not_lowered(repo, tmp_path):
     """Lint, then tests: the wait begins while lint runs; the tests command,
     started after, runs at the waiter's priority from its start."""

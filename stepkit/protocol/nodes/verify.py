@@ -138,7 +138,7 @@ def verify_tests(ctx: StageContext) -> Outcome:
     # what only the verdicts read is looked at once the first test process has
     # started: the start's measure (measured while the coder worked; else from
     # now, beside the gate) and the tools the step changed
-    start = Meanwhile(lambda: start_measure(ctx))
+    start = Meanwhile(lambda: _needed_start(ctx))
     tools = _tool_changes(ctx)
 
     def meanwhile() -> None:
@@ -157,6 +157,15 @@ def verify_tests(ctx: StageContext) -> Outcome:
     )
     judged = _flaky_flagged(ctx, _conserved(ctx, checked, start.value()))
     return with_verified_tree(ctx, _linted_whole(ctx, judged))
+
+
+def _needed_start(ctx: StageContext) -> Any:
+    """The start's measure, which this gate's verdict reads: from now on it
+    runs at the gate's priority, no longer below it (the coder's round is over)."""
+    start = start_measure(ctx)
+    if start is not None:
+        start.needed()
+    return start
 
 
 def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
