@@ -1015,8 +1015,8 @@ def draft_plan(
         "stages": ["plan"],
     }
     pm = _plugin_manager(pm, project, config, disabled_plugins, ())
-    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm), pm=pm)
     _check_engine(pm, settings, list(disabled_plugins))
+    pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm), pm=pm)
     ctx = StageContext(
         node="plan",
         project_dir=project,
@@ -1164,16 +1164,18 @@ def _new_run(store: Any) -> Any:
 def _check_up_front(
     pm: Any, config: Any, settings: dict[str, Any], disabled: Iterable[str], sandbox: bool = True
 ) -> None:
-    """The checks before a command runs anything: the plugins' own
+    """The checks before a command runs anything: that a live plugin owns
+    the engine kind (one disabled by ``-p no:`` is named before a plugin's
+    own check finds no builder for it), the plugins' own
     (``stepkit_configure``: an engine's spec and credentials), then that a
-    live plugin owns the coder, reviewer and engine specs, then (``sandbox``)
-    that a run that must confine its coder can.
+    live plugin owns the coder and reviewer specs, then (``sandbox``) that a
+    run that must confine its coder can.
 
     :raises UsageError: one line; nothing was run."""
     disabled = list(disabled)
+    _check_engine(pm, settings, disabled)
     pm.hook.stepkit_configure(config=config, settings=settings, presets=presets(pm), pm=pm)
     _check_delegates(pm, settings, disabled)
-    _check_engine(pm, settings, disabled)
     if sandbox:
         _check_sandbox(config)
 
