@@ -160,6 +160,21 @@ def record_once_waiting(job, gate: str, command: str, release: Path):
     return found[0]
 
 
+def reporting_job(repo: Path, tmp_path: Path):
+    """A measure whose tests command reports its session's niceness twice:
+    once it started (read here: the lowest), then when ``release`` (a FIFO)
+    is written, as its result."""
+    first, release = tmp_path / "first", tmp_path / "release"
+    os.mkfifo(first)
+    os.mkfifo(release)
+    reads = "cat /proc/self/autogroup"
+    command = f"read go; {reads} > '{first}'; read go < '{release}'; {reads}"
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), lambda: None, None)
+    assert first.read_text().split()[-2:] == ["nice", str(NICENESS)]
+    return job, command, release
+
+
 @pytest.mark.skipif(
     not Path("/proc/self/autogroup").exists(), reason="a kernel without session autogroups"
 )
@@ -170,14 +185,7 @@ def test_a_verdict_that_waits_lends_its_priority_to_the_running_command(repo, tm
     the waiter's niceness.  The command reads its session's niceness before
     anyone waits (a FIFO the test reads) and once someone does."""
     expected = waiter_niceness()
-    first, release = tmp_path / "first", tmp_path / "release"
-    os.mkfifo(first)
-    os.mkfifo(release)
-    reads = "cat /proc/self/autogroup"
-    command = f"read go; {reads} > '{first}'; read go < '{release}'; {reads}"
-    tree = snapshot_tree(take_snapshot(repo))
-    job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), lambda: None, None)
-    assert first.read_text().split()[-2:] == ["nice", str(NICENESS)]
+    job, command, release = reporting_job(repo, tmp_path)
     record = record_once_waiting(job, "tests", command, release)
     assert record is not None and record.summary.split()[-2:] == ["nice", str(expected)]
 
@@ -191,14 +199,7 @@ def test_a_measure_the_tests_gate_needs_runs_at_its_priority_before_anyone_waits
     priority, not only once the verdict waits (by then a measure starved
     behind the gate's own run, on a suite of 20 s, is seconds behind it)."""
     expected = waiter_niceness()
-    first, release = tmp_path / "first", tmp_path / "release"
-    os.mkfifo(first)
-    os.mkfifo(release)
-    reads = "cat /proc/self/autogroup"
-    command = f"read go; {reads} > '{first}'; read go < '{release}'; {reads}"
-    tree = snapshot_tree(take_snapshot(repo))
-    job = begin(repo, tree, {"tests": command}, shell_gate(command, "go\n"), lambda: None, None)
-    assert first.read_text().split()[-2:] == ["nice", str(NICENESS)]
+    job, command, release = reporting_job(repo, tmp_path)
     job.needed()
     release.write_text("go\n")
     assert job.done.wait(SAFETY_S)
