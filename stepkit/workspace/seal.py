@@ -22,7 +22,6 @@ import contextlib
 import hashlib
 import hmac
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +91,7 @@ class Apart(dict[str, Any]):
 #: The member of a reference that names the part's file.
 APART = "sealed_apart"
 #: What a part's file may be named: one file beside the record, never a path.
-_PART_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.json")
+_PART_NAME = lazy_compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.json")
 
 
 def write_apart(path: Path, text: str, durable: bool = True) -> dict[str, str]:

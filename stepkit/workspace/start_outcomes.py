@@ -27,8 +27,8 @@ smudge filter it planted in ``.git/config`` and ``.git/info/attributes``
 (unconfined, as stepkit's own git calls are), and the copy would hold
 what the filter made of the start.  The commands then run beside the
 coder at the lowest CPU priority, so on a busy machine they take what the
-coder and the gates leave, until a verdict waits for them: the waiting
-thread lends them its priority (:meth:`StartMeasure.record`).  The job
+coder and the gates leave, until the tests gate starts or a verdict
+waits for them: that thread lends them its priority (:meth:`StartMeasure.needed`).  The job
 stops with its run
 (:func:`~stepkit.workspace.supervision.stop_background`); what it measured
 while being stopped is dropped, and a verdict that finds no record falls

@@ -213,20 +213,27 @@ def test_a_record_stepkit_did_not_seal_starts_nothing(tmp_path: Path) -> None:
         assert seen.read_text().strip() == "0", "a planted record was replayed"
 
 
+def _stepkit(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``argv`` (a shell or Python that starts stepkit) in ``project``, as a user's shell would."""
+    return subprocess.run(
+        list(argv),
+        cwd=project,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_a_verify_with_stdin_closed_takes_the_lock_the_head_start_holds(tmp_path: Path) -> None:
     """With no stdin the head start's lock is file descriptor 0: still this
     verify's own lock, never "another verify is running"."""
     tests, seen = _probe(tmp_path)
     project = _project(tmp_path, tests)
     for _ in range(2):
-        done = subprocess.run(
-            ["sh", "-c", 'exec 0<&-; exec "$0" -m stepkit verify --json', sys.executable],
-            cwd=project,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
+        done = _stepkit(
+            project, "sh", "-c", 'exec 0<&-; exec "$0" -m stepkit verify --json', sys.executable
         )
         assert done.returncode == 0, done.stderr
     assert seen.read_text().strip() == "1", "the second verify had no head start"
@@ -251,15 +258,7 @@ def test_a_verify_that_answered_exits_at_once_its_exit_handlers_run(tmp_path: Pa
     )
     said = {}
     for command in ("verify", "detect"):
-        done = subprocess.run(
-            [sys.executable, "-c", script, command, "--json"],
-            cwd=project,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done = _stepkit(project, sys.executable, "-c", script, command, "--json")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)
         said[command] = done.stderr
