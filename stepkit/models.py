@@ -24,13 +24,6 @@ class Model(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
-def view_of(model: type[_M], data: Mapping[str, Any]) -> _M:
-    """``data`` read as ``model``: the keys ``model`` declares, validated
-    (nested records become objects); the other keys are left out."""
-    fields = model.model_fields
-    return model.model_validate({key: value for key, value in data.items() if key in fields})
-
-
 def lazy_view(model: type[_M], data: Mapping[str, Any]) -> _M:
     """``data`` read as ``model``, each field validated the first time it is
     read and kept (an absent one is the field's default): a node that reads

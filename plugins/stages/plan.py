@@ -5,12 +5,14 @@ trylast, so a project's own implementation answers first."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepkit.hookspecs import hookimpl
-from stepkit.planrepo.draft import PlanDraft
 from stepkit.plugins.stages.documents import PLAN_CHARS, SHARED_RULES, SHORT_CHARS, doc
 from stepkit.records import StageContext
+
+if TYPE_CHECKING:  # the draft's model is built only when a plan is drafted
+    from stepkit.planrepo.draft import PlanDraft
 
 #: the stage name ``settings["stages"]`` holds when ``stepkit plan`` will call the engine
 PLAN_STAGE = "plan"
@@ -85,6 +87,7 @@ def stepkit_draft_plan(
     ctx: StageContext, spec: str, existing: list[dict[str, Any]], problems: list[str]
 ) -> PlanDraft:
     """Ask the engine, with the read-only tools, for the draft."""
+    from stepkit.planrepo.draft import PlanDraft
     from stepkit.plugins.llm.engine import make_engine
     from stepkit.plugins.llm.tools import read_only_tools
 
