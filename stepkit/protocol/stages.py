@@ -134,8 +134,26 @@ def orient(ctx: StageContext) -> Outcome:
     if plan_path and ctx.run_dir is not None:  # a stage run on its own changes no status
         set_status(Path(plan_path), "in-progress")
     snapshot = _save_scope_snapshot(ctx)
+    _measure_start(ctx, snapshot.get("scope_snapshot_digest"))
     result, plugin = _answer(ctx, "orient")
     return Outcome(updates={**result.model_dump(), "orient_plugin": plugin, **snapshot})
+
+
+def _measure_start(ctx: StageContext, digest: str | None) -> None:
+    """Begin the measure of the step's start (its outcomes, beside the rest
+    of the step) as soon as the start is snapshotted: the orientation reads
+    only, so the scratch copy is built while it runs, and the coder's round
+    does not wait for it.  Not when a gate's command cannot start here: the
+    coder's round then ends the run before anything is measured
+    (:func:`_check_start_commands`)."""
+    from stepkit.protocol.start import start_measure
+    from stepkit.workspace import scope
+    from stepkit.workspace.precheck import start_faults
+
+    path = scope_path(ctx)
+    snapshot = scope.load_snapshot(path, digest) if path is not None and digest else None
+    if snapshot is not None and not start_faults(ctx.settings, ctx.pm, Path(ctx.project_dir)):
+        start_measure(ctx, snapshot)
 
 
 # -- implement ---------------------------------------------------------------

@@ -687,7 +687,7 @@ def run_gate(
             no_output_timeout=no_output_timeout,
             log_path=log_path,
             log_limit=log_limit,
-            meanwhile=judges.start if meanwhile is None else _both(judges.start, meanwhile),
+            meanwhile=in_turn(judges.start, meanwhile),
         )
     status, note, exit_code, headline, alone = _classify(name, result, judges.value())
     if status == "fail" and (missing := submodule_fault(Path(project_dir), result.output)):
@@ -797,14 +797,17 @@ class Meanwhile(Generic[T]):
             self._done.append((False, exc))
 
 
-def _both(first: Callable[[], None], then: Callable[[], None]) -> Callable[[], None]:
-    """``first``, then ``then``."""
+def in_turn(*calls: Callable[[], None] | None) -> Callable[[], None] | None:
+    """The ``calls`` that are not None, one after the other (None: none is)."""
+    kept = [call for call in calls if call is not None]
+    if len(kept) < 2:
+        return kept[0] if kept else None
 
-    def both() -> None:
-        first()
-        then()
+    def each() -> None:
+        for call in kept:
+            call()
 
-    return both
+    return each
 
 
 def _with_reported_failures(evidence: Evidence, found: TestResults) -> Evidence:

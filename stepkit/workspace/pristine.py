@@ -105,18 +105,19 @@ def recheck_gate(
 
 def recheck_tests(
     ctx: StageContext,
-    run_tests: Callable[[list[str] | None], Outcome],
+    run_tests: Callable[[list[str] | None, Callable[[], None] | None], Outcome],
     snapshot: Snapshot | None,
     plan_files: str,
     tool_changes: Callable[[], list[str]] | None = None,
     meanwhile: Callable[[], None] | None = None,
+    start_needed: Callable[[], None] | None = None,
 ) -> Outcome:
-    """The tests gate's outcome (``run_tests(None)``: the whole command in
-    the project), judged as :func:`recheck_gate` judges it, for about one
+    """The tests gate's outcome (``run_tests(None, meanwhile)``: the whole
+    command in the project, ``meanwhile`` called once it started), judged as :func:`recheck_gate` judges it, for about one
     suite run where the step changed the verification surface:
 
     - where the step only added test modules the runner runs alone
-      (``run_tests(files)``), the earlier tests run in the pristine copy,
+      (``run_tests(files, meanwhile)``), the earlier tests run in the pristine copy,
       without them, and the new modules alone in the project, side by side:
       the same isolation as the whole gate and then the re-check.  Where an
       earlier test fails without them, the whole gate runs after all and
@@ -127,23 +128,37 @@ def recheck_tests(
 
     The copy's tests gate is judged as the project's is: ``tool_changes``
     and ``meanwhile`` as :class:`~stepkit.workspace.gates.GateRunner` takes them.
+    ``start_needed`` is called (it must not block) once the verdict is known
+    to read the start's measure: with the first test process, but where the
+    added modules ran alone, only once they passed (a round they fail fails
+    whatever the start did, and reads the measure only to judge a failure
+    of an earlier test, which waits for it then).
     """
+    from stepkit.workspace.gates import in_turn
+
+    needing = in_turn(meanwhile, start_needed)
     changes = surface_of(ctx, snapshot, "tests") if snapshot is not None else []
     if snapshot is None or not changes:
-        return run_tests(None)
+        return run_tests(None, needing)
     log_dir = _log_dir(ctx, changes)
     added = _added_modules(ctx, changes)
-    pristine = _beside(
-        _pristine_job(ctx, snapshot, changes, "tests", log_dir, tool_changes, meanwhile)
-    )
-    outcome = run_tests(added or None)
+    first = meanwhile if added else needing
+    pristine = _beside(_pristine_job(ctx, snapshot, changes, "tests", log_dir, tool_changes, first))
+    outcome = run_tests(added or None, first)
+    if added and start_needed is not None and _passed(outcome):
+        start_needed()
     ran = pristine()
     if added:
         merged = _merged(ctx, outcome, ran, changes, log_dir)
         if merged is not None:
             return merged
-        outcome = run_tests(None)
+        outcome = run_tests(None, needing)
     return _judged(ctx, outcome, changes, ran, snapshot, plan_files, log_dir, "tests")
+
+
+def _passed(outcome: Outcome) -> bool:
+    gate = _gate_of(outcome, "tests")
+    return gate is not None and gate.status == "pass"
 
 
 def surface_of(ctx: StageContext, snapshot: Snapshot, name: str) -> list[SurfaceChange]:

@@ -6,7 +6,9 @@
   names or by the code under test itself): the tests gate fails, naming it;
 - no baseline run after a failure: a step whose tests already failed at
   the start runs the tests command once in the scratch copy, before the
-  gate, never after it; a failing test in a file the step added is new;
+  gate, never after it; a failing test in a file the step added is new,
+  and a round that fails on such tests alone goes back to the coder
+  without waiting for the start's measure;
 - commands proven on the start: a tests command that could not run on the
   start and cannot run now is an environment fault, with no fix round;
 - a later step that starts from the same files reuses the cached outcomes.
@@ -19,6 +21,7 @@ copy (under stepkit's state directory) are told from those in the project.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -186,6 +189,61 @@ def test_a_failing_test_in_a_file_the_step_added_is_new_without_a_baseline(tmp_p
     # the start once (beside the coder, so before or beside the gate: no order); then, each round, the earlier tests in the pristine copy (the step added
     # a test module) beside the new module alone: never a baseline run
     assert runs_in(marker, project).count("copy") == 1 + project.coder_calls()
+
+
+@pytest.mark.parametrize(
+    "beside",
+    [
+        pytest.param({}, id="the new module alone"),
+        # a variant no rule was written for: the step also adds a conftest, so the whole
+        # suite runs in the project with the pristine re-check beside it
+        pytest.param(
+            {"tests/conftest.py": "# the step's own fixtures\n"},
+            id="the whole suite, the re-check beside",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_round_failing_on_its_own_new_tests_goes_back_without_waiting_for_the_start(
+    tmp_path, beside
+):
+    # the start's measure (the tests command on the start's calc.py, which has no mul) waits on
+    # a fifo that only the coder's second round writes to: a first round whose verdict waited
+    # for the measure would send nothing back to the coder until the gate's time limit killed it
+    project = python_project(tmp_path)
+    fifo, released = project.state_dir / "go", project.state_dir / "released"
+    os.mkfifo(fifo)
+    script = project.state_dir / "held.sh"
+    script.write_text(
+        f'#!/bin/sh\ngrep -q "def mul" calc.py || {{ read go < "{fifo}"; echo yes >> "{released}"; }}\n'
+        f"exec {PYTEST}\n"
+    )
+    config = project.root / "stepkit.toml"
+    config.write_text(
+        config.read_text().replace(f'test = "{PYTEST}"', f'test = "{sh("sh", script)}"')
+        + "\n[timeouts]\ntests = 30\n"
+    )
+    project.allow_writes(project.state_dir)
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "held tests")
+    project.coder_actions(
+        {
+            "write": {"calc.py": WRONG_MUL, "tests/unit/test_mul.py": TEST_MUL, **beside},
+            "sentinel": "CODER_COMPLETE",
+        },
+        # opened for reading and writing, the fifo never blocks the coder (the measure reads it)
+        {
+            "write": {"calc.py": GOOD_MUL},
+            "shell": f'echo go 1<>"{fifo}"',
+            "sentinel": "CODER_COMPLETE",
+        },
+    )
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert project.coder_calls() == 2
+    # released by the second round, not killed: the second round's verdict read the measure
+    assert released.read_text() == "yes\n"
+    gate = gate_of_tests(paused.data)
+    assert gate["status"] == "pass", gate
 
 
 def test_a_tests_command_that_could_not_run_at_the_start_is_an_environment_fault(tmp_path):

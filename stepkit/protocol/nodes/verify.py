@@ -8,6 +8,7 @@ watches the user's own tree (:mod:`stepkit.protocol.watched`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from stepkit import gatetable
@@ -138,7 +139,10 @@ def verify_tests(ctx: StageContext) -> Outcome:
     # what only the verdicts read is looked at once the first test process has
     # started: the start's measure (measured while the coder worked; else from
     # now, beside the gate) and the tools the step changed
-    start = Meanwhile(lambda: _needed_start(ctx))
+    start = Meanwhile(lambda: start_measure(ctx))
+    # from when the verdict is known to read the measure, it runs at the gate's
+    # priority, no longer below it (the coder's round is over)
+    needed = Meanwhile(lambda: _lend_to(start.value()))
     tools = _tool_changes(ctx)
 
     def meanwhile() -> None:
@@ -147,25 +151,22 @@ def verify_tests(ctx: StageContext) -> Outcome:
 
     checked = recheck_tests(
         ctx,
-        lambda only: _single_gate(
+        lambda only, meanwhile: _single_gate(
             ctx, "tests", only_tests=only, tool_changes=tools.value, meanwhile=meanwhile
         ),
         start_snapshot(ctx),
         _plan_files(ctx),
         tools.value,
         meanwhile,
+        needed.start,
     )
     judged = _flaky_flagged(ctx, _conserved(ctx, checked, start.value()))
     return with_verified_tree(ctx, _linted_whole(ctx, judged))
 
 
-def _needed_start(ctx: StageContext) -> Any:
-    """The start's measure, which this gate's verdict reads: from now on it
-    runs at the gate's priority, no longer below it (the coder's round is over)."""
-    start = start_measure(ctx)
+def _lend_to(start: Any) -> None:
     if start is not None:
         start.needed()
-    return start
 
 
 def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
@@ -173,7 +174,8 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
     still runs and passes (:func:`~stepkit.workspace.start_outcomes.lost_tests`).
     One that went missing, was deselected, was not collected, was skipped or
     renamed is a tamper flag naming it, and the tests gate fails unless the
-    plan names its file among the files to change."""
+    plan names its file among the files to change.  Not judged on a round
+    that failed on the step's own new tests alone (:func:`_fails_on_added_tests`)."""
     from stepkit.workspace.pristine import NOT_A_FIX, plan_names
     from stepkit.workspace.start_outcomes import lost_tests
     from stepkit.workspace.testresults import file_of
@@ -183,7 +185,7 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
     if start is None or raw is None:
         return outcome
     gate = GateResult.model_validate(raw)
-    if gate.command is None:
+    if gate.command is None or _fails_on_added_tests(ctx, gate, start.tree):
         return outcome
     lost = lost_tests(start.record("tests", gate.command), gate)
     if not lost:
@@ -220,6 +222,20 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
         updates["gates"] = [judged.model_dump() if g["name"] == "tests" else g for g in gates]
     ctx.emit("tests_conserved", lost=lost, named=named)
     return Outcome(route=route, updates=updates)
+
+
+def _fails_on_added_tests(ctx: StageContext, gate: GateResult, start_tree: Any) -> bool:
+    """The tests gate failed on tests in files the step added, and only on
+    them: the round fails whatever the start did, so it goes back to the
+    coder without waiting for the start's measure.  Which tests went
+    missing is judged on every round that may pass, and on one that failed
+    on an earlier test (its verdict waited for the measure already)."""
+    from stepkit.workspace.start_outcomes import added_by_step
+
+    failing = gate.new_failures
+    if gate.status != "fail" or not failing or gate.preexisting_failures or gate.flaky:
+        return False
+    return added_by_step(Path(ctx.project_dir), start_tree, failing) == set(failing)
 
 
 def gate_node(name: str) -> Node:
