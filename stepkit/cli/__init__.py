@@ -472,15 +472,20 @@ def entry() -> None:
     the process abort instead of exiting with its code.
 
     The garbage collector is paused until the command runs (:func:`_started`).
-    Any other exit goes through the interpreter's shutdown with every object
-    the command made frozen out of the garbage collector (:func:`gc.freeze`):
-    the shutdown frees them all anyway, and collecting them first took tens
-    of milliseconds after a verify, longer than the command's own work after
-    its last gate."""
+    A command that answered exits once its exit handlers ran and its streams
+    are flushed, without the interpreter's teardown (:func:`_answered`: 10 to
+    20 ms a process, twice in a step that pauses for its approval).  Where
+    that cannot be, the exit goes through the interpreter's shutdown with
+    every object the command made frozen out of the garbage collector
+    (:func:`gc.freeze`): the shutdown frees them all anyway, and collecting
+    them first took tens of milliseconds after a verify, longer than the
+    command's own work after its last gate."""
     global _collector_paused
     pygc.disable()
     _collector_paused = True
     code = _with_head_start(sys.argv[1:]) if sys.argv[1:2] == ["verify"] else main()
+    if code < 128:
+        code = _answered(code)
     if code >= 128:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -495,8 +500,7 @@ def entry() -> None:
 def _with_head_start(argv: list[str]) -> int:
     """:func:`main` for ``stepkit verify``, its last commands started first
     (:mod:`stepkit.workspace.headstart`): stop signals are taken before any
-    starts, and what nothing adopted is killed however the command ends.
-    Once it has answered, the process exits at once (:func:`_answered`)."""
+    starts, and what nothing adopted is killed however the command ends."""
     from stepkit.engine.interrupts import signal_label, signal_number, stop_signals
     from stepkit.workspace import headstart
 
@@ -510,12 +514,13 @@ def _with_head_start(argv: list[str]) -> int:
         return 128 + signum
     finally:
         headstart.close()
-    return _answered(code)
+    return code
 
 
 def _answered(code: int) -> int:
-    """Exit with ``code`` now: the verify has answered, let its lock go and
-    holds no file but the standard streams.  The exit handlers run and the
+    """Exit with ``code`` now: the command has answered, let its lock go and
+    holds no file but the standard streams (a plugin's log handlers are
+    closed by the exit handlers, :func:`logging.shutdown` among them).  The exit handlers run and the
     streams are flushed, as at any exit; what is skipped is the
     interpreter's teardown, which frees every object the process made (about
     10 ms after a verify, longer than its own work after its last gate).

@@ -213,12 +213,12 @@ def test_a_record_stepkit_did_not_seal_starts_nothing(tmp_path: Path) -> None:
         assert seen.read_text().strip() == "0", "a planted record was replayed"
 
 
-def _stepkit(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def _stepkit(project: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``argv`` (a shell or Python that starts stepkit) in ``project``, as a user's shell would."""
     return subprocess.run(
         list(argv),
         cwd=project,
-        env=clean_env(),
+        env=clean_env(**env),
         capture_output=True,
         text=True,
         timeout=120,
@@ -239,11 +239,12 @@ def test_a_verify_with_stdin_closed_takes_the_lock_the_head_start_holds(tmp_path
     assert seen.read_text().strip() == "1", "the second verify had no head start"
 
 
-def test_a_verify_that_answered_exits_at_once_its_exit_handlers_run(tmp_path: Path) -> None:
-    """Its answer given, a verify skips the interpreter's teardown (which
-    would finalize ``torn``, as it does after ``stepkit detect``), but what
-    asked to run at exit (``atexit``) still runs, and the answer and the
-    exit code are whole."""
+def test_a_command_that_answered_exits_at_once_its_exit_handlers_run(tmp_path: Path) -> None:
+    """Its answer given, a command (a verify, and any other) skips the
+    interpreter's teardown (which would finalize ``torn``, as it does when
+    the command's function is called and the interpreter exits as usual),
+    but what asked to run at exit (``atexit``) still runs, and the answer
+    and the exit code are whole."""
     project = _project(tmp_path, "python -m pytest -q -p no:cacheprovider")
     script = (
         "import atexit, os, sys\n"
@@ -253,15 +254,16 @@ def test_a_verify_that_answered_exits_at_once_its_exit_handlers_run(tmp_path: Pa
         "torn = Torn()\n"
         "atexit.register(lambda: os.write(2, b'exit handlers ran\\n'))\n"
         "sys.argv[0] = 'stepkit'\n"
-        "from stepkit.cli import entry\n"
-        "entry()\n"
+        "from stepkit.cli import entry, main\n"
+        "entry() if os.environ.get('THROUGH') == 'entry' else sys.exit(main())\n"
     )
     said = {}
-    for command in ("verify", "detect"):
-        done = _stepkit(project, sys.executable, "-c", script, command, "--json")
+    for command, through in (("verify", "entry"), ("detect", "entry"), ("detect", "main")):
+        done = _stepkit(project, sys.executable, "-c", script, command, "--json", THROUGH=through)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)
-        said[command] = done.stderr
-    assert "exit handlers ran" in said["verify"]
-    assert "torn down" not in said["verify"]
-    assert "torn down" in said["detect"]  # the usual exit, which the test would see
+        said[command, through] = done.stderr
+    for answered in (("verify", "entry"), ("detect", "entry")):
+        assert "exit handlers ran" in said[answered]
+        assert "torn down" not in said[answered]
+    assert "torn down" in said["detect", "main"]  # the usual exit, which the test would see
