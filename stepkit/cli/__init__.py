@@ -12,7 +12,6 @@ import gc as pygc  # not "gc": the stepkit.cli.gc command module would shadow it
 import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 from stepkit import __version__
@@ -440,7 +439,7 @@ def _command(argv: list[str]) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 - an internal bug: still one line unless debugging
         if os.environ.get("STEPKIT_DEBUG"):
-            traceback.print_exc()
+            _print_traceback()
         _print_error(
             f"internal error: {type(exc).__name__}: {exc} (STEPKIT_DEBUG=1 shows the traceback)"
         )
@@ -543,6 +542,15 @@ def _answered(code: int) -> int:
 
 def _print_error(message: str) -> None:
     if os.environ.get("STEPKIT_DEBUG") and sys.exc_info()[0] is not None:
-        traceback.print_exc()
+        _print_traceback()
     first_line = message.strip().splitlines()[0] if message.strip() else "error"
     print(f"stepkit: error: {first_line}", file=sys.stderr)
+
+
+def _print_traceback() -> None:
+    """The exception being handled, with its traceback, on stderr (``STEPKIT_DEBUG``).
+    traceback is imported only here: every command's start, a verify's way to
+    its first gate among them, paid 2 ms for it."""
+    import traceback
+
+    traceback.print_exc()

@@ -458,6 +458,14 @@ def _no_tests_said(
     return None, frozenset()
 
 
+def prepare(table: Runners) -> None:
+    """Work judging an output by ``table`` would do first, done now (while a
+    gate's command runs, its verdict then does not wait for it): the texts
+    its no-test patterns need (:func:`_may_match`; each computed once a process)."""
+    for rule in table.no_tests:
+        needs(rule[1].pattern, re.MULTILINE)
+
+
 def _may_match(out: _Output, rules: tuple[_Rule, ...]) -> list[_Rule]:
     """Those of ``rules`` (in order) whose pattern may match in the output:
     a pattern cannot match where the text every match of it holds

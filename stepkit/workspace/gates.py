@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from stepkit.config import Config, Logs
-from stepkit.records import GATE_ORDER, Evidence, GateName, GateResult, GateStatus
+from stepkit.records import GATE_ORDER, Evidence, GateName, GateResult, GateStatus, TestsRecord
 from stepkit.workspace import process, sandbox
 from stepkit.workspace.evidence import clip_middle, condense, summary_of
 from stepkit.workspace.faults import (
@@ -48,6 +48,7 @@ from stepkit.workspace.faults import (
     environment_fault,
     no_tests_reason,
     nothing_to_format_reason,
+    prepare,
 )
 from stepkit.workspace.gate_commands import (
     GatePlan,
@@ -666,11 +667,11 @@ def run_gate(
         invocation = report_invocation(
             command, Path(project_dir), log_path.with_suffix(".report"), env, judged_by
         )
-        judges = Meanwhile(lambda: judged_by)
+        judges = Meanwhile(lambda: _ready_to_judge(judged_by))
     else:
         # only the output's judging needs the runners' declarations: they are
         # read while the command runs (a first gate's command starts sooner)
-        judges = Meanwhile(lambda: runners(pm))
+        judges = Meanwhile(lambda: _ready_to_judge(runners(pm)))
     run_env = code_env(env if env is not None else os.environ)
     if invocation is not None:
         run_env.update(invocation.env)
@@ -753,6 +754,18 @@ def run_gate(
         started_at=started_at,
         tests=tests,
     )
+
+
+def _ready_to_judge(table: Runners) -> Runners:
+    """``table``, once what judging a gate's output by it first builds is
+    built: its no-test rules' needs (:func:`~stepkit.workspace.faults.prepare`)
+    and the models of the gate's result (built on first use,
+    :mod:`stepkit.models`).  Called while the command runs (:class:`Meanwhile`):
+    after the command's end, the verdict waited for them (about 3 ms)."""
+    prepare(table)
+    for model in (GateResult, Evidence, TestsRecord, TestResults):
+        model.model_rebuild()  # builds a model not built yet; nothing for one that is
+    return table
 
 
 class Meanwhile(Generic[T]):

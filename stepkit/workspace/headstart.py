@@ -158,8 +158,8 @@ def save(project: Path, lock_file: Path, logs: Path) -> None:
         "logs": str(logs),
         "items": _replayable(items),
     }
-    try:
-        write_sealed(record_file(project), json.dumps(record))
+    try:  # not fsynced: a record lost with the machine costs one head start
+        write_sealed(record_file(project), json.dumps(record), durable=False)
     except OSError:
         pass  # no head start next time: nothing else changes
 
@@ -343,8 +343,9 @@ class HeadStart:
 
     def _run(self) -> None:
         try:
+            # beside the git commands, which need none of it: started once the first of
+            # them are (its imports would hold the interpreter while they are spawned)
             ready = threading.Thread(target=self._prepare, daemon=True)
-            ready.start()  # beside the git commands, which need none of it
             base: dict[str, Any] = {}
             gates = unchecked = False
             index = 0
@@ -352,6 +353,8 @@ class HeadStart:
                 if self.items[index]["kind"] == "gate":
                     if unchecked:
                         break  # the last gate's snapshot is not known to equal the first
+                    if not ready.ident:
+                        ready.start()
                     ready.join()  # the items name this verify's log directory from here on
                     launched = self._launch(self.items[index])
                     if launched is None or not self._finish_gate(launched):
@@ -362,6 +365,8 @@ class HeadStart:
                 batch = self._start_reads(index)
                 if not batch:
                     break
+                if not ready.ident:
+                    ready.start()
                 index += len(batch)
                 for launched, proc in batch:
                     out, err = proc.communicate()

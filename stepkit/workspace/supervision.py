@@ -41,8 +41,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 #: The environment variable that carries a command's token to its descendants.
 TOKEN_VARIABLE = "STEPKIT_COMMAND_ID"
@@ -53,8 +53,11 @@ RUN_VARIABLE = "STEPKIT_RUN_DIR"
 _ROUNDS = 8
 
 
-@dataclass(frozen=True)
-class DetachedProcess:
+# plain classes, not dataclasses: a verify's head start imports this module before
+# its first gate, and dataclasses (inspect, dis) would take longer than the tree's reads
+
+
+class DetachedProcess(NamedTuple):
     """A process a command left running outside its process group, stopped."""
 
     pid: int
@@ -65,7 +68,6 @@ class DetachedProcess:
         return f"[stepkit: stopped a detached process the command left running: pid {self.pid} ({self.command})]"
 
 
-@dataclass
 class Supervision:
     """How the commands started in one thread are supervised.
 
@@ -77,11 +79,16 @@ class Supervision:
     :ivar groups: the verified process groups of its running commands.
     """
 
-    on_detached: Callable[[str, tuple[DetachedProcess, ...]], None] | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    stopping: bool = False
-    #: the process groups of the commands running under it now
-    groups: set[int] = field(default_factory=set)
+    def __init__(
+        self,
+        on_detached: Callable[[str, tuple[DetachedProcess, ...]], None] | None = None,
+        env: dict[str, str] | None = None,
+    ):
+        self.on_detached = on_detached
+        self.env: dict[str, str] = {} if env is None else env
+        self.stopping = False
+        #: the process groups of the commands running under it now
+        self.groups: set[int] = set()
 
     def stop(self) -> None:
         """Refuse new commands and SIGKILL the running ones' groups (each
@@ -135,11 +142,11 @@ def stop_background(run_dir: str | None = None) -> None:
         stop()
 
 
-@dataclass
 class _Registry:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    groups: dict[str, int | None] = field(default_factory=dict)
-    counter: Iterator[int] = field(default_factory=itertools.count)
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.groups: dict[str, int | None] = {}
+        self.counter: Iterator[int] = itertools.count()
 
 
 _LIVE = _Registry()
@@ -287,8 +294,7 @@ def _stop_detached(
     return tuple(stopped.values())
 
 
-@dataclass(frozen=True)
-class Mark:
+class Mark(NamedTuple):
     """A moment to date processes by: the time (on Linux the time since boot,
     cut to the clock tick as the kernel dates a process's start; elsewhere
     the wall clock, as psutil dates one) and this process's children then,

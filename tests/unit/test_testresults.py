@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stepkit.plugins.runners import cargo, dotnet, go, jest
+from stepkit.plugins.runners import cargo, dotnet, go, jest, pytest
 from stepkit.records import Evidence
 from stepkit.workspace import testresults as tr
 from stepkit.workspace.testrunners import report_invocation, rerun_invocation
@@ -64,6 +64,29 @@ def test_pytest_node_ids_from_junit_and_a_rerun_of_the_failing_ids_only(tmp_path
     rerun = rerun_invocation(command, project, tmp_path / "rerun", results.failing)
     again = rerun.results(_run(rerun.command, project, rerun.env), "")
     assert again.outcomes == {f"{base}test_bad": "failed", f"{base}test_p[2]": "failed"}
+
+
+def test_each_read_of_a_pytest_report_looks_for_its_modules_afresh(tmp_path):
+    # a module is looked for once per report, not once per process: one a later round adds is seen
+    project = tmp_path / "p"
+    (project / "tests").mkdir(parents=True)
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuite><testcase classname="tests.test_new.TestC" name="test_a"/>'
+        '<testcase classname="tests.test_new.TestC" name="test_b"><failure/></testcase>'
+        "</testsuite>"
+    )
+    before = tr.read_junit([report], project, pytest.node_ids())
+    assert before.outcomes == {
+        "tests::test_new::TestC::test_a": "passed",
+        "tests::test_new::TestC::test_b": "failed",
+    }
+    (project / "tests" / "test_new.py").write_text("")
+    after = tr.read_junit([report], project, pytest.node_ids())
+    assert after.outcomes == {
+        "tests/test_new.py::TestC::test_a": "passed",
+        "tests/test_new.py::TestC::test_b": "failed",
+    }
 
 
 def test_a_module_run_alone_runs_alone_when_the_command_names_its_own_test_paths(tmp_path):
