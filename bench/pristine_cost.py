@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from options import BenchParser
@@ -135,8 +136,11 @@ def _case(project: Path, step) -> dict:
     )
     recheck = time.perf_counter() - started
 
-    def run_tests(only: list[str] | None) -> Outcome:
-        (ran,) = GateRunner(pm, project, config, ctx.log_dir(), only_tests=only).run(["tests"])
+    def run_tests(only: list[str] | None, meanwhile: Callable[[], None] | None) -> Outcome:
+        runner = GateRunner(
+            pm, project, config, ctx.log_dir(), only_tests=only, meanwhile=meanwhile
+        )
+        (ran,) = runner.run(["tests"])
         return Outcome(
             route="fail" if ran.failed else "pass", updates={"gates": [ran.model_dump()]}
         )
