@@ -442,9 +442,12 @@ class _Prefilter(Protocol):
 
 _prefilter_set: _Prefilter | None = None
 #: Characters a process masks with every shape's own regex before it builds the
-#: prefilter: building the RE2 set takes about 50 ms, what masking 2.5 MB of log
-#: text without it costs, and most commands mask only a few kilobytes.
-PLAIN_CHARS = 256 * 1024
+#: prefilter: building the RE2 set takes about 50 ms, what masking about 2 MB of
+#: log text without it costs more than masking it with it, so it is built once
+#: masking without it has cost that much (ski rental: never more than twice the
+#: better of the two choices).  A run masks a few hundred KB in all, a command
+#: mostly a few KB; a big output passes the line in its first megabytes.
+PLAIN_CHARS = 2 * 1024 * 1024
 _plain_left = PLAIN_CHARS
 
 
