@@ -24,11 +24,11 @@ import shutil
 import stat
 import subprocess
 import sys
-import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
 
+from stepkit.workspace import ahead
 from stepkit.workspace.scope.tree import changed_how
 from stepkit.workspace.scope.watch import Signatures, signature
 
@@ -114,28 +114,9 @@ def _by_identity(tool_dirs: tuple[str, ...]) -> dict[tuple[str, str | None], str
     return {_identity(python): python for python in [*_pythons(tool_dirs), sys.executable]}
 
 
-#: python → its answer (:func:`_asked`), asked once per process
-_ASKED: dict[str, Future[tuple[str, ...]]] = {}
-_ASKING = threading.Lock()
-
-
 def _asking(python: str) -> Future[tuple[str, ...]]:
-    """``python``'s answer, asked in a thread of its own the first time."""
-    with _ASKING:
-        future = _ASKED.get(python)
-        if future is None:
-            future = _ASKED[python] = Future()
-            threading.Thread(
-                target=_answer, args=(python, future), name="stepkit-site-dirs", daemon=True
-            ).start()
-    return future
-
-
-def _answer(python: str, future: Future[tuple[str, ...]]) -> None:
-    try:
-        future.set_result(_asked(python))
-    except BaseException as exc:  # noqa: BLE001 - the asker gets it, as its own call would raise it
-        future.set_exception(exc)
+    """``python``'s answer (:func:`_asked`), asked in a thread of its own once per process."""
+    return ahead.asking(("site-dirs", python), lambda: _asked(python), "stepkit-site-dirs")
 
 
 def _pythons(tool_dirs: tuple[str, ...]) -> list[str]:
