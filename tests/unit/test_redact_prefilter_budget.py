@@ -1,9 +1,11 @@
-"""When a process builds the RE2 prefilter of secret masking: once masking
-without it has cost about what building it costs (ski rental), never before.
+"""When a process builds the RE2 prefilter of secret masking: after 256 KB of
+commands' output (masked as the command runs, while stepkit waits for it),
+or once masking whole texts without it has cost about what building it costs
+(ski rental), never before.
 
-A run masks a few hundred kilobytes in all (its checkpoint's settings, the
-installed files' fingerprint, its events, the handoff's prompt): building the
-set for that (about 50 ms, in the node that crossed the line) saved a few
+A run masks a few hundred kilobytes of whole texts (its checkpoint's parts,
+the installed files' fingerprint, its events, the handoff's prompt): building
+the set for that (about 50 ms, in the node that crossed the line) saved a few
 milliseconds of masking."""
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ def fresh_process(monkeypatch):
     built: list[int] = []
     monkeypatch.setattr(redact, "_prefilter_set", None)
     monkeypatch.setattr(redact, "_plain_left", redact.PLAIN_CHARS)
+    monkeypatch.setattr(redact, "_text_left", redact.TEXT_PLAIN_CHARS)
     real = redact._prefilter
 
     def counted():
@@ -41,16 +44,18 @@ def test_a_run_s_worth_of_masking_builds_no_prefilter(fresh_process):
     assert fresh_process == []
 
 
-def test_a_stream_of_that_size_builds_none_either(fresh_process):
+def test_a_command_s_output_past_256_kb_builds_it_as_it_is_masked(fresh_process):
     redactor = redact.Redactor()
-    for _ in range(400):
+    for _ in range(redact.PLAIN_CHARS // len(LOG_LINE * 20)):
         redactor.feed(LOG_LINE * 20)
-    redactor.close()
     assert fresh_process == []
+    for _ in range(2):
+        redactor.feed(LOG_LINE * 20)
+    assert fresh_process == [1]
 
 
-def test_masking_past_what_the_build_costs_builds_it_once(fresh_process):
+def test_whole_texts_past_what_the_build_costs_build_it_once(fresh_process):
     chunk = LOG_LINE * 2000
-    for _ in range(redact.PLAIN_CHARS // len(chunk) + 2):
+    for _ in range(redact.TEXT_PLAIN_CHARS // len(chunk) + 2):
         redact.redact(chunk)
     assert fresh_process == [1]
