@@ -116,6 +116,7 @@ def run_step(
     from stepkit.planrepo.validation import valid_plan
     from stepkit.pluginmanager import entry_point_ids
     from stepkit.protocol.result import with_step_report
+    from stepkit.workspace import sandbox
     from stepkit.workspace.gate_commands import (
         fingerprint_ahead,
         start_commands,
@@ -126,6 +127,7 @@ def run_step(
 
     project = resolve_project_dir(project_dir)
     fingerprint_ahead(None, project)
+    sandbox.ask_ahead()
     config = load_config(project)
     plans = resolve_plans_dir(project, plans_dir, config.plans_dir)
     valid_plan(plans)
@@ -455,11 +457,13 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.workspace import sandbox
     from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
     from stepkit.worktrees.runs import run_project
 
     project = run_project(resolve_project_dir(project_dir), run_id)
+    sandbox.ask_ahead()
     store = RunStore(project)
     with project_lock(project, "resume", naming=True) as lock:
         run = store.open(run_id) if run_id else _only_unfinished_run(store)

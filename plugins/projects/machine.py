@@ -2,8 +2,8 @@
 Node and Go on PATH, the Rust toolchain rustc runs by default, the
 toolchains rustup has and the targets the default one can build for.
 
-Asked of the tools themselves (``python3 --version``, ``rustc -vV``,
-``rustup toolchain list`` …: each only reports), once per process and PATH
+Asked of the tools themselves (``python3``, with its site directories;
+``rustc -vV``, ``rustup toolchain list`` …: each only reports), once per process and PATH
 and only the kind a reader asks for;
 a tool that is missing or fails reads as absent.  CI readers
 (:mod:`stepkit.plugins.projects.ci_github`) pick the matrix entry this
@@ -50,7 +50,6 @@ def _version(text: str | None) -> str | None:
 
 #: how each kind's version is asked, the first command that answers deciding
 _ASKED = {
-    "python": (("python3", "--version"), ("python", "--version")),
     "node": (("node", "--version"),),
     "go": (("go", "version"),),
 }
@@ -60,7 +59,20 @@ _ASKED = {
 def _kind_version(kind: str, path: str) -> str | None:
     # each kind asked only when read: a tool's start (node's is tens of
     # milliseconds) is paid before the first gate of every verify that reads CI
+    if kind == "python":
+        return _python_version()
     return _version(next(filter(None, (_output(*args) for args in _ASKED.get(kind, ()))), None))
+
+
+def _python_version() -> str | None:
+    """The version of ``python3`` on PATH, else of ``python``: asked with
+    their site directories (:func:`stepkit.workspace.scope.startup.release`),
+    which a run starts asking as it begins, so a CI reader's question is
+    answered by then (a pyenv shim takes ~100 ms to start a Python)."""
+    from stepkit.workspace.scope import startup
+
+    found = (shutil.which(name) for name in ("python3", "python"))
+    return next(filter(None, (startup.release(python) for python in found if python)), None)
 
 
 def version(kind: str) -> str | None:

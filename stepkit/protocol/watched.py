@@ -208,14 +208,19 @@ def with_flags(
 
 
 def _look(ctx: StageContext, top: Path | None) -> Looks:
+    from stepkit.workspace.gates import Meanwhile
     from stepkit.workspace.toolpath import tool_dirs
 
+    # the ignored files' listing (a git process) is taken in a thread of its
+    # own while this one takes the others (the bytecode's, another git process)
+    ignored = Meanwhile(lambda: hidden.look(ctx.project_dir))
+    ignored.start()
     tools = [str(Path(ctx.project_dir, rel)) for rel in tool_dirs(ctx.pm, ctx.project_dir)]
     return Looks(
-        hidden=hidden.look(ctx.project_dir),
         startup=startup.look(tools),
         bytecode=bytecode.look(ctx.project_dir),
         users=users_tree.look(top) if top is not None else None,
+        hidden=ignored.value(),
     )
 
 

@@ -80,17 +80,23 @@ def changes(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
 
 
 class _Dist:
-    """One ``*.dist-info`` directory."""
+    """One ``*.dist-info`` directory, each of its files read once (a
+    fingerprint asks for METADATA and ``entry_points.txt`` twice)."""
 
     def __init__(self, info: Path) -> None:
         self.info = info
         self.site = info.parent
+        self._texts: dict[str, str] = {}
 
     def read(self, name: str) -> str:
-        try:
-            return (self.info / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
+        text = self._texts.get(name)
+        if text is None:
+            try:
+                text = (self.info / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            self._texts[name] = text
+        return text
 
     def record(self) -> list[str]:
         """The paths RECORD lists, relative to the site directory."""

@@ -441,11 +441,21 @@ class _Prefilter(Protocol):
 
 
 _prefilter_set: _Prefilter | None = None
-#: Characters a process masks with every shape's own regex before it builds the
-#: prefilter: building the RE2 set takes about 50 ms, what masking 2.5 MB of log
-#: text without it costs, and most commands mask only a few kilobytes.
+#: Characters of commands' output (a stream, :class:`Redactor`) a process masks
+#: with every shape's own regex before it builds the prefilter: building the RE2
+#: set takes about 50 ms, what masking 2 MB without it costs, and most commands
+#: print a few kilobytes; it is built while the command that printed more runs,
+#: as stepkit waits for it.
 PLAIN_CHARS = 256 * 1024
 _plain_left = PLAIN_CHARS
+#: Characters of whole texts (:func:`redact`: a checkpoint's part, a prompt, a
+#: handoff) a process masks with every shape's own regex before it builds the
+#: prefilter: once masking without it has cost what building it costs (ski
+#: rental).  A run masks a few hundred KB of them (the installed files'
+#: fingerprint alone ~170 KB): with one budget for both, the build landed in
+#: whichever of its nodes crossed the line (the handoff's), to save milliseconds.
+TEXT_PLAIN_CHARS = 2 * 1024 * 1024
+_text_left = TEXT_PLAIN_CHARS
 
 
 def _prefilter() -> _Prefilter:
@@ -465,14 +475,19 @@ def _prefilter() -> _Prefilter:
     return _prefilter_set
 
 
-def _prefilter_for(size: int) -> _Prefilter | None:
-    """The prefilter for a span of ``size`` characters; None (every shape
-    runs, which the prefilter only ever narrows) while this process has
-    masked fewer than :data:`PLAIN_CHARS` characters."""
-    global _plain_left
-    if _prefilter_set is None and size <= _plain_left:
-        _plain_left -= size
-        return None
+def _prefilter_for(size: int, stream: bool) -> _Prefilter | None:
+    """The prefilter for a span of ``size`` characters of a stream or of a
+    whole text; None (every shape runs, which the prefilter only ever
+    narrows) while this process has masked fewer than :data:`PLAIN_CHARS`
+    characters of streams, or :data:`TEXT_PLAIN_CHARS` of whole texts."""
+    global _plain_left, _text_left
+    if _prefilter_set is None:
+        if stream and size <= _plain_left:
+            _plain_left -= size
+            return None
+        if not stream and size <= _text_left:
+            _text_left -= size
+            return None
     return _prefilter()
 
 
@@ -481,7 +496,7 @@ def redact(text: str, env: tuple[str, ...] | None = None) -> str:
     ``env``: :func:`secret_env_values`, from a caller masking many texts at once."""
     if not text:
         return text
-    return Redactor(env)._mask_lines(text, 0)
+    return Redactor(env, stream=False)._mask_lines(text, 0)
 
 
 def secret_env_values() -> tuple[str, ...]:
@@ -501,9 +516,11 @@ class Redactor:
     """Masks a stream of text fed in pieces; what :meth:`feed` returns is
     final.  Whole lines are masked as they complete; a partial line waits for
     its newline, or, past :data:`LINE_LIMIT`, is passed on in pieces cut where
-    no secret straddles the cut."""
+    no secret straddles the cut.  ``stream=False``: one whole text
+    (:func:`redact`), which builds the prefilter later than a stream does."""
 
-    def __init__(self, env: tuple[str, ...] | None = None) -> None:
+    def __init__(self, env: tuple[str, ...] | None = None, stream: bool = True) -> None:
+        self._stream = stream
         self._env = secret_env_values() if env is None else env
         self._env_bytes = tuple(value.encode("utf-8", "surrogateescape") for value in self._env)
         self._window = max(_WINDOW, 2 * max(map(len, self._env), default=0))
@@ -688,7 +705,7 @@ class Redactor:
                 at = text.find(value, at + len(value), end)
         if reaches is not None:
             reaches += ((span[0], span[1]) for span in found)
-        prefilter = _prefilter_for(end - start)
+        prefilter = _prefilter_for(end - start, self._stream)
         lower = None
         # the prefilter also reads the context: a shape found at ``start`` may
         # need the text before it (``api_`` before ``key=``) to match its set regex

@@ -46,6 +46,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from stepkit.workspace import ahead
 from stepkit.workspace.files import state_home
 from stepkit.workspace.tools import builtin_tools
 
@@ -280,11 +281,20 @@ NAMESPACES_FIX = (
 )
 
 
-@functools.cache
 def diagnosis() -> Unconfinable | None:
     """Why commands cannot be confined here and the fix (None: they can).
-    bubblewrap is tried once: a kernel or a container may refuse it its
-    namespaces."""
+    bubblewrap is tried once per process (:func:`ask_ahead` may have
+    started it): a kernel or a container may refuse it its namespaces."""
+    return ahead.asking("sandbox", _diagnosis, "stepkit-sandbox").result()
+
+
+def ask_ahead() -> None:
+    """Start trying bubblewrap (a process) while the caller goes on: a run
+    or a resume checks, before its first node, that it can confine its coder."""
+    ahead.asking("sandbox", _diagnosis, "stepkit-sandbox")
+
+
+def _diagnosis() -> Unconfinable | None:
     found = system()
     if found is None:
         if sys.platform == "darwin":

@@ -6,9 +6,13 @@ PATH is a wrapper that records its start, then runs the real one."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 
 from stepkit.plugins.projects import interpreters, machine
+from stepkit.workspace.scope import startup
 
 
 def test_reading_one_kind_starts_only_its_tool(tmp_path, monkeypatch):
@@ -56,3 +60,31 @@ def test_a_tox_command_still_asks_the_interpreter_version(tmp_path, monkeypatch)
     narrowed = interpreters.narrow("tox", tmp_path, "tests")
     assert started.read_text().split() == ["python3"]
     assert narrowed == ("tox -e py3", "")  # py27 left out: this machine's Python is another
+
+
+def _says(python) -> str:
+    """What ``python --version`` says its version is (as CI readers once asked it)."""
+    said = subprocess.run([python, "--version"], capture_output=True, text=True, check=True)
+    return (said.stdout + said.stderr).split()[-1]
+
+
+def test_the_python3_a_run_asks_for_its_site_directories_answers_its_version(tmp_path, monkeypatch):
+    # a run asks the Pythons on PATH as it begins (a pyenv shim takes ~100 ms to
+    # start one); its CI reader's question is that same start's answer
+    started = _recorded_python3(tmp_path, monkeypatch)
+    startup.ask_ahead(())
+    version = machine.version("python")
+    assert started.read_text().split() == ["python3"]
+    assert version == _says(tmp_path / "python3")
+
+
+def test_without_python3_the_python_on_path_answers(tmp_path, monkeypatch):
+    started = tmp_path / "started"
+    wrapper = tmp_path / "python"
+    binary = os.path.realpath(sys.executable)  # runs without PATH
+    wrapper.write_text(f'#!/bin/sh\necho python >> "{started}"\nexec {binary} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    version = machine.version("python")
+    assert started.read_text().split() == ["python"]
+    assert version == _says(wrapper)

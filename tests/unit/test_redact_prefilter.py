@@ -72,8 +72,10 @@ def _in_pieces(text: str, rng: random.Random) -> str:
 @pytest.fixture(autouse=True)
 def _prefilter_on(monkeypatch):
     """The prefilter from the first character (a process masks its first
-    ``PLAIN_CHARS`` with every shape, which is what it is compared with)."""
+    ``PLAIN_CHARS`` of streams and ``TEXT_PLAIN_CHARS`` of whole texts with
+    every shape, which is what it is compared with)."""
     monkeypatch.setattr(redact, "_plain_left", 0)
+    monkeypatch.setattr(redact, "_text_left", 0)
 
 
 def test_the_first_characters_a_process_masks_are_masked_as_the_prefilter_masks_them(monkeypatch):
@@ -81,6 +83,7 @@ def test_the_first_characters_a_process_masks_are_masked_as_the_prefilter_masks_
     variants = [variant for text in TEXTS for variant in _variants(text, rng)]
     with_prefilter = [redact.redact(variant) for variant in variants]
     monkeypatch.setattr(redact, "_plain_left", 10**12)
+    monkeypatch.setattr(redact, "_text_left", 10**12)
     monkeypatch.setattr(redact, "_prefilter_set", None)
     built = []
     monkeypatch.setattr(redact, "_prefilter", lambda: built.append(1))

@@ -24,11 +24,12 @@ import shutil
 import stat
 import subprocess
 import sys
-import threading
 from collections.abc import Iterable
 from concurrent.futures import Future
 from pathlib import Path
+from typing import NamedTuple
 
+from stepkit.workspace import ahead
 from stepkit.workspace.scope.tree import changed_how
 from stepkit.workspace.scope.watch import Signatures, signature
 
@@ -38,10 +39,19 @@ ROUTINE = frozenset({"__pycache__"})
 PYTHON_NAMES = ("python3", "python")
 #: asks an interpreter for its version and site directories without running their start-up
 #: files (-S); -S also leaves out the virtualenv's, which :func:`_asked` adds from pyvenv.cfg
+#: (written so that a Python 2 answers too)
 _SITE_DIRS = (
     "import json, site, sys; print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
-    "'dirs': [*site.getsitepackages(), site.getusersitepackages()]}))"
+    "'release': '%d.%d.%d' % sys.version_info[:3], "
+    "'dirs': site.getsitepackages() + [site.getusersitepackages()]}))"
 )
+
+
+class _Asked(NamedTuple):
+    #: the interpreter's version (``3.11.7``); None when it could not say
+    release: str | None
+    dirs: tuple[str, ...]
+
 
 Look = Signatures
 
@@ -89,7 +99,7 @@ def site_dirs(tool_dirs: tuple[str, ...]) -> list[str]:
     pythons = _by_identity(tool_dirs)
     asking = {key: _asking(python) for key, python in pythons.items() if key != own}
     for key in pythons:
-        asked = _own_site_dirs() if key == own else asking[key].result()
+        asked = _own_site_dirs() if key == own else asking[key].result().dirs
         for directory in map(os.path.realpath, asked):  # lib64 is often a link to lib
             if directory not in found:
                 found.append(directory)
@@ -114,28 +124,18 @@ def _by_identity(tool_dirs: tuple[str, ...]) -> dict[tuple[str, str | None], str
     return {_identity(python): python for python in [*_pythons(tool_dirs), sys.executable]}
 
 
-#: python → its answer (:func:`_asked`), asked once per process
-_ASKED: dict[str, Future[tuple[str, ...]]] = {}
-_ASKING = threading.Lock()
+def release(python: str) -> str | None:
+    """The version of ``python`` (``3.11.7``), None when it cannot say:
+    asked with its site directories (:func:`ask_ahead`), once per process;
+    this interpreter's is known."""
+    if _identity(python) == _identity(sys.executable):
+        return ".".join(map(str, sys.version_info[:3]))
+    return _asking(python).result().release
 
 
-def _asking(python: str) -> Future[tuple[str, ...]]:
-    """``python``'s answer, asked in a thread of its own the first time."""
-    with _ASKING:
-        future = _ASKED.get(python)
-        if future is None:
-            future = _ASKED[python] = Future()
-            threading.Thread(
-                target=_answer, args=(python, future), name="stepkit-site-dirs", daemon=True
-            ).start()
-    return future
-
-
-def _answer(python: str, future: Future[tuple[str, ...]]) -> None:
-    try:
-        future.set_result(_asked(python))
-    except BaseException as exc:  # noqa: BLE001 - the asker gets it, as its own call would raise it
-        future.set_exception(exc)
+def _asking(python: str) -> Future[_Asked]:
+    """``python``'s answer (:func:`_asked`), asked in a thread of its own once per process."""
+    return ahead.asking(("site-dirs", python), lambda: _asked(python), "stepkit-site-dirs")
 
 
 def _pythons(tool_dirs: tuple[str, ...]) -> list[str]:
@@ -164,10 +164,10 @@ def _own_site_dirs() -> tuple[str, ...]:
     return (*site.getsitepackages(), site.getusersitepackages())
 
 
-def _asked(python: str) -> tuple[str, ...]:
-    """``python``'s site directories (none when it cannot say): its
-    virtualenv's first, as ``pyvenv.cfg`` beside it or one level up names
-    it, the base interpreter's only when that file includes them."""
+def _asked(python: str) -> _Asked:
+    """``python``'s version and site directories (none when it cannot say):
+    its virtualenv's first, as ``pyvenv.cfg`` beside it or one level up
+    names it, the base interpreter's only when that file includes them."""
     try:
         out = subprocess.run(
             [python, "-S", "-c", _SITE_DIRS],
@@ -178,15 +178,16 @@ def _asked(python: str) -> tuple[str, ...]:
             stdin=subprocess.DEVNULL,
         ).stdout
         asked = json.loads(out)
-        version, dirs = (
+        version, release, dirs = (
             str(asked["version"]),
+            str(asked["release"]),
             [str(Path(d)) for d in asked["dirs"] if isinstance(d, str)],
         )
     except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
-        return ()
+        return _Asked(None, ())
     config = _venv_config(python)
     if config is None:
-        return tuple(dirs)
+        return _Asked(release, tuple(dirs))
     venv = [
         str(config.parent / lib / f"python{version}" / "site-packages") for lib in ("lib", "lib64")
     ]
@@ -195,7 +196,7 @@ def _asked(python: str) -> tuple[str, ...]:
         _read(config),
         re.IGNORECASE | re.MULTILINE,
     )
-    return tuple([*venv, *dirs] if shared else [*venv, dirs[-1]] if dirs else venv)
+    return _Asked(release, tuple([*venv, *dirs] if shared else [*venv, dirs[-1]] if dirs else venv))
 
 
 def _read(path: Path) -> str:
