@@ -137,6 +137,7 @@ class StartMeasure:
         return found if found is not None and found.command == command else None
 
     def _work(self) -> None:
+        problem = None
         try:
             with (
                 supervision.supervised(self._watch),
@@ -147,12 +148,22 @@ class StartMeasure:
                 if wanted:
                     self._measure_in_copy(wanted)
         except BaselineUnavailable as exc:
-            self.problem = f"the step's start could not be rebuilt: {exc}"
+            problem = f"the step's start could not be rebuilt: {exc}"
         except Exception as exc:  # noqa: BLE001 - a verdict then runs the start itself
-            self.problem = f"measuring the step's start failed: {type(exc).__name__}: {exc}"
+            problem = f"measuring the step's start failed: {type(exc).__name__}: {exc}"
         finally:
+            self._end(problem)
+
+    def _end(self, problem: str | None = None) -> None:
+        """The job has measured what it will (its records or ``problem``):
+        readers stop waiting.  Once only: what goes wrong after, as the copy
+        is removed, changes nothing they read."""
+        with _LOCK:
+            if self.done.is_set():
+                return
             if self._watch.stopping:
-                self.records, self.problem = {}, "the measure was stopped with its run"
+                self.records, problem = {}, "the measure was stopped with its run"
+            self.problem = problem
             self.ready.set()
             self.done.set()
 
@@ -193,6 +204,7 @@ class StartMeasure:
                 self.records[result.name] = record.model_copy(
                     update={"concurrent": True, "store_flags": self._flags.get(result.name, [])}
                 )
+            self._end()  # before the copy is removed (tens of ms), which no reader needs
 
 
 _JOBS: dict[tuple[str, str], StartMeasure] = {}

@@ -276,3 +276,34 @@ def test_a_record_kept_by_another_stepkit_is_not_read(repo, tmp_path, monkeypatc
     assert cached_record(repo, tree, "tests", command)[0] is not None
     monkeypatch.setattr(baseline, "judge_version", lambda: "another stepkit")
     assert cached_record(repo, tree, "tests", command) == (None, [])
+
+
+def test_the_records_are_read_before_the_copy_is_removed(repo, tmp_path, monkeypatch):
+    """A verdict waits for the measure's records, not for the removal of its
+    scratch copy (a worktree: tens of milliseconds in the critical path)."""
+    import contextlib
+
+    from stepkit.workspace import start_outcomes
+
+    real, removing, removed = start_outcomes.checked_out, threading.Event(), threading.Event()
+
+    @contextlib.contextmanager
+    def held_removal(tree):
+        with real(tree) as where:
+            yield where
+            removing.wait(SAFETY_S)  # the copy stays until the test lets it go
+        removed.set()
+
+    monkeypatch.setattr(start_outcomes, "checked_out", held_removal)
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(
+        repo, tree, {"tests": "echo ok"}, shell_gate("echo ok"), lambda: None, str(tmp_path)
+    )
+    try:
+        record = job.record("tests", "echo ok")
+        assert record is not None and record.summary == "ok"
+        assert not removed.is_set()
+    finally:
+        removing.set()
+    assert removed.wait(SAFETY_S)
+    supervision.stop_background(str(tmp_path))
