@@ -246,6 +246,28 @@ def test_a_round_failing_on_its_own_new_tests_goes_back_without_waiting_for_the_
     assert gate["status"] == "pass", gate
 
 
+def test_a_test_lost_in_a_round_that_failed_on_its_own_new_test_is_caught_the_next_round(
+    tmp_path,
+):
+    # round 1 fails only on the test it added, so it is not judged for conservation: the test
+    # its code made skip is named by the round that may pass, and the step never completes
+    project = python_project(tmp_path)
+    wrong_mul = SKIPPING_ADD.replace("return a * b", "return a + b")
+    project.coder_actions(
+        {
+            "write": {"calc.py": wrong_mul, "tests/unit/test_mul.py": TEST_MUL},
+            "sentinel": "CODER_COMPLETE",
+        },
+        {"write": {"calc.py": SKIPPING_ADD}, "sentinel": "CODER_COMPLETE"},
+    )
+    result = project.run()
+    assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
+    gate = gate_of_tests(result.data)
+    assert CONSERVED in gate["summary"] and ADD in gate["summary"], gate
+    assert CONSERVED not in project.coder_prompt(1)  # round 1's failure: the new test alone
+    assert "is not a fix" in project.coder_prompt(2)
+
+
 def test_a_tests_command_that_could_not_run_at_the_start_is_an_environment_fault(tmp_path):
     # an interpreter started without its site-packages has no pytest
     project = python_project(tmp_path, test=f"{PY} -S -m pytest -q")
