@@ -1,7 +1,7 @@
 """The step's start, as the nodes read it: where the run keeps the
 step-start snapshot, the snapshot itself, and the measure of the start
-(:mod:`stepkit.workspace.start_outcomes`), begun while the coder works and
-read by the gates."""
+(:mod:`stepkit.workspace.start_outcomes`), begun once the orientation has
+snapshotted the start and read by the gates."""
 
 from __future__ import annotations
 

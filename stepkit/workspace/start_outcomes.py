@@ -1,6 +1,6 @@
-"""The step's start, measured once while the coder works.
+"""The step's start, measured once while the orientation and the coder work.
 
-When the coder's first round starts, a background job rebuilds the step's
+Once the step's start is snapshotted (the orientation), a background job rebuilds the step's
 start tree in one scratch copy (:func:`~stepkit.workspace.baseline.checked_out`:
 under stepkit's state directory, which no confined command sees) and runs
 there, in the gates' sandbox, every gate command chosen before the step,
