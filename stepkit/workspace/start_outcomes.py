@@ -94,6 +94,9 @@ class StartMeasure:
         self.problem: str | None = None
         #: the copy is built (or none is needed): the coder may start
         self.ready = threading.Event()
+        #: its records (or problem) are whole: readers read from here
+        self.measured = threading.Event()
+        #: the job ended, its copy removed
         self.done = threading.Event()
         self._thread: threading.Thread | None = None  # the one measuring
         env = {supervision.RUN_VARIABLE: run_dir} if run_dir else {}
@@ -125,14 +128,14 @@ class StartMeasure:
         starts: the coder's round is over): while it runs, this thread's
         priority is lent to it (:func:`~stepkit.workspace.process.lend_priority`);
         the lowest is for a measure nobody needs yet."""
-        if not self.done.is_set() and self._thread is not None:
+        if not self.measured.is_set() and self._thread is not None:
             lend_priority(self._thread)
 
     def record(self, gate: str, command: str | None) -> BaselineRecord | None:
         """The start's record of ``gate``'s ``command``, once the job ended
         (None: it measured none); the measure is :meth:`needed` meanwhile."""
         self.needed()
-        self.done.wait()
+        self.measured.wait()
         found = self.records.get(gate)
         return found if found is not None and found.command == command else None
 
@@ -153,19 +156,20 @@ class StartMeasure:
             problem = f"measuring the step's start failed: {type(exc).__name__}: {exc}"
         finally:
             self._end(problem)
+            self.done.set()
 
     def _end(self, problem: str | None = None) -> None:
         """The job has measured what it will (its records or ``problem``):
-        readers stop waiting.  Once only: what goes wrong after, as the copy
-        is removed, changes nothing they read."""
+        readers stop waiting (:attr:`measured`).  Once only: what goes wrong
+        after, as the copy is removed, changes nothing they read."""
         with _LOCK:
-            if self.done.is_set():
+            if self.measured.is_set():
                 return
             if self._watch.stopping:
                 self.records, problem = {}, "the measure was stopped with its run"
             self.problem = problem
             self.ready.set()
-            self.done.set()
+            self.measured.set()
 
     def _from_cache(self) -> list[str]:
         """Take the cached records; the gates still to measure."""
@@ -229,7 +233,7 @@ def begin(
     key = _key(project_dir, tree)
     with _LOCK:
         job = _JOBS.get(key)
-        if job is None or (job.done.is_set() and job.problem is not None):
+        if job is None or (job.measured.is_set() and job.problem is not None):
             job = StartMeasure(project_dir, tree, commands, measure, policy, run_dir)
             _JOBS[key] = job
             job.start()

@@ -150,7 +150,7 @@ def waiter_niceness() -> int:
 def record_once_waiting(job, gate: str, command: str, release: Path):
     """``job.record(gate, command)`` from another thread; ``release`` (a FIFO
     the measure's command reads) is written once that thread waits."""
-    job.done = announced = Announced()
+    job.measured = announced = Announced()
     found = []
     waiter = threading.Thread(target=lambda: found.append(job.record(gate, command)))
     waiter.start()
