@@ -67,6 +67,8 @@ from stepkit.workspace.testresults import file_of
 Measure = Callable[[Path, Path, list[str]], list[GateResult]]
 #: The niceness of the job's commands: the lowest priority, so they take only idle CPU.
 NICENESS = 19
+#: Seconds a stop waits for the job to end (its command killed, its copy removed).
+STOP_WAIT_S = 30.0
 
 
 class StartMeasure:
@@ -117,11 +119,18 @@ class StartMeasure:
 
     def stop(self) -> None:
         """Refuse the job's new commands and kill its running ones; what it
-        measured from now on is dropped."""
+        measured from now on is dropped.  Returns once the job has ended
+        (at most :data:`STOP_WAIT_S`): its killed command's sweep of what it
+        left behind, and the copy's removal, happen before the run that
+        started it is over, never in a process that has moved on (an
+        embedding program's, whose later children the sweep would take for
+        the command's)."""
         self._watch.stop()
         with _LOCK:
             if _JOBS.get(_key(self.project_dir, self.tree)) is self:
                 del _JOBS[_key(self.project_dir, self.tree)]
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self.done.wait(STOP_WAIT_S)
 
     def needed(self) -> None:
         """A verdict of this thread will read the measure (the tests gate
