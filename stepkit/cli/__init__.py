@@ -465,8 +465,9 @@ def _started() -> None:
 
 def entry() -> None:
     """The ``stepkit`` command: :func:`main`, then exit with its code.  An
-    interrupted command (128 + N) has saved its checkpoint; it exits at once,
-    without the interpreter's shutdown, where a node's abandoned worker
+    interrupted command (128 + N) has saved its checkpoint; it stops what is
+    left of its own helpers (:func:`~stepkit.workspace.supervision.stop_helpers`)
+    and exits at once, without the interpreter's shutdown, where a node's abandoned worker
     thread (a daemon, still inside a C extension or holding stderr) can make
     the process abort instead of exiting with its code.
 
@@ -486,6 +487,9 @@ def entry() -> None:
     if code < 128:
         code = _answered(code)
     if code >= 128:
+        from stepkit.workspace.supervision import stop_helpers
+
+        stop_helpers()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

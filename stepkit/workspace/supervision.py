@@ -430,6 +430,34 @@ def _orphans(ending: str | None, owned_too: bool = False) -> list[int]:
     return found
 
 
+def stop_helpers() -> tuple[DetachedProcess, ...]:
+    """SIGKILL and reap this process's children in its own session, every
+    descendant of theirs too; return what was stopped.
+
+    Those are stepkit's own helpers (git, the probes), each waited for where
+    it was started, and a stop signal taken while one is waited for kills it
+    (``subprocess.run``).  One still running at an interrupted exit was left
+    by a signal taken while it was being started, after the fork and before
+    ``Popen`` returned: nothing owns it, and it must not go on (a ``git
+    merge`` that ends after the run said the step was not merged)."""
+    try:
+        session = os.getsid(0)
+    except OSError:
+        return ()
+    stopped: dict[int, DetachedProcess] = {}
+    for child in _children():
+        try:
+            if os.getsid(child) != session:
+                continue
+        except OSError:
+            continue  # gone already
+        for victim in [child, *_descendants(child)]:
+            stopped.setdefault(victim, DetachedProcess(victim, _command_line(victim)))
+            _kill(victim)
+        _reap(child)
+    return tuple(stopped.values())
+
+
 def _belongs(child: int, token: str | None, since: Mark | None) -> bool:
     tag = _token_of(child)
     if token is not None and tag == token:

@@ -1,0 +1,91 @@
+"""A stopped stepkit leaves none of its own helpers running.
+
+stepkit runs its helpers (git, the probes) as children in its own session;
+a stop signal that arrives while one is waited for kills it
+(``subprocess.run``).  One that arrives while the helper is being started,
+after the fork and before ``Popen`` returns, left it running unowned: on a
+loaded CI machine a ``git merge`` held by a test went on after the stopped
+``stepkit resume`` had exited, and merged a step the run said was not merged.
+Whatever the race, the interrupted exit stops what is left of them.
+
+The race is made certain here: the real CLI in a process of its own, its
+``subprocess.Popen._execute_child`` patched to signal the process once the
+first ``git`` has forked (SIGTERM, SIGINT or SIGHUP), so the signal is taken inside ``Popen()``; the
+``git`` on the PATH records nothing and sleeps, as a held merge does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RACING = """
+import os, signal, subprocess, sys
+real = subprocess.Popen._execute_child
+sent = []
+def racing(self, args, *rest, **kwargs):
+    real(self, args, *rest, **kwargs)
+    if not sent and os.path.basename(str(args[0])) == "git":
+        sent.append(self.pid)
+        with open(os.environ["HELPER_PID"], "w") as out:
+            out.write(str(self.pid))
+        os.kill(os.getpid(), int(os.environ["STOP_WITH"]))  # taken at the next bytecode: inside Popen()
+subprocess.Popen._execute_child = racing
+from stepkit.cli import entry
+sys.argv = ["stepkit", *sys.argv[1:]]
+entry()
+"""
+
+
+def running(pid: int) -> bool:
+    """The process exists and is not a zombie (the container's init may never reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name
+)
+def test_a_stop_while_a_git_starts_leaves_it_not_running(tmp_path, sig):
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    (project / "stepkit.toml").write_text('[commands]\ntests = "true"\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = bin_dir / "git"
+    git.write_text("#!/bin/sh\nexec sleep 60\n")
+    git.chmod(0o755)
+    pid_file = tmp_path / "helper.pid"
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "HELPER_PID": str(pid_file),
+        "STOP_WITH": str(int(sig)),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", RACING, "verify", "--project-dir", str(project)],
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    helper = int(pid_file.read_text())
+    try:
+        assert done.returncode == 128 + sig, done.stderr
+        assert f"interrupted ({sig.name})" in done.stderr
+        assert not running(helper), f"git (pid {helper}) outlived the stopped stepkit"
+    finally:
+        if running(helper):
+            os.kill(helper, signal.SIGKILL)
