@@ -65,7 +65,9 @@ from stepkit.workspace.testresults import file_of
 
 #: Runs the gates named in the rebuilt tree: (its project dir, its log dir, the gates) → results.
 Measure = Callable[[Path, Path, list[str]], list[GateResult]]
-#: The niceness of the job's commands: the lowest priority, so they take only idle CPU.
+#: The niceness of the job's commands: the lowest priority, so they take only idle CPU.  A fair
+#: share was measured against it: it helps a suite that runs faster on one core than on two
+#: and slows every other (docs/benchmarks.md).
 NICENESS = 19
 #: Seconds a stop waits for the job to end (its command killed, its copy removed).
 STOP_WAIT_S = 30.0
