@@ -252,19 +252,35 @@ def test_a_round_failing_on_its_own_new_tests_goes_back_without_waiting_for_the_
     assert gate["status"] == "pass", gate
 
 
+#: how round 1 loses ``calc.add``'s test -> (round 1's actions, round 2's)
+LOSING_ROUNDS = {
+    "the code skips it": (
+        {"write": {"calc.py": SKIPPING_ADD.replace("return a * b", "return a + b")}},
+        {"write": {"calc.py": SKIPPING_ADD}},
+    ),
+    # a variant no rule names: the earlier test file is deleted, add itself left working
+    "its file is deleted": (
+        {"write": {"calc.py": WRONG_MUL}, "delete": ["tests/unit/test_calc.py"]},
+        {"write": {"calc.py": GOOD_MUL}},
+    ),
+}
+
+
+@pytest.mark.parametrize("losing", list(LOSING_ROUNDS))
 def test_a_test_lost_in_a_round_that_failed_on_its_own_new_test_is_caught_the_next_round(
-    tmp_path,
+    tmp_path, losing
 ):
     # round 1 fails only on the test it added, so it is not judged for conservation: the test
-    # its code made skip is named by the round that may pass, and the step never completes
+    # it lost is named by the round that may pass, and the step never completes
     project = python_project(tmp_path)
-    wrong_mul = SKIPPING_ADD.replace("return a * b", "return a + b")
+    first, second = LOSING_ROUNDS[losing]
     project.coder_actions(
         {
-            "write": {"calc.py": wrong_mul, "tests/unit/test_mul.py": TEST_MUL},
+            **first,
+            "write": {**first["write"], "tests/unit/test_mul.py": TEST_MUL},
             "sentinel": "CODER_COMPLETE",
         },
-        {"write": {"calc.py": SKIPPING_ADD}, "sentinel": "CODER_COMPLETE"},
+        {**second, "sentinel": "CODER_COMPLETE"},
     )
     result = project.run()
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
