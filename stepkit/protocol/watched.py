@@ -219,7 +219,7 @@ def _look(ctx: StageContext, top: Path | None) -> Looks:
     return Looks(
         startup=startup.look(tools),
         bytecode=bytecode.look(ctx.project_dir),
-        users=users_tree.look(top) if top is not None else None,
+        users=users_tree.settled_look(top) if top is not None else None,
         hidden=ignored.value(),
     )
 

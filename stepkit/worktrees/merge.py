@@ -11,16 +11,11 @@ line says why.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 from stepkit.errors import UsageError
 from stepkit.text import first_of
 from stepkit.workspace.scope import git, users_tree
-from stepkit.workspace.store import GIT_SUBDIR, git_location
 from stepkit.workspace.worktree_record import WorktreeRecord
 from stepkit.worktrees.identity import commit_identity
 
@@ -40,32 +35,13 @@ def merge_branch(record: WorktreeRecord) -> tuple[bool, str]:
             False,
             f"not merged: your HEAD is detached (check out a branch, then git merge {branch})",
         )
-    try:
-        with _one_merge_at_a_time(Path(record.origin)), project_lock(Path(record.origin), "merge"):
+    try:  # another stepkit merge waits first: the user's lock is then refused only by the user's command
+        with users_tree.merging(Path(record.origin)), project_lock(Path(record.origin), "merge"):
             return _merge(top, branch, target)
     except UsageError as exc:
         return False, f"not merged: {exc}"
     except OSError as exc:
         return False, f"not merged: cannot lock the repository for the merge: {exc.strerror or exc}"
-
-
-@contextlib.contextmanager
-def _one_merge_at_a_time(origin: Path) -> Iterator[None]:
-    """Wait for any other stepkit merge into this repository to end (runs
-    of one ``--parallel`` that finish together), so the user's lock, taken
-    next, is refused only by a command of the user's own."""
-    located = git_location(origin.resolve())
-    if located is None:
-        yield
-        return
-    path = located[1] / GIT_SUBDIR / "merge.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _merge(top: Path, branch: str, target: str) -> tuple[bool, str]:

@@ -6,10 +6,14 @@ Real git repositories in tmp dirs.
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 import pytest
 
 from stepkit.workspace.scope import users_tree
-from stepkit.worktrees.merge import _only_the_merge
+from stepkit.workspace.worktree_record import WorktreeRecord
+from stepkit.worktrees.merge import _only_the_merge, merge_branch
 from tests.support.gitrepo import commit, git, init_repo
 
 
@@ -59,3 +63,61 @@ def test_only_a_merge_that_made_all_the_change_is_recorded(repo):
     (repo / "a.txt").write_text("a\n")
     (repo / "b.txt").write_text("not what the merge wrote\n")
     assert not _only_the_merge(repo, before, users_tree.look(repo), {"b.txt"})
+
+
+def _waiting_for_the_lock(thread_id: int) -> bool:
+    """The thread sleeps in the kernel on a file lock (its ``wchan``)."""
+    try:
+        return "lock" in Path(f"/proc/self/task/{thread_id}/wchan").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a thread's wchan")
+def test_a_look_taken_while_a_merge_is_under_way_waits_for_its_record(repo, monkeypatch):
+    """A sibling run's look that would fall between the merge's checkout and
+    its record (the merged files there, no record yet) waits for the record,
+    so it is never taken for a change the coder or a gate made."""
+    before = users_tree.settled_look(repo)
+    looked: list[users_tree.Look] = []
+    watcher_id: list[int] = []
+    started, done = threading.Event(), threading.Event()
+
+    def watcher() -> None:
+        watcher_id.append(threading.get_native_id())
+        started.set()
+        looked.append(users_tree.settled_look(repo))
+        done.set()
+
+    recorded = users_tree.record_own_change
+
+    def record_once_the_watcher_looks(top, merge_before, merge_after):
+        thread = threading.Thread(target=watcher)
+        thread.start()
+        started.wait()
+        # the watcher's look now either ran through (nothing held it) or waits for the lock
+        while not done.wait(0.001) and not _waiting_for_the_lock(watcher_id[0]):
+            pass
+        events.append("looked before the record" if looked else "record")
+        recorded(top, merge_before, merge_after)
+        threads.append(thread)
+
+    events: list[str] = []
+    threads: list[threading.Thread] = []
+    monkeypatch.setattr(users_tree, "record_own_change", record_once_the_watcher_looks)
+    record = WorktreeRecord(
+        path=str(repo),
+        project=str(repo),
+        origin=str(repo),
+        origin_top=str(repo),
+        branch="step",
+        base="",
+        step=1,
+        plans="plans",
+    )
+    merged, why = merge_branch(record)
+    threads[0].join()
+    assert merged, why
+    assert events == ["record"]
+    assert users_tree.changes(before, looked[0])  # the merge is in it ...
+    assert users_tree.own_change(repo, before, looked[0])  # ... and recorded as stepkit's

@@ -15,14 +15,20 @@ completed step's branch, maybe while a sibling ``--parallel`` run goes on.
 Each such merge records, sealed, the digests of the looks just before and
 just after it (:func:`record_own_change`); a change that such records lead
 through from one look to the other is stepkit's own (:func:`own_change`).
+A merge holds :func:`merging` from its look before to its record, and a
+run's look holds it shared (:func:`settled_look`): no look falls between a
+merge's checkout and its record.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -32,6 +38,8 @@ from stepkit.workspace.store import GIT_SUBDIR, git_location
 
 #: where stepkit's own changes to a user's tree are recorded, in its repository's git directory
 OWN_CHANGES = "own_changes"
+#: the lock stepkit's merges into a user's tree hold, beside the records
+MERGE_LOCK = "merge.lock"
 #: records older than this are removed when a new one is written (no node runs that long)
 KEEP_S = 2 * 24 * 3600
 
@@ -80,6 +88,36 @@ def look(top: Path) -> Look:
 
 #: what :func:`differences` calls the index and HEAD
 INDEX, HEAD = "the index", "HEAD"
+
+
+def settled_look(top: Path) -> Look:
+    """:func:`look`, never in the middle of a stepkit merge into the tree
+    (one under way is waited for, with its record): a sibling run's merge
+    would otherwise show as a change without the record that makes it
+    stepkit's own."""
+    with merging(top, shared=True):
+        return look(top)
+
+
+@contextlib.contextmanager
+def merging(top: Path, shared: bool = False) -> Iterator[None]:
+    """Hold the lock of stepkit's merges into the tree at ``top``: alone
+    for a merge (from its look before to its record; any other merge into
+    the repository waits, a ``--parallel`` run's siblings that finish
+    together), shared for a look (:func:`settled_look`).  Outside git there
+    is nothing to merge into and nothing is held."""
+    located = git_location(Path(top).resolve())
+    if located is None:
+        yield
+        return
+    path = located[1] / GIT_SUBDIR / MERGE_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def differences(before: Look, now: Look) -> list[tuple[str, str]]:
