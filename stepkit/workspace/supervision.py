@@ -430,9 +430,9 @@ def _orphans(ending: str | None, owned_too: bool = False) -> list[int]:
     return found
 
 
-def stop_helpers() -> tuple[DetachedProcess, ...]:
+def stop_helpers() -> None:
     """SIGKILL and reap this process's children in its own session, every
-    descendant of theirs too; return what was stopped.
+    descendant of theirs too.
 
     Those are stepkit's own helpers (git, the probes), each waited for where
     it was started, and a stop signal taken while one is waited for kills it
@@ -443,8 +443,7 @@ def stop_helpers() -> tuple[DetachedProcess, ...]:
     try:
         session = os.getsid(0)
     except OSError:
-        return ()
-    stopped: dict[int, DetachedProcess] = {}
+        return
     for child in _children():
         try:
             if os.getsid(child) != session:
@@ -452,10 +451,8 @@ def stop_helpers() -> tuple[DetachedProcess, ...]:
         except OSError:
             continue  # gone already
         for victim in [child, *_descendants(child)]:
-            stopped.setdefault(victim, DetachedProcess(victim, _command_line(victim)))
             _kill(victim)
         _reap(child)
-    return tuple(stopped.values())
 
 
 def _belongs(child: int, token: str | None, since: Mark | None) -> bool:

@@ -121,3 +121,13 @@ def test_a_look_taken_while_a_merge_is_under_way_waits_for_its_record(repo, monk
     assert events == ["record"]
     assert users_tree.changes(before, looked[0])  # the merge is in it ...
     assert users_tree.own_change(repo, before, looked[0])  # ... and recorded as stepkit's
+
+
+def test_a_look_goes_on_where_the_merge_lock_cannot_be_made(repo):
+    """Where stepkit's directory in the repository cannot be made (here a
+    file stands in its place), a watched node's look goes on without the
+    lock, and a merge, which cannot take it either, is refused."""
+    (repo / ".git" / "stepkit").write_text("not a directory\n")
+    assert users_tree.settled_look(repo) == users_tree.look(repo)
+    with pytest.raises(OSError), users_tree.merging(repo):
+        pass

@@ -105,14 +105,23 @@ def merging(top: Path, shared: bool = False) -> Iterator[None]:
     for a merge (from its look before to its record; any other merge into
     the repository waits, a ``--parallel`` run's siblings that finish
     together), shared for a look (:func:`settled_look`).  Outside git there
-    is nothing to merge into and nothing is held."""
+    is nothing to merge into and nothing is held.
+
+    :raises OSError: the lock cannot be made, for a merge; a look goes on
+        without it (no merge can take it either)."""
     located = git_location(Path(top).resolve())
     if located is None:
         yield
         return
     path = located[1] / GIT_SUBDIR / MERGE_LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        if not shared:
+            raise
+        yield
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
