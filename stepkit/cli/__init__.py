@@ -464,10 +464,10 @@ def _started() -> None:
 
 
 def entry() -> None:
-    """The ``stepkit`` command: :func:`main`, then exit with its code.  An
-    interrupted command (128 + N) has saved its checkpoint; it stops what is
-    left of its own helpers (:func:`~stepkit.workspace.supervision.stop_helpers`)
-    and exits at once, without the interpreter's shutdown, where a node's abandoned worker
+    """The ``stepkit`` command: :func:`main`, then exit with its code.  Every
+    exit first stops what is left of the command's own helpers
+    (:func:`_stop_helpers`).  An interrupted command (128 + N) has saved its
+    checkpoint; it exits at once, without the interpreter's shutdown, where a node's abandoned worker
     thread (a daemon, still inside a C extension or holding stderr) can make
     the process abort instead of exiting with its code.
 
@@ -484,12 +484,10 @@ def entry() -> None:
     pygc.disable()
     _collector_paused = True
     code = _with_head_start(sys.argv[1:]) if sys.argv[1:2] == ["verify"] else main()
+    _stop_helpers()
     if code < 128:
         code = _answered(code)
     if code >= 128:
-        from stepkit.workspace.supervision import stop_helpers
-
-        stop_helpers()
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -498,6 +496,20 @@ def entry() -> None:
         os._exit(code)
     pygc.freeze()
     raise SystemExit(code)
+
+
+def _stop_helpers() -> None:
+    """Stop the command's helpers still running as it exits
+    (:func:`~stepkit.workspace.supervision.stop_helpers`): one a stop signal
+    left unowned as it was being started, or a probe asked ahead that the
+    command ended without waiting for (a run refused before it needed the
+    answer).  None of them may outlive the command: a Python that hangs
+    would run on unowned.  A process that never imported :mod:`subprocess`
+    started none."""
+    if "subprocess" in sys.modules:
+        from stepkit.workspace.supervision import stop_helpers
+
+        stop_helpers()
 
 
 def _with_head_start(argv: list[str]) -> int:

@@ -436,10 +436,11 @@ def stop_helpers() -> None:
 
     Those are stepkit's own helpers (git, the probes), each waited for where
     it was started, and a stop signal taken while one is waited for kills it
-    (``subprocess.run``).  One still running at an interrupted exit was left
-    by a signal taken while it was being started, after the fork and before
-    ``Popen`` returned: nothing owns it, and it must not go on (a ``git
-    merge`` that ends after the run said the step was not merged)."""
+    (``subprocess.run``).  One still running as the command exits is owned
+    by nothing and must not go on: left by a signal taken while it was being
+    started, after the fork and before ``Popen`` returned (a ``git merge``
+    that ends after the run said the step was not merged), or a probe asked
+    ahead whose answer the command ended without waiting for."""
     try:
         session = os.getsid(0)
     except OSError:

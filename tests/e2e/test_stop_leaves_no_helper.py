@@ -8,6 +8,11 @@ loaded CI machine a ``git merge`` held by a test went on after the stopped
 ``stepkit resume`` had exited, and merged a step the run said was not merged.
 Whatever the race, the interrupted exit stops what is left of them.
 
+A command that answers may leave one too: a probe asked ahead (a Python on
+the PATH asked for its site directories while a run sets up) is still
+running when the command exits with a usage error; a Python that hangs
+would run on unowned.  Every exit stops what is left of the helpers.
+
 The race is made certain here: the real CLI in a process of its own, its
 ``subprocess.Popen._execute_child`` patched to signal the process once the
 first ``git`` has forked (SIGTERM, SIGINT or SIGHUP), so the signal is taken inside ``Popen()``; the
@@ -89,3 +94,73 @@ def test_a_stop_while_a_git_starts_leaves_it_not_running(tmp_path, sig):
     finally:
         if running(helper):
             os.kill(helper, signal.SIGKILL)
+
+
+PROBING = """
+import os, subprocess, sys
+real = subprocess.Popen._execute_child
+def recording(self, args, *rest, **kwargs):
+    real(self, args, *rest, **kwargs)
+    if str(args[0]).startswith(os.environ["FAKE_BIN"]):
+        with open(os.environ["HELPER_PID"], "a") as out:
+            out.write(f"{self.pid}\\n")
+subprocess.Popen._execute_child = recording
+from stepkit.cli import entry
+sys.argv = ["stepkit", *sys.argv[1:]]
+entry()
+"""
+
+
+INCOMPLETE_STEP = '---\nid: "01"\ntitle: half a step\n---\n# half a step\n'
+
+
+@pytest.mark.parametrize(
+    ("plans", "refusal"),
+    [(False, "no plan repo"), (True, "is incomplete")],
+    ids=["no plan repo", "an incomplete step"],
+)
+def test_a_command_that_answers_leaves_no_probe_running(tmp_path, plans, refusal):
+    """``stepkit run`` asks the Pythons on the PATH for their site directories
+    ahead, while it sets up; one that hangs is still running when the run
+    is refused (exit 2: no plan repo, or a step with its sections missing,
+    found later in the set-up), and is stopped with it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    if plans:
+        (project / "plans" / "steps").mkdir(parents=True)
+        (project / "plans" / "steps" / "01-half.md").write_text(INCOMPLETE_STEP)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("python3", "python"):
+        (bin_dir / name).write_text("#!/bin/sh\nexec sleep 60\n")
+        (bin_dir / name).chmod(0o755)
+    pid_file = tmp_path / "helpers.pid"
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_BIN": str(bin_dir),
+        "HELPER_PID": str(pid_file),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBING, "run", "01", "--project-dir", str(project)],
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # written by stepkit itself as each probe forked: the probe was under way before the exit
+    probes = [int(line) for line in pid_file.read_text().split()]
+    try:
+        assert done.returncode == 2, done.stderr
+        assert refusal in done.stderr
+        assert probes
+        left = [pid for pid in probes if running(pid)]
+        assert not left, f"probes {left} outlived the stepkit that started them"
+    finally:
+        for pid in probes:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
