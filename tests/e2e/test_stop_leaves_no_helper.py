@@ -56,6 +56,27 @@ def running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def stepkit(
+    script: str, args: list[str], tmp_path: Path, bin_dir: Path, **variables: str
+) -> subprocess.CompletedProcess[str]:
+    """The real CLI run by ``script`` with ``args``, ``bin_dir`` first on the PATH."""
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        **variables,
+    }
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        check=False,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.parametrize(
     "sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name
 )
@@ -70,21 +91,13 @@ def test_a_stop_while_a_git_starts_leaves_it_not_running(tmp_path, sig):
     git.write_text("#!/bin/sh\nexec sleep 60\n")
     git.chmod(0o755)
     pid_file = tmp_path / "helper.pid"
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "HELPER_PID": str(pid_file),
-        "STOP_WITH": str(int(sig)),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", RACING, "verify", "--project-dir", str(project)],
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = stepkit(
+        RACING,
+        ["verify", "--project-dir", str(project)],
+        tmp_path,
+        bin_dir,
+        HELPER_PID=str(pid_file),
+        STOP_WITH=str(int(sig)),
     )
     helper = int(pid_file.read_text())
     try:
@@ -136,21 +149,13 @@ def test_a_command_that_answers_leaves_no_probe_running(tmp_path, plans, refusal
         (bin_dir / name).write_text("#!/bin/sh\nexec sleep 60\n")
         (bin_dir / name).chmod(0o755)
     pid_file = tmp_path / "helpers.pid"
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "FAKE_BIN": str(bin_dir),
-        "HELPER_PID": str(pid_file),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", PROBING, "run", "01", "--project-dir", str(project)],
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = stepkit(
+        PROBING,
+        ["run", "01", "--project-dir", str(project)],
+        tmp_path,
+        bin_dir,
+        FAKE_BIN=str(bin_dir),
+        HELPER_PID=str(pid_file),
     )
     # written by stepkit itself as each probe forked: the probe was under way before the exit
     probes = [int(line) for line in pid_file.read_text().split()]
