@@ -116,9 +116,11 @@ def run_step(
     from stepkit.planrepo.validation import valid_plan
     from stepkit.pluginmanager import entry_point_ids
     from stepkit.protocol.result import with_step_report
+    from stepkit.protocol.settled import tools_settled
     from stepkit.workspace import sandbox
     from stepkit.workspace.gate_commands import (
         fingerprint_ahead,
+        forget_fingerprint,
         start_commands,
         start_fingerprint,
     )
@@ -204,13 +206,21 @@ def run_step(
                 return finish_run(
                     with_step_report(
                         start_run(
-                            the_graph, run, pm, settings, config, state, stage_runner or _run_stage
+                            the_graph,
+                            run,
+                            pm,
+                            settings,
+                            config,
+                            state,
+                            stage_runner or _run_stage,
+                            tools_settled(settings, pm, project),
                         )
                     ),
                     settings,
                     run=run,
                 )
     finally:
+        forget_fingerprint(settings)
         _unregister(pm, observers)
 
 
@@ -457,6 +467,7 @@ def resume_run(
     from stepkit.engine.driver import resume_run as resume
     from stepkit.engine.runstore import RunStore
     from stepkit.protocol.result import with_step_report
+    from stepkit.protocol.settled import tools_settled
     from stepkit.workspace import sandbox
     from stepkit.workspace.scope import gitconfig
     from stepkit.worktrees.finish import finish_run
@@ -501,6 +512,7 @@ def resume_run(
                             checkpoint,
                             answer,
                             stage_runner or _run_stage,
+                            tools_settled(checkpoint.settings, pm, project),
                         )
                     ),
                     checkpoint.settings,

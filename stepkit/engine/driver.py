@@ -105,6 +105,8 @@ from stepkit.workspace.worktree_record import COMMITS_AT
 from stepkit.workspace.worktree_record import SETTING as WORKTREE
 
 StageRunner = Callable[[str, StageContext], Outcome]
+#: Called with each script or stage node before it runs (:func:`start_run`).
+BeforeNode = Callable[[Node], None]
 
 
 class _BadOutcome(Exception):
@@ -128,6 +130,7 @@ def start_run(
     config: Any,
     state: dict[str, Any],
     stage_runner: StageRunner,
+    before_node: BeforeNode | None = None,
 ) -> RunResult:
     """Run ``graph`` from its start node with ``state`` as the initial state.
 
@@ -135,6 +138,8 @@ def start_run(
         absolute paths, ``answers`` by node, engine/coder/reviewer specs …);
         stored in the checkpoint so ``resume`` can rebuild the run.
     :param stage_runner: runs stage nodes (the engine knows no stage).
+    :param before_node: called with each script or stage node, in the node's
+        call, before it runs (what it raises is the node's fault).
     :raises RunInterrupted: a stop signal (Ctrl-C, SIGTERM, SIGHUP); the
         checkpoint is saved as interrupted.
     """
@@ -148,7 +153,7 @@ def start_run(
         _now(),
         os.getpid(),
     )
-    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
+    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint, before_node)
     engine.save()  # a run whose events say it started can be resumed, however soon it is killed
     engine.run.event("run_started", graph=graph.source, start=graph.start)
     return engine.drive(graph.start)
@@ -162,8 +167,10 @@ def resume_run(
     checkpoint: Checkpoint,
     answer: str | None,
     stage_runner: StageRunner,
+    before_node: BeforeNode | None = None,
 ) -> RunResult:
-    """Continue a paused, interrupted or killed run from its checkpoint.
+    """Continue a paused, interrupted or killed run from its checkpoint
+    (``before_node``: as :func:`start_run` takes it).
 
     What the run's commands left running when its process was killed is
     stopped first (a ``leftovers_stopped`` event).  Finished nodes never run again.  The node that was cut off runs again
@@ -219,7 +226,7 @@ def resume_run(
     checkpoint.status, checkpoint.pending, checkpoint.pid = "running", None, os.getpid()
     checkpoint.outcome = checkpoint.exit_code = checkpoint.output = None
     checkpoint.resumes += 1
-    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint)
+    engine = _Engine(graph, run, pm, settings, config, stage_runner, checkpoint, before_node)
     leftovers = supervision.stop_leftovers(
         str(run.path)
     )  # a SIGKILLed run's coder may still be editing
@@ -275,6 +282,7 @@ class _Engine:
         config: Any,
         stage_runner: StageRunner,
         checkpoint: Checkpoint,
+        before_node: BeforeNode | None = None,
     ):
         self.graph = graph
         self.run = run
@@ -282,6 +290,7 @@ class _Engine:
         self.settings = settings
         self.config = config
         self._stage_runner = stage_runner
+        self._before_node = before_node
         self._append = frozenset(graph.append)
         self._may_set = {
             node.id: frozenset(node.state_keys()).union(ENGINE_KEYS)
@@ -468,14 +477,21 @@ class _Engine:
     def _call_node(self, node: ScriptNode | StageNode) -> _Step:
         nid = node.id
         if isinstance(node, ScriptNode):
-            fn = node.function
-            assert fn is not None, "validating the graph imported every script node's call"
+            call = node.function
+            assert call is not None, "validating the graph imported every script node's call"
         else:
             runner = self._stage_runner
             stage = node.stage
 
-            def fn(ctx: StageContext) -> Outcome:
+            def call(ctx: StageContext) -> Outcome:
                 return runner(stage, ctx)
+
+        before = self._before_node
+
+        def fn(ctx: StageContext) -> Outcome:
+            if before is not None:
+                before(node)
+            return call(ctx)
 
         attempts = node.max_attempts or 1
         run_usage = self._usage()

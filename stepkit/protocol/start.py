@@ -33,7 +33,12 @@ def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:
     a step-start snapshot or the commands chosen before the step."""
     from stepkit.protocol.watched import node_policy
     from stepkit.workspace.baseline import snapshot_tree
-    from stepkit.workspace.gate_commands import START_COMMANDS_KEY, PlannedCommand, plan_gates
+    from stepkit.workspace.gate_commands import (
+        START_COMMANDS_KEY,
+        PlannedCommand,
+        fingerprint_taken,
+        plan_gates,
+    )
     from stepkit.workspace.gates import GateRunner
     from stepkit.workspace.start_outcomes import begin
 
@@ -50,6 +55,7 @@ def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:
         return None
 
     def measure(where: Any, log_dir: Any, names: list[str]) -> list[GateResult]:
+        fingerprint_taken(ctx.settings)  # the tools as they were before any command ran
         plan = plan_gates(ctx.pm, where, ctx.config)
         plan = plan.model_copy(update={"commands": {**plan.commands, **planned}})
         runner = GateRunner(

@@ -24,8 +24,15 @@ def asking(key: Hashable, call: Callable[[], Any], name: str) -> Future[Any]:
     with _LOCK:
         future = _ASKED.get(key)
         if future is None:
-            future = _ASKED[key] = Future()
-            threading.Thread(target=_answer, args=(call, future), name=name, daemon=True).start()
+            future = _ASKED[key] = beside(call, name)
+    return future
+
+
+def beside(call: Callable[[], Any], name: str) -> Future[Any]:
+    """The answer of ``call``, computed in a thread named ``name`` while the
+    caller goes on (every call starts one; nothing is kept)."""
+    future: Future[Any] = Future()
+    threading.Thread(target=_answer, args=(call, future), name=name, daemon=True).start()
     return future
 
 

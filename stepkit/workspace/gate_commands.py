@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pydantic import Field, ValidationError
@@ -34,6 +34,9 @@ from stepkit.lazyregex import lazy_compile
 from stepkit.models import Model
 from stepkit.pluginmanager import first_answer
 from stepkit.workspace.seal import Apart
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 #: The hook every gate's command is asked through.
 GATE_HOOK = "stepkit_gate_command"
@@ -231,14 +234,75 @@ def start_fingerprint(
     settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path
 ) -> None:
     """Fingerprint the tools that judge the step before the coder runs, into
-    the run's settings: the project's tool directories, and the installed
-    files of the distributions the gate commands chosen then use
-    (:func:`start_commands` first) and of stepkit itself."""
+    the run's settings: the project's tool directories now, and the
+    installed files of the distributions the gate commands chosen then use
+    (:func:`start_commands` first) and of stepkit itself beside the start
+    of the run (hashing them and waiting for the gates' Pythons to name
+    their site directories took 0.1-0.2 s before the first node): its key
+    holds None until :func:`settle_fingerprint` puts it there, which the
+    run does before any node that is not read-only (the coder's, a gate's),
+    and the start's measure waits for it before its first command
+    (:func:`fingerprint_taken`)."""
+    from stepkit.workspace import ahead
     from stepkit.workspace.toolpath import fingerprint, tool_dirs
 
     dirs = tool_dirs(pm, project_dir)
     settings[TOOLS_KEY] = fingerprint(project_dir, dirs)
-    settings[INSTALLED_KEY] = Apart(_installed(project_dir, dirs, settings))
+    commands = settings.get(START_COMMANDS_KEY)
+    # the key is there from now on: a save that reads the settings meanwhile never sees them grow
+    settings[INSTALLED_KEY] = None
+    _TAKING[id(settings)] = (
+        settings,
+        ahead.beside(
+            lambda: _installed_for(project_dir, dirs, commands), "stepkit-installed-fingerprint"
+        ),
+    )
+
+
+#: the installed fingerprints being taken beside the start of a run, by the id of its settings
+_TAKING: dict[int, tuple[MutableMapping[str, object], Future[dict[str, str]]]] = {}
+
+
+def _taking(settings: Mapping[str, object]) -> Future[dict[str, str]] | None:
+    held = _TAKING.get(id(settings))
+    return held[1] if held is not None and held[0] is settings else None
+
+
+def settle_fingerprint(
+    settings: MutableMapping[str, object], pm: pluggy.PluginManager, project_dir: Path
+) -> None:
+    """The installed fingerprint in the run's ``settings`` (a run whose
+    settings hold its key): the one taken beside the start, waited for; for
+    a run resumed before it was kept (its process stopped at an approval or
+    by a signal before the coder's first round), taken now, still before
+    anything that could change the tools ran."""
+    if INSTALLED_KEY not in settings or settings[INSTALLED_KEY] is not None:
+        return
+    taking = _taking(settings)
+    if taking is not None:
+        found = taking.result()
+    else:
+        from stepkit.workspace.toolpath import tool_dirs
+
+        found = _installed(project_dir, tool_dirs(pm, project_dir), settings)
+    settings[INSTALLED_KEY] = Apart(found)
+    _TAKING.pop(id(settings), None)
+
+
+def forget_fingerprint(settings: Mapping[str, object]) -> None:
+    """The run of ``settings`` ended: what was being taken for it is not kept."""
+    _TAKING.pop(id(settings), None)
+
+
+def fingerprint_taken(settings: Mapping[str, object]) -> None:
+    """Wait until the installed fingerprint taken beside the start of the
+    run of ``settings`` is done, if one is being taken (what it raised is
+    :func:`settle_fingerprint`'s to say)."""
+    from concurrent.futures import wait
+
+    taking = _taking(settings)
+    if taking is not None:
+        wait([taking])
 
 
 def fingerprint_ahead(pm: pluggy.PluginManager | None, project_dir: Path) -> None:
@@ -259,12 +323,17 @@ def _absolute(project_dir: Path, dirs: list[str]) -> tuple[str, ...]:
 def _installed(
     project_dir: Path, dirs: list[str], settings: Mapping[str, object]
 ) -> dict[str, str]:
+    return _installed_for(project_dir, dirs, settings.get(START_COMMANDS_KEY))
+
+
+def _installed_for(project_dir: Path, dirs: list[str], chosen: object) -> dict[str, str]:
+    """The installed fingerprint for the gate commands ``chosen`` before the
+    step (:data:`START_COMMANDS_KEY`'s value)."""
     from stepkit.workspace import installed
     from stepkit.workspace.scope import startup
 
     sites = startup.site_dirs(_absolute(project_dir, dirs))
-    commands = _commands_in(settings.get(START_COMMANDS_KEY), table_key=None)
-    return installed.fingerprint(sites, commands)
+    return installed.fingerprint(sites, _commands_in(chosen, table_key=None))
 
 
 def start_commands(

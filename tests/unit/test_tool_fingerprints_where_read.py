@@ -18,7 +18,11 @@ from stepkit.pluginmanager import get_plugin_manager
 from stepkit.protocol.nodes.verify import verify_build, verify_format_lint, verify_tests
 from stepkit.records import StageContext
 from stepkit.workspace import installed, toolpath
-from stepkit.workspace.gate_commands import start_commands, start_fingerprint
+from stepkit.workspace.gate_commands import (
+    settle_fingerprint,
+    start_commands,
+    start_fingerprint,
+)
 from tests.support.gitrepo import init_repo
 
 
@@ -37,6 +41,7 @@ def at_node(tmp_path: Path):
     pm, config, settings = get_plugin_manager(project), load_config(project), {}
     start_commands(settings, pm, project, config)
     start_fingerprint(settings, pm, project)
+    settle_fingerprint(settings, pm, project)  # as a run does before its first gate
 
     def context(node: str) -> StageContext:
         return StageContext(
