@@ -143,17 +143,21 @@ def _mac(path: Path, body: str) -> str:
 
 
 def _secret() -> bytes:
-    """The sealing key, created (0600, whole or not at all) on first use."""
+    """The sealing key, created (0600, whole or not at all) on first use;
+    callers that make it at once, in other processes or in threads of this
+    one, each write a temporary file of their own and all read the key the
+    first link put in place."""
     path = state_home() / "secret"
     try:
         return path.read_bytes()
     except FileNotFoundError:
         pass
-    import secrets  # only here: a verify's head start reads a seal before anything else imports
+    # only here: a verify's head start reads a seal before anything else imports
+    import secrets
+    import tempfile
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temp = path.with_name(f".secret.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".secret.{os.getpid()}-", suffix=".tmp")
     try:
         os.write(fd, secrets.token_hex(32).encode("ascii"))
         os.fsync(fd)
