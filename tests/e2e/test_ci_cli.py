@@ -295,6 +295,7 @@ class Runner:
         return dict(line.partition("=")[::2] for line in output.read_text().splitlines())
 
 
+@pytest.mark.slow
 def test_a_run_paused_on_one_runner_resumes_on_another_with_the_workflow_scripts(tmp_path):
     """The scripts of the workflow's steps, run here in order on two runners
     (the run itself is started without --worktree: the same pause, the same

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.support.e2e import HANDOFF, make_project
 
 LONG = (
@@ -41,6 +43,7 @@ def test_the_commit_command_keeps_the_whole_summary_and_the_next_step_is_named(t
     assert lines[-1] == "Next step: 2 — Add div (ready: stepkit run --step 2)"
 
 
+@pytest.mark.slow
 def test_the_next_step_is_named_blocked_when_its_dependency_is_not_this_step(tmp_path):
     project = make_project(tmp_path)
     step2 = project.plans / "steps" / "02-div.md"

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 
@@ -90,6 +92,7 @@ def test_the_section_names_each_file_it_changes_and_its_blocks_fit_them():
     assert [name for name, _ in steps()] == list(PLACES)
 
 
+@pytest.mark.slow
 def test_the_security_gate_built_from_the_docs_runs_between_build_and_tests(tmp_path):
     src = build_copy(tmp_path)
     project = tmp_path / "project"

@@ -41,6 +41,7 @@ def test_a_gate_tool_that_is_not_installed_fails_with_its_fix(tmp_path):
     assert lines[failed + 1].strip().startswith("fix: install no-such-linter-xyz")
 
 
+@pytest.mark.slow
 def test_an_engine_without_credentials_fails_a_run_would_refuse_it(tmp_path):
     project = make_project(tmp_path)
     done = project.stepkit("doctor", "--engine", "anthropic", json_out=False)
@@ -127,6 +128,7 @@ def stepkit_doctor_checks(settings):
 """
 
 
+@pytest.mark.slow
 def test_a_plugins_doctor_checks_are_lines_and_a_failing_one_fails(tmp_path):
     """stepkit_doctor_checks: a project's plugin adds a line for the run
     doctor's options describe; an answer that is not a list of checks is one

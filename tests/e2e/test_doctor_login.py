@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support import fake_cli
 from tests.support.e2e import make_project
 
@@ -29,6 +31,7 @@ def doctor(project, tmp_path, *args, **env):
     return done.code, {c["name"]: c for c in report["checks"]}
 
 
+@pytest.mark.slow
 def test_a_logged_out_coder_fails_and_logging_in_passes(tmp_path):
     project = make_project(tmp_path)
     state = tmp_path / "claude-state"

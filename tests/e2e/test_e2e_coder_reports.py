@@ -19,6 +19,7 @@ def only_the_first_line_is_a_sentinel(text: str) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_a_coder_that_exits_non_zero_without_a_sentinel_is_reported_as_that(project):
     project.coder_actions({"say": "segfault in my head", "exit": 3})
     result = project.run()
@@ -44,6 +45,7 @@ def test_a_coder_timeout_is_no_pipeline_fault(project):
     assert "Coder failure: the coder crashed: the coder timed out after 1 s" in result.output
 
 
+@pytest.mark.slow
 def test_sentinels_in_the_coder_s_text_are_quoted(project):
     project.coder_actions({"say": "STEP_COMPLETE\n  STEP_FAILED\nwork done", "exit": 2})
     for json_out in (True, False):

@@ -19,6 +19,7 @@ from tests.support.e2e import PY
 NO_TEST = "the command ran no test. This is NOT evidence that tests passed"
 
 
+@pytest.mark.slow
 def test_a_build_gate_hitting_a_missing_tool_through_make_ends_the_run_without_a_fix_attempt(
     project,
 ):
@@ -42,6 +43,7 @@ def test_a_build_gate_hitting_a_missing_tool_through_make_ends_the_run_without_a
     assert ("verify_build", "end_failure", "error") in project.edges
 
 
+@pytest.mark.slow
 def test_a_tests_gate_that_ran_no_test_is_not_run_up_to_step_complete(project):
     # pytest finds no test in this project: exit 5
     test_cmd = f"{PY} -m pytest -q -p no:cacheprovider"

@@ -108,6 +108,7 @@ def test_the_node_ids_differ_from_the_step_runners():
     assert not set(OTHER_GRAPH["nodes"]) & set(load_protocol_graph().nodes)
 
 
+@pytest.mark.slow
 def test_a_step_runs_end_to_end_through_the_other_graph(project):
     engine = project.script(
         look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF
@@ -130,6 +131,7 @@ def test_a_step_runs_end_to_end_through_the_other_graph(project):
     assert ("approve", "done", "approve") in project.edges
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("faulty", "flag"),
     first_by_default(

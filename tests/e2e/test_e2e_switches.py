@@ -18,6 +18,7 @@ def pause_at_gate_blocked(project, engine, env):
     return paused
 
 
+@pytest.mark.slow
 def test_step_skip_review_set_at_start_still_skips_the_review_after_a_resume(project):
     engine = project.script(edge_case_sweep={**SWEEP, "needs_independent_review": True})
     pause_at_gate_blocked(project, engine, project.env(STEP_SKIP_REVIEW="1"))

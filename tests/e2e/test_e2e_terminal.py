@@ -344,6 +344,7 @@ def test_without_a_terminal_verbose_progress_is_one_plain_line_per_event(tmp_pat
     assert "\x1b[" not in done.stderr
 
 
+@pytest.mark.slow
 def test_json_prints_one_object_on_stdout_and_nothing_else(tmp_path):
     project = make_project(tmp_path)
     paused = project.run()

@@ -76,6 +76,7 @@ def test_a_stepconf_engine_is_listed_by_stepkit_plugins(project):
     assert "canned:FILE" in table.stdout and "answers per node from a JSON file" in table.stdout
 
 
+@pytest.mark.slow
 def test_the_run_uses_the_plugin_engine_and_its_resume_uses_the_recorded_one(project):
     # the project's configured engine is one that cannot be called here (no
     # API key): a resume that forgot the run's --engine would fault

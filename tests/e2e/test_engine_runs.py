@@ -71,6 +71,7 @@ def check_the_step(project, paused, engine_name, env):
     assert "Added calc.mul." in project.handoff(1).read_text()  # approved: in the plan repo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cli", first_by_default(["claude", "codex"]))
 def test_a_step_runs_on_an_agent_cli_alone(tmp_path, cli):
     project = make_project(tmp_path, reviewer=False)

@@ -18,6 +18,8 @@ import os
 import shlex
 from pathlib import Path
 
+import pytest
+
 from stepkit.workspace.gate_commands import INSTALLED_KEY
 from stepkit.workspace.seal import is_apart
 from stepkit.workspace.store import store_dir
@@ -91,6 +93,7 @@ def test_the_orientation_runs_while_the_fingerprint_is_taken_and_the_coder_after
     assert is_apart(_installed_of(result.data["run_dir"]))
 
 
+@pytest.mark.slow
 def test_a_run_that_paused_before_its_coder_takes_the_fingerprint_when_it_resumes(tmp_path):
     project = make_project(tmp_path)
     env, mark = _with_stand_in(tmp_path, project)

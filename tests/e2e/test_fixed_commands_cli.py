@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project
 from tests.support.gitrepo import init_repo
@@ -36,6 +38,7 @@ def test_detect_prints_what_verify_runs_when_the_first_gate_creates_a_lockfile(t
     assert ran["build"] is not None and "uv run" not in ran["build"]
 
 
+@pytest.mark.slow
 def test_resume_runs_the_commands_the_run_fixed_even_after_the_config_changed(tmp_path):
     project = make_project(tmp_path)
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project, sh
 
@@ -36,6 +38,7 @@ def format_gate(result) -> dict:
     return next(g for g in result.data["gates"] if g["name"] == "format")
 
 
+@pytest.mark.slow
 def test_a_files_formatter_formats_only_what_the_coder_changed(tmp_path):
     project = project_formatting_with(tmp_path, " {files:.py}")
     result = project.run()
@@ -47,6 +50,7 @@ def test_a_files_formatter_formats_only_what_the_coder_changed(tmp_path):
     assert project.git("diff", "--name-only", "--", ".", ":!plans") == "calc.py\n"
 
 
+@pytest.mark.slow
 def test_a_whole_tree_formatters_edits_outside_the_coders_changes_are_undone_and_kept(tmp_path):
     project = project_formatting_with(tmp_path, "")
     (project.root / "wip.py").write_text("mine = 1\n")  # the user's, untracked, before the step

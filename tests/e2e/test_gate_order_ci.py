@@ -138,6 +138,7 @@ def gate_events(project, run_dir: str) -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.slow
 def test_a_whole_step_runs_the_build_before_the_format_and_lint_that_need_it(tmp_path, checkout):
     project, engine = step_project(tmp_path, checkout, GREEN)
     result = project.run(engine=engine)
@@ -156,6 +157,7 @@ def test_a_whole_step_runs_the_build_before_the_format_and_lint_that_need_it(tmp
     ], ran
 
 
+@pytest.mark.slow
 def test_a_step_that_breaks_the_build_is_sent_back_for_the_build(tmp_path, checkout):
     broken = {
         "write": {

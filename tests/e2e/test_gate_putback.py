@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, make_project, sh
 
@@ -64,6 +66,7 @@ def test_stepkit_verify_puts_back_what_the_tests_gate_rewrote(tmp_path):
     assert gate["changed_files"] == ["calc.py", "check.py", "lint.py"]
 
 
+@pytest.mark.slow
 def test_a_run_puts_back_what_the_tests_gate_rewrote_but_not_the_steps_own_files(tmp_path):
     project = project_whose_tests_rewrite_the_tree(tmp_path)
     project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})

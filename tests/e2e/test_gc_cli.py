@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import make_project
 
@@ -21,6 +23,7 @@ def finished_run(project, *extra: str) -> str:
     return done.data["run_id"]
 
 
+@pytest.mark.slow
 def test_gc_prunes_finished_runs_by_count_and_age_never_a_paused_one(tmp_path):
     project = make_project(tmp_path)
     oldest = finished_run(project)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import shlex
 import subprocess
 
+import pytest
+
 from stepkit.workspace.store import store_dir
 from tests.support.e2e import GOOD_MUL, PY, command_coder, flag_texts, make_project, sh
 
@@ -78,6 +80,7 @@ def test_a_planted_hook_and_fsmonitor_are_flagged_undone_and_never_run_by_stepki
     assert "echo ran" in kept_texts["pre-commit"] and monitor in kept_texts["config"]
 
 
+@pytest.mark.slow
 def test_an_alias_and_a_filter_are_flagged_and_undone(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     smudge = planted_script(project, "smudge")
@@ -95,6 +98,7 @@ def test_an_alias_and_a_filter_are_flagged_and_undone(tmp_path):
     assert "filter.evil" not in listed and "alias.st" not in listed
 
 
+@pytest.mark.slow
 def test_an_honest_step_and_a_key_that_runs_nothing_have_no_git_flag(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     result = project.run(coder=shell_coder(project, "git config user.name coder\n"))
@@ -105,6 +109,7 @@ def test_an_honest_step_and_a_key_that_runs_nothing_have_no_git_flag(tmp_path):
     )  # the step's business, left as it is
 
 
+@pytest.mark.slow
 def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
     from tests.support.e2e import PY
 
@@ -121,6 +126,7 @@ def test_a_hook_a_gate_plants_is_flagged_as_the_gate_s_and_undone(tmp_path):
     assert not (project.root / ".git" / "hooks" / "post-commit").exists()
 
 
+@pytest.mark.slow
 def test_a_file_hidden_through_info_exclude_is_still_a_change_and_the_exclude_is_undone(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     exclude = project.root / ".git" / "info" / "exclude"
@@ -133,6 +139,7 @@ def test_a_file_hidden_through_info_exclude_is_still_a_change_and_the_exclude_is
     assert exclude.read_text() == original
 
 
+@pytest.mark.slow
 def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags_are_cleared(
     tmp_path,
 ):
@@ -157,6 +164,7 @@ def test_a_change_hidden_from_git_by_index_flags_is_still_a_change_and_the_flags
     assert tags["check.py"] == "H" and tags["lint.py"] == "H"
 
 
+@pytest.mark.slow
 def test_an_index_flag_a_gate_sets_is_flagged_and_cleared_from_the_listing_after_it(tmp_path):
     # the flags after a gate come from the tree listing taken after its command
     # (no listing of their own), even with the gate's edit to a file put back since

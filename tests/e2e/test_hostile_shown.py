@@ -84,6 +84,7 @@ def assert_flag_shown(text: str) -> None:
         assert shown in flags, (shown, flags)
 
 
+@pytest.mark.slow
 def test_the_json_question_shows_the_flag_and_no_character_a_terminal_obeys(tmp_path):
     project = hostile_project(tmp_path)
     paused = project.run()
@@ -116,6 +117,7 @@ def test_on_a_terminal_the_tamper_flags_section_shows_the_flag(tmp_path, socket)
     assert "coder: done \\x1b[2K" in screen or "CODER_COMPLETE" in screen
 
 
+@pytest.mark.slow
 def test_the_mcp_answer_and_its_progress_show_the_flag_visibly(tmp_path):
     pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'stepkit[mcp]')")
     from tests.e2e.test_mcp_server import Client, data, serve
@@ -142,6 +144,7 @@ def test_the_mcp_answer_and_its_progress_show_the_flag_visibly(tmp_path):
     assert not hidden_characters("\n".join(seen["progress"]))
 
 
+@pytest.mark.slow
 def test_the_handoff_file_shows_the_names_visibly(tmp_path):
     project = hostile_project(tmp_path)
     paused = project.run()
@@ -155,6 +158,7 @@ def test_the_handoff_file_shows_the_names_visibly(tmp_path):
     assert not hidden_characters(done.stdout + done.stderr)
 
 
+@pytest.mark.slow
 def test_a_failing_test_id_and_the_coders_output_with_escapes_are_printed_visibly(tmp_path):
     """A failing test whose id has escapes (its module's name) and a coder's
     output with them, through the printed output of ``stepkit run`` (no

@@ -47,6 +47,7 @@ HIDING: dict[str, dict[str, str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trick", first_by_default(HIDING))
 def test_a_file_hidden_from_git_is_a_tamper_flag_that_forces_the_review(tmp_path, trick):
     project = python_project(tmp_path)
@@ -84,6 +85,7 @@ cached.write_bytes(bytes(data))
 """
 
 
+@pytest.mark.slow
 def test_bytecode_planted_for_the_broken_module_is_never_run(tmp_path):
     project = python_project(tmp_path)
     config = (
@@ -136,6 +138,7 @@ def project_with_venv(tmp_path: Path):
     return project, site
 
 
+@pytest.mark.slow
 def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path):
     """The virtualenv is ignored and outside the step's changes, and its site
     directory is no tool directory: a ``.pth`` line there patches the code
@@ -163,6 +166,7 @@ def test_a_pth_file_planted_in_the_projects_virtualenv_is_a_tamper_flag(tmp_path
     assert reviewer_calls(project) == 1
 
 
+@pytest.mark.slow
 def test_a_pytest_plugin_registered_by_entry_point_in_the_virtualenv_is_a_tamper_flag(tmp_path):
     """A variant no fix was written for: no start-up file but a distribution's
     metadata, whose ``pytest11`` entry point pytest loads at every start and
@@ -199,6 +203,7 @@ def test_a_pytest_plugin_registered_by_entry_point_in_the_virtualenv_is_a_tamper
     assert reviewer_calls(project) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("unconfined")  # confined, the user site directory is read-only
 def test_a_module_planted_in_the_user_site_directory_is_a_tamper_flag(tmp_path):
     """A variant: no start-up file but a module in a site directory (the
@@ -265,6 +270,7 @@ for _rel, _text in WHAT.items():
 """
 
 
+@pytest.mark.slow
 def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not(tmp_path):
     project = python_project(tmp_path)
     (project.root / ".gitignore").write_text("*.o\nversion.json\n")
@@ -295,6 +301,7 @@ def test_a_gate_that_hides_a_surface_file_is_flagged_and_its_build_output_is_not
     assert "version.json" not in flags, paused.output
 
 
+@pytest.mark.slow
 def test_bytecode_a_module_forges_for_itself_while_the_tests_run_is_never_run(tmp_path):
     """A second way in, with a fix of its own: the broken module, when the
     tests first import it, writes the forged bytecode of a correct one for
@@ -321,6 +328,7 @@ def test_bytecode_a_module_forges_for_itself_while_the_tests_run_is_never_run(tm
     assert ADD in gate_of_tests(result.data)["new_failures"]
 
 
+@pytest.mark.slow
 def test_code_that_fails_only_on_its_first_run_is_a_tamper_flag_not_a_quiet_flaky_pass(tmp_path):
     """The judge runs a failing test again and calls it flaky when it passes
     then: broken code that knows its first run (a marker file outside the
@@ -346,6 +354,7 @@ def test_code_that_fails_only_on_its_first_run_is_a_tamper_flag_not_a_quiet_flak
     assert reviewer_calls(project) == 1
 
 
+@pytest.mark.slow
 def test_the_flaky_flag_outlives_the_coder_round_the_review_sends_back(tmp_path):
     """A coder round recomputes the tamper flags from the step's changes and
     the flags rounds keep: the flaky flag must be one of those, or the
@@ -434,6 +443,7 @@ def project_running_tests_through(
     return project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci_file", first_by_default(CI_FILES))
 def test_a_test_deselected_in_the_ci_file_the_tests_command_comes_from_still_runs(
     tmp_path, ci_file
@@ -504,6 +514,7 @@ def assert_the_script_as_it_was_fails(result, command: str, changed: str) -> Non
     assert result.outcome == "STEP_FAILED", result.stdout + result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", first_by_default(SCRIPT_RUN_BY))
 def test_a_test_deselected_in_the_script_the_tests_command_runs_still_fails_the_gate(tmp_path, how):
     project, command = script_project(tmp_path, how)
@@ -522,6 +533,7 @@ POINTED_AWAY = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", first_by_default(POINTED_AWAY))
 def test_a_target_pointed_away_from_the_script_it_weakened_still_fails_the_gate(tmp_path, how):
     """The coder weakens scripts/test, then points the target at a new,
@@ -575,6 +587,7 @@ EXITS_ZERO = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", first_by_default(EXITS_ZERO))
 def test_a_run_whose_report_lists_a_failure_is_no_pass_whatever_its_exit_code(tmp_path, how):
     project = python_project(tmp_path)
@@ -592,6 +605,7 @@ def test_a_run_whose_report_lists_a_failure_is_no_pass_whatever_its_exit_code(tm
     assert "exit code 0" in gate["summary"], gate
 
 
+@pytest.mark.slow
 def test_a_package_beside_a_pyvenv_cfg_is_still_one_of_the_steps_changes(tmp_path):
     """A virtualenv is known by its ``pyvenv.cfg``, and its own layout is
     never the step's: a coder who puts one beside a package shadowing the

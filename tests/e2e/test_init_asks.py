@@ -12,6 +12,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_init_proves import ci_project
 from tests.support.terminal import on_terminal
 
@@ -36,6 +38,7 @@ def _init_on_terminal(project: Path, answer: bytes) -> tuple[int, str]:
     return on_terminal(["init"], project, env, QUESTION, answer)
 
 
+@pytest.mark.slow
 def test_a_command_typed_at_the_question_is_proven_and_written(tmp_path):
     project = _ci_only(tmp_path)
     code, screen = _init_on_terminal(project, b"python -m pytest -q\n")

@@ -11,6 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_init_cli import stepkit
 from tests.support.gitrepo import git, init_repo
 
@@ -37,6 +39,7 @@ def _this_python_first(monkeypatch) -> None:
     )
 
 
+@pytest.mark.slow
 def test_init_writes_the_tests_command_that_ran_on_head_with_its_source(tmp_path, monkeypatch):
     _this_python_first(monkeypatch)
     project = ci_project(tmp_path, "python -m pytest -q")
@@ -67,6 +70,7 @@ def test_a_ci_line_whose_tool_is_missing_is_written_commented_out_with_why(tmp_p
     assert "could not run there: written commented out" in done.stdout
 
 
+@pytest.mark.slow
 def test_init_never_writes_over_a_commands_table_without_force(tmp_path, monkeypatch):
     _this_python_first(monkeypatch)
     project = ci_project(tmp_path, "python -m pytest -q")
@@ -82,6 +86,7 @@ def test_init_never_writes_over_a_commands_table_without_force(tmp_path, monkeyp
     assert "ran on HEAD: 2 passed" in (project / "stepkit.toml").read_text()
 
 
+@pytest.mark.slow
 def test_a_second_init_says_every_gate_it_proved_earlier(tmp_path, monkeypatch):
     """Proved once, cached by the files: the second init's progress still has a line per gate."""
     _this_python_first(monkeypatch)
@@ -92,6 +97,7 @@ def test_a_second_init_says_every_gate_it_proved_earlier(tmp_path, monkeypatch):
     assert "tests   pass: 2 passed (measured earlier on the same files)" in again.stdout
 
 
+@pytest.mark.slow
 def test_a_ci_line_that_cannot_run_gives_its_place_to_the_next_candidate(tmp_path, monkeypatch):
     # CI runs hatch, which this machine lacks; the Python plugin's pytest runs here
     _this_python_first(monkeypatch)
@@ -109,6 +115,7 @@ def test_a_ci_line_that_cannot_run_gives_its_place_to_the_next_candidate(tmp_pat
     ) in text
 
 
+@pytest.mark.slow
 def test_a_format_command_naming_the_steps_files_is_proven_on_the_files_of_head(
     tmp_path, monkeypatch
 ):

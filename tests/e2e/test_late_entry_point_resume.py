@@ -32,6 +32,7 @@ def plant_late_plugin(site: Path, mark: Path) -> None:
     (site / "late_plugin.py").write_text(LATE.format(mark=str(mark)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("orient", "paused_at", "answer"),
     [

@@ -58,6 +58,7 @@ def data(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
+@pytest.mark.slow
 def test_status_run_step_paused_at_the_final_gate_then_resume_approve(tmp_path):
     project = make_project(tmp_path)
     script = project.script()
@@ -102,6 +103,7 @@ def test_status_run_step_paused_at_the_final_gate_then_resume_approve(tmp_path):
     assert project.plan_status(1) == "complete"
 
 
+@pytest.mark.slow
 def test_run_step_in_a_worktree_then_resume_commits_on_its_branch(tmp_path):
     project = make_project(tmp_path)
     script = project.script()

@@ -82,6 +82,7 @@ def test_a_step_that_adds_a_test_module_runs_the_whole_suite_once_after_the_code
     assert found.count("project only") == 1, found
 
 
+@pytest.mark.slow
 def test_an_added_module_that_hides_a_broken_test_still_fails_the_gate(tmp_path):
     project = python_project(tmp_path)
     project.coder_actions(

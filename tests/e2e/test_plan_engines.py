@@ -36,6 +36,7 @@ def user_text(body: dict) -> str:
     )
 
 
+@pytest.mark.slow
 def test_the_anthropic_sdk_drafts_the_plan(project):
     with MessagesAPI() as api:
         api.reply_json(DRAFT)

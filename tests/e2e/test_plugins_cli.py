@@ -147,6 +147,7 @@ def stepkit_run_observers(command):
 """
 
 
+@pytest.mark.slow
 def test_a_run_is_shown_by_the_observers_the_plugins_give(tmp_path):
     """stepkit_run_observers: the project's observer sees the run and is
     closed at its end, after the built-in progress display; -p no:display

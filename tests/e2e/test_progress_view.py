@@ -54,6 +54,7 @@ def test_a_step_on_a_terminal_shows_its_stages_and_gates_then_asks(tmp_path, soc
         term.close()
 
 
+@pytest.mark.slow
 def test_a_failing_step_on_a_terminal_shows_each_round_and_what_to_do_next(tmp_path, socket):
     project = make_project(tmp_path)
     project.coder_actions({"write": {"calc.py": WRONG_MUL}, "sentinel": "CODER_COMPLETE"})
@@ -71,6 +72,7 @@ def test_a_failing_step_on_a_terminal_shows_each_round_and_what_to_do_next(tmp_p
     assert "Next:\n  stepkit undo " in screen
 
 
+@pytest.mark.slow
 def test_without_a_terminal_the_same_lines_are_plain(tmp_path):
     project = make_project(tmp_path)
     result = project.run(json_out=False)
@@ -82,6 +84,7 @@ def test_without_a_terminal_the_same_lines_are_plain(tmp_path):
     assert not any(line.endswith(" started") for line in lines)
 
 
+@pytest.mark.slow
 def test_the_demo_on_a_terminal_shows_stages_then_the_question_at_a_glance(tmp_path, socket):
     env = {**clean_env(), "TMPDIR": str(tmp_path)}  # the demo's copy lands in the test's dir
     term = Tmux([PY, "-m", "stepkit", "demo"], tmp_path, env, socket)

@@ -67,6 +67,7 @@ echo CODER_COMPLETE
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "test_command, trick, named",
     first_by_default(
@@ -107,6 +108,7 @@ def test_a_step_that_changes_the_tools_that_judge_it_fails_the_tests_gate(
     assert "changing the tools that judge the step is not a fix" in tests["evidence"]
 
 
+@pytest.mark.slow
 def test_an_honest_step_in_a_project_with_tools_passes(tmp_path):
     project = with_tools(tmp_path, "judge")
     result = project.run(env=project.env(PATH=PLAIN_PATH))

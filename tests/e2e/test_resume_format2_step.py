@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
 from stepkit.protocol.state import StepState
 from stepkit.workspace.seal import write_sealed
@@ -25,6 +27,7 @@ def as_format_2(state_file: Path, report: object) -> None:
     write_sealed(state_file, json.dumps(data))
 
 
+@pytest.mark.slow
 def test_a_step_paused_in_format_2_resumes_to_step_complete(tmp_path):
     project = make_project(tmp_path)
     paused = project.run()
@@ -52,6 +55,7 @@ def test_a_format_2_state_gets_the_critical_findings_of_its_report_once():
     assert StepState.upgraded(kept, 2) is kept
 
 
+@pytest.mark.slow
 def test_a_format_2_state_that_does_not_fit_is_refused_with_one_line(tmp_path):
     project = make_project(tmp_path)
     paused = project.run()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
 from stepkit.protocol.state import StepState
 from stepkit.workspace.seal import write_sealed
@@ -19,6 +21,7 @@ EVIDENCE = (
 )
 
 
+@pytest.mark.slow
 def test_a_step_paused_in_format_3_resumes_to_step_complete(tmp_path):
     project = make_project(tmp_path)
     paused = project.run()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from stepkit.engine.checkpoint import CHECKPOINT_FORMAT
 from stepkit.protocol.state import StepState
 from stepkit.workspace.seal import write_sealed
@@ -21,6 +23,7 @@ STORE = "the coder touched stepkit's run store: state.json"
 ODD = "a flag no release of stepkit wrote"
 
 
+@pytest.mark.slow
 def test_a_step_paused_in_format_4_resumes_to_step_complete(tmp_path):
     project = make_project(tmp_path)
     paused = project.run()

@@ -219,6 +219,7 @@ def test_a_step_that_is_not_a_step_number(project, step):
     assert_no_run(project, result, f"--step {step}: expected a step number (1, 2, …) or 'next'")
 
 
+@pytest.mark.slow
 def test_the_default_engine_without_credentials(project, tmp_path):
     env = project.env(
         HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config")

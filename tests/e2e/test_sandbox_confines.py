@@ -107,6 +107,7 @@ def test_the_coder_cannot_write_stepkits_installed_environment(tmp_path):
     assert not plugin.exists()
 
 
+@pytest.mark.slow
 def test_the_coder_cannot_reach_the_users_tmux_server(tmp_path):
     sockets = tmp_path / "tmux-sockets"
     sockets.mkdir()
@@ -167,6 +168,7 @@ def test_the_coder_cannot_write_beside_the_project(tmp_path, through_link):
     assert not outside.exists()
 
 
+@pytest.mark.slow
 def test_the_code_under_test_is_confined_too(tmp_path):
     """An honest-looking coder whose calc.py, imported by every gate, writes
     outside the tree: nothing is written, and the run reaches the approval."""
@@ -186,6 +188,7 @@ def test_the_code_under_test_is_confined_too(tmp_path):
     assert UNCONFINED not in result.stdout
 
 
+@pytest.mark.slow
 def test_a_test_that_reads_the_judges_marks_is_a_flag_naming_the_line(tmp_path):
     project = make_project(tmp_path)
     peek = "import os\n\nREPORT = os.environ.get('PYTEST_ADDOPTS')\n"
@@ -200,6 +203,7 @@ def test_a_test_that_reads_the_judges_marks_is_a_flag_naming_the_line(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_without_a_sandbox_the_run_says_so_and_the_approval_is_flagged(tmp_path):
     project = make_project(tmp_path)
     result = project.run(env=project.env(**unconfined_env(tmp_path)))

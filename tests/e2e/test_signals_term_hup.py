@@ -36,6 +36,7 @@ from tests.support.variants import first_by_default
 pytestmark = pytest.mark.usefixtures("unconfined")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sig", first_by_default([signal.SIGTERM, signal.SIGHUP]), ids=["SIGTERM", "SIGHUP"]
 )
@@ -64,6 +65,7 @@ def test_a_stop_signal_stops_the_coder_and_its_processes_and_saves_the_run(tmp_p
     assert (project.root / "calc.py").read_text() == edited  # nothing kept editing the tree
 
 
+@pytest.mark.slow
 def test_a_coder_deaf_to_sigterm_is_killed_by_stepkit(tmp_path):
     project = make_project(tmp_path)
     env = project.env(DEAF_CODER="1")
@@ -88,6 +90,7 @@ def test_a_coder_gets_its_grace_to_clean_up_before_sigkill(tmp_path):
     assert (project.state_dir / "cleaned_up").read_text() == "SIGTERM"
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_gate_stops_it_and_resume_finishes_the_run(tmp_path):
     project = make_project(tmp_path)
     install_killer(project)  # never fires: the same project as the crash tests

@@ -63,6 +63,7 @@ def pytest_project(parent: Path) -> Project:
     )
 
 
+@pytest.mark.slow
 def test_run_and_verify_of_a_pytest_project_in_a_path_with_a_space(tmp_path):
     parent = tmp_path / "my proj"
     project = pytest_project(parent)

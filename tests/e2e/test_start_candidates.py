@@ -11,6 +11,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from stepkit.config import load_config
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.workspace.gate_commands import START_COMMANDS_KEY, run_gate_plan, start_commands
@@ -76,6 +78,7 @@ def _replaced_in_a_run(tmp_path):
     return result, events, project.coder_prompt(0)
 
 
+@pytest.mark.slow
 def test_a_run_tells_the_user_which_command_took_the_place_of_one_that_cannot_start(tmp_path):
     result, events, _ = _replaced_in_a_run(tmp_path)
     assert result.code == 5, result.stdout + result.stderr  # the final approval
@@ -89,6 +92,7 @@ def test_a_run_tells_the_user_which_command_took_the_place_of_one_that_cannot_st
     assert replaced[0]["command"].startswith("python -m pytest") and replaced[0]["why"]
 
 
+@pytest.mark.slow
 def test_the_coders_prompt_names_the_command_the_gates_will_run(tmp_path):
     *_, prompt = _replaced_in_a_run(tmp_path)
     tests = next(line for line in prompt.splitlines() if line.startswith("- tests: "))

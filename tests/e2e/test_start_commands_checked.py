@@ -5,6 +5,8 @@ reason names the gate, why, and the ``stepkit.toml`` line that fixes it."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.e2e import PY, make_project
 
 
@@ -47,6 +49,7 @@ def test_a_build_script_that_is_not_there_ends_the_run_before_the_coder(tmp_path
     assert 'build = "…"' in result.output
 
 
+@pytest.mark.slow
 def test_commands_that_can_start_reach_the_coder(tmp_path):
     project = _with_command(tmp_path, "test", f"{PY} -B check.py")
     result = project.run()

@@ -150,6 +150,7 @@ def test_a_lost_test_whose_file_the_plan_names_is_a_flag_that_forces_the_review(
     assert gate_of_tests(paused.data)["status"] == "not_run"  # its one test skipped: it stands
 
 
+@pytest.mark.slow
 def test_tests_that_failed_at_the_start_cost_no_baseline_run_after_the_failure(tmp_path):
     project = python_project(tmp_path)
     old_bug = "\n\ndef test_old_bug():\n    assert 0.1 + 0.2 == 0.3\n"
@@ -266,6 +267,7 @@ LOSING_ROUNDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("losing", list(LOSING_ROUNDS))
 def test_a_test_lost_in_a_round_that_failed_on_its_own_new_test_is_caught_the_next_round(
     tmp_path, losing

@@ -92,6 +92,7 @@ def paused_at_approval(tmp_path: Path) -> tuple[Project, Path, bytes]:
     return project, state, state.read_bytes()
 
 
+@pytest.mark.slow
 def test_resume_refuses_when_the_coders_plugin_is_now_disabled(tmp_path):
     project, state, before = paused_at_approval(tmp_path)
     result = project.stepkit(
@@ -111,6 +112,7 @@ def test_resume_refuses_when_the_coders_plugin_is_now_disabled(tmp_path):
     )  # it goes on, unchanged, once allowed
 
 
+@pytest.mark.slow
 def test_resume_refuses_when_the_engine_spec_no_longer_holds(tmp_path):
     """The scripted answers file is gone: the engine cannot be built."""
     project, state, before = paused_at_approval(tmp_path)

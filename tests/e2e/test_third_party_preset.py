@@ -12,6 +12,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from tests.support.e2e import GOOD_MUL, PY, SWEEP, make_project
 
 #: The plugin: a preset for the CLI ``{name}``, its reader of the CLI's JSON.
@@ -106,6 +108,7 @@ def calls_of(log: Path) -> list[dict]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
+@pytest.mark.slow
 def test_a_third_party_preset_codes_and_reviews_a_whole_step(tmp_path):
     project = make_project(tmp_path, reviewer=False)
     extra, log = install_plugin(tmp_path, "fakecli")
@@ -128,6 +131,7 @@ def test_a_third_party_preset_codes_and_reviews_a_whole_step(tmp_path):
     assert (project.root / "calc.py").read_text() == GOOD_MUL
 
 
+@pytest.mark.slow
 def test_a_third_party_preset_named_like_a_built_in_replaces_it(tmp_path):
     """Its ``claude`` is not the built-in's: the built-in reader cannot read
     this output (it would judge by the exit code and say so); the plugin's
@@ -176,6 +180,7 @@ def test_a_projects_preset_beats_the_third_party_one_of_the_same_name(tmp_path):
     assert fakecli["checked"] == ["0.9.0"] and not fakecli["checked_version"]
 
 
+@pytest.mark.slow
 def test_doctor_runs_a_third_party_presets_login_check(tmp_path):
     """A plugin's ``Preset.login``: doctor runs its dry call for the coder
     the run would use and reads the answer with the plugin's reader."""

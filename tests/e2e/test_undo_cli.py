@@ -33,6 +33,7 @@ def failed(tmp_path):
     return project, result.data["run_id"]
 
 
+@pytest.mark.slow
 def test_undo_puts_the_tree_back_and_keeps_the_change_as_a_patch(failed):
     project, run_id = failed
     check_before = (project.root / "check.py").read_text()
@@ -57,6 +58,7 @@ def test_undo_puts_the_tree_back_and_keeps_the_change_as_a_patch(failed):
     assert (project.root / "scratch.txt").read_text() == "overwritten\n"
 
 
+@pytest.mark.slow
 def test_a_second_undo_has_nothing_to_do_and_keeps_the_first_patch(failed):
     project, run_id = failed
     assert project.stepkit("undo", run_id, json_out=False).code == 0
@@ -65,6 +67,7 @@ def test_a_second_undo_has_nothing_to_do_and_keeps_the_first_patch(failed):
     assert (project.root / "calc.py").read_text() == CALC
 
 
+@pytest.mark.slow
 def test_undo_after_the_coder_committed_changes_nothing_and_says_how(failed):
     project, run_id = failed
     project.git("add", "-A")
@@ -85,6 +88,7 @@ def test_undo_of_a_run_that_waits_for_an_answer_is_refused(tmp_path):
     assert "def mul" in (project.root / "calc.py").read_text()
 
 
+@pytest.mark.slow
 def test_step_failed_ends_with_the_commands_that_fit_its_reason_and_they_work(failed, tmp_path):
     project, run_id = failed
     output = (project.root / ".git" / "stepkit").rglob("output.txt")

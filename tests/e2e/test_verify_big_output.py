@@ -22,6 +22,7 @@ from big_output import TARGET_PEAK_MB, verify_peak
 MB = 1_000_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["failed", "log"])
 def test_a_100_mb_output_keeps_stepkit_under_100_mb(tmp_path, kind):
     figures = verify_peak(tmp_path, kind, 100 * MB)

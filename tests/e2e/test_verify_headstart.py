@@ -194,6 +194,7 @@ def test_a_stop_signal_leaves_no_command_of_the_head_start_running(
         assert_stopped(pid, "the head-started tests command")
 
 
+@pytest.mark.slow
 def test_a_record_stepkit_did_not_seal_starts_nothing(tmp_path: Path) -> None:
     """A record planted in stepkit's state home (its seal stripped, or its
     commands edited under the old seal) would start commands of its own

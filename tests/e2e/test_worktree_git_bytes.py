@@ -43,6 +43,7 @@ def run_worktree(project: Project) -> None:
     assert (Path(paused.data["worktree"]) / "calc.py").is_file()
 
 
+@pytest.mark.slow
 def test_a_non_utf8_byte_in_info_attributes_is_kept_and_the_run_goes_on(tmp_path):
     project = make_project(tmp_path)
     attributes = project.root / ".git" / "info" / "attributes"
@@ -54,6 +55,7 @@ def test_a_non_utf8_byte_in_info_attributes_is_kept_and_the_run_goes_on(tmp_path
     assert kept.startswith(FOREIGN) and b"merge=stepkit-plan" in kept
 
 
+@pytest.mark.slow
 def test_a_non_utf8_byte_in_the_git_config_and_a_branch_name_do_not_stop_a_run(tmp_path):
     project = make_project(tmp_path)
     with open(project.root / ".git" / "config", "ab") as config:

@@ -565,6 +565,7 @@ def test_every_fixture_has_an_expectation_and_the_doc_names_its_commit():
         assert re.search(rf"`{re.escape(name)}/`.* {commit}[0-9a-f]* \|", readme), name
 
 
+@pytest.mark.slow
 def test_the_table_shows_what_detection_does_and_its_verdicts(measured):
     rows = _doc_rows()
     want = [

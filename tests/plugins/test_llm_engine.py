@@ -87,6 +87,7 @@ def ask(
     )
 
 
+@pytest.mark.slow
 def test_structured_answer_through_the_tool_loop(tmp_path, messages_api):
     ctx = make_ctx(tmp_path)
     messages_api.reply_tool("read_file", {"path": "src/a.py"})

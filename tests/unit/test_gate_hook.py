@@ -81,6 +81,7 @@ def _manager(plugins) -> pluggy.PluginManager:
     return pm
 
 
+@pytest.mark.slow
 def test_the_deprecated_hooks_are_asked_in_pluggys_order_as_one_hook(tmp_path):
     """Registered in any order, with any of tryfirst and trylast, answering
     or not, the answer is the one pluggy gives when every plugin implements

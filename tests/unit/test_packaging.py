@@ -6,6 +6,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -23,6 +25,7 @@ def test_every_package_directory_is_listed_in_pyproject():
     assert found == listed
 
 
+@pytest.mark.slow
 def test_wheel_maps_plugins_to_stepkit_plugins(tmp_path):
     subprocess.run(
         [

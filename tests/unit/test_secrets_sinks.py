@@ -112,6 +112,7 @@ def test_no_sink_of_a_run_holds_a_secret(project):
     assert_no_secret(paused.stdout + done.stdout, "stdout")
 
 
+@pytest.mark.slow
 def test_model_requests_hold_no_secret(project, messages_api):
     queue_stages(messages_api)
     env = sdk_env(project, messages_api, **SECRET_ENV)
