@@ -599,7 +599,8 @@ def start_outcomes_rows(f: dict) -> list[dict]:
 def real_projects_rows(f: dict) -> list[dict]:
     """Per project and step kind: the whole-suite runs in the critical path
     (the start's measure counted when it ran beside the gate), the step
-    against the suite run once by hand, and stepkit's own seconds."""
+    against the suite run by hand (the median of three runs after each step),
+    and stepkit's own seconds."""
     rows = []
     for name, kinds in f.items():
         if "skipped" in kinds:
