@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from stepkit import quoting
 from stepkit.lazyregex import lazy_compile
 from stepkit.workspace import testresults as tr
-from stepkit.workspace.runners import Call, NoTests, Report, Rerun, TestRunner
+from stepkit.workspace.runners import Call, Listing, NoTests, Report, Rerun, TestRunner
 
 if TYPE_CHECKING:  # the readers' evidence type: importing a runner builds no model
     from stepkit.records import Evidence
@@ -78,6 +78,56 @@ def _ambient(call: Call) -> Report:
         return tr.read_junit([junit], call.project, node_ids()) if junit.is_file() else None
 
     return Report(call.command, _env(junit, [], call.base_env), read, junit)
+
+
+#: the closing line of a listing (``297 tests collected in 0.24s``, ``250/297 tests collected
+#: (47 deselected)``, ``no tests collected``, ``3 tests collected, 1 error``)
+_COLLECTED = lazy_compile(
+    r"^=*\s*(?:(?P<count>\d+)(?:/\d+)? tests? collected|no tests collected)(?P<rest>.*)$"
+)
+
+
+def _listing(call: Call) -> Listing:
+    """The command collecting only (through ``PYTEST_ADDOPTS``, whatever
+    runs pytest), one node id a line: pytest prints them at a verbosity of
+    -1 only, so the command's own ``-q`` and ``-v`` are made up for (a
+    configuration file's ``addopts`` are not seen: the listing then prints
+    no ids and lists nothing)."""
+    own = 0
+    for word in call.words[call.at + 1 :]:
+        if _FLAGS.fullmatch(word):
+            own += word.count("v") - word.count("q")
+        elif word in ("--verbose", "--quiet"):
+            own += 1 if word == "--verbose" else -1
+    wanted = -1 - own
+    verbosity = ["-v"] * wanted if wanted > 0 else ["-q"] * -wanted
+    words = ["--collect-only", *verbosity, "-p", "no:cacheprovider"]
+    env = {"PYTEST_ADDOPTS": quoting.extend_variable("PYTEST_ADDOPTS", words, call.base_env)}
+    return Listing(call.command, env, _listed)
+
+
+#: short options that only raise or lower the verbosity (``-q``, ``-vv``)
+_FLAGS = lazy_compile(r"-[qv]+")
+
+
+def _listed(output: str) -> list[str] | None:
+    """The node ids a collection printed, when they are all of them: each
+    pytest run's closing line counts its ids, and the ids printed are
+    exactly as many; a collection error, a count that differs (a project's
+    own ``-q`` makes it print files, a plugin prints lines of its own) or
+    no closing line: None."""
+    ids: list[str] = []
+    counted, closed = 0, False
+    for line in output.splitlines():
+        found = _COLLECTED.match(line.strip())
+        if found is not None:
+            if "error" in found.group("rest"):
+                return None
+            counted += int(found.group("count") or 0)
+            closed = True
+        elif "::" in line and line == line.strip():
+            ids.append(line)
+    return ids if closed and counted == len(ids) and len(set(ids)) == len(ids) else None
 
 
 def _rerun(rerun: Rerun) -> Report:
@@ -186,6 +236,7 @@ PYTEST = TestRunner(
     rerun=_rerun,
     claims=lambda failing: all("::" in i or i.endswith(".py") for i in failing),
     runs_files=True,
+    listing=_listing,
     failed=(
         r"^=*\s*(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in [\d.]+s",  # totals
         r"^(?:FAILED|ERROR) \S+::",  # short summary

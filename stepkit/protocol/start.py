@@ -63,6 +63,12 @@ def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:
         )
         return runner.run(names)
 
+    def listing(where: Any, log_dir: Any) -> list[str] | None:
+        from stepkit.workspace.testlisting import list_tests
+
+        fingerprint_taken(ctx.settings)
+        return list_tests(ctx.pm, where, commands["tests"], log_dir, ctx.config)
+
     commands = {gate: p.command for gate, p in planned.items() if p.command is not None}
     return begin(
         ctx.project_dir,
@@ -71,4 +77,5 @@ def start_measure(ctx: StageContext, snapshot: Any = None) -> Any:
         measure,
         lambda: node_policy(ctx),
         str(ctx.run_dir),
+        listing if "tests" in commands else None,
     )

@@ -110,7 +110,6 @@ def recheck_tests(
     plan_files: str,
     tool_changes: Callable[[], list[str]] | None = None,
     meanwhile: Callable[[], None] | None = None,
-    start_needed: Callable[[], None] | None = None,
 ) -> Outcome:
     """The tests gate's outcome (``run_tests(None, meanwhile)``: the whole
     command in the project, ``meanwhile`` called once it started), judged as :func:`recheck_gate` judges it, for about one
@@ -127,38 +126,25 @@ def recheck_tests(
       fails fails, as before.
 
     The copy's tests gate is judged as the project's is: ``tool_changes``
-    and ``meanwhile`` as :class:`~stepkit.workspace.gates.GateRunner` takes them.
-    ``start_needed`` is called (it must not block) once the verdict is known
-    to read the start's measure: with the first test process, but where the
-    added modules ran alone, only once they passed (a round they fail fails
-    whatever the start did, and reads the measure only to judge a failure
-    of an earlier test, which waits for it then).
+    and ``meanwhile`` (called, without blocking, once the first test process
+    has started) as :class:`~stepkit.workspace.gates.GateRunner` takes them.
     """
-    from stepkit.workspace.gates import in_turn
-
-    needing = in_turn(meanwhile, start_needed)
     changes = surface_of(ctx, snapshot, "tests") if snapshot is not None else []
     if snapshot is None or not changes:
-        return run_tests(None, needing)
+        return run_tests(None, meanwhile)
     log_dir = _log_dir(ctx, changes)
     added = _added_modules(ctx, changes)
-    first = meanwhile if added else needing
-    pristine = _beside(_pristine_job(ctx, snapshot, changes, "tests", log_dir, tool_changes, first))
-    outcome = run_tests(added or None, first)
-    if added and start_needed is not None and _passed(outcome):
-        start_needed()
+    pristine = _beside(
+        _pristine_job(ctx, snapshot, changes, "tests", log_dir, tool_changes, meanwhile)
+    )
+    outcome = run_tests(added or None, meanwhile)
     ran = pristine()
     if added:
         merged = _merged(ctx, outcome, ran, changes, log_dir)
         if merged is not None:
             return merged
-        outcome = run_tests(None, needing)
+        outcome = run_tests(None, meanwhile)
     return _judged(ctx, outcome, changes, ran, snapshot, plan_files, log_dir, "tests")
-
-
-def _passed(outcome: Outcome) -> bool:
-    gate = _gate_of(outcome, "tests")
-    return gate is not None and gate.status == "pass"
 
 
 def surface_of(ctx: StageContext, snapshot: Snapshot, name: str) -> list[SurfaceChange]:

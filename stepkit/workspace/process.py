@@ -476,16 +476,21 @@ def _wait(
 ) -> str | None:
     """Wait for the command to exit, waking at the nearest deadline (the
     wall-clock one counted from ``start``, default now); the limit that
-    expired first, or None when it exited in time."""
+    expired first, or None when it exited in time.  The time its
+    supervision held it paused (:meth:`~stepkit.workspace.supervision.Supervision.pause`)
+    moves both deadlines on: a stopped command neither runs nor prints."""
     start = time.monotonic() if start is None else start
+    watch = supervision.current()
+    paused_before = watch.paused_s() if watch is not None else 0.0
     while True:
+        paused = watch.paused_s() - paused_before if watch is not None else 0.0
         limits = []
         if timeout:
-            limits.append((start + timeout, f"timed out after {timeout:g} s"))
+            limits.append((start + timeout + paused, f"timed out after {timeout:g} s"))
         if no_output_timeout:
             limits.append(
                 (
-                    reader.last_output + no_output_timeout,
+                    reader.last_output + no_output_timeout + paused,
                     f"timed out: no output for {no_output_timeout:g} s",
                 )
             )

@@ -62,6 +62,21 @@ class Report:
     note: str | None = None
 
 
+@dataclass
+class Listing:
+    """A tests command asked to list its tests without running them.
+
+    :ivar command: the shell command to run.
+    :ivar env: variables added to the environment.
+    :ivar read: the test ids its output names, every one of them (None: the
+        output is no complete list, and nothing may be judged from it).
+    """
+
+    command: str
+    env: dict[str, str]
+    read: Callable[[str], list[str] | None]
+
+
 @dataclass(frozen=True)
 class Call:
     """A tests command as a runner's declaration sees it.
@@ -188,6 +203,10 @@ class TestRunner:
     :param plugin_group: the entry-point group of the plugins it loads: the
         installed files of every distribution with an entry point in it are
         the runner's own (:mod:`stepkit.workspace.installed`).
+    :param listing: the command asked to list its tests without running them,
+        naming each as its report does, and only what its report can name
+        (None: it cannot be asked): the step's start is listed before it is
+        measured (:mod:`stepkit.workspace.start_outcomes`).
     """
 
     __test__ = False
@@ -217,6 +236,7 @@ class TestRunner:
     configs: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
     plugin_group: str | None = None
+    listing: Callable[[Call], Listing] | None = None
 
 
 def _any_of(patterns: Iterable[str]) -> re.Pattern[str]:

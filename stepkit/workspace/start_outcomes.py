@@ -65,6 +65,9 @@ from stepkit.workspace.testresults import file_of
 
 #: Runs the gates named in the rebuilt tree: (its project dir, its log dir, the gates) → results.
 Measure = Callable[[Path, Path, list[str]], list[GateResult]]
+#: Lists the tests gate's tests in the rebuilt tree: (its project dir, its log dir) → every
+#: test id (None: they cannot be listed, :func:`~stepkit.workspace.testlisting.list_tests`).
+ListTests = Callable[[Path, Path], "list[str] | None"]
 #: The niceness of the job's commands: the lowest priority, so they take only idle CPU.  A fair
 #: share was measured against it: it helps a suite that runs faster on one core than on two
 #: and slows every other (docs/benchmarks.md).
@@ -79,6 +82,8 @@ class StartMeasure:
     :param commands: gate → the command chosen before the step.
     :param measure: runs gates in the copy (confined by ``policy``).
     :param policy: makes the sandbox policy of the job's commands (None: unconfined).
+    :param listing: lists the tests gate's tests in the copy, before the
+        gates run there (None: they are not listed).
     """
 
     def __init__(
@@ -89,9 +94,16 @@ class StartMeasure:
         measure: Measure,
         policy: Callable[[], sandbox.Policy | None],
         run_dir: str | None = None,
+        listing: ListTests | None = None,
     ):
         self.project_dir, self.tree, self.commands = Path(project_dir), tree, commands
-        self._measure, self._policy = measure, policy
+        self._measure, self._policy, self._listing = measure, policy, listing
+        #: every test id of the tests gate's command at the start, listed (None: not listed)
+        self.listed: list[str] | None = None
+        #: the listing is over (or there is none): :attr:`listed` is what it will be
+        self.listed_done = threading.Event()
+        self._aside = False
+        self._aside_lock = threading.Lock()
         self.records: dict[str, BaselineRecord] = {}
         self._flags: dict[str, list[str]] = {}  # a cached record found forged, per gate
         #: why the job measured nothing or not every gate (None: it did)
@@ -135,12 +147,49 @@ class StartMeasure:
             self.done.wait(STOP_WAIT_S)
 
     def needed(self) -> None:
-        """A verdict of this thread will read the measure (the tests gate
-        starts: the coder's round is over): while it runs, this thread's
+        """A verdict of this thread reads the measure: it goes on if it had
+        stepped aside (:meth:`step_aside`), and while it runs, this thread's
         priority is lent to it (:func:`~stepkit.workspace.process.lend_priority`);
         the lowest is for a measure nobody needs yet."""
+        self.come_back()
         if not self.measured.is_set() and self._thread is not None:
             lend_priority(self._thread)
+
+    def step_aside(self) -> None:
+        """A gate's tests run now: the measure's commands are paused
+        (:meth:`~stepkit.workspace.supervision.Supervision.pause`) until a
+        verdict needs its records (:meth:`needed`) or the gate is over
+        (:meth:`come_back`), so that on a machine whose cores are all busy
+        the gate runs as fast as alone.  The listing is never paused: it is
+        what the verdict reads first (:func:`conserved_by_listing`), so the
+        pause begins once it is over."""
+        with self._aside_lock:
+            self._aside = True
+            if self.listed_done.is_set() and not self.measured.is_set():
+                self._watch.pause()
+
+    def come_back(self) -> None:
+        """The measure goes on where :meth:`step_aside` paused it."""
+        with self._aside_lock:
+            self._aside = False
+            self._watch.resume()
+
+    def listed_ids(self, gate: str, command: str | None) -> list[str] | None:
+        """Every test id of ``gate``'s ``command`` at the start, as listed
+        before the measure (None: not listed); waits for the listing, at
+        this thread's priority."""
+        if gate != "tests" or self.commands.get(gate) != command or self._listing is None:
+            return None
+        if not self.listed_done.is_set() and self._thread is not None:
+            lend_priority(self._thread)
+        self.listed_done.wait()
+        return self.listed
+
+    def _listing_over(self) -> None:
+        with self._aside_lock:
+            self.listed_done.set()
+            if self._aside and not self.measured.is_set():
+                self._watch.pause()
 
     def record(self, gate: str, command: str | None) -> BaselineRecord | None:
         """The start's record of ``gate``'s ``command``, once the job ended
@@ -159,6 +208,8 @@ class StartMeasure:
                 sandbox.confined(self._policy()),
             ):
                 wanted = self._from_cache()
+                if "tests" not in wanted:  # no tests command, or its record was kept
+                    self._listing_over()
                 if wanted:
                     self._measure_in_copy(wanted)
         except BaselineUnavailable as exc:
@@ -181,6 +232,7 @@ class StartMeasure:
             self.problem = problem
             self.ready.set()
             self.measured.set()
+            self.listed_done.set()
 
     def _from_cache(self) -> list[str]:
         """Take the cached records; the gates still to measure."""
@@ -199,6 +251,12 @@ class StartMeasure:
         with checked_out(self.tree) as where:
             self.ready.set()
             _lowest_priority()  # not before: the coder waits for the copy
+            if "tests" in gates and self._listing is not None:
+                try:
+                    self.listed = self._listing(where, logs)
+                except Exception:  # noqa: BLE001 - not listed: a verdict waits for the records
+                    self.listed = None
+            self._listing_over()
             for result in self._measure(where, logs, gates):
                 command = self.commands.get(result.name)
                 if command is None or result.command != command or self._watch.stopping:
@@ -237,6 +295,7 @@ def begin(
     measure: Measure,
     policy: Callable[[], sandbox.Policy | None],
     run_dir: str | None = None,
+    listing: ListTests | None = None,
 ) -> StartMeasure:
     """The measure of ``tree``: the one this process has (running or done),
     else one started now in the background and stopped with the run
@@ -245,7 +304,7 @@ def begin(
     with _LOCK:
         job = _JOBS.get(key)
         if job is None or (job.measured.is_set() and job.problem is not None):
-            job = StartMeasure(project_dir, tree, commands, measure, policy, run_dir)
+            job = StartMeasure(project_dir, tree, commands, measure, policy, run_dir, listing)
             _JOBS[key] = job
             job.start()
             if run_dir:
@@ -298,6 +357,22 @@ def lost_tests(start: BaselineRecord | None, now: GateResult) -> list[str] | Non
         after = now.tests.outcomes() or {}
     ran = ("passed", "failed", "errored")
     return [i for i, status in before.items() if status == "passed" and after.get(i) not in ran]
+
+
+def conserved_by_listing(listed: list[str] | None, now: GateResult) -> bool:
+    """Every test listed at the step's start (``listed``) ran to a result
+    after it: then none can be lost (:func:`lost_tests` finds none, whatever
+    the start's outcomes), and the verdict need not wait for them.  False
+    when that cannot be told from the list: no list, or a run now that did
+    not end or reported only some of its tests."""
+    if listed is None or now.status not in ("pass", "fail", "not_run"):
+        return False
+    if now.tests is None:
+        return not listed
+    after = now.tests.outcomes() if now.tests.complete else None
+    if after is None:
+        return False
+    return all(after.get(i) in ("passed", "failed", "errored") for i in listed)
 
 
 def added_by_step(project_dir: Path, tree: BaseTree, ids: Iterable[str]) -> set[str]:

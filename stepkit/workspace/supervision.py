@@ -77,6 +77,7 @@ class Supervision:
     :ivar stopping: set when the caller is being stopped: a command that
         would start now is refused.
     :ivar groups: the verified process groups of its running commands.
+    :ivar paused: its commands are stopped (:meth:`pause`) until :meth:`resume`.
     """
 
     def __init__(
@@ -89,6 +90,9 @@ class Supervision:
         self.stopping = False
         #: the process groups of the commands running under it now
         self.groups: set[int] = set()
+        self.paused = False
+        self._paused_s = 0.0
+        self._paused_at: float | None = None
 
     def stop(self) -> None:
         """Refuse new commands and SIGKILL the running ones' groups (each
@@ -98,6 +102,37 @@ class Supervision:
             groups = list(self.groups)
         for group in groups:
             _kill_group(group)
+
+    def pause(self) -> None:
+        """Stop its running commands where they are (SIGSTOP to their
+        groups), and each command that starts from now on as it starts,
+        until :meth:`resume`: the work gives its CPU back without losing
+        what it did.  The time paused does not count against a command's
+        limits (:meth:`paused_s`)."""
+        with _LIVE.lock:  # ordered with register() and resume(): no group is left stopped
+            if self.paused or self.stopping:
+                return
+            self.paused, self._paused_at = True, time.monotonic()
+            for group in self.groups:
+                _signal_group(group, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let the commands :meth:`pause` stopped go on (SIGCONT)."""
+        with _LIVE.lock:
+            if not self.paused:
+                return
+            self.paused = False
+            if self._paused_at is not None:
+                self._paused_s += time.monotonic() - self._paused_at
+                self._paused_at = None
+            for group in self.groups:
+                _signal_group(group, signal.SIGCONT)
+
+    def paused_s(self) -> float:
+        """Seconds its commands have been paused, in all, up to now."""
+        with _LIVE.lock:
+            ongoing = time.monotonic() - self._paused_at if self._paused_at is not None else 0.0
+            return self._paused_s + ongoing
 
 
 _SUPERVISION: ContextVar[Supervision | None] = ContextVar("stepkit_supervision", default=None)
@@ -219,13 +254,19 @@ def register(token: str, group: int | None) -> None:
         if watch is not None and group is not None:
             watch.groups.add(group)
         late = watch is not None and watch.stopping and group is not None
+        if watch is not None and watch.paused and group is not None:
+            _signal_group(group, signal.SIGSTOP)  # started while its supervision is paused
     if late and group is not None:  # started as its supervision was being stopped
         _kill_group(group)
 
 
 def _kill_group(group: int) -> None:
+    _signal_group(group, signal.SIGKILL)
+
+
+def _signal_group(group: int, signum: int) -> None:
     try:
-        os.killpg(group, signal.SIGKILL)
+        os.killpg(group, signum)
     except (ProcessLookupError, PermissionError):
         pass
 

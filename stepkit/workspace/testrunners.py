@@ -24,6 +24,7 @@ from stepkit.workspace import testresults as tr
 from stepkit.workspace.faults import tests_ran
 from stepkit.workspace.runners import (
     Call,
+    Listing,
     Reader,
     Report,
     Rerun,
@@ -134,6 +135,23 @@ def report_invocation(
         table,
         report_dir=report_dir,
     )
+
+
+def listing_invocation(
+    command: str,
+    project_dir: Path,
+    report_dir: Path,
+    base_env: Mapping[str, str] | None = None,
+    judged_by: Runners | None = None,
+) -> Listing | None:
+    """``command`` asked to list its tests (:attr:`TestRunner.listing`);
+    None when its runner cannot be asked, or none is recognised."""
+    table = judged_by or runners()
+    report_dir.mkdir(parents=True, exist_ok=True)
+    call, runner = _recognise(command, Path(project_dir), report_dir, base_env, table)
+    if runner is None or runner.listing is None:
+        return None
+    return runner.listing(call)
 
 
 def rerun_invocation(

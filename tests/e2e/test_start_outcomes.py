@@ -21,11 +21,13 @@ copy (under stepkit's state directory) are told from those in the project.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 
+from stepkit.workspace.store import store_dir
 from tests.e2e.test_hostile_coder import (
     ADD,
     BROKEN,
@@ -322,3 +324,42 @@ def test_a_later_step_from_the_same_files_reuses_the_measured_start(tmp_path):
     again = project.run("--step", "1", "--rerun")
     assert again.code == 5, again.stdout + again.stderr
     assert runs_in(marker, project)[len(first) :] == ["project"]
+
+
+#: a test that passes at once in the project and, in the scratch copy of the start (no
+#: ignored file there), waits for the file a minute, then says it waited that long
+WAITS_IN_THE_COPY = """import time
+from pathlib import Path
+
+
+def test_here():
+    waited = time.monotonic() + 60
+    while not Path("here.marker").exists() and time.monotonic() < waited:
+        time.sleep(0.05)
+    if not Path("here.marker").exists():
+        Path({ended!r}).write_text("the start's run ended")
+"""
+
+
+def test_a_passing_step_does_not_wait_for_the_starts_whole_run(tmp_path):
+    """The start's measure steps aside while the gate's tests run, and a
+    gate whose tests all ran to a result is judged from the start's listing:
+    the run reaches its approval while the start's run still waits."""
+    project = python_project(tmp_path)
+    ended = project.state_dir / "start-run-ended"
+    (project.root / ".gitignore").write_text("here.marker\n")
+    (project.root / "here.marker").write_text("")
+    (project.root / "tests/unit/test_here.py").write_text(
+        WAITS_IN_THE_COPY.format(ended=str(ended))
+    )
+    project.git("add", "-A")
+    project.git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a slow start")
+    project.coder_actions({"write": {"calc.py": GOOD_MUL}, "sentinel": "CODER_COMPLETE"})
+    paused = project.run()
+    assert paused.code == 5, paused.stdout + paused.stderr
+    assert gate_of_tests(paused.data)["status"] == "pass"
+    assert not ended.exists()  # the verdict never waited for it
+    run = store_dir(project.root) / "runs" / paused.data["run_id"]
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    conserved = [e for e in events if e["event"] == "tests_conserved"]
+    assert conserved and conserved[-1]["lost"] == [] and conserved[-1]["listed"] == 2, conserved

@@ -140,33 +140,49 @@ def verify_tests(ctx: StageContext) -> Outcome:
     # started: the start's measure (measured while the coder worked; else from
     # now, beside the gate) and the tools the step changed
     start = Meanwhile(lambda: start_measure(ctx))
-    # from when the verdict is known to read the measure, it runs at the gate's
-    # priority, no longer below it (the coder's round is over)
-    needed = Meanwhile(lambda: _lend_to(start.value()))
+    # while the gate's tests run, the measure steps aside; a verdict that reads
+    # its records brings it back at the gate's priority
+    aside = Meanwhile(lambda: _step_aside(start.value()))
     tools = _tool_changes(ctx)
 
     def meanwhile() -> None:
         start.start()
         tools.start()
+        aside.start()
 
-    checked = recheck_tests(
-        ctx,
-        lambda only, meanwhile: _single_gate(
-            ctx, "tests", only_tests=only, tool_changes=tools.value, meanwhile=meanwhile
-        ),
-        start_snapshot(ctx),
-        _plan_files(ctx),
-        tools.value,
-        meanwhile,
-        needed.start,
-    )
-    judged = _flaky_flagged(ctx, _conserved(ctx, checked, start.value()))
+    try:
+        checked = recheck_tests(
+            ctx,
+            lambda only, meanwhile: _single_gate(
+                ctx, "tests", only_tests=only, tool_changes=tools.value, meanwhile=meanwhile
+            ),
+            start_snapshot(ctx),
+            _plan_files(ctx),
+            tools.value,
+            meanwhile,
+        )
+        judged = _flaky_flagged(ctx, _conserved(ctx, checked, start.value()))
+    finally:
+        _come_back(aside)
     return with_verified_tree(ctx, _linted_whole(ctx, judged))
 
 
-def _lend_to(start: Any) -> None:
+def _step_aside(start: Any) -> Any:
     if start is not None:
-        start.needed()
+        start.step_aside()
+    return start
+
+
+def _come_back(aside: Any) -> None:
+    """The gate is over: the measure goes on (the next coder round, or the
+    nodes after the gates, hide it).  A measure that could not be begun
+    has nothing to go on with (the verdict that read it said why)."""
+    try:
+        start = aside.value()  # started here when the gate started no process
+    except Exception:  # noqa: BLE001 - raised to the verdict already, or to be
+        return
+    if start is not None:
+        start.come_back()
 
 
 def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
@@ -177,7 +193,7 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
     plan names its file among the files to change.  Not judged on a round
     that failed on the step's own new tests alone (:func:`_fails_on_added_tests`)."""
     from stepkit.workspace.pristine import NOT_A_FIX, plan_names
-    from stepkit.workspace.start_outcomes import lost_tests
+    from stepkit.workspace.start_outcomes import conserved_by_listing, lost_tests
     from stepkit.workspace.testresults import file_of
 
     gates = outcome.updates.get("gates") or []
@@ -186,6 +202,10 @@ def _conserved(ctx: StageContext, outcome: Outcome, start: Any) -> Outcome:
         return outcome
     gate = GateResult.model_validate(raw)
     if gate.command is None or _fails_on_added_tests(ctx, gate, start.tree):
+        return outcome
+    listed = start.listed_ids("tests", gate.command)
+    if conserved_by_listing(listed, gate):
+        ctx.emit("tests_conserved", lost=[], listed=len(listed or ()))
         return outcome
     lost = lost_tests(start.record("tests", gate.command), gate)
     if not lost:
