@@ -78,7 +78,9 @@ from stepkit.engine.interrupts import (
     held_signals,
     signal_label,
     signal_number,
+    signals_raised,
     stop_signals,
+    swallowed_signal,
 )
 from stepkit.engine.pause import PAUSED_EXIT, pause_text
 from stepkit.engine.retention import prune_after_run
@@ -366,6 +368,7 @@ class _Engine:
         if fn is None:
             return None
         ctx = self._context(self.graph.nodes[at], self._usage())
+        signals = signals_raised()
         try:
             result = fn(ctx, list(self.cp.path))
             if result is None:
@@ -377,7 +380,10 @@ class _Engine:
             problem = self._model_problem("it", result.updates)
             if problem:
                 raise _BadOutcome(problem)
-        except Exception as exc:  # noqa: BLE001 - a broken recheck never ends a run as a success
+        except Exception as exc:  # a broken recheck never ends a run as a success
+            stopped = swallowed_signal(signals, exc)
+            if stopped is not None:
+                raise stopped from exc
             text = (
                 str(exc)
                 if isinstance(exc, _BadOutcome)
@@ -635,11 +641,15 @@ class _Engine:
     def _ask_node(self, node: ApprovalNode | InputNode) -> _Step:
         nid = node.id
         question = question_for(node, self.state)
+        signals = signals_raised()
         try:
             answer, plugin = self._ask(question)
         except Paused:
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken ask plugin ends the run visibly
+        except Exception as exc:  # a broken ask plugin ends the run visibly
+            stopped = swallowed_signal(signals, exc)
+            if stopped is not None:
+                raise stopped from exc
             reason = f"node {nid} crashed: {type(exc).__name__}: {exc}"
             return _Step(
                 self.graph.failure_node,
@@ -693,13 +703,17 @@ class _Engine:
         started = self._enter(node)
         seed = self._usage()
         ctx = self._context(node, seed)
+        signals = signals_raised()
         try:
             text = (
                 str(ending.function(ctx))
                 if ending.function
                 else render_template(ending.output or "", self.state)
             )
-        except Exception as exc:  # noqa: BLE001 - the sentinel is emitted whatever the renderer does
+        except Exception as exc:  # the sentinel is emitted whatever the renderer does
+            stopped = swallowed_signal(signals, exc)
+            if stopped is not None:
+                raise stopped from exc
             problem = f"{type(exc).__name__}: {exc}"
             if nid != self.graph.failure_node:
                 # what the renderer does (the step-runner's success marks the plan

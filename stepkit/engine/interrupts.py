@@ -109,11 +109,15 @@ class _Hold:
     def __init__(self) -> None:
         self.depth = 0
         self.pending: int | None = None
+        #: how many stop signals were raised, and the last one
+        self.raised = 0
+        self.last: int | None = None
 
     def handle(self, signum: int, frame: object) -> None:
         if self.depth:
             self.pending = self.pending or signum
             return
+        self.raised, self.last = self.raised + 1, signum
         raise StopSignal(signum)
 
 
@@ -161,6 +165,24 @@ def request_stop(signum: int) -> None:
         _STOP.signum = signum
         for wake in _STOP.waiting:
             wake.set()
+
+
+def signals_raised() -> int:
+    """How many stop signals the main thread has raised so far (a mark for
+    :func:`swallowed_signal`)."""
+    return _HOLD.raised
+
+
+def swallowed_signal(mark: int, exc: BaseException) -> StopSignal | None:
+    """The stop signal raised since ``mark`` that ``exc`` stands for: code
+    the signal interrupted caught it and raised an error of its own (pydantic
+    building a model's schema on its first use wraps whatever interrupts it
+    in a ``SchemaError``).  None: none was raised since, or ``exc`` is the
+    interrupt itself.  A caller that catches ``Exception`` raises it instead,
+    so the run stops as the signal asked, never as a failure of the node."""
+    if _HOLD.raised == mark or isinstance(exc, KeyboardInterrupt) or _HOLD.last is None:
+        return None
+    return StopSignal(_HOLD.last)
 
 
 def drop_held_signal() -> None:

@@ -198,6 +198,21 @@ def render_crash(ctx: StageContext) -> str:
     raise RuntimeError("renderer broke")
 
 
+def render_signal_wrapped(ctx: StageContext) -> str:
+    """SIGTERM arrives while the renderer runs code that turns whatever
+    interrupts it into an error of its own (pydantic building a model's
+    schema on first use raises a ``SchemaError`` for it)."""
+    import os
+    import signal
+
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        signal.sigtimedwait((), 0)  # a call returns: the handler has run by now
+    except KeyboardInterrupt as exc:
+        raise RuntimeError(f"Error building serializer: {type(exc).__name__}: {exc}") from None
+    return "STEP_COMPLETE\nnever interrupted"
+
+
 END_NODES = {
     "end_success": {
         "kind": "end",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 import stepkit
 from stepkit.api import RunResult, resume_run, run_step
+from stepkit.engine.interrupts import RunInterrupted
 from stepkit.errors import UsageError
 from stepkit.pluginmanager import get_plugin_manager
 from stepkit.workspace.store import store_dir
@@ -252,6 +254,26 @@ def test_input_node_stores_the_answer_and_refuses_empty(project_dir):
         and empty.pending["non_empty"] is True
     )
     assert empty.pending["note"] == "an empty answer is not accepted"
+
+
+def test_a_stop_signal_a_renderer_turned_into_its_own_error_stops_the_run(project_dir):
+    """A stop signal is never a failure of the node it interrupted, even
+    where the code it interrupted caught it and raised an error of its own:
+    the run is saved interrupted, as the signal asked, and resumes."""
+    nodes = {
+        "a": script("go", next="end_success"),
+        "end_success": {
+            "kind": "end",
+            "sentinel": "STEP_COMPLETE",
+            "exit_code": 0,
+            "render": "tests.support.graph_helpers:render_signal_wrapped",
+        },
+    }
+    with pytest.raises(RunInterrupted) as stopped:
+        run(project_dir, nodes)
+    assert stopped.value.exit_code == 128 + signal.SIGTERM
+    run_dir = store_dir(project_dir) / "runs" / stopped.value.run_id
+    assert json.loads((run_dir / "state.json").read_text())["status"] == "interrupted"
 
 
 def test_end_output_always_starts_with_the_sentinel(project_dir):
