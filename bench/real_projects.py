@@ -30,12 +30,16 @@ at least half the suite's tests (as its output counts them: what it ran,
 whatever it was asked) is a whole-suite run.  **In the critical path** are the runs the
 verdicts make after the coder's round: with a coder that takes no time,
 every run of the tests gate (in the project, or in the pristine copy).  The
-start's measure (the run at the lowest priority, in its copy, begun before
-the coder) is the one run a coder's work hides; with a coder that takes no
-time it runs beside the gate, which waits for its outcomes (test-id
-conservation) and shares the CPU with it: it is not counted among the
-whole runs, and ``start_beside_s`` is how long it still ran once the gate
-began.  That wait is in the step's wall time, which the target judges.
+start's measure (the runs at the lowest priority, in its copy, begun before
+the coder) is what a coder's work hides.  Where the runner lists its tests
+(pytest), the measure lists the start's ids first and its whole run is
+paused while the gate runs, and killed with the run when no verdict needed
+it (the wrapper logs no end for it); elsewhere, with a coder that takes no
+time, the whole run goes on beside the gate, which waits for its outcomes
+(test-id conservation) and shares the CPU with it.  Neither is counted
+among the whole runs, and ``start_beside_s`` is how long the measure's runs
+still ran once the gate began.  That wait is in the step's wall time, which
+the target judges.
 
 Per step: ``whole`` (whole-suite runs in the critical path), ``only`` (the
 other runs: failing ids, a module alone), the step's wall time (both processes) as a
