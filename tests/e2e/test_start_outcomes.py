@@ -363,3 +363,31 @@ def test_a_passing_step_does_not_wait_for_the_starts_whole_run(tmp_path):
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     conserved = [e for e in events if e["event"] == "tests_conserved"]
     assert conserved and conserved[-1]["lost"] == [] and conserved[-1]["listed"] == 2, conserved
+
+
+#: keeps calc.add's test by its id, and has it run nothing: every listed id passes after
+EMPTIES_ADD = """import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "test_add":
+            item.obj = lambda *args, **kwargs: None
+"""
+
+
+def test_a_test_kept_by_its_id_but_emptied_still_fails_the_gate(tmp_path):
+    """A variant the listing was not written for: the start's listed ids all
+    pass after the step, so conservation reads no outcome, yet the test that
+    calls the broken code ran nothing.  The pristine re-check (the step's
+    conftest.py is verification surface) runs it as it was."""
+    project = python_project(tmp_path)
+    project.coder_actions(
+        {"write": {"calc.py": BROKEN, "conftest.py": EMPTIES_ADD}, "sentinel": "CODER_COMPLETE"}
+    )
+    result = project.run()
+    assert result.outcome != "STEP_COMPLETE" and result.code != 5, result.stdout
+    gate = gate_of_tests(result.data)
+    assert gate["status"] == "fail", gate
+    assert ADD in gate["new_failures"], gate
