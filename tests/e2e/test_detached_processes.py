@@ -46,6 +46,7 @@ sys.exit(subprocess.call([sys.executable, "check.py"]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("who", first_by_default(["build", "coder"]))
 def test_a_detached_process_is_stopped_before_the_next_gate_and_reported(tmp_path, who):
     project = make_project(tmp_path, reviewer=False)

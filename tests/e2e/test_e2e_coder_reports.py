@@ -34,6 +34,7 @@ def test_a_coder_that_says_coder_failed_has_exhausted_its_fix_loop(project):
     assert "Reason: coder fix-loop exhausted" in result.output
 
 
+@pytest.mark.slow
 def test_a_coder_timeout_is_no_pipeline_fault(project):
     config = project.root / "stepkit.toml"
     config.write_text(config.read_text() + "\n[timeouts]\ncoder = 1\n")

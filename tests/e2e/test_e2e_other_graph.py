@@ -158,6 +158,7 @@ def test_a_faulted_sweep_or_review_is_flagged_whatever_its_node_id(project, faul
     assert done.outcome == "STEP_COMPLETE" and flag in done.output
 
 
+@pytest.mark.slow
 def test_step_skip_review_skips_the_review_node_whatever_its_id(project):
     engine = project.script(
         look=ORIENT, edges={**SWEEP, "needs_independent_review": True}, write=HANDOFF

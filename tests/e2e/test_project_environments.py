@@ -54,6 +54,7 @@ def uv_project(tmp_path: Path, tool_config: str, gates: str, files: dict[str, st
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "config", "gates", "gate"),
     [

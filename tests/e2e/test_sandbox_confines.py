@@ -157,6 +157,7 @@ def test_the_coder_cannot_reach_a_socket_in_the_users_runtime_dir(tmp_path):
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "through_link", first_by_default([False, True])
 )  # a link out of the tree: no rule names it

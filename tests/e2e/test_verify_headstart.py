@@ -240,6 +240,7 @@ def test_a_verify_with_stdin_closed_takes_the_lock_the_head_start_holds(tmp_path
     assert seen.read_text().strip() == "1", "the second verify had no head start"
 
 
+@pytest.mark.slow
 def test_a_command_that_answered_exits_at_once_its_exit_handlers_run(tmp_path: Path) -> None:
     """Its answer given, a command (a verify, and any other) skips the
     interpreter's teardown (which would finalize ``torn``, as it does when
