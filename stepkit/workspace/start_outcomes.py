@@ -103,6 +103,7 @@ class StartMeasure:
         #: the listing is over (or there is none): :attr:`listed` is what it will be
         self.listed_done = threading.Event()
         self._aside = False
+        self._needed = False  # a verdict waits for the records: never aside again
         self._aside_lock = threading.Lock()
         self.records: dict[str, BaselineRecord] = {}
         self._flags: dict[str, list[str]] = {}  # a cached record found forged, per gate
@@ -150,7 +151,10 @@ class StartMeasure:
         """A verdict of this thread reads the measure: it goes on if it had
         stepped aside (:meth:`step_aside`), and while it runs, this thread's
         priority is lent to it (:func:`~stepkit.workspace.process.lend_priority`);
-        the lowest is for a measure nobody needs yet."""
+        the lowest is for a measure nobody needs yet.  From then on it
+        never steps aside: the verdict waits until it has measured all."""
+        with self._aside_lock:
+            self._needed = True
         self.come_back()
         if not self.measured.is_set() and self._thread is not None:
             lend_priority(self._thread)
@@ -162,8 +166,13 @@ class StartMeasure:
         (:meth:`come_back`), so that on a machine whose cores are all busy
         the gate runs as fast as alone.  The listing is never paused: it is
         what the verdict reads first (:func:`conserved_by_listing`), so the
-        pause begins once it is over."""
+        pause begins once it is over.  The gate asks from a thread of its
+        own, which a loaded machine may run after the gate's verdict began
+        waiting for the records: then the measure is :meth:`needed` and
+        stays where it is."""
         with self._aside_lock:
+            if self._needed:
+                return
             self._aside = True
             if self.listed_done.is_set() and not self.measured.is_set():
                 self._watch.pause()

@@ -308,3 +308,25 @@ def test_the_records_are_read_before_the_copy_is_removed(repo, tmp_path, monkeyp
         removing.set()
     assert removed.wait(SAFETY_S)
     supervision.stop_background(str(tmp_path))
+
+
+def test_a_step_aside_asked_after_the_verdict_began_waiting_never_stalls_it(repo, tmp_path):
+    """The gate's tests start; the measure is told to step aside from a
+    thread of its own, which a loaded machine may run late: after the
+    verdict of the same gate began waiting for the records.  The verdict
+    needs the measure: it goes on to the end, and the verdict gets them."""
+    release, pid_file = tmp_path / "release", tmp_path / "pid"
+    os.mkfifo(release)
+    command = f"echo $$ > '{pid_file}'; read go < '{release}'; echo measured"
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, None)
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command's pid")
+    job.measured = announced = Announced()
+    found = []
+    verdict = threading.Thread(target=lambda: found.append(job.record("tests", command)))
+    verdict.start()
+    assert announced.waiting.wait(SAFETY_S)
+    job.step_aside()  # late
+    threading.Thread(target=lambda: release.write_text("go\n"), daemon=True).start()
+    verdict.join(SAFETY_S)
+    assert found and found[0] is not None and found[0].summary == "measured"
