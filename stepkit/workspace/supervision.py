@@ -44,10 +44,15 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
+from stepkit.workspace import filelocks
+
 #: The environment variable that carries a command's token to its descendants.
 TOKEN_VARIABLE = "STEPKIT_COMMAND_ID"
 #: The environment variable that names the run (its directory) a command is part of.
 RUN_VARIABLE = "STEPKIT_RUN_DIR"
+#: Seconds between two looks, while paused, for a lock a paused command holds
+#: and another process waits for (:meth:`Supervision.pause`).
+LOCK_LOOK_S = 0.05
 #: Rounds of :func:`stop_detached`: each stopped process's own detached
 #: children become this process's children, and the next round finds them.
 _ROUNDS = 8
@@ -93,6 +98,7 @@ class Supervision:
         self.paused = False
         self._paused_s = 0.0
         self._paused_at: float | None = None
+        self._resumed = threading.Event()  # the current pause is over
 
     def stop(self) -> None:
         """Refuse new commands and SIGKILL the running ones' groups (each
@@ -108,13 +114,34 @@ class Supervision:
         groups), and each command that starts from now on as it starts,
         until :meth:`resume`: the work gives its CPU back without losing
         what it did.  The time paused does not count against a command's
-        limits (:meth:`paused_s`)."""
+        limits (:meth:`paused_s`).  A paused command that holds a file lock
+        another process waits for would stall that process too (cargo's
+        package cache): then the pause is over (:meth:`resume`)."""
         with _LIVE.lock:  # ordered with register() and resume(): no group is left stopped
             if self.paused or self.stopping:
                 return
             self.paused, self._paused_at = True, time.monotonic()
+            self._resumed = resumed = threading.Event()
             for group in self.groups:
                 _signal_group(group, signal.SIGSTOP)
+        threading.Thread(
+            target=self._end_if_awaited, args=(resumed,), name="stepkit-pause", daemon=True
+        ).start()
+
+    def _end_if_awaited(self, resumed: threading.Event) -> None:
+        while not resumed.wait(LOCK_LOOK_S):
+            files = filelocks.awaited_files()
+            if files and self._holds_lock_on(files):
+                self.resume()
+                return
+
+    def _holds_lock_on(self, files: set[str]) -> bool:
+        """A process of its commands' groups holds a lock on one of ``files``."""
+        with _LIVE.lock:
+            groups = set(self.groups)
+        return any(
+            _group_of(pid) in groups and filelocks.holds_lock_on(pid, files) for pid in _all_pids()
+        )
 
     def resume(self) -> None:
         """Let the commands :meth:`pause` stopped go on (SIGCONT)."""
@@ -122,6 +149,7 @@ class Supervision:
             if not self.paused:
                 return
             self.paused = False
+            self._resumed.set()
             if self._paused_at is not None:
                 self._paused_s += time.monotonic() - self._paused_at
                 self._paused_at = None
@@ -375,6 +403,11 @@ def _start_since_boot(pid: int) -> float | None:
     return (
         int(fields[19]) / os.sysconf("SC_CLK_TCK") if fields is not None else None
     )  # field 22, starttime
+
+
+def _group_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[2]) if fields is not None else None
 
 
 def _stat(pid: int) -> list[bytes] | None:

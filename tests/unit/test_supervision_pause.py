@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from stepkit.workspace import process, supervision
+from stepkit.workspace import filelocks, process, supervision
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc")
 
@@ -46,7 +47,14 @@ def settles(pid: int, stopped: bool) -> bool:
 class Command:
     """``BLOCKS`` run by process.run under ``watch`` in a thread of its own."""
 
-    def __init__(self, tmp_path: Path, watch: supervision.Supervision, **limits: float) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        watch: supervision.Supervision,
+        wrap: str = "",
+        script: str = BLOCKS,
+        **limits: float,
+    ) -> None:
         self.watch = watch
         self.printed = threading.Event()
         self.result: process.ProcessResult | None = None
@@ -54,7 +62,7 @@ class Command:
         def work() -> None:
             with supervision.supervised(watch):
                 self.result = process.run(
-                    f'exec {sys.executable} -c "{BLOCKS}"',
+                    f'{wrap} exec {sys.executable} -c "{script}"',
                     cwd=tmp_path,
                     on_text=lambda text: "go" in text and self.printed.set(),
                     **limits,
@@ -128,3 +136,47 @@ def test_a_stopped_supervision_is_never_paused(tmp_path):
     watch.stop()
     watch.pause()
     assert not watch.paused and watch.paused_s() == 0.0
+
+
+def record_lock(path: Path) -> str:
+    """Python that takes an fcntl record lock on ``path`` (as SQLite locks its database)."""
+    return f"import fcntl; f = open('{path}', 'a'); fcntl.lockf(f, fcntl.LOCK_EX)"
+
+
+@pytest.mark.parametrize("kind", ["flock", "record"])
+def test_a_paused_command_holding_a_lock_another_process_waits_for_goes_on(tmp_path, kind):
+    """cargo holds ``$CARGO_HOME/.package-cache`` (flock) while it resolves:
+    a measure's cargo paused there would stall the gate's cargo until its
+    limit.  The pause ends once another process waits for a lock a paused
+    command holds: an flock (util-linux's flock holding it for its
+    command), and an fcntl record lock."""
+    lock = tmp_path / "lock"
+    lock.touch()
+    watch = supervision.Supervision()
+    if kind == "flock":  # taken by flock(1), which is gone: the open file holds it
+        command = Command(tmp_path, watch, wrap=f"exec 9>'{lock}'; flock 9;")
+        waiter = ["flock", str(lock), "true"]
+    else:
+        command = Command(tmp_path, watch, script=f"{record_lock(lock)}; {BLOCKS}")
+        waiter = [sys.executable, "-c", record_lock(lock)]
+    assert command.printed.wait(30)
+    group = group_of(watch)
+    watch.pause()
+    assert settles(group, stopped=True)
+
+    other = subprocess.Popen(waiter)
+    assert settles(group, stopped=False), "the paused holder still stalls the waiter"
+    assert not watch.paused
+    assert command.release().exit_code == 0
+    assert other.wait(30) == 0
+
+
+def test_the_files_awaited_are_read_from_the_kernels_table():
+    table = (
+        "1: FLOCK  ADVISORY  WRITE 6278 fe:00:465 0 EOF\n"
+        "1: -> FLOCK  ADVISORY  WRITE 6326 fe:00:465 0 EOF\n"
+        "2: POSIX  ADVISORY  WRITE 700 fe:00:12 0 EOF\n"  # held, nobody waits
+        "3: OFDLCK ADVISORY  WRITE -1 08:01:13 0 EOF\n"
+        "3: -> OFDLCK ADVISORY  WRITE -1 08:01:13 0 EOF\n"
+    )
+    assert filelocks.awaited_files(table) == {"fe:00:465", "08:01:13"}
