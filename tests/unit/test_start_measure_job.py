@@ -328,5 +328,8 @@ def test_a_step_aside_asked_after_the_verdict_began_waiting_never_stalls_it(repo
     assert announced.waiting.wait(SAFETY_S)
     job.step_aside()  # late
     threading.Thread(target=lambda: release.write_text("go\n"), daemon=True).start()
-    verdict.join(SAFETY_S)
-    assert found and found[0] is not None and found[0].summary == "measured"
+    try:
+        verdict.join(SAFETY_S)
+        assert found and found[0] is not None and found[0].summary == "measured"
+    finally:
+        job.stop()  # a stalled measure's command is not left stopped

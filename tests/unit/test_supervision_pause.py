@@ -80,6 +80,15 @@ class Command:
         return self.result
 
 
+@pytest.fixture
+def watch():
+    """A supervision whose commands are killed when the test ends, whatever
+    it asserted: none is left stopped behind a failed test."""
+    watching = supervision.Supervision()
+    yield watching
+    watching.stop()
+
+
 def group_of(watch: supervision.Supervision) -> int:
     deadline = time.monotonic() + 30
     while not watch.groups:  # registered as it starts, whatever it printed by then
@@ -88,8 +97,7 @@ def group_of(watch: supervision.Supervision) -> int:
     return next(iter(watch.groups))
 
 
-def test_a_paused_command_is_stopped_and_goes_on_when_resumed(tmp_path):
-    watch = supervision.Supervision()
+def test_a_paused_command_is_stopped_and_goes_on_when_resumed(tmp_path, watch):
     command = Command(tmp_path, watch)
     assert command.printed.wait(30)
     group = group_of(watch)
@@ -103,8 +111,7 @@ def test_a_paused_command_is_stopped_and_goes_on_when_resumed(tmp_path):
     assert result.exit_code == 0 and "done" in result.output
 
 
-def test_a_command_that_starts_while_paused_is_stopped_as_it_starts(tmp_path):
-    watch = supervision.Supervision()
+def test_a_command_that_starts_while_paused_is_stopped_as_it_starts(tmp_path, watch):
     watch.pause()
     command = Command(tmp_path, watch)
     group = group_of(watch)
@@ -115,10 +122,9 @@ def test_a_command_that_starts_while_paused_is_stopped_as_it_starts(tmp_path):
     assert command.release().exit_code == 0
 
 
-def test_the_time_paused_counts_against_no_limit(tmp_path):
+def test_the_time_paused_counts_against_no_limit(tmp_path, watch):
     """Paused past both of its limits, the command still ends as it would
     have (the limits leave a loaded machine seconds to start it and end it)."""
-    watch = supervision.Supervision()
     command = Command(tmp_path, watch, timeout=4.0, no_output_timeout=4.0)
     assert command.printed.wait(30)
     before = time.monotonic()
@@ -131,8 +137,7 @@ def test_the_time_paused_counts_against_no_limit(tmp_path):
     assert paused_for - 1.0 <= watch.paused_s() <= paused_for
 
 
-def test_a_stopped_supervision_is_never_paused(tmp_path):
-    watch = supervision.Supervision()
+def test_a_stopped_supervision_is_never_paused(tmp_path, watch):
     watch.stop()
     watch.pause()
     assert not watch.paused and watch.paused_s() == 0.0
@@ -144,7 +149,7 @@ def record_lock(path: Path) -> str:
 
 
 @pytest.mark.parametrize("kind", ["flock", "record"])
-def test_a_paused_command_holding_a_lock_another_process_waits_for_goes_on(tmp_path, kind):
+def test_a_paused_command_holding_a_lock_another_process_waits_for_goes_on(tmp_path, watch, kind):
     """cargo holds ``$CARGO_HOME/.package-cache`` (flock) while it resolves:
     a measure's cargo paused there would stall the gate's cargo until its
     limit.  The pause ends once another process waits for a lock a paused
@@ -152,7 +157,6 @@ def test_a_paused_command_holding_a_lock_another_process_waits_for_goes_on(tmp_p
     command), and an fcntl record lock."""
     lock = tmp_path / "lock"
     lock.touch()
-    watch = supervision.Supervision()
     if kind == "flock":  # taken by flock(1), which is gone: the open file holds it
         command = Command(tmp_path, watch, wrap=f"exec 9>'{lock}'; flock 9;")
         waiter = ["flock", str(lock), "true"]
@@ -165,10 +169,13 @@ def test_a_paused_command_holding_a_lock_another_process_waits_for_goes_on(tmp_p
     assert settles(group, stopped=True)
 
     other = subprocess.Popen(waiter)
-    assert settles(group, stopped=False), "the paused holder still stalls the waiter"
-    assert not watch.paused
-    assert command.release().exit_code == 0
-    assert other.wait(30) == 0
+    try:
+        assert settles(group, stopped=False), "the paused holder still stalls the waiter"
+        assert not watch.paused
+        assert command.release().exit_code == 0
+        assert other.wait(30) == 0
+    finally:
+        other.kill()
 
 
 def test_the_files_awaited_are_read_from_the_kernels_table():
