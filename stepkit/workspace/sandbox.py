@@ -234,6 +234,13 @@ def system() -> str | None:
     return "bwrap" if _bwrap() else None
 
 
+def dies_with_stepkit(policy: Policy | None) -> bool:
+    """A command confined by ``policy`` dies with stepkit, even with a
+    stepkit killed by SIGKILL (bwrap ``--die-with-parent``); neither an
+    unconfined command nor one under ``sandbox-exec`` does."""
+    return policy is not None and system() == "bwrap"
+
+
 #: The signals stepkit stops a command with (process.run, the engine's interrupts).
 _STOP_SIGNALS = ("TERM", "INT", "HUP")
 

@@ -104,6 +104,7 @@ class StartMeasure:
         self.listed_done = threading.Event()
         self._aside = False
         self._needed = False  # a verdict waits for the records: never aside again
+        self._dies_with_stepkit = False  # its commands, stopped or not (a SIGKILL included)
         self._aside_lock = threading.Lock()
         self.records: dict[str, BaselineRecord] = {}
         self._flags: dict[str, list[str]] = {}  # a cached record found forged, per gate
@@ -169,9 +170,11 @@ class StartMeasure:
         pause begins once it is over.  The gate asks from a thread of its
         own, which a loaded machine may run after the gate's verdict began
         waiting for the records: then the measure is :meth:`needed` and
-        stays where it is."""
+        stays where it is.  A measure whose commands would outlive a stepkit
+        killed with SIGKILL never steps aside, or they would stay stopped
+        for good (:func:`~stepkit.workspace.sandbox.dies_with_stepkit`)."""
         with self._aside_lock:
-            if self._needed:
+            if self._needed or not self._dies_with_stepkit:
                 return
             self._aside = True
             if self.listed_done.is_set() and not self.measured.is_set():
@@ -211,10 +214,12 @@ class StartMeasure:
     def _work(self) -> None:
         problem = None
         try:
+            policy = self._policy()
+            self._dies_with_stepkit = sandbox.dies_with_stepkit(policy)  # before :attr:`ready`
             with (
                 supervision.supervised(self._watch),
                 supervision.SUBREAPER,
-                sandbox.confined(self._policy()),
+                sandbox.confined(policy),
             ):
                 wanted = self._from_cache()
                 if "tests" not in wanted:  # no tests command, or its record was kept

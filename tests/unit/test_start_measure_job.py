@@ -314,13 +314,18 @@ def test_a_step_aside_asked_after_the_verdict_began_waiting_never_stalls_it(repo
     """The gate's tests start; the measure is told to step aside from a
     thread of its own, which a loaded machine may run late: after the
     verdict of the same gate began waiting for the records.  The verdict
-    needs the measure: it goes on to the end, and the verdict gets them."""
-    release, pid_file = tmp_path / "release", tmp_path / "pid"
+    needs the measure: it goes on to the end, and the verdict gets them.
+    (Sandboxed: only a measure whose commands die with stepkit steps aside.)"""
+    if sandbox.unavailable() is not None:
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    started, release = tmp_path / "started", tmp_path / "release"
+    os.mkfifo(started)
     os.mkfifo(release)
-    command = f"echo $$ > '{pid_file}'; read go < '{release}'; echo measured"
+    command = f"echo go > '{started}'; read go < '{release}'; echo measured"
     tree = snapshot_tree(take_snapshot(repo))
-    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, None)
-    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command's pid")
+    policy = lambda: sandbox.policy_for(repo, tmp_path / "store")
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), policy, None)
+    assert started.read_text() == "go\n"
     job.measured = announced = Announced()
     found = []
     verdict = threading.Thread(target=lambda: found.append(job.record("tests", command)))
@@ -333,3 +338,23 @@ def test_a_step_aside_asked_after_the_verdict_began_waiting_never_stalls_it(repo
         assert found and found[0] is not None and found[0].summary == "measured"
     finally:
         job.stop()  # a stalled measure's command is not left stopped
+
+
+def test_an_unconfined_measure_never_steps_aside(repo, tmp_path):
+    """A stopped process outlives a stepkit killed with SIGKILL: a sandboxed
+    command dies with it (bwrap ``--die-with-parent``), an unconfined one
+    would stay stopped for good.  So only a confined measure steps aside;
+    an unconfined one runs on while the gate's tests run."""
+    release, pid_file = tmp_path / "release", tmp_path / "pid"
+    os.mkfifo(release)
+    command = f"echo $$ > '{pid_file}'; read go < '{release}'; echo measured"
+    tree = snapshot_tree(take_snapshot(repo))
+    job = begin(repo, tree, {"tests": command}, shell_gate(command), lambda: None, None)
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the command's pid")
+    job.step_aside()
+    threading.Thread(target=lambda: release.write_text("go\n"), daemon=True).start()
+    try:
+        assert job.measured.wait(SAFETY_S), "the unconfined measure was stopped"
+        assert job.records["tests"].summary == "measured"
+    finally:
+        job.stop()
