@@ -6,6 +6,8 @@ brief and findings, NOTES.md and the gate decisions; each in a
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.e2e import GOOD_MUL, HANDOFF, ORIENT, make_project
 from tests.support.sdk_e2e import NO_SWEEP_ANNOTATIONS, nodes, run_sdk
 
@@ -22,6 +24,7 @@ def _request_text(api, node: str, index: int = 0) -> str:
     )
 
 
+@pytest.mark.slow
 def test_the_writer_sees_every_round_and_the_reviewer_the_brief_notes_and_decisions(
     tmp_path, messages_api
 ):

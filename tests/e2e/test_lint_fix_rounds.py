@@ -65,6 +65,7 @@ def run_two_rounds(project: Project, *first_writes: dict[str, str]) -> Result:
     return result
 
 
+@pytest.mark.slow
 def test_a_fix_round_lints_the_changed_files_and_the_step_proceeds_on_the_whole_lint(tmp_path):
     project = python_project(tmp_path)
     marker = wrapped(project, "ruff", "ruff check")

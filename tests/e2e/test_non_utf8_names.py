@@ -84,6 +84,7 @@ def run_dir(project: Project, run_id: str) -> Path:
     return store_dir(project.root) / "runs" / run_id
 
 
+@pytest.mark.slow
 def test_a_coder_made_latin1_name_reaches_the_approval_and_completes(tmp_path: Path) -> None:
     project, coder = listing_project(tmp_path, NAME)
     paused = project.run(coder=coder)

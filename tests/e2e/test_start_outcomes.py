@@ -377,6 +377,7 @@ def pytest_collection_modifyitems(items):
 """
 
 
+@pytest.mark.slow
 def test_a_test_kept_by_its_id_but_emptied_still_fails_the_gate(tmp_path):
     """A variant the listing was not written for: the start's listed ids all
     pass after the step, so conservation reads no outcome, yet the test that
