@@ -406,8 +406,10 @@ def _start_since_boot(pid: int) -> float | None:
 
 
 def _group_of(pid: int) -> int | None:
-    fields = _stat(pid)
-    return int(fields[2]) if fields is not None else None
+    try:
+        return os.getpgid(pid)
+    except OSError:  # gone
+        return None
 
 
 def _stat(pid: int) -> list[bytes] | None:
